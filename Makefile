@@ -18,3 +18,15 @@ lint:
 
 demo: build
 	$(BIN) up --workers 2 --depth 7
+
+## Cluster
+.PHONY: proto-check bench-cluster
+
+generate:
+	$(GO) tool -modfile=tools/go.mod buf generate
+
+proto-check:
+	GO=$(GO) scripts/proto-check.sh
+
+bench-cluster: build
+	scripts/bench-cluster.sh
