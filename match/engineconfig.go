@@ -1,0 +1,61 @@
+package match
+
+import (
+	"fmt"
+	"time"
+)
+
+// Option is one engine option to set, kept in the order given.
+type Option struct{ Name, Value string }
+
+// EngineConfig says how to start a player.
+type EngineConfig struct {
+	Name    string   // shown in reports and PGN
+	Cmd     string   // executable (path or name on PATH); empty for builtin
+	Args    []string // arguments
+	Dir     string   // working directory; "" = current
+	Proto   string   // "uci" (default), "xboard", or "builtin"
+	Options []Option
+	// Limits overrides the match's limits for this engine when non-zero
+	// (time odds, node odds).
+	Limits Limits
+
+	StartTimeout time.Duration // for uciok / feature done=1; default 10s
+	ReadyTimeout time.Duration // for readyok / pong; default 10s
+}
+
+func (c *EngineConfig) startTimeout() time.Duration {
+	if c.StartTimeout > 0 {
+		return c.StartTimeout
+	}
+	return 10 * time.Second
+}
+
+func (c *EngineConfig) readyTimeout() time.Duration {
+	if c.ReadyTimeout > 0 {
+		return c.ReadyTimeout
+	}
+	return 10 * time.Second
+}
+
+// NewPlayer starts the player that cfg describes: the process is running,
+// has answered the protocol handshake, and every option is set and checked
+// against what the engine declares.
+func NewPlayer(cfg EngineConfig) (Player, error) {
+	switch cfg.Proto {
+	case "", "uci":
+		return NewUCIPlayer(cfg)
+	case "xboard", "cecp":
+		return NewXboardPlayer(cfg)
+	case "builtin":
+		if BuiltinFactory == nil {
+			return nil, fmt.Errorf("engine %q: the builtin engine is not available in this build (no search registered)", cfg.Name)
+		}
+		opts := make(map[string]string, len(cfg.Options))
+		for _, o := range cfg.Options {
+			opts[o.Name] = o.Value
+		}
+		return BuiltinFactory(cfg.Name, opts)
+	}
+	return nil, fmt.Errorf("engine %q: unknown protocol %q (want uci, xboard or builtin)", cfg.Name, cfg.Proto)
+}

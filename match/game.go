@@ -1,0 +1,509 @@
+package match
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/arbiter-chess/arbiter/engine"
+)
+
+// Game end by the rules, in the order they are checked before every move:
+// checkmate and stalemate (they take precedence over every draw rule: a
+// mate on the 100th half-move stands), insufficient material, the
+// fifty-move rule, threefold repetition. Engine failures end the game
+// against the failing engine; a flag fall (or a hang under a clock) is a
+// draw when the opponent has no mating material (FIDE 6.9).
+//
+// Invariants of playGame:
+//   - pos is the current position; moves/uci hold every ply from the game's
+//     start position (opening plies first, BookPlies of them).
+//   - hist holds the positions since the last irreversible move (halfmove
+//     clock 0), current one last; repetitions are searched only there.
+//   - clock[c] is c's remaining time before c's next move.
+
+// Result of a game.
+type Result uint8
+
+const (
+	NoResult Result = iota // the game was not finished (match stopped)
+	WhiteWins
+	BlackWins
+	Draw
+)
+
+// String is the PGN result token.
+func (r Result) String() string {
+	switch r {
+	case WhiteWins:
+		return "1-0"
+	case BlackWins:
+		return "0-1"
+	case Draw:
+		return "1/2-1/2"
+	}
+	return "*"
+}
+
+// Termination values used in the PGN Termination tag.
+const (
+	TermNormal         = "normal"
+	TermTimeForfeit    = "time forfeit"
+	TermAdjudication   = "adjudication"
+	TermRulesInfract   = "rules infraction"
+	TermAbandoned      = "abandoned"
+	TermUnterminated   = "unterminated"
+	TermStalledConnect = "stalled connection"
+)
+
+// IncidentKind classifies what went wrong with an engine.
+type IncidentKind string
+
+const (
+	IncTimeLoss   IncidentKind = "time_loss"   // clock ran out beyond the margin
+	IncOverrun    IncidentKind = "overrun"     // clock or move time exceeded within the margin
+	IncCrash      IncidentKind = "crash"       // process exited
+	IncHang       IncidentKind = "hang"        // no reply within the time plus margin; killed
+	IncIllegal    IncidentKind = "illegal"     // an illegal or unparsable move
+	IncNoBestmove IncidentKind = "no_bestmove" // replied without a move
+	IncStartup    IncidentKind = "startup"     // could not start a new game
+	IncProtocol   IncidentKind = "protocol"    // anything else
+)
+
+// Incident is one engine failure or overrun.
+type Incident struct {
+	Kind   IncidentKind
+	Player string        // the engine's name
+	Ply    int           // the ply being thought on (0-based from the game's start position)
+	Over   time.Duration // for time_loss and overrun: by how much
+	Detail string
+}
+
+func (i Incident) String() string {
+	s := fmt.Sprintf("%s: %s at ply %d", i.Player, i.Kind, i.Ply)
+	if i.Over > 0 {
+		s += fmt.Sprintf(" (over by %v)", i.Over.Round(time.Microsecond))
+	}
+	if i.Detail != "" {
+		s += ": " + i.Detail
+	}
+	return s
+}
+
+// MoveInfo is what the engine said about one of its moves.
+type MoveInfo struct {
+	HasScore bool
+	Score    Score
+	Depth    int
+	Nodes    int64
+	Elapsed  time.Duration
+}
+
+// Adjudication ends games early. Zero fields disable a rule.
+type Adjudication struct {
+	// Resign: a side whose engine scores ≤ -ResignScore while the opponent
+	// scores ≥ +ResignScore for ResignMoves consecutive moves of each engine loses.
+	ResignMoves int
+	ResignScore int
+	// Draw: from move DrawMoveNumber (counted from the first engine move),
+	// both engines score |s| ≤ DrawScore for DrawMoves consecutive moves each.
+	DrawMoveNumber int
+	DrawMoves      int
+	DrawScore      int
+	// MaxMoves: a draw after this many moves of the engines (opening excluded).
+	MaxMoves int
+}
+
+// GameConfig holds what does not change between the games of a match.
+type GameConfig struct {
+	Adjudication Adjudication
+	// TimeMargin is how far an engine may exceed its clock or move time
+	// without losing; every overrun is recorded anyway. Default 0.
+	TimeMargin time.Duration
+	// HangTimeout bounds a move under nodes or depth limits only (no clock,
+	// no move time). Default 30s.
+	HangTimeout time.Duration
+}
+
+func (c *GameConfig) hangTimeout() time.Duration {
+	if c.HangTimeout > 0 {
+		return c.HangTimeout
+	}
+	return 30 * time.Second
+}
+
+// Opening is the start of a game: a position and moves from it.
+type Opening struct {
+	ID       int      // index in the book
+	FEN      string   // "" = the standard start position
+	Moves    []string // UCI moves from FEN
+	Chess960 bool
+}
+
+// GameRecord is a finished game.
+type GameRecord struct {
+	White, Black string
+	Limits       [2]Limits // white's, black's
+	Result       Result
+	Termination  string // PGN Termination tag value
+	Reason       string // human-readable: "White mates", "Black loses on time"
+	StartFEN     string // "" = standard start
+	Chess960     bool
+	BookPlies    int
+	Moves        []engine.Move
+	Info         []MoveInfo // per move; zero for book moves
+	Incidents    []Incident
+	Start        time.Time
+	Round        string // PGN Round tag ("3.1"); set by the runner
+	OpeningID    int
+}
+
+// gameState is reusable scratch space for one concurrent game slot, so that
+// a match does not allocate per move beyond the game's own record.
+type gameState struct {
+	hist []engine.Position
+	uci  []string
+	req  ThinkRequest
+}
+
+// PlayGame plays one game between white and black from op.
+func PlayGame(ctx context.Context, white, black Player, wl, bl Limits, op Opening, cfg GameConfig) *GameRecord {
+	var st gameState
+	return st.play(ctx, [2]Player{white, black}, [2]Limits{wl, bl}, op, &cfg)
+}
+
+func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op Opening, cfg *GameConfig) *GameRecord {
+	g := &GameRecord{
+		White: pl[0].Name(), Black: pl[1].Name(), Limits: lim,
+		StartFEN: op.FEN, Chess960: op.Chess960, Start: time.Now(), OpeningID: op.ID,
+		Moves: make([]engine.Move, 0, 160), Info: make([]MoveInfo, 0, 160),
+	}
+	end := func(r Result, term, reason string) *GameRecord {
+		g.Result, g.Termination, g.Reason = r, term, reason
+		return g
+	}
+	loss := func(c engine.Color) Result {
+		if c == engine.White {
+			return BlackWins
+		}
+		return WhiteWins
+	}
+
+	var pos engine.Position
+	if op.FEN == "" {
+		pos = engine.StartPosition()
+	} else {
+		var err error
+		if pos, err = engine.ParseFEN(op.FEN); err != nil {
+			return end(NoResult, TermAbandoned, fmt.Sprintf("bad opening FEN %q: %v", op.FEN, err))
+		}
+	}
+	if op.Chess960 {
+		pos.SetChess960(true)
+	}
+	st.uci = st.uci[:0]
+	st.hist = append(st.hist[:0], pos)
+	for _, s := range op.Moves {
+		m, err := pos.ParseUCIMove(s)
+		if err != nil {
+			return end(NoResult, TermAbandoned, fmt.Sprintf("opening %d: bad move %q: %v", op.ID, s, err))
+		}
+		st.push(&pos, m, g, MoveInfo{})
+	}
+	g.BookPlies = len(g.Moves)
+
+	// Side index of the player to move: pl[0] plays white.
+	for i := 0; i < 2; i++ {
+		if err := pl[i].NewGame(ctx, op.Chess960); err != nil {
+			if ctx.Err() != nil {
+				return end(NoResult, TermUnterminated, "match stopped")
+			}
+			g.Incidents = append(g.Incidents, Incident{Kind: IncStartup, Player: pl[i].Name(), Ply: len(g.Moves), Detail: err.Error()})
+			return end(loss(engine.Color(i)), TermAbandoned, fmt.Sprintf("%s could not start the game", colorName(engine.Color(i))))
+		}
+	}
+
+	var clock [2]time.Duration
+	var periodMoves [2]int // moves made in the current time-control period
+	for c := 0; c < 2; c++ {
+		clock[c] = lim[c].Base
+	}
+	var (
+		resignStreak [2]int // consecutive plies in which side c was judged lost by both engines
+		drawStreak   int
+		enginePlies  int
+	)
+	req := &st.req
+	*req = ThinkRequest{StartFEN: op.FEN, Chess960: op.Chess960}
+
+	for {
+		if r, term, reason, over := st.status(&pos); over {
+			return end(r, term, reason)
+		}
+		if ctx.Err() != nil {
+			return end(NoResult, TermUnterminated, "match stopped")
+		}
+		side := pos.SideToMove()
+		c := int(side)
+		l := lim[c]
+		req.Moves = st.uci
+		req.Limits = l
+		req.White = side == engine.White
+		req.Time = clock
+		req.Inc = [2]time.Duration{lim[0].Inc, lim[1].Inc}
+		req.MovesToGo = 0
+		if l.MovesToGo > 0 {
+			req.MovesToGo = l.MovesToGo - periodMoves[c]
+		}
+		// The engine may use its clock (or its move time) plus the margin.
+		budget := time.Duration(0)
+		switch {
+		case l.HasClock():
+			budget = clock[c]
+			if l.MoveTime > 0 {
+				budget = min(budget, l.MoveTime)
+			}
+		case l.MoveTime > 0:
+			budget = l.MoveTime
+		default:
+			budget = cfg.hangTimeout()
+		}
+		req.Timeout = budget + cfg.TimeMargin
+		if l.HasClock() || l.MoveTime > 0 {
+			// A little slack for the runner's own scheduling; overruns are
+			// still judged on the measured time below.
+			req.Timeout += 5 * time.Millisecond
+		}
+
+		ply := len(g.Moves)
+		rep, err := pl[c].Think(ctx, req)
+		name := pl[c].Name()
+		if err != nil {
+			switch {
+			case errors.Is(err, ErrStopped) || ctx.Err() != nil:
+				return end(NoResult, TermUnterminated, "match stopped")
+			case errors.Is(err, ErrHang):
+				g.Incidents = append(g.Incidents, Incident{Kind: IncHang, Player: name, Ply: ply, Over: rep.Elapsed - budget, Detail: fmt.Sprintf("no move after %v", rep.Elapsed.Round(time.Millisecond))})
+				if l.HasClock() {
+					if !canMate(&pos, side.Other()) {
+						return end(Draw, TermTimeForfeit, fmt.Sprintf("%s loses on time (hang), %s cannot mate", colorName(side), colorName(side.Other())))
+					}
+					return end(loss(side), TermTimeForfeit, fmt.Sprintf("%s loses on time (engine hangs)", colorName(side)))
+				}
+				return end(loss(side), TermStalledConnect, fmt.Sprintf("%s's engine hangs", colorName(side)))
+			case errors.Is(err, ErrCrash):
+				g.Incidents = append(g.Incidents, Incident{Kind: IncCrash, Player: name, Ply: ply, Detail: err.Error()})
+				return end(loss(side), TermAbandoned, fmt.Sprintf("%s's engine crashed", colorName(side)))
+			case errors.Is(err, ErrNoBestmove):
+				g.Incidents = append(g.Incidents, Incident{Kind: IncNoBestmove, Player: name, Ply: ply})
+				return end(loss(side), TermRulesInfract, fmt.Sprintf("%s's engine sent no move", colorName(side)))
+			case errors.Is(err, ErrResign):
+				return end(loss(side), TermNormal, fmt.Sprintf("%s resigns", colorName(side)))
+			case errors.Is(err, ErrUnsupport):
+				g.Incidents = append(g.Incidents, Incident{Kind: IncStartup, Player: name, Ply: ply, Detail: err.Error()})
+				return end(loss(side), TermAbandoned, err.Error())
+			default:
+				g.Incidents = append(g.Incidents, Incident{Kind: IncProtocol, Player: name, Ply: ply, Detail: err.Error()})
+				return end(loss(side), TermAbandoned, fmt.Sprintf("%s's engine failed: %v", colorName(side), err))
+			}
+		}
+
+		m, perr := pos.ParseUCIMove(rep.Move)
+		if perr != nil {
+			if m2, err2 := pos.ParseSAN(rep.Move); err2 == nil {
+				m, perr = m2, nil
+			}
+		}
+		if perr != nil {
+			g.Incidents = append(g.Incidents, Incident{Kind: IncIllegal, Player: name, Ply: ply, Detail: fmt.Sprintf("move %q in %s", rep.Move, pos.FEN())})
+			return end(loss(side), TermRulesInfract, fmt.Sprintf("%s makes an illegal move: %s", colorName(side), rep.Move))
+		}
+
+		// Clocks: judged on the time measured by the player.
+		if l.HasClock() {
+			clock[c] -= rep.Elapsed
+			if clock[c] < 0 {
+				over := -clock[c]
+				if over > cfg.TimeMargin {
+					g.Incidents = append(g.Incidents, Incident{Kind: IncTimeLoss, Player: name, Ply: ply, Over: over})
+					if !canMate(&pos, side.Other()) {
+						return end(Draw, TermTimeForfeit, fmt.Sprintf("%s loses on time, %s cannot mate", colorName(side), colorName(side.Other())))
+					}
+					return end(loss(side), TermTimeForfeit, fmt.Sprintf("%s loses on time", colorName(side)))
+				}
+				g.Incidents = append(g.Incidents, Incident{Kind: IncOverrun, Player: name, Ply: ply, Over: over})
+				clock[c] = 0
+			}
+			clock[c] += l.Inc
+			if l.MovesToGo > 0 {
+				periodMoves[c]++
+				if periodMoves[c] == l.MovesToGo {
+					periodMoves[c] = 0
+					clock[c] += l.Base
+				}
+			}
+		} else if l.MoveTime > 0 && rep.Elapsed > l.MoveTime {
+			over := rep.Elapsed - l.MoveTime
+			if over > cfg.TimeMargin {
+				g.Incidents = append(g.Incidents, Incident{Kind: IncTimeLoss, Player: name, Ply: ply, Over: over})
+				return end(loss(side), TermTimeForfeit, fmt.Sprintf("%s exceeds the move time", colorName(side)))
+			}
+			g.Incidents = append(g.Incidents, Incident{Kind: IncOverrun, Player: name, Ply: ply, Over: over})
+		}
+
+		inf := MoveInfo{HasScore: rep.Info.HasScore, Score: rep.Info.Score, Depth: rep.Info.Depth, Nodes: rep.Info.Nodes, Elapsed: rep.Elapsed}
+		st.push(&pos, m, g, inf)
+		enginePlies++
+
+		// Adjudication, on the scores of the move just made.
+		a := &cfg.Adjudication
+		if a.ResignMoves > 0 {
+			lost := -1 // the side both engines see as lost, judged by this ply
+			if inf.HasScore {
+				s := inf.Score.Centipawns()
+				if s <= -a.ResignScore {
+					lost = c
+				} else if s >= a.ResignScore {
+					lost = 1 - c
+				}
+			}
+			for k := 0; k < 2; k++ {
+				if k == lost {
+					resignStreak[k]++
+				} else {
+					resignStreak[k] = 0
+				}
+			}
+			if lost >= 0 && resignStreak[lost] >= 2*a.ResignMoves {
+				return end(loss(engine.Color(lost)), TermAdjudication, fmt.Sprintf("%s resigns (adjudication)", colorName(engine.Color(lost))))
+			}
+		}
+		if a.DrawMoves > 0 {
+			if inf.HasScore && abs(inf.Score.Centipawns()) <= a.DrawScore && (enginePlies+1)/2 >= a.DrawMoveNumber {
+				drawStreak++
+			} else {
+				drawStreak = 0
+			}
+			if drawStreak >= 2*a.DrawMoves {
+				return end(Draw, TermAdjudication, "draw by adjudication")
+			}
+		}
+		if a.MaxMoves > 0 && enginePlies >= 2*a.MaxMoves {
+			if r, term, reason, over := st.status(&pos); over {
+				return end(r, term, reason)
+			}
+			return end(Draw, TermAdjudication, fmt.Sprintf("draw by adjudication: %d moves", a.MaxMoves))
+		}
+	}
+}
+
+// push makes move m and records it.
+func (st *gameState) push(pos *engine.Position, m engine.Move, g *GameRecord, inf MoveInfo) {
+	st.uci = append(st.uci, pos.UCIMove(m))
+	pos.MakeMove(m)
+	g.Moves = append(g.Moves, m)
+	g.Info = append(g.Info, inf)
+	if pos.HalfmoveClock() == 0 {
+		st.hist = st.hist[:0]
+	}
+	st.hist = append(st.hist, *pos)
+}
+
+// status reports whether the game is over in pos (the last entry of hist).
+func (st *gameState) status(pos *engine.Position) (Result, string, string, bool) {
+	side := pos.SideToMove()
+	if pos.IsCheckmate() {
+		if side == engine.White {
+			return BlackWins, TermNormal, "Black mates", true
+		}
+		return WhiteWins, TermNormal, "White mates", true
+	}
+	if pos.IsStalemate() {
+		return Draw, TermNormal, "draw by stalemate", true
+	}
+	if pos.InsufficientMaterial() {
+		return Draw, TermNormal, "draw by insufficient mating material", true
+	}
+	if pos.HalfmoveClock() >= 100 {
+		return Draw, TermNormal, "draw by fifty-move rule", true
+	}
+	if st.repetitions(pos) >= 3 {
+		return Draw, TermNormal, "draw by threefold repetition", true
+	}
+	return NoResult, "", "", false
+}
+
+// repetitions counts the occurrences of pos (itself included) since the last
+// irreversible move. Keys select candidates; samePosition confirms them, so
+// that a key collision never ends a game.
+func (st *gameState) repetitions(pos *engine.Position) int {
+	n := 1
+	key := pos.Key()
+	for i := len(st.hist) - 3; i >= 0; i -= 2 {
+		if st.hist[i].Key() == key && samePosition(&st.hist[i], pos) {
+			n++
+		}
+	}
+	return n
+}
+
+// samePosition compares what FIDE 9.2 compares: the placement, the side to
+// move, castling rights and the en-passant right (the engine keeps an
+// en-passant square only when a capture is possible).
+func samePosition(a, b *engine.Position) bool {
+	if a.SideToMove() != b.SideToMove() || a.CastlingRights() != b.CastlingRights() || a.EnPassant() != b.EnPassant() {
+		return false
+	}
+	for c := engine.White; c <= engine.Black; c++ {
+		for t := engine.Pawn; t <= engine.King; t++ {
+			if a.Pieces(c, t) != b.Pieces(c, t) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// canMate reports whether side c could still give mate by some series of
+// legal moves (FIDE 6.9): false only for a lone king, a lone minor piece
+// against a lone king, and bishops on one square colour against bishops on
+// the same colour (or a lone king).
+func canMate(pos *engine.Position, c engine.Color) bool {
+	o := c.Other()
+	if pos.Pieces(c, engine.Pawn)|pos.Pieces(c, engine.Rook)|pos.Pieces(c, engine.Queen) != 0 {
+		return true
+	}
+	kn := pos.Pieces(c, engine.Knight).Count()
+	bs := pos.Pieces(c, engine.Bishop)
+	minors := kn + bs.Count()
+	if minors == 0 {
+		return false
+	}
+	oppOthers := pos.ColorPieces(o) &^ pos.Pieces(o, engine.King)
+	if minors == 1 && oppOthers == 0 {
+		return false
+	}
+	if kn == 0 && pos.Pieces(o, engine.Bishop) == oppOthers {
+		const dark = engine.Bitboard(0xAA55AA55AA55AA55)
+		all := bs | pos.Pieces(o, engine.Bishop)
+		if all&dark == 0 || all&^dark == 0 {
+			return false
+		}
+	}
+	return minors > 0
+}
+
+func colorName(c engine.Color) string {
+	if c == engine.White {
+		return "White"
+	}
+	return "Black"
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
