@@ -1,0 +1,331 @@
+package engine
+
+// Strictly legal move generation: no move is made and tested. The king's
+// checkers give a check mask (squares that capture or block a single check),
+// pinned pieces move only along the line through their king, king moves are
+// tested against the attackers with the king lifted off the board, and the
+// two awkward cases (en passant uncovering the king, Chess960 castling rooks)
+// are tested explicitly.
+//
+// countLegal (the bulk counter used at perft's last ply) and GenerateMoves
+// follow the same steps; countLegal adds popcounts instead of writing moves.
+// They are kept as two functions because the counter is the hottest loop of
+// perft and must not pay for a move buffer; movegen_test.go checks that both
+// agree on every test position.
+
+// legalityInfo is what both the generator and the counter need first.
+type legalityInfo struct {
+	occ, ours, theirs Bitboard
+	checkers          Bitboard
+	checkMask         Bitboard // target squares that resolve the check (all if none)
+	pinned            Bitboard
+	theirRQ, theirBQ  Bitboard
+	ksq               Square
+}
+
+func (p *Position) legality() (li legalityInfo) {
+	us := p.side
+	them := us ^ 1
+	li.ksq = p.kingSq[us]
+	li.ours = p.colors[us]
+	li.theirs = p.colors[them]
+	li.occ = li.ours | li.theirs
+	li.theirRQ = (p.pieces[Rook] | p.pieces[Queen]) & li.theirs
+	li.theirBQ = (p.pieces[Bishop] | p.pieces[Queen]) & li.theirs
+	li.checkers = (knightAttacks[li.ksq]&p.pieces[Knight] | pawnAttacks[us][li.ksq]&p.pieces[Pawn]) & li.theirs
+	snipers := RookAttacks(li.ksq, li.theirs)&li.theirRQ | BishopAttacks(li.ksq, li.theirs)&li.theirBQ
+	for snipers != 0 {
+		s := popFirst(&snipers)
+		between := betweenBB[li.ksq][s] & li.occ
+		if between == 0 {
+			li.checkers |= s.Bit()
+		} else if !between.More() {
+			li.pinned |= between & li.ours
+		}
+	}
+	li.checkMask = ^Bitboard(0)
+	if li.checkers != 0 {
+		c := li.checkers.First()
+		li.checkMask = betweenBB[li.ksq][c] | li.checkers
+	}
+	return li
+}
+
+// pawnShift moves a set of pawns one rank forward for colour c.
+func pawnShift(b Bitboard, c Color) Bitboard {
+	if c == White {
+		return b << 8
+	}
+	return b >> 8
+}
+
+// countLegal returns the number of legal moves without generating them.
+func (p *Position) countLegal() int {
+	li := p.legality()
+	us := p.side
+	them := us ^ 1
+	n := 0
+
+	// King moves: lift the king so sliders see through its square.
+	kingOcc := li.occ &^ li.ksq.Bit()
+	for t := kingAttacks[li.ksq] &^ li.ours; t != 0; {
+		s := popFirst(&t)
+		if !p.attackedBy(s, them, kingOcc) {
+			n++
+		}
+	}
+	if li.checkers.More() {
+		return n
+	}
+	targets := ^li.ours & li.checkMask
+	free := li.ours &^ li.pinned
+
+	for b := p.pieces[Knight] & free; b != 0; {
+		n += (knightAttacks[popFirst(&b)] & targets).Count()
+	}
+	diag := (p.pieces[Bishop] | p.pieces[Queen]) & li.ours
+	orth := (p.pieces[Rook] | p.pieces[Queen]) & li.ours
+	for b := diag & free; b != 0; {
+		n += (BishopAttacks(popFirst(&b), li.occ) & targets).Count()
+	}
+	for b := orth & free; b != 0; {
+		n += (RookAttacks(popFirst(&b), li.occ) & targets).Count()
+	}
+	if li.checkers == 0 {
+		// A pinned piece can only move when not in check, along its pin line.
+		for b := diag & li.pinned; b != 0; {
+			s := popFirst(&b)
+			n += (BishopAttacks(s, li.occ) & targets & lineBB[li.ksq][s]).Count()
+		}
+		for b := orth & li.pinned; b != 0; {
+			s := popFirst(&b)
+			n += (RookAttacks(s, li.occ) & targets & lineBB[li.ksq][s]).Count()
+		}
+	}
+
+	// Pawns, all at once for the unpinned ones.
+	pawns := p.pieces[Pawn] & li.ours
+	empty := ^li.occ
+	var promoRank, doubleRank Bitboard = rank8, rank3
+	if us == Black {
+		promoRank, doubleRank = rank1, rank6
+	}
+	fp := pawns &^ li.pinned
+	push1 := pawnShift(fp, us) & empty
+	push2 := pawnShift(push1&doubleRank, us) & empty & li.checkMask
+	push1 &= li.checkMask
+	var capL, capR Bitboard
+	if us == White {
+		capL = (fp &^ fileA) << 7
+		capR = (fp &^ fileH) << 9
+	} else {
+		capL = (fp &^ fileA) >> 9
+		capR = (fp &^ fileH) >> 7
+	}
+	capL &= li.theirs & li.checkMask
+	capR &= li.theirs & li.checkMask
+	n += push2.Count()
+	n += (push1 &^ promoRank).Count() + 4*(push1&promoRank).Count()
+	n += (capL &^ promoRank).Count() + 4*(capL&promoRank).Count()
+	n += (capR &^ promoRank).Count() + 4*(capR&promoRank).Count()
+	if li.checkers == 0 {
+		for b := pawns & li.pinned; b != 0; {
+			s := popFirst(&b)
+			line := lineBB[li.ksq][s]
+			one := pawnShift(s.Bit(), us) & empty
+			moves := one | pawnShift(one&doubleRank, us)&empty
+			moves |= pawnAttacks[us][s] & li.theirs
+			moves &= line
+			n += (moves &^ promoRank).Count() + 4*(moves&promoRank).Count()
+		}
+	}
+	if p.ep != NoSquare {
+		for b := pawnAttacks[them][p.ep] & pawns; b != 0; {
+			if p.epLegal(popFirst(&b), &li) {
+				n++
+			}
+		}
+	}
+	if p.castling != 0 && li.checkers == 0 {
+		for i := castleIndex(us, true); i <= castleIndex(us, false); i++ {
+			if p.castleLegal(i, &li) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// epLegal tests an en-passant capture from 'from' by replaying the
+// occupancy change: both pawns leave their squares and the capturer lands
+// on the ep square; the king must not be attacked by a slider afterwards,
+// and a check by a knight or pawn must be resolved by the capture itself.
+func (p *Position) epLegal(from Square, li *legalityInfo) bool {
+	capSq := p.ep - 8
+	if p.side == Black {
+		capSq = p.ep + 8
+	}
+	if !li.checkMask.Has(p.ep) && !li.checkMask.Has(capSq) {
+		return false
+	}
+	occ := li.occ ^ from.Bit() ^ capSq.Bit() | p.ep.Bit()
+	return RookAttacks(li.ksq, occ)&li.theirRQ == 0 && BishopAttacks(li.ksq, occ)&li.theirBQ == 0
+}
+
+// castleLegal tests right i of the side to move (not in check).
+func (p *Position) castleLegal(i int, li *legalityInfo) bool {
+	if p.castling&(1<<i) == 0 {
+		return false
+	}
+	ksq, rsq := li.ksq, p.castleRook[i]
+	kto, rto := castleKingTo[i], castleRookTo[i]
+	kingPath := betweenBB[ksq][kto] | kto.Bit()
+	mustBeEmpty := (kingPath | betweenBB[rsq][rto] | rto.Bit()) &^ (ksq.Bit() | rsq.Bit())
+	if li.occ&mustBeEmpty != 0 {
+		return false
+	}
+	// With king and castling rook lifted: a rook that shielded the king's
+	// destination (Chess960) no longer does.
+	occ := li.occ &^ (ksq.Bit() | rsq.Bit())
+	them := p.side ^ 1
+	for path := kingPath &^ ksq.Bit(); path != 0; {
+		if p.attackedBy(popFirst(&path), them, occ) {
+			return false
+		}
+	}
+	return true
+}
+
+// GenerateMoves writes all legal moves into ml (replacing its contents).
+func (p *Position) GenerateMoves(ml *MoveList) {
+	ml.N = 0
+	li := p.legality()
+	us := p.side
+	them := us ^ 1
+
+	kingOcc := li.occ &^ li.ksq.Bit()
+	for t := kingAttacks[li.ksq] &^ li.ours; t != 0; {
+		s := popFirst(&t)
+		if !p.attackedBy(s, them, kingOcc) {
+			ml.add(newMove(li.ksq, s))
+		}
+	}
+	if li.checkers.More() {
+		return
+	}
+	targets := ^li.ours & li.checkMask
+	free := li.ours &^ li.pinned
+	addAll := func(from Square, to Bitboard) {
+		for to != 0 {
+			ml.add(newMove(from, popFirst(&to)))
+		}
+	}
+	for b := p.pieces[Knight] & free; b != 0; {
+		s := popFirst(&b)
+		addAll(s, knightAttacks[s]&targets)
+	}
+	diag := (p.pieces[Bishop] | p.pieces[Queen]) & li.ours
+	orth := (p.pieces[Rook] | p.pieces[Queen]) & li.ours
+	for b := diag; b != 0; {
+		s := popFirst(&b)
+		t := BishopAttacks(s, li.occ) & targets
+		if li.pinned.Has(s) {
+			if li.checkers != 0 {
+				continue
+			}
+			t &= lineBB[li.ksq][s]
+		}
+		addAll(s, t)
+	}
+	for b := orth; b != 0; {
+		s := popFirst(&b)
+		t := RookAttacks(s, li.occ) & targets
+		if li.pinned.Has(s) {
+			if li.checkers != 0 {
+				continue
+			}
+			t &= lineBB[li.ksq][s]
+		}
+		addAll(s, t)
+	}
+
+	pawns := p.pieces[Pawn] & li.ours
+	empty := ^li.occ
+	var promoRank, doubleRank Bitboard = rank8, rank3
+	up := 8
+	if us == Black {
+		promoRank, doubleRank, up = rank1, rank6, -8
+	}
+	addPawn := func(from, to Square) {
+		if promoRank.Has(to) {
+			ml.add(newPromotion(from, to, Queen))
+			ml.add(newPromotion(from, to, Rook))
+			ml.add(newPromotion(from, to, Bishop))
+			ml.add(newPromotion(from, to, Knight))
+		} else {
+			ml.add(newMove(from, to))
+		}
+	}
+	for b := pawns; b != 0; {
+		s := popFirst(&b)
+		mask := li.checkMask
+		if li.pinned.Has(s) {
+			if li.checkers != 0 {
+				continue
+			}
+			mask &= lineBB[li.ksq][s]
+		}
+		one := Square(int(s) + up)
+		if empty.Has(one) {
+			if mask.Has(one) {
+				addPawn(s, one)
+			}
+			if doubleRank.Has(one) {
+				two := Square(int(one) + up)
+				if empty.Has(two) && mask.Has(two) {
+					ml.add(newMove(s, two))
+				}
+			}
+		}
+		for c := pawnAttacks[us][s] & li.theirs & mask; c != 0; {
+			addPawn(s, popFirst(&c))
+		}
+	}
+	if p.ep != NoSquare {
+		for b := pawnAttacks[them][p.ep] & pawns; b != 0; {
+			s := popFirst(&b)
+			if p.epLegal(s, &li) {
+				ml.add(newMove(s, p.ep) | kindEnPassant)
+			}
+		}
+	}
+	if p.castling != 0 && li.checkers == 0 {
+		for i := castleIndex(us, true); i <= castleIndex(us, false); i++ {
+			if p.castleLegal(i, &li) {
+				ml.add(newMove(li.ksq, p.castleRook[i]) | kindCastle)
+			}
+		}
+	}
+}
+
+// LegalMoves returns the legal moves in a new slice (convenient, allocates).
+func (p *Position) LegalMoves() []Move {
+	var ml MoveList
+	p.GenerateMoves(&ml)
+	return append([]Move(nil), ml.Slice()...)
+}
+
+// LegalMoveCount returns the number of legal moves (no allocation).
+func (p *Position) LegalMoveCount() int { return p.countLegal() }
+
+// IsLegal reports whether m is a legal move in p.
+func (p *Position) IsLegal(m Move) bool {
+	var ml MoveList
+	p.GenerateMoves(&ml)
+	for _, x := range ml.Slice() {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}

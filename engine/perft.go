@@ -1,0 +1,306 @@
+package engine
+
+import (
+	"context"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// maxPerftPly bounds the recursion depth of one perft search.
+const maxPerftPly = 64
+
+// MaxPerftDepth is the deepest perft accepted (deeper runs would not finish
+// in any lifetime, and the ply stack is fixed).
+const MaxPerftDepth = 40
+
+// perftStack holds everything one thread's recursion needs, so the search
+// allocates nothing per node: positions are copied into the next slot
+// (copy-make) and move lists are reused.
+type perftStack struct {
+	pos   [maxPerftPly]Position
+	moves [maxPerftPly]MoveList
+	table *PerftTable
+	stats *PerftStats
+}
+
+func (s *perftStack) perft(ply, depth int) uint64 {
+	p := &s.pos[ply]
+	if depth == 1 {
+		return uint64(p.countLegal())
+	}
+	var k1, k2 uint64
+	if s.table != nil {
+		k1, k2 = p.key, p.hash2()
+		if n, ok := s.table.probe(k1, k2, depth); ok {
+			return n
+		}
+	}
+	ml := &s.moves[ply]
+	p.GenerateMoves(ml)
+	child := &s.pos[ply+1]
+	var n uint64
+	for _, m := range ml.Moves[:ml.N] {
+		*child = *p
+		child.MakeMove(m)
+		n += s.perft(ply+1, depth-1)
+	}
+	if s.table != nil {
+		s.table.store(k1, k2, depth, n)
+	}
+	return n
+}
+
+// Perft counts the leaf nodes of the legal move tree depth plies deep, on
+// one thread without a hash table; the last ply is bulk-counted.
+func Perft(p *Position, depth int) uint64 {
+	return PerftWithTable(p, depth, nil)
+}
+
+// PerftWithTable is Perft with a shared table (nil for none). Safe to call
+// from many goroutines sharing t.
+func PerftWithTable(p *Position, depth int, t *PerftTable) uint64 {
+	if depth <= 0 {
+		return 1
+	}
+	s := &perftStack{table: t}
+	s.pos[0] = *p
+	return s.perft(0, depth)
+}
+
+// PerftStats are the chessprogramming-wiki perft statistics of the leaves:
+// the kind of the last move played and what it did. Checks include mates.
+type PerftStats struct {
+	Nodes           uint64 `json:"nodes"`
+	Captures        uint64 `json:"captures"`
+	EnPassant       uint64 `json:"ep"`
+	Castles         uint64 `json:"castles"`
+	Promotions      uint64 `json:"promotions"`
+	Checks          uint64 `json:"checks"`
+	DiscoveryChecks uint64 `json:"discovery_checks"`
+	DoubleChecks    uint64 `json:"double_checks"`
+	Checkmates      uint64 `json:"checkmates"`
+}
+
+// Add adds o into s.
+func (s *PerftStats) Add(o *PerftStats) {
+	s.Nodes += o.Nodes
+	s.Captures += o.Captures
+	s.EnPassant += o.EnPassant
+	s.Castles += o.Castles
+	s.Promotions += o.Promotions
+	s.Checks += o.Checks
+	s.DiscoveryChecks += o.DiscoveryChecks
+	s.DoubleChecks += o.DoubleChecks
+	s.Checkmates += o.Checkmates
+}
+
+// perftStats walks the tree making every leaf move, to classify it.
+func (s *perftStack) perftStats(ply, depth int) {
+	p := &s.pos[ply]
+	ml := &s.moves[ply]
+	p.GenerateMoves(ml)
+	child := &s.pos[ply+1]
+	for _, m := range ml.Moves[:ml.N] {
+		*child = *p
+		child.MakeMove(m)
+		if depth > 1 {
+			s.perftStats(ply+1, depth-1)
+			continue
+		}
+		st := s.stats
+		st.Nodes++
+		if p.board[m.To()] != NoPiece && !m.IsCastle() || m.IsEnPassant() {
+			st.Captures++
+		}
+		if m.IsEnPassant() {
+			st.EnPassant++
+		}
+		if m.IsCastle() {
+			st.Castles++
+		}
+		if m.IsPromotion() {
+			st.Promotions++
+		}
+		checkers := child.Checkers()
+		if checkers == 0 {
+			continue
+		}
+		st.Checks++
+		// The piece that moved stands on its destination (the rook's, for
+		// castling); any other checker was uncovered.
+		landed := m.To()
+		if m.IsCastle() {
+			landed = castleRookTo[castleIndex(p.side, m.To() > m.From())]
+		}
+		if checkers&^landed.Bit() != 0 {
+			st.DiscoveryChecks++
+		}
+		if checkers.More() {
+			st.DoubleChecks++
+		}
+		if child.countLegal() == 0 {
+			st.Checkmates++
+		}
+	}
+}
+
+// PerftOptions configure RunPerft.
+type PerftOptions struct {
+	Threads int         // goroutines; <= 0 means all cores
+	Table   *PerftTable // shared hash table, or nil
+	Stats   bool        // collect PerftStats (walks every leaf; no table)
+	// Progress, if set, is called from the worker goroutines with the nodes
+	// counted so far each time a piece of work finishes.
+	Progress func(nodes Count)
+}
+
+// DivideEntry is the count below one root move.
+type DivideEntry struct {
+	Move  Move
+	UCI   string
+	Nodes Count
+}
+
+// PerftResult is the outcome of RunPerft.
+type PerftResult struct {
+	Nodes  Count
+	Divide []DivideEntry // one per legal root move, in UCI order
+	Stats  *PerftStats   // when asked
+}
+
+type perftTask struct {
+	root  int      // index of the root move
+	pos   Position // position after the task's moves
+	depth int      // remaining depth at pos
+}
+
+// RunPerft computes perft of p to depth on opt.Threads goroutines, with
+// divide per root move. The tree is split a few plies below the root into
+// enough tasks to keep every thread busy; each task's count is exact in
+// uint64 and the sums are exact 128-bit Counts. It returns ctx.Err() if ctx
+// is cancelled.
+func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (PerftResult, error) {
+	threads := opt.Threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	var res PerftResult
+	if opt.Stats {
+		res.Stats = &PerftStats{}
+	}
+	if depth <= 0 {
+		res.Nodes = CountOf(1)
+		if res.Stats != nil {
+			res.Stats.Nodes = 1
+		}
+		return res, nil
+	}
+	roots := p.LegalMoves()
+	sort.Slice(roots, func(i, j int) bool { return p.UCIMove(roots[i]) < p.UCIMove(roots[j]) })
+	res.Divide = make([]DivideEntry, len(roots))
+	for i, m := range roots {
+		res.Divide[i] = DivideEntry{Move: m, UCI: p.UCIMove(m)}
+	}
+
+	// Expand breadth-first until there are enough tasks to balance threads.
+	tasks := make([]perftTask, 0, len(roots))
+	for i, m := range roots {
+		c := p
+		c.MakeMove(m)
+		tasks = append(tasks, perftTask{root: i, pos: c, depth: depth - 1})
+	}
+	want := 64 * threads
+	if threads == 1 {
+		want = 1
+	}
+	for len(tasks) < want && len(tasks) > 0 && tasks[0].depth > 3 {
+		var next []perftTask
+		for _, t := range tasks {
+			var ml MoveList
+			t.pos.GenerateMoves(&ml)
+			for _, m := range ml.Slice() {
+				c := t.pos
+				c.MakeMove(m)
+				next = append(next, perftTask{root: t.root, pos: c, depth: t.depth - 1})
+			}
+		}
+		tasks = next
+	}
+
+	counts := make([]uint64, len(tasks))
+	var next atomic.Int64
+	var done sync.Mutex
+	var total Count
+	var wg sync.WaitGroup
+	for w := 0; w < threads; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := &perftStack{table: opt.Table}
+			if opt.Stats {
+				st.table = nil
+				st.stats = &PerftStats{}
+			}
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(tasks) {
+					break
+				}
+				t := &tasks[i]
+				st.pos[0] = t.pos
+				var n uint64
+				switch {
+				case t.depth == 0:
+					n = 1
+					if st.stats != nil {
+						// Leaf at the root's children: classify it as a move.
+						n = 0
+					}
+				case st.stats != nil:
+					before := st.stats.Nodes
+					st.perftStats(0, t.depth)
+					n = st.stats.Nodes - before
+				default:
+					n = st.perft(0, t.depth)
+				}
+				counts[i] = n
+				if opt.Progress != nil {
+					done.Lock()
+					total = total.Add(n)
+					snapshot := total
+					done.Unlock()
+					opt.Progress(snapshot)
+				}
+			}
+			if st.stats != nil {
+				done.Lock()
+				res.Stats.Add(st.stats)
+				done.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return PerftResult{}, err
+	}
+	if opt.Stats && depth == 1 {
+		// Depth 1: the root moves themselves are the leaves.
+		s := &perftStack{stats: res.Stats}
+		s.pos[0] = p
+		s.perftStats(0, 1)
+		for i := range res.Divide {
+			res.Divide[i].Nodes = CountOf(1)
+		}
+		res.Nodes = CountOf(uint64(len(roots)))
+		return res, nil
+	}
+	for i, t := range tasks {
+		res.Divide[t.root].Nodes = res.Divide[t.root].Nodes.Add(counts[i])
+	}
+	for _, d := range res.Divide {
+		res.Nodes = res.Nodes.AddCount(d.Nodes)
+	}
+	return res, nil
+}
