@@ -14,20 +14,20 @@ package engine
 // A Position is a plain value without pointers: copying it (copy-make) keeps
 // a parent, and the copy stays on the stack.
 type Position struct {
-	pieces   [7]Bitboard
-	colors   [2]Bitboard
-	board    [64]Piece
-	key      uint64
+	pieces [7]Bitboard
+	colors [2]Bitboard
+	board  [64]Piece
+	key    uint64
 	// castleRook[i] is the original square of the rook of castling right i
 	// (any file in Chess960); meaningful only while the right is held.
 	castleRook [4]Square
 	kingSq     [2]Square
-	side     Color
-	ep       Square
-	castling uint8
-	chess960 bool
-	halfmove uint16
-	fullmove uint16
+	side       Color
+	ep         Square
+	castling   uint8
+	chess960   bool
+	halfmove   uint16
+	fullmove   uint16
 }
 
 // Castling rights, one bit each, in Polyglot key order.

@@ -23,8 +23,8 @@ func ScoreFromElo(elo float64) float64 { return logisticScore(elo) }
 // FixedElo is the plain normal-approximation Elo that Fishtest shows for
 // fixed-games runs (stat_util.get_elo): Elo ± HalfWidth95 with LOS.
 type FixedElo struct {
-	Elo         float64 `json:"elo"`
-	HalfWidth95 float64 `json:"elo95_halfwidth"`
+	Elo         float64    `json:"elo"`
+	HalfWidth95 float64    `json:"elo95_halfwidth"`
 	CI95        [2]float64 `json:"ci95"`
 	LOS         float64    `json:"los"`
 }
