@@ -1,0 +1,166 @@
+package match
+
+import (
+	"bufio"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/arbiter-chess/arbiter/engine"
+)
+
+// PGNOptions fill the tags a game record does not know.
+type PGNOptions struct {
+	Event string // default "Arbiter match"
+	Site  string // default "?"
+}
+
+// WritePGN writes g in PGN export format (seven-tag roster first, movetext
+// wrapped under 80 columns, one blank line after the game). Opening moves
+// carry the comment {book}; engine moves {score/depth time}, e.g.
+// {+0.31/12 0.52s}.
+func WritePGN(w *bufio.Writer, g *GameRecord, o PGNOptions) error {
+	if o.Event == "" {
+		o.Event = "Arbiter match"
+	}
+	if o.Site == "" {
+		o.Site = "?"
+	}
+	round := g.Round
+	if round == "" {
+		round = "?"
+	}
+	tag := func(k, v string) {
+		w.WriteString("[")
+		w.WriteString(k)
+		w.WriteString(` "`)
+		w.WriteString(pgnEscape(v))
+		w.WriteString("\"]\n")
+	}
+	tag("Event", o.Event)
+	tag("Site", o.Site)
+	tag("Date", g.Start.Format("2006.01.02"))
+	tag("Round", round)
+	tag("White", g.White)
+	tag("Black", g.Black)
+	tag("Result", g.Result.String())
+	if g.StartFEN != "" {
+		tag("SetUp", "1")
+		tag("FEN", g.StartFEN)
+	}
+	if g.Chess960 {
+		tag("Variant", "Chess960")
+	}
+	if g.Limits[0] == g.Limits[1] {
+		tag("TimeControl", g.Limits[0].PGNTimeControl())
+	} else {
+		tag("WhiteTimeControl", g.Limits[0].String())
+		tag("BlackTimeControl", g.Limits[1].String())
+	}
+	tag("Time", g.Start.Format("15:04:05"))
+	tag("PlyCount", strconv.Itoa(len(g.Moves)))
+	term := g.Termination
+	if term == "" {
+		term = TermUnterminated
+	}
+	tag("Termination", term)
+	w.WriteString("\n")
+
+	var pos engine.Position
+	if g.StartFEN == "" {
+		pos = engine.StartPosition()
+	} else {
+		var err error
+		if pos, err = engine.ParseFEN(g.StartFEN); err != nil {
+			return err
+		}
+	}
+	if g.Chess960 {
+		pos.SetChess960(true)
+	}
+	lw := lineWriter{w: w}
+	num := pos.FullmoveNumber()
+	var buf []byte
+	for i, m := range g.Moves {
+		buf = buf[:0]
+		white := pos.SideToMove() == engine.White
+		if white {
+			buf = strconv.AppendInt(buf, int64(num), 10)
+			buf = append(buf, '.')
+		} else if i == 0 {
+			buf = strconv.AppendInt(buf, int64(num), 10)
+			buf = append(buf, "..."...)
+		}
+		if len(buf) > 0 {
+			lw.word(buf)
+			buf = buf[:0]
+		}
+		lw.word(append(buf, pos.SAN(m)...))
+		buf = buf[:0]
+		if i < g.BookPlies {
+			lw.word([]byte("{book}"))
+		} else {
+			inf := g.Info[i]
+			buf = append(buf, '{')
+			if inf.HasScore {
+				buf = append(buf, inf.Score.String()...)
+				buf = append(buf, '/')
+				buf = strconv.AppendInt(buf, int64(inf.Depth), 10)
+				buf = append(buf, ' ')
+			}
+			buf = appendSeconds(buf, inf.Elapsed)
+			buf = append(buf, "s}"...)
+			lw.comment(buf)
+		}
+		pos.MakeMove(m)
+		if !white {
+			num++
+		}
+	}
+	if g.Reason != "" {
+		lw.comment([]byte("{" + strings.ReplaceAll(g.Reason, "}", ")") + "}"))
+	}
+	lw.word([]byte(g.Result.String()))
+	w.WriteString("\n\n")
+	return nil
+}
+
+func appendSeconds(b []byte, d time.Duration) []byte {
+	return strconv.AppendFloat(b, d.Seconds(), 'f', 3, 64)
+}
+
+func pgnEscape(s string) string {
+	if !strings.ContainsAny(s, `"\`) {
+		return s
+	}
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)
+}
+
+// lineWriter wraps movetext at 79 columns.
+type lineWriter struct {
+	w   *bufio.Writer
+	col int
+}
+
+func (l *lineWriter) word(b []byte) {
+	if l.col > 0 && l.col+1+len(b) > 79 {
+		l.w.WriteByte('\n')
+		l.col = 0
+	} else if l.col > 0 {
+		l.w.WriteByte(' ')
+		l.col++
+	}
+	l.w.Write(b)
+	l.col += len(b)
+}
+
+// comment writes a brace comment, breaking it at its spaces if it would not fit.
+func (l *lineWriter) comment(b []byte) {
+	if l.col+1+len(b) <= 79 || len(b) > 79 {
+		l.word(b)
+		return
+	}
+	for _, part := range strings.Fields(string(b)) {
+		l.word([]byte(part))
+	}
+}
