@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/arbiter
 PKGS    ?= ./...
 
-.PHONY: build test lint bench bench-perft demo generate fuzz
+.PHONY: build test lint bench demo generate
 
 build:
 	$(GO) build -o $(BIN) ./cmd/arbiter
@@ -18,6 +18,24 @@ lint:
 
 demo: build
 	$(BIN) up --workers 2 --depth 7
+
+## Engine core
+.PHONY: bench-perft perft-full fuzz
+
+# Our perft against Stockfish's, one thread, no hash (needs /usr/games/stockfish).
+bench-perft: build
+	scripts/bench-perft.sh
+
+# Every perft suite position at every depth (hours of CPU; not run in CI).
+perft-full: build
+	ARBITER_PERFT_FULL=1 $(GO) test -count=1 -timeout 0 -run 'Suite|Stats' ./engine/
+
+# Bounded fuzzing of the text parsers (FUZZTIME per target).
+FUZZTIME ?= 15s
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzParseFEN -fuzztime=$(FUZZTIME) ./engine/
+	$(GO) test -run='^$$' -fuzz=FuzzParseUCIMove -fuzztime=$(FUZZTIME) ./engine/
+	$(GO) test -run='^$$' -fuzz=FuzzParseSAN -fuzztime=$(FUZZTIME) ./engine/
 
 ## Cluster
 .PHONY: proto-check bench-cluster

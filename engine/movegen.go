@@ -178,22 +178,50 @@ func (p *Position) castleLegal(i int, li *legalityInfo) bool {
 		return false
 	}
 	ksq, rsq := li.ksq, p.castleRook[i]
-	kto, rto := castleKingTo[i], castleRookTo[i]
-	kingPath := betweenBB[ksq][kto] | kto.Bit()
-	mustBeEmpty := (kingPath | betweenBB[rsq][rto] | rto.Bit()) &^ (ksq.Bit() | rsq.Bit())
-	if li.occ&mustBeEmpty != 0 {
+	cm := &castleMasks[i][ksq.File()][rsq.File()]
+	if li.occ&cm.mustBeEmpty != 0 {
 		return false
 	}
 	// With king and castling rook lifted: a rook that shielded the king's
 	// destination (Chess960) no longer does.
 	occ := li.occ &^ (ksq.Bit() | rsq.Bit())
 	them := p.side ^ 1
-	for path := kingPath &^ ksq.Bit(); path != 0; {
+	for path := cm.kingPath; path != 0; {
 		if p.attackedBy(popFirst(&path), them, occ) {
 			return false
 		}
 	}
 	return true
+}
+
+// castleMask is what one castling needs, by right, king file and rook file:
+// the squares that must be empty (king and rook excluded) and the squares
+// the king passes or lands on (its start excluded: it is not in check).
+type castleMask struct{ mustBeEmpty, kingPath Bitboard }
+
+var castleMasks [4][8][8]castleMask
+
+func init() {
+	for i := 0; i < 4; i++ {
+		back := 0
+		if i >= 2 {
+			back = 7
+		}
+		for kf := 0; kf < 8; kf++ {
+			for rf := 0; rf < 8; rf++ {
+				if kf == rf {
+					continue
+				}
+				ksq, rsq := MakeSquare(kf, back), MakeSquare(rf, back)
+				kto, rto := castleKingTo[i], castleRookTo[i]
+				kingPath := betweenBB[ksq][kto] | kto.Bit()
+				castleMasks[i][kf][rf] = castleMask{
+					mustBeEmpty: (kingPath | betweenBB[rsq][rto] | rto.Bit()) &^ (ksq.Bit() | rsq.Bit()),
+					kingPath:    kingPath &^ ksq.Bit(),
+				}
+			}
+		}
+	}
 }
 
 // GenerateMoves writes all legal moves into ml (replacing its contents).
