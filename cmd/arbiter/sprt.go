@@ -261,9 +261,12 @@ type sequenceLine struct {
 	Losses      *int64   `json:"losses"`
 }
 
+// sequenceStep is one output line of --sequence: the input line it answers,
+// the sample count (pairs, or games for W/D/L-only lines) and the test.
 type sequenceStep struct {
 	Line  int        `json:"line"`
-	Count int64      `json:"pairs"`
+	Pairs *int64     `json:"pairs,omitempty"`
+	Games *int64     `json:"games,omitempty"`
 	LLR   float64    `json:"llr"`
 	O0    float64    `json:"o0"`
 	O1    float64    `json:"o1"`
@@ -310,13 +313,15 @@ func runSPRTSequence(cmd *cobra.Command, params sprt.Params, f sprtFlags) error 
 		if err != nil {
 			return usageError("sprt: --sequence %s line %d: %v", f.sequence, lineNo, err)
 		}
-		var count int64
+		step := sequenceStep{Line: lineNo, LLR: st.LLR, O0: st.O0, O1: st.O1, State: st.State}
 		if results.Pentanomial != nil {
-			count = results.Pentanomial.Pairs()
+			pairs := results.Pentanomial.Pairs()
+			step.Pairs = &pairs
 		} else {
-			count = results.Games()
+			games := results.Games()
+			step.Games = &games
 		}
-		if err := writeJSONLine(out, sequenceStep{Line: lineNo, Count: count, LLR: st.LLR, O0: st.O0, O1: st.O1, State: st.State}); err != nil {
+		if err := writeJSONLine(out, step); err != nil {
 			return err
 		}
 		steps++

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/arbiter-chess/arbiter/sprt"
 )
 
 // The Fishtest reference vectors, preferably from the sprt package's copy.
@@ -368,4 +370,32 @@ func TestHelperArbiterMain(t *testing.T) {
 	}
 	main()
 	os.Exit(0)
+}
+
+func TestSPRTCommandSequenceWDL(t *testing.T) {
+	lines := "{\"wins\": 1, \"draws\": 0, \"losses\": 0}\n{\"wins\": 1, \"draws\": 1, \"losses\": 0}\n"
+	stdout, _, err := runArbiter(t, lines, "sprt", "--sequence", "-", "--batch-pairs", "1", "--elo0", "0", "--elo1", "5", "--model", "logistic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(out) != 2 {
+		t.Fatalf("want 2 steps, got:\n%s", stdout)
+	}
+	for k, ldw := range [][]int64{{0, 0, 1}, {0, 1, 1}} {
+		var got struct {
+			Games int64   `json:"games"`
+			LLR   float64 `json:"llr"`
+		}
+		if err := json.Unmarshal([]byte(out[k]), &got); err != nil {
+			t.Fatal(err)
+		}
+		want, err := sprt.LLRLogistic(0, 5, ldw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Games != int64(k+1) || got.LLR != want {
+			t.Errorf("step %d: %s, want games %d llr %v", k, out[k], k+1, want)
+		}
+	}
 }
