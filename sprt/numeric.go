@@ -29,11 +29,12 @@ const (
 	errNotFiniteRoot = rootError("root finder met a non-finite function value")
 )
 
-// brentq is a line-for-line port of SciPy's C brentq (scipy/optimize/
-// Zeros/brentq.c): the same interpolation/extrapolation choices and the same
-// stopping test, so that roots agree with Fishtest's to the last few ulps.
+// brentq follows SciPy's brentq step for step (the same choice between
+// inverse interpolation, extrapolation and bisection, and the same stopping
+// test), so that roots agree with Fishtest's to the last few ulps.
 // converged is false when maxiter was exhausted (SciPy then still returns the
-// last iterate); err is set only when the bracket has no sign change.
+// last iterate); err is set when the bracket has no sign change or the
+// function returns NaN, where SciPy's answer would be meaningless anyway.
 func brentq(f func(float64) float64, xa, xb float64) (root float64, converged bool, err error) {
 	xpre, xcur := xa, xb
 	var xblk, fblk, spre, scur float64
