@@ -31,7 +31,8 @@ type FixedElo struct {
 
 // FixedGamesElo computes get_elo on the pentanomial if present, otherwise on
 // [L,D,W]. The variance is per game in both cases, so the pentanomial's CI is
-// the narrower, paired one.
+// the narrower, paired one. r must pass Results.Validate; the figures of
+// negative counts mean nothing.
 func FixedGamesElo(r Results) FixedElo {
 	counts := regularize(r.sprtCounts())
 	k := len(counts)
@@ -86,7 +87,7 @@ func tConf(mean, variance, skewness, exkurt float64) (t, varT float64) {
 var z975 = NormalQuantile(0.975)
 
 // NEloFromTrinomial is normalized Elo from game counts:
-// (800/ln10)·(score−½)/σ_game.
+// (800/ln10)·(score−½)/σ_game. Counts must be non-negative.
 func NEloFromTrinomial(losses, draws, wins int64) NElo {
 	n, d := resultsToPDF([]int64{losses, draws, wins})
 	t, varT := tConf(d.moments())
@@ -100,7 +101,8 @@ func NEloFromTrinomial(losses, draws, wins int64) NElo {
 
 // NEloFromPentanomial is normalized Elo from pair counts: the t-value of the
 // pair average divided by √2, so that it estimates the same quantity as the
-// per-game nElo while using the pairs' lower variance.
+// per-game nElo while using the pairs' lower variance. Counts must be
+// non-negative.
 func NEloFromPentanomial(p Pentanomial) NElo {
 	n, d := resultsToPDF(p[:])
 	t, varT := tConf(d.moments())
