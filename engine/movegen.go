@@ -217,7 +217,9 @@ func init() {
 				kingPath := betweenBB[ksq][kto] | kto.Bit()
 				castleMasks[i][kf][rf] = castleMask{
 					mustBeEmpty: (kingPath | betweenBB[rsq][rto] | rto.Bit()) &^ (ksq.Bit() | rsq.Bit()),
-					kingPath:    kingPath &^ ksq.Bit(),
+					// The destination stays in even when the king does not
+					// move: the rook leaving may uncover it (Chess960).
+					kingPath: betweenBB[ksq][kto] | kto.Bit(),
 				}
 			}
 		}
