@@ -1,0 +1,245 @@
+// Package perftsplit turns one perft job into work units.
+//
+// The root is expanded to a split ply; the positions reached there are merged
+// by their full identity (the FEN without move counters: placement, side to
+// move, castling rights and en-passant square — not a hash, so two positions
+// are merged only when they really are the same) and each unique position
+// keeps its multiplicity per root move. perft(root, depth) is then
+//
+//	sum over unique positions P:  mult(P) × perft(P, depth − splitPly)
+//
+// and divide is the same sum restricted to one root move. Units are batches
+// of consecutive unique positions sized to a target amount of work.
+package perftsplit
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/arbiter-chess/arbiter/engine"
+)
+
+// MaxSplitPly bounds the expansion the coordinator does in memory
+// (ply 6 of the start position is 119 million leaves, 9.4 million unique).
+const MaxSplitPly = 6
+
+// MaxDepth is the deepest perft the coordinator accepts.
+const MaxDepth = 20
+
+// RootMult says a position occurs N times below root move Root.
+type RootMult struct {
+	Root int
+	N    uint64
+}
+
+// Position is a unique position at the split ply.
+type Position struct {
+	FEN  string     // full FEN (X-FEN in Chess960), counters included
+	Mult []RootMult // by ascending root index
+	// Est is the estimated number of leaf nodes below the position.
+	Est float64
+}
+
+// Plan is a split perft job.
+type Plan struct {
+	Depth     int
+	SplitPly  int
+	Remaining int      // depth − SplitPly, the depth each unit computes
+	RootMoves []string // UCI, in generation order; divide is indexed by these
+	Leaves    uint64   // positions reached at the split ply, with repeats
+	Positions []Position
+}
+
+// ChooseSplitPly picks a split ply from the depth: deep enough to give many
+// units, shallow enough that the coordinator's expansion stays cheap, leaving
+// each unit about five plies (where the workers' hash tables pay off).
+func ChooseSplitPly(depth int) int {
+	switch {
+	case depth <= 0:
+		return 0
+	case depth <= 2:
+		return 1
+	case depth <= 4:
+		return 1
+	case depth <= 6:
+		return 2
+	default:
+		return min(depth-5, MaxSplitPly)
+	}
+}
+
+// PositionKey is the identity of a position without move counters.
+func PositionKey(p *engine.Position) string {
+	f := p.FEN()
+	for i := 0; i < 2; i++ {
+		if j := strings.LastIndexByte(f, ' '); j >= 0 {
+			f = f[:j]
+		}
+	}
+	return f
+}
+
+// Split expands root to splitPly. depth must be ≥ 1 and 1 ≤ splitPly ≤ depth.
+func Split(root engine.Position, depth, splitPly int) (*Plan, error) {
+	if depth < 1 || depth > MaxDepth {
+		return nil, fmt.Errorf("depth %d out of range 1..%d", depth, MaxDepth)
+	}
+	if splitPly < 1 || splitPly > depth || splitPly > MaxSplitPly {
+		return nil, fmt.Errorf("split ply %d out of range 1..%d", splitPly, min(depth, MaxSplitPly))
+	}
+	plan := &Plan{Depth: depth, SplitPly: splitPly, Remaining: depth - splitPly}
+	index := make(map[string]int)
+	var ml engine.MoveList
+	root.GenerateMoves(&ml)
+	moves := append([]engine.Move(nil), ml.Slice()...)
+	for i, m := range moves {
+		plan.RootMoves = append(plan.RootMoves, root.UCIMove(m))
+		child := root
+		child.MakeMove(m)
+		plan.expand(&child, 1, i, index)
+	}
+	return plan, nil
+}
+
+func (plan *Plan) expand(p *engine.Position, ply, rootIdx int, index map[string]int) {
+	if ply == plan.SplitPly {
+		plan.Leaves++
+		key := PositionKey(p)
+		i, ok := index[key]
+		if !ok {
+			i = len(plan.Positions)
+			index[key] = i
+			plan.Positions = append(plan.Positions, Position{FEN: p.FEN(), Est: estimate(p, plan.Remaining)})
+		}
+		pos := &plan.Positions[i]
+		if n := len(pos.Mult); n > 0 && pos.Mult[n-1].Root == rootIdx {
+			pos.Mult[n-1].N++
+		} else {
+			pos.Mult = append(pos.Mult, RootMult{Root: rootIdx, N: 1})
+		}
+		return
+	}
+	var ml engine.MoveList
+	p.GenerateMoves(&ml)
+	// A position without moves before the split ply (mate or stalemate)
+	// has no leaves at any greater depth: it contributes nothing.
+	for _, m := range ml.Slice() {
+		child := *p
+		child.MakeMove(m)
+		plan.expand(&child, ply+1, rootIdx, index)
+	}
+}
+
+// estimate guesses the leaf count below p at the given depth from its
+// number of legal moves and a typical branching factor. It only weighs
+// positions against each other when batching.
+func estimate(p *engine.Position, depth int) float64 {
+	if depth == 0 {
+		return 1
+	}
+	var ml engine.MoveList
+	p.GenerateMoves(&ml)
+	return math.Max(1, float64(ml.N)) * math.Pow(30, float64(depth-1))
+}
+
+// Range is a unit: positions [First, End) of the plan.
+type Range struct{ First, End int }
+
+// Batch groups consecutive positions into units of about targetNodes
+// estimated leaves each, with at least minUnits units (when there are that
+// many positions) and at most maxPositions positions per unit.
+func (plan *Plan) Batch(targetNodes float64, minUnits, maxPositions int) []Range {
+	n := len(plan.Positions)
+	if n == 0 {
+		return nil
+	}
+	var total float64
+	for _, p := range plan.Positions {
+		total += p.Est
+	}
+	if minUnits > 0 && total/float64(minUnits) < targetNodes {
+		targetNodes = total / float64(minUnits)
+	}
+	if maxPositions < 1 {
+		maxPositions = 1
+	}
+	var out []Range
+	first, acc := 0, 0.0
+	for i, p := range plan.Positions {
+		acc += p.Est
+		if acc >= targetNodes || i+1-first >= maxPositions || i == n-1 {
+			out = append(out, Range{First: first, End: i + 1})
+			first, acc = i+1, 0
+		}
+	}
+	return out
+}
+
+// ErrImpossible marks a count that cannot be right for its position.
+var ErrImpossible = errors.New("impossible count")
+
+// Check tells whether count can be perft(p, depth): exact for depths 0, 1
+// and 2, and for deeper counts zero exactly when no line of that length
+// exists, and no more than 218^depth. It is a plausibility check against
+// malformed or garbage results, not a recomputation.
+func Check(p *engine.Position, depth int, count uint64) error {
+	switch depth {
+	case 0:
+		if count != 1 {
+			return fmt.Errorf("%w: perft 0 is 1, got %d", ErrImpossible, count)
+		}
+		return nil
+	case 1:
+		var ml engine.MoveList
+		p.GenerateMoves(&ml)
+		if count != uint64(ml.N) {
+			return fmt.Errorf("%w: depth 1 count must equal the %d legal moves, got %d", ErrImpossible, ml.N, count)
+		}
+		return nil
+	case 2:
+		var ml engine.MoveList
+		p.GenerateMoves(&ml)
+		var sum uint64
+		for _, m := range ml.Slice() {
+			c := *p
+			c.MakeMove(m)
+			var cl engine.MoveList
+			c.GenerateMoves(&cl)
+			sum += uint64(cl.N)
+		}
+		if count != sum {
+			return fmt.Errorf("%w: depth 2 count is %d, got %d", ErrImpossible, sum, count)
+		}
+		return nil
+	}
+	if float64(count) > math.Pow(218, float64(depth)) {
+		return fmt.Errorf("%w: %d exceeds 218^%d", ErrImpossible, count, depth)
+	}
+	has := hasLine(p, depth)
+	if has && count == 0 {
+		return fmt.Errorf("%w: count 0 but the position has lines of depth %d", ErrImpossible, depth)
+	}
+	if !has && count != 0 {
+		return fmt.Errorf("%w: no line of depth %d exists, got %d", ErrImpossible, depth, count)
+	}
+	return nil
+}
+
+// hasLine reports whether some sequence of depth legal moves exists.
+func hasLine(p *engine.Position, depth int) bool {
+	if depth == 0 {
+		return true
+	}
+	var ml engine.MoveList
+	p.GenerateMoves(&ml)
+	for _, m := range ml.Slice() {
+		c := *p
+		c.MakeMove(m)
+		if hasLine(&c, depth-1) {
+			return true
+		}
+	}
+	return false
+}

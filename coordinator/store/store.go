@@ -1,0 +1,574 @@
+// Package store keeps the coordinator's durable state in SQLite.
+//
+// Why SQLite (through the pure-Go modernc.org/sqlite driver) rather than
+// bbolt: jobs, units and runs are relational (a unit has runs, a job has
+// units), the coordinator needs a few indexed look-ups and aggregate queries,
+// and an operator can inspect the file with the sqlite3 shell. The database
+// runs in WAL mode with synchronous=FULL, so a committed transaction survives
+// SIGKILL and power loss; every result is committed before the coordinator
+// acknowledges it.
+//
+// The store knows nothing of chess: positions are FEN strings and counts are
+// uint64 slices.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Job states as stored.
+const (
+	StateRunning   = "running"
+	StateDone      = "done"
+	StateFailed    = "failed"
+	StateCancelled = "cancelled"
+)
+
+// ErrNotFound is returned for an unknown job.
+var ErrNotFound = errors.New("not found")
+
+// Store is an open coordinator database.
+type Store struct {
+	db *sql.DB
+}
+
+// Job is one job's row.
+type Job struct {
+	ID         string
+	Seq        int64
+	Kind       string // "perft"
+	FEN        string
+	Depth      int
+	SplitPly   int
+	Verify     float64
+	Chess960   bool
+	State      string
+	Error      string
+	CreatedAt  time.Time
+	FinishedAt time.Time // zero while running
+	RootMoves  []string
+	UnitsTotal int
+	Positions  int
+	Total      string   // decimal, set when done
+	Divide     []string // decimal per root move, set when done
+}
+
+// RootMult says a position occurs N times below root move Root.
+type RootMult struct {
+	Root int
+	N    uint64
+}
+
+// Position is one unique position of a perft job at the split ply.
+type Position struct {
+	FEN  string
+	Mult []RootMult
+}
+
+// Unit is one leasable batch of consecutive positions [First, End).
+type Unit struct {
+	ID      string
+	JobID   string
+	Idx     int
+	First   int
+	End     int
+	Verify  bool
+	Settled bool
+	Counts  []uint64 // settled counts
+}
+
+// Run is one worker's result for one unit.
+type Run struct {
+	UnitID    string
+	WorkerID  string
+	Counts    []uint64
+	At        time.Time
+	ElapsedMS int64
+}
+
+// Worker is a registered worker.
+type Worker struct {
+	ID           string
+	Name         string
+	Capabilities string // JSON
+	RegisteredAt time.Time
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS jobs (
+  id TEXT PRIMARY KEY,
+  seq INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  fen TEXT NOT NULL,
+  depth INTEGER NOT NULL,
+  split_ply INTEGER NOT NULL,
+  verify REAL NOT NULL,
+  chess960 INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  error TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  finished_at INTEGER NOT NULL DEFAULT 0,
+  root_moves TEXT NOT NULL,
+  units_total INTEGER NOT NULL,
+  positions INTEGER NOT NULL,
+  total TEXT NOT NULL DEFAULT '',
+  divide TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS positions (
+  job_id TEXT NOT NULL,
+  idx INTEGER NOT NULL,
+  fen TEXT NOT NULL,
+  mult TEXT NOT NULL,
+  PRIMARY KEY (job_id, idx)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS units (
+  id TEXT PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  idx INTEGER NOT NULL,
+  first_pos INTEGER NOT NULL,
+  end_pos INTEGER NOT NULL,
+  verify INTEGER NOT NULL,
+  settled INTEGER NOT NULL DEFAULT 0,
+  counts TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS units_job ON units(job_id, idx);
+CREATE TABLE IF NOT EXISTS runs (
+  unit_id TEXT NOT NULL,
+  worker_id TEXT NOT NULL,
+  job_id TEXT NOT NULL,
+  counts TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  elapsed_ms INTEGER NOT NULL,
+  PRIMARY KEY (unit_id, worker_id)
+);
+CREATE INDEX IF NOT EXISTS runs_job ON runs(job_id);
+CREATE TABLE IF NOT EXISTS workers (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  capabilities TEXT NOT NULL,
+  registered_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id TEXT NOT NULL,
+  unit_id TEXT NOT NULL,
+  worker_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  detail TEXT NOT NULL,
+  at INTEGER NOT NULL
+);
+`
+
+// Open opens (creating if needed) the database file coordinator.db in dir.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("store: data dir %q: %w", dir, err)
+	}
+	path := filepath.Join(dir, "coordinator.db")
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	// One connection: SQLite has one writer anyway, and the coordinator
+	// serialises state changes itself.
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: schema in %s: %w", path, err)
+	}
+	var mode string
+	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		db.Close()
+		return nil, fmt.Errorf("store: %s: journal_mode is %q, want wal (%v)", path, mode, err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// EncodeCounts renders counts as comma-separated decimals.
+func EncodeCounts(c []uint64) string {
+	var b strings.Builder
+	for i, v := range c {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatUint(v, 10))
+	}
+	return b.String()
+}
+
+// DecodeCounts parses EncodeCounts' output.
+func DecodeCounts(s string) ([]uint64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	parts := strings.Split(s, ",")
+	out := make([]uint64, len(parts))
+	for i, p := range parts {
+		v, err := strconv.ParseUint(p, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("store: bad count %q", p)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func encodeMult(m []RootMult) string {
+	var b strings.Builder
+	for i, r := range m {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		b.WriteString(strconv.Itoa(r.Root))
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatUint(r.N, 10))
+	}
+	return b.String()
+}
+
+func decodeMult(s string) ([]RootMult, error) {
+	if s == "" {
+		return nil, nil
+	}
+	parts := strings.Split(s, ";")
+	out := make([]RootMult, len(parts))
+	for i, p := range parts {
+		r, n, ok := strings.Cut(p, ":")
+		if !ok {
+			return nil, fmt.Errorf("store: bad multiplicity %q", p)
+		}
+		ri, err1 := strconv.Atoi(r)
+		ni, err2 := strconv.ParseUint(n, 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("store: bad multiplicity %q", p)
+		}
+		out[i] = RootMult{Root: ri, N: ni}
+	}
+	return out, nil
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// CreateJob stores a job with its positions and units in one transaction:
+// after a crash either all of it exists or none.
+func (s *Store) CreateJob(ctx context.Context, j *Job, positions []Position, units []Unit) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var seq int64
+	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq),0)+1 FROM jobs").Scan(&seq); err != nil {
+		return err
+	}
+	j.Seq = seq
+	roots, _ := json.Marshal(j.RootMoves)
+	divide, _ := json.Marshal(j.Divide)
+	if j.Divide == nil {
+		divide = []byte("")
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO jobs(id,seq,kind,fen,depth,split_ply,verify,chess960,state,error,created_at,finished_at,root_moves,units_total,positions,total,divide)
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		j.ID, seq, j.Kind, j.FEN, j.Depth, j.SplitPly, j.Verify, boolInt(j.Chess960), j.State, j.Error,
+		unixNano(j.CreatedAt), unixNano(j.FinishedAt), string(roots), j.UnitsTotal, j.Positions, j.Total, string(divide))
+	if err != nil {
+		return fmt.Errorf("store: insert job: %w", err)
+	}
+	ps, err := tx.PrepareContext(ctx, "INSERT INTO positions(job_id,idx,fen,mult) VALUES(?,?,?,?)")
+	if err != nil {
+		return err
+	}
+	defer ps.Close()
+	for i, p := range positions {
+		if _, err := ps.ExecContext(ctx, j.ID, i, p.FEN, encodeMult(p.Mult)); err != nil {
+			return fmt.Errorf("store: insert position: %w", err)
+		}
+	}
+	us, err := tx.PrepareContext(ctx, "INSERT INTO units(id,job_id,idx,first_pos,end_pos,verify) VALUES(?,?,?,?,?,?)")
+	if err != nil {
+		return err
+	}
+	defer us.Close()
+	for _, u := range units {
+		if _, err := us.ExecContext(ctx, u.ID, j.ID, u.Idx, u.First, u.End, boolInt(u.Verify)); err != nil {
+			return fmt.Errorf("store: insert unit: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+const jobColumns = `id,seq,kind,fen,depth,split_ply,verify,chess960,state,error,created_at,finished_at,root_moves,units_total,positions,total,divide`
+
+func scanJob(sc interface{ Scan(...any) error }) (*Job, error) {
+	var j Job
+	var c960 int
+	var created, finished int64
+	var roots, divide string
+	if err := sc.Scan(&j.ID, &j.Seq, &j.Kind, &j.FEN, &j.Depth, &j.SplitPly, &j.Verify, &c960, &j.State, &j.Error,
+		&created, &finished, &roots, &j.UnitsTotal, &j.Positions, &j.Total, &divide); err != nil {
+		return nil, err
+	}
+	j.Chess960 = c960 != 0
+	j.CreatedAt, j.FinishedAt = fromNano(created), fromNano(finished)
+	if err := json.Unmarshal([]byte(roots), &j.RootMoves); err != nil {
+		return nil, fmt.Errorf("store: job %s root moves: %w", j.ID, err)
+	}
+	if divide != "" {
+		if err := json.Unmarshal([]byte(divide), &j.Divide); err != nil {
+			return nil, fmt.Errorf("store: job %s divide: %w", j.ID, err)
+		}
+	}
+	return &j, nil
+}
+
+// Jobs returns every job in submission order.
+func (s *Store) Jobs(ctx context.Context) ([]*Job, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+jobColumns+" FROM jobs ORDER BY seq")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// Positions returns a job's positions in index order.
+func (s *Store) Positions(ctx context.Context, jobID string) ([]Position, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT fen, mult FROM positions WHERE job_id=? ORDER BY idx", jobID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Position
+	for rows.Next() {
+		var p Position
+		var m string
+		if err := rows.Scan(&p.FEN, &m); err != nil {
+			return nil, err
+		}
+		if p.Mult, err = decodeMult(m); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// Units returns a job's units in index order.
+func (s *Store) Units(ctx context.Context, jobID string) ([]Unit, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT id, idx, first_pos, end_pos, verify, settled, counts FROM units WHERE job_id=? ORDER BY idx", jobID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Unit
+	for rows.Next() {
+		u := Unit{JobID: jobID}
+		var verify, settled int
+		var counts string
+		if err := rows.Scan(&u.ID, &u.Idx, &u.First, &u.End, &verify, &settled, &counts); err != nil {
+			return nil, err
+		}
+		u.Verify, u.Settled = verify != 0, settled != 0
+		if u.Counts, err = DecodeCounts(counts); err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+// Runs returns every run of a job's units, oldest first.
+func (s *Store) Runs(ctx context.Context, jobID string) ([]Run, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT unit_id, worker_id, counts, at, elapsed_ms FROM runs WHERE job_id=? ORDER BY at, rowid", jobID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		var r Run
+		var counts string
+		var at int64
+		if err := rows.Scan(&r.UnitID, &r.WorkerID, &counts, &at, &r.ElapsedMS); err != nil {
+			return nil, err
+		}
+		r.At = fromNano(at)
+		if r.Counts, err = DecodeCounts(counts); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// UnitChange is the new settlement state of a unit, written with a run.
+type UnitChange struct {
+	Settled bool
+	Counts  []uint64
+}
+
+// JobChange is a job's new final state, written with a run.
+type JobChange struct {
+	State      string
+	Error      string
+	FinishedAt time.Time
+	Total      string
+	Divide     []string
+}
+
+// Event is something an operator should know about (a mismatch).
+type Event struct {
+	JobID, UnitID, WorkerID, Kind, Detail string
+	At                                    time.Time
+}
+
+// Commit writes, in one transaction, an optional run, the unit's new state,
+// the job's final state and events. The caller acknowledges the worker only
+// after Commit returns nil.
+func (s *Store) Commit(ctx context.Context, jobID, unitID string, run *Run, unit *UnitChange, job *JobChange, events []Event) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if run != nil {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO runs(unit_id,worker_id,job_id,counts,at,elapsed_ms) VALUES(?,?,?,?,?,?)",
+			run.UnitID, run.WorkerID, jobID, EncodeCounts(run.Counts), unixNano(run.At), run.ElapsedMS); err != nil {
+			return fmt.Errorf("store: insert run: %w", err)
+		}
+	}
+	if unit != nil {
+		if _, err := tx.ExecContext(ctx, "UPDATE units SET settled=?, counts=? WHERE id=?",
+			boolInt(unit.Settled), EncodeCounts(unit.Counts), unitID); err != nil {
+			return fmt.Errorf("store: update unit: %w", err)
+		}
+	}
+	if job != nil {
+		if err := setJobState(ctx, tx, jobID, job); err != nil {
+			return err
+		}
+	}
+	for _, e := range events {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO events(job_id,unit_id,worker_id,kind,detail,at) VALUES(?,?,?,?,?,?)",
+			e.JobID, e.UnitID, e.WorkerID, e.Kind, e.Detail, unixNano(e.At)); err != nil {
+			return fmt.Errorf("store: insert event: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
+func setJobState(ctx context.Context, tx *sql.Tx, jobID string, job *JobChange) error {
+	divide := ""
+	if job.Divide != nil {
+		b, _ := json.Marshal(job.Divide)
+		divide = string(b)
+	}
+	res, err := tx.ExecContext(ctx, "UPDATE jobs SET state=?, error=?, finished_at=?, total=?, divide=? WHERE id=?",
+		job.State, job.Error, unixNano(job.FinishedAt), job.Total, divide, jobID)
+	if err != nil {
+		return fmt.Errorf("store: update job: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("store: job %s: %w", jobID, ErrNotFound)
+	}
+	return nil
+}
+
+// SetJobState writes a job's final state on its own (cancel).
+func (s *Store) SetJobState(ctx context.Context, jobID string, job *JobChange) error {
+	return s.Commit(ctx, jobID, "", nil, nil, job, nil)
+}
+
+// Events returns a job's events, oldest first.
+func (s *Store) Events(ctx context.Context, jobID string) ([]Event, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT job_id, unit_id, worker_id, kind, detail, at FROM events WHERE job_id=? ORDER BY id", jobID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var e Event
+		var at int64
+		if err := rows.Scan(&e.JobID, &e.UnitID, &e.WorkerID, &e.Kind, &e.Detail, &at); err != nil {
+			return nil, err
+		}
+		e.At = fromNano(at)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// AddWorker records a registered worker.
+func (s *Store) AddWorker(ctx context.Context, w Worker) error {
+	_, err := s.db.ExecContext(ctx, "INSERT INTO workers(id,name,capabilities,registered_at) VALUES(?,?,?,?)",
+		w.ID, w.Name, w.Capabilities, unixNano(w.RegisteredAt))
+	return err
+}
+
+// Workers returns every registered worker.
+func (s *Store) Workers(ctx context.Context) ([]Worker, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT id, name, capabilities, registered_at FROM workers")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Worker
+	for rows.Next() {
+		var w Worker
+		var at int64
+		if err := rows.Scan(&w.ID, &w.Name, &w.Capabilities, &at); err != nil {
+			return nil, err
+		}
+		w.RegisteredAt = fromNano(at)
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
