@@ -144,7 +144,12 @@ func Run(ctx context.Context, cfg MatchConfig) (*Totals, error) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					players[s][e], errs[2*s+e] = newPlayer(cfg.Engines[e])
+					p, err := newPlayer(cfg.Engines[e])
+					if err != nil {
+						errs[2*s+e] = err
+						return
+					}
+					players[s][e] = p
 				}()
 			}
 		}

@@ -234,8 +234,19 @@ func (u *UCIPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, error)
 	u.p.setDeadline(t0.Add(req.Timeout))
 	stop := u.p.watchContext(ctx)
 	defer stop()
+	stopped := false
 	for {
 		line, err := u.p.readLine()
+		if err == ErrHang && !stopped && ctx.Err() == nil {
+			// Out of time: ask for the move at once. An engine that answers
+			// within the grace is only late (the game loop judges its clock);
+			// one that does not is hung and killed.
+			stopped = true
+			if u.p.sendString("stop") == nil {
+				u.p.setDeadline(time.Now().Add(stopGrace))
+				continue
+			}
+		}
 		if err != nil {
 			r.Elapsed = time.Since(t0)
 			u.p.kill()
@@ -387,7 +398,7 @@ func parseUCIInfo(line []byte, inf *Info) {
 
 // Quit sends quit and waits a moment for the process to exit.
 func (u *UCIPlayer) Quit() error {
-	if u.p == nil {
+	if u == nil || u.p == nil {
 		return nil
 	}
 	if u.p.alive() {

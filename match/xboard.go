@@ -3,6 +3,7 @@ package match
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -214,19 +215,12 @@ func (x *XboardPlayer) NewGame(ctx context.Context, chess960 bool) error {
 		if err = x.newGame(chess960); err == nil {
 			return nil
 		}
-		if err2 := unwrapUnsupported(err); err2 != nil {
-			return err2
+		if errors.Is(err, ErrUnsupport) {
+			return err
 		}
 		x.p.kill()
 	}
 	return fmt.Errorf("engine %q: new game: %w", x.cfg.Name, err)
-}
-
-func unwrapUnsupported(err error) error {
-	if err != nil && strings.Contains(err.Error(), ErrUnsupport.Error()) {
-		return err
-	}
-	return nil
 }
 
 func (x *XboardPlayer) newGame(chess960 bool) error {
@@ -302,8 +296,17 @@ func (x *XboardPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, err
 	x.p.setDeadline(t0.Add(req.Timeout))
 	stop := x.p.watchContext(ctx)
 	defer stop()
+	stopped := false
 	for {
 		line, err := x.p.readLine()
+		if err == ErrHang && !stopped && ctx.Err() == nil {
+			// Out of time: "?" asks for the move now (see UCIPlayer.Think).
+			stopped = true
+			if x.p.sendString("?") == nil {
+				x.p.setDeadline(time.Now().Add(stopGrace))
+				continue
+			}
+		}
 		if err != nil {
 			r.Elapsed = time.Since(t0)
 			x.p.kill()
@@ -416,7 +419,7 @@ func parseXboardPost(line []byte, inf *Info) {
 
 // Quit sends quit and waits a moment for the process to exit.
 func (x *XboardPlayer) Quit() error {
-	if x.p == nil {
+	if x == nil || x.p == nil {
 		return nil
 	}
 	if x.p.alive() {

@@ -488,7 +488,9 @@ func runMatch(cmd *cobra.Command, f *matchFlags) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
-	rep.print(t)
+	if rep.printed != t.Games {
+		rep.print(t)
+	}
 	rep.summary(t)
 	return nil
 }
@@ -512,43 +514,23 @@ type reporter struct {
 	out  io.Writer
 	plan *matchPlan
 	seq  *sprt.Sequential
+	// printed is the game count of the last report, so the final report is
+	// not repeated when the last pair just printed one.
+	printed int
 }
 
 func (r *reporter) print(t *match.Totals) {
-	res := t.Results
-	if res.Pentanomial == nil {
+	if t.Results.Pentanomial == nil {
 		return
 	}
-	p := *res.Pentanomial
 	e := r.plan.cfg.Engines
-	games := res.Games()
-	fe := sprt.FixedGamesElo(res)
-	ne := sprt.NEloFromPentanomial(p)
-	points := float64(res.Wins) + float64(res.Draws)/2
-	pairs := p.Pairs()
-	w := r.out
-	fmt.Fprintln(w, "--------------------------------------------------")
-	fmt.Fprintf(w, "Results of %s vs %s (%s, %s):\n", e[0].Name, e[1].Name, describeLimits(&r.plan.cfg), r.plan.bookName)
-	fmt.Fprintf(w, "Elo: %.2f +/- %.2f, nElo: %.2f +/- %.2f\n", fe.Elo, fe.HalfWidth95, ne.NElo, ne.HalfWidth95)
-	pairsRatio := 0.0
-	if lose := p[0] + p[1]; lose > 0 {
-		pairsRatio = float64(p[3]+p[4]) / float64(lose)
-	}
-	fmt.Fprintf(w, "LOS: %.2f %%, DrawRatio: %.2f %%, PairsRatio: %.2f\n", fe.LOS*100, pct(p[2], pairs), pairsRatio)
-	fmt.Fprintf(w, "Games: %d, Wins: %d, Losses: %d, Draws: %d, Points: %.1f (%.2f %%)\n", games, res.Wins, res.Losses, res.Draws, points, 100*points/float64(max(games, 1)))
-	wl := res.Wins - p[3] - 2*p[4]
-	dd := p[2] - wl
-	ratio := "inf"
-	if dd > 0 {
-		ratio = fmt.Sprintf("%.2f", float64(wl)/float64(dd))
-	}
-	fmt.Fprintf(w, "Ptnml(0-2): [%d, %d, %d, %d, %d], WL/DD Ratio: %s\n", p[0], p[1], p[2], p[3], p[4], ratio)
-	if r.seq != nil {
-		st := r.seq.Status()
-		pr := r.seq.Params
-		fmt.Fprintf(w, "LLR: %.2f (%.2f, %.2f) [%.2f, %.2f]\n", st.LLR, st.LowerBound, st.UpperBound, pr.Elo0, pr.Elo1)
-	}
-	fmt.Fprintln(w, "--------------------------------------------------")
+	fmt.Fprint(r.out, sprt.FormatReport(sprt.Report{
+		First: e[0].Name, Second: e[1].Name,
+		Details: describeLimits(&r.plan.cfg) + ", " + r.plan.bookName,
+		Results: t.Results,
+		SPRT:    r.plan.sprt,
+	}))
+	r.printed = t.Games
 }
 
 func (r *reporter) summary(t *match.Totals) {
@@ -571,11 +553,4 @@ func (r *reporter) summary(t *match.Totals) {
 	fmt.Fprintf(w, "Games: %d in %v (%.1f games/min); time losses %d, crashes %d, hangs %d, illegal moves %d, overruns %d (max %v)\n",
 		t.Games, t.Elapsed.Round(time.Millisecond), rate, t.TimeLosses, t.Crashes, t.Hangs, t.Illegal, t.Overruns, t.MaxOverrun.Round(time.Microsecond))
 	fmt.Fprintln(w, "Finished match")
-}
-
-func pct(n, d int64) float64 {
-	if d == 0 {
-		return 0
-	}
-	return 100 * float64(n) / float64(d)
 }
