@@ -278,6 +278,18 @@ func randomWalk(p Position, rng *rand.Rand, opt walkOptions) []Position {
 		}
 		moves := ml.Slice()
 		m := moves[rng.IntN(len(moves))]
+		if rng.IntN(3) == 0 {
+			// Now and then prefer a double push that allows an en-passant
+			// reply, so e.p. captures get tested often.
+			for _, c := range moves {
+				q := p
+				q.MakeMove(c)
+				if q.EnPassant() != NoSquare {
+					m = c
+					break
+				}
+			}
+		}
 		if opt.endgame && rng.IntN(4) != 0 {
 			// Prefer promotions, then captures, then pawn moves.
 			best := -1
