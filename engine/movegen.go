@@ -23,7 +23,7 @@ type legalityInfo struct {
 	ksq               Square
 }
 
-func (p *Position) legality() (li legalityInfo) {
+func (p *Position) legality(li *legalityInfo) {
 	us := p.side
 	them := us ^ 1
 	li.ksq = p.kingSq[us]
@@ -32,6 +32,7 @@ func (p *Position) legality() (li legalityInfo) {
 	li.occ = li.ours | li.theirs
 	li.theirRQ = (p.pieces[Rook] | p.pieces[Queen]) & li.theirs
 	li.theirBQ = (p.pieces[Bishop] | p.pieces[Queen]) & li.theirs
+	li.pinned = 0
 	li.checkers = (knightAttacks[li.ksq]&p.pieces[Knight] | pawnAttacks[us][li.ksq]&p.pieces[Pawn]) & li.theirs
 	snipers := RookAttacks(li.ksq, li.theirs)&li.theirRQ | BishopAttacks(li.ksq, li.theirs)&li.theirBQ
 	for snipers != 0 {
@@ -48,7 +49,6 @@ func (p *Position) legality() (li legalityInfo) {
 		c := li.checkers.First()
 		li.checkMask = betweenBB[li.ksq][c] | li.checkers
 	}
-	return li
 }
 
 // pawnShift moves a set of pawns one rank forward for colour c.
@@ -61,7 +61,8 @@ func pawnShift(b Bitboard, c Color) Bitboard {
 
 // countLegal returns the number of legal moves without generating them.
 func (p *Position) countLegal() int {
-	li := p.legality()
+	var li legalityInfo
+	p.legality(&li)
 	us := p.side
 	them := us ^ 1
 	n := 0
@@ -229,7 +230,8 @@ func init() {
 // GenerateMoves writes all legal moves into ml (replacing its contents).
 func (p *Position) GenerateMoves(ml *MoveList) {
 	ml.N = 0
-	li := p.legality()
+	var li legalityInfo
+	p.legality(&li)
 	us := p.side
 	them := us ^ 1
 
