@@ -15,7 +15,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"hash/fnv"
+	"math"
 	"math/big"
 	"sync"
 	"time"
@@ -401,18 +401,16 @@ func (c *Coordinator) expireLoop() {
 	}
 }
 
-// verifyUnit decides deterministically whether a unit is verified, so the
-// choice is the same whoever asks and however often.
-func verifyUnit(unitID string, fraction float64) bool {
+// verifyUnit decides deterministically whether unit i is verified: exactly
+// floor(n × fraction) of n units, spread evenly over the job.
+func verifyUnit(i int, fraction float64) bool {
 	if fraction <= 0 {
 		return false
 	}
 	if fraction >= 1 {
 		return true
 	}
-	h := fnv.New64a()
-	h.Write([]byte(unitID))
-	return float64(h.Sum64()>>11)/float64(1<<53) < fraction
+	return math.Floor(float64(i+1)*fraction) > math.Floor(float64(i)*fraction)
 }
 
 // finish closes a job in the store and in memory. Caller holds mu.

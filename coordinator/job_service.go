@@ -97,7 +97,7 @@ func (c *Coordinator) SubmitPerft(ctx context.Context, spec *arbiterv1.PerftSpec
 		}
 		for i, r := range plan.Batch(target, c.cfg.MinUnits, c.cfg.MaxPositionsPerUnit) {
 			uid := unitID(id, i)
-			units = append(units, store.Unit{ID: uid, JobID: id, Idx: i, First: r.First, End: r.End, Verify: verifyUnit(uid, verify)})
+			units = append(units, store.Unit{ID: uid, JobID: id, Idx: i, First: r.First, End: r.End, Verify: verifyUnit(i, verify)})
 		}
 		rec.UnitsTotal, rec.Positions = len(units), len(positions)
 		if len(units) == 0 {

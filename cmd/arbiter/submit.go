@@ -1,0 +1,347 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/auth"
+	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+func init() {
+	subcommands = append(subcommands, newSubmitCommand)
+	clusterPerft = runClusterPerft
+}
+
+// clientFlags are the flags of every command that talks to a coordinator.
+type clientFlags struct {
+	coordinator string
+	token       string
+	tls         bool
+	tlsCA       string
+}
+
+func (f *clientFlags) add(fl *pflag.FlagSet) {
+	fl.StringVar(&f.coordinator, "coordinator", "127.0.0.1:7700", "coordinator address HOST:PORT")
+	fl.StringVar(&f.token, "token", "", "bearer token (default: $"+auth.EnvToken+")")
+	fl.BoolVar(&f.tls, "tls", false, "connect with TLS (system roots)")
+	fl.StringVar(&f.tlsCA, "tls-ca", "", "connect with TLS, trusting the CA certificates in this PEM file")
+}
+
+// resolveToken returns the flag's token or the environment's.
+func resolveToken(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv(auth.EnvToken)
+}
+
+func (f *clientFlags) dial() (*grpc.ClientConn, error) {
+	tok := resolveToken(f.token)
+	if tok == "" {
+		return nil, usageError("no token: pass --token or set %s", auth.EnvToken)
+	}
+	if f.coordinator == "" {
+		return nil, usageError("--coordinator: address missing")
+	}
+	conn, err := clusterclient.Dial(f.coordinator, clusterclient.Options{Token: tok, TLS: f.tls, CAFile: f.tlsCA})
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	return conn, nil
+}
+
+// rpcError turns a gRPC error into a CLI error: refused input exits 2.
+func rpcError(what string, err error) error {
+	st := status.Convert(err)
+	switch st.Code() {
+	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition, codes.Unauthenticated, codes.PermissionDenied:
+		return usageError("%s: %s", what, st.Message())
+	}
+	return fmt.Errorf("%s: %s (%s)", what, st.Message(), st.Code())
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+type submitPerftFlags struct {
+	client   clientFlags
+	fen      string
+	depth    int
+	verify   float64
+	splitPly int
+	divide   bool
+	wait     bool
+	jsonOut  bool
+	chess960 bool
+	progress bool
+}
+
+func newSubmitCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "submit",
+		Short: "Submit a job to a coordinator",
+	}
+	cmd.AddCommand(newSubmitPerftCommand())
+	return cmd
+}
+
+func newSubmitPerftCommand() *cobra.Command {
+	var f submitPerftFlags
+	cmd := &cobra.Command{
+		Use:   "perft",
+		Short: "Submit a distributed perft job",
+		Example: `  arbiter submit perft --coordinator host:7700 --depth 8 --wait --divide
+  arbiter submit perft --fen "FEN" --depth 7 --verify 0.1 --wait --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runSubmitPerft(cmd, &f)
+		},
+	}
+	fl := cmd.Flags()
+	f.client.add(fl)
+	fl.StringVar(&f.fen, "fen", engine.StartFEN, "position (FEN, Shredder-FEN or X-FEN)")
+	fl.IntVar(&f.depth, "depth", -1, "perft depth (required)")
+	fl.Float64Var(&f.verify, "verify", 0, "share of units (0..1) computed again on a different worker")
+	fl.IntVar(&f.splitPly, "split-ply", 0, "ply at which the root is split into units (0: chosen from depth)")
+	fl.BoolVar(&f.divide, "divide", false, "print the count below each root move")
+	fl.BoolVar(&f.wait, "wait", false, "wait for the result (survives coordinator restarts)")
+	fl.BoolVar(&f.jsonOut, "json", false, "with --wait: print the result as one JSON object")
+	fl.BoolVar(&f.chess960, "chess960", false, "treat the position as Chess960")
+	fl.BoolVar(&f.progress, "progress", true, "with --wait: show a progress bar on a terminal")
+	return cmd
+}
+
+func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
+	if f.depth < 0 {
+		return usageError("--depth: required (0 or more)")
+	}
+	if f.verify < 0 || f.verify > 1 {
+		return usageError("--verify %v: must be between 0 and 1", f.verify)
+	}
+	if f.splitPly < 0 {
+		return usageError("--split-ply %d: must be 0 (automatic) or more", f.splitPly)
+	}
+	if _, err := engine.ParseFEN(f.fen); err != nil {
+		return usageError("--fen: %v", err)
+	}
+	if f.jsonOut && !f.wait {
+		return usageError("--json needs --wait")
+	}
+	conn, err := f.client.dial()
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, cancel := signalContext()
+	defer cancel()
+	jobs := arbiterv1.NewJobServiceClient(conn)
+	resp, err := jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{
+		Fen: f.fen, Depth: uint32(f.depth), SplitPly: uint32(f.splitPly), VerifyFraction: f.verify, Chess960: f.chess960,
+	}})
+	if err != nil {
+		return rpcError("submit", err)
+	}
+	job := resp.GetJob()
+	if !f.wait {
+		fmt.Fprintln(cmd.OutOrStdout(), job.GetJobId())
+		return nil
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "job %s: perft %d, %d units, %d unique positions at ply %d\n",
+		job.GetJobId(), f.depth, job.GetProgress().GetUnitsTotal(), job.GetProgress().GetPositions(), job.GetPerft().GetSplitPly())
+	final, err := waitJob(ctx, jobs, job.GetJobId(), cmd.ErrOrStderr(), f.progress && !f.jsonOut)
+	if err != nil {
+		return err
+	}
+	return printJobResult(cmd.OutOrStdout(), final, f.divide, f.jsonOut)
+}
+
+// runClusterPerft serves `arbiter perft --cluster ADDR`.
+func runClusterPerft(cmd *cobra.Command, req clusterPerftRequest) error {
+	f := submitPerftFlags{
+		client: clientFlags{coordinator: req.coordinator},
+		fen:    req.fen, depth: req.depth, divide: req.divide, wait: true, jsonOut: req.jsonOut, progress: true,
+	}
+	return runSubmitPerft(cmd, &f)
+}
+
+// waitJob watches a job until it ends, reconnecting with backoff when the
+// coordinator goes away (restart) and resuming the watch.
+func waitJob(ctx context.Context, jobs arbiterv1.JobServiceClient, id string, progressOut io.Writer, showBar bool) (*arbiterv1.Job, error) {
+	var bar *progressbar.ProgressBar
+	if showBar {
+		if fd, ok := progressOut.(*os.File); !ok || !isatty.IsTerminal(fd.Fd()) {
+			showBar = false
+		}
+	}
+	start := time.Now()
+	var startNodes float64
+	first := true
+	defer func() {
+		if bar != nil {
+			bar.Finish()
+			fmt.Fprintln(progressOut)
+		}
+	}()
+	attempt := 0
+	for {
+		stream, err := jobs.WatchJob(ctx, &arbiterv1.WatchJobRequest{JobId: id})
+		if err == nil {
+			for {
+				var resp *arbiterv1.WatchJobResponse
+				resp, err = stream.Recv()
+				if err != nil {
+					break
+				}
+				attempt = 0
+				j := resp.GetJob()
+				p := j.GetProgress()
+				if first {
+					startNodes = parseFloat(p.GetNodesDone())
+					first = false
+				}
+				if showBar && bar == nil {
+					bar = progressbar.NewOptions64(int64(p.GetUnitsTotal()),
+						progressbar.OptionSetWriter(progressOut),
+						progressbar.OptionSetDescription("units"),
+						progressbar.OptionShowCount(),
+						progressbar.OptionSetPredictTime(true),
+						progressbar.OptionShowElapsedTimeOnFinish(),
+						progressbar.OptionSetWidth(30),
+						progressbar.OptionThrottle(100*time.Millisecond),
+					)
+				}
+				if bar != nil {
+					nodes := parseFloat(p.GetNodesDone())
+					rate := (nodes - startNodes) / max(time.Since(start).Seconds(), 1e-3)
+					bar.Describe(fmt.Sprintf("%s nodes, %s nodes/s, %d workers", humanCount(nodes), humanCount(rate), p.GetActiveWorkers()))
+					bar.Set64(int64(p.GetUnitsDone()))
+				}
+				if j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING {
+					return j, nil
+				}
+			}
+		}
+		if ctx.Err() != nil {
+			return nil, failure("interrupted while waiting for job %s (it keeps running)", id)
+		}
+		if errors.Is(err, io.EOF) {
+			err = status.Error(codes.Unavailable, "stream ended")
+		}
+		switch status.Code(err) {
+		case codes.Unavailable, codes.DeadlineExceeded, codes.Internal, codes.Unknown, codes.Canceled, codes.Aborted:
+			if attempt == 0 {
+				fmt.Fprintf(progressOut, "\ncoordinator unavailable (%s); reconnecting...\n", status.Convert(err).Message())
+			}
+			d := min(200*time.Millisecond<<min(attempt, 5), 5*time.Second)
+			attempt++
+			select {
+			case <-ctx.Done():
+				return nil, failure("interrupted while waiting for job %s (it keeps running)", id)
+			case <-time.After(d):
+			}
+		default:
+			return nil, rpcError("watch "+id, err)
+		}
+	}
+}
+
+func parseFloat(s string) float64 {
+	var v float64
+	fmt.Sscanf(s, "%g", &v)
+	return v
+}
+
+func humanCount(v float64) string {
+	switch {
+	case v >= 1e12:
+		return fmt.Sprintf("%.2fT", v/1e12)
+	case v >= 1e9:
+		return fmt.Sprintf("%.2fG", v/1e9)
+	case v >= 1e6:
+		return fmt.Sprintf("%.1fM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// clusterJSON matches `arbiter perft --json`: exact integers as JSON numbers.
+type clusterJSON struct {
+	FEN     string                 `json:"fen"`
+	Depth   int                    `json:"depth"`
+	Nodes   json.Number            `json:"nodes"`
+	Seconds float64                `json:"seconds"`
+	NPS     float64                `json:"nps"`
+	Divide  map[string]json.Number `json:"divide,omitempty"`
+	JobID   string                 `json:"job_id"`
+	Units   uint64                 `json:"units"`
+	Checked uint64                 `json:"units_verified"`
+}
+
+// printJobResult prints a finished job; a failed or cancelled job is an
+// error.
+func printJobResult(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
+	switch j.GetState() {
+	case arbiterv1.JobState_JOB_STATE_DONE:
+	case arbiterv1.JobState_JOB_STATE_CANCELLED:
+		return failure("job %s was cancelled", j.GetJobId())
+	default:
+		return failure("job %s %s: %s", j.GetJobId(), stateName(j.GetState()), j.GetError())
+	}
+	secs := 0.0
+	if j.GetFinishedAt() != nil && j.GetCreatedAt() != nil {
+		secs = j.GetFinishedAt().AsTime().Sub(j.GetCreatedAt().AsTime()).Seconds()
+	}
+	if jsonOut {
+		o := clusterJSON{FEN: j.GetPerft().GetFen(), Depth: int(j.GetPerft().GetDepth()), Nodes: json.Number(j.GetNodes()),
+			Seconds: secs, JobID: j.GetJobId(), Units: j.GetProgress().GetUnitsTotal(), Checked: j.GetProgress().GetUnitsVerified()}
+		if secs > 0 {
+			o.NPS = parseFloat(j.GetNodes()) / secs
+		}
+		if divide {
+			o.Divide = make(map[string]json.Number)
+			for _, d := range j.GetDivide() {
+				o.Divide[d.GetMove()] = json.Number(d.GetNodes())
+			}
+		}
+		return json.NewEncoder(out).Encode(o)
+	}
+	if divide {
+		for _, d := range j.GetDivide() {
+			fmt.Fprintf(out, "%s: %s\n", d.GetMove(), d.GetNodes())
+		}
+		fmt.Fprintln(out)
+	}
+	p := j.GetProgress()
+	fmt.Fprintf(out, "Nodes: %s\n", j.GetNodes())
+	if secs > 0 {
+		fmt.Fprintf(out, "Time:  %.3f s (%.1f Mnps)\n", secs, parseFloat(j.GetNodes())/secs/1e6)
+	}
+	fmt.Fprintf(out, "Units: %d (%d verified on a second worker, %d mismatches, %d settled)\n",
+		p.GetUnitsTotal(), p.GetUnitsVerified(), p.GetMismatches(), p.GetMismatchesSettled())
+	return nil
+}
+
+func stateName(s arbiterv1.JobState) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "JOB_STATE_"))
+}

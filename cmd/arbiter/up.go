@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/logging"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/worker"
+)
+
+func init() { subcommands = append(subcommands, newUpCommand) }
+
+// startposPerft are the published perft counts of the start position
+// (OEIS A048987), used to confirm a result of `arbiter up`.
+var startposPerft = []string{"1", "20", "400", "8902", "197281", "4865609", "119060324", "3195901860",
+	"84998978956", "2439530234167", "69352859712417", "2097651003696806", "62854969236701747",
+	"1981066775000396239", "61885021521585529237", "2015099950053364471960"}
+
+func newUpCommand() *cobra.Command {
+	var (
+		workers  int
+		threads  int
+		hashMB   int
+		data     string
+		listen   string
+		token    string
+		depth    int
+		fen      string
+		verify   float64
+		splitPly int
+		divide   bool
+		jsonOut  bool
+		logLevel string
+		unitDur  time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "A coordinator and local workers in one process, over real gRPC on loopback",
+		Long: `up starts a coordinator (store in --data, or a temporary directory) and N
+workers in this process, talking gRPC over loopback exactly as separate
+machines would. With --depth it runs one perft job, prints the total and
+divide, and exits; without, it keeps serving so that more workers and
+clients can join (the address and token are printed).`,
+		Example: `  arbiter up --workers 2 --depth 7
+  arbiter up --workers 2 --fen "FEN" --depth 6 --verify 1
+  arbiter up --listen 0.0.0.0:7700 --data ./data --token T`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if workers < 0 || workers > 256 {
+				return usageError("--workers %d: must be between 0 and 256", workers)
+			}
+			if depth > engine.MaxPerftDepth {
+				return usageError("--depth %d: must be at most %d", depth, engine.MaxPerftDepth)
+			}
+			if verify < 0 || verify > 1 {
+				return usageError("--verify %v: must be between 0 and 1", verify)
+			}
+			if hashMB < 1 {
+				return usageError("--hash %d: must be at least 1 MB", hashMB)
+			}
+			if _, err := engine.ParseFEN(fen); err != nil {
+				return usageError("--fen: %v", err)
+			}
+			if threads == 0 && workers > 0 {
+				threads = max(1, runtime.NumCPU()/workers)
+			}
+			if workers < 2 && verify > 0 {
+				fmt.Fprintln(cmd.ErrOrStderr(), "arbiter up: verification needs two workers; --verify ignored")
+				verify = 0
+			}
+			if token == "" {
+				token = resolveToken("")
+			}
+			if token == "" {
+				b := make([]byte, 16)
+				rand.Read(b)
+				token = hex.EncodeToString(b)
+			}
+			if data == "" {
+				dir, err := os.MkdirTemp("", "arbiter-up-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				data = dir
+			}
+			stderr := cmd.ErrOrStderr()
+			rc, err := startCoordinator(coordinatorFlags{
+				listen: listen, data: data, token: token, leaseDuration: 30 * time.Second,
+				unitDuration: unitDur, logLevel: logLevel,
+			}, stderr)
+			if err != nil {
+				return err
+			}
+			defer rc.stop()
+
+			ctx, cancel := signalContext()
+			defer cancel()
+			wctx, stopWorkers := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			var conns []io.Closer
+			defer func() {
+				stopWorkers()
+				wg.Wait()
+				for _, c := range conns {
+					c.Close()
+				}
+			}()
+			log, _ := logging.New(logLevel)
+			for i := 0; i < workers; i++ {
+				conn, err := clusterclient.Dial(rc.addr, clusterclient.Options{Token: token})
+				if err != nil {
+					return err
+				}
+				conns = append(conns, conn)
+				w, err := worker.New(worker.Config{Conn: conn, Name: fmt.Sprintf("up-%d", i+1), Threads: threads,
+					HashMB: hashMB, Logger: log, Grace: 5 * time.Second})
+				if err != nil {
+					return usageError("%v", err)
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := w.Run(wctx); err != nil {
+						fmt.Fprintf(stderr, "arbiter up: worker %d: %v\n", i+1, err)
+					}
+				}()
+			}
+			fmt.Fprintf(stderr, "arbiter up: coordinator on %s with %d workers × %d threads (data %s)\n", rc.addr, workers, threads, data)
+
+			if depth < 0 {
+				fmt.Fprintf(stderr, "arbiter up: serving; connect with --coordinator %s --token %s (Ctrl-C stops)\n", rc.addr, token)
+				<-ctx.Done()
+				return nil
+			}
+			conn, err := clusterclient.Dial(rc.addr, clusterclient.Options{Token: token})
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			jobs := arbiterv1.NewJobServiceClient(conn)
+			resp, err := jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{
+				Fen: fen, Depth: uint32(depth), VerifyFraction: verify, SplitPly: uint32(splitPly),
+			}})
+			if err != nil {
+				return rpcError("submit", err)
+			}
+			job := resp.GetJob()
+			fmt.Fprintf(stderr, "arbiter up: job %s: perft %d, %d units, %d unique positions at ply %d\n", job.GetJobId(), depth,
+				job.GetProgress().GetUnitsTotal(), job.GetProgress().GetPositions(), job.GetPerft().GetSplitPly())
+			final, err := waitJob(ctx, jobs, job.GetJobId(), stderr, !jsonOut)
+			if err != nil {
+				return err
+			}
+			if err := printJobResult(cmd.OutOrStdout(), final, divide || !jsonOut, jsonOut); err != nil {
+				return err
+			}
+			if !jsonOut && final.GetPerft().GetFen() == engine.StartFEN && depth < len(startposPerft) {
+				if final.GetNodes() == startposPerft[depth] {
+					fmt.Fprintf(cmd.OutOrStdout(), "Verified: matches the published perft(%d) of the start position\n", depth)
+				} else {
+					return failure("perft(%d) = %s differs from the published %s", depth, final.GetNodes(), startposPerft[depth])
+				}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&workers, "workers", 2, "local workers")
+	fl.IntVar(&threads, "threads", 0, "threads per worker (default: cores / workers)")
+	fl.IntVar(&hashMB, "hash", 128, "perft hash MB per worker")
+	fl.StringVar(&data, "data", "", "data directory (default: a temporary one, removed on exit)")
+	fl.StringVar(&listen, "listen", "127.0.0.1:0", "gRPC listen address")
+	fl.StringVar(&token, "token", "", "token (default: $ARBITER_TOKEN or a random one)")
+	fl.IntVar(&depth, "depth", -1, "run perft to this depth, print it and exit")
+	fl.StringVar(&fen, "fen", engine.StartFEN, "position for --depth")
+	fl.Float64Var(&verify, "verify", 0.05, "share of units computed again on a second worker")
+	fl.IntVar(&splitPly, "split-ply", 0, "split ply (0: chosen from depth)")
+	fl.BoolVar(&divide, "divide", true, "print the divide")
+	fl.BoolVar(&jsonOut, "json", false, "print the result as JSON (like arbiter perft --json)")
+	fl.StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	fl.DurationVar(&unitDur, "unit-duration", 2*time.Second, "target compute time of one unit")
+	return cmd
+}

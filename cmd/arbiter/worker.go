@@ -1,0 +1,65 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/arbiter-chess/arbiter/internal/logging"
+	"github.com/arbiter-chess/arbiter/worker"
+)
+
+func init() { subcommands = append(subcommands, newWorkerCommand) }
+
+func newWorkerCommand() *cobra.Command {
+	var (
+		f        clientFlags
+		threads  int
+		hashMB   int
+		name     string
+		grace    time.Duration
+		logLevel string
+	)
+	cmd := &cobra.Command{
+		Use:     "worker",
+		Short:   "Run a worker: lease units from a coordinator and compute them",
+		Example: `  ARBITER_TOKEN=secret arbiter worker --coordinator host:7700 --threads 8 --hash 1024`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if threads < 0 || threads > 4096 {
+				return usageError("--threads %d: must be between 0 (all cores) and 4096", threads)
+			}
+			if hashMB < 1 || hashMB > 1<<20 {
+				return usageError("--hash %d: must be between 1 and 1048576 MB", hashMB)
+			}
+			log, err := logging.New(logLevel)
+			if err != nil {
+				return usageError("--log-level: %v", err)
+			}
+			conn, err := f.dial()
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			w, err := worker.New(worker.Config{Conn: conn, Name: name, Threads: threads, HashMB: hashMB, Grace: grace, Logger: log})
+			if err != nil {
+				return usageError("%v", err)
+			}
+			ctx, cancel := signalContext()
+			defer cancel()
+			err = w.Run(ctx)
+			log.Sync()
+			if err != nil {
+				return rpcError("worker", err)
+			}
+			return nil
+		},
+	}
+	f.add(cmd.Flags())
+	cmd.Flags().IntVar(&threads, "threads", 0, "units computed at once (default: all cores)")
+	cmd.Flags().IntVar(&hashMB, "hash", 256, "perft hash table size in MB, shared by all threads")
+	cmd.Flags().StringVar(&name, "name", "", "worker name shown by the coordinator (default: host name)")
+	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on SIGTERM, time to finish running units before releasing them")
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	return cmd
+}
