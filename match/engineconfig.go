@@ -22,6 +22,17 @@ type EngineConfig struct {
 
 	StartTimeout time.Duration // for uciok / feature done=1; default 10s
 	ReadyTimeout time.Duration // for readyok / pong; default 10s
+	// StopGrace is how long the driver waits for the move after asking an
+	// engine that ran out of time to stop (UCI stop, xboard ?) before it
+	// declares the engine hung and kills it; default 1s.
+	StopGrace time.Duration
+}
+
+func (c *EngineConfig) stopGrace() time.Duration {
+	if c.StopGrace > 0 {
+		return c.StopGrace
+	}
+	return time.Second
 }
 
 func (c *EngineConfig) startTimeout() time.Duration {

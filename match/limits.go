@@ -118,16 +118,16 @@ func (l *Limits) parseTC(s string) error {
 		l.MovesToGo = n
 		rest = rest[i+1:]
 	}
-	inc := ""
+	inc, hasInc := "", false
 	if i := strings.IndexByte(rest, '+'); i >= 0 {
-		rest, inc = rest[:i], rest[i+1:]
+		rest, inc, hasInc = rest[:i], rest[i+1:], true
 	}
 	base, err := parseSeconds(rest)
 	if err != nil || base <= 0 {
 		return bad("base time is not a positive number of seconds")
 	}
 	l.Base = base
-	if inc != "" {
+	if hasInc {
 		d, err := parseSeconds(inc)
 		if err != nil || d < 0 {
 			return bad("increment is not a number of seconds")

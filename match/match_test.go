@@ -132,21 +132,21 @@ func TestClockGames(t *testing.T) {
 	b := book(t, "uho-200.epd", match.BookOptions{})
 	tot, err := match.Run(context.Background(), match.MatchConfig{
 		Engines:  [2]match.EngineConfig{sf("a", 3), sf("b", 3)},
-		Limits:   match.Limits{Base: 2 * time.Second, Inc: 20 * time.Millisecond},
+		Limits:   match.Limits{Base: time.Second, Inc: 10 * time.Millisecond},
 		Openings: b.At,
 		Pairs:    1,
 		PGN:      &pgn,
 		Game: match.GameConfig{TimeMargin: 50 * time.Millisecond, Adjudication: match.Adjudication{
-			ResignMoves: 3, ResignScore: 600, DrawMoveNumber: 30, DrawMoves: 6, DrawScore: 10, MaxMoves: 80}},
+			ResignMoves: 3, ResignScore: 600, DrawMoveNumber: 20, DrawMoves: 4, DrawScore: 10, MaxMoves: 50}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tot.TimeLosses != 0 {
-		t.Errorf("time losses at 2+0.02: %v", tot.Incidents)
+		t.Errorf("time losses at 1+0.01: %v", tot.Incidents)
 	}
 	checkPGN(t, pgn.Bytes(), 2)
-	if !bytes.Contains(pgn.Bytes(), []byte(`[TimeControl "2+0.02"]`)) || !bytes.Contains(pgn.Bytes(), []byte(`[SetUp "1"]`)) {
+	if !bytes.Contains(pgn.Bytes(), []byte(`[TimeControl "1+0.01"]`)) || !bytes.Contains(pgn.Bytes(), []byte(`[SetUp "1"]`)) {
 		t.Errorf("PGN tags:\n%s", pgn.String())
 	}
 }
@@ -155,12 +155,12 @@ func TestMovesToGoAndMoveTime(t *testing.T) {
 	need(t, stockfish, "stockfish")
 	b := book(t, "uho-200.epd", match.BookOptions{Start: 5})
 	a := sf("mtg", 2)
-	a.Limits = match.Limits{Base: time.Second, MovesToGo: 10}
+	a.Limits = match.Limits{Base: 500 * time.Millisecond, MovesToGo: 10}
 	c := sf("mt", 2)
-	c.Limits = match.Limits{MoveTime: 20 * time.Millisecond}
+	c.Limits = match.Limits{MoveTime: 10 * time.Millisecond}
 	tot, err := match.Run(context.Background(), match.MatchConfig{
 		Engines: [2]match.EngineConfig{a, c}, Openings: b.At, Pairs: 1,
-		Game: match.GameConfig{TimeMargin: 100 * time.Millisecond, Adjudication: match.Adjudication{MaxMoves: 40}},
+		Game: match.GameConfig{TimeMargin: 100 * time.Millisecond, Adjudication: match.Adjudication{MaxMoves: 30}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +275,7 @@ func TestBadEngine(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
 			t.Parallel()
-			bad := match.EngineConfig{Name: "bad", Cmd: badEngine, Options: []match.Option{{Name: "Mode", Value: c.mode}, {Name: "FailAt", Value: "3"}, {Name: "SlowMs", Value: "400"}}}
+			bad := match.EngineConfig{Name: "bad", Cmd: badEngine, StopGrace: 400 * time.Millisecond, Options: []match.Option{{Name: "Mode", Value: c.mode}, {Name: "FailAt", Value: "3"}, {Name: "SlowMs", Value: "300"}}}
 			good := match.EngineConfig{Name: "good", Cmd: badEngine}
 			b := book(t, "8moves-200.pgn", match.BookOptions{})
 			var pgn bytes.Buffer

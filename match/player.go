@@ -117,11 +117,6 @@ var (
 	ErrUnsupport  = errors.New("engine does not support what the test asks") // e.g. no setboard for a FEN opening
 )
 
-// stopGrace is how long a driver waits for the move after asking an engine
-// that ran out of time to stop (UCI stop, xboard ?), before it declares the
-// engine hung and kills it.
-const stopGrace = time.Second
-
 // BuiltinFactory creates the embedded engine as an in-process Player with
 // option overrides. It is nil until the engine's search registers itself
 // (from the package that implements it, in an init function); the CLI's

@@ -92,6 +92,24 @@ func (p *proc) send(line []byte) error {
 	return nil
 }
 
+// send2 writes two command lines with one system call.
+func (p *proc) send2(a, b []byte) error {
+	if p.dead {
+		return ErrCrash
+	}
+	if p.trace != nil {
+		fmt.Fprintf(p.trace, "> %s\n> %s\n", a, b)
+	}
+	p.wbuf = append(p.wbuf[:0], a...)
+	p.wbuf = append(p.wbuf, '\n')
+	p.wbuf = append(p.wbuf, b...)
+	p.wbuf = append(p.wbuf, '\n')
+	if _, err := p.in.Write(p.wbuf); err != nil {
+		return fmt.Errorf("%w: write: %v", ErrCrash, err)
+	}
+	return nil
+}
+
 func (p *proc) sendString(s string) error {
 	if p.dead {
 		return ErrCrash

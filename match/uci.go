@@ -221,12 +221,9 @@ func (u *UCIPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, error)
 		return r, ErrCrash
 	}
 	u.buildPosition(req)
-	if err := u.p.send(u.posBuf); err != nil {
-		u.p.kill()
-		return r, ErrCrash
-	}
 	u.buildGo(req)
-	if err := u.p.send(u.goBuf); err != nil {
+	// position and go in one write: one system call per move.
+	if err := u.p.send2(u.posBuf, u.goBuf); err != nil {
 		u.p.kill()
 		return r, ErrCrash
 	}
@@ -243,7 +240,7 @@ func (u *UCIPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, error)
 			// one that does not is hung and killed.
 			stopped = true
 			if u.p.sendString("stop") == nil {
-				u.p.setDeadline(time.Now().Add(stopGrace))
+				u.p.setDeadline(time.Now().Add(u.cfg.stopGrace()))
 				continue
 			}
 		}

@@ -303,7 +303,7 @@ func (x *XboardPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, err
 			// Out of time: "?" asks for the move now (see UCIPlayer.Think).
 			stopped = true
 			if x.p.sendString("?") == nil {
-				x.p.setDeadline(time.Now().Add(stopGrace))
+				x.p.setDeadline(time.Now().Add(x.cfg.stopGrace()))
 				continue
 			}
 		}
