@@ -1,0 +1,415 @@
+package search
+
+import (
+	"math"
+	"sync/atomic"
+
+	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/engine/eval"
+)
+
+// Score bounds. Mate in n plies from the root scores MateScore-n; anything
+// beyond ±MateBound is a mate score, and static evaluations stay inside
+// ±eval.MaxEval.
+const (
+	MaxPly    = 128
+	Infinity  = 32001
+	MateScore = 32000
+	MateBound = MateScore - 2*MaxPly
+)
+
+// Evaluator is what the search needs from an evaluation: a score from the
+// side to move's point of view, within ±eval.MaxEval, allocating nothing.
+type Evaluator interface {
+	Evaluate(p *engine.Position) int
+}
+
+var _ Evaluator = (*eval.Evaluator)(nil)
+
+// worker is one search thread. Everything it writes during a search is its
+// own (the TT is the only shared mutable state, and it is lock-free), so a
+// node allocates nothing and takes no lock.
+type worker struct {
+	e      *Engine
+	id     int
+	isMain bool
+
+	nodes    int64
+	pub      atomic.Int64 // nodes, published every checkEvery nodes for the main thread
+	seldepth int
+
+	// keys[0:rootIdx] are the game's positions before the root; keys[rootIdx+ply]
+	// is the position at ply in the current line (repetition detection).
+	keys    []uint64
+	rootIdx int
+
+	killers   [MaxPly + 1][2]engine.Move
+	history   [2][64][64]int32
+	evalStack [MaxPly + 2]int
+	pv        [MaxPly + 1][MaxPly + 1]engine.Move
+	pvLen     [MaxPly + 1]int
+
+	rootDepth int
+	rootBest  engine.Move // best root move found in the current iteration
+	rootScore int
+	done      Result // the last completed iteration (main thread)
+}
+
+const checkEvery = 1023 // nodes between clock checks (a mask)
+
+// stopped reports whether the search must unwind.
+func (w *worker) stopped() bool { return w.e.stop.Load() }
+
+// countNode counts a node and, on the main thread, checks the limits.
+func (w *worker) countNode() {
+	w.nodes++
+	if w.nodes&checkEvery != 0 {
+		if w.isMain && w.e.tm.nodeStop > 0 && len(w.e.workers) == 1 && w.nodes >= w.e.tm.nodeStop {
+			w.e.stop.Store(true)
+		}
+		return
+	}
+	w.pub.Store(w.nodes)
+	if !w.isMain || w.rootDepth <= 1 {
+		return // depth 1 always completes, so there is always a move
+	}
+	if w.e.tm.hardStop() {
+		w.e.stop.Store(true)
+	}
+	if w.e.tm.nodeStop > 0 && w.e.totalNodes() >= w.e.tm.nodeStop {
+		w.e.stop.Store(true)
+	}
+}
+
+func (w *worker) isRepetition(p *engine.Position, ply int) bool {
+	idx := w.rootIdx + ply
+	key := p.Key()
+	stop := max(idx-p.HalfmoveClock(), 0)
+	for i := idx - 4; i >= stop; i -= 2 {
+		if w.keys[i] == key {
+			return true
+		}
+	}
+	return false
+}
+
+func hasNonPawnMaterial(p *engine.Position) bool {
+	us := p.SideToMove()
+	return p.ColorPieces(us)&^(p.Pieces(us, engine.Pawn)|p.Pieces(us, engine.King)) != 0
+}
+
+// search is the principal-variation alpha-beta search of p at ply to depth.
+func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK bool) int {
+	w.pvLen[ply] = ply
+	if depth <= 0 {
+		return w.qsearch(p, alpha, beta, ply)
+	}
+	w.countNode()
+	if w.stopped() && w.rootDepth > 1 {
+		return 0
+	}
+	e := w.e
+	v := &e.params
+	pvNode := beta-alpha > 1
+	root := ply == 0
+	inCheck := p.InCheck()
+	w.keys[w.rootIdx+ply] = p.Key()
+	if ply > w.seldepth {
+		w.seldepth = ply
+	}
+
+	if !root {
+		if w.isRepetition(p, ply) || p.InsufficientMaterial() {
+			return 0
+		}
+		if p.HalfmoveClock() >= 100 && (!inCheck || p.LegalMoveCount() > 0) {
+			return 0
+		}
+		if ply >= MaxPly-1 {
+			return e.eval.Evaluate(p)
+		}
+		// Mate distance pruning: no line from here beats a shorter mate.
+		alpha = max(alpha, -MateScore+ply)
+		beta = min(beta, MateScore-ply-1)
+		if alpha >= beta {
+			return alpha
+		}
+	}
+
+	tte, hit := e.tt.Probe(p.Key())
+	ttMove := engine.NullMove
+	if hit {
+		ttMove = tte.Move
+		if !pvNode && tte.Depth >= depth {
+			s := scoreFromTT(tte.Score, ply)
+			if tte.Bound == BoundExact || (tte.Bound == BoundLower && s >= beta) || (tte.Bound == BoundUpper && s <= alpha) {
+				return s
+			}
+		}
+	}
+
+	staticEval := -Infinity
+	if !inCheck {
+		if hit {
+			staticEval = tte.Eval
+		} else {
+			staticEval = e.eval.Evaluate(p)
+		}
+	}
+	w.evalStack[ply] = staticEval
+	improving := !inCheck && ply >= 2 && staticEval > w.evalStack[ply-2]
+	impr := 0
+	if improving {
+		impr = 1
+	}
+
+	if !pvNode && !inCheck && abs(beta) < MateBound {
+		// Reverse futility: far above beta at low depth, a quiet move will
+		// not bring it back down.
+		if depth <= v[RFPDepth] && staticEval-v[RFPMargin]*(depth-impr) >= beta {
+			return staticEval
+		}
+		// Null move: if passing still fails high, a real move will too
+		// (unsound in zugzwang, hence not without pieces).
+		if nullOK && depth >= v[NMPMinDepth] && staticEval >= beta && hasNonPawnMaterial(p) {
+			r := v[NMPBase] + depth/v[NMPDepthDiv] + min((staticEval-beta)/v[NMPEvalDiv], 3)
+			c := *p
+			c.MakeNullMove()
+			s := -w.search(&c, -beta, -beta+1, depth-1-r, ply+1, false)
+			if w.stopped() {
+				return 0
+			}
+			if s >= beta {
+				if s >= MateBound {
+					s = beta
+				}
+				return s
+			}
+		}
+	}
+
+	// Internal iterative reduction: without a TT move this node was never
+	// searched; a shallower search is cheaper and fills the TT for later.
+	if depth >= v[IIRDepth] && ttMove == engine.NullMove {
+		depth--
+	}
+
+	var ml engine.MoveList
+	p.GenerateMoves(&ml)
+	if ml.N == 0 {
+		if inCheck {
+			return -MateScore + ply
+		}
+		return 0
+	}
+	var scores [256]int32
+	w.scoreMoves(p, &ml, &scores, ttMove, ply)
+
+	origAlpha := alpha
+	best, bestMove := -Infinity, engine.NullMove
+	var quiets [64]engine.Move
+	nq := 0
+	moves := 0
+	lmpLimit := v[LMPBase] + depth*depth/(2-impr)
+	for i := 0; i < ml.N; i++ {
+		m := pickNext(&ml, &scores, i)
+		capture := p.IsCapture(m)
+		quiet := !capture && !m.IsPromotion()
+
+		if !root && best > -MateBound && hasNonPawnMaterial(p) {
+			if quiet {
+				if depth <= v[LMPDepth] && moves >= lmpLimit {
+					continue
+				}
+				if !inCheck && depth <= v[FutDepth] && staticEval+v[FutBase]+v[FutMargin]*depth <= alpha {
+					continue
+				}
+				if depth <= v[SEEPruneDepth] && !seeGE(p, m, -v[SEEQuietMargin]*depth) {
+					continue
+				}
+			} else if depth <= v[SEEPruneDepth] && !seeGE(p, m, -v[SEECaptureMargin]*depth) {
+				continue
+			}
+		}
+
+		c := *p
+		c.MakeMove(m)
+		moves++
+		givesCheck := c.InCheck()
+		newDepth := depth - 1
+		if givesCheck && ply < 2*w.rootDepth {
+			newDepth++ // check extension
+		}
+
+		var s int
+		if moves == 1 {
+			s = -w.search(&c, -beta, -alpha, newDepth, ply+1, true)
+		} else {
+			r := 0
+			if depth >= 3 && moves > 2 && quiet {
+				r = int(e.lmr[min(depth, 63)][min(moves, 63)])
+				if pvNode {
+					r--
+				}
+				if !improving {
+					r++
+				}
+				if m == w.killers[ply][0] || m == w.killers[ply][1] {
+					r--
+				}
+				if givesCheck || inCheck {
+					r--
+				}
+				r -= int(w.history[p.SideToMove()][m.From()][m.To()]) / 8192
+				r = max(0, min(r, newDepth-1))
+			}
+			s = -w.search(&c, -alpha-1, -alpha, newDepth-r, ply+1, true)
+			if s > alpha && r > 0 {
+				s = -w.search(&c, -alpha-1, -alpha, newDepth, ply+1, true)
+			}
+			if s > alpha && s < beta {
+				s = -w.search(&c, -beta, -alpha, newDepth, ply+1, true)
+			}
+		}
+		if w.stopped() && w.rootDepth > 1 {
+			return 0
+		}
+
+		if s > best {
+			best = s
+			if s > alpha {
+				alpha = s
+				bestMove = m
+				w.pv[ply][ply] = m
+				n := w.pvLen[ply+1]
+				copy(w.pv[ply][ply+1:n], w.pv[ply+1][ply+1:n])
+				w.pvLen[ply] = max(n, ply+1)
+				if root {
+					w.rootBest, w.rootScore = m, s
+				}
+				if s >= beta {
+					if quiet {
+						w.onCutoff(p, m, quiets[:nq], depth, ply)
+					}
+					break
+				}
+			}
+		}
+		if quiet && nq < len(quiets) {
+			quiets[nq] = m
+			nq++
+		}
+	}
+
+	bound := BoundExact
+	if best <= origAlpha {
+		bound = BoundUpper
+	} else if best >= beta {
+		bound = BoundLower
+	}
+	e.tt.Store(p.Key(), TTEntry{Move: bestMove, Score: scoreToTT(best, ply), Eval: staticEval, Depth: depth, Bound: bound})
+	return best
+}
+
+// qsearch resolves captures (and check evasions) until the position is
+// quiet, so the evaluation is never taken in the middle of an exchange.
+func (w *worker) qsearch(p *engine.Position, alpha, beta, ply int) int {
+	w.countNode()
+	if ply > w.seldepth {
+		w.seldepth = ply
+	}
+	e := w.e
+	if ply >= MaxPly-1 {
+		return e.eval.Evaluate(p)
+	}
+	if w.stopped() && w.rootDepth > 1 {
+		return 0
+	}
+	pvNode := beta-alpha > 1
+	tte, hit := e.tt.Probe(p.Key())
+	if hit && !pvNode {
+		s := scoreFromTT(tte.Score, ply)
+		if tte.Bound == BoundExact || (tte.Bound == BoundLower && s >= beta) || (tte.Bound == BoundUpper && s <= alpha) {
+			return s
+		}
+	}
+	inCheck := p.InCheck()
+	best := -Infinity
+	standPat := -Infinity
+	if !inCheck {
+		if hit {
+			standPat = tte.Eval
+		} else {
+			standPat = e.eval.Evaluate(p)
+		}
+		if standPat >= beta {
+			return standPat
+		}
+		alpha = max(alpha, standPat)
+		best = standPat
+	}
+
+	var ml engine.MoveList
+	p.GenerateMoves(&ml)
+	var scores [256]int32
+	if inCheck {
+		if ml.N == 0 {
+			return -MateScore + ply
+		}
+		w.scoreMoves(p, &ml, &scores, engine.NullMove, min(ply, MaxPly))
+	} else {
+		scoreCaptures(p, &ml, &scores)
+	}
+	origAlpha := alpha
+	bestMove := engine.NullMove
+	for i := 0; i < ml.N; i++ {
+		m := pickNext(&ml, &scores, i)
+		if !inCheck {
+			// Delta pruning: even winning the piece cannot raise alpha.
+			if !m.IsPromotion() && standPat+seeValue[capturedType(p, m)]+e.params[DeltaMargin] <= alpha {
+				continue
+			}
+			if !seeGE(p, m, 0) {
+				continue
+			}
+		}
+		c := *p
+		c.MakeMove(m)
+		s := -w.qsearch(&c, -beta, -alpha, ply+1)
+		if s > best {
+			best = s
+			if s > alpha {
+				alpha = s
+				bestMove = m
+				if s >= beta {
+					break
+				}
+			}
+		}
+	}
+	if w.stopped() && w.rootDepth > 1 {
+		return 0
+	}
+	bound := BoundUpper
+	if best >= beta {
+		bound = BoundLower
+	} else if best > origAlpha {
+		bound = BoundExact
+	}
+	ev := standPat
+	if inCheck {
+		ev = 0
+	}
+	e.tt.Store(p.Key(), TTEntry{Move: bestMove, Score: scoreToTT(best, ply), Eval: ev, Depth: 0, Bound: bound})
+	return best
+}
+
+// buildLMR fills the late-move reduction table from the parameters.
+func buildLMR(t *[64][64]int8, v *Values) {
+	for d := 1; d < 64; d++ {
+		for m := 1; m < 64; m++ {
+			r := float64(v[LMRBase])/100 + math.Log(float64(d))*math.Log(float64(m))*100/float64(v[LMRDiv])
+			t[d][m] = int8(r)
+		}
+	}
+}

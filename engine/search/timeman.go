@@ -1,0 +1,98 @@
+package search
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/arbiter-chess/arbiter/engine"
+)
+
+// Clock is the time source; tests may replace it.
+type Clock interface{ Now() time.Time }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// timeManager turns UCI limits into two budgets:
+//   - soft: checked between iterations; no new iteration starts after it
+//     (an iteration started late would rarely finish);
+//   - hard: checked every few thousand nodes inside the search; the search
+//     stops there whatever it is doing.
+//
+// Both are capped well inside the remaining clock minus Move Overhead, so a
+// slow machine or a loaded scheduler costs strength, never the game. While
+// pondering neither applies; ponderhit restarts the clock, because only
+// then does our own clock start running.
+type timeManager struct {
+	clock    Clock
+	epoch    time.Time
+	startNs  atomic.Int64 // nanoseconds after epoch when our clock started
+	timed    bool         // soft/hard apply
+	soft     time.Duration
+	hard     time.Duration
+	ponder   atomic.Bool // pondering: limits do not apply yet
+	nodeStop int64       // 0 = no node limit
+}
+
+func (tm *timeManager) elapsed() time.Duration {
+	return tm.clock.Now().Sub(tm.epoch) - time.Duration(tm.startNs.Load())
+}
+
+func (tm *timeManager) restart() {
+	tm.startNs.Store(int64(tm.clock.Now().Sub(tm.epoch)))
+}
+
+// setup computes the budgets for a search by side us.
+func (tm *timeManager) setup(clock Clock, lim *Limits, us engine.Color, overhead time.Duration, v *Values) {
+	tm.clock = clock
+	tm.epoch = clock.Now()
+	tm.startNs.Store(0)
+	tm.ponder.Store(lim.Ponder)
+	tm.nodeStop = lim.Nodes
+	tm.timed = false
+	if lim.Infinite {
+		return
+	}
+	if lim.MoveTime > 0 {
+		tm.timed = true
+		t := max(lim.MoveTime-overhead, time.Millisecond)
+		tm.soft, tm.hard = t, t
+	}
+	if lim.TimeSet {
+		left := lim.Time[us]
+		inc := lim.Inc[us]
+		avail := max(left-overhead, time.Millisecond)
+		mtg := v[TimeHorizon]
+		if lim.MovesToGo > 0 {
+			mtg = min(lim.MovesToGo, mtg)
+		}
+		base := avail/time.Duration(mtg) + inc*3/4
+		soft := base * time.Duration(v[TimeSoftPct]) / 100
+		hard := soft * time.Duration(v[TimeHardMul])
+		limit := avail * time.Duration(v[TimeMaxPct]) / 100
+		if lim.MovesToGo == 1 {
+			limit = avail * 3 / 4 // the clock is refilled after this move
+		}
+		// Never plan beyond what the clock allows, increment included: the
+		// increment arrives only after the move.
+		hard = min(hard, limit)
+		soft = min(soft, hard)
+		soft, hard = max(soft, time.Millisecond), max(hard, time.Millisecond)
+		if !tm.timed || hard < tm.hard {
+			tm.soft, tm.hard = soft, hard
+		}
+		tm.timed = true
+	}
+}
+
+// hardStop reports whether the search must stop now.
+func (tm *timeManager) hardStop() bool {
+	return tm.timed && !tm.ponder.Load() && tm.elapsed() >= tm.hard
+}
+
+// softStop reports whether a new iteration should not be started. scale is
+// in percent: more than 100 when the best move keeps changing.
+func (tm *timeManager) softStop(scale int) bool {
+	return tm.timed && !tm.ponder.Load() && tm.elapsed() >= tm.soft*time.Duration(scale)/100
+}

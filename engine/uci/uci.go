@@ -1,0 +1,436 @@
+// Package uci is the Universal Chess Interface front end of Arbiter's
+// engine. It knows the engine only through the Engine interface and the
+// option table the engine publishes, so the protocol code can be tested
+// with a fake engine and the engine has no I/O.
+//
+// Concurrency: the command loop reads stdin on one goroutine and never
+// blocks on a search, so `isready` and `stop` are answered while searching;
+// the search runs on its own goroutine and writes `info` and `bestmove`.
+// All output goes through one mutex-guarded writer, so lines never
+// interleave.
+package uci
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/engine/search"
+)
+
+// Running is a search in progress.
+type Running interface {
+	Wait() (engine.Move, search.Info)
+}
+
+// Engine is what the front end needs from an engine.
+type Engine interface {
+	Options() []search.OptionSpec
+	SetOption(name, value string) error
+	NewGame()
+	// Start begins a search; limits are in force when it returns.
+	Start(ctx context.Context, pos engine.Position, history []uint64, lim search.Limits) Running
+	PonderHit()
+	SetInfoHandler(func(search.Info))
+}
+
+// Name and Author are what `uci` reports.
+const (
+	Name   = "Arbiter"
+	Author = "the Arbiter authors"
+)
+
+// Server is one UCI session.
+type Server struct {
+	eng Engine
+	out *lineWriter
+
+	pos      engine.Position
+	history  []uint64 // keys of the positions before pos in the game
+	chess960 bool
+
+	cancel  context.CancelFunc // of the running search, nil when idle
+	running chan struct{}      // closed when the running search has printed bestmove
+}
+
+type lineWriter struct {
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+func (l *lineWriter) printf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, format, args...)
+	l.w.WriteByte('\n')
+	l.w.Flush()
+}
+
+// NewServer returns a session for eng writing to out.
+func NewServer(eng Engine, out io.Writer) *Server {
+	s := &Server{eng: eng, out: &lineWriter{w: bufio.NewWriter(out)}, pos: engine.StartPosition()}
+	eng.SetInfoHandler(s.printInfo)
+	return s
+}
+
+// Run reads commands from in until quit or end of input. A search still
+// running at the end is stopped (its bestmove is printed).
+func (s *Server) Run(in io.Reader) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 1<<24) // long `position ... moves` lines
+	for sc.Scan() {
+		if !s.Handle(sc.Text()) {
+			break
+		}
+	}
+	s.stopSearch()
+	return sc.Err()
+}
+
+// Handle executes one command line and reports whether the session goes on.
+// A malformed command is answered with `info string` and ignored; nothing a
+// GUI sends can panic the engine.
+func (s *Server) Handle(line string) (more bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.out.printf("info string error: internal failure on %q: %v", line, r)
+			s.out.printf("info string %s", strings.ReplaceAll(string(debug.Stack()), "\n", " | "))
+			more = true
+		}
+	}()
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		return true
+	}
+	cmd, args := fields[0], fields[1:]
+	switch cmd {
+	case "uci":
+		s.cmdUCI()
+	case "isready":
+		s.out.printf("readyok")
+	case "setoption":
+		s.cmdSetOption(line)
+	case "ucinewgame":
+		s.stopSearch()
+		s.eng.NewGame()
+	case "position":
+		s.cmdPosition(args)
+	case "go":
+		s.cmdGo(args)
+	case "stop":
+		s.stopSearch()
+	case "ponderhit":
+		s.eng.PonderHit()
+	case "quit":
+		s.stopSearch()
+		return false
+	case "bench":
+		s.cmdBench(args)
+	case "d":
+		s.out.printf("info string fen %s", s.pos.FEN())
+	case "debug", "register":
+		// accepted and ignored, as the protocol allows
+	default:
+		s.errorf("unknown command %q", cmd)
+	}
+	return true
+}
+
+func (s *Server) errorf(format string, args ...any) {
+	s.out.printf("info string error: "+format, args...)
+}
+
+func (s *Server) searching() bool {
+	if s.running == nil {
+		return false
+	}
+	select {
+	case <-s.running:
+		return false
+	default:
+		return true
+	}
+}
+
+func (s *Server) cmdUCI() {
+	s.out.printf("id name %s", Name)
+	s.out.printf("id author %s", Author)
+	for _, o := range s.eng.Options() {
+		switch o.Type {
+		case "spin":
+			s.out.printf("option name %s type spin default %s min %d max %d", o.Name, o.Default, o.Min, o.Max)
+		case "check":
+			s.out.printf("option name %s type check default %s", o.Name, o.Default)
+		case "button":
+			s.out.printf("option name %s type button", o.Name)
+		}
+	}
+	s.out.printf("uciok")
+}
+
+// cmdSetOption parses "setoption name <id> [value <x>]"; names may contain
+// spaces ("Move Overhead", "Clear Hash").
+func (s *Server) cmdSetOption(line string) {
+	if s.searching() {
+		s.errorf("setoption ignored while searching")
+		return
+	}
+	rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "setoption"))
+	if !strings.HasPrefix(rest, "name ") {
+		s.errorf("setoption: want 'setoption name <id> [value <x>]'")
+		return
+	}
+	rest = strings.TrimSpace(rest[len("name "):])
+	name, value := rest, ""
+	if i := strings.Index(rest, " value "); i >= 0 {
+		name, value = strings.TrimSpace(rest[:i]), strings.TrimSpace(rest[i+len(" value "):])
+	} else if strings.HasSuffix(rest, " value") {
+		name = strings.TrimSpace(strings.TrimSuffix(rest, " value"))
+	}
+	if err := s.eng.SetOption(name, value); err != nil {
+		s.errorf("%v", err)
+		return
+	}
+	if strings.EqualFold(name, search.OptChess960) {
+		s.chess960 = strings.EqualFold(value, "true")
+		s.pos.SetChess960(s.chess960 || s.pos.IsChess960())
+	}
+}
+
+// cmdPosition parses "position startpos|fen <fen> [moves m1 m2 ...]". On any
+// error the previous position is kept.
+func (s *Server) cmdPosition(args []string) {
+	if s.searching() {
+		s.errorf("position ignored while searching")
+		return
+	}
+	if len(args) == 0 {
+		s.errorf("position: want startpos or fen")
+		return
+	}
+	var pos engine.Position
+	var rest []string
+	switch args[0] {
+	case "startpos":
+		pos = engine.StartPosition()
+		rest = args[1:]
+	case "fen":
+		i := 1
+		for i < len(args) && args[i] != "moves" {
+			i++
+		}
+		p, err := engine.ParseFEN(strings.Join(args[1:i], " "))
+		if err != nil {
+			s.errorf("position: %v", err)
+			return
+		}
+		pos, rest = p, args[i:]
+	default:
+		s.errorf("position: want startpos or fen, got %q", args[0])
+		return
+	}
+	if s.chess960 {
+		pos.SetChess960(true)
+	}
+	var history []uint64
+	if len(rest) > 0 {
+		if rest[0] != "moves" {
+			s.errorf("position: unexpected %q (want moves)", rest[0])
+			return
+		}
+		for _, mv := range rest[1:] {
+			m, err := pos.ParseUCIMove(mv)
+			if err != nil {
+				s.errorf("position: %v", err)
+				return
+			}
+			history = append(history, pos.Key())
+			pos.MakeMove(m)
+		}
+	}
+	s.pos, s.history = pos, history
+}
+
+// parseGo reads the arguments of `go` into limits; perft > 0 asks for perft.
+func parseGo(args []string, us engine.Color) (lim search.Limits, perft int, err error) {
+	num := func(i int) (int64, error) {
+		if i+1 >= len(args) {
+			return 0, fmt.Errorf("go %s: missing value", args[i])
+		}
+		v, err := strconv.ParseInt(args[i+1], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("go %s: %q is not an integer", args[i], args[i+1])
+		}
+		return v, nil
+	}
+	ms := func(v int64) time.Duration {
+		// Clocks can be negative when a GUI lets an engine overstep; treat as 0.
+		return time.Duration(max(v, 0)) * time.Millisecond
+	}
+	for i := 0; i < len(args); i++ {
+		var v int64
+		switch args[i] {
+		case "infinite":
+			lim.Infinite = true
+			continue
+		case "ponder":
+			lim.Ponder = true
+			continue
+		case "searchmoves":
+			return lim, 0, fmt.Errorf("go searchmoves is not supported")
+		case "depth", "nodes", "movetime", "wtime", "btime", "winc", "binc", "movestogo", "perft", "mate":
+			if v, err = num(i); err != nil {
+				return lim, 0, err
+			}
+		default:
+			return lim, 0, fmt.Errorf("go: unknown token %q", args[i])
+		}
+		switch args[i] {
+		case "depth":
+			lim.Depth = int(min(max(v, 1), search.MaxPly-1))
+		case "mate":
+			lim.Depth = int(min(max(2*v, 1), search.MaxPly-1))
+		case "nodes":
+			lim.Nodes = max(v, 1)
+		case "movetime":
+			lim.MoveTime = max(ms(v), time.Millisecond)
+		case "wtime":
+			lim.Time[engine.White], lim.TimeSet = ms(v), true
+		case "btime":
+			lim.Time[engine.Black], lim.TimeSet = ms(v), true
+		case "winc":
+			lim.Inc[engine.White] = ms(v)
+		case "binc":
+			lim.Inc[engine.Black] = ms(v)
+		case "movestogo":
+			lim.MovesToGo = int(max(v, 0))
+		case "perft":
+			if v < 1 || v > engine.MaxPerftDepth {
+				return lim, 0, fmt.Errorf("go perft %d: want a depth in 1..%d", v, engine.MaxPerftDepth)
+			}
+			perft = int(v)
+		}
+		i++
+	}
+	return lim, perft, nil
+}
+
+func (s *Server) cmdGo(args []string) {
+	if s.searching() {
+		s.errorf("go ignored: already searching")
+		return
+	}
+	lim, perft, err := parseGo(args, s.pos.SideToMove())
+	if err != nil {
+		s.errorf("%v", err)
+		return
+	}
+	if perft > 0 {
+		s.perft(perft)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pos := s.pos
+	run := s.eng.Start(ctx, pos, s.history, lim)
+	done := make(chan struct{})
+	s.cancel, s.running = cancel, done
+	go func() {
+		defer close(done)
+		m, info := run.Wait()
+		if m == engine.NullMove {
+			s.out.printf("bestmove (none)")
+			return
+		}
+		if len(info.PV) >= 2 && info.PV[0] == m {
+			c := pos
+			c.MakeMove(m)
+			s.out.printf("bestmove %s ponder %s", pos.UCIMove(m), c.UCIMove(info.PV[1]))
+			return
+		}
+		s.out.printf("bestmove %s", pos.UCIMove(m))
+	}()
+}
+
+// stopSearch stops a running search and waits for its bestmove line.
+func (s *Server) stopSearch() {
+	if s.cancel == nil {
+		return
+	}
+	s.cancel()
+	<-s.running
+	s.cancel = nil
+}
+
+// printInfo writes one `info` line; it runs on the search goroutine and
+// reads only its argument and the position, which cannot change while a
+// search runs.
+func (s *Server) printInfo(i search.Info) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "info depth %d seldepth %d", i.Depth, i.SelDepth)
+	if i.Mate != 0 {
+		fmt.Fprintf(&b, " score mate %d", i.Mate)
+	} else {
+		fmt.Fprintf(&b, " score cp %d", i.Score)
+	}
+	fmt.Fprintf(&b, " nodes %d nps %d hashfull %d time %d", i.Nodes, i.NPS, i.Hashfull, i.Time.Milliseconds())
+	if len(i.PV) > 0 {
+		b.WriteString(" pv")
+		p := s.pos
+		for _, m := range i.PV {
+			if !p.IsLegal(m) { // a PV is rebuilt from the search stack; stop at anything odd
+				break
+			}
+			b.WriteByte(' ')
+			b.WriteString(p.UCIMove(m))
+			p.MakeMove(m)
+		}
+	}
+	s.out.printf("%s", b.String())
+}
+
+// perft prints divide in Stockfish's format.
+func (s *Server) perft(depth int) {
+	res, err := engine.RunPerft(context.Background(), s.pos, depth, engine.PerftOptions{})
+	if err != nil {
+		s.errorf("perft: %v", err)
+		return
+	}
+	for _, d := range res.Divide {
+		s.out.printf("%s: %s", d.UCI, d.Nodes)
+	}
+	s.out.printf("")
+	s.out.printf("Nodes searched: %s", res.Nodes)
+	s.out.printf("")
+}
+
+func (s *Server) cmdBench(args []string) {
+	if s.searching() {
+		s.errorf("bench ignored while searching")
+		return
+	}
+	depth := search.BenchDepth
+	if len(args) > 0 {
+		d, err := strconv.Atoi(args[0])
+		if err != nil || d < 1 || d > 40 {
+			s.errorf("bench: depth %q: want an integer in 1..40", args[0])
+			return
+		}
+		depth = d
+	}
+	res, err := search.Bench(depth, nil)
+	if err != nil {
+		s.errorf("bench: %v", err)
+		return
+	}
+	s.out.printf("===========================")
+	s.out.printf("Total time (ms) : %d", res.Elapsed.Milliseconds())
+	s.out.printf("Nodes searched  : %d", res.Nodes)
+	s.out.printf("Nodes/second    : %d", res.NPS())
+}
