@@ -55,7 +55,7 @@ const (
 
 var (
 	fileMask     [8]engine.Bitboard
-	adjacentMask [8]engine.Bitboard    // the files beside file f
+	adjacentMask [8]engine.Bitboard     // the files beside file f
 	passedMask   [2][64]engine.Bitboard // squares in front on this and adjacent files
 	frontMask    [2][64]engine.Bitboard // squares in front on this file
 )

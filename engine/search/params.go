@@ -8,30 +8,30 @@ import "github.com/arbiter-chess/arbiter/engine/eval"
 // (CPW-engine, Ethereal/Weiss-era values scaled to our evaluation), checked
 // in short matches but not tuned; see docs/engine.md.
 const (
-	AspWindow     = iota // first aspiration half-window, centipawns
-	AspMinDepth          // iterations below this use a full window
-	RFPDepth             // reverse futility pruning up to this depth
-	RFPMargin            // … with this margin per ply
-	NMPMinDepth          // null-move pruning from this depth
-	NMPBase              // base reduction R
-	NMPDepthDiv          // R += depth / NMPDepthDiv
-	NMPEvalDiv           // R += min(3, (eval-beta) / NMPEvalDiv)
-	FutDepth             // futility pruning of quiet moves up to this depth
-	FutBase              // margin = FutBase + FutMargin × depth
-	FutMargin            //
-	LMPDepth             // late-move pruning of quiet moves up to this depth
-	LMPBase              // quiet moves tried before pruning: LMPBase + depth²
-	LMRBase              // late-move reduction = LMRBase/100 + ln(d)·ln(m)·100/LMRDiv
-	LMRDiv               //
-	SEEQuietMargin       // prune quiets losing more than this × depth (SEE)
-	SEECaptureMargin     // prune captures losing more than this × depth (SEE)
-	SEEPruneDepth        // SEE pruning in the main search up to this depth
-	DeltaMargin          // quiescence delta pruning margin
-	IIRDepth             // internal iterative reduction without a TT move from this depth
-	TimeHorizon          // moves assumed left in sudden death
-	TimeSoftPct          // soft limit: this % of the base allocation
-	TimeHardMul          // hard limit: this × the soft limit …
-	TimeMaxPct           // … but never more than this % of the remaining clock
+	AspWindow        = iota // first aspiration half-window, centipawns
+	AspMinDepth             // iterations below this use a full window
+	RFPDepth                // reverse futility pruning up to this depth
+	RFPMargin               // … with this margin per ply
+	NMPMinDepth             // null-move pruning from this depth
+	NMPBase                 // base reduction R
+	NMPDepthDiv             // R += depth / NMPDepthDiv
+	NMPEvalDiv              // R += min(3, (eval-beta) / NMPEvalDiv)
+	FutDepth                // futility pruning of quiet moves up to this depth
+	FutBase                 // margin = FutBase + FutMargin × depth
+	FutMargin               //
+	LMPDepth                // late-move pruning of quiet moves up to this depth
+	LMPBase                 // quiet moves tried before pruning: LMPBase + depth²
+	LMRBase                 // late-move reduction = LMRBase/100 + ln(d)·ln(m)·100/LMRDiv
+	LMRDiv                  //
+	SEEQuietMargin          // prune quiets losing more than this × depth (SEE)
+	SEECaptureMargin        // prune captures losing more than this × depth (SEE)
+	SEEPruneDepth           // SEE pruning in the main search up to this depth
+	DeltaMargin             // quiescence delta pruning margin
+	IIRDepth                // internal iterative reduction without a TT move from this depth
+	TimeHorizon             // moves assumed left in sudden death
+	TimeSoftPct             // soft limit: this % of the base allocation
+	TimeHardMul             // hard limit: this × the soft limit …
+	TimeMaxPct              // … but never more than this % of the remaining clock
 	NumParams
 )
 
