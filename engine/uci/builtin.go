@@ -1,0 +1,107 @@
+package uci
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/engine/search"
+	"github.com/arbiter-chess/arbiter/match"
+)
+
+// The match runner plays the embedded engine in-process through
+// match.BuiltinFactory: linking this package (the arbiter binary does, via
+// `arbiter uci`) makes `--engine name=X,builtin` work.
+func init() { match.BuiltinFactory = NewBuiltinPlayer }
+
+// BuiltinPlayer is the embedded engine as a match.Player: no process, no
+// protocol, the same search the UCI front end runs.
+type BuiltinPlayer struct {
+	name     string
+	eng      *search.Engine
+	chess960 bool
+}
+
+// NewBuiltinPlayer creates an engine with the given option overrides (UCI
+// option names, e.g. "Hash", "Threads", "RFPMargin"); an unknown option or
+// an out-of-range value is an error that names it.
+func NewBuiltinPlayer(name string, options map[string]string) (match.Player, error) {
+	e, err := search.NewEngine(options)
+	if err != nil {
+		return nil, fmt.Errorf("engine %q: %w", name, err)
+	}
+	return &BuiltinPlayer{name: name, eng: e}, nil
+}
+
+// Engine returns the underlying engine.
+func (b *BuiltinPlayer) Engine() *search.Engine { return b.eng }
+
+// Name is the player's name.
+func (b *BuiltinPlayer) Name() string { return b.name }
+
+// NewGame clears the hash and the move-ordering tables.
+func (b *BuiltinPlayer) NewGame(ctx context.Context, chess960 bool) error {
+	b.chess960 = chess960
+	b.eng.NewGame()
+	return nil
+}
+
+// Think replays the game and searches under the request's limits.
+func (b *BuiltinPlayer) Think(ctx context.Context, req *match.ThinkRequest) (match.Reply, error) {
+	t0 := time.Now()
+	pos := engine.StartPosition()
+	if req.StartFEN != "" {
+		p, err := engine.ParseFEN(req.StartFEN)
+		if err != nil {
+			return match.Reply{}, fmt.Errorf("%w: %v", match.ErrProtocol, err)
+		}
+		pos = p
+	}
+	if req.Chess960 || b.chess960 {
+		pos.SetChess960(true)
+	}
+	history := make([]uint64, 0, len(req.Moves))
+	for _, mv := range req.Moves {
+		m, err := pos.ParseUCIMove(mv)
+		if err != nil {
+			return match.Reply{}, fmt.Errorf("%w: %v", match.ErrProtocol, err)
+		}
+		history = append(history, pos.Key())
+		pos.MakeMove(m)
+	}
+	l := req.Limits
+	lim := search.Limits{Depth: l.Depth, Nodes: l.Nodes, MoveTime: l.MoveTime}
+	if l.HasClock() {
+		lim.TimeSet = true
+		lim.Time = req.Time
+		lim.Inc = req.Inc
+		lim.MovesToGo = req.MovesToGo
+	}
+	if req.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
+		defer cancel()
+	}
+	m, info := b.eng.Go(ctx, pos, history, lim)
+	rep := match.Reply{Elapsed: time.Since(t0)}
+	if m == engine.NullMove {
+		return rep, match.ErrNoBestmove
+	}
+	rep.Move = pos.UCIMove(m)
+	rep.Info = match.Info{
+		HasScore: info.Depth > 0,
+		Score:    match.Score{CP: info.Score, Mate: info.Mate},
+		Depth:    info.Depth,
+		SelDepth: info.SelDepth,
+		Nodes:    info.Nodes,
+		Time:     info.Time,
+	}
+	if info.Mate != 0 {
+		rep.Info.Score.CP = 0
+	}
+	return rep, nil
+}
+
+// Quit releases nothing: the engine is garbage-collected with the player.
+func (b *BuiltinPlayer) Quit() error { return nil }
