@@ -361,10 +361,10 @@ func differentialPositions(seed uint64) []diffPosition {
 		}
 	}
 	start := StartPosition()
-	for i := 0; i < 60; i++ {
+	for i := 0; i < 100; i++ {
 		pick("standard", randomWalk(start, rng, walkOptions{plies: 10 + rng.IntN(70)}), 2, i%2 == 0)
 	}
-	for i := 0; i < 60; i++ {
+	for i := 0; i < 100; i++ {
 		n := rng.IntN(960)
 		p, err := ParseFEN(chess960StartFEN(n))
 		if err != nil {
@@ -373,7 +373,7 @@ func differentialPositions(seed uint64) []diffPosition {
 		p.SetChess960(true)
 		pick(fmt.Sprintf("chess960 #%d", n), randomWalk(p, rng, walkOptions{plies: 4 + rng.IntN(40)}), 2, true)
 	}
-	for i := 0; i < 60; i++ {
+	for i := 0; i < 100; i++ {
 		var p Position
 		if i%2 == 0 {
 			p = StartPosition()
