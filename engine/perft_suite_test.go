@@ -306,6 +306,12 @@ func TestPerftCPWStats(t *testing.T) {
 		t.Fatalf("header %q, want %q", rows[0], wantHeader)
 	}
 	budget := perftBudget(t)
+	if perftFull() {
+		// Even the full run stops at 1e11 leaves (startpos d8, about an hour
+		// on two cores with statistics): d9 would take days and d10..d15 are
+		// cluster jobs (d14 and d15 do not even fit in uint64).
+		budget = 100_000_000_000
+	}
 	checkedRows := 0
 	for i, row := range rows[1:] {
 		f := strings.Split(row, ",")

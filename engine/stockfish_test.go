@@ -384,6 +384,17 @@ func differentialPositions(seed uint64) []diffPosition {
 		walk := randomWalk(p, rng, walkOptions{plies: 80 + rng.IntN(160), endgame: true})
 		pick("endgame", walk[len(walk)/2:], 2, true)
 	}
+	// Standard positions in Chess960 notation too (castling as king takes
+	// rook, for both programs).
+	n := len(out)
+	for i := 0; i < n; i += 5 {
+		if !out[i].pos.IsChess960() {
+			dp := out[i]
+			dp.kind = "standard-in-960-mode"
+			dp.pos.SetChess960(true)
+			out = append(out, dp)
+		}
+	}
 	return out
 }
 
