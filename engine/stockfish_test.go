@@ -364,14 +364,14 @@ func differentialPositions(seed uint64) []diffPosition {
 	for i := 0; i < 100; i++ {
 		pick("standard", randomWalk(start, rng, walkOptions{plies: 10 + rng.IntN(70)}), 2, i%2 == 0)
 	}
-	for i := 0; i < 100; i++ {
+	for i := 0; i < 300; i++ {
 		n := rng.IntN(960)
 		p, err := ParseFEN(chess960StartFEN(n))
 		if err != nil {
 			panic(fmt.Sprintf("Chess960 start %d: %v", n, err))
 		}
 		p.SetChess960(true)
-		pick(fmt.Sprintf("chess960 #%d", n), randomWalk(p, rng, walkOptions{plies: 4 + rng.IntN(40)}), 2, true)
+		pick(fmt.Sprintf("chess960 #%d", n), randomWalk(p, rng, walkOptions{plies: 4 + rng.IntN(40)}), 3, true)
 	}
 	for i := 0; i < 100; i++ {
 		var p Position
@@ -383,6 +383,11 @@ func differentialPositions(seed uint64) []diffPosition {
 		}
 		walk := randomWalk(p, rng, walkOptions{plies: 80 + rng.IntN(160), endgame: true})
 		pick("endgame", walk[len(walk)/2:], 2, true)
+	}
+	for len(out) < 2000 {
+		if p, ok := castlingStressPosition(rng); ok {
+			out = append(out, diffPosition{"castling-stress", p, 3})
+		}
 	}
 	// Standard positions in Chess960 notation too (castling as king takes
 	// rook, for both programs).
@@ -396,6 +401,99 @@ func differentialPositions(seed uint64) []diffPosition {
 		}
 	}
 	return out
+}
+
+// castlingStressPosition builds a Chess960 position around castling: a
+// random start array with most back-rank pieces and some pawns removed,
+// every castling right whose rook is still there, and enemy sliders
+// dropped on the back ranks, where they attack the squares castling
+// needs (or the squares a castling rook shields). Random walks rarely
+// reach these geometries.
+func castlingStressPosition(rng *rand.Rand) (Position, bool) {
+	start, err := ParseFEN(chess960StartFEN(rng.IntN(960)))
+	if err != nil {
+		panic(err)
+	}
+	var board [64]byte
+	for s := Square(0); s < 64; s++ {
+		if pc := start.PieceAt(s); pc != NoPiece {
+			board[s] = pc.Letter()
+		}
+	}
+	for s := Square(0); s < 64; s++ {
+		switch c := board[s]; {
+		case c == 'P' || c == 'p':
+			if rng.IntN(3) == 0 {
+				board[s] = 0
+			}
+		case c != 0 && c != 'K' && c != 'k' && c != 'R' && c != 'r':
+			if rng.IntN(3) != 0 {
+				board[s] = 0
+			}
+		}
+	}
+	for _, rank := range []int{0, 7} {
+		enemy := "qrb"
+		if rank == 7 {
+			enemy = "QRB"
+		}
+		for k := rng.IntN(3); k > 0; k-- {
+			s := MakeSquare(rng.IntN(8), rank)
+			if board[s] == 0 {
+				board[s] = enemy[rng.IntN(len(enemy))]
+			}
+		}
+	}
+	var b strings.Builder
+	for rank := 7; rank >= 0; rank-- {
+		empty := 0
+		for file := 0; file < 8; file++ {
+			c := board[MakeSquare(file, rank)]
+			if c == 0 {
+				empty++
+				continue
+			}
+			if empty > 0 {
+				b.WriteByte(byte('0' + empty))
+				empty = 0
+			}
+			b.WriteByte(c)
+		}
+		if empty > 0 {
+			b.WriteByte(byte('0' + empty))
+		}
+		if rank > 0 {
+			b.WriteByte('/')
+		}
+	}
+	var castling []byte
+	for _, side := range []struct {
+		rank       int
+		rook, king byte
+		base       byte
+	}{{0, 'R', 'K', 'A'}, {7, 'r', 'k', 'a'}} {
+		for f := 7; f >= 0; f-- {
+			// Only the start array's own rooks: those on the king's sides
+			// that were rooks in the start position.
+			s := MakeSquare(f, side.rank)
+			if board[s] == side.rook && start.PieceAt(s).Type() == Rook {
+				castling = append(castling, side.base+byte(f))
+			}
+		}
+	}
+	if len(castling) == 0 {
+		castling = []byte("-")
+	}
+	stm := "w"
+	if rng.IntN(2) == 1 {
+		stm = "b"
+	}
+	p, err := ParseFEN(b.String() + " " + stm + " " + string(castling) + " - 0 1")
+	if err != nil {
+		return Position{}, false // e.g. the side not to move is in check
+	}
+	p.SetChess960(true)
+	return p, true
 }
 
 func TestDifferentialStockfish(t *testing.T) {
