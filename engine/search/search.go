@@ -43,6 +43,10 @@ type worker struct {
 	keys    []uint64
 	rootIdx int
 
+	// stack[ply] holds the position at ply (copy-make). Children live here
+	// rather than in the recursion's frames: taking a frame variable's
+	// address for the recursive call makes the compiler heap-allocate it.
+	stack     [MaxPly + 1]engine.Position
 	killers   [MaxPly + 1][2]engine.Move
 	history   [2][64][64]int32
 	evalStack [MaxPly + 2]int
@@ -93,6 +97,18 @@ func (w *worker) isRepetition(p *engine.Position, ply int) bool {
 	return false
 }
 
+// evaluate calls the evaluator. The built-in one is called directly: a call
+// through the interface would make the compiler move every position of the
+// search to the heap (it cannot prove the callee keeps no pointer), costing
+// an allocation per node. Other evaluators get a copy.
+func (w *worker) evaluate(p *engine.Position) int {
+	if ev, ok := w.e.eval.(*eval.Evaluator); ok {
+		return ev.Evaluate(p)
+	}
+	q := *p
+	return w.e.eval.Evaluate(&q)
+}
+
 func hasNonPawnMaterial(p *engine.Position) bool {
 	us := p.SideToMove()
 	return p.ColorPieces(us)&^(p.Pieces(us, engine.Pawn)|p.Pieces(us, engine.King)) != 0
@@ -126,7 +142,7 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 			return 0
 		}
 		if ply >= MaxPly-1 {
-			return e.eval.Evaluate(p)
+			return w.evaluate(p)
 		}
 		// Mate distance pruning: no line from here beats a shorter mate.
 		alpha = max(alpha, -MateScore+ply)
@@ -153,7 +169,7 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 		if hit {
 			staticEval = tte.Eval
 		} else {
-			staticEval = e.eval.Evaluate(p)
+			staticEval = w.evaluate(p)
 		}
 	}
 	w.evalStack[ply] = staticEval
@@ -173,9 +189,10 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 		// (unsound in zugzwang, hence not without pieces).
 		if nullOK && depth >= v[NMPMinDepth] && staticEval >= beta && hasNonPawnMaterial(p) {
 			r := v[NMPBase] + depth/v[NMPDepthDiv] + min((staticEval-beta)/v[NMPEvalDiv], 3)
-			c := *p
+			c := &w.stack[ply+1]
+			*c = *p
 			c.MakeNullMove()
-			s := -w.search(&c, -beta, -beta+1, depth-1-r, ply+1, false)
+			s := -w.search(c, -beta, -beta+1, depth-1-r, ply+1, false)
 			if w.stopped() {
 				return 0
 			}
@@ -232,7 +249,8 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 			}
 		}
 
-		c := *p
+		c := &w.stack[ply+1]
+		*c = *p
 		c.MakeMove(m)
 		moves++
 		givesCheck := c.InCheck()
@@ -243,7 +261,7 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 
 		var s int
 		if moves == 1 {
-			s = -w.search(&c, -beta, -alpha, newDepth, ply+1, true)
+			s = -w.search(c, -beta, -alpha, newDepth, ply+1, true)
 		} else {
 			r := 0
 			if depth >= 3 && moves > 2 && quiet {
@@ -263,12 +281,12 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 				r -= int(w.history[p.SideToMove()][m.From()][m.To()]) / 8192
 				r = max(0, min(r, newDepth-1))
 			}
-			s = -w.search(&c, -alpha-1, -alpha, newDepth-r, ply+1, true)
+			s = -w.search(c, -alpha-1, -alpha, newDepth-r, ply+1, true)
 			if s > alpha && r > 0 {
-				s = -w.search(&c, -alpha-1, -alpha, newDepth, ply+1, true)
+				s = -w.search(c, -alpha-1, -alpha, newDepth, ply+1, true)
 			}
 			if s > alpha && s < beta {
-				s = -w.search(&c, -beta, -alpha, newDepth, ply+1, true)
+				s = -w.search(c, -beta, -alpha, newDepth, ply+1, true)
 			}
 		}
 		if w.stopped() && w.rootDepth > 1 {
@@ -320,7 +338,7 @@ func (w *worker) qsearch(p *engine.Position, alpha, beta, ply int) int {
 	}
 	e := w.e
 	if ply >= MaxPly-1 {
-		return e.eval.Evaluate(p)
+		return w.evaluate(p)
 	}
 	if w.stopped() && w.rootDepth > 1 {
 		return 0
@@ -340,7 +358,7 @@ func (w *worker) qsearch(p *engine.Position, alpha, beta, ply int) int {
 		if hit {
 			standPat = tte.Eval
 		} else {
-			standPat = e.eval.Evaluate(p)
+			standPat = w.evaluate(p)
 		}
 		if standPat >= beta {
 			return standPat
@@ -373,9 +391,10 @@ func (w *worker) qsearch(p *engine.Position, alpha, beta, ply int) int {
 				continue
 			}
 		}
-		c := *p
+		c := &w.stack[ply+1]
+		*c = *p
 		c.MakeMove(m)
-		s := -w.qsearch(&c, -beta, -alpha, ply+1)
+		s := -w.qsearch(c, -beta, -alpha, ply+1)
 		if s > best {
 			best = s
 			if s > alpha {

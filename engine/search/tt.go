@@ -97,8 +97,9 @@ func (t *Table) bucket(key uint64) []ttSlot {
 
 // Probe looks key up.
 func (t *Table) Probe(key uint64) (TTEntry, bool) {
-	for i := range t.bucket(key) {
-		s := &t.bucket(key)[i]
+	b := t.bucket(key)
+	for i := range b {
+		s := &b[i]
 		d := s.d.Load()
 		if s.k.Load()^d == key && d != 0 {
 			return unpack(d), true
