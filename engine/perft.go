@@ -143,11 +143,13 @@ func (s *perftStack) perftStats(ply, depth int) {
 		if m.IsCastle() {
 			landed = castleRookTo[castleIndex(p.side, m.To() > m.From())]
 		}
-		if checkers&^landed.Bit() != 0 {
-			st.DiscoveryChecks++
-		}
+		// As the chessprogramming wiki counts them: a double check is only a
+		// double check, a discovered check is a single check by a piece
+		// that did not move.
 		if checkers.More() {
 			st.DoubleChecks++
+		} else if checkers&^landed.Bit() != 0 {
+			st.DiscoveryChecks++
 		}
 		if child.countLegal() == 0 {
 			st.Checkmates++
