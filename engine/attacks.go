@@ -1,9 +1,9 @@
 package engine
 
-// Attack tables. Sliding attacks use "fancy" magic bitboards whose magic
-// numbers are found at start-up by a deterministic search (fixed seeds), so
-// no table of magic numbers has to be trusted or maintained; the search and
-// the fill take a few milliseconds (see BenchmarkInitAttacks).
+// Attack tables. Sliding attacks use "fancy" magic bitboards. The magic
+// numbers are generated into magic_numbers.go by a deterministic search
+// (go test ./engine -run TestGenerateMagics -update-magics), so start-up only
+// fills the tables and needs no search.
 
 var (
 	knightAttacks [64]Bitboard
@@ -91,75 +91,48 @@ func stepAttacks(s Square, steps [][2]int) Bitboard {
 	return att
 }
 
-// xorshift64star is the PRNG used for the magic search; fixed seeds make the
-// tables identical on every start.
-type xorshift64star uint64
-
-func (x *xorshift64star) next() uint64 {
-	*x ^= *x >> 12
-	*x ^= *x << 25
-	*x ^= *x >> 27
-	return uint64(*x) * 2685821657736338717
-}
-
-// sparse returns a random number with few bits set: good magic candidates.
-func (x *xorshift64star) sparse() uint64 { return x.next() & x.next() & x.next() }
-
-func initMagics(magics *[64]magic, table *[]Bitboard, dirs *[4][2]int) {
-	// Per-rank seeds chosen so the search converges quickly.
-	seeds := [8]uint64{728, 10316, 55013, 32803, 12281, 15100, 16645, 255}
-	var occupancy, reference [4096]Bitboard
-	var epoch [4096]int
-	cnt := 0
+// fillMagics builds the attack tables of one slider from its magic
+// numbers (magic_numbers.go, found by TestGenerateMagics). A magic that maps
+// two occupancies with different attacks to one slot would be a wrong
+// table: that is checked here once, at start-up, and is a programming error.
+func fillMagics(magics *[64]magic, table *[]Bitboard, dirs *[4][2]int, numbers *[64]uint64) {
 	total := 0
 	for s := Square(0); s < 64; s++ {
-		edges := ((rank1 | rank8) &^ rankMask(s)) | ((fileA | fileH) &^ fileMask(s))
-		mask := slidingAttacks(s, 0, dirs) &^ edges
-		total += 1 << mask.Count()
+		total += 1 << relevantOccupancy(s, dirs).Count()
 	}
 	*table = make([]Bitboard, total)
+	filled := make([]bool, total)
 	offset := 0
 	for s := Square(0); s < 64; s++ {
 		m := &magics[s]
-		edges := ((rank1 | rank8) &^ rankMask(s)) | ((fileA | fileH) &^ fileMask(s))
-		m.mask = slidingAttacks(s, 0, dirs) &^ edges
-		bitsN := m.mask.Count()
-		m.shift = uint8(64 - bitsN)
-		size := 1 << bitsN
+		m.mask = relevantOccupancy(s, dirs)
+		m.magic = numbers[s]
+		m.shift = uint8(64 - m.mask.Count())
+		size := 1 << m.mask.Count()
 		m.attacks = (*table)[offset : offset+size]
+		seen := filled[offset : offset+size]
 		offset += size
 		// Enumerate all subsets of the mask (Carry-Rippler).
-		b := Bitboard(0)
-		n := 0
-		for {
-			occupancy[n] = b
-			reference[n] = slidingAttacks(s, b, dirs)
-			n++
+		for b := Bitboard(0); ; {
+			att := slidingAttacks(s, b, dirs)
+			i := m.index(b)
+			if seen[i] && m.attacks[i] != att {
+				panic("engine: magic number for square " + s.String() + " collides")
+			}
+			seen[i], m.attacks[i] = true, att
 			b = (b - m.mask) & m.mask
 			if b == 0 {
 				break
 			}
 		}
-		rng := xorshift64star(seeds[s.Rank()])
-		for i := 0; i < n; {
-			for {
-				m.magic = rng.sparse()
-				if Bitboard((uint64(m.mask)*m.magic)>>56).Count() >= 6 {
-					break
-				}
-			}
-			cnt++
-			for i = 0; i < n; i++ {
-				idx := m.index(occupancy[i])
-				if epoch[idx] < cnt {
-					epoch[idx] = cnt
-					m.attacks[idx] = reference[i]
-				} else if m.attacks[idx] != reference[i] {
-					break
-				}
-			}
-		}
 	}
+}
+
+// relevantOccupancy is the set of squares whose occupancy can change a
+// slider's attacks from s: its empty-board rays without the board's edge.
+func relevantOccupancy(s Square, dirs *[4][2]int) Bitboard {
+	edges := ((rank1 | rank8) &^ rankMask(s)) | ((fileA | fileH) &^ fileMask(s))
+	return slidingAttacks(s, 0, dirs) &^ edges
 }
 
 func rankMask(s Square) Bitboard { return rank1 << (8 * s.Rank()) }
@@ -174,17 +147,17 @@ func init() {
 		pawnAttacks[White][s] = stepAttacks(s, [][2]int{{-1, 1}, {1, 1}})
 		pawnAttacks[Black][s] = stepAttacks(s, [][2]int{{-1, -1}, {1, -1}})
 	}
-	initMagics(&rookMagics, &rookTable, &rookDirs)
-	initMagics(&bishopMagics, &bishopTable, &bishopDirs)
+	fillMagics(&rookMagics, &rookTable, &rookDirs, &rookMagicNumbers)
+	fillMagics(&bishopMagics, &bishopTable, &bishopDirs, &bishopMagicNumbers)
 	for a := Square(0); a < 64; a++ {
 		for b := Square(0); b < 64; b++ {
 			if a == b {
 				continue
 			}
-			for _, att := range []func(Square, Bitboard) Bitboard{BishopAttacks, RookAttacks} {
-				if att(a, 0).Has(b) {
-					lineBB[a][b] = (att(a, 0) & att(b, 0)) | a.Bit() | b.Bit()
-					betweenBB[a][b] = att(a, b.Bit()) & att(b, a.Bit())
+			for _, dirs := range []*[4][2]int{&bishopDirs, &rookDirs} {
+				if slidingAttacks(a, 0, dirs).Has(b) {
+					lineBB[a][b] = (slidingAttacks(a, 0, dirs) & slidingAttacks(b, 0, dirs)) | a.Bit() | b.Bit()
+					betweenBB[a][b] = slidingAttacks(a, b.Bit(), dirs) & slidingAttacks(b, a.Bit(), dirs)
 				}
 			}
 		}

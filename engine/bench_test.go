@@ -112,8 +112,8 @@ func BenchmarkInitAttacks(b *testing.B) {
 	for b.Loop() {
 		var rm, bm [64]magic
 		var rt, bt []Bitboard
-		initMagics(&rm, &rt, &rookDirs)
-		initMagics(&bm, &bt, &bishopDirs)
+		fillMagics(&rm, &rt, &rookDirs, &rookMagicNumbers)
+		fillMagics(&bm, &bt, &bishopDirs, &bishopMagicNumbers)
 	}
 }
 
