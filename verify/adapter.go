@@ -57,13 +57,24 @@ func (s EngineSpec) String() string {
 
 // ParseEngineSpec reads "cmd=PATH[,args=A B C][,proto=uci|perftree][,option.X=V]...".
 // A bare first item without '=' is taken as the command. args are split on
-// spaces (repeat args= to append more).
+// spaces (repeat args= to append more); a later item without '=' belongs to
+// the value before it, so values may contain commas.
 func ParseEngineSpec(s string) (EngineSpec, error) {
 	var spec EngineSpec
 	if strings.TrimSpace(s) == "" {
 		return spec, fmt.Errorf("engine spec is empty: want cmd=PATH[,args=...][,proto=uci|perftree][,option.NAME=VALUE]")
 	}
+	// An item without '=' continues the previous value (a comma inside
+	// args or an option value: "args=-bug a,b").
+	var items []string
 	for i, item := range strings.Split(s, ",") {
+		if i > 0 && len(items) > 0 && !strings.Contains(item, "=") {
+			items[len(items)-1] += "," + item
+			continue
+		}
+		items = append(items, item)
+	}
+	for i, item := range items {
 		item = strings.TrimSpace(item)
 		if item == "" {
 			continue

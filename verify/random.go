@@ -116,6 +116,21 @@ func RandomTarget(seed uint64, i int, opt RandomOptions) Target {
 				w = 12
 			case pc.Type() == engine.Pawn:
 				w = 4
+				rel := m.To().Rank() // ranks from the mover's side
+				if pos.SideToMove() == engine.Black {
+					rel = 7 - rel
+				}
+				if rel >= 5 {
+					w = 10 // close to promotion
+				}
+				if d := int(m.To()) - int(m.From()); d == 16 || d == -16 {
+					// A double push that offers an e.p. capture.
+					c := pos
+					c.MakeMove(m)
+					if c.EnPassant() != engine.NoSquare {
+						w = 40
+					}
+				}
 			}
 			weights[j] = w
 			total += w
