@@ -31,3 +31,25 @@ func BenchmarkSearch(b *testing.B) {
 	b.ReportMetric(float64(nodes)/b.Elapsed().Seconds(), "nodes/s")
 	b.ReportMetric(float64(nodes)/float64(b.N), "nodes/op")
 }
+
+// benchSignature is the node total of `arbiter bench` (BenchPositions at
+// BenchDepth). It changes exactly when the search's behaviour changes: after
+// a deliberate change to search, evaluation or move ordering, run
+// `go run ./cmd/arbiter bench` and paste the new "Nodes searched" here (and
+// in docs/engine.md), mentioning it in the commit message. An unexpected
+// change means a change meant to be neutral (a refactoring, a speed-up) was
+// not.
+const benchSignature = 780586
+
+func TestBenchSignature(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	res, err := Bench(BenchDepth, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Nodes != benchSignature {
+		t.Errorf("bench signature %d, want %d (update benchSignature if the search changed on purpose)", res.Nodes, benchSignature)
+	}
+}

@@ -56,8 +56,12 @@ type Server struct {
 	history  []uint64 // keys of the positions before pos in the game
 	chess960 bool
 
-	cancel  context.CancelFunc // of the running search, nil when idle
-	running chan struct{}      // closed when the running search has printed bestmove
+	cancel context.CancelFunc // of the running search, nil when idle
+	// finished is closed when the search has its result, just before the
+	// bestmove line is written; printed is closed after it. A GUI may send
+	// the next command as soon as it reads bestmove, so "searching" must
+	// already be false then.
+	finished, printed chan struct{}
 }
 
 type lineWriter struct {
@@ -148,11 +152,11 @@ func (s *Server) errorf(format string, args ...any) {
 }
 
 func (s *Server) searching() bool {
-	if s.running == nil {
+	if s.finished == nil {
 		return false
 	}
 	select {
-	case <-s.running:
+	case <-s.finished:
 		return false
 	default:
 		return true
@@ -332,6 +336,7 @@ func (s *Server) cmdGo(args []string) {
 		s.errorf("%v", err)
 		return
 	}
+	s.stopSearch() // the last search has finished: wait for its bestmove line
 	if perft > 0 {
 		s.perft(perft)
 		return
@@ -339,11 +344,12 @@ func (s *Server) cmdGo(args []string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	pos := s.pos
 	run := s.eng.Start(ctx, pos, s.history, lim)
-	done := make(chan struct{})
-	s.cancel, s.running = cancel, done
+	finished, printed := make(chan struct{}), make(chan struct{})
+	s.cancel, s.finished, s.printed = cancel, finished, printed
 	go func() {
-		defer close(done)
+		defer close(printed)
 		m, info := run.Wait()
+		close(finished)
 		if m == engine.NullMove {
 			s.out.printf("bestmove (none)")
 			return
@@ -364,7 +370,7 @@ func (s *Server) stopSearch() {
 		return
 	}
 	s.cancel()
-	<-s.running
+	<-s.printed
 	s.cancel = nil
 }
 
