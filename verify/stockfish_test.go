@@ -62,7 +62,7 @@ func TestStockfishFindsNoBug(t *testing.T) {
 
 // TestStockfishFull is the long run: every shared suite and 1,000 random
 // positions. ARBITER_VERIFY_FULL=1 turns it on; ARBITER_VERIFY_DEPTH sets
-// the depth (default 4).
+// the depth (default 4); ARBITER_PERFT_DATA the suites' folder.
 func TestStockfishFull(t *testing.T) {
 	if os.Getenv("ARBITER_VERIFY_FULL") == "" {
 		t.Skip("set ARBITER_VERIFY_FULL=1 for the full suites and 1,000 random positions against Stockfish")
@@ -76,9 +76,15 @@ func TestStockfishFull(t *testing.T) {
 		depth = d
 	}
 	eng := openStockfish(t)
+	// The shared data sits beside the project root; ARBITER_PERFT_DATA
+	// points elsewhere (a checkout outside the shared tree).
+	dir := filepath.Join("..", "..", "shared", "data", "perft")
+	if d := os.Getenv("ARBITER_PERFT_DATA"); d != "" {
+		dir = d
+	}
 	for _, suite := range []string{"perftsuite.epd", "ethereal_standard.epd", "blunder_perft_suite.epd", "ethereal_fischer960.epd"} {
 		start := time.Now()
-		ts := loadEPDFile(t, filepath.Join("..", "..", "shared", "data", "perft", suite), depth)
+		ts := loadEPDFile(t, filepath.Join(dir, suite), depth)
 		runAll(t, eng, ts)
 		t.Logf("%s: %d positions at depth %d in %v", suite, len(ts), depth, time.Since(start).Round(time.Millisecond))
 	}
