@@ -94,14 +94,17 @@ type Coordinator struct {
 	store  *store.Store
 	bootID string
 
-	mu      sync.Mutex
-	jobs    map[string]*jobState
-	order   []*jobState // by submission
-	units   map[string]*unitState
-	workers map[string]*workerInfo
-	leases  *lease.Manager
-	workCh  chan struct{} // closed and replaced when work appears
-	closed  bool
+	// commitMu serialises result commits and job state changes, so the
+	// store is written without holding mu (which leases need).
+	commitMu sync.Mutex
+	mu       sync.Mutex
+	jobs     map[string]*jobState
+	order    []*jobState // by submission
+	units    map[string]*unitState
+	workers  map[string]*workerInfo
+	leases   *lease.Manager
+	workCh   chan struct{} // closed and replaced when work appears
+	closed   bool
 
 	metrics *metrics
 	stop    chan struct{}
@@ -118,7 +121,8 @@ type jobState struct {
 	rec       *store.Job
 	positions []store.Position
 	units     []*unitState
-	queue     []*unitState // units that may want a lease, roughly in order
+	queue     []*unitState // units that may want a lease, in order
+	retry     []*unitState // re-opened units (expired, released, disputed), served first
 	divide    []*big.Int
 	nodesDone big.Int
 	settled   int
@@ -290,18 +294,22 @@ func (c *Coordinator) required(u *unitState) int {
 // addContribution adds (sign +1) or removes (−1) a unit's counts times the
 // multiplicities to the job's divide and total.
 func (c *Coordinator) addContribution(u *unitState, counts []uint64, sign int) {
-	j := u.job
+	contribute(u, counts, sign, u.job.divide, &u.job.nodesDone)
+}
+
+func contribute(u *unitState, counts []uint64, sign int, divide []*big.Int, total *big.Int) {
+	positions := u.job.positions
 	var m, n big.Int
 	for i := u.rec.First; i < u.rec.End; i++ {
 		n.SetUint64(counts[i-u.rec.First])
-		for _, rm := range j.positions[i].Mult {
+		for _, rm := range positions[i].Mult {
 			m.SetUint64(rm.N)
 			m.Mul(&m, &n)
 			if sign < 0 {
 				m.Neg(&m)
 			}
-			j.divide[rm.Root].Add(j.divide[rm.Root], &m)
-			j.nodesDone.Add(&j.nodesDone, &m)
+			divide[rm.Root].Add(divide[rm.Root], &m)
+			total.Add(total, &m)
 		}
 	}
 }
@@ -342,13 +350,13 @@ func (c *Coordinator) eligible(u *unitState, w string) bool {
 	return true
 }
 
-// requeue puts u at the front of its job's queue if it wants a lease.
+// requeue puts u back in line (ahead of fresh units) if it wants a lease.
 func (c *Coordinator) requeue(u *unitState) {
 	if u.queued || !c.wants(u) {
 		return
 	}
 	u.queued = true
-	u.job.queue = append([]*unitState{u}, u.job.queue...)
+	u.job.retry = append(u.job.retry, u)
 	c.signalWork()
 }
 
@@ -358,21 +366,37 @@ func (c *Coordinator) pick(w string, now time.Time) (*unitState, lease.Lease, bo
 		if j.rec.State != store.StateRunning {
 			continue
 		}
-		for len(j.queue) > 0 && !c.wants(j.queue[0]) {
-			j.queue[0].queued = false
-			j.queue = j.queue[1:]
-		}
-		for k, u := range j.queue {
-			if !c.wants(u) || !c.eligible(u, w) {
-				continue
+		for _, q := range []*[]*unitState{&j.retry, &j.queue} {
+			if u, l, ok := c.take(q, w, now); ok {
+				return u, l, true
 			}
-			l := c.leases.Grant(u.rec.ID, w, now)
-			if !c.wants(u) {
-				u.queued = false
-				j.queue = append(j.queue[:k], j.queue[k+1:]...)
-			}
-			return u, l, true
 		}
+	}
+	return nil, lease.Lease{}, false
+}
+
+// take leases the first unit of *q that wants a lease and that w may run.
+// Units that want none are dropped from the front; popping the front is
+// O(1), so the common case costs nothing however long the queue.
+func (c *Coordinator) take(q *[]*unitState, w string, now time.Time) (*unitState, lease.Lease, bool) {
+	for len(*q) > 0 && !c.wants((*q)[0]) {
+		(*q)[0].queued = false
+		*q = (*q)[1:]
+	}
+	for k, u := range *q {
+		if !c.wants(u) || !c.eligible(u, w) {
+			continue
+		}
+		l := c.leases.Grant(u.rec.ID, w, now)
+		if !c.wants(u) {
+			u.queued = false
+			if k == 0 {
+				*q = (*q)[1:]
+			} else {
+				*q = append((*q)[:k], (*q)[k+1:]...)
+			}
+		}
+		return u, l, true
 	}
 	return nil, lease.Lease{}, false
 }
@@ -445,7 +469,7 @@ func (c *Coordinator) applyFinal(j *jobState, ch *store.JobChange) {
 		}
 		delete(c.units, u.rec.ID)
 	}
-	j.units, j.queue, j.positions = nil, nil, nil
+	j.units, j.queue, j.retry, j.positions = nil, nil, nil, nil
 	c.log.Info("job finished", zap.String(logging.JobID, j.rec.ID), zap.String("state", ch.State),
 		zap.String("nodes", ch.Total), zap.String("error", ch.Error))
 	c.notify(j)

@@ -109,11 +109,13 @@ func (c *Coordinator) SubmitPerft(ctx context.Context, spec *arbiterv1.PerftSpec
 			}
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.commitMu.Lock()
+	defer c.commitMu.Unlock()
 	if err := c.store.CreateJob(ctx, rec, positions, units); err != nil {
 		return nil, status.Errorf(codes.Unavailable, "store: %v", err)
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	j := &jobState{rec: rec, positions: positions, changed: make(chan struct{}), started: now}
 	j.divide = newDivide(len(rec.RootMoves))
 	for _, ur := range units {
@@ -294,6 +296,8 @@ func (s *JobServer) WatchJob(req *arbiterv1.WatchJobRequest, stream arbiterv1.Jo
 // CancelJob implements JobService.
 func (s *JobServer) CancelJob(ctx context.Context, req *arbiterv1.CancelJobRequest) (*arbiterv1.CancelJobResponse, error) {
 	c := s.c
+	c.commitMu.Lock()
+	defer c.commitMu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	j, err := c.job(req.GetJobId())

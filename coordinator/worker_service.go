@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"slices"
 	"time"
 
@@ -54,11 +55,11 @@ func (s *WorkerServer) Register(ctx context.Context, req *arbiterv1.RegisterRequ
 		"capabilities": caps.GetCapabilities(), "hostname": caps.GetHostname(),
 	})
 	w := store.Worker{ID: "w-" + randomHex(6), Name: req.GetName(), Capabilities: string(capsJSON), RegisteredAt: c.cfg.Now()}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if err := c.store.AddWorker(ctx, w); err != nil {
 		return nil, status.Errorf(codes.Unavailable, "store: %v", err)
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.workers[w.ID] = &workerInfo{id: w.ID, name: w.Name, lastSeen: w.RegisteredAt}
 	c.log.Info("worker registered", zap.String(logging.WorkerID, w.ID), zap.String("name", w.Name),
 		zap.Uint32("cores", caps.GetCores()), zap.Uint32("hash_mb", caps.GetHashMb()),
@@ -276,10 +277,14 @@ func (s *WorkerServer) Submit(ctx context.Context, req *arbiterv1.SubmitRequest)
 		}
 	}
 
-	// Phase 3, under the lock: record and settle.
+	// Phase 3: decide under mu, write the store without it (commitMu keeps
+	// commits and their decisions in order), then apply under mu. Leases
+	// and heartbeats go on meanwhile.
+	c.commitMu.Lock()
+	defer c.commitMu.Unlock()
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.units[unitID] != u || j.rec.State != store.StateRunning {
+		c.mu.Unlock()
 		c.metrics.results.WithLabelValues("discarded").Inc()
 		return &arbiterv1.SubmitResponse{Outcome: arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_DISCARDED}, nil
 	}
@@ -296,6 +301,7 @@ func (s *WorkerServer) Submit(ctx context.Context, req *arbiterv1.SubmitRequest)
 		}
 		// The same worker again: a replay. Compare, never add.
 		endLeases()
+		c.mu.Unlock()
 		if slices.Equal(r.Counts, counts) {
 			c.metrics.results.WithLabelValues("duplicate").Inc()
 			log.Info("duplicate result", zap.String(logging.JobID, j.rec.ID))
@@ -307,6 +313,7 @@ func (s *WorkerServer) Submit(ctx context.Context, req *arbiterv1.SubmitRequest)
 		// A late copy of a settled result (e.g. the lease had expired and
 		// was re-issued): it agrees, so it is not stored again.
 		endLeases()
+		c.mu.Unlock()
 		c.metrics.results.WithLabelValues("duplicate").Inc()
 		log.Info("late duplicate result agrees", zap.String(logging.JobID, j.rec.ID))
 		return &arbiterv1.SubmitResponse{Outcome: arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_DUPLICATE}, nil
@@ -326,53 +333,64 @@ func (s *WorkerServer) Submit(ctx context.Context, req *arbiterv1.SubmitRequest)
 		outcome = arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_MISMATCH
 	}
 
-	// Work out the job's new totals on copies first: the store must have
-	// everything before memory changes.
-	wasCounted := u.counted
-	nowCounted := v.settled
-	delta := func(sign int) {
-		if wasCounted && (!nowCounted || !slices.Equal(u.v.counts, v.counts)) {
-			c.addContribution(u, u.v.counts, -sign)
+	// The unit's contribution changes when it settles, unsettles, or
+	// settles on other counts.
+	wasCounted, nowCounted := u.counted, v.settled
+	oldCounts := u.v.counts
+	changed := !slices.Equal(oldCounts, v.counts)
+	delta := func(divide []*big.Int, total *big.Int) {
+		if wasCounted && (!nowCounted || changed) {
+			contribute(u, oldCounts, -1, divide, total)
 		}
-		if nowCounted && (!wasCounted || !slices.Equal(u.v.counts, v.counts)) {
-			c.addContribution(u, v.counts, sign)
+		if nowCounted && (!wasCounted || changed) {
+			contribute(u, v.counts, +1, divide, total)
 		}
 	}
-	settledAfter := j.settled
-	if wasCounted && !nowCounted {
-		settledAfter--
-	}
-	if !wasCounted && nowCounted {
-		settledAfter++
-	}
+	settledAfter := j.settled + flip(wasCounted, nowCounted)
 	var jobChange *store.JobChange
-	delta(+1) // tentatively apply to compute the final totals
 	switch {
 	case v.failed:
 		jobChange = c.finalChange(j, store.StateFailed,
 			fmt.Sprintf("unit %s: %d runs without a majority", unitID, len(runs)))
 	case settledAfter == len(j.units):
+		// Final totals on copies: memory changes only after the commit.
+		div := make([]*big.Int, len(j.divide))
+		for i, d := range j.divide {
+			div[i] = new(big.Int).Set(d)
+		}
+		total := new(big.Int).Set(&j.nodesDone)
+		delta(div, total)
 		jobChange = c.finalChange(j, store.StateDone, "")
+		jobChange.Total = total.String()
+		for i, d := range div {
+			jobChange.Divide[i] = d.String()
+		}
 	}
+	c.mu.Unlock()
+
 	unitChange := &store.UnitChange{Settled: v.settled, Counts: v.counts}
-	if err := c.store.Commit(ctx, j.rec.ID, unitID, &run, unitChange, jobChange, events); err != nil {
-		delta(-1) // undo
+	err := c.store.Commit(ctx, j.rec.ID, unitID, &run, unitChange, jobChange, events)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
 		log.Error("store commit failed", zap.String(logging.JobID, j.rec.ID), zap.Error(err))
 		return nil, status.Errorf(codes.Unavailable, "store: %v", err)
 	}
-
 	// Committed: now memory.
 	endLeases()
+	delta(j.divide, &j.nodesDone)
 	j.verified += flip(u.v.settled && u.v.agreeing >= 2, v.settled && v.agreeing >= 2)
 	j.disputed += flip(u.v.disputed, v.disputed)
 	j.resolved += flip(u.v.disputed && u.v.settled, v.disputed && v.settled)
+	prevRuns := u.runs
 	u.runs, u.v, u.counted = runs, v, nowCounted
 	j.settled = settledAfter
 	c.metrics.results.WithLabelValues(outcomeLabel(outcome)).Inc()
 	fields := []zap.Field{zap.String(logging.JobID, j.rec.ID), zap.Bool("settled", v.settled),
 		zap.Int("runs", len(runs)), zap.Duration("elapsed", req.GetElapsed().AsDuration())}
 	if outcome == arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_MISMATCH {
-		log.Warn("result mismatch", append(fields, zap.String("detail", mismatchDetail(u.runs[:len(runs)-1], run, j.positions[u.rec.First:u.rec.End])))...)
+		log.Warn("result mismatch", append(fields, zap.String("detail", mismatchDetail(prevRuns, run, j.positions[u.rec.First:u.rec.End])))...)
 	} else {
 		log.Debug("result accepted", fields...)
 	}
