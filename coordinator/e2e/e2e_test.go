@@ -606,3 +606,39 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("perft 5 = %s, want 4865609", got)
 	}
 }
+
+// TestWorkerSIGTERM: a worker told to stop finishes or gives back its
+// lease, delivers its results and exits 0; the job completes elsewhere.
+func TestWorkerSIGTERM(t *testing.T) {
+	addr := freeAddr(t)
+	coordinator(t, addr, t.TempDir())
+	w := startWorker(t, addr, "--grace", "10s")
+	conn := dial(t, addr, token)
+	job := submit(t, conn, &arbiterv1.PerftSpec{Depth: 7, SplitPly: 3})
+	waitFor(t, conn, job.GetJobId(), 60*time.Second, "progress", func(j *arbiterv1.Job) bool {
+		return j.GetProgress().GetUnitsDone() >= 3
+	})
+	w.cmd.Process.Signal(syscall.SIGTERM)
+	exited := make(chan error, 1)
+	go func() { exited <- w.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("worker exit after SIGTERM: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("worker did not stop after SIGTERM")
+	}
+	if !strings.Contains(w.out.String(), "shutting down") {
+		t.Errorf("no shutdown log")
+	}
+	// No lease is left behind for the stopped worker.
+	if n := getJob(t, conn, job.GetJobId()).GetProgress().GetActiveWorkers(); n != 0 {
+		t.Errorf("%d workers still hold leases", n)
+	}
+	startWorker(t, addr)
+	startWorker(t, addr)
+	if got := waitFor(t, conn, job.GetJobId(), 120*time.Second, "job done", done).GetNodes(); got != "3195901860" {
+		t.Fatalf("perft 7 = %s", got)
+	}
+}
