@@ -1,0 +1,545 @@
+package deploytest
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+const componentLabel = "app.kubernetes.io/component"
+
+// rendered is a kustomization's output, every object strictly decoded into
+// its k8s.io/api type.
+type rendered struct {
+	deployments     []*appsv1.Deployment
+	services        []*corev1.Service
+	pvcs            []*corev1.PersistentVolumeClaim
+	secrets         []*corev1.Secret
+	hpas            []*autoscalingv2.HorizontalPodAutoscaler
+	namespaces      []*corev1.Namespace
+	serviceAccounts []*corev1.ServiceAccount
+	objects         []metav1.Object
+	kinds           []string
+}
+
+// kinds maps apiVersion/kind to a constructor of its typed object and the
+// slice it goes in. Any other kind in the output fails the test.
+func (r *rendered) add(apiVersion, kind string, y []byte) error {
+	var obj metav1.Object
+	decode := func(v any) error {
+		// UnmarshalStrict: unknown and duplicate fields are errors.
+		return yaml.UnmarshalStrict(y, v)
+	}
+	switch apiVersion + " " + kind {
+	case "apps/v1 Deployment":
+		o := &appsv1.Deployment{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		r.deployments, obj = append(r.deployments, o), o
+	case "v1 Service":
+		o := &corev1.Service{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		r.services, obj = append(r.services, o), o
+	case "v1 PersistentVolumeClaim":
+		o := &corev1.PersistentVolumeClaim{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		r.pvcs, obj = append(r.pvcs, o), o
+	case "v1 Secret":
+		o := &corev1.Secret{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		r.secrets, obj = append(r.secrets, o), o
+	case "autoscaling/v2 HorizontalPodAutoscaler":
+		o := &autoscalingv2.HorizontalPodAutoscaler{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		r.hpas, obj = append(r.hpas, o), o
+	case "v1 Namespace":
+		o := &corev1.Namespace{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		r.namespaces, obj = append(r.namespaces, o), o
+	case "v1 ServiceAccount":
+		o := &corev1.ServiceAccount{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		r.serviceAccounts, obj = append(r.serviceAccounts, o), o
+	default:
+		return fmt.Errorf("unexpected object %s %s (add it to the test's decoder)", apiVersion, kind)
+	}
+	r.objects = append(r.objects, obj)
+	r.kinds = append(r.kinds, kind)
+	return nil
+}
+
+// render runs kustomize (krusty, the engine of `kubectl kustomize`) on
+// deploy/kubernetes/<dir> from the real file system.
+func render(t *testing.T, dir string) *rendered {
+	t.Helper()
+	path := filepath.Join(deployDir(t), "kubernetes", dir)
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	m, err := k.Run(filesys.MakeFsOnDisk(), path)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	r := &rendered{}
+	for _, res := range m.Resources() {
+		y, err := res.AsYAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		gvk := res.GetGvk()
+		if err := r.add(gvk.ApiVersion(), gvk.Kind, y); err != nil {
+			t.Errorf("%s %s/%s: %v", dir, gvk.Kind, res.GetName(), err)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	return r
+}
+
+func TestKustomizeBase(t *testing.T) {
+	r := render(t, "base")
+	checkCluster(t, r, "")
+	if len(r.secrets) != 1 || !strings.HasPrefix(r.secrets[0].Name, "arbiter-token-") || !strings.HasPrefix(string(r.secrets[0].Data["token"]), "REPLACE-ME") {
+		t.Errorf("base: want one generated Secret arbiter-token-<hash> whose token is a REPLACE-ME placeholder, got %v", secretNames(r))
+	}
+	checkImage(t, r, "ghcr.io/arbiter-chess/arbiter:latest")
+}
+
+func TestKustomizeOverlayExample(t *testing.T) {
+	const ns = "arbiter-example"
+	r := render(t, "overlays/example")
+	checkCluster(t, r, ns)
+	if len(r.namespaces) != 1 || r.namespaces[0].Name != ns {
+		t.Errorf("overlay: want the Namespace %s", ns)
+	} else if r.namespaces[0].Labels["pod-security.kubernetes.io/enforce"] != "restricted" {
+		t.Errorf("overlay namespace does not enforce the restricted pod security standard")
+	}
+	for i, o := range r.objects {
+		if r.kinds[i] != "Namespace" && o.GetNamespace() != ns {
+			t.Errorf("%s %s in namespace %q, want %s", r.kinds[i], o.GetName(), o.GetNamespace(), ns)
+		}
+	}
+	// The overlay's generated token Secret replaces the base placeholder;
+	// its name carries a content hash and every reference follows it.
+	if len(r.secrets) != 1 || !strings.HasPrefix(r.secrets[0].Name, "arbiter-token-") || r.secrets[0].Data["token"] == nil {
+		t.Errorf("overlay: want one generated Secret arbiter-token-<hash> with data.token, got %v", secretNames(r))
+	} else if base := render(t, "base"); len(base.secrets) == 1 && base.secrets[0].Name == r.secrets[0].Name {
+		t.Errorf("overlay Secret %s has the base's name: the placeholder token was not replaced", r.secrets[0].Name)
+	}
+	checkImage(t, r, "ghcr.io/arbiter-chess/arbiter:v0.1.0")
+	if w := byComponent(t, r.deployments, "worker"); w != nil {
+		c := w.Spec.Template.Spec.Containers[0]
+		if v, _ := flagValue(c.Args, "threads"); v != "4" {
+			t.Errorf("overlay worker --threads=%s, want 4", v)
+		}
+	}
+	if len(r.hpas) == 1 && r.hpas[0].Spec.MaxReplicas != 32 {
+		t.Errorf("overlay HPA maxReplicas %d, want 32", r.hpas[0].Spec.MaxReplicas)
+	}
+	if len(r.pvcs) == 1 {
+		if q := r.pvcs[0].Spec.Resources.Requests[corev1.ResourceStorage]; q.Cmp(resource.MustParse("50Gi")) != 0 {
+			t.Errorf("overlay PVC size %s, want 50Gi", q.String())
+		}
+	}
+}
+
+// checkCluster checks the invariants every rendering must keep.
+func checkCluster(t *testing.T, r *rendered, ns string) {
+	t.Helper()
+	for i, o := range r.objects {
+		if errs := validation.IsDNS1123Subdomain(o.GetName()); len(errs) > 0 {
+			t.Errorf("%s name %q: %v", r.kinds[i], o.GetName(), errs)
+		}
+		for k, v := range o.GetLabels() {
+			if errs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...); len(errs) > 0 {
+				t.Errorf("%s %s label %s=%s: %v", r.kinds[i], o.GetName(), k, v, errs)
+			}
+		}
+	}
+	coord := byComponent(t, r.deployments, "coordinator")
+	worker := byComponent(t, r.deployments, "worker")
+	if coord == nil || worker == nil {
+		t.FailNow()
+	}
+	for _, d := range []*appsv1.Deployment{coord, worker} {
+		checkPodTemplate(t, r, d)
+	}
+
+	t.Run("coordinator", func(t *testing.T) {
+		if n := coord.Spec.Replicas; n == nil || *n != 1 {
+			t.Errorf("coordinator replicas %s, want 1 (one writer of the store)", ptrString(n))
+		}
+		if coord.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+			t.Errorf("coordinator strategy %q, want Recreate (the old pod must release the volume first)", coord.Spec.Strategy.Type)
+		}
+		pod := coord.Spec.Template.Spec
+		c := pod.Containers[0]
+		if len(c.Args) == 0 || c.Args[0] != "coordinator" {
+			t.Fatalf("coordinator args %q", c.Args)
+		}
+		listen, _ := flagValue(c.Args, "listen")
+		httpAddr, _ := flagValue(c.Args, "http")
+		data, _ := flagValue(c.Args, "data")
+		grpcPort, httpPort := namedPort(t, c, "grpc"), namedPort(t, c, "http")
+		if portOf(listen) != itoa(grpcPort) || portOf(httpAddr) != itoa(httpPort) {
+			t.Errorf("coordinator --listen=%s --http=%s, container ports grpc %d http %d", listen, httpAddr, grpcPort, httpPort)
+		}
+
+		// Data on the PVC.
+		vol := volumeAt(pod, c, data)
+		if vol == nil || vol.PersistentVolumeClaim == nil {
+			t.Errorf("coordinator --data=%s is not on a PersistentVolumeClaim", data)
+		} else if pvc := findPVC(r, vol.PersistentVolumeClaim.ClaimName); pvc == nil {
+			t.Errorf("coordinator claims PVC %q, which is not rendered", vol.PersistentVolumeClaim.ClaimName)
+		} else {
+			if len(pvc.Spec.AccessModes) != 1 || pvc.Spec.AccessModes[0] != corev1.ReadWriteOnce {
+				t.Errorf("PVC %s access modes %v, want [ReadWriteOnce]", pvc.Name, pvc.Spec.AccessModes)
+			}
+			if q := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; q.IsZero() {
+				t.Errorf("PVC %s requests no storage", pvc.Name)
+			}
+		}
+
+		// Readiness through the native gRPC probe on the gRPC port (the
+		// health service needs no token); liveness on /healthz.
+		if p := c.ReadinessProbe; p == nil || p.GRPC == nil || p.GRPC.Port != grpcPort {
+			t.Errorf("coordinator readinessProbe %+v: want grpc on port %d", p, grpcPort)
+		}
+		if p := c.StartupProbe; p != nil && (p.GRPC == nil || p.GRPC.Port != grpcPort) {
+			t.Errorf("coordinator startupProbe %+v: want grpc on port %d", p, grpcPort)
+		}
+		if p := c.LivenessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || resolvePort(t, c, p.HTTPGet.Port) != httpPort {
+			t.Errorf("coordinator livenessProbe %+v: want GET /healthz on port %d", p, httpPort)
+		}
+		checkScrape(t, coord, httpPort)
+
+		// A Service selecting the coordinator (and only it) with both ports.
+		var svc *corev1.Service
+		for _, s := range r.services {
+			sel := labels.SelectorFromSet(s.Spec.Selector)
+			if sel.Matches(labels.Set(coord.Spec.Template.Labels)) {
+				svc = s
+				if sel.Matches(labels.Set(worker.Spec.Template.Labels)) {
+					t.Errorf("Service %s selects worker pods too", s.Name)
+				}
+			}
+		}
+		if svc == nil {
+			t.Fatalf("no Service selects the coordinator pods")
+		}
+		for _, want := range []struct {
+			name string
+			port int32
+		}{{"grpc", grpcPort}, {"http", httpPort}} {
+			found := false
+			for _, sp := range svc.Spec.Ports {
+				if sp.Name == want.name && sp.Port == want.port && resolvePort(t, c, sp.TargetPort) == want.port {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("Service %s has no port %s %d -> container %d", svc.Name, want.name, want.port, want.port)
+			}
+		}
+		if errs := validation.IsDNS1035Label(svc.Name); len(errs) > 0 {
+			t.Errorf("Service name %q: %v", svc.Name, errs)
+		}
+
+		// Workers dial this Service's gRPC port.
+		wargs := worker.Spec.Template.Spec.Containers[0].Args
+		if target, _ := flagValue(wargs, "coordinator"); target != svc.Name+":"+itoa(grpcPort) {
+			t.Errorf("worker --coordinator=%s, want %s:%d", target, svc.Name, grpcPort)
+		}
+	})
+
+	t.Run("workers", func(t *testing.T) {
+		pod := worker.Spec.Template.Spec
+		c := pod.Containers[0]
+		if len(c.Args) == 0 || c.Args[0] != "worker" {
+			t.Fatalf("worker args %q", c.Args)
+		}
+		httpAddr, _ := flagValue(c.Args, "http")
+		httpPort := namedPort(t, c, "http")
+		if portOf(httpAddr) != itoa(httpPort) {
+			t.Errorf("worker --http=%s, container port http %d", httpAddr, httpPort)
+		}
+		if p := c.LivenessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || resolvePort(t, c, p.HTTPGet.Port) != httpPort {
+			t.Errorf("worker livenessProbe %+v: want GET /healthz on port %d", p, httpPort)
+		}
+		checkScrape(t, worker, httpPort)
+		// One unit per core of the CPU limit: game clocks are not starved.
+		cpu := c.Resources.Limits[corev1.ResourceCPU]
+		if th, _ := flagValue(c.Args, "threads"); th != itoa(int32(cpu.Value())) || cpu.MilliValue()%1000 != 0 {
+			t.Errorf("worker --threads=%s with a CPU limit of %s: want equal whole cores", th, cpu.String())
+		}
+		grace, _ := flagValue(c.Args, "grace")
+		if g := parseSeconds(t, grace); pod.TerminationGracePeriodSeconds == nil || *pod.TerminationGracePeriodSeconds <= g {
+			t.Errorf("worker terminationGracePeriodSeconds %v must exceed --grace=%s, or running units are killed, not released", pod.TerminationGracePeriodSeconds, grace)
+		}
+
+		// The HPA scales the worker Deployment on CPU.
+		if len(r.hpas) != 1 {
+			t.Fatalf("%d HPAs, want 1", len(r.hpas))
+		}
+		h := r.hpas[0]
+		ref := h.Spec.ScaleTargetRef
+		if ref.APIVersion != "apps/v1" || ref.Kind != "Deployment" || ref.Name != worker.Name {
+			t.Errorf("HPA %s targets %+v, want apps/v1 Deployment %s", h.Name, ref, worker.Name)
+		}
+		if h.Spec.MinReplicas == nil || *h.Spec.MinReplicas < 1 || *h.Spec.MinReplicas > h.Spec.MaxReplicas {
+			t.Errorf("HPA min %v max %d", h.Spec.MinReplicas, h.Spec.MaxReplicas)
+		}
+		if len(h.Spec.Metrics) != 1 || h.Spec.Metrics[0].Type != autoscalingv2.ResourceMetricSourceType ||
+			h.Spec.Metrics[0].Resource == nil || h.Spec.Metrics[0].Resource.Name != corev1.ResourceCPU ||
+			h.Spec.Metrics[0].Resource.Target.Type != autoscalingv2.UtilizationMetricType ||
+			h.Spec.Metrics[0].Resource.Target.AverageUtilization == nil {
+			t.Errorf("HPA metrics %+v: want CPU average utilisation", h.Spec.Metrics)
+		}
+		// Utilisation is relative to the request: without one the HPA
+		// cannot compute it.
+		if req := c.Resources.Requests[corev1.ResourceCPU]; req.IsZero() {
+			t.Errorf("worker has no CPU request: the HPA cannot scale on utilisation")
+		}
+		if worker.Spec.Replicas != nil && h.Spec.MinReplicas != nil && *worker.Spec.Replicas < *h.Spec.MinReplicas {
+			t.Errorf("worker replicas %d below the HPA minimum %d", *worker.Spec.Replicas, *h.Spec.MinReplicas)
+		}
+	})
+}
+
+// checkPodTemplate: selector matches the template, the arbiter container's
+// flags exist in the real binary, the token comes from a rendered Secret,
+// and the pod is non-root, read-only, capability-free and has resources.
+func checkPodTemplate(t *testing.T, r *rendered, d *appsv1.Deployment) {
+	t.Helper()
+	where := "Deployment " + d.Name
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil || sel.Empty() || !sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+		t.Errorf("%s: selector %v does not match its pod template labels %v", where, d.Spec.Selector, d.Spec.Template.Labels)
+	}
+	pod := d.Spec.Template.Spec
+	if len(pod.Containers) != 1 {
+		t.Fatalf("%s: %d containers, want 1", where, len(pod.Containers))
+	}
+	c := pod.Containers[0]
+	checkArgs(t, where, c.Args)
+	if len(c.Command) != 0 {
+		t.Errorf("%s: command %q overrides the image's ENTRYPOINT /arbiter", where, c.Command)
+	}
+	for _, p := range c.Ports {
+		if errs := validation.IsValidPortName(p.Name); len(errs) > 0 {
+			t.Errorf("%s: port name %q: %v", where, p.Name, errs)
+		}
+	}
+
+	// Token: env ARBITER_TOKEN from a key of a rendered Secret, never a
+	// literal or a flag.
+	var tokenRef *corev1.SecretKeySelector
+	for _, e := range c.Env {
+		if e.Name == "ARBITER_TOKEN" {
+			if e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+				t.Errorf("%s: ARBITER_TOKEN is not from a Secret", where)
+			} else {
+				tokenRef = e.ValueFrom.SecretKeyRef
+			}
+		}
+	}
+	if _, ok := flagValue(c.Args, "token"); ok {
+		t.Errorf("%s: --token on the command line", where)
+	}
+	if tokenRef == nil {
+		t.Errorf("%s: no ARBITER_TOKEN env", where)
+	} else if s := findSecret(r, tokenRef.Name); s == nil {
+		t.Errorf("%s: ARBITER_TOKEN refers to Secret %q, which is not rendered (have %v)", where, tokenRef.Name, secretNames(r))
+	} else if _, ok := s.Data[tokenRef.Key]; !ok {
+		if _, ok := s.StringData[tokenRef.Key]; !ok {
+			t.Errorf("%s: Secret %s has no key %q", where, s.Name, tokenRef.Key)
+		}
+	}
+	if tokenRef != nil && tokenRef.Optional != nil && *tokenRef.Optional {
+		t.Errorf("%s: the token Secret is optional: the pod would start without a token", where)
+	}
+
+	// Security: the restricted pod security standard.
+	psc := pod.SecurityContext
+	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.RunAsUser == nil || *psc.RunAsUser == 0 {
+		t.Errorf("%s: pod securityContext must set runAsNonRoot: true and a non-zero runAsUser", where)
+	}
+	if psc == nil || psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("%s: pod seccompProfile is not RuntimeDefault", where)
+	}
+	sc := c.SecurityContext
+	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Errorf("%s: readOnlyRootFilesystem is not true", where)
+	}
+	if sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+		t.Errorf("%s: allowPrivilegeEscalation is not false", where)
+	}
+	if sc == nil || sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" || len(sc.Capabilities.Add) != 0 {
+		t.Errorf("%s: capabilities must drop ALL and add none", where)
+	}
+	if sc != nil && sc.Privileged != nil && *sc.Privileged {
+		t.Errorf("%s: privileged", where)
+	}
+	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+		t.Errorf("%s: automountServiceAccountToken is not false (arbiter uses no Kubernetes API)", where)
+	}
+	// A read-only root needs a writable /tmp.
+	if v := volumeAt(pod, c, "/tmp"); v == nil || v.EmptyDir == nil {
+		t.Errorf("%s: no emptyDir on /tmp", where)
+	}
+	for _, v := range pod.Volumes {
+		if v.HostPath != nil {
+			t.Errorf("%s: hostPath volume %s", where, v.Name)
+		}
+	}
+
+	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		if q := c.Resources.Requests[res]; q.IsZero() {
+			t.Errorf("%s: no %s request", where, res)
+		}
+	}
+	if q := c.Resources.Limits[corev1.ResourceMemory]; q.IsZero() {
+		t.Errorf("%s: no memory limit", where)
+	}
+	if !strings.Contains(c.Image, "/") || !strings.Contains(c.Image, ":") {
+		t.Errorf("%s: image %q is not a full reference (the kustomization's images: rewrites \"arbiter\")", where, c.Image)
+	}
+}
+
+func checkScrape(t *testing.T, d *appsv1.Deployment, port int32) {
+	t.Helper()
+	a := d.Spec.Template.Annotations
+	if a["prometheus.io/scrape"] != "true" || a["prometheus.io/port"] != itoa(port) || a["prometheus.io/path"] != "/metrics" {
+		t.Errorf("%s: prometheus.io annotations %v: want scrape \"true\", port %d, path /metrics", d.Name, a, port)
+	}
+}
+
+func checkImage(t *testing.T, r *rendered, want string) {
+	t.Helper()
+	for _, d := range r.deployments {
+		if img := d.Spec.Template.Spec.Containers[0].Image; img != want {
+			t.Errorf("Deployment %s image %q, want %q", d.Name, img, want)
+		}
+	}
+}
+
+func byComponent(t *testing.T, ds []*appsv1.Deployment, component string) *appsv1.Deployment {
+	t.Helper()
+	var found *appsv1.Deployment
+	for _, d := range ds {
+		if d.Spec.Template.Labels[componentLabel] == component {
+			if found != nil {
+				t.Errorf("two %s Deployments: %s and %s", component, found.Name, d.Name)
+			}
+			found = d
+		}
+	}
+	if found == nil {
+		t.Errorf("no Deployment with pod label %s=%s", componentLabel, component)
+	}
+	return found
+}
+
+func namedPort(t *testing.T, c corev1.Container, name string) int32 {
+	t.Helper()
+	for _, p := range c.Ports {
+		if p.Name == name {
+			return p.ContainerPort
+		}
+	}
+	t.Errorf("container %s has no port named %s", c.Name, name)
+	return -1
+}
+
+func resolvePort(t *testing.T, c corev1.Container, p intstr.IntOrString) int32 {
+	t.Helper()
+	if p.Type == intstr.Int {
+		return p.IntVal
+	}
+	return namedPort(t, c, p.StrVal)
+}
+
+// volumeAt returns the pod volume mounted at path in c.
+func volumeAt(pod corev1.PodSpec, c corev1.Container, path string) *corev1.Volume {
+	for _, m := range c.VolumeMounts {
+		if m.MountPath == path {
+			for i := range pod.Volumes {
+				if pod.Volumes[i].Name == m.Name {
+					return &pod.Volumes[i]
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func findPVC(r *rendered, name string) *corev1.PersistentVolumeClaim {
+	for _, p := range r.pvcs {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func findSecret(r *rendered, name string) *corev1.Secret {
+	for _, s := range r.secrets {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+func secretNames(r *rendered) []string {
+	var names []string
+	for _, s := range r.secrets {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+// parseSeconds parses a whole-second duration flag like 30s.
+func parseSeconds(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(strings.TrimSuffix(s, "s"), 10, 64)
+	if err != nil || !strings.HasSuffix(s, "s") {
+		t.Errorf("duration %q: want whole seconds like 30s", s)
+	}
+	return n
+}
+
+func ptrString[T any](p *T) string {
+	if p == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*p)
+}
