@@ -48,3 +48,19 @@ proto-check:
 
 bench-cluster: build
 	scripts/bench-cluster.sh
+
+## Deploy
+.PHONY: deploy-check
+
+# Offline checks of deploy/: Dockerfile and .dockerignore (BuildKit parser),
+# compose.yaml (compose-go), kustomize base and overlay (krusty + strict
+# k8s.io/api decoding), Prometheus config and alert rules (promtool). The
+# tests are their own module (deploy/go.mod), so they need their own run.
+deploy-check:
+	@if command -v promtool >/dev/null; then \
+		set -e; \
+		promtool check rules deploy/prometheus/alerts.yml; \
+		promtool test rules deploy/prometheus/alerts_test.yml; \
+		promtool check config deploy/prometheus/prometheus.yml; \
+	else echo "deploy-check: promtool not found (Debian package prometheus): skipping the rule checks"; fi
+	cd deploy && $(GO) vet ./... && $(GO) test -count=1 -timeout 10m ./...
