@@ -20,15 +20,18 @@ LOAD=${LOAD:-1}
 seconds() { python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])'; }
 nodes() { python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"])'; }
 
-printf '%-6s %-16s %10s %10s %8s\n' depth nodes local_s cluster_s ratio
+# cluster_s: `arbiter up`, workers sharing one in-process hash table;
+# separate_s: each worker with its own table, as on separate machines.
+printf '%-6s %-16s %9s %10s %6s %11s %6s\n' depth nodes local_s cluster_s ratio separate_s ratio
 for d in $DEPTHS; do
   local_json=$("$BIN" perft --depth "$d" --threads "$THREADS" --hash "$HASH" --json)
   cluster_json=$("$BIN" up --workers "$THREADS" --threads 1 --hash $((HASH / THREADS)) --verify 0 --depth "$d" --json 2>/dev/null)
-  ln=$(echo "$local_json" | nodes); cn=$(echo "$cluster_json" | nodes)
-  if [ "$ln" != "$cn" ]; then echo "MISMATCH at depth $d: local $ln, cluster $cn" >&2; exit 1; fi
-  ls=$(echo "$local_json" | seconds); cs=$(echo "$cluster_json" | seconds)
-  ratio=$(python3 -c "print(f'{$ls/$cs:.2f}')")
-  printf '%-6s %-16s %10.2f %10.2f %8s\n' "$d" "$ln" "$ls" "$cs" "$ratio"
+  sep_json=$("$BIN" up --workers "$THREADS" --threads 1 --hash $((HASH / THREADS)) --shared-hash=false --verify 0 --depth "$d" --json 2>/dev/null)
+  ln=$(echo "$local_json" | nodes); cn=$(echo "$cluster_json" | nodes); sn=$(echo "$sep_json" | nodes)
+  if [ "$ln" != "$cn" ] || [ "$ln" != "$sn" ]; then echo "MISMATCH at depth $d: local $ln, cluster $cn, separate $sn" >&2; exit 1; fi
+  ls=$(echo "$local_json" | seconds); cs=$(echo "$cluster_json" | seconds); ss=$(echo "$sep_json" | seconds)
+  r1=$(python3 -c "print(f'{$ls/$cs:.2f}')"); r2=$(python3 -c "print(f'{$ls/$ss:.2f}')")
+  printf '%-6s %-16s %9.2f %10.2f %6s %11.2f %6s\n' "$d" "$ln" "$ls" "$cs" "$r1" "$ss" "$r2"
 done
 echo "ratio = cluster throughput / local throughput (1.00 = no overhead)"
 

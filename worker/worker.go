@@ -48,6 +48,9 @@ type Config struct {
 	// Grace is how long running units may take to finish after shutdown
 	// begins before their leases are released (default 30s).
 	Grace time.Duration
+	// Table, when set, is used instead of a new table of HashMB (workers in
+	// one process, as in `arbiter up`, can share one).
+	Table *engine.PerftTable
 	// Logger (default: none).
 	Logger *zap.Logger
 	// Compute, when set, replaces the engine for a batch (tests use it to
@@ -124,11 +127,15 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.Name == "" {
 		cfg.Name, _ = os.Hostname()
 	}
+	table := cfg.Table
+	if table == nil {
+		table = engine.NewPerftTable(cfg.HashMB)
+	}
 	return &Worker{
 		cfg:       cfg,
 		log:       cfg.Logger,
 		worker:    arbiterv1.NewWorkerServiceClient(cfg.Conn),
-		table:     engine.NewPerftTable(cfg.HashMB),
+		table:     table,
 		computing: make(map[string]*held),
 		outboxCh:  make(chan struct{}, 1),
 		hbEvery:   5 * time.Second,

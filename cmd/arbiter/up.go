@@ -44,6 +44,7 @@ func newUpCommand() *cobra.Command {
 		jsonOut  bool
 		logLevel string
 		unitDur  time.Duration
+		shared   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -119,6 +120,12 @@ clients can join (the address and token are printed).`,
 				}
 			}()
 			log, _ := logging.New(logLevel)
+			// Workers in one process can share one hash table (of
+			// workers × --hash MB); separate machines cannot.
+			var table *engine.PerftTable
+			if shared && workers > 0 {
+				table = engine.NewPerftTable(hashMB * workers)
+			}
 			for i := 0; i < workers; i++ {
 				conn, err := clusterclient.Dial(rc.addr, clusterclient.Options{Token: token})
 				if err != nil {
@@ -126,7 +133,7 @@ clients can join (the address and token are printed).`,
 				}
 				conns = append(conns, conn)
 				w, err := worker.New(worker.Config{Conn: conn, Name: fmt.Sprintf("up-%d", i+1), Threads: threads,
-					HashMB: hashMB, Logger: log, Grace: 5 * time.Second})
+					HashMB: hashMB, Table: table, Logger: log, Grace: 5 * time.Second})
 				if err != nil {
 					return usageError("%v", err)
 				}
@@ -191,6 +198,7 @@ clients can join (the address and token are printed).`,
 	fl.BoolVar(&divide, "divide", true, "print the divide")
 	fl.BoolVar(&jsonOut, "json", false, "print the result as JSON (like arbiter perft --json)")
 	fl.StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	fl.BoolVar(&shared, "shared-hash", true, "local workers share one hash table (workers × --hash MB)")
 	fl.DurationVar(&unitDur, "unit-duration", 2*time.Second, "target compute time of one unit")
 	return cmd
 }
