@@ -136,7 +136,7 @@ func TestClockGames(t *testing.T) {
 		Openings: b.At,
 		Pairs:    1,
 		PGN:      &pgn,
-		Game: match.GameConfig{TimeMargin: 50 * time.Millisecond, Adjudication: match.Adjudication{
+		Game: match.GameConfig{TimeMargin: 200 * time.Millisecond, Adjudication: match.Adjudication{
 			ResignMoves: 3, ResignScore: 600, DrawMoveNumber: 20, DrawMoves: 4, DrawScore: 10, MaxMoves: 50}},
 	})
 	if err != nil {

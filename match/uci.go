@@ -228,22 +228,13 @@ func (u *UCIPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, error)
 		return r, ErrCrash
 	}
 	t0 := time.Now()
-	u.p.setDeadline(t0.Add(req.Timeout))
-	stop := u.p.watchContext(ctx)
-	defer stop()
-	stopped := false
+	u.p.arm(req.Timeout, "stop", u.cfg.stopGrace())
+	u.p.watchContext(ctx)
+	// Out of time, the timer sends stop: an engine that answers within the
+	// grace is only late (the game loop judges its clock); one that does not
+	// is hung, and the timer kills it.
 	for {
 		line, err := u.p.readLine()
-		if err == ErrHang && !stopped && ctx.Err() == nil {
-			// Out of time: ask for the move at once. An engine that answers
-			// within the grace is only late (the game loop judges its clock);
-			// one that does not is hung and killed.
-			stopped = true
-			if u.p.sendString("stop") == nil {
-				u.p.setDeadline(time.Now().Add(u.cfg.stopGrace()))
-				continue
-			}
-		}
 		if err != nil {
 			r.Elapsed = time.Since(t0)
 			u.p.kill()
@@ -260,7 +251,7 @@ func (u *UCIPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, error)
 			parseUCIInfo(line, &r.Info)
 		case hasWord(line, "bestmove"):
 			r.Elapsed = time.Since(t0)
-			u.p.setDeadline(time.Time{})
+			u.p.disarm()
 			_, rest := nextField(bytes.TrimLeft(line, " \t"))
 			mv, _ := nextField(rest)
 			if len(mv) == 0 || string(mv) == "(none)" || string(mv) == "0000" || string(mv) == "none" {

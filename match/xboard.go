@@ -66,25 +66,16 @@ func (x *XboardPlayer) start() error {
 	if err := p.sendString("xboard\nprotover 2"); err != nil {
 		return fail("%v", err)
 	}
-	// Read features until done=1. An engine that sends no feature at all is
-	// a protocol-1 engine: give it two seconds, then go on with defaults.
-	deadline := time.Now().Add(x.cfg.startTimeout())
-	p.setDeadline(time.Now().Add(min(2*time.Second, x.cfg.startTimeout())))
-	sawFeature := false
+	// Read features until done=1. Protocol-1 engines (no features) are not
+	// supported: every xboard engine in Debian speaks protocol 2.
+	p.arm(x.cfg.startTimeout(), "", 0)
 	for done := false; !done; {
 		line, err := p.readLine()
-		if err == ErrHang && !sawFeature {
-			break
-		}
 		if err != nil {
 			return fail("no `feature done=1` within %v (%v)", x.cfg.startTimeout(), err)
 		}
 		if !hasWord(line, "feature") {
 			continue
-		}
-		if !sawFeature {
-			sawFeature = true
-			p.setDeadline(deadline)
 		}
 		for _, kv := range parseFeatures(string(line)) {
 			k, v := kv[0], kv[1]
@@ -107,7 +98,7 @@ func (x *XboardPlayer) start() error {
 			p.sendString(reply + k)
 		}
 	}
-	p.setDeadline(time.Time{})
+	p.disarm()
 	for _, o := range x.cfg.Options {
 		typ, ok := x.options[o.Name]
 		if !ok {
@@ -186,20 +177,11 @@ func (x *XboardPlayer) sync() error {
 	if err := x.p.sendString("ping " + n); err != nil {
 		return err
 	}
-	x.p.setDeadline(time.Now().Add(x.cfg.readyTimeout()))
-	defer x.p.setDeadline(time.Time{})
-	for {
-		line, err := x.p.readLine()
-		if err != nil {
-			return fmt.Errorf("no pong within %v: %w", x.cfg.readyTimeout(), err)
-		}
-		if hasWord(line, "pong") {
-			_, rest := nextField(bytes.TrimSpace(line))
-			if f, _ := nextField(rest); string(f) == n {
-				return nil
-			}
-		}
+	err := x.p.waitFor("pong", x.cfg.readyTimeout(), nil)
+	if err != nil {
+		return fmt.Errorf("no pong within %v: %w", x.cfg.readyTimeout(), err)
 	}
+	return nil
 }
 
 // NewGame restarts a dead engine and resets the board.
@@ -293,20 +275,11 @@ func (x *XboardPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, err
 		return r, ErrCrash
 	}
 	t0 := time.Now()
-	x.p.setDeadline(t0.Add(req.Timeout))
-	stop := x.p.watchContext(ctx)
-	defer stop()
-	stopped := false
+	// Out of time, the timer sends "?" (move now), then kills: see UCIPlayer.Think.
+	x.p.arm(req.Timeout, "?", x.cfg.stopGrace())
+	x.p.watchContext(ctx)
 	for {
 		line, err := x.p.readLine()
-		if err == ErrHang && !stopped && ctx.Err() == nil {
-			// Out of time: "?" asks for the move now (see UCIPlayer.Think).
-			stopped = true
-			if x.p.sendString("?") == nil {
-				x.p.setDeadline(time.Now().Add(x.cfg.stopGrace()))
-				continue
-			}
-		}
 		if err != nil {
 			r.Elapsed = time.Since(t0)
 			x.p.kill()
@@ -333,13 +306,13 @@ func (x *XboardPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, err
 			mv, _ = nextField(rest)
 		case hasWord(line, "resign"):
 			r.Elapsed = time.Since(t0)
-			x.p.setDeadline(time.Time{})
+			x.p.disarm()
 			return r, ErrResign
 		default:
 			continue // tellics, Illegal move replies to commands, result claims, offers
 		}
 		r.Elapsed = time.Since(t0)
-		x.p.setDeadline(time.Time{})
+		x.p.disarm()
 		if len(mv) == 0 {
 			return r, ErrNoBestmove
 		}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,6 +41,7 @@ type matchFlags struct {
 	event          string
 	ratingInterval int
 	quiet          bool
+	cpuProfile     string
 }
 
 func newMatchCommand() *cobra.Command {
@@ -81,6 +83,8 @@ See docs/match.md.`,
 	fl.StringVar(&f.event, "event", "", "PGN Event tag")
 	fl.IntVar(&f.ratingInterval, "ratinginterval", 10, "print the report every this many games (0 = only at the end)")
 	fl.BoolVar(&f.quiet, "quiet", false, "do not print a line per finished game")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write the runner's CPU profile here (for make bench-match)")
+	fl.MarkHidden("cpuprofile")
 	return cmd
 }
 
@@ -443,6 +447,15 @@ func runMatch(cmd *cobra.Command, f *matchFlags) error {
 	}
 	out := cmd.OutOrStdout()
 	cfg := plan.cfg
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return usageError("--cpuprofile: %v", err)
+		}
+		defer pf.Close()
+		pprof.StartCPUProfile(pf)
+		defer pprof.StopCPUProfile()
+	}
 	if f.pgnout != "" {
 		pf, err := os.OpenFile(f.pgnout, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
@@ -552,5 +565,14 @@ func (r *reporter) summary(t *match.Totals) {
 	}
 	fmt.Fprintf(w, "Games: %d in %v (%.1f games/min); time losses %d, crashes %d, hangs %d, illegal moves %d, overruns %d (max %v)\n",
 		t.Games, t.Elapsed.Round(time.Millisecond), rate, t.TimeLosses, t.Crashes, t.Hangs, t.Illegal, t.Overruns, t.MaxOverrun.Round(time.Microsecond))
+	// The runner's own CPU: RUSAGE_SELF counts this process only, never the
+	// engines (they are children, in RUSAGE_CHILDREN).
+	var self, children syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &self) == nil && syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children) == nil && t.Games > 0 {
+		cpu := time.Duration(self.Utime.Nano() + self.Stime.Nano())
+		eng := time.Duration(children.Utime.Nano() + children.Stime.Nano())
+		fmt.Fprintf(w, "Runner CPU: %.2f ms/game (%v total: user %v, system %v; engines %v)\n", float64(cpu.Microseconds())/1000/float64(t.Games), cpu.Round(time.Millisecond),
+			time.Duration(self.Utime.Nano()).Round(time.Millisecond), time.Duration(self.Stime.Nano()).Round(time.Millisecond), eng.Round(time.Millisecond))
+	}
 	fmt.Fprintln(w, "Finished match")
 }
