@@ -64,3 +64,12 @@ deploy-check:
 		promtool check config deploy/prometheus/prometheus.yml; \
 	else echo "deploy-check: promtool not found (Debian package prometheus): skipping the rule checks"; fi
 	cd deploy && $(GO) vet ./... && $(GO) test -count=1 -timeout 10m ./...
+
+## Match
+.PHONY: bench-match
+
+# Local match runner figures: games/min and the runner's own CPU per game at
+# nodes=5000 (Stockfish, 2 concurrent games), time losses at 1+0.01 with both
+# cores loaded, builtin self-play games/min. Needs Debian's stockfish.
+bench-match: build
+	ARBITER=$(BIN) scripts/bench-match.sh
