@@ -70,7 +70,7 @@ const (
 	OptPonder       = "Ponder"
 
 	DefaultHashMB       = 16
-	MaxHashMB           = 65536
+	MaxHashMB           = 16384
 	MaxThreads          = 256
 	DefaultMoveOverhead = 20 // ms: covers process and pipe latency under load
 )

@@ -284,6 +284,7 @@ func TestBadCommands(t *testing.T) {
 		"setoption name Threads value 100000",
 		"setoption name UCI_Chess960 value maybe",
 		"bench -1",
+		"go wtime 99999999999999999999 btime 1",
 		"\x00\xff",
 	}
 	for _, b := range bad {

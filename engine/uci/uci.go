@@ -275,8 +275,9 @@ func parseGo(args []string, us engine.Color) (lim search.Limits, perft int, err 
 		return v, nil
 	}
 	ms := func(v int64) time.Duration {
-		// Clocks can be negative when a GUI lets an engine overstep; treat as 0.
-		return time.Duration(max(v, 0)) * time.Millisecond
+		// Clocks can be negative when a GUI lets an engine overstep; treat as
+		// 0. Cap absurd values (a year) so the Duration cannot overflow.
+		return time.Duration(min(max(v, 0), 365*24*3600*1000)) * time.Millisecond
 	}
 	for i := 0; i < len(args); i++ {
 		var v int64
