@@ -72,7 +72,7 @@ const (
 	DefaultHashMB       = 16
 	MaxHashMB           = 16384
 	MaxThreads          = 256
-	DefaultMoveOverhead = 20 // ms: covers process and pipe latency under load
+	DefaultMoveOverhead = 30 // ms: covers process and pipe latency under load
 )
 
 // Engine is the embedded chess engine. One search runs at a time; Go
@@ -369,6 +369,14 @@ func (e *Engine) run(ctx context.Context, pos *engine.Position, lim *Limits) (en
 	}
 	stopOnCancel := context.AfterFunc(ctx, func() { e.stop.Store(true) })
 	defer stopOnCancel()
+	// The hard limit is also enforced by a timer, so the search stops on
+	// time even while the node counter advances slowly (a starved thread).
+	// Pondering has no deadline yet; the node checks cover it after
+	// ponderhit.
+	if e.tm.timed && !lim.Ponder {
+		t := time.AfterFunc(e.tm.hard, func() { e.stop.Store(true) })
+		defer t.Stop()
+	}
 	e.tt.NewSearch()
 
 	var wg sync.WaitGroup

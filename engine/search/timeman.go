@@ -67,7 +67,9 @@ func (tm *timeManager) setup(clock Clock, lim *Limits, us engine.Color, overhead
 		if lim.MovesToGo > 0 {
 			mtg = min(lim.MovesToGo, mtg)
 		}
-		base := avail/time.Duration(mtg) + inc*3/4
+		// Half the increment: spending all of it keeps the clock at the
+		// level where a scheduling stall on a loaded machine flags.
+		base := avail/time.Duration(mtg) + inc/2
 		soft := base * time.Duration(v[TimeSoftPct]) / 100
 		hard := soft * time.Duration(v[TimeHardMul])
 		limit := avail * time.Duration(v[TimeMaxPct]) / 100
