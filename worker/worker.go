@@ -294,7 +294,16 @@ func (w *Worker) slot(ctx, bg context.Context) error {
 	attempt := 0
 	for ctx.Err() == nil {
 		id := w.workerID()
-		resp, err := w.worker.Lease(ctx, &arbiterv1.LeaseRequest{WorkerId: id, Wait: durationpb.New(5 * time.Second)})
+		// The call runs on bg, not ctx: cancelling it could lose a lease the
+		// coordinator has already granted. Shutdown waits for the short
+		// long-poll instead and gives back a lease that arrives too late.
+		resp, err := w.worker.Lease(bg, &arbiterv1.LeaseRequest{WorkerId: id, Wait: durationpb.New(2 * time.Second)})
+		if err == nil && ctx.Err() != nil {
+			if l := resp.GetLease(); l != nil {
+				w.release(bg, l.GetLeaseId(), "worker shutting down")
+			}
+			return nil
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil

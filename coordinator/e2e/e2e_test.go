@@ -633,9 +633,9 @@ func TestWorkerSIGTERM(t *testing.T) {
 		t.Errorf("no shutdown log")
 	}
 	// No lease is left behind for the stopped worker.
-	if n := getJob(t, conn, job.GetJobId()).GetProgress().GetActiveWorkers(); n != 0 {
-		t.Errorf("%d workers still hold leases", n)
-	}
+	waitFor(t, conn, job.GetJobId(), 3*time.Second, "no leases left", func(j *arbiterv1.Job) bool {
+		return j.GetProgress().GetActiveWorkers() == 0
+	})
 	startWorker(t, addr)
 	startWorker(t, addr)
 	if got := waitFor(t, conn, job.GetJobId(), 120*time.Second, "job done", done).GetNodes(); got != "3195901860" {
