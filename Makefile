@@ -3,14 +3,20 @@ GO      ?= go
 BIN     ?= bin/arbiter
 PKGS    ?= ./...
 
-.PHONY: build test lint bench demo generate
+.PHONY: build test unit lint bench demo generate
 
 build:
 	$(GO) build -o $(BIN) ./cmd/arbiter
 
-test: build
-	$(GO) vet $(PKGS)
-	$(GO) test -count=1 -timeout 25m $(PKGS)
+# The one test command (README, .ci/run): formatting and vet, the protobuf
+# checks, every Go test (unit, integration with real processes, Stockfish
+# differential, real Prometheus), the offline deploy checks and a bounded
+# fuzz run of the parsers.
+test: lint proto-check unit deploy-check
+	$(MAKE) fuzz FUZZTIME=10s
+
+unit: build
+	$(GO) test -count=1 -timeout 30m $(PKGS)
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1)
