@@ -162,9 +162,17 @@ type PerftOptions struct {
 	Threads int         // goroutines; <= 0 means all cores
 	Table   *PerftTable // shared hash table, or nil
 	Stats   bool        // collect PerftStats (walks every leaf; no table)
-	// Progress, if set, is called from the worker goroutines with the nodes
-	// counted so far each time a piece of work finishes.
-	Progress func(nodes Count)
+	// Progress, if set, is called from the worker goroutines each time a
+	// piece of work finishes.
+	Progress func(PerftProgress)
+}
+
+// PerftProgress tells how far a RunPerft has come: the nodes counted so far
+// and how many of its pieces of work are done (for an ETA; pieces differ
+// in size, so the estimate is rough).
+type PerftProgress struct {
+	Nodes       Count
+	Done, Total int
 }
 
 // DivideEntry is the count below one root move.
@@ -244,6 +252,7 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 	var next atomic.Int64
 	var done sync.Mutex
 	var total Count
+	var finished int
 	var wg sync.WaitGroup
 	for w := 0; w < threads; w++ {
 		wg.Add(1)
@@ -280,7 +289,8 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 				if opt.Progress != nil {
 					done.Lock()
 					total = total.Add(n)
-					snapshot := total
+					finished++
+					snapshot := PerftProgress{Nodes: total, Done: finished, Total: len(tasks)}
 					done.Unlock()
 					opt.Progress(snapshot)
 				}

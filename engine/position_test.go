@@ -350,18 +350,18 @@ func TestRunPerftDivideAndCancel(t *testing.T) {
 	}
 	// Progress is called and ends at the total.
 	var mu sync.Mutex
-	var last Count
-	if _, err := RunPerft(context.Background(), p, 5, PerftOptions{Threads: 2, Progress: func(n Count) {
+	var last PerftProgress
+	if _, err := RunPerft(context.Background(), p, 5, PerftOptions{Threads: 2, Progress: func(pr PerftProgress) {
 		mu.Lock()
 		defer mu.Unlock()
-		if n.Lo > last.Lo {
-			last = n
+		if pr.Done > last.Done {
+			last = pr
 		}
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	if last != CountOf(4865609) {
-		t.Errorf("last progress %v, want 4865609", last)
+	if last.Nodes != CountOf(4865609) || last.Done != last.Total || last.Total == 0 {
+		t.Errorf("last progress %+v, want 4865609 nodes with every piece done", last)
 	}
 	// A cancelled context stops the run with its error.
 	ctx, cancel := context.WithCancel(context.Background())

@@ -139,19 +139,18 @@ func runPerftOne(cmd *cobra.Command, f *perftFlags) error {
 func runWithProgress(ctx context.Context, stderr io.Writer, pos engine.Position, depth int, opt engine.PerftOptions) (engine.PerftResult, time.Duration, error) {
 	start := time.Now()
 	var mu sync.Mutex
-	var done engine.Count
+	var progress engine.PerftProgress
 	tty := isTerminal(stderr)
 	if tty {
-		opt.Progress = func(n engine.Count) {
+		opt.Progress = func(p engine.PerftProgress) {
 			mu.Lock()
-			done = n
+			progress = p
 			mu.Unlock()
 		}
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	if tty {
-		// Estimate the total from the previous depth's branching when it is cheap.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -171,9 +170,15 @@ func runWithProgress(ctx context.Context, stderr io.Writer, pos engine.Position,
 						continue
 					}
 					mu.Lock()
-					n := done
+					p := progress
 					mu.Unlock()
-					fmt.Fprintf(stderr, "\r\033[K%s nodes  %.1f Mnps  %s elapsed", n, n.Float()/el.Seconds()/1e6, el.Round(time.Second))
+					eta := "ETA --"
+					if p.Done > 0 && p.Total > 0 {
+						// Work pieces differ in size; the share done is a fair guess.
+						left := time.Duration(float64(el) * float64(p.Total-p.Done) / float64(p.Done))
+						eta = "ETA " + left.Round(time.Second).String()
+					}
+					fmt.Fprintf(stderr, "\r\033[K%s nodes  %.1f Mnps  %s elapsed  %s", p.Nodes, p.Nodes.Float()/el.Seconds()/1e6, el.Round(time.Second), eta)
 					shown = true
 				}
 			}
