@@ -87,6 +87,7 @@ type WorkUnit struct {
 	//
 	//	*WorkUnit_Perft
 	//	*WorkUnit_GamePairs
+	//	*WorkUnit_Verify
 	Payload       isWorkUnit_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -161,6 +162,15 @@ func (x *WorkUnit) GetGamePairs() *GamePairBatch {
 	return nil
 }
 
+func (x *WorkUnit) GetVerify() *VerifyUnit {
+	if x != nil {
+		if x, ok := x.Payload.(*WorkUnit_Verify); ok {
+			return x.Verify
+		}
+	}
+	return nil
+}
+
 type isWorkUnit_Payload interface {
 	isWorkUnit_Payload()
 }
@@ -173,9 +183,16 @@ type WorkUnit_GamePairs struct {
 	GamePairs *GamePairBatch `protobuf:"bytes,11,opt,name=game_pairs,json=gamePairs,proto3,oneof"`
 }
 
+type WorkUnit_Verify struct {
+	// One engine-under-test query of `arbiter verify --cluster`.
+	Verify *VerifyUnit `protobuf:"bytes,20,opt,name=verify,proto3,oneof"`
+}
+
 func (*WorkUnit_Perft) isWorkUnit_Payload() {}
 
 func (*WorkUnit_GamePairs) isWorkUnit_Payload() {}
+
+func (*WorkUnit_Verify) isWorkUnit_Payload() {}
 
 // PerftBatch asks for perft(depth) of each position.
 type PerftBatch struct {
@@ -1006,14 +1023,15 @@ var File_arbiter_v1_work_proto protoreflect.FileDescriptor
 const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\n" +
 	"\x15arbiter/v1/work.proto\x12\n" +
-	"arbiter.v1\x1a\x1egoogle/protobuf/duration.proto\"\xb1\x01\n" +
+	"arbiter.v1\x1a\x17arbiter/v1/verify.proto\x1a\x1egoogle/protobuf/duration.proto\"\xe3\x01\n" +
 	"\bWorkUnit\x12\x17\n" +
 	"\aunit_id\x18\x01 \x01(\tR\x06unitId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12.\n" +
 	"\x05perft\x18\n" +
 	" \x01(\v2\x16.arbiter.v1.PerftBatchH\x00R\x05perft\x12:\n" +
 	"\n" +
-	"game_pairs\x18\v \x01(\v2\x19.arbiter.v1.GamePairBatchH\x00R\tgamePairsB\t\n" +
+	"game_pairs\x18\v \x01(\v2\x19.arbiter.v1.GamePairBatchH\x00R\tgamePairs\x120\n" +
+	"\x06verify\x18\x14 \x01(\v2\x16.arbiter.v1.VerifyUnitH\x00R\x06verifyB\t\n" +
 	"\apayload\"R\n" +
 	"\n" +
 	"PerftBatch\x12\x12\n" +
@@ -1112,29 +1130,31 @@ var file_arbiter_v1_work_proto_goTypes = []any{
 	(*Incident)(nil),            // 11: arbiter.v1.Incident
 	(*GamePairBatchResult)(nil), // 12: arbiter.v1.GamePairBatchResult
 	nil,                         // 13: arbiter.v1.EngineSpec.OptionsEntry
-	(*durationpb.Duration)(nil), // 14: google.protobuf.Duration
+	(*VerifyUnit)(nil),          // 14: arbiter.v1.VerifyUnit
+	(*durationpb.Duration)(nil), // 15: google.protobuf.Duration
 }
 var file_arbiter_v1_work_proto_depIdxs = []int32{
 	2,  // 0: arbiter.v1.WorkUnit.perft:type_name -> arbiter.v1.PerftBatch
 	9,  // 1: arbiter.v1.WorkUnit.game_pairs:type_name -> arbiter.v1.GamePairBatch
-	13, // 2: arbiter.v1.EngineSpec.options:type_name -> arbiter.v1.EngineSpec.OptionsEntry
-	6,  // 3: arbiter.v1.TimeControl.clock:type_name -> arbiter.v1.ClockControl
-	14, // 4: arbiter.v1.TimeControl.move_time:type_name -> google.protobuf.Duration
-	14, // 5: arbiter.v1.ClockControl.base:type_name -> google.protobuf.Duration
-	14, // 6: arbiter.v1.ClockControl.increment:type_name -> google.protobuf.Duration
-	7,  // 7: arbiter.v1.GamePairBatch.openings:type_name -> arbiter.v1.Opening
-	4,  // 8: arbiter.v1.GamePairBatch.engine_a:type_name -> arbiter.v1.EngineSpec
-	4,  // 9: arbiter.v1.GamePairBatch.engine_b:type_name -> arbiter.v1.EngineSpec
-	5,  // 10: arbiter.v1.GamePairBatch.time_control:type_name -> arbiter.v1.TimeControl
-	8,  // 11: arbiter.v1.GamePairBatch.adjudication:type_name -> arbiter.v1.Adjudication
-	0,  // 12: arbiter.v1.Incident.kind:type_name -> arbiter.v1.IncidentKind
-	10, // 13: arbiter.v1.GamePairBatchResult.pentanomial:type_name -> arbiter.v1.Pentanomial
-	11, // 14: arbiter.v1.GamePairBatchResult.incidents:type_name -> arbiter.v1.Incident
-	15, // [15:15] is the sub-list for method output_type
-	15, // [15:15] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	14, // 2: arbiter.v1.WorkUnit.verify:type_name -> arbiter.v1.VerifyUnit
+	13, // 3: arbiter.v1.EngineSpec.options:type_name -> arbiter.v1.EngineSpec.OptionsEntry
+	6,  // 4: arbiter.v1.TimeControl.clock:type_name -> arbiter.v1.ClockControl
+	15, // 5: arbiter.v1.TimeControl.move_time:type_name -> google.protobuf.Duration
+	15, // 6: arbiter.v1.ClockControl.base:type_name -> google.protobuf.Duration
+	15, // 7: arbiter.v1.ClockControl.increment:type_name -> google.protobuf.Duration
+	7,  // 8: arbiter.v1.GamePairBatch.openings:type_name -> arbiter.v1.Opening
+	4,  // 9: arbiter.v1.GamePairBatch.engine_a:type_name -> arbiter.v1.EngineSpec
+	4,  // 10: arbiter.v1.GamePairBatch.engine_b:type_name -> arbiter.v1.EngineSpec
+	5,  // 11: arbiter.v1.GamePairBatch.time_control:type_name -> arbiter.v1.TimeControl
+	8,  // 12: arbiter.v1.GamePairBatch.adjudication:type_name -> arbiter.v1.Adjudication
+	0,  // 13: arbiter.v1.Incident.kind:type_name -> arbiter.v1.IncidentKind
+	10, // 14: arbiter.v1.GamePairBatchResult.pentanomial:type_name -> arbiter.v1.Pentanomial
+	11, // 15: arbiter.v1.GamePairBatchResult.incidents:type_name -> arbiter.v1.Incident
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_work_proto_init() }
@@ -1142,9 +1162,11 @@ func file_arbiter_v1_work_proto_init() {
 	if File_arbiter_v1_work_proto != nil {
 		return
 	}
+	file_arbiter_v1_verify_proto_init()
 	file_arbiter_v1_work_proto_msgTypes[0].OneofWrappers = []any{
 		(*WorkUnit_Perft)(nil),
 		(*WorkUnit_GamePairs)(nil),
+		(*WorkUnit_Verify)(nil),
 	}
 	file_arbiter_v1_work_proto_msgTypes[4].OneofWrappers = []any{
 		(*TimeControl_Clock)(nil),
