@@ -9,6 +9,7 @@ package arbiterv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -333,9 +334,14 @@ type Job struct {
 	// Divide per root move, in move-generation order; set when done.
 	Divide []*DivideEntry `protobuf:"bytes,6,rep,name=divide,proto3" json:"divide,omitempty"`
 	// Why the job failed or was cancelled.
-	Error         string                 `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	FinishedAt    *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	Error      string                 `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	CreatedAt  *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	FinishedAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	// "perft", "sprt" or "match".
+	Kind string `protobuf:"bytes,10,opt,name=kind,proto3" json:"kind,omitempty"`
+	// Set for match and SPRT tests (openings omitted, see openings_count).
+	Match         *MatchSpec     `protobuf:"bytes,11,opt,name=match,proto3" json:"match,omitempty"`
+	MatchProgress *MatchProgress `protobuf:"bytes,12,opt,name=match_progress,json=matchProgress,proto3" json:"match_progress,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -433,6 +439,839 @@ func (x *Job) GetFinishedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Job) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Job) GetMatch() *MatchSpec {
+	if x != nil {
+		return x.Match
+	}
+	return nil
+}
+
+func (x *Job) GetMatchProgress() *MatchProgress {
+	if x != nil {
+		return x.MatchProgress
+	}
+	return nil
+}
+
+// SprtParams is an SPRT design (Fishtest's).
+type SprtParams struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Elo0  float64                `protobuf:"fixed64,1,opt,name=elo0,proto3" json:"elo0,omitempty"`
+	Elo1  float64                `protobuf:"fixed64,2,opt,name=elo1,proto3" json:"elo1,omitempty"`
+	Alpha float64                `protobuf:"fixed64,3,opt,name=alpha,proto3" json:"alpha,omitempty"`
+	Beta  float64                `protobuf:"fixed64,4,opt,name=beta,proto3" json:"beta,omitempty"`
+	// "normalized", "logistic" or "bayeselo".
+	Model         string `protobuf:"bytes,5,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SprtParams) Reset() {
+	*x = SprtParams{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SprtParams) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SprtParams) ProtoMessage() {}
+
+func (x *SprtParams) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SprtParams.ProtoReflect.Descriptor instead.
+func (*SprtParams) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SprtParams) GetElo0() float64 {
+	if x != nil {
+		return x.Elo0
+	}
+	return 0
+}
+
+func (x *SprtParams) GetElo1() float64 {
+	if x != nil {
+		return x.Elo1
+	}
+	return 0
+}
+
+func (x *SprtParams) GetAlpha() float64 {
+	if x != nil {
+		return x.Alpha
+	}
+	return 0
+}
+
+func (x *SprtParams) GetBeta() float64 {
+	if x != nil {
+		return x.Beta
+	}
+	return 0
+}
+
+func (x *SprtParams) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+// MatchSpec describes a distributed match or SPRT test.
+type MatchSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// engine_a is under test; engine_b is the baseline.
+	EngineA *EngineSpec `protobuf:"bytes,1,opt,name=engine_a,json=engineA,proto3" json:"engine_a,omitempty"`
+	EngineB *EngineSpec `protobuf:"bytes,2,opt,name=engine_b,json=engineB,proto3" json:"engine_b,omitempty"`
+	// The reference time control; clocks and move times are scaled per worker
+	// by reference_nps / worker bench nps, node and depth limits are not.
+	TimeControl *TimeControl `protobuf:"bytes,3,opt,name=time_control,json=timeControl,proto3" json:"time_control,omitempty"`
+	// The book in file order; book_order and seed fix the order of play.
+	Openings []*Opening `protobuf:"bytes,4,rep,name=openings,proto3" json:"openings,omitempty"`
+	BookName string     `protobuf:"bytes,5,opt,name=book_name,json=bookName,proto3" json:"book_name,omitempty"`
+	// "sequential" or "random".
+	BookOrder string `protobuf:"bytes,6,opt,name=book_order,json=bookOrder,proto3" json:"book_order,omitempty"`
+	Seed      uint64 `protobuf:"varint,7,opt,name=seed,proto3" json:"seed,omitempty"`
+	// Skip this many openings (after ordering).
+	BookStart uint32 `protobuf:"varint,8,opt,name=book_start,json=bookStart,proto3" json:"book_start,omitempty"`
+	// Unset for a fixed number of games.
+	Sprt *SprtParams `protobuf:"bytes,9,opt,name=sprt,proto3" json:"sprt,omitempty"`
+	// Fixed games (even); with sprt, a cap (0 = none).
+	Games uint64 `protobuf:"varint,10,opt,name=games,proto3" json:"games,omitempty"`
+	// Higher priorities get workers first.
+	Priority int32 `protobuf:"varint,11,opt,name=priority,proto3" json:"priority,omitempty"`
+	// Share of the workers among tests of equal priority (default 1).
+	Throughput float64 `protobuf:"fixed64,12,opt,name=throughput,proto3" json:"throughput,omitempty"`
+	// Game pairs per leased batch; 0 = sized by the coordinator.
+	BatchPairs   uint32               `protobuf:"varint,13,opt,name=batch_pairs,json=batchPairs,proto3" json:"batch_pairs,omitempty"`
+	Adjudication *Adjudication        `protobuf:"bytes,14,opt,name=adjudication,proto3" json:"adjudication,omitempty"`
+	Chess960     bool                 `protobuf:"varint,15,opt,name=chess960,proto3" json:"chess960,omitempty"`
+	TimeMargin   *durationpb.Duration `protobuf:"bytes,16,opt,name=time_margin,json=timeMargin,proto3" json:"time_margin,omitempty"`
+	HangTimeout  *durationpb.Duration `protobuf:"bytes,17,opt,name=hang_timeout,json=hangTimeout,proto3" json:"hang_timeout,omitempty"`
+	// Bench nps the time control is meant for; 0 = the coordinator's default.
+	ReferenceNps uint64 `protobuf:"varint,18,opt,name=reference_nps,json=referenceNps,proto3" json:"reference_nps,omitempty"`
+	// PGN Event tag.
+	Event string `protobuf:"bytes,19,opt,name=event,proto3" json:"event,omitempty"`
+	// Number of openings (filled in by the coordinator in snapshots).
+	OpeningsCount uint32 `protobuf:"varint,20,opt,name=openings_count,json=openingsCount,proto3" json:"openings_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MatchSpec) Reset() {
+	*x = MatchSpec{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MatchSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MatchSpec) ProtoMessage() {}
+
+func (x *MatchSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MatchSpec.ProtoReflect.Descriptor instead.
+func (*MatchSpec) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *MatchSpec) GetEngineA() *EngineSpec {
+	if x != nil {
+		return x.EngineA
+	}
+	return nil
+}
+
+func (x *MatchSpec) GetEngineB() *EngineSpec {
+	if x != nil {
+		return x.EngineB
+	}
+	return nil
+}
+
+func (x *MatchSpec) GetTimeControl() *TimeControl {
+	if x != nil {
+		return x.TimeControl
+	}
+	return nil
+}
+
+func (x *MatchSpec) GetOpenings() []*Opening {
+	if x != nil {
+		return x.Openings
+	}
+	return nil
+}
+
+func (x *MatchSpec) GetBookName() string {
+	if x != nil {
+		return x.BookName
+	}
+	return ""
+}
+
+func (x *MatchSpec) GetBookOrder() string {
+	if x != nil {
+		return x.BookOrder
+	}
+	return ""
+}
+
+func (x *MatchSpec) GetSeed() uint64 {
+	if x != nil {
+		return x.Seed
+	}
+	return 0
+}
+
+func (x *MatchSpec) GetBookStart() uint32 {
+	if x != nil {
+		return x.BookStart
+	}
+	return 0
+}
+
+func (x *MatchSpec) GetSprt() *SprtParams {
+	if x != nil {
+		return x.Sprt
+	}
+	return nil
+}
+
+func (x *MatchSpec) GetGames() uint64 {
+	if x != nil {
+		return x.Games
+	}
+	return 0
+}
+
+func (x *MatchSpec) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *MatchSpec) GetThroughput() float64 {
+	if x != nil {
+		return x.Throughput
+	}
+	return 0
+}
+
+func (x *MatchSpec) GetBatchPairs() uint32 {
+	if x != nil {
+		return x.BatchPairs
+	}
+	return 0
+}
+
+func (x *MatchSpec) GetAdjudication() *Adjudication {
+	if x != nil {
+		return x.Adjudication
+	}
+	return nil
+}
+
+func (x *MatchSpec) GetChess960() bool {
+	if x != nil {
+		return x.Chess960
+	}
+	return false
+}
+
+func (x *MatchSpec) GetTimeMargin() *durationpb.Duration {
+	if x != nil {
+		return x.TimeMargin
+	}
+	return nil
+}
+
+func (x *MatchSpec) GetHangTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.HangTimeout
+	}
+	return nil
+}
+
+func (x *MatchSpec) GetReferenceNps() uint64 {
+	if x != nil {
+		return x.ReferenceNps
+	}
+	return 0
+}
+
+func (x *MatchSpec) GetEvent() string {
+	if x != nil {
+		return x.Event
+	}
+	return ""
+}
+
+func (x *MatchSpec) GetOpeningsCount() uint32 {
+	if x != nil {
+		return x.OpeningsCount
+	}
+	return 0
+}
+
+// WorkerIncidents counts one worker's games and incidents in a test.
+type WorkerIncidents struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	WorkerId     string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Name         string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Games        uint64                 `protobuf:"varint,3,opt,name=games,proto3" json:"games,omitempty"`
+	TimeLosses   uint64                 `protobuf:"varint,4,opt,name=time_losses,json=timeLosses,proto3" json:"time_losses,omitempty"`
+	Crashes      uint64                 `protobuf:"varint,5,opt,name=crashes,proto3" json:"crashes,omitempty"`
+	IllegalMoves uint64                 `protobuf:"varint,6,opt,name=illegal_moves,json=illegalMoves,proto3" json:"illegal_moves,omitempty"`
+	Disconnects  uint64                 `protobuf:"varint,7,opt,name=disconnects,proto3" json:"disconnects,omitempty"`
+	Other        uint64                 `protobuf:"varint,8,opt,name=other,proto3" json:"other,omitempty"`
+	// The worker gets no more batches of this test.
+	Excluded      bool    `protobuf:"varint,9,opt,name=excluded,proto3" json:"excluded,omitempty"`
+	Reason        string  `protobuf:"bytes,10,opt,name=reason,proto3" json:"reason,omitempty"`
+	BenchNps      uint64  `protobuf:"varint,11,opt,name=bench_nps,json=benchNps,proto3" json:"bench_nps,omitempty"`
+	TimeScale     float64 `protobuf:"fixed64,12,opt,name=time_scale,json=timeScale,proto3" json:"time_scale,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkerIncidents) Reset() {
+	*x = WorkerIncidents{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkerIncidents) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkerIncidents) ProtoMessage() {}
+
+func (x *WorkerIncidents) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkerIncidents.ProtoReflect.Descriptor instead.
+func (*WorkerIncidents) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *WorkerIncidents) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *WorkerIncidents) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WorkerIncidents) GetGames() uint64 {
+	if x != nil {
+		return x.Games
+	}
+	return 0
+}
+
+func (x *WorkerIncidents) GetTimeLosses() uint64 {
+	if x != nil {
+		return x.TimeLosses
+	}
+	return 0
+}
+
+func (x *WorkerIncidents) GetCrashes() uint64 {
+	if x != nil {
+		return x.Crashes
+	}
+	return 0
+}
+
+func (x *WorkerIncidents) GetIllegalMoves() uint64 {
+	if x != nil {
+		return x.IllegalMoves
+	}
+	return 0
+}
+
+func (x *WorkerIncidents) GetDisconnects() uint64 {
+	if x != nil {
+		return x.Disconnects
+	}
+	return 0
+}
+
+func (x *WorkerIncidents) GetOther() uint64 {
+	if x != nil {
+		return x.Other
+	}
+	return 0
+}
+
+func (x *WorkerIncidents) GetExcluded() bool {
+	if x != nil {
+		return x.Excluded
+	}
+	return false
+}
+
+func (x *WorkerIncidents) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *WorkerIncidents) GetBenchNps() uint64 {
+	if x != nil {
+		return x.BenchNps
+	}
+	return 0
+}
+
+func (x *WorkerIncidents) GetTimeScale() float64 {
+	if x != nil {
+		return x.TimeScale
+	}
+	return 0
+}
+
+// MatchProgress is where a match or SPRT test stands.
+type MatchProgress struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Pentanomial *Pentanomial           `protobuf:"bytes,1,opt,name=pentanomial,proto3" json:"pentanomial,omitempty"`
+	Wins        uint64                 `protobuf:"varint,2,opt,name=wins,proto3" json:"wins,omitempty"`
+	Draws       uint64                 `protobuf:"varint,3,opt,name=draws,proto3" json:"draws,omitempty"`
+	Losses      uint64                 `protobuf:"varint,4,opt,name=losses,proto3" json:"losses,omitempty"`
+	Games       uint64                 `protobuf:"varint,5,opt,name=games,proto3" json:"games,omitempty"`
+	// The SPRT (unset figures for a fixed-games match).
+	Llr        float64 `protobuf:"fixed64,6,opt,name=llr,proto3" json:"llr,omitempty"`
+	LowerBound float64 `protobuf:"fixed64,7,opt,name=lower_bound,json=lowerBound,proto3" json:"lower_bound,omitempty"`
+	UpperBound float64 `protobuf:"fixed64,8,opt,name=upper_bound,json=upperBound,proto3" json:"upper_bound,omitempty"`
+	// "continue", "accepted" (H1) or "rejected" (H0); "" without SPRT.
+	SprtState     string             `protobuf:"bytes,9,opt,name=sprt_state,json=sprtState,proto3" json:"sprt_state,omitempty"`
+	Elo           float64            `protobuf:"fixed64,10,opt,name=elo,proto3" json:"elo,omitempty"`
+	EloCiLow      float64            `protobuf:"fixed64,11,opt,name=elo_ci_low,json=eloCiLow,proto3" json:"elo_ci_low,omitempty"`
+	EloCiHigh     float64            `protobuf:"fixed64,12,opt,name=elo_ci_high,json=eloCiHigh,proto3" json:"elo_ci_high,omitempty"`
+	Los           float64            `protobuf:"fixed64,13,opt,name=los,proto3" json:"los,omitempty"`
+	Nelo          float64            `protobuf:"fixed64,14,opt,name=nelo,proto3" json:"nelo,omitempty"`
+	NeloHalfWidth float64            `protobuf:"fixed64,15,opt,name=nelo_half_width,json=neloHalfWidth,proto3" json:"nelo_half_width,omitempty"`
+	BatchesDone   uint64             `protobuf:"varint,16,opt,name=batches_done,json=batchesDone,proto3" json:"batches_done,omitempty"`
+	BatchesLeased uint64             `protobuf:"varint,17,opt,name=batches_leased,json=batchesLeased,proto3" json:"batches_leased,omitempty"`
+	BatchPairs    uint32             `protobuf:"varint,18,opt,name=batch_pairs,json=batchPairs,proto3" json:"batch_pairs,omitempty"`
+	Workers       []*WorkerIncidents `protobuf:"bytes,19,rep,name=workers,proto3" json:"workers,omitempty"`
+	// Stored games (PGNs).
+	Pgns          uint64 `protobuf:"varint,20,opt,name=pgns,proto3" json:"pgns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MatchProgress) Reset() {
+	*x = MatchProgress{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MatchProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MatchProgress) ProtoMessage() {}
+
+func (x *MatchProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MatchProgress.ProtoReflect.Descriptor instead.
+func (*MatchProgress) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *MatchProgress) GetPentanomial() *Pentanomial {
+	if x != nil {
+		return x.Pentanomial
+	}
+	return nil
+}
+
+func (x *MatchProgress) GetWins() uint64 {
+	if x != nil {
+		return x.Wins
+	}
+	return 0
+}
+
+func (x *MatchProgress) GetDraws() uint64 {
+	if x != nil {
+		return x.Draws
+	}
+	return 0
+}
+
+func (x *MatchProgress) GetLosses() uint64 {
+	if x != nil {
+		return x.Losses
+	}
+	return 0
+}
+
+func (x *MatchProgress) GetGames() uint64 {
+	if x != nil {
+		return x.Games
+	}
+	return 0
+}
+
+func (x *MatchProgress) GetLlr() float64 {
+	if x != nil {
+		return x.Llr
+	}
+	return 0
+}
+
+func (x *MatchProgress) GetLowerBound() float64 {
+	if x != nil {
+		return x.LowerBound
+	}
+	return 0
+}
+
+func (x *MatchProgress) GetUpperBound() float64 {
+	if x != nil {
+		return x.UpperBound
+	}
+	return 0
+}
+
+func (x *MatchProgress) GetSprtState() string {
+	if x != nil {
+		return x.SprtState
+	}
+	return ""
+}
+
+func (x *MatchProgress) GetElo() float64 {
+	if x != nil {
+		return x.Elo
+	}
+	return 0
+}
+
+func (x *MatchProgress) GetEloCiLow() float64 {
+	if x != nil {
+		return x.EloCiLow
+	}
+	return 0
+}
+
+func (x *MatchProgress) GetEloCiHigh() float64 {
+	if x != nil {
+		return x.EloCiHigh
+	}
+	return 0
+}
+
+func (x *MatchProgress) GetLos() float64 {
+	if x != nil {
+		return x.Los
+	}
+	return 0
+}
+
+func (x *MatchProgress) GetNelo() float64 {
+	if x != nil {
+		return x.Nelo
+	}
+	return 0
+}
+
+func (x *MatchProgress) GetNeloHalfWidth() float64 {
+	if x != nil {
+		return x.NeloHalfWidth
+	}
+	return 0
+}
+
+func (x *MatchProgress) GetBatchesDone() uint64 {
+	if x != nil {
+		return x.BatchesDone
+	}
+	return 0
+}
+
+func (x *MatchProgress) GetBatchesLeased() uint64 {
+	if x != nil {
+		return x.BatchesLeased
+	}
+	return 0
+}
+
+func (x *MatchProgress) GetBatchPairs() uint32 {
+	if x != nil {
+		return x.BatchPairs
+	}
+	return 0
+}
+
+func (x *MatchProgress) GetWorkers() []*WorkerIncidents {
+	if x != nil {
+		return x.Workers
+	}
+	return nil
+}
+
+func (x *MatchProgress) GetPgns() uint64 {
+	if x != nil {
+		return x.Pgns
+	}
+	return 0
+}
+
+// SubmitMatchRequest asks for a match or SPRT test.
+type SubmitMatchRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Spec          *MatchSpec             `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitMatchRequest) Reset() {
+	*x = SubmitMatchRequest{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitMatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitMatchRequest) ProtoMessage() {}
+
+func (x *SubmitMatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitMatchRequest.ProtoReflect.Descriptor instead.
+func (*SubmitMatchRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SubmitMatchRequest) GetSpec() *MatchSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+// SubmitMatchResponse returns the new test.
+type SubmitMatchResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitMatchResponse) Reset() {
+	*x = SubmitMatchResponse{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitMatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitMatchResponse) ProtoMessage() {}
+
+func (x *SubmitMatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitMatchResponse.ProtoReflect.Descriptor instead.
+func (*SubmitMatchResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *SubmitMatchResponse) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+// DownloadPGNRequest names the test.
+type DownloadPGNRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DownloadPGNRequest) Reset() {
+	*x = DownloadPGNRequest{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DownloadPGNRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DownloadPGNRequest) ProtoMessage() {}
+
+func (x *DownloadPGNRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DownloadPGNRequest.ProtoReflect.Descriptor instead.
+func (*DownloadPGNRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *DownloadPGNRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+// DownloadPGNResponse is a chunk of games in PGN export format.
+type DownloadPGNResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Pgn   string                 `protobuf:"bytes,1,opt,name=pgn,proto3" json:"pgn,omitempty"`
+	// Games in this chunk.
+	Games         uint32 `protobuf:"varint,2,opt,name=games,proto3" json:"games,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DownloadPGNResponse) Reset() {
+	*x = DownloadPGNResponse{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DownloadPGNResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DownloadPGNResponse) ProtoMessage() {}
+
+func (x *DownloadPGNResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DownloadPGNResponse.ProtoReflect.Descriptor instead.
+func (*DownloadPGNResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *DownloadPGNResponse) GetPgn() string {
+	if x != nil {
+		return x.Pgn
+	}
+	return ""
+}
+
+func (x *DownloadPGNResponse) GetGames() uint32 {
+	if x != nil {
+		return x.Games
+	}
+	return 0
+}
+
 // SubmitPerftRequest asks for a perft job.
 type SubmitPerftRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -443,7 +1282,7 @@ type SubmitPerftRequest struct {
 
 func (x *SubmitPerftRequest) Reset() {
 	*x = SubmitPerftRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[4]
+	mi := &file_arbiter_v1_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -455,7 +1294,7 @@ func (x *SubmitPerftRequest) String() string {
 func (*SubmitPerftRequest) ProtoMessage() {}
 
 func (x *SubmitPerftRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[4]
+	mi := &file_arbiter_v1_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -468,7 +1307,7 @@ func (x *SubmitPerftRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitPerftRequest.ProtoReflect.Descriptor instead.
 func (*SubmitPerftRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{4}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SubmitPerftRequest) GetSpec() *PerftSpec {
@@ -488,7 +1327,7 @@ type SubmitPerftResponse struct {
 
 func (x *SubmitPerftResponse) Reset() {
 	*x = SubmitPerftResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[5]
+	mi := &file_arbiter_v1_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -500,7 +1339,7 @@ func (x *SubmitPerftResponse) String() string {
 func (*SubmitPerftResponse) ProtoMessage() {}
 
 func (x *SubmitPerftResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[5]
+	mi := &file_arbiter_v1_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -513,7 +1352,7 @@ func (x *SubmitPerftResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitPerftResponse.ProtoReflect.Descriptor instead.
 func (*SubmitPerftResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{5}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SubmitPerftResponse) GetJob() *Job {
@@ -533,7 +1372,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[6]
+	mi := &file_arbiter_v1_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -545,7 +1384,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[6]
+	mi := &file_arbiter_v1_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -558,7 +1397,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{6}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -578,7 +1417,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[7]
+	mi := &file_arbiter_v1_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -590,7 +1429,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[7]
+	mi := &file_arbiter_v1_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -603,7 +1442,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{7}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -624,7 +1463,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[8]
+	mi := &file_arbiter_v1_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -636,7 +1475,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[8]
+	mi := &file_arbiter_v1_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -649,7 +1488,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListJobsRequest) GetLimit() uint32 {
@@ -669,7 +1508,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[9]
+	mi := &file_arbiter_v1_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -681,7 +1520,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[9]
+	mi := &file_arbiter_v1_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -694,7 +1533,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -714,7 +1553,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[10]
+	mi := &file_arbiter_v1_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -726,7 +1565,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[10]
+	mi := &file_arbiter_v1_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -739,7 +1578,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -759,7 +1598,7 @@ type WatchJobResponse struct {
 
 func (x *WatchJobResponse) Reset() {
 	*x = WatchJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[11]
+	mi := &file_arbiter_v1_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -771,7 +1610,7 @@ func (x *WatchJobResponse) String() string {
 func (*WatchJobResponse) ProtoMessage() {}
 
 func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[11]
+	mi := &file_arbiter_v1_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -784,7 +1623,7 @@ func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobResponse.ProtoReflect.Descriptor instead.
 func (*WatchJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WatchJobResponse) GetJob() *Job {
@@ -804,7 +1643,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[12]
+	mi := &file_arbiter_v1_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -816,7 +1655,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[12]
+	mi := &file_arbiter_v1_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -829,7 +1668,7 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CancelJobRequest) GetJobId() string {
@@ -849,7 +1688,7 @@ type CancelJobResponse struct {
 
 func (x *CancelJobResponse) Reset() {
 	*x = CancelJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[13]
+	mi := &file_arbiter_v1_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -861,7 +1700,7 @@ func (x *CancelJobResponse) String() string {
 func (*CancelJobResponse) ProtoMessage() {}
 
 func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[13]
+	mi := &file_arbiter_v1_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -874,7 +1713,7 @@ func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobResponse.ProtoReflect.Descriptor instead.
 func (*CancelJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{13}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CancelJobResponse) GetJob() *Job {
@@ -889,7 +1728,7 @@ var File_arbiter_v1_job_proto protoreflect.FileDescriptor
 const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\n" +
 	"\x14arbiter/v1/job.proto\x12\n" +
-	"arbiter.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x95\x01\n" +
+	"arbiter.v1\x1a\x15arbiter/v1/work.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x95\x01\n" +
 	"\tPerftSpec\x12\x10\n" +
 	"\x03fen\x18\x01 \x01(\tR\x03fen\x12\x14\n" +
 	"\x05depth\x18\x02 \x01(\rR\x05depth\x12\x1b\n" +
@@ -912,7 +1751,7 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"mismatches\x18\x06 \x01(\x04R\n" +
 	"mismatches\x12-\n" +
 	"\x12mismatches_settled\x18\a \x01(\x04R\x11mismatchesSettled\x12%\n" +
-	"\x0eactive_workers\x18\b \x01(\rR\ractiveWorkers\"\xff\x02\n" +
+	"\x0eactive_workers\x18\b \x01(\rR\ractiveWorkers\"\x82\x04\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.arbiter.v1.JobStateR\x05state\x12+\n" +
@@ -924,7 +1763,98 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12;\n" +
 	"\vfinished_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"finishedAt\"?\n" +
+	"finishedAt\x12\x12\n" +
+	"\x04kind\x18\n" +
+	" \x01(\tR\x04kind\x12+\n" +
+	"\x05match\x18\v \x01(\v2\x15.arbiter.v1.MatchSpecR\x05match\x12@\n" +
+	"\x0ematch_progress\x18\f \x01(\v2\x19.arbiter.v1.MatchProgressR\rmatchProgress\"t\n" +
+	"\n" +
+	"SprtParams\x12\x12\n" +
+	"\x04elo0\x18\x01 \x01(\x01R\x04elo0\x12\x12\n" +
+	"\x04elo1\x18\x02 \x01(\x01R\x04elo1\x12\x14\n" +
+	"\x05alpha\x18\x03 \x01(\x01R\x05alpha\x12\x12\n" +
+	"\x04beta\x18\x04 \x01(\x01R\x04beta\x12\x14\n" +
+	"\x05model\x18\x05 \x01(\tR\x05model\"\xa2\x06\n" +
+	"\tMatchSpec\x121\n" +
+	"\bengine_a\x18\x01 \x01(\v2\x16.arbiter.v1.EngineSpecR\aengineA\x121\n" +
+	"\bengine_b\x18\x02 \x01(\v2\x16.arbiter.v1.EngineSpecR\aengineB\x12:\n" +
+	"\ftime_control\x18\x03 \x01(\v2\x17.arbiter.v1.TimeControlR\vtimeControl\x12/\n" +
+	"\bopenings\x18\x04 \x03(\v2\x13.arbiter.v1.OpeningR\bopenings\x12\x1b\n" +
+	"\tbook_name\x18\x05 \x01(\tR\bbookName\x12\x1d\n" +
+	"\n" +
+	"book_order\x18\x06 \x01(\tR\tbookOrder\x12\x12\n" +
+	"\x04seed\x18\a \x01(\x04R\x04seed\x12\x1d\n" +
+	"\n" +
+	"book_start\x18\b \x01(\rR\tbookStart\x12*\n" +
+	"\x04sprt\x18\t \x01(\v2\x16.arbiter.v1.SprtParamsR\x04sprt\x12\x14\n" +
+	"\x05games\x18\n" +
+	" \x01(\x04R\x05games\x12\x1a\n" +
+	"\bpriority\x18\v \x01(\x05R\bpriority\x12\x1e\n" +
+	"\n" +
+	"throughput\x18\f \x01(\x01R\n" +
+	"throughput\x12\x1f\n" +
+	"\vbatch_pairs\x18\r \x01(\rR\n" +
+	"batchPairs\x12<\n" +
+	"\fadjudication\x18\x0e \x01(\v2\x18.arbiter.v1.AdjudicationR\fadjudication\x12\x1a\n" +
+	"\bchess960\x18\x0f \x01(\bR\bchess960\x12:\n" +
+	"\vtime_margin\x18\x10 \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"timeMargin\x12<\n" +
+	"\fhang_timeout\x18\x11 \x01(\v2\x19.google.protobuf.DurationR\vhangTimeout\x12#\n" +
+	"\rreference_nps\x18\x12 \x01(\x04R\freferenceNps\x12\x14\n" +
+	"\x05event\x18\x13 \x01(\tR\x05event\x12%\n" +
+	"\x0eopenings_count\x18\x14 \x01(\rR\ropeningsCount\"\xe0\x02\n" +
+	"\x0fWorkerIncidents\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05games\x18\x03 \x01(\x04R\x05games\x12\x1f\n" +
+	"\vtime_losses\x18\x04 \x01(\x04R\n" +
+	"timeLosses\x12\x18\n" +
+	"\acrashes\x18\x05 \x01(\x04R\acrashes\x12#\n" +
+	"\rillegal_moves\x18\x06 \x01(\x04R\fillegalMoves\x12 \n" +
+	"\vdisconnects\x18\a \x01(\x04R\vdisconnects\x12\x14\n" +
+	"\x05other\x18\b \x01(\x04R\x05other\x12\x1a\n" +
+	"\bexcluded\x18\t \x01(\bR\bexcluded\x12\x16\n" +
+	"\x06reason\x18\n" +
+	" \x01(\tR\x06reason\x12\x1b\n" +
+	"\tbench_nps\x18\v \x01(\x04R\bbenchNps\x12\x1d\n" +
+	"\n" +
+	"time_scale\x18\f \x01(\x01R\ttimeScale\"\xe9\x04\n" +
+	"\rMatchProgress\x129\n" +
+	"\vpentanomial\x18\x01 \x01(\v2\x17.arbiter.v1.PentanomialR\vpentanomial\x12\x12\n" +
+	"\x04wins\x18\x02 \x01(\x04R\x04wins\x12\x14\n" +
+	"\x05draws\x18\x03 \x01(\x04R\x05draws\x12\x16\n" +
+	"\x06losses\x18\x04 \x01(\x04R\x06losses\x12\x14\n" +
+	"\x05games\x18\x05 \x01(\x04R\x05games\x12\x10\n" +
+	"\x03llr\x18\x06 \x01(\x01R\x03llr\x12\x1f\n" +
+	"\vlower_bound\x18\a \x01(\x01R\n" +
+	"lowerBound\x12\x1f\n" +
+	"\vupper_bound\x18\b \x01(\x01R\n" +
+	"upperBound\x12\x1d\n" +
+	"\n" +
+	"sprt_state\x18\t \x01(\tR\tsprtState\x12\x10\n" +
+	"\x03elo\x18\n" +
+	" \x01(\x01R\x03elo\x12\x1c\n" +
+	"\n" +
+	"elo_ci_low\x18\v \x01(\x01R\beloCiLow\x12\x1e\n" +
+	"\velo_ci_high\x18\f \x01(\x01R\teloCiHigh\x12\x10\n" +
+	"\x03los\x18\r \x01(\x01R\x03los\x12\x12\n" +
+	"\x04nelo\x18\x0e \x01(\x01R\x04nelo\x12&\n" +
+	"\x0fnelo_half_width\x18\x0f \x01(\x01R\rneloHalfWidth\x12!\n" +
+	"\fbatches_done\x18\x10 \x01(\x04R\vbatchesDone\x12%\n" +
+	"\x0ebatches_leased\x18\x11 \x01(\x04R\rbatchesLeased\x12\x1f\n" +
+	"\vbatch_pairs\x18\x12 \x01(\rR\n" +
+	"batchPairs\x125\n" +
+	"\aworkers\x18\x13 \x03(\v2\x1b.arbiter.v1.WorkerIncidentsR\aworkers\x12\x12\n" +
+	"\x04pgns\x18\x14 \x01(\x04R\x04pgns\"?\n" +
+	"\x12SubmitMatchRequest\x12)\n" +
+	"\x04spec\x18\x01 \x01(\v2\x15.arbiter.v1.MatchSpecR\x04spec\"8\n" +
+	"\x13SubmitMatchResponse\x12!\n" +
+	"\x03job\x18\x01 \x01(\v2\x0f.arbiter.v1.JobR\x03job\"+\n" +
+	"\x12DownloadPGNRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"=\n" +
+	"\x13DownloadPGNResponse\x12\x10\n" +
+	"\x03pgn\x18\x01 \x01(\tR\x03pgn\x12\x14\n" +
+	"\x05games\x18\x02 \x01(\rR\x05games\"?\n" +
 	"\x12SubmitPerftRequest\x12)\n" +
 	"\x04spec\x18\x01 \x01(\v2\x15.arbiter.v1.PerftSpecR\x04spec\"8\n" +
 	"\x13SubmitPerftResponse\x12!\n" +
@@ -950,14 +1880,16 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\x11JOB_STATE_RUNNING\x10\x01\x12\x12\n" +
 	"\x0eJOB_STATE_DONE\x10\x02\x12\x14\n" +
 	"\x10JOB_STATE_FAILED\x10\x03\x12\x17\n" +
-	"\x13JOB_STATE_CANCELLED\x10\x042\xf7\x02\n" +
+	"\x13JOB_STATE_CANCELLED\x10\x042\x99\x04\n" +
 	"\n" +
 	"JobService\x12N\n" +
 	"\vSubmitPerft\x12\x1e.arbiter.v1.SubmitPerftRequest\x1a\x1f.arbiter.v1.SubmitPerftResponse\x12?\n" +
 	"\x06GetJob\x12\x19.arbiter.v1.GetJobRequest\x1a\x1a.arbiter.v1.GetJobResponse\x12E\n" +
 	"\bListJobs\x12\x1b.arbiter.v1.ListJobsRequest\x1a\x1c.arbiter.v1.ListJobsResponse\x12G\n" +
 	"\bWatchJob\x12\x1b.arbiter.v1.WatchJobRequest\x1a\x1c.arbiter.v1.WatchJobResponse0\x01\x12H\n" +
-	"\tCancelJob\x12\x1c.arbiter.v1.CancelJobRequest\x1a\x1d.arbiter.v1.CancelJobResponseB=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
+	"\tCancelJob\x12\x1c.arbiter.v1.CancelJobRequest\x1a\x1d.arbiter.v1.CancelJobResponse\x12N\n" +
+	"\vSubmitMatch\x12\x1e.arbiter.v1.SubmitMatchRequest\x1a\x1f.arbiter.v1.SubmitMatchResponse\x12P\n" +
+	"\vDownloadPGN\x12\x1e.arbiter.v1.DownloadPGNRequest\x1a\x1f.arbiter.v1.DownloadPGNResponse0\x01B=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
 
 var (
 	file_arbiter_v1_job_proto_rawDescOnce sync.Once
@@ -972,53 +1904,85 @@ func file_arbiter_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_arbiter_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_arbiter_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_arbiter_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_arbiter_v1_job_proto_goTypes = []any{
 	(JobState)(0),                 // 0: arbiter.v1.JobState
 	(*PerftSpec)(nil),             // 1: arbiter.v1.PerftSpec
 	(*DivideEntry)(nil),           // 2: arbiter.v1.DivideEntry
 	(*JobProgress)(nil),           // 3: arbiter.v1.JobProgress
 	(*Job)(nil),                   // 4: arbiter.v1.Job
-	(*SubmitPerftRequest)(nil),    // 5: arbiter.v1.SubmitPerftRequest
-	(*SubmitPerftResponse)(nil),   // 6: arbiter.v1.SubmitPerftResponse
-	(*GetJobRequest)(nil),         // 7: arbiter.v1.GetJobRequest
-	(*GetJobResponse)(nil),        // 8: arbiter.v1.GetJobResponse
-	(*ListJobsRequest)(nil),       // 9: arbiter.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 10: arbiter.v1.ListJobsResponse
-	(*WatchJobRequest)(nil),       // 11: arbiter.v1.WatchJobRequest
-	(*WatchJobResponse)(nil),      // 12: arbiter.v1.WatchJobResponse
-	(*CancelJobRequest)(nil),      // 13: arbiter.v1.CancelJobRequest
-	(*CancelJobResponse)(nil),     // 14: arbiter.v1.CancelJobResponse
-	(*timestamppb.Timestamp)(nil), // 15: google.protobuf.Timestamp
+	(*SprtParams)(nil),            // 5: arbiter.v1.SprtParams
+	(*MatchSpec)(nil),             // 6: arbiter.v1.MatchSpec
+	(*WorkerIncidents)(nil),       // 7: arbiter.v1.WorkerIncidents
+	(*MatchProgress)(nil),         // 8: arbiter.v1.MatchProgress
+	(*SubmitMatchRequest)(nil),    // 9: arbiter.v1.SubmitMatchRequest
+	(*SubmitMatchResponse)(nil),   // 10: arbiter.v1.SubmitMatchResponse
+	(*DownloadPGNRequest)(nil),    // 11: arbiter.v1.DownloadPGNRequest
+	(*DownloadPGNResponse)(nil),   // 12: arbiter.v1.DownloadPGNResponse
+	(*SubmitPerftRequest)(nil),    // 13: arbiter.v1.SubmitPerftRequest
+	(*SubmitPerftResponse)(nil),   // 14: arbiter.v1.SubmitPerftResponse
+	(*GetJobRequest)(nil),         // 15: arbiter.v1.GetJobRequest
+	(*GetJobResponse)(nil),        // 16: arbiter.v1.GetJobResponse
+	(*ListJobsRequest)(nil),       // 17: arbiter.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 18: arbiter.v1.ListJobsResponse
+	(*WatchJobRequest)(nil),       // 19: arbiter.v1.WatchJobRequest
+	(*WatchJobResponse)(nil),      // 20: arbiter.v1.WatchJobResponse
+	(*CancelJobRequest)(nil),      // 21: arbiter.v1.CancelJobRequest
+	(*CancelJobResponse)(nil),     // 22: arbiter.v1.CancelJobResponse
+	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
+	(*EngineSpec)(nil),            // 24: arbiter.v1.EngineSpec
+	(*TimeControl)(nil),           // 25: arbiter.v1.TimeControl
+	(*Opening)(nil),               // 26: arbiter.v1.Opening
+	(*Adjudication)(nil),          // 27: arbiter.v1.Adjudication
+	(*durationpb.Duration)(nil),   // 28: google.protobuf.Duration
+	(*Pentanomial)(nil),           // 29: arbiter.v1.Pentanomial
 }
 var file_arbiter_v1_job_proto_depIdxs = []int32{
 	0,  // 0: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
 	1,  // 1: arbiter.v1.Job.perft:type_name -> arbiter.v1.PerftSpec
 	3,  // 2: arbiter.v1.Job.progress:type_name -> arbiter.v1.JobProgress
 	2,  // 3: arbiter.v1.Job.divide:type_name -> arbiter.v1.DivideEntry
-	15, // 4: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	15, // 5: arbiter.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
-	1,  // 6: arbiter.v1.SubmitPerftRequest.spec:type_name -> arbiter.v1.PerftSpec
-	4,  // 7: arbiter.v1.SubmitPerftResponse.job:type_name -> arbiter.v1.Job
-	4,  // 8: arbiter.v1.GetJobResponse.job:type_name -> arbiter.v1.Job
-	4,  // 9: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
-	4,  // 10: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
-	4,  // 11: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
-	5,  // 12: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
-	7,  // 13: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
-	9,  // 14: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
-	11, // 15: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
-	13, // 16: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
-	6,  // 17: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
-	8,  // 18: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
-	10, // 19: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
-	12, // 20: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
-	14, // 21: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
-	17, // [17:22] is the sub-list for method output_type
-	12, // [12:17] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	23, // 4: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	23, // 5: arbiter.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
+	6,  // 6: arbiter.v1.Job.match:type_name -> arbiter.v1.MatchSpec
+	8,  // 7: arbiter.v1.Job.match_progress:type_name -> arbiter.v1.MatchProgress
+	24, // 8: arbiter.v1.MatchSpec.engine_a:type_name -> arbiter.v1.EngineSpec
+	24, // 9: arbiter.v1.MatchSpec.engine_b:type_name -> arbiter.v1.EngineSpec
+	25, // 10: arbiter.v1.MatchSpec.time_control:type_name -> arbiter.v1.TimeControl
+	26, // 11: arbiter.v1.MatchSpec.openings:type_name -> arbiter.v1.Opening
+	5,  // 12: arbiter.v1.MatchSpec.sprt:type_name -> arbiter.v1.SprtParams
+	27, // 13: arbiter.v1.MatchSpec.adjudication:type_name -> arbiter.v1.Adjudication
+	28, // 14: arbiter.v1.MatchSpec.time_margin:type_name -> google.protobuf.Duration
+	28, // 15: arbiter.v1.MatchSpec.hang_timeout:type_name -> google.protobuf.Duration
+	29, // 16: arbiter.v1.MatchProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
+	7,  // 17: arbiter.v1.MatchProgress.workers:type_name -> arbiter.v1.WorkerIncidents
+	6,  // 18: arbiter.v1.SubmitMatchRequest.spec:type_name -> arbiter.v1.MatchSpec
+	4,  // 19: arbiter.v1.SubmitMatchResponse.job:type_name -> arbiter.v1.Job
+	1,  // 20: arbiter.v1.SubmitPerftRequest.spec:type_name -> arbiter.v1.PerftSpec
+	4,  // 21: arbiter.v1.SubmitPerftResponse.job:type_name -> arbiter.v1.Job
+	4,  // 22: arbiter.v1.GetJobResponse.job:type_name -> arbiter.v1.Job
+	4,  // 23: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
+	4,  // 24: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
+	4,  // 25: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
+	13, // 26: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
+	15, // 27: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
+	17, // 28: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
+	19, // 29: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
+	21, // 30: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
+	9,  // 31: arbiter.v1.JobService.SubmitMatch:input_type -> arbiter.v1.SubmitMatchRequest
+	11, // 32: arbiter.v1.JobService.DownloadPGN:input_type -> arbiter.v1.DownloadPGNRequest
+	14, // 33: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
+	16, // 34: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
+	18, // 35: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
+	20, // 36: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
+	22, // 37: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
+	10, // 38: arbiter.v1.JobService.SubmitMatch:output_type -> arbiter.v1.SubmitMatchResponse
+	12, // 39: arbiter.v1.JobService.DownloadPGN:output_type -> arbiter.v1.DownloadPGNResponse
+	33, // [33:40] is the sub-list for method output_type
+	26, // [26:33] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_job_proto_init() }
@@ -1026,13 +1990,14 @@ func file_arbiter_v1_job_proto_init() {
 	if File_arbiter_v1_job_proto != nil {
 		return
 	}
+	file_arbiter_v1_work_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_job_proto_rawDesc), len(file_arbiter_v1_job_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   14,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

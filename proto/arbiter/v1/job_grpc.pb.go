@@ -24,6 +24,8 @@ const (
 	JobService_ListJobs_FullMethodName    = "/arbiter.v1.JobService/ListJobs"
 	JobService_WatchJob_FullMethodName    = "/arbiter.v1.JobService/WatchJob"
 	JobService_CancelJob_FullMethodName   = "/arbiter.v1.JobService/CancelJob"
+	JobService_SubmitMatch_FullMethodName = "/arbiter.v1.JobService/SubmitMatch"
+	JobService_DownloadPGN_FullMethodName = "/arbiter.v1.JobService/DownloadPGN"
 )
 
 // JobServiceClient is the client API for JobService service.
@@ -46,6 +48,12 @@ type JobServiceClient interface {
 	WatchJob(ctx context.Context, in *WatchJobRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchJobResponse], error)
 	// CancelJob stops a job; results already stored are kept.
 	CancelJob(ctx context.Context, in *CancelJobRequest, opts ...grpc.CallOption) (*CancelJobResponse, error)
+	// SubmitMatch creates a distributed match or SPRT test between two
+	// engines. Bad engines, options, time controls or openings are refused
+	// with INVALID_ARGUMENT and nothing is stored.
+	SubmitMatch(ctx context.Context, in *SubmitMatchRequest, opts ...grpc.CallOption) (*SubmitMatchResponse, error)
+	// DownloadPGN streams every stored game of a match or SPRT test.
+	DownloadPGN(ctx context.Context, in *DownloadPGNRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DownloadPGNResponse], error)
 }
 
 type jobServiceClient struct {
@@ -115,6 +123,35 @@ func (c *jobServiceClient) CancelJob(ctx context.Context, in *CancelJobRequest, 
 	return out, nil
 }
 
+func (c *jobServiceClient) SubmitMatch(ctx context.Context, in *SubmitMatchRequest, opts ...grpc.CallOption) (*SubmitMatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SubmitMatchResponse)
+	err := c.cc.Invoke(ctx, JobService_SubmitMatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) DownloadPGN(ctx context.Context, in *DownloadPGNRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DownloadPGNResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &JobService_ServiceDesc.Streams[1], JobService_DownloadPGN_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[DownloadPGNRequest, DownloadPGNResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type JobService_DownloadPGNClient = grpc.ServerStreamingClient[DownloadPGNResponse]
+
 // JobServiceServer is the server API for JobService service.
 // All implementations must embed UnimplementedJobServiceServer
 // for forward compatibility.
@@ -135,6 +172,12 @@ type JobServiceServer interface {
 	WatchJob(*WatchJobRequest, grpc.ServerStreamingServer[WatchJobResponse]) error
 	// CancelJob stops a job; results already stored are kept.
 	CancelJob(context.Context, *CancelJobRequest) (*CancelJobResponse, error)
+	// SubmitMatch creates a distributed match or SPRT test between two
+	// engines. Bad engines, options, time controls or openings are refused
+	// with INVALID_ARGUMENT and nothing is stored.
+	SubmitMatch(context.Context, *SubmitMatchRequest) (*SubmitMatchResponse, error)
+	// DownloadPGN streams every stored game of a match or SPRT test.
+	DownloadPGN(*DownloadPGNRequest, grpc.ServerStreamingServer[DownloadPGNResponse]) error
 	mustEmbedUnimplementedJobServiceServer()
 }
 
@@ -159,6 +202,12 @@ func (UnimplementedJobServiceServer) WatchJob(*WatchJobRequest, grpc.ServerStrea
 }
 func (UnimplementedJobServiceServer) CancelJob(context.Context, *CancelJobRequest) (*CancelJobResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CancelJob not implemented")
+}
+func (UnimplementedJobServiceServer) SubmitMatch(context.Context, *SubmitMatchRequest) (*SubmitMatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SubmitMatch not implemented")
+}
+func (UnimplementedJobServiceServer) DownloadPGN(*DownloadPGNRequest, grpc.ServerStreamingServer[DownloadPGNResponse]) error {
+	return status.Error(codes.Unimplemented, "method DownloadPGN not implemented")
 }
 func (UnimplementedJobServiceServer) mustEmbedUnimplementedJobServiceServer() {}
 func (UnimplementedJobServiceServer) testEmbeddedByValue()                    {}
@@ -264,6 +313,35 @@ func _JobService_CancelJob_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _JobService_SubmitMatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SubmitMatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).SubmitMatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_SubmitMatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).SubmitMatch(ctx, req.(*SubmitMatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_DownloadPGN_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(DownloadPGNRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(JobServiceServer).DownloadPGN(m, &grpc.GenericServerStream[DownloadPGNRequest, DownloadPGNResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type JobService_DownloadPGNServer = grpc.ServerStreamingServer[DownloadPGNResponse]
+
 // JobService_ServiceDesc is the grpc.ServiceDesc for JobService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -287,11 +365,20 @@ var JobService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "CancelJob",
 			Handler:    _JobService_CancelJob_Handler,
 		},
+		{
+			MethodName: "SubmitMatch",
+			Handler:    _JobService_SubmitMatch_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "WatchJob",
 			Handler:       _JobService_WatchJob_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "DownloadPGN",
+			Handler:       _JobService_DownloadPGN_Handler,
 			ServerStreams: true,
 		},
 	},

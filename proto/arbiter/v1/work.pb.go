@@ -31,6 +31,10 @@ const (
 	IncidentKind_INCIDENT_KIND_CRASH        IncidentKind = 2
 	IncidentKind_INCIDENT_KIND_ILLEGAL_MOVE IncidentKind = 3
 	IncidentKind_INCIDENT_KIND_DISCONNECT   IncidentKind = 4
+	// The engine stopped answering and was killed.
+	IncidentKind_INCIDENT_KIND_HANG IncidentKind = 5
+	// Anything else that ended a game abnormally (no move, protocol error).
+	IncidentKind_INCIDENT_KIND_OTHER IncidentKind = 6
 )
 
 // Enum value maps for IncidentKind.
@@ -41,6 +45,8 @@ var (
 		2: "INCIDENT_KIND_CRASH",
 		3: "INCIDENT_KIND_ILLEGAL_MOVE",
 		4: "INCIDENT_KIND_DISCONNECT",
+		5: "INCIDENT_KIND_HANG",
+		6: "INCIDENT_KIND_OTHER",
 	}
 	IncidentKind_value = map[string]int32{
 		"INCIDENT_KIND_UNSPECIFIED":  0,
@@ -48,6 +54,8 @@ var (
 		"INCIDENT_KIND_CRASH":        2,
 		"INCIDENT_KIND_ILLEGAL_MOVE": 3,
 		"INCIDENT_KIND_DISCONNECT":   4,
+		"INCIDENT_KIND_HANG":         5,
+		"INCIDENT_KIND_OTHER":        6,
 	}
 )
 
@@ -313,7 +321,14 @@ type EngineSpec struct {
 	// must exist on the worker.
 	Command string `protobuf:"bytes,2,opt,name=command,proto3" json:"command,omitempty"`
 	// UCI option overrides.
-	Options       map[string]string `protobuf:"bytes,3,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Options map[string]string `protobuf:"bytes,3,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Arguments of the UCI binary.
+	Args []string `protobuf:"bytes,4,rep,name=args,proto3" json:"args,omitempty"`
+	// "uci" (default for a binary), "xboard", or "builtin" (same as command
+	// "embedded").
+	Protocol string `protobuf:"bytes,5,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	// Working directory on the worker; "" = the worker's.
+	Dir           string `protobuf:"bytes,6,opt,name=dir,proto3" json:"dir,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -367,6 +382,27 @@ func (x *EngineSpec) GetOptions() map[string]string {
 		return x.Options
 	}
 	return nil
+}
+
+func (x *EngineSpec) GetArgs() []string {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
+	}
+	return ""
+}
+
+func (x *EngineSpec) GetDir() string {
+	if x != nil {
+		return x.Dir
+	}
+	return ""
 }
 
 // TimeControl is how long an engine may think.
@@ -489,9 +525,11 @@ func (*TimeControl_MoveTime) isTimeControl_Kind() {}
 
 // ClockControl is base time plus increment (X+Y) with real clocks.
 type ClockControl struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Base          *durationpb.Duration   `protobuf:"bytes,1,opt,name=base,proto3" json:"base,omitempty"`
-	Increment     *durationpb.Duration   `protobuf:"bytes,2,opt,name=increment,proto3" json:"increment,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Base      *durationpb.Duration   `protobuf:"bytes,1,opt,name=base,proto3" json:"base,omitempty"`
+	Increment *durationpb.Duration   `protobuf:"bytes,2,opt,name=increment,proto3" json:"increment,omitempty"`
+	// Moves per period for repeating controls (40/60); 0 = sudden death.
+	MovesToGo     uint32 `protobuf:"varint,3,opt,name=moves_to_go,json=movesToGo,proto3" json:"moves_to_go,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -538,6 +576,13 @@ func (x *ClockControl) GetIncrement() *durationpb.Duration {
 		return x.Increment
 	}
 	return nil
+}
+
+func (x *ClockControl) GetMovesToGo() uint32 {
+	if x != nil {
+		return x.MovesToGo
+	}
+	return 0
 }
 
 // Opening is a start position for a game pair.
@@ -615,8 +660,10 @@ type Adjudication struct {
 	// ... for this many moves after move number draw_move_number.
 	DrawMoveCount  uint32 `protobuf:"varint,4,opt,name=draw_move_count,json=drawMoveCount,proto3" json:"draw_move_count,omitempty"`
 	DrawMoveNumber uint32 `protobuf:"varint,5,opt,name=draw_move_number,json=drawMoveNumber,proto3" json:"draw_move_number,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Adjudicate a draw after this many moves (0 = off).
+	MaxMoves      uint32 `protobuf:"varint,6,opt,name=max_moves,json=maxMoves,proto3" json:"max_moves,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Adjudication) Reset() {
@@ -684,6 +731,13 @@ func (x *Adjudication) GetDrawMoveNumber() uint32 {
 	return 0
 }
 
+func (x *Adjudication) GetMaxMoves() uint32 {
+	if x != nil {
+		return x.MaxMoves
+	}
+	return 0
+}
+
 // GamePairBatch asks for game pairs: each opening played twice with colours
 // swapped. Openings, pairings and seeds derive from the test.
 type GamePairBatch struct {
@@ -698,8 +752,19 @@ type GamePairBatch struct {
 	Adjudication    *Adjudication `protobuf:"bytes,7,opt,name=adjudication,proto3" json:"adjudication,omitempty"`
 	Seed            uint64        `protobuf:"varint,8,opt,name=seed,proto3" json:"seed,omitempty"`
 	Chess960        bool          `protobuf:"varint,9,opt,name=chess960,proto3" json:"chess960,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Factor the coordinator applied to the test's clock and move time for
+	// this worker (reference_nps / worker_nps); 1 when nothing was scaled.
+	TimeScale float64 `protobuf:"fixed64,10,opt,name=time_scale,json=timeScale,proto3" json:"time_scale,omitempty"`
+	// Index of the batch's first pair in the test (PGN Round tags).
+	FirstPair uint32 `protobuf:"varint,11,opt,name=first_pair,json=firstPair,proto3" json:"first_pair,omitempty"`
+	// Time an engine may exceed its clock without losing.
+	TimeMargin *durationpb.Duration `protobuf:"bytes,12,opt,name=time_margin,json=timeMargin,proto3" json:"time_margin,omitempty"`
+	// Time without a move under node/depth limits before an engine is hung.
+	HangTimeout *durationpb.Duration `protobuf:"bytes,13,opt,name=hang_timeout,json=hangTimeout,proto3" json:"hang_timeout,omitempty"`
+	// PGN Event tag.
+	Event         string `protobuf:"bytes,14,opt,name=event,proto3" json:"event,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GamePairBatch) Reset() {
@@ -793,6 +858,41 @@ func (x *GamePairBatch) GetChess960() bool {
 		return x.Chess960
 	}
 	return false
+}
+
+func (x *GamePairBatch) GetTimeScale() float64 {
+	if x != nil {
+		return x.TimeScale
+	}
+	return 0
+}
+
+func (x *GamePairBatch) GetFirstPair() uint32 {
+	if x != nil {
+		return x.FirstPair
+	}
+	return 0
+}
+
+func (x *GamePairBatch) GetTimeMargin() *durationpb.Duration {
+	if x != nil {
+		return x.TimeMargin
+	}
+	return nil
+}
+
+func (x *GamePairBatch) GetHangTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.HangTimeout
+	}
+	return nil
+}
+
+func (x *GamePairBatch) GetEvent() string {
+	if x != nil {
+		return x.Event
+	}
+	return ""
 }
 
 // Pentanomial counts game pairs by the pair score of engine_a.
@@ -961,8 +1061,14 @@ type GamePairBatchResult struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Pentanomial *Pentanomial           `protobuf:"bytes,1,opt,name=pentanomial,proto3" json:"pentanomial,omitempty"`
 	// Every game as PGN.
-	Pgns          []string    `protobuf:"bytes,2,rep,name=pgns,proto3" json:"pgns,omitempty"`
-	Incidents     []*Incident `protobuf:"bytes,3,rep,name=incidents,proto3" json:"incidents,omitempty"`
+	Pgns      []string    `protobuf:"bytes,2,rep,name=pgns,proto3" json:"pgns,omitempty"`
+	Incidents []*Incident `protobuf:"bytes,3,rep,name=incidents,proto3" json:"incidents,omitempty"`
+	// Games from engine_a's side; wins + draws + losses = 2 × pairs.
+	Wins   uint64 `protobuf:"varint,4,opt,name=wins,proto3" json:"wins,omitempty"`
+	Draws  uint64 `protobuf:"varint,5,opt,name=draws,proto3" json:"draws,omitempty"`
+	Losses uint64 `protobuf:"varint,6,opt,name=losses,proto3" json:"losses,omitempty"`
+	// Moves that exceeded the clock within the time margin.
+	Overruns      uint64 `protobuf:"varint,7,opt,name=overruns,proto3" json:"overruns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1018,6 +1124,34 @@ func (x *GamePairBatchResult) GetIncidents() []*Incident {
 	return nil
 }
 
+func (x *GamePairBatchResult) GetWins() uint64 {
+	if x != nil {
+		return x.Wins
+	}
+	return 0
+}
+
+func (x *GamePairBatchResult) GetDraws() uint64 {
+	if x != nil {
+		return x.Draws
+	}
+	return 0
+}
+
+func (x *GamePairBatchResult) GetLosses() uint64 {
+	if x != nil {
+		return x.Losses
+	}
+	return 0
+}
+
+func (x *GamePairBatchResult) GetOverruns() uint64 {
+	if x != nil {
+		return x.Overruns
+	}
+	return 0
+}
+
 var File_arbiter_v1_work_proto protoreflect.FileDescriptor
 
 const file_arbiter_v1_work_proto_rawDesc = "" +
@@ -1039,12 +1173,15 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\x05depth\x18\x02 \x01(\rR\x05depth\x12\x1a\n" +
 	"\bchess960\x18\x03 \x01(\bR\bchess960\"*\n" +
 	"\x10PerftBatchResult\x12\x16\n" +
-	"\x06counts\x18\x01 \x03(\x04R\x06counts\"\xb5\x01\n" +
+	"\x06counts\x18\x01 \x03(\x04R\x06counts\"\xf7\x01\n" +
 	"\n" +
 	"EngineSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\acommand\x18\x02 \x01(\tR\acommand\x12=\n" +
-	"\aoptions\x18\x03 \x03(\v2#.arbiter.v1.EngineSpec.OptionsEntryR\aoptions\x1a:\n" +
+	"\aoptions\x18\x03 \x03(\v2#.arbiter.v1.EngineSpec.OptionsEntryR\aoptions\x12\x12\n" +
+	"\x04args\x18\x04 \x03(\tR\x04args\x12\x1a\n" +
+	"\bprotocol\x18\x05 \x01(\tR\bprotocol\x12\x10\n" +
+	"\x03dir\x18\x06 \x01(\tR\x03dir\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb1\x01\n" +
@@ -1053,20 +1190,22 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\x05nodes\x18\x02 \x01(\x04H\x00R\x05nodes\x12\x16\n" +
 	"\x05depth\x18\x03 \x01(\rH\x00R\x05depth\x128\n" +
 	"\tmove_time\x18\x04 \x01(\v2\x19.google.protobuf.DurationH\x00R\bmoveTimeB\x06\n" +
-	"\x04kind\"v\n" +
+	"\x04kind\"\x96\x01\n" +
 	"\fClockControl\x12-\n" +
 	"\x04base\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x04base\x127\n" +
-	"\tincrement\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\tincrement\"N\n" +
+	"\tincrement\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\tincrement\x12\x1e\n" +
+	"\vmoves_to_go\x18\x03 \x01(\rR\tmovesToGo\"N\n" +
 	"\aOpening\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x12\x10\n" +
 	"\x03fen\x18\x02 \x01(\tR\x03fen\x12\x1b\n" +
-	"\tmoves_uci\x18\x03 \x03(\tR\bmovesUci\"\xd8\x01\n" +
+	"\tmoves_uci\x18\x03 \x03(\tR\bmovesUci\"\xf5\x01\n" +
 	"\fAdjudication\x12&\n" +
 	"\x0fresign_score_cp\x18\x01 \x01(\x05R\rresignScoreCp\x12*\n" +
 	"\x11resign_move_count\x18\x02 \x01(\rR\x0fresignMoveCount\x12\"\n" +
 	"\rdraw_score_cp\x18\x03 \x01(\x05R\vdrawScoreCp\x12&\n" +
 	"\x0fdraw_move_count\x18\x04 \x01(\rR\rdrawMoveCount\x12(\n" +
-	"\x10draw_move_number\x18\x05 \x01(\rR\x0edrawMoveNumber\"\x95\x03\n" +
+	"\x10draw_move_number\x18\x05 \x01(\rR\x0edrawMoveNumber\x12\x1b\n" +
+	"\tmax_moves\x18\x06 \x01(\rR\bmaxMoves\"\xe3\x04\n" +
 	"\rGamePairBatch\x12\x17\n" +
 	"\atest_id\x18\x01 \x01(\tR\x06testId\x12/\n" +
 	"\bopenings\x18\x02 \x03(\v2\x13.arbiter.v1.OpeningR\bopenings\x12*\n" +
@@ -1076,7 +1215,16 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\ftime_control\x18\x06 \x01(\v2\x17.arbiter.v1.TimeControlR\vtimeControl\x12<\n" +
 	"\fadjudication\x18\a \x01(\v2\x18.arbiter.v1.AdjudicationR\fadjudication\x12\x12\n" +
 	"\x04seed\x18\b \x01(\x04R\x04seed\x12\x1a\n" +
-	"\bchess960\x18\t \x01(\bR\bchess960\"]\n" +
+	"\bchess960\x18\t \x01(\bR\bchess960\x12\x1d\n" +
+	"\n" +
+	"time_scale\x18\n" +
+	" \x01(\x01R\ttimeScale\x12\x1d\n" +
+	"\n" +
+	"first_pair\x18\v \x01(\rR\tfirstPair\x12:\n" +
+	"\vtime_margin\x18\f \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"timeMargin\x12<\n" +
+	"\fhang_timeout\x18\r \x01(\v2\x19.google.protobuf.DurationR\vhangTimeout\x12\x14\n" +
+	"\x05event\x18\x0e \x01(\tR\x05event\"]\n" +
 	"\vPentanomial\x12\x0e\n" +
 	"\x02ll\x18\x01 \x01(\x04R\x02ll\x12\x0e\n" +
 	"\x02ld\x18\x02 \x01(\x04R\x02ld\x12\x0e\n" +
@@ -1089,17 +1237,23 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\n" +
 	"game_index\x18\x03 \x01(\rR\tgameIndex\x12\x16\n" +
 	"\x06engine\x18\x04 \x01(\tR\x06engine\x12\x16\n" +
-	"\x06detail\x18\x05 \x01(\tR\x06detail\"\x98\x01\n" +
+	"\x06detail\x18\x05 \x01(\tR\x06detail\"\xf6\x01\n" +
 	"\x13GamePairBatchResult\x129\n" +
 	"\vpentanomial\x18\x01 \x01(\v2\x17.arbiter.v1.PentanomialR\vpentanomial\x12\x12\n" +
 	"\x04pgns\x18\x02 \x03(\tR\x04pgns\x122\n" +
-	"\tincidents\x18\x03 \x03(\v2\x14.arbiter.v1.IncidentR\tincidents*\xa1\x01\n" +
+	"\tincidents\x18\x03 \x03(\v2\x14.arbiter.v1.IncidentR\tincidents\x12\x12\n" +
+	"\x04wins\x18\x04 \x01(\x04R\x04wins\x12\x14\n" +
+	"\x05draws\x18\x05 \x01(\x04R\x05draws\x12\x16\n" +
+	"\x06losses\x18\x06 \x01(\x04R\x06losses\x12\x1a\n" +
+	"\boverruns\x18\a \x01(\x04R\boverruns*\xd2\x01\n" +
 	"\fIncidentKind\x12\x1d\n" +
 	"\x19INCIDENT_KIND_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17INCIDENT_KIND_TIME_LOSS\x10\x01\x12\x17\n" +
 	"\x13INCIDENT_KIND_CRASH\x10\x02\x12\x1e\n" +
 	"\x1aINCIDENT_KIND_ILLEGAL_MOVE\x10\x03\x12\x1c\n" +
-	"\x18INCIDENT_KIND_DISCONNECT\x10\x04B=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
+	"\x18INCIDENT_KIND_DISCONNECT\x10\x04\x12\x16\n" +
+	"\x12INCIDENT_KIND_HANG\x10\x05\x12\x17\n" +
+	"\x13INCIDENT_KIND_OTHER\x10\x06B=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
 
 var (
 	file_arbiter_v1_work_proto_rawDescOnce sync.Once
@@ -1147,14 +1301,16 @@ var file_arbiter_v1_work_proto_depIdxs = []int32{
 	4,  // 10: arbiter.v1.GamePairBatch.engine_b:type_name -> arbiter.v1.EngineSpec
 	5,  // 11: arbiter.v1.GamePairBatch.time_control:type_name -> arbiter.v1.TimeControl
 	8,  // 12: arbiter.v1.GamePairBatch.adjudication:type_name -> arbiter.v1.Adjudication
-	0,  // 13: arbiter.v1.Incident.kind:type_name -> arbiter.v1.IncidentKind
-	10, // 14: arbiter.v1.GamePairBatchResult.pentanomial:type_name -> arbiter.v1.Pentanomial
-	11, // 15: arbiter.v1.GamePairBatchResult.incidents:type_name -> arbiter.v1.Incident
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	15, // 13: arbiter.v1.GamePairBatch.time_margin:type_name -> google.protobuf.Duration
+	15, // 14: arbiter.v1.GamePairBatch.hang_timeout:type_name -> google.protobuf.Duration
+	0,  // 15: arbiter.v1.Incident.kind:type_name -> arbiter.v1.IncidentKind
+	10, // 16: arbiter.v1.GamePairBatchResult.pentanomial:type_name -> arbiter.v1.Pentanomial
+	11, // 17: arbiter.v1.GamePairBatchResult.incidents:type_name -> arbiter.v1.Incident
+	18, // [18:18] is the sub-list for method output_type
+	18, // [18:18] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_work_proto_init() }

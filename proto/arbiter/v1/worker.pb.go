@@ -155,9 +155,14 @@ type WorkerCapabilities struct {
 	// "game-pair", "uci:stockfish-17".
 	Capabilities []string `protobuf:"bytes,4,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	// Host name, for operators.
-	Hostname      string `protobuf:"bytes,5,opt,name=hostname,proto3" json:"hostname,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Hostname string `protobuf:"bytes,5,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	// Nodes per second of the worker's fixed start-up bench (one thread);
+	// the coordinator scales clocks by reference_nps / bench_nps.
+	BenchNps uint64 `protobuf:"varint,6,opt,name=bench_nps,json=benchNps,proto3" json:"bench_nps,omitempty"`
+	// Node count of that bench: identifies the engine build's search.
+	BenchSignature uint64 `protobuf:"varint,7,opt,name=bench_signature,json=benchSignature,proto3" json:"bench_signature,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *WorkerCapabilities) Reset() {
@@ -223,6 +228,20 @@ func (x *WorkerCapabilities) GetHostname() string {
 		return x.Hostname
 	}
 	return ""
+}
+
+func (x *WorkerCapabilities) GetBenchNps() uint64 {
+	if x != nil {
+		return x.BenchNps
+	}
+	return 0
+}
+
+func (x *WorkerCapabilities) GetBenchSignature() uint64 {
+	if x != nil {
+		return x.BenchSignature
+	}
+	return 0
 }
 
 // RegisterRequest announces a worker.
@@ -904,10 +923,14 @@ func (x *SubmitResponse) GetOutcome() SubmitOutcome {
 
 // ReleaseRequest gives a lease back.
 type ReleaseRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	WorkerId      string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
-	LeaseId       string                 `protobuf:"bytes,2,opt,name=lease_id,json=leaseId,proto3" json:"lease_id,omitempty"`
-	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	WorkerId string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	LeaseId  string                 `protobuf:"bytes,2,opt,name=lease_id,json=leaseId,proto3" json:"lease_id,omitempty"`
+	Reason   string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The worker cannot run this unit's job (an engine binary missing or not
+	// executable, an engine refusing an option): do not offer it that job
+	// again. reason says why.
+	CannotRun     bool `protobuf:"varint,4,opt,name=cannot_run,json=cannotRun,proto3" json:"cannot_run,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -963,6 +986,13 @@ func (x *ReleaseRequest) GetReason() string {
 	return ""
 }
 
+func (x *ReleaseRequest) GetCannotRun() bool {
+	if x != nil {
+		return x.CannotRun
+	}
+	return false
+}
+
 // ReleaseResponse is empty.
 type ReleaseResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1005,13 +1035,15 @@ var File_arbiter_v1_worker_proto protoreflect.FileDescriptor
 const file_arbiter_v1_worker_proto_rawDesc = "" +
 	"\n" +
 	"\x17arbiter/v1/worker.proto\x12\n" +
-	"arbiter.v1\x1a\x17arbiter/v1/verify.proto\x1a\x15arbiter/v1/work.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xaa\x01\n" +
+	"arbiter.v1\x1a\x17arbiter/v1/verify.proto\x1a\x15arbiter/v1/work.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf0\x01\n" +
 	"\x12WorkerCapabilities\x12\x14\n" +
 	"\x05cores\x18\x01 \x01(\rR\x05cores\x12\x17\n" +
 	"\ahash_mb\x18\x02 \x01(\rR\x06hashMb\x12%\n" +
 	"\x0eengine_version\x18\x03 \x01(\tR\rengineVersion\x12\"\n" +
 	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\x12\x1a\n" +
-	"\bhostname\x18\x05 \x01(\tR\bhostname\"i\n" +
+	"\bhostname\x18\x05 \x01(\tR\bhostname\x12\x1b\n" +
+	"\tbench_nps\x18\x06 \x01(\x04R\bbenchNps\x12'\n" +
+	"\x0fbench_signature\x18\a \x01(\x04R\x0ebenchSignature\"i\n" +
 	"\x0fRegisterRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12B\n" +
 	"\fcapabilities\x18\x02 \x01(\v2\x1e.arbiter.v1.WorkerCapabilitiesR\fcapabilities\"\xbb\x01\n" +
@@ -1054,11 +1086,13 @@ const file_arbiter_v1_worker_proto_rawDesc = "" +
 	"\x06verify\x18\x14 \x01(\v2\x1c.arbiter.v1.VerifyUnitResultH\x00R\x06verifyB\b\n" +
 	"\x06result\"E\n" +
 	"\x0eSubmitResponse\x123\n" +
-	"\aoutcome\x18\x01 \x01(\x0e2\x19.arbiter.v1.SubmitOutcomeR\aoutcome\"`\n" +
+	"\aoutcome\x18\x01 \x01(\x0e2\x19.arbiter.v1.SubmitOutcomeR\aoutcome\"\x7f\n" +
 	"\x0eReleaseRequest\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x19\n" +
 	"\blease_id\x18\x02 \x01(\tR\aleaseId\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x11\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"cannot_run\x18\x04 \x01(\bR\tcannotRun\"\x11\n" +
 	"\x0fReleaseResponse*r\n" +
 	"\n" +
 	"LeaseState\x12\x1b\n" +
