@@ -189,7 +189,7 @@ func Open(dir string) (*Store, error) {
 	// One connection: SQLite has one writer anyway, and the coordinator
 	// serialises state changes itself.
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(schema); err != nil {
+	if _, err := db.Exec(schema + testsSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: schema in %s: %w", path, err)
 	}

@@ -1,0 +1,267 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Match and SPRT tests are jobs (a row in jobs, kind "sprt" or "match")
+// with a row in tests (the spec, as the client's protobuf bytes, and the
+// running SPRT state as JSON), one row per accepted batch of game pairs, and
+// every game's PGN. The tables are created with IF NOT EXISTS, so opening
+// an older database adds them and keeps every existing row.
+const testsSchema = `
+CREATE TABLE IF NOT EXISTS tests (
+  job_id TEXT PRIMARY KEY,
+  spec BLOB NOT NULL,
+  batch_pairs INTEGER NOT NULL,
+  sprt TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS batches (
+  unit_id TEXT PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  idx INTEGER NOT NULL,
+  worker_id TEXT NOT NULL,
+  pairs INTEGER NOT NULL,
+  penta TEXT NOT NULL,
+  wins INTEGER NOT NULL,
+  draws INTEGER NOT NULL,
+  losses INTEGER NOT NULL,
+  incidents TEXT NOT NULL,
+  leased_at INTEGER NOT NULL,
+  at INTEGER NOT NULL,
+  elapsed_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS batches_job ON batches(job_id);
+CREATE TABLE IF NOT EXISTS pgns (
+  job_id TEXT NOT NULL,
+  batch_idx INTEGER NOT NULL,
+  game INTEGER NOT NULL,
+  pgn TEXT NOT NULL,
+  PRIMARY KEY (job_id, batch_idx, game)
+) WITHOUT ROWID;
+`
+
+// Test is a match or SPRT test's own row.
+type Test struct {
+	JobID      string
+	Spec       []byte // the MatchSpec, protobuf-encoded
+	BatchPairs int
+	SPRT       string // JSON of the running sprt.Sequential; "" without SPRT
+}
+
+// Batch is one accepted batch of game pairs. Incidents is opaque to the
+// store (the coordinator keeps per-kind counts as "kind:n;kind:n").
+type Batch struct {
+	UnitID    string
+	JobID     string
+	Idx       int
+	WorkerID  string
+	Pairs     int
+	Penta     [5]int64
+	Wins      int64
+	Draws     int64
+	Losses    int64
+	Incidents string
+	LeasedAt  time.Time
+	At        time.Time
+	ElapsedMS int64
+}
+
+// CreateTest stores a test's job row and test row in one transaction.
+func (s *Store) CreateTest(ctx context.Context, j *Job, t *Test) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var seq int64
+	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq),0)+1 FROM jobs").Scan(&seq); err != nil {
+		return err
+	}
+	j.Seq = seq
+	_, err = tx.ExecContext(ctx, `INSERT INTO jobs(id,seq,kind,fen,depth,split_ply,verify,chess960,state,error,created_at,finished_at,root_moves,units_total,positions,total,divide)
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		j.ID, seq, j.Kind, j.FEN, 0, 0, 0.0, boolInt(j.Chess960), j.State, j.Error,
+		unixNano(j.CreatedAt), unixNano(j.FinishedAt), "[]", j.UnitsTotal, j.Positions, "", "")
+	if err != nil {
+		return fmt.Errorf("store: insert job: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO tests(job_id,spec,batch_pairs,sprt) VALUES(?,?,?,?)",
+		j.ID, t.Spec, t.BatchPairs, t.SPRT); err != nil {
+		return fmt.Errorf("store: insert test: %w", err)
+	}
+	return tx.Commit()
+}
+
+// Test returns a test's row.
+func (s *Store) Test(ctx context.Context, jobID string) (*Test, error) {
+	t := &Test{JobID: jobID}
+	err := s.db.QueryRowContext(ctx, "SELECT spec, batch_pairs, sprt FROM tests WHERE job_id=?", jobID).Scan(&t.Spec, &t.BatchPairs, &t.SPRT)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("store: test %s: %w", jobID, ErrNotFound)
+	}
+	return t, err
+}
+
+func encodePenta(p [5]int64) string {
+	parts := make([]string, 5)
+	for i, v := range p {
+		parts[i] = strconv.FormatInt(v, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+func decodePenta(s string) ([5]int64, error) {
+	var p [5]int64
+	parts := strings.Split(s, ",")
+	if len(parts) != 5 {
+		return p, fmt.Errorf("store: bad pentanomial %q", s)
+	}
+	for i, x := range parts {
+		v, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			return p, fmt.Errorf("store: bad pentanomial %q", s)
+		}
+		p[i] = v
+	}
+	return p, nil
+}
+
+// Batches returns a test's accepted batches in the order they were
+// accepted (the order the SPRT saw them).
+func (s *Store) Batches(ctx context.Context, jobID string) ([]Batch, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT unit_id, idx, worker_id, pairs, penta, wins, draws, losses, incidents, leased_at, at, elapsed_ms
+		FROM batches WHERE job_id=? ORDER BY rowid`, jobID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Batch
+	for rows.Next() {
+		b := Batch{JobID: jobID}
+		var penta string
+		var leased, at int64
+		if err := rows.Scan(&b.UnitID, &b.Idx, &b.WorkerID, &b.Pairs, &penta, &b.Wins, &b.Draws, &b.Losses, &b.Incidents,
+			&leased, &at, &b.ElapsedMS); err != nil {
+			return nil, err
+		}
+		if b.Penta, err = decodePenta(penta); err != nil {
+			return nil, err
+		}
+		b.LeasedAt, b.At = fromNano(leased), fromNano(at)
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// CommitBatch writes, in one transaction, an accepted batch with its games,
+// the test's new SPRT state, the job's final state (when the test ends) and
+// events. The coordinator acknowledges the worker only after it returns nil.
+// A second batch with the same unit id fails (primary key): a batch is
+// counted once.
+func (s *Store) CommitBatch(ctx context.Context, b *Batch, pgns []string, sprtState string, job *JobChange, events []Event) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO batches(unit_id,job_id,idx,worker_id,pairs,penta,wins,draws,losses,incidents,leased_at,at,elapsed_ms)
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)`, b.UnitID, b.JobID, b.Idx, b.WorkerID, b.Pairs, encodePenta(b.Penta),
+		b.Wins, b.Draws, b.Losses, b.Incidents, unixNano(b.LeasedAt), unixNano(b.At), b.ElapsedMS); err != nil {
+		return fmt.Errorf("store: insert batch: %w", err)
+	}
+	st, err := tx.PrepareContext(ctx, "INSERT INTO pgns(job_id,batch_idx,game,pgn) VALUES(?,?,?,?)")
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for i, p := range pgns {
+		if _, err := st.ExecContext(ctx, b.JobID, b.Idx, i, p); err != nil {
+			return fmt.Errorf("store: insert pgn: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE tests SET sprt=? WHERE job_id=?", sprtState, b.JobID); err != nil {
+		return fmt.Errorf("store: update test: %w", err)
+	}
+	if job != nil {
+		if err := setJobState(ctx, tx, b.JobID, job); err != nil {
+			return err
+		}
+	}
+	if err := insertEvents(ctx, tx, events); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func insertEvents(ctx context.Context, tx *sql.Tx, events []Event) error {
+	for _, e := range events {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO events(job_id,unit_id,worker_id,kind,detail,at) VALUES(?,?,?,?,?,?)",
+			e.JobID, e.UnitID, e.WorkerID, e.Kind, e.Detail, unixNano(e.At)); err != nil {
+			return fmt.Errorf("store: insert event: %w", err)
+		}
+	}
+	return nil
+}
+
+// AddEvents records events on their own (a worker refusing a test).
+func (s *Store) AddEvents(ctx context.Context, events []Event) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := insertEvents(ctx, tx, events); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// PGNs calls fn with every stored game of a test, by batch index then game.
+// It reads pages of games and calls fn between reads, so a slow reader never
+// holds the database (it has one connection) while fn runs.
+func (s *Store) PGNs(ctx context.Context, jobID string, fn func(pgn string) error) error {
+	lastBatch, lastGame := -1, -1
+	for {
+		rows, err := s.db.QueryContext(ctx, `SELECT batch_idx, game, pgn FROM pgns WHERE job_id=? AND (batch_idx > ? OR (batch_idx = ? AND game > ?))
+			ORDER BY batch_idx, game LIMIT 256`, jobID, lastBatch, lastBatch, lastGame)
+		if err != nil {
+			return err
+		}
+		var page []string
+		for rows.Next() {
+			var p string
+			if err := rows.Scan(&lastBatch, &lastGame, &p); err != nil {
+				rows.Close()
+				return err
+			}
+			page = append(page, p)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return err
+		}
+		if len(page) == 0 {
+			return nil
+		}
+		for _, p := range page {
+			if err := fn(p); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// CountPGNs returns how many games of a test are stored.
+func (s *Store) CountPGNs(ctx context.Context, jobID string) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM pgns WHERE job_id=?", jobID).Scan(&n)
+	return n, err
+}
