@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -69,20 +68,8 @@ func LoadBook(o BookOptions) (*Book, error) {
 	if len(ops) == 0 {
 		return nil, fmt.Errorf("openings %q: no openings in the file", o.Path)
 	}
-	switch o.Order {
-	case "", "sequential":
-	case "random":
-		r := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
-		r.Shuffle(len(ops), func(i, j int) { ops[i], ops[j] = ops[j], ops[i] })
-	default:
-		return nil, fmt.Errorf("openings %q: unknown order %q (want sequential or random)", o.Path, o.Order)
-	}
-	if o.Start < 0 {
-		return nil, fmt.Errorf("openings %q: negative start %d", o.Path, o.Start)
-	}
-	if o.Start > 0 {
-		s := o.Start % len(ops)
-		ops = append(ops[s:], ops[:s]...)
+	if ops, err = OrderOpenings(ops, o.Order, o.Seed, o.Start); err != nil {
+		return nil, fmt.Errorf("openings %q: %w", o.Path, err)
 	}
 	return &Book{Path: o.Path, Openings: ops}, nil
 }
