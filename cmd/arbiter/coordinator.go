@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,7 +19,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/auth"
-	"github.com/arbiter-chess/arbiter/internal/logging"
+	"github.com/arbiter-chess/arbiter/internal/obs"
 )
 
 func init() { subcommands = append(subcommands, newCoordinatorCommand) }
@@ -34,7 +34,10 @@ type coordinatorFlags struct {
 	tlsKey        string
 	leaseDuration time.Duration
 	unitDuration  time.Duration
-	logLevel      string
+	log           logFlags
+	// registry, when set, receives the coordinator's metrics (arbiter up
+	// adds its local workers' to it); otherwise a new one is made.
+	registry *prometheus.Registry
 }
 
 func newCoordinatorCommand() *cobra.Command {
@@ -61,27 +64,36 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:7700", "gRPC listen address")
 	fl.StringVar(&f.data, "data", "arbiter-data", "data directory (SQLite store)")
 	fl.StringVar(&f.token, "token", "", "bearer token every client and worker must present (default: $"+auth.EnvToken+")")
-	fl.StringVar(&f.http, "http", "", "HTTP listen address for /metrics and /healthz (default: off)")
+	fl.StringVar(&f.http, "http", "", "HTTP listen address for /metrics, /healthz and /readyz (default: off)")
 	fl.Float64Var(&f.verifyDefault, "verify-default", 0, "verify fraction for jobs that do not set one (0..1)")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate (PEM); with --tls-key serves TLS")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS private key (PEM)")
 	fl.DurationVar(&f.leaseDuration, "lease-duration", 30*time.Second, "how long a lease lasts without a heartbeat")
 	fl.DurationVar(&f.unitDuration, "unit-duration", 2*time.Second, "target compute time of one unit")
-	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.log.add(fl, "info")
 	return cmd
 }
 
 // runningCoordinator is a coordinator serving on a listener.
 type runningCoordinator struct {
-	addr   string
-	token  string
-	c      *coordinator.Coordinator
-	st     *store.Store
-	grpc   *grpc.Server
-	health *health.Server
-	http   *http.Server
-	log    *zap.Logger
-	done   chan struct{}
+	addr    string
+	token   string
+	c       *coordinator.Coordinator
+	st      *store.Store
+	grpc    *grpc.Server
+	health  *health.Server
+	http    *obs.Server
+	log     *zap.Logger
+	done    chan struct{}
+	serving atomic.Bool
+}
+
+// ready is /readyz: the store is open and loaded, gRPC is serving.
+func (rc *runningCoordinator) ready() error {
+	if !rc.serving.Load() {
+		return errors.New("gRPC not serving")
+	}
+	return rc.c.Ready()
 }
 
 func startCoordinator(f coordinatorFlags, stderr io.Writer) (*runningCoordinator, error) {
@@ -101,9 +113,9 @@ func startCoordinator(f coordinatorFlags, stderr io.Writer) (*runningCoordinator
 	if f.unitDuration <= 0 {
 		return nil, usageError("--unit-duration %v: must be positive", f.unitDuration)
 	}
-	log, err := logging.New(f.logLevel)
+	log, err := f.log.logger()
 	if err != nil {
-		return nil, usageError("--log-level: %v", err)
+		return nil, err
 	}
 	sc := coordinator.ServerConfig{Token: f.token}
 	if f.tlsCert != "" {
@@ -115,7 +127,10 @@ func startCoordinator(f coordinatorFlags, stderr io.Writer) (*runningCoordinator
 	if err != nil {
 		return nil, usageError("--data: %v", err)
 	}
-	reg := prometheus.NewRegistry()
+	reg := f.registry
+	if reg == nil {
+		reg = obs.NewRegistry()
+	}
 	c, err := coordinator.New(context.Background(), coordinator.Config{
 		Store: st, Logger: log, LeaseDuration: f.leaseDuration, TargetUnitDuration: f.unitDuration,
 		VerifyDefault: f.verifyDefault, Registerer: reg,
@@ -138,17 +153,15 @@ func startCoordinator(f coordinatorFlags, stderr io.Writer) (*runningCoordinator
 	}
 	rc := &runningCoordinator{addr: lis.Addr().String(), token: f.token, c: c, st: st, grpc: srv, health: hs, log: log, done: make(chan struct{})}
 	if f.http != "" {
-		hl, err := net.Listen("tcp", f.http)
+		rc.http, err = obs.Serve(f.http, coordinator.HTTPHandler(reg, rc.ready), log)
 		if err != nil {
 			lis.Close()
 			c.Close()
 			st.Close()
 			return nil, usageError("--http %s: %v", f.http, err)
 		}
-		rc.http = &http.Server{Handler: coordinator.HTTPHandler(reg), ReadHeaderTimeout: 10 * time.Second}
-		go rc.http.Serve(hl)
-		log.Info("http listening", zap.String("addr", hl.Addr().String()))
 	}
+	rc.serving.Store(true)
 	go func() {
 		defer close(rc.done)
 		if err := srv.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
@@ -163,6 +176,7 @@ func startCoordinator(f coordinatorFlags, stderr io.Writer) (*runningCoordinator
 // stop shuts down: health NOT_SERVING, drain calls briefly, close the store.
 func (rc *runningCoordinator) stop() {
 	rc.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	rc.serving.Store(false)
 	rc.c.Close() // wakes long polls and watches
 	stopped := make(chan struct{})
 	go func() { rc.grpc.GracefulStop(); close(stopped) }()
@@ -172,11 +186,7 @@ func (rc *runningCoordinator) stop() {
 		rc.grpc.Stop()
 	}
 	<-rc.done
-	if rc.http != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		rc.http.Shutdown(ctx)
-		cancel()
-	}
+	rc.http.Close()
 	rc.st.Close()
 	rc.log.Info("coordinator stopped")
 	rc.log.Sync()

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/arbiter-chess/arbiter/internal/logging"
+	"github.com/arbiter-chess/arbiter/internal/obs"
 	"github.com/arbiter-chess/arbiter/worker"
 )
 
@@ -18,7 +18,8 @@ func newWorkerCommand() *cobra.Command {
 		hashMB   int
 		name     string
 		grace    time.Duration
-		logLevel string
+		logs     logFlags
+		httpAddr string
 	)
 	cmd := &cobra.Command{
 		Use:     "worker",
@@ -32,18 +33,27 @@ func newWorkerCommand() *cobra.Command {
 			if hashMB < 1 || hashMB > 1<<20 {
 				return usageError("--hash %d: must be between 1 and 1048576 MB", hashMB)
 			}
-			log, err := logging.New(logLevel)
+			log, err := logs.logger()
 			if err != nil {
-				return usageError("--log-level: %v", err)
+				return err
 			}
 			conn, err := f.dial()
 			if err != nil {
 				return err
 			}
 			defer conn.Close()
-			w, err := worker.New(worker.Config{Conn: conn, Name: name, Threads: threads, HashMB: hashMB, Grace: grace, Logger: log})
+			reg := obs.NewRegistry()
+			w, err := worker.New(worker.Config{Conn: conn, Name: name, Threads: threads, HashMB: hashMB, Grace: grace, Logger: log,
+				Registerer: reg})
 			if err != nil {
 				return usageError("%v", err)
+			}
+			if httpAddr != "" {
+				hs, err := obs.Serve(httpAddr, obs.Handler(reg, w.Ready), log)
+				if err != nil {
+					return usageError("--http %s: %v", httpAddr, err)
+				}
+				defer hs.Close()
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
@@ -60,6 +70,7 @@ func newWorkerCommand() *cobra.Command {
 	cmd.Flags().IntVar(&hashMB, "hash", 256, "perft hash table size in MB, shared by all threads")
 	cmd.Flags().StringVar(&name, "name", "", "worker name shown by the coordinator (default: host name)")
 	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on SIGTERM, time to finish running units before releasing them")
-	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	cmd.Flags().StringVar(&httpAddr, "http", "", "HTTP listen address for /metrics, /healthz and /readyz (default: off)")
+	logs.add(cmd.Flags(), "info")
 	return cmd
 }

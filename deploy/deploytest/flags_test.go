@@ -15,9 +15,7 @@ import (
 // pending flag that is missing skips its check with a message; once the
 // binary has it, the check is enforced like any other. Drop an entry when
 // its flag lands.
-var pendingFlags = map[string]bool{
-	"worker --http": true,
-}
+var pendingFlags = map[string]bool{}
 
 var (
 	buildOnce sync.Once
