@@ -105,6 +105,7 @@ type Coordinator struct {
 	leases   *lease.Manager
 	workCh   chan struct{} // closed and replaced when work appears
 	closed   bool
+	verify   verifyQueue // distributed verify units (verifyjob.go)
 
 	metrics *metrics
 	stop    chan struct{}
@@ -162,7 +163,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		workCh:  make(chan struct{}),
 		stop:    make(chan struct{}),
 	}
-	c.metrics = newMetrics(c, cfg.Registerer)
+	c.metrics = newMetrics(cfg.Registerer)
 	if err := c.load(ctx); err != nil {
 		return nil, err
 	}
@@ -420,6 +421,7 @@ func (c *Coordinator) expireLoop() {
 			if u := c.units[l.UnitID]; u != nil {
 				c.requeue(u)
 			}
+			c.verifyRequeue(l.UnitID)
 		}
 		c.mu.Unlock()
 	}

@@ -61,6 +61,7 @@ func (s *WorkerServer) Register(ctx context.Context, req *arbiterv1.RegisterRequ
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.workers[w.ID] = &workerInfo{id: w.ID, name: w.Name, lastSeen: w.RegisteredAt}
+	c.verifyRegister(w.ID, caps.GetCapabilities())
 	c.log.Info("worker registered", zap.String(logging.WorkerID, w.ID), zap.String("name", w.Name),
 		zap.Uint32("cores", caps.GetCores()), zap.Uint32("hash_mb", caps.GetHashMb()),
 		zap.String("engine_version", caps.GetEngineVersion()), zap.Strings("capabilities", caps.GetCapabilities()))
@@ -91,6 +92,7 @@ func (s *WorkerServer) Lease(ctx context.Context, req *arbiterv1.LeaseRequest) (
 		defer t.Stop()
 		deadline = t.C
 	}
+	c.verifyLoadCaps(ctx)
 	for {
 		c.mu.Lock()
 		if !c.touch(req.GetWorkerId()) {
@@ -100,6 +102,11 @@ func (s *WorkerServer) Lease(ctx context.Context, req *arbiterv1.LeaseRequest) (
 		if c.closed {
 			c.mu.Unlock()
 			return nil, status.Error(codes.Unavailable, "coordinator shutting down")
+		}
+		// Verify units first: a client's descent waits on each.
+		if _, vl, ok := c.verifyPick(req.GetWorkerId(), c.cfg.Now()); ok {
+			c.mu.Unlock()
+			return &arbiterv1.LeaseResponse{Lease: vl}, nil
 		}
 		u, l, ok := c.pick(req.GetWorkerId(), c.cfg.Now())
 		if ok {
@@ -161,6 +168,13 @@ func (s *WorkerServer) Heartbeat(ctx context.Context, req *arbiterv1.HeartbeatRe
 			st.State, st.Deadline = arbiterv1.LeaseState_LEASE_STATE_ACTIVE, timestamppb.New(l.Deadline)
 			continue
 		}
+		if isVerifyID(h.GetUnitId()) {
+			var dl time.Time
+			if st.State, dl = c.verifyHeartbeat(h.GetLeaseId(), h.GetUnitId(), w, now); !dl.IsZero() {
+				st.Deadline = timestamppb.New(dl)
+			}
+			continue
+		}
 		u := c.units[h.GetUnitId()]
 		switch {
 		case u == nil || u.job.rec.State != store.StateRunning || u.v.settled || u.v.failed:
@@ -208,17 +222,21 @@ func (s *WorkerServer) Release(ctx context.Context, req *arbiterv1.ReleaseReques
 	if u := c.units[l.UnitID]; u != nil {
 		c.requeue(u)
 	}
+	c.verifyRequeue(l.UnitID)
 	return &arbiterv1.ReleaseResponse{}, nil
 }
 
 func (c *Coordinator) refuse(format string, args ...any) error {
-	c.metrics.reject(RejectMalformed)
+	c.metrics.resultsRefused.Inc()
 	return status.Errorf(codes.InvalidArgument, format, args...)
 }
 
 // Submit implements WorkerService.
 func (s *WorkerServer) Submit(ctx context.Context, req *arbiterv1.SubmitRequest) (*arbiterv1.SubmitResponse, error) {
 	c := s.c
+	if r, ok := req.GetResult().(*arbiterv1.SubmitRequest_Verify); ok {
+		return c.verifySubmit(req, r.Verify)
+	}
 	w, unitID := req.GetWorkerId(), req.GetUnitId()
 	log := c.log.With(zap.String(logging.UnitID, unitID), zap.String(logging.WorkerID, w), zap.String(logging.LeaseID, req.GetLeaseId()))
 
@@ -242,7 +260,7 @@ func (s *WorkerServer) Submit(ctx context.Context, req *arbiterv1.SubmitRequest)
 			c.metrics.results.WithLabelValues("discarded").Inc()
 			return &arbiterv1.SubmitResponse{Outcome: arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_DISCARDED}, nil
 		}
-		c.metrics.reject(RejectUnknownUnit)
+		c.metrics.resultsRefused.Inc()
 		return nil, status.Errorf(codes.NotFound, "unknown unit %q", unitID)
 	}
 	j := u.job
@@ -273,7 +291,7 @@ func (s *WorkerServer) Submit(ctx context.Context, req *arbiterv1.SubmitRequest)
 		}
 		if err := perftsplit.Check(&p, depth, counts[i]); err != nil {
 			log.Warn("result refused", zap.Int("position", i), zap.String("fen", fen), zap.Error(err))
-			return nil, c.refuseAs(RejectImplausible, "unit %s, position %d (%s), depth %d: %v", unitID, i, fen, depth, err)
+			return nil, c.refuse("unit %s, position %d (%s), depth %d: %v", unitID, i, fen, depth, err)
 		}
 	}
 
@@ -307,7 +325,7 @@ func (s *WorkerServer) Submit(ctx context.Context, req *arbiterv1.SubmitRequest)
 			log.Info("duplicate result", zap.String(logging.JobID, j.rec.ID))
 			return &arbiterv1.SubmitResponse{Outcome: arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_DUPLICATE}, nil
 		}
-		return nil, c.refuseAs(RejectImplausible, "unit %s: worker %s already submitted different counts for this unit", unitID, w)
+		return nil, c.refuse("unit %s: worker %s already submitted different counts for this unit", unitID, w)
 	}
 	if u.v.settled && slices.Equal(u.v.counts, counts) && u.v.agreeing >= c.required(u) {
 		// A late copy of a settled result (e.g. the lease had expired and
@@ -380,7 +398,6 @@ func (s *WorkerServer) Submit(ctx context.Context, req *arbiterv1.SubmitRequest)
 	// Committed: now memory.
 	endLeases()
 	delta(j.divide, &j.nodesDone)
-	c.metrics.unitSettled(u, u.v, v, wasCounted)
 	j.verified += flip(u.v.settled && u.v.agreeing >= 2, v.settled && v.agreeing >= 2)
 	j.disputed += flip(u.v.disputed, v.disputed)
 	j.resolved += flip(u.v.disputed && u.v.settled, v.disputed && v.settled)

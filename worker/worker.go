@@ -23,7 +23,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -32,6 +31,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/logging"
+	"github.com/arbiter-chess/arbiter/internal/verifyproto"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -57,8 +57,9 @@ type Config struct {
 	// Compute, when set, replaces the engine for a batch (tests use it to
 	// inject wrong results). It must honour ctx.
 	Compute func(ctx context.Context, batch *arbiterv1.PerftBatch, table *engine.PerftTable) ([]uint64, error)
-	// Registerer receives the worker's metrics (worker/metrics.go); nil: none.
-	Registerer prometheus.Registerer
+	// VerifyEngines are the engines under test this worker runs verify
+	// units for (advertised as "verify-engine:NAME"; worker/verify.go).
+	VerifyEngines []verifyproto.LocalEngine
 }
 
 // EngineVersion names the embedded engine build.
@@ -75,6 +76,7 @@ type result struct {
 	unitID  string
 	jobID   string
 	counts  []uint64
+	verify  *arbiterv1.VerifyUnitResult // set for a verify unit
 	elapsed time.Duration
 }
 
@@ -97,7 +99,7 @@ type Worker struct {
 	outbox    []*result
 	outboxCh  chan struct{}
 	stats     Stats
-	metrics   *metrics
+	verify    *verifyEngines
 }
 
 // Stats counts what a worker did.
@@ -143,7 +145,7 @@ func New(cfg Config) (*Worker, error) {
 		computing: make(map[string]*held),
 		outboxCh:  make(chan struct{}, 1),
 		hbEvery:   5 * time.Second,
-		metrics:   newMetrics(cfg.Registerer, cfg.Threads),
+		verify:    newVerifyEngines(cfg.VerifyEngines),
 	}, nil
 }
 
@@ -193,7 +195,7 @@ func (w *Worker) register(ctx context.Context, stale string) (string, error) {
 			Name: w.cfg.Name,
 			Capabilities: &arbiterv1.WorkerCapabilities{
 				Cores: uint32(w.cfg.Threads), HashMb: uint32(w.cfg.HashMB), EngineVersion: EngineVersion(),
-				Capabilities: []string{"perft", "perft960"}, Hostname: hostname(),
+				Capabilities: append([]string{"perft", "perft960"}, w.verify.capabilities()...), Hostname: hostname(),
 			},
 		})
 		if err == nil {
@@ -234,6 +236,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	// context, bounded below.
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBG()
+	defer w.verify.close()
 	if _, err := w.register(ctx, ""); err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -302,9 +305,7 @@ func (w *Worker) slot(ctx, bg context.Context) error {
 		// The call runs on bg, not ctx: cancelling it could lose a lease the
 		// coordinator has already granted. Shutdown waits for the short
 		// long-poll instead and gives back a lease that arrives too late.
-		start := time.Now()
 		resp, err := w.worker.Lease(bg, &arbiterv1.LeaseRequest{WorkerId: id, Wait: durationpb.New(2 * time.Second)})
-		w.metrics.leaseCall(start, 2*time.Second, resp, err)
 		if err == nil && ctx.Err() != nil {
 			if l := resp.GetLease(); l != nil {
 				w.release(bg, l.GetLeaseId(), "worker shutting down")
@@ -361,6 +362,10 @@ func (w *Worker) run(bg context.Context, l *arbiterv1.Lease) {
 		w.mu.Unlock()
 	}()
 
+	if vu := unit.GetVerify(); vu != nil {
+		w.runVerify(cctx, bg, h, vu, log)
+		return
+	}
 	batch := unit.GetPerft()
 	if batch == nil {
 		log.Warn("unit kind not supported; releasing")
@@ -385,7 +390,6 @@ func (w *Worker) run(bg context.Context, l *arbiterv1.Lease) {
 		nodes += c
 	}
 	log.Debug("unit computed", zap.Int("positions", len(counts)), zap.Uint64("nodes", nodes), zap.Duration("elapsed", elapsed))
-	w.metrics.unitDone(nodes, elapsed)
 	w.mu.Lock()
 	w.stats.Units++
 	w.stats.Nodes += nodes
@@ -461,10 +465,14 @@ func (w *Worker) outboxLoop(ctx context.Context) {
 			}
 		}
 		id := w.workerID()
-		resp, err := w.worker.Submit(ctx, &arbiterv1.SubmitRequest{
+		req := &arbiterv1.SubmitRequest{
 			WorkerId: id, LeaseId: r.leaseID, UnitId: r.unitID, Elapsed: durationpb.New(r.elapsed),
 			Result: &arbiterv1.SubmitRequest_Perft{Perft: &arbiterv1.PerftBatchResult{Counts: r.counts}},
-		})
+		}
+		if r.verify != nil {
+			req.Result = &arbiterv1.SubmitRequest_Verify{Verify: r.verify}
+		}
+		resp, err := w.worker.Submit(ctx, req)
 		log := w.log.With(zap.String(logging.UnitID, r.unitID), zap.String(logging.JobID, r.jobID), zap.String(logging.LeaseID, r.leaseID))
 		switch {
 		case err == nil:

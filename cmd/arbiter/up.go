@@ -11,12 +11,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
-	"github.com/arbiter-chess/arbiter/internal/obs"
+	"github.com/arbiter-chess/arbiter/internal/logging"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/worker"
 )
@@ -43,8 +42,7 @@ func newUpCommand() *cobra.Command {
 		splitPly int
 		divide   bool
 		jsonOut  bool
-		logs     logFlags
-		httpAddr string
+		logLevel string
 		unitDur  time.Duration
 		shared   bool
 	)
@@ -63,6 +61,10 @@ clients can join (the address and token are printed).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if workers < 0 || workers > 256 {
 				return usageError("--workers %d: must be between 0 and 256", workers)
+			}
+			verifyEngines, err := verifyEnginesOf(cmd)
+			if err != nil {
+				return err
 			}
 			if depth > engine.MaxPerftDepth {
 				return usageError("--depth %d: must be at most %d", depth, engine.MaxPerftDepth)
@@ -100,16 +102,9 @@ clients can join (the address and token are printed).`,
 				data = dir
 			}
 			stderr := cmd.ErrOrStderr()
-			log, err := logs.logger()
-			if err != nil {
-				return err
-			}
-			// One registry and one HTTP port for the coordinator and its
-			// local workers; each worker's series carry a worker label.
-			reg := obs.NewRegistry()
 			rc, err := startCoordinator(coordinatorFlags{
 				listen: listen, data: data, token: token, leaseDuration: 30 * time.Second,
-				unitDuration: unitDur, log: logs, http: httpAddr, registry: reg,
+				unitDuration: unitDur, logLevel: logLevel,
 			}, stderr)
 			if err != nil {
 				return err
@@ -128,6 +123,7 @@ clients can join (the address and token are printed).`,
 					c.Close()
 				}
 			}()
+			log, _ := logging.New(logLevel)
 			// Workers in one process can share one hash table (of
 			// workers × --hash MB); separate machines cannot.
 			var table *engine.PerftTable
@@ -141,8 +137,7 @@ clients can join (the address and token are printed).`,
 				}
 				conns = append(conns, conn)
 				w, err := worker.New(worker.Config{Conn: conn, Name: fmt.Sprintf("up-%d", i+1), Threads: threads,
-					HashMB: hashMB, Table: table, Logger: log, Grace: 5 * time.Second,
-					Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"worker": fmt.Sprintf("up-%d", i+1)}, reg)})
+					HashMB: hashMB, Table: table, Logger: log, Grace: 5 * time.Second, VerifyEngines: verifyEngines})
 				if err != nil {
 					return usageError("%v", err)
 				}
@@ -155,9 +150,6 @@ clients can join (the address and token are printed).`,
 				}()
 			}
 			fmt.Fprintf(stderr, "arbiter up: coordinator on %s with %d workers × %d threads (data %s)\n", rc.addr, workers, threads, data)
-			if rc.http != nil {
-				fmt.Fprintf(stderr, "arbiter up: metrics on http://%s/metrics\n", rc.http.Addr())
-			}
 
 			if depth < 0 {
 				fmt.Fprintf(stderr, "arbiter up: serving; connect with --coordinator %s --token %s (Ctrl-C stops)\n", rc.addr, token)
@@ -209,9 +201,9 @@ clients can join (the address and token are printed).`,
 	fl.IntVar(&splitPly, "split-ply", 0, "split ply (0: chosen from depth)")
 	fl.BoolVar(&divide, "divide", true, "print the divide")
 	fl.BoolVar(&jsonOut, "json", false, "print the result as JSON (like arbiter perft --json)")
-	logs.add(fl, "warn")
-	fl.StringVar(&httpAddr, "http", "", "HTTP listen address for /metrics (coordinator and local workers, label worker), /healthz, /readyz (default: off)")
+	fl.StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fl.BoolVar(&shared, "shared-hash", true, "local workers share one hash table (workers × --hash MB)")
+	addVerifyEngineFlag(fl)
 	fl.DurationVar(&unitDur, "unit-duration", 2*time.Second, "target compute time of one unit")
 	return cmd
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/verifyproto"
 	"github.com/arbiter-chess/arbiter/verify"
 )
 
@@ -34,6 +35,11 @@ type verifyFlags struct {
 	maxFindings int
 	maxProbes   int
 	threads     int
+	// --cluster
+	token    string
+	tls      bool
+	tlsCA    string
+	parallel int
 }
 
 func newVerifyCommand() *cobra.Command {
@@ -54,6 +60,11 @@ an illegal move or misses a legal one, and says why.
   uci       the engine answers "go perft N" with divide lines and a total
   perftree  PATH [args] DEPTH "FEN" "MOVES" prints divide lines, a blank line, the total
 
+--cluster ADDR: the same, with each engine query a unit for a worker of the
+coordinator at ADDR that has the engine (arbiter worker --verify-engine
+name=NAME,cmd=PATH); --engine name=NAME[,args=...][,option.X=V] or
+cmd=PATH (NAME: the base name of PATH). Reports print as positions finish.
+
 Exit status: 0 when no bug is found, 1 when a bug is found (or the engine fails),
 2 on bad input.`,
 		Args: cobra.NoArgs,
@@ -69,7 +80,11 @@ Exit status: 0 when no bug is found, 1 when a bug is found (or the engine fails)
 	fl.BoolVar(&f.chess960, "chess960", false, "Chess960 notation for --fen/--epd positions; only Chess960 starts for --random")
 	fl.DurationVar(&f.timeout, "timeout", time.Minute, "limit per engine query (one position at one depth)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print one JSON object with every position's report")
-	fl.StringVar(&f.cluster, "cluster", "", "run the engine queries on the cluster at ADDR (not yet supported)")
+	fl.StringVar(&f.cluster, "cluster", "", "run the engine queries as units on the workers of the coordinator at ADDR that have the engine (--engine name=NAME or the base name of cmd)")
+	fl.StringVar(&f.token, "token", "", "--cluster: bearer token (default: $ARBITER_TOKEN)")
+	fl.BoolVar(&f.tls, "tls", false, "--cluster: connect with TLS (system roots)")
+	fl.StringVar(&f.tlsCA, "tls-ca", "", "--cluster: connect with TLS, trusting the CA certificates in this PEM file")
+	fl.IntVar(&f.parallel, "parallel", 8, "--cluster: positions verified at once")
 	fl.IntVar(&f.maxFindings, "max-findings", 8, "distinct findings per position before the descent stops")
 	fl.IntVar(&f.maxProbes, "max-probes", 200, "engine queries per position before the descent stops")
 	fl.IntVar(&f.threads, "threads", 0, "threads for Arbiter's own perft (default: all cores)")
@@ -111,7 +126,16 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	if f.engine == "" {
 		return usageError("--engine is required (cmd=PATH[,args=...][,proto=uci|perftree][,option.X=V])")
 	}
-	spec, err := verify.ParseEngineSpec(f.engine)
+	var (
+		spec verify.EngineSpec
+		name string // the engine's name on the workers (--cluster)
+		err  error
+	)
+	if f.cluster != "" {
+		name, spec, err = verifyproto.ParseClientEngine(f.engine)
+	} else {
+		spec, err = verify.ParseEngineSpec(f.engine)
+	}
 	if err != nil {
 		return usageError("--engine: %v", err)
 	}
@@ -130,14 +154,12 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	if f.threads < 0 || f.threads > 4096 {
 		return usageError("--threads %d: must be between 0 (all cores) and 4096", f.threads)
 	}
-	if f.cluster != "" {
-		// The units exist (verify.Unit, answered by verify.Pool on a
-		// worker); the coordinator's side is not built yet.
-		return usageError("--cluster %s: distributed verify is not yet supported; run without --cluster to verify on this machine", f.cluster)
-	}
 	targets, err := verifyTargets(f)
 	if err != nil {
 		return err
+	}
+	if f.cluster != "" {
+		return runVerifyCluster(cmd, f, name, spec, targets)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

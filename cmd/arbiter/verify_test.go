@@ -128,7 +128,8 @@ func TestVerifyCommandBadInput(t *testing.T) {
 		{"verify", "--engine", "cmd=" + bp, "--depth", "3", "--epd", "/nonexistent.epd"},
 		{"verify", "--engine", "cmd=/nonexistent/engine", "--depth", "3"},
 		{"verify", "--engine", "cmd=" + bp + ",proto=xboard", "--depth", "3"},
-		{"verify", "--engine", "cmd=" + bp, "--depth", "3", "--cluster", "localhost:7000"},
+		{"verify", "--engine", "name=no/such", "--depth", "3", "--cluster", "localhost:7000"},
+		{"verify", "--engine", "cmd=" + bp + ",dir=/tmp", "--depth", "3", "--cluster", "localhost:7000"},
 	} {
 		_, _, err := runArbiter(t, "", args...)
 		if exitCode(err) != 2 {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/arbiter-chess/arbiter/internal/obs"
+	"github.com/arbiter-chess/arbiter/internal/logging"
 	"github.com/arbiter-chess/arbiter/worker"
 )
 
@@ -18,8 +18,7 @@ func newWorkerCommand() *cobra.Command {
 		hashMB   int
 		name     string
 		grace    time.Duration
-		logs     logFlags
-		httpAddr string
+		logLevel string
 	)
 	cmd := &cobra.Command{
 		Use:     "worker",
@@ -33,27 +32,23 @@ func newWorkerCommand() *cobra.Command {
 			if hashMB < 1 || hashMB > 1<<20 {
 				return usageError("--hash %d: must be between 1 and 1048576 MB", hashMB)
 			}
-			log, err := logs.logger()
+			verifyEngines, err := verifyEnginesOf(cmd)
 			if err != nil {
 				return err
+			}
+			log, err := logging.New(logLevel)
+			if err != nil {
+				return usageError("--log-level: %v", err)
 			}
 			conn, err := f.dial()
 			if err != nil {
 				return err
 			}
 			defer conn.Close()
-			reg := obs.NewRegistry()
 			w, err := worker.New(worker.Config{Conn: conn, Name: name, Threads: threads, HashMB: hashMB, Grace: grace, Logger: log,
-				Registerer: reg})
+				VerifyEngines: verifyEngines})
 			if err != nil {
 				return usageError("%v", err)
-			}
-			if httpAddr != "" {
-				hs, err := obs.Serve(httpAddr, obs.Handler(reg, w.Ready), log)
-				if err != nil {
-					return usageError("--http %s: %v", httpAddr, err)
-				}
-				defer hs.Close()
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
@@ -69,8 +64,8 @@ func newWorkerCommand() *cobra.Command {
 	cmd.Flags().IntVar(&threads, "threads", 0, "units computed at once (default: all cores)")
 	cmd.Flags().IntVar(&hashMB, "hash", 256, "perft hash table size in MB, shared by all threads")
 	cmd.Flags().StringVar(&name, "name", "", "worker name shown by the coordinator (default: host name)")
+	addVerifyEngineFlag(cmd.Flags())
 	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on SIGTERM, time to finish running units before releasing them")
-	cmd.Flags().StringVar(&httpAddr, "http", "", "HTTP listen address for /metrics, /healthz and /readyz (default: off)")
-	logs.add(cmd.Flags(), "info")
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd
 }

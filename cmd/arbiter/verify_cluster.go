@@ -1,0 +1,169 @@
+package main
+
+// arbiter verify --cluster ADDR: the descent runs here, each engine query
+// is a unit for a worker that has the engine (see internal/verifyclient and
+// coordinator/verifyjob.go), and positions are verified --parallel at a
+// time; each position's report is printed as soon as it is complete.
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/arbiter-chess/arbiter/internal/auth"
+	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/verifyclient"
+	"github.com/arbiter-chess/arbiter/internal/verifyproto"
+	"github.com/arbiter-chess/arbiter/verify"
+)
+
+// addVerifyEngineFlag adds --verify-engine (repeatable) to a worker's flags.
+func addVerifyEngineFlag(fl *pflag.FlagSet) *[]string {
+	var specs []string
+	fl.StringArrayVar(&specs, "verify-engine", nil,
+		"an engine under test this worker runs for arbiter verify --cluster: [name=NAME,]cmd=PATH[,args=...][,proto=uci|perftree][,option.X=V][,dir=D] (repeatable; NAME defaults to the program's base name)")
+	return &specs
+}
+
+// parseVerifyEngines checks each --verify-engine (the program must exist).
+func parseVerifyEngines(specs []string) ([]verifyproto.LocalEngine, error) {
+	var out []verifyproto.LocalEngine
+	seen := map[string]bool{}
+	for _, s := range specs {
+		e, err := verifyproto.ParseLocalEngine(s)
+		if err != nil {
+			return nil, usageError("--verify-engine: %v", err)
+		}
+		if seen[e.Name] {
+			return nil, usageError("--verify-engine: engine name %q given twice", e.Name)
+		}
+		seen[e.Name] = true
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec verify.EngineSpec, targets []verify.Target) error {
+	tok := resolveToken(f.token)
+	if tok == "" {
+		return usageError("--cluster: no token: pass --token or set %s", auth.EnvToken)
+	}
+	if f.parallel < 1 || f.parallel > 1024 {
+		return usageError("--parallel %d: want 1..1024", f.parallel)
+	}
+	conn, err := clusterclient.Dial(f.cluster, clusterclient.Options{Token: tok, TLS: f.tls, CAFile: f.tlsCA})
+	if err != nil {
+		return usageError("--cluster: %v", err)
+	}
+	defer conn.Close()
+	stderr := cmd.ErrOrStderr()
+	eng := verifyclient.New(verifyclient.Config{Conn: conn, Name: name, Spec: spec, Timeout: f.timeout,
+		Notice: func(msg string) { fmt.Fprintf(stderr, "arbiter verify: %s\n", msg) }})
+	defer eng.Close()
+
+	ctx, stop := signalContext()
+	defer stop()
+	out := cmd.OutOrStdout()
+	opt := verify.Options{MaxFindings: f.maxFindings, MaxProbes: f.maxProbes, Threads: f.threads}
+	if opt.Threads == 0 && f.parallel > 1 {
+		opt.Threads = 1 // our own perft: one core per position in flight
+	}
+	start := time.Now()
+	reps := make([]verify.Report, len(targets))
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, f.parallel)
+	)
+	sum := verifySummary{Engine: eng.Name(), Depth: f.depth}
+	var fatal error
+	for i, t := range targets {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			rep := verify.Verify(ctx, eng, t, opt)
+			mu.Lock()
+			defer mu.Unlock()
+			reps[i] = rep
+			if rep.Status == "error" && rep.EngineError == nil && strings.HasPrefix(rep.Error, "coordinator refused") && fatal == nil {
+				fatal = fmt.Errorf("%s", rep.Error)
+			}
+			if !f.jsonOut {
+				printVerifyReport(out, &rep)
+			}
+		}()
+	}
+	wg.Wait()
+	var done []verify.Report
+	for _, r := range reps {
+		if r.Status == "" {
+			continue // not started (interrupted)
+		}
+		done = append(done, r)
+		switch r.Status {
+		case "ok":
+			sum.OK++
+		case "bug":
+			sum.Bugs++
+		default:
+			sum.Errors++
+		}
+		sum.Findings += len(r.Findings)
+	}
+	sum.Positions = len(done)
+	sum.Seconds = time.Since(start).Seconds()
+	units, byWorker := eng.Stats()
+	if f.jsonOut {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Summary   verifySummary   `json:"summary"`
+			Cluster   any             `json:"cluster"`
+			Positions []verify.Report `json:"positions"`
+		}{sum, map[string]any{"coordinator": f.cluster, "session": eng.Session(), "units": units, "units_by_worker": byWorker}, done}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(out, "\n%s: %d positions at depth %d: %d ok, %d with bugs (%d findings), %d engine errors, in %.1fs\n",
+			sum.Engine, sum.Positions, sum.Depth, sum.OK, sum.Bugs, sum.Findings, sum.Errors, sum.Seconds)
+		ws := make([]string, 0, len(byWorker))
+		for w, n := range byWorker {
+			ws = append(ws, fmt.Sprintf("%s %d", w, n))
+		}
+		sort.Strings(ws)
+		fmt.Fprintf(out, "cluster %s: %d engine queries as units (by worker: %s)\n", f.cluster, units, strings.Join(ws, ", "))
+	}
+	if ctx.Err() != nil {
+		return failure("interrupted")
+	}
+	if fatal != nil {
+		return usageError("--cluster: %v", fatal)
+	}
+	if sum.Bugs > 0 || sum.Errors > 0 {
+		return failure("%d of %d positions show a bug, %d engine errors", sum.Bugs, sum.Positions, sum.Errors)
+	}
+	return nil
+}
+
+// verifyEnginesOf parses the --verify-engine flags of cmd.
+func verifyEnginesOf(cmd *cobra.Command) ([]verifyproto.LocalEngine, error) {
+	specs, err := cmd.Flags().GetStringArray("verify-engine")
+	if err != nil {
+		return nil, err
+	}
+	return parseVerifyEngines(specs)
+}
