@@ -32,6 +32,7 @@ const (
 	TimeSoftPct             // soft limit: this % of the base allocation
 	TimeHardMul             // hard limit: this × the soft limit …
 	TimeMaxPct              // … but never more than this % of the remaining clock
+	TimeIncReserve          // keep this many increments on the clock (stall reserve)
 	NumParams
 )
 
@@ -61,6 +62,7 @@ var Params = [NumParams]eval.Param{
 	TimeSoftPct:      {Name: "TimeSoftPct", Default: 70, Min: 20, Max: 200, Step: 5},
 	TimeHardMul:      {Name: "TimeHardMul", Default: 4, Min: 1, Max: 10, Step: 1},
 	TimeMaxPct:       {Name: "TimeMaxPct", Default: 30, Min: 5, Max: 80, Step: 5},
+	TimeIncReserve:   {Name: "TimeIncReserve", Default: 40, Min: 0, Max: 200, Step: 5},
 }
 
 // Values is one setting of every search parameter, indexed like Params.

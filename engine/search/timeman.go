@@ -64,12 +64,19 @@ func (tm *timeManager) setup(clock Clock, lim *Limits, us engine.Color, overhead
 		inc := lim.Inc[us]
 		avail := max(left-overhead, time.Millisecond)
 		mtg := v[TimeHorizon]
+		// With an increment, plan as if TimeIncReserve increments were not
+		// on the clock: the clock then settles around that reserve instead
+		// of near zero, where one scheduling stall of a loaded machine (a
+		// few hundred milliseconds were measured) would flag. Below the
+		// reserve the engine spends less than the increment and the clock
+		// recovers.
+		planned := avail
 		if lim.MovesToGo > 0 {
 			mtg = min(lim.MovesToGo, mtg)
+		} else {
+			planned = max(avail-inc*time.Duration(v[TimeIncReserve]), 0)
 		}
-		// Half the increment: spending all of it keeps the clock at the
-		// level where a scheduling stall on a loaded machine flags.
-		base := avail/time.Duration(mtg) + inc/2
+		base := planned/time.Duration(mtg) + inc*3/4
 		soft := base * time.Duration(v[TimeSoftPct]) / 100
 		hard := soft * time.Duration(v[TimeHardMul])
 		limit := avail * time.Duration(v[TimeMaxPct]) / 100
