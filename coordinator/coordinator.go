@@ -163,7 +163,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		workCh:  make(chan struct{}),
 		stop:    make(chan struct{}),
 	}
-	c.metrics = newMetrics(cfg.Registerer)
+	c.metrics = newMetrics(c, cfg.Registerer)
 	if err := c.load(ctx); err != nil {
 		return nil, err
 	}

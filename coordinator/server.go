@@ -6,13 +6,13 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/arbiter-chess/arbiter/internal/auth"
+	"github.com/arbiter-chess/arbiter/internal/obs"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -42,8 +42,9 @@ func (c *Coordinator) NewGRPCServer(sc ServerConfig) (*grpc.Server, *health.Serv
 	}
 	chk := auth.NewChecker(sc.Token, auth.HealthMethods)
 	opts := []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(chk.Unary),
-		grpc.ChainStreamInterceptor(chk.Stream),
+		// RPC metrics first, so they see the token check's refusals too.
+		grpc.ChainUnaryInterceptor(c.metrics.grpc.UnaryServerInterceptor(), c.metrics.rejectUnauthenticated, chk.Unary),
+		grpc.ChainStreamInterceptor(c.metrics.grpc.StreamServerInterceptor(), chk.Stream),
 		grpc.MaxRecvMsgSize(16 << 20),
 	}
 	if sc.TLS != nil {
@@ -59,18 +60,12 @@ func (c *Coordinator) NewGRPCServer(sc ServerConfig) (*grpc.Server, *health.Serv
 	hs.SetServingStatus(arbiterv1.WorkerService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus(arbiterv1.JobService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus(arbiterv1.VerifyService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	c.metrics.grpc.InitializeMetrics(srv) // every method × code series from the start
 	return srv, hs, nil
 }
 
-// HTTPHandler serves /healthz and, with a gatherer, /metrics.
-func HTTPHandler(g prometheus.Gatherer) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		fmt.Fprintln(w, "ok")
-	})
-	if g != nil {
-		mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
-	}
-	return mux
+// HTTPHandler serves /healthz, /readyz (ready() nil: ready; nil ready:
+// always) and, with a gatherer, /metrics.
+func HTTPHandler(g prometheus.Gatherer, ready obs.ReadyFunc) http.Handler {
+	return obs.Handler(g, ready)
 }

@@ -227,7 +227,7 @@ func (s *WorkerServer) Release(ctx context.Context, req *arbiterv1.ReleaseReques
 }
 
 func (c *Coordinator) refuse(format string, args ...any) error {
-	c.metrics.resultsRefused.Inc()
+	c.metrics.reject(RejectMalformed)
 	return status.Errorf(codes.InvalidArgument, format, args...)
 }
 
@@ -260,7 +260,7 @@ func (s *WorkerServer) Submit(ctx context.Context, req *arbiterv1.SubmitRequest)
 			c.metrics.results.WithLabelValues("discarded").Inc()
 			return &arbiterv1.SubmitResponse{Outcome: arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_DISCARDED}, nil
 		}
-		c.metrics.resultsRefused.Inc()
+		c.metrics.reject(RejectUnknownUnit)
 		return nil, status.Errorf(codes.NotFound, "unknown unit %q", unitID)
 	}
 	j := u.job
@@ -291,7 +291,7 @@ func (s *WorkerServer) Submit(ctx context.Context, req *arbiterv1.SubmitRequest)
 		}
 		if err := perftsplit.Check(&p, depth, counts[i]); err != nil {
 			log.Warn("result refused", zap.Int("position", i), zap.String("fen", fen), zap.Error(err))
-			return nil, c.refuse("unit %s, position %d (%s), depth %d: %v", unitID, i, fen, depth, err)
+			return nil, c.refuseAs(RejectImplausible, "unit %s, position %d (%s), depth %d: %v", unitID, i, fen, depth, err)
 		}
 	}
 
@@ -325,7 +325,7 @@ func (s *WorkerServer) Submit(ctx context.Context, req *arbiterv1.SubmitRequest)
 			log.Info("duplicate result", zap.String(logging.JobID, j.rec.ID))
 			return &arbiterv1.SubmitResponse{Outcome: arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_DUPLICATE}, nil
 		}
-		return nil, c.refuse("unit %s: worker %s already submitted different counts for this unit", unitID, w)
+		return nil, c.refuseAs(RejectImplausible, "unit %s: worker %s already submitted different counts for this unit", unitID, w)
 	}
 	if u.v.settled && slices.Equal(u.v.counts, counts) && u.v.agreeing >= c.required(u) {
 		// A late copy of a settled result (e.g. the lease had expired and
@@ -398,6 +398,7 @@ func (s *WorkerServer) Submit(ctx context.Context, req *arbiterv1.SubmitRequest)
 	// Committed: now memory.
 	endLeases()
 	delta(j.divide, &j.nodesDone)
+	c.metrics.unitSettled(u, u.v, v, wasCounted)
 	j.verified += flip(u.v.settled && u.v.agreeing >= 2, v.settled && v.agreeing >= 2)
 	j.disputed += flip(u.v.disputed, v.disputed)
 	j.resolved += flip(u.v.disputed && u.v.settled, v.disputed && v.settled)

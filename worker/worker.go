@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -60,6 +61,8 @@ type Config struct {
 	// VerifyEngines are the engines under test this worker runs verify
 	// units for (advertised as "verify-engine:NAME"; worker/verify.go).
 	VerifyEngines []verifyproto.LocalEngine
+	// Registerer receives the worker's metrics (worker/metrics.go); nil: none.
+	Registerer prometheus.Registerer
 }
 
 // EngineVersion names the embedded engine build.
@@ -100,6 +103,7 @@ type Worker struct {
 	outboxCh  chan struct{}
 	stats     Stats
 	verify    *verifyEngines
+	metrics   *metrics
 }
 
 // Stats counts what a worker did.
@@ -146,6 +150,7 @@ func New(cfg Config) (*Worker, error) {
 		outboxCh:  make(chan struct{}, 1),
 		hbEvery:   5 * time.Second,
 		verify:    newVerifyEngines(cfg.VerifyEngines),
+		metrics:   newMetrics(cfg.Registerer, cfg.Threads),
 	}, nil
 }
 
@@ -305,7 +310,9 @@ func (w *Worker) slot(ctx, bg context.Context) error {
 		// The call runs on bg, not ctx: cancelling it could lose a lease the
 		// coordinator has already granted. Shutdown waits for the short
 		// long-poll instead and gives back a lease that arrives too late.
+		start := time.Now()
 		resp, err := w.worker.Lease(bg, &arbiterv1.LeaseRequest{WorkerId: id, Wait: durationpb.New(2 * time.Second)})
+		w.metrics.leaseCall(start, 2*time.Second, resp, err)
 		if err == nil && ctx.Err() != nil {
 			if l := resp.GetLease(); l != nil {
 				w.release(bg, l.GetLeaseId(), "worker shutting down")
@@ -390,6 +397,7 @@ func (w *Worker) run(bg context.Context, l *arbiterv1.Lease) {
 		nodes += c
 	}
 	log.Debug("unit computed", zap.Int("positions", len(counts)), zap.Uint64("nodes", nodes), zap.Duration("elapsed", elapsed))
+	w.metrics.unitDone(nodes, elapsed)
 	w.mu.Lock()
 	w.stats.Units++
 	w.stats.Nodes += nodes

@@ -11,11 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
-	"github.com/arbiter-chess/arbiter/internal/logging"
+	"github.com/arbiter-chess/arbiter/internal/obs"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/worker"
 )
@@ -42,7 +43,8 @@ func newUpCommand() *cobra.Command {
 		splitPly int
 		divide   bool
 		jsonOut  bool
-		logLevel string
+		logs     logFlags
+		httpAddr string
 		unitDur  time.Duration
 		shared   bool
 	)
@@ -102,9 +104,16 @@ clients can join (the address and token are printed).`,
 				data = dir
 			}
 			stderr := cmd.ErrOrStderr()
+			log, err := logs.logger()
+			if err != nil {
+				return err
+			}
+			// One registry and one HTTP port for the coordinator and its
+			// local workers; each worker's series carry a worker label.
+			reg := obs.NewRegistry()
 			rc, err := startCoordinator(coordinatorFlags{
 				listen: listen, data: data, token: token, leaseDuration: 30 * time.Second,
-				unitDuration: unitDur, logLevel: logLevel,
+				unitDuration: unitDur, log: logs, http: httpAddr, registry: reg,
 			}, stderr)
 			if err != nil {
 				return err
@@ -123,7 +132,6 @@ clients can join (the address and token are printed).`,
 					c.Close()
 				}
 			}()
-			log, _ := logging.New(logLevel)
 			// Workers in one process can share one hash table (of
 			// workers × --hash MB); separate machines cannot.
 			var table *engine.PerftTable
@@ -137,7 +145,8 @@ clients can join (the address and token are printed).`,
 				}
 				conns = append(conns, conn)
 				w, err := worker.New(worker.Config{Conn: conn, Name: fmt.Sprintf("up-%d", i+1), Threads: threads,
-					HashMB: hashMB, Table: table, Logger: log, Grace: 5 * time.Second, VerifyEngines: verifyEngines})
+					HashMB: hashMB, Table: table, Logger: log, Grace: 5 * time.Second, VerifyEngines: verifyEngines,
+					Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"worker": fmt.Sprintf("up-%d", i+1)}, reg)})
 				if err != nil {
 					return usageError("%v", err)
 				}
@@ -150,6 +159,9 @@ clients can join (the address and token are printed).`,
 				}()
 			}
 			fmt.Fprintf(stderr, "arbiter up: coordinator on %s with %d workers × %d threads (data %s)\n", rc.addr, workers, threads, data)
+			if rc.http != nil {
+				fmt.Fprintf(stderr, "arbiter up: metrics on http://%s/metrics\n", rc.http.Addr())
+			}
 
 			if depth < 0 {
 				fmt.Fprintf(stderr, "arbiter up: serving; connect with --coordinator %s --token %s (Ctrl-C stops)\n", rc.addr, token)
@@ -201,7 +213,8 @@ clients can join (the address and token are printed).`,
 	fl.IntVar(&splitPly, "split-ply", 0, "split ply (0: chosen from depth)")
 	fl.BoolVar(&divide, "divide", true, "print the divide")
 	fl.BoolVar(&jsonOut, "json", false, "print the result as JSON (like arbiter perft --json)")
-	fl.StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	logs.add(fl, "warn")
+	fl.StringVar(&httpAddr, "http", "", "HTTP listen address for /metrics (coordinator and local workers, label worker), /healthz, /readyz (default: off)")
 	fl.BoolVar(&shared, "shared-hash", true, "local workers share one hash table (workers × --hash MB)")
 	addVerifyEngineFlag(fl)
 	fl.DurationVar(&unitDur, "unit-duration", 2*time.Second, "target compute time of one unit")

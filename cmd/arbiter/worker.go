@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/arbiter-chess/arbiter/internal/logging"
+	"github.com/arbiter-chess/arbiter/internal/obs"
 	"github.com/arbiter-chess/arbiter/worker"
 )
 
@@ -18,7 +18,8 @@ func newWorkerCommand() *cobra.Command {
 		hashMB   int
 		name     string
 		grace    time.Duration
-		logLevel string
+		logs     logFlags
+		httpAddr string
 	)
 	cmd := &cobra.Command{
 		Use:     "worker",
@@ -36,19 +37,28 @@ func newWorkerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			log, err := logging.New(logLevel)
+			log, err := logs.logger()
 			if err != nil {
-				return usageError("--log-level: %v", err)
+				return err
 			}
 			conn, err := f.dial()
 			if err != nil {
 				return err
 			}
 			defer conn.Close()
+			reg := obs.NewRegistry()
 			w, err := worker.New(worker.Config{Conn: conn, Name: name, Threads: threads, HashMB: hashMB, Grace: grace, Logger: log,
-				VerifyEngines: verifyEngines})
+				VerifyEngines: verifyEngines,
+				Registerer:    reg})
 			if err != nil {
 				return usageError("%v", err)
+			}
+			if httpAddr != "" {
+				hs, err := obs.Serve(httpAddr, obs.Handler(reg, w.Ready), log)
+				if err != nil {
+					return usageError("--http %s: %v", httpAddr, err)
+				}
+				defer hs.Close()
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
@@ -66,6 +76,7 @@ func newWorkerCommand() *cobra.Command {
 	cmd.Flags().StringVar(&name, "name", "", "worker name shown by the coordinator (default: host name)")
 	addVerifyEngineFlag(cmd.Flags())
 	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on SIGTERM, time to finish running units before releasing them")
-	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	cmd.Flags().StringVar(&httpAddr, "http", "", "HTTP listen address for /metrics, /healthz and /readyz (default: off)")
+	logs.add(cmd.Flags(), "info")
 	return cmd
 }
