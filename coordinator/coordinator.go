@@ -54,6 +54,8 @@ type Config struct {
 	Now func() time.Time
 	// Registerer receives the coordinator's metrics; nil registers none.
 	Registerer prometheus.Registerer
+	// Games tunes match and SPRT tests (sprtjob.go).
+	Games GameConfig
 }
 
 func (c *Config) defaults() {
@@ -105,6 +107,7 @@ type Coordinator struct {
 	leases   *lease.Manager
 	workCh   chan struct{} // closed and replaced when work appears
 	closed   bool
+	games    *gameSched
 	verify   verifyQueue // distributed verify units (verifyjob.go)
 
 	metrics *metrics
@@ -133,6 +136,9 @@ type jobState struct {
 	changed   chan struct{}
 	started   time.Time // when this coordinator run began tracking it
 	baseNodes big.Int   // nodes done when tracking began (for the rate)
+
+	// test is set for match and SPRT tests (sprtjob.go).
+	test *testState
 }
 
 type unitState struct {
@@ -209,6 +215,7 @@ func (c *Coordinator) load(ctx context.Context) error {
 	}
 	for _, w := range workers {
 		c.workers[w.ID] = &workerInfo{id: w.ID, name: w.Name}
+		c.gameLoadWorker(w)
 	}
 	jobs, err := c.store.Jobs(ctx)
 	if err != nil {
@@ -219,6 +226,15 @@ func (c *Coordinator) load(ctx context.Context) error {
 		j := &jobState{rec: rec, changed: make(chan struct{})}
 		c.jobs[rec.ID] = j
 		c.order = append(c.order, j)
+		if isTestKind(rec.Kind) {
+			if err := c.loadTest(ctx, j); err != nil {
+				return err
+			}
+			if rec.State == store.StateRunning {
+				resumed++
+			}
+			continue
+		}
 		if rec.State != store.StateRunning {
 			continue
 		}
@@ -421,6 +437,7 @@ func (c *Coordinator) expireLoop() {
 			if u := c.units[l.UnitID]; u != nil {
 				c.requeue(u)
 			}
+			c.gameLeaseExpired(l)
 			c.verifyRequeue(l.UnitID)
 		}
 		c.mu.Unlock()
@@ -471,6 +488,7 @@ func (c *Coordinator) applyFinal(j *jobState, ch *store.JobChange) {
 		}
 		delete(c.units, u.rec.ID)
 	}
+	c.gameFinal(j)
 	j.units, j.queue, j.retry, j.positions = nil, nil, nil, nil
 	c.log.Info("job finished", zap.String(logging.JobID, j.rec.ID), zap.String("state", ch.State),
 		zap.String("nodes", ch.Total), zap.String("error", ch.Error))

@@ -196,6 +196,9 @@ func (c *Coordinator) jobProto(j *jobState, withDivide bool) *arbiterv1.Job {
 		p.ActiveWorkers = uint32(len(seen))
 	}
 	out.Progress = p
+	if j.test != nil {
+		c.testProto(j, out)
+	}
 	return out
 }
 

@@ -53,6 +53,7 @@ func (s *WorkerServer) Register(ctx context.Context, req *arbiterv1.RegisterRequ
 	capsJSON, _ := json.Marshal(map[string]any{
 		"cores": caps.GetCores(), "hash_mb": caps.GetHashMb(), "engine_version": caps.GetEngineVersion(),
 		"capabilities": caps.GetCapabilities(), "hostname": caps.GetHostname(),
+		"bench_nps": caps.GetBenchNps(), "bench_signature": caps.GetBenchSignature(),
 	})
 	w := store.Worker{ID: "w-" + randomHex(6), Name: req.GetName(), Capabilities: string(capsJSON), RegisteredAt: c.cfg.Now()}
 	if err := c.store.AddWorker(ctx, w); err != nil {
@@ -61,6 +62,7 @@ func (s *WorkerServer) Register(ctx context.Context, req *arbiterv1.RegisterRequ
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.workers[w.ID] = &workerInfo{id: w.ID, name: w.Name, lastSeen: w.RegisteredAt}
+	c.gameRegister(w.ID, w.Name, caps)
 	c.verifyRegister(w.ID, caps.GetCapabilities())
 	c.log.Info("worker registered", zap.String(logging.WorkerID, w.ID), zap.String("name", w.Name),
 		zap.Uint32("cores", caps.GetCores()), zap.Uint32("hash_mb", caps.GetHashMb()),
@@ -119,6 +121,11 @@ func (s *WorkerServer) Lease(ctx context.Context, req *arbiterv1.LeaseRequest) (
 				LeaseId: l.ID, Deadline: timestamppb.New(l.Deadline), Unit: unit,
 			}}, nil
 		}
+		if gl, ok := c.pickGame(req.GetWorkerId(), c.cfg.Now()); ok {
+			c.metrics.leasesGranted.Inc()
+			c.mu.Unlock()
+			return &arbiterv1.LeaseResponse{Lease: gl}, nil
+		}
 		ch := c.workCh
 		c.mu.Unlock()
 		if deadline == nil {
@@ -175,6 +182,13 @@ func (s *WorkerServer) Heartbeat(ctx context.Context, req *arbiterv1.HeartbeatRe
 			}
 			continue
 		}
+		if gs, dl, ok := c.gameHeartbeat(h.GetLeaseId(), h.GetUnitId(), w, now); ok {
+			st.State = gs
+			if !dl.IsZero() {
+				st.Deadline = timestamppb.New(dl)
+			}
+			continue
+		}
 		u := c.units[h.GetUnitId()]
 		switch {
 		case u == nil || u.job.rec.State != store.StateRunning || u.v.settled || u.v.failed:
@@ -219,6 +233,7 @@ func (s *WorkerServer) Release(ctx context.Context, req *arbiterv1.ReleaseReques
 	c.leases.End(l.ID)
 	c.log.Info("lease released", zap.String(logging.LeaseID, l.ID), zap.String(logging.UnitID, l.UnitID),
 		zap.String(logging.WorkerID, l.WorkerID), zap.String("reason", req.GetReason()))
+	c.gameReleased(l, req.GetReason(), req.GetCannotRun())
 	if u := c.units[l.UnitID]; u != nil {
 		c.requeue(u)
 	}
@@ -236,6 +251,9 @@ func (s *WorkerServer) Submit(ctx context.Context, req *arbiterv1.SubmitRequest)
 	c := s.c
 	if r, ok := req.GetResult().(*arbiterv1.SubmitRequest_Verify); ok {
 		return c.verifySubmit(req, r.Verify)
+	}
+	if resp, err, ok := c.submitGames(ctx, req); ok {
+		return resp, err
 	}
 	w, unitID := req.GetWorkerId(), req.GetUnitId()
 	log := c.log.With(zap.String(logging.UnitID, unitID), zap.String(logging.WorkerID, w), zap.String(logging.LeaseID, req.GetLeaseId()))
