@@ -2,7 +2,7 @@ package coordinator
 
 import (
 	"context"
-	"sync"
+	"strings"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
@@ -92,22 +92,11 @@ type metrics struct {
 	perftNodes     prometheus.Counter
 	games          *prometheus.CounterVec
 
-	sprtMu    sync.Mutex
-	sprtTests map[string]bool
-	sprtLLR   *prometheus.GaugeVec
-	sprtLower *prometheus.GaugeVec
-	sprtUpper *prometheus.GaugeVec
-	sprtElo   *prometheus.GaugeVec
-	sprtGames *prometheus.GaugeVec
-	sprtPairs *prometheus.GaugeVec
-
-	grpc *grpcprom.ServerMetrics
+	grpc  *grpcprom.ServerMetrics
+	state *stateCollector
 }
 
 func newMetrics(c *Coordinator, reg prometheus.Registerer) *metrics {
-	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
-		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
-	}
 	m := &metrics{
 		leasesGranted: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "arbiter_leases_granted_total", Help: "Leases granted to workers."}),
@@ -127,15 +116,11 @@ func newMetrics(c *Coordinator, reg prometheus.Registerer) *metrics {
 			Name: "arbiter_games_total", Help: "Games reported by workers, by result and termination."},
 			[]string{"result", "termination"}),
 
-		sprtTests: make(map[string]bool),
-		sprtLLR:   gauge("arbiter_sprt_llr", "Current log-likelihood ratio of a running SPRT test.", "test"),
-		sprtLower: gauge("arbiter_sprt_llr_lower_bound", "Lower LLR bound of a running SPRT test, ln(beta/(1-alpha)).", "test"),
-		sprtUpper: gauge("arbiter_sprt_llr_upper_bound", "Upper LLR bound of a running SPRT test, ln((1-beta)/alpha).", "test"),
-		sprtElo:   gauge("arbiter_sprt_elo", "Logistic Elo estimate of a running SPRT test from its pentanomial score.", "test"),
-		sprtGames: gauge("arbiter_sprt_games", "Games a running SPRT test has counted (2 x pairs).", "test"),
-		sprtPairs: gauge("arbiter_sprt_pairs", "Game pairs of a running SPRT test by the new engine's pair score.", "test", "score"),
-
-		grpc: grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram()),
+		grpc:  grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram()),
+		state: &stateCollector{c: c},
+	}
+	if c != nil {
+		m.state.tests = c.SPRTStates
 	}
 	for _, o := range resultOutcomes {
 		m.results.WithLabelValues(o)
@@ -150,8 +135,7 @@ func newMetrics(c *Coordinator, reg prometheus.Registerer) *metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.leasesGranted, m.leasesExpired, m.results, m.resultsRefused, m.mismatches, m.perftNodes,
-			m.games, m.sprtLLR, m.sprtLower, m.sprtUpper, m.sprtElo, m.sprtGames, m.sprtPairs, m.grpc,
-			&stateCollector{c: c})
+			m.games, m.grpc, m.state)
 	}
 	return m
 }
@@ -199,25 +183,8 @@ func (c *Coordinator) ObserveGame(result, termination string) {
 	c.metrics.games.WithLabelValues(result, termination).Inc()
 }
 
-// SPRTSnapshot is the state of a running SPRT test as the metrics show it.
-type SPRTSnapshot struct {
-	Test        string // job id
-	LLR         float64
-	Lower       float64 // lower LLR bound (accept H0)
-	Upper       float64 // upper LLR bound (accept H1)
-	Elo         float64 // logistic Elo from the pentanomial score
-	Pentanomial sprt.Pentanomial
-}
-
-// NewSPRTSnapshot builds a snapshot from a test's SPRT status and
-// pentanomial (the Elo is derived from the pentanomial score).
-func NewSPRTSnapshot(test string, st sprt.Status, p sprt.Pentanomial) SPRTSnapshot {
-	return SPRTSnapshot{Test: test, LLR: st.LLR, Lower: st.LowerBound, Upper: st.UpperBound,
-		Elo: PentanomialElo(p), Pentanomial: p}
-}
-
 // PentanomialElo is the logistic Elo of the pair score of p (0 with no
-// pairs), the Elo Fishtest shows beside a pentanomial.
+// pairs): arbiter_sprt_elo, the Elo Fishtest shows beside a pentanomial.
 func PentanomialElo(p sprt.Pentanomial) float64 {
 	pairs := p.Pairs()
 	if pairs == 0 {
@@ -227,37 +194,47 @@ func PentanomialElo(p sprt.Pentanomial) float64 {
 	return sprt.EloFromScore(points / (2 * float64(pairs)))
 }
 
-// ReportSPRT sets the per-test SPRT gauges. Call it whenever a running
-// test's counts change (and once when it starts, so its series exist).
-func (c *Coordinator) ReportSPRT(s SPRTSnapshot) {
-	m := c.metrics
-	m.sprtMu.Lock()
-	defer m.sprtMu.Unlock()
-	m.sprtTests[s.Test] = true
-	m.sprtLLR.WithLabelValues(s.Test).Set(s.LLR)
-	m.sprtLower.WithLabelValues(s.Test).Set(s.Lower)
-	m.sprtUpper.WithLabelValues(s.Test).Set(s.Upper)
-	m.sprtElo.WithLabelValues(s.Test).Set(s.Elo)
-	m.sprtGames.WithLabelValues(s.Test).Set(float64(2 * s.Pentanomial.Pairs()))
-	for i, score := range pentanomialScores {
-		m.sprtPairs.WithLabelValues(s.Test, score).Set(float64(s.Pentanomial[i]))
+// observePGNs counts the games of an accepted game-pair batch in
+// arbiter_games_total, labelled from each PGN's Result and Termination tags
+// and its closing comment (the reason match.WritePGN writes).
+func (m *metrics) observePGNs(pgns []string) {
+	for _, p := range pgns {
+		m.games.WithLabelValues(GameLabels(pgnTag(p, "Result"), pgnTag(p, "Termination"), pgnReason(p))).Inc()
 	}
 }
 
-// EndSPRT deletes a test's SPRT series (the store keeps its final numbers):
-// the label set stays bounded by the running tests.
-func (c *Coordinator) EndSPRT(test string) {
-	m := c.metrics
-	m.sprtMu.Lock()
-	defer m.sprtMu.Unlock()
-	if !m.sprtTests[test] {
-		return
+// pgnTag returns the value of tag name in a PGN's header, or "".
+func pgnTag(pgn, name string) string {
+	key := "[" + name + " \""
+	i := strings.Index(pgn, key)
+	if i < 0 {
+		return ""
 	}
-	delete(m.sprtTests, test)
-	for _, g := range []*prometheus.GaugeVec{m.sprtLLR, m.sprtLower, m.sprtUpper, m.sprtElo, m.sprtGames} {
-		g.DeleteLabelValues(test)
+	rest := pgn[i+len(key):]
+	if j := strings.Index(rest, "\"]"); j >= 0 {
+		return rest[:j]
 	}
-	m.sprtPairs.DeletePartialMatch(prometheus.Labels{"test": test})
+	return ""
+}
+
+// pgnReason returns the comment just before the game's result token (""
+// when the movetext does not end with a comment and a result).
+func pgnReason(pgn string) string {
+	body := strings.TrimSpace(pgn)
+	end := strings.LastIndexByte(body, '}')
+	if end < 0 {
+		return ""
+	}
+	switch strings.TrimSpace(body[end+1:]) {
+	case "1-0", "0-1", "1/2-1/2", "*":
+	default:
+		return ""
+	}
+	start := strings.LastIndexByte(body[:end], '{')
+	if start < 0 {
+		return ""
+	}
+	return strings.Join(strings.Fields(body[start+1:end]), " ")
 }
 
 // rejectUnauthenticated counts Submit calls the token check refused: it
@@ -273,8 +250,13 @@ func (m *metrics) rejectUnauthenticated(ctx context.Context, req any, info *grpc
 
 // stateCollector exports gauges computed from the coordinator's state at
 // scrape time: jobs by kind and state, units of running jobs by state,
-// connected workers.
-type stateCollector struct{ c *Coordinator }
+// connected workers, and the SPRT gauges of every running test (from
+// SPRTStates: a test's series exist while it runs and are gone once it
+// ends, so the label set stays bounded by the running tests).
+type stateCollector struct {
+	c     *Coordinator
+	tests func() []SPRTState
+}
 
 var (
 	descJobs  = prometheus.NewDesc("arbiter_jobs", "Jobs in the store by kind and state.", []string{"kind", "state"}, nil)
@@ -282,12 +264,22 @@ var (
 		"Work units of running jobs: waiting for a worker (queued), leased to one, finished (done).", []string{"state"}, nil)
 	descWorkers = prometheus.NewDesc("arbiter_workers_connected",
 		"Workers holding a live session (a lease poll or heartbeat within the lease duration).", nil, nil)
+
+	descLLR   = prometheus.NewDesc("arbiter_sprt_llr", "Current log-likelihood ratio of a running SPRT test.", []string{"test"}, nil)
+	descLower = prometheus.NewDesc("arbiter_sprt_llr_lower_bound", "Lower LLR bound of a running SPRT test, ln(beta/(1-alpha)) (accept H0).", []string{"test"}, nil)
+	descUpper = prometheus.NewDesc("arbiter_sprt_llr_upper_bound", "Upper LLR bound of a running SPRT test, ln((1-beta)/alpha) (accept H1).", []string{"test"}, nil)
+	descElo   = prometheus.NewDesc("arbiter_sprt_elo", "Logistic Elo of a running test from its pentanomial score.", []string{"test"}, nil)
+	descGames = prometheus.NewDesc("arbiter_sprt_games", "Games a running test has counted (2 x pairs).", []string{"test"}, nil)
+	descPairs = prometheus.NewDesc("arbiter_sprt_pairs", "Game pairs of a running test by the new engine's pair score (pentanomial).", []string{"test", "score"}, nil)
 )
 
 func (s *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descJobs
 	ch <- descUnits
 	ch <- descWorkers
+	for _, d := range []*prometheus.Desc{descLLR, descLower, descUpper, descElo, descGames, descPairs} {
+		ch <- d
+	}
 }
 
 func (s *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -332,6 +324,27 @@ func (s *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descUnits, prometheus.GaugeValue, float64(units[st]), st)
 	}
 	ch <- prometheus.MustNewConstMetric(descWorkers, prometheus.GaugeValue, float64(connected))
+	if s.tests == nil {
+		return
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	for _, t := range s.tests() {
+		// LLR and bounds for SPRT tests; Elo, games and pentanomial for
+		// fixed-games matches too (they have no LLR).
+		if t.Kind == KindSPRT {
+			gauge(descLLR, t.LLR, t.TestID)
+			gauge(descLower, t.Lower, t.TestID)
+			gauge(descUpper, t.Upper, t.TestID)
+		}
+		p := sprt.Pentanomial(t.Pentanomial)
+		gauge(descElo, PentanomialElo(p), t.TestID)
+		gauge(descGames, float64(2*p.Pairs()), t.TestID)
+		for i, score := range pentanomialScores {
+			gauge(descPairs, float64(p[i]), t.TestID, score)
+		}
+	}
 }
 
 // Ready reports whether the coordinator serves work: its store is loaded

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"math"
 	"os"
 	"regexp"
 	"strings"
@@ -70,7 +71,12 @@ func TestMetricsExposition(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Stop()
-	c.ReportSPRT(NewSPRTSnapshot("s1", sprt.Status{LLR: 0.5, LowerBound: -2.94, UpperBound: 2.94}, sprt.Pentanomial{1, 2, 3, 4, 5}))
+	// One running SPRT test and one match, as SPRTStates reports them.
+	running := []SPRTState{
+		{TestID: "s1", Kind: KindSPRT, LLR: 0.5, Lower: -2.94, Upper: 2.94, Pentanomial: [5]int64{1, 2, 3, 4, 5}},
+		{TestID: "m1", Kind: KindMatch, Pentanomial: [5]int64{0, 1, 2, 1, 0}},
+	}
+	c.metrics.state.tests = func() []SPRTState { return running }
 
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
@@ -119,13 +125,52 @@ func TestMetricsExposition(t *testing.T) {
 			t.Errorf("%s: %d series, want at least %d", n, series[n], min)
 		}
 	}
-	// The SPRT series go away with the test.
-	c.EndSPRT("s1")
-	if n := testutil.CollectAndCount(c.metrics.sprtPairs); n != 0 {
-		t.Errorf("after EndSPRT: %d arbiter_sprt_pairs series", n)
+	if series["arbiter_sprt_llr"] != 1 || series["arbiter_sprt_elo"] != 2 || series["arbiter_sprt_pairs"] != 10 {
+		t.Errorf("SPRT series: llr %d (want 1: the match has none), elo %d, pairs %d",
+			series["arbiter_sprt_llr"], series["arbiter_sprt_elo"], series["arbiter_sprt_pairs"])
 	}
-	if got := testutil.ToFloat64(c.metrics.sprtLLR.WithLabelValues("s2")); got != 0 {
-		t.Errorf("fresh LLR %v", got)
+	// The SPRT series go away with the test.
+	running = nil
+	mfs, _ = reg.Gather()
+	for _, mf := range mfs {
+		if strings.HasPrefix(mf.GetName(), "arbiter_sprt_") {
+			t.Errorf("%s still exported after the tests ended", mf.GetName())
+		}
+	}
+}
+
+func TestPentanomialElo(t *testing.T) {
+	if e := PentanomialElo(sprt.Pentanomial{}); e != 0 {
+		t.Errorf("no pairs: %v", e)
+	}
+	if e := PentanomialElo(sprt.Pentanomial{0, 0, 10, 0, 0}); math.Abs(e) > 1e-9 {
+		t.Errorf("even score: %v", e)
+	}
+	// Score 0.75 → 400·log10(3) ≈ 190.85 Elo.
+	if e := PentanomialElo(sprt.Pentanomial{0, 0, 0, 10, 0}); math.Abs(e-190.848) > 0.01 {
+		t.Errorf("score 0.75: %v", e)
+	}
+}
+
+// TestObservePGNs labels games from real PGN text as match.WritePGN writes it.
+func TestObservePGNs(t *testing.T) {
+	m := newMetrics(nil, nil)
+	pgns := []string{
+		"[Event \"t\"]\n[Result \"0-1\"]\n[Termination \"normal\"]\n\n1. f3 e5 2. g4 {book} Qh4#\n{Black\nmates} 0-1\n\n",
+		"[Result \"1/2-1/2\"]\n[Termination \"time forfeit\"]\n\n1. e4 {White loses on time, Black cannot mate} 1/2-1/2\n",
+		"[Result \"*\"]\n[Termination \"unterminated\"]\n\n*\n",
+	}
+	m.observePGNs(pgns)
+	for _, c := range []struct {
+		res, term string
+		want      float64
+	}{{GameBlack, TermCheckmate, 1}, {GameDraw, TermTimeForfeit, 1}, {GameNone, TermAbandoned, 1}} {
+		if got := testutil.ToFloat64(m.games.WithLabelValues(c.res, c.term)); got != c.want {
+			t.Errorf("games{%s,%s} = %v, want %v", c.res, c.term, got, c.want)
+		}
+	}
+	if r := pgnReason("1. e4 {a comment} e5 *"); r != "" {
+		t.Errorf("reason from a move comment: %q", r)
 	}
 }
 

@@ -998,6 +998,7 @@ func (c *Coordinator) submitGames(ctx context.Context, req *arbiterv1.SubmitRequ
 	t.pgns += int64(len(gr.GamePairs.GetPgns()))
 	c.countBatch(j, b)
 	c.metrics.results.WithLabelValues("accepted").Inc()
+	c.metrics.observePGNs(gr.GamePairs.GetPgns())
 	fields := []zap.Field{zap.Int("pairs", pairs), zap.Int64("games", t.results.Games()), zap.Duration("elapsed", req.GetElapsed().AsDuration())}
 	if t.seq != nil {
 		fields = append(fields, zap.Float64("llr", t.seq.LLR), zap.String("sprt", string(t.seq.State)))
