@@ -289,3 +289,32 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestVerifyClusterCoordinatorKilled: the coordinator is SIGKILLed while a
+// worker computes a verify unit and restarted on the same address and
+// store; the client asks again under the same unit names and finishes.
+func TestVerifyClusterCoordinatorKilled(t *testing.T) {
+	bp := brokenPerft(t)
+	addr, data := freeAddr(t), t.TempDir()
+	co := coordinator(t, addr, data)
+	w := startWorker(t, addr, "--verify-engine", "cmd="+bp)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "verify", "--cluster", addr, "--token", token, "--engine", "cmd="+bp, "--depth", "6")
+	var out, errOut syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 20*time.Second, "the worker's engine", func() bool { return childOf(w.cmd.Process.Pid) != 0 })
+	co.kill(t)
+	time.Sleep(500 * time.Millisecond)
+	coordinator(t, addr, data)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("verify: %v, want exit 0\n%s%s", err, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "1 positions at depth 6: 1 ok") || !strings.Contains(errOut.String(), "coordinator unavailable") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+	}
+}

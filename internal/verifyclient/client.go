@@ -115,9 +115,10 @@ const poll = 10 * time.Second
 // restarts. An engine failure on the worker comes back as *verify.EngineError.
 func (e *Engine) Divide(ctx context.Context, q verify.Query) (verify.Divide, error) {
 	unit := verifyproto.UnitProto(e.cfg.Name, e.cfg.Spec, q, e.cfg.Timeout)
-	req := &arbiterv1.RunVerifyUnitRequest{SessionId: e.session, Key: verifyproto.Key(unit), Unit: unit, Wait: durationpb.New(poll)}
+	// The first poll is short, so that a missing engine is reported soon.
+	req := &arbiterv1.RunVerifyUnitRequest{SessionId: e.session, Key: verifyproto.Key(unit), Unit: unit, Wait: durationpb.New(time.Second)}
 	attempt := 0
-	for {
+	for ; ; req.Wait = durationpb.New(poll) {
 		cctx, cancel := context.WithTimeout(ctx, poll+15*time.Second)
 		resp, err := e.client.RunVerifyUnit(cctx, req)
 		cancel()
