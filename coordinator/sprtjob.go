@@ -1070,7 +1070,10 @@ func (c *Coordinator) testProto(j *jobState, out *arbiterv1.Job) {
 		wi := &arbiterv1.WorkerIncidents{WorkerId: id}
 		if gw := c.sched().workers[id]; gw != nil {
 			wi.Name, wi.BenchNps = gw.name, gw.benchNPS
-			wi.TimeScale = c.timeScale(j, id)
+			wi.TimeScale = 1
+			if t.limits.HasClock() || t.limits.MoveTime > 0 {
+				wi.TimeScale = c.timeScale(j, id)
+			}
 		}
 		if tw := t.workers[id]; tw != nil {
 			wi.Games = uint64(tw.games)

@@ -63,6 +63,11 @@ type Config struct {
 	VerifyEngines []verifyproto.LocalEngine
 	// Registerer receives the worker's metrics (worker/metrics.go); nil: none.
 	Registerer prometheus.Registerer
+	// BenchDepth is the depth of the start-up bench whose speed is reported
+	// for time-control scaling (default 7, about 0.1 s; negative: no bench).
+	BenchDepth int
+	// BenchNPS, when set, is reported instead of running the bench.
+	BenchNPS uint64
 }
 
 // EngineVersion names the embedded engine build.
@@ -81,6 +86,9 @@ type result struct {
 	counts  []uint64
 	verify  *arbiterv1.VerifyUnitResult // set for a verify unit
 	elapsed time.Duration
+
+	// games is set for a game-pair batch (games.go).
+	games *arbiterv1.GamePairBatchResult
 }
 
 type held struct {
@@ -104,6 +112,9 @@ type Worker struct {
 	stats     Stats
 	verify    *verifyEngines
 	metrics   *metrics
+
+	// Game-pair batches (games.go).
+	games gameRunner
 }
 
 // Stats counts what a worker did.
@@ -200,7 +211,8 @@ func (w *Worker) register(ctx context.Context, stale string) (string, error) {
 			Name: w.cfg.Name,
 			Capabilities: &arbiterv1.WorkerCapabilities{
 				Cores: uint32(w.cfg.Threads), HashMb: uint32(w.cfg.HashMB), EngineVersion: EngineVersion(),
-				Capabilities: append([]string{"perft", "perft960"}, w.verify.capabilities()...), Hostname: hostname(),
+				Capabilities: append(append([]string{"perft", "perft960"}, w.verify.capabilities()...), w.gameCapabilities()...), Hostname: hostname(),
+				BenchNps: w.games.nps, BenchSignature: w.games.signature,
 			},
 		})
 		if err == nil {
@@ -242,6 +254,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBG()
 	defer w.verify.close()
+	w.runBench()
 	if _, err := w.register(ctx, ""); err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -373,6 +386,10 @@ func (w *Worker) run(bg context.Context, l *arbiterv1.Lease) {
 		w.runVerify(cctx, bg, h, vu, log)
 		return
 	}
+	if gb := unit.GetGamePairs(); gb != nil {
+		w.runGames(cctx, bg, h, gb, log)
+		return
+	}
 	batch := unit.GetPerft()
 	if batch == nil {
 		log.Warn("unit kind not supported; releasing")
@@ -476,6 +493,9 @@ func (w *Worker) outboxLoop(ctx context.Context) {
 		req := &arbiterv1.SubmitRequest{
 			WorkerId: id, LeaseId: r.leaseID, UnitId: r.unitID, Elapsed: durationpb.New(r.elapsed),
 			Result: &arbiterv1.SubmitRequest_Perft{Perft: &arbiterv1.PerftBatchResult{Counts: r.counts}},
+		}
+		if r.games != nil {
+			req.Result = &arbiterv1.SubmitRequest_GamePairs{GamePairs: r.games}
 		}
 		if r.verify != nil {
 			req.Result = &arbiterv1.SubmitRequest_Verify{Verify: r.verify}

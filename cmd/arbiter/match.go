@@ -42,6 +42,10 @@ type matchFlags struct {
 	ratingInterval int
 	quiet          bool
 	cpuProfile     string
+
+	// remote: the engines run on cluster workers, so a cmd= binary need
+	// not exist here (`arbiter submit sprt|match`).
+	remote bool
 }
 
 func newMatchCommand() *cobra.Command {
@@ -94,6 +98,7 @@ type matchPlan struct {
 	book     *match.Book
 	sprt     *sprt.Params
 	bookName string
+	bookOpts match.BookOptions
 }
 
 // parseKV splits "k=v,k2=v2,flag" into ordered pairs; a bare word has value "".
@@ -233,7 +238,7 @@ func parseMatchFlags(f *matchFlags) (*matchPlan, error) {
 			if e.Dir != "" && !filepath.IsAbs(path) && strings.Contains(path, "/") {
 				path = filepath.Join(e.Dir, path)
 			}
-			if _, err := exec.LookPath(path); err != nil {
+			if _, err := exec.LookPath(path); err != nil && !f.remote {
 				return nil, usageError("%s: cmd=%q: %v", flag, e.Cmd, err)
 			}
 		}
@@ -308,6 +313,7 @@ func parseMatchFlags(f *matchFlags) (*matchPlan, error) {
 	}
 	plan.book = book
 	plan.bookName = filepath.Base(bo.Path)
+	plan.bookOpts = bo
 	cfg.Openings = book.At
 
 	// Games or SPRT.

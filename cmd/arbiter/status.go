@@ -41,6 +41,10 @@ func newStatusCommand() *cobra.Command {
 					fmt.Fprintln(out, string(b))
 					return nil
 				}
+				if resp.GetJob().GetMatch() != nil {
+					printTestDetail(out, resp.GetJob())
+					return nil
+				}
 				printJobDetail(out, resp.GetJob())
 				return nil
 			}
@@ -60,6 +64,11 @@ func newStatusCommand() *cobra.Command {
 			fmt.Fprintln(tw, "JOB\tSTATE\tDEPTH\tUNITS\tNODES\tFEN")
 			for _, j := range resp.GetJobs() {
 				p := j.GetProgress()
+				if mp := j.GetMatchProgress(); mp != nil {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d games\t%s vs %s\n", j.GetJobId(), stateName(j.GetState()), j.GetKind(),
+						p.GetUnitsDone(), p.GetUnitsTotal(), mp.GetGames(), j.GetMatch().GetEngineA().GetName(), j.GetMatch().GetEngineB().GetName())
+					continue
+				}
 				nodes := j.GetNodes()
 				if nodes == "" {
 					nodes = p.GetNodesDone() + "+"

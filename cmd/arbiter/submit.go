@@ -102,6 +102,7 @@ func newSubmitCommand() *cobra.Command {
 		Short: "Submit a job to a coordinator",
 	}
 	cmd.AddCommand(newSubmitPerftCommand())
+	cmd.AddCommand(newSubmitTestCommands()...)
 	return cmd
 }
 

@@ -47,6 +47,7 @@ func newUpCommand() *cobra.Command {
 		httpAddr string
 		unitDur  time.Duration
 		shared   bool
+		test     testFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -163,6 +164,9 @@ clients can join (the address and token are printed).`,
 				fmt.Fprintf(stderr, "arbiter up: metrics on http://%s/metrics\n", rc.http.Addr())
 			}
 
+			if test.given() {
+				return runUpTest(ctx, cmd.OutOrStdout(), stderr, [2]string{rc.addr, token}, &test)
+			}
 			if depth < 0 {
 				fmt.Fprintf(stderr, "arbiter up: serving; connect with --coordinator %s --token %s (Ctrl-C stops)\n", rc.addr, token)
 				<-ctx.Done()
@@ -218,5 +222,6 @@ clients can join (the address and token are printed).`,
 	fl.BoolVar(&shared, "shared-hash", true, "local workers share one hash table (workers × --hash MB)")
 	addVerifyEngineFlag(fl)
 	fl.DurationVar(&unitDur, "unit-duration", 2*time.Second, "target compute time of one unit")
+	test.add(fl, "") // --engine ... --sprt ...: run a test on the local workers (docs/sprt-cluster.md)
 	return cmd
 }

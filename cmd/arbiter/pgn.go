@@ -1,0 +1,46 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+func init() { subcommands = append(subcommands, newPGNCommand) }
+
+func newPGNCommand() *cobra.Command {
+	var f clientFlags
+	var output string
+	cmd := &cobra.Command{
+		Use:   "pgn TEST",
+		Short: "Download every game of a match or SPRT test as PGN",
+		Example: `  arbiter pgn s1a2b3c4d5e6 -o games.pgn
+  arbiter pgn s1a2b3c4d5e6 | pgn-extract -s`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			conn, err := f.dial()
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			ctx, cancel := signalContext()
+			defer cancel()
+			jobs := arbiterv1.NewJobServiceClient(conn)
+			if output == "" || output == "-" {
+				_, err := streamPGN(ctx, jobs, args[0], cmd.OutOrStdout())
+				return err
+			}
+			n, err := downloadPGN(ctx, jobs, args[0], output)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d games to %s\n", n, output)
+			return nil
+		},
+	}
+	f.add(cmd.Flags())
+	cmd.Flags().StringVarP(&output, "output", "o", "", "write to this file (default: standard output)")
+	return cmd
+}

@@ -1,0 +1,305 @@
+package worker
+
+// Game-pair batches: a worker plays a batch of a match or SPRT test with the
+// match library (one pair at a time per slot; slots = cores, and a game
+// whose engines ask for more than one thread takes that many cores from the
+// worker's budget), and reports the pentanomial, W/D/L, every PGN and the
+// incidents. An engine the worker cannot run (a UCI binary that is missing
+// or not executable, an engine that refuses an option) is a refusal: the
+// lease is released with cannot_run and the coordinator stops offering the
+// test to this worker.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/arbiter-chess/arbiter/engine/search"
+	_ "github.com/arbiter-chess/arbiter/engine/uci" // registers the builtin player
+	"github.com/arbiter-chess/arbiter/internal/matchspec"
+	"github.com/arbiter-chess/arbiter/match"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// DefaultBenchDepth is the start-up bench's depth: about 0.1 s on one core.
+const DefaultBenchDepth = 7
+
+type gameRunner struct {
+	nps       uint64
+	signature uint64
+
+	mu   sync.Mutex
+	cond *sync.Cond
+	used int // cores taken by running games
+}
+
+// runBench measures the worker's speed once, before it registers.
+func (w *Worker) runBench() {
+	g := &w.games
+	if g.nps != 0 {
+		return
+	}
+	if w.cfg.BenchNPS > 0 {
+		g.nps = w.cfg.BenchNPS
+		return
+	}
+	depth := w.cfg.BenchDepth
+	if depth < 0 {
+		return
+	}
+	if depth == 0 {
+		depth = DefaultBenchDepth
+	}
+	res, err := search.Bench(depth, nil)
+	if err != nil {
+		w.log.Warn("bench failed; reporting no speed", zap.Error(err))
+		return
+	}
+	g.nps, g.signature = uint64(res.NPS()), uint64(res.Nodes)
+	w.log.Info("bench", zap.Int("depth", depth), zap.Uint64("nodes", g.signature), zap.Uint64("nps", g.nps),
+		zap.Duration("elapsed", res.Elapsed))
+}
+
+// BenchNPS is the speed the worker reports (after Run started).
+func (w *Worker) BenchNPS() uint64 { return w.games.nps }
+
+func (w *Worker) gameCapabilities() []string {
+	caps := []string{"game-pair"}
+	if match.BuiltinFactory != nil {
+		caps = append(caps, "builtin")
+	}
+	return caps
+}
+
+// acquire takes n cores of the worker's budget (Threads), waiting for
+// running games to give them back; n is capped at the budget.
+func (g *gameRunner) acquire(ctx context.Context, n, budget int) bool {
+	n = min(max(n, 1), budget)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cond == nil {
+		g.cond = sync.NewCond(&g.mu)
+	}
+	stop := context.AfterFunc(ctx, func() {
+		g.mu.Lock()
+		g.cond.Broadcast()
+		g.mu.Unlock()
+	})
+	defer stop()
+	for g.used+n > budget {
+		if ctx.Err() != nil {
+			return false
+		}
+		g.cond.Wait()
+	}
+	g.used += n
+	return true
+}
+
+func (g *gameRunner) releaseCores(n, budget int) {
+	n = min(max(n, 1), budget)
+	g.mu.Lock()
+	g.used -= n
+	if g.cond != nil {
+		g.cond.Broadcast()
+	}
+	g.mu.Unlock()
+}
+
+// threadsOf is the number of threads a game of e uses.
+func threadsOf(e *arbiterv1.EngineSpec) int {
+	for k, v := range e.GetOptions() {
+		if strings.EqualFold(k, "Threads") {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return 1
+}
+
+// cannotRun says why this worker cannot play an engine, or "".
+func cannotRun(e *arbiterv1.EngineSpec) string {
+	if matchspec.IsBuiltin(e) {
+		if match.BuiltinFactory == nil {
+			return fmt.Sprintf("engine %q: the embedded engine is not in this build", e.GetName())
+		}
+		return ""
+	}
+	path := e.GetCommand()
+	if e.GetDir() != "" && !filepath.IsAbs(path) && strings.Contains(path, "/") {
+		path = filepath.Join(e.GetDir(), path)
+	}
+	if _, err := exec.LookPath(path); err != nil {
+		return fmt.Sprintf("engine %q: command %q is not present or not executable on this worker: %v", e.GetName(), e.GetCommand(), err)
+	}
+	return ""
+}
+
+// refuseUnit releases a lease the worker cannot run, saying so.
+func (w *Worker) refuseUnit(ctx context.Context, leaseID, reason string) {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	w.mu.Lock()
+	w.stats.Released++
+	w.mu.Unlock()
+	if _, err := w.worker.Release(cctx, &arbiterv1.ReleaseRequest{WorkerId: w.workerID(), LeaseId: leaseID, Reason: reason, CannotRun: true}); err != nil {
+		w.log.Warn("release failed", zap.String("lease_id", leaseID), zap.Error(err))
+	}
+}
+
+// runGames plays one leased batch and puts the result in the outbox.
+func (w *Worker) runGames(ctx, bg context.Context, h *held, b *arbiterv1.GamePairBatch, log *zap.Logger) {
+	for _, e := range []*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()} {
+		if why := cannotRun(e); why != "" {
+			log.Warn("cannot run test; refusing the batch", zap.String("reason", why))
+			w.refuseUnit(bg, h.leaseID, why)
+			return
+		}
+	}
+	threads := max(threadsOf(b.GetEngineA()), threadsOf(b.GetEngineB()))
+	if !w.games.acquire(ctx, threads, w.cfg.Threads) {
+		w.release(bg, h.leaseID, "worker stopping")
+		return
+	}
+	defer w.games.releaseCores(threads, w.cfg.Threads)
+	start := time.Now()
+	res, err := PlayBatch(ctx, b)
+	elapsed := time.Since(start)
+	var refusal *refusalError
+	switch {
+	case errors.As(err, &refusal):
+		log.Warn("cannot run test; refusing the batch", zap.Error(err))
+		w.refuseUnit(bg, h.leaseID, err.Error())
+		return
+	case err != nil:
+		log.Info("batch not finished; releasing lease", zap.Error(err))
+		w.release(bg, h.leaseID, err.Error())
+		return
+	}
+	log.Info("batch played", zap.Int("games", len(res.GetPgns())), zap.Duration("elapsed", elapsed),
+		zap.Uint64("wins", res.GetWins()), zap.Uint64("draws", res.GetDraws()), zap.Uint64("losses", res.GetLosses()))
+	w.mu.Lock()
+	w.stats.Units++
+	w.outbox = append(w.outbox, &result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, games: res, elapsed: elapsed})
+	w.mu.Unlock()
+	select {
+	case w.outboxCh <- struct{}{}:
+	default:
+	}
+}
+
+// refusalError is an engine this worker cannot run.
+type refusalError struct{ err error }
+
+func (e *refusalError) Error() string { return e.err.Error() }
+func (e *refusalError) Unwrap() error { return e.err }
+
+// PlayBatch plays a batch's game pairs (A white first, then B white) and
+// builds the result: pentanomial and W/D/L from engine A's side, every game
+// as PGN in pair order, incidents. An engine that cannot start is a
+// *refusalError; a batch cut short (ctx) is an error.
+func PlayBatch(ctx context.Context, b *arbiterv1.GamePairBatch) (*arbiterv1.GamePairBatchResult, error) {
+	lim, err := matchspec.LimitsFromProto(b.GetTimeControl(), 1)
+	if err != nil {
+		return nil, &refusalError{fmt.Errorf("time control: %w", err)}
+	}
+	var openings []match.Opening
+	for i, o := range b.GetOpenings() {
+		op, err := matchspec.OpeningFromProto(o, b.GetChess960())
+		if err != nil {
+			return nil, &refusalError{fmt.Errorf("opening %d of the batch: %w", i, err)}
+		}
+		for range max(b.GetPairsPerOpening(), 1) {
+			openings = append(openings, op)
+		}
+	}
+	site, _ := os.Hostname()
+	cfg := match.MatchConfig{
+		Engines: [2]match.EngineConfig{matchspec.EngineFromProto(b.GetEngineA()), matchspec.EngineFromProto(b.GetEngineB())},
+		Limits:  lim,
+		Game: match.GameConfig{Adjudication: matchspec.AdjudicationFromProto(b.GetAdjudication()),
+			TimeMargin: b.GetTimeMargin().AsDuration(), HangTimeout: b.GetHangTimeout().AsDuration()},
+		FirstPair:   int(b.GetFirstPair()),
+		Concurrency: 1,
+		PGNOptions:  match.PGNOptions{Event: b.GetEvent(), Site: site},
+	}
+	if cfg.Game.HangTimeout <= 0 {
+		cfg.Game.HangTimeout = 30 * time.Second
+	}
+	if cfg.PGNOptions.Event == "" {
+		cfg.PGNOptions.Event = "Arbiter test " + b.GetTestId()
+	}
+	t, pairs, err := match.PlayPairs(ctx, cfg, openings)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &refusalError{err}
+	}
+	if len(pairs) != len(openings) {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("played %d of %d pairs", len(pairs), len(openings))
+	}
+	sort.Slice(pairs, func(i, k int) bool { return pairs[i].Index < pairs[k].Index })
+	p := t.Results.Pentanomial
+	if p == nil {
+		return nil, errors.New("no pentanomial counted")
+	}
+	res := &arbiterv1.GamePairBatchResult{
+		Pentanomial: &arbiterv1.Pentanomial{Ll: uint64(p[0]), Ld: uint64(p[1]), Dd: uint64(p[2]), Wd: uint64(p[3]), Ww: uint64(p[4])},
+		Wins:        uint64(t.Results.Wins), Draws: uint64(t.Results.Draws), Losses: uint64(t.Results.Losses),
+		Overruns: uint64(t.Overruns),
+	}
+	var buf bytes.Buffer
+	for pi, pr := range pairs {
+		for gi, g := range pr.Games {
+			buf.Reset()
+			bw := bufio.NewWriter(&buf)
+			if err := match.WritePGN(bw, g, cfg.PGNOptions); err != nil {
+				return nil, fmt.Errorf("PGN: %w", err)
+			}
+			bw.Flush()
+			res.Pgns = append(res.Pgns, buf.String())
+			for _, inc := range g.Incidents {
+				k := incidentKind(inc.Kind)
+				if k == arbiterv1.IncidentKind_INCIDENT_KIND_UNSPECIFIED {
+					continue
+				}
+				res.Incidents = append(res.Incidents, &arbiterv1.Incident{Kind: k, OpeningIndex: uint32(pr.Opening.ID),
+					GameIndex: uint32(2*pi + gi), Engine: inc.Player, Detail: inc.String()})
+			}
+		}
+	}
+	return res, nil
+}
+
+func incidentKind(k match.IncidentKind) arbiterv1.IncidentKind {
+	switch k {
+	case match.IncTimeLoss:
+		return arbiterv1.IncidentKind_INCIDENT_KIND_TIME_LOSS
+	case match.IncCrash, match.IncStartup:
+		return arbiterv1.IncidentKind_INCIDENT_KIND_CRASH
+	case match.IncIllegal:
+		return arbiterv1.IncidentKind_INCIDENT_KIND_ILLEGAL_MOVE
+	case match.IncHang:
+		return arbiterv1.IncidentKind_INCIDENT_KIND_HANG
+	case match.IncOverrun:
+		return arbiterv1.IncidentKind_INCIDENT_KIND_UNSPECIFIED // counted in overruns
+	}
+	return arbiterv1.IncidentKind_INCIDENT_KIND_OTHER
+}
