@@ -2,6 +2,7 @@ package worker
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -131,4 +132,22 @@ func (w *Worker) Ready() error {
 		return errors.New("coordinator unreachable (last lease call failed)")
 	}
 	return nil
+}
+
+// batchPlayed counts a played game-pair batch: its games that reached an
+// end (a result other than "*"), and the engine restarts its incidents
+// imply (a crashed, hung or unstartable engine process is killed and
+// started again for the next game).
+func (m *metrics) batchPlayed(res *arbiterv1.GamePairBatchResult) {
+	for _, pgn := range res.GetPgns() {
+		if !strings.Contains(pgn, `[Result "*"]`) {
+			m.games.Inc()
+		}
+	}
+	for _, inc := range res.GetIncidents() {
+		switch inc.GetKind() {
+		case arbiterv1.IncidentKind_INCIDENT_KIND_CRASH, arbiterv1.IncidentKind_INCIDENT_KIND_HANG:
+			m.restarts.Inc()
+		}
+	}
 }

@@ -111,3 +111,15 @@ func TestNodesPerSecond(t *testing.T) {
 		t.Error("connected after a failed call")
 	}
 }
+
+func TestBatchPlayed(t *testing.T) {
+	m := newMetrics(nil, 1)
+	m.batchPlayed(&arbiterv1.GamePairBatchResult{
+		Pgns: []string{"[Result \"1-0\"]\n\n1-0\n", "[Result \"*\"]\n\n*\n", "[Result \"1/2-1/2\"]\n\n1/2-1/2\n"},
+		Incidents: []*arbiterv1.Incident{{Kind: arbiterv1.IncidentKind_INCIDENT_KIND_CRASH},
+			{Kind: arbiterv1.IncidentKind_INCIDENT_KIND_TIME_LOSS}, {Kind: arbiterv1.IncidentKind_INCIDENT_KIND_HANG}},
+	})
+	if g, r := testutil.ToFloat64(m.games), testutil.ToFloat64(m.restarts); g != 2 || r != 2 {
+		t.Errorf("games %v (want 2 finished), restarts %v (want 2: crash and hang)", g, r)
+	}
+}
