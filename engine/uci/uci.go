@@ -358,8 +358,10 @@ func (s *Server) cmdGo(args []string) {
 		if len(info.PV) >= 2 && info.PV[0] == m {
 			c := pos
 			c.MakeMove(m)
-			s.out.printf("bestmove %s ponder %s", pos.UCIMove(m), c.UCIMove(info.PV[1]))
-			return
+			if c.IsLegal(info.PV[1]) {
+				s.out.printf("bestmove %s ponder %s", pos.UCIMove(m), c.UCIMove(info.PV[1]))
+				return
+			}
 		}
 		s.out.printf("bestmove %s", pos.UCIMove(m))
 	}()
