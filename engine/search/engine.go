@@ -36,6 +36,9 @@ type Limits struct {
 	MovesToGo int
 	Infinite  bool // search until stopped
 	Ponder    bool // search until PonderHit (then under the limits) or stopped
+	// SearchMoves restricts the root to these moves (UCI `go searchmoves`);
+	// moves that are not legal are ignored, and if none is, all are searched.
+	SearchMoves []engine.Move
 }
 
 // Info reports a completed iteration.
@@ -94,9 +97,10 @@ type Engine struct {
 	lmr     [64][64]int8
 	clock   Clock
 
-	stop      atomic.Bool
-	tm        timeManager
-	ponderHit chan struct{}
+	stop        atomic.Bool
+	tm          timeManager
+	searchMoves []engine.Move // root restriction of the current search
+	ponderHit   chan struct{}
 
 	// OnInfo, if set, is called on the searching goroutine after every
 	// completed iteration of the main thread.
@@ -353,6 +357,12 @@ func (e *Engine) Start(ctx context.Context, pos engine.Position, history []uint6
 	for _, w := range e.workers {
 		w.prepare(&pos, history)
 	}
+	e.searchMoves = e.searchMoves[:0]
+	for _, m := range lim.SearchMoves {
+		if pos.IsLegal(m) {
+			e.searchMoves = append(e.searchMoves, m)
+		}
+	}
 	s := &Search{done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
@@ -483,6 +493,9 @@ func (w *worker) iterate(pos *engine.Position, lim *Limits) {
 	// answers with a legal move.
 	var ml engine.MoveList
 	pos.GenerateMoves(&ml)
+	if len(e.searchMoves) > 0 {
+		restrictMoves(&ml, e.searchMoves)
+	}
 	w.done.Move = ml.Moves[0]
 	w.done.PV[0], w.done.PVLen = ml.Moves[0], 1
 

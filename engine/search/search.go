@@ -216,6 +216,9 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 
 	var ml engine.MoveList
 	p.GenerateMoves(&ml)
+	if root && len(w.e.searchMoves) > 0 {
+		restrictMoves(&ml, w.e.searchMoves)
+	}
 	if ml.N == 0 {
 		if inCheck {
 			return -MateScore + ply
@@ -424,6 +427,22 @@ func (w *worker) qsearch(p *engine.Position, alpha, beta, ply int) int {
 	}
 	e.tt.Store(p.Key(), TTEntry{Move: bestMove, Score: scoreToTT(best, ply), Eval: ev, Depth: 0, Bound: bound})
 	return best
+}
+
+// restrictMoves keeps only the moves of ml that are in allowed (UCI `go
+// searchmoves`), in their generated order.
+func restrictMoves(ml *engine.MoveList, allowed []engine.Move) {
+	n := 0
+	for _, m := range ml.Moves[:ml.N] {
+		for _, a := range allowed {
+			if m == a {
+				ml.Moves[n] = m
+				n++
+				break
+			}
+		}
+	}
+	ml.N = n
 }
 
 // buildLMR fills the late-move reduction table from the parameters.

@@ -336,3 +336,13 @@ func TestTTPacking(t *testing.T) {
 		t.Errorf("hit on an absent key")
 	}
 }
+
+func TestSearchMoves(t *testing.T) {
+	e := newTestEngine(t, nil)
+	p := engine.StartPosition()
+	only := []engine.Move{mustMove(t, &p, "a2a3"), mustMove(t, &p, "h2h3")}
+	m, _ := e.Go(context.Background(), p, nil, Limits{Depth: 6, SearchMoves: only})
+	if m != only[0] && m != only[1] {
+		t.Errorf("searchmoves a2a3 h2h3: got %s", p.UCIMove(m))
+	}
+}

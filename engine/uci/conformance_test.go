@@ -275,7 +275,7 @@ func TestBadCommands(t *testing.T) {
 		"go depth x",
 		"go wtime -",
 		"go perft 0",
-		"go searchmoves e2e4",
+		"go searchmoves e2e5",
 		"setoption",
 		"setoption name",
 		"setoption name NoSuchOption value 1",

@@ -262,8 +262,13 @@ func (s *Server) cmdPosition(args []string) {
 	s.pos, s.history = pos, history
 }
 
+var goKeywords = map[string]bool{
+	"searchmoves": true, "ponder": true, "wtime": true, "btime": true, "winc": true, "binc": true,
+	"movestogo": true, "depth": true, "nodes": true, "mate": true, "movetime": true, "infinite": true, "perft": true,
+}
+
 // parseGo reads the arguments of `go` into limits; perft > 0 asks for perft.
-func parseGo(args []string, us engine.Color) (lim search.Limits, perft int, err error) {
+func parseGo(args []string, pos *engine.Position) (lim search.Limits, perft int, err error) {
 	num := func(i int) (int64, error) {
 		if i+1 >= len(args) {
 			return 0, fmt.Errorf("go %s: missing value", args[i])
@@ -289,7 +294,16 @@ func parseGo(args []string, us engine.Color) (lim search.Limits, perft int, err 
 			lim.Ponder = true
 			continue
 		case "searchmoves":
-			return lim, 0, fmt.Errorf("go searchmoves is not supported")
+			// Moves up to the next keyword; an illegal one is an error.
+			for i+1 < len(args) && !goKeywords[args[i+1]] {
+				m, err := pos.ParseUCIMove(args[i+1])
+				if err != nil {
+					return lim, 0, fmt.Errorf("go searchmoves: %v", err)
+				}
+				lim.SearchMoves = append(lim.SearchMoves, m)
+				i++
+			}
+			continue
 		case "depth", "nodes", "movetime", "wtime", "btime", "winc", "binc", "movestogo", "perft", "mate":
 			if v, err = num(i); err != nil {
 				return lim, 0, err
@@ -332,7 +346,7 @@ func (s *Server) cmdGo(args []string) {
 		s.errorf("go ignored: already searching")
 		return
 	}
-	lim, perft, err := parseGo(args, s.pos.SideToMove())
+	lim, perft, err := parseGo(args, &s.pos)
 	if err != nil {
 		s.errorf("%v", err)
 		return
