@@ -382,8 +382,8 @@ func (e *Engine) run(ctx context.Context, pos *engine.Position, lim *Limits) (en
 	// The hard limit is also enforced by a timer, so the search stops on
 	// time even while the node counter advances slowly (a starved thread).
 	// Pondering has no deadline yet; the node checks cover it after
-	// ponderhit.
-	if e.tm.timed && !lim.Ponder {
+	// ponderhit. A test clock (SetClock) is only read by the node checks.
+	if _, real := e.clock.(realClock); real && e.tm.timed && !lim.Ponder {
 		t := time.AfterFunc(e.tm.hard, func() { e.stop.Store(true) })
 		defer t.Stop()
 	}
