@@ -234,12 +234,15 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 	nq := 0
 	moves := 0
 	lmpLimit := v[LMPBase] + depth*depth/(2-impr)
+	// Move-count, futility and SEE pruning only with pieces on the board:
+	// in pawn endings a quiet-looking move is often the only one that holds.
+	canPrune := !root && hasNonPawnMaterial(p)
 	for i := 0; i < ml.N; i++ {
 		m := pickNext(&ml, &scores, i)
 		capture := p.IsCapture(m)
 		quiet := !capture && !m.IsPromotion()
 
-		if !root && best > -MateBound && hasNonPawnMaterial(p) {
+		if canPrune && best > -MateBound {
 			if quiet {
 				if depth <= v[LMPDepth] && moves >= lmpLimit {
 					continue
