@@ -88,7 +88,7 @@ func ParseLocalEngine(s string) (LocalEngine, error) {
 	}
 	path, err := exec.LookPath(cmd)
 	if err != nil {
-		return LocalEngine{}, fmt.Errorf("engine %s: %v", name, err)
+		return LocalEngine{}, fmt.Errorf("engine %q: %v", name, err)
 	}
 	if spec.Dir == "" {
 		// Absolute, so that it runs the same whatever the worker's cwd.
