@@ -12,6 +12,8 @@ var (
 	// betweenBB[a][b] is the set of squares strictly between a and b on a
 	// line, or empty when they share no line.
 	betweenBB [64][64]Bitboard
+	// rookRays and bishopRays are the empty-board lines from a square.
+	rookRays, bishopRays [64]Bitboard
 	// lineBB[a][b] is the full line through a and b (edge to edge), or empty.
 	lineBB [64][64]Bitboard
 
@@ -146,6 +148,8 @@ func init() {
 		kingAttacks[s] = stepAttacks(s, kingSteps)
 		pawnAttacks[White][s] = stepAttacks(s, [][2]int{{-1, 1}, {1, 1}})
 		pawnAttacks[Black][s] = stepAttacks(s, [][2]int{{-1, -1}, {1, -1}})
+		rookRays[s] = slidingAttacks(s, 0, &rookDirs)
+		bishopRays[s] = slidingAttacks(s, 0, &bishopDirs)
 	}
 	fillMagics(&rookMagics, &rookTable, &rookDirs, &rookMagicNumbers)
 	fillMagics(&bishopMagics, &bishopTable, &bishopDirs, &bishopMagicNumbers)

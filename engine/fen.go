@@ -164,6 +164,7 @@ func ParseFEN(fen string) (Position, error) {
 			}
 			p.castling |= 1 << i
 			p.castleRook[i] = rsq
+			p.castleSquares |= rsq.Bit() | ksq.Bit()
 			if ksq.File() != 4 || (rsq.File() != 0 && rsq.File() != 7) {
 				chess960 = true
 			}

@@ -34,7 +34,15 @@ func (p *Position) legality(li *legalityInfo) {
 	li.theirBQ = (p.pieces[Bishop] | p.pieces[Queen]) & li.theirs
 	li.pinned = 0
 	li.checkers = (knightAttacks[li.ksq]&p.pieces[Knight] | pawnAttacks[us][li.ksq]&p.pieces[Pawn]) & li.theirs
-	snipers := RookAttacks(li.ksq, li.theirs)&li.theirRQ | BishopAttacks(li.ksq, li.theirs)&li.theirBQ
+	// Sliders that could pin or check along a line through the king; the
+	// magic lookups are skipped when none stands on such a line at all.
+	var snipers Bitboard
+	if rookRays[li.ksq]&li.theirRQ != 0 {
+		snipers = RookAttacks(li.ksq, li.theirs) & li.theirRQ
+	}
+	if bishopRays[li.ksq]&li.theirBQ != 0 {
+		snipers |= BishopAttacks(li.ksq, li.theirs) & li.theirBQ
+	}
 	for snipers != 0 {
 		s := popFirst(&snipers)
 		between := betweenBB[li.ksq][s] & li.occ
@@ -149,7 +157,9 @@ func (p *Position) countLegal() int {
 	}
 	if p.castling != 0 && li.checkers == 0 {
 		for i := castleIndex(us, true); i <= castleIndex(us, false); i++ {
-			if p.castleLegal(i, &li) {
+			// Most castlings fail on a piece between king and rook: test
+			// that inline before the full check.
+			if p.castling&(1<<i) != 0 && li.occ&betweenBB[li.ksq][p.castleRook[i]] == 0 && p.castleLegal(i, &li) {
 				n++
 			}
 		}

@@ -21,13 +21,16 @@ type Position struct {
 	// castleRook[i] is the original square of the rook of castling right i
 	// (any file in Chess960); meaningful only while the right is held.
 	castleRook [4]Square
-	kingSq     [2]Square
-	side       Color
-	ep         Square
-	castling   uint8
-	chess960   bool
-	halfmove   uint16
-	fullmove   uint16
+	// castleSquares holds the kings' and castling rooks' original squares:
+	// only a move from or to one of them can change the castling rights.
+	castleSquares Bitboard
+	kingSq        [2]Square
+	side          Color
+	ep            Square
+	castling      uint8
+	chess960      bool
+	halfmove      uint16
+	fullmove      uint16
 }
 
 // Castling rights, one bit each, in Polyglot key order.
@@ -168,7 +171,7 @@ func (p *Position) MakeMove(m Move) {
 		p.ep = NoSquare
 	}
 	p.halfmove++
-	if p.castling != 0 {
+	if p.castling != 0 && p.castleSquares&(from.Bit()|to.Bit()) != 0 {
 		p.updateCastlingRights(from, to)
 	}
 
