@@ -1,5 +1,7 @@
 package engine
 
+import "unsafe"
+
 // Attack tables. Sliding attacks use "fancy" magic bitboards. The magic
 // numbers are generated into magic_numbers.go by a deterministic search
 // (go test ./engine -run TestGenerateMagics -update-magics), so start-up only
@@ -27,7 +29,11 @@ type magic struct {
 	mask    Bitboard
 	magic   uint64
 	attacks []Bitboard
-	shift   uint8
+	// table is &attacks[0], so the lookup needs no bounds check: the index
+	// (occ&mask)*magic>>shift is below len(attacks) by construction
+	// (shift = 64 - popcount(mask)), and fillMagics writes every slot.
+	table unsafe.Pointer
+	shift uint8
 }
 
 func (m *magic) index(occ Bitboard) uint64 {
@@ -36,14 +42,14 @@ func (m *magic) index(occ Bitboard) uint64 {
 
 // RookAttacks returns the squares a rook on s attacks given the occupancy.
 func RookAttacks(s Square, occ Bitboard) Bitboard {
-	m := &rookMagics[s]
-	return m.attacks[(uint64(occ&m.mask)*m.magic)>>m.shift]
+	m := &rookMagics[s&63]
+	return *(*Bitboard)(unsafe.Add(m.table, (uint64(occ&m.mask)*m.magic)>>m.shift*8))
 }
 
 // BishopAttacks returns the squares a bishop on s attacks given the occupancy.
 func BishopAttacks(s Square, occ Bitboard) Bitboard {
-	m := &bishopMagics[s]
-	return m.attacks[(uint64(occ&m.mask)*m.magic)>>m.shift]
+	m := &bishopMagics[s&63]
+	return *(*Bitboard)(unsafe.Add(m.table, (uint64(occ&m.mask)*m.magic)>>m.shift*8))
 }
 
 // QueenAttacks returns the squares a queen on s attacks given the occupancy.
@@ -112,6 +118,7 @@ func fillMagics(magics *[64]magic, table *[]Bitboard, dirs *[4][2]int, numbers *
 		m.shift = uint8(64 - m.mask.Count())
 		size := 1 << m.mask.Count()
 		m.attacks = (*table)[offset : offset+size]
+		m.table = unsafe.Pointer(&m.attacks[0])
 		seen := filled[offset : offset+size]
 		offset += size
 		// Enumerate all subsets of the mask (Carry-Rippler).
