@@ -483,6 +483,7 @@ func (c *Coordinator) loadTest(ctx context.Context, j *jobState) error {
 	if err != nil {
 		return fmt.Errorf("coordinator: test %s batches: %w", id, err)
 	}
+	j.test = t
 	maxIdx := -1
 	for i := range batches {
 		b := &batches[i]

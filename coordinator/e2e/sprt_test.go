@@ -283,7 +283,7 @@ func TestClusterTestBadInput(t *testing.T) {
 	// An engine missing on the worker: the worker refuses, the test is not
 	// given to it again, and nothing is counted.
 	missing := submitTestEngines(t, addr, "name=ghost,cmd=/nonexistent/engine", engDefault, "--each", "nodes=1000", "--games", "4")
-	startWorker(t, addr, "--name", "nobin")
+	nobin := startWorker(t, addr, "--name", "nobin")
 	j := waitFor(t, conn, missing, 30*time.Second, "worker refusal", func(j *arbiterv1.Job) bool {
 		for _, w := range j.GetMatchProgress().GetWorkers() {
 			if w.GetExcluded() && strings.Contains(w.GetReason(), "not present or not executable") {
@@ -300,7 +300,8 @@ func TestClusterTestBadInput(t *testing.T) {
 	}
 
 	// Malformed results from a (fake) worker: refused, nothing counted.
-	id := submitTest(t, addr, "match", "--each", "nodes=1000", "--games", "4", "--batch-pairs", "2")
+	nobin.kill(t) // the fake worker must get the batch
+	id := submitTest(t, addr, "match", "--each", "nodes=1000", "--games", "8", "--batch-pairs", "2")
 	ws := arbiterv1.NewWorkerServiceClient(conn)
 	reg, err := ws.Register(ctxT(t, 10*time.Second), &arbiterv1.RegisterRequest{Name: "fake", Capabilities: &arbiterv1.WorkerCapabilities{
 		Cores: 1, Capabilities: []string{"game-pair"}}})
@@ -309,7 +310,10 @@ func TestClusterTestBadInput(t *testing.T) {
 	}
 	wid := reg.GetWorkerId()
 	var l *arbiterv1.Lease
-	for l == nil {
+	for deadline := time.Now().Add(30 * time.Second); l == nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("no lease for the fake worker")
+		}
 		resp, err := ws.Lease(ctxT(t, 10*time.Second), &arbiterv1.LeaseRequest{WorkerId: wid, Wait: durationpb.New(2 * time.Second)})
 		if err != nil {
 			t.Fatal(err)
