@@ -874,17 +874,15 @@ func (c *Coordinator) submitGames(ctx context.Context, req *arbiterv1.SubmitRequ
 	gr, isGames := req.GetResult().(*arbiterv1.SubmitRequest_GamePairs)
 	c.mu.Lock()
 	j, idx, isBatch := c.gameUnit(unit)
-	if !isGames && !isBatch {
+	if !isBatch {
+		// Not a batch: the perft path refuses it (unknown unit, or a game
+		// result for a perft unit).
 		c.mu.Unlock()
 		return nil, nil, false
 	}
 	if !c.touch(w) {
 		c.mu.Unlock()
 		return nil, errUnknownWorker(w), true
-	}
-	if !isBatch {
-		c.mu.Unlock()
-		return nil, status.Errorf(codes.NotFound, "unknown unit %q", unit), true
 	}
 	if !isGames || gr.GamePairs == nil {
 		c.mu.Unlock()
