@@ -107,8 +107,11 @@ type Coordinator struct {
 	leases   *lease.Manager
 	workCh   chan struct{} // closed and replaced when work appears
 	closed   bool
-	games    *gameSched
-	verify   verifyQueue // distributed verify units (verifyjob.go)
+	// gamesTurn: the next lease offers game pairs before perft units
+	// (the two kinds alternate while both wait). Under mu.
+	gamesTurn bool
+	games     *gameSched
+	verify    verifyQueue // distributed verify units (verifyjob.go)
 
 	metrics *metrics
 	stop    chan struct{}

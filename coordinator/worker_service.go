@@ -110,8 +110,21 @@ func (s *WorkerServer) Lease(ctx context.Context, req *arbiterv1.LeaseRequest) (
 			c.mu.Unlock()
 			return &arbiterv1.LeaseResponse{Lease: vl}, nil
 		}
+		// Perft units and game-pair batches take turns when both are
+		// waiting, so a deep perft job never starves running SPRT tests
+		// (nor the reverse); among tests, pickGame applies priorities and
+		// throughput shares.
+		if c.gamesTurn {
+			if gl, ok := c.pickGame(req.GetWorkerId(), c.cfg.Now()); ok {
+				c.gamesTurn = false
+				c.metrics.leasesGranted.Inc()
+				c.mu.Unlock()
+				return &arbiterv1.LeaseResponse{Lease: gl}, nil
+			}
+		}
 		u, l, ok := c.pick(req.GetWorkerId(), c.cfg.Now())
 		if ok {
+			c.gamesTurn = true
 			unit := c.unitProto(u)
 			c.metrics.leasesGranted.Inc()
 			c.log.Debug("lease granted", zap.String(logging.JobID, u.job.rec.ID), zap.String(logging.UnitID, u.rec.ID),
@@ -122,6 +135,7 @@ func (s *WorkerServer) Lease(ctx context.Context, req *arbiterv1.LeaseRequest) (
 			}}, nil
 		}
 		if gl, ok := c.pickGame(req.GetWorkerId(), c.cfg.Now()); ok {
+			c.gamesTurn = false
 			c.metrics.leasesGranted.Inc()
 			c.mu.Unlock()
 			return &arbiterv1.LeaseResponse{Lease: gl}, nil
