@@ -17,14 +17,12 @@ func newCancelCommand() *cobra.Command {
 		Short: "Cancel a running job (stored results are kept)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			conn, err := f.dial()
+			ctx, jobs, done, err := f.jobClient()
 			if err != nil {
 				return err
 			}
-			defer conn.Close()
-			ctx, cancel := signalContext()
-			defer cancel()
-			resp, err := arbiterv1.NewJobServiceClient(conn).CancelJob(ctx, &arbiterv1.CancelJobRequest{JobId: args[0]})
+			defer done()
+			resp, err := jobs.CancelJob(ctx, &arbiterv1.CancelJobRequest{JobId: args[0]})
 			if err != nil {
 				return rpcError("cancel", err)
 			}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 func init() { subcommands = append(subcommands, newPGNCommand) }
@@ -20,14 +18,11 @@ func newPGNCommand() *cobra.Command {
   arbiter pgn s1a2b3c4d5e6 | pgn-extract -s`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			conn, err := f.dial()
+			ctx, jobs, done, err := f.jobClient()
 			if err != nil {
 				return err
 			}
-			defer conn.Close()
-			ctx, cancel := signalContext()
-			defer cancel()
-			jobs := arbiterv1.NewJobServiceClient(conn)
+			defer done()
 			if output == "" || output == "-" {
 				_, err := streamPGN(ctx, jobs, args[0], cmd.OutOrStdout())
 				return err

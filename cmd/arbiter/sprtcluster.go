@@ -153,14 +153,11 @@ func newSubmitTestCommands() []*cobra.Command {
 				if err != nil {
 					return err
 				}
-				conn, err := client.dial()
+				ctx, jobs, done, err := client.jobClient()
 				if err != nil {
 					return err
 				}
-				defer conn.Close()
-				ctx, cancel := signalContext()
-				defer cancel()
-				jobs := arbiterv1.NewJobServiceClient(conn)
+				defer done()
 				return runTest(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), jobs, spec, plan, wait, f.pgnout)
 			},
 		}

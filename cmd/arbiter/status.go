@@ -22,14 +22,11 @@ func newStatusCommand() *cobra.Command {
 		Short: "Show a coordinator's jobs, or one job in detail",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			conn, err := f.dial()
+			ctx, jobs, done, err := f.jobClient()
 			if err != nil {
 				return err
 			}
-			defer conn.Close()
-			ctx, cancel := signalContext()
-			defer cancel()
-			jobs := arbiterv1.NewJobServiceClient(conn)
+			defer done()
 			out := cmd.OutOrStdout()
 			if len(args) == 1 {
 				resp, err := jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: args[0]})

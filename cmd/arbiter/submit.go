@@ -79,6 +79,17 @@ func rpcError(what string, err error) error {
 	return fmt.Errorf("%s: %s (%s)", what, st.Message(), st.Code())
 }
 
+// jobClient dials the coordinator and returns a JobService client with a
+// context that SIGINT/SIGTERM cancel; done closes both.
+func (f *clientFlags) jobClient() (context.Context, arbiterv1.JobServiceClient, func(), error) {
+	conn, err := f.dial()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := signalContext()
+	return ctx, arbiterv1.NewJobServiceClient(conn), func() { cancel(); conn.Close() }, nil
+}
+
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
@@ -148,14 +159,11 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 	if f.jsonOut && !f.wait {
 		return usageError("--json needs --wait")
 	}
-	conn, err := f.client.dial()
+	ctx, jobs, done, err := f.client.jobClient()
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	ctx, cancel := signalContext()
-	defer cancel()
-	jobs := arbiterv1.NewJobServiceClient(conn)
+	defer done()
 	resp, err := jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{
 		Fen: f.fen, Depth: uint32(f.depth), SplitPly: uint32(f.splitPly), VerifyFraction: f.verify, Chess960: f.chess960,
 	}})
