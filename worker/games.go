@@ -192,14 +192,7 @@ func (w *Worker) runGames(ctx, bg context.Context, h *held, b *arbiterv1.GamePai
 	log.Info("batch played", zap.Int("games", len(res.GetPgns())), zap.Duration("elapsed", elapsed),
 		zap.Uint64("wins", res.GetWins()), zap.Uint64("draws", res.GetDraws()), zap.Uint64("losses", res.GetLosses()))
 	w.metrics.batchPlayed(res)
-	w.mu.Lock()
-	w.stats.Units++
-	w.outbox = append(w.outbox, &result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, games: res, elapsed: elapsed})
-	w.mu.Unlock()
-	select {
-	case w.outboxCh <- struct{}{}:
-	default:
-	}
+	w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, games: res, elapsed: elapsed}, 0)
 }
 
 // refusalError is an engine this worker cannot run.

@@ -113,12 +113,5 @@ func (w *Worker) runVerify(cctx, bg context.Context, h *held, vu *arbiterv1.Veri
 	res := verifyproto.ResultProto(d, err)
 	log.Debug("verify unit computed", zap.String("engine", local.Name), zap.Int("depth", unit.Query.Depth),
 		zap.String("total", res.GetTotal()), zap.Bool("engine_error", err != nil), zap.Duration("elapsed", elapsed))
-	w.mu.Lock()
-	w.stats.Units++
-	w.outbox = append(w.outbox, &result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, verify: res, elapsed: elapsed})
-	w.mu.Unlock()
-	select {
-	case w.outboxCh <- struct{}{}:
-	default:
-	}
+	w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, verify: res, elapsed: elapsed}, 0)
 }

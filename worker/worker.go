@@ -415,10 +415,16 @@ func (w *Worker) run(bg context.Context, l *arbiterv1.Lease) {
 	}
 	log.Debug("unit computed", zap.Int("positions", len(counts)), zap.Uint64("nodes", nodes), zap.Duration("elapsed", elapsed))
 	w.metrics.unitDone(nodes, elapsed)
+	w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, counts: counts, elapsed: elapsed}, nodes)
+}
+
+// queueResult keeps a computed result until the coordinator acknowledges
+// it, and wakes the submit loop.
+func (w *Worker) queueResult(r *result, nodes uint64) {
 	w.mu.Lock()
 	w.stats.Units++
 	w.stats.Nodes += nodes
-	w.outbox = append(w.outbox, &result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, counts: counts, elapsed: elapsed})
+	w.outbox = append(w.outbox, r)
 	w.mu.Unlock()
 	select {
 	case w.outboxCh <- struct{}{}:

@@ -281,6 +281,13 @@ func fromNano(n int64) time.Time {
 	return time.Unix(0, n)
 }
 
+// nextJobSeq returns the submission number of a new job, inside tx.
+func nextJobSeq(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var seq int64
+	err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq),0)+1 FROM jobs").Scan(&seq)
+	return seq, err
+}
+
 // CreateJob stores a job with its positions and units in one transaction:
 // after a crash either all of it exists or none.
 func (s *Store) CreateJob(ctx context.Context, j *Job, positions []Position, units []Unit) error {
@@ -289,8 +296,8 @@ func (s *Store) CreateJob(ctx context.Context, j *Job, positions []Position, uni
 		return err
 	}
 	defer tx.Rollback()
-	var seq int64
-	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq),0)+1 FROM jobs").Scan(&seq); err != nil {
+	seq, err := nextJobSeq(ctx, tx)
+	if err != nil {
 		return err
 	}
 	j.Seq = seq

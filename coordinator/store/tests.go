@@ -80,8 +80,8 @@ func (s *Store) CreateTest(ctx context.Context, j *Job, t *Test) error {
 		return err
 	}
 	defer tx.Rollback()
-	var seq int64
-	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq),0)+1 FROM jobs").Scan(&seq); err != nil {
+	seq, err := nextJobSeq(ctx, tx)
+	if err != nil {
 		return err
 	}
 	j.Seq = seq
