@@ -18,6 +18,11 @@ test: lint proto-check unit deploy-check
 unit: build
 	$(GO) test -count=1 -timeout 30m $(PKGS)
 
+# Go benchmarks of the hot paths (move generation, make, perft, search),
+# with allocations; the side-by-side comparisons are the bench-* targets.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./engine/ ./engine/search/
+
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1)
 	$(GO) vet $(PKGS)
