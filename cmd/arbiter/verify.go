@@ -182,15 +182,7 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	for _, t := range targets {
 		rep := verify.Verify(ctx, eng, t, opt)
 		reps = append(reps, rep)
-		switch rep.Status {
-		case "ok":
-			sum.OK++
-		case "bug":
-			sum.Bugs++
-		default:
-			sum.Errors++
-		}
-		sum.Findings += len(rep.Findings)
+		sum.add(rep)
 		if !f.jsonOut {
 			printVerifyReport(out, &rep)
 		}
@@ -231,6 +223,19 @@ type verifySummary struct {
 	Findings  int     `json:"findings"`
 	Errors    int     `json:"errors"`
 	Seconds   float64 `json:"seconds"`
+}
+
+// add counts one position's report.
+func (s *verifySummary) add(r verify.Report) {
+	switch r.Status {
+	case "ok":
+		s.OK++
+	case "bug":
+		s.Bugs++
+	default:
+		s.Errors++
+	}
+	s.Findings += len(r.Findings)
 }
 
 // printVerifyReport prints one position: a line when it is fine, the

@@ -114,15 +114,7 @@ func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec veri
 			continue // not started (interrupted)
 		}
 		done = append(done, r)
-		switch r.Status {
-		case "ok":
-			sum.OK++
-		case "bug":
-			sum.Bugs++
-		default:
-			sum.Errors++
-		}
-		sum.Findings += len(r.Findings)
+		sum.add(r)
 	}
 	sum.Positions = len(done)
 	sum.Seconds = time.Since(start).Seconds()

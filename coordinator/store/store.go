@@ -281,26 +281,29 @@ func fromNano(n int64) time.Time {
 	return time.Unix(0, n)
 }
 
-// nextJobSeq returns the submission number of a new job, inside tx.
-func nextJobSeq(ctx context.Context, tx *sql.Tx) (int64, error) {
-	var seq int64
-	err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq),0)+1 FROM jobs").Scan(&seq)
-	return seq, err
+// beginJob opens the transaction that creates job j and gives j its
+// submission number inside it.
+func (s *Store) beginJob(ctx context.Context, j *Job) (*sql.Tx, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq),0)+1 FROM jobs").Scan(&j.Seq); err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	return tx, nil
 }
 
 // CreateJob stores a job with its positions and units in one transaction:
 // after a crash either all of it exists or none.
 func (s *Store) CreateJob(ctx context.Context, j *Job, positions []Position, units []Unit) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.beginJob(ctx, j)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	seq, err := nextJobSeq(ctx, tx)
-	if err != nil {
-		return err
-	}
-	j.Seq = seq
+	seq := j.Seq
 	roots, _ := json.Marshal(j.RootMoves)
 	divide, _ := json.Marshal(j.Divide)
 	if j.Divide == nil {

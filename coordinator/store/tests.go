@@ -75,16 +75,12 @@ type Batch struct {
 
 // CreateTest stores a test's job row and test row in one transaction.
 func (s *Store) CreateTest(ctx context.Context, j *Job, t *Test) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.beginJob(ctx, j)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	seq, err := nextJobSeq(ctx, tx)
-	if err != nil {
-		return err
-	}
-	j.Seq = seq
+	seq := j.Seq
 	_, err = tx.ExecContext(ctx, `INSERT INTO jobs(id,seq,kind,fen,depth,split_ply,verify,chess960,state,error,created_at,finished_at,root_moves,units_total,positions,total,divide)
 		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		j.ID, seq, j.Kind, j.FEN, 0, 0, 0.0, boolInt(j.Chess960), j.State, j.Error,
