@@ -1,0 +1,150 @@
+// Package apierr is the one vocabulary of errors between the coordinator and
+// its clients. The coordinator's core and workloads return *Error values (no
+// gRPC in sight); the gRPC layer turns them into a status with the matching
+// code and an ErrorInfo detail whose reason is Reason, and clients read the
+// reason back (package grpcerr) instead of matching message text.
+//
+// A reason is a stable, upper-snake-case identifier: adding one is an API
+// change, renaming one is a breaking change.
+package apierr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Domain is the ErrorInfo domain of every Arbiter error.
+const Domain = "arbiter.chess"
+
+// Code is the class of an error; it maps one to one to a gRPC code.
+type Code int
+
+// Codes, named after the gRPC codes they become.
+const (
+	Internal Code = iota
+	InvalidArgument
+	NotFound
+	AlreadyExists
+	PermissionDenied
+	Unauthenticated
+	FailedPrecondition
+	ResourceExhausted
+	Unavailable
+)
+
+func (c Code) String() string {
+	switch c {
+	case InvalidArgument:
+		return "invalid argument"
+	case NotFound:
+		return "not found"
+	case AlreadyExists:
+		return "already exists"
+	case PermissionDenied:
+		return "permission denied"
+	case Unauthenticated:
+		return "unauthenticated"
+	case FailedPrecondition:
+		return "failed precondition"
+	case ResourceExhausted:
+		return "resource exhausted"
+	case Unavailable:
+		return "unavailable"
+	}
+	return "internal"
+}
+
+// Reasons. Each names one situation a caller may want to act on.
+const (
+	// ReasonBadInput: a request field is invalid (the message names it).
+	ReasonBadInput = "BAD_INPUT"
+	// ReasonUnknownJob: no job, test or session has that id.
+	ReasonUnknownJob = "UNKNOWN_JOB"
+	// ReasonUnknownWorker: the worker id is not registered (register again).
+	ReasonUnknownWorker = "UNKNOWN_WORKER"
+	// ReasonUnknownUnit: no unit has that id.
+	ReasonUnknownUnit = "UNKNOWN_UNIT"
+	// ReasonNotLeaseHolder: the caller does not hold the lease it names.
+	ReasonNotLeaseHolder = "NOT_LEASE_HOLDER"
+	// ReasonMalformedResult: a result's shape does not fit its unit.
+	ReasonMalformedResult = "MALFORMED_RESULT"
+	// ReasonImplausibleResult: a result is impossible for its unit.
+	ReasonImplausibleResult = "IMPLAUSIBLE_RESULT"
+	// ReasonConflictingResult: the same worker submitted different results
+	// for one unit.
+	ReasonConflictingResult = "CONFLICTING_RESULT"
+	// ReasonJobFinished: the job is no longer running.
+	ReasonJobFinished = "JOB_FINISHED"
+	// ReasonWrongRole: the credential's role may not call this method.
+	ReasonWrongRole = "WRONG_ROLE"
+	// ReasonBadCredential: the credential is missing, unknown or revoked.
+	ReasonBadCredential = "BAD_CREDENTIAL"
+	// ReasonTooLarge: a request or the work it asks for exceeds a limit.
+	ReasonTooLarge = "TOO_LARGE"
+	// ReasonInUse: the object is used by running work.
+	ReasonInUse = "IN_USE"
+	// ReasonStore: the store failed; the call may be retried.
+	ReasonStore = "STORE"
+	// ReasonShuttingDown: the coordinator is stopping; retry elsewhere or later.
+	ReasonShuttingDown = "SHUTTING_DOWN"
+	// ReasonInternal: a bug; it was logged.
+	ReasonInternal = "INTERNAL"
+)
+
+// Error is a domain error: a class, a stable reason and a message for people.
+type Error struct {
+	Code   Code
+	Reason string
+	Msg    string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// New returns an error of code and reason with a formatted message.
+func New(code Code, reason, format string, args ...any) *Error {
+	return &Error{Code: code, Reason: reason, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Invalid is a bad-input error; the message should name the input.
+func Invalid(format string, args ...any) *Error {
+	return New(InvalidArgument, ReasonBadInput, format, args...)
+}
+
+// Store wraps a store failure (retryable).
+func Store(err error) *Error {
+	return New(Unavailable, ReasonStore, "store: %v", err)
+}
+
+// As returns the *Error in err's chain, if any.
+func As(err error) (*Error, bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e, true
+	}
+	return nil, false
+}
+
+// ReasonOf is err's reason, or "" when err carries none.
+func ReasonOf(err error) string {
+	if e, ok := As(err); ok {
+		return e.Reason
+	}
+	return ""
+}
+
+// Quote renders an input for an error message: at most max bytes of it
+// (cut on a rune boundary, with the full length noted), so that a huge input
+// never becomes a huge error.
+func Quote(s string, max int) string {
+	if len(s) <= max {
+		return fmt.Sprintf("%q", s)
+	}
+	cut := max
+	for cut > 0 && cut < len(s) && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
+}
+
+// Q is Quote with the default limit of 100 bytes.
+func Q(s string) string { return Quote(s, 100) }
