@@ -86,6 +86,150 @@ func (IncidentKind) EnumDescriptor() ([]byte, []int) {
 	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{0}
 }
 
+// GameResult is a game's result from White's side.
+type GameResult int32
+
+const (
+	GameResult_GAME_RESULT_UNSPECIFIED GameResult = 0
+	GameResult_GAME_RESULT_WHITE_WINS  GameResult = 1
+	GameResult_GAME_RESULT_BLACK_WINS  GameResult = 2
+	GameResult_GAME_RESULT_DRAW        GameResult = 3
+	// The game was not finished (the batch was stopped).
+	GameResult_GAME_RESULT_NONE GameResult = 4
+)
+
+// Enum value maps for GameResult.
+var (
+	GameResult_name = map[int32]string{
+		0: "GAME_RESULT_UNSPECIFIED",
+		1: "GAME_RESULT_WHITE_WINS",
+		2: "GAME_RESULT_BLACK_WINS",
+		3: "GAME_RESULT_DRAW",
+		4: "GAME_RESULT_NONE",
+	}
+	GameResult_value = map[string]int32{
+		"GAME_RESULT_UNSPECIFIED": 0,
+		"GAME_RESULT_WHITE_WINS":  1,
+		"GAME_RESULT_BLACK_WINS":  2,
+		"GAME_RESULT_DRAW":        3,
+		"GAME_RESULT_NONE":        4,
+	}
+)
+
+func (x GameResult) Enum() *GameResult {
+	p := new(GameResult)
+	*p = x
+	return p
+}
+
+func (x GameResult) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (GameResult) Descriptor() protoreflect.EnumDescriptor {
+	return file_arbiter_v1_work_proto_enumTypes[1].Descriptor()
+}
+
+func (GameResult) Type() protoreflect.EnumType {
+	return &file_arbiter_v1_work_proto_enumTypes[1]
+}
+
+func (x GameResult) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use GameResult.Descriptor instead.
+func (GameResult) EnumDescriptor() ([]byte, []int) {
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{1}
+}
+
+// GameTermination is why a game ended.
+type GameTermination int32
+
+const (
+	GameTermination_GAME_TERMINATION_UNSPECIFIED           GameTermination = 0
+	GameTermination_GAME_TERMINATION_CHECKMATE             GameTermination = 1
+	GameTermination_GAME_TERMINATION_STALEMATE             GameTermination = 2
+	GameTermination_GAME_TERMINATION_REPETITION            GameTermination = 3
+	GameTermination_GAME_TERMINATION_FIFTY_MOVES           GameTermination = 4
+	GameTermination_GAME_TERMINATION_INSUFFICIENT_MATERIAL GameTermination = 5
+	// An engine resigned on its own.
+	GameTermination_GAME_TERMINATION_RESIGN GameTermination = 6
+	// Resign, draw or maximum-length adjudication by the runner.
+	GameTermination_GAME_TERMINATION_ADJUDICATION GameTermination = 7
+	// Flag fall or move-time overrun beyond the margin.
+	GameTermination_GAME_TERMINATION_TIME_FORFEIT GameTermination = 8
+	// An illegal or unparsable move, or no move.
+	GameTermination_GAME_TERMINATION_ILLEGAL_MOVE GameTermination = 9
+	// An engine process exited or could not start.
+	GameTermination_GAME_TERMINATION_CRASH GameTermination = 10
+	// An engine stopped answering and was killed.
+	GameTermination_GAME_TERMINATION_STALL GameTermination = 11
+	// Anything else (bad opening, protocol error, batch stopped).
+	GameTermination_GAME_TERMINATION_ABANDONED GameTermination = 12
+)
+
+// Enum value maps for GameTermination.
+var (
+	GameTermination_name = map[int32]string{
+		0:  "GAME_TERMINATION_UNSPECIFIED",
+		1:  "GAME_TERMINATION_CHECKMATE",
+		2:  "GAME_TERMINATION_STALEMATE",
+		3:  "GAME_TERMINATION_REPETITION",
+		4:  "GAME_TERMINATION_FIFTY_MOVES",
+		5:  "GAME_TERMINATION_INSUFFICIENT_MATERIAL",
+		6:  "GAME_TERMINATION_RESIGN",
+		7:  "GAME_TERMINATION_ADJUDICATION",
+		8:  "GAME_TERMINATION_TIME_FORFEIT",
+		9:  "GAME_TERMINATION_ILLEGAL_MOVE",
+		10: "GAME_TERMINATION_CRASH",
+		11: "GAME_TERMINATION_STALL",
+		12: "GAME_TERMINATION_ABANDONED",
+	}
+	GameTermination_value = map[string]int32{
+		"GAME_TERMINATION_UNSPECIFIED":           0,
+		"GAME_TERMINATION_CHECKMATE":             1,
+		"GAME_TERMINATION_STALEMATE":             2,
+		"GAME_TERMINATION_REPETITION":            3,
+		"GAME_TERMINATION_FIFTY_MOVES":           4,
+		"GAME_TERMINATION_INSUFFICIENT_MATERIAL": 5,
+		"GAME_TERMINATION_RESIGN":                6,
+		"GAME_TERMINATION_ADJUDICATION":          7,
+		"GAME_TERMINATION_TIME_FORFEIT":          8,
+		"GAME_TERMINATION_ILLEGAL_MOVE":          9,
+		"GAME_TERMINATION_CRASH":                 10,
+		"GAME_TERMINATION_STALL":                 11,
+		"GAME_TERMINATION_ABANDONED":             12,
+	}
+)
+
+func (x GameTermination) Enum() *GameTermination {
+	p := new(GameTermination)
+	*p = x
+	return p
+}
+
+func (x GameTermination) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (GameTermination) Descriptor() protoreflect.EnumDescriptor {
+	return file_arbiter_v1_work_proto_enumTypes[2].Descriptor()
+}
+
+func (GameTermination) Type() protoreflect.EnumType {
+	return &file_arbiter_v1_work_proto_enumTypes[2]
+}
+
+func (x GameTermination) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use GameTermination.Descriptor instead.
+func (GameTermination) EnumDescriptor() ([]byte, []int) {
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{2}
+}
+
 // WorkUnit is one leasable piece of a job.
 type WorkUnit struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -1068,7 +1212,11 @@ type GamePairBatchResult struct {
 	Draws  uint64 `protobuf:"varint,5,opt,name=draws,proto3" json:"draws,omitempty"`
 	Losses uint64 `protobuf:"varint,6,opt,name=losses,proto3" json:"losses,omitempty"`
 	// Moves that exceeded the clock within the time margin.
-	Overruns      uint64 `protobuf:"varint,7,opt,name=overruns,proto3" json:"overruns,omitempty"`
+	Overruns uint64 `protobuf:"varint,7,opt,name=overruns,proto3" json:"overruns,omitempty"`
+	// How each game ended, one per game in batch order (the same order as
+	// pgns). The coordinator labels its game metrics from these, never from
+	// PGN text.
+	Games         []*GameOutcome `protobuf:"bytes,8,rep,name=games,proto3" json:"games,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1150,6 +1298,84 @@ func (x *GamePairBatchResult) GetOverruns() uint64 {
 		return x.Overruns
 	}
 	return 0
+}
+
+func (x *GamePairBatchResult) GetGames() []*GameOutcome {
+	if x != nil {
+		return x.Games
+	}
+	return nil
+}
+
+// GameOutcome is how one game of a batch ended.
+type GameOutcome struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Game within the batch (0-based, the index of its PGN).
+	GameIndex   uint32          `protobuf:"varint,1,opt,name=game_index,json=gameIndex,proto3" json:"game_index,omitempty"`
+	Result      GameResult      `protobuf:"varint,2,opt,name=result,proto3,enum=arbiter.v1.GameResult" json:"result,omitempty"`
+	Termination GameTermination `protobuf:"varint,3,opt,name=termination,proto3,enum=arbiter.v1.GameTermination" json:"termination,omitempty"`
+	// For people: "White mates", "Black loses on time".
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GameOutcome) Reset() {
+	*x = GameOutcome{}
+	mi := &file_arbiter_v1_work_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GameOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GameOutcome) ProtoMessage() {}
+
+func (x *GameOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_work_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GameOutcome.ProtoReflect.Descriptor instead.
+func (*GameOutcome) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *GameOutcome) GetGameIndex() uint32 {
+	if x != nil {
+		return x.GameIndex
+	}
+	return 0
+}
+
+func (x *GameOutcome) GetResult() GameResult {
+	if x != nil {
+		return x.Result
+	}
+	return GameResult_GAME_RESULT_UNSPECIFIED
+}
+
+func (x *GameOutcome) GetTermination() GameTermination {
+	if x != nil {
+		return x.Termination
+	}
+	return GameTermination_GAME_TERMINATION_UNSPECIFIED
+}
+
+func (x *GameOutcome) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
 }
 
 var File_arbiter_v1_work_proto protoreflect.FileDescriptor
@@ -1237,7 +1463,7 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\n" +
 	"game_index\x18\x03 \x01(\rR\tgameIndex\x12\x16\n" +
 	"\x06engine\x18\x04 \x01(\tR\x06engine\x12\x16\n" +
-	"\x06detail\x18\x05 \x01(\tR\x06detail\"\xf6\x01\n" +
+	"\x06detail\x18\x05 \x01(\tR\x06detail\"\xa5\x02\n" +
 	"\x13GamePairBatchResult\x129\n" +
 	"\vpentanomial\x18\x01 \x01(\v2\x17.arbiter.v1.PentanomialR\vpentanomial\x12\x12\n" +
 	"\x04pgns\x18\x02 \x03(\tR\x04pgns\x122\n" +
@@ -1245,7 +1471,14 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\x04wins\x18\x04 \x01(\x04R\x04wins\x12\x14\n" +
 	"\x05draws\x18\x05 \x01(\x04R\x05draws\x12\x16\n" +
 	"\x06losses\x18\x06 \x01(\x04R\x06losses\x12\x1a\n" +
-	"\boverruns\x18\a \x01(\x04R\boverruns*\xd2\x01\n" +
+	"\boverruns\x18\a \x01(\x04R\boverruns\x12-\n" +
+	"\x05games\x18\b \x03(\v2\x17.arbiter.v1.GameOutcomeR\x05games\"\xb3\x01\n" +
+	"\vGameOutcome\x12\x1d\n" +
+	"\n" +
+	"game_index\x18\x01 \x01(\rR\tgameIndex\x12.\n" +
+	"\x06result\x18\x02 \x01(\x0e2\x16.arbiter.v1.GameResultR\x06result\x12=\n" +
+	"\vtermination\x18\x03 \x01(\x0e2\x1b.arbiter.v1.GameTerminationR\vtermination\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason*\xd2\x01\n" +
 	"\fIncidentKind\x12\x1d\n" +
 	"\x19INCIDENT_KIND_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17INCIDENT_KIND_TIME_LOSS\x10\x01\x12\x17\n" +
@@ -1253,7 +1486,29 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\x1aINCIDENT_KIND_ILLEGAL_MOVE\x10\x03\x12\x1c\n" +
 	"\x18INCIDENT_KIND_DISCONNECT\x10\x04\x12\x16\n" +
 	"\x12INCIDENT_KIND_HANG\x10\x05\x12\x17\n" +
-	"\x13INCIDENT_KIND_OTHER\x10\x06B=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
+	"\x13INCIDENT_KIND_OTHER\x10\x06*\x8d\x01\n" +
+	"\n" +
+	"GameResult\x12\x1b\n" +
+	"\x17GAME_RESULT_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16GAME_RESULT_WHITE_WINS\x10\x01\x12\x1a\n" +
+	"\x16GAME_RESULT_BLACK_WINS\x10\x02\x12\x14\n" +
+	"\x10GAME_RESULT_DRAW\x10\x03\x12\x14\n" +
+	"\x10GAME_RESULT_NONE\x10\x04*\xc0\x03\n" +
+	"\x0fGameTermination\x12 \n" +
+	"\x1cGAME_TERMINATION_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aGAME_TERMINATION_CHECKMATE\x10\x01\x12\x1e\n" +
+	"\x1aGAME_TERMINATION_STALEMATE\x10\x02\x12\x1f\n" +
+	"\x1bGAME_TERMINATION_REPETITION\x10\x03\x12 \n" +
+	"\x1cGAME_TERMINATION_FIFTY_MOVES\x10\x04\x12*\n" +
+	"&GAME_TERMINATION_INSUFFICIENT_MATERIAL\x10\x05\x12\x1b\n" +
+	"\x17GAME_TERMINATION_RESIGN\x10\x06\x12!\n" +
+	"\x1dGAME_TERMINATION_ADJUDICATION\x10\a\x12!\n" +
+	"\x1dGAME_TERMINATION_TIME_FORFEIT\x10\b\x12!\n" +
+	"\x1dGAME_TERMINATION_ILLEGAL_MOVE\x10\t\x12\x1a\n" +
+	"\x16GAME_TERMINATION_CRASH\x10\n" +
+	"\x12\x1a\n" +
+	"\x16GAME_TERMINATION_STALL\x10\v\x12\x1e\n" +
+	"\x1aGAME_TERMINATION_ABANDONED\x10\fB=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
 
 var (
 	file_arbiter_v1_work_proto_rawDescOnce sync.Once
@@ -1267,50 +1522,56 @@ func file_arbiter_v1_work_proto_rawDescGZIP() []byte {
 	return file_arbiter_v1_work_proto_rawDescData
 }
 
-var file_arbiter_v1_work_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_arbiter_v1_work_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_arbiter_v1_work_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_arbiter_v1_work_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_arbiter_v1_work_proto_goTypes = []any{
 	(IncidentKind)(0),           // 0: arbiter.v1.IncidentKind
-	(*WorkUnit)(nil),            // 1: arbiter.v1.WorkUnit
-	(*PerftBatch)(nil),          // 2: arbiter.v1.PerftBatch
-	(*PerftBatchResult)(nil),    // 3: arbiter.v1.PerftBatchResult
-	(*EngineSpec)(nil),          // 4: arbiter.v1.EngineSpec
-	(*TimeControl)(nil),         // 5: arbiter.v1.TimeControl
-	(*ClockControl)(nil),        // 6: arbiter.v1.ClockControl
-	(*Opening)(nil),             // 7: arbiter.v1.Opening
-	(*Adjudication)(nil),        // 8: arbiter.v1.Adjudication
-	(*GamePairBatch)(nil),       // 9: arbiter.v1.GamePairBatch
-	(*Pentanomial)(nil),         // 10: arbiter.v1.Pentanomial
-	(*Incident)(nil),            // 11: arbiter.v1.Incident
-	(*GamePairBatchResult)(nil), // 12: arbiter.v1.GamePairBatchResult
-	nil,                         // 13: arbiter.v1.EngineSpec.OptionsEntry
-	(*VerifyUnit)(nil),          // 14: arbiter.v1.VerifyUnit
-	(*durationpb.Duration)(nil), // 15: google.protobuf.Duration
+	(GameResult)(0),             // 1: arbiter.v1.GameResult
+	(GameTermination)(0),        // 2: arbiter.v1.GameTermination
+	(*WorkUnit)(nil),            // 3: arbiter.v1.WorkUnit
+	(*PerftBatch)(nil),          // 4: arbiter.v1.PerftBatch
+	(*PerftBatchResult)(nil),    // 5: arbiter.v1.PerftBatchResult
+	(*EngineSpec)(nil),          // 6: arbiter.v1.EngineSpec
+	(*TimeControl)(nil),         // 7: arbiter.v1.TimeControl
+	(*ClockControl)(nil),        // 8: arbiter.v1.ClockControl
+	(*Opening)(nil),             // 9: arbiter.v1.Opening
+	(*Adjudication)(nil),        // 10: arbiter.v1.Adjudication
+	(*GamePairBatch)(nil),       // 11: arbiter.v1.GamePairBatch
+	(*Pentanomial)(nil),         // 12: arbiter.v1.Pentanomial
+	(*Incident)(nil),            // 13: arbiter.v1.Incident
+	(*GamePairBatchResult)(nil), // 14: arbiter.v1.GamePairBatchResult
+	(*GameOutcome)(nil),         // 15: arbiter.v1.GameOutcome
+	nil,                         // 16: arbiter.v1.EngineSpec.OptionsEntry
+	(*VerifyUnit)(nil),          // 17: arbiter.v1.VerifyUnit
+	(*durationpb.Duration)(nil), // 18: google.protobuf.Duration
 }
 var file_arbiter_v1_work_proto_depIdxs = []int32{
-	2,  // 0: arbiter.v1.WorkUnit.perft:type_name -> arbiter.v1.PerftBatch
-	9,  // 1: arbiter.v1.WorkUnit.game_pairs:type_name -> arbiter.v1.GamePairBatch
-	14, // 2: arbiter.v1.WorkUnit.verify:type_name -> arbiter.v1.VerifyUnit
-	13, // 3: arbiter.v1.EngineSpec.options:type_name -> arbiter.v1.EngineSpec.OptionsEntry
-	6,  // 4: arbiter.v1.TimeControl.clock:type_name -> arbiter.v1.ClockControl
-	15, // 5: arbiter.v1.TimeControl.move_time:type_name -> google.protobuf.Duration
-	15, // 6: arbiter.v1.ClockControl.base:type_name -> google.protobuf.Duration
-	15, // 7: arbiter.v1.ClockControl.increment:type_name -> google.protobuf.Duration
-	7,  // 8: arbiter.v1.GamePairBatch.openings:type_name -> arbiter.v1.Opening
-	4,  // 9: arbiter.v1.GamePairBatch.engine_a:type_name -> arbiter.v1.EngineSpec
-	4,  // 10: arbiter.v1.GamePairBatch.engine_b:type_name -> arbiter.v1.EngineSpec
-	5,  // 11: arbiter.v1.GamePairBatch.time_control:type_name -> arbiter.v1.TimeControl
-	8,  // 12: arbiter.v1.GamePairBatch.adjudication:type_name -> arbiter.v1.Adjudication
-	15, // 13: arbiter.v1.GamePairBatch.time_margin:type_name -> google.protobuf.Duration
-	15, // 14: arbiter.v1.GamePairBatch.hang_timeout:type_name -> google.protobuf.Duration
+	4,  // 0: arbiter.v1.WorkUnit.perft:type_name -> arbiter.v1.PerftBatch
+	11, // 1: arbiter.v1.WorkUnit.game_pairs:type_name -> arbiter.v1.GamePairBatch
+	17, // 2: arbiter.v1.WorkUnit.verify:type_name -> arbiter.v1.VerifyUnit
+	16, // 3: arbiter.v1.EngineSpec.options:type_name -> arbiter.v1.EngineSpec.OptionsEntry
+	8,  // 4: arbiter.v1.TimeControl.clock:type_name -> arbiter.v1.ClockControl
+	18, // 5: arbiter.v1.TimeControl.move_time:type_name -> google.protobuf.Duration
+	18, // 6: arbiter.v1.ClockControl.base:type_name -> google.protobuf.Duration
+	18, // 7: arbiter.v1.ClockControl.increment:type_name -> google.protobuf.Duration
+	9,  // 8: arbiter.v1.GamePairBatch.openings:type_name -> arbiter.v1.Opening
+	6,  // 9: arbiter.v1.GamePairBatch.engine_a:type_name -> arbiter.v1.EngineSpec
+	6,  // 10: arbiter.v1.GamePairBatch.engine_b:type_name -> arbiter.v1.EngineSpec
+	7,  // 11: arbiter.v1.GamePairBatch.time_control:type_name -> arbiter.v1.TimeControl
+	10, // 12: arbiter.v1.GamePairBatch.adjudication:type_name -> arbiter.v1.Adjudication
+	18, // 13: arbiter.v1.GamePairBatch.time_margin:type_name -> google.protobuf.Duration
+	18, // 14: arbiter.v1.GamePairBatch.hang_timeout:type_name -> google.protobuf.Duration
 	0,  // 15: arbiter.v1.Incident.kind:type_name -> arbiter.v1.IncidentKind
-	10, // 16: arbiter.v1.GamePairBatchResult.pentanomial:type_name -> arbiter.v1.Pentanomial
-	11, // 17: arbiter.v1.GamePairBatchResult.incidents:type_name -> arbiter.v1.Incident
-	18, // [18:18] is the sub-list for method output_type
-	18, // [18:18] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	12, // 16: arbiter.v1.GamePairBatchResult.pentanomial:type_name -> arbiter.v1.Pentanomial
+	13, // 17: arbiter.v1.GamePairBatchResult.incidents:type_name -> arbiter.v1.Incident
+	15, // 18: arbiter.v1.GamePairBatchResult.games:type_name -> arbiter.v1.GameOutcome
+	1,  // 19: arbiter.v1.GameOutcome.result:type_name -> arbiter.v1.GameResult
+	2,  // 20: arbiter.v1.GameOutcome.termination:type_name -> arbiter.v1.GameTermination
+	21, // [21:21] is the sub-list for method output_type
+	21, // [21:21] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_work_proto_init() }
@@ -1335,8 +1596,8 @@ func file_arbiter_v1_work_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_work_proto_rawDesc), len(file_arbiter_v1_work_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   13,
+			NumEnums:      3,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
