@@ -168,7 +168,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		jobs:    make(map[string]*jobState),
 		units:   make(map[string]*unitState),
 		workers: make(map[string]*workerInfo),
-		leases:  lease.New(cfg.LeaseDuration, "l"+boot),
+		leases:  lease.New(cfg.LeaseDuration, "l"+boot, []byte(boot)),
 		workCh:  make(chan struct{}),
 		stop:    make(chan struct{}),
 	}
@@ -407,7 +407,7 @@ func (c *Coordinator) take(q *[]*unitState, w string, now time.Time) (*unitState
 		if !c.wants(u) || !c.eligible(u, w) {
 			continue
 		}
-		l := c.leases.Grant(u.rec.ID, w, now)
+		l := c.leases.Grant(u.rec.ID, "", w, now)
 		if !c.wants(u) {
 			u.queued = false
 			if k == 0 {

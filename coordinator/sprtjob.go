@@ -685,7 +685,7 @@ func (c *Coordinator) pickGame(w string, now time.Time) (*arbiterv1.Lease, bool)
 	} else {
 		t.next = idx + 1
 	}
-	l := c.leases.Grant(unitID(best.rec.ID, idx), w, now)
+	l := c.leases.Grant(unitID(best.rec.ID, idx), "", w, now)
 	t.open[idx] = now
 	c.log.Debug("batch leased", zap.String(logging.JobID, best.rec.ID), zap.String(logging.UnitID, l.UnitID),
 		zap.String(logging.WorkerID, w), zap.String(logging.LeaseID, l.ID))
@@ -737,7 +737,7 @@ func (c *Coordinator) gameHeartbeat(leaseID, unitID, w string, now time.Time) (a
 	case c.leaseOf(leaseID) == "" && !t.leased(c, j, idx) && c.mayPlay(j, w) && (t.totalPairs == 0 || idx < t.batchCount()):
 		// A lease from before a restart (or expired a moment ago) on a batch
 		// nobody else plays: give it back rather than play it twice.
-		l := c.leases.Adopt(leaseID, unitID, w, now)
+		l := c.leases.Adopt(leaseID, unitID, "", w, now)
 		t.open[idx] = now
 		for i := t.next; i < idx; i++ {
 			t.retry = append(t.retry, i)

@@ -233,7 +233,7 @@ func (c *Coordinator) verifyPick(w string, now time.Time) (*arbiterv1.WorkUnit, 
 		q.pending = append(q.pending[:k:k], q.pending[k+1:]...)
 		u.queued = false
 		u.issued++
-		l := c.leases.Grant(u.id, w, now)
+		l := c.leases.Grant(u.id, "", w, now)
 		c.log.Debug("verify lease granted", zap.String(logging.UnitID, u.id), zap.String(logging.WorkerID, w),
 			zap.String(logging.LeaseID, l.ID), zap.Int("issued", u.issued))
 		wu := &arbiterv1.WorkUnit{UnitId: u.id, JobId: verifyPrefix + u.sess.id,
@@ -275,7 +275,7 @@ func (c *Coordinator) verifyHeartbeat(leaseID, unitID, w string, now time.Time) 
 	case u.result != nil:
 		return arbiterv1.LeaseState_LEASE_STATE_CANCELLED, time.Time{}
 	case c.verifyWants(u):
-		l := c.leases.Adopt(leaseID, unitID, w, now)
+		l := c.leases.Adopt(leaseID, unitID, "", w, now)
 		c.log.Info("verify lease adopted", zap.String(logging.LeaseID, leaseID), zap.String(logging.UnitID, unitID),
 			zap.String(logging.WorkerID, w))
 		return arbiterv1.LeaseState_LEASE_STATE_ACTIVE, l.Deadline

@@ -211,7 +211,7 @@ func (s *WorkerServer) Heartbeat(ctx context.Context, req *arbiterv1.HeartbeatRe
 			// A lease this coordinator does not know (issued before a
 			// restart, or expired a moment ago) for a unit still open:
 			// give it back to the worker rather than compute it twice.
-			l := c.leases.Adopt(h.GetLeaseId(), u.rec.ID, w, now)
+			l := c.leases.Adopt(h.GetLeaseId(), u.rec.ID, "", w, now)
 			st.State, st.Deadline = arbiterv1.LeaseState_LEASE_STATE_ACTIVE, timestamppb.New(l.Deadline)
 			c.log.Info("lease adopted", zap.String(logging.LeaseID, l.ID), zap.String(logging.UnitID, u.rec.ID),
 				zap.String(logging.WorkerID, w))
