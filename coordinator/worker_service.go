@@ -56,7 +56,7 @@ func (s *WorkerServer) Register(ctx context.Context, req *arbiterv1.RegisterRequ
 		"bench_nps": caps.GetBenchNps(), "bench_signature": caps.GetBenchSignature(),
 	})
 	w := store.Worker{ID: "w-" + randomHex(6), Name: req.GetName(), Capabilities: string(capsJSON), RegisteredAt: c.cfg.Now()}
-	if err := c.store.AddWorker(ctx, w); err != nil {
+	if err := c.store.PutWorker(ctx, w); err != nil {
 		return nil, status.Errorf(codes.Unavailable, "store: %v", err)
 	}
 	c.mu.Lock()

@@ -18,9 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -41,7 +38,8 @@ var ErrNotFound = errors.New("not found")
 
 // Store is an open coordinator database.
 type Store struct {
-	db *sql.DB
+	db   *sql.DB
+	path string
 }
 
 // Job is one job's row.
@@ -63,6 +61,9 @@ type Job struct {
 	Positions  int
 	Total      string   // decimal, set when done
 	Divide     []string // decimal per root move, set when done
+	Submitter  string   // identity that submitted it ("" before identities)
+	Priority   int32
+	Throughput float64 // share weight; 0 reads as 1
 }
 
 // RootMult says a position occurs N times below root move Root.
@@ -93,6 +94,7 @@ type Unit struct {
 type Run struct {
 	UnitID    string
 	WorkerID  string
+	Owner     string // the worker's identity ("" before identities)
 	Counts    []uint64
 	At        time.Time
 	ElapsedMS int64
@@ -102,103 +104,9 @@ type Run struct {
 type Worker struct {
 	ID           string
 	Name         string
+	Owner        string // the identity that registered it ("" before identities)
 	Capabilities string // JSON
 	RegisteredAt time.Time
-}
-
-const schema = `
-CREATE TABLE IF NOT EXISTS jobs (
-  id TEXT PRIMARY KEY,
-  seq INTEGER NOT NULL,
-  kind TEXT NOT NULL,
-  fen TEXT NOT NULL,
-  depth INTEGER NOT NULL,
-  split_ply INTEGER NOT NULL,
-  verify REAL NOT NULL,
-  chess960 INTEGER NOT NULL,
-  state TEXT NOT NULL,
-  error TEXT NOT NULL DEFAULT '',
-  created_at INTEGER NOT NULL,
-  finished_at INTEGER NOT NULL DEFAULT 0,
-  root_moves TEXT NOT NULL,
-  units_total INTEGER NOT NULL,
-  positions INTEGER NOT NULL,
-  total TEXT NOT NULL DEFAULT '',
-  divide TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE IF NOT EXISTS positions (
-  job_id TEXT NOT NULL,
-  idx INTEGER NOT NULL,
-  fen TEXT NOT NULL,
-  mult TEXT NOT NULL,
-  PRIMARY KEY (job_id, idx)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS units (
-  id TEXT PRIMARY KEY,
-  job_id TEXT NOT NULL,
-  idx INTEGER NOT NULL,
-  first_pos INTEGER NOT NULL,
-  end_pos INTEGER NOT NULL,
-  verify INTEGER NOT NULL,
-  settled INTEGER NOT NULL DEFAULT 0,
-  counts TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS units_job ON units(job_id, idx);
-CREATE TABLE IF NOT EXISTS runs (
-  unit_id TEXT NOT NULL,
-  worker_id TEXT NOT NULL,
-  job_id TEXT NOT NULL,
-  counts TEXT NOT NULL,
-  at INTEGER NOT NULL,
-  elapsed_ms INTEGER NOT NULL,
-  PRIMARY KEY (unit_id, worker_id)
-);
-CREATE INDEX IF NOT EXISTS runs_job ON runs(job_id);
-CREATE TABLE IF NOT EXISTS workers (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  capabilities TEXT NOT NULL,
-  registered_at INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS events (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  job_id TEXT NOT NULL,
-  unit_id TEXT NOT NULL,
-  worker_id TEXT NOT NULL,
-  kind TEXT NOT NULL,
-  detail TEXT NOT NULL,
-  at INTEGER NOT NULL
-);
-`
-
-// Open opens (creating if needed) the database file coordinator.db in dir.
-func Open(dir string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("store: data dir %q: %w", dir, err)
-	}
-	path := filepath.Join(dir, "coordinator.db")
-	q := url.Values{}
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(FULL)")
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "foreign_keys(1)")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
-	}
-	// One connection: SQLite has one writer anyway, and the coordinator
-	// serialises state changes itself.
-	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(schema + testsSchema); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("store: schema in %s: %w", path, err)
-	}
-	var mode string
-	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
-		db.Close()
-		return nil, fmt.Errorf("store: %s: journal_mode is %q, want wal (%v)", path, mode, err)
-	}
-	return &Store{db: db}, nil
 }
 
 // Close closes the database.
@@ -303,18 +211,13 @@ func (s *Store) CreateJob(ctx context.Context, j *Job, positions []Position, uni
 		return err
 	}
 	defer tx.Rollback()
-	seq := j.Seq
 	roots, _ := json.Marshal(j.RootMoves)
 	divide, _ := json.Marshal(j.Divide)
 	if j.Divide == nil {
 		divide = []byte("")
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO jobs(id,seq,kind,fen,depth,split_ply,verify,chess960,state,error,created_at,finished_at,root_moves,units_total,positions,total,divide)
-		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-		j.ID, seq, j.Kind, j.FEN, j.Depth, j.SplitPly, j.Verify, boolInt(j.Chess960), j.State, j.Error,
-		unixNano(j.CreatedAt), unixNano(j.FinishedAt), string(roots), j.UnitsTotal, j.Positions, j.Total, string(divide))
-	if err != nil {
-		return fmt.Errorf("store: insert job: %w", err)
+	if err := insertJob(ctx, tx, j, string(roots), string(divide)); err != nil {
+		return err
 	}
 	ps, err := tx.PrepareContext(ctx, "INSERT INTO positions(job_id,idx,fen,mult) VALUES(?,?,?,?)")
 	if err != nil {
@@ -339,6 +242,23 @@ func (s *Store) CreateJob(ctx context.Context, j *Job, positions []Position, uni
 	return tx.Commit()
 }
 
+// insertJob writes a job's row.
+func insertJob(ctx context.Context, tx *sql.Tx, j *Job, roots, divide string) error {
+	throughput := j.Throughput
+	if throughput == 0 {
+		throughput = 1
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO jobs(`+jobColumns+`)
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		j.ID, j.Seq, j.Kind, j.FEN, j.Depth, j.SplitPly, j.Verify, boolInt(j.Chess960), j.State, j.Error,
+		unixNano(j.CreatedAt), unixNano(j.FinishedAt), roots, j.UnitsTotal, j.Positions, j.Total, divide,
+		j.Submitter, j.Priority, throughput)
+	if err != nil {
+		return fmt.Errorf("store: insert job: %w", err)
+	}
+	return nil
+}
+
 func boolInt(b bool) int {
 	if b {
 		return 1
@@ -346,7 +266,7 @@ func boolInt(b bool) int {
 	return 0
 }
 
-const jobColumns = `id,seq,kind,fen,depth,split_ply,verify,chess960,state,error,created_at,finished_at,root_moves,units_total,positions,total,divide`
+const jobColumns = `id,seq,kind,fen,depth,split_ply,verify,chess960,state,error,created_at,finished_at,root_moves,units_total,positions,total,divide,submitter,priority,throughput`
 
 func scanJob(sc interface{ Scan(...any) error }) (*Job, error) {
 	var j Job
@@ -354,7 +274,7 @@ func scanJob(sc interface{ Scan(...any) error }) (*Job, error) {
 	var created, finished int64
 	var roots, divide string
 	if err := sc.Scan(&j.ID, &j.Seq, &j.Kind, &j.FEN, &j.Depth, &j.SplitPly, &j.Verify, &c960, &j.State, &j.Error,
-		&created, &finished, &roots, &j.UnitsTotal, &j.Positions, &j.Total, &divide); err != nil {
+		&created, &finished, &roots, &j.UnitsTotal, &j.Positions, &j.Total, &divide, &j.Submitter, &j.Priority, &j.Throughput); err != nil {
 		return nil, err
 	}
 	j.Chess960 = c960 != 0
@@ -436,7 +356,7 @@ func (s *Store) Units(ctx context.Context, jobID string) ([]Unit, error) {
 
 // Runs returns every run of a job's units, oldest first.
 func (s *Store) Runs(ctx context.Context, jobID string) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT unit_id, worker_id, counts, at, elapsed_ms FROM runs WHERE job_id=? ORDER BY at, rowid", jobID)
+	rows, err := s.db.QueryContext(ctx, "SELECT unit_id, worker_id, owner, counts, at, elapsed_ms FROM runs WHERE job_id=? ORDER BY at, rowid", jobID)
 	if err != nil {
 		return nil, err
 	}
@@ -446,7 +366,7 @@ func (s *Store) Runs(ctx context.Context, jobID string) ([]Run, error) {
 		var r Run
 		var counts string
 		var at int64
-		if err := rows.Scan(&r.UnitID, &r.WorkerID, &counts, &at, &r.ElapsedMS); err != nil {
+		if err := rows.Scan(&r.UnitID, &r.WorkerID, &r.Owner, &counts, &at, &r.ElapsedMS); err != nil {
 			return nil, err
 		}
 		r.At = fromNano(at)
@@ -489,8 +409,8 @@ func (s *Store) Commit(ctx context.Context, jobID, unitID string, run *Run, unit
 	}
 	defer tx.Rollback()
 	if run != nil {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO runs(unit_id,worker_id,job_id,counts,at,elapsed_ms) VALUES(?,?,?,?,?,?)",
-			run.UnitID, run.WorkerID, jobID, EncodeCounts(run.Counts), unixNano(run.At), run.ElapsedMS); err != nil {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO runs(unit_id,worker_id,owner,job_id,counts,at,elapsed_ms) VALUES(?,?,?,?,?,?,?)",
+			run.UnitID, run.WorkerID, run.Owner, jobID, EncodeCounts(run.Counts), unixNano(run.At), run.ElapsedMS); err != nil {
 			return fmt.Errorf("store: insert run: %w", err)
 		}
 	}
@@ -556,16 +476,19 @@ func (s *Store) Events(ctx context.Context, jobID string) ([]Event, error) {
 	return out, rows.Err()
 }
 
-// AddWorker records a registered worker.
-func (s *Store) AddWorker(ctx context.Context, w Worker) error {
-	_, err := s.db.ExecContext(ctx, "INSERT INTO workers(id,name,capabilities,registered_at) VALUES(?,?,?,?)",
-		w.ID, w.Name, w.Capabilities, unixNano(w.RegisteredAt))
+// PutWorker records a registered worker, or updates it when it registers
+// again (same id).
+func (s *Store) PutWorker(ctx context.Context, w Worker) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO workers(id,name,owner,capabilities,registered_at) VALUES(?,?,?,?,?)
+		ON CONFLICT(id) DO UPDATE SET name=excluded.name, owner=excluded.owner, capabilities=excluded.capabilities,
+		registered_at=excluded.registered_at`,
+		w.ID, w.Name, w.Owner, w.Capabilities, unixNano(w.RegisteredAt))
 	return err
 }
 
 // Workers returns every registered worker.
 func (s *Store) Workers(ctx context.Context) ([]Worker, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id, name, capabilities, registered_at FROM workers")
+	rows, err := s.db.QueryContext(ctx, "SELECT id, name, owner, capabilities, registered_at FROM workers")
 	if err != nil {
 		return nil, err
 	}
@@ -574,11 +497,27 @@ func (s *Store) Workers(ctx context.Context) ([]Worker, error) {
 	for rows.Next() {
 		var w Worker
 		var at int64
-		if err := rows.Scan(&w.ID, &w.Name, &w.Capabilities, &at); err != nil {
+		if err := rows.Scan(&w.ID, &w.Name, &w.Owner, &w.Capabilities, &at); err != nil {
 			return nil, err
 		}
 		w.RegisteredAt = fromNano(at)
 		out = append(out, w)
 	}
 	return out, rows.Err()
+}
+
+// Meta returns a value of the meta table (nil, nil when absent).
+func (s *Store) Meta(ctx context.Context, key string) ([]byte, error) {
+	var v []byte
+	err := s.db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key=?", key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return v, err
+}
+
+// PutMeta sets a value of the meta table.
+func (s *Store) PutMeta(ctx context.Context, key string, value []byte) error {
+	_, err := s.db.ExecContext(ctx, "INSERT INTO meta(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", key, value)
+	return err
 }

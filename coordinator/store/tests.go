@@ -15,38 +15,6 @@ import (
 // running SPRT state as JSON), one row per accepted batch of game pairs, and
 // every game's PGN. The tables are created with IF NOT EXISTS, so opening
 // an older database adds them and keeps every existing row.
-const testsSchema = `
-CREATE TABLE IF NOT EXISTS tests (
-  job_id TEXT PRIMARY KEY,
-  spec BLOB NOT NULL,
-  batch_pairs INTEGER NOT NULL,
-  sprt TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE IF NOT EXISTS batches (
-  unit_id TEXT PRIMARY KEY,
-  job_id TEXT NOT NULL,
-  idx INTEGER NOT NULL,
-  worker_id TEXT NOT NULL,
-  pairs INTEGER NOT NULL,
-  penta TEXT NOT NULL,
-  wins INTEGER NOT NULL,
-  draws INTEGER NOT NULL,
-  losses INTEGER NOT NULL,
-  incidents TEXT NOT NULL,
-  leased_at INTEGER NOT NULL,
-  at INTEGER NOT NULL,
-  elapsed_ms INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS batches_job ON batches(job_id);
-CREATE TABLE IF NOT EXISTS pgns (
-  job_id TEXT NOT NULL,
-  batch_idx INTEGER NOT NULL,
-  game INTEGER NOT NULL,
-  pgn TEXT NOT NULL,
-  PRIMARY KEY (job_id, batch_idx, game)
-) WITHOUT ROWID;
-`
-
 // Test is a match or SPRT test's own row.
 type Test struct {
 	JobID      string
@@ -80,13 +48,8 @@ func (s *Store) CreateTest(ctx context.Context, j *Job, t *Test) error {
 		return err
 	}
 	defer tx.Rollback()
-	seq := j.Seq
-	_, err = tx.ExecContext(ctx, `INSERT INTO jobs(id,seq,kind,fen,depth,split_ply,verify,chess960,state,error,created_at,finished_at,root_moves,units_total,positions,total,divide)
-		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-		j.ID, seq, j.Kind, j.FEN, 0, 0, 0.0, boolInt(j.Chess960), j.State, j.Error,
-		unixNano(j.CreatedAt), unixNano(j.FinishedAt), "[]", j.UnitsTotal, j.Positions, "", "")
-	if err != nil {
-		return fmt.Errorf("store: insert job: %w", err)
+	if err := insertJob(ctx, tx, j, "[]", ""); err != nil {
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT INTO tests(job_id,spec,batch_pairs,sprt) VALUES(?,?,?,?)",
 		j.ID, t.Spec, t.BatchPairs, t.SPRT); err != nil {

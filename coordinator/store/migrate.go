@@ -1,0 +1,399 @@
+package store
+
+// Opening a data directory, and upgrading it.
+//
+// Invariants:
+//   - A database file carries SQLite's application_id 0x41524254 ("ARBT")
+//     and its schema version in user_version. Migrations are applied in
+//     order, each in its own transaction together with the new
+//     user_version, so a crash mid-upgrade leaves the file at the last
+//     complete version and the next start resumes from there.
+//   - A file is inspected read-only, with no pragma that writes, before
+//     anything changes it: a foreign SQLite file (another application id,
+//     or tables that are not ours), a file from a newer Arbiter
+//     (user_version above what this build knows) and a file that fails
+//     PRAGMA quick_check are refused with a clear error and left byte for
+//     byte as they were.
+//   - A file written before versioning (application_id 0, user_version 0,
+//     with our jobs table) is version 1: the schema of the first release.
+//     Columns that even older releases lacked are added by migration 2.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ApplicationID marks a SQLite file as an Arbiter coordinator store.
+const ApplicationID = 0x41524254
+
+// SchemaVersion is the newest schema this build writes.
+var SchemaVersion = len(migrations)
+
+// ErrForeign, ErrNewer and ErrCorrupt classify files Open refuses.
+var (
+	ErrForeign = errors.New("not an Arbiter coordinator database")
+	ErrNewer   = errors.New("written by a newer Arbiter")
+	ErrCorrupt = errors.New("database is damaged")
+)
+
+// FileName is the database's name in the data directory.
+const FileName = "coordinator.db"
+
+// migration is one step of the schema. up runs in a transaction.
+type migration struct {
+	name string
+	up   func(ctx context.Context, tx *sql.Tx) error
+}
+
+var migrations = []migration{
+	{"first release: jobs, positions, units, runs, workers, events, tests, batches, pgns", migrate1},
+	{"identities: submitter, owner, priority, throughput; meta, credentials, quarantine", migrate2},
+}
+
+const schemaV1 = `
+CREATE TABLE IF NOT EXISTS jobs (
+  id TEXT PRIMARY KEY,
+  seq INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  fen TEXT NOT NULL,
+  depth INTEGER NOT NULL,
+  split_ply INTEGER NOT NULL,
+  verify REAL NOT NULL,
+  chess960 INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  error TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  finished_at INTEGER NOT NULL DEFAULT 0,
+  root_moves TEXT NOT NULL,
+  units_total INTEGER NOT NULL,
+  positions INTEGER NOT NULL,
+  total TEXT NOT NULL DEFAULT '',
+  divide TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS positions (
+  job_id TEXT NOT NULL,
+  idx INTEGER NOT NULL,
+  fen TEXT NOT NULL,
+  mult TEXT NOT NULL,
+  PRIMARY KEY (job_id, idx)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS units (
+  id TEXT PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  idx INTEGER NOT NULL,
+  first_pos INTEGER NOT NULL,
+  end_pos INTEGER NOT NULL,
+  verify INTEGER NOT NULL,
+  settled INTEGER NOT NULL DEFAULT 0,
+  counts TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS units_job ON units(job_id, idx);
+CREATE TABLE IF NOT EXISTS runs (
+  unit_id TEXT NOT NULL,
+  worker_id TEXT NOT NULL,
+  job_id TEXT NOT NULL,
+  counts TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  elapsed_ms INTEGER NOT NULL,
+  PRIMARY KEY (unit_id, worker_id)
+);
+CREATE INDEX IF NOT EXISTS runs_job ON runs(job_id);
+CREATE TABLE IF NOT EXISTS workers (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  capabilities TEXT NOT NULL,
+  registered_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id TEXT NOT NULL,
+  unit_id TEXT NOT NULL,
+  worker_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  detail TEXT NOT NULL,
+  at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tests (
+  job_id TEXT PRIMARY KEY,
+  spec BLOB NOT NULL,
+  batch_pairs INTEGER NOT NULL,
+  sprt TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS batches (
+  unit_id TEXT PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  idx INTEGER NOT NULL,
+  worker_id TEXT NOT NULL,
+  pairs INTEGER NOT NULL,
+  penta TEXT NOT NULL,
+  wins INTEGER NOT NULL,
+  draws INTEGER NOT NULL,
+  losses INTEGER NOT NULL,
+  incidents TEXT NOT NULL,
+  leased_at INTEGER NOT NULL,
+  at INTEGER NOT NULL,
+  elapsed_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS batches_job ON batches(job_id);
+CREATE TABLE IF NOT EXISTS pgns (
+  job_id TEXT NOT NULL,
+  batch_idx INTEGER NOT NULL,
+  game INTEGER NOT NULL,
+  pgn TEXT NOT NULL,
+  PRIMARY KEY (job_id, batch_idx, game)
+) WITHOUT ROWID;
+`
+
+func migrate1(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, schemaV1)
+	return err
+}
+
+func migrate2(ctx context.Context, tx *sql.Tx) error {
+	// Releases before the first one with a total column on jobs stored
+	// finished perft results elsewhere; add what any older file lacks.
+	for _, c := range []struct{ table, column, decl string }{
+		{"jobs", "error", "TEXT NOT NULL DEFAULT ''"},
+		{"jobs", "finished_at", "INTEGER NOT NULL DEFAULT 0"},
+		{"jobs", "total", "TEXT NOT NULL DEFAULT ''"},
+		{"jobs", "divide", "TEXT NOT NULL DEFAULT ''"},
+		{"jobs", "submitter", "TEXT NOT NULL DEFAULT ''"},
+		{"jobs", "priority", "INTEGER NOT NULL DEFAULT 0"},
+		{"jobs", "throughput", "REAL NOT NULL DEFAULT 1"},
+		{"workers", "owner", "TEXT NOT NULL DEFAULT ''"},
+		{"runs", "owner", "TEXT NOT NULL DEFAULT ''"},
+	} {
+		if err := addColumn(ctx, tx, c.table, c.column, c.decl); err != nil {
+			return err
+		}
+	}
+	_, err := tx.ExecContext(ctx, `
+CREATE TABLE IF NOT EXISTS meta (
+  key TEXT PRIMARY KEY,
+  value BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS credentials (
+  name TEXT PRIMARY KEY,
+  role TEXT NOT NULL,
+  hash BLOB NOT NULL,
+  created_at INTEGER NOT NULL,
+  created_by TEXT NOT NULL,
+  revoked_at INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX IF NOT EXISTS credentials_hash ON credentials(hash);
+CREATE TABLE IF NOT EXISTS quarantine (
+  kind TEXT NOT NULL,
+  id TEXT NOT NULL,
+  error TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  PRIMARY KEY (kind, id)
+);
+CREATE INDEX IF NOT EXISTS events_job ON events(job_id);
+CREATE UNIQUE INDEX IF NOT EXISTS workers_owner_name ON workers(owner, name) WHERE owner != '';
+CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
+`)
+	return err
+}
+
+// addColumn adds a column unless the table has it.
+func addColumn(ctx context.Context, tx *sql.Tx, table, column, decl string) error {
+	has, err := hasColumn(ctx, tx, table, column)
+	if err != nil || has {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", table, column, decl))
+	return err
+}
+
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func hasColumn(ctx context.Context, q queryer, table, column string) (bool, error) {
+	rows, err := q.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return false, err
+		}
+		if name == column {
+			return true, nil
+		}
+	}
+	return false, rows.Err()
+}
+
+// inspection is what a read-only look at a file found.
+type inspection struct {
+	exists  bool
+	version int // schema version (1 for an unversioned file of ours)
+}
+
+// inspect looks at path without writing to it.
+func inspect(path string) (inspection, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && fi.Size() == 0) {
+		return inspection{}, nil
+	}
+	if err != nil {
+		return inspection{}, err
+	}
+	// mode=ro and no pragmas: nothing is written, not even a journal mode.
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return inspection{}, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	var appID, version int
+	if err := db.QueryRow("PRAGMA application_id").Scan(&appID); err != nil {
+		return inspection{}, fmt.Errorf("%w: %v", ErrForeign, err)
+	}
+	if err := db.QueryRow("PRAGMA user_version").Scan(&version); err != nil {
+		return inspection{}, fmt.Errorf("%w: %v", ErrForeign, err)
+	}
+	if problems, err := quickCheck(db); err != nil || len(problems) > 0 {
+		if err != nil {
+			problems = []string{err.Error()}
+		}
+		return inspection{}, fmt.Errorf("%w (PRAGMA quick_check: %s); restore a backup (arbiter backup) or move the file away",
+			ErrCorrupt, strings.Join(problems, "; "))
+	}
+	var tables []string
+	rows, err := db.Query("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+	if err != nil {
+		return inspection{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		tables = append(tables, n)
+	}
+	rows.Close()
+	switch {
+	case appID == ApplicationID:
+		if version > SchemaVersion {
+			return inspection{}, fmt.Errorf("%w: schema version %d, this build knows up to %d (upgrade arbiter)", ErrNewer, version, SchemaVersion)
+		}
+		return inspection{exists: true, version: version}, nil
+	case appID != 0:
+		return inspection{}, fmt.Errorf("%w: application_id %#x", ErrForeign, appID)
+	case len(tables) == 0:
+		return inspection{exists: true, version: 0}, nil
+	}
+	// Unversioned: ours only if every table is one the first releases made.
+	ours := map[string]bool{"jobs": true, "positions": true, "units": true, "runs": true, "workers": true,
+		"events": true, "tests": true, "batches": true, "pgns": true}
+	hasJobs := false
+	for _, t := range tables {
+		if !ours[t] {
+			return inspection{}, fmt.Errorf("%w: it has a table %q", ErrForeign, t)
+		}
+		hasJobs = hasJobs || t == "jobs"
+	}
+	if !hasJobs || version != 0 {
+		return inspection{}, fmt.Errorf("%w: tables %s", ErrForeign, strings.Join(tables, ", "))
+	}
+	return inspection{exists: true, version: 1}, nil
+}
+
+// quickCheck returns up to three problems PRAGMA quick_check reports.
+func quickCheck(db *sql.DB) ([]string, error) {
+	rows, err := db.Query("PRAGMA quick_check(3)")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return nil, err
+		}
+		if line != "ok" {
+			out = append(out, strings.TrimSpace(strings.ReplaceAll(line, "\n", " ")))
+		}
+	}
+	return out, rows.Err()
+}
+
+// Open opens (creating if needed) the store in dir, upgrading an older
+// schema in place. Foreign, newer and damaged files are refused untouched.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("store: data dir %q: %w", dir, err)
+	}
+	path := filepath.Join(dir, FileName)
+	found, err := inspect(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	// One connection: SQLite has one writer anyway, and the coordinator
+	// serialises state changes itself.
+	db.SetMaxOpenConns(1)
+	var mode string
+	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		db.Close()
+		return nil, fmt.Errorf("store: %s: journal_mode is %q, want wal (%v)", path, mode, err)
+	}
+	s := &Store{db: db, path: path}
+	if err := s.migrate(context.Background(), found.version); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// migrate applies every migration after from.
+func (s *Store) migrate(ctx context.Context, from int) error {
+	for v := from + 1; v <= len(migrations); v++ {
+		m := migrations[v-1]
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := m.up(ctx, tx); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d (%s): %w", v, m.name, err)
+		}
+		// PRAGMA takes no parameters; v is an int from this table.
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v)); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migration %d (%s): %w", v, m.name, err)
+		}
+	}
+	return nil
+}
+
+// Version returns the file's schema version.
+func (s *Store) Version(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	return v, err
+}
