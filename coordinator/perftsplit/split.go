@@ -13,6 +13,7 @@
 package perftsplit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -70,6 +71,49 @@ func ChooseSplitPly(depth int) int {
 	}
 }
 
+// estimateLeaves returns the number of positions at ply below root: exact
+// while the counts stay under limit, then extrapolated by the last
+// branching factor (so that the estimate itself never walks far past the
+// limit).
+func estimateLeaves(root engine.Position, ply int, limit uint64) float64 {
+	prev := 1.0
+	for k := 1; k <= ply; k++ {
+		n := float64(engine.Perft(&root, k))
+		if k == ply || n > float64(limit) {
+			return n * math.Pow(n/prev, float64(ply-k))
+		}
+		if n*n/prev > 4*float64(limit) {
+			// The next ply would be expensive to count: extrapolate.
+			return n * math.Pow(n/prev, float64(ply-k))
+		}
+		prev = max(n, 1)
+	}
+	return prev
+}
+
+// ChooseSplitPlyFor is ChooseSplitPly lowered until the split fits lim: it
+// counts the leaves of root ply by ply (exact, cheap at small plies) and
+// stops before a ply whose count, extrapolated from the last branching
+// factor, would pass lim.MaxLeaves.
+func ChooseSplitPlyFor(root engine.Position, depth int, lim Limits) int {
+	want := ChooseSplitPly(depth)
+	if want <= 1 || lim.MaxLeaves == 0 {
+		return want
+	}
+	prev := uint64(1)
+	for ply := 1; ply <= want; ply++ {
+		n := engine.Perft(&root, ply)
+		if n > lim.MaxLeaves {
+			return max(ply-1, 1)
+		}
+		if ply < want && prev > 0 && float64(n)*float64(n)/float64(prev) > float64(lim.MaxLeaves) {
+			return ply
+		}
+		prev = n
+	}
+	return want
+}
+
 // PositionKey is the identity of a position without move counters.
 func PositionKey(p *engine.Position) string {
 	f := p.FEN()
@@ -81,16 +125,44 @@ func PositionKey(p *engine.Position) string {
 	return f
 }
 
-// Split expands root to splitPly. depth must be ≥ 1 and 1 ≤ splitPly ≤ depth.
+// Limits bound what one split may cost the coordinator: the leaves walked
+// (time) and the unique positions kept (memory, about 200 bytes each).
+type Limits struct {
+	MaxLeaves    uint64
+	MaxPositions int
+}
+
+// DefaultLimits keep a split under about a second of walking per ten
+// million leaves and half a gigabyte of positions.
+var DefaultLimits = Limits{MaxLeaves: 50_000_000, MaxPositions: 2_000_000}
+
+// ErrTooLarge marks a split over its limits.
+var ErrTooLarge = errors.New("split too large")
+
+// Split expands root to splitPly with the default limits.
 func Split(root engine.Position, depth, splitPly int) (*Plan, error) {
+	return SplitLimited(context.Background(), root, depth, splitPly, DefaultLimits)
+}
+
+// SplitLimited expands root to splitPly. depth must be ≥ 1 and 1 ≤ splitPly
+// ≤ depth. It stops with ErrTooLarge (naming the limit and how far it got)
+// as soon as the walk passes a limit, and with ctx's error when ctx ends, so
+// no request can make the coordinator walk or keep without bound.
+func SplitLimited(ctx context.Context, root engine.Position, depth, splitPly int, lim Limits) (*Plan, error) {
 	if depth < 1 || depth > MaxDepth {
 		return nil, fmt.Errorf("depth %d out of range 1..%d", depth, MaxDepth)
 	}
 	if splitPly < 1 || splitPly > depth || splitPly > MaxSplitPly {
 		return nil, fmt.Errorf("split ply %d out of range 1..%d", splitPly, min(depth, MaxSplitPly))
 	}
+	if lim.MaxLeaves > 0 {
+		if est := estimateLeaves(root, splitPly, lim.MaxLeaves); est > float64(lim.MaxLeaves) {
+			return nil, fmt.Errorf("%w: about %.3g positions at ply %d (limit %d); choose a smaller split ply",
+				ErrTooLarge, est, splitPly, lim.MaxLeaves)
+		}
+	}
 	plan := &Plan{Depth: depth, SplitPly: splitPly, Remaining: depth - splitPly}
-	index := make(map[string]int)
+	w := walk{plan: plan, index: make(map[string]int), ctx: ctx, lim: lim}
 	var ml engine.MoveList
 	root.GenerateMoves(&ml)
 	moves := append([]engine.Move(nil), ml.Slice()...)
@@ -98,19 +170,42 @@ func Split(root engine.Position, depth, splitPly int) (*Plan, error) {
 		plan.RootMoves = append(plan.RootMoves, root.UCIMove(m))
 		child := root
 		child.MakeMove(m)
-		plan.expand(&child, 1, i, index)
+		if err := w.expand(&child, 1, i); err != nil {
+			return nil, err
+		}
 	}
 	return plan, nil
 }
 
-func (plan *Plan) expand(p *engine.Position, ply, rootIdx int, index map[string]int) {
+type walk struct {
+	plan  *Plan
+	index map[string]int
+	ctx   context.Context
+	lim   Limits
+}
+
+func (w *walk) expand(p *engine.Position, ply, rootIdx int) error {
+	plan := w.plan
 	if ply == plan.SplitPly {
 		plan.Leaves++
+		if w.lim.MaxLeaves > 0 && plan.Leaves > w.lim.MaxLeaves {
+			return fmt.Errorf("%w: more than %d positions at ply %d (limit %d); choose a smaller split ply",
+				ErrTooLarge, w.lim.MaxLeaves, plan.SplitPly, w.lim.MaxLeaves)
+		}
+		if plan.Leaves%4096 == 0 {
+			if err := w.ctx.Err(); err != nil {
+				return err
+			}
+		}
 		key := PositionKey(p)
-		i, ok := index[key]
+		i, ok := w.index[key]
 		if !ok {
+			if w.lim.MaxPositions > 0 && len(plan.Positions) >= w.lim.MaxPositions {
+				return fmt.Errorf("%w: more than %d unique positions at ply %d (limit %d) after %d of them; choose a smaller split ply",
+					ErrTooLarge, w.lim.MaxPositions, plan.SplitPly, w.lim.MaxPositions, plan.Leaves)
+			}
 			i = len(plan.Positions)
-			index[key] = i
+			w.index[key] = i
 			plan.Positions = append(plan.Positions, Position{FEN: p.FEN(), Est: estimate(p, plan.Remaining)})
 		}
 		pos := &plan.Positions[i]
@@ -119,7 +214,7 @@ func (plan *Plan) expand(p *engine.Position, ply, rootIdx int, index map[string]
 		} else {
 			pos.Mult = append(pos.Mult, RootMult{Root: rootIdx, N: 1})
 		}
-		return
+		return nil
 	}
 	var ml engine.MoveList
 	p.GenerateMoves(&ml)
@@ -128,8 +223,11 @@ func (plan *Plan) expand(p *engine.Position, ply, rootIdx int, index map[string]
 	for _, m := range ml.Slice() {
 		child := *p
 		child.MakeMove(m)
-		plan.expand(&child, ply+1, rootIdx, index)
+		if err := w.expand(&child, ply+1, rootIdx); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // estimate guesses the leaf count below p at the given depth from its

@@ -1,7 +1,9 @@
 package perftsplit
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/arbiter-chess/arbiter/engine"
@@ -129,5 +131,45 @@ func TestPositionKeyIgnoresCounters(t *testing.T) {
 	b, _ := engine.ParseFEN("rnbqkbnr/pppppppp/8/8/8/5N2/PPPPPPPP/RNBQKB1R b KQkq - 5 9")
 	if PositionKey(&a) != PositionKey(&b) {
 		t.Fatal("keys differ by move counters")
+	}
+}
+
+func TestSplitLimits(t *testing.T) {
+	kiwi, err := engine.ParseFEN("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = SplitLimited(context.Background(), kiwi, 6, 6, Limits{MaxLeaves: 100_000, MaxPositions: 1 << 30})
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "100000") {
+		t.Fatalf("leaf limit: %v", err)
+	}
+	_, err = SplitLimited(context.Background(), kiwi, 6, 4, Limits{MaxLeaves: 1 << 40, MaxPositions: 1000})
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "unique positions") {
+		t.Fatalf("position limit: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err = SplitLimited(ctx, kiwi, 6, 4, DefaultLimits); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled split: %v", err)
+	}
+}
+
+func TestChooseSplitPlyFor(t *testing.T) {
+	start := engine.StartPosition()
+	kiwi, _ := engine.ParseFEN("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
+	for _, c := range []struct {
+		name  string
+		pos   engine.Position
+		depth int
+		want  int
+	}{
+		{"start 7", start, 7, 2},
+		{"start 10", start, 10, 5},
+		{"start 12", start, 12, 5}, // ply 6 is 119M leaves: over the limit
+		{"kiwipete 10", kiwi, 10, 4},
+	} {
+		if got := ChooseSplitPlyFor(c.pos, c.depth, DefaultLimits); got != c.want {
+			t.Errorf("%s: split ply %d, want %d", c.name, got, c.want)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -64,6 +65,9 @@ type Job struct {
 	Submitter  string   // identity that submitted it ("" before identities)
 	Priority   int32
 	Throughput float64 // share weight; 0 reads as 1
+	// Summary of a finished perft job (units settled, verified, disputed,
+	// disputes resolved); -1 when not recorded.
+	Settled, Verified, Disputed, Resolved int
 }
 
 // RootMult says a position occurs N times below root move Root.
@@ -249,10 +253,10 @@ func insertJob(ctx context.Context, tx *sql.Tx, j *Job, roots, divide string) er
 		throughput = 1
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO jobs(`+jobColumns+`)
-		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		j.ID, j.Seq, j.Kind, j.FEN, j.Depth, j.SplitPly, j.Verify, boolInt(j.Chess960), j.State, j.Error,
 		unixNano(j.CreatedAt), unixNano(j.FinishedAt), roots, j.UnitsTotal, j.Positions, j.Total, divide,
-		j.Submitter, j.Priority, throughput)
+		j.Submitter, j.Priority, throughput, j.Settled, j.Verified, j.Disputed, j.Resolved)
 	if err != nil {
 		return fmt.Errorf("store: insert job: %w", err)
 	}
@@ -266,7 +270,7 @@ func boolInt(b bool) int {
 	return 0
 }
 
-const jobColumns = `id,seq,kind,fen,depth,split_ply,verify,chess960,state,error,created_at,finished_at,root_moves,units_total,positions,total,divide,submitter,priority,throughput`
+const jobColumns = `id,seq,kind,fen,depth,split_ply,verify,chess960,state,error,created_at,finished_at,root_moves,units_total,positions,total,divide,submitter,priority,throughput,units_done,units_verified,mismatches,mismatches_settled`
 
 func scanJob(sc interface{ Scan(...any) error }) (*Job, error) {
 	var j Job
@@ -274,7 +278,7 @@ func scanJob(sc interface{ Scan(...any) error }) (*Job, error) {
 	var created, finished int64
 	var roots, divide string
 	if err := sc.Scan(&j.ID, &j.Seq, &j.Kind, &j.FEN, &j.Depth, &j.SplitPly, &j.Verify, &c960, &j.State, &j.Error,
-		&created, &finished, &roots, &j.UnitsTotal, &j.Positions, &j.Total, &divide, &j.Submitter, &j.Priority, &j.Throughput); err != nil {
+		&created, &finished, &roots, &j.UnitsTotal, &j.Positions, &j.Total, &divide, &j.Submitter, &j.Priority, &j.Throughput, &j.Settled, &j.Verified, &j.Disputed, &j.Resolved); err != nil {
 		return nil, err
 	}
 	j.Chess960 = c960 != 0
@@ -391,6 +395,9 @@ type JobChange struct {
 	FinishedAt time.Time
 	Total      string
 	Divide     []string
+	// Settled, Verified, Disputed and Resolved units of a perft job (0
+	// otherwise).
+	Settled, Verified, Disputed, Resolved int
 }
 
 // Event is something an operator should know about (a mismatch).
@@ -440,8 +447,9 @@ func setJobState(ctx context.Context, tx *sql.Tx, jobID string, job *JobChange) 
 		b, _ := json.Marshal(job.Divide)
 		divide = string(b)
 	}
-	res, err := tx.ExecContext(ctx, "UPDATE jobs SET state=?, error=?, finished_at=?, total=?, divide=? WHERE id=?",
-		job.State, job.Error, unixNano(job.FinishedAt), job.Total, divide, jobID)
+	res, err := tx.ExecContext(ctx, `UPDATE jobs SET state=?, error=?, finished_at=?, total=?, divide=?,
+		units_done=?, units_verified=?, mismatches=?, mismatches_settled=? WHERE id=?`,
+		job.State, job.Error, unixNano(job.FinishedAt), job.Total, divide, job.Settled, job.Verified, job.Disputed, job.Resolved, jobID)
 	if err != nil {
 		return fmt.Errorf("store: update job: %w", err)
 	}
@@ -519,5 +527,85 @@ func (s *Store) Meta(ctx context.Context, key string) ([]byte, error) {
 // PutMeta sets a value of the meta table.
 func (s *Store) PutMeta(ctx context.Context, key string, value []byte) error {
 	_, err := s.db.ExecContext(ctx, "INSERT INTO meta(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", key, value)
+	return err
+}
+
+// Credential is one identity's hashed credential.
+type Credential struct {
+	Name      string
+	Role      string
+	Hash      []byte // SHA-256 of the token
+	CreatedAt time.Time
+	CreatedBy string
+	RevokedAt time.Time // zero while valid
+}
+
+// ErrExists is returned when a name is taken.
+var ErrExists = errors.New("already exists")
+
+// AddCredential stores a new credential; a taken name is ErrExists.
+func (s *Store) AddCredential(ctx context.Context, c Credential) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM credentials WHERE name=?", c.Name).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return fmt.Errorf("credential %q: %w", c.Name, ErrExists)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO credentials(name,role,hash,created_at,created_by) VALUES(?,?,?,?,?)",
+		c.Name, c.Role, c.Hash, unixNano(c.CreatedAt), c.CreatedBy); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Credentials returns every credential, revoked ones included, by name.
+func (s *Store) Credentials(ctx context.Context) ([]Credential, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT name, role, hash, created_at, created_by, revoked_at FROM credentials ORDER BY name")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Credential
+	for rows.Next() {
+		var c Credential
+		var created, revoked int64
+		if err := rows.Scan(&c.Name, &c.Role, &c.Hash, &created, &c.CreatedBy, &revoked); err != nil {
+			return nil, err
+		}
+		c.CreatedAt, c.RevokedAt = fromNano(created), fromNano(revoked)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// RevokeCredential marks a credential revoked; an unknown or already
+// revoked name is ErrNotFound.
+func (s *Store) RevokeCredential(ctx context.Context, name string, at time.Time) error {
+	res, err := s.db.ExecContext(ctx, "UPDATE credentials SET revoked_at=? WHERE name=? AND revoked_at=0", unixNano(at), name)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("credential %q: %w", name, ErrNotFound)
+	}
+	return nil
+}
+
+// Path is the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Backup writes a consistent copy of the database to path (which must not
+// exist) while the store stays in use: VACUUM INTO reads one snapshot.
+func (s *Store) Backup(ctx context.Context, path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return fmt.Errorf("backup: %s exists", path)
+	}
+	_, err := s.db.ExecContext(ctx, "VACUUM INTO ?", path)
 	return err
 }

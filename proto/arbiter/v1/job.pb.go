@@ -90,7 +90,11 @@ type PerftSpec struct {
 	VerifyFraction float64 `protobuf:"fixed64,4,opt,name=verify_fraction,json=verifyFraction,proto3" json:"verify_fraction,omitempty"`
 	// Set when the FEN is a Chess960 position (detected from the FEN, or
 	// forced by the client).
-	Chess960      bool `protobuf:"varint,5,opt,name=chess960,proto3" json:"chess960,omitempty"`
+	Chess960 bool `protobuf:"varint,5,opt,name=chess960,proto3" json:"chess960,omitempty"`
+	// Higher priorities get workers first, whatever the job's kind.
+	Priority int32 `protobuf:"varint,6,opt,name=priority,proto3" json:"priority,omitempty"`
+	// Share of the workers among jobs of equal priority (default 1).
+	Throughput    float64 `protobuf:"fixed64,7,opt,name=throughput,proto3" json:"throughput,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -158,6 +162,20 @@ func (x *PerftSpec) GetChess960() bool {
 		return x.Chess960
 	}
 	return false
+}
+
+func (x *PerftSpec) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *PerftSpec) GetThroughput() float64 {
+	if x != nil {
+		return x.Throughput
+	}
+	return 0
 }
 
 // DivideEntry is the count below one root move.
@@ -232,6 +250,9 @@ type JobProgress struct {
 	MismatchesSettled uint64 `protobuf:"varint,7,opt,name=mismatches_settled,json=mismatchesSettled,proto3" json:"mismatches_settled,omitempty"`
 	// Workers holding a lease on this job now.
 	ActiveWorkers uint32 `protobuf:"varint,8,opt,name=active_workers,json=activeWorkers,proto3" json:"active_workers,omitempty"`
+	// Why the job cannot progress now, when it cannot (no worker with the
+	// needed capability, verification waiting for a second identity, ...).
+	Blocked       string `protobuf:"bytes,9,opt,name=blocked,proto3" json:"blocked,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -322,6 +343,13 @@ func (x *JobProgress) GetActiveWorkers() uint32 {
 	return 0
 }
 
+func (x *JobProgress) GetBlocked() string {
+	if x != nil {
+		return x.Blocked
+	}
+	return ""
+}
+
 // Job is a snapshot of one job.
 type Job struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -342,6 +370,9 @@ type Job struct {
 	// Set for match and SPRT tests (openings omitted, see openings_count).
 	Match         *MatchSpec     `protobuf:"bytes,11,opt,name=match,proto3" json:"match,omitempty"`
 	MatchProgress *MatchProgress `protobuf:"bytes,12,opt,name=match_progress,json=matchProgress,proto3" json:"match_progress,omitempty"`
+	// The identity that submitted the job ("" for jobs stored before
+	// identities existed).
+	Submitter     string `protobuf:"bytes,13,opt,name=submitter,proto3" json:"submitter,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -458,6 +489,13 @@ func (x *Job) GetMatchProgress() *MatchProgress {
 		return x.MatchProgress
 	}
 	return nil
+}
+
+func (x *Job) GetSubmitter() string {
+	if x != nil {
+		return x.Submitter
+	}
+	return ""
 }
 
 // SprtParams is an SPRT design (Fishtest's).
@@ -1728,16 +1766,20 @@ var File_arbiter_v1_job_proto protoreflect.FileDescriptor
 const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\n" +
 	"\x14arbiter/v1/job.proto\x12\n" +
-	"arbiter.v1\x1a\x15arbiter/v1/work.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x95\x01\n" +
+	"arbiter.v1\x1a\x15arbiter/v1/work.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd1\x01\n" +
 	"\tPerftSpec\x12\x10\n" +
 	"\x03fen\x18\x01 \x01(\tR\x03fen\x12\x14\n" +
 	"\x05depth\x18\x02 \x01(\rR\x05depth\x12\x1b\n" +
 	"\tsplit_ply\x18\x03 \x01(\rR\bsplitPly\x12'\n" +
 	"\x0fverify_fraction\x18\x04 \x01(\x01R\x0everifyFraction\x12\x1a\n" +
-	"\bchess960\x18\x05 \x01(\bR\bchess960\"7\n" +
+	"\bchess960\x18\x05 \x01(\bR\bchess960\x12\x1a\n" +
+	"\bpriority\x18\x06 \x01(\x05R\bpriority\x12\x1e\n" +
+	"\n" +
+	"throughput\x18\a \x01(\x01R\n" +
+	"throughput\"7\n" +
 	"\vDivideEntry\x12\x12\n" +
 	"\x04move\x18\x01 \x01(\tR\x04move\x12\x14\n" +
-	"\x05nodes\x18\x02 \x01(\tR\x05nodes\"\xa7\x02\n" +
+	"\x05nodes\x18\x02 \x01(\tR\x05nodes\"\xc1\x02\n" +
 	"\vJobProgress\x12\x1f\n" +
 	"\vunits_total\x18\x01 \x01(\x04R\n" +
 	"unitsTotal\x12\x1d\n" +
@@ -1751,7 +1793,8 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"mismatches\x18\x06 \x01(\x04R\n" +
 	"mismatches\x12-\n" +
 	"\x12mismatches_settled\x18\a \x01(\x04R\x11mismatchesSettled\x12%\n" +
-	"\x0eactive_workers\x18\b \x01(\rR\ractiveWorkers\"\x82\x04\n" +
+	"\x0eactive_workers\x18\b \x01(\rR\ractiveWorkers\x12\x18\n" +
+	"\ablocked\x18\t \x01(\tR\ablocked\"\xa0\x04\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.arbiter.v1.JobStateR\x05state\x12+\n" +
@@ -1767,7 +1810,8 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\x04kind\x18\n" +
 	" \x01(\tR\x04kind\x12+\n" +
 	"\x05match\x18\v \x01(\v2\x15.arbiter.v1.MatchSpecR\x05match\x12@\n" +
-	"\x0ematch_progress\x18\f \x01(\v2\x19.arbiter.v1.MatchProgressR\rmatchProgress\"t\n" +
+	"\x0ematch_progress\x18\f \x01(\v2\x19.arbiter.v1.MatchProgressR\rmatchProgress\x12\x1c\n" +
+	"\tsubmitter\x18\r \x01(\tR\tsubmitter\"t\n" +
 	"\n" +
 	"SprtParams\x12\x12\n" +
 	"\x04elo0\x18\x01 \x01(\x01R\x04elo0\x12\x12\n" +

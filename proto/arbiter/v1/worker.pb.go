@@ -161,8 +161,10 @@ type WorkerCapabilities struct {
 	BenchNps uint64 `protobuf:"varint,6,opt,name=bench_nps,json=benchNps,proto3" json:"bench_nps,omitempty"`
 	// Node count of that bench: identifies the engine build's search.
 	BenchSignature uint64 `protobuf:"varint,7,opt,name=bench_signature,json=benchSignature,proto3" json:"bench_signature,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// GOOS/GOARCH of the worker binary.
+	Platform      string `protobuf:"bytes,8,opt,name=platform,proto3" json:"platform,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WorkerCapabilities) Reset() {
@@ -242,6 +244,13 @@ func (x *WorkerCapabilities) GetBenchSignature() uint64 {
 		return x.BenchSignature
 	}
 	return 0
+}
+
+func (x *WorkerCapabilities) GetPlatform() string {
+	if x != nil {
+		return x.Platform
+	}
+	return ""
 }
 
 // RegisterRequest announces a worker.
@@ -1035,7 +1044,7 @@ var File_arbiter_v1_worker_proto protoreflect.FileDescriptor
 const file_arbiter_v1_worker_proto_rawDesc = "" +
 	"\n" +
 	"\x17arbiter/v1/worker.proto\x12\n" +
-	"arbiter.v1\x1a\x17arbiter/v1/verify.proto\x1a\x15arbiter/v1/work.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf0\x01\n" +
+	"arbiter.v1\x1a\x17arbiter/v1/verify.proto\x1a\x15arbiter/v1/work.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8c\x02\n" +
 	"\x12WorkerCapabilities\x12\x14\n" +
 	"\x05cores\x18\x01 \x01(\rR\x05cores\x12\x17\n" +
 	"\ahash_mb\x18\x02 \x01(\rR\x06hashMb\x12%\n" +
@@ -1043,7 +1052,8 @@ const file_arbiter_v1_worker_proto_rawDesc = "" +
 	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\x12\x1a\n" +
 	"\bhostname\x18\x05 \x01(\tR\bhostname\x12\x1b\n" +
 	"\tbench_nps\x18\x06 \x01(\x04R\bbenchNps\x12'\n" +
-	"\x0fbench_signature\x18\a \x01(\x04R\x0ebenchSignature\"i\n" +
+	"\x0fbench_signature\x18\a \x01(\x04R\x0ebenchSignature\x12\x1a\n" +
+	"\bplatform\x18\b \x01(\tR\bplatform\"i\n" +
 	"\x0fRegisterRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12B\n" +
 	"\fcapabilities\x18\x02 \x01(\v2\x1e.arbiter.v1.WorkerCapabilitiesR\fcapabilities\"\xbb\x01\n" +

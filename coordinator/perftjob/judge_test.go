@@ -1,4 +1,4 @@
-package coordinator
+package perftjob
 
 import (
 	"testing"
@@ -8,10 +8,31 @@ import (
 
 func runs(cs ...uint64) []store.Run {
 	var out []store.Run
-	for _, c := range cs {
-		out = append(out, store.Run{Counts: []uint64{c}})
+	for i, c := range cs {
+		out = append(out, store.Run{Counts: []uint64{c}, WorkerID: string(rune('a' + i))})
 	}
 	return out
+}
+
+func TestJudgeCountsIdentitiesNotWorkers(t *testing.T) {
+	// Two workers of one identity agree: one witness, not verified.
+	same := []store.Run{
+		{WorkerID: "w1", Owner: "mallory", Counts: []uint64{1}},
+		{WorkerID: "w2", Owner: "mallory", Counts: []uint64{1}},
+	}
+	if v := judge(same, 2, 5); v.settled || v.want != 1 {
+		t.Fatalf("one identity verified itself: %+v", v)
+	}
+	// Two of mallory's against one honest run: still a 1-to-1 dispute.
+	dispute := append(same, store.Run{WorkerID: "w3", Owner: "honest", Counts: []uint64{197281}})
+	if v := judge(dispute, 2, 5); v.settled || !v.disputed {
+		t.Fatalf("one identity outvoted another: %+v", v)
+	}
+	// A second honest identity settles it.
+	settled := append(dispute, store.Run{WorkerID: "w4", Owner: "other", Counts: []uint64{197281}})
+	if v := judge(settled, 2, 5); !v.settled || v.counts[0] != 197281 || v.agreeing != 2 {
+		t.Fatalf("two identities did not settle: %+v", v)
+	}
 }
 
 func TestJudge(t *testing.T) {

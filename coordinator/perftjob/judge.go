@@ -1,4 +1,4 @@
-package coordinator
+package perftjob
 
 import (
 	"slices"
@@ -6,11 +6,20 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 )
 
+// owner is the identity a run counts for. Runs stored before identities
+// existed count each worker as its own identity.
+func owner(r store.Run) string {
+	if r.Owner == "" {
+		return "legacy:" + r.WorkerID
+	}
+	return r.Owner
+}
+
 // verdict is what the runs of one unit add up to.
 type verdict struct {
 	settled  bool
 	counts   []uint64 // the agreed counts when settled
-	agreeing int      // runs that agree with counts
+	agreeing int      // identities whose runs agree with counts
 	want     int      // further runs wanted (0 when settled or failed)
 	disputed bool     // some runs disagree
 	failed   bool     // maxRuns reached without a majority
@@ -21,9 +30,14 @@ type verdict struct {
 // exist. Once runs disagree (a verification mismatch, or a late duplicate
 // that differs) the unit needs a value backed by at least two runs and by
 // more runs than any other value: a third run settles a 1-to-1 dispute.
+//
+// Runs are counted by identity, not by worker: one credential's workers are
+// one witness however many of them ran the unit, so no identity can verify
+// or outvote on its own.
 func judge(runs []store.Run, required, maxRuns int) verdict {
 	type group struct {
 		counts []uint64
+		owners map[string]bool
 		n      int
 	}
 	var groups []group
@@ -31,13 +45,16 @@ func judge(runs []store.Run, required, maxRuns int) verdict {
 		found := false
 		for i := range groups {
 			if slices.Equal(groups[i].counts, r.Counts) {
-				groups[i].n++
+				if !groups[i].owners[owner(r)] {
+					groups[i].owners[owner(r)] = true
+					groups[i].n++
+				}
 				found = true
 				break
 			}
 		}
 		if !found {
-			groups = append(groups, group{counts: r.Counts, n: 1})
+			groups = append(groups, group{counts: r.Counts, owners: map[string]bool{owner(r): true}, n: 1})
 		}
 	}
 	switch len(groups) {

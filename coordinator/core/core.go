@@ -1,0 +1,531 @@
+// Package core is the coordinator's core: workers, leases, the clock,
+// scheduling between jobs of every kind, and the one place where a result is
+// checked against its lease. Each kind of work (perft, game-pair tests,
+// verify sessions, ...) is a Workload plugged into it. The core speaks no
+// gRPC: the API layer (package grpcapi) translates requests into calls on
+// the core and its domain errors (package apierr) into statuses.
+//
+// Invariants kept here:
+//
+//  1. A result counts only from its lease holder. Submit hands a result to
+//     its workload only when the worker id belongs to the calling identity
+//     and either a live lease with that id is held by that worker for that
+//     unit, or the lease id carries this coordinator's signature for that
+//     unit and worker (a late result, or one from before a restart). Any
+//     other result is refused with NOT_LEASE_HOLDER, counted and recorded
+//     as an incident of the worker, and never reaches a workload.
+//  2. Nothing a peer sends is a loop bound. A heartbeat is answered in
+//     O(len(held)) with len(held) capped; an unknown lease id costs one
+//     signature check; unit ids are only looked up, never enumerated.
+//  3. Leases live in memory. After a restart every unsettled unit is open
+//     again; a worker still holding a signed lease gets it back on its next
+//     heartbeat if its workload still wants the unit from it (Adopt).
+//  4. Lock order: Core.mu, then a workload's own lock. The core never holds
+//     mu across a store write or a workload's Result, so leases and
+//     heartbeats go on while results are committed. Registry and wake-up
+//     channels have their own small locks, taken last.
+//
+// The core is driven by its caller and its clock: Tick expires leases (the
+// coordinator runs it on a ticker; tests call it with a fake clock).
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/arbiter-chess/arbiter/coordinator/lease"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/internal/logging"
+)
+
+// Store is what the core keeps durably: workers and incidents.
+type Store interface {
+	Workers(ctx context.Context) ([]store.Worker, error)
+	PutWorker(ctx context.Context, w store.Worker) error
+	AddEvents(ctx context.Context, events []store.Event) error
+}
+
+// Config tunes a Core. Zero values take the defaults.
+type Config struct {
+	Store  Store
+	Logger *zap.Logger
+	// Now is the clock (time.Now).
+	Now func() time.Time
+	// LeaseDuration is how long a lease lasts without a heartbeat (30s).
+	LeaseDuration time.Duration
+	// HeartbeatInterval is what workers are told to use (LeaseDuration/3).
+	HeartbeatInterval time.Duration
+	// LeaseKey signs lease ids; keep it across restarts (the coordinator
+	// stores it). Empty: a random key, so leases do not survive a restart.
+	LeaseKey []byte
+	// Registerer receives the core's metrics; nil registers none.
+	Registerer prometheus.Registerer
+	// MaxWorkersPerIdentity bounds the workers one credential registers
+	// (1024).
+	MaxWorkersPerIdentity int
+}
+
+func (c *Config) defaults() {
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.LeaseDuration <= 0 {
+		c.LeaseDuration = 30 * time.Second
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = c.LeaseDuration / 3
+	}
+	if len(c.LeaseKey) == 0 {
+		c.LeaseKey = []byte(randomHex(32))
+	}
+	if c.MaxWorkersPerIdentity <= 0 {
+		c.MaxWorkersPerIdentity = 1024
+	}
+}
+
+// Limits on what one request may carry.
+const (
+	// MaxHeldLeases bounds the leases one heartbeat may name.
+	MaxHeldLeases = 4096
+	// MaxNameBytes bounds worker names and release reasons.
+	MaxNameBytes = 200
+	// MaxTags bounds a worker's capability strings.
+	MaxTags = 256
+	// MaxLeaseWait bounds how long a Lease call is held open.
+	MaxLeaseWait = 10 * time.Second
+)
+
+// Core is the coordinator's core. Its methods are safe for concurrent use.
+type Core struct {
+	cfg   Config
+	log   *zap.Logger
+	store Store
+
+	workloads []Workload
+	byKind    map[string]Workload
+
+	mu      sync.Mutex
+	workers map[string]*Worker            // by id
+	byOwner map[string]map[string]*Worker // owner → name → worker
+	leases  *lease.Manager
+	closed  bool
+	cands   []Candidate // scratch for pick, under mu
+
+	wake      wakeup
+	reg       registry
+	metrics   *metrics
+	incidents limiter
+}
+
+// New returns a core serving workloads; call Load before serving.
+func New(cfg Config, workloads ...Workload) *Core {
+	cfg.defaults()
+	c := &Core{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		store:     cfg.Store,
+		workloads: workloads,
+		byKind:    make(map[string]Workload),
+		workers:   make(map[string]*Worker),
+		byOwner:   make(map[string]map[string]*Worker),
+		leases:    lease.New(cfg.LeaseDuration, "l"+randomHex(4), cfg.LeaseKey),
+	}
+	c.wake.init()
+	c.reg.init()
+	c.incidents.init(incidentBurst, incidentWindow)
+	for _, wl := range workloads {
+		c.byKind[wl.Kind()] = wl
+	}
+	c.metrics = newMetrics(c, cfg.Registerer)
+	return c
+}
+
+// Host is what workloads are given to signal the core.
+func (c *Core) Host() Host { return host{c} }
+
+type host struct{ c *Core }
+
+func (h host) WorkAvailable()          { h.c.wake.signal() }
+func (h host) JobChanged(jobID string) { h.c.reg.changed(jobID) }
+
+// Load reads workers and every workload's jobs from the store.
+func (c *Core) Load(ctx context.Context) error {
+	if c.store != nil {
+		ws, err := c.store.Workers(ctx)
+		if err != nil {
+			return fmt.Errorf("core: load workers: %w", err)
+		}
+		c.mu.Lock()
+		for _, sw := range ws {
+			w := workerFromStore(sw)
+			c.addWorker(w)
+		}
+		c.mu.Unlock()
+	}
+	for _, wl := range c.workloads {
+		refs, err := wl.Load(ctx)
+		if err != nil {
+			return fmt.Errorf("core: load %s: %w", wl.Kind(), err)
+		}
+		for _, r := range refs {
+			c.reg.add(r, wl)
+		}
+	}
+	c.log.Info("store loaded", zap.Int("jobs", c.reg.len()), zap.Int("workers", len(c.workers)))
+	return nil
+}
+
+// Close wakes every waiting call; later calls fail with SHUTTING_DOWN.
+func (c *Core) Close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.wake.signal()
+	c.reg.closeAll()
+}
+
+// Ready is nil while the core serves.
+func (c *Core) Ready() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return errShuttingDown
+	}
+	return nil
+}
+
+var errShuttingDown = apierr.New(apierr.Unavailable, apierr.ReasonShuttingDown, "coordinator shutting down")
+
+// LeaseDuration is how long a lease lasts without a heartbeat.
+func (c *Core) LeaseDuration() time.Duration { return c.cfg.LeaseDuration }
+
+// HeartbeatInterval is what workers are told.
+func (c *Core) HeartbeatInterval() time.Duration { return c.cfg.HeartbeatInterval }
+
+// Now is the core's clock.
+func (c *Core) Now() time.Time { return c.cfg.Now() }
+
+// Tick expires leases whose deadline passed and re-queues their units.
+func (c *Core) Tick() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, l := range c.leases.Expire(c.cfg.Now()) {
+		c.metrics.leasesExpired.Inc()
+		c.log.Warn("lease expired", zap.String(logging.LeaseID, l.ID), zap.String(logging.UnitID, l.UnitID),
+			zap.String(logging.JobID, l.JobID), zap.String(logging.WorkerID, l.WorkerID))
+		if wl := c.workloadOf(l); wl != nil {
+			wl.Ended(toLease(l), End{Expired: true})
+		}
+	}
+}
+
+// Run calls Tick until ctx ends.
+func (c *Core) Run(ctx context.Context) {
+	every := min(c.cfg.LeaseDuration/4, time.Second)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.Tick()
+		}
+	}
+}
+
+// ---- jobs ----
+
+// Create makes a job of a workload kind on behalf of caller.
+func (c *Core) Create(ctx context.Context, caller identity.Identity, kind string, spec any) (JobRef, error) {
+	if !caller.CanSubmit() {
+		return JobRef{}, wrongRole(caller, "submit jobs")
+	}
+	if err := c.Ready(); err != nil {
+		return JobRef{}, err
+	}
+	wl := c.byKind[kind]
+	if wl == nil {
+		return JobRef{}, apierr.Invalid("job kind %q is not served here", kind)
+	}
+	ref, err := wl.Create(ctx, spec, caller.Name)
+	if err != nil {
+		return JobRef{}, err
+	}
+	c.reg.add(ref, wl)
+	c.wake.signal()
+	return ref, nil
+}
+
+// Job returns a job's snapshot.
+func (c *Core) Job(jobID string, full bool) (any, error) {
+	wl := c.reg.workload(jobID)
+	if wl == nil {
+		return nil, unknownJob(jobID)
+	}
+	snap, ok := wl.Snapshot(jobID, full)
+	if !ok {
+		return nil, unknownJob(jobID)
+	}
+	return snap, nil
+}
+
+// Jobs returns up to limit snapshots, newest first, that keep passes (nil:
+// all), and whether more jobs matched.
+func (c *Core) Jobs(limit int, keep func(any) bool) ([]any, bool) {
+	var out []any
+	more := false
+	c.reg.newestFirst(func(id string, wl Workload) bool {
+		snap, ok := wl.Snapshot(id, false)
+		if !ok || (keep != nil && !keep(snap)) {
+			return true
+		}
+		if len(out) == limit {
+			more = true
+			return false
+		}
+		out = append(out, snap)
+		return true
+	})
+	return out, more
+}
+
+// JobRef returns a job's reference (its submitter).
+func (c *Core) JobRef(jobID string) (JobRef, bool) { return c.reg.ref(jobID) }
+
+// Changed returns a channel closed at the job's next change.
+func (c *Core) Changed(jobID string) (<-chan struct{}, error) {
+	ch, ok := c.reg.watch(jobID)
+	if !ok {
+		return nil, unknownJob(jobID)
+	}
+	return ch, nil
+}
+
+// Cancel stops a running job on behalf of caller: its submitter or an
+// admin.
+func (c *Core) Cancel(ctx context.Context, caller identity.Identity, jobID, reason string) error {
+	if !caller.CanSubmit() {
+		return wrongRole(caller, "cancel jobs")
+	}
+	ref, ok := c.reg.ref(jobID)
+	if !ok {
+		return unknownJob(jobID)
+	}
+	if !caller.IsAdmin() && ref.Submitter != "" && ref.Submitter != caller.Name {
+		return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
+			"job %s was submitted by %s; only its submitter or an admin may cancel it", jobID, ref.Submitter)
+	}
+	wl := c.reg.workload(jobID)
+	if err := wl.Cancel(ctx, jobID, reason); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.endJobLeases(jobID)
+	c.mu.Unlock()
+	c.reg.changed(jobID)
+	return nil
+}
+
+// workloadOf finds the workload of a lease: by its job, or by asking the
+// workloads about its unit (jobs outside the registry, such as verify
+// sessions). Caller holds mu.
+func (c *Core) workloadOf(l lease.Lease) Workload {
+	if wl := c.reg.workload(l.JobID); wl != nil {
+		return wl
+	}
+	wl, _ := c.locate(l.UnitID)
+	return wl
+}
+
+// endJobLeases ends every lease of a finished job. Caller holds mu.
+func (c *Core) endJobLeases(jobID string) {
+	for _, l := range c.leases.ForJob(jobID) {
+		c.leases.End(l.ID)
+		if wl := c.workloadOf(l); wl != nil {
+			wl.Ended(toLease(l), End{JobOver: true})
+		}
+	}
+}
+
+// EndJobLeases ends every lease of a job a workload closed on its own (a
+// verify session its client closed): heartbeats then say cancelled.
+func (c *Core) EndJobLeases(jobID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.endJobLeases(jobID)
+}
+
+// EndUnitLeases ends every lease of one unit.
+func (c *Core) EndUnitLeases(unitID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, l := range c.leases.ForUnit(unitID) {
+		c.leases.End(l.ID)
+		if wl := c.workloadOf(l); wl != nil {
+			wl.Ended(toLease(l), End{JobOver: true})
+		}
+	}
+}
+
+func unknownJob(id string) error {
+	if id == "" {
+		return apierr.Invalid("job id missing")
+	}
+	return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(id))
+}
+
+func wrongRole(caller identity.Identity, what string) error {
+	return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
+		"credential %s has role %s, which may not %s", apierr.Q(caller.Name), caller.Role, what)
+}
+
+// Lease is a live lease as workloads see it.
+type Lease struct {
+	ID       string
+	UnitID   string
+	JobID    string
+	WorkerID string
+	Granted  time.Time
+	Deadline time.Time
+}
+
+func toLease(l lease.Lease) Lease {
+	return Lease{ID: l.ID, UnitID: l.UnitID, JobID: l.JobID, WorkerID: l.WorkerID, Granted: l.Granted, Deadline: l.Deadline}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// ---- the registry of jobs and their watchers ----
+
+type registry struct {
+	mu    sync.Mutex
+	jobs  map[string]*regJob
+	order []*regJob // by Seq
+}
+
+type regJob struct {
+	ref     JobRef
+	wl      Workload
+	changed chan struct{}
+}
+
+func (r *registry) init() { r.jobs = make(map[string]*regJob) }
+
+func (r *registry) add(ref JobRef, wl Workload) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.jobs[ref.ID]; dup {
+		return
+	}
+	j := &regJob{ref: ref, wl: wl, changed: make(chan struct{})}
+	r.jobs[ref.ID] = j
+	i := sort.Search(len(r.order), func(i int) bool { return r.order[i].ref.Seq > ref.Seq })
+	r.order = append(r.order, nil)
+	copy(r.order[i+1:], r.order[i:])
+	r.order[i] = j
+}
+
+func (r *registry) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.jobs)
+}
+
+func (r *registry) workload(id string) Workload {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if j := r.jobs[id]; j != nil {
+		return j.wl
+	}
+	return nil
+}
+
+func (r *registry) ref(id string) (JobRef, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if j := r.jobs[id]; j != nil {
+		return j.ref, true
+	}
+	return JobRef{}, false
+}
+
+func (r *registry) watch(id string) (chan struct{}, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if j := r.jobs[id]; j != nil {
+		return j.changed, true
+	}
+	return nil, false
+}
+
+func (r *registry) changed(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if j := r.jobs[id]; j != nil {
+		close(j.changed)
+		j.changed = make(chan struct{})
+	}
+}
+
+func (r *registry) closeAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, j := range r.jobs {
+		close(j.changed)
+		j.changed = make(chan struct{})
+	}
+}
+
+// newestFirst calls fn for jobs from the newest until it returns false. fn
+// runs without the registry's lock.
+func (r *registry) newestFirst(fn func(id string, wl Workload) bool) {
+	r.mu.Lock()
+	order := append([]*regJob(nil), r.order...)
+	r.mu.Unlock()
+	for i := len(order) - 1; i >= 0; i-- {
+		if !fn(order[i].ref.ID, order[i].wl) {
+			return
+		}
+	}
+}
+
+// wakeup wakes Lease calls waiting for work.
+type wakeup struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (w *wakeup) init() { w.ch = make(chan struct{}) }
+
+func (w *wakeup) signal() {
+	w.mu.Lock()
+	close(w.ch)
+	w.ch = make(chan struct{})
+	w.mu.Unlock()
+}
+
+func (w *wakeup) wait() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ch
+}

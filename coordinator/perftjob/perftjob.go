@@ -1,0 +1,532 @@
+// Package perftjob is the perft workload of the coordinator: it splits a
+// perft job into units (package perftsplit), hands units to the core's
+// scheduler, judges the runs workers submit, and adds up exact totals.
+//
+// Invariants:
+//   - A job's totals are Σ multiplicity × count over settled units, as
+//     big integers; a unit's contribution enters the sums when it settles
+//     and is replaced, never added twice, if a dispute settles it on other
+//     counts.
+//   - A run is stored (store.Commit, one transaction with the unit's new
+//     state and, when it finishes the job, the job's final state) before
+//     memory changes and before the worker is acknowledged. Memory is
+//     rebuilt from the store on Load, so a coordinator killed at any moment
+//     resumes every job exactly.
+//   - One identity is one witness: a unit is leased for verification or
+//     settlement only to a worker of an identity that has not run it and
+//     does not hold it, and judge counts runs by identity.
+//   - Finished jobs keep only their record in memory.
+package perftjob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/logging"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// Kind is the workload's kind and the job kind it stores.
+const Kind = "perft"
+
+// Capabilities a worker advertises to get perft units.
+const (
+	CapPerft    = "perft"
+	CapPerft960 = "perft960"
+)
+
+// Config tunes the workload. Zero values take the defaults.
+type Config struct {
+	Store  *store.Store
+	Host   core.Host
+	Logger *zap.Logger
+	Now    func() time.Time
+	// TargetUnitDuration is the work one unit should take (2s), at
+	// NominalNodesPerSecond estimated leaves per second per core (50M).
+	TargetUnitDuration    time.Duration
+	NominalNodesPerSecond float64
+	// MinUnits splits even small jobs into this many units (64) so that
+	// every worker gets some.
+	MinUnits int
+	// MaxPositionsPerUnit bounds a unit's message size (4096).
+	MaxPositionsPerUnit int
+	// VerifyDefault is the verify fraction of jobs that do not set one.
+	VerifyDefault float64
+	// MaxRuns is how many runs a disputed unit may take before its job
+	// fails (5).
+	MaxRuns int
+	// SplitLimits bound one job's split (perftsplit.DefaultLimits).
+	SplitLimits perftsplit.Limits
+	// Registerer receives the workload's metrics; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+func (c *Config) defaults() {
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.TargetUnitDuration <= 0 {
+		c.TargetUnitDuration = 2 * time.Second
+	}
+	if c.NominalNodesPerSecond <= 0 {
+		c.NominalNodesPerSecond = 50e6
+	}
+	if c.MinUnits <= 0 {
+		c.MinUnits = 64
+	}
+	if c.MaxPositionsPerUnit <= 0 {
+		c.MaxPositionsPerUnit = 4096
+	}
+	if c.MaxRuns <= 0 {
+		c.MaxRuns = 5
+	}
+	if c.SplitLimits == (perftsplit.Limits{}) {
+		c.SplitLimits = perftsplit.DefaultLimits
+	}
+}
+
+// Workload is the perft workload.
+type Workload struct {
+	cfg   Config
+	log   *zap.Logger
+	store *store.Store
+	host  core.Host
+
+	// commitMu serialises decisions that end in a store write, so the
+	// store is written without holding mu (which leases need).
+	commitMu sync.Mutex
+	mu       sync.Mutex
+	jobs     map[string]*job
+	running  []*job // by submission
+	units    map[string]*unit
+
+	metrics *metrics
+}
+
+type job struct {
+	rec       *store.Job
+	positions []store.Position
+	units     []*unit
+	queue     []*unit // units that may want a lease, in order
+	retry     []*unit // re-opened units (expired, released, disputed), served first
+	divide    []*big.Int
+	nodesDone big.Int
+	settled   int
+	verified  int
+	disputed  int            // units whose runs disagreed
+	resolved  int            // disputed units that settled
+	holders   map[string]int // worker id → leases it holds on the job
+	started   time.Time      // when this coordinator run began tracking it
+	baseNodes big.Int        // nodes done when tracking began (for the rate)
+}
+
+type unit struct {
+	job     *job
+	rec     store.Unit
+	runs    []store.Run
+	v       verdict
+	counted bool              // contribution is in the job's sums
+	queued  bool              // in the job's queue or retry list
+	holders map[string]string // worker id → owner, of live leases
+}
+
+// New returns the workload; the core calls Load.
+func New(cfg Config) *Workload {
+	cfg.defaults()
+	return &Workload{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		store:   cfg.Store,
+		host:    cfg.Host,
+		jobs:    make(map[string]*job),
+		units:   make(map[string]*unit),
+		metrics: newMetrics(cfg.Registerer),
+	}
+}
+
+// SetHost gives the workload the core to signal (when the core is built
+// after the workload).
+func (w *Workload) SetHost(h core.Host) { w.host = h }
+
+// Kind implements core.Workload.
+func (w *Workload) Kind() string { return Kind }
+
+// Load implements core.Workload.
+func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
+	recs, err := w.store.Jobs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("perft: load jobs: %w", err)
+	}
+	var refs []core.JobRef
+	for _, rec := range recs {
+		if rec.Kind != Kind {
+			continue
+		}
+		j := &job{rec: rec, holders: map[string]int{}}
+		if rec.State == store.StateRunning {
+			if err := w.loadRunning(ctx, j); err != nil {
+				return nil, err
+			}
+		} else if rec.Verified < 0 || rec.Settled < 0 {
+			if err := w.summarise(ctx, j); err != nil {
+				return nil, err
+			}
+		} else {
+			j.settled, j.verified, j.disputed, j.resolved = rec.Settled, rec.Verified, rec.Disputed, rec.Resolved
+		}
+		w.jobs[rec.ID] = j
+		if j.rec.State == store.StateRunning {
+			w.running = append(w.running, j)
+		}
+		refs = append(refs, core.JobRef{ID: rec.ID, Seq: rec.Seq, Submitter: rec.Submitter})
+	}
+	return refs, nil
+}
+
+// loadRunning rebuilds a running job's units and sums from its runs.
+func (w *Workload) loadRunning(ctx context.Context, j *job) error {
+	id := j.rec.ID
+	var err error
+	if j.positions, err = w.store.Positions(ctx, id); err != nil {
+		return fmt.Errorf("perft: job %s positions: %w", id, err)
+	}
+	recs, byUnit, err := w.unitsAndRuns(ctx, id)
+	if err != nil {
+		return err
+	}
+	j.divide = newDivide(len(j.rec.RootMoves))
+	for _, ur := range recs {
+		if ur.First < 0 || ur.End > len(j.positions) || ur.First >= ur.End {
+			return fmt.Errorf("perft: job %s unit %s: positions [%d, %d) outside the job's %d", id, ur.ID, ur.First, ur.End, len(j.positions))
+		}
+		u := &unit{job: j, rec: ur, runs: byUnit[ur.ID], holders: map[string]string{}}
+		u.v = judge(u.runs, required(u), w.cfg.MaxRuns)
+		j.units = append(j.units, u)
+		w.units[ur.ID] = u
+		if u.v.settled {
+			if len(u.v.counts) != ur.End-ur.First {
+				return fmt.Errorf("perft: job %s unit %s: %d counts for %d positions", id, ur.ID, len(u.v.counts), ur.End-ur.First)
+			}
+			contribute(u, u.v.counts, +1, j.divide, &j.nodesDone)
+			u.counted = true
+		}
+		j.tally(u.v, +1)
+		if u.v.want > 0 {
+			u.queued = true
+			j.queue = append(j.queue, u)
+		}
+	}
+	j.started = w.cfg.Now()
+	j.baseNodes.Set(&j.nodesDone)
+	if j.settled == len(j.units) {
+		// Every unit was settled but the job not closed: close it now.
+		change := w.finalChange(j, store.StateDone, "")
+		if err := w.store.SetJobState(ctx, id, change); err != nil {
+			return err
+		}
+		w.applyFinal(j, change)
+		return nil
+	}
+	w.log.Info("job resumed", zap.String(logging.JobID, id), zap.Int("units", len(j.units)),
+		zap.Int("settled", j.settled), zap.String("nodes_done", j.nodesDone.String()))
+	return nil
+}
+
+// summarise computes a finished job's verification summary from its runs
+// (jobs finished before the summary was stored).
+func (w *Workload) summarise(ctx context.Context, j *job) error {
+	recs, byUnit, err := w.unitsAndRuns(ctx, j.rec.ID)
+	if err != nil {
+		return err
+	}
+	for _, ur := range recs {
+		u := &unit{rec: ur, runs: byUnit[ur.ID]}
+		j.tally(judge(u.runs, required(u), w.cfg.MaxRuns), +1)
+	}
+	return nil
+}
+
+func (w *Workload) unitsAndRuns(ctx context.Context, id string) ([]store.Unit, map[string][]store.Run, error) {
+	recs, err := w.store.Units(ctx, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("perft: job %s units: %w", id, err)
+	}
+	runs, err := w.store.Runs(ctx, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("perft: job %s runs: %w", id, err)
+	}
+	byUnit := make(map[string][]store.Run)
+	for _, r := range runs {
+		byUnit[r.UnitID] = append(byUnit[r.UnitID], r)
+	}
+	return recs, byUnit, nil
+}
+
+// tally adds (sign +1) or removes (−1) a verdict from the job's counts.
+func (j *job) tally(v verdict, sign int) {
+	if v.settled {
+		j.settled += sign
+		if v.agreeing >= 2 {
+			j.verified += sign
+		}
+	}
+	if v.disputed {
+		j.disputed += sign
+		if v.settled {
+			j.resolved += sign
+		}
+	}
+}
+
+func required(u *unit) int {
+	if u.rec.Verify {
+		return 2
+	}
+	return 1
+}
+
+// contribute adds (sign +1) or removes (−1) a unit's counts times the
+// multiplicities to divide and total.
+func contribute(u *unit, counts []uint64, sign int, divide []*big.Int, total *big.Int) {
+	positions := u.job.positions
+	var m, n big.Int
+	for i := u.rec.First; i < u.rec.End; i++ {
+		n.SetUint64(counts[i-u.rec.First])
+		for _, rm := range positions[i].Mult {
+			m.SetUint64(rm.N)
+			m.Mul(&m, &n)
+			if sign < 0 {
+				m.Neg(&m)
+			}
+			divide[rm.Root].Add(divide[rm.Root], &m)
+			total.Add(total, &m)
+		}
+	}
+}
+
+func newDivide(n int) []*big.Int {
+	d := make([]*big.Int, n)
+	for i := range d {
+		d[i] = new(big.Int)
+	}
+	return d
+}
+
+// ---- creating jobs ----
+
+// Create implements core.Workload: spec is a *arbiterv1.PerftSpec.
+func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (core.JobRef, error) {
+	spec, ok := specAny.(*arbiterv1.PerftSpec)
+	if !ok || spec == nil {
+		return core.JobRef{}, apierr.Invalid("perft spec missing")
+	}
+	fen := spec.GetFen()
+	if fen == "" {
+		fen = engine.StartFEN
+	}
+	if len(fen) > 256 {
+		return core.JobRef{}, apierr.Invalid("FEN %s: longer than 256 bytes", apierr.Q(fen))
+	}
+	pos, err := engine.ParseFEN(fen)
+	if err != nil {
+		return core.JobRef{}, apierr.Invalid("invalid FEN %s: %v", apierr.Q(fen), err)
+	}
+	if spec.GetChess960() {
+		pos.SetChess960(true)
+	}
+	depth := int(spec.GetDepth())
+	if depth > perftsplit.MaxDepth {
+		return core.JobRef{}, apierr.Invalid("depth %d: must be between 0 and %d", depth, perftsplit.MaxDepth)
+	}
+	verify := spec.GetVerifyFraction()
+	if verify == 0 {
+		verify = w.cfg.VerifyDefault
+	}
+	if math.IsNaN(verify) || verify < 0 || verify > 1 {
+		return core.JobRef{}, apierr.Invalid("verify fraction %v: must be between 0 and 1", spec.GetVerifyFraction())
+	}
+	throughput := spec.GetThroughput()
+	if math.IsNaN(throughput) || throughput < 0 || throughput > 1e6 {
+		return core.JobRef{}, apierr.Invalid("throughput %v: must be between 0 and 1e6", throughput)
+	}
+	if throughput == 0 {
+		throughput = 1
+	}
+	split := int(spec.GetSplitPly())
+	if split == 0 {
+		split = perftsplit.ChooseSplitPlyFor(pos, depth, w.cfg.SplitLimits)
+	} else if depth == 0 || split > depth || split > perftsplit.MaxSplitPly {
+		return core.JobRef{}, apierr.Invalid("split ply %d: must be between 1 and %d for depth %d",
+			split, min(depth, perftsplit.MaxSplitPly), depth)
+	}
+
+	id := "p" + randomHex(6)
+	now := w.cfg.Now()
+	rec := &store.Job{
+		ID: id, Kind: Kind, FEN: pos.FEN(), Depth: depth, SplitPly: split, Verify: verify,
+		Chess960: pos.IsChess960(), State: store.StateRunning, CreatedAt: now, RootMoves: []string{},
+		Submitter: submitter, Priority: spec.GetPriority(), Throughput: throughput,
+	}
+	var positions []store.Position
+	var units []store.Unit
+	if depth == 0 {
+		rec.State, rec.FinishedAt, rec.Total, rec.Divide = store.StateDone, now, "1", []string{}
+	} else {
+		plan, err := perftsplit.SplitLimited(ctx, pos, depth, split, w.cfg.SplitLimits)
+		switch {
+		case errors.Is(err, perftsplit.ErrTooLarge):
+			return core.JobRef{}, apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge, "%v", err)
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			return core.JobRef{}, err
+		case err != nil:
+			return core.JobRef{}, apierr.Invalid("%v", err)
+		}
+		rec.RootMoves = plan.RootMoves
+		target := w.cfg.TargetUnitDuration.Seconds() * w.cfg.NominalNodesPerSecond
+		for _, p := range plan.Positions {
+			m := make([]store.RootMult, len(p.Mult))
+			for i, r := range p.Mult {
+				m[i] = store.RootMult{Root: r.Root, N: r.N}
+			}
+			positions = append(positions, store.Position{FEN: p.FEN, Mult: m})
+		}
+		for i, r := range plan.Batch(target, w.cfg.MinUnits, w.cfg.MaxPositionsPerUnit) {
+			units = append(units, store.Unit{ID: unitID(id, i), JobID: id, Idx: i, First: r.First, End: r.End, Verify: verifyUnit(i, verify)})
+		}
+		rec.UnitsTotal, rec.Positions = len(units), len(positions)
+		if len(units) == 0 {
+			// Every line ends (mate or stalemate) before the split ply.
+			rec.State, rec.FinishedAt, rec.Total = store.StateDone, now, "0"
+			rec.Divide = make([]string, len(rec.RootMoves))
+			for i := range rec.Divide {
+				rec.Divide[i] = "0"
+			}
+		}
+	}
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	if err := w.store.CreateJob(ctx, rec, positions, units); err != nil {
+		return core.JobRef{}, apierr.Store(err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	j := &job{rec: rec, positions: positions, started: now, holders: map[string]int{}}
+	j.divide = newDivide(len(rec.RootMoves))
+	for _, ur := range units {
+		u := &unit{job: j, rec: ur, queued: true, holders: map[string]string{}}
+		u.v = judge(nil, required(u), w.cfg.MaxRuns)
+		j.units = append(j.units, u)
+		j.queue = append(j.queue, u)
+		w.units[ur.ID] = u
+	}
+	w.jobs[id] = j
+	if rec.State == store.StateRunning {
+		w.running = append(w.running, j)
+	}
+	w.log.Info("job submitted", zap.String(logging.JobID, id), zap.String("fen", rec.FEN), zap.Int("depth", depth),
+		zap.Int("split_ply", split), zap.Int("positions", len(positions)), zap.Int("units", len(units)),
+		zap.Float64("verify", verify), zap.Bool("chess960", rec.Chess960), zap.String("submitter", submitter))
+	return core.JobRef{ID: id, Seq: rec.Seq, Submitter: submitter}, nil
+}
+
+// verifyUnit decides deterministically whether unit i is verified: exactly
+// floor(n × fraction) of n units, spread evenly over the job.
+func verifyUnit(i int, fraction float64) bool {
+	if fraction <= 0 {
+		return false
+	}
+	if fraction >= 1 {
+		return true
+	}
+	return math.Floor(float64(i+1)*fraction) > math.Floor(float64(i)*fraction)
+}
+
+func unitID(jobID string, i int) string { return fmt.Sprintf("%s.%d", jobID, i) }
+
+// jobOfUnit is the job id part of a unit id.
+func jobOfUnit(unitID string) string {
+	if i := strings.LastIndexByte(unitID, '.'); i > 0 {
+		return unitID[:i]
+	}
+	return ""
+}
+
+// ---- finishing ----
+
+// finalChange is the store change that ends j. Caller holds mu.
+func (w *Workload) finalChange(j *job, state, errMsg string) *store.JobChange {
+	// Total is the final total of a done job and the nodes counted so far
+	// of a cancelled or failed one.
+	ch := &store.JobChange{State: state, Error: errMsg, FinishedAt: w.cfg.Now(), Total: j.nodesDone.String(),
+		Settled: j.settled, Verified: j.verified, Disputed: j.disputed, Resolved: j.resolved}
+	if state == store.StateDone {
+		ch.Divide = make([]string, len(j.divide))
+		for i, d := range j.divide {
+			ch.Divide[i] = d.String()
+		}
+	}
+	return ch
+}
+
+// applyFinal updates memory after the store has the final state; the job
+// keeps only its record. Caller holds mu (or is loading).
+func (w *Workload) applyFinal(j *job, ch *store.JobChange) {
+	j.rec.State, j.rec.Error, j.rec.FinishedAt = ch.State, ch.Error, ch.FinishedAt
+	j.rec.Total, j.rec.Divide = ch.Total, ch.Divide
+	j.rec.Settled, j.rec.Verified, j.rec.Disputed, j.rec.Resolved = ch.Settled, ch.Verified, ch.Disputed, ch.Resolved
+	for _, u := range j.units {
+		delete(w.units, u.rec.ID)
+	}
+	for i, r := range w.running {
+		if r == j {
+			w.running = append(w.running[:i], w.running[i+1:]...)
+			break
+		}
+	}
+	j.units, j.queue, j.retry, j.positions, j.divide = nil, nil, nil, nil, nil
+	clear(j.holders)
+	w.log.Info("job finished", zap.String(logging.JobID, j.rec.ID), zap.String("state", ch.State),
+		zap.String("nodes", ch.Total), zap.String("error", ch.Error), zap.Int("verified", ch.Verified))
+}
+
+// Cancel implements core.Workload.
+func (w *Workload) Cancel(ctx context.Context, jobID, reason string) error {
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	w.mu.Lock()
+	j := w.jobs[jobID]
+	if j == nil {
+		w.mu.Unlock()
+		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(jobID))
+	}
+	if j.rec.State != store.StateRunning {
+		w.mu.Unlock()
+		return apierr.New(apierr.FailedPrecondition, apierr.ReasonJobFinished, "job %s is already %s", jobID, j.rec.State)
+	}
+	change := w.finalChange(j, store.StateCancelled, reason)
+	w.mu.Unlock()
+	if err := w.store.SetJobState(ctx, jobID, change); err != nil {
+		return apierr.Store(err)
+	}
+	w.mu.Lock()
+	w.applyFinal(j, change)
+	w.mu.Unlock()
+	return nil
+}

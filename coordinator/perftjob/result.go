@@ -1,0 +1,199 @@
+package perftjob
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"slices"
+
+	"go.uber.org/zap"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/logging"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+func malformed(format string, args ...any) error {
+	return apierr.New(apierr.InvalidArgument, apierr.ReasonMalformedResult, format, args...)
+}
+
+// Result implements core.Workload. The core has checked that the worker
+// holds (or held, under this coordinator's signature) the unit's lease.
+func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, error) {
+	res, ok := rc.Result.(*arbiterv1.PerftBatchResult)
+	if !ok || res == nil {
+		return core.Outcome{}, malformed("unit %s is a perft batch; the result is not a perft result", rc.Lease.UnitID)
+	}
+	wk, unitID := rc.Worker, rc.Lease.UnitID
+	log := w.log.With(zap.String(logging.UnitID, unitID), zap.String(logging.WorkerID, wk.ID), zap.String(logging.LeaseID, rc.Lease.ID))
+
+	// Phase 1, under the lock: find the unit and copy what the checks need
+	// (positions are immutable once a job exists).
+	w.mu.Lock()
+	u := w.units[unitID]
+	if u == nil {
+		_, known := w.jobs[jobOfUnit(unitID)]
+		w.mu.Unlock()
+		if known {
+			return core.Outcome{Verdict: core.Discarded}, nil // the job finished
+		}
+		return core.Outcome{}, apierr.New(apierr.NotFound, apierr.ReasonUnknownUnit, "unknown unit %s", apierr.Q(unitID))
+	}
+	j := u.job
+	depth := j.rec.Depth - j.rec.SplitPly
+	chess960 := j.rec.Chess960
+	fens := make([]string, 0, u.rec.End-u.rec.First)
+	for i := u.rec.First; i < u.rec.End; i++ {
+		fens = append(fens, j.positions[i].FEN)
+	}
+	w.mu.Unlock()
+
+	// Phase 2, without the lock: shape and plausibility.
+	counts := res.GetCounts()
+	if len(counts) != len(fens) {
+		return core.Outcome{}, malformed("unit %s has %d positions; the result has %d counts", unitID, len(fens), len(counts))
+	}
+	for i, fen := range fens {
+		p, err := engine.ParseFEN(fen)
+		if err != nil {
+			return core.Outcome{}, fmt.Errorf("stored position %q: %w", fen, err)
+		}
+		if chess960 {
+			p.SetChess960(true)
+		}
+		if err := perftsplit.Check(&p, depth, counts[i]); err != nil {
+			log.Warn("result refused", zap.Int("position", i), zap.String("fen", fen), zap.Error(err))
+			return core.Outcome{}, apierr.New(apierr.InvalidArgument, apierr.ReasonImplausibleResult,
+				"unit %s, position %d (%s), depth %d: %v", unitID, i, fen, depth, err)
+		}
+	}
+
+	// Phase 3: decide under mu, write the store without it (commitMu keeps
+	// commits and their decisions in order), then apply under mu. Leases
+	// and heartbeats go on meanwhile.
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	w.mu.Lock()
+	if w.units[unitID] != u || j.rec.State != store.StateRunning {
+		w.mu.Unlock()
+		return core.Outcome{Verdict: core.Discarded}, nil
+	}
+	for _, r := range u.runs {
+		if r.WorkerID != wk.ID && owner(r) != wk.Owner {
+			continue
+		}
+		// The same worker or identity again: a replay. Compare, never add.
+		w.release(u, wk.ID)
+		w.mu.Unlock()
+		if slices.Equal(r.Counts, counts) {
+			log.Info("duplicate result", zap.String(logging.JobID, j.rec.ID))
+			return core.Outcome{Verdict: core.Duplicate}, nil
+		}
+		return core.Outcome{}, apierr.New(apierr.InvalidArgument, apierr.ReasonConflictingResult,
+			"unit %s: identity %s already submitted different counts for this unit", unitID, apierr.Q(wk.Owner))
+	}
+	if u.v.settled && slices.Equal(u.v.counts, counts) && u.v.agreeing >= required(u) {
+		// A late copy of a settled result (e.g. the lease had expired and
+		// was re-issued): it agrees, so it is not stored again.
+		w.release(u, wk.ID)
+		w.mu.Unlock()
+		log.Info("late duplicate result agrees", zap.String(logging.JobID, j.rec.ID))
+		return core.Outcome{Verdict: core.Duplicate}, nil
+	}
+
+	run := store.Run{UnitID: unitID, WorkerID: wk.ID, Owner: wk.Owner, Counts: counts, At: w.cfg.Now(), ElapsedMS: rc.Elapsed.Milliseconds()}
+	runs := append(slices.Clip(u.runs), run)
+	v := judge(runs, required(u), w.cfg.MaxRuns)
+
+	var events []store.Event
+	verdict := core.Accepted
+	if v.disputed && !u.v.disputed {
+		verdict = core.Mismatch
+		events = append(events, store.Event{JobID: j.rec.ID, UnitID: unitID, WorkerID: wk.ID, Kind: "mismatch",
+			Detail: mismatchDetail(u.runs, run, j.positions[u.rec.First:u.rec.End]), At: run.At})
+	} else if v.disputed && !slices.Equal(v.counts, counts) {
+		verdict = core.Mismatch
+	}
+
+	// The unit's contribution changes when it settles, unsettles, or
+	// settles on other counts.
+	wasCounted, nowCounted := u.counted, v.settled
+	oldCounts := u.v.counts
+	changed := !slices.Equal(oldCounts, v.counts)
+	delta := func(divide []*big.Int, total *big.Int) {
+		if wasCounted && (!nowCounted || changed) {
+			contribute(u, oldCounts, -1, divide, total)
+		}
+		if nowCounted && (!wasCounted || changed) {
+			contribute(u, v.counts, +1, divide, total)
+		}
+	}
+	// The job's counts after this run, on a copy: memory changes only after
+	// the commit.
+	after := job{settled: j.settled, verified: j.verified, disputed: j.disputed, resolved: j.resolved}
+	after.tally(u.v, -1)
+	after.tally(v, +1)
+	var jobChange *store.JobChange
+	switch {
+	case v.failed:
+		jobChange = w.finalChange(&after, store.StateFailed,
+			fmt.Sprintf("unit %s: %d runs without a majority", unitID, len(runs)))
+	case after.settled == len(j.units):
+		after.divide = make([]*big.Int, len(j.divide))
+		for i, d := range j.divide {
+			after.divide[i] = new(big.Int).Set(d)
+		}
+		after.nodesDone.Set(&j.nodesDone)
+		delta(after.divide, &after.nodesDone)
+		jobChange = w.finalChange(&after, store.StateDone, "")
+	}
+	w.mu.Unlock()
+
+	unitChange := &store.UnitChange{Settled: v.settled, Counts: v.counts}
+	if err := w.store.Commit(ctx, j.rec.ID, unitID, &run, unitChange, jobChange, events); err != nil {
+		log.Error("store commit failed", zap.String(logging.JobID, j.rec.ID), zap.Error(err))
+		return core.Outcome{}, apierr.Store(err)
+	}
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	// Committed: now memory.
+	w.release(u, wk.ID)
+	delta(j.divide, &j.nodesDone)
+	w.metrics.unitSettled(u, u.v, v, wasCounted)
+	j.tally(u.v, -1)
+	j.tally(v, +1)
+	prevRuns := u.runs
+	u.runs, u.v, u.counted = runs, v, nowCounted
+	fields := []zap.Field{zap.String(logging.JobID, j.rec.ID), zap.Bool("settled", v.settled),
+		zap.Int("runs", len(runs)), zap.Duration("elapsed", rc.Elapsed)}
+	if verdict == core.Mismatch {
+		log.Warn("result mismatch", append(fields, zap.String("detail", mismatchDetail(prevRuns, run, j.positions[u.rec.First:u.rec.End])))...)
+	} else {
+		log.Debug("result accepted", fields...)
+	}
+	if jobChange != nil {
+		w.applyFinal(j, jobChange)
+		return core.Outcome{Verdict: verdict, JobOver: true}, nil
+	}
+	w.requeue(u)
+	return core.Outcome{Verdict: verdict}, nil
+}
+
+// mismatchDetail names the first position where run differs from earlier
+// runs: the position where some worker's engine went wrong.
+func mismatchDetail(prev []store.Run, run store.Run, positions []store.Position) string {
+	for _, r := range prev {
+		for i := range r.Counts {
+			if i < len(run.Counts) && i < len(positions) && r.Counts[i] != run.Counts[i] {
+				return fmt.Sprintf("position %d (%s): worker %s counted %d, worker %s counted %d",
+					i, positions[i].FEN, r.WorkerID, r.Counts[i], run.WorkerID, run.Counts[i])
+			}
+		}
+	}
+	return "counts differ"
+}

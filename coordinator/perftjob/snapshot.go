@@ -1,0 +1,122 @@
+package perftjob
+
+import (
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// StateProto is a stored job state on the wire.
+func StateProto(s string) arbiterv1.JobState {
+	switch s {
+	case store.StateRunning:
+		return arbiterv1.JobState_JOB_STATE_RUNNING
+	case store.StateDone:
+		return arbiterv1.JobState_JOB_STATE_DONE
+	case store.StateFailed:
+		return arbiterv1.JobState_JOB_STATE_FAILED
+	case store.StateCancelled:
+		return arbiterv1.JobState_JOB_STATE_CANCELLED
+	}
+	return arbiterv1.JobState_JOB_STATE_UNSPECIFIED
+}
+
+// Snapshot implements core.Workload: a *arbiterv1.Job.
+func (w *Workload) Snapshot(jobID string, full bool) (any, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	j := w.jobs[jobID]
+	if j == nil {
+		return nil, false
+	}
+	r := j.rec
+	out := &arbiterv1.Job{
+		JobId: r.ID,
+		Kind:  Kind,
+		State: StateProto(r.State),
+		Perft: &arbiterv1.PerftSpec{Fen: r.FEN, Depth: uint32(r.Depth), SplitPly: uint32(r.SplitPly),
+			VerifyFraction: r.Verify, Chess960: r.Chess960, Priority: r.Priority, Throughput: share(r)},
+		Error:     r.Error,
+		CreatedAt: timestamppb.New(r.CreatedAt),
+		Submitter: r.Submitter,
+	}
+	if !r.FinishedAt.IsZero() {
+		out.FinishedAt = timestamppb.New(r.FinishedAt)
+	}
+	p := &arbiterv1.JobProgress{
+		UnitsTotal: uint64(r.UnitsTotal), Positions: uint64(r.Positions),
+		UnitsDone: uint64(j.settled), UnitsVerified: uint64(j.verified),
+		Mismatches: uint64(j.disputed), MismatchesSettled: uint64(j.resolved),
+		NodesDone: j.nodesDone.String(),
+	}
+	if r.State != store.StateRunning {
+		p.NodesDone = "0"
+		if r.Total != "" {
+			p.NodesDone = r.Total
+		}
+		p.UnitsDone = uint64(j.settled)
+	}
+	if r.State == store.StateDone {
+		out.Nodes = r.Total
+		if full {
+			for i, m := range r.RootMoves {
+				d := "0"
+				if i < len(r.Divide) {
+					d = r.Divide[i]
+				}
+				out.Divide = append(out.Divide, &arbiterv1.DivideEntry{Move: m, Nodes: d})
+			}
+		}
+	}
+	if r.State == store.StateRunning {
+		p.ActiveWorkers = uint32(len(j.holders))
+		if j.settled < len(j.units) && len(j.holders) == 0 && len(j.retry)+len(j.queue) > 0 {
+			p.Blocked = w.blocked(j)
+		}
+	}
+	out.Progress = p
+	return out, true
+}
+
+// blocked says why no worker computes j's open units, when it can tell.
+// Caller holds mu.
+func (w *Workload) blocked(j *job) string {
+	waiting := 0
+	for _, u := range j.units {
+		if !u.v.settled && len(u.runs) > 0 && u.wants() {
+			waiting++
+		}
+	}
+	if waiting > 0 && waiting == len(j.units)-j.settled {
+		return "waiting for a worker of a second identity: verification and settlement runs must come from an identity that has not run the unit"
+	}
+	return ""
+}
+
+// Stats implements core.Workload.
+func (w *Workload) Stats() core.Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := core.Stats{Jobs: map[core.JobKey]int{}, Units: map[string]int{}}
+	for _, s := range core.JobStates {
+		st.Jobs[core.JobKey{Kind: Kind, State: s}] = 0
+	}
+	for _, j := range w.jobs {
+		st.Jobs[core.JobKey{Kind: Kind, State: j.rec.State}]++
+	}
+	for _, j := range w.running {
+		for _, u := range j.units {
+			switch {
+			case u.v.settled:
+				st.Units["done"]++
+			case len(u.holders) > 0:
+				st.Units["leased"]++
+			default:
+				st.Units["queued"]++
+			}
+		}
+	}
+	return st
+}

@@ -1,0 +1,204 @@
+package perftjob
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// wants reports whether u should be leased to one more worker.
+func (u *unit) wants() bool {
+	if u.job.rec.State != store.StateRunning || u.v.settled || u.v.failed {
+		return false
+	}
+	return u.v.want > len(u.holders)
+}
+
+// eligible reports whether worker w may compute u: a further run must come
+// from an identity that has not run the unit and does not hold it.
+func (u *unit) eligible(w *core.Worker) bool {
+	for _, r := range u.runs {
+		if r.WorkerID == w.ID || owner(r) == w.Owner {
+			return false
+		}
+	}
+	for id, own := range u.holders {
+		if id == w.ID || own == w.Owner {
+			return false
+		}
+	}
+	return true
+}
+
+// capable reports whether w runs perft units of j.
+func capable(j *job, w *core.Worker) bool {
+	if j.rec.Chess960 {
+		return w.Has(CapPerft960)
+	}
+	return w.Has(CapPerft)
+}
+
+// Candidates implements core.Workload.
+func (w *Workload) Candidates(wk *core.Worker, out []core.Candidate) []core.Candidate {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, j := range w.running {
+		inflight := 0
+		for _, n := range j.holders {
+			inflight += n
+		}
+		out = append(out, core.Candidate{
+			JobID: j.rec.ID, Priority: j.rec.Priority, Share: share(j.rec), InFlight: inflight,
+			Ready: capable(j, wk) && (len(j.retry) > 0 || len(j.queue) > 0),
+		})
+	}
+	return out
+}
+
+func share(rec *store.Job) float64 {
+	if rec.Throughput <= 0 {
+		return 1
+	}
+	return rec.Throughput
+}
+
+// Take implements core.Workload: re-opened units first, then fresh ones.
+func (w *Workload) Take(jobID string, wk *core.Worker, now time.Time) (string, any, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	j := w.jobs[jobID]
+	if j == nil || j.rec.State != store.StateRunning || !capable(j, wk) {
+		return "", nil, false
+	}
+	for _, q := range []*[]*unit{&j.retry, &j.queue} {
+		if u, ok := take(q, wk); ok {
+			u.holders[wk.ID] = wk.Owner
+			j.holders[wk.ID]++
+			return u.rec.ID, unitProto(u), true
+		}
+	}
+	return "", nil, false
+}
+
+// take returns the first unit of *q that wants a lease and that wk may run.
+// Units that want none are dropped from the front; popping the front is
+// O(1), so the common case costs nothing however long the queue.
+func take(q *[]*unit, wk *core.Worker) (*unit, bool) {
+	for len(*q) > 0 && !(*q)[0].wants() {
+		(*q)[0].queued = false
+		*q = (*q)[1:]
+	}
+	for k, u := range *q {
+		if !u.wants() || !u.eligible(wk) {
+			continue
+		}
+		if u.v.want <= len(u.holders)+1 {
+			// This lease is the last one the unit wants.
+			u.queued = false
+			if k == 0 {
+				*q = (*q)[1:]
+			} else {
+				*q = append((*q)[:k:k], (*q)[k+1:]...)
+			}
+		}
+		return u, true
+	}
+	return nil, false
+}
+
+// unitProto renders a unit's payload. Caller holds mu.
+func unitProto(u *unit) *arbiterv1.WorkUnit {
+	j := u.job
+	fens := make([]string, 0, u.rec.End-u.rec.First)
+	for i := u.rec.First; i < u.rec.End; i++ {
+		fens = append(fens, j.positions[i].FEN)
+	}
+	return &arbiterv1.WorkUnit{
+		UnitId: u.rec.ID,
+		JobId:  j.rec.ID,
+		Payload: &arbiterv1.WorkUnit_Perft{Perft: &arbiterv1.PerftBatch{
+			Fens: fens, Depth: uint32(j.rec.Depth - j.rec.SplitPly), Chess960: j.rec.Chess960,
+		}},
+	}
+}
+
+// release forgets w's lease on u. Caller holds mu.
+func (w *Workload) release(u *unit, workerID string) bool {
+	if _, ok := u.holders[workerID]; !ok {
+		return false
+	}
+	delete(u.holders, workerID)
+	j := u.job
+	if j.holders[workerID]--; j.holders[workerID] <= 0 {
+		delete(j.holders, workerID)
+	}
+	return true
+}
+
+// requeue puts u back in line (ahead of fresh units) if it wants a lease.
+// Caller holds mu.
+func (w *Workload) requeue(u *unit) {
+	if u.queued || !u.wants() {
+		return
+	}
+	u.queued = true
+	u.job.retry = append(u.job.retry, u)
+	if w.host != nil {
+		w.host.WorkAvailable()
+	}
+}
+
+// Ended implements core.Workload.
+func (w *Workload) Ended(l core.Lease, why core.End) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	u := w.units[l.UnitID]
+	if u == nil || !w.release(u, l.WorkerID) {
+		return
+	}
+	w.requeue(u)
+}
+
+// Locate implements core.Workload.
+func (w *Workload) Locate(unitID string) (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if u := w.units[unitID]; u != nil {
+		return u.job.rec.ID, true
+	}
+	// A unit of a finished job: its units left memory with it.
+	if j := w.jobs[jobOfUnit(unitID)]; j != nil {
+		return j.rec.ID, true
+	}
+	return "", false
+}
+
+// Adopt implements core.Workload.
+func (w *Workload) Adopt(l core.Lease, wk *core.Worker) core.Adoption {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	u := w.units[l.UnitID]
+	switch {
+	case u == nil || u.job.rec.State != store.StateRunning || u.v.settled || u.v.failed:
+		return core.AdoptCancelled
+	case u.wants() && u.eligible(wk):
+		// Issued before a restart, or expired a moment ago, for a unit
+		// still open: give it back rather than compute it twice.
+		u.holders[wk.ID] = wk.Owner
+		u.job.holders[wk.ID]++
+		return core.AdoptActive
+	}
+	return core.AdoptLost
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
