@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,7 @@ type coordinatorFlags struct {
 	verifyDefault float64
 	tlsCert       string
 	tlsKey        string
+	tlsClientCA   string
 	leaseDuration time.Duration
 	unitDuration  time.Duration
 	log           logFlags
@@ -68,6 +70,7 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.Float64Var(&f.verifyDefault, "verify-default", 0, "verify fraction for jobs that do not set one (0..1)")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate (PEM); with --tls-key serves TLS")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS private key (PEM)")
+	fl.StringVar(&f.tlsClientCA, "tls-client-ca", "", "CA (PEM) whose client certificates identify workers (mTLS; needs --tls-cert)")
 	fl.DurationVar(&f.leaseDuration, "lease-duration", 30*time.Second, "how long a lease lasts without a heartbeat")
 	fl.DurationVar(&f.unitDuration, "unit-duration", 2*time.Second, "target compute time of one unit")
 	f.log.add(fl, "info")
@@ -117,11 +120,13 @@ func startCoordinator(f coordinatorFlags, stderr io.Writer) (*runningCoordinator
 	if err != nil {
 		return nil, err
 	}
-	sc := coordinator.ServerConfig{Token: f.token}
+	var tlsCfg *tls.Config
 	if f.tlsCert != "" {
-		if sc.TLS, err = coordinator.LoadTLS(f.tlsCert, f.tlsKey); err != nil {
+		if tlsCfg, err = coordinator.LoadTLS(f.tlsCert, f.tlsKey, f.tlsClientCA); err != nil {
 			return nil, usageError("%v", err)
 		}
+	} else if f.tlsClientCA != "" {
+		return nil, usageError("--tls-client-ca needs --tls-cert and --tls-key")
 	}
 	st, err := store.Open(f.data)
 	if err != nil {
@@ -132,14 +137,14 @@ func startCoordinator(f coordinatorFlags, stderr io.Writer) (*runningCoordinator
 		reg = obs.NewRegistry()
 	}
 	c, err := coordinator.New(context.Background(), coordinator.Config{
-		Store: st, Logger: log, LeaseDuration: f.leaseDuration, TargetUnitDuration: f.unitDuration,
+		Store: st, Logger: log, Token: f.token, LeaseDuration: f.leaseDuration, TargetUnitDuration: f.unitDuration,
 		VerifyDefault: f.verifyDefault, Registerer: reg,
 	})
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	srv, hs, err := c.NewGRPCServer(sc)
+	srv, hs, err := c.NewGRPCServer(tlsCfg)
 	if err != nil {
 		c.Close()
 		st.Close()
@@ -168,7 +173,7 @@ func startCoordinator(f coordinatorFlags, stderr io.Writer) (*runningCoordinator
 			log.Error("grpc serve", zap.Error(err))
 		}
 	}()
-	log.Info("coordinator listening", zap.String("addr", rc.addr), zap.String("data", f.data), zap.Bool("tls", sc.TLS != nil))
+	log.Info("coordinator listening", zap.String("addr", rc.addr), zap.String("data", f.data), zap.Bool("tls", tlsCfg != nil))
 	fmt.Fprintf(stderr, "arbiter coordinator: listening on %s\n", rc.addr)
 	return rc, nil
 }

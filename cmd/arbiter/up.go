@@ -16,6 +16,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/identity"
 	"github.com/arbiter-chess/arbiter/internal/obs"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/worker"
@@ -140,7 +141,13 @@ clients can join (the address and token are printed).`,
 				table = engine.NewPerftTable(hashMB * workers)
 			}
 			for i := 0; i < workers; i++ {
-				conn, err := clusterclient.Dial(rc.addr, clusterclient.Options{Token: token})
+				// Each local worker is its own identity, so that local
+				// workers verify one another's perft units.
+				wtok, err := rc.c.Credentials.Ephemeral(fmt.Sprintf("up-worker-%d", i+1), identity.Worker)
+				if err != nil {
+					return err
+				}
+				conn, err := clusterclient.Dial(rc.addr, clusterclient.Options{Token: wtok})
 				if err != nil {
 					return err
 				}

@@ -173,3 +173,31 @@ func (m *Manager) Revoke(ctx context.Context, caller identity.Identity, name str
 	m.mu.Unlock()
 	return nil
 }
+
+// Ephemeral makes a credential that lives in memory only, for the
+// in-process workers of `arbiter up`: each gets its own identity (so they
+// verify one another's perft units) without leaving tokens in the store.
+// The same name gets a new token each time; the old one stops working.
+func (m *Manager) Ephemeral(name string, role identity.Role) (string, error) {
+	if !nameRE.MatchString(name) {
+		return "", apierr.Invalid("credential name %s: 1 to 64 letters, digits, '.', '_' or '-'", apierr.Q(name))
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	token := TokenPrefix + base64.RawURLEncoding.EncodeToString(raw)
+	sum := sha256.Sum256([]byte(token))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, stored := m.all[name]; stored {
+		return "", apierr.Invalid("credential name %s is a stored credential's", apierr.Q(name))
+	}
+	for h, id := range m.byHash {
+		if id.Name == name {
+			delete(m.byHash, h)
+		}
+	}
+	m.byHash[sum] = identity.Identity{Name: name, Role: role}
+	return token, nil
+}

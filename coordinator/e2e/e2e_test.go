@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -126,10 +127,32 @@ func coordinator(t *testing.T, addr, data string, extra ...string) *proc {
 	}
 }
 
+// startWorker starts a worker process with its own worker credential (its
+// own identity, so that workers verify one another's units).
 func startWorker(t *testing.T, addr string, extra ...string) *proc {
 	t.Helper()
-	args := append([]string{"worker", "--coordinator", addr, "--token", token, "--threads", "1", "--hash", "16", "--log-level", "info"}, extra...)
+	args := append([]string{"worker", "--coordinator", addr, "--token", workerToken(t, addr), "--threads", "1", "--hash", "16", "--log-level", "info"}, extra...)
 	return start(t, "worker", args...)
+}
+
+var credentialSeq atomic.Int64
+
+// workerToken creates a worker credential with the bootstrap admin token.
+func workerToken(t *testing.T, addr string) string {
+	t.Helper()
+	return newCredential(t, addr, "worker")
+}
+
+// newCredential creates a credential of role with the bootstrap admin token.
+func newCredential(t *testing.T, addr, role string) string {
+	t.Helper()
+	name := fmt.Sprintf("e2e-%s-%d", role, credentialSeq.Add(1))
+	resp, err := arbiterv1.NewAdminServiceClient(dial(t, addr, token)).CreateCredential(ctxT(t, 10*time.Second),
+		&arbiterv1.CreateCredentialRequest{Name: name, Role: role})
+	if err != nil {
+		t.Fatalf("create %s credential: %v", role, err)
+	}
+	return resp.GetToken()
 }
 
 func dial(t *testing.T, addr, tok string) *grpc.ClientConn {
@@ -428,9 +451,10 @@ func TestReplayedSubmissions(t *testing.T) {
 			t.Fatalf("submission %d: %v, %v; want %v", i+1, got, err, want)
 		}
 	}
-	// Another worker replays the same result for the same unit.
-	if got, err := b.submit(l, counts); err != nil || got != arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_DUPLICATE {
-		t.Fatalf("replay by another worker: %v, %v", got, err)
+	// Another worker replays the same result for the same unit, under the
+	// first worker's lease: it does not hold that lease, so it is refused.
+	if got, err := b.submit(l, counts); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("replay by another worker: %v, %v; want PermissionDenied", got, err)
 	}
 	if p := getJob(t, conn, job.GetJobId()).GetProgress(); p.GetUnitsDone() != 1 {
 		t.Fatalf("units done %d after replays, want 1", p.GetUnitsDone())
@@ -506,12 +530,12 @@ func TestBadInput(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "status", "--coordinator", addr, "--token", "nope")
 	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "invalid token") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "credential") {
 		t.Fatalf("status with wrong token: %v\n%s", err, out)
 	}
 	w := exec.Command(bin, "worker", "--coordinator", addr, "--token", "nope")
 	out, err = w.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "invalid token") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "credential") {
 		t.Fatalf("worker with wrong token: %v\n%s", err, out)
 	}
 
@@ -555,7 +579,9 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	unit := l.GetUnit().GetUnitId()
-	refused("unknown unit", good, "p000000000000.0", codes.NotFound)
+	// A unit the worker holds no lease on (unknown or another's): refused
+	// before anything looks at the result.
+	refused("unknown unit", good, "p000000000000.0", codes.PermissionDenied)
 	refused("too few counts", good[:len(good)-1], unit, codes.InvalidArgument)
 	refused("too many counts", append(append([]uint64{}, good...), 1), unit, codes.InvalidArgument)
 	refused("wrong kind", nil, unit, codes.InvalidArgument)

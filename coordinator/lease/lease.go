@@ -190,6 +190,15 @@ func (m *Manager) ForUnit(unitID string) []Lease { return list(m.byUnit[unitID])
 // ForJob returns the live leases of a job.
 func (m *Manager) ForJob(jobID string) []Lease { return list(m.byJob[jobID]) }
 
+// All returns every live lease.
+func (m *Manager) All() []Lease {
+	out := make([]Lease, 0, len(m.leases))
+	for _, e := range m.leases {
+		out = append(out, e.Lease)
+	}
+	return out
+}
+
 // CountJob is the number of live leases of a job.
 func (m *Manager) CountJob(jobID string) int { return len(m.byJob[jobID]) }
 

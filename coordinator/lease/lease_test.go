@@ -79,8 +79,8 @@ func TestSigned(t *testing.T) {
 		t.Fatal("lease of an earlier run not recognised")
 	}
 	for _, c := range []struct{ id, unit, worker string }{
-		{l.ID, "job.4", "w-1"},    // another unit
-		{l.ID, "job.3", "w-2"},    // another worker
+		{l.ID, "job.4", "w-1"}, // another unit
+		{l.ID, "job.3", "w-2"}, // another worker
 		{l.ID + "0", "job.3", "w-1"},
 		{"boot1-1", "job.3", "w-1"},
 		{"", "job.3", "w-1"},

@@ -10,8 +10,10 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -28,12 +30,12 @@ func TestLoad(t *testing.T) {
 	}
 	defer st.Close()
 	ctx := context.Background()
-	c, err := coordinator.New(ctx, coordinator.Config{Store: st, MaxPositionsPerUnit: 1, MinUnits: 1})
+	c, err := coordinator.New(ctx, coordinator.Config{Store: st, Token: "load", MaxPositionsPerUnit: 1, MinUnits: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	srv, _, err := c.NewGRPCServer(coordinator.ServerConfig{Token: "load"})
+	srv, _, err := c.NewGRPCServer(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func TestLoad(t *testing.T) {
 	go srv.Serve(lis)
 	defer srv.Stop()
 	// perft 9 split at ply 4: 72,078 one-position units of depth 5.
-	if _, err := c.SubmitPerft(ctx, &arbiterv1.PerftSpec{Depth: 9, SplitPly: 4}); err != nil {
+	if _, err := c.Core.Create(ctx, identity.Bootstrap, perftjob.Kind, &arbiterv1.PerftSpec{Depth: 9, SplitPly: 4}); err != nil {
 		t.Fatal(err)
 	}
 	var conns []grpc.ClientConnInterface

@@ -1,0 +1,340 @@
+// Package gamejob is the game-pair workload of the coordinator: match and
+// SPRT tests between two engines, played by workers in batches of game
+// pairs, behind core.Workload.
+//
+// A test is a job (stored kind "sprt" or "match") whose units are batches of
+// game pairs. Batch i holds pairs [i×B, i×B+B), and pair k plays opening k
+// mod n of the book in the order fixed by the test's book order, seed and
+// start (match.OrderOpenings), so which games a batch holds is a function of
+// the test alone: a test is reproducible and a batch re-issued after a lost
+// lease plays the same openings with the same seed.
+//
+// Invariants:
+//   - A batch is counted once: the store's batches table has the unit id as
+//     primary key; a second result for a counted batch is compared and
+//     answered DUPLICATE, never added. A result (counts, PGNs, the new SPRT
+//     state, events and, when it ends the test, the job's final state) is
+//     committed in one transaction before the worker is acknowledged.
+//   - The SPRT (sprt.Sequential, batch size B pairs) sees the cumulative
+//     results after every accepted batch, in acceptance order; its state is
+//     stored with each batch, so a restarted coordinator resumes it exactly.
+//   - Nothing a peer sends is a loop bound: a batch index is only looked up
+//     (a map of counted and leased batches), never counted up to; the next
+//     fresh batch moves forward over batches already counted or leased, and
+//     those are bounded by the batches really issued. Batch indexes are
+//     capped by the test (its games, or MaxPairs for an SPRT without a cap).
+//   - What status shows of a worker (games, incidents, lost leases,
+//     refusals, exclusion) is rebuilt from the store on Load: batches carry
+//     their incidents, and lost leases, refusals and exclusions are stored
+//     as events.
+//   - A finished test keeps only what its snapshot needs.
+//
+// Locking follows core.Workload: mu guards memory and is never held across a
+// store write; commitMu serialises decisions that end in a store write, so
+// that leases and heartbeats go on while a batch is committed.
+package gamejob
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/logging"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/sprt"
+)
+
+// Kind is the workload's kind (core.Create's kind argument).
+const Kind = "test"
+
+// Stored job kinds of tests.
+const (
+	KindSPRT  = "sprt"
+	KindMatch = "match"
+)
+
+// CapGamePair is the capability a worker advertises to get batches.
+const CapGamePair = "game-pair"
+
+// DefaultReferenceNPS is the bench nps of the development machine (2 cores,
+// one thread of the `arbiter bench` search): tests that name no reference
+// speed are scaled to it.
+const DefaultReferenceNPS = 2_000_000
+
+// Config tunes the workload. Zero values take the defaults.
+type Config struct {
+	Store  *store.Store
+	Host   core.Host
+	Logger *zap.Logger
+	Now    func() time.Time
+	// ReferenceNPS is the bench speed a test's clock is meant for when the
+	// test names none (DefaultReferenceNPS).
+	ReferenceNPS uint64
+	// BatchDuration is the wall time a batch should take when the test does
+	// not fix its batch size (30s).
+	BatchDuration time.Duration
+	// MaxAutoBatchPairs bounds automatic batch sizes (32).
+	MaxAutoBatchPairs int
+	// IncidentWindow is the number of a worker's most recent games of a test
+	// over which its incident rate is judged (40), once it has played half
+	// of them.
+	IncidentWindow int
+	// IncidentMaxRate is the share of those games with a worker-caused
+	// incident (time loss, hang, lost lease) above which the worker gets no
+	// more batches of the test (0.2).
+	IncidentMaxRate float64
+	// JobExists reports whether another workload has a job of this id, so
+	// that PGNs can tell "not a test" from "unknown". Nil: every id that is
+	// not a test is unknown.
+	JobExists func(jobID string) bool
+	// Registerer receives the workload's metrics; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+func (c *Config) defaults() {
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.ReferenceNPS == 0 {
+		c.ReferenceNPS = DefaultReferenceNPS
+	}
+	if c.BatchDuration <= 0 {
+		c.BatchDuration = 30 * time.Second
+	}
+	if c.MaxAutoBatchPairs <= 0 {
+		c.MaxAutoBatchPairs = 32
+	}
+	if c.IncidentWindow <= 0 {
+		c.IncidentWindow = 40
+	}
+	if c.IncidentMaxRate <= 0 {
+		c.IncidentMaxRate = 0.2
+	}
+}
+
+// Workload is the game-pair workload.
+type Workload struct {
+	cfg   Config
+	log   *zap.Logger
+	store *store.Store
+	host  core.Host
+
+	commitMu sync.Mutex
+	mu       sync.Mutex
+	tests    map[string]*test // every test, finished ones included
+	running  []*test          // by submission
+	workers  map[string]workerInfo
+	problems []LoadProblem
+
+	events  eventQueue
+	metrics *metrics
+}
+
+// workerInfo is what snapshots show of a worker: the core's registry is
+// behind the core's lock, which a workload may not take under its own.
+type workerInfo struct {
+	name     string
+	benchNPS uint64
+}
+
+// test is one match or SPRT test in memory. Fields marked "running" are
+// nil once the test has finished.
+type test struct {
+	rec  *store.Job
+	spec *arbiterv1.MatchSpec // as stored, without openings (OpeningsCount set)
+
+	batchPairs int
+	totalPairs int // 0: an SPRT without a cap on games
+	batches    int // batch indexes are [0, batches)
+	seq        *sprt.Sequential
+	results    sprt.Results
+	penta      sprt.Pentanomial
+	pgns       int64
+	done       int // counted batches
+	workers    map[string]*testWorker
+	refused    map[string]string // workers that cannot run the test: why
+
+	// running
+	openings []*arbiterv1.Opening // in the order of play
+	// stored holds the batches whose row is in the store: counted ones,
+	// and ones skipped at load whose row still holds the unit id (a new
+	// result would fail on the primary key until the row is removed).
+	stored map[int]bool
+	open   map[int]holder // leased batches
+	retry  []int          // batches re-opened, served before fresh ones
+	next   int            // the lowest batch never looked at by Take
+}
+
+// holder is the worker holding a batch's lease.
+type holder struct {
+	worker  string
+	granted time.Time
+}
+
+type testWorker struct {
+	games     int64
+	incidents map[string]int64 // by incident class
+	window    []windowEntry    // running tests only
+	excluded  bool
+	reason    string
+}
+
+// New returns the workload; the core calls Load.
+func New(cfg Config) *Workload {
+	cfg.defaults()
+	w := &Workload{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		store:   cfg.Store,
+		host:    cfg.Host,
+		tests:   make(map[string]*test),
+		workers: make(map[string]workerInfo),
+		metrics: newMetrics(cfg.Registerer),
+	}
+	w.events.init(cfg.Store, cfg.Logger)
+	w.metrics.register(cfg.Registerer, w)
+	return w
+}
+
+// SetHost gives the workload the core to signal (when the core is built
+// after the workload).
+func (w *Workload) SetHost(h core.Host) { w.host = h }
+
+// Kind implements core.Workload.
+func (w *Workload) Kind() string { return Kind }
+
+func (t *test) running() bool { return t.rec.State == store.StateRunning }
+
+// pairsOf is the first pair and the pair count of batch idx.
+func (t *test) pairsOf(idx int) (first, n int) {
+	first = idx * t.batchPairs
+	n = t.batchPairs
+	if t.totalPairs > 0 {
+		n = min(n, t.totalPairs-first)
+	}
+	return first, n
+}
+
+// free reports whether batch idx is neither stored nor leased. Caller
+// holds mu.
+func (t *test) free(idx int) bool {
+	if t.stored[idx] {
+		return false
+	}
+	_, leased := t.open[idx]
+	return !leased
+}
+
+func (t *test) worker(id string) *testWorker {
+	tw := t.workers[id]
+	if tw == nil {
+		tw = &testWorker{incidents: map[string]int64{}}
+		t.workers[id] = tw
+	}
+	return tw
+}
+
+// seen records what snapshots show of a worker. Caller holds mu.
+func (w *Workload) seen(wk *core.Worker) {
+	info := workerInfo{name: wk.Name, benchNPS: wk.Caps.BenchNPS}
+	if w.workers[wk.ID] != info {
+		w.workers[wk.ID] = info
+	}
+}
+
+func unitID(jobID string, idx int) string { return jobID + "." + strconv.Itoa(idx) }
+
+// parseUnit splits a unit id into its test and batch index. It costs
+// O(len(unitID)) whatever the index.
+func parseUnit(unitID string) (jobID string, idx int, ok bool) {
+	i := strings.LastIndexByte(unitID, '.')
+	if i <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(unitID[i+1:])
+	if err != nil || n < 0 {
+		return "", 0, false
+	}
+	return unitID[:i], n, true
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// seqJSON is the stored form of an SPRT state ("" without SPRT).
+func seqJSON(s *sprt.Sequential) (string, error) {
+	if s == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return "", fmt.Errorf("encode SPRT state: %w", err)
+	}
+	return string(b), nil
+}
+
+// finish ends t in memory after the store has its final state: the test
+// leaves the running list and keeps only what its snapshot needs. Caller
+// holds mu (or is loading).
+func (w *Workload) finish(t *test, ch *store.JobChange) {
+	t.rec.State, t.rec.Error, t.rec.FinishedAt = ch.State, ch.Error, ch.FinishedAt
+	for i, r := range w.running {
+		if r == t {
+			w.running = append(w.running[:i], w.running[i+1:]...)
+			break
+		}
+	}
+	t.openings, t.stored, t.open, t.retry = nil, nil, nil, nil
+	for _, tw := range t.workers {
+		tw.window = nil
+	}
+	w.log.Info("test finished", zap.String(logging.JobID, t.rec.ID), zap.String("state", ch.State), zap.String("error", ch.Error),
+		zap.Int64("games", t.results.Games()), zap.Int("batches", t.done))
+}
+
+// Cancel implements core.Workload. Counted batches and their games stay.
+func (w *Workload) Cancel(ctx context.Context, jobID, reason string) error {
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	w.mu.Lock()
+	t := w.tests[jobID]
+	if t == nil {
+		w.mu.Unlock()
+		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(jobID))
+	}
+	if !t.running() {
+		w.mu.Unlock()
+		return apierr.New(apierr.FailedPrecondition, apierr.ReasonJobFinished, "job %s is already %s", jobID, t.rec.State)
+	}
+	w.mu.Unlock()
+	change := &store.JobChange{State: store.StateCancelled, Error: reason, FinishedAt: w.cfg.Now()}
+	if err := w.store.SetJobState(ctx, jobID, change); err != nil {
+		return apierr.Store(err)
+	}
+	w.mu.Lock()
+	w.finish(t, change)
+	w.mu.Unlock()
+	return nil
+}
+
+var _ core.Workload = (*Workload)(nil)

@@ -1,0 +1,268 @@
+package gamejob
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/logging"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/sprt"
+)
+
+// LoadProblem is a stored record that Load skipped: a test that cannot be
+// loaded (its row missing or undecodable, its spec no longer valid) is not
+// served; a batch that does not fit its test (an index outside the test's
+// batches, a unit id that does not name it, counts that do not add up) is
+// not counted, and while its row holds the batch's unit id the batch is not
+// leased again either (a new result would fail on the primary key). Either
+// way the rest loads. The caller decides what to do with them (quarantine
+// them in the store, report them); once such a row is gone, the next Load
+// offers the batch again.
+type LoadProblem struct {
+	Kind  string // "test" or "batch"
+	ID    string // the job id, or the batch's unit id
+	JobID string
+	Err   error
+}
+
+func (p LoadProblem) Error() string { return fmt.Sprintf("%s %s: %v", p.Kind, p.ID, p.Err) }
+
+// LoadProblems returns what the last Load skipped.
+func (w *Workload) LoadProblems() []LoadProblem {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]LoadProblem(nil), w.problems...)
+}
+
+// Load implements core.Workload: every test, finished ones with only what
+// their snapshots need. Running tests resume: counted batches stay
+// counted, every other batch is open again.
+func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
+	recs, err := w.store.Jobs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("test: load jobs: %w", err)
+	}
+	ws, err := w.store.Workers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("test: load workers: %w", err)
+	}
+	w.mu.Lock()
+	w.problems = nil
+	for _, sw := range ws {
+		var caps core.Caps
+		_ = json.Unmarshal([]byte(sw.Capabilities), &caps) // a bad row shows no speed
+		w.workers[sw.ID] = workerInfo{name: sw.Name, benchNPS: caps.BenchNPS}
+	}
+	w.mu.Unlock()
+	var refs []core.JobRef
+	for _, rec := range recs {
+		if rec.Kind != KindSPRT && rec.Kind != KindMatch {
+			continue
+		}
+		t, err := w.loadTest(ctx, rec)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			var closing closeError
+			if errors.As(err, &closing) {
+				return nil, err
+			}
+			w.problem(LoadProblem{Kind: "test", ID: rec.ID, JobID: rec.ID, Err: err})
+			continue
+		}
+		w.mu.Lock()
+		w.tests[rec.ID] = t
+		if t.running() {
+			w.running = append(w.running, t)
+		}
+		w.mu.Unlock()
+		refs = append(refs, core.JobRef{ID: rec.ID, Seq: rec.Seq, Submitter: rec.Submitter})
+	}
+	return refs, nil
+}
+
+func (w *Workload) problem(p LoadProblem) {
+	w.log.Error("stored record skipped", zap.String("kind", p.Kind), zap.String("id", p.ID),
+		zap.String(logging.JobID, p.JobID), zap.Error(p.Err))
+	w.mu.Lock()
+	w.problems = append(w.problems, p)
+	w.mu.Unlock()
+}
+
+// closeError is a store failure while closing a test on load: not the
+// test's fault, so Load fails rather than skipping it.
+type closeError struct{ error }
+
+func (e closeError) Unwrap() error { return e.error }
+
+// loadTest rebuilds one test from the store: spec, SPRT state, counted
+// batches and the events of its workers.
+func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, error) {
+	id := rec.ID
+	row, err := w.store.Test(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	spec := &arbiterv1.MatchSpec{}
+	if err := proto.Unmarshal(row.Spec, spec); err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	if row.BatchPairs < 1 || row.BatchPairs > maxStoredBatchPairs {
+		return nil, fmt.Errorf("batch pairs %d: want 1 to %d", row.BatchPairs, maxStoredBatchPairs)
+	}
+	var t *test
+	if rec.State == store.StateRunning {
+		c, err := w.checkSpec(spec, maxStoredBatchPairs)
+		if err != nil {
+			return nil, fmt.Errorf("spec no longer valid: %w", err)
+		}
+		c.batchPairs = row.BatchPairs // the SPRT's batch size, as stored
+		t = w.newTest(c)
+	} else {
+		// A finished test only shows its snapshot: its book is not read
+		// again.
+		games := spec.GetGames()
+		if games%2 != 0 || games > MaxGames {
+			return nil, fmt.Errorf("games %d: want an even number up to %d", games, MaxGames)
+		}
+		t = &test{spec: withoutOpenings(spec), batchPairs: row.BatchPairs, totalPairs: int(games / 2),
+			workers: map[string]*testWorker{}, refused: map[string]string{}}
+		t.batches = batchCount(t.totalPairs, t.batchPairs)
+	}
+	t.rec = rec
+	if row.SPRT != "" {
+		var seq sprt.Sequential
+		if err := json.Unmarshal([]byte(row.SPRT), &seq); err != nil {
+			return nil, fmt.Errorf("sprt state: %w", err)
+		}
+		t.seq = &seq
+	}
+	batches, err := w.store.Batches(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("batches: %w", err)
+	}
+	events, err := w.store.Events(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	w.replay(t, batches, events)
+	if !t.running() {
+		for _, tw := range t.workers {
+			tw.window = nil
+		}
+		return t, nil
+	}
+	decided := t.seq != nil && t.seq.State != sprt.Continue
+	if decided || (t.totalPairs > 0 && t.done == t.batches) {
+		// Decided or complete but not closed: close it now.
+		change := &store.JobChange{State: store.StateDone, FinishedAt: w.cfg.Now()}
+		if err := w.store.SetJobState(ctx, id, change); err != nil {
+			return nil, closeError{fmt.Errorf("test: close %s: %w", id, err)}
+		}
+		w.finish(t, change)
+		return t, nil
+	}
+	w.log.Info("test resumed", zap.String(logging.JobID, id), zap.Int("batches", t.done), zap.Int64("games", t.results.Games()))
+	return t, nil
+}
+
+// replay counts a test's stored batches (in the order they were counted)
+// and its workers' events. A batch that does not fit the test is skipped
+// and reported.
+//
+// Exclusions are taken from their events. A test without lost leases is
+// also judged again batch by batch, which is what the live judgement saw
+// (batches are counted in commit order) and what tests stored before
+// exclusion events existed need. With lost leases the interleaving of
+// batches and leases is known only by time, so the windows are refilled in
+// time order for the judgements to come, without judging.
+func (w *Workload) replay(t *test, batches []store.Batch, events []store.Event) {
+	type item struct {
+		at     time.Time
+		worker string
+		entry  windowEntry
+	}
+	var items []item
+	lost := false
+	for _, e := range events {
+		lost = lost || e.Kind == evDisconnect
+	}
+	for i := range batches {
+		b := &batches[i]
+		if err := t.checkStored(b); err != nil {
+			w.problem(LoadProblem{Kind: "batch", ID: b.UnitID, JobID: t.rec.ID, Err: err})
+			if t.stored != nil && b.Idx >= 0 && b.Idx < t.batches && b.UnitID == unitID(t.rec.ID, b.Idx) {
+				t.stored[b.Idx] = true // not leased while its row is there
+			}
+			continue
+		}
+		inc := decodeIncidents(b.Incidents)
+		w.countBatch(t, b, inc)
+		t.done++
+		t.pgns += int64(2 * b.Pairs)
+		if t.stored != nil {
+			t.stored[b.Idx] = true
+		}
+		entry := windowEntry{games: 2 * b.Pairs, bad: badGames(inc)}
+		if lost {
+			items = append(items, item{b.At, b.WorkerID, entry})
+		} else {
+			w.observe(t, b.WorkerID, entry)
+		}
+	}
+	for _, e := range events {
+		switch e.Kind {
+		case evDisconnect:
+			t.worker(e.WorkerID).incidents[incDisconnect]++
+			items = append(items, item{e.At, e.WorkerID, lostLeaseEntry})
+		case evRefused:
+			t.refused[e.WorkerID] = e.Detail
+		}
+	}
+	sort.SliceStable(items, func(i, j int) bool { return items[i].at.Before(items[j].at) })
+	for _, it := range items {
+		tw := t.worker(it.worker)
+		tw.window, _ = judge(tw.window, it.entry, w.cfg.IncidentWindow, w.cfg.IncidentMaxRate)
+	}
+	for _, e := range events {
+		if tw := t.worker(e.WorkerID); e.Kind == evExcluded && !tw.excluded {
+			tw.excluded, tw.reason = true, e.Detail
+		}
+	}
+}
+
+// checkStored refuses a stored batch that does not fit the test, so that no
+// stored row can make a loop long or a count wrong.
+func (t *test) checkStored(b *store.Batch) error {
+	if b.Idx < 0 || b.Idx >= t.batches {
+		return fmt.Errorf("index %d is outside the test's %d batches", b.Idx, t.batches)
+	}
+	if b.UnitID != unitID(t.rec.ID, b.Idx) {
+		return fmt.Errorf("unit id does not name batch %d of test %s", b.Idx, t.rec.ID)
+	}
+	if t.stored != nil && t.stored[b.Idx] {
+		return fmt.Errorf("batch %d is stored twice", b.Idx)
+	}
+	if _, n := t.pairsOf(b.Idx); b.Pairs != n {
+		return fmt.Errorf("%d pairs stored; batch %d has %d", b.Pairs, b.Idx, n)
+	}
+	penta := sprt.Pentanomial(b.Penta)
+	res := sprt.Results{Wins: b.Wins, Draws: b.Draws, Losses: b.Losses, Pentanomial: &penta}
+	if penta.Pairs() != int64(b.Pairs) || res.Wins+res.Draws+res.Losses != int64(2*b.Pairs) {
+		return fmt.Errorf("counts %v, W/D/L %d/%d/%d do not make %d pairs", b.Penta, b.Wins, b.Draws, b.Losses, b.Pairs)
+	}
+	if err := res.Validate(); err != nil {
+		return err
+	}
+	return nil
+}

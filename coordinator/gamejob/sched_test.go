@@ -1,0 +1,243 @@
+package gamejob
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// Batches go out in order, each with its own pairs, openings and seed; a
+// lost lease re-issues the same batch (same openings, same seed), and the
+// worker that lost it has a disconnect.
+func TestBatchesInOrderAndReissued(t *testing.T) {
+	e := newEnv(t, Config{})
+	id := e.create(matchSpec(12, 2, 3)) // 6 pairs in 3 batches over 3 openings
+	a, b := e.worker("a", DefaultReferenceNPS), e.worker("b", DefaultReferenceNPS)
+	first := map[string]*arbiterv1.WorkUnit{}
+	for i := 0; i < 3; i++ {
+		g := e.mustLease(a)
+		if want := fmt.Sprintf("%s.%d", id, i); g.Lease.UnitID != want {
+			t.Fatalf("lease %d is %s, want %s", i, g.Lease.UnitID, want)
+		}
+		gp := batchOf(g)
+		if gp.GetFirstPair() != uint32(2*i) || gp.GetSeed() != 7*1_000_003+uint64(i) || len(gp.GetOpenings()) != 2 {
+			t.Fatalf("batch %d: first pair %d, seed %d, %d openings", i, gp.GetFirstPair(), gp.GetSeed(), len(gp.GetOpenings()))
+		}
+		for k, op := range gp.GetOpenings() {
+			if want := uint32((2*i + k) % 3); op.GetIndex() != want {
+				t.Fatalf("batch %d pair %d plays opening %d, want %d", i, k, op.GetIndex(), want)
+			}
+		}
+		first[g.Lease.UnitID] = g.Payload.(*arbiterv1.WorkUnit)
+	}
+	if g, ok := e.lease(b); ok {
+		t.Fatalf("a fourth batch of a 3-batch test: %s", g.Lease.UnitID)
+	}
+	e.expireAll()
+	for i := 0; i < 3; i++ {
+		g := e.mustLease(b)
+		if !proto.Equal(g.Payload.(*arbiterv1.WorkUnit), first[g.Lease.UnitID]) {
+			t.Fatalf("re-issued %s differs from its first issue", g.Lease.UnitID)
+		}
+		delete(first, g.Lease.UnitID)
+	}
+	if len(first) != 0 {
+		t.Fatalf("not re-issued: %v", first)
+	}
+	if err := e.wl.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if w := workerRow(e.job(id), a.ID); w == nil || w.GetDisconnects() != 3 || w.GetName() != "a" {
+		t.Fatalf("worker a after 3 lost leases: %v", w)
+	}
+	evs, _ := e.st.Events(context.Background(), id)
+	if len(evs) != 3 || evs[0].Kind != evDisconnect || evs[0].WorkerID != a.ID {
+		t.Fatalf("stored events: %+v", evs)
+	}
+}
+
+// Clocks and move times are scaled by reference / worker speed, clamped to
+// [0.1, 10]; nodes and depth never are.
+func TestTimeScaling(t *testing.T) {
+	e := newEnv(t, Config{})
+	clockTest := e.create(matchSpec(100, 1, 4))
+	cases := []struct {
+		bench uint64
+		scale float64
+	}{{DefaultReferenceNPS / 2, 2}, {DefaultReferenceNPS * 2, 0.5}, {DefaultReferenceNPS / 1000, 10}, {DefaultReferenceNPS * 1000, 0.1}, {0, 1}}
+	for i, c := range cases {
+		w := e.worker(fmt.Sprintf("w%d", i), c.bench)
+		gp := batchOf(e.mustLease(w))
+		clk := gp.GetTimeControl().GetClock()
+		if gp.GetTimeScale() != c.scale || clk.GetBase().AsDuration() != time.Duration(c.scale*float64(10*time.Second)) ||
+			clk.GetIncrement().AsDuration() != time.Duration(c.scale*float64(100*time.Millisecond)) {
+			t.Errorf("bench %d: scale %v, clock %v+%v; want ×%v", c.bench, gp.GetTimeScale(), clk.GetBase().AsDuration(), clk.GetIncrement().AsDuration(), c.scale)
+		}
+	}
+	e.c.Cancel(context.Background(), admin, clockTest, "next")
+
+	mt := matchSpec(100, 1, 4)
+	mt.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_MoveTime{MoveTime: durationpb.New(100 * time.Millisecond)}}
+	e.create(mt)
+	slow := e.worker("slow", DefaultReferenceNPS/4)
+	if gp := batchOf(e.mustLease(slow)); gp.GetTimeControl().GetMoveTime().AsDuration() != 400*time.Millisecond || gp.GetTimeScale() != 4 {
+		t.Errorf("move time for a worker at a quarter speed: %v (scale %v)", gp.GetTimeControl().GetMoveTime().AsDuration(), gp.GetTimeScale())
+	}
+	for _, tc := range []*arbiterv1.TimeControl{
+		{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 5000}},
+		{Kind: &arbiterv1.TimeControl_Depth{Depth: 6}},
+	} {
+		for _, j := range e.wl.SPRTStates() {
+			e.c.Cancel(context.Background(), admin, j.TestID, "next")
+		}
+		s := matchSpec(100, 1, 4)
+		s.TimeControl = tc
+		e.create(s)
+		gp := batchOf(e.mustLease(slow))
+		if gp.GetTimeScale() != 1 || !proto.Equal(gp.GetTimeControl(), tc) {
+			t.Errorf("%v scaled for a slow worker: %v (scale %v)", tc, gp.GetTimeControl(), gp.GetTimeScale())
+		}
+	}
+}
+
+// Two tests of equal priority share the workers by throughput; a higher
+// priority goes first whatever its share. Through the core's scheduler.
+func TestSharesByThroughput(t *testing.T) {
+	e := newEnv(t, Config{})
+	one := matchSpec(1000, 1, 4)
+	one.Throughput = 1
+	three := matchSpec(1000, 1, 4)
+	three.Throughput = 3
+	a, b := e.create(one), e.create(three)
+	counts := map[string]int{}
+	for i := 0; i < 8; i++ {
+		g := e.mustLease(e.worker(fmt.Sprintf("w%d", i), DefaultReferenceNPS))
+		counts[g.Lease.JobID]++
+	}
+	if counts[a] != 2 || counts[b] != 6 {
+		t.Fatalf("8 leases between throughput 1 and 3: %d and %d", counts[a], counts[b])
+	}
+	urgent := matchSpec(1000, 1, 4)
+	urgent.Priority, urgent.Throughput = 1, 0.01
+	u := e.create(urgent)
+	for i := 0; i < 4; i++ {
+		if g := e.mustLease(e.worker(fmt.Sprintf("x%d", i), DefaultReferenceNPS)); g.Lease.JobID != u {
+			t.Fatalf("lease %d went to %s before the priority-1 test", i, g.Lease.JobID)
+		}
+	}
+}
+
+// A worker that cannot run a test (cannot_run release) is not offered it
+// again, status says why, and that survives a restart.
+func TestCannotRun(t *testing.T) {
+	e := newEnv(t, Config{})
+	id := e.create(matchSpec(8, 1, 4))
+	a, b := e.worker("a", 0), e.worker("b", 0)
+	g := e.mustLease(a)
+	const why = `engine "new": command "/x/new" is not present or not executable on this worker`
+	if err := e.c.Release(context.Background(), alice, a.ID, g.Lease.ID, why, true); err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := e.lease(a); ok {
+		t.Fatalf("a refused the test and got %s", g.Lease.UnitID)
+	}
+	if g2 := e.mustLease(b); g2.Lease.UnitID != g.Lease.UnitID {
+		t.Fatalf("released batch %s not re-issued first (got %s)", g.Lease.UnitID, g2.Lease.UnitID)
+	}
+	r := workerRow(e.job(id), a.ID)
+	if r == nil || !r.GetExcluded() || r.GetReason() != "cannot run the test: "+why {
+		t.Fatalf("status of the refusing worker: %v", r)
+	}
+	e.restart()
+	if r := workerRow(e.job(id), a.ID); r == nil || !r.GetExcluded() || !strings.Contains(r.GetReason(), why) {
+		t.Fatalf("after a restart: %v", r)
+	}
+	if g, ok := e.lease(a); ok {
+		t.Fatalf("after a restart a refused worker got %s", g.Lease.UnitID)
+	}
+}
+
+// A worker whose time losses, hangs or lost leases pass the rate in its
+// window is excluded and not offered the test again; crashes (the engine's
+// fault) do not exclude.
+func TestExclusion(t *testing.T) {
+	e := newEnv(t, Config{IncidentWindow: 8, IncidentMaxRate: 0.2})
+	id := e.create(matchSpec(200, 2, 4)) // 4 games a batch
+	slow, lossy, crashy := e.worker("slow", 0), e.worker("lossy", 0), e.worker("crashy", 0)
+
+	// 4 clean games, then 4 with a time loss and a hang: 2 of 8 = 25%.
+	e.mustSubmit(slow, e.mustLease(slow), draws(2), core.Accepted)
+	if r := workerRow(e.job(id), slow.ID); r.GetExcluded() {
+		t.Fatalf("excluded after a clean batch: %v", r)
+	}
+	r2 := withIncidents(draws(2), arbiterv1.IncidentKind_INCIDENT_KIND_TIME_LOSS, 1)
+	r2.Incidents = append(r2.Incidents, &arbiterv1.Incident{Kind: arbiterv1.IncidentKind_INCIDENT_KIND_HANG, GameIndex: 3})
+	e.mustSubmit(slow, e.mustLease(slow), r2, core.Accepted)
+	r := workerRow(e.job(id), slow.ID)
+	if !r.GetExcluded() || !strings.Contains(r.GetReason(), "2 worker-caused incidents") || r.GetTimeLosses() != 1 || r.GetOther() != 1 {
+		t.Fatalf("after 2 bad games in 8: %v", r)
+	}
+	if g, ok := e.lease(slow); ok {
+		t.Fatalf("an excluded worker got %s", g.Lease.UnitID)
+	}
+
+	// Lost leases: each one bad game; excluded once half the window (4) is
+	// reached.
+	for i := 1; i <= 4; i++ {
+		e.mustLease(lossy)
+		e.expireAll()
+		r := workerRow(e.job(id), lossy.ID)
+		if r.GetDisconnects() != uint64(i) || r.GetExcluded() != (i == 4) {
+			t.Fatalf("after %d lost leases: %v", i, r)
+		}
+	}
+	if g, ok := e.lease(lossy); ok {
+		t.Fatalf("a worker excluded for lost leases got %s", g.Lease.UnitID)
+	}
+
+	// Crashes are the engine's: counted, never excluding.
+	for i := 0; i < 3; i++ {
+		e.mustSubmit(crashy, e.mustLease(crashy), withIncidents(draws(2), arbiterv1.IncidentKind_INCIDENT_KIND_CRASH, 4), core.Accepted)
+	}
+	if r := workerRow(e.job(id), crashy.ID); r.GetExcluded() || r.GetCrashes() != 12 {
+		t.Fatalf("crashes: %v", r)
+	}
+
+	// Exclusions survive a restart, with their reasons.
+	before := e.job(id)
+	e.restart()
+	if after := e.job(id); !proto.Equal(before.GetMatchProgress(), after.GetMatchProgress()) {
+		t.Fatalf("status changed across a restart:\nbefore %v\nafter  %v", before.GetMatchProgress(), after.GetMatchProgress())
+	}
+	if g, ok := e.lease(lossy); ok {
+		t.Fatalf("after a restart an excluded worker got %s", g.Lease.UnitID)
+	}
+}
+
+// An exclusion decided with lost leases in the window keeps its reason
+// across a restart (the batches alone would give another one).
+func TestExclusionReasonSurvivesRestart(t *testing.T) {
+	e := newEnv(t, Config{IncidentWindow: 8, IncidentMaxRate: 0.2})
+	id := e.create(matchSpec(100, 1, 4)) // 2 games a batch
+	w := e.worker("w", 0)
+	e.mustSubmit(w, e.mustLease(w), withIncidents(draws(1), arbiterv1.IncidentKind_INCIDENT_KIND_TIME_LOSS, 1), core.Accepted)
+	e.mustLease(w)
+	e.expireAll()
+	e.mustSubmit(w, e.mustLease(w), draws(1), core.Accepted)
+	r := workerRow(e.job(id), w.ID)
+	if !r.GetExcluded() || !strings.Contains(r.GetReason(), "2 worker-caused incidents (time losses, hangs, lost leases) in its last 5 games") {
+		t.Fatalf("after a time loss, a lost lease and a clean batch: %v", r)
+	}
+	e.restart()
+	if after := workerRow(e.job(id), w.ID); !proto.Equal(r, after) {
+		t.Fatalf("across a restart:\nbefore %v\nafter  %v", r, after)
+	}
+}

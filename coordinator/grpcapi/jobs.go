@@ -1,0 +1,183 @@
+package grpcapi
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/identity"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+type jobService struct {
+	arbiterv1.UnimplementedJobServiceServer
+	s     *Server
+	core  *core.Core
+	games *gamejob.Workload
+}
+
+// mayRead: clients and admins read jobs; workers do not need to.
+func mayRead(id identity.Identity) error {
+	if !id.CanSubmit() {
+		return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
+			"credential %s has role %s, which may not read jobs", apierr.Q(id.Name), id.Role)
+	}
+	return nil
+}
+
+func (js *jobService) snapshot(id string, full bool) (*arbiterv1.Job, error) {
+	snap, err := js.core.Job(id, full)
+	if err != nil {
+		return nil, err
+	}
+	return snap.(*arbiterv1.Job), nil
+}
+
+func (js *jobService) SubmitPerft(ctx context.Context, req *arbiterv1.SubmitPerftRequest) (*arbiterv1.SubmitPerftResponse, error) {
+	if req.GetSpec() == nil {
+		return nil, apierr.Invalid("spec missing")
+	}
+	ref, err := js.core.Create(ctx, caller(ctx), perftjob.Kind, req.GetSpec())
+	if err != nil {
+		return nil, err
+	}
+	j, err := js.snapshot(ref.ID, true)
+	if err != nil {
+		return nil, err
+	}
+	return &arbiterv1.SubmitPerftResponse{Job: j}, nil
+}
+
+func (js *jobService) SubmitMatch(ctx context.Context, req *arbiterv1.SubmitMatchRequest) (*arbiterv1.SubmitMatchResponse, error) {
+	if req.GetSpec() == nil {
+		return nil, apierr.Invalid("spec missing")
+	}
+	ref, err := js.core.Create(ctx, caller(ctx), gamejob.Kind, req.GetSpec())
+	if err != nil {
+		return nil, err
+	}
+	j, err := js.snapshot(ref.ID, true)
+	if err != nil {
+		return nil, err
+	}
+	return &arbiterv1.SubmitMatchResponse{Job: j}, nil
+}
+
+func (js *jobService) GetJob(ctx context.Context, req *arbiterv1.GetJobRequest) (*arbiterv1.GetJobResponse, error) {
+	if err := mayRead(caller(ctx)); err != nil {
+		return nil, err
+	}
+	j, err := js.snapshot(req.GetJobId(), true)
+	if err != nil {
+		return nil, err
+	}
+	return &arbiterv1.GetJobResponse{Job: j}, nil
+}
+
+// MaxListJobs bounds one ListJobs page.
+const MaxListJobs = 1000
+
+func (js *jobService) ListJobs(ctx context.Context, req *arbiterv1.ListJobsRequest) (*arbiterv1.ListJobsResponse, error) {
+	if err := mayRead(caller(ctx)); err != nil {
+		return nil, err
+	}
+	limit := int(req.GetLimit())
+	if limit == 0 {
+		limit = 100
+	}
+	limit = min(limit, MaxListJobs)
+	snaps, _ := js.core.Jobs(limit, nil)
+	resp := &arbiterv1.ListJobsResponse{}
+	for _, s := range snaps {
+		resp.Jobs = append(resp.Jobs, s.(*arbiterv1.Job))
+	}
+	return resp, nil
+}
+
+// watchInterval is the shortest time between two snapshots of a watch.
+const watchInterval = 200 * time.Millisecond
+
+func (js *jobService) WatchJob(req *arbiterv1.WatchJobRequest, stream arbiterv1.JobService_WatchJobServer) error {
+	ctx := stream.Context()
+	if err := mayRead(caller(ctx)); err != nil {
+		return err
+	}
+	for {
+		ch, err := js.core.Changed(req.GetJobId())
+		if err != nil {
+			return err
+		}
+		snap, err := js.snapshot(req.GetJobId(), true)
+		if err != nil {
+			return err
+		}
+		if err := stream.Send(&arbiterv1.WatchJobResponse{Job: snap}); err != nil {
+			return err
+		}
+		if snap.State != arbiterv1.JobState_JOB_STATE_RUNNING {
+			return nil
+		}
+		if err := js.core.Ready(); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		case <-time.After(5 * time.Second): // keep-alive snapshot
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(watchInterval):
+		}
+	}
+}
+
+func (js *jobService) CancelJob(ctx context.Context, req *arbiterv1.CancelJobRequest) (*arbiterv1.CancelJobResponse, error) {
+	if err := js.core.Cancel(ctx, caller(ctx), req.GetJobId(), "cancelled by "+caller(ctx).Name); err != nil {
+		return nil, err
+	}
+	j, err := js.snapshot(req.GetJobId(), true)
+	if err != nil {
+		return nil, err
+	}
+	return &arbiterv1.CancelJobResponse{Job: j}, nil
+}
+
+func (js *jobService) DownloadPGN(req *arbiterv1.DownloadPGNRequest, stream arbiterv1.JobService_DownloadPGNServer) error {
+	ctx := stream.Context()
+	if err := mayRead(caller(ctx)); err != nil {
+		return err
+	}
+	var buf strings.Builder
+	games := uint32(0)
+	flush := func() error {
+		if games == 0 {
+			return nil
+		}
+		err := stream.Send(&arbiterv1.DownloadPGNResponse{Pgn: buf.String(), Games: games})
+		buf.Reset()
+		games = 0
+		return err
+	}
+	err := js.games.PGNs(ctx, req.GetJobId(), func(p string) error {
+		buf.WriteString(p)
+		if !strings.HasSuffix(p, "\n\n") {
+			buf.WriteString("\n")
+		}
+		games++
+		if buf.Len() >= 256<<10 {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
+}

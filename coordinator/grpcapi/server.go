@@ -1,0 +1,208 @@
+// Package grpcapi is the coordinator's gRPC face: it authenticates every
+// call, translates requests into calls on the core and its workloads, and
+// their domain errors (package apierr) into statuses with ErrorInfo
+// reasons. It decides nothing itself.
+//
+// Invariants:
+//   - A credential is checked from the request headers before the message
+//     body is read (a tap handle), so a caller without a valid credential
+//     costs the coordinator no body allocation.
+//   - Every call runs under panic recovery: a bug answers Internal and is
+//     logged; it never takes the coordinator down.
+//   - The server bounds concurrent streams per connection, message sizes
+//     and client keepalive pings.
+package grpcapi
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	creds "github.com/arbiter-chess/arbiter/coordinator/credentials"
+	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/grpcerr"
+	"github.com/arbiter-chess/arbiter/internal/identity"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// Limits on what one connection or call may take.
+const (
+	// MaxRecvMsgBytes bounds a request: a game-pair batch result with its
+	// PGNs is the largest (batches are capped so it fits).
+	MaxRecvMsgBytes = 16 << 20
+	// MaxSendMsgBytes bounds a response (a perft unit of 4096 FENs is
+	// about 400 KB; job lists are paginated).
+	MaxSendMsgBytes = 16 << 20
+	// MaxConcurrentStreams per connection.
+	MaxConcurrentStreams = 64
+)
+
+// Config is what the gRPC face serves.
+type Config struct {
+	Core        *core.Core
+	Games       *gamejob.Workload
+	Verify      *verifyjob.Workload
+	Credentials *creds.Manager
+	Store       *store.Store
+	Logger      *zap.Logger
+	Registerer  prometheus.Registerer
+	// TLS, when set, serves TLS. With ClientCAs set in it, a worker may
+	// present a client certificate instead of a token: its identity is the
+	// certificate's common name with the worker role.
+	TLS *tls.Config
+}
+
+// Server holds the services and their metrics.
+type Server struct {
+	cfg     Config
+	log     *zap.Logger
+	grpcm   *grpcprom.ServerMetrics
+	unauthN prometheus.Counter
+}
+
+// HealthMethods need no credential: the gRPC health service reveals nothing
+// and changes nothing, and load balancers and Kubernetes probes cannot send
+// metadata.
+var HealthMethods = map[string]bool{
+	"/grpc.health.v1.Health/Check": true,
+	"/grpc.health.v1.Health/Watch": true,
+	"/grpc.health.v1.Health/List":  true,
+}
+
+// New builds a gRPC server with every service, the credential check on
+// every call, and TLS when configured. The returned health server is
+// SERVING; set it to NOT_SERVING before stopping.
+func New(cfg Config) (*grpc.Server, *health.Server, error) {
+	if cfg.Core == nil || cfg.Credentials == nil {
+		return nil, nil, fmt.Errorf("grpcapi: core and credentials are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger,
+		grpcm: grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram()),
+		unauthN: prometheus.NewCounter(prometheus.CounterOpts{Name: "arbiter_requests_unauthenticated_total",
+			Help: "Calls refused before their body was read: missing, unknown or revoked credential."}),
+	}
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(s.grpcm, s.unauthN)
+	}
+	opts := []grpc.ServerOption{
+		grpc.InTapHandle(s.authenticate),
+		grpc.ChainUnaryInterceptor(s.grpcm.UnaryServerInterceptor(), s.recoverUnary),
+		grpc.ChainStreamInterceptor(s.grpcm.StreamServerInterceptor(), s.recoverStream),
+		grpc.MaxRecvMsgSize(MaxRecvMsgBytes),
+		grpc.MaxSendMsgSize(MaxSendMsgBytes),
+		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 60 * time.Second, Timeout: 20 * time.Second}),
+	}
+	if cfg.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
+	}
+	srv := grpc.NewServer(opts...)
+	arbiterv1.RegisterWorkerServiceServer(srv, &workerService{s: s, core: cfg.Core})
+	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: cfg.Games})
+	arbiterv1.RegisterVerifyServiceServer(srv, &verifyService{s: s, core: cfg.Core, verify: cfg.Verify})
+	arbiterv1.RegisterAdminServiceServer(srv, &adminService{s: s, core: cfg.Core, creds: cfg.Credentials, store: cfg.Store})
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(srv, hs)
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	for _, name := range []string{arbiterv1.WorkerService_ServiceDesc.ServiceName, arbiterv1.JobService_ServiceDesc.ServiceName,
+		arbiterv1.VerifyService_ServiceDesc.ServiceName, arbiterv1.AdminService_ServiceDesc.ServiceName} {
+		hs.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	}
+	s.grpcm.InitializeMetrics(srv) // every method × code series from the start
+	return srv, hs, nil
+}
+
+type identityKey struct{}
+
+// authenticate runs on the request headers, before the body is read: it
+// resolves the bearer token (or the client certificate of a TLS
+// connection) to an identity, or refuses the call.
+func (s *Server) authenticate(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if HealthMethods[info.FullMethodName] {
+		return ctx, nil
+	}
+	if id, ok := s.resolve(ctx, info.Header); ok {
+		return context.WithValue(ctx, identityKey{}, id), nil
+	}
+	s.unauthN.Inc()
+	if info.FullMethodName == arbiterv1.WorkerService_Submit_FullMethodName {
+		s.cfg.Core.Reject(core.RejectUnauthenticated)
+	}
+	return nil, grpcerr.Status(codes.Unauthenticated, apierr.ReasonBadCredential,
+		"missing, unknown or revoked credential (send \"authorization: Bearer <token>\")").Err()
+}
+
+func (s *Server) resolve(ctx context.Context, md metadata.MD) (identity.Identity, bool) {
+	if vals := md.Get("authorization"); len(vals) > 0 {
+		tok, ok := strings.CutPrefix(vals[0], "Bearer ")
+		if !ok {
+			return identity.Identity{}, false
+		}
+		return s.cfg.Credentials.Resolve(tok)
+	}
+	// A verified client certificate identifies a worker (mTLS).
+	if p, ok := peer.FromContext(ctx); ok {
+		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 {
+			cn := ti.State.VerifiedChains[0][0].Subject.CommonName
+			if cn != "" {
+				return identity.Identity{Name: "cert:" + cn, Role: identity.Worker}, true
+			}
+		}
+	}
+	return identity.Identity{}, false
+}
+
+// caller is the identity authenticate attached to ctx.
+func caller(ctx context.Context) identity.Identity {
+	id, _ := ctx.Value(identityKey{}).(identity.Identity)
+	return id
+}
+
+func (s *Server) recovered(method string, r any) error {
+	s.log.Error("panic in RPC handler", zap.String("method", method), zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
+	return status.Error(codes.Internal, "internal error (logged by the coordinator)")
+}
+
+func (s *Server) recoverUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			resp, err = nil, s.recovered(info.FullMethod, r)
+		}
+	}()
+	resp, err = h(ctx, req)
+	return resp, grpcerr.To(err)
+}
+
+func (s *Server) recoverStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = s.recovered(info.FullMethod, r)
+		}
+	}()
+	return grpcerr.To(h(srv, ss))
+}
