@@ -69,6 +69,9 @@ func (f *clientFlags) options() (clusterclient.Options, error) {
 	if tok == "" {
 		return clusterclient.Options{}, usageError("no credential: pass --token or --token-file, or set %s", auth.EnvToken)
 	}
+	if f.serverName != "" && !f.tls && f.ca == "" {
+		return clusterclient.Options{}, usageError("--server-name: applies to TLS only; add --tls or --ca")
+	}
 	addr, err := clusterclient.NormalizeAddress(f.coordinator)
 	if err != nil {
 		return clusterclient.Options{}, usageError("--coordinator: %v", err)

@@ -54,6 +54,7 @@ func TestClientExitStatusAbsentCoordinator(t *testing.T) {
 		{"status", "--coordinator", "host:99999", "--token", "t"},             // bad port
 		{"status", "--coordinator", addr, "--token-file", "/nonexistent/tok"}, // unreadable file
 		{"status", "--coordinator", addr, "--token", "t", "--ca", "/nonexistent/ca.pem"},
+		{"status", "--coordinator", addr, "--token", "t", "--server-name", "coord.example"}, // without TLS
 	} {
 		if _, _, err := runArbiter(t, "", args...); exitCode(err) != 2 {
 			t.Errorf("%v: exit %d (%v), want 2", args, exitCode(err), err)

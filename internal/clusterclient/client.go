@@ -35,9 +35,13 @@ const (
 	// ShortTimeout: calls that only read or touch state (GetJob, ListJobs,
 	// CancelJob, Register, Heartbeat, Release, CloseVerifySession).
 	ShortTimeout = 10 * time.Second
-	// SubmitTimeout: calls that carry or create much (a worker's result
-	// with its PGNs; a job the coordinator splits or whose book it reads).
+	// SubmitTimeout: calls that carry much (a worker's result with its
+	// PGNs, a test with its opening book).
 	SubmitTimeout = time.Minute
+	// SplitTimeout: SubmitPerft, which the coordinator answers only once
+	// it has expanded the root to the split ply (up to ply 6: millions of
+	// positions). Keepalive still notices a dead connection within a minute.
+	SplitTimeout = 10 * time.Minute
 	// LongPollMargin is added to a long poll's own wait (Lease,
 	// RunVerifyUnit) for the round trip and a busy coordinator.
 	LongPollMargin = 10 * time.Second
@@ -64,8 +68,10 @@ func CallTimeout(method string, req any) time.Duration {
 	}
 	name := method[strings.LastIndexByte(method, '/')+1:]
 	switch name {
-	case "Submit", "SubmitPerft", "SubmitMatch":
+	case "Submit", "SubmitMatch":
 		return SubmitTimeout
+	case "SubmitPerft":
+		return SplitTimeout
 	}
 	return ShortTimeout
 }

@@ -256,6 +256,19 @@ func TestDefaultDeadlines(t *testing.T) {
 	cl.Workers.Heartbeat(ctx, &arbiterv1.HeartbeatRequest{})
 	cl.Workers.Lease(ctx, &arbiterv1.LeaseRequest{Wait: durationpb.New(2 * time.Second)})
 	cl.Workers.Submit(ctx, &arbiterv1.SubmitRequest{})
+	for method, w := range map[string]time.Duration{
+		arbiterv1.JobService_SubmitPerft_FullMethodName: SplitTimeout,
+		arbiterv1.JobService_SubmitMatch_FullMethodName: SubmitTimeout,
+		arbiterv1.JobService_GetJob_FullMethodName:      ShortTimeout,
+		arbiterv1.JobService_CancelJob_FullMethodName:   ShortTimeout,
+	} {
+		if got := CallTimeout(method, nil); got != w {
+			t.Errorf("CallTimeout(%s) = %v, want %v", method, got, w)
+		}
+	}
+	if got := CallTimeout(arbiterv1.VerifyService_RunVerifyUnit_FullMethodName, &arbiterv1.RunVerifyUnitRequest{Wait: durationpb.New(time.Second)}); got != time.Second+LongPollMargin {
+		t.Errorf("RunVerifyUnit: %v", got)
+	}
 	want := []time.Duration{ShortTimeout, 2*time.Second + LongPollMargin, SubmitTimeout}
 	for i, w := range want {
 		left := fake.deadlines[i]
