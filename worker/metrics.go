@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -113,6 +115,15 @@ func (m *metrics) leaseCall(start time.Time, wait time.Duration, resp *arbiterv1
 	m.leaseRTT.Observe(d.Seconds())
 }
 
+// heartbeatCall records whether a heartbeat reached the coordinator, so
+// that a worker busy with long units (no lease calls) still notices when
+// its coordinator goes away, and when it comes back.
+func (m *metrics) heartbeatCall(err error) {
+	m.mu.Lock()
+	m.connected = err == nil || clusterclient.KindOf(err) != clusterclient.Unreachable
+	m.mu.Unlock()
+}
+
 // GamePlayed counts a game this worker played to an end.
 func (w *Worker) GamePlayed() { w.metrics.games.Inc() }
 
@@ -121,7 +132,8 @@ func (w *Worker) GamePlayed() { w.metrics.games.Inc() }
 func (w *Worker) EngineRestarted() { w.metrics.restarts.Inc() }
 
 // Ready reports whether the worker is connected to its coordinator: it is
-// registered and its last lease call got an answer.
+// registered and its last lease or heartbeat call got an answer. It never
+// waits on a call in flight.
 func (w *Worker) Ready() error {
 	if w.workerID() == "" {
 		return errors.New("not registered with the coordinator yet")
@@ -129,7 +141,7 @@ func (w *Worker) Ready() error {
 	w.metrics.mu.Lock()
 	defer w.metrics.mu.Unlock()
 	if !w.metrics.connected {
-		return errors.New("coordinator unreachable (last lease call failed)")
+		return errors.New("coordinator unreachable (last call failed)")
 	}
 	return nil
 }

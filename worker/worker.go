@@ -2,24 +2,25 @@
 // leases units, computes them on all its cores with one shared perft hash
 // table, heartbeats its leases, and submits results.
 //
-// A worker never loses a result it computed: results wait in an outbox until
-// the coordinator acknowledges them, across coordinator restarts (calls are
-// retried with exponential backoff; a coordinator that forgot the worker gets
-// a new registration). On shutdown (context cancelled, e.g. SIGTERM) the
-// worker stops leasing, lets running units finish within a grace period,
-// gives back the leases of units it could not finish, delivers its outbox,
-// and returns.
+// A worker never loses a result it computed to a passing failure: results
+// wait in an outbox until the coordinator acknowledges them, across
+// coordinator restarts (each result is submitted on its own and retried
+// under clusterclient's policy, so one result never holds up the others; a
+// coordinator that forgot the worker gets a new registration). A result the
+// coordinator refuses for good is dropped with a log line and its lease
+// given back with the reason. Every call has a deadline. On shutdown
+// (context cancelled, e.g. SIGTERM) the worker stops leasing, lets running
+// units finish within a grace period, gives back the leases of units it
+// could not finish, delivers its outbox, and returns.
 package worker
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
@@ -27,10 +28,12 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/grpcerr"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	"github.com/arbiter-chess/arbiter/internal/verifyproto"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -68,6 +71,10 @@ type Config struct {
 	BenchDepth int
 	// BenchNPS, when set, is reported instead of running the bench.
 	BenchNPS uint64
+	// Retry is the backoff between failed calls (no Base and Cap:
+	// clusterclient.Persistent). Keep it without a budget: a worker
+	// outlasts any coordinator outage.
+	Retry clusterclient.Policy
 }
 
 // EngineVersion names the embedded engine build.
@@ -89,6 +96,8 @@ type result struct {
 
 	// games is set for a game-pair batch (games.go).
 	games *arbiterv1.GamePairBatchResult
+
+	sending bool // a delivery goroutine owns it (outboxLoop)
 }
 
 type held struct {
@@ -102,6 +111,12 @@ type Worker struct {
 	log    *zap.Logger
 	worker arbiterv1.WorkerServiceClient
 	table  *engine.PerftTable
+
+	policy clusterclient.Policy
+	// regSem (one slot) lets one goroutine register at a time without
+	// holding mu across the RPCs and their backoff: Ready and the other
+	// loops keep answering while the coordinator is away.
+	regSem chan struct{}
 
 	mu        sync.Mutex
 	id        string
@@ -152,8 +167,13 @@ func New(cfg Config) (*Worker, error) {
 	if table == nil {
 		table = engine.NewPerftTable(cfg.HashMB)
 	}
+	if cfg.Retry.Base == 0 && cfg.Retry.Cap == 0 {
+		cfg.Retry = clusterclient.Persistent
+	}
 	return &Worker{
 		cfg:       cfg,
+		policy:    cfg.Retry,
+		regSem:    make(chan struct{}, 1),
 		log:       cfg.Logger,
 		worker:    arbiterv1.NewWorkerServiceClient(cfg.Conn),
 		table:     table,
@@ -172,66 +192,73 @@ func (w *Worker) Stats() Stats {
 	return w.stats
 }
 
-// backoff sleeps for the attempt's delay (100ms doubling to 5s, jittered).
-// It returns false when ctx ends first.
-func backoff(ctx context.Context, attempt int) bool {
-	d := 100 * time.Millisecond << min(attempt, 6)
-	d = min(d, 5*time.Second)
-	d = d/2 + rand.N(d/2+1)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
-// retryable reports whether a call should be retried later: the
-// coordinator is away or busy, as opposed to refusing the request.
-func retryable(err error) bool {
-	switch status.Code(err) {
-	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted, codes.Canceled, codes.Unknown, codes.Internal:
-		return true
-	}
-	return false
-}
+// leaseWait is how long a Lease call asks the coordinator to hold it open
+// for work (long poll).
+const leaseWait = 2 * time.Second
 
 // register obtains a worker id, retrying while the coordinator is away.
-// Only one goroutine registers at a time; others see the new id.
+// Only one goroutine registers at a time; the others wait (or give up
+// with their ctx) and then see the new id. stale is the id the caller
+// found unknown ("" at start).
 func (w *Worker) register(ctx context.Context, stale string) (string, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.id != "" && w.id != stale {
-		return w.id, nil
+	select {
+	case w.regSem <- struct{}{}:
+	case <-ctx.Done():
+		return "", ctx.Err()
 	}
-	for attempt := 0; ; attempt++ {
-		resp, err := w.worker.Register(ctx, &arbiterv1.RegisterRequest{
-			Name: w.cfg.Name,
-			Capabilities: &arbiterv1.WorkerCapabilities{
-				Cores: uint32(w.cfg.Threads), HashMb: uint32(w.cfg.HashMB), EngineVersion: EngineVersion(),
-				Capabilities: append(append([]string{"perft", "perft960"}, w.verify.capabilities()...), w.gameCapabilities()...), Hostname: hostname(),
-				BenchNps: w.games.nps, BenchSignature: w.games.signature,
-			},
-		})
-		if err == nil {
-			w.id = resp.GetWorkerId()
-			if hb := resp.GetHeartbeatInterval().AsDuration(); hb > 0 {
-				w.hbEvery = hb
-			}
-			w.log.Info("registered", zap.String(logging.WorkerID, w.id), zap.Int("threads", w.cfg.Threads),
-				zap.Int("hash_mb", w.cfg.HashMB))
-			return w.id, nil
+	defer func() { <-w.regSem }()
+	if id := w.workerID(); id != "" && id != stale {
+		return id, nil
+	}
+	req := &arbiterv1.RegisterRequest{
+		Name: w.cfg.Name,
+		Capabilities: &arbiterv1.WorkerCapabilities{
+			Cores: uint32(w.cfg.Threads), HashMb: uint32(w.cfg.HashMB), EngineVersion: EngineVersion(),
+			Capabilities: append(append([]string{"perft", "perft960"}, w.verify.capabilities()...), w.gameCapabilities()...), Hostname: hostname(),
+			BenchNps: w.games.nps, BenchSignature: w.games.signature,
+		},
+	}
+	var resp *arbiterv1.RegisterResponse
+	p := w.policy.WithAttemptTimeout(clusterclient.ShortTimeout).WithOnRetry(func(attempt int, err error, _ time.Duration) {
+		if attempt == 0 || attempt%10 == 0 {
+			w.log.Warn("coordinator unavailable, retrying", zap.Error(err), zap.Int("attempt", attempt))
 		}
-		if !retryable(err) {
-			return "", fmt.Errorf("register: %w", err)
-		}
-		w.log.Warn("coordinator unavailable, retrying", zap.Error(err), zap.Int("attempt", attempt))
-		if !backoff(ctx, attempt) {
+	})
+	err := clusterclient.Do(ctx, p, func(ctx context.Context) error {
+		var err error
+		resp, err = w.worker.Register(ctx, req)
+		return err
+	})
+	if err != nil {
+		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
+		return "", fmt.Errorf("register: %w", err)
 	}
+	w.mu.Lock()
+	w.id = resp.GetWorkerId()
+	if hb := resp.GetHeartbeatInterval().AsDuration(); hb > 0 {
+		w.hbEvery = hb
+	}
+	w.mu.Unlock()
+	w.log.Info("registered", zap.String(logging.WorkerID, resp.GetWorkerId()), zap.Int("threads", w.cfg.Threads),
+		zap.Int("hash_mb", w.cfg.HashMB))
+	return resp.GetWorkerId(), nil
+}
+
+// unknownWorker reports the coordinator's "unknown worker" answer (it lost
+// or never had our registration): register again. A coordinator that
+// sends no reason answers NotFound for that alone on Lease, Heartbeat and
+// Release; on Submit, NotFound may also mean an unknown unit (see
+// classifySubmit).
+func unknownWorker(err error) bool {
+	switch grpcerr.Reason(err) {
+	case apierr.ReasonUnknownWorker:
+		return true
+	case "":
+		return clusterclient.Code(err) == codes.NotFound
+	}
+	return false
 }
 
 func hostname() string {
@@ -317,15 +344,17 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // slot leases and computes units one after another until ctx ends.
 func (w *Worker) slot(ctx, bg context.Context) error {
-	attempt := 0
+	b := clusterclient.NewBackoff(w.policy)
 	for ctx.Err() == nil {
 		id := w.workerID()
 		// The call runs on bg, not ctx: cancelling it could lose a lease the
 		// coordinator has already granted. Shutdown waits for the short
 		// long-poll instead and gives back a lease that arrives too late.
 		start := time.Now()
-		resp, err := w.worker.Lease(bg, &arbiterv1.LeaseRequest{WorkerId: id, Wait: durationpb.New(2 * time.Second)})
-		w.metrics.leaseCall(start, 2*time.Second, resp, err)
+		cctx, cancel := context.WithTimeout(bg, leaseWait+clusterclient.LongPollMargin)
+		resp, err := w.worker.Lease(cctx, &arbiterv1.LeaseRequest{WorkerId: id, Wait: durationpb.New(leaseWait)})
+		cancel()
+		w.metrics.leaseCall(start, leaseWait, resp, err)
 		if err == nil && ctx.Err() != nil {
 			if l := resp.GetLease(); l != nil {
 				w.release(bg, l.GetLeaseId(), "worker shutting down")
@@ -336,25 +365,33 @@ func (w *Worker) slot(ctx, bg context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			if isWorkerNotFound(err) {
+			if unknownWorker(err) {
 				if _, err := w.register(ctx, id); err != nil && ctx.Err() == nil {
 					return err
 				}
 				continue
 			}
-			if !retryable(err) {
+			switch {
+			case clusterclient.Retryable(err):
+				if b.Attempt() == 0 {
+					w.log.Warn("lease failed, retrying", zap.Error(err))
+				}
+			case clusterclient.KindOf(err) == clusterclient.Failed:
+				// A coordinator failure (Internal, Unknown): nothing is
+				// held, so nothing wedges; a worker that quit would take
+				// its cores out of the farm until someone restarts it.
+				w.log.Error("lease failed; trying again later", zap.Error(err))
+			default:
+				// A refused credential or role, a request it calls bad:
+				// asking again cannot help.
 				return fmt.Errorf("lease: %w", err)
 			}
-			if attempt == 0 {
-				w.log.Warn("lease failed, retrying", zap.Error(err))
-			}
-			if !backoff(ctx, attempt) {
+			if !b.Wait(ctx, err) {
 				return nil
 			}
-			attempt++
 			continue
 		}
-		attempt = 0
+		b.Reset()
 		l := resp.GetLease()
 		if l == nil {
 			continue
@@ -432,14 +469,15 @@ func (w *Worker) queueResult(r *result, nodes uint64) {
 	}
 }
 
+// release gives a lease back, saying why. One attempt: if it fails the
+// lease expires and is re-issued anyway.
 func (w *Worker) release(ctx context.Context, leaseID, reason string) {
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, clusterclient.ShortTimeout)
 	defer cancel()
 	w.mu.Lock()
 	w.stats.Released++
 	w.mu.Unlock()
 	if _, err := w.worker.Release(cctx, &arbiterv1.ReleaseRequest{WorkerId: w.workerID(), LeaseId: leaseID, Reason: reason}); err != nil {
-		// The lease will expire and be re-issued anyway.
 		w.log.Warn("release failed", zap.String(logging.LeaseID, leaseID), zap.Error(err))
 	}
 }
@@ -477,24 +515,77 @@ func ComputePerft(ctx context.Context, batch *arbiterv1.PerftBatch, table *engin
 	return counts, ctx.Err()
 }
 
-// outboxLoop submits results until each is acknowledged.
+// outboxLoop hands each new result of the outbox to its own delivery, so
+// that a result the coordinator keeps failing never holds up the others.
+// It returns when ctx ends and every delivery has stopped.
 func (w *Worker) outboxLoop(ctx context.Context) {
-	attempt := 0
+	var deliveries sync.WaitGroup
+	defer deliveries.Wait()
 	for {
-		w.mu.Lock()
-		var r *result
-		if len(w.outbox) > 0 {
-			r = w.outbox[0]
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.outboxCh:
 		}
-		w.mu.Unlock()
-		if r == nil {
-			select {
-			case <-ctx.Done():
-				return
-			case <-w.outboxCh:
-				continue
+		w.mu.Lock()
+		var fresh []*result
+		for _, r := range w.outbox {
+			if !r.sending {
+				r.sending = true
+				fresh = append(fresh, r)
 			}
 		}
+		w.mu.Unlock()
+		for _, r := range fresh {
+			deliveries.Add(1)
+			go func() {
+				defer deliveries.Done()
+				w.deliver(ctx, r)
+			}()
+		}
+	}
+}
+
+// What to do after a failed Submit.
+type submitAction int
+
+const (
+	submitRetry      submitAction = iota // keep the result, try again later
+	submitReregister                     // register again, then try again
+	submitRefused                        // the coordinator will never take it
+)
+
+// classifySubmit decides what a failed Submit by worker id calls for.
+func (w *Worker) classifySubmit(ctx context.Context, id string, err error) submitAction {
+	switch {
+	case grpcerr.Reason(err) == apierr.ReasonUnknownWorker:
+		return submitReregister
+	case grpcerr.Reason(err) == "" && clusterclient.Code(err) == codes.NotFound:
+		// A coordinator without reasons says NotFound for an unknown
+		// worker and for an unknown unit alike. A heartbeat names no
+		// unit, so its answer tells the two apart.
+		cctx, cancel := context.WithTimeout(ctx, clusterclient.ShortTimeout)
+		_, herr := w.worker.Heartbeat(cctx, &arbiterv1.HeartbeatRequest{WorkerId: id})
+		cancel()
+		switch {
+		case herr == nil:
+			return submitRefused
+		case clusterclient.Code(herr) == codes.NotFound:
+			return submitReregister
+		}
+		return submitRetry
+	case clusterclient.Retryable(err):
+		return submitRetry
+	}
+	return submitRefused
+}
+
+// deliver submits one result until the coordinator acknowledges or
+// refuses it, or ctx ends (the result then stays in the outbox).
+func (w *Worker) deliver(ctx context.Context, r *result) {
+	log := w.log.With(zap.String(logging.UnitID, r.unitID), zap.String(logging.JobID, r.jobID), zap.String(logging.LeaseID, r.leaseID))
+	b := clusterclient.NewBackoff(w.policy)
+	for {
 		id := w.workerID()
 		req := &arbiterv1.SubmitRequest{
 			WorkerId: id, LeaseId: r.leaseID, UnitId: r.unitID, Elapsed: durationpb.New(r.elapsed),
@@ -506,11 +597,10 @@ func (w *Worker) outboxLoop(ctx context.Context) {
 		if r.verify != nil {
 			req.Result = &arbiterv1.SubmitRequest_Verify{Verify: r.verify}
 		}
-		resp, err := w.worker.Submit(ctx, req)
-		log := w.log.With(zap.String(logging.UnitID, r.unitID), zap.String(logging.JobID, r.jobID), zap.String(logging.LeaseID, r.leaseID))
-		switch {
-		case err == nil:
-			attempt = 0
+		cctx, cancel := context.WithTimeout(ctx, clusterclient.SubmitTimeout)
+		resp, err := w.worker.Submit(cctx, req)
+		cancel()
+		if err == nil {
 			if o := resp.GetOutcome(); o == arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_MISMATCH {
 				log.Warn("result disagrees with another worker's; the coordinator settles it")
 			} else if o == arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_DISCARDED {
@@ -519,36 +609,51 @@ func (w *Worker) outboxLoop(ctx context.Context) {
 				w.mu.Unlock()
 			}
 			w.dropOutbox(r)
-		case isWorkerNotFound(err):
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		switch w.classifySubmit(ctx, id, err) {
+		case submitReregister:
 			if _, err := w.register(ctx, id); err != nil {
+				if ctx.Err() == nil {
+					log.Error("cannot register again; keeping the result", zap.Error(err))
+				}
 				return
 			}
-		case retryable(err):
-			if ctx.Err() != nil {
-				return
-			}
-			if attempt == 0 {
+		case submitRetry:
+			if b.Attempt() == 0 {
 				log.Warn("submit failed; keeping the result and retrying", zap.Error(err))
 			}
-			if !backoff(ctx, attempt) {
+			if !b.Wait(ctx, err) {
 				return
 			}
-			attempt++
-		default:
-			// Refused (unknown unit, invalid result): retrying cannot help.
-			log.Error("result refused", zap.Error(err))
+		case submitRefused:
+			// Retrying cannot help (a malformed or unwanted result, a
+			// coordinator bug): free the unit for someone else now rather
+			// than keep its lease alive with heartbeats forever.
+			log.Error("result refused; dropping it and releasing its lease", zap.Error(err),
+				zap.String("reason", grpcerr.Reason(err)))
 			w.mu.Lock()
 			w.stats.Discarded++
 			w.mu.Unlock()
 			w.dropOutbox(r)
+			w.release(ctx, r.leaseID, "result refused: "+truncate(grpcerr.Message(err), 200))
+			return
 		}
 	}
 }
 
-// isWorkerNotFound reports the coordinator's "unknown worker" answer (it
-// lost or never had our registration): register again.
-func isWorkerNotFound(err error) bool {
-	return status.Code(err) == codes.NotFound && strings.HasPrefix(status.Convert(err).Message(), "unknown worker")
+// truncate cuts s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func (w *Worker) dropOutbox(r *result) {
@@ -587,11 +692,12 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 			continue
 		}
 		id := w.workerID()
-		cctx, cancel := context.WithTimeout(ctx, every)
+		cctx, cancel := context.WithTimeout(ctx, min(every, clusterclient.ShortTimeout))
 		resp, err := w.worker.Heartbeat(cctx, &arbiterv1.HeartbeatRequest{WorkerId: id, Leases: hs})
 		cancel()
+		w.metrics.heartbeatCall(err)
 		if err != nil {
-			if isWorkerNotFound(err) {
+			if unknownWorker(err) {
 				w.register(ctx, id)
 			} else if ctx.Err() == nil {
 				w.log.Warn("heartbeat failed", zap.Error(err))

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -17,14 +20,20 @@ func newCancelCommand() *cobra.Command {
 		Short: "Cancel a running job (stored results are kept)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, jobs, done, err := f.jobClient()
+			ctx, c, done, err := f.session()
 			if err != nil {
 				return err
 			}
 			defer done()
-			resp, err := jobs.CancelJob(ctx, &arbiterv1.CancelJobRequest{JobId: args[0]})
+			// Cancelling twice is harmless (the second says the job is
+			// already cancelled), so a lost answer may be asked again.
+			var resp *arbiterv1.CancelJobResponse
+			err = clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
+				resp, err = c.Jobs.CancelJob(ctx, &arbiterv1.CancelJobRequest{JobId: args[0]})
+				return err
+			})
 			if err != nil {
-				return rpcError("cancel", err)
+				return callError(c, "cancel", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "job %s %s\n", resp.GetJob().GetJobId(), stateName(resp.GetJob().GetState()))
 			return nil

@@ -31,7 +31,7 @@ type perftFlags struct {
 	epd      string
 	maxDepth int
 	maxNodes string
-	cluster  string
+	client   clientFlags
 }
 
 func newPerftCommand() *cobra.Command {
@@ -45,8 +45,10 @@ func newPerftCommand() *cobra.Command {
   arbiter perft --fen "FEN" --depth 5 --divide    count per root move
   arbiter perft --depth 5 --stats                 captures, e.p., castles, promotions, checks, mates
   arbiter perft --epd suite.epd --max-nodes 1e7   check a suite of "FEN ;D1 n ;D2 n ..." lines
+  arbiter perft --depth 8 --coordinator HOST      run it on a cluster (as submit perft --wait)
 
-Exit status: 0 on success, 1 when a suite count does not match, 2 on bad input.`,
+Exit status: 0 on success, 1 when a suite count does not match, 2 on bad input,
+3 when the coordinator is unreachable or refuses the credential.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.epd != "" {
@@ -67,7 +69,7 @@ Exit status: 0 on success, 1 when a suite count does not match, 2 on bad input.`
 	fl.StringVar(&f.epd, "epd", "", "suite mode: EPD file of \"FEN ;D1 n ;D2 n ...\" lines")
 	fl.IntVar(&f.maxDepth, "max-depth", 0, "suite mode: check depths up to this (0: all)")
 	fl.StringVar(&f.maxNodes, "max-nodes", "", "suite mode: skip depths whose expected count exceeds this (e.g. 1e8)")
-	fl.StringVar(&f.cluster, "cluster", "", "submit to the coordinator at ADDR instead of running here (see arbiter submit perft)")
+	f.client.addOptional(fl, "submit to this coordinator instead of running here (see arbiter submit perft)")
 	return cmd
 }
 
@@ -102,11 +104,8 @@ func runPerftOne(cmd *cobra.Command, f *perftFlags) error {
 	if f.chess960 {
 		pos.SetChess960(true)
 	}
-	if f.cluster != "" {
-		if clusterPerft == nil {
-			return usageError("--cluster: this build has no cluster client")
-		}
-		return clusterPerft(cmd, clusterPerftRequest{coordinator: f.cluster, fen: pos.FEN(), depth: f.depth, divide: f.divide, jsonOut: f.jsonOut})
+	if f.client.given() {
+		return runClusterPerft(cmd, f.client, pos.FEN(), f.depth, f.divide, f.jsonOut)
 	}
 	ctx, cancel := perftContext()
 	defer cancel()
@@ -348,16 +347,3 @@ func parseNodeLimit(s string) (engine.Count, error) {
 	}
 	return engine.CountOf(uint64(v)), nil
 }
-
-// clusterPerftRequest is what --cluster hands to the cluster client.
-type clusterPerftRequest struct {
-	coordinator string
-	fen         string
-	depth       int
-	divide      bool
-	jsonOut     bool
-}
-
-// clusterPerft is set by the cluster client's file (submit) so perft does
-// not depend on it directly.
-var clusterPerft func(cmd *cobra.Command, req clusterPerftRequest) error

@@ -18,16 +18,16 @@ func newPGNCommand() *cobra.Command {
   arbiter pgn s1a2b3c4d5e6 | pgn-extract -s`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, jobs, done, err := f.jobClient()
+			ctx, c, done, err := f.session()
 			if err != nil {
 				return err
 			}
 			defer done()
 			if output == "" || output == "-" {
-				_, err := streamPGN(ctx, jobs, args[0], cmd.OutOrStdout())
+				_, err := streamPGN(ctx, c, args[0], cmd.OutOrStdout())
 				return err
 			}
-			n, err := downloadPGN(ctx, jobs, args[0], output)
+			n, err := downloadPGN(ctx, c, args[0], output)
 			if err != nil {
 				return err
 			}

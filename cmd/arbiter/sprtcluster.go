@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -153,12 +152,12 @@ func newSubmitTestCommands() []*cobra.Command {
 				if err != nil {
 					return err
 				}
-				ctx, jobs, done, err := client.jobClient()
+				ctx, c, done, err := client.session()
 				if err != nil {
 					return err
 				}
 				defer done()
-				return runTest(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), jobs, spec, plan, wait, f.pgnout)
+				return runTest(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, spec, plan, wait, f.pgnout)
 			},
 		}
 		client.add(cmd.Flags())
@@ -171,10 +170,10 @@ func newSubmitTestCommands() []*cobra.Command {
 
 // runTest submits a test and, with wait, follows it to the end, prints the
 // report and optionally downloads the games.
-func runTest(ctx context.Context, out, stderr io.Writer, jobs arbiterv1.JobServiceClient, spec *arbiterv1.MatchSpec, plan *matchPlan, wait bool, pgnout string) error {
-	resp, err := jobs.SubmitMatch(ctx, &arbiterv1.SubmitMatchRequest{Spec: spec})
+func runTest(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client, spec *arbiterv1.MatchSpec, plan *matchPlan, wait bool, pgnout string) error {
+	resp, err := c.Jobs.SubmitMatch(ctx, &arbiterv1.SubmitMatchRequest{Spec: spec})
 	if err != nil {
-		return rpcError("submit", err)
+		return callError(c, "submit", err)
 	}
 	job := resp.GetJob()
 	if !wait {
@@ -186,7 +185,7 @@ func runTest(ctx context.Context, out, stderr io.Writer, jobs arbiterv1.JobServi
 		job.GetMatchProgress().GetBatchPairs())
 	// Progress lines as batches arrive.
 	lastGames := uint64(0)
-	final, err := waitTest(ctx, jobs, job.GetJobId(), func(j *arbiterv1.Job) {
+	final, err := waitTest(ctx, c, job.GetJobId(), stderr, func(j *arbiterv1.Job) {
 		mp := j.GetMatchProgress()
 		if mp.GetGames() != lastGames {
 			lastGames = mp.GetGames()
@@ -202,7 +201,7 @@ func runTest(ctx context.Context, out, stderr io.Writer, jobs arbiterv1.JobServi
 	}
 	printTestDetail(out, final)
 	if pgnout != "" {
-		n, err := downloadPGN(ctx, jobs, final.GetJobId(), pgnout)
+		n, err := downloadPGN(ctx, c, final.GetJobId(), pgnout)
 		if err != nil {
 			return err
 		}
@@ -214,37 +213,17 @@ func runTest(ctx context.Context, out, stderr io.Writer, jobs arbiterv1.JobServi
 	return nil
 }
 
-// waitTest follows a test through WatchJob (reconnecting through
-// coordinator restarts, like waitJob) until it ends.
-func waitTest(ctx context.Context, jobs arbiterv1.JobServiceClient, id string, progress func(*arbiterv1.Job)) (*arbiterv1.Job, error) {
-	for {
-		stream, err := jobs.WatchJob(ctx, &arbiterv1.WatchJobRequest{JobId: id})
-		if err == nil {
-			for {
-				resp, rerr := stream.Recv()
-				if rerr != nil {
-					break
-				}
-				j := resp.GetJob()
-				progress(j)
-				if j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING {
-					return j, nil
-				}
-			}
-		} else if s := rpcError("watch "+id, err); isUsage(s) {
-			return nil, s
-		}
-		select {
-		case <-ctx.Done():
-			return nil, failure("interrupted while waiting for test %s (it keeps running)", id)
-		case <-time.After(500 * time.Millisecond):
-		}
+// waitTest follows a test to its end through the reconnecting watch
+// (coordinator restarts included), saying so on stderr when it reconnects.
+func waitTest(ctx context.Context, c *clusterclient.Client, id string, stderr io.Writer, progress func(*arbiterv1.Job)) (*arbiterv1.Job, error) {
+	final, err := c.WatchJob(ctx, id, watchPolicy(c, stderr), progress)
+	if ctx.Err() != nil {
+		return nil, failure("interrupted while waiting for test %s (it keeps running)", id)
 	}
-}
-
-func isUsage(err error) bool {
-	e, ok := err.(*exitError)
-	return ok && e.code == 2
+	if err != nil {
+		return nil, callError(c, "watch "+id, err)
+	}
+	return final, nil
 }
 
 // printTestDetail prints a test: spec, fastchess-style report (via
@@ -321,22 +300,22 @@ func orDefault(s, d string) string {
 
 // downloadPGN writes every game of a test to path ("-": stdout writer is
 // not supported here) and returns the number of games.
-func downloadPGN(ctx context.Context, jobs arbiterv1.JobServiceClient, id, path string) (int, error) {
+func downloadPGN(ctx context.Context, c *clusterclient.Client, id, path string) (int, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return 0, usageError("%v", err)
 	}
-	n, err := streamPGN(ctx, jobs, id, f)
+	n, err := streamPGN(ctx, c, id, f)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	return n, err
 }
 
-func streamPGN(ctx context.Context, jobs arbiterv1.JobServiceClient, id string, w io.Writer) (int, error) {
-	stream, err := jobs.DownloadPGN(ctx, &arbiterv1.DownloadPGNRequest{JobId: id})
+func streamPGN(ctx context.Context, c *clusterclient.Client, id string, w io.Writer) (int, error) {
+	stream, err := c.Jobs.DownloadPGN(ctx, &arbiterv1.DownloadPGNRequest{JobId: id})
 	if err != nil {
-		return 0, rpcError("pgn", err)
+		return 0, callError(c, "pgn", err)
 	}
 	n := 0
 	for {
@@ -345,7 +324,7 @@ func streamPGN(ctx context.Context, jobs arbiterv1.JobServiceClient, id string, 
 			return n, nil
 		}
 		if err != nil {
-			return n, rpcError("pgn", err)
+			return n, callError(c, "pgn", err)
 		}
 		if _, err := io.WriteString(w, resp.GetPgn()); err != nil {
 			return n, err
@@ -360,10 +339,10 @@ func runUpTest(ctx context.Context, out, stderr io.Writer, addrToken [2]string, 
 	if err != nil {
 		return err
 	}
-	conn, err := clusterclient.Dial(addrToken[0], clusterclient.Options{Token: addrToken[1]})
+	c, err := clusterclient.Connect(clusterclient.Options{Address: addrToken[0], Token: addrToken[1]})
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	return runTest(ctx, out, stderr, arbiterv1.NewJobServiceClient(conn), spec, plan, true, f.pgnout)
+	defer c.Close()
+	return runTest(ctx, out, stderr, c, spec, plan, true, f.pgnout)
 }

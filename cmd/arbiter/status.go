@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -22,16 +25,20 @@ func newStatusCommand() *cobra.Command {
 		Short: "Show a coordinator's jobs, or one job in detail",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, jobs, done, err := f.jobClient()
+			ctx, c, done, err := f.session()
 			if err != nil {
 				return err
 			}
 			defer done()
 			out := cmd.OutOrStdout()
 			if len(args) == 1 {
-				resp, err := jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: args[0]})
+				var resp *arbiterv1.GetJobResponse
+				err := clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
+					resp, err = c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: args[0]})
+					return err
+				})
 				if err != nil {
-					return rpcError("status", err)
+					return callError(c, "status", err)
 				}
 				if jsonOut {
 					b, _ := protojson.MarshalOptions{Multiline: true}.Marshal(resp.GetJob())
@@ -45,9 +52,13 @@ func newStatusCommand() *cobra.Command {
 				printJobDetail(out, resp.GetJob())
 				return nil
 			}
-			resp, err := jobs.ListJobs(ctx, &arbiterv1.ListJobsRequest{Limit: limit})
+			var resp *arbiterv1.ListJobsResponse
+			err = clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
+				resp, err = c.Jobs.ListJobs(ctx, &arbiterv1.ListJobsRequest{Limit: limit})
+				return err
+			})
 			if err != nil {
-				return rpcError("status", err)
+				return callError(c, "status", err)
 			}
 			if jsonOut {
 				var list []json.RawMessage

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,80 +14,13 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/arbiter-chess/arbiter/engine"
-	"github.com/arbiter-chess/arbiter/internal/auth"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-func init() {
-	subcommands = append(subcommands, newSubmitCommand)
-	clusterPerft = runClusterPerft
-}
-
-// clientFlags are the flags of every command that talks to a coordinator.
-type clientFlags struct {
-	coordinator string
-	token       string
-	tls         bool
-	tlsCA       string
-}
-
-func (f *clientFlags) add(fl *pflag.FlagSet) {
-	fl.StringVar(&f.coordinator, "coordinator", "127.0.0.1:7700", "coordinator address HOST:PORT")
-	fl.StringVar(&f.token, "token", "", "bearer token (default: $"+auth.EnvToken+")")
-	fl.BoolVar(&f.tls, "tls", false, "connect with TLS (system roots)")
-	fl.StringVar(&f.tlsCA, "tls-ca", "", "connect with TLS, trusting the CA certificates in this PEM file")
-}
-
-// resolveToken returns the flag's token or the environment's.
-func resolveToken(flag string) string {
-	if flag != "" {
-		return flag
-	}
-	return os.Getenv(auth.EnvToken)
-}
-
-func (f *clientFlags) dial() (*grpc.ClientConn, error) {
-	tok := resolveToken(f.token)
-	if tok == "" {
-		return nil, usageError("no token: pass --token or set %s", auth.EnvToken)
-	}
-	if f.coordinator == "" {
-		return nil, usageError("--coordinator: address missing")
-	}
-	conn, err := clusterclient.Dial(f.coordinator, clusterclient.Options{Token: tok, TLS: f.tls, CAFile: f.tlsCA})
-	if err != nil {
-		return nil, usageError("%v", err)
-	}
-	return conn, nil
-}
-
-// rpcError turns a gRPC error into a CLI error: refused input exits 2.
-func rpcError(what string, err error) error {
-	st := status.Convert(err)
-	switch st.Code() {
-	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition, codes.Unauthenticated, codes.PermissionDenied:
-		return usageError("%s: %s", what, st.Message())
-	}
-	return fmt.Errorf("%s: %s (%s)", what, st.Message(), st.Code())
-}
-
-// jobClient dials the coordinator and returns a JobService client with a
-// context that SIGINT/SIGTERM cancel; done closes both.
-func (f *clientFlags) jobClient() (context.Context, arbiterv1.JobServiceClient, func(), error) {
-	conn, err := f.dial()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	ctx, cancel := signalContext()
-	return ctx, arbiterv1.NewJobServiceClient(conn), func() { cancel(); conn.Close() }, nil
-}
+func init() { subcommands = append(subcommands, newSubmitCommand) }
 
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -159,16 +91,16 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 	if f.jsonOut && !f.wait {
 		return usageError("--json needs --wait")
 	}
-	ctx, jobs, done, err := f.client.jobClient()
+	ctx, c, done, err := f.client.session()
 	if err != nil {
 		return err
 	}
 	defer done()
-	resp, err := jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{
+	resp, err := c.Jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{
 		Fen: f.fen, Depth: uint32(f.depth), SplitPly: uint32(f.splitPly), VerifyFraction: f.verify, Chess960: f.chess960,
 	}})
 	if err != nil {
-		return rpcError("submit", err)
+		return callError(c, "submit", err)
 	}
 	job := resp.GetJob()
 	if !f.wait {
@@ -177,25 +109,34 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "job %s: perft %d, %d units, %d unique positions at ply %d\n",
 		job.GetJobId(), f.depth, job.GetProgress().GetUnitsTotal(), job.GetProgress().GetPositions(), job.GetPerft().GetSplitPly())
-	final, err := waitJob(ctx, jobs, job.GetJobId(), cmd.ErrOrStderr(), f.progress && !f.jsonOut)
+	final, err := waitJob(ctx, c, job.GetJobId(), cmd.ErrOrStderr(), f.progress && !f.jsonOut)
 	if err != nil {
 		return err
 	}
 	return printJobResult(cmd.OutOrStdout(), final, f.divide, f.jsonOut)
 }
 
-// runClusterPerft serves `arbiter perft --cluster ADDR`.
-func runClusterPerft(cmd *cobra.Command, req clusterPerftRequest) error {
-	f := submitPerftFlags{
-		client: clientFlags{coordinator: req.coordinator},
-		fen:    req.fen, depth: req.depth, divide: req.divide, wait: true, jsonOut: req.jsonOut, progress: true,
-	}
+// runClusterPerft serves `arbiter perft --coordinator ADDR`: submit
+// --wait with the same output.
+func runClusterPerft(cmd *cobra.Command, client clientFlags, fen string, depth int, divide, jsonOut bool) error {
+	f := submitPerftFlags{client: client, fen: fen, depth: depth, divide: divide, wait: true, jsonOut: jsonOut, progress: true}
 	return runSubmitPerft(cmd, &f)
 }
 
-// waitJob watches a job until it ends, reconnecting with backoff when the
-// coordinator goes away (restart) and resuming the watch.
-func waitJob(ctx context.Context, jobs arbiterv1.JobServiceClient, id string, progressOut io.Writer, showBar bool) (*arbiterv1.Job, error) {
+// watchPolicy follows a job until it ends however long the coordinator is
+// away (it keeps the job; Ctrl-C stops waiting), and says so on out once
+// per outage.
+func watchPolicy(c *clusterclient.Client, out io.Writer) clusterclient.Policy {
+	return clusterclient.Persistent.WithOnRetry(func(attempt int, err error, _ time.Duration) {
+		if attempt == 0 {
+			fmt.Fprintf(out, "\n%s; reconnecting...\n", c.Away(err))
+		}
+	})
+}
+
+// waitJob watches a perft job until it ends (through coordinator restarts)
+// with a progress bar on a terminal.
+func waitJob(ctx context.Context, c *clusterclient.Client, id string, progressOut io.Writer, showBar bool) (*arbiterv1.Job, error) {
 	var bar *progressbar.ProgressBar
 	if showBar {
 		if fd, ok := progressOut.(*os.File); !ok || !isatty.IsTerminal(fd.Fd()) {
@@ -211,67 +152,37 @@ func waitJob(ctx context.Context, jobs arbiterv1.JobServiceClient, id string, pr
 			fmt.Fprintln(progressOut)
 		}
 	}()
-	attempt := 0
-	for {
-		stream, err := jobs.WatchJob(ctx, &arbiterv1.WatchJobRequest{JobId: id})
-		if err == nil {
-			for {
-				var resp *arbiterv1.WatchJobResponse
-				resp, err = stream.Recv()
-				if err != nil {
-					break
-				}
-				attempt = 0
-				j := resp.GetJob()
-				p := j.GetProgress()
-				if first {
-					startNodes = parseFloat(p.GetNodesDone())
-					first = false
-				}
-				if showBar && bar == nil {
-					bar = progressbar.NewOptions64(int64(p.GetUnitsTotal()),
-						progressbar.OptionSetWriter(progressOut),
-						progressbar.OptionSetDescription("units"),
-						progressbar.OptionShowCount(),
-						progressbar.OptionSetPredictTime(true),
-						progressbar.OptionShowElapsedTimeOnFinish(),
-						progressbar.OptionSetWidth(30),
-						progressbar.OptionThrottle(100*time.Millisecond),
-					)
-				}
-				if bar != nil {
-					nodes := parseFloat(p.GetNodesDone())
-					rate := (nodes - startNodes) / max(time.Since(start).Seconds(), 1e-3)
-					bar.Describe(fmt.Sprintf("%s nodes, %s nodes/s, %d workers", humanCount(nodes), humanCount(rate), p.GetActiveWorkers()))
-					bar.Set64(int64(p.GetUnitsDone()))
-				}
-				if j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING {
-					return j, nil
-				}
-			}
+	final, err := c.WatchJob(ctx, id, watchPolicy(c, progressOut), func(j *arbiterv1.Job) {
+		p := j.GetProgress()
+		if first {
+			startNodes = parseFloat(p.GetNodesDone())
+			first = false
 		}
-		if ctx.Err() != nil {
-			return nil, failure("interrupted while waiting for job %s (it keeps running)", id)
+		if showBar && bar == nil {
+			bar = progressbar.NewOptions64(int64(p.GetUnitsTotal()),
+				progressbar.OptionSetWriter(progressOut),
+				progressbar.OptionSetDescription("units"),
+				progressbar.OptionShowCount(),
+				progressbar.OptionSetPredictTime(true),
+				progressbar.OptionShowElapsedTimeOnFinish(),
+				progressbar.OptionSetWidth(30),
+				progressbar.OptionThrottle(100*time.Millisecond),
+			)
 		}
-		if errors.Is(err, io.EOF) {
-			err = status.Error(codes.Unavailable, "stream ended")
+		if bar != nil {
+			nodes := parseFloat(p.GetNodesDone())
+			rate := (nodes - startNodes) / max(time.Since(start).Seconds(), 1e-3)
+			bar.Describe(fmt.Sprintf("%s nodes, %s nodes/s, %d workers", humanCount(nodes), humanCount(rate), p.GetActiveWorkers()))
+			bar.Set64(int64(p.GetUnitsDone()))
 		}
-		switch status.Code(err) {
-		case codes.Unavailable, codes.DeadlineExceeded, codes.Internal, codes.Unknown, codes.Canceled, codes.Aborted:
-			if attempt == 0 {
-				fmt.Fprintf(progressOut, "\ncoordinator unavailable (%s); reconnecting...\n", status.Convert(err).Message())
-			}
-			d := min(200*time.Millisecond<<min(attempt, 5), 5*time.Second)
-			attempt++
-			select {
-			case <-ctx.Done():
-				return nil, failure("interrupted while waiting for job %s (it keeps running)", id)
-			case <-time.After(d):
-			}
-		default:
-			return nil, rpcError("watch "+id, err)
-		}
+	})
+	if ctx.Err() != nil {
+		return nil, failure("interrupted while waiting for job %s (it keeps running)", id)
 	}
+	if err != nil {
+		return nil, callError(c, "watch "+id, err)
+	}
+	return final, nil
 }
 
 func parseFloat(s string) float64 {

@@ -147,12 +147,12 @@ clients can join (the address and token are printed).`,
 				if err != nil {
 					return err
 				}
-				conn, err := clusterclient.Dial(rc.addr, clusterclient.Options{Token: wtok})
+				c, err := clusterclient.Connect(clusterclient.Options{Address: rc.addr, Token: wtok})
 				if err != nil {
 					return err
 				}
-				conns = append(conns, conn)
-				w, err := worker.New(worker.Config{Conn: conn, Name: fmt.Sprintf("up-%d", i+1), Threads: threads,
+				conns = append(conns, c)
+				w, err := worker.New(worker.Config{Conn: c.Conn(), Name: fmt.Sprintf("up-%d", i+1), Threads: threads,
 					HashMB: hashMB, Table: table, Logger: log, Grace: 5 * time.Second, VerifyEngines: verifyEngines,
 					Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"worker": fmt.Sprintf("up-%d", i+1)}, reg)})
 				if err != nil {
@@ -179,22 +179,21 @@ clients can join (the address and token are printed).`,
 				<-ctx.Done()
 				return nil
 			}
-			conn, err := clusterclient.Dial(rc.addr, clusterclient.Options{Token: token})
+			c, err := clusterclient.Connect(clusterclient.Options{Address: rc.addr, Token: token})
 			if err != nil {
 				return err
 			}
-			defer conn.Close()
-			jobs := arbiterv1.NewJobServiceClient(conn)
-			resp, err := jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{
+			defer c.Close()
+			resp, err := c.Jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{
 				Fen: fen, Depth: uint32(depth), VerifyFraction: verify, SplitPly: uint32(splitPly),
 			}})
 			if err != nil {
-				return rpcError("submit", err)
+				return callError(c, "submit", err)
 			}
 			job := resp.GetJob()
 			fmt.Fprintf(stderr, "arbiter up: job %s: perft %d, %d units, %d unique positions at ply %d\n", job.GetJobId(), depth,
 				job.GetProgress().GetUnitsTotal(), job.GetProgress().GetPositions(), job.GetPerft().GetSplitPly())
-			final, err := waitJob(ctx, jobs, job.GetJobId(), stderr, !jsonOut)
+			final, err := waitJob(ctx, c, job.GetJobId(), stderr, !jsonOut)
 			if err != nil {
 				return err
 			}

@@ -31,14 +31,11 @@ type verifyFlags struct {
 	chess960    bool
 	timeout     time.Duration
 	jsonOut     bool
-	cluster     string
 	maxFindings int
 	maxProbes   int
 	threads     int
-	// --cluster
-	token    string
-	tls      bool
-	tlsCA    string
+	// --coordinator
+	client   clientFlags
 	parallel int
 }
 
@@ -60,13 +57,13 @@ an illegal move or misses a legal one, and says why.
   uci       the engine answers "go perft N" with divide lines and a total
   perftree  PATH [args] DEPTH "FEN" "MOVES" prints divide lines, a blank line, the total
 
---cluster ADDR: the same, with each engine query a unit for a worker of the
+--coordinator ADDR: the same, with each engine query a unit for a worker of the
 coordinator at ADDR that has the engine (arbiter worker --verify-engine
 name=NAME,cmd=PATH); --engine name=NAME[,args=...][,option.X=V] or
 cmd=PATH (NAME: the base name of PATH). Reports print as positions finish.
 
 Exit status: 0 when no bug is found, 1 when a bug is found (or the engine fails),
-2 on bad input.`,
+2 on bad input, 3 when the coordinator is unreachable or refuses the credential.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runVerify(cmd, &f) },
 	}
@@ -80,11 +77,8 @@ Exit status: 0 when no bug is found, 1 when a bug is found (or the engine fails)
 	fl.BoolVar(&f.chess960, "chess960", false, "Chess960 notation for --fen/--epd positions; only Chess960 starts for --random")
 	fl.DurationVar(&f.timeout, "timeout", time.Minute, "limit per engine query (one position at one depth)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print one JSON object with every position's report")
-	fl.StringVar(&f.cluster, "cluster", "", "run the engine queries as units on the workers of the coordinator at ADDR that have the engine (--engine name=NAME or the base name of cmd)")
-	fl.StringVar(&f.token, "token", "", "--cluster: bearer token (default: $ARBITER_TOKEN)")
-	fl.BoolVar(&f.tls, "tls", false, "--cluster: connect with TLS (system roots)")
-	fl.StringVar(&f.tlsCA, "tls-ca", "", "--cluster: connect with TLS, trusting the CA certificates in this PEM file")
-	fl.IntVar(&f.parallel, "parallel", 8, "--cluster: positions verified at once")
+	f.client.addOptional(fl, "run the engine queries as units on the workers of this coordinator that have the engine (--engine name=NAME or the base name of cmd)")
+	fl.IntVar(&f.parallel, "parallel", 8, "--coordinator: positions verified at once")
 	fl.IntVar(&f.maxFindings, "max-findings", 8, "distinct findings per position before the descent stops")
 	fl.IntVar(&f.maxProbes, "max-probes", 200, "engine queries per position before the descent stops")
 	fl.IntVar(&f.threads, "threads", 0, "threads for Arbiter's own perft (default: all cores)")
@@ -128,10 +122,10 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	}
 	var (
 		spec verify.EngineSpec
-		name string // the engine's name on the workers (--cluster)
+		name string // the engine's name on the workers (--coordinator)
 		err  error
 	)
-	if f.cluster != "" {
+	if f.client.given() {
 		name, spec, err = verifyproto.ParseClientEngine(f.engine)
 	} else {
 		spec, err = verify.ParseEngineSpec(f.engine)
@@ -158,7 +152,7 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.cluster != "" {
+	if f.client.given() {
 		return runVerifyCluster(cmd, f, name, spec, targets)
 	}
 

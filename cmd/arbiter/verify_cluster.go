@@ -6,6 +6,7 @@ package main
 // time; each position's report is printed as soon as it is complete.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -16,10 +17,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/arbiter-chess/arbiter/internal/auth"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/verifyclient"
 	"github.com/arbiter-chess/arbiter/internal/verifyproto"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/verify"
 )
 
@@ -50,24 +51,31 @@ func parseVerifyEngines(specs []string) ([]verifyproto.LocalEngine, error) {
 }
 
 func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec verify.EngineSpec, targets []verify.Target) error {
-	tok := resolveToken(f.token)
-	if tok == "" {
-		return usageError("--cluster: no token: pass --token or set %s", auth.EnvToken)
-	}
 	if f.parallel < 1 || f.parallel > 1024 {
 		return usageError("--parallel %d: want 1..1024", f.parallel)
 	}
-	conn, err := clusterclient.Dial(f.cluster, clusterclient.Options{Token: tok, TLS: f.tls, CAFile: f.tlsCA})
+	ctx, c, closeClient, err := f.client.session()
 	if err != nil {
-		return usageError("--cluster: %v", err)
+		return err
 	}
-	defer conn.Close()
+	defer closeClient()
+	// Ask once before the descent, so that an absent coordinator or a
+	// refused credential is said at once instead of retried for ever by
+	// each query.
+	if err := clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) error {
+		_, err := c.Jobs.ListJobs(ctx, &arbiterv1.ListJobsRequest{Limit: 1})
+		return err
+	}); err != nil {
+		return callError(c, "verify", err)
+	}
 	stderr := cmd.ErrOrStderr()
-	eng := verifyclient.New(verifyclient.Config{Conn: conn, Name: name, Spec: spec, Timeout: f.timeout,
+	eng := verifyclient.New(verifyclient.Config{Client: c, Name: name, Spec: spec, Timeout: f.timeout,
 		Notice: func(msg string) { fmt.Fprintf(stderr, "arbiter verify: %s\n", msg) }})
 	defer eng.Close()
 
-	ctx, stop := signalContext()
+	// A refusal (bad request, credential) is the same for every query:
+	// stop the others at once.
+	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	out := cmd.OutOrStdout()
 	opt := verify.Options{MaxFindings: f.maxFindings, MaxProbes: f.maxProbes, Threads: f.threads}
@@ -82,7 +90,6 @@ func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec veri
 		sem = make(chan struct{}, f.parallel)
 	)
 	sum := verifySummary{Engine: eng.Name(), Depth: f.depth}
-	var fatal error
 	for i, t := range targets {
 		select {
 		case sem <- struct{}{}:
@@ -98,10 +105,11 @@ func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec veri
 			rep := verify.Verify(ctx, eng, t, opt)
 			mu.Lock()
 			defer mu.Unlock()
-			reps[i] = rep
-			if rep.Status == "error" && rep.EngineError == nil && strings.HasPrefix(rep.Error, "coordinator refused") && fatal == nil {
-				fatal = fmt.Errorf("%s", rep.Error)
+			if eng.Refused() != nil {
+				stop()
+				return // its report says only that the coordinator refused
 			}
+			reps[i] = rep
 			if !f.jsonOut {
 				printVerifyReport(out, &rep)
 			}
@@ -126,7 +134,7 @@ func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec veri
 			Summary   verifySummary   `json:"summary"`
 			Cluster   any             `json:"cluster"`
 			Positions []verify.Report `json:"positions"`
-		}{sum, map[string]any{"coordinator": f.cluster, "session": eng.Session(), "units": units, "units_by_worker": byWorker}, done}); err != nil {
+		}{sum, map[string]any{"coordinator": c.Addr(), "session": eng.Session(), "units": units, "units_by_worker": byWorker}, done}); err != nil {
 			return err
 		}
 	} else {
@@ -137,13 +145,13 @@ func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec veri
 			ws = append(ws, fmt.Sprintf("%s %d", w, n))
 		}
 		sort.Strings(ws)
-		fmt.Fprintf(out, "cluster %s: %d engine queries as units (by worker: %s)\n", f.cluster, units, strings.Join(ws, ", "))
+		fmt.Fprintf(out, "cluster %s: %d engine queries as units (by worker: %s)\n", c.Addr(), units, strings.Join(ws, ", "))
+	}
+	if err := eng.Refused(); err != nil {
+		return &exitError{code: clusterclient.ExitCode(err), err: err}
 	}
 	if ctx.Err() != nil {
 		return failure("interrupted")
-	}
-	if fatal != nil {
-		return usageError("--cluster: %v", fatal)
 	}
 	if sum.Bugs > 0 || sum.Errors > 0 {
 		return failure("%d of %d positions show a bug, %d engine errors", sum.Bugs, sum.Positions, sum.Errors)

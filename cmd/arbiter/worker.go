@@ -41,13 +41,13 @@ func newWorkerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			conn, err := f.dial()
+			c, err := f.dial()
 			if err != nil {
 				return err
 			}
-			defer conn.Close()
+			defer c.Close()
 			reg := obs.NewRegistry()
-			w, err := worker.New(worker.Config{Conn: conn, Name: name, Threads: threads, HashMB: hashMB, Grace: grace, Logger: log,
+			w, err := worker.New(worker.Config{Conn: c.Conn(), Name: name, Threads: threads, HashMB: hashMB, Grace: grace, Logger: log,
 				VerifyEngines: verifyEngines,
 				Registerer:    reg})
 			if err != nil {
@@ -65,7 +65,7 @@ func newWorkerCommand() *cobra.Command {
 			err = w.Run(ctx)
 			log.Sync()
 			if err != nil {
-				return rpcError("worker", err)
+				return callError(c, "worker", err)
 			}
 			return nil
 		},

@@ -530,12 +530,12 @@ func TestBadInput(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "status", "--coordinator", addr, "--token", "nope")
 	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "credential") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || !strings.Contains(string(out), "credential") {
 		t.Fatalf("status with wrong token: %v\n%s", err, out)
 	}
 	w := exec.Command(bin, "worker", "--coordinator", addr, "--token", "nope")
 	out, err = w.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "credential") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || !strings.Contains(string(out), "credential") {
 		t.Fatalf("worker with wrong token: %v\n%s", err, out)
 	}
 

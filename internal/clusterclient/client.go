@@ -1,66 +1,262 @@
-// Package clusterclient dials a coordinator the way every cluster client
-// (worker, CLI) does: bearer token on every call, TLS when asked.
+// Package clusterclient is the one client of a coordinator, used by the
+// worker and every CLI command: it dials (address with a default port,
+// bearer credential, TLS or mutual TLS, keepalives), puts a deadline on
+// every unary call, retries with one policy (retry.go), follows a job
+// through coordinator restarts (watch.go), and turns failures into errors
+// that name the coordinator and map to exit statuses (errors.go).
 package clusterclient
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"net"
 	"os"
+	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/auth"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-// Options says how to reach a coordinator.
-type Options struct {
-	Token string
-	// TLS turns on TLS with the system roots, or CAFile's certificates.
-	TLS    bool
-	CAFile string
-	// ServerName overrides the name checked in the certificate.
-	ServerName string
+// Deadlines of one attempt of each kind of unary call (CallTimeout).
+const (
+	// ShortTimeout: calls that only read or touch state (GetJob, ListJobs,
+	// CancelJob, Register, Heartbeat, Release, CloseVerifySession).
+	ShortTimeout = 10 * time.Second
+	// SubmitTimeout: calls that carry much (a worker's result with its
+	// PGNs, a test with its opening book).
+	SubmitTimeout = time.Minute
+	// SplitTimeout: SubmitPerft, which the coordinator answers only once
+	// it has expanded the root to the split ply (up to ply 6: millions of
+	// positions). Keepalive still notices a dead connection within a minute.
+	SplitTimeout = 10 * time.Minute
+	// LongPollMargin is added to a long poll's own wait (Lease,
+	// RunVerifyUnit) for the round trip and a busy coordinator.
+	LongPollMargin = 10 * time.Second
+)
+
+// Keepalive: a connection that carries a call but has been silent for
+// KeepaliveTime is pinged, and closed if the ping is not answered within
+// KeepaliveTimeout, so that calls on a half-open connection (a peer that
+// vanished without closing) fail as Unavailable and are retried instead
+// of hanging. Idle connections are not pinged (servers punish that).
+const (
+	KeepaliveTime    = 30 * time.Second
+	KeepaliveTimeout = 10 * time.Second
+)
+
+// maxRecvMsgSize bounds an answer (a job's divide, a list of jobs).
+const maxRecvMsgSize = 16 << 20
+
+// CallTimeout is the default deadline of one unary call of method (a full
+// gRPC method name) with request req.
+func CallTimeout(method string, req any) time.Duration {
+	if w, ok := req.(interface{ GetWait() *durationpb.Duration }); ok {
+		return w.GetWait().AsDuration() + LongPollMargin
+	}
+	name := method[strings.LastIndexByte(method, '/')+1:]
+	switch name {
+	case "Submit", "SubmitMatch":
+		return SubmitTimeout
+	case "SubmitPerft":
+		return SplitTimeout
+	}
+	return ShortTimeout
 }
 
-// Dial returns a client connection. It does not block: the connection
-// (re)connects in the background with backoff, and calls fail with
-// Unavailable while the coordinator is away.
-func Dial(addr string, o Options) (*grpc.ClientConn, error) {
-	if addr == "" {
-		return nil, fmt.Errorf("coordinator address missing")
+// Client is a connection to one coordinator with its service stubs.
+type Client struct {
+	addr string
+	conn *grpc.ClientConn
+	rec  *dialRecorder
+
+	Jobs    arbiterv1.JobServiceClient
+	Workers arbiterv1.WorkerServiceClient
+	Verify  arbiterv1.VerifyServiceClient
+}
+
+// Connect checks o and returns a client. It does not wait for the
+// coordinator: the connection (re)connects in the background with backoff,
+// and calls fail with Unavailable while the coordinator is away.
+func Connect(o Options) (*Client, error) {
+	addr, err := NormalizeAddress(o.Address)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator %w", err)
 	}
-	if o.Token == "" {
-		return nil, fmt.Errorf("token missing (--token or %s)", auth.EnvToken)
+	if o.Token == "" && o.CertFile == "" {
+		return nil, fmt.Errorf("no credential: pass --token or --token-file, or set %s", auth.EnvToken)
 	}
-	var creds credentials.TransportCredentials
-	if o.TLS || o.CAFile != "" {
-		cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.ServerName}
-		if o.CAFile != "" {
-			pem, err := os.ReadFile(o.CAFile)
-			if err != nil {
-				return nil, fmt.Errorf("TLS CA file: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("TLS CA file %q holds no PEM certificate", o.CAFile)
-			}
-			cfg.RootCAs = pool
+	rec := &dialRecorder{}
+	var creds credentials.TransportCredentials = insecure.NewCredentials()
+	if o.secure() {
+		cfg, err := tlsConfig(o)
+		if err != nil {
+			return nil, err
 		}
 		creds = credentials.NewTLS(cfg)
-	} else {
-		creds = insecure.NewCredentials()
 	}
 	bc := backoff.DefaultConfig
 	bc.MaxDelay = 3 * time.Second
-	return grpc.NewClient(addr,
-		grpc.WithTransportCredentials(creds),
-		grpc.WithPerRPCCredentials(auth.Token{Value: o.Token, Secure: o.TLS || o.CAFile != ""}),
-		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bc, MinConnectTimeout: 2 * time.Second}),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(16<<20)),
-	)
+	opts := []grpc.DialOption{
+		grpc.WithTransportCredentials(recordingCreds{TransportCredentials: creds, rec: rec}),
+		// Our own dialer, so that the cause of a failed connection
+		// (refused, DNS, timeout) is kept as a typed error for messages.
+		grpc.WithContextDialer(rec.dial),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bc, MinConnectTimeout: 5 * time.Second}),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: KeepaliveTime, Timeout: KeepaliveTimeout, PermitWithoutStream: false}),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvMsgSize)),
+		grpc.WithChainUnaryInterceptor(defaultDeadline),
+	}
+	if o.Token != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(auth.Token{Value: o.Token, Secure: o.secure()}))
+	}
+	// passthrough: the address goes to our dialer as is, which resolves it
+	// on every connection attempt (a restarted coordinator may have moved).
+	conn, err := grpc.NewClient("passthrough:///"+addr, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator %s: %w", addr, err)
+	}
+	return &Client{addr: addr, conn: conn, rec: rec,
+		Jobs: arbiterv1.NewJobServiceClient(conn), Workers: arbiterv1.NewWorkerServiceClient(conn),
+		Verify: arbiterv1.NewVerifyServiceClient(conn)}, nil
+}
+
+// Dial is Connect for callers that only need the connection (for their
+// own stubs): o's Address is replaced by addr.
+func Dial(addr string, o Options) (*grpc.ClientConn, error) {
+	o.Address = addr
+	c, err := Connect(o)
+	if err != nil {
+		return nil, err
+	}
+	return c.conn, nil
+}
+
+func tlsConfig(o Options) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.ServerName}
+	if o.CAFile != "" {
+		pem, err := os.ReadFile(o.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--ca %s: no PEM certificate in the file", apierr.Q(o.CAFile))
+		}
+		cfg.RootCAs = pool
+	}
+	if (o.CertFile == "") != (o.KeyFile == "") {
+		return nil, errors.New("a client certificate needs both its certificate and its key file")
+	}
+	if o.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("client certificate %s / key %s: %w", apierr.Q(o.CertFile), apierr.Q(o.KeyFile), err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// Addr is the coordinator's address (with its port).
+func (c *Client) Addr() string { return c.addr }
+
+// Conn is the underlying connection (for stubs of other services).
+func (c *Client) Conn() *grpc.ClientConn { return c.conn }
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// Err describes err of operation op (e.g. "submit") as an *Error naming
+// this coordinator; nil stays nil.
+func (c *Client) Err(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return c.Describe(op, err)
+}
+
+// Describe is Err as the concrete type (nil for nil).
+func (c *Client) Describe(op string, err error) *Error {
+	if err == nil {
+		return nil
+	}
+	return describe(c.addr, op, err, c.rec.last())
+}
+
+// Away is a one-line notice for a retryable failure, for people watching
+// a retry: "coordinator unavailable at ADDR (connection refused)".
+func (c *Client) Away(err error) string {
+	return fmt.Sprintf("coordinator unavailable at %s (%s)", c.addr, c.Describe("", err).Detail)
+}
+
+// defaultDeadline gives a unary call CallTimeout when its context has no
+// deadline, so that no call waits forever on a coordinator that stopped
+// answering.
+func defaultDeadline(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, CallTimeout(method, req))
+		defer cancel()
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+// dialRecorder keeps the outcome of the latest connection attempt.
+type dialRecorder struct {
+	mu  sync.Mutex
+	err error // nil after a successful handshake
+}
+
+func (r *dialRecorder) set(err error) {
+	r.mu.Lock()
+	r.err = err
+	r.mu.Unlock()
+}
+
+func (r *dialRecorder) last() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+func (r *dialRecorder) dial(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		r.set(err)
+	}
+	return conn, err
+}
+
+// recordingCreds records the outcome of each client handshake.
+type recordingCreds struct {
+	credentials.TransportCredentials
+	rec *dialRecorder
+}
+
+func (c recordingCreds) ClientHandshake(ctx context.Context, authority string, conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	nc, info, err := c.TransportCredentials.ClientHandshake(ctx, authority, conn)
+	if err != nil {
+		c.rec.set(&handshakeError{err})
+	} else {
+		c.rec.set(nil)
+	}
+	return nc, info, err
+}
+
+func (c recordingCreds) Clone() credentials.TransportCredentials {
+	return recordingCreds{TransportCredentials: c.TransportCredentials.Clone(), rec: c.rec}
 }

@@ -10,15 +10,12 @@ import (
 	crand "crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/verifyproto"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/verify"
@@ -26,7 +23,7 @@ import (
 
 // Config says which engine to ask for and how.
 type Config struct {
-	Conn grpc.ClientConnInterface
+	Client *clusterclient.Client
 	// Name is the engine's name on the workers; Spec supplies the
 	// arguments, protocol and options (its Cmd is not sent).
 	Name string
@@ -36,6 +33,9 @@ type Config struct {
 	// Notice, when set, is told once about conditions worth a line on
 	// stderr (no worker has the engine yet, the coordinator is away).
 	Notice func(msg string)
+	// Retry is the backoff while the coordinator is away (no Base and
+	// Cap: clusterclient.Persistent).
+	Retry clusterclient.Policy
 }
 
 // Engine is a verify.Engine answered by the cluster. It is safe for
@@ -49,13 +49,17 @@ type Engine struct {
 	noticed map[string]bool
 	units   int
 	workers map[string]int
+	refused error // the first refusal (*clusterclient.Error)
 }
 
 // New starts a session (an id; nothing is sent until the first query).
 func New(cfg Config) *Engine {
 	b := make([]byte, 8)
 	crand.Read(b)
-	return &Engine{cfg: cfg, client: arbiterv1.NewVerifyServiceClient(cfg.Conn), session: "s-" + hex.EncodeToString(b),
+	if cfg.Retry.Base == 0 && cfg.Retry.Cap == 0 {
+		cfg.Retry = clusterclient.Persistent
+	}
+	return &Engine{cfg: cfg, client: cfg.Client.Verify, session: "s-" + hex.EncodeToString(b),
 		noticed: map[string]bool{}, workers: map[string]int{}}
 }
 
@@ -72,10 +76,19 @@ func (e *Engine) Name() string {
 
 // Close drops the session's pending units on the coordinator.
 func (e *Engine) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), clusterclient.ShortTimeout)
 	defer cancel()
 	_, err := e.client.CloseVerifySession(ctx, &arbiterv1.CloseVerifySessionRequest{SessionId: e.session})
-	return err
+	return e.cfg.Client.Err("close verify session", err)
+}
+
+// Refused is the first refusal of a query by the coordinator (a bad
+// request, a refused credential), or nil. A refusal is the same for every
+// query, so the caller should stop.
+func (e *Engine) Refused() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.refused
 }
 
 // Stats returns how many units were answered, and by which workers.
@@ -99,15 +112,6 @@ func (e *Engine) notice(key, msg string) {
 	}
 }
 
-// retryable: the coordinator is away or restarting; ask again.
-func retryable(err error) bool {
-	switch status.Code(err) {
-	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted, codes.Unknown, codes.Internal:
-		return true
-	}
-	return false
-}
-
 const poll = 10 * time.Second
 
 // Divide submits the query as a unit (named by its content) and waits for
@@ -117,30 +121,34 @@ func (e *Engine) Divide(ctx context.Context, q verify.Query) (verify.Divide, err
 	unit := verifyproto.UnitProto(e.cfg.Name, e.cfg.Spec, q, e.cfg.Timeout)
 	// The first poll is short, so that a missing engine is reported soon.
 	req := &arbiterv1.RunVerifyUnitRequest{SessionId: e.session, Key: verifyproto.Key(unit), Unit: unit, Wait: durationpb.New(time.Second)}
-	attempt := 0
+	b := clusterclient.NewBackoff(e.cfg.Retry)
 	for ; ; req.Wait = durationpb.New(poll) {
-		cctx, cancel := context.WithTimeout(ctx, poll+15*time.Second)
+		cctx, cancel := context.WithTimeout(ctx, poll+clusterclient.LongPollMargin)
 		resp, err := e.client.RunVerifyUnit(cctx, req)
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return verify.Divide{}, ctx.Err()
 			}
-			if !retryable(err) {
-				return verify.Divide{}, fmt.Errorf("coordinator refused the query (%s): %s", q, status.Convert(err).Message())
+			if !clusterclient.Retryable(err) {
+				cerr := e.cfg.Client.Err("verify query", err)
+				e.mu.Lock()
+				if e.refused == nil {
+					e.refused = cerr
+				}
+				e.mu.Unlock()
+				return verify.Divide{}, fmt.Errorf("coordinator refused the query (%s): %w", q, cerr)
 			}
-			e.notice("away", fmt.Sprintf("coordinator unavailable (%s); retrying", status.Convert(err).Message()))
-			d := min(100*time.Millisecond<<min(attempt, 5), 3*time.Second)
-			d = d/2 + rand.N(d/2+1)
-			attempt++
-			select {
-			case <-ctx.Done():
-				return verify.Divide{}, ctx.Err()
-			case <-time.After(d):
+			e.notice("away", e.cfg.Client.Away(err)+"; retrying")
+			if !b.Wait(ctx, err) {
+				if ctx.Err() != nil {
+					return verify.Divide{}, ctx.Err()
+				}
+				return verify.Divide{}, e.cfg.Client.Err("verify query", err)
 			}
 			continue
 		}
-		attempt = 0
+		b.Reset()
 		if resp.GetState() == arbiterv1.VerifyUnitState_VERIFY_UNIT_STATE_DONE {
 			e.mu.Lock()
 			e.units++

@@ -1,0 +1,123 @@
+package main
+
+// The flags of every command that talks to a coordinator, registered the
+// same way everywhere, and the translation of a failed call into a message
+// and an exit status (0 ok, 1 failure, 2 bad input, 3 coordinator
+// unreachable or refused the credential).
+
+import (
+	"context"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/arbiter-chess/arbiter/internal/auth"
+	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+)
+
+// defaultCoordinator is --coordinator's default where a coordinator is
+// the point of the command (submit, status, worker, ...).
+const defaultCoordinator = "127.0.0.1:7700"
+
+// clientFlags are --coordinator, --token, --token-file, --tls, --ca and
+// --server-name.
+type clientFlags struct {
+	coordinator string
+	token       string
+	tokenFile   string
+	tls         bool
+	ca          string
+	serverName  string
+}
+
+// add registers the flags with --coordinator defaulting to this machine.
+func (f *clientFlags) add(fl *pflag.FlagSet) {
+	fl.StringVar(&f.coordinator, "coordinator", defaultCoordinator, "coordinator address HOST[:PORT] (port default 7700)")
+	f.addCredentials(fl)
+}
+
+// addOptional registers the flags for a command that runs locally unless
+// --coordinator (or its deprecated alias --cluster) is given; what says
+// what the coordinator then does.
+func (f *clientFlags) addOptional(fl *pflag.FlagSet, what string) {
+	fl.StringVar(&f.coordinator, "coordinator", "", what+" (HOST[:PORT], port default 7700)")
+	fl.StringVar(&f.coordinator, "cluster", "", "deprecated: use --coordinator")
+	fl.MarkDeprecated("cluster", "use --coordinator")
+	f.addCredentials(fl)
+}
+
+func (f *clientFlags) addCredentials(fl *pflag.FlagSet) {
+	fl.StringVar(&f.token, "token", "", "credential (default: --token-file, else $"+auth.EnvToken+")")
+	fl.StringVar(&f.tokenFile, "token-file", "", "read the credential from the first line of this file (keeps it out of ps)")
+	fl.BoolVar(&f.tls, "tls", false, "connect with TLS, trusting the system's CA certificates (or --ca's)")
+	fl.StringVar(&f.ca, "ca", "", "connect with TLS, trusting the CA certificates in this PEM file")
+	fl.StringVar(&f.ca, "tls-ca", "", "deprecated: use --ca")
+	fl.MarkDeprecated("tls-ca", "use --ca")
+	fl.StringVar(&f.serverName, "server-name", "", "with TLS: the name the coordinator's certificate must carry (default: the host of --coordinator)")
+}
+
+// given reports whether a coordinator address was set (for commands that
+// otherwise run locally).
+func (f *clientFlags) given() bool { return f.coordinator != "" }
+
+// options checks the flags; errors are bad input.
+func (f *clientFlags) options() (clusterclient.Options, error) {
+	tok, err := clusterclient.ResolveToken(f.token, f.tokenFile, os.Getenv)
+	if err != nil {
+		return clusterclient.Options{}, usageError("%v", err)
+	}
+	if tok == "" {
+		return clusterclient.Options{}, usageError("no credential: pass --token or --token-file, or set %s", auth.EnvToken)
+	}
+	if f.serverName != "" && !f.tls && f.ca == "" {
+		return clusterclient.Options{}, usageError("--server-name: applies to TLS only; add --tls or --ca")
+	}
+	addr, err := clusterclient.NormalizeAddress(f.coordinator)
+	if err != nil {
+		return clusterclient.Options{}, usageError("--coordinator: %v", err)
+	}
+	return clusterclient.Options{Address: addr, Token: tok, TLS: f.tls, CAFile: f.ca, ServerName: f.serverName}, nil
+}
+
+// dial returns a client of the coordinator.
+func (f *clientFlags) dial() (*clusterclient.Client, error) {
+	o, err := f.options()
+	if err != nil {
+		return nil, err
+	}
+	c, err := clusterclient.Connect(o)
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	return c, nil
+}
+
+// session dials and returns the client with a context that SIGINT and
+// SIGTERM cancel; done closes both.
+func (f *clientFlags) session() (context.Context, *clusterclient.Client, func(), error) {
+	c, err := f.dial()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := signalContext()
+	return ctx, c, func() { cancel(); c.Close() }, nil
+}
+
+// resolveToken is the credential of a command that serves rather than
+// dials (coordinator, up): the flag's, else the environment's.
+func resolveToken(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv(auth.EnvToken)
+}
+
+// callError turns a failed call of op into the CLI's error: a message
+// that names the coordinator and the exit status of its kind.
+func callError(c *clusterclient.Client, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	e := c.Err(op, err)
+	return &exitError{code: clusterclient.ExitCode(e), err: e}
+}
