@@ -85,6 +85,7 @@ type Client struct {
 	Jobs    arbiterv1.JobServiceClient
 	Workers arbiterv1.WorkerServiceClient
 	Verify  arbiterv1.VerifyServiceClient
+	Admin   arbiterv1.AdminServiceClient
 }
 
 // Connect checks o and returns a client. It does not wait for the
@@ -130,7 +131,7 @@ func Connect(o Options) (*Client, error) {
 	}
 	return &Client{addr: addr, conn: conn, rec: rec,
 		Jobs: arbiterv1.NewJobServiceClient(conn), Workers: arbiterv1.NewWorkerServiceClient(conn),
-		Verify: arbiterv1.NewVerifyServiceClient(conn)}, nil
+		Verify: arbiterv1.NewVerifyServiceClient(conn), Admin: arbiterv1.NewAdminServiceClient(conn)}, nil
 }
 
 // Dial is Connect for callers that only need the connection (for their

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/arbiter-chess/arbiter/internal/identity"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+func init() { subcommands = append(subcommands, newTokenCommand) }
+
+func newTokenCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "token",
+		Short: "Create, list and revoke per-identity credentials (admin)",
+		Long: `Every caller of a coordinator is an identity with a role: admin (everything,
+including credentials), client (submit, cancel, read, download) or worker
+(register, lease, heartbeat, submit results). The coordinator's --token is
+the bootstrap admin credential; create one credential per person and per
+worker machine with it, and revoke one without touching the others.
+Tokens are stored hashed and shown once, at creation.`,
+	}
+	cmd.AddCommand(newTokenCreateCommand(), newTokenListCommand(), newTokenRevokeCommand())
+	return cmd
+}
+
+func newTokenCreateCommand() *cobra.Command {
+	var f clientFlags
+	var name, role string
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "create --name NAME --role admin|client|worker",
+		Short: "Create a credential and print its token (shown once)",
+		Example: `  arbiter token create --name alice --role client
+  arbiter token create --name farm-07 --role worker --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if name == "" {
+				return usageError("--name: missing")
+			}
+			if _, err := identity.ParseRole(role); err != nil {
+				return usageError("--role: %v", err)
+			}
+			ctx, c, done, err := f.session()
+			if err != nil {
+				return err
+			}
+			defer done()
+			resp, err := c.Admin.CreateCredential(ctx, &arbiterv1.CreateCredentialRequest{Name: name, Role: role})
+			if err != nil {
+				return callError(c, "token create", err)
+			}
+			if jsonOut {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]string{"name": name, "role": role, "token": resp.GetToken()})
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), resp.GetToken())
+			fmt.Fprintf(cmd.ErrOrStderr(), "credential %s (%s) created; store the token now, it is not shown again\n", name, role)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&name, "name", "", "identity name: 1 to 64 letters, digits, '.', '_' or '-'")
+	fl.StringVar(&role, "role", "", "admin, client or worker")
+	fl.BoolVar(&jsonOut, "json", false, "print name, role and token as JSON")
+	f.add(fl)
+	return cmd
+}
+
+func newTokenListCommand() *cobra.Command {
+	var f clientFlags
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List credentials (never their tokens)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, c, done, err := f.session()
+			if err != nil {
+				return err
+			}
+			defer done()
+			resp, err := c.Admin.ListCredentials(ctx, &arbiterv1.ListCredentialsRequest{})
+			if err != nil {
+				return callError(c, "token list", err)
+			}
+			type row struct {
+				Name      string `json:"name"`
+				Role      string `json:"role"`
+				CreatedAt string `json:"created_at"`
+				CreatedBy string `json:"created_by"`
+				RevokedAt string `json:"revoked_at,omitempty"`
+			}
+			var rows []row
+			for _, cr := range resp.GetCredentials() {
+				r := row{Name: cr.GetName(), Role: cr.GetRole(), CreatedAt: cr.GetCreatedAt().AsTime().Format(time.RFC3339), CreatedBy: cr.GetCreatedBy()}
+				if cr.GetRevokedAt() != nil {
+					r.RevokedAt = cr.GetRevokedAt().AsTime().Format(time.RFC3339)
+				}
+				rows = append(rows, r)
+			}
+			if jsonOut {
+				if rows == nil {
+					rows = []row{}
+				}
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(rows)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tROLE\tCREATED\tBY\tREVOKED")
+			for _, r := range rows {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, r.Role, r.CreatedAt, r.CreatedBy, r.RevokedAt)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print as JSON")
+	f.add(cmd.Flags())
+	return cmd
+}
+
+func newTokenRevokeCommand() *cobra.Command {
+	var f clientFlags
+	cmd := &cobra.Command{
+		Use:   "revoke NAME",
+		Short: "Revoke a credential at once",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, c, done, err := f.session()
+			if err != nil {
+				return err
+			}
+			defer done()
+			if _, err := c.Admin.RevokeCredential(ctx, &arbiterv1.RevokeCredentialRequest{Name: args[0]}); err != nil {
+				return callError(c, "token revoke", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "credential %s revoked\n", args[0])
+			return nil
+		},
+	}
+	f.add(cmd.Flags())
+	return cmd
+}
