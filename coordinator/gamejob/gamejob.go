@@ -11,18 +11,21 @@
 //
 // Invariants:
 //   - A batch is counted once: the store's batches table has the unit id as
-//     primary key; a second result for a counted batch is compared and
-//     answered DUPLICATE, never added. A result (counts, PGNs, the new SPRT
+//     primary key; a second result for a counted batch is answered
+//     DUPLICATE and never added (two plays of a batch legitimately differ
+//     when clocks are involved, so the counts are not compared). A result
+//     (counts, PGNs, the new SPRT
 //     state, events and, when it ends the test, the job's final state) is
 //     committed in one transaction before the worker is acknowledged.
 //   - The SPRT (sprt.Sequential, batch size B pairs) sees the cumulative
 //     results after every accepted batch, in acceptance order; its state is
 //     stored with each batch, so a restarted coordinator resumes it exactly.
 //   - Nothing a peer sends is a loop bound: a batch index is only looked up
-//     (a map of counted and leased batches), never counted up to; the next
-//     fresh batch moves forward over batches already counted or leased, and
+//     (maps of stored and leased batches), never counted up to; the next
+//     fresh batch moves forward over batches already stored or leased, and
 //     those are bounded by the batches really issued. Batch indexes are
-//     capped by the test (its games, or MaxPairs for an SPRT without a cap).
+//     capped by the test (its games, or MaxPairs for an SPRT without a cap),
+//     and a stored batch outside them is skipped at load (LoadProblems).
 //   - What status shows of a worker (games, incidents, lost leases,
 //     refusals, exclusion) is rebuilt from the store on Load: batches carry
 //     their incidents, and lost leases, refusals and exclusions are stored
@@ -204,7 +207,7 @@ func New(cfg Config) *Workload {
 		host:    cfg.Host,
 		tests:   make(map[string]*test),
 		workers: make(map[string]workerInfo),
-		metrics: newMetrics(cfg.Registerer),
+		metrics: newMetrics(),
 	}
 	w.events.init(cfg.Store, cfg.Logger)
 	w.metrics.register(cfg.Registerer, w)

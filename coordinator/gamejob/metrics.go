@@ -108,7 +108,7 @@ type metrics struct {
 	games *prometheus.CounterVec
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+func newMetrics() *metrics {
 	m := &metrics{
 		games: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "arbiter_games_total", Help: "Games reported by workers, by result and termination."},

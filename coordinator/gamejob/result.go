@@ -227,8 +227,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		return core.Outcome{Verdict: core.Discarded}, nil
 	}
 	if t.stored[idx] {
-		// Counted already: never added again. Whether the counts agree is
-		// only logged (games with clocks differ from run to run).
+		// Counted already (or its row is in the store): never added again.
 		if h, held := t.open[idx]; held && rc.Live && h.worker == wk.ID {
 			delete(t.open, idx)
 		}
@@ -324,7 +323,10 @@ func (w *Workload) nextSPRT(t *test, total sprt.Results, now time.Time) (*sprt.S
 	}
 	st, err := cp.Update(total)
 	if err != nil {
-		return nil, nil, malformed("test %s: SPRT update: %v", t.rec.ID, err)
+		// The counts passed every check, so this is the SPRT's failure, not
+		// the worker's: nothing is stored.
+		w.log.Error("SPRT update failed", zap.String(logging.JobID, t.rec.ID), zap.Error(err))
+		return nil, nil, apierr.New(apierr.Internal, apierr.ReasonInternal, "test %s: SPRT update: %v", t.rec.ID, err)
 	}
 	if st.State != sprt.Continue {
 		return &cp, &store.JobChange{State: store.StateDone, FinishedAt: now}, nil

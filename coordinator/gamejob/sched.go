@@ -21,7 +21,7 @@ import (
 //
 // Batches are handed out in order: re-opened batches first (lost leases,
 // releases), then fresh ones from next upwards. next skips batches that are
-// already counted or leased (a lease adopted ahead of next after a restart,
+// already stored or leased (a lease adopted ahead of next after a restart,
 // a batch counted from a late result), so it never loops over indexes that
 // were not really issued, and each index is passed once.
 

@@ -39,6 +39,7 @@ const (
 	maxStoredBatchPairs = 10_000
 
 	maxNameBytes    = 200  // engine names, book name, event
+	maxWordBytes    = 32   // book order, SPRT model
 	maxPathBytes    = 4096 // engine command, directory, arguments
 	maxArgs         = 256
 	maxOptions      = 256
@@ -82,9 +83,14 @@ func (w *Workload) checkSpec(spec *arbiterv1.MatchSpec, maxBatch int) (*checked,
 	if err := matchspec.CheckPlayable(lim); err != nil {
 		return nil, apierr.Invalid("time control: %s", brief(err))
 	}
-	for _, f := range []struct{ what, s string }{{"book name", spec.GetBookName()}, {"event", spec.GetEvent()}} {
-		if len(f.s) > maxNameBytes || !utf8.ValidString(f.s) {
-			return nil, apierr.Invalid("%s %s: must be at most %d bytes of UTF-8", f.what, apierr.Q(f.s), maxNameBytes)
+	for _, f := range []struct {
+		what string
+		s    string
+		max  int
+	}{{"book name", spec.GetBookName(), maxNameBytes}, {"event", spec.GetEvent(), maxNameBytes},
+		{"book order", spec.GetBookOrder(), maxWordBytes}, {"sprt model", spec.GetSprt().GetModel(), maxWordBytes}} {
+		if len(f.s) > f.max || !utf8.ValidString(f.s) {
+			return nil, apierr.Invalid("%s %s: must be at most %d bytes of UTF-8", f.what, apierr.Q(f.s), f.max)
 		}
 	}
 	c := &checked{spec: spec}
@@ -259,7 +265,7 @@ func checkOpenings(spec *arbiterv1.MatchSpec) ([]*arbiterv1.Opening, error) {
 // may quote a whole input).
 func brief(err error) string {
 	s := err.Error()
-	const limit = 240
+	const limit = 200
 	if len(s) <= limit {
 		return s
 	}
