@@ -60,9 +60,10 @@ type Coordinator struct {
 	Verify      *verifyjob.Workload
 	Credentials *credentials.Manager
 
-	cfg    Config
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	cfg         Config
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup
+	quarantined int
 }
 
 // leaseKeyName is the meta key of the lease-signing key.
@@ -106,6 +107,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	if err := c.Core.Load(ctx); err != nil {
 		return nil, err
 	}
+	c.quarantine(ctx)
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	c.wg.Add(1)
@@ -115,6 +117,30 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	}()
 	return c, nil
 }
+
+// quarantine records and reports the stored records the workloads could
+// not load: they are not served, everything else is.
+func (c *Coordinator) quarantine(ctx context.Context) {
+	var qs []store.Quarantined
+	for _, p := range c.Perft.LoadProblems() {
+		qs = append(qs, store.Quarantined{Kind: "job", ID: p.JobID, Error: p.Err.Error()})
+	}
+	for _, p := range c.Games.LoadProblems() {
+		qs = append(qs, store.Quarantined{Kind: p.Kind, ID: p.ID, Error: p.Err.Error()})
+	}
+	for _, q := range qs {
+		q.At = c.cfg.Now()
+		c.cfg.Logger.Error("stored record quarantined: not served until repaired", zap.String("kind", q.Kind),
+			zap.String("id", q.ID), zap.String("error", q.Error))
+		if err := c.cfg.Store.Quarantine(ctx, q); err != nil {
+			c.cfg.Logger.Error("quarantine not recorded", zap.Error(err))
+		}
+	}
+	c.quarantined = len(qs)
+}
+
+// Quarantined is the number of stored records the last load skipped.
+func (c *Coordinator) Quarantined() int { return c.quarantined }
 
 // leaseKey returns the store's lease-signing key, making it on first use,
 // so leases survive restarts.
@@ -148,6 +174,13 @@ func (c *Coordinator) Close() {
 	c.Core.Close()
 	c.cancel()
 	c.wg.Wait()
+	// Events of leases that ended at the last moment (disconnects) are
+	// written after the core's lock is released: write them now.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Games.Flush(ctx); err != nil {
+		c.cfg.Logger.Warn("test events not flushed", zap.Error(err))
+	}
 }
 
 // Ready is nil while the coordinator serves.

@@ -9,26 +9,11 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
-
-// StateProto is a stored job state on the wire.
-func StateProto(s string) arbiterv1.JobState {
-	switch s {
-	case store.StateRunning:
-		return arbiterv1.JobState_JOB_STATE_RUNNING
-	case store.StateDone:
-		return arbiterv1.JobState_JOB_STATE_DONE
-	case store.StateFailed:
-		return arbiterv1.JobState_JOB_STATE_FAILED
-	case store.StateCancelled:
-		return arbiterv1.JobState_JOB_STATE_CANCELLED
-	}
-	return arbiterv1.JobState_JOB_STATE_UNSPECIFIED
-}
 
 // Snapshot implements core.Workload: a *arbiterv1.Job with the test's spec
 // (openings omitted, their number in openings_count) and MatchProgress.
@@ -43,7 +28,7 @@ func (w *Workload) Snapshot(jobID string, full bool) (any, bool) {
 	out := &arbiterv1.Job{
 		JobId:     r.ID,
 		Kind:      r.Kind,
-		State:     StateProto(r.State),
+		State:     jobproto.State(r.State),
 		Error:     r.Error,
 		CreatedAt: timestamppb.New(r.CreatedAt),
 		Submitter: r.Submitter,

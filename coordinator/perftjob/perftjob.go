@@ -116,8 +116,24 @@ type Workload struct {
 	jobs     map[string]*job
 	running  []*job // by submission
 	units    map[string]*unit
+	problems []LoadProblem
 
 	metrics *metrics
+}
+
+// LoadProblem is a stored job that Load could not rebuild (its positions,
+// units or runs do not fit together): it is not served, and the rest
+// loads. The caller quarantines and reports it.
+type LoadProblem struct {
+	JobID string
+	Err   error
+}
+
+// LoadProblems returns what the last Load skipped.
+func (w *Workload) LoadProblems() []LoadProblem {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]LoadProblem(nil), w.problems...)
 }
 
 type job struct {
@@ -175,6 +191,7 @@ func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
 		return nil, fmt.Errorf("perft: load jobs: %w", err)
 	}
 	var refs []core.JobRef
+	w.problems = nil
 	for _, rec := range recs {
 		if rec.Kind != Kind {
 			continue
@@ -182,11 +199,13 @@ func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
 		j := &job{rec: rec, holders: map[string]int{}}
 		if rec.State == store.StateRunning {
 			if err := w.loadRunning(ctx, j); err != nil {
-				return nil, err
+				w.skip(j, err)
+				continue
 			}
 		} else if rec.Verified < 0 || rec.Settled < 0 {
 			if err := w.summarise(ctx, j); err != nil {
-				return nil, err
+				w.skip(j, err)
+				continue
 			}
 		} else {
 			j.settled, j.verified, j.disputed, j.resolved = rec.Settled, rec.Verified, rec.Disputed, rec.Resolved
@@ -198,6 +217,14 @@ func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
 		refs = append(refs, core.JobRef{ID: rec.ID, Seq: rec.Seq, Submitter: rec.Submitter})
 	}
 	return refs, nil
+}
+
+// skip forgets a job that failed to load.
+func (w *Workload) skip(j *job, err error) {
+	for _, u := range j.units {
+		delete(w.units, u.rec.ID)
+	}
+	w.problems = append(w.problems, LoadProblem{JobID: j.rec.ID, Err: err})
 }
 
 // loadRunning rebuilds a running job's units and sums from its runs.

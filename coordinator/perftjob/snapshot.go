@@ -4,24 +4,10 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
-
-// StateProto is a stored job state on the wire.
-func StateProto(s string) arbiterv1.JobState {
-	switch s {
-	case store.StateRunning:
-		return arbiterv1.JobState_JOB_STATE_RUNNING
-	case store.StateDone:
-		return arbiterv1.JobState_JOB_STATE_DONE
-	case store.StateFailed:
-		return arbiterv1.JobState_JOB_STATE_FAILED
-	case store.StateCancelled:
-		return arbiterv1.JobState_JOB_STATE_CANCELLED
-	}
-	return arbiterv1.JobState_JOB_STATE_UNSPECIFIED
-}
 
 // Snapshot implements core.Workload: a *arbiterv1.Job.
 func (w *Workload) Snapshot(jobID string, full bool) (any, bool) {
@@ -35,7 +21,7 @@ func (w *Workload) Snapshot(jobID string, full bool) (any, bool) {
 	out := &arbiterv1.Job{
 		JobId: r.ID,
 		Kind:  Kind,
-		State: StateProto(r.State),
+		State: jobproto.State(r.State),
 		Perft: &arbiterv1.PerftSpec{Fen: r.FEN, Depth: uint32(r.Depth), SplitPly: uint32(r.SplitPly),
 			VerifyFraction: r.Verify, Chess960: r.Chess960, Priority: r.Priority, Throughput: share(r)},
 		Error:     r.Error,

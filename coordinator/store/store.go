@@ -609,3 +609,39 @@ func (s *Store) Backup(ctx context.Context, path string) error {
 	_, err := s.db.ExecContext(ctx, "VACUUM INTO ?", path)
 	return err
 }
+
+// Quarantined is a stored record the coordinator could not load.
+type Quarantined struct {
+	Kind, ID, Error string
+	At              time.Time
+}
+
+// Quarantine records that a stored record (a job, a batch) could not be
+// loaded and is not served. The record itself stays where it is, untouched,
+// for an operator to inspect or repair; recording it again updates the
+// error.
+func (s *Store) Quarantine(ctx context.Context, q Quarantined) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO quarantine(kind,id,error,at) VALUES(?,?,?,?)
+		ON CONFLICT(kind,id) DO UPDATE SET error=excluded.error, at=excluded.at`, q.Kind, q.ID, q.Error, unixNano(q.At))
+	return err
+}
+
+// QuarantineList returns every quarantined record.
+func (s *Store) QuarantineList(ctx context.Context) ([]Quarantined, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT kind, id, error, at FROM quarantine ORDER BY at")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Quarantined
+	for rows.Next() {
+		var q Quarantined
+		var at int64
+		if err := rows.Scan(&q.Kind, &q.ID, &q.Error, &at); err != nil {
+			return nil, err
+		}
+		q.At = fromNano(at)
+		out = append(out, q)
+	}
+	return out, rows.Err()
+}
