@@ -26,6 +26,7 @@ bench:
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1)
 	$(GO) vet $(PKGS)
+	$(GO) mod tidy -diff
 
 demo: build
 	$(BIN) up --workers 2 --depth 7

@@ -17,9 +17,6 @@ func EloFromScore(score float64) float64 {
 	return -400 * math.Log10(1/score-1)
 }
 
-// ScoreFromElo is the expected score at a logistic Elo difference.
-func ScoreFromElo(elo float64) float64 { return logisticScore(elo) }
-
 // FixedElo is the plain normal-approximation Elo that Fishtest shows for
 // fixed-games runs (stat_util.get_elo): Elo ± HalfWidth95 with LOS.
 type FixedElo struct {

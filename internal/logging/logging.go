@@ -6,7 +6,6 @@ package logging
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -17,12 +16,6 @@ const (
 	FormatJSON    = "json"
 	FormatConsole = "console"
 )
-
-// New returns a JSON logger to stderr at level ("debug", "info", "warn",
-// "error").
-func New(level string) (*zap.Logger, error) {
-	return Build(level, FormatJSON, os.Stderr)
-}
 
 // Build returns a logger to w at level ("debug", "info", "warn", "error")
 // in format ("json" or "console"; "" is JSON). Either way one event is one
