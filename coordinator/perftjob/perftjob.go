@@ -374,6 +374,14 @@ func (w *Workload) applyFinal(j *job, ch *store.JobChange) {
 	j.rec.State, j.rec.Error, j.rec.FinishedAt = ch.State, ch.Error, ch.FinishedAt
 	j.rec.Total, j.rec.Divide = ch.Total, ch.Divide
 	j.rec.Settled, j.rec.Verified, j.rec.Disputed, j.rec.Resolved = ch.Settled, ch.Verified, ch.Disputed, ch.Resolved
+	w.forget(j)
+	w.log.Info("job finished", zap.String(logging.JobID, j.rec.ID), zap.String("state", ch.State),
+		zap.String("nodes", ch.Total), zap.String("error", ch.Error), zap.Int("verified", ch.Verified))
+}
+
+// forget drops a job's units from memory and the job from the running
+// list. Caller holds mu.
+func (w *Workload) forget(j *job) {
 	for _, u := range j.units {
 		delete(w.units, u.rec.ID)
 	}
@@ -385,8 +393,6 @@ func (w *Workload) applyFinal(j *job, ch *store.JobChange) {
 	}
 	j.units, j.queue, j.retry, j.positions, j.divide = nil, nil, nil, nil, nil
 	clear(j.holders)
-	w.log.Info("job finished", zap.String(logging.JobID, j.rec.ID), zap.String("state", ch.State),
-		zap.String("nodes", ch.Total), zap.String("error", ch.Error), zap.Int("verified", ch.Verified))
 }
 
 // Cancel implements core.Workload.

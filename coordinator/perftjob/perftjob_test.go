@@ -2,7 +2,9 @@ package perftjob
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -347,4 +349,40 @@ func TestRestartKeepsEveryFigure(t *testing.T) {
 		t.Errorf("finished job keeps %d units in memory", n)
 	}
 	cl2.perft.mu.Unlock()
+}
+
+// TestFailedWriteReloads: memory applies a decision before its write
+// reaches the disk; when the write fails, the job is rebuilt from the store
+// and the result is refused as retryable, so nothing the store lacks is
+// counted.
+func TestFailedWriteReloads(t *testing.T) {
+	dir := t.TempDir()
+	cl := newCluster(t, dir, &clock{now: time.Unix(1e9, 0)})
+	id := cl.submit(&arbiterv1.PerftSpec{Depth: 3})
+	a := cl.worker(alice, "a")
+	g, _ := cl.lease(alice, a)
+	// Someone else's hand in the file: a run of this unit by this worker
+	// already exists, so the run's insert fails on the primary key.
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("INSERT INTO runs(unit_id,worker_id,owner,job_id,counts,at,elapsed_ms) VALUES(?,?,?,?,?,?,?)",
+		g.Lease.UnitID, a.ID, "alice", id, "1", 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = cl.core.Submit(context.Background(), alice, a.ID, g.Lease.ID, g.Lease.UnitID, compute(t, g, nil), 0)
+	if apierr.ReasonOf(err) != apierr.ReasonStore {
+		t.Fatalf("submit with a failing write: %v, want STORE", err)
+	}
+	// Memory is what the store holds: the foreign run (one run, count 1:
+	// the unit settles on it as far as the judge is concerned).
+	cl.perft.mu.Lock()
+	u := cl.perft.units[g.Lease.UnitID]
+	n := len(u.runs)
+	cl.perft.mu.Unlock()
+	if n != 1 || u.runs[0].Counts[0] != 1 {
+		t.Fatalf("after reload the unit has %d runs %v, want the stored one", n, u.runs)
+	}
 }

@@ -72,14 +72,14 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		}
 	}
 
-	// Phase 3: decide under mu, write the store without it (commitMu keeps
-	// commits and their decisions in order), then apply under mu. Leases
-	// and heartbeats go on meanwhile.
+	// Phase 3: decide and apply under the locks, queue the write, and wait
+	// for the disk without them. Leases, heartbeats and other results go
+	// on meanwhile.
 	w.commitMu.Lock()
-	defer w.commitMu.Unlock()
 	w.mu.Lock()
 	if w.units[unitID] != u || j.rec.State != store.StateRunning {
 		w.mu.Unlock()
+		w.commitMu.Unlock()
 		return core.Outcome{Verdict: core.Discarded}, nil
 	}
 	for _, r := range u.runs {
@@ -89,6 +89,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		// The same worker or identity again: a replay. Compare, never add.
 		w.release(u, wk.ID)
 		w.mu.Unlock()
+		w.commitMu.Unlock()
 		if slices.Equal(r.Counts, counts) {
 			log.Info("duplicate result", zap.String(logging.JobID, j.rec.ID))
 			return core.Outcome{Verdict: core.Duplicate}, nil
@@ -101,6 +102,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		// was re-issued): it agrees, so it is not stored again.
 		w.release(u, wk.ID)
 		w.mu.Unlock()
+		w.commitMu.Unlock()
 		log.Info("late duplicate result agrees", zap.String(logging.JobID, j.rec.ID))
 		return core.Outcome{Verdict: core.Duplicate}, nil
 	}
@@ -132,8 +134,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 			contribute(u, v.counts, +1, divide, total)
 		}
 	}
-	// The job's counts after this run, on a copy: memory changes only after
-	// the commit.
+	// The job's counts after this run.
 	after := job{settled: j.settled, verified: j.verified, disputed: j.disputed, resolved: j.resolved}
 	after.tally(u.v, -1)
 	after.tally(v, +1)
@@ -151,17 +152,14 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		delta(after.divide, &after.nodesDone)
 		jobChange = w.finalChange(&after, store.StateDone, "")
 	}
-	w.mu.Unlock()
 
+	// Queue the write, then apply the decision to memory at once, in
+	// decision order (the next result is decided on it), and answer the
+	// worker only once the write is on disk. Writes queued together share
+	// one commit (store's group commit). Should the write fail, memory is
+	// ahead of the store: the job is rebuilt from the store (reload).
 	unitChange := &store.UnitChange{Settled: v.settled, Counts: v.counts}
-	if err := w.store.Commit(ctx, j.rec.ID, unitID, &run, unitChange, jobChange, events); err != nil {
-		log.Error("store commit failed", zap.String(logging.JobID, j.rec.ID), zap.Error(err))
-		return core.Outcome{}, apierr.Store(err)
-	}
-
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	// Committed: now memory.
+	durable := w.store.CommitStart(j.rec.ID, unitID, &run, unitChange, jobChange, events)
 	w.release(u, wk.ID)
 	delta(j.divide, &j.nodesDone)
 	w.metrics.unitSettled(u, u.v, v, wasCounted)
@@ -176,12 +174,56 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	} else {
 		log.Debug("result accepted", fields...)
 	}
+	out := core.Outcome{Verdict: verdict}
 	if jobChange != nil {
 		w.applyFinal(j, jobChange)
-		return core.Outcome{Verdict: verdict, JobOver: true}, nil
+		out.JobOver = true
+	} else {
+		w.requeue(u)
 	}
-	w.requeue(u)
-	return core.Outcome{Verdict: verdict}, nil
+	w.mu.Unlock()
+	w.commitMu.Unlock()
+
+	if err := <-durable; err != nil {
+		log.Error("store commit failed; rebuilding the job from the store", zap.String(logging.JobID, j.rec.ID), zap.Error(err))
+		w.reload(ctx, j.rec.ID)
+		return core.Outcome{}, apierr.Store(err)
+	}
+	return out, nil
+}
+
+// reload rebuilds a job from the store after a write that memory had
+// already applied failed: memory goes back to what is on disk.
+func (w *Workload) reload(ctx context.Context, jobID string) {
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	recs, err := w.store.Jobs(ctx)
+	if err != nil {
+		w.log.Error("reload failed", zap.String(logging.JobID, jobID), zap.Error(err))
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, rec := range recs {
+		if rec.ID != jobID {
+			continue
+		}
+		if old := w.jobs[jobID]; old != nil {
+			w.forget(old)
+		}
+		j := &job{rec: rec, holders: map[string]int{}}
+		if rec.State == store.StateRunning {
+			if err := w.loadRunning(ctx, j); err != nil {
+				w.log.Error("reload failed", zap.String(logging.JobID, jobID), zap.Error(err))
+				return
+			}
+			w.running = append(w.running, j)
+		}
+		w.jobs[jobID] = j
+	}
+	if w.host != nil {
+		w.host.WorkAvailable()
+	}
 }
 
 // mismatchDetail names the first position where run differs from earlier

@@ -12,11 +12,13 @@ import (
 // PutWorker records a registered worker, or updates it when it registers
 // again (same id).
 func (s *Store) PutWorker(ctx context.Context, w Worker) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO workers(id,name,owner,capabilities,registered_at) VALUES(?,?,?,?,?)
-		ON CONFLICT(id) DO UPDATE SET name=excluded.name, owner=excluded.owner, capabilities=excluded.capabilities,
-		registered_at=excluded.registered_at`,
-		w.ID, w.Name, w.Owner, w.Capabilities, unixNano(w.RegisteredAt))
-	return err
+	return s.write(func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO workers(id,name,owner,capabilities,registered_at) VALUES(?,?,?,?,?)
+			ON CONFLICT(id) DO UPDATE SET name=excluded.name, owner=excluded.owner, capabilities=excluded.capabilities,
+			registered_at=excluded.registered_at`,
+			w.ID, w.Name, w.Owner, w.Capabilities, unixNano(w.RegisteredAt))
+		return err
+	})
 }
 
 // Workers returns every registered worker.
@@ -51,8 +53,10 @@ func (s *Store) Meta(ctx context.Context, key string) ([]byte, error) {
 
 // PutMeta sets a value of the meta table.
 func (s *Store) PutMeta(ctx context.Context, key string, value []byte) error {
-	_, err := s.db.ExecContext(ctx, "INSERT INTO meta(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", key, value)
-	return err
+	return s.write(func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, "INSERT INTO meta(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", key, value)
+		return err
+	})
 }
 
 // Credential is one identity's hashed credential.
@@ -70,11 +74,10 @@ var ErrExists = errors.New("already exists")
 
 // AddCredential stores a new credential; a taken name is ErrExists.
 func (s *Store) AddCredential(ctx context.Context, c Credential) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
+	return s.write(func(ctx context.Context, tx *sql.Tx) error { return addCredential(ctx, tx, c) })
+}
+
+func addCredential(ctx context.Context, tx *sql.Tx, c Credential) error {
 	var n int
 	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM credentials WHERE name=?", c.Name).Scan(&n); err != nil {
 		return err
@@ -86,7 +89,7 @@ func (s *Store) AddCredential(ctx context.Context, c Credential) error {
 		c.Name, c.Role, c.Hash, unixNano(c.CreatedAt), c.CreatedBy); err != nil {
 		return err
 	}
-	return tx.Commit()
+	return nil
 }
 
 // Credentials returns every credential, revoked ones included, by name.
@@ -112,14 +115,16 @@ func (s *Store) Credentials(ctx context.Context) ([]Credential, error) {
 // RevokeCredential marks a credential revoked; an unknown or already
 // revoked name is ErrNotFound.
 func (s *Store) RevokeCredential(ctx context.Context, name string, at time.Time) error {
-	res, err := s.db.ExecContext(ctx, "UPDATE credentials SET revoked_at=? WHERE name=? AND revoked_at=0", unixNano(at), name)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return fmt.Errorf("credential %q: %w", name, ErrNotFound)
-	}
-	return nil
+	return s.write(func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE credentials SET revoked_at=? WHERE name=? AND revoked_at=0", unixNano(at), name)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return fmt.Errorf("credential %q: %w", name, ErrNotFound)
+		}
+		return nil
+	})
 }
 
 // Path is the database file's path.
@@ -146,9 +151,11 @@ type Quarantined struct {
 // for an operator to inspect or repair; recording it again updates the
 // error.
 func (s *Store) Quarantine(ctx context.Context, q Quarantined) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO quarantine(kind,id,error,at) VALUES(?,?,?,?)
-		ON CONFLICT(kind,id) DO UPDATE SET error=excluded.error, at=excluded.at`, q.Kind, q.ID, q.Error, unixNano(q.At))
-	return err
+	return s.write(func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO quarantine(kind,id,error,at) VALUES(?,?,?,?)
+			ON CONFLICT(kind,id) DO UPDATE SET error=excluded.error, at=excluded.at`, q.Kind, q.ID, q.Error, unixNano(q.At))
+		return err
+	})
 }
 
 // QuarantineList returns every quarantined record.

@@ -366,6 +366,7 @@ func Open(dir string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
+	s.startWriter()
 	return s, nil
 }
 

@@ -40,6 +40,7 @@ var ErrNotFound = errors.New("not found")
 type Store struct {
 	db   *sql.DB
 	path string
+	w    *writer
 }
 
 // Job is one job's row.
@@ -113,7 +114,10 @@ type Worker struct {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.stopWriter()
+	return s.db.Close()
+}
 
 // EncodeCounts renders counts as comma-separated decimals.
 func EncodeCounts(c []uint64) string {
@@ -192,28 +196,22 @@ func fromNano(n int64) time.Time {
 	return time.Unix(0, n)
 }
 
-// beginJob opens the transaction that creates job j and gives j its
-// submission number inside it.
-func (s *Store) beginJob(ctx context.Context, j *Job) (*sql.Tx, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq),0)+1 FROM jobs").Scan(&j.Seq); err != nil {
-		tx.Rollback()
-		return nil, err
-	}
-	return tx, nil
+// numberJob gives job j its submission number inside the transaction that
+// creates it.
+func numberJob(ctx context.Context, tx *sql.Tx, j *Job) error {
+	return tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq),0)+1 FROM jobs").Scan(&j.Seq)
 }
 
 // CreateJob stores a job with its positions and units in one transaction:
 // after a crash either all of it exists or none.
 func (s *Store) CreateJob(ctx context.Context, j *Job, positions []Position, units []Unit) error {
-	tx, err := s.beginJob(ctx, j)
-	if err != nil {
+	return s.write(func(ctx context.Context, tx *sql.Tx) error { return createJob(ctx, tx, j, positions, units) })
+}
+
+func createJob(ctx context.Context, tx *sql.Tx, j *Job, positions []Position, units []Unit) error {
+	if err := numberJob(ctx, tx, j); err != nil {
 		return err
 	}
-	defer tx.Rollback()
 	roots, _ := json.Marshal(j.RootMoves)
 	divide, _ := json.Marshal(j.Divide)
 	if j.Divide == nil {
@@ -242,7 +240,7 @@ func (s *Store) CreateJob(ctx context.Context, j *Job, positions []Position, uni
 			return fmt.Errorf("store: insert unit: %w", err)
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // insertJob writes a job's row.
@@ -409,11 +407,20 @@ type Event struct {
 // the job's final state and events. The caller acknowledges the worker only
 // after Commit returns nil.
 func (s *Store) Commit(ctx context.Context, jobID, unitID string, run *Run, unit *UnitChange, job *JobChange, events []Event) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
+	return <-s.CommitStart(jobID, unitID, run, unit, job, events)
+}
+
+// CommitStart queues what Commit writes and returns at once; the channel
+// receives the outcome once it is committed. Writes are applied in the
+// order they were started, so a caller may decide the next result while
+// this one waits for the disk.
+func (s *Store) CommitStart(jobID, unitID string, run *Run, unit *UnitChange, job *JobChange, events []Event) <-chan error {
+	return s.submit(func(ctx context.Context, tx *sql.Tx) error {
+		return commit(ctx, tx, jobID, unitID, run, unit, job, events)
+	})
+}
+
+func commit(ctx context.Context, tx *sql.Tx, jobID, unitID string, run *Run, unit *UnitChange, job *JobChange, events []Event) error {
 	if run != nil {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO runs(unit_id,worker_id,owner,job_id,counts,at,elapsed_ms) VALUES(?,?,?,?,?,?,?)",
 			run.UnitID, run.WorkerID, run.Owner, jobID, EncodeCounts(run.Counts), unixNano(run.At), run.ElapsedMS); err != nil {
@@ -437,7 +444,7 @@ func (s *Store) Commit(ctx context.Context, jobID, unitID string, run *Run, unit
 			return fmt.Errorf("store: insert event: %w", err)
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 func setJobState(ctx context.Context, tx *sql.Tx, jobID string, job *JobChange) error {

@@ -43,19 +43,19 @@ type Batch struct {
 
 // CreateTest stores a test's job row and test row in one transaction.
 func (s *Store) CreateTest(ctx context.Context, j *Job, t *Test) error {
-	tx, err := s.beginJob(ctx, j)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := insertJob(ctx, tx, j, "[]", ""); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, "INSERT INTO tests(job_id,spec,batch_pairs,sprt) VALUES(?,?,?,?)",
-		j.ID, t.Spec, t.BatchPairs, t.SPRT); err != nil {
-		return fmt.Errorf("store: insert test: %w", err)
-	}
-	return tx.Commit()
+	return s.write(func(ctx context.Context, tx *sql.Tx) error {
+		if err := numberJob(ctx, tx, j); err != nil {
+			return err
+		}
+		if err := insertJob(ctx, tx, j, "[]", ""); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO tests(job_id,spec,batch_pairs,sprt) VALUES(?,?,?,?)",
+			j.ID, t.Spec, t.BatchPairs, t.SPRT); err != nil {
+			return fmt.Errorf("store: insert test: %w", err)
+		}
+		return nil
+	})
 }
 
 // Test returns a test's row.
@@ -125,11 +125,12 @@ func (s *Store) Batches(ctx context.Context, jobID string) ([]Batch, error) {
 // A second batch with the same unit id fails (primary key): a batch is
 // counted once.
 func (s *Store) CommitBatch(ctx context.Context, b *Batch, pgns []string, sprtState string, job *JobChange, events []Event) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
+	return s.write(func(ctx context.Context, tx *sql.Tx) error {
+		return commitBatch(ctx, tx, b, pgns, sprtState, job, events)
+	})
+}
+
+func commitBatch(ctx context.Context, tx *sql.Tx, b *Batch, pgns []string, sprtState string, job *JobChange, events []Event) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO batches(unit_id,job_id,idx,worker_id,pairs,penta,wins,draws,losses,incidents,leased_at,at,elapsed_ms)
 		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)`, b.UnitID, b.JobID, b.Idx, b.WorkerID, b.Pairs, encodePenta(b.Penta),
 		b.Wins, b.Draws, b.Losses, b.Incidents, unixNano(b.LeasedAt), unixNano(b.At), b.ElapsedMS); err != nil {
@@ -153,10 +154,7 @@ func (s *Store) CommitBatch(ctx context.Context, b *Batch, pgns []string, sprtSt
 			return err
 		}
 	}
-	if err := insertEvents(ctx, tx, events); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return insertEvents(ctx, tx, events)
 }
 
 func insertEvents(ctx context.Context, tx *sql.Tx, events []Event) error {
@@ -171,15 +169,7 @@ func insertEvents(ctx context.Context, tx *sql.Tx, events []Event) error {
 
 // AddEvents records events on their own (a worker refusing a test).
 func (s *Store) AddEvents(ctx context.Context, events []Event) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := insertEvents(ctx, tx, events); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return s.write(func(ctx context.Context, tx *sql.Tx) error { return insertEvents(ctx, tx, events) })
 }
 
 // PGNs calls fn with every stored game of a test, by batch index then game.
