@@ -24,6 +24,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/internal/perftwire"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -60,7 +62,7 @@ type Config struct {
 	Logger *zap.Logger
 	// Compute, when set, replaces the engine for a batch (tests use it to
 	// inject wrong results). It must honour ctx.
-	Compute func(ctx context.Context, batch *arbiterv1.PerftBatch, table *engine.PerftTable) ([]uint64, error)
+	Compute func(ctx context.Context, batch *arbiterv1.PerftBatch, table *engine.PerftTable) ([]engine.Count, error)
 	// VerifyEngines are the engines under test this worker runs verify
 	// units for (advertised as "verify-engine:NAME"; worker/verify.go).
 	VerifyEngines []verifyproto.LocalEngine
@@ -90,7 +92,7 @@ type result struct {
 	leaseID string
 	unitID  string
 	jobID   string
-	counts  []uint64
+	counts  []engine.Count
 	verify  *arbiterv1.VerifyUnitResult // set for a verify unit
 	elapsed time.Duration
 
@@ -446,11 +448,17 @@ func (w *Worker) run(bg context.Context, l *arbiterv1.Lease) {
 		w.release(bg, h.leaseID, reason)
 		return
 	}
-	var nodes uint64
+	var total engine.Count
 	for _, c := range counts {
-		nodes += c
+		total = total.AddCount(c)
 	}
-	log.Debug("unit computed", zap.Int("positions", len(counts)), zap.Uint64("nodes", nodes), zap.Duration("elapsed", elapsed))
+	// Metrics and stats count nodes as a rate source; saturate rather than
+	// wrap for the (astronomical) units past 2^64.
+	nodes := total.Lo
+	if !total.IsUint64() {
+		nodes = ^uint64(0)
+	}
+	log.Debug("unit computed", zap.Int("positions", len(counts)), zap.Stringer("nodes", total), zap.Duration("elapsed", elapsed))
 	w.metrics.unitDone(nodes, elapsed)
 	w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, counts: counts, elapsed: elapsed}, nodes)
 }
@@ -484,9 +492,9 @@ func (w *Worker) release(ctx context.Context, leaseID, reason string) {
 
 // ComputePerft computes perft of every position of a batch with the shared
 // table. It checks ctx between root moves, so a cancelled unit stops soon.
-func ComputePerft(ctx context.Context, batch *arbiterv1.PerftBatch, table *engine.PerftTable) ([]uint64, error) {
+func ComputePerft(ctx context.Context, batch *arbiterv1.PerftBatch, table *engine.PerftTable) ([]engine.Count, error) {
 	depth := int(batch.GetDepth())
-	counts := make([]uint64, len(batch.GetFens()))
+	counts := make([]engine.Count, len(batch.GetFens()))
 	for i, fen := range batch.GetFens() {
 		p, err := engine.ParseFEN(fen)
 		if err != nil {
@@ -495,24 +503,44 @@ func ComputePerft(ctx context.Context, batch *arbiterv1.PerftBatch, table *engin
 		if batch.GetChess960() {
 			p.SetChess960(true)
 		}
-		if depth <= 2 {
-			counts[i] = engine.PerftWithTable(&p, depth, table)
-			continue
+		if counts[i], err = perftCount(ctx, &p, depth, table); err != nil {
+			return nil, err
 		}
-		var ml engine.MoveList
-		p.GenerateMoves(&ml)
-		var sum uint64
-		for _, m := range ml.Slice() {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			c := p
-			c.MakeMove(m)
-			sum += engine.PerftWithTable(&c, depth-1, table)
-		}
-		counts[i] = sum
 	}
 	return counts, ctx.Err()
+}
+
+// narrowDepth is the deepest subtree counted in 64 bits: no position has
+// more than 218 moves, and 218^8 < 2^64, so perft to depth 8 cannot wrap.
+// Deeper counts add 64-bit subtree counts in 128 bits.
+var narrowDepth = 8
+
+// perftCount is perft(p, depth), exact in 128 bits, with the table for the
+// subtrees and ctx checked between root moves.
+func perftCount(ctx context.Context, p *engine.Position, depth int, table *engine.PerftTable) (engine.Count, error) {
+	if depth <= 2 {
+		return engine.CountOf(engine.PerftWithTable(p, depth, table)), nil
+	}
+	var ml engine.MoveList
+	p.GenerateMoves(&ml)
+	var sum engine.Count
+	for _, m := range ml.Slice() {
+		if err := ctx.Err(); err != nil {
+			return engine.Count{}, err
+		}
+		c := *p
+		c.MakeMove(m)
+		if depth-1 <= narrowDepth {
+			sum = sum.Add(engine.PerftWithTable(&c, depth-1, table))
+			continue
+		}
+		sub, err := perftCount(ctx, &c, depth-1, table)
+		if err != nil {
+			return engine.Count{}, err
+		}
+		sum = sum.AddCount(sub)
+	}
+	return sum, nil
 }
 
 // outboxLoop hands each new result of the outbox to its own delivery, so
@@ -589,7 +617,7 @@ func (w *Worker) deliver(ctx context.Context, r *result) {
 		id := w.workerID()
 		req := &arbiterv1.SubmitRequest{
 			WorkerId: id, LeaseId: r.leaseID, UnitId: r.unitID, Elapsed: durationpb.New(r.elapsed),
-			Result: &arbiterv1.SubmitRequest_Perft{Perft: &arbiterv1.PerftBatchResult{Counts: r.counts}},
+			Result: &arbiterv1.SubmitRequest_Perft{Perft: perftwire.Encode(r.counts)},
 		}
 		if r.games != nil {
 			req.Result = &arbiterv1.SubmitRequest_GamePairs{GamePairs: r.games}

@@ -18,6 +18,10 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
+// MaxUnitDepth bounds the depth a unit computes: 218^16 < 2^128, so no
+// position's count at that depth can pass the 128 bits results carry.
+const MaxUnitDepth = 16
+
 // Create implements core.Workload: spec is a *arbiterv1.PerftSpec.
 func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (core.JobRef, error) {
 	spec, ok := specAny.(*arbiterv1.PerftSpec)
@@ -62,6 +66,11 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	} else if depth == 0 || split > depth || split > perftsplit.MaxSplitPly {
 		return core.JobRef{}, apierr.Invalid("split ply %d: must be between 1 and %d for depth %d",
 			split, min(depth, perftsplit.MaxSplitPly), depth)
+	}
+
+	if depth-split > MaxUnitDepth {
+		return core.JobRef{}, apierr.Invalid("depth %d with split ply %d leaves units of depth %d: at most %d (an exact count past that may need more than 128 bits)",
+			depth, split, depth-split, MaxUnitDepth)
 	}
 
 	id := "p" + randomHex(6)

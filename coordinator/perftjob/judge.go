@@ -3,6 +3,8 @@ package perftjob
 import (
 	"slices"
 
+	"github.com/arbiter-chess/arbiter/engine"
+
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 )
 
@@ -18,11 +20,11 @@ func owner(r store.Run) string {
 // verdict is what the runs of one unit add up to.
 type verdict struct {
 	settled  bool
-	counts   []uint64 // the agreed counts when settled
-	agreeing int      // identities whose runs agree with counts
-	want     int      // further runs wanted (0 when settled or failed)
-	disputed bool     // some runs disagree
-	failed   bool     // maxRuns reached without a majority
+	counts   []engine.Count // the agreed counts when settled
+	agreeing int            // identities whose runs agree with counts
+	want     int            // further runs wanted (0 when settled or failed)
+	disputed bool           // some runs disagree
+	failed   bool           // maxRuns reached without a majority
 }
 
 // judge settles a unit from its runs. required is 1, or 2 for a verified
@@ -36,7 +38,7 @@ type verdict struct {
 // or outvote on its own.
 func judge(runs []store.Run, required, maxRuns int) verdict {
 	type group struct {
-		counts []uint64
+		counts []engine.Count
 		owners map[string]bool
 		n      int
 	}

@@ -3,13 +3,15 @@ package perftjob
 import (
 	"testing"
 
+	"github.com/arbiter-chess/arbiter/engine"
+
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 )
 
 func runs(cs ...uint64) []store.Run {
 	var out []store.Run
 	for i, c := range cs {
-		out = append(out, store.Run{Counts: []uint64{c}, WorkerID: string(rune('a' + i))})
+		out = append(out, store.Run{Counts: []engine.Count{engine.CountOf(c)}, WorkerID: string(rune('a' + i))})
 	}
 	return out
 }
@@ -17,20 +19,20 @@ func runs(cs ...uint64) []store.Run {
 func TestJudgeCountsIdentitiesNotWorkers(t *testing.T) {
 	// Two workers of one identity agree: one witness, not verified.
 	same := []store.Run{
-		{WorkerID: "w1", Owner: "mallory", Counts: []uint64{1}},
-		{WorkerID: "w2", Owner: "mallory", Counts: []uint64{1}},
+		{WorkerID: "w1", Owner: "mallory", Counts: []engine.Count{engine.CountOf(1)}},
+		{WorkerID: "w2", Owner: "mallory", Counts: []engine.Count{engine.CountOf(1)}},
 	}
 	if v := judge(same, 2, 5); v.settled || v.want != 1 {
 		t.Fatalf("one identity verified itself: %+v", v)
 	}
 	// Two of mallory's against one honest run: still a 1-to-1 dispute.
-	dispute := append(same, store.Run{WorkerID: "w3", Owner: "honest", Counts: []uint64{197281}})
+	dispute := append(same, store.Run{WorkerID: "w3", Owner: "honest", Counts: []engine.Count{engine.CountOf(197281)}})
 	if v := judge(dispute, 2, 5); v.settled || !v.disputed {
 		t.Fatalf("one identity outvoted another: %+v", v)
 	}
 	// A second honest identity settles it.
-	settled := append(dispute, store.Run{WorkerID: "w4", Owner: "other", Counts: []uint64{197281}})
-	if v := judge(settled, 2, 5); !v.settled || v.counts[0] != 197281 || v.agreeing != 2 {
+	settled := append(dispute, store.Run{WorkerID: "w4", Owner: "other", Counts: []engine.Count{engine.CountOf(197281)}})
+	if v := judge(settled, 2, 5); !v.settled || v.counts[0] != engine.CountOf(197281) || v.agreeing != 2 {
 		t.Fatalf("two identities did not settle: %+v", v)
 	}
 }
@@ -65,7 +67,7 @@ func TestJudge(t *testing.T) {
 			t.Errorf("%s: got %+v", c.name, v)
 			continue
 		}
-		if c.settled && v.counts[0] != c.value {
+		if c.settled && v.counts[0] != engine.CountOf(c.value) {
 			t.Errorf("%s: settled on %d, want %d", c.name, v.counts[0], c.value)
 		}
 	}

@@ -1,6 +1,10 @@
 package perftjob
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/arbiter-chess/arbiter/engine"
+)
 
 // metrics follow deploy/prometheus/METRICS.md.
 type metrics struct {
@@ -37,14 +41,14 @@ func (m *metrics) unitSettled(u *unit, before, after verdict, wasCounted bool) {
 
 // unitNodes is Σ multiplicity × count over a unit's positions, as a float
 // (a rate source; exact totals are big.Int in the job).
-func unitNodes(u *unit, counts []uint64) float64 {
+func unitNodes(u *unit, counts []engine.Count) float64 {
 	var sum float64
 	for i := u.rec.First; i < u.rec.End && i-u.rec.First < len(counts); i++ {
 		var mult uint64
 		for _, rm := range u.job.positions[i].Mult {
 			mult += rm.N
 		}
-		sum += float64(mult) * float64(counts[i-u.rec.First])
+		sum += float64(mult) * counts[i-u.rec.First].Float()
 	}
 	return sum
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 )
@@ -326,14 +327,14 @@ func required(u *unit) int {
 
 // contribute adds (sign +1) or removes (−1) a unit's counts times the
 // multiplicities to divide and total.
-func contribute(u *unit, counts []uint64, sign int, divide []*big.Int, total *big.Int) {
+func contribute(u *unit, counts []engine.Count, sign int, divide []*big.Int, total *big.Int) {
 	positions := u.job.positions
-	var m, n big.Int
+	var m big.Int
 	for i := u.rec.First; i < u.rec.End; i++ {
-		n.SetUint64(counts[i-u.rec.First])
+		n := counts[i-u.rec.First].Big()
 		for _, rm := range positions[i].Mult {
 			m.SetUint64(rm.N)
-			m.Mul(&m, &n)
+			m.Mul(&m, n)
 			if sign < 0 {
 				m.Neg(&m)
 			}

@@ -382,7 +382,7 @@ func TestFailedWriteReloads(t *testing.T) {
 	u := cl.perft.units[g.Lease.UnitID]
 	n := len(u.runs)
 	cl.perft.mu.Unlock()
-	if n != 1 || u.runs[0].Counts[0] != 1 {
+	if n != 1 || u.runs[0].Counts[0] != engine.CountOf(1) {
 		t.Fatalf("after reload the unit has %d runs %v, want the stored one", n, u.runs)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"slices"
 
+	"github.com/arbiter-chess/arbiter/internal/perftwire"
+
 	"go.uber.org/zap"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
@@ -53,7 +55,10 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	w.mu.Unlock()
 
 	// Phase 2, without the lock: shape and plausibility.
-	counts := res.GetCounts()
+	counts, err := perftwire.Decode(res)
+	if err != nil {
+		return core.Outcome{}, malformed("unit %s: %v", unitID, err)
+	}
 	if len(counts) != len(fens) {
 		return core.Outcome{}, malformed("unit %s has %d positions; the result has %d counts", unitID, len(fens), len(counts))
 	}
@@ -65,7 +70,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		if chess960 {
 			p.SetChess960(true)
 		}
-		if err := perftsplit.Check(&p, depth, counts[i]); err != nil {
+		if err := perftsplit.CheckCount(&p, depth, counts[i]); err != nil {
 			log.Warn("result refused", zap.Int("position", i), zap.String("fen", fen), zap.Error(err))
 			return core.Outcome{}, apierr.New(apierr.InvalidArgument, apierr.ReasonImplausibleResult,
 				"unit %s, position %d (%s), depth %d: %v", unitID, i, fen, depth, err)
@@ -232,7 +237,7 @@ func mismatchDetail(prev []store.Run, run store.Run, positions []store.Position)
 	for _, r := range prev {
 		for i := range r.Counts {
 			if i < len(run.Counts) && i < len(positions) && r.Counts[i] != run.Counts[i] {
-				return fmt.Sprintf("position %d (%s): worker %s counted %d, worker %s counted %d",
+				return fmt.Sprintf("position %d (%s): worker %s counted %v, worker %s counted %v",
 					i, positions[i].FEN, r.WorkerID, r.Counts[i], run.WorkerID, run.Counts[i])
 			}
 		}

@@ -341,3 +341,17 @@ func hasLine(p *engine.Position, depth int) bool {
 	}
 	return false
 }
+
+// CheckCount is Check for an exact 128-bit count.
+func CheckCount(p *engine.Position, depth int, count engine.Count) error {
+	if count.IsUint64() {
+		return Check(p, depth, count.Lo)
+	}
+	if count.Float() > math.Pow(218, float64(depth)) {
+		return fmt.Errorf("%w: %s exceeds 218^%d", ErrImpossible, count, depth)
+	}
+	if !hasLine(p, depth) {
+		return fmt.Errorf("%w: no line of depth %d exists, got %s", ErrImpossible, depth, count)
+	}
+	return nil
+}

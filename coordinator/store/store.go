@@ -9,7 +9,7 @@
 // acknowledges it.
 //
 // The store knows nothing of chess: positions are FEN strings and counts are
-// uint64 slices.
+// exact 128-bit integers (engine.Count, a plain number type).
 package store
 
 import (
@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/arbiter-chess/arbiter/engine"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -91,7 +93,7 @@ type Unit struct {
 	End     int
 	Verify  bool
 	Settled bool
-	Counts  []uint64 // settled counts
+	Counts  []engine.Count // settled counts
 }
 
 // Run is one worker's result for one unit.
@@ -99,7 +101,7 @@ type Run struct {
 	UnitID    string
 	WorkerID  string
 	Owner     string // the worker's identity ("" before identities)
-	Counts    []uint64
+	Counts    []engine.Count
 	At        time.Time
 	ElapsedMS int64
 }
@@ -119,28 +121,37 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
-// EncodeCounts renders counts as comma-separated decimals.
-func EncodeCounts(c []uint64) string {
+// EncodeCounts renders counts as comma-separated decimals (exact 128-bit
+// integers).
+func EncodeCounts(c []engine.Count) string {
 	var b strings.Builder
 	for i, v := range c {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(strconv.FormatUint(v, 10))
+		if v.IsUint64() {
+			b.WriteString(strconv.FormatUint(v.Lo, 10))
+		} else {
+			b.WriteString(v.String())
+		}
 	}
 	return b.String()
 }
 
 // DecodeCounts parses EncodeCounts' output.
-func DecodeCounts(s string) ([]uint64, error) {
+func DecodeCounts(s string) ([]engine.Count, error) {
 	if s == "" {
 		return nil, nil
 	}
 	parts := strings.Split(s, ",")
-	out := make([]uint64, len(parts))
+	out := make([]engine.Count, len(parts))
 	for i, p := range parts {
-		v, err := strconv.ParseUint(p, 10, 64)
-		if err != nil {
+		if v, err := strconv.ParseUint(p, 10, 64); err == nil {
+			out[i] = engine.CountOf(v)
+			continue
+		}
+		v, ok := engine.ParseCount(p)
+		if !ok {
 			return nil, fmt.Errorf("store: bad count %q", p)
 		}
 		out[i] = v
@@ -382,7 +393,7 @@ func (s *Store) Runs(ctx context.Context, jobID string) ([]Run, error) {
 // UnitChange is the new settlement state of a unit, written with a run.
 type UnitChange struct {
 	Settled bool
-	Counts  []uint64
+	Counts  []engine.Count
 }
 
 // JobChange is a job's new final state, written with a run.

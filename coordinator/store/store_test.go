@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/arbiter-chess/arbiter/engine"
 )
 
 func TestStoreRoundTrip(t *testing.T) {
@@ -27,7 +29,7 @@ func TestStoreRoundTrip(t *testing.T) {
 	if err := s.CreateJob(ctx, j, pos, []Unit{{ID: "p1.0", JobID: "p1", First: 0, End: 2, Verify: true}}); err != nil {
 		t.Fatal(err)
 	}
-	run := &Run{UnitID: "p1.0", WorkerID: "w1", Counts: []uint64{7, 1 << 63}, At: time.Unix(200, 0), ElapsedMS: 5}
+	run := &Run{UnitID: "p1.0", WorkerID: "w1", Counts: []engine.Count{engine.CountOf(7), engine.CountOf(1 << 63), {Hi: 3, Lo: 5}}, At: time.Unix(200, 0), ElapsedMS: 5}
 	if err := s.Commit(ctx, "p1", "p1.0", run, &UnitChange{Settled: true, Counts: run.Counts},
 		&JobChange{State: StateDone, FinishedAt: time.Unix(300, 0), Total: "123", Divide: []string{"100", "23"}},
 		[]Event{{JobID: "p1", UnitID: "p1.0", WorkerID: "w1", Kind: "mismatch", Detail: "x", At: time.Unix(200, 0)}}); err != nil {
@@ -61,7 +63,7 @@ func TestStoreRoundTrip(t *testing.T) {
 		t.Fatalf("units %+v", us)
 	}
 	rs, _ := s.Runs(ctx, "p1")
-	if len(rs) != 1 || rs[0].Counts[1] != 1<<63 {
+	if len(rs) != 1 || rs[0].Counts[1] != engine.CountOf(1<<63) || rs[0].Counts[2] != (engine.Count{Hi: 3, Lo: 5}) {
 		t.Fatalf("runs %+v", rs)
 	}
 	ev, _ := s.Events(ctx, "p1")

@@ -411,10 +411,13 @@ func (x *PerftBatch) GetChess960() bool {
 }
 
 // PerftBatchResult holds one count per position, in the batch's order.
-// A count for one position of one unit fits in 64 bits.
+// Counts are exact 128-bit integers: counts holds the low 64 bits and
+// counts_high the high 64 bits (empty when every count fits in 64 bits, as
+// it does below depth 13), so that no unit's count can wrap.
 type PerftBatchResult struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Counts        []uint64               `protobuf:"varint,1,rep,packed,name=counts,proto3" json:"counts,omitempty"`
+	CountsHigh    []uint64               `protobuf:"varint,2,rep,packed,name=counts_high,json=countsHigh,proto3" json:"counts_high,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -452,6 +455,13 @@ func (*PerftBatchResult) Descriptor() ([]byte, []int) {
 func (x *PerftBatchResult) GetCounts() []uint64 {
 	if x != nil {
 		return x.Counts
+	}
+	return nil
+}
+
+func (x *PerftBatchResult) GetCountsHigh() []uint64 {
+	if x != nil {
+		return x.CountsHigh
 	}
 	return nil
 }
@@ -1397,9 +1407,11 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"PerftBatch\x12\x12\n" +
 	"\x04fens\x18\x01 \x03(\tR\x04fens\x12\x14\n" +
 	"\x05depth\x18\x02 \x01(\rR\x05depth\x12\x1a\n" +
-	"\bchess960\x18\x03 \x01(\bR\bchess960\"*\n" +
+	"\bchess960\x18\x03 \x01(\bR\bchess960\"K\n" +
 	"\x10PerftBatchResult\x12\x16\n" +
-	"\x06counts\x18\x01 \x03(\x04R\x06counts\"\xf7\x01\n" +
+	"\x06counts\x18\x01 \x03(\x04R\x06counts\x12\x1f\n" +
+	"\vcounts_high\x18\x02 \x03(\x04R\n" +
+	"countsHigh\"\xf7\x01\n" +
 	"\n" +
 	"EngineSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
