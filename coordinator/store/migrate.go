@@ -254,8 +254,11 @@ func inspect(path string) (inspection, error) {
 	if err != nil {
 		return inspection{}, err
 	}
-	// mode=ro and no pragmas: nothing is written, not even a journal mode.
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	// mode=ro, immutable and no pragmas: nothing is written, and no -wal or
+	// -shm file is created beside a file in WAL mode. (Immutable reads the
+	// main file only; what a WAL holds beyond it is read again after the
+	// real open, in Open.)
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&immutable=1")
 	if err != nil {
 		return inspection{}, err
 	}
@@ -362,7 +365,19 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("store: %s: journal_mode is %q, want wal (%v)", path, mode, err)
 	}
 	s := &Store{db: db, path: path}
-	if err := s.migrate(context.Background(), found.version); err != nil {
+	from := found.version
+	if found.exists && from > 1 {
+		// Our own versioned file: its WAL may hold a newer version than the
+		// main file showed.
+		if v, err := s.Version(context.Background()); err == nil && v > from {
+			from = v
+		}
+		if from > SchemaVersion {
+			db.Close()
+			return nil, fmt.Errorf("store: %s: %w: schema version %d, this build knows up to %d (upgrade arbiter)", path, ErrNewer, from, SchemaVersion)
+		}
+	}
+	if err := s.migrate(context.Background(), from); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
