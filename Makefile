@@ -42,12 +42,14 @@ bench-perft: build
 perft-full: build
 	ARBITER_PERFT_FULL=1 $(GO) test -count=1 -timeout 0 -run 'Suite|Stats' ./engine/
 
-# Bounded fuzzing of the text parsers (FUZZTIME per target).
+# Bounded fuzzing of the text parsers and of the coordinator's request
+# handling (FUZZTIME per target).
 FUZZTIME ?= 15s
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParseFEN -fuzztime=$(FUZZTIME) ./engine/
 	$(GO) test -run='^$$' -fuzz=FuzzParseUCIMove -fuzztime=$(FUZZTIME) ./engine/
 	$(GO) test -run='^$$' -fuzz=FuzzParseSAN -fuzztime=$(FUZZTIME) ./engine/
+	$(GO) test -run='^$$' -fuzz=FuzzRequests -fuzztime=$(FUZZTIME) ./coordinator/
 
 ## Cluster
 .PHONY: proto-check bench-cluster

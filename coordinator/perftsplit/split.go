@@ -132,9 +132,11 @@ type Limits struct {
 	MaxPositions int
 }
 
-// DefaultLimits keep a split under about a second of walking per ten
-// million leaves and half a gigabyte of positions.
-var DefaultLimits = Limits{MaxLeaves: 50_000_000, MaxPositions: 2_000_000}
+// DefaultLimits keep one split under about ten seconds of walking (a leaf
+// costs about a microsecond: it is keyed by its FEN) and half a gigabyte
+// of positions. The start position splits at ply 5 (4.9 million leaves),
+// Kiwipete at ply 4.
+var DefaultLimits = Limits{MaxLeaves: 10_000_000, MaxPositions: 2_000_000}
 
 // ErrTooLarge marks a split over its limits.
 var ErrTooLarge = errors.New("split too large")
