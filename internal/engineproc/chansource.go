@@ -90,6 +90,8 @@ func (s *chanSource) read(p []byte, deadline time.Time) (int, error) {
 	return n, nil
 }
 
+func (s *chanSource) exited() {}
+
 // close ends the goroutine: it is waiting for a free buffer, or finishing a
 // read whose result goes to done and is dropped.
 func (s *chanSource) close() error {

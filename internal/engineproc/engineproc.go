@@ -10,11 +10,15 @@
 //   - One goroutine owns a Proc (the "driver"): it alone calls Write,
 //     ReadLine, CloseInput and Stop. Kill, Watch's callback and Alive are
 //     safe from any goroutine.
-//   - A read is one wait for readability with the deadline followed by one
-//     read system call, made on the driver's goroutine (poll(2) on Unix):
-//     no reader goroutine and no channel hop per line. A read that times out
-//     returns ErrTimeout and consumes nothing, so a partly written line is
-//     completed by the next read and the process stays usable.
+//   - On Unix a wait for output is one blocking read(2) on the driver's
+//     goroutine, on a pipe the runtime's network poller does not watch: no
+//     reader goroutine, no channel hop, no poller wake-ups per line. A
+//     deadline is a timer that wakes the read (wakeSource). Windows reads
+//     with a goroutine (chanSource).
+//   - A read that times out returns ErrTimeout and consumes nothing, so a
+//     partly written line is completed by the next read and the process
+//     stays usable. Past its deadline ReadLine reads nothing, even output
+//     that is waiting: an engine flooding its output still times out.
 //   - A line returned by ReadLine is valid until the next ReadLine.
 //   - The process runs in its own process group (Unix) or job object
 //     (Windows) so that a kill takes its children with it.
@@ -81,11 +85,12 @@ type Proc struct {
 	trace io.Writer
 	plat  platformProc
 
-	exited   chan struct{} // closed when the process has been reaped
-	exitErr  error         // cmd.Wait's result, valid after exited is closed
-	killed   atomic.Bool   // we sent the kill
-	stopped  bool          // Stop ran (driver only)
-	inClosed bool          // driver only
+	exited     chan struct{}   // closed when the process has been reaped
+	stderrDone <-chan struct{} // closed when our stderr reader is done (nil: none)
+	exitErr    error           // cmd.Wait's result, valid after exited is closed
+	killed     atomic.Bool     // we sent the kill
+	stopped    bool            // Stop ran (driver only)
+	inClosed   bool            // driver only
 
 	watchMu sync.Mutex
 	watched context.Context
@@ -95,20 +100,30 @@ type Proc struct {
 // Start starts the process of cfg. The error names the program when it does
 // not exist, is not executable, or cannot be started.
 func Start(cfg Config) (*Proc, error) {
-	if cfg.Path == "" {
-		return nil, errors.New("engine command is empty")
-	}
-	if err := checkProgram(cfg.Path, cfg.Dir); err != nil {
+	if _, err := LookPath(cfg.Path, cfg.Dir); err != nil {
 		return nil, err
 	}
-	inR, inW, err := os.Pipe()
+	var files []*os.File // every pipe end, closed on a failed start
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	pipe := func(mk func() (r, w *os.File, err error)) (r, w *os.File, err error) {
+		if r, w, err = mk(); err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	inR, inW, err := pipe(os.Pipe)
 	if err != nil {
 		return nil, fmt.Errorf("engine command %q: %w", cfg.Path, err)
 	}
-	outR, outW, err := os.Pipe()
+	// The output pipes are read with plain blocking reads: the runtime's
+	// network poller must not watch them (quietPipe).
+	outR, outW, err := pipe(quietPipe)
 	if err != nil {
-		inR.Close()
-		inW.Close()
+		closeAll()
 		return nil, fmt.Errorf("engine command %q: %w", cfg.Path, err)
 	}
 	cmd := exec.Command(cfg.Path, cfg.Args...)
@@ -125,52 +140,70 @@ func Start(cfg Config) (*Proc, error) {
 	default:
 		p.tail = &tailBuffer{max: cfg.StderrTail}
 	}
-	if p.tail != nil {
-		// os/exec copies stderr with a goroutine that wakes only when the
-		// engine writes to stderr: no cost on the line path.
+	// On Unix a goroutine of ours reads stderr with blocking reads. os/exec
+	// would copy it through a pollable pipe, which wakes the runtime's
+	// network poller: every idle thread then polls it, and that costs the
+	// runner CPU on every line.
+	var errR, errW *os.File
+	switch {
+	case p.tail == nil:
+	case ownStderrReader && !cfg.goroutineReader:
+		if errR, errW, err = pipe(quietPipe); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("engine command %q: %w", cfg.Path, err)
+		}
+		cmd.Stderr = errW
+	default:
 		cmd.Stderr = p.tail
+		// The copy ends when every holder of the pipe is gone; a child
+		// that escaped the kill must not hold Wait forever.
+		cmd.WaitDelay = time.Second
 	}
-	// The stderr copy ends when every holder of the pipe is gone; a child
-	// that escaped the kill must not hold Wait forever.
-	cmd.WaitDelay = time.Second
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
+		closeAll()
 		return nil, fmt.Errorf("engine command %q: %w", cfg.Path, err)
 	}
 	inR.Close()
-	outW.Close()
+	if errW != nil {
+		errW.Close()
+		p.stderrDone = readStderr(errR, p.tail)
+	}
 	p.plat = attach(cmd.Process)
 	var src source
 	if cfg.goroutineReader {
+		outW.Close()
 		src = newChanSource(outR)
 	} else {
-		src = newSource(outR)
+		src = newSource(outR, outW) // outW: see the platform's source
 	}
 	p.lines = lineReader{src: src, buf: make([]byte, 16<<10)}
 	go func() {
 		p.exitErr = cmd.Wait()
+		src.exited()
 		close(p.exited)
 	}()
 	return p, nil
 }
 
-// checkProgram gives a clear error for a program that is missing or not
-// executable, before anything is started.
-func checkProgram(path, dir string) error {
+// LookPath resolves the program Start would run for path and dir, or says
+// why there is none (missing, not executable): callers check engines this
+// way before they accept them.
+func LookPath(path, dir string) (string, error) {
+	if path == "" {
+		return "", errors.New("engine command is empty")
+	}
 	look := path
 	hasDir := strings.ContainsRune(path, '/') || strings.ContainsRune(path, filepath.Separator)
 	if dir != "" && hasDir && !filepath.IsAbs(path) {
 		// os/exec runs a relative path from Dir.
 		look = filepath.Join(dir, path)
 	}
-	if _, err := exec.LookPath(look); err != nil {
-		return fmt.Errorf("engine command %q: %w", path, err)
+	resolved, err := exec.LookPath(look)
+	if err != nil {
+		return "", fmt.Errorf("engine command %q: %w", path, err)
 	}
-	return nil
+	return resolved, nil
 }
 
 // Pid is the process id.
@@ -237,13 +270,13 @@ func (p *Proc) Alive() bool {
 // goroutine. The driver's pending read then ends with ErrEOF (or its
 // deadline), and the driver calls Stop to reap the process.
 func (p *Proc) Kill() {
-	p.killed.Store(true)
 	select {
 	case <-p.exited:
 		// Reaped: its pid (and group id) may belong to someone else now.
 		return
 	default:
 	}
+	p.killed.Store(true)
 	p.plat.kill(p.cmd.Process)
 }
 
@@ -292,8 +325,8 @@ func (p *Proc) Stop(quit string, grace time.Duration) Exit {
 		p.WriteLine(quit)
 	}
 	p.CloseInput()
-	exited := false
-	if grace > 0 {
+	exited := p.WaitExit(0)
+	if !exited && grace > 0 {
 		t := time.NewTimer(grace)
 		select {
 		case <-p.exited:
@@ -315,6 +348,14 @@ func (p *Proc) Stop(quit string, grace time.Duration) Exit {
 // WaitExit waits up to d for the process to exit on its own (after ErrEOF,
 // to tell a crash's exit status) and reports whether it did.
 func (p *Proc) WaitExit(d time.Duration) bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		if d <= 0 {
+			return false
+		}
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -342,11 +383,13 @@ func (e Exit) String() string {
 	case !e.Exited:
 		return "still running"
 	case e.Killed:
-		return "killed by arbiter (" + e.State + ")"
-	case e.Code == 0:
-		return "exited with status 0"
+		return "killed by arbiter"
+	case e.Code >= 0:
+		return fmt.Sprintf("exited with status %d", e.Code)
+	case e.State != "":
+		return "ended by " + e.State // "signal: segmentation fault"
 	}
-	return e.State
+	return "ended"
 }
 
 // Exit reports how the process ended so far (Exited false while it runs).
@@ -370,8 +413,19 @@ func (p *Proc) exit() Exit {
 	return e
 }
 
-// Stderr is the end of what the process wrote to stderr, trimmed.
-func (p *Proc) Stderr() string { return p.tail.String() }
+// Stderr is the end of what the process wrote to stderr, trimmed. Once the
+// process has exited it waits a moment for the last of it.
+func (p *Proc) Stderr() string {
+	if p.stderrDone != nil && p.WaitExit(0) {
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-p.stderrDone:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	return p.tail.String()
+}
 
 // Describe says why the output ended, for an error message: the exit (after
 // waiting up to a moment for it) and the end of stderr.

@@ -42,6 +42,8 @@ func TestMain(m *testing.M) {
 //	fork          starts a child that prints its pid and sleeps; prints the pid
 //	flood N       prints N numbered lines at once
 //	long N        prints one line of N 'x', then "after"
+//	spew          prints lines without end
+//	nul           prints "a", NUL, "b", NUL
 //	quit          exits 0 (unless mode is "stubborn")
 //
 // In mode "stubborn" it ignores quit and the end of its input.
@@ -86,6 +88,15 @@ func helperMain(mode string) {
 			for i := 0; i < n; i++ {
 				fmt.Fprintf(out, "line %d\n", i)
 			}
+		case "spew":
+			for i := 0; ; i++ {
+				fmt.Fprintf(out, "info spew %d\n", i)
+				if i%64 == 0 {
+					out.Flush()
+				}
+			}
+		case "nul":
+			out.WriteString("a\x00b\x00\n")
 		case "long":
 			out.WriteString(strings.Repeat("x", n))
 			out.WriteString("\nafter\n")
@@ -177,17 +188,37 @@ func TestPartialLineSurvivesTimeout(t *testing.T) {
 	})
 }
 
-// A deadline already past still returns a line that is there.
-func TestPastDeadlineReadsWhatIsThere(t *testing.T) {
+// Past the deadline nothing is read, even output that is waiting (it stays
+// for the next read): an engine flooding its output must still time out.
+func TestDeadlineHoldsAgainstWaitingOutput(t *testing.T) {
 	readers(t, func(t *testing.T, cfg Config) {
 		p := start(t, "echo", cfg)
 		p.WriteLine("echo x")
-		mustRead(t, p, "echo: x") // the helper is running and answering
+		mustRead(t, p, "echo: x")
 		p.WriteLine("echo y")
 		time.Sleep(100 * time.Millisecond)
-		line, err := p.ReadLine(time.Now().Add(-time.Second))
-		if err != nil || string(line) != "echo: y" {
-			t.Fatalf("ReadLine(past) = %q, %v", line, err)
+		if line, err := p.ReadLine(time.Now().Add(-time.Second)); !errors.Is(err, ErrTimeout) {
+			t.Fatalf("ReadLine(past) = %q, %v; want ErrTimeout", line, err)
+		}
+		mustRead(t, p, "echo: y")
+
+		p.WriteLine("spew")
+		deadline := within(200 * time.Millisecond)
+		n := 0
+		for {
+			_, err := p.ReadLine(deadline)
+			if errors.Is(err, ErrTimeout) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n++; time.Now().After(deadline.Add(2 * time.Second)) {
+				t.Fatalf("still reading %d lines of a flood 2s past the deadline", n)
+			}
+		}
+		if n == 0 || time.Now().After(deadline.Add(time.Second)) {
+			t.Errorf("the flood gave %d lines and ended %v after the deadline", n, time.Since(deadline))
 		}
 	})
 }
@@ -196,18 +227,23 @@ func TestCrashReportsExitAndStderr(t *testing.T) {
 	readers(t, func(t *testing.T, cfg Config) {
 		p := start(t, "echo", cfg)
 		p.WriteLine("crash 3")
+		t0 := time.Now()
 		line, err := p.ReadLine(within(5 * time.Second))
 		if !errors.Is(err, ErrEOF) {
 			t.Fatalf("ReadLine after a crash = %q, %v; want ErrEOF", line, err)
 		}
+		if el := time.Since(t0); el > time.Second {
+			t.Errorf("the end of output came %v after the crash", el)
+		}
 		desc := p.Describe()
-		if !strings.Contains(desc, "exit status 3") || !strings.Contains(desc, "dying on purpose") {
+		if !strings.Contains(desc, "exited with status 3") || !strings.Contains(desc, "dying on purpose") {
 			t.Errorf("Describe = %q, want the exit status and stderr", desc)
 		}
 		if p.Alive() {
 			t.Error("Alive after the exit")
 		}
-		ex := p.Stop("quit", time.Second)
+		// The process is gone: Stop, even without a grace, kills nothing.
+		ex := p.Stop("", 0)
 		if ex.Code != 3 || ex.Killed {
 			t.Errorf("Exit = %+v", ex)
 		}
@@ -296,6 +332,19 @@ func TestFloodAndLongLines(t *testing.T) {
 			}
 			mustRead(t, p, "after")
 		}
+	})
+}
+
+// NUL bytes are not output (the Unix reader's wake-ups are NULs): dropped.
+func TestNULsAreDropped(t *testing.T) {
+	readers(t, func(t *testing.T, cfg Config) {
+		p := start(t, "echo", cfg)
+		p.WriteLine("nul")
+		if line, err := p.ReadLine(within(5 * time.Second)); err != nil || (string(line) != "ab" && string(line) != "a\x00b\x00") {
+			t.Fatalf("ReadLine = %q, %v", line, err)
+		}
+		p.WriteLine("echo after")
+		mustRead(t, p, "echo: after")
 	})
 }
 

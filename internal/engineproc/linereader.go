@@ -14,6 +14,8 @@ type source interface {
 	// (the zero time: no limit). It returns (0, ErrTimeout) when nothing
 	// arrived in time and (0, io.EOF) at the end of the output.
 	read(p []byte, deadline time.Time) (int, error)
+	// exited is called once the process has exited, before close.
+	exited()
 	close() error
 }
 
@@ -40,6 +42,11 @@ type lineReader struct {
 }
 
 func (l *lineReader) readLine(deadline time.Time) ([]byte, error) {
+	// Past the deadline nothing is read, even output that is waiting: an
+	// engine that floods its output past its time must still time out.
+	if !deadline.IsZero() && !time.Now().Before(deadline) {
+		return nil, ErrTimeout
+	}
 	for {
 		if i := bytes.IndexByte(l.buf[l.scanned:l.w], '\n'); i >= 0 {
 			nl := l.scanned + i

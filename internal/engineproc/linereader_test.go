@@ -30,6 +30,7 @@ func (f *fakeSource) read(p []byte, _ time.Time) (int, error) {
 }
 
 func (f *fakeSource) close() error { return nil }
+func (f *fakeSource) exited()      {}
 
 func TestLineReader(t *testing.T) {
 	long := strings.Repeat("y", 3*maxBuf)

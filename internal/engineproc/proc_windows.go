@@ -60,4 +60,18 @@ func (w platformProc) release() {
 	}
 }
 
-func newSource(f *os.File) source { return newChanSource(f) }
+// quietPipe is os.Pipe: Windows pipes are not in the runtime's poller.
+func quietPipe() (r, w *os.File, err error) { return os.Pipe() }
+
+// ownStderrReader: os/exec copies stderr (no runtime poller is involved
+// with Windows pipes).
+const ownStderrReader = false
+
+func readStderr(*os.File, *tailBuffer) <-chan struct{} { return nil }
+
+// newSource reads stdout with a goroutine: an anonymous pipe cannot be
+// waited on with a deadline. The write end is not needed.
+func newSource(stdout, stdoutW *os.File) source {
+	stdoutW.Close()
+	return newChanSource(stdout)
+}
