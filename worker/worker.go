@@ -33,6 +33,7 @@ import (
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	"github.com/arbiter-chess/arbiter/internal/verifyproto"
+	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -68,6 +69,9 @@ type Config struct {
 	BenchDepth int
 	// BenchNPS, when set, is reported instead of running the bench.
 	BenchNPS uint64
+	// Builtin makes the embedded engine's players for game-pair batches
+	// (match/builtin.New); nil: the worker does not offer the builtin engine.
+	Builtin match.BuiltinFactory
 }
 
 // EngineVersion names the embedded engine build.

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/match"
+	"github.com/arbiter-chess/arbiter/match/builtin"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
@@ -227,9 +228,6 @@ func parseMatchFlags(f *matchFlags) (*matchPlan, error) {
 		case e.Proto == "builtin":
 			if e.Cmd != "" {
 				return nil, usageError("%s: builtin and cmd= exclude each other", flag)
-			}
-			if match.BuiltinFactory == nil {
-				return nil, usageError("%s: the builtin engine cannot play yet in this build (no search is registered); use cmd=", flag)
 			}
 		case e.Cmd == "":
 			return nil, usageError("%s: missing cmd= (or builtin)", flag)
@@ -500,6 +498,7 @@ func runMatch(cmd *cobra.Command, f *matchFlags) error {
 		}
 		return stop
 	}
+	cfg.Builtin = builtin.New
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(out, "Match %s vs %s: %s, %s, concurrency %d\n", cfg.Engines[0].Name, cfg.Engines[1].Name, describeLimits(&cfg), plan.bookName, cfg.Concurrency)

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/internal/obs"
+	"github.com/arbiter-chess/arbiter/match/builtin"
 	"github.com/arbiter-chess/arbiter/worker"
 )
 
@@ -48,8 +49,8 @@ func newWorkerCommand() *cobra.Command {
 			defer conn.Close()
 			reg := obs.NewRegistry()
 			w, err := worker.New(worker.Config{Conn: conn, Name: name, Threads: threads, HashMB: hashMB, Grace: grace, Logger: log,
-				VerifyEngines: verifyEngines,
-				Registerer:    reg})
+				VerifyEngines: verifyEngines, Builtin: builtin.New,
+				Registerer: reg})
 			if err != nil {
 				return usageError("%v", err)
 			}
