@@ -488,14 +488,11 @@ func (r *reporter) summary(t *match.Totals) {
 	}
 	fmt.Fprintf(w, "Games: %d in %v (%.1f games/min); time losses %d, crashes %d, hangs %d, illegal moves %d, overruns %d (max %v)\n",
 		t.Games, t.Elapsed.Round(time.Millisecond), rate, t.TimeLosses, t.Crashes, t.Hangs, t.Illegal, t.Overruns, t.MaxOverrun.Round(time.Microsecond))
-	// The runner's own CPU: RUSAGE_SELF counts this process only, never the
-	// engines (they are children, in RUSAGE_CHILDREN).
-	var self, children syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &self) == nil && syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children) == nil && t.Games > 0 {
-		cpu := time.Duration(self.Utime.Nano() + self.Stime.Nano())
-		eng := time.Duration(children.Utime.Nano() + children.Stime.Nano())
+	// The runner's own CPU, never the engines' (they are children).
+	if u, ok := cpuUsage(); ok && t.Games > 0 {
+		cpu := u.user + u.system
 		fmt.Fprintf(w, "Runner CPU: %.2f ms/game (%v total: user %v, system %v; engines %v)\n", float64(cpu.Microseconds())/1000/float64(t.Games), cpu.Round(time.Millisecond),
-			time.Duration(self.Utime.Nano()).Round(time.Millisecond), time.Duration(self.Stime.Nano()).Round(time.Millisecond), eng.Round(time.Millisecond))
+			u.user.Round(time.Millisecond), u.system.Round(time.Millisecond), u.children.Round(time.Millisecond))
 	}
 	fmt.Fprintln(w, "Finished match")
 }
