@@ -163,9 +163,11 @@ func TestEchoTimeoutAndStillUsable(t *testing.T) {
 			t.Errorf("timed out after %v, want about 50ms", el)
 		}
 		// A timeout leaves the process usable.
-		p.WriteLine("sleep 100")
-		if _, err := p.ReadLine(within(10 * time.Millisecond)); !errors.Is(err, ErrTimeout) {
-			t.Fatalf("want a timeout while the helper sleeps, got %v", err)
+		// (Output that arrives before a late timer's wake-up is returned,
+		// so the helper sleeps far longer than the deadline.)
+		p.WriteLine("sleep 1000")
+		if line, err := p.ReadLine(within(10 * time.Millisecond)); !errors.Is(err, ErrTimeout) {
+			t.Fatalf("want a timeout while the helper sleeps, got %q, %v", line, err)
 		}
 		mustRead(t, p, "slept")
 		p.WriteLine("echo again")
