@@ -27,6 +27,19 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1)
 	$(GO) vet $(PKGS)
 	$(GO) mod tidy -diff
+	$(MAKE) cross
+
+# The binary for every platform workers and users run (README: it
+# cross-compiles); pure Go, so CGO is off and no toolchain is needed.
+CROSS    ?= linux/amd64 linux/arm64 darwin/arm64 windows/amd64
+CROSSDIR ?= bin/cross
+.PHONY: cross
+cross:
+	@set -e; for t in $(CROSS); do \
+		os=$${t%/*}; arch=$${t#*/}; ext=; if [ "$$os" = windows ]; then ext=.exe; fi; \
+		echo "cross: $$t -> $(CROSSDIR)/arbiter-$$os-$$arch$$ext"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -o $(CROSSDIR)/arbiter-$$os-$$arch$$ext ./cmd/arbiter; \
+	done
 
 demo: build
 	$(BIN) up --workers 2 --depth 7

@@ -51,22 +51,23 @@ func (c *EngineConfig) readyTimeout() time.Duration {
 
 // NewPlayer starts the player that cfg describes: the process is running,
 // has answered the protocol handshake, and every option is set and checked
-// against what the engine declares.
-func NewPlayer(cfg EngineConfig) (Player, error) {
+// against what the engine declares. An engine with Proto "builtin" is made
+// by builtin (nil: the embedded engine is not available to this caller).
+func NewPlayer(cfg EngineConfig, builtin BuiltinFactory) (Player, error) {
 	switch cfg.Proto {
 	case "", "uci":
 		return NewUCIPlayer(cfg)
 	case "xboard", "cecp":
 		return NewXboardPlayer(cfg)
 	case "builtin":
-		if BuiltinFactory == nil {
-			return nil, fmt.Errorf("engine %q: the builtin engine is not available in this build (no search registered)", cfg.Name)
+		if builtin == nil {
+			return nil, fmt.Errorf("engine %q: the builtin engine is not available here (no factory given)", cfg.Name)
 		}
 		opts := make(map[string]string, len(cfg.Options))
 		for _, o := range cfg.Options {
 			opts[o.Name] = o.Value
 		}
-		return BuiltinFactory(cfg.Name, opts)
+		return builtin(cfg.Name, opts)
 	}
 	return nil, fmt.Errorf("engine %q: unknown protocol %q (want uci, xboard or builtin)", cfg.Name, cfg.Proto)
 }

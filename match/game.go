@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/arbiter-chess/arbiter/engine"
@@ -44,6 +45,37 @@ func (r Result) String() string {
 		return "1/2-1/2"
 	}
 	return "*"
+}
+
+// End is how a game ended, for programs (metrics, the wire). Reason (for
+// people) and Termination (the PGN tag) say the same in words; nothing
+// needs to read those to know how a game ended.
+type End uint8
+
+const (
+	EndNone                 End = iota // the game has not ended
+	EndCheckmate                       // a side is mated
+	EndStalemate                       // stalemate
+	EndRepetition                      // threefold repetition
+	EndFiftyMoves                      // the fifty-move rule
+	EndInsufficientMaterial            // neither side can mate
+	EndResign                          // an engine resigned on its own
+	EndAdjudication                    // resign, draw or length adjudication by the runner
+	EndTimeForfeit                     // flag fall, a move time exceeded, or a hang under a clock
+	EndIllegalMove                     // an illegal or unparsable move, or no move
+	EndCrash                           // an engine exited, or could not start the game
+	EndStall                           // an engine stopped answering (no clock to lose on)
+	EndAbandoned                       // anything else: a bad opening, a protocol error, the match stopped
+)
+
+var endNames = [...]string{"none", "checkmate", "stalemate", "repetition", "fifty moves", "insufficient material",
+	"resign", "adjudication", "time forfeit", "illegal move", "crash", "stall", "abandoned"}
+
+func (e End) String() string {
+	if int(e) < len(endNames) {
+		return endNames[e]
+	}
+	return "End(" + strconv.Itoa(int(e)) + ")"
 }
 
 // Termination values used in the PGN Termination tag.
@@ -146,6 +178,7 @@ type GameRecord struct {
 	White, Black string
 	Limits       [2]Limits // white's, black's
 	Result       Result
+	End          End    // how the game ended
 	Termination  string // PGN Termination tag value
 	Reason       string // human-readable: "White mates", "Black loses on time"
 	StartFEN     string // "" = standard start
@@ -179,8 +212,8 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op O
 		StartFEN: op.FEN, Chess960: op.Chess960, Start: time.Now(), OpeningID: op.ID,
 		Moves: make([]engine.Move, 0, 160), Info: make([]MoveInfo, 0, 160),
 	}
-	end := func(r Result, term, reason string) *GameRecord {
-		g.Result, g.Termination, g.Reason = r, term, reason
+	end := func(r Result, e End, term, reason string) *GameRecord {
+		g.Result, g.End, g.Termination, g.Reason = r, e, term, reason
 		return g
 	}
 	loss := func(c engine.Color) Result {
@@ -196,7 +229,7 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op O
 	} else {
 		var err error
 		if pos, err = engine.ParseFEN(op.FEN); err != nil {
-			return end(NoResult, TermAbandoned, fmt.Sprintf("bad opening FEN %q: %v", op.FEN, err))
+			return end(NoResult, EndAbandoned, TermAbandoned, fmt.Sprintf("bad opening FEN %q: %v", op.FEN, err))
 		}
 	}
 	if op.Chess960 {
@@ -207,7 +240,7 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op O
 	for _, s := range op.Moves {
 		m, err := pos.ParseUCIMove(s)
 		if err != nil {
-			return end(NoResult, TermAbandoned, fmt.Sprintf("opening %d: bad move %q: %v", op.ID, s, err))
+			return end(NoResult, EndAbandoned, TermAbandoned, fmt.Sprintf("opening %d: bad move %q: %v", op.ID, s, err))
 		}
 		st.push(&pos, m, g, MoveInfo{})
 	}
@@ -217,10 +250,10 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op O
 	for i := 0; i < 2; i++ {
 		if err := pl[i].NewGame(ctx, op.Chess960); err != nil {
 			if ctx.Err() != nil {
-				return end(NoResult, TermUnterminated, "match stopped")
+				return end(NoResult, EndAbandoned, TermUnterminated, "match stopped")
 			}
 			g.Incidents = append(g.Incidents, Incident{Kind: IncStartup, Player: pl[i].Name(), Ply: len(g.Moves), Detail: err.Error()})
-			return end(loss(engine.Color(i)), TermAbandoned, fmt.Sprintf("%s could not start the game", colorName(engine.Color(i))))
+			return end(loss(engine.Color(i)), EndCrash, TermAbandoned, fmt.Sprintf("%s could not start the game", colorName(engine.Color(i))))
 		}
 	}
 
@@ -238,11 +271,11 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op O
 	*req = ThinkRequest{StartFEN: op.FEN, Chess960: op.Chess960}
 
 	for {
-		if r, term, reason, over := st.status(&pos); over {
-			return end(r, term, reason)
+		if r, e, term, reason, over := st.status(&pos); over {
+			return end(r, e, term, reason)
 		}
 		if ctx.Err() != nil {
-			return end(NoResult, TermUnterminated, "match stopped")
+			return end(NoResult, EndAbandoned, TermUnterminated, "match stopped")
 		}
 		side := pos.SideToMove()
 		c := int(side)
@@ -282,30 +315,30 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op O
 		if err != nil {
 			switch {
 			case errors.Is(err, ErrStopped) || ctx.Err() != nil:
-				return end(NoResult, TermUnterminated, "match stopped")
+				return end(NoResult, EndAbandoned, TermUnterminated, "match stopped")
 			case errors.Is(err, ErrHang):
 				g.Incidents = append(g.Incidents, Incident{Kind: IncHang, Player: name, Ply: ply, Over: rep.Elapsed - budget, Detail: fmt.Sprintf("no move after %v", rep.Elapsed.Round(time.Millisecond))})
 				if l.HasClock() {
 					if !canMate(&pos, side.Other()) {
-						return end(Draw, TermTimeForfeit, fmt.Sprintf("%s loses on time (hang), %s cannot mate", colorName(side), colorName(side.Other())))
+						return end(Draw, EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s loses on time (hang), %s cannot mate", colorName(side), colorName(side.Other())))
 					}
-					return end(loss(side), TermTimeForfeit, fmt.Sprintf("%s loses on time (engine hangs)", colorName(side)))
+					return end(loss(side), EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s loses on time (engine hangs)", colorName(side)))
 				}
-				return end(loss(side), TermStalledConnect, fmt.Sprintf("%s's engine hangs", colorName(side)))
+				return end(loss(side), EndStall, TermStalledConnect, fmt.Sprintf("%s's engine hangs", colorName(side)))
 			case errors.Is(err, ErrCrash):
 				g.Incidents = append(g.Incidents, Incident{Kind: IncCrash, Player: name, Ply: ply, Detail: err.Error()})
-				return end(loss(side), TermAbandoned, fmt.Sprintf("%s's engine crashed", colorName(side)))
+				return end(loss(side), EndCrash, TermAbandoned, fmt.Sprintf("%s's engine crashed", colorName(side)))
 			case errors.Is(err, ErrNoBestmove):
 				g.Incidents = append(g.Incidents, Incident{Kind: IncNoBestmove, Player: name, Ply: ply})
-				return end(loss(side), TermRulesInfract, fmt.Sprintf("%s's engine sent no move", colorName(side)))
+				return end(loss(side), EndIllegalMove, TermRulesInfract, fmt.Sprintf("%s's engine sent no move", colorName(side)))
 			case errors.Is(err, ErrResign):
-				return end(loss(side), TermNormal, fmt.Sprintf("%s resigns", colorName(side)))
+				return end(loss(side), EndResign, TermNormal, fmt.Sprintf("%s resigns", colorName(side)))
 			case errors.Is(err, ErrUnsupport):
 				g.Incidents = append(g.Incidents, Incident{Kind: IncStartup, Player: name, Ply: ply, Detail: err.Error()})
-				return end(loss(side), TermAbandoned, err.Error())
+				return end(loss(side), EndAbandoned, TermAbandoned, err.Error())
 			default:
 				g.Incidents = append(g.Incidents, Incident{Kind: IncProtocol, Player: name, Ply: ply, Detail: err.Error()})
-				return end(loss(side), TermAbandoned, fmt.Sprintf("%s's engine failed: %v", colorName(side), err))
+				return end(loss(side), EndAbandoned, TermAbandoned, fmt.Sprintf("%s's engine failed: %v", colorName(side), err))
 			}
 		}
 
@@ -317,7 +350,7 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op O
 		}
 		if perr != nil {
 			g.Incidents = append(g.Incidents, Incident{Kind: IncIllegal, Player: name, Ply: ply, Detail: fmt.Sprintf("move %q in %s", rep.Move, pos.FEN())})
-			return end(loss(side), TermRulesInfract, fmt.Sprintf("%s makes an illegal move: %s", colorName(side), rep.Move))
+			return end(loss(side), EndIllegalMove, TermRulesInfract, fmt.Sprintf("%s makes an illegal move: %s", colorName(side), rep.Move))
 		}
 
 		// Clocks: judged on the time measured by the player.
@@ -328,9 +361,9 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op O
 				if over > cfg.TimeMargin {
 					g.Incidents = append(g.Incidents, Incident{Kind: IncTimeLoss, Player: name, Ply: ply, Over: over})
 					if !canMate(&pos, side.Other()) {
-						return end(Draw, TermTimeForfeit, fmt.Sprintf("%s loses on time, %s cannot mate", colorName(side), colorName(side.Other())))
+						return end(Draw, EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s loses on time, %s cannot mate", colorName(side), colorName(side.Other())))
 					}
-					return end(loss(side), TermTimeForfeit, fmt.Sprintf("%s loses on time", colorName(side)))
+					return end(loss(side), EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s loses on time", colorName(side)))
 				}
 				g.Incidents = append(g.Incidents, Incident{Kind: IncOverrun, Player: name, Ply: ply, Over: over})
 				clock[c] = 0
@@ -347,7 +380,7 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op O
 			over := rep.Elapsed - l.MoveTime
 			if over > cfg.TimeMargin {
 				g.Incidents = append(g.Incidents, Incident{Kind: IncTimeLoss, Player: name, Ply: ply, Over: over})
-				return end(loss(side), TermTimeForfeit, fmt.Sprintf("%s exceeds the move time", colorName(side)))
+				return end(loss(side), EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s exceeds the move time", colorName(side)))
 			}
 			g.Incidents = append(g.Incidents, Incident{Kind: IncOverrun, Player: name, Ply: ply, Over: over})
 		}
@@ -376,7 +409,7 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op O
 				}
 			}
 			if lost >= 0 && resignStreak[lost] >= 2*a.ResignMoves {
-				return end(loss(engine.Color(lost)), TermAdjudication, fmt.Sprintf("%s resigns (adjudication)", colorName(engine.Color(lost))))
+				return end(loss(engine.Color(lost)), EndAdjudication, TermAdjudication, fmt.Sprintf("%s resigns (adjudication)", colorName(engine.Color(lost))))
 			}
 		}
 		if a.DrawMoves > 0 {
@@ -386,14 +419,14 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op O
 				drawStreak = 0
 			}
 			if drawStreak >= 2*a.DrawMoves {
-				return end(Draw, TermAdjudication, "draw by adjudication")
+				return end(Draw, EndAdjudication, TermAdjudication, "draw by adjudication")
 			}
 		}
 		if a.MaxMoves > 0 && enginePlies >= 2*a.MaxMoves {
-			if r, term, reason, over := st.status(&pos); over {
-				return end(r, term, reason)
+			if r, e, term, reason, over := st.status(&pos); over {
+				return end(r, e, term, reason)
 			}
-			return end(Draw, TermAdjudication, fmt.Sprintf("draw by adjudication: %d moves", a.MaxMoves))
+			return end(Draw, EndAdjudication, TermAdjudication, fmt.Sprintf("draw by adjudication: %d moves", a.MaxMoves))
 		}
 	}
 }
@@ -411,27 +444,27 @@ func (st *gameState) push(pos *engine.Position, m engine.Move, g *GameRecord, in
 }
 
 // status reports whether the game is over in pos (the last entry of hist).
-func (st *gameState) status(pos *engine.Position) (Result, string, string, bool) {
+func (st *gameState) status(pos *engine.Position) (Result, End, string, string, bool) {
 	side := pos.SideToMove()
 	if pos.IsCheckmate() {
 		if side == engine.White {
-			return BlackWins, TermNormal, "Black mates", true
+			return BlackWins, EndCheckmate, TermNormal, "Black mates", true
 		}
-		return WhiteWins, TermNormal, "White mates", true
+		return WhiteWins, EndCheckmate, TermNormal, "White mates", true
 	}
 	if pos.IsStalemate() {
-		return Draw, TermNormal, "draw by stalemate", true
+		return Draw, EndStalemate, TermNormal, "draw by stalemate", true
 	}
 	if pos.InsufficientMaterial() {
-		return Draw, TermNormal, "draw by insufficient mating material", true
+		return Draw, EndInsufficientMaterial, TermNormal, "draw by insufficient mating material", true
 	}
 	if pos.HalfmoveClock() >= 100 {
-		return Draw, TermNormal, "draw by fifty-move rule", true
+		return Draw, EndFiftyMoves, TermNormal, "draw by fifty-move rule", true
 	}
 	if st.repetitions(pos) >= 3 {
-		return Draw, TermNormal, "draw by threefold repetition", true
+		return Draw, EndRepetition, TermNormal, "draw by threefold repetition", true
 	}
-	return NoResult, "", "", false
+	return NoResult, EndNone, "", "", false
 }
 
 // repetitions counts the occurrences of pos (itself included) since the last

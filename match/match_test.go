@@ -260,17 +260,18 @@ func TestBadEngine(t *testing.T) {
 		mode   string
 		limits match.Limits
 		kind   match.IncidentKind
-		ok     bool // the game ends normally (no loss by the incident)
+		end    match.End // how the bad engine's games end
+		ok     bool      // the game ends normally (no loss by the incident)
 	}{
-		{"crash", match.Limits{Nodes: 100}, match.IncCrash, false},
-		{"hang", match.Limits{Nodes: 100}, match.IncHang, false},
-		{"stall", match.Limits{Base: 300 * time.Millisecond}, match.IncHang, false},
-		{"nobestmove", match.Limits{Nodes: 100}, match.IncNoBestmove, false},
-		{"empty", match.Limits{Nodes: 100}, match.IncNoBestmove, false},
-		{"illegal", match.Limits{Nodes: 100}, match.IncIllegal, false},
-		{"slow", match.Limits{Base: 200 * time.Millisecond, Inc: 10 * time.Millisecond}, match.IncTimeLoss, false},
-		{"slow", match.Limits{MoveTime: 50 * time.Millisecond}, match.IncTimeLoss, false},
-		{"garbage", match.Limits{Nodes: 100}, "", true},
+		{"crash", match.Limits{Nodes: 100}, match.IncCrash, match.EndCrash, false},
+		{"hang", match.Limits{Nodes: 100}, match.IncHang, match.EndStall, false},
+		{"stall", match.Limits{Base: 300 * time.Millisecond}, match.IncHang, match.EndTimeForfeit, false},
+		{"nobestmove", match.Limits{Nodes: 100}, match.IncNoBestmove, match.EndIllegalMove, false},
+		{"empty", match.Limits{Nodes: 100}, match.IncNoBestmove, match.EndIllegalMove, false},
+		{"illegal", match.Limits{Nodes: 100}, match.IncIllegal, match.EndIllegalMove, false},
+		{"slow", match.Limits{Base: 200 * time.Millisecond, Inc: 10 * time.Millisecond}, match.IncTimeLoss, match.EndTimeForfeit, false},
+		{"slow", match.Limits{MoveTime: 50 * time.Millisecond}, match.IncTimeLoss, match.EndTimeForfeit, false},
+		{"garbage", match.Limits{Nodes: 100}, "", match.EndNone, true},
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
@@ -279,10 +280,17 @@ func TestBadEngine(t *testing.T) {
 			good := match.EngineConfig{Name: "good", Cmd: badEngine}
 			b := book(t, "8moves-200.pgn", match.BookOptions{})
 			var pgn bytes.Buffer
+			ends := map[match.End]int{}
 			tot, err := match.Run(context.Background(), match.MatchConfig{
 				Engines: [2]match.EngineConfig{bad, good}, Limits: c.limits,
 				Openings: b.At, Pairs: 2, PGN: &pgn,
 				Game: match.GameConfig{HangTimeout: 300 * time.Millisecond, TimeMargin: 20 * time.Millisecond, Adjudication: match.Adjudication{MaxMoves: 30}},
+				OnPair: func(p *match.PairResult, _ *match.Totals) bool {
+					for _, g := range p.Games {
+						ends[g.End]++
+					}
+					return false
+				},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -307,6 +315,9 @@ func TestBadEngine(t *testing.T) {
 			}
 			if n != 4 {
 				t.Errorf("%d %s incidents, want 4: %v", n, c.kind, tot.Incidents)
+			}
+			if ends[c.end] != 4 {
+				t.Errorf("games ended %v, want 4 by %s", ends, c.end)
 			}
 			checkPGN(t, pgn.Bytes(), 4)
 		})

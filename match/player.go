@@ -10,8 +10,8 @@ import (
 
 // Player is one side of a game: a UCI or xboard process, or an in-process
 // engine. A Player plays one game at a time and is reused for the next game
-// after NewGame. Implementations in this package: UCIPlayer, XboardPlayer,
-// and whatever BuiltinFactory returns.
+// after NewGame. Implementations in this package: UCIPlayer, XboardPlayer;
+// the embedded engine's is in match/builtin.
 //
 // Contract the game loop relies on:
 //   - NewGame is called before every game; a player that died in the last
@@ -118,7 +118,7 @@ var (
 )
 
 // BuiltinFactory creates the embedded engine as an in-process Player with
-// option overrides. It is nil until the engine's search registers itself
-// (from the package that implements it, in an init function); the CLI's
-// `--engine name=X,builtin` then works without further changes here.
-var BuiltinFactory func(name string, options map[string]string) (Player, error)
+// option overrides (package match/builtin has it). The match library does
+// not link the engine: a program that plays `--engine name=X,builtin` hands
+// a factory to MatchConfig.Builtin.
+type BuiltinFactory func(name string, options map[string]string) (Player, error)

@@ -67,7 +67,7 @@ func TestThreefoldRepetition(t *testing.T) {
 	w := &script{name: "w", moves: strings.Fields("g1f3 f3g1 g1f3 f3g1")}
 	b := &script{name: "b", moves: strings.Fields("g8f6 f6g8 g8f6 f6g8")}
 	g := play(t, "", w, b, nodes, GameConfig{})
-	if g.Result != Draw || g.Reason != "draw by threefold repetition" || len(g.Moves) != 8 {
+	if g.Result != Draw || g.End != EndRepetition || g.Reason != "draw by threefold repetition" || len(g.Moves) != 8 {
 		t.Fatalf("%v %q after %d plies", g.Result, g.Reason, len(g.Moves))
 	}
 }
@@ -80,7 +80,7 @@ func TestRepetitionNeedsSameCastlingRights(t *testing.T) {
 	// The placement of the start recurs after plies 4 and 8, but without the
 	// h-side castling rights: no repetition there. The position after ply 2
 	// recurs after plies 6 and 10: threefold at ply 10.
-	if g.Result != Draw || g.Reason != "draw by threefold repetition" || len(g.Moves) != 10 {
+	if g.Result != Draw || g.End != EndRepetition || g.Reason != "draw by threefold repetition" || len(g.Moves) != 10 {
 		t.Fatalf("%v %q after %d plies", g.Result, g.Reason, len(g.Moves))
 	}
 }
@@ -89,7 +89,7 @@ func TestFiftyMoveRule(t *testing.T) {
 	w := &script{name: "w", moves: []string{"b1b2"}}
 	b := &script{name: "b"}
 	g := play(t, "k7/8/8/8/8/8/8/1R2K3 w - - 99 80", w, b, nodes, GameConfig{})
-	if g.Result != Draw || g.Reason != "draw by fifty-move rule" {
+	if g.Result != Draw || g.End != EndFiftyMoves || g.Reason != "draw by fifty-move rule" {
 		t.Fatalf("%v %q", g.Result, g.Reason)
 	}
 }
@@ -98,18 +98,18 @@ func TestMateOnHundredthHalfMoveStands(t *testing.T) {
 	w := &script{name: "w", moves: []string{"a1a8"}}
 	b := &script{name: "b"}
 	g := play(t, "4k3/8/4K3/8/8/8/8/R7 w - - 99 80", w, b, nodes, GameConfig{})
-	if g.Result != WhiteWins || g.Reason != "White mates" {
+	if g.Result != WhiteWins || g.End != EndCheckmate || g.Reason != "White mates" {
 		t.Fatalf("%v %q", g.Result, g.Reason)
 	}
 }
 
 func TestStalemateAndInsufficientMaterial(t *testing.T) {
 	g := play(t, "k7/8/1Q6/8/8/8/8/K7 w - - 0 1", &script{name: "w", moves: []string{"b6c7"}}, &script{name: "b"}, nodes, GameConfig{})
-	if g.Result != Draw || g.Reason != "draw by stalemate" {
+	if g.Result != Draw || g.End != EndStalemate || g.Reason != "draw by stalemate" {
 		t.Fatalf("%v %q", g.Result, g.Reason)
 	}
 	g = play(t, "k7/8/8/8/8/8/1r6/K7 w - - 0 1", &script{name: "w", moves: []string{"a1b2"}}, &script{name: "b"}, nodes, GameConfig{})
-	if g.Result != Draw || g.Reason != "draw by insufficient mating material" {
+	if g.Result != Draw || g.End != EndInsufficientMaterial || g.Reason != "draw by insufficient mating material" {
 		t.Fatalf("%v %q", g.Result, g.Reason)
 	}
 }
@@ -118,17 +118,17 @@ func TestFlagFall(t *testing.T) {
 	lim := Limits{Base: 20 * time.Millisecond}
 	// Black (bare king) flags: White has a rook and wins.
 	g := play(t, "k7/8/8/8/8/8/8/KR6 w - - 0 1", &script{name: "w", moves: []string{"b1b2"}}, &script{name: "b", moves: []string{"a8a7"}, delay: 50 * time.Millisecond}, lim, GameConfig{})
-	if g.Result != WhiteWins || g.Termination != TermTimeForfeit || len(g.Incidents) != 1 || g.Incidents[0].Kind != IncTimeLoss || g.Incidents[0].Over < 29*time.Millisecond {
+	if g.Result != WhiteWins || g.End != EndTimeForfeit || g.Termination != TermTimeForfeit || len(g.Incidents) != 1 || g.Incidents[0].Kind != IncTimeLoss || g.Incidents[0].Over < 29*time.Millisecond {
 		t.Fatalf("%v %q %v", g.Result, g.Reason, g.Incidents)
 	}
 	// White flags but Black has a bare king: a draw.
 	g = play(t, "k7/8/8/8/8/8/8/KR6 w - - 0 1", &script{name: "w", moves: []string{"b1b2"}, delay: 50 * time.Millisecond}, &script{name: "b"}, lim, GameConfig{})
-	if g.Result != Draw || g.Termination != TermTimeForfeit {
+	if g.Result != Draw || g.End != EndTimeForfeit || g.Termination != TermTimeForfeit {
 		t.Fatalf("%v %q", g.Result, g.Reason)
 	}
 	// Within the margin: an overrun, recorded, no loss.
 	g = play(t, "k7/8/8/8/8/8/8/KR6 w - - 0 1", &script{name: "w", moves: []string{"b1b2"}, delay: 30 * time.Millisecond}, &script{name: "b", moves: []string{"a8a7"}}, lim, GameConfig{TimeMargin: 50 * time.Millisecond, Adjudication: Adjudication{MaxMoves: 1}})
-	if g.Result != Draw || len(g.Incidents) != 1 || g.Incidents[0].Kind != IncOverrun || g.Incidents[0].Over != 10*time.Millisecond {
+	if g.Result != Draw || g.End != EndAdjudication || len(g.Incidents) != 1 || g.Incidents[0].Kind != IncOverrun || g.Incidents[0].Over != 10*time.Millisecond {
 		t.Fatalf("%v %q %v", g.Result, g.Reason, g.Incidents)
 	}
 }
@@ -139,7 +139,7 @@ func TestAdjudication(t *testing.T) {
 	// Resign: White sees itself lost, Black sees itself winning, for 2 moves each.
 	g := play(t, "", &script{name: "w", moves: shuffleW, score: -900}, &script{name: "b", moves: shuffleB, score: 900}, nodes,
 		GameConfig{Adjudication: Adjudication{ResignMoves: 2, ResignScore: 600}})
-	if g.Result != BlackWins || g.Termination != TermAdjudication || len(g.Moves) != 4 {
+	if g.Result != BlackWins || g.End != EndAdjudication || g.Termination != TermAdjudication || len(g.Moves) != 4 {
 		t.Fatalf("resign: %v %q after %d", g.Result, g.Reason, len(g.Moves))
 	}
 	// No resignation when the engines disagree.
@@ -151,14 +151,14 @@ func TestAdjudication(t *testing.T) {
 	// Draw: from move 2, |score| <= 10 for 2 moves each.
 	g = play(t, "", &script{name: "w", moves: shuffleW, score: 5}, &script{name: "b", moves: shuffleB, score: -3}, nodes,
 		GameConfig{Adjudication: Adjudication{DrawMoveNumber: 2, DrawMoves: 2, DrawScore: 10}})
-	if g.Result != Draw || g.Reason != "draw by adjudication" || len(g.Moves) != 6 {
+	if g.Result != Draw || g.End != EndAdjudication || g.Reason != "draw by adjudication" || len(g.Moves) != 6 {
 		t.Fatalf("draw: %v %q after %d", g.Result, g.Reason, len(g.Moves))
 	}
 }
 
 func TestIllegalAndSANMoves(t *testing.T) {
 	g := play(t, "", &script{name: "w", moves: []string{"Nf3", "e2e5"}}, &script{name: "b", moves: []string{"d7d5"}}, nodes, GameConfig{})
-	if g.Result != BlackWins || g.Termination != TermRulesInfract || len(g.Incidents) != 1 || g.Incidents[0].Kind != IncIllegal {
+	if g.Result != BlackWins || g.End != EndIllegalMove || g.Termination != TermRulesInfract || len(g.Incidents) != 1 || g.Incidents[0].Kind != IncIllegal {
 		t.Fatalf("%v %q %v", g.Result, g.Reason, g.Incidents)
 	}
 }

@@ -49,8 +49,12 @@ type MatchConfig struct {
 	// returning true stops the match (games in flight are abandoned).
 	OnPair func(p *PairResult, t *Totals) (stop bool)
 
-	// NewPlayer creates players; nil = the package's NewPlayer. Tests and
-	// the cluster worker can inject in-process players here.
+	// Builtin makes the players of engines with Proto "builtin" (the
+	// embedded engine: match/builtin.New); nil refuses them.
+	Builtin BuiltinFactory
+
+	// NewPlayer creates players; nil = the package's NewPlayer with
+	// Builtin. Tests can inject in-process players here.
 	NewPlayer func(EngineConfig) (Player, error)
 }
 
@@ -100,7 +104,7 @@ func Run(ctx context.Context, cfg MatchConfig) (*Totals, error) {
 	}
 	newPlayer := cfg.NewPlayer
 	if newPlayer == nil {
-		newPlayer = NewPlayer
+		newPlayer = func(e EngineConfig) (Player, error) { return NewPlayer(e, cfg.Builtin) }
 	}
 	conc := max(cfg.Concurrency, 1)
 	if cfg.Pairs > 0 {

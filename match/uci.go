@@ -3,7 +3,6 @@ package match
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -51,7 +50,7 @@ func (u *UCIPlayer) Name() string { return u.cfg.Name }
 func (u *UCIPlayer) EngineID() string { return u.id }
 
 func (u *UCIPlayer) start() error {
-	p, err := startProc(u.cfg.Cmd, u.cfg.Args, u.cfg.Dir)
+	p, err := startProc(&u.cfg)
 	if err != nil {
 		return fmt.Errorf("engine %q: %w", u.cfg.Name, err)
 	}
@@ -228,16 +227,14 @@ func (u *UCIPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, error)
 		return r, ErrCrash
 	}
 	t0 := time.Now()
-	u.p.arm(req.Timeout, "stop", u.cfg.stopGrace())
+	// Out of time, stop is sent; an engine that does not answer within the
+	// grace is hung (readSearch).
+	u.p.beginSearch(req.Timeout, "stop", u.cfg.stopGrace())
 	u.p.watchContext(ctx)
-	// Out of time, the timer sends stop: an engine that answers within the
-	// grace is only late (the game loop judges its clock); one that does not
-	// is hung, and the timer kills it.
 	for {
-		line, err := u.p.readLine()
+		line, err := u.p.readSearch()
 		if err != nil {
 			r.Elapsed = time.Since(t0)
-			u.p.kill()
 			if ctx.Err() != nil {
 				return r, ErrStopped
 			}
@@ -251,7 +248,6 @@ func (u *UCIPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, error)
 			parseUCIInfo(line, &r.Info)
 		case hasWord(line, "bestmove"):
 			r.Elapsed = time.Since(t0)
-			u.p.disarm()
 			_, rest := nextField(bytes.TrimLeft(line, " \t"))
 			mv, _ := nextField(rest)
 			if len(mv) == 0 || string(mv) == "(none)" || string(mv) == "0000" || string(mv) == "none" {
@@ -389,12 +385,8 @@ func (u *UCIPlayer) Quit() error {
 	if u == nil || u.p == nil {
 		return nil
 	}
-	if u.p.alive() {
-		u.p.sendString("quit")
-	}
-	u.p.quit(time.Second)
+	u.p.quit("quit", time.Second)
 	return nil
 }
 
 var _ Player = (*UCIPlayer)(nil)
-var _ = errors.Is

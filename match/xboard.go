@@ -51,7 +51,7 @@ func (x *XboardPlayer) Name() string { return x.cfg.Name }
 func (x *XboardPlayer) Feature(name string) string { return x.features[name] }
 
 func (x *XboardPlayer) start() error {
-	p, err := startProc(x.cfg.Cmd, x.cfg.Args, x.cfg.Dir)
+	p, err := startProc(&x.cfg)
 	if err != nil {
 		return fmt.Errorf("engine %q: %w", x.cfg.Name, err)
 	}
@@ -68,9 +68,9 @@ func (x *XboardPlayer) start() error {
 	}
 	// Read features until done=1. Protocol-1 engines (no features) are not
 	// supported: every xboard engine in Debian speaks protocol 2.
-	p.arm(x.cfg.startTimeout(), "", 0)
+	p.beginSearch(x.cfg.startTimeout(), "", 0)
 	for done := false; !done; {
-		line, err := p.readLine()
+		line, err := p.readSearch()
 		if err != nil {
 			return fail("no `feature done=1` within %v (%v)", x.cfg.startTimeout(), err)
 		}
@@ -98,7 +98,6 @@ func (x *XboardPlayer) start() error {
 			p.sendString(reply + k)
 		}
 	}
-	p.disarm()
 	for _, o := range x.cfg.Options {
 		typ, ok := x.options[o.Name]
 		if !ok {
@@ -275,14 +274,14 @@ func (x *XboardPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, err
 		return r, ErrCrash
 	}
 	t0 := time.Now()
-	// Out of time, the timer sends "?" (move now), then kills: see UCIPlayer.Think.
-	x.p.arm(req.Timeout, "?", x.cfg.stopGrace())
+	// Out of time, "?" (move now) is sent, then the engine gets the grace:
+	// see UCIPlayer.Think.
+	x.p.beginSearch(req.Timeout, "?", x.cfg.stopGrace())
 	x.p.watchContext(ctx)
 	for {
-		line, err := x.p.readLine()
+		line, err := x.p.readSearch()
 		if err != nil {
 			r.Elapsed = time.Since(t0)
-			x.p.kill()
 			if ctx.Err() != nil {
 				return r, ErrStopped
 			}
@@ -306,13 +305,11 @@ func (x *XboardPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, err
 			mv, _ = nextField(rest)
 		case hasWord(line, "resign"):
 			r.Elapsed = time.Since(t0)
-			x.p.disarm()
 			return r, ErrResign
 		default:
 			continue // tellics, Illegal move replies to commands, result claims, offers
 		}
 		r.Elapsed = time.Since(t0)
-		x.p.disarm()
 		if len(mv) == 0 {
 			return r, ErrNoBestmove
 		}
@@ -395,10 +392,7 @@ func (x *XboardPlayer) Quit() error {
 	if x == nil || x.p == nil {
 		return nil
 	}
-	if x.p.alive() {
-		x.p.sendString("quit")
-	}
-	x.p.quit(time.Second)
+	x.p.quit("quit", time.Second)
 	return nil
 }
 

@@ -14,7 +14,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -55,72 +54,6 @@ func (s EngineSpec) String() string {
 	return name
 }
 
-// ParseEngineSpec reads "cmd=PATH[,args=A B C][,proto=uci|perftree][,option.X=V]...".
-// A bare first item without '=' is taken as the command. args are split on
-// spaces (repeat args= to append more); a later item without '=' belongs to
-// the value before it, so values may contain commas.
-func ParseEngineSpec(s string) (EngineSpec, error) {
-	var spec EngineSpec
-	if strings.TrimSpace(s) == "" {
-		return spec, fmt.Errorf("engine spec is empty: want cmd=PATH[,args=...][,proto=uci|perftree][,option.NAME=VALUE]")
-	}
-	// An item without '=' continues the previous value (a comma inside
-	// args or an option value: "args=-bug a,b").
-	var items []string
-	for i, item := range strings.Split(s, ",") {
-		if i > 0 && len(items) > 0 && !strings.Contains(item, "=") {
-			items[len(items)-1] += "," + item
-			continue
-		}
-		items = append(items, item)
-	}
-	for i, item := range items {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
-		key, val, ok := strings.Cut(item, "=")
-		if !ok {
-			if i == 0 {
-				spec.Cmd = item
-				continue
-			}
-			return spec, fmt.Errorf("engine spec %q: item %q is not key=value", s, item)
-		}
-		switch {
-		case key == "cmd":
-			spec.Cmd = val
-		case key == "args":
-			spec.Args = append(spec.Args, strings.Fields(val)...)
-		case key == "proto":
-			if val != ProtoUCI && val != ProtoPerftree {
-				return spec, fmt.Errorf("engine spec %q: proto %q: want uci or perftree", s, val)
-			}
-			spec.Proto = val
-		case key == "dir":
-			spec.Dir = val
-		case strings.HasPrefix(key, "option."):
-			name := strings.TrimPrefix(key, "option.")
-			if name == "" {
-				return spec, fmt.Errorf("engine spec %q: option without a name", s)
-			}
-			spec.Options = append(spec.Options, Option{Name: name, Value: val})
-		default:
-			return spec, fmt.Errorf("engine spec %q: unknown key %q (want cmd, args, proto, dir, option.NAME)", s, key)
-		}
-	}
-	if spec.Cmd == "" {
-		return spec, fmt.Errorf("engine spec %q: no cmd=PATH", s)
-	}
-	if spec.Proto == "" {
-		spec.Proto = ProtoUCI
-	}
-	if spec.Proto == ProtoPerftree && len(spec.Options) > 0 {
-		return spec, fmt.Errorf("engine spec %q: option.* needs proto=uci (a perftree script has no options)", s)
-	}
-	return spec, nil
-}
-
 // Query is one perft question: the position reached from FEN by Moves (UCI),
 // counted to Depth. Chess960 asks for Chess960 notation (UCI_Chess960).
 type Query struct {
@@ -140,14 +73,23 @@ func (q Query) String() string {
 
 // DivideLine is one root move as the engine printed it, with its count.
 type DivideLine struct {
-	Move  string       `json:"move"`
-	Nodes engine.Count `json:"-"`
+	Move  string
+	Nodes engine.Count
 }
 
 // Divide is an engine's answer to a Query.
 type Divide struct {
-	Lines []DivideLine `json:"lines"`
-	Total engine.Count `json:"-"`
+	Lines []DivideLine
+	Total engine.Count
+}
+
+// Unit is the piece of work the cluster hands out: one engine-under-test
+// query. A worker that has the engine answers it with a Divide; the descent
+// (Verify) stays on the client and issues the next units from the answers.
+type Unit struct {
+	Engine  EngineSpec
+	Query   Query
+	Timeout time.Duration
 }
 
 // Engine answers perft queries with divide. Implementations: a local UCI
@@ -274,11 +216,4 @@ func ParseDivideOutput(out string) (Divide, error) {
 		}
 	}
 	return Divide{}, fmt.Errorf("no total line (like \"Nodes searched: N\", or a blank line and the number) in %d lines of output", p.lines)
-}
-
-// sortedLines returns the divide lines in move order (for reports).
-func (d Divide) sortedLines() []DivideLine {
-	l := append([]DivideLine(nil), d.Lines...)
-	sort.Slice(l, func(i, j int) bool { return l[i].Move < l[j].Move })
-	return l
 }

@@ -361,13 +361,3 @@ func sameDivide(p *engine.Position, ed Divide, ours engine.PerftResult) bool {
 	}
 	return true
 }
-
-// HasBug reports whether any report has a finding or a reference mismatch.
-func HasBug(reps []Report) bool {
-	for _, r := range reps {
-		if r.Status == "bug" {
-			return true
-		}
-	}
-	return false
-}

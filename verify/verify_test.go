@@ -254,19 +254,3 @@ func TestEngineFailures(t *testing.T) {
 		t.Error("a missing engine opened")
 	}
 }
-
-func TestParseEngineSpec(t *testing.T) {
-	s, err := ParseEngineSpec("cmd=/usr/games/stockfish,args=-a -b,option.Hash=16,option.Threads=1")
-	if err != nil || s.Cmd != "/usr/games/stockfish" || len(s.Args) != 2 || len(s.Options) != 2 || s.Proto != ProtoUCI {
-		t.Fatalf("%+v %v", s, err)
-	}
-	s, err = ParseEngineSpec("cmd=./bp,args=-bug a,b,proto=perftree")
-	if err != nil || strings.Join(s.Args, " ") != "-bug a,b" || s.Proto != ProtoPerftree {
-		t.Fatalf("%+v %v", s, err)
-	}
-	for _, bad := range []string{"", "args=x", "cmd=x,proto=xboard", "cmd=x,colour=red", "cmd=x,proto=perftree,option.Hash=1", "cmd=x,option.=1"} {
-		if _, err := ParseEngineSpec(bad); err == nil {
-			t.Errorf("%q: no error", bad)
-		}
-	}
-}

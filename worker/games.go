@@ -16,8 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,7 +25,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/arbiter-chess/arbiter/engine/search"
-	_ "github.com/arbiter-chess/arbiter/engine/uci" // registers the builtin player
+	"github.com/arbiter-chess/arbiter/internal/engineproc"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -77,7 +75,7 @@ func (w *Worker) BenchNPS() uint64 { return w.games.nps }
 
 func (w *Worker) gameCapabilities() []string {
 	caps := []string{"game-pair"}
-	if match.BuiltinFactory != nil {
+	if w.cfg.Builtin != nil {
 		caps = append(caps, "builtin")
 	}
 	return caps
@@ -131,18 +129,14 @@ func threadsOf(e *arbiterv1.EngineSpec) int {
 }
 
 // cannotRun says why this worker cannot play an engine, or "".
-func cannotRun(e *arbiterv1.EngineSpec) string {
+func cannotRun(e *arbiterv1.EngineSpec, builtin match.BuiltinFactory) string {
 	if matchspec.IsBuiltin(e) {
-		if match.BuiltinFactory == nil {
-			return fmt.Sprintf("engine %q: the embedded engine is not in this build", e.GetName())
+		if builtin == nil {
+			return fmt.Sprintf("engine %q: the embedded engine is not in this worker", e.GetName())
 		}
 		return ""
 	}
-	path := e.GetCommand()
-	if e.GetDir() != "" && !filepath.IsAbs(path) && strings.Contains(path, "/") {
-		path = filepath.Join(e.GetDir(), path)
-	}
-	if _, err := exec.LookPath(path); err != nil {
+	if _, err := engineproc.LookPath(e.GetCommand(), e.GetDir()); err != nil {
 		return fmt.Sprintf("engine %q: command %q is not present or not executable on this worker: %v", e.GetName(), e.GetCommand(), err)
 	}
 	return ""
@@ -163,7 +157,7 @@ func (w *Worker) refuseUnit(ctx context.Context, leaseID, reason string) {
 // runGames plays one leased batch and puts the result in the outbox.
 func (w *Worker) runGames(ctx, bg context.Context, h *held, b *arbiterv1.GamePairBatch, log *zap.Logger) {
 	for _, e := range []*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()} {
-		if why := cannotRun(e); why != "" {
+		if why := cannotRun(e, w.cfg.Builtin); why != "" {
 			log.Warn("cannot run test; refusing the batch", zap.String("reason", why))
 			w.refuseUnit(bg, h.leaseID, why)
 			return
@@ -176,7 +170,7 @@ func (w *Worker) runGames(ctx, bg context.Context, h *held, b *arbiterv1.GamePai
 	}
 	defer w.games.releaseCores(threads, w.cfg.Threads)
 	start := time.Now()
-	res, err := PlayBatch(ctx, b)
+	res, err := PlayBatch(ctx, b, w.cfg.Builtin)
 	elapsed := time.Since(start)
 	var refusal *refusalError
 	switch {
@@ -201,11 +195,12 @@ type refusalError struct{ err error }
 func (e *refusalError) Error() string { return e.err.Error() }
 func (e *refusalError) Unwrap() error { return e.err }
 
-// PlayBatch plays a batch's game pairs (A white first, then B white) and
-// builds the result: pentanomial and W/D/L from engine A's side, every game
-// as PGN in pair order, incidents. An engine that cannot start is a
-// *refusalError; a batch cut short (ctx) is an error.
-func PlayBatch(ctx context.Context, b *arbiterv1.GamePairBatch) (*arbiterv1.GamePairBatchResult, error) {
+// PlayBatch plays a batch's game pairs (A white first, then B white) with
+// builtin making the embedded engine's players, and builds the result:
+// pentanomial and W/D/L from engine A's side, every game as PGN and as a
+// structured outcome in pair order, incidents. An engine that cannot start
+// is a *refusalError; a batch cut short (ctx) is an error.
+func PlayBatch(ctx context.Context, b *arbiterv1.GamePairBatch, builtin match.BuiltinFactory) (*arbiterv1.GamePairBatchResult, error) {
 	lim, err := matchspec.LimitsFromProto(b.GetTimeControl(), 1)
 	if err != nil {
 		return nil, &refusalError{fmt.Errorf("time control: %w", err)}
@@ -229,6 +224,7 @@ func PlayBatch(ctx context.Context, b *arbiterv1.GamePairBatch) (*arbiterv1.Game
 		FirstPair:   int(b.GetFirstPair()),
 		Concurrency: 1,
 		PGNOptions:  match.PGNOptions{Event: b.GetEvent(), Site: site},
+		Builtin:     builtin,
 	}
 	if cfg.Game.HangTimeout <= 0 {
 		cfg.Game.HangTimeout = 30 * time.Second
@@ -269,6 +265,7 @@ func PlayBatch(ctx context.Context, b *arbiterv1.GamePairBatch) (*arbiterv1.Game
 			}
 			bw.Flush()
 			res.Pgns = append(res.Pgns, buf.String())
+			res.Games = append(res.Games, matchspec.OutcomeToProto(2*pi+gi, g))
 			for _, inc := range g.Incidents {
 				k := incidentKind(inc.Kind)
 				if k == arbiterv1.IncidentKind_INCIDENT_KIND_UNSPECIFIED {

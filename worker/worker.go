@@ -38,6 +38,7 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/grpcerr"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	"github.com/arbiter-chess/arbiter/internal/verifyproto"
+	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -77,6 +78,9 @@ type Config struct {
 	// clusterclient.Persistent). Keep it without a budget: a worker
 	// outlasts any coordinator outage.
 	Retry clusterclient.Policy
+	// Builtin makes the embedded engine's players for game-pair batches
+	// (match/builtin.New); nil: the worker does not offer the builtin engine.
+	Builtin match.BuiltinFactory
 }
 
 // EngineVersion names the embedded engine build.

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,7 +15,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/arbiter-chess/arbiter/internal/engineproc"
+	"github.com/arbiter-chess/arbiter/internal/enginespec"
 	"github.com/arbiter-chess/arbiter/match"
+	"github.com/arbiter-chess/arbiter/match/builtin"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
@@ -61,8 +62,9 @@ Prints a live report in fastchess's layout and stops on the SPRT bound.
       --each tc=10+0.1 --openings file=books/arbiter-8moves-200.pgn,order=random,seed=1 \
       --sprt elo0=0,elo1=2 --concurrency 2 --pgnout games.pgn
 
---engine keys: name, cmd, args (space-separated), dir, proto (uci|xboard),
-builtin, option.NAME=VALUE, and any --each key to override it for one engine.
+--engine keys: name, cmd, args (split at blanks), arg (one argument), dir,
+proto (uci|xboard), builtin, option.NAME=VALUE, and any --each limit to
+override it for one engine. A value with a comma is quoted: args="-x a,b".
 --each keys: tc=[MOVES/]SEC[+INC], nodes=N, depth=D, movetime=MS, option.NAME=VALUE, proto.
 --openings keys: file, format (epd|pgn), order (sequential|random), seed, plies, start.
 See docs/match.md.`,
@@ -72,7 +74,7 @@ See docs/match.md.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.engines, "engine", nil, "an engine: name=N,cmd=PATH[,args=...][,proto=uci|xboard][,option.X=V] or name=N,builtin (give two)")
+	fl.StringArrayVar(&f.engines, "engine", nil, "an engine (give two): "+enginespec.Usage(enginespec.Match))
 	fl.StringVar(&f.each, "each", "", "settings for both engines: tc=10+0.1 | nodes=N | depth=D | movetime=MS [,option.X=V]")
 	fl.StringVar(&f.openings, "openings", "", "file=F[,format=epd|pgn][,order=random|sequential][,seed=S][,plies=N][,start=N]")
 	fl.IntVar(&f.games, "games", 0, "number of games (even: game pairs)")
@@ -122,129 +124,43 @@ func unknownKey(flag, key string, known ...string) error {
 	return usageError("%s: unknown key %q (known: %s)", flag, key, strings.Join(known, ", "))
 }
 
-// applyEngineKey sets one key of an engine; each=true for --each.
-func applyEngineKey(e *match.EngineConfig, flag, k, v string, each bool) error {
-	if ok, err := e.Limits.ParseLimit(k, v); ok {
-		if err != nil {
-			return usageError("%s: %v", flag, err)
-		}
-		return nil
-	}
-	if name, ok := strings.CutPrefix(k, "option."); ok {
-		if name == "" {
-			return usageError("%s: option. without a name", flag)
-		}
-		e.Options = slices.DeleteFunc(e.Options, func(o match.Option) bool { return strings.EqualFold(o.Name, name) })
-		e.Options = append(e.Options, match.Option{Name: name, Value: v})
-		return nil
-	}
-	switch k {
-	case "proto":
-		if v != "uci" && v != "xboard" {
-			return usageError("%s: proto=%q: want uci or xboard", flag, v)
-		}
-		e.Proto = v
-		return nil
-	}
-	if !each {
-		switch k {
-		case "name":
-			if v == "" {
-				return usageError("%s: empty name", flag)
-			}
-			e.Name = v
-			return nil
-		case "cmd":
-			e.Cmd = v
-			return nil
-		case "args":
-			e.Args = strings.Fields(v)
-			return nil
-		case "dir":
-			e.Dir = v
-			return nil
-		case "builtin":
-			if v != "" && v != "true" {
-				return usageError("%s: builtin takes no value", flag)
-			}
-			e.Proto = "builtin"
-			return nil
-		}
-		return unknownKey(flag, k, "name", "cmd", "args", "dir", "proto", "builtin", "option.NAME", "tc", "nodes", "depth", "movetime")
-	}
-	return unknownKey(flag, k, "tc", "nodes", "depth", "movetime", "option.NAME", "proto")
-}
-
 func parseMatchFlags(f *matchFlags) (*matchPlan, error) {
 	plan := &matchPlan{}
 	cfg := &plan.cfg
 	if len(f.engines) != 2 {
 		return nil, usageError("--engine: give exactly two engines (got %d)", len(f.engines))
 	}
-	var each match.EngineConfig
-	var eachKV [][2]string
+	var each enginespec.Spec
 	if f.each != "" {
-		kv, err := parseKV("--each", f.each)
+		s, err := enginespec.Parse(f.each, enginespec.Each)
 		if err != nil {
-			return nil, err
+			return nil, usageError("--each: %v", err)
 		}
-		eachKV = kv
-		for _, p := range kv {
-			if err := applyEngineKey(&each, "--each", p[0], p[1], true); err != nil {
-				return nil, err
-			}
-		}
+		each = s
 	}
-	cfg.Limits = each.Limits
-	for i, spec := range f.engines {
-		flag := fmt.Sprintf("--engine #%d", i+1)
-		kv, err := parseKV(flag, spec)
+	lim, err := enginespec.LimitsOf(each.Limits)
+	if err != nil {
+		return nil, usageError("--each: %v", err)
+	}
+	cfg.Limits = lim
+	for i, s := range f.engines {
+		spec, err := enginespec.Parse(s, enginespec.Match)
 		if err != nil {
-			return nil, err
+			return nil, usageError("--engine #%d: %v", i+1, err)
 		}
-		e := match.EngineConfig{Proto: each.Proto, Options: slices.Clone(each.Options)}
-		for _, p := range kv {
-			if err := applyEngineKey(&e, flag, p[0], p[1], false); err != nil {
-				return nil, err
-			}
+		e, err := spec.MatchEngine(each)
+		if err != nil {
+			return nil, usageError("--engine %s: %v", spec.Name, err)
 		}
-		if e.Name == "" {
-			return nil, usageError("%s: missing name=", flag)
-		}
-		flag = fmt.Sprintf("--engine %s", e.Name)
-		if e.Limits != (match.Limits{}) {
-			// Per-engine limits complete --each rather than replace it.
-			lim := each.Limits
-			for _, p := range kv {
-				lim.ParseLimit(p[0], p[1])
-			}
-			e.Limits = lim
-			if err := e.Limits.Validate(); err != nil {
-				return nil, usageError("%s: %v", flag, err)
-			}
-		}
-		switch {
-		case e.Proto == "builtin":
-			if e.Cmd != "" {
-				return nil, usageError("%s: builtin and cmd= exclude each other", flag)
-			}
-			if match.BuiltinFactory == nil {
-				return nil, usageError("%s: the builtin engine cannot play yet in this build (no search is registered); use cmd=", flag)
-			}
-		case e.Cmd == "":
-			return nil, usageError("%s: missing cmd= (or builtin)", flag)
-		default:
-			path := e.Cmd
-			if e.Dir != "" && !filepath.IsAbs(path) && strings.Contains(path, "/") {
-				path = filepath.Join(e.Dir, path)
-			}
-			if _, err := exec.LookPath(path); err != nil && !f.remote {
-				return nil, usageError("%s: cmd=%q: %v", flag, e.Cmd, err)
+		// On the cluster the workers run the engines: the program need
+		// not exist here.
+		if e.Proto != string(enginespec.Builtin) && !f.remote {
+			if _, err := engineproc.LookPath(e.Cmd, e.Dir); err != nil {
+				return nil, usageError("--engine %s: %v", e.Name, err)
 			}
 		}
 		cfg.Engines[i] = e
 	}
-	_ = eachKV
 	if cfg.Engines[0].Name == cfg.Engines[1].Name {
 		return nil, usageError("--engine: both engines are named %q", cfg.Engines[0].Name)
 	}
@@ -500,6 +416,7 @@ func runMatch(cmd *cobra.Command, f *matchFlags) error {
 		}
 		return stop
 	}
+	cfg.Builtin = builtin.New
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(out, "Match %s vs %s: %s, %s, concurrency %d\n", cfg.Engines[0].Name, cfg.Engines[1].Name, describeLimits(&cfg), plan.bookName, cfg.Concurrency)
@@ -571,14 +488,11 @@ func (r *reporter) summary(t *match.Totals) {
 	}
 	fmt.Fprintf(w, "Games: %d in %v (%.1f games/min); time losses %d, crashes %d, hangs %d, illegal moves %d, overruns %d (max %v)\n",
 		t.Games, t.Elapsed.Round(time.Millisecond), rate, t.TimeLosses, t.Crashes, t.Hangs, t.Illegal, t.Overruns, t.MaxOverrun.Round(time.Microsecond))
-	// The runner's own CPU: RUSAGE_SELF counts this process only, never the
-	// engines (they are children, in RUSAGE_CHILDREN).
-	var self, children syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &self) == nil && syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children) == nil && t.Games > 0 {
-		cpu := time.Duration(self.Utime.Nano() + self.Stime.Nano())
-		eng := time.Duration(children.Utime.Nano() + children.Stime.Nano())
+	// The runner's own CPU, never the engines' (they are children).
+	if u, ok := cpuUsage(); ok && t.Games > 0 {
+		cpu := u.user + u.system
 		fmt.Fprintf(w, "Runner CPU: %.2f ms/game (%v total: user %v, system %v; engines %v)\n", float64(cpu.Microseconds())/1000/float64(t.Games), cpu.Round(time.Millisecond),
-			time.Duration(self.Utime.Nano()).Round(time.Millisecond), time.Duration(self.Stime.Nano()).Round(time.Millisecond), eng.Round(time.Millisecond))
+			u.user.Round(time.Millisecond), u.system.Round(time.Millisecond), u.children.Round(time.Millisecond))
 	}
 	fmt.Fprintln(w, "Finished match")
 }

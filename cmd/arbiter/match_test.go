@@ -54,6 +54,10 @@ func TestMatchRejectsBadInput(t *testing.T) {
 		{"bad option", []string{"--engine", eng("a", ",option.Hashh=16"), "--engine", eng("b", ""), "--each", "nodes=10", "--openings", book, "--games", "2"}, `option "Hashh"`},
 		{"option range", []string{"--engine", eng("a", ",option.Skill Level=99"), "--engine", eng("b", ""), "--each", "nodes=10", "--openings", book, "--games", "2"}, "out of range"},
 		{"resign", []string{"--engine", eng("a", ""), "--engine", eng("b", ""), "--each", "nodes=10", "--openings", book, "--games", "2", "--resign", "movecount=3"}, "score="},
+		{"unclosed quote", []string{"--engine", eng("a", `,args="-x`), "--engine", eng("b", ""), "--each", "nodes=10", "--openings", book, "--games", "2"}, "not closed"},
+		{"name twice", []string{"--engine", eng("a", ",name=c"), "--engine", eng("b", ""), "--each", "nodes=10", "--openings", book, "--games", "2"}, "name= given twice"},
+		{"each engine key", []string{"--engine", eng("a", ""), "--engine", eng("b", ""), "--each", "nodes=10,cmd=x", "--openings", book, "--games", "2"}, "cmd= belongs to one engine"},
+		{"builtin and cmd", []string{"--engine", eng("a", ",builtin"), "--engine", eng("b", ""), "--each", "nodes=10", "--openings", book, "--games", "2"}, "exclude each other"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := runMatchCmd(t, c.args...)

@@ -18,6 +18,7 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	"github.com/arbiter-chess/arbiter/internal/obs"
+	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/worker"
 )
@@ -153,7 +154,7 @@ clients can join (the address and token are printed).`,
 				}
 				conns = append(conns, c)
 				w, err := worker.New(worker.Config{Conn: c.Conn(), Name: fmt.Sprintf("up-%d", i+1), Threads: threads,
-					HashMB: hashMB, Table: table, Logger: log, Grace: 5 * time.Second, VerifyEngines: verifyEngines,
+					HashMB: hashMB, Table: table, Logger: log, Grace: 5 * time.Second, VerifyEngines: verifyEngines, Builtin: builtin.New,
 					Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"worker": fmt.Sprintf("up-%d", i+1)}, reg)})
 				if err != nil {
 					return usageError("%v", err)

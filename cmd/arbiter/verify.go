@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/enginespec"
 	"github.com/arbiter-chess/arbiter/internal/verifyproto"
 	"github.com/arbiter-chess/arbiter/verify"
 )
@@ -54,6 +55,7 @@ an illegal move or misses a legal one, and says why.
   arbiter verify --engine cmd=./perft.sh,proto=perftree --random 200 --seed 1 --depth 3
 
 --engine: cmd=PATH[,args=A B][,proto=uci|perftree][,option.NAME=VALUE]...
+  (a value with a comma is quoted: args="-bug a,b"; see docs/verify.md)
   uci       the engine answers "go perft N" with divide lines and a total
   perftree  PATH [args] DEPTH "FEN" "MOVES" prints divide lines, a blank line, the total
 
@@ -68,7 +70,7 @@ Exit status: 0 when no bug is found, 1 when a bug is found (or the engine fails)
 		RunE: func(cmd *cobra.Command, _ []string) error { return runVerify(cmd, &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.engine, "engine", "", "engine under test: cmd=PATH[,args=...][,proto=uci|perftree][,option.X=V] (required)")
+	fl.StringVar(&f.engine, "engine", "", "engine under test (required): "+enginespec.Usage(enginespec.Verify))
 	fl.StringVar(&f.epd, "epd", "", "EPD perft suite (\"FEN ;D1 n ;D2 n ...\"); the line's D<depth> count is the reference")
 	fl.StringVar(&f.fen, "fen", "", "one position (default: the start position, unless --epd or --random)")
 	fl.IntVar(&f.depth, "depth", 0, "perft depth (required)")
@@ -128,7 +130,7 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	if f.client.given() {
 		name, spec, err = verifyproto.ParseClientEngine(f.engine)
 	} else {
-		spec, err = verify.ParseEngineSpec(f.engine)
+		spec, err = localVerifyEngine(f.engine)
 	}
 	if err != nil {
 		return usageError("--engine: %v", err)
@@ -206,6 +208,19 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 		return failure("%d of %d positions show a bug, %d engine errors", sum.Bugs, sum.Positions, sum.Errors)
 	}
 	return nil
+}
+
+// localVerifyEngine reads --engine for a local run: a program is required
+// (name= alone names an engine on the workers of --cluster).
+func localVerifyEngine(s string) (verify.EngineSpec, error) {
+	es, err := enginespec.Parse(s, enginespec.Verify)
+	if err != nil {
+		return verify.EngineSpec{}, err
+	}
+	if es.Cmd == "" {
+		return verify.EngineSpec{}, fmt.Errorf("no cmd=PATH (name=%s alone names an engine of the workers: add --cluster)", es.Name)
+	}
+	return es.VerifyEngine(), nil
 }
 
 type verifySummary struct {

@@ -63,9 +63,23 @@ func TestVerifyCommandFindsBug(t *testing.T) {
 	}
 }
 
+// Every spelling of an argument with a comma (the older continuation, the
+// quoted value, the escaped comma, one arg= per argument) passes the same
+// arguments to the engine.
 func TestVerifyCommandJSON(t *testing.T) {
 	bp := brokenPerftBinary(t)
-	out, _, err := runArbiter(t, "", "verify", "--engine", "cmd="+bp+",args=-bug underpromo,castle-through-check -perftree,proto=perftree",
+	for _, args := range []string{
+		"args=-bug underpromo,castle-through-check -perftree",
+		`args="-bug underpromo,castle-through-check -perftree"`,
+		`args=-bug underpromo\,castle-through-check -perftree`,
+		`arg=-bug,arg="underpromo,castle-through-check",arg=-perftree`,
+	} {
+		t.Run(args, func(t *testing.T) { verifyTwoBugsJSON(t, bp, args) })
+	}
+}
+
+func verifyTwoBugsJSON(t *testing.T, bp, args string) {
+	out, _, err := runArbiter(t, "", "verify", "--engine", "cmd="+bp+","+args+",proto=perftree",
 		"--fen", "4k3/8/P7/8/8/8/8/4K3 w - - 0 1", "--depth", "3", "--json", "--threads", "1")
 	if exitCode(err) != 1 {
 		t.Fatalf("exit %d (%v), want 1\n%s", exitCode(err), err, out)

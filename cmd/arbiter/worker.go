@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/internal/obs"
+	"github.com/arbiter-chess/arbiter/match/builtin"
 	"github.com/arbiter-chess/arbiter/worker"
 )
 
@@ -48,7 +49,7 @@ func newWorkerCommand() *cobra.Command {
 			defer c.Close()
 			reg := obs.NewRegistry()
 			w, err := worker.New(worker.Config{Conn: c.Conn(), Name: name, Threads: threads, HashMB: hashMB, Grace: grace, Logger: log,
-				VerifyEngines: verifyEngines,
+				VerifyEngines: verifyEngines, Builtin: builtin.New,
 				Registerer:    reg})
 			if err != nil {
 				return usageError("%v", err)

@@ -243,3 +243,53 @@ func GameSeconds(l match.Limits, nps float64) float64 {
 	// Depth: grows about 2× per ply from ~1k nodes at depth 1.
 	return plies * (1000 * float64(int64(1)<<min(l.Depth, 40)) / 2 / nps)
 }
+
+// EndToProto is the wire's termination for a game's end.
+func EndToProto(e match.End) arbiterv1.GameTermination {
+	switch e {
+	case match.EndCheckmate:
+		return arbiterv1.GameTermination_GAME_TERMINATION_CHECKMATE
+	case match.EndStalemate:
+		return arbiterv1.GameTermination_GAME_TERMINATION_STALEMATE
+	case match.EndRepetition:
+		return arbiterv1.GameTermination_GAME_TERMINATION_REPETITION
+	case match.EndFiftyMoves:
+		return arbiterv1.GameTermination_GAME_TERMINATION_FIFTY_MOVES
+	case match.EndInsufficientMaterial:
+		return arbiterv1.GameTermination_GAME_TERMINATION_INSUFFICIENT_MATERIAL
+	case match.EndResign:
+		return arbiterv1.GameTermination_GAME_TERMINATION_RESIGN
+	case match.EndAdjudication:
+		return arbiterv1.GameTermination_GAME_TERMINATION_ADJUDICATION
+	case match.EndTimeForfeit:
+		return arbiterv1.GameTermination_GAME_TERMINATION_TIME_FORFEIT
+	case match.EndIllegalMove:
+		return arbiterv1.GameTermination_GAME_TERMINATION_ILLEGAL_MOVE
+	case match.EndCrash:
+		return arbiterv1.GameTermination_GAME_TERMINATION_CRASH
+	case match.EndStall:
+		return arbiterv1.GameTermination_GAME_TERMINATION_STALL
+	case match.EndAbandoned:
+		return arbiterv1.GameTermination_GAME_TERMINATION_ABANDONED
+	}
+	return arbiterv1.GameTermination_GAME_TERMINATION_UNSPECIFIED
+}
+
+// ResultToProto is the wire's result (from White's side) for r.
+func ResultToProto(r match.Result) arbiterv1.GameResult {
+	switch r {
+	case match.WhiteWins:
+		return arbiterv1.GameResult_GAME_RESULT_WHITE_WINS
+	case match.BlackWins:
+		return arbiterv1.GameResult_GAME_RESULT_BLACK_WINS
+	case match.Draw:
+		return arbiterv1.GameResult_GAME_RESULT_DRAW
+	}
+	return arbiterv1.GameResult_GAME_RESULT_NONE
+}
+
+// OutcomeToProto is how game index of a batch ended, for the wire.
+func OutcomeToProto(index int, g *match.GameRecord) *arbiterv1.GameOutcome {
+	return &arbiterv1.GameOutcome{GameIndex: uint32(index), Result: ResultToProto(g.Result),
+		Termination: EndToProto(g.End), Reason: g.Reason}
+}

@@ -17,7 +17,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -27,6 +26,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/engineproc"
+	"github.com/arbiter-chess/arbiter/internal/enginespec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/verify"
 )
@@ -49,47 +50,39 @@ type LocalEngine struct {
 	Spec verify.EngineSpec
 }
 
-// splitName takes the "name=NAME" items out of an engine spec string.
-func splitName(s string) (name, rest string) {
-	var keep []string
-	for _, item := range strings.Split(s, ",") {
-		if k, v, ok := strings.Cut(strings.TrimSpace(item), "="); ok && k == "name" {
-			name = strings.TrimSpace(v)
-			continue
-		}
-		keep = append(keep, item)
-	}
-	return name, strings.Join(keep, ",")
-}
-
 func baseName(cmd string) string {
-	return strings.TrimSuffix(filepath.Base(cmd), filepath.Ext(cmd))
+	// Both separators: a Windows worker's path seen anywhere.
+	if i := strings.LastIndexAny(cmd, `/\`); i >= 0 {
+		cmd = cmd[i+1:]
+	}
+	return strings.TrimSuffix(cmd, filepath.Ext(cmd))
 }
 
-// ParseLocalEngine reads a worker's --verify-engine:
-// "[name=NAME,]cmd=PATH[,args=...][,proto=uci|perftree][,option.X=V][,dir=D]".
-// NAME defaults to the program's base name. The program must exist and be
-// executable here: a worker only advertises engines it can run.
+// ParseLocalEngine reads a worker's --verify-engine (the grammar of
+// internal/enginespec): "[name=NAME,]cmd=PATH[,args=...][,proto=uci|perftree]
+// [,option.X=V][,dir=D]". NAME defaults to the program's base name. The
+// program must exist and be executable here: a worker only advertises
+// engines it can run.
 func ParseLocalEngine(s string) (LocalEngine, error) {
-	name, rest := splitName(s)
-	spec, err := verify.ParseEngineSpec(rest)
+	es, err := enginespec.Parse(s, enginespec.Verify)
 	if err != nil {
 		return LocalEngine{}, err
 	}
+	if es.Cmd == "" {
+		return LocalEngine{}, fmt.Errorf("engine spec %q: no cmd=PATH: a worker runs a program of its own", clipSpec(s))
+	}
+	name := es.Name
 	if name == "" {
-		name = baseName(spec.Cmd)
+		name = baseName(es.Cmd)
 	}
 	if !ValidName(name) {
-		return LocalEngine{}, fmt.Errorf("engine spec %q: name %q: want 1 to 64 letters, digits, '.', '_', '+' or '-' (name=NAME)", s, name)
+		return LocalEngine{}, fmt.Errorf("engine spec %q: name %q: want 1 to 64 letters, digits, '.', '_', '+' or '-' (name=NAME)", clipSpec(s), clipSpec(name))
 	}
-	cmd := spec.Cmd
-	if spec.Dir != "" && !filepath.IsAbs(cmd) && strings.Contains(cmd, "/") {
-		cmd = filepath.Join(spec.Dir, cmd)
-	}
-	path, err := exec.LookPath(cmd)
+	path, err := engineproc.LookPath(es.Cmd, es.Dir)
 	if err != nil {
 		return LocalEngine{}, fmt.Errorf("engine %q: %v", name, err)
 	}
+	spec := es.VerifyEngine()
 	if spec.Dir == "" {
 		// Absolute, so that it runs the same whatever the worker's cwd.
 		if abs, err := filepath.Abs(path); err == nil {
@@ -99,39 +92,38 @@ func ParseLocalEngine(s string) (LocalEngine, error) {
 	return LocalEngine{Name: name, Spec: spec}, nil
 }
 
-// ParseClientEngine reads the client's --engine in cluster mode: the same
-// spec as a local run, plus name=NAME. The engine's name is NAME, else the
-// base name of cmd; cmd itself is not sent (the workers have their own
-// path for the name), args, proto and options are.
+// ParseClientEngine reads the client's --engine in cluster mode: the spec
+// of a local run, where name=NAME may stand for cmd=. The engine's name is
+// NAME, else the base name of cmd; cmd itself is not sent (the workers have
+// their own path for the name), args, proto and options are.
 func ParseClientEngine(s string) (string, verify.EngineSpec, error) {
-	name, rest := splitName(s)
-	if strings.TrimSpace(rest) == "" {
-		if name == "" {
-			return "", verify.EngineSpec{}, fmt.Errorf("engine spec is empty: want name=NAME or cmd=PATH[,args=...][,proto=uci|perftree][,option.NAME=VALUE]")
-		}
-		rest = "cmd=" + name
-	} else if name != "" && !strings.Contains(rest, "cmd=") && !bareFirst(rest) {
-		rest = "cmd=" + name + "," + rest
-	}
-	spec, err := verify.ParseEngineSpec(rest)
+	es, err := enginespec.Parse(s, enginespec.Verify)
 	if err != nil {
-		return "", spec, err
+		return "", verify.EngineSpec{}, err
 	}
+	if es.Cmd == "" {
+		es.Cmd = es.Name
+	}
+	name := es.Name
 	if name == "" {
-		name = baseName(spec.Cmd)
+		name = baseName(es.Cmd)
 	}
+	spec := es.VerifyEngine()
 	if !ValidName(name) {
-		return "", spec, fmt.Errorf("engine spec %q: name %q: want 1 to 64 letters, digits, '.', '_', '+' or '-' (name=NAME)", s, name)
+		return "", spec, fmt.Errorf("engine spec %q: name %q: want 1 to 64 letters, digits, '.', '_', '+' or '-' (name=NAME)", clipSpec(s), clipSpec(name))
 	}
 	if spec.Dir != "" {
-		return "", spec, fmt.Errorf("engine spec %q: dir= is the worker's business in cluster mode (arbiter worker --verify-engine ...,dir=D)", s)
+		return "", spec, fmt.Errorf("engine spec %q: dir= is the worker's business in cluster mode (arbiter worker --verify-engine ...,dir=D)", clipSpec(s))
 	}
 	return name, spec, nil
 }
 
-func bareFirst(s string) bool {
-	first, _, _ := strings.Cut(s, ",")
-	return strings.TrimSpace(first) != "" && !strings.Contains(first, "=")
+// clipSpec cuts user input repeated in an error to about 100 bytes.
+func clipSpec(s string) string {
+	if len(s) > 100 {
+		return s[:100] + "..."
+	}
+	return s
 }
 
 // UnitProto is the unit that asks engine name (with spec's args, protocol

@@ -1,4 +1,9 @@
-package uci
+// Package builtin is the embedded engine as a match player: no process, no
+// protocol, the same search `arbiter uci` runs. It joins the chess engine
+// and the match library, which know nothing of each other; programs that
+// play the builtin engine hand New to the match runner (MatchConfig.Builtin)
+// or to the worker (worker.Config.Builtin).
+package builtin
 
 import (
 	"context"
@@ -10,45 +15,41 @@ import (
 	"github.com/arbiter-chess/arbiter/match"
 )
 
-// The match runner plays the embedded engine in-process through
-// match.BuiltinFactory: linking this package (the arbiter binary does, via
-// `arbiter uci`) makes `--engine name=X,builtin` work.
-func init() { match.BuiltinFactory = NewBuiltinPlayer }
+var _ match.BuiltinFactory = New
 
-// BuiltinPlayer is the embedded engine as a match.Player: no process, no
-// protocol, the same search the UCI front end runs.
-type BuiltinPlayer struct {
+// Player is the embedded engine as a match.Player.
+type Player struct {
 	name     string
 	eng      *search.Engine
 	chess960 bool
 }
 
-// NewBuiltinPlayer creates an engine with the given option overrides (UCI
-// option names, e.g. "Hash", "Threads", "RFPMargin"); an unknown option or
-// an out-of-range value is an error that names it.
-func NewBuiltinPlayer(name string, options map[string]string) (match.Player, error) {
+// New creates an engine with the given option overrides (UCI option names,
+// e.g. "Hash", "Threads", "RFPMargin"); an unknown option or an
+// out-of-range value is an error that names it.
+func New(name string, options map[string]string) (match.Player, error) {
 	e, err := search.NewEngine(options)
 	if err != nil {
 		return nil, fmt.Errorf("engine %q: %w", name, err)
 	}
-	return &BuiltinPlayer{name: name, eng: e}, nil
+	return &Player{name: name, eng: e}, nil
 }
 
 // Engine returns the underlying engine.
-func (b *BuiltinPlayer) Engine() *search.Engine { return b.eng }
+func (b *Player) Engine() *search.Engine { return b.eng }
 
 // Name is the player's name.
-func (b *BuiltinPlayer) Name() string { return b.name }
+func (b *Player) Name() string { return b.name }
 
 // NewGame clears the hash and the move-ordering tables.
-func (b *BuiltinPlayer) NewGame(ctx context.Context, chess960 bool) error {
+func (b *Player) NewGame(ctx context.Context, chess960 bool) error {
 	b.chess960 = chess960
 	b.eng.NewGame()
 	return nil
 }
 
 // Think replays the game and searches under the request's limits.
-func (b *BuiltinPlayer) Think(ctx context.Context, req *match.ThinkRequest) (match.Reply, error) {
+func (b *Player) Think(ctx context.Context, req *match.ThinkRequest) (match.Reply, error) {
 	t0 := time.Now()
 	pos := engine.StartPosition()
 	if req.StartFEN != "" {
@@ -104,4 +105,4 @@ func (b *BuiltinPlayer) Think(ctx context.Context, req *match.ThinkRequest) (mat
 }
 
 // Quit releases nothing: the engine is garbage-collected with the player.
-func (b *BuiltinPlayer) Quit() error { return nil }
+func (b *Player) Quit() error { return nil }

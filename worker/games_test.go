@@ -1,0 +1,59 @@
+package worker
+
+import (
+	"context"
+	"regexp"
+	"testing"
+
+	"github.com/arbiter-chess/arbiter/internal/gamelabel"
+	"github.com/arbiter-chess/arbiter/match/builtin"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+var pgnResult = regexp.MustCompile(`\[Result "([^"]+)"\]`)
+
+// A batch result carries one outcome per game, in PGN order, that says what
+// the PGN says; the builtin engine comes from the worker's factory only.
+func TestPlayBatchOutcomes(t *testing.T) {
+	b := &arbiterv1.GamePairBatch{
+		TestId:      "t1",
+		EngineA:     &arbiterv1.EngineSpec{Name: "a", Command: "embedded", Options: map[string]string{"Hash": "1"}},
+		EngineB:     &arbiterv1.EngineSpec{Name: "b", Command: "embedded", Options: map[string]string{"Hash": "1", "RFPMargin": "40"}},
+		TimeControl: &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 300}},
+		Openings: []*arbiterv1.Opening{
+			{Index: 0, MovesUci: []string{"e2e4", "e7e5"}},
+			{Index: 1, Fen: "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"},
+			{Index: 2, Fen: "7k/5Q2/6K1/8/8/8/8/8 w - - 0 1"},
+		},
+		Adjudication: &arbiterv1.Adjudication{MaxMoves: 40},
+	}
+	res, err := PlayBatch(context.Background(), b, builtin.New)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.GetGames()) != 6 || len(res.GetPgns()) != 6 {
+		t.Fatalf("%d outcomes, %d PGNs; want 6 of each", len(res.GetGames()), len(res.GetPgns()))
+	}
+	want := map[string]string{"1-0": gamelabel.White, "0-1": gamelabel.Black, "1/2-1/2": gamelabel.Draw}
+	terms := map[string]int{}
+	for i, o := range res.GetGames() {
+		m := pgnResult.FindStringSubmatch(res.GetPgns()[i])
+		r, term := gamelabel.Labels(o)
+		if int(o.GetGameIndex()) != i || m == nil || want[m[1]] != r || o.GetReason() == "" {
+			t.Errorf("game %d: outcome %v, PGN result %v", i, o, m)
+		}
+		if o.GetTermination() == arbiterv1.GameTermination_GAME_TERMINATION_UNSPECIFIED {
+			t.Errorf("game %d: no termination", i)
+		}
+		terms[term]++
+	}
+	// From the last opening White mates at once (Qg7#) in the pair's first
+	// game... and in the second too: colours swap engines, not the position.
+	t.Logf("terminations: %v", terms)
+	if terms[gamelabel.Checkmate] < 2 {
+		t.Errorf("terminations %v: want the two mates in one", terms)
+	}
+	if _, err := PlayBatch(context.Background(), b, nil); err == nil {
+		t.Error("a builtin batch played without a factory")
+	}
+}
