@@ -3,6 +3,8 @@ package gamejob
 import (
 	"fmt"
 
+	"github.com/arbiter-chess/arbiter/internal/gamelabel"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -12,66 +14,10 @@ import (
 // The workload's metrics follow deploy/prometheus/METRICS.md (the contract
 // with the dashboards and the alert rules): change both together.
 
-// Labels of arbiter_games_total: who won, and how the game ended.
-const (
-	GameWhite = "white"
-	GameBlack = "black"
-	GameDraw  = "draw"
-	GameNone  = "none"
-
-	TermCheckmate            = "checkmate"
-	TermStalemate            = "stalemate"
-	TermRepetition           = "repetition"
-	TermFiftyMoves           = "fifty_moves"
-	TermInsufficientMaterial = "insufficient_material"
-	TermResign               = "resign"
-	TermAdjudication         = "adjudication"
-	TermTimeForfeit          = "time_forfeit"
-	TermIllegalMove          = "illegal_move"
-	TermCrash                = "crash"
-	TermStalled              = "stalled"
-	TermAbandoned            = "abandoned"
-)
-
 // gameSeries lists, by termination, the results a game can have: the
 // series of arbiter_games_total, every one exported from start-up. A
 // reported game outside them (a draw by checkmate) is a malformed result.
-var gameSeries = map[string][]string{
-	TermCheckmate:            {GameWhite, GameBlack},
-	TermStalemate:            {GameDraw},
-	TermRepetition:           {GameDraw},
-	TermFiftyMoves:           {GameDraw},
-	TermInsufficientMaterial: {GameDraw},
-	TermResign:               {GameWhite, GameBlack},
-	TermAdjudication:         {GameWhite, GameBlack, GameDraw},
-	TermTimeForfeit:          {GameWhite, GameBlack, GameDraw},
-	TermIllegalMove:          {GameWhite, GameBlack},
-	TermCrash:                {GameWhite, GameBlack},
-	TermStalled:              {GameWhite, GameBlack},
-	TermAbandoned:            {GameWhite, GameBlack, GameDraw, GameNone},
-}
-
-var resultLabels = map[arbiterv1.GameResult]string{
-	arbiterv1.GameResult_GAME_RESULT_WHITE_WINS: GameWhite,
-	arbiterv1.GameResult_GAME_RESULT_BLACK_WINS: GameBlack,
-	arbiterv1.GameResult_GAME_RESULT_DRAW:       GameDraw,
-	arbiterv1.GameResult_GAME_RESULT_NONE:       GameNone,
-}
-
-var terminationLabels = map[arbiterv1.GameTermination]string{
-	arbiterv1.GameTermination_GAME_TERMINATION_CHECKMATE:             TermCheckmate,
-	arbiterv1.GameTermination_GAME_TERMINATION_STALEMATE:             TermStalemate,
-	arbiterv1.GameTermination_GAME_TERMINATION_REPETITION:            TermRepetition,
-	arbiterv1.GameTermination_GAME_TERMINATION_FIFTY_MOVES:           TermFiftyMoves,
-	arbiterv1.GameTermination_GAME_TERMINATION_INSUFFICIENT_MATERIAL: TermInsufficientMaterial,
-	arbiterv1.GameTermination_GAME_TERMINATION_RESIGN:                TermResign,
-	arbiterv1.GameTermination_GAME_TERMINATION_ADJUDICATION:          TermAdjudication,
-	arbiterv1.GameTermination_GAME_TERMINATION_TIME_FORFEIT:          TermTimeForfeit,
-	arbiterv1.GameTermination_GAME_TERMINATION_ILLEGAL_MOVE:          TermIllegalMove,
-	arbiterv1.GameTermination_GAME_TERMINATION_CRASH:                 TermCrash,
-	arbiterv1.GameTermination_GAME_TERMINATION_STALL:                 TermStalled,
-	arbiterv1.GameTermination_GAME_TERMINATION_ABANDONED:             TermAbandoned,
-}
+var gameSeries = gamelabel.Series()
 
 // gameLabel is one game's labels of arbiter_games_total.
 type gameLabel struct{ result, term string }
@@ -85,14 +31,16 @@ func GameLabels(r arbiterv1.GameResult, t arbiterv1.GameTermination) (result, te
 }
 
 func labelOf(r arbiterv1.GameResult, t arbiterv1.GameTermination) (gameLabel, error) {
-	result, ok := resultLabels[r]
-	if !ok {
+	// The wire's enums must be ones this coordinator knows: gamelabel maps
+	// unknown values to none/abandoned for display, but a result that
+	// counts must say what happened.
+	if _, known := arbiterv1.GameResult_name[int32(r)]; !known || r == arbiterv1.GameResult_GAME_RESULT_UNSPECIFIED {
 		return gameLabel{}, fmt.Errorf("result %v is not a game result", r)
 	}
-	term, ok := terminationLabels[t]
-	if !ok {
+	if _, known := arbiterv1.GameTermination_name[int32(t)]; !known || t == arbiterv1.GameTermination_GAME_TERMINATION_UNSPECIFIED {
 		return gameLabel{}, fmt.Errorf("termination %v is not a game termination", t)
 	}
+	result, term := gamelabel.Result(r), gamelabel.Termination(t)
 	for _, allowed := range gameSeries[term] {
 		if allowed == result {
 			return gameLabel{result, term}, nil

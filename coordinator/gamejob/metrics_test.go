@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arbiter-chess/arbiter/internal/gamelabel"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
@@ -101,7 +103,7 @@ func TestMetrics(t *testing.T) {
 		e.mustSubmit(a, g, pairsResult([2]sprt.Outcome{sprt.Win, sprt.Loss}, [2]sprt.Outcome{sprt.Draw, sprt.Draw}), core.Accepted)
 	}
 	games := e.wl.metrics.games
-	if w, d := testutil.ToFloat64(games.WithLabelValues(GameWhite, TermCheckmate)), testutil.ToFloat64(games.WithLabelValues(GameDraw, TermRepetition)); w != 4 || d != 4 {
+	if w, d := testutil.ToFloat64(games.WithLabelValues(gamelabel.White, gamelabel.Checkmate)), testutil.ToFloat64(games.WithLabelValues(gamelabel.Draw, gamelabel.Repetition)); w != 4 || d != 4 {
 		t.Fatalf("white/checkmate %v, draw/repetition %v; want 4 and 4", w, d)
 	}
 	problems, err := testutil.GatherAndLint(e.reg)

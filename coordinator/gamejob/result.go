@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/internal/gamelabel"
+
 	"go.uber.org/zap"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
@@ -158,11 +160,11 @@ func checkGames(u string, pairs int, games []*arbiterv1.GameOutcome, res sprt.Re
 // White is A when aWhite; -1 for an unfinished game.
 func outcomeOfA(result string, aWhite bool) int {
 	switch {
-	case result == GameDraw:
+	case result == gamelabel.Draw:
 		return int(sprt.Draw)
-	case result == GameWhite && aWhite, result == GameBlack && !aWhite:
+	case result == gamelabel.White && aWhite, result == gamelabel.Black && !aWhite:
 		return int(sprt.Win)
-	case result == GameWhite, result == GameBlack:
+	case result == gamelabel.White, result == gamelabel.Black:
 		return int(sprt.Loss)
 	}
 	return -1
