@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package e2e holds the cluster's integration tests: the real arbiter
 // binary (built once in TestMain) runs as coordinator and workers on
 // loopback TCP with a real SQLite store; test-only clients speak the real

@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 // Match and SPRT tests through the cluster: real coordinator and worker

@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 // The store through the real binary: a data dir written by the first

@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 // Trust: what a holder of a credential can and cannot bend. Real

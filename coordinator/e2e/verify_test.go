@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 // Distributed `arbiter verify`: the real binary as coordinator, workers
