@@ -136,15 +136,8 @@ func commitBatch(ctx context.Context, tx *sql.Tx, b *Batch, pgns []string, sprtS
 		b.Wins, b.Draws, b.Losses, b.Incidents, unixNano(b.LeasedAt), unixNano(b.At), b.ElapsedMS); err != nil {
 		return fmt.Errorf("store: insert batch: %w", err)
 	}
-	st, err := tx.PrepareContext(ctx, "INSERT INTO pgns(job_id,batch_idx,game,pgn) VALUES(?,?,?,?)")
-	if err != nil {
+	if err := insertPGNs(ctx, tx, b.JobID, b.Idx, pgns); err != nil {
 		return err
-	}
-	defer st.Close()
-	for i, p := range pgns {
-		if _, err := st.ExecContext(ctx, b.JobID, b.Idx, i, p); err != nil {
-			return fmt.Errorf("store: insert pgn: %w", err)
-		}
 	}
 	if _, err := tx.ExecContext(ctx, "UPDATE tests SET sprt=? WHERE job_id=?", sprtState, b.JobID); err != nil {
 		return fmt.Errorf("store: update test: %w", err)
@@ -155,6 +148,21 @@ func commitBatch(ctx context.Context, tx *sql.Tx, b *Batch, pgns []string, sprtS
 		}
 	}
 	return insertEvents(ctx, tx, events)
+}
+
+// insertPGNs stores the games of batch idx of a job, in game order.
+func insertPGNs(ctx context.Context, tx *sql.Tx, jobID string, idx int, pgns []string) error {
+	st, err := tx.PrepareContext(ctx, "INSERT INTO pgns(job_id,batch_idx,game,pgn) VALUES(?,?,?,?)")
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for i, p := range pgns {
+		if _, err := st.ExecContext(ctx, jobID, idx, i, p); err != nil {
+			return fmt.Errorf("store: insert pgn: %w", err)
+		}
+	}
+	return nil
 }
 
 func insertEvents(ctx context.Context, tx *sql.Tx, events []Event) error {
