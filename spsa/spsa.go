@@ -360,6 +360,34 @@ func (t *Tune) Apply(b, wins, losses int) error {
 	return nil
 }
 
+// Clone returns an independent copy of the tune (to compute an update
+// before it is stored).
+func (t *Tune) Clone() *Tune {
+	c := *t
+	c.theta = append([]float64(nil), t.theta...)
+	return &c
+}
+
+// Restore sets where the tune stands: θ after updates updates over pairs
+// pairs (a tune's stored record). θ must be finite and in range.
+func (t *Tune) Restore(theta []float64, updates, pairs int) error {
+	if len(theta) != len(t.cfg.Params) {
+		return fmt.Errorf("theta has %d values for %d parameters", len(theta), len(t.cfg.Params))
+	}
+	for i, v := range theta {
+		p := &t.cfg.Params[i]
+		if math.IsNaN(v) || v < p.Min || v > p.Max {
+			return fmt.Errorf("param %s: theta %v is outside [min, max] = [%s, %s]", quote(p.Name), v, num(p.Min), num(p.Max))
+		}
+	}
+	if updates < 0 || updates > t.cfg.Batches() || pairs < 0 || pairs > t.cfg.Pairs {
+		return fmt.Errorf("%d updates over %d pairs: the tune has %d batches of %d pairs", updates, pairs, t.cfg.Batches(), t.cfg.Pairs)
+	}
+	copy(t.theta, theta)
+	t.update, t.pairs = updates, pairs
+	return nil
+}
+
 // Update is one applied batch result, as a tune's record keeps it.
 type Update struct {
 	Batch  int

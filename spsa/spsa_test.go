@@ -315,7 +315,9 @@ func TestOutOfOrderArrivalReplays(t *testing.T) {
 	if !equal(re.Theta(), tu.Theta()) {
 		t.Fatalf("replay of the recorded order: %v, the tune: %v", re.Theta(), tu.Theta())
 	}
-	// Another order of the same results is another tune.
+	// Another order of the same results is another tune: an update does
+	// not depend on θ, but where θ met a bound (A starts near its min, B
+	// near its max) the order decides what was clamped.
 	swapped := append([]Update(nil), order...)
 	swapped[0], swapped[len(swapped)-1] = swapped[len(swapped)-1], swapped[0]
 	if other, _ := Replay(cfg, swapped); equal(other.Theta(), tu.Theta()) {

@@ -68,12 +68,11 @@ const (
 )
 
 // CapGamePair is the capability a worker advertises to get batches.
-const CapGamePair = "game-pair"
+const CapGamePair = gamepair.Capability
 
-// DefaultReferenceNPS is the bench nps of the development machine (2 cores,
-// one thread of the `arbiter bench` search): tests that name no reference
-// speed are scaled to it.
-const DefaultReferenceNPS = 2_000_000
+// DefaultReferenceNPS is the speed tests that name no reference speed are
+// scaled to (gamepair.DefaultReferenceNPS).
+const DefaultReferenceNPS = gamepair.DefaultReferenceNPS
 
 // Config tunes the workload. Zero values take the defaults.
 type Config struct {

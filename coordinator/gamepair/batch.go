@@ -11,6 +11,14 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
+// Capability is what a worker advertises to get game-pair batches.
+const Capability = "game-pair"
+
+// DefaultReferenceNPS is the bench nps of the development machine (2 cores,
+// one thread of the `arbiter bench` search): jobs that name no reference
+// speed are scaled to it.
+const DefaultReferenceNPS = 2_000_000
+
 // UnitID is the unit id of batch idx of job jobID.
 func UnitID(jobID string, idx int) string { return jobID + "." + strconv.Itoa(idx) }
 
