@@ -18,8 +18,10 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spsa"
+	"github.com/arbiter-chess/arbiter/worker"
 )
 
 // Every bad tune is refused with BAD_INPUT naming the field, in a short
@@ -522,4 +524,31 @@ func TestConvergesThroughCore(t *testing.T) {
 		t.Errorf("flaky lost no lease: %v", rf)
 	}
 	t.Logf("θ %.1f after %d updates (optimum %v); trajectory points %v", theta, len(us), m.opt, j.GetSpsaProgress().GetTrajectoryUpdates())
+}
+
+// The batches of a tune of the embedded engine are played for real by the
+// worker's game runner: the engines accept the perturbed options, and the
+// results pass every check and are applied.
+func TestRealEngineBatches(t *testing.T) {
+	e := newEnv(t, Config{})
+	spec := tuneSpec(4, 2)
+	spec.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 300}}
+	id := e.create(spec)
+	a := e.worker("a", 0)
+	for range 2 {
+		g := e.mustLease(a)
+		res, err := worker.PlayBatch(context.Background(), batchOf(g), builtin.New)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.mustSubmit(a, g, res, core.Accepted)
+	}
+	j := e.job(id)
+	if j.GetState() != arbiterv1.JobState_JOB_STATE_DONE || j.GetSpsaProgress().GetGames() != 8 || len(e.updates(id)) != 2 {
+		t.Fatalf("after two real batches: %v", j.GetSpsaProgress())
+	}
+	n, err := e.st.CountPGNs(context.Background(), id)
+	if err != nil || n != 8 {
+		t.Errorf("%d games stored (%v), want 8", n, err)
+	}
 }
