@@ -2,7 +2,6 @@ package spsajob
 
 import (
 	"context"
-	"sync"
 
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
@@ -31,10 +30,6 @@ type checked struct {
 	openings []*arbiterv1.Opening // in the order of play
 	tune     *spsa.Tune           // at its start
 }
-
-// builtinOptions are the embedded engine's options, read once: a tune of
-// it is checked against them at submit.
-var builtinOptions = sync.OnceValues(spsa.BuiltinOptions)
 
 // paramsOf converts a spec's parameters.
 func paramsOf(spec *arbiterv1.SpsaSpec) []spsa.Param {
@@ -74,7 +69,7 @@ func (w *Workload) checkSpec(spec *arbiterv1.SpsaSpec, storedBatch int) (*checke
 		return nil, apierr.Invalid("%s", gamepair.Brief(err))
 	}
 	if matchspec.IsBuiltin(e) {
-		decls, err := builtinOptions()
+		decls, err := w.builtinOptions()
 		if err != nil {
 			return nil, apierr.New(apierr.Internal, apierr.ReasonInternal, "the embedded engine's options: %v", err)
 		}

@@ -122,6 +122,9 @@ type Workload struct {
 	problems []LoadProblem
 
 	events gamepair.EventQueue
+	// builtinOptions are the embedded engine's options, read once: a tune
+	// of it is checked against them at submit.
+	builtinOptions func() ([]spsa.OptionDecl, error)
 }
 
 // workerInfo is what snapshots show of a worker (the core's registry is
@@ -171,7 +174,7 @@ func (tr *trajectory) add(updates int, theta []float64) {
 func New(cfg Config) *Workload {
 	cfg.defaults()
 	w := &Workload{cfg: cfg, log: cfg.Logger, store: cfg.Store, host: cfg.Host,
-		tunes: make(map[string]*tune), workers: make(map[string]workerInfo)}
+		tunes: make(map[string]*tune), workers: make(map[string]workerInfo), builtinOptions: sync.OnceValues(spsa.BuiltinOptions)}
 	w.events.Init(cfg.Store, cfg.Logger)
 	return w
 }
