@@ -15,48 +15,78 @@ const maxPerftPly = 64
 // in any lifetime, and the ply stack is fixed).
 const MaxPerftDepth = 40
 
-// perftStack holds everything one thread's recursion needs, so the search
-// allocates nothing per node: positions are copied into the next slot
-// (copy-make) and move lists are reused.
+// perftStack holds what the statistics walk needs (it makes every leaf
+// move on a Position, to classify it): positions are copied into the next
+// slot (copy-make) and move lists are reused, so nothing is allocated per
+// node.
 type perftStack struct {
 	pos   [maxPerftPly]Position
 	moves [maxPerftPly]MoveList
-	table *PerftTable
 	stats *PerftStats
 }
 
-func (s *perftStack) perft(ply, depth int) uint64 {
-	p := &s.pos[ply]
-	if depth == 1 {
-		return uint64(p.countLegal())
+//go:generate go run ./internal/perftgen
+
+// perftCore is one thread's node counter: the generated per-side code of
+// perft_gen.go on perftBoards, with a move list per ply above the last two
+// and the thread's share of the table counters.
+type perftCore struct {
+	castle perftCastling
+	table  *PerftTable
+	stats  PerftTableStats
+	lists  [maxPerftPly]perftMoveList
+}
+
+func newPerftCore(p *Position, t *PerftTable) *perftCore {
+	return &perftCore{castle: newPerftCastling(p), table: t}
+}
+
+// flush adds the thread's table counters to the table's.
+func (c *perftCore) flush() {
+	if c.table != nil {
+		c.table.addStats(c.stats)
 	}
-	var k1, k2 uint64
-	if s.table != nil {
-		k1, k2 = p.key, p.hash2()
-		if n, ok := s.table.probe(k1, k2, depth); ok {
+}
+
+// perft counts the leaves depth plies below b (depth >= 1); ply indexes the
+// move lists.
+func (c *perftCore) perft(b *perftBoard, depth, ply int) uint64 {
+	if depth <= 2 {
+		if b.side == White {
+			if depth == 2 {
+				return c.perft2White(b)
+			}
+			return c.countWhite(b)
+		}
+		if depth == 2 {
+			return c.perft2Black(b)
+		}
+		return c.countBlack(b)
+	}
+	var h1, h2 uint64
+	if c.table != nil {
+		h1, h2 = c.table.hash(b)
+		c.stats.Probes++
+		if n, ok := c.table.probe(h1, h2, depth); ok {
+			c.stats.Hits++
 			return n
 		}
 	}
-	ml := &s.moves[ply]
-	p.GenerateMoves(ml)
-	child := &s.pos[ply+1]
-	var n uint64
-	if depth == 2 {
-		// The hottest loop: make each move and bulk-count the replies.
-		for _, m := range ml.Moves[:ml.N] {
-			*child = *p
-			child.MakeMove(m)
-			n += uint64(child.countLegal())
-		}
+	ml := &c.lists[ply]
+	if b.side == White {
+		c.genWhite(b, ml)
 	} else {
-		for _, m := range ml.Moves[:ml.N] {
-			*child = *p
-			child.MakeMove(m)
-			n += s.perft(ply+1, depth-1)
-		}
+		c.genBlack(b, ml)
 	}
-	if s.table != nil {
-		s.table.store(k1, k2, depth, n)
+	var n uint64
+	var child perftBoard // outside the loop, or escape analysis moves it to the heap
+	for _, m := range ml.moves[:ml.n] {
+		child = c.make(b, m)
+		n += c.perft(&child, depth-1, ply+1)
+	}
+	if c.table != nil {
+		c.table.store(h1, h2, depth, n)
+		c.stats.Stores++
 	}
 	return n
 }
@@ -73,9 +103,11 @@ func PerftWithTable(p *Position, depth int, t *PerftTable) uint64 {
 	if depth <= 0 {
 		return 1
 	}
-	s := &perftStack{table: t}
-	s.pos[0] = *p
-	return s.perft(0, depth)
+	c := newPerftCore(p, t)
+	b := newPerftBoard(p)
+	n := c.perft(&b, depth, 0)
+	c.flush()
+	return n
 }
 
 // PerftStats are the chessprogramming-wiki perft statistics of the leaves:
@@ -185,8 +217,9 @@ type DivideEntry struct {
 // PerftResult is the outcome of RunPerft.
 type PerftResult struct {
 	Nodes  Count
-	Divide []DivideEntry // one per legal root move, in UCI order
-	Stats  *PerftStats   // when asked
+	Divide []DivideEntry    // one per legal root move, in UCI order
+	Stats  *PerftStats      // when asked
+	Hash   *PerftTableStats // this run's use of the table, when there is one
 }
 
 type perftTask struct {
@@ -208,6 +241,9 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 	var res PerftResult
 	if opt.Stats {
 		res.Stats = &PerftStats{}
+	} else if opt.Table != nil {
+		res.Hash = &PerftTableStats{}
+		opt.Table.newGeneration()
 	}
 	if depth <= 0 {
 		res.Nodes = CountOf(1)
@@ -258,10 +294,12 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st := &perftStack{table: opt.Table}
+			var st *perftStack
+			var core *perftCore
 			if opt.Stats {
-				st.table = nil
-				st.stats = &PerftStats{}
+				st = &perftStack{stats: &PerftStats{}}
+			} else {
+				core = newPerftCore(&p, opt.Table)
 			}
 			for ctx.Err() == nil {
 				i := int(next.Add(1) - 1)
@@ -269,21 +307,22 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 					break
 				}
 				t := &tasks[i]
-				st.pos[0] = t.pos
 				var n uint64
 				switch {
 				case t.depth == 0:
 					n = 1
-					if st.stats != nil {
+					if st != nil {
 						// Leaf at the root's children: classify it as a move.
 						n = 0
 					}
-				case st.stats != nil:
+				case st != nil:
+					st.pos[0] = t.pos
 					before := st.stats.Nodes
 					st.perftStats(0, t.depth)
 					n = st.stats.Nodes - before
 				default:
-					n = st.perft(0, t.depth)
+					b := newPerftBoard(&t.pos)
+					n = core.perft(&b, t.depth, 0)
 				}
 				counts[i] = n
 				if opt.Progress != nil {
@@ -295,11 +334,15 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 					opt.Progress(snapshot)
 				}
 			}
-			if st.stats != nil {
-				done.Lock()
+			done.Lock()
+			if st != nil {
 				res.Stats.Add(st.stats)
-				done.Unlock()
 			}
+			if core != nil && core.table != nil {
+				core.flush()
+				res.Hash.add(core.stats)
+			}
+			done.Unlock()
 		}()
 	}
 	wg.Wait()

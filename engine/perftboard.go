@@ -1,0 +1,296 @@
+package engine
+
+import "math/bits"
+
+// The perft core: a board made only of bitboards, and the generated,
+// per-side move counters and generators in perft_gen.go (written by
+// internal/perftgen from perft.go.tmpl). Position stays the engine's board
+// for everything else; the core exists because perft spends almost all its
+// time in one loop (make a move, count the replies) and pays for anything
+// that loop does not need: the square-indexed board, the incremental Zobrist
+// key, the move clocks.
+//
+// Invariants of a perftBoard (set up by newPerftRoot from a valid Position,
+// kept by the make functions):
+//   - pieces[t] & colors[c] describe the placement; pieces[NoPieceType] is 0;
+//   - ep is the en-passant target square as a one-bit set, only when a
+//     pawn of the side to move attacks it (as in Position), else 0;
+//   - castling holds the rights, and a right is held only while its king and
+//     rook stand on the squares the perftCastling of the search says;
+//   - rooks records the castling rooks' squares of the root position (fixed
+//     for the whole search), so that two boards that compare equal byte for
+//     byte (and so hash equal) have the same legal moves even in Chess960,
+//     where the same placement and rights can mean other rooks.
+type perftBoard struct {
+	pieces   [7]Bitboard
+	colors   [2]Bitboard
+	ep       Bitboard
+	castling uint8
+	side     Color
+	_        [2]byte
+	rooks    uint32 // the root's castleRook squares of its rights, 8 bits each
+}
+
+// perftCastling is what castling needs within one search: the squares of
+// each right, fixed by the root position (rights are only ever lost).
+type perftCastling struct {
+	// loss[s] is the rights lost by a move from or to s (a king or a
+	// castling rook leaving, a rook captured at home).
+	loss [64]uint8
+	// Per right (WhiteOO, WhiteOOO, BlackOO, BlackOOO order):
+	empty  [4]Bitboard // squares that must be empty, king and rook excluded
+	path   [4]Bitboard // squares the king crosses or lands on, start excluded
+	lift   [4]Bitboard // king and rook: lifted off the board for the attack test
+	kingFT [4]Bitboard // king from | to (to = from is possible in Chess960)
+	rookFT [4]Bitboard
+}
+
+func newPerftCastling(p *Position) perftCastling {
+	var c perftCastling
+	for i := 0; i < 4; i++ {
+		if p.castling&(1<<i) == 0 {
+			continue
+		}
+		color := Color(i / 2)
+		ksq, rsq := p.kingSq[color], p.castleRook[i]
+		kto, rto := castleKingTo[i], castleRookTo[i]
+		cm := castleMasks[i][ksq.File()][rsq.File()]
+		c.empty[i] = cm.mustBeEmpty
+		c.path[i] = cm.kingPath
+		c.lift[i] = ksq.Bit() | rsq.Bit()
+		c.kingFT[i] = ksq.Bit() ^ kto.Bit()
+		c.rookFT[i] = rsq.Bit() ^ rto.Bit()
+		c.loss[rsq] |= 1 << i
+		c.loss[ksq] |= 1 << i
+	}
+	return c
+}
+
+// newPerftBoard converts a Position (its invariants give the board's).
+func newPerftBoard(p *Position) perftBoard {
+	b := perftBoard{pieces: p.pieces, colors: p.colors, castling: p.castling, side: p.side}
+	b.pieces[NoPieceType] = 0
+	if p.ep != NoSquare {
+		b.ep = p.ep.Bit()
+	}
+	for i := 0; i < 4; i++ {
+		if p.castling&(1<<i) != 0 {
+			b.rooks |= uint32(p.castleRook[i]) << (8 * i)
+		}
+	}
+	return b
+}
+
+// A perftMove is a move of the core's lists: from, to, the moving piece's
+// type and its kind (a promotion carries the new piece type).
+type perftMove uint32
+
+const (
+	pmNormal    = 0
+	pmPromotion = 1
+	pmEnPassant = 2
+	pmCastle    = 3
+)
+
+func newPerftMove(from, to Square, pt PieceType, kind uint32) perftMove {
+	return perftMove(uint32(from) | uint32(to)<<6 | uint32(pt)<<12 | kind<<15)
+}
+
+func (m perftMove) from() Square         { return Square(m & 63) }
+func (m perftMove) to() Square           { return Square(m>>6) & 63 }
+func (m perftMove) pieceType() PieceType { return PieceType(m>>12) & 7 }
+func (m perftMove) kind() uint32         { return uint32(m>>15) & 3 }
+
+// perftMoveList holds one ply's moves; a castling move keeps its right in
+// the to field's place of the piece type (see castleMove).
+type perftMoveList struct {
+	moves [256]perftMove
+	n     int
+}
+
+func (l *perftMoveList) add(m perftMove) {
+	l.moves[l.n&255] = m
+	l.n++
+}
+
+// make plays m on b (copy-make: b is left alone). Used above the last two
+// plies, where speed matters little; the hot plies use the generated code.
+func (c *perftCore) make(b *perftBoard, m perftMove) perftBoard {
+	child := *b
+	us := b.side
+	them := us ^ 1
+	from, to := m.from(), m.to()
+	fb, tb := from.Bit(), to.Bit()
+	child.ep = 0
+	switch m.kind() {
+	case pmNormal:
+		child.capture(them, tb)
+		child.pieces[m.pieceType()] ^= fb | tb
+		child.colors[us] ^= fb | tb
+		if m.pieceType() == Pawn && (from^to) == 16 {
+			ep := Square((int(from) + int(to)) / 2)
+			if pawnAttacks[us][ep]&b.pieces[Pawn]&b.colors[them] != 0 {
+				child.ep = ep.Bit()
+			}
+		}
+	case pmPromotion:
+		child.capture(them, tb)
+		child.pieces[Pawn] ^= fb
+		child.pieces[m.pieceType()] ^= tb
+		child.colors[us] ^= fb | tb
+	case pmEnPassant:
+		capBB := pawnPush(tb, them)
+		child.pieces[Pawn] ^= fb | tb | capBB
+		child.colors[us] ^= fb | tb
+		child.colors[them] ^= capBB
+	case pmCastle:
+		i := int(to) // castleMove stores the right in the to field
+		child.pieces[King] ^= c.castle.kingFT[i]
+		child.pieces[Rook] ^= c.castle.rookFT[i]
+		child.colors[us] ^= c.castle.kingFT[i] ^ c.castle.rookFT[i]
+		child.castling &^= castleRightsOf(us)
+		child.side = them
+		return child
+	}
+	if child.castling != 0 {
+		child.castling &^= c.castle.loss[from] | c.castle.loss[to]
+	}
+	child.side = them
+	return child
+}
+
+// capture removes whatever of colour them stands on tb (maybe nothing);
+// branch-free, since a capture is no rarer than a quiet move's mispredict.
+func (b *perftBoard) capture(them Color, tb Bitboard) {
+	b.pieces[Pawn] &^= tb
+	b.pieces[Knight] &^= tb
+	b.pieces[Bishop] &^= tb
+	b.pieces[Rook] &^= tb
+	b.pieces[Queen] &^= tb
+	b.colors[them] &^= tb
+}
+
+// castleRightsOf returns both rights of colour c.
+func castleRightsOf(c Color) uint8 {
+	if c == White {
+		return WhiteOO | WhiteOOO
+	}
+	return BlackOO | BlackOOO
+}
+
+// Side-relative pawn geometry. Each takes its colour as a constant in the
+// generated code, so after inlining only one branch remains.
+
+// pawnPush moves a set of pawns one rank forward for colour c.
+func pawnPush(b Bitboard, c Color) Bitboard {
+	if c == White {
+		return b << 8
+	}
+	return b >> 8
+}
+
+// pawnBack is pawnPush's inverse: from a push's destination to its origin.
+func pawnBack(b Bitboard, c Color) Bitboard {
+	if c == White {
+		return b >> 8
+	}
+	return b << 8
+}
+
+// pawnWest and pawnEast are the squares c's pawns capture towards the a-file
+// and towards the h-file.
+func pawnWest(b Bitboard, c Color) Bitboard {
+	if c == White {
+		return (b &^ fileA) << 7
+	}
+	return (b &^ fileA) >> 9
+}
+
+func pawnEast(b Bitboard, c Color) Bitboard {
+	if c == White {
+		return (b &^ fileH) << 9
+	}
+	return (b &^ fileH) >> 7
+}
+
+// westFrom and eastFrom map a capture's destination back to its origin.
+func westFrom(s Square, c Color) Square {
+	if c == White {
+		return s - 7
+	}
+	return s + 9
+}
+
+func eastFrom(s Square, c Color) Square {
+	if c == White {
+		return s - 9
+	}
+	return s + 7
+}
+
+func pushFrom(s Square, c Color) Square {
+	if c == White {
+		return s - 8
+	}
+	return s + 8
+}
+
+// relRank returns rank r (0 = first) as seen by colour c.
+func relRank(r int, c Color) Bitboard {
+	if c == White {
+		return rank1 << (8 * r)
+	}
+	return rank1 << (8 * (7 - r))
+}
+
+// popCount is Bitboard.Count as a uint64, for the counters' sums.
+func popCount(b Bitboard) uint64 { return uint64(bits.OnesCount64(uint64(b))) }
+
+// addPawn adds a pawn move, as four promotions when it reaches promo.
+func (l *perftMoveList) addPawn(from, to Square, promo Bitboard) {
+	if promo&to.Bit() == 0 {
+		l.add(newPerftMove(from, to, Pawn, pmNormal))
+		return
+	}
+	for pt := Queen; pt >= Knight; pt-- {
+		l.add(newPerftMove(from, to, pt, pmPromotion))
+	}
+}
+
+// attacked reports whether colour by attacks s with occupancy occ.
+func (b *perftBoard) attacked(s Square, by Color, occ Bitboard) bool {
+	s &= 63
+	them := b.colors[by]
+	if (knightAttacks[s]&b.pieces[Knight]|pawnAttacks[by^1][s]&b.pieces[Pawn]|kingAttacks[s]&b.pieces[King])&them != 0 {
+		return true
+	}
+	return BishopAttacks(s, occ)&(b.pieces[Bishop]|b.pieces[Queen])&them != 0 ||
+		RookAttacks(s, occ)&(b.pieces[Rook]|b.pieces[Queen])&them != 0
+}
+
+// legalCastles returns which of rights (the side to move's, held, and the
+// king not in check) can be played now: the squares between king and rook
+// and their destinations empty, and no square the king crosses or lands on
+// attacked once king and rook are lifted (a Chess960 rook may have shielded
+// the king's destination).
+func (c *perftCore) legalCastles(b *perftBoard, rights uint8, them Color, occ Bitboard) uint8 {
+	var legal uint8
+	for r := rights; r != 0; r &= r - 1 {
+		i := bits.TrailingZeros8(r) & 3
+		if occ&c.castle.empty[i] != 0 {
+			continue
+		}
+		o := occ &^ c.castle.lift[i]
+		ok := true
+		for path := c.castle.path[i]; path != 0; {
+			if b.attacked(popFirst(&path), them, o) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			legal |= 1 << i
+		}
+	}
+	return legal
+}
