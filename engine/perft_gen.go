@@ -177,10 +177,26 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 	var n uint64
 	var child perftBoard
 	theirRights := b.castling & castleRightsOf(them)
+	// Moves that leave the replies unchanged are only counted (nh), and
+	// multiplied by the count after a null move at the end; see
+	// perftHarmless. In check there are none.
+	hm := perftHarmless{badFrom: ^Bitboard(0)}
+	if checkers == 0 {
+		c.harmlessWhite(b, &hm)
+	}
+	var nh uint64
+	kingH := Bitboard(0)
+	if hm.badFrom&king == 0 {
+		kingH = ^(occ | hm.badTo | hm.kingT)
+	}
 	from := ksq
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
 		if knightAttacks[s]&theirN == 0 && BishopAttacks(s, kingOcc)&theirBQ == 0 && RookAttacks(s, kingOcc)&theirRQ == 0 {
+			if kingH&s.Bit() != 0 {
+				nh++
+				continue
+			}
 			child = *b
 			child.capture(them, s.Bit())
 			child.pieces[King] ^= from.Bit() | s.Bit()
@@ -207,7 +223,13 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 	orth := (b.pieces[Rook] | b.pieces[Queen]) & ours
 	for bb := b.pieces[Knight] & free; bb != 0; {
 		from := popFirst(&bb) & 63
-		for t := knightAttacks[from] & targets; t != 0; {
+		t := knightAttacks[from] & targets
+		if hm.badFrom&from.Bit() == 0 {
+			h := t &^ (occ | hm.badTo | hm.knightT)
+			nh += popCount(h)
+			t ^= h
+		}
+		for t != 0 {
 			s := popFirst(&t) & 63
 			child = *b
 			child.capture(them, s.Bit())
@@ -233,6 +255,22 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 		pt := Bishop
 		if b.pieces[Queen]&from.Bit() != 0 {
 			pt = Queen
+		}
+		if hm.badFrom&from.Bit() == 0 {
+			// A slider is harmless where it attacks none of their king's
+			// squares and is on no line with their king.
+			cand := t &^ (occ | hm.badTo | hm.diagK)
+			if pt == Queen {
+				cand &^= hm.orthK
+			}
+			for cand != 0 {
+				s := popFirst(&cand) & 63
+				o := occ ^ from.Bit() ^ s.Bit()
+				if BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || RookAttacks(s, o)&hm.zone == 0) {
+					nh++
+					t ^= s.Bit()
+				}
+			}
 		}
 		for t != 0 {
 			s := popFirst(&t) & 63
@@ -260,6 +298,22 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 		pt := Rook
 		if b.pieces[Queen]&from.Bit() != 0 {
 			pt = Queen
+		}
+		if hm.badFrom&from.Bit() == 0 {
+			// A slider is harmless where it attacks none of their king's
+			// squares and is on no line with their king.
+			cand := t &^ (occ | hm.badTo | hm.orthK)
+			if pt == Queen {
+				cand &^= hm.diagK
+			}
+			for cand != 0 {
+				s := popFirst(&cand) & 63
+				o := occ ^ from.Bit() ^ s.Bit()
+				if RookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
+					nh++
+					t ^= s.Bit()
+				}
+			}
 		}
 		for t != 0 {
 			s := popFirst(&t) & 63
@@ -298,6 +352,17 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 		}
 	}
 	promo := relRank(7, us)
+	if checkers == 0 {
+		// Harmless pushes: from a square not in badFrom, over (for a double
+		// push) and to squares not in badTo, and not attacking their king's
+		// squares from there.
+		safe := pawnPush(pawns&^hm.badFrom, us) &^ hm.badTo
+		h1 := push1 & safe &^ (hm.pawnT | promo)
+		h2 := push2 & pawnPush(safe, us) &^ (hm.badTo | hm.pawnT)
+		nh += popCount(h1) + popCount(h2)
+		push1 ^= h1
+		push2 ^= h2
+	}
 	for t := push1 &^ promo; t != 0; {
 		s := popFirst(&t) & 63
 		from := pushFrom(s, us) & 63
@@ -402,7 +467,92 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			n += c.countBlack(&child)
 		}
 	}
+	if nh != 0 {
+		child = *b
+		child.ep = 0
+		n += nh * c.countBlack(&child)
+	}
 	return n
+}
+
+// harmlessWhite fills h for b, White to move and not in check.
+func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
+	const us, them = White, Black
+	ours, theirs := b.colors[us], b.colors[them]
+	occ := ours | theirs
+	theirPawns := b.pieces[Pawn] & theirs
+	tk := (b.pieces[King] & theirs).First() & 63
+	// Squares whose occupancy their moves depend on: their pawns' captures
+	// and pushes (a double push's target only when it is reachable), their
+	// sliders' attacks (rays end at the first piece), their king's
+	// squares, and the squares their castling needs empty. Knights are not
+	// here: a knight's move to a square is one move whether it captures or
+	// not.
+	push := pawnPush(theirPawns, them)
+	bad := pawnWest(theirPawns, them) | pawnEast(theirPawns, them) | kingAttacks[tk] |
+		push | pawnPush(push&^occ&relRank(2, them), them)
+	for x := (b.pieces[Bishop] | b.pieces[Queen]) & theirs; x != 0; {
+		bad |= BishopAttacks(popFirst(&x), occ)
+	}
+	for x := (b.pieces[Rook] | b.pieces[Queen]) & theirs; x != 0; {
+		bad |= RookAttacks(popFirst(&x), occ)
+	}
+	// The squares where our attacks decide their moves: where their king
+	// can go, and the squares its castling crosses.
+	zone := kingAttacks[tk] &^ theirs
+	for r := b.castling & castleRightsOf(them); r != 0; r &= r - 1 {
+		i := bits.TrailingZeros8(r) & 3
+		bad |= c.castle.empty[i]
+		zone |= c.castle.path[i]
+	}
+	var knightT, pawnT, kingT Bitboard
+	for z := zone | tk.Bit(); z != 0; {
+		s := popFirst(&z) & 63
+		knightT |= knightAttacks[s]
+		pawnT |= pawnAttacks[them][s]
+		kingT |= kingAttacks[s]
+	}
+	// Our pieces that attack the zone or their king must stay.
+	badFrom := bad | (knightT&b.pieces[Knight]|pawnT&b.pieces[Pawn]|kingT&b.pieces[King])&ours
+	badTo := bad
+	// Our sliders: on a line with their king, the whole line between is
+	// off limits (checks and pins, through any number of pieces); towards
+	// a zone square, an open line must stay open and a line closed by one
+	// piece must keep it.
+	for x := (b.pieces[Bishop] | b.pieces[Queen]) & ours; x != 0; {
+		s := popFirst(&x) & 63
+		if bishopRays[s]&tk.Bit() != 0 {
+			badFrom |= betweenBB[tk][s] | s.Bit()
+			badTo |= betweenBB[tk][s]
+		}
+		for z := bishopRays[s] & zone; z != 0; {
+			nk := popFirst(&z) & 63
+			if seg := betweenBB[nk][s] & occ; seg == 0 {
+				badTo |= betweenBB[nk][s]
+				badFrom |= s.Bit()
+			} else if seg&(seg-1) == 0 {
+				badFrom |= seg
+			}
+		}
+	}
+	for x := (b.pieces[Rook] | b.pieces[Queen]) & ours; x != 0; {
+		s := popFirst(&x) & 63
+		if rookRays[s]&tk.Bit() != 0 {
+			badFrom |= betweenBB[tk][s] | s.Bit()
+			badTo |= betweenBB[tk][s]
+		}
+		for z := rookRays[s] & zone; z != 0; {
+			nk := popFirst(&z) & 63
+			if seg := betweenBB[nk][s] & occ; seg == 0 {
+				badTo |= betweenBB[nk][s]
+				badFrom |= s.Bit()
+			} else if seg&(seg-1) == 0 {
+				badFrom |= seg
+			}
+		}
+	}
+	*h = perftHarmless{badFrom: badFrom, badTo: badTo, zone: zone, knightT: knightT, pawnT: pawnT, kingT: kingT,
+		diagK: bishopRays[tk], orthK: rookRays[tk]}
 }
 
 // promotionsWhite counts the replies to the four promotions from → to.
@@ -748,10 +898,26 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 	var n uint64
 	var child perftBoard
 	theirRights := b.castling & castleRightsOf(them)
+	// Moves that leave the replies unchanged are only counted (nh), and
+	// multiplied by the count after a null move at the end; see
+	// perftHarmless. In check there are none.
+	hm := perftHarmless{badFrom: ^Bitboard(0)}
+	if checkers == 0 {
+		c.harmlessBlack(b, &hm)
+	}
+	var nh uint64
+	kingH := Bitboard(0)
+	if hm.badFrom&king == 0 {
+		kingH = ^(occ | hm.badTo | hm.kingT)
+	}
 	from := ksq
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
 		if knightAttacks[s]&theirN == 0 && BishopAttacks(s, kingOcc)&theirBQ == 0 && RookAttacks(s, kingOcc)&theirRQ == 0 {
+			if kingH&s.Bit() != 0 {
+				nh++
+				continue
+			}
 			child = *b
 			child.capture(them, s.Bit())
 			child.pieces[King] ^= from.Bit() | s.Bit()
@@ -778,7 +944,13 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 	orth := (b.pieces[Rook] | b.pieces[Queen]) & ours
 	for bb := b.pieces[Knight] & free; bb != 0; {
 		from := popFirst(&bb) & 63
-		for t := knightAttacks[from] & targets; t != 0; {
+		t := knightAttacks[from] & targets
+		if hm.badFrom&from.Bit() == 0 {
+			h := t &^ (occ | hm.badTo | hm.knightT)
+			nh += popCount(h)
+			t ^= h
+		}
+		for t != 0 {
 			s := popFirst(&t) & 63
 			child = *b
 			child.capture(them, s.Bit())
@@ -804,6 +976,22 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 		pt := Bishop
 		if b.pieces[Queen]&from.Bit() != 0 {
 			pt = Queen
+		}
+		if hm.badFrom&from.Bit() == 0 {
+			// A slider is harmless where it attacks none of their king's
+			// squares and is on no line with their king.
+			cand := t &^ (occ | hm.badTo | hm.diagK)
+			if pt == Queen {
+				cand &^= hm.orthK
+			}
+			for cand != 0 {
+				s := popFirst(&cand) & 63
+				o := occ ^ from.Bit() ^ s.Bit()
+				if BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || RookAttacks(s, o)&hm.zone == 0) {
+					nh++
+					t ^= s.Bit()
+				}
+			}
 		}
 		for t != 0 {
 			s := popFirst(&t) & 63
@@ -831,6 +1019,22 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 		pt := Rook
 		if b.pieces[Queen]&from.Bit() != 0 {
 			pt = Queen
+		}
+		if hm.badFrom&from.Bit() == 0 {
+			// A slider is harmless where it attacks none of their king's
+			// squares and is on no line with their king.
+			cand := t &^ (occ | hm.badTo | hm.orthK)
+			if pt == Queen {
+				cand &^= hm.diagK
+			}
+			for cand != 0 {
+				s := popFirst(&cand) & 63
+				o := occ ^ from.Bit() ^ s.Bit()
+				if RookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
+					nh++
+					t ^= s.Bit()
+				}
+			}
 		}
 		for t != 0 {
 			s := popFirst(&t) & 63
@@ -869,6 +1073,17 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 		}
 	}
 	promo := relRank(7, us)
+	if checkers == 0 {
+		// Harmless pushes: from a square not in badFrom, over (for a double
+		// push) and to squares not in badTo, and not attacking their king's
+		// squares from there.
+		safe := pawnPush(pawns&^hm.badFrom, us) &^ hm.badTo
+		h1 := push1 & safe &^ (hm.pawnT | promo)
+		h2 := push2 & pawnPush(safe, us) &^ (hm.badTo | hm.pawnT)
+		nh += popCount(h1) + popCount(h2)
+		push1 ^= h1
+		push2 ^= h2
+	}
 	for t := push1 &^ promo; t != 0; {
 		s := popFirst(&t) & 63
 		from := pushFrom(s, us) & 63
@@ -973,7 +1188,92 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			n += c.countWhite(&child)
 		}
 	}
+	if nh != 0 {
+		child = *b
+		child.ep = 0
+		n += nh * c.countWhite(&child)
+	}
 	return n
+}
+
+// harmlessBlack fills h for b, Black to move and not in check.
+func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
+	const us, them = Black, White
+	ours, theirs := b.colors[us], b.colors[them]
+	occ := ours | theirs
+	theirPawns := b.pieces[Pawn] & theirs
+	tk := (b.pieces[King] & theirs).First() & 63
+	// Squares whose occupancy their moves depend on: their pawns' captures
+	// and pushes (a double push's target only when it is reachable), their
+	// sliders' attacks (rays end at the first piece), their king's
+	// squares, and the squares their castling needs empty. Knights are not
+	// here: a knight's move to a square is one move whether it captures or
+	// not.
+	push := pawnPush(theirPawns, them)
+	bad := pawnWest(theirPawns, them) | pawnEast(theirPawns, them) | kingAttacks[tk] |
+		push | pawnPush(push&^occ&relRank(2, them), them)
+	for x := (b.pieces[Bishop] | b.pieces[Queen]) & theirs; x != 0; {
+		bad |= BishopAttacks(popFirst(&x), occ)
+	}
+	for x := (b.pieces[Rook] | b.pieces[Queen]) & theirs; x != 0; {
+		bad |= RookAttacks(popFirst(&x), occ)
+	}
+	// The squares where our attacks decide their moves: where their king
+	// can go, and the squares its castling crosses.
+	zone := kingAttacks[tk] &^ theirs
+	for r := b.castling & castleRightsOf(them); r != 0; r &= r - 1 {
+		i := bits.TrailingZeros8(r) & 3
+		bad |= c.castle.empty[i]
+		zone |= c.castle.path[i]
+	}
+	var knightT, pawnT, kingT Bitboard
+	for z := zone | tk.Bit(); z != 0; {
+		s := popFirst(&z) & 63
+		knightT |= knightAttacks[s]
+		pawnT |= pawnAttacks[them][s]
+		kingT |= kingAttacks[s]
+	}
+	// Our pieces that attack the zone or their king must stay.
+	badFrom := bad | (knightT&b.pieces[Knight]|pawnT&b.pieces[Pawn]|kingT&b.pieces[King])&ours
+	badTo := bad
+	// Our sliders: on a line with their king, the whole line between is
+	// off limits (checks and pins, through any number of pieces); towards
+	// a zone square, an open line must stay open and a line closed by one
+	// piece must keep it.
+	for x := (b.pieces[Bishop] | b.pieces[Queen]) & ours; x != 0; {
+		s := popFirst(&x) & 63
+		if bishopRays[s]&tk.Bit() != 0 {
+			badFrom |= betweenBB[tk][s] | s.Bit()
+			badTo |= betweenBB[tk][s]
+		}
+		for z := bishopRays[s] & zone; z != 0; {
+			nk := popFirst(&z) & 63
+			if seg := betweenBB[nk][s] & occ; seg == 0 {
+				badTo |= betweenBB[nk][s]
+				badFrom |= s.Bit()
+			} else if seg&(seg-1) == 0 {
+				badFrom |= seg
+			}
+		}
+	}
+	for x := (b.pieces[Rook] | b.pieces[Queen]) & ours; x != 0; {
+		s := popFirst(&x) & 63
+		if rookRays[s]&tk.Bit() != 0 {
+			badFrom |= betweenBB[tk][s] | s.Bit()
+			badTo |= betweenBB[tk][s]
+		}
+		for z := rookRays[s] & zone; z != 0; {
+			nk := popFirst(&z) & 63
+			if seg := betweenBB[nk][s] & occ; seg == 0 {
+				badTo |= betweenBB[nk][s]
+				badFrom |= s.Bit()
+			} else if seg&(seg-1) == 0 {
+				badFrom |= seg
+			}
+		}
+	}
+	*h = perftHarmless{badFrom: badFrom, badTo: badTo, zone: zone, knightT: knightT, pawnT: pawnT, kingT: kingT,
+		diagK: bishopRays[tk], orthK: rookRays[tk]}
 }
 
 // promotionsBlack counts the replies to the four promotions from → to.

@@ -294,3 +294,33 @@ func (c *perftCore) legalCastles(b *perftBoard, rights uint8, them Color, occ Bi
 	}
 	return legal
 }
+
+// perftHarmless finds the moves after which the opponent has exactly the
+// legal moves it would have after a null move (the side to move passing):
+// perft2 counts those with one count of the null-move position instead of
+// one per move. MPerft calls this null-move counting. A move qualifies when
+// it is quiet (no capture, castling, e.p. or promotion) and changes nothing
+// the replies depend on:
+//   - the occupancy of no square that decides their moves (badFrom and
+//     badTo hold their pawns' captures and pushes, their sliders' attacks,
+//     their king's squares, the squares their castling needs empty);
+//   - our attacks on no square of the zone (where their king can step, the
+//     squares its castling crosses) and on their king: the moving piece
+//     attacks none of them from where it lands (knightT, pawnT, kingT are
+//     the squares from which a knight, pawn or king would; sliders are
+//     tested exactly, and may not stand on a line with their king at all),
+//     did not attack them from where it stood (badFrom), and neither opens
+//     nor closes a line of another slider of ours towards them (badFrom,
+//     badTo);
+//   - no e.p. capture for them: a double push may not pass a square their
+//     pawns attack (badTo).
+// We are not in check (perft2 passes none then), so they are not in check
+// in either position, and our own castling rights do not matter to them.
+// Each rule errs on the safe side; TestPerftCoreAgrees compares perft 2
+// with the plain count on every test position.
+type perftHarmless struct {
+	badFrom, badTo        Bitboard
+	zone                  Bitboard
+	knightT, pawnT, kingT Bitboard
+	diagK, orthK          Bitboard // the lines through their king
+}
