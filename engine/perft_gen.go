@@ -131,7 +131,16 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 		}
 	}
 	if checkers == 0 && b.castling&castleRightsOf(us) != 0 {
-		n += uint64(bits.OnesCount8(c.legalCastles(b, b.castling&castleRightsOf(us), them, occ)))
+		// Castling (not in check, a right held): most often a piece between
+		// king and rook already says no, so that is tested inline.
+		canOO := b.castling&(1<<0) != 0 && occ&c.castle.right[0].empty == 0 && c.castleLegal(b, 0, them, occ)
+		canOOO := b.castling&(1<<1) != 0 && occ&c.castle.right[1].empty == 0 && c.castleLegal(b, 1, them, occ)
+		if canOO {
+			n++
+		}
+		if canOOO {
+			n++
+		}
 	}
 	return n
 }
@@ -456,12 +465,19 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 		}
 	}
 	if checkers == 0 && b.castling&castleRightsOf(us) != 0 {
-		for r := c.legalCastles(b, b.castling&castleRightsOf(us), them, occ); r != 0; r &= r - 1 {
-			i := bits.TrailingZeros8(r) & 3
+		// Castling (not in check, a right held): most often a piece between
+		// king and rook already says no, so that is tested inline.
+		canOO := b.castling&(1<<0) != 0 && occ&c.castle.right[0].empty == 0 && c.castleLegal(b, 0, them, occ)
+		canOOO := b.castling&(1<<1) != 0 && occ&c.castle.right[1].empty == 0 && c.castleLegal(b, 1, them, occ)
+		for i, ok := range [2]bool{canOO, canOOO} {
+			if !ok {
+				continue
+			}
+			r := &c.castle.right[0+i&3]
 			child = *b
-			child.pieces[King] ^= c.castle.kingFT[i]
-			child.pieces[Rook] ^= c.castle.rookFT[i]
-			child.colors[us] ^= c.castle.kingFT[i] ^ c.castle.rookFT[i]
+			child.pieces[King] ^= r.kingFT
+			child.pieces[Rook] ^= r.rookFT
+			child.colors[us] ^= r.kingFT ^ r.rookFT
 			child.ep = 0
 			child.castling = theirRights
 			n += c.countBlack(&child)
@@ -502,8 +518,8 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	zone := kingAttacks[tk] &^ theirs
 	for r := b.castling & castleRightsOf(them); r != 0; r &= r - 1 {
 		i := bits.TrailingZeros8(r) & 3
-		bad |= c.castle.empty[i]
-		zone |= c.castle.path[i]
+		bad |= c.castle.right[i].empty
+		zone |= c.castle.right[i].path
 	}
 	var knightT, pawnT, kingT Bitboard
 	for z := zone | tk.Bit(); z != 0; {
@@ -730,8 +746,15 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 		}
 	}
 	if checkers == 0 && b.castling&castleRightsOf(us) != 0 {
-		for r := c.legalCastles(b, b.castling&castleRightsOf(us), them, occ); r != 0; r &= r - 1 {
-			ml.add(newPerftMove(ksq, Square(bits.TrailingZeros8(r)), King, pmCastle))
+		// Castling (not in check, a right held): most often a piece between
+		// king and rook already says no, so that is tested inline.
+		canOO := b.castling&(1<<0) != 0 && occ&c.castle.right[0].empty == 0 && c.castleLegal(b, 0, them, occ)
+		canOOO := b.castling&(1<<1) != 0 && occ&c.castle.right[1].empty == 0 && c.castleLegal(b, 1, them, occ)
+		if canOO {
+			ml.add(newPerftMove(ksq, 0, King, pmCastle))
+		}
+		if canOOO {
+			ml.add(newPerftMove(ksq, 1, King, pmCastle))
 		}
 	}
 }
@@ -852,7 +875,16 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 		}
 	}
 	if checkers == 0 && b.castling&castleRightsOf(us) != 0 {
-		n += uint64(bits.OnesCount8(c.legalCastles(b, b.castling&castleRightsOf(us), them, occ)))
+		// Castling (not in check, a right held): most often a piece between
+		// king and rook already says no, so that is tested inline.
+		canOO := b.castling&(1<<2) != 0 && occ&c.castle.right[2].empty == 0 && c.castleLegal(b, 2, them, occ)
+		canOOO := b.castling&(1<<3) != 0 && occ&c.castle.right[3].empty == 0 && c.castleLegal(b, 3, them, occ)
+		if canOO {
+			n++
+		}
+		if canOOO {
+			n++
+		}
 	}
 	return n
 }
@@ -1177,12 +1209,19 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 		}
 	}
 	if checkers == 0 && b.castling&castleRightsOf(us) != 0 {
-		for r := c.legalCastles(b, b.castling&castleRightsOf(us), them, occ); r != 0; r &= r - 1 {
-			i := bits.TrailingZeros8(r) & 3
+		// Castling (not in check, a right held): most often a piece between
+		// king and rook already says no, so that is tested inline.
+		canOO := b.castling&(1<<2) != 0 && occ&c.castle.right[2].empty == 0 && c.castleLegal(b, 2, them, occ)
+		canOOO := b.castling&(1<<3) != 0 && occ&c.castle.right[3].empty == 0 && c.castleLegal(b, 3, them, occ)
+		for i, ok := range [2]bool{canOO, canOOO} {
+			if !ok {
+				continue
+			}
+			r := &c.castle.right[2+i&3]
 			child = *b
-			child.pieces[King] ^= c.castle.kingFT[i]
-			child.pieces[Rook] ^= c.castle.rookFT[i]
-			child.colors[us] ^= c.castle.kingFT[i] ^ c.castle.rookFT[i]
+			child.pieces[King] ^= r.kingFT
+			child.pieces[Rook] ^= r.rookFT
+			child.colors[us] ^= r.kingFT ^ r.rookFT
 			child.ep = 0
 			child.castling = theirRights
 			n += c.countWhite(&child)
@@ -1223,8 +1262,8 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	zone := kingAttacks[tk] &^ theirs
 	for r := b.castling & castleRightsOf(them); r != 0; r &= r - 1 {
 		i := bits.TrailingZeros8(r) & 3
-		bad |= c.castle.empty[i]
-		zone |= c.castle.path[i]
+		bad |= c.castle.right[i].empty
+		zone |= c.castle.right[i].path
 	}
 	var knightT, pawnT, kingT Bitboard
 	for z := zone | tk.Bit(); z != 0; {
@@ -1451,8 +1490,15 @@ func (c *perftCore) genBlack(b *perftBoard, ml *perftMoveList) {
 		}
 	}
 	if checkers == 0 && b.castling&castleRightsOf(us) != 0 {
-		for r := c.legalCastles(b, b.castling&castleRightsOf(us), them, occ); r != 0; r &= r - 1 {
-			ml.add(newPerftMove(ksq, Square(bits.TrailingZeros8(r)), King, pmCastle))
+		// Castling (not in check, a right held): most often a piece between
+		// king and rook already says no, so that is tested inline.
+		canOO := b.castling&(1<<2) != 0 && occ&c.castle.right[2].empty == 0 && c.castleLegal(b, 2, them, occ)
+		canOOO := b.castling&(1<<3) != 0 && occ&c.castle.right[3].empty == 0 && c.castleLegal(b, 3, them, occ)
+		if canOO {
+			ml.add(newPerftMove(ksq, 2, King, pmCastle))
+		}
+		if canOOO {
+			ml.add(newPerftMove(ksq, 3, King, pmCastle))
 		}
 	}
 }

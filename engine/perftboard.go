@@ -36,13 +36,21 @@ type perftBoard struct {
 type perftCastling struct {
 	// loss[s] is the rights lost by a move from or to s (a king or a
 	// castling rook leaving, a rook captured at home).
-	loss [64]uint8
-	// Per right (WhiteOO, WhiteOOO, BlackOO, BlackOOO order):
-	empty  [4]Bitboard // squares that must be empty, king and rook excluded
-	path   [4]Bitboard // squares the king crosses or lands on, start excluded
-	lift   [4]Bitboard // king and rook: lifted off the board for the attack test
-	kingFT [4]Bitboard // king from | to (to = from is possible in Chess960)
-	rookFT [4]Bitboard
+	loss  [64]uint8
+	right [4]perftCastleRight // WhiteOO, WhiteOOO, BlackOO, BlackOOO
+}
+
+// perftCastleRight is one castling right's geometry.
+type perftCastleRight struct {
+	empty  Bitboard // squares that must be empty, king and rook excluded
+	path   Bitboard // squares the king crosses or lands on, start excluded
+	lift   Bitboard // king and rook: lifted off the board for the attack test
+	kingFT Bitboard // king from | to (to = from is possible in Chess960)
+	rookFT Bitboard
+	// Where an enemy knight, pawn or king would attack the path, and the
+	// lines through it on which an enemy slider might.
+	knights, pawns, kings Bitboard
+	diag, orth            Bitboard
 }
 
 func newPerftCastling(p *Position) perftCastling {
@@ -55,15 +63,58 @@ func newPerftCastling(p *Position) perftCastling {
 		ksq, rsq := p.kingSq[color], p.castleRook[i]
 		kto, rto := castleKingTo[i], castleRookTo[i]
 		cm := castleMasks[i][ksq.File()][rsq.File()]
-		c.empty[i] = cm.mustBeEmpty
-		c.path[i] = cm.kingPath
-		c.lift[i] = ksq.Bit() | rsq.Bit()
-		c.kingFT[i] = ksq.Bit() ^ kto.Bit()
-		c.rookFT[i] = rsq.Bit() ^ rto.Bit()
+		r := &c.right[i]
+		r.empty, r.path = cm.mustBeEmpty, cm.kingPath
+		r.lift = ksq.Bit() | rsq.Bit()
+		r.kingFT = ksq.Bit() ^ kto.Bit()
+		r.rookFT = rsq.Bit() ^ rto.Bit()
+		for path := r.path; path != 0; {
+			s := popFirst(&path)
+			r.knights |= knightAttacks[s]
+			r.pawns |= pawnAttacks[color][s]
+			r.kings |= kingAttacks[s]
+			r.diag |= bishopRays[s]
+			r.orth |= rookRays[s]
+		}
 		c.loss[rsq] |= 1 << i
 		c.loss[ksq] |= 1 << i
 	}
 	return c
+}
+
+// castleLegal reports whether right i of the side to move (held, not in
+// check, them the other side) can be played: the squares between king and
+// rook and their destinations empty, and no square the king crosses or
+// lands on attacked once king and rook are lifted (a Chess960 rook may
+// have shielded the king's destination).
+func (c *perftCore) castleLegal(b *perftBoard, i int, them Color, occ Bitboard) bool {
+	r := &c.castle.right[i&3]
+	if occ&r.empty != 0 {
+		return false
+	}
+	theirs := b.colors[them]
+	if (r.knights&b.pieces[Knight]|r.pawns&b.pieces[Pawn]|r.kings&b.pieces[King])&theirs != 0 {
+		return false
+	}
+	bq := (b.pieces[Bishop] | b.pieces[Queen]) & theirs & r.diag
+	rq := (b.pieces[Rook] | b.pieces[Queen]) & theirs & r.orth
+	if bq|rq == 0 {
+		return true
+	}
+	// Usually one slider stands on such a line: look from it at the whole
+	// path rather than from each path square.
+	o := occ &^ r.lift
+	for x := bq; x != 0; {
+		if BishopAttacks(popFirst(&x), o)&r.path != 0 {
+			return false
+		}
+	}
+	for x := rq; x != 0; {
+		if RookAttacks(popFirst(&x), o)&r.path != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // newPerftBoard converts a Position (its invariants give the board's).
@@ -144,10 +195,10 @@ func (c *perftCore) make(b *perftBoard, m perftMove) perftBoard {
 		child.colors[us] ^= fb | tb
 		child.colors[them] ^= capBB
 	case pmCastle:
-		i := int(to) // castleMove stores the right in the to field
-		child.pieces[King] ^= c.castle.kingFT[i]
-		child.pieces[Rook] ^= c.castle.rookFT[i]
-		child.colors[us] ^= c.castle.kingFT[i] ^ c.castle.rookFT[i]
+		r := &c.castle.right[to&3] // a castling move keeps its right in the to field
+		child.pieces[King] ^= r.kingFT
+		child.pieces[Rook] ^= r.rookFT
+		child.colors[us] ^= r.kingFT ^ r.rookFT
 		child.castling &^= castleRightsOf(us)
 		child.side = them
 		return child
@@ -255,44 +306,6 @@ func (l *perftMoveList) addPawn(from, to Square, promo Bitboard) {
 	for pt := Queen; pt >= Knight; pt-- {
 		l.add(newPerftMove(from, to, pt, pmPromotion))
 	}
-}
-
-// attacked reports whether colour by attacks s with occupancy occ.
-func (b *perftBoard) attacked(s Square, by Color, occ Bitboard) bool {
-	s &= 63
-	them := b.colors[by]
-	if (knightAttacks[s]&b.pieces[Knight]|pawnAttacks[by^1][s]&b.pieces[Pawn]|kingAttacks[s]&b.pieces[King])&them != 0 {
-		return true
-	}
-	return BishopAttacks(s, occ)&(b.pieces[Bishop]|b.pieces[Queen])&them != 0 ||
-		RookAttacks(s, occ)&(b.pieces[Rook]|b.pieces[Queen])&them != 0
-}
-
-// legalCastles returns which of rights (the side to move's, held, and the
-// king not in check) can be played now: the squares between king and rook
-// and their destinations empty, and no square the king crosses or lands on
-// attacked once king and rook are lifted (a Chess960 rook may have shielded
-// the king's destination).
-func (c *perftCore) legalCastles(b *perftBoard, rights uint8, them Color, occ Bitboard) uint8 {
-	var legal uint8
-	for r := rights; r != 0; r &= r - 1 {
-		i := bits.TrailingZeros8(r) & 3
-		if occ&c.castle.empty[i] != 0 {
-			continue
-		}
-		o := occ &^ c.castle.lift[i]
-		ok := true
-		for path := c.castle.path[i]; path != 0; {
-			if b.attacked(popFirst(&path), them, o) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			legal |= 1 << i
-		}
-	}
-	return legal
 }
 
 // perftHarmless finds the moves after which the opponent has exactly the

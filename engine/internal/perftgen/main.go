@@ -19,8 +19,12 @@ import (
 var source string
 
 // side is what the template sees: the side to move and its opponent, as
-// the names of the engine's Color constants.
-type side struct{ Us, Them string }
+// the names of the engine's Color constants, and the indexes of the side's
+// castling rights (towards the h-file, towards the a-file).
+type side struct {
+	Us, Them string
+	OO, OOO  int
+}
 
 // generate returns the formatted Go source.
 func generate() ([]byte, error) {
@@ -29,7 +33,7 @@ func generate() ([]byte, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, []side{{"White", "Black"}, {"Black", "White"}}); err != nil {
+	if err := tmpl.Execute(&buf, []side{{"White", "Black", 0, 1}, {"Black", "White", 2, 3}}); err != nil {
 		return nil, err
 	}
 	out, err := format.Source(buf.Bytes())
