@@ -34,11 +34,24 @@ type perftCore struct {
 	castle perftCastling
 	table  *PerftTable
 	stats  PerftTableStats
-	lists  [maxPerftPly]perftMoveList
+	sink   uint64 // keeps the bucket-touching loads of expand alive
+	// keys[ply] holds the table hashes of the children at ply (with a
+	// table only).
+	keys  [][maxPerftMoves][2]uint64
+	lists [MaxPerftDepth]perftMoveList
 }
 
-func newPerftCore(p *Position, t *PerftTable) *perftCore {
-	return &perftCore{castle: newPerftCastling(p), table: t}
+// maxPerftMoves bounds the legal moves of a position (218 is the most known).
+const maxPerftMoves = 256
+
+// newPerftCore returns a counter for p and the positions below it, down to
+// depth plies.
+func newPerftCore(p *Position, t *PerftTable, depth int) *perftCore {
+	c := &perftCore{castle: newPerftCastling(p), table: t}
+	if t != nil && depth > 2 {
+		c.keys = make([][maxPerftMoves][2]uint64, depth-2)
+	}
+	return c
 }
 
 // flush adds the thread's table counters to the table's.
@@ -48,29 +61,37 @@ func (c *perftCore) flush() {
 	}
 }
 
-// perft counts the leaves depth plies below b (depth >= 1); ply indexes the
-// move lists.
-func (c *perftCore) perft(b *perftBoard, depth, ply int) uint64 {
-	if depth <= 2 {
-		if b.side == White {
-			if depth == 2 {
-				return c.perft2White(b)
-			}
-			return c.countWhite(b)
-		}
-		if depth == 2 {
-			return c.perft2Black(b)
-		}
-		return c.countBlack(b)
+// perft counts the leaves depth plies below b (depth >= 1), through the
+// table when there is one.
+func (c *perftCore) perft(b *perftBoard, depth int) uint64 {
+	if depth < 2 || c.table == nil {
+		return c.expand(b, depth, 0)
 	}
-	var h1, h2 uint64
-	if c.table != nil {
-		h1, h2 = c.table.hash(b)
-		c.stats.Probes++
-		if n, ok := c.table.probe(h1, h2, depth); ok {
-			c.stats.Hits++
-			return n
-		}
+	h1, h2 := c.table.hash(b)
+	c.stats.Probes++
+	if n, ok := c.table.probe(h1, h2, depth); ok {
+		c.stats.Hits++
+		return n
+	}
+	n := c.expand(b, depth, 0)
+	c.table.store(h1, h2, depth, n)
+	c.stats.Stores++
+	return n
+}
+
+// expand counts the leaves depth plies below b, which the table (if any)
+// did not have; its children of depth 2 or more go through the table.
+// ply indexes the move lists and key arrays.
+func (c *perftCore) expand(b *perftBoard, depth, ply int) uint64 {
+	switch {
+	case depth == 1 && b.side == White:
+		return c.countWhite(b)
+	case depth == 1:
+		return c.countBlack(b)
+	case depth == 2 && b.side == White:
+		return c.perft2White(b)
+	case depth == 2:
+		return c.perft2Black(b)
 	}
 	ml := &c.lists[ply]
 	if b.side == White {
@@ -78,15 +99,42 @@ func (c *perftCore) perft(b *perftBoard, depth, ply int) uint64 {
 	} else {
 		c.genBlack(b, ml)
 	}
+	moves := ml.moves[:ml.n]
 	var n uint64
-	var child perftBoard // outside the loop, or escape analysis moves it to the heap
-	for _, m := range ml.moves[:ml.n] {
-		child = c.make(b, m)
-		n += c.perft(&child, depth-1, ply+1)
+	var child perftBoard // outside the loops, or escape analysis moves it to the heap
+	if c.table == nil {
+		for _, m := range moves {
+			child = c.make(b, m)
+			n += c.expand(&child, depth-1, ply+1)
+		}
+		return n
 	}
-	if c.table != nil {
-		c.table.store(h1, h2, depth, n)
+	// Hash every child, then touch every child's bucket before probing
+	// any: the loads miss the cache independently and overlap, where
+	// probing one child after the other would wait for each miss in turn.
+	keys := &c.keys[ply]
+	for i, m := range moves {
+		child = c.make(b, m)
+		keys[i&(maxPerftMoves-1)][0], keys[i&(maxPerftMoves-1)][1] = c.table.hash(&child)
+	}
+	var touched uint64
+	for i := range moves {
+		touched += c.table.touch(keys[i&(maxPerftMoves-1)][0])
+	}
+	c.sink += touched
+	for i, m := range moves {
+		k := &keys[i&(maxPerftMoves-1)]
+		c.stats.Probes++
+		if cn, ok := c.table.probe(k[0], k[1], depth-1); ok {
+			c.stats.Hits++
+			n += cn
+			continue
+		}
+		child = c.make(b, m)
+		cn := c.expand(&child, depth-1, ply+1)
+		c.table.store(k[0], k[1], depth-1, cn)
 		c.stats.Stores++
+		n += cn
 	}
 	return n
 }
@@ -103,9 +151,9 @@ func PerftWithTable(p *Position, depth int, t *PerftTable) uint64 {
 	if depth <= 0 {
 		return 1
 	}
-	c := newPerftCore(p, t)
+	c := newPerftCore(p, t, depth)
 	b := newPerftBoard(p)
-	n := c.perft(&b, depth, 0)
+	n := c.perft(&b, depth)
 	c.flush()
 	return n
 }
@@ -299,7 +347,7 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 			if opt.Stats {
 				st = &perftStack{stats: &PerftStats{}}
 			} else {
-				core = newPerftCore(&p, opt.Table)
+				core = newPerftCore(&p, opt.Table, depth)
 			}
 			for ctx.Err() == nil {
 				i := int(next.Add(1) - 1)
@@ -322,7 +370,7 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 					n = st.stats.Nodes - before
 				default:
 					b := newPerftBoard(&t.pos)
-					n = core.perft(&b, t.depth, 0)
+					n = core.perft(&b, t.depth)
 				}
 				counts[i] = n
 				if opt.Progress != nil {

@@ -327,6 +327,7 @@ func (l *perftMoveList) addPawn(from, to Square, promo Bitboard) {
 //     badTo);
 //   - no e.p. capture for them: a double push may not pass a square their
 //     pawns attack (badTo).
+//
 // We are not in check (perft2 passes none then), so they are not in check
 // in either position, and our own castling rights do not matter to them.
 // Each rule errs on the safe side; TestPerftCoreAgrees compares perft 2

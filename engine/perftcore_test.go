@@ -70,7 +70,7 @@ func TestPerftCoreAgrees(t *testing.T) {
 	var ml perftMoveList
 	for i := range positions {
 		p := &positions[i]
-		c := newPerftCore(p, nil)
+		c := newPerftCore(p, nil, 2)
 		b := newPerftBoard(p)
 		want := p.LegalMoves()
 		if n := coreCount(c, &b); n != uint64(len(want)) {
