@@ -55,7 +55,7 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 	var n uint64
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && BishopAttacks(s, kingOcc)&theirBQ == 0 && RookAttacks(s, kingOcc)&theirRQ == 0 {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
 			n++
 		}
 	}
@@ -201,7 +201,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 	from := ksq
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && BishopAttacks(s, kingOcc)&theirBQ == 0 && RookAttacks(s, kingOcc)&theirRQ == 0 {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
 			if kingH&s.Bit() != 0 {
 				nh++
 				continue
@@ -632,7 +632,7 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 	ml.n = 0
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && BishopAttacks(s, kingOcc)&theirBQ == 0 && RookAttacks(s, kingOcc)&theirRQ == 0 {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
 			ml.add(newPerftMove(ksq, s, King, pmNormal))
 		}
 	}
@@ -799,7 +799,7 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 	var n uint64
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && BishopAttacks(s, kingOcc)&theirBQ == 0 && RookAttacks(s, kingOcc)&theirRQ == 0 {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
 			n++
 		}
 	}
@@ -945,7 +945,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 	from := ksq
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && BishopAttacks(s, kingOcc)&theirBQ == 0 && RookAttacks(s, kingOcc)&theirRQ == 0 {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
 			if kingH&s.Bit() != 0 {
 				nh++
 				continue
@@ -1376,7 +1376,7 @@ func (c *perftCore) genBlack(b *perftBoard, ml *perftMoveList) {
 	ml.n = 0
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && BishopAttacks(s, kingOcc)&theirBQ == 0 && RookAttacks(s, kingOcc)&theirRQ == 0 {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
 			ml.add(newPerftMove(ksq, s, King, pmNormal))
 		}
 	}
