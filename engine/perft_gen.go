@@ -131,10 +131,23 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 		}
 	}
 	if checkers == 0 && b.castling&castleRightsOf(us) != 0 {
-		// Castling (not in check, a right held): most often a piece between
-		// king and rook already says no, so that is tested inline.
-		canOO := b.castling&(1<<0) != 0 && occ&c.castle.right[0].empty == 0 && c.castleLegal(b, 0, them, occ)
-		canOOO := b.castling&(1<<1) != 0 && occ&c.castle.right[1].empty == 0 && c.castleLegal(b, 1, them, occ)
+		// Castling (not in check, a right held): the squares between king and
+		// rook must be empty and the king's path not attacked with king and
+		// rook lifted (see perftCastleRight); a slider is looked up only when
+		// one stands on a line through the path.
+		canOO, canOOO := false, false
+		if b.castling&(1<<0) != 0 {
+			r := &c.castle.right[0]
+			if occ&r.empty == 0 && (r.knights&theirN|r.pawns&theirPawns|r.kings&b.pieces[King]&theirs) == 0 {
+				canOO = theirBQ&r.diag|theirRQ&r.orth == 0 || castleClear(r, occ, theirBQ&r.diag, theirRQ&r.orth)
+			}
+		}
+		if b.castling&(1<<1) != 0 {
+			r := &c.castle.right[1]
+			if occ&r.empty == 0 && (r.knights&theirN|r.pawns&theirPawns|r.kings&b.pieces[King]&theirs) == 0 {
+				canOOO = theirBQ&r.diag|theirRQ&r.orth == 0 || castleClear(r, occ, theirBQ&r.diag, theirRQ&r.orth)
+			}
+		}
 		if canOO {
 			n++
 		}
@@ -465,10 +478,23 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 		}
 	}
 	if checkers == 0 && b.castling&castleRightsOf(us) != 0 {
-		// Castling (not in check, a right held): most often a piece between
-		// king and rook already says no, so that is tested inline.
-		canOO := b.castling&(1<<0) != 0 && occ&c.castle.right[0].empty == 0 && c.castleLegal(b, 0, them, occ)
-		canOOO := b.castling&(1<<1) != 0 && occ&c.castle.right[1].empty == 0 && c.castleLegal(b, 1, them, occ)
+		// Castling (not in check, a right held): the squares between king and
+		// rook must be empty and the king's path not attacked with king and
+		// rook lifted (see perftCastleRight); a slider is looked up only when
+		// one stands on a line through the path.
+		canOO, canOOO := false, false
+		if b.castling&(1<<0) != 0 {
+			r := &c.castle.right[0]
+			if occ&r.empty == 0 && (r.knights&theirN|r.pawns&theirPawns|r.kings&b.pieces[King]&theirs) == 0 {
+				canOO = theirBQ&r.diag|theirRQ&r.orth == 0 || castleClear(r, occ, theirBQ&r.diag, theirRQ&r.orth)
+			}
+		}
+		if b.castling&(1<<1) != 0 {
+			r := &c.castle.right[1]
+			if occ&r.empty == 0 && (r.knights&theirN|r.pawns&theirPawns|r.kings&b.pieces[King]&theirs) == 0 {
+				canOOO = theirBQ&r.diag|theirRQ&r.orth == 0 || castleClear(r, occ, theirBQ&r.diag, theirRQ&r.orth)
+			}
+		}
 		for i, ok := range [2]bool{canOO, canOOO} {
 			if !ok {
 				continue
@@ -746,10 +772,23 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 		}
 	}
 	if checkers == 0 && b.castling&castleRightsOf(us) != 0 {
-		// Castling (not in check, a right held): most often a piece between
-		// king and rook already says no, so that is tested inline.
-		canOO := b.castling&(1<<0) != 0 && occ&c.castle.right[0].empty == 0 && c.castleLegal(b, 0, them, occ)
-		canOOO := b.castling&(1<<1) != 0 && occ&c.castle.right[1].empty == 0 && c.castleLegal(b, 1, them, occ)
+		// Castling (not in check, a right held): the squares between king and
+		// rook must be empty and the king's path not attacked with king and
+		// rook lifted (see perftCastleRight); a slider is looked up only when
+		// one stands on a line through the path.
+		canOO, canOOO := false, false
+		if b.castling&(1<<0) != 0 {
+			r := &c.castle.right[0]
+			if occ&r.empty == 0 && (r.knights&theirN|r.pawns&theirPawns|r.kings&b.pieces[King]&theirs) == 0 {
+				canOO = theirBQ&r.diag|theirRQ&r.orth == 0 || castleClear(r, occ, theirBQ&r.diag, theirRQ&r.orth)
+			}
+		}
+		if b.castling&(1<<1) != 0 {
+			r := &c.castle.right[1]
+			if occ&r.empty == 0 && (r.knights&theirN|r.pawns&theirPawns|r.kings&b.pieces[King]&theirs) == 0 {
+				canOOO = theirBQ&r.diag|theirRQ&r.orth == 0 || castleClear(r, occ, theirBQ&r.diag, theirRQ&r.orth)
+			}
+		}
 		if canOO {
 			ml.add(newPerftMove(ksq, 0, King, pmCastle))
 		}
@@ -875,10 +914,23 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 		}
 	}
 	if checkers == 0 && b.castling&castleRightsOf(us) != 0 {
-		// Castling (not in check, a right held): most often a piece between
-		// king and rook already says no, so that is tested inline.
-		canOO := b.castling&(1<<2) != 0 && occ&c.castle.right[2].empty == 0 && c.castleLegal(b, 2, them, occ)
-		canOOO := b.castling&(1<<3) != 0 && occ&c.castle.right[3].empty == 0 && c.castleLegal(b, 3, them, occ)
+		// Castling (not in check, a right held): the squares between king and
+		// rook must be empty and the king's path not attacked with king and
+		// rook lifted (see perftCastleRight); a slider is looked up only when
+		// one stands on a line through the path.
+		canOO, canOOO := false, false
+		if b.castling&(1<<2) != 0 {
+			r := &c.castle.right[2]
+			if occ&r.empty == 0 && (r.knights&theirN|r.pawns&theirPawns|r.kings&b.pieces[King]&theirs) == 0 {
+				canOO = theirBQ&r.diag|theirRQ&r.orth == 0 || castleClear(r, occ, theirBQ&r.diag, theirRQ&r.orth)
+			}
+		}
+		if b.castling&(1<<3) != 0 {
+			r := &c.castle.right[3]
+			if occ&r.empty == 0 && (r.knights&theirN|r.pawns&theirPawns|r.kings&b.pieces[King]&theirs) == 0 {
+				canOOO = theirBQ&r.diag|theirRQ&r.orth == 0 || castleClear(r, occ, theirBQ&r.diag, theirRQ&r.orth)
+			}
+		}
 		if canOO {
 			n++
 		}
@@ -1209,10 +1261,23 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 		}
 	}
 	if checkers == 0 && b.castling&castleRightsOf(us) != 0 {
-		// Castling (not in check, a right held): most often a piece between
-		// king and rook already says no, so that is tested inline.
-		canOO := b.castling&(1<<2) != 0 && occ&c.castle.right[2].empty == 0 && c.castleLegal(b, 2, them, occ)
-		canOOO := b.castling&(1<<3) != 0 && occ&c.castle.right[3].empty == 0 && c.castleLegal(b, 3, them, occ)
+		// Castling (not in check, a right held): the squares between king and
+		// rook must be empty and the king's path not attacked with king and
+		// rook lifted (see perftCastleRight); a slider is looked up only when
+		// one stands on a line through the path.
+		canOO, canOOO := false, false
+		if b.castling&(1<<2) != 0 {
+			r := &c.castle.right[2]
+			if occ&r.empty == 0 && (r.knights&theirN|r.pawns&theirPawns|r.kings&b.pieces[King]&theirs) == 0 {
+				canOO = theirBQ&r.diag|theirRQ&r.orth == 0 || castleClear(r, occ, theirBQ&r.diag, theirRQ&r.orth)
+			}
+		}
+		if b.castling&(1<<3) != 0 {
+			r := &c.castle.right[3]
+			if occ&r.empty == 0 && (r.knights&theirN|r.pawns&theirPawns|r.kings&b.pieces[King]&theirs) == 0 {
+				canOOO = theirBQ&r.diag|theirRQ&r.orth == 0 || castleClear(r, occ, theirBQ&r.diag, theirRQ&r.orth)
+			}
+		}
 		for i, ok := range [2]bool{canOO, canOOO} {
 			if !ok {
 				continue
@@ -1490,10 +1555,23 @@ func (c *perftCore) genBlack(b *perftBoard, ml *perftMoveList) {
 		}
 	}
 	if checkers == 0 && b.castling&castleRightsOf(us) != 0 {
-		// Castling (not in check, a right held): most often a piece between
-		// king and rook already says no, so that is tested inline.
-		canOO := b.castling&(1<<2) != 0 && occ&c.castle.right[2].empty == 0 && c.castleLegal(b, 2, them, occ)
-		canOOO := b.castling&(1<<3) != 0 && occ&c.castle.right[3].empty == 0 && c.castleLegal(b, 3, them, occ)
+		// Castling (not in check, a right held): the squares between king and
+		// rook must be empty and the king's path not attacked with king and
+		// rook lifted (see perftCastleRight); a slider is looked up only when
+		// one stands on a line through the path.
+		canOO, canOOO := false, false
+		if b.castling&(1<<2) != 0 {
+			r := &c.castle.right[2]
+			if occ&r.empty == 0 && (r.knights&theirN|r.pawns&theirPawns|r.kings&b.pieces[King]&theirs) == 0 {
+				canOO = theirBQ&r.diag|theirRQ&r.orth == 0 || castleClear(r, occ, theirBQ&r.diag, theirRQ&r.orth)
+			}
+		}
+		if b.castling&(1<<3) != 0 {
+			r := &c.castle.right[3]
+			if occ&r.empty == 0 && (r.knights&theirN|r.pawns&theirPawns|r.kings&b.pieces[King]&theirs) == 0 {
+				canOOO = theirBQ&r.diag|theirRQ&r.orth == 0 || castleClear(r, occ, theirBQ&r.diag, theirRQ&r.orth)
+			}
+		}
 		if canOO {
 			ml.add(newPerftMove(ksq, 2, King, pmCastle))
 		}

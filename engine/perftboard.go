@@ -82,27 +82,12 @@ func newPerftCastling(p *Position) perftCastling {
 	return c
 }
 
-// castleLegal reports whether right i of the side to move (held, not in
-// check, them the other side) can be played: the squares between king and
-// rook and their destinations empty, and no square the king crosses or
-// lands on attacked once king and rook are lifted (a Chess960 rook may
-// have shielded the king's destination).
-func (c *perftCore) castleLegal(b *perftBoard, i int, them Color, occ Bitboard) bool {
-	r := &c.castle.right[i&3]
-	if occ&r.empty != 0 {
-		return false
-	}
-	theirs := b.colors[them]
-	if (r.knights&b.pieces[Knight]|r.pawns&b.pieces[Pawn]|r.kings&b.pieces[King])&theirs != 0 {
-		return false
-	}
-	bq := (b.pieces[Bishop] | b.pieces[Queen]) & theirs & r.diag
-	rq := (b.pieces[Rook] | b.pieces[Queen]) & theirs & r.orth
-	if bq|rq == 0 {
-		return true
-	}
-	// Usually one slider stands on such a line: look from it at the whole
-	// path rather than from each path square.
+// castleClear reports whether none of the sliders bq (diagonal) and rq
+// (orthogonal) attacks r's path once king and rook are lifted (a Chess960
+// rook may have shielded the king's destination). Usually one slider
+// stands on such a line: look from it at the whole path rather than from
+// each path square.
+func castleClear(r *perftCastleRight, occ, bq, rq Bitboard) bool {
 	o := occ &^ r.lift
 	for x := bq; x != 0; {
 		if BishopAttacks(popFirst(&x), o)&r.path != 0 {
