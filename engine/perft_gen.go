@@ -541,18 +541,18 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	}
 	// The squares where our attacks decide their moves: where their king
 	// can go, and the squares its castling crosses.
+	// Where a knight, pawn or king of ours would attack them: from tables
+	// for the king's square and its neighbours (a neighbour of their own
+	// only makes the test stricter), plus the castling paths.
 	zone := kingAttacks[tk] &^ theirs
+	knightT, pawnT, kingT := kingZone[tk].knights, kingZone[tk].pawns[them], kingZone[tk].kings
 	for r := b.castling & castleRightsOf(them); r != 0; r &= r - 1 {
-		i := bits.TrailingZeros8(r) & 3
-		bad |= c.castle.right[i].empty
-		zone |= c.castle.right[i].path
-	}
-	var knightT, pawnT, kingT Bitboard
-	for z := zone | tk.Bit(); z != 0; {
-		s := popFirst(&z) & 63
-		knightT |= knightAttacks[s]
-		pawnT |= pawnAttacks[them][s]
-		kingT |= kingAttacks[s]
+		cr := &c.castle.right[bits.TrailingZeros8(r)&3]
+		bad |= cr.empty
+		zone |= cr.path
+		knightT |= cr.knights
+		pawnT |= cr.pawns
+		kingT |= cr.kings
 	}
 	// Our pieces that attack the zone or their king must stay.
 	badFrom := bad | (knightT&b.pieces[Knight]|pawnT&b.pieces[Pawn]|kingT&b.pieces[King])&ours
@@ -1324,18 +1324,18 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	}
 	// The squares where our attacks decide their moves: where their king
 	// can go, and the squares its castling crosses.
+	// Where a knight, pawn or king of ours would attack them: from tables
+	// for the king's square and its neighbours (a neighbour of their own
+	// only makes the test stricter), plus the castling paths.
 	zone := kingAttacks[tk] &^ theirs
+	knightT, pawnT, kingT := kingZone[tk].knights, kingZone[tk].pawns[them], kingZone[tk].kings
 	for r := b.castling & castleRightsOf(them); r != 0; r &= r - 1 {
-		i := bits.TrailingZeros8(r) & 3
-		bad |= c.castle.right[i].empty
-		zone |= c.castle.right[i].path
-	}
-	var knightT, pawnT, kingT Bitboard
-	for z := zone | tk.Bit(); z != 0; {
-		s := popFirst(&z) & 63
-		knightT |= knightAttacks[s]
-		pawnT |= pawnAttacks[them][s]
-		kingT |= kingAttacks[s]
+		cr := &c.castle.right[bits.TrailingZeros8(r)&3]
+		bad |= cr.empty
+		zone |= cr.path
+		knightT |= cr.knights
+		pawnT |= cr.pawns
+		kingT |= cr.kings
 	}
 	// Our pieces that attack the zone or their king must stay.
 	badFrom := bad | (knightT&b.pieces[Knight]|pawnT&b.pieces[Pawn]|kingT&b.pieces[King])&ours

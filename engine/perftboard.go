@@ -323,3 +323,23 @@ type perftHarmless struct {
 	knightT, pawnT, kingT Bitboard
 	diagK, orthK          Bitboard // the lines through their king
 }
+
+// kingZone[s] holds, for a king on s, the squares from which a knight, a
+// pawn (by the king's colour: of the other side) or a king attacks s or a
+// square next to it.
+var kingZone [64]struct {
+	knights, kings Bitboard
+	pawns          [2]Bitboard
+}
+
+func init() {
+	for s := Square(0); s < 64; s++ {
+		for z := kingAttacks[s] | s.Bit(); z != 0; {
+			n := popFirst(&z)
+			kingZone[s].knights |= knightAttacks[n]
+			kingZone[s].kings |= kingAttacks[n]
+			kingZone[s].pawns[White] |= pawnAttacks[White][n]
+			kingZone[s].pawns[Black] |= pawnAttacks[Black][n]
+		}
+	}
+}
