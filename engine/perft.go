@@ -34,7 +34,8 @@ type perftCore struct {
 	castle perftCastling
 	table  *PerftTable
 	stats  PerftTableStats
-	sink   uint64 // keeps the bucket-touching loads of expand alive
+	sink   uint64        // keeps the bucket-touching loads of expand alive
+	harm   perftHarmless // perft2's, one at a time
 	// keys[ply] holds the table hashes of the children at ply (with a
 	// table only).
 	keys  [][maxPerftMoves][2]uint64

@@ -199,14 +199,16 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 	var n uint64
 	var child perftBoard
 	theirRights := b.castling & castleRightsOf(them)
-	// Moves that leave the replies unchanged are only counted (nh), and
-	// multiplied by the count after a null move at the end; see
-	// perftHarmless. In check there are none.
-	hm := perftHarmless{badFrom: ^Bitboard(0)}
+	// Moves whose replies are those after a null move, but for the moves
+	// of some of their sliders and pawns, are only counted (nh) with the
+	// difference (delta, mod 2^64); the count after a null move is added
+	// nh times at the end. See perftHarmless. In check there are none.
+	hm := &c.harm
+	hm.badFrom = ^Bitboard(0)
 	if checkers == 0 {
-		c.harmlessWhite(b, &hm)
+		c.harmlessWhite(b, hm)
 	}
-	var nh uint64
+	var nh, delta uint64
 	kingH := Bitboard(0)
 	if hm.badFrom&king == 0 {
 		kingH = ^(occ | hm.badTo | hm.kingT)
@@ -217,6 +219,9 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
 			if kingH&s.Bit() != 0 {
 				nh++
+				if (king|s.Bit())&hm.sens != 0 {
+					delta += c.deltaWhite(b, hm, king|s.Bit())
+				}
 				continue
 			}
 			child = *b
@@ -250,6 +255,12 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			h := t &^ (occ | hm.badTo | hm.knightT)
 			nh += popCount(h)
 			t ^= h
+			if from.Bit()&hm.sens == 0 {
+				h &= hm.sens
+			}
+			for h != 0 {
+				delta += c.deltaWhite(b, hm, from.Bit()|popFirst(&h).Bit())
+			}
 		}
 		for t != 0 {
 			s := popFirst(&t) & 63
@@ -291,6 +302,9 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 				if BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || RookAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
+					if (from.Bit()|s.Bit())&hm.sens != 0 {
+						delta += c.deltaWhite(b, hm, from.Bit()|s.Bit())
+					}
 				}
 			}
 		}
@@ -334,6 +348,9 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 				if RookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
+					if (from.Bit()|s.Bit())&hm.sens != 0 {
+						delta += c.deltaWhite(b, hm, from.Bit()|s.Bit())
+					}
 				}
 			}
 		}
@@ -378,12 +395,22 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 		// Harmless pushes: from a square not in badFrom, over (for a double
 		// push) and to squares not in badTo, and not attacking their king's
 		// squares from there.
+		// A double push may not pass a square their pawns attack (it
+		// would give them an e.p. capture).
 		safe := pawnPush(pawns&^hm.badFrom, us) &^ hm.badTo
 		h1 := push1 & safe &^ (hm.pawnT | promo)
-		h2 := push2 & pawnPush(safe, us) &^ (hm.badTo | hm.pawnT)
+		h2 := push2 & pawnPush(safe&^hm.pawnAtt, us) &^ (hm.badTo | hm.pawnT)
 		nh += popCount(h1) + popCount(h2)
 		push1 ^= h1
 		push2 ^= h2
+		for h := h1 & (hm.sens | pawnPush(hm.sens, us)); h != 0; {
+			s := popFirst(&h)
+			delta += c.deltaWhite(b, hm, s.Bit()|pawnBack(s.Bit(), us))
+		}
+		for h := h2 & (hm.sens | pawnPush(pawnPush(hm.sens, us), us)); h != 0; {
+			s := popFirst(&h)
+			delta += c.deltaWhite(b, hm, s.Bit()|pawnBack(pawnBack(s.Bit(), us), us))
+		}
 	}
 	for t := push1 &^ promo; t != 0; {
 		s := popFirst(&t) & 63
@@ -512,9 +539,39 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 	if nh != 0 {
 		child = *b
 		child.ep = 0
-		n += nh * c.countBlack(&child)
+		n += nh*c.countBlack(&child) + delta
 	}
 	return n
+}
+
+// deltaWhite returns how many more legal moves (mod 2^64) they have
+// after our quiet move ft (from | to) than after a null move, when only
+// the moves of their sliders and pawns can differ (see perftHarmless):
+// the sliders whose attacks touch ft are looked up again, the pawns are
+// counted again if ft touches them.
+func (c *perftCore) deltaWhite(b *perftBoard, h *perftHarmless, ft Bitboard) uint64 {
+	const us, them = White, Black
+	ours, theirs := b.colors[us]^ft, b.colors[them]
+	occ := ours | theirs
+	var d uint64
+	for i := range h.sliders[:h.nSliders&15] {
+		sl := &h.sliders[i]
+		if sl.attacks&ft == 0 {
+			continue
+		}
+		var a Bitboard
+		if sl.diag {
+			a = BishopAttacks(sl.sq, occ)
+		}
+		if sl.orth {
+			a |= RookAttacks(sl.sq, occ)
+		}
+		d += popCount(a&^theirs&sl.line) - sl.moves
+	}
+	if ft&h.pawnSens != 0 {
+		d += pawnMoves(b.pieces[Pawn]&theirs, them, h.pinned, h.tk, occ, ours) - h.pawnMoves
+	}
+	return d
 }
 
 // harmlessWhite fills h for b, White to move and not in check.
@@ -524,21 +581,54 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	occ := ours | theirs
 	theirPawns := b.pieces[Pawn] & theirs
 	tk := (b.pieces[King] & theirs).First() & 63
-	// Squares whose occupancy their moves depend on: their pawns' captures
-	// and pushes (a double push's target only when it is reachable), their
-	// sliders' attacks (rays end at the first piece), their king's
-	// squares, and the squares their castling needs empty. Knights are not
-	// here: a knight's move to a square is one move whether it captures or
-	// not.
+	// Their pieces pinned by ours (our move may not change that).
+	var pinned Bitboard
+	ourRQ := (b.pieces[Rook] | b.pieces[Queen]) & ours
+	ourBQ := (b.pieces[Bishop] | b.pieces[Queen]) & ours
+	var snipers Bitboard
+	if rookRays[tk]&ourRQ != 0 {
+		snipers = RookAttacks(tk, ours) & ourRQ
+	}
+	if bishopRays[tk]&ourBQ != 0 {
+		snipers |= BishopAttacks(tk, ours) & ourBQ
+	}
+	for snipers != 0 {
+		between := betweenBB[tk][popFirst(&snipers)&63] & occ
+		if between&(between-1) == 0 {
+			pinned |= between & theirs
+		}
+	}
+	// Squares whose occupancy, or our having a piece there, their slider
+	// and pawn moves depend on (sens; pawnSens for the pawns): a move
+	// touching them is counted with delta. Knights are not here: a
+	// knight's move to a square is one move whether it captures or not.
 	push := pawnPush(theirPawns, them)
-	bad := pawnWest(theirPawns, them) | pawnEast(theirPawns, them) | kingAttacks[tk] |
-		push | pawnPush(push&^occ&relRank(2, them), them)
-	for x := (b.pieces[Bishop] | b.pieces[Queen]) & theirs; x != 0; {
-		bad |= BishopAttacks(popFirst(&x), occ)
+	pawnAtt := pawnWest(theirPawns, them) | pawnEast(theirPawns, them)
+	pawnSens := pawnAtt | push | pawnPush(push&^occ&relRank(2, them), them)
+	sens := pawnSens
+	n := 0
+	for x := (b.pieces[Bishop] | b.pieces[Rook] | b.pieces[Queen]) & theirs; x != 0; {
+		s := popFirst(&x) & 63
+		sl := &h.sliders[n&15]
+		sl.sq, sl.diag, sl.orth = s, b.pieces[Rook]&s.Bit() == 0, b.pieces[Bishop]&s.Bit() == 0
+		sl.attacks = 0
+		if sl.diag {
+			sl.attacks = BishopAttacks(s, occ)
+		}
+		if sl.orth {
+			sl.attacks |= RookAttacks(s, occ)
+		}
+		sl.line = ^Bitboard(0)
+		if pinned&s.Bit() != 0 {
+			sl.line = lineBB[tk][s]
+		}
+		sl.moves = popCount(sl.attacks &^ theirs & sl.line)
+		sens |= sl.attacks
+		n++
 	}
-	for x := (b.pieces[Rook] | b.pieces[Queen]) & theirs; x != 0; {
-		bad |= RookAttacks(popFirst(&x), occ)
-	}
+	// Their king's squares (its moves and captures), the squares their
+	// castling needs empty, and what follows need a full count.
+	bad := kingAttacks[tk]
 	// The squares where our attacks decide their moves: where their king
 	// can go, and the squares its castling crosses.
 	// Where a knight, pawn or king of ours would attack them: from tables
@@ -593,8 +683,12 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 			}
 		}
 	}
-	*h = perftHarmless{badFrom: badFrom, badTo: badTo, zone: zone, knightT: knightT, pawnT: pawnT, kingT: kingT,
-		diagK: bishopRays[tk], orthK: rookRays[tk]}
+	h.badFrom, h.badTo, h.zone = badFrom, badTo, zone
+	h.knightT, h.pawnT, h.kingT = knightT, pawnT, kingT
+	h.diagK, h.orthK = bishopRays[tk], rookRays[tk]
+	h.sens, h.pawnSens, h.pawnAtt = sens, pawnSens, pawnAtt
+	h.pinned, h.tk, h.nSliders = pinned, tk, n
+	h.pawnMoves = pawnMoves(theirPawns, them, pinned, tk, occ, ours)
 }
 
 // promotionsWhite counts the replies to the four promotions from → to.
@@ -982,14 +1076,16 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 	var n uint64
 	var child perftBoard
 	theirRights := b.castling & castleRightsOf(them)
-	// Moves that leave the replies unchanged are only counted (nh), and
-	// multiplied by the count after a null move at the end; see
-	// perftHarmless. In check there are none.
-	hm := perftHarmless{badFrom: ^Bitboard(0)}
+	// Moves whose replies are those after a null move, but for the moves
+	// of some of their sliders and pawns, are only counted (nh) with the
+	// difference (delta, mod 2^64); the count after a null move is added
+	// nh times at the end. See perftHarmless. In check there are none.
+	hm := &c.harm
+	hm.badFrom = ^Bitboard(0)
 	if checkers == 0 {
-		c.harmlessBlack(b, &hm)
+		c.harmlessBlack(b, hm)
 	}
-	var nh uint64
+	var nh, delta uint64
 	kingH := Bitboard(0)
 	if hm.badFrom&king == 0 {
 		kingH = ^(occ | hm.badTo | hm.kingT)
@@ -1000,6 +1096,9 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
 			if kingH&s.Bit() != 0 {
 				nh++
+				if (king|s.Bit())&hm.sens != 0 {
+					delta += c.deltaBlack(b, hm, king|s.Bit())
+				}
 				continue
 			}
 			child = *b
@@ -1033,6 +1132,12 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			h := t &^ (occ | hm.badTo | hm.knightT)
 			nh += popCount(h)
 			t ^= h
+			if from.Bit()&hm.sens == 0 {
+				h &= hm.sens
+			}
+			for h != 0 {
+				delta += c.deltaBlack(b, hm, from.Bit()|popFirst(&h).Bit())
+			}
 		}
 		for t != 0 {
 			s := popFirst(&t) & 63
@@ -1074,6 +1179,9 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 				if BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || RookAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
+					if (from.Bit()|s.Bit())&hm.sens != 0 {
+						delta += c.deltaBlack(b, hm, from.Bit()|s.Bit())
+					}
 				}
 			}
 		}
@@ -1117,6 +1225,9 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 				if RookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
+					if (from.Bit()|s.Bit())&hm.sens != 0 {
+						delta += c.deltaBlack(b, hm, from.Bit()|s.Bit())
+					}
 				}
 			}
 		}
@@ -1161,12 +1272,22 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 		// Harmless pushes: from a square not in badFrom, over (for a double
 		// push) and to squares not in badTo, and not attacking their king's
 		// squares from there.
+		// A double push may not pass a square their pawns attack (it
+		// would give them an e.p. capture).
 		safe := pawnPush(pawns&^hm.badFrom, us) &^ hm.badTo
 		h1 := push1 & safe &^ (hm.pawnT | promo)
-		h2 := push2 & pawnPush(safe, us) &^ (hm.badTo | hm.pawnT)
+		h2 := push2 & pawnPush(safe&^hm.pawnAtt, us) &^ (hm.badTo | hm.pawnT)
 		nh += popCount(h1) + popCount(h2)
 		push1 ^= h1
 		push2 ^= h2
+		for h := h1 & (hm.sens | pawnPush(hm.sens, us)); h != 0; {
+			s := popFirst(&h)
+			delta += c.deltaBlack(b, hm, s.Bit()|pawnBack(s.Bit(), us))
+		}
+		for h := h2 & (hm.sens | pawnPush(pawnPush(hm.sens, us), us)); h != 0; {
+			s := popFirst(&h)
+			delta += c.deltaBlack(b, hm, s.Bit()|pawnBack(pawnBack(s.Bit(), us), us))
+		}
 	}
 	for t := push1 &^ promo; t != 0; {
 		s := popFirst(&t) & 63
@@ -1295,9 +1416,39 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 	if nh != 0 {
 		child = *b
 		child.ep = 0
-		n += nh * c.countWhite(&child)
+		n += nh*c.countWhite(&child) + delta
 	}
 	return n
+}
+
+// deltaBlack returns how many more legal moves (mod 2^64) they have
+// after our quiet move ft (from | to) than after a null move, when only
+// the moves of their sliders and pawns can differ (see perftHarmless):
+// the sliders whose attacks touch ft are looked up again, the pawns are
+// counted again if ft touches them.
+func (c *perftCore) deltaBlack(b *perftBoard, h *perftHarmless, ft Bitboard) uint64 {
+	const us, them = Black, White
+	ours, theirs := b.colors[us]^ft, b.colors[them]
+	occ := ours | theirs
+	var d uint64
+	for i := range h.sliders[:h.nSliders&15] {
+		sl := &h.sliders[i]
+		if sl.attacks&ft == 0 {
+			continue
+		}
+		var a Bitboard
+		if sl.diag {
+			a = BishopAttacks(sl.sq, occ)
+		}
+		if sl.orth {
+			a |= RookAttacks(sl.sq, occ)
+		}
+		d += popCount(a&^theirs&sl.line) - sl.moves
+	}
+	if ft&h.pawnSens != 0 {
+		d += pawnMoves(b.pieces[Pawn]&theirs, them, h.pinned, h.tk, occ, ours) - h.pawnMoves
+	}
+	return d
 }
 
 // harmlessBlack fills h for b, Black to move and not in check.
@@ -1307,21 +1458,54 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	occ := ours | theirs
 	theirPawns := b.pieces[Pawn] & theirs
 	tk := (b.pieces[King] & theirs).First() & 63
-	// Squares whose occupancy their moves depend on: their pawns' captures
-	// and pushes (a double push's target only when it is reachable), their
-	// sliders' attacks (rays end at the first piece), their king's
-	// squares, and the squares their castling needs empty. Knights are not
-	// here: a knight's move to a square is one move whether it captures or
-	// not.
+	// Their pieces pinned by ours (our move may not change that).
+	var pinned Bitboard
+	ourRQ := (b.pieces[Rook] | b.pieces[Queen]) & ours
+	ourBQ := (b.pieces[Bishop] | b.pieces[Queen]) & ours
+	var snipers Bitboard
+	if rookRays[tk]&ourRQ != 0 {
+		snipers = RookAttacks(tk, ours) & ourRQ
+	}
+	if bishopRays[tk]&ourBQ != 0 {
+		snipers |= BishopAttacks(tk, ours) & ourBQ
+	}
+	for snipers != 0 {
+		between := betweenBB[tk][popFirst(&snipers)&63] & occ
+		if between&(between-1) == 0 {
+			pinned |= between & theirs
+		}
+	}
+	// Squares whose occupancy, or our having a piece there, their slider
+	// and pawn moves depend on (sens; pawnSens for the pawns): a move
+	// touching them is counted with delta. Knights are not here: a
+	// knight's move to a square is one move whether it captures or not.
 	push := pawnPush(theirPawns, them)
-	bad := pawnWest(theirPawns, them) | pawnEast(theirPawns, them) | kingAttacks[tk] |
-		push | pawnPush(push&^occ&relRank(2, them), them)
-	for x := (b.pieces[Bishop] | b.pieces[Queen]) & theirs; x != 0; {
-		bad |= BishopAttacks(popFirst(&x), occ)
+	pawnAtt := pawnWest(theirPawns, them) | pawnEast(theirPawns, them)
+	pawnSens := pawnAtt | push | pawnPush(push&^occ&relRank(2, them), them)
+	sens := pawnSens
+	n := 0
+	for x := (b.pieces[Bishop] | b.pieces[Rook] | b.pieces[Queen]) & theirs; x != 0; {
+		s := popFirst(&x) & 63
+		sl := &h.sliders[n&15]
+		sl.sq, sl.diag, sl.orth = s, b.pieces[Rook]&s.Bit() == 0, b.pieces[Bishop]&s.Bit() == 0
+		sl.attacks = 0
+		if sl.diag {
+			sl.attacks = BishopAttacks(s, occ)
+		}
+		if sl.orth {
+			sl.attacks |= RookAttacks(s, occ)
+		}
+		sl.line = ^Bitboard(0)
+		if pinned&s.Bit() != 0 {
+			sl.line = lineBB[tk][s]
+		}
+		sl.moves = popCount(sl.attacks &^ theirs & sl.line)
+		sens |= sl.attacks
+		n++
 	}
-	for x := (b.pieces[Rook] | b.pieces[Queen]) & theirs; x != 0; {
-		bad |= RookAttacks(popFirst(&x), occ)
-	}
+	// Their king's squares (its moves and captures), the squares their
+	// castling needs empty, and what follows need a full count.
+	bad := kingAttacks[tk]
 	// The squares where our attacks decide their moves: where their king
 	// can go, and the squares its castling crosses.
 	// Where a knight, pawn or king of ours would attack them: from tables
@@ -1376,8 +1560,12 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 			}
 		}
 	}
-	*h = perftHarmless{badFrom: badFrom, badTo: badTo, zone: zone, knightT: knightT, pawnT: pawnT, kingT: kingT,
-		diagK: bishopRays[tk], orthK: rookRays[tk]}
+	h.badFrom, h.badTo, h.zone = badFrom, badTo, zone
+	h.knightT, h.pawnT, h.kingT = knightT, pawnT, kingT
+	h.diagK, h.orthK = bishopRays[tk], rookRays[tk]
+	h.sens, h.pawnSens, h.pawnAtt = sens, pawnSens, pawnAtt
+	h.pinned, h.tk, h.nSliders = pinned, tk, n
+	h.pawnMoves = pawnMoves(theirPawns, them, pinned, tk, occ, ours)
 }
 
 // promotionsBlack counts the replies to the four promotions from → to.

@@ -293,15 +293,17 @@ func (l *perftMoveList) addPawn(from, to Square, promo Bitboard) {
 	}
 }
 
-// perftHarmless finds the moves after which the opponent has exactly the
-// legal moves it would have after a null move (the side to move passing):
-// perft2 counts those with one count of the null-move position instead of
-// one per move. MPerft calls this null-move counting. A move qualifies when
-// it is quiet (no capture, castling, e.p. or promotion) and changes nothing
-// the replies depend on:
-//   - the occupancy of no square that decides their moves (badFrom and
-//     badTo hold their pawns' captures and pushes, their sliders' attacks,
-//     their king's squares, the squares their castling needs empty);
+// perftHarmless finds the moves after which the opponent has the legal
+// moves it would have after a null move (the side to move passing), or
+// those but for the moves of some of its sliders and pawns: perft2 counts
+// such moves with one count of the null-move position plus, for the
+// second kind, the difference (perftCore.delta: the sliders whose rays
+// the move touches are looked up again, the pawns counted again). MPerft
+// calls the first kind null-move counting. A move qualifies when it is
+// quiet (no capture, castling, e.p. or promotion) and changes nothing else
+// their moves depend on:
+//   - the occupancy of their king's squares and of the squares their
+//     castling needs empty (in badFrom and badTo);
 //   - our attacks on no square of the zone (where their king can step, the
 //     squares its castling crosses) and on their king: the moving piece
 //     attacks none of them from where it lands (knightT, pawnT, kingT are
@@ -309,19 +311,61 @@ func (l *perftMoveList) addPawn(from, to Square, promo Bitboard) {
 //     tested exactly, and may not stand on a line with their king at all),
 //     did not attack them from where it stood (badFrom), and neither opens
 //     nor closes a line of another slider of ours towards them (badFrom,
-//     badTo);
+//     badTo), so no check appears and their pins stay as they are;
 //   - no e.p. capture for them: a double push may not pass a square their
-//     pawns attack (badTo).
+//     pawns attack (pawnAtt).
 //
 // We are not in check (perft2 passes none then), so they are not in check
 // in either position, and our own castling rights do not matter to them.
-// Each rule errs on the safe side; TestPerftCoreAgrees compares perft 2
-// with the plain count on every test position.
+// A move touching sens (their sliders' attacks, and pawnSens: their pawns'
+// captures and pushes) is of the second kind. Each rule errs on the safe
+// side; TestPerftCoreAgrees compares perft 2 with the plain count on every
+// test position.
 type perftHarmless struct {
 	badFrom, badTo        Bitboard
 	zone                  Bitboard
 	knightT, pawnT, kingT Bitboard
 	diagK, orthK          Bitboard // the lines through their king
+	sens, pawnSens        Bitboard
+	pawnAtt               Bitboard // their pawns' attacks
+	pinned                Bitboard // their pieces pinned by ours
+	pawnMoves             uint64   // their pawns' legal moves after a null move
+	tk                    Square   // their king
+	nSliders              int
+	sliders               [16]perftSlider
+}
+
+// perftSlider is one of their sliders in the null-move position.
+type perftSlider struct {
+	attacks    Bitboard
+	line       Bitboard // where it may move: all, or its pin line
+	moves      uint64   // its legal moves
+	sq         Square
+	diag, orth bool
+}
+
+// pawnMoves returns the number of legal moves of pawns of colour c, whose
+// king on ksq is not in check and whose pieces pinned are pinned, with
+// occupancy occ and enemies the other side's pieces; no e.p. square.
+func pawnMoves(pawns Bitboard, c Color, pinned Bitboard, ksq Square, occ, enemies Bitboard) uint64 {
+	empty := ^occ
+	fp := pawns &^ pinned
+	push1 := pawnPush(fp, c) & empty
+	push2 := pawnPush(push1&relRank(2, c), c) & empty
+	west := pawnWest(fp, c) & enemies
+	east := pawnEast(fp, c) & enemies
+	promo := relRank(7, c)
+	n := popCount(push1) + popCount(push2) + popCount(west) + popCount(east)
+	if (push1|west|east)&promo != 0 {
+		n += 3 * (popCount(push1&promo) + popCount(west&promo) + popCount(east&promo))
+	}
+	for bb := pawns & pinned; bb != 0; {
+		s := popFirst(&bb) & 63
+		one := pawnPush(s.Bit(), c) & empty
+		moves := (one | pawnPush(one&relRank(2, c), c)&empty | pawnAttacks[c][s]&enemies) & lineBB[ksq&63][s]
+		n += popCount(moves) + 3*popCount(moves&promo)
+	}
+	return n
 }
 
 // kingZone[s] holds, for a king on s, the squares from which a knight, a
