@@ -569,9 +569,34 @@ func (c *perftCore) deltaWhite(b *perftBoard, h *perftHarmless, ft Bitboard) uin
 		d += popCount(a&^theirs&sl.line) - sl.moves
 	}
 	if ft&h.pawnSens != 0 {
-		d += pawnMoves(b.pieces[Pawn]&theirs, them, h.pinned, h.tk, occ, ours) - h.pawnMoves
+		d += pawnMovesBlack(b.pieces[Pawn]&theirs, h.pinned, h.tk, occ, ours) - h.pawnMoves
 	}
 	return d
+}
+
+// pawnMovesWhite returns the number of legal moves of White's pawns,
+// whose king on ksq is not in check and whose pieces pinned are pinned,
+// with occupancy occ and enemies the other side's pieces; no e.p. square.
+func pawnMovesWhite(pawns, pinned Bitboard, ksq Square, occ, enemies Bitboard) uint64 {
+	const us = White
+	empty := ^occ
+	fp := pawns &^ pinned
+	push1 := pawnPush(fp, us) & empty
+	push2 := pawnPush(push1&relRank(2, us), us) & empty
+	west := pawnWest(fp, us) & enemies
+	east := pawnEast(fp, us) & enemies
+	promo := relRank(7, us)
+	n := popCount(push1) + popCount(push2) + popCount(west) + popCount(east)
+	if (push1|west|east)&promo != 0 {
+		n += 3 * (popCount(push1&promo) + popCount(west&promo) + popCount(east&promo))
+	}
+	for bb := pawns & pinned; bb != 0; {
+		s := popFirst(&bb) & 63
+		one := pawnPush(s.Bit(), us) & empty
+		moves := (one | pawnPush(one&relRank(2, us), us)&empty | pawnAttacks[us][s]&enemies) & lineBB[ksq&63][s]
+		n += popCount(moves) + 3*popCount(moves&promo)
+	}
+	return n
 }
 
 // harmlessWhite fills h for b, White to move and not in check.
@@ -688,7 +713,7 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	h.diagK, h.orthK = bishopRays[tk], rookRays[tk]
 	h.sens, h.pawnSens, h.pawnAtt = sens, pawnSens, pawnAtt
 	h.pinned, h.tk, h.nSliders = pinned, tk, n
-	h.pawnMoves = pawnMoves(theirPawns, them, pinned, tk, occ, ours)
+	h.pawnMoves = pawnMovesBlack(theirPawns, pinned, tk, occ, ours)
 }
 
 // promotionsWhite counts the replies to the four promotions from → to.
@@ -1446,9 +1471,34 @@ func (c *perftCore) deltaBlack(b *perftBoard, h *perftHarmless, ft Bitboard) uin
 		d += popCount(a&^theirs&sl.line) - sl.moves
 	}
 	if ft&h.pawnSens != 0 {
-		d += pawnMoves(b.pieces[Pawn]&theirs, them, h.pinned, h.tk, occ, ours) - h.pawnMoves
+		d += pawnMovesWhite(b.pieces[Pawn]&theirs, h.pinned, h.tk, occ, ours) - h.pawnMoves
 	}
 	return d
+}
+
+// pawnMovesBlack returns the number of legal moves of Black's pawns,
+// whose king on ksq is not in check and whose pieces pinned are pinned,
+// with occupancy occ and enemies the other side's pieces; no e.p. square.
+func pawnMovesBlack(pawns, pinned Bitboard, ksq Square, occ, enemies Bitboard) uint64 {
+	const us = Black
+	empty := ^occ
+	fp := pawns &^ pinned
+	push1 := pawnPush(fp, us) & empty
+	push2 := pawnPush(push1&relRank(2, us), us) & empty
+	west := pawnWest(fp, us) & enemies
+	east := pawnEast(fp, us) & enemies
+	promo := relRank(7, us)
+	n := popCount(push1) + popCount(push2) + popCount(west) + popCount(east)
+	if (push1|west|east)&promo != 0 {
+		n += 3 * (popCount(push1&promo) + popCount(west&promo) + popCount(east&promo))
+	}
+	for bb := pawns & pinned; bb != 0; {
+		s := popFirst(&bb) & 63
+		one := pawnPush(s.Bit(), us) & empty
+		moves := (one | pawnPush(one&relRank(2, us), us)&empty | pawnAttacks[us][s]&enemies) & lineBB[ksq&63][s]
+		n += popCount(moves) + 3*popCount(moves&promo)
+	}
+	return n
 }
 
 // harmlessBlack fills h for b, Black to move and not in check.
@@ -1565,7 +1615,7 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	h.diagK, h.orthK = bishopRays[tk], rookRays[tk]
 	h.sens, h.pawnSens, h.pawnAtt = sens, pawnSens, pawnAtt
 	h.pinned, h.tk, h.nSliders = pinned, tk, n
-	h.pawnMoves = pawnMoves(theirPawns, them, pinned, tk, occ, ours)
+	h.pawnMoves = pawnMovesWhite(theirPawns, pinned, tk, occ, ours)
 }
 
 // promotionsBlack counts the replies to the four promotions from → to.

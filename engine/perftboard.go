@@ -344,30 +344,6 @@ type perftSlider struct {
 	diag, orth bool
 }
 
-// pawnMoves returns the number of legal moves of pawns of colour c, whose
-// king on ksq is not in check and whose pieces pinned are pinned, with
-// occupancy occ and enemies the other side's pieces; no e.p. square.
-func pawnMoves(pawns Bitboard, c Color, pinned Bitboard, ksq Square, occ, enemies Bitboard) uint64 {
-	empty := ^occ
-	fp := pawns &^ pinned
-	push1 := pawnPush(fp, c) & empty
-	push2 := pawnPush(push1&relRank(2, c), c) & empty
-	west := pawnWest(fp, c) & enemies
-	east := pawnEast(fp, c) & enemies
-	promo := relRank(7, c)
-	n := popCount(push1) + popCount(push2) + popCount(west) + popCount(east)
-	if (push1|west|east)&promo != 0 {
-		n += 3 * (popCount(push1&promo) + popCount(west&promo) + popCount(east&promo))
-	}
-	for bb := pawns & pinned; bb != 0; {
-		s := popFirst(&bb) & 63
-		one := pawnPush(s.Bit(), c) & empty
-		moves := (one | pawnPush(one&relRank(2, c), c)&empty | pawnAttacks[c][s]&enemies) & lineBB[ksq&63][s]
-		n += popCount(moves) + 3*popCount(moves&promo)
-	}
-	return n
-}
-
 // kingZone[s] holds, for a king on s, the squares from which a knight, a
 // pawn (by the king's colour: of the other side) or a king attacks s or a
 // square next to it.
