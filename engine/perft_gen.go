@@ -554,11 +554,11 @@ func (c *perftCore) deltaWhite(b *perftBoard, h *perftHarmless, ft Bitboard) uin
 	ours, theirs := b.colors[us]^ft, b.colors[them]
 	occ := ours | theirs
 	var d uint64
-	for i := range h.sliders[:h.nSliders&15] {
-		sl := &h.sliders[i]
-		if sl.attacks&ft == 0 {
+	for i := 0; i < h.nSliders; i++ {
+		if h.attacks[i&15]&ft == 0 {
 			continue
 		}
+		sl := &h.sliders[i&15]
 		var a Bitboard
 		if sl.diag {
 			a = BishopAttacks(sl.sq, occ)
@@ -648,6 +648,7 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 			sl.line = lineBB[tk][s]
 		}
 		sl.moves = popCount(sl.attacks &^ theirs & sl.line)
+		h.attacks[n&15] = sl.attacks
 		sens |= sl.attacks
 		n++
 	}
@@ -1456,11 +1457,11 @@ func (c *perftCore) deltaBlack(b *perftBoard, h *perftHarmless, ft Bitboard) uin
 	ours, theirs := b.colors[us]^ft, b.colors[them]
 	occ := ours | theirs
 	var d uint64
-	for i := range h.sliders[:h.nSliders&15] {
-		sl := &h.sliders[i]
-		if sl.attacks&ft == 0 {
+	for i := 0; i < h.nSliders; i++ {
+		if h.attacks[i&15]&ft == 0 {
 			continue
 		}
+		sl := &h.sliders[i&15]
 		var a Bitboard
 		if sl.diag {
 			a = BishopAttacks(sl.sq, occ)
@@ -1550,6 +1551,7 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 			sl.line = lineBB[tk][s]
 		}
 		sl.moves = popCount(sl.attacks &^ theirs & sl.line)
+		h.attacks[n&15] = sl.attacks
 		sens |= sl.attacks
 		n++
 	}

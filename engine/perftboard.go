@@ -332,6 +332,7 @@ type perftHarmless struct {
 	pawnMoves             uint64   // their pawns' legal moves after a null move
 	tk                    Square   // their king
 	nSliders              int
+	attacks               [16]Bitboard // sliders[i].attacks, packed for delta's scan
 	sliders               [16]perftSlider
 }
 
