@@ -7,13 +7,16 @@ import "math/bits"
 // The perft core's move generation, once per side to move: the colours are
 // constants here, so the side-relative helpers (pawnPush, relRank, ...)
 // fold to one shift or one mask after inlining. Three functions per side
-// share the legality preamble:
+// share the legality preamble (checkers, pins, king moves):
 //   - count: the number of legal moves (the leaves of perft);
-//   - perft2: for each legal move, make it and count the replies (the
-//     ply above the leaves, where almost all the time goes);
+//   - perft2: perft 2, the ply above the leaves, where almost all the time
+//     goes: moves that change the replies only a little are counted with
+//     the null-move count and a delta (harmless, delta, pawnMoves; see
+//     perftHarmless), the others are made on a copy and their replies
+//     counted;
 //   - gen: the legal moves as a list (the plies above).
-// See perftboard.go for the board and perft.go.tmpl's generator in
-// internal/perftgen.
+// The template is engine/internal/perftgen/perft.go.tmpl; perftboard.go
+// holds the board and the side-independent helpers.
 
 // countWhite returns the number of legal moves in b, White to move.
 func (c *perftCore) countWhite(b *perftBoard) uint64 {

@@ -10,24 +10,24 @@ import "math/bits"
 // that loop does not need: the square-indexed board, the incremental Zobrist
 // key, the move clocks.
 //
-// Invariants of a perftBoard (set up by newPerftRoot from a valid Position,
-// kept by the make functions):
+// Invariants of a perftBoard (set up by newPerftBoard from a valid
+// Position, kept by make and by the generated code's children):
 //   - pieces[t] & colors[c] describe the placement; pieces[NoPieceType] is 0;
 //   - ep is the en-passant target square as a one-bit set, only when a
 //     pawn of the side to move attacks it (as in Position), else 0;
 //   - castling holds the rights, and a right is held only while its king and
 //     rook stand on the squares the perftCastling of the search says;
 //   - rooks records the castling rooks' squares of the root position (fixed
-//     for the whole search), so that two boards that compare equal byte for
-//     byte (and so hash equal) have the same legal moves even in Chess960,
-//     where the same placement and rights can mean other rooks.
+//     for the whole search), so that two boards with equal fields (which
+//     the table's hash takes as the same position) have the same legal
+//     moves even in Chess960, where the same placement and rights can mean
+//     other rooks.
 type perftBoard struct {
 	pieces   [7]Bitboard
 	colors   [2]Bitboard
 	ep       Bitboard
 	castling uint8
 	side     Color
-	_        [2]byte
 	rooks    uint32 // the root's castleRook squares of its rights, 8 bits each
 }
 
@@ -137,8 +137,8 @@ func (m perftMove) to() Square           { return Square(m>>6) & 63 }
 func (m perftMove) pieceType() PieceType { return PieceType(m>>12) & 7 }
 func (m perftMove) kind() uint32         { return uint32(m>>15) & 3 }
 
-// perftMoveList holds one ply's moves; a castling move keeps its right in
-// the to field's place of the piece type (see castleMove).
+// perftMoveList holds one ply's moves. A castling move (kind pmCastle)
+// keeps the index of its right in the to field.
 type perftMoveList struct {
 	moves [256]perftMove
 	n     int
@@ -195,8 +195,8 @@ func (c *perftCore) make(b *perftBoard, m perftMove) perftBoard {
 	return child
 }
 
-// capture removes whatever of colour them stands on tb (maybe nothing);
-// branch-free, since a capture is no rarer than a quiet move's mispredict.
+// capture removes whatever of colour them stands on tb (maybe nothing),
+// without a branch: whether a move captures is hard to predict.
 func (b *perftBoard) capture(them Color, tb Bitboard) {
 	b.pieces[Pawn] &^= tb
 	b.pieces[Knight] &^= tb
@@ -293,32 +293,37 @@ func (l *perftMoveList) addPawn(from, to Square, promo Bitboard) {
 	}
 }
 
-// perftHarmless finds the moves after which the opponent has the legal
-// moves it would have after a null move (the side to move passing), or
-// those but for the moves of some of its sliders and pawns: perft2 counts
-// such moves with one count of the null-move position plus, for the
-// second kind, the difference (perftCore.delta: the sliders whose rays
-// the move touches are looked up again, the pawns counted again). MPerft
-// calls the first kind null-move counting. A move qualifies when it is
-// quiet (no capture, castling, e.p. or promotion) and changes nothing else
-// their moves depend on:
-//   - the occupancy of their king's squares and of the squares their
-//     castling needs empty (in badFrom and badTo);
-//   - our attacks on no square of the zone (where their king can step, the
-//     squares its castling crosses) and on their king: the moving piece
-//     attacks none of them from where it lands (knightT, pawnT, kingT are
-//     the squares from which a knight, pawn or king would; sliders are
-//     tested exactly, and may not stand on a line with their king at all),
-//     did not attack them from where it stood (badFrom), and neither opens
-//     nor closes a line of another slider of ours towards them (badFrom,
-//     badTo), so no check appears and their pins stay as they are;
-//   - no e.p. capture for them: a double push may not pass a square their
-//     pawns attack (pawnAtt).
+// perftHarmless finds the quiet moves (no capture, castling, e.p. or
+// promotion) after which the opponent has the legal moves it would have
+// after a null move (the side to move passing), or those but for the moves
+// of some of its sliders and pawns: perft2 counts such moves with one
+// count of the null-move position plus the difference (perftCore.delta:
+// the sliders whose rays the move touches are looked up again, the pawns
+// counted again). MPerft calls the first kind null-move counting.
 //
-// We are not in check (perft2 passes none then), so they are not in check
-// in either position, and our own castling rights do not matter to them.
-// A move touching sens (their sliders' attacks, and pawnSens: their pawns'
-// captures and pushes) is of the second kind. Each rule errs on the safe
+// Their legal moves are those of their king (castling included), knights,
+// sliders and pawns; they are not in check after the null move (we are
+// not in check: perft2 passes none then, and the side not to move never
+// is). A move qualifies when:
+//   - it changes nothing around their king: not the occupancy of its
+//     squares or of the squares its castling needs empty (badFrom, badTo),
+//     and not our attacks on the zone (where their king can step, the
+//     squares its castling crosses) or on the king itself: the moving piece
+//     attacks none of them from where it lands (knightT, pawnT, kingT are
+//     the squares from which a knight, pawn or king would; a slider is
+//     tested exactly, and may not stand on a line with their king at all),
+//     did not attack them from where it stood (badFrom), and opens or
+//     closes no line of another slider of ours towards them (badFrom,
+//     badTo). So no check appears, their pins stay, and their king's moves
+//     and castlings stay;
+//   - a double push passes no square their pawns attack (pawnAtt: that
+//     would give them an e.p. capture).
+//
+// Then their knights keep their moves (a knight's move to a square is one
+// move whether it captures or not), a slider of theirs whose attacks
+// include neither square of the move keeps its moves (sens holds all their
+// sliders' attacks), and their pawns keep theirs unless the move touches
+// pawnSens (their pawns' captures and pushes). Each rule errs on the safe
 // side; TestPerftCoreAgrees compares perft 2 with the plain count on every
 // test position.
 type perftHarmless struct {

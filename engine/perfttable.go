@@ -24,11 +24,12 @@ import (
 // table is made; a structured family of positions cannot line up with keys
 // it does not know. h1 chooses the bucket, h2 is stored in full, and the
 // depth must be equal. A board that is not in the table is taken for
-// another only if the bucket index (log2 of the bucket count, at least 14
-// bits for a 1 MB table) and all 64 bits of h2 agree with one of the four
-// entries: per probe at most 4·2^-78, and for a 256 MB table 4·2^-86. A
-// perft(13) computation probes about 2^44 times, so the chance that any
-// count of it is wrong is below 2^-32 (2^-40 with 256 MB).
+// another only if the bucket index (log2 of the bucket count: 14 bits for
+// 1 MB, 22 for 256 MB) and all 64 bits of h2 agree with one of the four
+// entries: per probe at most 4·2^-78 = 2^-76 with 1 MB, 2^-84 with 256 MB.
+// Even 2^51 probes (every node of perft(13) above its last two plies, as
+// if nothing were ever found) leave the chance that any count is wrong
+// below 2^-25 with 1 MB and 2^-33 with 256 MB; real runs probe far less.
 //
 // Torn entries: writers store data and check with two atomic 64-bit stores
 // and readers load them the same way, so a reader may see data of one
