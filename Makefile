@@ -37,7 +37,9 @@ demo: build
 ## Engine core
 .PHONY: bench-perft perft-full fuzz
 
-# Our perft against Stockfish's, one thread, no hash (needs /usr/games/stockfish).
+# Our perft against Stockfish's, one thread, no hash (needs /usr/games/stockfish),
+# then ours at start position depth 8 with --hash 256 on one thread: CPU
+# seconds and the table's hit rate.
 bench-perft: build
 	scripts/bench-perft.sh
 
