@@ -144,8 +144,11 @@ type perftMoveList struct {
 	n     int
 }
 
+// add appends m; like MoveList, 256 moves are more than any position has
+// (218 is the most known), and an impossible 257th panics rather than
+// overwrite.
 func (l *perftMoveList) add(m perftMove) {
-	l.moves[l.n&255] = m
+	l.moves[l.n] = m
 	l.n++
 }
 
