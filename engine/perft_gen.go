@@ -301,7 +301,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			}
 			for cand != 0 {
 				s := popFirst(&cand) & 63
-				o := occ ^ from.Bit() ^ s.Bit()
+				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
 				if BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || RookAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
@@ -347,7 +347,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			}
 			for cand != 0 {
 				s := popFirst(&cand) & 63
-				o := occ ^ from.Bit() ^ s.Bit()
+				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
 				if RookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
@@ -665,9 +665,13 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	// only makes the test stricter), plus the castling paths.
 	zone := kingAttacks[tk] &^ theirs
 	knightT, pawnT, kingT := kingZone[tk].knights, kingZone[tk].pawns[them], kingZone[tk].kings
+	// Castling tests its path with king and rook lifted; lines towards the
+	// zone are judged so too (lifting only makes more lines count as open).
+	lifted := occ
 	for r := b.castling & castleRightsOf(them); r != 0; r &= r - 1 {
 		cr := &c.castle.right[bits.TrailingZeros8(r)&3]
 		bad |= cr.empty
+		lifted &^= cr.lift
 		zone |= cr.path
 		knightT |= cr.knights
 		pawnT |= cr.pawns
@@ -688,7 +692,7 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 		}
 		for z := bishopRays[s] & zone; z != 0; {
 			nk := popFirst(&z) & 63
-			if seg := betweenBB[nk][s] & occ; seg == 0 {
+			if seg := betweenBB[nk][s] & lifted; seg == 0 {
 				badTo |= betweenBB[nk][s]
 				badFrom |= s.Bit()
 			} else if seg&(seg-1) == 0 {
@@ -704,7 +708,7 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 		}
 		for z := rookRays[s] & zone; z != 0; {
 			nk := popFirst(&z) & 63
-			if seg := betweenBB[nk][s] & occ; seg == 0 {
+			if seg := betweenBB[nk][s] & lifted; seg == 0 {
 				badTo |= betweenBB[nk][s]
 				badFrom |= s.Bit()
 			} else if seg&(seg-1) == 0 {
@@ -712,7 +716,7 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 			}
 		}
 	}
-	h.badFrom, h.badTo, h.zone = badFrom, badTo, zone
+	h.badFrom, h.badTo, h.zone, h.lift = badFrom, badTo, zone, occ^lifted
 	h.knightT, h.pawnT, h.kingT = knightT, pawnT, kingT
 	h.diagK, h.orthK = bishopRays[tk], rookRays[tk]
 	h.sens, h.pawnSens, h.pawnAtt = sens, pawnSens, pawnAtt
@@ -1204,7 +1208,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			}
 			for cand != 0 {
 				s := popFirst(&cand) & 63
-				o := occ ^ from.Bit() ^ s.Bit()
+				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
 				if BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || RookAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
@@ -1250,7 +1254,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			}
 			for cand != 0 {
 				s := popFirst(&cand) & 63
-				o := occ ^ from.Bit() ^ s.Bit()
+				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
 				if RookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
@@ -1568,9 +1572,13 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	// only makes the test stricter), plus the castling paths.
 	zone := kingAttacks[tk] &^ theirs
 	knightT, pawnT, kingT := kingZone[tk].knights, kingZone[tk].pawns[them], kingZone[tk].kings
+	// Castling tests its path with king and rook lifted; lines towards the
+	// zone are judged so too (lifting only makes more lines count as open).
+	lifted := occ
 	for r := b.castling & castleRightsOf(them); r != 0; r &= r - 1 {
 		cr := &c.castle.right[bits.TrailingZeros8(r)&3]
 		bad |= cr.empty
+		lifted &^= cr.lift
 		zone |= cr.path
 		knightT |= cr.knights
 		pawnT |= cr.pawns
@@ -1591,7 +1599,7 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 		}
 		for z := bishopRays[s] & zone; z != 0; {
 			nk := popFirst(&z) & 63
-			if seg := betweenBB[nk][s] & occ; seg == 0 {
+			if seg := betweenBB[nk][s] & lifted; seg == 0 {
 				badTo |= betweenBB[nk][s]
 				badFrom |= s.Bit()
 			} else if seg&(seg-1) == 0 {
@@ -1607,7 +1615,7 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 		}
 		for z := rookRays[s] & zone; z != 0; {
 			nk := popFirst(&z) & 63
-			if seg := betweenBB[nk][s] & occ; seg == 0 {
+			if seg := betweenBB[nk][s] & lifted; seg == 0 {
 				badTo |= betweenBB[nk][s]
 				badFrom |= s.Bit()
 			} else if seg&(seg-1) == 0 {
@@ -1615,7 +1623,7 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 			}
 		}
 	}
-	h.badFrom, h.badTo, h.zone = badFrom, badTo, zone
+	h.badFrom, h.badTo, h.zone, h.lift = badFrom, badTo, zone, occ^lifted
 	h.knightT, h.pawnT, h.kingT = knightT, pawnT, kingT
 	h.diagK, h.orthK = bishopRays[tk], rookRays[tk]
 	h.sens, h.pawnSens, h.pawnAtt = sens, pawnSens, pawnAtt

@@ -317,8 +317,9 @@ func (l *perftMoveList) addPawn(from, to Square, promo Bitboard) {
 //     tested exactly, and may not stand on a line with their king at all),
 //     did not attack them from where it stood (badFrom), and opens or
 //     closes no line of another slider of ours towards them (badFrom,
-//     badTo). So no check appears, their pins stay, and their king's moves
-//     and castlings stay;
+//     badTo); lines are judged with their castling king and rooks lifted,
+//     as the castling test sees them. So no check appears, their pins stay,
+//     and their king's moves and castlings stay;
 //   - a double push passes no square their pawns attack (pawnAtt: that
 //     would give them an e.p. capture).
 //
@@ -332,6 +333,7 @@ func (l *perftMoveList) addPawn(from, to Square, promo Bitboard) {
 type perftHarmless struct {
 	badFrom, badTo        Bitboard
 	zone                  Bitboard
+	lift                  Bitboard // their castling king and rooks (lifted for the path test)
 	knightT, pawnT, kingT Bitboard
 	diagK, orthK          Bitboard // the lines through their king
 	sens, pawnSens        Bitboard
