@@ -50,6 +50,10 @@ type Config struct {
 	Games gamejob.Config
 	// Tunes tunes SPSA tunes.
 	Tunes spsajob.Config
+	// PGNRetention deletes the games of tests finished longer ago than this
+	// (their counts and verdict stay); 0 keeps them forever. Stored games
+	// are gzip-compressed either way.
+	PGNRetention time.Duration
 	// Now is the clock (time.Now).
 	Now func() time.Time
 	// Registerer receives every metric; nil registers none.
@@ -131,6 +135,13 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		defer c.wg.Done()
 		c.Core.Run(runCtx)
 	}()
+	if cfg.PGNRetention > 0 {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.retain(runCtx)
+		}()
+	}
 	return c, nil
 }
 
@@ -160,6 +171,27 @@ func (c *Coordinator) quarantine(ctx context.Context) {
 
 // Quarantined is the number of stored records the last load skipped.
 func (c *Coordinator) Quarantined() int { return c.quarantined }
+
+// retain applies the PGN retention setting at start and then hourly.
+func (c *Coordinator) retain(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		now := c.cfg.Now()
+		ids, err := c.cfg.Store.ExpirePGNs(ctx, now.Add(-c.cfg.PGNRetention), now)
+		if err != nil {
+			c.cfg.Logger.Warn("PGN retention", zap.Error(err))
+		} else if len(ids) > 0 {
+			c.Games.PGNsExpired(ids)
+			c.cfg.Logger.Info("PGNs of finished tests expired", zap.Strings("tests", ids), zap.Duration("retention", c.cfg.PGNRetention))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
 
 // leaseKey returns the store's lease-signing key, making it on first use,
 // so leases survive restarts.

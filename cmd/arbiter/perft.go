@@ -130,6 +130,9 @@ func runPerftOne(cmd *cobra.Command, f *perftFlags) error {
 			s.Captures, s.EnPassant, s.Castles, s.Promotions, s.Checks, s.DiscoveryChecks, s.DoubleChecks, s.Checkmates)
 	}
 	fmt.Fprintf(out, "Nodes: %s\nTime:  %.3f s (%.1f Mnps)\n", res.Nodes, elapsed.Seconds(), res.Nodes.Float()/elapsed.Seconds()/1e6)
+	if h := res.Hash; h != nil {
+		fmt.Fprintf(out, "Hash:  %d MB, %d probes, %d hits (%.1f%%), %d stores\n", table.SizeBytes()>>20, h.Probes, h.Hits, 100*h.HitRate(), h.Stores)
+	}
 	return nil
 }
 
@@ -208,12 +211,22 @@ type perftJSON struct {
 	NPS      float64                `json:"nps"`
 	Divide   map[string]json.Number `json:"divide,omitempty"`
 	Stats    *engine.PerftStats     `json:"stats,omitempty"`
+	Hash     *perftHashJSON         `json:"hash,omitempty"`
 	Expected *json.Number           `json:"expected,omitempty"`
 	Pass     *bool                  `json:"pass,omitempty"`
 }
 
+// perftHashJSON is the run's use of the --hash table.
+type perftHashJSON struct {
+	engine.PerftTableStats
+	HitRate float64 `json:"hit_rate"`
+}
+
 func newPerftJSON(fen string, depth int, res engine.PerftResult, elapsed time.Duration, divide bool) perftJSON {
 	j := perftJSON{FEN: fen, Depth: depth, Nodes: json.Number(res.Nodes.String()), Seconds: elapsed.Seconds(), Stats: res.Stats}
+	if res.Hash != nil {
+		j.Hash = &perftHashJSON{PerftTableStats: *res.Hash, HitRate: res.Hash.HitRate()}
+	}
 	if s := elapsed.Seconds(); s > 0 {
 		j.NPS = res.Nodes.Float() / s
 	}

@@ -155,6 +155,9 @@ func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, error) 
 		return nil, fmt.Errorf("events: %w", err)
 	}
 	w.replay(t, batches, events)
+	if !row.PGNsExpired.IsZero() {
+		t.pgns = 0 // deleted by the retention setting
+	}
 	if !t.running() {
 		t.workers.DropWindows()
 		return t, nil

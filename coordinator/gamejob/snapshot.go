@@ -174,3 +174,15 @@ func (w *Workload) PGNs(ctx context.Context, jobID string, fn func(pgn string) e
 	}
 	return apierr.Store(err)
 }
+
+// PGNsExpired records that the retention setting deleted the games of
+// these finished tests: their snapshots show no stored PGNs.
+func (w *Workload) PGNsExpired(jobIDs []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range jobIDs {
+		if t := w.tests[id]; t != nil && !t.running() {
+			t.pgns = 0
+		}
+	}
+}

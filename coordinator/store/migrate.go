@@ -54,7 +54,8 @@ type migration struct {
 var migrations = []migration{
 	{"first release: jobs, positions, units, runs, workers, events, tests, batches, pgns", migrate1},
 	{"identities: submitter, owner, priority, throughput; meta, credentials, quarantine", migrate2},
-	{"SPSA tunes: tunes, tune_updates", migrate3},
+	{"retention: compressed PGNs, expired PGNs of finished tests", migrate3},
+	{"SPSA tunes: tunes, tune_updates", migrate4},
 }
 
 const schemaV1 = `
@@ -209,6 +210,17 @@ CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 }
 
 func migrate3(ctx context.Context, tx *sql.Tx) error {
+	// gz: the pgn column holds the game gzip-compressed (new rows); 0:
+	// plain text (rows of earlier versions).
+	if err := addColumn(ctx, tx, "pgns", "gz", "INTEGER NOT NULL DEFAULT 0"); err != nil {
+		return err
+	}
+	// When a finished test's games were deleted by the retention setting
+	// (0: never); its counts and verdict stay.
+	return addColumn(ctx, tx, "tests", "pgns_expired_at", "INTEGER NOT NULL DEFAULT 0")
+}
+
+func migrate4(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, `
 CREATE TABLE IF NOT EXISTS tunes (
   job_id TEXT PRIMARY KEY,
