@@ -50,9 +50,9 @@ type Config struct {
 	Games gamejob.Config
 	// Tunes tunes SPSA tunes.
 	Tunes spsajob.Config
-	// PGNRetention deletes the games of tests finished longer ago than this
-	// (their counts and verdict stay); 0 keeps them forever. Stored games
-	// are gzip-compressed either way.
+	// PGNRetention deletes the games of tests and tunes finished longer ago
+	// than this (their counts, verdict and updates stay); 0 keeps them forever.
+	// Stored games are gzip-compressed either way.
 	PGNRetention time.Duration
 	// Now is the clock (time.Now).
 	Now func() time.Time
@@ -183,7 +183,8 @@ func (c *Coordinator) retain(ctx context.Context) {
 			c.cfg.Logger.Warn("PGN retention", zap.Error(err))
 		} else if len(ids) > 0 {
 			c.Games.PGNsExpired(ids)
-			c.cfg.Logger.Info("PGNs of finished tests expired", zap.Strings("tests", ids), zap.Duration("retention", c.cfg.PGNRetention))
+			c.Tunes.PGNsExpired(ids)
+			c.cfg.Logger.Info("PGNs of finished tests and tunes expired", zap.Strings("tests", ids), zap.Duration("retention", c.cfg.PGNRetention))
 		}
 		select {
 		case <-ctx.Done():

@@ -143,6 +143,9 @@ func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, error) 
 	if err := w.replay(t, updates, events); err != nil {
 		return nil, err
 	}
+	if !row.PGNsExpired.IsZero() {
+		t.pgns = 0 // deleted by the retention setting
+	}
 	if !t.running() {
 		t.workers.DropWindows()
 		return t, nil

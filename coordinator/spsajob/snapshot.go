@@ -106,3 +106,16 @@ func (w *Workload) Stats() core.Stats {
 	}
 	return st
 }
+
+// PGNsExpired records that the retention setting deleted the games of
+// these finished tunes (ids of other jobs are ignored): their snapshots
+// show no stored PGNs.
+func (w *Workload) PGNsExpired(jobIDs []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range jobIDs {
+		if t := w.tunes[id]; t != nil && !t.running() {
+			t.pgns = 0
+		}
+	}
+}

@@ -381,6 +381,19 @@ func TestTuneEnds(t *testing.T) {
 	if after := e.job(id); !proto.Equal(j, after) {
 		t.Fatalf("finished tune changed across a restart:\n%v\n%v", j, after)
 	}
+	// The retention setting deletes its games; the updates stay.
+	ids, err := e.st.ExpirePGNs(context.Background(), e.clk.Now().Add(time.Second), e.clk.Now())
+	if err != nil || !slices.Equal(ids, []string{id}) {
+		t.Fatalf("expired %v %v", ids, err)
+	}
+	e.wl.PGNsExpired(ids)
+	if p := e.job(id).GetSpsaProgress(); p.GetPgns() != 0 || p.GetUpdates() != 3 {
+		t.Fatalf("after expiry: %d games stored, %d updates", p.GetPgns(), p.GetUpdates())
+	}
+	e.restart()
+	if p := e.job(id).GetSpsaProgress(); p.GetPgns() != 0 || p.GetUpdates() != 3 {
+		t.Fatalf("after expiry and a restart: %d games stored, %d updates", p.GetPgns(), p.GetUpdates())
+	}
 	other := e.create(tuneSpec(10, 4))
 	e.mustSubmit(a, e.mustLease(a), score(4, 0, 1), core.Accepted)
 	g := e.mustLease(a)

@@ -225,7 +225,8 @@ func migrate4(ctx context.Context, tx *sql.Tx) error {
 CREATE TABLE IF NOT EXISTS tunes (
   job_id TEXT PRIMARY KEY,
   spec BLOB NOT NULL,
-  batch_pairs INTEGER NOT NULL
+  batch_pairs INTEGER NOT NULL,
+  pgns_expired_at INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS tune_updates (
   job_id TEXT NOT NULL,

@@ -250,34 +250,39 @@ func (s *Store) PGN(ctx context.Context, jobID string, batch, game int) (string,
 	return pgnText(raw, gz)
 }
 
-// ExpirePGNs deletes the games of tests that finished before cutoff (the
-// retention setting) and returns those tests' ids. Their counts, verdict
-// and per-worker figures stay.
+// ExpirePGNs deletes the games of tests and SPSA tunes that finished
+// before cutoff (the retention setting) and returns their ids. Their
+// counts, verdict, updates and per-worker figures stay.
 func (s *Store) ExpirePGNs(ctx context.Context, cutoff, now time.Time) ([]string, error) {
 	var ids []string
 	err := s.write(func(ctx context.Context, tx *sql.Tx) error {
 		ids = ids[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT t.job_id FROM tests t JOIN jobs j ON j.id = t.job_id
-			WHERE t.pgns_expired_at = 0 AND j.state != 'running' AND j.finished_at > 0 AND j.finished_at < ?`, unixNano(cutoff))
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
+		for _, table := range []string{"tests", "tunes"} {
+			// table is one of the two names above, never input.
+			rows, err := tx.QueryContext(ctx, `SELECT t.job_id FROM `+table+` t JOIN jobs j ON j.id = t.job_id
+				WHERE t.pgns_expired_at = 0 AND j.state != 'running' AND j.finished_at > 0 AND j.finished_at < ?`, unixNano(cutoff))
+			if err != nil {
 				return err
 			}
-			ids = append(ids, id)
-		}
-		rows.Close()
-		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, "UPDATE tests SET pgns_expired_at=? WHERE job_id=?", unixNano(now), id); err != nil {
-				return err
+			var found []string
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return err
+				}
+				found = append(found, id)
 			}
-			if _, err := tx.ExecContext(ctx, "DELETE FROM pgns WHERE job_id=?", id); err != nil {
-				return err
+			rows.Close()
+			for _, id := range found {
+				if _, err := tx.ExecContext(ctx, "UPDATE "+table+" SET pgns_expired_at=? WHERE job_id=?", unixNano(now), id); err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, "DELETE FROM pgns WHERE job_id=?", id); err != nil {
+					return err
+				}
 			}
+			ids = append(ids, found...)
 		}
 		return nil
 	})

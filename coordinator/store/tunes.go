@@ -21,6 +21,9 @@ type Tune struct {
 	JobID      string
 	Spec       []byte // the SpsaSpec, protobuf-encoded
 	BatchPairs int
+	// PGNsExpired is when the retention setting deleted the tune's games
+	// (zero while they are kept).
+	PGNsExpired time.Time
 }
 
 // TuneUpdate is one applied update of a tune.
@@ -61,10 +64,12 @@ func (s *Store) CreateTune(ctx context.Context, j *Job, t *Tune) error {
 // Tune returns a tune's row.
 func (s *Store) Tune(ctx context.Context, jobID string) (*Tune, error) {
 	t := &Tune{JobID: jobID}
-	err := s.db.QueryRowContext(ctx, "SELECT spec, batch_pairs FROM tunes WHERE job_id=?", jobID).Scan(&t.Spec, &t.BatchPairs)
+	var expired int64
+	err := s.db.QueryRowContext(ctx, "SELECT spec, batch_pairs, pgns_expired_at FROM tunes WHERE job_id=?", jobID).Scan(&t.Spec, &t.BatchPairs, &expired)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: tune %s: %w", jobID, ErrNotFound)
 	}
+	t.PGNsExpired = fromNano(expired)
 	return t, err
 }
 

@@ -80,4 +80,18 @@ func TestTuneUpdates(t *testing.T) {
 	if _, err := s.Tune(ctx, "nope"); err == nil {
 		t.Error("an unknown tune read")
 	}
+	// Retention deletes a finished tune's games and keeps its updates.
+	ids, err := s.ExpirePGNs(ctx, time.Unix(300, 0), time.Unix(400, 0))
+	if err != nil || !slices.Equal(ids, []string{"t1"}) {
+		t.Fatalf("expired %v %v", ids, err)
+	}
+	if n, _ := s.CountPGNs(ctx, "t1"); n != 0 {
+		t.Errorf("%d games left after expiry", n)
+	}
+	if row, _ := s.Tune(ctx, "t1"); !row.PGNsExpired.Equal(time.Unix(400, 0)) {
+		t.Errorf("expiry recorded as %v", row.PGNsExpired)
+	}
+	if us, _ := s.TuneUpdates(ctx, "t1"); len(us) != 2 {
+		t.Errorf("%d updates after expiry", len(us))
+	}
 }
