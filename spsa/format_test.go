@@ -1,6 +1,9 @@
 package spsa
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,5 +113,72 @@ func TestExport(t *testing.T) {
 	}
 	if f, err := ParseFormat(" OpenBench "); err != nil || f != OpenBench {
 		t.Errorf("OpenBench: %v %v", f, err)
+	}
+}
+
+// --params takes the engine's options, a file, or an inline list; every
+// other value is refused with the value named.
+func TestParseSource(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "params.txt")
+	if err := os.WriteFile(file, []byte("RFPMargin, 75, 20, 300, 5, 0.002\nAspWindow, 20, 5, 200, 3, 0.002\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	builtin := func() ([]OptionDecl, error) { return BuiltinOptions() }
+	cases := []struct {
+		arg   string
+		names []string
+	}{
+		{file, []string{"RFPMargin", "AspWindow"}},
+		{"RFPMargin,int,75,20,300,5,0.002;AspWindow,int,20,5,200,3,0.002", []string{"RFPMargin", "AspWindow"}},
+		{"from-engine:rfpmargin, AspWindow", []string{"RFPMargin", "AspWindow"}},
+	}
+	for _, c := range cases {
+		s, err := ParseSource(c.arg, os.ReadFile)
+		if err != nil {
+			t.Fatalf("%s: %v", c.arg, err)
+		}
+		ps, err := s.Params(builtin)
+		if err != nil {
+			t.Fatalf("%s: %v", c.arg, err)
+		}
+		var got []string
+		for _, p := range ps {
+			got = append(got, p.Name)
+		}
+		if !slices.Equal(got, c.names) {
+			t.Errorf("%s: %v", c.arg, got)
+		}
+	}
+	if s, err := ParseSource("from-engine", os.ReadFile); err != nil || !s.FromEngine || s.Names != nil {
+		t.Errorf("from-engine: %+v %v", s, err)
+	}
+	refused := []struct{ arg, want string }{
+		{"", "params: empty"},
+		{"from-engine:", "no option named"},
+		{filepath.Join(dir, "missing.txt"), "no such file, and not a parameter list"},
+		{dir, "params file"},
+	}
+	for _, r := range refused {
+		if _, err := ParseSource(r.arg, os.ReadFile); err == nil || !strings.Contains(err.Error(), r.want) {
+			t.Errorf("%q: %v", r.arg, err)
+		}
+	}
+	// A list is checked against the engine when its options are known.
+	s, _ := ParseSource("NoSuch,1,0,10,1,0.002", os.ReadFile)
+	if _, err := s.Params(builtin); err == nil || !strings.Contains(err.Error(), `param "NoSuch": the engine has no option`) {
+		t.Errorf("a parameter the engine lacks: %v", err)
+	}
+	if _, err := s.Params(nil); err != nil {
+		t.Errorf("a list without the engine's options: %v", err)
+	}
+	bad := filepath.Join(dir, "bad.txt")
+	os.WriteFile(bad, []byte("A,1,0,10,1\n"), 0o644)
+	s, _ = ParseSource(bad, os.ReadFile)
+	if _, err := s.Params(nil); err == nil || !strings.Contains(err.Error(), "bad.txt: params line 1") {
+		t.Errorf("a bad file: %v", err)
+	}
+	if _, err := (Source{FromEngine: true}).Params(nil); err == nil {
+		t.Error("from-engine without the engine's options")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
+	"github.com/arbiter-chess/arbiter/internal/spsaspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spsa"
 )
@@ -33,19 +34,11 @@ type checked struct {
 
 // paramsOf converts a spec's parameters.
 func paramsOf(spec *arbiterv1.SpsaSpec) []spsa.Param {
-	ps := make([]spsa.Param, len(spec.GetParams()))
-	for i, p := range spec.GetParams() {
-		ps[i] = spsa.Param{Name: p.GetName(), Float: p.GetIsFloat(), Start: p.GetStart(), Min: p.GetMin(), Max: p.GetMax(),
-			CEnd: p.GetCEnd(), REnd: p.GetREnd()}
-	}
-	return ps
+	return spsaspec.ParamsFromProto(spec.GetParams())
 }
 
 // configOf is the tune's design of a checked spec.
-func configOf(spec *arbiterv1.SpsaSpec) spsa.Config {
-	return spsa.Config{Params: paramsOf(spec), Pairs: int(spec.GetPairs()), BatchPairs: int(spec.GetBatchPairs()),
-		Alpha: spec.GetAlpha(), Gamma: spec.GetGamma(), ARatio: spec.GetARatio(), Seed: spec.GetSeed()}
-}
+func configOf(spec *arbiterv1.SpsaSpec) spsa.Config { return spsaspec.Config(spec) }
 
 // checkSpec validates a tune and fills in its defaults (in spec). Every
 // refusal is an *apierr.Error naming the input. storedBatch is the batch
@@ -119,14 +112,8 @@ func (w *Workload) checkSpec(spec *arbiterv1.SpsaSpec, storedBatch int) (*checke
 		spec.BatchPairs = uint32(gamepair.AutoBatchPairs(lim, ref, w.cfg.BatchDuration, w.cfg.MaxAutoBatchPairs))
 	}
 	spec.BatchPairs = uint32(min(uint64(spec.GetBatchPairs()), spec.GetPairs()))
-	for _, f := range []struct {
-		v   **float64
-		def float64
-	}{{&spec.Alpha, spsa.DefaultAlpha}, {&spec.Gamma, spsa.DefaultGamma}, {&spec.ARatio, spsa.DefaultARatio}} {
-		if *f.v == nil {
-			*f.v = proto.Float64(f.def)
-		}
-	}
+	d := spsaspec.WithDefaults(spec)
+	spec.Alpha, spec.Gamma, spec.ARatio = d.Alpha, d.Gamma, d.ARatio
 	if c.tune, err = spsa.New(configOf(spec)); err != nil {
 		return nil, apierr.Invalid("%s", gamepair.Brief(err))
 	}
