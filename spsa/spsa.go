@@ -1,7 +1,7 @@
 // Package spsa tunes engine parameters by simultaneous perturbation
 // stochastic approximation, the way Fishtest runs it ("classic" SPSA,
 // server/fishtest/spsa_handler.py and spsa_workflow.py), for the cluster
-// (coordinator/spsajob) and for one machine (RunLocal).
+// (coordinator/spsajob) and for one machine (Local).
 //
 // A tune of N game pairs in batches of B pairs has batches 0, 1, ...; batch
 // b is the schedule's iteration k = b×B (the pairs before it). It plays
@@ -13,7 +13,8 @@
 //	a_k = a / (A+k+1)^α            a = r_end × c_end² × (A+N)^α,  A = ⌊A_ratio × N⌋
 //	θ_i ← clamp(θ_i + a_k/c_k × (W−L) × Δ_i, min_i, max_i)
 //
-// which is Fishtest's θ += R·c·result·flip with R = a_k/c_k². At the end of
+// which is Fishtest's θ += R·c·result·flip with R = a_k/c_k² (computed as
+// a_k/c_k, which no tiny c_k can overflow). At the end of
 // the tune c_k has shrunk to c_end and a_k/c_k² to r_end. The defaults are
 // Fishtest's: α 0.602, γ 0.101, A_ratio 0.1.
 //
@@ -124,12 +125,15 @@ func (c Config) Validate() error {
 	if c.BatchPairs < 1 || c.BatchPairs > c.Pairs {
 		return fmt.Errorf("batch pairs %d: want 1 to the tune's %d pairs", c.BatchPairs, c.Pairs)
 	}
+	// The bounds keep (A+N)^alpha and N^gamma finite for every tune size:
+	// Fishtest's values are 0.602, 0.101 and 0.1.
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"alpha", c.Alpha}, {"gamma", c.Gamma}, {"A ratio", c.ARatio}} {
-		if math.IsNaN(f.v) || f.v < 0 || f.v > 100 {
-			return fmt.Errorf("%s %v: want a number from 0 to 100", f.name, f.v)
+		max  float64
+	}{{"alpha", c.Alpha, 2}, {"gamma", c.Gamma, 2}, {"A ratio", c.ARatio, 10}} {
+		if math.IsNaN(f.v) || f.v < 0 || f.v > f.max {
+			return fmt.Errorf("%s %v: want a number from 0 to %v", f.name, f.v, f.max)
 		}
 	}
 	return CheckParams(c.Params)
@@ -263,6 +267,9 @@ type Perturbation struct {
 	Flip  []int     // Δ_i, ±1
 	C     []float64 // c_k per parameter
 	R     []float64 // a_k / c_k² per parameter (Fishtest's R)
+	// Gain is a_k / c_k per parameter (R·c_k, computed without the
+	// square): θ_i moves by Gain_i × (W−L) × Δ_i.
+	Gain []float64
 	// round holds, per parameter, the uniform draws that round engine A's
 	// and engine B's values.
 	round [][2]float64
@@ -274,16 +281,17 @@ func (t *Tune) Step(k int) (c, r []float64) {
 	c = make([]float64, len(t.c))
 	r = make([]float64, len(t.c))
 	for i := range t.c {
-		c[i], r[i] = t.step(i, k)
+		c[i], r[i], _ = t.step(i, k)
 	}
 	return c, r
 }
 
-func (t *Tune) step(i, k int) (ck, rk float64) {
+// step is c_k, a_k / c_k² and a_k / c_k of parameter i at iteration k.
+func (t *Tune) step(i, k int) (ck, rk, gain float64) {
 	kk := float64(k) + 1
 	ck = t.c[i] / math.Pow(kk, t.cfg.Gamma)
 	ak := t.a[i] / math.Pow(t.bigA+kk, t.cfg.Alpha)
-	return ck, ak / (ck * ck)
+	return ck, ak / (ck * ck), ak / ck
 }
 
 // Perturbation returns batch b's perturbation (b in [0, Batches)).
@@ -293,12 +301,12 @@ func (t *Tune) Perturbation(b int) (Perturbation, error) {
 	}
 	n := len(t.cfg.Params)
 	p := Perturbation{Batch: b, K: b * t.cfg.BatchPairs, Flip: make([]int, n), C: make([]float64, n), R: make([]float64, n),
-		round: make([][2]float64, n)}
+		Gain: make([]float64, n), round: make([][2]float64, n)}
 	// One stream per batch: PCG's output is fixed by its seeds, so the
 	// draws are the same on every run and platform.
 	src := rand.NewPCG(t.cfg.Seed, uint64(b)^0x5350534142415443)
 	for i := range n {
-		p.C[i], p.R[i] = t.step(i, p.K)
+		p.C[i], p.R[i], p.Gain[i] = t.step(i, p.K)
 		p.Flip[i] = 1
 		if src.Uint64()&1 == 0 {
 			p.Flip[i] = -1
@@ -352,9 +360,17 @@ func (t *Tune) Apply(b, wins, losses int) error {
 		return fmt.Errorf("batch %d: wins %d + losses %d exceed its %d games", b, wins, losses, 2*pairs)
 	}
 	result := float64(wins - losses)
+	next := make([]float64, len(t.theta))
 	for i, par := range t.cfg.Params {
-		t.theta[i] = min(max(t.theta[i]+p.R[i]*p.C[i]*result*float64(p.Flip[i]), par.Min), par.Max)
+		v := t.theta[i] + p.Gain[i]*result*float64(p.Flip[i])
+		if math.IsNaN(v) {
+			// Validate's bounds keep the schedule finite; never let a NaN
+			// into θ, where clamping cannot remove it.
+			return fmt.Errorf("batch %d: param %s: the update is not a number", b, quote(par.Name))
+		}
+		next[i] = min(max(v, par.Min), par.Max)
 	}
+	t.theta = next
 	t.update++
 	t.pairs += pairs
 	return nil

@@ -124,7 +124,7 @@ func TestScheduleIsFishtests(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := 50 + p.R[0]*p.C[0]*5*float64(p.Flip[0])
-	if got := tu.Theta()[0]; got != want || tu.Updates() != 1 || tu.PairsApplied() != 10 {
+	if got := tu.Theta()[0]; !close(got, want, 1e-14) || tu.Updates() != 1 || tu.PairsApplied() != 10 {
 		t.Errorf("after one update: θ %v (want %v), %d updates, %d pairs", got, want, tu.Updates(), tu.PairsApplied())
 	}
 }
@@ -338,6 +338,7 @@ func TestConfigRefusals(t *testing.T) {
 		{"alpha", func(c *Config) { c.Alpha = math.NaN() }},
 		{"gamma", func(c *Config) { c.Gamma = -1 }},
 		{"A ratio", func(c *Config) { c.ARatio = 1e9 }},
+		{"alpha 3: want a number from 0 to 2", func(c *Config) { c.Alpha = 3 }},
 		{"params: none", func(c *Config) { c.Params = nil }},
 		{`param "A": min 300 > max 200`, func(c *Config) { c.Params[0].Min = 300 }},
 		{`param "B": start 250 is outside`, func(c *Config) { c.Params[1].Start = 250 }},
@@ -358,6 +359,11 @@ func TestConfigRefusals(t *testing.T) {
 		} else if len(err.Error()) > 300 {
 			t.Errorf("%s: a %d-byte error", c.want, len(err.Error()))
 		}
+	}
+	// A c_end so small that c_k² underflows still updates (by nothing).
+	tiny, _ := New(config([]Param{{Name: "T", Start: 1, Min: 0, Max: 2, CEnd: 1e-200, REnd: 1}}, 1000, 10, 1))
+	if err := tiny.Apply(0, 5, 5); err != nil || tiny.Theta()[0] != 1 {
+		t.Errorf("tiny c_end: %v, θ %v", err, tiny.Theta())
 	}
 	tu, _ := New(config(ps, 1000, 10, 1))
 	if err := tu.Apply(0, 15, 6); err == nil {
