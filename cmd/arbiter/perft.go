@@ -17,8 +17,6 @@ import (
 	"github.com/arbiter-chess/arbiter/engine"
 )
 
-func init() { subcommands = append(subcommands, newPerftCommand) }
-
 type perftFlags struct {
 	fen      string
 	depth    int
