@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -35,7 +36,8 @@ type Config struct {
 	Server ServerConfig
 	// Workers is the number of in-process workers (0 to MaxWorkers).
 	Workers int
-	// Threads is each worker's units at once (default: cores / workers).
+	// Threads is each worker's units at once (default: cores / Workers,
+	// all cores when there are none at Start).
 	Threads int
 	// HashMB is each worker's perft hash table in MB (at least 1).
 	HashMB int
@@ -61,13 +63,18 @@ type Config struct {
 // Cluster is a serving coordinator with its local workers.
 type Cluster struct {
 	*Server
+	cfg     Config
 	token   string
-	threads int
 	tempDir string
+	table   *engine.PerftTable // shared by the workers started with the cluster
 
+	workerCtx   context.Context
 	stopWorkers context.CancelFunc
 	wg          sync.WaitGroup
+	mu          sync.Mutex // guards conns and workers, and orders AddWorkers before Stop
 	conns       []*clusterclient.Client
+	workers     int
+	stopped     bool
 	stopOnce    sync.Once
 }
 
@@ -112,7 +119,7 @@ func Start(cfg Config) (_ *Cluster, err error) {
 		// workers; each worker's series carry a worker label.
 		sc.Registry = obs.NewRegistry()
 	}
-	cl := &Cluster{token: sc.Token, threads: cfg.Threads}
+	cl := &Cluster{token: sc.Token}
 	if sc.Data == "" {
 		dir, err := os.MkdirTemp("", "arbiter-up-")
 		if err != nil {
@@ -128,21 +135,42 @@ func Start(cfg Config) (_ *Cluster, err error) {
 	if cl.Server, err = Serve(*sc); err != nil {
 		return nil, err
 	}
-	wctx, stop := context.WithCancel(context.Background())
-	cl.stopWorkers = stop
-	var table *engine.PerftTable
+	cl.cfg = cfg
+	cl.workerCtx, cl.stopWorkers = context.WithCancel(context.Background())
 	if cfg.SharedHash && cfg.Workers > 0 {
-		table = engine.NewPerftTable(cfg.HashMB * cfg.Workers)
+		cl.table = engine.NewPerftTable(cfg.HashMB * cfg.Workers)
 	}
-	for i := 1; i <= cfg.Workers; i++ {
-		if err := cl.startWorker(wctx, &cfg, i, table); err != nil {
-			return nil, err
-		}
+	if err := cl.AddWorkers(cfg.Workers); err != nil {
+		return nil, err
 	}
 	return cl, nil
 }
 
-// startWorker starts worker n (from 1), named up-n.
+// AddWorkers starts n more workers like the first ones, numbered after
+// them. Workers added after Start have their own hash tables.
+func (cl *Cluster) AddWorkers(n int) error {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.stopped {
+		return errors.New("localcluster: AddWorkers after Stop")
+	}
+	if cl.workers+n > MaxWorkers {
+		return fmt.Errorf("localcluster: %d workers are more than %d", cl.workers+n, MaxWorkers)
+	}
+	table := cl.table
+	if cl.workers >= cl.cfg.Workers {
+		table = nil
+	}
+	for range n {
+		cl.workers++
+		if err := cl.startWorker(cl.workerCtx, &cl.cfg, cl.workers, table); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startWorker starts worker n (from 1), named up-n. Caller holds mu.
 func (cl *Cluster) startWorker(ctx context.Context, cfg *Config, n int, table *engine.PerftTable) error {
 	tok, err := cl.c.Credentials.Ephemeral(fmt.Sprintf("up-worker-%d", n), identity.Worker)
 	if err != nil {
@@ -183,7 +211,7 @@ func (cl *Cluster) startWorker(ctx context.Context, cfg *Config, n int, table *e
 func (cl *Cluster) Token() string { return cl.token }
 
 // Threads is each worker's thread count.
-func (cl *Cluster) Threads() int { return cl.threads }
+func (cl *Cluster) Threads() int { return cl.cfg.Threads }
 
 // Client connects to the coordinator with the admin credential.
 func (cl *Cluster) Client() (*clusterclient.Client, error) {
@@ -194,6 +222,9 @@ func (cl *Cluster) Client() (*clusterclient.Client, error) {
 // coordinator, and removes a temporary data directory.
 func (cl *Cluster) Stop() {
 	cl.stopOnce.Do(func() {
+		cl.mu.Lock()
+		cl.stopped = true
+		cl.mu.Unlock()
 		if cl.stopWorkers != nil {
 			cl.stopWorkers()
 		}
