@@ -56,7 +56,8 @@ type Config struct {
 	// the start-up bench (tests: no bench, same time scale everywhere).
 	BenchNPS uint64
 	// OnWorkerExit, when set, is told when worker n (from 1) stops with
-	// an error; otherwise the error is logged.
+	// an error (from the worker's goroutine: several may call at once);
+	// otherwise the error is logged.
 	OnWorkerExit func(n int, err error)
 }
 
@@ -163,7 +164,7 @@ func (cl *Cluster) AddWorkers(n int) error {
 	}
 	for range n {
 		cl.workers++
-		if err := cl.startWorker(cl.workerCtx, &cl.cfg, cl.workers, table); err != nil {
+		if err := cl.startWorker(cl.workers, table); err != nil {
 			return err
 		}
 	}
@@ -171,7 +172,8 @@ func (cl *Cluster) AddWorkers(n int) error {
 }
 
 // startWorker starts worker n (from 1), named up-n. Caller holds mu.
-func (cl *Cluster) startWorker(ctx context.Context, cfg *Config, n int, table *engine.PerftTable) error {
+func (cl *Cluster) startWorker(n int, table *engine.PerftTable) error {
+	cfg := &cl.cfg
 	tok, err := cl.c.Credentials.Ephemeral(fmt.Sprintf("up-worker-%d", n), identity.Worker)
 	if err != nil {
 		return err
@@ -182,13 +184,8 @@ func (cl *Cluster) startWorker(ctx context.Context, cfg *Config, n int, table *e
 	}
 	cl.conns = append(cl.conns, c)
 	name := fmt.Sprintf("up-%d", n)
-	bench := 0
-	if cfg.BenchNPS > 0 {
-		bench = -1
-	}
 	w, err := worker.New(worker.Config{Conn: c.Conn(), Name: name, Threads: cfg.Threads, HashMB: cfg.HashMB, Table: table,
-		Logger: cl.log, Grace: cfg.Grace, VerifyEngines: cfg.VerifyEngines, Builtin: cfg.Builtin,
-		BenchDepth: bench, BenchNPS: cfg.BenchNPS,
+		Logger: cl.log, Grace: cfg.Grace, VerifyEngines: cfg.VerifyEngines, Builtin: cfg.Builtin, BenchNPS: cfg.BenchNPS,
 		Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"worker": name}, cl.registry)})
 	if err != nil {
 		return cliexit.Usage("%v", err)
@@ -196,7 +193,7 @@ func (cl *Cluster) startWorker(ctx context.Context, cfg *Config, n int, table *e
 	cl.wg.Add(1)
 	go func() {
 		defer cl.wg.Done()
-		if err := w.Run(ctx); err != nil {
+		if err := w.Run(cl.workerCtx); err != nil {
 			if cfg.OnWorkerExit != nil {
 				cfg.OnWorkerExit(n, err)
 			} else {
