@@ -54,6 +54,7 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "CA (PEM) whose client certificates identify workers (mTLS; needs --tls-cert)")
 	fl.DurationVar(&cfg.LeaseDuration, "lease-duration", 30*time.Second, "how long a lease lasts without a heartbeat")
 	fl.DurationVar(&cfg.UnitDuration, "unit-duration", 2*time.Second, "target compute time of one unit")
+	fl.DurationVar(&cfg.PGNRetention, "pgn-retention", 0, "delete the games of tests finished longer ago than this, e.g. 2160h (their counts and verdicts stay; 0: keep)")
 	logs.add(fl, "info")
 	return cmd
 }

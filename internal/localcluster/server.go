@@ -56,6 +56,9 @@ type ServerConfig struct {
 	LeaseDuration time.Duration
 	// UnitDuration is the target compute time of one perft unit.
 	UnitDuration time.Duration
+	// PGNRetention deletes the games of tests finished longer ago (0:
+	// keep them).
+	PGNRetention time.Duration
 	// Logger (nil: none).
 	Logger *zap.Logger
 	// Registry receives the coordinator's metrics and is served on
@@ -75,6 +78,8 @@ func (c *ServerConfig) Validate() error {
 		return cliexit.Usage("--verify-default %v: must be between 0 and 1", c.VerifyDefault)
 	case (c.TLSCert == "") != (c.TLSKey == ""):
 		return cliexit.Usage("--tls-cert and --tls-key go together")
+	case c.PGNRetention < 0:
+		return cliexit.Usage("--pgn-retention %v: must not be negative", c.PGNRetention)
 	case c.LeaseDuration < 100*time.Millisecond:
 		return cliexit.Usage("--lease-duration %v: must be at least 100ms", c.LeaseDuration)
 	case c.UnitDuration <= 0:
@@ -128,7 +133,7 @@ func Serve(cfg ServerConfig) (*Server, error) {
 	}
 	c, err := coordinator.New(context.Background(), coordinator.Config{
 		Store: st, Logger: log, Token: cfg.Token, LeaseDuration: cfg.LeaseDuration, TargetUnitDuration: cfg.UnitDuration,
-		VerifyDefault: cfg.VerifyDefault, Registerer: reg,
+		VerifyDefault: cfg.VerifyDefault, Registerer: reg, PGNRetention: cfg.PGNRetention,
 	})
 	if err != nil {
 		st.Close()
