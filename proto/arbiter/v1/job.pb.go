@@ -374,10 +374,13 @@ type Job struct {
 	// identities existed).
 	Submitter string `protobuf:"bytes,13,opt,name=submitter,proto3" json:"submitter,omitempty"`
 	// Set for SPSA tunes (openings omitted, see openings_count).
-	Spsa          *SpsaSpec     `protobuf:"bytes,14,opt,name=spsa,proto3" json:"spsa,omitempty"`
-	SpsaProgress  *SpsaProgress `protobuf:"bytes,15,opt,name=spsa_progress,json=spsaProgress,proto3" json:"spsa_progress,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Spsa         *SpsaSpec     `protobuf:"bytes,14,opt,name=spsa,proto3" json:"spsa,omitempty"`
+	SpsaProgress *SpsaProgress `protobuf:"bytes,15,opt,name=spsa_progress,json=spsaProgress,proto3" json:"spsa_progress,omitempty"`
+	// For tests with uploaded engines: what each worker did with each
+	// artifact (fetched, built, verified, refused), latest first per worker.
+	ArtifactChecks []*ArtifactCheck `protobuf:"bytes,16,rep,name=artifact_checks,json=artifactChecks,proto3" json:"artifact_checks,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -511,6 +514,13 @@ func (x *Job) GetSpsa() *SpsaSpec {
 func (x *Job) GetSpsaProgress() *SpsaProgress {
 	if x != nil {
 		return x.SpsaProgress
+	}
+	return nil
+}
+
+func (x *Job) GetArtifactChecks() []*ArtifactCheck {
+	if x != nil {
+		return x.ArtifactChecks
 	}
 	return nil
 }
@@ -1538,10 +1548,13 @@ type WorkerIncidents struct {
 	Disconnects  uint64                 `protobuf:"varint,7,opt,name=disconnects,proto3" json:"disconnects,omitempty"`
 	Other        uint64                 `protobuf:"varint,8,opt,name=other,proto3" json:"other,omitempty"`
 	// The worker gets no more batches of this test.
-	Excluded      bool    `protobuf:"varint,9,opt,name=excluded,proto3" json:"excluded,omitempty"`
-	Reason        string  `protobuf:"bytes,10,opt,name=reason,proto3" json:"reason,omitempty"`
-	BenchNps      uint64  `protobuf:"varint,11,opt,name=bench_nps,json=benchNps,proto3" json:"bench_nps,omitempty"`
-	TimeScale     float64 `protobuf:"fixed64,12,opt,name=time_scale,json=timeScale,proto3" json:"time_scale,omitempty"`
+	Excluded  bool    `protobuf:"varint,9,opt,name=excluded,proto3" json:"excluded,omitempty"`
+	Reason    string  `protobuf:"bytes,10,opt,name=reason,proto3" json:"reason,omitempty"`
+	BenchNps  uint64  `protobuf:"varint,11,opt,name=bench_nps,json=benchNps,proto3" json:"bench_nps,omitempty"`
+	TimeScale float64 `protobuf:"fixed64,12,opt,name=time_scale,json=timeScale,proto3" json:"time_scale,omitempty"`
+	// Engines the worker's resource limits killed (memory, CPU time,
+	// starting a process).
+	LimitKills    uint64 `protobuf:"varint,13,opt,name=limit_kills,json=limitKills,proto3" json:"limit_kills,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1656,6 +1669,13 @@ func (x *WorkerIncidents) GetBenchNps() uint64 {
 func (x *WorkerIncidents) GetTimeScale() float64 {
 	if x != nil {
 		return x.TimeScale
+	}
+	return 0
+}
+
+func (x *WorkerIncidents) GetLimitKills() uint64 {
+	if x != nil {
+		return x.LimitKills
 	}
 	return 0
 }
@@ -2505,7 +2525,7 @@ var File_arbiter_v1_job_proto protoreflect.FileDescriptor
 const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\n" +
 	"\x14arbiter/v1/job.proto\x12\n" +
-	"arbiter.v1\x1a\x15arbiter/v1/work.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd1\x01\n" +
+	"arbiter.v1\x1a\x19arbiter/v1/artifact.proto\x1a\x15arbiter/v1/work.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd1\x01\n" +
 	"\tPerftSpec\x12\x10\n" +
 	"\x03fen\x18\x01 \x01(\tR\x03fen\x12\x14\n" +
 	"\x05depth\x18\x02 \x01(\rR\x05depth\x12\x1b\n" +
@@ -2533,7 +2553,7 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"mismatches\x12-\n" +
 	"\x12mismatches_settled\x18\a \x01(\x04R\x11mismatchesSettled\x12%\n" +
 	"\x0eactive_workers\x18\b \x01(\rR\ractiveWorkers\x12\x18\n" +
-	"\ablocked\x18\t \x01(\tR\ablocked\"\x89\x05\n" +
+	"\ablocked\x18\t \x01(\tR\ablocked\"\xcd\x05\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.arbiter.v1.JobStateR\x05state\x12+\n" +
@@ -2552,7 +2572,8 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\x0ematch_progress\x18\f \x01(\v2\x19.arbiter.v1.MatchProgressR\rmatchProgress\x12\x1c\n" +
 	"\tsubmitter\x18\r \x01(\tR\tsubmitter\x12(\n" +
 	"\x04spsa\x18\x0e \x01(\v2\x14.arbiter.v1.SpsaSpecR\x04spsa\x12=\n" +
-	"\rspsa_progress\x18\x0f \x01(\v2\x18.arbiter.v1.SpsaProgressR\fspsaProgress\"\x9e\x01\n" +
+	"\rspsa_progress\x18\x0f \x01(\v2\x18.arbiter.v1.SpsaProgressR\fspsaProgress\x12B\n" +
+	"\x0fartifact_checks\x18\x10 \x03(\v2\x19.arbiter.v1.ArtifactCheckR\x0eartifactChecks\"\x9e\x01\n" +
 	"\tSpsaParam\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
 	"\bis_float\x18\x02 \x01(\bR\aisFloat\x12\x14\n" +
@@ -2668,7 +2689,7 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\fhang_timeout\x18\x11 \x01(\v2\x19.google.protobuf.DurationR\vhangTimeout\x12#\n" +
 	"\rreference_nps\x18\x12 \x01(\x04R\freferenceNps\x12\x14\n" +
 	"\x05event\x18\x13 \x01(\tR\x05event\x12%\n" +
-	"\x0eopenings_count\x18\x14 \x01(\rR\ropeningsCount\"\xe0\x02\n" +
+	"\x0eopenings_count\x18\x14 \x01(\rR\ropeningsCount\"\x81\x03\n" +
 	"\x0fWorkerIncidents\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -2684,7 +2705,9 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	" \x01(\tR\x06reason\x12\x1b\n" +
 	"\tbench_nps\x18\v \x01(\x04R\bbenchNps\x12\x1d\n" +
 	"\n" +
-	"time_scale\x18\f \x01(\x01R\ttimeScale\"\xe9\x04\n" +
+	"time_scale\x18\f \x01(\x01R\ttimeScale\x12\x1f\n" +
+	"\vlimit_kills\x18\r \x01(\x04R\n" +
+	"limitKills\"\xe9\x04\n" +
 	"\rMatchProgress\x129\n" +
 	"\vpentanomial\x18\x01 \x01(\v2\x17.arbiter.v1.PentanomialR\vpentanomial\x12\x12\n" +
 	"\x04wins\x18\x02 \x01(\x04R\x04wins\x12\x14\n" +
@@ -2804,12 +2827,13 @@ var file_arbiter_v1_job_proto_goTypes = []any{
 	(*CancelJobRequest)(nil),      // 27: arbiter.v1.CancelJobRequest
 	(*CancelJobResponse)(nil),     // 28: arbiter.v1.CancelJobResponse
 	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
-	(*EngineSpec)(nil),            // 30: arbiter.v1.EngineSpec
-	(*TimeControl)(nil),           // 31: arbiter.v1.TimeControl
-	(*Opening)(nil),               // 32: arbiter.v1.Opening
-	(*Adjudication)(nil),          // 33: arbiter.v1.Adjudication
-	(*durationpb.Duration)(nil),   // 34: google.protobuf.Duration
-	(*Pentanomial)(nil),           // 35: arbiter.v1.Pentanomial
+	(*ArtifactCheck)(nil),         // 30: arbiter.v1.ArtifactCheck
+	(*EngineSpec)(nil),            // 31: arbiter.v1.EngineSpec
+	(*TimeControl)(nil),           // 32: arbiter.v1.TimeControl
+	(*Opening)(nil),               // 33: arbiter.v1.Opening
+	(*Adjudication)(nil),          // 34: arbiter.v1.Adjudication
+	(*durationpb.Duration)(nil),   // 35: google.protobuf.Duration
+	(*Pentanomial)(nil),           // 36: arbiter.v1.Pentanomial
 }
 var file_arbiter_v1_job_proto_depIdxs = []int32{
 	0,  // 0: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
@@ -2822,57 +2846,58 @@ var file_arbiter_v1_job_proto_depIdxs = []int32{
 	14, // 7: arbiter.v1.Job.match_progress:type_name -> arbiter.v1.MatchProgress
 	6,  // 8: arbiter.v1.Job.spsa:type_name -> arbiter.v1.SpsaSpec
 	8,  // 9: arbiter.v1.Job.spsa_progress:type_name -> arbiter.v1.SpsaProgress
-	30, // 10: arbiter.v1.SpsaSpec.engine:type_name -> arbiter.v1.EngineSpec
-	5,  // 11: arbiter.v1.SpsaSpec.params:type_name -> arbiter.v1.SpsaParam
-	31, // 12: arbiter.v1.SpsaSpec.time_control:type_name -> arbiter.v1.TimeControl
-	32, // 13: arbiter.v1.SpsaSpec.openings:type_name -> arbiter.v1.Opening
-	33, // 14: arbiter.v1.SpsaSpec.adjudication:type_name -> arbiter.v1.Adjudication
-	34, // 15: arbiter.v1.SpsaSpec.time_margin:type_name -> google.protobuf.Duration
-	34, // 16: arbiter.v1.SpsaSpec.hang_timeout:type_name -> google.protobuf.Duration
-	7,  // 17: arbiter.v1.SpsaProgress.params:type_name -> arbiter.v1.SpsaParamState
-	35, // 18: arbiter.v1.SpsaProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
-	13, // 19: arbiter.v1.SpsaProgress.workers:type_name -> arbiter.v1.WorkerIncidents
-	6,  // 20: arbiter.v1.SubmitSpsaRequest.spec:type_name -> arbiter.v1.SpsaSpec
-	4,  // 21: arbiter.v1.SubmitSpsaResponse.job:type_name -> arbiter.v1.Job
-	30, // 22: arbiter.v1.MatchSpec.engine_a:type_name -> arbiter.v1.EngineSpec
-	30, // 23: arbiter.v1.MatchSpec.engine_b:type_name -> arbiter.v1.EngineSpec
-	31, // 24: arbiter.v1.MatchSpec.time_control:type_name -> arbiter.v1.TimeControl
-	32, // 25: arbiter.v1.MatchSpec.openings:type_name -> arbiter.v1.Opening
-	11, // 26: arbiter.v1.MatchSpec.sprt:type_name -> arbiter.v1.SprtParams
-	33, // 27: arbiter.v1.MatchSpec.adjudication:type_name -> arbiter.v1.Adjudication
-	34, // 28: arbiter.v1.MatchSpec.time_margin:type_name -> google.protobuf.Duration
-	34, // 29: arbiter.v1.MatchSpec.hang_timeout:type_name -> google.protobuf.Duration
-	35, // 30: arbiter.v1.MatchProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
-	13, // 31: arbiter.v1.MatchProgress.workers:type_name -> arbiter.v1.WorkerIncidents
-	12, // 32: arbiter.v1.SubmitMatchRequest.spec:type_name -> arbiter.v1.MatchSpec
-	4,  // 33: arbiter.v1.SubmitMatchResponse.job:type_name -> arbiter.v1.Job
-	1,  // 34: arbiter.v1.SubmitPerftRequest.spec:type_name -> arbiter.v1.PerftSpec
-	4,  // 35: arbiter.v1.SubmitPerftResponse.job:type_name -> arbiter.v1.Job
-	4,  // 36: arbiter.v1.GetJobResponse.job:type_name -> arbiter.v1.Job
-	4,  // 37: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
-	4,  // 38: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
-	4,  // 39: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
-	19, // 40: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
-	21, // 41: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
-	23, // 42: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
-	25, // 43: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
-	27, // 44: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
-	15, // 45: arbiter.v1.JobService.SubmitMatch:input_type -> arbiter.v1.SubmitMatchRequest
-	17, // 46: arbiter.v1.JobService.DownloadPGN:input_type -> arbiter.v1.DownloadPGNRequest
-	9,  // 47: arbiter.v1.JobService.SubmitSpsa:input_type -> arbiter.v1.SubmitSpsaRequest
-	20, // 48: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
-	22, // 49: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
-	24, // 50: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
-	26, // 51: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
-	28, // 52: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
-	16, // 53: arbiter.v1.JobService.SubmitMatch:output_type -> arbiter.v1.SubmitMatchResponse
-	18, // 54: arbiter.v1.JobService.DownloadPGN:output_type -> arbiter.v1.DownloadPGNResponse
-	10, // 55: arbiter.v1.JobService.SubmitSpsa:output_type -> arbiter.v1.SubmitSpsaResponse
-	48, // [48:56] is the sub-list for method output_type
-	40, // [40:48] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	30, // 10: arbiter.v1.Job.artifact_checks:type_name -> arbiter.v1.ArtifactCheck
+	31, // 11: arbiter.v1.SpsaSpec.engine:type_name -> arbiter.v1.EngineSpec
+	5,  // 12: arbiter.v1.SpsaSpec.params:type_name -> arbiter.v1.SpsaParam
+	32, // 13: arbiter.v1.SpsaSpec.time_control:type_name -> arbiter.v1.TimeControl
+	33, // 14: arbiter.v1.SpsaSpec.openings:type_name -> arbiter.v1.Opening
+	34, // 15: arbiter.v1.SpsaSpec.adjudication:type_name -> arbiter.v1.Adjudication
+	35, // 16: arbiter.v1.SpsaSpec.time_margin:type_name -> google.protobuf.Duration
+	35, // 17: arbiter.v1.SpsaSpec.hang_timeout:type_name -> google.protobuf.Duration
+	7,  // 18: arbiter.v1.SpsaProgress.params:type_name -> arbiter.v1.SpsaParamState
+	36, // 19: arbiter.v1.SpsaProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
+	13, // 20: arbiter.v1.SpsaProgress.workers:type_name -> arbiter.v1.WorkerIncidents
+	6,  // 21: arbiter.v1.SubmitSpsaRequest.spec:type_name -> arbiter.v1.SpsaSpec
+	4,  // 22: arbiter.v1.SubmitSpsaResponse.job:type_name -> arbiter.v1.Job
+	31, // 23: arbiter.v1.MatchSpec.engine_a:type_name -> arbiter.v1.EngineSpec
+	31, // 24: arbiter.v1.MatchSpec.engine_b:type_name -> arbiter.v1.EngineSpec
+	32, // 25: arbiter.v1.MatchSpec.time_control:type_name -> arbiter.v1.TimeControl
+	33, // 26: arbiter.v1.MatchSpec.openings:type_name -> arbiter.v1.Opening
+	11, // 27: arbiter.v1.MatchSpec.sprt:type_name -> arbiter.v1.SprtParams
+	34, // 28: arbiter.v1.MatchSpec.adjudication:type_name -> arbiter.v1.Adjudication
+	35, // 29: arbiter.v1.MatchSpec.time_margin:type_name -> google.protobuf.Duration
+	35, // 30: arbiter.v1.MatchSpec.hang_timeout:type_name -> google.protobuf.Duration
+	36, // 31: arbiter.v1.MatchProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
+	13, // 32: arbiter.v1.MatchProgress.workers:type_name -> arbiter.v1.WorkerIncidents
+	12, // 33: arbiter.v1.SubmitMatchRequest.spec:type_name -> arbiter.v1.MatchSpec
+	4,  // 34: arbiter.v1.SubmitMatchResponse.job:type_name -> arbiter.v1.Job
+	1,  // 35: arbiter.v1.SubmitPerftRequest.spec:type_name -> arbiter.v1.PerftSpec
+	4,  // 36: arbiter.v1.SubmitPerftResponse.job:type_name -> arbiter.v1.Job
+	4,  // 37: arbiter.v1.GetJobResponse.job:type_name -> arbiter.v1.Job
+	4,  // 38: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
+	4,  // 39: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
+	4,  // 40: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
+	19, // 41: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
+	21, // 42: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
+	23, // 43: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
+	25, // 44: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
+	27, // 45: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
+	15, // 46: arbiter.v1.JobService.SubmitMatch:input_type -> arbiter.v1.SubmitMatchRequest
+	17, // 47: arbiter.v1.JobService.DownloadPGN:input_type -> arbiter.v1.DownloadPGNRequest
+	9,  // 48: arbiter.v1.JobService.SubmitSpsa:input_type -> arbiter.v1.SubmitSpsaRequest
+	20, // 49: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
+	22, // 50: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
+	24, // 51: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
+	26, // 52: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
+	28, // 53: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
+	16, // 54: arbiter.v1.JobService.SubmitMatch:output_type -> arbiter.v1.SubmitMatchResponse
+	18, // 55: arbiter.v1.JobService.DownloadPGN:output_type -> arbiter.v1.DownloadPGNResponse
+	10, // 56: arbiter.v1.JobService.SubmitSpsa:output_type -> arbiter.v1.SubmitSpsaResponse
+	49, // [49:57] is the sub-list for method output_type
+	41, // [41:49] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_job_proto_init() }
@@ -2880,6 +2905,7 @@ func file_arbiter_v1_job_proto_init() {
 	if File_arbiter_v1_job_proto != nil {
 		return
 	}
+	file_arbiter_v1_artifact_proto_init()
 	file_arbiter_v1_work_proto_init()
 	file_arbiter_v1_job_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}

@@ -22,6 +22,58 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ArtifactKind is what an uploaded engine artifact holds.
+type ArtifactKind int32
+
+const (
+	ArtifactKind_ARTIFACT_KIND_UNSPECIFIED ArtifactKind = 0
+	// One program, run as it is.
+	ArtifactKind_ARTIFACT_KIND_BINARY ArtifactKind = 1
+	// A source tree (a gzip-compressed tar) that each worker builds.
+	ArtifactKind_ARTIFACT_KIND_SOURCE ArtifactKind = 2
+)
+
+// Enum value maps for ArtifactKind.
+var (
+	ArtifactKind_name = map[int32]string{
+		0: "ARTIFACT_KIND_UNSPECIFIED",
+		1: "ARTIFACT_KIND_BINARY",
+		2: "ARTIFACT_KIND_SOURCE",
+	}
+	ArtifactKind_value = map[string]int32{
+		"ARTIFACT_KIND_UNSPECIFIED": 0,
+		"ARTIFACT_KIND_BINARY":      1,
+		"ARTIFACT_KIND_SOURCE":      2,
+	}
+)
+
+func (x ArtifactKind) Enum() *ArtifactKind {
+	p := new(ArtifactKind)
+	*p = x
+	return p
+}
+
+func (x ArtifactKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ArtifactKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_arbiter_v1_work_proto_enumTypes[0].Descriptor()
+}
+
+func (ArtifactKind) Type() protoreflect.EnumType {
+	return &file_arbiter_v1_work_proto_enumTypes[0]
+}
+
+func (x ArtifactKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ArtifactKind.Descriptor instead.
+func (ArtifactKind) EnumDescriptor() ([]byte, []int) {
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{0}
+}
+
 // IncidentKind classifies what went wrong in a game.
 type IncidentKind int32
 
@@ -35,6 +87,9 @@ const (
 	IncidentKind_INCIDENT_KIND_HANG IncidentKind = 5
 	// Anything else that ended a game abnormally (no move, protocol error).
 	IncidentKind_INCIDENT_KIND_OTHER IncidentKind = 6
+	// The worker's resource limits killed the engine (memory, CPU time,
+	// starting a process); detail says which.
+	IncidentKind_INCIDENT_KIND_LIMIT IncidentKind = 7
 )
 
 // Enum value maps for IncidentKind.
@@ -47,6 +102,7 @@ var (
 		4: "INCIDENT_KIND_DISCONNECT",
 		5: "INCIDENT_KIND_HANG",
 		6: "INCIDENT_KIND_OTHER",
+		7: "INCIDENT_KIND_LIMIT",
 	}
 	IncidentKind_value = map[string]int32{
 		"INCIDENT_KIND_UNSPECIFIED":  0,
@@ -56,6 +112,7 @@ var (
 		"INCIDENT_KIND_DISCONNECT":   4,
 		"INCIDENT_KIND_HANG":         5,
 		"INCIDENT_KIND_OTHER":        6,
+		"INCIDENT_KIND_LIMIT":        7,
 	}
 )
 
@@ -70,11 +127,11 @@ func (x IncidentKind) String() string {
 }
 
 func (IncidentKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_work_proto_enumTypes[0].Descriptor()
+	return file_arbiter_v1_work_proto_enumTypes[1].Descriptor()
 }
 
 func (IncidentKind) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_work_proto_enumTypes[0]
+	return &file_arbiter_v1_work_proto_enumTypes[1]
 }
 
 func (x IncidentKind) Number() protoreflect.EnumNumber {
@@ -83,7 +140,7 @@ func (x IncidentKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use IncidentKind.Descriptor instead.
 func (IncidentKind) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{0}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{1}
 }
 
 // GameResult is a game's result from White's side.
@@ -127,11 +184,11 @@ func (x GameResult) String() string {
 }
 
 func (GameResult) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_work_proto_enumTypes[1].Descriptor()
+	return file_arbiter_v1_work_proto_enumTypes[2].Descriptor()
 }
 
 func (GameResult) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_work_proto_enumTypes[1]
+	return &file_arbiter_v1_work_proto_enumTypes[2]
 }
 
 func (x GameResult) Number() protoreflect.EnumNumber {
@@ -140,7 +197,7 @@ func (x GameResult) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use GameResult.Descriptor instead.
 func (GameResult) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{1}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{2}
 }
 
 // GameTermination is why a game ended.
@@ -214,11 +271,11 @@ func (x GameTermination) String() string {
 }
 
 func (GameTermination) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_work_proto_enumTypes[2].Descriptor()
+	return file_arbiter_v1_work_proto_enumTypes[3].Descriptor()
 }
 
 func (GameTermination) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_work_proto_enumTypes[2]
+	return &file_arbiter_v1_work_proto_enumTypes[3]
 }
 
 func (x GameTermination) Number() protoreflect.EnumNumber {
@@ -227,7 +284,7 @@ func (x GameTermination) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use GameTermination.Descriptor instead.
 func (GameTermination) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{2}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{3}
 }
 
 // WorkUnit is one leasable piece of a job.
@@ -482,7 +539,12 @@ type EngineSpec struct {
 	// "embedded").
 	Protocol string `protobuf:"bytes,5,opt,name=protocol,proto3" json:"protocol,omitempty"`
 	// Working directory on the worker; "" = the worker's.
-	Dir           string `protobuf:"bytes,6,opt,name=dir,proto3" json:"dir,omitempty"`
+	Dir string `protobuf:"bytes,6,opt,name=dir,proto3" json:"dir,omitempty"`
+	// Set for an engine uploaded to the coordinator (a binary, or a source
+	// tree each worker builds): command and dir are then unset, and the
+	// worker runs what it fetched (and built) from the coordinator, in a
+	// working directory of its own and under its resource limits.
+	Artifact      *EngineArtifact `protobuf:"bytes,7,opt,name=artifact,proto3" json:"artifact,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -559,6 +621,161 @@ func (x *EngineSpec) GetDir() string {
 	return ""
 }
 
+func (x *EngineSpec) GetArtifact() *EngineArtifact {
+	if x != nil {
+		return x.Artifact
+	}
+	return nil
+}
+
+// EngineArtifact names an artifact of the coordinator's store and how a
+// worker turns it into a program. A client sends sha256 (a unique prefix
+// of at least 8 hex digits will do), build, exe and bench; the coordinator
+// fills in the rest from its store when it accepts the test.
+type EngineArtifact struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// SHA-256 of the artifact's bytes, 64 lower-case hex digits.
+	Sha256 string       `protobuf:"bytes,1,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	Kind   ArtifactKind `protobuf:"varint,2,opt,name=kind,proto3,enum=arbiter.v1.ArtifactKind" json:"kind,omitempty"`
+	// Source artifacts: the shell command that builds the engine, run in the
+	// unpacked tree ("make -j EXE=engine").
+	Build string `protobuf:"bytes,3,opt,name=build,proto3" json:"build,omitempty"`
+	// Source artifacts: the program the build makes, relative to the tree
+	// ("engine" when empty).
+	Exe string `protobuf:"bytes,4,opt,name=exe,proto3" json:"exe,omitempty"`
+	// The engine's bench node count (its signature); 0 = not checked. A
+	// worker runs the engine's bench before its first game and refuses the
+	// test when the count differs.
+	Bench uint64 `protobuf:"varint,5,opt,name=bench,proto3" json:"bench,omitempty"`
+	// Filled in by the coordinator: size in bytes, the platform a binary
+	// runs on (GOOS/GOARCH, "" for a script), and what the upload said of
+	// the engine.
+	Size       uint64 `protobuf:"varint,6,opt,name=size,proto3" json:"size,omitempty"`
+	Platform   string `protobuf:"bytes,7,opt,name=platform,proto3" json:"platform,omitempty"`
+	Name       string `protobuf:"bytes,8,opt,name=name,proto3" json:"name,omitempty"`
+	Repository string `protobuf:"bytes,9,opt,name=repository,proto3" json:"repository,omitempty"`
+	Branch     string `protobuf:"bytes,10,opt,name=branch,proto3" json:"branch,omitempty"`
+	Commit     string `protobuf:"bytes,11,opt,name=commit,proto3" json:"commit,omitempty"`
+	// The commit's subject (first line of its message).
+	Message       string `protobuf:"bytes,12,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EngineArtifact) Reset() {
+	*x = EngineArtifact{}
+	mi := &file_arbiter_v1_work_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EngineArtifact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EngineArtifact) ProtoMessage() {}
+
+func (x *EngineArtifact) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_work_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EngineArtifact.ProtoReflect.Descriptor instead.
+func (*EngineArtifact) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *EngineArtifact) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *EngineArtifact) GetKind() ArtifactKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ArtifactKind_ARTIFACT_KIND_UNSPECIFIED
+}
+
+func (x *EngineArtifact) GetBuild() string {
+	if x != nil {
+		return x.Build
+	}
+	return ""
+}
+
+func (x *EngineArtifact) GetExe() string {
+	if x != nil {
+		return x.Exe
+	}
+	return ""
+}
+
+func (x *EngineArtifact) GetBench() uint64 {
+	if x != nil {
+		return x.Bench
+	}
+	return 0
+}
+
+func (x *EngineArtifact) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *EngineArtifact) GetPlatform() string {
+	if x != nil {
+		return x.Platform
+	}
+	return ""
+}
+
+func (x *EngineArtifact) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *EngineArtifact) GetRepository() string {
+	if x != nil {
+		return x.Repository
+	}
+	return ""
+}
+
+func (x *EngineArtifact) GetBranch() string {
+	if x != nil {
+		return x.Branch
+	}
+	return ""
+}
+
+func (x *EngineArtifact) GetCommit() string {
+	if x != nil {
+		return x.Commit
+	}
+	return ""
+}
+
+func (x *EngineArtifact) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // TimeControl is how long an engine may think.
 type TimeControl struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -575,7 +792,7 @@ type TimeControl struct {
 
 func (x *TimeControl) Reset() {
 	*x = TimeControl{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[4]
+	mi := &file_arbiter_v1_work_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -587,7 +804,7 @@ func (x *TimeControl) String() string {
 func (*TimeControl) ProtoMessage() {}
 
 func (x *TimeControl) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[4]
+	mi := &file_arbiter_v1_work_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -600,7 +817,7 @@ func (x *TimeControl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimeControl.ProtoReflect.Descriptor instead.
 func (*TimeControl) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{4}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *TimeControl) GetKind() isTimeControl_Kind {
@@ -690,7 +907,7 @@ type ClockControl struct {
 
 func (x *ClockControl) Reset() {
 	*x = ClockControl{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[5]
+	mi := &file_arbiter_v1_work_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -702,7 +919,7 @@ func (x *ClockControl) String() string {
 func (*ClockControl) ProtoMessage() {}
 
 func (x *ClockControl) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[5]
+	mi := &file_arbiter_v1_work_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -715,7 +932,7 @@ func (x *ClockControl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClockControl.ProtoReflect.Descriptor instead.
 func (*ClockControl) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{5}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ClockControl) GetBase() *durationpb.Duration {
@@ -753,7 +970,7 @@ type Opening struct {
 
 func (x *Opening) Reset() {
 	*x = Opening{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[6]
+	mi := &file_arbiter_v1_work_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -765,7 +982,7 @@ func (x *Opening) String() string {
 func (*Opening) ProtoMessage() {}
 
 func (x *Opening) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[6]
+	mi := &file_arbiter_v1_work_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -778,7 +995,7 @@ func (x *Opening) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Opening.ProtoReflect.Descriptor instead.
 func (*Opening) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{6}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Opening) GetIndex() uint32 {
@@ -822,7 +1039,7 @@ type Adjudication struct {
 
 func (x *Adjudication) Reset() {
 	*x = Adjudication{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[7]
+	mi := &file_arbiter_v1_work_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -834,7 +1051,7 @@ func (x *Adjudication) String() string {
 func (*Adjudication) ProtoMessage() {}
 
 func (x *Adjudication) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[7]
+	mi := &file_arbiter_v1_work_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -847,7 +1064,7 @@ func (x *Adjudication) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Adjudication.ProtoReflect.Descriptor instead.
 func (*Adjudication) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{7}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Adjudication) GetResignScoreCp() int32 {
@@ -923,7 +1140,7 @@ type GamePairBatch struct {
 
 func (x *GamePairBatch) Reset() {
 	*x = GamePairBatch{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[8]
+	mi := &file_arbiter_v1_work_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -935,7 +1152,7 @@ func (x *GamePairBatch) String() string {
 func (*GamePairBatch) ProtoMessage() {}
 
 func (x *GamePairBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[8]
+	mi := &file_arbiter_v1_work_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -948,7 +1165,7 @@ func (x *GamePairBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GamePairBatch.ProtoReflect.Descriptor instead.
 func (*GamePairBatch) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GamePairBatch) GetTestId() string {
@@ -1068,7 +1285,7 @@ type Pentanomial struct {
 
 func (x *Pentanomial) Reset() {
 	*x = Pentanomial{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[9]
+	mi := &file_arbiter_v1_work_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1080,7 +1297,7 @@ func (x *Pentanomial) String() string {
 func (*Pentanomial) ProtoMessage() {}
 
 func (x *Pentanomial) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[9]
+	mi := &file_arbiter_v1_work_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1093,7 +1310,7 @@ func (x *Pentanomial) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pentanomial.ProtoReflect.Descriptor instead.
 func (*Pentanomial) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Pentanomial) GetLl() uint64 {
@@ -1147,7 +1364,7 @@ type Incident struct {
 
 func (x *Incident) Reset() {
 	*x = Incident{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[10]
+	mi := &file_arbiter_v1_work_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1159,7 +1376,7 @@ func (x *Incident) String() string {
 func (*Incident) ProtoMessage() {}
 
 func (x *Incident) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[10]
+	mi := &file_arbiter_v1_work_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1172,7 +1389,7 @@ func (x *Incident) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Incident.ProtoReflect.Descriptor instead.
 func (*Incident) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Incident) GetKind() IncidentKind {
@@ -1233,7 +1450,7 @@ type GamePairBatchResult struct {
 
 func (x *GamePairBatchResult) Reset() {
 	*x = GamePairBatchResult{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[11]
+	mi := &file_arbiter_v1_work_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1245,7 +1462,7 @@ func (x *GamePairBatchResult) String() string {
 func (*GamePairBatchResult) ProtoMessage() {}
 
 func (x *GamePairBatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[11]
+	mi := &file_arbiter_v1_work_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1258,7 +1475,7 @@ func (x *GamePairBatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GamePairBatchResult.ProtoReflect.Descriptor instead.
 func (*GamePairBatchResult) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GamePairBatchResult) GetPentanomial() *Pentanomial {
@@ -1332,7 +1549,7 @@ type GameOutcome struct {
 
 func (x *GameOutcome) Reset() {
 	*x = GameOutcome{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[12]
+	mi := &file_arbiter_v1_work_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1344,7 +1561,7 @@ func (x *GameOutcome) String() string {
 func (*GameOutcome) ProtoMessage() {}
 
 func (x *GameOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[12]
+	mi := &file_arbiter_v1_work_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1357,7 +1574,7 @@ func (x *GameOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameOutcome.ProtoReflect.Descriptor instead.
 func (*GameOutcome) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GameOutcome) GetGameIndex() uint32 {
@@ -1411,7 +1628,7 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\x10PerftBatchResult\x12\x16\n" +
 	"\x06counts\x18\x01 \x03(\x04R\x06counts\x12\x1f\n" +
 	"\vcounts_high\x18\x02 \x03(\x04R\n" +
-	"countsHigh\"\xf7\x01\n" +
+	"countsHigh\"\xaf\x02\n" +
 	"\n" +
 	"EngineSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -1419,10 +1636,27 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\aoptions\x18\x03 \x03(\v2#.arbiter.v1.EngineSpec.OptionsEntryR\aoptions\x12\x12\n" +
 	"\x04args\x18\x04 \x03(\tR\x04args\x12\x1a\n" +
 	"\bprotocol\x18\x05 \x01(\tR\bprotocol\x12\x10\n" +
-	"\x03dir\x18\x06 \x01(\tR\x03dir\x1a:\n" +
+	"\x03dir\x18\x06 \x01(\tR\x03dir\x126\n" +
+	"\bartifact\x18\a \x01(\v2\x1a.arbiter.v1.EngineArtifactR\bartifact\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb1\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc2\x02\n" +
+	"\x0eEngineArtifact\x12\x16\n" +
+	"\x06sha256\x18\x01 \x01(\tR\x06sha256\x12,\n" +
+	"\x04kind\x18\x02 \x01(\x0e2\x18.arbiter.v1.ArtifactKindR\x04kind\x12\x14\n" +
+	"\x05build\x18\x03 \x01(\tR\x05build\x12\x10\n" +
+	"\x03exe\x18\x04 \x01(\tR\x03exe\x12\x14\n" +
+	"\x05bench\x18\x05 \x01(\x04R\x05bench\x12\x12\n" +
+	"\x04size\x18\x06 \x01(\x04R\x04size\x12\x1a\n" +
+	"\bplatform\x18\a \x01(\tR\bplatform\x12\x12\n" +
+	"\x04name\x18\b \x01(\tR\x04name\x12\x1e\n" +
+	"\n" +
+	"repository\x18\t \x01(\tR\n" +
+	"repository\x12\x16\n" +
+	"\x06branch\x18\n" +
+	" \x01(\tR\x06branch\x12\x16\n" +
+	"\x06commit\x18\v \x01(\tR\x06commit\x12\x18\n" +
+	"\amessage\x18\f \x01(\tR\amessage\"\xb1\x01\n" +
 	"\vTimeControl\x120\n" +
 	"\x05clock\x18\x01 \x01(\v2\x18.arbiter.v1.ClockControlH\x00R\x05clock\x12\x16\n" +
 	"\x05nodes\x18\x02 \x01(\x04H\x00R\x05nodes\x12\x16\n" +
@@ -1490,7 +1724,11 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"game_index\x18\x01 \x01(\rR\tgameIndex\x12.\n" +
 	"\x06result\x18\x02 \x01(\x0e2\x16.arbiter.v1.GameResultR\x06result\x12=\n" +
 	"\vtermination\x18\x03 \x01(\x0e2\x1b.arbiter.v1.GameTerminationR\vtermination\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason*\xd2\x01\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason*a\n" +
+	"\fArtifactKind\x12\x1d\n" +
+	"\x19ARTIFACT_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14ARTIFACT_KIND_BINARY\x10\x01\x12\x18\n" +
+	"\x14ARTIFACT_KIND_SOURCE\x10\x02*\xeb\x01\n" +
 	"\fIncidentKind\x12\x1d\n" +
 	"\x19INCIDENT_KIND_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17INCIDENT_KIND_TIME_LOSS\x10\x01\x12\x17\n" +
@@ -1498,7 +1736,8 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\x1aINCIDENT_KIND_ILLEGAL_MOVE\x10\x03\x12\x1c\n" +
 	"\x18INCIDENT_KIND_DISCONNECT\x10\x04\x12\x16\n" +
 	"\x12INCIDENT_KIND_HANG\x10\x05\x12\x17\n" +
-	"\x13INCIDENT_KIND_OTHER\x10\x06*\x8d\x01\n" +
+	"\x13INCIDENT_KIND_OTHER\x10\x06\x12\x17\n" +
+	"\x13INCIDENT_KIND_LIMIT\x10\a*\x8d\x01\n" +
 	"\n" +
 	"GameResult\x12\x1b\n" +
 	"\x17GAME_RESULT_UNSPECIFIED\x10\x00\x12\x1a\n" +
@@ -1534,56 +1773,60 @@ func file_arbiter_v1_work_proto_rawDescGZIP() []byte {
 	return file_arbiter_v1_work_proto_rawDescData
 }
 
-var file_arbiter_v1_work_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_arbiter_v1_work_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_arbiter_v1_work_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_arbiter_v1_work_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_arbiter_v1_work_proto_goTypes = []any{
-	(IncidentKind)(0),           // 0: arbiter.v1.IncidentKind
-	(GameResult)(0),             // 1: arbiter.v1.GameResult
-	(GameTermination)(0),        // 2: arbiter.v1.GameTermination
-	(*WorkUnit)(nil),            // 3: arbiter.v1.WorkUnit
-	(*PerftBatch)(nil),          // 4: arbiter.v1.PerftBatch
-	(*PerftBatchResult)(nil),    // 5: arbiter.v1.PerftBatchResult
-	(*EngineSpec)(nil),          // 6: arbiter.v1.EngineSpec
-	(*TimeControl)(nil),         // 7: arbiter.v1.TimeControl
-	(*ClockControl)(nil),        // 8: arbiter.v1.ClockControl
-	(*Opening)(nil),             // 9: arbiter.v1.Opening
-	(*Adjudication)(nil),        // 10: arbiter.v1.Adjudication
-	(*GamePairBatch)(nil),       // 11: arbiter.v1.GamePairBatch
-	(*Pentanomial)(nil),         // 12: arbiter.v1.Pentanomial
-	(*Incident)(nil),            // 13: arbiter.v1.Incident
-	(*GamePairBatchResult)(nil), // 14: arbiter.v1.GamePairBatchResult
-	(*GameOutcome)(nil),         // 15: arbiter.v1.GameOutcome
-	nil,                         // 16: arbiter.v1.EngineSpec.OptionsEntry
-	(*VerifyUnit)(nil),          // 17: arbiter.v1.VerifyUnit
-	(*durationpb.Duration)(nil), // 18: google.protobuf.Duration
+	(ArtifactKind)(0),           // 0: arbiter.v1.ArtifactKind
+	(IncidentKind)(0),           // 1: arbiter.v1.IncidentKind
+	(GameResult)(0),             // 2: arbiter.v1.GameResult
+	(GameTermination)(0),        // 3: arbiter.v1.GameTermination
+	(*WorkUnit)(nil),            // 4: arbiter.v1.WorkUnit
+	(*PerftBatch)(nil),          // 5: arbiter.v1.PerftBatch
+	(*PerftBatchResult)(nil),    // 6: arbiter.v1.PerftBatchResult
+	(*EngineSpec)(nil),          // 7: arbiter.v1.EngineSpec
+	(*EngineArtifact)(nil),      // 8: arbiter.v1.EngineArtifact
+	(*TimeControl)(nil),         // 9: arbiter.v1.TimeControl
+	(*ClockControl)(nil),        // 10: arbiter.v1.ClockControl
+	(*Opening)(nil),             // 11: arbiter.v1.Opening
+	(*Adjudication)(nil),        // 12: arbiter.v1.Adjudication
+	(*GamePairBatch)(nil),       // 13: arbiter.v1.GamePairBatch
+	(*Pentanomial)(nil),         // 14: arbiter.v1.Pentanomial
+	(*Incident)(nil),            // 15: arbiter.v1.Incident
+	(*GamePairBatchResult)(nil), // 16: arbiter.v1.GamePairBatchResult
+	(*GameOutcome)(nil),         // 17: arbiter.v1.GameOutcome
+	nil,                         // 18: arbiter.v1.EngineSpec.OptionsEntry
+	(*VerifyUnit)(nil),          // 19: arbiter.v1.VerifyUnit
+	(*durationpb.Duration)(nil), // 20: google.protobuf.Duration
 }
 var file_arbiter_v1_work_proto_depIdxs = []int32{
-	4,  // 0: arbiter.v1.WorkUnit.perft:type_name -> arbiter.v1.PerftBatch
-	11, // 1: arbiter.v1.WorkUnit.game_pairs:type_name -> arbiter.v1.GamePairBatch
-	17, // 2: arbiter.v1.WorkUnit.verify:type_name -> arbiter.v1.VerifyUnit
-	16, // 3: arbiter.v1.EngineSpec.options:type_name -> arbiter.v1.EngineSpec.OptionsEntry
-	8,  // 4: arbiter.v1.TimeControl.clock:type_name -> arbiter.v1.ClockControl
-	18, // 5: arbiter.v1.TimeControl.move_time:type_name -> google.protobuf.Duration
-	18, // 6: arbiter.v1.ClockControl.base:type_name -> google.protobuf.Duration
-	18, // 7: arbiter.v1.ClockControl.increment:type_name -> google.protobuf.Duration
-	9,  // 8: arbiter.v1.GamePairBatch.openings:type_name -> arbiter.v1.Opening
-	6,  // 9: arbiter.v1.GamePairBatch.engine_a:type_name -> arbiter.v1.EngineSpec
-	6,  // 10: arbiter.v1.GamePairBatch.engine_b:type_name -> arbiter.v1.EngineSpec
-	7,  // 11: arbiter.v1.GamePairBatch.time_control:type_name -> arbiter.v1.TimeControl
-	10, // 12: arbiter.v1.GamePairBatch.adjudication:type_name -> arbiter.v1.Adjudication
-	18, // 13: arbiter.v1.GamePairBatch.time_margin:type_name -> google.protobuf.Duration
-	18, // 14: arbiter.v1.GamePairBatch.hang_timeout:type_name -> google.protobuf.Duration
-	0,  // 15: arbiter.v1.Incident.kind:type_name -> arbiter.v1.IncidentKind
-	12, // 16: arbiter.v1.GamePairBatchResult.pentanomial:type_name -> arbiter.v1.Pentanomial
-	13, // 17: arbiter.v1.GamePairBatchResult.incidents:type_name -> arbiter.v1.Incident
-	15, // 18: arbiter.v1.GamePairBatchResult.games:type_name -> arbiter.v1.GameOutcome
-	1,  // 19: arbiter.v1.GameOutcome.result:type_name -> arbiter.v1.GameResult
-	2,  // 20: arbiter.v1.GameOutcome.termination:type_name -> arbiter.v1.GameTermination
-	21, // [21:21] is the sub-list for method output_type
-	21, // [21:21] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	5,  // 0: arbiter.v1.WorkUnit.perft:type_name -> arbiter.v1.PerftBatch
+	13, // 1: arbiter.v1.WorkUnit.game_pairs:type_name -> arbiter.v1.GamePairBatch
+	19, // 2: arbiter.v1.WorkUnit.verify:type_name -> arbiter.v1.VerifyUnit
+	18, // 3: arbiter.v1.EngineSpec.options:type_name -> arbiter.v1.EngineSpec.OptionsEntry
+	8,  // 4: arbiter.v1.EngineSpec.artifact:type_name -> arbiter.v1.EngineArtifact
+	0,  // 5: arbiter.v1.EngineArtifact.kind:type_name -> arbiter.v1.ArtifactKind
+	10, // 6: arbiter.v1.TimeControl.clock:type_name -> arbiter.v1.ClockControl
+	20, // 7: arbiter.v1.TimeControl.move_time:type_name -> google.protobuf.Duration
+	20, // 8: arbiter.v1.ClockControl.base:type_name -> google.protobuf.Duration
+	20, // 9: arbiter.v1.ClockControl.increment:type_name -> google.protobuf.Duration
+	11, // 10: arbiter.v1.GamePairBatch.openings:type_name -> arbiter.v1.Opening
+	7,  // 11: arbiter.v1.GamePairBatch.engine_a:type_name -> arbiter.v1.EngineSpec
+	7,  // 12: arbiter.v1.GamePairBatch.engine_b:type_name -> arbiter.v1.EngineSpec
+	9,  // 13: arbiter.v1.GamePairBatch.time_control:type_name -> arbiter.v1.TimeControl
+	12, // 14: arbiter.v1.GamePairBatch.adjudication:type_name -> arbiter.v1.Adjudication
+	20, // 15: arbiter.v1.GamePairBatch.time_margin:type_name -> google.protobuf.Duration
+	20, // 16: arbiter.v1.GamePairBatch.hang_timeout:type_name -> google.protobuf.Duration
+	1,  // 17: arbiter.v1.Incident.kind:type_name -> arbiter.v1.IncidentKind
+	14, // 18: arbiter.v1.GamePairBatchResult.pentanomial:type_name -> arbiter.v1.Pentanomial
+	15, // 19: arbiter.v1.GamePairBatchResult.incidents:type_name -> arbiter.v1.Incident
+	17, // 20: arbiter.v1.GamePairBatchResult.games:type_name -> arbiter.v1.GameOutcome
+	2,  // 21: arbiter.v1.GameOutcome.result:type_name -> arbiter.v1.GameResult
+	3,  // 22: arbiter.v1.GameOutcome.termination:type_name -> arbiter.v1.GameTermination
+	23, // [23:23] is the sub-list for method output_type
+	23, // [23:23] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_work_proto_init() }
@@ -1597,7 +1840,7 @@ func file_arbiter_v1_work_proto_init() {
 		(*WorkUnit_GamePairs)(nil),
 		(*WorkUnit_Verify)(nil),
 	}
-	file_arbiter_v1_work_proto_msgTypes[4].OneofWrappers = []any{
+	file_arbiter_v1_work_proto_msgTypes[5].OneofWrappers = []any{
 		(*TimeControl_Clock)(nil),
 		(*TimeControl_Nodes)(nil),
 		(*TimeControl_Depth)(nil),
@@ -1608,8 +1851,8 @@ func file_arbiter_v1_work_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_work_proto_rawDesc), len(file_arbiter_v1_work_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   14,
+			NumEnums:      4,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
