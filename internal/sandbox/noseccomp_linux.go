@@ -1,0 +1,10 @@
+//go:build linux && !amd64 && !arm64
+
+package sandbox
+
+// No fork filter on this architecture: the other limits apply.
+const filtersForks = false
+
+func installForkFilter() error { return nil }
+
+func tryFork() bool { return false }

@@ -1,0 +1,287 @@
+// Package sandbox runs an engine that came from someone else (an artifact
+// uploaded to the coordinator) under limits: its own working directory, a
+// clean environment, caps on memory, CPU time, open files and file size,
+// no core dumps, and no child processes. An engine that passes a limit is
+// killed, and the kill is said in a line of its stderr that the worker
+// reads back (Verdict), so the game records it as an incident.
+//
+// How: the engine is started through the worker's own binary, re-executed
+// in two stages, so that nothing in the match runner or the process layer
+// has to know (the runner starts a program with arguments, as ever):
+//
+//	arbiter __arbiter-sandbox  LIMITS -- ENGINE ARGS   the supervisor
+//	arbiter __arbiter-sandbox-exec LIMITS -- ENGINE ARGS   the exec stage
+//
+// The supervisor starts the exec stage as its child with the same stdin,
+// stdout and stderr (descriptors passed on, no copying), watches the
+// child's resident memory (Linux: /proc), waits for it, and then reports
+// on stderr which limit, if any, ended it: memory (the watchdog's kill, or
+// a peak resident size past the limit: the address-space backstop made an
+// allocation fail), CPU time (SIGXCPU, or the hard limit's SIGKILL), or a
+// child process (SIGSYS). It exits as the engine did. The exec stage sets
+// the rlimits, changes to the working directory, forbids new privileges,
+// installs the seccomp filter that kills the process on fork, vfork or a
+// clone that is not a thread (Linux amd64 and arm64), and execs the engine
+// with the clean environment: from there on the engine is the process,
+// with nothing of ours left in it.
+//
+// Both stages are the binary that runs the worker: cmd/arbiter's main and
+// the TestMain of packages whose tests sandbox engines call RunIfWrapper
+// first thing.
+//
+// Per platform: Linux has every limit; macOS has the rlimits (CPU time,
+// open files, file size, no core dumps; it does not enforce the address
+// space) and the peak-memory verdict after the fact, but no watchdog and
+// no fork filter; Windows has no sandbox (Supported is false): its worker
+// runs uploaded engines only when the operator says so.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Arguments that select a stage of the wrapper (argv[1]).
+const (
+	superviseArg = "__arbiter-sandbox"
+	execArg      = "__arbiter-sandbox-exec"
+	probeArg     = "__arbiter-sandbox-probe"
+)
+
+// Marker starts the supervisor's line about a kill by the limits.
+const Marker = "arbiter-sandbox: killed by its limits: "
+
+// errorMarker starts the wrapper's line about its own failure.
+const errorMarker = "arbiter-sandbox: "
+
+// Limits are what an engine process may use. Zero values take the
+// defaults of DefaultLimits.
+type Limits struct {
+	// Memory is the resident memory above which the engine is killed
+	// (bytes). The address space is capped at twice this plus 1 GiB, as a
+	// backstop for growth faster than the watchdog looks.
+	Memory int64
+	// CPU is the CPU time the process may use in all (its whole life).
+	CPU time.Duration
+	// OpenFiles caps its file descriptors.
+	OpenFiles int
+	// FileSize caps any file it writes (bytes).
+	FileSize int64
+}
+
+// DefaultLimits are a worker's limits unless its operator sets others.
+var DefaultLimits = Limits{Memory: 2 << 30, CPU: time.Hour, OpenFiles: 64, FileSize: 1 << 30}
+
+func (l Limits) withDefaults() Limits {
+	if l.Memory <= 0 {
+		l.Memory = DefaultLimits.Memory
+	}
+	if l.CPU <= 0 {
+		l.CPU = DefaultLimits.CPU
+	}
+	if l.OpenFiles <= 0 {
+		l.OpenFiles = DefaultLimits.OpenFiles
+	}
+	if l.FileSize <= 0 {
+		l.FileSize = DefaultLimits.FileSize
+	}
+	return l
+}
+
+// addressSpace is the backstop cap of the address space for a memory
+// limit.
+func addressSpace(memory int64) int64 { return 2*memory + 1<<30 }
+
+// String renders the limits for people.
+func (l Limits) String() string {
+	l = l.withDefaults()
+	return fmt.Sprintf("memory %s, CPU time %v, %d open files, files up to %s, no core dumps, no child processes",
+		mib(l.Memory), l.CPU.Round(time.Second), l.OpenFiles, mib(l.FileSize))
+}
+
+func mib(n int64) string { return strconv.FormatInt(n>>20, 10) + " MiB" }
+
+// Spec is one sandboxed engine process.
+type Spec struct {
+	Limits Limits
+	// Dir is the engine's working directory (it must exist).
+	Dir string
+	// Env is the engine's whole environment.
+	Env []string
+	// Path is the engine program (absolute); Args its arguments.
+	Path string
+	Args []string
+}
+
+// CleanEnv is the environment of a sandboxed engine working in dir: a
+// fixed PATH, HOME and TMPDIR in its own directory, the C locale, and
+// nothing of the worker's (no credential can leak through it).
+func CleanEnv(dir string) []string {
+	return []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + dir, "LANG=C", "LC_ALL=C"}
+}
+
+// Command is the program and arguments that run s through wrapper (the
+// worker's own binary): what the match runner starts instead of the
+// engine.
+func Command(wrapper string, s Spec) (path string, args []string) {
+	return wrapper, append([]string{superviseArg}, s.encode()...)
+}
+
+// encode renders s as the wrapper's arguments: key=value words, "--", the
+// engine and its arguments.
+func (s Spec) encode() []string {
+	l := s.Limits.withDefaults()
+	out := []string{
+		"mem=" + strconv.FormatInt(l.Memory, 10),
+		"cpu=" + strconv.FormatInt(int64(l.CPU/time.Millisecond), 10),
+		"nofile=" + strconv.Itoa(l.OpenFiles),
+		"fsize=" + strconv.FormatInt(l.FileSize, 10),
+		"dir=" + s.Dir,
+	}
+	for _, e := range s.Env {
+		out = append(out, "env="+e)
+	}
+	out = append(out, "--", s.Path)
+	return append(out, s.Args...)
+}
+
+// decode reads encode's words.
+func decode(words []string) (Spec, error) {
+	var s Spec
+	for i, w := range words {
+		if w == "--" {
+			if i+1 >= len(words) {
+				return s, errors.New("no engine after --")
+			}
+			s.Path, s.Args = words[i+1], words[i+2:]
+			return s, s.check()
+		}
+		k, v, ok := strings.Cut(w, "=")
+		if !ok {
+			return s, fmt.Errorf("argument %q is not key=value", w)
+		}
+		var err error
+		switch k {
+		case "mem":
+			s.Limits.Memory, err = strconv.ParseInt(v, 10, 64)
+		case "cpu":
+			var ms int64
+			ms, err = strconv.ParseInt(v, 10, 64)
+			s.Limits.CPU = time.Duration(ms) * time.Millisecond
+		case "nofile":
+			s.Limits.OpenFiles, err = strconv.Atoi(v)
+		case "fsize":
+			s.Limits.FileSize, err = strconv.ParseInt(v, 10, 64)
+		case "dir":
+			s.Dir = v
+		case "env":
+			s.Env = append(s.Env, v)
+		default:
+			return s, fmt.Errorf("unknown argument %q", k)
+		}
+		if err != nil {
+			return s, fmt.Errorf("%s: %v", k, err)
+		}
+	}
+	return s, errors.New("no -- before the engine")
+}
+
+func (s Spec) check() error {
+	l := s.Limits
+	switch {
+	case l.Memory <= 0 || l.CPU <= 0 || l.OpenFiles <= 0 || l.FileSize <= 0:
+		return errors.New("every limit must be positive")
+	case s.Dir == "" || s.Path == "":
+		return errors.New("the working directory and the engine are required")
+	}
+	return nil
+}
+
+// RunIfWrapper runs the wrapper and exits when this process was started
+// as one of its stages (argv[1]); otherwise it returns at once. Call it
+// first thing in main, and in TestMain of packages whose tests sandbox
+// engines.
+func RunIfWrapper() {
+	if len(os.Args) < 2 {
+		return
+	}
+	switch os.Args[1] {
+	case superviseArg:
+		os.Exit(supervise(os.Args[2:]))
+	case execArg:
+		os.Exit(execStage(os.Args[2:]))
+	case probeArg:
+		os.Exit(probeChild())
+	}
+}
+
+// wrapperError reports the wrapper's own failure on stderr and returns the
+// exit status for it.
+func wrapperError(format string, args ...any) int {
+	fmt.Fprintf(os.Stderr, errorMarker+format+"\n", args...)
+	return 126
+}
+
+// Verdict finds the supervisor's kill line in text (an engine's stderr, or
+// an incident's detail that quotes it) and returns what it says ("memory:
+// ...", "CPU time: ...", "child process: ..."); ok is false when the
+// limits killed nothing.
+func Verdict(text string) (string, bool) {
+	i := strings.Index(text, Marker)
+	if i < 0 {
+		return "", false
+	}
+	s := text[i+len(Marker):]
+	if j := strings.IndexAny(s, "\n)"); j >= 0 {
+		s = s[:j]
+	}
+	return strings.TrimSpace(s), true
+}
+
+// Probe runs the whole chain once through wrapper with a child that
+// prints a line and then tries to start a process: it reports what the
+// sandbox enforces here ("limits, memory watchdog, fork filter"), or why
+// engines cannot be sandboxed on this machine.
+func Probe(wrapper string) (string, error) {
+	if !Supported() {
+		return "", errors.New("no sandbox on this platform")
+	}
+	dir, err := os.MkdirTemp("", "arbiter-sandbox-probe-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	path, args := Command(wrapper, Spec{Limits: Limits{Memory: 256 << 20, CPU: 10 * time.Second}, Dir: dir, Env: CleanEnv(dir),
+		Path: wrapper, Args: []string{probeArg}})
+	cmd := exec.Command(path, args...)
+	out, err := cmd.CombinedOutput()
+	text := string(out)
+	if !strings.Contains(text, "arbiter-sandbox probe ok") {
+		return "", fmt.Errorf("the wrapper %s does not run (%v): %s", wrapper, err, clip(text))
+	}
+	features := []string{"rlimits", "clean environment", "own working directory"}
+	if watchesMemory {
+		features = append(features, "memory watchdog")
+	}
+	if filtersForks {
+		verdict, ok := Verdict(text)
+		if !ok || !strings.HasPrefix(verdict, "child process") {
+			return "", fmt.Errorf("the fork filter did not stop a child process: %s", clip(text))
+		}
+		features = append(features, "fork filter")
+	}
+	return strings.Join(features, ", "), nil
+}
+
+func clip(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}

@@ -1,0 +1,90 @@
+package sandbox
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// watchesMemory: the supervisor reads the engine's resident size from
+// /proc and kills it past the limit.
+const watchesMemory = true
+
+// childAttr ties the exec stage (the engine) to the supervisor's life: if
+// the supervisor dies, so does the engine.
+func childAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }
+
+// watchInterval is how often the watchdog reads the resident size. Growth
+// faster than the watchdog looks runs into the address-space cap.
+const watchInterval = 50 * time.Millisecond
+
+type watcher struct {
+	stopCh chan struct{}
+	done   sync.WaitGroup
+	killed int64 // resident bytes at the kill (0: none)
+}
+
+// watch kills p when its resident memory passes limit.
+func watch(p *os.Process, limit int64) *watcher {
+	w := &watcher{stopCh: make(chan struct{})}
+	statm := "/proc/" + strconv.Itoa(p.Pid) + "/statm"
+	page := int64(os.Getpagesize())
+	w.done.Add(1)
+	go func() {
+		defer w.done.Done()
+		t := time.NewTicker(watchInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-w.stopCh:
+				return
+			case <-t.C:
+			}
+			b, err := os.ReadFile(statm)
+			if err != nil {
+				continue
+			}
+			f := strings.Fields(string(b))
+			if len(f) < 2 {
+				continue
+			}
+			pages, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				continue
+			}
+			if rss := pages * page; rss > limit {
+				w.killed = rss
+				// os.Process kills through a pidfd: never another process
+				// that took the pid after the engine was reaped.
+				p.Signal(syscall.SIGKILL)
+				return
+			}
+		}
+	}()
+	return w
+}
+
+// stop ends the watch and returns the resident size at which it killed
+// the engine (0: it did not).
+func (w *watcher) stop() int64 {
+	close(w.stopCh)
+	w.done.Wait()
+	return w.killed
+}
+
+// lockDown forbids new privileges and installs the fork filter, where the
+// architecture has one.
+func lockDown() error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	if !filtersForks {
+		return nil
+	}
+	return installForkFilter()
+}

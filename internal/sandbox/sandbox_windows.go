@@ -1,0 +1,20 @@
+package sandbox
+
+// Supported reports whether engines can be sandboxed on this platform:
+// not on Windows (see the package comment).
+func Supported() bool { return false }
+
+const (
+	watchesMemory = false
+	filtersForks  = false
+)
+
+func supervise([]string) int {
+	return wrapperError("no sandbox on Windows")
+}
+
+func execStage([]string) int {
+	return wrapperError("no sandbox on Windows")
+}
+
+func probeChild() int { return 1 }

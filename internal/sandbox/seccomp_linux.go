@@ -1,0 +1,106 @@
+//go:build linux && (amd64 || arm64)
+
+package sandbox
+
+import (
+	"fmt"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// filtersForks: a seccomp filter kills the engine when it starts a process.
+const filtersForks = true
+
+// Offsets in struct seccomp_data.
+const (
+	offNr   = 0
+	offArch = 4
+	offArg0 = 16 // low 32 bits of args[0] (little-endian)
+)
+
+// forkFilter is the seccomp program: on this architecture's system calls
+// (any other ABI is killed), fork and vfork kill the process, clone kills
+// it unless it makes a thread (CLONE_THREAD), and clone3, whose flags a
+// filter cannot read, fails with ENOSYS so that the C library falls back
+// to clone. Everything else is allowed.
+func forkFilter() []unix.SockFilter {
+	const (
+		ld   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jset = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+		ret  = unix.BPF_RET | unix.BPF_K
+	)
+	type ins struct {
+		code   uint16
+		k      uint32
+		jt, jf string // labels; "" = the next instruction
+		label  string
+	}
+	prog := []ins{
+		{code: ld, k: offArch},
+		{code: jeq, k: auditArch, jf: "kill"},
+		{code: ld, k: offNr},
+	}
+	if x32Bit != 0 {
+		prog = append(prog, ins{code: jset, k: x32Bit, jt: "kill"})
+	}
+	for _, nr := range forkCalls {
+		prog = append(prog, ins{code: jeq, k: nr, jt: "kill"})
+	}
+	prog = append(prog,
+		ins{code: jeq, k: unix.SYS_CLONE3, jt: "enosys"},
+		ins{code: jeq, k: unix.SYS_CLONE, jf: "allow"},
+		ins{code: ld, k: offArg0},
+		ins{code: jset, k: unix.CLONE_THREAD, jf: "kill"},
+		ins{code: ret, k: unix.SECCOMP_RET_ALLOW, label: "allow"},
+		ins{code: ret, k: unix.SECCOMP_RET_KILL_PROCESS, label: "kill"},
+		ins{code: ret, k: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS), label: "enosys"},
+	)
+	at := map[string]int{}
+	for i, in := range prog {
+		if in.label != "" {
+			at[in.label] = i
+		}
+	}
+	jump := func(from int, label string) uint8 {
+		if label == "" {
+			return 0
+		}
+		return uint8(at[label] - from - 1)
+	}
+	out := make([]unix.SockFilter, len(prog))
+	for i, in := range prog {
+		out[i] = unix.SockFilter{Code: in.code, K: in.k, Jt: jump(i, in.jt), Jf: jump(i, in.jf)}
+	}
+	return out
+}
+
+// installForkFilter installs forkFilter on every thread of this process
+// (the engine inherits it across exec).
+func installForkFilter() error {
+	f := forkFilter()
+	prog := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
+	_, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC,
+		uintptr(unsafe.Pointer(&prog)))
+	if errno != 0 {
+		return fmt.Errorf("seccomp: %v", errno)
+	}
+	return nil
+}
+
+// tryFork starts a child process the raw way (clone with SIGCHLD only, as
+// fork does) and reports whether it got one; the child exits at once.
+func tryFork() bool {
+	pid, _, errno := unix.RawSyscall6(unix.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
+	if errno != 0 {
+		return false
+	}
+	if pid == 0 {
+		unix.RawSyscall(unix.SYS_EXIT_GROUP, 0, 0, 0)
+	}
+	var ws syscall.WaitStatus
+	syscall.Wait4(int(pid), &ws, 0, nil)
+	return true
+}

@@ -1,0 +1,169 @@
+//go:build unix
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// Supported reports whether engines can be sandboxed on this platform.
+func Supported() bool { return true }
+
+// supervise is the first stage: it runs the exec stage as its child,
+// watches it, and says which limit ended it.
+func supervise(words []string) int {
+	s, err := decode(words)
+	if err != nil {
+		return wrapperError("bad arguments: %v", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return wrapperError("cannot find its own binary: %v", err)
+	}
+	cmd := exec.Command(self, append([]string{execArg}, words...)...)
+	// The engine talks to the runner on these very descriptors: nothing is
+	// copied through this process.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = childAttr()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+	if err := cmd.Start(); err != nil {
+		return wrapperError("cannot start the engine: %v", err)
+	}
+	go func() {
+		for sig := range sigs {
+			cmd.Process.Signal(sig)
+		}
+	}()
+	w := watch(cmd.Process, s.Limits.Memory)
+	cmd.Wait()
+	killedAt := w.stop()
+	st := cmd.ProcessState
+	if st == nil {
+		return wrapperError("the engine was not reaped")
+	}
+	if why := judge(s.Limits.withDefaults(), st, killedAt); why != "" {
+		fmt.Fprintln(os.Stderr, Marker+why)
+	}
+	return exitCode(st)
+}
+
+// judge says which limit ended the engine ("" when none did). killedAt is
+// the resident size at which the watchdog killed it (0: it did not).
+func judge(l Limits, st *os.ProcessState, killedAt int64) string {
+	cpu := st.UserTime() + st.SystemTime()
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	switch {
+	case killedAt > 0:
+		return fmt.Sprintf("memory: %s resident, over the limit of %s", mib(killedAt), mib(l.Memory))
+	case ws.Signaled() && ws.Signal() == syscall.SIGSYS:
+		return "child process: the engine tried to start a process, which is not allowed"
+	case ws.Signaled() && (ws.Signal() == syscall.SIGXCPU || ws.Signal() == syscall.SIGKILL && cpu >= l.CPU):
+		return fmt.Sprintf("CPU time: %v used, the limit is %v", cpu.Round(10*time.Millisecond), l.CPU)
+	case ws.Signaled() && ws.Signal() == syscall.SIGXFSZ:
+		return fmt.Sprintf("file size: a file it wrote passed the limit of %s", mib(l.FileSize))
+	}
+	if peak := peakRSS(st); peak > l.Memory && !st.Success() {
+		// The address-space cap made an allocation fail before the
+		// watchdog saw the growth; the peak says why the engine died.
+		return fmt.Sprintf("memory: %s resident at its peak, over the limit of %s (an allocation failed at the address-space cap)",
+			mib(peak), mib(l.Memory))
+	}
+	return ""
+}
+
+// exitCode is the status that passes the engine's end on: its exit
+// status, or 128 + the signal that ended it (as a shell reports it).
+func exitCode(st *os.ProcessState) int {
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return st.ExitCode()
+}
+
+// peakRSS is the child's peak resident size in bytes (Linux reports KiB,
+// macOS bytes).
+func peakRSS(st *os.ProcessState) int64 {
+	ru, ok := st.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	if runtime.GOOS == "darwin" || runtime.GOOS == "ios" {
+		return int64(ru.Maxrss)
+	}
+	return int64(ru.Maxrss) << 10
+}
+
+// execStage is the second stage: limits, working directory, lock-down,
+// then the engine in place of this process.
+func execStage(words []string) int {
+	s, err := decode(words)
+	if err != nil {
+		return wrapperError("bad arguments: %v", err)
+	}
+	// The lock-down and the exec must happen on one thread (no_new_privs
+	// is a thread's attribute until exec).
+	runtime.LockOSThread()
+	if err := setLimits(s.Limits); err != nil {
+		return wrapperError("limits: %v", err)
+	}
+	if err := os.Chdir(s.Dir); err != nil {
+		return wrapperError("working directory: %v", err)
+	}
+	if err := lockDown(); err != nil {
+		return wrapperError("lock-down: %v", err)
+	}
+	err = syscall.Exec(s.Path, append([]string{s.Path}, s.Args...), s.Env)
+	return wrapperError("cannot run the engine %s: %v", s.Path, err)
+}
+
+// setLimits sets the rlimits of this process, which the engine inherits
+// across exec. A hard limit below ours stays (it cannot be raised).
+func setLimits(l Limits) error {
+	cpu := uint64((l.CPU + time.Second - 1) / time.Second)
+	for _, r := range []struct {
+		name     string
+		res      int
+		soft     uint64
+		hard     uint64
+		optional bool // not enforced everywhere (macOS refuses a finite address space)
+	}{
+		{"address space", syscall.RLIMIT_AS, uint64(addressSpace(l.Memory)), uint64(addressSpace(l.Memory)), runtime.GOOS != "linux"},
+		// SIGXCPU at the soft limit, SIGKILL two seconds later.
+		{"CPU time", syscall.RLIMIT_CPU, cpu, cpu + 2, false},
+		{"open files", syscall.RLIMIT_NOFILE, uint64(l.OpenFiles), uint64(l.OpenFiles), false},
+		{"file size", syscall.RLIMIT_FSIZE, uint64(l.FileSize), uint64(l.FileSize), false},
+		{"core dumps", syscall.RLIMIT_CORE, 0, 0, false},
+	} {
+		var cur syscall.Rlimit
+		if err := syscall.Getrlimit(r.res, &cur); err != nil {
+			return fmt.Errorf("%s: %v", r.name, err)
+		}
+		lim := syscall.Rlimit{Cur: min(r.soft, cur.Max), Max: min(r.hard, cur.Max)}
+		// syscall.Setrlimit (not x/sys): it also stops the runtime from
+		// restoring its original open-files limit across exec.
+		if err := syscall.Setrlimit(r.res, &lim); err != nil && !r.optional {
+			return fmt.Errorf("%s: %v", r.name, err)
+		}
+	}
+	return nil
+}
+
+// probeChild is the probe's engine: it says it runs, then tries to start
+// a process, which the fork filter must stop.
+func probeChild() int {
+	fmt.Println("arbiter-sandbox probe ok")
+	os.Stdout.Sync()
+	if filtersForks {
+		if tryFork() {
+			fmt.Println("arbiter-sandbox probe: a child process was started")
+		}
+	}
+	return 0
+}
