@@ -12,6 +12,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 
+	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/credentials"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
@@ -54,6 +56,9 @@ type Config struct {
 	// than this (their counts, verdict and updates stay); 0 keeps them forever.
 	// Stored games are gzip-compressed either way.
 	PGNRetention time.Duration
+	// ArtifactMaxBytes caps one uploaded engine artifact
+	// (artifacts.DefaultMaxBytes).
+	ArtifactMaxBytes int64
 	// Now is the clock (time.Now).
 	Now func() time.Time
 	// Registerer receives every metric; nil registers none.
@@ -68,6 +73,9 @@ type Coordinator struct {
 	Tunes       *spsajob.Workload
 	Verify      *verifyjob.Workload
 	Credentials *credentials.Manager
+	// Artifacts keeps the uploaded engines (files under the data
+	// directory's artifacts/).
+	Artifacts *artifacts.Store
 
 	cfg         Config
 	cancel      context.CancelFunc
@@ -117,6 +125,13 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	}
 	c := &Coordinator{Perft: perft, Verify: verifyjob.New(verifyjob.Config{Logger: cfg.Logger, Now: cfg.Now}), Credentials: creds, cfg: cfg}
 	gcfg.JobExists = func(id string) bool { _, ok := c.Core.JobRef(id); return ok }
+	c.Artifacts, err = artifacts.New(ctx, artifacts.Config{Store: cfg.Store, Dir: filepath.Join(cfg.Store.Dir(), "artifacts"),
+		MaxBytes: cfg.ArtifactMaxBytes, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer,
+		InUse: func(sha string) []string { return c.Games.UsingArtifact(sha) }})
+	if err != nil {
+		return nil, err
+	}
+	gcfg.ResolveArtifact = c.Artifacts.Fill
 	c.Games = gamejob.New(gcfg)
 	c.Tunes = spsajob.New(tcfg)
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,
@@ -217,7 +232,7 @@ func leaseKey(ctx context.Context, st *store.Store) ([]byte, error) {
 // NewGRPCServer builds the gRPC face, serving TLS when tlsCfg is set.
 func (c *Coordinator) NewGRPCServer(tlsCfg *tls.Config) (*grpc.Server, *health.Server, error) {
 	return grpcapi.New(grpcapi.Config{Core: c.Core, Games: c.Games, Verify: c.Verify, Credentials: c.Credentials,
-		Store: c.cfg.Store, Logger: c.cfg.Logger, Registerer: c.cfg.Registerer, TLS: tlsCfg})
+		Store: c.cfg.Store, Artifacts: c.Artifacts, Logger: c.cfg.Logger, Registerer: c.cfg.Registerer, TLS: tlsCfg})
 }
 
 // Close stops background work and wakes waiting calls. It does not close

@@ -100,6 +100,10 @@ type Config struct {
 	// that PGNs can tell "not a test" from "unknown". Nil: every id that is
 	// not a test is unknown.
 	JobExists func(jobID string) bool
+	// ResolveArtifact completes an uploaded engine's artifact from the
+	// coordinator's store when a test is submitted (which names the field);
+	// nil: tests with uploaded engines are refused.
+	ResolveArtifact func(which string, a *arbiterv1.EngineArtifact) error
 	// Registerer receives the workload's metrics; nil registers none.
 	Registerer prometheus.Registerer
 	// Games counts the games of accepted batches (arbiter_games_total).

@@ -35,7 +35,7 @@ func (w *Workload) Candidates(wk *core.Worker, out []core.Candidate) []core.Cand
 			Priority: t.spec.GetPriority(),
 			Share:    t.spec.GetThroughput(),
 			InFlight: len(t.open),
-			Ready:    playsGames && t.mayPlay(wk.ID) && t.available(),
+			Ready:    playsGames && t.mayPlay(wk.ID) && gamepair.Fits(t.spec.GetEngineA(), t.spec.GetEngineB(), wk) == "" && t.available(),
 		})
 	}
 	return out
@@ -66,7 +66,7 @@ func (w *Workload) Take(jobID string, wk *core.Worker, now time.Time) (string, a
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	t := w.tests[jobID]
-	if t == nil || !t.running() || !wk.Has(CapGamePair) || !t.mayPlay(wk.ID) || !t.available() {
+	if t == nil || !t.running() || !wk.Has(CapGamePair) || !t.mayPlay(wk.ID) || gamepair.Fits(t.spec.GetEngineA(), t.spec.GetEngineB(), wk) != "" || !t.available() {
 		return "", nil, false
 	}
 	var idx int
@@ -178,7 +178,7 @@ func (w *Workload) Adopt(l core.Lease, wk *core.Worker) core.Adoption {
 	switch {
 	case !ok || t == nil || !t.running() || idx >= t.batches || t.stored[idx]:
 		return core.AdoptCancelled
-	case !t.free(idx) || !wk.Has(CapGamePair) || !t.mayPlay(wk.ID):
+	case !t.free(idx) || !wk.Has(CapGamePair) || !t.mayPlay(wk.ID) || gamepair.Fits(t.spec.GetEngineA(), t.spec.GetEngineB(), wk) != "":
 		return core.AdoptLost
 	}
 	t.open[idx] = holder{worker: wk.ID, granted: w.cfg.Now()}

@@ -170,6 +170,10 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		return core.JobRef{}, apierr.Invalid("openings: %d is more than 1,000,000", n)
 	}
 	spec := proto.Clone(in).(*arbiterv1.MatchSpec)
+	if err := w.resolveArtifacts(spec); err != nil {
+		w.log.Info("test refused", zap.Error(err))
+		return core.JobRef{}, err
+	}
 	c, err := w.checkSpec(spec, MaxBatchPairs)
 	if err != nil {
 		w.log.Info("test refused", zap.Error(err))
@@ -229,4 +233,45 @@ func (w *Workload) newTest(c *checked) *test {
 		stored:     map[int]bool{},
 		open:       map[int]holder{},
 	}
+}
+
+// resolveArtifacts completes the uploaded engines of a submitted test from
+// the artifact store: full hash, kind, size, platform and what the upload
+// said of the engine.
+func (w *Workload) resolveArtifacts(spec *arbiterv1.MatchSpec) error {
+	for i, e := range []*arbiterv1.EngineSpec{spec.GetEngineA(), spec.GetEngineB()} {
+		if e.GetArtifact() == nil {
+			continue
+		}
+		which := [2]string{"engine_a", "engine_b"}[i]
+		if w.cfg.ResolveArtifact == nil {
+			return apierr.Invalid("%s: this coordinator keeps no uploaded engines", which)
+		}
+		if err := gamepair.CheckEngine(which, e); err != nil {
+			return err
+		}
+		if err := w.cfg.ResolveArtifact(which, e.GetArtifact()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UsingArtifact lists the running tests that use the artifact sha.
+func (w *Workload) UsingArtifact(sha string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, t := range w.running {
+		if !t.running() {
+			continue
+		}
+		for _, h := range gamepair.ArtifactsOf(t.spec.GetEngineA(), t.spec.GetEngineB()) {
+			if h == sha {
+				out = append(out, t.rec.ID)
+				break
+			}
+		}
+	}
+	return out
 }

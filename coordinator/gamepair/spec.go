@@ -84,6 +84,18 @@ func CheckEngine(which string, e *arbiterv1.EngineSpec) error {
 		if err := matchspec.CheckBuiltinOptions(name, e.GetOptions()); err != nil {
 			return apierr.Invalid("%s: %s", which, Brief(err))
 		}
+	case e.GetArtifact() != nil:
+		if e.GetCommand() != "" || e.GetDir() != "" {
+			return apierr.Invalid("%s %s: an uploaded engine (artifact) takes no command or dir", which, q)
+		}
+		if err := checkArtifact(which, e.GetArtifact()); err != nil {
+			return err
+		}
+		switch e.GetProtocol() {
+		case "", "uci", "xboard":
+		default:
+			return apierr.Invalid("%s %s: protocol %s (want uci or xboard)", which, q, apierr.Q(e.GetProtocol()))
+		}
 	case e.GetCommand() == "":
 		return apierr.Invalid("%s %s: command missing (a UCI binary on the workers, or %q)", which, q, matchspec.Embedded)
 	default:

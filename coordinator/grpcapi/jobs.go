@@ -5,8 +5,12 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
@@ -19,6 +23,29 @@ type jobService struct {
 	s     *Server
 	core  *core.Core
 	games *gamejob.Workload
+	arts  *artifacts.Store
+}
+
+// addArtifactChecks adds what the workers did with a test's uploaded
+// engines.
+func (js *jobService) addArtifactChecks(ctx context.Context, j *arbiterv1.Job) error {
+	m := j.GetMatch()
+	if js.arts == nil || len(gamepair.ArtifactsOf(m.GetEngineA(), m.GetEngineB())) == 0 {
+		return nil
+	}
+	checks, err := js.arts.Checks(ctx, j.GetJobId())
+	if err != nil {
+		return apierr.Store(err)
+	}
+	for _, c := range checks {
+		p := &arbiterv1.ArtifactCheck{WorkerId: c.WorkerID, WorkerName: c.WorkerName, Engine: c.Engine, Sha256: c.SHA256,
+			State: arbiterv1.ArtifactCheckState(c.State), Detail: c.Detail, Log: c.Log, Bench: c.Bench}
+		if !c.At.IsZero() {
+			p.At = timestamppb.New(c.At)
+		}
+		j.ArtifactChecks = append(j.ArtifactChecks, p)
+	}
+	return nil
 }
 
 // mayRead: clients and admins read jobs; workers do not need to.
@@ -89,6 +116,9 @@ func (js *jobService) GetJob(ctx context.Context, req *arbiterv1.GetJobRequest) 
 	}
 	j, err := js.snapshot(req.GetJobId(), true)
 	if err != nil {
+		return nil, err
+	}
+	if err := js.addArtifactChecks(ctx, j); err != nil {
 		return nil, err
 	}
 	return &arbiterv1.GetJobResponse{Job: j}, nil

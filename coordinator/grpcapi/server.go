@@ -35,6 +35,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 
+	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	creds "github.com/arbiter-chess/arbiter/coordinator/credentials"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
@@ -65,8 +66,10 @@ type Config struct {
 	Verify      *verifyjob.Workload
 	Credentials *creds.Manager
 	Store       *store.Store
-	Logger      *zap.Logger
-	Registerer  prometheus.Registerer
+	// Artifacts, when set, serves the engine artifact store.
+	Artifacts  *artifacts.Store
+	Logger     *zap.Logger
+	Registerer prometheus.Registerer
 	// TLS, when set, serves TLS. With ClientCAs set in it, a worker may
 	// present a client certificate instead of a token: its identity is the
 	// certificate's common name with the worker role.
@@ -123,14 +126,19 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	}
 	srv := grpc.NewServer(opts...)
 	arbiterv1.RegisterWorkerServiceServer(srv, &workerService{s: s, core: cfg.Core})
-	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: cfg.Games})
+	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: cfg.Games, arts: cfg.Artifacts})
 	arbiterv1.RegisterVerifyServiceServer(srv, &verifyService{s: s, core: cfg.Core, verify: cfg.Verify})
 	arbiterv1.RegisterAdminServiceServer(srv, &adminService{s: s, core: cfg.Core, creds: cfg.Credentials, store: cfg.Store})
+	services := []string{arbiterv1.WorkerService_ServiceDesc.ServiceName, arbiterv1.JobService_ServiceDesc.ServiceName,
+		arbiterv1.VerifyService_ServiceDesc.ServiceName, arbiterv1.AdminService_ServiceDesc.ServiceName}
+	if cfg.Artifacts != nil {
+		arbiterv1.RegisterArtifactServiceServer(srv, &artifactService{s: s, core: cfg.Core, arts: cfg.Artifacts})
+		services = append(services, arbiterv1.ArtifactService_ServiceDesc.ServiceName)
+	}
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	for _, name := range []string{arbiterv1.WorkerService_ServiceDesc.ServiceName, arbiterv1.JobService_ServiceDesc.ServiceName,
-		arbiterv1.VerifyService_ServiceDesc.ServiceName, arbiterv1.AdminService_ServiceDesc.ServiceName} {
+	for _, name := range services {
 		hs.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
 	}
 	s.grpcm.InitializeMetrics(srv) // every method × code series from the start

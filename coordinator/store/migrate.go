@@ -56,6 +56,7 @@ var migrations = []migration{
 	{"identities: submitter, owner, priority, throughput; meta, credentials, quarantine", migrate2},
 	{"retention: compressed PGNs, expired PGNs of finished tests", migrate3},
 	{"SPSA tunes: tunes, tune_updates", migrate4},
+	{"engine artifacts: artifacts, artifact_checks", migrateArtifacts},
 }
 
 const schemaV1 = `

@@ -83,6 +83,11 @@ const (
 	ReasonTooLarge = "TOO_LARGE"
 	// ReasonInUse: the object is used by running work.
 	ReasonInUse = "IN_USE"
+	// ReasonUnknownArtifact: no engine artifact has that hash.
+	ReasonUnknownArtifact = "UNKNOWN_ARTIFACT"
+	// ReasonHashMismatch: uploaded bytes do not have the announced SHA-256
+	// (they were discarded; upload again).
+	ReasonHashMismatch = "HASH_MISMATCH"
 	// ReasonStore: the store failed; the call may be retried.
 	ReasonStore = "STORE"
 	// ReasonShuttingDown: the coordinator is stopping; retry elsewhere or later.

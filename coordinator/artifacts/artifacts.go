@@ -1,0 +1,632 @@
+// Package artifacts is the coordinator's store of engine artifacts: the
+// binaries and source trees that travel to the workers, content-addressed
+// by SHA-256. Their bytes are files under the data directory (never in
+// SQLite); their metadata and the workers' reports are rows of the store.
+//
+// Invariants:
+//   - A file under objects/ is complete and its hash is its name: an
+//     upload is written to partial/ and renamed into objects/ only after
+//     its size and SHA-256 were checked, and its metadata row is written
+//     after the rename. A crash leaves at worst a partial file, which the
+//     next BeginUpload of the same hash resumes from.
+//   - The same bytes are stored once: an upload of a stored hash sends
+//     nothing, whoever uploads it.
+//   - An artifact a running test uses is not removed.
+package artifacts
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"debug/macho"
+	"debug/pe"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/identity"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// Defaults and bounds.
+const (
+	// DefaultMaxBytes caps one artifact (a statically linked engine with an
+	// embedded network is some tens of MiB).
+	DefaultMaxBytes = 256 << 20
+	// ChunkBytes is the largest chunk of an upload or a download.
+	ChunkBytes   = 1 << 20
+	maxTextBytes = 1024 // name, build command, repository, message
+)
+
+// Config is what an artifact store needs.
+type Config struct {
+	Store *store.Store
+	// Dir holds the files (objects/, partial/); the data dir's artifacts/.
+	Dir string
+	// MaxBytes caps one artifact (DefaultMaxBytes).
+	MaxBytes int64
+	// InUse lists the running tests that use an artifact (nil: none).
+	InUse      func(sha string) []string
+	Logger     *zap.Logger
+	Now        func() time.Time
+	Registerer prometheus.Registerer
+}
+
+// Store keeps the artifacts.
+type Store struct {
+	cfg Config
+	log *zap.Logger
+
+	mu      sync.Mutex
+	byHash  map[string]*store.Artifact
+	pending map[string]pendingUpload // hash → what BeginUpload announced
+	writing map[string]bool          // hashes an Upload stream is writing
+
+	bytesStored prometheus.Gauge
+	uploads     *prometheus.CounterVec
+	downloads   *prometheus.CounterVec
+	builds      *prometheus.CounterVec
+	benches     *prometheus.CounterVec
+}
+
+type pendingUpload struct {
+	meta store.Artifact
+}
+
+// New opens the artifact store: it loads the metadata and makes the
+// directories.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Store == nil || cfg.Dir == "" {
+		return nil, errors.New("artifacts: a store and a directory are required")
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMaxBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	for _, d := range []string{"objects", "partial"} {
+		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
+			return nil, fmt.Errorf("artifacts: %w", err)
+		}
+	}
+	s := &Store{cfg: cfg, log: cfg.Logger, byHash: map[string]*store.Artifact{}, pending: map[string]pendingUpload{}, writing: map[string]bool{},
+		bytesStored: prometheus.NewGauge(prometheus.GaugeOpts{Name: "arbiter_artifact_bytes_stored",
+			Help: "Bytes of the engine artifacts (binaries, source trees) the coordinator stores."}),
+		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_artifact_uploads_total",
+			Help: "Artifact uploads by outcome: stored, duplicate (the content was stored already), hash_mismatch, too_large."}, []string{"outcome"}),
+		downloads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_artifact_downloads_total",
+			Help: "Artifact downloads served to workers: new (from the first byte) or resumed."}, []string{"kind"}),
+		builds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_artifact_builds_total",
+			Help: "Source builds the workers reported, by outcome: ok, cached, failed."}, []string{"outcome"}),
+		benches: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_artifact_bench_checks_total",
+			Help: "Bench signature checks the workers reported, by outcome: match, unchecked (no signature), mismatch."}, []string{"outcome"}),
+	}
+	for _, o := range []string{"stored", "duplicate", "hash_mismatch", "too_large"} {
+		s.uploads.WithLabelValues(o)
+	}
+	for _, k := range []string{"new", "resumed"} {
+		s.downloads.WithLabelValues(k)
+	}
+	for _, o := range []string{"ok", "cached", "failed"} {
+		s.builds.WithLabelValues(o)
+	}
+	for _, o := range []string{"match", "unchecked", "mismatch"} {
+		s.benches.WithLabelValues(o)
+	}
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(s.bytesStored, s.uploads, s.downloads, s.builds, s.benches)
+	}
+	list, err := cfg.Store.Artifacts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("artifacts: %w", err)
+	}
+	var total int64
+	for _, a := range list {
+		if _, err := os.Stat(s.object(a.SHA256)); err != nil {
+			s.log.Error("artifact file missing; not served", zap.String("sha256", a.SHA256), zap.Error(err))
+			continue
+		}
+		s.byHash[a.SHA256] = a
+		total += a.Size
+	}
+	s.bytesStored.Set(float64(total))
+	return s, nil
+}
+
+func (s *Store) object(sha string) string  { return filepath.Join(s.cfg.Dir, "objects", sha) }
+func (s *Store) partial(sha string) string { return filepath.Join(s.cfg.Dir, "partial", sha) }
+
+// MaxBytes is the largest artifact accepted.
+func (s *Store) MaxBytes() int64 { return s.cfg.MaxBytes }
+
+// ValidHash reports whether h is a full SHA-256 in lower-case hex.
+func ValidHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil && strings.ToLower(h) == h
+}
+
+func checkText(field, v string) error {
+	if len(v) > maxTextBytes || !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+		return apierr.Invalid("%s: at most %d bytes of UTF-8 (got %s)", field, maxTextBytes, apierr.Q(v))
+	}
+	return nil
+}
+
+func mayUpload(id identity.Identity) error {
+	if !id.CanSubmit() {
+		return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
+			"credential %s has role %s, which may not upload or manage engines", apierr.Q(id.Name), id.Role)
+	}
+	return nil
+}
+
+// BeginUpload checks an announced upload. It returns the stored artifact
+// when the content is stored already (nothing to send), or the offset to
+// send from: the length of an earlier, broken upload of the same hash.
+func (s *Store) BeginUpload(id identity.Identity, req *arbiterv1.BeginUploadRequest) (*store.Artifact, int64, error) {
+	if err := mayUpload(id); err != nil {
+		return nil, 0, err
+	}
+	sha := req.GetSha256()
+	if !ValidHash(sha) {
+		return nil, 0, apierr.Invalid("sha256 %s: want 64 lower-case hex digits", apierr.Q(sha))
+	}
+	if req.GetSize() == 0 {
+		return nil, 0, apierr.Invalid("size: an artifact is not empty")
+	}
+	if req.GetSize() > uint64(s.cfg.MaxBytes) {
+		s.uploads.WithLabelValues("too_large").Inc()
+		return nil, 0, apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge, "size %d bytes: this coordinator takes artifacts up to %d bytes",
+			req.GetSize(), s.cfg.MaxBytes)
+	}
+	switch req.GetKind() {
+	case arbiterv1.ArtifactKind_ARTIFACT_KIND_BINARY, arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE:
+	default:
+		return nil, 0, apierr.Invalid("kind %v: want binary or source", req.GetKind())
+	}
+	for _, f := range []struct{ name, v string }{{"name", req.GetName()}, {"build", req.GetBuild()}, {"exe", req.GetExe()},
+		{"repository", req.GetRepository()}, {"branch", req.GetBranch()}, {"commit", req.GetCommit()}, {"message", req.GetMessage()}} {
+		if err := checkText(f.name, f.v); err != nil {
+			return nil, 0, err
+		}
+	}
+	if err := CheckExe(req.GetExe()); err != nil {
+		return nil, 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a, ok := s.byHash[sha]; ok {
+		s.uploads.WithLabelValues("duplicate").Inc()
+		return a, 0, nil
+	}
+	meta := store.Artifact{SHA256: sha, Kind: int32(req.GetKind()), Size: int64(req.GetSize()), Name: req.GetName(),
+		Uploader: id.Name, Build: req.GetBuild(), Exe: req.GetExe(), Bench: req.GetBench(), Repository: req.GetRepository(),
+		Branch: req.GetBranch(), Commit: req.GetCommit(), Message: req.GetMessage()}
+	if p, ok := s.pending[sha]; ok && p.meta.Size != meta.Size {
+		// Another size for the same hash: one of them is wrong; start over.
+		os.Remove(s.partial(sha))
+	}
+	s.pending[sha] = pendingUpload{meta: meta}
+	var offset int64
+	if st, err := os.Stat(s.partial(sha)); err == nil {
+		offset = st.Size()
+		if offset > meta.Size {
+			os.Remove(s.partial(sha))
+			offset = 0
+		}
+	}
+	return nil, offset, nil
+}
+
+// CheckExe refuses a source artifact's program path that leaves its tree.
+func CheckExe(exe string) error {
+	if exe == "" {
+		return nil
+	}
+	if filepath.IsAbs(exe) || strings.HasPrefix(filepath.Clean(exe), "..") || strings.ContainsAny(exe, "\\\x00") {
+		return apierr.Invalid("exe %s: a path inside the source tree", apierr.Q(exe))
+	}
+	return nil
+}
+
+// Upload appends chunks to an announced upload. next returns the chunks
+// (offset, data) until io.EOF. It returns the stored artifact once every
+// byte is in and the hash matched, or the offset reached when the stream
+// ended early.
+func (s *Store) Upload(ctx context.Context, id identity.Identity, next func() (sha string, offset int64, data []byte, err error)) (*store.Artifact, int64, error) {
+	if err := mayUpload(id); err != nil {
+		return nil, 0, err
+	}
+	var (
+		f    *os.File
+		sha  string
+		meta store.Artifact
+		have int64
+	)
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+		if sha != "" {
+			s.mu.Lock()
+			delete(s.writing, sha)
+			s.mu.Unlock()
+		}
+	}()
+	for {
+		h, off, data, err := next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, have, err
+		}
+		if sha == "" {
+			s.mu.Lock()
+			p, ok := s.pending[h]
+			busy := s.writing[h]
+			if ok && !busy {
+				s.writing[h] = true
+			}
+			s.mu.Unlock()
+			if !ok {
+				return nil, 0, apierr.New(apierr.FailedPrecondition, apierr.ReasonBadInput, "upload of %s: call BeginUpload first", apierr.Q(h))
+			}
+			if busy {
+				return nil, 0, apierr.New(apierr.FailedPrecondition, apierr.ReasonInUse, "upload of %s: another upload of it is running", apierr.Q(h))
+			}
+			sha, meta = h, p.meta
+			f, err = os.OpenFile(s.partial(sha), os.O_WRONLY|os.O_CREATE, 0o644)
+			if err != nil {
+				return nil, 0, apierr.New(apierr.Internal, apierr.ReasonStore, "artifact file: %v", err)
+			}
+			st, err := f.Stat()
+			if err != nil {
+				return nil, 0, apierr.New(apierr.Internal, apierr.ReasonStore, "artifact file: %v", err)
+			}
+			have = st.Size()
+			if _, err := f.Seek(have, io.SeekStart); err != nil {
+				return nil, 0, apierr.New(apierr.Internal, apierr.ReasonStore, "artifact file: %v", err)
+			}
+		}
+		if h != sha {
+			return nil, have, apierr.Invalid("upload: chunk of %s in the upload of %s", apierr.Q(h), sha)
+		}
+		if off != have {
+			return nil, have, apierr.Invalid("upload of %s: chunk at offset %d, the coordinator has %d bytes", sha, off, have)
+		}
+		if len(data) > ChunkBytes {
+			return nil, have, apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge, "upload of %s: a chunk of %d bytes, at most %d", sha, len(data), ChunkBytes)
+		}
+		if have+int64(len(data)) > meta.Size {
+			f.Close()
+			f = nil
+			os.Remove(s.partial(sha))
+			s.uploads.WithLabelValues("too_large").Inc()
+			return nil, 0, apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge, "upload of %s: more than the announced %d bytes (discarded)", sha, meta.Size)
+		}
+		if _, err := f.Write(data); err != nil {
+			return nil, have, apierr.New(apierr.Internal, apierr.ReasonStore, "artifact file: %v", err)
+		}
+		have += int64(len(data))
+	}
+	if sha == "" {
+		return nil, 0, apierr.Invalid("upload: no chunk")
+	}
+	if have < meta.Size {
+		if err := f.Sync(); err != nil {
+			return nil, 0, apierr.New(apierr.Internal, apierr.ReasonStore, "artifact file: %v", err)
+		}
+		return nil, have, nil
+	}
+	if err := f.Sync(); err != nil {
+		return nil, have, apierr.New(apierr.Internal, apierr.ReasonStore, "artifact file: %v", err)
+	}
+	f.Close()
+	f = nil
+	return s.finish(ctx, meta)
+}
+
+// finish checks a complete partial file and stores it.
+func (s *Store) finish(ctx context.Context, meta store.Artifact) (*store.Artifact, int64, error) {
+	part := s.partial(meta.SHA256)
+	got, platform, err := hashFile(part)
+	if err != nil {
+		return nil, 0, apierr.New(apierr.Internal, apierr.ReasonStore, "artifact file: %v", err)
+	}
+	if got != meta.SHA256 {
+		os.Remove(part)
+		s.uploads.WithLabelValues("hash_mismatch").Inc()
+		s.log.Warn("artifact upload discarded: hash mismatch", zap.String("sha256", meta.SHA256), zap.String("got", got), zap.String("uploader", meta.Uploader))
+		return nil, 0, apierr.New(apierr.InvalidArgument, apierr.ReasonHashMismatch,
+			"upload of %s: the bytes received have SHA-256 %s; discarded (upload again)", meta.SHA256, got)
+	}
+	if arbiterv1.ArtifactKind(meta.Kind) == arbiterv1.ArtifactKind_ARTIFACT_KIND_BINARY {
+		meta.Platform = platform
+	}
+	meta.CreatedAt = s.cfg.Now()
+	if err := os.Rename(part, s.object(meta.SHA256)); err != nil {
+		return nil, 0, apierr.New(apierr.Internal, apierr.ReasonStore, "artifact file: %v", err)
+	}
+	if err := s.cfg.Store.PutArtifact(ctx, &meta); err != nil {
+		return nil, 0, apierr.Store(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pending, meta.SHA256)
+	if a, ok := s.byHash[meta.SHA256]; ok {
+		return a, meta.Size, nil
+	}
+	s.byHash[meta.SHA256] = &meta
+	s.bytesStored.Add(float64(meta.Size))
+	s.uploads.WithLabelValues("stored").Inc()
+	s.log.Info("artifact stored", zap.String("sha256", meta.SHA256), zap.Int64("bytes", meta.Size), zap.String("name", meta.Name),
+		zap.String("uploader", meta.Uploader), zap.String("platform", meta.Platform))
+	return &meta, meta.Size, nil
+}
+
+// hashFile returns a file's SHA-256 and, for a program, its platform.
+func hashFile(path string) (string, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), Platform(f), nil
+}
+
+// Platform reads a program's header: its GOOS/GOARCH, or "" for anything
+// else (a script runs wherever its interpreter does).
+func Platform(r io.ReaderAt) string {
+	if f, err := elf.NewFile(r); err == nil {
+		arch := map[elf.Machine]string{elf.EM_X86_64: "amd64", elf.EM_AARCH64: "arm64", elf.EM_386: "386", elf.EM_ARM: "arm",
+			elf.EM_RISCV: "riscv64", elf.EM_PPC64: "ppc64le", elf.EM_S390: "s390x"}[f.Machine]
+		if arch == "" {
+			arch = strings.ToLower(strings.TrimPrefix(f.Machine.String(), "EM_"))
+		}
+		return "linux/" + arch
+	}
+	if f, err := macho.NewFile(r); err == nil {
+		return "darwin/" + map[macho.Cpu]string{macho.CpuAmd64: "amd64", macho.CpuArm64: "arm64"}[f.Cpu]
+	}
+	if f, err := pe.NewFile(r); err == nil {
+		return "windows/" + map[uint16]string{pe.IMAGE_FILE_MACHINE_AMD64: "amd64", pe.IMAGE_FILE_MACHINE_ARM64: "arm64",
+			pe.IMAGE_FILE_MACHINE_I386: "386"}[f.Machine]
+	}
+	var head [2]byte
+	if _, err := r.ReadAt(head[:], 0); err == nil && bytes.Equal(head[:], []byte("#!")) {
+		return ""
+	}
+	return ""
+}
+
+// Resolve finds an artifact by its hash or a unique prefix of at least 8
+// hex digits.
+func (s *Store) Resolve(ref string) (*store.Artifact, error) {
+	ref = strings.ToLower(strings.TrimSpace(ref))
+	if len(ref) < 8 || len(ref) > 64 {
+		return nil, apierr.Invalid("artifact %s: give its SHA-256 or a prefix of at least 8 hex digits", apierr.Q(ref))
+	}
+	if _, err := hex.DecodeString(ref[:len(ref)&^1]); err != nil {
+		return nil, apierr.Invalid("artifact %s: not hex", apierr.Q(ref))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a, ok := s.byHash[ref]; ok {
+		return a, nil
+	}
+	var found *store.Artifact
+	for h, a := range s.byHash {
+		if strings.HasPrefix(h, ref) {
+			if found != nil {
+				return nil, apierr.Invalid("artifact %s: the prefix is not unique", apierr.Q(ref))
+			}
+			found = a
+		}
+	}
+	if found == nil {
+		return nil, apierr.New(apierr.NotFound, apierr.ReasonUnknownArtifact, "artifact %s: not stored on this coordinator (upload it)", apierr.Q(ref))
+	}
+	return found, nil
+}
+
+// List returns up to limit artifacts, newest first, and the bytes of all.
+func (s *Store) List(limit int) ([]*store.Artifact, int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*store.Artifact, 0, len(s.byHash))
+	var total int64
+	for _, a := range s.byHash {
+		out = append(out, a)
+		total += a.Size
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.After(out[j].CreatedAt)
+		}
+		return out[i].SHA256 < out[j].SHA256
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, total
+}
+
+// UsedBy lists the running tests that use an artifact.
+func (s *Store) UsedBy(sha string) []string {
+	if s.cfg.InUse == nil {
+		return nil
+	}
+	return s.cfg.InUse(sha)
+}
+
+// Delete removes an artifact: its uploader or an admin, and not while a
+// running test uses it.
+func (s *Store) Delete(ctx context.Context, id identity.Identity, ref string) error {
+	if err := mayUpload(id); err != nil {
+		return err
+	}
+	a, err := s.Resolve(ref)
+	if err != nil {
+		return err
+	}
+	if !id.IsAdmin() && id.Name != a.Uploader {
+		return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole, "artifact %s: uploaded by %s; only it or an admin may remove it",
+			a.SHA256[:12], apierr.Q(a.Uploader))
+	}
+	if used := s.UsedBy(a.SHA256); len(used) > 0 {
+		return apierr.New(apierr.FailedPrecondition, apierr.ReasonInUse, "artifact %s is used by running tests %s: cancel them first",
+			a.SHA256[:12], strings.Join(used, ", "))
+	}
+	if err := s.cfg.Store.DeleteArtifact(ctx, a.SHA256); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return apierr.Store(err)
+	}
+	s.mu.Lock()
+	if _, ok := s.byHash[a.SHA256]; ok {
+		delete(s.byHash, a.SHA256)
+		s.bytesStored.Sub(float64(a.Size))
+	}
+	s.mu.Unlock()
+	os.Remove(s.object(a.SHA256))
+	s.log.Info("artifact removed", zap.String("sha256", a.SHA256), zap.String("by", id.Name))
+	return nil
+}
+
+// Open opens a stored artifact's bytes for a download from offset; the
+// caller closes the file. Workers and admins download.
+func (s *Store) Open(id identity.Identity, sha string, offset int64) (*os.File, *store.Artifact, error) {
+	if !id.CanWork() {
+		return nil, nil, apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
+			"credential %s has role %s, which may not download engines", apierr.Q(id.Name), id.Role)
+	}
+	if !ValidHash(sha) {
+		return nil, nil, apierr.Invalid("sha256 %s: want 64 lower-case hex digits", apierr.Q(sha))
+	}
+	s.mu.Lock()
+	a, ok := s.byHash[sha]
+	s.mu.Unlock()
+	if !ok {
+		return nil, nil, apierr.New(apierr.NotFound, apierr.ReasonUnknownArtifact, "artifact %s: not stored on this coordinator", sha)
+	}
+	if offset < 0 || offset > a.Size {
+		return nil, nil, apierr.Invalid("offset %d: the artifact has %d bytes", offset, a.Size)
+	}
+	f, err := os.Open(s.object(sha))
+	if err != nil {
+		return nil, nil, apierr.New(apierr.Internal, apierr.ReasonStore, "artifact file: %v", err)
+	}
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		f.Close()
+		return nil, nil, apierr.New(apierr.Internal, apierr.ReasonStore, "artifact file: %v", err)
+	}
+	if offset == 0 {
+		s.downloads.WithLabelValues("new").Inc()
+	} else {
+		s.downloads.WithLabelValues("resumed").Inc()
+	}
+	return f, a, nil
+}
+
+// Report records a worker's step with an artifact of a test and counts
+// builds and bench checks.
+func (s *Store) Report(ctx context.Context, c *store.ArtifactCheck) error {
+	switch arbiterv1.ArtifactCheckState(c.State) {
+	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BUILT:
+		if c.Detail == "cache" {
+			s.builds.WithLabelValues("cached").Inc()
+		} else {
+			s.builds.WithLabelValues("ok").Inc()
+		}
+	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BUILD_FAILED:
+		s.builds.WithLabelValues("failed").Inc()
+	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED:
+		if c.Bench == 0 {
+			s.benches.WithLabelValues("unchecked").Inc()
+		} else {
+			s.benches.WithLabelValues("match").Inc()
+		}
+	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BENCH_MISMATCH:
+		s.benches.WithLabelValues("mismatch").Inc()
+	}
+	c.At = s.cfg.Now()
+	if err := s.cfg.Store.PutArtifactCheck(ctx, c); err != nil {
+		return apierr.Store(err)
+	}
+	return nil
+}
+
+// Checks returns the workers' steps with a test's artifacts.
+func (s *Store) Checks(ctx context.Context, jobID string) ([]store.ArtifactCheck, error) {
+	return s.cfg.Store.ArtifactChecks(ctx, jobID)
+}
+
+// Fill completes a test's engine artifact from the store: it resolves a
+// prefix to the full hash and copies what the upload said (kind, size,
+// platform, name, repository, commit), keeping the build command, program
+// and bench the test gives (or taking the upload's when it gives none).
+func (s *Store) Fill(which string, e *arbiterv1.EngineArtifact) error {
+	a, err := s.Resolve(e.GetSha256())
+	if err != nil {
+		return apierr.Invalid("%s: %s", which, err.Error())
+	}
+	e.Sha256, e.Kind, e.Size, e.Platform = a.SHA256, arbiterv1.ArtifactKind(a.Kind), uint64(a.Size), a.Platform
+	e.Name, e.Repository, e.Branch, e.Commit, e.Message = a.Name, a.Repository, a.Branch, a.Commit, a.Message
+	if e.Build == "" {
+		e.Build = a.Build
+	}
+	if e.Exe == "" {
+		e.Exe = a.Exe
+	}
+	if e.Bench == 0 {
+		e.Bench = a.Bench
+	}
+	if err := checkText(which+" build", e.Build); err != nil {
+		return err
+	}
+	if err := CheckExe(e.Exe); err != nil {
+		return err
+	}
+	if e.Kind == arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE && strings.TrimSpace(e.Build) == "" {
+		return apierr.Invalid("%s: artifact %s is a source tree and no build command is given (build=...)", which, a.SHA256[:12])
+	}
+	return nil
+}
+
+// Proto renders an artifact.
+func Proto(a *store.Artifact, usedBy []string) *arbiterv1.Artifact {
+	p := &arbiterv1.Artifact{Sha256: a.SHA256, Kind: arbiterv1.ArtifactKind(a.Kind), Size: uint64(a.Size), Name: a.Name, Uploader: a.Uploader,
+		Platform: a.Platform, Build: a.Build, Exe: a.Exe, Bench: a.Bench, Repository: a.Repository, Branch: a.Branch,
+		Commit: a.Commit, Message: a.Message, UsedBy: usedBy}
+	if !a.CreatedAt.IsZero() {
+		p.CreatedAt = timestamp(a.CreatedAt)
+	}
+	return p
+}
+
+func timestamp(t time.Time) *timestamppb.Timestamp { return timestamppb.New(t) }

@@ -1,0 +1,76 @@
+package gamepair
+
+import (
+	"encoding/hex"
+	"path/filepath"
+	"strings"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// Worker capabilities for uploaded engines.
+const (
+	// CapArtifacts: the worker fetches, verifies and runs uploaded engines.
+	CapArtifacts = "artifacts"
+	// CapSourceBuild: the worker has a C/C++ toolchain and make, and builds
+	// source artifacts.
+	CapSourceBuild = "source-build"
+)
+
+// checkArtifact refuses an engine artifact reference that cannot be one.
+func checkArtifact(which string, a *arbiterv1.EngineArtifact) error {
+	sha := a.GetSha256()
+	if len(sha) < 8 || len(sha) > 64 {
+		return apierr.Invalid("%s: artifact %s: its SHA-256, or a prefix of at least 8 hex digits", which, apierr.Q(sha))
+	}
+	if _, err := hex.DecodeString(sha[:len(sha)&^1]); err != nil {
+		return apierr.Invalid("%s: artifact %s: not hex", which, apierr.Q(sha))
+	}
+	if len(a.GetBuild()) > maxPathBytes || len(a.GetExe()) > maxPathBytes {
+		return apierr.Invalid("%s: artifact build command or exe over %d bytes", which, maxPathBytes)
+	}
+	if exe := a.GetExe(); exe != "" && (filepath.IsAbs(exe) || strings.HasPrefix(filepath.Clean(exe), "..")) {
+		return apierr.Invalid("%s: exe %s: a path inside the source tree", which, apierr.Q(exe))
+	}
+	return nil
+}
+
+// Fits says why worker wk cannot be offered a test of these engines
+// ("" when it can): an uploaded engine needs a worker that takes
+// artifacts, a source tree one that builds, and a binary one of its
+// platform.
+func Fits(a, b *arbiterv1.EngineSpec, wk *core.Worker) string {
+	for _, e := range []*arbiterv1.EngineSpec{a, b} {
+		art := e.GetArtifact()
+		if art == nil {
+			continue
+		}
+		if !wk.Has(CapArtifacts) {
+			return "the worker does not run uploaded engines"
+		}
+		switch art.GetKind() {
+		case arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE:
+			if !wk.Has(CapSourceBuild) {
+				return "the worker has no compiler for source builds"
+			}
+		case arbiterv1.ArtifactKind_ARTIFACT_KIND_BINARY:
+			if p := art.GetPlatform(); p != "" && wk.Caps.Platform != "" && p != wk.Caps.Platform {
+				return "the engine is built for " + p + ", the worker is " + wk.Caps.Platform
+			}
+		}
+	}
+	return ""
+}
+
+// ArtifactsOf lists the hashes of a test's uploaded engines.
+func ArtifactsOf(engines ...*arbiterv1.EngineSpec) []string {
+	var out []string
+	for _, e := range engines {
+		if h := e.GetArtifact().GetSha256(); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
