@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/internal/cliexit"
+	"github.com/arbiter-chess/arbiter/internal/sandbox"
 )
 
 // usageError marks err as bad input: exit status 2.
@@ -33,11 +34,15 @@ func newRootCommand() *cobra.Command {
 		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(),
 		// Clients of a coordinator.
 		newSubmitCommand(), newStatusCommand(), newCancelCommand(), newPGNCommand(), newTokenCommand(), newBackupCommand(),
+		newEngineCommand(),
 	)
 	return root
 }
 
 func main() {
+	// This binary is also the sandbox that runs uploaded engines under
+	// limits (a worker re-executes itself as the wrapper).
+	sandbox.RunIfWrapper()
 	err := newRootCommand().Execute()
 	if err == nil {
 		return

@@ -15,6 +15,17 @@
 //	option.NAME=VALUE    an engine option, set in order (a later one replaces)
 //	tc=.. nodes=.. depth=.. movetime=..   per-engine limits (matches only)
 //
+// Cluster tests (submit, up) also take an engine that travels to the
+// workers, uploaded to the coordinator first, instead of cmd= or builtin:
+//
+//	upload=PATH          a program here, uploaded and run by the workers
+//	source=DIR           a source tree here, uploaded and built by each worker
+//	source=git:REPO@REF  that commit of a local git repository (git archive)
+//	artifact=SHA         an artifact stored already (a prefix of 8+ hex digits)
+//	build=CMD            the build command of a source tree ("make -j EXE=engine")
+//	exe=PATH             the program the build makes, in the tree ("engine")
+//	bench=N              the engine's bench node count, checked by each worker
+//
 // A value that contains a comma is quoted, `args="-bug a,b"` (inside quotes
 // everything is literal but the quote, which is doubled: `""`), or the comma
 // is escaped, `args=-bug\,a` (outside quotes a backslash escapes only a
@@ -26,6 +37,7 @@ package enginespec
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/arbiter-chess/arbiter/match"
@@ -53,7 +65,19 @@ type Spec struct {
 	Proto   Proto     // "" when not given: the use's default applies
 	Options []Setting // option.NAME=VALUE in order, one per name (any case)
 	Limits  []Setting // tc=, nodes=, depth=, movetime= in order (matches)
+
+	// An engine that travels to the workers (one of these three).
+	Upload   string // upload=PATH
+	Source   string // source=DIR or source=git:REPO@REF
+	Artifact string // artifact=SHA
+	Build    string // build=CMD (source trees)
+	Exe      string // exe=PATH (source trees)
+	Bench    uint64 // bench=N (0: not checked)
 }
+
+// Travels reports whether the engine is uploaded to the coordinator (or
+// stored there) rather than installed on the workers.
+func (s Spec) Travels() bool { return s.Upload != "" || s.Source != "" || s.Artifact != "" }
 
 // Use is where a spec is given: it decides which keys and protocols are
 // accepted and what is required.
@@ -86,7 +110,8 @@ func (u Use) protos() []Proto {
 func (u Use) keys() []string {
 	switch u {
 	case Match:
-		return []string{"name", "cmd", "args", "arg", "dir", "proto", "builtin", "option.NAME", "tc", "nodes", "depth", "movetime"}
+		return []string{"name", "cmd", "args", "arg", "dir", "proto", "builtin", "option.NAME", "tc", "nodes", "depth", "movetime",
+			"upload", "source", "artifact", "build", "exe", "bench"}
 	case Each:
 		return []string{"proto", "option.NAME", "tc", "nodes", "depth", "movetime"}
 	}
@@ -266,6 +291,16 @@ func Parse(s string, use Use) (Spec, error) {
 				return spec, err
 			}
 			spec.Dir = v
+		case "upload", "source", "artifact", "build", "exe", "bench":
+			if use != Match {
+				return spec, fmt.Errorf("engine spec %s: %s= is for an engine of a cluster test (submit, up)", clip(s), k)
+			}
+			if err := once(); err != nil {
+				return spec, err
+			}
+			if err := spec.setTravel(k, v); err != nil {
+				return spec, bad("%v", err)
+			}
 		case "proto", "builtin":
 			p := Proto(v)
 			if k == "builtin" {
@@ -325,6 +360,12 @@ func (s *Spec) check(raw string, use Use) error {
 		if s.Name == "" {
 			return fmt.Errorf("engine spec %s: missing name=", clip(raw))
 		}
+		if s.Travels() {
+			return s.checkTravel()
+		}
+		if s.Build != "" || s.Exe != "" || s.Bench != 0 {
+			return fmt.Errorf("engine %s: build=, exe= and bench= go with upload=, source= or artifact=", clip(s.Name))
+		}
 		if s.Proto == Builtin && s.Cmd != "" {
 			return fmt.Errorf("engine %s: builtin and cmd= exclude each other", clip(s.Name))
 		}
@@ -361,7 +402,8 @@ func joinProtos(ps []Proto) string {
 func Usage(use Use) string {
 	switch use {
 	case Match:
-		return `name=NAME,cmd=PATH[,args="A B"][,dir=D][,proto=uci|xboard][,option.X=V][,tc=..|nodes=..|depth=..|movetime=..] or name=NAME,builtin[,option.X=V]`
+		return `name=NAME,cmd=PATH[,args="A B"][,dir=D][,proto=uci|xboard][,option.X=V][,tc=..|nodes=..|depth=..|movetime=..] or name=NAME,builtin[,option.X=V]` +
+			` or (cluster tests) name=NAME,upload=PATH|source=DIR|source=git:REPO@REF|artifact=SHA[,build=CMD][,exe=PATH][,bench=N]`
 	case Each:
 		return `tc=[MOVES/]SEC[+INC]|nodes=N|depth=D|movetime=MS[,option.X=V][,proto=uci|xboard]`
 	}
@@ -406,6 +448,14 @@ func (s Spec) String() string {
 	if s.Dir != "" {
 		add("dir", s.Dir)
 	}
+	for _, kv := range [][2]string{{"upload", s.Upload}, {"source", s.Source}, {"artifact", s.Artifact}, {"build", s.Build}, {"exe", s.Exe}} {
+		if kv[1] != "" {
+			add(kv[0], kv[1])
+		}
+	}
+	if s.Bench != 0 {
+		add("bench", strconv.FormatUint(s.Bench, 10))
+	}
 	if s.Proto != "" && s.Proto != Builtin {
 		add("proto", string(s.Proto))
 	}
@@ -424,4 +474,54 @@ func quote(v string) string {
 		return v
 	}
 	return `"` + strings.ReplaceAll(v, `"`, `""`) + `"`
+}
+
+// setTravel reads one key of an engine that travels to the workers.
+func (s *Spec) setTravel(k, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("empty value")
+	}
+	switch k {
+	case "upload":
+		s.Upload = v
+	case "source":
+		s.Source = v
+	case "artifact":
+		if len(v) < 8 || len(v) > 64 || strings.Trim(strings.ToLower(v), "0123456789abcdef") != "" {
+			return fmt.Errorf("want the artifact's SHA-256, or a prefix of at least 8 hex digits")
+		}
+		s.Artifact = strings.ToLower(v)
+	case "build":
+		s.Build = v
+	case "exe":
+		s.Exe = v
+	case "bench":
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n == 0 {
+			return fmt.Errorf("want the bench node count, a positive integer")
+		}
+		s.Bench = n
+	}
+	return nil
+}
+
+// checkTravel enforces what an engine that travels needs.
+func (s *Spec) checkTravel() error {
+	n := 0
+	for _, v := range []string{s.Upload, s.Source, s.Artifact} {
+		if v != "" {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return fmt.Errorf("engine %s: upload=, source= and artifact= exclude each other", clip(s.Name))
+	case s.Cmd != "" || s.Proto == Builtin || s.Dir != "":
+		return fmt.Errorf("engine %s: upload=, source= and artifact= replace cmd=, builtin and dir=", clip(s.Name))
+	case s.Upload != "" && (s.Build != "" || s.Exe != ""):
+		return fmt.Errorf("engine %s: build= and exe= go with source= (upload= sends a program)", clip(s.Name))
+	case s.Source != "" && s.Build == "":
+		return fmt.Errorf("engine %s: source= needs build=CMD (e.g. build=\"make -j EXE=engine\")", clip(s.Name))
+	}
+	return nil
 }

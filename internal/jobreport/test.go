@@ -7,6 +7,7 @@ import (
 	"os"
 	"text/tabwriter"
 
+	"github.com/arbiter-chess/arbiter/internal/artifactclient"
 	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/matchplan"
@@ -20,6 +21,10 @@ import (
 // report and, with pgnout, downloads the games there. A test that ends
 // other than done is a failure (exit status 1).
 func RunTest(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client, spec *arbiterv1.MatchSpec, plan *matchplan.Plan, wait bool, pgnout string) error {
+	// Engines named by upload= or source= go to the coordinator first.
+	if err := artifactclient.UploadEngines(ctx, c.Conn(), plan.Travel, spec, stderr); err != nil {
+		return cliexit.Call(c, "upload", err)
+	}
 	resp, err := c.Jobs.SubmitMatch(ctx, &arbiterv1.SubmitMatchRequest{Spec: spec})
 	if err != nil {
 		return cliexit.Call(c, "submit", err)

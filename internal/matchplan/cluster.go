@@ -86,6 +86,14 @@ func (f *TestFlags) Spec(needSPRT bool) (*arbiterv1.MatchSpec, *Plan, error) {
 	if bo.Order != "random" {
 		spec.Seed = seed
 	}
+	for i, e := range []*arbiterv1.EngineSpec{spec.EngineA, spec.EngineB} {
+		if t := plan.Travel[i]; t.Travels() {
+			// Upload= and source= get their hash when the client uploads
+			// them (package artifactclient), before the test is sent.
+			e.Command, e.Dir = "", ""
+			e.Artifact = &arbiterv1.EngineArtifact{Sha256: t.Artifact, Build: t.Build, Exe: t.Exe, Bench: t.Bench}
+		}
+	}
 	for _, o := range book.Openings {
 		spec.Openings = append(spec.Openings, matchspec.OpeningToProto(o))
 		spec.Chess960 = spec.Chess960 || o.Chess960

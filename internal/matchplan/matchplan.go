@@ -47,6 +47,10 @@ type Plan struct {
 	SPRT        *sprt.Params // nil: a fixed number of games
 	BookName    string       // the book file's base name
 	BookOptions match.BookOptions
+	// Travel holds the engines that travel to the workers (upload=,
+	// source=, artifact=; cluster tests only), by position; the others
+	// are zero.
+	Travel [2]enginespec.Spec
 }
 
 // parseKV splits "k=v,k2=v2,flag" into ordered pairs; a bare word has value "".
@@ -74,7 +78,7 @@ func unknownKey(flag, key string, known ...string) error {
 func Parse(f Flags) (*Plan, error) {
 	plan := &Plan{}
 	cfg := &plan.Config
-	if err := parseEngines(f, cfg); err != nil {
+	if err := parseEngines(f, cfg, &plan.Travel); err != nil {
 		return nil, err
 	}
 	if err := parseOpenings(f.Openings, plan); err != nil {
@@ -122,7 +126,7 @@ func Parse(f Flags) (*Plan, error) {
 }
 
 // parseEngines reads --each and the two --engine flags.
-func parseEngines(f Flags, cfg *match.MatchConfig) error {
+func parseEngines(f Flags, cfg *match.MatchConfig, travel *[2]enginespec.Spec) error {
 	if len(f.Engines) != 2 {
 		return fmt.Errorf("--engine: give exactly two engines (got %d)", len(f.Engines))
 	}
@@ -147,6 +151,14 @@ func parseEngines(f Flags, cfg *match.MatchConfig) error {
 		e, err := spec.MatchEngine(each)
 		if err != nil {
 			return fmt.Errorf("--engine %s: %v", spec.Name, err)
+		}
+		if spec.Travels() {
+			if !f.Remote {
+				return fmt.Errorf("--engine %s: upload=, source= and artifact= are for cluster tests (submit, up); here give cmd=PATH", spec.Name)
+			}
+			travel[i] = spec
+			cfg.Engines[i] = e
+			continue
 		}
 		// On the cluster the workers run the engines: the program need
 		// not exist here.

@@ -1,0 +1,219 @@
+package main
+
+// `arbiter engine upload|list|show|rm`: the engines a coordinator keeps for
+// its workers (package artifactclient packs and uploads; the coordinator
+// stores by SHA-256).
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/arbiter-chess/arbiter/internal/artifactclient"
+	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/enginespec"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+func newEngineCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "engine",
+		Short: "Upload, list, show and remove the engines a coordinator sends to its workers",
+	}
+	cmd.AddCommand(newEngineUploadCommand(), newEngineListCommand(), newEngineShowCommand(), newEngineRmCommand())
+	return cmd
+}
+
+func newEngineUploadCommand() *cobra.Command {
+	var f clientFlags
+	var spec enginespec.Spec
+	cmd := &cobra.Command{
+		Use:   "upload PATH|DIR|git:REPO@REF",
+		Short: "Upload a program, a source tree, or a commit of a local git repository",
+		Example: `  arbiter engine upload ./build/engine --name dev --bench 780586
+  arbiter engine upload ./src --build "make -j EXE=engine" --bench 780586
+  arbiter engine upload git:.@HEAD --build "make -j EXE=engine" --name patch`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if spec.Name == "" {
+				spec.Name = strings.TrimSuffix(args[0], "/")
+				if i := strings.LastIndexAny(spec.Name, "/\\:"); i >= 0 {
+					spec.Name = spec.Name[i+1:]
+				}
+			}
+			p, err := artifactclient.PackPath(args[0], spec)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			defer p.Close()
+			if p.Request.GetKind() == arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE && spec.Build == "" {
+				return usageError("--build: a source tree needs its build command (e.g. --build \"make -j EXE=engine\")")
+			}
+			if p.Request.GetKind() == arbiterv1.ArtifactKind_ARTIFACT_KIND_BINARY && (spec.Build != "" || spec.Exe != "") {
+				return usageError("--build and --exe go with a source tree (a directory or git:REPO@REF)")
+			}
+			ctx, c, done, err := f.session()
+			if err != nil {
+				return err
+			}
+			defer done()
+			a, err := artifactclient.Upload(ctx, c.Conn(), p, cmd.ErrOrStderr())
+			if err != nil {
+				return callError(c, "upload", err)
+			}
+			printArtifact(cmd.OutOrStdout(), a)
+			return nil
+		},
+	}
+	f.add(cmd.Flags())
+	cmd.Flags().StringVar(&spec.Name, "name", "", "the engine's name (default: the file's or directory's name)")
+	cmd.Flags().StringVar(&spec.Build, "build", "", "source trees: the command that builds the engine in the unpacked tree")
+	cmd.Flags().StringVar(&spec.Exe, "exe", "", "source trees: the program the build makes, in the tree (default \"engine\")")
+	cmd.Flags().Uint64Var(&spec.Bench, "bench", 0, "the engine's bench node count (its signature), checked by every worker")
+	return cmd
+}
+
+func newEngineListCommand() *cobra.Command {
+	var f clientFlags
+	var limit uint32
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the stored engines, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, c, done, err := f.session()
+			if err != nil {
+				return err
+			}
+			defer done()
+			var resp *arbiterv1.ListArtifactsResponse
+			err = clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
+				resp, err = arbiterv1.NewArtifactServiceClient(c.Conn()).ListArtifacts(ctx, &arbiterv1.ListArtifactsRequest{Limit: limit})
+				return err
+			})
+			if err != nil {
+				return callError(c, "list engines", err)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 8, 2, ' ', 0)
+			fmt.Fprintln(tw, "SHA256\tNAME\tKIND\tSIZE\tBENCH\tCOMMIT\tUPLOADER\tUSED BY")
+			for _, a := range resp.GetArtifacts() {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", a.GetSha256()[:12], a.GetName(), kindName(a.GetKind()), a.GetSize(),
+					benchText(a.GetBench()), shortCommit(a.GetCommit()), a.GetUploader(), strings.Join(a.GetUsedBy(), " "))
+			}
+			tw.Flush()
+			fmt.Fprintf(cmd.OutOrStdout(), "%d engines, %d bytes stored\n", len(resp.GetArtifacts()), resp.GetBytesStored())
+			return nil
+		},
+	}
+	f.add(cmd.Flags())
+	cmd.Flags().Uint32Var(&limit, "limit", 100, "at most this many")
+	return cmd
+}
+
+func newEngineShowCommand() *cobra.Command {
+	var f clientFlags
+	cmd := &cobra.Command{
+		Use:   "show SHA",
+		Short: "Show a stored engine (by its SHA-256 or a prefix of 8+ hex digits)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, c, done, err := f.session()
+			if err != nil {
+				return err
+			}
+			defer done()
+			var resp *arbiterv1.GetArtifactResponse
+			err = clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
+				resp, err = arbiterv1.NewArtifactServiceClient(c.Conn()).GetArtifact(ctx, &arbiterv1.GetArtifactRequest{Sha256: args[0]})
+				return err
+			})
+			if err != nil {
+				return callError(c, "show engine", err)
+			}
+			printArtifact(cmd.OutOrStdout(), resp.GetArtifact())
+			return nil
+		},
+	}
+	f.add(cmd.Flags())
+	return cmd
+}
+
+func newEngineRmCommand() *cobra.Command {
+	var f clientFlags
+	cmd := &cobra.Command{
+		Use:   "rm SHA",
+		Short: "Remove a stored engine (refused while a running test uses it)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, c, done, err := f.session()
+			if err != nil {
+				return err
+			}
+			defer done()
+			_, err = arbiterv1.NewArtifactServiceClient(c.Conn()).DeleteArtifact(ctx, &arbiterv1.DeleteArtifactRequest{Sha256: args[0]})
+			if err != nil {
+				return callError(c, "remove engine", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "engine %s removed\n", args[0])
+			return nil
+		},
+	}
+	f.add(cmd.Flags())
+	return cmd
+}
+
+func kindName(k arbiterv1.ArtifactKind) string {
+	switch k {
+	case arbiterv1.ArtifactKind_ARTIFACT_KIND_BINARY:
+		return "binary"
+	case arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE:
+		return "source"
+	}
+	return "?"
+}
+
+func benchText(n uint64) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
+}
+
+func shortCommit(c string) string {
+	if c == "" {
+		return "-"
+	}
+	return c[:min(len(c), 10)]
+}
+
+func printArtifact(w io.Writer, a *arbiterv1.Artifact) {
+	fmt.Fprintf(w, "sha256:     %s\nname:       %s\nkind:       %s\nsize:       %d bytes\n", a.GetSha256(), a.GetName(), kindName(a.GetKind()), a.GetSize())
+	if a.GetPlatform() != "" {
+		fmt.Fprintf(w, "platform:   %s\n", a.GetPlatform())
+	}
+	if a.GetBuild() != "" {
+		exe := a.GetExe()
+		if exe == "" {
+			exe = "engine"
+		}
+		fmt.Fprintf(w, "build:      %s (makes %s)\n", a.GetBuild(), exe)
+	}
+	fmt.Fprintf(w, "bench:      %s\n", benchText(a.GetBench()))
+	if a.GetCommit() != "" {
+		fmt.Fprintf(w, "commit:     %s %s\n", a.GetCommit(), a.GetMessage())
+	}
+	if a.GetBranch() != "" || a.GetRepository() != "" {
+		fmt.Fprintf(w, "repository: %s %s\n", a.GetRepository(), a.GetBranch())
+	}
+	fmt.Fprintf(w, "uploader:   %s\n", a.GetUploader())
+	if a.GetCreatedAt() != nil {
+		fmt.Fprintf(w, "stored:     %s\n", a.GetCreatedAt().AsTime().UTC().Format("2006-01-02 15:04:05Z"))
+	}
+	if len(a.GetUsedBy()) > 0 {
+		fmt.Fprintf(w, "used by:    %s\n", strings.Join(a.GetUsedBy(), " "))
+	}
+}

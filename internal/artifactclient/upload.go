@@ -1,0 +1,148 @@
+package artifactclient
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+
+	"github.com/arbiter-chess/arbiter/internal/enginespec"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// attempts bounds how often a broken upload is resumed.
+const attempts = 5
+
+// Upload sends a packed engine to the coordinator: nothing when it stores
+// the content already, else the bytes from where an earlier upload of the
+// same content stopped; a stream that breaks is resumed. progress, when
+// set, gets one line per step.
+func Upload(ctx context.Context, conn grpc.ClientConnInterface, p *Packed, progress io.Writer) (*arbiterv1.Artifact, error) {
+	cl := arbiterv1.NewArtifactServiceClient(conn)
+	say := func(format string, args ...any) {
+		if progress != nil {
+			fmt.Fprintf(progress, format+"\n", args...)
+		}
+	}
+	var lastErr error
+	for range attempts {
+		begin, err := cl.BeginUpload(ctx, p.Request)
+		if err != nil {
+			return nil, err
+		}
+		if a := begin.GetArtifact(); a != nil {
+			say("engine %s: %s already stored (%d bytes), nothing sent", p.Request.GetName(), short(a.GetSha256()), a.GetSize())
+			return a, nil
+		}
+		a, err := send(ctx, cl, p, int64(begin.GetOffset()), int(begin.GetChunkBytes()))
+		if err == nil && a != nil {
+			if begin.GetOffset() > 0 {
+				say("engine %s: uploaded %s (%d bytes, resumed at %d)", p.Request.GetName(), short(a.GetSha256()), a.GetSize(), begin.GetOffset())
+			} else {
+				say("engine %s: uploaded %s (%d bytes)", p.Request.GetName(), short(a.GetSha256()), a.GetSize())
+			}
+			return a, nil
+		}
+		if err != nil && ctx.Err() != nil {
+			return nil, err
+		}
+		lastErr = err
+		if err != nil && !retryable(err) {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("upload of engine %s broke %d times: %v", p.Request.GetName(), attempts, lastErr)
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// send streams the pack from offset; it returns the artifact once the
+// coordinator has it all.
+func send(ctx context.Context, cl arbiterv1.ArtifactServiceClient, p *Packed, offset int64, chunk int) (*arbiterv1.Artifact, error) {
+	if chunk <= 0 || chunk > 4<<20 {
+		chunk = 1 << 20
+	}
+	f, err := os.Open(p.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil, err
+	}
+	stream, err := cl.Upload(ctx)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, chunk)
+	at := offset
+	for at < p.Size {
+		n, err := io.ReadFull(f, buf[:min(int64(chunk), p.Size-at)])
+		if err != nil {
+			stream.CloseSend()
+			return nil, fmt.Errorf("%s changed while uploading: %w", p.Path, err)
+		}
+		if err := stream.Send(&arbiterv1.UploadRequest{Sha256: p.SHA256, Offset: uint64(at), Data: buf[:n]}); err != nil {
+			// The answer says why the stream ended.
+			_, rerr := stream.CloseAndRecv()
+			if rerr != nil {
+				return nil, rerr
+			}
+			return nil, err
+		}
+		at += int64(n)
+	}
+	resp, err := stream.CloseAndRecv()
+	if err != nil {
+		return nil, err
+	}
+	return resp.GetArtifact(), nil
+}
+
+// retryable: a stream that broke (the coordinator kept what it got).
+func retryable(err error) bool {
+	switch statusCode(err) {
+	case "Unavailable", "DeadlineExceeded", "Aborted", "Canceled":
+		return true
+	}
+	return false
+}
+
+// UploadEngines uploads the engines of a cluster test that name upload= or
+// source= and puts their hashes in spec (artifact= ones are the
+// coordinator's to check).
+func UploadEngines(ctx context.Context, conn grpc.ClientConnInterface, travel [2]enginespec.Spec, spec *arbiterv1.MatchSpec, progress io.Writer) error {
+	for i, e := range []*arbiterv1.EngineSpec{spec.GetEngineA(), spec.GetEngineB()} {
+		t := travel[i]
+		if t.Upload == "" && t.Source == "" {
+			continue
+		}
+		p, err := Pack(t)
+		if err != nil {
+			return err
+		}
+		a, err := Upload(ctx, conn, p, progress)
+		p.Close()
+		if err != nil {
+			return fmt.Errorf("engine %s: upload: %w", t.Name, err)
+		}
+		if e.Artifact == nil {
+			e.Artifact = &arbiterv1.EngineArtifact{}
+		}
+		e.Artifact.Sha256 = a.GetSha256()
+		if e.Artifact.Bench == 0 {
+			e.Artifact.Bench = a.GetBench()
+		}
+	}
+	return nil
+}
+
+func statusCode(err error) string { return status.Code(err).String() }
