@@ -23,10 +23,12 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/engine/search"
 	"github.com/arbiter-chess/arbiter/internal/engineproc"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
+	"github.com/arbiter-chess/arbiter/internal/sandbox"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -156,6 +158,11 @@ func (w *Worker) refuseUnit(ctx context.Context, leaseID, reason string) {
 
 // runGames plays one leased batch and puts the result in the outbox.
 func (w *Worker) runGames(ctx, bg context.Context, h *held, b *arbiterv1.GamePairBatch, log *zap.Logger) {
+	b, done, ok := w.prepareArtifacts(ctx, bg, h, b, log)
+	if !ok {
+		return
+	}
+	defer done()
 	for _, e := range []*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()} {
 		if why := cannotRun(e, w.cfg.Builtin); why != "" {
 			log.Warn("cannot run test; refusing the batch", zap.String("reason", why))
@@ -187,6 +194,48 @@ func (w *Worker) runGames(ctx, bg context.Context, h *held, b *arbiterv1.GamePai
 		zap.Uint64("wins", res.GetWins()), zap.Uint64("draws", res.GetDraws()), zap.Uint64("losses", res.GetLosses()))
 	w.metrics.batchPlayed(res)
 	w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, games: res, elapsed: elapsed}, 0)
+}
+
+// prepareArtifacts fetches, builds and verifies the batch's uploaded
+// engines and returns the batch with them as programs to start (in the
+// sandbox). ok is false when the worker refused the batch (or is
+// stopping): the lease is released then.
+func (w *Worker) prepareArtifacts(ctx, bg context.Context, h *held, b *arbiterv1.GamePairBatch, log *zap.Logger) (*arbiterv1.GamePairBatch, func(), bool) {
+	if b.GetEngineA().GetArtifact() == nil && b.GetEngineB().GetArtifact() == nil {
+		return b, func() {}, true
+	}
+	if w.arts == nil {
+		why := "this worker runs no uploaded engines (it has no data dir)"
+		log.Warn("cannot run test; refusing the batch", zap.String("reason", why))
+		w.refuseUnit(bg, h.leaseID, why)
+		return nil, nil, false
+	}
+	out := proto.Clone(b).(*arbiterv1.GamePairBatch)
+	var preps []*prepared
+	done := func() {
+		for _, p := range preps {
+			w.arts.done(p)
+		}
+	}
+	for _, e := range []**arbiterv1.EngineSpec{&out.EngineA, &out.EngineB} {
+		if (*e).GetArtifact() == nil {
+			continue
+		}
+		p, err := w.arts.prepare(ctx, w.workerID(), h.jobID, *e)
+		if err != nil {
+			done()
+			if ctx.Err() != nil {
+				w.release(bg, h.leaseID, "worker stopping")
+				return nil, nil, false
+			}
+			log.Warn("uploaded engine refused; refusing the test", zap.Error(err))
+			w.refuseUnit(bg, h.leaseID, err.Error())
+			return nil, nil, false
+		}
+		preps = append(preps, p)
+		*e = p.spec
+	}
+	return out, done, true
 }
 
 // refusalError is an engine this worker cannot run.
@@ -271,8 +320,13 @@ func PlayBatch(ctx context.Context, b *arbiterv1.GamePairBatch, builtin match.Bu
 				if k == arbiterv1.IncidentKind_INCIDENT_KIND_UNSPECIFIED {
 					continue
 				}
+				detail := inc.String()
+				// The sandbox said which limit killed an uploaded engine.
+				if v, ok := sandbox.Verdict(detail); ok {
+					k, detail = arbiterv1.IncidentKind_INCIDENT_KIND_LIMIT, "killed by the worker's limits: "+v
+				}
 				res.Incidents = append(res.Incidents, &arbiterv1.Incident{Kind: k, OpeningIndex: uint32(pr.Opening.ID),
-					GameIndex: uint32(2*pi + gi), Engine: inc.Player, Detail: inc.String()})
+					GameIndex: uint32(2*pi + gi), Engine: inc.Player, Detail: detail})
 			}
 		}
 	}

@@ -37,6 +37,7 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/grpcerr"
 	"github.com/arbiter-chess/arbiter/internal/logging"
+	"github.com/arbiter-chess/arbiter/internal/sandbox"
 	"github.com/arbiter-chess/arbiter/internal/verifyproto"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -81,6 +82,23 @@ type Config struct {
 	// Builtin makes the embedded engine's players for game-pair batches
 	// (match/builtin.New); nil: the worker does not offer the builtin engine.
 	Builtin match.BuiltinFactory
+	// DataDir holds the cache of uploaded engines (downloads, builds) and
+	// their working directories (worker/artifacts.go); "": the worker runs
+	// no uploaded engines.
+	DataDir string
+	// CacheBytes caps the cache (DefaultCacheBytes).
+	CacheBytes int64
+	// BuildTimeout bounds one source build (DefaultBuildTimeout).
+	BuildTimeout time.Duration
+	// Limits are the resource limits of uploaded engines (zero fields:
+	// sandbox.DefaultLimits).
+	Limits sandbox.Limits
+	// SandboxWrapper is the program that runs the sandbox (a binary whose
+	// main calls sandbox.RunIfWrapper; default: this process's binary).
+	SandboxWrapper string
+	// Unsandboxed runs uploaded engines without the sandbox (where it has
+	// none, or the operator isolates the worker otherwise).
+	Unsandboxed bool
 }
 
 // EngineVersion names the embedded engine build.
@@ -113,6 +131,7 @@ type held struct {
 
 // Worker is a running worker.
 type Worker struct {
+	arts   *artifactCache // nil: no uploaded engines
 	cfg    Config
 	log    *zap.Logger
 	worker arbiterv1.WorkerServiceClient
@@ -176,7 +195,12 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.Retry.Base == 0 && cfg.Retry.Cap == 0 {
 		cfg.Retry = clusterclient.Persistent
 	}
+	arts, err := newArtifactCache(cfg, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
 	return &Worker{
+		arts:      arts,
 		cfg:       cfg,
 		policy:    cfg.Retry,
 		regSem:    make(chan struct{}, 1),
@@ -220,8 +244,8 @@ func (w *Worker) register(ctx context.Context, stale string) (string, error) {
 		Name: w.cfg.Name,
 		Capabilities: &arbiterv1.WorkerCapabilities{
 			Cores: uint32(w.cfg.Threads), HashMb: uint32(w.cfg.HashMB), EngineVersion: EngineVersion(),
-			Capabilities: append(append([]string{"perft", "perft960"}, w.verify.capabilities()...), w.gameCapabilities()...), Hostname: hostname(),
-			BenchNps: w.games.nps, BenchSignature: w.games.signature,
+			Capabilities: append(append(append([]string{"perft", "perft960"}, w.verify.capabilities()...), w.gameCapabilities()...), w.arts.capabilities()...), Hostname: hostname(),
+			BenchNps: w.games.nps, BenchSignature: w.games.signature, Platform: Platform(),
 		},
 	}
 	var resp *arbiterv1.RegisterResponse

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/internal/obs"
+	"github.com/arbiter-chess/arbiter/internal/sandbox"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	"github.com/arbiter-chess/arbiter/worker"
 )
@@ -19,6 +20,12 @@ func newWorkerCommand() *cobra.Command {
 		grace    time.Duration
 		logs     logFlags
 		httpAddr string
+		data     string
+		cacheMB  int64
+		buildTO  time.Duration
+		limits   sandbox.Limits
+		memMB    int64
+		unsafe   bool
 	)
 	cmd := &cobra.Command{
 		Use:     "worker",
@@ -45,10 +52,14 @@ func newWorkerCommand() *cobra.Command {
 				return err
 			}
 			defer c.Close()
+			if cacheMB < 0 || memMB < 0 || limits.OpenFiles < 0 || limits.CPU < 0 || buildTO < 0 {
+				return usageError("--cache-mb, --engine-memory-mb, --engine-files, --engine-cpu and --build-timeout must not be negative")
+			}
+			limits.Memory = memMB << 20
 			reg := obs.NewRegistry()
 			w, err := worker.New(worker.Config{Conn: c.Conn(), Name: name, Threads: threads, HashMB: hashMB, Grace: grace, Logger: log,
 				VerifyEngines: verifyEngines, Builtin: builtin.New,
-				Registerer: reg})
+				Registerer: reg, DataDir: data, CacheBytes: cacheMB << 20, BuildTimeout: buildTO, Limits: limits, Unsandboxed: unsafe})
 			if err != nil {
 				return usageError("%v", err)
 			}
@@ -76,6 +87,13 @@ func newWorkerCommand() *cobra.Command {
 	addVerifyEngineFlag(cmd.Flags())
 	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on SIGTERM, time to finish running units before releasing them")
 	cmd.Flags().StringVar(&httpAddr, "http", "", "HTTP listen address for /metrics, /healthz and /readyz (default: off)")
+	cmd.Flags().StringVar(&data, "data", "", "data directory for uploaded engines (cache of downloads and builds, their working directories); without it the worker runs no uploaded engines")
+	cmd.Flags().Int64Var(&cacheMB, "cache-mb", worker.DefaultCacheBytes>>20, "size cap of the uploaded-engine cache in MB (least recently used go first)")
+	cmd.Flags().DurationVar(&buildTO, "build-timeout", worker.DefaultBuildTimeout, "time limit of one source build")
+	cmd.Flags().Int64Var(&memMB, "engine-memory-mb", sandbox.DefaultLimits.Memory>>20, "uploaded engines: resident memory above which one is killed (MB)")
+	cmd.Flags().DurationVar(&limits.CPU, "engine-cpu", sandbox.DefaultLimits.CPU, "uploaded engines: CPU time one engine process may use in all")
+	cmd.Flags().IntVar(&limits.OpenFiles, "engine-files", sandbox.DefaultLimits.OpenFiles, "uploaded engines: open files")
+	cmd.Flags().BoolVar(&unsafe, "unsandboxed", false, "run uploaded engines without the sandbox (only where the worker is isolated otherwise, e.g. a throw-away VM)")
 	logs.add(cmd.Flags(), "info")
 	return cmd
 }

@@ -34,6 +34,9 @@ const (
 	IncDisconnect = "disconnect"
 	IncOther      = "other"
 	IncOverrun    = "overrun"
+	// IncLimit: the worker's sandbox killed an uploaded engine (memory,
+	// CPU time, a child process): the engine's fault, like a crash.
+	IncLimit = "limit"
 )
 
 // Malformed is the error of a result that does not fit its batch.
@@ -190,6 +193,8 @@ func incidentClass(k arbiterv1.IncidentKind) string {
 		return IncHang
 	case arbiterv1.IncidentKind_INCIDENT_KIND_DISCONNECT:
 		return IncDisconnect
+	case arbiterv1.IncidentKind_INCIDENT_KIND_LIMIT:
+		return IncLimit
 	}
 	return IncOther
 }

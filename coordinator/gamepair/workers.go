@@ -274,6 +274,7 @@ func (ws *Workers) Rows(noun string, fill func(row *arbiterv1.WorkerIncidents)) 
 			wi.Games = uint64(w.games)
 			wi.TimeLosses, wi.Crashes, wi.IllegalMoves = uint64(w.incidents[IncTimeLoss]), uint64(w.incidents[IncCrash]), uint64(w.incidents[IncIllegal])
 			wi.Disconnects = uint64(w.incidents[IncDisconnect])
+			wi.LimitKills = uint64(w.incidents[IncLimit])
 			wi.Other = uint64(w.incidents[IncOther] + w.incidents[IncHang])
 			wi.Excluded, wi.Reason = w.excluded, w.reason
 		}

@@ -1,0 +1,213 @@
+//go:build unix
+
+package e2e
+
+// Uploaded engines end to end: a coordinator and two worker processes on
+// loopback whose working directories hold no engine; an SPRT between a
+// copy of Stockfish (uploaded, then deleted here) and a small C engine
+// uploaded as source and built by each worker; the second test finds both
+// in the workers' caches. Refusals (a wrong bench, a tree that does not
+// build, bytes corrupted on the coordinator) end with nothing counted.
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+const stockfish = "/usr/games/stockfish"
+
+// startWorkerIn starts a worker process in its own working directory (an
+// empty one: no engine in it) with its data directory under it.
+func startWorkerIn(t *testing.T, addr, name string, extra ...string) (*proc, string) {
+	t.Helper()
+	dir := t.TempDir()
+	args := append([]string{"worker", "--coordinator", addr, "--token", workerToken(t, addr), "--threads", "1", "--hash", "16",
+		"--log-level", "info", "--name", name, "--data", filepath.Join(dir, "data")}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, out: &out}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("--- %s output:\n%s", name, lastLines(out.String(), 40))
+		}
+	})
+	return p, dir
+}
+
+// metric reads one sample of the coordinator's /metrics ("name{labels}").
+func metric(t *testing.T, httpAddr, sample string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + httpAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), sample+" "); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("no sample %s in /metrics", sample)
+	return 0
+}
+
+// benchOf runs a program's bench here, as its author does to give the
+// signature.
+func benchOf(t *testing.T, exe string) string {
+	t.Helper()
+	out, err := exec.Command(exe, "bench").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s bench: %v: %s", exe, err, out)
+	}
+	m := regexp.MustCompile(`Nodes searched\s*:\s*(\d+)`).FindAllStringSubmatch(string(out), -1)
+	if len(m) == 0 {
+		t.Fatalf("%s bench: no node count: %s", exe, out)
+	}
+	return m[len(m)-1][1]
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUploadedEnginesSPRT(t *testing.T) {
+	if _, err := os.Stat(stockfish); err != nil {
+		t.Skip("no " + stockfish)
+	}
+	for _, tool := range []string{"cc", "make"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip("no " + tool)
+		}
+	}
+	src, err := filepath.Abs("testdata/tinyuci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The signatures, as the engines' authors would give them.
+	tinyDir := t.TempDir()
+	if out, err := exec.Command("make", "-s", "-C", src, "EXE="+filepath.Join(tinyDir, "engine")).CombinedOutput(); err != nil {
+		t.Fatalf("make: %v: %s", err, out)
+	}
+	tinyBench := benchOf(t, filepath.Join(tinyDir, "engine"))
+	sfBench := benchOf(t, stockfish)
+	t.Logf("signatures: tinyuci %s, stockfish %s", tinyBench, sfBench)
+
+	addr, httpAddr, data := freeAddr(t), freeAddr(t), t.TempDir()
+	coordinator(t, addr, data, "--http", httpAddr)
+	var workers []*proc
+	for _, name := range []string{"w1", "w2"} {
+		p, _ := startWorkerIn(t, addr, name)
+		workers = append(workers, p)
+	}
+
+	sfCopy := filepath.Join(t.TempDir(), "stockfish-copy")
+	copyFile(t, stockfish, sfCopy)
+	runTest := func(extra ...string) (string, string) {
+		t.Helper()
+		args := append([]string{"submit", "sprt"}, clientArgs(addr)...)
+		args = append(args, "--engine", "name=tiny,source="+src+",build=make EXE=engine,bench="+tinyBench,
+			"--engine", "name=sf,upload="+sfCopy+",bench="+sfBench,
+			"--each", "nodes=1000", "--openings", "file="+book+",order=random,seed=5",
+			"--sprt", "elo0=0,elo1=10", "--batch-pairs", "2", "--wait")
+		args = append(args, extra...)
+		out, code := cli(t, args...)
+		if code != 0 || !strings.Contains(out, "accepted") {
+			t.Fatalf("submit sprt --wait: exit %d:\n%s", code, out)
+		}
+		i := strings.Index(out, "Test:")
+		if i < 0 {
+			t.Fatalf("no test in:\n%s", out)
+		}
+		return strings.Fields(out[i:])[1], out
+	}
+	start0 := time.Now()
+	id, out := runTest()
+	t.Logf("first SPRT decided in %v:\n%s", time.Since(start0).Round(time.Millisecond), out)
+	// The upload is done: the program here is not needed any more.
+	if err := os.Remove(sfCopy); err != nil {
+		t.Fatal(err)
+	}
+	conn := dial(t, addr, token)
+	j := getJob(t, conn, id)
+	if !done(j) {
+		t.Fatalf("job %v", j.GetState())
+	}
+	for _, e := range []*arbiterv1.EngineSpec{j.GetMatch().GetEngineA(), j.GetMatch().GetEngineB()} {
+		if a := e.GetArtifact(); len(a.GetSha256()) != 64 || a.GetBench() == 0 || e.GetCommand() != "" {
+			t.Fatalf("engine %s: artifact %v, command %q", e.GetName(), a, e.GetCommand())
+		}
+	}
+	verified := map[string]bool{}
+	for _, c := range j.GetArtifactChecks() {
+		if c.GetState() == arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED {
+			verified[c.GetWorkerName()+"/"+c.GetEngine()] = true
+		}
+	}
+	t.Logf("checks: %v", j.GetArtifactChecks())
+	status, code := cli(t, append([]string{"status", id}, clientArgs(addr)...)...)
+	if code != 0 {
+		t.Fatalf("status: %d %s", code, status)
+	}
+	t.Logf("status:\n%s", status)
+	downloads := metric(t, httpAddr, `arbiter_artifact_downloads_total{kind="new"}`)
+	builds := metric(t, httpAddr, `arbiter_artifact_builds_total{outcome="ok"}`)
+	if builds < 1 || builds > 2 || downloads < 2 || downloads > 4 {
+		t.Fatalf("after the first test: %v downloads, %v builds", downloads, builds)
+	}
+	// Again, with the program deleted here: the coordinator has it, the
+	// workers' caches have the downloads and the builds.
+	sfCopy2 := filepath.Join(t.TempDir(), "stockfish-copy")
+	copyFile(t, stockfish, sfCopy2)
+	sfCopy = sfCopy2
+	id2, _ := runTest()
+	if d, b := metric(t, httpAddr, `arbiter_artifact_downloads_total{kind="new"}`), metric(t, httpAddr, `arbiter_artifact_builds_total{outcome="ok"}`); d != downloads || b != builds {
+		t.Fatalf("the second test downloaded %v and built %v more", d-downloads, b-builds)
+	}
+	t.Logf("second test %s: no download or build; verified %v", id2, verified)
+	for i, w := range workers {
+		log := w.out.String()
+		t.Logf("worker %d: %d downloads, %d builds logged", i+1, strings.Count(log, "artifact downloaded"), strings.Count(log, "uploaded engine built"))
+	}
+}

@@ -1,0 +1,770 @@
+package worker
+
+// Uploaded engines: a test may name an engine the coordinator stores (a
+// binary, or a source tree each worker builds). Before its first game the
+// worker fetches it (verifying the SHA-256), builds a source tree once per
+// (artifact, build command, platform) with a time limit, runs the engine's
+// bench and compares the node count with the test's signature. Anything
+// that fails is a refusal of the test, reported to the coordinator with the
+// reason and the end of the build's or the bench's output.
+//
+// The cache lives under the worker's data dir:
+//
+//	artifacts/objects/SHA       downloaded, hash checked
+//	artifacts/partial/SHA       a download under way (resumed from its length)
+//	artifacts/builds/KEY/       an unpacked, built tree (KEY: artifact, build, exe, platform)
+//	artifacts/builds/KEY.tmp-*  a build under way (removed at start: a killed build starts over)
+//	run/                        the engines' working directories
+//
+// It is an LRU capped in bytes: the least recently used entries go first,
+// never one a running batch uses. A file is renamed into place only when it
+// is complete, so a worker killed mid-download or mid-build resumes cleanly.
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/arbiter-chess/arbiter/internal/sandbox"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// Defaults of the artifact cache.
+const (
+	DefaultCacheBytes   = 4 << 30
+	DefaultBuildTimeout = 10 * time.Minute
+	DefaultBenchTimeout = 3 * time.Minute
+	maxUnpackedBytes    = 2 << 30
+	logTail             = 4 << 10
+)
+
+// Capabilities a worker advertises for uploaded engines (the coordinator's
+// gamepair.CapArtifacts and CapSourceBuild).
+const (
+	capArtifacts   = "artifacts"
+	capSourceBuild = "source-build"
+)
+
+// Platform is the worker's GOOS/GOARCH, as the coordinator reads a
+// binary's.
+func Platform() string { return runtime.GOOS + "/" + runtime.GOARCH }
+
+// refusal is a step that failed: the state reported, why, and a log tail.
+type refusal struct {
+	state  arbiterv1.ArtifactCheckState
+	detail string
+	log    string
+}
+
+func (r *refusal) Error() string {
+	if r.log == "" {
+		return r.detail
+	}
+	return r.detail + "\n" + tailLines(r.log, 20)
+}
+
+// tailLines is the last n lines of s.
+func tailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+type artifactMetrics struct {
+	downloads *prometheus.CounterVec
+	builds    *prometheus.CounterVec
+	benches   *prometheus.CounterVec
+	evictions prometheus.Counter
+}
+
+func newArtifactMetrics(reg prometheus.Registerer) *artifactMetrics {
+	m := &artifactMetrics{
+		downloads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_worker_artifact_fetches_total",
+			Help: "Uploaded engines this worker needed, by source: download (from the coordinator), cache."}, []string{"source"}),
+		builds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_worker_artifact_builds_total",
+			Help: "Source builds on this worker by outcome: ok, cached, failed."}, []string{"outcome"}),
+		benches: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_worker_bench_checks_total",
+			Help: "Bench signature checks of uploaded engines by outcome: match, unchecked, mismatch."}, []string{"outcome"}),
+		evictions: prometheus.NewCounter(prometheus.CounterOpts{Name: "arbiter_worker_artifact_evictions_total",
+			Help: "Cache entries (downloads, builds) removed to stay under the cache size."}),
+	}
+	for _, s := range []string{"download", "cache"} {
+		m.downloads.WithLabelValues(s)
+	}
+	for _, s := range []string{"ok", "cached", "failed"} {
+		m.builds.WithLabelValues(s)
+	}
+	for _, s := range []string{"match", "unchecked", "mismatch"} {
+		m.benches.WithLabelValues(s)
+	}
+	if reg != nil {
+		reg.MustRegister(m.downloads, m.builds, m.benches, m.evictions)
+	}
+	return m
+}
+
+// artifactCache fetches, builds and verifies uploaded engines.
+type artifactCache struct {
+	dir      string // DataDir/artifacts
+	runDir   string // DataDir/run
+	maxBytes int64
+	build    time.Duration
+	bench    time.Duration
+	limits   sandbox.Limits
+	wrapper  string // the sandbox wrapper ("" : unsandboxed)
+	compiler bool
+	client   arbiterv1.ArtifactServiceClient
+	log      *zap.Logger
+	m        *artifactMetrics
+
+	mu       sync.Mutex // one preparation at a time (downloads and builds are shared)
+	verified map[string]bool
+	pinned   map[string]int // cache entries running batches use
+}
+
+func newArtifactCache(cfg Config, log *zap.Logger) (*artifactCache, error) {
+	if cfg.DataDir == "" {
+		return nil, nil
+	}
+	c := &artifactCache{dir: filepath.Join(cfg.DataDir, "artifacts"), runDir: filepath.Join(cfg.DataDir, "run"),
+		maxBytes: cfg.CacheBytes, build: cfg.BuildTimeout, bench: DefaultBenchTimeout, limits: cfg.Limits,
+		client: arbiterv1.NewArtifactServiceClient(cfg.Conn), log: log, m: newArtifactMetrics(cfg.Registerer),
+		verified: map[string]bool{}, pinned: map[string]int{}}
+	if c.maxBytes <= 0 {
+		c.maxBytes = DefaultCacheBytes
+	}
+	if c.build <= 0 {
+		c.build = DefaultBuildTimeout
+	}
+	for _, d := range []string{"objects", "partial", "builds"} {
+		if err := os.MkdirAll(filepath.Join(c.dir, d), 0o755); err != nil {
+			return nil, fmt.Errorf("worker: artifact cache: %w", err)
+		}
+	}
+	if err := os.MkdirAll(c.runDir, 0o755); err != nil {
+		return nil, fmt.Errorf("worker: artifact cache: %w", err)
+	}
+	// A build killed half-way starts over.
+	tmps, _ := filepath.Glob(filepath.Join(c.dir, "builds", "*.tmp-*"))
+	for _, t := range tmps {
+		os.RemoveAll(t)
+	}
+	switch {
+	case cfg.Unsandboxed:
+		log.Warn("uploaded engines run WITHOUT the sandbox (--unsandboxed): they can do anything this user can")
+	case !sandbox.Supported():
+		return nil, errors.New("worker: no sandbox on this platform for uploaded engines; give no data dir, or allow unsandboxed engines explicitly")
+	default:
+		c.wrapper = cfg.SandboxWrapper
+		if c.wrapper == "" {
+			self, err := os.Executable()
+			if err != nil {
+				return nil, fmt.Errorf("worker: sandbox wrapper: %w", err)
+			}
+			c.wrapper = self
+		}
+		features, err := sandbox.Probe(c.wrapper)
+		if err != nil {
+			return nil, fmt.Errorf("worker: the sandbox for uploaded engines does not work here: %w", err)
+		}
+		log.Info("sandbox for uploaded engines", zap.String("enforces", features), zap.String("limits", c.limits.String()))
+	}
+	_, ccErr := exec.LookPath("cc")
+	_, makeErr := exec.LookPath("make")
+	c.compiler = ccErr == nil && makeErr == nil
+	if !c.compiler {
+		log.Info("no cc or make in PATH: this worker takes no source builds")
+	}
+	return c, nil
+}
+
+func (c *artifactCache) capabilities() []string {
+	if c == nil {
+		return nil
+	}
+	caps := []string{capArtifacts}
+	if c.compiler {
+		caps = append(caps, capSourceBuild)
+	}
+	return caps
+}
+
+// prepared is an uploaded engine ready to play: the spec the match runner
+// starts (the sandbox wrapper and its arguments), and what to unpin after.
+type prepared struct {
+	spec  *arbiterv1.EngineSpec
+	entry string
+}
+
+// prepare makes engine e of test jobID playable: fetched, built, verified.
+// Each step is reported to the coordinator; a failure is a *refusal.
+func (c *artifactCache) prepare(ctx context.Context, workerID, jobID string, e *arbiterv1.EngineSpec) (*prepared, error) {
+	a := e.GetArtifact()
+	report := func(st arbiterv1.ArtifactCheckState, detail, log string, bench uint64) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_, err := c.client.ReportArtifact(rctx, &arbiterv1.ReportArtifactRequest{WorkerId: workerID, JobId: jobID, Engine: e.GetName(),
+			Sha256: a.GetSha256(), State: st, Detail: detail, Log: log, Bench: bench})
+		if err != nil {
+			c.log.Warn("artifact report not sent", zap.Error(err))
+		}
+	}
+	p, err := c.prepareLocked(ctx, jobID, e, report)
+	var r *refusal
+	if errors.As(err, &r) {
+		report(r.state, r.detail, r.log, 0)
+	}
+	return p, err
+}
+
+type reportFunc func(st arbiterv1.ArtifactCheckState, detail, log string, bench uint64)
+
+func (c *artifactCache) prepareLocked(ctx context.Context, jobID string, e *arbiterv1.EngineSpec, report reportFunc) (*prepared, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a := e.GetArtifact()
+	if !validHash(a.GetSha256()) {
+		return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED, detail: fmt.Sprintf("artifact %q: not a SHA-256", a.GetSha256())}
+	}
+	if a.GetKind() == arbiterv1.ArtifactKind_ARTIFACT_KIND_BINARY && a.GetPlatform() != "" && a.GetPlatform() != Platform() {
+		return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED,
+			detail: fmt.Sprintf("engine %q is built for %s, this worker is %s", e.GetName(), a.GetPlatform(), Platform())}
+	}
+	obj, fromCache, err := c.fetch(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	if fromCache {
+		c.m.downloads.WithLabelValues("cache").Inc()
+		report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_FETCHED, "cache", "", 0)
+	} else {
+		c.m.downloads.WithLabelValues("download").Inc()
+		report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_FETCHED, "download", "", 0)
+	}
+	entry, exe := obj, obj
+	if a.GetKind() == arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE {
+		if !c.compiler {
+			return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED, detail: "this worker has no compiler for source builds"}
+		}
+		dir, cached, err := c.buildTree(ctx, obj, a)
+		if err != nil {
+			c.m.builds.WithLabelValues("failed").Inc()
+			return nil, err
+		}
+		entry = dir
+		exe = filepath.Join(dir, exeOf(a))
+		if cached {
+			c.m.builds.WithLabelValues("cached").Inc()
+			report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BUILT, "cache", "", 0)
+		} else {
+			c.m.builds.WithLabelValues("ok").Inc()
+			report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BUILT, "built", "", 0)
+		}
+	} else if err := os.Chmod(obj, 0o755); err != nil {
+		return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED, detail: err.Error()}
+	}
+	touch(entry)
+	run := filepath.Join(c.runDir, safeName(jobID+"-"+e.GetName()))
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED, detail: err.Error()}
+	}
+	spec := proto.Clone(e).(*arbiterv1.EngineSpec)
+	spec.Artifact = nil
+	spec.Command, spec.Args, spec.Dir = c.command(exe, e.GetArgs(), run)
+	vkey := a.GetSha256() + "\x00" + exe + "\x00" + strconv.FormatUint(a.GetBench(), 10)
+	if !c.verified[vkey] && a.GetBench() == 0 {
+		// No signature: nothing to compare; the bench is not run.
+		c.m.benches.WithLabelValues("unchecked").Inc()
+		c.verified[vkey] = true
+		report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED, "no signature given: the engine runs unverified", "", 0)
+	}
+	if !c.verified[vkey] {
+		nodes, log, err := c.runBench(ctx, exe, run)
+		switch {
+		case err != nil:
+			c.m.benches.WithLabelValues("mismatch").Inc()
+			return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BENCH_MISMATCH,
+				detail: fmt.Sprintf("engine %q: bench failed: %v", e.GetName(), err), log: log}
+		case a.GetBench() != 0 && nodes != a.GetBench():
+			c.m.benches.WithLabelValues("mismatch").Inc()
+			return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BENCH_MISMATCH,
+				detail: fmt.Sprintf("engine %q: bench %d nodes, the test's signature is %d", e.GetName(), nodes, a.GetBench()), log: log}
+		case a.GetBench() == 0:
+			c.m.benches.WithLabelValues("unchecked").Inc()
+		default:
+			c.m.benches.WithLabelValues("match").Inc()
+		}
+		c.verified[vkey] = true
+		detail := "bench matches the signature"
+		if a.GetBench() == 0 {
+			detail = "no signature given: the engine runs unverified"
+		}
+		c.log.Info("uploaded engine verified", zap.String("engine", e.GetName()), zap.String("sha256", a.GetSha256()[:12]),
+			zap.Uint64("bench", nodes), zap.Uint64("signature", a.GetBench()))
+		report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED, detail, "", nodes)
+	}
+	c.pinned[entry]++
+	return &prepared{spec: spec, entry: entry}, nil
+}
+
+// done unpins what prepare pinned and trims the cache.
+func (c *artifactCache) done(p *prepared) {
+	if c == nil || p == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pinned[p.entry]--; c.pinned[p.entry] <= 0 {
+		delete(c.pinned, p.entry)
+	}
+	c.trim()
+}
+
+// command is what the match runner starts for a program: the sandbox
+// wrapper around it, or the program itself when unsandboxed.
+func (c *artifactCache) command(exe string, args []string, dir string) (string, []string, string) {
+	if c.wrapper == "" {
+		return exe, args, dir
+	}
+	path, wargs := sandbox.Command(c.wrapper, sandbox.Spec{Limits: c.limits, Dir: dir, Env: sandbox.CleanEnv(dir), Path: exe, Args: args})
+	return path, wargs, ""
+}
+
+func exeOf(a *arbiterv1.EngineArtifact) string {
+	if a.GetExe() != "" {
+		return filepath.FromSlash(a.GetExe())
+	}
+	return "engine"
+}
+
+func validHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func safeName(s string) string {
+	s = unsafeChars.ReplaceAllString(s, "_")
+	if len(s) > 100 {
+		s = s[:100]
+	}
+	return s
+}
+
+func touch(path string) {
+	now := time.Now()
+	os.Chtimes(path, now, now)
+}
+
+// fetch returns the path of the artifact's verified bytes, downloading
+// (or resuming a download) when the cache has none.
+func (c *artifactCache) fetch(ctx context.Context, a *arbiterv1.EngineArtifact) (string, bool, error) {
+	sha := a.GetSha256()
+	obj := filepath.Join(c.dir, "objects", sha)
+	if _, err := os.Stat(obj); err == nil {
+		return obj, true, nil
+	}
+	part := filepath.Join(c.dir, "partial", sha)
+	refuse := func(format string, args ...any) error {
+		return &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED, detail: fmt.Sprintf(format, args...)}
+	}
+	c.trimFor(int64(a.GetSize()))
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return "", false, ctx.Err()
+			case <-time.After(time.Duration(attempt) * time.Second):
+			}
+		}
+		err := c.download(ctx, sha, part, int64(a.GetSize()))
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return "", false, ctx.Err()
+		}
+		lastErr = err
+		c.log.Warn("artifact download broke; resuming", zap.String("sha256", sha[:12]), zap.Error(err))
+		if attempt == 4 {
+			return "", false, refuse("artifact %s: download failed: %v", sha[:12], lastErr)
+		}
+	}
+	got, err := fileHash(part)
+	if err != nil {
+		return "", false, refuse("artifact %s: %v", sha[:12], err)
+	}
+	if got != sha {
+		os.Remove(part)
+		return "", false, refuse("artifact %s: the downloaded bytes have SHA-256 %s: hash mismatch, discarded", sha[:12], got[:12])
+	}
+	if err := os.Rename(part, obj); err != nil {
+		return "", false, refuse("artifact %s: %v", sha[:12], err)
+	}
+	c.log.Info("artifact downloaded", zap.String("sha256", sha[:12]), zap.Uint64("bytes", a.GetSize()))
+	return obj, false, nil
+}
+
+// download appends the artifact's bytes to part from its current length.
+func (c *artifactCache) download(ctx context.Context, sha, part string, size int64) error {
+	f, err := os.OpenFile(part, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	have := st.Size()
+	if size > 0 && have > size {
+		if err := f.Truncate(0); err != nil {
+			return err
+		}
+		have = 0
+	}
+	if size > 0 && have == size {
+		return nil
+	}
+	if _, err := f.Seek(have, io.SeekStart); err != nil {
+		return err
+	}
+	if have > 0 {
+		c.log.Info("artifact download resumed", zap.String("sha256", sha[:12]), zap.Int64("offset", have))
+	}
+	dctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := c.client.Download(dctx, &arbiterv1.DownloadRequest{Sha256: sha, Offset: uint64(have)})
+	if err != nil {
+		return err
+	}
+	for {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if msg.GetSize() > 0 && have+int64(len(msg.GetData())) > int64(msg.GetSize()) {
+			return fmt.Errorf("the coordinator sent more than %d bytes", msg.GetSize())
+		}
+		if _, err := f.Write(msg.GetData()); err != nil {
+			return err
+		}
+		have += int64(len(msg.GetData()))
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if size > 0 && have != size {
+		return fmt.Errorf("download ended at %d of %d bytes", have, size)
+	}
+	return nil
+}
+
+func fileHash(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// buildKey names a build: the artifact, the build command, the program and
+// the platform.
+func buildKey(a *arbiterv1.EngineArtifact) string {
+	h := sha256.Sum256([]byte(a.GetSha256() + "\x00" + a.GetBuild() + "\x00" + exeOf(a) + "\x00" + Platform()))
+	return hex.EncodeToString(h[:16])
+}
+
+// buildTree unpacks and builds a source artifact once; later calls find
+// the build in the cache.
+func (c *artifactCache) buildTree(ctx context.Context, obj string, a *arbiterv1.EngineArtifact) (string, bool, error) {
+	final := filepath.Join(c.dir, "builds", buildKey(a))
+	if _, err := os.Stat(filepath.Join(final, exeOf(a))); err == nil {
+		return final, true, nil
+	}
+	failed := func(detail, log string) error {
+		return &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BUILD_FAILED, detail: detail, log: log}
+	}
+	tmp, err := os.MkdirTemp(filepath.Join(c.dir, "builds"), buildKey(a)+".tmp-")
+	if err != nil {
+		return "", false, failed(err.Error(), "")
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := unpack(obj, tmp); err != nil {
+		return "", false, failed(fmt.Sprintf("artifact %s: unpacking the source tree: %v", a.GetSha256()[:12], err), "")
+	}
+	c.trimFor(dirSize(tmp))
+	start := time.Now()
+	c.log.Info("building uploaded engine", zap.String("sha256", a.GetSha256()[:12]), zap.String("build", a.GetBuild()))
+	out, err := runBuild(ctx, tmp, a.GetBuild(), c.build)
+	if ctx.Err() != nil {
+		return "", false, ctx.Err()
+	}
+	if err != nil {
+		c.log.Warn("build failed", zap.String("sha256", a.GetSha256()[:12]), zap.Error(err), zap.String("log", tailLines(out, 10)))
+		return "", false, failed(fmt.Sprintf("build %q failed: %v", a.GetBuild(), err), tail(out))
+	}
+	exe := filepath.Join(tmp, exeOf(a))
+	if st, err := os.Stat(exe); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		return "", false, failed(fmt.Sprintf("build %q made no program %s", a.GetBuild(), exeOf(a)), tail(out))
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return "", false, failed(err.Error(), "")
+	}
+	keep = true
+	c.log.Info("uploaded engine built", zap.String("sha256", a.GetSha256()[:12]), zap.Duration("elapsed", time.Since(start).Round(time.Millisecond)))
+	return final, false, nil
+}
+
+func tail(s string) string {
+	if len(s) > logTail {
+		return "…" + s[len(s)-logTail:]
+	}
+	return s
+}
+
+// runBuild runs the build command in dir with a time limit and a clean
+// environment; the output is returned whole (the caller keeps the end).
+func runBuild(ctx context.Context, dir, build string, limit time.Duration) (string, error) {
+	bctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	cmd := exec.CommandContext(bctx, "sh", "-c", build)
+	cmd.Dir = dir
+	cmd.Env = sandbox.CleanEnv(dir)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	killGroup(cmd)
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	if bctx.Err() == context.DeadlineExceeded {
+		return out.String(), fmt.Errorf("over the time limit of %v", limit)
+	}
+	return out.String(), err
+}
+
+// unpack extracts a gzip-compressed tar into dir, refusing entries that
+// would land outside it and trees over maxUnpackedBytes.
+func unpack(archive, dir string) error {
+	f, err := os.Open(archive)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return fmt.Errorf("not a gzip-compressed tar: %w", err)
+	}
+	tr := tar.NewReader(gz)
+	var total int64
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := filepath.Clean(filepath.FromSlash(h.Name))
+		if filepath.IsAbs(name) || name == ".." || strings.HasPrefix(name, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("entry %q leaves the tree", h.Name)
+		}
+		target := filepath.Join(dir, name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			total += h.Size
+			if total > maxUnpackedBytes {
+				return fmt.Errorf("the tree is over %d bytes unpacked", maxUnpackedBytes)
+			}
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			mode := os.FileMode(0o644)
+			if h.Mode&0o111 != 0 {
+				mode = 0o755
+			}
+			out, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+			if err != nil {
+				return err
+			}
+			_, err = io.CopyN(out, tr, h.Size)
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+		case tar.TypeSymlink:
+			link := filepath.Clean(filepath.Join(filepath.Dir(name), filepath.FromSlash(h.Linkname)))
+			if filepath.IsAbs(h.Linkname) || link == ".." || strings.HasPrefix(link, ".."+string(filepath.Separator)) {
+				return fmt.Errorf("symbolic link %q points outside the tree", h.Name)
+			}
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			if err := os.Symlink(h.Linkname, target); err != nil {
+				return err
+			}
+		case tar.TypeXGlobalHeader, tar.TypeXHeader:
+			// git archive's commit id: nothing to unpack.
+		default:
+			return fmt.Errorf("entry %q: type %q is not a file, directory or link", h.Name, h.Typeflag)
+		}
+	}
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// benchNodes finds the node count in a bench's output: Stockfish's "Nodes
+// searched  : N", or the last "nodes N" / "N nodes" line of others.
+var benchNodes = []*regexp.Regexp{
+	regexp.MustCompile(`(?i)nodes searched\s*:\s*(\d+)`),
+	regexp.MustCompile(`(?im)^\s*(?:total\s+)?nodes\s*[:=]?\s*(\d+)\s*$`),
+	regexp.MustCompile(`(?im)^\s*(\d+)\s+nodes\b`),
+}
+
+// runBench runs "ENGINE bench" (in the sandbox) and reads its node count.
+func (c *artifactCache) runBench(ctx context.Context, exe, dir string) (uint64, string, error) {
+	bctx, cancel := context.WithTimeout(ctx, c.bench)
+	defer cancel()
+	path, args, cdir := c.command(exe, []string{"bench"}, dir)
+	cmd := exec.CommandContext(bctx, path, args...)
+	cmd.Dir = cdir
+	if c.wrapper == "" {
+		cmd.Dir = dir
+		cmd.Env = sandbox.CleanEnv(dir)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	text := out.String()
+	if bctx.Err() == context.DeadlineExceeded {
+		return 0, tail(text), fmt.Errorf("no end within %v", c.bench)
+	}
+	if v, ok := sandbox.Verdict(text); ok {
+		return 0, tail(text), fmt.Errorf("killed by the worker's limits: %s", v)
+	}
+	for _, re := range benchNodes {
+		if m := re.FindAllStringSubmatch(text, -1); len(m) > 0 {
+			n, perr := strconv.ParseUint(m[len(m)-1][1], 10, 64)
+			if perr == nil {
+				return n, tail(text), nil
+			}
+		}
+	}
+	if err != nil {
+		return 0, tail(text), fmt.Errorf("%v, and no node count in its output", err)
+	}
+	return 0, tail(text), errors.New("no node count in its output")
+}
+
+// trimFor makes room for n more bytes.
+func (c *artifactCache) trimFor(n int64) { c.trimTo(c.maxBytes - n) }
+
+// trim keeps the cache under its size.
+func (c *artifactCache) trim() { c.trimTo(c.maxBytes) }
+
+// trimTo removes the least recently used entries (downloads and builds)
+// not in use until the cache holds at most limit bytes.
+func (c *artifactCache) trimTo(limit int64) {
+	type entry struct {
+		path string
+		size int64
+		at   time.Time
+	}
+	var entries []entry
+	var total int64
+	for _, sub := range []string{"objects", "builds"} {
+		list, _ := os.ReadDir(filepath.Join(c.dir, sub))
+		for _, d := range list {
+			if strings.Contains(d.Name(), ".tmp-") {
+				continue
+			}
+			p := filepath.Join(c.dir, sub, d.Name())
+			info, err := os.Stat(p)
+			if err != nil {
+				continue
+			}
+			size := info.Size()
+			if info.IsDir() {
+				size = dirSize(p)
+			}
+			entries = append(entries, entry{p, size, info.ModTime()})
+			total += size
+		}
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].at.Before(entries[j].at) })
+	for _, e := range entries {
+		if total <= limit {
+			return
+		}
+		if c.pinned[e.path] > 0 {
+			continue
+		}
+		os.RemoveAll(e.path)
+		total -= e.size
+		c.m.evictions.Inc()
+		c.log.Info("artifact cache entry evicted", zap.String("path", e.path), zap.Int64("bytes", e.size))
+		for k := range c.verified {
+			if strings.Contains(k, e.path) || strings.HasPrefix(k, filepath.Base(e.path)) {
+				delete(c.verified, k)
+			}
+		}
+	}
+}
