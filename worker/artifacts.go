@@ -84,6 +84,19 @@ func (r *refusal) Error() string {
 	return r.detail + "\n" + tailLines(r.log, 20)
 }
 
+// reason is the refusal in one line, for the coordinator's record of why
+// the worker cannot run the test (the log goes with the report).
+func (r *refusal) reason() string {
+	last := strings.TrimSpace(tailLines(r.log, 1))
+	if last == "" {
+		return r.detail
+	}
+	if len(last) > 200 {
+		last = last[:200] + "…"
+	}
+	return r.detail + " (log ends: " + last + ")"
+}
+
 // tailLines is the last n lines of s.
 func tailLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
@@ -140,9 +153,10 @@ type artifactCache struct {
 	log      *zap.Logger
 	m        *artifactMetrics
 
-	mu       sync.Mutex // one preparation at a time (downloads and builds are shared)
-	verified map[string]bool
-	pinned   map[string]int // cache entries running batches use
+	mu       sync.Mutex        // one preparation at a time (downloads and builds are shared)
+	verified map[string]uint64 // program and signature → its bench (0: unchecked)
+	ready    map[string]bool   // test, engine and artifact prepared and reported already
+	pinned   map[string]int    // cache entries running batches use
 }
 
 func newArtifactCache(cfg Config, log *zap.Logger) (*artifactCache, error) {
@@ -152,7 +166,7 @@ func newArtifactCache(cfg Config, log *zap.Logger) (*artifactCache, error) {
 	c := &artifactCache{dir: filepath.Join(cfg.DataDir, "artifacts"), runDir: filepath.Join(cfg.DataDir, "run"),
 		maxBytes: cfg.CacheBytes, build: cfg.BuildTimeout, bench: DefaultBenchTimeout, limits: cfg.Limits,
 		client: arbiterv1.NewArtifactServiceClient(cfg.Conn), log: log, m: newArtifactMetrics(cfg.Registerer),
-		verified: map[string]bool{}, pinned: map[string]int{}}
+		verified: map[string]uint64{}, ready: map[string]bool{}, pinned: map[string]int{}}
 	if c.maxBytes <= 0 {
 		c.maxBytes = DefaultCacheBytes
 	}
@@ -232,7 +246,20 @@ func (c *artifactCache) prepare(ctx context.Context, workerID, jobID string, e *
 			c.log.Warn("artifact report not sent", zap.Error(err))
 		}
 	}
+	rkey := jobID + "\x00" + e.GetName() + "\x00" + a.GetSha256()
+	c.mu.Lock()
+	quiet := c.ready[rkey]
+	c.mu.Unlock()
+	if quiet {
+		// Later batches of a test: its status holds the steps already.
+		report = func(arbiterv1.ArtifactCheckState, string, string, uint64) {}
+	}
 	p, err := c.prepareLocked(ctx, jobID, e, report)
+	if err == nil {
+		c.mu.Lock()
+		c.ready[rkey] = true
+		c.mu.Unlock()
+	}
 	var r *refusal
 	if errors.As(err, &r) {
 		report(r.state, r.detail, r.log, 0)
@@ -295,13 +322,19 @@ func (c *artifactCache) prepareLocked(ctx context.Context, jobID string, e *arbi
 	spec.Artifact = nil
 	spec.Command, spec.Args, spec.Dir = c.command(exe, e.GetArgs(), run)
 	vkey := a.GetSha256() + "\x00" + exe + "\x00" + strconv.FormatUint(a.GetBench(), 10)
-	if !c.verified[vkey] && a.GetBench() == 0 {
+	bench, benched := c.verified[vkey]
+	switch {
+	case benched && a.GetBench() == 0:
+		report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED, "no signature given: the engine runs unverified", "", 0)
+	case benched:
+		// Benched for an earlier test: "cache", as for downloads and builds.
+		report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED, "cache", "", bench)
+	case a.GetBench() == 0:
 		// No signature: nothing to compare; the bench is not run.
 		c.m.benches.WithLabelValues("unchecked").Inc()
-		c.verified[vkey] = true
+		c.verified[vkey] = 0
 		report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED, "no signature given: the engine runs unverified", "", 0)
-	}
-	if !c.verified[vkey] {
+	default:
 		nodes, log, err := c.runBench(ctx, exe, run)
 		switch {
 		case err != nil:
@@ -317,11 +350,8 @@ func (c *artifactCache) prepareLocked(ctx context.Context, jobID string, e *arbi
 		default:
 			c.m.benches.WithLabelValues("match").Inc()
 		}
-		c.verified[vkey] = true
+		c.verified[vkey] = nodes
 		detail := "bench matches the signature"
-		if a.GetBench() == 0 {
-			detail = "no signature given: the engine runs unverified"
-		}
 		c.log.Info("uploaded engine verified", zap.String("engine", e.GetName()), zap.String("sha256", a.GetSha256()[:12]),
 			zap.Uint64("bench", nodes), zap.Uint64("signature", a.GetBench()))
 		report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED, detail, "", nodes)

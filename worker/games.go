@@ -229,7 +229,12 @@ func (w *Worker) prepareArtifacts(ctx, bg context.Context, h *held, b *arbiterv1
 				return nil, nil, false
 			}
 			log.Warn("uploaded engine refused; refusing the test", zap.Error(err))
-			w.refuseUnit(bg, h.leaseID, err.Error())
+			why := err.Error()
+			var r *refusal
+			if errors.As(err, &r) {
+				why = r.reason()
+			}
+			w.refuseUnit(bg, h.leaseID, why)
 			return nil, nil, false
 		}
 		preps = append(preps, p)

@@ -118,7 +118,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		builds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_artifact_builds_total",
 			Help: "Source builds the workers reported, by outcome: ok, cached, failed."}, []string{"outcome"}),
 		benches: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_artifact_bench_checks_total",
-			Help: "Bench signature checks the workers reported, by outcome: match, unchecked (no signature), mismatch."}, []string{"outcome"}),
+			Help: "Bench signature checks the workers reported, by outcome: match, cached (benched for an earlier test), unchecked (no signature), mismatch."}, []string{"outcome"}),
 	}
 	for _, o := range []string{"stored", "duplicate", "hash_mismatch", "too_large"} {
 		s.uploads.WithLabelValues(o)
@@ -129,7 +129,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	for _, o := range []string{"ok", "cached", "failed"} {
 		s.builds.WithLabelValues(o)
 	}
-	for _, o := range []string{"match", "unchecked", "mismatch"} {
+	for _, o := range []string{"match", "cached", "unchecked", "mismatch"} {
 		s.benches.WithLabelValues(o)
 	}
 	if cfg.Registerer != nil {
@@ -566,9 +566,12 @@ func (s *Store) Report(ctx context.Context, c *store.ArtifactCheck) error {
 	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BUILD_FAILED:
 		s.builds.WithLabelValues("failed").Inc()
 	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED:
-		if c.Bench == 0 {
+		switch {
+		case c.Detail == "cache":
+			s.benches.WithLabelValues("cached").Inc()
+		case c.Bench == 0:
 			s.benches.WithLabelValues("unchecked").Inc()
-		} else {
+		default:
 			s.benches.WithLabelValues("match").Inc()
 		}
 	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BENCH_MISMATCH:

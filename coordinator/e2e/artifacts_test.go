@@ -116,11 +116,7 @@ func TestUploadedEnginesSPRT(t *testing.T) {
 	if _, err := os.Stat(stockfish); err != nil {
 		t.Skip("no " + stockfish)
 	}
-	for _, tool := range []string{"cc", "make"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skip("no " + tool)
-		}
-	}
+	requireTools(t)
 	src, err := filepath.Abs("testdata/tinyuci")
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +146,7 @@ func TestUploadedEnginesSPRT(t *testing.T) {
 		args = append(args, "--engine", "name=tiny,source="+src+",build=make EXE=engine,bench="+tinyBench,
 			"--engine", "name=sf,upload="+sfCopy+",bench="+sfBench,
 			"--each", "nodes=1000", "--openings", "file="+book+",order=random,seed=5",
-			"--sprt", "elo0=0,elo1=10", "--batch-pairs", "2", "--wait")
+			"--sprt", "elo0=0,elo1=10,model=logistic", "--batch-pairs", "4", "--wait")
 		args = append(args, extra...)
 		out, code := cli(t, args...)
 		if code != 0 || !strings.Contains(out, "accepted") {
@@ -209,5 +205,148 @@ func TestUploadedEnginesSPRT(t *testing.T) {
 	for i, w := range workers {
 		log := w.out.String()
 		t.Logf("worker %d: %d downloads, %d builds logged", i+1, strings.Count(log, "artifact downloaded"), strings.Count(log, "uploaded engine built"))
+	}
+}
+
+// waitRefused waits until every one of workers reported a refusal of engine
+// in test id, and returns the job.
+func waitRefused(t *testing.T, addr, id, engine string, workers int) *arbiterv1.Job {
+	t.Helper()
+	conn := dial(t, addr, token)
+	return waitFor(t, conn, id, 3*time.Minute, "refusals of "+engine, func(j *arbiterv1.Job) bool {
+		n := 0
+		for _, c := range j.GetArtifactChecks() {
+			switch c.GetState() {
+			case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED, arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BUILD_FAILED,
+				arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BENCH_MISMATCH:
+				if c.GetEngine() == engine {
+					n++
+				}
+			}
+		}
+		return n >= workers
+	})
+}
+
+func requireTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"cc", "make"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip("no " + tool)
+		}
+	}
+}
+
+// A wrong bench signature, a tree that does not build and bytes corrupted
+// on the coordinator each end in a refusal by every worker, shown by
+// status with the reason and the log, and nothing counted.
+func TestUploadedEngineRefusals(t *testing.T) {
+	requireTools(t)
+	src, err := filepath.Abs("testdata/tinyuci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, data := freeAddr(t), t.TempDir()
+	coordinator(t, addr, data)
+	startWorkerIn(t, addr, "w1")
+	startWorkerIn(t, addr, "w2")
+	submit := func(dev string) string {
+		t.Helper()
+		args := append([]string{"submit", "match"}, clientArgs(addr)...)
+		args = append(args, "--engine", dev, "--engine", "name=base,builtin", "--each", "nodes=500",
+			"--openings", "file="+book+",order=random,seed=5", "--games", "8")
+		out, code := cli(t, args...)
+		if code != 0 {
+			t.Fatalf("submit: exit %d: %s", code, out)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		return lines[len(lines)-1]
+	}
+	status := func(id string) string {
+		t.Helper()
+		out, code := cli(t, append([]string{"status", id}, clientArgs(addr)...)...)
+		if code != 0 {
+			t.Fatalf("status: %d %s", code, out)
+		}
+		return out
+	}
+	cases := []struct {
+		name, engine, want string
+	}{
+		{"wrong bench", "name=dev,source=" + src + ",build=make EXE=engine,bench=1", "bench 11517 nodes, the test's signature is 1"},
+	}
+	broken := t.TempDir()
+	os.WriteFile(filepath.Join(broken, "Makefile"), []byte("engine: engine.c\n\tcc -o engine engine.c\n"), 0o644)
+	os.WriteFile(filepath.Join(broken, "engine.c"), []byte("int main(void) { return missing_symbol; }\n"), 0o644)
+	cases = append(cases, struct{ name, engine, want string }{"no build", "name=dev,source=" + broken + ",build=make", "missing_symbol"})
+	// Bytes that rot on the coordinator's disk after the upload.
+	rot := filepath.Join(t.TempDir(), "rotten")
+	copyFile(t, bin, rot)
+	out, code := cli(t, append([]string{"engine", "upload", rot, "--name", "rotten"}, clientArgs(addr)...)...)
+	if code != 0 {
+		t.Fatalf("upload: %d %s", code, out)
+	}
+	sha := strings.Fields(strings.SplitN(out, "sha256:", 2)[1])[0]
+	obj := filepath.Join(data, "artifacts", "objects", sha)
+	f, err := os.OpenFile(obj, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("rot"), 1000); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	cases = append(cases, struct{ name, engine, want string }{"hash mismatch", "name=dev,artifact=" + sha[:12], "hash mismatch"})
+	for _, tc := range cases {
+		id := submit(tc.engine)
+		j := waitRefused(t, addr, id, "dev", 2)
+		if g := j.GetMatchProgress().GetGames(); g != 0 {
+			t.Errorf("%s: %d games counted", tc.name, g)
+		}
+		st := status(id)
+		if !strings.Contains(st, "REFUSED") || !strings.Contains(st, tc.want) {
+			t.Errorf("%s: status does not show the refusal (%q):\n%s", tc.name, tc.want, st)
+		}
+		t.Logf("%s: status:\n%s", tc.name, st)
+		cli(t, append([]string{"cancel", id}, clientArgs(addr)...)...)
+	}
+}
+
+// An engine that allocates without bound, and one that starts a process,
+// are killed by the workers' limits: each game is an incident of kind
+// LIMIT (a loss), and the test goes on to its end.
+func TestUploadedEngineLimits(t *testing.T) {
+	requireTools(t)
+	src, err := filepath.Abs("testdata/tinyuci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, data := freeAddr(t), t.TempDir()
+	coordinator(t, addr, data)
+	startWorkerIn(t, addr, "w1", "--engine-memory-mb", "64")
+	for _, flavour := range []string{"HOG", "FORK"} {
+		args := append([]string{"submit", "match"}, clientArgs(addr)...)
+		args = append(args, "--engine", "name=bad,source="+src+",build=make EXE=engine CFLAGS=-D"+flavour,
+			"--engine", "name=good,source="+src+",build=make EXE=engine", "--each", "nodes=500",
+			"--openings", "file="+book+",order=random,seed=5", "--games", "4", "--wait")
+		out, code := cli(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", flavour, code, out)
+		}
+		i := strings.Index(out, "Test:")
+		id := strings.Fields(out[i:])[1]
+		j := getJob(t, dial(t, addr, token), id)
+		mp := j.GetMatchProgress()
+		if !done(j) || mp.GetGames() != 4 || mp.GetWins() != 0 {
+			t.Fatalf("%s: %v, %d games, %d wins:\n%s", flavour, j.GetState(), mp.GetGames(), mp.GetWins(), out)
+		}
+		var kills uint64
+		for _, w := range mp.GetWorkers() {
+			kills += w.GetLimitKills()
+		}
+		if kills < 4 {
+			t.Fatalf("%s: %d limit kills recorded, want one per game:\n%s", flavour, kills, out)
+		}
+		t.Logf("%s:\n%s", flavour, out[i:])
 	}
 }

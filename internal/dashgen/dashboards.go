@@ -157,5 +157,14 @@ func Workers() *Dashboard {
 		q(`sum by (instance, worker) (increase(arbiter_worker_engine_restarts_total[1h]))`, "{{instance}} {{worker}}")), 12, 8)
 	b.add(timeseries("Game incidents per minute", "Games that ended by a time forfeit, an engine crash, an illegal move or a stalled engine, per minute.", "short",
 		q(`sum by (termination) (rate(arbiter_games_total{`+incidents+`}`+rate+`)) * 60`, "{{termination}}")), 12, 8)
+
+	b.row("Uploaded engines")
+	b.add(stat("Artifact bytes stored", "Bytes of the uploaded engines (binaries, source trees) the coordinator keeps, each content once.", "bytes",
+		q(`arbiter_artifact_bytes_stored`, ""), "blue"), 6, 8)
+	b.add(timeseries("Artifact downloads and builds", "Over the last hour: downloads the coordinator served to workers (new or resumed) and the source builds workers reported (ok, found in their cache, failed). A worker downloads and builds an engine once; a second test of it adds no download or build.", "none",
+		q(`sum by (kind) (increase(arbiter_artifact_downloads_total[1h]))`, "download {{kind}}"),
+		q(`sum by (outcome) (increase(arbiter_artifact_builds_total[1h]))`, "build {{outcome}}")), 9, 8)
+	b.add(timeseries("Bench checks", "Over the last hour: bench signature checks the workers reported before the first game of a test. A mismatch means a worker refused the test (status shows why).", "none",
+		q(`sum by (outcome) (increase(arbiter_artifact_bench_checks_total[1h]))`, "{{outcome}}")), 9, 8)
 	return b.build()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/arbiter-chess/arbiter/internal/artifactclient"
@@ -86,6 +87,11 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	fmt.Fprintf(out, "Test:       %s (%s)\nState:      %s\n", j.GetJobId(), j.GetKind(), StateName(j.GetState()))
 	lim, _ := matchspec.LimitsFromProto(spec.GetTimeControl(), 1)
 	fmt.Fprintf(out, "Engines:    %s vs %s\n", engineDesc(spec.GetEngineA()), engineDesc(spec.GetEngineB()))
+	for _, e := range []*arbiterv1.EngineSpec{spec.GetEngineA(), spec.GetEngineB()} {
+		if a := e.GetArtifact(); a != nil {
+			fmt.Fprintf(out, "Artifact:   %s\n", artifactDesc(e.GetName(), a))
+		}
+	}
 	fmt.Fprintf(out, "Limits:     %s (reference nps %d)\nOpenings:   %s, %d, order %s, seed %d\n", lim.String(), spec.GetReferenceNps(),
 		spec.GetBookName(), spec.GetOpeningsCount(), orDefault(spec.GetBookOrder(), "sequential"), spec.GetSeed())
 	fmt.Fprintf(out, "Schedule:   priority %d, throughput %g, %d pairs per batch; %d batches done, %d leased\n",
@@ -133,11 +139,99 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 				w.GetGames(), w.GetTimeLosses(), w.GetCrashes(), w.GetIllegalMoves(), w.GetDisconnects(), w.GetOther(), st)
 		}
 		tw.Flush()
+		for _, w := range mp.GetWorkers() {
+			if n := w.GetLimitKills(); n > 0 {
+				fmt.Fprintf(out, "Limits:     worker %s killed %d uploaded engine processes at its resource limits (incidents of kind LIMIT: the engine's fault, like a crash)\n", w.GetName(), n)
+			}
+		}
+	}
+	printArtifactChecks(out, j.GetArtifactChecks())
+}
+
+// artifactDesc says what an uploaded engine is: its hash, what it holds,
+// where it came from, and its bench signature.
+func artifactDesc(name string, a *arbiterv1.EngineArtifact) string {
+	s := name + " " + a.GetSha256()
+	switch a.GetKind() {
+	case arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE:
+		exe := a.GetExe()
+		if exe == "" {
+			exe = "engine"
+		}
+		s += fmt.Sprintf(", source tree %q built by %q into %s", a.GetName(), a.GetBuild(), exe)
+	default:
+		s += fmt.Sprintf(", binary %q", a.GetName())
+		if a.GetPlatform() != "" {
+			s += " for " + a.GetPlatform()
+		}
+	}
+	if a.GetCommit() != "" {
+		s += fmt.Sprintf(", commit %s %q", a.GetCommit()[:min(len(a.GetCommit()), 12)], a.GetMessage())
+	}
+	if a.GetBench() != 0 {
+		s += fmt.Sprintf(", bench %d", a.GetBench())
+	} else {
+		s += ", no bench signature"
+	}
+	return s
+}
+
+// printArtifactChecks shows what each worker did with the test's uploaded
+// engines, with the end of the log of a refusal.
+func printArtifactChecks(out io.Writer, checks []*arbiterv1.ArtifactCheck) {
+	if len(checks) == 0 {
+		return
+	}
+	fmt.Fprintln(out, "Uploaded engines on the workers:")
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKER\tENGINE\tSTATE\tBENCH\tDETAIL")
+	for _, c := range checks {
+		bench := "-"
+		if c.GetBench() != 0 {
+			bench = fmt.Sprint(c.GetBench())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", orDefault(c.GetWorkerName(), c.GetWorkerId()), c.GetEngine(), checkState(c.GetState()), bench, c.GetDetail())
+	}
+	tw.Flush()
+	for _, c := range checks {
+		if c.GetLog() == "" {
+			continue
+		}
+		fmt.Fprintf(out, "Log of %s on %s (end):\n", c.GetEngine(), orDefault(c.GetWorkerName(), c.GetWorkerId()))
+		lines := strings.Split(strings.TrimRight(c.GetLog(), "\n"), "\n")
+		if len(lines) > 15 {
+			lines = lines[len(lines)-15:]
+		}
+		for _, l := range lines {
+			fmt.Fprintf(out, "  | %s\n", l)
+		}
 	}
 }
 
+func checkState(s arbiterv1.ArtifactCheckState) string {
+	switch s {
+	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_FETCHED:
+		return "fetched"
+	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BUILT:
+		return "built"
+	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED:
+		return "verified"
+	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED:
+		return "REFUSED"
+	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BUILD_FAILED:
+		return "REFUSED (build failed)"
+	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BENCH_MISMATCH:
+		return "REFUSED (bench mismatch)"
+	}
+	return "?"
+}
+
 func engineDesc(e *arbiterv1.EngineSpec) string {
-	s := e.GetName() + " (" + e.GetCommand()
+	cmd := e.GetCommand()
+	if a := e.GetArtifact(); a != nil {
+		cmd = "uploaded " + a.GetSha256()[:min(12, len(a.GetSha256()))]
+	}
+	s := e.GetName() + " (" + cmd
 	for k, v := range e.GetOptions() {
 		s += ", " + k + "=" + v
 	}

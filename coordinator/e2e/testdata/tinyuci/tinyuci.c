@@ -2,11 +2,18 @@
  * engines. Legal move generation on a 0x88 board, a material-and-centre
  * evaluation, fixed-depth alpha-beta. "tinyuci bench" (or the UCI command
  * "bench") searches fixed positions and prints "Nodes searched: N", the
- * engine's signature. */
+ * engine's signature.
+ *
+ * Built with -DHOG it allocates without bound when told to think, with
+ * -DFORK it starts a process: the misbehaving engines of the worker's
+ * resource-limit tests. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <ctype.h>
+#ifdef FORK
+#include <unistd.h>
+#endif
 
 enum { EMPTY = 0, P = 1, N, B, R, Q, K };
 #define WHITE 8
@@ -291,6 +298,16 @@ int main(int argc, char **argv) {
 		else if (!strncmp(line, "go", 2)) {
 			Move b = {0, 0, 0}, m[256];
 			char s[6];
+#ifdef HOG
+			for (;;) {
+				char *h = malloc(1 << 20);
+				if (!h) return 3;
+				memset(h, 1, 1 << 20);
+			}
+#endif
+#ifdef FORK
+			if (fork() == 0) _exit(0);
+#endif
 			if (legal(&pos, m) == 0) { printf("bestmove 0000\n"); continue; }
 			b = m[0];
 			search(&pos, 3, -1000000, 1000000, 0, &b);
