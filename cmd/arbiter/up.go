@@ -106,6 +106,8 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 	c.Server.Logger = log
 	c.Server.OnListening = func(addr string) { fmt.Fprintf(stderr, "arbiter coordinator: listening on %s\n", addr) }
 	c.Builtin = builtin.New
+	// This binary is the sandbox of uploaded engines (main runs its wrapper).
+	c.UploadedEngines = true
 	c.OnWorkerExit = func(n int, err error) { fmt.Fprintf(stderr, "arbiter up: worker %d: %v\n", n, err) }
 	cl, err := localcluster.Start(*c)
 	if err != nil {

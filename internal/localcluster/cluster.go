@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
@@ -50,6 +51,11 @@ type Config struct {
 	// Builtin makes the embedded engine's players (match/builtin.New);
 	// nil: the workers do not offer the embedded engine.
 	Builtin match.BuiltinFactory
+	// UploadedEngines gives each worker a data directory under the
+	// coordinator's (workers/NAME): they run uploaded engines, in the
+	// sandbox of the binary that runs them (its main must call
+	// sandbox.RunIfWrapper).
+	UploadedEngines bool
 	// Grace is how long a stopping worker may finish its units (5s).
 	Grace time.Duration
 	// BenchNPS, when set, is reported by every worker instead of running
@@ -67,6 +73,7 @@ type Cluster struct {
 	cfg     Config
 	token   string
 	tempDir string
+	dataDir string             // the coordinator's
 	table   *engine.PerftTable // shared by the workers started with the cluster
 
 	workerCtx   context.Context
@@ -136,6 +143,7 @@ func Start(cfg Config) (_ *Cluster, err error) {
 	if cl.Server, err = Serve(*sc); err != nil {
 		return nil, err
 	}
+	cl.dataDir = sc.Data
 	cl.cfg = cfg
 	cl.workerCtx, cl.stopWorkers = context.WithCancel(context.Background())
 	if cfg.SharedHash && cfg.Workers > 0 {
@@ -184,7 +192,11 @@ func (cl *Cluster) startWorker(n int, table *engine.PerftTable) error {
 	}
 	cl.conns = append(cl.conns, c)
 	name := fmt.Sprintf("up-%d", n)
-	w, err := worker.New(worker.Config{Conn: c.Conn(), Name: name, Threads: cfg.Threads, HashMB: cfg.HashMB, Table: table,
+	var dataDir string
+	if cfg.UploadedEngines {
+		dataDir = filepath.Join(cl.dataDir, "workers", name)
+	}
+	w, err := worker.New(worker.Config{Conn: c.Conn(), Name: name, Threads: cfg.Threads, HashMB: cfg.HashMB, Table: table, DataDir: dataDir,
 		Logger: cl.log, Grace: cfg.Grace, VerifyEngines: cfg.VerifyEngines, Builtin: cfg.Builtin, BenchNPS: cfg.BenchNPS,
 		Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"worker": name}, cl.registry)})
 	if err != nil {
