@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -40,10 +41,7 @@ func newEngineUploadCommand() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if spec.Name == "" {
-				spec.Name = strings.TrimSuffix(args[0], "/")
-				if i := strings.LastIndexAny(spec.Name, "/\\:"); i >= 0 {
-					spec.Name = spec.Name[i+1:]
-				}
+				spec.Name = defaultEngineName(args[0])
 			}
 			p, err := artifactclient.PackPath(args[0], spec)
 			if err != nil {
@@ -206,8 +204,11 @@ func printArtifact(w io.Writer, a *arbiterv1.Artifact) {
 	if a.GetCommit() != "" {
 		fmt.Fprintf(w, "commit:     %s %s\n", a.GetCommit(), a.GetMessage())
 	}
-	if a.GetBranch() != "" || a.GetRepository() != "" {
-		fmt.Fprintf(w, "repository: %s %s\n", a.GetRepository(), a.GetBranch())
+	if a.GetRepository() != "" {
+		fmt.Fprintf(w, "repository: %s\n", a.GetRepository())
+	}
+	if a.GetBranch() != "" {
+		fmt.Fprintf(w, "branch:     %s\n", a.GetBranch())
 	}
 	fmt.Fprintf(w, "uploader:   %s\n", a.GetUploader())
 	if a.GetCreatedAt() != nil {
@@ -216,4 +217,23 @@ func printArtifact(w io.Writer, a *arbiterv1.Artifact) {
 	if len(a.GetUsedBy()) > 0 {
 		fmt.Fprintf(w, "used by:    %s\n", strings.Join(a.GetUsedBy(), " "))
 	}
+}
+
+// defaultEngineName names an upload after its file or directory, or a
+// commit after its repository and ref ("tinyuci@deeper").
+func defaultEngineName(path string) string {
+	if git, ok := strings.CutPrefix(path, "git:"); ok {
+		repo, ref, _ := strings.Cut(git, "@")
+		if abs, err := filepath.Abs(repo); err == nil {
+			repo = abs
+		}
+		if ref == "" {
+			ref = "HEAD"
+		}
+		return filepath.Base(repo) + "@" + ref
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return filepath.Base(path)
 }

@@ -229,8 +229,8 @@ func packGit(spec string, req *arbiterv1.BeginUploadRequest) (*Packed, error) {
 	if !ok || repo == "" || ref == "" {
 		repo, ref = strings.TrimSuffix(spec, "@"), "HEAD"
 	}
-	if repo == "" {
-		return nil, fmt.Errorf("source=git:%s: want git:PATH@REF", spec)
+	if repo == "" || strings.HasPrefix(ref, "-") {
+		return nil, fmt.Errorf("source=git:%s: want git:PATH@REF (a ref does not start with '-')", spec)
 	}
 	git := func(args ...string) (string, error) {
 		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
@@ -242,13 +242,13 @@ func packGit(spec string, req *arbiterv1.BeginUploadRequest) (*Packed, error) {
 		}
 		return strings.TrimSpace(string(out)), nil
 	}
-	commit, err := git("rev-parse", "--verify", "--end-of-options", ref+"^{commit}")
+	commit, err := git("rev-parse", "--verify", "--quiet", ref+"^{commit}")
 	if err != nil {
 		return nil, fmt.Errorf("source=git:%s: %w", spec, err)
 	}
 	req.Commit = commit
 	req.Message, _ = git("log", "-1", "--format=%s", commit)
-	if b, err := git("rev-parse", "--abbrev-ref", "--end-of-options", ref); err == nil && b != "HEAD" && b != "" {
+	if b, err := git("rev-parse", "--abbrev-ref", ref); err == nil && b != "HEAD" && b != "" && !strings.ContainsAny(b, " \n") {
 		req.Branch = b
 	} else if b, err := git("rev-parse", "--abbrev-ref", "HEAD"); err == nil && ref == "HEAD" && b != "HEAD" {
 		req.Branch = b
