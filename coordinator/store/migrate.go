@@ -54,6 +54,7 @@ type migration struct {
 var migrations = []migration{
 	{"first release: jobs, positions, units, runs, workers, events, tests, batches, pgns", migrate1},
 	{"identities: submitter, owner, priority, throughput; meta, credentials, quarantine", migrate2},
+	{"verify sessions' reports (findings)", migrate3},
 }
 
 const schemaV1 = `
@@ -203,6 +204,34 @@ CREATE TABLE IF NOT EXISTS quarantine (
 CREATE INDEX IF NOT EXISTS events_job ON events(job_id);
 CREATE UNIQUE INDEX IF NOT EXISTS workers_owner_name ON workers(owner, name) WHERE owner != '';
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
+`)
+	return err
+}
+
+func migrate3(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+CREATE TABLE IF NOT EXISTS verify_sessions (
+  id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  engine TEXT NOT NULL,
+  depth INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  reported_at INTEGER NOT NULL,
+  positions INTEGER NOT NULL,
+  ok INTEGER NOT NULL,
+  bugs INTEGER NOT NULL,
+  errors INTEGER NOT NULL,
+  findings INTEGER NOT NULL,
+  seconds REAL NOT NULL,
+  summary BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS verify_sessions_reported ON verify_sessions(reported_at);
+CREATE TABLE IF NOT EXISTS verify_reports (
+  session_id TEXT NOT NULL,
+  idx INTEGER NOT NULL,
+  report BLOB NOT NULL,
+  PRIMARY KEY (session_id, idx)
+) WITHOUT ROWID;
 `)
 	return err
 }
