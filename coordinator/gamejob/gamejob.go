@@ -143,6 +143,7 @@ type Workload struct {
 	running  []*test          // by submission
 	workers  map[string]workerInfo
 	problems []LoadProblem
+	activity map[string]*activity // by worker id, over all tests
 
 	events  eventQueue
 	metrics *metrics
@@ -171,6 +172,7 @@ type test struct {
 	done       int // counted batches
 	workers    map[string]*testWorker
 	refused    map[string]string // workers that cannot run the test: why
+	hist       *history          // built on first request (history.go)
 
 	// running
 	openings []*arbiterv1.Opening // in the order of play
@@ -201,13 +203,14 @@ type testWorker struct {
 func New(cfg Config) *Workload {
 	cfg.defaults()
 	w := &Workload{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		store:   cfg.Store,
-		host:    cfg.Host,
-		tests:   make(map[string]*test),
-		workers: make(map[string]workerInfo),
-		metrics: newMetrics(),
+		cfg:      cfg,
+		log:      cfg.Logger,
+		store:    cfg.Store,
+		host:     cfg.Host,
+		tests:    make(map[string]*test),
+		workers:  make(map[string]workerInfo),
+		activity: make(map[string]*activity),
+		metrics:  newMetrics(),
 	}
 	w.events.init(cfg.Store, cfg.Logger)
 	w.metrics.register(cfg.Registerer, w)

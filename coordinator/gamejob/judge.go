@@ -51,6 +51,9 @@ const (
 	evDisconnect = "disconnect"
 	evRefused    = "refused"
 	evExcluded   = "excluded"
+	// evIncident is an incident of a game, with its reason (what the
+	// worker reported); counted from the batch, not from these events.
+	evIncident = "incident"
 )
 
 type windowEntry struct{ games, bad int }
@@ -109,6 +112,7 @@ func (w *Workload) exclude(t *test, workerID, reason string) {
 func (w *Workload) lostLease(t *test, l core.Lease) {
 	now := w.cfg.Now()
 	t.worker(l.WorkerID).incidents[incDisconnect]++
+	w.noteActivity(l.WorkerID, now, 0, 1)
 	evs := []store.Event{eventOf(t, l.UnitID, l.WorkerID, evDisconnect, "lease "+l.ID+" expired", now)}
 	if reason := w.observe(t, l.WorkerID, lostLeaseEntry); reason != "" {
 		evs = append(evs, eventOf(t, l.UnitID, l.WorkerID, evExcluded, reason, now))

@@ -208,6 +208,7 @@ func (w *Workload) replay(t *test, batches []store.Batch, events []store.Event) 
 		}
 		inc := decodeIncidents(b.Incidents)
 		w.countBatch(t, b, inc)
+		w.noteActivity(b.WorkerID, b.At, int64(2*b.Pairs), incidentCount(inc))
 		t.done++
 		t.pgns += int64(2 * b.Pairs)
 		if t.stored != nil {
@@ -224,6 +225,7 @@ func (w *Workload) replay(t *test, batches []store.Batch, events []store.Event) 
 		switch e.Kind {
 		case evDisconnect:
 			t.worker(e.WorkerID).incidents[incDisconnect]++
+			w.noteActivity(e.WorkerID, e.At, 0, 1)
 			items = append(items, item{e.At, e.WorkerID, lostLeaseEntry})
 		case evRefused:
 			t.refused[e.WorkerID] = e.Detail

@@ -258,10 +258,12 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		jobChange = &store.JobChange{State: store.StateDone, FinishedAt: now}
 	}
 	entry := windowEntry{games: 2 * pairs, bad: badGames(br.incidents)}
-	var events []store.Event
+	events := incidentEvents(t, unit, wk.ID, r.GetIncidents(), now)
 	tw := t.workers[wk.ID]
+	excludedNow := false
 	if _, reason := judge(windowOf(tw), entry, w.cfg.IncidentWindow, w.cfg.IncidentMaxRate); reason != "" && (tw == nil || !tw.excluded) {
 		events = append(events, eventOf(t, unit, wk.ID, evExcluded, reason, now))
+		excludedNow = true
 	}
 	seqState, err := seqJSON(seq)
 	w.mu.Unlock()
@@ -284,9 +286,17 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	w.countBatch(t, b, br.incidents)
 	tw = t.worker(wk.ID)
 	tw.window, _ = judge(tw.window, entry, w.cfg.IncidentWindow, w.cfg.IncidentMaxRate)
-	if len(events) > 0 && !tw.excluded {
-		w.exclude(t, wk.ID, events[0].Detail)
+	if excludedNow && !tw.excluded {
+		w.exclude(t, wk.ID, events[len(events)-1].Detail)
 	}
+	if t.hist != nil {
+		llr := 0.0
+		if t.seq != nil {
+			llr = t.seq.LLR
+		}
+		t.hist.add(pointOf(t.results, t.penta, llr))
+	}
+	w.noteActivity(wk.ID, now, int64(2*pairs), incidentCount(br.incidents))
 	w.seen(wk)
 	w.metrics.observeGames(br.games)
 	fields := []zap.Field{zap.Int("pairs", pairs), zap.Int64("games", t.results.Games()), zap.Duration("elapsed", rc.Elapsed)}

@@ -263,9 +263,11 @@ func checkOpenings(spec *arbiterv1.MatchSpec) ([]*arbiterv1.Opening, error) {
 
 // brief is an error's text cut to a length fit for a message (inner errors
 // may quote a whole input).
-func brief(err error) string {
-	s := err.Error()
-	const limit = 200
+func brief(err error) string { return clip(err.Error(), 200) }
+
+// clip cuts s to at most limit bytes, at a character boundary, marking the
+// cut.
+func clip(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}
