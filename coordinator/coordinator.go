@@ -96,7 +96,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		MinUnits: cfg.MinUnits, MaxPositionsPerUnit: cfg.MaxPositionsPerUnit})
 	gcfg := cfg.Games
 	gcfg.Store, gcfg.Logger, gcfg.Now, gcfg.Registerer = cfg.Store, cfg.Logger, cfg.Now, cfg.Registerer
-	c := &Coordinator{Perft: perft, Verify: verifyjob.New(verifyjob.Config{Logger: cfg.Logger, Now: cfg.Now}), Credentials: creds, cfg: cfg}
+	c := &Coordinator{Perft: perft, Verify: verifyjob.New(verifyjob.Config{Logger: cfg.Logger, Now: cfg.Now, Store: cfg.Store}), Credentials: creds, cfg: cfg}
 	gcfg.JobExists = func(id string) bool { _, ok := c.Core.JobRef(id); return ok }
 	c.Games = gamejob.New(gcfg)
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,
