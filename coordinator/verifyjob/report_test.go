@@ -58,8 +58,12 @@ func TestReport(t *testing.T) {
 	}{
 		{"status", func(_ *arbiterv1.VerifySessionSummary, p *arbiterv1.VerifyPositionReport) { p.Status = "maybe" }},
 		{"FEN", func(_ *arbiterv1.VerifySessionSummary, p *arbiterv1.VerifyPositionReport) { p.Fen = long }},
-		{"command", func(_ *arbiterv1.VerifySessionSummary, p *arbiterv1.VerifyPositionReport) { p.Findings[0].Command = long }},
-		{"move", func(_ *arbiterv1.VerifySessionSummary, p *arbiterv1.VerifyPositionReport) { p.Findings[0].Moves = []string{long} }},
+		{"command", func(_ *arbiterv1.VerifySessionSummary, p *arbiterv1.VerifyPositionReport) {
+			p.Findings[0].Command = long
+		}},
+		{"move", func(_ *arbiterv1.VerifySessionSummary, p *arbiterv1.VerifyPositionReport) {
+			p.Findings[0].Moves = []string{long}
+		}},
 		{"reason", func(_ *arbiterv1.VerifySessionSummary, p *arbiterv1.VerifyPositionReport) {
 			p.Findings[0].Missed[0].Reason = long
 		}},
