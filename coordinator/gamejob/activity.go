@@ -285,3 +285,17 @@ func incidentEvents(t *test, unit, workerID string, incs []*arbiterv1.Incident, 
 }
 
 var _ core.Prioritizer = (*Workload)(nil)
+
+// Describe implements core.Describer.
+func (w *Workload) Describe(jobID string) (core.JobInfo, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := w.tests[jobID]
+	if t == nil {
+		return core.JobInfo{}, false
+	}
+	return core.JobInfo{ID: jobID, Kind: t.rec.Kind, State: t.rec.State, Submitter: t.rec.Submitter,
+		Started: t.done > 0 || len(t.open) > 0}, true
+}
+
+var _ core.Describer = (*Workload)(nil)

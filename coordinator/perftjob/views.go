@@ -110,3 +110,17 @@ func (w *Workload) SetPriority(ctx context.Context, jobID string, priority int32
 }
 
 var _ core.Prioritizer = (*Workload)(nil)
+
+// Describe implements core.Describer.
+func (w *Workload) Describe(jobID string) (core.JobInfo, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	j := w.jobs[jobID]
+	if j == nil {
+		return core.JobInfo{}, false
+	}
+	return core.JobInfo{ID: jobID, Kind: Kind, State: j.rec.State, Submitter: j.rec.Submitter,
+		Started: j.settled > 0 || len(j.holders) > 0}, true
+}
+
+var _ core.Describer = (*Workload)(nil)

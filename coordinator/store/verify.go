@@ -46,6 +46,9 @@ func (s *Store) PutVerifyReports(ctx context.Context, vs VerifySession, first in
 	if first+len(reports) > maxReports {
 		return 0, fmt.Errorf("store: verify session %s: reports up to %d: %w (%d)", vs.ID, first+len(reports), ErrFull, maxReports)
 	}
+	if vs.Summary == nil {
+		vs.Summary = []byte{}
+	}
 	held := 0
 	err := s.write(func(ctx context.Context, tx *sql.Tx) error {
 		var owner string

@@ -58,13 +58,6 @@ var funcs = template.FuncMap{
 			Current int
 		}{p, current}
 	},
-	"gamesOf": func(pairs int) []int {
-		out := make([]int, 2*pairs)
-		for i := range out {
-			out[i] = i
-		}
-		return out
-	},
 }
 
 // elapsed is a job's run time: to its end, or to now while it runs.

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -60,14 +62,23 @@ func parseFilter(q url.Values) (listFilter, error) {
 	return f, nil
 }
 
-func (f listFilter) keep(j *arbiterv1.Job) bool {
+// infoState is a job's state as pages show it (see jobState).
+func infoState(j core.JobInfo) string {
+	if j.State == "running" && !j.Started {
+		return "pending"
+	}
+	return j.State
+}
+
+func (f listFilter) keep(j core.JobInfo) bool {
+	isTest := j.Kind != perftjob.Kind
 	switch {
-	case f.Kind == "test" && j.GetMatch() == nil, f.Kind == "perft" && j.GetMatch() != nil:
+	case f.Kind == "test" && !isTest, f.Kind == "perft" && isTest:
 		return false
-	case f.Submitter != "" && j.GetSubmitter() != f.Submitter:
+	case f.Submitter != "" && j.Submitter != f.Submitter:
 		return false
 	}
-	switch st := jobState(j); f.State {
+	switch st := infoState(j); f.State {
 	case "":
 		return true
 	case "running":
@@ -100,20 +111,20 @@ func (s *Server) listPage(r *http.Request, v *view) error {
 	offset := (f.Page - 1) * PageSize
 	more := false
 	if d.ShowJobs {
-		// core.Jobs walks from the newest and stops once it has the page.
-		snaps, m := s.cfg.Core.Jobs(offset+PageSize, func(x any) bool {
-			j, ok := x.(*arbiterv1.Job)
-			return ok && f.keep(j)
-		})
+		// Filter on what the workloads describe cheaply; render snapshots
+		// of the page's jobs only.
+		infos, m := s.cfg.Core.List(offset, PageSize, f.keep)
 		more = m
-		if offset < len(snaps) {
-			for _, x := range snaps[offset:] {
-				j := x.(*arbiterv1.Job)
-				if j.GetMatch() != nil {
-					d.Tests = append(d.Tests, j)
-				} else {
-					d.Perft = append(d.Perft, j)
-				}
+		for _, info := range infos {
+			snap, err := s.cfg.Core.Job(info.ID, false)
+			if err != nil {
+				continue // gone meanwhile
+			}
+			j := snap.(*arbiterv1.Job)
+			if j.GetMatch() != nil {
+				d.Tests = append(d.Tests, j)
+			} else {
+				d.Perft = append(d.Perft, j)
 			}
 		}
 	}

@@ -38,14 +38,15 @@ type workerRow struct {
 }
 
 type testData struct {
-	Job      *arbiterv1.Job
-	State    string
-	Report   string // the fastchess-style report, as arbiter status prints it
-	Verdict  string
-	Params   *sprt.Params
-	LLRChart template.HTML
-	EloChart template.HTML
-	Workers  []workerRow
+	Job        *arbiterv1.Job
+	State      string
+	Report     string // the fastchess-style report, as arbiter status prints it
+	Verdict    string
+	Params     *sprt.Params
+	LLRChart   template.HTML
+	EloChart   template.HTML
+	Workers    []workerRow
+	WorkerRows template.HTML
 	// Sigs are the distinct bench signatures of the workers that played
 	// (a difference means different engine builds).
 	Sigs      []string
@@ -118,6 +119,7 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 		}
 		d.Workers = append(d.Workers, row)
 	}
+	d.WorkerRows = testWorkerRows(d.Workers)
 	for sig := range sigs {
 		d.Sigs = append(d.Sigs, strconv.FormatUint(sig, 10))
 	}
@@ -143,6 +145,7 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 type gamesData struct {
 	Job     *arbiterv1.Job
 	Batches []gamejob.BatchInfo
+	Rows    template.HTML
 	Prev    string
 	Next    string
 	First   int
@@ -172,6 +175,7 @@ func (s *Server) gamesPage(r *http.Request, v *view) error {
 	if d.First < len(bs) {
 		d.Batches = bs[d.First:min(len(bs), d.First+batchesPerPage)]
 	}
+	d.Rows = batchRows(id, d.Batches)
 	if page > 1 {
 		d.Prev = "?page=" + strconv.Itoa(page-1)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // reportsPerPage bounds the positions a verify page shows.
-const reportsPerPage = 50
+const reportsPerPage = 25
 
 type findingView struct {
 	*arbiterv1.VerifyFinding

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"html/template"
 	"net/http"
 	"sort"
 	"strings"
@@ -20,6 +21,7 @@ type workerView struct {
 
 type workersData struct {
 	Workers []workerView
+	Rows    template.HTML
 	Live    int
 	Cores   uint32
 }
@@ -65,6 +67,7 @@ func (s *Server) workersPage(r *http.Request, v *view) error {
 		}
 		d.Workers = append(d.Workers, wv)
 	}
+	d.Rows = workersRows(d.Workers, v.Now)
 	v.Title, v.Nav, v.Page, v.tmpl = "Workers", "workers", d, "workers"
 	v.Live = "/workers?live=1"
 	v.Grafana = s.grafana("arbiter-workers", nil)
