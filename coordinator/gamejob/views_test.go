@@ -212,3 +212,46 @@ func TestWorkerActivityAndGames(t *testing.T) {
 	e.clk.Advance(31 * time.Minute)
 	check("an hour later", 0, 0, true)
 }
+
+// core.List filters on what the workload describes from memory: state,
+// kind, submitter, and whether a running test has started.
+func TestDescribeAndList(t *testing.T) {
+	e := newEnv(t, Config{})
+	ctx := context.Background()
+	done := e.create(matchSpec(2, 1, 4))
+	started := e.create(matchSpec(100, 1, 4))
+	pending := e.create(sprtSpec(1))
+	w := e.worker("w", 0)
+	got := map[string]bool{}
+	for !got[done] || !got[started] {
+		g := e.mustLease(w)
+		e.mustSubmit(w, g, draws(1), core.Accepted)
+		got[g.Lease.JobID] = true
+	}
+	if err := e.c.Cancel(ctx, carol, pending, "test"); err != nil {
+		t.Fatal(err)
+	}
+	pending = e.create(sprtSpec(1))
+	states := map[string]string{}
+	infos, more := e.c.List(0, 10, nil)
+	for _, in := range infos {
+		st := in.State
+		if st == "running" && !in.Started {
+			st = "pending"
+		}
+		states[in.ID] = st + "/" + in.Kind + "/" + in.Submitter
+	}
+	if more || len(infos) != 4 || infos[0].ID != pending || states[done] != "done/match/carol" || states[pending] != "pending/sprt/carol" {
+		t.Fatalf("list: %v (more %v)", states, more)
+	}
+	if s := states[started]; s != "running/match/carol" {
+		t.Fatalf("started test: %s", s)
+	}
+	page, more := e.c.List(1, 2, func(in core.JobInfo) bool { return in.Kind != "nope" })
+	if len(page) != 2 || !more || page[0].ID != infos[1].ID {
+		t.Fatalf("second page: %+v %v", page, more)
+	}
+	if d, ok := e.wl.Describe("nope"); ok {
+		t.Fatalf("unknown test described: %+v", d)
+	}
+}

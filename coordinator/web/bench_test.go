@@ -19,7 +19,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -247,15 +246,6 @@ var benchReport = &arbiterv1.VerifyPositionReport{Fen: "4k3/8/P7/8/8/8/8/4K3 w -
 			Command: "arbiter verify --engine cmd=bug --fen '8/P2k4/8/8/8/8/8/4K3 w - - 1 2' --depth 2"},
 		{RootFen: "4k3/8/P7/8/8/8/8/4K3 w - - 0 1", Moves: []string{"e1d2"}, Fen: "4k3/8/P7/8/8/8/3K4/8 b - - 1 1", Depth: 3,
 			Notes: []string{"inconsistent counts: the divide here gives 12 for e8d7, but perft 2 after e8d7 gives 13 (which is right)"}}}}
-
-// cpuTime is the CPU time this process has used (user and system).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 func BenchmarkPages(b *testing.B) {
 	f, err := buildFixture(b)
