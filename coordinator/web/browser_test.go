@@ -272,7 +272,7 @@ func same(t *testing.T, where string, got, want map[string]string) {
 	}
 }
 
-func f2(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
+func f2(x float64) string { return fixed(x, 2) }
 func u(x uint64) string   { return strconv.FormatUint(x, 10) }
 
 func pentaOf(p *arbiterv1.Pentanomial) string {
@@ -374,7 +374,7 @@ func TestBrowser(t *testing.T) {
 	mp := sprtJob.GetMatchProgress()
 	same(t, "list, test row", c.fields(`tr[data-job="`+sprtID+`"]`), map[string]string{
 		"games": u(mp.GetGames()), "wins": u(mp.GetWins()), "draws": u(mp.GetDraws()), "losses": u(mp.GetLosses()),
-		"penta": pentaOf(mp.GetPentanomial()), "llr": f2(mp.GetLlr()), "elo": strconv.FormatFloat(mp.GetElo(), 'f', 1, 64), "state": "done"})
+		"penta": pentaOf(mp.GetPentanomial()), "llr": f2(mp.GetLlr()), "elo": fixed(mp.GetElo(), 1), "state": "done"})
 	pp := perftJob.GetProgress()
 	same(t, "list, perft row", c.fields(`tr[data-job="`+perftID+`"]`), map[string]string{
 		"depth": "5", "units_done": u(pp.GetUnitsDone()), "units_total": u(pp.GetUnitsTotal()), "nodes": perftJob.GetNodes(),

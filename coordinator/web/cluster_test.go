@@ -96,6 +96,7 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 		for i := len(cl.stop) - 1; i >= 0; i-- {
 			cl.stop[i]()
 		}
+		srv.Close()
 		cl.web.CloseClientConnections()
 		cl.web.Close()
 		gs.Stop()

@@ -25,8 +25,8 @@ var funcs = template.FuncMap{
 	"ago":        ago,
 	"when":       when,
 	"secs":       secs,
-	"f1":         func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) },
-	"f2":         func(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) },
+	"f1":         func(x float64) string { return fixed(x, 1) },
+	"f2":         func(x float64) string { return fixed(x, 2) },
 	"signed2":    func(x float64) string { return fmt.Sprintf("%+.2f", x) },
 	"pct":        func(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) + "%" },
 	"group":      group,
@@ -67,6 +67,16 @@ func elapsed(j *arbiterv1.Job, now time.Time) time.Duration {
 		end = now
 	}
 	return end.Sub(tsTime(j.GetCreatedAt()))
+}
+
+// fixed formats x with prec decimals, without a sign on zero ("-0.00"
+// reads as a negative LLR).
+func fixed(x float64, prec int) string {
+	s := strconv.FormatFloat(x, 'f', prec, 64)
+	if strings.Trim(s, "-0.") == "" {
+		return strings.TrimPrefix(s, "-")
+	}
+	return s
 }
 
 func tsTime(t *timestamppb.Timestamp) time.Time {

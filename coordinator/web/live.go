@@ -24,6 +24,12 @@ const minLiveGap = 300 * time.Millisecond
 
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, vw viewer, fn pageFunc) {
 	select {
+	case <-s.closing:
+		s.fail(w, r, vw, pageError(http.StatusServiceUnavailable, "Stopping", "The coordinator is stopping: no live updates."))
+		return
+	default:
+	}
+	select {
 	case s.live <- struct{}{}:
 		defer func() { <-s.live }()
 	default:
@@ -93,6 +99,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, vw viewer, fn pa
 		t := time.NewTimer(every)
 		select {
 		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-s.closing:
 			t.Stop()
 			return
 		case <-changed:

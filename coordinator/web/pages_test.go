@@ -3,7 +3,9 @@ package web
 import (
 	"context"
 	"html"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -291,4 +293,44 @@ func excerpt(s string) string {
 		s = s[:400]
 	}
 	return s
+}
+
+// Live streams are bounded in number, and Close ends them.
+func TestLiveStreamsBoundedAndClosed(t *testing.T) {
+	cl := newCluster(t, clusterOpts{})
+	c := cl.c
+	srv, err := New(context.Background(), Config{Core: c.Core, Perft: c.Perft, Games: c.Games, Verify: c.Verify, Credentials: c.Credentials,
+		MaxLiveStreams: 1, LiveInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	resp, err := http.Get(ts.URL + "/workers?live=1")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("first stream: %v %v", resp.StatusCode, err)
+	}
+	defer resp.Body.Close()
+	second, err := http.Get(ts.URL + "/?live=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.Body.Close()
+	if second.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("second stream: %d, want 503", second.StatusCode)
+	}
+	ended := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, resp.Body)
+		ended <- err
+	}()
+	srv.Close()
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Fatalf("stream ended with %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream did not end on Close")
+	}
 }

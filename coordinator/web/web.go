@@ -41,6 +41,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -98,7 +99,13 @@ type Server struct {
 	pages   map[string]*template.Template
 	csrfKey []byte
 	live    chan struct{} // a slot per live stream
+	closing chan struct{} // closed by Close: live streams end
+	once    sync.Once
 }
+
+// Close ends the live streams (call it before shutting the HTTP server
+// down, which would otherwise wait for them). Pages are still served.
+func (s *Server) Close() { s.once.Do(func() { close(s.closing) }) }
 
 // csrfKeyName is the meta key of the CSRF key.
 const csrfKeyName = "web_csrf_key"
@@ -132,7 +139,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger.Named("web"), mux: http.NewServeMux(), csrfKey: key,
-		live: make(chan struct{}, cfg.MaxLiveStreams)}
+		live: make(chan struct{}, cfg.MaxLiveStreams), closing: make(chan struct{})}
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
