@@ -28,22 +28,14 @@ type Prioritizer interface {
 // behalf of caller (its submitter or an admin). The next lease is scheduled
 // with them.
 func (c *Core) SetPriority(ctx context.Context, caller identity.Identity, jobID string, priority int32, share float64) error {
-	if !caller.CanSubmit() {
-		return wrongRole(caller, "change jobs")
+	if err := c.mayManage(caller, jobID, "change"); err != nil {
+		return err
 	}
 	if priority < MinPriority || priority > MaxPriority {
 		return apierr.Invalid("priority %d: must be between %d and %d", priority, MinPriority, MaxPriority)
 	}
 	if math.IsNaN(share) || share <= 0 || share > MaxShare {
 		return apierr.Invalid("throughput %v: must be above 0 and at most %g", share, float64(MaxShare))
-	}
-	ref, ok := c.reg.ref(jobID)
-	if !ok {
-		return unknownJob(jobID)
-	}
-	if !caller.IsAdmin() && ref.Submitter != "" && ref.Submitter != caller.Name {
-		return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
-			"job %s was submitted by %s; only its submitter or an admin may change it", jobID, ref.Submitter)
 	}
 	p, ok := c.reg.workload(jobID).(Prioritizer)
 	if !ok {

@@ -52,14 +52,25 @@ func parseFilter(q url.Values) (listFilter, error) {
 	if len(f.Submitter) > 64 {
 		return f, pageError(http.StatusBadRequest, "Bad filter", "submitter %s: names are at most 64 bytes.", clipQ(f.Submitter))
 	}
-	if p := q.Get("page"); p != "" {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 1 || n > 100000 {
-			return f, pageError(http.StatusBadRequest, "Bad filter", "page %s: want a number from 1.", clipQ(p))
-		}
-		f.Page = n
+	var err error
+	f.Page, err = pageNumber(q)
+	return f, err
+}
+
+// maxPage bounds a page number (so that offsets stay small).
+const maxPage = 100000
+
+// pageNumber reads the page query parameter (1 when absent).
+func pageNumber(q url.Values) (int, error) {
+	p := q.Get("page")
+	if p == "" {
+		return 1, nil
 	}
-	return f, nil
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 1 || n > maxPage {
+		return 0, pageError(http.StatusBadRequest, "Bad page", "page %s: want a number from 1 to %d.", clipQ(p), maxPage)
+	}
+	return n, nil
 }
 
 // infoState is a job's state as pages show it (see jobState).
@@ -157,8 +168,9 @@ func (s *Server) verifySessions(r *http.Request, f listFilter, offset, limit int
 	if f.State == "" && f.Submitter == "" {
 		return s.cfg.Verify.Sessions(r.Context(), offset, limit)
 	}
-	// Filtered: read them all (sessions are few) and filter here.
-	all, _, err := s.cfg.Verify.Sessions(r.Context(), 0, verifyjob.MaxSessions+100000)
+	// Filtered: read the live ones and the latest reported ones (sessions
+	// are few) and filter here.
+	all, _, err := s.cfg.Verify.Sessions(r.Context(), 0, verifyjob.MaxSessions+maxFilteredSessions)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -178,6 +190,10 @@ func (s *Server) verifySessions(r *http.Request, f listFilter, offset, limit int
 	}
 	return kept[offset:min(n, offset+limit)], n, nil
 }
+
+// maxFilteredSessions bounds the reported verify sessions a filtered list
+// looks through.
+const maxFilteredSessions = 10000
 
 // grafana links a dashboard with variables ("" without Grafana).
 func (s *Server) grafana(uid string, vars url.Values) string {

@@ -1,9 +1,11 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"html"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -332,5 +334,46 @@ func TestLiveStreamsBoundedAndClosed(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the stream did not end on Close")
+	}
+}
+
+// A book uploaded with the form is read (EPD or PGN, by its name) and the
+// test starts with it; a file of another kind is refused by name.
+func TestUploadBook(t *testing.T) {
+	cl := newCluster(t, clusterOpts{})
+	b := cl.browser(t)
+	b.signIn(cl.client)
+	send := func(name, content string) response {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		for k, v := range map[string]string{"csrf": b.csrf(), "kind": "match", "engine_a": "name=a,builtin", "engine_b": "name=b,builtin",
+			"each": "nodes=300", "games": "4", "book_order": "sequential"} {
+			mw.WriteField(k, v)
+		}
+		fw, _ := mw.CreateFormFile("book_file", name)
+		io.WriteString(fw, content)
+		mw.Close()
+		req, _ := http.NewRequest("POST", cl.web.URL+"/submit/test", &body)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		return b.do(req)
+	}
+	before := cl.countJobs()
+	if r := send("notes.txt", "hello"); r.status != 400 || !strings.Contains(html.UnescapeString(r.body), `book file "notes.txt": want an .epd, .pgn or .zip file`) {
+		t.Fatalf("text file: %d %s", r.status, excerpt(r.body))
+	}
+	if r := send("bad.epd", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq\nnot a position\n"); r.status != 400 ||
+		!strings.Contains(html.UnescapeString(r.body), "bad.epd") || strings.Contains(r.body, "arbiter-book-") {
+		t.Fatalf("bad EPD: %d %s", r.status, excerpt(r.body))
+	}
+	if n := cl.countJobs(); n != before {
+		t.Fatalf("refused uploads stored %d jobs", n-before)
+	}
+	r := send("mine.pgn", "[Event \"o\"]\n\n1. e4 e5 2. Nf3 *\n\n[Event \"o\"]\n\n1. d4 d5 *\n")
+	if r.status != 303 || !strings.HasPrefix(r.location, "/tests/s") {
+		t.Fatalf("good PGN book: %d %s", r.status, excerpt(r.body))
+	}
+	j := cl.job(t, cl.dial(t, cl.client), strings.TrimPrefix(r.location, "/tests/"))
+	if j.GetMatch().GetBookName() != "mine.pgn" || j.GetMatch().GetOpeningsCount() != 2 || j.GetSubmitter() != "carol" {
+		t.Fatalf("test from the uploaded book: %v", j.GetMatch())
 	}
 }

@@ -161,11 +161,9 @@ func (s *Server) gamesPage(r *http.Request, v *view) error {
 	if err != nil {
 		return err
 	}
-	page := 1
-	if p := r.URL.Query().Get("page"); p != "" {
-		if page, err = strconv.Atoi(p); err != nil || page < 1 {
-			return pageError(http.StatusBadRequest, "Bad page", "page %s: want a number from 1.", clipQ(p))
-		}
+	page, err := pageNumber(r.URL.Query())
+	if err != nil {
+		return err
 	}
 	bs, err := s.cfg.Games.Batches(r.Context(), id)
 	if err != nil {

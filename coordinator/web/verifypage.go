@@ -43,11 +43,9 @@ func (s *Server) verifyPage(r *http.Request, v *view) error {
 	if err != nil {
 		return err
 	}
-	page := 1
-	if p := r.URL.Query().Get("page"); p != "" {
-		if page, err = strconv.Atoi(p); err != nil || page < 1 {
-			return pageError(http.StatusBadRequest, "Bad page", "page %s: want a number from 1.", clipQ(p))
-		}
+	page, err := pageNumber(r.URL.Query())
+	if err != nil {
+		return err
 	}
 	d := &verifyData{S: sv, First: (page - 1) * reportsPerPage}
 	for w, n := range sv.Summary.GetUnitsByWorker() {

@@ -82,7 +82,7 @@ type Config struct {
 	// BooksDir is a directory of opening books (.epd, .pgn) the submit form
 	// offers ("" for none); a book can always be uploaded with the form.
 	BooksDir string
-	// LiveInterval is how often live list pages look for changes (2s).
+	// LiveInterval is how often live list pages look for changes (3s).
 	LiveInterval time.Duration
 	// MaxLiveStreams bounds the live-update streams served at once (256).
 	MaxLiveStreams int
@@ -122,7 +122,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.Logger = zap.NewNop()
 	}
 	if cfg.LiveInterval <= 0 {
-		cfg.LiveInterval = 2 * time.Second
+		cfg.LiveInterval = 3 * time.Second
 	}
 	if cfg.MaxLiveStreams <= 0 {
 		cfg.MaxLiveStreams = 256
