@@ -18,7 +18,8 @@ import (
 // It keeps at most 2 × MaxHistoryPoints points: every stride-th batch,
 // the stride doubling (and every other point dropped) when it fills up,
 // plus the latest batch; a long test's chart is thinned evenly and its
-// memory stays bounded whatever the number of batches.
+// memory stays bounded whatever the number of batches (at most about 20 KB
+// a test, kept after the test ends once a page asked for it).
 
 // MaxHistoryPoints is about the number of points a history keeps (between
 // it and twice it, plus the latest).
@@ -94,7 +95,7 @@ func pointOf(r sprt.Results, penta sprt.Pentanomial, llr float64) HistoryPoint {
 }
 
 // History returns test jobID's statistics after its batches, thinned as
-// described above, the origin first; ok is false for an unknown test.
+// described above, the origin first.
 func (w *Workload) History(ctx context.Context, jobID string) ([]HistoryPoint, error) {
 	w.mu.Lock()
 	t := w.tests[jobID]
@@ -106,6 +107,19 @@ func (w *Workload) History(ctx context.Context, jobID string) ([]HistoryPoint, e
 		defer w.mu.Unlock()
 		return t.hist.list(), nil
 	}
+	w.mu.Unlock()
+
+	// Build it holding commitMu: no batch is accepted meanwhile, so the
+	// history kept is exactly what was counted and later batches extend
+	// it. This holds results back once per test, for one read of its
+	// batches (a few ms for 10,000 games).
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	w.mu.Lock()
+	if t.hist != nil {
+		defer w.mu.Unlock()
+		return t.hist.list(), nil
+	}
 	var params *sprt.Params
 	if t.seq != nil {
 		p := t.seq.Params
@@ -113,7 +127,6 @@ func (w *Workload) History(ctx context.Context, jobID string) ([]HistoryPoint, e
 	}
 	done := t.done
 	w.mu.Unlock()
-
 	batches, err := w.store.Batches(ctx, jobID)
 	if err != nil {
 		return nil, apierr.Store(err)
@@ -124,10 +137,9 @@ func (w *Workload) History(ctx context.Context, jobID string) ([]HistoryPoint, e
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	// Keep it only if no batch was accepted meanwhile (and none skipped at
-	// load: then the stored rows are not the counted ones), so that later
-	// batches extend exactly what was counted.
-	if t.hist == nil && done == t.done && len(batches) == t.done {
+	// A batch skipped at load (LoadProblems) is in the store but not
+	// counted: such a history is shown but not kept.
+	if len(batches) == done {
 		t.hist = h
 	}
 	return h.list(), nil

@@ -66,6 +66,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, vw viewer, fn pa
 			changed, _ = s.cfg.Core.Changed(v.watch[0])
 		}
 		if !first {
+			// The credential is resolved again: a revoked one stops here.
+			vw = s.viewerOf(r)
+			if err := s.mayRead(vw); err != nil {
+				writeEvent(w, "end", "")
+				rc.Flush()
+				return
+			}
 			if v, err = s.build(nil, r, vw, fn); err != nil {
 				writeEvent(w, "end", "")
 				rc.Flush()
