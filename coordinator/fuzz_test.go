@@ -109,6 +109,8 @@ func FuzzRequests(f *testing.F) {
 	seed(11, &arbiterv1.CreateCredentialRequest{Name: "n", Role: "client"})
 	seed(12, &arbiterv1.ListJobsRequest{Limit: 5})
 	seed(13, &arbiterv1.CloseVerifySessionRequest{SessionId: "session-1"})
+	seed(14, &arbiterv1.ReportVerifySessionRequest{SessionId: "session-1", Summary: &arbiterv1.VerifySessionSummary{Positions: 1, Bugs: 1},
+		Positions: []*arbiterv1.VerifyPositionReport{{Status: "bug", Findings: []*arbiterv1.VerifyFinding{{Moves: []string{"e2e4"}}}}}})
 
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, method byte, data []byte) {
@@ -131,7 +133,7 @@ func FuzzRequests(f *testing.F) {
 				t.Fatalf("method %d, request %v: %v", method, m, err)
 			}
 		}
-		switch method % 14 {
+		switch method % 15 {
 		case 0:
 			m := &arbiterv1.SubmitPerftRequest{}
 			call(m, func() error { _, err := jobs.SubmitPerft(ctx, m); return err })
@@ -175,6 +177,9 @@ func FuzzRequests(f *testing.F) {
 		case 13:
 			m := &arbiterv1.CloseVerifySessionRequest{}
 			call(m, func() error { _, err := verify.CloseVerifySession(ctx, m); return err })
+		case 14:
+			m := &arbiterv1.ReportVerifySessionRequest{}
+			call(m, func() error { _, err := verify.ReportVerifySession(ctx, m); return err })
 		}
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
