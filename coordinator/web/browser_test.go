@@ -443,6 +443,19 @@ func TestBrowser(t *testing.T) {
 	}
 	c.visit("/submit", "submit-anonymous")
 
+	// The checks themselves see problems: an unlabelled field, faint text
+	// and a console error put in the page are reported.
+	// (The colour is set through the DOM: the pages' CSP drops style
+	// attributes.)
+	eval[bool](c, `document.querySelector('main').insertAdjacentHTML('beforeend', '<input id="probe-field"><p id="probe-text">faint probe text</p>');
+		document.getElementById('probe-text').style.color = '#ddd'; console.error("probe error"); true`)
+	if problems := strings.Join(eval[[]string](c, a11yScript), "\n"); !strings.Contains(problems, "probe-field") || !strings.Contains(problems, "faint probe text") {
+		t.Errorf("the accessibility check missed planted problems:\n%s", problems)
+	}
+	if errs := strings.Join(c.consoleErrors(), "\n"); !strings.Contains(errs, "probe error") {
+		t.Errorf("the console check missed a planted error: %q", errs)
+	}
+
 	// ---- sign in, submit an SPRT from the form ----
 	c.do("open the sign-in page", chromedp.Navigate(c.base+"/signin"), chromedp.WaitVisible(chromedp.CSS("#token")))
 	c.navigate("sign in", chromedp.SendKeys(chromedp.CSS("#token"), cl.client), chromedp.Click(chromedp.CSS("#signin")))
