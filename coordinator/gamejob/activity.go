@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"sort"
-	"strconv"
 	"time"
 
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/logging"
@@ -22,66 +22,7 @@ import (
 // test's priority.
 
 // ActivityWindow is the span of WorkerActivity.
-const ActivityWindow = time.Hour
-
-// activity is one worker's games and incidents per minute of the last
-// ActivityWindow, over all tests: a ring of minute slots, so its memory is
-// fixed whatever the worker plays.
-type activity struct {
-	minute    [60]int64 // unix minute each slot counts
-	games     [60]int64
-	incidents [60]int64
-}
-
-func (a *activity) add(at time.Time, games, incidents int64) {
-	m := at.Unix() / 60
-	i := int(m % 60)
-	if i < 0 {
-		return
-	}
-	if a.minute[i] != m {
-		a.minute[i], a.games[i], a.incidents[i] = m, 0, 0
-	}
-	a.games[i] += games
-	a.incidents[i] += incidents
-}
-
-func (a *activity) since(now time.Time) (games, incidents int64) {
-	m := now.Unix() / 60
-	for i := range a.minute {
-		if a.minute[i] > m-60 && a.minute[i] <= m {
-			games += a.games[i]
-			incidents += a.incidents[i]
-		}
-	}
-	return games, incidents
-}
-
-// noteActivity counts games and incidents of a worker at when it falls in
-// the window. Caller holds mu (or is loading).
-func (w *Workload) noteActivity(workerID string, at time.Time, games, incidents int64) {
-	if w.cfg.Now().Sub(at) > ActivityWindow {
-		return
-	}
-	a := w.activity[workerID]
-	if a == nil {
-		a = &activity{}
-		w.activity[workerID] = a
-	}
-	a.add(at, games, incidents)
-}
-
-// incidentCount is the number of incidents of a batch (overruns within the
-// time margin are not incidents).
-func incidentCount(inc map[string]int64) int64 {
-	n := int64(0)
-	for k, v := range inc {
-		if k != incOverrun {
-			n += v
-		}
-	}
-	return n
-}
+const ActivityWindow = gamepair.ActivityWindow
 
 // Activity is what a worker did over the last ActivityWindow.
 type Activity struct {
@@ -92,34 +33,21 @@ type Activity struct {
 }
 
 // WorkerActivity returns, by worker id, the games and incidents of the last
-// ActivityWindow and the running tests each worker is excluded from.
+// ActivityWindow (over every game workload sharing Config.Activity) and the
+// running tests each worker is excluded from.
 func (w *Workload) WorkerActivity() map[string]Activity {
+	recent := w.cfg.Activity.Recent()
+	out := make(map[string]Activity, len(recent))
+	for id, r := range recent {
+		out[id] = Activity{Games: r.Games, Incidents: r.Incidents}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	now := w.cfg.Now()
-	out := make(map[string]Activity, len(w.activity))
-	for id, a := range w.activity {
-		g, n := a.since(now)
-		if g == 0 && n == 0 {
-			delete(w.activity, id) // idle for the whole window
-			continue
-		}
-		out[id] = Activity{Games: g, Incidents: n}
-	}
 	for _, t := range w.running {
-		for id, tw := range t.workers {
-			if tw.excluded {
-				a := out[id]
-				a.Excluded = append(a.Excluded, t.rec.ID)
-				out[id] = a
-			}
-		}
-		for id := range t.refused {
-			if tw := t.workers[id]; tw == nil || !tw.excluded {
-				a := out[id]
-				a.Excluded = append(a.Excluded, t.rec.ID)
-				out[id] = a
-			}
+		for _, id := range t.workers.Barred() {
+			a := out[id]
+			a.Excluded = append(a.Excluded, t.rec.ID)
+			out[id] = a
 		}
 	}
 	for id, a := range out {
@@ -256,33 +184,6 @@ func (w *Workload) SetPriority(ctx context.Context, jobID string, priority int32
 }
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
-
-// Bounds on the incident events of one batch.
-const (
-	maxIncidentEvents = 16
-	maxEventDetail    = 300
-)
-
-// incidentEvents are a batch's incidents with their reasons, as events (at
-// most maxIncidentEvents; the rest counted in the last).
-func incidentEvents(t *test, unit, workerID string, incs []*arbiterv1.Incident, at time.Time) []store.Event {
-	var out []store.Event
-	for i, inc := range incs {
-		if i == maxIncidentEvents {
-			out = append(out, eventOf(t, unit, workerID, evIncident, "and "+strconv.Itoa(len(incs)-i)+" more incidents in this batch", at))
-			break
-		}
-		detail := "game " + strconv.Itoa(int(inc.GetGameIndex())) + ": " + incidentClass(inc.GetKind())
-		if e := inc.GetEngine(); e != "" {
-			detail += " (" + e + ")"
-		}
-		if d := inc.GetDetail(); d != "" {
-			detail += ": " + d
-		}
-		out = append(out, eventOf(t, unit, workerID, evIncident, clip(detail, maxEventDetail), at))
-	}
-	return out
-}
 
 var _ core.Prioritizer = (*Workload)(nil)
 

@@ -133,9 +133,10 @@ func Run(ctx context.Context, cfg Config, ids []string) (Result, error) {
 
 	var ops, errs atomic.Int64
 	var firstErr atomic.Pointer[error]
+	end, _ := runCtx.Deadline()
 	fail := func(err error) {
-		if runCtx.Err() != nil {
-			return // the run ended mid-call
+		if runCtx.Err() != nil || !time.Now().Before(end) {
+			return // the run ended mid-call (the call may see it first)
 		}
 		errs.Add(1)
 		firstErr.CompareAndSwap(nil, &err)
