@@ -50,6 +50,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/credentials"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
@@ -63,9 +64,11 @@ var staticFS embed.FS
 
 // Config is what the pages serve.
 type Config struct {
-	Core        *core.Core
-	Perft       *perftjob.Workload
-	Games       *gamejob.Workload
+	Core  *core.Core
+	Perft *perftjob.Workload
+	Games *gamejob.Workload
+	// Tunes, when set, shows SPSA tunes (read-only) on the list page.
+	Tunes       *spsajob.Workload
 	Verify      *verifyjob.Workload
 	Credentials *credentials.Manager
 	// Store keeps the CSRF key across restarts (meta table); nil: a key
