@@ -122,7 +122,7 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 	defer cancel()
 	fmt.Fprintf(stderr, "arbiter up: coordinator on %s with %d workers × %d threads (data %s)\n", cl.Addr(), c.Workers, cl.Threads(), cl.Data())
 	if a := cl.HTTPAddr(); a != "" {
-		fmt.Fprintf(stderr, "arbiter up: pages on %s (sign in with the token to submit)\n", pagesURL(a))
+		fmt.Fprintf(stderr, "arbiter up: pages on %s\n", pagesURL(a))
 		fmt.Fprintf(stderr, "arbiter up: metrics on http://%s/metrics\n", a)
 	}
 
