@@ -49,6 +49,7 @@ var funcs = template.FuncMap{
 	"mnps":       mnps,
 	"half":       func(lo, hi float64) float64 { return (hi - lo) / 2 },
 	"elapsed":    elapsed,
+	"spsaParams": spsaParams,
 	"plyArgs": func(p *pgnPly, current int) struct {
 		P       *pgnPly
 		Current int
@@ -91,8 +92,9 @@ func tsTime(t *timestamppb.Timestamp) time.Time {
 func jobState(j *arbiterv1.Job) string {
 	switch j.GetState() {
 	case arbiterv1.JobState_JOB_STATE_RUNNING:
-		p, mp := j.GetProgress(), j.GetMatchProgress()
-		if p.GetUnitsDone() == 0 && p.GetActiveWorkers() == 0 && mp.GetGames() == 0 && mp.GetBatchesLeased() == 0 {
+		p, mp, sp := j.GetProgress(), j.GetMatchProgress(), j.GetSpsaProgress()
+		if p.GetUnitsDone() == 0 && p.GetActiveWorkers() == 0 && mp.GetGames() == 0 && mp.GetBatchesLeased() == 0 &&
+			sp.GetUpdates() == 0 && sp.GetBatchesLeased() == 0 {
 			return "pending"
 		}
 		return "running"
@@ -245,4 +247,29 @@ func mnps(nodes string, d time.Duration) string {
 		return "-"
 	}
 	return strconv.FormatFloat(r, 'f', 1, 64)
+}
+
+// maxListedParams is the parameters of a tune the list names; the rest are
+// counted.
+const maxListedParams = 4
+
+// spsaParams names a tune's parameters with their value now and at the
+// start ("Name 12 (from 10)"), the first few of them.
+func spsaParams(sp *arbiterv1.SpsaProgress) string {
+	ps := sp.GetParams()
+	val := func(p *arbiterv1.SpsaParamState, x float64) string {
+		if p.GetIsFloat() {
+			return fixed(x, 2)
+		}
+		return strconv.FormatFloat(math.Round(x), 'f', 0, 64)
+	}
+	var parts []string
+	for i, p := range ps {
+		if i == maxListedParams {
+			parts = append(parts, "and "+strconv.Itoa(len(ps)-i)+" more")
+			break
+		}
+		parts = append(parts, p.GetName()+" "+val(p, p.GetCurrent())+" (from "+val(p, p.GetStart())+")")
+	}
+	return strings.Join(parts, ", ")
 }

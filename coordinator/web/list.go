@@ -8,26 +8,28 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-// The list of work: tests, perft jobs and verify sessions, newest first,
-// filtered by kind, state and submitter, a page at a time.
+// The list of work: tests, perft jobs, SPSA tunes (read-only: they have no
+// page of their own) and verify sessions, newest first, filtered by kind,
+// state and submitter, a page at a time.
 
 // PageSize is the number of rows of a list page.
 const PageSize = 50
 
 // listFilter is what the list page shows.
 type listFilter struct {
-	Kind      string // "", "test", "perft", "verify"
+	Kind      string // "", "test", "perft", "spsa", "verify"
 	State     string // "", "running" (pending too), "pending", "done", "cancelled", "failed"
 	Submitter string
 	Page      int // from 1
 }
 
 var (
-	kinds  = []string{"", "test", "perft", "verify"}
+	kinds  = []string{"", "test", "perft", "spsa", "verify"}
 	states = []string{"", "running", "pending", "done", "cancelled", "failed"}
 )
 
@@ -44,7 +46,7 @@ func oneOf(v string, allowed []string) bool {
 func parseFilter(q url.Values) (listFilter, error) {
 	f := listFilter{Kind: q.Get("kind"), State: q.Get("state"), Submitter: strings.TrimSpace(q.Get("submitter")), Page: 1}
 	if !oneOf(f.Kind, kinds) {
-		return f, pageError(http.StatusBadRequest, "Bad filter", "kind %s: want test, perft or verify (or nothing for all).", clipQ(f.Kind))
+		return f, pageError(http.StatusBadRequest, "Bad filter", "kind %s: want test, perft, spsa or verify (or nothing for all).", clipQ(f.Kind))
 	}
 	if !oneOf(f.State, states) {
 		return f, pageError(http.StatusBadRequest, "Bad filter", "state %s: want running, pending, done, cancelled or failed (or nothing for all).", clipQ(f.State))
@@ -82,9 +84,15 @@ func infoState(j core.JobInfo) string {
 }
 
 func (f listFilter) keep(j core.JobInfo) bool {
-	isTest := j.Kind != perftjob.Kind
+	kind := "test" // match and SPRT tests are of several kinds
+	switch j.Kind {
+	case perftjob.Kind:
+		kind = "perft"
+	case spsajob.Kind:
+		kind = "spsa"
+	}
 	switch {
-	case f.Kind == "test" && !isTest, f.Kind == "perft" && isTest:
+	case f.Kind != "" && f.Kind != kind:
 		return false
 	case f.Submitter != "" && j.Submitter != f.Submitter:
 		return false
@@ -104,6 +112,7 @@ type listData struct {
 	Query    url.Values
 	Tests    []*arbiterv1.Job
 	Perft    []*arbiterv1.Job
+	Tunes    []*arbiterv1.Job
 	Verify   []verifyjob.SessionView
 	VerifyN  int // verify sessions in all
 	Prev     string
@@ -132,9 +141,12 @@ func (s *Server) listPage(r *http.Request, v *view) error {
 				continue // gone meanwhile
 			}
 			j := snap.(*arbiterv1.Job)
-			if j.GetMatch() != nil {
+			switch {
+			case j.GetMatch() != nil:
 				d.Tests = append(d.Tests, j)
-			} else {
+			case j.GetSpsa() != nil:
+				d.Tunes = append(d.Tunes, j)
+			default:
 				d.Perft = append(d.Perft, j)
 			}
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/match"
@@ -68,6 +69,16 @@ func TestPagesRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tune, err := cl.c.Core.Create(ctx, cl.carol(), spsajob.Kind, &arbiterv1.SpsaSpec{
+		Engine: &arbiterv1.EngineSpec{Name: "dev", Command: matchspec.Embedded},
+		Params: []*arbiterv1.SpsaParam{{Name: "RFPMargin", Start: 75, Min: 20, Max: 300, CEnd: 5, REnd: 0.002},
+			{Name: "FutMargin", Start: 90, Min: 20, Max: 400, CEnd: 10, REnd: 0.002}},
+		Pairs: 40, BatchPairs: 2, TimeControl: &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 1000}},
+		Openings: testSpec(t, 1000, 0, true).Openings, BookName: "uho-200.epd", BookOrder: "random", Seed: 7,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	sum := &arbiterv1.VerifySessionSummary{Engine: "bug", Depth: 2, Positions: 1, Bugs: 1, Findings: 1}
 	rep := &arbiterv1.VerifyPositionReport{Id: "p1", Fen: "4k3/8/P7/8/8/8/8/4K3 w - - 0 1", Depth: 3, Status: "bug",
 		Findings: []*arbiterv1.VerifyFinding{{RootFen: "4k3/8/P7/8/8/8/8/4K3 w - - 0 1", Moves: []string{"a6a7", "e8d7"},
@@ -81,9 +92,11 @@ func TestPagesRender(t *testing.T) {
 		path string
 		want []string
 	}{
-		{"/", []string{perft.ID, test.ID, "s-0123456789", "default vs weak", "nodes=1000", "Grafana dashboard",
+		{"/", []string{perft.ID, test.ID, tune.ID, "s-0123456789", "default vs weak", "nodes=1000", "Grafana dashboard",
 			"http://grafana.example:3000/d/arbiter-overview/"}},
 		{"/tests?kind=test&state=pending", []string{test.ID}},
+		{"/?kind=spsa&state=pending&submitter=carol", []string{tune.ID, "SPSA tunes", "RFPMargin 75 (from 75), FutMargin 90 (from 90)",
+			"nodes=1000", `<span data-field="updates">0</span>/<span data-field="batches_total">20</span>`, "pending"}},
 		{"/tests/" + test.ID, []string{"Engine A (under test)", "uho-200.epd", "no decision yet", "arbiter-sprt/?var-test=" + test.ID}},
 		{"/tests/" + test.ID + "/games", []string{"No games counted yet"}},
 		{"/perft/" + perft.ID, []string{"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", "Published value", "8902", "Divide"}},
@@ -105,6 +118,15 @@ func TestPagesRender(t *testing.T) {
 		if csp := r.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
 			t.Errorf("GET %s: CSP %q", p.path, csp)
 		}
+	}
+	// The tune is listed as a tune only: not among tests or perft jobs.
+	for _, path := range []string{"/?kind=test", "/?kind=perft", "/?kind=verify"} {
+		if r := b.get(path); r.status != http.StatusOK || strings.Contains(r.body, tune.ID) {
+			t.Errorf("GET %s: %d, the tune listed: %v", path, r.status, strings.Contains(r.body, tune.ID))
+		}
+	}
+	if body := b.get("/").body; !strings.Contains(body[strings.Index(body, `id="spsa"`)+1:], tune.ID) {
+		t.Errorf("GET /: tune %s not in the SPSA table", tune.ID)
 	}
 	// A live stream answers with the live region at once.
 	ctxT, cancel := context.WithTimeout(ctx, 5*time.Second)

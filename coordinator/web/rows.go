@@ -94,7 +94,16 @@ func workersRows(ws []workerView, now time.Time) template.HTML {
 		b.cell("num", "games", itoa(w.Activity.Games))
 		b.cell("num", "incidents", itoa(w.Activity.Incidents))
 		b.raw("<td>")
-		testLinks(&b, w.Activity.Excluded)
+		if len(w.Activity.Excluded) > 0 || len(w.BarredTunes) == 0 {
+			testLinks(&b, w.Activity.Excluded)
+		}
+		for k, id := range w.BarredTunes {
+			if k > 0 || len(w.Activity.Excluded) > 0 {
+				b.raw(", ")
+			}
+			b.raw("tune ") // tunes have no page to link
+			b.esc(id)
+		}
 		b.raw("</td></tr>\n")
 	}
 	return b.html()

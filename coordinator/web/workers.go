@@ -13,10 +13,12 @@ import (
 
 type workerView struct {
 	core.WorkerView
-	Jobs      []string // the jobs it holds leases on
-	Activity  gamejob.Activity
-	Live      bool // seen within three heartbeats
-	Verifying int  // verify units it holds
+	Jobs     []string // the jobs it holds leases on
+	Activity gamejob.Activity
+	// BarredTunes are the running SPSA tunes it gets no more batches of.
+	BarredTunes []string
+	Live        bool // seen within three heartbeats
+	Verifying   int  // verify units it holds
 }
 
 type workersData struct {
@@ -44,10 +46,15 @@ func jobOfUnit(unit string) string {
 
 func (s *Server) workersPage(r *http.Request, v *view) error {
 	act := s.cfg.Games.WorkerActivity()
+	var barredTunes map[string][]string
+	if s.cfg.Tunes != nil {
+		barredTunes = s.cfg.Tunes.Barred()
+	}
 	d := &workersData{}
 	live := 3 * s.cfg.Core.HeartbeatInterval()
 	for _, w := range s.cfg.Core.Workers() {
-		wv := workerView{WorkerView: w, Activity: act[w.ID], Live: v.Now.Sub(w.LastSeen) <= live}
+		wv := workerView{WorkerView: w, Activity: act[w.ID], Live: v.Now.Sub(w.LastSeen) <= live,
+			BarredTunes: barredTunes[w.ID]}
 		seen := map[string]bool{}
 		for _, u := range w.Units {
 			j := jobOfUnit(u)
