@@ -5,7 +5,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/engine"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -141,6 +143,32 @@ func TestLocalPath(t *testing.T) {
 	for host, want := range map[string]bool{"127.0.0.1:80": true, "localhost:7701": true, "[::1]:7701": true, "coord.example:7701": false, "10.0.0.1": false} {
 		if got := loopbackHost(host); got != want {
 			t.Errorf("loopbackHost(%q) = %v", host, got)
+		}
+	}
+}
+
+// The workers' "excluded from" cell: tests linked, tunes named (they have
+// no page), a dash for none.
+func TestWorkersRowsExcludedFrom(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	cell := func(tests, tunes []string) string {
+		w := workerView{WorkerView: core.WorkerView{ID: "w1", Name: "box", LastSeen: now}, Live: true, BarredTunes: tunes}
+		w.Activity.Excluded = tests
+		row := string(workersRows([]workerView{w}, now))
+		i := strings.LastIndex(row, "<td>")
+		return row[i+len("<td>") : strings.LastIndex(row, "</td>")]
+	}
+	for _, c := range []struct {
+		tests, tunes []string
+		want         string
+	}{
+		{nil, nil, "-"},
+		{[]string{"t1"}, nil, `<a href="/tests/t1">t1</a>`},
+		{nil, []string{"s1", "s2"}, "tune s1, tune s2"},
+		{[]string{"t1"}, []string{"s<1"}, `<a href="/tests/t1">t1</a>, tune s&lt;1`},
+	} {
+		if got := cell(c.tests, c.tunes); got != c.want {
+			t.Errorf("excluded from tests %v, tunes %v: %q, want %q", c.tests, c.tunes, got, c.want)
 		}
 	}
 }
