@@ -181,9 +181,11 @@ func TestUploadedEnginesSPRT(t *testing.T) {
 			verified[c.GetWorkerName()+"/"+c.GetEngine()] = true
 		}
 	}
-	t.Logf("checks: %v", j.GetArtifactChecks())
+	if !verified["w1/tiny"] && !verified["w2/tiny"] || !verified["w1/sf"] && !verified["w2/sf"] {
+		t.Fatalf("no worker verified both engines: %v", j.GetArtifactChecks())
+	}
 	status, code := cli(t, append([]string{"status", id}, clientArgs(addr)...)...)
-	if code != 0 {
+	if code != 0 || !strings.Contains(status, "Uploaded engines on the workers") || !strings.Contains(status, "bench matches the signature") {
 		t.Fatalf("status: %d %s", code, status)
 	}
 	t.Logf("status:\n%s", status)

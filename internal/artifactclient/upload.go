@@ -146,3 +146,14 @@ func UploadEngines(ctx context.Context, conn grpc.ClientConnInterface, travel [2
 }
 
 func statusCode(err error) string { return status.Code(err).String() }
+
+// Uploaded lists the names of a test's engines that travel to the workers.
+func Uploaded(spec *arbiterv1.MatchSpec) []string {
+	var out []string
+	for _, e := range []*arbiterv1.EngineSpec{spec.GetEngineA(), spec.GetEngineB()} {
+		if e.GetArtifact() != nil {
+			out = append(out, e.GetName())
+		}
+	}
+	return out
+}

@@ -53,6 +53,12 @@ func RunTest(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client
 	if err != nil {
 		return err
 	}
+	if len(artifactclient.Uploaded(spec)) > 0 {
+		// A watch carries no artifact checks; the test's full record does.
+		if resp, err := c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: final.GetJobId()}); err == nil {
+			final = resp.GetJob()
+		}
+	}
 	PrintTest(out, final)
 	if pgnout != "" {
 		n, err := DownloadPGN(ctx, c, final.GetJobId(), pgnout)
