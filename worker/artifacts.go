@@ -159,13 +159,16 @@ type artifactCache struct {
 	pinned   map[string]int    // cache entries running batches use
 }
 
-func newArtifactCache(cfg Config, log *zap.Logger) (*artifactCache, error) {
+// newArtifactCache prepares the cache under cfg.DataDir (nil without
+// one). Its metrics m are the worker's, exported whether or not it runs
+// uploaded engines.
+func newArtifactCache(cfg Config, log *zap.Logger, m *artifactMetrics) (*artifactCache, error) {
 	if cfg.DataDir == "" {
 		return nil, nil
 	}
 	c := &artifactCache{dir: filepath.Join(cfg.DataDir, "artifacts"), runDir: filepath.Join(cfg.DataDir, "run"),
 		maxBytes: cfg.CacheBytes, build: cfg.BuildTimeout, bench: DefaultBenchTimeout, limits: cfg.Limits,
-		client: arbiterv1.NewArtifactServiceClient(cfg.Conn), log: log, m: newArtifactMetrics(cfg.Registerer),
+		client: arbiterv1.NewArtifactServiceClient(cfg.Conn), log: log, m: m,
 		verified: map[string]uint64{}, ready: map[string]bool{}, pinned: map[string]int{}}
 	if c.maxBytes <= 0 {
 		c.maxBytes = DefaultCacheBytes

@@ -195,7 +195,7 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.Retry.Base == 0 && cfg.Retry.Cap == 0 {
 		cfg.Retry = clusterclient.Persistent
 	}
-	arts, err := newArtifactCache(cfg, cfg.Logger)
+	arts, err := newArtifactCache(cfg, cfg.Logger, newArtifactMetrics(cfg.Registerer))
 	if err != nil {
 		return nil, err
 	}
