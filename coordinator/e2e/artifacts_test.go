@@ -32,8 +32,14 @@ const stockfish = "/usr/games/stockfish"
 // empty one: no engine in it) with its data directory under it.
 func startWorkerIn(t *testing.T, addr, name string, extra ...string) (*proc, string) {
 	t.Helper()
-	dir := t.TempDir()
-	args := append([]string{"worker", "--coordinator", addr, "--token", workerToken(t, addr), "--threads", "1", "--hash", "16",
+	return startWorkerAt(t, t.TempDir(), addr, workerToken(t, addr), name, extra...)
+}
+
+// startWorkerAt starts a worker process in dir (its data directory under
+// it) with the credential tok.
+func startWorkerAt(t *testing.T, dir, addr, tok, name string, extra ...string) (*proc, string) {
+	t.Helper()
+	args := append([]string{"worker", "--coordinator", addr, "--token", tok, "--threads", "1", "--hash", "16",
 		"--log-level", "info", "--name", name, "--data", filepath.Join(dir, "data")}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
@@ -350,5 +356,53 @@ func TestUploadedEngineLimits(t *testing.T) {
 			t.Fatalf("%s: %d limit kills recorded, want one per game:\n%s", flavour, kills, out)
 		}
 		t.Logf("%s:\n%s", flavour, out[i:])
+	}
+}
+
+// A worker SIGKILLed in the middle of a source build starts the build over
+// when it comes back with the same data directory, leaves nothing half
+// built, and the test ends with every game counted.
+func TestUploadedEngineWorkerKilledMidBuild(t *testing.T) {
+	requireTools(t)
+	src, err := filepath.Abs("testdata/tinyuci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, data := freeAddr(t), t.TempDir()
+	coordinator(t, addr, data)
+	dir, tok := t.TempDir(), workerToken(t, addr)
+	w, _ := startWorkerAt(t, dir, addr, tok, "w1")
+	args := append([]string{"submit", "match"}, clientArgs(addr)...)
+	args = append(args, "--engine", "name=tiny,source="+src+",build=sleep 3; make EXE=engine", "--engine", "name=base,builtin",
+		"--each", "nodes=500", "--openings", "file="+book+",order=random,seed=5", "--games", "4")
+	out, code := cli(t, args...)
+	if code != 0 {
+		t.Fatalf("submit: %d %s", code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	id := lines[len(lines)-1]
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(w.out.String(), "building uploaded engine") {
+		if time.Now().After(deadline) {
+			t.Fatal("the build never started")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	w.kill(t)
+	builds := filepath.Join(dir, "data", "artifacts", "builds")
+	if tmps, _ := filepath.Glob(filepath.Join(builds, "*.tmp-*")); len(tmps) != 1 {
+		t.Fatalf("half-done builds after the kill: %v, want one", tmps)
+	}
+	w2, _ := startWorkerAt(t, dir, addr, tok, "w1")
+	j := waitFor(t, dial(t, addr, token), id, 3*time.Minute, "the test's end", done)
+	if g := j.GetMatchProgress().GetGames(); g != 4 {
+		t.Fatalf("%d games", g)
+	}
+	log := w2.out.String()
+	if !strings.Contains(log, "building uploaded engine") || !strings.Contains(log, "uploaded engine built") {
+		t.Fatalf("the restarted worker did not build:\n%s", lastLines(log, 20))
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(builds, "*.tmp-*")); len(tmps) != 0 {
+		t.Fatalf("half-done builds left: %v", tmps)
 	}
 }

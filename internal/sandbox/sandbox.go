@@ -256,7 +256,10 @@ func Probe(wrapper string) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	path, args := Command(wrapper, Spec{Limits: Limits{Memory: 256 << 20, CPU: 10 * time.Second}, Dir: dir, Env: CleanEnv(dir),
+	// The probe's engine is this Go binary: its runtime reserves more
+	// address space at start than a small limit's backstop allows (it
+	// fails to start at 1.5 GiB now and then), so the default limits.
+	path, args := Command(wrapper, Spec{Limits: Limits{Memory: DefaultLimits.Memory, CPU: 10 * time.Second}, Dir: dir, Env: CleanEnv(dir),
 		Path: wrapper, Args: []string{probeArg}})
 	cmd := exec.Command(path, args...)
 	out, err := cmd.CombinedOutput()
