@@ -13,12 +13,15 @@ package e2e
 import (
 	"database/sql"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/arbiter-chess/arbiter/internal/spsaspec"
@@ -234,5 +237,78 @@ func TestClusterTuneSurvivesKills(t *testing.T) {
 	pgn := filepath.Join(t.TempDir(), "tune.pgn")
 	if out, code := cli(t, append([]string{"pgn", id, "-o", pgn}, clientArgs(addr)...)...); code != 0 || countPGN(t, pgn) != 2*pairs {
 		t.Fatalf("pgn: exit %d, %d games: %s", code, countPGN(t, pgn), out)
+	}
+}
+
+// Bad tunes are refused with the field named and nothing is stored: by
+// the CLI before it submits, and by the coordinator for a client that
+// skips the CLI's checks.
+func TestClusterTuneBadInput(t *testing.T) {
+	addr, data := freeAddr(t), t.TempDir()
+	coordinator(t, addr, data)
+	base := append([]string{"submit", "spsa"}, clientArgs(addr)...)
+	base = append(base, "--engine", "name=dev,builtin", "--each", "nodes=1000", "--openings", "file="+book, "--pairs", "10")
+	notSpin := filepath.Join(t.TempDir(), "engine.sh")
+	os.WriteFile(notSpin, []byte("#!/bin/sh\nwhile read l; do case \"$l\" in uci) echo 'option name Ponder type check default false'; echo uciok;; quit) exit;; esac; done\n"), 0o755)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--params", "NoSuch,1,0,5,1,0.002"}, `param "NoSuch": the engine has no option`},
+		{[]string{"--params", "RFPMargin,75,300,20,5,0.002"}, `param "RFPMargin": min 300 > max 20`},
+		{[]string{"--params", "RFPMargin,500,20,300,5,0.002"}, `param "RFPMargin": start 500 is outside`},
+		{[]string{"--params", "RFPMargin,75,20,300,0,0.002"}, `param "RFPMargin": c_end 0 must be positive`},
+		{[]string{"--params", "RFPMargin;75;20;300"}, "--params"},
+		{[]string{"--params", "from-engine:Ponder", "--engine", "name=s,cmd=" + notSpin}, `param "Ponder": the engine's option is a check, not a spin`},
+		{[]string{"--params", "from-engine:RFPMargin", "--alpha", "5"}, "--alpha 5"},
+	} {
+		out, code := cli(t, append(append([]string(nil), base...), c.args...)...)
+		if code != 2 || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d, want 2 and %q in:\n%s", c.args, code, c.want, out)
+		}
+	}
+	if out, code := cli(t, append([]string{"spsa", "export", "t000000000000", "--format", "xml"}, clientArgs(addr)...)...); code != 2 || !strings.Contains(out, "--format") {
+		t.Errorf("export --format xml: exit %d:\n%s", code, out)
+	}
+	// The coordinator's own checks.
+	jobs := arbiterv1.NewJobServiceClient(dial(t, addr, token))
+	good := func() *arbiterv1.SpsaSpec {
+		return &arbiterv1.SpsaSpec{Engine: &arbiterv1.EngineSpec{Name: "dev", Command: "embedded"},
+			Params: []*arbiterv1.SpsaParam{{Name: "RFPMargin", Start: 75, Min: 20, Max: 300, CEnd: 5, REnd: 0.002}},
+			Pairs:  10, BatchPairs: 2,
+			TimeControl: &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 1000}},
+			Openings:    []*arbiterv1.Opening{{Fen: "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"}}}
+	}
+	for _, c := range []struct {
+		edit func(*arbiterv1.SpsaSpec)
+		want string
+	}{
+		{func(s *arbiterv1.SpsaSpec) { s.Params[0].Name = "NoSuch" }, "NoSuch"},
+		{func(s *arbiterv1.SpsaSpec) { s.Params[0].Min, s.Params[0].Max = 300, 20 }, "min 300 > max 20"},
+		{func(s *arbiterv1.SpsaSpec) { s.Params[0].Start = 500 }, "start 500"},
+		{func(s *arbiterv1.SpsaSpec) { s.Params[0].CEnd = -1 }, "c_end -1"},
+		{func(s *arbiterv1.SpsaSpec) { s.Params[0].Max = 9999 }, "RFPMargin"},
+	} {
+		spec := good()
+		c.edit(spec)
+		_, err := jobs.SubmitSpsa(ctxT(t, 10*time.Second), &arbiterv1.SubmitSpsaRequest{Spec: spec})
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("bad spec (%s): %v", c.want, err)
+		}
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var tunes, jobsN int
+	db.QueryRow("SELECT COUNT(*) FROM tunes").Scan(&tunes)
+	db.QueryRow("SELECT COUNT(*) FROM jobs").Scan(&jobsN)
+	if tunes != 0 || jobsN != 0 {
+		t.Fatalf("%d tunes, %d jobs stored after refusals", tunes, jobsN)
+	}
+	// The good spec is taken: the refusals above were for their fields.
+	if _, err := jobs.SubmitSpsa(ctxT(t, 10*time.Second), &arbiterv1.SubmitSpsaRequest{Spec: good()}); err != nil {
+		t.Fatalf("good spec: %v", err)
 	}
 }
