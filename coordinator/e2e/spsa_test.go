@@ -147,13 +147,16 @@ func TestClusterTuneSurvivesKills(t *testing.T) {
 	updates := func(n uint64) func(*arbiterv1.Job) bool {
 		return func(j *arbiterv1.Job) bool { return j.GetSpsaProgress().GetUpdates() >= n }
 	}
-	j := waitFor(t, conn, id, 90*time.Second, "3 updates", updates(3))
+	// Both workers hold a batch, so that the kill lands mid-batch.
+	j := waitFor(t, conn, id, 90*time.Second, "3 updates, both workers busy", func(j *arbiterv1.Job) bool {
+		return updates(3)(j) && j.GetProgress().GetActiveWorkers() == 2
+	})
 	cfg := spsaspec.Config(j.GetSpsa())
 	cfg.BatchPairs = int(j.GetSpsaProgress().GetBatchPairs())
 	if cfg.BatchPairs != batchPairs || cfg.Batches() != batches || len(cfg.Params) != 3 {
 		t.Fatalf("tune of %d parameters in %d batches of %d, want 3 in %d of %d", len(cfg.Params), cfg.Batches(), cfg.BatchPairs, batches, batchPairs)
 	}
-	victim.kill(t) // mid-batch: both workers always hold one
+	victim.kill(t)
 	waitFor(t, conn, id, 90*time.Second, "3 more updates", updates(6))
 	// The other worker too (mid-batch), then the coordinator, so that
 	// nothing lands between the last snapshot and the kill.
