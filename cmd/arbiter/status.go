@@ -46,6 +46,10 @@ func newStatusCommand() *cobra.Command {
 					jobreport.PrintTest(out, resp.GetJob())
 					return nil
 				}
+				if resp.GetJob().GetSpsa() != nil {
+					jobreport.PrintTune(out, resp.GetJob())
+					return nil
+				}
 				jobreport.PrintPerftDetail(out, resp.GetJob())
 				return nil
 			}

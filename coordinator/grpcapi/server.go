@@ -39,6 +39,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	creds "github.com/arbiter-chess/arbiter/coordinator/credentials"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
@@ -63,6 +64,7 @@ const (
 type Config struct {
 	Core        *core.Core
 	Games       *gamejob.Workload
+	Tunes       *spsajob.Workload
 	Verify      *verifyjob.Workload
 	Credentials *creds.Manager
 	Store       *store.Store
@@ -126,7 +128,7 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	}
 	srv := grpc.NewServer(opts...)
 	arbiterv1.RegisterWorkerServiceServer(srv, &workerService{s: s, core: cfg.Core})
-	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: cfg.Games, arts: cfg.Artifacts})
+	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: cfg.Games, tunes: cfg.Tunes, arts: cfg.Artifacts})
 	arbiterv1.RegisterVerifyServiceServer(srv, &verifyService{s: s, core: cfg.Core, verify: cfg.Verify})
 	arbiterv1.RegisterAdminServiceServer(srv, &adminService{s: s, core: cfg.Core, creds: cfg.Credentials, store: cfg.Store})
 	services := []string{arbiterv1.WorkerService_ServiceDesc.ServiceName, arbiterv1.JobService_ServiceDesc.ServiceName,

@@ -154,6 +154,10 @@ func PrintJobs(out io.Writer, jobs []*arbiterv1.Job) error {
 	fmt.Fprintln(tw, "JOB\tSTATE\tDEPTH\tUNITS\tNODES\tFEN")
 	for _, j := range jobs {
 		p := j.GetProgress()
+		if j.GetSpsaProgress() != nil {
+			fmt.Fprintln(tw, tuneRow(j))
+			continue
+		}
 		if mp := j.GetMatchProgress(); mp != nil {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d games\t%s vs %s\n", j.GetJobId(), StateName(j.GetState()), j.GetKind(),
 				p.GetUnitsDone(), p.GetUnitsTotal(), mp.GetGames(), j.GetMatch().GetEngineA().GetName(), j.GetMatch().GetEngineB().GetName())

@@ -134,17 +134,7 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	}
 	fmt.Fprintf(out, "Games:      %d (PGNs stored: %d)\n", mp.GetGames(), mp.GetPgns())
 	if len(mp.GetWorkers()) > 0 {
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "WORKER\tNAME\tNPS\tTC×\tGAMES\tTIME LOSSES\tCRASHES\tILLEGAL\tDISCONNECTS\tOTHER\tSTATUS")
-		for _, w := range mp.GetWorkers() {
-			st := "ok"
-			if w.GetExcluded() {
-				st = "excluded: " + w.GetReason()
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", w.GetWorkerId(), w.GetName(), w.GetBenchNps(), w.GetTimeScale(),
-				w.GetGames(), w.GetTimeLosses(), w.GetCrashes(), w.GetIllegalMoves(), w.GetDisconnects(), w.GetOther(), st)
-		}
-		tw.Flush()
+		printWorkers(out, mp.GetWorkers())
 		for _, w := range mp.GetWorkers() {
 			if n := w.GetLimitKills(); n > 0 {
 				fmt.Fprintf(out, "Limits:     worker %s killed %d uploaded engine processes at its resource limits (incidents of kind LIMIT: the engine's fault, like a crash)\n", w.GetName(), n)
@@ -238,8 +228,8 @@ func engineDesc(e *arbiterv1.EngineSpec) string {
 		cmd = "uploaded " + a.GetSha256()[:min(12, len(a.GetSha256()))]
 	}
 	s := e.GetName() + " (" + cmd
-	for k, v := range e.GetOptions() {
-		s += ", " + k + "=" + v
+	for _, kv := range sortedOptions(e.GetOptions()) {
+		s += ", " + kv
 	}
 	return s + ")"
 }
@@ -251,7 +241,7 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// DownloadPGN writes every game of a test to the file path and returns
+// DownloadPGN writes every game of a test or tune to the file path and returns
 // the number of games.
 func DownloadPGN(ctx context.Context, c *clusterclient.Client, id, path string) (int, error) {
 	f, err := os.Create(path)
@@ -265,7 +255,7 @@ func DownloadPGN(ctx context.Context, c *clusterclient.Client, id, path string) 
 	return n, err
 }
 
-// StreamPGN writes every game of a test to w and returns their number.
+// StreamPGN writes every game of a test or tune to w and returns their number.
 func StreamPGN(ctx context.Context, c *clusterclient.Client, id string, w io.Writer) (int, error) {
 	stream, err := c.Jobs.DownloadPGN(ctx, &arbiterv1.DownloadPGNRequest{JobId: id})
 	if err != nil {
