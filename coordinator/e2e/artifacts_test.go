@@ -152,7 +152,7 @@ func TestUploadedEnginesSPRT(t *testing.T) {
 		args = append(args, "--engine", "name=tiny,source="+src+",build=make EXE=engine,bench="+tinyBench,
 			"--engine", "name=sf,upload="+sfCopy+",bench="+sfBench,
 			"--each", "nodes=1000", "--openings", "file="+book+",order=random,seed=5",
-			"--sprt", "elo0=0,elo1=10,model=logistic", "--batch-pairs", "4", "--wait")
+			"--sprt", "elo0=0,elo1=100,alpha=0.1,beta=0.1,model=logistic", "--batch-pairs", "4", "--wait")
 		args = append(args, extra...)
 		out, code := cli(t, args...)
 		if code != 0 || !strings.Contains(out, "accepted") {
