@@ -37,6 +37,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -243,6 +244,9 @@ func Verdict(text string) (string, bool) {
 	return strings.TrimSpace(s), true
 }
 
+// probeTimeout bounds the probe.
+const probeTimeout = 30 * time.Second
+
 // Probe runs the whole chain once through wrapper with a child that
 // prints a line and then tries to start a process: it reports what the
 // sandbox enforces here ("limits, memory watchdog, fork filter"), or why
@@ -261,7 +265,12 @@ func Probe(wrapper string) (string, error) {
 	// fails to start at 1.5 GiB now and then), so the default limits.
 	path, args := Command(wrapper, Spec{Limits: Limits{Memory: DefaultLimits.Memory, CPU: 10 * time.Second}, Dir: dir, Env: CleanEnv(dir),
 		Path: wrapper, Args: []string{probeArg}})
-	cmd := exec.Command(path, args...)
+	// A wrapper that is not one (a binary whose main does not call
+	// RunIfWrapper) must not hold up the worker's start.
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.WaitDelay = time.Second
 	out, err := cmd.CombinedOutput()
 	text := string(out)
 	if !strings.Contains(text, "arbiter-sandbox probe ok") {
