@@ -20,8 +20,8 @@ the search's behaviour changes, never with the machine. Nodes/second is this
 machine's speed (workers report it).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if depth < 1 || depth > 40 {
-				return usageError("--depth %d: want 1..40", depth)
+			if err := checkRange("depth", depth, 1, 40); err != nil {
+				return err
 			}
 			out := cmd.OutOrStdout()
 			var progress func(int, string, int64)

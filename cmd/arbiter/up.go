@@ -53,7 +53,7 @@ clients can join (the address and token are printed).`,
 	c := &f.cluster
 	fl.IntVar(&c.Workers, "workers", 2, "local workers")
 	fl.IntVar(&c.Threads, "threads", 0, "threads per worker (default: cores / workers)")
-	fl.IntVar(&c.HashMB, "hash", 128, "perft hash MB per worker")
+	fl.IntVar(&c.HashMB, "hash", 0, fmt.Sprintf("perft hash MB per local worker (default: %d MB for this machine, as arbiter worker's, divided among --workers)", workerHashMB))
 	fl.StringVar(&c.Server.Data, "data", "", "data directory (default: a temporary one, removed on exit)")
 	fl.StringVar(&c.Server.Listen, "listen", "127.0.0.1:0", "gRPC listen address")
 	fl.StringVar(&c.Server.Token, "token", "", "token (default: $ARBITER_TOKEN or a random one)")
@@ -74,6 +74,9 @@ clients can join (the address and token are printed).`,
 
 func runUp(cmd *cobra.Command, f *upFlags) error {
 	c := &f.cluster
+	if !cmd.Flags().Changed("hash") {
+		c.HashMB = max(1, workerHashMB/max(1, c.Workers))
+	}
 	if err := c.Validate(); err != nil {
 		return err
 	}
@@ -82,8 +85,10 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		return err
 	}
 	c.VerifyEngines = verifyEngines
-	if f.depth > engine.MaxPerftDepth {
-		return usageError("--depth %d: must be at most %d", f.depth, engine.MaxPerftDepth)
+	if cmd.Flags().Changed("depth") {
+		if err := checkDepth(cmd.Flags(), f.depth, 0); err != nil {
+			return err
+		}
 	}
 	if f.verify < 0 || f.verify > 1 {
 		return usageError("--verify %v: must be between 0 and 1", f.verify)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
 	"github.com/arbiter-chess/arbiter/internal/verifyproto"
 	"github.com/arbiter-chess/arbiter/internal/verifyrun"
@@ -94,8 +93,8 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	if err != nil {
 		return usageError("--engine: %v", err)
 	}
-	if f.positions.Depth < 1 || f.positions.Depth > engine.MaxPerftDepth {
-		return usageError("--depth %d: want 1..%d", f.positions.Depth, engine.MaxPerftDepth)
+	if err := checkDepth(cmd.Flags(), f.positions.Depth, 1); err != nil {
+		return err
 	}
 	if f.positions.Random < 0 || f.positions.Random > 10_000_000 {
 		return usageError("--random %d: want 0..10000000", f.positions.Random)
