@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -96,7 +97,7 @@ func TestRunTestOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	var list bytes.Buffer
-	if err := PrintJobs(&list, resp.GetJobs()); err != nil || !strings.Contains(list.String(), "done") || !strings.Contains(list.String(), "4 games  a vs b") {
+	if err := PrintJobs(&list, resp.GetJobs()); err != nil || !strings.Contains(list.String(), "done") || !regexp.MustCompile(`done +a vs b +\S+ +4/4 +\S+ ± \S+ +-\n`).MatchString(list.String()) {
 		t.Errorf("list %v:\n%s", err, list.String())
 	}
 	if _, err := DownloadPGN(ctx, c, "s000000000000", filepath.Join(t.TempDir(), "x.pgn")); cliexit.Code(err, -1) != 2 {
