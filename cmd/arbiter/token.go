@@ -105,7 +105,9 @@ func newTokenListCommand() *cobra.Command {
 				if rows == nil {
 					rows = []row{}
 				}
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(rows)
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(struct {
+					Credentials []row `json:"credentials"`
+				}{rows})
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tROLE\tCREATED\tBY\tREVOKED")
@@ -115,7 +117,7 @@ func newTokenListCommand() *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print {\"credentials\": [...]} (docs/json.md)")
 	f.add(cmd.Flags())
 	return cmd
 }

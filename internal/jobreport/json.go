@@ -66,14 +66,15 @@ type EngineJSON struct {
 // SPRTJSON is a test's SPRT: the design and where the LLR stands, keyed
 // as in `arbiter sprt --json`.
 type SPRTJSON struct {
-	Elo0      float64    `json:"elo0"`
-	Elo1      float64    `json:"elo1"`
-	Alpha     float64    `json:"alpha"`
-	Beta      float64    `json:"beta"`
-	Model     string     `json:"elo_model"`
-	LLR       *float64   `json:"llr"`
-	LLRBounds [2]float64 `json:"llr_bounds"`
-	State     string     `json:"state"` // continue, accepted or rejected
+	Elo0       float64  `json:"elo0"`
+	Elo1       float64  `json:"elo1"`
+	Alpha      float64  `json:"alpha"`
+	Beta       float64  `json:"beta"`
+	Model      string   `json:"elo_model"`
+	LLR        *float64 `json:"llr"`
+	LowerBound float64  `json:"lower_bound"`
+	UpperBound float64  `json:"upper_bound"`
+	State      string   `json:"state"` // continue, accepted or rejected
 }
 
 // TestJob is an SPRT test or a fixed-games match between two engines.
@@ -225,7 +226,7 @@ func newTestJob(j *arbiterv1.Job) *TestJob {
 			state = "continue"
 		}
 		o.SPRT = &SPRTJSON{Elo0: sp.GetElo0(), Elo1: sp.GetElo1(), Alpha: sp.GetAlpha(), Beta: sp.GetBeta(), Model: sp.GetModel(),
-			LLR: finite(mp.GetLlr()), LLRBounds: [2]float64{mp.GetLowerBound(), mp.GetUpperBound()}, State: state}
+			LLR: finite(mp.GetLlr()), LowerBound: mp.GetLowerBound(), UpperBound: mp.GetUpperBound(), State: state}
 	}
 	return o
 }
