@@ -35,7 +35,7 @@ func (js *jobService) snapshot(id string, full bool) (*arbiterv1.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return snap.(*arbiterv1.Job), nil
+	return js.withBlocked(snap.(*arbiterv1.Job))[0], nil
 }
 
 func (js *jobService) SubmitPerft(ctx context.Context, req *arbiterv1.SubmitPerftRequest) (*arbiterv1.SubmitPerftResponse, error) {
@@ -111,6 +111,7 @@ func (js *jobService) ListJobs(ctx context.Context, req *arbiterv1.ListJobsReque
 	for _, s := range snaps {
 		resp.Jobs = append(resp.Jobs, s.(*arbiterv1.Job))
 	}
+	resp.Jobs = js.withBlocked(resp.Jobs...)
 	return resp, nil
 }
 
