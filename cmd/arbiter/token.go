@@ -18,9 +18,10 @@ func newTokenCommand() *cobra.Command {
 		Short: "Create, list and revoke per-identity credentials (admin)",
 		Long: `Every caller of a coordinator is an identity with a role: admin (everything,
 including credentials), client (submit, cancel, read, download) or worker
-(register, lease, heartbeat, submit results). The coordinator's --token is
-the bootstrap admin credential; create one credential per person and per
-worker machine with it, and revoke one without touching the others.
+(register, lease, heartbeat, submit results). The --token of arbiter
+coordinator is the bootstrap admin credential; create one credential per
+person and per worker machine with it, and revoke one without touching the
+others.
 Tokens are stored hashed and shown once, at creation.`,
 	}
 	cmd.AddCommand(newTokenCreateCommand(), newTokenListCommand(), newTokenRevokeCommand())

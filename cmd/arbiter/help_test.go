@@ -1,0 +1,143 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// repoRoot is the repository, seen from this package's directory.
+const repoRoot = "../.."
+
+// allCommands is every command of the command table, depth first.
+func allCommands(c *cobra.Command) []*cobra.Command {
+	out := []*cobra.Command{c}
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() || sub.Name() == "help" {
+			out = append(out, allCommands(sub)...)
+		}
+	}
+	return out
+}
+
+// helpText is what `arbiter ... --help` prints for c.
+func helpText(t *testing.T, c *cobra.Command) string {
+	t.Helper()
+	args := append(strings.Fields(c.CommandPath())[1:], "--help")
+	out, _, err := runArbiter(t, "", args...)
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return out
+}
+
+var (
+	flagRE = regexp.MustCompile(`(^|[\s(\[|"'` + "`" + `,])--([a-z][a-z0-9-]*)`)
+	// A command named in the text: "arbiter submit perft", "arbiter worker".
+	commandRE = regexp.MustCompile(`\barbiter((?: [a-z][a-z0-9-]*)+)`)
+	pathRE    = regexp.MustCompile(`[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+`)
+)
+
+// findCommand resolves "submit perft --depth" to the deepest command it
+// names, or nil.
+func findCommand(root *cobra.Command, words []string) *cobra.Command {
+	c, _, err := root.Find(words)
+	if err != nil || c == root {
+		return nil
+	}
+	return c
+}
+
+// hasFlag reports whether c takes --name (its own, inherited or help).
+func hasFlag(c *cobra.Command, name string) bool {
+	return c.Flags().Lookup(name) != nil || c.InheritedFlags().Lookup(name) != nil || name == "help"
+}
+
+// TestHelpIsTrue walks every command's --help: every flag it mentions
+// exists on that command (or on one the text names, as in "as arbiter
+// submit perft --wait"), and every path into this repository
+// it mentions (one whose first directory is a top-level directory here,
+// e.g. books/8moves-200.pgn or docs/match.md) exists.
+func TestHelpIsTrue(t *testing.T) {
+	root := newRootCommand()
+	root.InitDefaultVersionFlag()
+	top := map[string]bool{}
+	entries, err := os.ReadDir(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			top[e.Name()] = true
+		}
+	}
+	walked := 0
+	for _, c := range allCommands(root) {
+		help := helpText(t, c)
+		walked++
+		// A flag may belong to this command, to the root (--version)
+		// or to a command the text names ("see arbiter submit perft
+		// --wait", "arbiter certs worker ... --key").
+		owners := []*cobra.Command{c, root}
+		for _, m := range commandRE.FindAllStringSubmatch(help, -1) {
+			words := strings.Fields(m[1])
+			for n := len(words); n > 0; n-- {
+				if named := findCommand(root, words[:n]); named != nil {
+					owners = append(owners, named)
+					break
+				}
+			}
+		}
+		for _, line := range strings.Split(help, "\n") {
+			for _, m := range flagRE.FindAllStringSubmatch(line, -1) {
+				name, ok := m[2], false
+				for _, o := range owners {
+					ok = ok || hasFlag(o, name)
+				}
+				if !ok {
+					t.Errorf("%s --help mentions --%s, which neither it nor a command it names takes:\n  %s", c.CommandPath(), name, strings.TrimSpace(line))
+				}
+			}
+			for _, p := range pathRE.FindAllString(line, -1) {
+				p = strings.TrimRight(p, ".,")
+				if !top[strings.SplitN(p, "/", 2)[0]] {
+					continue // not a path into the repository (./sf, host:7700/..., a placeholder)
+				}
+				if _, err := os.Stat(filepath.Join(repoRoot, p)); err != nil {
+					t.Errorf("%s --help mentions %s, which is not in the repository:\n  %s", c.CommandPath(), p, strings.TrimSpace(line))
+				}
+			}
+		}
+	}
+	if walked < 20 {
+		t.Errorf("walked %d commands; the command table has more", walked)
+	}
+}
+
+// The walk sees what it is meant to see: a flag the command lacks and a
+// repository path that does not exist are both reported.
+func TestHelpCheckSeesMistakes(t *testing.T) {
+	root := newRootCommand()
+	perft := findCommand(root, []string{"perft"})
+	if hasFlag(perft, "no-such-flag") || !hasFlag(perft, "depth") || !hasFlag(perft, "help") {
+		t.Error("hasFlag")
+	}
+	line := "  arbiter perft --depth 8 --coordinator HOST      run it on a cluster (as arbiter submit perft --wait)"
+	var names []string
+	for _, m := range flagRE.FindAllStringSubmatchIndex(line, -1) {
+		names = append(names, line[m[4]:m[5]])
+	}
+	if strings.Join(names, ",") != "depth,coordinator,wait" {
+		t.Errorf("flags found: %v", names)
+	}
+	if got := pathRE.FindAllString("play books/arbiter-8moves-200.pgn, see docs/match.md.", -1); len(got) != 2 || got[0] != "books/arbiter-8moves-200.pgn" {
+		t.Errorf("paths found: %v", got)
+	}
+	if _, err := os.Stat(filepath.Join(repoRoot, "books/arbiter-8moves-200.pgn")); err == nil {
+		t.Error("the example of a wrong path exists")
+	}
+}
