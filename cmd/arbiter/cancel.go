@@ -16,7 +16,7 @@ func newCancelCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cancel JOB",
 		Short: "Cancel a running job (stored results are kept)",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg("JOB", "a job id; arbiter status lists them"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, c, done, err := f.session()
 			if err != nil {

@@ -89,7 +89,7 @@ func newCertsWorkerCommand() *cobra.Command {
 				return err
 			}
 			if name == "" {
-				return usageError("--name: missing (the worker's name; it becomes the identity cert:NAME)")
+				return required("name", "the worker's name; it becomes the identity cert:NAME")
 			}
 			if err := certs.CheckName(name); err != nil {
 				return usageError("--name: %v", err)
@@ -109,7 +109,7 @@ func newCertsWorkerCommand() *cobra.Command {
 
 func checkDir(dir string) error {
 	if strings.TrimSpace(dir) == "" {
-		return usageError("--dir: missing (the directory of the farm's certificates)")
+		return required("dir", "the directory of the farm's certificates")
 	}
 	return nil
 }

@@ -67,8 +67,8 @@ Exit status: 0 on success, 1 when a suite count does not match, 2 on bad input,
 }
 
 func (f *perftFlags) validateCommon() error {
-	if f.threads < 0 || f.threads > 4096 {
-		return usageError("--threads %d: must be between 0 (all cores) and 4096", f.threads)
+	if err := checkThreads(f.threads); err != nil {
+		return err
 	}
 	return checkHash(f.hashMB, 0)
 }

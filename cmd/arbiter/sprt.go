@@ -90,7 +90,7 @@ func runSPRT(cmd *cobra.Command, f sprtFlags) error {
 			return usageError("sprt: --sequence needs --batch-pairs (the pairs between two lines)")
 		}
 		if f.batchPairs < 1 {
-			return usageError("sprt: --batch-pairs %d must be at least 1", f.batchPairs)
+			return usageError("sprt: --batch-pairs %d: must be at least 1", f.batchPairs)
 		}
 		return runSPRTSequence(cmd, params, f)
 	}
@@ -149,7 +149,7 @@ func sprtSpec(fl *pflag.FlagSet, f sprtFlags) (string, error) {
 	case f.sprt != "" && len(old) > 0:
 		return "", usageError("sprt: --%s: give the bounds once, in --sprt", strings.SplitN(old[0], "=", 2)[0])
 	case f.sprt == "" && len(old) == 0:
-		return "", usageError("sprt: --sprt is required: %s", matchplan.SPRTUsage)
+		return "", usageError("sprt: %v", required("sprt", matchplan.SPRTUsage))
 	case f.sprt == "":
 		return strings.Join(old, ","), nil
 	}

@@ -292,7 +292,7 @@ func TestSPRTCommandRejectsBadInput(t *testing.T) {
 		{append([]string{"--penta", "1,2,3,4,99999999999999999"}, elo...), "too large"},
 		{append([]string{"--penta", "1,2,3,4,5", "--wdl", "1,2,3"}, elo...), "disagree"},
 		{[]string{"--penta", "1,2,3,4,5", "--sprt", "elo0=0,elo1=2,model=bayeselo"}, "BayesElo model needs W/D/L"},
-		{[]string{"--wdl", "1,2,3"}, "--sprt is required: elo0=E0,elo1=E1"},
+		{[]string{"--wdl", "1,2,3"}, "sprt: --sprt is required (elo0=E0,elo1=E1"},
 		{[]string{"--wdl", "1,2,3", "--sprt", "elo1=2"}, "--sprt: give both elo0= and elo1="},
 		{[]string{"--wdl", "1,2,3", "--elo1", "2"}, "--sprt: give both elo0= and elo1="},
 		{[]string{"--wdl", "1,2,3", "--elo0", "2"}, "--sprt: give both elo0= and elo1="},
@@ -317,7 +317,7 @@ func TestSPRTCommandRejectsBadInput(t *testing.T) {
 		{append([]string{"--sequence", partialWDL, "--batch-pairs", "4"}, elo...), "line 1: give all of wins, draws and losses"},
 		{append([]string{"--sequence", fractional, "--batch-pairs", "4"}, elo...), "line 1: not a JSON results object"},
 		{append([]string{"--sequence", down}, elo...), "needs --batch-pairs"},
-		{append([]string{"--sequence", down, "--batch-pairs", "0"}, elo...), "--batch-pairs 0 must be at least 1"},
+		{append([]string{"--sequence", down, "--batch-pairs", "0"}, elo...), "--batch-pairs 0: must be at least 1"},
 		{append([]string{"--sequence", down, "--batch-pairs", "4", "--penta", "1,2,3,4,5"}, elo...), "cannot be combined"},
 	}
 	for _, c := range cases {

@@ -68,7 +68,7 @@ clients can join (the address and token are printed).`,
 	fl.BoolVar(&c.SharedHash, "shared-hash", true, "local workers share one hash table (workers × --hash MB)")
 	addVerifyEngineFlag(fl)
 	fl.DurationVar(&c.Server.UnitDuration, "unit-duration", 2*time.Second, "target compute time of one unit")
-	f.test.add(fl, "") // --engine ... --sprt ...: run a test on the local workers (docs/sprt-cluster.md)
+	f.test.add(fl, "")                                                                 // --engine ... --sprt ...: run a test on the local workers (docs/sprt-cluster.md)
 	fl.Lookup("pgnout").Usage = "write every game to this PGN file when the test ends" // up always waits
 	return cmd
 }

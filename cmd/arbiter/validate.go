@@ -4,6 +4,10 @@ package main
 // that each mistake is worded one way whichever command it is made in.
 
 import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/arbiter-chess/arbiter/engine"
@@ -33,11 +37,24 @@ func checkRange(flag string, v, lo, hi int) error {
 	return nil
 }
 
+// required refuses a missing --flag; why says what it is for.
+func required(flag, why string) error {
+	return usageError("--%s is required (%s)", flag, why)
+}
+
+// checkThreads refuses a --threads count outside 0 (all cores)..4096.
+func checkThreads(n int) error {
+	if n < 0 || n > 4096 {
+		return usageError("--threads %d: must be between 0 (all cores) and 4096", n)
+	}
+	return nil
+}
+
 // checkDepth refuses a missing or out-of-range perft --depth: lo is 0
 // where perft(0) = 1 makes sense, 1 where an engine is asked.
 func checkDepth(fl *pflag.FlagSet, depth, lo int) error {
 	if !fl.Changed("depth") {
-		return usageError("--depth is required (%d to %d)", lo, engine.MaxPerftDepth)
+		return required("depth", fmt.Sprintf("%d to %d", lo, engine.MaxPerftDepth))
 	}
 	return checkRange("depth", depth, lo, engine.MaxPerftDepth)
 }
@@ -48,4 +65,19 @@ func checkHash(mb, lo int) error {
 		return usageError("--hash %d: must be between %d and %d MB", mb, lo, maxHashMB)
 	}
 	return nil
+}
+
+// oneArg is cobra.ExactArgs(1) with messages that name the argument
+// (name, e.g. "JOB") and where to find one (hint).
+func oneArg(name, hint string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		what := strings.TrimPrefix(cmd.CommandPath(), "arbiter ")
+		switch len(args) {
+		case 1:
+			return nil
+		case 0:
+			return usageError("%s: %s is required (%s)", what, name, hint)
+		}
+		return usageError("%s: give one %s, not %d arguments", what, name, len(args))
+	}
 }

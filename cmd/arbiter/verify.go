@@ -96,8 +96,8 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	if err := checkDepth(cmd.Flags(), f.positions.Depth, 1); err != nil {
 		return err
 	}
-	if f.positions.Random < 0 || f.positions.Random > 10_000_000 {
-		return usageError("--random %d: want 0..10000000", f.positions.Random)
+	if err := checkRange("random", f.positions.Random, 0, 10_000_000); err != nil {
+		return err
 	}
 	if f.timeout < 0 {
 		return usageError("--timeout %v: must not be negative", f.timeout)
@@ -105,8 +105,8 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	if f.maxFindings < 1 || f.maxProbes < 1 {
 		return usageError("--max-findings and --max-probes must be at least 1")
 	}
-	if f.threads < 0 || f.threads > 4096 {
-		return usageError("--threads %d: must be between 0 (all cores) and 4096", f.threads)
+	if err := checkThreads(f.threads); err != nil {
+		return err
 	}
 	targets, err := f.positions.Targets()
 	if err != nil {

@@ -50,8 +50,8 @@ func parseVerifyEngines(specs []string) ([]verifyproto.LocalEngine, error) {
 }
 
 func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec verify.EngineSpec, targets []verify.Target) error {
-	if f.parallel < 1 || f.parallel > 1024 {
-		return usageError("--parallel %d: want 1..1024", f.parallel)
+	if err := checkRange("parallel", f.parallel, 1, 1024); err != nil {
+		return err
 	}
 	ctx, c, closeClient, err := f.client.session()
 	if err != nil {

@@ -26,8 +26,8 @@ func newWorkerCommand() *cobra.Command {
 		Example: `  ARBITER_TOKEN=secret arbiter worker --coordinator host:7700 --threads 8 --hash 1024`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if threads < 0 || threads > 4096 {
-				return usageError("--threads %d: must be between 0 (all cores) and 4096", threads)
+			if err := checkThreads(threads); err != nil {
+				return err
 			}
 			if err := checkHash(hashMB, 1); err != nil {
 				return err
