@@ -158,6 +158,7 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 	for _, id := range jobIDs(list) {
 		check("job.schema.json", false, with("status", id, "--json")...)
 	}
+	check("token.schema.json", false, with("token", "create", "--name", "json-client", "--role", "client", "--json")...)
 	check("credentials.schema.json", false, with("token", "list", "--json")...)
 
 	for name := range schemas {

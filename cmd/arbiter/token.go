@@ -65,7 +65,7 @@ func newTokenCreateCommand() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&name, "name", "", "identity name: 1 to 64 letters, digits, '.', '_' or '-'")
 	fl.StringVar(&role, "role", "", "admin, client or worker")
-	fl.BoolVar(&jsonOut, "json", false, "print name, role and token as JSON")
+	fl.BoolVar(&jsonOut, "json", false, "print name, role and token as JSON (docs/json.md)")
 	f.add(fl)
 	return cmd
 }
