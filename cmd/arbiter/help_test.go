@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -40,6 +41,7 @@ var (
 	// A command named in the text: "arbiter submit perft", "arbiter worker".
 	commandRE = regexp.MustCompile(`\barbiter((?: [a-z][a-z0-9-]*)+)`)
 	pathRE    = regexp.MustCompile(`[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+`)
+	fileExtRE = regexp.MustCompile(`\.(md|json|pgn|epd|sh|ya?ml|go|csv|txt|db|zip|pem)$`)
 )
 
 // findCommand resolves "submit perft --depth" to the deepest command it
@@ -52,9 +54,14 @@ func findCommand(root *cobra.Command, words []string) *cobra.Command {
 	return c
 }
 
-// hasFlag reports whether c takes --name (its own, inherited or help).
+// hasFlag reports whether c takes --name (its own, inherited or help),
+// not counting deprecated aliases: documentation shows the current name.
 func hasFlag(c *cobra.Command, name string) bool {
-	return c.Flags().Lookup(name) != nil || c.InheritedFlags().Lookup(name) != nil || name == "help"
+	f := c.Flags().Lookup(name)
+	if f == nil {
+		f = c.InheritedFlags().Lookup(name)
+	}
+	return name == "help" || f != nil && f.Deprecated == ""
 }
 
 // TestHelpIsTrue walks every command's --help: every flag it mentions
@@ -139,5 +146,81 @@ func TestHelpCheckSeesMistakes(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(repoRoot, "books/arbiter-8moves-200.pgn")); err == nil {
 		t.Error("the example of a wrong path exists")
+	}
+}
+
+// TestReadmeIsTrue holds README.md to what the binary and the repository
+// are: every path into the repository it mentions exists, every flag on a
+// line that runs arbiter (continuation lines included) exists on a
+// command the line names, and every port it mentions is the default
+// coordinator port or one the shipped deployment (deploy/compose.yaml)
+// serves.
+func TestReadmeIsTrue(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	compose, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "compose.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := newRootCommand()
+	root.InitDefaultVersionFlag()
+	top := map[string]bool{}
+	entries, _ := os.ReadDir(repoRoot)
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			top[e.Name()] = true
+		}
+	}
+	_, defaultPort, _ := strings.Cut(defaultCoordinator, ":")
+	portRE := regexp.MustCompile(`\b(7[0-9]{3})\b`)
+	var owners []*cobra.Command // commands named by the line and the lines it continues
+	for n, line := range strings.Split(string(readme), "\n") {
+		where := fmt.Sprintf("README.md:%d", n+1)
+		for _, m := range commandRE.FindAllStringSubmatch(line, -1) {
+			words := strings.Fields(m[1])
+			for k := len(words); k > 0; k-- {
+				if named := findCommand(root, words[:k]); named != nil {
+					owners = append(owners, named)
+					break
+				}
+			}
+		}
+		if len(owners) > 0 {
+			for _, m := range flagRE.FindAllStringSubmatch(line, -1) {
+				ok := hasFlag(root, m[2])
+				for _, o := range owners {
+					ok = ok || hasFlag(o, m[2])
+				}
+				if !ok {
+					t.Errorf("%s: --%s is a flag of no command the line runs: %s", where, m[2], strings.TrimSpace(line))
+				}
+			}
+		}
+		if !strings.HasSuffix(strings.TrimSpace(line), `\`) {
+			owners = nil
+		}
+		for _, m := range pathRE.FindAllStringIndex(line, -1) {
+			p := strings.TrimRight(line[m[0]:m[1]], ".,)`")
+			first := strings.SplitN(p, "/", 2)[0]
+			if m[0] > 0 && strings.ContainsRune("/.:=", rune(line[m[0]-1])) {
+				continue // absolute, ./relative to the reader, a URL or a flag's value
+			}
+			// Paths into the repository: under one of its top-level
+			// directories, or any file path with a known extension; and
+			// the workplace's shared/ beside a checkout is not in it.
+			if first != "shared" && (!top[first] && !fileExtRE.MatchString(p) || first == "bin" || strings.Contains(p, "*")) {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(repoRoot, p)); err != nil {
+				t.Errorf("%s: %s is not in the repository", where, p)
+			}
+		}
+		for _, m := range portRE.FindAllStringSubmatch(line, -1) {
+			if port := m[1]; port != defaultPort && !strings.Contains(string(compose), ":"+port) {
+				t.Errorf("%s: port %s is neither the default coordinator port nor served by deploy/compose.yaml", where, port)
+			}
+		}
 	}
 }

@@ -27,7 +27,7 @@ import (
 func addVerifyEngineFlag(fl *pflag.FlagSet) *[]string {
 	var specs []string
 	fl.StringArrayVar(&specs, "verify-engine", nil,
-		"an engine under test this worker runs for arbiter verify --cluster: [name=NAME,]cmd=PATH[,args=...][,proto=uci|perftree][,option.X=V][,dir=D] (repeatable; NAME defaults to the program's base name)")
+		"an engine under test this worker runs for arbiter verify --coordinator: [name=NAME,]cmd=PATH[,args=...][,proto=uci|perftree][,option.X=V][,dir=D] (repeatable; NAME defaults to the program's base name)")
 	return &specs
 }
 
