@@ -3,12 +3,18 @@ package grpcapi
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
+
+// workerGrace is how long after start the coordinator waits for workers
+// (its own in arbiter up, or a farm's reconnecting after a restart)
+// before it says that a job has none that can run it.
+const workerGrace = 3 * time.Second
 
 // neededCapabilities are the worker capabilities every unit of j needs:
 // perft for a perft job, game-pair for a test or tune, and builtin when
@@ -47,6 +53,9 @@ func (js *jobService) withBlocked(jobs ...*arbiterv1.Job) []*arbiterv1.Job {
 		}
 		if !read {
 			now, within := js.core.Now(), js.core.LeaseDuration()
+			if now.Sub(js.started) < workerGrace {
+				return jobs // the workers may not have (re)connected yet
+			}
 			for _, w := range js.core.Workers() {
 				if now.Sub(w.LastSeen) <= within {
 					live = append(live, w.Caps.Tags)

@@ -19,6 +19,9 @@ type jobService struct {
 	s     *Server
 	core  *core.Core
 	games *gamejob.Workload
+	// started is when this server began: workers get workerGrace from
+	// then to connect before a job is said to have none.
+	started time.Time
 }
 
 // mayRead: clients and admins read jobs; workers do not need to.

@@ -112,7 +112,7 @@ func PrintPerft(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
 		return json.NewEncoder(out).Encode(o)
 	}
 	if divide {
-		for _, d := range j.GetDivide() {
+		for _, d := range sortedDivide(j) {
 			fmt.Fprintf(out, "%s: %s\n", d.GetMove(), d.GetNodes())
 		}
 		fmt.Fprintln(out)
@@ -143,7 +143,7 @@ func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
 		fmt.Fprintf(out, "Blocked:    %s\n", p.GetBlocked())
 	}
 	if j.GetNodes() != "" {
-		for _, d := range j.GetDivide() {
+		for _, d := range sortedDivide(j) {
 			fmt.Fprintf(out, "  %s: %s\n", d.GetMove(), d.GetNodes())
 		}
 		fmt.Fprintf(out, "Nodes:      %s\n", j.GetNodes())
