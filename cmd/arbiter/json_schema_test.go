@@ -133,6 +133,8 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 		used["verify.schema.json"] = true
 	}
 	check("perft.schema.json", false, "up", "--workers", "1", "--threads", "1", "--hash", "1", "--depth", "3", "--json")
+	check("job.schema.json", false, "up", "--workers", "1", "--threads", "1", "--hash", "1", "--engine", "name=a,builtin",
+		"--engine", "name=b,builtin", "--each", "nodes=200", "--openings", "file=../../books/uho-200.epd", "--games", "2", "--json")
 
 	t.Setenv(auth.EnvToken, "")
 	cl, err := localcluster.Start(localcluster.Config{Workers: 2, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,

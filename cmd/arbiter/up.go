@@ -63,7 +63,7 @@ clients can join (the address and token are printed).`,
 	fl.Float64Var(&f.verify, "verify", 0.05, "share of units computed again on a second worker")
 	fl.IntVar(&f.splitPly, "split-ply", 0, "split ply (0: chosen from depth)")
 	fl.BoolVar(&f.divide, "divide", true, "print the divide")
-	fl.BoolVar(&f.jsonOut, "json", false, "print the result as JSON (like arbiter perft --json)")
+	fl.BoolVar(&f.jsonOut, "json", false, "print the result as JSON: a perft as arbiter perft --json does, a test as status --json (docs/json.md)")
 	f.logs.add(fl, "warn")
 	fl.StringVar(&c.Server.HTTP, "http", "127.0.0.1:0", "HTTP listen address for the web pages (docs/web.md), /metrics (coordinator and local workers, label worker), /healthz, /readyz (\"\": off)")
 	f.web.add(fl)
@@ -142,7 +142,8 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 			return err
 		}
 		defer client.Close()
-		return jobreport.RunTest(ctx, cmd.OutOrStdout(), stderr, client, spec, plan, true, f.test.pgnout)
+		return jobreport.RunTestWith(ctx, cmd.OutOrStdout(), stderr, client, spec, plan,
+			jobreport.TestOutput{Wait: true, JSON: f.jsonOut, PGNOut: f.test.pgnout})
 	}
 	if f.depth < 0 {
 		fmt.Fprintf(stderr, "arbiter up: serving; connect with --coordinator %s --token %s (Ctrl-C stops)\n", cl.Addr(), cl.Token())
