@@ -156,6 +156,14 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 	}
 	check("job.schema.json", false, with("submit", "match", "--engine", "name=a,builtin", "--engine", "name=b,builtin", "--each", "nodes=200",
 		"--openings", "file=../../books/uho-200.epd", "--games", "2", "--wait", "--json")...)
+	running, _, err := runArbiter(t, "", with("submit", "perft", "--depth", "8", "--split-ply", "3")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = check("job.schema.json", false, with("cancel", strings.TrimSpace(running), "--json")...)
+	if !strings.Contains(out, `"state":"cancelled"`) {
+		t.Errorf("cancel --json: %s", out)
+	}
 	list := check("jobs.schema.json", false, with("status", "--json")...)
 	for _, id := range jobIDs(list) {
 		check("job.schema.json", false, with("status", id, "--json")...)
