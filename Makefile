@@ -9,8 +9,10 @@ GOAMD64 ?= v2
 
 .PHONY: build test unit lint bench demo generate
 
+# -buildvcs=auto: stamp the commit (arbiter --version) even where GOFLAGS
+# turns stamping off.
 build:
-	GOAMD64=$(GOAMD64) $(GO) build -o $(BIN) ./cmd/arbiter
+	GOAMD64=$(GOAMD64) $(GO) build -buildvcs=auto -o $(BIN) ./cmd/arbiter
 
 # The one test command (README, .ci/run): formatting and vet, the protobuf
 # checks, every Go test (unit, integration with real processes, Stockfish

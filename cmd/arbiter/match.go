@@ -33,7 +33,7 @@ func newMatchCommand() *cobra.Command {
 Prints a live report in fastchess's layout and stops on the SPRT bound.
 
   arbiter match --engine name=new,cmd=./sf --engine name=base,cmd=./sf,option.Hash=32 \
-      --each tc=10+0.1 --openings file=books/arbiter-8moves-200.pgn,order=random,seed=1 \
+      --each tc=10+0.1 --openings file=books/8moves-200.pgn,order=random,seed=1 \
       --sprt elo0=0,elo1=2 --concurrency 2 --pgnout games.pgn
 
 --engine keys: name, cmd, args (split at blanks), arg (one argument), dir,

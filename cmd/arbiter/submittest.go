@@ -45,7 +45,7 @@ func newSubmitTestCommands() []*cobra.Command {
 	for _, kind := range []string{"sprt", "match"} {
 		var f testFlags
 		var client clientFlags
-		var wait bool
+		var wait, jsonOut bool
 		short := "Submit a distributed SPRT test between two engines"
 		example := `  arbiter submit sprt --engine name=new,builtin,option.RFPMargin=80 --engine name=base,builtin \
       --each nodes=2000 --openings file=book.epd,order=random,seed=7 --sprt elo0=0,elo1=10 --wait`
@@ -60,6 +60,9 @@ func newSubmitTestCommands() []*cobra.Command {
 			Example: example,
 			Args:    cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
+				if jsonOut && !wait {
+					return usageError("--json needs --wait")
+				}
 				spec, plan, err := f.m.Spec(kind == "sprt")
 				if err != nil {
 					return usageError("%v", err)
@@ -69,12 +72,14 @@ func newSubmitTestCommands() []*cobra.Command {
 					return err
 				}
 				defer done()
-				return jobreport.RunTest(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, spec, plan, wait, f.pgnout)
+				return jobreport.RunTestWith(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, spec, plan,
+					jobreport.TestOutput{Wait: wait, JSON: jsonOut, PGNOut: f.pgnout})
 			},
 		}
 		client.add(cmd.Flags())
 		f.add(cmd.Flags(), "")
 		cmd.Flags().BoolVar(&wait, "wait", false, "wait for the test to end and print the report")
+		cmd.Flags().BoolVar(&jsonOut, "json", false, "with --wait: print the finished test as status --json does (docs/json.md)")
 		cmds = append(cmds, cmd)
 	}
 	return cmds

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -24,13 +25,14 @@ func TestPrintPerft(t *testing.T) {
 	j := &arbiterv1.Job{JobId: "p1", State: arbiterv1.JobState_JOB_STATE_DONE, Nodes: "8902",
 		Perft:     &arbiterv1.PerftSpec{Fen: "F", Depth: 3},
 		CreatedAt: timestamppb.New(created), FinishedAt: timestamppb.New(created.Add(2 * time.Second)),
-		Divide:   []*arbiterv1.DivideEntry{{Move: "a2a3", Nodes: "380"}},
+		// In generation order, as the coordinator sends it: printed by move.
+		Divide:   []*arbiterv1.DivideEntry{{Move: "b1a3", Nodes: "400"}, {Move: "a2a3", Nodes: "380"}},
 		Progress: &arbiterv1.JobProgress{UnitsTotal: 4, UnitsVerified: 2, Mismatches: 1, MismatchesSettled: 1}}
 	var out bytes.Buffer
 	if err := PrintPerft(&out, j, true, false); err != nil {
 		t.Fatal(err)
 	}
-	want := "a2a3: 380\n\nNodes: 8902\nTime:  2.000 s (0.0 Mnps)\nUnits: 4 (2 verified on a second worker, 1 mismatches, 1 settled)\n"
+	want := "a2a3: 380\nb1a3: 400\n\nNodes: 8902\nTime:  2.000 s (0.0 Mnps)\nUnits: 4 (2 verified on a second worker, 1 mismatches, 1 settled)\n"
 	if out.String() != want {
 		t.Errorf("text:\n%s\nwant:\n%s", out.String(), want)
 	}
@@ -96,7 +98,7 @@ func TestRunTestOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	var list bytes.Buffer
-	if err := PrintJobs(&list, resp.GetJobs()); err != nil || !strings.Contains(list.String(), "done") || !strings.Contains(list.String(), "4 games  a vs b") {
+	if err := PrintJobs(&list, resp.GetJobs()); err != nil || !strings.Contains(list.String(), "done") || !regexp.MustCompile(`done +a vs b +\S+ +4/4 +\S+ ± \S+ +-\n`).MatchString(list.String()) {
 		t.Errorf("list %v:\n%s", err, list.String())
 	}
 	if _, err := DownloadPGN(ctx, c, "s000000000000", filepath.Join(t.TempDir(), "x.pgn")); cliexit.Code(err, -1) != 2 {

@@ -19,6 +19,19 @@ import (
 // report and, with pgnout, downloads the games there. A test that ends
 // other than done is a failure (exit status 1).
 func RunTest(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client, spec *arbiterv1.MatchSpec, plan *matchplan.Plan, wait bool, pgnout string) error {
+	return RunTestWith(ctx, out, stderr, c, spec, plan, TestOutput{Wait: wait, PGNOut: pgnout})
+}
+
+// TestOutput is what RunTestWith does once the test is submitted.
+type TestOutput struct {
+	Wait   bool   // follow the test to its end and report it
+	JSON   bool   // report it as status --json does (docs/json.md)
+	PGNOut string // download its games to this file at the end
+}
+
+// RunTestWith is RunTest with the report as o says.
+func RunTestWith(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client, spec *arbiterv1.MatchSpec, plan *matchplan.Plan, o TestOutput) error {
+	wait, pgnout := o.Wait, o.PGNOut
 	resp, err := c.Jobs.SubmitMatch(ctx, &arbiterv1.SubmitMatchRequest{Spec: spec})
 	if err != nil {
 		return cliexit.Call(c, "submit", err)
@@ -32,6 +45,7 @@ func RunTest(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client
 		spec.GetEngineA().GetName(), spec.GetEngineB().GetName(), plan.Limits(), len(spec.GetOpenings()),
 		job.GetMatchProgress().GetBatchPairs())
 	lastGames := uint64(0)
+	blocked := blockedNotice{w: stderr}
 	final, err := WaitTest(ctx, c, job.GetJobId(), stderr, func(j *arbiterv1.Job) {
 		mp := j.GetMatchProgress()
 		if mp.GetGames() != lastGames {
@@ -42,11 +56,18 @@ func RunTest(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client
 			}
 			fmt.Fprintln(stderr, line)
 		}
+		blocked.update(j)
 	})
 	if err != nil {
 		return err
 	}
-	PrintTest(out, final)
+	if o.JSON {
+		if err := WriteJob(out, final); err != nil {
+			return err
+		}
+	} else {
+		PrintTest(out, final)
+	}
 	if pgnout != "" {
 		n, err := DownloadPGN(ctx, c, final.GetJobId(), pgnout)
 		if err != nil {
@@ -86,6 +107,9 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 		spec.GetPriority(), spec.GetThroughput(), mp.GetBatchPairs(), mp.GetBatchesDone(), mp.GetBatchesLeased())
 	if j.GetError() != "" {
 		fmt.Fprintf(out, "Error:      %s\n", j.GetError())
+	}
+	if b := j.GetProgress().GetBlocked(); b != "" {
+		fmt.Fprintf(out, "Blocked:    %s\n", b)
 	}
 	p := mp.GetPentanomial()
 	penta := sprt.Pentanomial{int64(p.GetLl()), int64(p.GetLd()), int64(p.GetDd()), int64(p.GetWd()), int64(p.GetWw())}
