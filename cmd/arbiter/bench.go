@@ -36,10 +36,9 @@ machine's speed (workers report it).`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(out, "===========================")
-			fmt.Fprintf(out, "Total time (ms) : %d\n", res.Elapsed.Milliseconds())
-			fmt.Fprintf(out, "Nodes searched  : %d\n", res.Nodes)
-			fmt.Fprintf(out, "Nodes/second    : %d\n", res.NPS())
+			for _, line := range res.Report() {
+				fmt.Fprintln(out, line)
+			}
 			return nil
 		},
 	}
