@@ -3,6 +3,7 @@ package match
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -106,7 +107,7 @@ func effectiveLimits(engines []EngineConfig, match Limits) ([]Limits, error) {
 // openings); engine failures during games are incidents in the totals.
 func Run(ctx context.Context, cfg MatchConfig) (*Totals, error) {
 	if cfg.Openings == nil {
-		return nil, errNoOpenings
+		return nil, errors.New("match: no openings")
 	}
 	newPlayer := cfg.NewPlayer
 	if newPlayer == nil {

@@ -2,7 +2,6 @@ package match
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 )
@@ -219,6 +218,3 @@ func (r *unitResult) failure() string {
 	}
 	return "game " + g.Round + ": " + g.Reason
 }
-
-// errNoOpenings: Run needs an opening for every pair.
-var errNoOpenings = errors.New("match: no openings")

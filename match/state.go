@@ -149,7 +149,7 @@ func (r *tournamentRun) resume(st *State) error {
 	for k, v := range st.Tally.Terminations {
 		t.Terminations[k] = v
 	}
-	r.before = time.Duration(st.ElapsedMS) * time.Millisecond
+	r.earlier = time.Duration(st.ElapsedMS) * time.Millisecond
 	return nil
 }
 

@@ -167,6 +167,7 @@ func (t *Tournament) Run(ctx context.Context) (*Standings, error) {
 			return nil, err
 		}
 	}
+	run.resumed = append([]byte(nil), run.results...)
 	if err := run.openPGN(); err != nil {
 		return nil, err
 	}
@@ -286,20 +287,23 @@ type tournamentRun struct {
 	s  *Schedule
 	st *Standings
 
-	results   []byte // per game: resultChar, or '.' until counted
-	nextUnitI int    // the next unit nextUnit looks at
+	results []byte // per game: resultChar, or '.' until counted
+	// resumed is results as the session found them: what nextUnit skips.
+	// (results itself is the collector's; the slots must not read it.)
+	resumed   []byte
+	nextUnitI int // the next unit nextUnit looks at
 
 	pgnFile   *os.File
 	pgn       *bufio.Writer
 	pgnOffset int64 // the PGN file's length after the last counted game
 
 	start     time.Time
-	before    time.Duration // elapsed in earlier sessions
+	earlier   time.Duration // elapsed in earlier sessions
 	lastSave  time.Time
 	saveCount int
 }
 
-func (r *tournamentRun) elapsed() time.Duration { return r.before + time.Since(r.start) }
+func (r *tournamentRun) elapsed() time.Duration { return r.earlier + time.Since(r.start) }
 
 // unitsLeft is how many units still have games to play, -1 without end.
 func (r *tournamentRun) unitsLeft() int {
@@ -310,7 +314,7 @@ func (r *tournamentRun) unitsLeft() int {
 	left := 0
 	for u := 0; u*r.s.Repeat < n; u++ {
 		for k := u * r.s.Repeat; k < (u+1)*r.s.Repeat; k++ {
-			if !r.done(k) {
+			if !r.doneBefore(k) {
 				left++
 				break
 			}
@@ -321,6 +325,10 @@ func (r *tournamentRun) unitsLeft() int {
 
 func (r *tournamentRun) done(k int) bool { return k < len(r.results) && r.results[k] != '.' }
 
+// doneBefore reports whether game k was counted before this session: the
+// only games nextUnit skips (a unit is dispatched once per session).
+func (r *tournamentRun) doneBefore(k int) bool { return k < len(r.resumed) && r.resumed[k] != '.' }
+
 // nextUnit gives the next unit with games to play (its games not counted
 // yet); called by the slots under their lock.
 func (r *tournamentRun) nextUnit() (*unit, bool) {
@@ -330,7 +338,7 @@ func (r *tournamentRun) nextUnit() (*unit, bool) {
 		var games []unitGame
 		pairing := 0
 		for k := i * r.s.Repeat; k < (i+1)*r.s.Repeat; k++ {
-			if r.done(k) {
+			if r.doneBefore(k) {
 				continue
 			}
 			g := r.s.Game(k)
