@@ -2,11 +2,15 @@
 GO      ?= go
 BIN     ?= bin/arbiter
 PKGS    ?= ./...
+# x86-64-v2 (any x86-64 CPU since 2009): POPCNT as one instruction instead
+# of a feature test per popcount, about 10% fewer instructions in perft.
+# GOAMD64=v3 gains some 4% more on CPUs since 2013; v1 runs anywhere.
+GOAMD64 ?= v2
 
 .PHONY: build test unit lint bench demo generate
 
 build:
-	$(GO) build -o $(BIN) ./cmd/arbiter
+	GOAMD64=$(GOAMD64) $(GO) build -o $(BIN) ./cmd/arbiter
 
 # The one test command (README, .ci/run): formatting and vet, the protobuf
 # checks, every Go test (unit, integration with real processes, Stockfish
@@ -47,7 +51,9 @@ demo: build
 ## Engine core
 .PHONY: bench-perft perft-full fuzz
 
-# Our perft against Stockfish's, one thread, no hash (needs /usr/games/stockfish).
+# Our perft against Stockfish's, one thread, no hash (needs /usr/games/stockfish),
+# then ours at start position depth 8 with --hash 256 on one thread: CPU
+# seconds and the table's hit rate.
 bench-perft: build
 	scripts/bench-perft.sh
 

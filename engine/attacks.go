@@ -25,31 +25,35 @@ var (
 	bishopTable  []Bitboard
 )
 
+// magic is one square's lookup, 32 bytes so that a slider's 64 fit in 2 KB
+// of cache and indexing is a shift.
 type magic struct {
-	mask    Bitboard
-	magic   uint64
-	attacks []Bitboard
-	// table is &attacks[0], so the lookup needs no bounds check: the index
-	// (occ&mask)*magic>>shift is below len(attacks) by construction
-	// (shift = 64 - popcount(mask)), and fillMagics writes every slot.
+	mask  Bitboard
+	magic uint64
+	// table is the square's slice of the attack table, so the lookup needs
+	// no bounds check: the index (occ&mask)*magic>>shift is below its
+	// length by construction (shift = 64 - popcount(mask)), and fillMagics
+	// writes every slot.
 	table unsafe.Pointer
-	shift uint8
+	// shift is below 64; the lookups mask it with 63 all the same, which
+	// spares the compiler's guard for shifts of 64 or more.
+	shift uint64
 }
 
 func (m *magic) index(occ Bitboard) uint64 {
-	return (uint64(occ&m.mask) * m.magic) >> m.shift
+	return (uint64(occ&m.mask) * m.magic) >> (m.shift & 63)
 }
 
 // RookAttacks returns the squares a rook on s attacks given the occupancy.
 func RookAttacks(s Square, occ Bitboard) Bitboard {
 	m := &rookMagics[s&63]
-	return *(*Bitboard)(unsafe.Add(m.table, (uint64(occ&m.mask)*m.magic)>>m.shift*8))
+	return *(*Bitboard)(unsafe.Add(m.table, (uint64(occ&m.mask)*m.magic)>>(m.shift&63)*8))
 }
 
 // BishopAttacks returns the squares a bishop on s attacks given the occupancy.
 func BishopAttacks(s Square, occ Bitboard) Bitboard {
 	m := &bishopMagics[s&63]
-	return *(*Bitboard)(unsafe.Add(m.table, (uint64(occ&m.mask)*m.magic)>>m.shift*8))
+	return *(*Bitboard)(unsafe.Add(m.table, (uint64(occ&m.mask)*m.magic)>>(m.shift&63)*8))
 }
 
 // QueenAttacks returns the squares a queen on s attacks given the occupancy.
@@ -115,20 +119,20 @@ func fillMagics(magics *[64]magic, table *[]Bitboard, dirs *[4][2]int, numbers *
 		m := &magics[s]
 		m.mask = relevantOccupancy(s, dirs)
 		m.magic = numbers[s]
-		m.shift = uint8(64 - m.mask.Count())
+		m.shift = uint64(64 - m.mask.Count())
 		size := 1 << m.mask.Count()
-		m.attacks = (*table)[offset : offset+size]
-		m.table = unsafe.Pointer(&m.attacks[0])
+		attacks := (*table)[offset : offset+size]
+		m.table = unsafe.Pointer(&attacks[0])
 		seen := filled[offset : offset+size]
 		offset += size
 		// Enumerate all subsets of the mask (Carry-Rippler).
 		for b := Bitboard(0); ; {
 			att := slidingAttacks(s, b, dirs)
 			i := m.index(b)
-			if seen[i] && m.attacks[i] != att {
+			if seen[i] && attacks[i] != att {
 				panic("engine: magic number for square " + s.String() + " collides")
 			}
-			seen[i], m.attacks[i] = true, att
+			seen[i], attacks[i] = true, att
 			b = (b - m.mask) & m.mask
 			if b == 0 {
 				break

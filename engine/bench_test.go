@@ -105,6 +105,22 @@ func BenchmarkPerftKiwipete5(b *testing.B) {
 	benchPerft(b, "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1", 5, 193690690)
 }
 
+// BenchmarkPerftHashStart7: single thread through a fresh 64 MB table per
+// run (the table's allocation is part of the run).
+func BenchmarkPerftHashStart7(b *testing.B) {
+	p := StartPosition()
+	b.ReportAllocs()
+	var nodes uint64
+	start := time.Now()
+	for b.Loop() {
+		if n := PerftWithTable(&p, 7, NewPerftTable(64)); n != 3195901860 {
+			b.Fatalf("perft 7 = %d, want 3195901860", n)
+		}
+		nodes += 3195901860
+	}
+	b.ReportMetric(float64(nodes)/time.Since(start).Seconds()/1e6, "Mnps")
+}
+
 // BenchmarkInitAttacks: the magic-bitboard search and fill done at start-up
 // (rook and bishop tables).
 func BenchmarkInitAttacks(b *testing.B) {

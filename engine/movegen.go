@@ -7,11 +7,12 @@ package engine
 // two awkward cases (en passant uncovering the king, Chess960 castling rooks)
 // are tested explicitly.
 //
-// countLegal (the bulk counter used at perft's last ply) and GenerateMoves
-// follow the same steps; countLegal adds popcounts instead of writing moves.
-// They are kept as two functions because the counter is the hottest loop of
-// perft and must not pay for a move buffer; movegen_test.go checks that both
-// agree on every test position.
+// countLegal (LegalMoveCount) and GenerateMoves follow the same steps;
+// countLegal adds popcounts instead of writing moves, so it pays for no
+// move buffer. TestMoveCountAgrees checks that both agree on every test
+// position. Perft itself runs on the perft core (perftboard.go and the
+// generated perft_gen.go), a second, specialised generator that
+// TestPerftCoreAgrees checks against this one.
 
 // legalityInfo is what both the generator and the counter need first.
 type legalityInfo struct {

@@ -15,48 +15,127 @@ const maxPerftPly = 64
 // in any lifetime, and the ply stack is fixed).
 const MaxPerftDepth = 40
 
-// perftStack holds everything one thread's recursion needs, so the search
-// allocates nothing per node: positions are copied into the next slot
-// (copy-make) and move lists are reused.
+// perftStack holds what the statistics walk needs (it makes every leaf
+// move on a Position, to classify it): positions are copied into the next
+// slot (copy-make) and move lists are reused, so nothing is allocated per
+// node.
 type perftStack struct {
 	pos   [maxPerftPly]Position
 	moves [maxPerftPly]MoveList
-	table *PerftTable
 	stats *PerftStats
 }
 
-func (s *perftStack) perft(ply, depth int) uint64 {
-	p := &s.pos[ply]
-	if depth == 1 {
-		return uint64(p.countLegal())
+//go:generate go run ./internal/perftgen
+
+// perftCore is one thread's node counter: the generated per-side code of
+// perft_gen.go on perftBoards, with a move list per ply above the last two
+// and the thread's share of the table counters.
+type perftCore struct {
+	castle perftCastling
+	table  *PerftTable
+	stats  PerftTableStats
+	sink   uint64        // keeps the bucket-touching loads of expand alive
+	harm   perftHarmless // perft2's, one at a time
+	// keys[ply] holds the table hashes of the children at ply (with a
+	// table only).
+	keys  [][maxPerftMoves][2]uint64
+	lists [MaxPerftDepth]perftMoveList
+}
+
+// maxPerftMoves bounds the legal moves of a position (218 is the most known).
+const maxPerftMoves = 256
+
+// newPerftCore returns a counter for p and the positions below it, down to
+// depth plies.
+func newPerftCore(p *Position, t *PerftTable, depth int) *perftCore {
+	c := &perftCore{castle: newPerftCastling(p), table: t}
+	if t != nil && depth > 2 {
+		c.keys = make([][maxPerftMoves][2]uint64, depth-2)
 	}
-	var k1, k2 uint64
-	if s.table != nil {
-		k1, k2 = p.key, p.hash2()
-		if n, ok := s.table.probe(k1, k2, depth); ok {
-			return n
-		}
+	return c
+}
+
+// flush adds the thread's table counters to the table's.
+func (c *perftCore) flush() {
+	if c.table != nil {
+		c.table.addStats(c.stats)
 	}
-	ml := &s.moves[ply]
-	p.GenerateMoves(ml)
-	child := &s.pos[ply+1]
-	var n uint64
-	if depth == 2 {
-		// The hottest loop: make each move and bulk-count the replies.
-		for _, m := range ml.Moves[:ml.N] {
-			*child = *p
-			child.MakeMove(m)
-			n += uint64(child.countLegal())
-		}
+}
+
+// perft counts the leaves depth plies below b (depth >= 1), through the
+// table when there is one.
+func (c *perftCore) perft(b *perftBoard, depth int) uint64 {
+	if depth < 2 || c.table == nil {
+		return c.expand(b, depth, 0)
+	}
+	h1, h2 := c.table.hash(b)
+	c.stats.Probes++
+	if n, ok := c.table.probe(h1, h2, depth); ok {
+		c.stats.Hits++
+		return n
+	}
+	n := c.expand(b, depth, 0)
+	c.table.store(h1, h2, depth, n)
+	c.stats.Stores++
+	return n
+}
+
+// expand counts the leaves depth plies below b, which the table (if any)
+// did not have; its children of depth 2 or more go through the table.
+// ply indexes the move lists and key arrays.
+func (c *perftCore) expand(b *perftBoard, depth, ply int) uint64 {
+	switch {
+	case depth == 1 && b.side == White:
+		return c.countWhite(b)
+	case depth == 1:
+		return c.countBlack(b)
+	case depth == 2 && b.side == White:
+		return c.perft2White(b)
+	case depth == 2:
+		return c.perft2Black(b)
+	}
+	ml := &c.lists[ply]
+	if b.side == White {
+		c.genWhite(b, ml)
 	} else {
-		for _, m := range ml.Moves[:ml.N] {
-			*child = *p
-			child.MakeMove(m)
-			n += s.perft(ply+1, depth-1)
-		}
+		c.genBlack(b, ml)
 	}
-	if s.table != nil {
-		s.table.store(k1, k2, depth, n)
+	moves := ml.moves[:ml.n]
+	var n uint64
+	var child perftBoard // outside the loops, or escape analysis moves it to the heap
+	if c.table == nil {
+		for _, m := range moves {
+			child = c.make(b, m)
+			n += c.expand(&child, depth-1, ply+1)
+		}
+		return n
+	}
+	// Hash every child, then touch every child's bucket before probing
+	// any: the loads miss the cache independently and overlap, where
+	// probing one child after the other would wait for each miss in turn.
+	keys := &c.keys[ply]
+	for i, m := range moves {
+		child = c.make(b, m)
+		keys[i&(maxPerftMoves-1)][0], keys[i&(maxPerftMoves-1)][1] = c.table.hash(&child)
+	}
+	var touched uint64
+	for i := range moves {
+		touched += c.table.touch(keys[i&(maxPerftMoves-1)][0])
+	}
+	c.sink += touched
+	for i, m := range moves {
+		k := &keys[i&(maxPerftMoves-1)]
+		c.stats.Probes++
+		if cn, ok := c.table.probe(k[0], k[1], depth-1); ok {
+			c.stats.Hits++
+			n += cn
+			continue
+		}
+		child = c.make(b, m)
+		cn := c.expand(&child, depth-1, ply+1)
+		c.table.store(k[0], k[1], depth-1, cn)
+		c.stats.Stores++
+		n += cn
 	}
 	return n
 }
@@ -73,9 +152,11 @@ func PerftWithTable(p *Position, depth int, t *PerftTable) uint64 {
 	if depth <= 0 {
 		return 1
 	}
-	s := &perftStack{table: t}
-	s.pos[0] = *p
-	return s.perft(0, depth)
+	c := newPerftCore(p, t, depth)
+	b := newPerftBoard(p)
+	n := c.perft(&b, depth)
+	c.flush()
+	return n
 }
 
 // PerftStats are the chessprogramming-wiki perft statistics of the leaves:
@@ -185,8 +266,9 @@ type DivideEntry struct {
 // PerftResult is the outcome of RunPerft.
 type PerftResult struct {
 	Nodes  Count
-	Divide []DivideEntry // one per legal root move, in UCI order
-	Stats  *PerftStats   // when asked
+	Divide []DivideEntry    // one per legal root move, in UCI order
+	Stats  *PerftStats      // when asked
+	Hash   *PerftTableStats // this run's use of the table, when there is one
 }
 
 type perftTask struct {
@@ -208,6 +290,9 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 	var res PerftResult
 	if opt.Stats {
 		res.Stats = &PerftStats{}
+	} else if opt.Table != nil {
+		res.Hash = &PerftTableStats{}
+		opt.Table.newGeneration()
 	}
 	if depth <= 0 {
 		res.Nodes = CountOf(1)
@@ -258,10 +343,12 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st := &perftStack{table: opt.Table}
+			var st *perftStack
+			var core *perftCore
 			if opt.Stats {
-				st.table = nil
-				st.stats = &PerftStats{}
+				st = &perftStack{stats: &PerftStats{}}
+			} else {
+				core = newPerftCore(&p, opt.Table, depth)
 			}
 			for ctx.Err() == nil {
 				i := int(next.Add(1) - 1)
@@ -269,21 +356,22 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 					break
 				}
 				t := &tasks[i]
-				st.pos[0] = t.pos
 				var n uint64
 				switch {
 				case t.depth == 0:
 					n = 1
-					if st.stats != nil {
+					if st != nil {
 						// Leaf at the root's children: classify it as a move.
 						n = 0
 					}
-				case st.stats != nil:
+				case st != nil:
+					st.pos[0] = t.pos
 					before := st.stats.Nodes
 					st.perftStats(0, t.depth)
 					n = st.stats.Nodes - before
 				default:
-					n = st.perft(0, t.depth)
+					b := newPerftBoard(&t.pos)
+					n = core.perft(&b, t.depth)
 				}
 				counts[i] = n
 				if opt.Progress != nil {
@@ -295,11 +383,15 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 					opt.Progress(snapshot)
 				}
 			}
-			if st.stats != nil {
-				done.Lock()
+			done.Lock()
+			if st != nil {
 				res.Stats.Add(st.stats)
-				done.Unlock()
 			}
+			if core != nil && core.table != nil {
+				core.flush()
+				res.Hash.add(core.stats)
+			}
+			done.Unlock()
 		}()
 	}
 	wg.Wait()

@@ -10,8 +10,6 @@ import (
 	"github.com/arbiter-chess/arbiter/worker"
 )
 
-func init() { subcommands = append(subcommands, newWorkerCommand) }
-
 func newWorkerCommand() *cobra.Command {
 	var (
 		f        clientFlags
@@ -50,7 +48,7 @@ func newWorkerCommand() *cobra.Command {
 			reg := obs.NewRegistry()
 			w, err := worker.New(worker.Config{Conn: c.Conn(), Name: name, Threads: threads, HashMB: hashMB, Grace: grace, Logger: log,
 				VerifyEngines: verifyEngines, Builtin: builtin.New,
-				Registerer:    reg})
+				Registerer: reg})
 			if err != nil {
 				return usageError("%v", err)
 			}

@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // release1 writes the data dir of the first release (a fixture made by that
@@ -172,5 +174,71 @@ func TestFreshStoreIsCurrent(t *testing.T) {
 	}
 	if v, err := s.Meta(context.Background(), "k"); err != nil || string(v) != "v" {
 		t.Fatalf("meta %q %v", v, err)
+	}
+}
+
+// TestPGNsCompressedAndExpired: games are stored compressed and read back
+// as written; games stored plain by the first release still read; the
+// retention setting deletes the games of finished tests and keeps their
+// counts.
+func TestPGNsCompressedAndExpired(t *testing.T) {
+	dir := release1(t)
+	ctx := context.Background()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// The release-1 SPRT test's games were stored as plain text.
+	n := 0
+	if err := s.PGNs(ctx, "sc12d9f7a3666", func(p string) error {
+		if !strings.HasPrefix(p, "[Event") {
+			t.Fatalf("release-1 game reads as %.40q", p)
+		}
+		n++
+		return nil
+	}); err != nil || n != 16 {
+		t.Fatalf("release-1 games: %d, %v", n, err)
+	}
+	// A new test's games round-trip through compression.
+	now := time.Unix(1_900_000_000, 0)
+	j := &Job{ID: "s-new", Kind: "match", State: StateRunning, CreatedAt: now, RootMoves: []string{}}
+	if err := s.CreateTest(ctx, j, &Test{Spec: []byte{}, BatchPairs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	game := "[Event \"x\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n\n"
+	b := &Batch{UnitID: "s-new.0", JobID: "s-new", Idx: 0, WorkerID: "w", Pairs: 1, Penta: [5]int64{0, 0, 1, 0, 0}, Wins: 1, Losses: 1, At: now}
+	done := &JobChange{State: StateDone, FinishedAt: now}
+	if err := s.CommitBatch(ctx, b, []string{game, game}, "", done, nil); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := s.PGN(ctx, "s-new", 0, 1); err != nil || g != game {
+		t.Fatalf("game read back: %q %v", g, err)
+	}
+	var stored []byte
+	var gz int
+	s.db.QueryRow("SELECT pgn, gz FROM pgns WHERE job_id='s-new' AND game=0").Scan(&stored, &gz)
+	if gz != 1 || !bytes.HasPrefix(stored, []byte{0x1f, 0x8b}) {
+		t.Fatalf("the game is not stored gzip-compressed (gz %d, %.20q)", gz, stored)
+	}
+	// Retention: everything finished before the cutoff loses its games.
+	ids, err := s.ExpirePGNs(ctx, now.Add(time.Second), now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 3 { // the release-1 SPRT test and match, and s-new
+		t.Fatalf("expired %v", ids)
+	}
+	if k, _ := s.CountPGNs(ctx, "s-new"); k != 0 {
+		t.Fatalf("%d games left after expiry", k)
+	}
+	if bs, _ := s.Batches(ctx, "s-new"); len(bs) != 1 || bs[0].Wins != 1 {
+		t.Fatalf("counts lost with the games: %+v", bs)
+	}
+	if tr, _ := s.Test(ctx, "s-new"); tr.PGNsExpired.IsZero() {
+		t.Fatal("expiry not recorded")
+	}
+	if again, _ := s.ExpirePGNs(ctx, now.Add(time.Second), now.Add(2*time.Hour)); len(again) != 0 {
+		t.Fatalf("expired twice: %v", again)
 	}
 }

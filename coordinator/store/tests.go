@@ -1,10 +1,13 @@
 package store
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +24,9 @@ type Test struct {
 	Spec       []byte // the MatchSpec, protobuf-encoded
 	BatchPairs int
 	SPRT       string // JSON of the running sprt.Sequential; "" without SPRT
+	// PGNsExpired is when the retention setting deleted the test's games
+	// (zero while they are kept).
+	PGNsExpired time.Time
 }
 
 // Batch is one accepted batch of game pairs. Incidents is opaque to the
@@ -61,7 +67,9 @@ func (s *Store) CreateTest(ctx context.Context, j *Job, t *Test) error {
 // Test returns a test's row.
 func (s *Store) Test(ctx context.Context, jobID string) (*Test, error) {
 	t := &Test{JobID: jobID}
-	err := s.db.QueryRowContext(ctx, "SELECT spec, batch_pairs, sprt FROM tests WHERE job_id=?", jobID).Scan(&t.Spec, &t.BatchPairs, &t.SPRT)
+	var expired int64
+	err := s.db.QueryRowContext(ctx, "SELECT spec, batch_pairs, sprt, pgns_expired_at FROM tests WHERE job_id=?", jobID).Scan(&t.Spec, &t.BatchPairs, &t.SPRT, &expired)
+	t.PGNsExpired = fromNano(expired)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: test %s: %w", jobID, ErrNotFound)
 	}
@@ -136,15 +144,8 @@ func commitBatch(ctx context.Context, tx *sql.Tx, b *Batch, pgns []string, sprtS
 		b.Wins, b.Draws, b.Losses, b.Incidents, unixNano(b.LeasedAt), unixNano(b.At), b.ElapsedMS); err != nil {
 		return fmt.Errorf("store: insert batch: %w", err)
 	}
-	st, err := tx.PrepareContext(ctx, "INSERT INTO pgns(job_id,batch_idx,game,pgn) VALUES(?,?,?,?)")
-	if err != nil {
+	if err := insertPGNs(ctx, tx, b.JobID, b.Idx, pgns); err != nil {
 		return err
-	}
-	defer st.Close()
-	for i, p := range pgns {
-		if _, err := st.ExecContext(ctx, b.JobID, b.Idx, i, p); err != nil {
-			return fmt.Errorf("store: insert pgn: %w", err)
-		}
 	}
 	if _, err := tx.ExecContext(ctx, "UPDATE tests SET sprt=? WHERE job_id=?", sprtState, b.JobID); err != nil {
 		return fmt.Errorf("store: update test: %w", err)
@@ -155,6 +156,27 @@ func commitBatch(ctx context.Context, tx *sql.Tx, b *Batch, pgns []string, sprtS
 		}
 	}
 	return insertEvents(ctx, tx, events)
+}
+
+// insertPGNs stores the games of batch idx of a job, in game order,
+// gzip-compressed.
+func insertPGNs(ctx context.Context, tx *sql.Tx, jobID string, idx int, pgns []string) error {
+	st, err := tx.PrepareContext(ctx, "INSERT INTO pgns(job_id,batch_idx,game,pgn,gz) VALUES(?,?,?,?,1)")
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var z compressor
+	for i, p := range pgns {
+		b, err := z.compress(p)
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, jobID, idx, i, b); err != nil {
+			return fmt.Errorf("store: insert pgn: %w", err)
+		}
+	}
+	return nil
 }
 
 func insertEvents(ctx context.Context, tx *sql.Tx, events []Event) error {
@@ -178,17 +200,23 @@ func (s *Store) AddEvents(ctx context.Context, events []Event) error {
 func (s *Store) PGNs(ctx context.Context, jobID string, fn func(pgn string) error) error {
 	lastBatch, lastGame := -1, -1
 	for {
-		rows, err := s.db.QueryContext(ctx, `SELECT batch_idx, game, pgn FROM pgns WHERE job_id=? AND (batch_idx > ? OR (batch_idx = ? AND game > ?))
+		rows, err := s.db.QueryContext(ctx, `SELECT batch_idx, game, pgn, gz FROM pgns WHERE job_id=? AND (batch_idx > ? OR (batch_idx = ? AND game > ?))
 			ORDER BY batch_idx, game LIMIT 256`, jobID, lastBatch, lastBatch, lastGame)
 		if err != nil {
 			return err
 		}
 		var page []string
 		for rows.Next() {
-			var p string
-			if err := rows.Scan(&lastBatch, &lastGame, &p); err != nil {
+			var raw []byte
+			var gz int
+			if err := rows.Scan(&lastBatch, &lastGame, &raw, &gz); err != nil {
 				rows.Close()
 				return err
+			}
+			p, err := pgnText(raw, gz)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("store: game %d of batch %d: %w", lastGame, lastBatch, err)
 			}
 			page = append(page, p)
 		}
@@ -206,6 +234,102 @@ func (s *Store) PGNs(ctx context.Context, jobID string, fn func(pgn string) erro
 			}
 		}
 	}
+}
+
+// PGN returns one stored game of a test by batch and game index.
+func (s *Store) PGN(ctx context.Context, jobID string, batch, game int) (string, error) {
+	var raw []byte
+	var gz int
+	err := s.db.QueryRowContext(ctx, "SELECT pgn, gz FROM pgns WHERE job_id=? AND batch_idx=? AND game=?", jobID, batch, game).Scan(&raw, &gz)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("store: game %d of batch %d of %s: %w", game, batch, jobID, ErrNotFound)
+	}
+	if err != nil {
+		return "", err
+	}
+	return pgnText(raw, gz)
+}
+
+// ExpirePGNs deletes the games of tests and SPSA tunes that finished
+// before cutoff (the retention setting) and returns their ids. Their
+// counts, verdict, updates and per-worker figures stay.
+func (s *Store) ExpirePGNs(ctx context.Context, cutoff, now time.Time) ([]string, error) {
+	var ids []string
+	err := s.write(func(ctx context.Context, tx *sql.Tx) error {
+		ids = ids[:0]
+		for _, table := range []string{"tests", "tunes"} {
+			// table is one of the two names above, never input.
+			rows, err := tx.QueryContext(ctx, `SELECT t.job_id FROM `+table+` t JOIN jobs j ON j.id = t.job_id
+				WHERE t.pgns_expired_at = 0 AND j.state != 'running' AND j.finished_at > 0 AND j.finished_at < ?`, unixNano(cutoff))
+			if err != nil {
+				return err
+			}
+			var found []string
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return err
+				}
+				found = append(found, id)
+			}
+			rows.Close()
+			for _, id := range found {
+				if _, err := tx.ExecContext(ctx, "UPDATE "+table+" SET pgns_expired_at=? WHERE job_id=?", unixNano(now), id); err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, "DELETE FROM pgns WHERE job_id=?", id); err != nil {
+					return err
+				}
+			}
+			ids = append(ids, found...)
+		}
+		return nil
+	})
+	return ids, err
+}
+
+// compressor gzips games one after another with one writer: a gzip
+// writer's state is most of a megabyte, too much to allocate per game.
+type compressor struct {
+	buf bytes.Buffer
+	zw  *gzip.Writer
+}
+
+// compress returns pgn gzip-compressed, valid until the next call.
+func (c *compressor) compress(pgn string) ([]byte, error) {
+	c.buf.Reset()
+	if c.zw == nil {
+		zw, err := gzip.NewWriterLevel(&c.buf, gzip.BestSpeed)
+		if err != nil {
+			return nil, err
+		}
+		c.zw = zw
+	} else {
+		c.zw.Reset(&c.buf)
+	}
+	c.zw.Write([]byte(pgn))
+	if err := c.zw.Close(); err != nil {
+		return nil, err
+	}
+	return c.buf.Bytes(), nil
+}
+
+// pgnText decodes a stored game: gzip-compressed (gz 1) or plain text.
+func pgnText(raw []byte, gz int) (string, error) {
+	if gz == 0 {
+		return string(raw), nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return "", err
+	}
+	// A stored game is at most 1 MiB (the coordinator refuses larger).
+	b, err := io.ReadAll(io.LimitReader(zr, 4<<20))
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
 }
 
 // CountPGNs returns how many games of a test are stored.

@@ -8,12 +8,12 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +35,15 @@ type run struct {
 	nodes uint64
 	cpu   time.Duration
 	wall  time.Duration
+	hash  *hashUse // arbiter with --hash only
+}
+
+// hashUse is the "hash" object of arbiter perft --json.
+type hashUse struct {
+	Probes  uint64  `json:"probes"`
+	Hits    uint64  `json:"hits"`
+	Stores  uint64  `json:"stores"`
+	HitRate float64 `json:"hit_rate"`
 }
 
 func main() {
@@ -77,6 +86,9 @@ func main() {
 		check(err)
 		fmt.Printf("\narbiter perft --threads 1 --hash 256, start position depth %d: %d nodes in %.2f s CPU (%.2f s wall), %.1f Mnps\n",
 			*hashDepth, a.nodes, a.cpu.Seconds(), a.wall.Seconds(), mnps(a))
+		if a.hash != nil {
+			fmt.Printf("hash: %d probes, %d hits (hit rate %.1f%%), %d stores\n", a.hash.Probes, a.hash.Hits, 100*a.hash.HitRate, a.hash.Stores)
+		}
 	}
 }
 
@@ -89,8 +101,6 @@ func check(err error) {
 	}
 }
 
-var nodesRe = regexp.MustCompile(`"nodes":(\d+)`)
-
 func runArbiter(bin, fen string, depth, hashMB int) (run, error) {
 	cmd := exec.Command(bin, "perft", "--threads", "1", "--hash", strconv.Itoa(hashMB), "--fen", fen, "--depth", strconv.Itoa(depth), "--json")
 	start := time.Now()
@@ -99,12 +109,18 @@ func runArbiter(bin, fen string, depth, hashMB int) (run, error) {
 	if err != nil {
 		return run{}, fmt.Errorf("%s: %v", bin, err)
 	}
-	m := nodesRe.FindSubmatch(out)
-	if m == nil {
-		return run{}, fmt.Errorf("%s: no node count in %q", bin, out)
+	var res struct {
+		Nodes json.Number `json:"nodes"`
+		Hash  *hashUse    `json:"hash"`
 	}
-	n, _ := strconv.ParseUint(string(m[1]), 10, 64)
-	return run{nodes: n, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), wall: wall}, nil
+	if err := json.Unmarshal(out, &res); err != nil {
+		return run{}, fmt.Errorf("%s: output %.100q: %v", bin, out, err)
+	}
+	n, err := strconv.ParseUint(res.Nodes.String(), 10, 64)
+	if err != nil {
+		return run{}, fmt.Errorf("%s: node count %.100q: %v", bin, res.Nodes, err)
+	}
+	return run{nodes: n, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), wall: wall, hash: res.Hash}, nil
 }
 
 func runStockfish(bin, fen string, depth int) (run, error) {
