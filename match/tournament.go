@@ -68,6 +68,9 @@ type Tournament struct {
 	// missing games are played.
 	Resume *State
 
+	// OnStart is called once the engines have started and are named,
+	// before the first game, with the standings resumed or empty.
+	OnStart func(s *Standings)
 	// OnUnit is called after every counted unit with the standings so
 	// far; returning true stops the tournament (StatusStopped).
 	OnUnit func(u *UnitResult, s *Standings) (stop bool)
@@ -174,6 +177,9 @@ func (t *Tournament) Run(ctx context.Context) (*Standings, error) {
 	defer run.closePGN()
 	if err := run.save(true); err != nil {
 		return nil, err
+	}
+	if t.OnStart != nil {
+		t.OnStart(run.st)
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
