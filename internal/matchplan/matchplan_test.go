@@ -31,7 +31,7 @@ func TestParseRefusals(t *testing.T) {
 		{func(f *Flags) { f.Engines[1] = "name=a,builtin" }, `--engine: both engines are named "a"`},
 		{func(f *Flags) { f.Engines[0] = "name=a,cmd=/no/such/engine" }, "--engine a:"},
 		{func(f *Flags) { f.Each = "tc=x" }, "--each:"},
-				{func(f *Flags) { f.Openings = "order=random" }, "--openings: missing file="},
+		{func(f *Flags) { f.Openings = "order=random" }, "--openings: missing file="},
 		{func(f *Flags) { f.Openings = book + ",colour=red" }, `--openings: unknown key "colour"`},
 		{func(f *Flags) { f.Openings = book + ",,seed=1" }, "--openings " + `"` + book + `,,seed=1": empty item`},
 		{func(f *Flags) { f.Games = 3 }, "--games: 3 is odd"},
