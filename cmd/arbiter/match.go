@@ -86,8 +86,7 @@ See docs/match.md.`,
 	fl.StringVar(&f.m.Tournament, "tournament", "", "roundrobin (default) or gauntlet")
 	fl.IntVar(&f.m.Seeds, "seeds", 0, "gauntlet: how many of the first engines play all the others (default 1)")
 	fl.IntVar(&f.m.Rounds, "rounds", 0, "rounds of a tournament: every pairing plays --games games a round")
-	fl.IntVar(&f.m.Repeat, "repeat", 0, "games per opening (--repeat alone: 2, game pairs with colours swapped; default 2 for an even --games)")
-	fl.Lookup("repeat").NoOptDefVal = "2"
+	fl.IntVar(&f.m.Repeat, "repeat", 0, "games per opening (default: 2, game pairs with colours swapped, for an even --games; else 1)")
 	fl.BoolVar(&f.m.Recover, "recover", true, "restart an engine that crashed or hung and go on (an incident); --recover=false stops the match, resumable")
 	fl.StringVar(&f.m.SPRT, "sprt", "", "two engines: elo0=E0,elo1=E1[,alpha=0.05][,beta=0.05][,model=normalized|logistic|bayeselo]")
 	fl.IntVar(&f.m.Concurrency, "concurrency", 1, "games (game pairs) played at once")
