@@ -50,9 +50,12 @@ func newSubmitTestCommands() []*cobra.Command {
 		example := `  arbiter submit sprt --engine name=new,builtin,option.RFPMargin=80 --engine name=base,builtin \
       --each nodes=2000 --openings file=book.epd,order=random,seed=7 --sprt elo0=0,elo1=10 --wait`
 		if kind == "match" {
-			short = "Submit a distributed match of a fixed number of games"
+			short = "Submit a distributed match of a fixed number of games, or a tournament (one test per pairing)"
 			example = `  arbiter submit match --engine name=a,builtin --engine name=b,cmd=/usr/games/stockfish \
-      --each tc=10+0.1 --openings file=book.pgn --games 1000 --priority 1`
+      --each tc=10+0.1 --openings file=book.pgn --games 1000 --priority 1
+  arbiter submit match --engine name=a,builtin --engine name=b,builtin,option.RFPMargin=80 \
+      --engine name=c,cmd=/usr/games/stockfish --each nodes=5000 --openings file=book.epd \
+      --tournament roundrobin --rounds 50 --games 2 --wait`
 		}
 		cmd := &cobra.Command{
 			Use:     kind,
@@ -60,6 +63,18 @@ func newSubmitTestCommands() []*cobra.Command {
 			Example: example,
 			Args:    cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
+				if kind == "match" && f.m.Tournament() {
+					tests, plan, err := f.m.TournamentSpecs()
+					if err != nil {
+						return usageError("%v", err)
+					}
+					ctx, c, done, err := client.session()
+					if err != nil {
+						return err
+					}
+					defer done()
+					return jobreport.RunTournament(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, tests, plan, wait, f.pgnout)
+				}
 				spec, plan, err := f.m.Spec(kind == "sprt")
 				if err != nil {
 					return usageError("%v", err)
@@ -74,6 +89,14 @@ func newSubmitTestCommands() []*cobra.Command {
 		}
 		client.add(cmd.Flags())
 		f.add(cmd.Flags(), "")
+		if kind == "match" {
+			m := &f.m.Match
+			fl := cmd.Flags()
+			fl.StringVar(&m.Tournament, "tournament", "", "with more than two engines: roundrobin (default) or gauntlet; one test per pairing, rated together by --wait")
+			fl.IntVar(&m.Seeds, "seeds", 0, "gauntlet: how many of the first engines play all the others (default 1)")
+			fl.IntVar(&m.Rounds, "rounds", 0, "tournament: every pairing plays --games games a round (its test: rounds x games)")
+			fl.IntVar(&m.Repeat, "repeat", 0, "games per opening: the cluster plays game pairs (2)")
+		}
 		cmd.Flags().BoolVar(&wait, "wait", false, "wait for the test to end and print the report")
 		cmds = append(cmds, cmd)
 	}

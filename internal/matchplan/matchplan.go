@@ -185,9 +185,6 @@ func parseSchedule(f Flags, plan *Plan) error {
 		plan.Config.Pairs = f.Games / 2
 		s, err = match.NewSchedule(2, match.RoundRobin, 0, f.Games/2, 2, 2)
 	} else {
-		if f.Remote {
-			return fmt.Errorf("--engine, --tournament, --rounds, --repeat, --seeds: the cluster plays two engines, --games games in pairs")
-		}
 		if f.Rounds == 0 && f.SPRT == "" {
 			return fmt.Errorf("--rounds: required for a tournament (%d engines: --rounds R, each pairing playing --games games a round)", n)
 		}
@@ -215,9 +212,6 @@ func clip(s string) string {
 // two or more here.
 func parseEngines(f Flags, plan *Plan) error {
 	cfg := &plan.Config
-	if f.Remote && len(f.Engines) != 2 {
-		return fmt.Errorf("--engine: give exactly two engines (got %d)", len(f.Engines))
-	}
 	if len(f.Engines) < 2 {
 		return fmt.Errorf("--engine: give at least two engines (got %d)", len(f.Engines))
 	}
