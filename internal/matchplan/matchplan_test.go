@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 )
 
@@ -206,5 +207,25 @@ func TestParseSchedule(t *testing.T) {
 	tf := TestFlags{Match: flags(three)}
 	if _, _, err := tf.Spec(false); err == nil || !strings.Contains(err.Error(), "exactly two engines") {
 		t.Errorf("three engines on the cluster: %v", err)
+	}
+}
+
+// fastchess's time forms reach the plan: st= in seconds with fractions,
+// tc=inf with a node limit.
+func TestParseTimeForms(t *testing.T) {
+	for _, c := range []struct {
+		each string
+		want match.Limits
+	}{
+		{"st=0.5", match.Limits{MoveTime: 500 * time.Millisecond}},
+		{"tc=inf,nodes=1000", match.Limits{Nodes: 1000}},
+	} {
+		p, err := Parse(flags(func(f *Flags) { f.Each = c.each }))
+		if err != nil {
+			t.Fatalf("%s: %v", c.each, err)
+		}
+		if p.Config.Limits != c.want {
+			t.Errorf("--each %s: %+v, want %+v", c.each, p.Config.Limits, c.want)
+		}
 	}
 }
