@@ -53,8 +53,8 @@ against the others), --rounds rounds in which every pairing plays --games games
       --each tc=10+0.1 --openings file=books/8moves-200.pgn,order=random,seed=1 \
       --sprt elo0=0,elo1=2 --concurrency 2 --pgnout games.pgn
 
-  arbiter match --engine cmd=/usr/games/stockfish,option.Skill Level=5 \
-      --engine cmd=/usr/games/stockfish,option.Skill Level=10 --engine builtin \
+  arbiter match --engine "cmd=/usr/games/stockfish,option.Skill Level=5" \
+      --engine "cmd=/usr/games/stockfish,option.Skill Level=10" --engine builtin \
       --each st=0.1 --tournament roundrobin --rounds 10 --games 2 --pgnout rr.pgn
 
 The state (the config, every counted game, the next opening) is written as games

@@ -24,7 +24,7 @@ func (f *testFlags) add(fl *pflag.FlagSet, prefix string) {
 	fl.StringArrayVar(&m.Engines, "engine", nil, "an engine: name=N,builtin[,option.X=V] or name=N,cmd=PATH (on the workers)[,args=...][,option.X=V] (give two; the first is under test)")
 	fl.StringVar(&m.Each, "each", "", "settings for both engines: tc=10+0.1 | nodes=N | depth=D | movetime=MS [,option.X=V]")
 	fl.StringVar(&m.Openings, "openings", "", "file=F[,format=epd|pgn][,order=random|sequential][,seed=S][,plies=N][,start=N] (read here, sent to the coordinator)")
-	fl.IntVar(&m.Games, "games", 0, "number of games (even); with --sprt, a cap")
+	fl.IntVar(&m.Games, "games", 0, "number of games (even); with --sprt, a cap; in a tournament (submit match), per pairing and round")
 	fl.StringVar(&m.SPRT, prefix+"sprt", "", "elo0=E0,elo1=E1[,alpha=0.05][,beta=0.05][,model=normalized|logistic|bayeselo]")
 	fl.StringVar(&m.Resign, "resign", "", "resign adjudication: movecount=N,score=CP")
 	fl.StringVar(&m.Draw, "draw", "", "draw adjudication: movenumber=M,movecount=N,score=CP")
