@@ -273,3 +273,21 @@ func TestMatchTournamentRefusals(t *testing.T) {
 		}
 	}
 }
+
+// Two engines in fastchess's rounds of single games (no game pairs): the
+// report has W/D/L without a pentanomial, and colours alternate.
+func TestMatchSingleGames(t *testing.T) {
+	out, err := runMatchCmd(t, "--engine", "name=a,builtin", "--engine", "name=b,builtin,option.KnightValueMG=200", "--each", "nodes=200",
+		"--rounds", "3", "--games", "1", "--maxmoves", "40", "--ratinginterval", "0")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"Finished game 1.1 (a vs b)", "Finished game 2.1 (b vs a)", "Finished game 3.1 (a vs b)", "Results of a vs b (nodes=200, start position)", "Games: 3 in"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Ptnml") {
+		t.Errorf("a pentanomial without game pairs:\n%s", out)
+	}
+}

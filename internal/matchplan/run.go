@@ -139,7 +139,7 @@ func (r *reporter) print(st *match.Standings) {
 		return
 	}
 	res := st.Pairings[0].Results()
-	if res.Pentanomial == nil {
+	if res.Wins+res.Draws+res.Losses == 0 {
 		return
 	}
 	book := r.plan.BookName
