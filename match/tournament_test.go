@@ -293,7 +293,9 @@ func TestEngineNamesAndHints(t *testing.T) {
 	fm := need(t, "/usr/games/fairymax", "fairymax")
 	s, _ := match.NewSchedule(2, match.RoundRobin, 0, 1, 2, 2)
 	run := func(e match.EngineConfig) error {
-		e.StartTimeout = time.Second
+		// Long enough for a loaded machine to let the engine print its
+		// banner: the hint quotes it.
+		e.StartTimeout = 4 * time.Second
 		tr := &match.Tournament{Engines: []match.EngineConfig{e, {Name: "bad", Cmd: badEngine}}, Schedule: s, Limits: match.Limits{Nodes: 1}}
 		_, err := tr.Run(context.Background())
 		return err
