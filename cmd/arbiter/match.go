@@ -241,7 +241,7 @@ func runMatch(cmd *cobra.Command, f *matchFlags) error {
 		defer pprof.StopCPUProfile()
 	}
 	o := matchplan.RunOptions{Out: cmd.OutOrStdout(), Quiet: f.quiet, JSON: f.json, RatingInterval: flags.RatingInterval,
-		StateFile: stateFile, Resume: resume, Builtin: builtin.New}
+		StateFile: stateFile, TempState: tempState, Resume: resume, Builtin: builtin.New}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	st, err := plan.Run(ctx, o)

@@ -27,6 +27,9 @@ type RunOptions struct {
 	// Resume continues the match whose state that file held.
 	StateFile string
 	Resume    *match.State
+	// TempState: the caller removes the state file once the match is
+	// complete, so the JSON result does not name it then.
+	TempState bool
 	// Builtin makes the embedded engine's players (match/builtin.New).
 	Builtin match.BuiltinFactory
 }
@@ -112,7 +115,11 @@ func (p *Plan) Run(ctx context.Context, o RunOptions) (*match.Standings, error) 
 		seq.Update(st.Pairings[0].Results())
 	}
 	if o.JSON {
-		return st, writeJSON(o.Out, p, st, seq, o.StateFile)
+		stateFile := o.StateFile
+		if o.TempState && (st.Status == match.StatusComplete || st.Status == match.StatusStopped) {
+			stateFile = ""
+		}
+		return st, writeJSON(o.Out, p, st, seq, stateFile)
 	}
 	if rep.printed != st.Games {
 		rep.print(st)
