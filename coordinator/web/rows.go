@@ -101,8 +101,9 @@ func workersRows(ws []workerView, now time.Time) template.HTML {
 			if k > 0 || len(w.Activity.Excluded) > 0 {
 				b.raw(", ")
 			}
-			b.raw("tune ") // tunes have no page to link
+			b.raw(`tune <a href="/tunes/`, url.PathEscape(id), `">`)
 			b.esc(id)
+			b.raw("</a>")
 		}
 		b.raw("</td></tr>\n")
 	}

@@ -64,6 +64,9 @@ type manageForm struct {
 	MinPrio, MaxPrio int
 	Priority         int32
 	Share            float64
+	// CancelOnly leaves the priority form out, for jobs whose priority
+	// cannot change (SPSA tunes).
+	CancelOnly bool
 }
 
 // maxEventsShown bounds the incidents a test page lists (newest first).
