@@ -141,24 +141,32 @@ func TestPagesRender(t *testing.T) {
 		t.Errorf("GET /jobs/%s: %d to %q", tune.ID, r.status, r.location)
 	}
 	// A live stream answers with the live region at once.
-	ctxT, cancel := context.WithTimeout(ctx, 5*time.Second)
+	for _, path := range []string{"/tests/" + test.ID, "/tunes/" + tune.ID} {
+		got, ctype := firstLiveUpdate(t, cl.web.URL+path+"?live=1")
+		if ctype != "text/event-stream" || !strings.Contains(got, "data: ") || !strings.Contains(got, `id="status"`) {
+			t.Fatalf("live stream of %s: %s %q", path, ctype, got)
+		}
+	}
+}
+
+// firstLiveUpdate reads a live stream up to its first update.
+func firstLiveUpdate(t *testing.T, u string) (events, contentType string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctxT, "GET", cl.web.URL+"/tests/"+test.ID+"?live=1", nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	buf := make([]byte, 64<<10)
-	n, _ := resp.Body.Read(buf)
+	n, err := resp.Body.Read(buf)
 	got := string(buf[:n])
 	for !strings.Contains(got, "event: update") && err == nil {
 		n, err = resp.Body.Read(buf)
 		got += string(buf[:n])
 	}
-	resp.Body.Close()
-	if resp.Header.Get("Content-Type") != "text/event-stream" || !strings.Contains(got, "data: ") {
-		t.Fatalf("live stream: %s %q", resp.Header.Get("Content-Type"), got)
-	}
+	return got, resp.Header.Get("Content-Type")
 }
 
 // countJobs is the number of jobs the core holds.

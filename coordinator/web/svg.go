@@ -63,6 +63,7 @@ type chart struct {
 	id            string
 	title, desc   string
 	xLabel        string // "" for games
+	xWhole        bool   // x counts something whole (updates): no ticks between
 	yLabel        string
 	xMax          float64
 	yMin, yMax    float64
@@ -125,6 +126,9 @@ func (c *chart) open(b *strings.Builder) {
 		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="end" font-size="11" fill="#3d4651">%s</text>`, ff(chartLeft-6), ff(y+4), tickLabel(v))
 	}
 	for _, v := range ticks(0, c.xMax, 6) {
+		if c.xWhole && v != math.Trunc(v) {
+			continue
+		}
 		x := c.x(v)
 		fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#e3e7ec"/>`, ff(x), ff(x), ff(chartTop), ff(bottom))
 		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="middle" font-size="11" fill="#3d4651">%s</text>`, ff(x), ff(bottom+15), tickLabel(v))
@@ -249,7 +253,7 @@ func trajectoryChart(n int, p *arbiterv1.SpsaParamState, updates []uint64) templ
 		return ""
 	}
 	last := updates[len(updates)-1]
-	c := &chart{id: "traj" + strconv.Itoa(n), width: 460, height: 200, xLabel: "updates", yLabel: p.GetName(),
+	c := &chart{id: "traj" + strconv.Itoa(n), width: 460, height: 200, xLabel: "updates", xWhole: true, yLabel: p.GetName(),
 		xMax: float64(max(last, 1)), title: p.GetName() + " against updates",
 		desc: fmt.Sprintf("%s went from %s at the start to %s after %d updates (range %s to %s).", p.GetName(),
 			paramValue(p, p.GetStart()), paramValue(p, traj[len(traj)-1]), last, paramValue(p, p.GetMin()), paramValue(p, p.GetMax()))}
