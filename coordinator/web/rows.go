@@ -132,8 +132,8 @@ func orDash(s string) string {
 	return s
 }
 
-// testWorkerRows renders a test page's per-worker table rows.
-func testWorkerRows(rows []workerRow) template.HTML {
+// gameWorkerRows renders the per-worker table rows of a test's or a tune's page.
+func gameWorkerRows(rows []workerRow) template.HTML {
 	var b rowsHTML
 	b.Grow(len(rows) * 600)
 	for _, w := range rows {

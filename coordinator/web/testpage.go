@@ -38,15 +38,15 @@ type workerRow struct {
 }
 
 type testData struct {
-	Job        *arbiterv1.Job
-	State      string
-	Report     string // the fastchess-style report, as arbiter status prints it
-	Verdict    string
-	Params     *sprt.Params
-	LLRChart   template.HTML
-	EloChart   template.HTML
-	Workers    []workerRow
-	WorkerRows template.HTML
+	Job         *arbiterv1.Job
+	State       string
+	Report      string // the fastchess-style report, as arbiter status prints it
+	Verdict     string
+	Params      *sprt.Params
+	LLRChart    template.HTML
+	EloChart    template.HTML
+	Workers     []workerRow
+	WorkerTable workerTable
 	// Sigs are the distinct bench signatures of the workers that played
 	// (a difference means different engine builds).
 	Sigs      []string
@@ -55,6 +55,13 @@ type testData struct {
 	Manage    bool
 	Running   bool
 	Form      *manageForm
+}
+
+// workerTable is the per-worker table of a test's or a tune's page.
+type workerTable struct {
+	ID   string // the table's element id
+	Of   string // "test" or "tune"
+	Rows template.HTML
 }
 
 // manageForm is what the priority and cancel forms need.
@@ -122,7 +129,7 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 		}
 		d.Workers = append(d.Workers, row)
 	}
-	d.WorkerRows = testWorkerRows(d.Workers)
+	d.WorkerTable = workerTable{ID: "test-workers", Of: "test", Rows: gameWorkerRows(d.Workers)}
 	for sig := range sigs {
 		d.Sigs = append(d.Sigs, strconv.FormatUint(sig, 10))
 	}

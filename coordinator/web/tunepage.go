@@ -23,16 +23,15 @@ import (
 const maxTrajectoryCharts = 24
 
 type tuneData struct {
-	Job        *arbiterv1.Job
-	State      string
-	Running    bool
-	Manage     bool
-	Form       *manageForm
-	Params     template.HTML // the parameters' table rows
-	Charts     []tuneChart
-	ChartsAll  int // parameters in all (charts are drawn for the first maxTrajectoryCharts)
-	WorkerRows template.HTML
-	Workers    int
+	Job         *arbiterv1.Job
+	State       string
+	Running     bool
+	Manage      bool
+	Form        *manageForm
+	Params      template.HTML // the parameters' table rows
+	Charts      []tuneChart
+	ChartsAll   int // parameters in all (charts are drawn for the first maxTrajectoryCharts)
+	WorkerTable workerTable
 	// Schedule is the schedule's alpha, gamma and A ratio, defaults filled
 	// in.
 	Alpha, Gamma, ARatio float64
@@ -88,7 +87,7 @@ func (s *Server) tunePage(r *http.Request, v *view) error {
 		}
 		rows = append(rows, row)
 	}
-	d.Workers, d.WorkerRows = len(rows), testWorkerRows(rows)
+	d.WorkerTable = workerTable{ID: "tune-workers", Of: "tune", Rows: gameWorkerRows(rows)}
 	v.Title = fmt.Sprintf("Tune %s: %s", id, spec.GetEngine().GetName())
 	v.Nav, v.Page, v.tmpl, v.watch = "list", d, "tune", []string{id}
 	if d.Running {
