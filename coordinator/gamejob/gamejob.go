@@ -80,22 +80,9 @@ type Config struct {
 	Host   core.Host
 	Logger *zap.Logger
 	Now    func() time.Time
-	// ReferenceNPS is the bench speed a test's clock is meant for when the
-	// test names none (DefaultReferenceNPS).
-	ReferenceNPS uint64
-	// BatchDuration is the wall time a batch should take when the test does
-	// not fix its batch size (30s).
-	BatchDuration time.Duration
-	// MaxAutoBatchPairs bounds automatic batch sizes (32).
-	MaxAutoBatchPairs int
-	// IncidentWindow is the number of a worker's most recent games of a test
-	// over which its incident rate is judged (40), once it has played half
-	// of them.
-	IncidentWindow int
-	// IncidentMaxRate is the share of those games with a worker-caused
-	// incident (time loss, hang, lost lease) above which the worker gets no
-	// more batches of the test (0.2).
-	IncidentMaxRate float64
+	// Settings size batches and judge workers (gamepair.Settings: a test
+	// is the job).
+	gamepair.Settings
 	// JobExists reports whether another workload has a job of this id, so
 	// that PGNs can tell "not a test" from "unknown". Nil: every id that is
 	// not a test is unknown.
@@ -121,21 +108,7 @@ func (c *Config) defaults() {
 	if c.Activity == nil {
 		c.Activity = gamepair.NewActivity(c.Now)
 	}
-	if c.ReferenceNPS == 0 {
-		c.ReferenceNPS = DefaultReferenceNPS
-	}
-	if c.BatchDuration <= 0 {
-		c.BatchDuration = 30 * time.Second
-	}
-	if c.MaxAutoBatchPairs <= 0 {
-		c.MaxAutoBatchPairs = 32
-	}
-	if c.IncidentWindow <= 0 {
-		c.IncidentWindow = 40
-	}
-	if c.IncidentMaxRate <= 0 {
-		c.IncidentMaxRate = 0.2
-	}
+	c.Settings.Defaults()
 }
 
 // Workload is the game-pair workload.

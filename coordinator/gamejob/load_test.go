@@ -10,13 +10,14 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 // A restart reproduces every test's whole snapshot: counts, SPRT state,
 // and each worker's games, incidents, lost leases, refusal and exclusion.
 func TestLoadReproducesSnapshots(t *testing.T) {
-	e := newEnv(t, Config{IncidentWindow: 8})
+	e := newEnv(t, Config{Settings: gamepair.Settings{IncidentWindow: 8}})
 	ctx := context.Background()
 	a, b, c, d := e.worker("a", DefaultReferenceNPS/2), e.worker("b", DefaultReferenceNPS), e.worker("c", 0), e.worker("d", 0)
 

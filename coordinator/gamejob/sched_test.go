@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -169,7 +170,7 @@ func TestCannotRun(t *testing.T) {
 // window is excluded and not offered the test again; crashes (the engine's
 // fault) do not exclude.
 func TestExclusion(t *testing.T) {
-	e := newEnv(t, Config{IncidentWindow: 8, IncidentMaxRate: 0.2})
+	e := newEnv(t, Config{Settings: gamepair.Settings{IncidentWindow: 8, IncidentMaxRate: 0.2}})
 	id := e.create(matchSpec(200, 2, 4)) // 4 games a batch
 	slow, lossy, crashy := e.worker("slow", 0), e.worker("lossy", 0), e.worker("crashy", 0)
 
@@ -225,7 +226,7 @@ func TestExclusion(t *testing.T) {
 // An exclusion decided with lost leases in the window keeps its reason
 // across a restart (the batches alone would give another one).
 func TestExclusionReasonSurvivesRestart(t *testing.T) {
-	e := newEnv(t, Config{IncidentWindow: 8, IncidentMaxRate: 0.2})
+	e := newEnv(t, Config{Settings: gamepair.Settings{IncidentWindow: 8, IncidentMaxRate: 0.2}})
 	id := e.create(matchSpec(100, 1, 4)) // 2 games a batch
 	w := e.worker("w", 0)
 	e.mustSubmit(w, e.mustLease(w), withIncidents(draws(1), arbiterv1.IncidentKind_INCIDENT_KIND_TIME_LOSS, 1), core.Accepted)

@@ -121,11 +121,7 @@ func (w *Workload) checkSpec(spec *arbiterv1.MatchSpec, maxBatch int) (*checked,
 		return nil, apierr.Invalid("batch pairs %d: at most %d", spec.GetBatchPairs(), maxBatch)
 	}
 	if spec.GetBatchPairs() == 0 {
-		ref := spec.GetReferenceNps()
-		if ref == 0 {
-			ref = w.cfg.ReferenceNPS
-		}
-		spec.BatchPairs = uint32(gamepair.AutoBatchPairs(lim, ref, w.cfg.BatchDuration, w.cfg.MaxAutoBatchPairs))
+		spec.BatchPairs = uint32(w.cfg.AutoBatchPairs(lim, spec.GetReferenceNps()))
 	}
 	c.batchPairs = int(spec.GetBatchPairs())
 	if c.totalPairs > 0 && c.batchPairs > c.totalPairs {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -166,7 +167,7 @@ func TestSetPriority(t *testing.T) {
 // running tests it is excluded from; rebuilt from the store on a restart.
 // Incidents are stored with their reasons, and single games are read back.
 func TestWorkerActivityAndGames(t *testing.T) {
-	e := newEnv(t, Config{IncidentWindow: 4, IncidentMaxRate: 0.2})
+	e := newEnv(t, Config{Settings: gamepair.Settings{IncidentWindow: 4, IncidentMaxRate: 0.2}})
 	id := e.create(matchSpec(100, 2, 4))
 	w := e.worker("w", 0)
 	ctx := context.Background()

@@ -105,11 +105,7 @@ func (w *Workload) checkSpec(spec *arbiterv1.SpsaSpec, storedBatch int) (*checke
 	case spec.GetBatchPairs() > gamepair.MaxBatchPairs:
 		return nil, apierr.Invalid("batch pairs %d: at most %d", spec.GetBatchPairs(), gamepair.MaxBatchPairs)
 	case spec.GetBatchPairs() == 0:
-		ref := spec.GetReferenceNps()
-		if ref == 0 {
-			ref = w.cfg.ReferenceNPS
-		}
-		spec.BatchPairs = uint32(gamepair.AutoBatchPairs(lim, ref, w.cfg.BatchDuration, w.cfg.MaxAutoBatchPairs))
+		spec.BatchPairs = uint32(w.cfg.AutoBatchPairs(lim, spec.GetReferenceNps()))
 	}
 	spec.BatchPairs = uint32(min(uint64(spec.GetBatchPairs()), spec.GetPairs()))
 	d := spsaspec.WithDefaults(spec)

@@ -60,18 +60,9 @@ type Config struct {
 	Host   core.Host
 	Logger *zap.Logger
 	Now    func() time.Time
-	// ReferenceNPS is the bench speed a tune's clock is meant for when the
-	// tune names none (gamepair.DefaultReferenceNPS).
-	ReferenceNPS uint64
-	// BatchDuration is the wall time a batch should take when the tune
-	// does not fix its batch size (30s).
-	BatchDuration time.Duration
-	// MaxAutoBatchPairs bounds automatic batch sizes (32).
-	MaxAutoBatchPairs int
-	// IncidentWindow and IncidentMaxRate judge workers as tests do (40
-	// games, 0.2): see gamepair.Workers.
-	IncidentWindow  int
-	IncidentMaxRate float64
+	// Settings size batches and judge workers as for tests
+	// (gamepair.Settings: a tune is the job).
+	gamepair.Settings
 	// TrajectoryPoints is about how many points of each parameter's
 	// trajectory a tune keeps (100, Fishtest's samples).
 	TrajectoryPoints int
@@ -90,21 +81,7 @@ func (c *Config) defaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.ReferenceNPS == 0 {
-		c.ReferenceNPS = gamepair.DefaultReferenceNPS
-	}
-	if c.BatchDuration <= 0 {
-		c.BatchDuration = 30 * time.Second
-	}
-	if c.MaxAutoBatchPairs <= 0 {
-		c.MaxAutoBatchPairs = 32
-	}
-	if c.IncidentWindow <= 0 {
-		c.IncidentWindow = 40
-	}
-	if c.IncidentMaxRate <= 0 {
-		c.IncidentMaxRate = 0.2
-	}
+	c.Settings.Defaults()
 	if c.TrajectoryPoints <= 0 {
 		c.TrajectoryPoints = 100
 	}
@@ -201,9 +178,7 @@ func (w *Workload) newTune(c *checked) *tune {
 	return t
 }
 
-func (w *Workload) newWorkers() *gamepair.Workers {
-	return gamepair.NewWorkers(w.cfg.IncidentWindow, w.cfg.IncidentMaxRate)
-}
+func (w *Workload) newWorkers() *gamepair.Workers { return w.cfg.NewWorkers() }
 
 // seen records what snapshots show of a worker. Caller holds mu.
 func (w *Workload) seen(wk *core.Worker) {
@@ -211,12 +186,7 @@ func (w *Workload) seen(wk *core.Worker) {
 }
 
 // referenceNPS is the speed t's clock is meant for.
-func (w *Workload) referenceNPS(t *tune) uint64 {
-	if ref := t.spec.GetReferenceNps(); ref != 0 {
-		return ref
-	}
-	return w.cfg.ReferenceNPS
-}
+func (w *Workload) referenceNPS(t *tune) uint64 { return w.cfg.Reference(t.spec.GetReferenceNps()) }
 
 // optionsWith is an engine's options with every tuned parameter set to its
 // value (a parameter replaces an option of its name in any letter case).
