@@ -22,7 +22,4 @@ func TestSettingsDefaults(t *testing.T) {
 	if s.Reference(0) != DefaultReferenceNPS || s.Reference(7) != 7 {
 		t.Fatalf("reference: %d, %d", s.Reference(0), s.Reference(7))
 	}
-	if w := set.NewWorkers(); w == nil {
-		t.Fatal("no workers record")
-	}
 }
