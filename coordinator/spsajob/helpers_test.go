@@ -23,10 +23,8 @@ import (
 )
 
 var (
-	alice  = gamepairtest.Alice
-	carol  = gamepairtest.Carol
-	t0     = gamepairtest.T0
-	leaseD = gamepairtest.LeaseDuration
+	alice = gamepairtest.Alice
+	carol = gamepairtest.Carol
 )
 
 // env is the workload in a core with a fake clock and a real SQLite store
@@ -45,7 +43,7 @@ type env struct {
 
 func newEnv(t *testing.T, cfg Config) *env {
 	t.Helper()
-	e := &env{Driver: &gamepairtest.Driver{T: t, Clk: gamepairtest.NewClock(t0)}, t: t, dir: t.TempDir(), cfg: cfg}
+	e := &env{Driver: gamepairtest.NewDriver(t), t: t, dir: t.TempDir(), cfg: cfg}
 	e.open()
 	return e
 }
@@ -65,11 +63,7 @@ func (e *env) open() {
 	cfg := e.cfg
 	cfg.Store, cfg.Now, cfg.Games = st, e.Clk.Now, e.games
 	e.wl = New(cfg)
-	e.C = core.New(core.Config{Store: st, Now: e.Clk.Now, LeaseDuration: leaseD, LeaseKey: []byte("test key"), Registerer: reg}, e.wl)
-	e.wl.SetHost(e.C.Host())
-	if err := e.C.Load(context.Background()); err != nil {
-		e.t.Fatal(err)
-	}
+	e.Start(st, e.wl, reg)
 }
 
 // restart stops the coordinator (events flushed) and starts it again on

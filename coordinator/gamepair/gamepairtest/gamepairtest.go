@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -55,6 +58,26 @@ type Driver struct {
 	T   testing.TB
 	C   *core.Core
 	Clk *Clock
+}
+
+// NewDriver is a driver for t with its clock at T0; Start makes its core.
+func NewDriver(t testing.TB) *Driver { return &Driver{T: t, Clk: NewClock(T0)} }
+
+// Workload is a game workload as Start wires it.
+type Workload interface {
+	core.Workload
+	SetHost(core.Host)
+}
+
+// Start (re)starts C over st with wl alone, on the fake clock, its
+// metrics registered with reg, and loads what st holds.
+func (d *Driver) Start(st *store.Store, wl Workload, reg prometheus.Registerer) {
+	d.T.Helper()
+	d.C = core.New(core.Config{Store: st, Now: d.Clk.Now, LeaseDuration: LeaseDuration, LeaseKey: []byte("test key"), Registerer: reg}, wl)
+	wl.SetHost(d.C.Host())
+	if err := d.C.Load(context.Background()); err != nil {
+		d.T.Fatal(err)
+	}
 }
 
 // Worker registers a game-pair worker of Alice with bench speed bench.
