@@ -38,13 +38,13 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	switch {
 	case t == nil:
 		w.mu.Unlock()
-		return core.Outcome{}, unknownUnit(unit)
+		return core.Outcome{}, gamepair.UnknownUnit(unit)
 	case !t.running():
 		w.mu.Unlock()
 		return core.Outcome{Verdict: core.Discarded}, nil
 	case idx >= t.batches:
 		w.mu.Unlock()
-		return core.Outcome{}, unknownUnit(unit)
+		return core.Outcome{}, gamepair.UnknownUnit(unit)
 	}
 	_, pairs := t.pairsOf(idx)
 	w.mu.Unlock()
@@ -142,8 +142,6 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	}
 	return core.Outcome{Verdict: core.Accepted, EndUnitLeases: true}, nil
 }
-
-func unknownUnit(unit string) error { return gamepair.UnknownUnit(unit) }
 
 // nextSPRT is t's SPRT after seeing total (a copy; nil without SPRT) and
 // the job's final state when it decides. Caller holds mu.

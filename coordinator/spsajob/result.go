@@ -11,8 +11,6 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 )
 
-func unknownUnit(unit string) error { return gamepair.UnknownUnit(unit) }
-
 // Result implements core.Workload. The core has checked that the worker
 // holds (or held, under this coordinator's signature) the batch's lease.
 // The update is computed on a copy of the tune, stored with the batch, and
@@ -28,13 +26,13 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	switch {
 	case t == nil:
 		w.mu.Unlock()
-		return core.Outcome{}, unknownUnit(unit)
+		return core.Outcome{}, gamepair.UnknownUnit(unit)
 	case !t.running():
 		w.mu.Unlock()
 		return core.Outcome{Verdict: core.Discarded}, nil
 	case !t.batches.InRange(idx):
 		w.mu.Unlock()
-		return core.Outcome{}, unknownUnit(unit)
+		return core.Outcome{}, gamepair.UnknownUnit(unit)
 	}
 	_, pairs := t.st.Config().BatchRange(idx)
 	w.mu.Unlock()
