@@ -34,6 +34,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,7 +44,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
@@ -221,11 +221,8 @@ func (w *Workload) logExcluded(t *tune, workerID, reason string) {
 // holds mu (or is loading).
 func (w *Workload) finish(t *tune, ch *store.JobChange) {
 	t.rec.State, t.rec.Error, t.rec.FinishedAt = ch.State, ch.Error, ch.FinishedAt
-	for i, r := range w.running {
-		if r == t {
-			w.running = append(w.running[:i], w.running[i+1:]...)
-			break
-		}
+	if i := slices.Index(w.running, t); i >= 0 {
+		w.running = slices.Delete(w.running, i, i+1)
 	}
 	t.openings, t.batches = nil, nil
 	t.workers.DropWindows()
@@ -237,25 +234,8 @@ func (w *Workload) finish(t *tune, ch *store.JobChange) {
 func (w *Workload) Cancel(ctx context.Context, jobID, reason string) error {
 	w.commitMu.Lock()
 	defer w.commitMu.Unlock()
-	w.mu.Lock()
-	t := w.tunes[jobID]
-	if t == nil {
-		w.mu.Unlock()
-		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(jobID))
-	}
-	if !t.running() {
-		w.mu.Unlock()
-		return apierr.New(apierr.FailedPrecondition, apierr.ReasonJobFinished, "job %s is already %s", jobID, t.rec.State)
-	}
-	w.mu.Unlock()
 	change := &store.JobChange{State: store.StateCancelled, Error: reason, FinishedAt: w.cfg.Now()}
-	if err := w.store.SetJobState(ctx, jobID, change); err != nil {
-		return apierr.Store(err)
-	}
-	w.mu.Lock()
-	w.finish(t, change)
-	w.mu.Unlock()
-	return nil
+	return gamepair.Cancel(ctx, w.store, &w.mu, w.tunes, func(t *tune) *store.Job { return t.rec }, jobID, change, w.finish)
 }
 
 // Flush writes every queued event; when it returns, every event queued
