@@ -229,6 +229,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown perft job", anon, "GET", "/perft/pnope", nil, false, 404, "unknown job"},
 		{"test as perft", anon, "GET", "/perft/" + test.ID, nil, false, 404, "is not a perft job"},
 		{"test as tune", anon, "GET", "/tunes/" + test.ID, nil, false, 404, "is not an SPSA tune"},
+		{"tune as test", anon, "GET", "/tests/" + tune.ID, nil, false, 404, "is not a match or SPRT test (its page: /jobs/" + tune.ID + ")"},
 		{"unknown tune", anon, "GET", "/tunes/snope", nil, false, 404, "unknown job"},
 		{"tune's priority", carol, "POST", "/jobs/" + tune.ID + "/priority", url.Values{"priority": {"1"}, "throughput": {"1"}}, true, 409, "its priority cannot change"},
 		{"cancel another's tune", dave, "POST", "/jobs/" + tune.ID + "/cancel", url.Values{}, true, 403, "only its submitter or an admin"},

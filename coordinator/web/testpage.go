@@ -16,17 +16,23 @@ import (
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
-// testJob returns test id's snapshot, or a page saying it is not one.
-func (s *Server) testJob(id string) (*arbiterv1.Job, error) {
+// jobOf returns job id's snapshot when is accepts it, or a page saying it
+// is not what (with its article) and where its page is.
+func (s *Server) jobOf(id, what string, is func(*arbiterv1.Job) bool) (*arbiterv1.Job, error) {
 	snap, err := s.cfg.Core.Job(id, true)
 	if err != nil {
 		return nil, err
 	}
 	j, ok := snap.(*arbiterv1.Job)
-	if !ok || j.GetMatch() == nil {
-		return nil, pageError(http.StatusNotFound, "Not a test", "Job %s is not a match or SPRT test (see /perft/%s).", clipQ(id), url.PathEscape(id))
+	if !ok || !is(j) {
+		return nil, pageError(http.StatusNotFound, "Not "+what, "Job %s is not %s (its page: /jobs/%s).", clipQ(id), what, url.PathEscape(id))
 	}
 	return j, nil
+}
+
+// testJob returns test id's snapshot, or a page saying it is not one.
+func (s *Server) testJob(id string) (*arbiterv1.Job, error) {
+	return s.jobOf(id, "a match or SPRT test", func(j *arbiterv1.Job) bool { return j.GetMatch() != nil })
 }
 
 type workerRow struct {

@@ -5,7 +5,6 @@ import (
 	"html/template"
 	"math"
 	"net/http"
-	"net/url"
 	"strconv"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
@@ -44,15 +43,7 @@ type tuneChart struct {
 
 // tuneJob returns tune id's snapshot, or a page saying it is not one.
 func (s *Server) tuneJob(id string) (*arbiterv1.Job, error) {
-	snap, err := s.cfg.Core.Job(id, true)
-	if err != nil {
-		return nil, err
-	}
-	j, ok := snap.(*arbiterv1.Job)
-	if !ok || j.GetSpsa() == nil {
-		return nil, pageError(http.StatusNotFound, "Not a tune", "Job %s is not an SPSA tune (its page: /jobs/%s).", clipQ(id), url.PathEscape(id))
-	}
-	return j, nil
+	return s.jobOf(id, "an SPSA tune", func(j *arbiterv1.Job) bool { return j.GetSpsa() != nil })
 }
 
 func (s *Server) tunePage(r *http.Request, v *view) error {
