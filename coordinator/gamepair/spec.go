@@ -5,7 +5,11 @@
 // worker's speed), the check of a batch's result, incident classes and the
 // per-worker judgement that stops offering a job to a worker that keeps
 // losing games to its own faults, the queue that stores events raised under
-// the core's lock, and the games counter.
+// the core's lock, and the games counter; and the steps both workloads
+// take alike: their settings (Settings), the spec a Create receives
+// (SpecOf), the stored workers and failures on Load (StoredWorkers,
+// LoadFailure), the batch result a Result receives (ResultOf) and Cancel.
+// Package gamepairtest drives a core for their tests.
 //
 // It holds no job state: each workload keeps its jobs and calls in here.
 package gamepair
