@@ -32,11 +32,11 @@ func newRootCommand() *cobra.Command {
 	root.SetVersionTemplate(buildinfo.Read().String())
 	root.AddCommand(
 		// On this machine.
-		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(),
+		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(),
 		// Serving.
 		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(),
 		// Clients of a coordinator.
-		newSubmitCommand(), newStatusCommand(), newCancelCommand(), newPGNCommand(), newTokenCommand(), newBackupCommand(),
+		newSubmitCommand(), newStatusCommand(), newCancelCommand(), newPGNCommand(), newSPSACommand(), newTokenCommand(), newBackupCommand(),
 		newVersionCommand(),
 	)
 	return root

@@ -12,8 +12,8 @@ func newPGNCommand() *cobra.Command {
 	var f clientFlags
 	var output string
 	cmd := &cobra.Command{
-		Use:   "pgn TEST",
-		Short: "Download every game of a match or SPRT test as PGN",
+		Use:   "pgn TEST|TUNE",
+		Short: "Download every game of a match, SPRT test or SPSA tune as PGN",
 		Example: `  arbiter pgn s1a2b3c4d5e6 -o games.pgn
   arbiter pgn s1a2b3c4d5e6 | pgn-extract -s`,
 		Args: oneArg("TEST", "a test's job id; arbiter status lists them"),

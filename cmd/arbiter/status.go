@@ -45,6 +45,10 @@ show that job in detail. --json prints the same as JSON (docs/json.md).`,
 					jobreport.PrintTest(out, resp.GetJob())
 					return nil
 				}
+				if resp.GetJob().GetSpsa() != nil {
+					jobreport.PrintTune(out, resp.GetJob())
+					return nil
+				}
 				jobreport.PrintPerftDetail(out, resp.GetJob())
 				return nil
 			}

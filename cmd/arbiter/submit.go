@@ -39,6 +39,7 @@ func newSubmitCommand() *cobra.Command {
 	}
 	cmd.AddCommand(newSubmitPerftCommand())
 	cmd.AddCommand(newSubmitTestCommands()...)
+	cmd.AddCommand(newSubmitSpsaCommand())
 	return cmd
 }
 

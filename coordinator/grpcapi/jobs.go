@@ -19,6 +19,7 @@ type jobService struct {
 	s     *Server
 	core  *core.Core
 	games *gamejob.Workload
+	tunes *spsajob.Workload
 	// started is when this server began: workers get workerGrace from
 	// then to connect before a job is said to have none.
 	started time.Time
@@ -185,7 +186,11 @@ func (js *jobService) DownloadPGN(req *arbiterv1.DownloadPGNRequest, stream arbi
 		games = 0
 		return err
 	}
-	err := js.games.PGNs(ctx, req.GetJobId(), func(p string) error {
+	pgns := js.games.PGNs
+	if js.tunes != nil && js.tunes.Has(req.GetJobId()) {
+		pgns = js.tunes.PGNs
+	}
+	err := pgns(ctx, req.GetJobId(), func(p string) error {
 		buf.WriteString(p)
 		if !strings.HasSuffix(p, "\n\n") {
 			buf.WriteString("\n")

@@ -3,6 +3,7 @@ package jobreport
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
@@ -53,7 +54,7 @@ func PrintJobs(out io.Writer, jobs []*arbiterv1.Job) error {
 		}
 	}
 	if len(tunes) > 0 {
-		section(first, "TUNE\tSTATE\tENGINE\tTC\tUPDATES\tPAIRS\tGAMES")
+		section(first, "TUNE\tSTATE\tENGINE\tTC\tUPDATES\tGAMES\tPARAMETERS")
 		for _, j := range tunes {
 			fmt.Fprintln(tw, tuneListRow(j))
 		}
@@ -113,9 +114,19 @@ func perftRow(j *arbiterv1.Job) string {
 	return fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s", j.GetJobId(), listState(j), j.GetPerft().GetDepth(), nodes, progress, j.GetPerft().GetFen())
 }
 
+// tuneListRow is a tune: updates applied of the batches planned, games,
+// and the parameters tuned.
 func tuneListRow(j *arbiterv1.Job) string {
 	s, sp := j.GetSpsa(), j.GetSpsaProgress()
 	lim, _ := matchspec.LimitsFromProto(s.GetTimeControl(), 1)
-	return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d/%d\t%d", j.GetJobId(), listState(j), s.GetEngine().GetName(), lim.String(),
-		sp.GetUpdates(), sp.GetPairsDone(), s.GetPairs(), sp.GetGames())
+	names := make([]string, 0, len(sp.GetParams()))
+	for _, p := range sp.GetParams() {
+		names = append(names, p.GetName())
+	}
+	params := strings.Join(names, ",")
+	if len(params) > 60 {
+		params = fmt.Sprintf("%s... (%d parameters)", params[:50], len(names))
+	}
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%d/%d\t%d\t%s", j.GetJobId(), listState(j), s.GetEngine().GetName(), lim.String(),
+		sp.GetUpdates(), sp.GetBatchesTotal(), sp.GetGames(), params)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"text/tabwriter"
 
 	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
@@ -141,24 +140,14 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	}
 	fmt.Fprintf(out, "Games:      %d (PGNs stored: %d)\n", mp.GetGames(), mp.GetPgns())
 	if len(mp.GetWorkers()) > 0 {
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "WORKER\tNAME\tNPS\tTC×\tGAMES\tTIME LOSSES\tCRASHES\tILLEGAL\tDISCONNECTS\tOTHER\tSTATUS")
-		for _, w := range mp.GetWorkers() {
-			st := "ok"
-			if w.GetExcluded() {
-				st = "excluded: " + w.GetReason()
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", w.GetWorkerId(), w.GetName(), w.GetBenchNps(), w.GetTimeScale(),
-				w.GetGames(), w.GetTimeLosses(), w.GetCrashes(), w.GetIllegalMoves(), w.GetDisconnects(), w.GetOther(), st)
-		}
-		tw.Flush()
+		printWorkers(out, mp.GetWorkers())
 	}
 }
 
 func engineDesc(e *arbiterv1.EngineSpec) string {
 	s := e.GetName() + " (" + e.GetCommand()
-	for k, v := range e.GetOptions() {
-		s += ", " + k + "=" + v
+	for _, kv := range sortedOptions(e.GetOptions()) {
+		s += ", " + kv
 	}
 	return s + ")"
 }
@@ -170,7 +159,7 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// DownloadPGN writes every game of a test to the file path and returns
+// DownloadPGN writes every game of a test or tune to the file path and returns
 // the number of games.
 func DownloadPGN(ctx context.Context, c *clusterclient.Client, id, path string) (int, error) {
 	f, err := os.Create(path)
@@ -184,7 +173,7 @@ func DownloadPGN(ctx context.Context, c *clusterclient.Client, id, path string) 
 	return n, err
 }
 
-// StreamPGN writes every game of a test to w and returns their number.
+// StreamPGN writes every game of a test or tune to w and returns their number.
 func StreamPGN(ctx context.Context, c *clusterclient.Client, id string, w io.Writer) (int, error) {
 	stream, err := c.Jobs.DownloadPGN(ctx, &arbiterv1.DownloadPGNRequest{JobId: id})
 	if err != nil {

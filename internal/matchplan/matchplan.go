@@ -72,12 +72,12 @@ func unknownKey(flag, key string, known ...string) error {
 
 // Parse checks the flags and loads the book.
 func Parse(f Flags) (*Plan, error) {
-	plan := &Plan{}
-	cfg := &plan.Config
-	if err := parseEngines(f, cfg); err != nil {
+	plan, each, err := ParseSetup(f)
+	if err != nil {
 		return nil, err
 	}
-	if err := parseOpenings(f.Openings, plan); err != nil {
+	cfg := &plan.Config
+	if err := parseEngines(f, each, cfg); err != nil {
 		return nil, err
 	}
 	switch {
@@ -100,45 +100,59 @@ func Parse(f Flags) (*Plan, error) {
 		return nil, fmt.Errorf("--concurrency: %d is not in 1..1024", f.Concurrency)
 	}
 	cfg.Concurrency = f.Concurrency
-	if err := parseAdjudication(f, &cfg.Game.Adjudication); err != nil {
-		return nil, err
-	}
-	if f.TimeMargin < 0 {
-		return nil, fmt.Errorf("--timemargin: %d is negative", f.TimeMargin)
-	}
-	cfg.Game.TimeMargin = time.Duration(f.TimeMargin) * time.Millisecond
-	if f.HangTimeout <= 0 {
-		return nil, fmt.Errorf("--hangtimeout: %d is not positive", f.HangTimeout)
-	}
-	cfg.Game.HangTimeout = time.Duration(f.HangTimeout) * time.Millisecond
 	if f.RatingInterval < 0 {
 		return nil, fmt.Errorf("--ratinginterval: %d is negative", f.RatingInterval)
-	}
-	cfg.PGNOptions.Event = f.Event
-	if h, err := os.Hostname(); err == nil {
-		cfg.PGNOptions.Site = h
 	}
 	return plan, nil
 }
 
-// parseEngines reads --each and the two --engine flags.
-func parseEngines(f Flags, cfg *match.MatchConfig) error {
-	if len(f.Engines) != 2 {
-		return fmt.Errorf("--engine: give exactly two engines (got %d)", len(f.Engines))
-	}
+// ParseSetup checks what every game is played with besides the engines
+// (--each, --openings, adjudication, margins, --event) and loads the book:
+// a plan without engines, pairs or SPRT, and --each's settings, which an
+// engine's own (enginespec.Spec.MatchEngine) go over. A tune plays one
+// engine against itself with this (internal/spsaplan).
+func ParseSetup(f Flags) (*Plan, enginespec.Spec, error) {
+	plan := &Plan{}
+	cfg := &plan.Config
 	var each enginespec.Spec
 	if f.Each != "" {
 		s, err := enginespec.Parse(f.Each, enginespec.Each)
 		if err != nil {
-			return fmt.Errorf("--each: %v", err)
+			return nil, each, fmt.Errorf("--each: %v", err)
 		}
 		each = s
 	}
 	lim, err := enginespec.LimitsOf(each.Limits)
 	if err != nil {
-		return fmt.Errorf("--each: %v", err)
+		return nil, each, fmt.Errorf("--each: %v", err)
 	}
 	cfg.Limits = lim
+	if err := parseOpenings(f.Openings, plan); err != nil {
+		return nil, each, err
+	}
+	if err := parseAdjudication(f, &cfg.Game.Adjudication); err != nil {
+		return nil, each, err
+	}
+	if f.TimeMargin < 0 {
+		return nil, each, fmt.Errorf("--timemargin: %d is negative", f.TimeMargin)
+	}
+	cfg.Game.TimeMargin = time.Duration(f.TimeMargin) * time.Millisecond
+	if f.HangTimeout <= 0 {
+		return nil, each, fmt.Errorf("--hangtimeout: %d is not positive", f.HangTimeout)
+	}
+	cfg.Game.HangTimeout = time.Duration(f.HangTimeout) * time.Millisecond
+	cfg.PGNOptions.Event = f.Event
+	if h, err := os.Hostname(); err == nil {
+		cfg.PGNOptions.Site = h
+	}
+	return plan, each, nil
+}
+
+// parseEngines reads the two --engine flags over --each's settings.
+func parseEngines(f Flags, each enginespec.Spec, cfg *match.MatchConfig) error {
+	if len(f.Engines) != 2 {
+		return fmt.Errorf("--engine: give exactly two engines (got %d)", len(f.Engines))
+	}
 	for i, s := range f.Engines {
 		spec, err := enginespec.Parse(s, enginespec.Match)
 		if err != nil {
