@@ -53,10 +53,9 @@ machine's speed (workers report it).`,
 				return json.NewEncoder(out).Encode(benchJSON{Depth: depth, Positions: len(search.BenchPositions),
 					Nodes: res.Nodes, NPS: res.NPS(), Seconds: res.Elapsed.Seconds()})
 			}
-			fmt.Fprintln(out, "===========================")
-			fmt.Fprintf(out, "Total time (ms) : %d\n", res.Elapsed.Milliseconds())
-			fmt.Fprintf(out, "Nodes searched  : %d\n", res.Nodes)
-			fmt.Fprintf(out, "Nodes/second    : %d\n", res.NPS())
+			for _, line := range res.Report() {
+				fmt.Fprintln(out, line)
+			}
 			return nil
 		},
 	}

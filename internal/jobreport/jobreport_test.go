@@ -108,3 +108,60 @@ func TestRunTestOnCluster(t *testing.T) {
 		t.Errorf("PGN to an impossible path: %v, want status 2", err)
 	}
 }
+
+// A round-robin of three engines on a cluster in this process: one test
+// per pairing, rated together; every game downloaded into one file.
+func TestRunTournamentOnCluster(t *testing.T) {
+	cl, err := localcluster.Start(localcluster.Config{Workers: 1, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
+		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	c, err := cl.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tf := matchplan.TestFlags{Match: matchplan.Flags{Engines: []string{"name=a,builtin", "name=b,builtin,option.KnightValueMG=200", "name=c,builtin,option.KnightValueMG=500"},
+		Each: "nodes=300", Openings: "file=../../books/uho-200.epd", Rounds: 1, Games: 2, HangTimeout: 30000}, BatchPairs: 1, Throughput: 1}
+	if !tf.Tournament() {
+		t.Fatal("three engines are a tournament")
+	}
+	tests, plan, err := tf.TournamentSpecs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tests) != 3 || tests[2].A != 1 || tests[2].B != 2 || tests[0].Spec.GetGames() != 2 || tests[1].Spec.GetEngineB().GetName() != "c" {
+		t.Fatalf("tests %+v", tests)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pgn := filepath.Join(t.TempDir(), "t.pgn")
+	var out, stderr bytes.Buffer
+	if err := RunTournament(ctx, &out, &stderr, c, tests, plan, true, pgn); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), stderr.String())
+	}
+	for _, want := range []string{"Tournament: roundrobin of 3 engines", "Rank Name", "\n   1 ", "\n   3 ", "Elo relative to the average"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "wrote 6 games to "+pgn) {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+	if b, _ := os.ReadFile(pgn); strings.Count(string(b), "[Event ") != 6 {
+		t.Errorf("%d games downloaded, want 6", strings.Count(string(b), "[Event "))
+	}
+	for _, edit := range []func(*matchplan.TestFlags){
+		func(f *matchplan.TestFlags) { f.Match.Repeat = 1 },
+		func(f *matchplan.TestFlags) { f.Match.Engines[2] = "builtin" },
+	} {
+		bad := tf
+		bad.Match.Engines = append([]string(nil), tf.Match.Engines...)
+		edit(&bad)
+		if _, _, err := bad.TournamentSpecs(); err == nil {
+			t.Errorf("%+v accepted", bad.Match)
+		}
+	}
+}

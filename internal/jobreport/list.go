@@ -54,7 +54,7 @@ func PrintJobs(out io.Writer, jobs []*arbiterv1.Job) error {
 		}
 	}
 	if len(tunes) > 0 {
-		section(first, "TUNE\tSTATE\tENGINE\tTC\tUPDATES\tGAMES\tPARAMETERS")
+		section(first, "TUNE\tSTATE\tENGINE\tTC\tUPDATES\tPAIRS\tGAMES\tPARAMS")
 		for _, j := range tunes {
 			fmt.Fprintln(tw, tuneListRow(j))
 		}
@@ -114,8 +114,6 @@ func perftRow(j *arbiterv1.Job) string {
 	return fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s", j.GetJobId(), listState(j), j.GetPerft().GetDepth(), nodes, progress, j.GetPerft().GetFen())
 }
 
-// tuneListRow is a tune: updates applied of the batches planned, games,
-// and the parameters tuned.
 func tuneListRow(j *arbiterv1.Job) string {
 	s, sp := j.GetSpsa(), j.GetSpsaProgress()
 	lim, _ := matchspec.LimitsFromProto(s.GetTimeControl(), 1)
@@ -127,6 +125,10 @@ func tuneListRow(j *arbiterv1.Job) string {
 	if len(params) > 60 {
 		params = fmt.Sprintf("%s... (%d parameters)", params[:50], len(names))
 	}
-	return fmt.Sprintf("%s\t%s\t%s\t%s\t%d/%d\t%d\t%s", j.GetJobId(), listState(j), s.GetEngine().GetName(), lim.String(),
-		sp.GetUpdates(), sp.GetBatchesTotal(), sp.GetGames(), params)
+	updates := fmt.Sprint(sp.GetUpdates())
+	if sp.GetBatchesTotal() > 0 {
+		updates += fmt.Sprintf("/%d", sp.GetBatchesTotal())
+	}
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d/%d\t%d\t%s", j.GetJobId(), listState(j), s.GetEngine().GetName(), lim.String(),
+		updates, sp.GetPairsDone(), s.GetPairs(), sp.GetGames(), params)
 }

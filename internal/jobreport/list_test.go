@@ -29,7 +29,7 @@ func listJobs() []*arbiterv1.Job {
 			Divide:   []*arbiterv1.DivideEntry{{Move: "a2a3", Nodes: "380"}},
 			Progress: &arbiterv1.JobProgress{UnitsTotal: 4, UnitsDone: 4, NodesDone: "8902"}},
 		{JobId: "t1", Kind: "spsa", State: running, Spsa: &arbiterv1.SpsaSpec{Engine: &arbiterv1.EngineSpec{Name: "dev"}, Pairs: 1000, TimeControl: tc},
-			SpsaProgress: &arbiterv1.SpsaProgress{Updates: 7, BatchesTotal: 125, PairsDone: 56, Games: 112,
+			SpsaProgress: &arbiterv1.SpsaProgress{Updates: 7, PairsDone: 56, Games: 112,
 				Params: []*arbiterv1.SpsaParamState{{Name: "RFPMargin", Start: 80, Current: 83.5, Min: 0, Max: 200}}}},
 	}
 }
@@ -46,8 +46,8 @@ func TestPrintJobsColumnsPerKind(t *testing.T) {
 		"PERFT  STATE              DEPTH  NODES    PROGRESS           FEN\n",
 		"p1     running (blocked)  6      123456+  90% (54/60 units)  8/8/8/8/8/8/8/K1k5 w - - 0 1\n",
 		"p2     done               3      8902     100% (4/4 units)   startpos\n",
-		"TUNE  STATE    ENGINE  TC          UPDATES  GAMES  PARAMETERS\n",
-		"t1    running  dev     nodes=2000  7/125    112    RFPMargin\n",
+		"TUNE  STATE    ENGINE  TC          UPDATES  PAIRS    GAMES  PARAMS\n",
+		"t1    running  dev     nodes=2000  7        56/1000  112    RFPMargin\n",
 		"\np1 cannot progress: waiting for a worker of a second identity\n",
 	} {
 		if !strings.Contains(got, want) {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/matchplan"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
+	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -193,4 +195,75 @@ func StreamPGN(ctx context.Context, c *clusterclient.Client, id string, w io.Wri
 		}
 		n += int(resp.GetGames())
 	}
+}
+
+// RunTournament submits a tournament as one test per pairing and prints
+// their ids; with wait it follows them to their end (a progress line on
+// stderr per batch), prints each pairing's counts and one rating table
+// over all of them and, with pgnout, writes every game there. A test that
+// ends other than done is a failure (exit status 1).
+func RunTournament(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client, tests []matchplan.PairingTest, plan *matchplan.Plan, wait bool, pgnout string) error {
+	ids := make([]string, len(tests))
+	for i, pt := range tests {
+		resp, err := c.Jobs.SubmitMatch(ctx, &arbiterv1.SubmitMatchRequest{Spec: pt.Spec})
+		if err != nil {
+			if i > 0 {
+				fmt.Fprintf(stderr, "submitted before the error: %v\n", ids[:i])
+			}
+			return cliexit.Call(c, "submit", err)
+		}
+		ids[i] = resp.GetJob().GetJobId()
+		if wait {
+			fmt.Fprintf(stderr, "test %s: %s vs %s, %s, %d games\n", ids[i], pt.Spec.GetEngineA().GetName(), pt.Spec.GetEngineB().GetName(), plan.Limits(), pt.Spec.GetGames())
+		} else {
+			fmt.Fprintln(out, ids[i])
+		}
+	}
+	if !wait {
+		return nil
+	}
+	var results []match.PairingResult
+	var failed []string
+	for i, id := range ids {
+		final, err := WaitTest(ctx, c, id, stderr, nil)
+		if err != nil {
+			return err
+		}
+		mp := final.GetMatchProgress()
+		p := mp.GetPentanomial()
+		results = append(results, match.PairingResult{A: tests[i].A, B: tests[i].B,
+			Wins: int64(mp.GetWins()), Draws: int64(mp.GetDraws()), Losses: int64(mp.GetLosses()),
+			Penta: sprt.Pentanomial{int64(p.GetLl()), int64(p.GetLd()), int64(p.GetDd()), int64(p.GetWd()), int64(p.GetWw())}})
+		fmt.Fprintf(stderr, "test %s %s: %s vs %s +%d =%d -%d\n", id, StateName(final.GetState()), tests[i].Spec.GetEngineA().GetName(),
+			tests[i].Spec.GetEngineB().GetName(), mp.GetWins(), mp.GetDraws(), mp.GetLosses())
+		if final.GetState() != arbiterv1.JobState_JOB_STATE_DONE {
+			failed = append(failed, fmt.Sprintf("test %s %s: %s", id, StateName(final.GetState()), final.GetError()))
+		}
+	}
+	st := matchplan.RatingsOf(plan, results)
+	fmt.Fprintf(out, "Tournament: %s; %s; tests %s\n", plan.Schedule, plan.Limits(), strings.Join(ids, ", "))
+	fmt.Fprint(out, st.Ratings())
+	if pgnout != "" {
+		f, err := os.Create(pgnout)
+		if err != nil {
+			return cliexit.Usage("%v", err)
+		}
+		total := 0
+		for _, id := range ids {
+			n, err := StreamPGN(ctx, c, id, f)
+			total += n
+			if err != nil {
+				f.Close()
+				return err
+			}
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %d games to %s\n", total, pgnout)
+	}
+	if len(failed) > 0 {
+		return cliexit.Failure("%s", strings.Join(failed, "; "))
+	}
+	return nil
 }
