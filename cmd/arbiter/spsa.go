@@ -206,7 +206,7 @@ func newSPSAExportCommand() *cobra.Command {
 		},
 	}
 	client.add(cmd.Flags())
-	cmd.Flags().StringVar(&format, "format", "fishtest", "fishtest | openbench | uci (setoption lines) | options (option.X=V for --engine) | go (our engine's Params rows)")
+	cmd.Flags().StringVar(&format, "format", "fishtest", "fishtest | openbench | uci (setoption lines) | options (option.X=V, to append to an engine spec) | go (our engine's Params rows)")
 	return cmd
 }
 

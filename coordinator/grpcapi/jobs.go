@@ -24,7 +24,10 @@ type jobService struct {
 	core  *core.Core
 	games *gamejob.Workload
 	tunes *spsajob.Workload
-	arts  *artifacts.Store
+	// started is when this server began: workers get workerGrace from
+	// then to connect before a job is said to have none.
+	started time.Time
+	arts    *artifacts.Store
 }
 
 // addArtifactChecks adds what the workers did with a test's uploaded
@@ -63,7 +66,7 @@ func (js *jobService) snapshot(id string, full bool) (*arbiterv1.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return snap.(*arbiterv1.Job), nil
+	return js.withBlocked(snap.(*arbiterv1.Job))[0], nil
 }
 
 func (js *jobService) SubmitPerft(ctx context.Context, req *arbiterv1.SubmitPerftRequest) (*arbiterv1.SubmitPerftResponse, error) {
@@ -142,6 +145,7 @@ func (js *jobService) ListJobs(ctx context.Context, req *arbiterv1.ListJobsReque
 	for _, s := range snaps {
 		resp.Jobs = append(resp.Jobs, s.(*arbiterv1.Job))
 	}
+	resp.Jobs = js.withBlocked(resp.Jobs...)
 	return resp, nil
 }
 

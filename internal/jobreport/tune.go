@@ -200,22 +200,6 @@ func ExportTune(ctx context.Context, out io.Writer, c *clusterclient.Client, id 
 	return err
 }
 
-// tuneRow is a tune in the job list: updates as units, games, the engine
-// and its parameters.
-func tuneRow(j *arbiterv1.Job) string {
-	sp := j.GetSpsaProgress()
-	names := make([]string, 0, len(sp.GetParams()))
-	for _, s := range sp.GetParams() {
-		names = append(names, s.GetName())
-	}
-	list := strings.Join(names, ",")
-	if len(list) > 60 {
-		list = fmt.Sprintf("%s... (%d parameters)", list[:50], len(names))
-	}
-	return fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%d games\t%s: %s", j.GetJobId(), StateName(j.GetState()), j.GetKind(),
-		sp.GetUpdates(), sp.GetBatchesTotal(), sp.GetGames(), j.GetSpsa().GetEngine().GetName(), list)
-}
-
 // sortedOptions is an engine's options as "k=v" in name order.
 func sortedOptions(opts map[string]string) []string {
 	out := make([]string, 0, len(opts))
