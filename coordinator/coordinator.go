@@ -119,6 +119,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	}
 	c := &Coordinator{Perft: perft, Verify: verifyjob.New(verifyjob.Config{Logger: cfg.Logger, Now: cfg.Now, Store: cfg.Store}), Credentials: creds, cfg: cfg}
 	gcfg.JobExists = func(id string) bool { _, ok := c.Core.JobRef(id); return ok }
+	gcfg.TuneExists = func(id string) bool { _, ok := c.Tunes.Describe(id); return ok }
 	c.Games = gamejob.New(gcfg)
 	c.Tunes = spsajob.New(tcfg)
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,

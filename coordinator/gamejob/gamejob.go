@@ -100,6 +100,10 @@ type Config struct {
 	// that PGNs can tell "not a test" from "unknown". Nil: every id that is
 	// not a test is unknown.
 	JobExists func(jobID string) bool
+	// TuneExists reports whether an SPSA tune of this id exists: a test
+	// that verifies a tune (MatchSpec.verifies_tune) must name one. Nil:
+	// every such test is refused.
+	TuneExists func(jobID string) bool
 	// Registerer receives the workload's metrics; nil registers none.
 	Registerer prometheus.Registerer
 	// Games counts the games of accepted batches (arbiter_games_total).

@@ -169,6 +169,10 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		// Before the copy: refusing must not cost a copy of the book.
 		return core.JobRef{}, apierr.Invalid("openings: %d is more than 1,000,000", n)
 	}
+	if err := w.checkVerifies(in); err != nil {
+		w.log.Info("test refused", zap.Error(err))
+		return core.JobRef{}, err
+	}
 	spec := proto.Clone(in).(*arbiterv1.MatchSpec)
 	c, err := w.checkSpec(spec, MaxBatchPairs)
 	if err != nil {
@@ -229,4 +233,24 @@ func (w *Workload) newTest(c *checked) *test {
 		stored:     map[int]bool{},
 		open:       map[int]holder{},
 	}
+}
+
+// checkVerifies refuses a test that claims to verify something other than
+// an SPSA tune. Only at submission: a stored test keeps its link even if
+// loading the tune fails.
+func (w *Workload) checkVerifies(spec *arbiterv1.MatchSpec) error {
+	id := spec.GetVerifiesTune()
+	if id == "" {
+		if spec.GetVerifiesTuneUpdates() != 0 {
+			return apierr.Invalid("verifies_tune_updates: %d without verifies_tune", spec.GetVerifiesTuneUpdates())
+		}
+		return nil
+	}
+	if err := gamepair.CheckText(gamepair.Text{What: "verifies_tune", S: id, Max: gamepair.MaxWordBytes}); err != nil {
+		return err
+	}
+	if w.cfg.TuneExists == nil || !w.cfg.TuneExists(id) {
+		return apierr.Invalid("verifies_tune: %s is not an SPSA tune of this coordinator", apierr.Q(id))
+	}
+	return nil
 }
