@@ -83,6 +83,9 @@ against the engine's options before the tune is submitted. See docs/spsa.md.`,
 				if err := verify.check(); err != nil {
 					return usageError("%v", err)
 				}
+				if err := spsaplan.CheckVerify(verify.testFlags(f)); err != nil {
+					return usageError("%v", spsaplan.VerifyFlagError(err))
+				}
 			}
 			ctx, c, done, err := client.session()
 			if err != nil {
@@ -166,6 +169,12 @@ func runTune(cmd *cobra.Command, f spsaplan.Flags, record, pgnout string, quiet 
 	plan, err := spsaplan.Parse(ctx, f)
 	if err != nil {
 		return usageError("%v", err)
+	}
+	if verify.given() {
+		// Refused now rather than after the tune.
+		if _, err := plan.VerifyPlan(plan.Starts(), verify.games, verify.sprt, f.Concurrency); err != nil {
+			return usageError("%v", err)
+		}
 	}
 	o := spsaplan.RunOptions{Out: cmd.OutOrStdout(), Quiet: quiet, Record: record, Builtin: builtin.New}
 	if pgnout != "" {

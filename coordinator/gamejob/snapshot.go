@@ -1,10 +1,10 @@
 package gamejob
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -61,12 +61,8 @@ func (w *Workload) Verifications(tuneID string) []*arbiterv1.SpsaVerification {
 			ts = append(ts, t)
 		}
 	}
-	slices.SortFunc(ts, func(a, b *test) int {
-		if c := a.rec.CreatedAt.Compare(b.rec.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.rec.ID, b.rec.ID)
-	})
+	// Seq numbers jobs in submission order.
+	slices.SortFunc(ts, func(a, b *test) int { return cmp.Compare(a.rec.Seq, b.rec.Seq) })
 	out := make([]*arbiterv1.SpsaVerification, 0, len(ts))
 	for _, t := range ts {
 		mp := w.progress(t)

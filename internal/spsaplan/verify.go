@@ -1,6 +1,7 @@
 package spsaplan
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -62,23 +63,12 @@ func VerifySpec(tune *arbiterv1.Job, f matchplan.TestFlags) (*arbiterv1.MatchSpe
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(f.Match.Engines) > 0 {
-		return nil, nil, fmt.Errorf("--engine: the engines of a verification are the tune's")
-	}
 	starts := make([]float64, len(ps))
 	for i, p := range ps {
 		starts[i] = p.Start
 	}
 	spec := tune.GetSpsa()
-	ownLimits := f.Match.Each == ""
-	if ownLimits {
-		// A stand-in, replaced below by the tune's own time control.
-		f.Match.Each = "nodes=1"
-	}
-	// Stand-in engines carry --each's options; the sides are the tune's
-	// engine.
-	f.Match.Engines = []string{"name=a,builtin", "name=b,builtin"}
-	ms, plan, err := f.Spec(f.Match.SPRT != "")
+	ms, plan, ownLimits, err := verifyTest(f)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -103,6 +93,30 @@ func VerifySpec(tune *arbiterv1.Job, f matchplan.TestFlags) (*arbiterv1.MatchSpe
 	return ms, plan, nil
 }
 
+// CheckVerify checks the flags of a verification before there is a tune
+// to verify (submit spsa --verify-games checks them before the tune).
+func CheckVerify(f matchplan.TestFlags) error {
+	_, _, _, err := verifyTest(f)
+	return err
+}
+
+// verifyTest is the test of flags f between two stand-in engines, which
+// carry --each's options; ownLimits: --each gives no limits, the tune's
+// are to be used.
+func verifyTest(f matchplan.TestFlags) (ms *arbiterv1.MatchSpec, plan *matchplan.Plan, ownLimits bool, err error) {
+	if len(f.Match.Engines) > 0 {
+		return nil, nil, false, fmt.Errorf("--engine: the engines of a verification are the tune's")
+	}
+	ownLimits = f.Match.Each == ""
+	if ownLimits {
+		// A stand-in, replaced by the tune's own time control.
+		f.Match.Each = "nodes=1"
+	}
+	f.Match.Engines = []string{"name=a,builtin", "name=b,builtin"}
+	ms, plan, err = f.Spec(f.Match.SPRT != "")
+	return ms, plan, ownLimits, err
+}
+
 // VerifyPlan is the local match that verifies this tune at theta: the
 // tuned engine with theta against it with the start values, with the
 // tune's limits, book and game settings, games games (or an SPRT with
@@ -118,10 +132,7 @@ func (p *Plan) VerifyPlan(theta []float64, games int, sprtFlag string, concurren
 	case games == 0 && sprtFlag == "":
 		return nil, fmt.Errorf("--verify-games: give a number of games (or --verify-sprt)")
 	}
-	starts := make([]float64, len(ps))
-	for i, par := range ps {
-		starts[i] = par.Start
-	}
+	starts := p.Starts()
 	// The book and settings as a fresh match would read them: --openings
 	// with its own seed, not the tune's order of play. --each's options
 	// are in p.Engine already and its limits are the tune's (set below):
@@ -132,7 +143,7 @@ func (p *Plan) VerifyPlan(theta []float64, games int, sprtFlag string, concurren
 		Engines: []string{"name=a,builtin", "name=b,builtin"}}
 	plan, err := matchplan.Parse(mf)
 	if err != nil {
-		return nil, err
+		return nil, VerifyFlagError(err)
 	}
 	tunedName, startName := VerifyNames(p.Engine.Name)
 	cfg := &plan.Config
@@ -158,4 +169,19 @@ func engineOptions(e match.EngineConfig) map[string]string {
 		opts[o.Name] = o.Value
 	}
 	return opts
+}
+
+// VerifyFlagError names the flags of a verification after a tune as the
+// tune's commands spell them.
+func VerifyFlagError(err error) error {
+	return errors.New(strings.NewReplacer("--sprt", "--verify-sprt", "--games", "--verify-games").Replace(err.Error()))
+}
+
+// Starts is the tune's start values.
+func (p *Plan) Starts() []float64 {
+	out := make([]float64, len(p.Config.Params))
+	for i, par := range p.Config.Params {
+		out[i] = par.Start
+	}
+	return out
 }
