@@ -260,7 +260,7 @@ func (v *tuneVerifyFlags) testFlags(f spsaplan.Flags) matchplan.TestFlags {
 func newSPSACommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "spsa",
-		Short: "SPSA tunes: export a tune's values, list an engine's parameters",
+		Short: "SPSA tunes: export a tune's values, verify them against the start values, list an engine's parameters",
 	}
 	cmd.AddCommand(newSPSAExportCommand(), newSPSAParamsCommand(), newSPSAVerifyCommand())
 	return cmd

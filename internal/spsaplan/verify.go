@@ -63,10 +63,7 @@ func VerifySpec(tune *arbiterv1.Job, f matchplan.TestFlags) (*arbiterv1.MatchSpe
 	if err != nil {
 		return nil, nil, err
 	}
-	starts := make([]float64, len(ps))
-	for i, p := range ps {
-		starts[i] = p.Start
-	}
+	starts := startsOf(ps)
 	spec := tune.GetSpsa()
 	ms, plan, ownLimits, err := verifyTest(f)
 	if err != nil {
@@ -178,9 +175,11 @@ func VerifyFlagError(err error) error {
 }
 
 // Starts is the tune's start values.
-func (p *Plan) Starts() []float64 {
-	out := make([]float64, len(p.Config.Params))
-	for i, par := range p.Config.Params {
+func (p *Plan) Starts() []float64 { return startsOf(p.Config.Params) }
+
+func startsOf(ps []spsa.Param) []float64 {
+	out := make([]float64, len(ps))
+	for i, par := range ps {
 		out[i] = par.Start
 	}
 	return out
