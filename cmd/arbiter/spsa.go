@@ -17,6 +17,7 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	"github.com/arbiter-chess/arbiter/internal/matchplan"
 	"github.com/arbiter-chess/arbiter/internal/spsaplan"
+	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	"github.com/arbiter-chess/arbiter/spsa"
 )
@@ -214,11 +215,15 @@ func runTune(cmd *cobra.Command, f spsaplan.Flags, record, pgnout string, quiet 
 		return usageError("%v", err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "\nVerification: the tuned values against the start values\n")
-	if err := vp.Run(ctx, matchplan.RunOptions{Out: cmd.OutOrStdout(), Quiet: true, Builtin: builtin.New}); err != nil {
-		if ctx.Err() != nil {
-			return failure("verification interrupted")
-		}
+	st, err := vp.Run(ctx, matchplan.RunOptions{Out: cmd.OutOrStdout(), Quiet: true, Builtin: builtin.New})
+	if err != nil {
 		return failure("verification: %v", err)
+	}
+	switch st.Status {
+	case match.StatusInterrupted:
+		return failure("verification interrupted after %d games", st.Games)
+	case match.StatusFailed:
+		return failure("verification stopped: %s", st.Failure)
 	}
 	return nil
 }
@@ -289,7 +294,7 @@ func newSPSAExportCommand() *cobra.Command {
 		},
 	}
 	client.add(cmd.Flags())
-	cmd.Flags().StringVar(&format, "format", "fishtest", "fishtest | openbench | uci (setoption lines) | options (option.X=V for --engine) | go (our engine's Params rows)")
+	cmd.Flags().StringVar(&format, "format", "fishtest", "fishtest | openbench | uci (setoption lines) | options (option.X=V, to append to an engine spec) | go (our engine's Params rows)")
 	return cmd
 }
 

@@ -20,6 +20,9 @@ type jobService struct {
 	core  *core.Core
 	games *gamejob.Workload
 	tunes *spsajob.Workload
+	// started is when this server began: workers get workerGrace from
+	// then to connect before a job is said to have none.
+	started time.Time
 }
 
 // mayRead: clients and admins read jobs; workers do not need to.
@@ -36,7 +39,7 @@ func (js *jobService) snapshot(id string, full bool) (*arbiterv1.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := snap.(*arbiterv1.Job)
+	j := js.withBlocked(snap.(*arbiterv1.Job))[0]
 	// A tune shows the tests that verify it: they are the game workload's.
 	if full && j.GetSpsaProgress() != nil && js.games != nil {
 		j.SpsaProgress.Verifications = js.games.Verifications(id)
@@ -117,6 +120,7 @@ func (js *jobService) ListJobs(ctx context.Context, req *arbiterv1.ListJobsReque
 	for _, s := range snaps {
 		resp.Jobs = append(resp.Jobs, s.(*arbiterv1.Job))
 	}
+	resp.Jobs = js.withBlocked(resp.Jobs...)
 	return resp, nil
 }
 

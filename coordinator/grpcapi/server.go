@@ -125,7 +125,7 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	}
 	srv := grpc.NewServer(opts...)
 	arbiterv1.RegisterWorkerServiceServer(srv, &workerService{s: s, core: cfg.Core})
-	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: cfg.Games, tunes: cfg.Tunes})
+	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: cfg.Games, tunes: cfg.Tunes, started: cfg.Core.Now()})
 	arbiterv1.RegisterVerifyServiceServer(srv, &verifyService{s: s, core: cfg.Core, verify: cfg.Verify})
 	arbiterv1.RegisterAdminServiceServer(srv, &adminService{s: s, core: cfg.Core, creds: cfg.Credentials, store: cfg.Store})
 	hs := health.NewServer()

@@ -270,22 +270,6 @@ func VerifyTune(ctx context.Context, out, stderr io.Writer, c *clusterclient.Cli
 	return RunTest(ctx, out, stderr, c, spec, plan, wait, pgnout)
 }
 
-// tuneRow is a tune in the job list: updates as units, games, the engine
-// and its parameters.
-func tuneRow(j *arbiterv1.Job) string {
-	sp := j.GetSpsaProgress()
-	names := make([]string, 0, len(sp.GetParams()))
-	for _, s := range sp.GetParams() {
-		names = append(names, s.GetName())
-	}
-	list := strings.Join(names, ",")
-	if len(list) > 60 {
-		list = fmt.Sprintf("%s... (%d parameters)", list[:50], len(names))
-	}
-	return fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%d games\t%s: %s", j.GetJobId(), StateName(j.GetState()), j.GetKind(),
-		sp.GetUpdates(), sp.GetBatchesTotal(), sp.GetGames(), j.GetSpsa().GetEngine().GetName(), list)
-}
-
 // sortedOptions is an engine's options as "k=v" in name order.
 func sortedOptions(opts map[string]string) []string {
 	out := make([]string, 0, len(opts))

@@ -104,7 +104,7 @@ func TestRunTuneOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	var list bytes.Buffer
-	if err := PrintJobs(&list, resp.GetJobs()); err != nil || !strings.Contains(list.String(), id+"  done   spsa   3/3    12 games  dev: RFPMargin,FutMargin") {
+	if err := PrintJobs(&list, resp.GetJobs()); err != nil || !strings.Contains(list.String(), id+"  done   dev     nodes=300  3/3      6/6    12     RFPMargin,FutMargin") {
 		t.Errorf("list %v:\n%s", err, list.String())
 	}
 	// A test is not a tune; an unknown job is named.

@@ -36,6 +36,9 @@ func (f *TestFlags) Spec(needSPRT bool) (*arbiterv1.MatchSpec, *Plan, error) {
 	m := f.Match
 	m.Remote = true
 	m.Concurrency = 1
+	if m.tournamentGiven() {
+		return nil, nil, fmt.Errorf("--engine: a test is between exactly two engines (got %d); `submit match` plays a tournament as one test per pairing", len(m.Engines))
+	}
 	plan, err := Parse(m)
 	if err != nil {
 		return nil, nil, err
@@ -125,4 +128,67 @@ func (p *Plan) ClusterSetup(seed uint64) (*ClusterSetup, error) {
 		cs.Chess960 = cs.Chess960 || o.Chess960
 	}
 	return cs, nil
+}
+
+// Tournament reports whether the flags ask for a tournament: more than two
+// engines, or --tournament, --rounds, --repeat, --seeds.
+func (f *TestFlags) Tournament() bool { return f.Match.tournamentGiven() }
+
+// PairingTest is one pairing of a tournament on the cluster: a test of
+// its own between engines A and B (indices into Plan.Engines).
+type PairingTest struct {
+	A, B int
+	Spec *arbiterv1.MatchSpec
+}
+
+// TournamentSpecs checks a tournament's flags and builds one test per
+// pairing of its schedule, each of --rounds x --games games in game pairs
+// (the cluster's unit), with the same book, seed and settings; the client
+// rates the engines from the tests' results (see RatingsOf).
+func (f *TestFlags) TournamentSpecs() ([]PairingTest, *Plan, error) {
+	m := f.Match
+	m.Remote = true
+	m.Concurrency = 1
+	if m.SPRT != "" {
+		return nil, nil, fmt.Errorf("--sprt: a tournament on the cluster plays a fixed number of games")
+	}
+	plan, err := Parse(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := plan.Schedule
+	if s.Repeat != 2 {
+		return nil, nil, fmt.Errorf("--repeat: the cluster plays game pairs (repeat 2), not %d games per opening", s.Repeat)
+	}
+	if s.Rounds == 0 {
+		return nil, nil, fmt.Errorf("--rounds: required for a tournament")
+	}
+	var tests []PairingTest
+	for _, pr := range s.Pairings() {
+		one := f.Match
+		one.Engines = []string{f.Match.Engines[pr[0]], f.Match.Engines[pr[1]]}
+		one.Tournament, one.Seeds, one.Rounds, one.Repeat = "", 0, 0, 0
+		one.Games = s.Rounds * s.Games
+		tf := *f
+		tf.Match = one
+		spec, _, err := tf.Spec(false)
+		if err != nil {
+			return nil, nil, err
+		}
+		tests = append(tests, PairingTest{A: pr[0], B: pr[1], Spec: spec})
+	}
+	return tests, plan, nil
+}
+
+// RatingsOf rates a tournament played as one test per pairing, from each
+// test's counts (A's side) and pentanomial.
+func RatingsOf(plan *Plan, results []match.PairingResult) *match.Standings {
+	st := &match.Standings{Schedule: plan.Schedule, Pairings: results, Status: match.StatusComplete}
+	for _, e := range plan.Engines {
+		st.Engines = append(st.Engines, e.Name)
+	}
+	for _, r := range results {
+		st.Games += int(r.Wins + r.Draws + r.Losses)
+	}
+	return st
 }

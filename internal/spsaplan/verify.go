@@ -75,6 +75,7 @@ func VerifySpec(tune *arbiterv1.Job, f matchplan.TestFlags) (*arbiterv1.MatchSpe
 	ms.EngineB = verifyEngine(spec.GetEngine(), startName, extra, ps, starts)
 	cfg := &plan.Config
 	cfg.Engines[0], cfg.Engines[1] = matchspec.EngineFromProto(ms.EngineA), matchspec.EngineFromProto(ms.EngineB)
+	plan.Engines = []match.EngineConfig{cfg.Engines[0], cfg.Engines[1]}
 	if ownLimits {
 		lim, err := matchspec.LimitsFromProto(spec.GetTimeControl(), 1)
 		if err != nil {
@@ -154,7 +155,7 @@ func (p *Plan) VerifyPlan(theta []float64, games int, sprtFlag string, concurren
 		opts := engineOptions(e)
 		setParams(opts, ps, side.values)
 		e.Options = matchspec.EngineFromProto(&arbiterv1.EngineSpec{Options: opts}).Options
-		cfg.Engines[i] = e
+		cfg.Engines[i], plan.Engines[i] = e, e
 	}
 	return plan, nil
 }

@@ -57,8 +57,8 @@ func TestVerifyPlan(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	if err := vp.Run(ctx, matchplanRunOptions(&out)); err != nil {
-		t.Fatal(err)
+	if st, err := vp.Run(ctx, matchplanRunOptions(&out)); err != nil || st.Status != match.StatusComplete {
+		t.Fatalf("verification: %v, %+v", err, st)
 	}
 	for _, w := range []string{"Results of dev-tuned vs dev-start (nodes=300, uho-200.epd):", "Games: 4, Wins: ", "Finished match"} {
 		if !strings.Contains(out.String(), w) {
