@@ -24,8 +24,8 @@ func TestVerificationsOfATune(t *testing.T) {
 		return s
 	}
 	first := e.create(verifying(2, 7))
-	w := e.worker("w1", 1_000_000)
-	e.mustSubmit(w, e.mustLease(w), wins(1), core.Accepted)
+	w := e.Worker("w1", 1_000_000)
+	e.MustSubmit(w, e.MustLease(w), wins(1), core.Accepted)
 	e.create(matchSpec(2, 1, 8)) // verifies nothing
 	second := e.create(verifying(4, 9))
 
@@ -40,7 +40,7 @@ func TestVerificationsOfATune(t *testing.T) {
 	} {
 		s := matchSpec(2, 1, 8)
 		s.VerifiesTune, s.VerifiesTuneUpdates = c.tune, c.updates
-		_, err := e.c.Create(context.Background(), carol, Kind, s)
+		_, err := e.C.Create(context.Background(), carol, Kind, s)
 		if codeOf(err) != apierr.InvalidArgument || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("verifies %q at %d: %v, want INVALID_ARGUMENT with %q", c.tune, c.updates, err, c.want)
 		}
@@ -58,7 +58,7 @@ func TestVerificationsOfATune(t *testing.T) {
 			games   uint64
 		}{{first, 7, arbiterv1.JobState_JOB_STATE_DONE, 2}, {second, 9, arbiterv1.JobState_JOB_STATE_RUNNING, 0}} {
 			v := vs[i]
-			mp := e.job(want.id).GetMatchProgress()
+			mp := e.Job(want.id).GetMatchProgress()
 			mp.Workers = nil
 			if v.GetKind() != KindMatch || v.GetUpdates() != want.updates || v.GetState() != want.state || v.GetProgress().GetGames() != want.games ||
 				!proto.Equal(v.GetProgress(), mp) {
@@ -74,7 +74,7 @@ func TestVerificationsOfATune(t *testing.T) {
 		}
 	}
 	check("before a restart")
-	if jobs, _ := e.c.Jobs(100, nil); len(jobs) != 3 {
+	if jobs, _ := e.C.Jobs(100, nil); len(jobs) != 3 {
 		t.Errorf("%d tests stored, want 3 (refused ones stored nothing)", len(jobs))
 	}
 	e.restart()
