@@ -217,6 +217,16 @@ func TestVerifyTuneOnCluster(t *testing.T) {
 		t.Errorf("status of the tune lacks %q and %q:\n%s", row, elo, tuneOut.String())
 	}
 	t.Logf("tune:\n%s", tuneOut.String())
+	// status TUNE --json: the same figures as the test's own --json.
+	tj, sj := NewJobJSON(tune.GetJob()), NewJobJSON(test.GetJob())
+	if tj.Tune == nil || len(tj.Tune.Verifications) != 1 || sj.Test == nil {
+		t.Fatalf("status --json: tune %+v, test %+v", tj.Tune, sj.Test)
+	}
+	jv := tj.Tune.Verifications[0]
+	if jv.JobID != testID || jv.State != sj.State || jv.Games != sj.Test.Games || jv.Wins != sj.Test.Wins || jv.Losses != sj.Test.Losses ||
+		jv.Elo == nil || sj.Test.Elo == nil || *jv.Elo != *sj.Test.Elo || *jv.EloCI95[0] != *sj.Test.EloCI95[0] || *jv.EloCI95[1] != *sj.Test.EloCI95[1] {
+		t.Errorf("status --json of the tune: verification %+v; the test's own: %+v", jv, sj.Test)
+	}
 	// A test that claims to verify a job that is not a tune.
 	bad := proto.Clone(ms).(*arbiterv1.MatchSpec)
 	bad.VerifiesTune = testID
