@@ -127,6 +127,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	}
 	c := &Coordinator{Perft: perft, Verify: verifyjob.New(verifyjob.Config{Logger: cfg.Logger, Now: cfg.Now, Store: cfg.Store}), Credentials: creds, cfg: cfg}
 	gcfg.JobExists = func(id string) bool { _, ok := c.Core.JobRef(id); return ok }
+	gcfg.TuneExists = func(id string) bool { _, ok := c.Tunes.Describe(id); return ok }
 	c.Artifacts, err = artifacts.New(ctx, artifacts.Config{Store: cfg.Store, Dir: filepath.Join(cfg.Store.Dir(), "artifacts"),
 		MaxBytes: cfg.ArtifactMaxBytes, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer,
 		InUse: func(sha string) []string { return c.Games.UsingArtifact(sha) }})

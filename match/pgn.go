@@ -13,6 +13,39 @@ import (
 type PGNOptions struct {
 	Event string // default "Arbiter match"
 	Site  string // default "?"
+	// Params are, by engine name, the tuned parameters the engine played
+	// with (ParamsTag): written as the WhiteParams and BlackParams tags of
+	// its games. A tune's sides play θ + c_k·Δ and θ − c_k·Δ, which the
+	// game record alone does not show. Nil writes neither tag.
+	Params map[string]string
+}
+
+// ParamsTag is the value of a Params tag: the options of e named in
+// names, in that order, as "Name=V,Name=V" (matched in any letter case,
+// as UCI names are; a name e does not set is left out).
+func ParamsTag(e EngineConfig, names []string) string {
+	var b strings.Builder
+	for _, n := range names {
+		for _, o := range e.Options {
+			if strings.EqualFold(o.Name, n) {
+				if b.Len() > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(o.Name + "=" + o.Value)
+				break
+			}
+		}
+	}
+	return b.String()
+}
+
+// ParamsOf is PGNOptions.Params for the engines of a game pair: each
+// one's ParamsTag of names (nil without names).
+func ParamsOf(engines [2]EngineConfig, names []string) map[string]string {
+	if len(names) == 0 {
+		return nil
+	}
+	return map[string]string{engines[0].Name: ParamsTag(engines[0], names), engines[1].Name: ParamsTag(engines[1], names)}
 }
 
 // WritePGN writes g in PGN export format (seven-tag roster first, movetext
@@ -64,6 +97,12 @@ func WritePGN(w *bufio.Writer, g *GameRecord, o PGNOptions) error {
 		term = TermUnterminated
 	}
 	tag("Termination", term)
+	if v, ok := o.Params[g.White]; ok {
+		tag("WhiteParams", v)
+	}
+	if v, ok := o.Params[g.Black]; ok {
+		tag("BlackParams", v)
+	}
 	w.WriteString("\n")
 
 	var pos engine.Position

@@ -161,6 +161,12 @@ func (l *Local) play(ctx context.Context, t *Tune, mu *sync.Mutex, p Perturbatio
 	}
 	mc := match.MatchConfig{Engines: [2]match.EngineConfig{a, b}, Limits: l.Limits, Game: l.Game, FirstPair: first,
 		Concurrency: 1, Builtin: l.Builtin, NewPlayer: l.NewPlayer, PGNOptions: l.PGNOptions}
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
+	}
+	// Each game records the values its sides played with.
+	mc.PGNOptions.Params = match.ParamsOf(mc.Engines, names)
 	var games bytes.Buffer
 	if l.PGN != nil {
 		mc.PGN = &games

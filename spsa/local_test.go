@@ -1,7 +1,9 @@
 package spsa
 
 import (
+	"bytes"
 	"context"
+	"regexp"
 	"strconv"
 	"sync"
 	"testing"
@@ -30,6 +32,8 @@ func TestLocalTuneBuiltin(t *testing.T) {
 	moves := []string{"e2e4", "d2d4", "c2c4", "g1f3"}
 	var mu sync.Mutex
 	made := map[string][]match.Option{} // engine name → options, per player made
+	madeTags := map[string]bool{}       // "name: RFPMargin=V,FutMargin=V" of every player made
+	var pgn bytes.Buffer
 	players := 0
 	var seen []Update
 	l := &Local{
@@ -41,11 +45,13 @@ func TestLocalTuneBuiltin(t *testing.T) {
 		NewPlayer: func(e match.EngineConfig) (match.Player, error) {
 			mu.Lock()
 			made[e.Name] = e.Options
+			madeTags[e.Name+": "+match.ParamsTag(e, []string{"RFPMargin", "FutMargin"})] = true
 			players++
 			mu.Unlock()
 			return match.NewPlayer(e, builtin.New)
 		},
 		OnUpdate: func(u Update, t *Tune) { seen = append(seen, u) },
+		PGN:      &pgn,
 	}
 	order, err := l.Run(context.Background(), tu, nil)
 	if err != nil {
@@ -74,6 +80,17 @@ func TestLocalTuneBuiltin(t *testing.T) {
 			if o.Name != ps[i].Name || err != nil || float64(v) < ps[i].Min || float64(v) > ps[i].Max {
 				t.Errorf("%s: option %v", name, o)
 			}
+		}
+	}
+	// Every game records the values each side played with: those of a
+	// player made for it, dev+ and dev- apart.
+	games := regexp.MustCompile(`\[White "(dev[+-])"\]\n\[Black "(dev[+-])"\]\n(?:\[[A-Za-z]+ "[^"]*"\]\n)*\[WhiteParams "([^"]*)"\]\n\[BlackParams "([^"]*)"\]`).FindAllStringSubmatch(pgn.String(), -1)
+	if len(games) != 2*cfg.Pairs {
+		t.Fatalf("%d games record their sides' parameters, want %d:\n%s", len(games), 2*cfg.Pairs, pgn.String())
+	}
+	for _, g := range games {
+		if g[1] == g[2] || g[3] == g[4] || !madeTags[g[1]+": "+g[3]] || !madeTags[g[2]+": "+g[4]] {
+			t.Errorf("game %s vs %s records %q and %q; players made: %v", g[1], g[2], g[3], g[4], madeTags)
 		}
 	}
 	re, err := Replay(cfg, order)

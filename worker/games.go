@@ -283,6 +283,7 @@ func PlayBatch(ctx context.Context, b *arbiterv1.GamePairBatch, builtin match.Bu
 	if cfg.Game.HangTimeout <= 0 {
 		cfg.Game.HangTimeout = 30 * time.Second
 	}
+	cfg.PGNOptions.Params = match.ParamsOf(cfg.Engines, b.GetPgnParams())
 	if cfg.PGNOptions.Event == "" {
 		cfg.PGNOptions.Event = "Arbiter test " + b.GetTestId()
 	}

@@ -56,4 +56,45 @@ func TestPlayBatchOutcomes(t *testing.T) {
 	if _, err := PlayBatch(context.Background(), b, nil); err == nil {
 		t.Error("a builtin batch played without a factory")
 	}
+	// Without pgn_params no game records parameters.
+	for i, p := range res.GetPgns() {
+		if regexp.MustCompile(`Params "`).MatchString(p) {
+			t.Errorf("game %d records parameters without pgn_params:\n%s", i, p)
+		}
+	}
+}
+
+// With pgn_params (an SPSA batch) every game records the values of those
+// options each side played with, as WhiteParams and BlackParams, whichever
+// side has White.
+func TestPlayBatchRecordsParams(t *testing.T) {
+	b := &arbiterv1.GamePairBatch{
+		TestId:      "t1",
+		EngineA:     &arbiterv1.EngineSpec{Name: "dev+", Command: "embedded", Options: map[string]string{"Hash": "1", "RFPMargin": "80", "FutMargin": "95"}},
+		EngineB:     &arbiterv1.EngineSpec{Name: "dev-", Command: "embedded", Options: map[string]string{"Hash": "1", "RFPMargin": "70", "FutMargin": "85"}},
+		TimeControl: &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 300}},
+		Openings:    []*arbiterv1.Opening{{Index: 0, MovesUci: []string{"e2e4", "e7e5"}}},
+		PgnParams:   []string{"FutMargin", "rfpmargin"},
+	}
+	res, err := PlayBatch(context.Background(), b, builtin.New)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := map[string]string{"dev+": "FutMargin=95,RFPMargin=80", "dev-": "FutMargin=85,RFPMargin=70"}
+	white := regexp.MustCompile(`\[White "([^"]+)"\]`)
+	black := regexp.MustCompile(`\[Black "([^"]+)"\]`)
+	if len(res.GetPgns()) != 2 {
+		t.Fatalf("%d games, want 2", len(res.GetPgns()))
+	}
+	for i, p := range res.GetPgns() {
+		w, bl := white.FindStringSubmatch(p), black.FindStringSubmatch(p)
+		if w == nil || bl == nil {
+			t.Fatalf("game %d has no White or Black tag:\n%s", i, p)
+		}
+		for _, want := range []string{`[WhiteParams "` + tags[w[1]] + `"]`, `[BlackParams "` + tags[bl[1]] + `"]`} {
+			if !regexp.MustCompile(regexp.QuoteMeta(want)).MatchString(p) {
+				t.Errorf("game %d (%s vs %s) lacks %s:\n%s", i, w[1], bl[1], want, p)
+			}
+		}
+	}
 }

@@ -15,7 +15,9 @@ import (
 
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
+	"github.com/arbiter-chess/arbiter/internal/matchplan"
 	"github.com/arbiter-chess/arbiter/internal/spsaplan"
+	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	"github.com/arbiter-chess/arbiter/spsa"
 )
@@ -44,6 +46,7 @@ func addTuneFlags(fl *pflag.FlagSet, f *spsaplan.Flags) {
 
 func newSubmitSpsaCommand() *cobra.Command {
 	var f spsaplan.Flags
+	var verify tuneVerifyFlags
 	var client clientFlags
 	var wait bool
 	var pgnout string
@@ -74,12 +77,31 @@ against the engine's options before the tune is submitted. See docs/spsa.md.`,
 			if err != nil {
 				return usageError("%v", err)
 			}
+			if verify.given() {
+				if !wait {
+					return usageError("--verify-games and --verify-sprt need --wait (the test is submitted when the tune ends; without --wait use spsa verify)")
+				}
+				if err := verify.check(); err != nil {
+					return usageError("%v", err)
+				}
+				if err := spsaplan.CheckVerify(verify.testFlags(f)); err != nil {
+					return usageError("%v", spsaplan.VerifyFlagError(err))
+				}
+			}
 			ctx, c, done, err := client.session()
 			if err != nil {
 				return err
 			}
 			defer done()
-			return jobreport.RunTune(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, spec, wait, pgnout)
+			var then func(string) error
+			if verify.given() {
+				tf := verify.testFlags(f)
+				then = func(id string) error {
+					fmt.Fprintf(cmd.ErrOrStderr(), "\nverifying tune %s: its values against its start values\n", id)
+					return jobreport.VerifyTune(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, id, tf, true, "")
+				}
+			}
+			return jobreport.RunTuneThen(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, spec, wait, pgnout, then)
 		},
 	}
 	fl := cmd.Flags()
@@ -89,6 +111,7 @@ against the engine's options before the tune is submitted. See docs/spsa.md.`,
 	fl.IntVar(&f.Priority, "priority", 0, "scheduling priority (higher first)")
 	fl.Float64Var(&f.Throughput, "throughput", 1, "share of the workers among jobs of equal priority")
 	fl.Uint64Var(&f.ReferenceNPS, "reference-nps", 0, "bench nps the time control is meant for (0: the coordinator's default); clocks scale by it / worker nps")
+	verify.add(fl)
 	fl.BoolVar(&wait, "wait", false, "wait for the tune to end and print it")
 	fl.StringVar(&pgnout, "pgnout", "", "with --wait: write every game to this PGN file when the tune ends")
 	return cmd
@@ -96,6 +119,7 @@ against the engine's options before the tune is submitted. See docs/spsa.md.`,
 
 func newTuneCommand() *cobra.Command {
 	var f spsaplan.Flags
+	var verify tuneVerifyFlags
 	var record, pgnout string
 	var quiet bool
 	var formats []string
@@ -112,7 +136,7 @@ values are printed in each --format. See docs/spsa.md.`,
       --concurrency 2 --record tune.rec`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runTune(cmd, f, record, pgnout, quiet, formats)
+			return runTune(cmd, f, record, pgnout, quiet, formats, verify)
 		},
 	}
 	fl := cmd.Flags()
@@ -122,11 +146,17 @@ values are printed in each --format. See docs/spsa.md.`,
 	fl.StringVar(&record, "record", "", "record every update in this file; a tune started again with it resumes")
 	fl.StringVar(&pgnout, "pgnout", "", "write every game to this PGN file (appended)")
 	fl.BoolVar(&quiet, "quiet", false, "do not print a line per update")
+	verify.add(fl)
 	fl.StringSliceVar(&formats, "format", []string{"fishtest", "options"}, "print the tuned values in these formats at the end: fishtest, openbench, uci, options, go")
 	return cmd
 }
 
-func runTune(cmd *cobra.Command, f spsaplan.Flags, record, pgnout string, quiet bool, formats []string) error {
+func runTune(cmd *cobra.Command, f spsaplan.Flags, record, pgnout string, quiet bool, formats []string, verify tuneVerifyFlags) error {
+	if verify.given() {
+		if err := verify.check(); err != nil {
+			return usageError("%v", err)
+		}
+	}
 	var fs []spsa.Format
 	for _, s := range formats {
 		ft, err := spsa.ParseFormat(s)
@@ -140,6 +170,12 @@ func runTune(cmd *cobra.Command, f spsaplan.Flags, record, pgnout string, quiet 
 	plan, err := spsaplan.Parse(ctx, f)
 	if err != nil {
 		return usageError("%v", err)
+	}
+	if verify.given() {
+		// Refused now rather than after the tune.
+		if _, err := plan.VerifyPlan(plan.Starts(), verify.games, verify.sprt, f.Concurrency); err != nil {
+			return usageError("%v", err)
+		}
 	}
 	o := spsaplan.RunOptions{Out: cmd.OutOrStdout(), Quiet: quiet, Record: record, Builtin: builtin.New}
 	if pgnout != "" {
@@ -171,15 +207,67 @@ func runTune(cmd *cobra.Command, f spsaplan.Flags, record, pgnout string, quiet 
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "\nTuned values (%s):\n%s", ft, s)
 	}
+	if !verify.given() {
+		return nil
+	}
+	vp, err := plan.VerifyPlan(t.Theta(), verify.games, verify.sprt, f.Concurrency)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "\nVerification: the tuned values against the start values\n")
+	st, err := vp.Run(ctx, matchplan.RunOptions{Out: cmd.OutOrStdout(), Quiet: true, Builtin: builtin.New})
+	if err != nil {
+		return failure("verification: %v", err)
+	}
+	switch st.Status {
+	case match.StatusInterrupted:
+		return failure("verification interrupted after %d games", st.Games)
+	case match.StatusFailed:
+		return failure("verification stopped: %s", st.Failure)
+	}
 	return nil
+}
+
+// tuneVerifyFlags ask `tune` and `submit spsa --wait` to verify the tune when
+// it ends: a match of its values against its start values.
+type tuneVerifyFlags struct {
+	games int
+	sprt  string
+}
+
+func (v *tuneVerifyFlags) add(fl *pflag.FlagSet) {
+	fl.IntVar(&v.games, "verify-games", 0, "when the tune ends, play this many games (even) of its values against its start values (with --verify-sprt: a cap)")
+	fl.StringVar(&v.sprt, "verify-sprt", "", "when the tune ends, an SPRT of its values against its start values: elo0=E0,elo1=E1[,alpha=..][,beta=..][,model=..]")
+}
+
+func (v *tuneVerifyFlags) given() bool { return v.games != 0 || v.sprt != "" }
+
+func (v *tuneVerifyFlags) check() error {
+	if v.games < 0 || v.games%2 != 0 {
+		return fmt.Errorf("--verify-games %d: want an even number of games (pairs of one opening)", v.games)
+	}
+	if v.games == 0 && v.sprt == "" {
+		return fmt.Errorf("--verify-games: give a number of games or --verify-sprt")
+	}
+	return nil
+}
+
+// testFlags are the verification's cluster test flags: the tune's book
+// and game settings, its scheduling and seed.
+func (v *tuneVerifyFlags) testFlags(f spsaplan.Flags) matchplan.TestFlags {
+	return matchplan.TestFlags{
+		Match: matchplan.Flags{Each: f.Each, Openings: f.Openings, Games: v.games, SPRT: v.sprt, Resign: f.Resign, Draw: f.Draw,
+			MaxMoves: f.MaxMoves, TimeMargin: f.TimeMargin, HangTimeout: f.HangTimeout, Event: f.Event},
+		Priority: f.Priority, Throughput: f.Throughput, ReferenceNPS: f.ReferenceNPS,
+	}
 }
 
 func newSPSACommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "spsa",
-		Short: "SPSA tunes: export a tune's values, list an engine's parameters",
+		Short: "SPSA tunes: export a tune's values, verify them against the start values, list an engine's parameters",
 	}
-	cmd.AddCommand(newSPSAExportCommand(), newSPSAParamsCommand())
+	cmd.AddCommand(newSPSAExportCommand(), newSPSAParamsCommand(), newSPSAVerifyCommand())
 	return cmd
 }
 
@@ -245,5 +333,39 @@ func newSPSAParamsCommand() *cobra.Command {
 	fl.StringVar(&engineFlag, "engine", "", "the engine: "+enginespec.Usage(enginespec.Match))
 	fl.StringVar(&params, "params", spsa.FromEnginePrefix, paramsUsage)
 	fl.StringVar(&format, "format", "fishtest", "fishtest | openbench | uci | options | go")
+	return cmd
+}
+
+func newSPSAVerifyCommand() *cobra.Command {
+	var f testFlags
+	var client clientFlags
+	var wait bool
+	cmd := &cobra.Command{
+		Use:   "verify TUNE",
+		Short: "Submit a match or SPRT of a tune's current values against its start values, shown by status TUNE",
+		Long: `Submit an ordinary cluster test between the tuned engine with the tune's values now
+(as spsa export gives them), named NAME-tuned, and the same engine with the
+tune's start values, NAME-start. The test is linked to the tune: status TUNE
+shows its games, W/D/L, Elo and state. --each defaults to the tune's time
+control; --openings is required. Give --games N for a match, --sprt for an
+SPRT (--games then caps it).`,
+		Example: `  arbiter spsa verify t1a2b3c4d5e6 --games 400 --openings file=books/uho-200.epd,order=random,seed=12
+  arbiter spsa verify t1a2b3c4d5e6 --sprt elo0=0,elo1=5 --each tc=10+0.1 --openings file=book.epd --wait`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, c, done, err := client.session()
+			if err != nil {
+				return err
+			}
+			defer done()
+			return jobreport.VerifyTune(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, args[0], f.m, wait, f.pgnout)
+		},
+	}
+	fl := cmd.Flags()
+	client.add(fl)
+	f.add(fl, "")
+	// The sides are the tune's engine.
+	_ = fl.MarkHidden("engine")
+	fl.BoolVar(&wait, "wait", false, "wait for the test to end and print the report")
 	return cmd
 }

@@ -28,17 +28,20 @@ func runCmd(t *testing.T, args ...string) (string, int) {
 }
 
 // A local tune through the command: an update per batch, the parameters at
-// the end and the tuned values in each --format.
+// the end, the tuned values in each --format, and (--verify-games) a match
+// of the tuned values against the start values.
 func TestTuneCommand(t *testing.T) {
 	out, code := runCmd(t, "tune", "--engine", "name=dev,builtin,option.Hash=1", "--params", "from-engine:RFPMargin,FutMargin",
 		"--pairs", "4", "--batch-pairs", "2", "--each", "nodes=300", "--openings", "file=../../books/uho-200.epd",
-		"--format", "openbench,go")
+		"--format", "openbench,go", "--verify-games", "4")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	for _, want := range []string{"Tune dev: 2 parameters, 4 pairs in 2 batches of 2, nodes=300, uho-200.epd, concurrency 1, seed 1\n",
 		"update 1/2 (batch 0): ", "update 2/2 (batch 1): ", "Finished tune: 2 updates, 4 pairs in ",
-		"\nTuned values (openbench):\nRFPMargin, int, ", "\nTuned values (go):\n", `{Name: "FutMargin", Default: `} {
+		"\nTuned values (openbench):\nRFPMargin, int, ", "\nTuned values (go):\n", `{Name: "FutMargin", Default: `,
+		"\nVerification: the tuned values against the start values\nMatch dev-tuned vs dev-start: nodes=300, uho-200.epd",
+		"Results of dev-tuned vs dev-start (nodes=300, uho-200.epd):\nElo: ", "Games: 4, Wins: ", "Finished match"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -51,6 +54,8 @@ func TestTuneCommand(t *testing.T) {
 		{[]string{"--pairs", "0"}, "--pairs 0"},
 		{[]string{"--params", "RFPMargin,75,20,300,5"}, "--params"},
 		{[]string{"--concurrency", "0"}, "--concurrency 0"},
+		{[]string{"--verify-games", "3"}, "--verify-games 3"},
+		{[]string{"--verify-sprt", "elo0=5,elo1=0"}, "--verify-sprt: elo0 = 5 must be below"},
 	} {
 		args := []string{"tune", "--engine", "name=dev,builtin", "--params", "from-engine:RFPMargin", "--pairs", "4", "--each", "nodes=300",
 			"--openings", "file=../../books/uho-200.epd"}

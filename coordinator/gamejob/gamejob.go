@@ -91,6 +91,10 @@ type Config struct {
 	// coordinator's store when a test is submitted (which names the field);
 	// nil: tests with uploaded engines are refused.
 	ResolveArtifact func(which string, a *arbiterv1.EngineArtifact) error
+	// TuneExists reports whether an SPSA tune of this id exists: a test
+	// that verifies a tune (MatchSpec.verifies_tune) must name one. Nil:
+	// every such test is refused.
+	TuneExists func(jobID string) bool
 	// Registerer receives the workload's metrics; nil registers none.
 	Registerer prometheus.Registerer
 	// Games counts the games of accepted batches (arbiter_games_total).

@@ -1,8 +1,10 @@
 package gamejob
 
 import (
+	"cmp"
 	"context"
 	"math"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -42,6 +44,33 @@ func (w *Workload) Snapshot(jobID string, full bool) (any, bool) {
 		out.FinishedAt = timestamppb.New(r.FinishedAt)
 	}
 	return out, true
+}
+
+// Verifications returns the tests that verify tune tuneID
+// (MatchSpec.verifies_tune), in submission order, each with its progress
+// without the per-worker rows.
+func (w *Workload) Verifications(tuneID string) []*arbiterv1.SpsaVerification {
+	if tuneID == "" {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var ts []*test
+	for _, t := range w.tests {
+		if t.spec.GetVerifiesTune() == tuneID {
+			ts = append(ts, t)
+		}
+	}
+	// Seq numbers jobs in submission order.
+	slices.SortFunc(ts, func(a, b *test) int { return cmp.Compare(a.rec.Seq, b.rec.Seq) })
+	out := make([]*arbiterv1.SpsaVerification, 0, len(ts))
+	for _, t := range ts {
+		mp := w.progress(t)
+		mp.Workers = nil
+		out = append(out, &arbiterv1.SpsaVerification{JobId: t.rec.ID, Kind: t.rec.Kind, State: jobproto.State(t.rec.State),
+			Updates: t.spec.GetVerifiesTuneUpdates(), Progress: mp})
+	}
+	return out
 }
 
 // activeWorkers counts the workers holding a lease on t now. Caller holds

@@ -165,6 +165,10 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		w.log.Info("test refused", zap.Error(err))
 		return core.JobRef{}, err
 	}
+	if err := w.checkVerifies(spec); err != nil {
+		w.log.Info("test refused", zap.Error(err))
+		return core.JobRef{}, err
+	}
 	c, err := w.checkSpec(spec, MaxBatchPairs)
 	if err != nil {
 		w.log.Info("test refused", zap.Error(err))
@@ -265,4 +269,24 @@ func (w *Workload) UsingArtifact(sha string) []string {
 		}
 	}
 	return out
+}
+
+// checkVerifies refuses a test that claims to verify something other than
+// an SPSA tune. Only at submission: a stored test keeps its link even if
+// loading the tune fails.
+func (w *Workload) checkVerifies(spec *arbiterv1.MatchSpec) error {
+	id := spec.GetVerifiesTune()
+	if id == "" {
+		if spec.GetVerifiesTuneUpdates() != 0 {
+			return apierr.Invalid("verifies_tune_updates: %d without verifies_tune", spec.GetVerifiesTuneUpdates())
+		}
+		return nil
+	}
+	if err := gamepair.CheckText(gamepair.Text{What: "verifies_tune", S: id, Max: gamepair.MaxWordBytes}); err != nil {
+		return err
+	}
+	if w.cfg.TuneExists == nil || !w.cfg.TuneExists(id) {
+		return apierr.Invalid("verifies_tune: %s is not an SPSA tune of this coordinator", apierr.Q(id))
+	}
+	return nil
 }

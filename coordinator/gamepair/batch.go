@@ -73,6 +73,9 @@ type Batch struct {
 	Event                   string
 	// ReferenceNPS is the speed the time control is meant for.
 	ReferenceNPS uint64
+	// PGNParams are the engine options each game's PGN records (an SPSA
+	// batch's parameters: GamePairBatch.pgn_params).
+	PGNParams []string
 }
 
 // WorkUnit renders the batch for a worker of speed workerNPS: its
@@ -103,6 +106,6 @@ func (b *Batch) WorkUnit(workerNPS uint64) *arbiterv1.WorkUnit {
 			EngineA: b.EngineA, EngineB: b.EngineB, TimeControl: tc,
 			Adjudication: b.Adjudication, Seed: b.Seed*1_000_003 + uint64(b.Idx), Chess960: b.Chess960,
 			TimeScale: scale, FirstPair: uint32(b.FirstPair), TimeMargin: b.TimeMargin, HangTimeout: b.HangTimeout,
-			Event: b.Event,
+			Event: b.Event, PgnParams: b.PGNParams,
 		}}}
 }

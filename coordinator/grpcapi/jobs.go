@@ -66,7 +66,12 @@ func (js *jobService) snapshot(id string, full bool) (*arbiterv1.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return js.withBlocked(snap.(*arbiterv1.Job))[0], nil
+	j := js.withBlocked(snap.(*arbiterv1.Job))[0]
+	// A tune shows the tests that verify it: they are the game workload's.
+	if full && j.GetSpsaProgress() != nil && js.games != nil {
+		j.SpsaProgress.Verifications = js.games.Verifications(id)
+	}
+	return j, nil
 }
 
 func (js *jobService) SubmitPerft(ctx context.Context, req *arbiterv1.SubmitPerftRequest) (*arbiterv1.SubmitPerftResponse, error) {

@@ -81,6 +81,9 @@ func (w *Workload) batchProto(t *tune, idx int, benchNPS uint64) (*arbiterv1.Wor
 		EngineA: a, EngineB: b, TimeControl: s.GetTimeControl(), Adjudication: s.GetAdjudication(),
 		Seed: s.GetSeed(), Chess960: s.GetChess960(), TimeMargin: s.GetTimeMargin(), HangTimeout: s.GetHangTimeout(),
 		Event: s.GetEvent(), ReferenceNPS: w.referenceNPS(t)}
+	for _, p := range ps {
+		batch.PGNParams = append(batch.PGNParams, p.Name)
+	}
 	if batch.Event == "" {
 		batch.Event = "Arbiter SPSA " + t.rec.ID
 	}

@@ -149,6 +149,9 @@ func TestBatchIsAPerturbation(t *testing.T) {
 				t.Errorf("batch %d: engine %s with %v, want %s with %v", idx, e2.GetName(), e2.GetOptions(), side, want)
 			}
 		}
+		if got := b.GetPgnParams(); len(got) != 2 || got[0] != "RFPMargin" || got[1] != "FutMargin" {
+			t.Errorf("batch %d: PGNs record %v, want the parameters RFPMargin and FutMargin", idx, got)
+		}
 		if b.GetTimeScale() != 2 || b.GetTimeControl().GetClock().GetBase().AsDuration() != 20*time.Second {
 			t.Errorf("batch %d: time scale %v, base %v", idx, b.GetTimeScale(), b.GetTimeControl().GetClock().GetBase().AsDuration())
 		}

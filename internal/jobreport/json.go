@@ -113,6 +113,25 @@ type TuneJob struct {
 	Losses      uint64      `json:"losses"`
 	Pentanomial [5]uint64   `json:"pentanomial"`
 	Params      []TuneParam `json:"params"`
+	// Verifications are the tests of the tune's values against its start
+	// values (spsa verify), in submission order.
+	Verifications []TuneVerification `json:"verifications,omitempty"`
+}
+
+// TuneVerification is one test of a tune's values against its start
+// values, with the test's own figures.
+type TuneVerification struct {
+	JobID     string      `json:"job_id"`
+	Kind      string      `json:"kind"`
+	State     string      `json:"state"`
+	Updates   uint64      `json:"updates"`
+	Games     uint64      `json:"games"`
+	Wins      uint64      `json:"wins"`
+	Draws     uint64      `json:"draws"`
+	Losses    uint64      `json:"losses"`
+	Elo       *float64    `json:"elo"`
+	EloCI95   [2]*float64 `json:"elo_ci95"`
+	SPRTState string      `json:"sprt_state,omitempty"`
 }
 
 // TuneParam is one tuned parameter's current value and range.
@@ -239,6 +258,15 @@ func newTuneJob(j *arbiterv1.Job) *TuneJob {
 		Pentanomial: penta(sp.GetPentanomial()), Params: []TuneParam{}}
 	for _, p := range sp.GetParams() {
 		o.Params = append(o.Params, TuneParam{Name: p.GetName(), Start: p.GetStart(), Current: p.GetCurrent(), Min: p.GetMin(), Max: p.GetMax()})
+	}
+	for _, v := range sp.GetVerifications() {
+		mp := v.GetProgress()
+		tv := TuneVerification{JobID: v.GetJobId(), Kind: v.GetKind(), State: StateName(v.GetState()), Updates: v.GetUpdates(),
+			Games: mp.GetGames(), Wins: mp.GetWins(), Draws: mp.GetDraws(), Losses: mp.GetLosses(), SPRTState: mp.GetSprtState()}
+		if mp.GetGames() > 0 {
+			tv.Elo, tv.EloCI95 = finite(mp.GetElo()), [2]*float64{finite(mp.GetEloCiLow()), finite(mp.GetEloCiHigh())}
+		}
+		o.Verifications = append(o.Verifications, tv)
 	}
 	return o
 }

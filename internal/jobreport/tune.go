@@ -10,7 +10,9 @@ import (
 
 	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/matchplan"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
+	"github.com/arbiter-chess/arbiter/internal/spsaplan"
 	"github.com/arbiter-chess/arbiter/internal/spsaspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spsa"
@@ -21,6 +23,13 @@ import (
 // status does and, with pgnout, downloads its games there. A tune that
 // ends other than done is a failure (exit status 1).
 func RunTune(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client, spec *arbiterv1.SpsaSpec, wait bool, pgnout string) error {
+	return RunTuneThen(ctx, out, stderr, c, spec, wait, pgnout, nil)
+}
+
+// RunTuneThen is RunTune that, with wait, calls then with the tune's id
+// once the tune is done (a verification of its values).
+func RunTuneThen(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client, spec *arbiterv1.SpsaSpec, wait bool, pgnout string,
+	then func(tuneID string) error) error {
 	resp, err := c.Jobs.SubmitSpsa(ctx, &arbiterv1.SubmitSpsaRequest{Spec: spec})
 	if err != nil {
 		return cliexit.Call(c, "submit", err)
@@ -55,6 +64,9 @@ func RunTune(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client
 	}
 	if final.GetState() != arbiterv1.JobState_JOB_STATE_DONE {
 		return cliexit.Failure("tune %s %s: %s", final.GetJobId(), StateName(final.GetState()), final.GetError())
+	}
+	if then != nil {
+		return then(final.GetJobId())
 	}
 	return nil
 }
@@ -104,6 +116,7 @@ func PrintTune(out io.Writer, j *arbiterv1.Job) {
 	fmt.Fprintln(out)
 	printParamStates(out, sp.GetParams())
 	printTrajectory(out, sp)
+	printVerifications(out, sp.GetVerifications())
 	if len(sp.GetWorkers()) > 0 {
 		fmt.Fprintln(out)
 		printWorkers(out, sp.GetWorkers())
@@ -161,6 +174,40 @@ func printTrajectory(out io.Writer, sp *arbiterv1.SpsaProgress) {
 	}
 }
 
+// printVerifications prints the tests of the tune's values against its
+// start values: the Elo of the tune as far as they have measured it.
+func printVerifications(out io.Writer, vs []*arbiterv1.SpsaVerification) {
+	if len(vs) == 0 {
+		return
+	}
+	fmt.Fprintln(out, "\nVerification (the tune's values against its start values, Elo +/- 95 % interval):")
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TEST\tKIND\tSTATE\tAT UPDATE\tGAMES\tW\tD\tL\tELO\tSPRT")
+	for _, v := range vs {
+		p := v.GetProgress()
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", v.GetJobId(), v.GetKind(), StateName(v.GetState()), v.GetUpdates(),
+			p.GetGames(), p.GetWins(), p.GetDraws(), p.GetLosses(), VerifyElo(p), verifySPRT(p))
+	}
+	tw.Flush()
+}
+
+// VerifyElo is a test's Elo with the half-width of its 95 % interval, as
+// the test's own report prints them ("12.30 +/- 4.50"; "-" before the first
+// game).
+func VerifyElo(p *arbiterv1.MatchProgress) string {
+	if p.GetGames() == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f +/- %.2f", p.GetElo(), (p.GetEloCiHigh()-p.GetEloCiLow())/2)
+}
+
+func verifySPRT(p *arbiterv1.MatchProgress) string {
+	if p.GetSprtState() == "" {
+		return "-"
+	}
+	return fmt.Sprintf("%s, LLR %.2f (%.2f, %.2f)", p.GetSprtState(), p.GetLlr(), p.GetLowerBound(), p.GetUpperBound())
+}
+
 // printWorkers prints games and incidents by worker.
 func printWorkers(out io.Writer, workers []*arbiterv1.WorkerIncidents) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
@@ -198,6 +245,29 @@ func ExportTune(ctx context.Context, out io.Writer, c *clusterclient.Client, id 
 	}
 	_, err = io.WriteString(out, s)
 	return err
+}
+
+// VerifyTune submits the test of tune id's values now against its start
+// values (spsaplan.VerifySpec) and follows it as RunTest does.
+func VerifyTune(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client, id string, f matchplan.TestFlags, wait bool, pgnout string) error {
+	var resp *arbiterv1.GetJobResponse
+	err := clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
+		resp, err = c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: id})
+		return err
+	})
+	if err != nil {
+		return cliexit.Call(c, "spsa verify", err)
+	}
+	spec, plan, err := spsaplan.VerifySpec(resp.GetJob(), f)
+	if err != nil {
+		return cliexit.Usage("%v", err)
+	}
+	tune := resp.GetJob()
+	if tune.GetState() == arbiterv1.JobState_JOB_STATE_RUNNING {
+		fmt.Fprintf(stderr, "arbiter: tune %s is still running: the test plays its values after %d of %d updates\n", id,
+			tune.GetSpsaProgress().GetUpdates(), tune.GetSpsaProgress().GetBatchesTotal())
+	}
+	return RunTest(ctx, out, stderr, c, spec, plan, wait, pgnout)
 }
 
 // sortedOptions is an engine's options as "k=v" in name order.

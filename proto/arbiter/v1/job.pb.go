@@ -1010,7 +1010,10 @@ type SpsaProgress struct {
 	TrajectoryEvery   uint64             `protobuf:"varint,14,opt,name=trajectory_every,json=trajectoryEvery,proto3" json:"trajectory_every,omitempty"`
 	Workers           []*WorkerIncidents `protobuf:"bytes,15,rep,name=workers,proto3" json:"workers,omitempty"`
 	// Stored games (PGNs).
-	Pgns          uint64 `protobuf:"varint,16,opt,name=pgns,proto3" json:"pgns,omitempty"`
+	Pgns uint64 `protobuf:"varint,16,opt,name=pgns,proto3" json:"pgns,omitempty"`
+	// The match and SPRT tests that verify this tune (MatchSpec.verifies_tune),
+	// in submission order. Set in GetJob and WatchJob snapshots only.
+	Verifications []*SpsaVerification `protobuf:"bytes,17,rep,name=verifications,proto3" json:"verifications,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1157,6 +1160,96 @@ func (x *SpsaProgress) GetPgns() uint64 {
 	return 0
 }
 
+func (x *SpsaProgress) GetVerifications() []*SpsaVerification {
+	if x != nil {
+		return x.Verifications
+	}
+	return nil
+}
+
+// SpsaVerification is a test of a tune's values against its start values:
+// where it stands, as the test's own snapshot says.
+type SpsaVerification struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// "match" or "sprt".
+	Kind  string   `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	State JobState `protobuf:"varint,3,opt,name=state,proto3,enum=arbiter.v1.JobState" json:"state,omitempty"`
+	// The tune's updates applied when the test was submitted: the values it
+	// plays are theta after them.
+	Updates uint64 `protobuf:"varint,4,opt,name=updates,proto3" json:"updates,omitempty"`
+	// The test's progress (Elo of the tuned values over the start values,
+	// SPRT state); without the per-worker rows.
+	Progress      *MatchProgress `protobuf:"bytes,5,opt,name=progress,proto3" json:"progress,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SpsaVerification) Reset() {
+	*x = SpsaVerification{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SpsaVerification) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SpsaVerification) ProtoMessage() {}
+
+func (x *SpsaVerification) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SpsaVerification.ProtoReflect.Descriptor instead.
+func (*SpsaVerification) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SpsaVerification) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *SpsaVerification) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *SpsaVerification) GetState() JobState {
+	if x != nil {
+		return x.State
+	}
+	return JobState_JOB_STATE_UNSPECIFIED
+}
+
+func (x *SpsaVerification) GetUpdates() uint64 {
+	if x != nil {
+		return x.Updates
+	}
+	return 0
+}
+
+func (x *SpsaVerification) GetProgress() *MatchProgress {
+	if x != nil {
+		return x.Progress
+	}
+	return nil
+}
+
 // SubmitSpsaRequest asks for an SPSA tune.
 type SubmitSpsaRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1167,7 +1260,7 @@ type SubmitSpsaRequest struct {
 
 func (x *SubmitSpsaRequest) Reset() {
 	*x = SubmitSpsaRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[8]
+	mi := &file_arbiter_v1_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1179,7 +1272,7 @@ func (x *SubmitSpsaRequest) String() string {
 func (*SubmitSpsaRequest) ProtoMessage() {}
 
 func (x *SubmitSpsaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[8]
+	mi := &file_arbiter_v1_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1192,7 +1285,7 @@ func (x *SubmitSpsaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitSpsaRequest.ProtoReflect.Descriptor instead.
 func (*SubmitSpsaRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SubmitSpsaRequest) GetSpec() *SpsaSpec {
@@ -1212,7 +1305,7 @@ type SubmitSpsaResponse struct {
 
 func (x *SubmitSpsaResponse) Reset() {
 	*x = SubmitSpsaResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[9]
+	mi := &file_arbiter_v1_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1224,7 +1317,7 @@ func (x *SubmitSpsaResponse) String() string {
 func (*SubmitSpsaResponse) ProtoMessage() {}
 
 func (x *SubmitSpsaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[9]
+	mi := &file_arbiter_v1_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1237,7 +1330,7 @@ func (x *SubmitSpsaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitSpsaResponse.ProtoReflect.Descriptor instead.
 func (*SubmitSpsaResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SubmitSpsaResponse) GetJob() *Job {
@@ -1262,7 +1355,7 @@ type SprtParams struct {
 
 func (x *SprtParams) Reset() {
 	*x = SprtParams{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[10]
+	mi := &file_arbiter_v1_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1274,7 +1367,7 @@ func (x *SprtParams) String() string {
 func (*SprtParams) ProtoMessage() {}
 
 func (x *SprtParams) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[10]
+	mi := &file_arbiter_v1_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1287,7 +1380,7 @@ func (x *SprtParams) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SprtParams.ProtoReflect.Descriptor instead.
 func (*SprtParams) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SprtParams) GetElo0() float64 {
@@ -1362,13 +1455,19 @@ type MatchSpec struct {
 	Event string `protobuf:"bytes,19,opt,name=event,proto3" json:"event,omitempty"`
 	// Number of openings (filled in by the coordinator in snapshots).
 	OpeningsCount uint32 `protobuf:"varint,20,opt,name=openings_count,json=openingsCount,proto3" json:"openings_count,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The SPSA tune this test verifies, if any: engine_a plays the tune's
+	// values, engine_b its start values. The coordinator refuses an id that
+	// does not name a tune.
+	VerifiesTune string `protobuf:"bytes,21,opt,name=verifies_tune,json=verifiesTune,proto3" json:"verifies_tune,omitempty"`
+	// The tune's updates applied when its values were read for engine_a.
+	VerifiesTuneUpdates uint64 `protobuf:"varint,22,opt,name=verifies_tune_updates,json=verifiesTuneUpdates,proto3" json:"verifies_tune_updates,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *MatchSpec) Reset() {
 	*x = MatchSpec{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[11]
+	mi := &file_arbiter_v1_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1380,7 +1479,7 @@ func (x *MatchSpec) String() string {
 func (*MatchSpec) ProtoMessage() {}
 
 func (x *MatchSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[11]
+	mi := &file_arbiter_v1_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1393,7 +1492,7 @@ func (x *MatchSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchSpec.ProtoReflect.Descriptor instead.
 func (*MatchSpec) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *MatchSpec) GetEngineA() *EngineSpec {
@@ -1536,6 +1635,20 @@ func (x *MatchSpec) GetOpeningsCount() uint32 {
 	return 0
 }
 
+func (x *MatchSpec) GetVerifiesTune() string {
+	if x != nil {
+		return x.VerifiesTune
+	}
+	return ""
+}
+
+func (x *MatchSpec) GetVerifiesTuneUpdates() uint64 {
+	if x != nil {
+		return x.VerifiesTuneUpdates
+	}
+	return 0
+}
+
 // WorkerIncidents counts one worker's games and incidents in a test.
 type WorkerIncidents struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
@@ -1561,7 +1674,7 @@ type WorkerIncidents struct {
 
 func (x *WorkerIncidents) Reset() {
 	*x = WorkerIncidents{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[12]
+	mi := &file_arbiter_v1_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1573,7 +1686,7 @@ func (x *WorkerIncidents) String() string {
 func (*WorkerIncidents) ProtoMessage() {}
 
 func (x *WorkerIncidents) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[12]
+	mi := &file_arbiter_v1_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1586,7 +1699,7 @@ func (x *WorkerIncidents) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerIncidents.ProtoReflect.Descriptor instead.
 func (*WorkerIncidents) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *WorkerIncidents) GetWorkerId() string {
@@ -1712,7 +1825,7 @@ type MatchProgress struct {
 
 func (x *MatchProgress) Reset() {
 	*x = MatchProgress{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[13]
+	mi := &file_arbiter_v1_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1724,7 +1837,7 @@ func (x *MatchProgress) String() string {
 func (*MatchProgress) ProtoMessage() {}
 
 func (x *MatchProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[13]
+	mi := &file_arbiter_v1_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1737,7 +1850,7 @@ func (x *MatchProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchProgress.ProtoReflect.Descriptor instead.
 func (*MatchProgress) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{13}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *MatchProgress) GetPentanomial() *Pentanomial {
@@ -1890,7 +2003,7 @@ type SubmitMatchRequest struct {
 
 func (x *SubmitMatchRequest) Reset() {
 	*x = SubmitMatchRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[14]
+	mi := &file_arbiter_v1_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1902,7 +2015,7 @@ func (x *SubmitMatchRequest) String() string {
 func (*SubmitMatchRequest) ProtoMessage() {}
 
 func (x *SubmitMatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[14]
+	mi := &file_arbiter_v1_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1915,7 +2028,7 @@ func (x *SubmitMatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitMatchRequest.ProtoReflect.Descriptor instead.
 func (*SubmitMatchRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{14}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SubmitMatchRequest) GetSpec() *MatchSpec {
@@ -1935,7 +2048,7 @@ type SubmitMatchResponse struct {
 
 func (x *SubmitMatchResponse) Reset() {
 	*x = SubmitMatchResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[15]
+	mi := &file_arbiter_v1_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1947,7 +2060,7 @@ func (x *SubmitMatchResponse) String() string {
 func (*SubmitMatchResponse) ProtoMessage() {}
 
 func (x *SubmitMatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[15]
+	mi := &file_arbiter_v1_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1960,7 +2073,7 @@ func (x *SubmitMatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitMatchResponse.ProtoReflect.Descriptor instead.
 func (*SubmitMatchResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{15}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SubmitMatchResponse) GetJob() *Job {
@@ -1980,7 +2093,7 @@ type DownloadPGNRequest struct {
 
 func (x *DownloadPGNRequest) Reset() {
 	*x = DownloadPGNRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[16]
+	mi := &file_arbiter_v1_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1992,7 +2105,7 @@ func (x *DownloadPGNRequest) String() string {
 func (*DownloadPGNRequest) ProtoMessage() {}
 
 func (x *DownloadPGNRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[16]
+	mi := &file_arbiter_v1_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2005,7 +2118,7 @@ func (x *DownloadPGNRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadPGNRequest.ProtoReflect.Descriptor instead.
 func (*DownloadPGNRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{16}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DownloadPGNRequest) GetJobId() string {
@@ -2027,7 +2140,7 @@ type DownloadPGNResponse struct {
 
 func (x *DownloadPGNResponse) Reset() {
 	*x = DownloadPGNResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[17]
+	mi := &file_arbiter_v1_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2039,7 +2152,7 @@ func (x *DownloadPGNResponse) String() string {
 func (*DownloadPGNResponse) ProtoMessage() {}
 
 func (x *DownloadPGNResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[17]
+	mi := &file_arbiter_v1_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2052,7 +2165,7 @@ func (x *DownloadPGNResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadPGNResponse.ProtoReflect.Descriptor instead.
 func (*DownloadPGNResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{17}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DownloadPGNResponse) GetPgn() string {
@@ -2079,7 +2192,7 @@ type SubmitPerftRequest struct {
 
 func (x *SubmitPerftRequest) Reset() {
 	*x = SubmitPerftRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[18]
+	mi := &file_arbiter_v1_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2091,7 +2204,7 @@ func (x *SubmitPerftRequest) String() string {
 func (*SubmitPerftRequest) ProtoMessage() {}
 
 func (x *SubmitPerftRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[18]
+	mi := &file_arbiter_v1_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2104,7 +2217,7 @@ func (x *SubmitPerftRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitPerftRequest.ProtoReflect.Descriptor instead.
 func (*SubmitPerftRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{18}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SubmitPerftRequest) GetSpec() *PerftSpec {
@@ -2124,7 +2237,7 @@ type SubmitPerftResponse struct {
 
 func (x *SubmitPerftResponse) Reset() {
 	*x = SubmitPerftResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[19]
+	mi := &file_arbiter_v1_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2136,7 +2249,7 @@ func (x *SubmitPerftResponse) String() string {
 func (*SubmitPerftResponse) ProtoMessage() {}
 
 func (x *SubmitPerftResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[19]
+	mi := &file_arbiter_v1_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2149,7 +2262,7 @@ func (x *SubmitPerftResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitPerftResponse.ProtoReflect.Descriptor instead.
 func (*SubmitPerftResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{19}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SubmitPerftResponse) GetJob() *Job {
@@ -2169,7 +2282,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[20]
+	mi := &file_arbiter_v1_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2181,7 +2294,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[20]
+	mi := &file_arbiter_v1_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2194,7 +2307,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{20}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -2214,7 +2327,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[21]
+	mi := &file_arbiter_v1_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2226,7 +2339,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[21]
+	mi := &file_arbiter_v1_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2239,7 +2352,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{21}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -2260,7 +2373,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[22]
+	mi := &file_arbiter_v1_job_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2272,7 +2385,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[22]
+	mi := &file_arbiter_v1_job_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2285,7 +2398,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{22}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListJobsRequest) GetLimit() uint32 {
@@ -2305,7 +2418,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[23]
+	mi := &file_arbiter_v1_job_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2317,7 +2430,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[23]
+	mi := &file_arbiter_v1_job_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2330,7 +2443,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{23}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -2350,7 +2463,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[24]
+	mi := &file_arbiter_v1_job_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2362,7 +2475,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[24]
+	mi := &file_arbiter_v1_job_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2375,7 +2488,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{24}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -2395,7 +2508,7 @@ type WatchJobResponse struct {
 
 func (x *WatchJobResponse) Reset() {
 	*x = WatchJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[25]
+	mi := &file_arbiter_v1_job_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2407,7 +2520,7 @@ func (x *WatchJobResponse) String() string {
 func (*WatchJobResponse) ProtoMessage() {}
 
 func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[25]
+	mi := &file_arbiter_v1_job_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2420,7 +2533,7 @@ func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobResponse.ProtoReflect.Descriptor instead.
 func (*WatchJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{25}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WatchJobResponse) GetJob() *Job {
@@ -2440,7 +2553,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[26]
+	mi := &file_arbiter_v1_job_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2452,7 +2565,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[26]
+	mi := &file_arbiter_v1_job_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2465,7 +2578,7 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{26}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CancelJobRequest) GetJobId() string {
@@ -2485,7 +2598,7 @@ type CancelJobResponse struct {
 
 func (x *CancelJobResponse) Reset() {
 	*x = CancelJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[27]
+	mi := &file_arbiter_v1_job_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2497,7 +2610,7 @@ func (x *CancelJobResponse) String() string {
 func (*CancelJobResponse) ProtoMessage() {}
 
 func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[27]
+	mi := &file_arbiter_v1_job_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2510,7 +2623,7 @@ func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobResponse.ProtoReflect.Descriptor instead.
 func (*CancelJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{27}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CancelJobResponse) GetJob() *Job {
@@ -2630,7 +2743,7 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	" \x01(\x01R\x01r\x12\x1e\n" +
 	"\n" +
 	"trajectory\x18\v \x03(\x01R\n" +
-	"trajectory\"\xae\x04\n" +
+	"trajectory\"\xf2\x04\n" +
 	"\fSpsaProgress\x122\n" +
 	"\x06params\x18\x01 \x03(\v2\x1a.arbiter.v1.SpsaParamStateR\x06params\x12\x18\n" +
 	"\aupdates\x18\x02 \x01(\x04R\aupdates\x12\x1d\n" +
@@ -2650,7 +2763,14 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\x12trajectory_updates\x18\r \x03(\x04R\x11trajectoryUpdates\x12)\n" +
 	"\x10trajectory_every\x18\x0e \x01(\x04R\x0ftrajectoryEvery\x125\n" +
 	"\aworkers\x18\x0f \x03(\v2\x1b.arbiter.v1.WorkerIncidentsR\aworkers\x12\x12\n" +
-	"\x04pgns\x18\x10 \x01(\x04R\x04pgns\"=\n" +
+	"\x04pgns\x18\x10 \x01(\x04R\x04pgns\x12B\n" +
+	"\rverifications\x18\x11 \x03(\v2\x1c.arbiter.v1.SpsaVerificationR\rverifications\"\xba\x01\n" +
+	"\x10SpsaVerification\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12*\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x14.arbiter.v1.JobStateR\x05state\x12\x18\n" +
+	"\aupdates\x18\x04 \x01(\x04R\aupdates\x125\n" +
+	"\bprogress\x18\x05 \x01(\v2\x19.arbiter.v1.MatchProgressR\bprogress\"=\n" +
 	"\x11SubmitSpsaRequest\x12(\n" +
 	"\x04spec\x18\x01 \x01(\v2\x14.arbiter.v1.SpsaSpecR\x04spec\"7\n" +
 	"\x12SubmitSpsaResponse\x12!\n" +
@@ -2661,7 +2781,7 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\x04elo1\x18\x02 \x01(\x01R\x04elo1\x12\x14\n" +
 	"\x05alpha\x18\x03 \x01(\x01R\x05alpha\x12\x12\n" +
 	"\x04beta\x18\x04 \x01(\x01R\x04beta\x12\x14\n" +
-	"\x05model\x18\x05 \x01(\tR\x05model\"\xa2\x06\n" +
+	"\x05model\x18\x05 \x01(\tR\x05model\"\xfb\x06\n" +
 	"\tMatchSpec\x121\n" +
 	"\bengine_a\x18\x01 \x01(\v2\x16.arbiter.v1.EngineSpecR\aengineA\x121\n" +
 	"\bengine_b\x18\x02 \x01(\v2\x16.arbiter.v1.EngineSpecR\aengineB\x12:\n" +
@@ -2689,7 +2809,9 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\fhang_timeout\x18\x11 \x01(\v2\x19.google.protobuf.DurationR\vhangTimeout\x12#\n" +
 	"\rreference_nps\x18\x12 \x01(\x04R\freferenceNps\x12\x14\n" +
 	"\x05event\x18\x13 \x01(\tR\x05event\x12%\n" +
-	"\x0eopenings_count\x18\x14 \x01(\rR\ropeningsCount\"\x81\x03\n" +
+	"\x0eopenings_count\x18\x14 \x01(\rR\ropeningsCount\x12#\n" +
+	"\rverifies_tune\x18\x15 \x01(\tR\fverifiesTune\x122\n" +
+	"\x15verifies_tune_updates\x18\x16 \x01(\x04R\x13verifiesTuneUpdates\"\x81\x03\n" +
 	"\x0fWorkerIncidents\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -2795,7 +2917,7 @@ func file_arbiter_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_arbiter_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_arbiter_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_arbiter_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_arbiter_v1_job_proto_goTypes = []any{
 	(JobState)(0),                 // 0: arbiter.v1.JobState
 	(*PerftSpec)(nil),             // 1: arbiter.v1.PerftSpec
@@ -2806,98 +2928,102 @@ var file_arbiter_v1_job_proto_goTypes = []any{
 	(*SpsaSpec)(nil),              // 6: arbiter.v1.SpsaSpec
 	(*SpsaParamState)(nil),        // 7: arbiter.v1.SpsaParamState
 	(*SpsaProgress)(nil),          // 8: arbiter.v1.SpsaProgress
-	(*SubmitSpsaRequest)(nil),     // 9: arbiter.v1.SubmitSpsaRequest
-	(*SubmitSpsaResponse)(nil),    // 10: arbiter.v1.SubmitSpsaResponse
-	(*SprtParams)(nil),            // 11: arbiter.v1.SprtParams
-	(*MatchSpec)(nil),             // 12: arbiter.v1.MatchSpec
-	(*WorkerIncidents)(nil),       // 13: arbiter.v1.WorkerIncidents
-	(*MatchProgress)(nil),         // 14: arbiter.v1.MatchProgress
-	(*SubmitMatchRequest)(nil),    // 15: arbiter.v1.SubmitMatchRequest
-	(*SubmitMatchResponse)(nil),   // 16: arbiter.v1.SubmitMatchResponse
-	(*DownloadPGNRequest)(nil),    // 17: arbiter.v1.DownloadPGNRequest
-	(*DownloadPGNResponse)(nil),   // 18: arbiter.v1.DownloadPGNResponse
-	(*SubmitPerftRequest)(nil),    // 19: arbiter.v1.SubmitPerftRequest
-	(*SubmitPerftResponse)(nil),   // 20: arbiter.v1.SubmitPerftResponse
-	(*GetJobRequest)(nil),         // 21: arbiter.v1.GetJobRequest
-	(*GetJobResponse)(nil),        // 22: arbiter.v1.GetJobResponse
-	(*ListJobsRequest)(nil),       // 23: arbiter.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 24: arbiter.v1.ListJobsResponse
-	(*WatchJobRequest)(nil),       // 25: arbiter.v1.WatchJobRequest
-	(*WatchJobResponse)(nil),      // 26: arbiter.v1.WatchJobResponse
-	(*CancelJobRequest)(nil),      // 27: arbiter.v1.CancelJobRequest
-	(*CancelJobResponse)(nil),     // 28: arbiter.v1.CancelJobResponse
-	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
-	(*ArtifactCheck)(nil),         // 30: arbiter.v1.ArtifactCheck
-	(*EngineSpec)(nil),            // 31: arbiter.v1.EngineSpec
-	(*TimeControl)(nil),           // 32: arbiter.v1.TimeControl
-	(*Opening)(nil),               // 33: arbiter.v1.Opening
-	(*Adjudication)(nil),          // 34: arbiter.v1.Adjudication
-	(*durationpb.Duration)(nil),   // 35: google.protobuf.Duration
-	(*Pentanomial)(nil),           // 36: arbiter.v1.Pentanomial
+	(*SpsaVerification)(nil),      // 9: arbiter.v1.SpsaVerification
+	(*SubmitSpsaRequest)(nil),     // 10: arbiter.v1.SubmitSpsaRequest
+	(*SubmitSpsaResponse)(nil),    // 11: arbiter.v1.SubmitSpsaResponse
+	(*SprtParams)(nil),            // 12: arbiter.v1.SprtParams
+	(*MatchSpec)(nil),             // 13: arbiter.v1.MatchSpec
+	(*WorkerIncidents)(nil),       // 14: arbiter.v1.WorkerIncidents
+	(*MatchProgress)(nil),         // 15: arbiter.v1.MatchProgress
+	(*SubmitMatchRequest)(nil),    // 16: arbiter.v1.SubmitMatchRequest
+	(*SubmitMatchResponse)(nil),   // 17: arbiter.v1.SubmitMatchResponse
+	(*DownloadPGNRequest)(nil),    // 18: arbiter.v1.DownloadPGNRequest
+	(*DownloadPGNResponse)(nil),   // 19: arbiter.v1.DownloadPGNResponse
+	(*SubmitPerftRequest)(nil),    // 20: arbiter.v1.SubmitPerftRequest
+	(*SubmitPerftResponse)(nil),   // 21: arbiter.v1.SubmitPerftResponse
+	(*GetJobRequest)(nil),         // 22: arbiter.v1.GetJobRequest
+	(*GetJobResponse)(nil),        // 23: arbiter.v1.GetJobResponse
+	(*ListJobsRequest)(nil),       // 24: arbiter.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 25: arbiter.v1.ListJobsResponse
+	(*WatchJobRequest)(nil),       // 26: arbiter.v1.WatchJobRequest
+	(*WatchJobResponse)(nil),      // 27: arbiter.v1.WatchJobResponse
+	(*CancelJobRequest)(nil),      // 28: arbiter.v1.CancelJobRequest
+	(*CancelJobResponse)(nil),     // 29: arbiter.v1.CancelJobResponse
+	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
+	(*ArtifactCheck)(nil),         // 31: arbiter.v1.ArtifactCheck
+	(*EngineSpec)(nil),            // 32: arbiter.v1.EngineSpec
+	(*TimeControl)(nil),           // 33: arbiter.v1.TimeControl
+	(*Opening)(nil),               // 34: arbiter.v1.Opening
+	(*Adjudication)(nil),          // 35: arbiter.v1.Adjudication
+	(*durationpb.Duration)(nil),   // 36: google.protobuf.Duration
+	(*Pentanomial)(nil),           // 37: arbiter.v1.Pentanomial
 }
 var file_arbiter_v1_job_proto_depIdxs = []int32{
 	0,  // 0: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
 	1,  // 1: arbiter.v1.Job.perft:type_name -> arbiter.v1.PerftSpec
 	3,  // 2: arbiter.v1.Job.progress:type_name -> arbiter.v1.JobProgress
 	2,  // 3: arbiter.v1.Job.divide:type_name -> arbiter.v1.DivideEntry
-	29, // 4: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	29, // 5: arbiter.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
-	12, // 6: arbiter.v1.Job.match:type_name -> arbiter.v1.MatchSpec
-	14, // 7: arbiter.v1.Job.match_progress:type_name -> arbiter.v1.MatchProgress
+	30, // 4: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	30, // 5: arbiter.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
+	13, // 6: arbiter.v1.Job.match:type_name -> arbiter.v1.MatchSpec
+	15, // 7: arbiter.v1.Job.match_progress:type_name -> arbiter.v1.MatchProgress
 	6,  // 8: arbiter.v1.Job.spsa:type_name -> arbiter.v1.SpsaSpec
 	8,  // 9: arbiter.v1.Job.spsa_progress:type_name -> arbiter.v1.SpsaProgress
-	30, // 10: arbiter.v1.Job.artifact_checks:type_name -> arbiter.v1.ArtifactCheck
-	31, // 11: arbiter.v1.SpsaSpec.engine:type_name -> arbiter.v1.EngineSpec
+	31, // 10: arbiter.v1.Job.artifact_checks:type_name -> arbiter.v1.ArtifactCheck
+	32, // 11: arbiter.v1.SpsaSpec.engine:type_name -> arbiter.v1.EngineSpec
 	5,  // 12: arbiter.v1.SpsaSpec.params:type_name -> arbiter.v1.SpsaParam
-	32, // 13: arbiter.v1.SpsaSpec.time_control:type_name -> arbiter.v1.TimeControl
-	33, // 14: arbiter.v1.SpsaSpec.openings:type_name -> arbiter.v1.Opening
-	34, // 15: arbiter.v1.SpsaSpec.adjudication:type_name -> arbiter.v1.Adjudication
-	35, // 16: arbiter.v1.SpsaSpec.time_margin:type_name -> google.protobuf.Duration
-	35, // 17: arbiter.v1.SpsaSpec.hang_timeout:type_name -> google.protobuf.Duration
+	33, // 13: arbiter.v1.SpsaSpec.time_control:type_name -> arbiter.v1.TimeControl
+	34, // 14: arbiter.v1.SpsaSpec.openings:type_name -> arbiter.v1.Opening
+	35, // 15: arbiter.v1.SpsaSpec.adjudication:type_name -> arbiter.v1.Adjudication
+	36, // 16: arbiter.v1.SpsaSpec.time_margin:type_name -> google.protobuf.Duration
+	36, // 17: arbiter.v1.SpsaSpec.hang_timeout:type_name -> google.protobuf.Duration
 	7,  // 18: arbiter.v1.SpsaProgress.params:type_name -> arbiter.v1.SpsaParamState
-	36, // 19: arbiter.v1.SpsaProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
-	13, // 20: arbiter.v1.SpsaProgress.workers:type_name -> arbiter.v1.WorkerIncidents
-	6,  // 21: arbiter.v1.SubmitSpsaRequest.spec:type_name -> arbiter.v1.SpsaSpec
-	4,  // 22: arbiter.v1.SubmitSpsaResponse.job:type_name -> arbiter.v1.Job
-	31, // 23: arbiter.v1.MatchSpec.engine_a:type_name -> arbiter.v1.EngineSpec
-	31, // 24: arbiter.v1.MatchSpec.engine_b:type_name -> arbiter.v1.EngineSpec
-	32, // 25: arbiter.v1.MatchSpec.time_control:type_name -> arbiter.v1.TimeControl
-	33, // 26: arbiter.v1.MatchSpec.openings:type_name -> arbiter.v1.Opening
-	11, // 27: arbiter.v1.MatchSpec.sprt:type_name -> arbiter.v1.SprtParams
-	34, // 28: arbiter.v1.MatchSpec.adjudication:type_name -> arbiter.v1.Adjudication
-	35, // 29: arbiter.v1.MatchSpec.time_margin:type_name -> google.protobuf.Duration
-	35, // 30: arbiter.v1.MatchSpec.hang_timeout:type_name -> google.protobuf.Duration
-	36, // 31: arbiter.v1.MatchProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
-	13, // 32: arbiter.v1.MatchProgress.workers:type_name -> arbiter.v1.WorkerIncidents
-	12, // 33: arbiter.v1.SubmitMatchRequest.spec:type_name -> arbiter.v1.MatchSpec
-	4,  // 34: arbiter.v1.SubmitMatchResponse.job:type_name -> arbiter.v1.Job
-	1,  // 35: arbiter.v1.SubmitPerftRequest.spec:type_name -> arbiter.v1.PerftSpec
-	4,  // 36: arbiter.v1.SubmitPerftResponse.job:type_name -> arbiter.v1.Job
-	4,  // 37: arbiter.v1.GetJobResponse.job:type_name -> arbiter.v1.Job
-	4,  // 38: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
-	4,  // 39: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
-	4,  // 40: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
-	19, // 41: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
-	21, // 42: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
-	23, // 43: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
-	25, // 44: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
-	27, // 45: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
-	15, // 46: arbiter.v1.JobService.SubmitMatch:input_type -> arbiter.v1.SubmitMatchRequest
-	17, // 47: arbiter.v1.JobService.DownloadPGN:input_type -> arbiter.v1.DownloadPGNRequest
-	9,  // 48: arbiter.v1.JobService.SubmitSpsa:input_type -> arbiter.v1.SubmitSpsaRequest
-	20, // 49: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
-	22, // 50: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
-	24, // 51: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
-	26, // 52: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
-	28, // 53: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
-	16, // 54: arbiter.v1.JobService.SubmitMatch:output_type -> arbiter.v1.SubmitMatchResponse
-	18, // 55: arbiter.v1.JobService.DownloadPGN:output_type -> arbiter.v1.DownloadPGNResponse
-	10, // 56: arbiter.v1.JobService.SubmitSpsa:output_type -> arbiter.v1.SubmitSpsaResponse
-	49, // [49:57] is the sub-list for method output_type
-	41, // [41:49] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	37, // 19: arbiter.v1.SpsaProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
+	14, // 20: arbiter.v1.SpsaProgress.workers:type_name -> arbiter.v1.WorkerIncidents
+	9,  // 21: arbiter.v1.SpsaProgress.verifications:type_name -> arbiter.v1.SpsaVerification
+	0,  // 22: arbiter.v1.SpsaVerification.state:type_name -> arbiter.v1.JobState
+	15, // 23: arbiter.v1.SpsaVerification.progress:type_name -> arbiter.v1.MatchProgress
+	6,  // 24: arbiter.v1.SubmitSpsaRequest.spec:type_name -> arbiter.v1.SpsaSpec
+	4,  // 25: arbiter.v1.SubmitSpsaResponse.job:type_name -> arbiter.v1.Job
+	32, // 26: arbiter.v1.MatchSpec.engine_a:type_name -> arbiter.v1.EngineSpec
+	32, // 27: arbiter.v1.MatchSpec.engine_b:type_name -> arbiter.v1.EngineSpec
+	33, // 28: arbiter.v1.MatchSpec.time_control:type_name -> arbiter.v1.TimeControl
+	34, // 29: arbiter.v1.MatchSpec.openings:type_name -> arbiter.v1.Opening
+	12, // 30: arbiter.v1.MatchSpec.sprt:type_name -> arbiter.v1.SprtParams
+	35, // 31: arbiter.v1.MatchSpec.adjudication:type_name -> arbiter.v1.Adjudication
+	36, // 32: arbiter.v1.MatchSpec.time_margin:type_name -> google.protobuf.Duration
+	36, // 33: arbiter.v1.MatchSpec.hang_timeout:type_name -> google.protobuf.Duration
+	37, // 34: arbiter.v1.MatchProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
+	14, // 35: arbiter.v1.MatchProgress.workers:type_name -> arbiter.v1.WorkerIncidents
+	13, // 36: arbiter.v1.SubmitMatchRequest.spec:type_name -> arbiter.v1.MatchSpec
+	4,  // 37: arbiter.v1.SubmitMatchResponse.job:type_name -> arbiter.v1.Job
+	1,  // 38: arbiter.v1.SubmitPerftRequest.spec:type_name -> arbiter.v1.PerftSpec
+	4,  // 39: arbiter.v1.SubmitPerftResponse.job:type_name -> arbiter.v1.Job
+	4,  // 40: arbiter.v1.GetJobResponse.job:type_name -> arbiter.v1.Job
+	4,  // 41: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
+	4,  // 42: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
+	4,  // 43: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
+	20, // 44: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
+	22, // 45: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
+	24, // 46: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
+	26, // 47: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
+	28, // 48: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
+	16, // 49: arbiter.v1.JobService.SubmitMatch:input_type -> arbiter.v1.SubmitMatchRequest
+	18, // 50: arbiter.v1.JobService.DownloadPGN:input_type -> arbiter.v1.DownloadPGNRequest
+	10, // 51: arbiter.v1.JobService.SubmitSpsa:input_type -> arbiter.v1.SubmitSpsaRequest
+	21, // 52: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
+	23, // 53: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
+	25, // 54: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
+	27, // 55: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
+	29, // 56: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
+	17, // 57: arbiter.v1.JobService.SubmitMatch:output_type -> arbiter.v1.SubmitMatchResponse
+	19, // 58: arbiter.v1.JobService.DownloadPGN:output_type -> arbiter.v1.DownloadPGNResponse
+	11, // 59: arbiter.v1.JobService.SubmitSpsa:output_type -> arbiter.v1.SubmitSpsaResponse
+	52, // [52:60] is the sub-list for method output_type
+	44, // [44:52] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_job_proto_init() }
@@ -2914,7 +3040,7 @@ func file_arbiter_v1_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_job_proto_rawDesc), len(file_arbiter_v1_job_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1133,7 +1133,12 @@ type GamePairBatch struct {
 	// Time without a move under node/depth limits before an engine is hung.
 	HangTimeout *durationpb.Duration `protobuf:"bytes,13,opt,name=hang_timeout,json=hangTimeout,proto3" json:"hang_timeout,omitempty"`
 	// PGN Event tag.
-	Event         string `protobuf:"bytes,14,opt,name=event,proto3" json:"event,omitempty"`
+	Event string `protobuf:"bytes,14,opt,name=event,proto3" json:"event,omitempty"`
+	// Options of the engines whose values each game's PGN records, as its
+	// WhiteParams and BlackParams tags ("Name=V,Name=V" in this order): an
+	// SPSA batch's tuned parameters, so a game shows the theta + c_k*delta
+	// and theta - c_k*delta its sides played with.
+	PgnParams     []string `protobuf:"bytes,15,rep,name=pgn_params,json=pgnParams,proto3" json:"pgn_params,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1264,6 +1269,13 @@ func (x *GamePairBatch) GetEvent() string {
 		return x.Event
 	}
 	return ""
+}
+
+func (x *GamePairBatch) GetPgnParams() []string {
+	if x != nil {
+		return x.PgnParams
+	}
+	return nil
 }
 
 // Pentanomial counts game pairs by the pair score of engine_a.
@@ -1677,7 +1689,7 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\rdraw_score_cp\x18\x03 \x01(\x05R\vdrawScoreCp\x12&\n" +
 	"\x0fdraw_move_count\x18\x04 \x01(\rR\rdrawMoveCount\x12(\n" +
 	"\x10draw_move_number\x18\x05 \x01(\rR\x0edrawMoveNumber\x12\x1b\n" +
-	"\tmax_moves\x18\x06 \x01(\rR\bmaxMoves\"\xe3\x04\n" +
+	"\tmax_moves\x18\x06 \x01(\rR\bmaxMoves\"\x82\x05\n" +
 	"\rGamePairBatch\x12\x17\n" +
 	"\atest_id\x18\x01 \x01(\tR\x06testId\x12/\n" +
 	"\bopenings\x18\x02 \x03(\v2\x13.arbiter.v1.OpeningR\bopenings\x12*\n" +
@@ -1696,7 +1708,9 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\vtime_margin\x18\f \x01(\v2\x19.google.protobuf.DurationR\n" +
 	"timeMargin\x12<\n" +
 	"\fhang_timeout\x18\r \x01(\v2\x19.google.protobuf.DurationR\vhangTimeout\x12\x14\n" +
-	"\x05event\x18\x0e \x01(\tR\x05event\"]\n" +
+	"\x05event\x18\x0e \x01(\tR\x05event\x12\x1d\n" +
+	"\n" +
+	"pgn_params\x18\x0f \x03(\tR\tpgnParams\"]\n" +
 	"\vPentanomial\x12\x0e\n" +
 	"\x02ll\x18\x01 \x01(\x04R\x02ll\x12\x0e\n" +
 	"\x02ld\x18\x02 \x01(\x04R\x02ld\x12\x0e\n" +
