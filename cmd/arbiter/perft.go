@@ -61,7 +61,7 @@ Exit status: 0 on success, 1 when a suite count does not match, 2 on bad input,
 	fl.StringVar(&f.fen, "fen", engine.StartFEN, "position as FEN (standard, X-FEN or Shredder-FEN castling)")
 	fl.IntVar(&f.depth, "depth", 0, "depth in plies (required unless --epd)")
 	fl.BoolVar(&f.divide, "divide", false, "print the count below each root move")
-	fl.BoolVar(&f.stats, "stats", false, "extended statistics (captures, e.p., castles, promotions, checks incl. mates, discovered and double checks, mates); slower: every leaf is made")
+	fl.BoolVar(&f.stats, "stats", false, "extended statistics (captures, e.p., castles, promotions, checks incl. mates, discovered and double checks, mates); --hash then sizes a statistics table")
 	fl.IntVar(&f.threads, "threads", 0, "threads (default: all cores)")
 	fl.IntVar(&f.hashMB, "hash", 0, "perft hash table size in MB (0: none)")
 	fl.BoolVar(&f.chess960, "chess960", false, "Chess960 notation (detected from Shredder-FEN/X-FEN castling letters otherwise)")
@@ -109,9 +109,18 @@ func runPerftOne(cmd *cobra.Command, f *perftFlags) error {
 	}
 	ctx, cancel := perftContext()
 	defer cancel()
-	table := engine.NewPerftTable(f.hashMB)
+	opt := engine.PerftOptions{Threads: f.threads, Stats: f.stats}
+	tableBytes := 0
+	if f.stats {
+		opt.StatsTable = engine.NewPerftStatsTable(f.hashMB)
+		if opt.StatsTable != nil {
+			tableBytes = opt.StatsTable.SizeBytes()
+		}
+	} else if opt.Table = engine.NewPerftTable(f.hashMB); opt.Table != nil {
+		tableBytes = opt.Table.SizeBytes()
+	}
 	out := cmd.OutOrStdout()
-	res, elapsed, err := runWithProgress(ctx, cmd.ErrOrStderr(), pos, f.depth, engine.PerftOptions{Threads: f.threads, Table: table, Stats: f.stats})
+	res, elapsed, err := runWithProgress(ctx, cmd.ErrOrStderr(), pos, f.depth, opt)
 	if err != nil {
 		return fmt.Errorf("perft interrupted: %w", err)
 	}
@@ -131,7 +140,7 @@ func runPerftOne(cmd *cobra.Command, f *perftFlags) error {
 	}
 	fmt.Fprintf(out, "Nodes: %s\nTime:  %.3f s (%.1f Mnps)\n", res.Nodes, elapsed.Seconds(), res.Nodes.Float()/elapsed.Seconds()/1e6)
 	if h := res.Hash; h != nil {
-		fmt.Fprintf(out, "Hash:  %d MB, %d probes, %d hits (%.1f%%), %d stores\n", table.SizeBytes()>>20, h.Probes, h.Hits, 100*h.HitRate(), h.Stores)
+		fmt.Fprintf(out, "Hash:  %d MB, %d probes, %d hits (%.1f%%), %d stores\n", tableBytes>>20, h.Probes, h.Hits, 100*h.HitRate(), h.Stores)
 	}
 	return nil
 }
