@@ -1,7 +1,7 @@
 // Package coordinator assembles the cluster's coordinator: the core
 // (package core: workers, leases, scheduling, the one check of a result
 // against its lease), the workloads plugged into it (perft jobs, game-pair
-// tests, verify sessions), the credentials, and the gRPC face (package
+// tests, SPSA tunes, verify sessions), the credentials, and the gRPC face (package
 // grpcapi). It holds no state of its own; cmd/arbiter and the tests build
 // coordinators through it.
 package coordinator
@@ -23,8 +23,10 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/credentials"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/grpcapi"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
 	"github.com/arbiter-chess/arbiter/internal/obs"
@@ -46,9 +48,11 @@ type Config struct {
 	MinUnits, MaxPositionsPerUnit int
 	// Games tunes match and SPRT tests.
 	Games gamejob.Config
-	// PGNRetention deletes the games of tests finished longer ago than this
-	// (their counts and verdict stay); 0 keeps them forever. Stored games
-	// are gzip-compressed either way.
+	// Tunes tunes SPSA tunes.
+	Tunes spsajob.Config
+	// PGNRetention deletes the games of tests and tunes finished longer ago
+	// than this (their counts, verdict and updates stay); 0 keeps them forever.
+	// Stored games are gzip-compressed either way.
 	PGNRetention time.Duration
 	// Now is the clock (time.Now).
 	Now func() time.Time
@@ -61,6 +65,7 @@ type Coordinator struct {
 	Core        *core.Core
 	Perft       *perftjob.Workload
 	Games       *gamejob.Workload
+	Tunes       *spsajob.Workload
 	Verify      *verifyjob.Workload
 	Credentials *credentials.Manager
 
@@ -98,14 +103,25 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	perft := perftjob.New(perftjob.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now,
 		TargetUnitDuration: cfg.TargetUnitDuration, VerifyDefault: cfg.VerifyDefault, Registerer: cfg.Registerer,
 		MinUnits: cfg.MinUnits, MaxPositionsPerUnit: cfg.MaxPositionsPerUnit})
+	// One games counter for every workload that plays games.
+	games := gamepair.NewGameCounter()
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(games.Vec())
+	}
 	gcfg := cfg.Games
-	gcfg.Store, gcfg.Logger, gcfg.Now, gcfg.Registerer = cfg.Store, cfg.Logger, cfg.Now, cfg.Registerer
+	gcfg.Store, gcfg.Logger, gcfg.Now, gcfg.Registerer, gcfg.Games = cfg.Store, cfg.Logger, cfg.Now, cfg.Registerer, games
+	tcfg := cfg.Tunes
+	tcfg.Store, tcfg.Logger, tcfg.Now, tcfg.Games = cfg.Store, cfg.Logger, cfg.Now, games
+	if tcfg.ReferenceNPS == 0 {
+		tcfg.ReferenceNPS = gcfg.ReferenceNPS
+	}
 	c := &Coordinator{Perft: perft, Verify: verifyjob.New(verifyjob.Config{Logger: cfg.Logger, Now: cfg.Now}), Credentials: creds, cfg: cfg}
 	gcfg.JobExists = func(id string) bool { _, ok := c.Core.JobRef(id); return ok }
 	c.Games = gamejob.New(gcfg)
+	c.Tunes = spsajob.New(tcfg)
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,
-		LeaseKey: key, Registerer: cfg.Registerer}, c.Perft, c.Games, c.Verify)
-	for _, wl := range []interface{ SetHost(core.Host) }{c.Perft, c.Games, c.Verify} {
+		LeaseKey: key, Registerer: cfg.Registerer}, c.Perft, c.Games, c.Tunes, c.Verify)
+	for _, wl := range []interface{ SetHost(core.Host) }{c.Perft, c.Games, c.Tunes, c.Verify} {
 		wl.SetHost(c.Core.Host())
 	}
 	if err := c.Core.Load(ctx); err != nil {
@@ -139,6 +155,9 @@ func (c *Coordinator) quarantine(ctx context.Context) {
 	for _, p := range c.Games.LoadProblems() {
 		qs = append(qs, store.Quarantined{Kind: p.Kind, ID: p.ID, Error: p.Err.Error()})
 	}
+	for _, p := range c.Tunes.LoadProblems() {
+		qs = append(qs, store.Quarantined{Kind: "tune", ID: p.ID, Error: p.Err.Error()})
+	}
 	for _, q := range qs {
 		q.At = c.cfg.Now()
 		c.cfg.Logger.Error("stored record quarantined: not served until repaired", zap.String("kind", q.Kind),
@@ -164,7 +183,8 @@ func (c *Coordinator) retain(ctx context.Context) {
 			c.cfg.Logger.Warn("PGN retention", zap.Error(err))
 		} else if len(ids) > 0 {
 			c.Games.PGNsExpired(ids)
-			c.cfg.Logger.Info("PGNs of finished tests expired", zap.Strings("tests", ids), zap.Duration("retention", c.cfg.PGNRetention))
+			c.Tunes.PGNsExpired(ids)
+			c.cfg.Logger.Info("PGNs of finished tests and tunes expired", zap.Strings("tests", ids), zap.Duration("retention", c.cfg.PGNRetention))
 		}
 		select {
 		case <-ctx.Done():
@@ -212,6 +232,9 @@ func (c *Coordinator) Close() {
 	defer cancel()
 	if err := c.Games.Flush(ctx); err != nil {
 		c.cfg.Logger.Warn("test events not flushed", zap.Error(err))
+	}
+	if err := c.Tunes.Flush(ctx); err != nil {
+		c.cfg.Logger.Warn("tune events not flushed", zap.Error(err))
 	}
 }
 

@@ -109,6 +109,10 @@ func FuzzRequests(f *testing.F) {
 	seed(11, &arbiterv1.CreateCredentialRequest{Name: "n", Role: "client"})
 	seed(12, &arbiterv1.ListJobsRequest{Limit: 5})
 	seed(13, &arbiterv1.CloseVerifySessionRequest{SessionId: "session-1"})
+	seed(14, &arbiterv1.SubmitSpsaRequest{Spec: &arbiterv1.SpsaSpec{Engine: &arbiterv1.EngineSpec{Name: "a", Command: "embedded"},
+		Params: []*arbiterv1.SpsaParam{{Name: "RFPMargin", Start: 75, Min: 20, Max: 300, CEnd: 5, REnd: 0.002}}, Pairs: 2,
+		TimeControl: &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 100}},
+		Openings:    []*arbiterv1.Opening{{Fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"}}}})
 
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, method byte, data []byte) {
@@ -131,7 +135,7 @@ func FuzzRequests(f *testing.F) {
 				t.Fatalf("method %d, request %v: %v", method, m, err)
 			}
 		}
-		switch method % 14 {
+		switch method % 15 {
 		case 0:
 			m := &arbiterv1.SubmitPerftRequest{}
 			call(m, func() error { _, err := jobs.SubmitPerft(ctx, m); return err })
@@ -175,6 +179,9 @@ func FuzzRequests(f *testing.F) {
 		case 13:
 			m := &arbiterv1.CloseVerifySessionRequest{}
 			call(m, func() error { _, err := verify.CloseVerifySession(ctx, m); return err })
+		case 14:
+			m := &arbiterv1.SubmitSpsaRequest{}
+			call(m, func() error { _, err := jobs.SubmitSpsa(ctx, m); return err })
 		}
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)

@@ -7,10 +7,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"os"
 
 	"github.com/spf13/pflag"
 
+	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/auth"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 )
@@ -19,8 +21,8 @@ import (
 // the point of the command (submit, status, worker, ...).
 const defaultCoordinator = "127.0.0.1:7700"
 
-// clientFlags are --coordinator, --token, --token-file, --tls, --ca and
-// --server-name.
+// clientFlags are --coordinator, --token, --token-file, --tls, --ca,
+// --server-name, --cert and --key.
 type clientFlags struct {
 	coordinator string
 	token       string
@@ -28,6 +30,8 @@ type clientFlags struct {
 	tls         bool
 	ca          string
 	serverName  string
+	cert        string
+	key         string
 }
 
 // add registers the flags with --coordinator defaulting to this machine.
@@ -54,6 +58,8 @@ func (f *clientFlags) addCredentials(fl *pflag.FlagSet) {
 	fl.StringVar(&f.ca, "tls-ca", "", "deprecated: use --ca")
 	fl.MarkDeprecated("tls-ca", "use --ca")
 	fl.StringVar(&f.serverName, "server-name", "", "with TLS: the name the coordinator's certificate must carry (default: the host of --coordinator)")
+	fl.StringVar(&f.cert, "cert", "", "client certificate (PEM) for mutual TLS, e.g. a worker's made by arbiter certs worker; needs --key, implies TLS, and stands in for a token")
+	fl.StringVar(&f.key, "key", "", "private key (PEM) of --cert")
 }
 
 // given reports whether a coordinator address was set (for commands that
@@ -66,17 +72,28 @@ func (f *clientFlags) options() (clusterclient.Options, error) {
 	if err != nil {
 		return clusterclient.Options{}, usageError("%v", err)
 	}
-	if tok == "" {
-		return clusterclient.Options{}, usageError("no credential: pass --token or --token-file, or set %s", auth.EnvToken)
+	if (f.cert == "") != (f.key == "") {
+		return clusterclient.Options{}, usageError("--cert and --key go together (a client certificate and its key)")
 	}
-	if f.serverName != "" && !f.tls && f.ca == "" {
+	if f.cert != "" {
+		// Checked here so that a bad file is named by its flag.
+		if _, err := tls.LoadX509KeyPair(f.cert, f.key); err != nil {
+			return clusterclient.Options{}, usageError("--cert %s / --key %s: %v", apierr.Q(f.cert), apierr.Q(f.key), err)
+		}
+	}
+	// A client certificate is a credential of its own (a worker's
+	// identity); otherwise a token is needed.
+	if tok == "" && f.cert == "" {
+		return clusterclient.Options{}, usageError("no credential: pass --token or --token-file, set %s, or pass a client certificate with --cert and --key", auth.EnvToken)
+	}
+	if f.serverName != "" && !f.tls && f.ca == "" && f.cert == "" {
 		return clusterclient.Options{}, usageError("--server-name: applies to TLS only; add --tls or --ca")
 	}
 	addr, err := clusterclient.NormalizeAddress(f.coordinator)
 	if err != nil {
 		return clusterclient.Options{}, usageError("--coordinator: %v", err)
 	}
-	return clusterclient.Options{Address: addr, Token: tok, TLS: f.tls, CAFile: f.ca, ServerName: f.serverName}, nil
+	return clusterclient.Options{Address: addr, Token: tok, TLS: f.tls, CAFile: f.ca, ServerName: f.serverName, CertFile: f.cert, KeyFile: f.key}, nil
 }
 
 // dial returns a client of the coordinator.

@@ -50,7 +50,7 @@ func newWorkerCommand() *cobra.Command {
 			reg := obs.NewRegistry()
 			w, err := worker.New(worker.Config{Conn: c.Conn(), Name: name, Threads: threads, HashMB: hashMB, Grace: grace, Logger: log,
 				VerifyEngines: verifyEngines, Builtin: builtin.New,
-				Registerer:    reg})
+				Registerer: reg})
 			if err != nil {
 				return usageError("%v", err)
 			}

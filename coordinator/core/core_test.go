@@ -277,12 +277,24 @@ func TestRegisterRolesAndStableIDs(t *testing.T) {
 	if _, _, err := c.Lease(ctx, bob, a1.ID, 0); apierr.ReasonOf(err) != apierr.ReasonNotLeaseHolder {
 		t.Fatalf("bob leased as alice's worker: %v", err)
 	}
-	c2 := New(Config{LeaseKey: []byte("k"), MaxWorkersPerIdentity: 2})
+	clk := &clock{now: t0}
+	c2 := New(Config{LeaseKey: []byte("k"), MaxWorkersPerIdentity: 2, Now: clk.Now, LeaseDuration: 10 * time.Second})
 	register(t, c2, alice, "a")
 	register(t, c2, alice, "b")
 	register(t, c2, alice, "a")
 	if _, err := c2.Register(ctx, alice, "c", Caps{Cores: 1}); apierr.ReasonOf(err) != apierr.ReasonTooLarge {
-		t.Fatalf("third worker of a capped identity: %v", err)
+		t.Fatalf("third worker of a capped identity, both active: %v", err)
+	}
+	// Once one is idle past a lease duration, a new name takes its place
+	// (a replaced pod); the active one stays.
+	clk.Advance(11 * time.Second)
+	b := register(t, c2, alice, "b") // seen again
+	cw := register(t, c2, alice, "c")
+	if _, ok := c2.Worker(b.ID); !ok {
+		t.Fatal("the active worker was forgotten")
+	}
+	if _, ok := c2.Worker(cw.ID); !ok {
+		t.Fatal("the new worker is not registered")
 	}
 }
 

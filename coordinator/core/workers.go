@@ -131,10 +131,10 @@ func (c *Core) Register(ctx context.Context, caller identity.Identity, name stri
 	id := ""
 	if prev := c.byOwner[caller.Name][name]; prev != nil {
 		id = prev.ID
-	} else if len(c.byOwner[caller.Name]) >= c.cfg.MaxWorkersPerIdentity {
+	} else if len(c.byOwner[caller.Name]) >= c.cfg.MaxWorkersPerIdentity && !c.evictIdle(caller.Name, now) {
 		c.mu.Unlock()
 		return nil, apierr.New(apierr.ResourceExhausted, apierr.ReasonTooLarge,
-			"identity %s already has %d workers (the limit); reuse worker names", apierr.Q(caller.Name), c.cfg.MaxWorkersPerIdentity)
+			"identity %s already has %d workers, all active (the limit); reuse worker names", apierr.Q(caller.Name), c.cfg.MaxWorkersPerIdentity)
 	}
 	c.mu.Unlock()
 	if id == "" {
@@ -156,6 +156,34 @@ func (c *Core) Register(ctx context.Context, caller identity.Identity, name stri
 		zap.Uint32("cores", caps.Cores), zap.Uint32("hash_mb", caps.HashMB), zap.String("engine_version", caps.EngineVersion),
 		zap.Strings("capabilities", caps.Tags), zap.Uint64("bench_nps", caps.BenchNPS))
 	return w, nil
+}
+
+// evictIdle forgets the least recently seen worker of owner that holds no
+// lease and has not been seen for a lease duration (a pod that was
+// replaced, a machine renamed), making room for a new one. Its stored row
+// stays (its runs name it). Caller holds mu.
+func (c *Core) evictIdle(owner string, now time.Time) bool {
+	busy := map[string]bool{}
+	for _, l := range c.leases.All() {
+		busy[l.WorkerID] = true
+	}
+	var oldest *Worker
+	for _, w := range c.byOwner[owner] {
+		if busy[w.ID] || now.Sub(w.lastSeen) < c.cfg.LeaseDuration {
+			continue
+		}
+		if oldest == nil || w.lastSeen.Before(oldest.lastSeen) {
+			oldest = w
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	delete(c.byOwner[owner], oldest.Name)
+	delete(c.workers, oldest.ID)
+	c.log.Info("idle worker forgotten to make room", zap.String(logging.WorkerID, oldest.ID), zap.String("owner", owner),
+		zap.Time("last_seen", oldest.lastSeen))
+	return true
 }
 
 // caller resolves a worker id for caller and marks it seen. Caller holds

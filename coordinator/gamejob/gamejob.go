@@ -43,8 +43,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +50,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/logging"
@@ -69,12 +68,11 @@ const (
 )
 
 // CapGamePair is the capability a worker advertises to get batches.
-const CapGamePair = "game-pair"
+const CapGamePair = gamepair.Capability
 
-// DefaultReferenceNPS is the bench nps of the development machine (2 cores,
-// one thread of the `arbiter bench` search): tests that name no reference
-// speed are scaled to it.
-const DefaultReferenceNPS = 2_000_000
+// DefaultReferenceNPS is the speed tests that name no reference speed are
+// scaled to (gamepair.DefaultReferenceNPS).
+const DefaultReferenceNPS = gamepair.DefaultReferenceNPS
 
 // Config tunes the workload. Zero values take the defaults.
 type Config struct {
@@ -104,6 +102,10 @@ type Config struct {
 	JobExists func(jobID string) bool
 	// Registerer receives the workload's metrics; nil registers none.
 	Registerer prometheus.Registerer
+	// Games counts the games of accepted batches (arbiter_games_total).
+	// Nil: the workload makes its own and registers it with Registerer;
+	// given: its maker registers it (it is shared with other workloads).
+	Games *gamepair.GameCounter
 }
 
 func (c *Config) defaults() {
@@ -144,7 +146,7 @@ type Workload struct {
 	workers  map[string]workerInfo
 	problems []LoadProblem
 
-	events  eventQueue
+	events  gamepair.EventQueue
 	metrics *metrics
 }
 
@@ -169,8 +171,7 @@ type test struct {
 	penta      sprt.Pentanomial
 	pgns       int64
 	done       int // counted batches
-	workers    map[string]*testWorker
-	refused    map[string]string // workers that cannot run the test: why
+	workers    *gamepair.Workers
 
 	// running
 	openings []*arbiterv1.Opening // in the order of play
@@ -189,14 +190,6 @@ type holder struct {
 	granted time.Time
 }
 
-type testWorker struct {
-	games     int64
-	incidents map[string]int64 // by incident class
-	window    []windowEntry    // running tests only
-	excluded  bool
-	reason    string
-}
-
 // New returns the workload; the core calls Load.
 func New(cfg Config) *Workload {
 	cfg.defaults()
@@ -207,10 +200,10 @@ func New(cfg Config) *Workload {
 		host:    cfg.Host,
 		tests:   make(map[string]*test),
 		workers: make(map[string]workerInfo),
-		metrics: newMetrics(),
+		metrics: newMetrics(cfg.Games),
 	}
-	w.events.init(cfg.Store, cfg.Logger)
-	w.metrics.register(cfg.Registerer, w)
+	w.events.Init(cfg.Store, cfg.Logger)
+	w.metrics.register(cfg.Registerer, cfg.Games == nil, w)
 	return w
 }
 
@@ -243,15 +236,6 @@ func (t *test) free(idx int) bool {
 	return !leased
 }
 
-func (t *test) worker(id string) *testWorker {
-	tw := t.workers[id]
-	if tw == nil {
-		tw = &testWorker{incidents: map[string]int64{}}
-		t.workers[id] = tw
-	}
-	return tw
-}
-
 // seen records what snapshots show of a worker. Caller holds mu.
 func (w *Workload) seen(wk *core.Worker) {
 	info := workerInfo{name: wk.Name, benchNPS: wk.Caps.BenchNPS}
@@ -260,21 +244,10 @@ func (w *Workload) seen(wk *core.Worker) {
 	}
 }
 
-func unitID(jobID string, idx int) string { return jobID + "." + strconv.Itoa(idx) }
+func unitID(jobID string, idx int) string { return gamepair.UnitID(jobID, idx) }
 
-// parseUnit splits a unit id into its test and batch index. It costs
-// O(len(unitID)) whatever the index.
-func parseUnit(unitID string) (jobID string, idx int, ok bool) {
-	i := strings.LastIndexByte(unitID, '.')
-	if i <= 0 {
-		return "", 0, false
-	}
-	n, err := strconv.Atoi(unitID[i+1:])
-	if err != nil || n < 0 {
-		return "", 0, false
-	}
-	return unitID[:i], n, true
-}
+// parseUnit splits a unit id into its test and batch index.
+func parseUnit(unitID string) (jobID string, idx int, ok bool) { return gamepair.ParseUnit(unitID) }
 
 func randomHex(n int) string {
 	b := make([]byte, n)
@@ -308,9 +281,7 @@ func (w *Workload) finish(t *test, ch *store.JobChange) {
 		}
 	}
 	t.openings, t.stored, t.open, t.retry = nil, nil, nil, nil
-	for _, tw := range t.workers {
-		tw.window = nil
-	}
+	t.workers.DropWindows()
 	w.log.Info("test finished", zap.String(logging.JobID, t.rec.ID), zap.String("state", ch.State), zap.String("error", ch.Error),
 		zap.Int64("games", t.results.Games()), zap.Int("batches", t.done))
 }

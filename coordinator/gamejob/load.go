@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"time"
 
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -136,7 +135,7 @@ func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, error) 
 			return nil, fmt.Errorf("games %d: want an even number up to %d", games, MaxGames)
 		}
 		t = &test{spec: withoutOpenings(spec), batchPairs: row.BatchPairs, totalPairs: int(games / 2),
-			workers: map[string]*testWorker{}, refused: map[string]string{}}
+			workers: w.newWorkers()}
 		t.batches = batchCount(t.totalPairs, t.batchPairs)
 	}
 	t.rec = rec
@@ -160,9 +159,7 @@ func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, error) 
 		t.pgns = 0 // deleted by the retention setting
 	}
 	if !t.running() {
-		for _, tw := range t.workers {
-			tw.window = nil
-		}
+		t.workers.DropWindows()
 		return t, nil
 	}
 	decided := t.seq != nil && t.seq.State != sprt.Continue
@@ -180,26 +177,10 @@ func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, error) 
 }
 
 // replay counts a test's stored batches (in the order they were counted)
-// and its workers' events. A batch that does not fit the test is skipped
-// and reported.
-//
-// Exclusions are taken from their events. A test without lost leases is
-// also judged again batch by batch, which is what the live judgement saw
-// (batches are counted in commit order) and what tests stored before
-// exclusion events existed need. With lost leases the interleaving of
-// batches and leases is known only by time, so the windows are refilled in
-// time order for the judgements to come, without judging.
+// and rebuilds its workers from them and its events (gamepair.Workers'
+// Replay). A batch that does not fit the test is skipped and reported.
 func (w *Workload) replay(t *test, batches []store.Batch, events []store.Event) {
-	type item struct {
-		at     time.Time
-		worker string
-		entry  windowEntry
-	}
-	var items []item
-	lost := false
-	for _, e := range events {
-		lost = lost || e.Kind == evDisconnect
-	}
+	var played []gamepair.Played
 	for i := range batches {
 		b := &batches[i]
 		if err := t.checkStored(b); err != nil {
@@ -209,39 +190,16 @@ func (w *Workload) replay(t *test, batches []store.Batch, events []store.Event) 
 			}
 			continue
 		}
-		inc := decodeIncidents(b.Incidents)
-		w.countBatch(t, b, inc)
+		addCounts(&t.results, &t.penta, b)
 		t.done++
 		t.pgns += int64(2 * b.Pairs)
 		if t.stored != nil {
 			t.stored[b.Idx] = true
 		}
-		entry := windowEntry{games: 2 * b.Pairs, bad: badGames(inc)}
-		if lost {
-			items = append(items, item{b.At, b.WorkerID, entry})
-		} else {
-			w.observe(t, b.WorkerID, entry)
-		}
+		played = append(played, gamepair.Played{WorkerID: b.WorkerID, Games: 2 * b.Pairs,
+			Incidents: gamepair.DecodeIncidents(b.Incidents), At: b.At})
 	}
-	for _, e := range events {
-		switch e.Kind {
-		case evDisconnect:
-			t.worker(e.WorkerID).incidents[incDisconnect]++
-			items = append(items, item{e.At, e.WorkerID, lostLeaseEntry})
-		case evRefused:
-			t.refused[e.WorkerID] = e.Detail
-		}
-	}
-	sort.SliceStable(items, func(i, j int) bool { return items[i].at.Before(items[j].at) })
-	for _, it := range items {
-		tw := t.worker(it.worker)
-		tw.window, _ = judge(tw.window, it.entry, w.cfg.IncidentWindow, w.cfg.IncidentMaxRate)
-	}
-	for _, e := range events {
-		if tw := t.worker(e.WorkerID); e.Kind == evExcluded && !tw.excluded {
-			tw.excluded, tw.reason = true, e.Detail
-		}
-	}
+	t.workers.Replay(played, events)
 }
 
 // checkStored refuses a stored batch that does not fit the test, so that no

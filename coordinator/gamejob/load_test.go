@@ -134,10 +134,8 @@ func TestFinishedTestsLeaveMemory(t *testing.T) {
 			t.Errorf("%s: a finished test keeps openings %d, counted %d, open %d, retry %d; %d running",
 				when, len(tt.openings), len(tt.stored), len(tt.open), len(tt.retry), len(e.wl.running))
 		}
-		for wid, tw := range tt.workers {
-			if tw.window != nil {
-				t.Errorf("%s: worker %s keeps its window", when, wid)
-			}
+		if wid := tt.workers.WithWindow(); wid != "" {
+			t.Errorf("%s: worker %s keeps its window", when, wid)
 		}
 		if tt.spec.GetOpenings() != nil || tt.spec.GetOpeningsCount() != 20_000 {
 			t.Errorf("%s: spec keeps %d openings (count %d)", when, len(tt.spec.GetOpenings()), tt.spec.GetOpeningsCount())

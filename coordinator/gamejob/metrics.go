@@ -1,12 +1,9 @@
 package gamejob
 
 import (
-	"fmt"
-
-	"github.com/arbiter-chess/arbiter/internal/gamelabel"
-
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -15,73 +12,41 @@ import (
 // with the dashboards and the alert rules): change both together.
 
 // gameSeries lists, by termination, the results a game can have: the
-// series of arbiter_games_total, every one exported from start-up. A
-// reported game outside them (a draw by checkmate) is a malformed result.
-var gameSeries = gamelabel.Series()
-
-// gameLabel is one game's labels of arbiter_games_total.
-type gameLabel struct{ result, term string }
+// series of arbiter_games_total (gamepair.GameSeries).
+var gameSeries = gamepair.GameSeries
 
 // GameLabels maps a game's reported outcome to the labels of
 // arbiter_games_total; ok is false for an unset or unknown value, or a
 // combination no game can have.
 func GameLabels(r arbiterv1.GameResult, t arbiterv1.GameTermination) (result, termination string, ok bool) {
-	l, err := labelOf(r, t)
-	return l.result, l.term, err == nil
-}
-
-func labelOf(r arbiterv1.GameResult, t arbiterv1.GameTermination) (gameLabel, error) {
-	// The wire's enums must be ones this coordinator knows: gamelabel maps
-	// unknown values to none/abandoned for display, but a result that
-	// counts must say what happened.
-	if _, known := arbiterv1.GameResult_name[int32(r)]; !known || r == arbiterv1.GameResult_GAME_RESULT_UNSPECIFIED {
-		return gameLabel{}, fmt.Errorf("result %v is not a game result", r)
-	}
-	if _, known := arbiterv1.GameTermination_name[int32(t)]; !known || t == arbiterv1.GameTermination_GAME_TERMINATION_UNSPECIFIED {
-		return gameLabel{}, fmt.Errorf("termination %v is not a game termination", t)
-	}
-	result, term := gamelabel.Result(r), gamelabel.Termination(t)
-	for _, allowed := range gameSeries[term] {
-		if allowed == result {
-			return gameLabel{result, term}, nil
-		}
-	}
-	return gameLabel{}, fmt.Errorf("result %s cannot come from termination %s", result, term)
+	return gamepair.GameLabels(r, t)
 }
 
 // pentanomialScores label arbiter_sprt_pairs in Fishtest's order.
 var pentanomialScores = [5]string{"0", "0.5", "1", "1.5", "2"}
 
 type metrics struct {
-	games *prometheus.CounterVec
+	games *gamepair.GameCounter
 }
 
-func newMetrics() *metrics {
-	m := &metrics{
-		games: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "arbiter_games_total", Help: "Games reported by workers, by result and termination."},
-			[]string{"result", "termination"}),
+// newMetrics uses games, or a counter of its own when nil.
+func newMetrics(games *gamepair.GameCounter) *metrics {
+	if games == nil {
+		games = gamepair.NewGameCounter()
 	}
-	for term, results := range gameSeries {
-		for _, r := range results {
-			m.games.WithLabelValues(r, term)
-		}
-	}
-	return m
+	return &metrics{games: games}
 }
 
-// register registers the counters and the SPRT gauges of w's running tests.
-func (m *metrics) register(reg prometheus.Registerer, w *Workload) {
-	if reg != nil {
-		reg.MustRegister(m.games, &sprtCollector{states: w.SPRTStates})
+// register registers the SPRT gauges of w's running tests, and the games
+// counter when the workload made it (own).
+func (m *metrics) register(reg prometheus.Registerer, own bool, w *Workload) {
+	if reg == nil {
+		return
 	}
-}
-
-// observeGames counts the games of an accepted batch.
-func (m *metrics) observeGames(games []gameLabel) {
-	for _, g := range games {
-		m.games.WithLabelValues(g.result, g.term).Inc()
+	if own {
+		reg.MustRegister(m.games.Vec())
 	}
+	reg.MustRegister(&sprtCollector{states: w.SPRTStates})
 }
 
 // PentanomialElo is the logistic Elo of the pair score of p (0 with no

@@ -87,7 +87,7 @@ func TestMetrics(t *testing.T) {
 	for _, rs := range gameSeries {
 		series += len(rs)
 	}
-	if n := testutil.CollectAndCount(e.wl.metrics.games); n != series {
+	if n := testutil.CollectAndCount(e.wl.metrics.games.Vec()); n != series {
 		t.Fatalf("arbiter_games_total: %d series at start, want %d", n, series)
 	}
 	s := e.create(sprtSpec(2))
@@ -102,7 +102,7 @@ func TestMetrics(t *testing.T) {
 		// twice), then two draws by repetition.
 		e.mustSubmit(a, g, pairsResult([2]sprt.Outcome{sprt.Win, sprt.Loss}, [2]sprt.Outcome{sprt.Draw, sprt.Draw}), core.Accepted)
 	}
-	games := e.wl.metrics.games
+	games := e.wl.metrics.games.Vec()
 	if w, d := testutil.ToFloat64(games.WithLabelValues(gamelabel.White, gamelabel.Checkmate)), testutil.ToFloat64(games.WithLabelValues(gamelabel.Draw, gamelabel.Repetition)); w != 4 || d != 4 {
 		t.Fatalf("white/checkmate %v, draw/repetition %v; want 4 and 4", w, d)
 	}

@@ -4,10 +4,9 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -44,13 +43,7 @@ func (w *Workload) Candidates(wk *core.Worker, out []core.Candidate) []core.Cand
 
 // mayPlay reports whether worker id may get batches of t: it has not said
 // it cannot run the test and was not excluded from it. Caller holds mu.
-func (t *test) mayPlay(id string) bool {
-	if _, no := t.refused[id]; no {
-		return false
-	}
-	tw := t.workers[id]
-	return tw == nil || !tw.excluded
-}
+func (t *test) mayPlay(id string) bool { return t.workers.MayPlay(id) }
 
 // available reports whether t has a batch to lease, dropping stale entries
 // from the front of the retry list and moving next over batches that are
@@ -88,27 +81,18 @@ func (w *Workload) Take(jobID string, wk *core.Worker, now time.Time) (string, a
 	return unitID(jobID, idx), w.batchProto(t, idx, wk.Caps.BenchNPS), true
 }
 
-// timeScale is the test's reference speed over the worker's, clamped to
-// [0.1, 10]; 1 when the worker reported no speed.
-func (w *Workload) timeScale(t *test, benchNPS uint64) float64 {
-	if benchNPS == 0 {
-		return 1
+// referenceNPS is the speed t's clock is meant for.
+func (w *Workload) referenceNPS(t *test) uint64 {
+	if ref := t.spec.GetReferenceNps(); ref != 0 {
+		return ref
 	}
-	ref := t.spec.GetReferenceNps()
-	if ref == 0 {
-		ref = w.cfg.ReferenceNPS
-	}
-	return min(max(float64(ref)/float64(benchNPS), 0.1), 10)
+	return w.cfg.ReferenceNPS
 }
 
-// scaled reports whether a test's limits are times (scaled per worker) and
-// not nodes or depth (never scaled).
-func scaled(tc *arbiterv1.TimeControl) bool {
-	switch tc.GetKind().(type) {
-	case *arbiterv1.TimeControl_Clock, *arbiterv1.TimeControl_MoveTime:
-		return true
-	}
-	return false
+// timeScale is the test's reference speed over the worker's
+// (gamepair.TimeScale).
+func (w *Workload) timeScale(t *test, benchNPS uint64) float64 {
+	return gamepair.TimeScale(w.referenceNPS(t), benchNPS)
 }
 
 // batchProto renders batch idx of t for a worker of speed benchNPS: its
@@ -116,33 +100,12 @@ func scaled(tc *arbiterv1.TimeControl) bool {
 // holds mu.
 func (w *Workload) batchProto(t *test, idx int, benchNPS uint64) *arbiterv1.WorkUnit {
 	first, n := t.pairsOf(idx)
-	scale := 1.0
-	tc := proto.Clone(t.spec.GetTimeControl()).(*arbiterv1.TimeControl)
-	if scaled(tc) {
-		scale = w.timeScale(t, benchNPS)
-		by := func(d *durationpb.Duration) *durationpb.Duration {
-			return durationpb.New(time.Duration(float64(d.AsDuration()) * scale))
-		}
-		switch k := tc.GetKind().(type) {
-		case *arbiterv1.TimeControl_Clock:
-			k.Clock.Base, k.Clock.Increment = by(k.Clock.GetBase()), by(k.Clock.GetIncrement())
-		case *arbiterv1.TimeControl_MoveTime:
-			k.MoveTime = by(k.MoveTime)
-		}
-	}
-	ops := make([]*arbiterv1.Opening, n)
-	for i := range ops {
-		ops[i] = t.openings[(first+i)%len(t.openings)]
-	}
 	s := t.spec
-	return &arbiterv1.WorkUnit{UnitId: unitID(t.rec.ID, idx), JobId: t.rec.ID, Payload: &arbiterv1.WorkUnit_GamePairs{
-		GamePairs: &arbiterv1.GamePairBatch{
-			TestId: t.rec.ID, Openings: ops, PairsPerOpening: 1,
-			EngineA: s.GetEngineA(), EngineB: s.GetEngineB(), TimeControl: tc,
-			Adjudication: s.GetAdjudication(), Seed: s.GetSeed()*1_000_003 + uint64(idx), Chess960: s.GetChess960(),
-			TimeScale: scale, FirstPair: uint32(first), TimeMargin: s.GetTimeMargin(), HangTimeout: s.GetHangTimeout(),
-			Event: s.GetEvent(),
-		}}}
+	b := gamepair.Batch{JobID: t.rec.ID, Idx: idx, FirstPair: first, Pairs: n, Openings: t.openings,
+		EngineA: s.GetEngineA(), EngineB: s.GetEngineB(), TimeControl: s.GetTimeControl(), Adjudication: s.GetAdjudication(),
+		Seed: s.GetSeed(), Chess960: s.GetChess960(), TimeMargin: s.GetTimeMargin(), HangTimeout: s.GetHangTimeout(),
+		Event: s.GetEvent(), ReferenceNPS: w.referenceNPS(t)}
+	return b.WorkUnit(benchNPS)
 }
 
 // Ended implements core.Workload. A lost lease (expired: the worker
@@ -168,12 +131,11 @@ func (w *Workload) Ended(l core.Lease, why core.End) {
 	case why.Expired:
 		w.lostLease(t, l)
 	case why.CannotRun:
-		if _, seen := t.refused[l.WorkerID]; !seen {
+		if t.workers.Refuse(l.WorkerID, why.Reason) {
 			w.log.Warn("worker cannot run test; not offering it again", zap.String(logging.JobID, jobID),
 				zap.String(logging.WorkerID, l.WorkerID), zap.String("reason", why.Reason))
 		}
-		t.refused[l.WorkerID] = why.Reason
-		w.events.add(eventOf(t, l.UnitID, l.WorkerID, evRefused, why.Reason, w.cfg.Now()))
+		w.events.Add(eventOf(t, l.UnitID, l.WorkerID, evRefused, why.Reason, w.cfg.Now()))
 	}
 	w.reopen(t, idx)
 }

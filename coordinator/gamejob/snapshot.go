@@ -3,12 +3,12 @@ package gamejob
 import (
 	"context"
 	"math"
-	"sort"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -75,37 +75,15 @@ func (w *Workload) progress(t *test) *arbiterv1.MatchProgress {
 		ne := sprt.NEloFromPentanomial(p)
 		mp.Nelo, mp.NeloHalfWidth = finite(ne.NElo), finite(ne.HalfWidth95)
 	}
-	ids := make([]string, 0, len(t.workers)+len(t.refused))
-	for id := range t.workers {
-		ids = append(ids, id)
-	}
-	for id := range t.refused {
-		if t.workers[id] == nil {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	timed := scaled(t.spec.GetTimeControl())
-	for _, id := range ids {
-		wi := &arbiterv1.WorkerIncidents{WorkerId: id}
-		if info, ok := w.workers[id]; ok {
+	timed := gamepair.Scaled(t.spec.GetTimeControl())
+	mp.Workers = t.workers.Rows("test", func(wi *arbiterv1.WorkerIncidents) {
+		if info, ok := w.workers[wi.WorkerId]; ok {
 			wi.Name, wi.BenchNps, wi.TimeScale = info.name, info.benchNPS, 1
 			if timed {
 				wi.TimeScale = w.timeScale(t, info.benchNPS)
 			}
 		}
-		if tw := t.workers[id]; tw != nil {
-			wi.Games = uint64(tw.games)
-			wi.TimeLosses, wi.Crashes, wi.IllegalMoves = uint64(tw.incidents[incTimeLoss]), uint64(tw.incidents[incCrash]), uint64(tw.incidents[incIllegal])
-			wi.Disconnects = uint64(tw.incidents[incDisconnect])
-			wi.Other = uint64(tw.incidents[incOther] + tw.incidents[incHang])
-			wi.Excluded, wi.Reason = tw.excluded, tw.reason
-		}
-		if why, ok := t.refused[id]; ok {
-			wi.Excluded, wi.Reason = true, "cannot run the test: "+why
-		}
-		mp.Workers = append(mp.Workers, wi)
-	}
+	})
 	return mp
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -65,6 +66,21 @@ func (js *jobService) SubmitMatch(ctx context.Context, req *arbiterv1.SubmitMatc
 		return nil, err
 	}
 	return &arbiterv1.SubmitMatchResponse{Job: j}, nil
+}
+
+func (js *jobService) SubmitSpsa(ctx context.Context, req *arbiterv1.SubmitSpsaRequest) (*arbiterv1.SubmitSpsaResponse, error) {
+	if req.GetSpec() == nil {
+		return nil, apierr.Invalid("spec missing")
+	}
+	ref, err := js.core.Create(ctx, caller(ctx), spsajob.Kind, req.GetSpec())
+	if err != nil {
+		return nil, err
+	}
+	j, err := js.snapshot(ref.ID, true)
+	if err != nil {
+		return nil, err
+	}
+	return &arbiterv1.SubmitSpsaResponse{Job: j}, nil
 }
 
 func (js *jobService) GetJob(ctx context.Context, req *arbiterv1.GetJobRequest) (*arbiterv1.GetJobResponse, error) {

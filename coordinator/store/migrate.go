@@ -55,6 +55,7 @@ var migrations = []migration{
 	{"first release: jobs, positions, units, runs, workers, events, tests, batches, pgns", migrate1},
 	{"identities: submitter, owner, priority, throughput; meta, credentials, quarantine", migrate2},
 	{"retention: compressed PGNs, expired PGNs of finished tests", migrate3},
+	{"SPSA tunes: tunes, tune_updates", migrate4},
 }
 
 const schemaV1 = `
@@ -217,6 +218,37 @@ func migrate3(ctx context.Context, tx *sql.Tx) error {
 	// When a finished test's games were deleted by the retention setting
 	// (0: never); its counts and verdict stay.
 	return addColumn(ctx, tx, "tests", "pgns_expired_at", "INTEGER NOT NULL DEFAULT 0")
+}
+
+func migrate4(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+CREATE TABLE IF NOT EXISTS tunes (
+  job_id TEXT PRIMARY KEY,
+  spec BLOB NOT NULL,
+  batch_pairs INTEGER NOT NULL,
+  pgns_expired_at INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS tune_updates (
+  job_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  batch_idx INTEGER NOT NULL,
+  unit_id TEXT NOT NULL,
+  worker_id TEXT NOT NULL,
+  pairs INTEGER NOT NULL,
+  penta TEXT NOT NULL,
+  wins INTEGER NOT NULL,
+  draws INTEGER NOT NULL,
+  losses INTEGER NOT NULL,
+  incidents TEXT NOT NULL,
+  theta TEXT NOT NULL,
+  leased_at INTEGER NOT NULL,
+  at INTEGER NOT NULL,
+  elapsed_ms INTEGER NOT NULL,
+  PRIMARY KEY (job_id, seq)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX IF NOT EXISTS tune_updates_batch ON tune_updates(job_id, batch_idx);
+`)
+	return err
 }
 
 // addColumn adds a column unless the table has it.

@@ -144,19 +144,8 @@ func commitBatch(ctx context.Context, tx *sql.Tx, b *Batch, pgns []string, sprtS
 		b.Wins, b.Draws, b.Losses, b.Incidents, unixNano(b.LeasedAt), unixNano(b.At), b.ElapsedMS); err != nil {
 		return fmt.Errorf("store: insert batch: %w", err)
 	}
-	st, err := tx.PrepareContext(ctx, "INSERT INTO pgns(job_id,batch_idx,game,pgn,gz) VALUES(?,?,?,?,1)")
-	if err != nil {
+	if err := insertPGNs(ctx, tx, b.JobID, b.Idx, pgns); err != nil {
 		return err
-	}
-	defer st.Close()
-	for i, p := range pgns {
-		z, err := compress(p)
-		if err != nil {
-			return err
-		}
-		if _, err := st.ExecContext(ctx, b.JobID, b.Idx, i, z); err != nil {
-			return fmt.Errorf("store: insert pgn: %w", err)
-		}
 	}
 	if _, err := tx.ExecContext(ctx, "UPDATE tests SET sprt=? WHERE job_id=?", sprtState, b.JobID); err != nil {
 		return fmt.Errorf("store: update test: %w", err)
@@ -167,6 +156,27 @@ func commitBatch(ctx context.Context, tx *sql.Tx, b *Batch, pgns []string, sprtS
 		}
 	}
 	return insertEvents(ctx, tx, events)
+}
+
+// insertPGNs stores the games of batch idx of a job, in game order,
+// gzip-compressed.
+func insertPGNs(ctx context.Context, tx *sql.Tx, jobID string, idx int, pgns []string) error {
+	st, err := tx.PrepareContext(ctx, "INSERT INTO pgns(job_id,batch_idx,game,pgn,gz) VALUES(?,?,?,?,1)")
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var z compressor
+	for i, p := range pgns {
+		b, err := z.compress(p)
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, jobID, idx, i, b); err != nil {
+			return fmt.Errorf("store: insert pgn: %w", err)
+		}
+	}
+	return nil
 }
 
 func insertEvents(ctx context.Context, tx *sql.Tx, events []Event) error {
@@ -240,51 +250,69 @@ func (s *Store) PGN(ctx context.Context, jobID string, batch, game int) (string,
 	return pgnText(raw, gz)
 }
 
-// ExpirePGNs deletes the games of tests that finished before cutoff (the
-// retention setting) and returns those tests' ids. Their counts, verdict
-// and per-worker figures stay.
+// ExpirePGNs deletes the games of tests and SPSA tunes that finished
+// before cutoff (the retention setting) and returns their ids. Their
+// counts, verdict, updates and per-worker figures stay.
 func (s *Store) ExpirePGNs(ctx context.Context, cutoff, now time.Time) ([]string, error) {
 	var ids []string
 	err := s.write(func(ctx context.Context, tx *sql.Tx) error {
 		ids = ids[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT t.job_id FROM tests t JOIN jobs j ON j.id = t.job_id
-			WHERE t.pgns_expired_at = 0 AND j.state != 'running' AND j.finished_at > 0 AND j.finished_at < ?`, unixNano(cutoff))
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
+		for _, table := range []string{"tests", "tunes"} {
+			// table is one of the two names above, never input.
+			rows, err := tx.QueryContext(ctx, `SELECT t.job_id FROM `+table+` t JOIN jobs j ON j.id = t.job_id
+				WHERE t.pgns_expired_at = 0 AND j.state != 'running' AND j.finished_at > 0 AND j.finished_at < ?`, unixNano(cutoff))
+			if err != nil {
 				return err
 			}
-			ids = append(ids, id)
-		}
-		rows.Close()
-		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, "UPDATE tests SET pgns_expired_at=? WHERE job_id=?", unixNano(now), id); err != nil {
-				return err
+			var found []string
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return err
+				}
+				found = append(found, id)
 			}
-			if _, err := tx.ExecContext(ctx, "DELETE FROM pgns WHERE job_id=?", id); err != nil {
-				return err
+			rows.Close()
+			for _, id := range found {
+				if _, err := tx.ExecContext(ctx, "UPDATE "+table+" SET pgns_expired_at=? WHERE job_id=?", unixNano(now), id); err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, "DELETE FROM pgns WHERE job_id=?", id); err != nil {
+					return err
+				}
 			}
+			ids = append(ids, found...)
 		}
 		return nil
 	})
 	return ids, err
 }
 
-func compress(pgn string) ([]byte, error) {
-	var b bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&b, gzip.BestSpeed)
-	if err != nil {
+// compressor gzips games one after another with one writer: a gzip
+// writer's state is most of a megabyte, too much to allocate per game.
+type compressor struct {
+	buf bytes.Buffer
+	zw  *gzip.Writer
+}
+
+// compress returns pgn gzip-compressed, valid until the next call.
+func (c *compressor) compress(pgn string) ([]byte, error) {
+	c.buf.Reset()
+	if c.zw == nil {
+		zw, err := gzip.NewWriterLevel(&c.buf, gzip.BestSpeed)
+		if err != nil {
+			return nil, err
+		}
+		c.zw = zw
+	} else {
+		c.zw.Reset(&c.buf)
+	}
+	c.zw.Write([]byte(pgn))
+	if err := c.zw.Close(); err != nil {
 		return nil, err
 	}
-	zw.Write([]byte(pgn))
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return c.buf.Bytes(), nil
 }
 
 // pgnText decodes a stored game: gzip-compressed (gz 1) or plain text.

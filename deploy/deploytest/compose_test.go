@@ -44,17 +44,21 @@ func TestCompose(t *testing.T) {
 	if p.Name != "arbiter" {
 		t.Errorf("project name %q, want arbiter", p.Name)
 	}
-	for _, name := range []string{"coordinator", "worker", "prometheus", "grafana"} {
+	for _, name := range []string{"certs", "coordinator", "worker-1", "worker-2", "prometheus", "grafana"} {
 		if _, ok := p.Services[name]; !ok {
 			t.Fatalf("compose.yaml has no service %q", name)
 		}
 	}
-	for _, v := range []string{"coordinator-data", "prometheus-data", "grafana-data"} {
+	for _, v := range []string{"coordinator-data", "certs", "prometheus-data", "grafana-data"} {
 		if _, ok := p.Volumes[v]; !ok {
 			t.Errorf("named volume %q not declared", v)
 		}
 	}
-	coord, worker := p.Services["coordinator"], p.Services["worker"]
+	coord := p.Services["coordinator"]
+	workers := composeWorkers(p)
+	if len(workers) < 2 {
+		t.Fatalf("%d worker services, want at least 2 (perft verification needs two identities)", len(workers))
+	}
 
 	t.Run("coordinator", func(t *testing.T) {
 		checkArgs(t, "compose coordinator", coord.Command)
@@ -86,33 +90,69 @@ func TestCompose(t *testing.T) {
 		}
 	})
 
+	t.Run("certs", func(t *testing.T) {
+		certs := p.Services["certs"]
+		checkArgs(t, "compose certs", certs.Command)
+		if len(certs.Command) < 2 || certs.Command[1] != "init" {
+			t.Errorf("certs command %q: want certs init ...", certs.Command)
+		}
+		if certs.Restart != "no" {
+			t.Errorf("certs restart %q: want \"no\" (a one-shot)", certs.Restart)
+		}
+		if certs.Image != coord.Image {
+			t.Errorf("certs image %q, coordinator image %q: want the same image", certs.Image, coord.Image)
+		}
+		checkHardened(t, certs)
+		// Everything that uses the certificates starts after they exist.
+		for _, s := range append([]types.ServiceConfig{coord}, workers...) {
+			if dep, ok := s.DependsOn["certs"]; !ok || dep.Condition != types.ServiceConditionCompletedSuccessfully {
+				t.Errorf("%s depends_on certs %+v: want condition service_completed_successfully", s.Name, dep)
+			}
+		}
+	})
+
 	t.Run("workers", func(t *testing.T) {
-		checkArgs(t, "compose worker", worker.Command)
-		if worker.Deploy == nil || worker.Deploy.Replicas == nil {
-			t.Errorf("worker has no deploy.replicas")
-		} else if n := *worker.Deploy.Replicas; n != 2 {
-			t.Errorf("worker deploy.replicas = %d, want 2", n)
-		}
-		dep, ok := worker.DependsOn["coordinator"]
-		if !ok || dep.Condition != types.ServiceConditionHealthy {
-			t.Errorf("worker depends_on coordinator %+v: want condition service_healthy", dep)
-		}
-		target, _ := flagValue(worker.Command, "coordinator")
 		listen, _ := flagValue(coord.Command, "listen")
-		if target != "coordinator:"+portOf(listen) {
-			t.Errorf("worker --coordinator=%s, want coordinator:%s", target, portOf(listen))
+		for _, w := range workers {
+			checkArgs(t, "compose "+w.Name, w.Command)
+			// One container per identity: scaling a service would run
+			// two workers under one certificate and name.
+			if w.Deploy != nil && w.Deploy.Replicas != nil && *w.Deploy.Replicas != 1 {
+				t.Errorf("%s deploy.replicas = %d, want 1 (one container per certificate)", w.Name, *w.Deploy.Replicas)
+			}
+			dep, ok := w.DependsOn["coordinator"]
+			if !ok || dep.Condition != types.ServiceConditionHealthy {
+				t.Errorf("%s depends_on coordinator %+v: want condition service_healthy", w.Name, dep)
+			}
+			if target, _ := flagValue(w.Command, "coordinator"); target != "coordinator:"+portOf(listen) {
+				t.Errorf("%s --coordinator=%s, want coordinator:%s", w.Name, target, portOf(listen))
+			}
+			checkHardened(t, w)
 		}
-		checkHardened(t, worker)
 	})
 
 	t.Run("token", func(t *testing.T) {
-		for _, s := range []types.ServiceConfig{coord, worker} {
-			v := s.Environment["ARBITER_TOKEN"]
-			if v == nil || *v != testToken {
-				t.Errorf("%s: ARBITER_TOKEN = %v, want the value of $ARBITER_TOKEN", s.Name, v)
+		v := coord.Environment["ARBITER_TOKEN"]
+		if v == nil || *v != testToken {
+			t.Errorf("coordinator: ARBITER_TOKEN = %v, want the value of $ARBITER_TOKEN", v)
+		}
+		// A worker's identity is its certificate: with a token as well,
+		// the token would decide who it is.
+		isWorker := map[string]bool{}
+		for _, w := range workers {
+			isWorker[w.Name] = true
+			if _, ok := w.Environment["ARBITER_TOKEN"]; ok {
+				t.Errorf("%s: has ARBITER_TOKEN; a compose worker is identified by its client certificate", w.Name)
 			}
-			if _, ok := flagValue(s.Command, "token"); ok {
-				t.Errorf("%s: token on the command line (visible in ps and docker inspect)", s.Name)
+		}
+		for _, s := range p.Services {
+			for _, args := range commandLines(s) {
+				if _, ok := flagValue(args, "token"); ok {
+					t.Errorf("%s: token on the command line (visible in ps and docker inspect)", s.Name)
+				}
+				if _, ok := flagValue(args, "token-file"); ok && isWorker[s.Name] {
+					t.Errorf("%s: --token-file on a worker; it is identified by its certificate", s.Name)
+				}
 			}
 		}
 		// Without the variable, compose refuses to start, naming it.
@@ -153,7 +193,17 @@ func TestCompose(t *testing.T) {
 			t.Errorf("prometheus.yml rule_files %v does not load %s", pc.RuleFiles, filepath.Base(rules))
 		}
 		coordHTTP, _ := flagValue(coord.Command, "http")
-		workerHTTP, _ := flagValue(worker.Command, "http")
+		// Every worker serves HTTP on one port under the DNS alias worker,
+		// so one DNS service-discovery job finds them all.
+		workerHTTP, _ := flagValue(workers[0].Command, "http")
+		for _, w := range workers {
+			if h, _ := flagValue(w.Command, "http"); portOf(h) != portOf(workerHTTP) {
+				t.Errorf("%s --http=%s, %s --http=%s: want one port", w.Name, h, workers[0].Name, workerHTTP)
+			}
+			if n := w.Networks["default"]; n == nil || !slices.Contains(n.Aliases, "worker") {
+				t.Errorf("%s has no network alias worker on the default network: Prometheus's DNS job would not find it", w.Name)
+			}
+		}
 		var sawCoord, sawWorker bool
 		for _, sc := range pc.ScrapeConfigs {
 			switch sc.JobName {
@@ -171,7 +221,7 @@ func TestCompose(t *testing.T) {
 			t.Errorf("prometheus.yml: job arbiter-coordinator does not scrape coordinator:%s", portOf(coordHTTP))
 		}
 		if !sawWorker {
-			t.Errorf("prometheus.yml: job arbiter-worker does not scrape every worker replica on port %s", portOf(workerHTTP))
+			t.Errorf("prometheus.yml: job arbiter-worker does not scrape every worker (DNS name worker) on port %s", portOf(workerHTTP))
 		}
 	})
 
@@ -259,6 +309,28 @@ func TestComposeStrict(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "stop_grace_periode") {
 		t.Errorf("unknown key: err = %v, want a validation error naming it", err)
 	}
+}
+
+// composeWorkers returns the services that run `arbiter worker`, by name.
+func composeWorkers(p *types.Project) []types.ServiceConfig {
+	var ws []types.ServiceConfig
+	for _, s := range p.Services {
+		if len(s.Command) > 0 && s.Command[0] == "worker" {
+			ws = append(ws, s)
+		}
+	}
+	slices.SortFunc(ws, func(a, b types.ServiceConfig) int { return strings.Compare(a.Name, b.Name) })
+	return ws
+}
+
+// commandLines are the arbiter command lines of a service: its command and
+// its healthcheck's (after CMD /arbiter).
+func commandLines(s types.ServiceConfig) [][]string {
+	lines := [][]string{s.Command}
+	if hc := s.HealthCheck; hc != nil && len(hc.Test) > 2 && hc.Test[0] == "CMD" && hc.Test[1] == "/arbiter" {
+		lines = append(lines, hc.Test[2:])
+	}
+	return lines
 }
 
 func findMount(s types.ServiceConfig, target string) *types.ServiceVolumeConfig {

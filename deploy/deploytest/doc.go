@@ -8,6 +8,11 @@
 //   - kustomize_test.go: deploy/kubernetes rendered with kustomize's krusty
 //     (what `kubectl kustomize` runs) and every object decoded strictly into
 //     its k8s.io/api type.
+//   - tls_test.go: the security invariants of both (TLS on every
+//     coordinator and connection, server names the certificate covers,
+//     one identity per worker, keys only where they belong, no token on a
+//     command line, every file a flag names in a mounted volume), checked
+//     against certificates the real `arbiter certs init` makes.
 //   - promtool_test.go: the Prometheus config and alert rules checked and
 //     unit-tested with promtool.
 //

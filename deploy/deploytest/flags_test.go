@@ -64,7 +64,8 @@ var (
 	flagRE    = regexp.MustCompile(`(?m)^\s+(?:-\w, )?--([a-z0-9-]+)`)
 )
 
-// subcommandFlags returns the long flags `arbiter SUB --help` lists.
+// subcommandFlags returns the long flags `arbiter SUB --help` lists (SUB
+// may be a path such as "certs init").
 func subcommandFlags(t *testing.T, sub string) map[string]bool {
 	t.Helper()
 	helpMu.Lock()
@@ -72,7 +73,7 @@ func subcommandFlags(t *testing.T, sub string) map[string]bool {
 	if f, ok := helpCache[sub]; ok {
 		return f
 	}
-	out, err := exec.Command(arbiterBinary(t), sub, "--help").CombinedOutput()
+	out, err := exec.Command(arbiterBinary(t), append(strings.Fields(sub), "--help")...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("arbiter %s --help: %v\n%s", sub, err, out)
 	}
@@ -87,17 +88,22 @@ func subcommandFlags(t *testing.T, sub string) map[string]bool {
 	return flags
 }
 
-// checkArgs checks a container command line (`SUB --flag=value ...`)
-// against the real binary: the subcommand exists and knows every flag.
+// checkArgs checks a container command line (`SUB [SUB...] --flag=value
+// ...`) against the real binary: the subcommand exists and knows every
+// flag.
 func checkArgs(t *testing.T, where string, args []string) {
 	t.Helper()
 	if len(args) == 0 {
 		t.Errorf("%s: no command", where)
 		return
 	}
-	sub := args[0]
+	n := 1
+	for n < len(args) && !strings.HasPrefix(args[n], "-") {
+		n++
+	}
+	sub := strings.Join(args[:n], " ")
 	known := subcommandFlags(t, sub)
-	for _, a := range args[1:] {
+	for _, a := range args[n:] {
 		if !strings.HasPrefix(a, "--") {
 			t.Errorf("%s: argument %q: write flags as --name=value", where, a)
 			continue

@@ -125,8 +125,18 @@ func render(t *testing.T, dir string) *rendered {
 func TestKustomizeBase(t *testing.T) {
 	r := render(t, "base")
 	checkCluster(t, r, "")
-	if len(r.secrets) != 1 || !strings.HasPrefix(r.secrets[0].Name, "arbiter-token-") || !strings.HasPrefix(string(r.secrets[0].Data["token"]), "REPLACE-ME") {
-		t.Errorf("base: want one generated Secret arbiter-token-<hash> whose token is a REPLACE-ME placeholder, got %v", secretNames(r))
+	// The coordinator's bootstrap admin token and pool a's worker token,
+	// both placeholders.
+	if len(r.secrets) != 2 {
+		t.Errorf("base: want 2 generated Secrets (arbiter-token, arbiter-worker-token), got %v", secretNames(r))
+	}
+	for _, prefix := range []string{"arbiter-token-", "arbiter-worker-token-"} {
+		if s := secretWithPrefix(r, prefix); s == nil || !strings.HasPrefix(string(s.Data["token"]), "REPLACE-ME") {
+			t.Errorf("base: want a generated Secret %s<hash> whose token is a REPLACE-ME placeholder, got %v", prefix, secretNames(r))
+		}
+	}
+	if n := len(workerDeployments(r)); n != 1 {
+		t.Errorf("base: %d worker pools, want 1", n)
 	}
 	checkImage(t, r, "ghcr.io/arbiter-chess/arbiter:latest")
 }
@@ -145,22 +155,37 @@ func TestKustomizeOverlayExample(t *testing.T) {
 			t.Errorf("%s %s in namespace %q, want %s", r.kinds[i], o.GetName(), o.GetNamespace(), ns)
 		}
 	}
-	// The overlay's generated token Secret replaces the base placeholder;
-	// its name carries a content hash and every reference follows it.
-	if len(r.secrets) != 1 || !strings.HasPrefix(r.secrets[0].Name, "arbiter-token-") || r.secrets[0].Data["token"] == nil {
-		t.Errorf("overlay: want one generated Secret arbiter-token-<hash> with data.token, got %v", secretNames(r))
-	} else if base := render(t, "base"); len(base.secrets) == 1 && base.secrets[0].Name == r.secrets[0].Name {
-		t.Errorf("overlay Secret %s has the base's name: the placeholder token was not replaced", r.secrets[0].Name)
+	// The overlay's generated token Secrets replace the base placeholders
+	// (admin and pool a) and add pool b's; their names carry a content
+	// hash and every reference follows them.
+	base := render(t, "base")
+	if len(r.secrets) != 3 {
+		t.Errorf("overlay: want 3 generated Secrets (admin, pool a, pool b tokens), got %v", secretNames(r))
 	}
-	checkImage(t, r, "ghcr.io/arbiter-chess/arbiter:v0.1.0")
-	if w := byComponent(t, r.deployments, "worker"); w != nil {
-		c := w.Spec.Template.Spec.Containers[0]
-		if v, _ := flagValue(c.Args, "threads"); v != "4" {
-			t.Errorf("overlay worker --threads=%s, want 4", v)
+	for _, prefix := range []string{"arbiter-token-", "arbiter-worker-token-", "arbiter-worker-token-b-"} {
+		s := secretWithPrefix(r, prefix)
+		if s == nil || s.Data["token"] == nil {
+			t.Errorf("overlay: want a generated Secret %s<hash> with data.token, got %v", prefix, secretNames(r))
+		} else if findSecret(base, s.Name) != nil {
+			t.Errorf("overlay Secret %s has the base's name: the placeholder token was not replaced", s.Name)
 		}
 	}
-	if len(r.hpas) == 1 && r.hpas[0].Spec.MaxReplicas != 32 {
-		t.Errorf("overlay HPA maxReplicas %d, want 32", r.hpas[0].Spec.MaxReplicas)
+	checkImage(t, r, "ghcr.io/arbiter-chess/arbiter:v0.1.0")
+	// Two pools, so that perft units are verified across identities.
+	ws := workerDeployments(r)
+	if len(ws) != 2 {
+		t.Errorf("overlay: %d worker pools, want 2 (verification needs two identities)", len(ws))
+	}
+	for _, w := range ws {
+		c := w.Spec.Template.Spec.Containers[0]
+		if v, _ := flagValue(c.Args, "threads"); v != "4" {
+			t.Errorf("overlay %s --threads=%s, want 4", w.Name, v)
+		}
+	}
+	for _, h := range r.hpas {
+		if h.Spec.MaxReplicas != 32 {
+			t.Errorf("overlay HPA %s maxReplicas %d, want 32", h.Name, h.Spec.MaxReplicas)
+		}
 	}
 	if len(r.pvcs) == 1 {
 		if q := r.pvcs[0].Spec.Resources.Requests[corev1.ResourceStorage]; q.Cmp(resource.MustParse("50Gi")) != 0 {
@@ -183,12 +208,22 @@ func checkCluster(t *testing.T, r *rendered, ns string) {
 		}
 	}
 	coord := byComponent(t, r.deployments, "coordinator")
-	worker := byComponent(t, r.deployments, "worker")
-	if coord == nil || worker == nil {
-		t.FailNow()
+	workers := workerDeployments(r)
+	if coord == nil || len(workers) == 0 {
+		t.Fatalf("want a coordinator and at least one worker Deployment")
 	}
-	for _, d := range []*appsv1.Deployment{coord, worker} {
+	for _, d := range append([]*appsv1.Deployment{coord}, workers...) {
 		checkPodTemplate(t, r, d)
+	}
+	// No Deployment selects another's pods (two pools of workers differ
+	// in their pool label).
+	for _, a := range r.deployments {
+		sel, _ := metav1.LabelSelectorAsSelector(a.Spec.Selector)
+		for _, b := range r.deployments {
+			if a != b && sel != nil && sel.Matches(labels.Set(b.Spec.Template.Labels)) {
+				t.Errorf("Deployment %s selects the pods of %s", a.Name, b.Name)
+			}
+		}
 	}
 
 	t.Run("coordinator", func(t *testing.T) {
@@ -226,13 +261,13 @@ func checkCluster(t *testing.T, r *rendered, ns string) {
 			}
 		}
 
-		// Readiness through the native gRPC probe on the gRPC port (the
-		// health service needs no token); liveness on /healthz.
-		if p := c.ReadinessProbe; p == nil || p.GRPC == nil || p.GRPC.Port != grpcPort {
-			t.Errorf("coordinator readinessProbe %+v: want grpc on port %d", p, grpcPort)
-		}
-		if p := c.StartupProbe; p != nil && (p.GRPC == nil || p.GRPC.Port != grpcPort) {
-			t.Errorf("coordinator startupProbe %+v: want grpc on port %d", p, grpcPort)
+		// The kubelet's gRPC probe cannot speak TLS, and the gRPC port
+		// serves TLS only: readiness and startup are GET /readyz on the
+		// HTTP port; liveness is /healthz.
+		for what, p := range map[string]*corev1.Probe{"readinessProbe": c.ReadinessProbe, "startupProbe": c.StartupProbe} {
+			if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" || resolvePort(t, c, p.HTTPGet.Port) != httpPort {
+				t.Errorf("coordinator %s %+v: want GET /readyz on port %d", what, p, httpPort)
+			}
 		}
 		if p := c.LivenessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || resolvePort(t, c, p.HTTPGet.Port) != httpPort {
 			t.Errorf("coordinator livenessProbe %+v: want GET /healthz on port %d", p, httpPort)
@@ -245,8 +280,10 @@ func checkCluster(t *testing.T, r *rendered, ns string) {
 			sel := labels.SelectorFromSet(s.Spec.Selector)
 			if sel.Matches(labels.Set(coord.Spec.Template.Labels)) {
 				svc = s
-				if sel.Matches(labels.Set(worker.Spec.Template.Labels)) {
-					t.Errorf("Service %s selects worker pods too", s.Name)
+				for _, w := range workers {
+					if sel.Matches(labels.Set(w.Spec.Template.Labels)) {
+						t.Errorf("Service %s selects the pods of %s too", s.Name, w.Name)
+					}
 				}
 			}
 		}
@@ -272,64 +309,80 @@ func checkCluster(t *testing.T, r *rendered, ns string) {
 		}
 
 		// Workers dial this Service's gRPC port.
-		wargs := worker.Spec.Template.Spec.Containers[0].Args
-		if target, _ := flagValue(wargs, "coordinator"); target != svc.Name+":"+itoa(grpcPort) {
-			t.Errorf("worker --coordinator=%s, want %s:%d", target, svc.Name, grpcPort)
+		for _, w := range workers {
+			wargs := w.Spec.Template.Spec.Containers[0].Args
+			if target, _ := flagValue(wargs, "coordinator"); target != svc.Name+":"+itoa(grpcPort) {
+				t.Errorf("%s --coordinator=%s, want %s:%d", w.Name, target, svc.Name, grpcPort)
+			}
 		}
 	})
 
-	t.Run("workers", func(t *testing.T) {
-		pod := worker.Spec.Template.Spec
-		c := pod.Containers[0]
-		if len(c.Args) == 0 || c.Args[0] != "worker" {
-			t.Fatalf("worker args %q", c.Args)
-		}
-		httpAddr, _ := flagValue(c.Args, "http")
-		httpPort := namedPort(t, c, "http")
-		if portOf(httpAddr) != itoa(httpPort) {
-			t.Errorf("worker --http=%s, container port http %d", httpAddr, httpPort)
-		}
-		if p := c.LivenessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || resolvePort(t, c, p.HTTPGet.Port) != httpPort {
-			t.Errorf("worker livenessProbe %+v: want GET /healthz on port %d", p, httpPort)
-		}
-		checkScrape(t, worker, httpPort)
-		// One unit per core of the CPU limit: game clocks are not starved.
-		cpu := c.Resources.Limits[corev1.ResourceCPU]
-		if th, _ := flagValue(c.Args, "threads"); th != itoa(int32(cpu.Value())) || cpu.MilliValue()%1000 != 0 {
-			t.Errorf("worker --threads=%s with a CPU limit of %s: want equal whole cores", th, cpu.String())
-		}
-		grace, _ := flagValue(c.Args, "grace")
-		if g := parseSeconds(t, grace); pod.TerminationGracePeriodSeconds == nil || *pod.TerminationGracePeriodSeconds <= g {
-			t.Errorf("worker terminationGracePeriodSeconds %v must exceed --grace=%s, or running units are killed, not released", pod.TerminationGracePeriodSeconds, grace)
-		}
+	for _, worker := range workers {
+		t.Run(worker.Name, func(t *testing.T) { checkWorkerPool(t, r, worker) })
+	}
+}
 
-		// The HPA scales the worker Deployment on CPU.
-		if len(r.hpas) != 1 {
-			t.Fatalf("%d HPAs, want 1", len(r.hpas))
+// checkWorkerPool checks one worker Deployment and its autoscaler.
+func checkWorkerPool(t *testing.T, r *rendered, worker *appsv1.Deployment) {
+	t.Helper()
+	pod := worker.Spec.Template.Spec
+	c := pod.Containers[0]
+	if len(c.Args) == 0 || c.Args[0] != "worker" {
+		t.Fatalf("worker args %q", c.Args)
+	}
+	httpAddr, _ := flagValue(c.Args, "http")
+	httpPort := namedPort(t, c, "http")
+	if portOf(httpAddr) != itoa(httpPort) {
+		t.Errorf("worker --http=%s, container port http %d", httpAddr, httpPort)
+	}
+	if p := c.LivenessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || resolvePort(t, c, p.HTTPGet.Port) != httpPort {
+		t.Errorf("worker livenessProbe %+v: want GET /healthz on port %d", p, httpPort)
+	}
+	checkScrape(t, worker, httpPort)
+	// One unit per core of the CPU limit: game clocks are not starved.
+	cpu := c.Resources.Limits[corev1.ResourceCPU]
+	if th, _ := flagValue(c.Args, "threads"); th != itoa(int32(cpu.Value())) || cpu.MilliValue()%1000 != 0 {
+		t.Errorf("worker --threads=%s with a CPU limit of %s: want equal whole cores", th, cpu.String())
+	}
+	grace, _ := flagValue(c.Args, "grace")
+	if g := parseSeconds(t, grace); pod.TerminationGracePeriodSeconds == nil || *pod.TerminationGracePeriodSeconds <= g {
+		t.Errorf("worker terminationGracePeriodSeconds %v must exceed --grace=%s, or running units are killed, not released", pod.TerminationGracePeriodSeconds, grace)
+	}
+
+	// An HPA scales the worker Deployment on CPU.
+	var h *autoscalingv2.HorizontalPodAutoscaler
+	for _, x := range r.hpas {
+		if x.Spec.ScaleTargetRef.Name == worker.Name {
+			if h != nil {
+				t.Errorf("two HPAs scale %s: %s and %s", worker.Name, h.Name, x.Name)
+			}
+			h = x
 		}
-		h := r.hpas[0]
-		ref := h.Spec.ScaleTargetRef
-		if ref.APIVersion != "apps/v1" || ref.Kind != "Deployment" || ref.Name != worker.Name {
-			t.Errorf("HPA %s targets %+v, want apps/v1 Deployment %s", h.Name, ref, worker.Name)
-		}
-		if h.Spec.MinReplicas == nil || *h.Spec.MinReplicas < 1 || *h.Spec.MinReplicas > h.Spec.MaxReplicas {
-			t.Errorf("HPA min %v max %d", h.Spec.MinReplicas, h.Spec.MaxReplicas)
-		}
-		if len(h.Spec.Metrics) != 1 || h.Spec.Metrics[0].Type != autoscalingv2.ResourceMetricSourceType ||
-			h.Spec.Metrics[0].Resource == nil || h.Spec.Metrics[0].Resource.Name != corev1.ResourceCPU ||
-			h.Spec.Metrics[0].Resource.Target.Type != autoscalingv2.UtilizationMetricType ||
-			h.Spec.Metrics[0].Resource.Target.AverageUtilization == nil {
-			t.Errorf("HPA metrics %+v: want CPU average utilisation", h.Spec.Metrics)
-		}
-		// Utilisation is relative to the request: without one the HPA
-		// cannot compute it.
-		if req := c.Resources.Requests[corev1.ResourceCPU]; req.IsZero() {
-			t.Errorf("worker has no CPU request: the HPA cannot scale on utilisation")
-		}
-		if worker.Spec.Replicas != nil && h.Spec.MinReplicas != nil && *worker.Spec.Replicas < *h.Spec.MinReplicas {
-			t.Errorf("worker replicas %d below the HPA minimum %d", *worker.Spec.Replicas, *h.Spec.MinReplicas)
-		}
-	})
+	}
+	if h == nil {
+		t.Fatalf("no HPA scales %s", worker.Name)
+	}
+	ref := h.Spec.ScaleTargetRef
+	if ref.APIVersion != "apps/v1" || ref.Kind != "Deployment" || ref.Name != worker.Name {
+		t.Errorf("HPA %s targets %+v, want apps/v1 Deployment %s", h.Name, ref, worker.Name)
+	}
+	if h.Spec.MinReplicas == nil || *h.Spec.MinReplicas < 1 || *h.Spec.MinReplicas > h.Spec.MaxReplicas {
+		t.Errorf("HPA min %v max %d", h.Spec.MinReplicas, h.Spec.MaxReplicas)
+	}
+	if len(h.Spec.Metrics) != 1 || h.Spec.Metrics[0].Type != autoscalingv2.ResourceMetricSourceType ||
+		h.Spec.Metrics[0].Resource == nil || h.Spec.Metrics[0].Resource.Name != corev1.ResourceCPU ||
+		h.Spec.Metrics[0].Resource.Target.Type != autoscalingv2.UtilizationMetricType ||
+		h.Spec.Metrics[0].Resource.Target.AverageUtilization == nil {
+		t.Errorf("HPA metrics %+v: want CPU average utilisation", h.Spec.Metrics)
+	}
+	// Utilisation is relative to the request: without one the HPA
+	// cannot compute it.
+	if req := c.Resources.Requests[corev1.ResourceCPU]; req.IsZero() {
+		t.Errorf("worker has no CPU request: the HPA cannot scale on utilisation")
+	}
+	if worker.Spec.Replicas != nil && h.Spec.MinReplicas != nil && *worker.Spec.Replicas < *h.Spec.MinReplicas {
+		t.Errorf("worker replicas %d below the HPA minimum %d", *worker.Spec.Replicas, *h.Spec.MinReplicas)
+	}
 }
 
 // checkPodTemplate: selector matches the template, the arbiter container's
@@ -503,6 +556,29 @@ func findPVC(r *rendered, name string) *corev1.PersistentVolumeClaim {
 	for _, p := range r.pvcs {
 		if p.Name == name {
 			return p
+		}
+	}
+	return nil
+}
+
+// workerDeployments are the Deployments whose pods have the worker
+// component label: one per pool (identity).
+func workerDeployments(r *rendered) []*appsv1.Deployment {
+	var ws []*appsv1.Deployment
+	for _, d := range r.deployments {
+		if d.Spec.Template.Labels[componentLabel] == "worker" {
+			ws = append(ws, d)
+		}
+	}
+	return ws
+}
+
+// secretWithPrefix is the one rendered Secret named prefix<hash> (prefix
+// followed by a hash of ten characters), or nil.
+func secretWithPrefix(r *rendered, prefix string) *corev1.Secret {
+	for _, s := range r.secrets {
+		if rest, ok := strings.CutPrefix(s.Name, prefix); ok && len(rest) == 10 && !strings.Contains(rest, "-") {
+			return s
 		}
 	}
 	return nil

@@ -365,14 +365,17 @@ type Job struct {
 	Error      string                 `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
 	CreatedAt  *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	FinishedAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
-	// "perft", "sprt" or "match".
+	// "perft", "sprt", "match" or "spsa".
 	Kind string `protobuf:"bytes,10,opt,name=kind,proto3" json:"kind,omitempty"`
 	// Set for match and SPRT tests (openings omitted, see openings_count).
 	Match         *MatchSpec     `protobuf:"bytes,11,opt,name=match,proto3" json:"match,omitempty"`
 	MatchProgress *MatchProgress `protobuf:"bytes,12,opt,name=match_progress,json=matchProgress,proto3" json:"match_progress,omitempty"`
 	// The identity that submitted the job ("" for jobs stored before
 	// identities existed).
-	Submitter     string `protobuf:"bytes,13,opt,name=submitter,proto3" json:"submitter,omitempty"`
+	Submitter string `protobuf:"bytes,13,opt,name=submitter,proto3" json:"submitter,omitempty"`
+	// Set for SPSA tunes (openings omitted, see openings_count).
+	Spsa          *SpsaSpec     `protobuf:"bytes,14,opt,name=spsa,proto3" json:"spsa,omitempty"`
+	SpsaProgress  *SpsaProgress `protobuf:"bytes,15,opt,name=spsa_progress,json=spsaProgress,proto3" json:"spsa_progress,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -498,6 +501,742 @@ func (x *Job) GetSubmitter() string {
 	return ""
 }
 
+func (x *Job) GetSpsa() *SpsaSpec {
+	if x != nil {
+		return x.Spsa
+	}
+	return nil
+}
+
+func (x *Job) GetSpsaProgress() *SpsaProgress {
+	if x != nil {
+		return x.SpsaProgress
+	}
+	return nil
+}
+
+// SpsaParam is one parameter of a tune, in Fishtest's and OpenBench's
+// terms.
+type SpsaParam struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The engine's UCI option.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Real-valued (OpenBench's float type); otherwise the engine is given
+	// integers (a UCI spin option).
+	IsFloat bool    `protobuf:"varint,2,opt,name=is_float,json=isFloat,proto3" json:"is_float,omitempty"`
+	Start   float64 `protobuf:"fixed64,3,opt,name=start,proto3" json:"start,omitempty"`
+	Min     float64 `protobuf:"fixed64,4,opt,name=min,proto3" json:"min,omitempty"`
+	Max     float64 `protobuf:"fixed64,5,opt,name=max,proto3" json:"max,omitempty"`
+	// The perturbation c at the end of the tune (c_k = c / (k+1)^gamma).
+	CEnd float64 `protobuf:"fixed64,6,opt,name=c_end,json=cEnd,proto3" json:"c_end,omitempty"`
+	// The learning rate a_k / c_k^2 at the end of the tune.
+	REnd          float64 `protobuf:"fixed64,7,opt,name=r_end,json=rEnd,proto3" json:"r_end,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SpsaParam) Reset() {
+	*x = SpsaParam{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SpsaParam) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SpsaParam) ProtoMessage() {}
+
+func (x *SpsaParam) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SpsaParam.ProtoReflect.Descriptor instead.
+func (*SpsaParam) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SpsaParam) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SpsaParam) GetIsFloat() bool {
+	if x != nil {
+		return x.IsFloat
+	}
+	return false
+}
+
+func (x *SpsaParam) GetStart() float64 {
+	if x != nil {
+		return x.Start
+	}
+	return 0
+}
+
+func (x *SpsaParam) GetMin() float64 {
+	if x != nil {
+		return x.Min
+	}
+	return 0
+}
+
+func (x *SpsaParam) GetMax() float64 {
+	if x != nil {
+		return x.Max
+	}
+	return 0
+}
+
+func (x *SpsaParam) GetCEnd() float64 {
+	if x != nil {
+		return x.CEnd
+	}
+	return 0
+}
+
+func (x *SpsaParam) GetREnd() float64 {
+	if x != nil {
+		return x.REnd
+	}
+	return 0
+}
+
+// SpsaSpec describes an SPSA tune: batches of game pairs in which the
+// engine with theta + c_k·delta (engine A) plays the engine with
+// theta - c_k·delta (engine B), each batch one update of theta (Fishtest's
+// classic SPSA).
+type SpsaSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tuned engine; the parameters are set over its options.
+	Engine *EngineSpec  `protobuf:"bytes,1,opt,name=engine,proto3" json:"engine,omitempty"`
+	Params []*SpsaParam `protobuf:"bytes,2,rep,name=params,proto3" json:"params,omitempty"`
+	// Game pairs of the whole tune (Fishtest's num_games / 2).
+	Pairs uint64 `protobuf:"varint,3,opt,name=pairs,proto3" json:"pairs,omitempty"`
+	// Game pairs per batch (one update); 0 = sized by the coordinator.
+	BatchPairs uint32 `protobuf:"varint,4,opt,name=batch_pairs,json=batchPairs,proto3" json:"batch_pairs,omitempty"`
+	// The schedule; unset: Fishtest's 0.602, 0.101 and 0.1 (A = a_ratio ×
+	// pairs).
+	Alpha  *float64 `protobuf:"fixed64,5,opt,name=alpha,proto3,oneof" json:"alpha,omitempty"`
+	Gamma  *float64 `protobuf:"fixed64,6,opt,name=gamma,proto3,oneof" json:"gamma,omitempty"`
+	ARatio *float64 `protobuf:"fixed64,7,opt,name=a_ratio,json=aRatio,proto3,oneof" json:"a_ratio,omitempty"`
+	// The reference time control; clocks and move times are scaled per
+	// worker by reference_nps / worker bench nps, node and depth limits are
+	// not.
+	TimeControl *TimeControl `protobuf:"bytes,8,opt,name=time_control,json=timeControl,proto3" json:"time_control,omitempty"`
+	// The book in file order; book_order and seed fix the order of play.
+	Openings []*Opening `protobuf:"bytes,9,rep,name=openings,proto3" json:"openings,omitempty"`
+	BookName string     `protobuf:"bytes,10,opt,name=book_name,json=bookName,proto3" json:"book_name,omitempty"`
+	// "sequential" or "random".
+	BookOrder string `protobuf:"bytes,11,opt,name=book_order,json=bookOrder,proto3" json:"book_order,omitempty"`
+	// Fixes the order of the openings and every batch's perturbation.
+	Seed uint64 `protobuf:"varint,12,opt,name=seed,proto3" json:"seed,omitempty"`
+	// Skip this many openings (after ordering).
+	BookStart uint32 `protobuf:"varint,13,opt,name=book_start,json=bookStart,proto3" json:"book_start,omitempty"`
+	// Higher priorities get workers first.
+	Priority int32 `protobuf:"varint,14,opt,name=priority,proto3" json:"priority,omitempty"`
+	// Share of the workers among jobs of equal priority (default 1).
+	Throughput   float64              `protobuf:"fixed64,15,opt,name=throughput,proto3" json:"throughput,omitempty"`
+	Adjudication *Adjudication        `protobuf:"bytes,16,opt,name=adjudication,proto3" json:"adjudication,omitempty"`
+	Chess960     bool                 `protobuf:"varint,17,opt,name=chess960,proto3" json:"chess960,omitempty"`
+	TimeMargin   *durationpb.Duration `protobuf:"bytes,18,opt,name=time_margin,json=timeMargin,proto3" json:"time_margin,omitempty"`
+	HangTimeout  *durationpb.Duration `protobuf:"bytes,19,opt,name=hang_timeout,json=hangTimeout,proto3" json:"hang_timeout,omitempty"`
+	// Bench nps the time control is meant for; 0 = the coordinator's default.
+	ReferenceNps uint64 `protobuf:"varint,20,opt,name=reference_nps,json=referenceNps,proto3" json:"reference_nps,omitempty"`
+	// PGN Event tag.
+	Event string `protobuf:"bytes,21,opt,name=event,proto3" json:"event,omitempty"`
+	// Number of openings (filled in by the coordinator in snapshots).
+	OpeningsCount uint32 `protobuf:"varint,22,opt,name=openings_count,json=openingsCount,proto3" json:"openings_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SpsaSpec) Reset() {
+	*x = SpsaSpec{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SpsaSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SpsaSpec) ProtoMessage() {}
+
+func (x *SpsaSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SpsaSpec.ProtoReflect.Descriptor instead.
+func (*SpsaSpec) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *SpsaSpec) GetEngine() *EngineSpec {
+	if x != nil {
+		return x.Engine
+	}
+	return nil
+}
+
+func (x *SpsaSpec) GetParams() []*SpsaParam {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+func (x *SpsaSpec) GetPairs() uint64 {
+	if x != nil {
+		return x.Pairs
+	}
+	return 0
+}
+
+func (x *SpsaSpec) GetBatchPairs() uint32 {
+	if x != nil {
+		return x.BatchPairs
+	}
+	return 0
+}
+
+func (x *SpsaSpec) GetAlpha() float64 {
+	if x != nil && x.Alpha != nil {
+		return *x.Alpha
+	}
+	return 0
+}
+
+func (x *SpsaSpec) GetGamma() float64 {
+	if x != nil && x.Gamma != nil {
+		return *x.Gamma
+	}
+	return 0
+}
+
+func (x *SpsaSpec) GetARatio() float64 {
+	if x != nil && x.ARatio != nil {
+		return *x.ARatio
+	}
+	return 0
+}
+
+func (x *SpsaSpec) GetTimeControl() *TimeControl {
+	if x != nil {
+		return x.TimeControl
+	}
+	return nil
+}
+
+func (x *SpsaSpec) GetOpenings() []*Opening {
+	if x != nil {
+		return x.Openings
+	}
+	return nil
+}
+
+func (x *SpsaSpec) GetBookName() string {
+	if x != nil {
+		return x.BookName
+	}
+	return ""
+}
+
+func (x *SpsaSpec) GetBookOrder() string {
+	if x != nil {
+		return x.BookOrder
+	}
+	return ""
+}
+
+func (x *SpsaSpec) GetSeed() uint64 {
+	if x != nil {
+		return x.Seed
+	}
+	return 0
+}
+
+func (x *SpsaSpec) GetBookStart() uint32 {
+	if x != nil {
+		return x.BookStart
+	}
+	return 0
+}
+
+func (x *SpsaSpec) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *SpsaSpec) GetThroughput() float64 {
+	if x != nil {
+		return x.Throughput
+	}
+	return 0
+}
+
+func (x *SpsaSpec) GetAdjudication() *Adjudication {
+	if x != nil {
+		return x.Adjudication
+	}
+	return nil
+}
+
+func (x *SpsaSpec) GetChess960() bool {
+	if x != nil {
+		return x.Chess960
+	}
+	return false
+}
+
+func (x *SpsaSpec) GetTimeMargin() *durationpb.Duration {
+	if x != nil {
+		return x.TimeMargin
+	}
+	return nil
+}
+
+func (x *SpsaSpec) GetHangTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.HangTimeout
+	}
+	return nil
+}
+
+func (x *SpsaSpec) GetReferenceNps() uint64 {
+	if x != nil {
+		return x.ReferenceNps
+	}
+	return 0
+}
+
+func (x *SpsaSpec) GetEvent() string {
+	if x != nil {
+		return x.Event
+	}
+	return ""
+}
+
+func (x *SpsaSpec) GetOpeningsCount() uint32 {
+	if x != nil {
+		return x.OpeningsCount
+	}
+	return 0
+}
+
+// SpsaParamState is where one parameter of a tune stands.
+type SpsaParamState struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	IsFloat bool                   `protobuf:"varint,2,opt,name=is_float,json=isFloat,proto3" json:"is_float,omitempty"`
+	Start   float64                `protobuf:"fixed64,3,opt,name=start,proto3" json:"start,omitempty"`
+	// theta now.
+	Current float64 `protobuf:"fixed64,4,opt,name=current,proto3" json:"current,omitempty"`
+	Min     float64 `protobuf:"fixed64,5,opt,name=min,proto3" json:"min,omitempty"`
+	Max     float64 `protobuf:"fixed64,6,opt,name=max,proto3" json:"max,omitempty"`
+	CEnd    float64 `protobuf:"fixed64,7,opt,name=c_end,json=cEnd,proto3" json:"c_end,omitempty"`
+	REnd    float64 `protobuf:"fixed64,8,opt,name=r_end,json=rEnd,proto3" json:"r_end,omitempty"`
+	// c_k and a_k / c_k^2 of the next batch in order.
+	C float64 `protobuf:"fixed64,9,opt,name=c,proto3" json:"c,omitempty"`
+	R float64 `protobuf:"fixed64,10,opt,name=r,proto3" json:"r,omitempty"`
+	// theta at every point of SpsaProgress.trajectory_updates.
+	Trajectory    []float64 `protobuf:"fixed64,11,rep,packed,name=trajectory,proto3" json:"trajectory,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SpsaParamState) Reset() {
+	*x = SpsaParamState{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SpsaParamState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SpsaParamState) ProtoMessage() {}
+
+func (x *SpsaParamState) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SpsaParamState.ProtoReflect.Descriptor instead.
+func (*SpsaParamState) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *SpsaParamState) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SpsaParamState) GetIsFloat() bool {
+	if x != nil {
+		return x.IsFloat
+	}
+	return false
+}
+
+func (x *SpsaParamState) GetStart() float64 {
+	if x != nil {
+		return x.Start
+	}
+	return 0
+}
+
+func (x *SpsaParamState) GetCurrent() float64 {
+	if x != nil {
+		return x.Current
+	}
+	return 0
+}
+
+func (x *SpsaParamState) GetMin() float64 {
+	if x != nil {
+		return x.Min
+	}
+	return 0
+}
+
+func (x *SpsaParamState) GetMax() float64 {
+	if x != nil {
+		return x.Max
+	}
+	return 0
+}
+
+func (x *SpsaParamState) GetCEnd() float64 {
+	if x != nil {
+		return x.CEnd
+	}
+	return 0
+}
+
+func (x *SpsaParamState) GetREnd() float64 {
+	if x != nil {
+		return x.REnd
+	}
+	return 0
+}
+
+func (x *SpsaParamState) GetC() float64 {
+	if x != nil {
+		return x.C
+	}
+	return 0
+}
+
+func (x *SpsaParamState) GetR() float64 {
+	if x != nil {
+		return x.R
+	}
+	return 0
+}
+
+func (x *SpsaParamState) GetTrajectory() []float64 {
+	if x != nil {
+		return x.Trajectory
+	}
+	return nil
+}
+
+// SpsaProgress is where a tune stands.
+type SpsaProgress struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Params []*SpsaParamState      `protobuf:"bytes,1,rep,name=params,proto3" json:"params,omitempty"`
+	// Updates applied: one per accepted batch, none twice.
+	Updates uint64 `protobuf:"varint,2,opt,name=updates,proto3" json:"updates,omitempty"`
+	// Game pairs of the applied batches.
+	PairsDone uint64 `protobuf:"varint,3,opt,name=pairs_done,json=pairsDone,proto3" json:"pairs_done,omitempty"`
+	Games     uint64 `protobuf:"varint,4,opt,name=games,proto3" json:"games,omitempty"`
+	// Engine A's (theta + c_k·delta) games over all batches.
+	Wins          uint64       `protobuf:"varint,5,opt,name=wins,proto3" json:"wins,omitempty"`
+	Draws         uint64       `protobuf:"varint,6,opt,name=draws,proto3" json:"draws,omitempty"`
+	Losses        uint64       `protobuf:"varint,7,opt,name=losses,proto3" json:"losses,omitempty"`
+	Pentanomial   *Pentanomial `protobuf:"bytes,8,opt,name=pentanomial,proto3" json:"pentanomial,omitempty"`
+	BatchesTotal  uint64       `protobuf:"varint,9,opt,name=batches_total,json=batchesTotal,proto3" json:"batches_total,omitempty"`
+	BatchesLeased uint64       `protobuf:"varint,10,opt,name=batches_leased,json=batchesLeased,proto3" json:"batches_leased,omitempty"`
+	BatchPairs    uint32       `protobuf:"varint,11,opt,name=batch_pairs,json=batchPairs,proto3" json:"batch_pairs,omitempty"`
+	// The schedule's A.
+	A float64 `protobuf:"fixed64,12,opt,name=a,proto3" json:"a,omitempty"`
+	// Updates applied at each trajectory point: the start (0), every
+	// trajectory_every updates, and the latest.
+	TrajectoryUpdates []uint64           `protobuf:"varint,13,rep,packed,name=trajectory_updates,json=trajectoryUpdates,proto3" json:"trajectory_updates,omitempty"`
+	TrajectoryEvery   uint64             `protobuf:"varint,14,opt,name=trajectory_every,json=trajectoryEvery,proto3" json:"trajectory_every,omitempty"`
+	Workers           []*WorkerIncidents `protobuf:"bytes,15,rep,name=workers,proto3" json:"workers,omitempty"`
+	// Stored games (PGNs).
+	Pgns          uint64 `protobuf:"varint,16,opt,name=pgns,proto3" json:"pgns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SpsaProgress) Reset() {
+	*x = SpsaProgress{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SpsaProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SpsaProgress) ProtoMessage() {}
+
+func (x *SpsaProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SpsaProgress.ProtoReflect.Descriptor instead.
+func (*SpsaProgress) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *SpsaProgress) GetParams() []*SpsaParamState {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+func (x *SpsaProgress) GetUpdates() uint64 {
+	if x != nil {
+		return x.Updates
+	}
+	return 0
+}
+
+func (x *SpsaProgress) GetPairsDone() uint64 {
+	if x != nil {
+		return x.PairsDone
+	}
+	return 0
+}
+
+func (x *SpsaProgress) GetGames() uint64 {
+	if x != nil {
+		return x.Games
+	}
+	return 0
+}
+
+func (x *SpsaProgress) GetWins() uint64 {
+	if x != nil {
+		return x.Wins
+	}
+	return 0
+}
+
+func (x *SpsaProgress) GetDraws() uint64 {
+	if x != nil {
+		return x.Draws
+	}
+	return 0
+}
+
+func (x *SpsaProgress) GetLosses() uint64 {
+	if x != nil {
+		return x.Losses
+	}
+	return 0
+}
+
+func (x *SpsaProgress) GetPentanomial() *Pentanomial {
+	if x != nil {
+		return x.Pentanomial
+	}
+	return nil
+}
+
+func (x *SpsaProgress) GetBatchesTotal() uint64 {
+	if x != nil {
+		return x.BatchesTotal
+	}
+	return 0
+}
+
+func (x *SpsaProgress) GetBatchesLeased() uint64 {
+	if x != nil {
+		return x.BatchesLeased
+	}
+	return 0
+}
+
+func (x *SpsaProgress) GetBatchPairs() uint32 {
+	if x != nil {
+		return x.BatchPairs
+	}
+	return 0
+}
+
+func (x *SpsaProgress) GetA() float64 {
+	if x != nil {
+		return x.A
+	}
+	return 0
+}
+
+func (x *SpsaProgress) GetTrajectoryUpdates() []uint64 {
+	if x != nil {
+		return x.TrajectoryUpdates
+	}
+	return nil
+}
+
+func (x *SpsaProgress) GetTrajectoryEvery() uint64 {
+	if x != nil {
+		return x.TrajectoryEvery
+	}
+	return 0
+}
+
+func (x *SpsaProgress) GetWorkers() []*WorkerIncidents {
+	if x != nil {
+		return x.Workers
+	}
+	return nil
+}
+
+func (x *SpsaProgress) GetPgns() uint64 {
+	if x != nil {
+		return x.Pgns
+	}
+	return 0
+}
+
+// SubmitSpsaRequest asks for an SPSA tune.
+type SubmitSpsaRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Spec          *SpsaSpec              `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitSpsaRequest) Reset() {
+	*x = SubmitSpsaRequest{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitSpsaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitSpsaRequest) ProtoMessage() {}
+
+func (x *SubmitSpsaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitSpsaRequest.ProtoReflect.Descriptor instead.
+func (*SubmitSpsaRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SubmitSpsaRequest) GetSpec() *SpsaSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+// SubmitSpsaResponse returns the new tune.
+type SubmitSpsaResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitSpsaResponse) Reset() {
+	*x = SubmitSpsaResponse{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitSpsaResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitSpsaResponse) ProtoMessage() {}
+
+func (x *SubmitSpsaResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitSpsaResponse.ProtoReflect.Descriptor instead.
+func (*SubmitSpsaResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *SubmitSpsaResponse) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
 // SprtParams is an SPRT design (Fishtest's).
 type SprtParams struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -513,7 +1252,7 @@ type SprtParams struct {
 
 func (x *SprtParams) Reset() {
 	*x = SprtParams{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[4]
+	mi := &file_arbiter_v1_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -525,7 +1264,7 @@ func (x *SprtParams) String() string {
 func (*SprtParams) ProtoMessage() {}
 
 func (x *SprtParams) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[4]
+	mi := &file_arbiter_v1_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -538,7 +1277,7 @@ func (x *SprtParams) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SprtParams.ProtoReflect.Descriptor instead.
 func (*SprtParams) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{4}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SprtParams) GetElo0() float64 {
@@ -619,7 +1358,7 @@ type MatchSpec struct {
 
 func (x *MatchSpec) Reset() {
 	*x = MatchSpec{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[5]
+	mi := &file_arbiter_v1_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -631,7 +1370,7 @@ func (x *MatchSpec) String() string {
 func (*MatchSpec) ProtoMessage() {}
 
 func (x *MatchSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[5]
+	mi := &file_arbiter_v1_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -644,7 +1383,7 @@ func (x *MatchSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchSpec.ProtoReflect.Descriptor instead.
 func (*MatchSpec) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{5}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *MatchSpec) GetEngineA() *EngineSpec {
@@ -809,7 +1548,7 @@ type WorkerIncidents struct {
 
 func (x *WorkerIncidents) Reset() {
 	*x = WorkerIncidents{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[6]
+	mi := &file_arbiter_v1_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -821,7 +1560,7 @@ func (x *WorkerIncidents) String() string {
 func (*WorkerIncidents) ProtoMessage() {}
 
 func (x *WorkerIncidents) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[6]
+	mi := &file_arbiter_v1_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +1573,7 @@ func (x *WorkerIncidents) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerIncidents.ProtoReflect.Descriptor instead.
 func (*WorkerIncidents) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{6}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *WorkerIncidents) GetWorkerId() string {
@@ -953,7 +1692,7 @@ type MatchProgress struct {
 
 func (x *MatchProgress) Reset() {
 	*x = MatchProgress{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[7]
+	mi := &file_arbiter_v1_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -965,7 +1704,7 @@ func (x *MatchProgress) String() string {
 func (*MatchProgress) ProtoMessage() {}
 
 func (x *MatchProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[7]
+	mi := &file_arbiter_v1_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -978,7 +1717,7 @@ func (x *MatchProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchProgress.ProtoReflect.Descriptor instead.
 func (*MatchProgress) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{7}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *MatchProgress) GetPentanomial() *Pentanomial {
@@ -1131,7 +1870,7 @@ type SubmitMatchRequest struct {
 
 func (x *SubmitMatchRequest) Reset() {
 	*x = SubmitMatchRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[8]
+	mi := &file_arbiter_v1_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1143,7 +1882,7 @@ func (x *SubmitMatchRequest) String() string {
 func (*SubmitMatchRequest) ProtoMessage() {}
 
 func (x *SubmitMatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[8]
+	mi := &file_arbiter_v1_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1156,7 +1895,7 @@ func (x *SubmitMatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitMatchRequest.ProtoReflect.Descriptor instead.
 func (*SubmitMatchRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SubmitMatchRequest) GetSpec() *MatchSpec {
@@ -1176,7 +1915,7 @@ type SubmitMatchResponse struct {
 
 func (x *SubmitMatchResponse) Reset() {
 	*x = SubmitMatchResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[9]
+	mi := &file_arbiter_v1_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1188,7 +1927,7 @@ func (x *SubmitMatchResponse) String() string {
 func (*SubmitMatchResponse) ProtoMessage() {}
 
 func (x *SubmitMatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[9]
+	mi := &file_arbiter_v1_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1201,7 +1940,7 @@ func (x *SubmitMatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitMatchResponse.ProtoReflect.Descriptor instead.
 func (*SubmitMatchResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SubmitMatchResponse) GetJob() *Job {
@@ -1221,7 +1960,7 @@ type DownloadPGNRequest struct {
 
 func (x *DownloadPGNRequest) Reset() {
 	*x = DownloadPGNRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[10]
+	mi := &file_arbiter_v1_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1233,7 +1972,7 @@ func (x *DownloadPGNRequest) String() string {
 func (*DownloadPGNRequest) ProtoMessage() {}
 
 func (x *DownloadPGNRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[10]
+	mi := &file_arbiter_v1_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1246,7 +1985,7 @@ func (x *DownloadPGNRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadPGNRequest.ProtoReflect.Descriptor instead.
 func (*DownloadPGNRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DownloadPGNRequest) GetJobId() string {
@@ -1268,7 +2007,7 @@ type DownloadPGNResponse struct {
 
 func (x *DownloadPGNResponse) Reset() {
 	*x = DownloadPGNResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[11]
+	mi := &file_arbiter_v1_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1280,7 +2019,7 @@ func (x *DownloadPGNResponse) String() string {
 func (*DownloadPGNResponse) ProtoMessage() {}
 
 func (x *DownloadPGNResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[11]
+	mi := &file_arbiter_v1_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1293,7 +2032,7 @@ func (x *DownloadPGNResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadPGNResponse.ProtoReflect.Descriptor instead.
 func (*DownloadPGNResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DownloadPGNResponse) GetPgn() string {
@@ -1320,7 +2059,7 @@ type SubmitPerftRequest struct {
 
 func (x *SubmitPerftRequest) Reset() {
 	*x = SubmitPerftRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[12]
+	mi := &file_arbiter_v1_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1332,7 +2071,7 @@ func (x *SubmitPerftRequest) String() string {
 func (*SubmitPerftRequest) ProtoMessage() {}
 
 func (x *SubmitPerftRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[12]
+	mi := &file_arbiter_v1_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1345,7 +2084,7 @@ func (x *SubmitPerftRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitPerftRequest.ProtoReflect.Descriptor instead.
 func (*SubmitPerftRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SubmitPerftRequest) GetSpec() *PerftSpec {
@@ -1365,7 +2104,7 @@ type SubmitPerftResponse struct {
 
 func (x *SubmitPerftResponse) Reset() {
 	*x = SubmitPerftResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[13]
+	mi := &file_arbiter_v1_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1377,7 +2116,7 @@ func (x *SubmitPerftResponse) String() string {
 func (*SubmitPerftResponse) ProtoMessage() {}
 
 func (x *SubmitPerftResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[13]
+	mi := &file_arbiter_v1_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1390,7 +2129,7 @@ func (x *SubmitPerftResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitPerftResponse.ProtoReflect.Descriptor instead.
 func (*SubmitPerftResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{13}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SubmitPerftResponse) GetJob() *Job {
@@ -1410,7 +2149,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[14]
+	mi := &file_arbiter_v1_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1422,7 +2161,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[14]
+	mi := &file_arbiter_v1_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1435,7 +2174,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{14}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -1455,7 +2194,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[15]
+	mi := &file_arbiter_v1_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1467,7 +2206,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[15]
+	mi := &file_arbiter_v1_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1480,7 +2219,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{15}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -1501,7 +2240,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[16]
+	mi := &file_arbiter_v1_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1513,7 +2252,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[16]
+	mi := &file_arbiter_v1_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1526,7 +2265,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{16}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListJobsRequest) GetLimit() uint32 {
@@ -1546,7 +2285,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[17]
+	mi := &file_arbiter_v1_job_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1558,7 +2297,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[17]
+	mi := &file_arbiter_v1_job_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1571,7 +2310,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{17}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -1591,7 +2330,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[18]
+	mi := &file_arbiter_v1_job_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1603,7 +2342,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[18]
+	mi := &file_arbiter_v1_job_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1616,7 +2355,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{18}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -1636,7 +2375,7 @@ type WatchJobResponse struct {
 
 func (x *WatchJobResponse) Reset() {
 	*x = WatchJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[19]
+	mi := &file_arbiter_v1_job_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1648,7 +2387,7 @@ func (x *WatchJobResponse) String() string {
 func (*WatchJobResponse) ProtoMessage() {}
 
 func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[19]
+	mi := &file_arbiter_v1_job_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1661,7 +2400,7 @@ func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobResponse.ProtoReflect.Descriptor instead.
 func (*WatchJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{19}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WatchJobResponse) GetJob() *Job {
@@ -1681,7 +2420,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[20]
+	mi := &file_arbiter_v1_job_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1693,7 +2432,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[20]
+	mi := &file_arbiter_v1_job_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1706,7 +2445,7 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{20}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CancelJobRequest) GetJobId() string {
@@ -1726,7 +2465,7 @@ type CancelJobResponse struct {
 
 func (x *CancelJobResponse) Reset() {
 	*x = CancelJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[21]
+	mi := &file_arbiter_v1_job_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1738,7 +2477,7 @@ func (x *CancelJobResponse) String() string {
 func (*CancelJobResponse) ProtoMessage() {}
 
 func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[21]
+	mi := &file_arbiter_v1_job_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1751,7 +2490,7 @@ func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobResponse.ProtoReflect.Descriptor instead.
 func (*CancelJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{21}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CancelJobResponse) GetJob() *Job {
@@ -1794,7 +2533,7 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"mismatches\x12-\n" +
 	"\x12mismatches_settled\x18\a \x01(\x04R\x11mismatchesSettled\x12%\n" +
 	"\x0eactive_workers\x18\b \x01(\rR\ractiveWorkers\x12\x18\n" +
-	"\ablocked\x18\t \x01(\tR\ablocked\"\xa0\x04\n" +
+	"\ablocked\x18\t \x01(\tR\ablocked\"\x89\x05\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.arbiter.v1.JobStateR\x05state\x12+\n" +
@@ -1811,7 +2550,90 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	" \x01(\tR\x04kind\x12+\n" +
 	"\x05match\x18\v \x01(\v2\x15.arbiter.v1.MatchSpecR\x05match\x12@\n" +
 	"\x0ematch_progress\x18\f \x01(\v2\x19.arbiter.v1.MatchProgressR\rmatchProgress\x12\x1c\n" +
-	"\tsubmitter\x18\r \x01(\tR\tsubmitter\"t\n" +
+	"\tsubmitter\x18\r \x01(\tR\tsubmitter\x12(\n" +
+	"\x04spsa\x18\x0e \x01(\v2\x14.arbiter.v1.SpsaSpecR\x04spsa\x12=\n" +
+	"\rspsa_progress\x18\x0f \x01(\v2\x18.arbiter.v1.SpsaProgressR\fspsaProgress\"\x9e\x01\n" +
+	"\tSpsaParam\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
+	"\bis_float\x18\x02 \x01(\bR\aisFloat\x12\x14\n" +
+	"\x05start\x18\x03 \x01(\x01R\x05start\x12\x10\n" +
+	"\x03min\x18\x04 \x01(\x01R\x03min\x12\x10\n" +
+	"\x03max\x18\x05 \x01(\x01R\x03max\x12\x13\n" +
+	"\x05c_end\x18\x06 \x01(\x01R\x04cEnd\x12\x13\n" +
+	"\x05r_end\x18\a \x01(\x01R\x04rEnd\"\xe2\x06\n" +
+	"\bSpsaSpec\x12.\n" +
+	"\x06engine\x18\x01 \x01(\v2\x16.arbiter.v1.EngineSpecR\x06engine\x12-\n" +
+	"\x06params\x18\x02 \x03(\v2\x15.arbiter.v1.SpsaParamR\x06params\x12\x14\n" +
+	"\x05pairs\x18\x03 \x01(\x04R\x05pairs\x12\x1f\n" +
+	"\vbatch_pairs\x18\x04 \x01(\rR\n" +
+	"batchPairs\x12\x19\n" +
+	"\x05alpha\x18\x05 \x01(\x01H\x00R\x05alpha\x88\x01\x01\x12\x19\n" +
+	"\x05gamma\x18\x06 \x01(\x01H\x01R\x05gamma\x88\x01\x01\x12\x1c\n" +
+	"\aa_ratio\x18\a \x01(\x01H\x02R\x06aRatio\x88\x01\x01\x12:\n" +
+	"\ftime_control\x18\b \x01(\v2\x17.arbiter.v1.TimeControlR\vtimeControl\x12/\n" +
+	"\bopenings\x18\t \x03(\v2\x13.arbiter.v1.OpeningR\bopenings\x12\x1b\n" +
+	"\tbook_name\x18\n" +
+	" \x01(\tR\bbookName\x12\x1d\n" +
+	"\n" +
+	"book_order\x18\v \x01(\tR\tbookOrder\x12\x12\n" +
+	"\x04seed\x18\f \x01(\x04R\x04seed\x12\x1d\n" +
+	"\n" +
+	"book_start\x18\r \x01(\rR\tbookStart\x12\x1a\n" +
+	"\bpriority\x18\x0e \x01(\x05R\bpriority\x12\x1e\n" +
+	"\n" +
+	"throughput\x18\x0f \x01(\x01R\n" +
+	"throughput\x12<\n" +
+	"\fadjudication\x18\x10 \x01(\v2\x18.arbiter.v1.AdjudicationR\fadjudication\x12\x1a\n" +
+	"\bchess960\x18\x11 \x01(\bR\bchess960\x12:\n" +
+	"\vtime_margin\x18\x12 \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"timeMargin\x12<\n" +
+	"\fhang_timeout\x18\x13 \x01(\v2\x19.google.protobuf.DurationR\vhangTimeout\x12#\n" +
+	"\rreference_nps\x18\x14 \x01(\x04R\freferenceNps\x12\x14\n" +
+	"\x05event\x18\x15 \x01(\tR\x05event\x12%\n" +
+	"\x0eopenings_count\x18\x16 \x01(\rR\ropeningsCountB\b\n" +
+	"\x06_alphaB\b\n" +
+	"\x06_gammaB\n" +
+	"\n" +
+	"\b_a_ratio\"\xf9\x01\n" +
+	"\x0eSpsaParamState\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
+	"\bis_float\x18\x02 \x01(\bR\aisFloat\x12\x14\n" +
+	"\x05start\x18\x03 \x01(\x01R\x05start\x12\x18\n" +
+	"\acurrent\x18\x04 \x01(\x01R\acurrent\x12\x10\n" +
+	"\x03min\x18\x05 \x01(\x01R\x03min\x12\x10\n" +
+	"\x03max\x18\x06 \x01(\x01R\x03max\x12\x13\n" +
+	"\x05c_end\x18\a \x01(\x01R\x04cEnd\x12\x13\n" +
+	"\x05r_end\x18\b \x01(\x01R\x04rEnd\x12\f\n" +
+	"\x01c\x18\t \x01(\x01R\x01c\x12\f\n" +
+	"\x01r\x18\n" +
+	" \x01(\x01R\x01r\x12\x1e\n" +
+	"\n" +
+	"trajectory\x18\v \x03(\x01R\n" +
+	"trajectory\"\xae\x04\n" +
+	"\fSpsaProgress\x122\n" +
+	"\x06params\x18\x01 \x03(\v2\x1a.arbiter.v1.SpsaParamStateR\x06params\x12\x18\n" +
+	"\aupdates\x18\x02 \x01(\x04R\aupdates\x12\x1d\n" +
+	"\n" +
+	"pairs_done\x18\x03 \x01(\x04R\tpairsDone\x12\x14\n" +
+	"\x05games\x18\x04 \x01(\x04R\x05games\x12\x12\n" +
+	"\x04wins\x18\x05 \x01(\x04R\x04wins\x12\x14\n" +
+	"\x05draws\x18\x06 \x01(\x04R\x05draws\x12\x16\n" +
+	"\x06losses\x18\a \x01(\x04R\x06losses\x129\n" +
+	"\vpentanomial\x18\b \x01(\v2\x17.arbiter.v1.PentanomialR\vpentanomial\x12#\n" +
+	"\rbatches_total\x18\t \x01(\x04R\fbatchesTotal\x12%\n" +
+	"\x0ebatches_leased\x18\n" +
+	" \x01(\x04R\rbatchesLeased\x12\x1f\n" +
+	"\vbatch_pairs\x18\v \x01(\rR\n" +
+	"batchPairs\x12\f\n" +
+	"\x01a\x18\f \x01(\x01R\x01a\x12-\n" +
+	"\x12trajectory_updates\x18\r \x03(\x04R\x11trajectoryUpdates\x12)\n" +
+	"\x10trajectory_every\x18\x0e \x01(\x04R\x0ftrajectoryEvery\x125\n" +
+	"\aworkers\x18\x0f \x03(\v2\x1b.arbiter.v1.WorkerIncidentsR\aworkers\x12\x12\n" +
+	"\x04pgns\x18\x10 \x01(\x04R\x04pgns\"=\n" +
+	"\x11SubmitSpsaRequest\x12(\n" +
+	"\x04spec\x18\x01 \x01(\v2\x14.arbiter.v1.SpsaSpecR\x04spec\"7\n" +
+	"\x12SubmitSpsaResponse\x12!\n" +
+	"\x03job\x18\x01 \x01(\v2\x0f.arbiter.v1.JobR\x03job\"t\n" +
 	"\n" +
 	"SprtParams\x12\x12\n" +
 	"\x04elo0\x18\x01 \x01(\x01R\x04elo0\x12\x12\n" +
@@ -1924,7 +2746,7 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\x11JOB_STATE_RUNNING\x10\x01\x12\x12\n" +
 	"\x0eJOB_STATE_DONE\x10\x02\x12\x14\n" +
 	"\x10JOB_STATE_FAILED\x10\x03\x12\x17\n" +
-	"\x13JOB_STATE_CANCELLED\x10\x042\x99\x04\n" +
+	"\x13JOB_STATE_CANCELLED\x10\x042\xe6\x04\n" +
 	"\n" +
 	"JobService\x12N\n" +
 	"\vSubmitPerft\x12\x1e.arbiter.v1.SubmitPerftRequest\x1a\x1f.arbiter.v1.SubmitPerftResponse\x12?\n" +
@@ -1933,7 +2755,9 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\bWatchJob\x12\x1b.arbiter.v1.WatchJobRequest\x1a\x1c.arbiter.v1.WatchJobResponse0\x01\x12H\n" +
 	"\tCancelJob\x12\x1c.arbiter.v1.CancelJobRequest\x1a\x1d.arbiter.v1.CancelJobResponse\x12N\n" +
 	"\vSubmitMatch\x12\x1e.arbiter.v1.SubmitMatchRequest\x1a\x1f.arbiter.v1.SubmitMatchResponse\x12P\n" +
-	"\vDownloadPGN\x12\x1e.arbiter.v1.DownloadPGNRequest\x1a\x1f.arbiter.v1.DownloadPGNResponse0\x01B=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
+	"\vDownloadPGN\x12\x1e.arbiter.v1.DownloadPGNRequest\x1a\x1f.arbiter.v1.DownloadPGNResponse0\x01\x12K\n" +
+	"\n" +
+	"SubmitSpsa\x12\x1d.arbiter.v1.SubmitSpsaRequest\x1a\x1e.arbiter.v1.SubmitSpsaResponseB=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
 
 var (
 	file_arbiter_v1_job_proto_rawDescOnce sync.Once
@@ -1948,85 +2772,107 @@ func file_arbiter_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_arbiter_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_arbiter_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_arbiter_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_arbiter_v1_job_proto_goTypes = []any{
 	(JobState)(0),                 // 0: arbiter.v1.JobState
 	(*PerftSpec)(nil),             // 1: arbiter.v1.PerftSpec
 	(*DivideEntry)(nil),           // 2: arbiter.v1.DivideEntry
 	(*JobProgress)(nil),           // 3: arbiter.v1.JobProgress
 	(*Job)(nil),                   // 4: arbiter.v1.Job
-	(*SprtParams)(nil),            // 5: arbiter.v1.SprtParams
-	(*MatchSpec)(nil),             // 6: arbiter.v1.MatchSpec
-	(*WorkerIncidents)(nil),       // 7: arbiter.v1.WorkerIncidents
-	(*MatchProgress)(nil),         // 8: arbiter.v1.MatchProgress
-	(*SubmitMatchRequest)(nil),    // 9: arbiter.v1.SubmitMatchRequest
-	(*SubmitMatchResponse)(nil),   // 10: arbiter.v1.SubmitMatchResponse
-	(*DownloadPGNRequest)(nil),    // 11: arbiter.v1.DownloadPGNRequest
-	(*DownloadPGNResponse)(nil),   // 12: arbiter.v1.DownloadPGNResponse
-	(*SubmitPerftRequest)(nil),    // 13: arbiter.v1.SubmitPerftRequest
-	(*SubmitPerftResponse)(nil),   // 14: arbiter.v1.SubmitPerftResponse
-	(*GetJobRequest)(nil),         // 15: arbiter.v1.GetJobRequest
-	(*GetJobResponse)(nil),        // 16: arbiter.v1.GetJobResponse
-	(*ListJobsRequest)(nil),       // 17: arbiter.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 18: arbiter.v1.ListJobsResponse
-	(*WatchJobRequest)(nil),       // 19: arbiter.v1.WatchJobRequest
-	(*WatchJobResponse)(nil),      // 20: arbiter.v1.WatchJobResponse
-	(*CancelJobRequest)(nil),      // 21: arbiter.v1.CancelJobRequest
-	(*CancelJobResponse)(nil),     // 22: arbiter.v1.CancelJobResponse
-	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
-	(*EngineSpec)(nil),            // 24: arbiter.v1.EngineSpec
-	(*TimeControl)(nil),           // 25: arbiter.v1.TimeControl
-	(*Opening)(nil),               // 26: arbiter.v1.Opening
-	(*Adjudication)(nil),          // 27: arbiter.v1.Adjudication
-	(*durationpb.Duration)(nil),   // 28: google.protobuf.Duration
-	(*Pentanomial)(nil),           // 29: arbiter.v1.Pentanomial
+	(*SpsaParam)(nil),             // 5: arbiter.v1.SpsaParam
+	(*SpsaSpec)(nil),              // 6: arbiter.v1.SpsaSpec
+	(*SpsaParamState)(nil),        // 7: arbiter.v1.SpsaParamState
+	(*SpsaProgress)(nil),          // 8: arbiter.v1.SpsaProgress
+	(*SubmitSpsaRequest)(nil),     // 9: arbiter.v1.SubmitSpsaRequest
+	(*SubmitSpsaResponse)(nil),    // 10: arbiter.v1.SubmitSpsaResponse
+	(*SprtParams)(nil),            // 11: arbiter.v1.SprtParams
+	(*MatchSpec)(nil),             // 12: arbiter.v1.MatchSpec
+	(*WorkerIncidents)(nil),       // 13: arbiter.v1.WorkerIncidents
+	(*MatchProgress)(nil),         // 14: arbiter.v1.MatchProgress
+	(*SubmitMatchRequest)(nil),    // 15: arbiter.v1.SubmitMatchRequest
+	(*SubmitMatchResponse)(nil),   // 16: arbiter.v1.SubmitMatchResponse
+	(*DownloadPGNRequest)(nil),    // 17: arbiter.v1.DownloadPGNRequest
+	(*DownloadPGNResponse)(nil),   // 18: arbiter.v1.DownloadPGNResponse
+	(*SubmitPerftRequest)(nil),    // 19: arbiter.v1.SubmitPerftRequest
+	(*SubmitPerftResponse)(nil),   // 20: arbiter.v1.SubmitPerftResponse
+	(*GetJobRequest)(nil),         // 21: arbiter.v1.GetJobRequest
+	(*GetJobResponse)(nil),        // 22: arbiter.v1.GetJobResponse
+	(*ListJobsRequest)(nil),       // 23: arbiter.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 24: arbiter.v1.ListJobsResponse
+	(*WatchJobRequest)(nil),       // 25: arbiter.v1.WatchJobRequest
+	(*WatchJobResponse)(nil),      // 26: arbiter.v1.WatchJobResponse
+	(*CancelJobRequest)(nil),      // 27: arbiter.v1.CancelJobRequest
+	(*CancelJobResponse)(nil),     // 28: arbiter.v1.CancelJobResponse
+	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
+	(*EngineSpec)(nil),            // 30: arbiter.v1.EngineSpec
+	(*TimeControl)(nil),           // 31: arbiter.v1.TimeControl
+	(*Opening)(nil),               // 32: arbiter.v1.Opening
+	(*Adjudication)(nil),          // 33: arbiter.v1.Adjudication
+	(*durationpb.Duration)(nil),   // 34: google.protobuf.Duration
+	(*Pentanomial)(nil),           // 35: arbiter.v1.Pentanomial
 }
 var file_arbiter_v1_job_proto_depIdxs = []int32{
 	0,  // 0: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
 	1,  // 1: arbiter.v1.Job.perft:type_name -> arbiter.v1.PerftSpec
 	3,  // 2: arbiter.v1.Job.progress:type_name -> arbiter.v1.JobProgress
 	2,  // 3: arbiter.v1.Job.divide:type_name -> arbiter.v1.DivideEntry
-	23, // 4: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	23, // 5: arbiter.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
-	6,  // 6: arbiter.v1.Job.match:type_name -> arbiter.v1.MatchSpec
-	8,  // 7: arbiter.v1.Job.match_progress:type_name -> arbiter.v1.MatchProgress
-	24, // 8: arbiter.v1.MatchSpec.engine_a:type_name -> arbiter.v1.EngineSpec
-	24, // 9: arbiter.v1.MatchSpec.engine_b:type_name -> arbiter.v1.EngineSpec
-	25, // 10: arbiter.v1.MatchSpec.time_control:type_name -> arbiter.v1.TimeControl
-	26, // 11: arbiter.v1.MatchSpec.openings:type_name -> arbiter.v1.Opening
-	5,  // 12: arbiter.v1.MatchSpec.sprt:type_name -> arbiter.v1.SprtParams
-	27, // 13: arbiter.v1.MatchSpec.adjudication:type_name -> arbiter.v1.Adjudication
-	28, // 14: arbiter.v1.MatchSpec.time_margin:type_name -> google.protobuf.Duration
-	28, // 15: arbiter.v1.MatchSpec.hang_timeout:type_name -> google.protobuf.Duration
-	29, // 16: arbiter.v1.MatchProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
-	7,  // 17: arbiter.v1.MatchProgress.workers:type_name -> arbiter.v1.WorkerIncidents
-	6,  // 18: arbiter.v1.SubmitMatchRequest.spec:type_name -> arbiter.v1.MatchSpec
-	4,  // 19: arbiter.v1.SubmitMatchResponse.job:type_name -> arbiter.v1.Job
-	1,  // 20: arbiter.v1.SubmitPerftRequest.spec:type_name -> arbiter.v1.PerftSpec
-	4,  // 21: arbiter.v1.SubmitPerftResponse.job:type_name -> arbiter.v1.Job
-	4,  // 22: arbiter.v1.GetJobResponse.job:type_name -> arbiter.v1.Job
-	4,  // 23: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
-	4,  // 24: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
-	4,  // 25: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
-	13, // 26: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
-	15, // 27: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
-	17, // 28: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
-	19, // 29: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
-	21, // 30: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
-	9,  // 31: arbiter.v1.JobService.SubmitMatch:input_type -> arbiter.v1.SubmitMatchRequest
-	11, // 32: arbiter.v1.JobService.DownloadPGN:input_type -> arbiter.v1.DownloadPGNRequest
-	14, // 33: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
-	16, // 34: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
-	18, // 35: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
-	20, // 36: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
-	22, // 37: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
-	10, // 38: arbiter.v1.JobService.SubmitMatch:output_type -> arbiter.v1.SubmitMatchResponse
-	12, // 39: arbiter.v1.JobService.DownloadPGN:output_type -> arbiter.v1.DownloadPGNResponse
-	33, // [33:40] is the sub-list for method output_type
-	26, // [26:33] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	29, // 4: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	29, // 5: arbiter.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
+	12, // 6: arbiter.v1.Job.match:type_name -> arbiter.v1.MatchSpec
+	14, // 7: arbiter.v1.Job.match_progress:type_name -> arbiter.v1.MatchProgress
+	6,  // 8: arbiter.v1.Job.spsa:type_name -> arbiter.v1.SpsaSpec
+	8,  // 9: arbiter.v1.Job.spsa_progress:type_name -> arbiter.v1.SpsaProgress
+	30, // 10: arbiter.v1.SpsaSpec.engine:type_name -> arbiter.v1.EngineSpec
+	5,  // 11: arbiter.v1.SpsaSpec.params:type_name -> arbiter.v1.SpsaParam
+	31, // 12: arbiter.v1.SpsaSpec.time_control:type_name -> arbiter.v1.TimeControl
+	32, // 13: arbiter.v1.SpsaSpec.openings:type_name -> arbiter.v1.Opening
+	33, // 14: arbiter.v1.SpsaSpec.adjudication:type_name -> arbiter.v1.Adjudication
+	34, // 15: arbiter.v1.SpsaSpec.time_margin:type_name -> google.protobuf.Duration
+	34, // 16: arbiter.v1.SpsaSpec.hang_timeout:type_name -> google.protobuf.Duration
+	7,  // 17: arbiter.v1.SpsaProgress.params:type_name -> arbiter.v1.SpsaParamState
+	35, // 18: arbiter.v1.SpsaProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
+	13, // 19: arbiter.v1.SpsaProgress.workers:type_name -> arbiter.v1.WorkerIncidents
+	6,  // 20: arbiter.v1.SubmitSpsaRequest.spec:type_name -> arbiter.v1.SpsaSpec
+	4,  // 21: arbiter.v1.SubmitSpsaResponse.job:type_name -> arbiter.v1.Job
+	30, // 22: arbiter.v1.MatchSpec.engine_a:type_name -> arbiter.v1.EngineSpec
+	30, // 23: arbiter.v1.MatchSpec.engine_b:type_name -> arbiter.v1.EngineSpec
+	31, // 24: arbiter.v1.MatchSpec.time_control:type_name -> arbiter.v1.TimeControl
+	32, // 25: arbiter.v1.MatchSpec.openings:type_name -> arbiter.v1.Opening
+	11, // 26: arbiter.v1.MatchSpec.sprt:type_name -> arbiter.v1.SprtParams
+	33, // 27: arbiter.v1.MatchSpec.adjudication:type_name -> arbiter.v1.Adjudication
+	34, // 28: arbiter.v1.MatchSpec.time_margin:type_name -> google.protobuf.Duration
+	34, // 29: arbiter.v1.MatchSpec.hang_timeout:type_name -> google.protobuf.Duration
+	35, // 30: arbiter.v1.MatchProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
+	13, // 31: arbiter.v1.MatchProgress.workers:type_name -> arbiter.v1.WorkerIncidents
+	12, // 32: arbiter.v1.SubmitMatchRequest.spec:type_name -> arbiter.v1.MatchSpec
+	4,  // 33: arbiter.v1.SubmitMatchResponse.job:type_name -> arbiter.v1.Job
+	1,  // 34: arbiter.v1.SubmitPerftRequest.spec:type_name -> arbiter.v1.PerftSpec
+	4,  // 35: arbiter.v1.SubmitPerftResponse.job:type_name -> arbiter.v1.Job
+	4,  // 36: arbiter.v1.GetJobResponse.job:type_name -> arbiter.v1.Job
+	4,  // 37: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
+	4,  // 38: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
+	4,  // 39: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
+	19, // 40: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
+	21, // 41: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
+	23, // 42: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
+	25, // 43: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
+	27, // 44: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
+	15, // 45: arbiter.v1.JobService.SubmitMatch:input_type -> arbiter.v1.SubmitMatchRequest
+	17, // 46: arbiter.v1.JobService.DownloadPGN:input_type -> arbiter.v1.DownloadPGNRequest
+	9,  // 47: arbiter.v1.JobService.SubmitSpsa:input_type -> arbiter.v1.SubmitSpsaRequest
+	20, // 48: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
+	22, // 49: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
+	24, // 50: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
+	26, // 51: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
+	28, // 52: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
+	16, // 53: arbiter.v1.JobService.SubmitMatch:output_type -> arbiter.v1.SubmitMatchResponse
+	18, // 54: arbiter.v1.JobService.DownloadPGN:output_type -> arbiter.v1.DownloadPGNResponse
+	10, // 55: arbiter.v1.JobService.SubmitSpsa:output_type -> arbiter.v1.SubmitSpsaResponse
+	48, // [48:56] is the sub-list for method output_type
+	40, // [40:48] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_job_proto_init() }
@@ -2035,13 +2881,14 @@ func file_arbiter_v1_job_proto_init() {
 		return
 	}
 	file_arbiter_v1_work_proto_init()
+	file_arbiter_v1_job_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_job_proto_rawDesc), len(file_arbiter_v1_job_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   22,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

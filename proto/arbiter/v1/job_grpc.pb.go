@@ -26,6 +26,7 @@ const (
 	JobService_CancelJob_FullMethodName   = "/arbiter.v1.JobService/CancelJob"
 	JobService_SubmitMatch_FullMethodName = "/arbiter.v1.JobService/SubmitMatch"
 	JobService_DownloadPGN_FullMethodName = "/arbiter.v1.JobService/DownloadPGN"
+	JobService_SubmitSpsa_FullMethodName  = "/arbiter.v1.JobService/SubmitSpsa"
 )
 
 // JobServiceClient is the client API for JobService service.
@@ -54,6 +55,10 @@ type JobServiceClient interface {
 	SubmitMatch(ctx context.Context, in *SubmitMatchRequest, opts ...grpc.CallOption) (*SubmitMatchResponse, error)
 	// DownloadPGN streams every stored game of a match or SPRT test.
 	DownloadPGN(ctx context.Context, in *DownloadPGNRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DownloadPGNResponse], error)
+	// SubmitSpsa creates an SPSA tune of an engine's parameters. Bad engines,
+	// parameters, time controls or openings are refused with
+	// INVALID_ARGUMENT naming the field, and nothing is stored.
+	SubmitSpsa(ctx context.Context, in *SubmitSpsaRequest, opts ...grpc.CallOption) (*SubmitSpsaResponse, error)
 }
 
 type jobServiceClient struct {
@@ -152,6 +157,16 @@ func (c *jobServiceClient) DownloadPGN(ctx context.Context, in *DownloadPGNReque
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type JobService_DownloadPGNClient = grpc.ServerStreamingClient[DownloadPGNResponse]
 
+func (c *jobServiceClient) SubmitSpsa(ctx context.Context, in *SubmitSpsaRequest, opts ...grpc.CallOption) (*SubmitSpsaResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SubmitSpsaResponse)
+	err := c.cc.Invoke(ctx, JobService_SubmitSpsa_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // JobServiceServer is the server API for JobService service.
 // All implementations must embed UnimplementedJobServiceServer
 // for forward compatibility.
@@ -178,6 +193,10 @@ type JobServiceServer interface {
 	SubmitMatch(context.Context, *SubmitMatchRequest) (*SubmitMatchResponse, error)
 	// DownloadPGN streams every stored game of a match or SPRT test.
 	DownloadPGN(*DownloadPGNRequest, grpc.ServerStreamingServer[DownloadPGNResponse]) error
+	// SubmitSpsa creates an SPSA tune of an engine's parameters. Bad engines,
+	// parameters, time controls or openings are refused with
+	// INVALID_ARGUMENT naming the field, and nothing is stored.
+	SubmitSpsa(context.Context, *SubmitSpsaRequest) (*SubmitSpsaResponse, error)
 	mustEmbedUnimplementedJobServiceServer()
 }
 
@@ -208,6 +227,9 @@ func (UnimplementedJobServiceServer) SubmitMatch(context.Context, *SubmitMatchRe
 }
 func (UnimplementedJobServiceServer) DownloadPGN(*DownloadPGNRequest, grpc.ServerStreamingServer[DownloadPGNResponse]) error {
 	return status.Error(codes.Unimplemented, "method DownloadPGN not implemented")
+}
+func (UnimplementedJobServiceServer) SubmitSpsa(context.Context, *SubmitSpsaRequest) (*SubmitSpsaResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SubmitSpsa not implemented")
 }
 func (UnimplementedJobServiceServer) mustEmbedUnimplementedJobServiceServer() {}
 func (UnimplementedJobServiceServer) testEmbeddedByValue()                    {}
@@ -342,6 +364,24 @@ func _JobService_DownloadPGN_Handler(srv interface{}, stream grpc.ServerStream) 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type JobService_DownloadPGNServer = grpc.ServerStreamingServer[DownloadPGNResponse]
 
+func _JobService_SubmitSpsa_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SubmitSpsaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).SubmitSpsa(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_SubmitSpsa_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).SubmitSpsa(ctx, req.(*SubmitSpsaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // JobService_ServiceDesc is the grpc.ServiceDesc for JobService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -368,6 +408,10 @@ var JobService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SubmitMatch",
 			Handler:    _JobService_SubmitMatch_Handler,
+		},
+		{
+			MethodName: "SubmitSpsa",
+			Handler:    _JobService_SubmitSpsa_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,127 @@
+package gamepair
+
+import "time"
+
+// Batches is which batches of a job are out, for a workload that hands
+// them out in order: re-opened batches first (lost leases, releases), then
+// fresh ones from the lowest never handed out. next skips batches that are
+// stored or leased (a lease adopted ahead of it after a restart, a batch
+// counted from a late result), so it never loops over indexes that were not
+// really issued, and each index is passed once. Nothing a peer sends is a
+// loop bound: an index is only looked up. Not safe for concurrent use.
+type Batches struct {
+	total  int            // indexes are [0, total)
+	stored map[int]bool   // counted, or held by a stored row
+	open   map[int]Holder // leased
+	retry  []int          // re-opened, served before fresh ones
+	next   int            // the lowest index never looked at by Take
+}
+
+// Holder is the worker holding a batch's lease.
+type Holder struct {
+	Worker  string
+	Granted time.Time
+}
+
+// NewBatches tracks batches [0, total).
+func NewBatches(total int) *Batches {
+	return &Batches{total: total, stored: map[int]bool{}, open: map[int]Holder{}}
+}
+
+// Total is the number of batches.
+func (b *Batches) Total() int { return b.total }
+
+// InRange reports whether idx is a batch of the job.
+func (b *Batches) InRange(idx int) bool { return idx >= 0 && idx < b.total }
+
+// Stored reports whether batch idx is stored.
+func (b *Batches) Stored(idx int) bool { return b.stored[idx] }
+
+// Free reports whether batch idx is neither stored nor leased.
+func (b *Batches) Free(idx int) bool {
+	if b.stored[idx] {
+		return false
+	}
+	_, leased := b.open[idx]
+	return !leased
+}
+
+// Available reports whether a batch can be leased, dropping stale entries
+// from the front of the retry list and moving next over batches that are
+// taken.
+func (b *Batches) Available() bool {
+	for len(b.retry) > 0 && !b.Free(b.retry[0]) {
+		b.retry = b.retry[1:]
+	}
+	if len(b.retry) > 0 {
+		return true
+	}
+	for b.next < b.total && !b.Free(b.next) {
+		b.next++
+	}
+	return b.next < b.total
+}
+
+// Take leases the next batch to worker.
+func (b *Batches) Take(worker string, now time.Time) (int, bool) {
+	if !b.Available() {
+		return 0, false
+	}
+	var idx int
+	if len(b.retry) > 0 {
+		idx, b.retry = b.retry[0], b.retry[1:]
+	} else {
+		idx = b.next
+		b.next++
+	}
+	b.open[idx] = Holder{Worker: worker, Granted: now}
+	return idx, true
+}
+
+// Hold leases batch idx to worker (an adopted lease).
+func (b *Batches) Hold(idx int, worker string, now time.Time) {
+	b.open[idx] = Holder{Worker: worker, Granted: now}
+}
+
+// Holder is who holds batch idx.
+func (b *Batches) Holder(idx int) (Holder, bool) {
+	h, ok := b.open[idx]
+	return h, ok
+}
+
+// Drop ends worker's lease on batch idx and reports whether it held it.
+func (b *Batches) Drop(idx int, worker string) bool {
+	if h, held := b.open[idx]; !held || h.Worker != worker {
+		return false
+	}
+	delete(b.open, idx)
+	return true
+}
+
+// Reopen puts batch idx back in line when it is free, and reports whether
+// it did.
+func (b *Batches) Reopen(idx int) bool {
+	if !b.Free(idx) {
+		return false
+	}
+	b.retry = append(b.retry, idx)
+	return true
+}
+
+// Store marks batch idx stored (and no longer leased).
+func (b *Batches) Store(idx int) {
+	b.stored[idx] = true
+	delete(b.open, idx)
+}
+
+// Leased is the number of batches leased now.
+func (b *Batches) Leased() int { return len(b.open) }
+
+// Workers is the number of workers holding a batch now.
+func (b *Batches) Workers() int {
+	seen := make(map[string]bool, len(b.open))
+	for _, h := range b.open {
+		seen[h.Worker] = true
+	}
+	return len(seen)
+}

@@ -1,0 +1,186 @@
+package spsajob
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/logging"
+	"github.com/arbiter-chess/arbiter/internal/matchspec"
+	"github.com/arbiter-chess/arbiter/internal/spsaspec"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spsa"
+)
+
+// Limits on what a tune may ask for.
+const (
+	// MaxPairs bounds a tune's game pairs.
+	MaxPairs = spsa.MaxPairs
+	// MaxParams bounds a tune's parameters.
+	MaxParams = spsa.MaxParams
+)
+
+// checked is a validated spec with what the workload derives from it.
+type checked struct {
+	spec     *arbiterv1.SpsaSpec  // defaults filled in
+	openings []*arbiterv1.Opening // in the order of play
+	tune     *spsa.Tune           // at its start
+}
+
+// paramsOf converts a spec's parameters.
+func paramsOf(spec *arbiterv1.SpsaSpec) []spsa.Param {
+	return spsaspec.ParamsFromProto(spec.GetParams())
+}
+
+// configOf is the tune's design of a checked spec.
+func configOf(spec *arbiterv1.SpsaSpec) spsa.Config { return spsaspec.Config(spec) }
+
+// checkSpec validates a tune and fills in its defaults (in spec). Every
+// refusal is an *apierr.Error naming the input. storedBatch is the batch
+// size of a stored tune (0 at submit).
+func (w *Workload) checkSpec(spec *arbiterv1.SpsaSpec, storedBatch int) (*checked, error) {
+	if spec == nil {
+		return nil, apierr.Invalid("spec missing")
+	}
+	e := spec.GetEngine()
+	if err := gamepair.CheckEngine("engine", e); err != nil {
+		return nil, err
+	}
+	if len(e.GetName()) >= gamepair.MaxNameBytes {
+		return nil, apierr.Invalid("engine: name longer than %d bytes", gamepair.MaxNameBytes-1)
+	}
+	if n := len(spec.GetParams()); n > MaxParams {
+		return nil, apierr.Invalid("params: %d, at most %d", n, MaxParams)
+	}
+	ps := paramsOf(spec)
+	if err := spsa.CheckParams(ps); err != nil {
+		return nil, apierr.Invalid("%s", gamepair.Brief(err))
+	}
+	if matchspec.IsBuiltin(e) {
+		decls, err := w.builtinOptions()
+		if err != nil {
+			return nil, apierr.New(apierr.Internal, apierr.ReasonInternal, "the embedded engine's options: %v", err)
+		}
+		if err := spsa.CheckAgainst(ps, decls); err != nil {
+			return nil, apierr.Invalid("engine %s: %s", apierr.Q(e.GetName()), gamepair.Brief(err))
+		}
+	}
+	lim, err := gamepair.CheckTimeControl(spec.GetTimeControl())
+	if err != nil {
+		return nil, err
+	}
+	if err := gamepair.CheckText(gamepair.Text{What: "book name", S: spec.GetBookName(), Max: gamepair.MaxNameBytes},
+		gamepair.Text{What: "event", S: spec.GetEvent(), Max: gamepair.MaxNameBytes},
+		gamepair.Text{What: "book order", S: spec.GetBookOrder(), Max: gamepair.MaxWordBytes}); err != nil {
+		return nil, err
+	}
+	c := &checked{spec: spec}
+	if c.openings, err = gamepair.CheckOpenings(gamepair.Book{Openings: spec.GetOpenings(), Name: spec.GetBookName(),
+		Order: spec.GetBookOrder(), Seed: spec.GetSeed(), Start: int(spec.GetBookStart()), Chess960: spec.GetChess960()}); err != nil {
+		return nil, err
+	}
+	if p := spec.GetPairs(); p < 1 || p > MaxPairs {
+		return nil, apierr.Invalid("pairs %d: want 1 to %d", p, MaxPairs)
+	}
+	if err := gamepair.CheckShare(spec.GetThroughput()); err != nil {
+		return nil, err
+	}
+	if spec.GetThroughput() == 0 {
+		spec.Throughput = 1
+	}
+	if err := gamepair.CheckReferenceNPS(spec.GetReferenceNps()); err != nil {
+		return nil, err
+	}
+	if err := gamepair.CheckMargins(spec.GetTimeMargin(), spec.GetHangTimeout()); err != nil {
+		return nil, err
+	}
+	switch {
+	case storedBatch > 0:
+		spec.BatchPairs = uint32(storedBatch)
+	case spec.GetBatchPairs() > gamepair.MaxBatchPairs:
+		return nil, apierr.Invalid("batch pairs %d: at most %d", spec.GetBatchPairs(), gamepair.MaxBatchPairs)
+	case spec.GetBatchPairs() == 0:
+		ref := spec.GetReferenceNps()
+		if ref == 0 {
+			ref = w.cfg.ReferenceNPS
+		}
+		spec.BatchPairs = uint32(gamepair.AutoBatchPairs(lim, ref, w.cfg.BatchDuration, w.cfg.MaxAutoBatchPairs))
+	}
+	spec.BatchPairs = uint32(min(uint64(spec.GetBatchPairs()), spec.GetPairs()))
+	d := spsaspec.WithDefaults(spec)
+	spec.Alpha, spec.Gamma, spec.ARatio = d.Alpha, d.Gamma, d.ARatio
+	if c.tune, err = spsa.New(configOf(spec)); err != nil {
+		return nil, apierr.Invalid("%s", gamepair.Brief(err))
+	}
+	return c, nil
+}
+
+// sides are the tuned engine as engines A (θ + c_k·Δ) and B (θ − c_k·Δ),
+// named by spsa.SideNames; a batch sets their options.
+func sides(e *arbiterv1.EngineSpec) (a, b *arbiterv1.EngineSpec) {
+	a, b = proto.Clone(e).(*arbiterv1.EngineSpec), proto.Clone(e).(*arbiterv1.EngineSpec)
+	a.Name, b.Name = spsa.SideNames(e.GetName())
+	return a, b
+}
+
+// withoutOpenings is spec as snapshots show it: openings dropped, their
+// number in OpeningsCount.
+func withoutOpenings(spec *arbiterv1.SpsaSpec) *arbiterv1.SpsaSpec {
+	ops := spec.Openings
+	spec.Openings = nil
+	out := proto.Clone(spec).(*arbiterv1.SpsaSpec)
+	spec.Openings = ops
+	out.OpeningsCount = uint32(len(ops))
+	return out
+}
+
+// Create implements core.Workload: spec is a *arbiterv1.SpsaSpec. Nothing
+// is stored when the spec is refused.
+func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (core.JobRef, error) {
+	in, ok := specAny.(*arbiterv1.SpsaSpec)
+	if !ok || in == nil {
+		return core.JobRef{}, apierr.Invalid("spsa spec missing")
+	}
+	if n := len(in.GetOpenings()); n > gamepair.MaxOpenings {
+		// Before the copy: refusing must not cost a copy of the book.
+		return core.JobRef{}, apierr.Invalid("openings: %d is more than 1,000,000", n)
+	}
+	spec := proto.Clone(in).(*arbiterv1.SpsaSpec)
+	c, err := w.checkSpec(spec, 0)
+	if err != nil {
+		w.log.Info("tune refused", zap.Error(err))
+		return core.JobRef{}, err
+	}
+	spec.OpeningsCount = 0 // the coordinator's to fill in
+	specBytes, err := proto.Marshal(spec)
+	if err != nil {
+		return core.JobRef{}, apierr.New(apierr.Internal, apierr.ReasonInternal, "encode spec: %v", err)
+	}
+	t := w.newTune(c)
+	id := "t" + randomHex(6)
+	t.rec = &store.Job{ID: id, Kind: Kind, State: store.StateRunning, CreatedAt: w.cfg.Now(), Chess960: spec.GetChess960(),
+		RootMoves: []string{}, Submitter: submitter, Priority: spec.GetPriority(), Throughput: spec.GetThroughput(),
+		UnitsTotal: t.batches.Total()}
+	t.traj.add(0, t.st.Theta())
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	if err := w.store.CreateTune(ctx, t.rec, &store.Tune{JobID: id, Spec: specBytes, BatchPairs: int(spec.GetBatchPairs())}); err != nil {
+		return core.JobRef{}, apierr.Store(err)
+	}
+	w.mu.Lock()
+	w.tunes[id] = t
+	w.running = append(w.running, t)
+	w.mu.Unlock()
+	if w.host != nil {
+		w.host.WorkAvailable()
+	}
+	w.log.Info("tune submitted", zap.String(logging.JobID, id), zap.String("engine", spec.GetEngine().GetName()),
+		zap.Int("params", len(spec.GetParams())), zap.Uint64("pairs", spec.GetPairs()), zap.Uint32("batch_pairs", spec.GetBatchPairs()),
+		zap.Int("openings", len(c.openings)), zap.Int32("priority", spec.GetPriority()), zap.String("submitter", submitter))
+	return core.JobRef{ID: id, Seq: t.rec.Seq, Submitter: submitter}, nil
+}

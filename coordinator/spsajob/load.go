@@ -1,0 +1,244 @@
+package spsajob
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/logging"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/sprt"
+	"github.com/arbiter-chess/arbiter/spsa"
+)
+
+// LoadProblem is a stored tune that Load skipped: its row missing or
+// undecodable, its spec no longer valid, or an update row that does not fit
+// it (a seq out of order, a batch outside the tune or applied twice, counts
+// that do not add up, θ outside the ranges). A tune's θ is the chain of its
+// updates, so one bad row stops the whole tune from being served; the rest
+// loads. The caller quarantines and reports them.
+type LoadProblem struct {
+	ID  string // the job id
+	Err error
+}
+
+func (p LoadProblem) Error() string { return fmt.Sprintf("tune %s: %v", p.ID, p.Err) }
+
+// LoadProblems returns what the last Load skipped.
+func (w *Workload) LoadProblems() []LoadProblem {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]LoadProblem(nil), w.problems...)
+}
+
+// Load implements core.Workload: every tune, finished ones with only what
+// their snapshots need. A running tune resumes at θ after its last stored
+// update, with its trajectory and counts; every batch not applied is open
+// again.
+func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
+	recs, err := w.store.Jobs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("spsa: load jobs: %w", err)
+	}
+	ws, err := w.store.Workers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("spsa: load workers: %w", err)
+	}
+	w.mu.Lock()
+	w.problems = nil
+	for _, sw := range ws {
+		var caps core.Caps
+		_ = json.Unmarshal([]byte(sw.Capabilities), &caps) // a bad row shows no speed
+		w.workers[sw.ID] = workerInfo{name: sw.Name, benchNPS: caps.BenchNPS}
+	}
+	w.mu.Unlock()
+	var refs []core.JobRef
+	for _, rec := range recs {
+		if rec.Kind != Kind {
+			continue
+		}
+		t, err := w.loadTune(ctx, rec)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			var closing closeError
+			if errors.As(err, &closing) {
+				return nil, err
+			}
+			w.log.Error("stored tune skipped", zap.String(logging.JobID, rec.ID), zap.Error(err))
+			w.mu.Lock()
+			w.problems = append(w.problems, LoadProblem{ID: rec.ID, Err: err})
+			w.mu.Unlock()
+			continue
+		}
+		w.mu.Lock()
+		w.tunes[rec.ID] = t
+		if t.running() {
+			w.running = append(w.running, t)
+		}
+		w.mu.Unlock()
+		refs = append(refs, core.JobRef{ID: rec.ID, Seq: rec.Seq, Submitter: rec.Submitter})
+	}
+	return refs, nil
+}
+
+// closeError is a store failure while closing a tune on load: not the
+// tune's fault, so Load fails rather than skipping it.
+type closeError struct{ error }
+
+func (e closeError) Unwrap() error { return e.error }
+
+// loadTune rebuilds one tune from the store: spec, updates (θ after the
+// last, the trajectory, the counts) and its workers' events.
+func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, error) {
+	id := rec.ID
+	row, err := w.store.Tune(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	spec := &arbiterv1.SpsaSpec{}
+	if err := proto.Unmarshal(row.Spec, spec); err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	if row.BatchPairs < 1 || uint64(row.BatchPairs) > max(spec.GetPairs(), 1) || row.BatchPairs > gamepair.MaxBatchPairs {
+		return nil, fmt.Errorf("batch pairs %d: want 1 to %d", row.BatchPairs, min(spec.GetPairs(), gamepair.MaxBatchPairs))
+	}
+	var t *tune
+	if rec.State == store.StateRunning {
+		c, err := w.checkSpec(spec, row.BatchPairs)
+		if err != nil {
+			return nil, fmt.Errorf("spec no longer valid: %w", err)
+		}
+		t = w.newTune(c)
+	} else {
+		// A finished tune only shows its snapshot: its book is not read
+		// again, nor its engine checked.
+		spec.BatchPairs = uint32(row.BatchPairs)
+		st, err := spsa.New(configOf(spec))
+		if err != nil {
+			return nil, fmt.Errorf("spec: %w", err)
+		}
+		t = &tune{spec: withoutOpenings(spec), st: st, workers: w.newWorkers()}
+		t.traj.every = max(1, st.Config().Batches()/w.cfg.TrajectoryPoints)
+	}
+	t.rec = rec
+	updates, err := w.store.TuneUpdates(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("updates: %w", err)
+	}
+	events, err := w.store.Events(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	if err := w.replay(t, updates, events); err != nil {
+		return nil, err
+	}
+	if !row.PGNsExpired.IsZero() {
+		t.pgns = 0 // deleted by the retention setting
+	}
+	if !t.running() {
+		t.workers.DropWindows()
+		return t, nil
+	}
+	if t.st.Updates() == t.batches.Total() {
+		// Complete but not closed: close it now.
+		change := &store.JobChange{State: store.StateDone, FinishedAt: w.cfg.Now()}
+		if err := w.store.SetJobState(ctx, id, change); err != nil {
+			return nil, closeError{fmt.Errorf("spsa: close %s: %w", id, err)}
+		}
+		w.finish(t, change)
+		return t, nil
+	}
+	w.log.Info("tune resumed", zap.String(logging.JobID, id), zap.Int("updates", t.st.Updates()), zap.Int64("games", t.results.Games()))
+	return t, nil
+}
+
+// replay takes a tune's stored updates in the order they were applied: θ
+// resumes from the last one, and the trajectory, counts and workers are
+// rebuilt. Replaying the recorded results from the start must give the
+// same θ; when it does not (another build's arithmetic), the stored θ
+// stands and the difference is logged.
+func (w *Workload) replay(t *tune, updates []store.TuneUpdate, events []store.Event) error {
+	cfg := t.st.Config()
+	seen := make(map[int]bool, len(updates))
+	var played []gamepair.Played
+	check, err := spsa.New(cfg)
+	if err != nil {
+		return err
+	}
+	t.traj.add(0, check.Theta())
+	pairs := 0
+	for i := range updates {
+		u := &updates[i]
+		if err := checkUpdate(t, cfg, u, i, seen); err != nil {
+			return err
+		}
+		seen[u.Batch] = true
+		if err := check.Apply(u.Batch, int(u.Wins), int(u.Losses)); err != nil {
+			return fmt.Errorf("update %d: %w", u.Seq, err)
+		}
+		pairs += u.Pairs
+		t.count(u)
+		t.traj.add(i+1, u.Theta)
+		if t.batches != nil {
+			t.batches.Store(u.Batch)
+		}
+		played = append(played, gamepair.Played{WorkerID: u.WorkerID, Games: 2 * u.Pairs,
+			Incidents: gamepair.DecodeIncidents(u.Incidents), At: u.At})
+	}
+	if n := len(updates); n > 0 {
+		if err := t.st.Restore(updates[n-1].Theta, n, pairs); err != nil {
+			return fmt.Errorf("update %d: %w", n-1, err)
+		}
+		if !slices.Equal(check.Theta(), t.st.Theta()) {
+			w.log.Warn("replayed theta differs from the stored one; the stored one stands", zap.String(logging.JobID, t.rec.ID),
+				zap.Float64s("replayed", check.Theta()), zap.Float64s("stored", t.st.Theta()))
+		}
+	}
+	t.workers.Replay(played, events)
+	return nil
+}
+
+// checkUpdate refuses a stored update that does not fit the tune, so that
+// no stored row can make a loop long, a count wrong or θ leave its range.
+func checkUpdate(t *tune, cfg spsa.Config, u *store.TuneUpdate, i int, seen map[int]bool) error {
+	if u.Seq != i {
+		return fmt.Errorf("update %d is stored as seq %d: the order of application has a gap", i, u.Seq)
+	}
+	if u.Batch < 0 || u.Batch >= cfg.Batches() {
+		return fmt.Errorf("update %d: batch %d is outside the tune's %d batches", i, u.Batch, cfg.Batches())
+	}
+	if seen[u.Batch] || u.UnitID != gamepair.UnitID(t.rec.ID, u.Batch) {
+		return fmt.Errorf("update %d: batch %d applied twice, or its unit id does not name it", i, u.Batch)
+	}
+	if _, n := cfg.BatchRange(u.Batch); u.Pairs != n {
+		return fmt.Errorf("update %d: %d pairs stored; batch %d has %d", i, u.Pairs, u.Batch, n)
+	}
+	penta := sprt.Pentanomial(u.Penta)
+	res := sprt.Results{Wins: u.Wins, Draws: u.Draws, Losses: u.Losses, Pentanomial: &penta}
+	if penta.Pairs() != int64(u.Pairs) || res.Wins+res.Draws+res.Losses != int64(2*u.Pairs) {
+		return fmt.Errorf("update %d: counts %v, W/D/L %d/%d/%d do not make %d pairs", i, u.Penta, u.Wins, u.Draws, u.Losses, u.Pairs)
+	}
+	if err := res.Validate(); err != nil {
+		return fmt.Errorf("update %d: %w", i, err)
+	}
+	if len(u.Theta) != len(cfg.Params) {
+		return fmt.Errorf("update %d: theta has %d values for %d parameters", i, len(u.Theta), len(cfg.Params))
+	}
+	for k, v := range u.Theta {
+		if p := cfg.Params[k]; math.IsNaN(v) || v < p.Min || v > p.Max {
+			return fmt.Errorf("update %d: theta of %s is %v, outside [%v, %v]", i, p.Name, v, p.Min, p.Max)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+package spsa
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/arbiter-chess/arbiter/engine/eval"
+	"github.com/arbiter-chess/arbiter/engine/search"
+	"github.com/arbiter-chess/arbiter/internal/engineproc"
+)
+
+// Parameters straight from an engine: the UCI options it declares (a UCI
+// binary started through engineproc, or the embedded engine's own table),
+// every spin option with its default as start and its min/max as range.
+// The step (c_end) is the embedded engine's Step for its parameters, and
+// Stockfish's TUNE default (max − min) / 20 for other engines; r_end is
+// DefaultREnd.
+
+// OptionDecl is a UCI option as an engine declares it.
+type OptionDecl struct {
+	Name    string
+	Type    string // spin, check, combo, button, string
+	Default string
+	// Min and Max of a spin; HasRange when the engine gave them.
+	Min, Max int64
+	HasRange bool
+	// Step is the engine's own tuning step (the embedded engine's Params);
+	// 0 when it has none.
+	Step int
+}
+
+// ParseOptionLine reads "option name N type T [default D] [min A] [max B]
+// [var V]...". Names may contain blanks (and keywords, up to "type").
+func ParseOptionLine(line string) (OptionDecl, bool) {
+	f := strings.Fields(line)
+	if len(f) < 2 || f[0] != "option" {
+		return OptionDecl{}, false
+	}
+	var o OptionDecl
+	key := ""
+	var val []string
+	okMin, okMax := false, false
+	flush := func() {
+		v := strings.Join(val, " ")
+		var err error
+		switch key {
+		case "name":
+			o.Name = v
+		case "type":
+			o.Type = strings.ToLower(v)
+		case "default":
+			o.Default = v
+		case "min":
+			o.Min, err = strconv.ParseInt(v, 10, 64)
+			okMin = err == nil
+		case "max":
+			o.Max, err = strconv.ParseInt(v, 10, 64)
+			okMax = err == nil
+		}
+		val = val[:0]
+	}
+	for _, w := range f[1:] {
+		switch w {
+		case "name", "type", "default", "min", "max", "var":
+			if key != "name" || w == "type" {
+				flush()
+				key = w
+				continue
+			}
+		}
+		val = append(val, w)
+	}
+	flush()
+	o.HasRange = okMin && okMax
+	return o, o.Name != "" && o.Type != ""
+}
+
+// ReadUCIOptions starts a UCI engine, asks for its options ("uci") and
+// stops it. The error names the program when it does not start or does not
+// answer uciok within timeout (10s when zero).
+func ReadUCIOptions(ctx context.Context, cfg engineproc.Config, timeout time.Duration) ([]OptionDecl, error) {
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	p, err := engineproc.Start(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Stop("quit", time.Second)
+	p.Watch(ctx)
+	if err := p.WriteLine("uci"); err != nil {
+		return nil, fmt.Errorf("engine %s: %w", quote(cfg.Path), err)
+	}
+	deadline := time.Now().Add(timeout)
+	var out []OptionDecl
+	for {
+		line, err := p.ReadLine(deadline)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("engine %s: no uciok within %v (%v)", quote(cfg.Path), timeout, err)
+		}
+		s := strings.TrimSpace(string(line))
+		if s == "uciok" {
+			return out, nil
+		}
+		if o, ok := ParseOptionLine(s); ok && len(out) < 10*MaxParams {
+			out = append(out, o)
+		}
+	}
+}
+
+// BuiltinOptions are the embedded engine's options, with the tuning step
+// of each of its parameters.
+func BuiltinOptions() ([]OptionDecl, error) {
+	// Hash 1: building the engine must not allocate its default table.
+	e, err := search.NewEngine(map[string]string{search.OptHash: "1"})
+	if err != nil {
+		return nil, err
+	}
+	var out []OptionDecl
+	for _, s := range e.Options() {
+		o := OptionDecl{Name: s.Name, Type: s.Type, Default: s.Default}
+		if s.Type == "spin" {
+			o.Min, o.Max, o.HasRange = int64(s.Min), int64(s.Max), true
+		}
+		for _, table := range [][]eval.Param{eval.Params[:], search.Params[:]} {
+			if i := eval.FindParam(table, s.Name); i >= 0 {
+				o.Step = table[i].Step
+			}
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// notTuned are spin options that set up an engine rather than make it play
+// better: FromEngine leaves them out unless they are named.
+var notTuned = map[string]bool{"hash": true, "threads": true, "multipv": true, "move overhead": true,
+	"minimum thinking time": true, "slow mover": true, "nodestime": true, "skill level": true,
+	"syzygyprobedepth": true, "syzygyprobelimit": true, "contempt": true}
+
+func tunable(name string) bool {
+	n := strings.ToLower(name)
+	return !notTuned[n] && !strings.HasPrefix(n, "uci_")
+}
+
+// FromEngine makes parameters of an engine's spin options: the ones named
+// (any letter case), or every tunable one when names is empty (not Hash,
+// Threads, MultiPV, Move Overhead, UCI_*, ...). Start is the default, the
+// range the declared min and max.
+func FromEngine(decls []OptionDecl, names []string) ([]Param, error) {
+	var picked []OptionDecl
+	if len(names) == 0 {
+		for _, d := range decls {
+			if d.Type == "spin" && tunable(d.Name) {
+				picked = append(picked, d)
+			}
+		}
+		if len(picked) == 0 {
+			return nil, errors.New("params from-engine: the engine declares no spin option to tune")
+		}
+	}
+	for _, n := range names {
+		d, err := find(decls, strings.TrimSpace(n))
+		if err != nil {
+			return nil, err
+		}
+		if d.Type != "spin" {
+			return nil, fmt.Errorf("param %s: the engine's option is a %s, not a spin", quote(d.Name), d.Type)
+		}
+		picked = append(picked, d)
+	}
+	out := make([]Param, 0, len(picked))
+	for _, d := range picked {
+		p, err := paramOf(d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	if err := CheckParams(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func find(decls []OptionDecl, name string) (OptionDecl, error) {
+	for _, d := range decls {
+		if strings.EqualFold(d.Name, name) {
+			return d, nil
+		}
+	}
+	return OptionDecl{}, fmt.Errorf("param %s: the engine has no option of that name", quote(name))
+}
+
+func paramOf(d OptionDecl) (Param, error) {
+	q := quote(d.Name)
+	if !d.HasRange {
+		return Param{}, fmt.Errorf("param %s: the engine's spin option declares no min and max", q)
+	}
+	start, err := strconv.ParseInt(strings.TrimSpace(d.Default), 10, 64)
+	if err != nil {
+		return Param{}, fmt.Errorf("param %s: the engine's default %s is not an integer", q, quote(d.Default))
+	}
+	p := Param{Name: d.Name, Start: float64(start), Min: float64(d.Min), Max: float64(d.Max), CEnd: float64(d.Step), REnd: DefaultREnd}
+	if d.Step <= 0 {
+		p.CEnd = float64(d.Max-d.Min) / 20
+	}
+	if p.CEnd <= 0 {
+		return Param{}, fmt.Errorf("param %s: min = max = %d leaves nothing to tune", q, d.Min)
+	}
+	return p, nil
+}
+
+// CheckAgainst refuses parameters that the engine cannot be given: an
+// option it lacks, one that is not a spin (a real-valued parameter needs a
+// string option), a range reaching outside the engine's.
+func CheckAgainst(ps []Param, decls []OptionDecl) error {
+	for _, p := range ps {
+		d, err := find(decls, p.Name)
+		if err != nil {
+			return err
+		}
+		q := quote(p.Name)
+		switch {
+		case p.Float && d.Type != "string":
+			return fmt.Errorf("param %s: real-valued, but the engine's option is a %s (a string option takes real values)", q, d.Type)
+		case p.Float:
+			continue
+		case d.Type != "spin":
+			return fmt.Errorf("param %s: the engine's option is a %s, not a spin", q, d.Type)
+		case !d.HasRange:
+			continue
+		case math.Ceil(p.Min) < float64(d.Min):
+			return fmt.Errorf("param %s: min %s is below the engine's min %d", q, num(p.Min), d.Min)
+		case math.Floor(p.Max) > float64(d.Max):
+			return fmt.Errorf("param %s: max %s is above the engine's max %d", q, num(p.Max), d.Max)
+		}
+	}
+	return nil
+}
