@@ -140,13 +140,59 @@ func (c *perftCore) sliced(b *perftBoard, depth, ply, toKey int) uint64 {
 	c.gen(b, ml)
 	var n uint64
 	var child perftBoard
-	for _, m := range ml.moves[:ml.n] {
-		child = c.make(b, m)
-		n += c.sliced(&child, depth-1, ply+1, toKey-1)
+	if toKey == 1 && c.table != nil && depth > 2 {
+		n = c.keyChildren(b, ml, depth, ply)
+	} else {
+		for _, m := range ml.moves[:ml.n] {
+			child = c.make(b, m)
+			n += c.sliced(&child, depth-1, ply+1, toKey-1)
+		}
 	}
 	if c.table != nil {
 		c.table.store(h1, h2, depth, n)
 		c.stats.Stores++
+	}
+	return n
+}
+
+// keyChildren counts the leaves below the children of b (the moves of ml)
+// that are key positions of c's slice, through the table. As in expand,
+// every such child is hashed and its bucket touched before any is
+// probed, so that the cache misses overlap.
+func (c *perftCore) keyChildren(b *perftBoard, ml *perftMoveList, depth, ply int) uint64 {
+	keys := &c.keys[ply]
+	var in [maxPerftMoves]bool
+	var child perftBoard
+	for i, m := range ml.moves[:ml.n] {
+		child = c.make(b, m)
+		if in[i&(maxPerftMoves-1)] = sliceOf(&child, c.slice.Of) == c.slice.Index; in[i&(maxPerftMoves-1)] {
+			keys[i&(maxPerftMoves-1)][0], keys[i&(maxPerftMoves-1)][1] = c.table.hash(&child)
+		}
+	}
+	var touched uint64
+	for i := range ml.moves[:ml.n] {
+		if in[i&(maxPerftMoves-1)] {
+			touched += c.table.touch(keys[i&(maxPerftMoves-1)][0])
+		}
+	}
+	c.sink += touched
+	var n uint64
+	for i, m := range ml.moves[:ml.n] {
+		if !in[i&(maxPerftMoves-1)] {
+			continue
+		}
+		k := &keys[i&(maxPerftMoves-1)]
+		c.stats.Probes++
+		if cn, ok := c.table.probe(k[0], k[1], depth-1); ok {
+			c.stats.Hits++
+			n += cn
+			continue
+		}
+		child = c.make(b, m)
+		cn := c.expand(&child, depth-1, ply+1)
+		c.table.store(k[0], k[1], depth-1, cn)
+		c.stats.Stores++
+		n += cn
 	}
 	return n
 }
@@ -254,3 +300,6 @@ func (pc *PerftCounter) Count(ctx context.Context, p *Position, depth int, s Per
 	defer c.flush()
 	return c.countWide(ctx, &b, depth, 0, c.toKey(), pc.narrow)
 }
+
+// HasStatsTable reports whether the counter caches statistics in a table.
+func (pc *PerftCounter) HasStatsTable() bool { return pc.core.stab != nil }

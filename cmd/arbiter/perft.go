@@ -105,7 +105,7 @@ func runPerftOne(cmd *cobra.Command, f *perftFlags) error {
 		pos.SetChess960(true)
 	}
 	if f.client.given() {
-		return runClusterPerft(cmd, f.client, pos.FEN(), f.depth, f.divide, f.jsonOut)
+		return runClusterPerft(cmd, f.client, pos.FEN(), f.depth, f.divide, f.jsonOut, f.stats)
 	}
 	ctx, cancel := perftContext()
 	defer cancel()

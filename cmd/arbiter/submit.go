@@ -37,6 +37,8 @@ type submitPerftFlags struct {
 	jsonOut  bool
 	chess960 bool
 	progress bool
+	stats    bool
+	slices   int
 }
 
 func newSubmitCommand() *cobra.Command {
@@ -72,6 +74,8 @@ func newSubmitPerftCommand() *cobra.Command {
 	fl.BoolVar(&f.jsonOut, "json", false, "with --wait: print the result as one JSON object")
 	fl.BoolVar(&f.chess960, "chess960", false, "treat the position as Chess960")
 	fl.BoolVar(&f.progress, "progress", true, "with --wait: show a progress bar on a terminal")
+	fl.BoolVar(&f.stats, "stats", false, "count the statistics too (captures, e.p., castles, promotions, checks, discovered and double checks, mates)")
+	fl.IntVar(&f.slices, "slices", 0, "cut each position's tree into this many slices, one per worker table (0: from the workers, 1: none)")
 	return cmd
 }
 
@@ -84,6 +88,9 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 	}
 	if f.splitPly < 0 {
 		return usageError("--split-ply %d: must be 0 (automatic) or more", f.splitPly)
+	}
+	if f.slices < 0 || f.slices > 256 {
+		return usageError("--slices %d: must be between 0 (automatic) and 256", f.slices)
 	}
 	if _, err := engine.ParseFEN(f.fen); err != nil {
 		return usageError("--fen: %v", err)
@@ -98,6 +105,7 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 	defer done()
 	resp, err := c.Jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{
 		Fen: f.fen, Depth: uint32(f.depth), SplitPly: uint32(f.splitPly), VerifyFraction: f.verify, Chess960: f.chess960,
+		Stats: f.stats, Slices: uint32(f.slices),
 	}})
 	if err != nil {
 		return callError(c, "submit", err)
@@ -118,8 +126,8 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 
 // runClusterPerft serves `arbiter perft --coordinator ADDR`: submit
 // --wait with the same output.
-func runClusterPerft(cmd *cobra.Command, client clientFlags, fen string, depth int, divide, jsonOut bool) error {
-	f := submitPerftFlags{client: client, fen: fen, depth: depth, divide: divide, wait: true, jsonOut: jsonOut, progress: true}
+func runClusterPerft(cmd *cobra.Command, client clientFlags, fen string, depth int, divide, jsonOut, stats bool) error {
+	f := submitPerftFlags{client: client, fen: fen, depth: depth, divide: divide, wait: true, jsonOut: jsonOut, progress: true, stats: stats}
 	return runSubmitPerft(cmd, &f)
 }
 
@@ -216,6 +224,21 @@ type clusterJSON struct {
 	JobID   string                 `json:"job_id"`
 	Units   uint64                 `json:"units"`
 	Checked uint64                 `json:"units_verified"`
+	Stats   *clusterStatsJSON      `json:"stats,omitempty"`
+}
+
+// clusterStatsJSON is a statistics job's totals, as arbiter perft --json
+// names them (exact integers).
+type clusterStatsJSON struct {
+	Nodes           json.Number `json:"nodes"`
+	Captures        json.Number `json:"captures"`
+	EnPassant       json.Number `json:"ep"`
+	Castles         json.Number `json:"castles"`
+	Promotions      json.Number `json:"promotions"`
+	Checks          json.Number `json:"checks"`
+	DiscoveryChecks json.Number `json:"discovery_checks"`
+	DoubleChecks    json.Number `json:"double_checks"`
+	Checkmates      json.Number `json:"checkmates"`
 }
 
 // printJobResult prints a finished job; a failed or cancelled job is an
@@ -244,6 +267,12 @@ func printJobResult(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error
 				o.Divide[d.GetMove()] = json.Number(d.GetNodes())
 			}
 		}
+		if s := j.GetPerftStats(); s != nil {
+			o.Stats = &clusterStatsJSON{Nodes: json.Number(j.GetNodes()), Captures: json.Number(s.GetCaptures()),
+				EnPassant: json.Number(s.GetEnPassant()), Castles: json.Number(s.GetCastles()), Promotions: json.Number(s.GetPromotions()),
+				Checks: json.Number(s.GetChecks()), DiscoveryChecks: json.Number(s.GetDiscoveryChecks()),
+				DoubleChecks: json.Number(s.GetDoubleChecks()), Checkmates: json.Number(s.GetCheckmates())}
+		}
 		return json.NewEncoder(out).Encode(o)
 	}
 	if divide {
@@ -251,6 +280,10 @@ func printJobResult(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error
 			fmt.Fprintf(out, "%s: %s\n", d.GetMove(), d.GetNodes())
 		}
 		fmt.Fprintln(out)
+	}
+	if s := j.GetPerftStats(); s != nil {
+		fmt.Fprintf(out, "Captures:         %s\nEn passant:       %s\nCastles:          %s\nPromotions:       %s\nChecks:           %s\nDiscovery checks: %s\nDouble checks:    %s\nCheckmates:       %s\n",
+			s.GetCaptures(), s.GetEnPassant(), s.GetCastles(), s.GetPromotions(), s.GetChecks(), s.GetDiscoveryChecks(), s.GetDoubleChecks(), s.GetCheckmates())
 	}
 	p := j.GetProgress()
 	fmt.Fprintf(out, "Nodes: %s\n", j.GetNodes())

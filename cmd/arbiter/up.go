@@ -50,6 +50,8 @@ func newUpCommand() *cobra.Command {
 		unitDur  time.Duration
 		shared   bool
 		test     testFlags
+		stats    bool
+		slices   int
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -79,6 +81,9 @@ clients can join (the address and token are printed).`,
 			}
 			if hashMB < 1 {
 				return usageError("--hash %d: must be at least 1 MB", hashMB)
+			}
+			if slices < 0 || slices > 256 {
+				return usageError("--slices %d: must be between 0 (automatic) and 256", slices)
 			}
 			if _, err := engine.ParseFEN(fen); err != nil {
 				return usageError("--fen: %v", err)
@@ -185,15 +190,29 @@ clients can join (the address and token are printed).`,
 				return err
 			}
 			defer c.Close()
-			resp, err := c.Jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{
-				Fen: fen, Depth: uint32(depth), VerifyFraction: verify, SplitPly: uint32(splitPly),
-			}})
-			if err != nil {
-				return callError(c, "submit", err)
+			// The job is cut for the workers the coordinator has seen (its
+			// split and slices): let ours register first.
+			for t0 := time.Now(); len(rc.c.Core.Workers()) < workers && time.Since(t0) < 30*time.Second && ctx.Err() == nil; {
+				time.Sleep(20 * time.Millisecond)
 			}
-			job := resp.GetJob()
-			fmt.Fprintf(stderr, "arbiter up: job %s: perft %d, %d units, %d unique positions at ply %d\n", job.GetJobId(), depth,
-				job.GetProgress().GetUnitsTotal(), job.GetProgress().GetPositions(), job.GetPerft().GetSplitPly())
+			// On a kept --data, the same perft still running (the process was
+			// killed) is resumed rather than started again.
+			job, err := runningPerft(ctx, c, fen, depth, stats)
+			if err != nil {
+				return callError(c, "list jobs", err)
+			}
+			verb := "resuming"
+			if job == nil {
+				resp, err := c.Jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{
+					Fen: fen, Depth: uint32(depth), VerifyFraction: verify, SplitPly: uint32(splitPly), Stats: stats, Slices: uint32(slices),
+				}})
+				if err != nil {
+					return callError(c, "submit", err)
+				}
+				job, verb = resp.GetJob(), "job"
+			}
+			fmt.Fprintf(stderr, "arbiter up: %s %s: perft %d, %d units, %d unique positions at ply %d, %d slices\n", verb, job.GetJobId(), depth,
+				job.GetProgress().GetUnitsTotal(), job.GetProgress().GetPositions(), job.GetPerft().GetSplitPly(), job.GetPerft().GetSlices())
 			final, err := waitJob(ctx, c, job.GetJobId(), stderr, !jsonOut)
 			if err != nil {
 				return err
@@ -227,8 +246,31 @@ clients can join (the address and token are printed).`,
 	logs.add(fl, "warn")
 	fl.StringVar(&httpAddr, "http", "", "HTTP listen address for /metrics (coordinator and local workers, label worker), /healthz, /readyz (default: off)")
 	fl.BoolVar(&shared, "shared-hash", true, "local workers share one hash table (workers × --hash MB)")
+	fl.BoolVar(&stats, "stats", false, "with --depth: count the statistics too (captures, e.p., castles, promotions, checks, discovered and double checks, mates)")
+	fl.IntVar(&slices, "slices", 0, "with --depth: cut each position's tree into this many slices (0: one per worker, 1: none)")
 	addVerifyEngineFlag(fl)
 	fl.DurationVar(&unitDur, "unit-duration", 2*time.Second, "target compute time of one unit")
 	test.add(fl, "") // --engine ... --sprt ...: run a test on the local workers (docs/sprt-cluster.md)
 	return cmd
+}
+
+// runningPerft returns the running perft job of fen at depth (with or
+// without statistics) in the coordinator, or nil.
+func runningPerft(ctx context.Context, c *clusterclient.Client, fen string, depth int, stats bool) (*arbiterv1.Job, error) {
+	pos, err := engine.ParseFEN(fen)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Jobs.ListJobs(ctx, &arbiterv1.ListJobsRequest{Limit: 1000})
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range resp.GetJobs() {
+		p := j.GetPerft()
+		if j.GetState() == arbiterv1.JobState_JOB_STATE_RUNNING && p != nil && p.GetFen() == pos.FEN() &&
+			int(p.GetDepth()) == depth && p.GetStats() == stats {
+			return j, nil
+		}
+	}
+	return nil, nil
 }

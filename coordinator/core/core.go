@@ -160,6 +160,20 @@ type host struct{ c *Core }
 func (h host) WorkAvailable()          { h.c.wake.signal() }
 func (h host) JobChanged(jobID string) { h.c.reg.changed(jobID) }
 
+func (h host) LiveWorkers(tag string) int {
+	c := h.c
+	since := c.cfg.Now().Add(-c.cfg.LeaseDuration)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, w := range c.workers {
+		if w.Has(tag) && w.lastSeen.After(since) {
+			n++
+		}
+	}
+	return n
+}
+
 // Load reads workers and every workload's jobs from the store.
 func (c *Core) Load(ctx context.Context) error {
 	if c.store != nil {

@@ -56,6 +56,7 @@ var migrations = []migration{
 	{"identities: submitter, owner, priority, throughput; meta, credentials, quarantine", migrate2},
 	{"retention: compressed PGNs, expired PGNs of finished tests", migrate3},
 	{"SPSA tunes: tunes, tune_updates", migrate4},
+	{"perft slices and statistics: jobs.stats, slices, slice_ply, stats_total; units.slice", migrate5},
 }
 
 const schemaV1 = `
@@ -249,6 +250,25 @@ CREATE TABLE IF NOT EXISTS tune_updates (
 CREATE UNIQUE INDEX IF NOT EXISTS tune_updates_batch ON tune_updates(job_id, batch_idx);
 `)
 	return err
+}
+
+func migrate5(ctx context.Context, tx *sql.Tx) error {
+	for _, c := range []struct{ table, column, decl string }{
+		// A perft job that counts statistics (its runs hold nine counts per
+		// position), and their totals once done (JSON, eight decimals).
+		{"jobs", "stats", "INTEGER NOT NULL DEFAULT 0"},
+		{"jobs", "stats_total", "TEXT NOT NULL DEFAULT ''"},
+		// A perft job whose positions are cut into slices (1: none), and
+		// the key ply of the cut below each position.
+		{"jobs", "slices", "INTEGER NOT NULL DEFAULT 1"},
+		{"jobs", "slice_ply", "INTEGER NOT NULL DEFAULT 0"},
+		{"units", "slice", "INTEGER NOT NULL DEFAULT 0"},
+	} {
+		if err := addColumn(ctx, tx, c.table, c.column, c.decl); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addColumn adds a column unless the table has it.
