@@ -12,8 +12,6 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-func init() { subcommands = append(subcommands, newBackupCommand) }
-
 func newBackupCommand() *cobra.Command {
 	var f clientFlags
 	var to string

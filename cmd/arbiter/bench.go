@@ -8,8 +8,6 @@ import (
 	"github.com/arbiter-chess/arbiter/engine/search"
 )
 
-func init() { subcommands = append(subcommands, newBenchCommand) }
-
 func newBenchCommand() *cobra.Command {
 	var depth int
 	var verbose bool

@@ -7,11 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
-
+	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
-
-func init() { subcommands = append(subcommands, newCancelCommand) }
 
 func newCancelCommand() *cobra.Command {
 	var f clientFlags
@@ -35,7 +33,7 @@ func newCancelCommand() *cobra.Command {
 			if err != nil {
 				return callError(c, "cancel", err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "job %s %s\n", resp.GetJob().GetJobId(), stateName(resp.GetJob().GetState()))
+			fmt.Fprintf(cmd.OutOrStdout(), "job %s %s\n", resp.GetJob().GetJobId(), jobreport.StateName(resp.GetJob().GetState()))
 			return nil
 		},
 	}

@@ -11,8 +11,6 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/certs"
 )
 
-func init() { subcommands = append(subcommands, newCertsCommand) }
-
 func newCertsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "certs",

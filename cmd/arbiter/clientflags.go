@@ -14,6 +14,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/auth"
+	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 )
 
@@ -131,10 +132,4 @@ func resolveToken(flag string) string {
 
 // callError turns a failed call of op into the CLI's error: a message
 // that names the coordinator and the exit status of its kind.
-func callError(c *clusterclient.Client, op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	e := c.Err(op, err)
-	return &exitError{code: clusterclient.ExitCode(e), err: e}
-}
+func callError(c *clusterclient.Client, op string, err error) error { return cliexit.Call(c, op, err) }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/internal/auth"
+	"github.com/arbiter-chess/arbiter/internal/localcluster"
 )
 
 // clientCommands are the client commands with the arguments they need to
@@ -69,13 +69,13 @@ func TestClientExitStatusAbsentCoordinator(t *testing.T) {
 func TestClientAgainstCoordinator(t *testing.T) {
 	const token = "cli-secret"
 	t.Setenv(auth.EnvToken, "")
-	rc, err := startCoordinator(coordinatorFlags{listen: "127.0.0.1:0", data: t.TempDir(), token: token,
-		leaseDuration: 30 * time.Second, unitDuration: time.Second, log: logFlags{level: "error", format: "json"}}, io.Discard)
+	srv, err := localcluster.Serve(localcluster.ServerConfig{Listen: "127.0.0.1:0", Data: t.TempDir(), Token: token,
+		LeaseDuration: 30 * time.Second, UnitDuration: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rc.stop()
-	addr := rc.addr
+	defer srv.Stop()
+	addr := srv.Addr()
 	dir := t.TempDir()
 	goodFile, badFile := filepath.Join(dir, "good"), filepath.Join(dir, "bad")
 	os.WriteFile(goodFile, []byte(token+"\n"), 0o600)

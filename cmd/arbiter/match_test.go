@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,8 +60,7 @@ func TestMatchRejectsBadInput(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := runMatchCmd(t, c.args...)
-			var ee *exitError
-			if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), c.want) {
+			if carriedCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v (out %q), want a usage error mentioning %s", err, out, c.want)
 			}
 		})

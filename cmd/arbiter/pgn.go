@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-)
 
-func init() { subcommands = append(subcommands, newPGNCommand) }
+	"github.com/arbiter-chess/arbiter/internal/jobreport"
+)
 
 func newPGNCommand() *cobra.Command {
 	var f clientFlags
@@ -24,10 +24,10 @@ func newPGNCommand() *cobra.Command {
 			}
 			defer done()
 			if output == "" || output == "-" {
-				_, err := streamPGN(ctx, c, args[0], cmd.OutOrStdout())
+				_, err := jobreport.StreamPGN(ctx, c, args[0], cmd.OutOrStdout())
 				return err
 			}
-			n, err := downloadPGN(ctx, c, args[0], output)
+			n, err := jobreport.DownloadPGN(ctx, c, args[0], output)
 			if err != nil {
 				return err
 			}

@@ -308,8 +308,7 @@ func TestSPRTCommandRejectsBadInput(t *testing.T) {
 	for _, c := range cases {
 		args := append([]string{"sprt"}, c.args...)
 		stdout, _, err := runArbiter(t, "", args...)
-		var ee *exitError
-		if err == nil || !errors.As(err, &ee) || ee.code != 2 {
+		if err == nil || carriedCode(err) != 2 {
 			t.Errorf("%v: err %v, want a usage error (exit 2)", c.args, err)
 			continue
 		}

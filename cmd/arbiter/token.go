@@ -12,8 +12,6 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-func init() { subcommands = append(subcommands, newTokenCommand) }
-
 func newTokenCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "token",

@@ -8,8 +8,6 @@ import (
 	"github.com/arbiter-chess/arbiter/engine/uci"
 )
 
-func init() { subcommands = append(subcommands, newUCICommand) }
-
 func newUCICommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "uci",

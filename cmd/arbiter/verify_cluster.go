@@ -1,25 +1,24 @@
 package main
 
-// arbiter verify --cluster ADDR: the descent runs here, each engine query
-// is a unit for a worker that has the engine (see internal/verifyclient and
-// coordinator/verifyjob.go), and positions are verified --parallel at a
-// time; each position's report is printed as soon as it is complete.
+// arbiter verify --coordinator ADDR: the descent runs here, each engine
+// query is a unit for a worker that has the engine (see
+// internal/verifyclient and coordinator/verifyjob), and positions are
+// verified --parallel at a time (internal/verifyrun).
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/verifyclient"
 	"github.com/arbiter-chess/arbiter/internal/verifyproto"
+	"github.com/arbiter-chess/arbiter/internal/verifyrun"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/verify"
 )
@@ -73,73 +72,23 @@ func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec veri
 		Notice: func(msg string) { fmt.Fprintf(stderr, "arbiter verify: %s\n", msg) }})
 	defer eng.Close()
 
-	// A refusal (bad request, credential) is the same for every query:
-	// stop the others at once.
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
 	out := cmd.OutOrStdout()
 	opt := verify.Options{MaxFindings: f.maxFindings, MaxProbes: f.maxProbes, Threads: f.threads}
 	if opt.Threads == 0 && f.parallel > 1 {
 		opt.Threads = 1 // our own perft: one core per position in flight
 	}
-	start := time.Now()
-	reps := make([]verify.Report, len(targets))
-	var (
-		mu  sync.Mutex
-		wg  sync.WaitGroup
-		sem = make(chan struct{}, f.parallel)
-	)
-	sum := verifySummary{Engine: eng.Name(), Depth: f.depth}
-	for i, t := range targets {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			rep := verify.Verify(ctx, eng, t, opt)
-			mu.Lock()
-			defer mu.Unlock()
-			if eng.Refused() != nil {
-				stop()
-				return // its report says only that the coordinator refused
-			}
-			reps[i] = rep
-			if !f.jsonOut {
-				printVerifyReport(out, &rep)
-			}
-		}()
-	}
-	wg.Wait()
-	var done []verify.Report
-	for _, r := range reps {
-		if r.Status == "" {
-			continue // not started (interrupted)
-		}
-		done = append(done, r)
-		sum.add(r)
-	}
-	sum.Positions = len(done)
-	sum.Seconds = time.Since(start).Seconds()
+	// A refusal (bad request, credential) is the same for every query:
+	// it stops the others at once.
+	res := verifyrun.Run(ctx, verifyrun.Config{Engine: eng, Targets: targets, Depth: f.positions.Depth, Options: opt,
+		Parallel: f.parallel, Out: out, JSON: f.jsonOut, Refused: eng.Refused})
 	units, byWorker := eng.Stats()
 	if f.jsonOut {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
-			Summary   verifySummary   `json:"summary"`
-			Cluster   any             `json:"cluster"`
-			Positions []verify.Report `json:"positions"`
-		}{sum, map[string]any{"coordinator": c.Addr(), "session": eng.Session(), "units": units, "units_by_worker": byWorker}, done}); err != nil {
+		cluster := map[string]any{"coordinator": c.Addr(), "session": eng.Session(), "units": units, "units_by_worker": byWorker}
+		if err := res.Print(out, true, cluster); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(out, "\n%s: %d positions at depth %d: %d ok, %d with bugs (%d findings), %d engine errors, in %.1fs\n",
-			sum.Engine, sum.Positions, sum.Depth, sum.OK, sum.Bugs, sum.Findings, sum.Errors, sum.Seconds)
+		res.Print(out, false, nil)
 		ws := make([]string, 0, len(byWorker))
 		for w, n := range byWorker {
 			ws = append(ws, fmt.Sprintf("%s %d", w, n))
@@ -148,15 +97,9 @@ func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec veri
 		fmt.Fprintf(out, "cluster %s: %d engine queries as units (by worker: %s)\n", c.Addr(), units, strings.Join(ws, ", "))
 	}
 	if err := eng.Refused(); err != nil {
-		return &exitError{code: clusterclient.ExitCode(err), err: err}
+		return &cliexit.Error{Code: clusterclient.ExitCode(err), Err: err}
 	}
-	if ctx.Err() != nil {
-		return failure("interrupted")
-	}
-	if sum.Bugs > 0 || sum.Errors > 0 {
-		return failure("%d of %d positions show a bug, %d engine errors", sum.Bugs, sum.Positions, sum.Errors)
-	}
-	return nil
+	return res.Err(ctx)
 }
 
 // verifyEnginesOf parses the --verify-engine flags of cmd.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/arbiter-chess/arbiter/internal/cliexit"
 )
 
 var (
@@ -39,16 +41,12 @@ func brokenPerftBinary(t *testing.T) string {
 	return brokenPath
 }
 
-func exitCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	return 2
-}
+// exitCode is the status main exits with for err.
+func exitCode(err error) int { return cliexit.Code(err, 2) }
+
+// carriedCode is the status err carries itself; -1 for an error that
+// carries none (cobra's own, which main also ends with 2).
+func carriedCode(err error) int { return cliexit.Code(err, -1) }
 
 func TestVerifyCommandFindsBug(t *testing.T) {
 	bp := brokenPerftBinary(t)

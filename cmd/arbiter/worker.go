@@ -10,8 +10,6 @@ import (
 	"github.com/arbiter-chess/arbiter/worker"
 )
 
-func init() { subcommands = append(subcommands, newWorkerCommand) }
-
 func newWorkerCommand() *cobra.Command {
 	var (
 		f        clientFlags

@@ -1,9 +1,12 @@
 //go:build unix
 
-// Package e2e holds the cluster's integration tests: the real arbiter
-// binary (built once in TestMain) runs as coordinator and workers on
-// loopback TCP with a real SQLite store; test-only clients speak the real
-// gRPC API to replay, corrupt and malform results.
+// Package e2e holds the cluster's integration tests, on loopback TCP with
+// a real SQLite store. Tests that kill, signal or measure a coordinator or
+// worker process run the real arbiter binary (built once in TestMain);
+// the others serve the coordinator and run workers in the test process
+// (internal/localcluster, what `arbiter up` runs). Clients are the binary's
+// commands, or test-only clients that speak the real gRPC API to replay,
+// corrupt and malform results.
 package e2e
 
 import (
@@ -22,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -31,6 +36,8 @@ import (
 
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/localcluster"
+	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/worker"
 )
@@ -127,6 +134,31 @@ func coordinator(t *testing.T, addr, data string, extra ...string) *proc {
 			t.Fatalf("coordinator not healthy: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// localCluster serves a coordinator in the test process with the
+// settings coordinator() gives the binary, on data ("" for a temporary
+// directory), with n in-process workers of one thread each (each its own
+// identity, named up-1, up-2, ...); more join with AddWorkers. Warnings and
+// errors of the coordinator and workers show in the test's log.
+func localCluster(t *testing.T, data string, n int) *localcluster.Cluster {
+	t.Helper()
+	cl, err := localcluster.Start(localcluster.Config{Workers: n, Threads: 1, HashMB: 16, Builtin: builtin.New,
+		Server: localcluster.ServerConfig{Data: data, Token: token, LeaseDuration: time.Second, UnitDuration: 100 * time.Millisecond,
+			Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Stop)
+	return cl
+}
+
+// addWorkers starts n more in-process workers.
+func addWorkers(t *testing.T, cl *localcluster.Cluster, n int) {
+	t.Helper()
+	if err := cl.AddWorkers(n); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -252,12 +284,9 @@ func checkDivide(t *testing.T, got *arbiterv1.Job, want perftOut) {
 }
 
 // TestTwoWorkersPerft6 runs perft 6 of the start position and of a Chess960
-// position on two worker processes, through `arbiter submit --wait --json`.
+// position on two workers, through `arbiter submit --wait --json`.
 func TestTwoWorkersPerft6(t *testing.T) {
-	addr := freeAddr(t)
-	coordinator(t, addr, t.TempDir())
-	startWorker(t, addr)
-	startWorker(t, addr)
+	addr := localCluster(t, "", 2).Addr()
 
 	out, err := exec.Command(bin, "submit", "perft", "--coordinator", addr, "--token", token, "--depth", "6",
 		"--divide", "--wait", "--json", "--verify", "0.25").Output()
@@ -440,9 +469,8 @@ func compute(t *testing.T, l *arbiterv1.Lease) []uint64 {
 // TestReplayedSubmissions: the same result submitted again, by the same or
 // another worker, is compared and never added.
 func TestReplayedSubmissions(t *testing.T) {
-	addr := freeAddr(t)
-	coordinator(t, addr, t.TempDir())
-	conn := dial(t, addr, token)
+	cl := localCluster(t, "", 0)
+	conn := dial(t, cl.Addr(), token)
 	job := submit(t, conn, &arbiterv1.PerftSpec{Depth: 5})
 	a, b := newFakeWorker(t, conn, "a"), newFakeWorker(t, conn, "b")
 	l := a.lease()
@@ -462,8 +490,7 @@ func TestReplayedSubmissions(t *testing.T) {
 	if p := getJob(t, conn, job.GetJobId()).GetProgress(); p.GetUnitsDone() != 1 {
 		t.Fatalf("units done %d after replays, want 1", p.GetUnitsDone())
 	}
-	startWorker(t, addr)
-	startWorker(t, addr)
+	addWorkers(t, cl, 2)
 	final := waitFor(t, conn, job.GetJobId(), 60*time.Second, "job done", done)
 	if final.GetNodes() != "4865609" {
 		t.Fatalf("perft 5 = %s, want 4865609", final.GetNodes())
@@ -480,9 +507,8 @@ func TestReplayedSubmissions(t *testing.T) {
 // TestVerificationMismatch: a test worker submits a wrong (but plausible)
 // count; verification detects it and a third run settles it.
 func TestVerificationMismatch(t *testing.T) {
-	addr := freeAddr(t)
-	coordinator(t, addr, t.TempDir())
-	conn := dial(t, addr, token)
+	cl := localCluster(t, "", 0)
+	conn := dial(t, cl.Addr(), token)
 	job := submit(t, conn, &arbiterv1.PerftSpec{Depth: 6, VerifyFraction: 1})
 	bad := newFakeWorker(t, conn, "liar")
 	l := bad.lease()
@@ -491,8 +517,7 @@ func TestVerificationMismatch(t *testing.T) {
 	if got, err := bad.submit(l, counts); err != nil || got != arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_ACCEPTED {
 		t.Fatalf("first (wrong) run: %v, %v", got, err)
 	}
-	startWorker(t, addr)
-	startWorker(t, addr)
+	addWorkers(t, cl, 2)
 	final := waitFor(t, conn, job.GetJobId(), 60*time.Second, "job done", done)
 	if final.GetNodes() != "119060324" {
 		t.Fatalf("perft 6 = %s, want 119060324", final.GetNodes())
@@ -509,8 +534,8 @@ func TestVerificationMismatch(t *testing.T) {
 // TestBadInput: wrong token, malformed and impossible results, bad jobs.
 // None changes the job.
 func TestBadInput(t *testing.T) {
-	addr := freeAddr(t)
-	coordinator(t, addr, t.TempDir())
+	cl := localCluster(t, "", 0)
+	addr := cl.Addr()
 	conn := dial(t, addr, token)
 
 	// Wrong or missing token: unary and streaming calls are refused.
@@ -626,8 +651,7 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("bad results changed the deep job: %v", p)
 	}
 
-	startWorker(t, addr)
-	startWorker(t, addr)
+	addWorkers(t, cl, 2)
 	if got := waitFor(t, conn, job.GetJobId(), 60*time.Second, "job done", done).GetNodes(); got != "8902" {
 		t.Fatalf("perft 3 = %s, want 8902", got)
 	}

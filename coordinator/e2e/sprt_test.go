@@ -2,8 +2,9 @@
 
 package e2e
 
-// Match and SPRT tests through the cluster: real coordinator and worker
-// processes on loopback, a real SQLite store, the embedded engine in two
+// Match and SPRT tests through the cluster: a coordinator and workers on
+// loopback (real processes where they are killed), a real SQLite store,
+// the CLI as the client, the embedded engine in two
 // configurations (default against weakened piece values) at fixed nodes so
 // that games are fast and the SPRT decides within a few hundred games.
 
@@ -127,6 +128,9 @@ func countPGN(t *testing.T, path string) int {
 // through the cluster; every game is stored and downloads complete.
 func TestClusterSPRTDecides(t *testing.T) {
 	start0 := time.Now()
+	// Worker processes: run in the test process, with the coordinator on
+	// the same GOMAXPROCS threads, their games delayed heartbeats past
+	// their deadline on a busy machine.
 	addr, data := freeAddr(t), t.TempDir()
 	coordinator(t, addr, data)
 	startWorker(t, addr, "--name", "w1")
@@ -221,11 +225,11 @@ func TestClusterMatchSurvivesKills(t *testing.T) {
 // Two tests share the workers by priority: every batch of the
 // higher-priority test is leased before any batch of the other.
 func TestClusterTestsByPriority(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
-	coordinator(t, addr, data)
+	cl := localCluster(t, "", 0)
+	addr, data := cl.Addr(), cl.Data()
 	low := submitTest(t, addr, "match", "--each", "nodes=1000", "--games", "8", "--batch-pairs", "1", "--priority", "0")
 	high := submitTest(t, addr, "match", "--each", "nodes=1000", "--games", "8", "--batch-pairs", "1", "--priority", "5")
-	startWorker(t, addr, "--name", "solo")
+	addWorkers(t, cl, 1)
 	conn := dial(t, addr, token)
 	waitFor(t, conn, high, 60*time.Second, "high done", done)
 	waitFor(t, conn, low, 60*time.Second, "low done", done)

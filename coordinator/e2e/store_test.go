@@ -2,10 +2,10 @@
 
 package e2e
 
-// The store through the real binary: a data dir written by the first
-// release opens and upgrades, foreign and damaged files are refused
-// untouched, a poisoned stored test is quarantined while everything else
-// resumes, and a backup taken online restores.
+// The store: a data dir written by the first release opens and upgrades
+// (the real binary), foreign and damaged files are refused untouched by
+// `arbiter coordinator`, a poisoned stored test is quarantined while
+// everything else resumes, and a backup taken online restores.
 
 import (
 	"bytes"
@@ -19,7 +19,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/internal/localcluster"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // release1Data copies the first release's data dir fixture into a new dir.
@@ -138,9 +141,14 @@ func TestPoisonedTestQuarantined(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	addr := freeAddr(t)
-	p := coordinator(t, addr, data)
-	conn := dial(t, addr, token)
+	logCore, logs := observer.New(zap.InfoLevel)
+	cl, err := localcluster.Start(localcluster.Config{HashMB: 1, Server: localcluster.ServerConfig{Data: data, Token: token,
+		UnitDuration: 100 * time.Millisecond, Logger: zap.New(logCore)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	conn := dial(t, cl.Addr(), token)
 	if j := getJob(t, conn, "pdf32b7395626"); j.GetNodes() != "4865609" {
 		t.Fatalf("another job after the quarantine: %v", j)
 	}
@@ -151,12 +159,12 @@ func TestPoisonedTestQuarantined(t *testing.T) {
 	if err == nil {
 		t.Fatal("the poisoned test is served")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(p.out.String(), "quarantined") {
-		if time.Now().After(deadline) {
-			t.Fatal("no quarantine reported in the coordinator's log")
-		}
-		time.Sleep(50 * time.Millisecond)
+	if n := cl.Coordinator().Quarantined(); n != 1 {
+		t.Fatalf("%d records quarantined, want 1", n)
+	}
+	reported := logs.FilterMessageSnippet("quarantined").FilterField(zap.String("id", "s2f680a6e3c88")).Len()
+	if reported != 1 {
+		t.Fatalf("the quarantine of s2f680a6e3c88 logged %d times, want once; log:\n%v", reported, logs.All())
 	}
 	db, _ = sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db")+"?mode=ro")
 	defer db.Close()
@@ -170,9 +178,7 @@ func TestPoisonedTestQuarantined(t *testing.T) {
 // TestBackupRestores: a backup taken while the coordinator serves opens as
 // a data dir with the same jobs.
 func TestBackupRestores(t *testing.T) {
-	data := release1Data(t)
-	addr := freeAddr(t)
-	coordinator(t, addr, data)
+	addr := localCluster(t, release1Data(t), 0).Addr()
 	file := filepath.Join(t.TempDir(), "backup.db")
 	out, code := cli(t, "backup", "--coordinator", addr, "--token", token, "--to", file)
 	if code != 0 {
@@ -182,8 +188,7 @@ func TestBackupRestores(t *testing.T) {
 	if err := os.Rename(file, filepath.Join(restored, "coordinator.db")); err != nil {
 		t.Fatal(err)
 	}
-	addr2 := freeAddr(t)
-	coordinator(t, addr2, restored)
+	addr2 := localCluster(t, restored, 0).Addr()
 	if j := getJob(t, dial(t, addr2, token), "p01ef1ed5c139"); j.GetNodes() != "4085603" {
 		t.Fatalf("restored job: %v", j)
 	}

@@ -2,9 +2,10 @@
 
 package e2e
 
-// Trust: what a holder of a credential can and cannot bend. Real
-// coordinator and worker processes on loopback, a real SQLite store, and
-// test clients speaking the real gRPC API with their own credentials.
+// Trust: what a holder of a credential can and cannot bend. A coordinator
+// with in-process workers (or the real process, where its memory is
+// measured) on loopback, a real SQLite store, and test clients speaking
+// the real gRPC API with their own credentials.
 
 import (
 	"bufio"
@@ -44,9 +45,8 @@ func fakeWorkerWith(t *testing.T, conn *grpc.ClientConn, name string, caps ...st
 // TestForgeriesRefused replays the forgeries of issue 12 against a real
 // coordinator: every one is refused, and the totals stay exact.
 func TestForgeriesRefused(t *testing.T) {
-	addr := freeAddr(t)
-	data := t.TempDir()
-	coordinator(t, addr, data)
+	cl := localCluster(t, "", 0)
+	addr, data := cl.Addr(), cl.Data()
 	admin := dial(t, addr, token)
 	clientConn := dial(t, addr, newCredential(t, addr, "client"))
 	mallory := dial(t, addr, workerToken(t, addr))
@@ -122,8 +122,7 @@ func TestForgeriesRefused(t *testing.T) {
 
 	// Honest workers of two more identities finish the job: exact.
 	h.submit(lh, compute(t, lh))
-	startWorker(t, addr)
-	startWorker(t, addr)
+	addWorkers(t, cl, 2)
 	final := waitFor(t, admin, job.GetJobId(), 90*time.Second, "job done", done)
 	if final.GetNodes() != "197281" {
 		t.Fatalf("perft 4 = %s, want 197281", final.GetNodes())
@@ -155,9 +154,8 @@ func incidents(t *testing.T, data, workerID string) int {
 // TestForgedBatchesRefused: a worker without the game-pair capability, or
 // with it but without a lease, cannot add batches to a test.
 func TestForgedBatchesRefused(t *testing.T) {
-	addr := freeAddr(t)
-	data := t.TempDir()
-	coordinator(t, addr, data)
+	cl := localCluster(t, "", 0)
+	addr, data := cl.Addr(), cl.Data()
 	conn := dial(t, addr, token)
 	id := submitTest(t, addr, "match", "--each", "nodes=500", "--games", "8", "--batch-pairs", "2")
 	mallory := dial(t, addr, workerToken(t, addr))

@@ -252,10 +252,34 @@ func (c recordingCreds) ClientHandshake(ctx context.Context, authority string, c
 	nc, info, err := c.TransportCredentials.ClientHandshake(ctx, authority, conn)
 	if err != nil {
 		c.rec.set(&handshakeError{err})
-	} else {
-		c.rec.set(nil)
+		return nc, info, err
+	}
+	c.rec.set(nil)
+	if info.AuthType() == "insecure" {
+		// A plaintext client talking to a TLS coordinator sees only a
+		// reset connection; watch the first read to say why.
+		nc = &firstReadConn{Conn: nc, rec: c.rec}
 	}
 	return nc, info, err
+}
+
+// firstReadConn records a plaintext connection whose first read fails
+// before the coordinator sent anything, or whose first bytes are a TLS
+// record: both what a TLS coordinator does to an HTTP/2 preface in clear.
+type firstReadConn struct {
+	net.Conn
+	rec  *dialRecorder
+	once sync.Once
+}
+
+func (f *firstReadConn) Read(p []byte) (int, error) {
+	n, err := f.Conn.Read(p)
+	f.once.Do(func() {
+		if n == 0 && err != nil || n >= 2 && (p[0] == 0x15 || p[0] == 0x16) && p[1] == 0x03 {
+			f.rec.set(&plaintextToTLS{err})
+		}
+	})
+	return n, err
 }
 
 func (c recordingCreds) Clone() credentials.TransportCredentials {

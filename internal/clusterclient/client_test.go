@@ -491,6 +491,31 @@ func TestTLS(t *testing.T) {
 	}
 }
 
+// TestTLSMismatch: a plaintext client of a TLS coordinator, and a TLS
+// client of a plaintext one, are told which way round it is.
+func TestTLSMismatch(t *testing.T) {
+	cert, caFile := selfSigned(t, t.TempDir(), "arbiter.test")
+	register := func(s *grpc.Server) { arbiterv1.RegisterWorkerServiceServer(s, &scriptedWorkers{}) }
+	_, tlsAddr := serve(t, "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}}, register)
+	_, plainAddr := serve(t, "127.0.0.1:0", nil, register)
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Address: tlsAddr}, "if it serves TLS, connect with --ca FILE"},
+		{Options{Address: plainAddr, CAFile: caFile, ServerName: "arbiter.test"}, "does not answer in TLS here; connect without --tls"},
+	} {
+		cl := connectT(t, c.o)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		_, err := cl.Workers.Register(ctx, &arbiterv1.RegisterRequest{})
+		cancel()
+		e := cl.Err("register", err)
+		if !strings.Contains(e.Error(), c.want) || ExitCode(e) != ExitUnreachable {
+			t.Errorf("%s (TLS %v): %q, exit %d; want it to say %q", c.o.Address, c.o.CAFile != "", e, ExitCode(e), c.want)
+		}
+	}
+}
+
 // selfSigned makes a certificate for name and writes it as a CA file.
 func selfSigned(t *testing.T, dir, name string) (tls.Certificate, string) {
 	t.Helper()

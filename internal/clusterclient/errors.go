@@ -2,6 +2,7 @@ package clusterclient
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -186,6 +187,15 @@ type handshakeError struct{ err error }
 func (h *handshakeError) Error() string { return "TLS handshake failed: " + h.err.Error() }
 func (h *handshakeError) Unwrap() error { return h.err }
 
+// plaintextToTLS marks a plaintext connection the coordinator closed (or
+// answered with TLS) before speaking HTTP/2 (see firstReadConn).
+type plaintextToTLS struct{ err error }
+
+func (p *plaintextToTLS) Error() string {
+	return "the coordinator closed the connection before speaking gRPC; if it serves TLS, connect with --ca FILE (or --tls)"
+}
+func (p *plaintextToTLS) Unwrap() error { return p.err }
+
 // dialCause says in a few words why a connection attempt failed, from the
 // error's type rather than its text.
 func dialCause(err error) string {
@@ -194,7 +204,15 @@ func dialCause(err error) string {
 		hs     *handshakeError
 		netErr net.Error
 	)
+	var (
+		plain  *plaintextToTLS
+		notTLS tls.RecordHeaderError
+	)
 	switch {
+	case errors.As(err, &plain):
+		return plain.Error()
+	case errors.As(err, &notTLS):
+		return "TLS handshake failed: the coordinator does not answer in TLS here; connect without --tls, --ca and --cert, or check the port"
 	case errors.As(err, &hs):
 		return hs.Error()
 	case errors.As(err, &dnsErr):

@@ -1,0 +1,81 @@
+package main
+
+// `arbiter submit sprt|match`, and the test flags `arbiter up` shares: the
+// same engine, time-control, opening and SPRT syntax as `arbiter match`
+// (internal/matchplan), sent to a coordinator that plays the game pairs on
+// its workers (internal/jobreport follows and prints the test).
+
+import (
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/arbiter-chess/arbiter/internal/jobreport"
+	"github.com/arbiter-chess/arbiter/internal/matchplan"
+)
+
+// testFlags are a cluster test's flags: `arbiter match`'s plus scheduling.
+type testFlags struct {
+	m      matchplan.TestFlags
+	pgnout string
+}
+
+func (f *testFlags) add(fl *pflag.FlagSet, prefix string) {
+	m := &f.m.Match
+	fl.StringArrayVar(&m.Engines, "engine", nil, "an engine: name=N,builtin[,option.X=V] or name=N,cmd=PATH (on the workers)[,args=...][,option.X=V] (give two; the first is under test)")
+	fl.StringVar(&m.Each, "each", "", "settings for both engines: tc=10+0.1 | nodes=N | depth=D | movetime=MS [,option.X=V]")
+	fl.StringVar(&m.Openings, "openings", "", "file=F[,format=epd|pgn][,order=random|sequential][,seed=S][,plies=N][,start=N] (read here, sent to the coordinator)")
+	fl.IntVar(&m.Games, "games", 0, "number of games (even); with --sprt, a cap")
+	fl.StringVar(&m.SPRT, prefix+"sprt", "", "elo0=E0,elo1=E1[,alpha=0.05][,beta=0.05][,model=normalized|logistic|bayeselo]")
+	fl.StringVar(&m.Resign, "resign", "", "resign adjudication: movecount=N,score=CP")
+	fl.StringVar(&m.Draw, "draw", "", "draw adjudication: movenumber=M,movecount=N,score=CP")
+	fl.IntVar(&m.MaxMoves, "maxmoves", 0, "adjudicate a draw after this many moves (0 = off)")
+	fl.IntVar(&m.TimeMargin, "timemargin", 0, "milliseconds an engine may exceed its time without losing")
+	fl.IntVar(&m.HangTimeout, "hangtimeout", 30000, "milliseconds without a move under nodes/depth limits before an engine is declared hung")
+	fl.StringVar(&m.Event, "event", "", "PGN Event tag")
+	fl.IntVar(&f.m.Priority, "priority", 0, "scheduling priority (higher first)")
+	fl.Float64Var(&f.m.Throughput, "throughput", 1, "share of the workers among tests of equal priority")
+	fl.IntVar(&f.m.BatchPairs, "batch-pairs", 0, "game pairs per batch (0: sized by the coordinator from the time control)")
+	fl.Uint64Var(&f.m.ReferenceNPS, "reference-nps", 0, "bench nps the time control is meant for (0: the coordinator's default); clocks scale by it / worker nps")
+	fl.Uint64Var(&f.m.Seed, "seed", 0, "the test's seed (default: --openings seed=, else 1)")
+	fl.StringVar(&f.pgnout, "pgnout", "", "with --wait: write every game to this PGN file when the test ends")
+}
+
+func newSubmitTestCommands() []*cobra.Command {
+	var cmds []*cobra.Command
+	for _, kind := range []string{"sprt", "match"} {
+		var f testFlags
+		var client clientFlags
+		var wait bool
+		short := "Submit a distributed SPRT test between two engines"
+		example := `  arbiter submit sprt --engine name=new,builtin,option.RFPMargin=80 --engine name=base,builtin \
+      --each nodes=2000 --openings file=book.epd,order=random,seed=7 --sprt elo0=0,elo1=10 --wait`
+		if kind == "match" {
+			short = "Submit a distributed match of a fixed number of games"
+			example = `  arbiter submit match --engine name=a,builtin --engine name=b,cmd=/usr/games/stockfish \
+      --each tc=10+0.1 --openings file=book.pgn --games 1000 --priority 1`
+		}
+		cmd := &cobra.Command{
+			Use:     kind,
+			Short:   short,
+			Example: example,
+			Args:    cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				spec, plan, err := f.m.Spec(kind == "sprt")
+				if err != nil {
+					return usageError("%v", err)
+				}
+				ctx, c, done, err := client.session()
+				if err != nil {
+					return err
+				}
+				defer done()
+				return jobreport.RunTest(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, spec, plan, wait, f.pgnout)
+			},
+		}
+		client.add(cmd.Flags())
+		f.add(cmd.Flags(), "")
+		cmd.Flags().BoolVar(&wait, "wait", false, "wait for the test to end and print the report")
+		cmds = append(cmds, cmd)
+	}
+	return cmds
+}

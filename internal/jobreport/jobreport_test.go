@@ -1,0 +1,108 @@
+package jobreport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/arbiter-chess/arbiter/internal/cliexit"
+	"github.com/arbiter-chess/arbiter/internal/localcluster"
+	"github.com/arbiter-chess/arbiter/internal/matchplan"
+	"github.com/arbiter-chess/arbiter/match/builtin"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+func TestPrintPerft(t *testing.T) {
+	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	j := &arbiterv1.Job{JobId: "p1", State: arbiterv1.JobState_JOB_STATE_DONE, Nodes: "8902",
+		Perft:     &arbiterv1.PerftSpec{Fen: "F", Depth: 3},
+		CreatedAt: timestamppb.New(created), FinishedAt: timestamppb.New(created.Add(2 * time.Second)),
+		Divide:   []*arbiterv1.DivideEntry{{Move: "a2a3", Nodes: "380"}},
+		Progress: &arbiterv1.JobProgress{UnitsTotal: 4, UnitsVerified: 2, Mismatches: 1, MismatchesSettled: 1}}
+	var out bytes.Buffer
+	if err := PrintPerft(&out, j, true, false); err != nil {
+		t.Fatal(err)
+	}
+	want := "a2a3: 380\n\nNodes: 8902\nTime:  2.000 s (0.0 Mnps)\nUnits: 4 (2 verified on a second worker, 1 mismatches, 1 settled)\n"
+	if out.String() != want {
+		t.Errorf("text:\n%s\nwant:\n%s", out.String(), want)
+	}
+	out.Reset()
+	if err := PrintPerft(&out, j, false, true); err != nil {
+		t.Fatal(err)
+	}
+	var js map[string]any
+	if err := json.Unmarshal(out.Bytes(), &js); err != nil || js["nodes"] != 8902.0 || js["units_verified"] != 2.0 || js["divide"] != nil {
+		t.Errorf("JSON %v: %s", err, out.String())
+	}
+	j.State = arbiterv1.JobState_JOB_STATE_CANCELLED
+	if err := PrintPerft(&out, j, false, false); cliexit.Code(err, -1) != 1 || err.Error() != "job p1 was cancelled" {
+		t.Errorf("cancelled: %v", err)
+	}
+	j.State, j.Error = arbiterv1.JobState_JOB_STATE_FAILED, "boom"
+	if err := PrintPerft(&out, j, false, false); cliexit.Code(err, -1) != 1 || err.Error() != "job p1 failed: boom" {
+		t.Errorf("failed: %v", err)
+	}
+}
+
+// A test through a cluster in this process: RunTest submits, follows it
+// with a line per batch, prints the report and downloads every game;
+// status's views of the same test agree.
+func TestRunTestOnCluster(t *testing.T) {
+	cl, err := localcluster.Start(localcluster.Config{Workers: 1, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
+		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	c, err := cl.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tf := matchplan.TestFlags{Match: matchplan.Flags{Engines: []string{"name=a,builtin", "name=b,builtin"}, Each: "nodes=300",
+		Openings: "file=../../books/uho-200.epd", Games: 4, HangTimeout: 30000}, BatchPairs: 1, Throughput: 1}
+	spec, plan, err := tf.Spec(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pgn := filepath.Join(t.TempDir(), "games.pgn")
+	var out, stderr bytes.Buffer
+	if err := RunTest(ctx, &out, &stderr, c, spec, plan, true, pgn); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), stderr.String())
+	}
+	for _, want := range []string{"Test:       s", "(match)\nState:      done\n", "Engines:    a (embedded) vs b (embedded)", "Ptnml(0-2)", "Games:      4 (PGNs stored: 4)", "up-1"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "games 4: ") || !strings.Contains(stderr.String(), "wrote 4 games to "+pgn) {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+	if b, _ := os.ReadFile(pgn); strings.Count(string(b), "[Event ") != 4 {
+		t.Errorf("%d games downloaded, want 4", strings.Count(string(b), "[Event "))
+	}
+	resp, err := c.Jobs.ListJobs(ctx, &arbiterv1.ListJobsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list bytes.Buffer
+	if err := PrintJobs(&list, resp.GetJobs()); err != nil || !strings.Contains(list.String(), "done") || !strings.Contains(list.String(), "4 games  a vs b") {
+		t.Errorf("list %v:\n%s", err, list.String())
+	}
+	if _, err := DownloadPGN(ctx, c, "s000000000000", filepath.Join(t.TempDir(), "x.pgn")); cliexit.Code(err, -1) != 2 {
+		t.Errorf("PGN of an unknown test: %v, want status 2", err)
+	}
+	if _, err := DownloadPGN(ctx, c, "s000000000000", "/no/such/dir/x.pgn"); cliexit.Code(err, -1) != 2 {
+		t.Errorf("PGN to an impossible path: %v, want status 2", err)
+	}
+}

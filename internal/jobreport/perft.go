@@ -1,0 +1,195 @@
+package jobreport
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/arbiter-chess/arbiter/internal/cliexit"
+	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// WaitPerft watches a perft job until it ends (through coordinator
+// restarts), with a progress bar on progressOut when showBar and it is a
+// terminal.
+func WaitPerft(ctx context.Context, c *clusterclient.Client, id string, progressOut io.Writer, showBar bool) (*arbiterv1.Job, error) {
+	var bar *progressbar.ProgressBar
+	if showBar {
+		if fd, ok := progressOut.(*os.File); !ok || !isatty.IsTerminal(fd.Fd()) {
+			showBar = false
+		}
+	}
+	start := time.Now()
+	var startNodes float64
+	first := true
+	defer func() {
+		if bar != nil {
+			bar.Finish()
+			fmt.Fprintln(progressOut)
+		}
+	}()
+	final, err := c.WatchJob(ctx, id, WatchPolicy(c, progressOut), func(j *arbiterv1.Job) {
+		p := j.GetProgress()
+		if first {
+			startNodes = parseFloat(p.GetNodesDone())
+			first = false
+		}
+		if showBar && bar == nil {
+			bar = progressbar.NewOptions64(int64(p.GetUnitsTotal()),
+				progressbar.OptionSetWriter(progressOut),
+				progressbar.OptionSetDescription("units"),
+				progressbar.OptionShowCount(),
+				progressbar.OptionSetPredictTime(true),
+				progressbar.OptionShowElapsedTimeOnFinish(),
+				progressbar.OptionSetWidth(30),
+				progressbar.OptionThrottle(100*time.Millisecond),
+			)
+		}
+		if bar != nil {
+			nodes := parseFloat(p.GetNodesDone())
+			rate := (nodes - startNodes) / max(time.Since(start).Seconds(), 1e-3)
+			bar.Describe(fmt.Sprintf("%s nodes, %s nodes/s, %d workers", humanCount(nodes), humanCount(rate), p.GetActiveWorkers()))
+			bar.Set64(int64(p.GetUnitsDone()))
+		}
+	})
+	if ctx.Err() != nil {
+		return nil, cliexit.Failure("interrupted while waiting for job %s (it keeps running)", id)
+	}
+	if err != nil {
+		return nil, cliexit.Call(c, "watch "+id, err)
+	}
+	return final, nil
+}
+
+// perftJSON matches `arbiter perft --json`: exact integers as JSON numbers.
+type perftJSON struct {
+	FEN     string                 `json:"fen"`
+	Depth   int                    `json:"depth"`
+	Nodes   json.Number            `json:"nodes"`
+	Seconds float64                `json:"seconds"`
+	NPS     float64                `json:"nps"`
+	Divide  map[string]json.Number `json:"divide,omitempty"`
+	JobID   string                 `json:"job_id"`
+	Units   uint64                 `json:"units"`
+	Checked uint64                 `json:"units_verified"`
+	Stats   *perftStatsJSON        `json:"stats,omitempty"`
+}
+
+// perftStatsJSON is a statistics job's totals, named as `arbiter perft
+// --json` names them (exact integers).
+type perftStatsJSON struct {
+	Nodes           json.Number `json:"nodes"`
+	Captures        json.Number `json:"captures"`
+	EnPassant       json.Number `json:"ep"`
+	Castles         json.Number `json:"castles"`
+	Promotions      json.Number `json:"promotions"`
+	Checks          json.Number `json:"checks"`
+	DiscoveryChecks json.Number `json:"discovery_checks"`
+	DoubleChecks    json.Number `json:"double_checks"`
+	Checkmates      json.Number `json:"checkmates"`
+}
+
+// PrintPerft prints a finished perft job; a failed or cancelled job is an
+// error (exit status 1).
+func PrintPerft(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
+	switch j.GetState() {
+	case arbiterv1.JobState_JOB_STATE_DONE:
+	case arbiterv1.JobState_JOB_STATE_CANCELLED:
+		return cliexit.Failure("job %s was cancelled", j.GetJobId())
+	default:
+		return cliexit.Failure("job %s %s: %s", j.GetJobId(), StateName(j.GetState()), j.GetError())
+	}
+	secs := 0.0
+	if j.GetFinishedAt() != nil && j.GetCreatedAt() != nil {
+		secs = j.GetFinishedAt().AsTime().Sub(j.GetCreatedAt().AsTime()).Seconds()
+	}
+	if jsonOut {
+		o := perftJSON{FEN: j.GetPerft().GetFen(), Depth: int(j.GetPerft().GetDepth()), Nodes: json.Number(j.GetNodes()),
+			Seconds: secs, JobID: j.GetJobId(), Units: j.GetProgress().GetUnitsTotal(), Checked: j.GetProgress().GetUnitsVerified()}
+		if secs > 0 {
+			o.NPS = parseFloat(j.GetNodes()) / secs
+		}
+		if divide {
+			o.Divide = make(map[string]json.Number)
+			for _, d := range j.GetDivide() {
+				o.Divide[d.GetMove()] = json.Number(d.GetNodes())
+			}
+		}
+		if s := j.GetPerftStats(); s != nil {
+			o.Stats = &perftStatsJSON{Nodes: json.Number(j.GetNodes()), Captures: json.Number(s.GetCaptures()),
+				EnPassant: json.Number(s.GetEnPassant()), Castles: json.Number(s.GetCastles()), Promotions: json.Number(s.GetPromotions()),
+				Checks: json.Number(s.GetChecks()), DiscoveryChecks: json.Number(s.GetDiscoveryChecks()),
+				DoubleChecks: json.Number(s.GetDoubleChecks()), Checkmates: json.Number(s.GetCheckmates())}
+		}
+		return json.NewEncoder(out).Encode(o)
+	}
+	if divide {
+		for _, d := range j.GetDivide() {
+			fmt.Fprintf(out, "%s: %s\n", d.GetMove(), d.GetNodes())
+		}
+		fmt.Fprintln(out)
+	}
+	if s := j.GetPerftStats(); s != nil {
+		fmt.Fprintf(out, "Captures:         %s\nEn passant:       %s\nCastles:          %s\nPromotions:       %s\nChecks:           %s\nDiscovery checks: %s\nDouble checks:    %s\nCheckmates:       %s\n",
+			s.GetCaptures(), s.GetEnPassant(), s.GetCastles(), s.GetPromotions(), s.GetChecks(), s.GetDiscoveryChecks(), s.GetDoubleChecks(), s.GetCheckmates())
+	}
+	p := j.GetProgress()
+	fmt.Fprintf(out, "Nodes: %s\n", j.GetNodes())
+	if secs > 0 {
+		fmt.Fprintf(out, "Time:  %.3f s (%.1f Mnps)\n", secs, parseFloat(j.GetNodes())/secs/1e6)
+	}
+	fmt.Fprintf(out, "Units: %d (%d verified on a second worker, %d mismatches, %d settled)\n",
+		p.GetUnitsTotal(), p.GetUnitsVerified(), p.GetMismatches(), p.GetMismatchesSettled())
+	return nil
+}
+
+// PrintPerftDetail prints one perft job as `arbiter status JOB` shows it.
+func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
+	p := j.GetProgress()
+	fmt.Fprintf(out, "Job:        %s\nState:      %s\n", j.GetJobId(), StateName(j.GetState()))
+	fmt.Fprintf(out, "FEN:        %s\nDepth:      %d (split at ply %d, verify %.2f)\n", j.GetPerft().GetFen(),
+		j.GetPerft().GetDepth(), j.GetPerft().GetSplitPly(), j.GetPerft().GetVerifyFraction())
+	fmt.Fprintf(out, "Units:      %d/%d done, %d verified; %d unique positions\n", p.GetUnitsDone(), p.GetUnitsTotal(),
+		p.GetUnitsVerified(), p.GetPositions())
+	fmt.Fprintf(out, "Mismatches: %d (%d settled)\nWorkers:    %d active\n", p.GetMismatches(), p.GetMismatchesSettled(), p.GetActiveWorkers())
+	if j.GetError() != "" {
+		fmt.Fprintf(out, "Error:      %s\n", j.GetError())
+	}
+	if j.GetNodes() != "" {
+		for _, d := range j.GetDivide() {
+			fmt.Fprintf(out, "  %s: %s\n", d.GetMove(), d.GetNodes())
+		}
+		fmt.Fprintf(out, "Nodes:      %s\n", j.GetNodes())
+	} else {
+		fmt.Fprintf(out, "Nodes done: %s\n", p.GetNodesDone())
+	}
+}
+
+// PrintJobs prints a table of jobs, perft jobs and tests alike.
+func PrintJobs(out io.Writer, jobs []*arbiterv1.Job) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOB\tSTATE\tDEPTH\tUNITS\tNODES\tFEN")
+	for _, j := range jobs {
+		p := j.GetProgress()
+		if mp := j.GetMatchProgress(); mp != nil {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d games\t%s vs %s\n", j.GetJobId(), StateName(j.GetState()), j.GetKind(),
+				p.GetUnitsDone(), p.GetUnitsTotal(), mp.GetGames(), j.GetMatch().GetEngineA().GetName(), j.GetMatch().GetEngineB().GetName())
+			continue
+		}
+		nodes := j.GetNodes()
+		if nodes == "" {
+			nodes = p.GetNodesDone() + "+"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%s\t%s\n", j.GetJobId(), StateName(j.GetState()), j.GetPerft().GetDepth(),
+			p.GetUnitsDone(), p.GetUnitsTotal(), nodes, j.GetPerft().GetFen())
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,183 @@
+package jobreport
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/arbiter-chess/arbiter/internal/cliexit"
+	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/matchplan"
+	"github.com/arbiter-chess/arbiter/internal/matchspec"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/sprt"
+)
+
+// RunTest submits a test and prints its id; with wait it follows the test
+// to its end instead (a progress line on stderr per batch), prints the
+// report and, with pgnout, downloads the games there. A test that ends
+// other than done is a failure (exit status 1).
+func RunTest(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client, spec *arbiterv1.MatchSpec, plan *matchplan.Plan, wait bool, pgnout string) error {
+	resp, err := c.Jobs.SubmitMatch(ctx, &arbiterv1.SubmitMatchRequest{Spec: spec})
+	if err != nil {
+		return cliexit.Call(c, "submit", err)
+	}
+	job := resp.GetJob()
+	if !wait {
+		fmt.Fprintln(out, job.GetJobId())
+		return nil
+	}
+	fmt.Fprintf(stderr, "test %s: %s vs %s, %s, %d openings, %d pairs per batch\n", job.GetJobId(),
+		spec.GetEngineA().GetName(), spec.GetEngineB().GetName(), plan.Limits(), len(spec.GetOpenings()),
+		job.GetMatchProgress().GetBatchPairs())
+	lastGames := uint64(0)
+	final, err := WaitTest(ctx, c, job.GetJobId(), stderr, func(j *arbiterv1.Job) {
+		mp := j.GetMatchProgress()
+		if mp.GetGames() != lastGames {
+			lastGames = mp.GetGames()
+			line := fmt.Sprintf("games %d: +%d =%d -%d", mp.GetGames(), mp.GetWins(), mp.GetDraws(), mp.GetLosses())
+			if mp.GetSprtState() != "" {
+				line += fmt.Sprintf(", LLR %.2f (%.2f, %.2f)", mp.GetLlr(), mp.GetLowerBound(), mp.GetUpperBound())
+			}
+			fmt.Fprintln(stderr, line)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	PrintTest(out, final)
+	if pgnout != "" {
+		n, err := DownloadPGN(ctx, c, final.GetJobId(), pgnout)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %d games to %s\n", n, pgnout)
+	}
+	if final.GetState() != arbiterv1.JobState_JOB_STATE_DONE {
+		return cliexit.Failure("test %s %s: %s", final.GetJobId(), StateName(final.GetState()), final.GetError())
+	}
+	return nil
+}
+
+// WaitTest follows a test to its end through the reconnecting watch
+// (coordinator restarts included), saying so on stderr when it reconnects.
+func WaitTest(ctx context.Context, c *clusterclient.Client, id string, stderr io.Writer, progress func(*arbiterv1.Job)) (*arbiterv1.Job, error) {
+	final, err := c.WatchJob(ctx, id, WatchPolicy(c, stderr), progress)
+	if ctx.Err() != nil {
+		return nil, cliexit.Failure("interrupted while waiting for test %s (it keeps running)", id)
+	}
+	if err != nil {
+		return nil, cliexit.Call(c, "watch "+id, err)
+	}
+	return final, nil
+}
+
+// PrintTest prints a test: spec, fastchess-style report (via
+// sprt.FormatReport), the coordinator's SPRT state, incidents by worker.
+func PrintTest(out io.Writer, j *arbiterv1.Job) {
+	spec, mp := j.GetMatch(), j.GetMatchProgress()
+	fmt.Fprintf(out, "Test:       %s (%s)\nState:      %s\n", j.GetJobId(), j.GetKind(), StateName(j.GetState()))
+	lim, _ := matchspec.LimitsFromProto(spec.GetTimeControl(), 1)
+	fmt.Fprintf(out, "Engines:    %s vs %s\n", engineDesc(spec.GetEngineA()), engineDesc(spec.GetEngineB()))
+	fmt.Fprintf(out, "Limits:     %s (reference nps %d)\nOpenings:   %s, %d, order %s, seed %d\n", lim.String(), spec.GetReferenceNps(),
+		spec.GetBookName(), spec.GetOpeningsCount(), orDefault(spec.GetBookOrder(), "sequential"), spec.GetSeed())
+	fmt.Fprintf(out, "Schedule:   priority %d, throughput %g, %d pairs per batch; %d batches done, %d leased\n",
+		spec.GetPriority(), spec.GetThroughput(), mp.GetBatchPairs(), mp.GetBatchesDone(), mp.GetBatchesLeased())
+	if j.GetError() != "" {
+		fmt.Fprintf(out, "Error:      %s\n", j.GetError())
+	}
+	p := mp.GetPentanomial()
+	penta := sprt.Pentanomial{int64(p.GetLl()), int64(p.GetLd()), int64(p.GetDd()), int64(p.GetWd()), int64(p.GetWw())}
+	rep := sprt.Report{First: spec.GetEngineA().GetName(), Second: spec.GetEngineB().GetName(),
+		Details: lim.String() + ", " + spec.GetBookName(),
+		Results: sprt.Results{Wins: int64(mp.GetWins()), Draws: int64(mp.GetDraws()), Losses: int64(mp.GetLosses()), Pentanomial: &penta}}
+	var params *sprt.Params
+	if sp := spec.GetSprt(); sp != nil {
+		m, _ := sprt.ParseModel(sp.GetModel())
+		params = &sprt.Params{Elo0: sp.GetElo0(), Elo1: sp.GetElo1(), Alpha: sp.GetAlpha(), Beta: sp.GetBeta(), Model: m}
+		rep.SPRT = params
+	}
+	if mp.GetGames() > 0 {
+		fmt.Fprint(out, sprt.FormatReport(rep))
+	} else {
+		fmt.Fprintln(out, "No games counted yet.")
+	}
+	if params != nil {
+		verdict := "no decision yet"
+		switch mp.GetSprtState() {
+		case string(sprt.Accepted):
+			verdict = "H1 accepted"
+		case string(sprt.Rejected):
+			verdict = "H0 accepted (H1 rejected)"
+		}
+		fmt.Fprintf(out, "SPRT:       LLR %.2f in (%.2f, %.2f) [%g, %g] %s: %s\n", mp.GetLlr(), mp.GetLowerBound(), mp.GetUpperBound(),
+			params.Elo0, params.Elo1, params.Model, verdict)
+	}
+	fmt.Fprintf(out, "Games:      %d (PGNs stored: %d)\n", mp.GetGames(), mp.GetPgns())
+	if len(mp.GetWorkers()) > 0 {
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "WORKER\tNAME\tNPS\tTC×\tGAMES\tTIME LOSSES\tCRASHES\tILLEGAL\tDISCONNECTS\tOTHER\tSTATUS")
+		for _, w := range mp.GetWorkers() {
+			st := "ok"
+			if w.GetExcluded() {
+				st = "excluded: " + w.GetReason()
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", w.GetWorkerId(), w.GetName(), w.GetBenchNps(), w.GetTimeScale(),
+				w.GetGames(), w.GetTimeLosses(), w.GetCrashes(), w.GetIllegalMoves(), w.GetDisconnects(), w.GetOther(), st)
+		}
+		tw.Flush()
+	}
+}
+
+func engineDesc(e *arbiterv1.EngineSpec) string {
+	s := e.GetName() + " (" + e.GetCommand()
+	for k, v := range e.GetOptions() {
+		s += ", " + k + "=" + v
+	}
+	return s + ")"
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// DownloadPGN writes every game of a test to the file path and returns
+// the number of games.
+func DownloadPGN(ctx context.Context, c *clusterclient.Client, id, path string) (int, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, cliexit.Usage("%v", err)
+	}
+	n, err := StreamPGN(ctx, c, id, f)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return n, err
+}
+
+// StreamPGN writes every game of a test to w and returns their number.
+func StreamPGN(ctx context.Context, c *clusterclient.Client, id string, w io.Writer) (int, error) {
+	stream, err := c.Jobs.DownloadPGN(ctx, &arbiterv1.DownloadPGNRequest{JobId: id})
+	if err != nil {
+		return 0, cliexit.Call(c, "pgn", err)
+	}
+	n := 0
+	for {
+		resp, err := stream.Recv()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, cliexit.Call(c, "pgn", err)
+		}
+		if _, err := io.WriteString(w, resp.GetPgn()); err != nil {
+			return n, err
+		}
+		n += int(resp.GetGames())
+	}
+}

@@ -1,0 +1,242 @@
+// Package localcluster runs a coordinator in this process: Serve opens its
+// store, assembles it (coordinator.New), and serves gRPC (TLS optional) and
+// HTTP (/metrics, /healthz, /readyz and optionally more pages) until Stop;
+// Start adds N workers in the same process, each its own identity, talking
+// gRPC over loopback exactly as separate machines would. `arbiter
+// coordinator` is Serve, `arbiter up` is Start, and tests use both.
+//
+// Errors that refuse an input are cliexit errors with status 2; their text
+// names the input as the command line spells it (--data, --listen, ...),
+// since that is what the person typed.
+package localcluster
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/auth"
+	"github.com/arbiter-chess/arbiter/internal/cliexit"
+	"github.com/arbiter-chess/arbiter/internal/obs"
+)
+
+// ServerConfig is a coordinator to serve. Unlike Config, zero values are
+// not defaults: Serve refuses them where they make no sense.
+type ServerConfig struct {
+	// Listen is the gRPC address ("127.0.0.1:0": any free port).
+	Listen string
+	// Data is the directory of the SQLite store.
+	Data string
+	// Token is the bootstrap admin credential (required).
+	Token string
+	// HTTP is the address of /metrics, /healthz and /readyz ("": none).
+	HTTP string
+	// Pages, when set, is served under "/" on HTTP besides /metrics,
+	// /healthz and /readyz (web pages).
+	Pages http.Handler
+	// VerifyDefault is the verify fraction of perft jobs that set none.
+	VerifyDefault float64
+	// TLSCert and TLSKey serve TLS; TLSClientCA also asks workers for
+	// client certificates signed by it (mTLS).
+	TLSCert, TLSKey, TLSClientCA string
+	// LeaseDuration is how long a lease lasts without a heartbeat.
+	LeaseDuration time.Duration
+	// UnitDuration is the target compute time of one perft unit.
+	UnitDuration time.Duration
+	// PGNRetention deletes the games of tests finished longer ago (0:
+	// keep them).
+	PGNRetention time.Duration
+	// Logger (nil: none).
+	Logger *zap.Logger
+	// Registry receives the coordinator's metrics and is served on
+	// /metrics (nil: a new one); Start adds its workers' to it.
+	Registry *prometheus.Registry
+	// OnListening, when set, is told the gRPC address as soon as the
+	// listener is open, before Serve returns.
+	OnListening func(addr string)
+}
+
+// Validate checks the values that need no I/O.
+func (c *ServerConfig) Validate() error {
+	switch {
+	case c.Token == "":
+		return cliexit.Usage("no token: pass --token or set %s (nothing is open without one)", auth.EnvToken)
+	case c.VerifyDefault < 0 || c.VerifyDefault > 1:
+		return cliexit.Usage("--verify-default %v: must be between 0 and 1", c.VerifyDefault)
+	case (c.TLSCert == "") != (c.TLSKey == ""):
+		return cliexit.Usage("--tls-cert and --tls-key go together")
+	case c.PGNRetention < 0:
+		return cliexit.Usage("--pgn-retention %v: must not be negative", c.PGNRetention)
+	case c.LeaseDuration < 100*time.Millisecond:
+		return cliexit.Usage("--lease-duration %v: must be at least 100ms", c.LeaseDuration)
+	case c.UnitDuration <= 0:
+		return cliexit.Usage("--unit-duration %v: must be positive", c.UnitDuration)
+	}
+	return nil
+}
+
+// Server is a coordinator serving on its listeners.
+type Server struct {
+	addr     string
+	data     string
+	c        *coordinator.Coordinator
+	st       *store.Store
+	grpc     *grpc.Server
+	health   *health.Server
+	http     *obs.Server
+	registry *prometheus.Registry
+	log      *zap.Logger
+	done     chan struct{}
+	serving  atomic.Bool
+	stopOnce sync.Once
+}
+
+// Serve opens the store in cfg.Data, assembles the coordinator and serves
+// it until Stop.
+func Serve(cfg ServerConfig) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	var tlsCfg *tls.Config
+	if cfg.TLSCert != "" {
+		var err error
+		if tlsCfg, err = coordinator.LoadTLS(cfg.TLSCert, cfg.TLSKey, cfg.TLSClientCA); err != nil {
+			return nil, cliexit.Usage("%v", err)
+		}
+	} else if cfg.TLSClientCA != "" {
+		return nil, cliexit.Usage("--tls-client-ca needs --tls-cert and --tls-key")
+	}
+	st, err := store.Open(cfg.Data)
+	if err != nil {
+		return nil, cliexit.Usage("--data: %v", err)
+	}
+	reg := cfg.Registry
+	if reg == nil {
+		reg = obs.NewRegistry()
+	}
+	c, err := coordinator.New(context.Background(), coordinator.Config{
+		Store: st, Logger: log, Token: cfg.Token, LeaseDuration: cfg.LeaseDuration, TargetUnitDuration: cfg.UnitDuration,
+		VerifyDefault: cfg.VerifyDefault, Registerer: reg, PGNRetention: cfg.PGNRetention,
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	srv, hs, err := c.NewGRPCServer(tlsCfg)
+	if err != nil {
+		c.Close()
+		st.Close()
+		return nil, err
+	}
+	lis, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		c.Close()
+		st.Close()
+		return nil, cliexit.Usage("--listen %s: %v", cfg.Listen, err)
+	}
+	s := &Server{addr: lis.Addr().String(), data: cfg.Data, c: c, st: st, grpc: srv, health: hs, registry: reg, log: log,
+		done: make(chan struct{})}
+	if cfg.HTTP != "" {
+		s.http, err = obs.Serve(cfg.HTTP, httpHandler(reg, s.Ready, cfg.Pages), log)
+		if err != nil {
+			lis.Close()
+			c.Close()
+			st.Close()
+			return nil, cliexit.Usage("--http %s: %v", cfg.HTTP, err)
+		}
+	}
+	s.serving.Store(true)
+	go func() {
+		defer close(s.done)
+		if err := srv.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			log.Error("grpc serve", zap.Error(err))
+		}
+	}()
+	log.Info("coordinator listening", zap.String("addr", s.addr), zap.String("data", cfg.Data), zap.Bool("tls", tlsCfg != nil))
+	if cfg.OnListening != nil {
+		cfg.OnListening(s.addr)
+	}
+	return s, nil
+}
+
+// httpHandler serves /metrics, /healthz and /readyz, and pages under "/"
+// when given: the health endpoints answer the same with or without pages.
+func httpHandler(g prometheus.Gatherer, ready obs.ReadyFunc, pages http.Handler) http.Handler {
+	base := coordinator.HTTPHandler(g, ready)
+	if pages == nil {
+		return base
+	}
+	mux := http.NewServeMux()
+	for _, p := range []string{"/metrics", "/healthz", "/readyz"} {
+		mux.Handle(p, base)
+	}
+	mux.Handle("/", pages)
+	return mux
+}
+
+// Addr is the gRPC address the coordinator listens on.
+func (s *Server) Addr() string { return s.addr }
+
+// HTTPAddr is the HTTP address, or "" when HTTP is off.
+func (s *Server) HTTPAddr() string {
+	if s.http == nil {
+		return ""
+	}
+	return s.http.Addr()
+}
+
+// Data is the store's directory.
+func (s *Server) Data() string { return s.data }
+
+// Coordinator is the assembled coordinator (its credentials, its core).
+func (s *Server) Coordinator() *coordinator.Coordinator { return s.c }
+
+// Registry is the registry /metrics serves.
+func (s *Server) Registry() *prometheus.Registry { return s.registry }
+
+// Ready is /readyz: nil once the store is loaded and gRPC serves.
+func (s *Server) Ready() error {
+	if !s.serving.Load() {
+		return errors.New("gRPC not serving")
+	}
+	return s.c.Ready()
+}
+
+// Stop shuts down: health NOT_SERVING, calls drained for up to five
+// seconds, then the store closed. Stopping twice is harmless.
+func (s *Server) Stop() {
+	s.stopOnce.Do(func() {
+		s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+		s.serving.Store(false)
+		s.c.Close() // wakes long polls and watches
+		stopped := make(chan struct{})
+		go func() { s.grpc.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(5 * time.Second):
+			s.grpc.Stop()
+		}
+		<-s.done
+		s.http.Close()
+		s.st.Close()
+		s.log.Info("coordinator stopped")
+		s.log.Sync()
+	})
+}

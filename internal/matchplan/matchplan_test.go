@@ -1,0 +1,135 @@
+package matchplan
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arbiter-chess/arbiter/match/builtin"
+)
+
+const book = "file=../../books/uho-200.epd"
+
+func flags(extra func(*Flags)) Flags {
+	f := Flags{Engines: []string{"name=a,builtin", "name=b,builtin,option.KnightValueMG=200"}, Each: "nodes=300",
+		Openings: book + ",order=random,seed=3", Games: 2, Concurrency: 1, HangTimeout: 30000, RatingInterval: 10}
+	if extra != nil {
+		extra(&f)
+	}
+	return f
+}
+
+// Every refusal names the flag it is about.
+func TestParseRefusals(t *testing.T) {
+	for _, c := range []struct {
+		edit func(*Flags)
+		want string
+	}{
+		{func(f *Flags) { f.Engines = f.Engines[:1] }, "--engine: give exactly two engines (got 1)"},
+		{func(f *Flags) { f.Engines[1] = "name=a,builtin" }, `--engine: both engines are named "a"`},
+		{func(f *Flags) { f.Engines[0] = "name=a,cmd=/no/such/engine" }, "--engine a:"},
+		{func(f *Flags) { f.Each = "tc=x" }, "--each:"},
+		{func(f *Flags) { f.Openings = "" }, "--openings: required"},
+		{func(f *Flags) { f.Openings = "order=random" }, "--openings: missing file="},
+		{func(f *Flags) { f.Openings = book + ",colour=red" }, `--openings: unknown key "colour"`},
+		{func(f *Flags) { f.Openings = book + ",,seed=1" }, "--openings " + `"` + book + `,,seed=1": empty item`},
+		{func(f *Flags) { f.Games = 3 }, "--games: 3 is odd"},
+		{func(f *Flags) { f.Games, f.SPRT = 0, "" }, "give --games N or --sprt"},
+		{func(f *Flags) { f.SPRT = "elo0=1" }, "--sprt: give both elo0= and elo1="},
+		{func(f *Flags) { f.SPRT = "elo0=0,elo1=x" }, `--sprt: elo1="x": want a number`},
+		{func(f *Flags) { f.Concurrency = 0 }, "--concurrency: 0 is not in 1..1024"},
+		{func(f *Flags) { f.Resign = "movecount=3" }, "--resign: give movecount= and score="},
+		{func(f *Flags) { f.Draw = "score=3" }, "--draw: give movecount="},
+		{func(f *Flags) { f.MaxMoves = -1 }, "--maxmoves: -1 is negative"},
+		{func(f *Flags) { f.TimeMargin = -1 }, "--timemargin: -1 is negative"},
+		{func(f *Flags) { f.HangTimeout = 0 }, "--hangtimeout: 0 is not positive"},
+		{func(f *Flags) { f.RatingInterval = -1 }, "--ratinginterval: -1 is negative"},
+	} {
+		_, err := Parse(flags(c.edit))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want an error containing %q", err, c.want)
+		}
+	}
+	if _, err := Parse(flags(nil)); err != nil {
+		t.Fatalf("good flags refused: %v", err)
+	}
+}
+
+func TestParsePlan(t *testing.T) {
+	p, err := Parse(flags(func(f *Flags) {
+		f.SPRT = "elo0=0,elo1=5,alpha=0.1,model=logistic"
+		f.Resign, f.Draw, f.MaxMoves, f.TimeMargin = "movecount=3,score=600", "movenumber=30,movecount=8,score=10", 150, 25
+		f.Engines[1] += ",nodes=600"
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	adj := p.Config.Game.Adjudication
+	if p.SPRT == nil || p.SPRT.Elo1 != 5 || p.SPRT.Alpha != 0.1 || string(p.SPRT.Model) != "logistic" ||
+		adj.ResignMoves != 3 || adj.ResignScore != 600 || adj.DrawMoveNumber != 30 || adj.DrawMoves != 8 || adj.MaxMoves != 150 ||
+		p.Config.Game.TimeMargin != 25*time.Millisecond || p.BookName != "uho-200.epd" || p.Config.Pairs != 1 {
+		t.Fatalf("plan %+v, SPRT %+v", p.Config, p.SPRT)
+	}
+	if got := p.Limits(); got != "nodes=300 vs nodes=600" {
+		t.Errorf("limits %q", got)
+	}
+}
+
+// The cluster's spec: the book in file order with order, seed and start
+// beside it; per-engine limits and unplayable clocks refused.
+func TestSpec(t *testing.T) {
+	tf := TestFlags{Match: flags(func(f *Flags) { f.Openings = book + ",order=random,start=4"; f.Games = 0; f.SPRT = "elo0=0,elo1=5" }),
+		Priority: 2, Throughput: 1, Seed: 9}
+	spec, _, err := tf.Spec(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.GetBookOrder() != "random" || spec.GetSeed() != 9 || spec.GetBookStart() != 4 || len(spec.GetOpenings()) != 200 ||
+		spec.GetSprt().GetElo1() != 5 || spec.GetPriority() != 2 || spec.GetEngineA().GetCommand() != "embedded" {
+		t.Fatalf("spec %v", spec)
+	}
+	if _, _, err := tf.Spec(false); err == nil || !strings.Contains(err.Error(), "use `submit sprt`") {
+		t.Errorf("an SPRT as a match: %v", err)
+	}
+	tf.Match.Engines[1] += ",nodes=600"
+	if _, _, err := tf.Spec(true); err == nil || !strings.Contains(err.Error(), "per-engine time controls") {
+		t.Errorf("per-engine limits: %v", err)
+	}
+	tf = TestFlags{Match: flags(func(f *Flags) { f.Each = "tc=0.01" })}
+	if _, _, err := tf.Spec(false); err == nil || !strings.Contains(err.Error(), "cannot be played") {
+		t.Errorf("a clock of 10 ms: %v", err)
+	}
+	if !tf.Given() || (&TestFlags{}).Given() {
+		t.Error("Given")
+	}
+}
+
+// A local match of the embedded engine against itself weakened: a line
+// per game, the fastchess report and the summary.
+func TestRun(t *testing.T) {
+	p, err := Parse(flags(func(f *Flags) { f.Games = 4; f.RatingInterval = 2 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, pgn bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.Run(ctx, RunOptions{Out: &out, PGN: &pgn, RatingInterval: 2, Builtin: builtin.New}); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{"Match a vs b: nodes=300, uho-200.epd, concurrency 1", "Finished game 1.1 (a vs b)", "Finished game 2.2 (b vs a)",
+		"Results of a vs b (nodes=300, uho-200.epd)", "Ptnml(0-2)", "Games: 4 in", "Finished match"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+	if n := strings.Count(s, "Results of"); n != 2 {
+		t.Errorf("%d reports for 4 games every 2, want 2:\n%s", n, s)
+	}
+	if n := strings.Count(pgn.String(), "[Event "); n != 4 {
+		t.Errorf("%d games in the PGN, want 4", n)
+	}
+}
