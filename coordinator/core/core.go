@@ -165,9 +165,13 @@ func (h host) LiveWorkers(tag string) int {
 	since := c.cfg.Now().Add(-c.cfg.LeaseDuration)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	busy := map[string]bool{}
+	for _, l := range c.leases.All() {
+		busy[l.WorkerID] = true
+	}
 	n := 0
 	for _, w := range c.workers {
-		if w.Has(tag) && w.lastSeen.After(since) {
+		if w.Has(tag) && (busy[w.ID] || w.waiting > 0 || w.lastSeen.After(since)) {
 			n++
 		}
 	}

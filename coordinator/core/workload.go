@@ -67,7 +67,8 @@ type Host interface {
 	// JobChanged wakes watchers of a job.
 	JobChanged(jobID string)
 	// LiveWorkers counts the workers with capability tag seen (by any
-	// call) within the last lease duration: the farm a new job is cut for.
+	// call) within the last lease duration, holding a lease or waiting in
+	// Lease now: the farm a new job is cut for.
 	LiveWorkers(tag string) int
 }
 
