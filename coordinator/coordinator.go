@@ -108,14 +108,16 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(games.Vec())
 	}
+	// And one record of the workers' recent games (the /workers page).
+	activity := gamepair.NewActivity(cfg.Now)
 	gcfg := cfg.Games
-	gcfg.Store, gcfg.Logger, gcfg.Now, gcfg.Registerer, gcfg.Games = cfg.Store, cfg.Logger, cfg.Now, cfg.Registerer, games
+	gcfg.Store, gcfg.Logger, gcfg.Now, gcfg.Registerer, gcfg.Games, gcfg.Activity = cfg.Store, cfg.Logger, cfg.Now, cfg.Registerer, games, activity
 	tcfg := cfg.Tunes
-	tcfg.Store, tcfg.Logger, tcfg.Now, tcfg.Games = cfg.Store, cfg.Logger, cfg.Now, games
+	tcfg.Store, tcfg.Logger, tcfg.Now, tcfg.Games, tcfg.Activity = cfg.Store, cfg.Logger, cfg.Now, games, activity
 	if tcfg.ReferenceNPS == 0 {
 		tcfg.ReferenceNPS = gcfg.ReferenceNPS
 	}
-	c := &Coordinator{Perft: perft, Verify: verifyjob.New(verifyjob.Config{Logger: cfg.Logger, Now: cfg.Now}), Credentials: creds, cfg: cfg}
+	c := &Coordinator{Perft: perft, Verify: verifyjob.New(verifyjob.Config{Logger: cfg.Logger, Now: cfg.Now, Store: cfg.Store}), Credentials: creds, cfg: cfg}
 	gcfg.JobExists = func(id string) bool { _, ok := c.Core.JobRef(id); return ok }
 	c.Games = gamejob.New(gcfg)
 	c.Tunes = spsajob.New(tcfg)

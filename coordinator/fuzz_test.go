@@ -109,6 +109,8 @@ func FuzzRequests(f *testing.F) {
 	seed(11, &arbiterv1.CreateCredentialRequest{Name: "n", Role: "client"})
 	seed(12, &arbiterv1.ListJobsRequest{Limit: 5})
 	seed(13, &arbiterv1.CloseVerifySessionRequest{SessionId: "session-1"})
+	seed(15, &arbiterv1.ReportVerifySessionRequest{SessionId: "session-1", Summary: &arbiterv1.VerifySessionSummary{Positions: 1, Bugs: 1},
+		Positions: []*arbiterv1.VerifyPositionReport{{Status: "bug", Findings: []*arbiterv1.VerifyFinding{{Moves: []string{"e2e4"}}}}}})
 	seed(14, &arbiterv1.SubmitSpsaRequest{Spec: &arbiterv1.SpsaSpec{Engine: &arbiterv1.EngineSpec{Name: "a", Command: "embedded"},
 		Params: []*arbiterv1.SpsaParam{{Name: "RFPMargin", Start: 75, Min: 20, Max: 300, CEnd: 5, REnd: 0.002}}, Pairs: 2,
 		TimeControl: &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 100}},
@@ -135,7 +137,7 @@ func FuzzRequests(f *testing.F) {
 				t.Fatalf("method %d, request %v: %v", method, m, err)
 			}
 		}
-		switch method % 15 {
+		switch method % 16 {
 		case 0:
 			m := &arbiterv1.SubmitPerftRequest{}
 			call(m, func() error { _, err := jobs.SubmitPerft(ctx, m); return err })
@@ -182,6 +184,9 @@ func FuzzRequests(f *testing.F) {
 		case 14:
 			m := &arbiterv1.SubmitSpsaRequest{}
 			call(m, func() error { _, err := jobs.SubmitSpsa(ctx, m); return err })
+		case 15:
+			m := &arbiterv1.ReportVerifySessionRequest{}
+			call(m, func() error { _, err := verify.ReportVerifySession(ctx, m); return err })
 		}
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,10 @@ type Options struct {
 	MaxProbes int
 	// Threads for our own perft (0: all cores).
 	Threads int
+	// Reproduce, when set, is the --engine argument of `arbiter verify`
+	// that runs this engine; each finding then carries the command that
+	// reproduces it (Finding.Command).
+	Reproduce string
 }
 
 func (o Options) withDefaults() Options {
@@ -62,6 +67,31 @@ type Finding struct {
 	Illegal []MoveIssue `json:"illegal,omitempty"`
 	Missed  []MoveIssue `json:"missed,omitempty"`
 	Notes   []string    `json:"notes,omitempty"` // miscounts, duplicates, inconsistent totals
+	// Command reproduces the finding (Options.Reproduce, ReproduceCommand).
+	Command string `json:"command,omitempty"`
+}
+
+// ReproduceCommand is the `arbiter verify` command line that verifies the
+// engine (engineArg: its --engine argument) at the finding's position and
+// remaining depth: the engine's move list is wrong right at its root, so
+// the run reports the finding again, in one engine query when the bug is a
+// missed or illegal move there.
+func ReproduceCommand(engineArg string, f Finding, chess960 bool) string {
+	cmd := "arbiter verify --engine " + shellQuote(engineArg) + " --fen " + shellQuote(f.FEN) + " --depth " + strconv.Itoa(max(f.Depth, 1))
+	if chess960 {
+		cmd += " --chess960"
+	}
+	return cmd
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=,:+@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // signature names the kinds of error in f, without squares, for dedup.
@@ -260,6 +290,9 @@ func (d *descent) add(f Finding) {
 	}
 	for _, s := range sig {
 		d.seen[s] = true
+	}
+	if d.opt.Reproduce != "" {
+		f.Command = ReproduceCommand(d.opt.Reproduce, f, d.chess)
 	}
 	d.rep.Findings = append(d.rep.Findings, f)
 }

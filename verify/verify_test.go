@@ -254,3 +254,34 @@ func TestEngineFailures(t *testing.T) {
 		t.Error("a missing engine opened")
 	}
 }
+
+// A finding's command names its position and remaining depth; verifying
+// there finds the same bug right at the root.
+func TestReproduceCommand(t *testing.T) {
+	tc := bugCases[3] // underpromo
+	eng := openBroken(t, ProtoUCI, "-bug", tc.bug)
+	arg := "cmd=" + brokenPerft + ",args=-bug " + tc.bug
+	rep := Verify(context.Background(), eng, Target{FEN: tc.fen, Depth: tc.depth}, Options{Threads: 1, Reproduce: arg})
+	if len(rep.Findings) == 0 {
+		t.Fatalf("no finding: %+v", rep)
+	}
+	f := rep.Findings[0]
+	want := "arbiter verify --engine '" + arg + "' --fen '" + f.FEN + "' --depth " + fmt.Sprint(f.Depth)
+	if f.Command != want {
+		t.Fatalf("command\n %s\nwant\n %s", f.Command, want)
+	}
+	again := Verify(context.Background(), eng, Target{FEN: f.FEN, Depth: f.Depth}, Options{Threads: 1})
+	if len(again.Findings) == 0 || len(again.Findings[0].Moves) != 0 {
+		t.Fatalf("verifying at the finding's position: %+v", again)
+	}
+	found := false
+	for _, m := range again.Findings[0].Missed {
+		found = found || m.Move == tc.wantMove
+	}
+	if !found {
+		t.Fatalf("missed moves at the root: %+v, want %s", again.Findings[0].Missed, tc.wantMove)
+	}
+	if got := ReproduceCommand("cmd=it's", Finding{FEN: "x", Depth: 0}, true); got != `arbiter verify --engine 'cmd=it'\''s' --fen x --depth 1 --chess960` {
+		t.Fatalf("quoting: %s", got)
+	}
+}

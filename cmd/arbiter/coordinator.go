@@ -14,10 +14,11 @@ func newCoordinatorCommand() *cobra.Command {
 	var (
 		cfg  localcluster.ServerConfig
 		logs logFlags
+		webf webFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "coordinator",
-		Short: "Run the cluster coordinator (gRPC for workers and clients, HTTP for metrics)",
+		Short: "Run the cluster coordinator (gRPC for workers and clients, HTTP for the web pages and metrics)",
 		Example: `  ARBITER_TOKEN=secret arbiter coordinator --listen :7700 --data /var/lib/arbiter --http :7701
   arbiter coordinator --listen :7700 --data ./data --token T --tls-cert cert.pem --tls-key key.pem`,
 		Args: cobra.NoArgs,
@@ -28,16 +29,23 @@ func newCoordinatorCommand() *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
+			if err := webf.check(); err != nil {
+				return err
+			}
 			log, err := logs.logger()
 			if err != nil {
 				return err
 			}
 			cfg.Logger = log
+			cfg.Pages = webf.pages(log)
 			srv, err := localcluster.Serve(cfg)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "arbiter coordinator: listening on %s\n", srv.Addr())
+			if a := srv.HTTPAddr(); a != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "arbiter coordinator: pages on %s\n", pagesURL(a))
+			}
 			<-ctx.Done()
 			srv.Stop()
 			return nil
@@ -47,7 +55,7 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.StringVar(&cfg.Listen, "listen", "127.0.0.1:7700", "gRPC listen address")
 	fl.StringVar(&cfg.Data, "data", "arbiter-data", "data directory (SQLite store)")
 	fl.StringVar(&cfg.Token, "token", "", "bearer token every client and worker must present (default: $"+auth.EnvToken+")")
-	fl.StringVar(&cfg.HTTP, "http", "", "HTTP listen address for /metrics, /healthz and /readyz (default: off)")
+	fl.StringVar(&cfg.HTTP, "http", "", "HTTP listen address for the web pages (docs/web.md), /metrics, /healthz and /readyz (default: off)")
 	fl.Float64Var(&cfg.VerifyDefault, "verify-default", 0, "verify fraction for jobs that do not set one (0..1)")
 	fl.StringVar(&cfg.TLSCert, "tls-cert", "", "TLS certificate (PEM); with --tls-key serves TLS")
 	fl.StringVar(&cfg.TLSKey, "tls-key", "", "TLS private key (PEM)")
@@ -55,6 +63,7 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.DurationVar(&cfg.LeaseDuration, "lease-duration", 30*time.Second, "how long a lease lasts without a heartbeat")
 	fl.DurationVar(&cfg.UnitDuration, "unit-duration", 2*time.Second, "target compute time of one unit")
 	fl.DurationVar(&cfg.PGNRetention, "pgn-retention", 0, "delete the games of tests finished longer ago than this, e.g. 2160h (their counts and verdicts stay; 0: keep)")
+	webf.add(fl)
 	logs.add(fl, "info")
 	return cmd
 }

@@ -26,6 +26,7 @@ var startposPerft = []string{"1", "20", "400", "8902", "197281", "4865609", "119
 type upFlags struct {
 	cluster  localcluster.Config
 	logs     logFlags
+	web      webFlags
 	depth    int
 	fen      string
 	verify   float64
@@ -68,7 +69,8 @@ clients can join (the address and token are printed).`,
 	fl.BoolVar(&f.divide, "divide", true, "print the divide")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the result as JSON (like arbiter perft --json)")
 	f.logs.add(fl, "warn")
-	fl.StringVar(&c.Server.HTTP, "http", "", "HTTP listen address for /metrics (coordinator and local workers, label worker), /healthz, /readyz (default: off)")
+	fl.StringVar(&c.Server.HTTP, "http", "127.0.0.1:0", "HTTP listen address for the web pages (docs/web.md), /metrics (coordinator and local workers, label worker), /healthz, /readyz (\"\": off)")
+	f.web.add(fl)
 	fl.BoolVar(&c.SharedHash, "shared-hash", true, "local workers share one hash table (workers × --hash MB)")
 	fl.BoolVar(&f.stats, "stats", false, "with --depth: count the statistics too (captures, e.p., castles, promotions, checks, discovered and double checks, mates)")
 	fl.IntVar(&f.slices, "slices", 0, "with --depth: cut each position's tree into this many slices (0: one per worker, 1: none)")
@@ -81,6 +83,9 @@ clients can join (the address and token are printed).`,
 func runUp(cmd *cobra.Command, f *upFlags) error {
 	c := &f.cluster
 	if err := c.Validate(); err != nil {
+		return err
+	}
+	if err := f.web.check(); err != nil {
 		return err
 	}
 	verifyEngines, err := verifyEnginesOf(cmd)
@@ -113,6 +118,7 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		return err
 	}
 	c.Server.Logger = log
+	c.Server.Pages = f.web.pages(log)
 	c.Server.OnListening = func(addr string) { fmt.Fprintf(stderr, "arbiter coordinator: listening on %s\n", addr) }
 	c.Builtin = builtin.New
 	c.OnWorkerExit = func(n int, err error) { fmt.Fprintf(stderr, "arbiter up: worker %d: %v\n", n, err) }
@@ -125,6 +131,7 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 	defer cancel()
 	fmt.Fprintf(stderr, "arbiter up: coordinator on %s with %d workers × %d threads (data %s)\n", cl.Addr(), c.Workers, cl.Threads(), cl.Data())
 	if a := cl.HTTPAddr(); a != "" {
+		fmt.Fprintf(stderr, "arbiter up: pages on %s\n", pagesURL(a))
 		fmt.Fprintf(stderr, "arbiter up: metrics on http://%s/metrics\n", a)
 	}
 

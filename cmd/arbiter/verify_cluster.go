@@ -8,8 +8,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -81,9 +83,11 @@ func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec veri
 	// it stops the others at once.
 	res := verifyrun.Run(ctx, verifyrun.Config{Engine: eng, Targets: targets, Depth: f.positions.Depth, Options: opt,
 		Parallel: f.parallel, Out: out, JSON: f.jsonOut, Refused: eng.Refused})
+	reported := reportSession(stderr, eng, res)
 	units, byWorker := eng.Stats()
 	if f.jsonOut {
-		cluster := map[string]any{"coordinator": c.Addr(), "session": eng.Session(), "units": units, "units_by_worker": byWorker}
+		cluster := map[string]any{"coordinator": c.Addr(), "session": eng.Session(), "units": units, "units_by_worker": byWorker,
+			"reported": reported}
 		if err := res.Print(out, true, cluster); err != nil {
 			return err
 		}
@@ -100,6 +104,28 @@ func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec veri
 		return &cliexit.Error{Code: clusterclient.ExitCode(err), Err: err}
 	}
 	return res.Err(ctx)
+}
+
+// reportSession sends what the session found to the coordinator, which
+// shows it on /verify/SESSION (docs/web.md), and says so on stderr. It
+// reports whether the coordinator kept it. A coordinator that cannot keep
+// it (an older one, a store error) changes nothing else: the findings are
+// printed here anyway. An interrupted run reports the positions that
+// finished, with a context of its own.
+func reportSession(stderr io.Writer, eng *verifyclient.Engine, res *verifyrun.Result) bool {
+	if eng.Refused() != nil || len(res.Reports) == 0 {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stored, err := eng.Report(ctx, res.Reports, res.Summary.Depth, time.Duration(res.Summary.Seconds*float64(time.Second)))
+	if err != nil {
+		fmt.Fprintf(stderr, "arbiter verify: session %s not reported to the coordinator: %v\n", eng.Session(), err)
+		return false
+	}
+	fmt.Fprintf(stderr, "arbiter verify: session %s reported to the coordinator (%d positions with findings kept; page /verify/%s)\n",
+		eng.Session(), stored, eng.Session())
+	return true
 }
 
 // verifyEnginesOf parses the --verify-engine flags of cmd.

@@ -335,16 +335,8 @@ func (c *Core) Changed(jobID string) (<-chan struct{}, error) {
 // Cancel stops a running job on behalf of caller: its submitter or an
 // admin.
 func (c *Core) Cancel(ctx context.Context, caller identity.Identity, jobID, reason string) error {
-	if !caller.CanSubmit() {
-		return wrongRole(caller, "cancel jobs")
-	}
-	ref, ok := c.reg.ref(jobID)
-	if !ok {
-		return unknownJob(jobID)
-	}
-	if !caller.IsAdmin() && ref.Submitter != "" && ref.Submitter != caller.Name {
-		return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
-			"job %s was submitted by %s; only its submitter or an admin may cancel it", jobID, ref.Submitter)
+	if err := c.mayManage(caller, jobID, "cancel"); err != nil {
+		return err
 	}
 	wl := c.reg.workload(jobID)
 	if err := wl.Cancel(ctx, jobID, reason); err != nil {
@@ -354,6 +346,23 @@ func (c *Core) Cancel(ctx context.Context, caller identity.Identity, jobID, reas
 	c.endJobLeases(jobID)
 	c.mu.Unlock()
 	c.reg.changed(jobID)
+	return nil
+}
+
+// mayManage refuses caller unless it may act on job jobID (verb: "cancel",
+// "change"): a client or admin, and the job's submitter or an admin.
+func (c *Core) mayManage(caller identity.Identity, jobID, verb string) error {
+	if !caller.CanSubmit() {
+		return wrongRole(caller, verb+" jobs")
+	}
+	ref, ok := c.reg.ref(jobID)
+	if !ok {
+		return unknownJob(jobID)
+	}
+	if !caller.IsAdmin() && ref.Submitter != "" && ref.Submitter != caller.Name {
+		return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
+			"job %s was submitted by %s; only its submitter or an admin may %s it", jobID, ref.Submitter, verb)
+	}
 	return nil
 }
 

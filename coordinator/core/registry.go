@@ -117,3 +117,53 @@ func (w *wakeup) wait() <-chan struct{} {
 	defer w.mu.Unlock()
 	return w.ch
 }
+
+// JobInfo is what lists filter on, without rendering a snapshot.
+type JobInfo struct {
+	ID        string
+	Kind      string // the stored kind: "perft", "sprt", "match"
+	State     string // "running", "done", "failed", "cancelled"
+	Submitter string
+	// Started: a running job has counted or leased some of its work.
+	Started bool
+}
+
+// Describer is a workload that describes a job cheaply (from memory,
+// without building its snapshot), so that long lists filter fast.
+type Describer interface {
+	Describe(jobID string) (JobInfo, bool)
+}
+
+// List returns, newest first, the jobs that keep passes (nil: all),
+// skipping offset of them, at most limit, and whether more passed. Jobs of
+// workloads that are not Describers are described from their snapshot's
+// reference only (ID, Submitter) and State "".
+func (c *Core) List(offset, limit int, keep func(JobInfo) bool) ([]JobInfo, bool) {
+	var out []JobInfo
+	more, skipped := false, 0
+	c.reg.newestFirst(func(id string, wl Workload) bool {
+		info := JobInfo{ID: id, Kind: wl.Kind()}
+		if d, ok := wl.(Describer); ok {
+			var known bool
+			if info, known = d.Describe(id); !known {
+				return true
+			}
+		} else if ref, ok := c.reg.ref(id); ok {
+			info.Submitter = ref.Submitter
+		}
+		if keep != nil && !keep(info) {
+			return true
+		}
+		if skipped < offset {
+			skipped++
+			return true
+		}
+		if len(out) == limit {
+			more = true
+			return false
+		}
+		out = append(out, info)
+		return true
+	})
+	return out, more
+}

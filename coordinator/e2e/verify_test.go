@@ -9,9 +9,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"html"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,9 +111,10 @@ func workersOf(t *testing.T, out string) map[string]int {
 // broken engine finds and explains every bug, and nothing in the control.
 func TestVerifyClusterUp(t *testing.T) {
 	bp := brokenPerft(t)
-	addr := freeAddr(t)
-	start(t, "up", "up", "--workers", "2", "--listen", addr, "--token", token, "--verify-engine", "cmd="+bp)
+	addr, httpAddr := freeAddr(t), freeAddr(t)
+	start(t, "up", "up", "--workers", "2", "--listen", addr, "--http", httpAddr, "--token", token, "--verify-engine", "cmd="+bp)
 	coordinatorUp(t, addr)
+	reported := regexp.MustCompile(`arbiter verify: session (\S+) reported to the coordinator \(1 positions with findings kept; page /verify/(\S+)\)`)
 	for _, c := range bugCases {
 		out, errOut, code := runVerify(t, addr, time.Minute, "--engine", "cmd="+bp+",args=-bug "+c.bug, "--fen", c.fen, "--depth", strconv.Itoa(c.depth))
 		if code != 1 {
@@ -120,6 +125,22 @@ func TestVerifyClusterUp(t *testing.T) {
 			if !strings.Contains(out, w) {
 				t.Errorf("%s: report lacks %q:\n%s", c.bug, w, out)
 			}
+		}
+		// The client reported its findings: the coordinator's page of the
+		// session shows the reason.
+		m := reported.FindStringSubmatch(errOut)
+		if m == nil || m[1] != m[2] {
+			t.Errorf("%s: no report to the coordinator in stderr:\n%s", c.bug, errOut)
+			continue
+		}
+		resp, err := http.Get("http://" + httpAddr + "/verify/" + m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if reason := c.want[len(c.want)-1]; resp.StatusCode != http.StatusOK || !strings.Contains(html.UnescapeString(string(page)), reason) {
+			t.Errorf("%s: /verify/%s: %d, want %q in the page", c.bug, m[1], resp.StatusCode, reason)
 		}
 		if ws := workersOf(t, out); c.bug == "castle-through-check" && len(ws) != 2 {
 			t.Errorf("%s: units went to %v, want both workers", c.bug, ws)
@@ -143,10 +164,12 @@ func TestVerifyClusterUp(t *testing.T) {
 	var js struct {
 		Summary struct{ Bugs, Findings int }
 		Cluster struct {
-			Units int `json:"units"`
+			Units    int  `json:"units"`
+			Reported bool `json:"reported"`
 		}
 	}
-	if err := json.Unmarshal([]byte(out), &js); err != nil || code != 1 || js.Summary.Bugs != 1 || js.Summary.Findings < 2 || js.Cluster.Units < 2 {
+	if err := json.Unmarshal([]byte(out), &js); err != nil || code != 1 || js.Summary.Bugs != 1 || js.Summary.Findings < 2 || js.Cluster.Units < 2 ||
+		!js.Cluster.Reported {
 		t.Errorf("two bugs, --json: exit %d, %+v (%v)\n%s", code, js, err, out)
 	}
 }

@@ -106,6 +106,9 @@ type Config struct {
 	// Nil: the workload makes its own and registers it with Registerer;
 	// given: its maker registers it (it is shared with other workloads).
 	Games *gamepair.GameCounter
+	// Activity counts each worker's recent games and incidents, shared
+	// with the other game workloads. Nil: the workload keeps its own.
+	Activity *gamepair.Activity
 }
 
 func (c *Config) defaults() {
@@ -114,6 +117,9 @@ func (c *Config) defaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Activity == nil {
+		c.Activity = gamepair.NewActivity(c.Now)
 	}
 	if c.ReferenceNPS == 0 {
 		c.ReferenceNPS = DefaultReferenceNPS
@@ -172,6 +178,7 @@ type test struct {
 	pgns       int64
 	done       int // counted batches
 	workers    *gamepair.Workers
+	hist       *history // built on first request (history.go)
 
 	// running
 	openings []*arbiterv1.Opening // in the order of play

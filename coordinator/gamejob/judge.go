@@ -25,6 +25,7 @@ const (
 	evDisconnect = gamepair.EvDisconnect
 	evRefused    = gamepair.EvRefused
 	evExcluded   = gamepair.EvExcluded
+	evIncident   = gamepair.EvIncident
 )
 
 // newWorkers is a test's empty record of workers.
@@ -41,6 +42,7 @@ func (w *Workload) logExcluded(t *test, workerID, reason string) {
 // holds mu.
 func (w *Workload) lostLease(t *test, l core.Lease) {
 	now := w.cfg.Now()
+	w.cfg.Activity.Note(l.WorkerID, now, 0, 1)
 	evs := []store.Event{eventOf(t, l.UnitID, l.WorkerID, evDisconnect, "lease "+l.ID+" expired", now)}
 	if reason := t.workers.LostLease(l.WorkerID); reason != "" {
 		w.logExcluded(t, l.WorkerID, reason)

@@ -196,8 +196,14 @@ func (w *Workload) replay(t *test, batches []store.Batch, events []store.Event) 
 		if t.stored != nil {
 			t.stored[b.Idx] = true
 		}
-		played = append(played, gamepair.Played{WorkerID: b.WorkerID, Games: 2 * b.Pairs,
-			Incidents: gamepair.DecodeIncidents(b.Incidents), At: b.At})
+		inc := gamepair.DecodeIncidents(b.Incidents)
+		played = append(played, gamepair.Played{WorkerID: b.WorkerID, Games: 2 * b.Pairs, Incidents: inc, At: b.At})
+		w.cfg.Activity.Note(b.WorkerID, b.At, 2*b.Pairs, gamepair.IncidentCount(inc))
+	}
+	for _, e := range events {
+		if e.Kind == evDisconnect {
+			w.cfg.Activity.Note(e.WorkerID, e.At, 0, 1)
+		}
 	}
 	t.workers.Replay(played, events)
 }

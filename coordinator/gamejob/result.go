@@ -97,7 +97,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	if jobChange == nil && t.totalPairs > 0 && t.done+1 == t.batches {
 		jobChange = &store.JobChange{State: store.StateDone, FinishedAt: now}
 	}
-	var events []store.Event
+	events := gamepair.IncidentEvents(jobID, unit, wk.ID, r.GetIncidents(), now)
 	exclude := t.workers.Judge(wk.ID, 2*pairs, gamepair.BadGames(br.Incidents))
 	if exclude != "" {
 		events = append(events, eventOf(t, unit, wk.ID, evExcluded, exclude, now))
@@ -124,6 +124,14 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	if t.workers.Played(wk.ID, 2*pairs, br.Incidents, exclude) {
 		w.logExcluded(t, wk.ID, exclude)
 	}
+	if t.hist != nil {
+		llr := 0.0
+		if t.seq != nil {
+			llr = t.seq.LLR
+		}
+		t.hist.add(pointOf(t.results, t.penta, llr))
+	}
+	w.cfg.Activity.Note(wk.ID, now, 2*pairs, gamepair.IncidentCount(br.Incidents))
 	w.seen(wk)
 	w.metrics.games.Observe(br.Games)
 	fields := []zap.Field{zap.Int("pairs", pairs), zap.Int64("games", t.results.Games()), zap.Duration("elapsed", rc.Elapsed)}

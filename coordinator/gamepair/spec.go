@@ -227,15 +227,4 @@ func AutoBatchPairs(lim match.Limits, refNPS uint64, batch time.Duration, maxAut
 
 // Brief is an error's text cut to a length fit for a message (inner errors
 // may quote a whole input).
-func Brief(err error) string {
-	s := err.Error()
-	const limit = 200
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func Brief(err error) string { return Clip(err.Error(), 200) }

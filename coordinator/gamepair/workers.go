@@ -33,6 +33,9 @@ const (
 	EvDisconnect = "disconnect"
 	EvRefused    = "refused"
 	EvExcluded   = "excluded"
+	// EvIncident is an incident of a game with its reason, for reading:
+	// the counts come from the batch, and Replay skips these.
+	EvIncident = "incident"
 )
 
 type windowEntry struct{ games, bad int }

@@ -42,3 +42,14 @@ func (vs *verifyService) CloseVerifySession(ctx context.Context, req *arbiterv1.
 	vs.core.EndJobLeases(verifyjob.Prefix + req.GetSessionId())
 	return &arbiterv1.CloseVerifySessionResponse{Dropped: uint32(n)}, nil
 }
+
+func (vs *verifyService) ReportVerifySession(ctx context.Context, req *arbiterv1.ReportVerifySessionRequest) (*arbiterv1.ReportVerifySessionResponse, error) {
+	if err := vs.core.Ready(); err != nil {
+		return nil, err
+	}
+	n, err := vs.verify.Report(ctx, caller(ctx), req.GetSessionId(), req.GetSummary(), req.GetFirstIndex(), req.GetPositions())
+	if err != nil {
+		return nil, err
+	}
+	return &arbiterv1.ReportVerifySessionResponse{Stored: uint32(n)}, nil
+}

@@ -193,8 +193,14 @@ func (w *Workload) replay(t *tune, updates []store.TuneUpdate, events []store.Ev
 		if t.batches != nil {
 			t.batches.Store(u.Batch)
 		}
-		played = append(played, gamepair.Played{WorkerID: u.WorkerID, Games: 2 * u.Pairs,
-			Incidents: gamepair.DecodeIncidents(u.Incidents), At: u.At})
+		inc := gamepair.DecodeIncidents(u.Incidents)
+		played = append(played, gamepair.Played{WorkerID: u.WorkerID, Games: 2 * u.Pairs, Incidents: inc, At: u.At})
+		w.cfg.Activity.Note(u.WorkerID, u.At, 2*u.Pairs, gamepair.IncidentCount(inc))
+	}
+	for _, e := range events {
+		if e.Kind == gamepair.EvDisconnect {
+			w.cfg.Activity.Note(e.WorkerID, e.At, 0, 1)
+		}
 	}
 	if n := len(updates); n > 0 {
 		if err := t.st.Restore(updates[n-1].Theta, n, pairs); err != nil {

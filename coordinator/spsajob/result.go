@@ -91,7 +91,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	if next.Updates() == t.batches.Total() {
 		jobChange = &store.JobChange{State: store.StateDone, FinishedAt: now}
 	}
-	var events []store.Event
+	events := gamepair.IncidentEvents(jobID, unit, wk.ID, r.GetIncidents(), now)
 	exclude := t.workers.Judge(wk.ID, 2*pairs, gamepair.BadGames(br.Incidents))
 	if exclude != "" {
 		events = append(events, eventOf(t, unit, wk.ID, gamepair.EvExcluded, exclude, now))
@@ -112,6 +112,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	if t.workers.Played(wk.ID, 2*pairs, br.Incidents, exclude) {
 		w.logExcluded(t, wk.ID, exclude)
 	}
+	w.cfg.Activity.Note(wk.ID, now, 2*pairs, gamepair.IncidentCount(br.Incidents))
 	w.seen(wk)
 	if w.cfg.Games != nil {
 		w.cfg.Games.Observe(br.Games)

@@ -105,6 +105,7 @@ func (w *Workload) Ended(l core.Lease, why core.End) {
 	case why.JobOver:
 		return
 	case why.Expired:
+		w.cfg.Activity.Note(l.WorkerID, now, 0, 1)
 		evs := []store.Event{eventOf(t, l.UnitID, l.WorkerID, gamepair.EvDisconnect, "lease "+l.ID+" expired", now)}
 		if reason := t.workers.LostLease(l.WorkerID); reason != "" {
 			w.logExcluded(t, l.WorkerID, reason)

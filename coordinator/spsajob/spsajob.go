@@ -78,6 +78,9 @@ type Config struct {
 	// Games counts the games of accepted batches (arbiter_games_total),
 	// shared with the other game workloads; nil counts none.
 	Games *gamepair.GameCounter
+	// Activity counts each worker's recent games and incidents, shared
+	// with the other game workloads; nil counts none.
+	Activity *gamepair.Activity
 }
 
 func (c *Config) defaults() {

@@ -56,7 +56,8 @@ var migrations = []migration{
 	{"identities: submitter, owner, priority, throughput; meta, credentials, quarantine", migrate2},
 	{"retention: compressed PGNs, expired PGNs of finished tests", migrate3},
 	{"SPSA tunes: tunes, tune_updates", migrate4},
-	{"perft slices and statistics: jobs.stats, slices, slice_ply, stats_total; units.slice", migrate5},
+	{"verify sessions' reports (findings)", migrate5},
+	{"perft slices and statistics: jobs.stats, slices, slice_ply, stats_total; units.slice", migrate6},
 }
 
 const schemaV1 = `
@@ -253,6 +254,34 @@ CREATE UNIQUE INDEX IF NOT EXISTS tune_updates_batch ON tune_updates(job_id, bat
 }
 
 func migrate5(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+CREATE TABLE IF NOT EXISTS verify_sessions (
+  id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  engine TEXT NOT NULL,
+  depth INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  reported_at INTEGER NOT NULL,
+  positions INTEGER NOT NULL,
+  ok INTEGER NOT NULL,
+  bugs INTEGER NOT NULL,
+  errors INTEGER NOT NULL,
+  findings INTEGER NOT NULL,
+  seconds REAL NOT NULL,
+  summary BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS verify_sessions_reported ON verify_sessions(reported_at);
+CREATE TABLE IF NOT EXISTS verify_reports (
+  session_id TEXT NOT NULL,
+  idx INTEGER NOT NULL,
+  report BLOB NOT NULL,
+  PRIMARY KEY (session_id, idx)
+) WITHOUT ROWID;
+`)
+	return err
+}
+
+func migrate6(ctx context.Context, tx *sql.Tx) error {
 	for _, c := range []struct{ table, column, decl string }{
 		// A perft job that counts statistics (its runs hold nine counts per
 		// position), and their totals once done (JSON, eight decimals).

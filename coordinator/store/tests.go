@@ -338,3 +338,42 @@ func (s *Store) CountPGNs(ctx context.Context, jobID string) (int64, error) {
 	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM pgns WHERE job_id=?", jobID).Scan(&n)
 	return n, err
 }
+
+// SetTestPriority changes a test's priority and throughput share: the job's
+// row, and the stored spec, which edit rewrites (the store does not read
+// specs), in one transaction.
+func (s *Store) SetTestPriority(ctx context.Context, jobID string, priority int32, throughput float64, edit func(spec []byte) ([]byte, error)) error {
+	return s.write(func(ctx context.Context, tx *sql.Tx) error {
+		var spec []byte
+		err := tx.QueryRowContext(ctx, "SELECT spec FROM tests WHERE job_id=?", jobID).Scan(&spec)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("store: test %s: %w", jobID, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if spec, err = edit(spec); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE tests SET spec=? WHERE job_id=?", spec, jobID); err != nil {
+			return fmt.Errorf("store: update test: %w", err)
+		}
+		return setPriority(ctx, tx, jobID, priority, throughput)
+	})
+}
+
+// SetJobPriority changes a job's priority and throughput share.
+func (s *Store) SetJobPriority(ctx context.Context, jobID string, priority int32, throughput float64) error {
+	return s.write(func(ctx context.Context, tx *sql.Tx) error { return setPriority(ctx, tx, jobID, priority, throughput) })
+}
+
+func setPriority(ctx context.Context, tx *sql.Tx, jobID string, priority int32, throughput float64) error {
+	res, err := tx.ExecContext(ctx, "UPDATE jobs SET priority=?, throughput=? WHERE id=?", priority, throughput, jobID)
+	if err != nil {
+		return fmt.Errorf("store: update job: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("store: job %s: %w", jobID, ErrNotFound)
+	}
+	return nil
+}

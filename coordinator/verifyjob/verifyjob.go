@@ -32,6 +32,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	"github.com/arbiter-chess/arbiter/internal/logging"
@@ -70,13 +71,17 @@ type Config struct {
 	Host   core.Host
 	Logger *zap.Logger
 	Now    func() time.Time
+	// Store keeps the sessions' reports (report.go); nil: reports are
+	// refused.
+	Store *store.Store
 }
 
 // Workload is the verify workload.
 type Workload struct {
-	host core.Host
-	log  *zap.Logger
-	now  func() time.Time
+	host  core.Host
+	log   *zap.Logger
+	now   func() time.Time
+	store *store.Store
 
 	mu        sync.Mutex
 	sessions  map[string]*session
@@ -90,6 +95,8 @@ type Workload struct {
 type session struct {
 	id       string
 	owner    string
+	engine   string // the first unit's engine
+	started  time.Time
 	lastUsed time.Time
 	units    map[string]*unit
 }
@@ -115,7 +122,7 @@ func New(cfg Config) *Workload {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Workload{host: cfg.Host, log: cfg.Logger, now: cfg.Now,
+	return &Workload{host: cfg.Host, log: cfg.Logger, now: cfg.Now, store: cfg.Store,
 		sessions: map[string]*session{}, units: map[string]*unit{}, seen: map[string]seenWorker{}, closed: map[string]time.Time{}}
 }
 
@@ -380,7 +387,7 @@ func (w *Workload) RunUnit(ctx context.Context, caller identity.Identity, sid, k
 			return RunAnswer{Dropped: dropped}, apierr.New(apierr.ResourceExhausted, apierr.ReasonTooLarge,
 				"%d verify sessions are open (the limit); close finished ones", MaxSessions)
 		}
-		sess = &session{id: sid, owner: caller.Name, units: map[string]*unit{}}
+		sess = &session{id: sid, owner: caller.Name, engine: payload.GetEngine().GetName(), started: now, units: map[string]*unit{}}
 		w.sessions[sid] = sess
 		delete(w.closed, sid)
 		w.log.Info("verify session started", zap.String(logging.JobID, Prefix+sid), zap.String("engine", payload.GetEngine().GetName()),

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/match/builtin"
@@ -36,7 +38,7 @@ func TestServeHTTPWithPages(t *testing.T) {
 		fmt.Fprintf(w, "page %s", r.URL.Path)
 	})
 	var announced string
-	srv, err := Serve(ServerConfig{Listen: "127.0.0.1:0", Data: t.TempDir(), Token: "t", HTTP: "127.0.0.1:0", Pages: pages,
+	srv, err := Serve(ServerConfig{Listen: "127.0.0.1:0", Data: t.TempDir(), Token: "t", HTTP: "127.0.0.1:0", Pages: func(*coordinator.Coordinator, *store.Store) (http.Handler, error) { return pages, nil },
 		LeaseDuration: time.Second, UnitDuration: time.Second, OnListening: func(a string) { announced = a }})
 	if err != nil {
 		t.Fatal(err)

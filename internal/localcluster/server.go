@@ -44,9 +44,12 @@ type ServerConfig struct {
 	Token string
 	// HTTP is the address of /metrics, /healthz and /readyz ("": none).
 	HTTP string
-	// Pages, when set, is served under "/" on HTTP besides /metrics,
-	// /healthz and /readyz (web pages).
-	Pages http.Handler
+	// Pages, when set, makes what is served under "/" on HTTP besides
+	// /metrics, /healthz and /readyz (the web pages: cmd/arbiter passes
+	// web.New) from the assembled coordinator and its store. A handler
+	// with a Close method is closed first when the server stops (it ends
+	// live streams that would hold the HTTP shutdown).
+	Pages func(*coordinator.Coordinator, *store.Store) (http.Handler, error)
 	// VerifyDefault is the verify fraction of perft jobs that set none.
 	VerifyDefault float64
 	// TLSCert and TLSKey serve TLS; TLSClientCA also asks workers for
@@ -97,6 +100,7 @@ type Server struct {
 	grpc     *grpc.Server
 	health   *health.Server
 	http     *obs.Server
+	pages    http.Handler
 	registry *prometheus.Registry
 	log      *zap.Logger
 	done     chan struct{}
@@ -153,9 +157,18 @@ func Serve(cfg ServerConfig) (*Server, error) {
 	}
 	s := &Server{addr: lis.Addr().String(), data: cfg.Data, c: c, st: st, grpc: srv, health: hs, registry: reg, log: log,
 		done: make(chan struct{})}
+	if cfg.HTTP != "" && cfg.Pages != nil {
+		if s.pages, err = cfg.Pages(c, st); err != nil {
+			lis.Close()
+			c.Close()
+			st.Close()
+			return nil, err
+		}
+	}
 	if cfg.HTTP != "" {
-		s.http, err = obs.Serve(cfg.HTTP, httpHandler(reg, s.Ready, cfg.Pages), log)
+		s.http, err = obs.Serve(cfg.HTTP, httpHandler(reg, s.Ready, s.pages), log)
 		if err != nil {
+			s.closePages()
 			lis.Close()
 			c.Close()
 			st.Close()
@@ -189,6 +202,12 @@ func httpHandler(g prometheus.Gatherer, ready obs.ReadyFunc, pages http.Handler)
 	}
 	mux.Handle("/", pages)
 	return mux
+}
+
+func (s *Server) closePages() {
+	if c, ok := s.pages.(interface{ Close() }); ok {
+		c.Close()
+	}
 }
 
 // Addr is the gRPC address the coordinator listens on.
@@ -234,6 +253,7 @@ func (s *Server) Stop() {
 			s.grpc.Stop()
 		}
 		<-s.done
+		s.closePages()
 		s.http.Close()
 		s.st.Close()
 		s.log.Info("coordinator stopped")

@@ -759,6 +759,569 @@ func (x *CloseVerifySessionResponse) GetDropped() uint32 {
 	return 0
 }
 
+// VerifySessionSummary counts a session's positions.
+type VerifySessionSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The engine under test as the client names it.
+	Engine    string  `protobuf:"bytes,1,opt,name=engine,proto3" json:"engine,omitempty"`
+	Depth     uint32  `protobuf:"varint,2,opt,name=depth,proto3" json:"depth,omitempty"`
+	Positions uint32  `protobuf:"varint,3,opt,name=positions,proto3" json:"positions,omitempty"`
+	Ok        uint32  `protobuf:"varint,4,opt,name=ok,proto3" json:"ok,omitempty"`
+	Bugs      uint32  `protobuf:"varint,5,opt,name=bugs,proto3" json:"bugs,omitempty"`
+	Errors    uint32  `protobuf:"varint,6,opt,name=errors,proto3" json:"errors,omitempty"`
+	Findings  uint32  `protobuf:"varint,7,opt,name=findings,proto3" json:"findings,omitempty"`
+	Seconds   float64 `protobuf:"fixed64,8,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	// Engine queries answered as units, by worker id.
+	Units         uint32            `protobuf:"varint,9,opt,name=units,proto3" json:"units,omitempty"`
+	UnitsByWorker map[string]uint32 `protobuf:"bytes,10,rep,name=units_by_worker,json=unitsByWorker,proto3" json:"units_by_worker,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifySessionSummary) Reset() {
+	*x = VerifySessionSummary{}
+	mi := &file_arbiter_v1_verify_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifySessionSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifySessionSummary) ProtoMessage() {}
+
+func (x *VerifySessionSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_verify_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifySessionSummary.ProtoReflect.Descriptor instead.
+func (*VerifySessionSummary) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_verify_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *VerifySessionSummary) GetEngine() string {
+	if x != nil {
+		return x.Engine
+	}
+	return ""
+}
+
+func (x *VerifySessionSummary) GetDepth() uint32 {
+	if x != nil {
+		return x.Depth
+	}
+	return 0
+}
+
+func (x *VerifySessionSummary) GetPositions() uint32 {
+	if x != nil {
+		return x.Positions
+	}
+	return 0
+}
+
+func (x *VerifySessionSummary) GetOk() uint32 {
+	if x != nil {
+		return x.Ok
+	}
+	return 0
+}
+
+func (x *VerifySessionSummary) GetBugs() uint32 {
+	if x != nil {
+		return x.Bugs
+	}
+	return 0
+}
+
+func (x *VerifySessionSummary) GetErrors() uint32 {
+	if x != nil {
+		return x.Errors
+	}
+	return 0
+}
+
+func (x *VerifySessionSummary) GetFindings() uint32 {
+	if x != nil {
+		return x.Findings
+	}
+	return 0
+}
+
+func (x *VerifySessionSummary) GetSeconds() float64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
+func (x *VerifySessionSummary) GetUnits() uint32 {
+	if x != nil {
+		return x.Units
+	}
+	return 0
+}
+
+func (x *VerifySessionSummary) GetUnitsByWorker() map[string]uint32 {
+	if x != nil {
+		return x.UnitsByWorker
+	}
+	return nil
+}
+
+// VerifyMoveIssue is one move the engine got wrong, with why.
+type VerifyMoveIssue struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// UCI notation.
+	Move          string `protobuf:"bytes,1,opt,name=move,proto3" json:"move,omitempty"`
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyMoveIssue) Reset() {
+	*x = VerifyMoveIssue{}
+	mi := &file_arbiter_v1_verify_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyMoveIssue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyMoveIssue) ProtoMessage() {}
+
+func (x *VerifyMoveIssue) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_verify_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyMoveIssue.ProtoReflect.Descriptor instead.
+func (*VerifyMoveIssue) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_verify_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *VerifyMoveIssue) GetMove() string {
+	if x != nil {
+		return x.Move
+	}
+	return ""
+}
+
+func (x *VerifyMoveIssue) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// VerifyFinding is one position where the engine's move list is wrong (or
+// its counts contradict themselves).
+type VerifyFinding struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	RootFen string                 `protobuf:"bytes,1,opt,name=root_fen,json=rootFen,proto3" json:"root_fen,omitempty"`
+	// Moves from the root to the position, UCI.
+	Moves []string `protobuf:"bytes,2,rep,name=moves,proto3" json:"moves,omitempty"`
+	// The position reached.
+	Fen string `protobuf:"bytes,3,opt,name=fen,proto3" json:"fen,omitempty"`
+	// Depth left when found there.
+	Depth uint32 `protobuf:"varint,4,opt,name=depth,proto3" json:"depth,omitempty"`
+	// Moves the engine listed that are not legal.
+	Illegal []*VerifyMoveIssue `protobuf:"bytes,5,rep,name=illegal,proto3" json:"illegal,omitempty"`
+	// Legal moves the engine did not list.
+	Missed []*VerifyMoveIssue `protobuf:"bytes,6,rep,name=missed,proto3" json:"missed,omitempty"`
+	// Miscounts, duplicates, inconsistent totals.
+	Notes []string `protobuf:"bytes,7,rep,name=notes,proto3" json:"notes,omitempty"`
+	// A command line that reproduces the finding.
+	Command       string `protobuf:"bytes,8,opt,name=command,proto3" json:"command,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyFinding) Reset() {
+	*x = VerifyFinding{}
+	mi := &file_arbiter_v1_verify_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyFinding) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyFinding) ProtoMessage() {}
+
+func (x *VerifyFinding) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_verify_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyFinding.ProtoReflect.Descriptor instead.
+func (*VerifyFinding) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_verify_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *VerifyFinding) GetRootFen() string {
+	if x != nil {
+		return x.RootFen
+	}
+	return ""
+}
+
+func (x *VerifyFinding) GetMoves() []string {
+	if x != nil {
+		return x.Moves
+	}
+	return nil
+}
+
+func (x *VerifyFinding) GetFen() string {
+	if x != nil {
+		return x.Fen
+	}
+	return ""
+}
+
+func (x *VerifyFinding) GetDepth() uint32 {
+	if x != nil {
+		return x.Depth
+	}
+	return 0
+}
+
+func (x *VerifyFinding) GetIllegal() []*VerifyMoveIssue {
+	if x != nil {
+		return x.Illegal
+	}
+	return nil
+}
+
+func (x *VerifyFinding) GetMissed() []*VerifyMoveIssue {
+	if x != nil {
+		return x.Missed
+	}
+	return nil
+}
+
+func (x *VerifyFinding) GetNotes() []string {
+	if x != nil {
+		return x.Notes
+	}
+	return nil
+}
+
+func (x *VerifyFinding) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+// VerifyPositionReport is the verdict on one position of a session.
+type VerifyPositionReport struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Id       string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Fen      string                 `protobuf:"bytes,2,opt,name=fen,proto3" json:"fen,omitempty"`
+	Chess960 bool                   `protobuf:"varint,3,opt,name=chess960,proto3" json:"chess960,omitempty"`
+	Depth    uint32                 `protobuf:"varint,4,opt,name=depth,proto3" json:"depth,omitempty"`
+	// "ok", "bug" or "error".
+	Status string `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	// The expected total, decimal, and where it comes from ("epd" or
+	// "arbiter").
+	Reference         string           `protobuf:"bytes,6,opt,name=reference,proto3" json:"reference,omitempty"`
+	ReferenceFrom     string           `protobuf:"bytes,7,opt,name=reference_from,json=referenceFrom,proto3" json:"reference_from,omitempty"`
+	EngineTotal       string           `protobuf:"bytes,8,opt,name=engine_total,json=engineTotal,proto3" json:"engine_total,omitempty"`
+	ReferenceMismatch string           `protobuf:"bytes,9,opt,name=reference_mismatch,json=referenceMismatch,proto3" json:"reference_mismatch,omitempty"`
+	Findings          []*VerifyFinding `protobuf:"bytes,10,rep,name=findings,proto3" json:"findings,omitempty"`
+	// Findings that repeated a known bug.
+	Duplicates uint32 `protobuf:"varint,11,opt,name=duplicates,proto3" json:"duplicates,omitempty"`
+	// The descent stopped at its limits.
+	Truncated     bool    `protobuf:"varint,12,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	Probes        uint32  `protobuf:"varint,13,opt,name=probes,proto3" json:"probes,omitempty"`
+	Error         string  `protobuf:"bytes,14,opt,name=error,proto3" json:"error,omitempty"`
+	Seconds       float64 `protobuf:"fixed64,15,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyPositionReport) Reset() {
+	*x = VerifyPositionReport{}
+	mi := &file_arbiter_v1_verify_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyPositionReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyPositionReport) ProtoMessage() {}
+
+func (x *VerifyPositionReport) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_verify_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyPositionReport.ProtoReflect.Descriptor instead.
+func (*VerifyPositionReport) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_verify_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *VerifyPositionReport) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *VerifyPositionReport) GetFen() string {
+	if x != nil {
+		return x.Fen
+	}
+	return ""
+}
+
+func (x *VerifyPositionReport) GetChess960() bool {
+	if x != nil {
+		return x.Chess960
+	}
+	return false
+}
+
+func (x *VerifyPositionReport) GetDepth() uint32 {
+	if x != nil {
+		return x.Depth
+	}
+	return 0
+}
+
+func (x *VerifyPositionReport) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *VerifyPositionReport) GetReference() string {
+	if x != nil {
+		return x.Reference
+	}
+	return ""
+}
+
+func (x *VerifyPositionReport) GetReferenceFrom() string {
+	if x != nil {
+		return x.ReferenceFrom
+	}
+	return ""
+}
+
+func (x *VerifyPositionReport) GetEngineTotal() string {
+	if x != nil {
+		return x.EngineTotal
+	}
+	return ""
+}
+
+func (x *VerifyPositionReport) GetReferenceMismatch() string {
+	if x != nil {
+		return x.ReferenceMismatch
+	}
+	return ""
+}
+
+func (x *VerifyPositionReport) GetFindings() []*VerifyFinding {
+	if x != nil {
+		return x.Findings
+	}
+	return nil
+}
+
+func (x *VerifyPositionReport) GetDuplicates() uint32 {
+	if x != nil {
+		return x.Duplicates
+	}
+	return 0
+}
+
+func (x *VerifyPositionReport) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *VerifyPositionReport) GetProbes() uint32 {
+	if x != nil {
+		return x.Probes
+	}
+	return 0
+}
+
+func (x *VerifyPositionReport) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *VerifyPositionReport) GetSeconds() float64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
+// ReportVerifySessionRequest carries a session's summary and some of its
+// position reports.
+type ReportVerifySessionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// As in RunVerifyUnitRequest.
+	SessionId string                `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Summary   *VerifySessionSummary `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
+	// Index of positions[0] among the session's reported positions.
+	FirstIndex uint32 `protobuf:"varint,3,opt,name=first_index,json=firstIndex,proto3" json:"first_index,omitempty"`
+	// At most 64.
+	Positions     []*VerifyPositionReport `protobuf:"bytes,4,rep,name=positions,proto3" json:"positions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportVerifySessionRequest) Reset() {
+	*x = ReportVerifySessionRequest{}
+	mi := &file_arbiter_v1_verify_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportVerifySessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportVerifySessionRequest) ProtoMessage() {}
+
+func (x *ReportVerifySessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_verify_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportVerifySessionRequest.ProtoReflect.Descriptor instead.
+func (*ReportVerifySessionRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_verify_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ReportVerifySessionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ReportVerifySessionRequest) GetSummary() *VerifySessionSummary {
+	if x != nil {
+		return x.Summary
+	}
+	return nil
+}
+
+func (x *ReportVerifySessionRequest) GetFirstIndex() uint32 {
+	if x != nil {
+		return x.FirstIndex
+	}
+	return 0
+}
+
+func (x *ReportVerifySessionRequest) GetPositions() []*VerifyPositionReport {
+	if x != nil {
+		return x.Positions
+	}
+	return nil
+}
+
+// ReportVerifySessionResponse says how many position reports the
+// coordinator holds for the session.
+type ReportVerifySessionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Stored        uint32                 `protobuf:"varint,1,opt,name=stored,proto3" json:"stored,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportVerifySessionResponse) Reset() {
+	*x = ReportVerifySessionResponse{}
+	mi := &file_arbiter_v1_verify_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportVerifySessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportVerifySessionResponse) ProtoMessage() {}
+
+func (x *ReportVerifySessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_verify_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportVerifySessionResponse.ProtoReflect.Descriptor instead.
+func (*ReportVerifySessionResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_verify_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ReportVerifySessionResponse) GetStored() uint32 {
+	if x != nil {
+		return x.Stored
+	}
+	return 0
+}
+
 var File_arbiter_v1_verify_proto protoreflect.FileDescriptor
 
 const file_arbiter_v1_verify_proto_rawDesc = "" +
@@ -810,14 +1373,70 @@ const file_arbiter_v1_verify_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"6\n" +
 	"\x1aCloseVerifySessionResponse\x12\x18\n" +
-	"\adropped\x18\x01 \x01(\rR\adropped*o\n" +
+	"\adropped\x18\x01 \x01(\rR\adropped\"\x89\x03\n" +
+	"\x14VerifySessionSummary\x12\x16\n" +
+	"\x06engine\x18\x01 \x01(\tR\x06engine\x12\x14\n" +
+	"\x05depth\x18\x02 \x01(\rR\x05depth\x12\x1c\n" +
+	"\tpositions\x18\x03 \x01(\rR\tpositions\x12\x0e\n" +
+	"\x02ok\x18\x04 \x01(\rR\x02ok\x12\x12\n" +
+	"\x04bugs\x18\x05 \x01(\rR\x04bugs\x12\x16\n" +
+	"\x06errors\x18\x06 \x01(\rR\x06errors\x12\x1a\n" +
+	"\bfindings\x18\a \x01(\rR\bfindings\x12\x18\n" +
+	"\aseconds\x18\b \x01(\x01R\aseconds\x12\x14\n" +
+	"\x05units\x18\t \x01(\rR\x05units\x12[\n" +
+	"\x0funits_by_worker\x18\n" +
+	" \x03(\v23.arbiter.v1.VerifySessionSummary.UnitsByWorkerEntryR\runitsByWorker\x1a@\n" +
+	"\x12UnitsByWorkerEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"=\n" +
+	"\x0fVerifyMoveIssue\x12\x12\n" +
+	"\x04move\x18\x01 \x01(\tR\x04move\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x84\x02\n" +
+	"\rVerifyFinding\x12\x19\n" +
+	"\broot_fen\x18\x01 \x01(\tR\arootFen\x12\x14\n" +
+	"\x05moves\x18\x02 \x03(\tR\x05moves\x12\x10\n" +
+	"\x03fen\x18\x03 \x01(\tR\x03fen\x12\x14\n" +
+	"\x05depth\x18\x04 \x01(\rR\x05depth\x125\n" +
+	"\aillegal\x18\x05 \x03(\v2\x1b.arbiter.v1.VerifyMoveIssueR\aillegal\x123\n" +
+	"\x06missed\x18\x06 \x03(\v2\x1b.arbiter.v1.VerifyMoveIssueR\x06missed\x12\x14\n" +
+	"\x05notes\x18\a \x03(\tR\x05notes\x12\x18\n" +
+	"\acommand\x18\b \x01(\tR\acommand\"\xd6\x03\n" +
+	"\x14VerifyPositionReport\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
+	"\x03fen\x18\x02 \x01(\tR\x03fen\x12\x1a\n" +
+	"\bchess960\x18\x03 \x01(\bR\bchess960\x12\x14\n" +
+	"\x05depth\x18\x04 \x01(\rR\x05depth\x12\x16\n" +
+	"\x06status\x18\x05 \x01(\tR\x06status\x12\x1c\n" +
+	"\treference\x18\x06 \x01(\tR\treference\x12%\n" +
+	"\x0ereference_from\x18\a \x01(\tR\rreferenceFrom\x12!\n" +
+	"\fengine_total\x18\b \x01(\tR\vengineTotal\x12-\n" +
+	"\x12reference_mismatch\x18\t \x01(\tR\x11referenceMismatch\x125\n" +
+	"\bfindings\x18\n" +
+	" \x03(\v2\x19.arbiter.v1.VerifyFindingR\bfindings\x12\x1e\n" +
+	"\n" +
+	"duplicates\x18\v \x01(\rR\n" +
+	"duplicates\x12\x1c\n" +
+	"\ttruncated\x18\f \x01(\bR\ttruncated\x12\x16\n" +
+	"\x06probes\x18\r \x01(\rR\x06probes\x12\x14\n" +
+	"\x05error\x18\x0e \x01(\tR\x05error\x12\x18\n" +
+	"\aseconds\x18\x0f \x01(\x01R\aseconds\"\xd8\x01\n" +
+	"\x1aReportVerifySessionRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12:\n" +
+	"\asummary\x18\x02 \x01(\v2 .arbiter.v1.VerifySessionSummaryR\asummary\x12\x1f\n" +
+	"\vfirst_index\x18\x03 \x01(\rR\n" +
+	"firstIndex\x12>\n" +
+	"\tpositions\x18\x04 \x03(\v2 .arbiter.v1.VerifyPositionReportR\tpositions\"5\n" +
+	"\x1bReportVerifySessionResponse\x12\x16\n" +
+	"\x06stored\x18\x01 \x01(\rR\x06stored*o\n" +
 	"\x0fVerifyUnitState\x12!\n" +
 	"\x1dVERIFY_UNIT_STATE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19VERIFY_UNIT_STATE_PENDING\x10\x01\x12\x1a\n" +
-	"\x16VERIFY_UNIT_STATE_DONE\x10\x022\xca\x01\n" +
+	"\x16VERIFY_UNIT_STATE_DONE\x10\x022\xb2\x02\n" +
 	"\rVerifyService\x12T\n" +
 	"\rRunVerifyUnit\x12 .arbiter.v1.RunVerifyUnitRequest\x1a!.arbiter.v1.RunVerifyUnitResponse\x12c\n" +
-	"\x12CloseVerifySession\x12%.arbiter.v1.CloseVerifySessionRequest\x1a&.arbiter.v1.CloseVerifySessionResponseB=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
+	"\x12CloseVerifySession\x12%.arbiter.v1.CloseVerifySessionRequest\x1a&.arbiter.v1.CloseVerifySessionResponse\x12f\n" +
+	"\x13ReportVerifySession\x12&.arbiter.v1.ReportVerifySessionRequest\x1a'.arbiter.v1.ReportVerifySessionResponseB=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
 
 var (
 	file_arbiter_v1_verify_proto_rawDescOnce sync.Once
@@ -832,42 +1451,57 @@ func file_arbiter_v1_verify_proto_rawDescGZIP() []byte {
 }
 
 var file_arbiter_v1_verify_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_arbiter_v1_verify_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_arbiter_v1_verify_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_arbiter_v1_verify_proto_goTypes = []any{
-	(VerifyUnitState)(0),               // 0: arbiter.v1.VerifyUnitState
-	(*VerifyEngine)(nil),               // 1: arbiter.v1.VerifyEngine
-	(*VerifyOption)(nil),               // 2: arbiter.v1.VerifyOption
-	(*VerifyQuery)(nil),                // 3: arbiter.v1.VerifyQuery
-	(*VerifyUnit)(nil),                 // 4: arbiter.v1.VerifyUnit
-	(*VerifyDivideLine)(nil),           // 5: arbiter.v1.VerifyDivideLine
-	(*VerifyEngineError)(nil),          // 6: arbiter.v1.VerifyEngineError
-	(*VerifyUnitResult)(nil),           // 7: arbiter.v1.VerifyUnitResult
-	(*RunVerifyUnitRequest)(nil),       // 8: arbiter.v1.RunVerifyUnitRequest
-	(*RunVerifyUnitResponse)(nil),      // 9: arbiter.v1.RunVerifyUnitResponse
-	(*CloseVerifySessionRequest)(nil),  // 10: arbiter.v1.CloseVerifySessionRequest
-	(*CloseVerifySessionResponse)(nil), // 11: arbiter.v1.CloseVerifySessionResponse
-	(*durationpb.Duration)(nil),        // 12: google.protobuf.Duration
+	(VerifyUnitState)(0),                // 0: arbiter.v1.VerifyUnitState
+	(*VerifyEngine)(nil),                // 1: arbiter.v1.VerifyEngine
+	(*VerifyOption)(nil),                // 2: arbiter.v1.VerifyOption
+	(*VerifyQuery)(nil),                 // 3: arbiter.v1.VerifyQuery
+	(*VerifyUnit)(nil),                  // 4: arbiter.v1.VerifyUnit
+	(*VerifyDivideLine)(nil),            // 5: arbiter.v1.VerifyDivideLine
+	(*VerifyEngineError)(nil),           // 6: arbiter.v1.VerifyEngineError
+	(*VerifyUnitResult)(nil),            // 7: arbiter.v1.VerifyUnitResult
+	(*RunVerifyUnitRequest)(nil),        // 8: arbiter.v1.RunVerifyUnitRequest
+	(*RunVerifyUnitResponse)(nil),       // 9: arbiter.v1.RunVerifyUnitResponse
+	(*CloseVerifySessionRequest)(nil),   // 10: arbiter.v1.CloseVerifySessionRequest
+	(*CloseVerifySessionResponse)(nil),  // 11: arbiter.v1.CloseVerifySessionResponse
+	(*VerifySessionSummary)(nil),        // 12: arbiter.v1.VerifySessionSummary
+	(*VerifyMoveIssue)(nil),             // 13: arbiter.v1.VerifyMoveIssue
+	(*VerifyFinding)(nil),               // 14: arbiter.v1.VerifyFinding
+	(*VerifyPositionReport)(nil),        // 15: arbiter.v1.VerifyPositionReport
+	(*ReportVerifySessionRequest)(nil),  // 16: arbiter.v1.ReportVerifySessionRequest
+	(*ReportVerifySessionResponse)(nil), // 17: arbiter.v1.ReportVerifySessionResponse
+	nil,                                 // 18: arbiter.v1.VerifySessionSummary.UnitsByWorkerEntry
+	(*durationpb.Duration)(nil),         // 19: google.protobuf.Duration
 }
 var file_arbiter_v1_verify_proto_depIdxs = []int32{
 	2,  // 0: arbiter.v1.VerifyEngine.options:type_name -> arbiter.v1.VerifyOption
 	1,  // 1: arbiter.v1.VerifyUnit.engine:type_name -> arbiter.v1.VerifyEngine
 	3,  // 2: arbiter.v1.VerifyUnit.query:type_name -> arbiter.v1.VerifyQuery
-	12, // 3: arbiter.v1.VerifyUnit.timeout:type_name -> google.protobuf.Duration
+	19, // 3: arbiter.v1.VerifyUnit.timeout:type_name -> google.protobuf.Duration
 	5,  // 4: arbiter.v1.VerifyUnitResult.lines:type_name -> arbiter.v1.VerifyDivideLine
 	6,  // 5: arbiter.v1.VerifyUnitResult.engine_error:type_name -> arbiter.v1.VerifyEngineError
 	4,  // 6: arbiter.v1.RunVerifyUnitRequest.unit:type_name -> arbiter.v1.VerifyUnit
-	12, // 7: arbiter.v1.RunVerifyUnitRequest.wait:type_name -> google.protobuf.Duration
+	19, // 7: arbiter.v1.RunVerifyUnitRequest.wait:type_name -> google.protobuf.Duration
 	0,  // 8: arbiter.v1.RunVerifyUnitResponse.state:type_name -> arbiter.v1.VerifyUnitState
 	7,  // 9: arbiter.v1.RunVerifyUnitResponse.result:type_name -> arbiter.v1.VerifyUnitResult
-	8,  // 10: arbiter.v1.VerifyService.RunVerifyUnit:input_type -> arbiter.v1.RunVerifyUnitRequest
-	10, // 11: arbiter.v1.VerifyService.CloseVerifySession:input_type -> arbiter.v1.CloseVerifySessionRequest
-	9,  // 12: arbiter.v1.VerifyService.RunVerifyUnit:output_type -> arbiter.v1.RunVerifyUnitResponse
-	11, // 13: arbiter.v1.VerifyService.CloseVerifySession:output_type -> arbiter.v1.CloseVerifySessionResponse
-	12, // [12:14] is the sub-list for method output_type
-	10, // [10:12] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	18, // 10: arbiter.v1.VerifySessionSummary.units_by_worker:type_name -> arbiter.v1.VerifySessionSummary.UnitsByWorkerEntry
+	13, // 11: arbiter.v1.VerifyFinding.illegal:type_name -> arbiter.v1.VerifyMoveIssue
+	13, // 12: arbiter.v1.VerifyFinding.missed:type_name -> arbiter.v1.VerifyMoveIssue
+	14, // 13: arbiter.v1.VerifyPositionReport.findings:type_name -> arbiter.v1.VerifyFinding
+	12, // 14: arbiter.v1.ReportVerifySessionRequest.summary:type_name -> arbiter.v1.VerifySessionSummary
+	15, // 15: arbiter.v1.ReportVerifySessionRequest.positions:type_name -> arbiter.v1.VerifyPositionReport
+	8,  // 16: arbiter.v1.VerifyService.RunVerifyUnit:input_type -> arbiter.v1.RunVerifyUnitRequest
+	10, // 17: arbiter.v1.VerifyService.CloseVerifySession:input_type -> arbiter.v1.CloseVerifySessionRequest
+	16, // 18: arbiter.v1.VerifyService.ReportVerifySession:input_type -> arbiter.v1.ReportVerifySessionRequest
+	9,  // 19: arbiter.v1.VerifyService.RunVerifyUnit:output_type -> arbiter.v1.RunVerifyUnitResponse
+	11, // 20: arbiter.v1.VerifyService.CloseVerifySession:output_type -> arbiter.v1.CloseVerifySessionResponse
+	17, // 21: arbiter.v1.VerifyService.ReportVerifySession:output_type -> arbiter.v1.ReportVerifySessionResponse
+	19, // [19:22] is the sub-list for method output_type
+	16, // [16:19] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_verify_proto_init() }
@@ -881,7 +1515,7 @@ func file_arbiter_v1_verify_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_verify_proto_rawDesc), len(file_arbiter_v1_verify_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   11,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

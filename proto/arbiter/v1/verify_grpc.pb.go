@@ -19,8 +19,9 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	VerifyService_RunVerifyUnit_FullMethodName      = "/arbiter.v1.VerifyService/RunVerifyUnit"
-	VerifyService_CloseVerifySession_FullMethodName = "/arbiter.v1.VerifyService/CloseVerifySession"
+	VerifyService_RunVerifyUnit_FullMethodName       = "/arbiter.v1.VerifyService/RunVerifyUnit"
+	VerifyService_CloseVerifySession_FullMethodName  = "/arbiter.v1.VerifyService/CloseVerifySession"
+	VerifyService_ReportVerifySession_FullMethodName = "/arbiter.v1.VerifyService/ReportVerifySession"
 )
 
 // VerifyServiceClient is the client API for VerifyService service.
@@ -48,6 +49,16 @@ type VerifyServiceClient interface {
 	// CloseVerifySession drops a session's pending units (the client is done
 	// or gives up); workers computing them are told to stop.
 	CloseVerifySession(ctx context.Context, in *CloseVerifySessionRequest, opts ...grpc.CallOption) (*CloseVerifySessionResponse, error)
+	// ReportVerifySession stores what a session found, for the coordinator's
+	// web pages: the session's summary and the report of each position that
+	// is not ok (its findings: the position, the moves from the root, the
+	// missed and illegal moves with their reasons, the command that
+	// reproduces it). A client sends it when the session ends, in calls of
+	// at most 64 positions, each naming the index of its first position
+	// among the reported ones; a position already stored at an index is kept,
+	// so a call sent again stores nothing twice. Only the identity that ran
+	// the session may report it.
+	ReportVerifySession(ctx context.Context, in *ReportVerifySessionRequest, opts ...grpc.CallOption) (*ReportVerifySessionResponse, error)
 }
 
 type verifyServiceClient struct {
@@ -72,6 +83,16 @@ func (c *verifyServiceClient) CloseVerifySession(ctx context.Context, in *CloseV
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CloseVerifySessionResponse)
 	err := c.cc.Invoke(ctx, VerifyService_CloseVerifySession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *verifyServiceClient) ReportVerifySession(ctx context.Context, in *ReportVerifySessionRequest, opts ...grpc.CallOption) (*ReportVerifySessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportVerifySessionResponse)
+	err := c.cc.Invoke(ctx, VerifyService_ReportVerifySession_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +124,16 @@ type VerifyServiceServer interface {
 	// CloseVerifySession drops a session's pending units (the client is done
 	// or gives up); workers computing them are told to stop.
 	CloseVerifySession(context.Context, *CloseVerifySessionRequest) (*CloseVerifySessionResponse, error)
+	// ReportVerifySession stores what a session found, for the coordinator's
+	// web pages: the session's summary and the report of each position that
+	// is not ok (its findings: the position, the moves from the root, the
+	// missed and illegal moves with their reasons, the command that
+	// reproduces it). A client sends it when the session ends, in calls of
+	// at most 64 positions, each naming the index of its first position
+	// among the reported ones; a position already stored at an index is kept,
+	// so a call sent again stores nothing twice. Only the identity that ran
+	// the session may report it.
+	ReportVerifySession(context.Context, *ReportVerifySessionRequest) (*ReportVerifySessionResponse, error)
 	mustEmbedUnimplementedVerifyServiceServer()
 }
 
@@ -118,6 +149,9 @@ func (UnimplementedVerifyServiceServer) RunVerifyUnit(context.Context, *RunVerif
 }
 func (UnimplementedVerifyServiceServer) CloseVerifySession(context.Context, *CloseVerifySessionRequest) (*CloseVerifySessionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CloseVerifySession not implemented")
+}
+func (UnimplementedVerifyServiceServer) ReportVerifySession(context.Context, *ReportVerifySessionRequest) (*ReportVerifySessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReportVerifySession not implemented")
 }
 func (UnimplementedVerifyServiceServer) mustEmbedUnimplementedVerifyServiceServer() {}
 func (UnimplementedVerifyServiceServer) testEmbeddedByValue()                       {}
@@ -176,6 +210,24 @@ func _VerifyService_CloseVerifySession_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _VerifyService_ReportVerifySession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportVerifySessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(VerifyServiceServer).ReportVerifySession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: VerifyService_ReportVerifySession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(VerifyServiceServer).ReportVerifySession(ctx, req.(*ReportVerifySessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // VerifyService_ServiceDesc is the grpc.ServiceDesc for VerifyService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -190,6 +242,10 @@ var VerifyService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CloseVerifySession",
 			Handler:    _VerifyService_CloseVerifySession_Handler,
+		},
+		{
+			MethodName: "ReportVerifySession",
+			Handler:    _VerifyService_ReportVerifySession_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+
+	"github.com/spf13/pflag"
+	"go.uber.org/zap"
+
+	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/web"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+)
+
+// webFlags are the web pages' settings of `arbiter coordinator` and
+// `arbiter up` (docs/web.md): the pages are served on --http.
+type webFlags struct {
+	anonymous  bool
+	grafanaURL string
+	books      string
+}
+
+func (f *webFlags) add(fl *pflag.FlagSet) {
+	fl.BoolVar(&f.anonymous, "web-anonymous", true, "anyone who reaches --http reads the pages; false: every reader signs in")
+	fl.StringVar(&f.grafanaURL, "grafana-url", "", "Grafana's base URL (http:// or https://): each page links its dashboard")
+	fl.StringVar(&f.books, "web-books", "", "directory of opening books (.epd, .pgn) the pages' submit form offers")
+}
+
+// check refuses settings that would only fail once the server starts.
+func (f *webFlags) check() error {
+	if f.grafanaURL != "" {
+		u, err := url.Parse(f.grafanaURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usageError("--grafana-url %s: want an http:// or https:// URL", apierr.Q(f.grafanaURL))
+		}
+	}
+	if f.books != "" {
+		if st, err := os.Stat(f.books); err != nil || !st.IsDir() {
+			return usageError("--web-books %s: not a readable directory", apierr.Q(f.books))
+		}
+	}
+	return nil
+}
+
+// pages makes the web pages of the assembled coordinator
+// (localcluster.ServerConfig.Pages).
+func (f *webFlags) pages(log *zap.Logger) func(*coordinator.Coordinator, *store.Store) (http.Handler, error) {
+	return func(c *coordinator.Coordinator, st *store.Store) (http.Handler, error) {
+		return web.New(context.Background(), web.Config{
+			Core: c.Core, Perft: c.Perft, Games: c.Games, Tunes: c.Tunes, Verify: c.Verify, Credentials: c.Credentials,
+			Store: st, Logger: log, GrafanaURL: f.grafanaURL, RequireSignIn: !f.anonymous, BooksDir: f.books,
+		})
+	}
+}
+
+// pagesURL is the pages' URL on HTTP address addr; a wildcard host is
+// shown as loopback, which reaches it from this machine.
+func pagesURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr + "/"
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
+}

@@ -1,0 +1,202 @@
+package gamejob
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"time"
+
+	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/logging"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// What the web pages read besides snapshots: a worker's recent activity
+// over all tests, a test's games and events, and the change of a running
+// test's priority.
+
+// ActivityWindow is the span of WorkerActivity.
+const ActivityWindow = gamepair.ActivityWindow
+
+// Activity is what a worker did over the last ActivityWindow.
+type Activity struct {
+	Games, Incidents int64
+	// Excluded lists the running tests the worker gets no more batches of
+	// (excluded for its incidents, or unable to run them).
+	Excluded []string
+}
+
+// WorkerActivity returns, by worker id, the games and incidents of the last
+// ActivityWindow (over every game workload sharing Config.Activity) and the
+// running tests each worker is excluded from.
+func (w *Workload) WorkerActivity() map[string]Activity {
+	recent := w.cfg.Activity.Recent()
+	out := make(map[string]Activity, len(recent))
+	for id, r := range recent {
+		out[id] = Activity{Games: r.Games, Incidents: r.Incidents}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, t := range w.running {
+		for _, id := range t.workers.Barred() {
+			a := out[id]
+			a.Excluded = append(a.Excluded, t.rec.ID)
+			out[id] = a
+		}
+	}
+	for id, a := range out {
+		sort.Strings(a.Excluded)
+		out[id] = a
+	}
+	return out
+}
+
+// knownTest refuses an id that is not a test.
+func (w *Workload) knownTest(jobID string) error {
+	if jobID == "" {
+		return apierr.Invalid("job id missing")
+	}
+	w.mu.Lock()
+	_, known := w.tests[jobID]
+	w.mu.Unlock()
+	if known {
+		return nil
+	}
+	if w.cfg.JobExists != nil && w.cfg.JobExists(jobID) {
+		return apierr.Invalid("job %s is not a match or SPRT test", apierr.Q(jobID))
+	}
+	return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(jobID))
+}
+
+// PGN returns game game of batch batch of test jobID.
+func (w *Workload) PGN(ctx context.Context, jobID string, batch, game int) (string, error) {
+	if err := w.knownTest(jobID); err != nil {
+		return "", err
+	}
+	if batch < 0 || batch >= MaxPairs || game < 0 || game >= 2*maxStoredBatchPairs {
+		return "", apierr.Invalid("game %d of batch %d: no such game", game, batch)
+	}
+	p, err := w.store.PGN(ctx, jobID, batch, game)
+	if err != nil {
+		if isNotFound(err) {
+			return "", apierr.New(apierr.NotFound, apierr.ReasonUnknownUnit, "test %s has no game %d in batch %d", jobID, game, batch)
+		}
+		return "", apierr.Store(err)
+	}
+	return p, nil
+}
+
+// BatchInfo is one counted batch of a test.
+type BatchInfo struct {
+	Index    int
+	WorkerID string
+	Pairs    int
+	// Wins, Draws and Losses are engine A's.
+	Wins, Draws, Losses int64
+	At                  time.Time
+}
+
+// Batches returns a test's counted batches in acceptance order.
+func (w *Workload) Batches(ctx context.Context, jobID string) ([]BatchInfo, error) {
+	if err := w.knownTest(jobID); err != nil {
+		return nil, err
+	}
+	bs, err := w.store.Batches(ctx, jobID)
+	if err != nil {
+		return nil, apierr.Store(err)
+	}
+	out := make([]BatchInfo, len(bs))
+	for i, b := range bs {
+		out[i] = BatchInfo{Index: b.Idx, WorkerID: b.WorkerID, Pairs: b.Pairs, Wins: b.Wins, Draws: b.Draws, Losses: b.Losses, At: b.At}
+	}
+	return out, nil
+}
+
+// Event is something that happened to a worker in a test: a lost lease, a
+// refusal, an exclusion, or an incident of a game (with its reason).
+type Event struct {
+	Kind     string // "disconnect", "refused", "excluded" or "incident"
+	UnitID   string
+	WorkerID string
+	Detail   string
+	At       time.Time
+}
+
+// Events returns a test's events, oldest first; events queued but not yet
+// written are written first.
+func (w *Workload) Events(ctx context.Context, jobID string) ([]Event, error) {
+	if err := w.knownTest(jobID); err != nil {
+		return nil, err
+	}
+	if err := w.Flush(ctx); err != nil {
+		return nil, apierr.Store(err)
+	}
+	evs, err := w.store.Events(ctx, jobID)
+	if err != nil {
+		return nil, apierr.Store(err)
+	}
+	out := make([]Event, len(evs))
+	for i, e := range evs {
+		out[i] = Event{Kind: e.Kind, UnitID: e.UnitID, WorkerID: e.WorkerID, Detail: e.Detail, At: e.At}
+	}
+	return out, nil
+}
+
+// SetPriority implements core.Prioritizer: the stored spec and job row
+// change first, then the running test.
+func (w *Workload) SetPriority(ctx context.Context, jobID string, priority int32, share float64) error {
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	w.mu.Lock()
+	t := w.tests[jobID]
+	if t == nil {
+		w.mu.Unlock()
+		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(jobID))
+	}
+	if !t.running() {
+		w.mu.Unlock()
+		return apierr.New(apierr.FailedPrecondition, apierr.ReasonJobFinished, "test %s is already %s", jobID, t.rec.State)
+	}
+	w.mu.Unlock()
+	edit := func(b []byte) ([]byte, error) {
+		spec := &arbiterv1.MatchSpec{}
+		if err := proto.Unmarshal(b, spec); err != nil {
+			return nil, err
+		}
+		spec.Priority, spec.Throughput = priority, share
+		return proto.Marshal(spec)
+	}
+	if err := w.store.SetTestPriority(ctx, jobID, priority, share, edit); err != nil {
+		return apierr.Store(err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t.spec.Priority, t.spec.Throughput = priority, share
+	t.rec.Priority, t.rec.Throughput = priority, share
+	w.log.Info("test priority changed", zap.String(logging.JobID, jobID), zap.Int32("priority", priority), zap.Float64("throughput", share))
+	return nil
+}
+
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+var _ core.Prioritizer = (*Workload)(nil)
+
+// Describe implements core.Describer.
+func (w *Workload) Describe(jobID string) (core.JobInfo, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := w.tests[jobID]
+	if t == nil {
+		return core.JobInfo{}, false
+	}
+	return core.JobInfo{ID: jobID, Kind: t.rec.Kind, State: t.rec.State, Submitter: t.rec.Submitter,
+		Started: t.done > 0 || len(t.open) > 0}, true
+}
+
+var _ core.Describer = (*Workload)(nil)

@@ -1,0 +1,284 @@
+package web
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/arbiter-chess/arbiter/internal/identity"
+)
+
+// Sign-in and CSRF.
+//
+// The credential a reader signs in with (a client or admin token, as the
+// CLI uses) is kept as it is in a cookie: Secure, HttpOnly (no script
+// reads it), SameSite=Strict (no other site's page sends it) and
+// __Host- prefixed (only this origin sets it). It is resolved on every
+// request, so a revoked credential stops at once and the server keeps no
+// sessions.
+//
+// Forms carry a CSRF token: an HMAC, under a key kept in the store, of a
+// random value held in the browser's own CSRF cookie (same attributes). A
+// POST without the token, or with one that does not match the cookie, or
+// from another origin, is refused before anything else is read.
+
+const (
+	sessionCookie = "__Host-arbiter-session"
+	csrfCookie    = "__Host-arbiter-csrf"
+	csrfField     = "csrf"
+	// maxTokenBytes bounds a credential read from a form or cookie.
+	maxTokenBytes = 256
+)
+
+// viewer is who reads a page.
+type viewer struct {
+	Name   string
+	Role   identity.Role
+	Signed bool
+}
+
+// CanSubmit reports whether the viewer may submit and manage jobs.
+func (v viewer) CanSubmit() bool { return v.Signed && v.identity().CanSubmit() }
+
+// IsAdmin reports whether the viewer is an administrator.
+func (v viewer) IsAdmin() bool { return v.Signed && v.Role == identity.Admin }
+
+func (v viewer) identity() identity.Identity { return identity.Identity{Name: v.Name, Role: v.Role} }
+
+// MayManage reports whether the viewer may cancel or re-prioritise a job of
+// submitter (the core checks again).
+func (v viewer) MayManage(submitter string) bool {
+	return v.CanSubmit() && (v.IsAdmin() || submitter == "" || submitter == v.Name)
+}
+
+// viewerOf resolves the request's credential cookie; a missing, unknown,
+// revoked or worker credential reads anonymously.
+func (s *Server) viewerOf(r *http.Request) viewer {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" || len(c.Value) > maxTokenBytes {
+		return viewer{}
+	}
+	id, ok := s.cfg.Credentials.Resolve(c.Value)
+	if !ok || !id.CanSubmit() {
+		return viewer{}
+	}
+	return viewer{Name: id.Name, Role: id.Role, Signed: true}
+}
+
+// mayRead refuses anonymous readers when anonymous reading is off.
+func (s *Server) mayRead(vw viewer) error {
+	if s.cfg.RequireSignIn && !vw.Signed {
+		return &webError{Status: http.StatusUnauthorized, Title: "Sign in",
+			Msg: "This coordinator's pages need a credential: sign in with a client or admin token.", SignIn: true}
+	}
+	return nil
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// tokenFor is the form token of a CSRF cookie value.
+func (s *Server) tokenFor(cookie string) string {
+	m := hmac.New(sha256.New, s.csrfKey)
+	m.Write([]byte("csrf:"))
+	m.Write([]byte(cookie))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+func setCookie(w http.ResponseWriter, name, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/", Secure: true, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, MaxAge: maxAge})
+}
+
+// csrfToken returns the form token of the browser's CSRF cookie, setting a
+// new cookie when it has none.
+func (s *Server) csrfToken(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) == 43 {
+		return s.tokenFor(c.Value)
+	}
+	v := randomToken()
+	setCookie(w, csrfCookie, v, 0)
+	return s.tokenFor(v)
+}
+
+// checkForm refuses a POST from another origin or without a valid CSRF
+// token. The form must be parsed.
+func (s *Server) checkForm(r *http.Request) error {
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+		u, err := url.Parse(o)
+		if err != nil || u.Host != r.Host {
+			return pageError(http.StatusForbidden, "Refused", "The form was sent from another site (origin %s): refused.", clipQ(o))
+		}
+	}
+	tok := r.PostFormValue(csrfField)
+	if tok == "" {
+		return pageError(http.StatusForbidden, "Refused", "The form has no CSRF token: reload the page and send it again.")
+	}
+	c, err := r.Cookie(csrfCookie)
+	if err != nil {
+		return pageError(http.StatusForbidden, "Refused", "The browser sent no CSRF cookie (cookies off?): reload the page and send the form again.")
+	}
+	if !hmac.Equal([]byte(tok), []byte(s.tokenFor(c.Value))) {
+		return pageError(http.StatusForbidden, "Refused", "The form's CSRF token does not match this browser's: reload the page and send it again.")
+	}
+	return nil
+}
+
+// maxFormBytes bounds a form (with an uploaded opening book).
+const maxFormBytes = 16 << 20
+
+// parseForm reads a POST's form, multipart or not, within maxFormBytes.
+func parseForm(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	var err error
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+		err = r.ParseMultipartForm(1 << 20)
+	} else {
+		err = r.ParseForm()
+	}
+	if err != nil {
+		return pageError(http.StatusBadRequest, "Bad form", "The form could not be read (at most %d MB): %s", maxFormBytes>>20, clipQ(err.Error()))
+	}
+	return nil
+}
+
+// action wraps a state-changing POST: form, CSRF token, a credential that
+// may submit, then fn.
+func (s *Server) action(fn func(w http.ResponseWriter, r *http.Request, vw viewer) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		vw := s.viewerOf(r)
+		err := parseForm(w, r)
+		if err == nil {
+			err = s.checkForm(r)
+		}
+		if err == nil && !vw.Signed {
+			err = &webError{Status: http.StatusUnauthorized, Title: "Sign in",
+				Msg: "No credential: sign in with a client or admin token to submit, cancel or change jobs.", SignIn: true}
+		}
+		if err == nil {
+			err = fn(w, r, vw)
+		}
+		if err != nil {
+			s.fail(w, r, vw, err)
+		}
+	}
+}
+
+// secureRequest reports whether a Secure cookie set in answer to r is kept
+// by the browser: TLS, a loopback host, or TLS ended by a proxy on
+// loopback.
+func secureRequest(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	if loopbackHost(r.Host) {
+		return true
+	}
+	peer, _, _ := net.SplitHostPort(r.RemoteAddr)
+	return loopbackHost(peer) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
+
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// localPath is next if it is a path of this site, else "/".
+func localPath(next string) string {
+	if strings.HasPrefix(next, "/") && !strings.HasPrefix(next, "//") && !strings.HasPrefix(next, "/\\") && len(next) <= 2048 {
+		return next
+	}
+	return "/"
+}
+
+type signinData struct {
+	Next  string
+	Error string
+}
+
+func (s *Server) signinPage(w http.ResponseWriter, r *http.Request) {
+	vw := s.viewerOf(r)
+	v := &view{Title: "Sign in", Nav: "signin", Viewer: vw, Now: s.cfg.Now(), status: http.StatusOK,
+		Page: signinData{Next: localPath(r.URL.Query().Get("next"))}}
+	v.CSRF = s.csrfToken(w, r)
+	s.render(w, v, "signin")
+}
+
+// signin checks the token and keeps it in the session cookie.
+func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
+	vw := s.viewerOf(r)
+	fail := func(status int, msg string) {
+		v := &view{Title: "Sign in", Nav: "signin", Viewer: vw, Now: s.cfg.Now(), status: status,
+			Page: signinData{Next: localPath(r.PostFormValue("next")), Error: msg}}
+		v.CSRF = s.csrfToken(w, r)
+		s.render(w, v, "signin")
+	}
+	if !secureRequest(r) {
+		fail(http.StatusBadRequest, "Signing in needs HTTPS (or a loopback address): the credential is kept in a Secure cookie, "+
+			"which the browser drops over plain HTTP. Serve the pages behind TLS.")
+		return
+	}
+	if err := parseForm(w, r); err != nil {
+		s.fail(w, r, vw, err)
+		return
+	}
+	if err := s.checkForm(r); err != nil {
+		s.fail(w, r, vw, err)
+		return
+	}
+	tok := strings.TrimSpace(r.PostFormValue("token"))
+	switch {
+	case tok == "":
+		fail(http.StatusBadRequest, "The credential field is empty: paste a client or admin token (arbiter token create --role client).")
+		return
+	case len(tok) > maxTokenBytes:
+		fail(http.StatusBadRequest, "That credential is too long to be one of this coordinator's tokens.")
+		return
+	}
+	id, ok := s.cfg.Credentials.Resolve(tok)
+	if !ok {
+		fail(http.StatusUnauthorized, "Unknown or revoked credential.")
+		return
+	}
+	if !id.CanSubmit() {
+		fail(http.StatusForbidden, "Credential "+id.Name+" has role "+string(id.Role)+": the pages take client or admin credentials.")
+		return
+	}
+	setCookie(w, sessionCookie, tok, 0)
+	s.log.Info("signed in", zap.String("identity", id.Name), zap.String("role", string(id.Role)))
+	http.Redirect(w, r, localPath(r.PostFormValue("next")), http.StatusSeeOther)
+}
+
+func (s *Server) signout(w http.ResponseWriter, r *http.Request) {
+	vw := s.viewerOf(r)
+	err := parseForm(w, r)
+	if err == nil {
+		err = s.checkForm(r)
+	}
+	if err != nil {
+		s.fail(w, r, vw, err)
+		return
+	}
+	setCookie(w, sessionCookie, "", -1)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}

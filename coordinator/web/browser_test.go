@@ -1,0 +1,553 @@
+package web
+
+// The pages in a real headless Chromium, driven with chromedp, against a
+// running coordinator (gRPC on loopback, real workers of their own
+// identities, a real SQLite store) that runs a real SPRT (the builtin
+// engine against a weakened builtin at fixed nodes), a perft job and a
+// verify session (a deliberately broken engine on the workers):
+//   - every page loads with no console error and passes the accessibility
+//     check of a11yScript (labels on form fields, text alternatives for
+//     images and pictures, text contrast);
+//   - the numbers on the pages equal the gRPC snapshots of the same
+//     objects (what arbiter status --json prints);
+//   - an SPRT submitted from the form starts and appears in the list; its
+//     page updates live without a reload; its priority changes and it is
+//     cancelled from the page.
+// Screenshots of each page are written to $ARBITER_SCREENSHOTS (or a
+// temporary directory); with ARBITER_DOCS_IMAGES=1 two are also written to
+// docs/images/ for the README.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/verifyclient"
+	"github.com/arbiter-chess/arbiter/internal/verifyproto"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/verify"
+)
+
+const chromiumPath = "/usr/bin/chromium"
+
+// a11yScript checks the basics of accessibility in the page and returns the
+// problems: form fields without a label, buttons and links without a name,
+// images and pictures (img, top-level svg) without a text alternative, text
+// whose contrast with its background is under WCAG AA (4.5:1, or 3:1 for
+// large text), and a page without a language, title or one h1. Contrast is
+// computed from the computed colours, blending translucent backgrounds up
+// the tree; text inside SVG pictures (chart labels, pieces) is left out.
+const a11yScript = `(() => {
+  const problems = [];
+  const short = (el) => el.outerHTML.slice(0, 120);
+  for (const el of document.querySelectorAll('input, select, textarea')) {
+    if (el.type === 'hidden') continue;
+    const byFor = el.id && document.querySelector('label[for="' + CSS.escape(el.id) + '"]');
+    if (!(byFor || el.closest('label') || el.getAttribute('aria-label') || el.getAttribute('aria-labelledby'))) {
+      problems.push('form field without a label: ' + short(el));
+    }
+  }
+  for (const b of document.querySelectorAll('button')) {
+    if (!b.textContent.trim() && !b.getAttribute('aria-label')) problems.push('button without a name: ' + short(b));
+  }
+  for (const a of document.querySelectorAll('a[href]')) {
+    if (!a.textContent.trim() && !a.getAttribute('aria-label')) problems.push('link without a name: ' + short(a));
+  }
+  for (const img of document.querySelectorAll('img')) {
+    if (!img.hasAttribute('alt')) problems.push('image without alt text: ' + short(img));
+  }
+  for (const svg of document.querySelectorAll('svg')) {
+    if (svg.parentElement.closest('svg') || svg.getAttribute('aria-hidden') === 'true') continue;
+    const label = svg.getAttribute('aria-label') || (svg.getAttribute('aria-labelledby') || '').split(' ').map(id => {
+      const e = document.getElementById(id); return e ? e.textContent : ''; }).join(' ').trim();
+    if (svg.getAttribute('role') !== 'img' || !label) problems.push('picture without a text alternative: ' + short(svg));
+  }
+  if (!document.documentElement.lang) problems.push('the page has no language');
+  if (!document.title.trim()) problems.push('the page has no title');
+  if (document.querySelectorAll('h1').length !== 1) problems.push('the page has ' + document.querySelectorAll('h1').length + ' h1 headings');
+  const rgba = (s) => { const m = /rgba?\(([^)]+)\)/.exec(s); if (!m) return null;
+    const p = m[1].split(',').map(parseFloat); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+  const lum = (c) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  const over = (c, bg) => [0, 1, 2].map(k => c[k] * c[3] + bg[k] * (1 - c[3]));
+  const background = (el) => { const layers = [];
+    for (let e = el; e; e = e.parentElement) { const c = rgba(getComputedStyle(e).backgroundColor);
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; } }
+    let bg = [255, 255, 255]; for (let i = layers.length - 1; i >= 0; i--) bg = over(layers[i], bg); return bg; };
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const seen = new Set();
+  let checked = 0;
+  while (walker.nextNode()) {
+    const node = walker.currentNode, el = node.parentElement;
+    if (!node.nodeValue.trim() || !el || seen.has(el) || el.closest('svg')) continue;
+    seen.add(el);
+    const cs = getComputedStyle(el), r = el.getBoundingClientRect();
+    if (cs.visibility === 'hidden' || cs.display === 'none' || r.width <= 1 || r.height <= 1 || r.right <= 0 || r.bottom <= 0) continue;
+    if (el.closest('button[disabled]')) continue;
+    const bg = background(el), fgc = rgba(cs.color), fg = over(fgc, bg);
+    const l1 = lum(fg), l2 = lum(bg), ratio = (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
+    const size = parseFloat(cs.fontSize), bold = parseInt(cs.fontWeight, 10) >= 700;
+    const need = (size >= 24 || (bold && size >= 18.66)) ? 3 : 4.5;
+    checked++;
+    if (ratio < need) problems.push('contrast ' + ratio.toFixed(2) + ' < ' + need + ' for "' + node.nodeValue.trim().slice(0, 40) + '" (' + cs.color + ' on rgb(' + bg.map(Math.round) + '))');
+  }
+  if (checked === 0) problems.push('no text was checked');
+  return problems;
+})()`
+
+// fieldsScript collects the data-field values of the elements under a
+// selector: the numbers a page shows, keyed by field.
+const fieldsScript = `(sel) => { const out = {}; const root = document.querySelector(sel);
+  if (!root) return null;
+  for (const e of root.querySelectorAll('[data-field]')) {
+    out[e.dataset.field] = (e.dataset.value || e.textContent).replace(/[\u202f\s]+/g, ' ').trim(); }
+  return out; }`
+
+type chrome struct {
+	t     *testing.T
+	ctx   context.Context
+	base  string
+	shots string
+
+	mu      sync.Mutex
+	console []string
+}
+
+func newChrome(t *testing.T, base, shots string) *chrome {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900)}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	c := &chrome{t: t, ctx: ctx, base: base, shots: shots}
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException {
+				c.mu.Lock()
+				c.console = append(c.console, m.String()+" at "+m.URL)
+				c.mu.Unlock()
+			}
+		}
+	}()
+	return c
+}
+
+// run runs actions with a time limit.
+func (c *chrome) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		c.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// navigate runs actions that leave the page (a click, a form) and waits
+// until the next page has loaded: the marker set on this page is gone.
+func (c *chrome) navigate(what string, actions ...chromedp.Action[chromedp.Void]) {
+	c.t.Helper()
+	eval[bool](c, `window.__leaving = true; true`)
+	c.do(what, actions...)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		// Errors are expected while the old page goes away.
+		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__leaving === undefined && document.readyState === "complete" && !!document.querySelector("footer.foot")`))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s: no new page after 60s (%v)", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// void drops an action's value.
+func void[T any](a chromedp.Action[T]) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := a(ctx, t)
+		return err
+	})
+}
+
+func eval[T any](c *chrome, js string) T {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		c.t.Fatalf("evaluate %.60s: %v", js, err)
+	}
+	return v
+}
+
+// consoleErrors returns and forgets the console errors seen so far.
+func (c *chrome) consoleErrors() []string {
+	time.Sleep(150 * time.Millisecond) // let late messages arrive
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.console
+	c.console = nil
+	return out
+}
+
+// visit loads a page and checks it: loaded, no console error, the
+// accessibility basics; its screenshot is saved under name.
+func (c *chrome) visit(path, name string) {
+	c.t.Helper()
+	c.do("load "+path, chromedp.Navigate(c.base+path), chromedp.WaitVisible(chromedp.CSS("footer.foot")))
+	title := eval[string](c, "document.title")
+	if strings.Contains(title, "No such page") || strings.Contains(title, "Not found") {
+		c.t.Fatalf("%s: title %q", path, title)
+	}
+	if errs := c.consoleErrors(); len(errs) > 0 {
+		c.t.Errorf("%s: console errors:\n%s", path, strings.Join(errs, "\n"))
+	}
+	if problems := eval[[]string](c, a11yScript); len(problems) > 0 {
+		c.t.Errorf("%s: accessibility:\n%s", path, strings.Join(problems, "\n"))
+	}
+	if name != "" {
+		c.screenshot(name)
+	}
+}
+
+func (c *chrome) screenshot(name string) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		c.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(c.shots, name+".png"), png, 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	if os.Getenv("ARBITER_DOCS_IMAGES") == "1" && (name == "list" || name == "test") {
+		if err := os.WriteFile(filepath.Join("../../docs/images", "web-"+name+".png"), png, 0o644); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+}
+
+// fields returns the data-field values under sel.
+func (c *chrome) fields(sel string) map[string]string {
+	c.t.Helper()
+	m := eval[map[string]string](c, "("+fieldsScript+")("+strconv.Quote(sel)+")")
+	if m == nil {
+		c.t.Fatalf("no element %s on the page", sel)
+	}
+	return m
+}
+
+// same reports the fields of a page that differ from want.
+func same(t *testing.T, where string, got, want map[string]string) {
+	t.Helper()
+	for k, w := range want {
+		if g, ok := got[k]; !ok || g != w {
+			t.Errorf("%s: %s shows %q, the gRPC snapshot says %q", where, k, g, w)
+		}
+	}
+}
+
+func f2(x float64) string { return fixed(x, 2) }
+func u(x uint64) string   { return strconv.FormatUint(x, 10) }
+
+func pentaOf(p *arbiterv1.Pentanomial) string {
+	return fmt.Sprintf("%d, %d, %d, %d, %d", p.GetLl(), p.GetLd(), p.GetDd(), p.GetWd(), p.GetWw())
+}
+
+// buildBroken builds the deliberately broken perft engine for the verify
+// session.
+func buildBroken(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "brokenperft")
+	out, err := exec.Command("go", "build", "-o", bin, "../../internal/testengines/brokenperft").CombinedOutput()
+	if err != nil {
+		t.Fatalf("building brokenperft: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runVerifySession verifies the broken engine through the cluster, as
+// arbiter verify --coordinator does, and reports the session.
+func runVerifySession(t *testing.T, c *clusterclient.Client) (*verifyclient.Engine, []verify.Report) {
+	t.Helper()
+	name, spec, err := verifyproto.ParseClientEngine("name=bug")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := verifyclient.New(verifyclient.Config{Client: c, Name: name, Spec: spec, Timeout: 20 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	var reps []verify.Report
+	for _, tg := range []verify.Target{
+		{ID: "underpromo", FEN: "4k3/8/P7/8/8/8/8/4K3 w - - 0 1", Depth: 3},
+		{ID: "castling", FEN: "4k3/3r4/8/8/8/8/8/R3K2R b KQ - 0 1", Depth: 3},
+		{ID: "startpos", FEN: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", Depth: 2},
+	} {
+		reps = append(reps, verify.Verify(ctx, eng, tg, verify.Options{Threads: 1, Reproduce: eng.EngineArg()}))
+	}
+	n, err := eng.Report(ctx, reps, 3, time.Since(start))
+	if err != nil || n != 2 {
+		t.Fatalf("report: %d stored, %v", n, err)
+	}
+	eng.Close()
+	return eng, reps
+}
+
+func TestBrowser(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skip("no " + chromiumPath + " (Debian package chromium)")
+	}
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	shots := os.Getenv("ARBITER_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	} else if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	broken := buildBroken(t)
+	cl := newCluster(t, clusterOpts{books: bookDir, grafana: "http://127.0.0.1:3000"})
+	bug, err := verifyproto.ParseLocalEngine("name=bug,cmd=" + broken + `,args="-bug underpromo,castle-through-check"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.startWorker(t, "w1", bug)
+	cl.startWorker(t, "w2", bug)
+	grpcClient := cl.dial(t, cl.client)
+	ctx := context.Background()
+
+	// The work: a real SPRT to its decision, a perft job with
+	// verification, a verify session with findings.
+	sub, err := grpcClient.Jobs.SubmitMatch(ctx, &arbiterv1.SubmitMatchRequest{Spec: testSpec(t, 500, 0, true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sprtID := sub.GetJob().GetJobId()
+	perft, err := grpcClient.Jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{Depth: 5, VerifyFraction: 0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perftID := perft.GetJob().GetJobId()
+	eng, _ := runVerifySession(t, grpcClient)
+	done := func(j *arbiterv1.Job) bool { return j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING }
+	perftJob := cl.waitJob(t, grpcClient, perftID, 2*time.Minute, "done", done)
+	sprtJob := cl.waitJob(t, grpcClient, sprtID, 4*time.Minute, "decided", done)
+	t.Logf("SPRT %s: %s after %d games (LLR %.2f); perft %s: %s nodes", sprtID, sprtJob.GetMatchProgress().GetSprtState(),
+		sprtJob.GetMatchProgress().GetGames(), sprtJob.GetMatchProgress().GetLlr(), perftID, perftJob.GetNodes())
+	if sprtJob.GetState() != arbiterv1.JobState_JOB_STATE_DONE || perftJob.GetNodes() != "4865609" {
+		t.Fatalf("work did not finish as it should: SPRT %v, perft %v %s", sprtJob.GetState(), perftJob.GetState(), perftJob.GetNodes())
+	}
+	statusJSON, _ := protojson.Marshal(sprtJob) // what arbiter status --json prints
+	t.Logf("arbiter status --json %s: %.300s...", sprtID, statusJSON)
+
+	c := newChrome(t, cl.web.URL, shots)
+
+	// ---- every page, read anonymously ----
+	c.visit("/", "list")
+	mp := sprtJob.GetMatchProgress()
+	same(t, "list, test row", c.fields(`tr[data-job="`+sprtID+`"]`), map[string]string{
+		"games": u(mp.GetGames()), "wins": u(mp.GetWins()), "draws": u(mp.GetDraws()), "losses": u(mp.GetLosses()),
+		"penta": pentaOf(mp.GetPentanomial()), "llr": f2(mp.GetLlr()), "elo": fixed(mp.GetElo(), 1), "state": "done"})
+	pp := perftJob.GetProgress()
+	same(t, "list, perft row", c.fields(`tr[data-job="`+perftID+`"]`), map[string]string{
+		"depth": "5", "units_done": u(pp.GetUnitsDone()), "units_total": u(pp.GetUnitsTotal()), "nodes": perftJob.GetNodes(),
+		"units_verified": u(pp.GetUnitsVerified()), "state": "done"})
+	same(t, "list, verify row", c.fields(`tr[data-job="verify.`+eng.Session()+`"]`), map[string]string{"positions": "3", "bugs": "2"})
+
+	c.visit("/tests/"+sprtID, "test")
+	same(t, "test page", c.fields("#status"), map[string]string{
+		"state": "done", "games": u(mp.GetGames()), "pgns": u(mp.GetPgns()), "wins": u(mp.GetWins()), "draws": u(mp.GetDraws()),
+		"losses": u(mp.GetLosses()), "penta": pentaOf(mp.GetPentanomial()), "elo": f2(mp.GetElo()), "elo_ci_low": f2(mp.GetEloCiLow()),
+		"elo_ci_high": f2(mp.GetEloCiHigh()), "llr": f2(mp.GetLlr()), "lower_bound": f2(mp.GetLowerBound()),
+		"upper_bound": f2(mp.GetUpperBound()), "sprt_verdict": "H1 accepted", "batches_done": u(mp.GetBatchesDone()),
+		"batches_leased": u(mp.GetBatchesLeased()), "priority": "0", "throughput": "1"})
+	for _, w := range mp.GetWorkers() {
+		same(t, "test page, worker "+w.GetWorkerId(), c.fields(`#test-workers tr[data-worker="`+w.GetWorkerId()+`"]`), map[string]string{
+			"games": u(w.GetGames()), "time_scale": f2(w.GetTimeScale()), "bench_nps": strings.Join(splitThousands(w.GetBenchNps()), " ")})
+	}
+	if n := eval[int](c, `document.querySelectorAll('svg.chart').length`); n != 2 {
+		t.Errorf("test page: %d charts, want the LLR and the Elo chart", n)
+	}
+	c.visit("/tests/"+sprtID+"/games", "games")
+	c.visit("/tests/"+sprtID+"/games/0/1", "game")
+	if n := eval[int](c, `document.querySelectorAll('.moves a').length`); n < 10 {
+		t.Errorf("game viewer: %d moves listed", n)
+	}
+	c.navigate("step back a move", chromedp.Click(chromedp.CSS(`a[rel="prev"]`)))
+	if loc := eval[string](c, "location.search"); !strings.HasPrefix(loc, "?ply=") {
+		t.Errorf("game viewer: stepping back went to %q", loc)
+	}
+
+	c.visit("/perft/"+perftID, "perft")
+	same(t, "perft page", c.fields("#status"), map[string]string{
+		"state": "done", "units_done": u(pp.GetUnitsDone()), "units_total": u(pp.GetUnitsTotal()), "positions": u(pp.GetPositions()),
+		"nodes": perftJob.GetNodes(), "units_verified": u(pp.GetUnitsVerified()), "mismatches": u(pp.GetMismatches()),
+		"mismatches_settled": u(pp.GetMismatchesSettled())})
+	divide := eval[map[string]string](c, `Object.fromEntries([...document.querySelectorAll('#divide tr[data-move]')].map(r => [r.dataset.move, r.querySelector('[data-value]').dataset.value]))`)
+	if len(divide) != len(perftJob.GetDivide()) {
+		t.Errorf("perft page: %d divide rows, the snapshot has %d", len(divide), len(perftJob.GetDivide()))
+	}
+	for _, d := range perftJob.GetDivide() {
+		if divide[d.GetMove()] != d.GetNodes() {
+			t.Errorf("perft page: %s shows %s, the snapshot says %s", d.GetMove(), divide[d.GetMove()], d.GetNodes())
+		}
+	}
+	if txt := eval[string](c, `document.getElementById('published-check').textContent`); txt != "the total matches it" {
+		t.Errorf("perft page: published check says %q", txt)
+	}
+
+	c.visit("/verify/"+eng.Session(), "verify")
+	same(t, "verify page", c.fields("#main"), map[string]string{"positions": "3", "ok": "1", "bugs": "2", "state": "done"})
+	text := eval[string](c, `document.querySelector('main').innerText`)
+	for _, want := range []string{"missing under-promotion to knight", "castling through an attacked square", "arbiter verify --engine cmd=bug --fen"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("verify page: no %q", want)
+		}
+	}
+	c.visit("/workers", "workers")
+	ws, err := grpcClient.Admin.ListWorkers(ctx, &arbiterv1.ListWorkersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range ws.GetWorkers() {
+		same(t, "workers page, "+w.GetWorkerId(), c.fields(`#workers tr[data-worker="`+w.GetWorkerId()+`"]`), map[string]string{
+			"owner": w.GetOwner(), "cores": u(uint64(w.GetCapabilities().GetCores())),
+			"bench_nps": strings.Join(splitThousands(w.GetCapabilities().GetBenchNps()), " ")})
+	}
+	c.visit("/submit", "submit-anonymous")
+
+	// The checks themselves see problems: an unlabelled field, faint text
+	// and a console error put in the page are reported.
+	// (The colour is set through the DOM: the pages' CSP drops style
+	// attributes.)
+	eval[bool](c, `document.querySelector('main').insertAdjacentHTML('beforeend', '<input id="probe-field"><p id="probe-text">faint probe text</p>');
+		document.getElementById('probe-text').style.color = '#ddd'; console.error("probe error"); true`)
+	if problems := strings.Join(eval[[]string](c, a11yScript), "\n"); !strings.Contains(problems, "probe-field") || !strings.Contains(problems, "faint probe text") {
+		t.Errorf("the accessibility check missed planted problems:\n%s", problems)
+	}
+	if errs := strings.Join(c.consoleErrors(), "\n"); !strings.Contains(errs, "probe error") {
+		t.Errorf("the console check missed a planted error: %q", errs)
+	}
+
+	// ---- sign in, submit an SPRT from the form ----
+	c.do("open the sign-in page", chromedp.Navigate(c.base+"/signin"), chromedp.WaitVisible(chromedp.CSS("#token")))
+	c.navigate("sign in", chromedp.SendKeys(chromedp.CSS("#token"), cl.client), chromedp.Click(chromedp.CSS("#signin")))
+	if who := eval[string](c, `document.querySelector('.who').innerText`); !strings.Contains(who, "carol") {
+		t.Fatalf("after signing in: %q", who)
+	}
+	c.visit("/submit", "submit")
+	c.navigate("fill and send the SPRT form",
+		// Two equal engines and narrow bounds: the SPRT runs long enough
+		// to be watched, changed and cancelled.
+		chromedp.SetValue(chromedp.CSS("#engine_a"), "name=strong,builtin"),
+		chromedp.SetValue(chromedp.CSS("#engine_b"), "name=twin,builtin"),
+		chromedp.SetValue(chromedp.CSS("#each"), "nodes=600"),
+		chromedp.SetValue(chromedp.CSS("#book"), "uho-200.epd"),
+		chromedp.SetValue(chromedp.CSS("#elo0"), "0"),
+		chromedp.SetValue(chromedp.CSS("#elo1"), "2"),
+		chromedp.SetValue(chromedp.CSS("#batch_pairs"), "1"),
+		chromedp.Click(chromedp.CSS("#submit-test")))
+	loc := eval[string](c, "location.pathname")
+	newID := strings.TrimPrefix(loc, "/tests/")
+	if !strings.HasPrefix(loc, "/tests/s") {
+		t.Fatalf("the form went to %s: %s", loc, eval[string](c, `document.querySelector('main').innerText`))
+	}
+	if j := cl.job(t, grpcClient, newID); j.GetSubmitter() != "carol" || j.GetMatch().GetEngineA().GetName() != "strong" {
+		t.Fatalf("submitted test: %v", j)
+	}
+	if errs := c.consoleErrors(); len(errs) > 0 {
+		t.Errorf("new test's page: console errors:\n%s", strings.Join(errs, "\n"))
+	}
+
+	// ---- live updates: the games count moves without a reload ----
+	eval[bool](c, `window.__marker = "no reload"; true`)
+	ctxLive, cancelLive := context.WithTimeout(c.ctx, 90*time.Second)
+	_, err = chromedp.Run(ctxLive, chromedp.Poll[bool](
+		`Number(document.querySelector('#status [data-field="games"]').textContent) >= 4 && document.body.dataset.updates > 0`,
+		chromedp.WithPollingInterval(200*time.Millisecond)))
+	cancelLive()
+	if err != nil {
+		t.Fatalf("no live update within 90s: %v; games shown %s", err, eval[string](c, `document.querySelector('#status [data-field="games"]').textContent`))
+	}
+	if m := eval[string](c, `String(window.__marker)`); m != "no reload" {
+		t.Fatalf("the page reloaded (marker %q)", m)
+	}
+	c.screenshot("test-live")
+
+	// ---- the new test is in the list ----
+	c.visit("/?state=running", "list-running")
+	if n := eval[int](c, `document.querySelectorAll('tr[data-job="`+newID+`"]').length`); n != 1 {
+		t.Errorf("the submitted test is not in the list of running work")
+	}
+
+	// ---- change its priority, then cancel it, from its page ----
+	c.do("open the new test", chromedp.Navigate(c.base+"/tests/"+newID), chromedp.WaitVisible(chromedp.CSS("#cancel")))
+	c.navigate("change the priority", chromedp.SetValue(chromedp.CSS("#priority"), "7"), chromedp.SetValue(chromedp.CSS("#throughput"), "2.5"),
+		chromedp.Submit(chromedp.CSS("#priority")))
+	if m := cl.job(t, grpcClient, newID).GetMatch(); m.GetPriority() != 7 || m.GetThroughput() != 2.5 {
+		t.Errorf("after the priority form: priority %d throughput %v", m.GetPriority(), m.GetThroughput())
+	}
+	same(t, "test page after the priority change", c.fields("#status"), map[string]string{"priority": "7", "throughput": "2.5"})
+	c.navigate("cancel", chromedp.Click(chromedp.CSS("#cancel")))
+	j := cl.job(t, grpcClient, newID)
+	if j.GetState() != arbiterv1.JobState_JOB_STATE_CANCELLED || !strings.Contains(j.GetError(), "cancelled by carol") {
+		t.Fatalf("after cancel: %v %q", j.GetState(), j.GetError())
+	}
+	same(t, "test page after cancel", c.fields("#status"), map[string]string{"state": "cancelled " + j.GetError(), "games": u(j.GetMatchProgress().GetGames())})
+	c.screenshot("test-cancelled")
+	if errs := c.consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+	// A perft job through the form too.
+	c.do("open the submit page", chromedp.Navigate(c.base+"/submit"), chromedp.WaitVisible(chromedp.CSS("#depth")))
+	c.navigate("submit a perft job", chromedp.SetValue(chromedp.CSS("#depth"), "4"), chromedp.Click(chromedp.CSS("#submit-perft")))
+	if loc := eval[string](c, "location.pathname"); !strings.HasPrefix(loc, "/perft/p") {
+		t.Fatalf("the perft form went to %s", loc)
+	}
+	_ = gamejob.Kind
+	_ = perftjob.Kind
+	b, _ := json.Marshal(shots)
+	t.Logf("screenshots in %s", b)
+}
+
+// splitThousands renders n with its thousands apart, as the pages do (the
+// test compares with spaces for the thin spaces).
+func splitThousands(n uint64) []string {
+	s := strconv.FormatUint(n, 10)
+	if len(s) <= 4 {
+		return []string{s}
+	}
+	var out []string
+	for len(s) > 3 {
+		out = append([]string{s[len(s)-3:]}, out...)
+		s = s[:len(s)-3]
+	}
+	return append([]string{s}, out...)
+}

@@ -1,0 +1,251 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/internal/verifyproto"
+	"github.com/arbiter-chess/arbiter/match/builtin"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/worker"
+)
+
+// cluster is a real coordinator in this process: its store in a temporary
+// directory, its gRPC face on a loopback port, the pages on another, and
+// workers (package worker, each with its own worker credential) talking
+// gRPC to it exactly as remote ones do.
+type cluster struct {
+	t      *testing.T
+	c      *coordinator.Coordinator
+	st     *store.Store
+	grpc   string // gRPC address
+	web    *httptest.Server
+	srv    *Server
+	admin  string // the bootstrap admin token
+	client string // a client credential ("carol")
+	conns  []*clusterclient.Client
+	stop   []func()
+}
+
+const adminToken = "web-test-admin-token"
+
+type clusterOpts struct {
+	requireSignIn bool
+	grafana       string
+	books         string
+	dir           string
+}
+
+func newCluster(t testing.TB, o clusterOpts) *cluster {
+	t.Helper()
+	tt, _ := t.(*testing.T)
+	cl := &cluster{t: tt, admin: adminToken}
+	dir := o.dir
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	st, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.st = st
+	ctx := context.Background()
+	c, err := coordinator.New(ctx, coordinator.Config{Store: st, Token: adminToken, LeaseDuration: 3 * time.Second,
+		TargetUnitDuration: 50 * time.Millisecond, Games: gamejob.Config{BatchDuration: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.c = c
+	gs, _, err := c.NewGRPCServer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go gs.Serve(lis)
+	cl.grpc = lis.Addr().String()
+	srv, err := New(ctx, Config{Core: c.Core, Perft: c.Perft, Games: c.Games, Tunes: c.Tunes, Verify: c.Verify, Credentials: c.Credentials,
+		Store: st, GrafanaURL: o.grafana, RequireSignIn: o.requireSignIn, BooksDir: o.books, LiveInterval: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.srv = srv
+	cl.web = httptest.NewServer(srv)
+	if cl.client, err = c.Credentials.Create(ctx, identity.Bootstrap, "carol", identity.Client); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := len(cl.stop) - 1; i >= 0; i-- {
+			cl.stop[i]()
+		}
+		srv.Close()
+		cl.web.CloseClientConnections()
+		cl.web.Close()
+		gs.Stop()
+		c.Close()
+		for _, cc := range cl.conns {
+			cc.Close()
+		}
+		st.Close()
+	})
+	return cl
+}
+
+// dial connects a gRPC client with token.
+func (cl *cluster) dial(t testing.TB, token string) *clusterclient.Client {
+	t.Helper()
+	c, err := clusterclient.Connect(clusterclient.Options{Address: cl.grpc, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.conns = append(cl.conns, c)
+	return c
+}
+
+// startWorker runs a worker of its own identity until the test ends.
+func (cl *cluster) startWorker(t testing.TB, name string, verifyEngines ...verifyproto.LocalEngine) {
+	t.Helper()
+	tok, err := cl.c.Credentials.Create(context.Background(), identity.Bootstrap, "id-"+name, identity.Worker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := cl.dial(t, tok)
+	w, err := worker.New(worker.Config{Conn: conn.Conn(), Name: name, Threads: 1, HashMB: 8, BenchNPS: 1_000_000, Grace: time.Second,
+		Builtin: builtin.New, VerifyEngines: verifyEngines,
+		Retry: clusterclient.Policy{Base: 20 * time.Millisecond, Cap: 200 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.Run(ctx)
+	}()
+	cl.stop = append(cl.stop, func() { cancel(); wg.Wait() })
+}
+
+// browser is an HTTP client that keeps cookies by name, Secure ones too
+// (the server is on loopback, where browsers keep them: net/http's jar
+// does not).
+type browser struct {
+	t       testing.TB
+	base    string
+	cookies map[string]string
+	hc      *http.Client
+}
+
+func (cl *cluster) browser(t testing.TB) *browser {
+	return &browser{t: t, base: cl.web.URL, cookies: map[string]string{},
+		hc: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+type response struct {
+	status   int
+	body     string
+	location string
+	header   http.Header
+}
+
+func (b *browser) do(req *http.Request) response {
+	b.t.Helper()
+	for k, v := range b.cookies {
+		req.AddCookie(&http.Cookie{Name: k, Value: v})
+	}
+	resp, err := b.hc.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, c := range resp.Cookies() {
+		if c.MaxAge < 0 {
+			delete(b.cookies, c.Name)
+		} else {
+			b.cookies[c.Name] = c.Value
+		}
+	}
+	return response{status: resp.StatusCode, body: string(body), location: resp.Header.Get("Location"), header: resp.Header}
+}
+
+func (b *browser) get(path string) response {
+	b.t.Helper()
+	req, _ := http.NewRequest("GET", b.base+path, nil)
+	return b.do(req)
+}
+
+func (b *browser) post(path string, form url.Values) response {
+	b.t.Helper()
+	req, _ := http.NewRequest("POST", b.base+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return b.do(req)
+}
+
+// csrf loads a page and returns its form token.
+func (b *browser) csrf() string {
+	b.t.Helper()
+	r := b.get("/signin")
+	i := strings.Index(r.body, `name="csrf" value="`)
+	if i < 0 {
+		b.t.Fatalf("no CSRF token on /signin: %s", r.body)
+	}
+	rest := r.body[i+len(`name="csrf" value="`):]
+	return rest[:strings.IndexByte(rest, '"')]
+}
+
+func (b *browser) signIn(token string) {
+	b.t.Helper()
+	r := b.post("/signin", url.Values{"csrf": {b.csrf()}, "token": {token}})
+	if r.status != http.StatusSeeOther {
+		b.t.Fatalf("sign in: %d %s", r.status, r.body)
+	}
+}
+
+// job reads a job's snapshot through gRPC, as arbiter status does.
+func (cl *cluster) job(t testing.TB, c *clusterclient.Client, id string) *arbiterv1.Job {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: id})
+	if err != nil {
+		t.Fatalf("get job %s: %v", id, err)
+	}
+	return resp.GetJob()
+}
+
+func (cl *cluster) waitJob(t testing.TB, c *clusterclient.Client, id string, limit time.Duration, what string, cond func(*arbiterv1.Job) bool) *arbiterv1.Job {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		j := cl.job(t, c, id)
+		if cond(j) {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s: not %s after %v: %v", id, what, limit, j)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+var _ = grpc.NewServer
+var _ = fmt.Sprint

@@ -1,0 +1,174 @@
+package web
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/engine"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// A PGN as workers write it replays ply by ply: tags, a FEN start, move
+// numbers, comments, NAGs and variations; a move that does not replay is
+// named with its ply.
+func TestParsePGN(t *testing.T) {
+	g, err := parsePGN(`[Event "t"]
+[White "a"]
+[Black "b"]
+[Result "1-0"]
+[FEN "4k3/8/8/8/8/8/8/R3K3 w Q - 0 40"]
+[SetUp "1"]
+
+40. O-O-O {+1.20/9 0.10s} Kf7 $1 (40... Kd7 41. Rd1+) 41. Rd7+ {book}
+Ke6 1-0
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Plies) != 4 || g.Result != "1-0" || g.Tag("White") != "a" {
+		t.Fatalf("game: %+v", g)
+	}
+	want := []string{"O-O-O", "Kf7", "Rd7+", "Ke6"}
+	for i, p := range g.Plies {
+		if p.SAN != want[i] {
+			t.Fatalf("ply %d: %s, want %s", i+1, p.SAN, want[i])
+		}
+	}
+	if g.Plies[0].UCI != "e1c1" || g.Plies[0].Comment != "+1.20/9 0.10s" || g.Plies[0].Move != 40 || !g.Plies[0].White {
+		t.Fatalf("first ply: %+v", g.Plies[0])
+	}
+	if g.Plies[2].Move != 41 || g.Plies[2].Comment != "book" {
+		t.Fatalf("third ply: %+v", g.Plies[2])
+	}
+	if rows := moveRows(g.Plies); len(rows) != 2 || rows[1].Black.SAN != "Ke6" {
+		t.Fatalf("rows: %+v", rows)
+	}
+	if _, err := parsePGN("[Event \"t\"]\n\n1. e4 e5 2. Ke3 *\n"); err == nil || !strings.Contains(err.Error(), `ply 3: move "Ke3"`) {
+		t.Fatalf("illegal move: %v", err)
+	}
+	if _, err := parsePGN("[Event t]\n\n1. e4 *\n"); err == nil {
+		t.Fatal("bad tag accepted")
+	}
+	// Black to move first.
+	g, err = parsePGN("[FEN \"4k3/8/8/8/8/8/8/4K3 b - - 0 1\"]\n\n1... Kd7 2. Kd2 *\n")
+	if err != nil || len(moveRows(g.Plies)) != 2 || moveRows(g.Plies)[0].White != nil {
+		t.Fatalf("black first: %+v %v", g, err)
+	}
+}
+
+// The published counts the perft page checks against are the engine's own
+// (checked here to depth 4; the deeper ones are the literature's).
+func TestPublishedCounts(t *testing.T) {
+	for fen, counts := range published {
+		pos, err := engine.ParseFEN(fen)
+		if err != nil {
+			t.Fatalf("%s: %v", fen, err)
+		}
+		for d := 0; d < len(counts) && d <= 4; d++ {
+			if got := fmt.Sprint(engine.Perft(&pos, d)); got != counts[d] {
+				t.Errorf("%s depth %d: engine %s, table %s", fen, d, got, counts[d])
+			}
+		}
+	}
+	if n, ok := publishedPerft(engine.StartFEN, 7); !ok || n != "3195901860" {
+		t.Fatalf("start position depth 7: %s %v", n, ok)
+	}
+	// Move counters do not matter; anything else does.
+	if _, ok := publishedPerft("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 5 20", 3); !ok {
+		t.Fatal("start position with other counters not recognised")
+	}
+	if _, ok := publishedPerft("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w Kkq - 0 1", 3); ok {
+		t.Fatal("other castling rights recognised as the start position")
+	}
+}
+
+func TestFormatting(t *testing.T) {
+	for in, want := range map[string]string{"0": "0", "8902": "8902", "197281": "197\u202f281", "-1234567": "-1\u202f234\u202f567",
+		"2015099950053364471960": "2\u202f015\u202f099\u202f950\u202f053\u202f364\u202f471\u202f960"} {
+		if got := group(in); got != want {
+			t.Errorf("group(%s) = %q, want %q", in, got, want)
+		}
+	}
+	if got := ticks(-2.94, 2.94, 5); len(got) < 3 || got[0] < -2.94 || got[len(got)-1] > 2.94 {
+		t.Errorf("ticks: %v", got)
+	}
+	if got := mnps("3195901860", 0); got != "-" {
+		t.Errorf("mnps over no time: %s", got)
+	}
+	// The LLR mark stays on the bar whatever the LLR.
+	for _, llr := range []float64{-10, 0, 10} {
+		bar := string(llrBar(&arbiterv1.MatchProgress{Llr: llr, LowerBound: -2.94, UpperBound: 2.94}))
+		if !strings.Contains(bar, `role="img"`) || strings.Contains(bar, `x="-`) || strings.Contains(bar, "NaN") {
+			t.Errorf("LLR %v: %s", llr, bar)
+		}
+	}
+	if llrChart([]gamejob.HistoryPoint{{}}, -2.94, 2.94) != "" || eloChart(nil) != "" {
+		t.Error("charts of no games drawn")
+	}
+	pts := []gamejob.HistoryPoint{{}, {Games: 10, LLR: 0.5, Elo: 30, EloLow: -100, EloHigh: 160}, {Games: 20, LLR: -3.5, Elo: -5, EloLow: -60, EloHigh: 50}}
+	for _, svg := range []string{string(llrChart(pts, -2.94, 2.94)), string(eloChart(pts))} {
+		if !strings.Contains(svg, "<polyline") || strings.Contains(svg, "NaN") || !strings.Contains(svg, "<title") {
+			t.Errorf("chart: %.300s", svg)
+		}
+	}
+	if b := boardSVG("not a fen", "", 30); b != "" {
+		t.Error("board of a bad FEN drawn")
+	}
+	if b := string(boardSVG(engine.StartFEN, "e2e4", 30)); strings.Count(b, "<text") != 32+16 || !strings.Contains(b, "White to move") {
+		t.Errorf("start board: %d texts", strings.Count(b, "<text"))
+	}
+}
+
+// A server-sent event keeps every line of its data; a carriage return in
+// the data cannot end a line early.
+func TestWriteEvent(t *testing.T) {
+	w := httptest.NewRecorder()
+	writeEvent(w, "update", "<p>a</p>\n<p>b\rc</p>")
+	if got := w.Body.String(); got != "event: update\ndata: <p>a</p>\ndata: <p>bc</p>\n\n" {
+		t.Fatalf("event: %q", got)
+	}
+}
+
+func TestLocalPath(t *testing.T) {
+	for in, want := range map[string]string{"/tests/x": "/tests/x", "//evil.example": "/", "https://evil.example": "/", "/\\evil": "/", "": "/"} {
+		if got := localPath(in); got != want {
+			t.Errorf("localPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for host, want := range map[string]bool{"127.0.0.1:80": true, "localhost:7701": true, "[::1]:7701": true, "coord.example:7701": false, "10.0.0.1": false} {
+		if got := loopbackHost(host); got != want {
+			t.Errorf("loopbackHost(%q) = %v", host, got)
+		}
+	}
+}
+
+// The workers' "excluded from" cell: tests linked, tunes named (they have
+// no page), a dash for none.
+func TestWorkersRowsExcludedFrom(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	cell := func(tests, tunes []string) string {
+		w := workerView{WorkerView: core.WorkerView{ID: "w1", Name: "box", LastSeen: now}, Live: true, BarredTunes: tunes}
+		w.Activity.Excluded = tests
+		row := string(workersRows([]workerView{w}, now))
+		i := strings.LastIndex(row, "<td>")
+		return row[i+len("<td>") : strings.LastIndex(row, "</td>")]
+	}
+	for _, c := range []struct {
+		tests, tunes []string
+		want         string
+	}{
+		{nil, nil, "-"},
+		{[]string{"t1"}, nil, `<a href="/tests/t1">t1</a>`},
+		{nil, []string{"s1", "s2"}, "tune s1, tune s2"},
+		{[]string{"t1"}, []string{"s<1"}, `<a href="/tests/t1">t1</a>, tune s&lt;1`},
+	} {
+		if got := cell(c.tests, c.tunes); got != c.want {
+			t.Errorf("excluded from tests %v, tunes %v: %q, want %q", c.tests, c.tunes, got, c.want)
+		}
+	}
+}

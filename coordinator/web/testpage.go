@@ -1,0 +1,338 @@
+package web
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/internal/matchspec"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/sprt"
+)
+
+// testJob returns test id's snapshot, or a page saying it is not one.
+func (s *Server) testJob(id string) (*arbiterv1.Job, error) {
+	snap, err := s.cfg.Core.Job(id, true)
+	if err != nil {
+		return nil, err
+	}
+	j, ok := snap.(*arbiterv1.Job)
+	if !ok || j.GetMatch() == nil {
+		return nil, pageError(http.StatusNotFound, "Not a test", "Job %s is not a match or SPRT test (see /perft/%s).", clipQ(id), url.PathEscape(id))
+	}
+	return j, nil
+}
+
+type workerRow struct {
+	*arbiterv1.WorkerIncidents
+	Owner    string
+	BenchSig uint64
+	Version  string
+	Known    bool
+}
+
+type testData struct {
+	Job        *arbiterv1.Job
+	State      string
+	Report     string // the fastchess-style report, as arbiter status prints it
+	Verdict    string
+	Params     *sprt.Params
+	LLRChart   template.HTML
+	EloChart   template.HTML
+	Workers    []workerRow
+	WorkerRows template.HTML
+	// Sigs are the distinct bench signatures of the workers that played
+	// (a difference means different engine builds).
+	Sigs      []string
+	Events    []gamejob.Event
+	EventsAll int
+	Manage    bool
+	Running   bool
+	Form      *manageForm
+}
+
+// manageForm is what the priority and cancel forms need.
+type manageForm struct {
+	ID               string
+	CSRF             string
+	MinPrio, MaxPrio int
+	Priority         int32
+	Share            float64
+}
+
+// maxEventsShown bounds the incidents a test page lists (newest first).
+const maxEventsShown = 200
+
+func (s *Server) testPage(r *http.Request, v *view) error {
+	id := r.PathValue("id")
+	j, err := s.testJob(id)
+	if err != nil {
+		return err
+	}
+	d := &testData{Job: j, State: jobState(j), Running: j.GetState() == arbiterv1.JobState_JOB_STATE_RUNNING}
+	d.Manage = d.Running && v.Viewer.MayManage(j.GetSubmitter())
+	d.Form = &manageForm{ID: id, CSRF: v.CSRF, MinPrio: core.MinPriority, MaxPrio: core.MaxPriority,
+		Priority: j.GetMatch().GetPriority(), Share: j.GetMatch().GetThroughput()}
+	spec, mp := j.GetMatch(), j.GetMatchProgress()
+	if sp := spec.GetSprt(); sp != nil {
+		m, _ := sprt.ParseModel(sp.GetModel())
+		d.Params = &sprt.Params{Elo0: sp.GetElo0(), Elo1: sp.GetElo1(), Alpha: sp.GetAlpha(), Beta: sp.GetBeta(), Model: m}
+		switch mp.GetSprtState() {
+		case string(sprt.Accepted):
+			d.Verdict = "H1 accepted"
+		case string(sprt.Rejected):
+			d.Verdict = "H0 accepted (H1 rejected)"
+		default:
+			d.Verdict = "no decision yet"
+		}
+	}
+	if mp.GetGames() > 0 {
+		p := mp.GetPentanomial()
+		penta := sprt.Pentanomial{int64(p.GetLl()), int64(p.GetLd()), int64(p.GetDd()), int64(p.GetWd()), int64(p.GetWw())}
+		lim, _ := matchspec.LimitsFromProto(spec.GetTimeControl(), 1)
+		d.Report = sprt.FormatReport(sprt.Report{First: spec.GetEngineA().GetName(), Second: spec.GetEngineB().GetName(),
+			Details: lim.String() + ", " + spec.GetBookName(), SPRT: d.Params,
+			Results: sprt.Results{Wins: int64(mp.GetWins()), Draws: int64(mp.GetDraws()), Losses: int64(mp.GetLosses()), Pentanomial: &penta}})
+	}
+	hist, err := s.cfg.Games.History(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if d.Params != nil {
+		d.LLRChart = llrChart(hist, mp.GetLowerBound(), mp.GetUpperBound())
+	}
+	d.EloChart = eloChart(hist)
+	sigs := map[uint64]bool{}
+	for _, w := range mp.GetWorkers() {
+		row := workerRow{WorkerIncidents: w}
+		if wk, ok := s.cfg.Core.Worker(w.GetWorkerId()); ok {
+			row.Known, row.Owner, row.BenchSig, row.Version = true, wk.Owner, wk.Caps.BenchSig, wk.Caps.EngineVersion
+			if wk.Caps.BenchSig != 0 && w.GetGames() > 0 {
+				sigs[wk.Caps.BenchSig] = true
+			}
+		}
+		d.Workers = append(d.Workers, row)
+	}
+	d.WorkerRows = testWorkerRows(d.Workers)
+	for sig := range sigs {
+		d.Sigs = append(d.Sigs, strconv.FormatUint(sig, 10))
+	}
+	evs, err := s.cfg.Games.Events(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	d.EventsAll = len(evs)
+	for i := len(evs) - 1; i >= 0 && len(d.Events) < maxEventsShown; i-- {
+		d.Events = append(d.Events, evs[i])
+	}
+	v.Title = fmt.Sprintf("Test %s: %s vs %s", id, spec.GetEngineA().GetName(), spec.GetEngineB().GetName())
+	v.Nav, v.Page, v.tmpl, v.watch = "list", d, "test", []string{id}
+	if d.Running {
+		v.Live = r.URL.Path + "?live=1"
+	}
+	v.Grafana = s.grafana("arbiter-sprt", url.Values{"var-test": {id}})
+	return nil
+}
+
+// ---- games ----
+
+type gamesData struct {
+	Job     *arbiterv1.Job
+	Batches []gamejob.BatchInfo
+	Rows    template.HTML
+	Prev    string
+	Next    string
+	First   int
+	Total   int
+}
+
+// batchesPerPage bounds the batches a games page lists.
+const batchesPerPage = 100
+
+func (s *Server) gamesPage(r *http.Request, v *view) error {
+	id := r.PathValue("id")
+	j, err := s.testJob(id)
+	if err != nil {
+		return err
+	}
+	page, err := pageNumber(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	bs, err := s.cfg.Games.Batches(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	d := &gamesData{Job: j, Total: len(bs), First: (page - 1) * batchesPerPage}
+	if d.First < len(bs) {
+		d.Batches = bs[d.First:min(len(bs), d.First+batchesPerPage)]
+	}
+	d.Rows = batchRows(id, d.Batches)
+	if page > 1 {
+		d.Prev = "?page=" + strconv.Itoa(page-1)
+	}
+	if d.First+batchesPerPage < len(bs) {
+		d.Next = "?page=" + strconv.Itoa(page+1)
+	}
+	v.Title, v.Nav, v.Page, v.tmpl = "Games of test "+id, "list", d, "games"
+	return nil
+}
+
+// gameRef reads the test, batch and game of a game URL.
+func (s *Server) gameRef(r *http.Request) (id string, batch, game int, err error) {
+	id = r.PathValue("id")
+	batch, err1 := strconv.Atoi(r.PathValue("batch"))
+	game, err2 := strconv.Atoi(r.PathValue("game"))
+	if err1 != nil || err2 != nil || batch < 0 || game < 0 {
+		return "", 0, 0, pageError(http.StatusBadRequest, "Bad game", "batch %s, game %s: want numbers from 0.",
+			clipQ(r.PathValue("batch")), clipQ(r.PathValue("game")))
+	}
+	if _, err := s.testJob(id); err != nil {
+		return "", 0, 0, err
+	}
+	return id, batch, game, nil
+}
+
+type gameData struct {
+	TestID      string
+	Batch, Game int
+	G           *pgnGame
+	Ply         int
+	FEN         string
+	Last        string
+	Board       template.HTML
+	Prev, Next  string
+	PGN         string
+	Problem     string
+	Rows        []moveRow
+}
+
+// moveRow is one move number of the move list.
+type moveRow struct {
+	No           int
+	White, Black *pgnPly
+}
+
+func moveRows(plies []pgnPly) []moveRow {
+	var rows []moveRow
+	for i := range plies {
+		p := &plies[i]
+		if p.White || len(rows) == 0 {
+			rows = append(rows, moveRow{No: p.Move})
+		}
+		if p.White {
+			rows[len(rows)-1].White = p
+		} else {
+			rows[len(rows)-1].Black = p
+		}
+	}
+	return rows
+}
+
+func (s *Server) gamePage(r *http.Request, v *view) error {
+	id, batch, game, err := s.gameRef(r)
+	if err != nil {
+		return err
+	}
+	text, err := s.cfg.Games.PGN(r.Context(), id, batch, game)
+	if err != nil {
+		return err
+	}
+	d := &gameData{TestID: id, Batch: batch, Game: game, PGN: text}
+	g, err := parsePGN(text)
+	if err != nil {
+		// A game the coordinator stored but cannot replay is still shown
+		// as text.
+		d.Problem = err.Error()
+		g = &pgnGame{}
+	}
+	d.G = g
+	d.Rows = moveRows(g.Plies)
+	d.Ply = len(g.Plies)
+	if p := r.URL.Query().Get("ply"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || n > len(g.Plies) {
+			return pageError(http.StatusBadRequest, "Bad ply", "ply %s: this game has plies 0 to %d.", clipQ(p), len(g.Plies))
+		}
+		d.Ply = n
+	}
+	d.FEN = g.Start
+	if d.Ply > 0 && d.Ply <= len(g.Plies) {
+		d.FEN, d.Last = g.Plies[d.Ply-1].FEN, g.Plies[d.Ply-1].UCI
+	}
+	if d.FEN != "" {
+		d.Board = boardSVG(d.FEN, d.Last, 48)
+	}
+	if d.Ply > 0 {
+		d.Prev = "?ply=" + strconv.Itoa(d.Ply-1)
+	}
+	if d.Ply < len(g.Plies) {
+		d.Next = "?ply=" + strconv.Itoa(d.Ply+1)
+	}
+	v.Title = fmt.Sprintf("Game %d of batch %d, test %s", game, batch, id)
+	v.Nav, v.Page, v.tmpl = "list", d, "game"
+	return nil
+}
+
+// downloadPGN streams every stored game of a test.
+func (s *Server) downloadPGN(w http.ResponseWriter, r *http.Request, _ viewer) error {
+	id := r.PathValue("id")
+	if _, err := s.testJob(id); err != nil {
+		return err
+	}
+	started := false
+	err := s.cfg.Games.PGNs(r.Context(), id, func(p string) error {
+		if !started {
+			w.Header().Set("Content-Type", "application/x-chess-pgn; charset=utf-8")
+			w.Header().Set("Content-Disposition", `attachment; filename="`+safeName(id)+`.pgn"`)
+			started = true
+		}
+		if _, err := io.WriteString(w, p); err != nil {
+			return err
+		}
+		if !strings.HasSuffix(p, "\n\n") {
+			_, err := io.WriteString(w, "\n")
+			return err
+		}
+		return nil
+	})
+	if err != nil && started {
+		return nil // the response is under way; the client sees it cut
+	}
+	if err == nil && !started {
+		w.Header().Set("Content-Type", "application/x-chess-pgn; charset=utf-8")
+		w.Header().Set("Content-Disposition", `attachment; filename="`+safeName(id)+`.pgn"`)
+	}
+	return err
+}
+
+func (s *Server) downloadGame(w http.ResponseWriter, r *http.Request, _ viewer) error {
+	id, batch, game, err := s.gameRef(r)
+	if err != nil {
+		return err
+	}
+	text, err := s.cfg.Games.PGN(r.Context(), id, batch, game)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/x-chess-pgn; charset=utf-8")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%d-%d.pgn"`, safeName(id), batch, game))
+	io.WriteString(w, text)
+	return nil
+}
+
+// safeName keeps the letters, digits and '-' of a job id for a file name.
+func safeName(id string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '_'
+	}, id)
+}

@@ -1,0 +1,398 @@
+// Package web serves the coordinator's pages: the running, pending and
+// finished tests, perft jobs and verify sessions (/ and /tests), a test
+// (/tests/{id}, with its LLR and Elo charts, workers, incidents and games),
+// a perft job (/perft/{id}), a verify session's findings (/verify/{id}) and
+// the workers (/workers); and, for a signed-in client or admin, forms to
+// submit an SPRT, a match or a perft job, cancel one, and change a running
+// job's priority or throughput share.
+//
+// Pages are rendered on the server from html/template with their CSS, a
+// small script and the charts (inline SVG) embedded in the binary; every
+// page is complete without JavaScript. With it, a page subscribes to its
+// own URL with ?live=1 (server-sent events) and swaps in the part that
+// changes when its job changes (or every LiveInterval for lists).
+//
+// Invariants:
+//   - Reading needs no credential unless Config.RequireSignIn; changing
+//     anything needs a signed-in client or admin, whose credential (the
+//     bearer token) is kept in a Secure, HttpOnly, SameSite=Strict cookie and
+//     resolved on every request, so a revoked credential stops at once.
+//   - Every state-changing request is a POST carrying a CSRF token bound to
+//     the browser's own CSRF cookie (checked before anything else), from
+//     this origin; the core checks roles and ownership again.
+//   - Bad input (unknown ids, bad FENs, time controls, specs, missing
+//     tokens, credentials) gets a page naming the problem with a 4xx status,
+//     and nothing is stored.
+//   - The package only reads the coordinator through its pieces' public
+//     methods and changes it only through the core (Create, Cancel,
+//     SetPriority), as the gRPC face does.
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/credentials"
+	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Config is what the pages serve.
+type Config struct {
+	Core  *core.Core
+	Perft *perftjob.Workload
+	Games *gamejob.Workload
+	// Tunes, when set, shows SPSA tunes (read-only) on the list page.
+	Tunes       *spsajob.Workload
+	Verify      *verifyjob.Workload
+	Credentials *credentials.Manager
+	// Store keeps the CSRF key across restarts (meta table); nil: a key
+	// per process, so forms opened before a restart must be reloaded.
+	Store  *store.Store
+	Now    func() time.Time
+	Logger *zap.Logger
+	// GrafanaURL is the base URL of the Grafana serving the dashboards of
+	// dashboards/ ("" for none): each page links its dashboard.
+	GrafanaURL string
+	// RequireSignIn turns anonymous reading off: every page but the
+	// sign-in page then needs a client or admin credential.
+	RequireSignIn bool
+	// BooksDir is a directory of opening books (.epd, .pgn) the submit form
+	// offers ("" for none); a book can always be uploaded with the form.
+	BooksDir string
+	// LiveInterval is how often live list pages look for changes (3s).
+	LiveInterval time.Duration
+	// MaxLiveStreams bounds the live-update streams served at once (256).
+	MaxLiveStreams int
+	// MaxLiveDuration ends a live stream after this long (10 minutes); the
+	// browser reconnects, so a stream never holds a connection for ever.
+	MaxLiveDuration time.Duration
+}
+
+// Server serves the pages. It is an http.Handler for "/".
+type Server struct {
+	cfg     Config
+	log     *zap.Logger
+	mux     *http.ServeMux
+	pages   map[string]*template.Template
+	csrfKey []byte
+	live    chan struct{} // a slot per live stream
+	closing chan struct{} // closed by Close: live streams end
+	once    sync.Once
+}
+
+// Close ends the live streams (call it before shutting the HTTP server
+// down, which would otherwise wait for them). Pages are still served.
+func (s *Server) Close() { s.once.Do(func() { close(s.closing) }) }
+
+// csrfKeyName is the meta key of the CSRF key.
+const csrfKeyName = "web_csrf_key"
+
+// New builds the pages' handler.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Core == nil || cfg.Perft == nil || cfg.Games == nil || cfg.Verify == nil || cfg.Credentials == nil {
+		return nil, errors.New("web: core, workloads and credentials are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.LiveInterval <= 0 {
+		cfg.LiveInterval = 3 * time.Second
+	}
+	if cfg.MaxLiveStreams <= 0 {
+		cfg.MaxLiveStreams = 256
+	}
+	if cfg.MaxLiveDuration <= 0 {
+		cfg.MaxLiveDuration = 10 * time.Minute
+	}
+	cfg.GrafanaURL = strings.TrimRight(cfg.GrafanaURL, "/")
+	if cfg.GrafanaURL != "" && !strings.HasPrefix(cfg.GrafanaURL, "http://") && !strings.HasPrefix(cfg.GrafanaURL, "https://") {
+		return nil, fmt.Errorf("web: Grafana URL %q: want http:// or https://", clipQ(cfg.GrafanaURL))
+	}
+	key, err := csrfKey(ctx, cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger.Named("web"), mux: http.NewServeMux(), csrfKey: key,
+		live: make(chan struct{}, cfg.MaxLiveStreams), closing: make(chan struct{})}
+	if s.pages, err = parsePages(); err != nil {
+		return nil, err
+	}
+	s.routes()
+	return s, nil
+}
+
+// csrfKey returns the stored CSRF key, making it on first use.
+func csrfKey(ctx context.Context, st *store.Store) ([]byte, error) {
+	if st != nil {
+		key, err := st.Meta(ctx, csrfKeyName)
+		if err != nil {
+			return nil, fmt.Errorf("web: CSRF key: %w", err)
+		}
+		if len(key) >= 32 {
+			return key, nil
+		}
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	if st != nil {
+		if err := st.PutMeta(ctx, csrfKeyName, key); err != nil {
+			return nil, fmt.Errorf("web: CSRF key: %w", err)
+		}
+	}
+	return key, nil
+}
+
+// pageNames are the templates of templates/ that are whole pages.
+var pageNames = []string{"list", "test", "games", "game", "perft", "verify", "workers", "submit", "signin", "error"}
+
+func parsePages() (map[string]*template.Template, error) {
+	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html")
+	if err != nil {
+		return nil, fmt.Errorf("web: templates: %w", err)
+	}
+	out := map[string]*template.Template{}
+	for _, n := range pageNames {
+		t, err := template.Must(base.Clone()).ParseFS(templateFS, "templates/"+n+".html")
+		if err != nil {
+			return nil, fmt.Errorf("web: template %s: %w", n, err)
+		}
+		out[n] = t
+	}
+	return out, nil
+}
+
+func (s *Server) routes() {
+	static, _ := fs.Sub(staticFS, "static")
+	s.mux.Handle("GET /static/", http.StripPrefix("/static/", cacheStatic(http.FileServerFS(static))))
+	s.mux.HandleFunc("GET /{$}", s.page(s.listPage))
+	s.mux.HandleFunc("GET /tests", s.page(s.listPage))
+	s.mux.HandleFunc("GET /tests/{id}", s.page(s.testPage))
+	s.mux.HandleFunc("GET /tests/{id}/games", s.page(s.gamesPage))
+	s.mux.HandleFunc("GET /tests/{id}/games/{batch}/{game}", s.page(s.gamePage))
+	s.mux.HandleFunc("GET /tests/{id}/pgn", s.guard(s.downloadPGN))
+	s.mux.HandleFunc("GET /tests/{id}/games/{batch}/{game}/pgn", s.guard(s.downloadGame))
+	s.mux.HandleFunc("GET /perft/{id}", s.page(s.perftPage))
+	s.mux.HandleFunc("GET /verify/{id}", s.page(s.verifyPage))
+	s.mux.HandleFunc("GET /workers", s.page(s.workersPage))
+	s.mux.HandleFunc("GET /jobs/{id}", s.guard(s.jobRedirect))
+	s.mux.HandleFunc("GET /submit", s.page(s.submitPage))
+	s.mux.HandleFunc("POST /submit/test", s.action(s.submitTest))
+	s.mux.HandleFunc("POST /submit/perft", s.action(s.submitPerft))
+	s.mux.HandleFunc("POST /jobs/{id}/cancel", s.action(s.cancelJob))
+	s.mux.HandleFunc("POST /jobs/{id}/priority", s.action(s.setPriority))
+	s.mux.HandleFunc("GET /signin", s.signinPage)
+	s.mux.HandleFunc("POST /signin", s.signin)
+	s.mux.HandleFunc("POST /signout", s.signout)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, s.viewerOf(r), pageError(http.StatusNotFound, "No such page", "%s is not a page of this coordinator.", clipQ(r.URL.Path)))
+	})
+}
+
+// ServeHTTP implements http.Handler: security headers, panic recovery, the
+// routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "+
+		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("X-Frame-Options", "DENY")
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.log.Error("panic serving a page", zap.String("path", r.URL.Path), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+			http.Error(w, "internal error (logged by the coordinator)", http.StatusInternalServerError)
+		}
+	}()
+	s.mux.ServeHTTP(w, r)
+}
+
+func cacheStatic(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// view is what the layout renders around a page.
+type view struct {
+	Title   string
+	Nav     string // the active navigation entry
+	Viewer  viewer
+	CSRF    string // the form token ("" when the browser has no CSRF cookie yet)
+	Grafana string // this page's dashboard ("" without Grafana)
+	Live    string // the URL of this page's live stream ("" for none)
+	Now     time.Time
+	Page    any
+	status  int
+	watch   []string // job ids whose changes refresh the live part
+	tmpl    string
+}
+
+// pageFunc builds a page for a request, or fails with an error page.
+type pageFunc func(r *http.Request, v *view) error
+
+// page wraps a page builder: the reader's credential (or anonymous reading),
+// then either the whole page or, with ?live=1, its live stream.
+func (s *Server) page(fn pageFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		vw := s.viewerOf(r)
+		if err := s.mayRead(vw); err != nil {
+			s.fail(w, r, vw, err)
+			return
+		}
+		if r.URL.Query().Get("live") == "1" {
+			s.stream(w, r, vw, fn)
+			return
+		}
+		v, err := s.build(w, r, vw, fn)
+		if err != nil {
+			s.fail(w, r, vw, err)
+			return
+		}
+		s.render(w, v, v.tmpl)
+	}
+}
+
+// build runs fn for a whole page; w receives a CSRF cookie when the
+// browser has none (nil w: no cookie is set, for live updates).
+func (s *Server) build(w http.ResponseWriter, r *http.Request, vw viewer, fn pageFunc) (*view, error) {
+	v := &view{Viewer: vw, Now: s.cfg.Now(), status: http.StatusOK}
+	if w != nil {
+		v.CSRF = s.csrfToken(w, r)
+	} else if c, err := r.Cookie(csrfCookie); err == nil {
+		v.CSRF = s.tokenFor(c.Value)
+	}
+	if err := fn(r, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// guard wraps a handler that writes its own response (downloads).
+func (s *Server) guard(fn func(w http.ResponseWriter, r *http.Request, vw viewer) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		vw := s.viewerOf(r)
+		if err := s.mayRead(vw); err != nil {
+			s.fail(w, r, vw, err)
+			return
+		}
+		if err := fn(w, r, vw); err != nil {
+			s.fail(w, r, vw, err)
+		}
+	}
+}
+
+// render writes a whole page from template name.
+func (s *Server) render(w http.ResponseWriter, v *view, name string) {
+	var buf bytes.Buffer
+	if err := s.pages[name].ExecuteTemplate(&buf, "layout", v); err != nil {
+		s.log.Error("rendering a page", zap.String("template", name), zap.Error(err))
+		http.Error(w, "internal error rendering the page (logged by the coordinator)", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(v.status)
+	w.Write(buf.Bytes())
+}
+
+// webError is a problem shown as a page with an HTTP status.
+type webError struct {
+	Status int
+	Title  string
+	Msg    string
+	// SignIn shows the sign-in form with the message.
+	SignIn bool
+}
+
+func (e *webError) Error() string { return e.Msg }
+
+func pageError(status int, title, format string, args ...any) *webError {
+	return &webError{Status: status, Title: title, Msg: fmt.Sprintf(format, args...)}
+}
+
+// asWebError turns a domain error into a page: its class into the HTTP
+// status, its message (which names the input) as it is.
+func asWebError(err error) *webError {
+	var we *webError
+	if errors.As(err, &we) {
+		return we
+	}
+	var ae *apierr.Error
+	if errors.As(err, &ae) {
+		switch ae.Code {
+		case apierr.InvalidArgument:
+			return &webError{Status: http.StatusBadRequest, Title: "Bad input", Msg: ae.Msg}
+		case apierr.NotFound:
+			return &webError{Status: http.StatusNotFound, Title: "Not found", Msg: ae.Msg}
+		case apierr.PermissionDenied:
+			return &webError{Status: http.StatusForbidden, Title: "Not allowed", Msg: ae.Msg}
+		case apierr.Unauthenticated:
+			return &webError{Status: http.StatusUnauthorized, Title: "Sign in", Msg: ae.Msg, SignIn: true}
+		case apierr.FailedPrecondition, apierr.AlreadyExists:
+			return &webError{Status: http.StatusConflict, Title: "Not possible now", Msg: ae.Msg}
+		case apierr.ResourceExhausted:
+			return &webError{Status: http.StatusTooManyRequests, Title: "Too large", Msg: ae.Msg}
+		case apierr.Unavailable:
+			return &webError{Status: http.StatusServiceUnavailable, Title: "Unavailable", Msg: ae.Msg}
+		}
+		return &webError{Status: http.StatusInternalServerError, Title: "Internal error", Msg: ae.Msg}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &webError{Status: http.StatusServiceUnavailable, Title: "Unavailable", Msg: "the request was cancelled"}
+	}
+	return &webError{Status: http.StatusInternalServerError, Title: "Internal error", Msg: "internal error (logged by the coordinator)"}
+}
+
+// fail answers with an error page.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, vw viewer, err error) {
+	we := asWebError(err)
+	if we.Status >= 500 {
+		s.log.Error("page failed", zap.String("path", r.URL.Path), zap.Error(err))
+	}
+	v := &view{Title: we.Title, Viewer: vw, Now: s.cfg.Now(), status: we.Status, Page: we}
+	v.CSRF = s.csrfToken(w, r)
+	if we.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="arbiter"`)
+	}
+	s.render(w, v, "error")
+}
+
+// clipQ quotes s for a message, cut to about 100 bytes.
+func clipQ(s string) string { return apierr.Q(s) }
