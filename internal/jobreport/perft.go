@@ -155,8 +155,15 @@ func PrintPerft(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
 func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
 	p := j.GetProgress()
 	fmt.Fprintf(out, "Job:        %s\nState:      %s\n", j.GetJobId(), StateName(j.GetState()))
-	fmt.Fprintf(out, "FEN:        %s\nDepth:      %d (split at ply %d, verify %.2f)\n", j.GetPerft().GetFen(),
-		j.GetPerft().GetDepth(), j.GetPerft().GetSplitPly(), j.GetPerft().GetVerifyFraction())
+	extra := ""
+	if n := j.GetPerft().GetSlices(); n > 1 {
+		extra = fmt.Sprintf(", %d slices", n)
+	}
+	if j.GetPerft().GetStats() {
+		extra += ", statistics"
+	}
+	fmt.Fprintf(out, "FEN:        %s\nDepth:      %d (split at ply %d%s, verify %.2f)\n", j.GetPerft().GetFen(),
+		j.GetPerft().GetDepth(), j.GetPerft().GetSplitPly(), extra, j.GetPerft().GetVerifyFraction())
 	fmt.Fprintf(out, "Units:      %d/%d done, %d verified; %d unique positions\n", p.GetUnitsDone(), p.GetUnitsTotal(),
 		p.GetUnitsVerified(), p.GetPositions())
 	fmt.Fprintf(out, "Mismatches: %d (%d settled)\nWorkers:    %d active\n", p.GetMismatches(), p.GetMismatchesSettled(), p.GetActiveWorkers())
@@ -168,6 +175,10 @@ func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
 			fmt.Fprintf(out, "  %s: %s\n", d.GetMove(), d.GetNodes())
 		}
 		fmt.Fprintf(out, "Nodes:      %s\n", j.GetNodes())
+		if s := j.GetPerftStats(); s != nil {
+			fmt.Fprintf(out, "Statistics: %s captures, %s e.p., %s castles, %s promotions, %s checks, %s discovered, %s double checks, %s mates\n",
+				s.GetCaptures(), s.GetEnPassant(), s.GetCastles(), s.GetPromotions(), s.GetChecks(), s.GetDiscoveryChecks(), s.GetDoubleChecks(), s.GetCheckmates())
+		}
 	} else {
 		fmt.Fprintf(out, "Nodes done: %s\n", p.GetNodesDone())
 	}
