@@ -9,8 +9,10 @@ GOAMD64 ?= v2
 
 .PHONY: build test unit lint bench demo generate
 
+# -buildvcs=auto: stamp the commit (arbiter --version) even where GOFLAGS
+# turns stamping off.
 build:
-	GOAMD64=$(GOAMD64) $(GO) build -o $(BIN) ./cmd/arbiter
+	GOAMD64=$(GOAMD64) $(GO) build -buildvcs=auto -o $(BIN) ./cmd/arbiter
 
 # The one test command (README, .ci/run): formatting and vet, the protobuf
 # checks, every Go test (unit, integration with real processes, Stockfish
@@ -102,7 +104,8 @@ deploy-check:
 .PHONY: bench-match
 
 # Local match runner figures: games/min and the runner's own CPU per game at
-# nodes=5000 (Stockfish, 2 concurrent games), time losses at 1+0.01 with both
-# cores loaded, builtin self-play games/min. Needs Debian's stockfish.
+# nodes=5000 (Stockfish, 2 concurrent games, the 8-move book; BASE=another
+# arbiter binary alternates its runs with ours), time losses at 1+0.01 with
+# both cores loaded, builtin self-play games/min. Needs Debian's stockfish.
 bench-match: build
-	ARBITER=$(BIN) scripts/bench-match.sh
+	ARBITER=$(BIN) BASE=$(BASE) scripts/bench-match.sh

@@ -2,6 +2,7 @@ package match
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -10,7 +11,10 @@ type Option struct{ Name, Value string }
 
 // EngineConfig says how to start a player.
 type EngineConfig struct {
-	Name    string   // shown in reports and PGN
+	// Name is shown in reports and PGN. A tournament names an engine
+	// without one after what the engine calls itself (UCI `id name`,
+	// xboard `myname`), made unique.
+	Name    string
 	Cmd     string   // executable (path or name on PATH); empty for builtin
 	Args    []string // arguments
 	Dir     string   // working directory; "" = current
@@ -26,6 +30,18 @@ type EngineConfig struct {
 	// engine that ran out of time to stop (UCI stop, xboard ?) before it
 	// declares the engine hung and kills it; default 1s.
 	StopGrace time.Duration
+}
+
+// label names the engine in errors: its name, or its program while it has
+// none yet.
+func (c *EngineConfig) label() string {
+	switch {
+	case c.Name != "":
+		return strconv.Quote(c.Name)
+	case c.Cmd != "":
+		return strconv.Quote(c.Cmd)
+	}
+	return strconv.Quote(c.Proto)
 }
 
 func (c *EngineConfig) stopGrace() time.Duration {
@@ -61,7 +77,7 @@ func NewPlayer(cfg EngineConfig, builtin BuiltinFactory) (Player, error) {
 		return NewXboardPlayer(cfg)
 	case "builtin":
 		if builtin == nil {
-			return nil, fmt.Errorf("engine %q: the builtin engine is not available here (no factory given)", cfg.Name)
+			return nil, fmt.Errorf("engine %s: the builtin engine is not available here (no factory given)", cfg.label())
 		}
 		opts := make(map[string]string, len(cfg.Options))
 		for _, o := range cfg.Options {
@@ -69,5 +85,5 @@ func NewPlayer(cfg EngineConfig, builtin BuiltinFactory) (Player, error) {
 		}
 		return builtin(cfg.Name, opts)
 	}
-	return nil, fmt.Errorf("engine %q: unknown protocol %q (want uci, xboard or builtin)", cfg.Name, cfg.Proto)
+	return nil, fmt.Errorf("engine %s: unknown protocol %q (want uci, xboard or builtin)", cfg.label(), cfg.Proto)
 }

@@ -101,6 +101,7 @@ const (
 	IncNoBestmove IncidentKind = "no_bestmove" // replied without a move
 	IncStartup    IncidentKind = "startup"     // could not start a new game
 	IncProtocol   IncidentKind = "protocol"    // anything else
+	IncRestart    IncidentKind = "restart"     // the engine was restarted for this game after it died (not a loss)
 )
 
 // Incident is one engine failure or overrun.
@@ -203,12 +204,25 @@ type gameState struct {
 // PlayGame plays one game between white and black from op.
 func PlayGame(ctx context.Context, white, black Player, wl, bl Limits, op Opening, cfg GameConfig) *GameRecord {
 	var st gameState
-	return st.play(ctx, [2]Player{white, black}, [2]Limits{wl, bl}, op, &cfg)
+	return st.play(ctx, [2]Player{white, black}, [2]string{white.Name(), black.Name()}, [2]Limits{wl, bl}, op, &cfg)
 }
 
-func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op Opening, cfg *GameConfig) *GameRecord {
+// restarter is a player that restarts its engine at NewGame after the
+// engine died; the game loop records every restart as an incident.
+type restarter interface{ Restarts() int }
+
+func restartsOf(p Player) int {
+	if r, ok := p.(restarter); ok {
+		return r.Restarts()
+	}
+	return 0
+}
+
+// play plays one game; name[c] names the player of colour c in the record
+// (the runner's names, which may differ from what a player calls itself).
+func (st *gameState) play(ctx context.Context, pl [2]Player, name [2]string, lim [2]Limits, op Opening, cfg *GameConfig) *GameRecord {
 	g := &GameRecord{
-		White: pl[0].Name(), Black: pl[1].Name(), Limits: lim,
+		White: name[0], Black: name[1], Limits: lim,
 		StartFEN: op.FEN, Chess960: op.Chess960, Start: time.Now(), OpeningID: op.ID,
 		Moves: make([]engine.Move, 0, 160), Info: make([]MoveInfo, 0, 160),
 	}
@@ -248,11 +262,16 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op O
 
 	// Side index of the player to move: pl[0] plays white.
 	for i := 0; i < 2; i++ {
-		if err := pl[i].NewGame(ctx, op.Chess960); err != nil {
+		restarts := restartsOf(pl[i])
+		err := pl[i].NewGame(ctx, op.Chess960)
+		if n := restartsOf(pl[i]) - restarts; n > 0 {
+			g.Incidents = append(g.Incidents, Incident{Kind: IncRestart, Player: name[i], Ply: len(g.Moves), Detail: fmt.Sprintf("engine restarted (%d) after it died", n)})
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return end(NoResult, EndAbandoned, TermUnterminated, "match stopped")
 			}
-			g.Incidents = append(g.Incidents, Incident{Kind: IncStartup, Player: pl[i].Name(), Ply: len(g.Moves), Detail: err.Error()})
+			g.Incidents = append(g.Incidents, Incident{Kind: IncStartup, Player: name[i], Ply: len(g.Moves), Detail: err.Error()})
 			return end(loss(engine.Color(i)), EndCrash, TermAbandoned, fmt.Sprintf("%s could not start the game", colorName(engine.Color(i))))
 		}
 	}
@@ -311,13 +330,13 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op O
 
 		ply := len(g.Moves)
 		rep, err := pl[c].Think(ctx, req)
-		name := pl[c].Name()
+		mover := name[c]
 		if err != nil {
 			switch {
 			case errors.Is(err, ErrStopped) || ctx.Err() != nil:
 				return end(NoResult, EndAbandoned, TermUnterminated, "match stopped")
 			case errors.Is(err, ErrHang):
-				g.Incidents = append(g.Incidents, Incident{Kind: IncHang, Player: name, Ply: ply, Over: rep.Elapsed - budget, Detail: fmt.Sprintf("no move after %v", rep.Elapsed.Round(time.Millisecond))})
+				g.Incidents = append(g.Incidents, Incident{Kind: IncHang, Player: mover, Ply: ply, Over: rep.Elapsed - budget, Detail: fmt.Sprintf("no move after %v", rep.Elapsed.Round(time.Millisecond))})
 				if l.HasClock() {
 					if !canMate(&pos, side.Other()) {
 						return end(Draw, EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s loses on time (hang), %s cannot mate", colorName(side), colorName(side.Other())))
@@ -326,18 +345,18 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op O
 				}
 				return end(loss(side), EndStall, TermStalledConnect, fmt.Sprintf("%s's engine hangs", colorName(side)))
 			case errors.Is(err, ErrCrash):
-				g.Incidents = append(g.Incidents, Incident{Kind: IncCrash, Player: name, Ply: ply, Detail: err.Error()})
+				g.Incidents = append(g.Incidents, Incident{Kind: IncCrash, Player: mover, Ply: ply, Detail: err.Error()})
 				return end(loss(side), EndCrash, TermAbandoned, fmt.Sprintf("%s's engine crashed", colorName(side)))
 			case errors.Is(err, ErrNoBestmove):
-				g.Incidents = append(g.Incidents, Incident{Kind: IncNoBestmove, Player: name, Ply: ply})
+				g.Incidents = append(g.Incidents, Incident{Kind: IncNoBestmove, Player: mover, Ply: ply})
 				return end(loss(side), EndIllegalMove, TermRulesInfract, fmt.Sprintf("%s's engine sent no move", colorName(side)))
 			case errors.Is(err, ErrResign):
 				return end(loss(side), EndResign, TermNormal, fmt.Sprintf("%s resigns", colorName(side)))
 			case errors.Is(err, ErrUnsupport):
-				g.Incidents = append(g.Incidents, Incident{Kind: IncStartup, Player: name, Ply: ply, Detail: err.Error()})
+				g.Incidents = append(g.Incidents, Incident{Kind: IncStartup, Player: mover, Ply: ply, Detail: err.Error()})
 				return end(loss(side), EndAbandoned, TermAbandoned, err.Error())
 			default:
-				g.Incidents = append(g.Incidents, Incident{Kind: IncProtocol, Player: name, Ply: ply, Detail: err.Error()})
+				g.Incidents = append(g.Incidents, Incident{Kind: IncProtocol, Player: mover, Ply: ply, Detail: err.Error()})
 				return end(loss(side), EndAbandoned, TermAbandoned, fmt.Sprintf("%s's engine failed: %v", colorName(side), err))
 			}
 		}
@@ -349,7 +368,7 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op O
 			}
 		}
 		if perr != nil {
-			g.Incidents = append(g.Incidents, Incident{Kind: IncIllegal, Player: name, Ply: ply, Detail: fmt.Sprintf("move %q in %s", rep.Move, pos.FEN())})
+			g.Incidents = append(g.Incidents, Incident{Kind: IncIllegal, Player: mover, Ply: ply, Detail: fmt.Sprintf("move %q in %s", rep.Move, pos.FEN())})
 			return end(loss(side), EndIllegalMove, TermRulesInfract, fmt.Sprintf("%s makes an illegal move: %s", colorName(side), rep.Move))
 		}
 
@@ -359,13 +378,13 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op O
 			if clock[c] < 0 {
 				over := -clock[c]
 				if over > cfg.TimeMargin {
-					g.Incidents = append(g.Incidents, Incident{Kind: IncTimeLoss, Player: name, Ply: ply, Over: over})
+					g.Incidents = append(g.Incidents, Incident{Kind: IncTimeLoss, Player: mover, Ply: ply, Over: over})
 					if !canMate(&pos, side.Other()) {
 						return end(Draw, EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s loses on time, %s cannot mate", colorName(side), colorName(side.Other())))
 					}
 					return end(loss(side), EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s loses on time", colorName(side)))
 				}
-				g.Incidents = append(g.Incidents, Incident{Kind: IncOverrun, Player: name, Ply: ply, Over: over})
+				g.Incidents = append(g.Incidents, Incident{Kind: IncOverrun, Player: mover, Ply: ply, Over: over})
 				clock[c] = 0
 			}
 			clock[c] += l.Inc
@@ -379,10 +398,10 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, lim [2]Limits, op O
 		} else if l.MoveTime > 0 && rep.Elapsed > l.MoveTime {
 			over := rep.Elapsed - l.MoveTime
 			if over > cfg.TimeMargin {
-				g.Incidents = append(g.Incidents, Incident{Kind: IncTimeLoss, Player: name, Ply: ply, Over: over})
+				g.Incidents = append(g.Incidents, Incident{Kind: IncTimeLoss, Player: mover, Ply: ply, Over: over})
 				return end(loss(side), EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s exceeds the move time", colorName(side)))
 			}
-			g.Incidents = append(g.Incidents, Incident{Kind: IncOverrun, Player: name, Ply: ply, Over: over})
+			g.Incidents = append(g.Incidents, Incident{Kind: IncOverrun, Player: mover, Ply: ply, Over: over})
 		}
 
 		inf := MoveInfo{HasScore: rep.Info.HasScore, Score: rep.Info.Score, Depth: rep.Info.Depth, Nodes: rep.Info.Nodes, Elapsed: rep.Elapsed}

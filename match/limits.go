@@ -2,6 +2,7 @@ package match
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -31,7 +32,7 @@ func (l Limits) Validate() error {
 	case l.Base == 0 && (l.Inc > 0 || l.MovesToGo > 0):
 		return fmt.Errorf("increment or moves-to-go without a base time")
 	case l.Base == 0 && l.Nodes == 0 && l.Depth == 0 && l.MoveTime == 0:
-		return fmt.Errorf("no limit: give tc=, nodes=, depth= or movetime=")
+		return fmt.Errorf("no limit: give tc=, st=, nodes=, depth= or movetime= (tc=inf needs one of the others)")
 	}
 	return nil
 }
@@ -74,9 +75,11 @@ func fmtSeconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
 }
 
-// ParseLimit sets one limit from a key=value pair: tc=[MOVES/]SECONDS[+INC]
-// (SECONDS may be MIN:SEC), nodes=N, depth=D, movetime=MS. ok is false when
-// key is not a limit key, so that callers can handle their other keys.
+// ParseLimit sets one limit from a key=value pair, in the units fastchess
+// and cutechess-cli use: tc=[MOVES/]SECONDS[+INC] (SECONDS may be MIN:SEC)
+// or tc=inf (no clock), st=SECONDS per move (fractions allowed), nodes=N,
+// depth=D, and movetime=MS (milliseconds, UCI's unit). ok is false when key
+// is not a limit key, so that callers can handle their other keys.
 func (l *Limits) ParseLimit(key, value string) (ok bool, err error) {
 	switch key {
 	case "tc":
@@ -93,12 +96,20 @@ func (l *Limits) ParseLimit(key, value string) (ok bool, err error) {
 			return true, fmt.Errorf("depth=%q: want an integer in 1..1000", value)
 		}
 		l.Depth = n
-	case "movetime", "st":
+	case "movetime":
 		ms, err := strconv.ParseInt(value, 10, 64)
-		if err != nil || ms <= 0 {
+		if err != nil || ms <= 0 || ms > 1e10 {
 			return true, fmt.Errorf("movetime=%q: want positive milliseconds", value)
 		}
 		l.MoveTime = time.Duration(ms) * time.Millisecond
+	case "st":
+		// Seconds, as in fastchess and cutechess-cli; engines are told
+		// whole milliseconds (UCI movetime), so that is the resolution.
+		sec, err := strconv.ParseFloat(value, 64)
+		if err != nil || math.IsNaN(sec) || sec < 0.001 || sec > 1e7 {
+			return true, fmt.Errorf("st=%q: want seconds per move, at least 0.001 (e.g. st=0.5)", value)
+		}
+		l.MoveTime = time.Duration(math.Round(sec*1000)) * time.Millisecond
 	default:
 		return false, nil
 	}
@@ -107,7 +118,13 @@ func (l *Limits) ParseLimit(key, value string) (ok bool, err error) {
 
 func (l *Limits) parseTC(s string) error {
 	bad := func(why string) error {
-		return fmt.Errorf("tc=%q: %s (want [MOVES/]SECONDS[+INC], e.g. 10+0.1, 40/60, 1:30+1)", s, why)
+		return fmt.Errorf("tc=%q: %s (want [MOVES/]SECONDS[+INC], e.g. 10+0.1, 40/60+0.6, 1:30+1, or inf)", s, why)
+	}
+	if strings.EqualFold(s, "inf") || strings.EqualFold(s, "infinite") {
+		// No clock: the engine's other limits (nodes=, depth=, st=) end its
+		// search, as with cutechess-cli's tc=inf.
+		l.Base, l.Inc, l.MovesToGo = 0, 0, 0
+		return nil
 	}
 	rest := s
 	if i := strings.IndexByte(rest, '/'); i >= 0 {
@@ -152,7 +169,7 @@ func parseSeconds(s string) (time.Duration, error) {
 		return 0, err
 	}
 	f += mins * 60
-	if f < 0 || f > 1e7 {
+	if !(f >= 0 && f <= 1e7) { // NaN fails too
 		return 0, fmt.Errorf("out of range")
 	}
 	return time.Duration(f * float64(time.Second)), nil

@@ -7,23 +7,24 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
-// Runner invariants:
+// Run invariants:
 //   - Engine 0 ("A", the engine under test) and engine 1 ("B", the
 //     baseline) play every opening twice: A white in the pair's first game,
 //     B white in the second. Pentanomial and W/D/L counts are from A's side.
-//   - Each concurrent slot owns one process of each engine for the whole
-//     match (reused with ucinewgame/new); slots share nothing but the pair
-//     counter and the results channel.
+//   - The pairs are units of the game slots (slots.go): each concurrent
+//     slot owns one process of each engine for the whole match (reused
+//     with ucinewgame/new); slots share nothing but the pair counter and
+//     the results channel.
 //   - Results are folded, written as PGN and passed to OnPair by the
 //     goroutine that called Run, one pair at a time in completion order.
 //   - A pair that the match stopped before it finished is not counted.
+//   - A dead engine is restarted for the next game (and the restart is an
+//     incident): a cluster batch always plays all its pairs.
 
 // MatchConfig is a match or SPRT between two engines.
 type MatchConfig struct {
@@ -69,19 +70,9 @@ type PairResult struct {
 
 // Totals are a match's counts so far.
 type Totals struct {
-	Results    sprt.Results // A's W/D/L and pentanomial
-	Pairs      int
-	Games      int
-	Incidents  []Incident
-	TimeLosses int
-	Crashes    int
-	Hangs      int
-	Illegal    int
-	Overruns   int
-	MaxOverrun time.Duration
-	// Terminations counts finished games by Reason ("White mates", ...).
-	Terminations map[string]int
-	Elapsed      time.Duration
+	Results sprt.Results // A's W/D/L and pentanomial
+	Pairs   int
+	Tally
 }
 
 // Outcome of a game for the named player.
@@ -93,6 +84,22 @@ func outcomeFor(g *GameRecord, aWhite bool) sprt.Outcome {
 		return sprt.Win
 	}
 	return sprt.Loss
+}
+
+// effectiveLimits are each engine's limits: its own when it has any, else
+// the match's; every one is checked.
+func effectiveLimits(engines []EngineConfig, match Limits) ([]Limits, error) {
+	lim := make([]Limits, len(engines))
+	for i, e := range engines {
+		lim[i] = match
+		if e.Limits != (Limits{}) {
+			lim[i] = e.Limits
+		}
+		if err := lim[i].Validate(); err != nil {
+			return nil, fmt.Errorf("engine %s: %w", e.label(), err)
+		}
+	}
+	return lim, nil
 }
 
 // Run plays the match. It returns the totals and an error only when the
@@ -110,110 +117,57 @@ func Run(ctx context.Context, cfg MatchConfig) (*Totals, error) {
 	if cfg.Pairs > 0 {
 		conc = min(conc, cfg.Pairs)
 	}
-	var lim [2]Limits
-	for i, e := range cfg.Engines {
-		lim[i] = cfg.Limits
-		if e.Limits != (Limits{}) {
-			lim[i] = e.Limits
-		}
-		if err := lim[i].Validate(); err != nil {
-			return nil, fmt.Errorf("engine %q: %w", e.Name, err)
-		}
+	lim, err := effectiveLimits(cfg.Engines[:], cfg.Limits)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Engines[0].Name == cfg.Engines[1].Name {
 		return nil, fmt.Errorf("both engines are named %q: give them different names", cfg.Engines[0].Name)
 	}
-
-	// Start every slot's players before the first game, so that a bad engine
-	// or option is an error now, not an incident in every game.
-	players := make([][2]Player, conc)
-	quitAll := func() {
-		var wg sync.WaitGroup
-		for _, ps := range players {
-			for _, p := range ps {
-				if p != nil {
-					wg.Add(1)
-					go func() { defer wg.Done(); p.Quit() }()
-				}
-			}
-		}
-		wg.Wait()
+	l := &lineup{
+		configs:   cfg.Engines[:],
+		names:     []string{cfg.Engines[0].Name, cfg.Engines[1].Name},
+		limits:    lim,
+		newPlayer: newPlayer,
+		game:      &cfg.Game,
+		recover:   true,
 	}
-	defer quitAll()
-	{
-		var wg sync.WaitGroup
-		errs := make([]error, 2*conc)
-		for s := range players {
-			for e := 0; e < 2; e++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					p, err := newPlayer(cfg.Engines[e])
-					if err != nil {
-						errs[2*s+e] = err
-						return
-					}
-					players[s][e] = p
-				}()
-			}
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			return nil, firstError(errs)
-		}
+	first, err := l.startPlayers()
+	if err != nil {
+		return nil, err
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var next atomic.Int64
-	next.Store(int64(cfg.FirstPair))
-	results := make(chan *PairResult, conc)
-	var wg sync.WaitGroup
-	for s := 0; s < conc; s++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			st := &gameState{}
-			a, b := players[s][0], players[s][1]
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if cfg.Pairs > 0 && i >= cfg.FirstPair+cfg.Pairs {
-					return
-				}
-				op := cfg.Openings(i)
-				pr := &PairResult{Index: i, Opening: op}
-				pr.Games[0] = st.play(ctx, [2]Player{a, b}, [2]Limits{lim[0], lim[1]}, op, &cfg.Game)
-				if pr.Games[0].Result == NoResult {
-					return
-				}
-				pr.Games[1] = st.play(ctx, [2]Player{b, a}, [2]Limits{lim[1], lim[0]}, op, &cfg.Game)
-				if pr.Games[1].Result == NoResult {
-					return
-				}
-				for k, g := range pr.Games {
-					g.Round = strconv.Itoa(i+1) + "." + strconv.Itoa(k+1)
-				}
-				pr.Score = int(outcomeFor(pr.Games[0], true)) + int(outcomeFor(pr.Games[1], false))
-				results <- pr
-			}
-		}()
+	i := cfg.FirstPair
+	next := func() (*unit, bool) {
+		if cfg.Pairs > 0 && i >= cfg.FirstPair+cfg.Pairs {
+			return nil, false
+		}
+		round := strconv.Itoa(i + 1)
+		u := &unit{index: i, opening: cfg.Openings(i), games: []unitGame{
+			{index: 2 * i, white: 0, black: 1, round: round + ".1"},
+			{index: 2*i + 1, white: 1, black: 0, round: round + ".2"},
+		}}
+		i++
+		return u, true
 	}
-	go func() {
-		wg.Wait()
-		close(results)
-	}()
+	results := make(chan *unitResult, conc)
+	l.playUnits(ctx, conc, first, next, results)
 
-	t := &Totals{Terminations: map[string]int{}}
+	t := &Totals{Tally: Tally{Terminations: map[string]int{}}}
 	start := time.Now()
 	var pgn *bufio.Writer
 	if cfg.PGN != nil {
 		pgn = bufio.NewWriterSize(cfg.PGN, 64<<10)
 	}
 	stopped := false
-	for pr := range results {
+	for ur := range results {
 		if stopped {
 			continue // drained: the slots finish their current game and exit
 		}
+		pr := &PairResult{Index: ur.unit.index, Opening: ur.unit.opening, Games: [2]*GameRecord{ur.games[0], ur.games[1]}}
+		pr.Score = int(outcomeFor(pr.Games[0], true)) + int(outcomeFor(pr.Games[1], false))
 		t.add(pr)
 		t.Elapsed = time.Since(start)
 		if pgn != nil {
@@ -231,38 +185,12 @@ func Run(ctx context.Context, cfg MatchConfig) (*Totals, error) {
 	return t, nil
 }
 
-func firstError(errs []error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
-}
-
 // add folds one pair into the totals.
 func (t *Totals) add(pr *PairResult) {
 	t.Results.AddPair(outcomeFor(pr.Games[0], true), outcomeFor(pr.Games[1], false))
 	t.Pairs++
 	for _, g := range pr.Games {
-		t.Games++
-		t.Terminations[g.Reason]++
-		for _, inc := range g.Incidents {
-			t.Incidents = append(t.Incidents, inc)
-			switch inc.Kind {
-			case IncTimeLoss:
-				t.TimeLosses++
-			case IncCrash:
-				t.Crashes++
-			case IncHang:
-				t.Hangs++
-			case IncIllegal:
-				t.Illegal++
-			case IncOverrun:
-				t.Overruns++
-				t.MaxOverrun = max(t.MaxOverrun, inc.Over)
-			}
-		}
+		t.Tally.add(g)
 	}
 }
 
@@ -272,7 +200,7 @@ func (t *Totals) add(pr *PairResult) {
 // cannot start.
 func PlayPairs(ctx context.Context, cfg MatchConfig, openings []Opening) (*Totals, []*PairResult, error) {
 	if len(openings) == 0 {
-		return &Totals{Terminations: map[string]int{}}, nil, nil
+		return &Totals{Tally: Tally{Terminations: map[string]int{}}}, nil, nil
 	}
 	cfg.Openings = func(i int) Opening { return openings[i-cfg.FirstPair] }
 	cfg.Pairs = len(openings)

@@ -21,6 +21,7 @@ type UCIPlayer struct {
 	id       string               // "id name" of the engine
 	declared map[string]uciOption // options the engine declared, by lower-case name
 	chess960 bool
+	restarts int // engine processes started after the first one
 
 	posBuf []byte
 	posFEN string
@@ -49,10 +50,14 @@ func (u *UCIPlayer) Name() string { return u.cfg.Name }
 // EngineID is the engine's own name ("id name").
 func (u *UCIPlayer) EngineID() string { return u.id }
 
+// Restarts counts the engine processes started after the first (after a
+// crash or a hang): the game loop records each as an incident.
+func (u *UCIPlayer) Restarts() int { return u.restarts }
+
 func (u *UCIPlayer) start() error {
 	p, err := startProc(&u.cfg)
 	if err != nil {
-		return fmt.Errorf("engine %q: %w", u.cfg.Name, err)
+		return fmt.Errorf("engine %s: %w", u.cfg.label(), err)
 	}
 	u.p = p
 	u.chess960 = false
@@ -60,9 +65,11 @@ func (u *UCIPlayer) start() error {
 	u.declared = make(map[string]uciOption)
 	if err := p.sendString("uci"); err != nil {
 		p.kill()
-		return fmt.Errorf("engine %q: %w: %v", u.cfg.Name, ErrStartup, err)
+		return fmt.Errorf("engine %s: %w: %v", u.cfg.label(), ErrStartup, err)
 	}
+	var seen protoClues
 	err = p.waitFor("uciok", u.cfg.startTimeout(), func(line []byte) {
+		seen.note(line)
 		s := strings.TrimSpace(string(line))
 		if rest, ok := strings.CutPrefix(s, "id name "); ok {
 			u.id = strings.TrimSpace(rest)
@@ -74,7 +81,7 @@ func (u *UCIPlayer) start() error {
 	})
 	if err != nil {
 		p.kill()
-		return fmt.Errorf("engine %q (%s): %w: no uciok within %v (%v)", u.cfg.Name, u.cfg.Cmd, ErrStartup, u.cfg.startTimeout(), err)
+		return fmt.Errorf("engine %s (%s): %w: no uciok within %v (%v)%s", u.cfg.label(), u.cfg.Cmd, ErrStartup, u.cfg.startTimeout(), err, seen.uciHint())
 	}
 	for _, o := range u.cfg.Options {
 		if err := u.checkOption(o); err != nil {
@@ -83,12 +90,12 @@ func (u *UCIPlayer) start() error {
 		}
 		if err := p.sendString("setoption name " + o.Name + " value " + o.Value); err != nil {
 			p.kill()
-			return fmt.Errorf("engine %q: %w", u.cfg.Name, err)
+			return fmt.Errorf("engine %s: %w", u.cfg.label(), err)
 		}
 	}
 	if err := u.sync(); err != nil {
 		p.kill()
-		return fmt.Errorf("engine %q: %w: %v", u.cfg.Name, ErrStartup, err)
+		return fmt.Errorf("engine %s: %w: %v", u.cfg.label(), ErrStartup, err)
 	}
 	return nil
 }
@@ -101,20 +108,20 @@ func (u *UCIPlayer) checkOption(o Option) error {
 		for _, d := range u.declared {
 			names = append(names, d.name)
 		}
-		return fmt.Errorf("engine %q: option %q: the engine has no such option (it has: %s)", u.cfg.Name, o.Name, strings.Join(names, ", "))
+		return fmt.Errorf("engine %s: option %q: the engine has no such option (it has: %s)", u.cfg.label(), o.Name, strings.Join(names, ", "))
 	}
 	switch d.typ {
 	case "spin":
 		n, err := strconv.ParseInt(o.Value, 10, 64)
 		if err != nil {
-			return fmt.Errorf("engine %q: option %q=%q: want an integer", u.cfg.Name, o.Name, o.Value)
+			return fmt.Errorf("engine %s: option %q=%q: want an integer", u.cfg.label(), o.Name, o.Value)
 		}
 		if d.hasRange && (n < d.min || n > d.max) {
-			return fmt.Errorf("engine %q: option %q=%d: out of range %d..%d", u.cfg.Name, o.Name, n, d.min, d.max)
+			return fmt.Errorf("engine %s: option %q=%d: out of range %d..%d", u.cfg.label(), o.Name, n, d.min, d.max)
 		}
 	case "check":
 		if o.Value != "true" && o.Value != "false" {
-			return fmt.Errorf("engine %q: option %q=%q: want true or false", u.cfg.Name, o.Name, o.Value)
+			return fmt.Errorf("engine %s: option %q=%q: want true or false", u.cfg.label(), o.Name, o.Value)
 		}
 	case "combo":
 		for _, v := range d.vars {
@@ -122,7 +129,7 @@ func (u *UCIPlayer) checkOption(o Option) error {
 				return nil
 			}
 		}
-		return fmt.Errorf("engine %q: option %q=%q: want one of %s", u.cfg.Name, o.Name, o.Value, strings.Join(d.vars, ", "))
+		return fmt.Errorf("engine %s: option %q=%q: want one of %s", u.cfg.label(), o.Name, o.Value, strings.Join(d.vars, ", "))
 	}
 	return nil
 }
@@ -187,13 +194,14 @@ func (u *UCIPlayer) NewGame(ctx context.Context, chess960 bool) error {
 			if err = u.start(); err != nil {
 				continue
 			}
+			u.restarts++
 		}
 		if err = u.newGame(chess960); err == nil {
 			return nil
 		}
 		u.p.kill()
 	}
-	return fmt.Errorf("engine %q: new game: %w", u.cfg.Name, err)
+	return fmt.Errorf("engine %s: new game: %w", u.cfg.label(), err)
 }
 
 func (u *UCIPlayer) newGame(chess960 bool) error {

@@ -29,6 +29,7 @@ type XboardPlayer struct {
 	chess960 bool
 	limits   Limits
 	levelSet bool
+	restarts int // engine processes started after the first one
 
 	sentFEN string
 	sentN   int
@@ -50,10 +51,17 @@ func (x *XboardPlayer) Name() string { return x.cfg.Name }
 // Feature returns a feature the engine declared ("" if none).
 func (x *XboardPlayer) Feature(name string) string { return x.features[name] }
 
+// EngineID is the engine's own name (`feature myname`), "" if it gave none.
+func (x *XboardPlayer) EngineID() string { return x.features["myname"] }
+
+// Restarts counts the engine processes started after the first (after a
+// crash or a hang): the game loop records each as an incident.
+func (x *XboardPlayer) Restarts() int { return x.restarts }
+
 func (x *XboardPlayer) start() error {
 	p, err := startProc(&x.cfg)
 	if err != nil {
-		return fmt.Errorf("engine %q: %w", x.cfg.Name, err)
+		return fmt.Errorf("engine %s: %w", x.cfg.label(), err)
 	}
 	x.p = p
 	x.features = map[string]string{}
@@ -61,7 +69,7 @@ func (x *XboardPlayer) start() error {
 	x.sentN = -1
 	fail := func(format string, args ...any) error {
 		p.kill()
-		return fmt.Errorf("engine %q (%s): %w: %s", x.cfg.Name, x.cfg.Cmd, ErrStartup, fmt.Sprintf(format, args...))
+		return fmt.Errorf("engine %s (%s): %w: %s", x.cfg.label(), x.cfg.Cmd, ErrStartup, fmt.Sprintf(format, args...))
 	}
 	if err := p.sendString("xboard\nprotover 2"); err != nil {
 		return fail("%v", err)
@@ -69,11 +77,13 @@ func (x *XboardPlayer) start() error {
 	// Read features until done=1. Protocol-1 engines (no features) are not
 	// supported: every xboard engine in Debian speaks protocol 2.
 	p.beginSearch(x.cfg.startTimeout(), "", 0)
+	var seen protoClues
 	for done := false; !done; {
 		line, err := p.readSearch()
 		if err != nil {
-			return fail("no `feature done=1` within %v (%v)", x.cfg.startTimeout(), err)
+			return fail("no `feature done=1` within %v (%v)%s", x.cfg.startTimeout(), err, seen.xboardHint())
 		}
+		seen.note(line)
 		if !hasWord(line, "feature") {
 			continue
 		}
@@ -106,12 +116,12 @@ func (x *XboardPlayer) start() error {
 				names = append(names, n)
 			}
 			p.kill()
-			return fmt.Errorf("engine %q: option %q: the engine has no such option (it has: %s)", x.cfg.Name, o.Name, strings.Join(names, ", "))
+			return fmt.Errorf("engine %s: option %q: the engine has no such option (it has: %s)", x.cfg.label(), o.Name, strings.Join(names, ", "))
 		}
 		if typ == "-spin" || typ == "-slider" {
 			if _, err := strconv.Atoi(o.Value); err != nil {
 				p.kill()
-				return fmt.Errorf("engine %q: option %q=%q: want an integer", x.cfg.Name, o.Name, o.Value)
+				return fmt.Errorf("engine %s: option %q=%q: want an integer", x.cfg.label(), o.Name, o.Value)
 			}
 		}
 		p.sendString("option " + o.Name + "=" + o.Value)
@@ -192,6 +202,7 @@ func (x *XboardPlayer) NewGame(ctx context.Context, chess960 bool) error {
 			if err = x.start(); err != nil {
 				continue
 			}
+			x.restarts++
 		}
 		if err = x.newGame(chess960); err == nil {
 			return nil
@@ -201,12 +212,12 @@ func (x *XboardPlayer) NewGame(ctx context.Context, chess960 bool) error {
 		}
 		x.p.kill()
 	}
-	return fmt.Errorf("engine %q: new game: %w", x.cfg.Name, err)
+	return fmt.Errorf("engine %s: new game: %w", x.cfg.label(), err)
 }
 
 func (x *XboardPlayer) newGame(chess960 bool) error {
 	if chess960 && !strings.Contains(","+x.features["variants"]+",", ",fischerandom,") {
-		return fmt.Errorf("engine %q: %w: Chess960 (no fischerandom variant)", x.cfg.Name, ErrUnsupport)
+		return fmt.Errorf("engine %s: %w: Chess960 (no fischerandom variant)", x.cfg.label(), ErrUnsupport)
 	}
 	cmds := "new\nforce\neasy\npost"
 	if chess960 {
@@ -234,7 +245,7 @@ func (x *XboardPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, err
 		}
 		if req.StartFEN != "" {
 			if x.features["setboard"] != "1" {
-				return r, fmt.Errorf("%w: engine %q has no setboard: use openings that are move sequences from the start position (PGN)", ErrUnsupport, x.cfg.Name)
+				return r, fmt.Errorf("%w: engine %s has no setboard: use openings that are move sequences from the start position (PGN)", ErrUnsupport, x.cfg.label())
 			}
 			b = append(b, "\nsetboard "...)
 			b = append(b, req.StartFEN...)
@@ -347,7 +358,7 @@ func (x *XboardPlayer) appendLevel(b []byte, l Limits) ([]byte, error) {
 	}
 	if l.Nodes > 0 {
 		if x.features["nps"] != "1" {
-			return b, fmt.Errorf("%w: engine %q cannot search a fixed number of nodes (no `feature nps=1`)", ErrUnsupport, x.cfg.Name)
+			return b, fmt.Errorf("%w: engine %s cannot search a fixed number of nodes (no `feature nps=1`)", ErrUnsupport, x.cfg.label())
 		}
 		// CECP: with nps set, the engine counts nodes as time; one
 		// second per move is then a node budget.

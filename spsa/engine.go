@@ -142,12 +142,20 @@ func BuiltinOptions() ([]OptionDecl, error) {
 
 // notTuned are spin options that set up an engine rather than make it play
 // better: FromEngine leaves them out unless they are named.
-var notTuned = map[string]bool{"hash": true, "threads": true, "multipv": true, "move overhead": true,
+var notTuned = map[string]bool{"multipv": true, "move overhead": true,
 	"minimum thinking time": true, "slow mover": true, "nodestime": true, "skill level": true,
-	"syzygyprobedepth": true, "syzygyprobelimit": true, "contempt": true}
+	"syzygyprobedepth": true, "syzygyprobelimit": true, "contempt": true, "search time": true, "search depth": true}
 
+// tunable: not a set-up option by name, nor one of the tables, threads
+// and caches that engines name in their own ways ("Hash", "Number of
+// Threads", "Bitbases Cache Size").
 func tunable(name string) bool {
 	n := strings.ToLower(name)
+	for _, w := range []string{"hash", "thread", "cache"} {
+		if strings.Contains(n, w) {
+			return false
+		}
+	}
 	return !notTuned[n] && !strings.HasPrefix(n, "uci_")
 }
 

@@ -1,9 +1,11 @@
 package spsa
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 
@@ -33,6 +35,12 @@ type Local struct {
 	// OnUpdate is called after each update with the tune (under the lock
 	// that orders updates: it must not block).
 	OnUpdate func(u Update, t *Tune)
+	// PGN, when set, receives every game, a batch's games together once
+	// the batch is over (batches played at once do not interleave).
+	PGN        io.Writer
+	PGNOptions match.PGNOptions
+
+	pgnMu sync.Mutex
 }
 
 // SideNames are the names of engines A and B of a tune of the engine
@@ -152,7 +160,11 @@ func (l *Local) play(ctx context.Context, t *Tune, mu *sync.Mutex, p Perturbatio
 		openings[i].Chess960 = openings[i].Chess960 || l.Chess960
 	}
 	mc := match.MatchConfig{Engines: [2]match.EngineConfig{a, b}, Limits: l.Limits, Game: l.Game, FirstPair: first,
-		Concurrency: 1, Builtin: l.Builtin, NewPlayer: l.NewPlayer}
+		Concurrency: 1, Builtin: l.Builtin, NewPlayer: l.NewPlayer, PGNOptions: l.PGNOptions}
+	var games bytes.Buffer
+	if l.PGN != nil {
+		mc.PGN = &games
+	}
 	tot, pairs, err := match.PlayPairs(ctx, mc, openings)
 	if err != nil {
 		return 0, 0, fmt.Errorf("tune: batch %d: %w", p.Batch, err)
@@ -162,6 +174,14 @@ func (l *Local) play(ctx context.Context, t *Tune, mu *sync.Mutex, p Perturbatio
 			return 0, 0, ctx.Err()
 		}
 		return 0, 0, fmt.Errorf("tune: batch %d: played %d of %d pairs", p.Batch, len(pairs), n)
+	}
+	if l.PGN != nil {
+		l.pgnMu.Lock()
+		_, err = l.PGN.Write(games.Bytes())
+		l.pgnMu.Unlock()
+		if err != nil {
+			return 0, 0, fmt.Errorf("tune: batch %d: writing its games: %w", p.Batch, err)
+		}
 	}
 	return int(tot.Results.Wins), int(tot.Results.Losses), nil
 }

@@ -70,6 +70,12 @@ const (
 	MaxPairs = 50_000_000
 	// MaxNameBytes bounds a parameter's name.
 	MaxNameBytes = 100
+	// MaxAlpha, MaxGamma and MaxARatio keep (A+N)^alpha and N^gamma
+	// finite for every tune size (Fishtest's values are 0.602, 0.101 and
+	// 0.1).
+	MaxAlpha  = 2
+	MaxGamma  = 2
+	MaxARatio = 10
 )
 
 // Param is one parameter of a tune, in Fishtest's and OpenBench's terms.
@@ -125,13 +131,11 @@ func (c Config) Validate() error {
 	if c.BatchPairs < 1 || c.BatchPairs > c.Pairs {
 		return fmt.Errorf("batch pairs %d: want 1 to the tune's %d pairs", c.BatchPairs, c.Pairs)
 	}
-	// The bounds keep (A+N)^alpha and N^gamma finite for every tune size:
-	// Fishtest's values are 0.602, 0.101 and 0.1.
 	for _, f := range []struct {
 		name string
 		v    float64
 		max  float64
-	}{{"alpha", c.Alpha, 2}, {"gamma", c.Gamma, 2}, {"A ratio", c.ARatio, 10}} {
+	}{{"alpha", c.Alpha, MaxAlpha}, {"gamma", c.Gamma, MaxGamma}, {"A ratio", c.ARatio, MaxARatio}} {
 		if math.IsNaN(f.v) || f.v < 0 || f.v > f.max {
 			return fmt.Errorf("%s %v: want a number from 0 to %v", f.name, f.v, f.max)
 		}

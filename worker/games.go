@@ -291,6 +291,8 @@ func incidentKind(k match.IncidentKind) arbiterv1.IncidentKind {
 		return arbiterv1.IncidentKind_INCIDENT_KIND_HANG
 	case match.IncOverrun:
 		return arbiterv1.IncidentKind_INCIDENT_KIND_UNSPECIFIED // counted in overruns
+	case match.IncRestart:
+		return arbiterv1.IncidentKind_INCIDENT_KIND_UNSPECIFIED // the crash or hang before it is the incident
 	}
 	return arbiterv1.IncidentKind_INCIDENT_KIND_OTHER
 }

@@ -1,6 +1,6 @@
 package worker
 
-// Verify units (`arbiter verify --cluster`): one engine-under-test query
+// Verify units (`arbiter verify --coordinator`): one engine-under-test query
 // each, answered by a local engine the worker advertised with
 // Config.VerifyEngines. Engines are kept running between units (a UCI
 // engine answers one query at a time, so a slot that finds none idle for

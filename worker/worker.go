@@ -26,10 +26,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/internal/buildinfo"
 	"github.com/arbiter-chess/arbiter/internal/perftwire"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -93,13 +93,11 @@ type Config struct {
 	Builtin match.BuiltinFactory
 }
 
-// EngineVersion names the embedded engine build.
+// EngineVersion names the embedded engine build, with the VCS revision
+// when the binary carries one, so that the coordinator's list of workers
+// tells which build each machine runs.
 func EngineVersion() string {
-	v := "devel"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		v = bi.Main.Version
-	}
-	return "arbiter-engine " + v
+	return "arbiter-engine " + buildinfo.Read().Short()
 }
 
 type result struct {

@@ -30,7 +30,7 @@ recompute their units.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if to == "" {
-				return usageError("--to: missing")
+				return required("to", "the file to write the copy to")
 			}
 			if _, err := os.Stat(to); err == nil {
 				return usageError("--to %s: exists (refusing to overwrite)", to)

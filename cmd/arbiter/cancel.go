@@ -13,10 +13,11 @@ import (
 
 func newCancelCommand() *cobra.Command {
 	var f clientFlags
+	var jsonOut bool
 	cmd := &cobra.Command{
 		Use:   "cancel JOB",
 		Short: "Cancel a running job (stored results are kept)",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg("JOB", "a job id; arbiter status lists them"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, c, done, err := f.session()
 			if err != nil {
@@ -33,10 +34,14 @@ func newCancelCommand() *cobra.Command {
 			if err != nil {
 				return callError(c, "cancel", err)
 			}
+			if jsonOut {
+				return jobreport.WriteJob(cmd.OutOrStdout(), resp.GetJob())
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "job %s %s\n", resp.GetJob().GetJobId(), jobreport.StateName(resp.GetJob().GetState()))
 			return nil
 		},
 	}
 	f.add(cmd.Flags())
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the cancelled job as status JOB --json does (docs/json.md)")
 	return cmd
 }

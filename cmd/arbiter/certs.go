@@ -21,10 +21,10 @@ func newCertsCommand() *cobra.Command {
   DIR/coordinator/{cert,key,ca}.pem       the coordinator's server certificate (1 year)
   DIR/workers/NAME/{cert,key,ca}.pem      worker NAME's client certificate (1 year)
 
-The coordinator serves them with --tls-cert, --tls-key and
---tls-client-ca; a worker connects with --ca, --cert and --key and no
-token, and is the identity cert:NAME. Clients with a token need only
---ca. Keys are written 0600. Existing files are checked and kept; a
+arbiter coordinator serves them with --tls-cert, --tls-key and
+--tls-client-ca; arbiter worker connects with --ca, --cert and --key and
+no token, and is the identity cert:NAME. Clients with a token (arbiter
+status, ...) need only --ca. Keys are written 0600. Existing files are checked and kept; a
 coordinator or worker certificate within 30 days of its end is renewed
 (same CA, name and hosts: restart its process to load it). To issue one
 again otherwise (e.g. other hosts), remove its cert.pem and key.pem.`,
@@ -89,7 +89,7 @@ func newCertsWorkerCommand() *cobra.Command {
 				return err
 			}
 			if name == "" {
-				return usageError("--name: missing (the worker's name; it becomes the identity cert:NAME)")
+				return required("name", "the worker's name; it becomes the identity cert:NAME")
 			}
 			if err := certs.CheckName(name); err != nil {
 				return usageError("--name: %v", err)
@@ -109,7 +109,7 @@ func newCertsWorkerCommand() *cobra.Command {
 
 func checkDir(dir string) error {
 	if strings.TrimSpace(dir) == "" {
-		return usageError("--dir: missing (the directory of the farm's certificates)")
+		return required("dir", "the directory of the farm's certificates")
 	}
 	return nil
 }

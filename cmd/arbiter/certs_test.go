@@ -29,14 +29,14 @@ func TestCertsCommandInput(t *testing.T) {
 		exit int
 		want string
 	}{
-		{[]string{"certs", "init", "--host", "coordinator"}, 2, "--dir: missing"},
+		{[]string{"certs", "init", "--host", "coordinator"}, 2, "--dir is required"},
 		{[]string{"certs", "init", "--dir", dir}, 2, "--host: none given"},
 		{[]string{"certs", "init", "--dir", dir, "--host", "coordinator,"}, 2, "--host: an empty name"},
 		{[]string{"certs", "init", "--dir", dir, "--host", "http://coordinator:7700"}, 2, `--host "http://coordinator:7700"`},
 		{[]string{"certs", "init", "--dir", dir, "--host", "coordinator", "--worker", "a/b"}, 2, `--worker: worker name "a/b"`},
-		{[]string{"certs", "worker", "--dir", dir}, 2, "--name: missing"},
+		{[]string{"certs", "worker", "--dir", dir}, 2, "--name is required"},
 		{[]string{"certs", "worker", "--dir", dir, "--name", "-w"}, 2, `--name: worker name "-w"`},
-		{[]string{"certs", "worker", "--name", "w"}, 2, "--dir: missing"},
+		{[]string{"certs", "worker", "--name", "w"}, 2, "--dir is required"},
 		{[]string{"certs", "worker", "--dir", dir, "--name", "w"}, 1, "no CA in"},
 	} {
 		_, _, err := runArbiter(t, "", c.args...)
@@ -220,7 +220,7 @@ func TestCertsTLSCoordinator(t *testing.T) {
 
 	// A token client over TLS.
 	out, _, err := runArbiter(t, "", append([]string{"status", "--token", token}, tlsArgs...)...)
-	if err != nil || !strings.Contains(out, "JOB") {
+	if err != nil || !strings.Contains(out, "No jobs.") {
 		t.Fatalf("status over TLS: %v\n%s", err, out)
 	}
 	// Refused: plaintext, a name the certificate does not carry, no CA.

@@ -93,9 +93,9 @@ func TestClientAgainstCoordinator(t *testing.T) {
 		exit int
 		msg  string // the error's text, or a part of stdout when exit is 0
 	}{
-		{"", []string{"status", "--token", token}, 0, "JOB"},
-		{token, []string{"status"}, 0, "JOB"},
-		{"wrong", []string{"status", "--token-file", goodFile}, 0, "JOB"},
+		{"", []string{"status", "--token", token}, 0, "No jobs."},
+		{token, []string{"status"}, 0, "No jobs."},
+		{"wrong", []string{"status", "--token-file", goodFile}, 0, "No jobs."},
 		{token, []string{"status", "--token-file", badFile}, 3, "coordinator " + addr + " refused the credential: missing, unknown or revoked credential (send \"authorization: Bearer <token>\")"},
 		{token, []string{"status", "--token", "wrong", "--token-file", goodFile}, 3, "coordinator " + addr + " refused the credential: missing, unknown or revoked credential (send \"authorization: Bearer <token>\")"},
 		{token, []string{"status", "p000000000000"}, 2, `status: unknown job "p000000000000"`},

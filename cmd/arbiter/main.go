@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/arbiter-chess/arbiter/internal/buildinfo"
 	"github.com/arbiter-chess/arbiter/internal/cliexit"
 )
 
@@ -25,14 +26,18 @@ func newRootCommand() *cobra.Command {
 		Short:         "Distributed perft and engine-testing cluster",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildinfo.Read().Short(),
 	}
+	// --version prints what `arbiter version` prints.
+	root.SetVersionTemplate(buildinfo.Read().String())
 	root.AddCommand(
 		// On this machine.
-		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(),
+		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(),
 		// Serving.
 		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(),
 		// Clients of a coordinator.
-		newSubmitCommand(), newStatusCommand(), newCancelCommand(), newPGNCommand(), newTokenCommand(), newBackupCommand(),
+		newSubmitCommand(), newStatusCommand(), newCancelCommand(), newPGNCommand(), newSPSACommand(), newTokenCommand(), newBackupCommand(),
+		newVersionCommand(),
 	)
 	return root
 }

@@ -38,7 +38,7 @@ func TestMatchRejectsBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"one engine", []string{"--engine", eng("a", ""), "--each", "nodes=10", "--openings", book, "--games", "2"}, "exactly two engines"},
+		{"one engine", []string{"--engine", eng("a", ""), "--each", "nodes=10", "--openings", book, "--games", "2"}, "at least two engines"},
 		{"unknown engine key", []string{"--engine", eng("a", ",colour=red"), "--engine", eng("b", ""), "--each", "nodes=10", "--openings", book, "--games", "2"}, `unknown key "colour"`},
 		{"missing binary", []string{"--engine", "name=a,cmd=/no/such/engine", "--engine", eng("b", ""), "--each", "nodes=10", "--openings", book, "--games", "2"}, "/no/such/engine"},
 		{"bad tc", []string{"--engine", eng("a", ""), "--engine", eng("b", ""), "--each", "tc=10+x", "--openings", book, "--games", "2"}, `tc="10+x"`},

@@ -56,7 +56,7 @@ Exit status: 0 on success, 1 when a suite count does not match, 2 on bad input,
 	fl.BoolVar(&f.divide, "divide", false, "print the count below each root move")
 	fl.BoolVar(&f.stats, "stats", false, "extended statistics (captures, e.p., castles, promotions, checks incl. mates, discovered and double checks, mates); --hash then sizes a statistics table")
 	fl.IntVar(&f.threads, "threads", 0, "threads (default: all cores)")
-	fl.IntVar(&f.hashMB, "hash", 0, "perft hash table size in MB (0: none)")
+	fl.IntVar(&f.hashMB, "hash", localPerftHashMB, "perft hash table size in MB, shared by all threads (0: none; worth it from depth 7)")
 	fl.BoolVar(&f.chess960, "chess960", false, "Chess960 notation (detected from Shredder-FEN/X-FEN castling letters otherwise)")
 	fl.BoolVar(&f.jsonOut, "json", false, "one JSON object per position and depth")
 	fl.StringVar(&f.epd, "epd", "", "suite mode: EPD file of \"FEN ;D1 n ;D2 n ...\" lines")
@@ -67,13 +67,10 @@ Exit status: 0 on success, 1 when a suite count does not match, 2 on bad input,
 }
 
 func (f *perftFlags) validateCommon() error {
-	if f.threads < 0 || f.threads > 4096 {
-		return usageError("--threads %d: must be between 0 (all cores) and 4096", f.threads)
+	if err := checkThreads(f.threads); err != nil {
+		return err
 	}
-	if f.hashMB < 0 || f.hashMB > 1<<20 {
-		return usageError("--hash %d: must be between 0 and 1048576 MB", f.hashMB)
-	}
-	return nil
+	return checkHash(f.hashMB, 0)
 }
 
 func perftContext() (context.Context, context.CancelFunc) {
@@ -84,11 +81,8 @@ func runPerftOne(cmd *cobra.Command, f *perftFlags) error {
 	if err := f.validateCommon(); err != nil {
 		return err
 	}
-	if !cmd.Flags().Changed("depth") {
-		return usageError("--depth is required (1 to %d)", engine.MaxPerftDepth)
-	}
-	if f.depth < 0 || f.depth > engine.MaxPerftDepth {
-		return usageError("--depth %d: must be between 0 and %d", f.depth, engine.MaxPerftDepth)
+	if err := checkDepth(cmd.Flags(), f.depth, 0); err != nil {
+		return err
 	}
 	pos, err := engine.ParseFEN(f.fen)
 	if err != nil {
@@ -130,8 +124,8 @@ func runPerftSuite(cmd *cobra.Command, f *perftFlags) error {
 	if err := f.validateCommon(); err != nil {
 		return err
 	}
-	if f.maxDepth < 0 || f.maxDepth > engine.MaxPerftDepth {
-		return usageError("--max-depth %d: must be between 0 (no limit) and %d", f.maxDepth, engine.MaxPerftDepth)
+	if err := checkRange("max-depth", f.maxDepth, 0, engine.MaxPerftDepth); err != nil {
+		return err
 	}
 	var maxNodes *engine.Count
 	if f.maxNodes != "" {

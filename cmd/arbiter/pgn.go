@@ -12,11 +12,11 @@ func newPGNCommand() *cobra.Command {
 	var f clientFlags
 	var output string
 	cmd := &cobra.Command{
-		Use:   "pgn TEST",
-		Short: "Download every game of a match or SPRT test as PGN",
+		Use:   "pgn TEST|TUNE",
+		Short: "Download every game of a match, SPRT test or SPSA tune as PGN",
 		Example: `  arbiter pgn s1a2b3c4d5e6 -o games.pgn
   arbiter pgn s1a2b3c4d5e6 | pgn-extract -s`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg("TEST", "a test's job id; arbiter status lists them"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, c, done, err := f.session()
 			if err != nil {

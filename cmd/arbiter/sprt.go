@@ -3,31 +3,40 @@ package main
 import (
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/matchplan"
 	"github.com/arbiter-chess/arbiter/internal/sprtcalc"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
 type sprtFlags struct {
-	penta, wdl  string
-	elo0, elo1  float64
-	alpha, beta float64
-	model       string
-	asJSON      bool
-	sequence    string
-	batchPairs  int64
+	penta, wdl string
+	sprt       string
+	// The deprecated spellings of --sprt's keys, kept so that old scripts
+	// run; they are turned into an --sprt value and parsed as one.
+	elo0, elo1, alpha, beta, model string
+	asJSON                         bool
+	sequence                       string
+	batchPairs                     int64
 }
 
 func newSPRTCommand() *cobra.Command {
 	var f sprtFlags
 	cmd := &cobra.Command{
-		Use:   "sprt (--penta LL,LD,WLDD,DW,WW | --wdl W,D,L | --sequence FILE --batch-pairs K) --elo0 E0 --elo1 E1",
+		Use:   "sprt (--penta LL,LD,WLDD,DW,WW | --wdl W,D,L | --sequence FILE --batch-pairs K) --sprt elo0=E0,elo1=E1",
 		Short: "SPRT calculator on given results (Fishtest's statistics)",
 		Long: `Computes Fishtest's SPRT on given results: the generalized LLR and its bounds,
 the state (accepted, rejected or continue), the sequential Elo estimate with
 its 95% interval and LOS, the fixed-games Elo and nElo.
+
+--sprt takes the bounds as match, up and submit sprt do: elo0 and elo1 in
+the units of model= (required), alpha= and beta= (default 0.05), model=
+normalized, logistic or bayeselo (default normalized).
 
 Counts are for the new engine: --penta gives game pairs by pair score
 [LL, LD+DL, LW+DD+WL, DW+WD, WW]; --wdl gives wins, draws, losses. With both,
@@ -47,11 +56,14 @@ at the first decision, as the test would. FILE "-" reads standard input.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.penta, "penta", "", "pentanomial pair counts LL,LD,WLDD,DW,WW")
 	fl.StringVar(&f.wdl, "wdl", "", "game counts W,D,L")
-	fl.Float64Var(&f.elo0, "elo0", 0, "H0 Elo, in the units of --model (required)")
-	fl.Float64Var(&f.elo1, "elo1", 0, "H1 Elo, in the units of --model (required)")
-	fl.Float64Var(&f.alpha, "alpha", 0.05, "false-positive rate")
-	fl.Float64Var(&f.beta, "beta", 0.05, "false-negative rate")
-	fl.StringVar(&f.model, "model", "normalized", "Elo model: normalized, logistic or bayeselo")
+	fl.StringVar(&f.sprt, "sprt", "", "the test's bounds (required): "+matchplan.SPRTUsage)
+	for _, old := range []struct {
+		name string
+		to   *string
+	}{{"elo0", &f.elo0}, {"elo1", &f.elo1}, {"alpha", &f.alpha}, {"beta", &f.beta}, {"model", &f.model}} {
+		fl.StringVar(old.to, old.name, "", "deprecated: use --sprt "+old.name+"=")
+		fl.MarkDeprecated(old.name, "use --sprt "+old.name+"=...")
+	}
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object instead of a report")
 	fl.StringVar(&f.sequence, "sequence", "", "replay cumulative results, one JSON object a line (\"-\" for stdin)")
 	fl.Int64Var(&f.batchPairs, "batch-pairs", 0, "pairs (games for W/D/L-only lines) between two lines of --sequence")
@@ -60,19 +72,15 @@ at the first decision, as the test would. FILE "-" reads standard input.`,
 
 func runSPRT(cmd *cobra.Command, f sprtFlags) error {
 	fl := cmd.Flags()
-	for _, name := range []string{"elo0", "elo1"} {
-		if !fl.Changed(name) {
-			return usageError("sprt: --%s is required", name)
-		}
-	}
-	model, err := sprt.ParseModel(f.model)
+	spec, err := sprtSpec(fl, f)
 	if err != nil {
-		return usageError("sprt: --model: %v", err)
+		return err
 	}
-	params := sprt.Params{Alpha: f.alpha, Beta: f.beta, Elo0: f.elo0, Elo1: f.elo1, Model: model}
-	if err := params.Validate(); err != nil {
+	p, err := matchplan.ParseSPRT(spec)
+	if err != nil {
 		return usageError("sprt: %v", err)
 	}
+	params := *p
 
 	if f.sequence != "" {
 		if f.penta != "" || f.wdl != "" {
@@ -82,7 +90,7 @@ func runSPRT(cmd *cobra.Command, f sprtFlags) error {
 			return usageError("sprt: --sequence needs --batch-pairs (the pairs between two lines)")
 		}
 		if f.batchPairs < 1 {
-			return usageError("sprt: --batch-pairs %d must be at least 1", f.batchPairs)
+			return usageError("sprt: --batch-pairs %d: must be at least 1", f.batchPairs)
 		}
 		return runSPRTSequence(cmd, params, f)
 	}
@@ -122,6 +130,30 @@ func runSPRT(cmd *cobra.Command, f sprtFlags) error {
 	}
 	_, err = io.WriteString(out, sprtcalc.Text(analysis))
 	return err
+}
+
+// sprtSpec is the --sprt value, or the one the deprecated --elo0, --elo1,
+// --alpha, --beta and --model flags spell, so that both are checked by
+// the same parser with the same messages.
+func sprtSpec(fl *pflag.FlagSet, f sprtFlags) (string, error) {
+	var old []string
+	for _, kv := range []struct{ name, v string }{{"elo0", f.elo0}, {"elo1", f.elo1}, {"alpha", f.alpha}, {"beta", f.beta}, {"model", f.model}} {
+		if fl.Changed(kv.name) {
+			if strings.Contains(kv.v, ",") {
+				return "", usageError("sprt: --%s %s: want one value", kv.name, apierr.Q(kv.v))
+			}
+			old = append(old, kv.name+"="+kv.v)
+		}
+	}
+	switch {
+	case f.sprt != "" && len(old) > 0:
+		return "", usageError("sprt: --%s: give the bounds once, in --sprt", strings.SplitN(old[0], "=", 2)[0])
+	case f.sprt == "" && len(old) == 0:
+		return "", usageError("sprt: %v", required("sprt", matchplan.SPRTUsage))
+	case f.sprt == "":
+		return strings.Join(old, ","), nil
+	}
+	return f.sprt, nil
 }
 
 // runSPRTSequence replays --sequence (a file, or "-" for standard input).

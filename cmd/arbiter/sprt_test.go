@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,7 +33,7 @@ type cliVectorSPRT struct {
 
 func (s cliVectorSPRT) args() []string {
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	return []string{"--elo0", g(s.Elo0), "--elo1", g(s.Elo1), "--alpha", g(s.Alpha), "--beta", g(s.Beta), "--model", s.Model}
+	return []string{"--sprt", "elo0=" + g(s.Elo0) + ",elo1=" + g(s.Elo1) + ",alpha=" + g(s.Alpha) + ",beta=" + g(s.Beta) + ",model=" + s.Model}
 }
 
 type cliVectorNElo struct {
@@ -185,9 +186,17 @@ func TestSPRTCommandMatchesVectors(t *testing.T) {
 }
 
 func TestSPRTCommandText(t *testing.T) {
-	stdout, _, err := runArbiter(t, "", "sprt", "--penta", "29,205,392,219,37", "--elo0", "0", "--elo1", "2")
+	stdout, _, err := runArbiter(t, "", "sprt", "--penta", "29,205,392,219,37", "--sprt", "elo0=0,elo1=2")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The deprecated flags say the same after a warning (cobra prints it
+	// where the command's output goes when that is set, as here; the
+	// binary prints it on stderr).
+	old, _, err := runArbiter(t, "", "sprt", "--penta", "29,205,392,219,37", "--elo0", "0", "--elo1", "2")
+	warning := "Flag --elo0 has been deprecated, use --sprt elo0=...\nFlag --elo1 has been deprecated, use --sprt elo1=...\n"
+	if err != nil || old != warning+stdout {
+		t.Errorf("--elo0 --elo1: err %v, output\n%s", err, old)
 	}
 	for _, want := range []string{"normalized Elo [0.00, 2.00]", "882 pairs", "Ptnml(0-2): [29, 205, 392, 219, 37]",
 		"LLR       0.2474  bounds (-2.94, 2.94)  state: continue", "nElo      9.47 +/- 16.21 (95%)"} {
@@ -269,7 +278,7 @@ func TestSPRTCommandRejectsBadInput(t *testing.T) {
 	noCounts := write("nocounts.jsonl", "{\"llr\": 1}\n")
 	partialWDL := write("partial.jsonl", "{\"wins\": 1, \"draws\": 2}\n")
 	fractional := write("frac.jsonl", "{\"pentanomial\": [0,1,2.5,1,0]}\n")
-	elo := []string{"--elo0", "0", "--elo1", "2"}
+	elo := []string{"--sprt", "elo0=0,elo1=2"}
 	cases := []struct {
 		args []string
 		want string
@@ -282,15 +291,21 @@ func TestSPRTCommandRejectsBadInput(t *testing.T) {
 		{append([]string{"--penta", "1,2,3,4,5.5"}, elo...), "not a whole number"},
 		{append([]string{"--penta", "1,2,3,4,99999999999999999"}, elo...), "too large"},
 		{append([]string{"--penta", "1,2,3,4,5", "--wdl", "1,2,3"}, elo...), "disagree"},
-		{append([]string{"--penta", "1,2,3,4,5", "--model", "bayeselo"}, elo...), "BayesElo model needs W/D/L"},
-		{[]string{"--wdl", "1,2,3", "--elo1", "2"}, "--elo0 is required"},
-		{[]string{"--wdl", "1,2,3", "--elo0", "2"}, "--elo1 is required"},
-		{[]string{"--wdl", "1,2,3", "--elo0", "2", "--elo1", "2"}, "elo0 = 2 must be below elo1 = 2"},
+		{[]string{"--penta", "1,2,3,4,5", "--sprt", "elo0=0,elo1=2,model=bayeselo"}, "BayesElo model needs W/D/L"},
+		{[]string{"--wdl", "1,2,3"}, "sprt: --sprt is required (elo0=E0,elo1=E1"},
+		{[]string{"--wdl", "1,2,3", "--sprt", "elo1=2"}, "--sprt: give both elo0= and elo1="},
+		{[]string{"--wdl", "1,2,3", "--elo1", "2"}, "--sprt: give both elo0= and elo1="},
+		{[]string{"--wdl", "1,2,3", "--elo0", "2"}, "--sprt: give both elo0= and elo1="},
+		{[]string{"--wdl", "1,2,3", "--sprt", "elo0=2,elo1=2"}, "elo0 = 2 must be below elo1 = 2"},
 		{[]string{"--wdl", "1,2,3", "--elo0", "3", "--elo1", "2"}, "must be below"},
-		{append([]string{"--wdl", "1,2,3", "--alpha", "0"}, elo...), "alpha = 0 is not in (0, 1)"},
-		{append([]string{"--wdl", "1,2,3", "--beta", "1"}, elo...), "beta = 1 is not in (0, 1)"},
-		{append([]string{"--wdl", "1,2,3", "--alpha", "nan"}, elo...), "alpha"},
-		{append([]string{"--wdl", "1,2,3", "--model", "gauss"}, elo...), `unknown Elo model "gauss"`},
+		{[]string{"--wdl", "1,2,3", "--sprt", "elo0=0,elo1=2,alpha=0"}, "alpha = 0 is not in (0, 1)"},
+		{[]string{"--wdl", "1,2,3", "--sprt", "elo0=0,elo1=2,beta=1"}, "beta = 1 is not in (0, 1)"},
+		{[]string{"--wdl", "1,2,3", "--sprt", "elo0=0,elo1=2,alpha=nan"}, "alpha"},
+		{[]string{"--wdl", "1,2,3", "--sprt", "elo0=0,elo1=2,model=gauss"}, `unknown Elo model "gauss"`},
+		{append([]string{"--wdl", "1,2,3", "--model", "gauss"}, "--elo0", "0", "--elo1", "2"), `unknown Elo model "gauss"`},
+		{[]string{"--wdl", "1,2,3", "--sprt", "elo0=0,elo1=2,gamma=3"}, "gamma"},
+		{append([]string{"--wdl", "1,2,3", "--elo1", "3"}, elo...), "--elo1: give the bounds once, in --sprt"},
+		{[]string{"--wdl", "1,2,3", "--elo0", "0,elo1=4", "--elo1", "2"}, "--elo0 \"0,elo1=4\": want one value"},
 		{append([]string{"--wdl", "1,2,3", "--batch-pairs", "4"}, elo...), "only applies with --sequence"},
 		{append([]string{"--sequence", filepath.Join(dir, "missing.jsonl"), "--batch-pairs", "4"}, elo...), "missing.jsonl"},
 		{append([]string{"--sequence", badJSON, "--batch-pairs", "4"}, elo...), "line 2: not a JSON results object"},
@@ -302,7 +317,7 @@ func TestSPRTCommandRejectsBadInput(t *testing.T) {
 		{append([]string{"--sequence", partialWDL, "--batch-pairs", "4"}, elo...), "line 1: give all of wins, draws and losses"},
 		{append([]string{"--sequence", fractional, "--batch-pairs", "4"}, elo...), "line 1: not a JSON results object"},
 		{append([]string{"--sequence", down}, elo...), "needs --batch-pairs"},
-		{append([]string{"--sequence", down, "--batch-pairs", "0"}, elo...), "--batch-pairs 0 must be at least 1"},
+		{append([]string{"--sequence", down, "--batch-pairs", "0"}, elo...), "--batch-pairs 0: must be at least 1"},
 		{append([]string{"--sequence", down, "--batch-pairs", "4", "--penta", "1,2,3,4,5"}, elo...), "cannot be combined"},
 	}
 	for _, c := range cases {
@@ -315,7 +330,7 @@ func TestSPRTCommandRejectsBadInput(t *testing.T) {
 		if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %q lacks %q", c.args, err, c.want)
 		}
-		if stdout != "" && !strings.Contains(c.want, "line 2") {
+		if stdout = deprecationWarnings.ReplaceAllString(stdout, ""); stdout != "" && !strings.Contains(c.want, "line 2") {
 			t.Errorf("%v: printed %q before failing", c.args, stdout)
 		}
 	}
@@ -324,6 +339,8 @@ func TestSPRTCommandRejectsBadInput(t *testing.T) {
 // TestSPRTBinary runs the compiled command as a user would: the test binary
 // re-executes itself as arbiter (see TestHelperArbiterMain), so main's exit
 // status and stderr are checked without a separate build.
+var deprecationWarnings = regexp.MustCompile(`(?m)^Flag --\S+ has been deprecated.*\n`)
+
 func TestSPRTBinary(t *testing.T) {
 	run := func(args ...string) (string, string, int) {
 		cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperArbiterMain$", "--"}, args...)...)
@@ -340,12 +357,17 @@ func TestSPRTBinary(t *testing.T) {
 		}
 		return out.String(), errOut.String(), code
 	}
-	stdout, stderr, code := run("sprt", "--penta", "0,1,2,1,0", "--elo0", "0", "--elo1", "2", "--json")
+	stdout, stderr, code := run("sprt", "--penta", "0,1,2,1,0", "--sprt", "elo0=0,elo1=2", "--json")
 	var obj map[string]any
 	if code != 0 || json.Unmarshal([]byte(stdout), &obj) != nil || obj["state"] != "continue" {
 		t.Errorf("good input: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	_, stderr, code = run("sprt", "--wdl", "1,2,-3", "--elo0", "0", "--elo1", "2")
+	// A deprecated flag warns on stderr and leaves the JSON on stdout intact.
+	stdout, stderr, code = run("sprt", "--penta", "0,1,2,1,0", "--elo0", "0", "--elo1", "2", "--json")
+	if code != 0 || json.Unmarshal([]byte(stdout), &obj) != nil || !strings.Contains(stderr, "--elo0 has been deprecated") {
+		t.Errorf("deprecated flags: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	_, stderr, code = run("sprt", "--wdl", "1,2,-3", "--sprt", "elo0=0,elo1=2")
 	if code != 2 || !strings.HasPrefix(stderr, "arbiter: sprt: --wdl") {
 		t.Errorf("bad input: exit %d, stderr %q", code, stderr)
 	}
@@ -373,7 +395,7 @@ func TestHelperArbiterMain(t *testing.T) {
 
 func TestSPRTCommandSequenceWDL(t *testing.T) {
 	lines := "{\"wins\": 1, \"draws\": 0, \"losses\": 0}\n{\"wins\": 1, \"draws\": 1, \"losses\": 0}\n"
-	stdout, _, err := runArbiter(t, lines, "sprt", "--sequence", "-", "--batch-pairs", "1", "--elo0", "0", "--elo1", "5", "--model", "logistic")
+	stdout, _, err := runArbiter(t, lines, "sprt", "--sequence", "-", "--batch-pairs", "1", "--sprt", "elo0=0,elo1=5,model=logistic")
 	if err != nil {
 		t.Fatal(err)
 	}

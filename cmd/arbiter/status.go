@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
@@ -20,7 +17,11 @@ func newStatusCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status [JOB]",
 		Short: "Show a coordinator's jobs, or one job in detail",
-		Args:  cobra.MaximumNArgs(1),
+		Long: `Without JOB, list the jobs: one table per kind (tests with their engines,
+time control, games, Elo and LLR; perft jobs with depth, nodes, progress and
+FEN; tunes), and the reason of each job that cannot progress. With JOB,
+show that job in detail. --json prints the same as JSON (docs/json.md).`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, c, done, err := f.session()
 			if err != nil {
@@ -38,12 +39,14 @@ func newStatusCommand() *cobra.Command {
 					return callError(c, "status", err)
 				}
 				if jsonOut {
-					b, _ := protojson.MarshalOptions{Multiline: true}.Marshal(resp.GetJob())
-					fmt.Fprintln(out, string(b))
-					return nil
+					return jobreport.WriteJob(out, resp.GetJob())
 				}
 				if resp.GetJob().GetMatch() != nil {
 					jobreport.PrintTest(out, resp.GetJob())
+					return nil
+				}
+				if resp.GetJob().GetSpsa() != nil {
+					jobreport.PrintTune(out, resp.GetJob())
 					return nil
 				}
 				jobreport.PrintPerftDetail(out, resp.GetJob())
@@ -58,18 +61,13 @@ func newStatusCommand() *cobra.Command {
 				return callError(c, "status", err)
 			}
 			if jsonOut {
-				var list []json.RawMessage
-				for _, j := range resp.GetJobs() {
-					b, _ := protojson.Marshal(j)
-					list = append(list, b)
-				}
-				return json.NewEncoder(out).Encode(list)
+				return jobreport.WriteJobs(out, resp.GetJobs())
 			}
 			return jobreport.PrintJobs(out, resp.GetJobs())
 		},
 	}
 	f.add(cmd.Flags())
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON: one job, or {\"jobs\": [...]} (docs/json.md)")
 	cmd.Flags().Uint32Var(&limit, "limit", 100, "most jobs to list")
 	return cmd
 }

@@ -41,6 +41,7 @@ func newSubmitCommand() *cobra.Command {
 	}
 	cmd.AddCommand(newSubmitPerftCommand())
 	cmd.AddCommand(newSubmitTestCommands()...)
+	cmd.AddCommand(newSubmitSpsaCommand())
 	return cmd
 }
 
@@ -73,8 +74,8 @@ func newSubmitPerftCommand() *cobra.Command {
 }
 
 func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
-	if f.depth < 0 {
-		return usageError("--depth: required (0 or more)")
+	if err := checkDepth(cmd.Flags(), f.depth, 0); err != nil {
+		return err
 	}
 	if f.verify < 0 || f.verify > 1 {
 		return usageError("--verify %v: must be between 0 and 1", f.verify)

@@ -24,7 +24,7 @@ func (f *testFlags) add(fl *pflag.FlagSet, prefix string) {
 	fl.StringArrayVar(&m.Engines, "engine", nil, "an engine: name=N,builtin[,option.X=V] or name=N,cmd=PATH (on the workers)[,args=...][,option.X=V] (give two; the first is under test)")
 	fl.StringVar(&m.Each, "each", "", "settings for both engines: tc=10+0.1 | nodes=N | depth=D | movetime=MS [,option.X=V]")
 	fl.StringVar(&m.Openings, "openings", "", "file=F[,format=epd|pgn][,order=random|sequential][,seed=S][,plies=N][,start=N] (read here, sent to the coordinator)")
-	fl.IntVar(&m.Games, "games", 0, "number of games (even); with --sprt, a cap")
+	fl.IntVar(&m.Games, "games", 0, "number of games (even); with --sprt, a cap; in a tournament (submit match), per pairing and round")
 	fl.StringVar(&m.SPRT, prefix+"sprt", "", "elo0=E0,elo1=E1[,alpha=0.05][,beta=0.05][,model=normalized|logistic|bayeselo]")
 	fl.StringVar(&m.Resign, "resign", "", "resign adjudication: movecount=N,score=CP")
 	fl.StringVar(&m.Draw, "draw", "", "draw adjudication: movenumber=M,movecount=N,score=CP")
@@ -45,14 +45,17 @@ func newSubmitTestCommands() []*cobra.Command {
 	for _, kind := range []string{"sprt", "match"} {
 		var f testFlags
 		var client clientFlags
-		var wait bool
+		var wait, jsonOut bool
 		short := "Submit a distributed SPRT test between two engines"
 		example := `  arbiter submit sprt --engine name=new,builtin,option.RFPMargin=80 --engine name=base,builtin \
       --each nodes=2000 --openings file=book.epd,order=random,seed=7 --sprt elo0=0,elo1=10 --wait`
 		if kind == "match" {
-			short = "Submit a distributed match of a fixed number of games"
+			short = "Submit a distributed match of a fixed number of games, or a tournament (one test per pairing)"
 			example = `  arbiter submit match --engine name=a,builtin --engine name=b,cmd=/usr/games/stockfish \
-      --each tc=10+0.1 --openings file=book.pgn --games 1000 --priority 1`
+      --each tc=10+0.1 --openings file=book.pgn --games 1000 --priority 1
+  arbiter submit match --engine name=a,builtin --engine name=b,builtin,option.RFPMargin=80 \
+      --engine name=c,cmd=/usr/games/stockfish --each nodes=5000 --openings file=book.epd \
+      --tournament roundrobin --rounds 50 --games 2 --wait`
 		}
 		cmd := &cobra.Command{
 			Use:     kind,
@@ -60,6 +63,24 @@ func newSubmitTestCommands() []*cobra.Command {
 			Example: example,
 			Args:    cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
+				if jsonOut && !wait {
+					return usageError("--json needs --wait")
+				}
+				if kind == "match" && f.m.Tournament() {
+					if jsonOut {
+						return usageError("--json: not available for a tournament (one test per pairing); use status TEST --json per test")
+					}
+					tests, plan, err := f.m.TournamentSpecs()
+					if err != nil {
+						return usageError("%v", err)
+					}
+					ctx, c, done, err := client.session()
+					if err != nil {
+						return err
+					}
+					defer done()
+					return jobreport.RunTournament(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, tests, plan, wait, f.pgnout)
+				}
 				spec, plan, err := f.m.Spec(kind == "sprt")
 				if err != nil {
 					return usageError("%v", err)
@@ -69,12 +90,22 @@ func newSubmitTestCommands() []*cobra.Command {
 					return err
 				}
 				defer done()
-				return jobreport.RunTest(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, spec, plan, wait, f.pgnout)
+				return jobreport.RunTestWith(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, spec, plan,
+					jobreport.TestOutput{Wait: wait, JSON: jsonOut, PGNOut: f.pgnout})
 			},
 		}
 		client.add(cmd.Flags())
 		f.add(cmd.Flags(), "")
+		if kind == "match" {
+			m := &f.m.Match
+			fl := cmd.Flags()
+			fl.StringVar(&m.Tournament, "tournament", "", "with more than two engines: roundrobin (default) or gauntlet; one test per pairing, rated together by --wait")
+			fl.IntVar(&m.Seeds, "seeds", 0, "gauntlet: how many of the first engines play all the others (default 1)")
+			fl.IntVar(&m.Rounds, "rounds", 0, "tournament: every pairing plays --games games a round (its test: rounds x games)")
+			fl.IntVar(&m.Repeat, "repeat", 0, "games per opening: the cluster plays game pairs (2)")
+		}
 		cmd.Flags().BoolVar(&wait, "wait", false, "wait for the test to end and print the report")
+		cmd.Flags().BoolVar(&jsonOut, "json", false, "with --wait: print the finished test as status --json does (docs/json.md)")
 		cmds = append(cmds, cmd)
 	}
 	return cmds

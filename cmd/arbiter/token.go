@@ -18,9 +18,10 @@ func newTokenCommand() *cobra.Command {
 		Short: "Create, list and revoke per-identity credentials (admin)",
 		Long: `Every caller of a coordinator is an identity with a role: admin (everything,
 including credentials), client (submit, cancel, read, download) or worker
-(register, lease, heartbeat, submit results). The coordinator's --token is
-the bootstrap admin credential; create one credential per person and per
-worker machine with it, and revoke one without touching the others.
+(register, lease, heartbeat, submit results). The --token of
+arbiter coordinator is the bootstrap admin credential; create one
+credential per person and per worker machine with it, and revoke one
+without touching the others.
 Tokens are stored hashed and shown once, at creation.`,
 	}
 	cmd.AddCommand(newTokenCreateCommand(), newTokenListCommand(), newTokenRevokeCommand())
@@ -39,7 +40,7 @@ func newTokenCreateCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if name == "" {
-				return usageError("--name: missing")
+				return required("name", "the identity's name")
 			}
 			if _, err := identity.ParseRole(role); err != nil {
 				return usageError("--role: %v", err)
@@ -64,7 +65,7 @@ func newTokenCreateCommand() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&name, "name", "", "identity name: 1 to 64 letters, digits, '.', '_' or '-'")
 	fl.StringVar(&role, "role", "", "admin, client or worker")
-	fl.BoolVar(&jsonOut, "json", false, "print name, role and token as JSON")
+	fl.BoolVar(&jsonOut, "json", false, "print name, role and token as JSON (docs/json.md)")
 	f.add(fl)
 	return cmd
 }
@@ -105,7 +106,9 @@ func newTokenListCommand() *cobra.Command {
 				if rows == nil {
 					rows = []row{}
 				}
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(rows)
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(struct {
+					Credentials []row `json:"credentials"`
+				}{rows})
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tROLE\tCREATED\tBY\tREVOKED")
@@ -115,7 +118,7 @@ func newTokenListCommand() *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print {\"credentials\": [...]} (docs/json.md)")
 	f.add(cmd.Flags())
 	return cmd
 }
@@ -125,7 +128,7 @@ func newTokenRevokeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "revoke NAME",
 		Short: "Revoke a credential at once",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg("NAME", "a credential's name; arbiter token list lists them"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, c, done, err := f.session()
 			if err != nil {

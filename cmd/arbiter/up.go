@@ -58,7 +58,7 @@ clients can join (the address and token are printed).`,
 	c := &f.cluster
 	fl.IntVar(&c.Workers, "workers", 2, "local workers")
 	fl.IntVar(&c.Threads, "threads", 0, "threads per worker (default: cores / workers)")
-	fl.IntVar(&c.HashMB, "hash", 128, "perft hash MB per worker")
+	fl.IntVar(&c.HashMB, "hash", 0, fmt.Sprintf("perft hash MB per local worker (default: %d MB for this machine, as arbiter worker's, divided among --workers)", workerHashMB))
 	fl.StringVar(&c.Server.Data, "data", "", "data directory (default: a temporary one, removed on exit)")
 	fl.StringVar(&c.Server.Listen, "listen", "127.0.0.1:0", "gRPC listen address")
 	fl.StringVar(&c.Server.Token, "token", "", "token (default: $ARBITER_TOKEN or a random one)")
@@ -67,7 +67,7 @@ clients can join (the address and token are printed).`,
 	fl.Float64Var(&f.verify, "verify", 0.05, "share of units computed again on a second worker")
 	fl.IntVar(&f.splitPly, "split-ply", 0, "split ply (0: chosen from depth)")
 	fl.BoolVar(&f.divide, "divide", true, "print the divide")
-	fl.BoolVar(&f.jsonOut, "json", false, "print the result as JSON (like arbiter perft --json)")
+	fl.BoolVar(&f.jsonOut, "json", false, "print the result as JSON: a perft as arbiter perft --json does, a test as status --json (docs/json.md)")
 	f.logs.add(fl, "warn")
 	fl.StringVar(&c.Server.HTTP, "http", "127.0.0.1:0", "HTTP listen address for the web pages (docs/web.md), /metrics (coordinator and local workers, label worker), /healthz, /readyz (\"\": off)")
 	f.web.add(fl)
@@ -76,12 +76,16 @@ clients can join (the address and token are printed).`,
 	fl.IntVar(&f.slices, "slices", 0, "with --depth: cut each position's tree into this many slices (0: one per worker, 1: none)")
 	addVerifyEngineFlag(fl)
 	fl.DurationVar(&c.Server.UnitDuration, "unit-duration", 2*time.Second, "target compute time of one unit")
-	f.test.add(fl, "") // --engine ... --sprt ...: run a test on the local workers (docs/sprt-cluster.md)
+	f.test.add(fl, "")                                                                 // --engine ... --sprt ...: run a test on the local workers (docs/sprt-cluster.md)
+	fl.Lookup("pgnout").Usage = "write every game to this PGN file when the test ends" // up always waits
 	return cmd
 }
 
 func runUp(cmd *cobra.Command, f *upFlags) error {
 	c := &f.cluster
+	if !cmd.Flags().Changed("hash") {
+		c.HashMB = max(1, workerHashMB/max(1, c.Workers))
+	}
 	if err := c.Validate(); err != nil {
 		return err
 	}
@@ -93,8 +97,10 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		return err
 	}
 	c.VerifyEngines = verifyEngines
-	if f.depth > engine.MaxPerftDepth {
-		return usageError("--depth %d: must be at most %d", f.depth, engine.MaxPerftDepth)
+	if cmd.Flags().Changed("depth") {
+		if err := checkDepth(cmd.Flags(), f.depth, 0); err != nil {
+			return err
+		}
 	}
 	if f.verify < 0 || f.verify > 1 {
 		return usageError("--verify %v: must be between 0 and 1", f.verify)
@@ -145,7 +151,8 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 			return err
 		}
 		defer client.Close()
-		return jobreport.RunTest(ctx, cmd.OutOrStdout(), stderr, client, spec, plan, true, f.test.pgnout)
+		return jobreport.RunTestWith(ctx, cmd.OutOrStdout(), stderr, client, spec, plan,
+			jobreport.TestOutput{Wait: true, JSON: f.jsonOut, PGNOut: f.test.pgnout})
 	}
 	if f.depth < 0 {
 		fmt.Fprintf(stderr, "arbiter up: serving; connect with --coordinator %s --token %s (Ctrl-C stops)\n", cl.Addr(), cl.Token())

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
 	"github.com/arbiter-chess/arbiter/internal/verifyproto"
 	"github.com/arbiter-chess/arbiter/internal/verifyrun"
@@ -94,11 +93,11 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	if err != nil {
 		return usageError("--engine: %v", err)
 	}
-	if f.positions.Depth < 1 || f.positions.Depth > engine.MaxPerftDepth {
-		return usageError("--depth %d: want 1..%d", f.positions.Depth, engine.MaxPerftDepth)
+	if err := checkDepth(cmd.Flags(), f.positions.Depth, 1); err != nil {
+		return err
 	}
-	if f.positions.Random < 0 || f.positions.Random > 10_000_000 {
-		return usageError("--random %d: want 0..10000000", f.positions.Random)
+	if err := checkRange("random", f.positions.Random, 0, 10_000_000); err != nil {
+		return err
 	}
 	if f.timeout < 0 {
 		return usageError("--timeout %v: must not be negative", f.timeout)
@@ -106,8 +105,8 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	if f.maxFindings < 1 || f.maxProbes < 1 {
 		return usageError("--max-findings and --max-probes must be at least 1")
 	}
-	if f.threads < 0 || f.threads > 4096 {
-		return usageError("--threads %d: must be between 0 (all cores) and 4096", f.threads)
+	if err := checkThreads(f.threads); err != nil {
+		return err
 	}
 	targets, err := f.positions.Targets()
 	if err != nil {

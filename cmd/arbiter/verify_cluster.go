@@ -29,7 +29,7 @@ import (
 func addVerifyEngineFlag(fl *pflag.FlagSet) *[]string {
 	var specs []string
 	fl.StringArrayVar(&specs, "verify-engine", nil,
-		"an engine under test this worker runs for arbiter verify --cluster: [name=NAME,]cmd=PATH[,args=...][,proto=uci|perftree][,option.X=V][,dir=D] (repeatable; NAME defaults to the program's base name)")
+		"an engine under test this worker runs for arbiter verify --coordinator: [name=NAME,]cmd=PATH[,args=...][,proto=uci|perftree][,option.X=V][,dir=D] (repeatable; NAME defaults to the program's base name)")
 	return &specs
 }
 
@@ -52,8 +52,8 @@ func parseVerifyEngines(specs []string) ([]verifyproto.LocalEngine, error) {
 }
 
 func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec verify.EngineSpec, targets []verify.Target) error {
-	if f.parallel < 1 || f.parallel > 1024 {
-		return usageError("--parallel %d: want 1..1024", f.parallel)
+	if err := checkRange("parallel", f.parallel, 1, 1024); err != nil {
+		return err
 	}
 	ctx, c, closeClient, err := f.client.session()
 	if err != nil {

@@ -27,7 +27,7 @@ type webFlags struct {
 func (f *webFlags) add(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.anonymous, "web-anonymous", true, "anyone who reaches --http reads the pages; false: every reader signs in")
 	fl.StringVar(&f.grafanaURL, "grafana-url", "", "Grafana's base URL (http:// or https://): each page links its dashboard")
-	fl.StringVar(&f.books, "web-books", "", "directory of opening books (.epd, .pgn) the pages' submit form offers")
+	fl.StringVar(&f.books, "web-books", "", "directory of opening books (.epd, .pgn, .zip) the pages' submit form offers")
 }
 
 // check refuses settings that would only fail once the server starts.

@@ -26,11 +26,11 @@ func newWorkerCommand() *cobra.Command {
 		Example: `  ARBITER_TOKEN=secret arbiter worker --coordinator host:7700 --threads 8 --hash 1024`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if threads < 0 || threads > 4096 {
-				return usageError("--threads %d: must be between 0 (all cores) and 4096", threads)
+			if err := checkThreads(threads); err != nil {
+				return err
 			}
-			if hashMB < 1 || hashMB > 1<<20 {
-				return usageError("--hash %d: must be between 1 and 1048576 MB", hashMB)
+			if err := checkHash(hashMB, 1); err != nil {
+				return err
 			}
 			verifyEngines, err := verifyEnginesOf(cmd)
 			if err != nil {
@@ -71,7 +71,7 @@ func newWorkerCommand() *cobra.Command {
 	}
 	f.add(cmd.Flags())
 	cmd.Flags().IntVar(&threads, "threads", 0, "units computed at once (default: all cores)")
-	cmd.Flags().IntVar(&hashMB, "hash", 256, "perft hash table size in MB, shared by all threads")
+	cmd.Flags().IntVar(&hashMB, "hash", workerHashMB, "perft hash table size in MB, shared by all threads")
 	cmd.Flags().StringVar(&name, "name", "", "worker name shown by the coordinator (default: host name)")
 	addVerifyEngineFlag(cmd.Flags())
 	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on SIGTERM, time to finish running units before releasing them")

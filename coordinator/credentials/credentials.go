@@ -159,7 +159,8 @@ func (m *Manager) Revoke(ctx context.Context, caller identity.Identity, name str
 	}
 	if err := m.store.RevokeCredential(ctx, name, m.now()); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return apierr.New(apierr.NotFound, apierr.ReasonBadCredential, "no valid credential named %s", apierr.Q(name))
+			// A name that is not there is bad input (exit 2), not a refused credential.
+			return apierr.New(apierr.NotFound, apierr.ReasonBadInput, "no valid credential named %s", apierr.Q(name))
 		}
 		return apierr.Store(err)
 	}

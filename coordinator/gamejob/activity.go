@@ -10,7 +10,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/logging"
@@ -21,10 +20,7 @@ import (
 // over all tests, a test's games and events, and the change of a running
 // test's priority.
 
-// ActivityWindow is the span of WorkerActivity.
-const ActivityWindow = gamepair.ActivityWindow
-
-// Activity is what a worker did over the last ActivityWindow.
+// Activity is what a worker did over the last gamepair.ActivityWindow.
 type Activity struct {
 	Games, Incidents int64
 	// Excluded lists the running tests the worker gets no more batches of
@@ -33,7 +29,7 @@ type Activity struct {
 }
 
 // WorkerActivity returns, by worker id, the games and incidents of the last
-// ActivityWindow (over every game workload sharing Config.Activity) and the
+// gamepair.ActivityWindow (over every game workload sharing Config.Activity) and the
 // running tests each worker is excluded from.
 func (w *Workload) WorkerActivity() map[string]Activity {
 	recent := w.cfg.Activity.Recent()

@@ -155,7 +155,7 @@ func (w *Workload) PGNs(ctx context.Context, jobID string, fn func(pgn string) e
 	w.mu.Unlock()
 	if !known {
 		if w.cfg.JobExists != nil && w.cfg.JobExists(jobID) {
-			return apierr.Invalid("job %s is not a match or SPRT test", apierr.Q(jobID))
+			return apierr.Invalid("job %s is not a match or SPRT test, nor an SPSA tune: it has no games", apierr.Q(jobID))
 		}
 		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(jobID))
 	}

@@ -19,6 +19,10 @@ type jobService struct {
 	s     *Server
 	core  *core.Core
 	games *gamejob.Workload
+	tunes *spsajob.Workload
+	// started is when this server began: workers get workerGrace from
+	// then to connect before a job is said to have none.
+	started time.Time
 }
 
 // mayRead: clients and admins read jobs; workers do not need to.
@@ -35,7 +39,7 @@ func (js *jobService) snapshot(id string, full bool) (*arbiterv1.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return snap.(*arbiterv1.Job), nil
+	return js.withBlocked(snap.(*arbiterv1.Job))[0], nil
 }
 
 func (js *jobService) SubmitPerft(ctx context.Context, req *arbiterv1.SubmitPerftRequest) (*arbiterv1.SubmitPerftResponse, error) {
@@ -111,6 +115,7 @@ func (js *jobService) ListJobs(ctx context.Context, req *arbiterv1.ListJobsReque
 	for _, s := range snaps {
 		resp.Jobs = append(resp.Jobs, s.(*arbiterv1.Job))
 	}
+	resp.Jobs = js.withBlocked(resp.Jobs...)
 	return resp, nil
 }
 
@@ -181,7 +186,11 @@ func (js *jobService) DownloadPGN(req *arbiterv1.DownloadPGNRequest, stream arbi
 		games = 0
 		return err
 	}
-	err := js.games.PGNs(ctx, req.GetJobId(), func(p string) error {
+	pgns := js.games.PGNs
+	if js.tunes != nil && js.tunes.Has(req.GetJobId()) {
+		pgns = js.tunes.PGNs
+	}
+	err := pgns(ctx, req.GetJobId(), func(p string) error {
 		buf.WriteString(p)
 		if !strings.HasSuffix(p, "\n\n") {
 			buf.WriteString("\n")

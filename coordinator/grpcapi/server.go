@@ -38,6 +38,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	creds "github.com/arbiter-chess/arbiter/coordinator/credentials"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
@@ -62,6 +63,7 @@ const (
 type Config struct {
 	Core        *core.Core
 	Games       *gamejob.Workload
+	Tunes       *spsajob.Workload
 	Verify      *verifyjob.Workload
 	Credentials *creds.Manager
 	Store       *store.Store
@@ -123,7 +125,7 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	}
 	srv := grpc.NewServer(opts...)
 	arbiterv1.RegisterWorkerServiceServer(srv, &workerService{s: s, core: cfg.Core})
-	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: cfg.Games})
+	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: cfg.Games, tunes: cfg.Tunes, started: cfg.Core.Now()})
 	arbiterv1.RegisterVerifyServiceServer(srv, &verifyService{s: s, core: cfg.Core, verify: cfg.Verify})
 	arbiterv1.RegisterAdminServiceServer(srv, &adminService{s: s, core: cfg.Core, creds: cfg.Credentials, store: cfg.Store})
 	hs := health.NewServer()

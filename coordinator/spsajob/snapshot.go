@@ -1,6 +1,7 @@
 package spsajob
 
 import (
+	"context"
 	"math"
 
 	"google.golang.org/protobuf/proto"
@@ -9,6 +10,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -118,4 +120,33 @@ func (w *Workload) PGNsExpired(jobIDs []string) {
 			t.pgns = 0
 		}
 	}
+}
+
+// Has reports whether jobID is a tune (running or finished).
+func (w *Workload) Has(jobID string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.tunes[jobID] != nil
+}
+
+// PGNs passes every stored game of a tune to fn, batch by batch in the
+// order of the tune's pairs; fn's error stops it and is returned.
+func (w *Workload) PGNs(ctx context.Context, jobID string, fn func(pgn string) error) error {
+	if !w.Has(jobID) {
+		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown tune %s", apierr.Q(jobID))
+	}
+	var fnErr error
+	err := w.store.PGNs(ctx, jobID, func(p string) error {
+		fnErr = fn(p)
+		return fnErr
+	})
+	switch {
+	case err == nil:
+		return nil
+	case fnErr != nil:
+		return fnErr
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return apierr.Store(err)
 }

@@ -355,10 +355,16 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	perftID := perft.GetJob().GetJobId()
+	tune, err := grpcClient.Jobs.SubmitSpsa(ctx, &arbiterv1.SubmitSpsaRequest{Spec: tuneSpec(t, 500, 6)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tuneID := tune.GetJob().GetJobId()
 	eng, _ := runVerifySession(t, grpcClient)
 	done := func(j *arbiterv1.Job) bool { return j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING }
 	perftJob := cl.waitJob(t, grpcClient, perftID, 2*time.Minute, "done", done)
 	sprtJob := cl.waitJob(t, grpcClient, sprtID, 4*time.Minute, "decided", done)
+	tuneJob := cl.waitJob(t, grpcClient, tuneID, 2*time.Minute, "done", done)
 	t.Logf("SPRT %s: %s after %d games (LLR %.2f); perft %s: %s nodes", sprtID, sprtJob.GetMatchProgress().GetSprtState(),
 		sprtJob.GetMatchProgress().GetGames(), sprtJob.GetMatchProgress().GetLlr(), perftID, perftJob.GetNodes())
 	if sprtJob.GetState() != arbiterv1.JobState_JOB_STATE_DONE || perftJob.GetNodes() != "4865609" {
@@ -379,6 +385,13 @@ func TestBrowser(t *testing.T) {
 	same(t, "list, perft row", c.fields(`tr[data-job="`+perftID+`"]`), map[string]string{
 		"depth": "5", "units_done": u(pp.GetUnitsDone()), "units_total": u(pp.GetUnitsTotal()), "nodes": perftJob.GetNodes(),
 		"units_verified": u(pp.GetUnitsVerified()), "state": "done"})
+	sp := tuneJob.GetSpsaProgress()
+	same(t, "list, SPSA row", c.fields(`tr[data-job="`+tuneID+`"]`), map[string]string{
+		"updates": u(sp.GetUpdates()), "batches_total": u(sp.GetBatchesTotal()), "games": u(sp.GetGames()), "wins": u(sp.GetWins()),
+		"draws": u(sp.GetDraws()), "losses": u(sp.GetLosses()), "state": "done"})
+	if sp.GetUpdates() != 3 || sp.GetGames() != 12 {
+		t.Errorf("tune %s: %d updates, %d games; want 3 and 12", tuneID, sp.GetUpdates(), sp.GetGames())
+	}
 	same(t, "list, verify row", c.fields(`tr[data-job="verify.`+eng.Session()+`"]`), map[string]string{"positions": "3", "bugs": "2"})
 
 	c.visit("/tests/"+sprtID, "test")

@@ -52,6 +52,18 @@ func testSpec(t testing.TB, nodes uint64, games uint64, sprtOn bool) *arbiterv1.
 	return s
 }
 
+// tuneSpec is an SPSA tune of two of the builtin engine's search margins
+// at fixed nodes, pairs game pairs in batches of 2.
+func tuneSpec(t testing.TB, nodes, pairs uint64) *arbiterv1.SpsaSpec {
+	return &arbiterv1.SpsaSpec{
+		Engine: &arbiterv1.EngineSpec{Name: "dev", Command: matchspec.Embedded},
+		Params: []*arbiterv1.SpsaParam{{Name: "RFPMargin", Start: 75, Min: 20, Max: 300, CEnd: 5, REnd: 0.002},
+			{Name: "FutMargin", Start: 90, Min: 20, Max: 400, CEnd: 10, REnd: 0.002}},
+		Pairs: pairs, BatchPairs: 2, TimeControl: &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: nodes}},
+		Openings: testSpec(t, nodes, 0, true).Openings, BookName: "uho-200.epd", BookOrder: "random", Seed: 7,
+	}
+}
+
 func (cl *cluster) carol() identity.Identity {
 	return identity.Identity{Name: "carol", Role: identity.Client}
 }
@@ -69,13 +81,7 @@ func TestPagesRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tune, err := cl.c.Core.Create(ctx, cl.carol(), spsajob.Kind, &arbiterv1.SpsaSpec{
-		Engine: &arbiterv1.EngineSpec{Name: "dev", Command: matchspec.Embedded},
-		Params: []*arbiterv1.SpsaParam{{Name: "RFPMargin", Start: 75, Min: 20, Max: 300, CEnd: 5, REnd: 0.002},
-			{Name: "FutMargin", Start: 90, Min: 20, Max: 400, CEnd: 10, REnd: 0.002}},
-		Pairs: 40, BatchPairs: 2, TimeControl: &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 1000}},
-		Openings: testSpec(t, 1000, 0, true).Openings, BookName: "uho-200.epd", BookOrder: "random", Seed: 7,
-	})
+	tune, err := cl.c.Core.Create(ctx, cl.carol(), spsajob.Kind, tuneSpec(t, 1000, 40))
 	if err != nil {
 		t.Fatal(err)
 	}

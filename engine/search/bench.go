@@ -65,6 +65,24 @@ func (r BenchResult) NPS() int64 {
 	return int64(float64(r.Nodes) / r.Elapsed.Seconds())
 }
 
+// Report is the bench's summary as engines print it, readable by every
+// testing framework's parser: Stockfish's three lines, which Fishtest's
+// worker reads ("Nodes searched" and "Total time (ms)", each split at
+// ": ") and the current OpenBench client too ("Nodes searched" and
+// "Nodes/second", any punctuation); then one "N nodes M nps" line for the
+// older OpenBench client, which reads only the last lines of the output
+// and only in the forms "N NODES"/"NODES N" and "N NPS"/"NPS N" (case
+// ignored). That line comes last: both OpenBench parsers read from the end.
+func (r BenchResult) Report() []string {
+	return []string{
+		"===========================",
+		fmt.Sprintf("Total time (ms) : %d", r.Elapsed.Milliseconds()),
+		fmt.Sprintf("Nodes searched  : %d", r.Nodes),
+		fmt.Sprintf("Nodes/second    : %d", r.NPS()),
+		fmt.Sprintf("%d nodes %d nps", r.Nodes, r.NPS()),
+	}
+}
+
 // Bench searches every bench position to depth on one thread with a fresh
 // 16 MB table (NewGame before each position), so the node total is
 // deterministic on every machine. progress, if set, is called after each

@@ -2,9 +2,12 @@ package search
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/benchparse"
 )
 
 // BenchmarkSearch measures search speed (nodes/second) on the bench
@@ -51,5 +54,22 @@ func TestBenchSignature(t *testing.T) {
 	}
 	if res.Nodes != benchSignature {
 		t.Errorf("bench signature %d, want %d (update benchSignature if the search changed on purpose)", res.Nodes, benchSignature)
+	}
+}
+
+// TestBenchReportParsers: the bench summary is read by the current and the
+// older OpenBench client and by Fishtest, with their own expressions.
+func TestBenchReportParsers(t *testing.T) {
+	r := BenchResult{Nodes: 780586, Elapsed: 1234 * time.Millisecond}
+	out := strings.Join(r.Report(), "\n") + "\n"
+	for name, parse := range map[string]func(string) (int64, int64, bool){
+		"OpenBench": benchparse.OpenBench, "OpenBench (older)": benchparse.OpenBenchOld,
+	} {
+		if n, nps, ok := parse(out); !ok || n != 780586 || nps != r.NPS() {
+			t.Errorf("%s read %d nodes, %d nps, %v from\n%s", name, n, nps, ok, out)
+		}
+	}
+	if n, ms, ok := benchparse.Fishtest(out); !ok || n != 780586 || ms != 1234 {
+		t.Errorf("Fishtest read %d nodes, %v ms, %v from\n%s", n, ms, ok, out)
 	}
 }

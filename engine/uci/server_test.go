@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/engine/search"
+	"github.com/arbiter-chess/arbiter/internal/benchparse"
 )
 
 // TestServerInProcess runs the protocol loop in-process (so `go test -race`
@@ -74,5 +75,34 @@ func TestServerInProcess(t *testing.T) {
 	send("quit")
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBenchCommandParsers: the UCI `bench` command's output is read by the
+// current and the older OpenBench client and by Fishtest.
+func TestBenchCommandParsers(t *testing.T) {
+	e, err := search.NewEngine(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	srv := NewServer(Wrap(e), &out)
+	if err := srv.Run(strings.NewReader("bench 3\nquit\n")); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for name, parse := range map[string]func(string) (int64, int64, bool){
+		"OpenBench": benchparse.OpenBench, "OpenBench (older)": benchparse.OpenBenchOld,
+	} {
+		if n, nps, ok := parse(text); !ok || n <= 0 || nps <= 0 {
+			t.Errorf("%s read %d nodes, %d nps, %v from\n%s", name, n, nps, ok, text)
+		}
+	}
+	n, _, ok := benchparse.Fishtest(text)
+	if !ok || n <= 0 {
+		t.Errorf("Fishtest read %d nodes, %v from\n%s", n, ok, text)
+	}
+	if m, _, _ := benchparse.OpenBench(text); m != n {
+		t.Errorf("OpenBench and Fishtest disagree: %d and %d nodes", m, n)
 	}
 }

@@ -452,8 +452,7 @@ func (s *Server) cmdBench(args []string) {
 		s.errorf("bench: %v", err)
 		return
 	}
-	s.out.printf("===========================")
-	s.out.printf("Total time (ms) : %d", res.Elapsed.Milliseconds())
-	s.out.printf("Nodes searched  : %d", res.Nodes)
-	s.out.printf("Nodes/second    : %d", res.NPS())
+	for _, line := range res.Report() {
+		s.out.printf("%s", line)
+	}
 }

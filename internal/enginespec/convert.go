@@ -43,12 +43,16 @@ func (s Spec) MatchEngine(each Spec) (match.EngineConfig, error) {
 		e.Options = append(e.Options, match.Option{Name: o.Key, Value: o.Value})
 	}
 	if len(s.Limits) > 0 {
+		label := s.Name
+		if label == "" {
+			label = s.Cmd
+		}
 		l, err := LimitsOf(append(slices.Clone(each.Limits), s.Limits...))
 		if err != nil {
-			return e, fmt.Errorf("engine %s: %v", clip(s.Name), err)
+			return e, fmt.Errorf("engine %s: %v", clip(label), err)
 		}
 		if err := l.Validate(); err != nil {
-			return e, fmt.Errorf("engine %s: %v", clip(s.Name), err)
+			return e, fmt.Errorf("engine %s: %v", clip(label), err)
 		}
 		e.Limits = l
 	}

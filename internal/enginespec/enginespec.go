@@ -13,7 +13,9 @@
 //	proto=P              uci (default), xboard, perftree, or builtin
 //	builtin              the embedded engine (same as proto=builtin)
 //	option.NAME=VALUE    an engine option, set in order (a later one replaces)
-//	tc=.. nodes=.. depth=.. movetime=..   per-engine limits (matches only)
+//	tc=.. st=.. nodes=.. depth=.. movetime=..   per-engine limits (matches only):
+//	                     tc=[MOVES/]SEC[+INC] or tc=inf, st=SEC per move (fractions
+//	                     allowed), movetime=MS, as fastchess and cutechess-cli read them
 //
 // A value that contains a comma is quoted, `args="-bug a,b"` (inside quotes
 // everything is literal but the quote, which is doubled: `""`), or the comma
@@ -60,8 +62,9 @@ type Spec struct {
 type Use int
 
 const (
-	// Match: an engine of `arbiter match`, `submit sprt|match`, `up`: name=
-	// required, cmd= or builtin, protocols uci, xboard, builtin, limits.
+	// Match: an engine of `submit sprt|match`, `up`: name= required (the
+	// workers run the engine, so it cannot name itself here), cmd= or
+	// builtin, protocols uci, xboard, builtin, limits.
 	Match Use = iota + 1
 	// Each: `--each`, settings for both engines of a match: options,
 	// proto= (uci, xboard) and limits only.
@@ -71,11 +74,15 @@ const (
 	// decides whether name= or cmd= is required (a cluster client names
 	// the engine, a worker runs a program).
 	Verify
+	// LocalMatch: an engine of a local match or tournament (`arbiter
+	// match`): as Match, but name= may be left out; the runner then names
+	// the engine after its own `id name` (xboard `myname`), made unique.
+	LocalMatch
 )
 
 func (u Use) protos() []Proto {
 	switch u {
-	case Match:
+	case Match, LocalMatch:
 		return []Proto{UCI, Xboard, Builtin}
 	case Each:
 		return []Proto{UCI, Xboard}
@@ -85,10 +92,10 @@ func (u Use) protos() []Proto {
 
 func (u Use) keys() []string {
 	switch u {
-	case Match:
-		return []string{"name", "cmd", "args", "arg", "dir", "proto", "builtin", "option.NAME", "tc", "nodes", "depth", "movetime"}
+	case Match, LocalMatch:
+		return []string{"name", "cmd", "args", "arg", "dir", "proto", "builtin", "option.NAME", "tc", "st", "nodes", "depth", "movetime"}
 	case Each:
-		return []string{"proto", "option.NAME", "tc", "nodes", "depth", "movetime"}
+		return []string{"proto", "option.NAME", "tc", "st", "nodes", "depth", "movetime"}
 	}
 	return []string{"name", "cmd", "args", "arg", "dir", "proto", "option.NAME"}
 }
@@ -321,18 +328,22 @@ func (s *Spec) continueValue(key, word string) error {
 // check enforces what use requires of a whole spec.
 func (s *Spec) check(raw string, use Use) error {
 	switch use {
-	case Match:
-		if s.Name == "" {
+	case Match, LocalMatch:
+		if s.Name == "" && use == Match {
 			return fmt.Errorf("engine spec %s: missing name=", clip(raw))
 		}
+		label := s.Name
+		if label == "" {
+			label = raw
+		}
 		if s.Proto == Builtin && s.Cmd != "" {
-			return fmt.Errorf("engine %s: builtin and cmd= exclude each other", clip(s.Name))
+			return fmt.Errorf("engine %s: builtin and cmd= exclude each other", clip(label))
 		}
 		if s.Proto != Builtin && s.Cmd == "" {
-			return fmt.Errorf("engine %s: missing cmd= (or builtin)", clip(s.Name))
+			return fmt.Errorf("engine %s: missing cmd= (or builtin)", clip(label))
 		}
 		if s.Proto == Builtin && (len(s.Args) > 0 || s.Dir != "") {
-			return fmt.Errorf("engine %s: the builtin engine takes no args= or dir=", clip(s.Name))
+			return fmt.Errorf("engine %s: the builtin engine takes no args= or dir=", clip(label))
 		}
 	case Verify:
 		if s.Cmd == "" && s.Name == "" {
@@ -361,9 +372,11 @@ func joinProtos(ps []Proto) string {
 func Usage(use Use) string {
 	switch use {
 	case Match:
-		return `name=NAME,cmd=PATH[,args="A B"][,dir=D][,proto=uci|xboard][,option.X=V][,tc=..|nodes=..|depth=..|movetime=..] or name=NAME,builtin[,option.X=V]`
+		return `name=NAME,cmd=PATH[,args="A B"][,dir=D][,proto=uci|xboard][,option.X=V][,tc=..|st=..|nodes=..|depth=..|movetime=..] or name=NAME,builtin[,option.X=V]`
+	case LocalMatch:
+		return `[name=NAME,]cmd=PATH[,args="A B"][,dir=D][,proto=uci|xboard][,option.X=V][,tc=..|st=..|nodes=..|depth=..|movetime=..] or [name=NAME,]builtin[,option.X=V]`
 	case Each:
-		return `tc=[MOVES/]SEC[+INC]|nodes=N|depth=D|movetime=MS[,option.X=V][,proto=uci|xboard]`
+		return `tc=[MOVES/]SEC[+INC]|tc=inf|st=SEC|nodes=N|depth=D|movetime=MS[,option.X=V][,proto=uci|xboard]`
 	}
 	return `cmd=PATH[,args="A B"][,proto=uci|perftree][,option.X=V][,dir=D]`
 }

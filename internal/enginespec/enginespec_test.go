@@ -38,6 +38,12 @@ func TestDocumentedForms(t *testing.T) {
 		{Match, "name=skill8,cmd=/usr/games/stockfish,option.Skill Level=8,option.Hash=8", Spec{Name: "skill8", Cmd: "/usr/games/stockfish", Options: opts("Skill Level", "8", "Hash", "8")}},
 		{Match, "name=sf-a,cmd=/usr/games/stockfish,option.Threads=1,option.Hash=16", Spec{Name: "sf-a", Cmd: "/usr/games/stockfish", Options: opts("Threads", "1", "Hash", "16")}},
 		{Match, "name=a,builtin=true", Spec{Name: "a", Proto: Builtin}},
+		// A local match names an engine after itself when name= is left out;
+		// st= is seconds, as in fastchess and cutechess-cli.
+		{LocalMatch, "cmd=/usr/games/stockfish,option.Skill Level=3,st=0.5", Spec{Cmd: "/usr/games/stockfish", Options: opts("Skill Level", "3"), Limits: opts("st", "0.5")}},
+		{LocalMatch, "/usr/games/stockfish", Spec{Cmd: "/usr/games/stockfish"}},
+		{LocalMatch, "builtin", Spec{Proto: Builtin}},
+		{Each, "tc=inf,depth=8", Spec{Limits: opts("tc", "inf", "depth", "8")}},
 		{Each, "tc=10+0.1", Spec{Limits: opts("tc", "10+0.1")}},
 		{Each, "nodes=2000,option.Hash=8,proto=uci", Spec{Limits: opts("nodes", "2000"), Options: opts("Hash", "8"), Proto: UCI}},
 		// docs/verify.md, README, cmd/arbiter and coordinator/e2e tests
@@ -116,6 +122,9 @@ func TestErrors(t *testing.T) {
 		{Match, "name=a,cmd=x,proto=xboard,builtin", "exclude each other"},
 		{Match, "name=a,cmd=x,builtin=yes", "builtin takes no value"},
 		{Match, "name=a,cmd=x,tc=10+x", `tc="10+x"`},
+		{Match, "name=a,cmd=x,st=0", `st="0"`},
+		{LocalMatch, "proto=xboard", `engine "proto=xboard": missing cmd=`},
+		{LocalMatch, "builtin,args=-x", "takes no args="},
 		{Match, "name=a,name=b,cmd=x", "name= given twice"},
 		{Match, "name=,cmd=x", "empty name"},
 		{Match, "name=a,cmd=x,option.=1", "option. without a name"},
@@ -212,7 +221,7 @@ func TestMatchEngine(t *testing.T) {
 	}
 	// A later tc= keeps the earlier increment, as it always did: --each
 	// tc=10+0.1 and the engine's tc=5 give 5+0.1.
-	c, _ := Parse("name=c,cmd=/e,tc=5,st=20", Match)
+	c, _ := Parse("name=c,cmd=/e,tc=5,st=0.02", Match)
 	e, err = c.MatchEngine(each)
 	if err != nil || e.Limits != (match.Limits{Base: 5 * time.Second, Inc: 100 * time.Millisecond, MoveTime: 20 * time.Millisecond}) {
 		t.Errorf("MatchEngine limits = %+v, %v", e.Limits, err)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -24,13 +25,14 @@ func TestPrintPerft(t *testing.T) {
 	j := &arbiterv1.Job{JobId: "p1", State: arbiterv1.JobState_JOB_STATE_DONE, Nodes: "8902",
 		Perft:     &arbiterv1.PerftSpec{Fen: "F", Depth: 3},
 		CreatedAt: timestamppb.New(created), FinishedAt: timestamppb.New(created.Add(2 * time.Second)),
-		Divide:   []*arbiterv1.DivideEntry{{Move: "a2a3", Nodes: "380"}},
+		// In generation order, as the coordinator sends it: printed by move.
+		Divide:   []*arbiterv1.DivideEntry{{Move: "b1a3", Nodes: "400"}, {Move: "a2a3", Nodes: "380"}},
 		Progress: &arbiterv1.JobProgress{UnitsTotal: 4, UnitsVerified: 2, Mismatches: 1, MismatchesSettled: 1}}
 	var out bytes.Buffer
 	if err := PrintPerft(&out, j, true, false); err != nil {
 		t.Fatal(err)
 	}
-	want := "a2a3: 380\n\nNodes: 8902\nTime:  2.000 s (0.0 Mnps)\nUnits: 4 (2 verified on a second worker, 1 mismatches, 1 settled)\n"
+	want := "a2a3: 380\nb1a3: 400\n\nNodes: 8902\nTime:  2.000 s (0.0 Mnps)\nUnits: 4 (2 verified on a second worker, 1 mismatches, 1 settled)\n"
 	if out.String() != want {
 		t.Errorf("text:\n%s\nwant:\n%s", out.String(), want)
 	}
@@ -120,7 +122,7 @@ func TestRunTestOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	var list bytes.Buffer
-	if err := PrintJobs(&list, resp.GetJobs()); err != nil || !strings.Contains(list.String(), "done") || !strings.Contains(list.String(), "4 games  a vs b") {
+	if err := PrintJobs(&list, resp.GetJobs()); err != nil || !strings.Contains(list.String(), "done") || !regexp.MustCompile(`done +a vs b +\S+ +4/4 +\S+ ± \S+ +-\n`).MatchString(list.String()) {
 		t.Errorf("list %v:\n%s", err, list.String())
 	}
 	if _, err := DownloadPGN(ctx, c, "s000000000000", filepath.Join(t.TempDir(), "x.pgn")); cliexit.Code(err, -1) != 2 {
@@ -128,5 +130,62 @@ func TestRunTestOnCluster(t *testing.T) {
 	}
 	if _, err := DownloadPGN(ctx, c, "s000000000000", "/no/such/dir/x.pgn"); cliexit.Code(err, -1) != 2 {
 		t.Errorf("PGN to an impossible path: %v, want status 2", err)
+	}
+}
+
+// A round-robin of three engines on a cluster in this process: one test
+// per pairing, rated together; every game downloaded into one file.
+func TestRunTournamentOnCluster(t *testing.T) {
+	cl, err := localcluster.Start(localcluster.Config{Workers: 1, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
+		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	c, err := cl.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tf := matchplan.TestFlags{Match: matchplan.Flags{Engines: []string{"name=a,builtin", "name=b,builtin,option.KnightValueMG=200", "name=c,builtin,option.KnightValueMG=500"},
+		Each: "nodes=300", Openings: "file=../../books/uho-200.epd", Rounds: 1, Games: 2, HangTimeout: 30000}, BatchPairs: 1, Throughput: 1}
+	if !tf.Tournament() {
+		t.Fatal("three engines are a tournament")
+	}
+	tests, plan, err := tf.TournamentSpecs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tests) != 3 || tests[2].A != 1 || tests[2].B != 2 || tests[0].Spec.GetGames() != 2 || tests[1].Spec.GetEngineB().GetName() != "c" {
+		t.Fatalf("tests %+v", tests)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pgn := filepath.Join(t.TempDir(), "t.pgn")
+	var out, stderr bytes.Buffer
+	if err := RunTournament(ctx, &out, &stderr, c, tests, plan, true, pgn); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), stderr.String())
+	}
+	for _, want := range []string{"Tournament: roundrobin of 3 engines", "Rank Name", "\n   1 ", "\n   3 ", "Elo relative to the average"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "wrote 6 games to "+pgn) {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+	if b, _ := os.ReadFile(pgn); strings.Count(string(b), "[Event ") != 6 {
+		t.Errorf("%d games downloaded, want 6", strings.Count(string(b), "[Event "))
+	}
+	for _, edit := range []func(*matchplan.TestFlags){
+		func(f *matchplan.TestFlags) { f.Match.Repeat = 1 },
+		func(f *matchplan.TestFlags) { f.Match.Engines[2] = "builtin" },
+	} {
+		bad := tf
+		bad.Match.Engines = append([]string(nil), tf.Match.Engines...)
+		edit(&bad)
+		if _, _, err := bad.TournamentSpecs(); err == nil {
+			t.Errorf("%+v accepted", bad.Match)
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"text/tabwriter"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -30,6 +29,7 @@ func WaitPerft(ctx context.Context, c *clusterclient.Client, id string, progress
 	start := time.Now()
 	var startNodes float64
 	first := true
+	blocked := blockedNotice{w: progressOut}
 	defer func() {
 		if bar != nil {
 			bar.Finish()
@@ -38,6 +38,7 @@ func WaitPerft(ctx context.Context, c *clusterclient.Client, id string, progress
 	}()
 	final, err := c.WatchJob(ctx, id, WatchPolicy(c, progressOut), func(j *arbiterv1.Job) {
 		p := j.GetProgress()
+		blocked.update(j)
 		if first {
 			startNodes = parseFloat(p.GetNodesDone())
 			first = false
@@ -132,7 +133,7 @@ func PrintPerft(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
 		return json.NewEncoder(out).Encode(o)
 	}
 	if divide {
-		for _, d := range j.GetDivide() {
+		for _, d := range sortedDivide(j) {
 			fmt.Fprintf(out, "%s: %s\n", d.GetMove(), d.GetNodes())
 		}
 		fmt.Fprintln(out)
@@ -170,8 +171,11 @@ func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
 	if j.GetError() != "" {
 		fmt.Fprintf(out, "Error:      %s\n", j.GetError())
 	}
+	if p.GetBlocked() != "" {
+		fmt.Fprintf(out, "Blocked:    %s\n", p.GetBlocked())
+	}
 	if j.GetNodes() != "" {
-		for _, d := range j.GetDivide() {
+		for _, d := range sortedDivide(j) {
 			fmt.Fprintf(out, "  %s: %s\n", d.GetMove(), d.GetNodes())
 		}
 		fmt.Fprintf(out, "Nodes:      %s\n", j.GetNodes())
@@ -182,25 +186,4 @@ func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
 	} else {
 		fmt.Fprintf(out, "Nodes done: %s\n", p.GetNodesDone())
 	}
-}
-
-// PrintJobs prints a table of jobs, perft jobs and tests alike.
-func PrintJobs(out io.Writer, jobs []*arbiterv1.Job) error {
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOB\tSTATE\tDEPTH\tUNITS\tNODES\tFEN")
-	for _, j := range jobs {
-		p := j.GetProgress()
-		if mp := j.GetMatchProgress(); mp != nil {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d games\t%s vs %s\n", j.GetJobId(), StateName(j.GetState()), j.GetKind(),
-				p.GetUnitsDone(), p.GetUnitsTotal(), mp.GetGames(), j.GetMatch().GetEngineA().GetName(), j.GetMatch().GetEngineB().GetName())
-			continue
-		}
-		nodes := j.GetNodes()
-		if nodes == "" {
-			nodes = p.GetNodesDone() + "+"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%s\t%s\n", j.GetJobId(), StateName(j.GetState()), j.GetPerft().GetDepth(),
-			p.GetUnitsDone(), p.GetUnitsTotal(), nodes, j.GetPerft().GetFen())
-	}
-	return tw.Flush()
 }

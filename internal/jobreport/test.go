@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"text/tabwriter"
+	"strings"
 
 	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/matchplan"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
+	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -20,6 +21,19 @@ import (
 // report and, with pgnout, downloads the games there. A test that ends
 // other than done is a failure (exit status 1).
 func RunTest(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client, spec *arbiterv1.MatchSpec, plan *matchplan.Plan, wait bool, pgnout string) error {
+	return RunTestWith(ctx, out, stderr, c, spec, plan, TestOutput{Wait: wait, PGNOut: pgnout})
+}
+
+// TestOutput is what RunTestWith does once the test is submitted.
+type TestOutput struct {
+	Wait   bool   // follow the test to its end and report it
+	JSON   bool   // report it as status --json does (docs/json.md)
+	PGNOut string // download its games to this file at the end
+}
+
+// RunTestWith is RunTest with the report as o says.
+func RunTestWith(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client, spec *arbiterv1.MatchSpec, plan *matchplan.Plan, o TestOutput) error {
+	wait, pgnout := o.Wait, o.PGNOut
 	resp, err := c.Jobs.SubmitMatch(ctx, &arbiterv1.SubmitMatchRequest{Spec: spec})
 	if err != nil {
 		return cliexit.Call(c, "submit", err)
@@ -33,6 +47,7 @@ func RunTest(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client
 		spec.GetEngineA().GetName(), spec.GetEngineB().GetName(), plan.Limits(), len(spec.GetOpenings()),
 		job.GetMatchProgress().GetBatchPairs())
 	lastGames := uint64(0)
+	blocked := blockedNotice{w: stderr}
 	final, err := WaitTest(ctx, c, job.GetJobId(), stderr, func(j *arbiterv1.Job) {
 		mp := j.GetMatchProgress()
 		if mp.GetGames() != lastGames {
@@ -43,11 +58,18 @@ func RunTest(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client
 			}
 			fmt.Fprintln(stderr, line)
 		}
+		blocked.update(j)
 	})
 	if err != nil {
 		return err
 	}
-	PrintTest(out, final)
+	if o.JSON {
+		if err := WriteJob(out, final); err != nil {
+			return err
+		}
+	} else {
+		PrintTest(out, final)
+	}
 	if pgnout != "" {
 		n, err := DownloadPGN(ctx, c, final.GetJobId(), pgnout)
 		if err != nil {
@@ -88,6 +110,9 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	if j.GetError() != "" {
 		fmt.Fprintf(out, "Error:      %s\n", j.GetError())
 	}
+	if b := j.GetProgress().GetBlocked(); b != "" {
+		fmt.Fprintf(out, "Blocked:    %s\n", b)
+	}
 	p := mp.GetPentanomial()
 	penta := sprt.Pentanomial{int64(p.GetLl()), int64(p.GetLd()), int64(p.GetDd()), int64(p.GetWd()), int64(p.GetWw())}
 	rep := sprt.Report{First: spec.GetEngineA().GetName(), Second: spec.GetEngineB().GetName(),
@@ -117,24 +142,14 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	}
 	fmt.Fprintf(out, "Games:      %d (PGNs stored: %d)\n", mp.GetGames(), mp.GetPgns())
 	if len(mp.GetWorkers()) > 0 {
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "WORKER\tNAME\tNPS\tTC×\tGAMES\tTIME LOSSES\tCRASHES\tILLEGAL\tDISCONNECTS\tOTHER\tSTATUS")
-		for _, w := range mp.GetWorkers() {
-			st := "ok"
-			if w.GetExcluded() {
-				st = "excluded: " + w.GetReason()
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", w.GetWorkerId(), w.GetName(), w.GetBenchNps(), w.GetTimeScale(),
-				w.GetGames(), w.GetTimeLosses(), w.GetCrashes(), w.GetIllegalMoves(), w.GetDisconnects(), w.GetOther(), st)
-		}
-		tw.Flush()
+		printWorkers(out, mp.GetWorkers())
 	}
 }
 
 func engineDesc(e *arbiterv1.EngineSpec) string {
 	s := e.GetName() + " (" + e.GetCommand()
-	for k, v := range e.GetOptions() {
-		s += ", " + k + "=" + v
+	for _, kv := range sortedOptions(e.GetOptions()) {
+		s += ", " + kv
 	}
 	return s + ")"
 }
@@ -146,7 +161,7 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// DownloadPGN writes every game of a test to the file path and returns
+// DownloadPGN writes every game of a test or tune to the file path and returns
 // the number of games.
 func DownloadPGN(ctx context.Context, c *clusterclient.Client, id, path string) (int, error) {
 	f, err := os.Create(path)
@@ -160,7 +175,7 @@ func DownloadPGN(ctx context.Context, c *clusterclient.Client, id, path string) 
 	return n, err
 }
 
-// StreamPGN writes every game of a test to w and returns their number.
+// StreamPGN writes every game of a test or tune to w and returns their number.
 func StreamPGN(ctx context.Context, c *clusterclient.Client, id string, w io.Writer) (int, error) {
 	stream, err := c.Jobs.DownloadPGN(ctx, &arbiterv1.DownloadPGNRequest{JobId: id})
 	if err != nil {
@@ -180,4 +195,75 @@ func StreamPGN(ctx context.Context, c *clusterclient.Client, id string, w io.Wri
 		}
 		n += int(resp.GetGames())
 	}
+}
+
+// RunTournament submits a tournament as one test per pairing and prints
+// their ids; with wait it follows them to their end (a progress line on
+// stderr per batch), prints each pairing's counts and one rating table
+// over all of them and, with pgnout, writes every game there. A test that
+// ends other than done is a failure (exit status 1).
+func RunTournament(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client, tests []matchplan.PairingTest, plan *matchplan.Plan, wait bool, pgnout string) error {
+	ids := make([]string, len(tests))
+	for i, pt := range tests {
+		resp, err := c.Jobs.SubmitMatch(ctx, &arbiterv1.SubmitMatchRequest{Spec: pt.Spec})
+		if err != nil {
+			if i > 0 {
+				fmt.Fprintf(stderr, "submitted before the error: %v\n", ids[:i])
+			}
+			return cliexit.Call(c, "submit", err)
+		}
+		ids[i] = resp.GetJob().GetJobId()
+		if wait {
+			fmt.Fprintf(stderr, "test %s: %s vs %s, %s, %d games\n", ids[i], pt.Spec.GetEngineA().GetName(), pt.Spec.GetEngineB().GetName(), plan.Limits(), pt.Spec.GetGames())
+		} else {
+			fmt.Fprintln(out, ids[i])
+		}
+	}
+	if !wait {
+		return nil
+	}
+	var results []match.PairingResult
+	var failed []string
+	for i, id := range ids {
+		final, err := WaitTest(ctx, c, id, stderr, nil)
+		if err != nil {
+			return err
+		}
+		mp := final.GetMatchProgress()
+		p := mp.GetPentanomial()
+		results = append(results, match.PairingResult{A: tests[i].A, B: tests[i].B,
+			Wins: int64(mp.GetWins()), Draws: int64(mp.GetDraws()), Losses: int64(mp.GetLosses()),
+			Penta: sprt.Pentanomial{int64(p.GetLl()), int64(p.GetLd()), int64(p.GetDd()), int64(p.GetWd()), int64(p.GetWw())}})
+		fmt.Fprintf(stderr, "test %s %s: %s vs %s +%d =%d -%d\n", id, StateName(final.GetState()), tests[i].Spec.GetEngineA().GetName(),
+			tests[i].Spec.GetEngineB().GetName(), mp.GetWins(), mp.GetDraws(), mp.GetLosses())
+		if final.GetState() != arbiterv1.JobState_JOB_STATE_DONE {
+			failed = append(failed, fmt.Sprintf("test %s %s: %s", id, StateName(final.GetState()), final.GetError()))
+		}
+	}
+	st := matchplan.RatingsOf(plan, results)
+	fmt.Fprintf(out, "Tournament: %s; %s; tests %s\n", plan.Schedule, plan.Limits(), strings.Join(ids, ", "))
+	fmt.Fprint(out, st.Ratings())
+	if pgnout != "" {
+		f, err := os.Create(pgnout)
+		if err != nil {
+			return cliexit.Usage("%v", err)
+		}
+		total := 0
+		for _, id := range ids {
+			n, err := StreamPGN(ctx, c, id, f)
+			total += n
+			if err != nil {
+				f.Close()
+				return err
+			}
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %d games to %s\n", total, pgnout)
+	}
+	if len(failed) > 0 {
+		return cliexit.Failure("%s", strings.Join(failed, "; "))
+	}
+	return nil
 }

@@ -35,6 +35,19 @@ type Flags struct {
 	Event          string
 	RatingInterval int
 
+	// Tournament is roundrobin or gauntlet ("": a round-robin, which for
+	// two engines is a plain match); Seeds the gauntlet's seeds.
+	Tournament string
+	Seeds      int
+	// Rounds, when given, makes Games the games per pairing and round
+	// (fastchess's and cutechess-cli's meaning); without it Games is a
+	// two-engine match's total. Repeat is the games per opening.
+	Rounds  int
+	Repeat  int
+	Recover bool
+	// PGNOut is the local match's PGN file (appended; cut back on resume).
+	PGNOut string
+
 	// Remote: the engines run on cluster workers, so a cmd= binary need
 	// not exist here.
 	Remote bool
@@ -42,6 +55,12 @@ type Flags struct {
 
 // Plan is a checked match.
 type Plan struct {
+	// Flags are what the plan was made of (the state file keeps them).
+	Flags Flags
+	// Engines are all the engines; Config.Engines the first two (a
+	// two-engine match, the cluster's).
+	Engines     []match.EngineConfig
+	Schedule    *match.Schedule
 	Config      match.MatchConfig
 	Book        *match.Book
 	SPRT        *sprt.Params // nil: a fixed number of games
@@ -72,101 +91,230 @@ func unknownKey(flag, key string, known ...string) error {
 
 // Parse checks the flags and loads the book.
 func Parse(f Flags) (*Plan, error) {
-	plan := &Plan{}
+	plan := &Plan{Flags: f}
 	cfg := &plan.Config
-	if err := parseEngines(f, cfg); err != nil {
+	if err := parseEngines(f, plan); err != nil {
 		return nil, err
 	}
-	if err := parseOpenings(f.Openings, plan); err != nil {
-		return nil, err
+	if f.Openings != "" || f.Remote {
+		if err := parseOpenings(f.Openings, plan); err != nil {
+			return nil, err
+		}
 	}
-	switch {
-	case f.Games < 0:
-		return nil, fmt.Errorf("--games: %d is negative", f.Games)
-	case f.Games%2 != 0:
-		return nil, fmt.Errorf("--games: %d is odd: games are played in pairs (each opening with colours swapped)", f.Games)
-	case f.Games == 0 && f.SPRT == "":
-		return nil, fmt.Errorf("give --games N or --sprt elo0=..,elo1=..")
-	}
-	cfg.Pairs = f.Games / 2
 	if f.SPRT != "" {
+		if len(plan.Engines) != 2 {
+			return nil, fmt.Errorf("--sprt: an SPRT is between two engines (got %d)", len(plan.Engines))
+		}
 		p, err := parseSPRT(f.SPRT)
 		if err != nil {
 			return nil, err
 		}
 		plan.SPRT = p
 	}
+	if err := parseSchedule(f, plan); err != nil {
+		return nil, err
+	}
 	if f.Concurrency < 1 || f.Concurrency > 1024 {
 		return nil, fmt.Errorf("--concurrency: %d is not in 1..1024", f.Concurrency)
 	}
 	cfg.Concurrency = f.Concurrency
-	if err := parseAdjudication(f, &cfg.Game.Adjudication); err != nil {
+	if err := parseGameSettings(f, cfg); err != nil {
 		return nil, err
 	}
-	if f.TimeMargin < 0 {
-		return nil, fmt.Errorf("--timemargin: %d is negative", f.TimeMargin)
-	}
-	cfg.Game.TimeMargin = time.Duration(f.TimeMargin) * time.Millisecond
-	if f.HangTimeout <= 0 {
-		return nil, fmt.Errorf("--hangtimeout: %d is not positive", f.HangTimeout)
-	}
-	cfg.Game.HangTimeout = time.Duration(f.HangTimeout) * time.Millisecond
 	if f.RatingInterval < 0 {
 		return nil, fmt.Errorf("--ratinginterval: %d is negative", f.RatingInterval)
-	}
-	cfg.PGNOptions.Event = f.Event
-	if h, err := os.Hostname(); err == nil {
-		cfg.PGNOptions.Site = h
 	}
 	return plan, nil
 }
 
-// parseEngines reads --each and the two --engine flags.
-func parseEngines(f Flags, cfg *match.MatchConfig) error {
-	if len(f.Engines) != 2 {
-		return fmt.Errorf("--engine: give exactly two engines (got %d)", len(f.Engines))
+// ParseSetup checks what every game is played with besides the engines
+// (--each, --openings, adjudication, margins, --event) and loads the book:
+// a plan without engines, pairs or SPRT, and --each's settings, which an
+// engine's own (enginespec.Spec.MatchEngine) go over. A tune plays one
+// engine against itself with this (internal/spsaplan).
+func ParseSetup(f Flags) (*Plan, enginespec.Spec, error) {
+	plan := &Plan{Flags: f}
+	cfg := &plan.Config
+	each, lim, err := parseEach(f)
+	if err != nil {
+		return nil, each, err
 	}
+	cfg.Limits = lim
+	if err := parseOpenings(f.Openings, plan); err != nil {
+		return nil, each, err
+	}
+	if err := parseGameSettings(f, cfg); err != nil {
+		return nil, each, err
+	}
+	return plan, each, nil
+}
+
+// parseEach reads --each: settings every engine gets unless its own spec
+// says otherwise, and the limits among them.
+func parseEach(f Flags) (enginespec.Spec, match.Limits, error) {
 	var each enginespec.Spec
 	if f.Each != "" {
 		s, err := enginespec.Parse(f.Each, enginespec.Each)
 		if err != nil {
-			return fmt.Errorf("--each: %v", err)
+			return each, match.Limits{}, fmt.Errorf("--each: %v", err)
 		}
 		each = s
 	}
 	lim, err := enginespec.LimitsOf(each.Limits)
 	if err != nil {
-		return fmt.Errorf("--each: %v", err)
+		return each, match.Limits{}, fmt.Errorf("--each: %v", err)
+	}
+	return each, lim, nil
+}
+
+// parseGameSettings reads adjudication, the time margin, the hang timeout
+// and the PGN's event and site.
+func parseGameSettings(f Flags, cfg *match.MatchConfig) error {
+	if err := parseAdjudication(f, &cfg.Game.Adjudication); err != nil {
+		return err
+	}
+	if f.TimeMargin < 0 {
+		return fmt.Errorf("--timemargin: %d is negative", f.TimeMargin)
+	}
+	cfg.Game.TimeMargin = time.Duration(f.TimeMargin) * time.Millisecond
+	if f.HangTimeout <= 0 {
+		return fmt.Errorf("--hangtimeout: %d is not positive", f.HangTimeout)
+	}
+	cfg.Game.HangTimeout = time.Duration(f.HangTimeout) * time.Millisecond
+	cfg.PGNOptions.Event = f.Event
+	if h, err := os.Hostname(); err == nil {
+		cfg.PGNOptions.Site = h
+	}
+	return nil
+}
+
+// tournamentGiven reports whether the flags ask for fastchess's
+// rounds-and-games schedule rather than a two-engine match of --games
+// games.
+func (f Flags) tournamentGiven() bool {
+	return len(f.Engines) > 2 || f.Tournament != "" || f.Rounds > 0 || f.Repeat > 0 || f.Seeds > 0
+}
+
+// parseSchedule reads --tournament, --seeds, --rounds, --games and
+// --repeat. A two-engine match without --rounds keeps its own meaning of
+// --games (the total, in pairs); otherwise --games is per pairing and
+// round, as in fastchess and cutechess-cli.
+func parseSchedule(f Flags, plan *Plan) error {
+	n := len(plan.Engines)
+	switch {
+	case f.Games < 0:
+		return fmt.Errorf("--games: %d is negative", f.Games)
+	case f.Rounds < 0:
+		return fmt.Errorf("--rounds: %d is negative", f.Rounds)
+	case f.Repeat < 0:
+		return fmt.Errorf("--repeat: %d is negative", f.Repeat)
+	case f.Seeds < 0:
+		return fmt.Errorf("--seeds: %d is negative", f.Seeds)
+	}
+	kind := match.RoundRobin
+	switch f.Tournament {
+	case "", "roundrobin", "round-robin":
+	case "gauntlet":
+		kind = match.Gauntlet
+	default:
+		return fmt.Errorf("--tournament: %q: want roundrobin or gauntlet", clip(f.Tournament))
+	}
+	if f.Seeds > 0 && kind != match.Gauntlet {
+		return fmt.Errorf("--seeds: seeds are for --tournament gauntlet")
+	}
+	var s *match.Schedule
+	var err error
+	if !f.tournamentGiven() {
+		switch {
+		case f.Games%2 != 0:
+			return fmt.Errorf("--games: %d is odd: games are played in pairs (each opening with colours swapped); or give --rounds for fastchess's rounds of --games games", f.Games)
+		case f.Games == 0 && f.SPRT == "":
+			return fmt.Errorf("give --games N or --sprt elo0=..,elo1=..")
+		}
+		plan.Config.Pairs = f.Games / 2
+		s, err = match.NewSchedule(2, match.RoundRobin, 0, f.Games/2, 2, 2)
+	} else {
+		if f.Rounds == 0 && f.SPRT == "" {
+			return fmt.Errorf("--rounds: required for a tournament (%d engines: --rounds R, each pairing playing --games games a round)", n)
+		}
+		s, err = match.NewSchedule(n, kind, f.Seeds, f.Rounds, f.Games, f.Repeat)
+		if err == nil && f.SPRT != "" && !s.Paired() {
+			err = fmt.Errorf("the SPRT counts game pairs: give an even --repeat")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("--tournament, --rounds, --games, --repeat: %v", err)
+	}
+	plan.Schedule = s
+	return nil
+}
+
+// clip quotes at most 100 bytes of a bad input.
+func clip(s string) string {
+	if len(s) > 100 {
+		return s[:100] + "..."
+	}
+	return s
+}
+
+// parseEngines reads --each and the --engine flags: two for the cluster,
+// two or more here.
+func parseEngines(f Flags, plan *Plan) error {
+	cfg := &plan.Config
+	if len(f.Engines) < 2 {
+		return fmt.Errorf("--engine: give at least two engines (got %d)", len(f.Engines))
+	}
+	use := enginespec.LocalMatch
+	if f.Remote {
+		use = enginespec.Match
+	}
+	each, lim, err := parseEach(f)
+	if err != nil {
+		return err
 	}
 	cfg.Limits = lim
+	names := map[string]int{}
 	for i, s := range f.Engines {
-		spec, err := enginespec.Parse(s, enginespec.Match)
+		spec, err := enginespec.Parse(s, use)
 		if err != nil {
 			return fmt.Errorf("--engine #%d: %v", i+1, err)
 		}
+		label := spec.Name
+		if label == "" {
+			label = "#" + strconv.Itoa(i+1)
+		}
 		e, err := spec.MatchEngine(each)
 		if err != nil {
-			return fmt.Errorf("--engine %s: %v", spec.Name, err)
+			return fmt.Errorf("--engine %s: %v", label, err)
 		}
 		// On the cluster the workers run the engines: the program need
 		// not exist here.
 		if e.Proto != string(enginespec.Builtin) && !f.Remote {
 			if _, err := engineproc.LookPath(e.Cmd, e.Dir); err != nil {
-				return fmt.Errorf("--engine %s: %v", e.Name, err)
+				return fmt.Errorf("--engine %s: %v", label, err)
 			}
 		}
-		cfg.Engines[i] = e
+		if j, ok := names[e.Name]; ok && e.Name != "" {
+			if len(f.Engines) == 2 {
+				return fmt.Errorf("--engine: both engines are named %q", e.Name)
+			}
+			return fmt.Errorf("--engine: engines #%d and #%d are both named %q", j+1, i+1, e.Name)
+		}
+		names[e.Name] = i
+		plan.Engines = append(plan.Engines, e)
 	}
-	if cfg.Engines[0].Name == cfg.Engines[1].Name {
-		return fmt.Errorf("--engine: both engines are named %q", cfg.Engines[0].Name)
-	}
-	for _, e := range cfg.Engines {
+	copy(cfg.Engines[:], plan.Engines)
+	for i, e := range plan.Engines {
 		lim := cfg.Limits
 		if e.Limits != (match.Limits{}) {
 			lim = e.Limits
 		}
 		if err := lim.Validate(); err != nil {
-			return fmt.Errorf("--each: engine %s: %v", e.Name, err)
+			label := e.Name
+			if label == "" {
+				label = "#" + strconv.Itoa(i+1)
+			}
+			return fmt.Errorf("--each: engine %s: %v", label, err)
 		}
 	}
 	return nil
@@ -335,18 +483,21 @@ func parseAdjudication(f Flags, adj *match.Adjudication) error {
 	return nil
 }
 
-// Limits describes the time controls: one, or engine A's vs engine B's.
+// Limits describes the time controls: one, or each engine's in order
+// ("nodes=300 vs nodes=600").
 func (p *Plan) Limits() string {
-	cfg := &p.Config
-	a, b := cfg.Limits, cfg.Limits
-	if cfg.Engines[0].Limits != (match.Limits{}) {
-		a = cfg.Engines[0].Limits
+	var all []string
+	same := true
+	for _, e := range p.Engines {
+		l := p.Config.Limits
+		if e.Limits != (match.Limits{}) {
+			l = e.Limits
+		}
+		all = append(all, l.String())
+		same = same && all[0] == l.String()
 	}
-	if cfg.Engines[1].Limits != (match.Limits{}) {
-		b = cfg.Engines[1].Limits
+	if same {
+		return all[0]
 	}
-	if a == b {
-		return a.String()
-	}
-	return a.String() + " vs " + b.String()
+	return strings.Join(all, " vs ")
 }

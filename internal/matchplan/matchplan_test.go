@@ -3,10 +3,13 @@ package matchplan
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 )
 
@@ -27,11 +30,10 @@ func TestParseRefusals(t *testing.T) {
 		edit func(*Flags)
 		want string
 	}{
-		{func(f *Flags) { f.Engines = f.Engines[:1] }, "--engine: give exactly two engines (got 1)"},
+		{func(f *Flags) { f.Engines = f.Engines[:1] }, "--engine: give at least two engines (got 1)"},
 		{func(f *Flags) { f.Engines[1] = "name=a,builtin" }, `--engine: both engines are named "a"`},
 		{func(f *Flags) { f.Engines[0] = "name=a,cmd=/no/such/engine" }, "--engine a:"},
 		{func(f *Flags) { f.Each = "tc=x" }, "--each:"},
-		{func(f *Flags) { f.Openings = "" }, "--openings: required"},
 		{func(f *Flags) { f.Openings = "order=random" }, "--openings: missing file="},
 		{func(f *Flags) { f.Openings = book + ",colour=red" }, `--openings: unknown key "colour"`},
 		{func(f *Flags) { f.Openings = book + ",,seed=1" }, "--openings " + `"` + book + `,,seed=1": empty item`},
@@ -116,7 +118,7 @@ func TestRun(t *testing.T) {
 	var out, pgn bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := p.Run(ctx, RunOptions{Out: &out, PGN: &pgn, RatingInterval: 2, Builtin: builtin.New}); err != nil {
+	if _, err := p.Run(ctx, RunOptions{Out: &out, PGN: &pgn, RatingInterval: 2, Builtin: builtin.New}); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()
@@ -131,5 +133,99 @@ func TestRun(t *testing.T) {
 	}
 	if n := strings.Count(pgn.String(), "[Event "); n != 4 {
 		t.Errorf("%d games in the PGN, want 4", n)
+	}
+}
+
+// The state file keeps the plan as a Config; read back, it makes the same
+// plan: schedule, engines, book, SPRT and adjudication.
+func TestConfigRoundTrip(t *testing.T) {
+	for _, edit := range []func(*Flags){
+		func(f *Flags) {
+			f.Games = 10
+			f.SPRT = "elo0=0,elo1=5,model=logistic"
+			f.Resign = "movecount=3,score=600"
+		},
+		func(f *Flags) {
+			f.Engines = append(f.Engines, "builtin,nodes=500")
+			f.Tournament, f.Rounds, f.Games, f.Draw, f.MaxMoves, f.Recover = "gauntlet", 3, 4, "movenumber=30,movecount=8,score=10", 90, true
+		},
+		func(f *Flags) {
+			f.Engines = append(f.Engines, "builtin")
+			f.Rounds, f.Games, f.Repeat, f.Openings = 2, 3, 1, ""
+		},
+	} {
+		p, err := Parse(flags(edit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(ConfigOf(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := ParseConfig(b, "state")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, b)
+		}
+		f, err := c.Flags(Flags{HangTimeout: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := Parse(f)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, b)
+		}
+		if !q.Schedule.Same(p.Schedule) || !reflect.DeepEqual(q.Engines, p.Engines) || q.Config.Game != p.Config.Game ||
+			q.Config.Limits != p.Config.Limits || q.Config.Pairs != p.Config.Pairs || q.Flags.Recover != p.Flags.Recover ||
+			!reflect.DeepEqual(q.SPRT, p.SPRT) || q.BookName != p.BookName || q.Config.Concurrency != p.Config.Concurrency {
+			t.Errorf("config %s\nmade %+v %v\nfrom %+v %v", b, q.Config, q.Schedule, p.Config, p.Schedule)
+		}
+	}
+}
+
+// Tournament flags: fastchess's --rounds/--games, the defaults, the
+// two-engine match's own --games.
+func TestParseSchedule(t *testing.T) {
+	three := func(f *Flags) { f.Engines = append(f.Engines, "builtin") }
+	for _, c := range []struct {
+		edit func(*Flags)
+		want string
+		len  int
+	}{
+		{func(f *Flags) { f.Games = 10 }, "roundrobin of 2 engines, 5 rounds of 2 games per pairing, 2 per opening", 10},
+		{func(f *Flags) { three(f); f.Rounds, f.Games = 2, 0 }, "roundrobin of 3 engines, 2 rounds of 2 games per pairing, 2 per opening", 12},
+		{func(f *Flags) { three(f); f.Tournament, f.Rounds, f.Games = "gauntlet", 3, 1 }, "", 6},
+		{func(f *Flags) { f.Rounds, f.Games, f.Repeat = 4, 4, 4 }, "", 16},
+	} {
+		p, err := Parse(flags(c.edit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (c.want != "" && p.Schedule.String() != c.want) || p.Schedule.Len() != c.len {
+			t.Errorf("schedule %q of %d games, want %q of %d", p.Schedule, p.Schedule.Len(), c.want, c.len)
+		}
+	}
+	tf := TestFlags{Match: flags(three)}
+	if _, _, err := tf.Spec(false); err == nil || !strings.Contains(err.Error(), "exactly two engines") {
+		t.Errorf("three engines on the cluster: %v", err)
+	}
+}
+
+// fastchess's time forms reach the plan: st= in seconds with fractions,
+// tc=inf with a node limit.
+func TestParseTimeForms(t *testing.T) {
+	for _, c := range []struct {
+		each string
+		want match.Limits
+	}{
+		{"st=0.5", match.Limits{MoveTime: 500 * time.Millisecond}},
+		{"tc=inf,nodes=1000", match.Limits{Nodes: 1000}},
+	} {
+		p, err := Parse(flags(func(f *Flags) { f.Each = c.each }))
+		if err != nil {
+			t.Fatalf("%s: %v", c.each, err)
+		}
+		if p.Config.Limits != c.want {
+			t.Errorf("--each %s: %+v, want %+v", c.each, p.Config.Limits, c.want)
+		}
 	}
 }

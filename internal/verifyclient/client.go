@@ -1,4 +1,4 @@
-// Package verifyclient is the client side of `arbiter verify --cluster`: a
+// Package verifyclient is the client side of `arbiter verify --coordinator`: a
 // verify.Engine whose Divide asks the coordinator for one verify unit and
 // waits for the worker's answer. verify.Verify runs on it unchanged, so
 // the descent, the comparison with Arbiter's counts and the reasons are

@@ -12,6 +12,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/engine/search"
+	"github.com/arbiter-chess/arbiter/engine/uci"
 	"github.com/arbiter-chess/arbiter/match"
 )
 
@@ -40,6 +41,10 @@ func (b *Player) Engine() *search.Engine { return b.eng }
 
 // Name is the player's name.
 func (b *Player) Name() string { return b.name }
+
+// EngineID is what the embedded engine calls itself over UCI: a tournament
+// names a builtin engine given without a name after it.
+func (b *Player) EngineID() string { return uci.Name }
 
 // NewGame clears the hash and the move-ordering tables.
 func (b *Player) NewGame(ctx context.Context, chess960 bool) error {

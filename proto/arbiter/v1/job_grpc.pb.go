@@ -53,7 +53,8 @@ type JobServiceClient interface {
 	// engines. Bad engines, options, time controls or openings are refused
 	// with INVALID_ARGUMENT and nothing is stored.
 	SubmitMatch(ctx context.Context, in *SubmitMatchRequest, opts ...grpc.CallOption) (*SubmitMatchResponse, error)
-	// DownloadPGN streams every stored game of a match or SPRT test.
+	// DownloadPGN streams every stored game of a match or SPRT test, or of
+	// an SPSA tune.
 	DownloadPGN(ctx context.Context, in *DownloadPGNRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DownloadPGNResponse], error)
 	// SubmitSpsa creates an SPSA tune of an engine's parameters. Bad engines,
 	// parameters, time controls or openings are refused with
@@ -191,7 +192,8 @@ type JobServiceServer interface {
 	// engines. Bad engines, options, time controls or openings are refused
 	// with INVALID_ARGUMENT and nothing is stored.
 	SubmitMatch(context.Context, *SubmitMatchRequest) (*SubmitMatchResponse, error)
-	// DownloadPGN streams every stored game of a match or SPRT test.
+	// DownloadPGN streams every stored game of a match or SPRT test, or of
+	// an SPSA tune.
 	DownloadPGN(*DownloadPGNRequest, grpc.ServerStreamingServer[DownloadPGNResponse]) error
 	// SubmitSpsa creates an SPSA tune of an engine's parameters. Bad engines,
 	// parameters, time controls or openings are refused with

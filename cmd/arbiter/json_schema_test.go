@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/arbiter-chess/arbiter/internal/auth"
+	"github.com/arbiter-chess/arbiter/internal/localcluster"
+	"github.com/arbiter-chess/arbiter/match/builtin"
+)
+
+const schemaDir = "../../docs/json"
+
+// loadSchemas compiles every schema in docs/json, keyed by file name.
+// Each is added under its $id so that one may $ref another by name, as
+// jobs.schema.json does job.schema.json.
+func loadSchemas(t *testing.T) map[string]*jsonschema.Schema {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(schemaDir, "*.schema.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no schemas in %s: %v", schemaDir, err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	ids := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		id, _ := doc.(map[string]any)["$id"].(string)
+		if !strings.HasSuffix(id, "/"+filepath.Base(f)) {
+			t.Fatalf("%s: $id %q does not end in the file's name", f, id)
+		}
+		if err := c.AddResource(id, doc); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		ids[filepath.Base(f)] = id
+	}
+	out := map[string]*jsonschema.Schema{}
+	for name, id := range ids {
+		s, err := c.Compile(id)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = s
+	}
+	return out
+}
+
+// validateLines checks that out is one or more lines of JSON (or one
+// indented document when whole) each valid against schema.
+func validateLines(t *testing.T, what string, s *jsonschema.Schema, out string, whole bool) {
+	t.Helper()
+	docs := strings.Split(strings.TrimSpace(out), "\n")
+	if whole {
+		docs = []string{out}
+	}
+	if strings.TrimSpace(out) == "" {
+		t.Errorf("%s: no output", what)
+		return
+	}
+	for i, d := range docs {
+		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(d))
+		if err != nil {
+			t.Errorf("%s: line %d is not JSON: %v\n%s", what, i+1, err, d)
+			continue
+		}
+		if err := s.Validate(inst); err != nil {
+			t.Errorf("%s: line %d does not match its schema: %v\n%.2000s", what, i+1, err, d)
+		}
+	}
+}
+
+// TestJSONOutputsMatchSchemas runs every command that has --json, on this
+// machine and against a cluster in this process (a coordinator and two
+// workers on loopback), and validates what it prints against the schema
+// docs/json.md names for it; every schema is exercised.
+func TestJSONOutputsMatchSchemas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays games and runs perft on a cluster")
+	}
+	schemas := loadSchemas(t)
+	used := map[string]bool{}
+	check := func(schema string, whole bool, args ...string) string {
+		t.Helper()
+		s := schemas[schema]
+		if s == nil {
+			t.Fatalf("no schema %s", schema)
+		}
+		used[schema] = true
+		stdout, stderr, err := runArbiter(t, "", args...)
+		if err != nil {
+			t.Errorf("%v: %v\n%s", args, err, stderr)
+			return stdout
+		}
+		validateLines(t, strings.Join(args, " "), s, stdout, whole)
+		return stdout
+	}
+
+	dir := t.TempDir()
+	suite := filepath.Join(dir, "suite.epd")
+	os.WriteFile(suite, []byte("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 ;D1 20 ;D2 400\n"+
+		"r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1 ;D1 48 ;D2 2039\n"), 0o644)
+	sequence := filepath.Join(dir, "seq.jsonl")
+	os.WriteFile(sequence, []byte("{\"pentanomial\": [0,1,2,1,0]}\n{\"pentanomial\": [0,2,4,3,1]}\n"), 0o644)
+
+	check("version.schema.json", false, "version", "--json")
+	check("bench.schema.json", false, "bench", "--json", "--depth", "3")
+	check("perft.schema.json", false, "perft", "--depth", "3", "--json", "--divide", "--stats")
+	check("perft.schema.json", false, "perft", "--depth", "4", "--json", "--hash", "1", "--threads", "1")
+	check("perft.schema.json", false, "perft", "--epd", suite, "--json")
+	check("sprt.schema.json", false, "sprt", "--penta", "29,205,392,219,37", "--sprt", "elo0=0,elo1=2", "--json")
+	check("sprt.schema.json", false, "sprt", "--wdl", "700,964,600", "--sprt", "elo0=0,elo1=2,model=bayeselo", "--json")
+	// No losses: Elo and its interval are infinite, printed as null.
+	check("sprt.schema.json", false, "sprt", "--wdl", "5,0,0", "--sprt", "elo0=0,elo1=5,model=logistic", "--json")
+	check("sprt-sequence.schema.json", false, "sprt", "--sequence", sequence, "--batch-pairs", "4", "--sprt", "elo0=0,elo1=5")
+	if _, err := exec.LookPath("/usr/games/stockfish"); err == nil {
+		check("verify.schema.json", true, "verify", "--engine", "cmd=/usr/games/stockfish", "--depth", "2", "--json")
+	} else {
+		t.Log("no /usr/games/stockfish: verify --json not checked")
+		used["verify.schema.json"] = true
+	}
+	check("perft.schema.json", false, "up", "--workers", "1", "--threads", "1", "--hash", "1", "--depth", "3", "--json")
+	check("job.schema.json", false, "up", "--workers", "1", "--threads", "1", "--hash", "1", "--engine", "name=a,builtin",
+		"--engine", "name=b,builtin", "--each", "nodes=200", "--openings", "file=../../books/uho-200.epd", "--games", "2", "--json")
+
+	t.Setenv(auth.EnvToken, "")
+	cl, err := localcluster.Start(localcluster.Config{Workers: 2, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
+		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, Token: "json-admin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	client := []string{"--coordinator", cl.Addr(), "--token", cl.Token()}
+	with := func(args ...string) []string { return append(args, client...) }
+
+	check("perft.schema.json", false, with("submit", "perft", "--depth", "4", "--wait", "--json", "--divide", "--verify", "1")...)
+	check("perft.schema.json", false, with("perft", "--depth", "3", "--json")...)
+	test := with("submit", "sprt", "--engine", "name=a,builtin", "--engine", "name=b,builtin", "--each", "nodes=200",
+		"--openings", "file=../../books/uho-200.epd", "--sprt", "elo0=0,elo1=50", "--games", "4", "--batch-pairs", "1", "--wait", "--json")
+	out := check("job.schema.json", false, test...)
+	if !strings.Contains(out, `"kind":"sprt"`) || !strings.Contains(out, `"state":"done"`) {
+		t.Errorf("submit sprt --wait --json: %s", out)
+	}
+	check("job.schema.json", false, with("submit", "match", "--engine", "name=a,builtin", "--engine", "name=b,builtin", "--each", "nodes=200",
+		"--openings", "file=../../books/uho-200.epd", "--games", "2", "--wait", "--json")...)
+	running, _, err := runArbiter(t, "", with("submit", "perft", "--depth", "8", "--split-ply", "3")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = check("job.schema.json", false, with("cancel", strings.TrimSpace(running), "--json")...)
+	if !strings.Contains(out, `"state":"cancelled"`) {
+		t.Errorf("cancel --json: %s", out)
+	}
+	list := check("jobs.schema.json", false, with("status", "--json")...)
+	for _, id := range jobIDs(list) {
+		check("job.schema.json", false, with("status", id, "--json")...)
+	}
+	check("token.schema.json", false, with("token", "create", "--name", "json-client", "--role", "client", "--json")...)
+	check("credentials.schema.json", false, with("token", "list", "--json")...)
+
+	for name := range schemas {
+		if !used[name] {
+			t.Errorf("docs/json/%s: no command's output was checked against it", name)
+		}
+	}
+}
+
+// jobIDs picks the job ids out of status --json's list.
+func jobIDs(list string) []string {
+	var ids []string
+	for _, part := range strings.Split(list, `"job_id":"`)[1:] {
+		ids = append(ids, part[:strings.IndexByte(part, '"')])
+	}
+	return ids
+}
+
+// Every schema is documented in docs/json.md and every command the
+// document names a schema for exists.
+func TestJSONDocNamesEverySchema(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/json.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range loadSchemas(t) {
+		if !strings.Contains(string(doc), "json/"+name) {
+			t.Errorf("docs/json.md does not name json/%s", name)
+		}
+	}
+}

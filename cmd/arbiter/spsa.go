@@ -1,0 +1,249 @@
+package main
+
+// SPSA tuning: `arbiter submit spsa` (a tune on a coordinator), `arbiter
+// tune` (the same tune on this machine), `arbiter spsa export` (a tune's
+// values to paste back) and `arbiter spsa params` (an engine's parameters
+// as a tune takes them). The flags become an internal/spsaplan plan;
+// internal/jobreport follows and prints tunes.
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/arbiter-chess/arbiter/internal/enginespec"
+	"github.com/arbiter-chess/arbiter/internal/jobreport"
+	"github.com/arbiter-chess/arbiter/internal/spsaplan"
+	"github.com/arbiter-chess/arbiter/match/builtin"
+	"github.com/arbiter-chess/arbiter/spsa"
+)
+
+const paramsUsage = `the parameters: from-engine (every tunable spin option of the engine), from-engine:NAME,NAME,
+a file, or a list "Name,start,min,max,c_end,r_end;..." (Fishtest) or "Name,int,start,min,max,c_end,r_end;..." (OpenBench)`
+
+// addTuneFlags registers the flags `submit spsa` and `tune` share.
+func addTuneFlags(fl *pflag.FlagSet, f *spsaplan.Flags) {
+	fl.StringVar(&f.Engine, "engine", "", "the engine to tune: "+enginespec.Usage(enginespec.Match))
+	fl.StringVar(&f.Each, "each", "", "settings of the games: tc=10+0.1 | nodes=N | depth=D | movetime=MS [,option.X=V]")
+	fl.StringVar(&f.Openings, "openings", "", "file=F[,format=epd|pgn][,order=random|sequential][,seed=S][,plies=N][,start=N]")
+	fl.StringVar(&f.Params, "params", "", paramsUsage)
+	fl.IntVar(&f.Pairs, "pairs", 0, "game pairs of the whole tune (required)")
+	fl.Float64Var(&f.Alpha, "alpha", spsa.DefaultAlpha, "the schedule's alpha: a_k = a / (A + k + 1)^alpha")
+	fl.Float64Var(&f.Gamma, "gamma", spsa.DefaultGamma, "the schedule's gamma: c_k = c / (k + 1)^gamma")
+	fl.Float64Var(&f.ARatio, "A-ratio", spsa.DefaultARatio, "the schedule's A as a share of --pairs")
+	fl.Uint64Var(&f.Seed, "seed", 0, "the tune's seed: the order of a random book and every perturbation (default: --openings seed=, else 1)")
+	fl.StringVar(&f.Resign, "resign", "", "resign adjudication: movecount=N,score=CP")
+	fl.StringVar(&f.Draw, "draw", "", "draw adjudication: movenumber=M,movecount=N,score=CP")
+	fl.IntVar(&f.MaxMoves, "maxmoves", 0, "adjudicate a draw after this many moves (0 = off)")
+	fl.IntVar(&f.TimeMargin, "timemargin", 0, "milliseconds an engine may exceed its time without losing")
+	fl.IntVar(&f.HangTimeout, "hangtimeout", 30000, "milliseconds without a move under nodes/depth limits before an engine is declared hung")
+	fl.StringVar(&f.Event, "event", "", "PGN Event tag")
+}
+
+func newSubmitSpsaCommand() *cobra.Command {
+	var f spsaplan.Flags
+	var client clientFlags
+	var wait bool
+	var pgnout string
+	cmd := &cobra.Command{
+		Use:   "spsa",
+		Short: "Submit an SPSA tune of an engine's parameters",
+		Long: `Tune an engine's parameters on the cluster with Fishtest's classic SPSA: each
+batch of game pairs plays the engine with theta + c_k*delta against itself with
+theta - c_k*delta, and its result moves theta once. The parameters are checked
+against the engine's options before the tune is submitted. See docs/spsa.md.`,
+		Example: `  arbiter submit spsa --engine name=dev,builtin --params from-engine:RFPMargin,FutMargin \
+      --pairs 2000 --each tc=10+0.1 --openings file=books/uho-200.epd,order=random,seed=7
+  arbiter submit spsa --engine name=dev,cmd=./engine --params params.txt --pairs 5000 --batch-pairs 8 \
+      --each nodes=20000 --openings file=book.epd --wait --pgnout tune.pgn`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signalContext()
+			defer stop()
+			f.Remote = true
+			plan, err := spsaplan.Parse(ctx, f)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			if plan.Unchecked != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "arbiter: warning: %s\n", plan.Unchecked)
+			}
+			spec, err := plan.Spec()
+			if err != nil {
+				return usageError("%v", err)
+			}
+			ctx, c, done, err := client.session()
+			if err != nil {
+				return err
+			}
+			defer done()
+			return jobreport.RunTune(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, spec, wait, pgnout)
+		},
+	}
+	fl := cmd.Flags()
+	client.add(fl)
+	addTuneFlags(fl, &f)
+	fl.IntVar(&f.BatchPairs, "batch-pairs", 0, "game pairs per batch, one update each (0: sized by the coordinator from the time control)")
+	fl.IntVar(&f.Priority, "priority", 0, "scheduling priority (higher first)")
+	fl.Float64Var(&f.Throughput, "throughput", 1, "share of the workers among jobs of equal priority")
+	fl.Uint64Var(&f.ReferenceNPS, "reference-nps", 0, "bench nps the time control is meant for (0: the coordinator's default); clocks scale by it / worker nps")
+	fl.BoolVar(&wait, "wait", false, "wait for the tune to end and print it")
+	fl.StringVar(&pgnout, "pgnout", "", "with --wait: write every game to this PGN file when the tune ends")
+	return cmd
+}
+
+func newTuneCommand() *cobra.Command {
+	var f spsaplan.Flags
+	var record, pgnout string
+	var quiet bool
+	var formats []string
+	cmd := &cobra.Command{
+		Use:   "tune",
+		Short: "Tune an engine's parameters with SPSA on this machine",
+		Long: `The SPSA tune of ` + "`arbiter submit spsa`" + ` played on this machine with the match runner:
+the same batches, openings, perturbations and updates, --concurrency batches at
+once. With --record FILE every update is written to FILE as it is applied, and
+running the same command again resumes the tune from it. At the end the tuned
+values are printed in each --format. See docs/spsa.md.`,
+		Example: `  arbiter tune --engine name=dev,builtin --params from-engine:RFPMargin,FutMargin \
+      --pairs 400 --each nodes=5000 --openings file=books/uho-200.epd,order=random,seed=7 \
+      --concurrency 2 --record tune.rec`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTune(cmd, f, record, pgnout, quiet, formats)
+		},
+	}
+	fl := cmd.Flags()
+	addTuneFlags(fl, &f)
+	fl.IntVar(&f.BatchPairs, "batch-pairs", 0, fmt.Sprintf("game pairs per batch, one update each (0: %d)", spsaplan.DefaultLocalBatchPairs))
+	fl.IntVar(&f.Concurrency, "concurrency", 1, "batches played at once")
+	fl.StringVar(&record, "record", "", "record every update in this file; a tune started again with it resumes")
+	fl.StringVar(&pgnout, "pgnout", "", "write every game to this PGN file (appended)")
+	fl.BoolVar(&quiet, "quiet", false, "do not print a line per update")
+	fl.StringSliceVar(&formats, "format", []string{"fishtest", "options"}, "print the tuned values in these formats at the end: fishtest, openbench, uci, options, go")
+	return cmd
+}
+
+func runTune(cmd *cobra.Command, f spsaplan.Flags, record, pgnout string, quiet bool, formats []string) error {
+	var fs []spsa.Format
+	for _, s := range formats {
+		ft, err := spsa.ParseFormat(s)
+		if err != nil {
+			return usageError("--format: %v", err)
+		}
+		fs = append(fs, ft)
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	plan, err := spsaplan.Parse(ctx, f)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	o := spsaplan.RunOptions{Out: cmd.OutOrStdout(), Quiet: quiet, Record: record, Builtin: builtin.New}
+	if pgnout != "" {
+		pf, err := os.OpenFile(pgnout, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return usageError("--pgnout: %v", err)
+		}
+		defer pf.Close()
+		o.PGN = pf
+	}
+	t, err := plan.Run(ctx, o)
+	if err != nil {
+		if t == nil {
+			return usageError("%v", err)
+		}
+		if ctx.Err() != nil {
+			resume := ""
+			if record != "" {
+				resume = "; the same command resumes it from " + record
+			}
+			return failure("tune interrupted after %d of %d updates%s", t.Updates(), plan.Config.Batches(), resume)
+		}
+		return failure("tune stopped after %d of %d updates: %v", t.Updates(), plan.Config.Batches(), err)
+	}
+	for _, ft := range fs {
+		s, err := spsa.Export(ft, plan.Config.Params, t.Theta())
+		if err != nil {
+			return usageError("--format: %v", err)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "\nTuned values (%s):\n%s", ft, s)
+	}
+	return nil
+}
+
+func newSPSACommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "spsa",
+		Short: "SPSA tunes: export a tune's values, list an engine's parameters",
+	}
+	cmd.AddCommand(newSPSAExportCommand(), newSPSAParamsCommand())
+	return cmd
+}
+
+func newSPSAExportCommand() *cobra.Command {
+	var client clientFlags
+	var format string
+	cmd := &cobra.Command{
+		Use:   "export TUNE",
+		Short: "Print a tune's current values to paste back (parameter lists, UCI options, Go rows)",
+		Example: `  arbiter spsa export t1a2b3c4d5e6 --format openbench
+  arbiter spsa export t1a2b3c4d5e6 --format go`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := spsa.ParseFormat(format)
+			if err != nil {
+				return usageError("--format: %v", err)
+			}
+			ctx, c, done, err := client.session()
+			if err != nil {
+				return err
+			}
+			defer done()
+			return jobreport.ExportTune(ctx, cmd.OutOrStdout(), c, args[0], f)
+		},
+	}
+	client.add(cmd.Flags())
+	cmd.Flags().StringVar(&format, "format", "fishtest", "fishtest | openbench | uci (setoption lines) | options (option.X=V, to append to an engine spec) | go (our engine's Params rows)")
+	return cmd
+}
+
+func newSPSAParamsCommand() *cobra.Command {
+	var engineFlag, params, format string
+	cmd := &cobra.Command{
+		Use:   "params",
+		Short: "Print an engine's parameters as a tune takes them (from its spin options, or a list checked against them)",
+		Example: `  arbiter spsa params --engine name=dev,builtin --params from-engine:RFPMargin,FutMargin --format openbench
+  arbiter spsa params --engine name=toga,cmd=/usr/games/toga2 --params from-engine:"King Safety,Pawn Structure"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := spsa.ParseFormat(format)
+			if err != nil {
+				return usageError("--format: %v", err)
+			}
+			ctx, stop := signalContext()
+			defer stop()
+			ps, err := spsaplan.EngineParams(ctx, engineFlag, params)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			starts := make([]float64, len(ps))
+			for i, p := range ps {
+				starts[i] = p.Start
+			}
+			s, err := spsa.Export(f, ps, starts)
+			if err != nil {
+				return usageError("--format: %v", err)
+			}
+			fmt.Fprint(cmd.OutOrStdout(), s)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&engineFlag, "engine", "", "the engine: "+enginespec.Usage(enginespec.Match))
+	fl.StringVar(&params, "params", spsa.FromEnginePrefix, paramsUsage)
+	fl.StringVar(&format, "format", "fishtest", "fishtest | openbench | uci | options | go")
+	return cmd
+}

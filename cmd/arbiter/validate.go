@@ -1,0 +1,83 @@
+package main
+
+// The checks that several commands make of the same kind of flag, so
+// that each mistake is worded one way whichever command it is made in.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/arbiter-chess/arbiter/engine"
+)
+
+// Default perft hash tables, one per purpose (README, "Hash tables"):
+// a machine that serves as a worker gets a table that pays off at the
+// depths a cluster is asked for; a one-off perft on this machine gets
+// none unless asked, since below depth 7 the table costs more to clear
+// than it saves.
+const (
+	// workerHashMB is a worker machine's table: arbiter worker's, and
+	// arbiter up's divided among its local workers.
+	workerHashMB = 256
+	// localPerftHashMB is arbiter perft's.
+	localPerftHashMB = 0
+	// maxHashMB bounds every --hash (1 TiB).
+	maxHashMB = 1 << 20
+)
+
+// checkRange refuses v outside lo..hi for --flag, worded the same way
+// for every integer flag.
+func checkRange(flag string, v, lo, hi int) error {
+	if v < lo || v > hi {
+		return usageError("--%s %d: must be between %d and %d", flag, v, lo, hi)
+	}
+	return nil
+}
+
+// required refuses a missing --flag; why says what it is for.
+func required(flag, why string) error {
+	return usageError("--%s is required (%s)", flag, why)
+}
+
+// checkThreads refuses a --threads count outside 0 (all cores)..4096.
+func checkThreads(n int) error {
+	if n < 0 || n > 4096 {
+		return usageError("--threads %d: must be between 0 (all cores) and 4096", n)
+	}
+	return nil
+}
+
+// checkDepth refuses a missing or out-of-range perft --depth: lo is 0
+// where perft(0) = 1 makes sense, 1 where an engine is asked.
+func checkDepth(fl *pflag.FlagSet, depth, lo int) error {
+	if !fl.Changed("depth") {
+		return required("depth", fmt.Sprintf("%d to %d", lo, engine.MaxPerftDepth))
+	}
+	return checkRange("depth", depth, lo, engine.MaxPerftDepth)
+}
+
+// checkHash refuses a --hash size outside lo..maxHashMB MB.
+func checkHash(mb, lo int) error {
+	if mb < lo || mb > maxHashMB {
+		return usageError("--hash %d: must be between %d and %d MB", mb, lo, maxHashMB)
+	}
+	return nil
+}
+
+// oneArg is cobra.ExactArgs(1) with messages that name the argument
+// (name, e.g. "JOB") and where to find one (hint).
+func oneArg(name, hint string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		what := strings.TrimPrefix(cmd.CommandPath(), "arbiter ")
+		switch len(args) {
+		case 1:
+			return nil
+		case 0:
+			return usageError("%s: %s is required (%s)", what, name, hint)
+		}
+		return usageError("%s: give one %s, not %d arguments", what, name, len(args))
+	}
+}
