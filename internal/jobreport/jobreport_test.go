@@ -63,6 +63,9 @@ func TestPrintPerft(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &st); err != nil || st.Stats["captures"] != "34" || st.Stats["checks"] != "12" || st.Stats["nodes"] != "8902" {
 		t.Errorf("statistics JSON %v: %s", err, out.String())
 	}
+	if pj := NewJobJSON(j).Perft; pj == nil || pj.Slices != 2 || pj.Stats == nil || pj.Stats.Captures != "34" {
+		t.Errorf("status --json of a statistics job: %+v", pj)
+	}
 	out.Reset()
 	PrintPerftDetail(&out, j)
 	if s := out.String(); !strings.Contains(s, "(split at ply 0, 2 slices, statistics, verify 0.00)") || !strings.Contains(s, "Statistics: 34 captures,") {

@@ -98,6 +98,18 @@ type perftStatsJSON struct {
 	Checkmates      json.Number `json:"checkmates"`
 }
 
+// newPerftStats returns a done statistics job's totals, or nil.
+func newPerftStats(j *arbiterv1.Job) *perftStatsJSON {
+	s := j.GetPerftStats()
+	if s == nil {
+		return nil
+	}
+	return &perftStatsJSON{Nodes: json.Number(j.GetNodes()), Captures: json.Number(s.GetCaptures()),
+		EnPassant: json.Number(s.GetEnPassant()), Castles: json.Number(s.GetCastles()), Promotions: json.Number(s.GetPromotions()),
+		Checks: json.Number(s.GetChecks()), DiscoveryChecks: json.Number(s.GetDiscoveryChecks()),
+		DoubleChecks: json.Number(s.GetDoubleChecks()), Checkmates: json.Number(s.GetCheckmates())}
+}
+
 // PrintPerft prints a finished perft job; a failed or cancelled job is an
 // error (exit status 1).
 func PrintPerft(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
@@ -124,12 +136,7 @@ func PrintPerft(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
 				o.Divide[d.GetMove()] = json.Number(d.GetNodes())
 			}
 		}
-		if s := j.GetPerftStats(); s != nil {
-			o.Stats = &perftStatsJSON{Nodes: json.Number(j.GetNodes()), Captures: json.Number(s.GetCaptures()),
-				EnPassant: json.Number(s.GetEnPassant()), Castles: json.Number(s.GetCastles()), Promotions: json.Number(s.GetPromotions()),
-				Checks: json.Number(s.GetChecks()), DiscoveryChecks: json.Number(s.GetDiscoveryChecks()),
-				DoubleChecks: json.Number(s.GetDoubleChecks()), Checkmates: json.Number(s.GetCheckmates())}
-		}
+		o.Stats = newPerftStats(j)
 		return json.NewEncoder(out).Encode(o)
 	}
 	if divide {
