@@ -22,8 +22,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	"github.com/arbiter-chess/arbiter/internal/spsaspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spsa"
@@ -226,9 +226,16 @@ func TestClusterTuneSurvivesKills(t *testing.T) {
 	}
 	t.Logf("status:\n%s", out)
 	out, code = cli(t, append([]string{"status", id, "--json"}, clientArgs(addr)...)...)
-	var js arbiterv1.Job
-	if err := protojson.Unmarshal([]byte(out), &js); code != 0 || err != nil || !slices.Equal(currentTheta(&js), currentTheta(final)) {
-		t.Fatalf("status --json: exit %d, %v, θ %v:\n%s", code, err, currentTheta(&js), out)
+	var js jobreport.JobJSON
+	jerr := json.Unmarshal([]byte(out), &js)
+	var theta []float64
+	if js.Tune != nil {
+		for _, p := range js.Tune.Params {
+			theta = append(theta, p.Current)
+		}
+	}
+	if code != 0 || jerr != nil || js.Kind != "spsa" || js.State != "done" || !slices.Equal(theta, currentTheta(final)) {
+		t.Fatalf("status --json: exit %d, %v, θ %v:\n%s", code, jerr, theta, out)
 	}
 	out, code = cli(t, append([]string{"spsa", "export", id, "--format", "options"}, clientArgs(addr)...)...)
 	want := spsa.OptionMap(cfg.Params, spsa.Rounded(cfg.Params, currentTheta(final)))

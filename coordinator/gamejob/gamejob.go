@@ -43,6 +43,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,7 +53,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
@@ -80,22 +80,9 @@ type Config struct {
 	Host   core.Host
 	Logger *zap.Logger
 	Now    func() time.Time
-	// ReferenceNPS is the bench speed a test's clock is meant for when the
-	// test names none (DefaultReferenceNPS).
-	ReferenceNPS uint64
-	// BatchDuration is the wall time a batch should take when the test does
-	// not fix its batch size (30s).
-	BatchDuration time.Duration
-	// MaxAutoBatchPairs bounds automatic batch sizes (32).
-	MaxAutoBatchPairs int
-	// IncidentWindow is the number of a worker's most recent games of a test
-	// over which its incident rate is judged (40), once it has played half
-	// of them.
-	IncidentWindow int
-	// IncidentMaxRate is the share of those games with a worker-caused
-	// incident (time loss, hang, lost lease) above which the worker gets no
-	// more batches of the test (0.2).
-	IncidentMaxRate float64
+	// Settings size batches and judge workers (gamepair.Settings: a test
+	// is the job).
+	gamepair.Settings
 	// JobExists reports whether another workload has a job of this id, so
 	// that PGNs can tell "not a test" from "unknown". Nil: every id that is
 	// not a test is unknown.
@@ -121,21 +108,7 @@ func (c *Config) defaults() {
 	if c.Activity == nil {
 		c.Activity = gamepair.NewActivity(c.Now)
 	}
-	if c.ReferenceNPS == 0 {
-		c.ReferenceNPS = DefaultReferenceNPS
-	}
-	if c.BatchDuration <= 0 {
-		c.BatchDuration = 30 * time.Second
-	}
-	if c.MaxAutoBatchPairs <= 0 {
-		c.MaxAutoBatchPairs = 32
-	}
-	if c.IncidentWindow <= 0 {
-		c.IncidentWindow = 40
-	}
-	if c.IncidentMaxRate <= 0 {
-		c.IncidentMaxRate = 0.2
-	}
+	c.Settings.Defaults()
 }
 
 // Workload is the game-pair workload.
@@ -281,11 +254,8 @@ func seqJSON(s *sprt.Sequential) (string, error) {
 // holds mu (or is loading).
 func (w *Workload) finish(t *test, ch *store.JobChange) {
 	t.rec.State, t.rec.Error, t.rec.FinishedAt = ch.State, ch.Error, ch.FinishedAt
-	for i, r := range w.running {
-		if r == t {
-			w.running = append(w.running[:i], w.running[i+1:]...)
-			break
-		}
+	if i := slices.Index(w.running, t); i >= 0 {
+		w.running = slices.Delete(w.running, i, i+1)
 	}
 	t.openings, t.stored, t.open, t.retry = nil, nil, nil, nil
 	t.workers.DropWindows()
@@ -297,25 +267,8 @@ func (w *Workload) finish(t *test, ch *store.JobChange) {
 func (w *Workload) Cancel(ctx context.Context, jobID, reason string) error {
 	w.commitMu.Lock()
 	defer w.commitMu.Unlock()
-	w.mu.Lock()
-	t := w.tests[jobID]
-	if t == nil {
-		w.mu.Unlock()
-		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(jobID))
-	}
-	if !t.running() {
-		w.mu.Unlock()
-		return apierr.New(apierr.FailedPrecondition, apierr.ReasonJobFinished, "job %s is already %s", jobID, t.rec.State)
-	}
-	w.mu.Unlock()
 	change := &store.JobChange{State: store.StateCancelled, Error: reason, FinishedAt: w.cfg.Now()}
-	if err := w.store.SetJobState(ctx, jobID, change); err != nil {
-		return apierr.Store(err)
-	}
-	w.mu.Lock()
-	w.finish(t, change)
-	w.mu.Unlock()
-	return nil
+	return gamepair.Cancel(ctx, w.store, &w.mu, w.tests, func(t *test) *store.Job { return t.rec }, jobID, change, w.finish)
 }
 
 var _ core.Workload = (*Workload)(nil)

@@ -2,7 +2,6 @@ package gamejob
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -10,54 +9,36 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
-// clock is a fake clock the tests step by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 var (
-	alice  = identity.Identity{Name: "alice", Role: identity.Worker}
-	carol  = identity.Identity{Name: "carol", Role: identity.Client}
-	admin  = identity.Bootstrap
-	t0     = time.Unix(1_700_000_000, 0)
-	leaseD = 10 * time.Second
+	alice = gamepairtest.Alice
+	carol = gamepairtest.Carol
+	admin = identity.Bootstrap
 )
 
 // env is a workload in a core with a fake clock and a real SQLite store in
 // a temporary directory.
 type env struct {
+	// Driver holds the core (C) and its fake clock (Clk).
+	*gamepairtest.Driver
+
 	t   *testing.T
 	dir string
 	cfg Config
-	clk *clock
 	st  *store.Store
 	wl  *Workload
-	c   *core.Core
 	reg *prometheus.Registry
 }
 
 func newEnv(t *testing.T, cfg Config) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), cfg: cfg, clk: &clock{now: t0}}
+	e := &env{Driver: gamepairtest.NewDriver(t), t: t, dir: t.TempDir(), cfg: cfg}
 	e.open()
 	return e
 }
@@ -73,13 +54,9 @@ func (e *env) open() {
 	e.st = st
 	e.reg = prometheus.NewRegistry()
 	cfg := e.cfg
-	cfg.Store, cfg.Now, cfg.Registerer = st, e.clk.Now, e.reg
+	cfg.Store, cfg.Now, cfg.Registerer = st, e.Clk.Now, e.reg
 	e.wl = New(cfg)
-	e.c = core.New(core.Config{Store: st, Now: e.clk.Now, LeaseDuration: leaseD, LeaseKey: []byte("test key"), Registerer: e.reg}, e.wl)
-	e.wl.SetHost(e.c.Host())
-	if err := e.c.Load(context.Background()); err != nil {
-		e.t.Fatal(err)
-	}
+	e.Start(st, e.wl, e.reg)
 }
 
 // restart stops the coordinator (events flushed) and starts it again on
@@ -89,72 +66,14 @@ func (e *env) restart() {
 	if err := e.wl.Flush(context.Background()); err != nil {
 		e.t.Fatal(err)
 	}
-	e.c.Close()
+	e.C.Close()
 	e.st.Close()
 	e.open()
 }
 
-func (e *env) worker(name string, bench uint64) *core.Worker {
-	e.t.Helper()
-	w, err := e.c.Register(context.Background(), alice, name, core.Caps{Cores: 1, Tags: []string{CapGamePair}, BenchNPS: bench})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return w
-}
-
 func (e *env) create(spec *arbiterv1.MatchSpec) string {
 	e.t.Helper()
-	ref, err := e.c.Create(context.Background(), carol, Kind, spec)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return ref.ID
-}
-
-// lease asks for a unit for w; ok is false when there is none.
-func (e *env) lease(w *core.Worker) (core.Grant, bool) {
-	e.t.Helper()
-	g, ok, err := e.c.Lease(context.Background(), alice, w.ID, 0)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return g, ok
-}
-
-func (e *env) mustLease(w *core.Worker) core.Grant {
-	e.t.Helper()
-	g, ok := e.lease(w)
-	if !ok {
-		e.t.Fatalf("no lease for %s", w.Name)
-	}
-	return g
-}
-
-func (e *env) submit(w *core.Worker, g core.Grant, res any) (core.Verdict, error) {
-	return e.c.Submit(context.Background(), alice, w.ID, g.Lease.ID, g.Lease.UnitID, res, time.Second)
-}
-
-func (e *env) mustSubmit(w *core.Worker, g core.Grant, res any, want core.Verdict) {
-	e.t.Helper()
-	v, err := e.submit(w, g, res)
-	if err != nil || v != want {
-		e.t.Fatalf("submit %s by %s: %v %v, want %v", g.Lease.UnitID, w.Name, v, err, want)
-	}
-}
-
-func (e *env) job(id string) *arbiterv1.Job {
-	e.t.Helper()
-	snap, err := e.c.Job(id, true)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return snap.(*arbiterv1.Job)
-}
-
-func (e *env) expireAll() {
-	e.clk.Advance(leaseD + time.Second)
-	e.c.Tick()
+	return e.Create(Kind, spec)
 }
 
 func batchOf(g core.Grant) *arbiterv1.GamePairBatch {

@@ -29,9 +29,7 @@ const (
 )
 
 // newWorkers is a test's empty record of workers.
-func (w *Workload) newWorkers() *gamepair.Workers {
-	return gamepair.NewWorkers(w.cfg.IncidentWindow, w.cfg.IncidentMaxRate)
-}
+func (w *Workload) newWorkers() *gamepair.Workers { return w.cfg.NewWorkers() }
 
 func (w *Workload) logExcluded(t *test, workerID, reason string) {
 	w.log.Warn("worker excluded from test", zap.String(logging.JobID, t.rec.ID), zap.String(logging.WorkerID, workerID),

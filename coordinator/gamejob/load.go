@@ -3,7 +3,6 @@ package gamejob
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"go.uber.org/zap"
@@ -50,16 +49,14 @@ func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
 	if err != nil {
 		return nil, fmt.Errorf("test: load jobs: %w", err)
 	}
-	ws, err := w.store.Workers(ctx)
+	ws, err := gamepair.StoredWorkers(ctx, w.store)
 	if err != nil {
 		return nil, fmt.Errorf("test: load workers: %w", err)
 	}
 	w.mu.Lock()
 	w.problems = nil
 	for _, sw := range ws {
-		var caps core.Caps
-		_ = json.Unmarshal([]byte(sw.Capabilities), &caps) // a bad row shows no speed
-		w.workers[sw.ID] = workerInfo{name: sw.Name, benchNPS: caps.BenchNPS}
+		w.workers[sw.ID] = workerInfo{name: sw.Name, benchNPS: sw.BenchNPS}
 	}
 	w.mu.Unlock()
 	var refs []core.JobRef
@@ -69,12 +66,8 @@ func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
 		}
 		t, err := w.loadTest(ctx, rec)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			var closing closeError
-			if errors.As(err, &closing) {
-				return nil, err
+			if fatal := gamepair.LoadFailure(ctx, err); fatal != nil {
+				return nil, fatal
 			}
 			w.problem(LoadProblem{Kind: "test", ID: rec.ID, JobID: rec.ID, Err: err})
 			continue
@@ -97,12 +90,6 @@ func (w *Workload) problem(p LoadProblem) {
 	w.problems = append(w.problems, p)
 	w.mu.Unlock()
 }
-
-// closeError is a store failure while closing a test on load: not the
-// test's fault, so Load fails rather than skipping it.
-type closeError struct{ error }
-
-func (e closeError) Unwrap() error { return e.error }
 
 // loadTest rebuilds one test from the store: spec, SPRT state, counted
 // batches and the events of its workers.
@@ -167,7 +154,7 @@ func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, error) 
 		// Decided or complete but not closed: close it now.
 		change := &store.JobChange{State: store.StateDone, FinishedAt: w.cfg.Now()}
 		if err := w.store.SetJobState(ctx, id, change); err != nil {
-			return nil, closeError{fmt.Errorf("test: close %s: %w", id, err)}
+			return nil, gamepair.NewCloseError(fmt.Errorf("test: close %s: %w", id, err))
 		}
 		w.finish(t, change)
 		return t, nil

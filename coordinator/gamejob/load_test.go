@@ -10,53 +10,54 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 // A restart reproduces every test's whole snapshot: counts, SPRT state,
 // and each worker's games, incidents, lost leases, refusal and exclusion.
 func TestLoadReproducesSnapshots(t *testing.T) {
-	e := newEnv(t, Config{IncidentWindow: 8})
+	e := newEnv(t, Config{Settings: gamepair.Settings{IncidentWindow: 8}})
 	ctx := context.Background()
-	a, b, c, d := e.worker("a", DefaultReferenceNPS/2), e.worker("b", DefaultReferenceNPS), e.worker("c", 0), e.worker("d", 0)
+	a, b, c, d := e.Worker("a", DefaultReferenceNPS/2), e.Worker("b", DefaultReferenceNPS), e.Worker("c", 0), e.Worker("d", 0)
 
 	// A finished match and a cancelled one.
 	done := e.create(matchSpec(8, 2, 4))
-	e.mustSubmit(a, e.mustLease(a), draws(2), core.Accepted)
-	e.mustSubmit(b, e.mustLease(b), wins(2), core.Accepted)
+	e.MustSubmit(a, e.MustLease(a), draws(2), core.Accepted)
+	e.MustSubmit(b, e.MustLease(b), wins(2), core.Accepted)
 	cancelled := e.create(matchSpec(8, 2, 4))
-	e.mustSubmit(a, e.mustLease(a), wins(2), core.Accepted)
-	e.mustLease(b)
-	if err := e.c.Cancel(ctx, carol, cancelled, "enough"); err != nil {
+	e.MustSubmit(a, e.MustLease(a), wins(2), core.Accepted)
+	e.MustLease(b)
+	if err := e.C.Cancel(ctx, carol, cancelled, "enough"); err != nil {
 		t.Fatal(err)
 	}
 
 	// A running SPRT with every kind of worker fact.
 	running := e.create(sprtSpec(2))
-	e.mustSubmit(a, e.mustLease(a), wins(2), core.Accepted)
-	e.mustSubmit(a, e.mustLease(a), withIncidents(draws(2), arbiterv1.IncidentKind_INCIDENT_KIND_TIME_LOSS, 1), core.Accepted)
-	e.mustLease(b)
-	e.expireAll() // b loses a lease
+	e.MustSubmit(a, e.MustLease(a), wins(2), core.Accepted)
+	e.MustSubmit(a, e.MustLease(a), withIncidents(draws(2), arbiterv1.IncidentKind_INCIDENT_KIND_TIME_LOSS, 1), core.Accepted)
+	e.MustLease(b)
+	e.ExpireAll() // b loses a lease
 	r := withIncidents(draws(2), arbiterv1.IncidentKind_INCIDENT_KIND_CRASH, 1)
 	r.Overruns = 3
-	e.mustSubmit(b, e.mustLease(b), r, core.Accepted)
-	g := e.mustLease(c)
-	if err := e.c.Release(ctx, alice, c.ID, g.Lease.ID, "no such engine", true); err != nil {
+	e.MustSubmit(b, e.MustLease(b), r, core.Accepted)
+	g := e.MustLease(c)
+	if err := e.C.Release(ctx, alice, c.ID, g.Lease.ID, "no such engine", true); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 4; i++ { // d loses 4 leases: excluded
-		e.mustLease(d)
-		e.expireAll()
+		e.MustLease(d)
+		e.ExpireAll()
 	}
-	g = e.mustLease(a)
-	if err := e.c.Release(ctx, alice, a.ID, g.Lease.ID, "stopping", false); err != nil {
+	g = e.MustLease(a)
+	if err := e.C.Release(ctx, alice, a.ID, g.Lease.ID, "stopping", false); err != nil {
 		t.Fatal(err)
 	}
 
 	ids := []string{done, cancelled, running}
 	before := map[string]*arbiterv1.Job{}
 	for _, id := range ids {
-		before[id] = e.job(id)
+		before[id] = e.Job(id)
 	}
 	mp := before[running].GetMatchProgress()
 	if rd := workerRow(before[running], d.ID); !rd.GetExcluded() || rd.GetDisconnects() != 4 {
@@ -76,7 +77,7 @@ func TestLoadReproducesSnapshots(t *testing.T) {
 
 	e.restart()
 	for _, id := range ids {
-		if after := e.job(id); !proto.Equal(before[id], after) {
+		if after := e.Job(id); !proto.Equal(before[id], after) {
 			t.Errorf("test %s changed across a restart:\nbefore %v\nafter  %v", id, before[id], after)
 		}
 	}
@@ -92,11 +93,11 @@ func TestLoadReproducesSnapshots(t *testing.T) {
 	// The test goes on where it stood: excluded and refusing workers get
 	// nothing, the lowest open batch goes out first.
 	for _, w := range []*core.Worker{c, d} {
-		if g, ok := e.lease(w); ok {
+		if g, ok := e.Lease(w); ok {
 			t.Errorf("%s got %s after the restart", w.Name, g.Lease.UnitID)
 		}
 	}
-	if g := e.mustLease(a); g.Lease.UnitID != unitID(running, 3) {
+	if g := e.MustLease(a); g.Lease.UnitID != unitID(running, 3) {
 		t.Errorf("first lease after the restart: %s, want the lowest open batch %s", g.Lease.UnitID, unitID(running, 3))
 	}
 }
@@ -105,7 +106,7 @@ func TestLoadReproducesSnapshots(t *testing.T) {
 // batch maps, no retry list, no windows; before and after a restart.
 func TestFinishedTestsLeaveMemory(t *testing.T) {
 	e := newEnv(t, Config{})
-	a := e.worker("a", 0)
+	a := e.Worker("a", 0)
 	heap := func() uint64 {
 		runtime.GC()
 		runtime.GC()
@@ -116,9 +117,9 @@ func TestFinishedTestsLeaveMemory(t *testing.T) {
 	base := heap()
 	id := e.create(bigBook(20_000))
 	grown := heap()
-	e.mustSubmit(a, e.mustLease(a), draws(2), core.Accepted)
-	e.mustLease(a)
-	if err := e.c.Cancel(context.Background(), carol, id, "memory"); err != nil {
+	e.MustSubmit(a, e.MustLease(a), draws(2), core.Accepted)
+	e.MustLease(a)
+	if err := e.C.Cancel(context.Background(), carol, id, "memory"); err != nil {
 		t.Fatal(err)
 	}
 	shrunk := heap()
@@ -142,10 +143,10 @@ func TestFinishedTestsLeaveMemory(t *testing.T) {
 		}
 	}
 	check("after cancel")
-	before := e.job(id)
+	before := e.Job(id)
 	e.restart()
 	check("after a restart")
-	if after := e.job(id); !proto.Equal(before, after) {
+	if after := e.Job(id); !proto.Equal(before, after) {
 		t.Errorf("snapshot changed:\n%v\n%v", before, after)
 	}
 }

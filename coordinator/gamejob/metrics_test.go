@@ -92,15 +92,15 @@ func TestMetrics(t *testing.T) {
 	}
 	s := e.create(sprtSpec(2))
 	m := e.create(matchSpec(100, 2, 4))
-	a := e.worker("a", 0)
+	a := e.Worker("a", 0)
 	for _, id := range []string{s, m} {
 		var g core.Grant
 		for g.Lease.JobID != id {
-			g = e.mustLease(a)
+			g = e.MustLease(a)
 		}
 		// A wins a game as White and loses one as Black (White mates
 		// twice), then two draws by repetition.
-		e.mustSubmit(a, g, pairsResult([2]sprt.Outcome{sprt.Win, sprt.Loss}, [2]sprt.Outcome{sprt.Draw, sprt.Draw}), core.Accepted)
+		e.MustSubmit(a, g, pairsResult([2]sprt.Outcome{sprt.Win, sprt.Loss}, [2]sprt.Outcome{sprt.Draw, sprt.Draw}), core.Accepted)
 	}
 	games := e.wl.metrics.games.Vec()
 	if w, d := testutil.ToFloat64(games.WithLabelValues(gamelabel.White, gamelabel.Checkmate)), testutil.ToFloat64(games.WithLabelValues(gamelabel.Draw, gamelabel.Repetition)); w != 4 || d != 4 {
@@ -129,7 +129,7 @@ func TestMetrics(t *testing.T) {
 		t.Fatalf("SPRT series: llr %d (the match has none), elo %d, pairs %d", count("arbiter_sprt_llr"), count("arbiter_sprt_elo"), count("arbiter_sprt_pairs"))
 	}
 	for _, id := range []string{s, m} {
-		if err := e.c.Cancel(context.Background(), carol, id, "done"); err != nil {
+		if err := e.C.Cancel(context.Background(), carol, id, "done"); err != nil {
 			t.Fatal(err)
 		}
 	}

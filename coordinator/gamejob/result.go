@@ -11,7 +11,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/logging"
-	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
@@ -30,29 +29,27 @@ func malformed(format string, args ...any) error { return gamepair.Malformed(for
 // holds (or held, under this coordinator's signature) the batch's lease.
 func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, error) {
 	unit, wk := rc.Lease.UnitID, rc.Worker
-	r, ok := rc.Result.(*arbiterv1.GamePairBatchResult)
-	if !ok || r == nil {
-		return core.Outcome{}, malformed("unit %s is a game-pair batch; the result is not a game-pair result", apierr.Q(unit))
+	r, jobID, idx, err := gamepair.ResultOf(rc)
+	if err != nil {
+		return core.Outcome{}, err
 	}
-	jobID, idx, ok := parseUnit(unit)
 	w.mu.Lock()
 	t := w.tests[jobID]
 	switch {
-	case !ok || t == nil:
+	case t == nil:
 		w.mu.Unlock()
-		return core.Outcome{}, unknownUnit(unit)
+		return core.Outcome{}, gamepair.UnknownUnit(unit)
 	case !t.running():
 		w.mu.Unlock()
 		return core.Outcome{Verdict: core.Discarded}, nil
 	case idx >= t.batches:
 		w.mu.Unlock()
-		return core.Outcome{}, unknownUnit(unit)
+		return core.Outcome{}, gamepair.UnknownUnit(unit)
 	}
 	_, pairs := t.pairsOf(idx)
 	w.mu.Unlock()
 
-	log := w.log.With(zap.String(logging.JobID, jobID), zap.String(logging.UnitID, unit), zap.String(logging.WorkerID, wk.ID),
-		zap.String(logging.LeaseID, rc.Lease.ID))
+	log := gamepair.ResultLog(w.log, jobID, rc)
 	br, err := gamepair.CheckResult(unit, pairs, r)
 	if err != nil {
 		log.Warn("batch result refused", zap.Error(err))
@@ -144,10 +141,6 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		return core.Outcome{Verdict: core.Accepted, EndUnitLeases: true, JobOver: true}, nil
 	}
 	return core.Outcome{Verdict: core.Accepted, EndUnitLeases: true}, nil
-}
-
-func unknownUnit(unit string) error {
-	return apierr.New(apierr.NotFound, apierr.ReasonUnknownUnit, "unknown unit %s", apierr.Q(unit))
 }
 
 // nextSPRT is t's SPRT after seeing total (a copy; nil without SPRT) and

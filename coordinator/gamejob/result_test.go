@@ -19,16 +19,16 @@ import (
 func TestSPRTDecidesH1(t *testing.T) {
 	e := newEnv(t, Config{})
 	id := e.create(sprtSpec(4))
-	a, b := e.worker("a", 0), e.worker("b", 0)
-	held := e.mustLease(b)
+	a, b := e.Worker("a", 0), e.Worker("b", 0)
+	held := e.MustLease(b)
 	batches := 0
-	for e.job(id).GetState() == arbiterv1.JobState_JOB_STATE_RUNNING {
+	for e.Job(id).GetState() == arbiterv1.JobState_JOB_STATE_RUNNING {
 		if batches++; batches > 50 {
 			t.Fatal("no decision after 50 winning batches")
 		}
-		e.mustSubmit(a, e.mustLease(a), wins(4), core.Accepted)
+		e.MustSubmit(a, e.MustLease(a), wins(4), core.Accepted)
 	}
-	j := e.job(id)
+	j := e.Job(id)
 	mp := j.GetMatchProgress()
 	if j.GetState() != arbiterv1.JobState_JOB_STATE_DONE || mp.GetSprtState() != string(sprt.Accepted) || mp.GetLlr() < mp.GetUpperBound()-1 {
 		t.Fatalf("after %d batches: state %v, sprt %q, LLR %v of %v", batches, j.GetState(), mp.GetSprtState(), mp.GetLlr(), mp.GetUpperBound())
@@ -36,15 +36,15 @@ func TestSPRTDecidesH1(t *testing.T) {
 	if mp.GetGames() != uint64(8*batches) || mp.GetPentanomial().GetWw() != uint64(4*batches) || mp.GetBatchesLeased() != 0 {
 		t.Fatalf("counts after %d batches: %v", batches, mp)
 	}
-	hs, err := e.c.Heartbeat(context.Background(), alice, b.ID, []core.Held{{LeaseID: held.Lease.ID, UnitID: held.Lease.UnitID}})
+	hs, err := e.C.Heartbeat(context.Background(), alice, b.ID, []core.Held{{LeaseID: held.Lease.ID, UnitID: held.Lease.UnitID}})
 	if err != nil || hs[0].State != core.HeldCancelled {
 		t.Fatalf("heartbeat of a lease of a decided test: %+v %v", hs, err)
 	}
-	e.mustSubmit(b, held, wins(4), core.Discarded)
+	e.MustSubmit(b, held, wins(4), core.Discarded)
 	if n, _ := e.storedBatches(id); n != batches {
 		t.Fatalf("%d batches stored, %d accepted", n, batches)
 	}
-	if g, ok := e.lease(a); ok {
+	if g, ok := e.Lease(a); ok {
 		t.Fatalf("a lease of a decided test: %s", g.Lease.UnitID)
 	}
 	jobs, _ := e.st.Jobs(context.Background())
@@ -58,26 +58,26 @@ func TestSPRTDecidesH1(t *testing.T) {
 func TestDuplicateNotAdded(t *testing.T) {
 	e := newEnv(t, Config{})
 	id := e.create(matchSpec(20, 2, 4))
-	a, b := e.worker("a", 0), e.worker("b", 0)
-	g := e.mustLease(a)
-	e.mustSubmit(a, g, draws(2), core.Accepted)
-	e.mustSubmit(a, g, wins(2), core.Duplicate)
+	a, b := e.Worker("a", 0), e.Worker("b", 0)
+	g := e.MustLease(a)
+	e.MustSubmit(a, g, draws(2), core.Accepted)
+	e.MustSubmit(a, g, wins(2), core.Duplicate)
 
 	// a's lease on batch 1 expires, b gets the batch, then a's late result
 	// arrives: it counts, b is told to stop, and b's result is a duplicate.
-	late := e.mustLease(a)
-	e.expireAll()
-	again := e.mustLease(b)
+	late := e.MustLease(a)
+	e.ExpireAll()
+	again := e.MustLease(b)
 	if again.Lease.UnitID != late.Lease.UnitID {
 		t.Fatalf("lost batch %s not re-issued (got %s)", late.Lease.UnitID, again.Lease.UnitID)
 	}
-	e.mustSubmit(a, late, draws(2), core.Accepted)
-	hs, _ := e.c.Heartbeat(context.Background(), alice, b.ID, []core.Held{{LeaseID: again.Lease.ID, UnitID: again.Lease.UnitID}})
+	e.MustSubmit(a, late, draws(2), core.Accepted)
+	hs, _ := e.C.Heartbeat(context.Background(), alice, b.ID, []core.Held{{LeaseID: again.Lease.ID, UnitID: again.Lease.UnitID}})
 	if hs[0].State != core.HeldCancelled {
 		t.Fatalf("the second player of a counted batch: %v", hs[0].State)
 	}
-	e.mustSubmit(b, again, wins(2), core.Duplicate)
-	mp := e.job(id).GetMatchProgress()
+	e.MustSubmit(b, again, wins(2), core.Duplicate)
+	mp := e.Job(id).GetMatchProgress()
 	if mp.GetGames() != 8 || mp.GetDraws() != 8 || mp.GetBatchesDone() != 2 || mp.GetPgns() != 8 {
 		t.Fatalf("after 2 batches and 2 duplicates: %v", mp)
 	}
@@ -91,8 +91,8 @@ func TestDuplicateNotAdded(t *testing.T) {
 func TestMalformedResults(t *testing.T) {
 	e := newEnv(t, Config{})
 	id := e.create(matchSpec(20, 2, 4))
-	a := e.worker("a", 0)
-	g := e.mustLease(a)
+	a := e.Worker("a", 0)
+	g := e.MustLease(a)
 	big := strings.Repeat("x", MaxPGNBytes)
 	type mutation = func(r *arbiterv1.GamePairBatchResult) any
 	cases := []struct {
@@ -146,14 +146,14 @@ func TestMalformedResults(t *testing.T) {
 		}},
 	}
 	for _, c := range cases {
-		_, err := e.submit(a, g, c.mutate(draws(2)))
+		_, err := e.Submit(a, g, c.mutate(draws(2)))
 		if reason := apierr.ReasonOf(err); reason != apierr.ReasonMalformedResult || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v (reason %q)", c.want, err, reason)
 		} else if len(err.Error()) > 400 {
 			t.Errorf("%s: a %d-byte error", c.want, len(err.Error()))
 		}
 	}
-	if n, p := e.storedBatches(id); n != 0 || p != 0 || e.job(id).GetMatchProgress().GetGames() != 0 {
+	if n, p := e.storedBatches(id); n != 0 || p != 0 || e.Job(id).GetMatchProgress().GetGames() != 0 {
 		t.Fatalf("refused results counted: %d batches, %d games", n, p)
 	}
 	// The PGNs of one result together: 16 games of just under 1 MiB pass
@@ -161,16 +161,16 @@ func TestMalformedResults(t *testing.T) {
 	big8 := e.create(matchSpec(16, 8, 4))
 	var g8 core.Grant
 	for g8.Lease.JobID != big8 {
-		g8 = e.mustLease(a)
+		g8 = e.MustLease(a)
 	}
 	r8 := draws(8)
 	for i := range r8.Pgns {
 		r8.Pgns[i] = "[" + big[1:]
 	}
-	if _, err := e.submit(a, g8, r8); apierr.ReasonOf(err) != apierr.ReasonTooLarge {
+	if _, err := e.Submit(a, g8, r8); apierr.ReasonOf(err) != apierr.ReasonTooLarge {
 		t.Errorf("16 MiB of PGNs: %v", err)
 	}
-	e.mustSubmit(a, g, pairsResult([2]sprt.Outcome{sprt.Win, sprt.Loss}, [2]sprt.Outcome{sprt.Loss, sprt.Draw}), core.Accepted)
+	e.MustSubmit(a, g, pairsResult([2]sprt.Outcome{sprt.Win, sprt.Loss}, [2]sprt.Outcome{sprt.Loss, sprt.Draw}), core.Accepted)
 	if n, p := e.storedBatches(id); n != 1 || p != 4 {
 		t.Fatalf("the good result: %d batches, %d games", n, p)
 	}
@@ -182,7 +182,7 @@ func TestMalformedResults(t *testing.T) {
 func TestForgedHugeIndex(t *testing.T) {
 	e := newEnv(t, Config{})
 	id := e.create(sprtSpec(2)) // no cap: MaxPairs/2 batches
-	a := e.worker("a", 0)
+	a := e.Worker("a", 0)
 	huge := id + ".17179869184"
 	start := time.Now()
 	if got, ok := e.wl.Locate(huge); !ok || got != id {
@@ -197,7 +197,7 @@ func TestForgedHugeIndex(t *testing.T) {
 	}
 	// A made-up lease through the core: refused without reaching the
 	// workload.
-	hs, err := e.c.Heartbeat(context.Background(), alice, a.ID, []core.Held{{LeaseID: "l1-0-forged", UnitID: huge}})
+	hs, err := e.C.Heartbeat(context.Background(), alice, a.ID, []core.Held{{LeaseID: "l1-0-forged", UnitID: huge}})
 	if err != nil || hs[0].State != core.HeldLost {
 		t.Fatalf("made-up heartbeat: %+v %v", hs, err)
 	}
@@ -210,7 +210,7 @@ func TestForgedHugeIndex(t *testing.T) {
 	if _, err := e.wl.Result(context.Background(), core.ResultCall{Lease: core.Lease{UnitID: last, JobID: id}, Worker: a, Result: draws(2)}); err != nil {
 		t.Fatal(err)
 	}
-	if g := e.mustLease(a); g.Lease.UnitID != unitID(id, 0) {
+	if g := e.MustLease(a); g.Lease.UnitID != unitID(id, 0) {
 		t.Fatalf("after a far adoption the next lease is %s", g.Lease.UnitID)
 	}
 	e.wl.mu.Lock()
@@ -235,7 +235,7 @@ func TestForgedHugeIndex(t *testing.T) {
 		}
 	}
 	other := e.create(matchSpec(4, 2, 4))
-	before := e.job(id).GetMatchProgress()
+	before := e.Job(id).GetMatchProgress()
 	start = time.Now()
 	e.restart()
 	if d := time.Since(start); d > 5*time.Second {
@@ -245,18 +245,18 @@ func TestForgedHugeIndex(t *testing.T) {
 	if len(probs) != 2 || probs[0].Kind != "batch" || probs[0].ID != huge || probs[1].ID != unitID(id, 5) {
 		t.Fatalf("load problems: %v", probs)
 	}
-	after := e.job(id).GetMatchProgress()
+	after := e.Job(id).GetMatchProgress()
 	if after.GetGames() != before.GetGames() || after.GetBatchesDone() != 1 || before.GetBatchesDone() != 1 {
 		t.Fatalf("forged batches counted: before %v, after %v", before, after)
 	}
-	if e.job(other).GetState() != arbiterv1.JobState_JOB_STATE_RUNNING {
+	if e.Job(other).GetState() != arbiterv1.JobState_JOB_STATE_RUNNING {
 		t.Fatal("the other test did not resume")
 	}
 	// Batch 5's row still holds its unit id: it is not leased again (its
 	// result would fail on the primary key), and a result for it is not
 	// added.
 	for i := 0; i < 8; i++ {
-		if g := e.mustLease(a); g.Lease.UnitID == unitID(id, 5) {
+		if g := e.MustLease(a); g.Lease.UnitID == unitID(id, 5) {
 			t.Fatalf("the skipped batch %s was leased", g.Lease.UnitID)
 		}
 	}

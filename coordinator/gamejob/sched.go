@@ -82,12 +82,7 @@ func (w *Workload) Take(jobID string, wk *core.Worker, now time.Time) (string, a
 }
 
 // referenceNPS is the speed t's clock is meant for.
-func (w *Workload) referenceNPS(t *test) uint64 {
-	if ref := t.spec.GetReferenceNps(); ref != 0 {
-		return ref
-	}
-	return w.cfg.ReferenceNPS
-}
+func (w *Workload) referenceNPS(t *test) uint64 { return w.cfg.Reference(t.spec.GetReferenceNps()) }
 
 // timeScale is the test's reference speed over the worker's
 // (gamepair.TimeScale).

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -20,10 +21,10 @@ import (
 func TestBatchesInOrderAndReissued(t *testing.T) {
 	e := newEnv(t, Config{})
 	id := e.create(matchSpec(12, 2, 3)) // 6 pairs in 3 batches over 3 openings
-	a, b := e.worker("a", DefaultReferenceNPS), e.worker("b", DefaultReferenceNPS)
+	a, b := e.Worker("a", DefaultReferenceNPS), e.Worker("b", DefaultReferenceNPS)
 	first := map[string]*arbiterv1.WorkUnit{}
 	for i := 0; i < 3; i++ {
-		g := e.mustLease(a)
+		g := e.MustLease(a)
 		if want := fmt.Sprintf("%s.%d", id, i); g.Lease.UnitID != want {
 			t.Fatalf("lease %d is %s, want %s", i, g.Lease.UnitID, want)
 		}
@@ -38,12 +39,12 @@ func TestBatchesInOrderAndReissued(t *testing.T) {
 		}
 		first[g.Lease.UnitID] = g.Payload.(*arbiterv1.WorkUnit)
 	}
-	if g, ok := e.lease(b); ok {
+	if g, ok := e.Lease(b); ok {
 		t.Fatalf("a fourth batch of a 3-batch test: %s", g.Lease.UnitID)
 	}
-	e.expireAll()
+	e.ExpireAll()
 	for i := 0; i < 3; i++ {
-		g := e.mustLease(b)
+		g := e.MustLease(b)
 		if !proto.Equal(g.Payload.(*arbiterv1.WorkUnit), first[g.Lease.UnitID]) {
 			t.Fatalf("re-issued %s differs from its first issue", g.Lease.UnitID)
 		}
@@ -55,7 +56,7 @@ func TestBatchesInOrderAndReissued(t *testing.T) {
 	if err := e.wl.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if w := workerRow(e.job(id), a.ID); w == nil || w.GetDisconnects() != 3 || w.GetName() != "a" {
+	if w := workerRow(e.Job(id), a.ID); w == nil || w.GetDisconnects() != 3 || w.GetName() != "a" {
 		t.Fatalf("worker a after 3 lost leases: %v", w)
 	}
 	evs, _ := e.st.Events(context.Background(), id)
@@ -74,21 +75,21 @@ func TestTimeScaling(t *testing.T) {
 		scale float64
 	}{{DefaultReferenceNPS / 2, 2}, {DefaultReferenceNPS * 2, 0.5}, {DefaultReferenceNPS / 1000, 10}, {DefaultReferenceNPS * 1000, 0.1}, {0, 1}}
 	for i, c := range cases {
-		w := e.worker(fmt.Sprintf("w%d", i), c.bench)
-		gp := batchOf(e.mustLease(w))
+		w := e.Worker(fmt.Sprintf("w%d", i), c.bench)
+		gp := batchOf(e.MustLease(w))
 		clk := gp.GetTimeControl().GetClock()
 		if gp.GetTimeScale() != c.scale || clk.GetBase().AsDuration() != time.Duration(c.scale*float64(10*time.Second)) ||
 			clk.GetIncrement().AsDuration() != time.Duration(c.scale*float64(100*time.Millisecond)) {
 			t.Errorf("bench %d: scale %v, clock %v+%v; want ×%v", c.bench, gp.GetTimeScale(), clk.GetBase().AsDuration(), clk.GetIncrement().AsDuration(), c.scale)
 		}
 	}
-	e.c.Cancel(context.Background(), admin, clockTest, "next")
+	e.C.Cancel(context.Background(), admin, clockTest, "next")
 
 	mt := matchSpec(100, 1, 4)
 	mt.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_MoveTime{MoveTime: durationpb.New(100 * time.Millisecond)}}
 	e.create(mt)
-	slow := e.worker("slow", DefaultReferenceNPS/4)
-	if gp := batchOf(e.mustLease(slow)); gp.GetTimeControl().GetMoveTime().AsDuration() != 400*time.Millisecond || gp.GetTimeScale() != 4 {
+	slow := e.Worker("slow", DefaultReferenceNPS/4)
+	if gp := batchOf(e.MustLease(slow)); gp.GetTimeControl().GetMoveTime().AsDuration() != 400*time.Millisecond || gp.GetTimeScale() != 4 {
 		t.Errorf("move time for a worker at a quarter speed: %v (scale %v)", gp.GetTimeControl().GetMoveTime().AsDuration(), gp.GetTimeScale())
 	}
 	for _, tc := range []*arbiterv1.TimeControl{
@@ -96,12 +97,12 @@ func TestTimeScaling(t *testing.T) {
 		{Kind: &arbiterv1.TimeControl_Depth{Depth: 6}},
 	} {
 		for _, j := range e.wl.SPRTStates() {
-			e.c.Cancel(context.Background(), admin, j.TestID, "next")
+			e.C.Cancel(context.Background(), admin, j.TestID, "next")
 		}
 		s := matchSpec(100, 1, 4)
 		s.TimeControl = tc
 		e.create(s)
-		gp := batchOf(e.mustLease(slow))
+		gp := batchOf(e.MustLease(slow))
 		if gp.GetTimeScale() != 1 || !proto.Equal(gp.GetTimeControl(), tc) {
 			t.Errorf("%v scaled for a slow worker: %v (scale %v)", tc, gp.GetTimeControl(), gp.GetTimeScale())
 		}
@@ -119,7 +120,7 @@ func TestSharesByThroughput(t *testing.T) {
 	a, b := e.create(one), e.create(three)
 	counts := map[string]int{}
 	for i := 0; i < 8; i++ {
-		g := e.mustLease(e.worker(fmt.Sprintf("w%d", i), DefaultReferenceNPS))
+		g := e.MustLease(e.Worker(fmt.Sprintf("w%d", i), DefaultReferenceNPS))
 		counts[g.Lease.JobID]++
 	}
 	if counts[a] != 2 || counts[b] != 6 {
@@ -129,7 +130,7 @@ func TestSharesByThroughput(t *testing.T) {
 	urgent.Priority, urgent.Throughput = 1, 0.01
 	u := e.create(urgent)
 	for i := 0; i < 4; i++ {
-		if g := e.mustLease(e.worker(fmt.Sprintf("x%d", i), DefaultReferenceNPS)); g.Lease.JobID != u {
+		if g := e.MustLease(e.Worker(fmt.Sprintf("x%d", i), DefaultReferenceNPS)); g.Lease.JobID != u {
 			t.Fatalf("lease %d went to %s before the priority-1 test", i, g.Lease.JobID)
 		}
 	}
@@ -140,27 +141,27 @@ func TestSharesByThroughput(t *testing.T) {
 func TestCannotRun(t *testing.T) {
 	e := newEnv(t, Config{})
 	id := e.create(matchSpec(8, 1, 4))
-	a, b := e.worker("a", 0), e.worker("b", 0)
-	g := e.mustLease(a)
+	a, b := e.Worker("a", 0), e.Worker("b", 0)
+	g := e.MustLease(a)
 	const why = `engine "new": command "/x/new" is not present or not executable on this worker`
-	if err := e.c.Release(context.Background(), alice, a.ID, g.Lease.ID, why, true); err != nil {
+	if err := e.C.Release(context.Background(), alice, a.ID, g.Lease.ID, why, true); err != nil {
 		t.Fatal(err)
 	}
-	if g, ok := e.lease(a); ok {
+	if g, ok := e.Lease(a); ok {
 		t.Fatalf("a refused the test and got %s", g.Lease.UnitID)
 	}
-	if g2 := e.mustLease(b); g2.Lease.UnitID != g.Lease.UnitID {
+	if g2 := e.MustLease(b); g2.Lease.UnitID != g.Lease.UnitID {
 		t.Fatalf("released batch %s not re-issued first (got %s)", g.Lease.UnitID, g2.Lease.UnitID)
 	}
-	r := workerRow(e.job(id), a.ID)
+	r := workerRow(e.Job(id), a.ID)
 	if r == nil || !r.GetExcluded() || r.GetReason() != "cannot run the test: "+why {
 		t.Fatalf("status of the refusing worker: %v", r)
 	}
 	e.restart()
-	if r := workerRow(e.job(id), a.ID); r == nil || !r.GetExcluded() || !strings.Contains(r.GetReason(), why) {
+	if r := workerRow(e.Job(id), a.ID); r == nil || !r.GetExcluded() || !strings.Contains(r.GetReason(), why) {
 		t.Fatalf("after a restart: %v", r)
 	}
-	if g, ok := e.lease(a); ok {
+	if g, ok := e.Lease(a); ok {
 		t.Fatalf("after a restart a refused worker got %s", g.Lease.UnitID)
 	}
 }
@@ -169,55 +170,55 @@ func TestCannotRun(t *testing.T) {
 // window is excluded and not offered the test again; crashes (the engine's
 // fault) do not exclude.
 func TestExclusion(t *testing.T) {
-	e := newEnv(t, Config{IncidentWindow: 8, IncidentMaxRate: 0.2})
+	e := newEnv(t, Config{Settings: gamepair.Settings{IncidentWindow: 8, IncidentMaxRate: 0.2}})
 	id := e.create(matchSpec(200, 2, 4)) // 4 games a batch
-	slow, lossy, crashy := e.worker("slow", 0), e.worker("lossy", 0), e.worker("crashy", 0)
+	slow, lossy, crashy := e.Worker("slow", 0), e.Worker("lossy", 0), e.Worker("crashy", 0)
 
 	// 4 clean games, then 4 with a time loss and a hang: 2 of 8 = 25%.
-	e.mustSubmit(slow, e.mustLease(slow), draws(2), core.Accepted)
-	if r := workerRow(e.job(id), slow.ID); r.GetExcluded() {
+	e.MustSubmit(slow, e.MustLease(slow), draws(2), core.Accepted)
+	if r := workerRow(e.Job(id), slow.ID); r.GetExcluded() {
 		t.Fatalf("excluded after a clean batch: %v", r)
 	}
 	r2 := withIncidents(draws(2), arbiterv1.IncidentKind_INCIDENT_KIND_TIME_LOSS, 1)
 	r2.Incidents = append(r2.Incidents, &arbiterv1.Incident{Kind: arbiterv1.IncidentKind_INCIDENT_KIND_HANG, GameIndex: 3})
-	e.mustSubmit(slow, e.mustLease(slow), r2, core.Accepted)
-	r := workerRow(e.job(id), slow.ID)
+	e.MustSubmit(slow, e.MustLease(slow), r2, core.Accepted)
+	r := workerRow(e.Job(id), slow.ID)
 	if !r.GetExcluded() || !strings.Contains(r.GetReason(), "2 worker-caused incidents") || r.GetTimeLosses() != 1 || r.GetOther() != 1 {
 		t.Fatalf("after 2 bad games in 8: %v", r)
 	}
-	if g, ok := e.lease(slow); ok {
+	if g, ok := e.Lease(slow); ok {
 		t.Fatalf("an excluded worker got %s", g.Lease.UnitID)
 	}
 
 	// Lost leases: each one bad game; excluded once half the window (4) is
 	// reached.
 	for i := 1; i <= 4; i++ {
-		e.mustLease(lossy)
-		e.expireAll()
-		r := workerRow(e.job(id), lossy.ID)
+		e.MustLease(lossy)
+		e.ExpireAll()
+		r := workerRow(e.Job(id), lossy.ID)
 		if r.GetDisconnects() != uint64(i) || r.GetExcluded() != (i == 4) {
 			t.Fatalf("after %d lost leases: %v", i, r)
 		}
 	}
-	if g, ok := e.lease(lossy); ok {
+	if g, ok := e.Lease(lossy); ok {
 		t.Fatalf("a worker excluded for lost leases got %s", g.Lease.UnitID)
 	}
 
 	// Crashes are the engine's: counted, never excluding.
 	for i := 0; i < 3; i++ {
-		e.mustSubmit(crashy, e.mustLease(crashy), withIncidents(draws(2), arbiterv1.IncidentKind_INCIDENT_KIND_CRASH, 4), core.Accepted)
+		e.MustSubmit(crashy, e.MustLease(crashy), withIncidents(draws(2), arbiterv1.IncidentKind_INCIDENT_KIND_CRASH, 4), core.Accepted)
 	}
-	if r := workerRow(e.job(id), crashy.ID); r.GetExcluded() || r.GetCrashes() != 12 {
+	if r := workerRow(e.Job(id), crashy.ID); r.GetExcluded() || r.GetCrashes() != 12 {
 		t.Fatalf("crashes: %v", r)
 	}
 
 	// Exclusions survive a restart, with their reasons.
-	before := e.job(id)
+	before := e.Job(id)
 	e.restart()
-	if after := e.job(id); !proto.Equal(before.GetMatchProgress(), after.GetMatchProgress()) {
+	if after := e.Job(id); !proto.Equal(before.GetMatchProgress(), after.GetMatchProgress()) {
 		t.Fatalf("status changed across a restart:\nbefore %v\nafter  %v", before.GetMatchProgress(), after.GetMatchProgress())
 	}
-	if g, ok := e.lease(lossy); ok {
+	if g, ok := e.Lease(lossy); ok {
 		t.Fatalf("after a restart an excluded worker got %s", g.Lease.UnitID)
 	}
 }
@@ -225,19 +226,19 @@ func TestExclusion(t *testing.T) {
 // An exclusion decided with lost leases in the window keeps its reason
 // across a restart (the batches alone would give another one).
 func TestExclusionReasonSurvivesRestart(t *testing.T) {
-	e := newEnv(t, Config{IncidentWindow: 8, IncidentMaxRate: 0.2})
+	e := newEnv(t, Config{Settings: gamepair.Settings{IncidentWindow: 8, IncidentMaxRate: 0.2}})
 	id := e.create(matchSpec(100, 1, 4)) // 2 games a batch
-	w := e.worker("w", 0)
-	e.mustSubmit(w, e.mustLease(w), withIncidents(draws(1), arbiterv1.IncidentKind_INCIDENT_KIND_TIME_LOSS, 1), core.Accepted)
-	e.mustLease(w)
-	e.expireAll()
-	e.mustSubmit(w, e.mustLease(w), draws(1), core.Accepted)
-	r := workerRow(e.job(id), w.ID)
+	w := e.Worker("w", 0)
+	e.MustSubmit(w, e.MustLease(w), withIncidents(draws(1), arbiterv1.IncidentKind_INCIDENT_KIND_TIME_LOSS, 1), core.Accepted)
+	e.MustLease(w)
+	e.ExpireAll()
+	e.MustSubmit(w, e.MustLease(w), draws(1), core.Accepted)
+	r := workerRow(e.Job(id), w.ID)
 	if !r.GetExcluded() || !strings.Contains(r.GetReason(), "2 worker-caused incidents (time losses, hangs, lost leases) in its last 5 games") {
 		t.Fatalf("after a time loss, a lost lease and a clean batch: %v", r)
 	}
 	e.restart()
-	if after := workerRow(e.job(id), w.ID); !proto.Equal(r, after) {
+	if after := workerRow(e.Job(id), w.ID); !proto.Equal(r, after) {
 		t.Fatalf("across a restart:\nbefore %v\nafter  %v", r, after)
 	}
 }

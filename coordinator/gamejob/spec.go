@@ -121,11 +121,7 @@ func (w *Workload) checkSpec(spec *arbiterv1.MatchSpec, maxBatch int) (*checked,
 		return nil, apierr.Invalid("batch pairs %d: at most %d", spec.GetBatchPairs(), maxBatch)
 	}
 	if spec.GetBatchPairs() == 0 {
-		ref := spec.GetReferenceNps()
-		if ref == 0 {
-			ref = w.cfg.ReferenceNPS
-		}
-		spec.BatchPairs = uint32(gamepair.AutoBatchPairs(lim, ref, w.cfg.BatchDuration, w.cfg.MaxAutoBatchPairs))
+		spec.BatchPairs = uint32(w.cfg.AutoBatchPairs(lim, spec.GetReferenceNps()))
 	}
 	c.batchPairs = int(spec.GetBatchPairs())
 	if c.totalPairs > 0 && c.batchPairs > c.totalPairs {
@@ -161,15 +157,10 @@ func withoutOpenings(spec *arbiterv1.MatchSpec) *arbiterv1.MatchSpec {
 // Create implements core.Workload: spec is a *arbiterv1.MatchSpec. Nothing
 // is stored when the spec is refused.
 func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (core.JobRef, error) {
-	in, ok := specAny.(*arbiterv1.MatchSpec)
-	if !ok || in == nil {
-		return core.JobRef{}, apierr.Invalid("match spec missing")
+	spec, err := gamepair.SpecOf[*arbiterv1.MatchSpec](specAny, "match spec")
+	if err != nil {
+		return core.JobRef{}, err
 	}
-	if n := len(in.GetOpenings()); n > MaxOpenings {
-		// Before the copy: refusing must not cost a copy of the book.
-		return core.JobRef{}, apierr.Invalid("openings: %d is more than 1,000,000", n)
-	}
-	spec := proto.Clone(in).(*arbiterv1.MatchSpec)
 	c, err := w.checkSpec(spec, MaxBatchPairs)
 	if err != nil {
 		w.log.Info("test refused", zap.Error(err))

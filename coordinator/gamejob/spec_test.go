@@ -73,14 +73,14 @@ func TestCreateRefusesBadSpecs(t *testing.T) {
 	for _, c := range cases {
 		s := matchSpec(100, 2, 4)
 		c.mutate(s)
-		_, err := e.c.Create(context.Background(), carol, Kind, s)
+		_, err := e.C.Create(context.Background(), carol, Kind, s)
 		if apierr.ReasonOf(err) != apierr.ReasonBadInput || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", c.want, err)
 		} else if len(err.Error()) > 400 {
 			t.Errorf("%s: a %d-byte error", c.want, len(err.Error()))
 		}
 	}
-	if _, err := e.c.Create(context.Background(), carol, Kind, nil); apierr.ReasonOf(err) != apierr.ReasonBadInput {
+	if _, err := e.C.Create(context.Background(), carol, Kind, nil); apierr.ReasonOf(err) != apierr.ReasonBadInput {
 		t.Errorf("no spec: %v", err)
 	}
 	if jobs, _ := e.st.Jobs(context.Background()); len(jobs) != 0 {
@@ -97,7 +97,7 @@ func TestCreateDefaults(t *testing.T) {
 	in.TimeControl.GetClock().Base, in.TimeControl.GetClock().Increment = durationpb.New(time.Second), durationpb.New(10*time.Millisecond)
 	in.Sprt = &arbiterv1.SprtParams{Elo0: 0, Elo1: 5}
 	orig := proto.Clone(in)
-	j := e.job(e.create(in))
+	j := e.Job(e.create(in))
 	if !proto.Equal(in, orig) {
 		t.Fatal("Create changed the caller's spec")
 	}
@@ -109,7 +109,7 @@ func TestCreateDefaults(t *testing.T) {
 		t.Fatalf("defaults: %v (kind %s)", s, j.GetKind())
 	}
 	small := matchSpec(4, 10, 4)
-	if j := e.job(e.create(small)); j.GetMatch().GetBatchPairs() != 2 || j.GetKind() != KindMatch || j.GetProgress().GetUnitsTotal() != 1 {
+	if j := e.Job(e.create(small)); j.GetMatch().GetBatchPairs() != 2 || j.GetKind() != KindMatch || j.GetProgress().GetUnitsTotal() != 1 {
 		t.Fatalf("a 4-game match in 10-pair batches: %v", j)
 	}
 }
@@ -120,13 +120,13 @@ func TestPGNs(t *testing.T) {
 	var otherJob string
 	e := newEnv(t, Config{JobExists: func(id string) bool { return id == otherJob }})
 	id := e.create(matchSpec(8, 2, 4))
-	a := e.worker("a", 0)
+	a := e.Worker("a", 0)
 	for i := 0; i < 2; i++ {
 		r := draws(2)
 		for k := range r.Pgns {
 			r.Pgns[k] = "[Game \"" + string(rune('a'+4*i+k)) + "\"]\n"
 		}
-		e.mustSubmit(a, e.mustLease(a), r, core.Accepted)
+		e.MustSubmit(a, e.MustLease(a), r, core.Accepted)
 	}
 	var got []string
 	if err := e.wl.PGNs(context.Background(), id, func(p string) error { got = append(got, p); return nil }); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -28,7 +29,7 @@ func codeOf(err error) apierr.Code {
 func TestHistoryFollowsTheSPRT(t *testing.T) {
 	e := newEnv(t, Config{})
 	id := e.create(sprtSpec(2))
-	w := e.worker("w", 0)
+	w := e.Worker("w", 0)
 	ctx := context.Background()
 	h, err := e.wl.History(ctx, id)
 	if err != nil || len(h) != 1 || h[0] != (HistoryPoint{}) {
@@ -41,7 +42,7 @@ func TestHistoryFollowsTheSPRT(t *testing.T) {
 		pairsResult([2]sprt.Outcome{sprt.Loss, sprt.Loss}, [2]sprt.Outcome{sprt.Win, sprt.Draw}),
 	}
 	for i, r := range results {
-		e.mustSubmit(w, e.mustLease(w), r, core.Accepted)
+		e.MustSubmit(w, e.MustLease(w), r, core.Accepted)
 		h, err := e.wl.History(ctx, id)
 		if err != nil {
 			t.Fatal(err)
@@ -49,7 +50,7 @@ func TestHistoryFollowsTheSPRT(t *testing.T) {
 		if len(h) != i+2 {
 			t.Fatalf("after %d batches: %d points", i+1, len(h))
 		}
-		mp := e.job(id).GetMatchProgress()
+		mp := e.Job(id).GetMatchProgress()
 		last := h[len(h)-1]
 		if last.Games != int64(mp.GetGames()) || last.LLR != mp.GetLlr() || last.Elo != mp.GetElo() ||
 			last.EloLow != mp.GetEloCiLow() || last.EloHigh != mp.GetEloCiHigh() {
@@ -118,32 +119,32 @@ func TestSetPriority(t *testing.T) {
 	id := e.create(matchSpec(100, 1, 4))
 	ctx := context.Background()
 	mallory := identity.Identity{Name: "mallory", Role: identity.Client}
-	if err := e.c.SetPriority(ctx, mallory, id, 5, 2); codeOf(err) != apierr.PermissionDenied {
+	if err := e.C.SetPriority(ctx, mallory, id, 5, 2); codeOf(err) != apierr.PermissionDenied {
 		t.Fatalf("another client: %v", err)
 	}
-	if err := e.c.SetPriority(ctx, alice, id, 5, 2); codeOf(err) != apierr.PermissionDenied {
+	if err := e.C.SetPriority(ctx, alice, id, 5, 2); codeOf(err) != apierr.PermissionDenied {
 		t.Fatalf("a worker credential: %v", err)
 	}
 	for _, bad := range []struct {
 		p int32
 		s float64
 	}{{1001, 1}, {-1001, 1}, {0, 0}, {0, -1}, {0, 2e6}} {
-		if err := e.c.SetPriority(ctx, carol, id, bad.p, bad.s); codeOf(err) != apierr.InvalidArgument {
+		if err := e.C.SetPriority(ctx, carol, id, bad.p, bad.s); codeOf(err) != apierr.InvalidArgument {
 			t.Fatalf("priority %d share %v: %v", bad.p, bad.s, err)
 		}
 	}
-	if err := e.c.SetPriority(ctx, carol, "nope", 1, 1); codeOf(err) != apierr.NotFound {
+	if err := e.C.SetPriority(ctx, carol, "nope", 1, 1); codeOf(err) != apierr.NotFound {
 		t.Fatalf("unknown job: %v", err)
 	}
-	if err := e.c.SetPriority(ctx, carol, id, 7, 3.5); err != nil {
+	if err := e.C.SetPriority(ctx, carol, id, 7, 3.5); err != nil {
 		t.Fatal(err)
 	}
 	check := func(when string) {
-		m := e.job(id).GetMatch()
+		m := e.Job(id).GetMatch()
 		if m.GetPriority() != 7 || m.GetThroughput() != 3.5 {
 			t.Fatalf("%s: priority %d throughput %v", when, m.GetPriority(), m.GetThroughput())
 		}
-		cands := e.wl.Candidates(e.worker("w", 0), nil)
+		cands := e.wl.Candidates(e.Worker("w", 0), nil)
 		if len(cands) != 1 || cands[0].Priority != 7 || cands[0].Share != 3.5 {
 			t.Fatalf("%s: candidates %+v", when, cands)
 		}
@@ -151,13 +152,13 @@ func TestSetPriority(t *testing.T) {
 	check("at once")
 	e.restart()
 	check("after a restart")
-	if err := e.c.SetPriority(ctx, admin, id, -3, 1); err != nil {
+	if err := e.C.SetPriority(ctx, admin, id, -3, 1); err != nil {
 		t.Fatalf("admin: %v", err)
 	}
-	if err := e.c.Cancel(ctx, carol, id, "test"); err != nil {
+	if err := e.C.Cancel(ctx, carol, id, "test"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.c.SetPriority(ctx, carol, id, 1, 1); codeOf(err) != apierr.FailedPrecondition {
+	if err := e.C.SetPriority(ctx, carol, id, 1, 1); codeOf(err) != apierr.FailedPrecondition {
 		t.Fatalf("finished test: %v", err)
 	}
 }
@@ -166,13 +167,13 @@ func TestSetPriority(t *testing.T) {
 // running tests it is excluded from; rebuilt from the store on a restart.
 // Incidents are stored with their reasons, and single games are read back.
 func TestWorkerActivityAndGames(t *testing.T) {
-	e := newEnv(t, Config{IncidentWindow: 4, IncidentMaxRate: 0.2})
+	e := newEnv(t, Config{Settings: gamepair.Settings{IncidentWindow: 4, IncidentMaxRate: 0.2}})
 	id := e.create(matchSpec(100, 2, 4))
-	w := e.worker("w", 0)
+	w := e.Worker("w", 0)
 	ctx := context.Background()
 	r := withIncidents(draws(2), arbiterv1.IncidentKind_INCIDENT_KIND_TIME_LOSS, 2)
 	r.Incidents[0].Detail = "flag fell at move 31"
-	e.mustSubmit(w, e.mustLease(w), r, core.Accepted)
+	e.MustSubmit(w, e.MustLease(w), r, core.Accepted)
 	check := func(when string, games, incidents int64, excluded bool) {
 		a := e.wl.WorkerActivity()[w.ID]
 		if a.Games != games || a.Incidents != incidents || (len(a.Excluded) == 1) != excluded || (excluded && a.Excluded[0] != id) {
@@ -192,7 +193,7 @@ func TestWorkerActivityAndGames(t *testing.T) {
 	if !strings.Contains(all, "incident: game 0: time_loss (new): flag fell at move 31") || !strings.Contains(all, "excluded: ") {
 		t.Fatalf("events:\n%s", all)
 	}
-	e.clk.Advance(30 * time.Minute)
+	e.Clk.Advance(30 * time.Minute)
 	e.restart()
 	check("after a restart", 4, 2, true)
 	p, err := e.wl.PGN(ctx, id, 0, 3)
@@ -209,7 +210,7 @@ func TestWorkerActivityAndGames(t *testing.T) {
 	if err != nil || len(bs) != 1 || bs[0].Pairs != 2 || bs[0].WorkerID != w.ID || bs[0].Draws != 4 {
 		t.Fatalf("batches: %+v %v", bs, err)
 	}
-	e.clk.Advance(31 * time.Minute)
+	e.Clk.Advance(31 * time.Minute)
 	check("an hour later", 0, 0, true)
 }
 
@@ -221,19 +222,19 @@ func TestDescribeAndList(t *testing.T) {
 	done := e.create(matchSpec(2, 1, 4))
 	started := e.create(matchSpec(100, 1, 4))
 	pending := e.create(sprtSpec(1))
-	w := e.worker("w", 0)
+	w := e.Worker("w", 0)
 	got := map[string]bool{}
 	for !got[done] || !got[started] {
-		g := e.mustLease(w)
-		e.mustSubmit(w, g, draws(1), core.Accepted)
+		g := e.MustLease(w)
+		e.MustSubmit(w, g, draws(1), core.Accepted)
 		got[g.Lease.JobID] = true
 	}
-	if err := e.c.Cancel(ctx, carol, pending, "test"); err != nil {
+	if err := e.C.Cancel(ctx, carol, pending, "test"); err != nil {
 		t.Fatal(err)
 	}
 	pending = e.create(sprtSpec(1))
 	states := map[string]string{}
-	infos, more := e.c.List(0, 10, nil)
+	infos, more := e.C.List(0, 10, nil)
 	for _, in := range infos {
 		st := in.State
 		if st == "running" && !in.Started {
@@ -247,7 +248,7 @@ func TestDescribeAndList(t *testing.T) {
 	if s := states[started]; s != "running/match/carol" {
 		t.Fatalf("started test: %s", s)
 	}
-	page, more := e.c.List(1, 2, func(in core.JobInfo) bool { return in.Kind != "nope" })
+	page, more := e.C.List(1, 2, func(in core.JobInfo) bool { return in.Kind != "nope" })
 	if len(page) != 2 || !more || page[0].ID != infos[1].ID {
 		t.Fatalf("second page: %+v %v", page, more)
 	}

@@ -5,7 +5,11 @@
 // worker's speed), the check of a batch's result, incident classes and the
 // per-worker judgement that stops offering a job to a worker that keeps
 // losing games to its own faults, the queue that stores events raised under
-// the core's lock, and the games counter.
+// the core's lock, and the games counter; and the steps both workloads
+// take alike: their settings (Settings), the spec a Create receives
+// (SpecOf), the stored workers and failures on Load (StoredWorkers,
+// LoadFailure), the batch result a Result receives (ResultOf) and Cancel.
+// Package gamepairtest drives a core for their tests.
 //
 // It holds no job state: each workload keeps its jobs and calls in here.
 package gamepair
@@ -16,6 +20,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/internal/apierr"
@@ -228,3 +233,26 @@ func AutoBatchPairs(lim match.Limits, refNPS uint64, batch time.Duration, maxAut
 // Brief is an error's text cut to a length fit for a message (inner errors
 // may quote a whole input).
 func Brief(err error) string { return Clip(err.Error(), 200) }
+
+// BookSpec is the spec of a game job, which carries its book (MatchSpec,
+// SpsaSpec).
+type BookSpec interface {
+	proto.Message
+	GetOpenings() []*arbiterv1.Opening
+}
+
+// SpecOf is a game workload's Create argument as its spec type T, copied
+// so that the workload may fill in defaults. A missing spec is refused
+// naming what (e.g. "match spec"), and a book of more than MaxOpenings
+// before it is copied: refusing must not cost a copy of the book.
+func SpecOf[T BookSpec](specAny any, what string) (T, error) {
+	var none T
+	in, ok := specAny.(T)
+	if !ok || !in.ProtoReflect().IsValid() {
+		return none, apierr.Invalid("%s missing", what)
+	}
+	if n := len(in.GetOpenings()); n > MaxOpenings {
+		return none, apierr.Invalid("openings: %d is more than 1,000,000", n)
+	}
+	return proto.Clone(in).(T), nil
+}

@@ -105,11 +105,7 @@ func (w *Workload) checkSpec(spec *arbiterv1.SpsaSpec, storedBatch int) (*checke
 	case spec.GetBatchPairs() > gamepair.MaxBatchPairs:
 		return nil, apierr.Invalid("batch pairs %d: at most %d", spec.GetBatchPairs(), gamepair.MaxBatchPairs)
 	case spec.GetBatchPairs() == 0:
-		ref := spec.GetReferenceNps()
-		if ref == 0 {
-			ref = w.cfg.ReferenceNPS
-		}
-		spec.BatchPairs = uint32(gamepair.AutoBatchPairs(lim, ref, w.cfg.BatchDuration, w.cfg.MaxAutoBatchPairs))
+		spec.BatchPairs = uint32(w.cfg.AutoBatchPairs(lim, spec.GetReferenceNps()))
 	}
 	spec.BatchPairs = uint32(min(uint64(spec.GetBatchPairs()), spec.GetPairs()))
 	d := spsaspec.WithDefaults(spec)
@@ -142,15 +138,10 @@ func withoutOpenings(spec *arbiterv1.SpsaSpec) *arbiterv1.SpsaSpec {
 // Create implements core.Workload: spec is a *arbiterv1.SpsaSpec. Nothing
 // is stored when the spec is refused.
 func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (core.JobRef, error) {
-	in, ok := specAny.(*arbiterv1.SpsaSpec)
-	if !ok || in == nil {
-		return core.JobRef{}, apierr.Invalid("spsa spec missing")
+	spec, err := gamepair.SpecOf[*arbiterv1.SpsaSpec](specAny, "spsa spec")
+	if err != nil {
+		return core.JobRef{}, err
 	}
-	if n := len(in.GetOpenings()); n > gamepair.MaxOpenings {
-		// Before the copy: refusing must not cost a copy of the book.
-		return core.JobRef{}, apierr.Invalid("openings: %d is more than 1,000,000", n)
-	}
-	spec := proto.Clone(in).(*arbiterv1.SpsaSpec)
 	c, err := w.checkSpec(spec, 0)
 	if err != nil {
 		w.log.Info("tune refused", zap.Error(err))

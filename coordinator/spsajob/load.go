@@ -2,8 +2,6 @@ package spsajob
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -49,16 +47,14 @@ func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spsa: load jobs: %w", err)
 	}
-	ws, err := w.store.Workers(ctx)
+	ws, err := gamepair.StoredWorkers(ctx, w.store)
 	if err != nil {
 		return nil, fmt.Errorf("spsa: load workers: %w", err)
 	}
 	w.mu.Lock()
 	w.problems = nil
 	for _, sw := range ws {
-		var caps core.Caps
-		_ = json.Unmarshal([]byte(sw.Capabilities), &caps) // a bad row shows no speed
-		w.workers[sw.ID] = workerInfo{name: sw.Name, benchNPS: caps.BenchNPS}
+		w.workers[sw.ID] = workerInfo{name: sw.Name, benchNPS: sw.BenchNPS}
 	}
 	w.mu.Unlock()
 	var refs []core.JobRef
@@ -68,12 +64,8 @@ func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
 		}
 		t, err := w.loadTune(ctx, rec)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			var closing closeError
-			if errors.As(err, &closing) {
-				return nil, err
+			if fatal := gamepair.LoadFailure(ctx, err); fatal != nil {
+				return nil, fatal
 			}
 			w.log.Error("stored tune skipped", zap.String(logging.JobID, rec.ID), zap.Error(err))
 			w.mu.Lock()
@@ -91,12 +83,6 @@ func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
 	}
 	return refs, nil
 }
-
-// closeError is a store failure while closing a tune on load: not the
-// tune's fault, so Load fails rather than skipping it.
-type closeError struct{ error }
-
-func (e closeError) Unwrap() error { return e.error }
 
 // loadTune rebuilds one tune from the store: spec, updates (θ after the
 // last, the trajectory, the counts) and its workers' events.
@@ -154,7 +140,7 @@ func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, error) 
 		// Complete but not closed: close it now.
 		change := &store.JobChange{State: store.StateDone, FinishedAt: w.cfg.Now()}
 		if err := w.store.SetJobState(ctx, id, change); err != nil {
-			return nil, closeError{fmt.Errorf("spsa: close %s: %w", id, err)}
+			return nil, gamepair.NewCloseError(fmt.Errorf("spsa: close %s: %w", id, err))
 		}
 		w.finish(t, change)
 		return t, nil

@@ -34,6 +34,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,7 +44,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
@@ -60,18 +60,9 @@ type Config struct {
 	Host   core.Host
 	Logger *zap.Logger
 	Now    func() time.Time
-	// ReferenceNPS is the bench speed a tune's clock is meant for when the
-	// tune names none (gamepair.DefaultReferenceNPS).
-	ReferenceNPS uint64
-	// BatchDuration is the wall time a batch should take when the tune
-	// does not fix its batch size (30s).
-	BatchDuration time.Duration
-	// MaxAutoBatchPairs bounds automatic batch sizes (32).
-	MaxAutoBatchPairs int
-	// IncidentWindow and IncidentMaxRate judge workers as tests do (40
-	// games, 0.2): see gamepair.Workers.
-	IncidentWindow  int
-	IncidentMaxRate float64
+	// Settings size batches and judge workers as for tests
+	// (gamepair.Settings: a tune is the job).
+	gamepair.Settings
 	// TrajectoryPoints is about how many points of each parameter's
 	// trajectory a tune keeps (100, Fishtest's samples).
 	TrajectoryPoints int
@@ -90,21 +81,7 @@ func (c *Config) defaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.ReferenceNPS == 0 {
-		c.ReferenceNPS = gamepair.DefaultReferenceNPS
-	}
-	if c.BatchDuration <= 0 {
-		c.BatchDuration = 30 * time.Second
-	}
-	if c.MaxAutoBatchPairs <= 0 {
-		c.MaxAutoBatchPairs = 32
-	}
-	if c.IncidentWindow <= 0 {
-		c.IncidentWindow = 40
-	}
-	if c.IncidentMaxRate <= 0 {
-		c.IncidentMaxRate = 0.2
-	}
+	c.Settings.Defaults()
 	if c.TrajectoryPoints <= 0 {
 		c.TrajectoryPoints = 100
 	}
@@ -201,9 +178,7 @@ func (w *Workload) newTune(c *checked) *tune {
 	return t
 }
 
-func (w *Workload) newWorkers() *gamepair.Workers {
-	return gamepair.NewWorkers(w.cfg.IncidentWindow, w.cfg.IncidentMaxRate)
-}
+func (w *Workload) newWorkers() *gamepair.Workers { return w.cfg.NewWorkers() }
 
 // seen records what snapshots show of a worker. Caller holds mu.
 func (w *Workload) seen(wk *core.Worker) {
@@ -211,12 +186,7 @@ func (w *Workload) seen(wk *core.Worker) {
 }
 
 // referenceNPS is the speed t's clock is meant for.
-func (w *Workload) referenceNPS(t *tune) uint64 {
-	if ref := t.spec.GetReferenceNps(); ref != 0 {
-		return ref
-	}
-	return w.cfg.ReferenceNPS
-}
+func (w *Workload) referenceNPS(t *tune) uint64 { return w.cfg.Reference(t.spec.GetReferenceNps()) }
 
 // optionsWith is an engine's options with every tuned parameter set to its
 // value (a parameter replaces an option of its name in any letter case).
@@ -251,11 +221,8 @@ func (w *Workload) logExcluded(t *tune, workerID, reason string) {
 // holds mu (or is loading).
 func (w *Workload) finish(t *tune, ch *store.JobChange) {
 	t.rec.State, t.rec.Error, t.rec.FinishedAt = ch.State, ch.Error, ch.FinishedAt
-	for i, r := range w.running {
-		if r == t {
-			w.running = append(w.running[:i], w.running[i+1:]...)
-			break
-		}
+	if i := slices.Index(w.running, t); i >= 0 {
+		w.running = slices.Delete(w.running, i, i+1)
 	}
 	t.openings, t.batches = nil, nil
 	t.workers.DropWindows()
@@ -267,25 +234,8 @@ func (w *Workload) finish(t *tune, ch *store.JobChange) {
 func (w *Workload) Cancel(ctx context.Context, jobID, reason string) error {
 	w.commitMu.Lock()
 	defer w.commitMu.Unlock()
-	w.mu.Lock()
-	t := w.tunes[jobID]
-	if t == nil {
-		w.mu.Unlock()
-		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(jobID))
-	}
-	if !t.running() {
-		w.mu.Unlock()
-		return apierr.New(apierr.FailedPrecondition, apierr.ReasonJobFinished, "job %s is already %s", jobID, t.rec.State)
-	}
-	w.mu.Unlock()
 	change := &store.JobChange{State: store.StateCancelled, Error: reason, FinishedAt: w.cfg.Now()}
-	if err := w.store.SetJobState(ctx, jobID, change); err != nil {
-		return apierr.Store(err)
-	}
-	w.mu.Lock()
-	w.finish(t, change)
-	w.mu.Unlock()
-	return nil
+	return gamepair.Cancel(ctx, w.store, &w.mu, w.tunes, func(t *tune) *store.Job { return t.rec }, jobID, change, w.finish)
 }
 
 // Flush writes every queued event; when it returns, every event queued

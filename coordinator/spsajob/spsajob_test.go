@@ -68,14 +68,14 @@ func TestCreateRefusesBadSpecs(t *testing.T) {
 	for _, c := range cases {
 		s := tuneSpec(100, 4)
 		c.mutate(s)
-		_, err := e.c.Create(context.Background(), carol, Kind, s)
+		_, err := e.C.Create(context.Background(), carol, Kind, s)
 		if apierr.ReasonOf(err) != apierr.ReasonBadInput || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", c.want, err)
 		} else if len(err.Error()) > 400 {
 			t.Errorf("%s: a %d-byte error", c.want, len(err.Error()))
 		}
 	}
-	if _, err := e.c.Create(context.Background(), carol, Kind, nil); apierr.ReasonOf(err) != apierr.ReasonBadInput {
+	if _, err := e.C.Create(context.Background(), carol, Kind, nil); apierr.ReasonOf(err) != apierr.ReasonBadInput {
 		t.Errorf("no spec: %v", err)
 	}
 	if jobs, _ := e.st.Jobs(context.Background()); len(jobs) != 0 {
@@ -95,7 +95,7 @@ func TestCreateDefaults(t *testing.T) {
 	e := newEnv(t, Config{})
 	in := tuneSpec(1000, 0)
 	orig := proto.Clone(in)
-	j := e.job(e.create(in))
+	j := e.Job(e.create(in))
 	if !proto.Equal(in, orig) {
 		t.Fatal("Create changed the caller's spec")
 	}
@@ -113,7 +113,7 @@ func TestCreateDefaults(t *testing.T) {
 		t.Fatalf("progress at the start: %v", p)
 	}
 	small := tuneSpec(3, 10)
-	if j := e.job(e.create(small)); j.GetSpsa().GetBatchPairs() != 3 || j.GetProgress().GetUnitsTotal() != 1 {
+	if j := e.Job(e.create(small)); j.GetSpsa().GetBatchPairs() != 3 || j.GetProgress().GetUnitsTotal() != 1 {
 		t.Fatalf("a 3-pair tune in 10-pair batches: %v", j)
 	}
 }
@@ -125,14 +125,14 @@ func TestBatchIsAPerturbation(t *testing.T) {
 	e := newEnv(t, Config{})
 	spec := tuneSpec(64, 4)
 	id := e.create(spec)
-	stored := e.job(id).GetSpsa()
+	stored := e.Job(id).GetSpsa()
 	tu, err := spsa.New(configOfSpec(stored))
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow := e.worker("slow", gamepair.DefaultReferenceNPS/2)
+	slow := e.Worker("slow", gamepair.DefaultReferenceNPS/2)
 	for idx := range 3 {
-		g := e.mustLease(slow)
+		g := e.MustLease(slow)
 		b := batchOf(g)
 		if g.Lease.UnitID != gamepair.UnitID(id, idx) || b.GetTestId() != id || b.GetFirstPair() != uint32(4*idx) || len(b.GetOpenings()) != 4 {
 			t.Fatalf("batch %d: %s, first pair %d, %d openings", idx, g.Lease.UnitID, b.GetFirstPair(), len(b.GetOpenings()))
@@ -158,18 +158,18 @@ func TestBatchIsAPerturbation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := e.mustLease(slow)
+	g := e.MustLease(slow)
 	for i, o := range batchOf(g).GetOpenings() {
 		if !proto.Equal(o, ordered[(12+i)%8]) {
 			t.Errorf("pair %d plays %v, want %v", 12+i, o, ordered[(12+i)%8])
 		}
 	}
 	// A worker without the capability gets nothing.
-	w, err := e.c.Register(context.Background(), alice, "perft-only", core.Caps{Cores: 1})
+	w, err := e.C.Register(context.Background(), alice, "perft-only", core.Caps{Cores: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g, ok := e.lease(w); ok {
+	if g, ok := e.Lease(w); ok {
 		t.Errorf("a worker that plays no games got %s", g.Lease.UnitID)
 	}
 }
@@ -191,25 +191,25 @@ func mapsEqual(a, b map[string]string) bool {
 func TestReissuedBatchIsAppliedOnce(t *testing.T) {
 	e := newEnv(t, Config{})
 	id := e.create(tuneSpec(40, 4))
-	a, b := e.worker("a", 0), e.worker("b", 0)
-	first := e.mustLease(a)
-	e.expireAll() // a vanishes mid-batch
-	again := e.mustLease(b)
+	a, b := e.Worker("a", 0), e.Worker("b", 0)
+	first := e.MustLease(a)
+	e.ExpireAll() // a vanishes mid-batch
+	again := e.MustLease(b)
 	if again.Lease.UnitID != first.Lease.UnitID || !proto.Equal(batchOf(again), batchOf(first)) {
 		t.Fatalf("re-issued batch differs:\n%v\n%v", batchOf(first), batchOf(again))
 	}
-	e.mustSubmit(b, again, score(4, 5, 1), core.Accepted)
-	e.mustSubmit(a, first, score(4, 0, 8), core.Duplicate) // late, under its signed lease
-	e.mustSubmit(b, again, score(4, 0, 8), core.Duplicate)
+	e.MustSubmit(b, again, score(4, 5, 1), core.Accepted)
+	e.MustSubmit(a, first, score(4, 0, 8), core.Duplicate) // late, under its signed lease
+	e.MustSubmit(b, again, score(4, 0, 8), core.Duplicate)
 	us := e.updates(id)
 	if len(us) != 1 || us[0].Batch != 0 || us[0].Wins != 5 || us[0].Losses != 1 || us[0].WorkerID != b.ID {
 		t.Fatalf("updates stored: %+v", us)
 	}
-	want, err := spsa.Replay(configOfSpec(e.job(id).GetSpsa()), []spsa.Update{{Batch: 0, Wins: 5, Losses: 1}})
+	want, err := spsa.Replay(configOfSpec(e.Job(id).GetSpsa()), []spsa.Update{{Batch: 0, Wins: 5, Losses: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := e.job(id)
+	j := e.Job(id)
 	p := j.GetSpsaProgress()
 	if p.GetUpdates() != 1 || p.GetGames() != 8 || p.GetWins() != 5 || p.GetLosses() != 1 || p.GetPgns() != 8 ||
 		p.GetParams()[0].GetCurrent() != want.Theta()[0] || p.GetParams()[1].GetCurrent() != want.Theta()[1] {
@@ -222,8 +222,8 @@ func TestReissuedBatchIsAppliedOnce(t *testing.T) {
 		t.Errorf("arbiter_games_total counted %v decisive games, want 6", got)
 	}
 	// A result that does not fit the batch is refused and applies nothing.
-	g := e.mustLease(a)
-	if _, err := e.submit(a, g, score(3, 1, 1)); apierr.ReasonOf(err) != apierr.ReasonMalformedResult {
+	g := e.MustLease(a)
+	if _, err := e.Submit(a, g, score(3, 1, 1)); apierr.ReasonOf(err) != apierr.ReasonMalformedResult {
 		t.Errorf("3 pairs for a batch of 4: %v", err)
 	}
 	if len(e.updates(id)) != 1 {
@@ -249,7 +249,7 @@ func TestArrivalOrderIsRecorded(t *testing.T) {
 	spec := tuneSpec(40, 4)
 	spec.Params[0].Start = 20
 	id := e.create(spec)
-	cfg := configOfSpec(e.job(id).GetSpsa())
+	cfg := configOfSpec(e.Job(id).GetSpsa())
 	tu, _ := spsa.New(cfg)
 	result := func(batch, sign int) *arbiterv1.GamePairBatchResult {
 		p, _ := tu.Perturbation(batch)
@@ -259,14 +259,14 @@ func TestArrivalOrderIsRecorded(t *testing.T) {
 		return score(4, 0, 6)
 	}
 	results := []*arbiterv1.GamePairBatchResult{result(0, 1), result(1, 1), result(2, -1)}
-	ws := []*core.Worker{e.worker("a", 0), e.worker("b", 0), e.worker("c", 0)}
+	ws := []*core.Worker{e.Worker("a", 0), e.Worker("b", 0), e.Worker("c", 0)}
 	var grants []core.Grant
 	for _, w := range ws {
-		grants = append(grants, e.mustLease(w))
+		grants = append(grants, e.MustLease(w))
 	}
 	var order []spsa.Update
 	for _, i := range []int{2, 0, 1} {
-		e.mustSubmit(ws[i], grants[i], results[i], core.Accepted)
+		e.MustSubmit(ws[i], grants[i], results[i], core.Accepted)
 		order = append(order, spsa.Update{Batch: i, Wins: int(results[i].GetWins()), Losses: int(results[i].GetLosses())})
 	}
 	us := e.updates(id)
@@ -284,7 +284,7 @@ func TestArrivalOrderIsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur := currentTheta(e.job(id))
+	cur := currentTheta(e.Job(id))
 	if !slices.Equal(re.Theta(), cur) || !slices.Equal(us[2].Theta, cur) {
 		t.Fatalf("replay %v, stored %v, tune %v", re.Theta(), us[2].Theta, cur)
 	}
@@ -308,37 +308,37 @@ func currentTheta(j *arbiterv1.Job) []float64 {
 func TestLoadResumesExactly(t *testing.T) {
 	e := newEnv(t, Config{TrajectoryPoints: 4})
 	id := e.create(tuneSpec(80, 4)) // 20 batches: a trajectory point every 5 updates
-	a, b := e.worker("a", 0), e.worker("b", gamepair.DefaultReferenceNPS)
+	a, b := e.Worker("a", 0), e.Worker("b", gamepair.DefaultReferenceNPS)
 	for i := range 7 {
 		w := []*core.Worker{a, b}[i%2]
-		e.mustSubmit(w, e.mustLease(w), score(4, i%5, (i+2)%4), core.Accepted)
+		e.MustSubmit(w, e.MustLease(w), score(4, i%5, (i+2)%4), core.Accepted)
 	}
-	held := e.mustLease(b) // batch 7, held across the restart
-	lost := e.mustLease(a) // batch 8, its worker never comes back
-	e.clk.Advance(time.Second)
-	before := e.job(id)
+	held := e.MustLease(b) // batch 7, held across the restart
+	lost := e.MustLease(a) // batch 8, its worker never comes back
+	e.Clk.Advance(time.Second)
+	before := e.Job(id)
 	p := before.GetSpsaProgress()
 	if p.GetUpdates() != 7 || !slices.Equal(p.GetTrajectoryUpdates(), []uint64{0, 5, 7}) || len(p.GetParams()[0].GetTrajectory()) != 3 {
 		t.Fatalf("before the restart: %v", p)
 	}
 
 	e.restart()
-	after := e.job(id)
+	after := e.Job(id)
 	before.GetSpsaProgress().BatchesLeased = 0 // leases live in memory
 	before.GetProgress().ActiveWorkers = 0
 	if !proto.Equal(before, after) {
 		t.Fatalf("the tune changed across a restart:\nbefore %v\nafter  %v", before, after)
 	}
 	// b's lease comes back on its heartbeat; a's batch is open again.
-	st, err := e.c.Heartbeat(context.Background(), alice, b.ID, []core.Held{{LeaseID: held.Lease.ID, UnitID: held.Lease.UnitID}})
+	st, err := e.C.Heartbeat(context.Background(), alice, b.ID, []core.Held{{LeaseID: held.Lease.ID, UnitID: held.Lease.UnitID}})
 	if err != nil || st[0].State != core.HeldActive {
 		t.Fatalf("heartbeat after the restart: %v %v", st, err)
 	}
-	if g := e.mustLease(a); g.Lease.UnitID != lost.Lease.UnitID {
+	if g := e.MustLease(a); g.Lease.UnitID != lost.Lease.UnitID {
 		t.Errorf("first lease after the restart: %s, want the lowest open batch %s", g.Lease.UnitID, lost.Lease.UnitID)
 	}
-	e.mustSubmit(b, held, score(4, 2, 2), core.Accepted)
-	e.mustSubmit(b, held, score(4, 2, 2), core.Duplicate)
+	e.MustSubmit(b, held, score(4, 2, 2), core.Accepted)
+	e.MustSubmit(b, held, score(4, 2, 2), core.Duplicate)
 	cfg := configOfSpec(after.GetSpsa())
 	var order []spsa.Update
 	for _, u := range e.updates(id) {
@@ -348,10 +348,10 @@ func TestLoadResumesExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(order) != 8 || !slices.Equal(re.Theta(), currentTheta(e.job(id))) {
-		t.Fatalf("%d updates; replay %v, tune %v", len(order), re.Theta(), currentTheta(e.job(id)))
+	if len(order) != 8 || !slices.Equal(re.Theta(), currentTheta(e.Job(id))) {
+		t.Fatalf("%d updates; replay %v, tune %v", len(order), re.Theta(), currentTheta(e.Job(id)))
 	}
-	if tr := e.job(id).GetSpsaProgress().GetTrajectoryUpdates(); !slices.Equal(tr, []uint64{0, 5, 8}) {
+	if tr := e.Job(id).GetSpsaProgress().GetTrajectoryUpdates(); !slices.Equal(tr, []uint64{0, 5, 8}) {
 		t.Errorf("trajectory after the restart: %v", tr)
 	}
 }
@@ -361,49 +361,49 @@ func TestLoadResumesExactly(t *testing.T) {
 func TestTuneEnds(t *testing.T) {
 	e := newEnv(t, Config{})
 	id := e.create(tuneSpec(10, 4)) // batches of 4, 4 and 2 pairs
-	a := e.worker("a", 0)
+	a := e.Worker("a", 0)
 	for i, pairs := range []int{4, 4, 2} {
-		g := e.mustLease(a)
+		g := e.MustLease(a)
 		if n := len(batchOf(g).GetOpenings()); n != pairs {
 			t.Fatalf("batch %d has %d pairs, want %d", i, n, pairs)
 		}
-		e.mustSubmit(a, g, score(pairs, 1, 0), core.Accepted)
+		e.MustSubmit(a, g, score(pairs, 1, 0), core.Accepted)
 	}
-	j := e.job(id)
+	j := e.Job(id)
 	if j.GetState() != arbiterv1.JobState_JOB_STATE_DONE || j.GetSpsaProgress().GetUpdates() != 3 || j.GetSpsaProgress().GetPairsDone() != 10 ||
 		j.GetFinishedAt() == nil {
 		t.Fatalf("after the last batch: %v", j)
 	}
-	if g, ok := e.lease(a); ok {
+	if g, ok := e.Lease(a); ok {
 		t.Fatalf("a finished tune leased %s", g.Lease.UnitID)
 	}
 	e.restart()
-	if after := e.job(id); !proto.Equal(j, after) {
+	if after := e.Job(id); !proto.Equal(j, after) {
 		t.Fatalf("finished tune changed across a restart:\n%v\n%v", j, after)
 	}
 	// The retention setting deletes its games; the updates stay.
-	ids, err := e.st.ExpirePGNs(context.Background(), e.clk.Now().Add(time.Second), e.clk.Now())
+	ids, err := e.st.ExpirePGNs(context.Background(), e.Clk.Now().Add(time.Second), e.Clk.Now())
 	if err != nil || !slices.Equal(ids, []string{id}) {
 		t.Fatalf("expired %v %v", ids, err)
 	}
 	e.wl.PGNsExpired(ids)
-	if p := e.job(id).GetSpsaProgress(); p.GetPgns() != 0 || p.GetUpdates() != 3 {
+	if p := e.Job(id).GetSpsaProgress(); p.GetPgns() != 0 || p.GetUpdates() != 3 {
 		t.Fatalf("after expiry: %d games stored, %d updates", p.GetPgns(), p.GetUpdates())
 	}
 	e.restart()
-	if p := e.job(id).GetSpsaProgress(); p.GetPgns() != 0 || p.GetUpdates() != 3 {
+	if p := e.Job(id).GetSpsaProgress(); p.GetPgns() != 0 || p.GetUpdates() != 3 {
 		t.Fatalf("after expiry and a restart: %d games stored, %d updates", p.GetPgns(), p.GetUpdates())
 	}
 	other := e.create(tuneSpec(10, 4))
-	e.mustSubmit(a, e.mustLease(a), score(4, 0, 1), core.Accepted)
-	g := e.mustLease(a)
-	if err := e.c.Cancel(context.Background(), carol, other, "enough"); err != nil {
+	e.MustSubmit(a, e.MustLease(a), score(4, 0, 1), core.Accepted)
+	g := e.MustLease(a)
+	if err := e.C.Cancel(context.Background(), carol, other, "enough"); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := e.submit(a, g, score(4, 1, 1)); v != core.Discarded {
+	if v, _ := e.Submit(a, g, score(4, 1, 1)); v != core.Discarded {
 		t.Errorf("a result after cancel: %v", v)
 	}
-	if c := e.job(other); c.GetState() != arbiterv1.JobState_JOB_STATE_CANCELLED || c.GetSpsaProgress().GetUpdates() != 1 {
+	if c := e.Job(other); c.GetState() != arbiterv1.JobState_JOB_STATE_CANCELLED || c.GetSpsaProgress().GetUpdates() != 1 {
 		t.Errorf("cancelled tune: %v", c)
 	}
 	if st := e.wl.Stats(); st.Jobs[core.JobKey{Kind: Kind, State: "done"}] != 1 || st.Jobs[core.JobKey{Kind: Kind, State: "cancelled"}] != 1 {
@@ -418,17 +418,17 @@ func TestBadStoredUpdateIsAProblem(t *testing.T) {
 	e := newEnv(t, Config{})
 	bad := e.create(tuneSpec(40, 4))
 	good := e.create(tuneSpec(40, 4))
-	a, b := e.worker("a", 0), e.worker("b", 0)
+	a, b := e.Worker("a", 0), e.Worker("b", 0)
 	for range 2 { // two leases out at once: one of each tune (throughput shares)
-		ga, gb := e.mustLease(a), e.mustLease(b)
-		e.mustSubmit(a, ga, score(4, 1, 0), core.Accepted)
-		e.mustSubmit(b, gb, score(4, 1, 0), core.Accepted)
+		ga, gb := e.MustLease(a), e.MustLease(b)
+		e.MustSubmit(a, ga, score(4, 1, 0), core.Accepted)
+		e.MustSubmit(b, gb, score(4, 1, 0), core.Accepted)
 	}
 	if len(e.updates(bad)) == 0 || len(e.updates(good)) == 0 {
 		t.Fatalf("updates: %d of one tune, %d of the other; want some of each", len(e.updates(bad)), len(e.updates(good)))
 	}
-	goodBefore := e.job(good)
-	e.c.Close()
+	goodBefore := e.Job(good)
+	e.C.Close()
 	e.st.Close()
 	db, err := sql.Open("sqlite", filepath.Join(e.dir, store.FileName))
 	if err != nil {
@@ -443,10 +443,10 @@ func TestBadStoredUpdateIsAProblem(t *testing.T) {
 	if len(ps) != 1 || ps[0].ID != bad || !strings.Contains(ps[0].Error(), "gap") {
 		t.Fatalf("load problems: %v", ps)
 	}
-	if _, err := e.c.Job(bad, false); err == nil {
+	if _, err := e.C.Job(bad, false); err == nil {
 		t.Error("a tune with a broken chain is served")
 	}
-	if j := e.job(good); !proto.Equal(j, goodBefore) {
+	if j := e.Job(good); !proto.Equal(j, goodBefore) {
 		t.Errorf("the other tune changed:\n%v\n%v", goodBefore, j)
 	}
 }
@@ -468,16 +468,16 @@ func TestConvergesThroughCore(t *testing.T) {
 	}
 	id := e.create(spec)
 	m := &synthetic{names: []string{"RFPMargin", "FutMargin"}, opt: []float64{120, 250}, s: 0.03}
-	ws := []*core.Worker{e.worker("a", 0), e.worker("b", 0), e.worker("flaky", 0)}
+	ws := []*core.Worker{e.Worker("a", 0), e.Worker("b", 0), e.Worker("flaky", 0)}
 	var out []core.Grant // leases handed out, answered two rounds later
 	round := 0
-	for e.job(id).GetState() == arbiterv1.JobState_JOB_STATE_RUNNING {
+	for e.Job(id).GetState() == arbiterv1.JobState_JOB_STATE_RUNNING {
 		round++
 		if round > 2000 {
 			t.Fatal("the tune does not end")
 		}
 		for i, w := range ws {
-			g, ok := e.lease(w)
+			g, ok := e.Lease(w)
 			if !ok {
 				continue
 			}
@@ -493,20 +493,20 @@ func TestConvergesThroughCore(t *testing.T) {
 			g := out[0]
 			out = out[1:]
 			w := ws[slices.IndexFunc(ws, func(w *core.Worker) bool { return w.ID == g.Lease.WorkerID })]
-			if _, err := e.submit(w, g, m.play(batchOf(g), 1)); err != nil {
+			if _, err := e.Submit(w, g, m.play(batchOf(g), 1)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if round%9 == 0 {
-			e.expireAll()
+			e.ExpireAll()
 		}
 		if round == 60 || round == 150 {
 			e.restart()
-			ws = []*core.Worker{e.worker("a", 0), e.worker("b", 0), e.worker("flaky", 0)}
+			ws = []*core.Worker{e.Worker("a", 0), e.Worker("b", 0), e.Worker("flaky", 0)}
 			out = nil
 		}
 	}
-	j := e.job(id)
+	j := e.Job(id)
 	us := e.updates(id)
 	batches := map[int]bool{}
 	var order []spsa.Update
@@ -547,16 +547,16 @@ func TestRealEngineBatches(t *testing.T) {
 	spec := tuneSpec(4, 2)
 	spec.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 300}}
 	id := e.create(spec)
-	a := e.worker("a", 0)
+	a := e.Worker("a", 0)
 	for range 2 {
-		g := e.mustLease(a)
+		g := e.MustLease(a)
 		res, err := worker.PlayBatch(context.Background(), batchOf(g), builtin.New)
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.mustSubmit(a, g, res, core.Accepted)
+		e.MustSubmit(a, g, res, core.Accepted)
 	}
-	j := e.job(id)
+	j := e.Job(id)
 	if j.GetState() != arbiterv1.JobState_JOB_STATE_DONE || j.GetSpsaProgress().GetGames() != 8 || len(e.updates(id)) != 2 {
 		t.Fatalf("after two real batches: %v", j.GetSpsaProgress())
 	}

@@ -2,6 +2,7 @@ package web
 
 // BenchmarkPages renders each page from a coordinator whose store holds
 // 1,000 tests (one of them finished after 10,000 games), 500 workers, a
+// finished SPSA tune of 20 parameters (2,000 updates by every worker), a
 // perft job and a reported verify session, and reports the time per page
 // (ns/op; the budget is 50 ms a page). The store is written directly, so
 // that building it takes seconds, and the coordinator then loads it as it
@@ -25,12 +26,17 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/internal/matchspec"
+	"github.com/arbiter-chess/arbiter/internal/spsaspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
+	"github.com/arbiter-chess/arbiter/spsa"
 )
 
 const (
@@ -40,6 +46,8 @@ const (
 	benchBigPairs  = 4 // pairs per batch of the big test
 	benchRunning   = 20
 	benchPositions = 50 // reported verify positions
+	benchParams    = 20 // parameters of the tune
+	benchUpdates   = 2000
 )
 
 // benchPGN is one game of about 80 plies with engine comments, as workers
@@ -65,8 +73,8 @@ func benchPGN(rng *rand.Rand) string {
 }
 
 type benchFixture struct {
-	cl               *cluster
-	big, perft, sess string
+	cl                     *cluster
+	big, perft, sess, tune string
 }
 
 // parallel runs n writes on 32 goroutines (the store commits waiting
@@ -212,12 +220,16 @@ func buildFixture(b *testing.B) (*benchFixture, error) {
 	}); err != nil {
 		return nil, err
 	}
+	tuneID, err := writeTune(ctx, st, rng, workerIDs, now)
+	if err != nil {
+		return nil, err
+	}
 	st.Close()
 	b.Logf("store written in %v", time.Since(start).Round(time.Millisecond))
 	loadStart := time.Now()
 	cl := newCluster(b, clusterOpts{dir: dir, books: bookDir})
 	b.Logf("coordinator loaded 1,000 tests and 500 workers in %v", time.Since(loadStart).Round(time.Millisecond))
-	f := &benchFixture{cl: cl, big: big, sess: "s-benchsession"}
+	f := &benchFixture{cl: cl, big: big, sess: "s-benchsession", tune: tuneID}
 	carol := identity.Identity{Name: "carol", Role: identity.Client}
 	ref, err := cl.c.Core.Create(ctx, carol, perftjob.Kind, &arbiterv1.PerftSpec{Depth: 6})
 	if err != nil {
@@ -237,6 +249,39 @@ func buildFixture(b *testing.B) (*benchFixture, error) {
 		}
 	}
 	return f, nil
+}
+
+// writeTune stores a finished tune of benchParams parameters with
+// benchUpdates updates of 2 pairs, played in turn by every worker, each θ
+// the one the tune's own arithmetic gives.
+func writeTune(ctx context.Context, st *store.Store, rng *rand.Rand, workerIDs []string, now time.Time) (string, error) {
+	spec := &arbiterv1.SpsaSpec{Engine: &arbiterv1.EngineSpec{Name: "dev", Command: matchspec.Embedded}, Pairs: 2 * benchUpdates, BatchPairs: 2,
+		TimeControl: &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 2000}}, BookName: "uho-200.epd", Seed: 5, Throughput: 1}
+	for i := 0; i < benchParams; i++ {
+		spec.Params = append(spec.Params, &arbiterv1.SpsaParam{Name: fmt.Sprintf("Param%02d", i), Start: 100, Min: 0, Max: 1000, CEnd: 10, REnd: 0.002})
+	}
+	tune, err := spsa.New(spsaspec.Config(spec))
+	if err != nil {
+		return "", err
+	}
+	specBytes, _ := proto.Marshal(spec)
+	id := "tbenchtune01"
+	j := &store.Job{ID: id, Kind: spsajob.Kind, State: store.StateDone, CreatedAt: now.Add(-2 * time.Hour), FinishedAt: now.Add(-time.Hour),
+		RootMoves: []string{}, Submitter: "carol", Throughput: 1, UnitsTotal: benchUpdates}
+	if err := st.CreateTune(ctx, j, &store.Tune{JobID: id, Spec: specBytes, BatchPairs: 2}); err != nil {
+		return "", err
+	}
+	ups := make([]store.TuneUpdate, benchUpdates)
+	for k := range ups {
+		p, w, d, l := outcomes(rng, 2)
+		if err := tune.Apply(k, int(w), int(l)); err != nil {
+			return "", err
+		}
+		at := now.Add(-2*time.Hour + time.Duration(k)*time.Second)
+		ups[k] = store.TuneUpdate{JobID: id, Seq: k, Batch: k, UnitID: gamepair.UnitID(id, k), WorkerID: workerIDs[k%len(workerIDs)], Pairs: 2,
+			Penta: p, Wins: w, Draws: d, Losses: l, Theta: tune.Theta(), LeasedAt: at.Add(-time.Second), At: at, ElapsedMS: 1000}
+	}
+	return id, parallel(len(ups), func(i int) error { return st.CommitTuneUpdate(ctx, &ups[i], nil, nil, nil) })
 }
 
 var benchReport = &arbiterv1.VerifyPositionReport{Fen: "4k3/8/P7/8/8/8/8/4K3 w - - 0 1", Depth: 4, Status: "bug", Reference: "3000",
@@ -260,6 +305,7 @@ func BenchmarkPages(b *testing.B) {
 		{"games", "/tests/" + f.big + "/games?page=5"},
 		{"game-viewer", "/tests/" + f.big + "/games/7/3"},
 		{"perft", "/perft/" + f.perft},
+		{"tune-20-params", "/tunes/" + f.tune},
 		{"verify", "/verify/" + f.sess},
 		{"workers-500", "/workers"},
 		{"submit", "/submit"},

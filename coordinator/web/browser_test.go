@@ -21,6 +21,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -393,6 +394,44 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("tune %s: %d updates, %d games; want 3 and 12", tuneID, sp.GetUpdates(), sp.GetGames())
 	}
 	same(t, "list, verify row", c.fields(`tr[data-job="verify.`+eng.Session()+`"]`), map[string]string{"positions": "3", "bugs": "2"})
+
+	c.visit("/tunes/"+tuneID, "tune")
+	same(t, "tune page", c.fields("#status"), map[string]string{
+		"state": "done", "updates": u(sp.GetUpdates()), "batches_total": u(sp.GetBatchesTotal()), "pairs_done": u(sp.GetPairsDone()),
+		"batches_leased": u(sp.GetBatchesLeased()), "active_workers": u(uint64(tuneJob.GetProgress().GetActiveWorkers())),
+		"games": u(sp.GetGames()), "pgns": u(sp.GetPgns()), "wins": u(sp.GetWins()), "draws": u(sp.GetDraws()), "losses": u(sp.GetLosses()),
+		"penta": pentaOf(sp.GetPentanomial()), "priority": fmt.Sprint(tuneJob.GetSpsa().GetPriority()),
+		"throughput": fmt.Sprint(tuneJob.GetSpsa().GetThroughput())})
+	for i, p := range sp.GetParams() {
+		ck, rk := p.GetC(), p.GetR()
+		same(t, "tune page, "+p.GetName(), c.fields(`#params tr[data-param="`+p.GetName()+`"]`), map[string]string{
+			"start": exact(p.GetStart()), "current": exact(p.GetCurrent()), "engine": fmt.Sprint(math.Round(p.GetCurrent())),
+			"min": exact(p.GetMin()), "max": exact(p.GetMax()), "c": exact(ck), "a": exact(rk * ck * ck), "r": exact(rk),
+			"c_end": exact(p.GetCEnd()), "r_end": exact(p.GetREnd())})
+		traj := p.GetTrajectory()
+		if len(traj) != len(sp.GetTrajectoryUpdates()) || traj[len(traj)-1] != p.GetCurrent() || p.GetCurrent() == p.GetStart() {
+			t.Errorf("tune %s, %s: trajectory %v at %v, now %v from %v: not a trajectory that moved", tuneID, p.GetName(), traj,
+				sp.GetTrajectoryUpdates(), p.GetCurrent(), p.GetStart())
+		}
+		desc := eval[string](c, fmt.Sprintf(`document.getElementById('traj%d-d').textContent`, i))
+		if want := fmt.Sprintf("to %s after %d updates", paramValue(p, p.GetCurrent()), sp.GetUpdates()); !strings.Contains(desc, want) {
+			t.Errorf("tune page, %s chart: %q, want %q", p.GetName(), desc, want)
+		}
+		pts := eval[int](c, fmt.Sprintf(`document.querySelector('#traj%d-t').parentElement.querySelector('polyline').getAttribute('points').trim().split(/\s+/).length`, i))
+		if pts != len(traj) {
+			t.Errorf("tune page, %s chart: %d points, the snapshot's trajectory has %d", p.GetName(), pts, len(traj))
+		}
+	}
+	if n := eval[int](c, `document.querySelectorAll('svg.chart').length`); n != len(sp.GetParams()) {
+		t.Errorf("tune page: %d charts for %d parameters", n, len(sp.GetParams()))
+	}
+	for _, w := range sp.GetWorkers() {
+		same(t, "tune page, worker "+w.GetWorkerId(), c.fields(`#tune-workers tr[data-worker="`+w.GetWorkerId()+`"]`), map[string]string{
+			"games": u(w.GetGames()), "time_scale": f2(w.GetTimeScale()), "bench_nps": strings.Join(splitThousands(w.GetBenchNps()), " ")})
+	}
+	if len(sp.GetWorkers()) == 0 {
+		t.Errorf("tune %s: no workers in its snapshot", tuneID)
+	}
 
 	c.visit("/tests/"+sprtID, "test")
 	same(t, "test page", c.fields("#status"), map[string]string{

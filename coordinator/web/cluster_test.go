@@ -17,6 +17,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/identity"
@@ -67,7 +68,7 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	cl.st = st
 	ctx := context.Background()
 	c, err := coordinator.New(ctx, coordinator.Config{Store: st, Token: adminToken, LeaseDuration: 3 * time.Second,
-		TargetUnitDuration: 50 * time.Millisecond, Games: gamejob.Config{BatchDuration: time.Second}})
+		TargetUnitDuration: 50 * time.Millisecond, Games: gamejob.Config{Settings: gamepair.Settings{BatchDuration: time.Second}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,9 @@ var funcs = template.FuncMap{
 	"progress":   progressBar,
 	"board":      func(fen string) template.HTML { return boardSVG(fen, "", 36) },
 	"testURL":    func(id string) string { return "/tests/" + url.PathEscape(id) },
+	"tuneURL":    func(id string) string { return "/tunes/" + url.PathEscape(id) },
+	"paramValue": paramValue,
+	"sig":        sig,
 	"jobURL":     jobURL,
 	"verifyURL":  func(id string) string { return "/verify/" + url.PathEscape(id) },
 	"add":        func(a, b int) int { return a + b },
@@ -209,6 +212,9 @@ func pentaString(p *arbiterv1.Pentanomial) string {
 func jobURL(j *arbiterv1.Job) string {
 	if j.GetMatch() != nil {
 		return "/tests/" + url.PathEscape(j.GetJobId())
+	}
+	if j.GetSpsa() != nil {
+		return "/tunes/" + url.PathEscape(j.GetJobId())
 	}
 	return "/perft/" + url.PathEscape(j.GetJobId())
 }

@@ -116,6 +116,20 @@ func TestFormatting(t *testing.T) {
 			t.Errorf("chart: %.300s", svg)
 		}
 	}
+	p := &arbiterv1.SpsaParamState{Name: "Margin<1>", Start: 75, Min: 20, Max: 300, Trajectory: []float64{75, 77.5, 80.25, 79}}
+	traj := string(trajectoryChart(3, p, []uint64{0, 2, 4, 5}))
+	for _, want := range []string{`id="traj3-t"`, "Margin&lt;1&gt; against updates", "from 75 at the start to 79 after 5 updates (range 20 to 300)",
+		">updates</text>", "start 75", "<polyline"} {
+		if !strings.Contains(traj, want) {
+			t.Errorf("trajectory chart: no %q in %.400s", want, traj)
+		}
+	}
+	if strings.Contains(traj, "NaN") || strings.Contains(traj, "Margin<1>") {
+		t.Errorf("trajectory chart: %.400s", traj)
+	}
+	if trajectoryChart(0, &arbiterv1.SpsaParamState{Trajectory: []float64{1}}, []uint64{0}) != "" {
+		t.Error("trajectory of no update drawn")
+	}
 	if b := boardSVG("not a fen", "", 30); b != "" {
 		t.Error("board of a bad FEN drawn")
 	}
@@ -147,8 +161,8 @@ func TestLocalPath(t *testing.T) {
 	}
 }
 
-// The workers' "excluded from" cell: tests linked, tunes named (they have
-// no page), a dash for none.
+// The workers' "excluded from" cell: tests and tunes linked, a dash for
+// none.
 func TestWorkersRowsExcludedFrom(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	cell := func(tests, tunes []string) string {
@@ -164,8 +178,8 @@ func TestWorkersRowsExcludedFrom(t *testing.T) {
 	}{
 		{nil, nil, "-"},
 		{[]string{"t1"}, nil, `<a href="/tests/t1">t1</a>`},
-		{nil, []string{"s1", "s2"}, "tune s1, tune s2"},
-		{[]string{"t1"}, []string{"s<1"}, `<a href="/tests/t1">t1</a>, tune s&lt;1`},
+		{nil, []string{"s1", "s2"}, `tune <a href="/tunes/s1">s1</a>, tune <a href="/tunes/s2">s2</a>`},
+		{[]string{"t1"}, []string{"s<1"}, `<a href="/tests/t1">t1</a>, tune <a href="/tunes/s%3C1">s&lt;1</a>`},
 	} {
 		if got := cell(c.tests, c.tunes); got != c.want {
 			t.Errorf("excluded from tests %v, tunes %v: %q, want %q", c.tests, c.tunes, got, c.want)

@@ -13,8 +13,7 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-// The list of work: tests, perft jobs, SPSA tunes (read-only: they have no
-// page of their own) and verify sessions, newest first, filtered by kind,
+// The list of work: tests, perft jobs, SPSA tunes and verify sessions, newest first, filtered by kind,
 // state and submitter, a page at a time.
 
 // PageSize is the number of rows of a list page.

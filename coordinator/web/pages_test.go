@@ -103,6 +103,9 @@ func TestPagesRender(t *testing.T) {
 		{"/tests?kind=test&state=pending", []string{test.ID}},
 		{"/?kind=spsa&state=pending&submitter=carol", []string{tune.ID, "SPSA tunes", "RFPMargin 75 (from 75), FutMargin 90 (from 90)",
 			"nodes=1000", `<span data-field="updates">0</span>/<span data-field="batches_total">20</span>`, "pending"}},
+		{"/tunes/" + tune.ID, []string{"Tune " + tune.ID + ": dev", "RFPMargin", "FutMargin", "uho-200.epd", "40 game pairs in batches of 2",
+			`<span data-field="updates">0</span> of <span data-field="batches_total">20</span>`, "pending", "alpha 0.602, gamma 0.101, A ratio 0.1",
+			`<td class="num" data-field="start" data-value="75">75</td>`, "The trajectories appear after the first update", "No worker has played this tune yet"}},
 		{"/tests/" + test.ID, []string{"Engine A (under test)", "uho-200.epd", "no decision yet", "arbiter-sprt/?var-test=" + test.ID}},
 		{"/tests/" + test.ID + "/games", []string{"No games counted yet"}},
 		{"/perft/" + perft.ID, []string{"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", "Published value", "8902", "Divide"}},
@@ -131,28 +134,39 @@ func TestPagesRender(t *testing.T) {
 			t.Errorf("GET %s: %d, the tune listed: %v", path, r.status, strings.Contains(r.body, tune.ID))
 		}
 	}
-	if body := b.get("/").body; !strings.Contains(body[strings.Index(body, `id="spsa"`)+1:], tune.ID) {
-		t.Errorf("GET /: tune %s not in the SPSA table", tune.ID)
+	if body := b.get("/").body; !strings.Contains(body[strings.Index(body, `id="spsa"`)+1:], `<a href="/tunes/`+tune.ID+`">`) {
+		t.Errorf("GET /: tune %s not linked in the SPSA table", tune.ID)
+	}
+	if r := b.get("/jobs/" + tune.ID); r.status != http.StatusSeeOther || r.location != "/tunes/"+tune.ID {
+		t.Errorf("GET /jobs/%s: %d to %q", tune.ID, r.status, r.location)
 	}
 	// A live stream answers with the live region at once.
-	ctxT, cancel := context.WithTimeout(ctx, 5*time.Second)
+	for _, path := range []string{"/tests/" + test.ID, "/tunes/" + tune.ID} {
+		got, ctype := firstLiveUpdate(t, cl.web.URL+path+"?live=1")
+		if ctype != "text/event-stream" || !strings.Contains(got, "data: ") || !strings.Contains(got, `id="status"`) {
+			t.Fatalf("live stream of %s: %s %q", path, ctype, got)
+		}
+	}
+}
+
+// firstLiveUpdate reads a live stream up to its first update.
+func firstLiveUpdate(t *testing.T, u string) (events, contentType string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctxT, "GET", cl.web.URL+"/tests/"+test.ID+"?live=1", nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	buf := make([]byte, 64<<10)
-	n, _ := resp.Body.Read(buf)
+	n, err := resp.Body.Read(buf)
 	got := string(buf[:n])
 	for !strings.Contains(got, "event: update") && err == nil {
 		n, err = resp.Body.Read(buf)
 		got += string(buf[:n])
 	}
-	resp.Body.Close()
-	if resp.Header.Get("Content-Type") != "text/event-stream" || !strings.Contains(got, "data: ") {
-		t.Fatalf("live stream: %s %q", resp.Header.Get("Content-Type"), got)
-	}
+	return got, resp.Header.Get("Content-Type")
 }
 
 // countJobs is the number of jobs the core holds.
@@ -167,6 +181,10 @@ func TestBadInput(t *testing.T) {
 	cl := newCluster(t, clusterOpts{books: bookDir})
 	ctx := context.Background()
 	test, err := cl.c.Core.Create(ctx, cl.carol(), gamejob.Kind, testSpec(t, 1000, 0, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tune, err := cl.c.Core.Create(ctx, cl.carol(), spsajob.Kind, tuneSpec(t, 1000, 40))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,6 +228,11 @@ func TestBadInput(t *testing.T) {
 		{"unknown test", anon, "GET", "/tests/s000000000000", nil, false, 404, "unknown job"},
 		{"unknown perft job", anon, "GET", "/perft/pnope", nil, false, 404, "unknown job"},
 		{"test as perft", anon, "GET", "/perft/" + test.ID, nil, false, 404, "is not a perft job"},
+		{"test as tune", anon, "GET", "/tunes/" + test.ID, nil, false, 404, "is not an SPSA tune"},
+		{"tune as test", anon, "GET", "/tests/" + tune.ID, nil, false, 404, "is not a match or SPRT test (its page: /jobs/" + tune.ID + ")"},
+		{"unknown tune", anon, "GET", "/tunes/snope", nil, false, 404, "unknown job"},
+		{"tune's priority", carol, "POST", "/jobs/" + tune.ID + "/priority", url.Values{"priority": {"1"}, "throughput": {"1"}}, true, 409, "its priority cannot change"},
+		{"cancel another's tune", dave, "POST", "/jobs/" + tune.ID + "/cancel", url.Values{}, true, 403, "only its submitter or an admin"},
 		{"unknown verify session", anon, "GET", "/verify/s-nothing-here", nil, false, 404, "unknown verify session"},
 		{"unknown page", anon, "GET", "/nowhere", nil, false, 404, "is not a page"},
 		{"bad state filter", anon, "GET", "/tests?state=sleeping", nil, false, 400, "state \"sleeping\""},
@@ -276,6 +299,24 @@ func TestBadInput(t *testing.T) {
 	}
 	if m := cl.job(t, cl.dial(t, cl.client), test.ID).GetMatch(); m.GetPriority() != 3 || m.GetThroughput() != 2.5 {
 		t.Fatalf("priority after the form: %v", m)
+	}
+	// A tune's submitter may cancel it from its page, not change its
+	// priority (the tune workload has no SetPriority); others see neither.
+	page := carol.get("/tunes/" + tune.ID).body
+	if !strings.Contains(page, `action="/jobs/`+tune.ID+`/cancel"`) || strings.Contains(page, `/priority"`) {
+		t.Errorf("tune page for its submitter: cancel form %v, priority form %v", strings.Contains(page, "/cancel\""), strings.Contains(page, "/priority\""))
+	}
+	if page := dave.get("/tunes/" + tune.ID).body; strings.Contains(page, `/cancel"`) {
+		t.Error("tune page offers another client the cancel form")
+	}
+	if r := carol.post("/jobs/"+tune.ID+"/cancel", url.Values{"csrf": {carol.csrf()}}); r.status != 303 || r.location != "/tunes/"+tune.ID {
+		t.Fatalf("cancel the tune: %d to %q %s", r.status, r.location, excerpt(r.body))
+	}
+	if j := cl.job(t, cl.dial(t, cl.client), tune.ID); j.GetState() != arbiterv1.JobState_JOB_STATE_CANCELLED || !strings.Contains(j.GetError(), "cancelled by carol") {
+		t.Fatalf("tune after the cancel form: %v %q", j.GetState(), j.GetError())
+	}
+	if page := carol.get("/tunes/" + tune.ID).body; !strings.Contains(page, "cancelled by carol") || strings.Contains(page, `/cancel"`) {
+		t.Errorf("tune page after cancel: %s", excerpt(page))
 	}
 	// Signing out drops the credential.
 	if r := carol.post("/signout", url.Values{"csrf": {carol.csrf()}}); r.status != 303 {

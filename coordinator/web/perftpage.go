@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"net/url"
 	"sort"
 	"time"
 
@@ -35,13 +34,9 @@ type perftData struct {
 
 func (s *Server) perftPage(r *http.Request, v *view) error {
 	id := r.PathValue("id")
-	snap, err := s.cfg.Core.Job(id, true)
+	j, err := s.jobOf(id, "a perft job", func(j *arbiterv1.Job) bool { return j.GetPerft() != nil })
 	if err != nil {
 		return err
-	}
-	j, ok := snap.(*arbiterv1.Job)
-	if !ok || j.GetPerft() == nil {
-		return pageError(http.StatusNotFound, "Not a perft job", "Job %s is not a perft job (see /tests/%s).", clipQ(id), url.PathEscape(id))
 	}
 	prog, err := s.cfg.Perft.Progress(id)
 	if err != nil {

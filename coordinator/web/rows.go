@@ -101,8 +101,9 @@ func workersRows(ws []workerView, now time.Time) template.HTML {
 			if k > 0 || len(w.Activity.Excluded) > 0 {
 				b.raw(", ")
 			}
-			b.raw("tune ") // tunes have no page to link
+			b.raw(`tune <a href="/tunes/`, url.PathEscape(id), `">`)
 			b.esc(id)
+			b.raw("</a>")
 		}
 		b.raw("</td></tr>\n")
 	}
@@ -131,8 +132,8 @@ func orDash(s string) string {
 	return s
 }
 
-// testWorkerRows renders a test page's per-worker table rows.
-func testWorkerRows(rows []workerRow) template.HTML {
+// gameWorkerRows renders the per-worker table rows of a test's or a tune's page.
+func gameWorkerRows(rows []workerRow) template.HTML {
 	var b rowsHTML
 	b.Grow(len(rows) * 600)
 	for _, w := range rows {

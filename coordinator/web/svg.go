@@ -58,10 +58,12 @@ func progressBar(done, total uint64) template.HTML {
 		int(w), int(h), int(w), int(h), done, total, ff(w), ff(h), ff(w*frac), ff(h)))
 }
 
-// chart is a line chart against games.
+// chart is a line chart against games (or against xLabel).
 type chart struct {
 	id            string
 	title, desc   string
+	xLabel        string // "" for games
+	xWhole        bool   // x counts something whole (updates): no ticks between
 	yLabel        string
 	xMax          float64
 	yMin, yMax    float64
@@ -105,7 +107,9 @@ func tickLabel(v float64) string {
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return strconv.FormatInt(int64(v), 10)
 	}
-	return strconv.FormatFloat(v, 'f', -1, 64)
+	// Six digits: a tick reached by adding steps carries rounding error
+	// (0.30000000000000004).
+	return strconv.FormatFloat(v, 'g', 6, 64)
 }
 
 // open starts the SVG with axes, grid and labels.
@@ -122,13 +126,21 @@ func (c *chart) open(b *strings.Builder) {
 		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="end" font-size="11" fill="#3d4651">%s</text>`, ff(chartLeft-6), ff(y+4), tickLabel(v))
 	}
 	for _, v := range ticks(0, c.xMax, 6) {
+		if c.xWhole && v != math.Trunc(v) {
+			continue
+		}
 		x := c.x(v)
 		fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#e3e7ec"/>`, ff(x), ff(x), ff(chartTop), ff(bottom))
 		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="middle" font-size="11" fill="#3d4651">%s</text>`, ff(x), ff(bottom+15), tickLabel(v))
 	}
 	fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#59636e"/>`, ff(chartLeft), ff(right), ff(bottom), ff(bottom))
 	fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#59636e"/>`, ff(chartLeft), ff(chartLeft), ff(chartTop), ff(bottom))
-	fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="middle" font-size="11" fill="#3d4651">games</text>`, ff((chartLeft+right)/2), ff(c.height-4))
+	xLabel := c.xLabel
+	if xLabel == "" {
+		xLabel = "games"
+	}
+	fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="middle" font-size="11" fill="#3d4651">%s</text>`, ff((chartLeft+right)/2), ff(c.height-4),
+		html.EscapeString(xLabel))
 	fmt.Fprintf(b, `<text x="12" y="%s" text-anchor="middle" font-size="11" fill="#3d4651" transform="rotate(-90 12 %s)">%s</text>`,
 		ff((chartTop+bottom)/2), ff((chartTop+bottom)/2), html.EscapeString(c.yLabel))
 }
@@ -146,6 +158,18 @@ func (c *chart) polyline(b *strings.Builder, pts []gamejob.HistoryPoint, val fun
 	fmt.Fprintf(b, `<polyline clip-path="url(#%s-clip)" fill="none" stroke="%s" stroke-width="2" points="`, c.id, color)
 	for _, p := range pts {
 		fmt.Fprintf(b, "%s,%s ", ff(c.x(float64(p.Games))), ff(c.y(val(p))))
+	}
+	b.WriteString(`"/>`)
+}
+
+// line draws the points (xs[i], ys[i]).
+func (c *chart) line(b *strings.Builder, xs, ys []float64, color string) {
+	fmt.Fprintf(b, `<polyline clip-path="url(#%s-clip)" fill="none" stroke="%s" stroke-width="2" points="`, c.id, color)
+	for i := range xs {
+		b.WriteString(ff(c.x(xs[i])))
+		b.WriteByte(',')
+		b.WriteString(ff(c.y(ys[i])))
+		b.WriteByte(' ')
 	}
 	b.WriteString(`"/>`)
 }
@@ -214,6 +238,43 @@ func eloChart(pts []gamejob.HistoryPoint) template.HTML {
 	b.WriteString(`"/>`)
 	c.hline(&b, 0, "#59636e", "")
 	c.polyline(&b, with, func(p gamejob.HistoryPoint) float64 { return p.Elo }, "#1f5fa8")
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// trajectoryChart is one parameter of a tune against updates: its value
+// at each trajectory point, with its start as a dashed line. The vertical
+// range follows the trajectory (the parameter's [min, max] is usually far
+// wider than where it moves) and is shown in the description. n numbers
+// the chart's ids on the page.
+func trajectoryChart(n int, p *arbiterv1.SpsaParamState, updates []uint64) template.HTML {
+	traj := p.GetTrajectory()
+	if len(traj) < 2 || len(traj) != len(updates) {
+		return ""
+	}
+	last := updates[len(updates)-1]
+	c := &chart{id: "traj" + strconv.Itoa(n), width: 460, height: 200, xLabel: "updates", xWhole: true, yLabel: p.GetName(),
+		xMax: float64(max(last, 1)), title: p.GetName() + " against updates",
+		desc: fmt.Sprintf("%s went from %s at the start to %s after %d updates (range %s to %s).", p.GetName(),
+			paramValue(p, p.GetStart()), paramValue(p, traj[len(traj)-1]), last, paramValue(p, p.GetMin()), paramValue(p, p.GetMax()))}
+	c.yMin, c.yMax = p.GetStart(), p.GetStart()
+	for _, v := range traj {
+		c.yMin, c.yMax = min(c.yMin, v), max(c.yMax, v)
+	}
+	pad := max((c.yMax-c.yMin)*0.1, math.Abs(p.GetStart())*0.01, 1e-6)
+	c.yMin, c.yMax = max(c.yMin-pad, p.GetMin()), min(c.yMax+pad, p.GetMax())
+	if c.yMax <= c.yMin {
+		c.yMin, c.yMax = p.GetMin(), p.GetMax()
+	}
+	xs := make([]float64, len(updates))
+	for i, u := range updates {
+		xs[i] = float64(u)
+	}
+	var b strings.Builder
+	b.Grow(2000 + 16*len(xs))
+	c.open(&b)
+	c.hline(&b, p.GetStart(), "#59636e", "start "+paramValue(p, p.GetStart()))
+	c.line(&b, xs, traj, "#1f5fa8")
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }

@@ -16,17 +16,23 @@ import (
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
-// testJob returns test id's snapshot, or a page saying it is not one.
-func (s *Server) testJob(id string) (*arbiterv1.Job, error) {
+// jobOf returns job id's snapshot when is accepts it, or a page saying it
+// is not what (with its article) and where its page is.
+func (s *Server) jobOf(id, what string, is func(*arbiterv1.Job) bool) (*arbiterv1.Job, error) {
 	snap, err := s.cfg.Core.Job(id, true)
 	if err != nil {
 		return nil, err
 	}
 	j, ok := snap.(*arbiterv1.Job)
-	if !ok || j.GetMatch() == nil {
-		return nil, pageError(http.StatusNotFound, "Not a test", "Job %s is not a match or SPRT test (see /perft/%s).", clipQ(id), url.PathEscape(id))
+	if !ok || !is(j) {
+		return nil, pageError(http.StatusNotFound, "Not "+what, "Job %s is not %s (its page: /jobs/%s).", clipQ(id), what, url.PathEscape(id))
 	}
 	return j, nil
+}
+
+// testJob returns test id's snapshot, or a page saying it is not one.
+func (s *Server) testJob(id string) (*arbiterv1.Job, error) {
+	return s.jobOf(id, "a match or SPRT test", func(j *arbiterv1.Job) bool { return j.GetMatch() != nil })
 }
 
 type workerRow struct {
@@ -38,15 +44,15 @@ type workerRow struct {
 }
 
 type testData struct {
-	Job        *arbiterv1.Job
-	State      string
-	Report     string // the fastchess-style report, as arbiter status prints it
-	Verdict    string
-	Params     *sprt.Params
-	LLRChart   template.HTML
-	EloChart   template.HTML
-	Workers    []workerRow
-	WorkerRows template.HTML
+	Job         *arbiterv1.Job
+	State       string
+	Report      string // the fastchess-style report, as arbiter status prints it
+	Verdict     string
+	Params      *sprt.Params
+	LLRChart    template.HTML
+	EloChart    template.HTML
+	Workers     []workerRow
+	WorkerTable workerTable
 	// Sigs are the distinct bench signatures of the workers that played
 	// (a difference means different engine builds).
 	Sigs      []string
@@ -57,6 +63,13 @@ type testData struct {
 	Form      *manageForm
 }
 
+// workerTable is the per-worker table of a test's or a tune's page.
+type workerTable struct {
+	ID   string // the table's element id
+	Of   string // "test" or "tune"
+	Rows template.HTML
+}
+
 // manageForm is what the priority and cancel forms need.
 type manageForm struct {
 	ID               string
@@ -64,6 +77,9 @@ type manageForm struct {
 	MinPrio, MaxPrio int
 	Priority         int32
 	Share            float64
+	// CancelOnly leaves the priority form out, for jobs whose priority
+	// cannot change (SPSA tunes).
+	CancelOnly bool
 }
 
 // maxEventsShown bounds the incidents a test page lists (newest first).
@@ -119,7 +135,7 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 		}
 		d.Workers = append(d.Workers, row)
 	}
-	d.WorkerRows = testWorkerRows(d.Workers)
+	d.WorkerTable = workerTable{ID: "test-workers", Of: "test", Rows: gameWorkerRows(d.Workers)}
 	for sig := range sigs {
 		d.Sigs = append(d.Sigs, strconv.FormatUint(sig, 10))
 	}

@@ -1,7 +1,8 @@
 // Package web serves the coordinator's pages: the running, pending and
 // finished tests, perft jobs and verify sessions (/ and /tests), a test
 // (/tests/{id}, with its LLR and Elo charts, workers, incidents and games),
-// a perft job (/perft/{id}), a verify session's findings (/verify/{id}) and
+// a perft job (/perft/{id}), an SPSA tune (/tunes/{id}, with a chart of
+// each parameter's trajectory), a verify session's findings (/verify/{id}) and
 // the workers (/workers); and, for a signed-in client or admin, forms to
 // submit an SPRT, a match or a perft job, cancel one, and change a running
 // job's priority or throughput share.
@@ -67,7 +68,8 @@ type Config struct {
 	Core  *core.Core
 	Perft *perftjob.Workload
 	Games *gamejob.Workload
-	// Tunes, when set, shows SPSA tunes (read-only) on the list page.
+	// Tunes, when set, shows which workers running SPSA tunes bar (the
+	// workers page). Tunes are listed and shown through Core either way.
 	Tunes       *spsajob.Workload
 	Verify      *verifyjob.Workload
 	Credentials *credentials.Manager
@@ -174,7 +176,7 @@ func csrfKey(ctx context.Context, st *store.Store) ([]byte, error) {
 }
 
 // pageNames are the templates of templates/ that are whole pages.
-var pageNames = []string{"list", "test", "games", "game", "perft", "verify", "workers", "submit", "signin", "error"}
+var pageNames = []string{"list", "test", "games", "game", "perft", "tune", "verify", "workers", "submit", "signin", "error"}
 
 func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html")
@@ -203,6 +205,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /tests/{id}/pgn", s.guard(s.downloadPGN))
 	s.mux.HandleFunc("GET /tests/{id}/games/{batch}/{game}/pgn", s.guard(s.downloadGame))
 	s.mux.HandleFunc("GET /perft/{id}", s.page(s.perftPage))
+	s.mux.HandleFunc("GET /tunes/{id}", s.page(s.tunePage))
 	s.mux.HandleFunc("GET /verify/{id}", s.page(s.verifyPage))
 	s.mux.HandleFunc("GET /workers", s.page(s.workersPage))
 	s.mux.HandleFunc("GET /jobs/{id}", s.guard(s.jobRedirect))

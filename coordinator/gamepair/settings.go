@@ -1,0 +1,67 @@
+package gamepair
+
+import (
+	"time"
+
+	"github.com/arbiter-chess/arbiter/match"
+)
+
+// Settings tune what both game workloads (tests and SPSA tunes) do alike:
+// how a job that fixes no batch size gets one, and when a worker gets no
+// more batches of a job. Zero values take the defaults (Defaults).
+type Settings struct {
+	// ReferenceNPS is the bench speed a job's clock is meant for when the
+	// job names none (DefaultReferenceNPS).
+	ReferenceNPS uint64
+	// BatchDuration is the wall time a batch should take when the job does
+	// not fix its batch size (30s).
+	BatchDuration time.Duration
+	// MaxAutoBatchPairs bounds automatic batch sizes (32).
+	MaxAutoBatchPairs int
+	// IncidentWindow is the number of a worker's most recent games of a job
+	// over which its incident rate is judged (40), once it has played half
+	// of them.
+	IncidentWindow int
+	// IncidentMaxRate is the share of those games with a worker-caused
+	// incident (time loss, hang, lost lease) above which the worker gets no
+	// more batches of the job (0.2).
+	IncidentMaxRate float64
+}
+
+// Defaults fills in the zero values.
+func (s *Settings) Defaults() {
+	if s.ReferenceNPS == 0 {
+		s.ReferenceNPS = DefaultReferenceNPS
+	}
+	if s.BatchDuration <= 0 {
+		s.BatchDuration = 30 * time.Second
+	}
+	if s.MaxAutoBatchPairs <= 0 {
+		s.MaxAutoBatchPairs = 32
+	}
+	if s.IncidentWindow <= 0 {
+		s.IncidentWindow = 40
+	}
+	if s.IncidentMaxRate <= 0 {
+		s.IncidentMaxRate = 0.2
+	}
+}
+
+// Reference is the speed a job's clock is meant for: the job's own
+// reference speed (specNPS), or ReferenceNPS when it names none.
+func (s *Settings) Reference(specNPS uint64) uint64 {
+	if specNPS != 0 {
+		return specNPS
+	}
+	return s.ReferenceNPS
+}
+
+// AutoBatchPairs is the batch size of a job under lim that fixes none: a
+// batch takes about BatchDuration at the job's reference speed.
+func (s *Settings) AutoBatchPairs(lim match.Limits, specNPS uint64) int {
+	return AutoBatchPairs(lim, s.Reference(specNPS), s.BatchDuration, s.MaxAutoBatchPairs)
+}
+
+// NewWorkers is a job's empty record of workers, judged over
+// IncidentWindow games at IncidentMaxRate.
+func (s *Settings) NewWorkers() *Workers { return NewWorkers(s.IncidentWindow, s.IncidentMaxRate) }
