@@ -8,34 +8,27 @@ import (
 	"sync/atomic"
 )
 
-// maxPerftPly bounds the recursion depth of one perft search.
-const maxPerftPly = 64
-
 // MaxPerftDepth is the deepest perft accepted (deeper runs would not finish
 // in any lifetime, and the ply stack is fixed).
 const MaxPerftDepth = 40
-
-// perftStack holds what the statistics walk needs (it makes every leaf
-// move on a Position, to classify it): positions are copied into the next
-// slot (copy-make) and move lists are reused, so nothing is allocated per
-// node.
-type perftStack struct {
-	pos   [maxPerftPly]Position
-	moves [maxPerftPly]MoveList
-	stats *PerftStats
-}
 
 //go:generate go run ./internal/perftgen
 
 // perftCore is one thread's node counter: the generated per-side code of
 // perft_gen.go on perftBoards, with a move list per ply above the last two
-// and the thread's share of the table counters.
+// and the thread's share of the table counters. With a slice set, it counts
+// only the part of the tree the slice names (perftcounter.go).
 type perftCore struct {
 	castle perftCastling
 	table  *PerftTable
+	stab   *PerftStatsTable // for statistics (perftstats.go), or nil
 	stats  PerftTableStats
 	sink   uint64        // keeps the bucket-touching loads of expand alive
 	harm   perftHarmless // perft2's, one at a time
+	// slice restricts counting to one slice of the tree; salt1 and salt2
+	// set apart the table entries of counts so restricted (zero: none).
+	slice        PerftSlice
+	salt1, salt2 uint64
 	// keys[ply] holds the table hashes of the children at ply (with a
 	// table only).
 	keys  [][maxPerftMoves][2]uint64
@@ -55,18 +48,24 @@ func newPerftCore(p *Position, t *PerftTable, depth int) *perftCore {
 	return c
 }
 
-// flush adds the thread's table counters to the table's.
+// flush adds the thread's table counters to the table's and starts them
+// again from zero.
 func (c *perftCore) flush() {
 	if c.table != nil {
 		c.table.addStats(c.stats)
 	}
+	c.stats = PerftTableStats{}
 }
 
 // perft counts the leaves depth plies below b (depth >= 1), through the
 // table when there is one.
-func (c *perftCore) perft(b *perftBoard, depth int) uint64 {
+func (c *perftCore) perft(b *perftBoard, depth int) uint64 { return c.perftAt(b, depth, 0) }
+
+// perftAt is perft for a board at ply (which indexes the move lists and
+// key arrays of the plies below it).
+func (c *perftCore) perftAt(b *perftBoard, depth, ply int) uint64 {
 	if depth < 2 || c.table == nil {
-		return c.expand(b, depth, 0)
+		return c.expand(b, depth, ply)
 	}
 	h1, h2 := c.table.hash(b)
 	c.stats.Probes++
@@ -74,7 +73,7 @@ func (c *perftCore) perft(b *perftBoard, depth int) uint64 {
 		c.stats.Hits++
 		return n
 	}
-	n := c.expand(b, depth, 0)
+	n := c.expand(b, depth, ply)
 	c.table.store(h1, h2, depth, n)
 	c.stats.Stores++
 	return n
@@ -186,63 +185,26 @@ func (s *PerftStats) Add(o *PerftStats) {
 	s.Checkmates += o.Checkmates
 }
 
-// perftStats walks the tree making every leaf move, to classify it.
-func (s *perftStack) perftStats(ply, depth int) {
-	p := &s.pos[ply]
-	ml := &s.moves[ply]
-	p.GenerateMoves(ml)
-	child := &s.pos[ply+1]
-	for _, m := range ml.Moves[:ml.N] {
-		*child = *p
-		child.MakeMove(m)
-		if depth > 1 {
-			s.perftStats(ply+1, depth-1)
-			continue
-		}
-		st := s.stats
-		st.Nodes++
-		if p.board[m.To()] != NoPiece && !m.IsCastle() || m.IsEnPassant() {
-			st.Captures++
-		}
-		if m.IsEnPassant() {
-			st.EnPassant++
-		}
-		if m.IsCastle() {
-			st.Castles++
-		}
-		if m.IsPromotion() {
-			st.Promotions++
-		}
-		checkers := child.Checkers()
-		if checkers == 0 {
-			continue
-		}
-		st.Checks++
-		// The piece that moved stands on its destination (the rook's, for
-		// castling); any other checker was uncovered.
-		landed := m.To()
-		if m.IsCastle() {
-			landed = castleRookTo[castleIndex(p.side, m.To() > m.From())]
-		}
-		// As the chessprogramming wiki counts them: a double check is only a
-		// double check, a discovered check is a single check by a piece
-		// that did not move.
-		if checkers.More() {
-			st.DoubleChecks++
-		} else if checkers&^landed.Bit() != 0 {
-			st.DiscoveryChecks++
-		}
-		if child.countLegal() == 0 {
-			st.Checkmates++
-		}
-	}
+func (s *PerftStats) add(o *perftStatsRaw) {
+	s.Nodes += o[PerftStatNodes]
+	s.Captures += o[PerftStatCaptures]
+	s.EnPassant += o[PerftStatEnPassant]
+	s.Castles += o[PerftStatCastles]
+	s.Promotions += o[PerftStatPromotions]
+	s.Checks += o[PerftStatChecks]
+	s.DiscoveryChecks += o[PerftStatDiscoveryChecks]
+	s.DoubleChecks += o[PerftStatDoubleChecks]
+	s.Checkmates += o[PerftStatCheckmates]
 }
 
 // PerftOptions configure RunPerft.
 type PerftOptions struct {
 	Threads int         // goroutines; <= 0 means all cores
 	Table   *PerftTable // shared hash table, or nil
-	Stats   bool        // collect PerftStats (walks every leaf; no table)
+	Stats   bool        // collect PerftStats (through StatsTable, not Table)
+	// StatsTable caches statistics of subtrees when Stats is set (nil:
+	// none).
+	StatsTable *PerftStatsTable
 	// Progress, if set, is called from the worker goroutines each time a
 	// piece of work finishes.
 	Progress func(PerftProgress)
@@ -290,9 +252,14 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 	var res PerftResult
 	if opt.Stats {
 		res.Stats = &PerftStats{}
+		opt.Table = nil
+		if opt.StatsTable != nil {
+			res.Hash = &PerftTableStats{}
+			opt.StatsTable.NewGeneration()
+		}
 	} else if opt.Table != nil {
 		res.Hash = &PerftTableStats{}
-		opt.Table.newGeneration()
+		opt.Table.NewGeneration()
 	}
 	if depth <= 0 {
 		res.Nodes = CountOf(1)
@@ -343,13 +310,9 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var st *perftStack
-			var core *perftCore
-			if opt.Stats {
-				st = &perftStack{stats: &PerftStats{}}
-			} else {
-				core = newPerftCore(&p, opt.Table, depth)
-			}
+			core := newPerftCore(&p, opt.Table, depth)
+			core.stab = opt.StatsTable
+			var stats perftStatsRaw
 			for ctx.Err() == nil {
 				i := int(next.Add(1) - 1)
 				if i >= len(tasks) {
@@ -357,20 +320,17 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 				}
 				t := &tasks[i]
 				var n uint64
+				b := newPerftBoard(&t.pos)
 				switch {
 				case t.depth == 0:
+					// Only when depth is 1 without statistics (which
+					// classify the root's moves below).
 					n = 1
-					if st != nil {
-						// Leaf at the root's children: classify it as a move.
-						n = 0
-					}
-				case st != nil:
-					st.pos[0] = t.pos
-					before := st.stats.Nodes
-					st.perftStats(0, t.depth)
-					n = st.stats.Nodes - before
+				case opt.Stats:
+					s := core.statsAt(&b, t.depth, 0)
+					stats.add(&s)
+					n = s[PerftStatNodes]
 				default:
-					b := newPerftBoard(&t.pos)
 					n = core.perft(&b, t.depth)
 				}
 				counts[i] = n
@@ -384,12 +344,16 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 				}
 			}
 			done.Lock()
-			if st != nil {
-				res.Stats.Add(st.stats)
+			if opt.Stats {
+				res.Stats.add(&stats)
 			}
-			if core != nil && core.table != nil {
-				core.flush()
+			if res.Hash != nil {
 				res.Hash.add(core.stats)
+			}
+			if opt.Stats {
+				core.flushStats()
+			} else {
+				core.flush()
 			}
 			done.Unlock()
 		}()
@@ -400,9 +364,11 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 	}
 	if opt.Stats && depth == 1 {
 		// Depth 1: the root moves themselves are the leaves.
-		s := &perftStack{stats: res.Stats}
-		s.pos[0] = p
-		s.perftStats(0, 1)
+		core := newPerftCore(&p, nil, 1)
+		b := newPerftBoard(&p)
+		var s perftStatsRaw
+		core.leafStats(&b, 0, &s)
+		res.Stats.add(&s)
 		for i := range res.Divide {
 			res.Divide[i].Nodes = CountOf(1)
 		}

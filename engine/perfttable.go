@@ -125,9 +125,11 @@ func (t *PerftTable) addStats(s PerftTableStats) {
 	t.stores.Add(s.Stores)
 }
 
-// newGeneration starts a generation: entries stored before it lose value
-// for replacement. RunPerft calls it once per run.
-func (t *PerftTable) newGeneration() {
+// NewGeneration starts a generation: entries stored before it lose value
+// for replacement (they stay valid and are still found). RunPerft calls it
+// once per run; a worker once per job, so that a long job's entries make
+// way for the next job's as it goes rather than all at once.
+func (t *PerftTable) NewGeneration() {
 	for {
 		g := t.gen.Load()
 		next := g%255 + 1

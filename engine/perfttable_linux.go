@@ -11,12 +11,15 @@ import (
 // nearly every one also misses the TLB and walks the page tables. The
 // advice is only advice; an error changes nothing but speed.
 func adviseHugePages(buckets []perftBucket) {
-	const page = 4096
 	if len(buckets) == 0 {
 		return
 	}
-	p := unsafe.Pointer(&buckets[0])
-	size := uintptr(len(buckets)) * unsafe.Sizeof(buckets[0])
+	adviseHugePagesOf(unsafe.Pointer(&buckets[0]), uintptr(len(buckets))*unsafe.Sizeof(buckets[0]))
+}
+
+// adviseHugePagesOf is adviseHugePages for size bytes at p.
+func adviseHugePagesOf(p unsafe.Pointer, size uintptr) {
+	const page = 4096
 	skip := -uintptr(p) & (page - 1) // to the first page boundary
 	if size <= skip+page {
 		return

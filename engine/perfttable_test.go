@@ -72,7 +72,7 @@ func TestPerftTableReplacement(t *testing.T) {
 	// old slots (without aging the second would replace the first), and
 	// the fourth slot keeps its old entry.
 	for i := 0; i < 8; i++ {
-		tab.newGeneration()
+		tab.NewGeneration()
 	}
 	for i, d := range []int{2, 2, 2} {
 		tab.store(h1, uint64(200+i), d, 1)

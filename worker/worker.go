@@ -2,6 +2,12 @@
 // leases units, computes them on all its cores with one shared perft hash
 // table, heartbeats its leases, and submits results.
 //
+// The table outlives units: the coordinator hands a worker consecutive
+// units of one slice of a job (coordinator/perftjob), whose subtrees meet,
+// so each unit finds much of its work in the table the ones before it
+// filled. A new job starts a new table generation: the earlier job's
+// entries stay valid but make way first.
+//
 // A worker never loses a result it computed to a passing failure: results
 // wait in an outbox until the coordinator acknowledges them, across
 // coordinator restarts (each result is submitted on its own and retried
@@ -52,19 +58,23 @@ type Config struct {
 	Name string
 	// Threads is the number of units computed at once (default: all CPUs).
 	Threads int
-	// HashMB is the perft hash table size shared by all threads (default 64).
+	// HashMB is the perft hash table size shared by all threads (default
+	// 64); a statistics unit makes a statistics table of the same size the
+	// first time one comes.
 	HashMB int
 	// Grace is how long running units may take to finish after shutdown
 	// begins before their leases are released (default 30s).
 	Grace time.Duration
 	// Table, when set, is used instead of a new table of HashMB (workers in
-	// one process, as in `arbiter up`, can share one).
-	Table *engine.PerftTable
+	// one process, as in `arbiter up`, can share one); StatsTable likewise
+	// for statistics.
+	Table      *engine.PerftTable
+	StatsTable *engine.PerftStatsTable
 	// Logger (default: none).
 	Logger *zap.Logger
 	// Compute, when set, replaces the engine for a batch (tests use it to
 	// inject wrong results). It must honour ctx.
-	Compute func(ctx context.Context, batch *arbiterv1.PerftBatch, table *engine.PerftTable) ([]engine.Count, error)
+	Compute func(ctx context.Context, batch *arbiterv1.PerftBatch) (*arbiterv1.PerftBatchResult, error)
 	// VerifyEngines are the engines under test this worker runs verify
 	// units for (advertised as "verify-engine:NAME"; worker/verify.go).
 	VerifyEngines []verifyproto.LocalEngine
@@ -112,7 +122,7 @@ type result struct {
 	leaseID string
 	unitID  string
 	jobID   string
-	counts  []engine.Count
+	perft   *arbiterv1.PerftBatchResult // set for a perft unit
 	verify  *arbiterv1.VerifyUnitResult // set for a verify unit
 	elapsed time.Duration
 
@@ -134,6 +144,13 @@ type Worker struct {
 	log    *zap.Logger
 	worker arbiterv1.WorkerServiceClient
 	table  *engine.PerftTable
+
+	// tablesMu guards the statistics table (made on first use) and the
+	// jobs whose units the tables have seen (a new one starts a
+	// generation).
+	tablesMu   sync.Mutex
+	statsTable *engine.PerftStatsTable
+	tableJobs  map[string]bool
 
 	policy clusterclient.Policy
 	// regSem (one slot) lets one goroutine register at a time without
@@ -198,18 +215,20 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	return &Worker{
-		arts:      arts,
-		cfg:       cfg,
-		policy:    cfg.Retry,
-		regSem:    make(chan struct{}, 1),
-		log:       cfg.Logger,
-		worker:    arbiterv1.NewWorkerServiceClient(cfg.Conn),
-		table:     table,
-		computing: make(map[string]*held),
-		outboxCh:  make(chan struct{}, 1),
-		hbEvery:   5 * time.Second,
-		verify:    newVerifyEngines(cfg.VerifyEngines),
-		metrics:   newMetrics(cfg.Registerer, cfg.Threads),
+		arts:       arts,
+		cfg:        cfg,
+		policy:     cfg.Retry,
+		regSem:     make(chan struct{}, 1),
+		log:        cfg.Logger,
+		worker:     arbiterv1.NewWorkerServiceClient(cfg.Conn),
+		table:      table,
+		statsTable: cfg.StatsTable,
+		tableJobs:  make(map[string]bool),
+		computing:  make(map[string]*held),
+		outboxCh:   make(chan struct{}, 1),
+		hbEvery:    5 * time.Second,
+		verify:     newVerifyEngines(cfg.VerifyEngines),
+		metrics:    newMetrics(cfg.Registerer, cfg.Threads),
 	}, nil
 }
 
@@ -242,7 +261,7 @@ func (w *Worker) register(ctx context.Context, stale string) (string, error) {
 		Name: w.cfg.Name,
 		Capabilities: &arbiterv1.WorkerCapabilities{
 			Cores: uint32(w.cfg.Threads), HashMb: uint32(w.cfg.HashMB), EngineVersion: EngineVersion(),
-			Capabilities: append(append(append([]string{"perft", "perft960"}, w.verify.capabilities()...), w.gameCapabilities()...), w.arts.capabilities()...), Hostname: hostname(),
+			Capabilities: append(append(append([]string{"perft", "perft960", perftwire.CapSlices, perftwire.CapStats}, w.verify.capabilities()...), w.gameCapabilities()...), w.arts.capabilities()...), Hostname: hostname(),
 			BenchNps: w.games.nps, BenchSignature: w.games.signature, Platform: Platform(),
 		},
 	}
@@ -370,9 +389,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	return runErr
 }
 
-// slot leases and computes units one after another until ctx ends.
+// slot leases and computes units one after another until ctx ends, with
+// its own perft counter on the worker's tables.
 func (w *Worker) slot(ctx, bg context.Context) error {
 	b := clusterclient.NewBackoff(w.policy)
+	counter := engine.NewPerftCounter(w.table, nil)
 	for ctx.Err() == nil {
 		id := w.workerID()
 		// The call runs on bg, not ctx: cancelling it could lose a lease the
@@ -424,14 +445,15 @@ func (w *Worker) slot(ctx, bg context.Context) error {
 		if l == nil {
 			continue
 		}
-		w.run(bg, l)
+		counter = w.run(bg, l, counter)
 	}
 	return nil
 }
 
 // run computes one leased unit and puts the result in the outbox, or
-// releases the lease when computing was cut short.
-func (w *Worker) run(bg context.Context, l *arbiterv1.Lease) {
+// releases the lease when computing was cut short. It returns the slot's
+// counter (a new one once statistics need their table).
+func (w *Worker) run(bg context.Context, l *arbiterv1.Lease, counter *engine.PerftCounter) *engine.PerftCounter {
 	unit := l.GetUnit()
 	log := w.log.With(zap.String(logging.LeaseID, l.GetLeaseId()), zap.String(logging.UnitID, unit.GetUnitId()),
 		zap.String(logging.JobID, unit.GetJobId()))
@@ -449,30 +471,42 @@ func (w *Worker) run(bg context.Context, l *arbiterv1.Lease) {
 
 	if vu := unit.GetVerify(); vu != nil {
 		w.runVerify(cctx, bg, h, vu, log)
-		return
+		return counter
 	}
 	if gb := unit.GetGamePairs(); gb != nil {
 		w.runGames(cctx, bg, h, gb, log)
-		return
+		return counter
 	}
 	batch := unit.GetPerft()
 	if batch == nil {
 		log.Warn("unit kind not supported; releasing")
 		w.release(bg, h.leaseID, "unit kind not supported by this worker")
-		return
+		return counter
 	}
+	if batch.GetStats() && !counter.HasStatsTable() {
+		counter = engine.NewPerftCounter(w.table, w.statsTableForUse())
+	}
+	w.startJob(unit.GetJobId())
 	start := time.Now()
 	compute := w.cfg.Compute
 	if compute == nil {
-		compute = ComputePerft
+		compute = func(ctx context.Context, batch *arbiterv1.PerftBatch) (*arbiterv1.PerftBatchResult, error) {
+			return ComputeBatch(ctx, batch, counter)
+		}
 	}
-	counts, err := compute(cctx, batch, w.table)
+	res, err := compute(cctx, batch)
 	elapsed := time.Since(start)
 	if err != nil {
 		reason := err.Error()
 		log.Info("unit not finished; releasing lease", zap.String("reason", reason))
 		w.release(bg, h.leaseID, reason)
-		return
+		return counter
+	}
+	counts, err := perftwire.Decode(res)
+	if err != nil {
+		log.Error("unit computed into a malformed result; releasing", zap.Error(err))
+		w.release(bg, h.leaseID, "malformed result: "+err.Error())
+		return counter
 	}
 	var total engine.Count
 	for _, c := range counts {
@@ -486,7 +520,41 @@ func (w *Worker) run(bg context.Context, l *arbiterv1.Lease) {
 	}
 	log.Debug("unit computed", zap.Int("positions", len(counts)), zap.Stringer("nodes", total), zap.Duration("elapsed", elapsed))
 	w.metrics.unitDone(nodes, elapsed)
-	w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, counts: counts, elapsed: elapsed}, nodes)
+	w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, perft: res, elapsed: elapsed}, nodes)
+	return counter
+}
+
+// statsTableForUse returns the worker's statistics table, made on first
+// use (most workers never count statistics).
+func (w *Worker) statsTableForUse() *engine.PerftStatsTable {
+	w.tablesMu.Lock()
+	defer w.tablesMu.Unlock()
+	if w.statsTable == nil {
+		w.statsTable = engine.NewPerftStatsTable(w.cfg.HashMB)
+	}
+	return w.statsTable
+}
+
+// startJob starts a table generation the first time a unit of jobID
+// comes: the tables keep the earlier jobs' entries (all still valid) but
+// give them up first. Units of jobs running side by side do not start
+// generations over and over: a job is remembered (the last 256).
+func (w *Worker) startJob(jobID string) {
+	w.tablesMu.Lock()
+	defer w.tablesMu.Unlock()
+	if w.tableJobs[jobID] {
+		return
+	}
+	if len(w.tableJobs) >= 256 {
+		clear(w.tableJobs)
+	}
+	w.tableJobs[jobID] = true
+	if w.table != nil {
+		w.table.NewGeneration()
+	}
+	if w.statsTable != nil {
+		w.statsTable.NewGeneration()
+	}
 }
 
 // queueResult keeps a computed result until the coordinator acknowledges
@@ -516,12 +584,23 @@ func (w *Worker) release(ctx context.Context, leaseID, reason string) {
 	}
 }
 
-// ComputePerft computes perft of every position of a batch with the shared
-// table. It checks ctx between root moves, so a cancelled unit stops soon.
-func ComputePerft(ctx context.Context, batch *arbiterv1.PerftBatch, table *engine.PerftTable) ([]engine.Count, error) {
+// ComputeBatch computes a perft batch with counter (on the tables it was
+// made with): every position's count, or its slice's, and its statistics
+// when the batch asks. It checks ctx between moves at the root, so a
+// cancelled unit stops soon.
+func ComputeBatch(ctx context.Context, batch *arbiterv1.PerftBatch, counter *engine.PerftCounter) (*arbiterv1.PerftBatchResult, error) {
 	depth := int(batch.GetDepth())
-	counts := make([]engine.Count, len(batch.GetFens()))
-	for i, fen := range batch.GetFens() {
+	slice := engine.PerftSlice{Of: int(batch.GetSlices()), Index: int(batch.GetSlice()), Ply: int(batch.GetSlicePly())}
+	if batch.GetSlices() > engine.MaxPerftSlices || batch.GetSlicePly() > engine.MaxPerftDepth {
+		return nil, fmt.Errorf("slice %d of %d at ply %d: out of range", batch.GetSlice(), batch.GetSlices(), batch.GetSlicePly())
+	}
+	fens := batch.GetFens()
+	counts := make([]engine.Count, len(fens))
+	var stats []engine.PerftStatsCount
+	if batch.GetStats() {
+		stats = make([]engine.PerftStatsCount, len(fens))
+	}
+	for i, fen := range fens {
 		p, err := engine.ParseFEN(fen)
 		if err != nil {
 			return nil, fmt.Errorf("position %d %q: %w", i, fen, err)
@@ -529,44 +608,22 @@ func ComputePerft(ctx context.Context, batch *arbiterv1.PerftBatch, table *engin
 		if batch.GetChess960() {
 			p.SetChess960(true)
 		}
-		if counts[i], err = perftCount(ctx, &p, depth, table); err != nil {
+		if stats != nil {
+			stats[i], err = counter.Stats(ctx, &p, depth, slice)
+		} else {
+			counts[i], err = counter.Count(ctx, &p, depth, slice)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
-	return counts, ctx.Err()
-}
-
-// narrowDepth is the deepest subtree counted in 64 bits: no position has
-// more than 218 moves, and 218^8 < 2^64, so perft to depth 8 cannot wrap.
-// Deeper counts add 64-bit subtree counts in 128 bits.
-var narrowDepth = 8
-
-// perftCount is perft(p, depth), exact in 128 bits, with the table for the
-// subtrees and ctx checked between root moves.
-func perftCount(ctx context.Context, p *engine.Position, depth int, table *engine.PerftTable) (engine.Count, error) {
-	if depth <= 2 {
-		return engine.CountOf(engine.PerftWithTable(p, depth, table)), nil
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	var ml engine.MoveList
-	p.GenerateMoves(&ml)
-	var sum engine.Count
-	for _, m := range ml.Slice() {
-		if err := ctx.Err(); err != nil {
-			return engine.Count{}, err
-		}
-		c := *p
-		c.MakeMove(m)
-		if depth-1 <= narrowDepth {
-			sum = sum.Add(engine.PerftWithTable(&c, depth-1, table))
-			continue
-		}
-		sub, err := perftCount(ctx, &c, depth-1, table)
-		if err != nil {
-			return engine.Count{}, err
-		}
-		sum = sum.AddCount(sub)
+	if stats != nil {
+		return perftwire.EncodeStats(stats), nil
 	}
-	return sum, nil
+	return perftwire.Encode(counts), nil
 }
 
 // outboxLoop hands each new result of the outbox to its own delivery, so
@@ -643,7 +700,7 @@ func (w *Worker) deliver(ctx context.Context, r *result) {
 		id := w.workerID()
 		req := &arbiterv1.SubmitRequest{
 			WorkerId: id, LeaseId: r.leaseID, UnitId: r.unitID, Elapsed: durationpb.New(r.elapsed),
-			Result: &arbiterv1.SubmitRequest_Perft{Perft: perftwire.Encode(r.counts)},
+			Result: &arbiterv1.SubmitRequest_Perft{Perft: r.perft},
 		}
 		if r.games != nil {
 			req.Result = &arbiterv1.SubmitRequest_GamePairs{GamePairs: r.games}

@@ -136,6 +136,31 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 	check("job.schema.json", false, "up", "--workers", "1", "--threads", "1", "--hash", "1", "--engine", "name=a,builtin",
 		"--engine", "name=b,builtin", "--each", "nodes=200", "--openings", "file=../../books/uho-200.epd", "--games", "2", "--json")
 
+	// Local matches, played here with the builtin engine: the result is
+	// one indented object. The checks past the schema make sure each run
+	// played what it was asked, so a match that printed an empty but valid
+	// result still fails.
+	book := "file=../../books/uho-200.epd"
+	local := func(wants []string, args ...string) {
+		t.Helper()
+		base := []string{"match", "--engine", "name=a,builtin", "--engine", "name=b,builtin"}
+		out := check("match.schema.json", true, append(append(base, args...), "--each", "nodes=300", "--openings", book, "--json")...)
+		compact := strings.Join(strings.Fields(out), "")
+		for _, want := range wants {
+			if !strings.Contains(compact, want) {
+				t.Errorf("match %v --json: want %s in\n%s", args, want, out)
+			}
+		}
+	}
+	local([]string{`"status":"complete","engines":["a","b"],"schedule":{"type":"roundrobin","rounds":1,"games":2,"repeat":2},"games":2,"scheduled":2`},
+		"--games", "2")
+	local([]string{`"games":2,"scheduled":2`, `"sprt":{"llr":`}, "--games", "2", "--sprt", "elo0=0,elo1=5")
+	rrPGN := filepath.Join(dir, "rr.pgn")
+	local([]string{`"engines":["a","b","c"]`, `"games":6,"scheduled":6`, `{"a":"b","b":"c",`, `"rank":3,`, `"state_file":"`, `"pgn_file":"` + rrPGN + `"`},
+		"--engine", "name=c,builtin", "--rounds", "1", "--games", "2", "--pgnout", rrPGN)
+	local([]string{`"type":"gauntlet","gauntlet_seeds":1`, `"games":4,"scheduled":4`, `"anchor":"a"`},
+		"--engine", "name=c,builtin", "--tournament", "gauntlet", "--rounds", "1", "--games", "2")
+
 	t.Setenv(auth.EnvToken, "")
 	cl, err := localcluster.Start(localcluster.Config{Workers: 2, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
 		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, Token: "json-admin"}})

@@ -54,7 +54,7 @@ Exit status: 0 on success, 1 when a suite count does not match, 2 on bad input,
 	fl.StringVar(&f.fen, "fen", engine.StartFEN, "position as FEN (standard, X-FEN or Shredder-FEN castling)")
 	fl.IntVar(&f.depth, "depth", 0, "depth in plies (required unless --epd)")
 	fl.BoolVar(&f.divide, "divide", false, "print the count below each root move")
-	fl.BoolVar(&f.stats, "stats", false, "extended statistics (captures, e.p., castles, promotions, checks incl. mates, discovered and double checks, mates); slower: every leaf is made")
+	fl.BoolVar(&f.stats, "stats", false, "extended statistics (captures, e.p., castles, promotions, checks incl. mates, discovered and double checks, mates); --hash then sizes a statistics table")
 	fl.IntVar(&f.threads, "threads", 0, "threads (default: all cores)")
 	fl.IntVar(&f.hashMB, "hash", localPerftHashMB, "perft hash table size in MB, shared by all threads (0: none; worth it from depth 7)")
 	fl.BoolVar(&f.chess960, "chess960", false, "Chess960 notation (detected from Shredder-FEN/X-FEN castling letters otherwise)")
@@ -92,13 +92,21 @@ func runPerftOne(cmd *cobra.Command, f *perftFlags) error {
 		pos.SetChess960(true)
 	}
 	if f.client.given() {
-		return runClusterPerft(cmd, f.client, pos.FEN(), f.depth, f.divide, f.jsonOut)
+		return runClusterPerft(cmd, f.client, pos.FEN(), f.depth, f.divide, f.jsonOut, f.stats)
 	}
 	ctx, cancel := perftContext()
 	defer cancel()
-	table := engine.NewPerftTable(f.hashMB)
+	opt := engine.PerftOptions{Threads: f.threads, Stats: f.stats}
+	tableBytes := 0
+	if f.stats {
+		if opt.StatsTable = engine.NewPerftStatsTable(f.hashMB); opt.StatsTable != nil {
+			tableBytes = opt.StatsTable.SizeBytes()
+		}
+	} else if opt.Table = engine.NewPerftTable(f.hashMB); opt.Table != nil {
+		tableBytes = opt.Table.SizeBytes()
+	}
 	out := cmd.OutOrStdout()
-	res, elapsed, err := perftrun.Run(ctx, cmd.ErrOrStderr(), pos, f.depth, engine.PerftOptions{Threads: f.threads, Table: table, Stats: f.stats})
+	res, elapsed, err := perftrun.Run(ctx, cmd.ErrOrStderr(), pos, f.depth, opt)
 	if err != nil {
 		return fmt.Errorf("perft interrupted: %w", err)
 	}
@@ -107,7 +115,7 @@ func runPerftOne(cmd *cobra.Command, f *perftFlags) error {
 	}
 	perftrun.PrintText(out, res, elapsed, f.divide)
 	if h := res.Hash; h != nil {
-		perftrun.PrintHash(out, table.SizeBytes(), *h)
+		perftrun.PrintHash(out, tableBytes, *h)
 	}
 	return nil
 }

@@ -30,6 +30,8 @@ type submitPerftFlags struct {
 	jsonOut  bool
 	chess960 bool
 	progress bool
+	stats    bool
+	slices   int
 }
 
 func newSubmitCommand() *cobra.Command {
@@ -66,6 +68,8 @@ func newSubmitPerftCommand() *cobra.Command {
 	fl.BoolVar(&f.jsonOut, "json", false, "with --wait: print the result as one JSON object")
 	fl.BoolVar(&f.chess960, "chess960", false, "treat the position as Chess960")
 	fl.BoolVar(&f.progress, "progress", true, "with --wait: show a progress bar on a terminal")
+	fl.BoolVar(&f.stats, "stats", false, "count the statistics too (captures, e.p., castles, promotions, checks, discovered and double checks, mates)")
+	fl.IntVar(&f.slices, "slices", 0, "cut each position's tree into this many slices, one per worker table (0: from the workers, 1: none)")
 	return cmd
 }
 
@@ -78,6 +82,9 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 	}
 	if f.splitPly < 0 {
 		return usageError("--split-ply %d: must be 0 (automatic) or more", f.splitPly)
+	}
+	if f.slices < 0 || f.slices > 256 {
+		return usageError("--slices %d: must be between 0 (automatic) and 256", f.slices)
 	}
 	if _, err := engine.ParseFEN(f.fen); err != nil {
 		return usageError("--fen: %v", err)
@@ -92,6 +99,7 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 	defer done()
 	resp, err := c.Jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{
 		Fen: f.fen, Depth: uint32(f.depth), SplitPly: uint32(f.splitPly), VerifyFraction: f.verify, Chess960: f.chess960,
+		Stats: f.stats, Slices: uint32(f.slices),
 	}})
 	if err != nil {
 		return callError(c, "submit", err)
@@ -112,7 +120,7 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 
 // runClusterPerft serves `arbiter perft --coordinator ADDR`: submit
 // --wait with the same output.
-func runClusterPerft(cmd *cobra.Command, client clientFlags, fen string, depth int, divide, jsonOut bool) error {
-	f := submitPerftFlags{client: client, fen: fen, depth: depth, divide: divide, wait: true, jsonOut: jsonOut, progress: true}
+func runClusterPerft(cmd *cobra.Command, client clientFlags, fen string, depth int, divide, jsonOut, stats bool) error {
+	f := submitPerftFlags{client: client, fen: fen, depth: depth, divide: divide, wait: true, jsonOut: jsonOut, progress: true, stats: stats}
 	return runSubmitPerft(cmd, &f)
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	"github.com/arbiter-chess/arbiter/internal/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
@@ -31,6 +33,8 @@ type upFlags struct {
 	splitPly int
 	divide   bool
 	jsonOut  bool
+	stats    bool
+	slices   int
 	test     testFlags
 }
 
@@ -68,6 +72,8 @@ clients can join (the address and token are printed).`,
 	fl.StringVar(&c.Server.HTTP, "http", "127.0.0.1:0", "HTTP listen address for the web pages (docs/web.md), /metrics (coordinator and local workers, label worker), /healthz, /readyz (\"\": off)")
 	f.web.add(fl)
 	fl.BoolVar(&c.SharedHash, "shared-hash", true, "local workers share one hash table (workers × --hash MB)")
+	fl.BoolVar(&f.stats, "stats", false, "with --depth: count the statistics too (captures, e.p., castles, promotions, checks, discovered and double checks, mates)")
+	fl.IntVar(&f.slices, "slices", 0, "with --depth: cut each position's tree into this many slices (0: one per worker, 1: none)")
 	addVerifyEngineFlag(fl)
 	fl.DurationVar(&c.Server.UnitDuration, "unit-duration", 2*time.Second, "target compute time of one unit")
 	f.test.add(fl, "")                                                                 // --engine ... --sprt ...: run a test on the local workers (docs/sprt-cluster.md)
@@ -98,6 +104,9 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 	}
 	if f.verify < 0 || f.verify > 1 {
 		return usageError("--verify %v: must be between 0 and 1", f.verify)
+	}
+	if f.slices < 0 || f.slices > 256 {
+		return usageError("--slices %d: must be between 0 (automatic) and 256", f.slices)
 	}
 	if _, err := engine.ParseFEN(f.fen); err != nil {
 		return usageError("--fen: %v", err)
@@ -157,15 +166,29 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		return err
 	}
 	defer client.Close()
-	resp, err := client.Jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{
-		Fen: f.fen, Depth: uint32(f.depth), VerifyFraction: f.verify, SplitPly: uint32(f.splitPly),
-	}})
-	if err != nil {
-		return callError(client, "submit", err)
+	// The job is cut for the workers the coordinator has seen (its split
+	// and slices): let ours register first.
+	for t0 := time.Now(); len(cl.Coordinator().Core.Workers()) < c.Workers && time.Since(t0) < 30*time.Second && ctx.Err() == nil; {
+		time.Sleep(20 * time.Millisecond)
 	}
-	job := resp.GetJob()
-	fmt.Fprintf(stderr, "arbiter up: job %s: perft %d, %d units, %d unique positions at ply %d\n", job.GetJobId(), f.depth,
-		job.GetProgress().GetUnitsTotal(), job.GetProgress().GetPositions(), job.GetPerft().GetSplitPly())
+	// On a kept --data, the same perft still running (the process was
+	// killed) is resumed rather than started again.
+	job, err := runningPerft(ctx, client, f.fen, f.depth, f.stats)
+	if err != nil {
+		return callError(client, "list jobs", err)
+	}
+	verb := "resuming"
+	if job == nil {
+		resp, err := client.Jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{
+			Fen: f.fen, Depth: uint32(f.depth), VerifyFraction: f.verify, SplitPly: uint32(f.splitPly), Stats: f.stats, Slices: uint32(f.slices),
+		}})
+		if err != nil {
+			return callError(client, "submit", err)
+		}
+		job, verb = resp.GetJob(), "job"
+	}
+	fmt.Fprintf(stderr, "arbiter up: %s %s: perft %d, %d units, %d unique positions at ply %d, %d slices\n", verb, job.GetJobId(), f.depth,
+		job.GetProgress().GetUnitsTotal(), job.GetProgress().GetPositions(), job.GetPerft().GetSplitPly(), job.GetPerft().GetSlices())
 	final, err := jobreport.WaitPerft(ctx, client, job.GetJobId(), stderr, !f.jsonOut)
 	if err != nil {
 		return err
@@ -181,4 +204,25 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		fmt.Fprintf(out, "Verified: matches the published perft(%d) of the start position\n", f.depth)
 	}
 	return nil
+}
+
+// runningPerft returns the running perft job of fen at depth (with or
+// without statistics) in the coordinator, or nil.
+func runningPerft(ctx context.Context, c *clusterclient.Client, fen string, depth int, stats bool) (*arbiterv1.Job, error) {
+	pos, err := engine.ParseFEN(fen)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Jobs.ListJobs(ctx, &arbiterv1.ListJobsRequest{Limit: 1000})
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range resp.GetJobs() {
+		p := j.GetPerft()
+		if j.GetState() == arbiterv1.JobState_JOB_STATE_RUNNING && p != nil && p.GetFen() == pos.FEN() &&
+			int(p.GetDepth()) == depth && p.GetStats() == stats {
+			return j, nil
+		}
+	}
+	return nil, nil
 }

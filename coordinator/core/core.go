@@ -160,6 +160,24 @@ type host struct{ c *Core }
 func (h host) WorkAvailable()          { h.c.wake.signal() }
 func (h host) JobChanged(jobID string) { h.c.reg.changed(jobID) }
 
+func (h host) LiveWorkers(tag string) int {
+	c := h.c
+	since := c.cfg.Now().Add(-c.cfg.LeaseDuration)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	busy := map[string]bool{}
+	for _, l := range c.leases.All() {
+		busy[l.WorkerID] = true
+	}
+	n := 0
+	for _, w := range c.workers {
+		if w.Has(tag) && (busy[w.ID] || w.waiting > 0 || w.lastSeen.After(since)) {
+			n++
+		}
+	}
+	return n
+}
+
 // Load reads workers and every workload's jobs from the store.
 func (c *Core) Load(ctx context.Context) error {
 	if c.store != nil {

@@ -576,3 +576,56 @@ func TestCancelByOwnerOnlyAndLeasesEnd(t *testing.T) {
 		t.Fatalf("cancel unknown: %v", err)
 	}
 }
+
+// TestLiveWorkers: the farm a new job is cut for counts the workers with
+// the tag seen within a lease duration, holding a lease, or waiting in a
+// long poll however long it has lasted; not the ones gone quiet.
+func TestLiveWorkers(t *testing.T) {
+	wl := newFakeWork()
+	c, clk := newTestCore(t, wl, "k")
+	h := host{c}
+	reg := func(id identity.Identity, name string, tags ...string) *Worker {
+		w, err := c.Register(context.Background(), id, name, Caps{Cores: 1, Tags: tags})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	a, b := reg(alice, "a", "x"), reg(alice, "b", "x")
+	reg(alice, "c", "y")
+	if n := h.LiveWorkers("x"); n != 2 {
+		t.Fatalf("%d live workers with x just registered, want 2", n)
+	}
+	clk.Advance(11 * time.Second)
+	if n := h.LiveWorkers("x"); n != 0 {
+		t.Fatalf("%d live workers with x after a quiet lease duration, want 0", n)
+	}
+	wl.add("j", 1, 0, 1)
+	takeLease(t, c, alice, a)
+	clk.Advance(11 * time.Second)
+	if n := h.LiveWorkers("x"); n != 1 {
+		t.Fatalf("%d live workers with x, one holding a lease: want 1", n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Lease(ctx, alice, b.ID, 5*time.Second) // no work left: waits
+	}()
+	deadline := time.Now().Add(3 * time.Second)
+	for h.LiveWorkers("x") != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a worker waiting in Lease is not live (%d)", h.LiveWorkers("x"))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	clk.Advance(11 * time.Second) // the wait outlasts a lease duration
+	if n := h.LiveWorkers("x"); n < 2 {
+		t.Fatalf("%d live workers with x while b waits, want 2", n)
+	}
+	cancel()
+	<-done
+	if n := h.LiveWorkers("x"); n != 1 {
+		t.Fatalf("%d live workers with x after b stopped waiting, want 1", n)
+	}
+}

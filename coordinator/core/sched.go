@@ -36,6 +36,14 @@ func (c *Core) Lease(ctx context.Context, caller identity.Identity, workerID str
 		defer t.Stop()
 		deadline = t.C
 	}
+	var held *Worker // counted as waiting while the call is held open
+	defer func() {
+		if held != nil {
+			c.mu.Lock()
+			held.waiting--
+			c.mu.Unlock()
+		}
+	}()
 	for {
 		woken := c.wake.wait()
 		c.mu.Lock()
@@ -48,6 +56,10 @@ func (c *Core) Lease(ctx context.Context, caller identity.Identity, workerID str
 			return Grant{}, false, err
 		}
 		g, ok := c.pick(w)
+		if !ok && deadline != nil && held == nil {
+			held = w
+			w.waiting++
+		}
 		c.mu.Unlock()
 		if ok {
 			return g, true, nil

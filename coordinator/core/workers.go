@@ -29,7 +29,8 @@ type Caps struct {
 }
 
 // Worker is a registered worker. Its fields are set at registration and
-// read-only afterwards, except LastSeen (under the core's lock).
+// read-only afterwards, except lastSeen and waiting (under the core's
+// lock).
 type Worker struct {
 	ID           string
 	Name         string
@@ -38,6 +39,9 @@ type Worker struct {
 	RegisteredAt time.Time
 	tags         map[string]bool
 	lastSeen     time.Time
+	// waiting counts the worker's Lease calls held open for work: a worker
+	// waiting longer than a lease duration is still live.
+	waiting int
 }
 
 // Has reports whether the worker advertised a capability.

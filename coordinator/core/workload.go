@@ -57,13 +57,19 @@ type Workload interface {
 	Stats() Stats
 }
 
-// Host is what a workload may call on the core at any time, under its own
-// lock or not: both methods only signal.
+// Host is what a workload may call on the core. WorkAvailable and
+// JobChanged only signal: call them at any time, under the workload's own
+// lock or not. LiveWorkers takes the core's lock: call it without the
+// workload's (from Create, say), never from a method the core calls.
 type Host interface {
 	// WorkAvailable wakes workers waiting in Lease.
 	WorkAvailable()
 	// JobChanged wakes watchers of a job.
 	JobChanged(jobID string)
+	// LiveWorkers counts the workers with capability tag seen (by any
+	// call) within the last lease duration, holding a lease or waiting in
+	// Lease now: the farm a new job is cut for.
+	LiveWorkers(tag string) int
 }
 
 // JobRef names a job and its place in submission order.

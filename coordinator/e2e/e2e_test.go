@@ -34,6 +34,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	_ "modernc.org/sqlite"
 
+	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
@@ -458,15 +459,11 @@ func (f *fakeWorker) submit(l *arbiterv1.Lease, counts []uint64) (arbiterv1.Subm
 
 func compute(t *testing.T, l *arbiterv1.Lease) []uint64 {
 	t.Helper()
-	counts, err := worker.ComputePerft(context.Background(), l.GetUnit().GetPerft(), nil)
+	res, err := worker.ComputeBatch(context.Background(), l.GetUnit().GetPerft(), engine.NewPerftCounter(nil, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]uint64, len(counts))
-	for i, c := range counts {
-		out[i] = c.Lo // test units are shallow: every count fits in 64 bits
-	}
-	return out
+	return res.GetCounts() // test units are shallow: every count fits in 64 bits
 }
 
 // TestReplayedSubmissions: the same result submitted again, by the same or

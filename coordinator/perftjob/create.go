@@ -15,12 +15,30 @@ import (
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/logging"
+	"github.com/arbiter-chess/arbiter/internal/perftwire"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 // MaxUnitDepth bounds the depth a unit computes: 218^16 < 2^128, so no
 // position's count at that depth can pass the 128 bits results carry.
 const MaxUnitDepth = 16
+
+// MaxSlices bounds the slices a job may ask for; MaxAutoSlices the slices
+// chosen from the workers seen (each slice walks the plies above its key
+// ply itself, so past a few dozen workers share slices instead).
+const (
+	MaxSlices     = 256
+	MaxAutoSlices = 16
+)
+
+// hashSpeedup is how much faster than NominalNodesPerSecond a worker with
+// a hash table gets through a position's estimated leaves at depth
+// remaining (perftsplit's estimate): measured on the start position, about
+// a factor 8 a ply past depth 4 (transpositions, and the estimate's
+// overcount, grow with depth).
+func hashSpeedup(remaining int) float64 {
+	return math.Pow(8, float64(max(remaining-4, 0)))
+}
 
 // Create implements core.Workload: spec is a *arbiterv1.PerftSpec.
 func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (core.JobRef, error) {
@@ -60,9 +78,22 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	if throughput == 0 {
 		throughput = 1
 	}
+	slices := int(spec.GetSlices())
+	if slices > MaxSlices {
+		return core.JobRef{}, apierr.Invalid("slices %d: must be between 0 (chosen from the workers) and %d", slices, MaxSlices)
+	}
+	// The farm the job is cut for: workers seen within a lease duration.
+	workers, slicers := 0, 0
+	if w.host != nil {
+		tag := CapPerft
+		if pos.IsChess960() {
+			tag = CapPerft960
+		}
+		workers, slicers = w.host.LiveWorkers(tag), w.host.LiveWorkers(perftwire.CapSlices)
+	}
 	split := int(spec.GetSplitPly())
 	if split == 0 {
-		split = perftsplit.ChooseSplitPlyFor(pos, depth, w.cfg.SplitLimits)
+		split = perftsplit.ChooseSplitPlyWorkers(pos, depth, max(workers, 1), MaxUnitDepth, w.cfg.SplitLimits)
 	} else if depth == 0 || split > depth || split > perftsplit.MaxSplitPly {
 		return core.JobRef{}, apierr.Invalid("split ply %d: must be between 1 and %d for depth %d",
 			split, min(depth, perftsplit.MaxSplitPly), depth)
@@ -72,6 +103,19 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		return core.JobRef{}, apierr.Invalid("depth %d with split ply %d leaves units of depth %d: at most %d (an exact count past that may need more than 128 bits)",
 			depth, split, depth-split, MaxUnitDepth)
 	}
+	slicePly := perftsplit.SlicePly(depth - split)
+	switch {
+	case slices == 0 && slicePly > 0 && slicers >= 2:
+		slices = min(slicers, MaxAutoSlices)
+	case slices == 0 || slicePly == 0 && slices == 1:
+		slices = 1
+	case slicePly == 0:
+		return core.JobRef{}, apierr.Invalid("slices %d: units of depth %d are too shallow to slice (depth %d or more: a smaller split ply)",
+			slices, depth-split, perftsplit.KeyDepth+1)
+	}
+	if slices == 1 {
+		slicePly = 0
+	}
 
 	id := "p" + randomHex(6)
 	now := w.cfg.Now()
@@ -79,6 +123,7 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		ID: id, Kind: Kind, FEN: pos.FEN(), Depth: depth, SplitPly: split, Verify: verify,
 		Chess960: pos.IsChess960(), State: store.StateRunning, CreatedAt: now, RootMoves: []string{},
 		Submitter: submitter, Priority: spec.GetPriority(), Throughput: throughput,
+		Stats: spec.GetStats(), Slices: slices, SlicePly: slicePly,
 	}
 	var positions []store.Position
 	var units []store.Unit
@@ -95,7 +140,10 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 			return core.JobRef{}, apierr.Invalid("%v", err)
 		}
 		rec.RootMoves = plan.RootMoves
-		target := w.cfg.TargetUnitDuration.Seconds() * w.cfg.NominalNodesPerSecond
+		// A unit computes a slice of its positions: a range of 1/slices of
+		// the estimated work per slice.
+		target := w.cfg.TargetUnitDuration.Seconds() * w.cfg.NominalNodesPerSecond * hashSpeedup(depth-split) * float64(slices)
+		minUnits := (max(w.cfg.MinUnits, 16*workers) + slices - 1) / slices
 		for _, p := range plan.Positions {
 			m := make([]store.RootMult, len(p.Mult))
 			for i, r := range p.Mult {
@@ -103,8 +151,15 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 			}
 			positions = append(positions, store.Position{FEN: p.FEN, Mult: m})
 		}
-		for i, r := range plan.Batch(target, w.cfg.MinUnits, w.cfg.MaxPositionsPerUnit) {
-			units = append(units, store.Unit{ID: unitID(id, i), JobID: id, Idx: i, First: r.First, End: r.End, Verify: verifyUnit(i, verify)})
+		// Units of one slice are consecutive: a segment (see the package
+		// comment) is a run of them.
+		ranges := plan.Batch(target, minUnits, w.cfg.MaxPositionsPerUnit)
+		for sl := 0; sl < slices; sl++ {
+			for _, r := range ranges {
+				i := len(units)
+				units = append(units, store.Unit{ID: unitID(id, i), JobID: id, Idx: i, First: r.First, End: r.End,
+					Verify: verifyUnit(i, verify), Slice: sl})
+			}
 		}
 		rec.UnitsTotal, rec.Positions = len(units), len(positions)
 		if len(units) == 0 {
@@ -125,11 +180,18 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	defer w.mu.Unlock()
 	j := &job{rec: rec, positions: positions, started: now, holders: map[string]int{}}
 	j.divide = newDivide(len(rec.RootMoves))
+	if rec.Stats {
+		j.stats = newDivide(engine.NumPerftStats - 1)
+	}
 	for _, ur := range units {
 		u := &unit{job: j, rec: ur, queued: true, holders: map[string]string{}}
 		u.v = judge(nil, required(u), w.cfg.MaxRuns)
 		j.units = append(j.units, u)
-		j.queue = append(j.queue, u)
+		if ur.Idx == 0 || ur.Slice != units[ur.Idx-1].Slice {
+			j.segs = append(j.segs, &segment{})
+		}
+		seg := j.segs[len(j.segs)-1]
+		seg.units = append(seg.units, u)
 		w.units[ur.ID] = u
 	}
 	w.jobs[id] = j
@@ -138,6 +200,7 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	}
 	w.log.Info("job submitted", zap.String(logging.JobID, id), zap.String("fen", rec.FEN), zap.Int("depth", depth),
 		zap.Int("split_ply", split), zap.Int("positions", len(positions)), zap.Int("units", len(units)),
+		zap.Int("slices", slices), zap.Int("slice_ply", slicePly), zap.Bool("stats", rec.Stats), zap.Int("workers", workers),
 		zap.Float64("verify", verify), zap.Bool("chess960", rec.Chess960), zap.String("submitter", submitter))
 	return core.JobRef{ID: id, Seq: rec.Seq, Submitter: submitter}, nil
 }

@@ -1,6 +1,16 @@
 // Package perftjob is the perft workload of the coordinator: it splits a
 // perft job into units (package perftsplit), hands units to the core's
-// scheduler, judges the runs workers submit, and adds up exact totals.
+// scheduler, judges the runs workers submit, and adds up exact totals (and,
+// for a statistics job, exact statistics).
+//
+// Affinity: a worker's hash table is worth most when the units it computes
+// share subtrees. A job's fresh units are kept in segments, runs of
+// consecutive units of one slice (engine.PerftSlice: with two or more
+// workers each position's tree is cut into as many slices, whose
+// subtrees below the key ply never meet); a worker leases from the
+// segment it owns, claims a free one when its own runs out, and when none
+// is free steals the back half of the longest, so that no worker idles
+// while units remain and each worker's units stay consecutive.
 //
 // Invariants:
 //   - A job's totals are Σ multiplicity × count over settled units, as
@@ -136,9 +146,11 @@ type job struct {
 	rec       *store.Job
 	positions []store.Position
 	units     []*unit
-	queue     []*unit // units that may want a lease, in order
-	retry     []*unit // re-opened units (expired, released, disputed), served first
+	retry     []*unit    // re-opened units (expired, released, disputed), served first
+	more      []*unit    // leased units that want further runs (verification)
+	segs      []*segment // fresh units, by slice and in order
 	divide    []*big.Int
+	stats     []*big.Int // a statistics job's eight totals over settled units
 	nodesDone big.Int
 	settled   int
 	verified  int
@@ -155,8 +167,24 @@ type unit struct {
 	runs    []store.Run
 	v       verdict
 	counted bool              // contribution is in the job's sums
-	queued  bool              // in the job's queue or retry list
+	queued  bool              // in the job's retry or more list, or a segment
 	holders map[string]string // worker id → owner, of live leases
+}
+
+// segment is a run of fresh units of one slice that one worker leases in
+// order (owner: its worker id, "" before one claims it).
+type segment struct {
+	units []*unit
+	owner string
+}
+
+// width is the number of counts per position in j's runs: the node count,
+// and the eight statistics of a statistics job.
+func (j *job) width() int {
+	if j.rec.Stats {
+		return engine.NumPerftStats
+	}
+	return 1
 }
 
 // New returns the workload; the core calls Load.
@@ -235,25 +263,41 @@ func (w *Workload) loadRunning(ctx context.Context, j *job) error {
 		return err
 	}
 	j.divide = newDivide(len(j.rec.RootMoves))
+	if j.rec.Stats {
+		j.stats = newDivide(engine.NumPerftStats - 1)
+	}
+	fresh := make([][]*unit, max(j.rec.Slices, 1))
 	for _, ur := range recs {
 		if ur.First < 0 || ur.End > len(j.positions) || ur.First >= ur.End {
 			return fmt.Errorf("perft: job %s unit %s: positions [%d, %d) outside the job's %d", id, ur.ID, ur.First, ur.End, len(j.positions))
+		}
+		if ur.Slice < 0 || ur.Slice >= len(fresh) {
+			return fmt.Errorf("perft: job %s unit %s: slice %d of %d", id, ur.ID, ur.Slice, len(fresh))
 		}
 		u := &unit{job: j, rec: ur, runs: byUnit[ur.ID], holders: map[string]string{}}
 		u.v = judge(u.runs, required(u), w.cfg.MaxRuns)
 		j.units = append(j.units, u)
 		w.units[ur.ID] = u
 		if u.v.settled {
-			if len(u.v.counts) != ur.End-ur.First {
-				return fmt.Errorf("perft: job %s unit %s: %d counts for %d positions", id, ur.ID, len(u.v.counts), ur.End-ur.First)
+			if len(u.v.counts) != (ur.End-ur.First)*j.width() {
+				return fmt.Errorf("perft: job %s unit %s: %d counts for %d positions of %d", id, ur.ID, len(u.v.counts), ur.End-ur.First, j.width())
 			}
-			contribute(u, u.v.counts, +1, j.divide, &j.nodesDone)
+			contribute(u, u.v.counts, +1, j.divide, &j.nodesDone, j.stats)
 			u.counted = true
 		}
 		j.tally(u.v, +1)
 		if u.v.want > 0 {
 			u.queued = true
-			j.queue = append(j.queue, u)
+			if len(u.runs) == 0 {
+				fresh[ur.Slice] = append(fresh[ur.Slice], u)
+			} else {
+				j.more = append(j.more, u)
+			}
+		}
+	}
+	for _, us := range fresh {
+		if len(us) > 0 {
+			j.segs = append(j.segs, &segment{units: us})
 		}
 	}
 	j.started = w.cfg.Now()
@@ -326,20 +370,33 @@ func required(u *unit) int {
 }
 
 // contribute adds (sign +1) or removes (−1) a unit's counts times the
-// multiplicities to divide and total.
-func contribute(u *unit, counts []engine.Count, sign int, divide []*big.Int, total *big.Int) {
+// multiplicities to divide and total, and its statistics (when counts
+// hold them: width counts per position) times the positions' whole
+// multiplicities to stats.
+func contribute(u *unit, counts []engine.Count, sign int, divide []*big.Int, total *big.Int, stats []*big.Int) {
 	positions := u.job.positions
-	var m big.Int
+	width := u.job.width()
+	var m, all big.Int
 	for i := u.rec.First; i < u.rec.End; i++ {
-		n := counts[i-u.rec.First].Big()
+		at := (i - u.rec.First) * width
+		n := counts[at].Big()
+		all.SetUint64(0)
 		for _, rm := range positions[i].Mult {
 			m.SetUint64(rm.N)
+			all.Add(&all, &m)
 			m.Mul(&m, n)
 			if sign < 0 {
 				m.Neg(&m)
 			}
 			divide[rm.Root].Add(divide[rm.Root], &m)
 			total.Add(total, &m)
+		}
+		if sign < 0 {
+			all.Neg(&all)
+		}
+		for k := 1; k < width; k++ {
+			m.Mul(&all, counts[at+k].Big())
+			stats[k-1].Add(stats[k-1], &m)
 		}
 	}
 }
@@ -365,6 +422,12 @@ func (w *Workload) finalChange(j *job, state, errMsg string) *store.JobChange {
 		for i, d := range j.divide {
 			ch.Divide[i] = d.String()
 		}
+		if j.stats != nil {
+			ch.StatsTotal = make([]string, len(j.stats))
+			for i, d := range j.stats {
+				ch.StatsTotal[i] = d.String()
+			}
+		}
 	}
 	return ch
 }
@@ -373,7 +436,7 @@ func (w *Workload) finalChange(j *job, state, errMsg string) *store.JobChange {
 // keeps only its record. Caller holds mu (or is loading).
 func (w *Workload) applyFinal(j *job, ch *store.JobChange) {
 	j.rec.State, j.rec.Error, j.rec.FinishedAt = ch.State, ch.Error, ch.FinishedAt
-	j.rec.Total, j.rec.Divide = ch.Total, ch.Divide
+	j.rec.Total, j.rec.Divide, j.rec.StatsTotal = ch.Total, ch.Divide, ch.StatsTotal
 	j.rec.Settled, j.rec.Verified, j.rec.Disputed, j.rec.Resolved = ch.Settled, ch.Verified, ch.Disputed, ch.Resolved
 	w.forget(j)
 	w.log.Info("job finished", zap.String(logging.JobID, j.rec.ID), zap.String("state", ch.State),
@@ -392,7 +455,7 @@ func (w *Workload) forget(j *job) {
 			break
 		}
 	}
-	j.units, j.queue, j.retry, j.positions, j.divide = nil, nil, nil, nil, nil
+	j.units, j.segs, j.more, j.retry, j.positions, j.divide, j.stats = nil, nil, nil, nil, nil, nil, nil
 	clear(j.holders)
 }
 

@@ -48,19 +48,22 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	j := u.job
 	depth := j.rec.Depth - j.rec.SplitPly
 	chess960 := j.rec.Chess960
+	width, sliced := j.width(), j.rec.Slices > 1
 	fens := make([]string, 0, u.rec.End-u.rec.First)
 	for i := u.rec.First; i < u.rec.End; i++ {
 		fens = append(fens, j.positions[i].FEN)
 	}
 	w.mu.Unlock()
 
-	// Phase 2, without the lock: shape and plausibility.
-	counts, err := perftwire.Decode(res)
+	// Phase 2, without the lock: shape and plausibility. A statistics
+	// job's counts are stored as width counts per position (the node count
+	// first).
+	counts, err := decodeResult(res, width)
 	if err != nil {
 		return core.Outcome{}, malformed("unit %s: %v", unitID, err)
 	}
-	if len(counts) != len(fens) {
-		return core.Outcome{}, malformed("unit %s has %d positions; the result has %d counts", unitID, len(fens), len(counts))
+	if len(counts) != len(fens)*width {
+		return core.Outcome{}, malformed("unit %s has %d positions; the result has %d counts", unitID, len(fens), len(counts)/width)
 	}
 	for i, fen := range fens {
 		p, err := engine.ParseFEN(fen)
@@ -70,7 +73,15 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		if chess960 {
 			p.SetChess960(true)
 		}
-		if err := perftsplit.CheckCount(&p, depth, counts[i]); err != nil {
+		check := perftsplit.CheckCount
+		if sliced {
+			check = perftsplit.CheckSliceCount
+		}
+		err = check(&p, depth, counts[i*width])
+		if err == nil && width > 1 {
+			err = perftsplit.CheckStats(counts[i*width : (i+1)*width])
+		}
+		if err != nil {
 			log.Warn("result refused", zap.Int("position", i), zap.String("fen", fen), zap.Error(err))
 			return core.Outcome{}, apierr.New(apierr.InvalidArgument, apierr.ReasonImplausibleResult,
 				"unit %s, position %d (%s), depth %d: %v", unitID, i, fen, depth, err)
@@ -121,7 +132,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	if v.disputed && !u.v.disputed {
 		verdict = core.Mismatch
 		events = append(events, store.Event{JobID: j.rec.ID, UnitID: unitID, WorkerID: wk.ID, Kind: "mismatch",
-			Detail: mismatchDetail(u.runs, run, j.positions[u.rec.First:u.rec.End]), At: run.At})
+			Detail: mismatchDetail(u.runs, run, j.positions[u.rec.First:u.rec.End], width), At: run.At})
 	} else if v.disputed && !slices.Equal(v.counts, counts) {
 		verdict = core.Mismatch
 	}
@@ -131,12 +142,12 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	wasCounted, nowCounted := u.counted, v.settled
 	oldCounts := u.v.counts
 	changed := !slices.Equal(oldCounts, v.counts)
-	delta := func(divide []*big.Int, total *big.Int) {
+	delta := func(divide []*big.Int, total *big.Int, stats []*big.Int) {
 		if wasCounted && (!nowCounted || changed) {
-			contribute(u, oldCounts, -1, divide, total)
+			contribute(u, oldCounts, -1, divide, total, stats)
 		}
 		if nowCounted && (!wasCounted || changed) {
-			contribute(u, v.counts, +1, divide, total)
+			contribute(u, v.counts, +1, divide, total, stats)
 		}
 	}
 	// The job's counts after this run.
@@ -154,7 +165,13 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 			after.divide[i] = new(big.Int).Set(d)
 		}
 		after.nodesDone.Set(&j.nodesDone)
-		delta(after.divide, &after.nodesDone)
+		if j.stats != nil {
+			after.stats = make([]*big.Int, len(j.stats))
+			for i, d := range j.stats {
+				after.stats[i] = new(big.Int).Set(d)
+			}
+		}
+		delta(after.divide, &after.nodesDone, after.stats)
 		jobChange = w.finalChange(&after, store.StateDone, "")
 	}
 
@@ -166,7 +183,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	unitChange := &store.UnitChange{Settled: v.settled, Counts: v.counts}
 	durable := w.store.CommitStart(j.rec.ID, unitID, &run, unitChange, jobChange, events)
 	w.release(u, wk.ID)
-	delta(j.divide, &j.nodesDone)
+	delta(j.divide, &j.nodesDone, j.stats)
 	w.metrics.unitSettled(u, u.v, v, wasCounted)
 	j.tally(u.v, -1)
 	j.tally(v, +1)
@@ -175,7 +192,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	fields := []zap.Field{zap.String(logging.JobID, j.rec.ID), zap.Bool("settled", v.settled),
 		zap.Int("runs", len(runs)), zap.Duration("elapsed", rc.Elapsed)}
 	if verdict == core.Mismatch {
-		log.Warn("result mismatch", append(fields, zap.String("detail", mismatchDetail(prevRuns, run, j.positions[u.rec.First:u.rec.End])))...)
+		log.Warn("result mismatch", append(fields, zap.String("detail", mismatchDetail(prevRuns, run, j.positions[u.rec.First:u.rec.End], width)))...)
 	} else {
 		log.Debug("result accepted", fields...)
 	}
@@ -232,15 +249,40 @@ func (w *Workload) reload(ctx context.Context, jobID string) {
 }
 
 // mismatchDetail names the first position where run differs from earlier
-// runs: the position where some worker's engine went wrong.
-func mismatchDetail(prev []store.Run, run store.Run, positions []store.Position) string {
+// runs: the position where some worker's engine went wrong (width counts
+// per position: which one differs, for statistics).
+func mismatchDetail(prev []store.Run, run store.Run, positions []store.Position, width int) string {
 	for _, r := range prev {
 		for i := range r.Counts {
-			if i < len(run.Counts) && i < len(positions) && r.Counts[i] != run.Counts[i] {
-				return fmt.Sprintf("position %d (%s): worker %s counted %v, worker %s counted %v",
-					i, positions[i].FEN, r.WorkerID, r.Counts[i], run.WorkerID, run.Counts[i])
+			if p := i / width; i < len(run.Counts) && p < len(positions) && r.Counts[i] != run.Counts[i] {
+				what := ""
+				if width > 1 {
+					what = " " + engine.PerftStatName(i%width)
+				}
+				return fmt.Sprintf("position %d (%s):%s worker %s counted %v, worker %s counted %v",
+					p, positions[p].FEN, what, r.WorkerID, r.Counts[i], run.WorkerID, run.Counts[i])
 			}
 		}
 	}
 	return "counts differ"
+}
+
+// decodeResult reads a result's counts, width per position: the node
+// count alone, or with the eight statistics.
+func decodeResult(res *arbiterv1.PerftBatchResult, width int) ([]engine.Count, error) {
+	if width == 1 {
+		if len(res.GetStats())+len(res.GetStatsHigh()) > 0 {
+			return nil, fmt.Errorf("statistics in the result of a job without them")
+		}
+		return perftwire.Decode(res)
+	}
+	stats, err := perftwire.DecodeStats(res)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.Count, 0, len(stats)*width)
+	for i := range stats {
+		out = append(out, stats[i][:]...)
+	}
+	return out, nil
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/perftwire"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -23,7 +25,8 @@ func (w *Workload) Snapshot(jobID string, full bool) (any, bool) {
 		Kind:  Kind,
 		State: jobproto.State(r.State),
 		Perft: &arbiterv1.PerftSpec{Fen: r.FEN, Depth: uint32(r.Depth), SplitPly: uint32(r.SplitPly),
-			VerifyFraction: r.Verify, Chess960: r.Chess960, Priority: r.Priority, Throughput: share(r)},
+			VerifyFraction: r.Verify, Chess960: r.Chess960, Priority: r.Priority, Throughput: share(r),
+			Stats: r.Stats, Slices: uint32(max(r.Slices, 1))},
 		Error:     r.Error,
 		CreatedAt: timestamppb.New(r.CreatedAt),
 		Submitter: r.Submitter,
@@ -46,6 +49,10 @@ func (w *Workload) Snapshot(jobID string, full bool) (any, bool) {
 	}
 	if r.State == store.StateDone {
 		out.Nodes = r.Total
+		if s := r.StatsTotal; r.Stats && len(s) == engine.NumPerftStats-1 {
+			out.PerftStats = &arbiterv1.PerftStatistics{Captures: s[0], EnPassant: s[1], Castles: s[2], Promotions: s[3],
+				Checks: s[4], DiscoveryChecks: s[5], DoubleChecks: s[6], Checkmates: s[7]}
+		}
 		if full {
 			for i, m := range r.RootMoves {
 				d := "0"
@@ -58,7 +65,7 @@ func (w *Workload) Snapshot(jobID string, full bool) (any, bool) {
 	}
 	if r.State == store.StateRunning {
 		p.ActiveWorkers = uint32(len(j.holders))
-		if j.settled < len(j.units) && len(j.holders) == 0 && len(j.retry)+len(j.queue) > 0 {
+		if j.settled < len(j.units) && len(j.holders) == 0 && j.open() {
 			p.Blocked = w.blocked(j)
 		}
 	}
@@ -77,6 +84,14 @@ func (w *Workload) blocked(j *job) string {
 	}
 	if waiting > 0 && waiting == len(j.units)-j.settled {
 		return "waiting for a worker of a second identity: verification and settlement runs must come from an identity that has not run the unit"
+	}
+	switch {
+	case j.rec.Slices > 1 && j.rec.Stats:
+		return "waiting for a worker that counts perft slices and statistics (capabilities " + perftwire.CapSlices + " and " + perftwire.CapStats + ")"
+	case j.rec.Slices > 1:
+		return "waiting for a worker that counts perft slices (capability " + perftwire.CapSlices + ")"
+	case j.rec.Stats:
+		return "waiting for a worker that counts perft statistics (capability " + perftwire.CapStats + ")"
 	}
 	return ""
 }

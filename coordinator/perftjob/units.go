@@ -7,6 +7,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/perftwire"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -34,12 +35,32 @@ func (u *unit) eligible(w *core.Worker) bool {
 	return true
 }
 
-// capable reports whether w runs perft units of j.
+// capable reports whether w runs perft units of j: Chess960, slices and
+// statistics each need the worker to say it can.
 func capable(j *job, w *core.Worker) bool {
-	if j.rec.Chess960 {
+	switch {
+	case j.rec.Slices > 1 && !w.Has(perftwire.CapSlices):
+		return false
+	case j.rec.Stats && !w.Has(perftwire.CapStats):
+		return false
+	case j.rec.Chess960:
 		return w.Has(CapPerft960)
 	}
 	return w.Has(CapPerft)
+}
+
+// open reports whether j has units waiting for a lease (not necessarily
+// one a given worker may take).
+func (j *job) open() bool {
+	if len(j.retry) > 0 || len(j.more) > 0 {
+		return true
+	}
+	for _, s := range j.segs {
+		if len(s.units) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Candidates implements core.Workload.
@@ -53,7 +74,7 @@ func (w *Workload) Candidates(wk *core.Worker, out []core.Candidate) []core.Cand
 		}
 		out = append(out, core.Candidate{
 			JobID: j.rec.ID, Priority: j.rec.Priority, Share: share(j.rec), InFlight: inflight,
-			Ready: capable(j, wk) && (len(j.retry) > 0 || len(j.queue) > 0),
+			Ready: capable(j, wk) && j.open(),
 		})
 	}
 	return out
@@ -66,7 +87,8 @@ func share(rec *store.Job) float64 {
 	return rec.Throughput
 }
 
-// Take implements core.Workload: re-opened units first, then fresh ones.
+// Take implements core.Workload: re-opened units first, then further runs
+// of leased units, then fresh units from the worker's segment.
 func (w *Workload) Take(jobID string, wk *core.Worker, now time.Time) (string, any, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -74,14 +96,93 @@ func (w *Workload) Take(jobID string, wk *core.Worker, now time.Time) (string, a
 	if j == nil || j.rec.State != store.StateRunning || !capable(j, wk) {
 		return "", nil, false
 	}
-	for _, q := range []*[]*unit{&j.retry, &j.queue} {
-		if u, ok := take(q, wk); ok {
-			u.holders[wk.ID] = wk.Owner
-			j.holders[wk.ID]++
-			return u.rec.ID, unitProto(u), true
+	u, ok := take(&j.retry, wk)
+	if !ok {
+		u, ok = take(&j.more, wk)
+	}
+	if !ok {
+		u, ok = j.fresh(wk)
+	}
+	if !ok {
+		return "", nil, false
+	}
+	u.holders[wk.ID] = wk.Owner
+	j.holders[wk.ID]++
+	return u.rec.ID, unitProto(u), true
+}
+
+// fresh takes the next unit of wk's segment (see the package comment).
+// A unit that wants further runs after this lease (verification) moves to
+// the more list; one that wants none any more (adopted after a restart)
+// is dropped. Caller holds mu.
+func (j *job) fresh(wk *core.Worker) (*unit, bool) {
+	for {
+		s := j.segmentFor(wk.ID)
+		if s == nil {
+			return nil, false
+		}
+		for len(s.units) > 0 {
+			u := s.units[0]
+			s.units = s.units[1:]
+			switch {
+			case !u.wants():
+				u.queued = false
+				continue
+			case !u.eligible(wk):
+				j.more = append(j.more, u)
+				continue
+			case u.v.want > len(u.holders)+1:
+				j.more = append(j.more, u)
+			default:
+				u.queued = false
+			}
+			return u, true
 		}
 	}
-	return "", nil, false
+}
+
+// segmentFor returns a segment with units for worker id: its own, else
+// the longest free one (which it claims), else the back half of the
+// longest one (or the last unit of a segment with one left). Empty
+// segments are dropped on the way. Caller holds mu.
+func (j *job) segmentFor(id string) *segment {
+	var own, free, longest *segment
+	kept := j.segs[:0]
+	for _, s := range j.segs {
+		if len(s.units) == 0 {
+			continue
+		}
+		kept = append(kept, s)
+		if s.owner == id && own == nil {
+			own = s
+		}
+		if s.owner == "" && (free == nil || len(s.units) > len(free.units)) {
+			free = s
+		}
+		if longest == nil || len(s.units) > len(longest.units) {
+			longest = s
+		}
+	}
+	clear(j.segs[len(kept):])
+	j.segs = kept
+	switch {
+	case own != nil:
+		return own
+	case free != nil:
+		free.owner = id
+		return free
+	case longest == nil:
+		return nil
+	case len(longest.units) == 1:
+		return longest
+	}
+	half := len(longest.units) / 2
+	cut := len(longest.units) - half
+	stolen := &segment{units: append([]*unit(nil), longest.units[cut:]...), owner: id}
+	clear(longest.units[cut:])
+	longest.units = longest.units[:cut:cut]
+	j.segs = append(j.segs, stolen)
+	return stolen
 }
 
 // take returns the first unit of *q that wants a lease and that wk may run.
@@ -117,13 +218,11 @@ func unitProto(u *unit) *arbiterv1.WorkUnit {
 	for i := u.rec.First; i < u.rec.End; i++ {
 		fens = append(fens, j.positions[i].FEN)
 	}
-	return &arbiterv1.WorkUnit{
-		UnitId: u.rec.ID,
-		JobId:  j.rec.ID,
-		Payload: &arbiterv1.WorkUnit_Perft{Perft: &arbiterv1.PerftBatch{
-			Fens: fens, Depth: uint32(j.rec.Depth - j.rec.SplitPly), Chess960: j.rec.Chess960,
-		}},
+	batch := &arbiterv1.PerftBatch{Fens: fens, Depth: uint32(j.rec.Depth - j.rec.SplitPly), Chess960: j.rec.Chess960, Stats: j.rec.Stats}
+	if j.rec.Slices > 1 {
+		batch.Slices, batch.Slice, batch.SlicePly = uint32(j.rec.Slices), uint32(u.rec.Slice), uint32(j.rec.SlicePly)
 	}
+	return &arbiterv1.WorkUnit{UnitId: u.rec.ID, JobId: j.rec.ID, Payload: &arbiterv1.WorkUnit_Perft{Perft: batch}}
 }
 
 // release forgets w's lease on u. Caller holds mu.

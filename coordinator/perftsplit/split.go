@@ -114,6 +114,40 @@ func ChooseSplitPlyFor(root engine.Position, depth int, lim Limits) int {
 	return want
 }
 
+// ChooseSplitPlyWorkers is ChooseSplitPlyFor for a farm of workers
+// workers: the shallowest ply with at least 32 leaves per worker (and at
+// least 64), so that units are as deep as the farm allows. A deep unit
+// keeps more of its transpositions in one worker's table, and the
+// coordinator walks and stores fewer positions; the units of a slice
+// (PlanSlices) share their plies above the key ply in the table of the
+// worker that computes the slice, so the split ply costs the workers
+// nothing. It is never deeper than ChooseSplitPlyFor, nor so shallow that
+// a unit computes more than maxUnitDepth plies.
+func ChooseSplitPlyWorkers(root engine.Position, depth, workers, maxUnitDepth int, lim Limits) int {
+	most := ChooseSplitPlyFor(root, depth, lim)
+	want := uint64(max(64, 32*workers))
+	for ply := max(1, depth-maxUnitDepth); ply < most; ply++ {
+		if engine.Perft(&root, ply) >= want {
+			return ply
+		}
+	}
+	return most
+}
+
+// KeyDepth is the depth left below the key positions of a sliced unit
+// (engine.PerftSlice): three plies above the leaves, so that every subtree
+// a table shares (depth 3 and 2) lies in one slice.
+const KeyDepth = 3
+
+// SlicePly returns the key ply below a split position of a unit of depth
+// remaining, or 0 when the unit is too shallow to slice.
+func SlicePly(remaining int) int {
+	if remaining <= KeyDepth {
+		return 0
+	}
+	return remaining - KeyDepth
+}
+
 // PositionKey is the identity of a position without move counters.
 func PositionKey(p *engine.Position) string {
 	f := p.FEN()
@@ -354,6 +388,46 @@ func CheckCount(p *engine.Position, depth int, count engine.Count) error {
 	}
 	if !hasLine(p, depth) {
 		return fmt.Errorf("%w: no line of depth %d exists, got %s", ErrImpossible, depth, count)
+	}
+	return nil
+}
+
+// CheckSliceCount is CheckCount for one slice of a position's tree
+// (engine.PerftSlice): a slice may be empty, so only the bound and "no line
+// of that length, no leaves" are checked.
+func CheckSliceCount(p *engine.Position, depth int, count engine.Count) error {
+	if count.Float() > math.Pow(218, float64(depth)) {
+		return fmt.Errorf("%w: %s exceeds 218^%d", ErrImpossible, count, depth)
+	}
+	if count != (engine.Count{}) && !hasLine(p, depth) {
+		return fmt.Errorf("%w: no line of depth %d exists, got %s", ErrImpossible, depth, count)
+	}
+	return nil
+}
+
+// CheckStats tells whether per-position statistics (engine.PerftStatsCount
+// order, the node count first and already checked) can be right: no
+// statistic exceeds the leaves, en passant captures are captures, and
+// discovered, double checks and mates are checks.
+func CheckStats(s []engine.Count) error {
+	if len(s) != engine.NumPerftStats {
+		return fmt.Errorf("%w: %d statistics, want %d", ErrImpossible, len(s), engine.NumPerftStats)
+	}
+	le := func(a, b engine.Count) bool { return a.Hi < b.Hi || a.Hi == b.Hi && a.Lo <= b.Lo }
+	nodes := s[engine.PerftStatNodes]
+	for i := 1; i < len(s); i++ {
+		if !le(s[i], nodes) {
+			return fmt.Errorf("%w: %s %s exceeds the %s leaves", ErrImpossible, engine.PerftStatName(i), s[i], nodes)
+		}
+	}
+	checks := s[engine.PerftStatChecks]
+	switch {
+	case !le(s[engine.PerftStatEnPassant], s[engine.PerftStatCaptures]):
+		return fmt.Errorf("%w: more en passant captures (%s) than captures (%s)", ErrImpossible, s[engine.PerftStatEnPassant], s[engine.PerftStatCaptures])
+	case !le(s[engine.PerftStatDiscoveryChecks].AddCount(s[engine.PerftStatDoubleChecks]), checks):
+		return fmt.Errorf("%w: more discovered and double checks than checks (%s)", ErrImpossible, checks)
+	case !le(s[engine.PerftStatCheckmates], checks):
+		return fmt.Errorf("%w: more mates (%s) than checks (%s)", ErrImpossible, s[engine.PerftStatCheckmates], checks)
 	}
 	return nil
 }

@@ -57,7 +57,8 @@ var migrations = []migration{
 	{"retention: compressed PGNs, expired PGNs of finished tests", migrate3},
 	{"SPSA tunes: tunes, tune_updates", migrate4},
 	{"verify sessions' reports (findings)", migrate5},
-	// 6: engine artifacts (coordinator/store/artifacts.go).
+	{"perft slices and statistics: jobs.stats, slices, slice_ply, stats_total; units.slice", migrate6},
+	// 7: engine artifacts (coordinator/store/artifacts.go).
 	{"engine artifacts: artifacts, artifact_checks", migrateArtifacts},
 }
 
@@ -280,6 +281,25 @@ CREATE TABLE IF NOT EXISTS verify_reports (
 ) WITHOUT ROWID;
 `)
 	return err
+}
+
+func migrate6(ctx context.Context, tx *sql.Tx) error {
+	for _, c := range []struct{ table, column, decl string }{
+		// A perft job that counts statistics (its runs hold nine counts per
+		// position), and their totals once done (JSON, eight decimals).
+		{"jobs", "stats", "INTEGER NOT NULL DEFAULT 0"},
+		{"jobs", "stats_total", "TEXT NOT NULL DEFAULT ''"},
+		// A perft job whose positions are cut into slices (1: none), and
+		// the key ply of the cut below each position.
+		{"jobs", "slices", "INTEGER NOT NULL DEFAULT 1"},
+		{"jobs", "slice_ply", "INTEGER NOT NULL DEFAULT 0"},
+		{"units", "slice", "INTEGER NOT NULL DEFAULT 0"},
+	} {
+		if err := addColumn(ctx, tx, c.table, c.column, c.decl); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addColumn adds a column unless the table has it.

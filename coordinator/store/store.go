@@ -70,6 +70,16 @@ type Job struct {
 	// Summary of a finished perft job (units settled, verified, disputed,
 	// disputes resolved); -1 when not recorded.
 	Settled, Verified, Disputed, Resolved int
+	// Stats: the job counts the perft statistics as well; its runs and
+	// settled units then hold, per position, the node count followed by
+	// the eight statistics (engine.PerftStatsCount's order).
+	Stats bool
+	// StatsTotal holds the eight statistics' totals (decimal) once done.
+	StatsTotal []string
+	// Slices is the number of slices each position's tree is cut into
+	// (engine.PerftSlice; 1: none), SlicePly the key ply of the cut below
+	// the split positions.
+	Slices, SlicePly int
 }
 
 // RootMult says a position occurs N times below root move Root.
@@ -86,12 +96,15 @@ type Position struct {
 
 // Unit is one leasable batch of consecutive positions [First, End).
 type Unit struct {
-	ID      string
-	JobID   string
-	Idx     int
-	First   int
-	End     int
-	Verify  bool
+	ID     string
+	JobID  string
+	Idx    int
+	First  int
+	End    int
+	Verify bool
+	// Slice is the slice of its positions' trees the unit counts (of the
+	// job's Slices).
+	Slice   int
 	Settled bool
 	Counts  []engine.Count // settled counts
 }
@@ -241,13 +254,13 @@ func createJob(ctx context.Context, tx *sql.Tx, j *Job, positions []Position, un
 			return fmt.Errorf("store: insert position: %w", err)
 		}
 	}
-	us, err := tx.PrepareContext(ctx, "INSERT INTO units(id,job_id,idx,first_pos,end_pos,verify) VALUES(?,?,?,?,?,?)")
+	us, err := tx.PrepareContext(ctx, "INSERT INTO units(id,job_id,idx,first_pos,end_pos,verify,slice) VALUES(?,?,?,?,?,?,?)")
 	if err != nil {
 		return err
 	}
 	defer us.Close()
 	for _, u := range units {
-		if _, err := us.ExecContext(ctx, u.ID, j.ID, u.Idx, u.First, u.End, boolInt(u.Verify)); err != nil {
+		if _, err := us.ExecContext(ctx, u.ID, j.ID, u.Idx, u.First, u.End, boolInt(u.Verify), u.Slice); err != nil {
 			return fmt.Errorf("store: insert unit: %w", err)
 		}
 	}
@@ -260,11 +273,13 @@ func insertJob(ctx context.Context, tx *sql.Tx, j *Job, roots, divide string) er
 	if throughput == 0 {
 		throughput = 1
 	}
+	slices := max(j.Slices, 1)
 	_, err := tx.ExecContext(ctx, `INSERT INTO jobs(`+jobColumns+`)
-		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		j.ID, j.Seq, j.Kind, j.FEN, j.Depth, j.SplitPly, j.Verify, boolInt(j.Chess960), j.State, j.Error,
 		unixNano(j.CreatedAt), unixNano(j.FinishedAt), roots, j.UnitsTotal, j.Positions, j.Total, divide,
-		j.Submitter, j.Priority, throughput, j.Settled, j.Verified, j.Disputed, j.Resolved)
+		j.Submitter, j.Priority, throughput, j.Settled, j.Verified, j.Disputed, j.Resolved,
+		boolInt(j.Stats), encodeStrings(j.StatsTotal), slices, j.SlicePly)
 	if err != nil {
 		return fmt.Errorf("store: insert job: %w", err)
 	}
@@ -278,18 +293,33 @@ func boolInt(b bool) int {
 	return 0
 }
 
-const jobColumns = `id,seq,kind,fen,depth,split_ply,verify,chess960,state,error,created_at,finished_at,root_moves,units_total,positions,total,divide,submitter,priority,throughput,units_done,units_verified,mismatches,mismatches_settled`
+const jobColumns = `id,seq,kind,fen,depth,split_ply,verify,chess960,state,error,created_at,finished_at,root_moves,units_total,positions,total,divide,submitter,priority,throughput,units_done,units_verified,mismatches,mismatches_settled,stats,stats_total,slices,slice_ply`
+
+// encodeStrings renders decimals as a JSON array ("" for none).
+func encodeStrings(v []string) string {
+	if v == nil {
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
 
 func scanJob(sc interface{ Scan(...any) error }) (*Job, error) {
 	var j Job
-	var c960 int
+	var c960, stats int
 	var created, finished int64
-	var roots, divide string
+	var roots, divide, statsTotal string
 	if err := sc.Scan(&j.ID, &j.Seq, &j.Kind, &j.FEN, &j.Depth, &j.SplitPly, &j.Verify, &c960, &j.State, &j.Error,
-		&created, &finished, &roots, &j.UnitsTotal, &j.Positions, &j.Total, &divide, &j.Submitter, &j.Priority, &j.Throughput, &j.Settled, &j.Verified, &j.Disputed, &j.Resolved); err != nil {
+		&created, &finished, &roots, &j.UnitsTotal, &j.Positions, &j.Total, &divide, &j.Submitter, &j.Priority, &j.Throughput, &j.Settled, &j.Verified, &j.Disputed, &j.Resolved,
+		&stats, &statsTotal, &j.Slices, &j.SlicePly); err != nil {
 		return nil, err
 	}
-	j.Chess960 = c960 != 0
+	j.Chess960, j.Stats = c960 != 0, stats != 0
+	if statsTotal != "" {
+		if err := json.Unmarshal([]byte(statsTotal), &j.StatsTotal); err != nil {
+			return nil, fmt.Errorf("store: job %s statistics: %w", j.ID, err)
+		}
+	}
 	j.CreatedAt, j.FinishedAt = fromNano(created), fromNano(finished)
 	if err := json.Unmarshal([]byte(roots), &j.RootMoves); err != nil {
 		return nil, fmt.Errorf("store: job %s root moves: %w", j.ID, err)
@@ -344,7 +374,7 @@ func (s *Store) Positions(ctx context.Context, jobID string) ([]Position, error)
 
 // Units returns a job's units in index order.
 func (s *Store) Units(ctx context.Context, jobID string) ([]Unit, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id, idx, first_pos, end_pos, verify, settled, counts FROM units WHERE job_id=? ORDER BY idx", jobID)
+	rows, err := s.db.QueryContext(ctx, "SELECT id, idx, first_pos, end_pos, verify, slice, settled, counts FROM units WHERE job_id=? ORDER BY idx", jobID)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +384,7 @@ func (s *Store) Units(ctx context.Context, jobID string) ([]Unit, error) {
 		u := Unit{JobID: jobID}
 		var verify, settled int
 		var counts string
-		if err := rows.Scan(&u.ID, &u.Idx, &u.First, &u.End, &verify, &settled, &counts); err != nil {
+		if err := rows.Scan(&u.ID, &u.Idx, &u.First, &u.End, &verify, &u.Slice, &settled, &counts); err != nil {
 			return nil, err
 		}
 		u.Verify, u.Settled = verify != 0, settled != 0
@@ -403,6 +433,8 @@ type JobChange struct {
 	FinishedAt time.Time
 	Total      string
 	Divide     []string
+	// StatsTotal holds a statistics perft job's eight totals when done.
+	StatsTotal []string
 	// Settled, Verified, Disputed and Resolved units of a perft job (0
 	// otherwise).
 	Settled, Verified, Disputed, Resolved int
@@ -465,8 +497,9 @@ func setJobState(ctx context.Context, tx *sql.Tx, jobID string, job *JobChange) 
 		divide = string(b)
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE jobs SET state=?, error=?, finished_at=?, total=?, divide=?,
-		units_done=?, units_verified=?, mismatches=?, mismatches_settled=? WHERE id=?`,
-		job.State, job.Error, unixNano(job.FinishedAt), job.Total, divide, job.Settled, job.Verified, job.Disputed, job.Resolved, jobID)
+		units_done=?, units_verified=?, mismatches=?, mismatches_settled=?, stats_total=? WHERE id=?`,
+		job.State, job.Error, unixNano(job.FinishedAt), job.Total, divide, job.Settled, job.Verified, job.Disputed, job.Resolved,
+		encodeStrings(job.StatsTotal), jobID)
 	if err != nil {
 		return fmt.Errorf("store: update job: %w", err)
 	}

@@ -44,6 +44,33 @@ func TestPrintPerft(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &js); err != nil || js["nodes"] != 8902.0 || js["units_verified"] != 2.0 || js["divide"] != nil {
 		t.Errorf("JSON %v: %s", err, out.String())
 	}
+	// A statistics job: the eight totals in text, JSON and status's detail.
+	j.Perft.Stats, j.Perft.Slices = true, 2
+	j.PerftStats = &arbiterv1.PerftStatistics{Captures: "34", EnPassant: "0", Castles: "0", Promotions: "0",
+		Checks: "12", DiscoveryChecks: "0", DoubleChecks: "0", Checkmates: "0"}
+	out.Reset()
+	if err := PrintPerft(&out, j, false, false); err != nil || !strings.Contains(out.String(), "Captures:         34\n") ||
+		!strings.Contains(out.String(), "Checks:           12\n") {
+		t.Errorf("statistics text %v:\n%s", err, out.String())
+	}
+	out.Reset()
+	if err := PrintPerft(&out, j, false, true); err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Stats map[string]json.Number `json:"stats"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil || st.Stats["captures"] != "34" || st.Stats["checks"] != "12" || st.Stats["nodes"] != "8902" {
+		t.Errorf("statistics JSON %v: %s", err, out.String())
+	}
+	if pj := NewJobJSON(j).Perft; pj == nil || pj.Slices != 2 || pj.Stats == nil || pj.Stats.Captures != "34" {
+		t.Errorf("status --json of a statistics job: %+v", pj)
+	}
+	out.Reset()
+	PrintPerftDetail(&out, j)
+	if s := out.String(); !strings.Contains(s, "(split at ply 0, 2 slices, statistics, verify 0.00)") || !strings.Contains(s, "Statistics: 34 captures,") {
+		t.Errorf("detail:\n%s", s)
+	}
 	j.State = arbiterv1.JobState_JOB_STATE_CANCELLED
 	if err := PrintPerft(&out, j, false, false); cliexit.Code(err, -1) != 1 || err.Error() != "job p1 was cancelled" {
 		t.Errorf("cancelled: %v", err)

@@ -52,6 +52,8 @@ type PerftJob struct {
 	Mismatches        uint64                 `json:"mismatches"`
 	MismatchesSettled uint64                 `json:"mismatches_settled"`
 	Divide            map[string]json.Number `json:"divide,omitempty"`
+	Slices            uint32                 `json:"slices,omitempty"`
+	Stats             *perftStatsJSON        `json:"stats,omitempty"`
 }
 
 // EngineJSON is an engine of a test or tune.
@@ -218,6 +220,10 @@ func newPerftJob(j *arbiterv1.Job) *PerftJob {
 	if j.GetNodes() != "" {
 		n := number(j.GetNodes())
 		o.Nodes = &n
+		o.Stats = newPerftStats(j)
+	}
+	if s.GetSlices() > 1 {
+		o.Slices = s.GetSlices()
 	}
 	if len(j.GetDivide()) > 0 {
 		o.Divide = make(map[string]json.Number, len(j.GetDivide()))

@@ -81,6 +81,33 @@ type perftJSON struct {
 	JobID   string                 `json:"job_id"`
 	Units   uint64                 `json:"units"`
 	Checked uint64                 `json:"units_verified"`
+	Stats   *perftStatsJSON        `json:"stats,omitempty"`
+}
+
+// perftStatsJSON is a statistics job's totals, named as `arbiter perft
+// --json` names them (exact integers).
+type perftStatsJSON struct {
+	Nodes           json.Number `json:"nodes"`
+	Captures        json.Number `json:"captures"`
+	EnPassant       json.Number `json:"ep"`
+	Castles         json.Number `json:"castles"`
+	Promotions      json.Number `json:"promotions"`
+	Checks          json.Number `json:"checks"`
+	DiscoveryChecks json.Number `json:"discovery_checks"`
+	DoubleChecks    json.Number `json:"double_checks"`
+	Checkmates      json.Number `json:"checkmates"`
+}
+
+// newPerftStats returns a done statistics job's totals, or nil.
+func newPerftStats(j *arbiterv1.Job) *perftStatsJSON {
+	s := j.GetPerftStats()
+	if s == nil {
+		return nil
+	}
+	return &perftStatsJSON{Nodes: json.Number(j.GetNodes()), Captures: json.Number(s.GetCaptures()),
+		EnPassant: json.Number(s.GetEnPassant()), Castles: json.Number(s.GetCastles()), Promotions: json.Number(s.GetPromotions()),
+		Checks: json.Number(s.GetChecks()), DiscoveryChecks: json.Number(s.GetDiscoveryChecks()),
+		DoubleChecks: json.Number(s.GetDoubleChecks()), Checkmates: json.Number(s.GetCheckmates())}
 }
 
 // PrintPerft prints a finished perft job; a failed or cancelled job is an
@@ -109,6 +136,7 @@ func PrintPerft(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
 				o.Divide[d.GetMove()] = json.Number(d.GetNodes())
 			}
 		}
+		o.Stats = newPerftStats(j)
 		return json.NewEncoder(out).Encode(o)
 	}
 	if divide {
@@ -116,6 +144,10 @@ func PrintPerft(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
 			fmt.Fprintf(out, "%s: %s\n", d.GetMove(), d.GetNodes())
 		}
 		fmt.Fprintln(out)
+	}
+	if s := j.GetPerftStats(); s != nil {
+		fmt.Fprintf(out, "Captures:         %s\nEn passant:       %s\nCastles:          %s\nPromotions:       %s\nChecks:           %s\nDiscovery checks: %s\nDouble checks:    %s\nCheckmates:       %s\n",
+			s.GetCaptures(), s.GetEnPassant(), s.GetCastles(), s.GetPromotions(), s.GetChecks(), s.GetDiscoveryChecks(), s.GetDoubleChecks(), s.GetCheckmates())
 	}
 	p := j.GetProgress()
 	fmt.Fprintf(out, "Nodes: %s\n", j.GetNodes())
@@ -131,8 +163,15 @@ func PrintPerft(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
 func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
 	p := j.GetProgress()
 	fmt.Fprintf(out, "Job:        %s\nState:      %s\n", j.GetJobId(), StateName(j.GetState()))
-	fmt.Fprintf(out, "FEN:        %s\nDepth:      %d (split at ply %d, verify %.2f)\n", j.GetPerft().GetFen(),
-		j.GetPerft().GetDepth(), j.GetPerft().GetSplitPly(), j.GetPerft().GetVerifyFraction())
+	extra := ""
+	if n := j.GetPerft().GetSlices(); n > 1 {
+		extra = fmt.Sprintf(", %d slices", n)
+	}
+	if j.GetPerft().GetStats() {
+		extra += ", statistics"
+	}
+	fmt.Fprintf(out, "FEN:        %s\nDepth:      %d (split at ply %d%s, verify %.2f)\n", j.GetPerft().GetFen(),
+		j.GetPerft().GetDepth(), j.GetPerft().GetSplitPly(), extra, j.GetPerft().GetVerifyFraction())
 	fmt.Fprintf(out, "Units:      %d/%d done, %d verified; %d unique positions\n", p.GetUnitsDone(), p.GetUnitsTotal(),
 		p.GetUnitsVerified(), p.GetPositions())
 	fmt.Fprintf(out, "Mismatches: %d (%d settled)\nWorkers:    %d active\n", p.GetMismatches(), p.GetMismatchesSettled(), p.GetActiveWorkers())
@@ -147,6 +186,10 @@ func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
 			fmt.Fprintf(out, "  %s: %s\n", d.GetMove(), d.GetNodes())
 		}
 		fmt.Fprintf(out, "Nodes:      %s\n", j.GetNodes())
+		if s := j.GetPerftStats(); s != nil {
+			fmt.Fprintf(out, "Statistics: %s captures, %s e.p., %s castles, %s promotions, %s checks, %s discovered, %s double checks, %s mates\n",
+				s.GetCaptures(), s.GetEnPassant(), s.GetCastles(), s.GetPromotions(), s.GetChecks(), s.GetDiscoveryChecks(), s.GetDoubleChecks(), s.GetCheckmates())
+		}
 	} else {
 		fmt.Fprintf(out, "Nodes done: %s\n", p.GetNodesDone())
 	}

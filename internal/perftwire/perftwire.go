@@ -1,6 +1,7 @@
 // Package perftwire carries exact perft counts between worker and
 // coordinator: 128-bit counts as a low and a high 64-bit word each, so that
-// no count can wrap however deep a unit is.
+// no count can wrap however deep a unit is; with statistics, eight more
+// counts per position.
 package perftwire
 
 import (
@@ -10,29 +11,63 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
+// Capabilities of workers beyond plain perft units.
+const (
+	// CapSlices: the worker counts slices of a position's tree with the
+	// deal of engine.PerftSliceVersion. A worker without it would ignore a
+	// batch's slice fields and count whole trees, so it gets no slices.
+	CapSlices = "perft-slices-1"
+	// CapStats: the worker counts statistics (PerftBatch.stats).
+	CapStats = "perft-stats"
+)
+
+// StatsPerPosition is the number of statistics a result carries per
+// position besides its node count.
+const StatsPerPosition = engine.NumPerftStats - 1
+
 // Encode renders counts as a result; the high words are sent only when
 // some count needs them.
 func Encode(counts []engine.Count) *arbiterv1.PerftBatchResult {
-	r := &arbiterv1.PerftBatchResult{Counts: make([]uint64, len(counts))}
-	wide := false
-	for i, c := range counts {
-		r.Counts[i] = c.Lo
-		wide = wide || c.Hi != 0
-	}
-	if wide {
-		r.CountsHigh = make([]uint64, len(counts))
-		for i, c := range counts {
-			r.CountsHigh[i] = c.Hi
-		}
-	}
+	r := &arbiterv1.PerftBatchResult{}
+	r.Counts, r.CountsHigh = split(counts)
 	return r
 }
 
-// Decode reads a result's counts.
-func Decode(r *arbiterv1.PerftBatchResult) ([]engine.Count, error) {
-	lo, hi := r.GetCounts(), r.GetCountsHigh()
+// EncodeStats renders per-position statistics as a result: each node count
+// in counts, the other eight in stats.
+func EncodeStats(stats []engine.PerftStatsCount) *arbiterv1.PerftBatchResult {
+	nodes := make([]engine.Count, len(stats))
+	rest := make([]engine.Count, 0, len(stats)*StatsPerPosition)
+	for i := range stats {
+		nodes[i] = stats[i][engine.PerftStatNodes]
+		rest = append(rest, stats[i][1:]...)
+	}
+	r := Encode(nodes)
+	r.Stats, r.StatsHigh = split(rest)
+	return r
+}
+
+// split returns the low words and, when some count needs them, the high
+// words of counts.
+func split(counts []engine.Count) (lo, hi []uint64) {
+	lo = make([]uint64, len(counts))
+	wide := false
+	for i, c := range counts {
+		lo[i] = c.Lo
+		wide = wide || c.Hi != 0
+	}
+	if wide {
+		hi = make([]uint64, len(counts))
+		for i, c := range counts {
+			hi[i] = c.Hi
+		}
+	}
+	return lo, hi
+}
+
+func join(what string, lo, hi []uint64) ([]engine.Count, error) {
 	if len(hi) != 0 && len(hi) != len(lo) {
-		return nil, fmt.Errorf("%d counts but %d high words (want none or one per count)", len(lo), len(hi))
+		return nil, fmt.Errorf("%d %s but %d high words (want none or one per count)", len(lo), what, len(hi))
 	}
 	out := make([]engine.Count, len(lo))
 	for i, v := range lo {
@@ -40,6 +75,33 @@ func Decode(r *arbiterv1.PerftBatchResult) ([]engine.Count, error) {
 		if len(hi) > 0 {
 			out[i].Hi = hi[i]
 		}
+	}
+	return out, nil
+}
+
+// Decode reads a result's node counts.
+func Decode(r *arbiterv1.PerftBatchResult) ([]engine.Count, error) {
+	return join("counts", r.GetCounts(), r.GetCountsHigh())
+}
+
+// DecodeStats reads a statistics result: per position, its node count and
+// eight statistics.
+func DecodeStats(r *arbiterv1.PerftBatchResult) ([]engine.PerftStatsCount, error) {
+	nodes, err := Decode(r)
+	if err != nil {
+		return nil, err
+	}
+	rest, err := join("statistics", r.GetStats(), r.GetStatsHigh())
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) != len(nodes)*StatsPerPosition {
+		return nil, fmt.Errorf("%d statistics for %d positions (want %d per position)", len(rest), len(nodes), StatsPerPosition)
+	}
+	out := make([]engine.PerftStatsCount, len(nodes))
+	for i := range out {
+		out[i][engine.PerftStatNodes] = nodes[i]
+		copy(out[i][1:], rest[i*StatsPerPosition:])
 	}
 	return out, nil
 }

@@ -94,7 +94,15 @@ type PerftSpec struct {
 	// Higher priorities get workers first, whatever the job's kind.
 	Priority int32 `protobuf:"varint,6,opt,name=priority,proto3" json:"priority,omitempty"`
 	// Share of the workers among jobs of equal priority (default 1).
-	Throughput    float64 `protobuf:"fixed64,7,opt,name=throughput,proto3" json:"throughput,omitempty"`
+	Throughput float64 `protobuf:"fixed64,7,opt,name=throughput,proto3" json:"throughput,omitempty"`
+	// Count the chessprogramming wiki's statistics as well (captures, en
+	// passant, castles, promotions, checks, discovered and double checks,
+	// mates); set on a job's snapshot from its stored spec.
+	Stats bool `protobuf:"varint,8,opt,name=stats,proto3" json:"stats,omitempty"`
+	// Slices each split position's tree is cut into, so that workers with
+	// their own hash tables compute no subtree twice (see docs/cluster.md);
+	// 0 = chosen from the workers seen, 1 = none. On a snapshot: the job's.
+	Slices        uint32 `protobuf:"varint,9,opt,name=slices,proto3" json:"slices,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -178,6 +186,123 @@ func (x *PerftSpec) GetThroughput() float64 {
 	return 0
 }
 
+func (x *PerftSpec) GetStats() bool {
+	if x != nil {
+		return x.Stats
+	}
+	return false
+}
+
+func (x *PerftSpec) GetSlices() uint32 {
+	if x != nil {
+		return x.Slices
+	}
+	return 0
+}
+
+// PerftStatistics are a statistics job's totals, exact decimals, in the
+// chessprogramming wiki's conventions (checks include mates; a double
+// check is counted only as a double check).
+type PerftStatistics struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Captures        string                 `protobuf:"bytes,1,opt,name=captures,proto3" json:"captures,omitempty"`
+	EnPassant       string                 `protobuf:"bytes,2,opt,name=en_passant,json=enPassant,proto3" json:"en_passant,omitempty"`
+	Castles         string                 `protobuf:"bytes,3,opt,name=castles,proto3" json:"castles,omitempty"`
+	Promotions      string                 `protobuf:"bytes,4,opt,name=promotions,proto3" json:"promotions,omitempty"`
+	Checks          string                 `protobuf:"bytes,5,opt,name=checks,proto3" json:"checks,omitempty"`
+	DiscoveryChecks string                 `protobuf:"bytes,6,opt,name=discovery_checks,json=discoveryChecks,proto3" json:"discovery_checks,omitempty"`
+	DoubleChecks    string                 `protobuf:"bytes,7,opt,name=double_checks,json=doubleChecks,proto3" json:"double_checks,omitempty"`
+	Checkmates      string                 `protobuf:"bytes,8,opt,name=checkmates,proto3" json:"checkmates,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *PerftStatistics) Reset() {
+	*x = PerftStatistics{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PerftStatistics) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PerftStatistics) ProtoMessage() {}
+
+func (x *PerftStatistics) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PerftStatistics.ProtoReflect.Descriptor instead.
+func (*PerftStatistics) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PerftStatistics) GetCaptures() string {
+	if x != nil {
+		return x.Captures
+	}
+	return ""
+}
+
+func (x *PerftStatistics) GetEnPassant() string {
+	if x != nil {
+		return x.EnPassant
+	}
+	return ""
+}
+
+func (x *PerftStatistics) GetCastles() string {
+	if x != nil {
+		return x.Castles
+	}
+	return ""
+}
+
+func (x *PerftStatistics) GetPromotions() string {
+	if x != nil {
+		return x.Promotions
+	}
+	return ""
+}
+
+func (x *PerftStatistics) GetChecks() string {
+	if x != nil {
+		return x.Checks
+	}
+	return ""
+}
+
+func (x *PerftStatistics) GetDiscoveryChecks() string {
+	if x != nil {
+		return x.DiscoveryChecks
+	}
+	return ""
+}
+
+func (x *PerftStatistics) GetDoubleChecks() string {
+	if x != nil {
+		return x.DoubleChecks
+	}
+	return ""
+}
+
+func (x *PerftStatistics) GetCheckmates() string {
+	if x != nil {
+		return x.Checkmates
+	}
+	return ""
+}
+
 // DivideEntry is the count below one root move.
 type DivideEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -191,7 +316,7 @@ type DivideEntry struct {
 
 func (x *DivideEntry) Reset() {
 	*x = DivideEntry{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[1]
+	mi := &file_arbiter_v1_job_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -203,7 +328,7 @@ func (x *DivideEntry) String() string {
 func (*DivideEntry) ProtoMessage() {}
 
 func (x *DivideEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[1]
+	mi := &file_arbiter_v1_job_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -216,7 +341,7 @@ func (x *DivideEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DivideEntry.ProtoReflect.Descriptor instead.
 func (*DivideEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{1}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *DivideEntry) GetMove() string {
@@ -259,7 +384,7 @@ type JobProgress struct {
 
 func (x *JobProgress) Reset() {
 	*x = JobProgress{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[2]
+	mi := &file_arbiter_v1_job_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -271,7 +396,7 @@ func (x *JobProgress) String() string {
 func (*JobProgress) ProtoMessage() {}
 
 func (x *JobProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[2]
+	mi := &file_arbiter_v1_job_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -284,7 +409,7 @@ func (x *JobProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobProgress.ProtoReflect.Descriptor instead.
 func (*JobProgress) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{2}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *JobProgress) GetUnitsTotal() uint64 {
@@ -376,16 +501,18 @@ type Job struct {
 	// Set for SPSA tunes (openings omitted, see openings_count).
 	Spsa         *SpsaSpec     `protobuf:"bytes,14,opt,name=spsa,proto3" json:"spsa,omitempty"`
 	SpsaProgress *SpsaProgress `protobuf:"bytes,15,opt,name=spsa_progress,json=spsaProgress,proto3" json:"spsa_progress,omitempty"`
+	// A statistics perft job's totals; set when the job is done.
+	PerftStats *PerftStatistics `protobuf:"bytes,16,opt,name=perft_stats,json=perftStats,proto3" json:"perft_stats,omitempty"`
 	// For tests with uploaded engines: what each worker did with each
 	// artifact (fetched, built, verified, refused), latest first per worker.
-	ArtifactChecks []*ArtifactCheck `protobuf:"bytes,16,rep,name=artifact_checks,json=artifactChecks,proto3" json:"artifact_checks,omitempty"`
+	ArtifactChecks []*ArtifactCheck `protobuf:"bytes,17,rep,name=artifact_checks,json=artifactChecks,proto3" json:"artifact_checks,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[3]
+	mi := &file_arbiter_v1_job_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -397,7 +524,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[3]
+	mi := &file_arbiter_v1_job_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -410,7 +537,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{3}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Job) GetJobId() string {
@@ -518,6 +645,13 @@ func (x *Job) GetSpsaProgress() *SpsaProgress {
 	return nil
 }
 
+func (x *Job) GetPerftStats() *PerftStatistics {
+	if x != nil {
+		return x.PerftStats
+	}
+	return nil
+}
+
 func (x *Job) GetArtifactChecks() []*ArtifactCheck {
 	if x != nil {
 		return x.ArtifactChecks
@@ -547,7 +681,7 @@ type SpsaParam struct {
 
 func (x *SpsaParam) Reset() {
 	*x = SpsaParam{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[4]
+	mi := &file_arbiter_v1_job_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -559,7 +693,7 @@ func (x *SpsaParam) String() string {
 func (*SpsaParam) ProtoMessage() {}
 
 func (x *SpsaParam) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[4]
+	mi := &file_arbiter_v1_job_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -572,7 +706,7 @@ func (x *SpsaParam) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpsaParam.ProtoReflect.Descriptor instead.
 func (*SpsaParam) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{4}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SpsaParam) GetName() string {
@@ -675,7 +809,7 @@ type SpsaSpec struct {
 
 func (x *SpsaSpec) Reset() {
 	*x = SpsaSpec{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[5]
+	mi := &file_arbiter_v1_job_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -687,7 +821,7 @@ func (x *SpsaSpec) String() string {
 func (*SpsaSpec) ProtoMessage() {}
 
 func (x *SpsaSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[5]
+	mi := &file_arbiter_v1_job_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -700,7 +834,7 @@ func (x *SpsaSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpsaSpec.ProtoReflect.Descriptor instead.
 func (*SpsaSpec) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{5}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SpsaSpec) GetEngine() *EngineSpec {
@@ -880,7 +1014,7 @@ type SpsaParamState struct {
 
 func (x *SpsaParamState) Reset() {
 	*x = SpsaParamState{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[6]
+	mi := &file_arbiter_v1_job_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -892,7 +1026,7 @@ func (x *SpsaParamState) String() string {
 func (*SpsaParamState) ProtoMessage() {}
 
 func (x *SpsaParamState) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[6]
+	mi := &file_arbiter_v1_job_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -905,7 +1039,7 @@ func (x *SpsaParamState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpsaParamState.ProtoReflect.Descriptor instead.
 func (*SpsaParamState) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{6}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SpsaParamState) GetName() string {
@@ -1020,7 +1154,7 @@ type SpsaProgress struct {
 
 func (x *SpsaProgress) Reset() {
 	*x = SpsaProgress{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[7]
+	mi := &file_arbiter_v1_job_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1032,7 +1166,7 @@ func (x *SpsaProgress) String() string {
 func (*SpsaProgress) ProtoMessage() {}
 
 func (x *SpsaProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[7]
+	mi := &file_arbiter_v1_job_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1045,7 +1179,7 @@ func (x *SpsaProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpsaProgress.ProtoReflect.Descriptor instead.
 func (*SpsaProgress) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{7}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SpsaProgress) GetParams() []*SpsaParamState {
@@ -1187,7 +1321,7 @@ type SpsaVerification struct {
 
 func (x *SpsaVerification) Reset() {
 	*x = SpsaVerification{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[8]
+	mi := &file_arbiter_v1_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1199,7 +1333,7 @@ func (x *SpsaVerification) String() string {
 func (*SpsaVerification) ProtoMessage() {}
 
 func (x *SpsaVerification) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[8]
+	mi := &file_arbiter_v1_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1212,7 +1346,7 @@ func (x *SpsaVerification) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpsaVerification.ProtoReflect.Descriptor instead.
 func (*SpsaVerification) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SpsaVerification) GetJobId() string {
@@ -1260,7 +1394,7 @@ type SubmitSpsaRequest struct {
 
 func (x *SubmitSpsaRequest) Reset() {
 	*x = SubmitSpsaRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[9]
+	mi := &file_arbiter_v1_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1272,7 +1406,7 @@ func (x *SubmitSpsaRequest) String() string {
 func (*SubmitSpsaRequest) ProtoMessage() {}
 
 func (x *SubmitSpsaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[9]
+	mi := &file_arbiter_v1_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1285,7 +1419,7 @@ func (x *SubmitSpsaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitSpsaRequest.ProtoReflect.Descriptor instead.
 func (*SubmitSpsaRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SubmitSpsaRequest) GetSpec() *SpsaSpec {
@@ -1305,7 +1439,7 @@ type SubmitSpsaResponse struct {
 
 func (x *SubmitSpsaResponse) Reset() {
 	*x = SubmitSpsaResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[10]
+	mi := &file_arbiter_v1_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1317,7 +1451,7 @@ func (x *SubmitSpsaResponse) String() string {
 func (*SubmitSpsaResponse) ProtoMessage() {}
 
 func (x *SubmitSpsaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[10]
+	mi := &file_arbiter_v1_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1330,7 +1464,7 @@ func (x *SubmitSpsaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitSpsaResponse.ProtoReflect.Descriptor instead.
 func (*SubmitSpsaResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SubmitSpsaResponse) GetJob() *Job {
@@ -1355,7 +1489,7 @@ type SprtParams struct {
 
 func (x *SprtParams) Reset() {
 	*x = SprtParams{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[11]
+	mi := &file_arbiter_v1_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1367,7 +1501,7 @@ func (x *SprtParams) String() string {
 func (*SprtParams) ProtoMessage() {}
 
 func (x *SprtParams) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[11]
+	mi := &file_arbiter_v1_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1380,7 +1514,7 @@ func (x *SprtParams) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SprtParams.ProtoReflect.Descriptor instead.
 func (*SprtParams) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SprtParams) GetElo0() float64 {
@@ -1467,7 +1601,7 @@ type MatchSpec struct {
 
 func (x *MatchSpec) Reset() {
 	*x = MatchSpec{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[12]
+	mi := &file_arbiter_v1_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1479,7 +1613,7 @@ func (x *MatchSpec) String() string {
 func (*MatchSpec) ProtoMessage() {}
 
 func (x *MatchSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[12]
+	mi := &file_arbiter_v1_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1492,7 +1626,7 @@ func (x *MatchSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchSpec.ProtoReflect.Descriptor instead.
 func (*MatchSpec) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *MatchSpec) GetEngineA() *EngineSpec {
@@ -1674,7 +1808,7 @@ type WorkerIncidents struct {
 
 func (x *WorkerIncidents) Reset() {
 	*x = WorkerIncidents{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[13]
+	mi := &file_arbiter_v1_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1686,7 +1820,7 @@ func (x *WorkerIncidents) String() string {
 func (*WorkerIncidents) ProtoMessage() {}
 
 func (x *WorkerIncidents) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[13]
+	mi := &file_arbiter_v1_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1699,7 +1833,7 @@ func (x *WorkerIncidents) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerIncidents.ProtoReflect.Descriptor instead.
 func (*WorkerIncidents) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{13}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WorkerIncidents) GetWorkerId() string {
@@ -1825,7 +1959,7 @@ type MatchProgress struct {
 
 func (x *MatchProgress) Reset() {
 	*x = MatchProgress{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[14]
+	mi := &file_arbiter_v1_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1837,7 +1971,7 @@ func (x *MatchProgress) String() string {
 func (*MatchProgress) ProtoMessage() {}
 
 func (x *MatchProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[14]
+	mi := &file_arbiter_v1_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1850,7 +1984,7 @@ func (x *MatchProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchProgress.ProtoReflect.Descriptor instead.
 func (*MatchProgress) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{14}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *MatchProgress) GetPentanomial() *Pentanomial {
@@ -2003,7 +2137,7 @@ type SubmitMatchRequest struct {
 
 func (x *SubmitMatchRequest) Reset() {
 	*x = SubmitMatchRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[15]
+	mi := &file_arbiter_v1_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2015,7 +2149,7 @@ func (x *SubmitMatchRequest) String() string {
 func (*SubmitMatchRequest) ProtoMessage() {}
 
 func (x *SubmitMatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[15]
+	mi := &file_arbiter_v1_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2028,7 +2162,7 @@ func (x *SubmitMatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitMatchRequest.ProtoReflect.Descriptor instead.
 func (*SubmitMatchRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{15}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SubmitMatchRequest) GetSpec() *MatchSpec {
@@ -2048,7 +2182,7 @@ type SubmitMatchResponse struct {
 
 func (x *SubmitMatchResponse) Reset() {
 	*x = SubmitMatchResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[16]
+	mi := &file_arbiter_v1_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2060,7 +2194,7 @@ func (x *SubmitMatchResponse) String() string {
 func (*SubmitMatchResponse) ProtoMessage() {}
 
 func (x *SubmitMatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[16]
+	mi := &file_arbiter_v1_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2073,7 +2207,7 @@ func (x *SubmitMatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitMatchResponse.ProtoReflect.Descriptor instead.
 func (*SubmitMatchResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{16}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SubmitMatchResponse) GetJob() *Job {
@@ -2093,7 +2227,7 @@ type DownloadPGNRequest struct {
 
 func (x *DownloadPGNRequest) Reset() {
 	*x = DownloadPGNRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[17]
+	mi := &file_arbiter_v1_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2105,7 +2239,7 @@ func (x *DownloadPGNRequest) String() string {
 func (*DownloadPGNRequest) ProtoMessage() {}
 
 func (x *DownloadPGNRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[17]
+	mi := &file_arbiter_v1_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2118,7 +2252,7 @@ func (x *DownloadPGNRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadPGNRequest.ProtoReflect.Descriptor instead.
 func (*DownloadPGNRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{17}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DownloadPGNRequest) GetJobId() string {
@@ -2140,7 +2274,7 @@ type DownloadPGNResponse struct {
 
 func (x *DownloadPGNResponse) Reset() {
 	*x = DownloadPGNResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[18]
+	mi := &file_arbiter_v1_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2152,7 +2286,7 @@ func (x *DownloadPGNResponse) String() string {
 func (*DownloadPGNResponse) ProtoMessage() {}
 
 func (x *DownloadPGNResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[18]
+	mi := &file_arbiter_v1_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2165,7 +2299,7 @@ func (x *DownloadPGNResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadPGNResponse.ProtoReflect.Descriptor instead.
 func (*DownloadPGNResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{18}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DownloadPGNResponse) GetPgn() string {
@@ -2192,7 +2326,7 @@ type SubmitPerftRequest struct {
 
 func (x *SubmitPerftRequest) Reset() {
 	*x = SubmitPerftRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[19]
+	mi := &file_arbiter_v1_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2204,7 +2338,7 @@ func (x *SubmitPerftRequest) String() string {
 func (*SubmitPerftRequest) ProtoMessage() {}
 
 func (x *SubmitPerftRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[19]
+	mi := &file_arbiter_v1_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2217,7 +2351,7 @@ func (x *SubmitPerftRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitPerftRequest.ProtoReflect.Descriptor instead.
 func (*SubmitPerftRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{19}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SubmitPerftRequest) GetSpec() *PerftSpec {
@@ -2237,7 +2371,7 @@ type SubmitPerftResponse struct {
 
 func (x *SubmitPerftResponse) Reset() {
 	*x = SubmitPerftResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[20]
+	mi := &file_arbiter_v1_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2249,7 +2383,7 @@ func (x *SubmitPerftResponse) String() string {
 func (*SubmitPerftResponse) ProtoMessage() {}
 
 func (x *SubmitPerftResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[20]
+	mi := &file_arbiter_v1_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2262,7 +2396,7 @@ func (x *SubmitPerftResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitPerftResponse.ProtoReflect.Descriptor instead.
 func (*SubmitPerftResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{20}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SubmitPerftResponse) GetJob() *Job {
@@ -2282,7 +2416,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[21]
+	mi := &file_arbiter_v1_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2294,7 +2428,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[21]
+	mi := &file_arbiter_v1_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2307,7 +2441,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{21}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -2327,7 +2461,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[22]
+	mi := &file_arbiter_v1_job_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2339,7 +2473,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[22]
+	mi := &file_arbiter_v1_job_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2352,7 +2486,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{22}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -2373,7 +2507,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[23]
+	mi := &file_arbiter_v1_job_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2385,7 +2519,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[23]
+	mi := &file_arbiter_v1_job_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2398,7 +2532,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{23}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListJobsRequest) GetLimit() uint32 {
@@ -2418,7 +2552,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[24]
+	mi := &file_arbiter_v1_job_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2430,7 +2564,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[24]
+	mi := &file_arbiter_v1_job_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2443,7 +2577,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{24}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -2463,7 +2597,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[25]
+	mi := &file_arbiter_v1_job_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2475,7 +2609,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[25]
+	mi := &file_arbiter_v1_job_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2488,7 +2622,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{25}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -2508,7 +2642,7 @@ type WatchJobResponse struct {
 
 func (x *WatchJobResponse) Reset() {
 	*x = WatchJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[26]
+	mi := &file_arbiter_v1_job_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2520,7 +2654,7 @@ func (x *WatchJobResponse) String() string {
 func (*WatchJobResponse) ProtoMessage() {}
 
 func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[26]
+	mi := &file_arbiter_v1_job_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2533,7 +2667,7 @@ func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobResponse.ProtoReflect.Descriptor instead.
 func (*WatchJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{26}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *WatchJobResponse) GetJob() *Job {
@@ -2553,7 +2687,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[27]
+	mi := &file_arbiter_v1_job_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2565,7 +2699,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[27]
+	mi := &file_arbiter_v1_job_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2578,7 +2712,7 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{27}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CancelJobRequest) GetJobId() string {
@@ -2598,7 +2732,7 @@ type CancelJobResponse struct {
 
 func (x *CancelJobResponse) Reset() {
 	*x = CancelJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[28]
+	mi := &file_arbiter_v1_job_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2610,7 +2744,7 @@ func (x *CancelJobResponse) String() string {
 func (*CancelJobResponse) ProtoMessage() {}
 
 func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[28]
+	mi := &file_arbiter_v1_job_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2623,7 +2757,7 @@ func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobResponse.ProtoReflect.Descriptor instead.
 func (*CancelJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{28}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CancelJobResponse) GetJob() *Job {
@@ -2638,7 +2772,7 @@ var File_arbiter_v1_job_proto protoreflect.FileDescriptor
 const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\n" +
 	"\x14arbiter/v1/job.proto\x12\n" +
-	"arbiter.v1\x1a\x19arbiter/v1/artifact.proto\x1a\x15arbiter/v1/work.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd1\x01\n" +
+	"arbiter.v1\x1a\x19arbiter/v1/artifact.proto\x1a\x15arbiter/v1/work.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xff\x01\n" +
 	"\tPerftSpec\x12\x10\n" +
 	"\x03fen\x18\x01 \x01(\tR\x03fen\x12\x14\n" +
 	"\x05depth\x18\x02 \x01(\rR\x05depth\x12\x1b\n" +
@@ -2648,7 +2782,23 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\bpriority\x18\x06 \x01(\x05R\bpriority\x12\x1e\n" +
 	"\n" +
 	"throughput\x18\a \x01(\x01R\n" +
-	"throughput\"7\n" +
+	"throughput\x12\x14\n" +
+	"\x05stats\x18\b \x01(\bR\x05stats\x12\x16\n" +
+	"\x06slices\x18\t \x01(\rR\x06slices\"\x8e\x02\n" +
+	"\x0fPerftStatistics\x12\x1a\n" +
+	"\bcaptures\x18\x01 \x01(\tR\bcaptures\x12\x1d\n" +
+	"\n" +
+	"en_passant\x18\x02 \x01(\tR\tenPassant\x12\x18\n" +
+	"\acastles\x18\x03 \x01(\tR\acastles\x12\x1e\n" +
+	"\n" +
+	"promotions\x18\x04 \x01(\tR\n" +
+	"promotions\x12\x16\n" +
+	"\x06checks\x18\x05 \x01(\tR\x06checks\x12)\n" +
+	"\x10discovery_checks\x18\x06 \x01(\tR\x0fdiscoveryChecks\x12#\n" +
+	"\rdouble_checks\x18\a \x01(\tR\fdoubleChecks\x12\x1e\n" +
+	"\n" +
+	"checkmates\x18\b \x01(\tR\n" +
+	"checkmates\"7\n" +
 	"\vDivideEntry\x12\x12\n" +
 	"\x04move\x18\x01 \x01(\tR\x04move\x12\x14\n" +
 	"\x05nodes\x18\x02 \x01(\tR\x05nodes\"\xc1\x02\n" +
@@ -2666,7 +2816,7 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"mismatches\x12-\n" +
 	"\x12mismatches_settled\x18\a \x01(\x04R\x11mismatchesSettled\x12%\n" +
 	"\x0eactive_workers\x18\b \x01(\rR\ractiveWorkers\x12\x18\n" +
-	"\ablocked\x18\t \x01(\tR\ablocked\"\xcd\x05\n" +
+	"\ablocked\x18\t \x01(\tR\ablocked\"\x8b\x06\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.arbiter.v1.JobStateR\x05state\x12+\n" +
@@ -2685,8 +2835,10 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\x0ematch_progress\x18\f \x01(\v2\x19.arbiter.v1.MatchProgressR\rmatchProgress\x12\x1c\n" +
 	"\tsubmitter\x18\r \x01(\tR\tsubmitter\x12(\n" +
 	"\x04spsa\x18\x0e \x01(\v2\x14.arbiter.v1.SpsaSpecR\x04spsa\x12=\n" +
-	"\rspsa_progress\x18\x0f \x01(\v2\x18.arbiter.v1.SpsaProgressR\fspsaProgress\x12B\n" +
-	"\x0fartifact_checks\x18\x10 \x03(\v2\x19.arbiter.v1.ArtifactCheckR\x0eartifactChecks\"\x9e\x01\n" +
+	"\rspsa_progress\x18\x0f \x01(\v2\x18.arbiter.v1.SpsaProgressR\fspsaProgress\x12<\n" +
+	"\vperft_stats\x18\x10 \x01(\v2\x1b.arbiter.v1.PerftStatisticsR\n" +
+	"perftStats\x12B\n" +
+	"\x0fartifact_checks\x18\x11 \x03(\v2\x19.arbiter.v1.ArtifactCheckR\x0eartifactChecks\"\x9e\x01\n" +
 	"\tSpsaParam\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
 	"\bis_float\x18\x02 \x01(\bR\aisFloat\x12\x14\n" +
@@ -2917,113 +3069,115 @@ func file_arbiter_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_arbiter_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_arbiter_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_arbiter_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_arbiter_v1_job_proto_goTypes = []any{
 	(JobState)(0),                 // 0: arbiter.v1.JobState
 	(*PerftSpec)(nil),             // 1: arbiter.v1.PerftSpec
-	(*DivideEntry)(nil),           // 2: arbiter.v1.DivideEntry
-	(*JobProgress)(nil),           // 3: arbiter.v1.JobProgress
-	(*Job)(nil),                   // 4: arbiter.v1.Job
-	(*SpsaParam)(nil),             // 5: arbiter.v1.SpsaParam
-	(*SpsaSpec)(nil),              // 6: arbiter.v1.SpsaSpec
-	(*SpsaParamState)(nil),        // 7: arbiter.v1.SpsaParamState
-	(*SpsaProgress)(nil),          // 8: arbiter.v1.SpsaProgress
-	(*SpsaVerification)(nil),      // 9: arbiter.v1.SpsaVerification
-	(*SubmitSpsaRequest)(nil),     // 10: arbiter.v1.SubmitSpsaRequest
-	(*SubmitSpsaResponse)(nil),    // 11: arbiter.v1.SubmitSpsaResponse
-	(*SprtParams)(nil),            // 12: arbiter.v1.SprtParams
-	(*MatchSpec)(nil),             // 13: arbiter.v1.MatchSpec
-	(*WorkerIncidents)(nil),       // 14: arbiter.v1.WorkerIncidents
-	(*MatchProgress)(nil),         // 15: arbiter.v1.MatchProgress
-	(*SubmitMatchRequest)(nil),    // 16: arbiter.v1.SubmitMatchRequest
-	(*SubmitMatchResponse)(nil),   // 17: arbiter.v1.SubmitMatchResponse
-	(*DownloadPGNRequest)(nil),    // 18: arbiter.v1.DownloadPGNRequest
-	(*DownloadPGNResponse)(nil),   // 19: arbiter.v1.DownloadPGNResponse
-	(*SubmitPerftRequest)(nil),    // 20: arbiter.v1.SubmitPerftRequest
-	(*SubmitPerftResponse)(nil),   // 21: arbiter.v1.SubmitPerftResponse
-	(*GetJobRequest)(nil),         // 22: arbiter.v1.GetJobRequest
-	(*GetJobResponse)(nil),        // 23: arbiter.v1.GetJobResponse
-	(*ListJobsRequest)(nil),       // 24: arbiter.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 25: arbiter.v1.ListJobsResponse
-	(*WatchJobRequest)(nil),       // 26: arbiter.v1.WatchJobRequest
-	(*WatchJobResponse)(nil),      // 27: arbiter.v1.WatchJobResponse
-	(*CancelJobRequest)(nil),      // 28: arbiter.v1.CancelJobRequest
-	(*CancelJobResponse)(nil),     // 29: arbiter.v1.CancelJobResponse
-	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
-	(*ArtifactCheck)(nil),         // 31: arbiter.v1.ArtifactCheck
-	(*EngineSpec)(nil),            // 32: arbiter.v1.EngineSpec
-	(*TimeControl)(nil),           // 33: arbiter.v1.TimeControl
-	(*Opening)(nil),               // 34: arbiter.v1.Opening
-	(*Adjudication)(nil),          // 35: arbiter.v1.Adjudication
-	(*durationpb.Duration)(nil),   // 36: google.protobuf.Duration
-	(*Pentanomial)(nil),           // 37: arbiter.v1.Pentanomial
+	(*PerftStatistics)(nil),       // 2: arbiter.v1.PerftStatistics
+	(*DivideEntry)(nil),           // 3: arbiter.v1.DivideEntry
+	(*JobProgress)(nil),           // 4: arbiter.v1.JobProgress
+	(*Job)(nil),                   // 5: arbiter.v1.Job
+	(*SpsaParam)(nil),             // 6: arbiter.v1.SpsaParam
+	(*SpsaSpec)(nil),              // 7: arbiter.v1.SpsaSpec
+	(*SpsaParamState)(nil),        // 8: arbiter.v1.SpsaParamState
+	(*SpsaProgress)(nil),          // 9: arbiter.v1.SpsaProgress
+	(*SpsaVerification)(nil),      // 10: arbiter.v1.SpsaVerification
+	(*SubmitSpsaRequest)(nil),     // 11: arbiter.v1.SubmitSpsaRequest
+	(*SubmitSpsaResponse)(nil),    // 12: arbiter.v1.SubmitSpsaResponse
+	(*SprtParams)(nil),            // 13: arbiter.v1.SprtParams
+	(*MatchSpec)(nil),             // 14: arbiter.v1.MatchSpec
+	(*WorkerIncidents)(nil),       // 15: arbiter.v1.WorkerIncidents
+	(*MatchProgress)(nil),         // 16: arbiter.v1.MatchProgress
+	(*SubmitMatchRequest)(nil),    // 17: arbiter.v1.SubmitMatchRequest
+	(*SubmitMatchResponse)(nil),   // 18: arbiter.v1.SubmitMatchResponse
+	(*DownloadPGNRequest)(nil),    // 19: arbiter.v1.DownloadPGNRequest
+	(*DownloadPGNResponse)(nil),   // 20: arbiter.v1.DownloadPGNResponse
+	(*SubmitPerftRequest)(nil),    // 21: arbiter.v1.SubmitPerftRequest
+	(*SubmitPerftResponse)(nil),   // 22: arbiter.v1.SubmitPerftResponse
+	(*GetJobRequest)(nil),         // 23: arbiter.v1.GetJobRequest
+	(*GetJobResponse)(nil),        // 24: arbiter.v1.GetJobResponse
+	(*ListJobsRequest)(nil),       // 25: arbiter.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 26: arbiter.v1.ListJobsResponse
+	(*WatchJobRequest)(nil),       // 27: arbiter.v1.WatchJobRequest
+	(*WatchJobResponse)(nil),      // 28: arbiter.v1.WatchJobResponse
+	(*CancelJobRequest)(nil),      // 29: arbiter.v1.CancelJobRequest
+	(*CancelJobResponse)(nil),     // 30: arbiter.v1.CancelJobResponse
+	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
+	(*ArtifactCheck)(nil),         // 32: arbiter.v1.ArtifactCheck
+	(*EngineSpec)(nil),            // 33: arbiter.v1.EngineSpec
+	(*TimeControl)(nil),           // 34: arbiter.v1.TimeControl
+	(*Opening)(nil),               // 35: arbiter.v1.Opening
+	(*Adjudication)(nil),          // 36: arbiter.v1.Adjudication
+	(*durationpb.Duration)(nil),   // 37: google.protobuf.Duration
+	(*Pentanomial)(nil),           // 38: arbiter.v1.Pentanomial
 }
 var file_arbiter_v1_job_proto_depIdxs = []int32{
 	0,  // 0: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
 	1,  // 1: arbiter.v1.Job.perft:type_name -> arbiter.v1.PerftSpec
-	3,  // 2: arbiter.v1.Job.progress:type_name -> arbiter.v1.JobProgress
-	2,  // 3: arbiter.v1.Job.divide:type_name -> arbiter.v1.DivideEntry
-	30, // 4: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	30, // 5: arbiter.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
-	13, // 6: arbiter.v1.Job.match:type_name -> arbiter.v1.MatchSpec
-	15, // 7: arbiter.v1.Job.match_progress:type_name -> arbiter.v1.MatchProgress
-	6,  // 8: arbiter.v1.Job.spsa:type_name -> arbiter.v1.SpsaSpec
-	8,  // 9: arbiter.v1.Job.spsa_progress:type_name -> arbiter.v1.SpsaProgress
-	31, // 10: arbiter.v1.Job.artifact_checks:type_name -> arbiter.v1.ArtifactCheck
-	32, // 11: arbiter.v1.SpsaSpec.engine:type_name -> arbiter.v1.EngineSpec
-	5,  // 12: arbiter.v1.SpsaSpec.params:type_name -> arbiter.v1.SpsaParam
-	33, // 13: arbiter.v1.SpsaSpec.time_control:type_name -> arbiter.v1.TimeControl
-	34, // 14: arbiter.v1.SpsaSpec.openings:type_name -> arbiter.v1.Opening
-	35, // 15: arbiter.v1.SpsaSpec.adjudication:type_name -> arbiter.v1.Adjudication
-	36, // 16: arbiter.v1.SpsaSpec.time_margin:type_name -> google.protobuf.Duration
-	36, // 17: arbiter.v1.SpsaSpec.hang_timeout:type_name -> google.protobuf.Duration
-	7,  // 18: arbiter.v1.SpsaProgress.params:type_name -> arbiter.v1.SpsaParamState
-	37, // 19: arbiter.v1.SpsaProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
-	14, // 20: arbiter.v1.SpsaProgress.workers:type_name -> arbiter.v1.WorkerIncidents
-	9,  // 21: arbiter.v1.SpsaProgress.verifications:type_name -> arbiter.v1.SpsaVerification
-	0,  // 22: arbiter.v1.SpsaVerification.state:type_name -> arbiter.v1.JobState
-	15, // 23: arbiter.v1.SpsaVerification.progress:type_name -> arbiter.v1.MatchProgress
-	6,  // 24: arbiter.v1.SubmitSpsaRequest.spec:type_name -> arbiter.v1.SpsaSpec
-	4,  // 25: arbiter.v1.SubmitSpsaResponse.job:type_name -> arbiter.v1.Job
-	32, // 26: arbiter.v1.MatchSpec.engine_a:type_name -> arbiter.v1.EngineSpec
-	32, // 27: arbiter.v1.MatchSpec.engine_b:type_name -> arbiter.v1.EngineSpec
-	33, // 28: arbiter.v1.MatchSpec.time_control:type_name -> arbiter.v1.TimeControl
-	34, // 29: arbiter.v1.MatchSpec.openings:type_name -> arbiter.v1.Opening
-	12, // 30: arbiter.v1.MatchSpec.sprt:type_name -> arbiter.v1.SprtParams
-	35, // 31: arbiter.v1.MatchSpec.adjudication:type_name -> arbiter.v1.Adjudication
-	36, // 32: arbiter.v1.MatchSpec.time_margin:type_name -> google.protobuf.Duration
-	36, // 33: arbiter.v1.MatchSpec.hang_timeout:type_name -> google.protobuf.Duration
-	37, // 34: arbiter.v1.MatchProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
-	14, // 35: arbiter.v1.MatchProgress.workers:type_name -> arbiter.v1.WorkerIncidents
-	13, // 36: arbiter.v1.SubmitMatchRequest.spec:type_name -> arbiter.v1.MatchSpec
-	4,  // 37: arbiter.v1.SubmitMatchResponse.job:type_name -> arbiter.v1.Job
-	1,  // 38: arbiter.v1.SubmitPerftRequest.spec:type_name -> arbiter.v1.PerftSpec
-	4,  // 39: arbiter.v1.SubmitPerftResponse.job:type_name -> arbiter.v1.Job
-	4,  // 40: arbiter.v1.GetJobResponse.job:type_name -> arbiter.v1.Job
-	4,  // 41: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
-	4,  // 42: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
-	4,  // 43: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
-	20, // 44: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
-	22, // 45: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
-	24, // 46: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
-	26, // 47: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
-	28, // 48: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
-	16, // 49: arbiter.v1.JobService.SubmitMatch:input_type -> arbiter.v1.SubmitMatchRequest
-	18, // 50: arbiter.v1.JobService.DownloadPGN:input_type -> arbiter.v1.DownloadPGNRequest
-	10, // 51: arbiter.v1.JobService.SubmitSpsa:input_type -> arbiter.v1.SubmitSpsaRequest
-	21, // 52: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
-	23, // 53: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
-	25, // 54: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
-	27, // 55: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
-	29, // 56: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
-	17, // 57: arbiter.v1.JobService.SubmitMatch:output_type -> arbiter.v1.SubmitMatchResponse
-	19, // 58: arbiter.v1.JobService.DownloadPGN:output_type -> arbiter.v1.DownloadPGNResponse
-	11, // 59: arbiter.v1.JobService.SubmitSpsa:output_type -> arbiter.v1.SubmitSpsaResponse
-	52, // [52:60] is the sub-list for method output_type
-	44, // [44:52] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	4,  // 2: arbiter.v1.Job.progress:type_name -> arbiter.v1.JobProgress
+	3,  // 3: arbiter.v1.Job.divide:type_name -> arbiter.v1.DivideEntry
+	31, // 4: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	31, // 5: arbiter.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
+	14, // 6: arbiter.v1.Job.match:type_name -> arbiter.v1.MatchSpec
+	16, // 7: arbiter.v1.Job.match_progress:type_name -> arbiter.v1.MatchProgress
+	7,  // 8: arbiter.v1.Job.spsa:type_name -> arbiter.v1.SpsaSpec
+	9,  // 9: arbiter.v1.Job.spsa_progress:type_name -> arbiter.v1.SpsaProgress
+	2,  // 10: arbiter.v1.Job.perft_stats:type_name -> arbiter.v1.PerftStatistics
+	32, // 11: arbiter.v1.Job.artifact_checks:type_name -> arbiter.v1.ArtifactCheck
+	33, // 12: arbiter.v1.SpsaSpec.engine:type_name -> arbiter.v1.EngineSpec
+	6,  // 13: arbiter.v1.SpsaSpec.params:type_name -> arbiter.v1.SpsaParam
+	34, // 14: arbiter.v1.SpsaSpec.time_control:type_name -> arbiter.v1.TimeControl
+	35, // 15: arbiter.v1.SpsaSpec.openings:type_name -> arbiter.v1.Opening
+	36, // 16: arbiter.v1.SpsaSpec.adjudication:type_name -> arbiter.v1.Adjudication
+	37, // 17: arbiter.v1.SpsaSpec.time_margin:type_name -> google.protobuf.Duration
+	37, // 18: arbiter.v1.SpsaSpec.hang_timeout:type_name -> google.protobuf.Duration
+	8,  // 19: arbiter.v1.SpsaProgress.params:type_name -> arbiter.v1.SpsaParamState
+	38, // 20: arbiter.v1.SpsaProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
+	15, // 21: arbiter.v1.SpsaProgress.workers:type_name -> arbiter.v1.WorkerIncidents
+	10, // 22: arbiter.v1.SpsaProgress.verifications:type_name -> arbiter.v1.SpsaVerification
+	0,  // 23: arbiter.v1.SpsaVerification.state:type_name -> arbiter.v1.JobState
+	16, // 24: arbiter.v1.SpsaVerification.progress:type_name -> arbiter.v1.MatchProgress
+	7,  // 25: arbiter.v1.SubmitSpsaRequest.spec:type_name -> arbiter.v1.SpsaSpec
+	5,  // 26: arbiter.v1.SubmitSpsaResponse.job:type_name -> arbiter.v1.Job
+	33, // 27: arbiter.v1.MatchSpec.engine_a:type_name -> arbiter.v1.EngineSpec
+	33, // 28: arbiter.v1.MatchSpec.engine_b:type_name -> arbiter.v1.EngineSpec
+	34, // 29: arbiter.v1.MatchSpec.time_control:type_name -> arbiter.v1.TimeControl
+	35, // 30: arbiter.v1.MatchSpec.openings:type_name -> arbiter.v1.Opening
+	13, // 31: arbiter.v1.MatchSpec.sprt:type_name -> arbiter.v1.SprtParams
+	36, // 32: arbiter.v1.MatchSpec.adjudication:type_name -> arbiter.v1.Adjudication
+	37, // 33: arbiter.v1.MatchSpec.time_margin:type_name -> google.protobuf.Duration
+	37, // 34: arbiter.v1.MatchSpec.hang_timeout:type_name -> google.protobuf.Duration
+	38, // 35: arbiter.v1.MatchProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
+	15, // 36: arbiter.v1.MatchProgress.workers:type_name -> arbiter.v1.WorkerIncidents
+	14, // 37: arbiter.v1.SubmitMatchRequest.spec:type_name -> arbiter.v1.MatchSpec
+	5,  // 38: arbiter.v1.SubmitMatchResponse.job:type_name -> arbiter.v1.Job
+	1,  // 39: arbiter.v1.SubmitPerftRequest.spec:type_name -> arbiter.v1.PerftSpec
+	5,  // 40: arbiter.v1.SubmitPerftResponse.job:type_name -> arbiter.v1.Job
+	5,  // 41: arbiter.v1.GetJobResponse.job:type_name -> arbiter.v1.Job
+	5,  // 42: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
+	5,  // 43: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
+	5,  // 44: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
+	21, // 45: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
+	23, // 46: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
+	25, // 47: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
+	27, // 48: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
+	29, // 49: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
+	17, // 50: arbiter.v1.JobService.SubmitMatch:input_type -> arbiter.v1.SubmitMatchRequest
+	19, // 51: arbiter.v1.JobService.DownloadPGN:input_type -> arbiter.v1.DownloadPGNRequest
+	11, // 52: arbiter.v1.JobService.SubmitSpsa:input_type -> arbiter.v1.SubmitSpsaRequest
+	22, // 53: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
+	24, // 54: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
+	26, // 55: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
+	28, // 56: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
+	30, // 57: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
+	18, // 58: arbiter.v1.JobService.SubmitMatch:output_type -> arbiter.v1.SubmitMatchResponse
+	20, // 59: arbiter.v1.JobService.DownloadPGN:output_type -> arbiter.v1.DownloadPGNResponse
+	12, // 60: arbiter.v1.JobService.SubmitSpsa:output_type -> arbiter.v1.SubmitSpsaResponse
+	53, // [53:61] is the sub-list for method output_type
+	45, // [45:53] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_job_proto_init() }
@@ -3033,14 +3187,14 @@ func file_arbiter_v1_job_proto_init() {
 	}
 	file_arbiter_v1_artifact_proto_init()
 	file_arbiter_v1_work_proto_init()
-	file_arbiter_v1_job_proto_msgTypes[5].OneofWrappers = []any{}
+	file_arbiter_v1_job_proto_msgTypes[6].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_job_proto_rawDesc), len(file_arbiter_v1_job_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

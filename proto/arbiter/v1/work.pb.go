@@ -411,7 +411,18 @@ type PerftBatch struct {
 	// Remaining depth, the same for every position of the batch.
 	Depth uint32 `protobuf:"varint,2,opt,name=depth,proto3" json:"depth,omitempty"`
 	// Interpret castling as Chess960.
-	Chess960      bool `protobuf:"varint,3,opt,name=chess960,proto3" json:"chess960,omitempty"`
+	Chess960 bool `protobuf:"varint,3,opt,name=chess960,proto3" json:"chess960,omitempty"`
+	// Count the statistics as well (PerftBatchResult.stats). Sent only to
+	// workers that advertise "perft-stats".
+	Stats bool `protobuf:"varint,4,opt,name=stats,proto3" json:"stats,omitempty"`
+	// With slices > 1, count only slice `slice` of each position's tree: the
+	// positions slice_ply plies below it dealt into `slices` by the perft
+	// slice deal of version 1 (engine.PerftSlice). Sent only to workers that
+	// advertise "perft-slices-1"; a worker that ignored these fields would
+	// count whole trees.
+	Slices        uint32 `protobuf:"varint,5,opt,name=slices,proto3" json:"slices,omitempty"`
+	Slice         uint32 `protobuf:"varint,6,opt,name=slice,proto3" json:"slice,omitempty"`
+	SlicePly      uint32 `protobuf:"varint,7,opt,name=slice_ply,json=slicePly,proto3" json:"slice_ply,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -467,14 +478,47 @@ func (x *PerftBatch) GetChess960() bool {
 	return false
 }
 
+func (x *PerftBatch) GetStats() bool {
+	if x != nil {
+		return x.Stats
+	}
+	return false
+}
+
+func (x *PerftBatch) GetSlices() uint32 {
+	if x != nil {
+		return x.Slices
+	}
+	return 0
+}
+
+func (x *PerftBatch) GetSlice() uint32 {
+	if x != nil {
+		return x.Slice
+	}
+	return 0
+}
+
+func (x *PerftBatch) GetSlicePly() uint32 {
+	if x != nil {
+		return x.SlicePly
+	}
+	return 0
+}
+
 // PerftBatchResult holds one count per position, in the batch's order.
 // Counts are exact 128-bit integers: counts holds the low 64 bits and
 // counts_high the high 64 bits (empty when every count fits in 64 bits, as
 // it does below depth 13), so that no unit's count can wrap.
 type PerftBatchResult struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Counts        []uint64               `protobuf:"varint,1,rep,packed,name=counts,proto3" json:"counts,omitempty"`
-	CountsHigh    []uint64               `protobuf:"varint,2,rep,packed,name=counts_high,json=countsHigh,proto3" json:"counts_high,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Counts     []uint64               `protobuf:"varint,1,rep,packed,name=counts,proto3" json:"counts,omitempty"`
+	CountsHigh []uint64               `protobuf:"varint,2,rep,packed,name=counts_high,json=countsHigh,proto3" json:"counts_high,omitempty"`
+	// With PerftBatch.stats: eight counts per position, in the batch's order,
+	// each position's captures, en passant, castles, promotions, checks,
+	// discovered checks, double checks and mates; stats_high as counts_high.
+	Stats         []uint64 `protobuf:"varint,3,rep,packed,name=stats,proto3" json:"stats,omitempty"`
+	StatsHigh     []uint64 `protobuf:"varint,4,rep,packed,name=stats_high,json=statsHigh,proto3" json:"stats_high,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -519,6 +563,20 @@ func (x *PerftBatchResult) GetCounts() []uint64 {
 func (x *PerftBatchResult) GetCountsHigh() []uint64 {
 	if x != nil {
 		return x.CountsHigh
+	}
+	return nil
+}
+
+func (x *PerftBatchResult) GetStats() []uint64 {
+	if x != nil {
+		return x.Stats
+	}
+	return nil
+}
+
+func (x *PerftBatchResult) GetStatsHigh() []uint64 {
+	if x != nil {
+		return x.StatsHigh
 	}
 	return nil
 }
@@ -1631,16 +1689,23 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\n" +
 	"game_pairs\x18\v \x01(\v2\x19.arbiter.v1.GamePairBatchH\x00R\tgamePairs\x120\n" +
 	"\x06verify\x18\x14 \x01(\v2\x16.arbiter.v1.VerifyUnitH\x00R\x06verifyB\t\n" +
-	"\apayload\"R\n" +
+	"\apayload\"\xb3\x01\n" +
 	"\n" +
 	"PerftBatch\x12\x12\n" +
 	"\x04fens\x18\x01 \x03(\tR\x04fens\x12\x14\n" +
 	"\x05depth\x18\x02 \x01(\rR\x05depth\x12\x1a\n" +
-	"\bchess960\x18\x03 \x01(\bR\bchess960\"K\n" +
+	"\bchess960\x18\x03 \x01(\bR\bchess960\x12\x14\n" +
+	"\x05stats\x18\x04 \x01(\bR\x05stats\x12\x16\n" +
+	"\x06slices\x18\x05 \x01(\rR\x06slices\x12\x14\n" +
+	"\x05slice\x18\x06 \x01(\rR\x05slice\x12\x1b\n" +
+	"\tslice_ply\x18\a \x01(\rR\bslicePly\"\x80\x01\n" +
 	"\x10PerftBatchResult\x12\x16\n" +
 	"\x06counts\x18\x01 \x03(\x04R\x06counts\x12\x1f\n" +
 	"\vcounts_high\x18\x02 \x03(\x04R\n" +
-	"countsHigh\"\xaf\x02\n" +
+	"countsHigh\x12\x14\n" +
+	"\x05stats\x18\x03 \x03(\x04R\x05stats\x12\x1d\n" +
+	"\n" +
+	"stats_high\x18\x04 \x03(\x04R\tstatsHigh\"\xaf\x02\n" +
 	"\n" +
 	"EngineSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
