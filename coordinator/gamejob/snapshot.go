@@ -188,20 +188,7 @@ func (w *Workload) PGNs(ctx context.Context, jobID string, fn func(pgn string) e
 		}
 		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(jobID))
 	}
-	var fnErr error
-	err := w.store.PGNs(ctx, jobID, func(p string) error {
-		fnErr = fn(p)
-		return fnErr
-	})
-	switch {
-	case err == nil:
-		return nil
-	case fnErr != nil:
-		return fnErr
-	case ctx.Err() != nil:
-		return ctx.Err()
-	}
-	return apierr.Store(err)
+	return gamepair.StreamPGNs(ctx, w.store, jobID, fn)
 }
 
 // PGNsExpired records that the retention setting deleted the games of

@@ -459,19 +459,28 @@ func (w *Workload) forget(j *job) {
 	clear(j.holders)
 }
 
+// runningLocked is the running job jobID, or the error that says why there
+// is none; w.mu is held.
+func (w *Workload) runningLocked(jobID string) (*job, error) {
+	j := w.jobs[jobID]
+	if j == nil {
+		return nil, apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(jobID))
+	}
+	if j.rec.State != store.StateRunning {
+		return nil, apierr.New(apierr.FailedPrecondition, apierr.ReasonJobFinished, "job %s is already %s", jobID, j.rec.State)
+	}
+	return j, nil
+}
+
 // Cancel implements core.Workload.
 func (w *Workload) Cancel(ctx context.Context, jobID, reason string) error {
 	w.commitMu.Lock()
 	defer w.commitMu.Unlock()
 	w.mu.Lock()
-	j := w.jobs[jobID]
-	if j == nil {
+	j, err := w.runningLocked(jobID)
+	if err != nil {
 		w.mu.Unlock()
-		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(jobID))
-	}
-	if j.rec.State != store.StateRunning {
-		w.mu.Unlock()
-		return apierr.New(apierr.FailedPrecondition, apierr.ReasonJobFinished, "job %s is already %s", jobID, j.rec.State)
+		return err
 	}
 	change := w.finalChange(j, store.StateCancelled, reason)
 	w.mu.Unlock()

@@ -89,14 +89,10 @@ func (w *Workload) SetPriority(ctx context.Context, jobID string, priority int32
 	w.commitMu.Lock()
 	defer w.commitMu.Unlock()
 	w.mu.Lock()
-	j := w.jobs[jobID]
-	if j == nil {
+	j, err := w.runningLocked(jobID)
+	if err != nil {
 		w.mu.Unlock()
-		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(jobID))
-	}
-	if j.rec.State != store.StateRunning {
-		w.mu.Unlock()
-		return apierr.New(apierr.FailedPrecondition, apierr.ReasonJobFinished, "job %s is already %s", jobID, j.rec.State)
+		return err
 	}
 	w.mu.Unlock()
 	if err := w.store.SetJobPriority(ctx, jobID, priority, share); err != nil {

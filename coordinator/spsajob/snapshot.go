@@ -135,18 +135,5 @@ func (w *Workload) PGNs(ctx context.Context, jobID string, fn func(pgn string) e
 	if !w.Has(jobID) {
 		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown tune %s", apierr.Q(jobID))
 	}
-	var fnErr error
-	err := w.store.PGNs(ctx, jobID, func(p string) error {
-		fnErr = fn(p)
-		return fnErr
-	})
-	switch {
-	case err == nil:
-		return nil
-	case fnErr != nil:
-		return fnErr
-	case ctx.Err() != nil:
-		return ctx.Err()
-	}
-	return apierr.Store(err)
+	return gamepair.StreamPGNs(ctx, w.store, jobID, fn)
 }
