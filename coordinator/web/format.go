@@ -34,6 +34,8 @@ var funcs = template.FuncMap{
 	"igroup":     func(n int64) string { return group(strconv.FormatInt(n, 10)) },
 	"tc":         timeControl,
 	"engine":     engineDesc,
+	"artifact":   matchspec.ArtifactDesc,
+	"checkState": matchspec.ArtifactCheckState,
 	"penta":      pentaString,
 	"llrBar":     llrBar,
 	"progress":   progressBar,

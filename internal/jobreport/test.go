@@ -117,7 +117,7 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	fmt.Fprintf(out, "Engines:    %s vs %s\n", engineDesc(spec.GetEngineA()), engineDesc(spec.GetEngineB()))
 	for _, e := range []*arbiterv1.EngineSpec{spec.GetEngineA(), spec.GetEngineB()} {
 		if a := e.GetArtifact(); a != nil {
-			fmt.Fprintf(out, "Artifact:   %s\n", artifactDesc(e.GetName(), a))
+			fmt.Fprintf(out, "Artifact:   %s\n", matchspec.ArtifactDesc(e.GetName(), a))
 		}
 	}
 	fmt.Fprintf(out, "Limits:     %s (reference nps %d)\nOpenings:   %s, %d, order %s, seed %d\n", lim.String(), spec.GetReferenceNps(),
@@ -169,34 +169,6 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	printArtifactChecks(out, j.GetArtifactChecks())
 }
 
-// artifactDesc says what an uploaded engine is: its hash, what it holds,
-// where it came from, and its bench signature.
-func artifactDesc(name string, a *arbiterv1.EngineArtifact) string {
-	s := name + " " + a.GetSha256()
-	switch a.GetKind() {
-	case arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE:
-		exe := a.GetExe()
-		if exe == "" {
-			exe = "engine"
-		}
-		s += fmt.Sprintf(", source tree %q built by %q into %s", a.GetName(), a.GetBuild(), exe)
-	default:
-		s += fmt.Sprintf(", binary %q", a.GetName())
-		if a.GetPlatform() != "" {
-			s += " for " + a.GetPlatform()
-		}
-	}
-	if a.GetCommit() != "" {
-		s += fmt.Sprintf(", commit %s %q", a.GetCommit()[:min(len(a.GetCommit()), 12)], a.GetMessage())
-	}
-	if a.GetBench() != 0 {
-		s += fmt.Sprintf(", bench %d", a.GetBench())
-	} else {
-		s += ", no bench signature"
-	}
-	return s
-}
-
 // printArtifactChecks shows what each worker did with the test's uploaded
 // engines, with the end of the log of a refusal.
 func printArtifactChecks(out io.Writer, checks []*arbiterv1.ArtifactCheck) {
@@ -211,7 +183,7 @@ func printArtifactChecks(out io.Writer, checks []*arbiterv1.ArtifactCheck) {
 		if c.GetBench() != 0 {
 			bench = fmt.Sprint(c.GetBench())
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", orDefault(c.GetWorkerName(), c.GetWorkerId()), c.GetEngine(), checkState(c.GetState()), bench, c.GetDetail())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", orDefault(c.GetWorkerName(), c.GetWorkerId()), c.GetEngine(), matchspec.ArtifactCheckState(c.GetState()), bench, c.GetDetail())
 	}
 	tw.Flush()
 	for _, c := range checks {
@@ -227,24 +199,6 @@ func printArtifactChecks(out io.Writer, checks []*arbiterv1.ArtifactCheck) {
 			fmt.Fprintf(out, "  | %s\n", l)
 		}
 	}
-}
-
-func checkState(s arbiterv1.ArtifactCheckState) string {
-	switch s {
-	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_FETCHED:
-		return "fetched"
-	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BUILT:
-		return "built"
-	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED:
-		return "verified"
-	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED:
-		return "REFUSED"
-	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BUILD_FAILED:
-		return "REFUSED (build failed)"
-	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BENCH_MISMATCH:
-		return "REFUSED (bench mismatch)"
-	}
-	return "?"
 }
 
 func engineDesc(e *arbiterv1.EngineSpec) string {

@@ -1,0 +1,54 @@
+package matchspec
+
+import (
+	"fmt"
+
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// ArtifactDesc says what an uploaded engine is: its hash, what it holds,
+// where it came from, and its bench signature.
+func ArtifactDesc(name string, a *arbiterv1.EngineArtifact) string {
+	s := name + " " + a.GetSha256()
+	switch a.GetKind() {
+	case arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE:
+		exe := a.GetExe()
+		if exe == "" {
+			exe = "engine"
+		}
+		s += fmt.Sprintf(", source tree %q built by %q into %s", a.GetName(), a.GetBuild(), exe)
+	default:
+		s += fmt.Sprintf(", binary %q", a.GetName())
+		if a.GetPlatform() != "" {
+			s += " for " + a.GetPlatform()
+		}
+	}
+	if a.GetCommit() != "" {
+		s += fmt.Sprintf(", commit %s %q", a.GetCommit()[:min(len(a.GetCommit()), 12)], a.GetMessage())
+	}
+	if a.GetBench() != 0 {
+		s += fmt.Sprintf(", bench %d", a.GetBench())
+	} else {
+		s += ", no bench signature"
+	}
+	return s
+}
+
+// ArtifactCheckState names a worker's step with an uploaded engine.
+func ArtifactCheckState(s arbiterv1.ArtifactCheckState) string {
+	switch s {
+	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_FETCHED:
+		return "fetched"
+	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BUILT:
+		return "built"
+	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED:
+		return "verified"
+	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED:
+		return "REFUSED"
+	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BUILD_FAILED:
+		return "REFUSED (build failed)"
+	case arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BENCH_MISMATCH:
+		return "REFUSED (bench mismatch)"
+	}
+	return "?"
+}
