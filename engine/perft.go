@@ -82,6 +82,23 @@ func (c *perftCore) perftAt(b *perftBoard, depth, ply int) uint64 {
 // expand counts the leaves depth plies below b, which the table (if any)
 // did not have; its children of depth 2 or more go through the table.
 // ply indexes the move lists and key arrays.
+// throughTable counts the leaves below move m of b (a node at ply with
+// depth left) from the table, or by expanding the child and storing its
+// count; k is the child's pair of table keys, child the caller's scratch
+// board (a local one would escape to the heap through expand).
+func (c *perftCore) throughTable(b *perftBoard, m perftMove, k *[2]uint64, depth, ply int, child *perftBoard) uint64 {
+	c.stats.Probes++
+	if cn, ok := c.table.probe(k[0], k[1], depth-1); ok {
+		c.stats.Hits++
+		return cn
+	}
+	*child = c.make(b, m)
+	cn := c.expand(child, depth-1, ply+1)
+	c.table.store(k[0], k[1], depth-1, cn)
+	c.stats.Stores++
+	return cn
+}
+
 func (c *perftCore) expand(b *perftBoard, depth, ply int) uint64 {
 	switch {
 	case depth == 1 && b.side == White:
@@ -123,18 +140,7 @@ func (c *perftCore) expand(b *perftBoard, depth, ply int) uint64 {
 	}
 	c.sink += touched
 	for i, m := range moves {
-		k := &keys[i&(maxPerftMoves-1)]
-		c.stats.Probes++
-		if cn, ok := c.table.probe(k[0], k[1], depth-1); ok {
-			c.stats.Hits++
-			n += cn
-			continue
-		}
-		child = c.make(b, m)
-		cn := c.expand(&child, depth-1, ply+1)
-		c.table.store(k[0], k[1], depth-1, cn)
-		c.stats.Stores++
-		n += cn
+		n += c.throughTable(b, m, &keys[i&(maxPerftMoves-1)], depth, ply, &child)
 	}
 	return n
 }

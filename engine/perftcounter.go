@@ -181,18 +181,7 @@ func (c *perftCore) keyChildren(b *perftBoard, ml *perftMoveList, depth, ply int
 		if !in[i&(maxPerftMoves-1)] {
 			continue
 		}
-		k := &keys[i&(maxPerftMoves-1)]
-		c.stats.Probes++
-		if cn, ok := c.table.probe(k[0], k[1], depth-1); ok {
-			c.stats.Hits++
-			n += cn
-			continue
-		}
-		child = c.make(b, m)
-		cn := c.expand(&child, depth-1, ply+1)
-		c.table.store(k[0], k[1], depth-1, cn)
-		c.stats.Stores++
-		n += cn
+		n += c.throughTable(b, m, &keys[i&(maxPerftMoves-1)], depth, ply, &child)
 	}
 	return n
 }
