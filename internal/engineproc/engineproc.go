@@ -10,11 +10,12 @@
 //   - One goroutine owns a Proc (the "driver"): it alone calls Write,
 //     ReadLine, CloseInput and Stop. Kill, Watch's callback and Alive are
 //     safe from any goroutine.
-//   - On Unix a wait for output is one blocking read(2) on the driver's
-//     goroutine, on a pipe the runtime's network poller does not watch: no
-//     reader goroutine, no channel hop, no poller wake-ups per line. A
-//     deadline is a timer that wakes the read (wakeSource). Windows reads
-//     with a goroutine (chanSource).
+//   - On Unix the driver's goroutine waits for output in the runtime's
+//     network poller (parked, no thread held in a system call) and reads
+//     and writes with raw system calls: no reader goroutine, no channel
+//     hop, and nothing that wakes the runtime's monitor thread per line
+//     (pollSource, stdinWriter). Windows reads with a goroutine
+//     (chanSource).
 //   - A read that times out returns ErrTimeout and consumes nothing, so a
 //     partly written line is completed by the next read and the process
 //     stays usable. Past its deadline ReadLine reads nothing, even output
@@ -80,6 +81,7 @@ const maxLine = 64 << 10
 type Proc struct {
 	cmd   *exec.Cmd
 	in    *os.File // our end of the process's stdin
+	inw   stdinWriter
 	lines lineReader
 	tail  *tailBuffer
 	trace io.Writer
@@ -115,13 +117,16 @@ func Start(cfg Config) (*Proc, error) {
 		}
 		return r, w, err
 	}
-	inR, inW, err := pipe(os.Pipe)
+	// Our end of stdin stays out of the runtime's poller (quietPipe): a
+	// registered write end would be woken by every line we write.
+	inR, inW, err := pipe(quietPipe)
 	if err != nil {
 		return nil, fmt.Errorf("engine command %q: %w", cfg.Path, err)
 	}
-	// The output pipes are read with plain blocking reads: the runtime's
-	// network poller must not watch them (quietPipe).
-	outR, outW, err := pipe(quietPipe)
+	// stdout is waited on in the poller (Unix); the write end is the
+	// engine's alone once it runs (newSource closes ours), since a write
+	// end in the poller would be woken by every line the engine writes.
+	outR, outW, err := pipe(os.Pipe)
 	if err != nil {
 		closeAll()
 		return nil, fmt.Errorf("engine command %q: %w", cfg.Path, err)
@@ -131,7 +136,7 @@ func Start(cfg Config) (*Proc, error) {
 	cmd.Env = cfg.Env
 	cmd.Stdin = inR
 	cmd.Stdout = outW
-	p := &Proc{cmd: cmd, in: inW, trace: cfg.Trace, exited: make(chan struct{})}
+	p := &Proc{cmd: cmd, in: inW, inw: newStdinWriter(inW), trace: cfg.Trace, exited: make(chan struct{})}
 	switch {
 	case cfg.StderrTail < 0:
 		// nil: /dev/null. Unread stderr must never block an engine.
@@ -175,7 +180,7 @@ func Start(cfg Config) (*Proc, error) {
 		outW.Close()
 		src = newChanSource(outR)
 	} else {
-		src = newSource(outR, outW) // outW: see the platform's source
+		src = newSource(outR, outW) // closes outW: the engine's alone now
 	}
 	p.lines = lineReader{src: src, buf: make([]byte, 16<<10)}
 	go func() {
@@ -217,7 +222,7 @@ func (p *Proc) Write(b []byte) error {
 	if p.trace != nil {
 		fmt.Fprintf(p.trace, "> %s", b)
 	}
-	if _, err := p.in.Write(b); err != nil {
+	if err := p.inw.write(b); err != nil {
 		return fmt.Errorf("write to the engine: %w", err)
 	}
 	return nil

@@ -80,6 +80,11 @@ func (l *lineReader) readLine(deadline time.Time) ([]byte, error) {
 			l.makeRoom()
 		}
 		n, err := l.src.read(l.buf[l.w:], deadline)
+		if n > 0 && bytes.IndexByte(l.buf[l.w:l.w+n], 0) >= 0 {
+			// NUL bytes are never protocol text: dropped, so that a line
+			// with them still parses.
+			n = dropNULs(l.buf[l.w : l.w+n])
+		}
 		l.w += n
 		switch {
 		case err == nil:
@@ -112,4 +117,16 @@ func (l *lineReader) makeRoom() {
 		l.skipping = true
 		l.w, l.scanned = l.r+maxLine, l.r+maxLine
 	}
+}
+
+// dropNULs removes the NUL bytes of b in place and returns the new length.
+func dropNULs(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if c != 0 {
+			b[n] = c
+			n++
+		}
+	}
+	return n
 }

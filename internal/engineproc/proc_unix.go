@@ -3,12 +3,12 @@
 package engineproc
 
 import (
-	"bytes"
+	"errors"
 	"io"
 	"os"
-	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,11 +27,10 @@ func (platformProc) kill(p *os.Process) {
 
 func (platformProc) release() {}
 
-// quietPipe makes a pipe that the runtime's network poller does not watch.
-// os.Pipe registers both ends with it, and then every write of the engine
-// to a registered end is an event that wakes an idle thread of the runner
-// sleeping in the poller (whenever a timer is pending, one is): measurably
-// more runner CPU per game, for reads that never use the poller anyway.
+// quietPipe makes a pipe that the runtime's network poller does not watch
+// (os.Pipe registers both ends with it). A registered end is woken by every
+// write into the pipe, whichever side writes, and each wake-up costs the
+// runner a thread switch: stdin's write end (ours) and stderr stay out.
 func quietPipe() (r, w *os.File, err error) {
 	var p [2]int
 	syscall.ForkLock.RLock() // no fork may inherit the descriptors before close-on-exec is set
@@ -52,128 +51,110 @@ func quietPipe() (r, w *os.File, err error) {
 // by os/exec's, whose pollable pipe would wake the runtime's network poller.
 const ownStderrReader = true
 
-// wakeSource reads stdout with plain blocking read(2) on the driver's
-// goroutine: one system call per burst of output, as cheap as a read can
-// be, and no reader goroutine. A deadline is a timer that, when it fires,
-// writes a NUL byte into the same pipe through a write end of our own
-// (wake): the blocked read returns, the NUL is dropped (an engine's NULs
-// are garbage and dropped too), and the driver sees the time. A wait that
-// ends without output is thus a timeout, and nothing is lost: the process
-// stays usable. (poll(2) with a timeout would do the same with a second
-// system call and a kernel timer per wait: measurably more CPU per game.)
+// pollSource reads stdout, a pipe in the runtime's network poller. A wait
+// for output parks the driver's goroutine in the poller; the read itself is
+// a raw system call (it never blocks: the descriptor is non-blocking).
 //
-// Invariants:
-//   - wake holds the pipe open, so the end of output cannot be seen while
-//     it does: when the process exits, exited puts /dev/null in its place
-//     (dup2, so the descriptor number stays ours and a late wake write is
-//     harmless), and the read then ends at the true end of output.
-//   - The timer writes under mu; close takes mu before it closes wake, and
-//     closes the read end first, so a wake write blocked on a full pipe
-//     fails instead of holding mu forever.
-//   - armed is the deadline the timer is set for; a new deadline resets it.
-type wakeSource struct {
-	out   *os.File
-	fd    int
-	mu    sync.Mutex
-	wake  *os.File
-	wfd   int
-	timer *time.Timer
-	armed time.Time
+// Why not a plain blocking read(2): a goroutine that sits in system calls
+// keeps its P, so the runtime's monitor thread (sysmon) keeps polling it
+// every 20µs-10ms and hands its P to another thread once it has run for
+// 10ms without a reschedule; measured, that was most of the runner's CPU.
+// Why raw: an ordinary system call wakes sysmon from its deep sleep (the
+// state it is in while every goroutine waits), and it then polls again.
+// A parked goroutine and raw calls leave it asleep.
+//
+// A deadline is the file's read deadline, set only when it changes (once
+// per search, not per line). A read that times out consumes nothing.
+type pollSource struct {
+	f     *os.File
+	rc    syscall.RawConn
+	armed time.Time // the read deadline set on f
 }
 
-func newSource(stdout, wake *os.File) source {
-	// Fd makes the descriptors blocking and leaves the runtime's poller
-	// out: reads and writes are plain system calls from here on. (The
-	// write end is the engine's stdout too: it must stay blocking.)
-	return &wakeSource{out: stdout, fd: int(stdout.Fd()), wake: wake, wfd: int(wake.Fd())}
-}
-
-func (s *wakeSource) read(p []byte, deadline time.Time) (int, error) {
-	if !deadline.IsZero() {
-		if !time.Now().Before(deadline) {
-			return 0, ErrTimeout
-		}
-		s.arm(deadline)
-	}
-	for {
-		n, err := syscall.Read(s.fd, p)
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err != nil:
-			return 0, err
-		case n == 0:
-			return 0, io.EOF
-		}
-		if bytes.IndexByte(p[:n], 0) >= 0 {
-			n = dropNULs(p[:n])
-		}
-		if n > 0 {
-			return n, nil
-		}
-		// Only a wake-up: has the time come?
-		if !deadline.IsZero() && !time.Now().Before(deadline) {
-			return 0, ErrTimeout
-		}
-	}
-}
-
-// dropNULs removes the NUL bytes of b in place and returns the new length.
-func dropNULs(b []byte) int {
-	n := 0
-	for _, c := range b {
-		if c != 0 {
-			b[n] = c
-			n++
-		}
-	}
-	return n
-}
-
-func (s *wakeSource) arm(deadline time.Time) {
-	if deadline.Equal(s.armed) {
-		return
-	}
-	s.armed = deadline
-	if s.timer == nil {
-		s.timer = time.AfterFunc(time.Until(deadline), s.wakeUp)
-		return
-	}
-	s.timer.Reset(time.Until(deadline))
-}
-
-// wakeUp runs on the timer's goroutine. A stale wake-up (the read it was
-// for is over) costs the next read one empty round.
-func (s *wakeSource) wakeUp() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.wake != nil {
-		syscall.Write(s.wfd, []byte{0})
-	}
-}
-
-// exited lets the end of output through: see the invariants. It runs
-// before close (Stop waits for the exit), so wake is still open; it takes
-// no lock, since a wake write may hold mu while blocked on a full pipe.
-func (s *wakeSource) exited() {
-	null, err := os.Open(os.DevNull)
+func newSource(stdout, stdoutW *os.File) source {
+	stdoutW.Close()
+	rc, err := stdout.SyscallConn()
 	if err != nil {
-		return
+		// Not pollable after all (cannot happen with os.Pipe): a plain
+		// file still reads, without deadlines.
+		return &fileSource{stdout}
 	}
-	defer null.Close()
-	unix.Dup2(int(null.Fd()), s.wfd)
+	return &pollSource{f: stdout, rc: rc}
 }
 
-func (s *wakeSource) close() error {
-	if s.timer != nil {
-		s.timer.Stop()
+func (s *pollSource) read(p []byte, deadline time.Time) (int, error) {
+	if !deadline.Equal(s.armed) {
+		if err := s.f.SetReadDeadline(deadline); err != nil {
+			return 0, err
+		}
+		s.armed = deadline
 	}
-	err := s.out.Close()
-	s.mu.Lock()
-	s.wake.Close()
-	s.wake = nil
-	s.mu.Unlock()
-	return err
+	var (
+		n     int
+		errno syscall.Errno
+	)
+	err := s.rc.Read(func(fd uintptr) bool {
+		for {
+			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			if e == syscall.EINTR {
+				continue
+			}
+			n, errno = int(r), e
+			return e != syscall.EAGAIN // false: wait in the poller, then call again
+		}
+	})
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return 0, ErrTimeout
+	case err != nil:
+		return 0, err
+	case errno != 0:
+		return 0, errno
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (s *pollSource) exited()      {}
+func (s *pollSource) close() error { return s.f.Close() }
+
+// fileSource reads with the file's own Read, without deadlines.
+type fileSource struct{ f *os.File }
+
+func (s *fileSource) read(p []byte, _ time.Time) (int, error) { return s.f.Read(p) }
+func (s *fileSource) exited()                                 {}
+func (s *fileSource) close() error                            { return s.f.Close() }
+
+// stdinWriter writes to the engine's stdin (a quietPipe end, made
+// non-blocking) with raw system calls, for the reason pollSource reads
+// with them. A full pipe (an engine that stopped reading 64 KB ago) is
+// waited out with poll(2), an ordinary call, as a blocking write would.
+type stdinWriter struct{ fd int }
+
+func newStdinWriter(f *os.File) stdinWriter {
+	fd := int(f.Fd()) // a blocking file: Fd changes nothing
+	syscall.SetNonblock(fd, true)
+	return stdinWriter{fd}
+}
+
+func (w stdinWriter) write(b []byte) error {
+	for len(b) > 0 {
+		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(w.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		switch e {
+		case 0:
+			b = b[r:]
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLOUT}}
+			if _, err := unix.Poll(fds, 100); err != nil && err != unix.EINTR {
+				return err
+			}
+		default:
+			return e
+		}
+	}
+	return nil
 }
 
 // readStderr copies stderr into the tail with blocking reads on a goroutine

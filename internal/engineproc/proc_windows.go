@@ -69,6 +69,17 @@ const ownStderrReader = false
 
 func readStderr(*os.File, *tailBuffer) <-chan struct{} { return nil }
 
+// stdinWriter writes with the file's Write: Windows pipes are not in the
+// runtime's poller.
+type stdinWriter struct{ f *os.File }
+
+func newStdinWriter(f *os.File) stdinWriter { return stdinWriter{f} }
+
+func (w stdinWriter) write(b []byte) error {
+	_, err := w.f.Write(b)
+	return err
+}
+
 // newSource reads stdout with a goroutine: an anonymous pipe cannot be
 // waited on with a deadline. The write end is not needed.
 func newSource(stdout, stdoutW *os.File) source {
