@@ -18,7 +18,10 @@
 #
 #   DEPTHS="7 8"   perft depths of the start position to compare
 #   THREADS=2      local threads = cluster workers (one thread each)
-#   HASH=256       total hash MB (the cluster splits it between workers)
+#   HASH=256       hash MB of the local process, and in total of the
+#                  cluster (split between its workers) unless WORKER_HASH
+#   WORKER_HASH=N  MB per worker instead (e.g. WORKER_HASH=256: each worker
+#                  has what the local process has, as separate machines would)
 #   ROUNDS=1       repetitions (alternating the order of the three runs)
 #   PERFT9=1       also time perft 9 (the three runs once each)
 #   LOAD=1         run the 1,000-worker coordinator load test (default on)
@@ -30,6 +33,7 @@ DEPTHS=${DEPTHS:-"7 8"}
 THREADS=${THREADS:-2}
 HASH=${HASH:-256}
 ROUNDS=${ROUNDS:-1}
+WORKER_HASH=${WORKER_HASH:-$((HASH / THREADS))}
 LOAD=${LOAD:-1}
 [ -x "$BIN" ] || $GO build -o "$BIN" ./cmd/arbiter
 tmp=$(mktemp -d)
@@ -56,8 +60,8 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 run_one() { # run_one KIND DEPTH
   case $1 in
   local) timed local "$BIN" perft --depth "$2" --threads "$THREADS" --hash "$HASH" --json ;;
-  shared) timed shared "$BIN" up --workers "$THREADS" --threads 1 --hash $((HASH / THREADS)) --verify 0 --depth "$2" --json ;;
-  separate) timed separate "$BIN" up --workers "$THREADS" --threads 1 --hash $((HASH / THREADS)) --shared-hash=false --verify 0 --depth "$2" --json ;;
+  shared) timed shared "$BIN" up --workers "$THREADS" --threads 1 --hash "$WORKER_HASH" --verify 0 --depth "$2" --json ;;
+  separate) timed separate "$BIN" up --workers "$THREADS" --threads 1 --hash "$WORKER_HASH" --shared-hash=false --verify 0 --depth "$2" --json ;;
   esac
 }
 
@@ -91,9 +95,9 @@ PY
 }
 
 echo "perft of the start position: local = arbiter perft --threads $THREADS --hash $HASH;"
-echo "shared/separate = arbiter up, $THREADS workers x 1 thread, $((HASH / THREADS)) MB each, one shared table / a table each"
+echo "shared/separate = arbiter up, $THREADS workers x 1 thread, $WORKER_HASH MB each, one shared table / a table each"
 echo "eff = local / cluster (wall: time waited; cpu: work done)"
-read -r _ base_cpu < <(timed base "$BIN" up --workers "$THREADS" --threads 1 --hash $((HASH / THREADS)) --verify 0 --depth 1 --json)
+read -r _ base_cpu < <(timed base "$BIN" up --workers "$THREADS" --threads 1 --hash "$WORKER_HASH" --verify 0 --depth 1 --json)
 echo "cluster start and stop: $base_cpu CPU-s (subtracted from the cluster's CPU time)"
 printf '%-5s %14s %8s %8s %8s %8s %5s %5s %8s %8s %5s %5s  %s\n' depth nodes local_s local_cpu shared_s shr_cpu eff_w eff_c separ_s sep_cpu eff_w eff_c load
 for d in $DEPTHS; do
