@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
 # bench-match: the local match runner's figures.
-#   1. the runner's own CPU per game (getrusage RUSAGE_SELF of the arbiter
-#      process: engines excluded) and games/min at nodes=5000, Stockfish vs
-#      Stockfish, 2 concurrent games, the 8-move book, GAMES games, RUNS
-#      runs; with BASE=path/to/another/arbiter, that binary's runs alternate
-#      with ours (the machine may be loaded by others: compare in one run);
+#   1. the runner's own CPU per game (utime+stime of the runner process from
+#      /proc/PID/stat, sampled until it exits: its threads, not the engines)
+#      and games/min at nodes=5000, Stockfish vs Stockfish, 2 concurrent
+#      games, the 8-move book, GAMES games, RUNS runs; with
+#      BASE=path/to/another/arbiter and FASTCHESS=path/to/fastchess, their
+#      runs alternate with ours, measured the same way (the machine may be
+#      loaded by others: compare within one run);
 #   2. time losses and overruns at 1+0.01 with both cores loaded (2 concurrent
 #      games: two engines think at every moment);
 #   3. in-process self-play games/min of the embedded engine, when it is
 #      registered as the builtin player.
-# Env: ARBITER (binary, default bin/arbiter), BASE, STOCKFISH, GAMES (default
-# 40), RUNS (default 2), TC_GAMES (default 40), TIMEMARGIN (ms, default 0).
+# Env: ARBITER (binary, default bin/arbiter), BASE, FASTCHESS, STOCKFISH,
+# GAMES (default 40, even), RUNS (default 2), TC_GAMES (default 40),
+# TIMEMARGIN (ms, default 0). fastchess is not packaged by Debian: build it
+# from its sources (github.com/Disservin/fastchess, `make`) and pass the path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ARBITER=${ARBITER:-bin/arbiter}
 BASE=${BASE:-}
+FASTCHESS=${FASTCHESS:-}
 STOCKFISH=${STOCKFISH:-/usr/games/stockfish}
 GAMES=${GAMES:-40}
 RUNS=${RUNS:-2}
@@ -22,28 +27,71 @@ TC_GAMES=${TC_GAMES:-40}
 TIMEMARGIN=${TIMEMARGIN:-0}
 [ -x "$ARBITER" ] || { echo "bench-match: $ARBITER not built (make build)" >&2; exit 1; }
 [ -z "$BASE" ] || [ -x "$BASE" ] || { echo "bench-match: BASE=$BASE is not an executable" >&2; exit 1; }
+[ -z "$FASTCHESS" ] || [ -x "$FASTCHESS" ] || { echo "bench-match: FASTCHESS=$FASTCHESS is not an executable" >&2; exit 1; }
 [ -x "$STOCKFISH" ] || { echo "bench-match: $STOCKFISH missing (apt-get install stockfish)" >&2; exit 1; }
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 sf() { echo "name=$1,cmd=$STOCKFISH,option.Threads=1,option.Hash=16"; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
-# nodes RUN BIN LABEL: one run of part 1; prints its lines, records ms/game.
+# cpu_of CMD...: runs CMD (output to $out/run.txt) and prints the CPU time in
+# ms of that process alone (its threads, not its children), from
+# /proc/PID/stat sampled every 5 ms until it exits.
+cpu_of() {
+  python3 - "$out/run.txt" "$@" <<'PY'
+import os, subprocess, sys, time
+tick = os.sysconf("SC_CLK_TCK")
+with open(sys.argv[1], "w") as out:
+    p = subprocess.Popen(sys.argv[2:], stdout=out, stderr=subprocess.STDOUT)
+    last = 0.0
+    while p.poll() is None:
+        try:
+            with open(f"/proc/{p.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            last = (int(fields[11]) + int(fields[12])) * 1000 / tick
+        except (OSError, IndexError, ValueError):
+            pass
+        time.sleep(0.005)
+if p.returncode != 0:
+    sys.exit(f"bench-match: {sys.argv[2]} exited with status {p.returncode}")
+print(f"{last:.0f}")
+PY
+}
+
+# nodes RUN LABEL: one run of part 1 by LABEL (ours, base or fastchess);
+# prints a line and records ms/game.
 nodes() {
-  "$2" match --engine "$(sf sf-a)" --engine "$(sf sf-b)" --each nodes=5000 \
-    --openings file=books/8moves-200.pgn,order=random,seed="$1" --games "$GAMES" --concurrency 2 \
-    --quiet --ratinginterval 0 > "$out/nodes.txt"
-  printf '%-5s run %d (load %s): ' "$3" "$1" "$(load)"
-  grep -E '^Runner CPU' "$out/nodes.txt"
-  grep -E '^Games: [0-9]+ in' "$out/nodes.txt" | sed 's/^/      /'
-  grep -E '^Runner CPU' "$out/nodes.txt" | sed -E 's/^Runner CPU: ([0-9.]+) ms.*/\1/' >> "$out/$3.ms"
+  local ms
+  case $2 in
+  ours|base)
+    local bin=$ARBITER
+    [ "$2" = base ] && bin=$BASE
+    ms=$(cpu_of "$bin" match --engine "$(sf sf-a)" --engine "$(sf sf-b)" --each nodes=5000 \
+      --openings file=books/8moves-200.pgn,order=random,seed="$1" --games "$GAMES" --concurrency 2 \
+      --quiet --ratinginterval 0)
+    games=$(grep -E '^Games: [0-9]+ in' "$out/run.txt" | sed -E 's/^Games: ([0-9]+) in ([0-9.]+)s \(([0-9.]+) games\/min\).*/\1 games in \2 s (\3 games\/min)/') ;;
+  fastchess)
+    local t0 t1
+    t0=$(date +%s.%N)
+    ms=$(cpu_of "$FASTCHESS" -engine cmd="$STOCKFISH" name=sf-a option.Threads=1 option.Hash=16 \
+      -engine cmd="$STOCKFISH" name=sf-b option.Threads=1 option.Hash=16 -each tc=inf nodes=5000 proto=uci \
+      -openings file=books/8moves-200.pgn format=pgn order=random -srand "$1" \
+      -rounds $((GAMES / 2)) -games 2 -repeat -concurrency 2)
+    t1=$(date +%s.%N)
+    games=$(awk -v g="$GAMES" -v a="$t0" -v b="$t1" 'BEGIN {printf "%d games in %.1f s (%.1f games/min)", g, b-a, g*60/(b-a)}') ;;
+  esac
+  awk -v ms="$ms" -v g="$GAMES" -v who="$2" -v r="$1" -v l="$(load)" -v games="$games" \
+    'BEGIN {printf "%-9s run %d (load %s): %.2f ms/game (%d ms for %d games); %s\n", who, r, l, ms/g, ms, g, games}'
+  awk -v ms="$ms" -v g="$GAMES" 'BEGIN {printf "%.2f\n", ms/g}' >> "$out/$2.ms"
 }
 
 echo "== nodes=5000, Stockfish vs Stockfish, concurrency 2, 8-move book, $GAMES games x $RUNS runs"
+echo "   runner CPU per game: utime+stime of the runner process (/proc/PID/stat), engines excluded"
 for r in $(seq "$RUNS"); do
-  nodes "$r" "$ARBITER" ours
-  [ -z "$BASE" ] || nodes "$r" "$BASE" base
+  nodes "$r" ours
+  [ -z "$BASE" ] || nodes "$r" base
+  [ -z "$FASTCHESS" ] || nodes "$r" fastchess
 done
-for who in ours base; do
+for who in ours base fastchess; do
   [ -f "$out/$who.ms" ] || continue
   awk -v who="$who" '{s+=$1; n++; v=v (n>1?", ":"") $1} END {printf "Runner CPU per game, %s: mean %.2f ms (%s)\n", who, s/n, v}' "$out/$who.ms"
 done
