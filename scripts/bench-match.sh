@@ -10,10 +10,14 @@
 #   2. time losses and overruns at 1+0.01 with both cores loaded (2 concurrent
 #      games: two engines think at every moment);
 #   3. in-process self-play games/min of the embedded engine, when it is
-#      registered as the builtin player.
+#      registered as the builtin player;
+#   4. how late the runner sees a move (clock accuracy): Stockfish at movetime=50,
+#      2 concurrent games, LAT_GAMES games with HOGS busy loops beside the
+#      engines; the move times it records (PGN, ms) less 50 ms, p50/p90/p99,
+#      ours and BASE alternating. (Stockfish's own overshoot is in it too.)
 # Env: ARBITER (binary, default bin/arbiter), BASE, FASTCHESS, STOCKFISH,
 # GAMES (default 40, even), RUNS (default 2), TC_GAMES (default 40),
-# TIMEMARGIN (ms, default 0). fastchess is not packaged by Debian: build it
+# TIMEMARGIN (ms, default 0), HOGS (default 2), LAT_GAMES (default 6). fastchess is not packaged by Debian: build it
 # from its sources (github.com/Disservin/fastchess, `make`) and pass the path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +29,8 @@ GAMES=${GAMES:-40}
 RUNS=${RUNS:-2}
 TC_GAMES=${TC_GAMES:-40}
 TIMEMARGIN=${TIMEMARGIN:-0}
+HOGS=${HOGS:-2}
+LAT_GAMES=${LAT_GAMES:-6}
 [ -x "$ARBITER" ] || { echo "bench-match: $ARBITER not built (make build)" >&2; exit 1; }
 [ -z "$BASE" ] || [ -x "$BASE" ] || { echo "bench-match: BASE=$BASE is not an executable" >&2; exit 1; }
 [ -z "$FASTCHESS" ] || [ -x "$FASTCHESS" ] || { echo "bench-match: FASTCHESS=$FASTCHESS is not an executable" >&2; exit 1; }
@@ -109,3 +115,20 @@ if "$ARBITER" match --engine name=a,builtin --engine name=b,builtin --each nodes
 else
   echo "n/a: $(tail -1 "$out/self.txt")"
 fi
+
+# latency BIN LABEL: part 4 for one runner.
+latency() {
+  local hogs=() i
+  for i in $(seq "$HOGS"); do (while :; do :; done) & hogs+=($!); done
+  "$1" match --engine "$(sf sf-a)" --engine "$(sf sf-b)" --each movetime=50 --timemargin 5000 \
+    --openings file=books/8moves-200.pgn,order=random,seed=3 --games "$LAT_GAMES" --concurrency 2 \
+    --maxmoves 40 --quiet --ratinginterval 0 --pgnout "$out/lat-$2.pgn" > /dev/null 2>&1 || true
+  kill "${hogs[@]}" 2>/dev/null || true
+  wait "${hogs[@]}" 2>/dev/null || true
+  grep -o '[0-9]\.[0-9]*s}' "$out/lat-$2.pgn" | tr -d 's}' | awk '{print ($1 - 0.050) * 1000}' | sort -n |
+    awk -v who="$2" '{a[NR]=$1} END {if (NR == 0) {print who ": no moves"; exit} printf "%-5s %d moves, late by p50 %.0f, p90 %.0f, p99 %.0f, max %.0f ms\n", who, NR, a[int(NR*0.5)+0], a[int(NR*0.9)], a[int(NR*0.99)], a[NR]}'
+}
+
+echo "== clock accuracy: movetime=50, concurrency 2, $HOGS busy loops beside the engines, $LAT_GAMES games"
+latency "$ARBITER" ours
+[ -z "$BASE" ] || latency "$BASE" base
