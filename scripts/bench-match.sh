@@ -81,7 +81,7 @@ nodes() {
     ms=$(cpu_of "$FASTCHESS" -engine cmd="$STOCKFISH" name=sf-a option.Threads=1 option.Hash=16 \
       -engine cmd="$STOCKFISH" name=sf-b option.Threads=1 option.Hash=16 -each tc=inf nodes=5000 proto=uci \
       -openings file=books/8moves-200.pgn format=pgn order=random -srand "$1" \
-      -rounds $((GAMES / 2)) -games 2 -repeat -concurrency 2)
+      -rounds $((GAMES / 2)) -games 2 -repeat -concurrency 2 -config outname="$out/fastchess-config.json")
     t1=$(date +%s.%N)
     games=$(awk -v g="$GAMES" -v a="$t0" -v b="$t1" 'BEGIN {printf "%d games in %.1f s (%.1f games/min)", g, b-a, g*60/(b-a)}') ;;
   esac
