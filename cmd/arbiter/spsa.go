@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/arbiter-chess/arbiter/internal/artifactclient"
+	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	"github.com/arbiter-chess/arbiter/internal/matchplan"
@@ -93,6 +95,10 @@ against the engine's options before the tune is submitted. See docs/spsa.md.`,
 				return err
 			}
 			defer done()
+			// An engine named by upload= or source= goes to the coordinator first.
+			if err := artifactclient.UploadEngine(ctx, c.Conn(), plan.Travel, spec.GetEngine(), cmd.ErrOrStderr()); err != nil {
+				return cliexit.Call(c, "upload", err)
+			}
 			var then func(string) error
 			if verify.given() {
 				tf := verify.testFlags(f)
