@@ -70,6 +70,19 @@ func TestUploadedEngineTune(t *testing.T) {
 	if got := e.wl.UsingArtifact(strings.Repeat("f", 64)); len(got) != 0 {
 		t.Fatalf("UsingArtifact of another engine: %v", got)
 	}
+	// A stored tune loads complete (the store is not asked again) and
+	// keeps both rules.
+	e.cfg.ResolveArtifact = nil
+	e.restart()
+	if got := e.wl.UsingArtifact(storedSHA); !slices.Equal(got, []string{id}) {
+		t.Fatalf("UsingArtifact after a restart: %v", got)
+	}
+	if g, ok := e.Lease(e.register("plain2", "linux/amd64", gamepair.Capability)); ok {
+		t.Fatalf("after a restart, a worker without artifacts got %s", g.Lease.UnitID)
+	}
+	if b := batchOf(e.MustLease(e.register("fit2", "linux/amd64", gamepair.Capability, gamepair.CapArtifacts))); b.GetEngineA().GetArtifact().GetSha256() != storedSHA {
+		t.Fatalf("after a restart: batch engine %v", b.GetEngineA())
+	}
 	if err := e.C.Cancel(context.Background(), carol, id, "test over"); err != nil {
 		t.Fatal(err)
 	}
