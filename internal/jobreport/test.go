@@ -278,7 +278,7 @@ func RunTournament(ctx context.Context, out, stderr io.Writer, c *clusterclient.
 		}
 		ids[i] = resp.GetJob().GetJobId()
 		if wait {
-			fmt.Fprintf(stderr, "test %s: %s vs %s, %s, %d games\n", ids[i], pt.Spec.GetEngineA().GetName(), pt.Spec.GetEngineB().GetName(), plan.Limits(), pt.Spec.GetGames())
+			fmt.Fprintf(stderr, "test %s: %s vs %s, %s, %d games\n", ids[i], pt.Spec.GetEngineA().GetName(), pt.Spec.GetEngineB().GetName(), testLimits(pt.Spec), pt.Spec.GetGames())
 		} else {
 			fmt.Fprintln(out, ids[i])
 		}
