@@ -46,9 +46,9 @@ func newUpCommand() *cobra.Command {
 		Long: `up starts a coordinator (store in --data, or a temporary directory) and N
 workers in this process, talking gRPC over loopback exactly as separate
 machines would. With --depth it runs one perft job, prints the total and
-divide, and exits. With --engine it plays a test as submit match|sprt --wait
-does, and with more than two engines a tournament (one test per pairing,
-rated together at the end). Without either it keeps serving so that more
+divide, and exits. With --engine it plays a test as arbiter submit match
+--wait does, and with more than two engines a tournament (one test per
+pairing, rated together at the end). Without either it keeps serving so that more
 workers and clients can join (the address and token are printed).`,
 		Example: `  arbiter up --workers 2 --depth 7
   arbiter up --workers 2 --fen "FEN" --depth 6 --verify 1
