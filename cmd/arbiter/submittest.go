@@ -25,8 +25,8 @@ type testFlags struct {
 
 func (f *testFlags) add(fl *pflag.FlagSet, prefix string) {
 	m := &f.m.Match
-	fl.StringArrayVar(&m.Engines, "engine", nil, "an engine: name=N,builtin[,option.X=V] or name=N,cmd=PATH (on the workers)[,args=...][,option.X=V] (give two; the first is under test)")
-	fl.StringVar(&m.Each, "each", "", "settings for both engines: tc=10+0.1 | nodes=N | depth=D | movetime=MS [,option.X=V]")
+	fl.StringArrayVar(&m.Engines, "engine", nil, "an engine: name=N,builtin[,option.X=V] or name=N,cmd=PATH (on the workers)[,args=...][,option.X=V], and its own limits [,tc=..|st=..|nodes=..|depth=..|movetime=..] over --each's (time odds); give two (the first is under test), or more for a tournament (submit match, up)")
+	fl.StringVar(&m.Each, "each", "", "settings for every engine: tc=10+0.1 | nodes=N | depth=D | movetime=MS [,option.X=V]")
 	fl.StringVar(&m.Openings, "openings", "", "file=F[,format=epd|pgn][,order=random|sequential][,seed=S][,plies=N][,start=N] (read here, sent to the coordinator)")
 	fl.IntVar(&m.Games, "games", 0, "number of games (even); with --sprt, a cap; in a tournament (submit match), per pairing and round")
 	fl.StringVar(&m.SPRT, prefix+"sprt", "", "elo0=E0,elo1=E1[,alpha=0.05][,beta=0.05][,model=normalized|logistic|bayeselo]")
