@@ -76,12 +76,17 @@ func (w *Worker) runBench() {
 func (w *Worker) BenchNPS() uint64 { return w.games.nps }
 
 func (w *Worker) gameCapabilities() []string {
-	caps := []string{"game-pair"}
+	caps := []string{"game-pair", gamepairEngineLimits}
 	if w.cfg.Builtin != nil {
 		caps = append(caps, "builtin")
 	}
 	return caps
 }
+
+// gamepairEngineLimits is the capability of playing each engine under its
+// own time control (EngineSpec.time_control); the coordinator sends such
+// tests only to workers that advertise it.
+const gamepairEngineLimits = "engine-limits"
 
 // acquire takes n cores of the worker's budget (Threads), waiting for
 // running games to give them back; n is capped at the budget.
@@ -255,9 +260,25 @@ func (e *refusalError) Unwrap() error { return e.err }
 // structured outcome in pair order, incidents. An engine that cannot start
 // is a *refusalError; a batch cut short (ctx) is an error.
 func PlayBatch(ctx context.Context, b *arbiterv1.GamePairBatch, builtin match.BuiltinFactory) (*arbiterv1.GamePairBatchResult, error) {
-	lim, err := matchspec.LimitsFromProto(b.GetTimeControl(), 1)
-	if err != nil {
-		return nil, &refusalError{fmt.Errorf("time control: %w", err)}
+	// Limits come scaled to this worker (time_scale): the test's, and an
+	// engine's own that replaces them for it. The test may have none when
+	// both engines have their own.
+	engines := [2]match.EngineConfig{matchspec.EngineFromProto(b.GetEngineA()), matchspec.EngineFromProto(b.GetEngineB())}
+	var lim match.Limits
+	if tc := b.GetTimeControl(); tc != nil || b.GetEngineA().GetTimeControl() == nil || b.GetEngineB().GetTimeControl() == nil {
+		var err error
+		if lim, err = matchspec.LimitsFromProto(tc, 1); err != nil {
+			return nil, &refusalError{fmt.Errorf("time control: %w", err)}
+		}
+	}
+	for i, e := range []*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()} {
+		if tc := e.GetTimeControl(); tc != nil {
+			l, err := matchspec.LimitsFromProto(tc, 1)
+			if err != nil {
+				return nil, &refusalError{fmt.Errorf("engine %q: time control: %w", e.GetName(), err)}
+			}
+			engines[i].Limits = l
+		}
 	}
 	var openings []match.Opening
 	for i, o := range b.GetOpenings() {
@@ -271,7 +292,7 @@ func PlayBatch(ctx context.Context, b *arbiterv1.GamePairBatch, builtin match.Bu
 	}
 	site, _ := os.Hostname()
 	cfg := match.MatchConfig{
-		Engines: [2]match.EngineConfig{matchspec.EngineFromProto(b.GetEngineA()), matchspec.EngineFromProto(b.GetEngineB())},
+		Engines: engines,
 		Limits:  lim,
 		Game: match.GameConfig{Adjudication: matchspec.AdjudicationFromProto(b.GetAdjudication()),
 			TimeMargin: b.GetTimeMargin().AsDuration(), HangTimeout: b.GetHangTimeout().AsDuration()},

@@ -2,7 +2,10 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/arbiter-chess/arbiter/internal/gamelabel"
@@ -96,5 +99,55 @@ func TestPlayBatchRecordsParams(t *testing.T) {
 				t.Errorf("game %d (%s vs %s) lacks %s:\n%s", i, w[1], bl[1], want, p)
 			}
 		}
+	}
+}
+
+// An engine's own time control replaces the batch's for it (node odds
+// here); with both engines timed the batch needs none; an own time control
+// that cannot be read is a refusal naming the engine. The worker says it
+// plays them.
+func TestPlayBatchPerEngineLimits(t *testing.T) {
+	nodes := func(n uint64) *arbiterv1.TimeControl {
+		return &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: n}}
+	}
+	b := &arbiterv1.GamePairBatch{
+		TestId:       "t1",
+		EngineA:      &arbiterv1.EngineSpec{Name: "a", Command: "embedded", Options: map[string]string{"Hash": "1"}},
+		EngineB:      &arbiterv1.EngineSpec{Name: "b", Command: "embedded", Options: map[string]string{"Hash": "1"}, TimeControl: nodes(600)},
+		TimeControl:  nodes(300),
+		Openings:     []*arbiterv1.Opening{{Index: 0, MovesUci: []string{"e2e4", "e7e5"}}},
+		Adjudication: &arbiterv1.Adjudication{MaxMoves: 20},
+	}
+	want := map[string]string{"a": "nodes=300", "b": "nodes=600"}
+	check := func(res *arbiterv1.GamePairBatchResult) {
+		t.Helper()
+		white := regexp.MustCompile(`\[White "([^"]+)"\]\n\[Black "([^"]+)"\]`)
+		for i, p := range res.GetPgns() {
+			m := white.FindStringSubmatch(p)
+			if m == nil || !strings.Contains(p, `[WhiteTimeControl "`+want[m[1]]+`"]`) || !strings.Contains(p, `[BlackTimeControl "`+want[m[2]]+`"]`) {
+				t.Errorf("game %d: want White %s, Black %s:\n%s", i, want[m[1]], want[m[2]], p)
+			}
+		}
+	}
+	res, err := PlayBatch(context.Background(), b, builtin.New)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(res)
+
+	b.TimeControl, b.EngineA.TimeControl = nil, nodes(400)
+	want["a"] = "nodes=400"
+	if res, err = PlayBatch(context.Background(), b, builtin.New); err != nil {
+		t.Fatal(err)
+	}
+	check(res)
+
+	b.EngineB.TimeControl = &arbiterv1.TimeControl{}
+	var refusal *refusalError
+	if _, err := PlayBatch(context.Background(), b, builtin.New); !errors.As(err, &refusal) || !strings.Contains(err.Error(), `engine "b": time control`) {
+		t.Errorf("an unreadable own time control: %v", err)
+	}
+	if caps := (&Worker{}).gameCapabilities(); !slices.Contains(caps, "engine-limits") {
+		t.Errorf("capabilities %v", caps)
 	}
 }

@@ -179,8 +179,12 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 	if !strings.Contains(out, `"kind":"sprt"`) || !strings.Contains(out, `"state":"done"`) {
 		t.Errorf("submit sprt --wait --json: %s", out)
 	}
-	check("job.schema.json", false, with("submit", "match", "--engine", "name=a,builtin", "--engine", "name=b,builtin", "--each", "nodes=200",
+	// Node odds: the engine's own limits in its object, both in the test's.
+	out = check("job.schema.json", false, with("submit", "match", "--engine", "name=a,builtin", "--engine", "name=b,builtin,nodes=300", "--each", "nodes=200",
 		"--openings", "file=../../books/uho-200.epd", "--games", "2", "--wait", "--json")...)
+	if !strings.Contains(out, `"name":"b","command":"embedded","protocol":"builtin","tc":"nodes=300"}`) || !strings.Contains(out, `"tc":"nodes=200 vs nodes=300"`) {
+		t.Errorf("submit match --wait --json with per-engine limits: %s", out)
+	}
 	running, _, err := runArbiter(t, "", with("submit", "perft", "--depth", "8", "--split-ply", "3")...)
 	if err != nil {
 		t.Fatal(err)

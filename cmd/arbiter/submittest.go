@@ -6,9 +6,13 @@ package main
 // its workers (internal/jobreport follows and prints the test).
 
 import (
+	"context"
+	"io"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	"github.com/arbiter-chess/arbiter/internal/matchplan"
 )
@@ -21,8 +25,8 @@ type testFlags struct {
 
 func (f *testFlags) add(fl *pflag.FlagSet, prefix string) {
 	m := &f.m.Match
-	fl.StringArrayVar(&m.Engines, "engine", nil, "an engine: name=N,builtin[,option.X=V] or name=N,cmd=PATH (on the workers)[,args=...][,option.X=V] (give two; the first is under test)")
-	fl.StringVar(&m.Each, "each", "", "settings for both engines: tc=10+0.1 | nodes=N | depth=D | movetime=MS [,option.X=V]")
+	fl.StringArrayVar(&m.Engines, "engine", nil, "an engine: name=N,builtin[,option.X=V] or name=N,cmd=PATH (on the workers)[,args=...][,option.X=V], and its own limits [,tc=..|st=..|nodes=..|depth=..|movetime=..] over --each's (time odds); give two (the first is under test), or more for a tournament (submit match, up)")
+	fl.StringVar(&m.Each, "each", "", "settings for every engine: tc=10+0.1 | nodes=N | depth=D | movetime=MS [,option.X=V]")
 	fl.StringVar(&m.Openings, "openings", "", "file=F[,format=epd|pgn][,order=random|sequential][,seed=S][,plies=N][,start=N] (read here, sent to the coordinator)")
 	fl.IntVar(&m.Games, "games", 0, "number of games (even); with --sprt, a cap; in a tournament (submit match), per pairing and round")
 	fl.StringVar(&m.SPRT, prefix+"sprt", "", "elo0=E0,elo1=E1[,alpha=0.05][,beta=0.05][,model=normalized|logistic|bayeselo]")
@@ -38,6 +42,49 @@ func (f *testFlags) add(fl *pflag.FlagSet, prefix string) {
 	fl.Uint64Var(&f.m.ReferenceNPS, "reference-nps", 0, "bench nps the time control is meant for (0: the coordinator's default); clocks scale by it / worker nps")
 	fl.Uint64Var(&f.m.Seed, "seed", 0, "the test's seed (default: --openings seed=, else 1)")
 	fl.StringVar(&f.pgnout, "pgnout", "", "with --wait: write every game to this PGN file when the test ends")
+}
+
+// addTournament adds the flags of a tournament on the cluster, played as
+// one test per pairing; rated says when the engines are rated.
+func (f *testFlags) addTournament(fl *pflag.FlagSet, rated string) {
+	m := &f.m.Match
+	fl.StringVar(&m.Tournament, "tournament", "", "with more than two engines: roundrobin (default) or gauntlet; one test per pairing, "+rated)
+	fl.IntVar(&m.Seeds, "seeds", 0, "gauntlet: how many of the first engines play all the others (default 1)")
+	fl.IntVar(&m.Rounds, "rounds", 0, "tournament: every pairing plays --games games a round (its test: rounds x games)")
+	fl.IntVar(&m.Repeat, "repeat", 0, "games per opening: the cluster plays game pairs (2)")
+}
+
+// run checks the flags and submits the test, or a tournament as one test
+// per pairing (rated together when it waits), and follows it as o says.
+// session opens the client once the flags are checked; needSPRT is
+// `submit sprt`'s.
+func (f *testFlags) run(out, stderr io.Writer, needSPRT bool, o jobreport.TestOutput,
+	session func() (context.Context, *clusterclient.Client, func(), error)) error {
+	if !needSPRT && f.m.Tournament() {
+		if o.JSON {
+			return usageError("--json: not available for a tournament (one test per pairing); use status TEST --json per test")
+		}
+		tests, plan, err := f.m.TournamentSpecs()
+		if err != nil {
+			return usageError("%v", err)
+		}
+		ctx, c, done, err := session()
+		if err != nil {
+			return err
+		}
+		defer done()
+		return jobreport.RunTournament(ctx, out, stderr, c, tests, plan, o.Wait, o.PGNOut)
+	}
+	spec, plan, err := f.m.Spec(needSPRT)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	ctx, c, done, err := session()
+	if err != nil {
+		return err
+	}
+	defer done()
+	return jobreport.RunTestWith(ctx, out, stderr, c, spec, plan, o)
 }
 
 func newSubmitTestCommands() []*cobra.Command {
@@ -66,43 +113,14 @@ func newSubmitTestCommands() []*cobra.Command {
 				if jsonOut && !wait {
 					return usageError("--json needs --wait")
 				}
-				if kind == "match" && f.m.Tournament() {
-					if jsonOut {
-						return usageError("--json: not available for a tournament (one test per pairing); use status TEST --json per test")
-					}
-					tests, plan, err := f.m.TournamentSpecs()
-					if err != nil {
-						return usageError("%v", err)
-					}
-					ctx, c, done, err := client.session()
-					if err != nil {
-						return err
-					}
-					defer done()
-					return jobreport.RunTournament(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, tests, plan, wait, f.pgnout)
-				}
-				spec, plan, err := f.m.Spec(kind == "sprt")
-				if err != nil {
-					return usageError("%v", err)
-				}
-				ctx, c, done, err := client.session()
-				if err != nil {
-					return err
-				}
-				defer done()
-				return jobreport.RunTestWith(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, spec, plan,
-					jobreport.TestOutput{Wait: wait, JSON: jsonOut, PGNOut: f.pgnout})
+				return f.run(cmd.OutOrStdout(), cmd.ErrOrStderr(), kind == "sprt",
+					jobreport.TestOutput{Wait: wait, JSON: jsonOut, PGNOut: f.pgnout}, client.session)
 			},
 		}
 		client.add(cmd.Flags())
 		f.add(cmd.Flags(), "")
 		if kind == "match" {
-			m := &f.m.Match
-			fl := cmd.Flags()
-			fl.StringVar(&m.Tournament, "tournament", "", "with more than two engines: roundrobin (default) or gauntlet; one test per pairing, rated together by --wait")
-			fl.IntVar(&m.Seeds, "seeds", 0, "gauntlet: how many of the first engines play all the others (default 1)")
-			fl.IntVar(&m.Rounds, "rounds", 0, "tournament: every pairing plays --games games a round (its test: rounds x games)")
-			fl.IntVar(&m.Repeat, "repeat", 0, "games per opening: the cluster plays game pairs (2)")
+			f.addTournament(cmd.Flags(), "rated together by --wait")
 		}
 		cmd.Flags().BoolVar(&wait, "wait", false, "wait for the test to end and print the report")
 		cmd.Flags().BoolVar(&jsonOut, "json", false, "with --wait: print the finished test as status --json does (docs/json.md)")

@@ -46,10 +46,17 @@ func newUpCommand() *cobra.Command {
 		Long: `up starts a coordinator (store in --data, or a temporary directory) and N
 workers in this process, talking gRPC over loopback exactly as separate
 machines would. With --depth it runs one perft job, prints the total and
-divide, and exits; without, it keeps serving so that more workers and
-clients can join (the address and token are printed).`,
+divide, and exits. With --engine it plays a test as arbiter submit match
+--wait does, and with more than two engines a tournament (one test per
+pairing, rated together at the end). Without either it keeps serving so that more
+workers and clients can join (the address and token are printed).`,
 		Example: `  arbiter up --workers 2 --depth 7
   arbiter up --workers 2 --fen "FEN" --depth 6 --verify 1
+  arbiter up --workers 2 --engine name=a,builtin --engine name=b,builtin,tc=5+0.05 \
+      --each tc=10+0.1 --openings file=books/uho-200.epd --games 20
+  arbiter up --workers 2 --engine name=a,builtin --engine name=b,builtin,nodes=2000 \
+      --engine name=c,builtin,nodes=500 --each nodes=1000 --openings file=books/uho-200.epd \
+      --tournament roundrobin --rounds 1 --games 2
   arbiter up --listen 0.0.0.0:7700 --data ./data --token T`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runUp(cmd, &f) },
@@ -76,7 +83,8 @@ clients can join (the address and token are printed).`,
 	fl.IntVar(&f.slices, "slices", 0, "with --depth: cut each position's tree into this many slices (0: one per worker, 1: none)")
 	addVerifyEngineFlag(fl)
 	fl.DurationVar(&c.Server.UnitDuration, "unit-duration", 2*time.Second, "target compute time of one unit")
-	f.test.add(fl, "")                                                                 // --engine ... --sprt ...: run a test on the local workers (docs/sprt-cluster.md)
+	f.test.add(fl, "") // --engine ... --sprt ...: run a test on the local workers (docs/sprt-cluster.md)
+	f.test.addTournament(fl, "rated together at the end")
 	fl.Lookup("pgnout").Usage = "write every game to this PGN file when the test ends" // up always waits
 	return cmd
 }
@@ -144,17 +152,17 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 	}
 
 	if f.test.m.Given() {
-		spec, plan, err := f.test.m.Spec(f.test.m.Match.SPRT != "")
-		if err != nil {
-			return usageError("%v", err)
-		}
-		client, err := cl.Client()
-		if err != nil {
-			return err
-		}
-		defer client.Close()
-		return jobreport.RunTestWith(ctx, cmd.OutOrStdout(), stderr, client, spec, plan,
-			jobreport.TestOutput{Wait: true, JSON: f.jsonOut, PGNOut: f.test.pgnout})
+		// As `submit match|sprt --wait`: more than two engines play a
+		// tournament, one test per pairing.
+		return f.test.run(cmd.OutOrStdout(), stderr, f.test.m.Match.SPRT != "",
+			jobreport.TestOutput{Wait: true, JSON: f.jsonOut, PGNOut: f.test.pgnout},
+			func() (context.Context, *clusterclient.Client, func(), error) {
+				client, err := cl.Client()
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				return ctx, client, func() { client.Close() }, nil
+			})
 	}
 	if f.depth < 0 {
 		fmt.Fprintf(stderr, "arbiter up: serving; connect with --coordinator %s --token %s (Ctrl-C stops)\n", cl.Addr(), cl.Token())

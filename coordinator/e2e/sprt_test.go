@@ -10,6 +10,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"errors"
 	"os"
@@ -36,10 +37,17 @@ var (
 // cli runs the binary to completion and returns its output and exit code.
 func cli(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	// A command that never ends (a --wait on a job that cannot finish) must
+	// fail the test with what it printed, not hold the suite to its timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("arbiter %s: still running after %v, killed; it printed:\n%s", strings.Join(args, " "), cliTimeout, out.String())
+	}
 	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -49,6 +57,9 @@ func cli(t *testing.T, args ...string) (string, int) {
 	}
 	return out.String(), code
 }
+
+// cliTimeout bounds one CLI command of these tests.
+const cliTimeout = 10 * time.Minute
 
 func clientArgs(addr string) []string { return []string{"--coordinator", addr, "--token", token} }
 

@@ -298,6 +298,9 @@ func TestClusterTuneBadInput(t *testing.T) {
 		{func(s *arbiterv1.SpsaSpec) { s.Params[0].Start = 500 }, "start 500"},
 		{func(s *arbiterv1.SpsaSpec) { s.Params[0].CEnd = -1 }, "c_end -1"},
 		{func(s *arbiterv1.SpsaSpec) { s.Params[0].Max = 9999 }, "RFPMargin"},
+		{func(s *arbiterv1.SpsaSpec) {
+			s.Engine.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 500}}
+		}, `engine "dev": a tune plays both sides under the tune's time_control`},
 	} {
 		spec := good()
 		c.edit(spec)

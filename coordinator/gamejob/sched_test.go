@@ -242,3 +242,94 @@ func TestExclusionReasonSurvivesRestart(t *testing.T) {
 		t.Fatalf("across a restart:\nbefore %v\nafter  %v", r, after)
 	}
 }
+
+// An engine's own time control (time odds) replaces the test's for it: it
+// is checked at submit naming the engine, scaled per worker by the same
+// factor as the test's clock, and sent only to workers that play it.
+func TestPerEngineTimeControls(t *testing.T) {
+	e := newEnv(t, Config{})
+	clock := func(base, inc time.Duration) *arbiterv1.TimeControl {
+		return &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Clock{Clock: &arbiterv1.ClockControl{
+			Base: durationpb.New(base), Increment: durationpb.New(inc)}}}
+	}
+	for _, c := range []struct {
+		want   string
+		mutate func(s *arbiterv1.MatchSpec)
+	}{
+		{`engine_b "base": time control: tc=0.01: a base time under 0.05 s cannot be played`, func(s *arbiterv1.MatchSpec) {
+			s.EngineB.TimeControl = clock(10*time.Millisecond, 0)
+		}},
+		{`engine_a "new": time control: depth=200: beyond 128 plies`, func(s *arbiterv1.MatchSpec) {
+			s.EngineA.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Depth{Depth: 200}}
+		}},
+		{`engine_b "base": time control: time control missing`, func(s *arbiterv1.MatchSpec) {
+			s.EngineB.TimeControl = &arbiterv1.TimeControl{}
+		}},
+		// The test's own may be missing only when both engines have theirs.
+		{"time control: time control missing", func(s *arbiterv1.MatchSpec) {
+			s.TimeControl, s.EngineB.TimeControl = nil, clock(time.Second, 0)
+		}},
+	} {
+		s := matchSpec(100, 2, 4)
+		c.mutate(s)
+		if _, err := e.C.Create(context.Background(), carol, Kind, s); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.want, err)
+		}
+	}
+	if jobs, _ := e.st.Jobs(context.Background()); len(jobs) != 0 {
+		t.Fatalf("%d jobs stored after refusals", len(jobs))
+	}
+
+	// Test 10+0.1, base at 5+0.05; a worker at half the reference speed
+	// gets both doubled.
+	s := matchSpec(100, 1, 4)
+	s.EngineB.TimeControl = clock(5*time.Second, 50*time.Millisecond)
+	id := e.create(s)
+	old := e.Worker("old", DefaultReferenceNPS/2)
+	if g, ok := e.Lease(old); ok {
+		t.Fatalf("a worker without %s got %v", gamepair.CapEngineLimits, g.Payload)
+	}
+	w, err := e.C.Register(context.Background(), alice, "new", core.Caps{Cores: 1, BenchNPS: DefaultReferenceNPS / 2,
+		Tags: []string{gamepair.Capability, gamepair.CapEngineLimits}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gp := batchOf(e.MustLease(w))
+	a, b := gp.GetEngineA().GetTimeControl(), gp.GetEngineB().GetTimeControl().GetClock()
+	if gp.GetTimeScale() != 2 || gp.GetTimeControl().GetClock().GetBase().AsDuration() != 20*time.Second || a != nil ||
+		b.GetBase().AsDuration() != 10*time.Second || b.GetIncrement().AsDuration() != 100*time.Millisecond {
+		t.Errorf("scaled ×%v: test %v, a %v, b %v", gp.GetTimeScale(), gp.GetTimeControl(), a, b)
+	}
+	if own := e.Job(id).GetMatch().GetEngineB().GetTimeControl().GetClock(); own.GetBase().AsDuration() != 5*time.Second {
+		t.Errorf("the stored engine's clock changed: %v", own)
+	}
+	e.C.Cancel(context.Background(), admin, id, "next")
+
+	// Fixed nodes for the test, a move time for base: only base's time is
+	// scaled, and the batch is sized for base's longer games.
+	s = matchSpec(1000, 0, 4)
+	s.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 1000}}
+	s.EngineB.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_MoveTime{MoveTime: durationpb.New(100 * time.Millisecond)}}
+	id = e.create(s)
+	gp = batchOf(e.MustLease(w))
+	if gp.GetTimeScale() != 2 || gp.GetTimeControl().GetNodes() != 1000 || gp.GetEngineB().GetTimeControl().GetMoveTime().AsDuration() != 200*time.Millisecond {
+		t.Errorf("nodes vs move time, ×%v: test %v, b %v", gp.GetTimeScale(), gp.GetTimeControl(), gp.GetEngineB().GetTimeControl())
+	}
+	j := e.Job(id)
+	// 120 plies at 0.1 s: 12 s a game, so a 30 s batch holds one pair
+	// (at nodes=1000 alone it would be the cap of 32).
+	if j.GetMatch().GetBatchPairs() != 1 {
+		t.Errorf("batch of %d pairs for nodes=1000 vs movetime=100", j.GetMatch().GetBatchPairs())
+	}
+	e.C.Cancel(context.Background(), admin, id, "next")
+
+	// Both engines timed: the test needs no time control of its own.
+	s = matchSpec(100, 1, 4)
+	s.TimeControl, s.EngineA.TimeControl, s.EngineB.TimeControl = nil, clock(2*time.Second, 20*time.Millisecond), clock(time.Second, 10*time.Millisecond)
+	e.create(s)
+	gp = batchOf(e.MustLease(w))
+	if gp.GetTimeControl() != nil || gp.GetEngineA().GetTimeControl().GetClock().GetBase().AsDuration() != 4*time.Second ||
+		gp.GetEngineB().GetTimeControl().GetClock().GetBase().AsDuration() != 2*time.Second {
+		t.Errorf("time odds without a test clock: %v", gp)
+	}
+}

@@ -104,7 +104,7 @@ func (w *Workload) progress(t *test) *arbiterv1.MatchProgress {
 		ne := sprt.NEloFromPentanomial(p)
 		mp.Nelo, mp.NeloHalfWidth = finite(ne.NElo), finite(ne.HalfWidth95)
 	}
-	timed := gamepair.Scaled(t.spec.GetTimeControl())
+	timed := gamepair.AnyScaled(t.spec.GetTimeControl(), t.spec.GetEngineA(), t.spec.GetEngineB())
 	mp.Workers = t.workers.Rows("test", func(wi *arbiterv1.WorkerIncidents) {
 		if info, ok := w.workers[wi.WorkerId]; ok {
 			wi.Name, wi.BenchNps, wi.TimeScale = info.name, info.benchNPS, 1

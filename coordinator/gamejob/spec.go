@@ -11,6 +11,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/logging"
+	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -58,9 +59,15 @@ func (w *Workload) checkSpec(spec *arbiterv1.MatchSpec, maxBatch int) (*checked,
 	if spec.GetEngineA().GetName() == spec.GetEngineB().GetName() {
 		return nil, apierr.Invalid("both engines are named %s", apierr.Q(spec.GetEngineA().GetName()))
 	}
-	lim, err := gamepair.CheckTimeControl(spec.GetTimeControl())
+	lims, err := gamepair.CheckLimits(spec.GetTimeControl(), [2]string{"engine_a", "engine_b"},
+		[2]*arbiterv1.EngineSpec{spec.GetEngineA(), spec.GetEngineB()})
 	if err != nil {
 		return nil, err
+	}
+	// Batches are sized for the longer games of the two engines' limits.
+	lim := lims[0]
+	if matchspec.GameSeconds(lims[1], 0) > matchspec.GameSeconds(lim, 0) {
+		lim = lims[1]
 	}
 	if err := gamepair.CheckText(gamepair.Text{What: "book name", S: spec.GetBookName(), Max: gamepair.MaxNameBytes},
 		gamepair.Text{What: "event", S: spec.GetEvent(), Max: gamepair.MaxNameBytes},

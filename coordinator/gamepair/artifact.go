@@ -17,6 +17,10 @@ const (
 	// CapSourceBuild: the worker has a C/C++ toolchain and make, and builds
 	// source artifacts.
 	CapSourceBuild = "source-build"
+	// CapEngineLimits: the worker plays each engine under its own time
+	// control (EngineSpec.time_control); one without it would silently
+	// play the test's.
+	CapEngineLimits = "engine-limits"
 )
 
 // checkArtifact refuses an engine artifact reference that cannot be one.
@@ -38,11 +42,15 @@ func checkArtifact(which string, a *arbiterv1.EngineArtifact) error {
 }
 
 // Fits says why worker wk cannot be offered a test of these engines
-// ("" when it can): an uploaded engine needs a worker that takes
+// ("" when it can): an engine with its own time control needs a worker
+// that plays it, an uploaded engine needs a worker that takes
 // artifacts, a source tree one that builds, and a binary one of its
 // platform.
 func Fits(a, b *arbiterv1.EngineSpec, wk *core.Worker) string {
 	for _, e := range []*arbiterv1.EngineSpec{a, b} {
+		if e.GetTimeControl() != nil && !wk.Has(CapEngineLimits) {
+			return "the worker plays no per-engine time controls (an older version)"
+		}
 		art := e.GetArtifact()
 		if art == nil {
 			continue

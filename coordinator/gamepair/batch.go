@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -55,6 +56,33 @@ func Scaled(tc *arbiterv1.TimeControl) bool {
 	return false
 }
 
+// AnyScaled reports whether any engine plays under a scaled time control
+// (Scaled), its own or the job's.
+func AnyScaled(tc *arbiterv1.TimeControl, engines ...*arbiterv1.EngineSpec) bool {
+	for _, e := range engines {
+		if Scaled(matchspec.EngineTimeControl(tc, e)) {
+			return true
+		}
+	}
+	return false
+}
+
+// scaleTimeControl is a copy of tc with its clock or move time multiplied
+// by scale; nodes and depth are copied as they are.
+func scaleTimeControl(tc *arbiterv1.TimeControl, scale float64) *arbiterv1.TimeControl {
+	tc = proto.Clone(tc).(*arbiterv1.TimeControl)
+	by := func(d *durationpb.Duration) *durationpb.Duration {
+		return durationpb.New(time.Duration(float64(d.AsDuration()) * scale))
+	}
+	switch k := tc.GetKind().(type) {
+	case *arbiterv1.TimeControl_Clock:
+		k.Clock.Base, k.Clock.Increment = by(k.Clock.GetBase()), by(k.Clock.GetIncrement())
+	case *arbiterv1.TimeControl_MoveTime:
+		k.MoveTime = by(k.MoveTime)
+	}
+	return tc
+}
+
 // Batch is one batch of game pairs as a job defines it.
 type Batch struct {
 	JobID string
@@ -79,20 +107,23 @@ type Batch struct {
 }
 
 // WorkUnit renders the batch for a worker of speed workerNPS: its
-// openings, its seed, and the job's clock scaled to the worker.
+// openings, its seed, and the job's clock scaled to the worker, and each
+// engine's own clock (time odds) by the same factor.
 func (b *Batch) WorkUnit(workerNPS uint64) *arbiterv1.WorkUnit {
 	scale := 1.0
-	tc := proto.Clone(b.TimeControl).(*arbiterv1.TimeControl)
-	if Scaled(tc) {
+	if AnyScaled(b.TimeControl, b.EngineA, b.EngineB) {
 		scale = TimeScale(b.ReferenceNPS, workerNPS)
-		by := func(d *durationpb.Duration) *durationpb.Duration {
-			return durationpb.New(time.Duration(float64(d.AsDuration()) * scale))
-		}
-		switch k := tc.GetKind().(type) {
-		case *arbiterv1.TimeControl_Clock:
-			k.Clock.Base, k.Clock.Increment = by(k.Clock.GetBase()), by(k.Clock.GetIncrement())
-		case *arbiterv1.TimeControl_MoveTime:
-			k.MoveTime = by(k.MoveTime)
+	}
+	var tc *arbiterv1.TimeControl
+	if b.TimeControl != nil {
+		tc = scaleTimeControl(b.TimeControl, scale)
+	}
+	engA, engB := b.EngineA, b.EngineB
+	for _, e := range []**arbiterv1.EngineSpec{&engA, &engB} {
+		if own := (*e).GetTimeControl(); own != nil {
+			c := proto.Clone(*e).(*arbiterv1.EngineSpec)
+			c.TimeControl = scaleTimeControl(own, scale)
+			*e = c
 		}
 	}
 	ops := make([]*arbiterv1.Opening, b.Pairs)
@@ -103,7 +134,7 @@ func (b *Batch) WorkUnit(workerNPS uint64) *arbiterv1.WorkUnit {
 	return &arbiterv1.WorkUnit{UnitId: unit, JobId: b.JobID, Payload: &arbiterv1.WorkUnit_GamePairs{
 		GamePairs: &arbiterv1.GamePairBatch{
 			TestId: b.JobID, Openings: ops, PairsPerOpening: 1,
-			EngineA: b.EngineA, EngineB: b.EngineB, TimeControl: tc,
+			EngineA: engA, EngineB: engB, TimeControl: tc,
 			Adjudication: b.Adjudication, Seed: b.Seed*1_000_003 + uint64(b.Idx), Chess960: b.Chess960,
 			TimeScale: scale, FirstPair: uint32(b.FirstPair), TimeMargin: b.TimeMargin, HangTimeout: b.HangTimeout,
 			Event: b.Event, PgnParams: b.PGNParams,

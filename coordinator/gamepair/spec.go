@@ -131,6 +131,32 @@ func CheckTimeControl(tc *arbiterv1.TimeControl) (match.Limits, error) {
 	return lim, nil
 }
 
+// CheckLimits refuses a test's time controls that no engine can play: each
+// engine's own (which replaces the test's for it) and the test's, which may
+// be missing only when both engines have their own. It returns each
+// engine's limits; which names the engines' fields ("engine_a").
+func CheckLimits(test *arbiterv1.TimeControl, which [2]string, engines [2]*arbiterv1.EngineSpec) ([2]match.Limits, error) {
+	var lim [2]match.Limits
+	if test != nil || engines[0].GetTimeControl() == nil || engines[1].GetTimeControl() == nil {
+		l, err := CheckTimeControl(test)
+		if err != nil {
+			return lim, err
+		}
+		lim = [2]match.Limits{l, l}
+	}
+	for i, e := range engines {
+		if e.GetTimeControl() == nil {
+			continue
+		}
+		l, err := CheckTimeControl(e.GetTimeControl())
+		if err != nil {
+			return lim, apierr.Invalid("%s %s: %s", which[i], apierr.Q(e.GetName()), err.Error())
+		}
+		lim[i] = l
+	}
+	return lim, nil
+}
+
 // Text is a free-text field of a spec and its bound.
 type Text struct {
 	What string // "book name"

@@ -51,6 +51,9 @@ func (w *Workload) checkSpec(spec *arbiterv1.SpsaSpec, storedBatch int) (*checke
 	if err := gamepair.CheckEngine("engine", e); err != nil {
 		return nil, err
 	}
+	if e.GetTimeControl() != nil {
+		return nil, apierr.Invalid("engine %s: a tune plays both sides under the tune's time_control, not the engine's own", apierr.Q(e.GetName()))
+	}
 	if len(e.GetName()) >= gamepair.MaxNameBytes {
 		return nil, apierr.Invalid("engine: name longer than %d bytes", gamepair.MaxNameBytes-1)
 	}

@@ -33,6 +33,7 @@ var funcs = template.FuncMap{
 	"ugroup":     func(n uint64) string { return group(strconv.FormatUint(n, 10)) },
 	"igroup":     func(n int64) string { return group(strconv.FormatInt(n, 10)) },
 	"tc":         timeControl,
+	"testtc":     testTimeControl,
 	"engine":     engineDesc,
 	"artifact":   matchspec.ArtifactDesc,
 	"checkState": matchspec.ArtifactCheckState,
@@ -176,6 +177,12 @@ func timeControl(tc *arbiterv1.TimeControl) string {
 		return "?"
 	}
 	return lim.String()
+}
+
+// testTimeControl is a test's time control, or each engine's when they
+// differ (time odds).
+func testTimeControl(s *arbiterv1.MatchSpec) string {
+	return matchspec.DescribeLimits(s.GetTimeControl(), s.GetEngineA(), s.GetEngineB())
 }
 
 func engineDesc(e *arbiterv1.EngineSpec) string {

@@ -248,7 +248,7 @@ func (s *Server) matchSpec(r *http.Request, f testForm) (*arbiterv1.MatchSpec, e
 			return nil, bad("%s: %v", which, err)
 		}
 		if len(es.Limits) > 0 {
-			return nil, bad("%s: a cluster test has one time control for both engines: give it in the time control field", which)
+			return nil, bad("%s: this form takes one time control for both engines, in the time control field (per-engine limits: arbiter submit match)", which)
 		}
 		e, err := es.MatchEngine(each)
 		if err != nil {

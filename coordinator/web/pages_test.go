@@ -85,6 +85,13 @@ func TestPagesRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Node odds: weak plays 2000 nodes a move, the test's default 1000.
+	oddsSpec := testSpec(t, 1000, 0, true)
+	oddsSpec.EngineB.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 2000}}
+	odds, err := cl.c.Core.Create(ctx, cl.carol(), gamejob.Kind, oddsSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sum := &arbiterv1.VerifySessionSummary{Engine: "bug", Depth: 2, Positions: 1, Bugs: 1, Findings: 1}
 	rep := &arbiterv1.VerifyPositionReport{Id: "p1", Fen: "4k3/8/P7/8/8/8/8/4K3 w - - 0 1", Depth: 3, Status: "bug",
 		Findings: []*arbiterv1.VerifyFinding{{RootFen: "4k3/8/P7/8/8/8/8/4K3 w - - 0 1", Moves: []string{"a6a7", "e8d7"},
@@ -107,6 +114,8 @@ func TestPagesRender(t *testing.T) {
 			`<span data-field="updates">0</span> of <span data-field="batches_total">20</span>`, "pending", "alpha 0.602, gamma 0.101, A ratio 0.1",
 			`<td class="num" data-field="start" data-value="75">75</td>`, "The trajectories appear after the first update", "No worker has played this tune yet"}},
 		{"/tests/" + test.ID, []string{"Engine A (under test)", "uho-200.epd", "no decision yet", "arbiter-sprt/?var-test=" + test.ID}},
+		{"/tests/" + odds.ID, []string{"nodes=1000 vs nodes=2000 (reference nps"}},
+		{"/?kind=test", []string{odds.ID, "<td>nodes=1000 vs nodes=2000</td>"}},
 		{"/tests/" + test.ID + "/games", []string{"No games counted yet"}},
 		{"/perft/" + perft.ID, []string{"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", "Published value", "8902", "Divide"}},
 		{"/verify/s-0123456789", []string{"missing under-promotion to knight", "a6a7 e8d7", "arbiter verify --engine cmd=bug", "role=\"img\""}},

@@ -11,7 +11,6 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
-	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -111,9 +110,8 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 	if mp.GetGames() > 0 {
 		p := mp.GetPentanomial()
 		penta := sprt.Pentanomial{int64(p.GetLl()), int64(p.GetLd()), int64(p.GetDd()), int64(p.GetWd()), int64(p.GetWw())}
-		lim, _ := matchspec.LimitsFromProto(spec.GetTimeControl(), 1)
 		d.Report = sprt.FormatReport(sprt.Report{First: spec.GetEngineA().GetName(), Second: spec.GetEngineB().GetName(),
-			Details: lim.String() + ", " + spec.GetBookName(), SPRT: d.Params,
+			Details: testTimeControl(spec) + ", " + spec.GetBookName(), SPRT: d.Params,
 			Results: sprt.Results{Wins: int64(mp.GetWins()), Draws: int64(mp.GetDraws()), Losses: int64(mp.GetLosses()), Pentanomial: &penta}})
 	}
 	hist, err := s.cfg.Games.History(r.Context(), id)

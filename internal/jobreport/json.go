@@ -63,6 +63,8 @@ type EngineJSON struct {
 	Args     []string          `json:"args,omitempty"`
 	Protocol string            `json:"protocol,omitempty"`
 	Options  map[string]string `json:"options,omitempty"`
+	// TC is the engine's own limits (time odds), when it has any.
+	TC string `json:"tc,omitempty"`
 	// Artifact is an uploaded engine's artifact (command is "" then).
 	Artifact *ArtifactJSON `json:"artifact,omitempty"`
 }
@@ -250,8 +252,7 @@ func newPerftJob(j *arbiterv1.Job) *PerftJob {
 
 func newTestJob(j *arbiterv1.Job) *TestJob {
 	s, mp := j.GetMatch(), j.GetMatchProgress()
-	lim, _ := matchspec.LimitsFromProto(s.GetTimeControl(), 1)
-	o := &TestJob{Engines: [2]EngineJSON{newEngine(s.GetEngineA()), newEngine(s.GetEngineB())}, TC: lim.String(),
+	o := &TestJob{Engines: [2]EngineJSON{newEngine(s.GetEngineA()), newEngine(s.GetEngineB())}, TC: testLimits(s),
 		Book: s.GetBookName(), Openings: s.GetOpeningsCount(), GamesMax: s.GetGames(), Games: mp.GetGames(),
 		Wins: mp.GetWins(), Draws: mp.GetDraws(), Losses: mp.GetLosses(), Pentanomial: penta(mp.GetPentanomial()),
 		Batches: mp.GetBatchesDone(), BatchPairs: mp.GetBatchPairs(), PGNs: mp.GetPgns()}
@@ -295,6 +296,10 @@ func newEngine(e *arbiterv1.EngineSpec) EngineJSON {
 	o := EngineJSON{Name: e.GetName(), Command: e.GetCommand(), Args: e.GetArgs(), Protocol: e.GetProtocol()}
 	if len(e.GetOptions()) > 0 {
 		o.Options = e.GetOptions()
+	}
+	if tc := e.GetTimeControl(); tc != nil {
+		lim, _ := matchspec.LimitsFromProto(tc, 1)
+		o.TC = lim.String()
 	}
 	if a := e.GetArtifact(); a != nil {
 		kind := "binary"

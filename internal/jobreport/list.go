@@ -81,7 +81,6 @@ func listState(j *arbiterv1.Job) string {
 
 func testRow(j *arbiterv1.Job) string {
 	s, mp := j.GetMatch(), j.GetMatchProgress()
-	lim, _ := matchspec.LimitsFromProto(s.GetTimeControl(), 1)
 	games := fmt.Sprintf("%d", mp.GetGames())
 	if s.GetGames() > 0 {
 		games += fmt.Sprintf("/%d", s.GetGames())
@@ -98,7 +97,7 @@ func testRow(j *arbiterv1.Job) string {
 		}
 	}
 	return fmt.Sprintf("%s\t%s\t%s vs %s\t%s\t%s\t%s\t%s", j.GetJobId(), listState(j), s.GetEngineA().GetName(), s.GetEngineB().GetName(),
-		lim.String(), games, elo, llr)
+		testLimits(s), games, elo, llr)
 }
 
 func perftRow(j *arbiterv1.Job) string {

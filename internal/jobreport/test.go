@@ -108,19 +108,24 @@ func WaitTest(ctx context.Context, c *clusterclient.Client, id string, stderr io
 	return final, nil
 }
 
+// testLimits describes a test's time controls (matchspec.DescribeLimits).
+func testLimits(spec *arbiterv1.MatchSpec) string {
+	return matchspec.DescribeLimits(spec.GetTimeControl(), spec.GetEngineA(), spec.GetEngineB())
+}
+
 // PrintTest prints a test: spec, fastchess-style report (via
 // sprt.FormatReport), the coordinator's SPRT state, incidents by worker.
 func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	spec, mp := j.GetMatch(), j.GetMatchProgress()
 	fmt.Fprintf(out, "Test:       %s (%s)\nState:      %s\n", j.GetJobId(), j.GetKind(), StateName(j.GetState()))
-	lim, _ := matchspec.LimitsFromProto(spec.GetTimeControl(), 1)
+	lim := testLimits(spec)
 	fmt.Fprintf(out, "Engines:    %s vs %s\n", engineDesc(spec.GetEngineA()), engineDesc(spec.GetEngineB()))
 	for _, e := range []*arbiterv1.EngineSpec{spec.GetEngineA(), spec.GetEngineB()} {
 		if a := e.GetArtifact(); a != nil {
 			fmt.Fprintf(out, "Artifact:   %s\n", matchspec.ArtifactDesc(e.GetName(), a))
 		}
 	}
-	fmt.Fprintf(out, "Limits:     %s (reference nps %d)\nOpenings:   %s, %d, order %s, seed %d\n", lim.String(), spec.GetReferenceNps(),
+	fmt.Fprintf(out, "Limits:     %s (reference nps %d)\nOpenings:   %s, %d, order %s, seed %d\n", lim, spec.GetReferenceNps(),
 		spec.GetBookName(), spec.GetOpeningsCount(), orDefault(spec.GetBookOrder(), "sequential"), spec.GetSeed())
 	fmt.Fprintf(out, "Schedule:   priority %d, throughput %g, %d pairs per batch; %d batches done, %d leased\n",
 		spec.GetPriority(), spec.GetThroughput(), mp.GetBatchPairs(), mp.GetBatchesDone(), mp.GetBatchesLeased())
@@ -133,7 +138,7 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	p := mp.GetPentanomial()
 	penta := sprt.Pentanomial{int64(p.GetLl()), int64(p.GetLd()), int64(p.GetDd()), int64(p.GetWd()), int64(p.GetWw())}
 	rep := sprt.Report{First: spec.GetEngineA().GetName(), Second: spec.GetEngineB().GetName(),
-		Details: lim.String() + ", " + spec.GetBookName(),
+		Details: lim + ", " + spec.GetBookName(),
 		Results: sprt.Results{Wins: int64(mp.GetWins()), Draws: int64(mp.GetDraws()), Losses: int64(mp.GetLosses()), Pentanomial: &penta}}
 	var params *sprt.Params
 	if sp := spec.GetSprt(); sp != nil {
@@ -273,7 +278,7 @@ func RunTournament(ctx context.Context, out, stderr io.Writer, c *clusterclient.
 		}
 		ids[i] = resp.GetJob().GetJobId()
 		if wait {
-			fmt.Fprintf(stderr, "test %s: %s vs %s, %s, %d games\n", ids[i], pt.Spec.GetEngineA().GetName(), pt.Spec.GetEngineB().GetName(), plan.Limits(), pt.Spec.GetGames())
+			fmt.Fprintf(stderr, "test %s: %s vs %s, %s, %d games\n", ids[i], pt.Spec.GetEngineA().GetName(), pt.Spec.GetEngineB().GetName(), testLimits(pt.Spec), pt.Spec.GetGames())
 		} else {
 			fmt.Fprintln(out, ids[i])
 		}

@@ -44,9 +44,17 @@ func (f *TestFlags) Spec(needSPRT bool) (*arbiterv1.MatchSpec, *Plan, error) {
 		return nil, nil, err
 	}
 	cfg := &plan.Config
-	for _, e := range cfg.Engines {
+	var engines [2]*arbiterv1.EngineSpec
+	for i, e := range cfg.Engines {
+		engines[i] = matchspec.EngineToProto(e)
+		// An engine's own limits replace --each for it, as in `arbiter
+		// match` (which has checked them); the cluster adds its own rules.
 		if e.Limits != (match.Limits{}) {
-			return nil, nil, fmt.Errorf("--engine %s: per-engine time controls are not supported on the cluster; use --each", e.Name)
+			tc, err := clusterTimeControl(e.Limits)
+			if err != nil {
+				return nil, nil, fmt.Errorf("--engine %s: %v", e.Name, err)
+			}
+			engines[i].TimeControl = tc
 		}
 	}
 	if f.BatchPairs < 0 || f.Priority < -1000 || f.Priority > 1000 || f.Throughput < 0 {
@@ -57,7 +65,7 @@ func (f *TestFlags) Spec(needSPRT bool) (*arbiterv1.MatchSpec, *Plan, error) {
 		return nil, nil, err
 	}
 	spec := &arbiterv1.MatchSpec{
-		EngineA: matchspec.EngineToProto(cfg.Engines[0]), EngineB: matchspec.EngineToProto(cfg.Engines[1]),
+		EngineA: engines[0], EngineB: engines[1],
 		TimeControl: cs.TimeControl, Openings: cs.Openings, BookName: cs.BookName, BookOrder: cs.BookOrder, Seed: cs.Seed,
 		BookStart: cs.BookStart, Chess960: cs.Chess960,
 		Games: uint64(f.Match.Games), Priority: int32(f.Priority), Throughput: f.Throughput, BatchPairs: uint32(f.BatchPairs),
@@ -95,17 +103,31 @@ type ClusterSetup struct {
 	HangTimeout  *durationpb.Duration
 }
 
+// clusterTimeControl renders limits for the cluster, which takes one kind
+// of limit at a time and refuses a clock no worker can play.
+func clusterTimeControl(l match.Limits) (*arbiterv1.TimeControl, error) {
+	tc, err := matchspec.LimitsToProto(l)
+	if err != nil {
+		return nil, err
+	}
+	if err := matchspec.CheckPlayable(l); err != nil {
+		return nil, err
+	}
+	return tc, nil
+}
+
 // ClusterSetup renders the plan's setup for the coordinator; seed is
 // --seed (0: the openings' seed, else 1). A clock no worker can play is
-// refused, named by --each.
+// refused, named by --each. When every engine has limits of its own,
+// --each may give none: the test then has no time control of its own.
 func (p *Plan) ClusterSetup(seed uint64) (*ClusterSetup, error) {
 	cfg := &p.Config
-	tc, err := matchspec.LimitsToProto(cfg.Limits)
-	if err != nil {
-		return nil, fmt.Errorf("--each: %v", err)
-	}
-	if err := matchspec.CheckPlayable(cfg.Limits); err != nil {
-		return nil, fmt.Errorf("--each: %v", err)
+	var tc *arbiterv1.TimeControl
+	if cfg.Limits != (match.Limits{}) || !p.everyEngineTimed() {
+		var err error
+		if tc, err = clusterTimeControl(cfg.Limits); err != nil {
+			return nil, fmt.Errorf("--each: %v", err)
+		}
 	}
 	// The book goes in file order; order, seed and start travel with it so
 	// that the coordinator fixes the order of play (match.OrderOpenings).
@@ -136,6 +158,17 @@ func (p *Plan) ClusterSetup(seed uint64) (*ClusterSetup, error) {
 		cs.Chess960 = cs.Chess960 || o.Chess960
 	}
 	return cs, nil
+}
+
+// everyEngineTimed reports whether the plan has engines and each has
+// limits of its own (a tune's plan has none).
+func (p *Plan) everyEngineTimed() bool {
+	for _, e := range p.Engines {
+		if e.Limits == (match.Limits{}) {
+			return false
+		}
+	}
+	return len(p.Engines) > 0
 }
 
 // Tournament reports whether the flags ask for a tournament: more than two

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -80,7 +81,8 @@ func TestParsePlan(t *testing.T) {
 }
 
 // The cluster's spec: the book in file order with order, seed and start
-// beside it; per-engine limits and unplayable clocks refused.
+// beside it; an engine's own limits beside the test's; unplayable clocks
+// refused.
 func TestSpec(t *testing.T) {
 	tf := TestFlags{Match: flags(func(f *Flags) { f.Openings = book + ",order=random,start=4"; f.Games = 0; f.SPRT = "elo0=0,elo1=5" }),
 		Priority: 2, Throughput: 1, Seed: 9}
@@ -95,9 +97,40 @@ func TestSpec(t *testing.T) {
 	if _, _, err := tf.Spec(false); err == nil || !strings.Contains(err.Error(), "use `submit sprt`") {
 		t.Errorf("an SPRT as a match: %v", err)
 	}
+	if spec.GetEngineA().GetTimeControl() != nil || spec.GetEngineB().GetTimeControl() != nil {
+		t.Errorf("engines without limits of their own carry %v, %v", spec.GetEngineA().GetTimeControl(), spec.GetEngineB().GetTimeControl())
+	}
+	// Node odds: b's own limit travels with b, the test keeps --each's.
 	tf.Match.Engines[1] += ",nodes=600"
-	if _, _, err := tf.Spec(true); err == nil || !strings.Contains(err.Error(), "per-engine time controls") {
-		t.Errorf("per-engine limits: %v", err)
+	spec, _, err = tf.Spec(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.GetTimeControl().GetNodes() != 300 || spec.GetEngineA().GetTimeControl() != nil || spec.GetEngineB().GetTimeControl().GetNodes() != 600 {
+		t.Errorf("per-engine limits: test %v, a %v, b %v", spec.GetTimeControl(), spec.GetEngineA().GetTimeControl(), spec.GetEngineB().GetTimeControl())
+	}
+	// Time odds with no --each: the test has no time control of its own.
+	tf.Match.Engines = []string{"name=a,builtin,tc=2+0.02", "name=b,builtin,tc=1+0.01"}
+	tf.Match.Each = ""
+	if spec, _, err = tf.Spec(true); err != nil {
+		t.Fatal(err)
+	}
+	a, b := spec.GetEngineA().GetTimeControl().GetClock(), spec.GetEngineB().GetTimeControl().GetClock()
+	if spec.GetTimeControl() != nil || a.GetBase().AsDuration() != 2*time.Second || b.GetIncrement().AsDuration() != 10*time.Millisecond {
+		t.Errorf("time odds: test %v, a %v, b %v", spec.GetTimeControl(), a, b)
+	}
+	// An engine's own limits are refused as --each's would be, naming it;
+	// one engine without limits needs --each's.
+	for _, c := range []struct{ b, want string }{
+		{"name=b,builtin,tc=0.01", "--engine b: tc=0.01: a base time under 0.05 s cannot be played"},
+		{"name=b,builtin,tc=1+0.01,nodes=500", "--engine b: time control \"tc=1+0.01,nodes=500\": a cluster test takes exactly one of"},
+		{"name=b,builtin,depth=200", "--engine b: depth=200: beyond 128 plies"},
+		{"name=b,builtin", "engine b: no limit"},
+	} {
+		tf.Match.Engines[1] = c.b
+		if _, _, err := tf.Spec(true); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.b, err, c.want)
+		}
 	}
 	tf = TestFlags{Match: flags(func(f *Flags) { f.Each = "tc=0.01" })}
 	if _, _, err := tf.Spec(false); err == nil || !strings.Contains(err.Error(), "cannot be played") {
@@ -207,6 +240,24 @@ func TestParseSchedule(t *testing.T) {
 	tf := TestFlags{Match: flags(three)}
 	if _, _, err := tf.Spec(false); err == nil || !strings.Contains(err.Error(), "exactly two engines") {
 		t.Errorf("three engines on the cluster: %v", err)
+	}
+	// As one test per pairing, each engine keeps its own limits in every
+	// pairing it plays.
+	tf = TestFlags{Match: flags(func(f *Flags) {
+		f.Engines = append(f.Engines, "name=c,builtin,nodes=900")
+		f.Rounds, f.Games = 1, 2
+	})}
+	tests, _, err := tf.TournamentSpecs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, pt := range tests {
+		got = append(got, fmt.Sprintf("%s:%d %s:%d", pt.Spec.GetEngineA().GetName(), pt.Spec.GetEngineA().GetTimeControl().GetNodes(),
+			pt.Spec.GetEngineB().GetName(), pt.Spec.GetEngineB().GetTimeControl().GetNodes()))
+	}
+	if want := []string{"a:0 b:0", "a:0 c:900", "b:0 c:900"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("pairings' own limits %v, want %v", got, want)
 	}
 }
 

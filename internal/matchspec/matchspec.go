@@ -113,6 +113,40 @@ func LimitsFromProto(tc *arbiterv1.TimeControl, scale float64) (match.Limits, er
 	return l, nil
 }
 
+// EngineTimeControl is the time control engine e plays under: its own
+// when it has one (time or node odds), else the test's.
+func EngineTimeControl(test *arbiterv1.TimeControl, e *arbiterv1.EngineSpec) *arbiterv1.TimeControl {
+	if tc := e.GetTimeControl(); tc != nil {
+		return tc
+	}
+	return test
+}
+
+// LimitsOfEngines are the limits each of a test's engines plays under
+// (EngineTimeControl), unscaled, and whether they differ.
+func LimitsOfEngines(test *arbiterv1.TimeControl, a, b *arbiterv1.EngineSpec) (lim [2]match.Limits, differ bool, err error) {
+	for i, e := range []*arbiterv1.EngineSpec{a, b} {
+		if lim[i], err = LimitsFromProto(EngineTimeControl(test, e), 1); err != nil {
+			return lim, false, fmt.Errorf("engine %q: %w", e.GetName(), err)
+		}
+	}
+	return lim, lim[0] != lim[1], nil
+}
+
+// DescribeLimits describes a test's time controls as `arbiter match` does:
+// one, or each engine's in order when they differ ("tc=2+0.02 vs
+// tc=1+0.01": time odds); "?" for a time control that cannot be read.
+func DescribeLimits(test *arbiterv1.TimeControl, a, b *arbiterv1.EngineSpec) string {
+	lim, differ, err := LimitsOfEngines(test, a, b)
+	switch {
+	case err != nil:
+		return "?"
+	case differ:
+		return lim[0].String() + " vs " + lim[1].String()
+	}
+	return lim[0].String()
+}
+
 // CheckPlayable refuses limits that no engine can play: clocks so short that
 // process and pipe latency alone lose the game, absurdly long ones, depths
 // beyond any search.

@@ -1559,7 +1559,9 @@ type MatchSpec struct {
 	EngineA *EngineSpec `protobuf:"bytes,1,opt,name=engine_a,json=engineA,proto3" json:"engine_a,omitempty"`
 	EngineB *EngineSpec `protobuf:"bytes,2,opt,name=engine_b,json=engineB,proto3" json:"engine_b,omitempty"`
 	// The reference time control; clocks and move times are scaled per worker
-	// by reference_nps / worker bench nps, node and depth limits are not.
+	// by reference_nps / worker bench nps, node and depth limits are not. An
+	// engine's own EngineSpec.time_control replaces it for that engine (and is
+	// scaled alike); it may be unset only when both engines have their own.
 	TimeControl *TimeControl `protobuf:"bytes,3,opt,name=time_control,json=timeControl,proto3" json:"time_control,omitempty"`
 	// The book in file order; book_order and seed fix the order of play.
 	Openings []*Opening `protobuf:"bytes,4,rep,name=openings,proto3" json:"openings,omitempty"`

@@ -602,7 +602,13 @@ type EngineSpec struct {
 	// tree each worker builds): command and dir are then unset, and the
 	// worker runs what it fetched (and built) from the coordinator, in a
 	// working directory of its own and under its resource limits.
-	Artifact      *EngineArtifact `protobuf:"bytes,7,opt,name=artifact,proto3" json:"artifact,omitempty"`
+	Artifact *EngineArtifact `protobuf:"bytes,7,opt,name=artifact,proto3" json:"artifact,omitempty"`
+	// The engine's own limits (time odds, node odds), which replace the
+	// test's time_control for this engine; unset: the test's. A batch sends
+	// it scaled to the worker as the test's clock is. Sent only to workers
+	// that advertise "engine-limits"; a worker that ignored it would play
+	// the test's limits. SPSA tunes refuse it.
+	TimeControl   *TimeControl `protobuf:"bytes,8,opt,name=time_control,json=timeControl,proto3" json:"time_control,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -682,6 +688,13 @@ func (x *EngineSpec) GetDir() string {
 func (x *EngineSpec) GetArtifact() *EngineArtifact {
 	if x != nil {
 		return x.Artifact
+	}
+	return nil
+}
+
+func (x *EngineSpec) GetTimeControl() *TimeControl {
+	if x != nil {
+		return x.TimeControl
 	}
 	return nil
 }
@@ -1705,7 +1718,7 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"countsHigh\x12\x14\n" +
 	"\x05stats\x18\x03 \x03(\x04R\x05stats\x12\x1d\n" +
 	"\n" +
-	"stats_high\x18\x04 \x03(\x04R\tstatsHigh\"\xaf\x02\n" +
+	"stats_high\x18\x04 \x03(\x04R\tstatsHigh\"\xeb\x02\n" +
 	"\n" +
 	"EngineSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -1714,7 +1727,8 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\x04args\x18\x04 \x03(\tR\x04args\x12\x1a\n" +
 	"\bprotocol\x18\x05 \x01(\tR\bprotocol\x12\x10\n" +
 	"\x03dir\x18\x06 \x01(\tR\x03dir\x126\n" +
-	"\bartifact\x18\a \x01(\v2\x1a.arbiter.v1.EngineArtifactR\bartifact\x1a:\n" +
+	"\bartifact\x18\a \x01(\v2\x1a.arbiter.v1.EngineArtifactR\bartifact\x12:\n" +
+	"\ftime_control\x18\b \x01(\v2\x17.arbiter.v1.TimeControlR\vtimeControl\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc2\x02\n" +
@@ -1883,29 +1897,30 @@ var file_arbiter_v1_work_proto_depIdxs = []int32{
 	19, // 2: arbiter.v1.WorkUnit.verify:type_name -> arbiter.v1.VerifyUnit
 	18, // 3: arbiter.v1.EngineSpec.options:type_name -> arbiter.v1.EngineSpec.OptionsEntry
 	8,  // 4: arbiter.v1.EngineSpec.artifact:type_name -> arbiter.v1.EngineArtifact
-	0,  // 5: arbiter.v1.EngineArtifact.kind:type_name -> arbiter.v1.ArtifactKind
-	10, // 6: arbiter.v1.TimeControl.clock:type_name -> arbiter.v1.ClockControl
-	20, // 7: arbiter.v1.TimeControl.move_time:type_name -> google.protobuf.Duration
-	20, // 8: arbiter.v1.ClockControl.base:type_name -> google.protobuf.Duration
-	20, // 9: arbiter.v1.ClockControl.increment:type_name -> google.protobuf.Duration
-	11, // 10: arbiter.v1.GamePairBatch.openings:type_name -> arbiter.v1.Opening
-	7,  // 11: arbiter.v1.GamePairBatch.engine_a:type_name -> arbiter.v1.EngineSpec
-	7,  // 12: arbiter.v1.GamePairBatch.engine_b:type_name -> arbiter.v1.EngineSpec
-	9,  // 13: arbiter.v1.GamePairBatch.time_control:type_name -> arbiter.v1.TimeControl
-	12, // 14: arbiter.v1.GamePairBatch.adjudication:type_name -> arbiter.v1.Adjudication
-	20, // 15: arbiter.v1.GamePairBatch.time_margin:type_name -> google.protobuf.Duration
-	20, // 16: arbiter.v1.GamePairBatch.hang_timeout:type_name -> google.protobuf.Duration
-	1,  // 17: arbiter.v1.Incident.kind:type_name -> arbiter.v1.IncidentKind
-	14, // 18: arbiter.v1.GamePairBatchResult.pentanomial:type_name -> arbiter.v1.Pentanomial
-	15, // 19: arbiter.v1.GamePairBatchResult.incidents:type_name -> arbiter.v1.Incident
-	17, // 20: arbiter.v1.GamePairBatchResult.games:type_name -> arbiter.v1.GameOutcome
-	2,  // 21: arbiter.v1.GameOutcome.result:type_name -> arbiter.v1.GameResult
-	3,  // 22: arbiter.v1.GameOutcome.termination:type_name -> arbiter.v1.GameTermination
-	23, // [23:23] is the sub-list for method output_type
-	23, // [23:23] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	9,  // 5: arbiter.v1.EngineSpec.time_control:type_name -> arbiter.v1.TimeControl
+	0,  // 6: arbiter.v1.EngineArtifact.kind:type_name -> arbiter.v1.ArtifactKind
+	10, // 7: arbiter.v1.TimeControl.clock:type_name -> arbiter.v1.ClockControl
+	20, // 8: arbiter.v1.TimeControl.move_time:type_name -> google.protobuf.Duration
+	20, // 9: arbiter.v1.ClockControl.base:type_name -> google.protobuf.Duration
+	20, // 10: arbiter.v1.ClockControl.increment:type_name -> google.protobuf.Duration
+	11, // 11: arbiter.v1.GamePairBatch.openings:type_name -> arbiter.v1.Opening
+	7,  // 12: arbiter.v1.GamePairBatch.engine_a:type_name -> arbiter.v1.EngineSpec
+	7,  // 13: arbiter.v1.GamePairBatch.engine_b:type_name -> arbiter.v1.EngineSpec
+	9,  // 14: arbiter.v1.GamePairBatch.time_control:type_name -> arbiter.v1.TimeControl
+	12, // 15: arbiter.v1.GamePairBatch.adjudication:type_name -> arbiter.v1.Adjudication
+	20, // 16: arbiter.v1.GamePairBatch.time_margin:type_name -> google.protobuf.Duration
+	20, // 17: arbiter.v1.GamePairBatch.hang_timeout:type_name -> google.protobuf.Duration
+	1,  // 18: arbiter.v1.Incident.kind:type_name -> arbiter.v1.IncidentKind
+	14, // 19: arbiter.v1.GamePairBatchResult.pentanomial:type_name -> arbiter.v1.Pentanomial
+	15, // 20: arbiter.v1.GamePairBatchResult.incidents:type_name -> arbiter.v1.Incident
+	17, // 21: arbiter.v1.GamePairBatchResult.games:type_name -> arbiter.v1.GameOutcome
+	2,  // 22: arbiter.v1.GameOutcome.result:type_name -> arbiter.v1.GameResult
+	3,  // 23: arbiter.v1.GameOutcome.termination:type_name -> arbiter.v1.GameTermination
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_work_proto_init() }

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// `arbiter up` with three engines plays a round robin on its local
+// workers as `submit match --wait` does: one test per pairing, each with
+// its engines' own limits, rated together at the end; every game is in the
+// PGN.
+func TestUpTournamentThreeEngines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays games on a local cluster")
+	}
+	pgn := filepath.Join(t.TempDir(), "up.pgn")
+	up := []string{"up", "--workers", "2", "--threads", "1", "--hash", "1",
+		"--engine", "name=a,builtin", "--engine", "name=b,builtin,nodes=1500", "--engine", "name=c,builtin,nodes=500",
+		"--each", "nodes=1000", "--openings", "file=../../books/uho-200.epd,order=random,seed=3"}
+	out, stderr, err := runArbiter(t, "", append(up, "--rounds", "1", "--games", "2", "--maxmoves", "80", "--pgnout", pgn)...)
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, stderr)
+	}
+	for _, want := range []string{
+		"Tournament: roundrobin of 3 engines, 1 rounds of 2 games per pairing, 2 per opening; nodes=1000 vs nodes=1500 vs nodes=500; tests ",
+		"Rank Name", "Elo relative to the average"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		if !strings.Contains(out, " "+name+" ") {
+			t.Errorf("no rating of %s in:\n%s", name, out)
+		}
+	}
+	for _, want := range []string{": a vs b, nodes=1000 vs nodes=1500, 2 games", ": a vs c, nodes=1000 vs nodes=500, 2 games",
+		": b vs c, nodes=1500 vs nodes=500, 2 games", "wrote 6 games to " + pgn} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("want %q in stderr:\n%s", want, stderr)
+		}
+	}
+	// Each pairing's test numbers its own rounds: count games by players.
+	b, err := os.ReadFile(pgn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	games := regexp.MustCompile(`\[White "([^"]*)"\]\n\[Black "([^"]*)"\]`).FindAllStringSubmatch(string(b), -1)
+	pairings := map[string]int{}
+	for _, g := range games {
+		pairings[g[1]+" - "+g[2]]++
+	}
+	if len(games) != 6 || strings.Count(string(b), "[Event ") != 6 || pairings["a - b"]+pairings["b - a"] != 2 || pairings["a - c"]+pairings["c - a"] != 2 || pairings["b - c"]+pairings["c - b"] != 2 {
+		t.Errorf("games by pairing %v", pairings)
+	}
+
+	// What `submit match` refuses of a tournament, up refuses too.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--games", "2"}, "--rounds: required"},
+		{[]string{"--rounds", "1", "--games", "2", "--json"}, "--json: not available for a tournament"},
+		{[]string{"--rounds", "1", "--games", "2", "--repeat", "1"}, "--repeat: the cluster plays game pairs"},
+		{[]string{"--sprt", "elo0=0,elo1=5"}, "a test is between exactly two engines"},
+	} {
+		_, _, err := runArbiter(t, "", append(up, c.args...)...)
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: exit %d, %v; want 2 and %q", c.args, exitCode(err), err, c.want)
+		}
+	}
+}
