@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -299,7 +300,13 @@ func uploadOptions(ctx context.Context, e match.EngineConfig, travel enginespec.
 	case travel.Artifact != "":
 		why = "artifact=" + clip(travel.Artifact) + " is on the coordinator, not here"
 	default:
-		decls, err := spsa.ReadUCIOptions(ctx, engineproc.Config{Path: travel.Upload, Args: e.Args}, e.StartTimeout)
+		// Absolute, so that a bare file name is the file here, not a
+		// program on PATH.
+		path, err := filepath.Abs(travel.Upload)
+		if err != nil {
+			return nil, "", fmt.Errorf("--engine %s: upload=%s: %v", e.Name, clip(travel.Upload), err)
+		}
+		decls, err := spsa.ReadUCIOptions(ctx, engineproc.Config{Path: path, Args: e.Args}, e.StartTimeout)
 		if err == nil {
 			return func() ([]spsa.OptionDecl, error) { return decls, nil }, "", nil
 		}

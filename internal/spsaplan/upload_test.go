@@ -63,4 +63,15 @@ func TestParseUploadedEngine(t *testing.T) {
 	if _, err := parse("name=x,upload="+runs, "from-engine", false); err == nil || !strings.Contains(err.Error(), "for tunes on the cluster") {
 		t.Errorf("upload= in a local tune: %v", err)
 	}
+	// A bare file name is the file in the working directory.
+	books, err := filepath.Abs("../../books/uho-200.epd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	if p, err := Parse(context.Background(), flags(func(f *Flags) {
+		f.Engine, f.Params, f.Remote, f.BatchPairs, f.Openings = "name=x,upload=engine.sh", "from-engine", true, 0, "file="+books
+	})); err != nil || len(p.Config.Params) != 1 {
+		t.Errorf("upload=engine.sh in its directory: %v", err)
+	}
 }
