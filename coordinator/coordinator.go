@@ -130,11 +130,11 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	gcfg.TuneExists = func(id string) bool { _, ok := c.Tunes.Describe(id); return ok }
 	c.Artifacts, err = artifacts.New(ctx, artifacts.Config{Store: cfg.Store, Dir: filepath.Join(cfg.Store.Dir(), "artifacts"),
 		MaxBytes: cfg.ArtifactMaxBytes, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer,
-		InUse: func(sha string) []string { return c.Games.UsingArtifact(sha) }})
+		InUse: func(sha string) []string { return append(c.Games.UsingArtifact(sha), c.Tunes.UsingArtifact(sha)...) }})
 	if err != nil {
 		return nil, err
 	}
-	gcfg.ResolveArtifact = c.Artifacts.Fill
+	gcfg.ResolveArtifact, tcfg.ResolveArtifact = c.Artifacts.Fill, c.Artifacts.Fill
 	c.Games = gamejob.New(gcfg)
 	c.Tunes = spsajob.New(tcfg)
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,

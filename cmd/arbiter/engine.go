@@ -144,7 +144,7 @@ func newEngineRmCommand() *cobra.Command {
 	var f clientFlags
 	cmd := &cobra.Command{
 		Use:   "rm SHA",
-		Short: "Remove a stored engine (refused while a running test uses it)",
+		Short: "Remove a stored engine (refused while a running test or tune uses it)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, c, done, err := f.session()

@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/arbiter-chess/arbiter/internal/artifactclient"
+	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	"github.com/arbiter-chess/arbiter/internal/matchplan"
@@ -56,11 +58,16 @@ func newSubmitSpsaCommand() *cobra.Command {
 		Long: `Tune an engine's parameters on the cluster with Fishtest's classic SPSA: each
 batch of game pairs plays the engine with theta + c_k*delta against itself with
 theta - c_k*delta, and its result moves theta once. The parameters are checked
-against the engine's options before the tune is submitted. See docs/spsa.md.`,
+against the engine's options before the tune is submitted. An engine given as
+upload= or source= is sent to the coordinator first (artifact= names one
+stored there) and played by the workers that can run it; from-engine reads an upload= binary's options
+when it runs here (otherwise give the parameters as a list). See docs/spsa.md.`,
 		Example: `  arbiter submit spsa --engine name=dev,builtin --params from-engine:RFPMargin,FutMargin \
       --pairs 2000 --each tc=10+0.1 --openings file=books/uho-200.epd,order=random,seed=7
   arbiter submit spsa --engine name=dev,cmd=./engine --params params.txt --pairs 5000 --batch-pairs 8 \
-      --each nodes=20000 --openings file=book.epd --wait --pgnout tune.pgn`,
+      --each nodes=20000 --openings file=book.epd --wait --pgnout tune.pgn
+  arbiter submit spsa --engine name=dev,upload=./engine --params from-engine:RFPMargin,FutMargin \
+      --pairs 2000 --each tc=10+0.1 --openings file=book.epd`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signalContext()
@@ -93,6 +100,10 @@ against the engine's options before the tune is submitted. See docs/spsa.md.`,
 				return err
 			}
 			defer done()
+			// An engine named by upload= or source= goes to the coordinator first.
+			if err := artifactclient.UploadEngine(ctx, c.Conn(), plan.Travel, spec.GetEngine(), cmd.ErrOrStderr()); err != nil {
+				return cliexit.Call(c, "upload", err)
+			}
 			var then func(string) error
 			if verify.given() {
 				tf := verify.testFlags(f)

@@ -54,7 +54,7 @@ type Config struct {
 	Dir string
 	// MaxBytes caps one artifact (DefaultMaxBytes).
 	MaxBytes int64
-	// InUse lists the running tests that use an artifact (nil: none).
+	// InUse lists the running tests and tunes that use an artifact (nil: none).
 	InUse      func(sha string) []string
 	Logger     *zap.Logger
 	Now        func() time.Time
@@ -204,7 +204,7 @@ func (s *Store) List(limit int) ([]*store.Artifact, int64) {
 	return out, total
 }
 
-// UsedBy lists the running tests that use an artifact.
+// UsedBy lists the running tests and tunes that use an artifact.
 func (s *Store) UsedBy(sha string) []string {
 	if s.cfg.InUse == nil {
 		return nil
@@ -227,7 +227,7 @@ func (s *Store) Delete(ctx context.Context, id identity.Identity, ref string) er
 			a.SHA256[:12], apierr.Q(a.Uploader))
 	}
 	if used := s.UsedBy(a.SHA256); len(used) > 0 {
-		return apierr.New(apierr.FailedPrecondition, apierr.ReasonInUse, "artifact %s is used by running tests %s: cancel them first",
+		return apierr.New(apierr.FailedPrecondition, apierr.ReasonInUse, "artifact %s is used by running tests or tunes %s: cancel them first",
 			a.SHA256[:12], strings.Join(used, ", "))
 	}
 	if err := s.cfg.Store.DeleteArtifact(ctx, a.SHA256); err != nil && !errors.Is(err, store.ErrNotFound) {

@@ -238,25 +238,9 @@ func (w *Workload) newTest(c *checked) *test {
 }
 
 // resolveArtifacts completes the uploaded engines of a submitted test from
-// the artifact store: full hash, kind, size, platform and what the upload
-// said of the engine.
+// the artifact store.
 func (w *Workload) resolveArtifacts(spec *arbiterv1.MatchSpec) error {
-	for i, e := range []*arbiterv1.EngineSpec{spec.GetEngineA(), spec.GetEngineB()} {
-		if e.GetArtifact() == nil {
-			continue
-		}
-		which := [2]string{"engine_a", "engine_b"}[i]
-		if w.cfg.ResolveArtifact == nil {
-			return apierr.Invalid("%s: this coordinator keeps no uploaded engines", which)
-		}
-		if err := gamepair.CheckEngine(which, e); err != nil {
-			return err
-		}
-		if err := w.cfg.ResolveArtifact(which, e.GetArtifact()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return gamepair.ResolveArtifacts(w.cfg.ResolveArtifact, []string{"engine_a", "engine_b"}, spec.GetEngineA(), spec.GetEngineB())
 }
 
 // UsingArtifact lists the running tests that use the artifact sha.
@@ -265,14 +249,8 @@ func (w *Workload) UsingArtifact(sha string) []string {
 	defer w.mu.Unlock()
 	var out []string
 	for _, t := range w.running {
-		if !t.running() {
-			continue
-		}
-		for _, h := range gamepair.ArtifactsOf(t.spec.GetEngineA(), t.spec.GetEngineB()) {
-			if h == sha {
-				out = append(out, t.rec.ID)
-				break
-			}
+		if t.running() && gamepair.Using(sha, t.spec.GetEngineA(), t.spec.GetEngineB()) {
+			out = append(out, t.rec.ID)
 		}
 	}
 	return out

@@ -82,3 +82,39 @@ func ArtifactsOf(engines ...*arbiterv1.EngineSpec) []string {
 	}
 	return out
 }
+
+// ResolveFunc completes an uploaded engine's artifact from the artifact
+// store (full hash, kind, size, platform, what the upload said of the
+// engine), or refuses it naming which.
+type ResolveFunc func(which string, a *arbiterv1.EngineArtifact) error
+
+// ResolveArtifacts completes the uploaded engines of a submitted job;
+// which names each engine in errors (engine_a, engine). resolve is nil on
+// a coordinator that keeps no uploaded engines.
+func ResolveArtifacts(resolve ResolveFunc, which []string, engines ...*arbiterv1.EngineSpec) error {
+	for i, e := range engines {
+		if e.GetArtifact() == nil {
+			continue
+		}
+		if resolve == nil {
+			return apierr.Invalid("%s: this coordinator keeps no uploaded engines", which[i])
+		}
+		if err := CheckEngine(which[i], e); err != nil {
+			return err
+		}
+		if err := resolve(which[i], e.GetArtifact()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Using says whether any of engines is the uploaded engine sha.
+func Using(sha string, engines ...*arbiterv1.EngineSpec) bool {
+	for _, h := range ArtifactsOf(engines...) {
+		if h == sha {
+			return true
+		}
+	}
+	return false
+}

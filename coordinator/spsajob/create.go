@@ -51,9 +51,6 @@ func (w *Workload) checkSpec(spec *arbiterv1.SpsaSpec, storedBatch int) (*checke
 	if err := gamepair.CheckEngine("engine", e); err != nil {
 		return nil, err
 	}
-	if e.GetArtifact() != nil {
-		return nil, apierr.Invalid("engine %s: tunes do not take uploaded engines yet (give cmd=)", apierr.Q(e.GetName()))
-	}
 	if e.GetTimeControl() != nil {
 		return nil, apierr.Invalid("engine %s: a tune plays both sides under the tune's time_control, not the engine's own", apierr.Q(e.GetName()))
 	}
@@ -148,6 +145,11 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	if err != nil {
 		return core.JobRef{}, err
 	}
+	// Resolved before the check, so that the spec stored is complete.
+	if err := gamepair.ResolveArtifacts(w.cfg.ResolveArtifact, []string{"engine"}, spec.GetEngine()); err != nil {
+		w.log.Info("tune refused", zap.Error(err))
+		return core.JobRef{}, err
+	}
 	c, err := w.checkSpec(spec, 0)
 	if err != nil {
 		w.log.Info("tune refused", zap.Error(err))
@@ -180,4 +182,18 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		zap.Int("params", len(spec.GetParams())), zap.Uint64("pairs", spec.GetPairs()), zap.Uint32("batch_pairs", spec.GetBatchPairs()),
 		zap.Int("openings", len(c.openings)), zap.Int32("priority", spec.GetPriority()), zap.String("submitter", submitter))
 	return core.JobRef{ID: id, Seq: t.rec.Seq, Submitter: submitter}, nil
+}
+
+// UsingArtifact lists the running tunes of the uploaded engine sha, which
+// the artifact store must keep while they run.
+func (w *Workload) UsingArtifact(sha string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, t := range w.running {
+		if t.running() && gamepair.Using(sha, t.spec.GetEngine()) {
+			out = append(out, t.rec.ID)
+		}
+	}
+	return out
 }

@@ -30,11 +30,16 @@ func (w *Workload) Candidates(wk *core.Worker, out []core.Candidate) []core.Cand
 			Priority: t.spec.GetPriority(),
 			Share:    t.spec.GetThroughput(),
 			InFlight: t.batches.Leased(),
-			Ready:    playsGames && t.workers.MayPlay(wk.ID) && t.batches.Available(),
+			Ready:    playsGames && t.workers.MayPlay(wk.ID) && fits(t, wk) && t.batches.Available(),
 		})
 	}
 	return out
 }
+
+// fits says whether worker wk can run t's engine: an uploaded one needs a
+// worker that takes artifacts (and builds sources, or is of the binary's
+// platform), as for tests.
+func fits(t *tune, wk *core.Worker) bool { return gamepair.Fits(t.engineA, t.engineB, wk) == "" }
 
 // Take implements core.Workload: the next batch, with its perturbation
 // applied to θ as it stands now.
@@ -42,7 +47,7 @@ func (w *Workload) Take(jobID string, wk *core.Worker, now time.Time) (string, a
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	t := w.tunes[jobID]
-	if t == nil || !t.running() || !wk.Has(gamepair.Capability) || !t.workers.MayPlay(wk.ID) {
+	if t == nil || !t.running() || !wk.Has(gamepair.Capability) || !t.workers.MayPlay(wk.ID) || !fits(t, wk) {
 		return "", nil, false
 	}
 	idx, ok := t.batches.Take(wk.ID, now)
@@ -153,7 +158,7 @@ func (w *Workload) Adopt(l core.Lease, wk *core.Worker) core.Adoption {
 	switch {
 	case !ok || t == nil || !t.running() || !t.batches.InRange(idx) || t.batches.Stored(idx):
 		return core.AdoptCancelled
-	case !t.batches.Free(idx) || !wk.Has(gamepair.Capability) || !t.workers.MayPlay(wk.ID):
+	case !t.batches.Free(idx) || !wk.Has(gamepair.Capability) || !t.workers.MayPlay(wk.ID) || !fits(t, wk):
 		return core.AdoptLost
 	}
 	t.batches.Hold(idx, wk.ID, w.cfg.Now())

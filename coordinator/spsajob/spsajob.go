@@ -72,6 +72,10 @@ type Config struct {
 	// Activity counts each worker's recent games and incidents, shared
 	// with the other game workloads; nil counts none.
 	Activity *gamepair.Activity
+	// ResolveArtifact completes an uploaded engine's artifact from the
+	// coordinator's store when a tune is submitted; nil: tunes of uploaded
+	// engines are refused.
+	ResolveArtifact gamepair.ResolveFunc
 }
 
 func (c *Config) defaults() {

@@ -121,26 +121,35 @@ func retryable(err error) bool {
 // coordinator's to check).
 func UploadEngines(ctx context.Context, conn grpc.ClientConnInterface, travel [2]enginespec.Spec, spec *arbiterv1.MatchSpec, progress io.Writer) error {
 	for i, e := range []*arbiterv1.EngineSpec{spec.GetEngineA(), spec.GetEngineB()} {
-		t := travel[i]
-		if t.Upload == "" && t.Source == "" {
-			continue
-		}
-		p, err := Pack(t)
-		if err != nil {
+		if err := UploadEngine(ctx, conn, travel[i], e, progress); err != nil {
 			return err
 		}
-		a, err := Upload(ctx, conn, p, progress)
-		p.Close()
-		if err != nil {
-			return fmt.Errorf("engine %s: upload: %w", t.Name, err)
-		}
-		if e.Artifact == nil {
-			e.Artifact = &arbiterv1.EngineArtifact{}
-		}
-		e.Artifact.Sha256 = a.GetSha256()
-		if e.Artifact.Bench == 0 {
-			e.Artifact.Bench = a.GetBench()
-		}
+	}
+	return nil
+}
+
+// UploadEngine uploads engine e of a cluster job when t names upload= or
+// source= and puts its hash in e (an artifact= one is the coordinator's to
+// check; any other is left alone).
+func UploadEngine(ctx context.Context, conn grpc.ClientConnInterface, t enginespec.Spec, e *arbiterv1.EngineSpec, progress io.Writer) error {
+	if t.Upload == "" && t.Source == "" {
+		return nil
+	}
+	p, err := Pack(t)
+	if err != nil {
+		return err
+	}
+	a, err := Upload(ctx, conn, p, progress)
+	p.Close()
+	if err != nil {
+		return fmt.Errorf("engine %s: upload: %w", t.Name, err)
+	}
+	if e.Artifact == nil {
+		e.Artifact = &arbiterv1.EngineArtifact{}
+	}
+	e.Artifact.Sha256 = a.GetSha256()
+	if e.Artifact.Bench == 0 {
+		e.Artifact.Bench = a.GetBench()
 	}
 	return nil
 }

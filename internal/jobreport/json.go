@@ -65,6 +65,20 @@ type EngineJSON struct {
 	Options  map[string]string `json:"options,omitempty"`
 	// TC is the engine's own limits (time odds), when it has any.
 	TC string `json:"tc,omitempty"`
+	// Artifact is an uploaded engine's artifact (command is "" then).
+	Artifact *ArtifactJSON `json:"artifact,omitempty"`
+}
+
+// ArtifactJSON is the uploaded engine a test or tune plays.
+type ArtifactJSON struct {
+	SHA256   string `json:"sha256"`
+	Kind     string `json:"kind"` // binary or source
+	Name     string `json:"name"`
+	Platform string `json:"platform,omitempty"`
+	Build    string `json:"build,omitempty"`
+	Exe      string `json:"exe,omitempty"`
+	Bench    uint64 `json:"bench,omitempty"`
+	Commit   string `json:"commit,omitempty"`
 }
 
 // SPRTJSON is a test's SPRT: the design and where the LLR stands, keyed
@@ -286,6 +300,14 @@ func newEngine(e *arbiterv1.EngineSpec) EngineJSON {
 	if tc := e.GetTimeControl(); tc != nil {
 		lim, _ := matchspec.LimitsFromProto(tc, 1)
 		o.TC = lim.String()
+	}
+	if a := e.GetArtifact(); a != nil {
+		kind := "binary"
+		if a.GetKind() == arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE {
+			kind = "source"
+		}
+		o.Artifact = &ArtifactJSON{SHA256: a.GetSha256(), Kind: kind, Name: a.GetName(), Platform: a.GetPlatform(), Build: a.GetBuild(),
+			Exe: a.GetExe(), Bench: a.GetBench(), Commit: a.GetCommit()}
 	}
 	return o
 }

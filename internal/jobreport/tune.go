@@ -101,6 +101,9 @@ func PrintTune(out io.Writer, j *arbiterv1.Job) {
 	lim, _ := matchspec.LimitsFromProto(spec.GetTimeControl(), 1)
 	a, b := spsa.SideNames(spec.GetEngine().GetName())
 	fmt.Fprintf(out, "Engine:     %s, played as %s (theta + c_k*delta) vs %s (theta - c_k*delta)\n", engineDesc(spec.GetEngine()), a, b)
+	if art := spec.GetEngine().GetArtifact(); art != nil {
+		fmt.Fprintf(out, "Artifact:   %s\n", matchspec.ArtifactDesc(spec.GetEngine().GetName(), art))
+	}
 	fmt.Fprintf(out, "Limits:     %s (reference nps %d)\nOpenings:   %s, %d, order %s, seed %d\n", lim.String(), spec.GetReferenceNps(),
 		spec.GetBookName(), spec.GetOpeningsCount(), orDefault(spec.GetBookOrder(), "sequential"), spec.GetSeed())
 	fmt.Fprintf(out, "Design:     %d parameters, %d pairs in %d batches of %d; alpha %g, gamma %g, A %g (A ratio %g)\n",

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -79,6 +80,10 @@ type Plan struct {
 	// Engine is the tuned engine with its own options; its limits are in
 	// Setup.Config.Limits.
 	Engine match.EngineConfig
+	// Travel is the engine as given when it travels to the workers
+	// (upload=, source= or artifact=; zero otherwise): the client uploads
+	// it before the tune is submitted.
+	Travel enginespec.Spec
 	// Config is the tune's design: parameters, pairs, batch size (0 on the
 	// cluster: the coordinator's choice), schedule and seed.
 	Config spsa.Config
@@ -98,7 +103,7 @@ func Parse(ctx context.Context, f Flags) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Setup: setup, flags: f}
-	if p.Engine, err = engineOf(f.Engine, each, f.Remote); err != nil {
+	if p.Engine, p.Travel, err = engineOf(f.Engine, each, f.Remote); err != nil {
 		return nil, err
 	}
 	// Both sides are this engine, so its own limits are the tune's.
@@ -111,7 +116,7 @@ func Parse(ctx context.Context, f Flags) (*Plan, error) {
 	if err := p.parseDesign(f); err != nil {
 		return nil, err
 	}
-	if p.Config.Params, p.Unchecked, err = readParams(ctx, p.Engine, f.Params); err != nil {
+	if p.Config.Params, p.Unchecked, err = readParams(ctx, p.Engine, p.Travel, f.Params); err != nil {
 		return nil, err
 	}
 	check := p.Config
@@ -127,23 +132,23 @@ func Parse(ctx context.Context, f Flags) (*Plan, error) {
 // EngineParams reads --params for the engine of --engine as a tune would
 // (`arbiter spsa params`).
 func EngineParams(ctx context.Context, engine, params string) ([]spsa.Param, error) {
-	e, err := engineOf(engine, enginespec.Spec{}, false)
+	e, _, err := engineOf(engine, enginespec.Spec{}, false)
 	if err != nil {
 		return nil, err
 	}
-	ps, _, err := readParams(ctx, e, params)
+	ps, _, err := readParams(ctx, e, enginespec.Spec{}, params)
 	return ps, err
 }
 
 // readParams resolves --params for engine e and checks the parameters
-// against its options. unchecked says why they could not be (a cluster
-// engine absent here).
-func readParams(ctx context.Context, e match.EngineConfig, params string) (ps []spsa.Param, unchecked string, err error) {
+// against its options (travel: as engineOf returns it). unchecked says why
+// they could not be (a cluster engine absent here).
+func readParams(ctx context.Context, e match.EngineConfig, travel enginespec.Spec, params string) (ps []spsa.Param, unchecked string, err error) {
 	src, err := spsa.ParseSource(params, os.ReadFile)
 	if err != nil {
 		return nil, "", fmt.Errorf("--params: %v", err)
 	}
-	decls, unchecked, err := optionReader(ctx, e, src)
+	decls, unchecked, err := optionReader(ctx, e, travel, src)
 	if err != nil {
 		return nil, "", err
 	}
@@ -160,25 +165,31 @@ func readParams(ctx context.Context, e match.EngineConfig, params string) (ps []
 
 // engineOf reads --engine over --each: a UCI engine or the embedded
 // one (an xboard engine has no spin options to set). A remote engine's
-// program need not be on this machine.
-func engineOf(flag string, each enginespec.Spec, remote bool) (match.EngineConfig, error) {
-	var e match.EngineConfig
+// program need not be on this machine, and may travel to the workers
+// (upload=, source=, artifact=: returned as travel).
+func engineOf(flag string, each enginespec.Spec, remote bool) (e match.EngineConfig, travel enginespec.Spec, err error) {
 	if strings.TrimSpace(flag) == "" {
-		return e, errors.New("--engine: required (the engine to tune: name=N,builtin or name=N,cmd=PATH)")
+		return e, travel, errors.New("--engine: required (the engine to tune: name=N,builtin or name=N,cmd=PATH)")
 	}
 	spec, err := enginespec.Parse(flag, enginespec.Match)
 	if err != nil {
-		return e, fmt.Errorf("--engine: %v", err)
+		return e, travel, fmt.Errorf("--engine: %v", err)
+	}
+	if spec.Travels() {
+		if !remote {
+			return e, travel, fmt.Errorf("--engine %s: upload=, source= and artifact= are for tunes on the cluster (submit spsa); here give cmd=", spec.Name)
+		}
+		travel = spec
 	}
 	if e, err = spec.MatchEngine(each); err != nil {
-		return e, fmt.Errorf("--engine %s: %v", spec.Name, err)
+		return e, travel, fmt.Errorf("--engine %s: %v", spec.Name, err)
 	}
 	if e.Proto == "xboard" {
-		return e, fmt.Errorf("--engine %s: an xboard engine; a tune sets UCI spin options (give a UCI engine or builtin)", e.Name)
+		return e, travel, fmt.Errorf("--engine %s: an xboard engine; a tune sets UCI spin options (give a UCI engine or builtin)", e.Name)
 	}
 	if e.Proto != string(enginespec.Builtin) && !remote {
 		if _, err := engineproc.LookPath(e.Cmd, e.Dir); err != nil {
-			return e, fmt.Errorf("--engine %s: %v", e.Name, err)
+			return e, travel, fmt.Errorf("--engine %s: %v", e.Name, err)
 		}
 	}
 	if e.Proto == string(enginespec.Builtin) {
@@ -187,10 +198,10 @@ func engineOf(flag string, each enginespec.Spec, remote bool) (match.EngineConfi
 			opts[o.Name] = o.Value
 		}
 		if err := matchspec.CheckBuiltinOptions(e.Name, opts); err != nil {
-			return e, fmt.Errorf("--engine %s: %v", e.Name, err)
+			return e, travel, fmt.Errorf("--engine %s: %v", e.Name, err)
 		}
 	}
-	return e, nil
+	return e, travel, nil
 }
 
 // parseDesign reads the tune's size, schedule and seed.
@@ -252,10 +263,15 @@ func (p *Plan) parseDesign(f Flags) error {
 // optionReader is how an engine's declared options are read: the
 // embedded engine's table, or a UCI engine asked with "uci". It is nil
 // when the engine is not on this machine (a cluster engine), which a list
-// of parameters survives (unchecked says so) and from-engine does not.
-func optionReader(ctx context.Context, e match.EngineConfig, src spsa.Source) (read func() ([]spsa.OptionDecl, error), unchecked string, err error) {
+// of parameters survives (unchecked says so) and from-engine does not. An
+// uploaded binary is asked here when it runs here; a source tree or an
+// artifact= never is.
+func optionReader(ctx context.Context, e match.EngineConfig, travel enginespec.Spec, src spsa.Source) (read func() ([]spsa.OptionDecl, error), unchecked string, err error) {
 	if e.Proto == string(enginespec.Builtin) {
 		return spsa.BuiltinOptions, "", nil
+	}
+	if travel.Travels() {
+		return uploadOptions(ctx, e, travel, src)
 	}
 	if _, err := engineproc.LookPath(e.Cmd, e.Dir); err != nil {
 		if src.FromEngine {
@@ -270,6 +286,44 @@ func optionReader(ctx context.Context, e match.EngineConfig, src spsa.Source) (r
 		}
 		return decls, nil
 	}, "", nil
+}
+
+// uploadOptions reads the options of an engine that travels: from the
+// binary of upload= when it runs on this machine. Otherwise a list of
+// parameters goes unchecked (the workers check it) and from-engine is
+// refused, saying to give the list.
+func uploadOptions(ctx context.Context, e match.EngineConfig, travel enginespec.Spec, src spsa.Source) (read func() ([]spsa.OptionDecl, error), unchecked string, err error) {
+	var why string
+	switch {
+	case travel.Source != "":
+		why = "source=" + clip(travel.Source) + " is built on the workers"
+	case travel.Artifact != "":
+		why = "artifact=" + clip(travel.Artifact) + " is on the coordinator, not here"
+	default:
+		// Absolute, so that a bare file name is the file here, not a
+		// program on PATH.
+		path, err := filepath.Abs(travel.Upload)
+		if err != nil {
+			return nil, "", fmt.Errorf("--engine %s: upload=%s: %v", e.Name, clip(travel.Upload), err)
+		}
+		decls, err := spsa.ReadUCIOptions(ctx, engineproc.Config{Path: path, Args: e.Args}, e.StartTimeout)
+		if err == nil {
+			return func() ([]spsa.OptionDecl, error) { return decls, nil }, "", nil
+		}
+		why = fmt.Sprintf("upload=%s does not run as a UCI engine on this machine (%v)", clip(travel.Upload), err)
+	}
+	if src.FromEngine {
+		return nil, "", fmt.Errorf("--params from-engine: engine %s: its options cannot be read here: %s; give the parameters as a list or a file", e.Name, why)
+	}
+	return nil, fmt.Sprintf("engine %s: %s: its options were not read, so the parameters are checked by the workers", e.Name, why), nil
+}
+
+// clip is s cut to a length fit for a message.
+func clip(s string) string {
+	if len(s) > 100 {
+		return s[:100] + "..."
+	}
+	return s
 }
 
 // startsFromEngineSpec starts every parameter the engine spec sets
@@ -306,8 +360,15 @@ func (p *Plan) Spec() (*arbiterv1.SpsaSpec, error) {
 		return nil, err
 	}
 	c, f := p.Config, p.flags
+	engine := matchspec.EngineToProto(p.Engine)
+	if t := p.Travel; t.Travels() {
+		// Upload= and source= get their hash when the client uploads them
+		// (artifactclient.UploadEngine), before the tune is sent.
+		engine.Command, engine.Dir = "", ""
+		engine.Artifact = &arbiterv1.EngineArtifact{Sha256: t.Artifact, Build: t.Build, Exe: t.Exe, Bench: t.Bench}
+	}
 	return &arbiterv1.SpsaSpec{
-		Engine: matchspec.EngineToProto(p.Engine), Params: spsaspec.ParamsToProto(c.Params),
+		Engine: engine, Params: spsaspec.ParamsToProto(c.Params),
 		Pairs: uint64(c.Pairs), BatchPairs: uint32(c.BatchPairs),
 		Alpha: proto.Float64(c.Alpha), Gamma: proto.Float64(c.Gamma), ARatio: proto.Float64(c.ARatio),
 		TimeControl: cs.TimeControl, Openings: cs.Openings, BookName: cs.BookName, BookOrder: cs.BookOrder, Seed: cs.Seed,
