@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -27,6 +28,9 @@ type Caps struct {
 	BenchSig      uint64   `json:"bench_signature"`
 	Platform      string   `json:"platform,omitempty"` // GOOS/GOARCH
 }
+
+// Has reports whether the capabilities include tag.
+func (c Caps) Has(tag string) bool { return slices.Contains(c.Tags, tag) }
 
 // Worker is a registered worker. Its fields are set at registration and
 // read-only afterwards, except lastSeen and waiting (under the core's

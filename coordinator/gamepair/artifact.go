@@ -46,26 +46,30 @@ func checkArtifact(which string, a *arbiterv1.EngineArtifact) error {
 // that plays it, an uploaded engine needs a worker that takes
 // artifacts, a source tree one that builds, and a binary one of its
 // platform.
-func Fits(a, b *arbiterv1.EngineSpec, wk *core.Worker) string {
+func Fits(a, b *arbiterv1.EngineSpec, wk *core.Worker) string { return FitsCaps(a, b, wk.Caps) }
+
+// FitsCaps is Fits for a worker known by its capabilities (status pages
+// ask it of the live workers).
+func FitsCaps(a, b *arbiterv1.EngineSpec, caps core.Caps) string {
 	for _, e := range []*arbiterv1.EngineSpec{a, b} {
-		if e.GetTimeControl() != nil && !wk.Has(CapEngineLimits) {
+		if e.GetTimeControl() != nil && !caps.Has(CapEngineLimits) {
 			return "the worker plays no per-engine time controls (an older version)"
 		}
 		art := e.GetArtifact()
 		if art == nil {
 			continue
 		}
-		if !wk.Has(CapArtifacts) {
+		if !caps.Has(CapArtifacts) {
 			return "the worker does not run uploaded engines"
 		}
 		switch art.GetKind() {
 		case arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE:
-			if !wk.Has(CapSourceBuild) {
+			if !caps.Has(CapSourceBuild) {
 				return "the worker has no compiler for source builds"
 			}
 		case arbiterv1.ArtifactKind_ARTIFACT_KIND_BINARY:
-			if p := art.GetPlatform(); p != "" && wk.Caps.Platform != "" && p != wk.Caps.Platform {
-				return "the engine is built for " + p + ", the worker is " + wk.Caps.Platform
+			if p := art.GetPlatform(); p != "" && caps.Platform != "" && p != caps.Platform {
+				return "the engine is built for " + p + ", the worker is " + caps.Platform
 			}
 		}
 	}

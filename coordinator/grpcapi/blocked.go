@@ -2,11 +2,14 @@ package grpcapi
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -16,26 +19,31 @@ import (
 // before it says that a job has none that can run it.
 const workerGrace = 3 * time.Second
 
-// neededCapabilities are the worker capabilities every unit of j needs:
-// perft for a perft job, game-pair for a test or tune, and builtin when
-// one of its engines is the embedded one.
-func neededCapabilities(j *arbiterv1.Job) []string {
-	var engines []*arbiterv1.EngineSpec
-	caps := []string{"perft"}
+// needs is what every unit of a job asks of a worker: capabilities
+// (perft for a perft job, game-pair for a test or tune, and builtin when
+// one of its engines is the embedded one) and, for a test or tune, that
+// the worker fits its two engines (gamepair.FitsCaps: uploaded engines,
+// per-engine time controls).
+type needs struct {
+	caps    []string
+	engines []*arbiterv1.EngineSpec // nil, or the two sides
+}
+
+func needsOf(j *arbiterv1.Job) needs {
+	n := needs{caps: []string{"perft"}}
 	switch {
 	case j.GetMatch() != nil:
-		caps = []string{"game-pair"}
-		engines = []*arbiterv1.EngineSpec{j.GetMatch().GetEngineA(), j.GetMatch().GetEngineB()}
+		n = needs{caps: []string{"game-pair"}, engines: []*arbiterv1.EngineSpec{j.GetMatch().GetEngineA(), j.GetMatch().GetEngineB()}}
 	case j.GetSpsa() != nil:
-		caps = []string{"game-pair"}
-		engines = []*arbiterv1.EngineSpec{j.GetSpsa().GetEngine()}
+		n = needs{caps: []string{"game-pair"}, engines: []*arbiterv1.EngineSpec{j.GetSpsa().GetEngine(), j.GetSpsa().GetEngine()}}
 	}
-	for _, e := range engines {
+	for _, e := range n.engines {
 		if matchspec.IsBuiltin(e) {
-			return append(caps, "builtin")
+			n.caps = append(n.caps, "builtin")
+			break
 		}
 	}
-	return caps
+	return n
 }
 
 // withBlocked returns the jobs with the reason why they cannot progress
@@ -45,7 +53,7 @@ func neededCapabilities(j *arbiterv1.Job) []string {
 // workload gave (e.g. verification waiting for a second identity) is
 // kept. Snapshots are copied before they are changed.
 func (js *jobService) withBlocked(jobs ...*arbiterv1.Job) []*arbiterv1.Job {
-	var live [][]string // capabilities of the live workers, read once
+	var live []core.Caps // of the live workers, read once
 	read := false
 	for i, j := range jobs {
 		if j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING || j.GetProgress().GetBlocked() != "" {
@@ -58,12 +66,12 @@ func (js *jobService) withBlocked(jobs ...*arbiterv1.Job) []*arbiterv1.Job {
 			}
 			for _, w := range js.core.Workers() {
 				if now.Sub(w.LastSeen) <= within {
-					live = append(live, w.Caps.Tags)
+					live = append(live, w.Caps)
 				}
 			}
 			read = true
 		}
-		reason := blockedReason(neededCapabilities(j), live)
+		reason := blockedReason(needsOf(j), live)
 		if reason == "" {
 			continue
 		}
@@ -77,24 +85,30 @@ func (js *jobService) withBlocked(jobs ...*arbiterv1.Job) []*arbiterv1.Job {
 	return jobs
 }
 
-// blockedReason says why no worker with capabilities among live can run
-// a unit that needs every capability of needed ("" when one can).
-func blockedReason(needed []string, live [][]string) string {
+// blockedReason says why none of the live workers can run a unit with
+// needs n ("" when one can).
+func blockedReason(n needs, live []core.Caps) string {
 	if len(live) == 0 {
 		return "no worker connected: start one with arbiter worker --coordinator HOST:PORT"
 	}
+	capable, why := 0, ""
 	for _, caps := range live {
-		have := map[string]bool{}
-		for _, c := range caps {
-			have[c] = true
-		}
-		all := true
-		for _, n := range needed {
-			all = all && have[n]
-		}
-		if all {
-			return ""
+		if !slices.ContainsFunc(n.caps, func(c string) bool { return !caps.Has(c) }) {
+			capable++
+			if len(n.engines) < 2 {
+				return ""
+			}
+			r := gamepair.FitsCaps(n.engines[0], n.engines[1], caps)
+			if r == "" {
+				return ""
+			}
+			if why == "" {
+				why = r
+			}
 		}
 	}
-	return fmt.Sprintf("none of the %d connected workers offers %s", len(live), strings.Join(needed, " + "))
+	if capable == 0 {
+		return fmt.Sprintf("none of the %d connected workers offers %s", len(live), strings.Join(n.caps, " + "))
+	}
+	return fmt.Sprintf("none of the %d connected workers can run its engines: %s", len(live), why)
 }
