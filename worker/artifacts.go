@@ -46,6 +46,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/internal/sandbox"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -390,10 +391,7 @@ func (c *artifactCache) command(exe string, args []string, dir string) (string, 
 }
 
 func exeOf(a *arbiterv1.EngineArtifact) string {
-	if a.GetExe() != "" {
-		return filepath.FromSlash(a.GetExe())
-	}
-	return "engine"
+	return filepath.FromSlash(matchspec.ArtifactExe(a.GetExe()))
 }
 
 func validHash(h string) bool {

@@ -17,6 +17,7 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/artifactclient"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
+	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -99,7 +100,7 @@ func newEngineListCommand() *cobra.Command {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 8, 2, ' ', 0)
 			fmt.Fprintln(tw, "SHA256\tNAME\tKIND\tSIZE\tBENCH\tCOMMIT\tUPLOADER\tUSED BY")
 			for _, a := range resp.GetArtifacts() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", a.GetSha256()[:12], a.GetName(), kindName(a.GetKind()), a.GetSize(),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", a.GetSha256()[:12], a.GetName(), matchspec.ArtifactKindName(a.GetKind()), a.GetSize(),
 					benchText(a.GetBench()), shortCommit(a.GetCommit()), a.GetUploader(), strings.Join(a.GetUsedBy(), " "))
 			}
 			tw.Flush()
@@ -164,16 +165,6 @@ func newEngineRmCommand() *cobra.Command {
 	return cmd
 }
 
-func kindName(k arbiterv1.ArtifactKind) string {
-	switch k {
-	case arbiterv1.ArtifactKind_ARTIFACT_KIND_BINARY:
-		return "binary"
-	case arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE:
-		return "source"
-	}
-	return "?"
-}
-
 func benchText(n uint64) string {
 	if n == 0 {
 		return "-"
@@ -189,16 +180,12 @@ func shortCommit(c string) string {
 }
 
 func printArtifact(w io.Writer, a *arbiterv1.Artifact) {
-	fmt.Fprintf(w, "sha256:     %s\nname:       %s\nkind:       %s\nsize:       %d bytes\n", a.GetSha256(), a.GetName(), kindName(a.GetKind()), a.GetSize())
+	fmt.Fprintf(w, "sha256:     %s\nname:       %s\nkind:       %s\nsize:       %d bytes\n", a.GetSha256(), a.GetName(), matchspec.ArtifactKindName(a.GetKind()), a.GetSize())
 	if a.GetPlatform() != "" {
 		fmt.Fprintf(w, "platform:   %s\n", a.GetPlatform())
 	}
 	if a.GetBuild() != "" {
-		exe := a.GetExe()
-		if exe == "" {
-			exe = "engine"
-		}
-		fmt.Fprintf(w, "build:      %s (makes %s)\n", a.GetBuild(), exe)
+		fmt.Fprintf(w, "build:      %s (makes %s)\n", a.GetBuild(), matchspec.ArtifactExe(a.GetExe()))
 	}
 	fmt.Fprintf(w, "bench:      %s\n", benchText(a.GetBench()))
 	if a.GetCommit() != "" {

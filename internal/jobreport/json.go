@@ -302,11 +302,7 @@ func newEngine(e *arbiterv1.EngineSpec) EngineJSON {
 		o.TC = lim.String()
 	}
 	if a := e.GetArtifact(); a != nil {
-		kind := "binary"
-		if a.GetKind() == arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE {
-			kind = "source"
-		}
-		o.Artifact = &ArtifactJSON{SHA256: a.GetSha256(), Kind: kind, Name: a.GetName(), Platform: a.GetPlatform(), Build: a.GetBuild(),
+		o.Artifact = &ArtifactJSON{SHA256: a.GetSha256(), Kind: matchspec.ArtifactKindName(a.GetKind()), Name: a.GetName(), Platform: a.GetPlatform(), Build: a.GetBuild(),
 			Exe: a.GetExe(), Bench: a.GetBench(), Commit: a.GetCommit()}
 	}
 	return o

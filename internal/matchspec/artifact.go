@@ -6,17 +6,31 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
+// ArtifactKindName names what an uploaded engine holds: "source" for a
+// source tree, "binary" otherwise (as workers treat it).
+func ArtifactKindName(k arbiterv1.ArtifactKind) string {
+	if k == arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE {
+		return "source"
+	}
+	return "binary"
+}
+
+// ArtifactExe is the program a source tree's build makes: exe, or "engine"
+// when the upload named none.
+func ArtifactExe(exe string) string {
+	if exe == "" {
+		return "engine"
+	}
+	return exe
+}
+
 // ArtifactDesc says what an uploaded engine is: its hash, what it holds,
 // where it came from, and its bench signature.
 func ArtifactDesc(name string, a *arbiterv1.EngineArtifact) string {
 	s := name + " " + a.GetSha256()
 	switch a.GetKind() {
 	case arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE:
-		exe := a.GetExe()
-		if exe == "" {
-			exe = "engine"
-		}
-		s += fmt.Sprintf(", source tree %q built by %q into %s", a.GetName(), a.GetBuild(), exe)
+		s += fmt.Sprintf(", source tree %q built by %q into %s", a.GetName(), a.GetBuild(), ArtifactExe(a.GetExe()))
 	default:
 		s += fmt.Sprintf(", binary %q", a.GetName())
 		if a.GetPlatform() != "" {
