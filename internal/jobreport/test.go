@@ -82,6 +82,12 @@ func RunTestWith(ctx context.Context, out, stderr io.Writer, c *clusterclient.Cl
 	} else {
 		PrintTest(out, final)
 	}
+	return finishGames(ctx, c, stderr, final, pgnout, "test")
+}
+
+// finishGames ends a followed test or tune: its games downloaded to
+// pgnout (when given), and a failure unless it is done.
+func finishGames(ctx context.Context, c *clusterclient.Client, stderr io.Writer, final *arbiterv1.Job, pgnout, what string) error {
 	if pgnout != "" {
 		n, err := DownloadPGN(ctx, c, final.GetJobId(), pgnout)
 		if err != nil {
@@ -90,7 +96,7 @@ func RunTestWith(ctx context.Context, out, stderr io.Writer, c *clusterclient.Cl
 		fmt.Fprintf(stderr, "wrote %d games to %s\n", n, pgnout)
 	}
 	if final.GetState() != arbiterv1.JobState_JOB_STATE_DONE {
-		return cliexit.Failure("test %s %s: %s", final.GetJobId(), StateName(final.GetState()), final.GetError())
+		return cliexit.Failure("%s %s %s: %s", what, final.GetJobId(), StateName(final.GetState()), final.GetError())
 	}
 	return nil
 }

@@ -55,15 +55,8 @@ func RunTuneThen(ctx context.Context, out, stderr io.Writer, c *clusterclient.Cl
 		return err
 	}
 	PrintTune(out, final)
-	if pgnout != "" {
-		n, err := DownloadPGN(ctx, c, final.GetJobId(), pgnout)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "wrote %d games to %s\n", n, pgnout)
-	}
-	if final.GetState() != arbiterv1.JobState_JOB_STATE_DONE {
-		return cliexit.Failure("tune %s %s: %s", final.GetJobId(), StateName(final.GetState()), final.GetError())
+	if err := finishGames(ctx, c, stderr, final, pgnout, "tune"); err != nil {
+		return err
 	}
 	if then != nil {
 		return then(final.GetJobId())
