@@ -2,9 +2,7 @@ package engine
 
 import (
 	"context"
-	"hash/maphash"
 	"math/bits"
-	"math/rand/v2"
 	"sync/atomic"
 	"unsafe"
 )
@@ -112,11 +110,7 @@ func (s *PerftStatsCount) add(o *PerftStatsCount) {
 type PerftStatsTable struct {
 	slots []perftStatsEntry
 	mask  uint64 // of pairs
-	key1  perftHashKey
-	key2  perftHashKey
-	gen   atomic.Uint64
-
-	probes, hits, stores atomic.Uint64
+	perftTableShared
 }
 
 type perftStatsEntry [8]uint64
@@ -135,40 +129,14 @@ func NewPerftStatsTable(sizeMB int) *PerftStatsTable {
 	slots := uint64(sizeMB) << 20 / uint64(unsafe.Sizeof(perftStatsEntry{}))
 	slots = max(2, uint64(1)<<(63-bits.LeadingZeros64(slots)))
 	t := &PerftStatsTable{slots: make([]perftStatsEntry, slots), mask: slots/2 - 1}
-	rng := rand.New(rand.NewPCG(maphash.Bytes(maphash.MakeSeed(), nil), maphash.Bytes(maphash.MakeSeed(), nil)))
-	for i := range t.key1 {
-		t.key1[i] = rng.Uint64() | 1
-		t.key2[i] = rng.Uint64() | 1
-	}
+	t.init()
 	adviseHugePagesOf(unsafe.Pointer(&t.slots[0]), uintptr(len(t.slots))*unsafe.Sizeof(t.slots[0]))
-	t.gen.Store(1)
 	return t
 }
 
 // SizeBytes returns the memory the table uses.
 func (t *PerftStatsTable) SizeBytes() int {
 	return len(t.slots) * int(unsafe.Sizeof(perftStatsEntry{}))
-}
-
-// Stats returns the table's counters since it was made.
-func (t *PerftStatsTable) Stats() PerftTableStats {
-	return PerftTableStats{Probes: t.probes.Load(), Hits: t.hits.Load(), Stores: t.stores.Load()}
-}
-
-func (t *PerftStatsTable) addStats(s PerftTableStats) {
-	t.probes.Add(s.Probes)
-	t.hits.Add(s.Hits)
-	t.stores.Add(s.Stores)
-}
-
-// NewGeneration starts a generation, as PerftTable.NewGeneration.
-func (t *PerftStatsTable) NewGeneration() {
-	for {
-		g := t.gen.Load()
-		if t.gen.CompareAndSwap(g, g%255+1) {
-			return
-		}
-	}
 }
 
 func (t *PerftStatsTable) hash(b *perftBoard) (h1, h2 uint64) {

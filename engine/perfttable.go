@@ -46,11 +46,29 @@ import (
 type PerftTable struct {
 	buckets []perftBucket
 	mask    uint64
-	key1    perftHashKey
-	key2    perftHashKey
-	gen     atomic.Uint64 // current generation, 1..255
+	perftTableShared
+}
+
+// perftTableShared is what both perft tables (PerftTable and
+// PerftStatsTable) keep besides their entries: the two hash keys, the
+// generation and the counters.
+type perftTableShared struct {
+	key1 perftHashKey
+	key2 perftHashKey
+	gen  atomic.Uint64 // current generation, 1..255
 
 	probes, hits, stores atomic.Uint64
+}
+
+// init draws the keys from the runtime's random source (maphash seeds it),
+// so that every table hashes differently, and starts generation 1.
+func (t *perftTableShared) init() {
+	rng := rand.New(rand.NewPCG(maphash.Bytes(maphash.MakeSeed(), nil), maphash.Bytes(maphash.MakeSeed(), nil)))
+	for i := range t.key1 {
+		t.key1[i] = rng.Uint64() | 1
+		t.key2[i] = rng.Uint64() | 1
+	}
+	t.gen.Store(1)
 }
 
 type perftEntry struct{ data, check uint64 }
@@ -98,15 +116,8 @@ func NewPerftTable(sizeMB int) *PerftTable {
 		buckets: make([]perftBucket, buckets),
 		mask:    buckets - 1,
 	}
-	// Keys from the runtime's random source (maphash seeds it), so that
-	// every table hashes differently.
-	rng := rand.New(rand.NewPCG(maphash.Bytes(maphash.MakeSeed(), nil), maphash.Bytes(maphash.MakeSeed(), nil)))
-	for i := range t.key1 {
-		t.key1[i] = rng.Uint64() | 1
-		t.key2[i] = rng.Uint64() | 1
-	}
+	t.init()
 	adviseHugePages(t.buckets)
-	t.gen.Store(1)
 	return t
 }
 
@@ -115,11 +126,11 @@ func (t *PerftTable) SizeBytes() int { return len(t.buckets) * int(unsafe.Sizeof
 
 // Stats returns the table's counters since it was made (summed over every
 // perft that used it; each perft adds its own when it ends).
-func (t *PerftTable) Stats() PerftTableStats {
+func (t *perftTableShared) Stats() PerftTableStats {
 	return PerftTableStats{Probes: t.probes.Load(), Hits: t.hits.Load(), Stores: t.stores.Load()}
 }
 
-func (t *PerftTable) addStats(s PerftTableStats) {
+func (t *perftTableShared) addStats(s PerftTableStats) {
 	t.probes.Add(s.Probes)
 	t.hits.Add(s.Hits)
 	t.stores.Add(s.Stores)
@@ -129,7 +140,7 @@ func (t *PerftTable) addStats(s PerftTableStats) {
 // for replacement (they stay valid and are still found). RunPerft calls it
 // once per run; a worker once per job, so that a long job's entries make
 // way for the next job's as it goes rather than all at once.
-func (t *PerftTable) NewGeneration() {
+func (t *perftTableShared) NewGeneration() {
 	for {
 		g := t.gen.Load()
 		next := g%255 + 1
