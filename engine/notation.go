@@ -26,7 +26,7 @@ func (p *Position) UCIMove(m Move) string {
 		return "0000"
 	}
 	from, to := m.From(), m.To()
-	if m.IsCastle() && !p.chess960 {
+	if p.kingStepCastle(m) {
 		to = castleKingTo[castleIndex(p.side, to > from)]
 	}
 	b := make([]byte, 0, 5)
@@ -35,6 +35,15 @@ func (p *Position) UCIMove(m Move) string {
 		b = append(b, promoLetters[m.Promotion()])
 	}
 	return string(b)
+}
+
+// kingStepCastle reports whether castling move m is written as the king's
+// two-square move: in standard chess, with the king on the e-file and the
+// rook in its corner. Anywhere else (a Chess960 placement, even with
+// Chess960 off) the king's destination can be a square it also reaches by
+// a plain move, so castling is written king takes rook.
+func (p *Position) kingStepCastle(m Move) bool {
+	return m.IsCastle() && !p.chess960 && m.From().File() == 4 && (m.To().File() == 0 || m.To().File() == 7)
 }
 
 // ParseUCIMove reads a UCI move and returns it if legal. Castling is
@@ -74,7 +83,7 @@ func (p *Position) ParseUCIMove(s string) (Move, error) {
 		if m.To() == to {
 			return m, nil
 		}
-		if m.IsCastle() && !p.chess960 && castleKingTo[castleIndex(p.side, m.To() > from)] == to {
+		if p.kingStepCastle(m) && castleKingTo[castleIndex(p.side, m.To() > from)] == to {
 			return m, nil
 		}
 	}
