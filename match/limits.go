@@ -24,6 +24,11 @@ type Limits struct {
 // HasClock reports whether the limits include a game clock.
 func (l Limits) HasClock() bool { return l.Base > 0 }
 
+// Clockless reports whether no clock or move time limits a search (only
+// nodes or depth do): how soon the runner sees a move then changes nothing
+// in the game.
+func (l Limits) Clockless() bool { return !l.HasClock() && l.MoveTime == 0 }
+
 // Validate reports a limit that cannot be played.
 func (l Limits) Validate() error {
 	switch {

@@ -22,6 +22,8 @@ import (
 //     the read's.
 //   - wbuf is reused for every command written, so a move costs no
 //     allocation for its I/O.
+//   - A paced search (see pace) starts with a quiet period; a search under
+//     a clock is never paced.
 type proc struct {
 	p    *engineproc.Proc
 	wbuf []byte
@@ -31,6 +33,9 @@ type proc struct {
 	stopCmd  string
 	grace    time.Duration
 	stopSent bool
+	paced    bool
+
+	pace pace
 }
 
 func startProc(cfg *EngineConfig) (*proc, error) {
@@ -97,9 +102,23 @@ func (p *proc) waitFor(word string, timeout time.Duration, each func([]byte)) er
 
 // beginSearch starts the clock of a search: its answer is due within
 // timeout; then stopCmd (if not empty) is sent and grace more is allowed.
-func (p *proc) beginSearch(timeout time.Duration, stopCmd string, grace time.Duration) {
-	p.deadline = time.Now().Add(timeout)
+// A paced search (limits without a clock: see pace) first sleeps through
+// the engine's quiet period.
+func (p *proc) beginSearch(timeout time.Duration, stopCmd string, grace time.Duration, paced bool) {
+	now := time.Now()
+	p.deadline = now.Add(timeout)
 	p.stopCmd, p.grace, p.stopSent = stopCmd, grace, false
+	p.paced = paced
+	if q := p.pace.quiet(); paced && q > 0 {
+		p.p.QuietUntil(now.Add(q))
+	}
+}
+
+// endSearch records how long a search that ended with a move took.
+func (p *proc) endSearch(elapsed time.Duration) {
+	if p.paced {
+		p.pace.record(elapsed)
+	}
 }
 
 // readSearch returns the next line of the current search. Out of time it
@@ -187,4 +206,52 @@ func atoi(b []byte) (int64, bool) {
 		n = -n
 	}
 	return n, true
+}
+
+// pace keeps the runner from waking for every line of a search whose
+// timing nothing depends on.
+//
+// Under a clock (tc=, st=, movetime=) the runner waits on the engine's
+// output from the moment it sends go: the time it sees the move is the
+// time it charges, so it must see it at once. Under nodes= or depth= alone
+// nothing is charged, and waking for every info line was most of the
+// runner's CPU: Stockfish writes about 11 lines a move at nodes=5000, each
+// its own write(2) and wake-up, and a wake-up costs tens of microseconds
+// on a virtual machine. There a search first sleeps for half the shortest
+// of the engine's last len(recent) searches — a time in which, on its own
+// record, the engine does not move — and then reads what has gathered in
+// the pipe with one wake-up. Iterative deepening writes most of its lines
+// early (each iteration takes about twice the one before), so most of a
+// search's lines arrive during the sleep. A move that comes sooner is seen
+// at the end of the sleep: its recorded time (PGN comments) is then late,
+// which changes nothing in a game without a clock.
+type pace struct {
+	recent [8]time.Duration // the last paced searches; 0: not yet played
+	next   int
+}
+
+// quietShare is the quiet period in percent of the shortest recent search.
+var quietShare = time.Duration(90)
+
+// maxQuiet bounds the sleep: a stopped match waits at most this long for
+// a sleeping game, and a slow search still gets its output read while it
+// runs.
+const maxQuiet = 200 * time.Millisecond
+
+// quiet is the sleep before reading a search: 0 until len(recent)
+// searches are on record.
+func (s *pace) quiet() time.Duration {
+	shortest := s.recent[0]
+	for _, d := range s.recent {
+		if d <= 0 {
+			return 0
+		}
+		shortest = min(shortest, d)
+	}
+	return min(shortest*quietShare/100, maxQuiet)
+}
+
+func (s *pace) record(d time.Duration) {
+	s.recent[s.next] = max(d, time.Nanosecond)
+	s.next = (s.next + 1) % len(s.recent)
 }

@@ -237,7 +237,7 @@ func (u *UCIPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, error)
 	t0 := time.Now()
 	// Out of time, stop is sent; an engine that does not answer within the
 	// grace is hung (readSearch).
-	u.p.beginSearch(req.Timeout, "stop", u.cfg.stopGrace())
+	u.p.beginSearch(req.Timeout, "stop", u.cfg.stopGrace(), req.Limits.Clockless())
 	u.p.watchContext(ctx)
 	for {
 		line, err := u.p.readSearch()
@@ -262,6 +262,7 @@ func (u *UCIPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, error)
 				return r, ErrNoBestmove
 			}
 			r.Move = string(mv)
+			u.p.endSearch(r.Elapsed)
 			return r, nil
 		}
 	}

@@ -76,7 +76,7 @@ func (x *XboardPlayer) start() error {
 	}
 	// Read features until done=1. Protocol-1 engines (no features) are not
 	// supported: every xboard engine in Debian speaks protocol 2.
-	p.beginSearch(x.cfg.startTimeout(), "", 0)
+	p.beginSearch(x.cfg.startTimeout(), "", 0, false)
 	var seen protoClues
 	for done := false; !done; {
 		line, err := p.readSearch()
@@ -287,7 +287,7 @@ func (x *XboardPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, err
 	t0 := time.Now()
 	// Out of time, "?" (move now) is sent, then the engine gets the grace:
 	// see UCIPlayer.Think.
-	x.p.beginSearch(req.Timeout, "?", x.cfg.stopGrace())
+	x.p.beginSearch(req.Timeout, "?", x.cfg.stopGrace(), req.Limits.Clockless())
 	x.p.watchContext(ctx)
 	for {
 		line, err := x.p.readSearch()
@@ -326,6 +326,7 @@ func (x *XboardPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, err
 		}
 		r.Move = string(mv)
 		x.sentN++ // the engine made its own move on its board
+		x.p.endSearch(r.Elapsed)
 		return r, nil
 	}
 }

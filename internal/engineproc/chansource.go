@@ -92,6 +92,9 @@ func (s *chanSource) read(p []byte, deadline time.Time) (int, error) {
 
 func (s *chanSource) exited() {}
 
+// quiet changes nothing: the goroutine reads ahead anyway.
+func (s *chanSource) quiet(time.Time) {}
+
 // close ends the goroutine: it is waiting for a free buffer, or finishing a
 // read whose result goes to done and is dropped.
 func (s *chanSource) close() error {

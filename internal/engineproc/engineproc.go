@@ -14,8 +14,8 @@
 //     network poller (parked, no thread held in a system call) and reads
 //     and writes with raw system calls: no reader goroutine, no channel
 //     hop, and nothing that wakes the runtime's monitor thread per line
-//     (pollSource, stdinWriter). Windows reads with a goroutine
-//     (chanSource).
+//     (epollSource on Linux, pollSource on other Unix systems,
+//     stdinWriter). Windows reads with a goroutine (chanSource).
 //   - A read that times out returns ErrTimeout and consumes nothing, so a
 //     partly written line is completed by the next read and the process
 //     stays usable. Past its deadline ReadLine reads nothing, even output
@@ -123,10 +123,11 @@ func Start(cfg Config) (*Proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine command %q: %w", cfg.Path, err)
 	}
-	// stdout is waited on in the poller (Unix); the write end is the
-	// engine's alone once it runs (newSource closes ours), since a write
-	// end in the poller would be woken by every line the engine writes.
-	outR, outW, err := pipe(os.Pipe)
+	// stdout is waited on in the poller (Unix: directly, or on Linux
+	// through an epoll instance of its own); the write end is the engine's
+	// alone once it runs (newSource closes ours), since a write end in the
+	// poller would be woken by every line the engine writes.
+	outR, outW, err := pipe(stdoutPipe)
 	if err != nil {
 		closeAll()
 		return nil, fmt.Errorf("engine command %q: %w", cfg.Path, err)
@@ -251,6 +252,13 @@ func (p *Proc) ReadLine(deadline time.Time) ([]byte, error) {
 	}
 	return line, nil
 }
+
+// QuietUntil asks that the next wait for output start no sooner than t:
+// lines the engine writes meanwhile wait in the pipe and are read together
+// then, with one wake-up instead of one each. Only for output whose timing
+// nothing depends on; the engine's exit or the read's deadline end the
+// quiet period early.
+func (p *Proc) QuietUntil(t time.Time) { p.lines.src.quiet(t) }
 
 // CloseInput closes the process's stdin (it reads EOF); for programs that
 // take their input from arguments.

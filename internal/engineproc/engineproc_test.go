@@ -404,3 +404,48 @@ func TestTailBuffer(t *testing.T) {
 		t.Errorf("%q", tb.String())
 	}
 }
+
+// A quiet period holds output back until it ends, then hands over all that
+// gathered; the engine's exit or the read's deadline end it early, and
+// reads after it wait for output as before.
+func TestQuietPeriod(t *testing.T) {
+	p := start(t, "echo", Config{})
+	p.WriteLine("echo a")
+	mustRead(t, p, "echo: a")
+
+	t0 := time.Now()
+	p.QuietUntil(t0.Add(200 * time.Millisecond))
+	p.WriteLine("flood 3")
+	mustRead(t, p, "line 0")
+	if el := time.Since(t0); el < 200*time.Millisecond {
+		t.Errorf("the first line of a 200ms quiet period came after %v", el)
+	}
+	mustRead(t, p, "line 1")
+	mustRead(t, p, "line 2")
+	// After it, output is waited for again (the pipe is watched again).
+	p.WriteLine("sleep 50")
+	mustRead(t, p, "slept")
+
+	// The read's deadline ends a quiet period; the output is there after.
+	t0 = time.Now()
+	p.QuietUntil(t0.Add(time.Hour))
+	p.WriteLine("echo b")
+	if line, err := p.ReadLine(within(100 * time.Millisecond)); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("ReadLine past its deadline in a quiet period = %q, %v; want ErrTimeout", line, err)
+	}
+	mustRead(t, p, "echo: b")
+	if el := time.Since(t0); el > 5*time.Second {
+		t.Errorf("a quiet period cut by a 100ms deadline lasted %v", el)
+	}
+
+	// The engine's exit ends one.
+	t0 = time.Now()
+	p.QuietUntil(t0.Add(time.Hour))
+	p.WriteLine("crash 3")
+	if line, err := p.ReadLine(within(time.Minute)); !errors.Is(err, ErrEOF) {
+		t.Fatalf("ReadLine after the engine died = %q, %v; want ErrEOF", line, err)
+	}
+	if el := time.Since(t0); el > 5*time.Second {
+		t.Errorf("the engine's exit ended an hour's quiet period after %v", el)
+	}
+}

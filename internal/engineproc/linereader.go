@@ -16,6 +16,10 @@ type source interface {
 	read(p []byte, deadline time.Time) (int, error)
 	// exited is called once the process has exited, before close.
 	exited()
+	// quiet asks that the next read take nothing before until: output
+	// written meanwhile waits and is read at once then. A source may
+	// ignore it; a dead engine or the read's deadline ends it early.
+	quiet(until time.Time)
 	close() error
 }
 

@@ -29,8 +29,9 @@ func (f *fakeSource) read(p []byte, _ time.Time) (int, error) {
 	return n, nil
 }
 
-func (f *fakeSource) close() error { return nil }
-func (f *fakeSource) exited()      {}
+func (f *fakeSource) close() error    { return nil }
+func (f *fakeSource) exited()         {}
+func (f *fakeSource) quiet(time.Time) {}
 
 func TestLineReader(t *testing.T) {
 	long := strings.Repeat("y", 3*maxBuf)

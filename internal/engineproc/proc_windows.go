@@ -80,6 +80,8 @@ func (w stdinWriter) write(b []byte) error {
 	return err
 }
 
+var stdoutPipe = os.Pipe
+
 // newSource reads stdout with a goroutine: an anonymous pipe cannot be
 // waited on with a deadline. The write end is not needed.
 func newSource(stdout, stdoutW *os.File) source {

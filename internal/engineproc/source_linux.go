@@ -1,0 +1,234 @@
+package engineproc
+
+import (
+	"errors"
+	"io"
+	"os"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// stdoutPipe: on Linux the read end stays out of the runtime's poller;
+// epollSource watches it through an epoll instance of its own.
+var stdoutPipe = quietPipe
+
+// epollSource reads stdout through a private epoll instance that holds the
+// pipe and a timerfd, and that is itself waited on in the runtime's network
+// poller. It reads and waits as pollSource does (see there: a parked
+// goroutine, raw system calls), and adds one thing the runtime's poller
+// cannot do: take the pipe out of the wait for a while.
+//
+// Why: every write(2) of the engine wakes whoever waits on the pipe, and a
+// wake-up is most of the runner's CPU (Stockfish writes about 11 lines a
+// move at nodes=5000). A search whose timing nothing depends on (see
+// match's pace) asks for a quiet period: the pipe's events are switched
+// off, the timer is set to its end, and the lines written meanwhile wait
+// in the pipe until one read takes them all. A pipe in the runtime's own
+// poller would still wake its poller thread on every write, and a Go timer
+// wakes the poller to re-arm it; the private instance avoids both.
+//
+// Invariants:
+//   - The pipe is in ep with EPOLLIN|EPOLLET when armed, with no events
+//     while a quiet period lasts (EPOLLHUP and EPOLLERR still come: a dead
+//     engine ends the quiet period).
+//   - A wait parks only after epoll_wait on ep has found nothing: an event
+//     after that makes ep readable, which the runtime's poller records, so
+//     no event is lost between the check and the park.
+//   - A deadline is ep's read deadline, set only when it changes.
+type epollSource struct {
+	out   *os.File // our end of stdout (it owns pipe)
+	pipe  int      // out's descriptor, non-blocking
+	timer int      // timerfd: the end of a quiet period
+	epfd  int      // ep's descriptor (ep.Fd would make ep blocking)
+	ep    *os.File // in the runtime's poller
+	rc    syscall.RawConn
+	armed bool
+	until time.Time // the quiet period asked for, not begun yet
+	dl    time.Time // ep's read deadline
+}
+
+func newSource(stdout, stdoutW *os.File) source {
+	stdoutW.Close()
+	if s, err := newEpollSource(stdout); err == nil {
+		return s
+	}
+	// No epoll or timerfd (a sandbox may refuse them): a blocking read
+	// without deadlines still reads.
+	syscall.SetNonblock(int(stdout.Fd()), false)
+	return &fileSource{stdout}
+}
+
+func newEpollSource(stdout *os.File) (*epollSource, error) {
+	pipe := int(stdout.Fd())
+	if err := syscall.SetNonblock(pipe, true); err != nil {
+		return nil, err
+	}
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	timer, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		unix.Close(epfd)
+		return nil, err
+	}
+	s := &epollSource{out: stdout, pipe: pipe, timer: timer, epfd: epfd, armed: true}
+	fail := func(err error) (*epollSource, error) {
+		unix.Close(timer)
+		if s.ep != nil {
+			s.ep.Close()
+		} else {
+			unix.Close(epfd)
+		}
+		return nil, err
+	}
+	for _, fd := range []int{pipe, timer} {
+		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(fd)}
+		if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+			return fail(err)
+		}
+	}
+	// Non-blocking, so os.NewFile puts it in the runtime's poller.
+	if err := syscall.SetNonblock(epfd, true); err != nil {
+		return fail(err)
+	}
+	s.ep = os.NewFile(uintptr(epfd), "epoll")
+	// A file the poller refused takes no deadline: then it is no use.
+	if err := s.ep.SetReadDeadline(time.Time{}); err != nil {
+		return fail(err)
+	}
+	if s.rc, err = s.ep.SyscallConn(); err != nil {
+		return fail(err)
+	}
+	return s, nil
+}
+
+func (s *epollSource) quiet(until time.Time) { s.until = until }
+
+func (s *epollSource) read(p []byte, deadline time.Time) (int, error) {
+	if !deadline.Equal(s.dl) {
+		if err := s.ep.SetReadDeadline(deadline); err != nil {
+			return 0, err
+		}
+		s.dl = deadline
+	}
+	if !s.until.IsZero() {
+		err := s.sleep()
+		s.until = time.Time{}
+		if aerr := s.arm(true); err == nil {
+			err = aerr
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	var (
+		n     int
+		errno syscall.Errno
+	)
+	err := s.rc.Read(func(uintptr) bool {
+		for {
+			r, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(s.pipe), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			switch e {
+			case syscall.EINTR:
+				continue
+			case syscall.EAGAIN:
+				if s.pending() {
+					continue // an event came in since: read again
+				}
+				return false // wait in the poller, then call again
+			}
+			n, errno = int(r), e
+			return true
+		}
+	})
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return 0, ErrTimeout
+	case err != nil:
+		return 0, err
+	case errno != 0:
+		return 0, errno
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// sleep waits, with the pipe switched off, until the quiet period ends,
+// the engine's end of the pipe closes, or the read deadline passes.
+func (s *epollSource) sleep() error {
+	d := time.Until(s.until)
+	if d <= 0 {
+		return nil
+	}
+	if err := s.arm(false); err != nil {
+		return err
+	}
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
+	if err := unix.TimerfdSettime(s.timer, 0, &spec, nil); err != nil {
+		return err
+	}
+	err := s.rc.Read(func(uintptr) bool {
+		var evs [2]unix.EpollEvent
+		for _, ev := range evs[:s.events(evs[:])] {
+			if int(ev.Fd) == s.timer || ev.Events&(unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+				return true
+			}
+		}
+		return false
+	})
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil // the read that follows reports the timeout
+	}
+	return err
+}
+
+// pending reports whether ep held an event (the pipe or the timer fired
+// since the last look), taking it.
+func (s *epollSource) pending() bool {
+	var evs [2]unix.EpollEvent
+	return s.events(evs[:]) > 0
+}
+
+// events takes the events ep holds, without waiting.
+func (s *epollSource) events(evs []unix.EpollEvent) int {
+	for {
+		r, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(s.epfd), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
+		if e == syscall.EINTR {
+			continue
+		}
+		if e != 0 {
+			return 0
+		}
+		return int(r)
+	}
+}
+
+// arm switches the pipe's events on or off.
+func (s *epollSource) arm(on bool) error {
+	if s.armed == on {
+		return nil
+	}
+	ev := unix.EpollEvent{Fd: int32(s.pipe)}
+	if on {
+		ev.Events = unix.EPOLLIN | unix.EPOLLET
+	}
+	if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_MOD, s.pipe, &ev); err != nil {
+		return err
+	}
+	s.armed = on
+	return nil
+}
+
+func (s *epollSource) exited() {}
+
+func (s *epollSource) close() error {
+	err := s.ep.Close()
+	unix.Close(s.timer)
+	s.out.Close()
+	return err
+}
