@@ -21,6 +21,7 @@ import (
 // data in Go.
 var funcs = template.FuncMap{
 	"state":      jobState,
+	"vstate":     verificationState,
 	"stateClass": stateClass,
 	"ago":        ago,
 	"when":       when,
@@ -96,11 +97,23 @@ func tsTime(t *timestamppb.Timestamp) time.Time {
 // jobState names a job's state as pages show it: "pending" for a running
 // job that has neither counted nor leased anything yet.
 func jobState(j *arbiterv1.Job) string {
-	switch j.GetState() {
+	p, mp, sp := j.GetProgress(), j.GetMatchProgress(), j.GetSpsaProgress()
+	started := p.GetUnitsDone() != 0 || p.GetActiveWorkers() != 0 || mp.GetGames() != 0 || mp.GetBatchesLeased() != 0 ||
+		sp.GetUpdates() != 0 || sp.GetBatchesLeased() != 0
+	return stateName(j.GetState(), started)
+}
+
+// verificationState is jobState for a tune's verification test, from what
+// the tune's snapshot holds of it.
+func verificationState(v *arbiterv1.SpsaVerification) string {
+	p := v.GetProgress()
+	return stateName(v.GetState(), p.GetGames() != 0 || p.GetBatchesLeased() != 0)
+}
+
+func stateName(s arbiterv1.JobState, started bool) string {
+	switch s {
 	case arbiterv1.JobState_JOB_STATE_RUNNING:
-		p, mp, sp := j.GetProgress(), j.GetMatchProgress(), j.GetSpsaProgress()
-		if p.GetUnitsDone() == 0 && p.GetActiveWorkers() == 0 && mp.GetGames() == 0 && mp.GetBatchesLeased() == 0 &&
-			sp.GetUpdates() == 0 && sp.GetBatchesLeased() == 0 {
+		if !started {
 			return "pending"
 		}
 		return "running"

@@ -85,6 +85,18 @@ func TestPagesRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A test of the tune's values against its start values, listed on
+	// the tune's page; another tune has none.
+	vspec := testSpec(t, 1000, 0, true)
+	vspec.VerifiesTune = tune.ID
+	verification, err := cl.c.Core.Create(ctx, cl.carol(), gamejob.Kind, vspec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unverified, err := cl.c.Core.Create(ctx, cl.carol(), spsajob.Kind, tuneSpec(t, 1000, 40))
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Node odds: weak plays 2000 nodes a move, the test's default 1000.
 	oddsSpec := testSpec(t, 1000, 0, true)
 	oddsSpec.EngineB.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 2000}}
@@ -112,7 +124,10 @@ func TestPagesRender(t *testing.T) {
 			"nodes=1000", `<span data-field="updates">0</span>/<span data-field="batches_total">20</span>`, "pending"}},
 		{"/tunes/" + tune.ID, []string{"Tune " + tune.ID + ": dev", "RFPMargin", "FutMargin", "uho-200.epd", "40 game pairs in batches of 2",
 			`<span data-field="updates">0</span> of <span data-field="batches_total">20</span>`, "pending", "alpha 0.602, gamma 0.101, A ratio 0.1",
-			`<td class="num" data-field="start" data-value="75">75</td>`, "The trajectories appear after the first update", "No worker has played this tune yet"}},
+			`<td class="num" data-field="start" data-value="75">75</td>`, "The trajectories appear after the first update", "No worker has played this tune yet",
+			`<tr data-test="` + verification.ID + `"><th scope="row"><a href="/tests/` + verification.ID + `">`,
+			`<td data-field="state"><span class="state st-pending">pending</span></td>`, `<td class="num" data-field="games">0</td>`}},
+		{"/tunes/" + unverified.ID, []string{"No verification yet: <code>arbiter spsa verify " + unverified.ID}},
 		{"/tests/" + test.ID, []string{"Engine A (under test)", "uho-200.epd", "no decision yet", "arbiter-sprt/?var-test=" + test.ID}},
 		{"/tests/" + odds.ID, []string{"nodes=1000 vs nodes=2000 (reference nps"}},
 		{"/?kind=test", []string{odds.ID, "<td>nodes=1000 vs nodes=2000</td>"}},

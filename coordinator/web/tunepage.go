@@ -52,6 +52,11 @@ func (s *Server) tunePage(r *http.Request, v *view) error {
 	if err != nil {
 		return err
 	}
+	// A tune's snapshot holds its verification tests only as the API adds
+	// them: they are the game workload's.
+	if sp := j.GetSpsaProgress(); sp != nil && s.cfg.Games != nil {
+		sp.Verifications = s.cfg.Games.Verifications(id)
+	}
 	spec, sp := j.GetSpsa(), j.GetSpsaProgress()
 	cfg := spsaspec.Config(spec)
 	d := &tuneData{Job: j, State: jobState(j), Running: j.GetState() == arbiterv1.JobState_JOB_STATE_RUNNING,
