@@ -3,6 +3,8 @@
 package engineproc
 
 import (
+	"errors"
+	"io"
 	"os"
 	"syscall"
 	"time"
@@ -48,6 +50,22 @@ func quietPipe() (r, w *os.File, err error) {
 // ownStderrReader: stderr is read by a goroutine of ours (readStderr), not
 // by os/exec's, whose pollable pipe would wake the runtime's network poller.
 const ownStderrReader = true
+
+// readResult turns a raw read in the poller (the bytes read, the read's
+// errno, the poller's error) into what source.read returns.
+func readResult(n int, errno syscall.Errno, err error) (int, error) {
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return 0, ErrTimeout
+	case err != nil:
+		return 0, err
+	case errno != 0:
+		return 0, errno
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
 
 // fileSource reads with the file's own Read, without deadlines.
 type fileSource struct{ f *os.File }

@@ -2,7 +2,6 @@ package engineproc
 
 import (
 	"errors"
-	"io"
 	"os"
 	"syscall"
 	"time"
@@ -145,17 +144,7 @@ func (s *epollSource) read(p []byte, deadline time.Time) (int, error) {
 			return true
 		}
 	})
-	switch {
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		return 0, ErrTimeout
-	case err != nil:
-		return 0, err
-	case errno != 0:
-		return 0, errno
-	case n == 0:
-		return 0, io.EOF
-	}
-	return n, nil
+	return readResult(n, errno, err)
 }
 
 // sleep waits, with the pipe switched off, until the quiet period ends,

@@ -3,8 +3,6 @@
 package engineproc
 
 import (
-	"errors"
-	"io"
 	"os"
 	"syscall"
 	"time"
@@ -79,17 +77,7 @@ func (s *pollSource) read(p []byte, deadline time.Time) (int, error) {
 			return e != syscall.EAGAIN // false: wait in the poller, then call again
 		}
 	})
-	switch {
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		return 0, ErrTimeout
-	case err != nil:
-		return 0, err
-	case errno != 0:
-		return 0, errno
-	case n == 0:
-		return 0, io.EOF
-	}
-	return n, nil
+	return readResult(n, errno, err)
 }
 
 func (s *pollSource) exited()      {}
