@@ -77,7 +77,10 @@ func TestClusterTimeOdds(t *testing.T) {
 	// Refusals: the CLI names the flag and the engine; the coordinator
 	// names the engine's field for a client that skips the CLI's checks.
 	base := append([]string{"submit", "match"}, clientArgs(addr)...)
-	base = append(base, "--engine", "name=slow,builtin,tc=2+0.02", "--openings", "file="+book, "--games", "4")
+	// Both engines keep a stall reserve of 40 increments (the engine's
+	// default is 0): the test asserts no time losses at 1+0.01 on a CI
+	// machine that runs every other test beside it.
+	base = append(base, "--engine", "name=slow,builtin,tc=2+0.02,option.TimeIncReserve=40", "--openings", "file="+book, "--games", "4")
 	for _, c := range []struct{ engine, want string }{
 		{"name=fast,builtin,tc=0.01", "--engine fast: tc=0.01: a base time under 0.05 s cannot be played"},
 		{"name=fast,builtin,movetime=2", "--engine fast: movetime=2: under 5 ms per move cannot be played"},
@@ -119,7 +122,7 @@ func TestClusterTimeOdds(t *testing.T) {
 	startWorker(t, addr, "--name", "w1")
 	startWorker(t, addr, "--name", "w2")
 	pgn := filepath.Join(t.TempDir(), "odds.pgn")
-	out, code := cli(t, append(base, "--engine", "name=fast,builtin,tc=1+0.01", "--batch-pairs", "1", "--wait", "--pgnout", pgn)...)
+	out, code := cli(t, append(base, "--engine", "name=fast,builtin,tc=1+0.01,option.TimeIncReserve=40", "--batch-pairs", "1", "--wait", "--pgnout", pgn)...)
 	if code != 0 || !strings.Contains(out, "Limits:     tc=2+0.02 vs tc=1+0.01 (") || !strings.Contains(out, "Games: 4,") {
 		t.Fatalf("submit match --wait: exit %d:\n%s", code, out)
 	}

@@ -32,7 +32,7 @@ const (
 	TimeSoftPct             // soft limit: this % of the base allocation
 	TimeHardMul             // hard limit: this × the soft limit …
 	TimeMaxPct              // … but never more than this % of the remaining clock
-	TimeIncReserve          // keep this many increments on the clock (stall reserve)
+	TimeIncReserve          // keep this many increments on the clock (a stall reserve for loaded machines; 0 since SPSA tune 2)
 	NumParams
 )
 
@@ -58,11 +58,11 @@ var Params = [NumParams]eval.Param{
 	SEEPruneDepth:    {Name: "SEEPruneDepth", Default: 8, Min: 0, Max: 15, Step: 1},
 	DeltaMargin:      {Name: "DeltaMargin", Default: 200, Min: 0, Max: 1000, Step: 20},
 	IIRDepth:         {Name: "IIRDepth", Default: 4, Min: 2, Max: 20, Step: 1},
-	TimeHorizon:      {Name: "TimeHorizon", Default: 30, Min: 10, Max: 80, Step: 2},
-	TimeSoftPct:      {Name: "TimeSoftPct", Default: 70, Min: 20, Max: 200, Step: 5},
+	TimeHorizon:      {Name: "TimeHorizon", Default: 33, Min: 10, Max: 80, Step: 2},
+	TimeSoftPct:      {Name: "TimeSoftPct", Default: 93, Min: 20, Max: 200, Step: 5},
 	TimeHardMul:      {Name: "TimeHardMul", Default: 4, Min: 1, Max: 10, Step: 1},
 	TimeMaxPct:       {Name: "TimeMaxPct", Default: 30, Min: 5, Max: 80, Step: 5},
-	TimeIncReserve:   {Name: "TimeIncReserve", Default: 40, Min: 0, Max: 200, Step: 5},
+	TimeIncReserve:   {Name: "TimeIncReserve", Default: 0, Min: 0, Max: 200, Step: 5},
 }
 
 // Values is one setting of every search parameter, indexed like Params.
