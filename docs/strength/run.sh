@@ -10,7 +10,8 @@
 # gnuchess toga2 phalanx fairymax stockfish); a missing one is skipped and
 # said so. Stockfish plays at Skill Level $SF_SKILL (default 5: at full
 # strength no game would be close). GAMES=N plays fewer games (a quick check
-# of the script: GAMES=2). The reports are OUT_DIR/NAME.txt, the games
+# of the script: GAMES=2); ONLY="toga2 gnuchess" plays only the opponents
+# named. The reports are OUT_DIR/NAME.txt, the games
 # OUT_DIR/NAME.pgn, and the progress log OUT_DIR/progress.txt; the figures
 # in docs/strength/*.txt are such reports.
 set -euo pipefail
@@ -41,6 +42,9 @@ common=(--each tc=5+0.05 --openings file=books/8moves-200.pgn,order=random,seed=
 # play NAME PROGRAM ENGINE-SPEC-TAIL: one match, logged to progress.txt.
 play() {
 	local name=$1 program=$2 tail=$3 path
+	if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then
+		return
+	fi
 	path=$(find_engine "$program")
 	if [ -z "$path" ]; then
 		echo "== $name skipped: $program not found on PATH or in /usr/games" | tee -a "$out/progress.txt"
