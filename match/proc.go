@@ -109,7 +109,10 @@ func (p *proc) beginSearch(timeout time.Duration, stopCmd string, grace time.Dur
 	p.deadline = now.Add(timeout)
 	p.stopCmd, p.grace, p.stopSent = stopCmd, grace, false
 	p.paced = paced
-	if q := p.pace.quiet(); paced && q > 0 {
+	if !paced {
+		return
+	}
+	if q := p.pace.quiet(); q > 0 {
 		p.p.QuietUntil(now.Add(q))
 	}
 }
@@ -217,8 +220,8 @@ func atoi(b []byte) (int64, bool) {
 // nothing is charged, and waking for every info line was most of the
 // runner's CPU: Stockfish writes about 11 lines a move at nodes=5000, each
 // its own write(2) and wake-up, and a wake-up costs tens of microseconds
-// on a virtual machine. There a search first sleeps for half the shortest
-// of the engine's last len(recent) searches — a time in which, on its own
+// on a virtual machine. There a search first sleeps for quietShare % of the
+// shortest of the engine's last len(recent) searches — a time in which, on its own
 // record, the engine does not move — and then reads what has gathered in
 // the pipe with one wake-up. Iterative deepening writes most of its lines
 // early (each iteration takes about twice the one before), so most of a
@@ -231,7 +234,7 @@ type pace struct {
 }
 
 // quietShare is the quiet period in percent of the shortest recent search.
-var quietShare = time.Duration(90)
+const quietShare = 90
 
 // maxQuiet bounds the sleep: a stopped match waits at most this long for
 // a sleeping game, and a slow search still gets its output read while it
