@@ -114,3 +114,25 @@ func TestCPUTimeLimit(t *testing.T) {
 		t.Fatalf("output %q", out)
 	}
 }
+
+// The exec stage sets an address-space limit below what the Go runtime
+// has mapped, so it must not grow its heap after that: when it built the
+// fork filter after the limits, about one start in forty died of "fatal
+// error: runtime: out of memory" (seen as an engine crashing before
+// uciok). Two hundred starts with the smallest memory limit must all run
+// the engine.
+func TestExecStageStartsEveryTime(t *testing.T) {
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true(1)")
+	}
+	dir := t.TempDir()
+	spec := Spec{Limits: Limits{Memory: 1 << 20}, Dir: dir, Env: CleanEnv(dir), Path: truePath}
+	args := append([]string{execArg}, spec.encode()...)
+	for i := 0; i < 200; i++ {
+		out, err := exec.Command(self(t), args...).CombinedOutput()
+		if err != nil || len(out) != 0 {
+			t.Fatalf("start %d: %v: %.400s", i+1, err, out)
+		}
+	}
+}

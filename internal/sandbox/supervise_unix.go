@@ -100,8 +100,15 @@ func peakRSS(st *os.ProcessState) int64 {
 	return int64(ru.Maxrss) << 10
 }
 
-// execStage is the second stage: limits, working directory, lock-down,
+// execStage is the second stage: working directory, lock-down, limits,
 // then the engine in place of this process.
+//
+// The address-space limit is below what the Go runtime has already
+// mapped, so from the moment it is set this process must not grow its
+// heap: everything the exec needs is built before it (execve's arguments,
+// the fork filter), and between the limits and the exec only system calls
+// run. Setting the limits first made about one start in forty die of
+// "fatal error: runtime: out of memory" when building the filter.
 func execStage(words []string) int {
 	s, err := decode(words)
 	if err != nil {
@@ -110,49 +117,71 @@ func execStage(words []string) int {
 	// The lock-down and the exec must happen on one thread (no_new_privs
 	// is a thread's attribute until exec).
 	runtime.LockOSThread()
-	if err := setLimits(s.Limits); err != nil {
-		return wrapperError("limits: %v", err)
-	}
 	if err := os.Chdir(s.Dir); err != nil {
 		return wrapperError("working directory: %v", err)
 	}
+	exec, err := prepareExec(s.Path, append([]string{s.Path}, s.Args...), s.Env)
+	if err != nil {
+		return wrapperError("cannot run the engine %s: %v", s.Path, err)
+	}
+	limits := rlimitsOf(s.Limits)
 	if err := lockDown(); err != nil {
 		return wrapperError("lock-down: %v", err)
 	}
-	err = syscall.Exec(s.Path, append([]string{s.Path}, s.Args...), s.Env)
-	return wrapperError("cannot run the engine %s: %v", s.Path, err)
+	if res, errno := setLimits(&limits); errno != 0 {
+		return wrapperError("limits: %s: %v", limits[res].name, errno)
+	}
+	errno := exec()
+	return wrapperError("cannot run the engine %s: %v", s.Path, errno)
 }
 
-// setLimits sets the rlimits of this process, which the engine inherits
-// across exec. A hard limit below ours stays (it cannot be raised).
-func setLimits(l Limits) error {
+// rlimit is one resource limit as setLimits applies it.
+type rlimit struct {
+	name       string
+	res        int
+	soft, hard uint64
+	optional   bool // not enforced everywhere (macOS refuses a finite address space)
+}
+
+// rlimitsOf is the engine's rlimits, built before any is set.
+func rlimitsOf(l Limits) [5]rlimit {
 	cpu := uint64((l.CPU + time.Second - 1) / time.Second)
-	for _, r := range []struct {
-		name     string
-		res      int
-		soft     uint64
-		hard     uint64
-		optional bool // not enforced everywhere (macOS refuses a finite address space)
-	}{
+	return [5]rlimit{
 		{"address space", syscall.RLIMIT_AS, uint64(addressSpace(l.Memory)), uint64(addressSpace(l.Memory)), runtime.GOOS != "linux"},
 		// SIGXCPU at the soft limit, SIGKILL two seconds later.
 		{"CPU time", syscall.RLIMIT_CPU, cpu, cpu + 2, false},
 		{"open files", syscall.RLIMIT_NOFILE, uint64(l.OpenFiles), uint64(l.OpenFiles), false},
 		{"file size", syscall.RLIMIT_FSIZE, uint64(l.FileSize), uint64(l.FileSize), false},
 		{"core dumps", syscall.RLIMIT_CORE, 0, 0, false},
-	} {
+	}
+}
+
+// setLimits sets the rlimits of this process, which the engine inherits
+// across exec; a hard limit below ours stays (it cannot be raised). It
+// allocates nothing: on failure it returns the index of the limit and the
+// error number, for the caller to report.
+func setLimits(limits *[5]rlimit) (int, syscall.Errno) {
+	for i := range limits {
+		r := &limits[i]
 		var cur syscall.Rlimit
 		if err := syscall.Getrlimit(r.res, &cur); err != nil {
-			return fmt.Errorf("%s: %v", r.name, err)
+			return i, errnoOf(err)
 		}
 		lim := syscall.Rlimit{Cur: min(r.soft, cur.Max), Max: min(r.hard, cur.Max)}
 		// syscall.Setrlimit (not x/sys): it also stops the runtime from
 		// restoring its original open-files limit across exec.
 		if err := syscall.Setrlimit(r.res, &lim); err != nil && !r.optional {
-			return fmt.Errorf("%s: %v", r.name, err)
+			return i, errnoOf(err)
 		}
 	}
-	return nil
+	return 0, 0
+}
+
+func errnoOf(err error) syscall.Errno {
+	if e, ok := err.(syscall.Errno); ok {
+		return e
+	}
+	return syscall.EINVAL
 }
 
 // probeChild is the probe's engine: it says it runs, then tries to start
