@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -78,6 +79,9 @@ func (f *testFlags) run(out, stderr io.Writer, needSPRT bool, o jobreport.TestOu
 	spec, plan, err := f.m.Spec(needSPRT)
 	if err != nil {
 		return usageError("%v", err)
+	}
+	if note := plan.RepeatNote(); note != "" {
+		fmt.Fprintln(stderr, note)
 	}
 	ctx, c, done, err := session()
 	if err != nil {

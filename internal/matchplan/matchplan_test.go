@@ -169,6 +169,36 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// A two-engine match at fixed nodes or depth that plays an opening twice
+// says so: the engines replay the same games.
+func TestRepeatNote(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		f    func(*Flags)
+		want string // "" : no note
+	}{
+		{"within the book", func(f *Flags) { f.Games = 400 }, ""},
+		{"three times", func(f *Flags) { f.Games = 1200 }, "1200 games play the 200 openings of uho-200.epd up to 3 times each"},
+		{"depth", func(f *Flags) { f.Games = 402; f.Each = "depth=3" }, "up to 2 times each"},
+		{"one engine's own nodes", func(f *Flags) { f.Games = 1200; f.Engines[1] += ",nodes=500" }, "up to 3 times"},
+		{"no book", func(f *Flags) { f.Games = 4; f.Openings = "" }, "4 games play the start position up to 2 times each"},
+		{"an SPRT without a cap", func(f *Flags) { f.Games = 0; f.SPRT = "elo0=0,elo1=5" }, "without --games the match plays the 200 openings of uho-200.epd again after 400 games"},
+		{"a clock", func(f *Flags) { f.Games = 1200; f.Each = "tc=1+0.01" }, ""},
+		{"one engine on a clock", func(f *Flags) { f.Games = 1200; f.Engines[1] += ",tc=1+0.01" }, ""},
+		{"movetime", func(f *Flags) { f.Games = 1200; f.Each = "movetime=10" }, ""},
+		{"a tournament", func(f *Flags) { f.Games = 2; f.Rounds = 1000; f.Engines = append(f.Engines, "name=c,builtin") }, ""},
+	} {
+		p, err := Parse(flags(c.f))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := p.RepeatNote()
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("%s: note %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
 // The state file keeps the plan as a Config; read back, it makes the same
 // plan: schedule, engines, book, SPRT and adjudication.
 func TestConfigRoundTrip(t *testing.T) {

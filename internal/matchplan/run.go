@@ -74,6 +74,9 @@ func (p *Plan) Run(ctx context.Context, o RunOptions) (*match.Standings, error) 
 		}
 		if len(st.Engines) == 2 {
 			fmt.Fprintf(rep.out, "Match %s vs %s: %s, %s, concurrency %d\n", st.Engines[0], st.Engines[1], p.Limits(), book, cfg.Concurrency)
+			if note := p.RepeatNote(); note != "" {
+				fmt.Fprintln(rep.out, note)
+			}
 		} else {
 			fmt.Fprintf(rep.out, "Tournament: %s; %s, %s, concurrency %d\n", p.Schedule, p.Limits(), book, cfg.Concurrency)
 		}
