@@ -42,10 +42,18 @@ func TestUpTournamentThreeEngines(t *testing.T) {
 			t.Errorf("want %q in stderr:\n%s", want, stderr)
 		}
 	}
-	// Each pairing's test numbers its own rounds: count games by players.
 	b, err := os.ReadFile(pgn)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The Round tags are the tournament's, as a local one numbers them
+	// (each pairing's test numbers its own games from 1.1).
+	var tags []string
+	for _, m := range regexp.MustCompile(`\[Round "([^"]*)"\]`).FindAllStringSubmatch(string(b), -1) {
+		tags = append(tags, m[1])
+	}
+	if got := strings.Join(tags, " "); got != "1.1 1.2 1.3 1.4 1.5 1.6" {
+		t.Errorf("Round tags %q, want 1.1 to 1.6", got)
 	}
 	games := regexp.MustCompile(`\[White "([^"]*)"\]\n\[Black "([^"]*)"\]`).FindAllStringSubmatch(string(b), -1)
 	pairings := map[string]int{}

@@ -319,9 +319,13 @@ func RunTournament(ctx context.Context, out, stderr io.Writer, c *clusterclient.
 			return cliexit.Usage("%v", err)
 		}
 		total := 0
-		for _, id := range ids {
-			n, err := StreamPGN(ctx, c, id, f)
+		for i, id := range ids {
+			w := &roundTagWriter{w: f, pairing: i, games: plan.Schedule.Games}
+			n, err := StreamPGN(ctx, c, id, w)
 			total += n
+			if err == nil {
+				err = w.flush()
+			}
 			if err != nil {
 				f.Close()
 				return err
