@@ -51,7 +51,10 @@ func TestStatusIdenticalAfterRestart(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("submit sprt: exit %d: %s", code, out)
 	}
-	sprtTest := strings.TrimSpace(out)
+	sprtTest := jobID(out)
+	if !strings.Contains(out, "Note: without --games the match plays the 200 openings") {
+		t.Errorf("submit sprt at fixed nodes on a 200-opening book: no note that its openings repeat:\n%s", out)
+	}
 	matchTest := submitTest(t, addr, "match", "--each", "nodes=1000", "--games", "8", "--batch-pairs", "2")
 	cancelled := submit(t, admin, &arbiterv1.PerftSpec{Depth: 7, SplitPly: 3}).GetJobId()
 

@@ -73,7 +73,15 @@ func submitTest(t *testing.T, addr, kind string, extra ...string) string {
 	if code != 0 {
 		t.Fatalf("submit %s: exit %d: %s", kind, code, out)
 	}
-	return strings.TrimSpace(out)
+	return jobID(out)
+}
+
+// jobID is the id a submit without --wait prints: its one line on stdout,
+// which cli's combined output ends with (a note on stderr, such as
+// matchplan's RepeatNote, may come before it).
+func jobID(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 type dbCounts struct {
@@ -389,7 +397,7 @@ func submitTestEngines(t *testing.T, addr, a, b string, extra ...string) string 
 	if code != 0 {
 		t.Fatalf("submit: exit %d: %s", code, out)
 	}
-	return strings.TrimSpace(out)
+	return jobID(out)
 }
 
 func storeTests(t *testing.T, data string) int {

@@ -501,6 +501,9 @@ func parseAdjudication(f Flags, adj *match.Adjudication) error {
 // it: 1,200 games at nodes=4000 on a 200-opening book were 400 distinct
 // games three times. Empty when there is nothing to say.
 func (p *Plan) RepeatNote() string {
+	// An SPRT without a cap is noted only when its book repeats within
+	// sprtGames games, a length an SPRT near its bounds often reaches.
+	const sprtGames = 20000
 	if p.Flags.tournamentGiven() || p.Schedule == nil {
 		return ""
 	}
@@ -520,6 +523,9 @@ func (p *Plan) RepeatNote() string {
 	const why = "at fixed nodes or depth most engines replay the same game from the same opening, so repeats add nothing to the result (a larger book avoids them)"
 	games := p.Schedule.Len()
 	if games < 0 {
+		if 2*openings >= sprtGames {
+			return ""
+		}
 		return fmt.Sprintf("Note: without --games the match plays %s again after %d games; %s", from, 2*openings, why)
 	}
 	if pairs := games / 2; pairs > openings {

@@ -197,6 +197,16 @@ func TestRepeatNote(t *testing.T) {
 			t.Errorf("%s: note %q, want %q", c.name, got, c.want)
 		}
 	}
+	// An SPRT without a cap on a book of 10,000 openings repeats only
+	// after 20,000 games: no note.
+	p, err := Parse(flags(func(f *Flags) { f.Games = 0; f.SPRT = "elo0=0,elo1=5" }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Book.Openings = make([]match.Opening, 10000)
+	if got := p.RepeatNote(); got != "" {
+		t.Errorf("SPRT on a large book: note %q", got)
+	}
 }
 
 // The state file keeps the plan as a Config; read back, it makes the same
