@@ -32,6 +32,15 @@ type EngineConfig struct {
 	StopGrace time.Duration
 }
 
+// LimitsOr is the engine's limits: its own when it has any (time or node
+// odds), else each, the match's.
+func (c *EngineConfig) LimitsOr(each Limits) Limits {
+	if c.Limits != (Limits{}) {
+		return c.Limits
+	}
+	return each
+}
+
 // label names the engine in errors: its name, or its program while it has
 // none yet.
 func (c *EngineConfig) label() string {

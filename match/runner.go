@@ -91,10 +91,7 @@ func outcomeFor(g *GameRecord, aWhite bool) sprt.Outcome {
 func effectiveLimits(engines []EngineConfig, match Limits) ([]Limits, error) {
 	lim := make([]Limits, len(engines))
 	for i, e := range engines {
-		lim[i] = match
-		if e.Limits != (Limits{}) {
-			lim[i] = e.Limits
-		}
+		lim[i] = e.LimitsOr(match)
 		if err := lim[i].Validate(); err != nil {
 			return nil, fmt.Errorf("engine %s: %w", e.label(), err)
 		}

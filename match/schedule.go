@@ -161,6 +161,13 @@ func (s *Schedule) Game(k int) ScheduledGame {
 	return ScheduledGame{Index: k, Round: r, InRound: rem, Pairing: p, White: a, Black: b, Unit: k / s.Repeat}
 }
 
+// PairingGame describes the i-th game (from 0, across rounds) of pairing
+// p: what a pairing played on its own (a cluster tournament's test per
+// pairing) is in the schedule.
+func (s *Schedule) PairingGame(p, i int) ScheduledGame {
+	return s.Game(i/s.Games*s.PerRound() + p*s.Games + i%s.Games)
+}
+
 // Same reports whether o is the same schedule (a state file's against the
 // tournament that resumes it).
 func (s *Schedule) Same(o *Schedule) bool {

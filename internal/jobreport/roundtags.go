@@ -4,20 +4,25 @@ import (
 	"bytes"
 	"io"
 	"strconv"
+
+	"github.com/arbiter-chess/arbiter/match"
 )
 
 // roundTagWriter renumbers the Round tags of one pairing test of a
 // cluster tournament as a local tournament numbers them. A pairing test
 // numbers its own games "pair.game" (from 1: "3.2" is the second game of
-// its third pair), so every pairing's PGN would start again at "1.1". The
-// tournament's tag is "round.game in round": pairing p's game j of round r
-// (games games per pairing and round, the pairings in schedule order) is
-// "r+1.p*games+j+1". A tag that is not "N.1" or "N.2" passes unchanged.
+// its third pair), so every pairing's PGN would start again at "1.1"; tag
+// gives the tournament's tag of the test's i-th game (from 0). A tag that
+// is not "N.1" or "N.2" passes unchanged.
 type roundTagWriter struct {
 	w       io.Writer
-	pairing int // the test's index in the tournament's pairings
-	games   int // games per pairing and round
+	tag     func(i int) string
 	partial []byte
+}
+
+// newRoundTagWriter renumbers pairing p's games as schedule s does.
+func newRoundTagWriter(w io.Writer, s *match.Schedule, p int) *roundTagWriter {
+	return &roundTagWriter{w: w, tag: func(i int) string { return s.PairingGame(p, i).RoundTag() }}
 }
 
 func (r *roundTagWriter) Write(b []byte) (int, error) {
@@ -54,7 +59,7 @@ func (r *roundTagWriter) flush() error {
 func (r *roundTagWriter) renumber(line []byte) []byte {
 	const prefix = `[Round "`
 	rest, ok := bytes.CutPrefix(line, []byte(prefix))
-	if !ok || r.games <= 0 {
+	if !ok {
 		return line
 	}
 	end := bytes.IndexByte(rest, '"')
@@ -70,9 +75,6 @@ func (r *roundTagWriter) renumber(line []byte) []byte {
 	if err1 != nil || err2 != nil || pair < 1 || game < 1 || game > 2 {
 		return line
 	}
-	i := (pair-1)*2 + game - 1 // the game's index in the pairing test
-	round, inRound := i/r.games, r.pairing*r.games+i%r.games
-	out := append([]byte(prefix), strconv.Itoa(round+1)...)
-	out = append(append(out, '.'), strconv.Itoa(inRound+1)...)
-	return append(out, rest[end:]...)
+	tag := r.tag((pair-1)*2 + game - 1)
+	return append(append([]byte(prefix), tag...), rest[end:]...)
 }

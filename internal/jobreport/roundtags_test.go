@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/arbiter-chess/arbiter/match"
 )
 
 // Each pairing test's "pair.game" tags become the tournament's "round.game
@@ -12,6 +14,10 @@ import (
 func TestRoundTagWriter(t *testing.T) {
 	// Three pairings, two rounds of four games per pairing: each test has
 	// four pairs, two per round.
+	s, err := match.NewSchedule(3, match.RoundRobin, 0, 2, 4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var want, got []string
 	for p := 0; p < 3; p++ {
 		var in strings.Builder
@@ -21,7 +27,7 @@ func TestRoundTagWriter(t *testing.T) {
 			}
 		}
 		var out bytes.Buffer
-		w := &roundTagWriter{w: &out, pairing: p, games: 4}
+		w := newRoundTagWriter(&out, s, p)
 		text := in.String()
 		for len(text) > 0 { // cut at odd places
 			n := min(len(text), 7)
@@ -50,11 +56,11 @@ func TestRoundTagWriter(t *testing.T) {
 	}
 	// Anything else passes unchanged, a last line without newline too.
 	var out bytes.Buffer
-	w := &roundTagWriter{w: &out, pairing: 1, games: 2}
+	w := newRoundTagWriter(&out, s, 1)
 	odd := "[Round \"?\"]\n[Round \"3.7\"]\n[Round \"x.1\"]\n[Site \"1.1\"]\n[Round \"1.2\"]"
 	w.Write([]byte(odd))
 	w.flush()
-	if want := strings.Replace(odd, `[Round "1.2"]`, `[Round "1.4"]`, 1); out.String() != want {
+	if want := strings.Replace(odd, `[Round "1.2"]`, `[Round "1.6"]`, 1); out.String() != want {
 		t.Errorf("got %q, want %q", out.String(), want)
 	}
 }

@@ -320,7 +320,7 @@ func RunTournament(ctx context.Context, out, stderr io.Writer, c *clusterclient.
 		}
 		total := 0
 		for i, id := range ids {
-			w := &roundTagWriter{w: f, pairing: i, games: plan.Schedule.Games}
+			w := newRoundTagWriter(f, plan.Schedule, i)
 			n, err := StreamPGN(ctx, c, id, w)
 			total += n
 			if err == nil {

@@ -312,11 +312,7 @@ func parseEngines(f Flags, plan *Plan) error {
 	}
 	copy(cfg.Engines[:], plan.Engines)
 	for i, e := range plan.Engines {
-		lim := cfg.Limits
-		if e.Limits != (match.Limits{}) {
-			lim = e.Limits
-		}
-		if err := lim.Validate(); err != nil {
+		if err := e.LimitsOr(cfg.Limits).Validate(); err != nil {
 			label := e.Name
 			if label == "" {
 				label = "#" + strconv.Itoa(i+1)
@@ -490,8 +486,6 @@ func parseAdjudication(f Flags, adj *match.Adjudication) error {
 	return nil
 }
 
-// Limits describes the time controls: one, or each engine's in order
-// ("nodes=300 vs nodes=600").
 // RepeatNote warns, for a two-engine match under node or depth limits
 // alone, when the match plays an opening more than once: most engines,
 // searching single-threaded to a fixed node count or depth, replay the
@@ -508,11 +502,7 @@ func (p *Plan) RepeatNote() string {
 		return ""
 	}
 	for _, e := range p.Engines {
-		l := p.Config.Limits
-		if e.Limits != (match.Limits{}) {
-			l = e.Limits
-		}
-		if !l.Clockless() {
+		if !e.LimitsOr(p.Config.Limits).Clockless() {
 			return ""
 		}
 	}
@@ -534,14 +524,13 @@ func (p *Plan) RepeatNote() string {
 	return ""
 }
 
+// Limits describes the time controls: one, or each engine's in order
+// ("nodes=300 vs nodes=600").
 func (p *Plan) Limits() string {
 	var all []string
 	same := true
 	for _, e := range p.Engines {
-		l := p.Config.Limits
-		if e.Limits != (match.Limits{}) {
-			l = e.Limits
-		}
+		l := e.LimitsOr(p.Config.Limits)
 		all = append(all, l.String())
 		same = same && all[0] == l.String()
 	}

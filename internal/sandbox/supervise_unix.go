@@ -120,7 +120,7 @@ func execStage(words []string) int {
 	if err := os.Chdir(s.Dir); err != nil {
 		return wrapperError("working directory: %v", err)
 	}
-	exec, err := prepareExec(s.Path, append([]string{s.Path}, s.Args...), s.Env)
+	execve, err := prepareExec(s.Path, append([]string{s.Path}, s.Args...), s.Env)
 	if err != nil {
 		return wrapperError("cannot run the engine %s: %v", s.Path, err)
 	}
@@ -131,7 +131,7 @@ func execStage(words []string) int {
 	if res, errno := setLimits(&limits); errno != 0 {
 		return wrapperError("limits: %s: %v", limits[res].name, errno)
 	}
-	errno := exec()
+	errno := execve()
 	return wrapperError("cannot run the engine %s: %v", s.Path, errno)
 }
 
