@@ -29,13 +29,20 @@ var stdoutPipe = quietPipe
 // poller would still wake its poller thread on every write, and a Go timer
 // wakes the poller to re-arm it; the private instance avoids both.
 //
+// Each system call counts: the runner wakes on a CPU that an engine has
+// just used, so every call runs with cold caches (several microseconds
+// each, measured). Hence the pipe is armed again only when a read must
+// wait, and the end of a quiet period is told by the clock, not by asking
+// ep.
+//
 // Invariants:
 //   - The pipe is in ep with EPOLLIN|EPOLLET when armed, with no events
-//     while a quiet period lasts (EPOLLHUP and EPOLLERR still come: a dead
-//     engine ends the quiet period).
-//   - A wait parks only after epoll_wait on ep has found nothing: an event
-//     after that makes ep readable, which the runtime's poller records, so
-//     no event is lost between the check and the park.
+//     otherwise (EPOLLHUP and EPOLLERR still come: a dead engine ends a
+//     quiet period). It is switched off when a quiet period begins and
+//     armed before the next wait for its output.
+//   - A wait parks only after a read, made after the poller forgot its
+//     readiness, found the armed pipe empty: output after that makes ep
+//     readable, which the poller records, so none is missed.
 //   - A deadline is ep's read deadline, set only when it changes.
 type epollSource struct {
 	out   *os.File // our end of stdout (it owns pipe)
@@ -47,6 +54,13 @@ type epollSource struct {
 	armed bool
 	until time.Time // the quiet period asked for, not begun yet
 	dl    time.Time // ep's read deadline
+
+	// The callbacks rc.Read calls and what they share, made once: a
+	// closure per call would be an allocation per search.
+	readFn, sleepFn func(uintptr) bool
+	p               []byte
+	n               int
+	errno           syscall.Errno
 }
 
 func newSource(stdout, stdoutW *os.File) source {
@@ -102,6 +116,7 @@ func newEpollSource(stdout *os.File) (*epollSource, error) {
 	if s.rc, err = s.ep.SyscallConn(); err != nil {
 		return fail(err)
 	}
+	s.readFn, s.sleepFn = s.readReady, s.quietOver
 	return s, nil
 }
 
@@ -117,34 +132,44 @@ func (s *epollSource) read(p []byte, deadline time.Time) (int, error) {
 	if !s.until.IsZero() {
 		err := s.sleep()
 		s.until = time.Time{}
-		if aerr := s.arm(true); err == nil {
-			err = aerr
-		}
 		if err != nil {
 			return 0, err
 		}
-	}
-	var (
-		n     int
-		errno syscall.Errno
-	)
-	err := s.rc.Read(func(uintptr) bool {
-		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(s.pipe), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			switch e {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				if s.pending() {
-					continue // an event came in since: read again
-				}
-				return false // wait in the poller, then call again
-			}
-			n, errno = int(r), e
-			return true
+		if !deadline.IsZero() && !time.Now().Before(deadline) {
+			return 0, ErrTimeout // the deadline ended the quiet period
 		}
-	})
-	return readResult(n, errno, err)
+		// What the engine wrote meanwhile is read with the pipe still
+		// off: a search that ended within the period never arms it.
+		if n, errno := s.readPipe(p); errno != syscall.EAGAIN {
+			return readResult(n, errno, nil)
+		}
+	}
+	if err := s.arm(true); err != nil {
+		return 0, err
+	}
+	// The poller forgets readiness when a wait begins, so the read inside
+	// comes first: it sees output that came before.
+	s.p = p
+	err := s.rc.Read(s.readFn)
+	s.p = nil
+	return readResult(s.n, s.errno, err)
+}
+
+// readReady is rc.Read's callback in read: false asks it to wait in the
+// poller and call again.
+func (s *epollSource) readReady(uintptr) bool {
+	s.n, s.errno = s.readPipe(s.p)
+	return s.errno != syscall.EAGAIN
+}
+
+// readPipe reads once from the pipe, retrying EINTR.
+func (s *epollSource) readPipe(p []byte) (int, syscall.Errno) {
+	for {
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(s.pipe), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		if e != syscall.EINTR {
+			return int(r), e
+		}
+	}
 }
 
 // sleep waits, with the pipe switched off, until the quiet period ends,
@@ -161,26 +186,27 @@ func (s *epollSource) sleep() error {
 	if err := unix.TimerfdSettime(s.timer, 0, &spec, nil); err != nil {
 		return err
 	}
-	err := s.rc.Read(func(uintptr) bool {
-		var evs [2]unix.EpollEvent
-		for _, ev := range evs[:s.events(evs[:])] {
-			if int(ev.Fd) == s.timer || ev.Events&(unix.EPOLLHUP|unix.EPOLLERR) != 0 {
-				return true
-			}
-		}
-		return false
-	})
+	err := s.rc.Read(s.sleepFn)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return nil // the read that follows reports the timeout
 	}
 	return err
 }
 
-// pending reports whether ep held an event (the pipe or the timer fired
-// since the last look), taking it.
-func (s *epollSource) pending() bool {
+// quietOver is rc.Read's callback in sleep.
+func (s *epollSource) quietOver(uintptr) bool {
+	if !time.Now().Before(s.until) {
+		return true // the timer fired (its event may stay in ep: harmless)
+	}
+	// Not over by the clock: only the engine's exit ends it early (before
+	// the wait, or what woke us), or the timer's own event.
 	var evs [2]unix.EpollEvent
-	return s.events(evs[:]) > 0
+	for _, ev := range evs[:s.events(evs[:])] {
+		if int(ev.Fd) == s.timer || ev.Events&(unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // events takes the events ep holds, without waiting.
