@@ -20,9 +20,10 @@ var stdoutPipe = quietPipe
 // goroutine, raw system calls), and adds one thing the runtime's poller
 // cannot do: take the pipe out of the wait for a while.
 //
-// Why: every write(2) of the engine wakes whoever waits on the pipe, and a
-// wake-up is most of the runner's CPU (Stockfish writes about 11 lines a
-// move at nodes=5000). A search whose timing nothing depends on (see
+// Why: every write(2) of the engine wakes whoever waits on the pipe, and
+// each wake-up costs the runner a thread switch and a pass through the
+// runtime's scheduler (Stockfish writes about 11 lines a move at
+// nodes=5000). A search whose timing nothing depends on (see
 // match's pace) asks for a quiet period: the pipe's events are switched
 // off, the timer is set to its end, and the lines written meanwhile wait
 // in the pipe until one read takes them all. A pipe in the runtime's own
