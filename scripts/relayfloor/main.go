@@ -183,8 +183,11 @@ func (r *engineprocRelay) exchange(cmd []byte, until string) error {
 	if err := r.p.Write(cmd); err != nil {
 		return err
 	}
+	// One deadline per search, as the runner sets it: a new one per line
+	// would reset the poller's timer every line.
+	deadline := time.Now().Add(time.Minute)
 	for {
-		line, err := r.p.ReadLine(time.Now().Add(time.Minute))
+		line, err := r.p.ReadLine(deadline)
 		if err != nil {
 			return err
 		}
