@@ -106,7 +106,9 @@ deploy-check:
 # Local match runner figures: games/min and the runner's own CPU per game at
 # nodes=5000 (Stockfish, 2 concurrent games, the 8-move book; BASE=another
 # arbiter binary and FASTCHESS=a fastchess binary alternate their runs with
-# ours), time losses at 1+0.01 with both cores loaded, builtin self-play
-# games/min. Needs Debian's stockfish.
+# ours; BASE is also run in pairs with ours, at the same time, which shows
+# differences of 1-2 ms per game through others' load), time losses at
+# 1+0.01 with both cores loaded, builtin self-play games/min. Needs Debian's
+# stockfish.
 bench-match: build
 	ARBITER=$(BIN) BASE=$(BASE) FASTCHESS=$(FASTCHESS) scripts/bench-match.sh

@@ -15,6 +15,11 @@
 #      2 concurrent games, LAT_GAMES games with HOGS busy loops beside the
 #      engines; the move times it records (PGN, ms) less 50 ms, p50/p90/p99,
 #      ours and BASE alternating. (Stockfish's own overshoot is in it too.)
+#   5. with BASE: part 1 in pairs, ours and BASE at the same time, one game
+#      at a time each (two games on two cores, as in part 1), GAMES/2 games
+#      at one seed, RUNS pairs with the places swapped in turn. Both see the
+#      same load, so a difference of 1-2 ms per game shows even when others'
+#      load moves the alternating figures of part 1 by 10 ms.
 # Env: ARBITER (binary, default bin/arbiter), BASE, FASTCHESS, STOCKFISH,
 # GAMES (default 40, even), RUNS (default 2), TC_GAMES (default 40),
 # TIMEMARGIN (ms, default 0), HOGS (default 2), LAT_GAMES (default 6). fastchess is not packaged by Debian: build it
@@ -31,6 +36,13 @@ TC_GAMES=${TC_GAMES:-40}
 TIMEMARGIN=${TIMEMARGIN:-0}
 HOGS=${HOGS:-2}
 LAT_GAMES=${LAT_GAMES:-6}
+for v in GAMES TC_GAMES LAT_GAMES; do
+  [[ ${!v} =~ ^[0-9]+$ && ${!v} -gt 0 && $((${!v} % 2)) -eq 0 ]] ||
+    { echo "bench-match: $v=${!v}: want a positive even number (games are played in pairs)" >&2; exit 2; }
+done
+[ -z "$BASE" ] || [ $((GAMES % 4)) -eq 0 ] ||
+  { echo "bench-match: GAMES=$GAMES: with BASE, want a multiple of 4 (each side of a pair plays GAMES/2 games, in pairs)" >&2; exit 2; }
+[[ $RUNS =~ ^[0-9]+$ && $RUNS -gt 0 ]] || { echo "bench-match: RUNS=$RUNS: want a positive number" >&2; exit 2; }
 [ -x "$ARBITER" ] || { echo "bench-match: $ARBITER not built (make build)" >&2; exit 1; }
 [ -z "$BASE" ] || [ -x "$BASE" ] || { echo "bench-match: BASE=$BASE is not an executable" >&2; exit 1; }
 [ -z "$FASTCHESS" ] || [ -x "$FASTCHESS" ] || { echo "bench-match: FASTCHESS=$FASTCHESS is not an executable" >&2; exit 1; }
@@ -39,11 +51,11 @@ out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 sf() { echo "name=$1,cmd=$STOCKFISH,option.Threads=1,option.Hash=16"; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
-# cpu_of CMD...: runs CMD (output to $out/run.txt) and prints the CPU time in
-# ms of that process alone (its threads, not its children), from
-# /proc/PID/stat sampled every 5 ms until it exits.
+# cpu_of CMD...: runs CMD (output to $out/run.txt, or to $RUN_OUT) and prints
+# the CPU time in ms of that process alone (its threads, not its children),
+# from /proc/PID/stat sampled every 5 ms until it exits.
 cpu_of() {
-  python3 - "$out/run.txt" "$@" <<'PY'
+  python3 - "${RUN_OUT:-$out/run.txt}" "$@" <<'PY'
 import os, subprocess, sys, time
 tick = os.sysconf("SC_CLK_TCK")
 with open(sys.argv[1], "w") as out:
@@ -125,6 +137,7 @@ latency() {
     --maxmoves 40 --quiet --ratinginterval 0 --pgnout "$out/lat-$2.pgn" > /dev/null 2>&1 || true
   kill "${hogs[@]}" 2>/dev/null || true
   wait "${hogs[@]}" 2>/dev/null || true
+  [ -s "$out/lat-$2.pgn" ] || { echo "$2: no games finished"; return; }
   grep -o '[0-9]\.[0-9]*s}' "$out/lat-$2.pgn" | tr -d 's}' | awk '{print ($1 - 0.050) * 1000}' | sort -n |
     awk -v who="$2" '{a[NR]=$1} END {if (NR == 0) {print who ": no moves"; exit} printf "%-5s %d moves, late by p50 %.0f, p90 %.0f, p99 %.0f, max %.0f ms\n", who, NR, a[int(NR*0.5)+0], a[int(NR*0.9)], a[int(NR*0.99)], a[NR]}'
 }
@@ -132,3 +145,28 @@ latency() {
 echo "== clock accuracy: movetime=50, concurrency 2, $HOGS busy loops beside the engines, $LAT_GAMES games"
 latency "$ARBITER" ours
 [ -z "$BASE" ] || latency "$BASE" base
+
+# pair RUN: part 5, one pair of runs.
+pair() {
+  local g=$((GAMES / 2)) first=ours second=base
+  [ $(($1 % 2)) -eq 0 ] && first=base second=ours
+  local who pid pids=() ms=()
+  for who in $first $second; do
+    local bin=$ARBITER
+    [ "$who" = base ] && bin=$BASE
+    RUN_OUT="$out/pair-$who.txt" cpu_of "$bin" match --engine "$(sf sf-a)" --engine "$(sf sf-b)" --each nodes=5000 \
+      --openings file=books/8moves-200.pgn,order=random,seed="$1" --games "$g" --concurrency 1 \
+      --quiet --ratinginterval 0 --state "$out/pair-$who.state" > "$out/pair-$who.ms" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid"; done
+  for who in ours base; do ms+=("$(cat "$out/pair-$who.ms")"); done
+  awk -v a="${ms[0]}" -v b="${ms[1]}" -v g="$g" -v r="$1" -v l="$(load)" \
+    'BEGIN {printf "pair %d (load %s): ours %.2f, base %.2f ms/game (ours - base %+.2f)\n", r, l, a/g, b/g, (a-b)/g}' | tee -a "$out/pairs.txt"
+}
+
+if [ -n "$BASE" ]; then
+  echo "== pairs: ours and BASE at the same time, 1 game at a time each, $((GAMES / 2)) games, nodes=5000"
+  for r in $(seq "$RUNS"); do pair "$r"; done
+  awk '{d=$NF; gsub(/[()+]/, "", d); s+=d; n++} END {printf "Runner CPU per game, ours - base: mean %+.2f ms over %d pairs\n", s/n, n}' "$out/pairs.txt"
+fi
