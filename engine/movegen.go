@@ -239,25 +239,51 @@ func init() {
 }
 
 // GenerateMoves writes all legal moves into ml (replacing its contents).
-func (p *Position) GenerateMoves(ml *MoveList) {
+func (p *Position) GenerateMoves(ml *MoveList) { p.generateFrom(ml, ^Bitboard(0)) }
+
+// HasLegalMove reports whether the side to move has a legal move. It asks
+// the cheapest pieces first and stops at the first that can move: pawns
+// (no attack tables), knights, the sliders, and last the king, whose moves
+// cost an attack test each.
+func (p *Position) HasLegalMove() bool {
+	var ml MoveList
+	ours := p.colors[p.side]
+	king := p.kingSq[p.side].Bit()
+	pawns, knights := ours&p.pieces[Pawn], ours&p.pieces[Knight]
+	for _, group := range [...]Bitboard{pawns, knights, ours &^ (pawns | knights | king), king} {
+		if group == 0 {
+			continue
+		}
+		if p.generateFrom(&ml, group); ml.N > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// generateFrom writes the legal moves of the pieces on the squares of from
+// into ml (replacing its contents); castling counts as the king's move.
+func (p *Position) generateFrom(ml *MoveList, from Bitboard) {
 	ml.N = 0
 	var li legalityInfo
 	p.legality(&li)
 	us := p.side
 	them := us ^ 1
 
-	kingOcc := li.occ &^ li.ksq.Bit()
-	for t := kingAttacks[li.ksq] &^ li.ours; t != 0; {
-		s := popFirst(&t)
-		if !p.attackedBy(s, them, kingOcc) {
-			ml.add(newMove(li.ksq, s))
+	if from.Has(li.ksq) {
+		kingOcc := li.occ &^ li.ksq.Bit()
+		for t := kingAttacks[li.ksq] &^ li.ours; t != 0; {
+			s := popFirst(&t)
+			if !p.attackedBy(s, them, kingOcc) {
+				ml.add(newMove(li.ksq, s))
+			}
 		}
 	}
 	if li.checkers.More() {
 		return
 	}
 	targets := ^li.ours & li.checkMask
-	free := li.ours &^ li.pinned
+	free := li.ours &^ li.pinned & from
 	addAll := func(from Square, to Bitboard) {
 		for to != 0 {
 			ml.add(newMove(from, popFirst(&to)))
@@ -267,8 +293,8 @@ func (p *Position) GenerateMoves(ml *MoveList) {
 		s := popFirst(&b)
 		addAll(s, knightAttacks[s]&targets)
 	}
-	diag := (p.pieces[Bishop] | p.pieces[Queen]) & li.ours
-	orth := (p.pieces[Rook] | p.pieces[Queen]) & li.ours
+	diag := (p.pieces[Bishop] | p.pieces[Queen]) & li.ours & from
+	orth := (p.pieces[Rook] | p.pieces[Queen]) & li.ours & from
 	for b := diag; b != 0; {
 		s := popFirst(&b)
 		t := BishopAttacks(s, li.occ) & targets
@@ -292,7 +318,7 @@ func (p *Position) GenerateMoves(ml *MoveList) {
 		addAll(s, t)
 	}
 
-	pawns := p.pieces[Pawn] & li.ours
+	pawns := p.pieces[Pawn] & li.ours & from
 	empty := ^li.occ
 	var promoRank, doubleRank Bitboard = rank8, rank3
 	up := 8
@@ -342,7 +368,7 @@ func (p *Position) GenerateMoves(ml *MoveList) {
 			}
 		}
 	}
-	if p.castling != 0 && li.checkers == 0 {
+	if p.castling != 0 && li.checkers == 0 && from.Has(li.ksq) {
 		for i := castleIndex(us, true); i <= castleIndex(us, false); i++ {
 			if p.castleLegal(i, &li) {
 				ml.add(newMove(li.ksq, p.castleRook[i]) | kindCastle)

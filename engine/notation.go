@@ -75,7 +75,7 @@ func (p *Position) ParseUCIMove(s string) (Move, error) {
 		}
 	}
 	var ml MoveList
-	p.GenerateMoves(&ml)
+	p.generateFrom(&ml, from.Bit())
 	for _, m := range ml.Slice() {
 		if m.From() != from || m.Promotion() != promo {
 			continue

@@ -428,3 +428,68 @@ func TestRules(t *testing.T) {
 		}
 	}
 }
+
+// TestPartialGenerationAgrees: HasLegalMove and ParseUCIMove generate only
+// some pieces' moves; both must agree with full generation. Every move a
+// piece of the side to move could name (each destination, each promotion
+// letter, the king's two-square castling form) is parsed and compared with
+// the legal moves that GenerateMoves lists.
+func TestPartialGenerationAgrees(t *testing.T) {
+	positions := walkPositions(7, 8)
+	for _, file := range []string{"perftsuite.epd", "ethereal_fischer960.epd"} {
+		for _, fen := range suiteFENs(t, file) {
+			positions = append(positions, mustFEN(t, fen))
+		}
+	}
+	for _, c := range verifiedRuleCases {
+		positions = append(positions, mustFEN(t, c.fen))
+	}
+	var ml MoveList
+	parsed, none := 0, 0
+	for _, p := range positions {
+		p.GenerateMoves(&ml)
+		if got := p.HasLegalMove(); got != (ml.N > 0) {
+			t.Fatalf("%s: HasLegalMove %v with %d legal moves", p.FEN(), got, ml.N)
+		}
+		if ml.N == 0 {
+			none++
+		}
+		legal := map[string]Move{}
+		isLegal := map[Move]bool{}
+		for _, m := range ml.Slice() {
+			legal[p.UCIMove(m)] = m
+			isLegal[m] = true
+		}
+		for b := p.ColorPieces(p.SideToMove()); b != 0; {
+			from := popFirst(&b)
+			for to := Square(0); to < 64; to++ {
+				promos := []string{"", "q"} // a promotion letter on another move must fail
+				if p.PieceAt(from).Type() == Pawn {
+					promos = []string{"", "q", "r", "b", "n"}
+				}
+				for _, promo := range promos {
+					s := from.String() + to.String() + promo
+					m, err := p.ParseUCIMove(s)
+					want, ok := legal[s]
+					if !ok && err == nil && m.IsCastle() && isLegal[m] && from == p.KingSquare(p.SideToMove()) {
+						// king takes rook: the castling also written as the king's step
+						ok, want = true, m
+					}
+					switch {
+					case ok && (err != nil || m != want):
+						t.Fatalf("%s: ParseUCIMove(%s) = %s, %v; want %s", p.FEN(), s, p.UCIMove(m), err, s)
+					case !ok && err == nil:
+						t.Fatalf("%s: ParseUCIMove(%s) accepted %s, not a legal move", p.FEN(), s, p.UCIMove(m))
+					}
+					if ok {
+						parsed++
+					}
+				}
+			}
+		}
+	}
+	if parsed == 0 || none == 0 {
+		t.Fatalf("%d moves parsed, %d positions without a move: the test saw nothing", parsed, none)
+	}
+	t.Logf("%d positions (%d without a move), %d legal moves parsed", len(positions), none, parsed)
+}

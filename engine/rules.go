@@ -7,11 +7,11 @@ func (p *Position) IsCapture(m Move) bool {
 }
 
 // IsCheckmate reports whether the side to move is checkmated.
-func (p *Position) IsCheckmate() bool { return p.InCheck() && p.countLegal() == 0 }
+func (p *Position) IsCheckmate() bool { return p.InCheck() && !p.HasLegalMove() }
 
 // IsStalemate reports whether the side to move has no legal move and is not
 // in check.
-func (p *Position) IsStalemate() bool { return !p.InCheck() && p.countLegal() == 0 }
+func (p *Position) IsStalemate() bool { return !p.InCheck() && !p.HasLegalMove() }
 
 // InsufficientMaterial reports a dead position by material alone (FIDE 5.2.2
 // in its usual computable form): king against king, king and a minor piece

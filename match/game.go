@@ -464,15 +464,14 @@ func (st *gameState) push(pos *engine.Position, m engine.Move, g *GameRecord, in
 
 // status reports whether the game is over in pos (the last entry of hist).
 func (st *gameState) status(pos *engine.Position) (Result, End, string, string, bool) {
-	side := pos.SideToMove()
-	if pos.IsCheckmate() {
-		if side == engine.White {
+	if !pos.HasLegalMove() {
+		if !pos.InCheck() {
+			return Draw, EndStalemate, TermNormal, "draw by stalemate", true
+		}
+		if pos.SideToMove() == engine.White {
 			return BlackWins, EndCheckmate, TermNormal, "Black mates", true
 		}
 		return WhiteWins, EndCheckmate, TermNormal, "White mates", true
-	}
-	if pos.IsStalemate() {
-		return Draw, EndStalemate, TermNormal, "draw by stalemate", true
 	}
 	if pos.InsufficientMaterial() {
 		return Draw, EndInsufficientMaterial, TermNormal, "draw by insufficient mating material", true
