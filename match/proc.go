@@ -1,7 +1,6 @@
 package match
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -165,7 +164,9 @@ func (p *proc) watchContext(ctx context.Context) { p.p.Watch(ctx) }
 
 // hasWord reports whether line (after leading blanks) starts with word followed by a blank or end of line.
 func hasWord(line []byte, word string) bool {
-	line = bytes.TrimLeft(line, " \t")
+	for len(line) > 0 && (line[0] == ' ' || line[0] == '\t') {
+		line = line[1:]
+	}
 	if len(line) < len(word) || string(line[:len(word)]) != word {
 		return false
 	}
