@@ -75,17 +75,23 @@ print(f"{last:.0f}")
 PY
 }
 
+# arbiter_nodes LABEL SEED GAMES CONCURRENCY [FLAGS...]: the CPU in ms of one
+# nodes=5000 match by LABEL's arbiter binary (ours or base).
+arbiter_nodes() {
+  local bin=$ARBITER
+  [ "$1" = base ] && bin=$BASE
+  cpu_of "$bin" match --engine "$(sf sf-a)" --engine "$(sf sf-b)" --each nodes=5000 \
+    --openings file=books/8moves-200.pgn,order=random,seed="$2" --games "$3" --concurrency "$4" \
+    --quiet --ratinginterval 0 "${@:5}"
+}
+
 # nodes RUN LABEL: one run of part 1 by LABEL (ours, base or fastchess);
 # prints a line and records ms/game.
 nodes() {
   local ms
   case $2 in
   ours|base)
-    local bin=$ARBITER
-    [ "$2" = base ] && bin=$BASE
-    ms=$(cpu_of "$bin" match --engine "$(sf sf-a)" --engine "$(sf sf-b)" --each nodes=5000 \
-      --openings file=books/8moves-200.pgn,order=random,seed="$1" --games "$GAMES" --concurrency 2 \
-      --quiet --ratinginterval 0)
+    ms=$(arbiter_nodes "$2" "$1" "$GAMES" 2)
     games=$(grep -E '^Games: [0-9]+ in' "$out/run.txt" | sed -E 's/^Games: ([0-9]+) in ([0-9.]+)s \(([0-9.]+) games\/min\).*/\1 games in \2 s (\3 games\/min)/') ;;
   fastchess)
     local t0 t1
@@ -152,21 +158,18 @@ pair() {
   [ $(($1 % 2)) -eq 0 ] && first=base second=ours
   local who pid pids=() ms=()
   for who in $first $second; do
-    local bin=$ARBITER
-    [ "$who" = base ] && bin=$BASE
-    RUN_OUT="$out/pair-$who.txt" cpu_of "$bin" match --engine "$(sf sf-a)" --engine "$(sf sf-b)" --each nodes=5000 \
-      --openings file=books/8moves-200.pgn,order=random,seed="$1" --games "$g" --concurrency 1 \
-      --quiet --ratinginterval 0 --state "$out/pair-$who.state" > "$out/pair-$who.ms" &
+    RUN_OUT="$out/pair-$who.txt" arbiter_nodes "$who" "$1" "$g" 1 --state "$out/pair-$who.state" > "$out/pair-$who.ms" &
     pids+=($!)
   done
   for pid in "${pids[@]}"; do wait "$pid"; done
   for who in ours base; do ms+=("$(cat "$out/pair-$who.ms")"); done
-  awk -v a="${ms[0]}" -v b="${ms[1]}" -v g="$g" -v r="$1" -v l="$(load)" \
-    'BEGIN {printf "pair %d (load %s): ours %.2f, base %.2f ms/game (ours - base %+.2f)\n", r, l, a/g, b/g, (a-b)/g}' | tee -a "$out/pairs.txt"
+  awk -v a="${ms[0]}" -v b="${ms[1]}" -v g="$g" -v r="$1" -v l="$(load)" -v diffs="$out/pairs.diff" \
+    'BEGIN {printf "pair %d (load %s): ours %.2f, base %.2f ms/game (ours - base %+.2f)\n", r, l, a/g, b/g, (a-b)/g
+            printf "%.4f\n", (a-b)/g >> diffs}'
 }
 
 if [ -n "$BASE" ]; then
   echo "== pairs: ours and BASE at the same time, 1 game at a time each, $((GAMES / 2)) games, nodes=5000"
   for r in $(seq "$RUNS"); do pair "$r"; done
-  awk '{d=$NF; gsub(/[()+]/, "", d); s+=d; n++} END {printf "Runner CPU per game, ours - base: mean %+.2f ms over %d pairs\n", s/n, n}' "$out/pairs.txt"
+  awk '{s+=$1; n++} END {printf "Runner CPU per game, ours - base: mean %+.2f ms over %d pairs\n", s/n, n}' "$out/pairs.diff"
 fi
