@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -230,6 +231,10 @@ func runMatch(cmd *cobra.Command, f *matchFlags) error {
 			stateFile = filepath.Join(os.TempDir(), fmt.Sprintf("arbiter-match-%s-%d.state.json", time.Now().Format("20060102-150405"), os.Getpid()))
 			tempState = true
 		}
+	}
+	// A GOMAXPROCS in the environment is the user's choice and stays.
+	if n := plan.RunnerProcs(); n > 0 && os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(min(n, runtime.GOMAXPROCS(0)))
 	}
 	if f.cpuProfile != "" {
 		pf, err := os.Create(f.cpuProfile)

@@ -524,6 +524,31 @@ func (p *Plan) RepeatNote() string {
 	return ""
 }
 
+// gamesPerProc is how many games at once one processor of Go code serves
+// in a match of engine processes. The runner's own work is about 30 ms of
+// CPU per game at nodes=5000 (docs/match.md), a game some 20 s, so one
+// processor is busy well under 1 % of its time per game; 16 games leave
+// room for faster time controls, where a game's moves come closer together.
+const gamesPerProc = 16
+
+// RunnerProcs is the number of processors (GOMAXPROCS) the match needs, or
+// 0 when an engine plays in this process (builtin), which needs them all.
+//
+// Why fewer than the machine has: each time an engine's output wakes a
+// game, the Go scheduler, seeing idle processors, wakes a second thread to
+// look for more work, and on a virtual machine every such wake-up costs
+// tens of microseconds of this process's CPU. With one processor there is
+// no idle one to wake: 1.0–1.3 ms less runner CPU per game, in four pairs
+// of runs at nodes=5000 (docs/match.md "Figures").
+func (p *Plan) RunnerProcs() int {
+	for _, e := range p.Engines {
+		if e.Proto == "builtin" {
+			return 0
+		}
+	}
+	return (max(p.Config.Concurrency, 1) + gamesPerProc - 1) / gamesPerProc
+}
+
 // Limits describes the time controls: one, or each engine's in order
 // ("nodes=300 vs nodes=600").
 func (p *Plan) Limits() string {

@@ -320,3 +320,34 @@ func TestParseTimeForms(t *testing.T) {
 		}
 	}
 }
+
+// A match of engine processes runs on few processors; one with the builtin
+// engine, which searches in this process, keeps them all.
+func TestRunnerProcs(t *testing.T) {
+	sf := func(name string) string { return "name=" + name + ",cmd=/bin/true" }
+	for _, c := range []struct {
+		engines     []string
+		concurrency int
+		want        int
+	}{
+		{[]string{sf("a"), sf("b")}, 1, 1},
+		{[]string{sf("a"), sf("b")}, 16, 1},
+		{[]string{sf("a"), sf("b")}, 17, 2},
+		{[]string{sf("a"), sf("b"), sf("c")}, 40, 3},
+		{[]string{sf("a"), "name=b,builtin"}, 2, 0},
+		{[]string{"name=a,builtin", "name=b,builtin"}, 1, 0},
+	} {
+		p, err := Parse(flags(func(f *Flags) {
+			f.Engines, f.Concurrency = c.engines, c.concurrency
+			if len(c.engines) > 2 {
+				f.Rounds = 1
+			}
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.RunnerProcs(); got != c.want {
+			t.Errorf("%v, concurrency %d: RunnerProcs %d, want %d", c.engines, c.concurrency, got, c.want)
+		}
+	}
+}
