@@ -17,6 +17,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
 	"github.com/arbiter-chess/arbiter/internal/matchplan"
+	"github.com/arbiter-chess/arbiter/internal/schedbatch"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 )
@@ -232,9 +233,16 @@ func runMatch(cmd *cobra.Command, f *matchFlags) error {
 			tempState = true
 		}
 	}
-	// A GOMAXPROCS in the environment is the user's choice and stays.
-	if n := plan.RunnerProcs(); n > 0 && os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(min(n, runtime.GOMAXPROCS(0)))
+	if n := plan.RunnerProcs(); n > 0 {
+		// A GOMAXPROCS in the environment is the user's choice and stays.
+		if os.Getenv("GOMAXPROCS") == "" {
+			runtime.GOMAXPROCS(min(n, runtime.GOMAXPROCS(0)))
+		}
+		// Without a clock the runner need not take an engine's CPU the
+		// moment a line arrives (schedbatch). Failing only costs speed.
+		if plan.Clockless() {
+			schedbatch.Apply()
+		}
 	}
 	if f.cpuProfile != "" {
 		pf, err := os.Create(f.cpuProfile)

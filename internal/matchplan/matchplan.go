@@ -549,6 +549,17 @@ func (p *Plan) RunnerProcs() int {
 	return (max(p.Config.Concurrency, 1) + gamesPerProc - 1) / gamesPerProc
 }
 
+// Clockless reports whether no engine plays under a clock (only nodes= or
+// depth= limits): then nothing is charged for when the runner sees a move.
+func (p *Plan) Clockless() bool {
+	for _, e := range p.Engines {
+		if !e.LimitsOr(p.Config.Limits).Clockless() {
+			return false
+		}
+	}
+	return len(p.Engines) > 0
+}
+
 // Limits describes the time controls: one, or each engine's in order
 // ("nodes=300 vs nodes=600").
 func (p *Plan) Limits() string {

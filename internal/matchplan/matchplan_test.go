@@ -351,3 +351,32 @@ func TestRunnerProcs(t *testing.T) {
 		}
 	}
 }
+
+// Clockless: true only when no engine has a clock, whether the limits are
+// common (--each) or an engine's own.
+func TestClockless(t *testing.T) {
+	for _, c := range []struct {
+		each    string
+		engines []string
+		want    bool
+	}{
+		{"nodes=300", nil, true},
+		{"depth=4", nil, true},
+		{"tc=10+0.1", nil, false},
+		{"st=0.5", nil, false},
+		{"nodes=300", []string{"name=a,builtin", "name=b,builtin,tc=10+0.1"}, false},
+	} {
+		p, err := Parse(flags(func(f *Flags) {
+			f.Each = c.each
+			if c.engines != nil {
+				f.Engines = c.engines
+			}
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Clockless(); got != c.want {
+			t.Errorf("--each %s, engines %v: Clockless %v, want %v", c.each, c.engines, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,44 @@
+package schedbatch
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// After Apply every thread of the process, and a process it starts, runs
+// under SCHED_BATCH.
+func TestApplyCoversThreadsAndChildren(t *testing.T) {
+	if err := Apply(); err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		tid, _ := strconv.Atoi(task.Name())
+		attr, err := unix.SchedGetAttr(tid, 0)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		if attr.Policy != unix.SCHED_BATCH {
+			t.Errorf("thread %d: policy %d after Apply, want SCHED_BATCH (%d)", tid, attr.Policy, unix.SCHED_BATCH)
+		}
+	}
+	child := exec.Command("sleep", "5")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Process.Kill()
+	attr, err := unix.SchedGetAttr(child.Process.Pid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if attr.Policy != unix.SCHED_BATCH {
+		t.Errorf("a process started after Apply: policy %d, want SCHED_BATCH (%d)", attr.Policy, unix.SCHED_BATCH)
+	}
+}
