@@ -43,8 +43,11 @@ func Apply() error {
 			continue
 		}
 		attr, err := unix.SchedGetAttr(tid, 0)
-		if err != nil {
+		if err == unix.ESRCH {
 			continue // the thread has exited
+		}
+		if err != nil {
+			return fmt.Errorf("schedbatch: thread %d: %w", tid, err)
 		}
 		attr.Policy = unix.SCHED_BATCH
 		attr.Priority = 0
