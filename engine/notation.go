@@ -157,7 +157,7 @@ func (p *Position) SAN(m Move) string {
 	c := *p
 	c.MakeMove(m)
 	if c.InCheck() {
-		if c.countLegal() == 0 {
+		if !c.HasLegalMove() {
 			b = append(b, '#')
 		} else {
 			b = append(b, '+')

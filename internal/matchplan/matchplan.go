@@ -542,7 +542,7 @@ const gamesPerProc = 16
 // of runs at nodes=5000 (docs/match.md "Figures").
 func (p *Plan) RunnerProcs() int {
 	for _, e := range p.Engines {
-		if e.Proto == "builtin" {
+		if e.Proto == string(enginespec.Builtin) {
 			return 0
 		}
 	}
