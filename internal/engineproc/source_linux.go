@@ -3,6 +3,7 @@ package engineproc
 import (
 	"errors"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -33,8 +34,9 @@ var stdoutPipe = quietPipe
 // Each system call counts: the runner wakes on a CPU that an engine has
 // just used, so every call runs with cold caches (several microseconds
 // each, measured). Hence the pipe is armed again only when a read must
-// wait, and the end of a quiet period is told by the clock, not by asking
-// ep.
+// wait, the end of a quiet period is told by the clock, not by asking
+// ep, and an engine that died before a quiet period began is told by the
+// goroutine that reaps it (exited), not by asking ep before every wait.
 //
 // Invariants:
 //   - The pipe is in ep with EPOLLIN|EPOLLET when armed, with no events
@@ -45,6 +47,10 @@ var stdoutPipe = quietPipe
 //     readiness, found the armed pipe empty: output after that makes ep
 //     readable, which the poller records, so none is missed.
 //   - A deadline is ep's read deadline, set only when it changes.
+//   - dead is set before exited fires the timer, and a quiet period's wait
+//     checks dead after the poller forgot its readiness: an exit before
+//     that check is seen by it, and one after it fires the timer into the
+//     wait. Either way the exit ends the quiet period at once.
 type epollSource struct {
 	out   *os.File // our end of stdout (it owns pipe)
 	pipe  int      // out's descriptor, non-blocking
@@ -55,6 +61,8 @@ type epollSource struct {
 	armed bool
 	until time.Time // the quiet period asked for, not begun yet
 	dl    time.Time // ep's read deadline
+	dead  atomic.Bool
+	first bool // the next quietOver is rc.Read's call before it waits
 
 	// The callbacks rc.Read calls and what they share, made once: a
 	// closure per call would be an allocation per search.
@@ -187,6 +195,7 @@ func (s *epollSource) sleep() error {
 	if err := unix.TimerfdSettime(s.timer, 0, &spec, nil); err != nil {
 		return err
 	}
+	s.first = true
 	err := s.rc.Read(s.sleepFn)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return nil // the read that follows reports the timeout
@@ -196,11 +205,15 @@ func (s *epollSource) sleep() error {
 
 // quietOver is rc.Read's callback in sleep.
 func (s *epollSource) quietOver(uintptr) bool {
-	if !time.Now().Before(s.until) {
+	if s.dead.Load() || !time.Now().Before(s.until) {
 		return true // the timer fired (its event may stay in ep: harmless)
 	}
-	// Not over by the clock: only the engine's exit ends it early (before
-	// the wait, or what woke us), or the timer's own event.
+	if s.first {
+		s.first = false
+		return false // wait: nothing has woken us yet
+	}
+	// Woken, but not over by the clock: the engine's end of the pipe
+	// closed, or the timer's own event came a little early.
 	var evs [2]unix.EpollEvent
 	for _, ev := range evs[:s.events(evs[:])] {
 		if int(ev.Fd) == s.timer || ev.Events&(unix.EPOLLHUP|unix.EPOLLERR) != 0 {
@@ -240,7 +253,14 @@ func (s *epollSource) arm(on bool) error {
 	return nil
 }
 
-func (s *epollSource) exited() {}
+// exited ends a quiet period that has begun or is about to: the timer,
+// fired now, wakes a wait in progress, and dead stops one about to begin.
+// Stop closes the source only after this returns, so the timer is ours.
+func (s *epollSource) exited() {
+	s.dead.Store(true)
+	now := unix.ItimerSpec{Value: unix.Timespec{Nsec: 1}}
+	unix.TimerfdSettime(s.timer, 0, &now, nil)
+}
 
 func (s *epollSource) close() error {
 	err := s.ep.Close()

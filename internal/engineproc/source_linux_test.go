@@ -1,6 +1,7 @@
 package engineproc
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -34,5 +35,28 @@ func TestQuietPeriodLeavesPipeOff(t *testing.T) {
 	mustRead(t, p, "slept")
 	if !s.armed {
 		t.Error("the pipe is off after a read that waited for it")
+	}
+}
+
+// An engine that died before a quiet period began ends it at once: its
+// pipe's hang-up was seen, and forgotten, by the runtime's poller before
+// the wait, so the goroutine that reaps it says so.
+func TestQuietPeriodAfterExit(t *testing.T) {
+	p := start(t, "echo", Config{})
+	if _, ok := p.lines.src.(*epollSource); !ok {
+		t.Skipf("source is %T, not epollSource (no epoll or timerfd here)", p.lines.src)
+	}
+	p.WriteLine("crash 0")
+	if !p.WaitExit(5 * time.Second) {
+		t.Fatal("the engine did not exit")
+	}
+	time.Sleep(50 * time.Millisecond) // let the poller take the hang-up
+	t0 := time.Now()
+	p.QuietUntil(t0.Add(time.Hour))
+	if line, err := p.ReadLine(within(10 * time.Second)); !errors.Is(err, ErrEOF) {
+		t.Fatalf("ReadLine in a quiet period after the engine died = %q, %v; want ErrEOF", line, err)
+	}
+	if el := time.Since(t0); el > 5*time.Second {
+		t.Errorf("a quiet period begun after the engine died lasted %v", el)
 	}
 }
