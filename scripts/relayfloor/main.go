@@ -43,6 +43,7 @@ import (
 	"unsafe"
 
 	"github.com/arbiter-chess/arbiter/internal/engineproc"
+	"github.com/arbiter-chess/arbiter/internal/schedbatch"
 )
 
 const searchesPerGame = 137 // nodes=5000, Stockfish vs itself, the 8-move book
@@ -57,6 +58,7 @@ type config struct {
 	mode, engine             string
 	workers, searches, nodes int
 	quiet                    time.Duration
+	batch                    bool
 }
 
 var starters = map[string]func(string, time.Duration) (relay, error){
@@ -71,6 +73,7 @@ func main() {
 	flag.IntVar(&c.searches, "searches", 20*searchesPerGame, "searches per worker")
 	flag.IntVar(&c.nodes, "nodes", 5000, "nodes per search")
 	flag.DurationVar(&c.quiet, "quiet", 0, "sleep this long after each go before reading (0: none)")
+	flag.BoolVar(&c.batch, "batch", false, "run under SCHED_BATCH with long slices, as a match without clocks does (Linux)")
 	flag.Parse()
 	report, err := measure(c)
 	if err != nil {
@@ -89,6 +92,11 @@ func measure(c config) (string, error) {
 	start := starters[c.mode]
 	if start == nil {
 		return "", fmt.Errorf("-mode %q: want engineproc, poller, blocking or raw", c.mode)
+	}
+	if c.batch {
+		if err := schedbatch.Apply(); err != nil {
+			return "", fmt.Errorf("-batch: %w", err)
+		}
 	}
 	pairs := make([][2]relay, c.workers)
 	for i := range pairs {
@@ -125,8 +133,8 @@ func measure(c config) (string, error) {
 	}
 	total := c.workers * c.searches
 	cpu := cpuTime() - before
-	return fmt.Sprintf("mode=%s quiet=%v workers=%d searches=%d GOMAXPROCS=%d: wall %v, CPU %v, %.2f ms per %d searches, %.2f voluntary thread switches per search",
-		c.mode, c.quiet, c.workers, total, runtime.GOMAXPROCS(0), time.Since(began).Round(time.Millisecond), cpu.Round(time.Millisecond),
+	return fmt.Sprintf("mode=%s quiet=%v batch=%v workers=%d searches=%d GOMAXPROCS=%d: wall %v, CPU %v, %.2f ms per %d searches, %.2f voluntary thread switches per search",
+		c.mode, c.quiet, c.batch, c.workers, total, runtime.GOMAXPROCS(0), time.Since(began).Round(time.Millisecond), cpu.Round(time.Millisecond),
 		float64(cpu)/1e6/float64(total)*searchesPerGame, searchesPerGame, float64(voluntarySwitches()-switchesBefore)/float64(total)), nil
 }
 

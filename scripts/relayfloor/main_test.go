@@ -3,8 +3,11 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"regexp"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -16,7 +19,7 @@ func TestEveryModeRelays(t *testing.T) {
 	if _, err := os.Stat(sf); err != nil {
 		t.Skip("needs Debian's stockfish")
 	}
-	report := regexp.MustCompile(`^mode=\w+ quiet=\S+ workers=2 searches=12 .*CPU .*, \d+\.\d\d ms per 137 searches, \d+\.\d\d voluntary thread switches per search$`)
+	report := regexp.MustCompile(`^mode=\w+ quiet=\S+ batch=(true|false) workers=2 searches=12 .*CPU .*, \d+\.\d\d ms per 137 searches, \d+\.\d\d voluntary thread switches per search$`)
 	for mode := range starters {
 		for _, quiet := range []time.Duration{0, 2 * time.Millisecond} {
 			got, err := measure(config{mode: mode, engine: sf, workers: 2, searches: 6, nodes: 2000, quiet: quiet})
@@ -27,6 +30,17 @@ func TestEveryModeRelays(t *testing.T) {
 				t.Errorf("%s, quiet %v: report %q", mode, quiet, got)
 			}
 		}
+	}
+	// Last, as it switches this whole process to SCHED_BATCH.
+	got, err := measure(config{mode: "engineproc", engine: sf, workers: 2, searches: 6, nodes: 2000, quiet: 2 * time.Millisecond, batch: true})
+	if err != nil {
+		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOSYS) {
+			t.Skipf("this sandbox refuses scheduling policies: %v", err)
+		}
+		t.Fatalf("-batch: %v", err)
+	}
+	if !report.MatchString(got) || !strings.Contains(got, "batch=true") {
+		t.Errorf("-batch: report %q", got)
 	}
 }
 
