@@ -206,7 +206,7 @@ func (s *epollSource) sleep() error {
 // quietOver is rc.Read's callback in sleep.
 func (s *epollSource) quietOver(uintptr) bool {
 	if s.dead.Load() || !time.Now().Before(s.until) {
-		return true // the timer fired (its event may stay in ep: harmless)
+		return true // the engine died, or the timer fired (its event may stay in ep: harmless)
 	}
 	if s.first {
 		s.first = false

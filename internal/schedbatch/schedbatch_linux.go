@@ -18,11 +18,11 @@
 // a few milliseconds was cut at a timer tick for the runner's wake-up at
 // the end of its quiet period: the runner read half a search and slept
 // again. With a 100 ms slice the engine keeps its CPU until it blocks,
-// which is after `bestmove`: 2.3 ms less runner CPU per game in two pairs
-// at nodes=5000, and the wake-ups that read nothing final fell from 856 to
-// 46 in ten traced games (docs/match.md "Batch scheduling"). The slice
-// sets no share of the CPU: fairness by weight is unchanged, and a task
-// with a shorter slice that wakes up still preempts.
+// which is after `bestmove`: 1.0–3.2 ms less runner CPU per game in six
+// alternating runs at nodes=5000, and the wake-ups that read nothing final
+// fell from 856 to 46 in ten traced games (docs/match.md "Long slices").
+// The slice sets no share of the CPU: fairness by weight is unchanged, and
+// a task with a shorter slice that wakes up still preempts.
 //
 // Only for games without a clock: there the time the runner sees a move
 // is the time it charges, and seeing it later would cost the engine.
