@@ -21,8 +21,9 @@
 // which is after `bestmove`: 1.0–3.2 ms less runner CPU per game in six
 // alternating runs at nodes=5000, and the wake-ups that read nothing final
 // fell from 856 to 46 in ten traced games (docs/match.md "Long slices").
-// The slice sets no share of the CPU: fairness by weight is unchanged, and
-// a task with a shorter slice that wakes up still preempts.
+// The slice sets no share of the CPU: weights decide that, and they are
+// unchanged. Other programs' SCHED_OTHER threads may still preempt on
+// waking (the kernel lets a shorter slice do so, its PREEMPT_SHORT).
 //
 // Only for games without a clock: there the time the runner sees a move
 // is the time it charges, and seeing it later would cost the engine.
