@@ -34,14 +34,13 @@ var stdoutPipe = quietPipe
 // Each system call counts: the runner wakes on a CPU that an engine has
 // just used, so every call runs with cold caches (several microseconds
 // each, measured). Hence the pipe is armed again only when a read must
-// wait, the end of a quiet period is told by the clock, not by asking
-// ep, and an engine that died before a quiet period began is told by the
-// goroutine that reaps it (exited), not by asking ep before every wait.
+// wait, the end of a quiet period is told by the clock, and the engine's
+// death by the goroutine that reaps it (exited): a quiet period never asks
+// ep which event woke it.
 //
 // Invariants:
 //   - The pipe is in ep with EPOLLIN|EPOLLET when armed, with no events
-//     otherwise (EPOLLHUP and EPOLLERR still come: a dead engine ends a
-//     quiet period). It is switched off when a quiet period begins and
+//     otherwise. It is switched off when a quiet period begins and
 //     armed before the next wait for its output.
 //   - A wait parks only after a read, made after the poller forgot its
 //     readiness, found the armed pipe empty: output after that makes ep
@@ -62,7 +61,6 @@ type epollSource struct {
 	until time.Time // the quiet period asked for, not begun yet
 	dl    time.Time // ep's read deadline
 	dead  atomic.Bool
-	first bool // the next quietOver is rc.Read's call before it waits
 
 	// The callbacks rc.Read calls and what they share, made once: a
 	// closure per call would be an allocation per search.
@@ -182,7 +180,7 @@ func (s *epollSource) readPipe(p []byte) (int, syscall.Errno) {
 }
 
 // sleep waits, with the pipe switched off, until the quiet period ends,
-// the engine's end of the pipe closes, or the read deadline passes.
+// the engine exits, or the read deadline passes.
 func (s *epollSource) sleep() error {
 	d := time.Until(s.until)
 	if d <= 0 {
@@ -195,7 +193,6 @@ func (s *epollSource) sleep() error {
 	if err := unix.TimerfdSettime(s.timer, 0, &spec, nil); err != nil {
 		return err
 	}
-	s.first = true
 	err := s.rc.Read(s.sleepFn)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return nil // the read that follows reports the timeout
@@ -203,38 +200,12 @@ func (s *epollSource) sleep() error {
 	return err
 }
 
-// quietOver is rc.Read's callback in sleep.
+// quietOver is rc.Read's callback in sleep: over when the engine died or
+// the clock has passed the period's end (the timer's event may stay in ep:
+// harmless). Anything else that wakes the wait (the pipe's hang-up, which
+// the reaper's timer follows) waits again.
 func (s *epollSource) quietOver(uintptr) bool {
-	if s.dead.Load() || !time.Now().Before(s.until) {
-		return true // the engine died, or the timer fired (its event may stay in ep: harmless)
-	}
-	if s.first {
-		s.first = false
-		return false // wait: nothing has woken us yet
-	}
-	// Woken, but not over by the clock: the engine's end of the pipe
-	// closed, or the timer's own event came a little early.
-	var evs [2]unix.EpollEvent
-	for _, ev := range evs[:s.events(evs[:])] {
-		if int(ev.Fd) == s.timer || ev.Events&(unix.EPOLLHUP|unix.EPOLLERR) != 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// events takes the events ep holds, without waiting.
-func (s *epollSource) events(evs []unix.EpollEvent) int {
-	for {
-		r, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(s.epfd), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
-		if e == syscall.EINTR {
-			continue
-		}
-		if e != 0 {
-			return 0
-		}
-		return int(r)
-	}
+	return s.dead.Load() || !time.Now().Before(s.until)
 }
 
 // arm switches the pipe's events on or off.

@@ -525,7 +525,7 @@ func (p *Plan) RepeatNote() string {
 }
 
 // gamesPerProc is how many games at once one processor of Go code serves
-// in a match of engine processes. The runner's own work is about 30 ms of
+// in a match of engine processes. The runner's own work is under 20 ms of
 // CPU per game at nodes=5000 (docs/match.md), a game some 20 s, so one
 // processor is busy well under 1 % of its time per game; 16 games leave
 // room for faster time controls, where a game's moves come closer together.
