@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/internal/buildinfo"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/perftwire"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -261,7 +262,7 @@ func (w *Worker) register(ctx context.Context, stale string) (string, error) {
 		Name: w.cfg.Name,
 		Capabilities: &arbiterv1.WorkerCapabilities{
 			Cores: uint32(w.cfg.Threads), HashMb: uint32(w.cfg.HashMB), EngineVersion: EngineVersion(),
-			Capabilities: append(append(append([]string{"perft", "perft960", perftwire.CapSlices, perftwire.CapStats}, w.verify.capabilities()...), w.gameCapabilities()...), w.arts.capabilities()...), Hostname: hostname(),
+			Capabilities: append(append(append([]string{capability.Perft, capability.Perft960, capability.PerftSlices, capability.PerftStats}, w.verify.capabilities()...), w.gameCapabilities()...), w.arts.capabilities()...), Hostname: hostname(),
 			BenchNps: w.games.nps, BenchSignature: w.games.signature, Platform: Platform(),
 		},
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -30,7 +31,7 @@ type needs struct {
 }
 
 func needsOf(j *arbiterv1.Job) needs {
-	n := needs{caps: []string{"perft"}}
+	n := needs{caps: []string{capability.Perft}}
 	switch {
 	case j.GetMatch() != nil:
 		n = needs{caps: []string{"game-pair"}, engines: []*arbiterv1.EngineSpec{j.GetMatch().GetEngineA(), j.GetMatch().GetEngineB()}}
