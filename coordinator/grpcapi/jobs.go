@@ -15,6 +15,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -68,7 +69,7 @@ func (js *jobService) snapshot(id string, full bool) (*arbiterv1.Job, error) {
 	}
 	j := js.withBlocked(snap.(*arbiterv1.Job))[0]
 	// A tune shows the tests that verify it: they are the game workload's.
-	if full && j.GetSpsaProgress() != nil && js.games != nil {
+	if full && jobkind.Is(j, jobkind.FamilyTune) && js.games != nil {
 		j.SpsaProgress.Verifications = js.games.Verifications(id)
 	}
 	return j, nil

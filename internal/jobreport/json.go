@@ -13,6 +13,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -205,24 +206,8 @@ func NewJobJSON(j *arbiterv1.Job) JobJSON {
 	if t := j.GetFinishedAt(); t != nil {
 		o.FinishedAt = t.AsTime().UTC().Format(time.RFC3339Nano)
 	}
-	switch {
-	case j.GetMatch() != nil:
-		o.Test = newTestJob(j)
-		o.Workers = newWorkers(j.GetMatchProgress().GetWorkers())
-		if o.Kind == "" {
-			o.Kind = "match"
-		}
-	case j.GetSpsa() != nil:
-		o.Tune = newTuneJob(j)
-		o.Workers = newWorkers(j.GetSpsaProgress().GetWorkers())
-		if o.Kind == "" {
-			o.Kind = "spsa"
-		}
-	default:
-		o.Perft = newPerftJob(j)
-		if o.Kind == "" {
-			o.Kind = "perft"
-		}
+	if r, ok := reportOf(jobkind.Of(j).Family); ok && r.JSON != nil {
+		r.JSON(&o, j)
 	}
 	return o
 }
