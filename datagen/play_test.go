@@ -1,0 +1,57 @@
+package datagen
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/arbiter-chess/arbiter/match"
+	"github.com/arbiter-chess/arbiter/match/builtin"
+)
+
+// newBuiltin makes the embedded engine with a small hash (tests run beside
+// other work).
+func newBuiltin() (match.Player, error) {
+	return builtin.New("dev", map[string]string{"Hash": "8"})
+}
+
+func testSettings(nodes int) Settings {
+	s := DefaultSettings()
+	s.Nodes = nodes
+	return s
+}
+
+func TestPlayGamesDeterministic(t *testing.T) {
+	s := testSettings(1000)
+	ctx := context.Background()
+	a, err := PlayGames(ctx, newBuiltin, s, 42, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := PlayGames(ctx, newBuiltin, s, 42, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed, different games")
+	}
+	c, err := PlayGames(ctx, newBuiltin, s, 43, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reflect.DeepEqual(a, c) {
+		t.Fatal("different seeds, same games")
+	}
+	// A game depends on (seed, index) only, not on the batch size.
+	d, err := PlayGames(ctx, newBuiltin, s, 42, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a[:2], d) {
+		t.Fatal("the first games of a batch depend on its size")
+	}
+	for i, g := range a {
+		n := Count(g, s.Filters)
+		t.Logf("game %d: %d plies, %s (%s), %d records", i, len(g.Moves), g.Result, g.Termination, n)
+	}
+}
