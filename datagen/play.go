@@ -46,6 +46,7 @@ func PlayGames(ctx context.Context, newPlayer func() (match.Player, error), s Se
 		return nil, err
 	}
 	defer p.Quit()
+	sp := &selfPlayer{Player: p}
 
 	lim := match.Limits{Nodes: int64(s.Nodes)}
 	a := s.Adjudication
@@ -61,7 +62,8 @@ func PlayGames(ctx context.Context, newPlayer func() (match.Player, error), s Se
 		if err != nil {
 			return nil, fmt.Errorf("game %d: %w", i, err)
 		}
-		rec := match.PlayGame(ctx, p, p, lim, lim, match.Opening{ID: i, FEN: start, Moves: moves}, cfg)
+		sp.started = false
+		rec := match.PlayGame(ctx, sp, sp, lim, lim, match.Opening{ID: i, FEN: start, Moves: moves}, cfg)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -72,6 +74,22 @@ func PlayGames(ctx context.Context, newPlayer func() (match.Player, error), s Se
 		out = append(out, g)
 	}
 	return out, nil
+}
+
+// selfPlayer is one player on both sides of a game: the game loop starts
+// each side's game, and a second NewGame would only clear the engine's
+// hash again.
+type selfPlayer struct {
+	match.Player
+	started bool
+}
+
+func (s *selfPlayer) NewGame(ctx context.Context, chess960 bool) error {
+	if s.started {
+		return nil
+	}
+	s.started = true
+	return s.Player.NewGame(ctx, chess960)
 }
 
 // openingPositions parses the opening FENs once per batch.

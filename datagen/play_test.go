@@ -1,7 +1,10 @@
 package datagen
 
 import (
+	"bytes"
+	"compress/flate"
 	"context"
+	"io"
 	"reflect"
 	"testing"
 
@@ -54,4 +57,14 @@ func TestPlayGamesDeterministic(t *testing.T) {
 		n := Count(g, s.Filters)
 		t.Logf("game %d: %d plies, %s (%s), %d records", i, len(g.Moves), g.Result, g.Termination, n)
 	}
+}
+
+func flateReader(b []byte) io.Reader { return flate.NewReader(bytes.NewReader(b)) }
+
+func deflate(b []byte) []byte {
+	var out bytes.Buffer
+	w, _ := flate.NewWriter(&out, flate.DefaultCompression)
+	w.Write(b)
+	w.Close()
+	return out.Bytes()
 }

@@ -247,11 +247,13 @@ func DecodeShard(r io.Reader, lim Limits) (games []Game, err error) {
 	if binary.LittleEndian.Uint32(tail[:]) != sum {
 		return nil, errors.New("checksum mismatch: the shard is corrupt")
 	}
-	if _, err := cr.ReadByte(); err != io.ErrUnexpectedEOF {
+	// The stream must end here, and end cleanly (a truncated DEFLATE
+	// stream reads as io.ErrUnexpectedEOF).
+	if _, err := cr.r.ReadByte(); err != io.EOF {
 		if err == nil {
 			return nil, errors.New("data after the checksum")
 		}
-		return nil, err
+		return nil, fmt.Errorf("end of the stream: %v", err)
 	}
 	return games, nil
 }
