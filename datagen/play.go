@@ -209,3 +209,15 @@ func gameOf(rec *match.GameRecord, name string, s Settings, r *replay) (Game, er
 
 // maxDepth bounds a reported depth (a shard stores it in one byte).
 const maxDepth = 255
+
+// BatchSeed is the seed of batch number batch of a dataset whose seed is
+// seed (`--random-seed`): the coordinator and `arbiter datagen` number
+// batches the same way, so that a dataset is the same wherever its
+// batches run. SplitMix64 of the pair: neighbouring batches get unrelated
+// seeds.
+func BatchSeed(seed, batch uint64) uint64 {
+	z := seed ^ (batch+1)*0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
