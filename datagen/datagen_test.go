@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -520,4 +521,92 @@ func TestStockfishGames(t *testing.T) {
 		}
 		t.Logf("%d plies, %s (%s)", len(g.Moves), g.Result, g.Termination)
 	}
+}
+
+// bulletFromStr is bulletformat's ChessBoard::from_str (src/chess.rs,
+// v1.8.0) transcribed line by line: an oracle for AppendBullet that
+// parses the text line rather than our Position.
+func bulletFromStr(t *testing.T, s string) []byte {
+	t.Helper()
+	split := strings.Split(s, "|")
+	fen := split[0]
+	score := strings.TrimSpace(split[1])
+	wdl := strings.TrimSpace(split[2])
+	parts := strings.Fields(fen)
+	boardStr, stmStr := parts[0], parts[1]
+	stm := 0
+	if stmStr == "b" {
+		stm = 1
+	}
+	var occ uint64
+	var pcs [16]byte
+	var ksq, oppKsq byte
+	idx := 0
+	parseRow := func(i int, row string) {
+		col := 0
+		for _, ch := range row {
+			if ch >= '1' && ch <= '8' {
+				col += int(ch - '0')
+			} else if piece := strings.IndexRune("PNBRQKpnbrqk", ch); piece >= 0 {
+				square := 8*i + col
+				piece = (piece/6)<<3 | (piece % 6)
+				if stm == 1 {
+					piece ^= 8
+					square ^= 56
+				}
+				if piece == 5 {
+					ksq = byte(square)
+				}
+				if piece == 13 {
+					oppKsq = byte(square) ^ 56
+				}
+				occ |= 1 << square
+				pcs[idx/2] |= byte(piece) << (4 * (idx & 1))
+				idx++
+				col++
+			}
+		}
+	}
+	rows := strings.Split(boardStr, "/")
+	if stm == 1 {
+		for i, row := range rows {
+			parseRow(7-i, row)
+		}
+	} else {
+		for i := range rows {
+			parseRow(i, rows[len(rows)-1-i])
+		}
+	}
+	sc, err := strconv.Atoi(score)
+	if err != nil {
+		t.Fatal(err)
+	}
+	result := map[string]int{"1.0": 2, "0.5": 1, "0.0": 0}[wdl]
+	if stm == 1 {
+		sc, result = -sc, 2-result
+	}
+	out := binary.LittleEndian.AppendUint64(nil, occ)
+	out = append(out, pcs[:]...)
+	out = binary.LittleEndian.AppendUint16(out, uint16(int16(sc)))
+	return append(out, byte(result), ksq, oppKsq, 0, 0, 0)
+}
+
+// TestBulletMatchesFromStr: for every record of the test batch, our
+// ChessBoard is the one bullet's own text parser builds from our text line.
+func TestBulletMatchesFromStr(t *testing.T) {
+	n := 0
+	for _, g := range testBatch(t) {
+		for _, r := range Records(g, Filters{}) {
+			got, err := AppendBullet(nil, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line := strings.TrimSuffix(string(AppendText(nil, r)), "\n")
+			if want := bulletFromStr(t, line); !bytes.Equal(got, want) {
+				t.Fatalf("%s:\n got %x\nwant %x", line, got, want)
+			}
+			n++
+		}
+	}
+	t.Logf("%d records", n)
 }
