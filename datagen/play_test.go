@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/arbiter-chess/arbiter/match"
@@ -52,6 +53,21 @@ func TestPlayGamesDeterministic(t *testing.T) {
 	}
 	if !reflect.DeepEqual(a[:2], d) {
 		t.Fatal("the first games of a batch depend on its size")
+	}
+	// The games of a batch start differently (each its own stream).
+	seen := map[string]int{}
+	for i, g := range a {
+		var opening []string
+		for _, m := range g.Moves {
+			if m.Random {
+				opening = append(opening, m.UCI)
+			}
+		}
+		key := strings.Join(opening, " ")
+		if j, dup := seen[key]; dup {
+			t.Fatalf("games %d and %d of a batch have the same opening %s", j, i, key)
+		}
+		seen[key] = i
 	}
 	for i, g := range a {
 		n := Count(g, s.Filters)
