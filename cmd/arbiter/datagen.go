@@ -143,11 +143,18 @@ func runDatagen(cmd *cobra.Command, f *datagenLocalFlags) error {
 	if _, err := os.Stat(f.out); err == nil {
 		return usageError("--out %s: the file exists (remove it or choose another name)", f.out)
 	}
+	// One engine is started before anything is written: an engine that
+	// cannot start is bad input, and leaves no file behind.
+	first, err := match.NewPlayer(cfg, builtin.New)
+	if err != nil {
+		return usageError("--engine: %v", err)
+	}
 	// The dataset is written under a temporary name and renamed when
 	// complete: a file named --out is always a whole dataset.
 	partial := f.out + ".partial"
 	file, err := os.OpenFile(partial, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
+		first.Quit()
 		return usageError("--out: %v", err)
 	}
 	defer file.Close()
@@ -161,7 +168,7 @@ func runDatagen(cmd *cobra.Command, f *datagenLocalFlags) error {
 	}
 	start := time.Now()
 	w := datagen.NewWriter(file, format, datagen.PGNInfo{Engine: cfg.Name})
-	st, err := generate(ctx, f, s, cfg, w, stderr, start)
+	st, err := generate(ctx, f, s, cfg, first, w, stderr, start)
 	if err == nil {
 		err = w.Flush()
 	}
@@ -194,21 +201,25 @@ type batchResult struct {
 }
 
 // generate plays batches 0, 1, 2, ... on f.concurrency engines and writes
-// their records in batch order until f.d.positions are written.
-func generate(ctx context.Context, f *datagenLocalFlags, s datagen.Settings, cfg match.EngineConfig, w *datagen.Writer, stderr io.Writer, start time.Time) (datagenStats, error) {
+// their records in batch order until f.d.positions are written. first is
+// the first engine, started; generate quits it.
+func generate(ctx context.Context, f *datagenLocalFlags, s datagen.Settings, cfg match.EngineConfig, first match.Player, w *datagen.Writer, stderr io.Writer, start time.Time) (datagenStats, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan int)
 	results := make(chan batchResult, f.concurrency)
 	var wg sync.WaitGroup
-	for range f.concurrency {
+	for i := range f.concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := match.NewPlayer(cfg, builtin.New)
-			if err != nil {
-				results <- batchResult{batch: -1, err: err}
-				return
+			p := first
+			if i > 0 {
+				var err error
+				if p, err = match.NewPlayer(cfg, builtin.New); err != nil {
+					results <- batchResult{batch: -1, err: err}
+					return
+				}
 			}
 			defer p.Quit()
 			newPlayer := func() (match.Player, error) { return keptPlayer{p}, nil }

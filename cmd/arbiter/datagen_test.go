@@ -114,6 +114,7 @@ func TestDatagenBadInput(t *testing.T) {
 		{"--openings", "file=" + filepath.Join(dir, "none.epd"), "--openings: openings"},
 		{"--concurrency", "0", "--concurrency 0: must be between 1 and 1024"},
 		{"--duplicates", "maybe", `--duplicates "maybe": want keep or drop`},
+		{"--engine", "name=x,cmd=" + filepath.Join(dir, "no-such-engine"), "--engine: "},
 	}
 	for _, c := range cases {
 		args := []string{"datagen"}
