@@ -459,6 +459,10 @@ func TestRandomPliesNoPosition(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "random-plies: 100 draws of 1-1 random plies from 8/8/8/8/8/4k3/1q6/K7 w - - 0 1 all ended the game") {
 		t.Fatalf("got %v", err)
 	}
+	s.Openings = []string{"8/8/8/8/8/4k3/1q6/K7 w - - 0 1 x"}
+	if _, err := PlayGames(context.Background(), newBuiltin, s, 1, 1); err == nil || !strings.Contains(err.Error(), "game 0: openings: position 1: ") {
+		t.Fatalf("a bad opening: got %v", err)
+	}
 }
 
 // badEngine builds internal/testengines/badengine once.

@@ -318,7 +318,7 @@ func AppendPGN(dst []byte, g Game, info PGNInfo) ([]byte, error) {
 	}
 	tag("PlyCount", strconv.Itoa(len(g.Moves)))
 	term := match.TermAdjudication
-	if g.Termination.ByRules() {
+	if g.Termination.ByRules() || g.Termination == TermResign {
 		term = match.TermNormal
 	}
 	tag("Termination", term)

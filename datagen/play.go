@@ -29,17 +29,15 @@ const MaxBatchGames = 1_000_000
 // unusable: an engine that reports no score, one that searches far more
 // nodes than the limit (it ignores `go nodes`), one that crashes, hangs or
 // plays an illegal move, and random plies that find no playable position.
-// A cancelled ctx returns ctx's error.
+// A cancelled ctx returns ctx's error. PlayGames checks s as Validate does
+// but parses only the openings it draws: Validate the settings once, when
+// the dataset is submitted.
 func PlayGames(ctx context.Context, newPlayer func() (match.Player, error), s Settings, seed uint64, games int) ([]Game, error) {
-	if err := s.Validate(); err != nil {
+	if err := s.validate(false); err != nil {
 		return nil, err
 	}
 	if games < 0 || games > MaxBatchGames {
 		return nil, fmt.Errorf("games: %d: must be between 0 and %d", games, MaxBatchGames)
-	}
-	openings, err := openingPositions(s.Openings)
-	if err != nil {
-		return nil, err
 	}
 	p, err := newPlayer()
 	if err != nil {
@@ -58,7 +56,7 @@ func PlayGames(ctx context.Context, newPlayer func() (match.Player, error), s Se
 	out := make([]Game, 0, min(games, 1024))
 	var r replay
 	for i := 0; i < games; i++ {
-		start, moves, err := randomOpening(&r, openings, s, seed, uint64(i))
+		start, moves, err := randomOpening(&r, s, seed, uint64(i))
 		if err != nil {
 			return nil, fmt.Errorf("game %d: %w", i, err)
 		}
@@ -92,31 +90,22 @@ func (s *selfPlayer) NewGame(ctx context.Context, chess960 bool) error {
 	return s.Player.NewGame(ctx, chess960)
 }
 
-// openingPositions parses the opening FENs once per batch.
-func openingPositions(fens []string) ([]engine.Position, error) {
-	ps := make([]engine.Position, len(fens))
-	for i, f := range fens {
-		p, err := openingPosition(f)
-		if err != nil {
-			return nil, fmt.Errorf("openings: position %d: %v", i+1, err)
-		}
-		ps[i] = p
-	}
-	return ps, nil
-}
-
 // randomOpening draws game (seed, game)'s opening: a start position and
 // random legal plies from it, none of which ends the game. The stream is
 // PCG seeded by (seed, game): a game's opening depends on nothing else
 // (not on the batch size, not on the other games).
-func randomOpening(r *replay, openings []engine.Position, s Settings, seed, game uint64) (string, []string, error) {
+func randomOpening(r *replay, s Settings, seed, game uint64) (string, []string, error) {
 	rng := rand.New(rand.NewPCG(seed, game))
 	var moves []string
 	var lastFEN string
 	for try := 0; try < openingTries; try++ {
 		start := engine.StartPosition()
-		if len(openings) > 0 {
-			start = openings[rng.IntN(len(openings))]
+		if len(s.Openings) > 0 {
+			i := rng.IntN(len(s.Openings))
+			var err error
+			if start, err = openingPosition(s.Openings[i]); err != nil {
+				return "", nil, fmt.Errorf("openings: position %d: %v", i+1, err)
+			}
 		}
 		lastFEN = start.FEN()
 		n := s.RandomPliesMin + rng.IntN(s.RandomPliesMax-s.RandomPliesMin+1)

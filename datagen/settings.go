@@ -106,7 +106,13 @@ func DefaultSettings() Settings {
 
 // Validate reports the first setting that cannot be played. Errors name
 // the setting as the command line does ("nodes: must be > 0").
-func (s Settings) Validate() error {
+func (s Settings) Validate() error { return s.validate(true) }
+
+// validate is Validate; without allOpenings it does not parse every
+// opening: PlayGames parses only the openings it draws, so that a book of
+// a million positions is checked once, when the dataset is submitted, and
+// not again at every batch.
+func (s Settings) validate(allOpenings bool) error {
 	if s.Nodes <= 0 || s.Nodes > MaxNodes {
 		return fmt.Errorf("nodes: %d: must be > 0 and at most %d", s.Nodes, MaxNodes)
 	}
@@ -123,6 +129,9 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("openings: %d positions: at most %d", len(s.Openings), MaxOpenings)
 	}
 	for i, fen := range s.Openings {
+		if !allOpenings {
+			break
+		}
 		if _, err := openingPosition(fen); err != nil {
 			return fmt.Errorf("openings: position %d: %v", i+1, err)
 		}
