@@ -519,6 +519,9 @@ func TestStockfishGames(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(back, games) {
 		t.Fatalf("stockfish games through a shard: %v", err)
 	}
+	if err := CheckBatch(s, 3, back); err != nil {
+		t.Fatalf("stockfish games: %v", err)
+	}
 	for _, g := range games {
 		if Count(g, s.Filters) == 0 {
 			t.Fatalf("a game without records: %+v", g)
@@ -613,4 +616,68 @@ func TestBulletMatchesFromStr(t *testing.T) {
 		}
 	}
 	t.Logf("%d records", n)
+}
+
+// TestCheckBatch: the games PlayGames gives pass; a game whose opening is
+// not the seed's, that goes on after its adjudication, or that stops
+// where none ends it, does not.
+func TestCheckBatch(t *testing.T) {
+	s := testSettings(600)
+	games := testBatch(t)
+	if err := CheckBatch(s, 7, games); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckBatch(s, 8, games); err == nil || !strings.Contains(err.Error(), "game 0: starts from") && !strings.Contains(err.Error(), "the seed's random ply") {
+		t.Fatalf("another seed: %v", err)
+	}
+	clone := func() []Game {
+		c := make([]Game, len(games))
+		for i, g := range games {
+			c[i] = g
+			c[i].Moves = append([]Move(nil), g.Moves...)
+		}
+		return c
+	}
+	// The first adjudicated game, cut two plies short.
+	adj := -1
+	for i, g := range games {
+		if !g.Termination.ByRules() {
+			adj = i
+			break
+		}
+	}
+	if adj < 0 {
+		t.Fatal("no adjudicated game in the test batch")
+	}
+	c := clone()
+	c[adj].Moves = c[adj].Moves[:len(c[adj].Moves)-2]
+	if err := CheckBatch(s, 7, c); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("game %d: ply %d: the game ends by %s", adj, len(c[adj].Moves)-1, games[adj].Termination)) {
+		t.Fatalf("a game cut short: %v", err)
+	}
+	// Gone on after the adjudication: two more plies (scores of the same sign).
+	c = clone()
+	g := &c[adj]
+	pos, _ := engine.ParseFEN(g.StartFEN)
+	for _, m := range g.Moves {
+		mv, _ := pos.ParseUCIMove(m.UCI)
+		pos.MakeMove(mv)
+	}
+	last := g.Moves[len(g.Moves)-1]
+	for k := 0; k < 2; k++ {
+		mv := pos.LegalMoves()[0]
+		g.Moves = append(g.Moves, Move{UCI: pos.UCIMove(mv), Score: last.Score, Depth: 1})
+		pos.MakeMove(mv)
+	}
+	if err := CheckBatch(s, 7, c); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("game %d: ply %d: the game goes on after", adj, len(games[adj].Moves)-1)) {
+		t.Fatalf("a game gone on: %v", err)
+	}
+	// A random ply changed.
+	c = clone()
+	c[0].Moves[0].UCI = "a2a3"
+	if c[0].Moves[0].UCI == games[0].Moves[0].UCI {
+		c[0].Moves[0].UCI = "h2h3"
+	}
+	if err := CheckBatch(s, 7, c); err == nil || !strings.Contains(err.Error(), "game 0: ply 0:") {
+		t.Fatalf("a random ply changed: %v", err)
+	}
 }

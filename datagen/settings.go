@@ -142,16 +142,22 @@ func (s Settings) validate(allOpenings bool) error {
 	return s.Adjudication.validate()
 }
 
+// maxAdjudicationScore bounds the adjudication scores below MateBound, so
+// that the stored scores (centipawns clamped to ±MateBound, mates beyond
+// it) cross a threshold exactly where the engine's own scores did, and
+// CheckBatch can replay the adjudication from them.
+const maxAdjudicationScore = 30000
+
 func (a Adjudication) validate() error {
 	switch {
 	case a.WinMoves < 0 || a.WinMoves > MaxMaxMoves:
 		return fmt.Errorf("adjudicate win-moves: %d: must be between 0 (off) and %d", a.WinMoves, MaxMaxMoves)
-	case a.WinMoves > 0 && (a.WinScore <= 0 || a.WinScore > MateScore):
-		return fmt.Errorf("adjudicate win-score: %d: must be between 1 and %d", a.WinScore, MateScore)
+	case a.WinMoves > 0 && (a.WinScore <= 0 || a.WinScore > maxAdjudicationScore):
+		return fmt.Errorf("adjudicate win-score: %d: must be between 1 and %d", a.WinScore, maxAdjudicationScore)
 	case a.DrawMoves < 0 || a.DrawMoves > MaxMaxMoves:
 		return fmt.Errorf("adjudicate draw-moves: %d: must be between 0 (off) and %d", a.DrawMoves, MaxMaxMoves)
-	case a.DrawMoves > 0 && (a.DrawScore < 0 || a.DrawScore > MateScore):
-		return fmt.Errorf("adjudicate draw-score: %d: must be between 0 and %d", a.DrawScore, MateScore)
+	case a.DrawMoves > 0 && (a.DrawScore < 0 || a.DrawScore > maxAdjudicationScore):
+		return fmt.Errorf("adjudicate draw-score: %d: must be between 0 and %d", a.DrawScore, maxAdjudicationScore)
 	case a.DrawMoveNumber < 0 || a.DrawMoveNumber > MaxMaxMoves:
 		return fmt.Errorf("adjudicate draw-move-number: %d: must be between 0 and %d", a.DrawMoveNumber, MaxMaxMoves)
 	case a.MaxMoves <= 0 || a.MaxMoves > MaxMaxMoves:
