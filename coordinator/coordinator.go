@@ -270,7 +270,7 @@ func leaseKey(ctx context.Context, st *store.Store) ([]byte, error) {
 
 // NewGRPCServer builds the gRPC face, serving TLS when tlsCfg is set.
 func (c *Coordinator) NewGRPCServer(tlsCfg *tls.Config) (*grpc.Server, *health.Server, error) {
-	return grpcapi.New(grpcapi.Config{Core: c.Core, Games: c.Games, Tunes: c.Tunes, Verify: c.Verify, Credentials: c.Credentials,
+	return grpcapi.New(grpcapi.Config{Core: c.Core, Games: c.Games, Tunes: c.Tunes, Verify: c.Verify, Plugins: c.Plugins, Credentials: c.Credentials,
 		Store: c.cfg.Store, Artifacts: c.Artifacts, Logger: c.cfg.Logger, Registerer: c.cfg.Registerer, TLS: tlsCfg})
 }
 

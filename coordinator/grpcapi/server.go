@@ -42,6 +42,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/grpcerr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
@@ -62,10 +63,14 @@ const (
 
 // Config is what the gRPC face serves.
 type Config struct {
-	Core        *core.Core
-	Games       *gamejob.Workload
-	Tunes       *spsajob.Workload
-	Verify      *verifyjob.Workload
+	Core   *core.Core
+	Games  *gamejob.Workload
+	Tunes  *spsajob.Workload
+	Verify *verifyjob.Workload
+	// Plugins are the workloads of kinds registered with package workload,
+	// by kind: SubmitJob creates their jobs, and those with a service of
+	// their own (workload.Servicer) are served.
+	Plugins     map[string]core.Workload
 	Credentials *creds.Manager
 	Store       *store.Store
 	// Artifacts, when set, serves the engine artifact store.
@@ -129,11 +134,16 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	srv := grpc.NewServer(opts...)
 	arbiterv1.RegisterWorkerServiceServer(srv, &workerService{s: s, core: cfg.Core})
 	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: cfg.Games, tunes: cfg.Tunes, started: cfg.Core.Now(),
-		arts: cfg.Artifacts})
+		arts: cfg.Artifacts, plugins: cfg.Plugins})
 	arbiterv1.RegisterVerifyServiceServer(srv, &verifyService{s: s, core: cfg.Core, verify: cfg.Verify})
 	arbiterv1.RegisterAdminServiceServer(srv, &adminService{s: s, core: cfg.Core, creds: cfg.Credentials, store: cfg.Store})
 	services := []string{arbiterv1.WorkerService_ServiceDesc.ServiceName, arbiterv1.JobService_ServiceDesc.ServiceName,
 		arbiterv1.VerifyService_ServiceDesc.ServiceName, arbiterv1.AdminService_ServiceDesc.ServiceName}
+	for _, wl := range cfg.Plugins {
+		if sv, ok := wl.(workload.Servicer); ok {
+			services = append(services, sv.RegisterGRPC(srv, caller)...)
+		}
+	}
 	if cfg.Artifacts != nil {
 		arbiterv1.RegisterArtifactServiceServer(srv, &artifactService{s: s, core: cfg.Core, arts: cfg.Artifacts})
 		services = append(services, arbiterv1.ArtifactService_ServiceDesc.ServiceName)

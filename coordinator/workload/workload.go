@@ -22,10 +22,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -106,6 +108,22 @@ type Quarantiner interface {
 // cutoff, keeping their counts; it returns the jobs it expired.
 type Retainer interface {
 	Expire(ctx context.Context, cutoff, now time.Time) ([]string, error)
+}
+
+// Servicer is a workload with a gRPC service of its own (datagen's
+// DatagenService). caller resolves the identity of a call; the service
+// checks the role itself. It returns the names of the services it
+// registered, for health.
+type Servicer interface {
+	RegisterGRPC(reg grpc.ServiceRegistrar, caller func(context.Context) identity.Identity) []string
+}
+
+// Needer says what a worker must offer to run a job's units: the
+// capabilities, and why a worker with them still cannot (its engine's
+// platform, say; "" when it can). Status shows a running job that no live
+// worker can run as blocked, with the reason.
+type Needer interface {
+	Needs(jobID string) (caps []string, fits func(core.Caps) string, ok bool)
 }
 
 // ArtifactUser names the running jobs that use an uploaded artifact, so
