@@ -77,7 +77,7 @@ func (w *Worker) runBench() {
 func (w *Worker) BenchNPS() uint64 { return w.games.nps }
 
 func (w *Worker) gameCapabilities() []string {
-	caps := []string{capability.GamePair, capability.EngineLimits}
+	caps := []string{capability.GamePair, capability.EngineLimits, capability.Datagen}
 	if w.cfg.Builtin != nil {
 		caps = append(caps, capability.Builtin)
 	}

@@ -37,6 +37,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/engine"
@@ -129,6 +130,8 @@ type result struct {
 
 	// games is set for a game-pair batch (games.go).
 	games *arbiterv1.GamePairBatchResult
+	// plugin is set for a unit of a kind that plugs in (datagen.go).
+	plugin *anypb.Any
 
 	sending bool // a delivery goroutine owns it (outboxLoop)
 }
@@ -478,6 +481,10 @@ func (w *Worker) run(bg context.Context, l *arbiterv1.Lease, counter *engine.Per
 		w.runGames(cctx, bg, h, gb, log)
 		return counter
 	}
+	if p := unit.GetPlugin(); p != nil {
+		w.runPlugin(cctx, bg, h, p, log)
+		return counter
+	}
 	batch := unit.GetPerft()
 	if batch == nil {
 		log.Warn("unit kind not supported; releasing")
@@ -705,6 +712,9 @@ func (w *Worker) deliver(ctx context.Context, r *result) {
 		}
 		if r.games != nil {
 			req.Result = &arbiterv1.SubmitRequest_GamePairs{GamePairs: r.games}
+		}
+		if r.plugin != nil {
+			req.Result = &arbiterv1.SubmitRequest_Plugin{Plugin: r.plugin}
 		}
 		if r.verify != nil {
 			req.Result = &arbiterv1.SubmitRequest_Verify{Verify: r.verify}

@@ -74,6 +74,7 @@ See docs/datagen.md.`,
 	fl.IntVar(&f.batchGames, "batch-games", defaultBatchGames, "games in a batch (the unit a seed derives)")
 	fl.StringVar(&f.duplicates, "duplicates", "keep", "keep or drop records of a position already written (counted either way)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress lines")
+	cmd.AddCommand(newDatagenPullCommand())
 	return cmd
 }
 

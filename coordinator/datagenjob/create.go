@@ -13,6 +13,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/datagen"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/datagenspec"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -33,29 +34,10 @@ const (
 	MaxNameBytes = 200
 )
 
-// settingsOf turns a spec into the datagen package's settings and the
-// record filters, with the defaults for what the spec leaves unset.
+// settingsOf is a spec's settings and record filters.
 func settingsOf(spec *arbiterv1.DatagenSpec) (datagen.Settings, datagen.Filters) {
-	s := datagen.DefaultSettings()
-	s.Nodes = int(min(spec.GetNodes(), datagen.MaxNodes+1))
-	if len(spec.GetOpenings()) > 0 || spec.GetRandomPliesMax() > 0 {
-		s.RandomPliesMin, s.RandomPliesMax = int(spec.GetRandomPliesMin()), int(spec.GetRandomPliesMax())
-	}
-	s.Openings = spec.GetOpenings()
-	if a := spec.GetAdjudication(); a != nil {
-		s.Adjudication = datagen.Adjudication{WinScore: int(a.GetWinScore()), WinMoves: int(a.GetWinMoves()),
-			DrawMoveNumber: int(a.GetDrawMoveNumber()), DrawMoves: int(a.GetDrawMoves()), DrawScore: int(a.GetDrawScore()),
-			MaxMoves: int(a.GetMaxMoves())}
-	}
-	f := s.Filters
-	if fl := spec.GetFilters(); fl != nil {
-		f.SkipInCheck = !fl.GetKeepInCheck()
-		f.SkipTactical = !fl.GetKeepTactical()
-		f.SkipMates = !fl.GetKeepMates()
-		f.MinPly = int(min(fl.GetMinPly(), datagen.MaxMinPly+1))
-	}
-	s.Filters = f
-	return s, f
+	s := datagenspec.Settings(spec)
+	return s, s.Filters
 }
 
 // checkSpec validates a spec (every refusal names the field) and returns

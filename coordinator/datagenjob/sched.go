@@ -10,6 +10,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/datagen"
 	"github.com/arbiter-chess/arbiter/internal/capability"
+	"github.com/arbiter-chess/arbiter/internal/datagenspec"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -121,9 +122,7 @@ func (w *Workload) batchUnit(j *job, idx uint64) (*arbiterv1.WorkUnit, error) {
 	b := &arbiterv1.DatagenBatch{JobId: j.rec.ID, Index: idx, Engine: j.spec.GetEngine(), Nodes: uint64(s.Nodes),
 		RandomPliesMin: uint32(s.RandomPliesMin), RandomPliesMax: uint32(s.RandomPliesMax),
 		Seed: datagen.BatchSeed(j.spec.GetSeed(), idx), Games: uint32(j.batchGames), Openings: s.Openings,
-		Adjudication: &arbiterv1.DatagenAdjudication{WinScore: int32(s.Adjudication.WinScore), WinMoves: uint32(s.Adjudication.WinMoves),
-			DrawMoveNumber: uint32(s.Adjudication.DrawMoveNumber), DrawMoves: uint32(s.Adjudication.DrawMoves),
-			DrawScore: int32(s.Adjudication.DrawScore), MaxMoves: uint32(s.Adjudication.MaxMoves)}}
+		Adjudication: datagenspec.Adjudication(s.Adjudication)}
 	payload, err := anypb.New(b)
 	if err != nil {
 		return nil, err

@@ -21,19 +21,20 @@ import (
 // JobJSON is one job of any kind; exactly one of Perft, Test and Tune is
 // set, as Kind says.
 type JobJSON struct {
-	JobID         string     `json:"job_id"`
-	Kind          string     `json:"kind"`
-	State         string     `json:"state"`
-	Submitter     string     `json:"submitter,omitempty"`
-	CreatedAt     string     `json:"created_at,omitempty"`
-	FinishedAt    string     `json:"finished_at,omitempty"`
-	Error         string     `json:"error,omitempty"`
-	Blocked       string     `json:"blocked,omitempty"`
-	ActiveWorkers uint32     `json:"active_workers"`
-	Perft         *PerftJob  `json:"perft,omitempty"`
-	Test          *TestJob   `json:"test,omitempty"`
-	Tune          *TuneJob   `json:"tune,omitempty"`
-	Workers       []WorkerIn `json:"workers,omitempty"`
+	JobID         string       `json:"job_id"`
+	Kind          string       `json:"kind"`
+	State         string       `json:"state"`
+	Submitter     string       `json:"submitter,omitempty"`
+	CreatedAt     string       `json:"created_at,omitempty"`
+	FinishedAt    string       `json:"finished_at,omitempty"`
+	Error         string       `json:"error,omitempty"`
+	Blocked       string       `json:"blocked,omitempty"`
+	ActiveWorkers uint32       `json:"active_workers"`
+	Perft         *PerftJob    `json:"perft,omitempty"`
+	Test          *TestJob     `json:"test,omitempty"`
+	Tune          *TuneJob     `json:"tune,omitempty"`
+	Datagen       *DatagenJSON `json:"datagen,omitempty"`
+	Workers       []WorkerIn   `json:"workers,omitempty"`
 }
 
 // PerftJob is a perft job; fen, depth, nodes and divide as in `arbiter
