@@ -192,7 +192,7 @@ func (w *Workload) Describe(jobID string) (core.JobInfo, bool) {
 		return core.JobInfo{}, false
 	}
 	return core.JobInfo{ID: jobID, Kind: t.rec.Kind, State: t.rec.State, Submitter: t.rec.Submitter,
-		Started: t.done > 0 || len(t.open) > 0}, true
+		Started: t.done > 0 || t.batches.Leased() > 0}, true
 }
 
 var _ core.Describer = (*Workload)(nil)

@@ -20,12 +20,13 @@
 //   - The SPRT (sprt.Sequential, batch size B pairs) sees the cumulative
 //     results after every accepted batch, in acceptance order; its state is
 //     stored with each batch, so a restarted coordinator resumes it exactly.
-//   - Nothing a peer sends is a loop bound: a batch index is only looked up
-//     (maps of stored and leased batches), never counted up to; the next
-//     fresh batch moves forward over batches already stored or leased, and
-//     those are bounded by the batches really issued. Batch indexes are
-//     capped by the test (its games, or MaxPairs for an SPRT without a cap),
-//     and a stored batch outside them is skipped at load (LoadProblems).
+//   - Nothing a peer sends is a loop bound (gamepair.Batches): a batch
+//     index is only looked up, never counted up to; the next fresh batch
+//     moves forward over batches already stored or leased, and those are
+//     bounded by the batches really issued. Batch indexes are capped by the
+//     test (its games, or MaxPairs worth of batches for an SPRT without a
+//     cap: the tracker's range is fixed at creation and never grows), and a
+//     stored batch outside them is skipped at load (LoadProblems).
 //   - What status shows of a worker (games, incidents, lost leases,
 //     refusals, exclusion) is rebuilt from the store on Load: batches carry
 //     their incidents, and lost leases, refusals and exclusions are stored
@@ -152,7 +153,7 @@ type test struct {
 
 	batchPairs int
 	totalPairs int // 0: an SPRT without a cap on games
-	batches    int // batch indexes are [0, batches)
+	nBatches   int // batch indexes are [0, nBatches)
 	seq        *sprt.Sequential
 	results    sprt.Results
 	penta      sprt.Pentanomial
@@ -163,19 +164,10 @@ type test struct {
 
 	// running
 	openings []*arbiterv1.Opening // in the order of play
-	// stored holds the batches whose row is in the store: counted ones,
-	// and ones skipped at load whose row still holds the unit id (a new
+	// batches are the batches stored and leased: stored ones are counted,
+	// or skipped at load while their row still holds the unit id (a new
 	// result would fail on the primary key until the row is removed).
-	stored map[int]bool
-	open   map[int]holder // leased batches
-	retry  []int          // batches re-opened, served before fresh ones
-	next   int            // the lowest batch never looked at by Take
-}
-
-// holder is the worker holding a batch's lease.
-type holder struct {
-	worker  string
-	granted time.Time
+	batches *gamepair.Batches
 }
 
 // New returns the workload; the core calls Load.
@@ -212,16 +204,6 @@ func (t *test) pairsOf(idx int) (first, n int) {
 		n = min(n, t.totalPairs-first)
 	}
 	return first, n
-}
-
-// free reports whether batch idx is neither stored nor leased. Caller
-// holds mu.
-func (t *test) free(idx int) bool {
-	if t.stored[idx] {
-		return false
-	}
-	_, leased := t.open[idx]
-	return !leased
 }
 
 // seen records what snapshots show of a worker. Caller holds mu.
@@ -265,7 +247,7 @@ func (w *Workload) finish(t *test, ch *store.JobChange) {
 	if i := slices.Index(w.running, t); i >= 0 {
 		w.running = slices.Delete(w.running, i, i+1)
 	}
-	t.openings, t.stored, t.open, t.retry = nil, nil, nil, nil
+	t.openings, t.batches = nil, nil
 	t.workers.DropWindows()
 	w.log.Info("test finished", zap.String(logging.JobID, t.rec.ID), zap.String("state", ch.State), zap.String("error", ch.Error),
 		zap.Int64("games", t.results.Games()), zap.Int("batches", t.done))

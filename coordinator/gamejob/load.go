@@ -123,7 +123,7 @@ func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, error) 
 		}
 		t = &test{spec: withoutOpenings(spec), batchPairs: row.BatchPairs, totalPairs: int(games / 2),
 			workers: w.newWorkers()}
-		t.batches = batchCount(t.totalPairs, t.batchPairs)
+		t.nBatches = batchCount(t.totalPairs, t.batchPairs)
 	}
 	t.rec = rec
 	if row.SPRT != "" {
@@ -150,7 +150,7 @@ func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, error) 
 		return t, nil
 	}
 	decided := t.seq != nil && t.seq.State != sprt.Continue
-	if decided || (t.totalPairs > 0 && t.done == t.batches) {
+	if decided || (t.totalPairs > 0 && t.done == t.nBatches) {
 		// Decided or complete but not closed: close it now.
 		change := &store.JobChange{State: store.StateDone, FinishedAt: w.cfg.Now()}
 		if err := w.store.SetJobState(ctx, id, change); err != nil {
@@ -172,16 +172,16 @@ func (w *Workload) replay(t *test, batches []store.Batch, events []store.Event) 
 		b := &batches[i]
 		if err := t.checkStored(b); err != nil {
 			w.problem(LoadProblem{Kind: "batch", ID: b.UnitID, JobID: t.rec.ID, Err: err})
-			if t.stored != nil && b.Idx >= 0 && b.Idx < t.batches && b.UnitID == unitID(t.rec.ID, b.Idx) {
-				t.stored[b.Idx] = true // not leased while its row is there
+			if t.batches != nil && t.batches.InRange(b.Idx) && b.UnitID == unitID(t.rec.ID, b.Idx) {
+				t.batches.Store(b.Idx) // not leased while its row is there
 			}
 			continue
 		}
 		addCounts(&t.results, &t.penta, b)
 		t.done++
 		t.pgns += int64(2 * b.Pairs)
-		if t.stored != nil {
-			t.stored[b.Idx] = true
+		if t.batches != nil {
+			t.batches.Store(b.Idx)
 		}
 		inc := gamepair.DecodeIncidents(b.Incidents)
 		played = append(played, gamepair.Played{WorkerID: b.WorkerID, Games: 2 * b.Pairs, Incidents: inc, At: b.At})
@@ -198,13 +198,13 @@ func (w *Workload) replay(t *test, batches []store.Batch, events []store.Event) 
 // checkStored refuses a stored batch that does not fit the test, so that no
 // stored row can make a loop long or a count wrong.
 func (t *test) checkStored(b *store.Batch) error {
-	if b.Idx < 0 || b.Idx >= t.batches {
-		return fmt.Errorf("index %d is outside the test's %d batches", b.Idx, t.batches)
+	if b.Idx < 0 || b.Idx >= t.nBatches {
+		return fmt.Errorf("index %d is outside the test's %d batches", b.Idx, t.nBatches)
 	}
 	if b.UnitID != unitID(t.rec.ID, b.Idx) {
 		return fmt.Errorf("unit id does not name batch %d of test %s", b.Idx, t.rec.ID)
 	}
-	if t.stored != nil && t.stored[b.Idx] {
+	if t.batches != nil && t.batches.Stored(b.Idx) {
 		return fmt.Errorf("batch %d is stored twice", b.Idx)
 	}
 	if _, n := t.pairsOf(b.Idx); b.Pairs != n {

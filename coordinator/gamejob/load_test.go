@@ -131,9 +131,9 @@ func TestFinishedTestsLeaveMemory(t *testing.T) {
 		e.wl.mu.Lock()
 		defer e.wl.mu.Unlock()
 		tt := e.wl.tests[id]
-		if tt.openings != nil || tt.stored != nil || tt.open != nil || tt.retry != nil || len(e.wl.running) != 0 {
-			t.Errorf("%s: a finished test keeps openings %d, counted %d, open %d, retry %d; %d running",
-				when, len(tt.openings), len(tt.stored), len(tt.open), len(tt.retry), len(e.wl.running))
+		if tt.openings != nil || tt.batches != nil || len(e.wl.running) != 0 {
+			t.Errorf("%s: a finished test keeps openings %d, its batches %v; %d running",
+				when, len(tt.openings), tt.batches != nil, len(e.wl.running))
 		}
 		if wid := tt.workers.WithWindow(); wid != "" {
 			t.Errorf("%s: worker %s keeps its window", when, wid)

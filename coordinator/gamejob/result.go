@@ -42,7 +42,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	case !t.running():
 		w.mu.Unlock()
 		return core.Outcome{Verdict: core.Discarded}, nil
-	case idx >= t.batches:
+	case idx >= t.nBatches:
 		w.mu.Unlock()
 		return core.Outcome{}, gamepair.UnknownUnit(unit)
 	}
@@ -65,10 +65,10 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		w.mu.Unlock()
 		return core.Outcome{Verdict: core.Discarded}, nil
 	}
-	if t.stored[idx] {
+	if t.batches.Stored(idx) {
 		// Counted already (or its row is in the store): never added again.
-		if h, held := t.open[idx]; held && rc.Live && h.worker == wk.ID {
-			delete(t.open, idx)
+		if rc.Live {
+			t.batches.Drop(idx, wk.ID)
 		}
 		w.mu.Unlock()
 		log.Info("duplicate batch result; not counted")
@@ -76,8 +76,8 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	}
 	now := w.cfg.Now()
 	leasedAt := rc.Lease.Granted
-	if h, held := t.open[idx]; leasedAt.IsZero() && held && h.worker == wk.ID {
-		leasedAt = h.granted
+	if h, held := t.batches.Holder(idx); leasedAt.IsZero() && held && h.Worker == wk.ID {
+		leasedAt = h.Granted
 	}
 	b := &store.Batch{UnitID: unit, JobID: jobID, Idx: idx, WorkerID: wk.ID, Pairs: pairs, Penta: *br.Counts.Pentanomial,
 		Wins: br.Counts.Wins, Draws: br.Counts.Draws, Losses: br.Counts.Losses, Incidents: gamepair.EncodeIncidents(br.Incidents),
@@ -91,7 +91,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		w.mu.Unlock()
 		return core.Outcome{}, err
 	}
-	if jobChange == nil && t.totalPairs > 0 && t.done+1 == t.batches {
+	if jobChange == nil && t.totalPairs > 0 && t.done+1 == t.nBatches {
 		jobChange = &store.JobChange{State: store.StateDone, FinishedAt: now}
 	}
 	events := gamepair.IncidentEvents(jobID, unit, wk.ID, r.GetIncidents(), now)
@@ -112,8 +112,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	t.stored[idx] = true
-	delete(t.open, idx)
+	t.batches.Store(idx)
 	t.done++
 	t.seq = seq
 	t.pgns += int64(len(br.PGNs))

@@ -215,8 +215,8 @@ func TestForgedHugeIndex(t *testing.T) {
 	}
 	e.wl.mu.Lock()
 	tt := e.wl.tests[id]
-	if len(tt.retry) != 0 || tt.next != 1 || len(tt.stored) != 1 {
-		t.Errorf("after a far adoption: %d re-opened batches, next %d, %d counted", len(tt.retry), tt.next, len(tt.stored))
+	if stored, reopened, next := tt.batches.Position(); reopened != 0 || next != 1 || stored != 1 {
+		t.Errorf("after a far adoption: %d re-opened batches, next %d, %d counted", reopened, next, stored)
 	}
 	e.wl.mu.Unlock()
 	if d := time.Since(start); d > time.Second {

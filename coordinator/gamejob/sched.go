@@ -17,12 +17,7 @@ import (
 // becomes of a lease that ended without a result (Ended) or that the core
 // no longer tracks (Adopt). Each batch lease is one core of the worker's
 // budget: a worker asks for as many leases as it has free cores.
-//
-// Batches are handed out in order: re-opened batches first (lost leases,
-// releases), then fresh ones from next upwards. next skips batches that are
-// already stored or leased (a lease adopted ahead of next after a restart,
-// a batch counted from a late result), so it never loops over indexes that
-// were not really issued, and each index is passed once.
+// Batches go out in order (gamepair.Batches).
 
 // Candidates implements core.Workload.
 func (w *Workload) Candidates(wk *core.Worker, out []core.Candidate) []core.Candidate {
@@ -34,8 +29,8 @@ func (w *Workload) Candidates(wk *core.Worker, out []core.Candidate) []core.Cand
 			JobID:    t.rec.ID,
 			Priority: t.spec.GetPriority(),
 			Share:    t.spec.GetThroughput(),
-			InFlight: len(t.open),
-			Ready:    playsGames && t.mayPlay(wk.ID) && gamepair.Fits(t.spec.GetEngineA(), t.spec.GetEngineB(), wk) == "" && t.available(),
+			InFlight: t.batches.Leased(),
+			Ready:    playsGames && t.mayPlay(wk.ID) && gamepair.Fits(t.spec.GetEngineA(), t.spec.GetEngineB(), wk) == "" && t.batches.Available(),
 		})
 	}
 	return out
@@ -45,38 +40,18 @@ func (w *Workload) Candidates(wk *core.Worker, out []core.Candidate) []core.Cand
 // it cannot run the test and was not excluded from it. Caller holds mu.
 func (t *test) mayPlay(id string) bool { return t.workers.MayPlay(id) }
 
-// available reports whether t has a batch to lease, dropping stale entries
-// from the front of the retry list and moving next over batches that are
-// taken. Caller holds mu.
-func (t *test) available() bool {
-	for len(t.retry) > 0 && !t.free(t.retry[0]) {
-		t.retry = t.retry[1:]
-	}
-	if len(t.retry) > 0 {
-		return true
-	}
-	for t.next < t.batches && !t.free(t.next) {
-		t.next++
-	}
-	return t.next < t.batches
-}
-
 // Take implements core.Workload.
 func (w *Workload) Take(jobID string, wk *core.Worker, now time.Time) (string, any, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	t := w.tests[jobID]
-	if t == nil || !t.running() || !wk.Has(CapGamePair) || !t.mayPlay(wk.ID) || gamepair.Fits(t.spec.GetEngineA(), t.spec.GetEngineB(), wk) != "" || !t.available() {
+	if t == nil || !t.running() || !wk.Has(CapGamePair) || !t.mayPlay(wk.ID) || gamepair.Fits(t.spec.GetEngineA(), t.spec.GetEngineB(), wk) != "" {
 		return "", nil, false
 	}
-	var idx int
-	if len(t.retry) > 0 {
-		idx, t.retry = t.retry[0], t.retry[1:]
-	} else {
-		idx = t.next
-		t.next++
+	idx, ok := t.batches.Take(wk.ID, now)
+	if !ok {
+		return "", nil, false
 	}
-	t.open[idx] = holder{worker: wk.ID, granted: now}
 	w.seen(wk)
 	return unitID(jobID, idx), w.batchProto(t, idx, wk.Caps.BenchNPS), true
 }
@@ -113,13 +88,9 @@ func (w *Workload) Ended(l core.Lease, why core.End) {
 	defer w.mu.Unlock()
 	jobID, idx, ok := parseUnit(l.UnitID)
 	t := w.tests[jobID]
-	if !ok || t == nil || !t.running() {
-		return
-	}
-	if h, held := t.open[idx]; !held || h.worker != l.WorkerID {
+	if !ok || t == nil || !t.running() || !t.batches.Drop(idx, l.WorkerID) {
 		return // not this lease's batch any more
 	}
-	delete(t.open, idx)
 	switch {
 	case why.JobOver:
 		return
@@ -137,11 +108,7 @@ func (w *Workload) Ended(l core.Lease, why core.End) {
 
 // reopen puts batch idx back in line. Caller holds mu.
 func (w *Workload) reopen(t *test, idx int) {
-	if !t.running() || !t.free(idx) {
-		return
-	}
-	t.retry = append(t.retry, idx)
-	if w.host != nil {
+	if t.running() && t.batches.Reopen(idx) && w.host != nil {
 		w.host.WorkAvailable()
 	}
 }
@@ -164,19 +131,19 @@ func (w *Workload) Locate(unitID string) (string, bool) {
 // Adopt implements core.Workload: a lease from before a restart (or that
 // expired a moment ago) on a batch nobody else plays goes back to its
 // worker, rather than the batch being played twice. It costs O(1) whatever
-// the index: next is not moved, it skips the batch when it gets there.
+// the index (gamepair.Batches.Hold).
 func (w *Workload) Adopt(l core.Lease, wk *core.Worker) core.Adoption {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	jobID, idx, ok := parseUnit(l.UnitID)
 	t := w.tests[jobID]
 	switch {
-	case !ok || t == nil || !t.running() || idx >= t.batches || t.stored[idx]:
+	case !ok || t == nil || !t.running() || !t.batches.InRange(idx) || t.batches.Stored(idx):
 		return core.AdoptCancelled
-	case !t.free(idx) || !wk.Has(CapGamePair) || !t.mayPlay(wk.ID) || gamepair.Fits(t.spec.GetEngineA(), t.spec.GetEngineB(), wk) != "":
+	case !t.batches.Free(idx) || !wk.Has(CapGamePair) || !t.mayPlay(wk.ID) || gamepair.Fits(t.spec.GetEngineA(), t.spec.GetEngineB(), wk) != "":
 		return core.AdoptLost
 	}
-	t.open[idx] = holder{worker: wk.ID, granted: w.cfg.Now()}
+	t.batches.Hold(idx, wk.ID, w.cfg.Now())
 	w.seen(wk)
 	w.log.Info("batch lease adopted", zap.String(logging.JobID, jobID), zap.String(logging.UnitID, l.UnitID),
 		zap.String(logging.WorkerID, wk.ID))

@@ -37,7 +37,7 @@ func (w *Workload) Snapshot(jobID string, full bool) (any, bool) {
 		Nodes:     r.Total,
 		Match:     proto.Clone(t.spec).(*arbiterv1.MatchSpec),
 		Progress: &arbiterv1.JobProgress{UnitsTotal: uint64(r.UnitsTotal), UnitsDone: uint64(t.done),
-			ActiveWorkers: uint32(t.activeWorkers())},
+			ActiveWorkers: uint32(t.batches.Workers())},
 		MatchProgress: w.progress(t),
 	}
 	if !r.FinishedAt.IsZero() {
@@ -73,23 +73,13 @@ func (w *Workload) Verifications(tuneID string) []*arbiterv1.SpsaVerification {
 	return out
 }
 
-// activeWorkers counts the workers holding a lease on t now. Caller holds
-// mu.
-func (t *test) activeWorkers() int {
-	seen := make(map[string]bool, len(t.open))
-	for _, h := range t.open {
-		seen[h.worker] = true
-	}
-	return len(seen)
-}
-
 // progress renders where t stands. Caller holds mu.
 func (w *Workload) progress(t *test) *arbiterv1.MatchProgress {
 	p := t.penta
 	mp := &arbiterv1.MatchProgress{
 		Pentanomial: &arbiterv1.Pentanomial{Ll: uint64(p[0]), Ld: uint64(p[1]), Dd: uint64(p[2]), Wd: uint64(p[3]), Ww: uint64(p[4])},
 		Wins:        uint64(t.results.Wins), Draws: uint64(t.results.Draws), Losses: uint64(t.results.Losses),
-		Games: uint64(t.results.Games()), BatchesDone: uint64(t.done), BatchesLeased: uint64(len(t.open)),
+		Games: uint64(t.results.Games()), BatchesDone: uint64(t.done), BatchesLeased: uint64(t.batches.Leased()),
 		BatchPairs: uint32(t.batchPairs), Pgns: uint64(t.pgns),
 	}
 	if t.seq != nil {
@@ -166,7 +156,7 @@ func (w *Workload) SPRTStates() []SPRTState {
 			TestID: t.rec.ID, Kind: t.rec.Kind, State: mp.GetSprtState(), LLR: mp.GetLlr(), Lower: mp.GetLowerBound(), Upper: mp.GetUpperBound(),
 			Elo: mp.GetElo(), EloLow: mp.GetEloCiLow(), EloHigh: mp.GetEloCiHigh(), NElo: mp.GetNelo(), Games: int64(mp.GetGames()),
 			Wins: int64(mp.GetWins()), Draws: int64(mp.GetDraws()), Losses: int64(mp.GetLosses()), Pentanomial: t.penta,
-			Workers: t.activeWorkers(),
+			Workers: t.batches.Workers(),
 		})
 	}
 	return out

@@ -200,7 +200,7 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	rec := &store.Job{ID: id, Kind: c.kind, State: store.StateRunning, CreatedAt: w.cfg.Now(), Chess960: spec.GetChess960(),
 		RootMoves: []string{}, Submitter: submitter, Priority: spec.GetPriority(), Throughput: spec.GetThroughput()}
 	if c.totalPairs > 0 {
-		rec.UnitsTotal = t.batches
+		rec.UnitsTotal = t.nBatches
 	}
 	t.rec = rec
 	w.commitMu.Lock()
@@ -225,16 +225,16 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 // newTest is a running test's memory for a validated spec (rec, seq and
 // counts are the caller's).
 func (w *Workload) newTest(c *checked) *test {
-	return &test{
+	t := &test{
 		spec:       withoutOpenings(c.spec),
 		batchPairs: c.batchPairs,
 		totalPairs: c.totalPairs,
-		batches:    batchCount(c.totalPairs, c.batchPairs),
+		nBatches:   batchCount(c.totalPairs, c.batchPairs),
 		workers:    w.newWorkers(),
 		openings:   c.openings,
-		stored:     map[int]bool{},
-		open:       map[int]holder{},
 	}
+	t.batches = gamepair.NewBatches(t.nBatches)
+	return t
 }
 
 // resolveArtifacts completes the uploaded engines of a submitted test from

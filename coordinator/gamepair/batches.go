@@ -114,14 +114,30 @@ func (b *Batches) Store(idx int) {
 	delete(b.open, idx)
 }
 
-// Leased is the number of batches leased now.
-func (b *Batches) Leased() int { return len(b.open) }
+// Leased is the number of batches leased now (none for nil: a finished
+// job keeps no tracker).
+func (b *Batches) Leased() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.open)
+}
 
-// Workers is the number of workers holding a batch now.
+// Workers is the number of workers holding a batch now (none for nil).
 func (b *Batches) Workers() int {
+	if b == nil {
+		return 0
+	}
 	seen := make(map[string]bool, len(b.open))
 	for _, h := range b.open {
 		seen[h.Worker] = true
 	}
 	return len(seen)
+}
+
+// Position is where the hand-out stands, for tests and logs: how many
+// batches are stored, how many re-opened ones wait, and the lowest index
+// never looked at.
+func (b *Batches) Position() (stored, reopened, next int) {
+	return len(b.stored), len(b.retry), b.next
 }
