@@ -128,14 +128,14 @@ func TestFinishedTestsLeaveMemory(t *testing.T) {
 		t.Errorf("a cancelled test kept its book: heap %d → %d → %d", base, grown, shrunk)
 	}
 	check := func(when string) {
-		e.wl.mu.Lock()
-		defer e.wl.mu.Unlock()
-		tt := e.wl.tests[id]
-		if tt.openings != nil || tt.batches != nil || len(e.wl.running) != 0 {
+		e.wl.Mu.Lock()
+		defer e.wl.Mu.Unlock()
+		tt := e.wl.Jobs[id]
+		if tt.Openings != nil || tt.Batches != nil || len(e.wl.Running) != 0 {
 			t.Errorf("%s: a finished test keeps openings %d, its batches %v; %d running",
-				when, len(tt.openings), tt.batches != nil, len(e.wl.running))
+				when, len(tt.Openings), tt.Batches != nil, len(e.wl.Running))
 		}
-		if wid := tt.workers.WithWindow(); wid != "" {
+		if wid := tt.Workers.WithWindow(); wid != "" {
 			t.Errorf("%s: worker %s keeps its window", when, wid)
 		}
 		if tt.spec.GetOpenings() != nil || tt.spec.GetOpeningsCount() != 20_000 {

@@ -213,12 +213,12 @@ func TestForgedHugeIndex(t *testing.T) {
 	if g := e.MustLease(a); g.Lease.UnitID != unitID(id, 0) {
 		t.Fatalf("after a far adoption the next lease is %s", g.Lease.UnitID)
 	}
-	e.wl.mu.Lock()
-	tt := e.wl.tests[id]
-	if stored, reopened, next := tt.batches.Position(); reopened != 0 || next != 1 || stored != 1 {
+	e.wl.Mu.Lock()
+	tt := e.wl.Jobs[id]
+	if stored, reopened, next := tt.Batches.Position(); reopened != 0 || next != 1 || stored != 1 {
 		t.Errorf("after a far adoption: %d re-opened batches, next %d, %d counted", reopened, next, stored)
 	}
-	e.wl.mu.Unlock()
+	e.wl.Mu.Unlock()
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("forged indexes took %v", d)
 	}

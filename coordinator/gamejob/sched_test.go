@@ -60,7 +60,7 @@ func TestBatchesInOrderAndReissued(t *testing.T) {
 		t.Fatalf("worker a after 3 lost leases: %v", w)
 	}
 	evs, _ := e.st.Events(context.Background(), id)
-	if len(evs) != 3 || evs[0].Kind != evDisconnect || evs[0].WorkerID != a.ID {
+	if len(evs) != 3 || evs[0].Kind != gamepair.EvDisconnect || evs[0].WorkerID != a.ID {
 		t.Fatalf("stored events: %+v", evs)
 	}
 }

@@ -150,17 +150,6 @@ func batchCount(totalPairs, batchPairs int) int {
 	return MaxPairs / batchPairs
 }
 
-// withoutOpenings is spec as snapshots show it: openings dropped, their
-// number in OpeningsCount.
-func withoutOpenings(spec *arbiterv1.MatchSpec) *arbiterv1.MatchSpec {
-	ops := spec.Openings
-	spec.Openings = nil
-	out := proto.Clone(spec).(*arbiterv1.MatchSpec)
-	spec.Openings = ops
-	out.OpeningsCount = uint32(len(ops))
-	return out
-}
-
 // Create implements core.Workload: spec is a *arbiterv1.MatchSpec. Nothing
 // is stored when the spec is refused.
 func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (core.JobRef, error) {
@@ -196,24 +185,17 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	if err != nil {
 		return core.JobRef{}, apierr.New(apierr.Internal, apierr.ReasonInternal, "%v", err)
 	}
-	id := "s" + randomHex(6)
+	id := gamepair.RandomID("s", 6)
 	rec := &store.Job{ID: id, Kind: c.kind, State: store.StateRunning, CreatedAt: w.cfg.Now(), Chess960: spec.GetChess960(),
 		RootMoves: []string{}, Submitter: submitter, Priority: spec.GetPriority(), Throughput: spec.GetThroughput()}
 	if c.totalPairs > 0 {
 		rec.UnitsTotal = t.nBatches
 	}
-	t.rec = rec
-	w.commitMu.Lock()
-	defer w.commitMu.Unlock()
-	if err := w.store.CreateTest(ctx, rec, &store.Test{JobID: id, Spec: specBytes, BatchPairs: c.batchPairs, SPRT: seq}); err != nil {
-		return core.JobRef{}, apierr.Store(err)
-	}
-	w.mu.Lock()
-	w.tests[id] = t
-	w.running = append(w.running, t)
-	w.mu.Unlock()
-	if w.host != nil {
-		w.host.WorkAvailable()
+	t.Rec = rec
+	if err := w.Add(ctx, t, func(ctx context.Context) error {
+		return w.store.CreateTest(ctx, rec, &store.Test{JobID: id, Spec: specBytes, BatchPairs: c.batchPairs, SPRT: seq})
+	}); err != nil {
+		return core.JobRef{}, err
 	}
 	w.log.Info("test submitted", zap.String(logging.JobID, id), zap.String("kind", c.kind),
 		zap.String("engine_a", spec.GetEngineA().GetName()), zap.String("engine_b", spec.GetEngineB().GetName()),
@@ -225,35 +207,20 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 // newTest is a running test's memory for a validated spec (rec, seq and
 // counts are the caller's).
 func (w *Workload) newTest(c *checked) *test {
-	t := &test{
-		spec:       withoutOpenings(c.spec),
+	n := batchCount(c.totalPairs, c.batchPairs)
+	return &test{
+		Job:        gamepair.Job{Workers: w.cfg.NewWorkers(), Openings: c.openings, Batches: gamepair.NewBatches(n)},
+		spec:       gamepair.WithoutOpenings(c.spec),
 		batchPairs: c.batchPairs,
 		totalPairs: c.totalPairs,
-		nBatches:   batchCount(c.totalPairs, c.batchPairs),
-		workers:    w.newWorkers(),
-		openings:   c.openings,
+		nBatches:   n,
 	}
-	t.batches = gamepair.NewBatches(t.nBatches)
-	return t
 }
 
 // resolveArtifacts completes the uploaded engines of a submitted test from
 // the artifact store.
 func (w *Workload) resolveArtifacts(spec *arbiterv1.MatchSpec) error {
 	return gamepair.ResolveArtifacts(w.cfg.ResolveArtifact, []string{"engine_a", "engine_b"}, spec.GetEngineA(), spec.GetEngineB())
-}
-
-// UsingArtifact lists the running tests that use the artifact sha.
-func (w *Workload) UsingArtifact(sha string) []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []string
-	for _, t := range w.running {
-		if t.running() && gamepair.Using(sha, t.spec.GetEngineA(), t.spec.GetEngineB()) {
-			out = append(out, t.rec.ID)
-		}
-	}
-	return out
 }
 
 // checkVerifies refuses a test that claims to verify something other than

@@ -106,7 +106,7 @@ func TestUploadedEngineTuneRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("want %q, got %v", c.want, err)
 		}
-		if n := len(e.wl.tunes); n != 0 {
+		if n := len(e.wl.Jobs); n != 0 {
 			t.Errorf("%d tunes kept after a refusal", n)
 		}
 	}

@@ -127,17 +127,6 @@ func sides(e *arbiterv1.EngineSpec) (a, b *arbiterv1.EngineSpec) {
 	return a, b
 }
 
-// withoutOpenings is spec as snapshots show it: openings dropped, their
-// number in OpeningsCount.
-func withoutOpenings(spec *arbiterv1.SpsaSpec) *arbiterv1.SpsaSpec {
-	ops := spec.Openings
-	spec.Openings = nil
-	out := proto.Clone(spec).(*arbiterv1.SpsaSpec)
-	spec.Openings = ops
-	out.OpeningsCount = uint32(len(ops))
-	return out
-}
-
 // Create implements core.Workload: spec is a *arbiterv1.SpsaSpec. Nothing
 // is stored when the spec is refused.
 func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (core.JobRef, error) {
@@ -161,39 +150,18 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		return core.JobRef{}, apierr.New(apierr.Internal, apierr.ReasonInternal, "encode spec: %v", err)
 	}
 	t := w.newTune(c)
-	id := "t" + randomHex(6)
-	t.rec = &store.Job{ID: id, Kind: Kind, State: store.StateRunning, CreatedAt: w.cfg.Now(), Chess960: spec.GetChess960(),
+	id := gamepair.RandomID("t", 6)
+	t.Rec = &store.Job{ID: id, Kind: Kind, State: store.StateRunning, CreatedAt: w.cfg.Now(), Chess960: spec.GetChess960(),
 		RootMoves: []string{}, Submitter: submitter, Priority: spec.GetPriority(), Throughput: spec.GetThroughput(),
-		UnitsTotal: t.batches.Total()}
+		UnitsTotal: t.Batches.Total()}
 	t.traj.add(0, t.st.Theta())
-	w.commitMu.Lock()
-	defer w.commitMu.Unlock()
-	if err := w.store.CreateTune(ctx, t.rec, &store.Tune{JobID: id, Spec: specBytes, BatchPairs: int(spec.GetBatchPairs())}); err != nil {
-		return core.JobRef{}, apierr.Store(err)
-	}
-	w.mu.Lock()
-	w.tunes[id] = t
-	w.running = append(w.running, t)
-	w.mu.Unlock()
-	if w.host != nil {
-		w.host.WorkAvailable()
+	if err := w.Add(ctx, t, func(ctx context.Context) error {
+		return w.store.CreateTune(ctx, t.Rec, &store.Tune{JobID: id, Spec: specBytes, BatchPairs: int(spec.GetBatchPairs())})
+	}); err != nil {
+		return core.JobRef{}, err
 	}
 	w.log.Info("tune submitted", zap.String(logging.JobID, id), zap.String("engine", spec.GetEngine().GetName()),
 		zap.Int("params", len(spec.GetParams())), zap.Uint64("pairs", spec.GetPairs()), zap.Uint32("batch_pairs", spec.GetBatchPairs()),
 		zap.Int("openings", len(c.openings)), zap.Int32("priority", spec.GetPriority()), zap.String("submitter", submitter))
-	return core.JobRef{ID: id, Seq: t.rec.Seq, Submitter: submitter}, nil
-}
-
-// UsingArtifact lists the running tunes of the uploaded engine sha, which
-// the artifact store must keep while they run.
-func (w *Workload) UsingArtifact(sha string) []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []string
-	for _, t := range w.running {
-		if t.running() && gamepair.Using(sha, t.spec.GetEngine()) {
-			out = append(out, t.rec.ID)
-		}
-	}
-	return out
+	return core.JobRef{ID: id, Seq: t.Rec.Seq, Submitter: submitter}, nil
 }

@@ -14,74 +14,23 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/sprt"
 	"github.com/arbiter-chess/arbiter/spsa"
 )
 
-// LoadProblem is a stored tune that Load skipped: its row missing or
-// undecodable, its spec no longer valid, or an update row that does not fit
-// it (a seq out of order, a batch outside the tune or applied twice, counts
-// that do not add up, θ outside the ranges). A tune's θ is the chain of its
-// updates, so one bad row stops the whole tune from being served; the rest
-// loads. The caller quarantines and reports them.
-type LoadProblem struct {
-	ID  string // the job id
-	Err error
-}
-
-func (p LoadProblem) Error() string { return fmt.Sprintf("tune %s: %v", p.ID, p.Err) }
-
-// LoadProblems returns what the last Load skipped.
-func (w *Workload) LoadProblems() []LoadProblem {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]LoadProblem(nil), w.problems...)
-}
+// LoadProblem is a stored tune that Load skipped (Kind "tune"): its row
+// missing or undecodable, its spec no longer valid, or an update row that
+// does not fit it (a seq out of order, a batch outside the tune or applied
+// twice, counts that do not add up, θ outside the ranges). A tune's θ is
+// the chain of its updates, so one bad row stops the whole tune from being
+// served; the rest loads. The caller quarantines and reports them.
+type LoadProblem = gamepair.LoadProblem
 
 // Load implements core.Workload: every tune, finished ones with only what
 // their snapshots need. A running tune resumes at θ after its last stored
 // update, with its trajectory and counts; every batch not applied is open
 // again.
 func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
-	recs, err := w.store.Jobs(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("spsa: load jobs: %w", err)
-	}
-	ws, err := gamepair.StoredWorkers(ctx, w.store)
-	if err != nil {
-		return nil, fmt.Errorf("spsa: load workers: %w", err)
-	}
-	w.mu.Lock()
-	w.problems = nil
-	for _, sw := range ws {
-		w.workers[sw.ID] = workerInfo{name: sw.Name, benchNPS: sw.BenchNPS}
-	}
-	w.mu.Unlock()
-	var refs []core.JobRef
-	for _, rec := range recs {
-		if rec.Kind != Kind {
-			continue
-		}
-		t, err := w.loadTune(ctx, rec)
-		if err != nil {
-			if fatal := gamepair.LoadFailure(ctx, err); fatal != nil {
-				return nil, fatal
-			}
-			w.log.Error("stored tune skipped", zap.String(logging.JobID, rec.ID), zap.Error(err))
-			w.mu.Lock()
-			w.problems = append(w.problems, LoadProblem{ID: rec.ID, Err: err})
-			w.mu.Unlock()
-			continue
-		}
-		w.mu.Lock()
-		w.tunes[rec.ID] = t
-		if t.running() {
-			w.running = append(w.running, t)
-		}
-		w.mu.Unlock()
-		refs = append(refs, core.JobRef{ID: rec.ID, Seq: rec.Seq, Submitter: rec.Submitter})
-	}
-	return refs, nil
+	return w.Set.Load(ctx, []string{Kind}, w.loadTune)
 }
 
 // loadTune rebuilds one tune from the store: spec, updates (θ after the
@@ -114,10 +63,10 @@ func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, error) 
 		if err != nil {
 			return nil, fmt.Errorf("spec: %w", err)
 		}
-		t = &tune{spec: withoutOpenings(spec), st: st, workers: w.newWorkers()}
+		t = &tune{Job: gamepair.Job{Workers: w.cfg.NewWorkers()}, spec: gamepair.WithoutOpenings(spec), st: st}
 		t.traj.every = max(1, st.Config().Batches()/w.cfg.TrajectoryPoints)
 	}
-	t.rec = rec
+	t.Rec = rec
 	updates, err := w.store.TuneUpdates(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("updates: %w", err)
@@ -130,22 +79,13 @@ func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, error) 
 		return nil, err
 	}
 	if !row.PGNsExpired.IsZero() {
-		t.pgns = 0 // deleted by the retention setting
+		t.PGNs = 0 // deleted by the retention setting
 	}
-	if !t.running() {
-		t.workers.DropWindows()
-		return t, nil
+	// Complete but not closed: closed now.
+	over := t.st.Updates() == t.st.Config().Batches()
+	if err := w.Resume(ctx, t, over, zap.Int("updates", t.st.Updates()), zap.Int64("games", t.Results.Games())); err != nil {
+		return nil, err
 	}
-	if t.st.Updates() == t.batches.Total() {
-		// Complete but not closed: close it now.
-		change := &store.JobChange{State: store.StateDone, FinishedAt: w.cfg.Now()}
-		if err := w.store.SetJobState(ctx, id, change); err != nil {
-			return nil, gamepair.NewCloseError(fmt.Errorf("spsa: close %s: %w", id, err))
-		}
-		w.finish(t, change)
-		return t, nil
-	}
-	w.log.Info("tune resumed", zap.String(logging.JobID, id), zap.Int("updates", t.st.Updates()), zap.Int64("games", t.results.Games()))
 	return t, nil
 }
 
@@ -157,7 +97,7 @@ func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, error) 
 func (w *Workload) replay(t *tune, updates []store.TuneUpdate, events []store.Event) error {
 	cfg := t.st.Config()
 	seen := make(map[int]bool, len(updates))
-	var played []gamepair.Played
+	counted := make([]gamepair.Counted, 0, len(updates))
 	check, err := spsa.New(cfg)
 	if err != nil {
 		return err
@@ -166,7 +106,9 @@ func (w *Workload) replay(t *tune, updates []store.TuneUpdate, events []store.Ev
 	pairs := 0
 	for i := range updates {
 		u := &updates[i]
-		if err := checkUpdate(t, cfg, u, i, seen); err != nil {
+		c := gamepair.Counted{UnitID: u.UnitID, WorkerID: u.WorkerID, Idx: u.Batch, Pairs: u.Pairs, Penta: u.Penta, Wins: u.Wins,
+			Draws: u.Draws, Losses: u.Losses, Incidents: u.Incidents, LeasedAt: u.LeasedAt, At: u.At, ElapsedMS: u.ElapsedMS}
+		if err := checkUpdate(t, cfg, u, &c, i, seen); err != nil {
 			return err
 		}
 		seen[u.Batch] = true
@@ -174,54 +116,38 @@ func (w *Workload) replay(t *tune, updates []store.TuneUpdate, events []store.Ev
 			return fmt.Errorf("update %d: %w", u.Seq, err)
 		}
 		pairs += u.Pairs
-		t.count(u)
 		t.traj.add(i+1, u.Theta)
-		if t.batches != nil {
-			t.batches.Store(u.Batch)
-		}
-		inc := gamepair.DecodeIncidents(u.Incidents)
-		played = append(played, gamepair.Played{WorkerID: u.WorkerID, Games: 2 * u.Pairs, Incidents: inc, At: u.At})
-		w.cfg.Activity.Note(u.WorkerID, u.At, 2*u.Pairs, gamepair.IncidentCount(inc))
+		counted = append(counted, c)
 	}
-	for _, e := range events {
-		if e.Kind == gamepair.EvDisconnect {
-			w.cfg.Activity.Note(e.WorkerID, e.At, 0, 1)
-		}
-	}
+	w.Replay(&t.Job, counted, events)
 	if n := len(updates); n > 0 {
 		if err := t.st.Restore(updates[n-1].Theta, n, pairs); err != nil {
 			return fmt.Errorf("update %d: %w", n-1, err)
 		}
 		if !slices.Equal(check.Theta(), t.st.Theta()) {
-			w.log.Warn("replayed theta differs from the stored one; the stored one stands", zap.String(logging.JobID, t.rec.ID),
+			w.log.Warn("replayed theta differs from the stored one; the stored one stands", zap.String(logging.JobID, t.Rec.ID),
 				zap.Float64s("replayed", check.Theta()), zap.Float64s("stored", t.st.Theta()))
 		}
 	}
-	t.workers.Replay(played, events)
 	return nil
 }
 
 // checkUpdate refuses a stored update that does not fit the tune, so that
 // no stored row can make a loop long, a count wrong or θ leave its range.
-func checkUpdate(t *tune, cfg spsa.Config, u *store.TuneUpdate, i int, seen map[int]bool) error {
+func checkUpdate(t *tune, cfg spsa.Config, u *store.TuneUpdate, c *gamepair.Counted, i int, seen map[int]bool) error {
 	if u.Seq != i {
 		return fmt.Errorf("update %d is stored as seq %d: the order of application has a gap", i, u.Seq)
 	}
 	if u.Batch < 0 || u.Batch >= cfg.Batches() {
 		return fmt.Errorf("update %d: batch %d is outside the tune's %d batches", i, u.Batch, cfg.Batches())
 	}
-	if seen[u.Batch] || u.UnitID != gamepair.UnitID(t.rec.ID, u.Batch) {
+	if seen[u.Batch] || u.UnitID != gamepair.UnitID(t.Rec.ID, u.Batch) {
 		return fmt.Errorf("update %d: batch %d applied twice, or its unit id does not name it", i, u.Batch)
 	}
 	if _, n := cfg.BatchRange(u.Batch); u.Pairs != n {
 		return fmt.Errorf("update %d: %d pairs stored; batch %d has %d", i, u.Pairs, u.Batch, n)
 	}
-	penta := sprt.Pentanomial(u.Penta)
-	res := sprt.Results{Wins: u.Wins, Draws: u.Draws, Losses: u.Losses, Pentanomial: &penta}
-	if penta.Pairs() != int64(u.Pairs) || res.Wins+res.Draws+res.Losses != int64(2*u.Pairs) {
-		return fmt.Errorf("update %d: counts %v, W/D/L %d/%d/%d do not make %d pairs", i, u.Penta, u.Wins, u.Draws, u.Losses, u.Pairs)
-	}
-	if err := res.Validate(); err != nil {
+	if err := c.CheckCounts(); err != nil {
 		return fmt.Errorf("update %d: %w", i, err)
 	}
 	if len(u.Theta) != len(cfg.Params) {
