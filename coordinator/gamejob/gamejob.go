@@ -42,7 +42,6 @@ package gamejob
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -72,10 +71,8 @@ const DefaultReferenceNPS = gamepair.DefaultReferenceNPS
 
 // Config tunes the workload. Zero values take the defaults.
 type Config struct {
-	Store  *store.Store
-	Host   core.Host
-	Logger *zap.Logger
-	Now    func() time.Time
+	// Deps are the store, the core, the logger and the clock.
+	gamepair.Deps
 	// Settings size batches and judge workers (gamepair.Settings: a test
 	// is the job).
 	gamepair.Settings
@@ -103,12 +100,7 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	if c.Logger == nil {
-		c.Logger = zap.NewNop()
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.Deps.Defaults()
 	if c.Activity == nil {
 		c.Activity = gamepair.NewActivity(c.Now)
 	}
@@ -150,7 +142,7 @@ func New(cfg Config) *Workload {
 		store:   cfg.Store,
 		metrics: newMetrics(cfg.Games),
 	}
-	w.Set = gamepair.Set[*test]{What: "test", Log: cfg.Logger, Store: cfg.Store, Now: cfg.Now, Host: cfg.Host,
+	w.Set = gamepair.Set[*test]{Deps: cfg.Deps, What: "test", Kinds: []string{KindSPRT, KindMatch},
 		Activity: cfg.Activity, Games: w.metrics.games, Hooks: gamepair.Hooks[*test]{
 			Engines:  func(t *test) (a, b *arbiterv1.EngineSpec) { return t.spec.GetEngineA(), t.spec.GetEngineB() },
 			Schedule: func(t *test) (int32, float64) { return t.spec.GetPriority(), t.spec.GetThroughput() },
@@ -160,22 +152,16 @@ func New(cfg Config) *Workload {
 			Summary: func(t *test) []zap.Field {
 				return []zap.Field{zap.Int64("games", t.Results.Games()), zap.Int("batches", t.Done)}
 			},
+			Load:     w.loadTest,
+			Snapshot: w.snapshot,
 		}}
 	w.Init()
 	w.metrics.register(cfg.Registerer, cfg.Games == nil, w)
 	return w
 }
 
-// SetHost gives the workload the core to signal (when the core is built
-// after the workload).
-func (w *Workload) SetHost(h core.Host) { w.Host = h }
-
 // Kind implements core.Workload.
 func (w *Workload) Kind() string { return Kind }
-
-// Stats implements core.Workload: tests by kind and state. Batches are not
-// counted in arbiter_units (an SPRT has no fixed number of them).
-func (w *Workload) Stats() core.Stats { return w.Set.Stats(KindSPRT, KindMatch) }
 
 // pairsOf is the first pair and the pair count of batch idx.
 func (t *test) pairsOf(idx int) (first, n int) {

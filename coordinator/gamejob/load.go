@@ -8,33 +8,23 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
-// LoadProblem is a stored record that Load skipped: a test that cannot be
-// loaded (its row missing or undecodable, its spec no longer valid; Kind
-// "test") is not served; a batch that does not fit its test (an index
+// loadTest rebuilds one test from the store (gamepair.Hooks.Load): spec,
+// SPRT state, counted batches and the events of its workers. A test that
+// cannot be loaded (its row missing or undecodable, its spec no longer
+// valid) is not served; a batch that does not fit its test (an index
 // outside the test's batches, a unit id that does not name it, counts that
-// do not add up; Kind "batch") is not counted, and while its row holds the
-// batch's unit id the batch is not leased again either (a new result would
-// fail on the primary key). Either way the rest loads. The caller decides
-// what to do with them (quarantine them in the store, report them); once
-// such a row is gone, the next Load offers the batch again.
-type LoadProblem = gamepair.LoadProblem
-
-// Load implements core.Workload: every test, finished ones with only what
-// their snapshots need. Running tests resume: counted batches stay
+// do not add up) is not counted, and while its row holds the batch's unit
+// id the batch is not leased again either (a new result would fail on the
+// primary key). Either way the rest loads, and LoadProblems lists what was
+// skipped (Kind "test" or "batch"); once such a row is gone, the next Load
+// offers the batch again. Running tests resume: counted batches stay
 // counted, every other batch is open again.
-func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
-	return w.Set.Load(ctx, []string{KindSPRT, KindMatch}, w.loadTest)
-}
-
-// loadTest rebuilds one test from the store: spec, SPRT state, counted
-// batches and the events of its workers.
 func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, error) {
 	id := rec.ID
 	row, err := w.store.Test(ctx, id)
@@ -103,7 +93,7 @@ func (w *Workload) replay(t *test, batches []store.Batch, events []store.Event) 
 	for i := range batches {
 		b := &batches[i]
 		if err := t.checkStored(b); err != nil {
-			w.Problem(LoadProblem{Kind: "batch", ID: b.UnitID, JobID: t.Rec.ID, Err: err})
+			w.Problem(gamepair.LoadProblem{Kind: "batch", ID: b.UnitID, JobID: t.Rec.ID, Err: err})
 			if t.Batches != nil && t.Batches.InRange(b.Idx) && b.UnitID == unitID(t.Rec.ID, b.Idx) {
 				t.Batches.Store(b.Idx) // not leased while its row is there
 			}

@@ -14,23 +14,15 @@ import (
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
-// Snapshot implements core.Workload: a *arbiterv1.Job with the test's spec
-// (openings omitted, their number in openings_count) and MatchProgress.
-func (w *Workload) Snapshot(jobID string, full bool) (any, bool) {
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
-	t := w.Jobs[jobID]
-	if t == nil {
-		return nil, false
-	}
-	r := t.Rec
-	out := t.Proto()
-	out.Nodes = r.Total
+// snapshot is a test's part of its snapshot (gamepair.Hooks.Snapshot):
+// its spec (openings omitted, their number in openings_count) and
+// MatchProgress. Caller holds mu.
+func (w *Workload) snapshot(t *test, out *arbiterv1.Job) {
+	out.Nodes = t.Rec.Total
 	out.Match = proto.Clone(t.spec).(*arbiterv1.MatchSpec)
-	out.Progress = &arbiterv1.JobProgress{UnitsTotal: uint64(r.UnitsTotal), UnitsDone: uint64(t.Done),
+	out.Progress = &arbiterv1.JobProgress{UnitsTotal: uint64(t.Rec.UnitsTotal), UnitsDone: uint64(t.Done),
 		ActiveWorkers: uint32(t.Batches.Workers())}
 	out.MatchProgress = w.progress(t)
-	return out, true
 }
 
 // Verifications returns the tests that verify tune tuneID

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"go.uber.org/zap"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
@@ -158,22 +157,18 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		return core.JobRef{}, err
 	}
 	if err := w.resolveArtifacts(spec); err != nil {
-		w.log.Info("test refused", zap.Error(err))
-		return core.JobRef{}, err
+		return core.JobRef{}, w.Refused(err)
 	}
 	if err := w.checkVerifies(spec); err != nil {
-		w.log.Info("test refused", zap.Error(err))
-		return core.JobRef{}, err
+		return core.JobRef{}, w.Refused(err)
 	}
 	c, err := w.checkSpec(spec, MaxBatchPairs)
 	if err != nil {
-		w.log.Info("test refused", zap.Error(err))
-		return core.JobRef{}, err
+		return core.JobRef{}, w.Refused(err)
 	}
-	spec.OpeningsCount = 0 // the coordinator's to fill in
-	specBytes, err := proto.Marshal(spec)
+	specBytes, err := gamepair.EncodeSpec(spec)
 	if err != nil {
-		return core.JobRef{}, apierr.New(apierr.Internal, apierr.ReasonInternal, "encode spec: %v", err)
+		return core.JobRef{}, err
 	}
 	t := w.newTest(c)
 	if c.params != nil {
@@ -185,23 +180,21 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	if err != nil {
 		return core.JobRef{}, apierr.New(apierr.Internal, apierr.ReasonInternal, "%v", err)
 	}
-	id := gamepair.RandomID("s", 6)
-	rec := &store.Job{ID: id, Kind: c.kind, State: store.StateRunning, CreatedAt: w.cfg.Now(), Chess960: spec.GetChess960(),
-		RootMoves: []string{}, Submitter: submitter, Priority: spec.GetPriority(), Throughput: spec.GetThroughput()}
+	t.Rec = w.NewRecord("s", c.kind, spec, submitter)
 	if c.totalPairs > 0 {
-		rec.UnitsTotal = t.nBatches
+		t.Rec.UnitsTotal = t.nBatches
 	}
-	t.Rec = rec
-	if err := w.Add(ctx, t, func(ctx context.Context) error {
-		return w.store.CreateTest(ctx, rec, &store.Test{JobID: id, Spec: specBytes, BatchPairs: c.batchPairs, SPRT: seq})
-	}); err != nil {
+	ref, err := w.Add(ctx, t, func(ctx context.Context) error {
+		return w.store.CreateTest(ctx, t.Rec, &store.Test{JobID: t.Rec.ID, Spec: specBytes, BatchPairs: c.batchPairs, SPRT: seq})
+	})
+	if err != nil {
 		return core.JobRef{}, err
 	}
-	w.log.Info("test submitted", zap.String(logging.JobID, id), zap.String("kind", c.kind),
+	w.log.Info("test submitted", zap.String(logging.JobID, ref.ID), zap.String("kind", c.kind),
 		zap.String("engine_a", spec.GetEngineA().GetName()), zap.String("engine_b", spec.GetEngineB().GetName()),
 		zap.Int("openings", len(c.openings)), zap.Int("batch_pairs", c.batchPairs), zap.Int("pairs", c.totalPairs),
 		zap.Int32("priority", spec.GetPriority()), zap.Float64("throughput", spec.GetThroughput()), zap.String("submitter", submitter))
-	return core.JobRef{ID: id, Seq: rec.Seq, Submitter: submitter}, nil
+	return ref, nil
 }
 
 // newTest is a running test's memory for a validated spec (rec, seq and

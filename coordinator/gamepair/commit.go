@@ -90,7 +90,7 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	pairs := s.Hooks.Pairs(j, idx)
 	s.Mu.Unlock()
 
-	log := ResultLog(s.Log, jobID, rc)
+	log := ResultLog(s.Logger, jobID, rc)
 	br, err := CheckResult(unit, pairs, r)
 	if err != nil {
 		log.Warn("batch result refused", zap.Error(err))

@@ -114,6 +114,10 @@ type Hooks[J Entry] struct {
 	Next func(j J, a *Accepted) (*Step, error)
 	// Summary adds to the log line of a finished job.
 	Summary func(j J) []zap.Field
+	// Load rebuilds one stored job (Set.Load).
+	Load func(ctx context.Context, rec *store.Job) (J, error)
+	// Snapshot adds j's own to its snapshot (out has the Job's part).
+	Snapshot func(j J, out *arbiterv1.Job)
 }
 
 // WorkerInfo is what snapshots show of a worker: the core's registry is
@@ -123,14 +127,30 @@ type WorkerInfo struct {
 	BenchNPS uint64
 }
 
+// Deps are what the coordinator gives every game workload.
+type Deps struct {
+	Store  *store.Store
+	Host   core.Host // nil until the core is built (SetHost)
+	Logger *zap.Logger
+	Now    func() time.Time
+}
+
+// Defaults fills in a logger that drops everything and the wall clock.
+func (d *Deps) Defaults() {
+	if d.Logger == nil {
+		d.Logger = zap.NewNop()
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+}
+
 // Set is a game workload's jobs and what it shares with the other game
 // workloads. Fill in the exported configuration, then call Init.
 type Set[J Entry] struct {
-	What     string // the noun of a job in logs and messages: "test", "tune"
-	Log      *zap.Logger
-	Store    *store.Store
-	Now      func() time.Time
-	Host     core.Host    // nil until the core is built
+	Deps
+	What     string       // the noun of a job in logs and messages: "test", "tune"
+	Kinds    []string     // the stored kinds of its jobs
 	Activity *Activity    // each worker's recent games over every game workload
 	Games    *GameCounter // arbiter_games_total; nil counts none
 	Hooks    Hooks[J]
@@ -149,8 +169,12 @@ type Set[J Entry] struct {
 func (s *Set[J]) Init() {
 	s.Jobs = make(map[string]J)
 	s.workers = make(map[string]WorkerInfo)
-	s.Queue.Init(s.Store, s.Log)
+	s.Queue.Init(s.Store, s.Logger)
 }
+
+// SetHost gives the workload the core to signal (when the core is built
+// after the workload).
+func (s *Set[J]) SetHost(h core.Host) { s.Host = h }
 
 // Seen records what snapshots show of a worker. Caller holds Mu.
 func (s *Set[J]) Seen(wk *core.Worker) {
@@ -176,7 +200,7 @@ func (s *Set[J]) WorkerRows(j *Job, scaled bool, refNPS uint64) []*arbiterv1.Wor
 
 // LogExcluded logs that a worker gets no more batches of j.
 func (s *Set[J]) LogExcluded(j *Job, workerID, reason string) {
-	s.Log.Warn("worker excluded from "+s.What, zap.String(logging.JobID, j.Rec.ID), zap.String(logging.WorkerID, workerID),
+	s.Logger.Warn("worker excluded from "+s.What, zap.String(logging.JobID, j.Rec.ID), zap.String(logging.WorkerID, workerID),
 		zap.String("reason", reason))
 }
 
@@ -195,7 +219,7 @@ func (s *Set[J]) Finish(j J, ch *store.JobChange) {
 	if s.Hooks.Summary != nil {
 		fields = append(fields, s.Hooks.Summary(j)...)
 	}
-	s.Log.Info(s.What+" finished", fields...)
+	s.Logger.Info(s.What+" finished", fields...)
 }
 
 // Cancel is core.Workload's Cancel: counted batches and their games stay.
@@ -232,13 +256,28 @@ func (s *Set[J]) Describe(jobID string) (core.JobInfo, bool) {
 		Started: b.Done > 0 || b.Batches.Leased() > 0}, true
 }
 
-// Stats is core.Workload's Stats: jobs by kind (each of kinds, even with
-// none) and state. Batches are not counted in arbiter_units.
-func (s *Set[J]) Stats(kinds ...string) core.Stats {
+// Snapshot is core.Workload's Snapshot: a *arbiterv1.Job with the Job's
+// part, and the rest from Hooks.Snapshot.
+func (s *Set[J]) Snapshot(jobID string, full bool) (any, bool) {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	j, ok := s.Jobs[jobID]
+	if !ok {
+		return nil, false
+	}
+	out := j.Base().Proto()
+	s.Hooks.Snapshot(j, out)
+	return out, true
+}
+
+// Stats is core.Workload's Stats: jobs by kind (each of Kinds, even with
+// none) and state. Batches are not counted in arbiter_units (an SPRT has
+// no fixed number of them).
+func (s *Set[J]) Stats() core.Stats {
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
 	st := core.Stats{Jobs: map[core.JobKey]int{}, Units: map[string]int{}}
-	for _, k := range kinds {
+	for _, k := range s.Kinds {
 		for _, state := range core.JobStates {
 			st.Jobs[core.JobKey{Kind: k, State: state}] = 0
 		}
@@ -294,8 +333,8 @@ func (s *Set[J]) Barred() map[string][]string {
 	return out
 }
 
-// RandomID is a new job id: prefix and n random bytes in hex.
-func RandomID(prefix string, n int) string {
+// randomID is a new job id: prefix and n random bytes in hex.
+func randomID(prefix string, n int) string {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
 		panic(err)

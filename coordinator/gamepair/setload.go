@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
@@ -35,7 +36,7 @@ func (s *Set[J]) LoadProblems() []LoadProblem {
 
 // Problem records and logs a stored record that Load skipped.
 func (s *Set[J]) Problem(p LoadProblem) {
-	s.Log.Error("stored record skipped", zap.String("kind", p.Kind), zap.String("id", p.ID),
+	s.Logger.Error("stored record skipped", zap.String("kind", p.Kind), zap.String("id", p.ID),
 		zap.String(logging.JobID, p.JobID), zap.Error(p.Err))
 	s.Mu.Lock()
 	s.problems = append(s.problems, p)
@@ -43,11 +44,11 @@ func (s *Set[J]) Problem(p LoadProblem) {
 }
 
 // Load is core.Workload's Load: every stored job whose kind is one of
-// kinds, rebuilt by one (finished ones with only what their snapshots
-// need), and what snapshots show of the stored workers. A job that one
-// cannot rebuild is skipped and recorded (LoadProblems), unless
+// Kinds, rebuilt by Hooks.Load (finished ones with only what their
+// snapshots need), and what snapshots show of the stored workers. A job
+// that cannot be rebuilt is skipped and recorded (LoadProblems), unless
 // LoadFailure says the whole Load fails.
-func (s *Set[J]) Load(ctx context.Context, kinds []string, one func(context.Context, *store.Job) (J, error)) ([]core.JobRef, error) {
+func (s *Set[J]) Load(ctx context.Context) ([]core.JobRef, error) {
 	recs, err := s.Store.Jobs(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: load jobs: %w", s.What, err)
@@ -64,10 +65,10 @@ func (s *Set[J]) Load(ctx context.Context, kinds []string, one func(context.Cont
 	s.Mu.Unlock()
 	var refs []core.JobRef
 	for _, rec := range recs {
-		if !slices.Contains(kinds, rec.Kind) {
+		if !slices.Contains(s.Kinds, rec.Kind) {
 			continue
 		}
-		j, err := one(ctx, rec)
+		j, err := s.Hooks.Load(ctx, rec)
 		if err != nil {
 			if fatal := LoadFailure(ctx, err); fatal != nil {
 				return nil, fatal
@@ -127,24 +128,58 @@ func (s *Set[J]) Resume(ctx context.Context, j J, over bool, fields ...zap.Field
 		s.Finish(j, change)
 		return nil
 	}
-	s.Log.Info(s.What+" resumed", append([]zap.Field{zap.String(logging.JobID, b.Rec.ID)}, fields...)...)
+	s.Logger.Info(s.What+" resumed", append([]zap.Field{zap.String(logging.JobID, b.Rec.ID)}, fields...)...)
 	return nil
 }
 
-// Add stores a new running job with write (under CommitMu) and then serves
-// it. A store failure is returned as the API's error.
-func (s *Set[J]) Add(ctx context.Context, j J, write func(context.Context) error) error {
+// RecordSpec is what a new job's record takes from its spec.
+type RecordSpec interface {
+	GetChess960() bool
+	GetPriority() int32
+	GetThroughput() float64
+}
+
+// NewRecord is the record of a new running job of kind, its id prefix and
+// six random bytes in hex.
+func (s *Set[J]) NewRecord(prefix, kind string, spec RecordSpec, submitter string) *store.Job {
+	return &store.Job{ID: randomID(prefix, 6), Kind: kind, State: store.StateRunning, CreatedAt: s.Now(), Chess960: spec.GetChess960(),
+		RootMoves: []string{}, Submitter: submitter, Priority: spec.GetPriority(), Throughput: spec.GetThroughput()}
+}
+
+// EncodeSpec is a checked spec as stored: without openings_count, which
+// the coordinator fills in for snapshots.
+func EncodeSpec[S BookSpec](spec S) ([]byte, error) {
+	m := spec.ProtoReflect()
+	m.Clear(m.Descriptor().Fields().ByName("openings_count"))
+	b, err := proto.Marshal(spec)
+	if err != nil {
+		return nil, apierr.New(apierr.Internal, apierr.ReasonInternal, "encode spec: %v", err)
+	}
+	return b, nil
+}
+
+// Refused logs a refused submission and returns its error.
+func (s *Set[J]) Refused(err error) error {
+	s.Logger.Info(s.What+" refused", zap.Error(err))
+	return err
+}
+
+// Add stores a new running job j (its record set) with write, under
+// CommitMu, and then serves it. A store failure is returned as the API's
+// error.
+func (s *Set[J]) Add(ctx context.Context, j J, write func(context.Context) error) (core.JobRef, error) {
 	s.CommitMu.Lock()
 	defer s.CommitMu.Unlock()
 	if err := write(ctx); err != nil {
-		return apierr.Store(err)
+		return core.JobRef{}, apierr.Store(err)
 	}
+	r := j.Base().Rec
 	s.Mu.Lock()
-	s.Jobs[j.Base().Rec.ID] = j
+	s.Jobs[r.ID] = j
 	s.Running = append(s.Running, j)
 	s.Mu.Unlock()
 	if s.Host != nil {
 		s.Host.WorkAvailable()
 	}
-	return nil
+	return core.JobRef{ID: r.ID, Seq: r.Seq, Submitter: r.Submitter}, nil
 }

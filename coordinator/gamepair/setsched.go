@@ -61,7 +61,7 @@ func (s *Set[J]) Take(jobID string, wk *core.Worker, now time.Time) (string, any
 	unit, err := s.Hooks.Unit(j, idx, wk.Caps.BenchNPS)
 	if err != nil {
 		// Batch indexes come from the job, so this is a bug, not input.
-		s.Log.Error("batch not built", zap.String(logging.JobID, jobID), zap.Int("batch", idx), zap.Error(err))
+		s.Logger.Error("batch not built", zap.String(logging.JobID, jobID), zap.Int("batch", idx), zap.Error(err))
 		bs.Drop(idx, wk.ID)
 		return "", nil, false
 	}
@@ -97,7 +97,7 @@ func (s *Set[J]) Ended(l core.Lease, why core.End) {
 		s.Queue.Add(evs...)
 	case why.CannotRun:
 		if b.Workers.Refuse(l.WorkerID, why.Reason) {
-			s.Log.Warn("worker cannot run "+s.What+"; not offering it again", zap.String(logging.JobID, jobID),
+			s.Logger.Warn("worker cannot run "+s.What+"; not offering it again", zap.String(logging.JobID, jobID),
 				zap.String(logging.WorkerID, l.WorkerID), zap.String("reason", why.Reason))
 		}
 		s.Queue.Add(b.Event(l.UnitID, l.WorkerID, EvRefused, why.Reason, now))
@@ -139,7 +139,7 @@ func (s *Set[J]) Adopt(l core.Lease, wk *core.Worker) core.Adoption {
 	}
 	j.Base().Batches.Hold(idx, wk.ID, s.Now())
 	s.Seen(wk)
-	s.Log.Info("batch lease adopted", zap.String(logging.JobID, jobID), zap.String(logging.UnitID, l.UnitID),
+	s.Logger.Info("batch lease adopted", zap.String(logging.JobID, jobID), zap.String(logging.UnitID, l.UnitID),
 		zap.String(logging.WorkerID, wk.ID))
 	return core.AdoptActive
 }

@@ -136,32 +136,28 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	}
 	// Resolved before the check, so that the spec stored is complete.
 	if err := gamepair.ResolveArtifacts(w.cfg.ResolveArtifact, []string{"engine"}, spec.GetEngine()); err != nil {
-		w.log.Info("tune refused", zap.Error(err))
-		return core.JobRef{}, err
+		return core.JobRef{}, w.Refused(err)
 	}
 	c, err := w.checkSpec(spec, 0)
 	if err != nil {
-		w.log.Info("tune refused", zap.Error(err))
-		return core.JobRef{}, err
+		return core.JobRef{}, w.Refused(err)
 	}
-	spec.OpeningsCount = 0 // the coordinator's to fill in
-	specBytes, err := proto.Marshal(spec)
+	specBytes, err := gamepair.EncodeSpec(spec)
 	if err != nil {
-		return core.JobRef{}, apierr.New(apierr.Internal, apierr.ReasonInternal, "encode spec: %v", err)
+		return core.JobRef{}, err
 	}
 	t := w.newTune(c)
-	id := gamepair.RandomID("t", 6)
-	t.Rec = &store.Job{ID: id, Kind: Kind, State: store.StateRunning, CreatedAt: w.cfg.Now(), Chess960: spec.GetChess960(),
-		RootMoves: []string{}, Submitter: submitter, Priority: spec.GetPriority(), Throughput: spec.GetThroughput(),
-		UnitsTotal: t.Batches.Total()}
+	t.Rec = w.NewRecord("t", Kind, spec, submitter)
+	t.Rec.UnitsTotal = t.Batches.Total()
 	t.traj.add(0, t.st.Theta())
-	if err := w.Add(ctx, t, func(ctx context.Context) error {
-		return w.store.CreateTune(ctx, t.Rec, &store.Tune{JobID: id, Spec: specBytes, BatchPairs: int(spec.GetBatchPairs())})
-	}); err != nil {
+	ref, err := w.Add(ctx, t, func(ctx context.Context) error {
+		return w.store.CreateTune(ctx, t.Rec, &store.Tune{JobID: t.Rec.ID, Spec: specBytes, BatchPairs: int(spec.GetBatchPairs())})
+	})
+	if err != nil {
 		return core.JobRef{}, err
 	}
-	w.log.Info("tune submitted", zap.String(logging.JobID, id), zap.String("engine", spec.GetEngine().GetName()),
+	w.log.Info("tune submitted", zap.String(logging.JobID, ref.ID), zap.String("engine", spec.GetEngine().GetName()),
 		zap.Int("params", len(spec.GetParams())), zap.Uint64("pairs", spec.GetPairs()), zap.Uint32("batch_pairs", spec.GetBatchPairs()),
 		zap.Int("openings", len(c.openings)), zap.Int32("priority", spec.GetPriority()), zap.String("submitter", submitter))
-	return core.JobRef{ID: id, Seq: t.Rec.Seq, Submitter: submitter}, nil
+	return ref, nil
 }

@@ -9,7 +9,6 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/logging"
@@ -17,24 +16,15 @@ import (
 	"github.com/arbiter-chess/arbiter/spsa"
 )
 
-// LoadProblem is a stored tune that Load skipped (Kind "tune"): its row
-// missing or undecodable, its spec no longer valid, or an update row that
+// loadTune rebuilds one tune from the store (gamepair.Hooks.Load): spec,
+// updates (θ after the last, the trajectory, the counts) and its workers'
+// events. A running tune resumes at θ after its last stored update; every
+// batch not applied is open again. A tune whose row is missing or
+// undecodable, whose spec is no longer valid, or with an update row that
 // does not fit it (a seq out of order, a batch outside the tune or applied
-// twice, counts that do not add up, θ outside the ranges). A tune's θ is
-// the chain of its updates, so one bad row stops the whole tune from being
-// served; the rest loads. The caller quarantines and reports them.
-type LoadProblem = gamepair.LoadProblem
-
-// Load implements core.Workload: every tune, finished ones with only what
-// their snapshots need. A running tune resumes at θ after its last stored
-// update, with its trajectory and counts; every batch not applied is open
-// again.
-func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
-	return w.Set.Load(ctx, []string{Kind}, w.loadTune)
-}
-
-// loadTune rebuilds one tune from the store: spec, updates (θ after the
-// last, the trajectory, the counts) and its workers' events.
+// twice, counts that do not add up, θ outside the ranges) is not served: a
+// tune's θ is the chain of its updates, so one bad row stops the whole
+// tune. The rest loads, and LoadProblems lists it (Kind "tune").
 func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, error) {
 	id := rec.ID
 	row, err := w.store.Tune(ctx, id)

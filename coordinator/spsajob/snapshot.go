@@ -10,21 +10,14 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-// Snapshot implements core.Workload: a *arbiterv1.Job with the tune's spec
-// (openings omitted, their number in openings_count) and SpsaProgress.
-func (w *Workload) Snapshot(jobID string, full bool) (any, bool) {
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
-	t := w.Jobs[jobID]
-	if t == nil {
-		return nil, false
-	}
-	out := t.Proto()
+// snapshot is a tune's part of its snapshot (gamepair.Hooks.Snapshot):
+// its spec (openings omitted, their number in openings_count) and
+// SpsaProgress. Caller holds mu.
+func (w *Workload) snapshot(t *tune, out *arbiterv1.Job) {
 	out.Spsa = proto.Clone(t.spec).(*arbiterv1.SpsaSpec)
 	out.Progress = &arbiterv1.JobProgress{UnitsTotal: uint64(t.st.Config().Batches()), UnitsDone: uint64(t.st.Updates()),
 		ActiveWorkers: uint32(t.Batches.Workers())}
 	out.SpsaProgress = w.progress(t, t.Batches.Leased())
-	return out, true
 }
 
 // progress renders where t stands. Caller holds mu.

@@ -35,7 +35,6 @@ package spsajob
 import (
 	"strings"
 	"sync"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -52,10 +51,8 @@ const Kind = "spsa"
 
 // Config tunes the workload. Zero values take the defaults.
 type Config struct {
-	Store  *store.Store
-	Host   core.Host
-	Logger *zap.Logger
-	Now    func() time.Time
+	// Deps are the store, the core, the logger and the clock.
+	gamepair.Deps
 	// Settings size batches and judge workers as for tests
 	// (gamepair.Settings: a tune is the job).
 	gamepair.Settings
@@ -75,12 +72,7 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	if c.Logger == nil {
-		c.Logger = zap.NewNop()
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.Deps.Defaults()
 	c.Settings.Defaults()
 	if c.TrajectoryPoints <= 0 {
 		c.TrajectoryPoints = 100
@@ -134,8 +126,8 @@ func (tr *trajectory) add(updates int, theta []float64) {
 func New(cfg Config) *Workload {
 	cfg.defaults()
 	w := &Workload{cfg: cfg, log: cfg.Logger, store: cfg.Store, builtinOptions: sync.OnceValues(spsa.BuiltinOptions)}
-	w.Set = gamepair.Set[*tune]{What: "tune", Log: cfg.Logger, Store: cfg.Store, Now: cfg.Now, Host: cfg.Host,
-		Activity: cfg.Activity, Games: cfg.Games, Hooks: gamepair.Hooks[*tune]{
+	w.Set = gamepair.Set[*tune]{Deps: cfg.Deps, What: "tune", Kinds: []string{Kind}, Activity: cfg.Activity, Games: cfg.Games,
+		Hooks: gamepair.Hooks[*tune]{
 			Engines:  func(t *tune) (a, b *arbiterv1.EngineSpec) { return t.engineA, t.engineB },
 			Schedule: func(t *tune) (int32, float64) { return t.spec.GetPriority(), t.spec.GetThroughput() },
 			Unit:     w.batchProto,
@@ -144,21 +136,15 @@ func New(cfg Config) *Workload {
 			Summary: func(t *tune) []zap.Field {
 				return []zap.Field{zap.Int("updates", t.st.Updates()), zap.Int64("games", t.Results.Games())}
 			},
+			Load:     w.loadTune,
+			Snapshot: w.snapshot,
 		}}
 	w.Init()
 	return w
 }
 
-// SetHost gives the workload the core to signal (when the core is built
-// after the workload).
-func (w *Workload) SetHost(h core.Host) { w.Host = h }
-
 // Kind implements core.Workload.
 func (w *Workload) Kind() string { return Kind }
-
-// Stats implements core.Workload: tunes by state. Batches are not counted
-// in arbiter_units.
-func (w *Workload) Stats() core.Stats { return w.Set.Stats(Kind) }
 
 // newTune is a tune's memory for a validated spec at its start (rec is the
 // caller's).
