@@ -153,6 +153,7 @@ func New(cfg Config) *Workload {
 				return []zap.Field{zap.Int64("games", t.Results.Games()), zap.Int("batches", t.Done)}
 			},
 			Load:     w.loadTest,
+			Over:     (*test).over,
 			Snapshot: w.snapshot,
 		}}
 	w.Init()

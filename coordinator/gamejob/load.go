@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
@@ -25,24 +24,24 @@ import (
 // skipped (Kind "test" or "batch"); once such a row is gone, the next Load
 // offers the batch again. Running tests resume: counted batches stay
 // counted, every other batch is open again.
-func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, error) {
+func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, *gamepair.Stored, error) {
 	id := rec.ID
 	row, err := w.store.Test(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	spec := &arbiterv1.MatchSpec{}
 	if err := proto.Unmarshal(row.Spec, spec); err != nil {
-		return nil, fmt.Errorf("spec: %w", err)
+		return nil, nil, fmt.Errorf("spec: %w", err)
 	}
 	if row.BatchPairs < 1 || row.BatchPairs > maxStoredBatchPairs {
-		return nil, fmt.Errorf("batch pairs %d: want 1 to %d", row.BatchPairs, maxStoredBatchPairs)
+		return nil, nil, fmt.Errorf("batch pairs %d: want 1 to %d", row.BatchPairs, maxStoredBatchPairs)
 	}
 	var t *test
 	if rec.State == store.StateRunning {
 		c, err := w.checkSpec(spec, maxStoredBatchPairs)
 		if err != nil {
-			return nil, fmt.Errorf("spec no longer valid: %w", err)
+			return nil, nil, fmt.Errorf("spec no longer valid: %w", err)
 		}
 		c.batchPairs = row.BatchPairs // the SPRT's batch size, as stored
 		t = w.newTest(c)
@@ -51,7 +50,7 @@ func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, error) 
 		// again.
 		games := spec.GetGames()
 		if games%2 != 0 || games > MaxGames {
-			return nil, fmt.Errorf("games %d: want an even number up to %d", games, MaxGames)
+			return nil, nil, fmt.Errorf("games %d: want an even number up to %d", games, MaxGames)
 		}
 		t = &test{Job: gamepair.Job{Workers: w.cfg.NewWorkers()}, spec: gamepair.WithoutOpenings(spec), batchPairs: row.BatchPairs,
 			totalPairs: int(games / 2)}
@@ -61,34 +60,25 @@ func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, error) 
 	if row.SPRT != "" {
 		var seq sprt.Sequential
 		if err := json.Unmarshal([]byte(row.SPRT), &seq); err != nil {
-			return nil, fmt.Errorf("sprt state: %w", err)
+			return nil, nil, fmt.Errorf("sprt state: %w", err)
 		}
 		t.seq = &seq
 	}
 	batches, err := w.store.Batches(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("batches: %w", err)
+		return nil, nil, fmt.Errorf("batches: %w", err)
 	}
-	events, err := w.store.Events(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("events: %w", err)
-	}
-	w.replay(t, batches, events)
-	if !row.PGNsExpired.IsZero() {
-		t.PGNs = 0 // deleted by the retention setting
-	}
-	// Decided or complete but not closed: closed now.
-	over := (t.seq != nil && t.seq.State != sprt.Continue) || (t.totalPairs > 0 && t.Done == t.nBatches)
-	if err := w.Resume(ctx, t, over, zap.Int("batches", t.Done), zap.Int64("games", t.Results.Games())); err != nil {
-		return nil, err
-	}
-	return t, nil
+	return t, &gamepair.Stored{Counted: w.checkBatches(t, batches), PGNsExpired: !row.PGNsExpired.IsZero()}, nil
 }
 
-// replay counts a test's stored batches (in the order they were counted)
-// and rebuilds its workers from them and its events (gamepair.Set's
-// Replay). A batch that does not fit the test is skipped and reported.
-func (w *Workload) replay(t *test, batches []store.Batch, events []store.Event) {
+// over reports whether a loaded test is decided or complete.
+func (t *test) over() bool {
+	return (t.seq != nil && t.seq.State != sprt.Continue) || (t.totalPairs > 0 && t.Done == t.nBatches)
+}
+
+// checkBatches returns a test's stored batches (in the order they were
+// counted) that fit the test; one that does not is skipped and reported.
+func (w *Workload) checkBatches(t *test, batches []store.Batch) []gamepair.Counted {
 	counted := make([]gamepair.Counted, 0, len(batches))
 	for i := range batches {
 		b := &batches[i]
@@ -104,7 +94,7 @@ func (w *Workload) replay(t *test, batches []store.Batch, events []store.Event) 
 		}
 		counted = append(counted, countedOf(b))
 	}
-	w.Replay(&t.Job, counted, events)
+	return counted
 }
 
 // checkStored refuses a stored batch that does not fit the test, so that no

@@ -12,6 +12,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -28,7 +29,7 @@ func TestBatchesInOrderAndReissued(t *testing.T) {
 		if want := fmt.Sprintf("%s.%d", id, i); g.Lease.UnitID != want {
 			t.Fatalf("lease %d is %s, want %s", i, g.Lease.UnitID, want)
 		}
-		gp := batchOf(g)
+		gp := gamepairtest.BatchOf(g)
 		if gp.GetFirstPair() != uint32(2*i) || gp.GetSeed() != 7*1_000_003+uint64(i) || len(gp.GetOpenings()) != 2 {
 			t.Fatalf("batch %d: first pair %d, seed %d, %d openings", i, gp.GetFirstPair(), gp.GetSeed(), len(gp.GetOpenings()))
 		}
@@ -76,7 +77,7 @@ func TestTimeScaling(t *testing.T) {
 	}{{DefaultReferenceNPS / 2, 2}, {DefaultReferenceNPS * 2, 0.5}, {DefaultReferenceNPS / 1000, 10}, {DefaultReferenceNPS * 1000, 0.1}, {0, 1}}
 	for i, c := range cases {
 		w := e.Worker(fmt.Sprintf("w%d", i), c.bench)
-		gp := batchOf(e.MustLease(w))
+		gp := gamepairtest.BatchOf(e.MustLease(w))
 		clk := gp.GetTimeControl().GetClock()
 		if gp.GetTimeScale() != c.scale || clk.GetBase().AsDuration() != time.Duration(c.scale*float64(10*time.Second)) ||
 			clk.GetIncrement().AsDuration() != time.Duration(c.scale*float64(100*time.Millisecond)) {
@@ -89,7 +90,7 @@ func TestTimeScaling(t *testing.T) {
 	mt.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_MoveTime{MoveTime: durationpb.New(100 * time.Millisecond)}}
 	e.create(mt)
 	slow := e.Worker("slow", DefaultReferenceNPS/4)
-	if gp := batchOf(e.MustLease(slow)); gp.GetTimeControl().GetMoveTime().AsDuration() != 400*time.Millisecond || gp.GetTimeScale() != 4 {
+	if gp := gamepairtest.BatchOf(e.MustLease(slow)); gp.GetTimeControl().GetMoveTime().AsDuration() != 400*time.Millisecond || gp.GetTimeScale() != 4 {
 		t.Errorf("move time for a worker at a quarter speed: %v (scale %v)", gp.GetTimeControl().GetMoveTime().AsDuration(), gp.GetTimeScale())
 	}
 	for _, tc := range []*arbiterv1.TimeControl{
@@ -102,7 +103,7 @@ func TestTimeScaling(t *testing.T) {
 		s := matchSpec(100, 1, 4)
 		s.TimeControl = tc
 		e.create(s)
-		gp := batchOf(e.MustLease(slow))
+		gp := gamepairtest.BatchOf(e.MustLease(slow))
 		if gp.GetTimeScale() != 1 || !proto.Equal(gp.GetTimeControl(), tc) {
 			t.Errorf("%v scaled for a slow worker: %v (scale %v)", tc, gp.GetTimeControl(), gp.GetTimeScale())
 		}
@@ -294,7 +295,7 @@ func TestPerEngineTimeControls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gp := batchOf(e.MustLease(w))
+	gp := gamepairtest.BatchOf(e.MustLease(w))
 	a, b := gp.GetEngineA().GetTimeControl(), gp.GetEngineB().GetTimeControl().GetClock()
 	if gp.GetTimeScale() != 2 || gp.GetTimeControl().GetClock().GetBase().AsDuration() != 20*time.Second || a != nil ||
 		b.GetBase().AsDuration() != 10*time.Second || b.GetIncrement().AsDuration() != 100*time.Millisecond {
@@ -311,7 +312,7 @@ func TestPerEngineTimeControls(t *testing.T) {
 	s.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 1000}}
 	s.EngineB.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_MoveTime{MoveTime: durationpb.New(100 * time.Millisecond)}}
 	id = e.create(s)
-	gp = batchOf(e.MustLease(w))
+	gp = gamepairtest.BatchOf(e.MustLease(w))
 	if gp.GetTimeScale() != 2 || gp.GetTimeControl().GetNodes() != 1000 || gp.GetEngineB().GetTimeControl().GetMoveTime().AsDuration() != 200*time.Millisecond {
 		t.Errorf("nodes vs move time, ×%v: test %v, b %v", gp.GetTimeScale(), gp.GetTimeControl(), gp.GetEngineB().GetTimeControl())
 	}
@@ -327,7 +328,7 @@ func TestPerEngineTimeControls(t *testing.T) {
 	s = matchSpec(100, 1, 4)
 	s.TimeControl, s.EngineA.TimeControl, s.EngineB.TimeControl = nil, clock(2*time.Second, 20*time.Millisecond), clock(time.Second, 10*time.Millisecond)
 	e.create(s)
-	gp = batchOf(e.MustLease(w))
+	gp = gamepairtest.BatchOf(e.MustLease(w))
 	if gp.GetTimeControl() != nil || gp.GetEngineA().GetTimeControl().GetClock().GetBase().AsDuration() != 4*time.Second ||
 		gp.GetEngineB().GetTimeControl().GetClock().GetBase().AsDuration() != 2*time.Second {
 		t.Errorf("time odds without a test clock: %v", gp)

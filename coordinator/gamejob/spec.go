@@ -68,15 +68,8 @@ func (w *Workload) checkSpec(spec *arbiterv1.MatchSpec, maxBatch int) (*checked,
 	if matchspec.GameSeconds(lims[1], 0) > matchspec.GameSeconds(lim, 0) {
 		lim = lims[1]
 	}
-	if err := gamepair.CheckText(gamepair.Text{What: "book name", S: spec.GetBookName(), Max: gamepair.MaxNameBytes},
-		gamepair.Text{What: "event", S: spec.GetEvent(), Max: gamepair.MaxNameBytes},
-		gamepair.Text{What: "book order", S: spec.GetBookOrder(), Max: gamepair.MaxWordBytes},
-		gamepair.Text{What: "sprt model", S: spec.GetSprt().GetModel(), Max: gamepair.MaxWordBytes}); err != nil {
-		return nil, err
-	}
 	c := &checked{spec: spec}
-	if c.openings, err = gamepair.CheckOpenings(gamepair.Book{Openings: spec.GetOpenings(), Name: spec.GetBookName(),
-		Order: spec.GetBookOrder(), Seed: spec.GetSeed(), Start: int(spec.GetBookStart()), Chess960: spec.GetChess960()}); err != nil {
+	if c.openings, err = gamepair.CheckBook(spec, gamepair.Text{What: "sprt model", S: spec.GetSprt().GetModel(), Max: gamepair.MaxWordBytes}); err != nil {
 		return nil, err
 	}
 	games := spec.GetGames()
@@ -111,16 +104,7 @@ func (w *Workload) checkSpec(spec *arbiterv1.MatchSpec, maxBatch int) (*checked,
 	} else {
 		c.kind = KindMatch
 	}
-	if err := gamepair.CheckShare(spec.GetThroughput()); err != nil {
-		return nil, err
-	}
-	if spec.GetThroughput() == 0 {
-		spec.Throughput = 1
-	}
-	if err := gamepair.CheckReferenceNPS(spec.GetReferenceNps()); err != nil {
-		return nil, err
-	}
-	if err := gamepair.CheckMargins(spec.GetTimeMargin(), spec.GetHangTimeout()); err != nil {
+	if err := gamepair.CheckRun(spec); err != nil {
 		return nil, err
 	}
 	if spec.GetBatchPairs() > uint32(maxBatch) {

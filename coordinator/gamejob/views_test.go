@@ -9,6 +9,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -197,7 +198,7 @@ func TestWorkerActivityAndGames(t *testing.T) {
 	e.restart()
 	check("after a restart", 4, 2, true)
 	p, err := e.wl.PGN(ctx, id, 0, 3)
-	if err != nil || p != pgn {
+	if err != nil || p != gamepairtest.PGN {
 		t.Fatalf("PGN 0/3: %q %v", p, err)
 	}
 	if _, err := e.wl.PGN(ctx, id, 0, 4); codeOf(err) != apierr.NotFound {

@@ -114,8 +114,12 @@ type Hooks[J Entry] struct {
 	Next func(j J, a *Accepted) (*Step, error)
 	// Summary adds to the log line of a finished job.
 	Summary func(j J) []zap.Field
-	// Load rebuilds one stored job (Set.Load).
-	Load func(ctx context.Context, rec *store.Job) (J, error)
+	// Load rebuilds one stored job from its rows for Set.Load, with its
+	// counted batches checked (the Set counts them).
+	Load func(ctx context.Context, rec *store.Job) (J, *Stored, error)
+	// Over reports whether running job j, loaded, is over (decided or
+	// complete) though not closed when the coordinator stopped.
+	Over func(j J) bool
 	// Snapshot adds j's own to its snapshot (out has the Job's part).
 	Snapshot func(j J, out *arbiterv1.Job)
 }

@@ -68,7 +68,7 @@ func (s *Set[J]) Load(ctx context.Context) ([]core.JobRef, error) {
 		if !slices.Contains(s.Kinds, rec.Kind) {
 			continue
 		}
-		j, err := s.Hooks.Load(ctx, rec)
+		j, err := s.load(ctx, rec)
 		if err != nil {
 			if fatal := LoadFailure(ctx, err); fatal != nil {
 				return nil, fatal
@@ -87,10 +87,54 @@ func (s *Set[J]) Load(ctx context.Context) ([]core.JobRef, error) {
 	return refs, nil
 }
 
-// Replay counts a job's stored batches (checked, in the order they were
-// counted) and rebuilds its workers from them and its events
-// (Workers.Replay), and each worker's recent activity.
-func (s *Set[J]) Replay(j *Job, counted []Counted, events []store.Event) {
+// Stored is what a workload's Hooks.Load read of a job besides the job
+// itself.
+type Stored struct {
+	// Counted are its counted batches, checked, in the order they were
+	// counted.
+	Counted []Counted
+	// PGNsExpired: the retention setting deleted its games.
+	PGNsExpired bool
+}
+
+// load rebuilds one stored job: the workload's part (Hooks.Load), then its
+// counts and workers from its batches and events. A running job that is
+// over (decided or complete, but not closed when the coordinator stopped)
+// is closed now; any other resumes.
+func (s *Set[J]) load(ctx context.Context, rec *store.Job) (J, error) {
+	var none J
+	j, stored, err := s.Hooks.Load(ctx, rec)
+	if err != nil {
+		return none, err
+	}
+	events, err := s.Store.Events(ctx, rec.ID)
+	if err != nil {
+		return none, fmt.Errorf("events: %w", err)
+	}
+	b := j.Base()
+	s.replay(b, stored.Counted, events)
+	if stored.PGNsExpired {
+		b.PGNs = 0 // deleted by the retention setting
+	}
+	if !b.Running() {
+		b.Workers.DropWindows()
+		return j, nil
+	}
+	if s.Hooks.Over(j) {
+		change := &store.JobChange{State: store.StateDone, FinishedAt: s.Now()}
+		if err := s.Store.SetJobState(ctx, rec.ID, change); err != nil {
+			return none, NewCloseError(fmt.Errorf("%s: close %s: %w", s.What, rec.ID, err))
+		}
+		s.Finish(j, change)
+		return j, nil
+	}
+	s.Logger.Info(s.What+" resumed", append([]zap.Field{zap.String(logging.JobID, rec.ID)}, s.Hooks.Summary(j)...)...)
+	return j, nil
+}
+
+// replay counts a job's stored batches and rebuilds its workers from them
+// and its events (Workers.Replay), and each worker's recent activity.
+func (s *Set[J]) replay(j *Job, counted []Counted, events []store.Event) {
 	played := make([]Played, 0, len(counted))
 	for i := range counted {
 		c := &counted[i]
@@ -108,28 +152,6 @@ func (s *Set[J]) Replay(j *Job, counted []Counted, events []store.Event) {
 		}
 	}
 	j.Workers.Replay(played, events)
-}
-
-// Resume ends the load of j: a finished job drops what only a running one
-// needs; a running one that is over (decided or complete, but not closed
-// when the coordinator stopped) is closed now; any other resumes. fields
-// add to the log line of a resumed job.
-func (s *Set[J]) Resume(ctx context.Context, j J, over bool, fields ...zap.Field) error {
-	b := j.Base()
-	if !b.Running() {
-		b.Workers.DropWindows()
-		return nil
-	}
-	if over {
-		change := &store.JobChange{State: store.StateDone, FinishedAt: s.Now()}
-		if err := s.Store.SetJobState(ctx, b.Rec.ID, change); err != nil {
-			return NewCloseError(fmt.Errorf("%s: close %s: %w", s.What, b.Rec.ID, err))
-		}
-		s.Finish(j, change)
-		return nil
-	}
-	s.Logger.Info(s.What+" resumed", append([]zap.Field{zap.String(logging.JobID, b.Rec.ID)}, fields...)...)
-	return nil
 }
 
 // RecordSpec is what a new job's record takes from its spec.

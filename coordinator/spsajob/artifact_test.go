@@ -8,6 +8,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -57,7 +58,7 @@ func TestUploadedEngineTune(t *testing.T) {
 		}
 	}
 	fit := e.register("fit", "linux/amd64", gamepair.Capability, gamepair.CapArtifacts)
-	b := batchOf(e.MustLease(fit))
+	b := gamepairtest.BatchOf(e.MustLease(fit))
 	for _, side := range []*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()} {
 		if side.GetArtifact().GetSha256() != storedSHA || !slices.Equal(side.GetArgs(), []string{"uci"}) ||
 			side.GetOptions()["RFPMargin"] == "" || side.GetOptions()["FutMargin"] == "" {
@@ -80,7 +81,7 @@ func TestUploadedEngineTune(t *testing.T) {
 	if g, ok := e.Lease(e.register("plain2", "linux/amd64", gamepair.Capability)); ok {
 		t.Fatalf("after a restart, a worker without artifacts got %s", g.Lease.UnitID)
 	}
-	if b := batchOf(e.MustLease(e.register("fit2", "linux/amd64", gamepair.Capability, gamepair.CapArtifacts))); b.GetEngineA().GetArtifact().GetSha256() != storedSHA {
+	if b := gamepairtest.BatchOf(e.MustLease(e.register("fit2", "linux/amd64", gamepair.Capability, gamepair.CapArtifacts))); b.GetEngineA().GetArtifact().GetSha256() != storedSHA {
 		t.Fatalf("after a restart: batch engine %v", b.GetEngineA())
 	}
 	if err := e.C.Cancel(context.Background(), carol, id, "test over"); err != nil {

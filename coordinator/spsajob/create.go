@@ -77,29 +77,14 @@ func (w *Workload) checkSpec(spec *arbiterv1.SpsaSpec, storedBatch int) (*checke
 	if err != nil {
 		return nil, err
 	}
-	if err := gamepair.CheckText(gamepair.Text{What: "book name", S: spec.GetBookName(), Max: gamepair.MaxNameBytes},
-		gamepair.Text{What: "event", S: spec.GetEvent(), Max: gamepair.MaxNameBytes},
-		gamepair.Text{What: "book order", S: spec.GetBookOrder(), Max: gamepair.MaxWordBytes}); err != nil {
-		return nil, err
-	}
 	c := &checked{spec: spec}
-	if c.openings, err = gamepair.CheckOpenings(gamepair.Book{Openings: spec.GetOpenings(), Name: spec.GetBookName(),
-		Order: spec.GetBookOrder(), Seed: spec.GetSeed(), Start: int(spec.GetBookStart()), Chess960: spec.GetChess960()}); err != nil {
+	if c.openings, err = gamepair.CheckBook(spec); err != nil {
 		return nil, err
 	}
 	if p := spec.GetPairs(); p < 1 || p > MaxPairs {
 		return nil, apierr.Invalid("pairs %d: want 1 to %d", p, MaxPairs)
 	}
-	if err := gamepair.CheckShare(spec.GetThroughput()); err != nil {
-		return nil, err
-	}
-	if spec.GetThroughput() == 0 {
-		spec.Throughput = 1
-	}
-	if err := gamepair.CheckReferenceNPS(spec.GetReferenceNps()); err != nil {
-		return nil, err
-	}
-	if err := gamepair.CheckMargins(spec.GetTimeMargin(), spec.GetHangTimeout()); err != nil {
+	if err := gamepair.CheckRun(spec); err != nil {
 		return nil, err
 	}
 	switch {

@@ -25,24 +25,24 @@ import (
 // twice, counts that do not add up, θ outside the ranges) is not served: a
 // tune's θ is the chain of its updates, so one bad row stops the whole
 // tune. The rest loads, and LoadProblems lists it (Kind "tune").
-func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, error) {
+func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, *gamepair.Stored, error) {
 	id := rec.ID
 	row, err := w.store.Tune(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	spec := &arbiterv1.SpsaSpec{}
 	if err := proto.Unmarshal(row.Spec, spec); err != nil {
-		return nil, fmt.Errorf("spec: %w", err)
+		return nil, nil, fmt.Errorf("spec: %w", err)
 	}
 	if row.BatchPairs < 1 || uint64(row.BatchPairs) > max(spec.GetPairs(), 1) || row.BatchPairs > gamepair.MaxBatchPairs {
-		return nil, fmt.Errorf("batch pairs %d: want 1 to %d", row.BatchPairs, min(spec.GetPairs(), gamepair.MaxBatchPairs))
+		return nil, nil, fmt.Errorf("batch pairs %d: want 1 to %d", row.BatchPairs, min(spec.GetPairs(), gamepair.MaxBatchPairs))
 	}
 	var t *tune
 	if rec.State == store.StateRunning {
 		c, err := w.checkSpec(spec, row.BatchPairs)
 		if err != nil {
-			return nil, fmt.Errorf("spec no longer valid: %w", err)
+			return nil, nil, fmt.Errorf("spec no longer valid: %w", err)
 		}
 		t = w.newTune(c)
 	} else {
@@ -51,7 +51,7 @@ func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, error) 
 		spec.BatchPairs = uint32(row.BatchPairs)
 		st, err := spsa.New(configOf(spec))
 		if err != nil {
-			return nil, fmt.Errorf("spec: %w", err)
+			return nil, nil, fmt.Errorf("spec: %w", err)
 		}
 		t = &tune{Job: gamepair.Job{Workers: w.cfg.NewWorkers()}, spec: gamepair.WithoutOpenings(spec), st: st}
 		t.traj.every = max(1, st.Config().Batches()/w.cfg.TrajectoryPoints)
@@ -59,38 +59,27 @@ func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, error) 
 	t.Rec = rec
 	updates, err := w.store.TuneUpdates(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("updates: %w", err)
+		return nil, nil, fmt.Errorf("updates: %w", err)
 	}
-	events, err := w.store.Events(ctx, id)
+	counted, err := w.replay(t, updates)
 	if err != nil {
-		return nil, fmt.Errorf("events: %w", err)
+		return nil, nil, err
 	}
-	if err := w.replay(t, updates, events); err != nil {
-		return nil, err
-	}
-	if !row.PGNsExpired.IsZero() {
-		t.PGNs = 0 // deleted by the retention setting
-	}
-	// Complete but not closed: closed now.
-	over := t.st.Updates() == t.st.Config().Batches()
-	if err := w.Resume(ctx, t, over, zap.Int("updates", t.st.Updates()), zap.Int64("games", t.Results.Games())); err != nil {
-		return nil, err
-	}
-	return t, nil
+	return t, &gamepair.Stored{Counted: counted, PGNsExpired: !row.PGNsExpired.IsZero()}, nil
 }
 
 // replay takes a tune's stored updates in the order they were applied: θ
-// resumes from the last one, and the trajectory, counts and workers are
-// rebuilt. Replaying the recorded results from the start must give the
+// resumes from the last one, the trajectory is rebuilt, and the updates
+// are returned for the Set to count. Replaying the recorded results from the start must give the
 // same θ; when it does not (another build's arithmetic), the stored θ
 // stands and the difference is logged.
-func (w *Workload) replay(t *tune, updates []store.TuneUpdate, events []store.Event) error {
+func (w *Workload) replay(t *tune, updates []store.TuneUpdate) ([]gamepair.Counted, error) {
 	cfg := t.st.Config()
 	seen := make(map[int]bool, len(updates))
 	counted := make([]gamepair.Counted, 0, len(updates))
 	check, err := spsa.New(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	t.traj.add(0, check.Theta())
 	pairs := 0
@@ -99,27 +88,26 @@ func (w *Workload) replay(t *tune, updates []store.TuneUpdate, events []store.Ev
 		c := gamepair.Counted{UnitID: u.UnitID, WorkerID: u.WorkerID, Idx: u.Batch, Pairs: u.Pairs, Penta: u.Penta, Wins: u.Wins,
 			Draws: u.Draws, Losses: u.Losses, Incidents: u.Incidents, LeasedAt: u.LeasedAt, At: u.At, ElapsedMS: u.ElapsedMS}
 		if err := checkUpdate(t, cfg, u, &c, i, seen); err != nil {
-			return err
+			return nil, err
 		}
 		seen[u.Batch] = true
 		if err := check.Apply(u.Batch, int(u.Wins), int(u.Losses)); err != nil {
-			return fmt.Errorf("update %d: %w", u.Seq, err)
+			return nil, fmt.Errorf("update %d: %w", u.Seq, err)
 		}
 		pairs += u.Pairs
 		t.traj.add(i+1, u.Theta)
 		counted = append(counted, c)
 	}
-	w.Replay(&t.Job, counted, events)
 	if n := len(updates); n > 0 {
 		if err := t.st.Restore(updates[n-1].Theta, n, pairs); err != nil {
-			return fmt.Errorf("update %d: %w", n-1, err)
+			return nil, fmt.Errorf("update %d: %w", n-1, err)
 		}
 		if !slices.Equal(check.Theta(), t.st.Theta()) {
 			w.log.Warn("replayed theta differs from the stored one; the stored one stands", zap.String(logging.JobID, t.Rec.ID),
 				zap.Float64s("replayed", check.Theta()), zap.Float64s("stored", t.st.Theta()))
 		}
 	}
-	return nil
+	return counted, nil
 }
 
 // checkUpdate refuses a stored update that does not fit the tune, so that

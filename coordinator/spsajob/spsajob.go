@@ -137,6 +137,7 @@ func New(cfg Config) *Workload {
 				return []zap.Field{zap.Int("updates", t.st.Updates()), zap.Int64("games", t.Results.Games())}
 			},
 			Load:     w.loadTune,
+			Over:     func(t *tune) bool { return t.st.Updates() == t.st.Config().Batches() },
 			Snapshot: w.snapshot,
 		}}
 	w.Init()

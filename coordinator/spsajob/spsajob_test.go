@@ -16,6 +16,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/match/builtin"
@@ -68,19 +69,9 @@ func TestCreateRefusesBadSpecs(t *testing.T) {
 	for _, c := range cases {
 		s := tuneSpec(100, 4)
 		c.mutate(s)
-		_, err := e.C.Create(context.Background(), carol, Kind, s)
-		if apierr.ReasonOf(err) != apierr.ReasonBadInput || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v", c.want, err)
-		} else if len(err.Error()) > 400 {
-			t.Errorf("%s: a %d-byte error", c.want, len(err.Error()))
-		}
+		e.Refused(Kind, s, c.want)
 	}
-	if _, err := e.C.Create(context.Background(), carol, Kind, nil); apierr.ReasonOf(err) != apierr.ReasonBadInput {
-		t.Errorf("no spec: %v", err)
-	}
-	if jobs, _ := e.st.Jobs(context.Background()); len(jobs) != 0 {
-		t.Fatalf("%d jobs stored after refusals", len(jobs))
-	}
+	e.NoneStored(Kind, e.st)
 	// A UCI binary's options are the workers' to check; its parameters
 	// are still checked on their own.
 	s := tuneSpec(100, 4)
@@ -133,7 +124,7 @@ func TestBatchIsAPerturbation(t *testing.T) {
 	slow := e.Worker("slow", gamepair.DefaultReferenceNPS/2)
 	for idx := range 3 {
 		g := e.MustLease(slow)
-		b := batchOf(g)
+		b := gamepairtest.BatchOf(g)
 		if g.Lease.UnitID != gamepair.UnitID(id, idx) || b.GetTestId() != id || b.GetFirstPair() != uint32(4*idx) || len(b.GetOpenings()) != 4 {
 			t.Fatalf("batch %d: %s, first pair %d, %d openings", idx, g.Lease.UnitID, b.GetFirstPair(), len(b.GetOpenings()))
 		}
@@ -162,7 +153,7 @@ func TestBatchIsAPerturbation(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := e.MustLease(slow)
-	for i, o := range batchOf(g).GetOpenings() {
+	for i, o := range gamepairtest.BatchOf(g).GetOpenings() {
 		if !proto.Equal(o, ordered[(12+i)%8]) {
 			t.Errorf("pair %d plays %v, want %v", 12+i, o, ordered[(12+i)%8])
 		}
@@ -198,8 +189,8 @@ func TestReissuedBatchIsAppliedOnce(t *testing.T) {
 	first := e.MustLease(a)
 	e.ExpireAll() // a vanishes mid-batch
 	again := e.MustLease(b)
-	if again.Lease.UnitID != first.Lease.UnitID || !proto.Equal(batchOf(again), batchOf(first)) {
-		t.Fatalf("re-issued batch differs:\n%v\n%v", batchOf(first), batchOf(again))
+	if again.Lease.UnitID != first.Lease.UnitID || !proto.Equal(gamepairtest.BatchOf(again), gamepairtest.BatchOf(first)) {
+		t.Fatalf("re-issued batch differs:\n%v\n%v", gamepairtest.BatchOf(first), gamepairtest.BatchOf(again))
 	}
 	e.MustSubmit(b, again, score(4, 5, 1), core.Accepted)
 	e.MustSubmit(a, first, score(4, 0, 8), core.Duplicate) // late, under its signed lease
@@ -367,7 +358,7 @@ func TestTuneEnds(t *testing.T) {
 	a := e.Worker("a", 0)
 	for i, pairs := range []int{4, 4, 2} {
 		g := e.MustLease(a)
-		if n := len(batchOf(g).GetOpenings()); n != pairs {
+		if n := len(gamepairtest.BatchOf(g).GetOpenings()); n != pairs {
 			t.Fatalf("batch %d has %d pairs, want %d", i, n, pairs)
 		}
 		e.MustSubmit(a, g, score(pairs, 1, 0), core.Accepted)
@@ -496,7 +487,7 @@ func TestConvergesThroughCore(t *testing.T) {
 			g := out[0]
 			out = out[1:]
 			w := ws[slices.IndexFunc(ws, func(w *core.Worker) bool { return w.ID == g.Lease.WorkerID })]
-			if _, err := e.Submit(w, g, m.play(batchOf(g), 1)); err != nil {
+			if _, err := e.Submit(w, g, m.play(gamepairtest.BatchOf(g), 1)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -553,7 +544,7 @@ func TestRealEngineBatches(t *testing.T) {
 	a := e.Worker("a", 0)
 	for range 2 {
 		g := e.MustLease(a)
-		res, err := worker.PlayBatch(context.Background(), batchOf(g), builtin.New)
+		res, err := worker.PlayBatch(context.Background(), gamepairtest.BatchOf(g), builtin.New)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ package gamepairtest
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,8 +16,10 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/sprt"
 )
 
 var (
@@ -67,6 +70,7 @@ func NewDriver(t testing.TB) *Driver { return &Driver{T: t, Clk: NewClock(T0)} }
 type Workload interface {
 	core.Workload
 	SetHost(core.Host)
+	Flush(context.Context) error
 }
 
 // Start (re)starts C over st with wl alone, on the fake clock, its
@@ -149,4 +153,98 @@ func (d *Driver) Job(id string) *arbiterv1.Job {
 func (d *Driver) ExpireAll() {
 	d.Clk.Advance(LeaseDuration + time.Second)
 	d.C.Tick()
+}
+
+// Open (re)opens the store in dir and starts C over the workload that mk
+// makes on it (with a new metrics registry); the store is closed when the
+// test ends.
+func (d *Driver) Open(dir string, mk func(st *store.Store, reg *prometheus.Registry) Workload) *store.Store {
+	d.T.Helper()
+	st, err := store.Open(dir)
+	if err != nil {
+		d.T.Fatal(err)
+	}
+	d.T.Cleanup(func() { st.Close() })
+	reg := prometheus.NewRegistry()
+	d.Start(st, mk(st, reg), reg)
+	return st
+}
+
+// Stop stops the coordinator as a graceful shutdown does (wl's events
+// flushed) and closes st, for a restart on the same store file.
+func (d *Driver) Stop(wl Workload, st *store.Store) {
+	d.T.Helper()
+	if err := wl.Flush(context.Background()); err != nil {
+		d.T.Fatal(err)
+	}
+	d.C.Close()
+	st.Close()
+}
+
+// Refused submits spec of kind as Carol and fails the test unless it is
+// refused as bad input with a short error (at most 400 bytes) that
+// contains want.
+func (d *Driver) Refused(kind string, spec any, want string) {
+	d.T.Helper()
+	_, err := d.C.Create(context.Background(), Carol, kind, spec)
+	if apierr.ReasonOf(err) != apierr.ReasonBadInput || !strings.Contains(err.Error(), want) {
+		d.T.Errorf("%s: %v", want, err)
+	} else if len(err.Error()) > 400 {
+		d.T.Errorf("%s: a %d-byte error", want, len(err.Error()))
+	}
+}
+
+// NoneStored fails the test unless a job of kind without a spec is refused
+// as bad input and st holds no job: what refusals leave.
+func (d *Driver) NoneStored(kind string, st *store.Store) {
+	d.T.Helper()
+	if _, err := d.C.Create(context.Background(), Carol, kind, nil); apierr.ReasonOf(err) != apierr.ReasonBadInput {
+		d.T.Errorf("no spec: %v", err)
+	}
+	if jobs, _ := st.Jobs(context.Background()); len(jobs) != 0 {
+		d.T.Fatalf("%d jobs stored after refusals", len(jobs))
+	}
+}
+
+// BatchOf is the batch of a grant.
+func BatchOf(g core.Grant) *arbiterv1.GamePairBatch {
+	return g.Payload.(*arbiterv1.WorkUnit).GetGamePairs()
+}
+
+// BookMoves are the first moves of the tests' books.
+var BookMoves = []string{"e2e4", "d2d4", "c2c4", "g1f3", "b2b3", "f2f4", "b1c3", "g2g3"}
+
+// PGN is the PGN of every game of the tests' results.
+const PGN = "[Event \"t\"]\n[Result \"*\"]\n\n1. e4 *\n"
+
+// PairResult is a consistent result of a batch whose pair k ends with
+// engine A's outcomes outcomes(k) (A is White in the first game).
+func PairResult(pairs int, outcomes func(k int) (sprt.Outcome, sprt.Outcome)) *arbiterv1.GamePairBatchResult {
+	var res sprt.Results
+	out := &arbiterv1.GamePairBatchResult{}
+	for k := 0; k < pairs; k++ {
+		a1, a2 := outcomes(k)
+		_ = res.AddPair(a1, a2)
+		out.Games = append(out.Games, Outcome(2*k, a1, true), Outcome(2*k+1, a2, false))
+		out.Pgns = append(out.Pgns, PGN, PGN)
+	}
+	p := res.Pentanomial
+	out.Pentanomial = &arbiterv1.Pentanomial{Ll: uint64(p[0]), Ld: uint64(p[1]), Dd: uint64(p[2]), Wd: uint64(p[3]), Ww: uint64(p[4])}
+	out.Wins, out.Draws, out.Losses = uint64(res.Wins), uint64(res.Draws), uint64(res.Losses)
+	return out
+}
+
+// Outcome is game k where engine A (White when aWhite) gets o: wins by
+// mate, draws by repetition.
+func Outcome(k int, o sprt.Outcome, aWhite bool) *arbiterv1.GameOutcome {
+	g := &arbiterv1.GameOutcome{GameIndex: uint32(k), Termination: arbiterv1.GameTermination_GAME_TERMINATION_CHECKMATE}
+	switch {
+	case o == sprt.Draw:
+		g.Result, g.Termination = arbiterv1.GameResult_GAME_RESULT_DRAW, arbiterv1.GameTermination_GAME_TERMINATION_REPETITION
+	case (o == sprt.Win) == aWhite:
+		g.Result = arbiterv1.GameResult_GAME_RESULT_WHITE_WINS
+	default:
+		g.Result = arbiterv1.GameResult_GAME_RESULT_BLACK_WINS
+	}
+	return g
 }
