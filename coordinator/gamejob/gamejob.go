@@ -155,6 +155,7 @@ func New(cfg Config) *Workload {
 			Load:     w.loadTest,
 			Over:     (*test).over,
 			Snapshot: w.snapshot,
+			Submit:   w.submit,
 		}}
 	w.Init()
 	w.metrics.register(cfg.Registerer, cfg.Games == nil, w)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
@@ -21,46 +20,22 @@ var (
 	admin = identity.Bootstrap
 )
 
-// env is a workload in a core with a fake clock and a real SQLite store in
-// a temporary directory.
+// env is a test workload in a core with a fake clock and a real SQLite
+// store in a temporary directory.
 type env struct {
-	// Driver holds the core (C) and its fake clock (Clk).
-	*gamepairtest.Driver
-
-	t   *testing.T
-	dir string
-	cfg Config
-	st  *store.Store
-	wl  *Workload
-	reg *prometheus.Registry
+	*gamepairtest.Env[Config, *Workload]
 }
 
 func newEnv(t *testing.T, cfg Config) *env {
 	t.Helper()
-	e := &env{Driver: gamepairtest.NewDriver(t), t: t, dir: t.TempDir(), cfg: cfg}
-	e.open()
-	return e
-}
-
-// open (re)starts the store, the workload and the core from the directory.
-func (e *env) open() {
-	e.st = e.Open(e.dir, func(st *store.Store, reg *prometheus.Registry) gamepairtest.Workload {
-		cfg := e.cfg
-		cfg.Store, cfg.Now, cfg.Registerer = st, e.Clk.Now, reg
-		e.wl, e.reg = New(cfg), reg
-		return e.wl
-	})
-}
-
-// restart stops the coordinator (events flushed) and starts it again on
-// the same store file.
-func (e *env) restart() {
-	e.Stop(e.wl, e.st)
-	e.open()
+	return &env{gamepairtest.NewEnv(t, cfg, func(cfg Config, st *store.Store, now func() time.Time, reg *prometheus.Registry) *Workload {
+		cfg.Store, cfg.Now, cfg.Registerer = st, now, reg
+		return New(cfg)
+	})}
 }
 
 func (e *env) create(spec *arbiterv1.MatchSpec) string {
-	e.t.Helper()
+	e.T.Helper()
 	return e.Create(Kind, spec)
 }
 
@@ -72,11 +47,10 @@ func matchSpec(games uint64, batchPairs uint32, n int) *arbiterv1.MatchSpec {
 		ops[i] = &arbiterv1.Opening{Index: uint32(i), MovesUci: []string{gamepairtest.BookMoves[i%len(gamepairtest.BookMoves)]}}
 	}
 	return &arbiterv1.MatchSpec{
-		EngineA: &arbiterv1.EngineSpec{Name: "new", Command: "embedded"},
-		EngineB: &arbiterv1.EngineSpec{Name: "base", Command: "embedded"},
-		TimeControl: &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Clock{Clock: &arbiterv1.ClockControl{
-			Base: durationpb.New(10 * time.Second), Increment: durationpb.New(100 * time.Millisecond)}}},
-		Openings: ops, BookName: "test book", BookOrder: "sequential", Seed: 7, Games: games, BatchPairs: batchPairs,
+		EngineA:     &arbiterv1.EngineSpec{Name: "new", Command: "embedded"},
+		EngineB:     &arbiterv1.EngineSpec{Name: "base", Command: "embedded"},
+		TimeControl: gamepairtest.BaseInc(10*time.Second, 100*time.Millisecond),
+		Openings:    ops, BookName: "test book", BookOrder: "sequential", Seed: 7, Games: games, BatchPairs: batchPairs,
 	}
 }
 
@@ -111,14 +85,14 @@ func withIncidents(r *arbiterv1.GamePairBatchResult, k arbiterv1.IncidentKind, n
 
 // storedBatches counts a test's stored batches and games.
 func (e *env) storedBatches(id string) (batches, pgns int) {
-	e.t.Helper()
-	bs, err := e.st.Batches(context.Background(), id)
+	e.T.Helper()
+	bs, err := e.St.Batches(context.Background(), id)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
-	n, err := e.st.CountPGNs(context.Background(), id)
+	n, err := e.St.CountPGNs(context.Background(), id)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return len(bs), int(n)
 }

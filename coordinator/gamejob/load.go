@@ -25,23 +25,36 @@ import (
 // offers the batch again. Running tests resume: counted batches stay
 // counted, every other batch is open again.
 func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, *gamepair.Stored, error) {
-	id := rec.ID
-	row, err := w.store.Test(ctx, id)
+	row, err := w.store.Test(ctx, rec.ID)
 	if err != nil {
 		return nil, nil, err
 	}
+	t, err := w.testOf(rec, row)
+	if err != nil {
+		return nil, nil, err
+	}
+	batches, err := w.store.Batches(ctx, rec.ID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("batches: %w", err)
+	}
+	return t, &gamepair.Stored{Counted: w.checkBatches(t, batches), PGNsExpired: !row.PGNsExpired.IsZero()}, nil
+}
+
+// testOf is a test in memory from its stored row: a running one's spec is
+// checked again and its book read; a finished one only shows its snapshot.
+func (w *Workload) testOf(rec *store.Job, row *store.Test) (*test, error) {
 	spec := &arbiterv1.MatchSpec{}
 	if err := proto.Unmarshal(row.Spec, spec); err != nil {
-		return nil, nil, fmt.Errorf("spec: %w", err)
+		return nil, fmt.Errorf("spec: %w", err)
 	}
 	if row.BatchPairs < 1 || row.BatchPairs > maxStoredBatchPairs {
-		return nil, nil, fmt.Errorf("batch pairs %d: want 1 to %d", row.BatchPairs, maxStoredBatchPairs)
+		return nil, fmt.Errorf("batch pairs %d: want 1 to %d", row.BatchPairs, maxStoredBatchPairs)
 	}
 	var t *test
 	if rec.State == store.StateRunning {
 		c, err := w.checkSpec(spec, maxStoredBatchPairs)
 		if err != nil {
-			return nil, nil, fmt.Errorf("spec no longer valid: %w", err)
+			return nil, fmt.Errorf("spec no longer valid: %w", err)
 		}
 		c.batchPairs = row.BatchPairs // the SPRT's batch size, as stored
 		t = w.newTest(c)
@@ -50,7 +63,7 @@ func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, *gamepa
 		// again.
 		games := spec.GetGames()
 		if games%2 != 0 || games > MaxGames {
-			return nil, nil, fmt.Errorf("games %d: want an even number up to %d", games, MaxGames)
+			return nil, fmt.Errorf("games %d: want an even number up to %d", games, MaxGames)
 		}
 		t = &test{Job: gamepair.Job{Workers: w.cfg.NewWorkers()}, spec: gamepair.WithoutOpenings(spec), batchPairs: row.BatchPairs,
 			totalPairs: int(games / 2)}
@@ -60,15 +73,11 @@ func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, *gamepa
 	if row.SPRT != "" {
 		var seq sprt.Sequential
 		if err := json.Unmarshal([]byte(row.SPRT), &seq); err != nil {
-			return nil, nil, fmt.Errorf("sprt state: %w", err)
+			return nil, fmt.Errorf("sprt state: %w", err)
 		}
 		t.seq = &seq
 	}
-	batches, err := w.store.Batches(ctx, id)
-	if err != nil {
-		return nil, nil, fmt.Errorf("batches: %w", err)
-	}
-	return t, &gamepair.Stored{Counted: w.checkBatches(t, batches), PGNsExpired: !row.PGNsExpired.IsZero()}, nil
+	return t, nil
 }
 
 // over reports whether a loaded test is decided or complete.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
@@ -54,13 +53,13 @@ func TestBatchesInOrderAndReissued(t *testing.T) {
 	if len(first) != 0 {
 		t.Fatalf("not re-issued: %v", first)
 	}
-	if err := e.wl.Flush(context.Background()); err != nil {
+	if err := e.WL.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if w := workerRow(e.Job(id), a.ID); w == nil || w.GetDisconnects() != 3 || w.GetName() != "a" {
 		t.Fatalf("worker a after 3 lost leases: %v", w)
 	}
-	evs, _ := e.st.Events(context.Background(), id)
+	evs, _ := e.St.Events(context.Background(), id)
 	if len(evs) != 3 || evs[0].Kind != gamepair.EvDisconnect || evs[0].WorkerID != a.ID {
 		t.Fatalf("stored events: %+v", evs)
 	}
@@ -87,7 +86,7 @@ func TestTimeScaling(t *testing.T) {
 	e.C.Cancel(context.Background(), admin, clockTest, "next")
 
 	mt := matchSpec(100, 1, 4)
-	mt.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_MoveTime{MoveTime: durationpb.New(100 * time.Millisecond)}}
+	mt.TimeControl = gamepairtest.MoveTime(100 * time.Millisecond)
 	e.create(mt)
 	slow := e.Worker("slow", DefaultReferenceNPS/4)
 	if gp := gamepairtest.BatchOf(e.MustLease(slow)); gp.GetTimeControl().GetMoveTime().AsDuration() != 400*time.Millisecond || gp.GetTimeScale() != 4 {
@@ -97,7 +96,7 @@ func TestTimeScaling(t *testing.T) {
 		{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 5000}},
 		{Kind: &arbiterv1.TimeControl_Depth{Depth: 6}},
 	} {
-		for _, j := range e.wl.SPRTStates() {
+		for _, j := range e.WL.SPRTStates() {
 			e.C.Cancel(context.Background(), admin, j.TestID, "next")
 		}
 		s := matchSpec(100, 1, 4)
@@ -158,7 +157,7 @@ func TestCannotRun(t *testing.T) {
 	if r == nil || !r.GetExcluded() || r.GetReason() != "cannot run the test: "+why {
 		t.Fatalf("status of the refusing worker: %v", r)
 	}
-	e.restart()
+	e.Restart()
 	if r := workerRow(e.Job(id), a.ID); r == nil || !r.GetExcluded() || !strings.Contains(r.GetReason(), why) {
 		t.Fatalf("after a restart: %v", r)
 	}
@@ -215,7 +214,7 @@ func TestExclusion(t *testing.T) {
 
 	// Exclusions survive a restart, with their reasons.
 	before := e.Job(id)
-	e.restart()
+	e.Restart()
 	if after := e.Job(id); !proto.Equal(before.GetMatchProgress(), after.GetMatchProgress()) {
 		t.Fatalf("status changed across a restart:\nbefore %v\nafter  %v", before.GetMatchProgress(), after.GetMatchProgress())
 	}
@@ -238,7 +237,7 @@ func TestExclusionReasonSurvivesRestart(t *testing.T) {
 	if !r.GetExcluded() || !strings.Contains(r.GetReason(), "2 worker-caused incidents (time losses, hangs, lost leases) in its last 5 games") {
 		t.Fatalf("after a time loss, a lost lease and a clean batch: %v", r)
 	}
-	e.restart()
+	e.Restart()
 	if after := workerRow(e.Job(id), w.ID); !proto.Equal(r, after) {
 		t.Fatalf("across a restart:\nbefore %v\nafter  %v", r, after)
 	}
@@ -249,10 +248,7 @@ func TestExclusionReasonSurvivesRestart(t *testing.T) {
 // factor as the test's clock, and sent only to workers that play it.
 func TestPerEngineTimeControls(t *testing.T) {
 	e := newEnv(t, Config{})
-	clock := func(base, inc time.Duration) *arbiterv1.TimeControl {
-		return &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Clock{Clock: &arbiterv1.ClockControl{
-			Base: durationpb.New(base), Increment: durationpb.New(inc)}}}
-	}
+	clock := gamepairtest.BaseInc
 	for _, c := range []struct {
 		want   string
 		mutate func(s *arbiterv1.MatchSpec)
@@ -277,7 +273,7 @@ func TestPerEngineTimeControls(t *testing.T) {
 			t.Errorf("%s: %v", c.want, err)
 		}
 	}
-	if jobs, _ := e.st.Jobs(context.Background()); len(jobs) != 0 {
+	if jobs, _ := e.St.Jobs(context.Background()); len(jobs) != 0 {
 		t.Fatalf("%d jobs stored after refusals", len(jobs))
 	}
 
@@ -310,7 +306,7 @@ func TestPerEngineTimeControls(t *testing.T) {
 	// scaled, and the batch is sized for base's longer games.
 	s = matchSpec(1000, 0, 4)
 	s.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 1000}}
-	s.EngineB.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_MoveTime{MoveTime: durationpb.New(100 * time.Millisecond)}}
+	s.EngineB.TimeControl = gamepairtest.MoveTime(100 * time.Millisecond)
 	id = e.create(s)
 	gp = gamepairtest.BatchOf(e.MustLease(w))
 	if gp.GetTimeScale() != 2 || gp.GetTimeControl().GetNodes() != 1000 || gp.GetEngineB().GetTimeControl().GetMoveTime().AsDuration() != 200*time.Millisecond {

@@ -5,11 +5,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/logging"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
@@ -133,52 +131,45 @@ func batchCount(totalPairs, batchPairs int) int {
 	return MaxPairs / batchPairs
 }
 
-// Create implements core.Workload: spec is a *arbiterv1.MatchSpec. Nothing
-// is stored when the spec is refused.
-func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (core.JobRef, error) {
+// submit checks a submitted test (gamepair.Hooks.Submit): spec is a
+// *arbiterv1.MatchSpec, its uploaded engines are completed from the
+// artifact store before the check, so that the spec stored is complete.
+func (w *Workload) submit(specAny any) (*gamepair.Submission[*test], error) {
 	spec, err := gamepair.SpecOf[*arbiterv1.MatchSpec](specAny, "match spec")
 	if err != nil {
-		return core.JobRef{}, err
+		return nil, err
 	}
 	if err := w.resolveArtifacts(spec); err != nil {
-		return core.JobRef{}, w.Refused(err)
+		return nil, err
 	}
 	if err := w.checkVerifies(spec); err != nil {
-		return core.JobRef{}, w.Refused(err)
+		return nil, err
 	}
 	c, err := w.checkSpec(spec, MaxBatchPairs)
 	if err != nil {
-		return core.JobRef{}, w.Refused(err)
-	}
-	specBytes, err := gamepair.EncodeSpec(spec)
-	if err != nil {
-		return core.JobRef{}, err
+		return nil, err
 	}
 	t := w.newTest(c)
 	if c.params != nil {
 		if t.seq, err = sprt.NewSequential(*c.params, int64(c.batchPairs)); err != nil {
-			return core.JobRef{}, apierr.Invalid("sprt: %s", brief(err))
+			return nil, apierr.Invalid("sprt: %s", brief(err))
 		}
 	}
 	seq, err := seqJSON(t.seq)
 	if err != nil {
-		return core.JobRef{}, apierr.New(apierr.Internal, apierr.ReasonInternal, "%v", err)
+		return nil, apierr.New(apierr.Internal, apierr.ReasonInternal, "%v", err)
 	}
-	t.Rec = w.NewRecord("s", c.kind, spec, submitter)
+	sub := &gamepair.Submission[*test]{Job: t, Kind: c.kind, Prefix: "s", Spec: spec,
+		Write: func(ctx context.Context, rec *store.Job, b []byte) error {
+			return w.store.CreateTest(ctx, rec, &store.Test{JobID: rec.ID, Spec: b, BatchPairs: c.batchPairs, SPRT: seq})
+		},
+		Log: []zap.Field{zap.String("kind", c.kind), zap.String("engine_a", spec.GetEngineA().GetName()),
+			zap.String("engine_b", spec.GetEngineB().GetName()), zap.Int("openings", len(c.openings)),
+			zap.Int("batch_pairs", c.batchPairs), zap.Int("pairs", c.totalPairs)}}
 	if c.totalPairs > 0 {
-		t.Rec.UnitsTotal = t.nBatches
+		sub.UnitsTotal = t.nBatches
 	}
-	ref, err := w.Add(ctx, t, func(ctx context.Context) error {
-		return w.store.CreateTest(ctx, t.Rec, &store.Test{JobID: t.Rec.ID, Spec: specBytes, BatchPairs: c.batchPairs, SPRT: seq})
-	})
-	if err != nil {
-		return core.JobRef{}, err
-	}
-	w.log.Info("test submitted", zap.String(logging.JobID, ref.ID), zap.String("kind", c.kind),
-		zap.String("engine_a", spec.GetEngineA().GetName()), zap.String("engine_b", spec.GetEngineB().GetName()),
-		zap.Int("openings", len(c.openings)), zap.Int("batch_pairs", c.batchPairs), zap.Int("pairs", c.totalPairs),
-		zap.Int32("priority", spec.GetPriority()), zap.Float64("throughput", spec.GetThroughput()), zap.String("submitter", submitter))
-	return ref, nil
+	return sub, nil
 }
 
 // newTest is a running test's memory for a validated spec (rec, seq and

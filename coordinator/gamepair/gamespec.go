@@ -1,9 +1,11 @@
 package gamepair
 
 import (
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/arbiter-chess/arbiter/internal/apierr"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -18,6 +20,7 @@ type GameSpec interface {
 	GetSeed() uint64
 	GetBookStart() uint32
 	GetChess960() bool
+	GetPriority() int32
 	GetThroughput() float64
 	GetReferenceNps() uint64
 	GetTimeMargin() *durationpb.Duration
@@ -53,4 +56,16 @@ func CheckRun(spec GameSpec) error {
 		return err
 	}
 	return CheckMargins(spec.GetTimeMargin(), spec.GetHangTimeout())
+}
+
+// encodeSpec is a checked spec as stored: without openings_count, which
+// the coordinator fills in for snapshots.
+func encodeSpec(spec GameSpec) ([]byte, error) {
+	m := spec.ProtoReflect()
+	m.Clear(m.Descriptor().Fields().ByName("openings_count"))
+	b, err := proto.Marshal(spec)
+	if err != nil {
+		return nil, apierr.New(apierr.Internal, apierr.ReasonInternal, "encode spec: %v", err)
+	}
+	return b, nil
 }

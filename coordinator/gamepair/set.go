@@ -98,8 +98,9 @@ type Entry interface {
 	Base() *Job
 }
 
-// Hooks are what a Set asks of its workload about its kind of job. Each is
-// called with Mu held.
+// Hooks are what a Set asks of its workload about its kind of job. Those
+// that read or change a job in memory are called with Mu held; Submit,
+// Load and Over are called while the job is not yet served.
 type Hooks[J Entry] struct {
 	// Engines are the two engines of j's batches: a worker must be able to
 	// run both, and an artifact they use is in use.
@@ -120,6 +121,9 @@ type Hooks[J Entry] struct {
 	// Over reports whether running job j, loaded, is over (decided or
 	// complete) though not closed when the coordinator stopped.
 	Over func(j J) bool
+	// Submit checks a submitted spec (Create's argument) and makes the
+	// job; its record is the Set's to make. It is called without Mu.
+	Submit func(specAny any) (*Submission[J], error)
 	// Snapshot adds j's own to its snapshot (out has the Job's part).
 	Snapshot func(j J, out *arbiterv1.Job)
 }

@@ -6,11 +6,9 @@ import (
 	"slices"
 
 	"go.uber.org/zap"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 )
 
@@ -152,56 +150,4 @@ func (s *Set[J]) replay(j *Job, counted []Counted, events []store.Event) {
 		}
 	}
 	j.Workers.Replay(played, events)
-}
-
-// RecordSpec is what a new job's record takes from its spec.
-type RecordSpec interface {
-	GetChess960() bool
-	GetPriority() int32
-	GetThroughput() float64
-}
-
-// NewRecord is the record of a new running job of kind, its id prefix and
-// six random bytes in hex.
-func (s *Set[J]) NewRecord(prefix, kind string, spec RecordSpec, submitter string) *store.Job {
-	return &store.Job{ID: randomID(prefix, 6), Kind: kind, State: store.StateRunning, CreatedAt: s.Now(), Chess960: spec.GetChess960(),
-		RootMoves: []string{}, Submitter: submitter, Priority: spec.GetPriority(), Throughput: spec.GetThroughput()}
-}
-
-// EncodeSpec is a checked spec as stored: without openings_count, which
-// the coordinator fills in for snapshots.
-func EncodeSpec[S BookSpec](spec S) ([]byte, error) {
-	m := spec.ProtoReflect()
-	m.Clear(m.Descriptor().Fields().ByName("openings_count"))
-	b, err := proto.Marshal(spec)
-	if err != nil {
-		return nil, apierr.New(apierr.Internal, apierr.ReasonInternal, "encode spec: %v", err)
-	}
-	return b, nil
-}
-
-// Refused logs a refused submission and returns its error.
-func (s *Set[J]) Refused(err error) error {
-	s.Logger.Info(s.What+" refused", zap.Error(err))
-	return err
-}
-
-// Add stores a new running job j (its record set) with write, under
-// CommitMu, and then serves it. A store failure is returned as the API's
-// error.
-func (s *Set[J]) Add(ctx context.Context, j J, write func(context.Context) error) (core.JobRef, error) {
-	s.CommitMu.Lock()
-	defer s.CommitMu.Unlock()
-	if err := write(ctx); err != nil {
-		return core.JobRef{}, apierr.Store(err)
-	}
-	r := j.Base().Rec
-	s.Mu.Lock()
-	s.Jobs[r.ID] = j
-	s.Running = append(s.Running, j)
-	s.Mu.Unlock()
-	if s.Host != nil {
-		s.Host.WorkAvailable()
-	}
-	return core.JobRef{ID: r.ID, Seq: r.Seq, Submitter: r.Submitter}, nil
 }

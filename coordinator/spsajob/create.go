@@ -6,11 +6,9 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/logging"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/internal/spsaspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -112,37 +110,27 @@ func sides(e *arbiterv1.EngineSpec) (a, b *arbiterv1.EngineSpec) {
 	return a, b
 }
 
-// Create implements core.Workload: spec is a *arbiterv1.SpsaSpec. Nothing
-// is stored when the spec is refused.
-func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (core.JobRef, error) {
+// submit checks a submitted tune (gamepair.Hooks.Submit): spec is a
+// *arbiterv1.SpsaSpec.
+func (w *Workload) submit(specAny any) (*gamepair.Submission[*tune], error) {
 	spec, err := gamepair.SpecOf[*arbiterv1.SpsaSpec](specAny, "spsa spec")
 	if err != nil {
-		return core.JobRef{}, err
+		return nil, err
 	}
 	// Resolved before the check, so that the spec stored is complete.
 	if err := gamepair.ResolveArtifacts(w.cfg.ResolveArtifact, []string{"engine"}, spec.GetEngine()); err != nil {
-		return core.JobRef{}, w.Refused(err)
+		return nil, err
 	}
 	c, err := w.checkSpec(spec, 0)
 	if err != nil {
-		return core.JobRef{}, w.Refused(err)
-	}
-	specBytes, err := gamepair.EncodeSpec(spec)
-	if err != nil {
-		return core.JobRef{}, err
+		return nil, err
 	}
 	t := w.newTune(c)
-	t.Rec = w.NewRecord("t", Kind, spec, submitter)
-	t.Rec.UnitsTotal = t.Batches.Total()
 	t.traj.add(0, t.st.Theta())
-	ref, err := w.Add(ctx, t, func(ctx context.Context) error {
-		return w.store.CreateTune(ctx, t.Rec, &store.Tune{JobID: t.Rec.ID, Spec: specBytes, BatchPairs: int(spec.GetBatchPairs())})
-	})
-	if err != nil {
-		return core.JobRef{}, err
-	}
-	w.log.Info("tune submitted", zap.String(logging.JobID, ref.ID), zap.String("engine", spec.GetEngine().GetName()),
-		zap.Int("params", len(spec.GetParams())), zap.Uint64("pairs", spec.GetPairs()), zap.Uint32("batch_pairs", spec.GetBatchPairs()),
-		zap.Int("openings", len(c.openings)), zap.Int32("priority", spec.GetPriority()), zap.String("submitter", submitter))
-	return ref, nil
+	return &gamepair.Submission[*tune]{Job: t, Kind: Kind, Prefix: "t", Spec: spec, UnitsTotal: t.Batches.Total(),
+		Write: func(ctx context.Context, rec *store.Job, b []byte) error {
+			return w.store.CreateTune(ctx, rec, &store.Tune{JobID: rec.ID, Spec: b, BatchPairs: int(spec.GetBatchPairs())})
+		},
+		Log: []zap.Field{zap.String("engine", spec.GetEngine().GetName()), zap.Int("params", len(spec.GetParams())),
+			zap.Uint64("pairs", spec.GetPairs()), zap.Uint32("batch_pairs", spec.GetBatchPairs()), zap.Int("openings", len(c.openings))}}, nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
@@ -27,55 +26,34 @@ var (
 )
 
 // env is the workload in a core with a fake clock and a real SQLite store
-// in a temporary directory.
+// in a temporary directory; games is the arbiter_games_total it counts.
 type env struct {
-	// Driver holds the core (C) and its fake clock (Clk).
-	*gamepairtest.Driver
-
-	t     *testing.T
-	dir   string
-	cfg   Config
-	st    *store.Store
-	wl    *Workload
+	*gamepairtest.Env[Config, *Workload]
 	games *gamepair.GameCounter
 }
 
 func newEnv(t *testing.T, cfg Config) *env {
 	t.Helper()
-	e := &env{Driver: gamepairtest.NewDriver(t), t: t, dir: t.TempDir(), cfg: cfg}
-	e.open()
+	e := &env{}
+	e.Env = gamepairtest.NewEnv(t, cfg, func(cfg Config, st *store.Store, now func() time.Time, reg *prometheus.Registry) *Workload {
+		e.games = gamepair.NewGameCounter()
+		reg.MustRegister(e.games.Vec())
+		cfg.Store, cfg.Now, cfg.Games = st, now, e.games
+		return New(cfg)
+	})
 	return e
 }
 
-// open (re)starts the store, the workload and the core from the
-// directory, with a games counter of the test's.
-func (e *env) open() {
-	e.st = e.Open(e.dir, func(st *store.Store, reg *prometheus.Registry) gamepairtest.Workload {
-		e.games = gamepair.NewGameCounter()
-		reg.MustRegister(e.games.Vec())
-		cfg := e.cfg
-		cfg.Store, cfg.Now, cfg.Games = st, e.Clk.Now, e.games
-		e.wl = New(cfg)
-		return e.wl
-	})
-}
-
-// restart is a graceful stop and a start on the same store file.
-func (e *env) restart() {
-	e.Stop(e.wl, e.st)
-	e.open()
-}
-
 func (e *env) create(spec *arbiterv1.SpsaSpec) string {
-	e.t.Helper()
+	e.T.Helper()
 	return e.Create(Kind, spec)
 }
 
 func (e *env) updates(id string) []store.TuneUpdate {
-	e.t.Helper()
-	us, err := e.st.TuneUpdates(context.Background(), id)
+	e.T.Helper()
+	us, err := e.St.TuneUpdates(context.Background(), id)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return us
 }
@@ -94,9 +72,8 @@ func tuneSpec(pairs uint64, batchPairs uint32) *arbiterv1.SpsaSpec {
 			{Name: "FutMargin", Start: 90, Min: 20, Max: 400, CEnd: 10, REnd: 0.002},
 		},
 		Pairs: pairs, BatchPairs: batchPairs,
-		TimeControl: &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Clock{Clock: &arbiterv1.ClockControl{
-			Base: durationpb.New(10 * time.Second), Increment: durationpb.New(100 * time.Millisecond)}}},
-		Openings: ops, BookName: "test book", BookOrder: "random", Seed: 7,
+		TimeControl: gamepairtest.BaseInc(10*time.Second, 100*time.Millisecond),
+		Openings:    ops, BookName: "test book", BookOrder: "random", Seed: 7,
 	}
 }
 

@@ -139,6 +139,7 @@ func New(cfg Config) *Workload {
 			Load:     w.loadTune,
 			Over:     func(t *tune) bool { return t.st.Updates() == t.st.Config().Batches() },
 			Snapshot: w.snapshot,
+			Submit:   w.submit,
 		}}
 	w.Init()
 	return w

@@ -6,12 +6,15 @@ package gamepairtest
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
@@ -155,30 +158,52 @@ func (d *Driver) ExpireAll() {
 	d.C.Tick()
 }
 
-// Open (re)opens the store in dir and starts C over the workload that mk
-// makes on it (with a new metrics registry); the store is closed when the
-// test ends.
-func (d *Driver) Open(dir string, mk func(st *store.Store, reg *prometheus.Registry) Workload) *store.Store {
-	d.T.Helper()
-	st, err := store.Open(dir)
-	if err != nil {
-		d.T.Fatal(err)
-	}
-	d.T.Cleanup(func() { st.Close() })
-	reg := prometheus.NewRegistry()
-	d.Start(st, mk(st, reg), reg)
-	return st
+// Env is a game workload W, made from its config C, in a core on the
+// driver's fake clock, over a real SQLite store in a temporary directory.
+type Env[C any, W Workload] struct {
+	*Driver
+	Dir string
+	Cfg C
+	St  *store.Store
+	WL  W
+	Reg *prometheus.Registry // the metrics of the workload and the core
+	mk  func(cfg C, st *store.Store, now func() time.Time, reg *prometheus.Registry) W
 }
 
-// Stop stops the coordinator as a graceful shutdown does (wl's events
-// flushed) and closes st, for a restart on the same store file.
-func (d *Driver) Stop(wl Workload, st *store.Store) {
-	d.T.Helper()
-	if err := wl.Flush(context.Background()); err != nil {
-		d.T.Fatal(err)
+// NewEnv starts the workload mk makes from cfg (with the store, the clock
+// and the registry to use) in a new directory.
+func NewEnv[C any, W Workload](t testing.TB, cfg C, mk func(cfg C, st *store.Store, now func() time.Time, reg *prometheus.Registry) W) *Env[C, W] {
+	t.Helper()
+	e := &Env[C, W]{Driver: NewDriver(t), Dir: t.TempDir(), Cfg: cfg, mk: mk}
+	e.Open()
+	return e
+}
+
+// Open (re)opens the store, the workload and the core from the directory
+// (after Restart, or after the test closed C and St to edit the file); the
+// store is closed when the test ends.
+func (e *Env[C, W]) Open() {
+	e.T.Helper()
+	st, err := store.Open(e.Dir)
+	if err != nil {
+		e.T.Fatal(err)
 	}
-	d.C.Close()
-	st.Close()
+	e.T.Cleanup(func() { st.Close() })
+	e.St, e.Reg = st, prometheus.NewRegistry()
+	e.WL = e.mk(e.Cfg, st, e.Clk.Now, e.Reg)
+	e.Start(st, e.WL, e.Reg)
+}
+
+// Restart stops the coordinator as a graceful shutdown does (events
+// flushed) and starts it again on the same store file.
+func (e *Env[C, W]) Restart() {
+	e.T.Helper()
+	if err := e.WL.Flush(context.Background()); err != nil {
+		e.T.Fatal(err)
+	}
+	e.C.Close()
+	e.St.Close()
+	e.Open()
 }
 
 // Refused submits spec of kind as Carol and fails the test unless it is
@@ -247,4 +272,32 @@ func Outcome(k int, o sprt.Outcome, aWhite bool) *arbiterv1.GameOutcome {
 		g.Result = arbiterv1.GameResult_GAME_RESULT_BLACK_WINS
 	}
 	return g
+}
+
+// Huge is a string past every limit on what a spec may name.
+var Huge = strings.Repeat("x", 1<<20)
+
+// RefuseEach submits, for each refusal (by what the error must say, a
+// change that gets a valid spec refused), a valid spec from valid changed
+// by it, and fails the test unless each is refused (Refused); then checks
+// that nothing was stored (NoneStored).
+func RefuseEach[S any](d *Driver, kind string, st *store.Store, valid func() S, refusals map[string]func(S)) {
+	d.T.Helper()
+	for _, want := range slices.Sorted(maps.Keys(refusals)) {
+		s := valid()
+		refusals[want](s)
+		d.Refused(kind, s, want)
+	}
+	d.NoneStored(kind, st)
+}
+
+// BaseInc is the time control base+inc (real clocks).
+func BaseInc(base, inc time.Duration) *arbiterv1.TimeControl {
+	return &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Clock{Clock: &arbiterv1.ClockControl{
+		Base: durationpb.New(base), Increment: durationpb.New(inc)}}}
+}
+
+// MoveTime is the time control of d per move.
+func MoveTime(d time.Duration) *arbiterv1.TimeControl {
+	return &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_MoveTime{MoveTime: durationpb.New(d)}}
 }
