@@ -14,9 +14,11 @@
 //     primary key; a second result for a counted batch is answered
 //     DUPLICATE and never added (two plays of a batch legitimately differ
 //     when clocks are involved, so the counts are not compared). A result
-//     (counts, PGNs, the new SPRT
-//     state, events and, when it ends the test, the job's final state) is
-//     committed in one transaction before the worker is acknowledged.
+//     (counts, PGNs, the new SPRT state, events and, when it ends the test,
+//     the job's final state) is committed in one transaction before the
+//     worker is acknowledged (gamepair.Set's commit step, with the SPRT
+//     update as its next-state hook, decided on copies: memory changes only
+//     once the store has it).
 //   - The SPRT (sprt.Sequential, batch size B pairs) sees the cumulative
 //     results after every accepted batch, in acceptance order; its state is
 //     stored with each batch, so a restarted coordinator resumes it exactly.

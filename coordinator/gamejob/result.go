@@ -22,8 +22,6 @@ const (
 	MaxResultPGNBytes = gamepair.MaxResultPGNBytes
 )
 
-func malformed(format string, args ...any) error { return gamepair.Malformed(format, args...) }
-
 // next is the commit step's hook (gamepair.Hooks.Next): t's SPRT after
 // the batch, on copies (memory changes after the commit), the job's final
 // state when the SPRT decides or the last batch of a match is in, and the

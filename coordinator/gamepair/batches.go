@@ -8,7 +8,12 @@ import "time"
 // stored or leased (a lease adopted ahead of it after a restart, a batch
 // counted from a late result), so it never loops over indexes that were not
 // really issued, and each index is passed once. Nothing a peer sends is a
-// loop bound: an index is only looked up. Not safe for concurrent use.
+// loop bound: an index is only looked up. The range is fixed when the
+// tracker is made (a test's games, a tune's pairs, gamejob.MaxPairs worth of
+// batches for an SPRT without a cap on games) and never grows, so an index
+// outside it is refused (InRange) whatever the job. Both game workloads
+// keep one per running job (Job.Batches); a finished job keeps none. Not
+// safe for concurrent use.
 type Batches struct {
 	total  int            // indexes are [0, total)
 	stored map[int]bool   // counted, or held by a stored row

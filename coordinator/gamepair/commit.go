@@ -148,16 +148,16 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	b.count(&a.Counted)
 	fields := append([]zap.Field{zap.Int("pairs", pairs)}, step.Apply()...)
 	if b.Workers.Played(wk.ID, 2*pairs, br.Incidents, exclude) {
-		s.LogExcluded(b, wk.ID, exclude)
+		s.logExcluded(b, wk.ID, exclude)
 	}
 	s.Activity.Note(wk.ID, now, 2*pairs, IncidentCount(br.Incidents))
-	s.Seen(wk)
+	s.seen(wk)
 	if s.Games != nil {
 		s.Games.Observe(br.Games)
 	}
 	log.Info("batch accepted", append(fields, zap.Duration("elapsed", rc.Elapsed))...)
 	if step.Change != nil {
-		s.Finish(j, step.Change)
+		s.finish(j, step.Change)
 		return core.Outcome{Verdict: core.Accepted, EndUnitLeases: true, JobOver: true}, nil
 	}
 	return core.Outcome{Verdict: core.Accepted, EndUnitLeases: true}, nil

@@ -26,7 +26,7 @@ import (
 // The skeleton of a game workload (gamejob's tests, spsajob's tunes): a
 // Set holds a workload's jobs and does for it what does not depend on its
 // kind of job: leasing batches in order (setsched.go), the commit step of
-// a batch result (commit.go), Load and Create (setload.go), Cancel, and
+// a batch result (commit.go), Load (setload.go), Create (setcreate.go), Cancel, and
 // what snapshots and the web read. The workload keeps its own type of job,
 // which embeds Job, and tells the Set what is its own through Hooks.
 //
@@ -167,7 +167,7 @@ type Set[J Entry] struct {
 	Mu       sync.Mutex
 	Jobs     map[string]J // every job, finished ones included
 	Running  []J          // by submission
-	Queue    EventQueue
+	queue    EventQueue
 
 	workers  map[string]WorkerInfo
 	problems []LoadProblem
@@ -177,15 +177,15 @@ type Set[J Entry] struct {
 func (s *Set[J]) Init() {
 	s.Jobs = make(map[string]J)
 	s.workers = make(map[string]WorkerInfo)
-	s.Queue.Init(s.Store, s.Logger)
+	s.queue.Init(s.Store, s.Logger)
 }
 
 // SetHost gives the workload the core to signal (when the core is built
 // after the workload).
 func (s *Set[J]) SetHost(h core.Host) { s.Host = h }
 
-// Seen records what snapshots show of a worker. Caller holds Mu.
-func (s *Set[J]) Seen(wk *core.Worker) {
+// seen records what snapshots show of a worker. Caller holds Mu.
+func (s *Set[J]) seen(wk *core.Worker) {
 	info := WorkerInfo{Name: wk.Name, BenchNPS: wk.Caps.BenchNPS}
 	if s.workers[wk.ID] != info {
 		s.workers[wk.ID] = info
@@ -206,16 +206,16 @@ func (s *Set[J]) WorkerRows(j *Job, scaled bool, refNPS uint64) []*arbiterv1.Wor
 	})
 }
 
-// LogExcluded logs that a worker gets no more batches of j.
-func (s *Set[J]) LogExcluded(j *Job, workerID, reason string) {
+// logExcluded logs that a worker gets no more batches of j.
+func (s *Set[J]) logExcluded(j *Job, workerID, reason string) {
 	s.Logger.Warn("worker excluded from "+s.What, zap.String(logging.JobID, j.Rec.ID), zap.String(logging.WorkerID, workerID),
 		zap.String("reason", reason))
 }
 
-// Finish ends j in memory after the store has its final state: the job
+// finish ends j in memory after the store has its final state: the job
 // leaves the running list and keeps only what its snapshot needs. Caller
 // holds Mu (or is loading).
-func (s *Set[J]) Finish(j J, ch *store.JobChange) {
+func (s *Set[J]) finish(j J, ch *store.JobChange) {
 	b := j.Base()
 	b.Rec.State, b.Rec.Error, b.Rec.FinishedAt = ch.State, ch.Error, ch.FinishedAt
 	if i := slices.Index(s.Running, j); i >= 0 {
@@ -235,12 +235,12 @@ func (s *Set[J]) Cancel(ctx context.Context, jobID, reason string) error {
 	s.CommitMu.Lock()
 	defer s.CommitMu.Unlock()
 	change := &store.JobChange{State: store.StateCancelled, Error: reason, FinishedAt: s.Now()}
-	return Cancel(ctx, s.Store, &s.Mu, s.Jobs, func(j J) *store.Job { return j.Base().Rec }, jobID, change, s.Finish)
+	return Cancel(ctx, s.Store, &s.Mu, s.Jobs, func(j J) *store.Job { return j.Base().Rec }, jobID, change, s.finish)
 }
 
 // Flush writes every queued event; when it returns, every event queued
 // before the call is stored (or its error is returned).
-func (s *Set[J]) Flush(ctx context.Context) error { return s.Queue.Flush(ctx) }
+func (s *Set[J]) Flush(ctx context.Context) error { return s.queue.Flush(ctx) }
 
 // Has reports whether jobID is a job of s (running or finished).
 func (s *Set[J]) Has(jobID string) bool {

@@ -123,7 +123,7 @@ func (s *Set[J]) load(ctx context.Context, rec *store.Job) (J, error) {
 		if err := s.Store.SetJobState(ctx, rec.ID, change); err != nil {
 			return none, NewCloseError(fmt.Errorf("%s: close %s: %w", s.What, rec.ID, err))
 		}
-		s.Finish(j, change)
+		s.finish(j, change)
 		return j, nil
 	}
 	s.Logger.Info(s.What+" resumed", append([]zap.Field{zap.String(logging.JobID, rec.ID)}, s.Hooks.Summary(j)...)...)

@@ -65,7 +65,7 @@ func (s *Set[J]) Take(jobID string, wk *core.Worker, now time.Time) (string, any
 		bs.Drop(idx, wk.ID)
 		return "", nil, false
 	}
-	s.Seen(wk)
+	s.seen(wk)
 	return UnitID(jobID, idx), unit, true
 }
 
@@ -91,16 +91,16 @@ func (s *Set[J]) Ended(l core.Lease, why core.End) {
 		s.Activity.Note(l.WorkerID, now, 0, 1)
 		evs := []store.Event{b.Event(l.UnitID, l.WorkerID, EvDisconnect, "lease "+l.ID+" expired", now)}
 		if reason := b.Workers.LostLease(l.WorkerID); reason != "" {
-			s.LogExcluded(b, l.WorkerID, reason)
+			s.logExcluded(b, l.WorkerID, reason)
 			evs = append(evs, b.Event(l.UnitID, l.WorkerID, EvExcluded, reason, now))
 		}
-		s.Queue.Add(evs...)
+		s.queue.Add(evs...)
 	case why.CannotRun:
 		if b.Workers.Refuse(l.WorkerID, why.Reason) {
 			s.Logger.Warn("worker cannot run "+s.What+"; not offering it again", zap.String(logging.JobID, jobID),
 				zap.String(logging.WorkerID, l.WorkerID), zap.String("reason", why.Reason))
 		}
-		s.Queue.Add(b.Event(l.UnitID, l.WorkerID, EvRefused, why.Reason, now))
+		s.queue.Add(b.Event(l.UnitID, l.WorkerID, EvRefused, why.Reason, now))
 	}
 	if b.Batches.Reopen(idx) && s.Host != nil {
 		s.Host.WorkAvailable()
@@ -138,7 +138,7 @@ func (s *Set[J]) Adopt(l core.Lease, wk *core.Worker) core.Adoption {
 		return core.AdoptLost
 	}
 	j.Base().Batches.Hold(idx, wk.ID, s.Now())
-	s.Seen(wk)
+	s.seen(wk)
 	s.Logger.Info("batch lease adopted", zap.String(logging.JobID, jobID), zap.String(logging.UnitID, l.UnitID),
 		zap.String(logging.WorkerID, wk.ID))
 	return core.AdoptActive

@@ -13,8 +13,9 @@
 //   - One update per accepted batch, none twice: an update is stored (a
 //     row of tune_updates, unique by batch index, with the batch's counts,
 //     games and θ after the update) in one transaction before the worker is
-//     acknowledged; a second result for a stored batch is answered
-//     DUPLICATE and never applied.
+//     acknowledged (gamepair.Set's commit step, with the update as its
+//     next-state hook, computed on a copy of θ); a second result for a
+//     stored batch is answered DUPLICATE and never applied.
 //   - Updates are numbered in the order they were applied (seq), and θ
 //     after each is stored: the record replays to θ exactly (spsa.Replay),
 //     and Load resumes θ, the trajectory and every count where they stood.
