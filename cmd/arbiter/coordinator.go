@@ -56,7 +56,7 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.StringVar(&cfg.Data, "data", "arbiter-data", "data directory (SQLite store)")
 	fl.StringVar(&cfg.Token, "token", "", "bearer token every client and worker must present (default: $"+auth.EnvToken+")")
 	fl.StringVar(&cfg.HTTP, "http", "", "HTTP listen address for the web pages (docs/web.md), /metrics, /healthz and /readyz (default: off)")
-	fl.Float64Var(&cfg.VerifyDefault, "verify-default", 0, "verify fraction for jobs that do not set one (0..1)")
+	fl.Float64Var(&cfg.VerifyDefault, "verify-default", 0.05, "verify fraction for perft jobs that set none, where two or more worker identities are live (0..1; 0: none)")
 	fl.StringVar(&cfg.TLSCert, "tls-cert", "", "TLS certificate (PEM); with --tls-key serves TLS")
 	fl.StringVar(&cfg.TLSKey, "tls-key", "", "TLS private key (PEM)")
 	fl.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "CA (PEM) whose client certificates identify workers (mTLS; needs --tls-cert)")
