@@ -48,12 +48,14 @@ func needsOf(j *arbiterv1.Job) needs {
 
 // withBlocked returns the jobs with the reason why they cannot progress
 // set on each running one that no live worker can take (none connected,
-// or none offering a capability its units need), so that status and
+// none offering a capability its units need, or every one that could
+// refused it), so that status and
 // submit --wait say so at once instead of waiting silently. A reason the
 // workload gave (e.g. verification waiting for a second identity) is
 // kept. Snapshots are copied before they are changed.
 func (js *jobService) withBlocked(jobs ...*arbiterv1.Job) []*arbiterv1.Job {
 	var live []core.Caps // of the live workers, read once
+	var views []core.WorkerView
 	read := false
 	for i, j := range jobs {
 		if j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING || j.GetProgress().GetBlocked() != "" {
@@ -67,11 +69,18 @@ func (js *jobService) withBlocked(jobs ...*arbiterv1.Job) []*arbiterv1.Job {
 			for _, w := range js.core.Workers() {
 				if now.Sub(w.LastSeen) <= within {
 					live = append(live, w.Caps)
+					views = append(views, w)
 				}
 			}
 			read = true
 		}
 		reason := blockedReason(needsOf(j), live)
+		if reason == "" && (j.GetMatch() != nil || j.GetSpsa() != nil) {
+			// Every worker that could run it refused it (its engine did
+			// not start there) or was excluded: StallWatch fails it once
+			// that has lasted, if it never started.
+			reason = refusedReason(j, views)
+		}
 		if reason == "" {
 			continue
 		}
