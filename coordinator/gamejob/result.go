@@ -95,6 +95,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		jobChange = &store.JobChange{State: store.StateDone, FinishedAt: now}
 	}
 	events := gamepair.IncidentEvents(jobID, unit, wk.ID, r.GetIncidents(), now)
+	events = append(events, t.workers.BenchEvent(jobID, unit, wk.ID, wk.Caps.BenchNPS, now)...)
 	exclude := t.workers.Judge(wk.ID, 2*pairs, gamepair.BadGames(br.Incidents))
 	if exclude != "" {
 		events = append(events, eventOf(t, unit, wk.ID, evExcluded, exclude, now))
@@ -118,6 +119,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	t.seq = seq
 	t.pgns += int64(len(br.PGNs))
 	addCounts(&t.results, &t.penta, b)
+	t.workers.NoteBench(wk.ID, wk.Caps.BenchNPS)
 	if t.workers.Played(wk.ID, 2*pairs, br.Incidents, exclude) {
 		w.logExcluded(t, wk.ID, exclude)
 	}

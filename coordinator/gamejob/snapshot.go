@@ -106,10 +106,17 @@ func (w *Workload) progress(t *test) *arbiterv1.MatchProgress {
 	}
 	timed := gamepair.AnyScaled(t.spec.GetTimeControl(), t.spec.GetEngineA(), t.spec.GetEngineB())
 	mp.Workers = t.workers.Rows("test", func(wi *arbiterv1.WorkerIncidents) {
-		if info, ok := w.workers[wi.WorkerId]; ok {
-			wi.Name, wi.BenchNps, wi.TimeScale = info.name, info.benchNPS, 1
+		info, ok := w.workers[wi.WorkerId]
+		if ok {
+			wi.Name = info.name
+			if wi.BenchNps == 0 { // no speed recorded with the test's batches
+				wi.BenchNps = info.benchNPS
+			}
+		}
+		if ok || wi.BenchNps != 0 {
+			wi.TimeScale = 1
 			if timed {
-				wi.TimeScale = w.timeScale(t, info.benchNPS)
+				wi.TimeScale = w.timeScale(t, wi.BenchNps)
 			}
 		}
 	})

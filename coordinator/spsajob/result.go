@@ -84,6 +84,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		jobChange = &store.JobChange{State: store.StateDone, FinishedAt: now}
 	}
 	events := gamepair.IncidentEvents(jobID, unit, wk.ID, r.GetIncidents(), now)
+	events = append(events, t.workers.BenchEvent(jobID, unit, wk.ID, wk.Caps.BenchNPS, now)...)
 	exclude := t.workers.Judge(wk.ID, 2*pairs, gamepair.BadGames(br.Incidents))
 	if exclude != "" {
 		events = append(events, eventOf(t, unit, wk.ID, gamepair.EvExcluded, exclude, now))
@@ -101,6 +102,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	t.batches.Store(idx)
 	t.count(u)
 	t.traj.add(next.Updates(), u.Theta)
+	t.workers.NoteBench(wk.ID, wk.Caps.BenchNPS)
 	if t.workers.Played(wk.ID, 2*pairs, br.Incidents, exclude) {
 		w.logExcluded(t, wk.ID, exclude)
 	}

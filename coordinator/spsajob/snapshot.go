@@ -77,10 +77,17 @@ func (w *Workload) progress(t *tune, leased int) *arbiterv1.SpsaProgress {
 	}
 	timed := gamepair.Scaled(t.spec.GetTimeControl())
 	sp.Workers = t.workers.Rows("tune", func(wi *arbiterv1.WorkerIncidents) {
-		if info, ok := w.workers[wi.WorkerId]; ok {
-			wi.Name, wi.BenchNps, wi.TimeScale = info.name, info.benchNPS, 1
+		info, ok := w.workers[wi.WorkerId]
+		if ok {
+			wi.Name = info.name
+			if wi.BenchNps == 0 { // no speed recorded with the tune's batches
+				wi.BenchNps = info.benchNPS
+			}
+		}
+		if ok || wi.BenchNps != 0 {
+			wi.TimeScale = 1
 			if timed {
-				wi.TimeScale = gamepair.TimeScale(w.referenceNPS(t), info.benchNPS)
+				wi.TimeScale = gamepair.TimeScale(w.referenceNPS(t), wi.BenchNps)
 			}
 		}
 	})
