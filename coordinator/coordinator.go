@@ -35,6 +35,10 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/obs"
 )
 
+// DefaultStartTimeout is how long a test or tune that no connected worker
+// can start waits before it ends failed (Config.StartTimeout).
+const DefaultStartTimeout = grpcapi.DefaultStartTimeout
+
 // Config tunes a coordinator. Zero values take the defaults.
 type Config struct {
 	Store  *store.Store
@@ -57,6 +61,10 @@ type Config struct {
 	// than this (their counts, verdict and updates stay); 0 keeps them forever.
 	// Stored games are gzip-compressed either way.
 	PGNRetention time.Duration
+	// StartTimeout is how long a test or tune that no connected worker can
+	// start waits before it ends failed with the reason
+	// (grpcapi.DefaultStartTimeout).
+	StartTimeout time.Duration
 	// ArtifactMaxBytes caps one uploaded engine artifact
 	// (artifacts.DefaultMaxBytes).
 	ArtifactMaxBytes int64
@@ -172,6 +180,12 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	go func() {
 		defer c.wg.Done()
 		c.Core.Run(runCtx)
+	}()
+	stalls := grpcapi.NewStallWatch(c.Core, cfg.StartTimeout, cfg.Logger)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		stalls.Run(runCtx)
 	}()
 	if cfg.PGNRetention > 0 {
 		c.wg.Add(1)

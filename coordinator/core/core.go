@@ -161,6 +161,21 @@ func (h host) WorkAvailable()          { h.c.wake.signal() }
 func (h host) JobChanged(jobID string) { h.c.reg.changed(jobID) }
 
 func (h host) LiveWorkers(tag string) int {
+	n := 0
+	h.live(tag, func(*Worker) { n++ })
+	return n
+}
+
+func (h host) LiveIdentities(tag string) int {
+	owners := map[string]bool{}
+	h.live(tag, func(w *Worker) { owners[w.Owner] = true })
+	return len(owners)
+}
+
+// live calls f, under the core's lock, for each worker with capability
+// tag seen within the last lease duration, holding a lease or waiting in
+// Lease now.
+func (h host) live(tag string, f func(*Worker)) {
 	c := h.c
 	since := c.cfg.Now().Add(-c.cfg.LeaseDuration)
 	c.mu.Lock()
@@ -169,13 +184,11 @@ func (h host) LiveWorkers(tag string) int {
 	for _, l := range c.leases.All() {
 		busy[l.WorkerID] = true
 	}
-	n := 0
 	for _, w := range c.workers {
 		if w.Has(tag) && (busy[w.ID] || w.waiting > 0 || w.lastSeen.After(since)) {
-			n++
+			f(w)
 		}
 	}
-	return n
 }
 
 // Load reads workers and every workload's jobs from the store.

@@ -596,9 +596,16 @@ func TestLiveWorkers(t *testing.T) {
 	if n := h.LiveWorkers("x"); n != 2 {
 		t.Fatalf("%d live workers with x just registered, want 2", n)
 	}
+	if n := h.LiveIdentities("x"); n != 1 {
+		t.Fatalf("%d live identities with x (two workers of alice), want 1", n)
+	}
+	reg(bob, "d", "x")
+	if n := h.LiveIdentities("x"); n != 2 {
+		t.Fatalf("%d live identities with x (alice's and bob's), want 2", n)
+	}
 	clk.Advance(11 * time.Second)
-	if n := h.LiveWorkers("x"); n != 0 {
-		t.Fatalf("%d live workers with x after a quiet lease duration, want 0", n)
+	if n, m := h.LiveWorkers("x"), h.LiveIdentities("x"); n != 0 || m != 0 {
+		t.Fatalf("%d live workers, %d identities with x after a quiet lease duration, want 0", n, m)
 	}
 	wl.add("j", 1, 0, 1)
 	takeLease(t, c, alice, a)

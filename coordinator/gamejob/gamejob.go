@@ -191,4 +191,7 @@ func seqJSON(s *sprt.Sequential) (string, error) {
 	return string(b), nil
 }
 
-var _ core.Workload = (*Workload)(nil)
+var (
+	_ core.Workload = (*Workload)(nil)
+	_ core.Failer   = (*Workload)(nil)
+)

@@ -131,6 +131,7 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 		return core.Outcome{}, err
 	}
 	events := IncidentEvents(jobID, unit, wk.ID, r.GetIncidents(), now)
+	events = append(events, b.Workers.BenchEvent(jobID, unit, wk.ID, wk.Caps.BenchNPS, now)...)
 	exclude := b.Workers.Judge(wk.ID, 2*pairs, BadGames(br.Incidents))
 	if exclude != "" {
 		events = append(events, b.Event(unit, wk.ID, EvExcluded, exclude, now))
@@ -147,6 +148,7 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	b.Batches.Store(idx)
 	b.count(&a.Counted)
 	fields := append([]zap.Field{zap.Int("pairs", pairs)}, step.Apply()...)
+	b.Workers.NoteBench(wk.ID, wk.Caps.BenchNPS)
 	if b.Workers.Played(wk.ID, 2*pairs, br.Incidents, exclude) {
 		s.logExcluded(b, wk.ID, exclude)
 	}

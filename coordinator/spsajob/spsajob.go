@@ -181,4 +181,7 @@ func optionsWith(base map[string]string, ps []spsa.Param, values []float64) map[
 	return out
 }
 
-var _ core.Workload = (*Workload)(nil)
+var (
+	_ core.Workload = (*Workload)(nil)
+	_ core.Failer   = (*Workload)(nil)
+)

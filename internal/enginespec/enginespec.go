@@ -41,6 +41,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/arbiter-chess/arbiter/match"
 )
@@ -136,6 +138,16 @@ func clip(s string) string {
 		return fmt.Sprintf("%q...", s[:maxQuote])
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// clipKey is a key as an error names it: as given when it is short,
+// printable UTF-8 (every known key, and most option names), else quoted
+// and cut like a value (an option name is the submitter's text).
+func clipKey(k string) string {
+	if len(k) <= maxQuote && utf8.ValidString(k) && strings.IndexFunc(k, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return k
+	}
+	return clip(k)
 }
 
 // item is one key=value of a spec after unquoting; bare is set for an item
@@ -238,7 +250,7 @@ func Parse(s string, use Use) (Spec, error) {
 		k, v := it.key, it.value
 		last = ""
 		bad := func(format string, args ...any) error {
-			return fmt.Errorf("engine spec %s: %s=%s: %s", clip(s), k, clip(v), fmt.Sprintf(format, args...))
+			return fmt.Errorf("engine spec %s: %s=%s: %s", clip(s), clipKey(k), clip(v), fmt.Sprintf(format, args...))
 		}
 		once := func() error {
 			if seen[k] {

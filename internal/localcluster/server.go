@@ -62,6 +62,9 @@ type ServerConfig struct {
 	// PGNRetention deletes the games of tests finished longer ago (0:
 	// keep them).
 	PGNRetention time.Duration
+	// StartTimeout fails a test or tune no connected worker can start
+	// after this long (0: grpcapi.DefaultStartTimeout).
+	StartTimeout time.Duration
 	// Logger (nil: none).
 	Logger *zap.Logger
 	// Registry receives the coordinator's metrics and is served on
@@ -83,6 +86,8 @@ func (c *ServerConfig) Validate() error {
 		return cliexit.Usage("--tls-cert and --tls-key go together")
 	case c.PGNRetention < 0:
 		return cliexit.Usage("--pgn-retention %v: must not be negative", c.PGNRetention)
+	case c.StartTimeout < 0:
+		return cliexit.Usage("--start-timeout %v: must not be negative", c.StartTimeout)
 	case c.LeaseDuration < 100*time.Millisecond:
 		return cliexit.Usage("--lease-duration %v: must be at least 100ms", c.LeaseDuration)
 	case c.UnitDuration <= 0:
@@ -137,7 +142,7 @@ func Serve(cfg ServerConfig) (*Server, error) {
 	}
 	c, err := coordinator.New(context.Background(), coordinator.Config{
 		Store: st, Logger: log, Token: cfg.Token, LeaseDuration: cfg.LeaseDuration, TargetUnitDuration: cfg.UnitDuration,
-		VerifyDefault: cfg.VerifyDefault, Registerer: reg, PGNRetention: cfg.PGNRetention,
+		VerifyDefault: cfg.VerifyDefault, Registerer: reg, PGNRetention: cfg.PGNRetention, StartTimeout: cfg.StartTimeout,
 	})
 	if err != nil {
 		st.Close()
