@@ -39,7 +39,7 @@ func TestPrintPerft(t *testing.T) {
 	}
 	// No unit computed twice: the total says it is unverified, in text,
 	// JSON and status's detail.
-	unchecked := &arbiterv1.Job{JobId: "p0", State: arbiterv1.JobState_JOB_STATE_DONE, Nodes: "8902", Perft: &arbiterv1.PerftSpec{Fen: "F", Depth: 3},
+	unchecked := &arbiterv1.Job{JobId: "p0", Kind: "perft", State: arbiterv1.JobState_JOB_STATE_DONE, Nodes: "8902", Perft: &arbiterv1.PerftSpec{Fen: "F", Depth: 3},
 		Progress: &arbiterv1.JobProgress{UnitsTotal: 4, UnitsDone: 4}}
 	out.Reset()
 	if err := PrintPerft(&out, unchecked, false, false); err != nil || !strings.Contains(out.String(), "Verification: none, the counts are UNVERIFIED") {
