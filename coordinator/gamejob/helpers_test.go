@@ -54,6 +54,9 @@ func (e *env) open() {
 	e.st = st
 	e.reg = prometheus.NewRegistry()
 	cfg := e.cfg
+	// These tests submit made-up games to test scheduling and counting;
+	// gamepair's replay tests and the e2e tests submit real ones.
+	cfg.SkipGameReplay = true
 	cfg.Store, cfg.Now, cfg.Registerer = st, e.Clk.Now, e.reg
 	e.wl = New(cfg)
 	e.Start(st, e.wl, e.reg)

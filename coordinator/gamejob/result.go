@@ -47,10 +47,14 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		return core.Outcome{}, gamepair.UnknownUnit(unit)
 	}
 	_, pairs := t.pairsOf(idx)
+	played := w.batchProto(t, idx, 0).GetGamePairs() // what the worker was sent, to replay its games
 	w.mu.Unlock()
 
 	log := gamepair.ResultLog(w.log, jobID, rc)
 	br, err := gamepair.CheckResult(unit, pairs, r)
+	if err == nil {
+		err = w.cfg.Replay(unit, played, r)
+	}
 	if err != nil {
 		log.Warn("batch result refused", zap.Error(err))
 		return core.Outcome{}, err

@@ -61,6 +61,9 @@ func (e *env) open() {
 	e.games = gamepair.NewGameCounter()
 	reg.MustRegister(e.games.Vec())
 	cfg := e.cfg
+	// These tests submit made-up games to test scheduling and counting;
+	// gamepair's replay tests and the e2e tests submit real ones.
+	cfg.SkipGameReplay = true
 	cfg.Store, cfg.Now, cfg.Games = st, e.Clk.Now, e.games
 	e.wl = New(cfg)
 	e.Start(st, e.wl, reg)

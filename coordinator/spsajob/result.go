@@ -35,10 +35,17 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		return core.Outcome{}, gamepair.UnknownUnit(unit)
 	}
 	_, pairs := t.st.Config().BatchRange(idx)
+	played, err := w.batchProto(t, idx, 0) // what the worker was sent, to replay its games
 	w.mu.Unlock()
+	if err != nil {
+		return core.Outcome{}, apierr.New(apierr.Internal, apierr.ReasonInternal, "unit %s: %v", apierr.Q(unit), err)
+	}
 
 	log := gamepair.ResultLog(w.log, jobID, rc)
 	br, err := gamepair.CheckResult(unit, pairs, r)
+	if err == nil {
+		err = w.cfg.Replay(unit, played.GetGamePairs(), r)
+	}
 	if err != nil {
 		log.Warn("batch result refused", zap.Error(err))
 		return core.Outcome{}, err
