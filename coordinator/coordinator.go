@@ -59,6 +59,9 @@ type Config struct {
 	// ArtifactMaxBytes caps one uploaded engine artifact
 	// (artifacts.DefaultMaxBytes).
 	ArtifactMaxBytes int64
+	// MaxWorkersPerIdentity bounds the worker ids one credential registers
+	// (core.DefaultMaxWorkersPerIdentity).
+	MaxWorkersPerIdentity int
 	// Now is the clock (time.Now).
 	Now func() time.Time
 	// Registerer receives every metric; nil registers none.
@@ -138,7 +141,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	c.Games = gamejob.New(gcfg)
 	c.Tunes = spsajob.New(tcfg)
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,
-		LeaseKey: key, Registerer: cfg.Registerer}, c.Perft, c.Games, c.Tunes, c.Verify)
+		LeaseKey: key, Registerer: cfg.Registerer, MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity}, c.Perft, c.Games, c.Tunes, c.Verify)
 	for _, wl := range []interface{ SetHost(core.Host) }{c.Perft, c.Games, c.Tunes, c.Verify} {
 		wl.SetHost(c.Core.Host())
 	}
