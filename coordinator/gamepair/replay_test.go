@@ -28,9 +28,9 @@ func honestBatch() *arbiterv1.GamePairBatch {
 			{Index: 0, MovesUci: []string{"e2e4", "e7e5", "g1f3"}},
 			{Index: 1, Fen: "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"},
 			{Index: 2, Fen: "7k/5Q2/6K1/8/8/8/8/8 w - - 0 1"},
-			{Index: 3, Fen: "8/8/4k3/8/8/4K3/4N3/8 b - - 0 1"},                                     // insufficient at once
+			{Index: 3, Fen: "8/8/4k3/8/8/4K3/4N3/8 b - - 0 1"},                                   // insufficient at once
 			{Index: 4, Fen: "6k1/5ppp/8/8/8/8/5PPP/3R2K1 b - - 0 1", MovesUci: []string{"h7h6"}}, // a rook up
-			{Index: 5, Fen: "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9"},    // Chess960
+			{Index: 5, Fen: "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9"}, // Chess960
 		},
 		Adjudication: &arbiterv1.Adjudication{MaxMoves: 60, ResignMoveCount: 3, ResignScoreCp: 600, DrawMoveCount: 8, DrawScoreCp: 5, DrawMoveNumber: 30},
 		Seed:         3,
