@@ -8,6 +8,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/gamelabel"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -167,7 +168,7 @@ func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *
 	switch {
 	case len(g.moves) == 0 && len(book) > 0 && o.GetTermination() != arbiterv1.GameTermination_GAME_TERMINATION_CRASH:
 		// Only a game an engine could not start has no moves of its opening.
-		return fmt.Errorf("ends %s without the opening's moves", o.GetTermination())
+		return fmt.Errorf("ends %s without the opening's moves", termWord(o.GetTermination()))
 	case len(g.moves) > 0 && len(g.moves) < len(book):
 		return fmt.Errorf("%d moves, fewer than the opening's %d", len(g.moves), len(book))
 	}
@@ -256,7 +257,7 @@ func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *
 	stm := pos.SideToMove()
 	if adjudicated {
 		if wantEnd := matchspec.EndToProto(adjEnd); claimed != wantEnd || res != adjResult {
-			return fmt.Errorf("ends %s %s; its moves and scores end it by %s, %s", claimed, want, wantEnd, adjResult)
+			return fmt.Errorf("ends %s %s; its moves and scores end it by %s, %s", termWord(claimed), want, termWord(wantEnd), adjResult)
 		}
 		return nil
 	}
@@ -267,9 +268,9 @@ func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *
 		arbiterv1.GameTermination_GAME_TERMINATION_INSUFFICIENT_MATERIAL:
 		if !over || matchspec.EndToProto(rulesEnd) != claimed || rulesResult != res {
 			if !over {
-				return fmt.Errorf("ends %s %s, but the final position is not over by the rules", claimed, want)
+				return fmt.Errorf("ends %s %s, but the final position is not over by the rules", termWord(claimed), want)
 			}
-			return fmt.Errorf("ends %s %s; the final position is %s, %s", claimed, want, rulesEnd, rulesResult)
+			return fmt.Errorf("ends %s %s; the final position is %s, %s", termWord(claimed), want, rulesEnd, rulesResult)
 		}
 		return nil
 	case arbiterv1.GameTermination_GAME_TERMINATION_ADJUDICATION:
@@ -279,7 +280,7 @@ func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *
 	// engine to move was asked for a move (an engine that failed before its
 	// first move may have failed starting the game instead).
 	if over && enginePlies > 0 {
-		return fmt.Errorf("ends %s, but the final position is already %s", claimed, rulesEnd)
+		return fmt.Errorf("ends %s, but the final position is already %s", termWord(claimed), rulesEnd)
 	}
 	switch claimed {
 	case arbiterv1.GameTermination_GAME_TERMINATION_RESIGN:
@@ -306,7 +307,7 @@ func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *
 		return needIncident(incs, sides[stm].name, claimed, arbiterv1.IncidentKind_INCIDENT_KIND_TIME_LOSS, arbiterv1.IncidentKind_INCIDENT_KIND_HANG)
 	case arbiterv1.GameTermination_GAME_TERMINATION_ILLEGAL_MOVE, arbiterv1.GameTermination_GAME_TERMINATION_STALL:
 		if res != lossOf(stm) {
-			return fmt.Errorf("ends %s of the side to move (%s): that is %s, not %s", claimed, colourName(stm), lossOf(stm), want)
+			return fmt.Errorf("ends %s of the side to move (%s): that is %s, not %s", termWord(claimed), colourName(stm), lossOf(stm), want)
 		}
 		if claimed == arbiterv1.GameTermination_GAME_TERMINATION_STALL {
 			return needIncident(incs, sides[stm].name, claimed, arbiterv1.IncidentKind_INCIDENT_KIND_HANG)
@@ -321,14 +322,14 @@ func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *
 			loser = engine.Black
 		case match.BlackWins:
 		default:
-			return fmt.Errorf("ends %s %s: an engine failure loses the game", claimed, want)
+			return fmt.Errorf("ends %s %s: an engine failure loses the game", termWord(claimed), want)
 		}
 		if claimed == arbiterv1.GameTermination_GAME_TERMINATION_CRASH {
 			return needIncident(incs, sides[loser].name, claimed, arbiterv1.IncidentKind_INCIDENT_KIND_CRASH)
 		}
 		return needIncident(incs, sides[loser].name, claimed, anyIncident)
 	}
-	return fmt.Errorf("ends %s, which no game loop writes", claimed)
+	return fmt.Errorf("ends %s, which no game loop writes", termWord(claimed))
 }
 
 // anyIncident matches every incident kind in needIncident.
@@ -351,8 +352,12 @@ func needIncident(incs []incidentOf, engineName string, claimed arbiterv1.GameTe
 			}
 		}
 	}
-	return fmt.Errorf("ends %s of %s, but the batch reports no such incident of it in this game", claimed, apierr.Q(engineName))
+	return fmt.Errorf("ends %s of %s, but the batch reports no such incident of it in this game", termWord(claimed), apierr.Q(engineName))
 }
+
+// termWord names a termination as the metrics do ("checkmate",
+// "time_forfeit").
+func termWord(t arbiterv1.GameTermination) string { return gamelabel.Termination(t) }
 
 // timeForfeitResult is the result of a flag fall of c in pos (FIDE 6.9).
 func timeForfeitResult(pos *engine.Position, c engine.Color) match.Result {
