@@ -191,3 +191,39 @@ func BenchmarkReplayBatch(b *testing.B) {
 	}
 	b.ReportMetric(float64(plies), "plies/batch")
 }
+
+// FuzzReplayGame: whatever a worker sends as a game, the replay answers
+// without panicking, and accepts only what replays.
+func FuzzReplayGame(f *testing.F) {
+	const fen = "7k/5Q2/6K1/8/8/8/8/8 w - - 0 1"
+	mate := func(white, black, res string) string {
+		return "[Event \"x\"]\n[White \"" + white + "\"]\n[Black \"" + black + "\"]\n[Result \"" + res + "\"]\n[SetUp \"1\"]\n[FEN \"" + fen + "\"]\n\n1. Qe8# {+M1/5 0.000s} {White mates} " + res + "\n\n"
+	}
+	f.Add(mate("a", "b", "1-0"), int32(1), int32(1))
+	f.Add("[White \"a\"]\n[Black \"b\"]\n[Result \"1-0\"]\n\n1. e4 *\n", int32(1), int32(1))
+	f.Add("[White \"a\"]\n[Black \"b\"]\n[Result \"1/2-1/2\"]\n[FEN \""+fen+"\"]\n\n1. Qf8+ {+0.00/1 0.1s} Kh7 {-0.00/1\n0.1s} 2. Qf7+ $1 Kh8 1/2-1/2", int32(3), int32(7))
+	b := &arbiterv1.GamePairBatch{
+		EngineA:      &arbiterv1.EngineSpec{Name: "a", Command: "embedded"},
+		EngineB:      &arbiterv1.EngineSpec{Name: "b", Command: "embedded"},
+		TimeControl:  &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 100}},
+		Openings:     []*arbiterv1.Opening{{Fen: fen}},
+		Adjudication: &arbiterv1.Adjudication{DrawMoveCount: 1, DrawScoreCp: 5, ResignMoveCount: 1, ResignScoreCp: 500, MaxMoves: 3},
+	}
+	f.Fuzz(func(t *testing.T, pgn string, result, term int32) {
+		r := &arbiterv1.GamePairBatchResult{
+			Pgns: []string{pgn, mate("b", "a", "1-0")},
+			Games: []*arbiterv1.GameOutcome{
+				{GameIndex: 0, Result: arbiterv1.GameResult(result), Termination: arbiterv1.GameTermination(term)},
+				{GameIndex: 1, Result: arbiterv1.GameResult_GAME_RESULT_WHITE_WINS, Termination: arbiterv1.GameTermination_GAME_TERMINATION_CHECKMATE},
+			},
+			Incidents: []*arbiterv1.Incident{{Kind: arbiterv1.IncidentKind_INCIDENT_KIND_CRASH, Engine: "b"}},
+		}
+		err := gamepair.ReplayBatch("t1.0", b, r)
+		if err != nil && apierr.ReasonOf(err) != apierr.ReasonInvalidGame {
+			t.Fatalf("refused with reason %q: %v", apierr.ReasonOf(err), err)
+		}
+		if err == nil && !strings.Contains(pgn, "#") && arbiterv1.GameTermination(term) == arbiterv1.GameTermination_GAME_TERMINATION_CHECKMATE {
+			t.Fatalf("a mate without a mating move accepted:\n%s", pgn)
+		}
+	})
+}
