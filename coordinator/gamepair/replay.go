@@ -479,6 +479,18 @@ func tagPair(s string) (key, val, rest string, ok bool) {
 	return "", "", "", false
 }
 
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// skipSpace is s without its leading white space (strings.TrimLeft builds
+// a set on every call; this is the replay's inner loop).
+func skipSpace(s string) string {
+	i := 0
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	return s[i:]
+}
+
 var errNotWorkerPGN = errors.New("not a PGN game as workers write them")
 
 // splitPGN reads one game as match.WritePGN writes it: tag pairs, then
@@ -490,7 +502,7 @@ func splitPGN(pgn string) (*gameText, error) {
 	s := pgn
 	// Tag pairs.
 	for {
-		s = strings.TrimLeft(s, " \t\r\n")
+		s = skipSpace(s)
 		if !strings.HasPrefix(s, "[") {
 			break
 		}
@@ -513,7 +525,7 @@ func splitPGN(pgn string) (*gameText, error) {
 	// Movetext.
 	expectComment := false // right after a move: its comment
 	for {
-		s = strings.TrimLeft(s, " \t\r\n")
+		s = skipSpace(s)
 		if s == "" {
 			return nil, fmt.Errorf("%w: no result token", errNotWorkerPGN)
 		}
@@ -532,9 +544,9 @@ func splitPGN(pgn string) (*gameText, error) {
 		case c == '(' || c == ';' || c == '%' || c == '[':
 			return nil, fmt.Errorf("%w: %q in the movetext", errNotWorkerPGN, c)
 		}
-		end := strings.IndexAny(s, " \t\r\n{")
-		if end < 0 {
-			end = len(s)
+		end := 0
+		for end < len(s) && !isSpace(s[end]) && s[end] != '{' {
+			end++
 		}
 		tok := s[:end]
 		s = s[end:]
