@@ -121,6 +121,7 @@ type replayer struct {
 	adj      match.Adjudication
 	chess960 bool
 	hist     []engine.Position
+	text     gameText
 }
 
 // gameText is a PGN split into what a replay reads.
@@ -137,8 +138,8 @@ type moveText struct {
 }
 
 func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *arbiterv1.GameOutcome, incs []incidentOf) error {
-	g, err := splitPGN(pgn)
-	if err != nil {
+	g := &rp.text
+	if err := splitPGN(pgn, g); err != nil {
 		return err
 	}
 	if g.white != sides[0].name || g.black != sides[1].name {
@@ -154,6 +155,7 @@ func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *
 			apierr.Q(g.result), apierr.Q(g.token), apierr.Q(want))
 	}
 
+	var err error
 	pos := engine.StartPosition()
 	if op.GetFen() != "" {
 		if pos, err = engine.ParseFEN(op.GetFen()); err != nil {
@@ -497,8 +499,8 @@ var errNotWorkerPGN = errors.New("not a PGN game as workers write them")
 // movetext of move numbers, SAN moves, brace comments, NAGs and one
 // result token, and nothing after it. Variations and line comments are
 // refused: no worker writes them. The strings returned are slices of pgn.
-func splitPGN(pgn string) (*gameText, error) {
-	g := &gameText{}
+func splitPGN(pgn string, g *gameText) error {
+	*g = gameText{moves: g.moves[:0]}
 	s := pgn
 	// Tag pairs.
 	for {
@@ -508,7 +510,7 @@ func splitPGN(pgn string) (*gameText, error) {
 		}
 		key, val, rest, ok := tagPair(s)
 		if !ok {
-			return nil, fmt.Errorf("%w: tag %s", errNotWorkerPGN, apierr.Quote(s, 80))
+			return fmt.Errorf("%w: tag %s", errNotWorkerPGN, apierr.Quote(s, 80))
 		}
 		s = rest
 		switch key {
@@ -527,13 +529,13 @@ func splitPGN(pgn string) (*gameText, error) {
 	for {
 		s = skipSpace(s)
 		if s == "" {
-			return nil, fmt.Errorf("%w: no result token", errNotWorkerPGN)
+			return fmt.Errorf("%w: no result token", errNotWorkerPGN)
 		}
 		switch c := s[0]; {
 		case c == '{':
 			end := strings.IndexByte(s, '}')
 			if end < 0 {
-				return nil, fmt.Errorf("%w: an unclosed comment", errNotWorkerPGN)
+				return fmt.Errorf("%w: an unclosed comment", errNotWorkerPGN)
 			}
 			if expectComment {
 				g.moves[len(g.moves)-1].comment = s[1:end]
@@ -542,7 +544,7 @@ func splitPGN(pgn string) (*gameText, error) {
 			s = s[end+1:]
 			continue
 		case c == '(' || c == ';' || c == '%' || c == '[':
-			return nil, fmt.Errorf("%w: %q in the movetext", errNotWorkerPGN, c)
+			return fmt.Errorf("%w: %q in the movetext", errNotWorkerPGN, c)
 		}
 		end := 0
 		for end < len(s) && !isSpace(s[end]) && s[end] != '{' {
@@ -553,20 +555,20 @@ func splitPGN(pgn string) (*gameText, error) {
 		switch {
 		case tok == "1-0" || tok == "0-1" || tok == "1/2-1/2" || tok == "*":
 			if strings.TrimSpace(s) != "" {
-				return nil, fmt.Errorf("%w: text after the result token", errNotWorkerPGN)
+				return fmt.Errorf("%w: text after the result token", errNotWorkerPGN)
 			}
 			g.token = tok
-			return g, nil
+			return nil
 		case tok[0] >= '0' && tok[0] <= '9':
 			if n := strings.TrimRight(tok, "."); n == tok || strings.Trim(n, "0123456789") != "" {
-				return nil, fmt.Errorf("%w: %s in the movetext", errNotWorkerPGN, apierr.Quote(tok, 20))
+				return fmt.Errorf("%w: %s in the movetext", errNotWorkerPGN, apierr.Quote(tok, 20))
 			}
 			expectComment = false
 		case tok[0] == '$':
 			// A NAG: no move.
 		default:
 			if len(tok) > 12 {
-				return nil, fmt.Errorf("%w: %s is no move", errNotWorkerPGN, apierr.Quote(tok, 20))
+				return fmt.Errorf("%w: %s is no move", errNotWorkerPGN, apierr.Quote(tok, 20))
 			}
 			g.moves = append(g.moves, moveText{san: tok})
 			expectComment = true
