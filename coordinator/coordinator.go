@@ -68,6 +68,9 @@ type Config struct {
 	// ArtifactMaxBytes caps one uploaded engine artifact
 	// (artifacts.DefaultMaxBytes).
 	ArtifactMaxBytes int64
+	// MaxWorkersPerIdentity bounds the worker ids one credential registers
+	// (core.DefaultMaxWorkersPerIdentity).
+	MaxWorkersPerIdentity int
 	// Now is the clock (time.Now).
 	Now func() time.Time
 	// Registerer receives every metric; nil registers none.
@@ -164,7 +167,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		c.workloads = append(c.workloads, wl)
 	}
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,
-		LeaseKey: key, Registerer: cfg.Registerer}, c.workloads...)
+		LeaseKey: key, Registerer: cfg.Registerer, MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity}, c.workloads...)
 	for _, wl := range c.workloads {
 		if h, ok := wl.(interface{ SetHost(core.Host) }); ok {
 			h.SetHost(c.Core.Host())

@@ -7,7 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/internal/auth"
+	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"github.com/arbiter-chess/arbiter/internal/localcluster"
 )
 
@@ -27,6 +29,9 @@ func newCoordinatorCommand() *cobra.Command {
 			ctx, cancel := signalContext()
 			defer cancel()
 			cfg.Token = resolveToken(cfg.Token)
+			if cfg.MaxWorkersPerIdentity < 1 {
+				return cliexit.Usage("--max-workers-per-identity %d: must be at least 1", cfg.MaxWorkersPerIdentity)
+			}
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
@@ -65,6 +70,8 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.DurationVar(&cfg.UnitDuration, "unit-duration", 2*time.Second, "target compute time of one unit")
 	fl.DurationVar(&cfg.StartTimeout, "start-timeout", coordinator.DefaultStartTimeout, "fail a test or tune that no connected worker can start (none connected, none able, or every able one refused it) after this long")
 	fl.DurationVar(&cfg.PGNRetention, "pgn-retention", 0, "delete the games of tests finished longer ago than this, e.g. 2160h (their counts and verdicts stay; 0: keep)")
+	fl.IntVar(&cfg.MaxWorkersPerIdentity, "max-workers-per-identity", core.DefaultMaxWorkersPerIdentity,
+		"worker ids one credential may register; past it a new name is refused unless one of its workers has been idle a lease duration")
 	webf.add(fl)
 	logs.add(fl, "info")
 	return cmd

@@ -70,9 +70,15 @@ type Config struct {
 	// Registerer receives the core's metrics; nil registers none.
 	Registerer prometheus.Registerer
 	// MaxWorkersPerIdentity bounds the workers one credential registers
-	// (1024).
+	// (DefaultMaxWorkersPerIdentity); the coordinator's
+	// --max-workers-per-identity.
 	MaxWorkersPerIdentity int
 }
+
+// DefaultMaxWorkersPerIdentity is the worker ids one credential may
+// register when the admin sets no limit: a farm's hosts that share one
+// worker token, each with its own name.
+const DefaultMaxWorkersPerIdentity = 1024
 
 func (c *Config) defaults() {
 	if c.Logger == nil {
@@ -91,7 +97,7 @@ func (c *Config) defaults() {
 		c.LeaseKey = []byte(randomHex(32))
 	}
 	if c.MaxWorkersPerIdentity <= 0 {
-		c.MaxWorkersPerIdentity = 1024
+		c.MaxWorkersPerIdentity = DefaultMaxWorkersPerIdentity
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
@@ -88,10 +89,20 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	}
 	b := j.Base()
 	pairs := s.Hooks.Pairs(j, idx)
+	var sent *arbiterv1.WorkUnit // what the worker was sent, to replay its games
+	if s.Replay != nil {
+		if sent, err = s.Hooks.Unit(j, idx, 0); err != nil {
+			s.Mu.Unlock()
+			return core.Outcome{}, apierr.New(apierr.Internal, apierr.ReasonInternal, "unit %s: %v", apierr.Q(unit), err)
+		}
+	}
 	s.Mu.Unlock()
 
 	log := ResultLog(s.Logger, jobID, rc)
 	br, err := CheckResult(unit, pairs, r)
+	if err == nil && s.Replay != nil {
+		err = s.Replay(unit, sent.GetGamePairs(), r)
+	}
 	if err != nil {
 		log.Warn("batch result refused", zap.Error(err))
 		return core.Outcome{}, err

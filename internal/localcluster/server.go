@@ -65,6 +65,9 @@ type ServerConfig struct {
 	// StartTimeout fails a test or tune no connected worker can start
 	// after this long (0: grpcapi.DefaultStartTimeout).
 	StartTimeout time.Duration
+	// MaxWorkersPerIdentity bounds the worker ids one credential
+	// registers (0: core.DefaultMaxWorkersPerIdentity).
+	MaxWorkersPerIdentity int
 	// Logger (nil: none).
 	Logger *zap.Logger
 	// Registry receives the coordinator's metrics and is served on
@@ -74,6 +77,10 @@ type ServerConfig struct {
 	// listener is open, before Serve returns.
 	OnListening func(addr string)
 }
+
+// maxWorkersPerIdentity bounds --max-workers-per-identity: each worker
+// is a few hundred bytes of the coordinator's memory and a row.
+const maxWorkersPerIdentity = 1 << 20
 
 // Validate checks the values that need no I/O.
 func (c *ServerConfig) Validate() error {
@@ -92,6 +99,8 @@ func (c *ServerConfig) Validate() error {
 		return cliexit.Usage("--lease-duration %v: must be at least 100ms", c.LeaseDuration)
 	case c.UnitDuration <= 0:
 		return cliexit.Usage("--unit-duration %v: must be positive", c.UnitDuration)
+	case c.MaxWorkersPerIdentity < 0 || c.MaxWorkersPerIdentity > maxWorkersPerIdentity:
+		return cliexit.Usage("--max-workers-per-identity %d: must be between 1 and %d", c.MaxWorkersPerIdentity, maxWorkersPerIdentity)
 	}
 	return nil
 }
@@ -143,6 +152,7 @@ func Serve(cfg ServerConfig) (*Server, error) {
 	c, err := coordinator.New(context.Background(), coordinator.Config{
 		Store: st, Logger: log, Token: cfg.Token, LeaseDuration: cfg.LeaseDuration, TargetUnitDuration: cfg.UnitDuration,
 		VerifyDefault: cfg.VerifyDefault, Registerer: reg, PGNRetention: cfg.PGNRetention, StartTimeout: cfg.StartTimeout,
+		MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity,
 	})
 	if err != nil {
 		st.Close()
