@@ -28,6 +28,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/grpcapi"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
@@ -59,6 +60,13 @@ type Config struct {
 	// ArtifactMaxBytes caps one uploaded engine artifact
 	// (artifacts.DefaultMaxBytes).
 	ArtifactMaxBytes int64
+	// UploadAbandonAfter is how long an artifact upload may sit idle
+	// before its partial file is removed (artifacts.DefaultAbandonAfter).
+	UploadAbandonAfter time.Duration
+	// Limits bound each non-admin identity (connections, calls, submits,
+	// uploads, artifacts); the zero value limits nothing (the command's
+	// flags default to quota.Defaults).
+	Limits quota.Limits
 	// Now is the clock (time.Now).
 	Now func() time.Time
 	// Registerer receives every metric; nil registers none.
@@ -78,6 +86,7 @@ type Coordinator struct {
 	Artifacts *artifacts.Store
 
 	cfg         Config
+	gate        *quota.Gate
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
 	quarantined int
@@ -125,11 +134,16 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	if tcfg.ReferenceNPS == 0 {
 		tcfg.ReferenceNPS = gcfg.ReferenceNPS
 	}
-	c := &Coordinator{Perft: perft, Verify: verifyjob.New(verifyjob.Config{Logger: cfg.Logger, Now: cfg.Now, Store: cfg.Store}), Credentials: creds, cfg: cfg}
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, fmt.Errorf("coordinator: %w", err)
+	}
+	c := &Coordinator{Perft: perft, Verify: verifyjob.New(verifyjob.Config{Logger: cfg.Logger, Now: cfg.Now, Store: cfg.Store}), Credentials: creds, cfg: cfg,
+		gate: quota.NewGate(cfg.Limits, cfg.Now)}
 	gcfg.JobExists = func(id string) bool { _, ok := c.Core.JobRef(id); return ok }
 	gcfg.TuneExists = func(id string) bool { _, ok := c.Tunes.Describe(id); return ok }
 	c.Artifacts, err = artifacts.New(ctx, artifacts.Config{Store: cfg.Store, Dir: filepath.Join(cfg.Store.Dir(), "artifacts"),
 		MaxBytes: cfg.ArtifactMaxBytes, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer,
+		AbandonAfter: cfg.UploadAbandonAfter, MaxUploadsPerIdentity: cfg.Limits.Uploads, MaxArtifactsPerIdentity: cfg.Limits.Artifacts,
 		InUse: func(sha string) []string { return append(c.Games.UsingArtifact(sha), c.Tunes.UsingArtifact(sha)...) }})
 	if err != nil {
 		return nil, err
@@ -138,7 +152,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	c.Games = gamejob.New(gcfg)
 	c.Tunes = spsajob.New(tcfg)
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,
-		LeaseKey: key, Registerer: cfg.Registerer}, c.Perft, c.Games, c.Tunes, c.Verify)
+		LeaseKey: key, Registerer: cfg.Registerer, Quota: c.gate}, c.Perft, c.Games, c.Tunes, c.Verify)
 	for _, wl := range []interface{ SetHost(core.Host) }{c.Perft, c.Games, c.Tunes, c.Verify} {
 		wl.SetHost(c.Core.Host())
 	}
@@ -152,6 +166,11 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	go func() {
 		defer c.wg.Done()
 		c.Core.Run(runCtx)
+	}()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.Artifacts.RunSweeper(runCtx)
 	}()
 	if cfg.PGNRetention > 0 {
 		c.wg.Add(1)
@@ -235,7 +254,7 @@ func leaseKey(ctx context.Context, st *store.Store) ([]byte, error) {
 // NewGRPCServer builds the gRPC face, serving TLS when tlsCfg is set.
 func (c *Coordinator) NewGRPCServer(tlsCfg *tls.Config) (*grpc.Server, *health.Server, error) {
 	return grpcapi.New(grpcapi.Config{Core: c.Core, Games: c.Games, Tunes: c.Tunes, Verify: c.Verify, Credentials: c.Credentials,
-		Store: c.cfg.Store, Artifacts: c.Artifacts, Logger: c.cfg.Logger, Registerer: c.cfg.Registerer, TLS: tlsCfg})
+		Store: c.cfg.Store, Artifacts: c.Artifacts, Logger: c.cfg.Logger, Registerer: c.cfg.Registerer, TLS: tlsCfg, Gate: c.gate})
 }
 
 // Close stops background work and wakes waiting calls. It does not close

@@ -41,6 +41,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/arbiter-chess/arbiter/coordinator/lease"
+	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
@@ -72,6 +73,8 @@ type Config struct {
 	// MaxWorkersPerIdentity bounds the workers one credential registers
 	// (1024).
 	MaxWorkersPerIdentity int
+	// Quota, when set, paces each identity's submits.
+	Quota *quota.Gate
 }
 
 func (c *Config) defaults() {
@@ -277,6 +280,13 @@ func (c *Core) Create(ctx context.Context, caller identity.Identity, kind string
 	wl := c.byKind[kind]
 	if wl == nil {
 		return JobRef{}, apierr.Invalid("job kind %q is not served here", kind)
+	}
+	if c.cfg.Quota != nil {
+		// Taken before the spec is checked: refused specs cost the
+		// coordinator work too.
+		if err := c.cfg.Quota.Submit(caller); err != nil {
+			return JobRef{}, err
+		}
 	}
 	ref, err := wl.Create(ctx, spec, caller.Name)
 	if err != nil {

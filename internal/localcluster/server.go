@@ -27,6 +27,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/auth"
 	"github.com/arbiter-chess/arbiter/internal/cliexit"
@@ -62,6 +63,12 @@ type ServerConfig struct {
 	// PGNRetention deletes the games of tests finished longer ago (0:
 	// keep them).
 	PGNRetention time.Duration
+	// Limits bound each non-admin identity (zero: none; the coordinator
+	// command's flags default to quota.Defaults).
+	Limits quota.Limits
+	// UploadAbandonAfter removes artifact uploads idle this long (0:
+	// artifacts.DefaultAbandonAfter).
+	UploadAbandonAfter time.Duration
 	// Logger (nil: none).
 	Logger *zap.Logger
 	// Registry receives the coordinator's metrics and is served on
@@ -87,6 +94,11 @@ func (c *ServerConfig) Validate() error {
 		return cliexit.Usage("--lease-duration %v: must be at least 100ms", c.LeaseDuration)
 	case c.UnitDuration <= 0:
 		return cliexit.Usage("--unit-duration %v: must be positive", c.UnitDuration)
+	case c.UploadAbandonAfter < 0:
+		return cliexit.Usage("--upload-abandon-after %v: must not be negative", c.UploadAbandonAfter)
+	}
+	if err := c.Limits.Validate(); err != nil {
+		return cliexit.Usage("%v", err)
 	}
 	return nil
 }
@@ -138,6 +150,7 @@ func Serve(cfg ServerConfig) (*Server, error) {
 	c, err := coordinator.New(context.Background(), coordinator.Config{
 		Store: st, Logger: log, Token: cfg.Token, LeaseDuration: cfg.LeaseDuration, TargetUnitDuration: cfg.UnitDuration,
 		VerifyDefault: cfg.VerifyDefault, Registerer: reg, PGNRetention: cfg.PGNRetention,
+		Limits: cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter,
 	})
 	if err != nil {
 		st.Close()

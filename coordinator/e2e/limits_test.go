@@ -1,0 +1,195 @@
+//go:build unix
+
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/arbiter-chess/arbiter/internal/grpcerr"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// procKiB reads a field (VmRSS, VmHWM) of /proc/PID/status in KiB.
+func procKiB(t *testing.T, pid int, field string) int64 {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", field, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("%s not in /proc/%d/status", field, pid)
+	return 0
+}
+
+// TestWrongRoleBodiesCostNothing is the audit's attack: a valid worker
+// credential sends 40 requests of 15 MB to a client method, concurrently
+// over four connections. The role is checked from the headers, so the
+// coordinator's peak RSS stays under 200 MB and every call is refused
+// PERMISSION_DENIED. The control: the same body with a client credential
+// is read (and refused for what it says, not for who sent it).
+func TestWrongRoleBodiesCostNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends 600 MB over loopback")
+	}
+	addr := freeAddr(t)
+	co := coordinator(t, addr, t.TempDir())
+	pid := co.cmd.Process.Pid
+	workerTok := workerToken(t, addr)
+	clientTok := newCredential(t, addr, "client")
+	huge := &arbiterv1.SubmitMatchRequest{Spec: &arbiterv1.MatchSpec{BookName: strings.Repeat("x", 15<<20)}}
+
+	before := procKiB(t, pid, "VmHWM")
+	const conns, calls = 4, 40
+	var cs []*grpc.ClientConn
+	for range conns {
+		cs = append(cs, dial(t, addr, workerTok))
+	}
+	var wg sync.WaitGroup
+	codesSeen := make(chan codes.Code, calls)
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := arbiterv1.NewJobServiceClient(cs[i%conns]).SubmitMatch(ctxT(t, 60*time.Second), huge)
+			codesSeen <- status.Code(err)
+		}()
+	}
+	wg.Wait()
+	close(codesSeen)
+	for c := range codesSeen {
+		if c != codes.PermissionDenied {
+			t.Errorf("a worker's 15 MB call to SubmitMatch: %v, want PermissionDenied", c)
+		}
+	}
+	peak := procKiB(t, pid, "VmHWM")
+	t.Logf("coordinator peak RSS %d MiB before, %d MiB after 40 × 15 MB with the wrong role", before>>10, peak>>10)
+	if peak > 200<<10 {
+		t.Errorf("coordinator peak RSS %d MiB after wrong-role bodies, want under 200 MiB", peak>>10)
+	}
+
+	// Control: a client may call SubmitMatch, so its body is read; the spec
+	// is refused for its content.
+	_, err := arbiterv1.NewJobServiceClient(dial(t, addr, clientTok)).SubmitMatch(ctxT(t, 60*time.Second), huge)
+	if c := status.Code(err); c == codes.PermissionDenied || c == codes.OK {
+		t.Fatalf("client's SubmitMatch: %v, want refused for its spec", err)
+	}
+	// And a worker's own method works with the same credential.
+	if _, err := arbiterv1.NewWorkerServiceClient(cs[0]).Register(ctxT(t, 10*time.Second),
+		&arbiterv1.RegisterRequest{Name: "limits-control", Capabilities: &arbiterv1.WorkerCapabilities{Cores: 1, HashMb: 16}}); err != nil {
+		t.Fatalf("worker's Register: %v", err)
+	}
+}
+
+// TestSubmitBurstHitsQuota: 1,000 submits in a burst by one client
+// credential are refused past --max-submits-per-minute with
+// RESOURCE_EXHAUSTED naming the limit, and nothing past it is stored.
+func TestSubmitBurstHitsQuota(t *testing.T) {
+	addr := freeAddr(t)
+	data := t.TempDir()
+	coordinator(t, addr, data, "--max-submits-per-minute", "50")
+	conn := dial(t, addr, newCredential(t, addr, "client"))
+	jobs := arbiterv1.NewJobServiceClient(conn)
+	spec := &arbiterv1.PerftSpec{Fen: "8/8/8/8/8/8/8/K1k5 w - - 0 1", Depth: 1}
+	var (
+		mu              sync.Mutex
+		accepted, quota int
+		other           []error
+		wg              sync.WaitGroup
+	)
+	sem := make(chan struct{}, 32)
+	for range 1000 {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			_, err := jobs.SubmitPerft(ctxT(t, 60*time.Second), &arbiterv1.SubmitPerftRequest{Spec: spec})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				accepted++
+			case status.Code(err) == codes.ResourceExhausted && grpcerr.Reason(err) == "QUOTA":
+				quota++
+				if m := status.Convert(err).Message(); quota == 1 && (!strings.Contains(m, "50 submits per minute") || !strings.Contains(m, "--max-submits-per-minute")) {
+					other = append(other, fmt.Errorf("quota message %q does not name the limit and its flag", m))
+				}
+			default:
+				other = append(other, err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range other {
+		t.Error(err)
+	}
+	// The bucket refills at 50 a minute: a slow burst may earn a few more.
+	if accepted < 50 || accepted > 60 || quota != 1000-accepted {
+		t.Fatalf("1000 submits: %d accepted, %d refused by the quota; want 50 (a few more if the burst took seconds) and the rest refused", accepted, quota)
+	}
+	resp, err := jobs.ListJobs(ctxT(t, 10*time.Second), &arbiterv1.ListJobsRequest{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(resp.GetJobs()); n != accepted {
+		t.Fatalf("%d jobs stored, want the %d accepted", n, accepted)
+	}
+	// Control: the admin is not limited.
+	submit(t, dial(t, addr, token), spec)
+}
+
+// TestAbandonedUploadSwept: an upload begun and left half-sent leaves a
+// partial file; a restarted coordinator removes it once it has been idle
+// for --upload-abandon-after, and a fresh upload works.
+func TestAbandonedUploadSwept(t *testing.T) {
+	addr := freeAddr(t)
+	data := t.TempDir()
+	co := coordinator(t, addr, data, "--upload-abandon-after", "2s")
+	arts := arbiterv1.NewArtifactServiceClient(dial(t, addr, newCredential(t, addr, "client")))
+	const sha = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	if _, err := arts.BeginUpload(ctxT(t, 10*time.Second), &arbiterv1.BeginUploadRequest{Sha256: sha, Size: 4 << 20,
+		Kind: arbiterv1.ArtifactKind_ARTIFACT_KIND_BINARY, Name: "abandoned"}); err != nil {
+		t.Fatal(err)
+	}
+	up, err := arts.Upload(ctxT(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := up.Send(&arbiterv1.UploadRequest{Sha256: sha, Offset: 0, Data: make([]byte, 1<<20)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := up.CloseAndRecv(); err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(data, "artifacts", "partial", sha)
+	if _, err := os.Stat(part); err != nil {
+		t.Fatalf("partial file of the abandoned upload: %v", err)
+	}
+	co.kill(t)
+	time.Sleep(2500 * time.Millisecond)
+	coordinator(t, addr, data, "--upload-abandon-after", "2s")
+	if _, err := os.Stat(part); !os.IsNotExist(err) {
+		t.Fatalf("partial file of an upload idle past --upload-abandon-after still there after a restart (stat: %v)", err)
+	}
+}
