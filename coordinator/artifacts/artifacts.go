@@ -50,7 +50,7 @@ const (
 	// DefaultAbandonAfter is how long an upload may sit idle before its
 	// partial file is swept: long enough to resume after a dropped link.
 	DefaultAbandonAfter = time.Hour
-	maxTextBytes = 1024 // name, build command, repository, message
+	maxTextBytes        = 1024 // name, build command, repository, message
 )
 
 // Config is what an artifact store needs.
