@@ -56,8 +56,8 @@ func TestLineBreakInjectionRefused(t *testing.T) {
 	}
 	// SPSA: an option-name injection through a tuned parameter's name.
 	_, err := jobs.SubmitSpsa(ctxT(t, 10*time.Second), &arbiterv1.SubmitSpsaRequest{Spec: &arbiterv1.SpsaSpec{
-		Engine: &arbiterv1.EngineSpec{Name: "t", Command: "/usr/games/stockfish"},
-		Params: []*arbiterv1.SpsaParam{{Name: "Hash\vvalue 1", Start: 16, Min: 1, Max: 64, CEnd: 4, REnd: 0.002}},
+		Engine:      &arbiterv1.EngineSpec{Name: "t", Command: "/usr/games/stockfish"},
+		Params:      []*arbiterv1.SpsaParam{{Name: "Hash\vvalue 1", Start: 16, Min: 1, Max: 64, CEnd: 4, REnd: 0.002}},
 		TimeControl: good.TimeControl, Openings: good.Openings, Pairs: 10, Event: "t",
 	}})
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "control character") {
