@@ -28,6 +28,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/grpcapi"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
@@ -63,6 +64,11 @@ type Config struct {
 	// UploadAbandonAfter is how long an artifact upload may sit idle
 	// before its partial file is removed (artifacts.DefaultAbandonAfter).
 	UploadAbandonAfter time.Duration
+	// PerftMaxNodes, PerftMaxHeldPositions and PerftMaxSplitPositions
+	// bound what a perft job may ask (perftjob.Config; 0: the defaults).
+	PerftMaxNodes          float64
+	PerftMaxHeldPositions  int
+	PerftMaxSplitPositions int
 	// Limits bound each non-admin identity (connections, calls, submits,
 	// uploads, artifacts); the zero value limits nothing (the command's
 	// flags default to quota.Defaults).
@@ -119,7 +125,8 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	}
 	perft := perftjob.New(perftjob.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now,
 		TargetUnitDuration: cfg.TargetUnitDuration, VerifyDefault: cfg.VerifyDefault, Registerer: cfg.Registerer,
-		MinUnits: cfg.MinUnits, MaxPositionsPerUnit: cfg.MaxPositionsPerUnit})
+		MinUnits: cfg.MinUnits, MaxPositionsPerUnit: cfg.MaxPositionsPerUnit,
+		MaxNodes: cfg.PerftMaxNodes, MaxHeldPositions: cfg.PerftMaxHeldPositions, SplitLimits: splitLimits(cfg.PerftMaxSplitPositions)})
 	// One games counter for every workload that plays games.
 	games := gamepair.NewGameCounter()
 	if cfg.Registerer != nil {
@@ -180,6 +187,16 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		}()
 	}
 	return c, nil
+}
+
+// splitLimits is perftsplit.DefaultLimits with maxPositions unique
+// positions per split when set.
+func splitLimits(maxPositions int) perftsplit.Limits {
+	lim := perftsplit.DefaultLimits
+	if maxPositions > 0 {
+		lim.MaxPositions = maxPositions
+	}
+	return lim
 }
 
 // quarantine records and reports the stored records the workloads could

@@ -7,6 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
+	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/internal/auth"
 	"github.com/arbiter-chess/arbiter/internal/localcluster"
@@ -71,6 +73,9 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.IntVar(&cfg.Limits.SubmitsPerMinute, "max-submits-per-minute", cfg.Limits.SubmitsPerMinute, "jobs one non-admin credential may submit per minute, as a burst then evenly (0: no limit)")
 	fl.IntVar(&cfg.Limits.Uploads, "max-uploads-per-identity", cfg.Limits.Uploads, "engine uploads one non-admin credential may have in progress (0: no limit)")
 	fl.IntVar(&cfg.Limits.Artifacts, "max-artifacts-per-identity", cfg.Limits.Artifacts, "engine artifacts one non-admin credential may have stored (0: no limit)")
+	fl.Float64Var(&cfg.PerftMaxNodes, "perft-max-nodes", perftjob.DefaultMaxNodes, "refuse perft jobs whose estimated leaf count is over this (work no farm finishes)")
+	fl.IntVar(&cfg.PerftMaxSplitPositions, "perft-max-split-positions", perftsplit.DefaultLimits.MaxPositions, "unique positions one perft job's split may keep in the coordinator's memory (about 200 bytes each)")
+	fl.IntVar(&cfg.PerftMaxHeldPositions, "perft-max-held-positions", perftjob.DefaultMaxHeldPositions, "split positions all running perft jobs together may keep in the coordinator's memory (reloaded at each start)")
 	fl.DurationVar(&cfg.UploadAbandonAfter, "upload-abandon-after", artifacts.DefaultAbandonAfter, "remove an engine upload's partial file once idle this long (checked at start and every quarter of it)")
 	webf.add(fl)
 	logs.add(fl, "info")

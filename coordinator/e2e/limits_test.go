@@ -193,3 +193,43 @@ func TestAbandonedUploadSwept(t *testing.T) {
 		t.Fatalf("partial file of an upload idle past --upload-abandon-after still there after a restart (stat: %v)", err)
 	}
 }
+
+// TestPerftWorkBounded: depth 20 is refused with its estimate; deep-split
+// jobs are admitted while the positions the running jobs hold stay under
+// --perft-max-held-positions, the next refused naming it; the coordinator
+// stays small and restarts with the admitted jobs.
+func TestPerftWorkBounded(t *testing.T) {
+	addr, data := freeAddr(t), t.TempDir()
+	flags := []string{"--perft-max-held-positions", "12000"}
+	co := coordinator(t, addr, data, flags...)
+	jobs := arbiterv1.NewJobServiceClient(dial(t, addr, newCredential(t, addr, "client")))
+	_, err := jobs.SubmitPerft(ctxT(t, 30*time.Second), &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{Depth: 20}})
+	if m := status.Convert(err).Message(); status.Code(err) != codes.InvalidArgument ||
+		!strings.Contains(m, "depth 20 from this position is about") || !strings.Contains(m, "--perft-max-nodes") {
+		t.Fatalf("depth 20: %v", err)
+	}
+	spec := &arbiterv1.PerftSpec{Depth: 7, SplitPly: 3} // 5,362 unique positions each
+	var ids []string
+	for range 2 {
+		resp, err := jobs.SubmitPerft(ctxT(t, 60*time.Second), &arbiterv1.SubmitPerftRequest{Spec: spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, resp.GetJob().GetJobId())
+	}
+	_, err = jobs.SubmitPerft(ctxT(t, 60*time.Second), &arbiterv1.SubmitPerftRequest{Spec: spec})
+	if m := status.Convert(err).Message(); status.Code(err) != codes.ResourceExhausted || !strings.Contains(m, "the limit is 12000") ||
+		!strings.Contains(m, "--perft-max-held-positions") {
+		t.Fatalf("third deep split: %v", err)
+	}
+	t.Logf("refused: %s; coordinator peak RSS %d MiB", status.Convert(err).Message(), procKiB(t, co.cmd.Process.Pid, "VmHWM")>>10)
+	co.kill(t)
+	began := time.Now()
+	coordinator(t, addr, data, flags...)
+	t.Logf("restart with the two jobs: healthy after %v", time.Since(began).Round(time.Millisecond))
+	for _, id := range ids {
+		if j := getJob(t, dial(t, addr, token), id); j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING {
+			t.Fatalf("job %s after restart: %v", id, j.GetState())
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"math"
 	"net"
 	"net/http"
 	"sync"
@@ -66,6 +67,11 @@ type ServerConfig struct {
 	// Limits bound each non-admin identity (zero: none; the coordinator
 	// command's flags default to quota.Defaults).
 	Limits quota.Limits
+	// PerftMaxNodes, PerftMaxHeldPositions and PerftMaxSplitPositions
+	// bound perft jobs (0: the coordinator's defaults).
+	PerftMaxNodes          float64
+	PerftMaxHeldPositions  int
+	PerftMaxSplitPositions int
 	// UploadAbandonAfter removes artifact uploads idle this long (0:
 	// artifacts.DefaultAbandonAfter).
 	UploadAbandonAfter time.Duration
@@ -96,6 +102,12 @@ func (c *ServerConfig) Validate() error {
 		return cliexit.Usage("--unit-duration %v: must be positive", c.UnitDuration)
 	case c.UploadAbandonAfter < 0:
 		return cliexit.Usage("--upload-abandon-after %v: must not be negative", c.UploadAbandonAfter)
+	case c.PerftMaxNodes < 0 || math.IsNaN(c.PerftMaxNodes) || math.IsInf(c.PerftMaxNodes, 0):
+		return cliexit.Usage("--perft-max-nodes %v: a positive number of leaves, e.g. 1e22", c.PerftMaxNodes)
+	case c.PerftMaxHeldPositions < 0:
+		return cliexit.Usage("--perft-max-held-positions %d: must be positive", c.PerftMaxHeldPositions)
+	case c.PerftMaxSplitPositions < 0:
+		return cliexit.Usage("--perft-max-split-positions %d: must be positive", c.PerftMaxSplitPositions)
 	}
 	if err := c.Limits.Validate(); err != nil {
 		return cliexit.Usage("%v", err)
@@ -150,7 +162,8 @@ func Serve(cfg ServerConfig) (*Server, error) {
 	c, err := coordinator.New(context.Background(), coordinator.Config{
 		Store: st, Logger: log, Token: cfg.Token, LeaseDuration: cfg.LeaseDuration, TargetUnitDuration: cfg.UnitDuration,
 		VerifyDefault: cfg.VerifyDefault, Registerer: reg, PGNRetention: cfg.PGNRetention,
-		Limits: cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter,
+		Limits: cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
+		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
 	})
 	if err != nil {
 		st.Close()
