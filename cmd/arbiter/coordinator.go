@@ -71,6 +71,7 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.IntVar(&cfg.Limits.Connections, "max-connections-per-identity", cfg.Limits.Connections, "open connections one non-admin credential may hold (0: no limit)")
 	fl.IntVar(&cfg.Limits.Calls, "max-calls-per-identity", cfg.Limits.Calls, "calls in progress one non-admin credential may have over all its connections; also bounds the request memory it can pin (0: no limit)")
 	fl.IntVar(&cfg.Limits.SubmitsPerMinute, "max-submits-per-minute", cfg.Limits.SubmitsPerMinute, "jobs one non-admin credential may submit per minute, as a burst then evenly (0: no limit)")
+	fl.IntVar(&cfg.Limits.RunningJobs, "max-running-jobs-per-identity", cfg.Limits.RunningJobs, "unfinished jobs (perft, tests, tunes) one non-admin credential may own (0: no limit)")
 	fl.IntVar(&cfg.Limits.Uploads, "max-uploads-per-identity", cfg.Limits.Uploads, "engine uploads one non-admin credential may have in progress (0: no limit)")
 	fl.IntVar(&cfg.Limits.Artifacts, "max-artifacts-per-identity", cfg.Limits.Artifacts, "engine artifacts one non-admin credential may have stored (0: no limit)")
 	fl.Float64Var(&cfg.PerftMaxNodes, "perft-max-nodes", perftjob.DefaultMaxNodes, "refuse perft jobs whose estimated leaf count is over this (work no farm finishes)")

@@ -287,6 +287,11 @@ func (c *Core) Create(ctx context.Context, caller identity.Identity, kind string
 		if err := c.cfg.Quota.Submit(caller); err != nil {
 			return JobRef{}, err
 		}
+		if lim := c.cfg.Quota.Limits().RunningJobs; lim > 0 && quota.Limited(caller) {
+			if err := quota.Check(caller, c.runningOf(caller.Name), lim, "running jobs", quota.FlagRunningJobs); err != nil {
+				return JobRef{}, err
+			}
+		}
 	}
 	ref, err := wl.Create(ctx, spec, caller.Name)
 	if err != nil {
@@ -295,6 +300,21 @@ func (c *Core) Create(ctx context.Context, caller identity.Identity, kind string
 	c.reg.add(ref, wl)
 	c.wake.signal()
 	return ref, nil
+}
+
+// runningOf counts the unfinished jobs submitter owns, of the workloads
+// that report it.
+func (c *Core) runningOf(submitter string) int {
+	n := 0
+	c.reg.newestFirst(func(id string, wl Workload) bool {
+		if rr, ok := wl.(RunningReporter); ok {
+			if ref, ok := c.reg.ref(id); ok && ref.Submitter == submitter && rr.Running(id) {
+				n++
+			}
+		}
+		return true
+	})
+	return n
 }
 
 // Job returns a job's snapshot.

@@ -202,3 +202,11 @@ func (w *Workload) PGNsExpired(jobIDs []string) {
 		}
 	}
 }
+
+// Running implements core.RunningReporter.
+func (w *Workload) Running(jobID string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t, ok := w.tests[jobID]
+	return ok && t.running()
+}

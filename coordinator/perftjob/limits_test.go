@@ -8,13 +8,15 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
+	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-func limitedCluster(t *testing.T, cfg Config) (*core.Core, *store.Store) {
+func limitedCluster(t *testing.T, cfg Config, gate ...*quota.Gate) (*core.Core, *store.Store) {
 	t.Helper()
 	st, err := store.Open(t.TempDir())
 	if err != nil {
@@ -23,7 +25,11 @@ func limitedCluster(t *testing.T, cfg Config) (*core.Core, *store.Store) {
 	t.Cleanup(func() { st.Close() })
 	cfg.Store, cfg.MinUnits = st, 8
 	wl := New(cfg)
-	c := core.New(core.Config{Store: st, LeaseDuration: 10 * time.Second, LeaseKey: []byte("test key")}, wl)
+	cc := core.Config{Store: st, LeaseDuration: 10 * time.Second, LeaseKey: []byte("test key")}
+	if len(gate) > 0 {
+		cc.Quota = gate[0]
+	}
+	c := core.New(cc, wl)
 	wl.SetHost(c.Host())
 	if err := c.Load(context.Background()); err != nil {
 		t.Fatal(err)
@@ -101,5 +107,39 @@ func TestHeldPositionsBounded(t *testing.T) {
 	_, err = c3.Create(context.Background(), client, Kind, &arbiterv1.PerftSpec{Fen: "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1", Depth: 6, SplitPly: 4})
 	if err == nil || !strings.Contains(err.Error(), FlagMaxSplitPositions) {
 		t.Fatalf("Kiwipete split at ply 4: %v, want refused naming %s", err, FlagMaxSplitPositions)
+	}
+}
+
+// TestRunningJobsPerIdentity: an identity at its limit of running jobs is
+// refused naming the limit; a finished (cancelled) job frees its place;
+// another identity and the admin are not counted against it.
+func TestRunningJobsPerIdentity(t *testing.T) {
+	c, _ := limitedCluster(t, Config{}, quota.NewGate(quota.Limits{RunningJobs: 2}, nil))
+	ctx := context.Background()
+	spec := &arbiterv1.PerftSpec{Depth: 4}
+	var ids []string
+	for range 2 {
+		ref, err := c.Create(ctx, client, Kind, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, ref.ID)
+	}
+	_, err := c.Create(ctx, client, Kind, spec)
+	if e, ok := apierr.As(err); !ok || e.Code != apierr.ResourceExhausted || !strings.Contains(e.Msg, "limit of 2 running jobs") ||
+		!strings.Contains(e.Msg, quota.FlagRunningJobs) {
+		t.Fatalf("third running job: %v", err)
+	}
+	if _, err := c.Create(ctx, identity.Identity{Name: "erin", Role: identity.Client}, Kind, spec); err != nil {
+		t.Fatalf("another identity: %v", err)
+	}
+	if _, err := c.Create(ctx, identity.Bootstrap, Kind, spec); err != nil {
+		t.Fatalf("the admin: %v", err)
+	}
+	if err := c.Cancel(ctx, client, ids[0], "make room"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, client, Kind, spec); err != nil {
+		t.Fatalf("after a cancel: %v", err)
 	}
 }

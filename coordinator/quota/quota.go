@@ -1,6 +1,6 @@
 // Package quota bounds what one identity may hold on the coordinator:
-// connections, calls in progress, submits per minute, stored artifacts and
-// uploads in progress. Every refusal is a RESOURCE_EXHAUSTED
+// connections, calls in progress, submits per minute, running jobs, stored
+// artifacts and uploads in progress. Every refusal is a RESOURCE_EXHAUSTED
 // domain error (reason QUOTA) that names the limit, its value and the
 // coordinator flag that sets it, so an operator who meets one knows what
 // to raise and a client knows it is its own usage, not the cluster, that
@@ -38,6 +38,9 @@ type Limits struct {
 	// minute (a token bucket: a burst of this many, then one per
 	// minute/SubmitsPerMinute).
 	SubmitsPerMinute int
+	// RunningJobs is how many unfinished jobs (perft jobs, tests, tunes)
+	// an identity may own; a submit past it is refused.
+	RunningJobs int
 	// Artifacts is how many engine artifacts an identity may have stored.
 	Artifacts int
 	// Uploads is how many artifact uploads an identity may have begun and
@@ -53,6 +56,7 @@ var Defaults = Limits{
 	Connections:      64,
 	Calls:            256,
 	SubmitsPerMinute: 120,
+	RunningJobs:      100,
 	Artifacts:        200,
 	Uploads:          4,
 }
@@ -62,6 +66,7 @@ const (
 	FlagConnections      = "--max-connections-per-identity"
 	FlagCalls            = "--max-calls-per-identity"
 	FlagSubmitsPerMinute = "--max-submits-per-minute"
+	FlagRunningJobs      = "--max-running-jobs-per-identity"
 	FlagArtifacts        = "--max-artifacts-per-identity"
 	FlagUploads          = "--max-uploads-per-identity"
 )
@@ -72,7 +77,7 @@ func (l Limits) Validate() error {
 		flag string
 		v    int
 	}{{FlagConnections, l.Connections}, {FlagCalls, l.Calls}, {FlagSubmitsPerMinute, l.SubmitsPerMinute},
-		{FlagArtifacts, l.Artifacts}, {FlagUploads, l.Uploads}} {
+		{FlagRunningJobs, l.RunningJobs}, {FlagArtifacts, l.Artifacts}, {FlagUploads, l.Uploads}} {
 		if f.v < 0 {
 			return fmt.Errorf("%s %d: must be 0 (no limit) or more", f.flag, f.v)
 		}

@@ -137,3 +137,11 @@ func (w *Workload) PGNs(ctx context.Context, jobID string, fn func(pgn string) e
 	}
 	return gamepair.StreamPGNs(ctx, w.store, jobID, fn)
 }
+
+// Running implements core.RunningReporter.
+func (w *Workload) Running(jobID string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t, ok := w.tunes[jobID]
+	return ok && t.running()
+}
