@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -232,4 +233,73 @@ func TestPerftWorkBounded(t *testing.T) {
 			t.Fatalf("job %s after restart: %v", id, j.GetState())
 		}
 	}
+}
+
+// TestConnectionsAndCallsPerIdentity: a client credential past
+// --max-connections-per-identity or --max-calls-per-identity is refused
+// before its body, naming the limit; closing a connection or ending a
+// call frees its place; the admin is not counted.
+func TestConnectionsAndCallsPerIdentity(t *testing.T) {
+	addr := freeAddr(t)
+	coordinator(t, addr, t.TempDir(), "--max-connections-per-identity", "2", "--max-calls-per-identity", "2")
+	tok := newCredential(t, addr, "client")
+	list := func(conn *grpc.ClientConn) error {
+		_, err := arbiterv1.NewJobServiceClient(conn).ListJobs(ctxT(t, 10*time.Second), &arbiterv1.ListJobsRequest{})
+		return err
+	}
+	c1, c2 := dial(t, addr, tok), dial(t, addr, tok)
+	for _, c := range []*grpc.ClientConn{c1, c2} {
+		if err := list(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c3 := dial(t, addr, tok)
+	err := list(c3)
+	if m := status.Convert(err).Message(); status.Code(err) != codes.ResourceExhausted || !strings.Contains(m, "limit of 2 open connections") ||
+		!strings.Contains(m, "--max-connections-per-identity") {
+		t.Fatalf("third connection: %v", err)
+	}
+	c2.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c4 := dial(t, addr, tok)
+		if err := list(c4); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("a connection closed, a new one still refused: %v", err)
+		}
+		c4.Close()
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// Calls: two long WatchJob streams on c1 take both places.
+	id := submit(t, dial(t, addr, token), &arbiterv1.PerftSpec{Depth: 5}).GetJobId()
+	var cancels []func()
+	for range 2 {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancels = append(cancels, cancel)
+		st, err := arbiterv1.NewJobServiceClient(c1).WatchJob(ctx, &arbiterv1.WatchJobRequest{JobId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Recv(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = list(c1)
+	if m := status.Convert(err).Message(); status.Code(err) != codes.ResourceExhausted || !strings.Contains(m, "limit of 2 calls in progress") {
+		t.Fatalf("a call past two streams: %v", err)
+	}
+	if err := list(dial(t, addr, token)); err != nil {
+		t.Fatalf("the admin meanwhile: %v", err)
+	}
+	cancels[0]()
+	deadline = time.Now().Add(10 * time.Second)
+	for list(c1) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("a stream ended, calls still refused")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cancels[1]()
 }
