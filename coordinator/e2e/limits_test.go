@@ -303,3 +303,21 @@ func TestConnectionsAndCallsPerIdentity(t *testing.T) {
 	}
 	cancels[1]()
 }
+
+// TestPerMethodLimit: a client's 300 KiB GetJob (a method of a few ids)
+// is refused RESOURCE_EXHAUSTED naming the method and its limit; the
+// same call of normal size is answered.
+func TestPerMethodLimit(t *testing.T) {
+	addr := freeAddr(t)
+	coordinator(t, addr, t.TempDir())
+	jobs := arbiterv1.NewJobServiceClient(dial(t, addr, newCredential(t, addr, "client")))
+	_, err := jobs.GetJob(ctxT(t, 10*time.Second), &arbiterv1.GetJobRequest{JobId: strings.Repeat("p", 300<<10)})
+	if m := status.Convert(err).Message(); status.Code(err) != codes.ResourceExhausted ||
+		!strings.Contains(m, "/arbiter.v1.JobService/GetJob") || !strings.Contains(m, "at most 262144") {
+		t.Fatalf("300 KiB GetJob: %v", err)
+	}
+	_, err = jobs.GetJob(ctxT(t, 10*time.Second), &arbiterv1.GetJobRequest{JobId: "p000000000000"})
+	if status.Code(err) != codes.NotFound && status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("GetJob of an unknown id: %v, want it answered", err)
+	}
+}

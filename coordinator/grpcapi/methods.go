@@ -63,12 +63,15 @@ func (r role) String() string {
 //
 // The limits are what each method needs with room: a submit carries its
 // opening book inline (gamepair.MaxOpenings), a batch result its PGNs,
-// an upload chunk artifacts.ChunkBytes; everything else is a few ids and
+// an upload chunk artifacts.ChunkBytes, a heartbeat up to
+// core.MaxHeldLeases lease ids, a verify report 64 positions of up to
+// 64 KiB each (internal/verifyclient); everything else is a few ids and
 // small specs.
 const (
-	smallMsgBytes  = 256 << 10
-	mediumMsgBytes = 1 << 20
-	uploadMsgBytes = artifacts.ChunkBytes + 64<<10
+	smallMsgBytes        = 256 << 10
+	mediumMsgBytes       = 1 << 20
+	uploadMsgBytes       = artifacts.ChunkBytes + 64<<10
+	verifyReportMsgBytes = 5 << 20
 )
 
 type methodRule struct {
@@ -81,7 +84,7 @@ type methodRule struct {
 var methodRules = map[string]methodRule{
 	arbiterv1.WorkerService_Register_FullMethodName:  {worker, smallMsgBytes},
 	arbiterv1.WorkerService_Lease_FullMethodName:     {worker, smallMsgBytes},
-	arbiterv1.WorkerService_Heartbeat_FullMethodName: {worker, smallMsgBytes},
+	arbiterv1.WorkerService_Heartbeat_FullMethodName: {worker, mediumMsgBytes},
 	arbiterv1.WorkerService_Submit_FullMethodName:    {worker, MaxRecvMsgBytes},
 	arbiterv1.WorkerService_Release_FullMethodName:   {worker, smallMsgBytes},
 
@@ -96,7 +99,7 @@ var methodRules = map[string]methodRule{
 
 	arbiterv1.VerifyService_RunVerifyUnit_FullMethodName:       {client, mediumMsgBytes},
 	arbiterv1.VerifyService_CloseVerifySession_FullMethodName:  {client, smallMsgBytes},
-	arbiterv1.VerifyService_ReportVerifySession_FullMethodName: {client, mediumMsgBytes},
+	arbiterv1.VerifyService_ReportVerifySession_FullMethodName: {client, verifyReportMsgBytes},
 
 	arbiterv1.AdminService_CreateCredential_FullMethodName: {admin, smallMsgBytes},
 	arbiterv1.AdminService_ListCredentials_FullMethodName:  {admin, smallMsgBytes},
