@@ -69,7 +69,8 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.DurationVar(&cfg.PGNRetention, "pgn-retention", 0, "delete the games of tests finished longer ago than this, e.g. 2160h (their counts and verdicts stay; 0: keep)")
 	cfg.Limits = quota.Defaults
 	fl.IntVar(&cfg.Limits.Connections, "max-connections-per-identity", cfg.Limits.Connections, "open connections one non-admin credential may hold (0: no limit)")
-	fl.IntVar(&cfg.Limits.Calls, "max-calls-per-identity", cfg.Limits.Calls, "calls in progress one non-admin credential may have over all its connections; also bounds the request memory it can pin (0: no limit)")
+	fl.IntVar(&cfg.Limits.Calls, "max-calls-per-identity", cfg.Limits.Calls, "calls in progress one client credential may have over all its connections; also bounds the request memory it can pin (0: no limit)")
+	fl.IntVar(&cfg.Limits.WorkerCalls, "max-calls-per-worker-identity", cfg.Limits.WorkerCalls, "calls in progress one worker credential may have over all its worker processes (each holds cores+2) (0: no limit)")
 	fl.IntVar(&cfg.Limits.SubmitsPerMinute, "max-submits-per-minute", cfg.Limits.SubmitsPerMinute, "jobs one non-admin credential may submit per minute, as a burst then evenly (0: no limit)")
 	fl.IntVar(&cfg.Limits.RunningJobs, "max-running-jobs-per-identity", cfg.Limits.RunningJobs, "unfinished jobs (perft, tests, tunes) one non-admin credential may own (0: no limit)")
 	fl.IntVar(&cfg.Limits.Uploads, "max-uploads-per-identity", cfg.Limits.Uploads, "engine uploads one non-admin credential may have in progress (0: no limit)")

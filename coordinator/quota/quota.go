@@ -28,12 +28,14 @@ import (
 type Limits struct {
 	// Connections is how many connections an identity may hold open.
 	Connections int
-	// Calls is how many calls (unary or streaming) an identity may have in
-	// progress at once, over all its connections. Each may make the
-	// coordinator read one message of up to the server's largest
-	// per-method limit, so this also bounds the request memory one
-	// identity can pin.
-	Calls int
+	// Calls is how many calls (unary or streaming) a client identity may
+	// have in progress at once, over all its connections; WorkerCalls the
+	// same for a worker identity, whose every worker process holds one
+	// long Lease call per slot (cores + 2 calls a process), and a pool of
+	// machines may share it. Each call may make the coordinator read one
+	// message of up to the server's largest per-method limit, so these
+	// also bound the request memory one identity can pin.
+	Calls, WorkerCalls int
 	// SubmitsPerMinute is how many jobs an identity may submit in any
 	// minute (a token bucket: a burst of this many, then one per
 	// minute/SubmitsPerMinute).
@@ -54,7 +56,8 @@ type Limits struct {
 // machine its own worker credential or raise the limits.
 var Defaults = Limits{
 	Connections:      64,
-	Calls:            256,
+	Calls:            64,
+	WorkerCalls:      2048,
 	SubmitsPerMinute: 120,
 	RunningJobs:      100,
 	Artifacts:        200,
@@ -65,6 +68,7 @@ var Defaults = Limits{
 const (
 	FlagConnections      = "--max-connections-per-identity"
 	FlagCalls            = "--max-calls-per-identity"
+	FlagWorkerCalls      = "--max-calls-per-worker-identity"
 	FlagSubmitsPerMinute = "--max-submits-per-minute"
 	FlagRunningJobs      = "--max-running-jobs-per-identity"
 	FlagArtifacts        = "--max-artifacts-per-identity"
@@ -76,7 +80,7 @@ func (l Limits) Validate() error {
 	for _, f := range []struct {
 		flag string
 		v    int
-	}{{FlagConnections, l.Connections}, {FlagCalls, l.Calls}, {FlagSubmitsPerMinute, l.SubmitsPerMinute},
+	}{{FlagConnections, l.Connections}, {FlagCalls, l.Calls}, {FlagWorkerCalls, l.WorkerCalls}, {FlagSubmitsPerMinute, l.SubmitsPerMinute},
 		{FlagRunningJobs, l.RunningJobs}, {FlagArtifacts, l.Artifacts}, {FlagUploads, l.Uploads}} {
 		if f.v < 0 {
 			return fmt.Errorf("%s %d: must be 0 (no limit) or more", f.flag, f.v)
@@ -130,6 +134,9 @@ func (g *Gate) AddConn(id identity.Identity) (release func(), err error) {
 
 // AddCall counts a call in progress of id; release uncounts it (once).
 func (g *Gate) AddCall(id identity.Identity) (release func(), err error) {
+	if id.Role == identity.Worker {
+		return g.add(id, g.calls, g.lim.WorkerCalls, "calls in progress", FlagWorkerCalls)
+	}
 	return g.add(id, g.calls, g.lim.Calls, "calls in progress", FlagCalls)
 }
 

@@ -72,3 +72,16 @@ func TestValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestWorkerCallsHaveTheirOwnLimit(t *testing.T) {
+	g := NewGate(Limits{Calls: 1, WorkerCalls: 3}, nil)
+	w := identity.Identity{Name: "pool", Role: identity.Worker}
+	for i := range 3 {
+		if _, err := g.AddCall(w); err != nil {
+			t.Fatalf("worker call %d: %v", i, err)
+		}
+	}
+	if _, err := g.AddCall(w); err == nil || !strings.Contains(err.Error(), FlagWorkerCalls) {
+		t.Fatalf("fourth worker call: %v", err)
+	}
+}
