@@ -179,10 +179,9 @@ func (l *limitedStream) RecvMsg(m any) error {
 // called on it: a connection counts once against that identity's
 // connection limit, until it closes.
 type connState struct {
-	mu      sync.Mutex
-	closed  bool
-	names   map[string]func()
-	refused map[string]error
+	mu     sync.Mutex
+	closed bool
+	names  map[string]func()
 }
 
 type connKey struct{}
@@ -193,7 +192,7 @@ type connKey struct{}
 type connTracker struct{}
 
 func (connTracker) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
-	return context.WithValue(ctx, connKey{}, &connState{names: map[string]func(){}, refused: map[string]error{}})
+	return context.WithValue(ctx, connKey{}, &connState{names: map[string]func(){}})
 }
 
 func (connTracker) HandleConn(ctx context.Context, st stats.ConnStats) {
@@ -214,9 +213,9 @@ func (connTracker) HandleConn(ctx context.Context, st stats.ConnStats) {
 func (connTracker) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
 func (connTracker) HandleRPC(context.Context, stats.RPCStats)                       {}
 
-// countConn counts ctx's connection against id once; a connection over
-// the limit stays refused for that identity (its calls all fail the same
-// way rather than some passing as others end).
+// countConn counts ctx's connection against id once. A connection over
+// the limit is not counted, and its calls are refused until one of the
+// identity's other connections closes.
 func (s *Server) countConn(ctx context.Context, id identity.Identity) error {
 	c, ok := ctx.Value(connKey{}).(*connState)
 	if !ok || s.gate == nil {
@@ -227,12 +226,8 @@ func (s *Server) countConn(ctx context.Context, id identity.Identity) error {
 	if _, ok := c.names[id.Name]; ok || c.closed {
 		return nil
 	}
-	if err, ok := c.refused[id.Name]; ok {
-		return err
-	}
 	release, err := s.gate.AddConn(id)
 	if err != nil {
-		c.refused[id.Name] = err
 		return err
 	}
 	c.names[id.Name] = release
