@@ -33,6 +33,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/internal/obs"
 )
 
@@ -90,6 +91,11 @@ type Coordinator struct {
 	// Artifacts keeps the uploaded engines (files under the data
 	// directory's artifacts/).
 	Artifacts *artifacts.Store
+	// Plugins are the workloads of the kinds registered with package
+	// workload (datagen, ...), by kind.
+	Plugins map[string]core.Workload
+	// workloads is every workload, built-in and plugged in.
+	workloads []core.Workload
 
 	cfg         Config
 	gate        *quota.Gate
@@ -151,17 +157,31 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	c.Artifacts, err = artifacts.New(ctx, artifacts.Config{Store: cfg.Store, Dir: filepath.Join(cfg.Store.Dir(), "artifacts"),
 		MaxBytes: cfg.ArtifactMaxBytes, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer,
 		AbandonAfter: cfg.UploadAbandonAfter, MaxUploadsPerIdentity: cfg.Limits.Uploads, MaxArtifactsPerIdentity: cfg.Limits.Artifacts,
-		InUse: func(sha string) []string { return append(c.Games.UsingArtifact(sha), c.Tunes.UsingArtifact(sha)...) }})
+		InUse: c.usingArtifact})
 	if err != nil {
 		return nil, err
 	}
 	gcfg.ResolveArtifact, tcfg.ResolveArtifact = c.Artifacts.Fill, c.Artifacts.Fill
 	c.Games = gamejob.New(gcfg)
 	c.Tunes = spsajob.New(tcfg)
+	c.workloads = []core.Workload{c.Perft, c.Games, c.Tunes, c.Verify}
+	c.Plugins = make(map[string]core.Workload)
+	deps := workload.Deps{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer, DataDir: cfg.Store.Dir(),
+		ResolveArtifact: c.Artifacts.Fill}
+	for _, k := range workload.Kinds() {
+		wl, err := k.New(deps)
+		if err != nil {
+			return nil, fmt.Errorf("coordinator: %s workload: %w", k.Name, err)
+		}
+		c.Plugins[k.Name] = wl
+		c.workloads = append(c.workloads, wl)
+	}
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,
-		LeaseKey: key, Registerer: cfg.Registerer, Quota: c.gate}, c.Perft, c.Games, c.Tunes, c.Verify)
-	for _, wl := range []interface{ SetHost(core.Host) }{c.Perft, c.Games, c.Tunes, c.Verify} {
-		wl.SetHost(c.Core.Host())
+		LeaseKey: key, Registerer: cfg.Registerer, Quota: c.gate}, c.workloads...)
+	for _, wl := range c.workloads {
+		if h, ok := wl.(interface{ SetHost(core.Host) }); ok {
+			h.SetHost(c.Core.Host())
+		}
 	}
 	if err := c.Core.Load(ctx); err != nil {
 		return nil, err
@@ -212,6 +232,11 @@ func (c *Coordinator) quarantine(ctx context.Context) {
 	for _, p := range c.Tunes.LoadProblems() {
 		qs = append(qs, store.Quarantined{Kind: "tune", ID: p.ID, Error: p.Err.Error()})
 	}
+	for _, wl := range c.Plugins {
+		if q, ok := wl.(workload.Quarantiner); ok {
+			qs = append(qs, q.Quarantined()...)
+		}
+	}
 	for _, q := range qs {
 		q.At = c.cfg.Now()
 		c.cfg.Logger.Error("stored record quarantined: not served until repaired", zap.String("kind", q.Kind),
@@ -239,6 +264,17 @@ func (c *Coordinator) retain(ctx context.Context) {
 			c.Games.PGNsExpired(ids)
 			c.Tunes.PGNsExpired(ids)
 			c.cfg.Logger.Info("PGNs of finished tests and tunes expired", zap.Strings("tests", ids), zap.Duration("retention", c.cfg.PGNRetention))
+		}
+		for kind, wl := range c.Plugins {
+			r, ok := wl.(workload.Retainer)
+			if !ok {
+				continue
+			}
+			if ids, err := r.Expire(ctx, now.Add(-c.cfg.PGNRetention), now); err != nil {
+				c.cfg.Logger.Warn("retention", zap.String("kind", kind), zap.Error(err))
+			} else if len(ids) > 0 {
+				c.cfg.Logger.Info("data of finished jobs expired", zap.String("kind", kind), zap.Strings("jobs", ids), zap.Duration("retention", c.cfg.PGNRetention))
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -270,7 +306,7 @@ func leaseKey(ctx context.Context, st *store.Store) ([]byte, error) {
 
 // NewGRPCServer builds the gRPC face, serving TLS when tlsCfg is set.
 func (c *Coordinator) NewGRPCServer(tlsCfg *tls.Config) (*grpc.Server, *health.Server, error) {
-	return grpcapi.New(grpcapi.Config{Core: c.Core, Games: c.Games, Tunes: c.Tunes, Verify: c.Verify, Credentials: c.Credentials,
+	return grpcapi.New(grpcapi.Config{Core: c.Core, Games: c.Games, Tunes: c.Tunes, Verify: c.Verify, Plugins: c.Plugins, Credentials: c.Credentials,
 		Store: c.cfg.Store, Artifacts: c.Artifacts, Logger: c.cfg.Logger, Registerer: c.cfg.Registerer, TLS: tlsCfg, Gate: c.gate})
 }
 
@@ -284,12 +320,25 @@ func (c *Coordinator) Close() {
 	// written after the core's lock is released: write them now.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := c.Games.Flush(ctx); err != nil {
-		c.cfg.Logger.Warn("test events not flushed", zap.Error(err))
+	for _, wl := range c.workloads {
+		if f, ok := wl.(workload.Flusher); ok {
+			if err := f.Flush(ctx); err != nil {
+				c.cfg.Logger.Warn("events not flushed", zap.String("kind", wl.Kind()), zap.Error(err))
+			}
+		}
 	}
-	if err := c.Tunes.Flush(ctx); err != nil {
-		c.cfg.Logger.Warn("tune events not flushed", zap.Error(err))
+}
+
+// usingArtifact names the running jobs of every workload that use an
+// uploaded artifact.
+func (c *Coordinator) usingArtifact(sha string) []string {
+	var out []string
+	for _, wl := range c.workloads {
+		if u, ok := wl.(workload.ArtifactUser); ok {
+			out = append(out, u.UsingArtifact(sha)...)
+		}
 	}
+	return out
 }
 
 // Ready is nil while the coordinator serves.

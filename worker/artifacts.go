@@ -44,6 +44,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/internal/sandbox"
 	"github.com/arbiter-chess/arbiter/internal/srctree"
@@ -57,13 +58,6 @@ const (
 	DefaultBenchTimeout = 3 * time.Minute
 	maxUnpackedBytes    = 2 << 30
 	logTail             = 4 << 10
-)
-
-// Capabilities a worker advertises for uploaded engines (the coordinator's
-// gamepair.CapArtifacts and CapSourceBuild).
-const (
-	capArtifacts   = "artifacts"
-	capSourceBuild = "source-build"
 )
 
 // Platform is the worker's GOOS/GOARCH, as the coordinator reads a
@@ -225,9 +219,9 @@ func (c *artifactCache) capabilities() []string {
 	if c == nil {
 		return nil
 	}
-	caps := []string{capArtifacts}
+	caps := []string{capability.Artifacts}
 	if c.compiler {
-		caps = append(caps, capSourceBuild)
+		caps = append(caps, capability.SourceBuild)
 	}
 	return caps
 }

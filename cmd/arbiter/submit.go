@@ -42,6 +42,7 @@ func newSubmitCommand() *cobra.Command {
 	cmd.AddCommand(newSubmitPerftCommand())
 	cmd.AddCommand(newSubmitTestCommands()...)
 	cmd.AddCommand(newSubmitSpsaCommand())
+	cmd.AddCommand(newSubmitDatagenCommand())
 	return cmd
 }
 

@@ -303,12 +303,12 @@ func (c *Core) Create(ctx context.Context, caller identity.Identity, kind string
 }
 
 // runningOf counts the unfinished jobs submitter owns, of the workloads
-// that report it.
+// that describe their jobs (Describer).
 func (c *Core) runningOf(submitter string) int {
 	n := 0
 	c.reg.newestFirst(func(id string, wl Workload) bool {
-		if rr, ok := wl.(RunningReporter); ok {
-			if ref, ok := c.reg.ref(id); ok && ref.Submitter == submitter && rr.Running(id) {
+		if d, ok := wl.(Describer); ok {
+			if info, ok := d.Describe(id); ok && info.Submitter == submitter && info.State == store.StateRunning {
 				n++
 			}
 		}

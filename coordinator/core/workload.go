@@ -57,13 +57,6 @@ type Workload interface {
 	Stats() Stats
 }
 
-// RunningReporter is implemented by workloads whose jobs count against
-// an identity's running jobs (quota.Limits.RunningJobs): Running says
-// whether one is unfinished. Called without the core's lock.
-type RunningReporter interface {
-	Running(jobID string) bool
-}
-
 // Host is what a workload may call on the core. WorkAvailable and
 // JobChanged only signal: call them at any time, under the workload's own
 // lock or not. LiveWorkers takes the core's lock: call it without the

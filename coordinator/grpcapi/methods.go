@@ -32,6 +32,8 @@ const (
 
 func (r role) allows(id identity.Identity) bool {
 	switch r {
+	case anyRole:
+		return true
 	case worker:
 		return id.CanWork()
 	case client:
@@ -79,8 +81,9 @@ type methodRule struct {
 	maxBytes int
 }
 
-// methodRules lists every method served; a method not listed is refused
-// (TestEveryMethodHasARule keeps the table complete).
+// methodRules lists every method of the built-in services; a method no
+// service serves is refused at the tap (TestEveryMethodHasARule keeps the
+// table complete).
 var methodRules = map[string]methodRule{
 	arbiterv1.WorkerService_Register_FullMethodName:  {worker, smallMsgBytes},
 	arbiterv1.WorkerService_Lease_FullMethodName:     {worker, smallMsgBytes},
@@ -91,6 +94,7 @@ var methodRules = map[string]methodRule{
 	arbiterv1.JobService_SubmitPerft_FullMethodName: {client, mediumMsgBytes},
 	arbiterv1.JobService_SubmitMatch_FullMethodName: {client, MaxRecvMsgBytes},
 	arbiterv1.JobService_SubmitSpsa_FullMethodName:  {client, MaxRecvMsgBytes},
+	arbiterv1.JobService_SubmitJob_FullMethodName:   {client, MaxRecvMsgBytes},
 	arbiterv1.JobService_GetJob_FullMethodName:      {client, smallMsgBytes},
 	arbiterv1.JobService_ListJobs_FullMethodName:    {client, smallMsgBytes},
 	arbiterv1.JobService_WatchJob_FullMethodName:    {client, smallMsgBytes},
@@ -114,11 +118,36 @@ var methodRules = map[string]methodRule{
 	arbiterv1.ArtifactService_DeleteArtifact_FullMethodName: {client, smallMsgBytes},
 	arbiterv1.ArtifactService_Download_FullMethodName:       {worker, smallMsgBytes},
 	arbiterv1.ArtifactService_ReportArtifact_FullMethodName: {worker, smallMsgBytes},
+
+	arbiterv1.DatagenService_DownloadShards_FullMethodName: {client, smallMsgBytes},
+}
+
+// anyRole admits every authenticated identity: for methods of plugged-in
+// kinds' own services that methodRules does not list, which check the
+// role themselves (workload.Servicer).
+const anyRole role = -1
+
+// rulesFor is methodRules plus a rule for every other method srv serves
+// (plugins' services): any role at the tap, the server's receive limit.
+func rulesFor(srv *grpc.Server) map[string]methodRule {
+	rules := make(map[string]methodRule, len(methodRules))
+	for m, r := range methodRules {
+		rules[m] = r
+	}
+	for name, info := range srv.GetServiceInfo() {
+		for _, m := range info.Methods {
+			full := "/" + name + "/" + m.Name
+			if _, ok := rules[full]; !ok {
+				rules[full] = methodRule{anyRole, MaxRecvMsgBytes}
+			}
+		}
+	}
+	return rules
 }
 
 // admit checks id's role for method from the headers alone.
-func admit(id identity.Identity, method string) error {
-	r, ok := methodRules[method]
+func admit(rules map[string]methodRule, id identity.Identity, method string) error {
+	r, ok := rules[method]
 	if !ok {
 		return grpcerr.Status(codes.Unimplemented, apierr.ReasonBadInput,
 			fmt.Sprintf("method %s: not served by this coordinator", apierr.Q(method))).Err()
@@ -135,13 +164,13 @@ func tooLarge(method string, size, limit int) error {
 		"%s: a request of %d bytes, this method takes at most %d", method, size, limit)
 }
 
-func checkSize(method string, m any) error {
+func checkSize(rules map[string]methodRule, method string, m any) error {
 	pm, ok := m.(proto.Message)
 	if !ok {
 		return nil
 	}
 	limit := MaxRecvMsgBytes
-	if r, ok := methodRules[method]; ok {
+	if r, ok := rules[method]; ok {
 		limit = r.maxBytes
 	}
 	if n := proto.Size(pm); n > limit {
@@ -152,7 +181,7 @@ func checkSize(method string, m any) error {
 
 // limitUnary refuses a decoded request over its method's limit.
 func (s *Server) limitUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	if err := checkSize(info.FullMethod, req); err != nil {
+	if err := checkSize(s.rules, info.FullMethod, req); err != nil {
 		return nil, err
 	}
 	return h(ctx, req)
@@ -160,19 +189,20 @@ func (s *Server) limitUnary(ctx context.Context, req any, info *grpc.UnaryServer
 
 // limitStream refuses every received message over its method's limit.
 func (s *Server) limitStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-	return h(srv, &limitedStream{ServerStream: ss, method: info.FullMethod})
+	return h(srv, &limitedStream{ServerStream: ss, method: info.FullMethod, rules: s.rules})
 }
 
 type limitedStream struct {
 	grpc.ServerStream
 	method string
+	rules  map[string]methodRule
 }
 
 func (l *limitedStream) RecvMsg(m any) error {
 	if err := l.ServerStream.RecvMsg(m); err != nil {
 		return err
 	}
-	return checkSize(l.method, m)
+	return checkSize(l.rules, l.method, m)
 }
 
 // connState is one connection's binding to the identity that first

@@ -17,7 +17,8 @@ import (
 func TestEveryMethodHasARule(t *testing.T) {
 	served := map[string]bool{}
 	for _, sd := range []grpc.ServiceDesc{arbiterv1.WorkerService_ServiceDesc, arbiterv1.JobService_ServiceDesc,
-		arbiterv1.VerifyService_ServiceDesc, arbiterv1.AdminService_ServiceDesc, arbiterv1.ArtifactService_ServiceDesc} {
+		arbiterv1.VerifyService_ServiceDesc, arbiterv1.AdminService_ServiceDesc, arbiterv1.ArtifactService_ServiceDesc,
+		arbiterv1.DatagenService_ServiceDesc} {
 		for _, m := range sd.Methods {
 			served["/"+sd.ServiceName+"/"+m.MethodName] = true
 		}
@@ -59,7 +60,7 @@ func TestAdmitByRole(t *testing.T) {
 		{a, arbiterv1.WorkerService_Submit_FullMethodName, true},
 		{a, arbiterv1.JobService_SubmitMatch_FullMethodName, true},
 	} {
-		err := admit(tc.id, tc.method)
+		err := admit(methodRules, tc.id, tc.method)
 		if (err == nil) != tc.ok {
 			t.Errorf("%s calling %s: %v, want allowed=%v", tc.id.Role, tc.method, err, tc.ok)
 		}
@@ -67,7 +68,7 @@ func TestAdmitByRole(t *testing.T) {
 			t.Errorf("%s calling %s: reason %q, want WRONG_ROLE", tc.id.Role, tc.method, apierr.ReasonOf(err))
 		}
 	}
-	if err := admit(a, "/arbiter.v1.JobService/Nope"); grpcerr.Code(err) != codes.Unimplemented {
+	if err := admit(methodRules, a, "/arbiter.v1.JobService/Nope"); grpcerr.Code(err) != codes.Unimplemented {
 		t.Errorf("unknown method: %v, want Unimplemented", err)
 	}
 }

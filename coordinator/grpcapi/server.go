@@ -45,6 +45,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/grpcerr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
@@ -65,10 +66,14 @@ const (
 
 // Config is what the gRPC face serves.
 type Config struct {
-	Core        *core.Core
-	Games       *gamejob.Workload
-	Tunes       *spsajob.Workload
-	Verify      *verifyjob.Workload
+	Core   *core.Core
+	Games  *gamejob.Workload
+	Tunes  *spsajob.Workload
+	Verify *verifyjob.Workload
+	// Plugins are the workloads of kinds registered with package workload,
+	// by kind: SubmitJob creates their jobs, and those with a service of
+	// their own (workload.Servicer) are served.
+	Plugins     map[string]core.Workload
 	Credentials *creds.Manager
 	Store       *store.Store
 	// Artifacts, when set, serves the engine artifact store.
@@ -92,6 +97,9 @@ type Server struct {
 	grpcm    *grpcprom.ServerMetrics
 	unauthN  prometheus.Counter
 	refusedN *prometheus.CounterVec
+	// rules are methodRules and the plugins' methods (rulesFor), fixed
+	// before the server serves.
+	rules map[string]methodRule
 }
 
 // HealthMethods need no credential: the gRPC health service reveals nothing
@@ -140,11 +148,16 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	srv := grpc.NewServer(opts...)
 	arbiterv1.RegisterWorkerServiceServer(srv, &workerService{s: s, core: cfg.Core})
 	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: cfg.Games, tunes: cfg.Tunes, started: cfg.Core.Now(),
-		arts: cfg.Artifacts})
+		arts: cfg.Artifacts, plugins: cfg.Plugins})
 	arbiterv1.RegisterVerifyServiceServer(srv, &verifyService{s: s, core: cfg.Core, verify: cfg.Verify})
 	arbiterv1.RegisterAdminServiceServer(srv, &adminService{s: s, core: cfg.Core, creds: cfg.Credentials, store: cfg.Store})
 	services := []string{arbiterv1.WorkerService_ServiceDesc.ServiceName, arbiterv1.JobService_ServiceDesc.ServiceName,
 		arbiterv1.VerifyService_ServiceDesc.ServiceName, arbiterv1.AdminService_ServiceDesc.ServiceName}
+	for _, wl := range cfg.Plugins {
+		if sv, ok := wl.(workload.Servicer); ok {
+			services = append(services, sv.RegisterGRPC(srv, caller)...)
+		}
+	}
 	if cfg.Artifacts != nil {
 		arbiterv1.RegisterArtifactServiceServer(srv, &artifactService{s: s, core: cfg.Core, arts: cfg.Artifacts})
 		services = append(services, arbiterv1.ArtifactService_ServiceDesc.ServiceName)
@@ -155,6 +168,7 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	for _, name := range services {
 		hs.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
 	}
+	s.rules = rulesFor(srv)
 	s.grpcm.InitializeMetrics(srv) // every method × code series from the start
 	return srv, hs, nil
 }
@@ -184,7 +198,7 @@ func (s *Server) authenticate(ctx context.Context, info *tap.Info) (context.Cont
 // released when its stream ends (its context is cancelled then, whichever
 // way it ends).
 func (s *Server) admit(ctx context.Context, id identity.Identity, method string) (context.Context, error) {
-	if err := admit(id, method); err != nil {
+	if err := admit(s.rules, id, method); err != nil {
 		s.refusedN.WithLabelValues(refusalReason(err)).Inc()
 		return nil, grpcerr.To(err)
 	}

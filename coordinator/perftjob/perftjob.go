@@ -43,6 +43,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 )
 
@@ -51,8 +52,8 @@ const Kind = "perft"
 
 // Capabilities a worker advertises to get perft units.
 const (
-	CapPerft    = "perft"
-	CapPerft960 = "perft960"
+	CapPerft    = capability.Perft
+	CapPerft960 = capability.Perft960
 )
 
 // Config tunes the workload. Zero values take the defaults.

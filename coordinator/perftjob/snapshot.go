@@ -121,11 +121,3 @@ func (w *Workload) Stats() core.Stats {
 	}
 	return st
 }
-
-// Running implements core.RunningReporter.
-func (w *Workload) Running(jobID string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	j, ok := w.jobs[jobID]
-	return ok && j.rec.State == store.StateRunning
-}

@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -231,15 +232,7 @@ func pentaString(p *arbiterv1.Pentanomial) string {
 	return fmt.Sprintf("%d, %d, %d, %d, %d", p.GetLl(), p.GetLd(), p.GetDd(), p.GetWd(), p.GetWw())
 }
 
-func jobURL(j *arbiterv1.Job) string {
-	if j.GetMatch() != nil {
-		return "/tests/" + url.PathEscape(j.GetJobId())
-	}
-	if j.GetSpsa() != nil {
-		return "/tunes/" + url.PathEscape(j.GetJobId())
-	}
-	return "/perft/" + url.PathEscape(j.GetJobId())
-}
+func jobURL(j *arbiterv1.Job) string { return jobkind.URL(j) }
 
 // query is the current query with one key set (a "" value drops it).
 func query(q url.Values, key, value string) string {

@@ -22,7 +22,7 @@ import (
 
 func TestPrintPerft(t *testing.T) {
 	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	j := &arbiterv1.Job{JobId: "p1", State: arbiterv1.JobState_JOB_STATE_DONE, Nodes: "8902",
+	j := &arbiterv1.Job{JobId: "p1", Kind: "perft", State: arbiterv1.JobState_JOB_STATE_DONE, Nodes: "8902",
 		Perft:     &arbiterv1.PerftSpec{Fen: "F", Depth: 3},
 		CreatedAt: timestamppb.New(created), FinishedAt: timestamppb.New(created.Add(2 * time.Second)),
 		// In generation order, as the coordinator sends it: printed by move.

@@ -26,6 +26,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/engineproc"
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
 	"github.com/arbiter-chess/arbiter/internal/textcheck"
@@ -34,10 +35,10 @@ import (
 )
 
 // CapabilityPrefix starts the capability string of an engine under test.
-const CapabilityPrefix = "verify-engine:"
+const CapabilityPrefix = capability.VerifyEnginePrefix
 
 // Capability is the capability string a worker advertises for an engine.
-func Capability(name string) string { return CapabilityPrefix + name }
+func Capability(name string) string { return capability.VerifyEngine(name) }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$`)
 
