@@ -21,6 +21,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/internal/textcheck"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -96,6 +97,14 @@ func (s *Store) BeginUpload(id identity.Identity, req *arbiterv1.BeginUploadRequ
 		{"repository", req.GetRepository()}, {"branch", req.GetBranch()}, {"commit", req.GetCommit()}, {"message", req.GetMessage()}} {
 		if err := checkText(f.name, f.v); err != nil {
 			return nil, 0, err
+		}
+		// The build command and program path reach the worker's shell and
+		// exec, the name PGN tags: no control characters (a commit
+		// message may have its line breaks).
+		if f.name != "message" {
+			if err := textcheck.Check(f.name, f.v); err != nil {
+				return nil, 0, apierr.Invalid("%v", err)
+			}
 		}
 	}
 	if err := CheckExe(req.GetExe()); err != nil {
