@@ -28,6 +28,8 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/grpcapi"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
+	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
@@ -71,6 +73,18 @@ type Config struct {
 	// MaxWorkersPerIdentity bounds the worker ids one credential registers
 	// (core.DefaultMaxWorkersPerIdentity).
 	MaxWorkersPerIdentity int
+	// UploadAbandonAfter is how long an artifact upload may sit idle
+	// before its partial file is removed (artifacts.DefaultAbandonAfter).
+	UploadAbandonAfter time.Duration
+	// PerftMaxNodes, PerftMaxHeldPositions and PerftMaxSplitPositions
+	// bound what a perft job may ask (perftjob.Config; 0: the defaults).
+	PerftMaxNodes          float64
+	PerftMaxHeldPositions  int
+	PerftMaxSplitPositions int
+	// Limits bound each non-admin identity (connections, calls, submits,
+	// uploads, artifacts); the zero value limits nothing (the command's
+	// flags default to quota.Defaults).
+	Limits quota.Limits
 	// Now is the clock (time.Now).
 	Now func() time.Time
 	// Registerer receives every metric; nil registers none.
@@ -95,6 +109,7 @@ type Coordinator struct {
 	workloads []core.Workload
 
 	cfg         Config
+	gate        *quota.Gate
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
 	quarantined int
@@ -127,7 +142,8 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	}
 	perft := perftjob.New(perftjob.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now,
 		TargetUnitDuration: cfg.TargetUnitDuration, VerifyDefault: cfg.VerifyDefault, Registerer: cfg.Registerer,
-		MinUnits: cfg.MinUnits, MaxPositionsPerUnit: cfg.MaxPositionsPerUnit})
+		MinUnits: cfg.MinUnits, MaxPositionsPerUnit: cfg.MaxPositionsPerUnit,
+		MaxNodes: cfg.PerftMaxNodes, MaxHeldPositions: cfg.PerftMaxHeldPositions, SplitLimits: splitLimits(cfg.PerftMaxSplitPositions)})
 	// One games counter for every workload that plays games.
 	games := gamepair.NewGameCounter()
 	if cfg.Registerer != nil {
@@ -142,11 +158,16 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	if tcfg.ReferenceNPS == 0 {
 		tcfg.ReferenceNPS = gcfg.ReferenceNPS
 	}
-	c := &Coordinator{Perft: perft, Verify: verifyjob.New(verifyjob.Config{Logger: cfg.Logger, Now: cfg.Now, Store: cfg.Store}), Credentials: creds, cfg: cfg}
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, fmt.Errorf("coordinator: %w", err)
+	}
+	c := &Coordinator{Perft: perft, Verify: verifyjob.New(verifyjob.Config{Logger: cfg.Logger, Now: cfg.Now, Store: cfg.Store}), Credentials: creds, cfg: cfg,
+		gate: quota.NewGate(cfg.Limits, cfg.Now)}
 	gcfg.JobExists = func(id string) bool { _, ok := c.Core.JobRef(id); return ok }
 	gcfg.TuneExists = func(id string) bool { _, ok := c.Tunes.Describe(id); return ok }
 	c.Artifacts, err = artifacts.New(ctx, artifacts.Config{Store: cfg.Store, Dir: filepath.Join(cfg.Store.Dir(), "artifacts"),
 		MaxBytes: cfg.ArtifactMaxBytes, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer,
+		AbandonAfter: cfg.UploadAbandonAfter, MaxUploadsPerIdentity: cfg.Limits.Uploads, MaxArtifactsPerIdentity: cfg.Limits.Artifacts,
 		InUse: c.usingArtifact})
 	if err != nil {
 		return nil, err
@@ -167,7 +188,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		c.workloads = append(c.workloads, wl)
 	}
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,
-		LeaseKey: key, Registerer: cfg.Registerer, MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity}, c.workloads...)
+		LeaseKey: key, Registerer: cfg.Registerer, MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity, Quota: c.gate}, c.workloads...)
 	for _, wl := range c.workloads {
 		if h, ok := wl.(interface{ SetHost(core.Host) }); ok {
 			h.SetHost(c.Core.Host())
@@ -190,6 +211,11 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		defer c.wg.Done()
 		stalls.Run(runCtx)
 	}()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.Artifacts.RunSweeper(runCtx)
+	}()
 	if cfg.PGNRetention > 0 {
 		c.wg.Add(1)
 		go func() {
@@ -198,6 +224,16 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		}()
 	}
 	return c, nil
+}
+
+// splitLimits is perftsplit.DefaultLimits with maxPositions unique
+// positions per split when set.
+func splitLimits(maxPositions int) perftsplit.Limits {
+	lim := perftsplit.DefaultLimits
+	if maxPositions > 0 {
+		lim.MaxPositions = maxPositions
+	}
+	return lim
 }
 
 // quarantine records and reports the stored records the workloads could
@@ -288,7 +324,7 @@ func leaseKey(ctx context.Context, st *store.Store) ([]byte, error) {
 // NewGRPCServer builds the gRPC face, serving TLS when tlsCfg is set.
 func (c *Coordinator) NewGRPCServer(tlsCfg *tls.Config) (*grpc.Server, *health.Server, error) {
 	return grpcapi.New(grpcapi.Config{Core: c.Core, Games: c.Games, Tunes: c.Tunes, Verify: c.Verify, Plugins: c.Plugins, Credentials: c.Credentials,
-		Store: c.cfg.Store, Artifacts: c.Artifacts, Logger: c.cfg.Logger, Registerer: c.cfg.Registerer, TLS: tlsCfg})
+		Store: c.cfg.Store, Artifacts: c.Artifacts, Logger: c.cfg.Logger, Registerer: c.cfg.Registerer, TLS: tlsCfg, Gate: c.gate})
 }
 
 // Close stops background work and wakes waiting calls. It does not close

@@ -41,6 +41,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/arbiter-chess/arbiter/coordinator/lease"
+	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
@@ -73,6 +74,8 @@ type Config struct {
 	// (DefaultMaxWorkersPerIdentity); the coordinator's
 	// --max-workers-per-identity.
 	MaxWorkersPerIdentity int
+	// Quota, when set, paces each identity's submits.
+	Quota *quota.Gate
 }
 
 // DefaultMaxWorkersPerIdentity is the worker ids one credential may
@@ -297,6 +300,18 @@ func (c *Core) Create(ctx context.Context, caller identity.Identity, kind string
 	if wl == nil {
 		return JobRef{}, apierr.Invalid("job kind %q is not served here", kind)
 	}
+	if c.cfg.Quota != nil {
+		// Taken before the spec is checked: refused specs cost the
+		// coordinator work too.
+		if err := c.cfg.Quota.Submit(caller); err != nil {
+			return JobRef{}, err
+		}
+		if lim := c.cfg.Quota.Limits().RunningJobs; lim > 0 && quota.Limited(caller) {
+			if err := quota.Check(caller, c.runningOf(caller.Name), lim, "running jobs", quota.FlagRunningJobs); err != nil {
+				return JobRef{}, err
+			}
+		}
+	}
 	ref, err := wl.Create(ctx, spec, caller.Name)
 	if err != nil {
 		return JobRef{}, err
@@ -304,6 +319,21 @@ func (c *Core) Create(ctx context.Context, caller identity.Identity, kind string
 	c.reg.add(ref, wl)
 	c.wake.signal()
 	return ref, nil
+}
+
+// runningOf counts the unfinished jobs submitter owns, of the workloads
+// that describe their jobs (Describer).
+func (c *Core) runningOf(submitter string) int {
+	n := 0
+	c.reg.newestFirst(func(id string, wl Workload) bool {
+		if d, ok := wl.(Describer); ok {
+			if info, ok := d.Describe(id); ok && info.Submitter == submitter && info.State == store.StateRunning {
+				n++
+			}
+		}
+		return true
+	})
+	return n
 }
 
 // Job returns a job's snapshot.

@@ -78,6 +78,13 @@ type Config struct {
 	MaxRuns int
 	// SplitLimits bound one job's split (perftsplit.DefaultLimits).
 	SplitLimits perftsplit.Limits
+	// MaxNodes refuses a job whose estimated leaf count (perftsplit.
+	// EstimateNodes) is over it: work no farm finishes (DefaultMaxNodes).
+	MaxNodes float64
+	// MaxHeldPositions bounds the split positions of all running jobs
+	// together, which the coordinator keeps in memory and reloads at
+	// start (DefaultMaxHeldPositions).
+	MaxHeldPositions int
 	// Registerer receives the workload's metrics; nil registers none.
 	Registerer prometheus.Registerer
 }
@@ -107,7 +114,29 @@ func (c *Config) defaults() {
 	if c.SplitLimits == (perftsplit.Limits{}) {
 		c.SplitLimits = perftsplit.DefaultLimits
 	}
+	if c.MaxNodes <= 0 {
+		c.MaxNodes = DefaultMaxNodes
+	}
+	if c.MaxHeldPositions <= 0 {
+		c.MaxHeldPositions = DefaultMaxHeldPositions
+	}
 }
+
+// Defaults of the limits on what a job may ask.
+const (
+	// DefaultMaxNodes is in the estimate's units (EstimateNodes, which
+	// runs low at depth: from the start position it says 1.2×10^20 for
+	// perft(15), whose count is 2.0×10^21, and 2.8×10^21 for perft(16)):
+	// it admits perft(15) of the start position, the published record
+	// (months on a large farm), and refuses perft(16).
+	DefaultMaxNodes = 1e21
+	// DefaultMaxHeldPositions: a running job holds about 500 bytes of
+	// the coordinator's memory per split position (measured: the start
+	// position split at ply 5, 822,518 positions, left the coordinator
+	// at 460 MB RSS after a peak of 720 MB while splitting), so some
+	// 500 MB however many perft jobs run, plus one split in progress.
+	DefaultMaxHeldPositions = 1_000_000
+)
 
 // Workload is the perft workload.
 type Workload struct {
@@ -119,11 +148,16 @@ type Workload struct {
 	// commitMu serialises decisions that end in a store write, so the
 	// store is written without holding mu (which leases need).
 	commitMu sync.Mutex
-	mu       sync.Mutex
-	jobs     map[string]*job
-	running  []*job // by submission
-	units    map[string]*unit
-	problems []LoadProblem
+	// splitting admits one split at a time, from its budget through its
+	// commit: a split's transient memory is several times what the job
+	// then holds, so concurrent submits must not add theirs up, and the
+	// budget each sees must count the jobs committed before it.
+	splitting chan struct{}
+	mu        sync.Mutex
+	jobs      map[string]*job
+	running   []*job // by submission
+	units     map[string]*unit
+	problems  []LoadProblem
 
 	metrics *metrics
 }
@@ -196,13 +230,14 @@ func (j *job) width() int {
 func New(cfg Config) *Workload {
 	cfg.defaults()
 	return &Workload{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		store:   cfg.Store,
-		host:    cfg.Host,
-		jobs:    make(map[string]*job),
-		units:   make(map[string]*unit),
-		metrics: newMetrics(cfg.Registerer),
+		cfg:       cfg,
+		log:       cfg.Logger,
+		store:     cfg.Store,
+		host:      cfg.Host,
+		jobs:      make(map[string]*job),
+		units:     make(map[string]*unit),
+		metrics:   newMetrics(cfg.Registerer),
+		splitting: make(chan struct{}, 1),
 	}
 }
 

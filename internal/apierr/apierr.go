@@ -85,6 +85,10 @@ const (
 	ReasonBadCredential = "BAD_CREDENTIAL"
 	// ReasonTooLarge: a request or the work it asks for exceeds a limit.
 	ReasonTooLarge = "TOO_LARGE"
+	// ReasonQuota: the caller's identity is at one of its limits (the
+	// message names the limit, its value and the coordinator flag that
+	// sets it); retry when its own work has finished or later.
+	ReasonQuota = "QUOTA"
 	// ReasonInUse: the object is used by running work.
 	ReasonInUse = "IN_USE"
 	// ReasonUnknownArtifact: no engine artifact has that hash.

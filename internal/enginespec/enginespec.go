@@ -44,6 +44,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/arbiter-chess/arbiter/internal/textcheck"
 	"github.com/arbiter-chess/arbiter/match"
 )
 
@@ -267,8 +268,8 @@ func Parse(s string, use Use) (Spec, error) {
 			if strings.TrimSpace(name) == "" {
 				return spec, bad("option. without a name")
 			}
-			if strings.ContainsAny(name+v, "\r\n") {
-				return spec, bad("a line break in an option")
+			if err := textcheck.Check(fmt.Sprintf("option %q", name), name+v); err != nil {
+				return spec, bad("%v", err)
 			}
 			spec.SetOption(name, v)
 			last = k
