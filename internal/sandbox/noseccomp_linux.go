@@ -8,3 +8,5 @@ const filtersForks = false
 func installForkFilter() error { return nil }
 
 func tryFork() bool { return false }
+
+func tryMemfd() bool { return false }

@@ -22,9 +22,14 @@ const (
 
 // forkFilter is the seccomp program: on this architecture's system calls
 // (any other ABI is killed), fork and vfork kill the process, clone kills
-// it unless it makes a thread (CLONE_THREAD), and clone3, whose flags a
+// it unless it makes a thread (CLONE_THREAD), clone3, whose flags a
 // filter cannot read, fails with ENOSYS so that the C library falls back
-// to clone. Everything else is allowed.
+// to clone, and refusedCalls fail with EPERM. Everything else is allowed.
+//
+// Hand-assembled rather than built with a library (elastic/go-seccomp-bpf
+// and the like): a dozen instructions, one argument test, and built
+// before the address-space limit, which a library's allocations would
+// have to respect too.
 func forkFilter() []unix.SockFilter {
 	const (
 		ld   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
@@ -49,6 +54,9 @@ func forkFilter() []unix.SockFilter {
 	for _, nr := range forkCalls {
 		prog = append(prog, ins{code: jeq, k: nr, jt: "kill"})
 	}
+	for _, nr := range refusedCalls {
+		prog = append(prog, ins{code: jeq, k: nr, jt: "eperm"})
+	}
 	prog = append(prog,
 		ins{code: jeq, k: unix.SYS_CLONE3, jt: "enosys"},
 		ins{code: jeq, k: unix.SYS_CLONE, jf: "allow"},
@@ -57,6 +65,7 @@ func forkFilter() []unix.SockFilter {
 		ins{code: ret, k: unix.SECCOMP_RET_ALLOW, label: "allow"},
 		ins{code: ret, k: unix.SECCOMP_RET_KILL_PROCESS, label: "kill"},
 		ins{code: ret, k: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS), label: "enosys"},
+		ins{code: ret, k: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM), label: "eperm"},
 	)
 	at := map[string]int{}
 	for i, in := range prog {
@@ -76,6 +85,13 @@ func forkFilter() []unix.SockFilter {
 	}
 	return out
 }
+
+// refusedCalls fail with EPERM: memory the watchdog would not see as the
+// engine's resident size (memfd_create, memfd_secret, System V shared
+// memory: pages that live on without a mapping), and ways out of the
+// sandbox's view (new namespaces, another process's memory).
+var refusedCalls = []uint32{unix.SYS_MEMFD_CREATE, unix.SYS_MEMFD_SECRET, unix.SYS_SHMGET, unix.SYS_UNSHARE, unix.SYS_SETNS,
+	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV}
 
 // installForkFilter installs forkFilter on every thread of this process
 // (the engine inherits it across exec).
@@ -102,5 +118,15 @@ func tryFork() bool {
 	}
 	var ws syscall.WaitStatus
 	syscall.Wait4(int(pid), &ws, 0, nil)
+	return true
+}
+
+// tryMemfd reports whether memfd_create works here.
+func tryMemfd() bool {
+	fd, err := unix.MemfdCreate("arbiter-probe", 0)
+	if err != nil {
+		return false
+	}
+	unix.Close(fd)
 	return true
 }
