@@ -26,8 +26,8 @@ const (
 
 // outputTail is the writer a build's or bench's stdout and stderr go to.
 type outputTail struct {
-	limit  int64      // past it, over is called once
-	over   func()     // stops the program
+	limit  int64             // past it, over is called once
+	over   func()            // stops the program
 	onLine func(line string) // nil: lines are not looked at
 
 	mu       sync.Mutex
