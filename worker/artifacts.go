@@ -768,7 +768,7 @@ func (c *artifactCache) runBench(ctx context.Context, exe, dir string, readOnly 
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
 	out.flush()
-	text := out.String()
+	text := tail(out.String())
 	switch {
 	case out.overLimit():
 		return 0, text, fmt.Errorf("stopped: it printed more than %d MiB", maxBenchOutput>>20)

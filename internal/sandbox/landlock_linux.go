@@ -9,9 +9,11 @@ import (
 )
 
 // systemDirs are what a program needs to load and run: its loader,
-// shared libraries, time zones and locales. Not /etc (tokens and keys
-// are often kept there), not /home, not /tmp, not the worker's data.
-var systemDirs = []string{"/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libx32", "/usr/local/lib", "/lib", "/lib32", "/lib64", "/libx32",
+// shared libraries, time zones and locales, and the system's programs (a
+// script's interpreter; the engine may exec one in its place, never start
+// one beside it). Not /etc (tokens and keys are often kept there), not
+// /home, not /tmp, not the worker's data.
+var systemDirs = []string{"/usr/bin", "/bin", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libx32", "/usr/local/lib", "/lib", "/lib32", "/lib64", "/libx32",
 	"/usr/share/zoneinfo", "/usr/share/locale", "/usr/lib/locale", "/sys/devices/system/cpu"}
 
 // systemFiles are single files a program may read: the loader's cache,

@@ -55,6 +55,11 @@ const (
 	probeArg     = "__arbiter-sandbox-probe"
 )
 
+// NamespacesEnv set to "off" in the worker's environment keeps engines in
+// the worker's namespaces (Linux): for tests of what holds without user
+// namespaces, and for hosts where they misbehave.
+const NamespacesEnv = "ARBITER_SANDBOX_NAMESPACES"
+
 // Marker starts the supervisor's line about a kill by the limits.
 const Marker = "arbiter-sandbox: killed by its limits: "
 

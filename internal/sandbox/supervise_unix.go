@@ -42,7 +42,7 @@ func supervise(words []string) int {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 	var cmd *exec.Cmd
 	isolated := false
-	if attr := isolatedAttr(); attr != nil {
+	if attr := isolatedAttr(); attr != nil && os.Getenv(NamespacesEnv) != "off" {
 		if cmd, err = start(attr, "ns=1"); err == nil {
 			isolated = true
 		}
