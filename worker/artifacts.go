@@ -56,6 +56,7 @@ const (
 	DefaultBuildTimeout = 10 * time.Minute
 	DefaultBenchTimeout = 3 * time.Minute
 	maxUnpackedBytes    = 2 << 30
+	buildOpenFiles      = 1024
 	logTail             = 4 << 10
 )
 
@@ -593,7 +594,7 @@ func (c *artifactCache) buildTree(ctx context.Context, obj string, a *arbiterv1.
 	c.trimFor(dirSize(tmp))
 	start := time.Now()
 	c.log.Info("building uploaded engine", zap.String("sha256", a.GetSha256()[:12]), zap.String("build", a.GetBuild()))
-	out, err := runBuild(ctx, tmp, a.GetBuild(), c.build)
+	out, err := c.runBuild(ctx, tmp, a.GetBuild())
 	if ctx.Err() != nil {
 		return "", false, ctx.Err()
 	}
@@ -621,12 +622,23 @@ func tail(s string) string {
 }
 
 // runBuild runs the build command in dir with a time limit and a clean
-// environment; the end of its output is returned (outputTail: a build
-// that prints more than maxBuildOutput is stopped).
-func runBuild(ctx context.Context, dir, build string, limit time.Duration) (string, error) {
+// environment, in the sandbox (sandbox.Spec.Build: it may start
+// processes, it reads and writes its tree only, it has no network); the
+// end of its output is returned (outputTail: a build that prints more
+// than maxBuildOutput is stopped).
+func (c *artifactCache) runBuild(ctx context.Context, dir, build string) (string, error) {
+	limit := c.build
 	bctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	cmd := exec.CommandContext(bctx, "sh", "-c", build)
+	if c.wrapper != "" {
+		l := c.limits
+		l.OpenFiles = max(l.OpenFiles, buildOpenFiles)
+		l.Disk = maxUnpackedBytes
+		path, args := sandbox.Command(c.wrapper, sandbox.Spec{Limits: l, Dir: dir, Env: sandbox.CleanEnv(dir), Path: "/bin/sh",
+			Args: []string{"-c", build}, Build: true})
+		cmd = exec.CommandContext(bctx, path, args...)
+	}
 	cmd.Dir = dir
 	cmd.Env = sandbox.CleanEnv(dir)
 	out := newOutputTail(maxBuildOutput, cancel, nil)

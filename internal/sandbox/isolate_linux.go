@@ -38,9 +38,11 @@ func isolate(s Spec) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("private mounts: %v", err)
 	}
-	opts := "size=" + strconv.FormatInt(s.Limits.Disk, 10) + ",nr_inodes=" + strconv.Itoa(maxInodes) + ",mode=0700"
-	if err := unix.Mount("arbiter-engine", s.Dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-		return fmt.Errorf("tmpfs on %s: %v", s.Dir, err)
+	if !s.Build { // a build's tree must stay
+		opts := "size=" + strconv.FormatInt(s.Limits.Disk, 10) + ",nr_inodes=" + strconv.Itoa(maxInodes) + ",mode=0700"
+		if err := unix.Mount("arbiter-engine", s.Dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+			return fmt.Errorf("tmpfs on %s: %v", s.Dir, err)
+		}
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		// A container may forbid a new /proc; Landlock still keeps the

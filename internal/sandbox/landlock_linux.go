@@ -21,6 +21,10 @@ var systemDirs = []string{"/usr/bin", "/bin", "/usr/lib", "/usr/lib32", "/usr/li
 var systemFiles = []string{"/etc/ld.so.cache", "/etc/localtime", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat",
 	"/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/memory.max"}
 
+// buildDirs are what a build reads besides systemDirs: headers and the
+// compiler's own programs.
+var buildDirs = []string{"/usr/include", "/usr/local/include", "/usr/libexec", "/usr/local/bin", "/usr/share/misc", "/etc/alternatives"}
+
 // devices an engine may read and write.
 var devices = []string{"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"}
 
@@ -50,6 +54,9 @@ func prepareConfinement(s Spec) (confinement, error) {
 		landlock.RWDirs(s.Dir),
 		// Its own entry (the exec keeps the pid): /proc/self resolves here.
 		landlock.RODirs("/proc/self").IgnoreIfMissing(),
+	}
+	if s.Build {
+		rules = append(rules, landlock.RODirs(buildDirs...).IgnoreIfMissing())
 	}
 	for _, p := range append([]string{s.Path}, s.ReadOnly...) {
 		st, err := os.Stat(p)

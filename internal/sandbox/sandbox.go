@@ -135,6 +135,13 @@ type Spec struct {
 	// source tree). Where Landlock works nothing else can be opened: not
 	// the worker's token, its data directory, or /proc of other processes.
 	ReadOnly []string
+	// Build runs a build (a source tree's build command) rather than an
+	// engine: it may start processes (make, the compiler), its directory
+	// is the tree (no tmpfs: what it makes stays; the disk watchdog holds
+	// the limit), and it may read the system's headers. The memory
+	// watchdog sees the first process only; each process has the
+	// address-space and CPU limits.
+	Build bool
 	// isolated: the supervisor started the exec stage in new user, PID,
 	// mount, network and IPC namespaces (Linux).
 	isolated bool
@@ -168,6 +175,9 @@ func (s Spec) encode() []string {
 	}
 	for _, r := range s.ReadOnly {
 		out = append(out, "ro="+r)
+	}
+	if s.Build {
+		out = append(out, "build=1")
 	}
 	for _, e := range s.Env {
 		out = append(out, "env="+e)
@@ -209,6 +219,8 @@ func decode(words []string) (Spec, error) {
 			s.ReadOnly = append(s.ReadOnly, v)
 		case "ns":
 			s.isolated = v == "1"
+		case "build":
+			s.Build = v == "1"
 		case "dir":
 			s.Dir = v
 		case "env":

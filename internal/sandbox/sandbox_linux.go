@@ -110,8 +110,9 @@ func diskUsage(dir string) int64 {
 
 // lockDown forbids new privileges, confines the file system and network
 // (Landlock, where the kernel has it), and installs the seccomp filter,
-// where the architecture has one. No allocation from here on.
-func lockDown(c confinement) error {
+// where the architecture has one (a build may start processes). No
+// allocation from here on.
+func lockDown(c confinement, forks bool) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return err
 	}
@@ -121,5 +122,5 @@ func lockDown(c confinement) error {
 	if !filtersForks {
 		return nil
 	}
-	return installForkFilter()
+	return installForkFilter(forks)
 }

@@ -253,3 +253,27 @@ n=0; while printf '%s' "$s" >> fill; do n=$((n+1)); done; echo "stopped after $n
 		t.Logf("%s", out)
 	})
 }
+
+// A build may start processes and compile in its tree, which stays; it
+// reads nothing outside the system's directories and the tree.
+func TestBuildMode(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler")
+	}
+	secret := filepath.Join(t.TempDir(), "worker.token")
+	os.WriteFile(secret, []byte("arb_secret_token\n"), 0o600)
+	modes(t, func(t *testing.T, _ bool) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "e.c"), []byte("int main(void) { return 0; }\n"), 0o644)
+		script := `cc -o engine e.c && ./engine && echo built; cat ` + secret + ` || echo "secret refused"`
+		path, args := Command(self(t), Spec{Dir: dir, Env: CleanEnv(dir), Path: "/bin/sh", Args: []string{"-c", script}, Build: true})
+		out, err := exec.Command(path, args...).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "built") || !strings.Contains(string(out), "secret refused") ||
+			strings.Contains(string(out), "arb_secret") {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "engine")); err != nil {
+			t.Fatalf("the build's output did not stay: %v", err)
+		}
+	})
+}

@@ -30,19 +30,13 @@ const (
 // and the like): a dozen instructions, one argument test, and built
 // before the address-space limit, which a library's allocations would
 // have to respect too.
-func forkFilter() []unix.SockFilter {
+func forkFilter(allowForks bool) []unix.SockFilter {
 	const (
 		ld   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		jeq  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
 		jset = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
 		ret  = unix.BPF_RET | unix.BPF_K
 	)
-	type ins struct {
-		code   uint16
-		k      uint32
-		jt, jf string // labels; "" = the next instruction
-		label  string
-	}
 	prog := []ins{
 		{code: ld, k: offArch},
 		{code: jeq, k: auditArch, jf: "kill"},
@@ -51,11 +45,18 @@ func forkFilter() []unix.SockFilter {
 	if x32Bit != 0 {
 		prog = append(prog, ins{code: jset, k: x32Bit, jt: "kill"})
 	}
-	for _, nr := range forkCalls {
-		prog = append(prog, ins{code: jeq, k: nr, jt: "kill"})
-	}
 	for _, nr := range refusedCalls {
 		prog = append(prog, ins{code: jeq, k: nr, jt: "eperm"})
+	}
+	if allowForks {
+		prog = append(prog,
+			ins{code: ret, k: unix.SECCOMP_RET_ALLOW},
+			ins{code: ret, k: unix.SECCOMP_RET_KILL_PROCESS, label: "kill"},
+			ins{code: ret, k: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM), label: "eperm"})
+		return assemble(prog)
+	}
+	for _, nr := range forkCalls {
+		prog = append(prog, ins{code: jeq, k: nr, jt: "kill"})
 	}
 	prog = append(prog,
 		ins{code: jeq, k: unix.SYS_CLONE3, jt: "enosys"},
@@ -67,6 +68,20 @@ func forkFilter() []unix.SockFilter {
 		ins{code: ret, k: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS), label: "enosys"},
 		ins{code: ret, k: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM), label: "eperm"},
 	)
+	return assemble(prog)
+}
+
+// ins is one instruction of a filter, with labels for its jumps ("": the
+// next instruction).
+type ins struct {
+	code   uint16
+	k      uint32
+	jt, jf string
+	label  string
+}
+
+// assemble resolves the labels of prog.
+func assemble(prog []ins) []unix.SockFilter {
 	at := map[string]int{}
 	for i, in := range prog {
 		if in.label != "" {
@@ -95,8 +110,8 @@ var refusedCalls = []uint32{unix.SYS_MEMFD_CREATE, unix.SYS_MEMFD_SECRET, unix.S
 
 // installForkFilter installs forkFilter on every thread of this process
 // (the engine inherits it across exec).
-func installForkFilter() error {
-	f := forkFilter()
+func installForkFilter(allowForks bool) error {
+	f := forkFilter(allowForks)
 	prog := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
 	_, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC,
 		uintptr(unsafe.Pointer(&prog)))

@@ -58,7 +58,7 @@ func supervise(words []string) int {
 		}
 	}()
 	diskDir := s.Dir
-	if isolated {
+	if isolated && !s.Build {
 		diskDir = "" // its tmpfs holds the limit
 	}
 	w := watch(cmd.Process, s.Limits.Memory, diskDir, s.Limits.Disk)
@@ -157,7 +157,7 @@ func execStage(words []string) int {
 		return wrapperError("landlock: %v", err)
 	}
 	limits := rlimitsOf(s.Limits)
-	if err := lockDown(confinement); err != nil {
+	if err := lockDown(confinement, s.Build); err != nil {
 		return wrapperError("lock-down: %v", err)
 	}
 	if res, errno := setLimits(&limits); errno != 0 {
