@@ -376,3 +376,28 @@ func TestUploadedEngineCannotExhaustItsWorker(t *testing.T) {
 		t.Errorf("engine directories left after the honest test: %v", ents)
 	}
 }
+
+// A worker whose operator did not give --allow-uploads takes no uploaded
+// engine, even with a data directory: it does not offer to, so the test
+// is blocked with the reason and nothing is fetched or run.
+func TestWorkerWithoutAllowUploadsRunsNoUploadedEngine(t *testing.T) {
+	requireTools(t)
+	addr, data := freeAddr(t), t.TempDir()
+	coordinator(t, addr, data)
+	client := newCredential(t, addr, "client")
+	dir := t.TempDir()
+	args := []string{"worker", "--coordinator", addr, "--token", workerToken(t, addr), "--threads", "1", "--hash", "16",
+		"--log-level", "info", "--name", "plain", "--data", filepath.Join(dir, "data")}
+	start(t, "worker", args...)
+	id := clientSubmit(t, addr, client, "name=up,upload="+cEngine(t, "fill", fill)+",bench=7", "name=base,builtin")
+	j := waitFor(t, dial(t, addr, token), id, 2*time.Minute, "the test blocked", func(j *arbiterv1.Job) bool {
+		return strings.Contains(j.GetProgress().GetBlocked(), "does not run uploaded engines")
+	})
+	t.Logf("blocked: %s", j.GetProgress().GetBlocked())
+	if g := j.GetMatchProgress().GetGames(); g != 0 || len(j.GetArtifactChecks()) != 0 {
+		t.Fatalf("%d games, artifact checks %v", g, j.GetArtifactChecks())
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "data", "artifacts", "objects")); len(ents) != 0 {
+		t.Fatalf("the worker fetched: %v", ents)
+	}
+}
