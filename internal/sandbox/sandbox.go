@@ -43,6 +43,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -294,10 +295,30 @@ const probeTimeout = 30 * time.Second
 // prints a line and then tries to start a process: it reports what the
 // sandbox enforces here ("limits, memory watchdog, fork filter"), or why
 // engines cannot be sandboxed on this machine.
+//
+// Where the namespaces are there but do not work (a container that lets
+// a user namespace be made but not a tmpfs or /proc be mounted in it),
+// the probe tries again without them and, if that works, sets
+// NamespacesEnv to "off" in this process, so that its engines run
+// without; the features say so.
 func Probe(wrapper string) (string, error) {
 	if !Supported() {
 		return "", errors.New("no sandbox on this platform")
 	}
+	features, err := probe(wrapper)
+	if err == nil || runtime.GOOS != "linux" || os.Getenv(NamespacesEnv) == "off" {
+		return features, err
+	}
+	os.Setenv(NamespacesEnv, "off")
+	features, err2 := probe(wrapper)
+	if err2 != nil {
+		os.Unsetenv(NamespacesEnv)
+		return "", err
+	}
+	return features + fmt.Sprintf(" (without namespaces: %v)", err), nil
+}
+
+func probe(wrapper string) (string, error) {
 	dir, err := os.MkdirTemp("", "arbiter-sandbox-probe-")
 	if err != nil {
 		return "", err
