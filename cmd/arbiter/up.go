@@ -143,9 +143,7 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 	// The user is the workers' operator here: the installed engines of
 	// this command line are allowed, as given (a client of this
 	// coordinator can run them, and no other program).
-	if c.Engines, err = upEngines(f.test.m.Match.Engines, f.test.m.Match.Each); err != nil {
-		return err
-	}
+	c.Engines = upEngines(f.test.m.Match.Engines, f.test.m.Match.Each)
 	c.OnWorkerExit = func(n int, err error) { fmt.Fprintf(stderr, "arbiter up: worker %d: %v\n", n, err) }
 	cl, err := localcluster.Start(*c)
 	if err != nil {
@@ -248,7 +246,7 @@ func runningPerft(ctx context.Context, c *clusterclient.Client, fen string, dept
 // under the name a test sends (its cmd= value), with its arguments,
 // directory and the options of it and of --each that name files. Specs
 // that do not parse are left to the test's own checks.
-func upEngines(engines []string, each string) ([]engineallow.Engine, error) {
+func upEngines(engines []string, each string) []engineallow.Engine {
 	var eachOpts []enginespec.Setting
 	if each != "" {
 		if e, err := enginespec.Parse(each, enginespec.Each); err == nil {
@@ -267,17 +265,16 @@ func upEngines(engines []string, each string) ([]engineallow.Engine, error) {
 				a.FileOptions = append(a.FileOptions, o.Key)
 			}
 		}
-		if slices.ContainsFunc(out, func(o engineallow.Engine) bool {
+		// The same program given twice (two settings of one engine):
+		// one entry, with the file options of both.
+		i := slices.IndexFunc(out, func(o engineallow.Engine) bool {
 			return o.Name == a.Name && slices.Equal(o.Args, a.Args) && o.Dir == a.Dir
-		}) {
-			for i := range out {
-				if out[i].Name == a.Name && slices.Equal(out[i].Args, a.Args) && out[i].Dir == a.Dir {
-					out[i].FileOptions = append(out[i].FileOptions, a.FileOptions...)
-				}
-			}
+		})
+		if i >= 0 {
+			out[i].FileOptions = append(out[i].FileOptions, a.FileOptions...)
 			continue
 		}
 		out = append(out, a)
 	}
-	return out, nil
+	return out
 }
