@@ -310,7 +310,7 @@ func TestClusterTestBadInput(t *testing.T) {
 	// An engine missing on the worker: the worker refuses, the test is not
 	// given to it again, and nothing is counted.
 	missing := submitTestEngines(t, addr, "name=ghost,cmd=/nonexistent/engine", engDefault, "--each", "nodes=1000", "--games", "4")
-	nobin := startWorker(t, addr, "--name", "nobin")
+	nobin := startWorker(t, addr, "--name", "nobin", "--engine-allow", "/nonexistent/engine")
 	j := waitFor(t, conn, missing, 30*time.Second, "worker refusal", func(j *arbiterv1.Job) bool {
 		for _, w := range j.GetMatchProgress().GetWorkers() {
 			if w.GetExcluded() && strings.Contains(w.GetReason(), "not present or not executable") {

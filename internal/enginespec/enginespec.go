@@ -553,3 +553,24 @@ func (s *Spec) checkTravel() error {
 	}
 	return nil
 }
+
+// KeyValue is one item of a spec: Key=Value, or a bare word (Bare, the
+// word in Key).
+type KeyValue struct {
+	Key, Value string
+	Bare       bool
+}
+
+// Items cuts s into its items with this grammar's quoting and escapes,
+// for grammars built on it (a worker's --engine-allow).
+func Items(s string) ([]KeyValue, error) {
+	items, err := split(s)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]KeyValue, len(items))
+	for i, it := range items {
+		out[i] = KeyValue{Key: it.key, Value: it.value, Bare: it.bare}
+	}
+	return out, nil
+}
