@@ -100,7 +100,8 @@ type job struct {
 	batchGames int
 	prog       progress
 	workers    map[string]*share
-	shardSeq   int64 // shards stored
+	shardSeq   int64     // shards stored
+	expired    time.Time // when its shards were deleted by retention (zero: kept)
 
 	// running
 	seen     map[[16]byte]struct{} // positions of counted records

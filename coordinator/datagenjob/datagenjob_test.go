@@ -3,6 +3,7 @@ package datagenjob
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -261,5 +262,47 @@ func TestRefusedEverywhereFails(t *testing.T) {
 			t.Fatalf("still %v", j.GetState())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Retention deletes a finished dataset's shard files, keeps its counts,
+// and the mark survives a restart.
+func TestRetentionDeletesShards(t *testing.T) {
+	e := newEnv(t)
+	id := e.create(20)
+	w := e.worker("w1")
+	for {
+		j, _ := e.progress(id)
+		if j.GetState() == arbiterv1.JobState_JOB_STATE_DONE {
+			break
+		}
+		g, b := e.lease(w)
+		if _, err := e.submit(w, g, play(t, b, b.GetSeed())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shards := func() int {
+		m, _ := filepath.Glob(filepath.Join(e.dir, "datagen", "*.shard"))
+		return len(m)
+	}
+	if shards() == 0 {
+		t.Fatal("no shard files")
+	}
+	if ids, err := e.wl.Expire(context.Background(), time.Now().Add(-time.Hour), time.Now()); err != nil || len(ids) != 0 {
+		t.Fatalf("expired before the cutoff: %v %v", ids, err)
+	}
+	ids, err := e.wl.Expire(context.Background(), time.Now().Add(time.Hour), time.Now())
+	if err != nil || len(ids) != 1 || ids[0] != id {
+		t.Fatalf("expired %v, %v", ids, err)
+	}
+	if n := shards(); n != 0 {
+		t.Fatalf("%d shard files left", n)
+	}
+	e.restart()
+	if _, p := e.progress(id); p.GetPositions() != 20 {
+		t.Fatalf("counts after retention and restart: %+v", p)
+	}
+	if e.wl.jobs[id].expired.IsZero() {
+		t.Fatal("expiry not kept across the restart")
 	}
 }

@@ -51,6 +51,10 @@ CREATE UNIQUE INDEX datagen_shards_seq ON datagen_shards(job_id, seq);
 `)
 		return err
 	}},
+	{Name: "retention: when a finished dataset's shards were deleted", Up: func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, "ALTER TABLE datagen_jobs ADD COLUMN shards_expired_at INTEGER NOT NULL DEFAULT 0")
+		return err
+	}},
 }}
 
 // shardRow is one accepted shard.
