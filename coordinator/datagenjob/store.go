@@ -78,6 +78,9 @@ type shardRow struct {
 
 // shardStats is what a shard adds to a job's progress.
 type shardStats struct {
+	// Games whose records count (a pull holds these); the shard's row
+	// has all it played.
+	Games      uint64   `json:"games"`
 	WhiteWins  uint64   `json:"white_wins"`
 	Draws      uint64   `json:"draws"`
 	BlackWins  uint64   `json:"black_wins"`
