@@ -23,10 +23,10 @@ type judged struct {
 	data    []byte
 	games   []datagen.Game
 	keys    [][16]byte // one per record, in record order
+	gameOf  []int      // the game of each record
 	records int
-	stats   shardStats // without duplicates (decided at commit)
-	pieces  []int      // piece count per record
-	scores  []int      // white-relative score per record
+	pieces  []int // piece count per record
+	scores  []int // white-relative score per record
 }
 
 // Result implements core.Workload.
@@ -116,20 +116,10 @@ func judge(data []byte, s datagen.Settings, f datagen.Filters, seed uint64, game
 		return nil, apierr.New(apierr.InvalidArgument, apierr.ReasonImplausibleResult, "shard: %v", err)
 	}
 	jd := &judged{data: data, games: gs}
-	jd.stats.Score, jd.stats.Length, jd.stats.Pieces = make([]uint64, scoreBuckets), make([]uint64, lengthBuckets), make([]uint64, pieceBuckets)
-	for _, g := range gs {
-		switch g.Result {
-		case datagen.WhiteWins:
-			jd.stats.WhiteWins++
-		case datagen.BlackWins:
-			jd.stats.BlackWins++
-		default:
-			jd.stats.Draws++
-		}
-		jd.stats.Plies += uint64(len(g.Moves))
-		jd.stats.Length[lengthBucket(len(g.Moves))]++
+	for gi, g := range gs {
 		for _, r := range datagen.Records(g, f) {
 			jd.keys = append(jd.keys, datagen.PositionKey(r.FEN))
+			jd.gameOf = append(jd.gameOf, gi)
 			jd.scores = append(jd.scores, r.Score)
 			jd.pieces = append(jd.pieces, pieceCount(r.FEN))
 		}
@@ -165,12 +155,21 @@ func (w *Workload) commit(ctx context.Context, j *job, idx uint64, rc core.Resul
 	goal := j.spec.GetPositions()
 	keep := j.spec.GetKeepDuplicates()
 	row := &shardRow{JobID: j.rec.ID, Batch: idx, Seq: j.shardSeq, UnitID: rc.Lease.UnitID, Bytes: int64(len(jd.data)),
-		Games: len(jd.games), Records: jd.records, Stats: jd.stats, WorkerID: rc.Worker.ID, ElapsedMS: rc.Elapsed.Milliseconds(),
+		Games: len(jd.games), Records: jd.records, WorkerID: rc.Worker.ID, ElapsedMS: rc.Elapsed.Milliseconds(),
 		At: w.deps.Now()}
-	// Duplicates against the job's earlier records and the shard's own.
+	row.Stats.Score, row.Stats.Length, row.Stats.Pieces = make([]uint64, scoreBuckets), make([]uint64, lengthBuckets), make([]uint64, pieceBuckets)
+	// Duplicates against the job's earlier records and the shard's own, up
+	// to the record that completes the job: what lies past it is not in
+	// the dataset, so it is not counted either (as `datagen pull` reads
+	// the shard).
 	fresh := make(map[[16]byte]struct{}, len(jd.keys))
+	need := goal - min(j.prog.positions, goal)
+	used := make([]bool, len(jd.games)) // games with a record in the dataset
 	var counted uint64
 	for i, k := range jd.keys {
+		if counted == need {
+			break
+		}
 		_, before := j.seen[k]
 		_, inShard := fresh[k]
 		if before || inShard {
@@ -182,10 +181,28 @@ func (w *Workload) commit(ctx context.Context, j *job, idx uint64, rc core.Resul
 		}
 		fresh[k] = struct{}{}
 		counted++
+		used[jd.gameOf[i]] = true
 		row.Stats.Score[scoreBucket(jd.scores[i])]++
 		row.Stats.Pieces[pieceBucket(jd.pieces[i])]++
 	}
-	row.Take = min(counted, goal-min(j.prog.positions, goal))
+	// The games are those the dataset holds records of, as the pulled
+	// PGN has them.
+	for gi, g := range jd.games {
+		if !used[gi] {
+			continue
+		}
+		switch g.Result {
+		case datagen.WhiteWins:
+			row.Stats.WhiteWins++
+		case datagen.BlackWins:
+			row.Stats.BlackWins++
+		default:
+			row.Stats.Draws++
+		}
+		row.Stats.Plies += uint64(len(g.Moves))
+		row.Stats.Length[lengthBucket(len(g.Moves))]++
+	}
+	row.Take = counted
 	row.Positions = row.Take
 	w.mu.Unlock()
 
@@ -234,7 +251,7 @@ func (w *Workload) count(j *job, row *shardRow) {
 		j.workers[row.WorkerID] = s
 	}
 	s.positions += row.Positions
-	s.games += uint64(row.Games)
+	s.games += row.Stats.games()
 	s.batches++
 	s.seconds += float64(row.ElapsedMS) / 1000
 }

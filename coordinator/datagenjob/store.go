@@ -84,6 +84,11 @@ type shardStats struct {
 	Pieces     []uint64 `json:"pieces"`
 }
 
+// games is the number of games the shard's counted records come from (a
+// shard's Games is the batch's, some of which may hold none: the last
+// shard's cut, or every record a dropped duplicate).
+func (s *shardStats) games() uint64 { return s.WhiteWins + s.Draws + s.BlackWins }
+
 func createJob(ctx context.Context, st *store.Store, rec *store.Job, spec []byte, batchGames int) error {
 	return st.CreateKindJob(ctx, rec, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, "INSERT INTO datagen_jobs(job_id,spec,batch_games) VALUES(?,?,?)", rec.ID, spec, batchGames)
