@@ -198,7 +198,9 @@ func (w *Workload) commit(ctx context.Context, j *job, idx uint64, rc core.Resul
 
 // countShard decides which of a shard's records count, in record order:
 // a record whose position an earlier one of the job or of the shard had is
-// a duplicate (dropped unless keep), and no more than room count. It fills
+// a duplicate (dropped unless keep), and no more than room count; what lies
+// past the record that fills the room is not in the dataset, so its
+// duplicates are not counted either (as a pull reads the shard). It fills
 // in row's dropped indexes and its statistics, those of the records that
 // count and of the games they come from (what a pull of the dataset holds),
 // and returns how many count.
@@ -209,6 +211,9 @@ func countShard(row *shardRow, jd *judged, seen map[[16]byte]struct{}, keep bool
 	used := make([]bool, len(jd.games))
 	var counted uint64
 	for i, k := range jd.keys {
+		if counted == room {
+			break
+		}
 		_, before := seen[k]
 		_, inShard := fresh[k]
 		fresh[k] = struct{}{}
@@ -218,9 +223,6 @@ func countShard(row *shardRow, jd *judged, seen map[[16]byte]struct{}, keep bool
 				row.Dropped = append(row.Dropped, uint32(i))
 				continue
 			}
-		}
-		if counted == room {
-			continue
 		}
 		counted++
 		used[jd.gameOf[i]] = true

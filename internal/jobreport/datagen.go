@@ -62,8 +62,14 @@ func newDatagenJob(j *arbiterv1.Job) *DatagenJSON {
 	if p.GetGames() > 0 {
 		o.AverageGamePlies = float64(p.GetPlies()) / float64(p.GetGames())
 	}
-	if all := p.GetPositions() + p.GetDuplicates(); all > 0 {
-		o.DuplicateRate = float64(p.GetDuplicates()) / float64(all)
+	// The rate is of the positions seen: dropped duplicates were seen
+	// besides the positions, kept ones are among them.
+	seen := p.GetPositions()
+	if !s.GetKeepDuplicates() {
+		seen += p.GetDuplicates()
+	}
+	if seen > 0 {
+		o.DuplicateRate = float64(p.GetDuplicates()) / float64(seen)
 	}
 	for _, w := range p.GetWorkers() {
 		dw := DatagenWork{WorkerID: w.GetWorkerId(), Name: w.GetName(), Positions: w.GetPositions(), Games: w.GetGames(),
