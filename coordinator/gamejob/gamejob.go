@@ -64,9 +64,6 @@ const (
 	KindMatch = "match"
 )
 
-// CapGamePair is the capability a worker advertises to get batches.
-const CapGamePair = gamepair.Capability
-
 // DefaultReferenceNPS is the speed tests that name no reference speed are
 // scaled to (gamepair.DefaultReferenceNPS).
 const DefaultReferenceNPS = gamepair.DefaultReferenceNPS

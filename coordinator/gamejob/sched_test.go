@@ -12,6 +12,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -284,10 +285,10 @@ func TestPerEngineTimeControls(t *testing.T) {
 	id := e.create(s)
 	old := e.Worker("old", DefaultReferenceNPS/2)
 	if g, ok := e.Lease(old); ok {
-		t.Fatalf("a worker without %s got %v", gamepair.CapEngineLimits, g.Payload)
+		t.Fatalf("a worker without %s got %v", capability.EngineLimits, g.Payload)
 	}
 	w, err := e.C.Register(context.Background(), alice, "new", core.Caps{Cores: 1, BenchNPS: DefaultReferenceNPS / 2,
-		Tags: []string{gamepair.Capability, gamepair.CapEngineLimits}})
+		Tags: []string{capability.GamePair, capability.EngineLimits}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,19 +11,6 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-// Worker capabilities for uploaded engines.
-const (
-	// CapArtifacts: the worker fetches, verifies and runs uploaded engines.
-	CapArtifacts = capability.Artifacts
-	// CapSourceBuild: the worker has a C/C++ toolchain and make, and builds
-	// source artifacts.
-	CapSourceBuild = capability.SourceBuild
-	// CapEngineLimits: the worker plays each engine under its own time
-	// control (EngineSpec.time_control); one without it would silently
-	// play the test's.
-	CapEngineLimits = capability.EngineLimits
-)
-
 // checkArtifact refuses an engine artifact reference that cannot be one.
 func checkArtifact(which string, a *arbiterv1.EngineArtifact) error {
 	sha := a.GetSha256()
@@ -53,19 +40,19 @@ func Fits(a, b *arbiterv1.EngineSpec, wk *core.Worker) string { return FitsCaps(
 // ask it of the live workers).
 func FitsCaps(a, b *arbiterv1.EngineSpec, caps core.Caps) string {
 	for _, e := range []*arbiterv1.EngineSpec{a, b} {
-		if e.GetTimeControl() != nil && !caps.Has(CapEngineLimits) {
+		if e.GetTimeControl() != nil && !caps.Has(capability.EngineLimits) {
 			return "the worker plays no per-engine time controls (an older version)"
 		}
 		art := e.GetArtifact()
 		if art == nil {
 			continue
 		}
-		if !caps.Has(CapArtifacts) {
+		if !caps.Has(capability.Artifacts) {
 			return "the worker does not run uploaded engines"
 		}
 		switch art.GetKind() {
 		case arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE:
-			if !caps.Has(CapSourceBuild) {
+			if !caps.Has(capability.SourceBuild) {
 				return "the worker has no compiler for source builds"
 			}
 		case arbiterv1.ArtifactKind_ARTIFACT_KIND_BINARY:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 )
 
@@ -23,7 +24,7 @@ import (
 // can run its engines. Caller holds Mu.
 func (s *Set[J]) mayRun(j J, wk *core.Worker) bool {
 	a, b := s.Hooks.Engines(j)
-	return wk.Has(Capability) && j.Base().Workers.MayPlay(wk.ID) && Fits(a, b, wk) == ""
+	return wk.Has(capability.GamePair) && j.Base().Workers.MayPlay(wk.ID) && Fits(a, b, wk) == ""
 }
 
 // Candidates is core.Workload's Candidates.

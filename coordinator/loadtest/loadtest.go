@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -81,7 +82,7 @@ func Register(ctx context.Context, n int, conns []grpc.ClientConnInterface) ([]s
 			defer func() { <-sem }()
 			c := arbiterv1.NewWorkerServiceClient(conns[i%len(conns)])
 			r, err := c.Register(ctx, &arbiterv1.RegisterRequest{Name: fmt.Sprintf("sim-%d", i),
-				Capabilities: &arbiterv1.WorkerCapabilities{Cores: 1, HashMb: 1, EngineVersion: "loadtest", Capabilities: []string{"perft"}}})
+				Capabilities: &arbiterv1.WorkerCapabilities{Cores: 1, HashMb: 1, EngineVersion: "loadtest", Capabilities: []string{capability.Perft}}})
 			if err != nil {
 				errs <- fmt.Errorf("loadtest: register worker %d: %w", i, err)
 				return

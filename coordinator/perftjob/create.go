@@ -14,8 +14,8 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/logging"
-	"github.com/arbiter-chess/arbiter/internal/perftwire"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -87,11 +87,11 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	// The farm the job is cut for: workers seen within a lease duration.
 	workers, slicers, witnesses := 0, 0, 0
 	if w.host != nil {
-		tag := CapPerft
+		tag := capability.Perft
 		if pos.IsChess960() {
-			tag = CapPerft960
+			tag = capability.Perft960
 		}
-		workers, slicers, witnesses = w.host.LiveWorkers(tag), w.host.LiveWorkers(perftwire.CapSlices), w.host.LiveIdentities(tag)
+		workers, slicers, witnesses = w.host.LiveWorkers(tag), w.host.LiveWorkers(capability.PerftSlices), w.host.LiveIdentities(tag)
 	}
 	if verify == 0 && witnesses >= 2 {
 		// The default verification needs a second identity to verify

@@ -43,18 +43,11 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 )
 
 // Kind is the workload's kind and the job kind it stores.
 const Kind = "perft"
-
-// Capabilities a worker advertises to get perft units.
-const (
-	CapPerft    = capability.Perft
-	CapPerft960 = capability.Perft960
-)
 
 // Config tunes the workload. Zero values take the defaults.
 type Config struct {

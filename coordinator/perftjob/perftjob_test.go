@@ -16,6 +16,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -80,7 +81,7 @@ func newClusterWith(t *testing.T, dir string, clk *clock, cfg Config) *cluster {
 
 func (cl *cluster) worker(id identity.Identity, name string) *core.Worker {
 	cl.t.Helper()
-	w, err := cl.core.Register(context.Background(), id, name, core.Caps{Cores: 1, Tags: []string{CapPerft, CapPerft960}})
+	w, err := cl.core.Register(context.Background(), id, name, core.Caps{Cores: 1, Tags: []string{capability.Perft, capability.Perft960}})
 	if err != nil {
 		cl.t.Fatal(err)
 	}

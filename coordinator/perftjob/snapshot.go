@@ -7,7 +7,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/engine"
-	"github.com/arbiter-chess/arbiter/internal/perftwire"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -87,11 +87,11 @@ func (w *Workload) blocked(j *job) string {
 	}
 	switch {
 	case j.rec.Slices > 1 && j.rec.Stats:
-		return "waiting for a worker that counts perft slices and statistics (capabilities " + perftwire.CapSlices + " and " + perftwire.CapStats + ")"
+		return "waiting for a worker that counts perft slices and statistics (capabilities " + capability.PerftSlices + " and " + capability.PerftStats + ")"
 	case j.rec.Slices > 1:
-		return "waiting for a worker that counts perft slices (capability " + perftwire.CapSlices + ")"
+		return "waiting for a worker that counts perft slices (capability " + capability.PerftSlices + ")"
 	case j.rec.Stats:
-		return "waiting for a worker that counts perft statistics (capability " + perftwire.CapStats + ")"
+		return "waiting for a worker that counts perft statistics (capability " + capability.PerftStats + ")"
 	}
 	return ""
 }

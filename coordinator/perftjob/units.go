@@ -7,7 +7,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/perftwire"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -43,14 +43,14 @@ func (u *unit) eligible(w *core.Worker) bool {
 // statistics each need the worker to say it can.
 func capable(j *job, w *core.Worker) bool {
 	switch {
-	case j.rec.Slices > 1 && !w.Has(perftwire.CapSlices):
+	case j.rec.Slices > 1 && !w.Has(capability.PerftSlices):
 		return false
-	case j.rec.Stats && !w.Has(perftwire.CapStats):
+	case j.rec.Stats && !w.Has(capability.PerftStats):
 		return false
 	case j.rec.Chess960:
-		return w.Has(CapPerft960)
+		return w.Has(capability.Perft960)
 	}
-	return w.Has(CapPerft)
+	return w.Has(capability.Perft)
 }
 
 // open reports whether j has units waiting for a lease (not necessarily

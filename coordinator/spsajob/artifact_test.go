@@ -10,6 +10,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -50,14 +51,14 @@ func TestUploadedEngineTune(t *testing.T) {
 		t.Fatalf("stored artifact %v, want the store's", art)
 	}
 	for _, w := range []*core.Worker{
-		e.register("plain", "linux/amd64", gamepair.Capability),
-		e.register("arm", "linux/arm64", gamepair.Capability, gamepair.CapArtifacts),
+		e.register("plain", "linux/amd64", capability.GamePair),
+		e.register("arm", "linux/arm64", capability.GamePair, capability.Artifacts),
 	} {
 		if g, ok := e.Lease(w); ok {
 			t.Fatalf("worker %s got %s of a tune it cannot run", w.Name, g.Lease.UnitID)
 		}
 	}
-	fit := e.register("fit", "linux/amd64", gamepair.Capability, gamepair.CapArtifacts)
+	fit := e.register("fit", "linux/amd64", capability.GamePair, capability.Artifacts)
 	b := gamepairtest.BatchOf(e.MustLease(fit))
 	for _, side := range []*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()} {
 		if side.GetArtifact().GetSha256() != storedSHA || !slices.Equal(side.GetArgs(), []string{"uci"}) ||
@@ -78,10 +79,10 @@ func TestUploadedEngineTune(t *testing.T) {
 	if got := e.WL.UsingArtifact(storedSHA); !slices.Equal(got, []string{id}) {
 		t.Fatalf("UsingArtifact after a restart: %v", got)
 	}
-	if g, ok := e.Lease(e.register("plain2", "linux/amd64", gamepair.Capability)); ok {
+	if g, ok := e.Lease(e.register("plain2", "linux/amd64", capability.GamePair)); ok {
 		t.Fatalf("after a restart, a worker without artifacts got %s", g.Lease.UnitID)
 	}
-	if b := gamepairtest.BatchOf(e.MustLease(e.register("fit2", "linux/amd64", gamepair.Capability, gamepair.CapArtifacts))); b.GetEngineA().GetArtifact().GetSha256() != storedSHA {
+	if b := gamepairtest.BatchOf(e.MustLease(e.register("fit2", "linux/amd64", capability.GamePair, capability.Artifacts))); b.GetEngineA().GetArtifact().GetSha256() != storedSHA {
 		t.Fatalf("after a restart: batch engine %v", b.GetEngineA())
 	}
 	if err := e.C.Cancel(context.Background(), carol, id, "test over"); err != nil {

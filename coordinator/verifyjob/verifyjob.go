@@ -34,6 +34,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	"github.com/arbiter-chess/arbiter/internal/verifyproto"
@@ -198,7 +199,7 @@ func (w *Workload) wants(u *unit) bool {
 // engines a worker advertises.
 func engines(wk *core.Worker) map[string]bool {
 	out := map[string]bool{}
-	for _, n := range wk.TagsWithPrefix(verifyproto.CapabilityPrefix) {
+	for _, n := range wk.TagsWithPrefix(capability.VerifyEnginePrefix) {
 		if verifyproto.ValidName(n) {
 			out[n] = true
 		}

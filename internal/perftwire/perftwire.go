@@ -8,18 +8,7 @@ import (
 	"fmt"
 
 	"github.com/arbiter-chess/arbiter/engine"
-	"github.com/arbiter-chess/arbiter/internal/capability"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-)
-
-// Capabilities of workers beyond plain perft units.
-const (
-	// CapSlices: the worker counts slices of a position's tree with the
-	// deal of engine.PerftSliceVersion. A worker without it would ignore a
-	// batch's slice fields and count whole trees, so it gets no slices.
-	CapSlices = capability.PerftSlices
-	// CapStats: the worker counts statistics (PerftBatch.stats).
-	CapStats = capability.PerftStats
 )
 
 // StatsPerPosition is the number of statistics a result carries per

@@ -17,9 +17,9 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
@@ -91,7 +91,7 @@ func (d *Driver) Start(st *store.Store, wl Workload, reg prometheus.Registerer) 
 // 64 cores (the tests hold many batches with one worker).
 func (d *Driver) Worker(name string, bench uint64) *core.Worker {
 	d.T.Helper()
-	w, err := d.C.Register(context.Background(), Alice, name, core.Caps{Cores: 64, Tags: []string{gamepair.Capability}, BenchNPS: bench})
+	w, err := d.C.Register(context.Background(), Alice, name, core.Caps{Cores: 64, Tags: []string{capability.GamePair}, BenchNPS: bench})
 	if err != nil {
 		d.T.Fatal(err)
 	}
