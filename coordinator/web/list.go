@@ -108,13 +108,13 @@ func (f listFilter) keep(j core.JobInfo) bool {
 }
 
 type listData struct {
-	Filter   listFilter
-	Query    url.Values
-	Tests    []*arbiterv1.Job
-	Perft    []*arbiterv1.Job
-	Tunes    []*arbiterv1.Job
+	Filter listFilter
+	Query  url.Values
+	Tests  []*arbiterv1.Job
+	Perft  []*arbiterv1.Job
+	Tunes  []*arbiterv1.Job
 	// Other holds jobs of kinds without a table of their own here.
-	Other []*arbiterv1.Job
+	Other    []*arbiterv1.Job
 	Verify   []verifyjob.SessionView
 	VerifyN  int // verify sessions in all
 	Prev     string

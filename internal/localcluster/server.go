@@ -177,7 +177,7 @@ func Serve(cfg ServerConfig) (*Server, error) {
 		Store: st, Logger: log, Token: cfg.Token, LeaseDuration: cfg.LeaseDuration, TargetUnitDuration: cfg.UnitDuration,
 		VerifyDefault: cfg.VerifyDefault, Registerer: reg, PGNRetention: cfg.PGNRetention, StartTimeout: cfg.StartTimeout,
 		MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity,
-		Limits: cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
+		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
 		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
 	})
 	if err != nil {

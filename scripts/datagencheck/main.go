@@ -3,14 +3,17 @@
 //
 //   - the text and bulletformat files hold exactly -n records, the same
 //     ones (position, score, result) in the same order;
+//
 //   - no position appears twice (unless -duplicates);
+//
 //   - every record is the position before a scored move of a game of the
 //     PGN file, in the PGN's order, with that move's score and that game's
 //     result (so every position of a game carries the game's result);
+//
 //   - every record's FEN is legal as Stockfish sees it: it echoes the FEN
 //     back (`d`) and finds legal moves (`go perft 1`).
 //
-//	go run ./scripts/datagencheck -n 200000 -text out.text -bullet out.bulletformat -pgn out.pgn -stockfish /usr/games/stockfish
+//     go run ./scripts/datagencheck -n 200000 -text out.text -bullet out.bulletformat -pgn out.pgn -stockfish /usr/games/stockfish
 package main
 
 import (
