@@ -37,6 +37,10 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/obs"
 )
 
+// DefaultStartTimeout is how long a test or tune that no connected worker
+// can start waits before it ends failed (Config.StartTimeout).
+const DefaultStartTimeout = grpcapi.DefaultStartTimeout
+
 // Config tunes a coordinator. Zero values take the defaults.
 type Config struct {
 	Store  *store.Store
@@ -59,9 +63,16 @@ type Config struct {
 	// than this (their counts, verdict and updates stay); 0 keeps them forever.
 	// Stored games are gzip-compressed either way.
 	PGNRetention time.Duration
+	// StartTimeout is how long a test or tune that no connected worker can
+	// start waits before it ends failed with the reason
+	// (grpcapi.DefaultStartTimeout).
+	StartTimeout time.Duration
 	// ArtifactMaxBytes caps one uploaded engine artifact
 	// (artifacts.DefaultMaxBytes).
 	ArtifactMaxBytes int64
+	// MaxWorkersPerIdentity bounds the worker ids one credential registers
+	// (core.DefaultMaxWorkersPerIdentity).
+	MaxWorkersPerIdentity int
 	// UploadAbandonAfter is how long an artifact upload may sit idle
 	// before its partial file is removed (artifacts.DefaultAbandonAfter).
 	UploadAbandonAfter time.Duration
@@ -177,7 +188,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		c.workloads = append(c.workloads, wl)
 	}
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,
-		LeaseKey: key, Registerer: cfg.Registerer, Quota: c.gate}, c.workloads...)
+		LeaseKey: key, Registerer: cfg.Registerer, MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity, Quota: c.gate}, c.workloads...)
 	for _, wl := range c.workloads {
 		if h, ok := wl.(interface{ SetHost(core.Host) }); ok {
 			h.SetHost(c.Core.Host())
@@ -193,6 +204,12 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	go func() {
 		defer c.wg.Done()
 		c.Core.Run(runCtx)
+	}()
+	stalls := grpcapi.NewStallWatch(c.Core, cfg.StartTimeout, cfg.Logger)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		stalls.Run(runCtx)
 	}()
 	c.wg.Add(1)
 	go func() {

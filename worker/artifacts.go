@@ -21,7 +21,6 @@ package worker
 // is complete, so a worker killed mid-download or mid-build resumes cleanly.
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -57,6 +56,7 @@ const (
 	DefaultBuildTimeout = 10 * time.Minute
 	DefaultBenchTimeout = 3 * time.Minute
 	maxUnpackedBytes    = 2 << 30
+	buildOpenFiles      = 1024
 	logTail             = 4 << 10
 )
 
@@ -157,7 +157,7 @@ type artifactCache struct {
 // one). Its metrics m are the worker's, exported whether or not it runs
 // uploaded engines.
 func newArtifactCache(cfg Config, log *zap.Logger, m *artifactMetrics) (*artifactCache, error) {
-	if cfg.DataDir == "" {
+	if cfg.DataDir == "" || !cfg.AllowUploads {
 		return nil, nil
 	}
 	c := &artifactCache{dir: filepath.Join(cfg.DataDir, "artifacts"), runDir: filepath.Join(cfg.DataDir, "run"),
@@ -175,7 +175,11 @@ func newArtifactCache(cfg Config, log *zap.Logger, m *artifactMetrics) (*artifac
 			return nil, fmt.Errorf("worker: artifact cache: %w", err)
 		}
 	}
-	if err := os.MkdirAll(c.runDir, 0o755); err != nil {
+	// Engines' directories of batches a killed worker left behind.
+	if err := os.RemoveAll(c.runDir); err != nil {
+		return nil, fmt.Errorf("worker: artifact cache: %w", err)
+	}
+	if err := os.MkdirAll(c.runDir, 0o700); err != nil {
 		return nil, fmt.Errorf("worker: artifact cache: %w", err)
 	}
 	// A build killed half-way starts over.
@@ -231,6 +235,7 @@ func (c *artifactCache) capabilities() []string {
 type prepared struct {
 	spec  *arbiterv1.EngineSpec
 	entry string
+	run   string // its working directory, removed by done
 }
 
 // prepare makes engine e of test jobID playable: fetched, built, verified.
@@ -314,13 +319,25 @@ func (c *artifactCache) prepareLocked(ctx context.Context, jobID string, e *arbi
 		return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED, detail: err.Error()}
 	}
 	touch(entry)
-	run := filepath.Join(c.runDir, safeName(jobID+"-"+e.GetName()))
-	if err := os.MkdirAll(run, 0o755); err != nil {
+	// A directory of its own for this batch, removed when it ends (done):
+	// what the engine wrote there does not outlive the batch.
+	run, err := os.MkdirTemp(c.runDir, safeName(jobID+"-"+e.GetName())+"-")
+	if err != nil {
 		return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED, detail: err.Error()}
+	}
+	keepRun := false
+	defer func() {
+		if !keepRun {
+			os.RemoveAll(run)
+		}
+	}()
+	var readOnly []string
+	if entry != exe {
+		readOnly = []string{entry} // the built tree
 	}
 	spec := proto.Clone(e).(*arbiterv1.EngineSpec)
 	spec.Artifact = nil
-	spec.Command, spec.Args, spec.Dir = c.command(exe, e.GetArgs(), run)
+	spec.Command, spec.Args, spec.Dir = c.command(exe, e.GetArgs(), run, readOnly)
 	vkey := a.GetSha256() + "\x00" + exe + "\x00" + strconv.FormatUint(a.GetBench(), 10)
 	bench, benched := c.verified[vkey]
 	switch {
@@ -335,7 +352,7 @@ func (c *artifactCache) prepareLocked(ctx context.Context, jobID string, e *arbi
 		c.verified[vkey] = 0
 		report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED, "no signature given: the engine runs unverified", "", 0)
 	default:
-		nodes, log, err := c.runBench(ctx, exe, run)
+		nodes, log, err := c.runBench(ctx, exe, run, readOnly)
 		switch {
 		case err != nil:
 			c.m.benches.WithLabelValues("mismatch").Inc()
@@ -357,13 +374,17 @@ func (c *artifactCache) prepareLocked(ctx context.Context, jobID string, e *arbi
 		report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED, detail, "", nodes)
 	}
 	c.pinned[entry]++
-	return &prepared{spec: spec, entry: entry}, nil
+	keepRun = true
+	return &prepared{spec: spec, entry: entry, run: run}, nil
 }
 
 // done unpins what prepare pinned and trims the cache.
 func (c *artifactCache) done(p *prepared) {
 	if c == nil || p == nil {
 		return
+	}
+	if err := os.RemoveAll(p.run); err != nil {
+		c.log.Warn("engine directory not removed", zap.String("dir", p.run), zap.Error(err))
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -374,12 +395,14 @@ func (c *artifactCache) done(p *prepared) {
 }
 
 // command is what the match runner starts for a program: the sandbox
-// wrapper around it, or the program itself when unsandboxed.
-func (c *artifactCache) command(exe string, args []string, dir string) (string, []string, string) {
+// wrapper around it, or the program itself when unsandboxed. readOnly is
+// what the engine may read besides its program (its built tree).
+func (c *artifactCache) command(exe string, args []string, dir string, readOnly []string) (string, []string, string) {
 	if c.wrapper == "" {
 		return exe, args, dir
 	}
-	path, wargs := sandbox.Command(c.wrapper, sandbox.Spec{Limits: c.limits, Dir: dir, Env: sandbox.CleanEnv(dir), Path: exe, Args: args})
+	path, wargs := sandbox.Command(c.wrapper, sandbox.Spec{Limits: c.limits, Dir: dir, Env: sandbox.CleanEnv(dir), Path: exe, Args: args,
+		ReadOnly: readOnly})
 	return path, wargs, ""
 }
 
@@ -564,7 +587,7 @@ func (c *artifactCache) buildTree(ctx context.Context, obj string, a *arbiterv1.
 	c.trimFor(dirSize(tmp))
 	start := time.Now()
 	c.log.Info("building uploaded engine", zap.String("sha256", a.GetSha256()[:12]), zap.String("build", a.GetBuild()))
-	out, err := runBuild(ctx, tmp, a.GetBuild(), c.build)
+	out, err := c.runBuild(ctx, tmp, a.GetBuild())
 	if ctx.Err() != nil {
 		return "", false, ctx.Err()
 	}
@@ -592,19 +615,34 @@ func tail(s string) string {
 }
 
 // runBuild runs the build command in dir with a time limit and a clean
-// environment; the output is returned whole (the caller keeps the end).
-func runBuild(ctx context.Context, dir, build string, limit time.Duration) (string, error) {
+// environment, in the sandbox (sandbox.Spec.Build: it may start
+// processes, it reads and writes its tree only, it has no network); the
+// end of its output is returned (outputTail: a build that prints more
+// than maxBuildOutput is stopped).
+func (c *artifactCache) runBuild(ctx context.Context, dir, build string) (string, error) {
+	limit := c.build
 	bctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	cmd := exec.CommandContext(bctx, "sh", "-c", build)
+	if c.wrapper != "" {
+		l := c.limits
+		l.OpenFiles = max(l.OpenFiles, buildOpenFiles)
+		l.Disk = maxUnpackedBytes
+		path, args := sandbox.Command(c.wrapper, sandbox.Spec{Limits: l, Dir: dir, Env: sandbox.CleanEnv(dir), Path: "/bin/sh",
+			Args: []string{"-c", build}, Build: true})
+		cmd = exec.CommandContext(bctx, path, args...)
+	}
 	cmd.Dir = dir
 	cmd.Env = sandbox.CleanEnv(dir)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := newOutputTail(maxBuildOutput, cancel, nil)
+	cmd.Stdout, cmd.Stderr = out, out
 	killGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
-	if bctx.Err() == context.DeadlineExceeded {
+	switch {
+	case out.overLimit():
+		return out.String(), fmt.Errorf("stopped: it printed more than %d MiB", maxBuildOutput>>20)
+	case bctx.Err() == context.DeadlineExceeded:
 		return out.String(), fmt.Errorf("over the time limit of %v", limit)
 	}
 	return out.String(), err
@@ -643,40 +681,57 @@ var benchNodes = []*regexp.Regexp{
 	regexp.MustCompile(`(?im)^\s*(\d+)\s+nodes\b`),
 }
 
-// runBench runs "ENGINE bench" (in the sandbox) and reads its node count.
-func (c *artifactCache) runBench(ctx context.Context, exe, dir string) (uint64, string, error) {
+// runBench runs "ENGINE bench" (in the sandbox) and reads its node count
+// from its output as it streams (outputTail): a bench that prints more
+// than maxBenchOutput is stopped.
+func (c *artifactCache) runBench(ctx context.Context, exe, dir string, readOnly []string) (uint64, string, error) {
 	bctx, cancel := context.WithTimeout(ctx, c.bench)
 	defer cancel()
-	path, args, cdir := c.command(exe, []string{"bench"}, dir)
+	path, args, cdir := c.command(exe, []string{"bench"}, dir, readOnly)
 	cmd := exec.CommandContext(bctx, path, args...)
 	cmd.Dir = cdir
 	if c.wrapper == "" {
 		cmd.Dir = dir
 		cmd.Env = sandbox.CleanEnv(dir)
 	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	// The last node count each pattern finds, in the patterns' order.
+	var counts [3]string
+	var verdict string
+	out := newOutputTail(maxBenchOutput, cancel, func(line string) {
+		for i, re := range benchNodes {
+			if m := re.FindStringSubmatch(line); m != nil {
+				counts[i] = m[1]
+			}
+		}
+		if v, ok := sandbox.Verdict(line); ok {
+			verdict = v
+		}
+	})
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
-	text := out.String()
-	if bctx.Err() == context.DeadlineExceeded {
-		return 0, tail(text), fmt.Errorf("no end within %v", c.bench)
+	out.flush()
+	text := tail(out.String())
+	switch {
+	case out.overLimit():
+		return 0, text, fmt.Errorf("stopped: it printed more than %d MiB", maxBenchOutput>>20)
+	case bctx.Err() == context.DeadlineExceeded:
+		return 0, text, fmt.Errorf("no end within %v", c.bench)
+	case verdict != "":
+		return 0, text, fmt.Errorf("killed by the worker's limits: %s", verdict)
 	}
-	if v, ok := sandbox.Verdict(text); ok {
-		return 0, tail(text), fmt.Errorf("killed by the worker's limits: %s", v)
-	}
-	for _, re := range benchNodes {
-		if m := re.FindAllStringSubmatch(text, -1); len(m) > 0 {
-			n, perr := strconv.ParseUint(m[len(m)-1][1], 10, 64)
-			if perr == nil {
-				return n, tail(text), nil
-			}
+	for _, n := range counts {
+		if n == "" {
+			continue
+		}
+		if v, perr := strconv.ParseUint(n, 10, 64); perr == nil {
+			return v, text, nil
 		}
 	}
 	if err != nil {
-		return 0, tail(text), fmt.Errorf("%v, and no node count in its output", err)
+		return 0, text, fmt.Errorf("%v, and no node count in its output", err)
 	}
-	return 0, tail(text), errors.New("no node count in its output")
+	return 0, text, errors.New("no node count in its output")
 }
 
 // trimFor makes room for n more bytes.

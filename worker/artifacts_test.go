@@ -90,7 +90,7 @@ func shaOf(b []byte) string {
 
 func newCache(t *testing.T, conn *grpc.ClientConn, dir string) *artifactCache {
 	t.Helper()
-	c, err := newArtifactCache(Config{Conn: conn, DataDir: dir, Unsandboxed: true}, zaptest.NewLogger(t), newArtifactMetrics(nil))
+	c, err := newArtifactCache(Config{Conn: conn, DataDir: dir, Unsandboxed: true, AllowUploads: true}, zaptest.NewLogger(t), newArtifactMetrics(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/engine/search"
 	"github.com/arbiter-chess/arbiter/internal/capability"
+	"github.com/arbiter-chess/arbiter/internal/engineallow"
 	"github.com/arbiter-chess/arbiter/internal/engineproc"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/internal/sandbox"
@@ -145,6 +147,36 @@ func cannotRun(e *arbiterv1.EngineSpec, builtin match.BuiltinFactory) string {
 	return ""
 }
 
+// allowedEngines replaces each installed engine of b (cmd=) with the one
+// the worker's operator allows under that name: the client chooses which
+// engine, never the program, its arguments or its working directory; why
+// says what is not allowed. The embedded engine and uploaded ones (run in
+// the sandbox) pass as they are.
+func allowedEngines(b *arbiterv1.GamePairBatch, allowed *engineallow.List) (*arbiterv1.GamePairBatch, string) {
+	var out *arbiterv1.GamePairBatch
+	for i, e := range []*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()} {
+		if e == nil || matchspec.IsBuiltin(e) || e.GetArtifact() != nil {
+			continue
+		}
+		a, err := allowed.Resolve(e.GetCommand(), e.GetArgs(), e.GetDir())
+		if err == nil {
+			err = a.CheckOptions(e.GetOptions())
+		}
+		if err != nil {
+			return nil, fmt.Sprintf("engine %q: %v", e.GetName(), err)
+		}
+		if out == nil {
+			out = proto.Clone(b).(*arbiterv1.GamePairBatch)
+		}
+		r := []*arbiterv1.EngineSpec{out.GetEngineA(), out.GetEngineB()}[i]
+		r.Command, r.Args, r.Dir = a.Cmd, slices.Clone(a.Args), a.Dir
+	}
+	if out == nil {
+		return b, ""
+	}
+	return out, ""
+}
+
 // refuseUnit releases a lease the worker cannot run, saying so.
 func (w *Worker) refuseUnit(ctx context.Context, leaseID, reason string) {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -159,6 +191,12 @@ func (w *Worker) refuseUnit(ctx context.Context, leaseID, reason string) {
 
 // runGames plays one leased batch and puts the result in the outbox.
 func (w *Worker) runGames(ctx, bg context.Context, h *held, b *arbiterv1.GamePairBatch, log *zap.Logger) {
+	b, why := allowedEngines(b, w.cfg.Engines)
+	if why != "" {
+		log.Warn("engine not allowed; refusing the batch", zap.String("reason", why))
+		w.refuseUnit(bg, h.leaseID, why)
+		return
+	}
 	b, done, ok := w.prepareArtifacts(ctx, bg, h, b, log)
 	if !ok {
 		return
@@ -206,7 +244,7 @@ func (w *Worker) prepareArtifacts(ctx, bg context.Context, h *held, b *arbiterv1
 		return b, func() {}, true
 	}
 	if w.arts == nil {
-		why := "this worker runs no uploaded engines (it has no data dir)"
+		why := "this worker runs no uploaded engines (its operator did not allow them: --allow-uploads with --data)"
 		log.Warn("cannot run test; refusing the batch", zap.String("reason", why))
 		w.refuseUnit(bg, h.leaseID, why)
 		return nil, nil, false

@@ -43,6 +43,7 @@ import (
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/engineallow"
 	"github.com/arbiter-chess/arbiter/internal/grpcerr"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	"github.com/arbiter-chess/arbiter/internal/sandbox"
@@ -111,6 +112,12 @@ type Config struct {
 	// Unsandboxed runs uploaded engines without the sandbox (where it has
 	// none, or the operator isolates the worker otherwise).
 	Unsandboxed bool
+	// AllowUploads runs uploaded engines and builds (in the sandbox, with
+	// a DataDir); false: the worker runs none and does not offer to.
+	AllowUploads bool
+	// Engines are the installed engines clients may name (cmd=NAME);
+	// nil: none, a test naming one is refused (engineallow).
+	Engines *engineallow.List
 }
 
 // EngineVersion names the embedded engine build, with the VCS revision

@@ -72,7 +72,7 @@ See docs/datagen.md.`,
 	fl.StringVar(&f.out, "out", "", "write the dataset to this file (refused if it exists)")
 	fl.IntVar(&f.concurrency, "concurrency", runtime.NumCPU(), "batches played at once (one engine each)")
 	fl.IntVar(&f.batchGames, "batch-games", defaultBatchGames, "games in a batch (the unit a seed derives)")
-	fl.StringVar(&f.duplicates, "duplicates", "keep", "keep or drop records of a position already written (counted either way)")
+	fl.StringVar(&f.duplicates, "duplicates", "drop", "keep or drop records of a position already written (counted either way)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress lines")
 	cmd.AddCommand(newDatagenPullCommand())
 	return cmd

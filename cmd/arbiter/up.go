@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/engineallow"
+	"github.com/arbiter-chess/arbiter/internal/enginespec"
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	"github.com/arbiter-chess/arbiter/internal/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
@@ -137,6 +140,10 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 	c.Builtin = builtin.New
 	// This binary is the sandbox of uploaded engines (main runs its wrapper).
 	c.UploadedEngines = true
+	// The user is the workers' operator here: the installed engines of
+	// this command line are allowed, as given (a client of this
+	// coordinator can run them, and no other program).
+	c.Engines = upEngines(f.test.m.Match.Engines, f.test.m.Match.Each)
 	c.OnWorkerExit = func(n int, err error) { fmt.Fprintf(stderr, "arbiter up: worker %d: %v\n", n, err) }
 	cl, err := localcluster.Start(*c)
 	if err != nil {
@@ -233,4 +240,41 @@ func runningPerft(ctx context.Context, c *clusterclient.Client, fen string, dept
 		}
 	}
 	return nil, nil
+}
+
+// upEngines allows each installed engine (cmd=) of up's --engine flags
+// under the name a test sends (its cmd= value), with its arguments,
+// directory and the options of it and of --each that name files. Specs
+// that do not parse are left to the test's own checks.
+func upEngines(engines []string, each string) []engineallow.Engine {
+	var eachOpts []enginespec.Setting
+	if each != "" {
+		if e, err := enginespec.Parse(each, enginespec.Each); err == nil {
+			eachOpts = e.Options
+		}
+	}
+	var out []engineallow.Engine
+	for _, s := range engines {
+		spec, err := enginespec.Parse(s, enginespec.Match)
+		if err != nil || spec.Cmd == "" || spec.Travels() || spec.Proto == enginespec.Builtin {
+			continue
+		}
+		a := engineallow.Engine{Name: spec.Cmd, Cmd: spec.Cmd, Args: spec.Args, Dir: spec.Dir}
+		for _, o := range append(slices.Clone(eachOpts), spec.Options...) {
+			if engineallow.NamesFile(o.Key, o.Value) {
+				a.FileOptions = append(a.FileOptions, o.Key)
+			}
+		}
+		// The same program given twice (two settings of one engine):
+		// one entry, with the file options of both.
+		i := slices.IndexFunc(out, func(o engineallow.Engine) bool {
+			return o.Name == a.Name && slices.Equal(o.Args, a.Args) && o.Dir == a.Dir
+		})
+		if i >= 0 {
+			out[i].FileOptions = append(out[i].FileOptions, a.FileOptions...)
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }

@@ -80,3 +80,46 @@ func TestUpTournamentThreeEngines(t *testing.T) {
 		}
 	}
 }
+
+// `arbiter up`'s user is its workers' operator: the installed engines of
+// its command line play, file options included (here Stockfish writes
+// its debug log where the user said), as given.
+func TestUpAllowsTheEnginesOfItsCommandLine(t *testing.T) {
+	const sf = "/usr/games/stockfish"
+	if _, err := os.Stat(sf); err != nil || testing.Short() {
+		t.Skip("no " + sf + " or -short")
+	}
+	log := filepath.Join(t.TempDir(), "sf.log")
+	out, stderr, err := runArbiter(t, "", "up", "--workers", "1", "--threads", "1", "--hash", "1",
+		"--engine", "name=sf,cmd="+sf+",option.Hash=8,option.Debug Log File="+log, "--engine", "name=b,builtin",
+		"--each", "nodes=500", "--openings", "file=../../books/uho-200.epd,order=random,seed=3", "--games", "2")
+	if err != nil || !strings.Contains(out, "State:      done") {
+		t.Fatalf("%v\n%s\n%s", err, out, stderr)
+	}
+	if b, err := os.ReadFile(log); err != nil || !strings.Contains(string(b), "bestmove") {
+		t.Fatalf("the allowed Debug Log File was not written: %v", err)
+	}
+}
+
+// A worker's operator gives the allowed engines; bad entries are refused
+// before it connects.
+func TestWorkerEngineAllowFlags(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "allow")
+	os.WriteFile(file, []byte("/bin/true\nnot an entry\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--engine-allow", "name=a b,cmd=/bin/true"}, "want a word"},
+		{[]string{"--engine-allow", "name=x"}, "no program"},
+		{[]string{"--engine-allow", "/bin/true", "--engine-allow", "/bin/true"}, "given twice"},
+		{[]string{"--engine-allow-file", file}, "line 2"},
+		{[]string{"--allow-uploads"}, "--allow-uploads needs --data"},
+	} {
+		args := append([]string{"worker", "--coordinator", "127.0.0.1:1", "--token", "x"}, c.args...)
+		_, _, err := runArbiter(t, "", args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.args, err, c.want)
+		}
+	}
+}

@@ -71,11 +71,17 @@ type Config struct {
 	// Registerer receives the core's metrics; nil registers none.
 	Registerer prometheus.Registerer
 	// MaxWorkersPerIdentity bounds the workers one credential registers
-	// (1024).
+	// (DefaultMaxWorkersPerIdentity); the coordinator's
+	// --max-workers-per-identity.
 	MaxWorkersPerIdentity int
 	// Quota, when set, paces each identity's submits.
 	Quota *quota.Gate
 }
+
+// DefaultMaxWorkersPerIdentity is the worker ids one credential may
+// register when the admin sets no limit: a farm's hosts that share one
+// worker token, each with its own name.
+const DefaultMaxWorkersPerIdentity = 1024
 
 func (c *Config) defaults() {
 	if c.Logger == nil {
@@ -94,7 +100,7 @@ func (c *Config) defaults() {
 		c.LeaseKey = []byte(randomHex(32))
 	}
 	if c.MaxWorkersPerIdentity <= 0 {
-		c.MaxWorkersPerIdentity = 1024
+		c.MaxWorkersPerIdentity = DefaultMaxWorkersPerIdentity
 	}
 }
 
@@ -170,6 +176,21 @@ func (h host) WorkAvailable()          { h.c.wake.signal() }
 func (h host) JobChanged(jobID string) { h.c.reg.changed(jobID) }
 
 func (h host) LiveWorkers(tag string) int {
+	n := 0
+	h.live(tag, func(*Worker) { n++ })
+	return n
+}
+
+func (h host) LiveIdentities(tag string) int {
+	owners := map[string]bool{}
+	h.live(tag, func(w *Worker) { owners[w.Owner] = true })
+	return len(owners)
+}
+
+// live calls f, under the core's lock, for each worker with capability
+// tag seen within the last lease duration, holding a lease or waiting in
+// Lease now.
+func (h host) live(tag string, f func(*Worker)) {
 	c := h.c
 	since := c.cfg.Now().Add(-c.cfg.LeaseDuration)
 	c.mu.Lock()
@@ -178,13 +199,11 @@ func (h host) LiveWorkers(tag string) int {
 	for _, l := range c.leases.All() {
 		busy[l.WorkerID] = true
 	}
-	n := 0
 	for _, w := range c.workers {
 		if w.Has(tag) && (busy[w.ID] || w.waiting > 0 || w.lastSeen.After(since)) {
-			n++
+			f(w)
 		}
 	}
-	return n
 }
 
 // Load reads workers and every workload's jobs from the store.

@@ -25,9 +25,10 @@ const (
 	MaxPositions = 100_000_000_000
 	// MaxBatchGames bounds a batch, so that its shard fits one message.
 	MaxBatchGames = 256
-	// DefaultBatchGames: a batch of about 20 s at 5000 nodes per move on
-	// one core of this decade.
-	DefaultBatchGames = 16
+	// DefaultBatchGames is arbiter datagen's --batch-games, so that batch
+	// b of a dataset holds the same games on the farm as on one machine:
+	// about 10 s at 5000 nodes per move on one core of this decade.
+	DefaultBatchGames = 8
 	// MaxShardBytes bounds a shard as a worker sends it.
 	MaxShardBytes = 8 << 20
 	// MaxNameBytes bounds a job's label.

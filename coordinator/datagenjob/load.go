@@ -72,12 +72,16 @@ func (w *Workload) loadJob(ctx context.Context, rec *store.Job) (*job, error) {
 	}
 	j := w.newJob(spec, s, f, games)
 	j.rec = rec
+	if j.expired, err = expiredAt(ctx, w.store, rec.ID); err != nil {
+		return nil, err
+	}
 	rows, err := loadShards(ctx, w.store, rec.ID, 0, 0)
 	if err != nil {
 		return nil, err
 	}
 	for i := range rows {
 		r := &rows[i]
+
 		if r.Seq != int64(i) || r.UnitID != unitID(rec.ID, r.Batch) || j.stored[r.Batch] {
 			return nil, fmt.Errorf("shard %d: out of order, not named for its batch, or stored twice", i)
 		}

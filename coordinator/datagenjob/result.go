@@ -24,9 +24,9 @@ type judged struct {
 	games   []datagen.Game
 	keys    [][16]byte // one per record, in record order
 	records int
-	stats   shardStats // without duplicates (decided at commit)
-	pieces  []int      // piece count per record
-	scores  []int      // white-relative score per record
+	gameOf  []int // the game of each record
+	pieces  []int // piece count per record
+	scores  []int // white-relative score per record
 }
 
 // Result implements core.Workload.
@@ -116,22 +116,12 @@ func judge(data []byte, s datagen.Settings, f datagen.Filters, seed uint64, game
 		return nil, apierr.New(apierr.InvalidArgument, apierr.ReasonImplausibleResult, "shard: %v", err)
 	}
 	jd := &judged{data: data, games: gs}
-	jd.stats.Score, jd.stats.Length, jd.stats.Pieces = make([]uint64, scoreBuckets), make([]uint64, lengthBuckets), make([]uint64, pieceBuckets)
-	for _, g := range gs {
-		switch g.Result {
-		case datagen.WhiteWins:
-			jd.stats.WhiteWins++
-		case datagen.BlackWins:
-			jd.stats.BlackWins++
-		default:
-			jd.stats.Draws++
-		}
-		jd.stats.Plies += uint64(len(g.Moves))
-		jd.stats.Length[lengthBucket(len(g.Moves))]++
+	for gi, g := range gs {
 		for _, r := range datagen.Records(g, f) {
 			jd.keys = append(jd.keys, datagen.PositionKey(r.FEN))
 			jd.scores = append(jd.scores, r.Score)
 			jd.pieces = append(jd.pieces, pieceCount(r.FEN))
+			jd.gameOf = append(jd.gameOf, gi)
 		}
 	}
 	jd.records = len(jd.keys)
@@ -165,28 +155,14 @@ func (w *Workload) commit(ctx context.Context, j *job, idx uint64, rc core.Resul
 	goal := j.spec.GetPositions()
 	keep := j.spec.GetKeepDuplicates()
 	row := &shardRow{JobID: j.rec.ID, Batch: idx, Seq: j.shardSeq, UnitID: rc.Lease.UnitID, Bytes: int64(len(jd.data)),
-		Games: len(jd.games), Records: jd.records, Stats: jd.stats, WorkerID: rc.Worker.ID, ElapsedMS: rc.Elapsed.Milliseconds(),
+		Games: len(jd.games), Records: jd.records, WorkerID: rc.Worker.ID, ElapsedMS: rc.Elapsed.Milliseconds(),
 		At: w.deps.Now()}
-	// Duplicates against the job's earlier records and the shard's own.
-	fresh := make(map[[16]byte]struct{}, len(jd.keys))
-	var counted uint64
-	for i, k := range jd.keys {
-		_, before := j.seen[k]
-		_, inShard := fresh[k]
-		if before || inShard {
-			row.Stats.Duplicates++
-			if !keep {
-				row.Dropped = append(row.Dropped, uint32(i))
-				continue
-			}
-		}
-		fresh[k] = struct{}{}
-		counted++
-		row.Stats.Score[scoreBucket(jd.scores[i])]++
-		row.Stats.Pieces[pieceBucket(jd.pieces[i])]++
-	}
-	row.Take = min(counted, goal-min(j.prog.positions, goal))
+	row.Take = countShard(row, jd, j.seen, keep, goal-min(j.prog.positions, goal))
 	row.Positions = row.Take
+	fresh := make(map[[16]byte]struct{}, len(jd.keys))
+	for _, k := range jd.keys {
+		fresh[k] = struct{}{}
+	}
 	w.mu.Unlock()
 
 	sha, err := w.writeShard(jd.data)
@@ -220,6 +196,56 @@ func (w *Workload) commit(ctx context.Context, j *job, idx uint64, rc core.Resul
 	return core.Outcome{Verdict: core.Accepted, EndUnitLeases: true, JobOver: done != nil}, nil
 }
 
+// countShard decides which of a shard's records count, in record order:
+// a record whose position an earlier one of the job or of the shard had is
+// a duplicate (dropped unless keep), and no more than room count. It fills
+// in row's dropped indexes and its statistics, those of the records that
+// count and of the games they come from (what a pull of the dataset holds),
+// and returns how many count.
+func countShard(row *shardRow, jd *judged, seen map[[16]byte]struct{}, keep bool, room uint64) uint64 {
+	st := &row.Stats
+	st.Score, st.Length, st.Pieces = make([]uint64, scoreBuckets), make([]uint64, lengthBuckets), make([]uint64, pieceBuckets)
+	fresh := make(map[[16]byte]struct{}, len(jd.keys))
+	used := make([]bool, len(jd.games))
+	var counted uint64
+	for i, k := range jd.keys {
+		_, before := seen[k]
+		_, inShard := fresh[k]
+		fresh[k] = struct{}{}
+		if before || inShard {
+			st.Duplicates++
+			if !keep {
+				row.Dropped = append(row.Dropped, uint32(i))
+				continue
+			}
+		}
+		if counted == room {
+			continue
+		}
+		counted++
+		used[jd.gameOf[i]] = true
+		st.Score[scoreBucket(jd.scores[i])]++
+		st.Pieces[pieceBucket(jd.pieces[i])]++
+	}
+	for gi, g := range jd.games {
+		if !used[gi] {
+			continue
+		}
+		st.Games++
+		switch g.Result {
+		case datagen.WhiteWins:
+			st.WhiteWins++
+		case datagen.BlackWins:
+			st.BlackWins++
+		default:
+			st.Draws++
+		}
+		st.Plies += uint64(len(g.Moves))
+		st.Length[lengthBucket(len(g.Moves))]++
+	}
+	return counted
+}
+
 // count adds a stored shard to j's memory. Caller holds mu (or is
 // loading).
 func (w *Workload) count(j *job, row *shardRow) {
@@ -234,7 +260,7 @@ func (w *Workload) count(j *job, row *shardRow) {
 		j.workers[row.WorkerID] = s
 	}
 	s.positions += row.Positions
-	s.games += uint64(row.Games)
+	s.games += row.Stats.Games
 	s.batches++
 	s.seconds += float64(row.ElapsedMS) / 1000
 }

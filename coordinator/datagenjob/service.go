@@ -3,6 +3,7 @@ package datagenjob
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -42,6 +43,13 @@ func (s *service) DownloadShards(req *arbiterv1.DownloadShardsRequest, stream ar
 	w.mu.Unlock()
 	if j == nil {
 		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "dataset %s: no such job", apierr.Q(req.GetJobId()))
+	}
+	w.mu.Lock()
+	expired := j.expired
+	w.mu.Unlock()
+	if !expired.IsZero() {
+		return apierr.New(apierr.FailedPrecondition, apierr.ReasonJobFinished, "dataset %s: its shards were deleted on %s by the coordinator's retention (--pgn-retention); its counts stay",
+			j.rec.ID, expired.UTC().Format(time.RFC3339))
 	}
 	if req.GetFrom() > uint64(total) {
 		return apierr.Invalid("from: %d: the dataset has %d shards", req.GetFrom(), total)

@@ -36,7 +36,7 @@ func (p *progress) init() {
 // add counts a shard.
 func (p *progress) add(r *shardRow) {
 	p.positions += r.Positions
-	p.games += uint64(r.Games)
+	p.games += r.Stats.Games
 	p.shards++
 	p.batches++
 	st := &r.Stats

@@ -51,6 +51,10 @@ CREATE UNIQUE INDEX datagen_shards_seq ON datagen_shards(job_id, seq);
 `)
 		return err
 	}},
+	{Name: "retention: when a finished dataset's shards were deleted", Up: func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, "ALTER TABLE datagen_jobs ADD COLUMN shards_expired_at INTEGER NOT NULL DEFAULT 0")
+		return err
+	}},
 }}
 
 // shardRow is one accepted shard.
@@ -74,6 +78,9 @@ type shardRow struct {
 
 // shardStats is what a shard adds to a job's progress.
 type shardStats struct {
+	// Games whose records count (a pull holds these); the shard's row
+	// has all it played.
+	Games      uint64   `json:"games"`
 	WhiteWins  uint64   `json:"white_wins"`
 	Draws      uint64   `json:"draws"`
 	BlackWins  uint64   `json:"black_wins"`

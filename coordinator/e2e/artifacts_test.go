@@ -40,7 +40,7 @@ func startWorkerIn(t *testing.T, addr, name string, extra ...string) (*proc, str
 func startWorkerAt(t *testing.T, dir, addr, tok, name string, extra ...string) (*proc, string) {
 	t.Helper()
 	args := append([]string{"worker", "--coordinator", addr, "--token", tok, "--threads", "1", "--hash", "16",
-		"--log-level", "info", "--name", name, "--data", filepath.Join(dir, "data")}, extra...)
+		"--log-level", "info", "--name", name, "--data", filepath.Join(dir, "data"), "--allow-uploads"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	var out bytes.Buffer

@@ -145,7 +145,7 @@ func New(cfg Config) *Workload {
 		metrics: newMetrics(cfg.Games),
 	}
 	w.Set = gamepair.Set[*test]{Deps: cfg.Deps, What: "test", Kinds: []string{KindSPRT, KindMatch},
-		Activity: cfg.Activity, Games: w.metrics.games, Hooks: gamepair.Hooks[*test]{
+		Activity: cfg.Activity, Games: w.metrics.games, Replay: w.cfg.Replay, Hooks: gamepair.Hooks[*test]{
 			Engines:  func(t *test) (a, b *arbiterv1.EngineSpec) { return t.spec.GetEngineA(), t.spec.GetEngineB() },
 			Schedule: func(t *test) (int32, float64) { return t.spec.GetPriority(), t.spec.GetThroughput() },
 			Unit:     w.batchProto,
@@ -191,4 +191,7 @@ func seqJSON(s *sprt.Sequential) (string, error) {
 	return string(b), nil
 }
 
-var _ core.Workload = (*Workload)(nil)
+var (
+	_ core.Workload = (*Workload)(nil)
+	_ core.Failer   = (*Workload)(nil)
+)

@@ -30,6 +30,10 @@ func newEnv(t *testing.T, cfg Config) *env {
 	t.Helper()
 	return &env{gamepairtest.NewEnv(t, cfg, func(cfg Config, st *store.Store, now func() time.Time, reg *prometheus.Registry) *Workload {
 		cfg.Store, cfg.Now, cfg.Registerer = st, now, reg
+		// These tests submit made-up games to test scheduling and
+		// counting; gamepair's replay tests and the e2e tests submit real
+		// ones.
+		cfg.SkipGameReplay = true
 		return New(cfg)
 	})}
 }

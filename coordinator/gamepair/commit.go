@@ -10,6 +10,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
@@ -88,10 +89,20 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	}
 	b := j.Base()
 	pairs := s.Hooks.Pairs(j, idx)
+	var sent *arbiterv1.WorkUnit // what the worker was sent, to replay its games
+	if s.Replay != nil {
+		if sent, err = s.Hooks.Unit(j, idx, 0); err != nil {
+			s.Mu.Unlock()
+			return core.Outcome{}, apierr.New(apierr.Internal, apierr.ReasonInternal, "unit %s: %v", apierr.Q(unit), err)
+		}
+	}
 	s.Mu.Unlock()
 
 	log := ResultLog(s.Logger, jobID, rc)
 	br, err := CheckResult(unit, pairs, r)
+	if err == nil && s.Replay != nil {
+		err = s.Replay(unit, sent.GetGamePairs(), r)
+	}
 	if err != nil {
 		log.Warn("batch result refused", zap.Error(err))
 		return core.Outcome{}, err
@@ -131,6 +142,7 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 		return core.Outcome{}, err
 	}
 	events := IncidentEvents(jobID, unit, wk.ID, r.GetIncidents(), now)
+	events = append(events, b.Workers.BenchEvent(jobID, unit, wk.ID, wk.Caps.BenchNPS, now)...)
 	exclude := b.Workers.Judge(wk.ID, 2*pairs, BadGames(br.Incidents))
 	if exclude != "" {
 		events = append(events, b.Event(unit, wk.ID, EvExcluded, exclude, now))
@@ -147,6 +159,7 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	b.Batches.Store(idx)
 	b.count(&a.Counted)
 	fields := append([]zap.Field{zap.Int("pairs", pairs)}, step.Apply()...)
+	b.Workers.NoteBench(wk.ID, wk.Caps.BenchNPS)
 	if b.Workers.Played(wk.ID, 2*pairs, br.Incidents, exclude) {
 		s.logExcluded(b, wk.ID, exclude)
 	}

@@ -161,7 +161,10 @@ type Set[J Entry] struct {
 	Kinds    []string     // the stored kinds of its jobs
 	Activity *Activity    // each worker's recent games over every game workload
 	Games    *GameCounter // arbiter_games_total; nil counts none
-	Hooks    Hooks[J]
+	// Replay checks a result's games against the batch the worker was
+	// sent (Settings.Replay); nil replays nothing.
+	Replay func(unit string, sent *arbiterv1.GamePairBatch, r *arbiterv1.GamePairBatchResult) error
+	Hooks  Hooks[J]
 
 	CommitMu sync.Mutex
 	Mu       sync.Mutex
@@ -197,10 +200,17 @@ func (s *Set[J]) seen(wk *core.Worker) {
 // workers (refNPS). Caller holds Mu.
 func (s *Set[J]) WorkerRows(j *Job, scaled bool, refNPS uint64) []*arbiterv1.WorkerIncidents {
 	return j.Workers.Rows(s.What, func(wi *arbiterv1.WorkerIncidents) {
-		if info, ok := s.workers[wi.WorkerId]; ok {
-			wi.Name, wi.BenchNps, wi.TimeScale = info.Name, info.BenchNPS, 1
+		info, ok := s.workers[wi.WorkerId]
+		if ok {
+			wi.Name = info.Name
+			if wi.BenchNps == 0 { // no speed recorded with the job's batches
+				wi.BenchNps = info.BenchNPS
+			}
+		}
+		if ok || wi.BenchNps != 0 {
+			wi.TimeScale = 1
 			if scaled {
-				wi.TimeScale = TimeScale(refNPS, info.BenchNPS)
+				wi.TimeScale = TimeScale(refNPS, wi.BenchNps)
 			}
 		}
 	})
@@ -232,9 +242,20 @@ func (s *Set[J]) finish(j J, ch *store.JobChange) {
 
 // Cancel is core.Workload's Cancel: counted batches and their games stay.
 func (s *Set[J]) Cancel(ctx context.Context, jobID, reason string) error {
+	return s.end(ctx, jobID, store.StateCancelled, reason)
+}
+
+// Fail implements core.Failer: a running job ends failed with reason (no
+// worker could start it). Counted batches and their games stay, as on
+// Cancel.
+func (s *Set[J]) Fail(ctx context.Context, jobID, reason string) error {
+	return s.end(ctx, jobID, store.StateFailed, reason)
+}
+
+func (s *Set[J]) end(ctx context.Context, jobID, state, reason string) error {
 	s.CommitMu.Lock()
 	defer s.CommitMu.Unlock()
-	change := &store.JobChange{State: store.StateCancelled, Error: reason, FinishedAt: s.Now()}
+	change := &store.JobChange{State: state, Error: reason, FinishedAt: s.Now()}
 	return Cancel(ctx, s.Store, &s.Mu, s.Jobs, func(j J) *store.Job { return j.Base().Rec }, jobID, change, s.finish)
 }
 

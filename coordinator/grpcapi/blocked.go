@@ -35,8 +35,8 @@ type needs struct {
 
 // needsOf is what a job's units ask of a worker: a plugged-in kind says
 // (workload.Needer); the built-in kinds by their family.
-func (js *jobService) needsOf(j *arbiterv1.Job) (needs, bool) {
-	if wl, ok := js.plugins[j.GetKind()].(workload.Needer); ok {
+func needsOf(j *arbiterv1.Job, plugins map[string]core.Workload) (needs, bool) {
+	if wl, ok := plugins[j.GetKind()].(workload.Needer); ok {
 		caps, fits, ok := wl.Needs(j.GetJobId())
 		return needs{caps: caps, fits: fits}, ok
 	}
@@ -64,12 +64,14 @@ func (js *jobService) needsOf(j *arbiterv1.Job) (needs, bool) {
 
 // withBlocked returns the jobs with the reason why they cannot progress
 // set on each running one that no live worker can take (none connected,
-// or none offering a capability its units need), so that status and
+// none offering a capability its units need, or every one that could
+// refused it), so that status and
 // submit --wait say so at once instead of waiting silently. A reason the
 // workload gave (e.g. verification waiting for a second identity) is
 // kept. Snapshots are copied before they are changed.
 func (js *jobService) withBlocked(jobs ...*arbiterv1.Job) []*arbiterv1.Job {
 	var live []core.Caps // of the live workers, read once
+	var views []core.WorkerView
 	read := false
 	for i, j := range jobs {
 		if j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING || j.GetProgress().GetBlocked() != "" {
@@ -83,15 +85,22 @@ func (js *jobService) withBlocked(jobs ...*arbiterv1.Job) []*arbiterv1.Job {
 			for _, w := range js.core.Workers() {
 				if now.Sub(w.LastSeen) <= within {
 					live = append(live, w.Caps)
+					views = append(views, w)
 				}
 			}
 			read = true
 		}
-		n, known := js.needsOf(j)
+		n, known := needsOf(j, js.plugins)
 		if !known {
 			continue
 		}
 		reason := blockedReason(n, live)
+		if reason == "" && gameFamily(j) {
+			// Every worker that could run it refused it (its engine did
+			// not start there) or was excluded: StallWatch fails it once
+			// that has lasted, if it never started.
+			reason = refusedReason(j, views)
+		}
 		if reason == "" {
 			continue
 		}

@@ -44,7 +44,7 @@ func TestBlockedReason(t *testing.T) {
 			[]core.Caps{games}, "per-engine time controls"},
 	}
 	for _, c := range cases {
-		n, _ := (&jobService{}).needsOf(c.job)
+		n, _ := needsOf(c.job, nil)
 		got := blockedReason(n, c.live)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)

@@ -70,9 +70,6 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 			depth, sci(est), sci(w.cfg.MaxNodes), FlagMaxNodes)
 	}
 	verify := spec.GetVerifyFraction()
-	if verify == 0 {
-		verify = w.cfg.VerifyDefault
-	}
 	if math.IsNaN(verify) || verify < 0 || verify > 1 {
 		return core.JobRef{}, apierr.Invalid("verify fraction %v: must be between 0 and 1", spec.GetVerifyFraction())
 	}
@@ -88,13 +85,21 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		return core.JobRef{}, apierr.Invalid("slices %d: must be between 0 (chosen from the workers) and %d", slices, MaxSlices)
 	}
 	// The farm the job is cut for: workers seen within a lease duration.
-	workers, slicers := 0, 0
+	workers, slicers, witnesses := 0, 0, 0
 	if w.host != nil {
 		tag := CapPerft
 		if pos.IsChess960() {
 			tag = CapPerft960
 		}
-		workers, slicers = w.host.LiveWorkers(tag), w.host.LiveWorkers(perftwire.CapSlices)
+		workers, slicers, witnesses = w.host.LiveWorkers(tag), w.host.LiveWorkers(perftwire.CapSlices), w.host.LiveIdentities(tag)
+	}
+	if verify == 0 && witnesses >= 2 {
+		// The default verification needs a second identity to verify
+		// anything: on a farm of one identity (one worker, or several
+		// sharing a credential) a job that sets no fraction is computed
+		// unverified, and says so, rather than wait for a witness that
+		// may never come. A fraction the job sets is kept either way.
+		verify = w.cfg.VerifyDefault
 	}
 	split := int(spec.GetSplitPly())
 	if split == 0 {
@@ -208,7 +213,7 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	}
 	for _, ur := range units {
 		u := &unit{job: j, rec: ur, queued: true, holders: map[string]string{}}
-		u.v = judge(nil, required(u), w.cfg.MaxRuns)
+		u.v = judge(nil, required(u), w.cfg.MaxRuns, nil)
 		j.units = append(j.units, u)
 		if ur.Idx == 0 || ur.Slice != units[ur.Idx-1].Slice {
 			j.segs = append(j.segs, &segment{})

@@ -192,8 +192,12 @@ type job struct {
 	disputed  int            // units whose runs disagreed
 	resolved  int            // disputed units that settled
 	holders   map[string]int // worker id → leases it holds on the job
-	started   time.Time      // when this coordinator run began tracking it
-	baseNodes big.Int        // nodes done when tracking began (for the rate)
+	// distrusted holds the identities outvoted in a settled dispute of the
+	// job: no witness for its units any more (judge), and leased none of
+	// them. Memory only: Load derives it from the runs.
+	distrusted map[string]bool
+	started    time.Time // when this coordinator run began tracking it
+	baseNodes  big.Int   // nodes done when tracking began (for the rate)
 }
 
 type unit struct {
@@ -256,7 +260,7 @@ func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
 		if rec.Kind != Kind {
 			continue
 		}
-		j := &job{rec: rec, holders: map[string]int{}}
+		j := &job{rec: rec, holders: map[string]int{}, distrusted: map[string]bool{}}
 		if rec.State == store.StateRunning {
 			if err := w.loadRunning(ctx, j); err != nil {
 				w.skip(j, err)
@@ -311,9 +315,13 @@ func (w *Workload) loadRunning(ctx context.Context, j *job) error {
 			return fmt.Errorf("perft: job %s unit %s: slice %d of %d", id, ur.ID, ur.Slice, len(fresh))
 		}
 		u := &unit{job: j, rec: ur, runs: byUnit[ur.ID], holders: map[string]string{}}
-		u.v = judge(u.runs, required(u), w.cfg.MaxRuns)
 		j.units = append(j.units, u)
 		w.units[ur.ID] = u
+	}
+	j.findDistrusted(w.cfg.MaxRuns)
+	for _, u := range j.units {
+		ur := u.rec
+		u.v = judge(u.runs, required(u), w.cfg.MaxRuns, j.distrusted)
 		if u.v.settled {
 			if len(u.v.counts) != (ur.End-ur.First)*j.width() {
 				return fmt.Errorf("perft: job %s unit %s: %d counts for %d positions of %d", id, ur.ID, len(u.v.counts), ur.End-ur.First, j.width())
@@ -361,7 +369,7 @@ func (w *Workload) summarise(ctx context.Context, j *job) error {
 	}
 	for _, ur := range recs {
 		u := &unit{rec: ur, runs: byUnit[ur.ID]}
-		j.tally(judge(u.runs, required(u), w.cfg.MaxRuns), +1)
+		j.tally(judge(u.runs, required(u), w.cfg.MaxRuns, nil), +1)
 	}
 	return nil
 }
@@ -394,6 +402,25 @@ func (j *job) tally(v verdict, sign int) {
 		j.disputed += sign
 		if v.settled {
 			j.resolved += sign
+		}
+	}
+}
+
+// findDistrusted collects the identities outvoted in j's settled
+// disputes, judging again with each one found until none is new (Load:
+// the same set Result built one run at a time).
+func (j *job) findDistrusted(maxRuns int) {
+	if j.distrusted == nil {
+		j.distrusted = map[string]bool{}
+	}
+	for grew := true; grew; {
+		grew = false
+		for _, u := range j.units {
+			for _, o := range outvoted(u.runs, judge(u.runs, required(u), maxRuns, j.distrusted)) {
+				if !j.distrusted[o] {
+					j.distrusted[o], grew = true, true
+				}
+			}
 		}
 	}
 }

@@ -39,6 +39,10 @@ func newEnv(t *testing.T, cfg Config) *env {
 		e.games = gamepair.NewGameCounter()
 		reg.MustRegister(e.games.Vec())
 		cfg.Store, cfg.Now, cfg.Games = st, now, e.games
+		// These tests submit made-up games to test scheduling and
+		// counting; gamepair's replay tests and the e2e tests submit real
+		// ones.
+		cfg.SkipGameReplay = true
 		return New(cfg)
 	})
 	return e

@@ -128,7 +128,7 @@ func New(cfg Config) *Workload {
 	cfg.defaults()
 	w := &Workload{cfg: cfg, log: cfg.Logger, store: cfg.Store, builtinOptions: sync.OnceValues(spsa.BuiltinOptions)}
 	w.Set = gamepair.Set[*tune]{Deps: cfg.Deps, What: "tune", Kinds: []string{Kind}, Activity: cfg.Activity, Games: cfg.Games,
-		Hooks: gamepair.Hooks[*tune]{
+		Replay: w.cfg.Replay, Hooks: gamepair.Hooks[*tune]{
 			Engines:  func(t *tune) (a, b *arbiterv1.EngineSpec) { return t.engineA, t.engineB },
 			Schedule: func(t *tune) (int32, float64) { return t.spec.GetPriority(), t.spec.GetThroughput() },
 			Unit:     w.batchProto,
@@ -181,4 +181,7 @@ func optionsWith(base map[string]string, ps []spsa.Param, values []float64) map[
 	return out
 }
 
-var _ core.Workload = (*Workload)(nil)
+var (
+	_ core.Workload = (*Workload)(nil)
+	_ core.Failer   = (*Workload)(nil)
+)

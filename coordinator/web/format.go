@@ -55,6 +55,7 @@ var funcs = template.FuncMap{
 	"join":       strings.Join,
 	"ts":         func(t *timestamppb.Timestamp) time.Time { return tsTime(t) },
 	"mnps":       mnps,
+	"unverified": perftUnverified,
 	"half":       func(lo, hi float64) float64 { return (hi - lo) / 2 },
 	"elapsed":    elapsed,
 	"spsaParams": spsaParams,
@@ -293,4 +294,12 @@ func spsaParams(sp *arbiterv1.SpsaProgress) string {
 		parts = append(parts, p.GetName()+" "+val(p, p.GetCurrent())+" (from "+val(p, p.GetStart())+")")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// perftUnverified reports whether no unit of a perft job with units was
+// computed by a second identity: its counts are no one's but one
+// worker's (the pages say so beside the total).
+func perftUnverified(j *arbiterv1.Job) bool {
+	p := j.GetProgress()
+	return p.GetUnitsTotal() > 0 && p.GetUnitsVerified() == 0
 }

@@ -70,6 +70,10 @@ const (
 	ReasonMalformedResult = "MALFORMED_RESULT"
 	// ReasonImplausibleResult: a result is impossible for its unit.
 	ReasonImplausibleResult = "IMPLAUSIBLE_RESULT"
+	// ReasonInvalidGame: a game of a batch result does not replay (an
+	// illegal move, an end its moves do not support, a pair not on its
+	// opening with colours swapped).
+	ReasonInvalidGame = "INVALID_GAME"
 	// ReasonConflictingResult: the same worker submitted different results
 	// for one unit.
 	ReasonConflictingResult = "CONFLICTING_RESULT"

@@ -41,6 +41,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/arbiter-chess/arbiter/internal/textcheck"
 	"github.com/arbiter-chess/arbiter/match"
@@ -137,6 +139,16 @@ func clip(s string) string {
 		return fmt.Sprintf("%q...", s[:maxQuote])
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// clipKey is a key as an error names it: as given when it is short,
+// printable UTF-8 (every known key, and most option names), else quoted
+// and cut like a value (an option name is the submitter's text).
+func clipKey(k string) string {
+	if len(k) <= maxQuote && utf8.ValidString(k) && strings.IndexFunc(k, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return k
+	}
+	return clip(k)
 }
 
 // item is one key=value of a spec after unquoting; bare is set for an item
@@ -239,7 +251,7 @@ func Parse(s string, use Use) (Spec, error) {
 		k, v := it.key, it.value
 		last = ""
 		bad := func(format string, args ...any) error {
-			return fmt.Errorf("engine spec %s: %s=%s: %s", clip(s), k, clip(v), fmt.Sprintf(format, args...))
+			return fmt.Errorf("engine spec %s: %s=%s: %s", clip(s), clipKey(k), clip(v), fmt.Sprintf(format, args...))
 		}
 		once := func() error {
 			if seen[k] {
@@ -256,7 +268,7 @@ func Parse(s string, use Use) (Spec, error) {
 			if strings.TrimSpace(name) == "" {
 				return spec, bad("option. without a name")
 			}
-			if err := textcheck.Check(fmt.Sprintf("option %q", name), name+v); err != nil {
+			if err := textcheck.Check("the option's name or value", name+v); err != nil {
 				return spec, bad("%v", err)
 			}
 			spec.SetOption(name, v)
@@ -540,4 +552,25 @@ func (s *Spec) checkTravel() error {
 		return fmt.Errorf("engine %s: source= needs build=CMD (e.g. build=\"make -j EXE=engine\")", clip(s.Name))
 	}
 	return nil
+}
+
+// KeyValue is one item of a spec: Key=Value, or a bare word (Bare, the
+// word in Key).
+type KeyValue struct {
+	Key, Value string
+	Bare       bool
+}
+
+// Items cuts s into its items with this grammar's quoting and escapes,
+// for grammars built on it (a worker's --engine-allow).
+func Items(s string) ([]KeyValue, error) {
+	items, err := split(s)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]KeyValue, len(items))
+	for i, it := range items {
+		out[i] = KeyValue{Key: it.key, Value: it.value, Bare: it.bare}
+	}
+	return out, nil
 }

@@ -53,6 +53,7 @@ type PerftJob struct {
 	Positions         uint64                 `json:"positions"`
 	Mismatches        uint64                 `json:"mismatches"`
 	MismatchesSettled uint64                 `json:"mismatches_settled"`
+	Verification      string                 `json:"verification,omitempty"`
 	Divide            map[string]json.Number `json:"divide,omitempty"`
 	Slices            uint32                 `json:"slices,omitempty"`
 	Stats             *perftStatsJSON        `json:"stats,omitempty"`
@@ -218,7 +219,7 @@ func newPerftJob(j *arbiterv1.Job) *PerftJob {
 	o := &PerftJob{FEN: s.GetFen(), Depth: s.GetDepth(), SplitPly: s.GetSplitPly(), VerifyFraction: s.GetVerifyFraction(),
 		Chess960: s.GetChess960(), NodesDone: number(p.GetNodesDone()), Units: p.GetUnitsTotal(), UnitsDone: p.GetUnitsDone(),
 		UnitsVerified: p.GetUnitsVerified(), Positions: p.GetPositions(), Mismatches: p.GetMismatches(),
-		MismatchesSettled: p.GetMismatchesSettled()}
+		MismatchesSettled: p.GetMismatchesSettled(), Verification: PerftVerification(j)}
 	if j.GetNodes() != "" {
 		n := number(j.GetNodes())
 		o.Nodes = &n

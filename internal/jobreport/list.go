@@ -107,6 +107,9 @@ func perftRow(j *arbiterv1.Job) string {
 	if nodes == "" {
 		nodes = orDefault(p.GetNodesDone(), "0") + "+"
 	}
+	if PerftVerification(j) == VerificationNone {
+		nodes += " (unverified)"
+	}
 	progress := fmt.Sprintf("%d/%d units", p.GetUnitsDone(), p.GetUnitsTotal())
 	if p.GetUnitsTotal() > 0 {
 		progress = fmt.Sprintf("%.0f%% (%s)", 100*float64(p.GetUnitsDone())/float64(p.GetUnitsTotal()), progress)

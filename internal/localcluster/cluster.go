@@ -17,6 +17,7 @@ import (
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/engineallow"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	"github.com/arbiter-chess/arbiter/internal/obs"
 	"github.com/arbiter-chess/arbiter/internal/verifyproto"
@@ -56,6 +57,9 @@ type Config struct {
 	// sandbox of the binary that runs them (its main must call
 	// sandbox.RunIfWrapper).
 	UploadedEngines bool
+	// Engines are the installed engines the workers may run for a test
+	// that names them (cmd=NAME; see internal/engineallow).
+	Engines []engineallow.Engine
 	// Grace is how long a stopping worker may finish its units (5s).
 	Grace time.Duration
 	// BenchNPS, when set, is reported by every worker instead of running
@@ -196,7 +200,12 @@ func (cl *Cluster) startWorker(n int, table *engine.PerftTable) error {
 	if cfg.UploadedEngines {
 		dataDir = filepath.Join(cl.dataDir, "workers", name)
 	}
+	engines, _, err := engineallow.New(cfg.Engines)
+	if err != nil {
+		return cliexit.Usage("%v", err)
+	}
 	w, err := worker.New(worker.Config{Conn: c.Conn(), Name: name, Threads: cfg.Threads, HashMB: cfg.HashMB, Table: table, DataDir: dataDir,
+		AllowUploads: cfg.UploadedEngines, Engines: engines,
 		Logger: cl.log, Grace: cfg.Grace, VerifyEngines: cfg.VerifyEngines, Builtin: cfg.Builtin, BenchNPS: cfg.BenchNPS,
 		Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"worker": name}, cl.registry)})
 	if err != nil {

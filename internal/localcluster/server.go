@@ -64,6 +64,12 @@ type ServerConfig struct {
 	// PGNRetention deletes the games of tests finished longer ago (0:
 	// keep them).
 	PGNRetention time.Duration
+	// StartTimeout fails a test or tune no connected worker can start
+	// after this long (0: grpcapi.DefaultStartTimeout).
+	StartTimeout time.Duration
+	// MaxWorkersPerIdentity bounds the worker ids one credential
+	// registers (0: core.DefaultMaxWorkersPerIdentity).
+	MaxWorkersPerIdentity int
 	// Limits bound each non-admin identity (zero: none; the coordinator
 	// command's flags default to quota.Defaults).
 	Limits quota.Limits
@@ -85,6 +91,10 @@ type ServerConfig struct {
 	OnListening func(addr string)
 }
 
+// maxWorkersPerIdentity bounds --max-workers-per-identity: each worker
+// is a few hundred bytes of the coordinator's memory and a row.
+const maxWorkersPerIdentity = 1 << 20
+
 // Validate checks the values that need no I/O.
 func (c *ServerConfig) Validate() error {
 	switch {
@@ -96,10 +106,14 @@ func (c *ServerConfig) Validate() error {
 		return cliexit.Usage("--tls-cert and --tls-key go together")
 	case c.PGNRetention < 0:
 		return cliexit.Usage("--pgn-retention %v: must not be negative", c.PGNRetention)
+	case c.StartTimeout < 0:
+		return cliexit.Usage("--start-timeout %v: must not be negative", c.StartTimeout)
 	case c.LeaseDuration < 100*time.Millisecond:
 		return cliexit.Usage("--lease-duration %v: must be at least 100ms", c.LeaseDuration)
 	case c.UnitDuration <= 0:
 		return cliexit.Usage("--unit-duration %v: must be positive", c.UnitDuration)
+	case c.MaxWorkersPerIdentity < 0 || c.MaxWorkersPerIdentity > maxWorkersPerIdentity:
+		return cliexit.Usage("--max-workers-per-identity %d: must be between 1 and %d", c.MaxWorkersPerIdentity, maxWorkersPerIdentity)
 	case c.UploadAbandonAfter < 0:
 		return cliexit.Usage("--upload-abandon-after %v: must not be negative", c.UploadAbandonAfter)
 	case c.PerftMaxNodes < 0 || math.IsNaN(c.PerftMaxNodes) || math.IsInf(c.PerftMaxNodes, 0):
@@ -161,7 +175,8 @@ func Serve(cfg ServerConfig) (*Server, error) {
 	}
 	c, err := coordinator.New(context.Background(), coordinator.Config{
 		Store: st, Logger: log, Token: cfg.Token, LeaseDuration: cfg.LeaseDuration, TargetUnitDuration: cfg.UnitDuration,
-		VerifyDefault: cfg.VerifyDefault, Registerer: reg, PGNRetention: cfg.PGNRetention,
+		VerifyDefault: cfg.VerifyDefault, Registerer: reg, PGNRetention: cfg.PGNRetention, StartTimeout: cfg.StartTimeout,
+		MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity,
 		Limits: cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
 		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
 	})

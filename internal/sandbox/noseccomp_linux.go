@@ -5,6 +5,8 @@ package sandbox
 // No fork filter on this architecture: the other limits apply.
 const filtersForks = false
 
-func installForkFilter() error { return nil }
+func installForkFilter(bool) error { return nil }
 
 func tryFork() bool { return false }
+
+func tryMemfd() bool { return false }

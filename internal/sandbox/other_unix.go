@@ -16,12 +16,26 @@ const (
 
 func childAttr() *syscall.SysProcAttr { return nil }
 
+// isolatedAttr: no namespaces outside Linux.
+func isolatedAttr() *syscall.SysProcAttr { return nil }
+
+func isolate(Spec) error { return nil }
+
 type watcher struct{}
 
-func watch(*os.Process, int64) *watcher { return &watcher{} }
+func watch(*os.Process, int64, string, int64) *watcher { return &watcher{} }
 
-func (*watcher) stop() int64 { return 0 }
+func (*watcher) stop() (int64, int64) { return 0, 0 }
 
-func lockDown() error { return nil }
+// confinement: no Landlock outside Linux.
+type confinement struct{}
+
+func prepareConfinement(Spec) (confinement, error) { return confinement{}, nil }
+
+func lockDown(confinement, bool) error { return nil }
+
+func landlockABI() int { return 0 }
 
 func tryFork() bool { return false }
+
+func tryMemfd() bool { return false }

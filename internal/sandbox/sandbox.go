@@ -42,6 +42,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +55,11 @@ const (
 	execArg      = "__arbiter-sandbox-exec"
 	probeArg     = "__arbiter-sandbox-probe"
 )
+
+// NamespacesEnv set to "off" in the worker's environment keeps engines in
+// the worker's namespaces (Linux): for tests of what holds without user
+// namespaces, and for hosts where they misbehave.
+const NamespacesEnv = "ARBITER_SANDBOX_NAMESPACES"
 
 // Marker starts the supervisor's line about a kill by the limits.
 const Marker = "arbiter-sandbox: killed by its limits: "
@@ -73,10 +80,14 @@ type Limits struct {
 	OpenFiles int
 	// FileSize caps any file it writes (bytes).
 	FileSize int64
+	// Disk caps what it writes in its working directory in all (bytes): a
+	// tmpfs of that size in its own mount namespace where user namespaces
+	// work, else the supervisor kills it past the limit.
+	Disk int64
 }
 
 // DefaultLimits are a worker's limits unless its operator sets others.
-var DefaultLimits = Limits{Memory: 2 << 30, CPU: time.Hour, OpenFiles: 64, FileSize: 1 << 30}
+var DefaultLimits = Limits{Memory: 2 << 30, CPU: time.Hour, OpenFiles: 64, FileSize: 1 << 30, Disk: 256 << 20}
 
 func (l Limits) withDefaults() Limits {
 	if l.Memory <= 0 {
@@ -91,6 +102,9 @@ func (l Limits) withDefaults() Limits {
 	if l.FileSize <= 0 {
 		l.FileSize = DefaultLimits.FileSize
 	}
+	if l.Disk <= 0 {
+		l.Disk = DefaultLimits.Disk
+	}
 	return l
 }
 
@@ -101,8 +115,8 @@ func addressSpace(memory int64) int64 { return 2*memory + 1<<30 }
 // String renders the limits for people.
 func (l Limits) String() string {
 	l = l.withDefaults()
-	return fmt.Sprintf("memory %s, CPU time %v, %d open files, files up to %s, no core dumps, no child processes",
-		mib(l.Memory), l.CPU.Round(time.Second), l.OpenFiles, mib(l.FileSize))
+	return fmt.Sprintf("memory %s, CPU time %v, %d open files, files up to %s, %s in its directory, no core dumps, no child processes",
+		mib(l.Memory), l.CPU.Round(time.Second), l.OpenFiles, mib(l.FileSize), mib(l.Disk))
 }
 
 func mib(n int64) string { return strconv.FormatInt(n>>20, 10) + " MiB" }
@@ -117,6 +131,21 @@ type Spec struct {
 	// Path is the engine program (absolute); Args its arguments.
 	Path string
 	Args []string
+	// ReadOnly are the files and trees the engine may read besides the
+	// system's libraries and its working directory (its program, a built
+	// source tree). Where Landlock works nothing else can be opened: not
+	// the worker's token, its data directory, or /proc of other processes.
+	ReadOnly []string
+	// Build runs a build (a source tree's build command) rather than an
+	// engine: it may start processes (make, the compiler), its directory
+	// is the tree (no tmpfs: what it makes stays; the disk watchdog holds
+	// the limit), and it may read the system's headers. The memory
+	// watchdog sees the first process only; each process has the
+	// address-space and CPU limits.
+	Build bool
+	// isolated: the supervisor started the exec stage in new user, PID,
+	// mount, network and IPC namespaces (Linux).
+	isolated bool
 }
 
 // CleanEnv is the environment of a sandboxed engine working in dir: a
@@ -142,7 +171,14 @@ func (s Spec) encode() []string {
 		"cpu=" + strconv.FormatInt(int64(l.CPU/time.Millisecond), 10),
 		"nofile=" + strconv.Itoa(l.OpenFiles),
 		"fsize=" + strconv.FormatInt(l.FileSize, 10),
+		"disk=" + strconv.FormatInt(l.Disk, 10),
 		"dir=" + s.Dir,
+	}
+	for _, r := range s.ReadOnly {
+		out = append(out, "ro="+r)
+	}
+	if s.Build {
+		out = append(out, "build=1")
 	}
 	for _, e := range s.Env {
 		out = append(out, "env="+e)
@@ -178,6 +214,14 @@ func decode(words []string) (Spec, error) {
 			s.Limits.OpenFiles, err = strconv.Atoi(v)
 		case "fsize":
 			s.Limits.FileSize, err = strconv.ParseInt(v, 10, 64)
+		case "disk":
+			s.Limits.Disk, err = strconv.ParseInt(v, 10, 64)
+		case "ro":
+			s.ReadOnly = append(s.ReadOnly, v)
+		case "ns":
+			s.isolated = v == "1"
+		case "build":
+			s.Build = v == "1"
 		case "dir":
 			s.Dir = v
 		case "env":
@@ -195,7 +239,7 @@ func decode(words []string) (Spec, error) {
 func (s Spec) check() error {
 	l := s.Limits
 	switch {
-	case l.Memory <= 0 || l.CPU <= 0 || l.OpenFiles <= 0 || l.FileSize <= 0:
+	case l.Memory <= 0 || l.CPU <= 0 || l.OpenFiles <= 0 || l.FileSize <= 0 || l.Disk <= 0:
 		return errors.New("every limit must be positive")
 	case s.Dir == "" || s.Path == "":
 		return errors.New("the working directory and the engine are required")
@@ -251,20 +295,48 @@ const probeTimeout = 30 * time.Second
 // prints a line and then tries to start a process: it reports what the
 // sandbox enforces here ("limits, memory watchdog, fork filter"), or why
 // engines cannot be sandboxed on this machine.
+//
+// Where the namespaces are there but do not work (a container that lets
+// a user namespace be made but not a tmpfs or /proc be mounted in it),
+// the probe tries again without them and, if that works, sets
+// NamespacesEnv to "off" in this process, so that its engines run
+// without; the features say so.
 func Probe(wrapper string) (string, error) {
 	if !Supported() {
 		return "", errors.New("no sandbox on this platform")
 	}
+	features, err := probe(wrapper)
+	if err == nil || runtime.GOOS != "linux" || os.Getenv(NamespacesEnv) == "off" {
+		return features, err
+	}
+	os.Setenv(NamespacesEnv, "off")
+	features, err2 := probe(wrapper)
+	if err2 != nil {
+		os.Unsetenv(NamespacesEnv)
+		return "", err
+	}
+	return features + fmt.Sprintf(" (without namespaces: %v)", err), nil
+}
+
+func probe(wrapper string) (string, error) {
 	dir, err := os.MkdirTemp("", "arbiter-sandbox-probe-")
 	if err != nil {
 		return "", err
 	}
 	defer os.RemoveAll(dir)
+	run := filepath.Join(dir, "run")
+	secret := filepath.Join(dir, "outside")
+	if err := os.Mkdir(run, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(secret, []byte("secret"), 0o600); err != nil {
+		return "", err
+	}
 	// The probe's engine is this Go binary: its runtime reserves more
 	// address space at start than a small limit's backstop allows (it
 	// fails to start at 1.5 GiB now and then), so the default limits.
-	path, args := Command(wrapper, Spec{Limits: Limits{Memory: DefaultLimits.Memory, CPU: 10 * time.Second}, Dir: dir, Env: CleanEnv(dir),
-		Path: wrapper, Args: []string{probeArg}})
+	path, args := Command(wrapper, Spec{Limits: Limits{Memory: DefaultLimits.Memory, CPU: 10 * time.Second}, Dir: run, Env: CleanEnv(run),
+		Path: wrapper, Args: []string{probeArg, secret}})
 	// A wrapper that is not one (a binary whose main does not call
 	// RunIfWrapper) must not hold up the worker's start.
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
@@ -280,12 +352,26 @@ func Probe(wrapper string) (string, error) {
 	if watchesMemory {
 		features = append(features, "memory watchdog")
 	}
+	if strings.Contains(text, "probe: pid 1\n") {
+		features = append(features, "namespaces (user, PID, mount, network, IPC), tmpfs disk quota")
+	} else if watchesMemory {
+		features = append(features, "disk watchdog")
+	}
+	if abi := landlockABI(); abi > 0 {
+		if !strings.Contains(text, "probe: outside refused") {
+			return "", fmt.Errorf("Landlock (ABI %d) did not keep the engine from a file outside its directory: %s", abi, clip(text))
+		}
+		features = append(features, fmt.Sprintf("Landlock ABI %d (files, network)", abi))
+	}
 	if filtersForks {
+		if !strings.Contains(text, "probe: memfd refused") {
+			return "", fmt.Errorf("the seccomp filter did not refuse memfd_create: %s", clip(text))
+		}
 		verdict, ok := Verdict(text)
 		if !ok || !strings.HasPrefix(verdict, "child process") {
 			return "", fmt.Errorf("the fork filter did not stop a child process: %s", clip(text))
 		}
-		features = append(features, "fork filter")
+		features = append(features, "fork filter", "no memfd or System V shared memory")
 	}
 	return strings.Join(features, ", "), nil
 }

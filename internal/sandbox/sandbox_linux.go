@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,10 +29,15 @@ type watcher struct {
 	stopCh chan struct{}
 	done   sync.WaitGroup
 	killed int64 // resident bytes at the kill (0: none)
+	disk   int64 // bytes in its directory at the kill (0: none)
 }
 
-// watch kills p when its resident memory passes limit.
-func watch(p *os.Process, limit int64) *watcher {
+// diskEvery is how many memory looks pass between two of the directory.
+const diskEvery = 10
+
+// watch kills p when its resident memory passes limit, or (dir not "")
+// when the files under dir pass disk bytes.
+func watch(p *os.Process, limit int64, dir string, disk int64) *watcher {
 	w := &watcher{stopCh: make(chan struct{})}
 	statm := "/proc/" + strconv.Itoa(p.Pid) + "/statm"
 	page := int64(os.Getpagesize())
@@ -39,11 +46,18 @@ func watch(p *os.Process, limit int64) *watcher {
 		defer w.done.Done()
 		t := time.NewTicker(watchInterval)
 		defer t.Stop()
-		for {
+		for n := 1; ; n++ {
 			select {
 			case <-w.stopCh:
 				return
 			case <-t.C:
+			}
+			if dir != "" && n%diskEvery == 0 {
+				if used := diskUsage(dir); used > disk {
+					w.disk = used
+					p.Signal(syscall.SIGKILL)
+					return
+				}
 			}
 			b, err := os.ReadFile(statm)
 			if err != nil {
@@ -69,22 +83,44 @@ func watch(p *os.Process, limit int64) *watcher {
 	return w
 }
 
-// stop ends the watch and returns the resident size at which it killed
-// the engine (0: it did not).
-func (w *watcher) stop() int64 {
+// stop ends the watch and returns the resident size, or the directory's
+// size, at which it killed the engine (0: it did not).
+func (w *watcher) stop() (int64, int64) {
 	close(w.stopCh)
 	w.done.Wait()
-	return w.killed
+	return w.killed, w.disk
 }
 
-// lockDown forbids new privileges and installs the fork filter, where the
-// architecture has one.
-func lockDown() error {
+// diskUsage is what the files under dir take on disk (allocated blocks:
+// a sparse file costs what it holds).
+func diskUsage(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		var st unix.Stat_t
+		if unix.Lstat(path, &st) == nil {
+			n += st.Blocks * 512
+		}
+		return nil
+	})
+	return n
+}
+
+// lockDown forbids new privileges, confines the file system and network
+// (Landlock, where the kernel has it), and installs the seccomp filter,
+// where the architecture has one (a build may start processes). No
+// allocation from here on.
+func lockDown(c confinement, forks bool) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	if err := c.restrict(); err != nil {
 		return err
 	}
 	if !filtersForks {
 		return nil
 	}
-	return installForkFilter()
+	return installForkFilter(forks)
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -135,4 +137,143 @@ func TestExecStageStartsEveryTime(t *testing.T) {
 			t.Fatalf("start %d: %v: %.400s", i+1, err, out)
 		}
 	}
+}
+
+// modes runs f with and without namespaces (Linux; elsewhere once).
+func modes(t *testing.T, f func(t *testing.T, isolated bool)) {
+	t.Run("namespaces", func(t *testing.T) { f(t, runtime.GOOS == "linux") })
+	if runtime.GOOS == "linux" {
+		t.Run("no-namespaces", func(t *testing.T) {
+			t.Setenv(NamespacesEnv, "off")
+			f(t, false)
+		})
+	}
+}
+
+// An engine reads nothing of the worker's: not a token file outside its
+// directory, not /proc/WORKER/cmdline or environ (this test process plays
+// the worker, with the token in both), and it has no network.
+func TestEngineCannotReadTheWorkersSecrets(t *testing.T) {
+	if landlockABI() == 0 {
+		t.Skip("no Landlock on this kernel")
+	}
+	token := filepath.Join(t.TempDir(), "worker.token")
+	os.WriteFile(token, []byte("arb_secret_token\n"), 0o600)
+	t.Setenv("ARBITER_TOKEN", "arb_secret_token")
+	pid := strconv.Itoa(os.Getpid())
+	modes(t, func(t *testing.T, isolated bool) {
+		// The shell's builtins only (no fork): read succeeds only if the
+		// open does.
+		script := `for f in ` + token + ` /proc/` + pid + `/cmdline /proc/` + pid + `/environ /proc/1/environ; do
+  if read -r l < "$f"; then echo "READ $f"; else echo "refused $f"; fi
+done
+echo hello > own.txt && read -r l < own.txt && echo "own dir ok $l"`
+		out, err := run(t, Limits{}, script)
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if strings.Contains(out, "READ") || strings.Contains(out, "arb_secret") || !strings.Contains(out, "own dir ok hello") {
+			t.Fatalf("the engine read the worker's secrets or not its own file:\n%s", out)
+		}
+		t.Logf("%s", out)
+	})
+}
+
+// cprog compiles a C program.
+func cprog(t *testing.T, name, src string) string {
+	t.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler")
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, name+".c"), []byte(src), 0o644)
+	exe := filepath.Join(dir, name)
+	if out, err := exec.Command(cc, "-O1", "-o", exe, filepath.Join(dir, name+".c")).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v: %s", err, out)
+	}
+	return exe
+}
+
+// memfdHoard fills memfds that it never maps, so none of it is resident:
+// 1.5 GB the watchdog would never see.
+const memfdHoard = `#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+int main(void) {
+	static char block[1 << 20];
+	memset(block, 7, sizeof block);
+	long total = 0;
+	for (int i = 0; i < 48; i++) {
+		int fd = memfd_create("hoard", 0);
+		if (fd < 0) { perror("memfd_create"); printf("held %ld MiB\n", total >> 20); return 4; }
+		for (int k = 0; k < 32; k++) { if (write(fd, block, sizeof block) < 0) { perror("write"); return 5; } total += sizeof block; }
+	}
+	printf("held %ld MiB\n", total >> 20);
+	return 0;
+}
+`
+
+func TestMemfdHoardingIsRefused(t *testing.T) {
+	if !filtersForks {
+		t.Skip("no seccomp filter here")
+	}
+	exe := cprog(t, "hoard", memfdHoard)
+	modes(t, func(t *testing.T, _ bool) {
+		dir := t.TempDir()
+		path, args := Command(self(t), Spec{Limits: Limits{Memory: 256 << 20}, Dir: dir, Env: CleanEnv(dir), Path: exe})
+		out, err := exec.Command(path, args...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "memfd_create: Operation not permitted") || !strings.Contains(string(out), "held 0 MiB") {
+			t.Fatalf("memfd hoarding: %v: %s", err, out)
+		}
+	})
+}
+
+// The engine's directory holds at most Limits.Disk: a tmpfs of that size
+// (the write fails), or the supervisor kills it past the limit.
+func TestDiskQuota(t *testing.T) {
+	modes(t, func(t *testing.T, isolated bool) {
+		script := `s=0123456789abcdef; for i in 1 2 3 4 5 6 7 8 9 10 11 12; do s=$s$s; done
+n=0; while printf '%s' "$s" >> fill; do n=$((n+1)); done; echo "stopped after $n blocks of 64 KiB"`
+		dir := t.TempDir()
+		path, args := Command(self(t), Spec{Limits: Limits{Disk: 4 << 20}, Dir: dir, Env: CleanEnv(dir), Path: "/bin/sh", Args: []string{"-c", script}})
+		out, _ := exec.Command(path, args...).CombinedOutput()
+		if isolated {
+			if !strings.Contains(string(out), "stopped after 6") { // 4 MiB / 64 KiB = 64 blocks
+				t.Fatalf("tmpfs quota: %s", out)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Fatalf("the engine's files outlived it: %v", entries)
+			}
+		} else if v, ok := Verdict(string(out)); !ok || !strings.HasPrefix(v, "disk") {
+			t.Fatalf("disk watchdog: %s", out)
+		}
+		t.Logf("%s", out)
+	})
+}
+
+// A build may start processes and compile in its tree, which stays; it
+// reads nothing outside the system's directories and the tree.
+func TestBuildMode(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler")
+	}
+	secret := filepath.Join(t.TempDir(), "worker.token")
+	os.WriteFile(secret, []byte("arb_secret_token\n"), 0o600)
+	modes(t, func(t *testing.T, _ bool) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "e.c"), []byte("int main(void) { return 0; }\n"), 0o644)
+		script := `cc -o engine e.c && ./engine && echo built; cat ` + secret + ` || echo "secret refused"`
+		path, args := Command(self(t), Spec{Dir: dir, Env: CleanEnv(dir), Path: "/bin/sh", Args: []string{"-c", script}, Build: true})
+		out, err := exec.Command(path, args...).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "built") || !strings.Contains(string(out), "secret refused") ||
+			strings.Contains(string(out), "arb_secret") {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "engine")); err != nil {
+			t.Fatalf("the build's output did not stay: %v", err)
+		}
+	})
 }

@@ -18,3 +18,5 @@ func execStage([]string) int {
 }
 
 func probeChild() int { return 1 }
+
+func landlockABI() int { return 0 }

@@ -22,22 +22,21 @@ const (
 
 // forkFilter is the seccomp program: on this architecture's system calls
 // (any other ABI is killed), fork and vfork kill the process, clone kills
-// it unless it makes a thread (CLONE_THREAD), and clone3, whose flags a
+// it unless it makes a thread (CLONE_THREAD), clone3, whose flags a
 // filter cannot read, fails with ENOSYS so that the C library falls back
-// to clone. Everything else is allowed.
-func forkFilter() []unix.SockFilter {
+// to clone, and refusedCalls fail with EPERM. Everything else is allowed.
+//
+// Hand-assembled rather than built with a library (elastic/go-seccomp-bpf
+// and the like): a dozen instructions, one argument test, and built
+// before the address-space limit, which a library's allocations would
+// have to respect too.
+func forkFilter(allowForks bool) []unix.SockFilter {
 	const (
 		ld   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		jeq  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
 		jset = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
 		ret  = unix.BPF_RET | unix.BPF_K
 	)
-	type ins struct {
-		code   uint16
-		k      uint32
-		jt, jf string // labels; "" = the next instruction
-		label  string
-	}
 	prog := []ins{
 		{code: ld, k: offArch},
 		{code: jeq, k: auditArch, jf: "kill"},
@@ -45,6 +44,16 @@ func forkFilter() []unix.SockFilter {
 	}
 	if x32Bit != 0 {
 		prog = append(prog, ins{code: jset, k: x32Bit, jt: "kill"})
+	}
+	for _, nr := range refusedCalls {
+		prog = append(prog, ins{code: jeq, k: nr, jt: "eperm"})
+	}
+	if allowForks {
+		prog = append(prog,
+			ins{code: ret, k: unix.SECCOMP_RET_ALLOW},
+			ins{code: ret, k: unix.SECCOMP_RET_KILL_PROCESS, label: "kill"},
+			ins{code: ret, k: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM), label: "eperm"})
+		return assemble(prog)
 	}
 	for _, nr := range forkCalls {
 		prog = append(prog, ins{code: jeq, k: nr, jt: "kill"})
@@ -57,7 +66,22 @@ func forkFilter() []unix.SockFilter {
 		ins{code: ret, k: unix.SECCOMP_RET_ALLOW, label: "allow"},
 		ins{code: ret, k: unix.SECCOMP_RET_KILL_PROCESS, label: "kill"},
 		ins{code: ret, k: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS), label: "enosys"},
+		ins{code: ret, k: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM), label: "eperm"},
 	)
+	return assemble(prog)
+}
+
+// ins is one instruction of a filter, with labels for its jumps ("": the
+// next instruction).
+type ins struct {
+	code   uint16
+	k      uint32
+	jt, jf string
+	label  string
+}
+
+// assemble resolves the labels of prog.
+func assemble(prog []ins) []unix.SockFilter {
 	at := map[string]int{}
 	for i, in := range prog {
 		if in.label != "" {
@@ -77,10 +101,17 @@ func forkFilter() []unix.SockFilter {
 	return out
 }
 
+// refusedCalls fail with EPERM: memory the watchdog would not see as the
+// engine's resident size (memfd_create, memfd_secret, System V shared
+// memory: pages that live on without a mapping), and ways out of the
+// sandbox's view (new namespaces, another process's memory).
+var refusedCalls = []uint32{unix.SYS_MEMFD_CREATE, unix.SYS_MEMFD_SECRET, unix.SYS_SHMGET, unix.SYS_UNSHARE, unix.SYS_SETNS,
+	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV}
+
 // installForkFilter installs forkFilter on every thread of this process
 // (the engine inherits it across exec).
-func installForkFilter() error {
-	f := forkFilter()
+func installForkFilter(allowForks bool) error {
+	f := forkFilter(allowForks)
 	prog := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
 	_, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC,
 		uintptr(unsafe.Pointer(&prog)))
@@ -102,5 +133,15 @@ func tryFork() bool {
 	}
 	var ws syscall.WaitStatus
 	syscall.Wait4(int(pid), &ws, 0, nil)
+	return true
+}
+
+// tryMemfd reports whether memfd_create works here.
+func tryMemfd() bool {
+	fd, err := unix.MemfdCreate("arbiter-probe", 0)
+	if err != nil {
+		return false
+	}
+	unix.Close(fd)
 	return true
 }

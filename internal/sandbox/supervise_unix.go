@@ -26,42 +26,65 @@ func supervise(words []string) int {
 	if err != nil {
 		return wrapperError("cannot find its own binary: %v", err)
 	}
-	cmd := exec.Command(self, append([]string{execArg}, words...)...)
-	// The engine talks to the runner on these very descriptors: nothing is
-	// copied through this process.
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.SysProcAttr = childAttr()
+	// Namespaces first (Linux, where user namespaces work): the engine is
+	// pid 1 of its own PID namespace, with its own /proc, mounts (a tmpfs
+	// of the disk limit on its directory), no network and no System V
+	// IPC. Where the kernel refuses them, the engine runs in ours.
+	start := func(attr *syscall.SysProcAttr, extra ...string) (*exec.Cmd, error) {
+		cmd := exec.Command(self, append(append([]string{execArg}, extra...), words...)...)
+		// The engine talks to the runner on these very descriptors:
+		// nothing is copied through this process.
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		cmd.SysProcAttr = attr
+		return cmd, cmd.Start()
+	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
-	if err := cmd.Start(); err != nil {
-		return wrapperError("cannot start the engine: %v", err)
+	var cmd *exec.Cmd
+	isolated := false
+	if attr := isolatedAttr(); attr != nil && os.Getenv(NamespacesEnv) != "off" {
+		if cmd, err = start(attr, "ns=1"); err == nil {
+			isolated = true
+		}
+	}
+	if !isolated {
+		if cmd, err = start(childAttr()); err != nil {
+			return wrapperError("cannot start the engine: %v", err)
+		}
 	}
 	go func() {
 		for sig := range sigs {
 			cmd.Process.Signal(sig)
 		}
 	}()
-	w := watch(cmd.Process, s.Limits.Memory)
+	diskDir := s.Dir
+	if isolated && !s.Build {
+		diskDir = "" // its tmpfs holds the limit
+	}
+	w := watch(cmd.Process, s.Limits.Memory, diskDir, s.Limits.Disk)
 	cmd.Wait()
-	killedAt := w.stop()
+	killedAt, diskAt := w.stop()
 	st := cmd.ProcessState
 	if st == nil {
 		return wrapperError("the engine was not reaped")
 	}
-	if why := judge(s.Limits.withDefaults(), st, killedAt); why != "" {
+	if why := judge(s.Limits.withDefaults(), st, killedAt, diskAt); why != "" {
 		fmt.Fprintln(os.Stderr, Marker+why)
 	}
 	return exitCode(st)
 }
 
 // judge says which limit ended the engine ("" when none did). killedAt is
-// the resident size at which the watchdog killed it (0: it did not).
-func judge(l Limits, st *os.ProcessState, killedAt int64) string {
+// the resident size at which the watchdog killed it, diskAt what its
+// directory held when the disk watchdog did (0: it did not).
+func judge(l Limits, st *os.ProcessState, killedAt, diskAt int64) string {
 	cpu := st.UserTime() + st.SystemTime()
 	ws, _ := st.Sys().(syscall.WaitStatus)
 	switch {
 	case killedAt > 0:
 		return fmt.Sprintf("memory: %s resident, over the limit of %s", mib(killedAt), mib(l.Memory))
+	case diskAt > 0:
+		return fmt.Sprintf("disk: %s written in its directory, over the limit of %s", mib(diskAt), mib(l.Disk))
 	case ws.Signaled() && ws.Signal() == syscall.SIGSYS:
 		return "child process: the engine tried to start a process, which is not allowed"
 	case ws.Signaled() && (ws.Signal() == syscall.SIGXCPU || ws.Signal() == syscall.SIGKILL && cpu >= l.CPU):
@@ -117,6 +140,11 @@ func execStage(words []string) int {
 	// The lock-down and the exec must happen on one thread (no_new_privs
 	// is a thread's attribute until exec).
 	runtime.LockOSThread()
+	if s.isolated {
+		if err := isolate(s); err != nil {
+			return wrapperError("namespaces: %v", err)
+		}
+	}
 	if err := os.Chdir(s.Dir); err != nil {
 		return wrapperError("working directory: %v", err)
 	}
@@ -124,8 +152,12 @@ func execStage(words []string) int {
 	if err != nil {
 		return wrapperError("cannot run the engine %s: %v", s.Path, err)
 	}
+	confinement, err := prepareConfinement(s)
+	if err != nil {
+		return wrapperError("landlock: %v", err)
+	}
 	limits := rlimitsOf(s.Limits)
-	if err := lockDown(); err != nil {
+	if err := lockDown(confinement, s.Build); err != nil {
 		return wrapperError("lock-down: %v", err)
 	}
 	if res, errno := setLimits(&limits); errno != 0 {
@@ -188,6 +220,17 @@ func errnoOf(err error) syscall.Errno {
 // a process, which the fork filter must stop.
 func probeChild() int {
 	fmt.Println("arbiter-sandbox probe ok")
+	fmt.Printf("arbiter-sandbox probe: pid %d\n", os.Getpid())
+	if len(os.Args) > 2 {
+		if _, err := os.ReadFile(os.Args[2]); err != nil {
+			fmt.Println("arbiter-sandbox probe: outside refused")
+		}
+	}
+	if tryMemfd() {
+		fmt.Println("arbiter-sandbox probe: memfd allowed")
+	} else {
+		fmt.Println("arbiter-sandbox probe: memfd refused")
+	}
 	os.Stdout.Sync()
 	if filtersForks {
 		if tryFork() {

@@ -87,10 +87,11 @@ func (d *Driver) Start(st *store.Store, wl Workload, reg prometheus.Registerer) 
 	}
 }
 
-// Worker registers a game-pair worker of Alice with bench speed bench.
+// Worker registers a game-pair worker of Alice with bench speed bench and
+// 64 cores (the tests hold many batches with one worker).
 func (d *Driver) Worker(name string, bench uint64) *core.Worker {
 	d.T.Helper()
-	w, err := d.C.Register(context.Background(), Alice, name, core.Caps{Cores: 1, Tags: []string{gamepair.Capability}, BenchNPS: bench})
+	w, err := d.C.Register(context.Background(), Alice, name, core.Caps{Cores: 64, Tags: []string{gamepair.Capability}, BenchNPS: bench})
 	if err != nil {
 		d.T.Fatal(err)
 	}
