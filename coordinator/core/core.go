@@ -122,6 +122,11 @@ type Core struct {
 	log   *zap.Logger
 	store Store
 
+	// creating counts, by submitter, the creates in progress that hold a
+	// place among its running jobs (reserveRunning).
+	creatingMu sync.Mutex
+	creating   map[string]int
+
 	workloads []Workload
 	byKind    map[string]Workload
 
@@ -145,6 +150,7 @@ func New(cfg Config, workloads ...Workload) *Core {
 		cfg:       cfg,
 		log:       cfg.Logger,
 		store:     cfg.Store,
+		creating:  map[string]int{},
 		workloads: workloads,
 		byKind:    make(map[string]Workload),
 		workers:   make(map[string]*Worker),
@@ -307,9 +313,11 @@ func (c *Core) Create(ctx context.Context, caller identity.Identity, kind string
 			return JobRef{}, err
 		}
 		if lim := c.cfg.Quota.Limits().RunningJobs; lim > 0 && quota.Limited(caller) {
-			if err := quota.Check(caller, c.runningOf(caller.Name), lim, "running jobs", quota.FlagRunningJobs); err != nil {
+			done, err := c.reserveRunning(caller, lim)
+			if err != nil {
 				return JobRef{}, err
 			}
+			defer done()
 		}
 	}
 	ref, err := wl.Create(ctx, spec, caller.Name)
@@ -319,6 +327,26 @@ func (c *Core) Create(ctx context.Context, caller identity.Identity, kind string
 	c.reg.add(ref, wl)
 	c.wake.signal()
 	return ref, nil
+}
+
+// reserveRunning admits one more job of caller while its running jobs and
+// the creates of it in progress stay under lim; done ends the
+// reservation once the job is in the registry (or refused), so that
+// concurrent submits cannot all pass the same count.
+func (c *Core) reserveRunning(caller identity.Identity, lim int) (done func(), err error) {
+	c.creatingMu.Lock()
+	defer c.creatingMu.Unlock()
+	if err := quota.Check(caller, c.runningOf(caller.Name)+c.creating[caller.Name], lim, "running jobs", quota.FlagRunningJobs); err != nil {
+		return nil, err
+	}
+	c.creating[caller.Name]++
+	return func() {
+		c.creatingMu.Lock()
+		defer c.creatingMu.Unlock()
+		if c.creating[caller.Name]--; c.creating[caller.Name] <= 0 {
+			delete(c.creating, caller.Name)
+		}
+	}, nil
 }
 
 // runningOf counts the unfinished jobs submitter owns, of the workloads

@@ -160,6 +160,41 @@ func TestSubmitBurstHitsQuota(t *testing.T) {
 	submit(t, dial(t, addr, token), spec)
 }
 
+// TestRunningJobsBurst: 200 submits, 48 at a time, of jobs that stay running
+// (no workers) by one client credential leave exactly
+// --max-running-jobs-per-identity of them; the rest are refused naming it.
+func TestRunningJobsBurst(t *testing.T) {
+	addr, data := freeAddr(t), t.TempDir()
+	coordinator(t, addr, data, "--max-running-jobs-per-identity", "20", "--max-submits-per-minute", "0")
+	jobs := arbiterv1.NewJobServiceClient(dial(t, addr, newCredential(t, addr, "client")))
+	var (
+		mu       sync.Mutex
+		accepted int
+		wg       sync.WaitGroup
+	)
+	sem := make(chan struct{}, 48) // under --max-calls-per-identity
+	for range 200 {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			_, err := jobs.SubmitPerft(ctxT(t, 60*time.Second), &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{Depth: 3}})
+			mu.Lock()
+			defer mu.Unlock()
+			switch m := status.Convert(err).Message(); {
+			case err == nil:
+				accepted++
+			case status.Code(err) != codes.ResourceExhausted || !strings.Contains(m, "limit of 20 running jobs"):
+				t.Errorf("submit: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if accepted != 20 {
+		t.Fatalf("%d of 200 concurrent submits accepted, want the limit of 20", accepted)
+	}
+}
+
 // TestAbandonedUploadSwept: an upload begun and left half-sent leaves a
 // partial file; a restarted coordinator removes it once it has been idle
 // for --upload-abandon-after, and a fresh upload works.

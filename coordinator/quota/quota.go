@@ -52,8 +52,8 @@ type Limits struct {
 
 // Defaults fit a team farm: a client script submitting a test suite, a
 // worker credential shared by a few dozen machines (each worker process
-// holds one connection and a handful of calls). Big farms give each
-// machine its own worker credential or raise the limits.
+// holds one connection and cores + 2 calls). Big farms give each pool of
+// machines its own worker credential or raise the limits.
 var Defaults = Limits{
 	Connections:      64,
 	Calls:            64,
