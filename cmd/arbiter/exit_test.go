@@ -76,7 +76,7 @@ func TestEveryClientCommandExitStatus(t *testing.T) {
 	}
 	testID := regexp.MustCompile(`"job_id":"([^"]+)"`).FindStringSubmatch(testOut)[1]
 	// A perft job long enough to be cancelled while it runs.
-	longOut, code := run([]string{"submit", "perft", "--depth", "8", "--split-ply", "3"}, live)
+	longOut, code := run([]string{"submit", "perft", "--depth", "9", "--split-ply", "3"}, live)
 	if code != 0 {
 		t.Fatalf("submit perft: %d %s", code, longOut)
 	}
