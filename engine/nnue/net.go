@@ -39,6 +39,12 @@ const (
 	Scale      = 400 // network output × Scale = centipawns (bullet's eval scale)
 )
 
+// MaxOutputWeight bounds the output weights a net may have: clamp(x)·w
+// must fit an int16 (255 × 128) and the output sum an int32, as SIMD
+// inference computes them. bullet's default clipping (±1.98 × QB = ±127)
+// stays inside.
+const MaxOutputWeight = 128
+
 // payloadBytes is the size of the weights before padding.
 func payloadBytes(hidden int) int { return 2 * (Inputs*hidden + hidden + 2*hidden + 1) }
 
@@ -102,6 +108,11 @@ func Load(data []byte) (*Net, error) {
 		n.OutputWeights[i] = next()
 	}
 	n.OutputBias = next()
+	for i, w := range n.OutputWeights {
+		if w > MaxOutputWeight || w < -MaxOutputWeight {
+			return nil, fmt.Errorf("output weight %d is %d, beyond ±%d (±1.98 × QB, bullet's clipping): not a net of this architecture, or trained without weight clipping", i, w, MaxOutputWeight)
+		}
+	}
 	return n, nil
 }
 
@@ -177,6 +188,11 @@ func (f *FloatNet) Quantise() (*Net, error) {
 	}
 	if n.OutputBias, err = q(f.OutputBias, QA*QB, "the output bias"); err != nil {
 		return nil, err
+	}
+	for i, w := range n.OutputWeights {
+		if w > MaxOutputWeight || w < -MaxOutputWeight {
+			return nil, fmt.Errorf("quantising output weight %d: %d is beyond ±%d", i, w, MaxOutputWeight)
+		}
 	}
 	return n, nil
 }
