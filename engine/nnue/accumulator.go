@@ -54,36 +54,38 @@ const maxChanges = 2
 // (castling in Chess960 included) is handled the same way; a difference too
 // large for one move (a caller's mistake) falls back to a full refresh.
 func (n *Net) Update(dst, src *Accumulator, parent, child *engine.Position) {
+	// The squares whose piece changed: a colour or a type bitboard differs
+	// there (a Chess960 castling king may land where its own rook stood, so
+	// the colours alone are not enough).
+	diff := (parent.ColorPieces(engine.White) ^ child.ColorPieces(engine.White)) |
+		(parent.ColorPieces(engine.Black) ^ child.ColorPieces(engine.Black))
+	for t := engine.Pawn; t <= engine.King; t++ {
+		diff |= parent.TypePieces(t) ^ child.TypePieces(t)
+	}
 	var added, removed [maxChanges]change
 	na, nr := 0, 0
-	for c := engine.White; c <= engine.Black; c++ {
-		for t := engine.Pawn; t <= engine.King; t++ {
-			was, is := parent.Pieces(c, t), child.Pieces(c, t)
-			if was == is {
-				continue
+	for b := diff; b != 0; b &= b - 1 {
+		s := engine.Square(bits.TrailingZeros64(uint64(b)))
+		if pc := parent.PieceAt(s); pc != engine.NoPiece {
+			if nr == maxChanges {
+				n.Refresh(dst, child)
+				return
 			}
-			pc := engine.MakePiece(c, t)
-			for b := was &^ is; b != 0; b &= b - 1 {
-				if nr == maxChanges {
-					n.Refresh(dst, child)
-					return
-				}
-				removed[nr] = change{pc, engine.Square(bits.TrailingZeros64(uint64(b)))}
-				nr++
+			removed[nr] = change{pc, s}
+			nr++
+		}
+		if pc := child.PieceAt(s); pc != engine.NoPiece {
+			if na == maxChanges {
+				n.Refresh(dst, child)
+				return
 			}
-			for b := is &^ was; b != 0; b &= b - 1 {
-				if na == maxChanges {
-					n.Refresh(dst, child)
-					return
-				}
-				added[na] = change{pc, engine.Square(bits.TrailingZeros64(uint64(b)))}
-				na++
-			}
+			added[na] = change{pc, s}
+			na++
 		}
 	}
+	w := &n.FeatureWeights
 	for persp := engine.White; persp <= engine.Black; persp++ {
 		d, s := &dst.V[persp], &src.V[persp]
-		w := &n.FeatureWeights
 		switch {
 		case na == 1 && nr == 1: // a quiet move
 			addSub(d, s, &w[FeatureIndex(persp, added[0].pc, added[0].s)], &w[FeatureIndex(persp, removed[0].pc, removed[0].s)])
