@@ -91,6 +91,10 @@ func writeAtomic(path string, data []byte) error {
 		os.Remove(f.Name())
 		return err
 	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil { // CreateTemp makes it 0600
+		os.Remove(f.Name())
+		return err
+	}
 	return os.Rename(f.Name(), path)
 }
 
