@@ -96,7 +96,6 @@ type Engine struct {
 	params       Values
 	useNNUE      bool
 	net          *nnue.Net // EvalFile's net, or the embedded default (nil if none)
-	evalFile     string
 
 	eval    Evaluator
 	tt      TransTable
@@ -137,6 +136,10 @@ func NewEngine(options map[string]string) (*Engine, error) {
 		names = append(names, k)
 	}
 	slices.Sort(names)
+	// UseNNUE last: it needs the net that EvalFile, in any spelling, loads.
+	slices.SortStableFunc(names, func(a, b string) int {
+		return compareBool(strings.EqualFold(a, OptUseNNUE), strings.EqualFold(b, OptUseNNUE))
+	})
 	for _, k := range names {
 		if err := e.setOption(k, options[k], false); err != nil {
 			return nil, err
@@ -147,6 +150,16 @@ func NewEngine(options map[string]string) (*Engine, error) {
 	buildLMR(&e.lmr, &e.params)
 	e.makeWorkers()
 	return e, nil
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // SetEvaluator replaces the evaluation (tests, experiments).
@@ -317,7 +330,7 @@ func (e *Engine) setEvalFile(path string, live bool) error {
 		if def == nil && e.useNNUE {
 			return fmt.Errorf("option %q: this binary embeds no net, and %s is on", OptEvalFile, OptUseNNUE)
 		}
-		net, path = def, ""
+		net = def
 	} else {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -330,7 +343,7 @@ func (e *Engine) setEvalFile(path string, live bool) error {
 	if live && e.useNNUE {
 		e.tt.Clear()
 	}
-	e.net, e.evalFile = net, path
+	e.net = net
 	return nil
 }
 
@@ -560,12 +573,12 @@ func (w *worker) iterate(pos *engine.Position, lim *Limits) {
 		restrictMoves(&ml, e.searchMoves)
 	}
 	w.done.Move = ml.Moves[0]
+	w.done.PV[0], w.done.PVLen = ml.Moves[0], 1
 	// The root is stack[0], so that the net's accumulators follow the
 	// line up from it (evaluateNNUE).
 	w.stack[0] = *pos
 	root := &w.stack[0]
 	w.resetAccumulators()
-	w.done.PV[0], w.done.PVLen = ml.Moves[0], 1
 
 	score := 0
 	lastBest := engine.NullMove

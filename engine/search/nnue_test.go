@@ -98,6 +98,10 @@ func TestNNUEOptions(t *testing.T) {
 			t.Errorf("EvalFile %s: %v, want an error containing %q", tc.path, err, tc.want)
 		}
 	}
+	// UseNNUE waits for EvalFile whatever the spelling of the names.
+	if _, err := NewEngine(map[string]string{"evalfile": writeNet(t, nnue.NewRandom(3)), "UseNNUE": "true"}); err != nil {
+		t.Errorf("evalfile + UseNNUE: %v", err)
+	}
 	// Switching live: the net plays, and back.
 	path := writeNet(t, nnue.NewRandom(2))
 	e = newTestEngine(t, map[string]string{OptEvalFile: path})
