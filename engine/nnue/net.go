@@ -74,14 +74,8 @@ const padPattern = "bullet"
 // (naming the width that size would mean, if any) and padding that is not
 // bullet's, which is what a file of another format or a truncated net shows.
 func Load(data []byte) (*Net, error) {
-	if len(data) != FileSize {
-		msg := fmt.Sprintf("net is %d bytes, want %d for %s", len(data), FileSize, Architecture())
-		if h := widthForSize(len(data)); h > 0 {
-			msg += fmt.Sprintf(": its size is that of a (768→%d)×2→1 net, another architecture", h)
-		} else if len(data) < FileSize {
-			msg += ": truncated or not a net"
-		}
-		return nil, fmt.Errorf("%s", msg)
+	if err := CheckSize(int64(len(data))); err != nil {
+		return nil, err
 	}
 	pay := payloadBytes(HiddenSize)
 	for i, b := range data[pay:] {
@@ -116,10 +110,26 @@ func Load(data []byte) (*Net, error) {
 	return n, nil
 }
 
+// CheckSize refuses a net file of size bytes unless it is FileSize, naming
+// the architecture that size would mean, if any (callers check a file's
+// size before reading it).
+func CheckSize(size int64) error {
+	if size == int64(FileSize) {
+		return nil
+	}
+	msg := fmt.Sprintf("net is %d bytes, want %d for %s", size, FileSize, Architecture())
+	if h := widthForSize(size); h > 0 {
+		msg += fmt.Sprintf(": its size is that of a (768→%d)×2→1 net, another architecture", h)
+	} else if size < int64(FileSize) {
+		msg += ": truncated or not a net"
+	}
+	return fmt.Errorf("%s", msg)
+}
+
 // widthForSize returns the hidden width whose bullet file has size n, or 0.
-func widthForSize(n int) int {
+func widthForSize(n int64) int {
 	for _, h := range []int{16, 32, 64, 128, 256, 384, 512, 768, 1024, 1536, 2048} {
-		if h != HiddenSize && fileBytes(h) == n {
+		if h != HiddenSize && int64(fileBytes(h)) == n {
 			return h
 		}
 	}

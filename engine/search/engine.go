@@ -332,6 +332,14 @@ func (e *Engine) setEvalFile(path string, live bool) error {
 		}
 		net = def
 	} else {
+		// The size first: a wrong file may be huge.
+		fi, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("option %q: %w", OptEvalFile, err)
+		}
+		if err := nnue.CheckSize(fi.Size()); err != nil {
+			return fmt.Errorf("option %q: file %s: %w", OptEvalFile, path, err)
+		}
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return fmt.Errorf("option %q: %w", OptEvalFile, err)
