@@ -33,13 +33,15 @@ func newRootCommand() *cobra.Command {
 	root.SetVersionTemplate(buildinfo.Read().String())
 	root.AddCommand(
 		// On this machine.
-		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(), newTrainCommand(),
+		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(),
 		// Serving.
 		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(),
 		// Clients of a coordinator.
 		newSubmitCommand(), newStatusCommand(), newCancelCommand(), newPGNCommand(), newSPSACommand(), newTokenCommand(), newBackupCommand(),
 		newVersionCommand(),
 		newEngineCommand(),
+		// Training the embedded engine's net on this machine.
+		newTrainCommand(),
 	)
 	return root
 }
