@@ -24,10 +24,22 @@ test: lint proto-check unit deploy-check
 unit: build
 	$(GO) test -count=1 -timeout 30m $(PKGS)
 
-# Go benchmarks of the hot paths (move generation, make, perft, search),
-# with allocations; the side-by-side comparisons are the bench-* targets.
+# Go benchmarks of the hot paths (move generation, make, perft, search,
+# the net's accumulator and output layer), with allocations;
+# BenchmarkSearch and BenchmarkSearchNNUE print the two evaluations' nodes/s
+# on the same positions one under the other. The side-by-side comparisons
+# are the bench-* targets.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./engine/ ./engine/search/
+	$(GO) test -run '^$$' -bench . -benchmem ./engine/ ./engine/search/ ./engine/nnue/
+
+# `arbiter bench` with the hand-written evaluation and with a net, alternating
+# ROUNDS times: nodes and nodes/s side by side (NET: a net file; default the
+# embedded one).
+NET    ?=
+ROUNDS ?= 3
+.PHONY: bench-nnue
+bench-nnue: build
+	$(BIN) bench --nnue --rounds $(ROUNDS) $(if $(NET),--evalfile $(NET))
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1)

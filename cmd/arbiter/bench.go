@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,8 +20,9 @@ type benchJSON struct {
 }
 
 func newBenchCommand() *cobra.Command {
-	var depth int
-	var verbose, jsonOut bool
+	var depth, rounds int
+	var verbose, jsonOut, compare bool
+	var evalFile string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Search the fixed bench positions; print the node signature and speed",
@@ -34,6 +36,15 @@ machine's speed (workers report it).`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if compare {
+				if err := checkRange("rounds", rounds, 1, 100); err != nil {
+					return err
+				}
+				return benchCompare(cmd, depth, rounds, evalFile)
+			}
+			if evalFile != "" || cmd.Flags().Changed("rounds") {
+				return usageError("--evalfile and --rounds go with --nnue")
+			}
 			var progress func(int, string, int64)
 			if verbose {
 				// With --json, stdout carries the JSON alone.
@@ -62,5 +73,41 @@ machine's speed (workers report it).`,
 	cmd.Flags().IntVar(&depth, "depth", search.BenchDepth, "search depth per position")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "print each position's node count")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print one JSON object (docs/json.md) instead of the report")
+	cmd.Flags().BoolVar(&compare, "nnue", false, "run the bench with the hand-written evaluation and with the net, and print both side by side")
+	cmd.Flags().StringVar(&evalFile, "evalfile", "", "the net for --nnue (default: the one embedded in the binary)")
+	cmd.Flags().IntVar(&rounds, "rounds", 1, "with --nnue, alternate the two this many times (a loaded machine's noise evens out)")
 	return cmd
+}
+
+// benchCompare runs the bench with the hand-written evaluation and with
+// the net, alternating, and prints nodes and speed side by side.
+func benchCompare(cmd *cobra.Command, depth, rounds int, evalFile string) error {
+	nnueOpts := map[string]string{search.OptUseNNUE: "true"}
+	if evalFile != "" {
+		nnueOpts[search.OptEvalFile] = evalFile
+	}
+	var classic, withNet search.BenchResult
+	for r := 0; r < rounds; r++ {
+		c, err := search.Bench(depth, nil)
+		if err != nil {
+			return err
+		}
+		n, err := search.BenchWith(depth, nnueOpts, nil)
+		if err != nil {
+			return err
+		}
+		classic.Nodes, classic.Elapsed = c.Nodes, classic.Elapsed+c.Elapsed
+		withNet.Nodes, withNet.Elapsed = n.Nodes, withNet.Elapsed+n.Elapsed
+	}
+	classic.Elapsed /= time.Duration(rounds)
+	withNet.Elapsed /= time.Duration(rounds)
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "%-10s %12s %12s %12s\n", "evaluation", "nodes", "time (ms)", "nodes/s")
+	fmt.Fprintf(out, "%-10s %12d %12d %12d\n", "classic", classic.Nodes, classic.Elapsed.Milliseconds(), classic.NPS())
+	fmt.Fprintf(out, "%-10s %12d %12d %12d\n", "nnue", withNet.Nodes, withNet.Elapsed.Milliseconds(), withNet.NPS())
+	if classic.NPS() > 0 {
+		fmt.Fprintf(out, "nnue/classic nodes/s: %.2f (depth %d, %d positions, mean of %d alternating rounds)\n",
+			float64(withNet.NPS())/float64(classic.NPS()), depth, len(search.BenchPositions), rounds)
+	}
+	return nil
 }

@@ -40,6 +40,8 @@ func newRootCommand() *cobra.Command {
 		newSubmitCommand(), newStatusCommand(), newCancelCommand(), newPGNCommand(), newSPSACommand(), newTokenCommand(), newBackupCommand(),
 		newVersionCommand(),
 		newEngineCommand(),
+		// Training the embedded engine's net on this machine.
+		newTrainCommand(),
 	)
 	return root
 }

@@ -88,10 +88,22 @@ func (r BenchResult) Report() []string {
 // deterministic on every machine. progress, if set, is called after each
 // position.
 func Bench(depth int, progress func(i int, fen string, nodes int64)) (BenchResult, error) {
+	return BenchWith(depth, nil, progress)
+}
+
+// BenchWith is Bench with engine options (UseNNUE, EvalFile) on top of the
+// bench's own; Hash and Threads stay the bench's. The signature is Bench's
+// only with the default evaluation.
+func BenchWith(depth int, options map[string]string, progress func(i int, fen string, nodes int64)) (BenchResult, error) {
 	if depth <= 0 {
 		depth = BenchDepth
 	}
-	e, err := NewEngine(map[string]string{OptHash: "16", OptThreads: "1"})
+	opts := map[string]string{}
+	for k, v := range options {
+		opts[k] = v
+	}
+	opts[OptHash], opts[OptThreads] = "16", "1"
+	e, err := NewEngine(opts)
 	if err != nil {
 		return BenchResult{}, err
 	}

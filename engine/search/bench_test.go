@@ -2,11 +2,13 @@ package search
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/engine/nnue"
 	"github.com/arbiter-chess/arbiter/internal/benchparse"
 )
 
@@ -14,8 +16,28 @@ import (
 // positions at a shallow depth, and proves the search allocates nothing
 // per node: allocations per op stay a small constant (the per-search
 // goroutine, result and PV copies) however many nodes are searched.
-func BenchmarkSearch(b *testing.B) {
-	e, err := NewEngine(map[string]string{OptHash: "16"})
+func BenchmarkSearch(b *testing.B) { benchmarkSearch(b, nil) }
+
+// BenchmarkSearchNNUE is BenchmarkSearch with UseNNUE, on the same
+// positions: the net of $ARBITER_NNUE_NET, else the embedded one, else a
+// random net (its trees differ from a trained net's, its cost per node
+// does not). Run both in one go to compare: go test -bench 'Search' .
+func BenchmarkSearchNNUE(b *testing.B) {
+	opts := map[string]string{OptUseNNUE: "true"}
+	if path := os.Getenv("ARBITER_NNUE_NET"); path != "" {
+		opts[OptEvalFile] = path
+	} else if def, _ := nnue.DefaultNet(); def == nil {
+		opts[OptEvalFile] = writeNet(b, nnue.NewRandom(1))
+	}
+	benchmarkSearch(b, opts)
+}
+
+func benchmarkSearch(b *testing.B, opts map[string]string) {
+	all := map[string]string{OptHash: "16"}
+	for k, v := range opts {
+		all[k] = v
+	}
+	e, err := NewEngine(all)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/engine/eval"
+	"github.com/arbiter-chess/arbiter/engine/nnue"
 )
 
 // Limits say when a search ends, as UCI's `go` does. Zero fields are unset;
@@ -71,6 +73,8 @@ const (
 	OptClearHash    = "Clear Hash"
 	OptChess960     = "UCI_Chess960"
 	OptPonder       = "Ponder"
+	OptUseNNUE      = "UseNNUE"  // evaluate with the net instead of the hand-written evaluation
+	OptEvalFile     = "EvalFile" // the net file; empty: the net embedded in the binary
 
 	DefaultHashMB       = 16
 	MaxHashMB           = 16384
@@ -90,6 +94,8 @@ type Engine struct {
 	ponder       bool
 	weights      eval.Weights
 	params       Values
+	useNNUE      bool
+	net          *nnue.Net // EvalFile's net, or the embedded default (nil if none)
 
 	eval    Evaluator
 	tt      TransTable
@@ -120,11 +126,20 @@ func NewEngine(options map[string]string) (*Engine, error) {
 		clock:        realClock{},
 		ponderHit:    make(chan struct{}, 1),
 	}
+	net, err := nnue.DefaultNet()
+	if err != nil {
+		return nil, err
+	}
+	e.net = net
 	names := make([]string, 0, len(options))
 	for k := range options {
 		names = append(names, k)
 	}
 	slices.Sort(names)
+	// UseNNUE last: it needs the net that EvalFile, in any spelling, loads.
+	slices.SortStableFunc(names, func(a, b string) int {
+		return compareBool(strings.EqualFold(a, OptUseNNUE), strings.EqualFold(b, OptUseNNUE))
+	})
 	for _, k := range names {
 		if err := e.setOption(k, options[k], false); err != nil {
 			return nil, err
@@ -135,6 +150,16 @@ func NewEngine(options map[string]string) (*Engine, error) {
 	buildLMR(&e.lmr, &e.params)
 	e.makeWorkers()
 	return e, nil
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // SetEvaluator replaces the evaluation (tests, experiments).
@@ -168,6 +193,8 @@ func (e *Engine) Options() []OptionSpec {
 		{Name: OptClearHash, Type: "button"},
 		{Name: OptChess960, Type: "check", Default: "false"},
 		{Name: OptPonder, Type: "check", Default: "false"},
+		{Name: OptUseNNUE, Type: "check", Default: "false"},
+		{Name: OptEvalFile, Type: "string", Default: ""},
 	}
 	for _, p := range eval.Params {
 		specs = append(specs, OptionSpec{Name: p.Name, Type: "spin", Default: strconv.Itoa(p.Default), Min: p.Min, Max: p.Max})
@@ -251,6 +278,21 @@ func (e *Engine) setOption(name, value string, live bool) error {
 		v, err := parseCheck(OptPonder, value)
 		e.ponder = v
 		return err
+	case "usennue":
+		v, err := parseCheck(OptUseNNUE, value)
+		if err != nil {
+			return err
+		}
+		if v && e.net == nil {
+			return fmt.Errorf("option %q: no net: this binary embeds none, so set %s to a net file first", OptUseNNUE, OptEvalFile)
+		}
+		if v != e.useNNUE && live {
+			e.tt.Clear() // its static evaluations are the other evaluation's
+		}
+		e.useNNUE = v
+		return nil
+	case "evalfile":
+		return e.setEvalFile(strings.TrimSpace(value), live)
 	}
 	if i := eval.FindParam(eval.Params[:], name); i >= 0 {
 		v, err := eval.Params[i].ParseValue(value)
@@ -273,6 +315,44 @@ func (e *Engine) setOption(name, value string, live bool) error {
 		return nil
 	}
 	return fmt.Errorf("unknown option %q", name)
+}
+
+// setEvalFile loads the net of EvalFile (the search package's only file
+// read: the option names a file, and every front end sets options through
+// the engine). Empty or "<empty>" goes back to the embedded net.
+func (e *Engine) setEvalFile(path string, live bool) error {
+	var net *nnue.Net
+	if path == "" || path == "<empty>" {
+		def, err := nnue.DefaultNet()
+		if err != nil {
+			return err
+		}
+		if def == nil && e.useNNUE {
+			return fmt.Errorf("option %q: this binary embeds no net, and %s is on", OptEvalFile, OptUseNNUE)
+		}
+		net = def
+	} else {
+		// The size first: a wrong file may be huge.
+		fi, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("option %q: %w", OptEvalFile, err)
+		}
+		if err := nnue.CheckSize(fi.Size()); err != nil {
+			return fmt.Errorf("option %q: file %s: %w", OptEvalFile, path, err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("option %q: %w", OptEvalFile, err)
+		}
+		if net, err = nnue.Load(data); err != nil {
+			return fmt.Errorf("option %q: file %s: %w", OptEvalFile, path, err)
+		}
+	}
+	if live && e.useNNUE {
+		e.tt.Clear()
+	}
+	e.net = net
+	return nil
 }
 
 // Chess960 reports the UCI_Chess960 option.
@@ -465,6 +545,10 @@ func (e *Engine) makeInfo(w *worker, r Result) Info {
 }
 
 func (w *worker) prepare(pos *engine.Position, history []uint64) {
+	w.net = nil
+	if w.e.useNNUE {
+		w.net = w.e.net
+	}
 	need := len(history) + MaxPly + 2
 	if cap(w.keys) < need {
 		w.keys = make([]uint64, need)
@@ -498,6 +582,11 @@ func (w *worker) iterate(pos *engine.Position, lim *Limits) {
 	}
 	w.done.Move = ml.Moves[0]
 	w.done.PV[0], w.done.PVLen = ml.Moves[0], 1
+	// The root is stack[0], so that the net's accumulators follow the
+	// line up from it (evaluateNNUE).
+	w.stack[0] = *pos
+	root := &w.stack[0]
+	w.resetAccumulators()
 
 	score := 0
 	lastBest := engine.NullMove
@@ -517,7 +606,7 @@ func (w *worker) iterate(pos *engine.Position, lim *Limits) {
 			alpha, beta = max(score-window, -Infinity), min(score+window, Infinity)
 		}
 		for {
-			s := w.search(pos, alpha, beta, d, 0, false)
+			s := w.search(root, alpha, beta, d, 0, false)
 			if e.stop.Load() && d > 1 {
 				break
 			}

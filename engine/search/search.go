@@ -6,6 +6,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/engine/eval"
+	"github.com/arbiter-chess/arbiter/engine/nnue"
 )
 
 // Score bounds. Mate in n plies from the root scores MateScore-n; anything
@@ -52,6 +53,16 @@ type worker struct {
 	evalStack [MaxPly + 2]int
 	pv        [MaxPly + 1][MaxPly + 1]engine.Move
 	pvLen     [MaxPly + 1]int
+
+	// With UseNNUE, net is the engine's net and acc[ply] the accumulator of
+	// stack[ply], valid while accOK[ply]. Making a move into stack[ply+1]
+	// clears accOK[ply+1]; the evaluation brings the accumulators up to date
+	// lazily from the nearest valid ancestor (nodes cut off before they
+	// evaluate cost no update), and going back up the line costs nothing
+	// (copy-make keeps the parent's accumulator).
+	net   *nnue.Net
+	acc   [MaxPly + 1]nnue.Accumulator
+	accOK [MaxPly + 1]bool
 
 	rootDepth int
 	rootBest  engine.Move // best root move found in the current iteration
@@ -100,16 +111,43 @@ func (w *worker) isRepetition(p *engine.Position, ply int) bool {
 	return false
 }
 
-// evaluate calls the evaluator. The built-in one is called directly: a call
+// evaluate returns the static evaluation of p, which is stack[ply]. With
+// UseNNUE it is the net's. The built-in evaluator is called directly: a call
 // through the interface would make the compiler move every position of the
 // search to the heap (it cannot prove the callee keeps no pointer), costing
 // an allocation per node. Other evaluators get a copy.
-func (w *worker) evaluate(p *engine.Position) int {
+func (w *worker) evaluate(p *engine.Position, ply int) int {
+	if w.net != nil {
+		return w.evaluateNNUE(ply)
+	}
 	if ev, ok := w.e.eval.(*eval.Evaluator); ok {
 		return ev.Evaluate(p)
 	}
 	q := *p
 	return w.e.eval.Evaluate(&q)
+}
+
+// resetAccumulators starts a search's accumulators at the root, stack[0].
+func (w *worker) resetAccumulators() {
+	w.accOK = [MaxPly + 1]bool{}
+	if w.net != nil {
+		w.net.Refresh(&w.acc[0], &w.stack[0])
+		w.accOK[0] = true
+	}
+}
+
+// evaluateNNUE updates the accumulators from the nearest valid one down to
+// ply (usually just ply itself) and evaluates stack[ply].
+func (w *worker) evaluateNNUE(ply int) int {
+	j := ply
+	for !w.accOK[j] {
+		j-- // stops at 0: the root's is always valid
+	}
+	for ; j < ply; j++ {
+		w.net.Update(&w.acc[j+1], &w.acc[j], &w.stack[j], &w.stack[j+1])
+		w.accOK[j+1] = true
+	}
+	return min(max(w.net.Evaluate(&w.acc[ply], w.stack[ply].SideToMove()), -eval.MaxEval), eval.MaxEval)
 }
 
 func hasNonPawnMaterial(p *engine.Position) bool {
@@ -145,7 +183,7 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 			return 0
 		}
 		if ply >= MaxPly-1 {
-			return w.evaluate(p)
+			return w.evaluate(p, ply)
 		}
 		// Mate distance pruning: no line from here beats a shorter mate.
 		alpha = max(alpha, -MateScore+ply)
@@ -172,7 +210,7 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 		if hit {
 			staticEval = tte.Eval
 		} else {
-			staticEval = w.evaluate(p)
+			staticEval = w.evaluate(p, ply)
 		}
 	}
 	w.evalStack[ply] = staticEval
@@ -195,6 +233,7 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 			c := &w.stack[ply+1]
 			*c = *p
 			c.MakeNullMove()
+			w.accOK[ply+1] = false
 			s := -w.search(c, -beta, -beta+1, depth-1-r, ply+1, false)
 			if w.stopped() {
 				return 0
@@ -261,6 +300,7 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 		c := &w.stack[ply+1]
 		*c = *p
 		c.MakeMove(m)
+		w.accOK[ply+1] = false
 		moves++
 		givesCheck := c.InCheck()
 		newDepth := depth - 1
@@ -347,7 +387,7 @@ func (w *worker) qsearch(p *engine.Position, alpha, beta, ply int) int {
 	}
 	e := w.e
 	if ply >= MaxPly-1 {
-		return w.evaluate(p)
+		return w.evaluate(p, ply)
 	}
 	if w.stopped() && w.rootDepth > 1 {
 		return 0
@@ -367,7 +407,7 @@ func (w *worker) qsearch(p *engine.Position, alpha, beta, ply int) int {
 		if hit {
 			standPat = tte.Eval
 		} else {
-			standPat = w.evaluate(p)
+			standPat = w.evaluate(p, ply)
 		}
 		if standPat >= beta {
 			return standPat
@@ -403,6 +443,7 @@ func (w *worker) qsearch(p *engine.Position, alpha, beta, ply int) int {
 		c := &w.stack[ply+1]
 		*c = *p
 		c.MakeMove(m)
+		w.accOK[ply+1] = false
 		s := -w.qsearch(c, -beta, -alpha, ply+1)
 		if s > best {
 			best = s

@@ -174,6 +174,12 @@ func (s *Server) cmdUCI() {
 			s.out.printf("option name %s type check default %s", o.Name, o.Default)
 		case "button":
 			s.out.printf("option name %s type button", o.Name)
+		case "string":
+			def := o.Default
+			if def == "" {
+				def = "<empty>"
+			}
+			s.out.printf("option name %s type string default %s", o.Name, def)
 		}
 	}
 	s.out.printf("uciok")

@@ -185,11 +185,21 @@ func CheckBuiltinOptions(engineName string, options map[string]string) error {
 		switch sp.Type {
 		case "button":
 			return fmt.Errorf("engine %q: option %q is a button, not a setting", engineName, sp.Name)
-		case "spin", "check":
-			if !strings.EqualFold(sp.Name, search.OptHash) {
-				check[sp.Name] = value
-			} else if err := checkSpin(value, sp); err != nil {
-				return fmt.Errorf("engine %q: %w", engineName, err)
+		case "spin", "check", "string":
+			if strings.EqualFold(sp.Name, search.OptHash) {
+				if err := checkSpin(value, sp); err != nil {
+					return fmt.Errorf("engine %q: %w", engineName, err)
+				}
+				break
+			}
+			check[sp.Name] = value
+			if strings.EqualFold(sp.Name, search.OptUseNNUE) {
+				// UseNNUE needs a net: the EvalFile given beside it, if any.
+				for n, v := range options {
+					if strings.EqualFold(n, search.OptEvalFile) {
+						check[search.OptEvalFile] = v
+					}
+				}
 			}
 		}
 		if _, err := search.NewEngine(check); err != nil {
