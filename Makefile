@@ -69,13 +69,26 @@ perft-full: build
 # deadline as a failing test (go.dev/issue/75804, fixed in Go 1.27).
 # FUZZTIME (a duration such as 5m, or a count such as 1000000x) overrides
 # every budget for longer local runs.
+# The book, engine-output, bench-output and unpack targets are slower per
+# execution (they replay games, run regular expressions, write trees):
+# their budgets are 8-15 s each here (about 55 s together, measured with
+# each target alone on this 2-core machine; FuzzUnpack spends most of its
+# time starting up).
 FUZZ_PARSER_EXECS ?= 200000x
 FUZZ_REQUEST_EXECS ?= 15000x
+FUZZ_BOOK_EXECS ?= 10000x
+FUZZ_OUTPUT_EXECS ?= 30000x
+FUZZ_UNPACK_EXECS ?= 2000x
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParseFEN -fuzztime=$(or $(FUZZTIME),$(FUZZ_PARSER_EXECS)) ./engine/
 	$(GO) test -run='^$$' -fuzz=FuzzParseUCIMove -fuzztime=$(or $(FUZZTIME),$(FUZZ_PARSER_EXECS)) ./engine/
 	$(GO) test -run='^$$' -fuzz=FuzzParseSAN -fuzztime=$(or $(FUZZTIME),$(FUZZ_PARSER_EXECS)) ./engine/
 	$(GO) test -run='^$$' -fuzz=FuzzRequests -fuzztime=$(or $(FUZZTIME),$(FUZZ_REQUEST_EXECS)) ./coordinator/
+	$(GO) test -run='^$$' -fuzz='^FuzzBookEPD$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_BOOK_EXECS)) ./match/
+	$(GO) test -run='^$$' -fuzz='^FuzzBookPGN$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_BOOK_EXECS)) ./match/
+	$(GO) test -run='^$$' -fuzz='^FuzzUCIInfo$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_OUTPUT_EXECS)) ./match/
+	$(GO) test -run='^$$' -fuzz='^FuzzParsers$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_OUTPUT_EXECS)) ./internal/benchparse/
+	$(GO) test -run='^$$' -fuzz='^FuzzUnpack$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_UNPACK_EXECS)) ./worker/
 
 ## Cluster
 .PHONY: proto-check bench-cluster

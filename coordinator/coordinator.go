@@ -28,11 +28,18 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/grpcapi"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
+	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/internal/obs"
 )
+
+// DefaultStartTimeout is how long a test or tune that no connected worker
+// can start waits before it ends failed (Config.StartTimeout).
+const DefaultStartTimeout = grpcapi.DefaultStartTimeout
 
 // Config tunes a coordinator. Zero values take the defaults.
 type Config struct {
@@ -56,9 +63,28 @@ type Config struct {
 	// than this (their counts, verdict and updates stay); 0 keeps them forever.
 	// Stored games are gzip-compressed either way.
 	PGNRetention time.Duration
+	// StartTimeout is how long a test or tune that no connected worker can
+	// start waits before it ends failed with the reason
+	// (grpcapi.DefaultStartTimeout).
+	StartTimeout time.Duration
 	// ArtifactMaxBytes caps one uploaded engine artifact
 	// (artifacts.DefaultMaxBytes).
 	ArtifactMaxBytes int64
+	// MaxWorkersPerIdentity bounds the worker ids one credential registers
+	// (core.DefaultMaxWorkersPerIdentity).
+	MaxWorkersPerIdentity int
+	// UploadAbandonAfter is how long an artifact upload may sit idle
+	// before its partial file is removed (artifacts.DefaultAbandonAfter).
+	UploadAbandonAfter time.Duration
+	// PerftMaxNodes, PerftMaxHeldPositions and PerftMaxSplitPositions
+	// bound what a perft job may ask (perftjob.Config; 0: the defaults).
+	PerftMaxNodes          float64
+	PerftMaxHeldPositions  int
+	PerftMaxSplitPositions int
+	// Limits bound each non-admin identity (connections, calls, submits,
+	// uploads, artifacts); the zero value limits nothing (the command's
+	// flags default to quota.Defaults).
+	Limits quota.Limits
 	// Now is the clock (time.Now).
 	Now func() time.Time
 	// Registerer receives every metric; nil registers none.
@@ -76,8 +102,14 @@ type Coordinator struct {
 	// Artifacts keeps the uploaded engines (files under the data
 	// directory's artifacts/).
 	Artifacts *artifacts.Store
+	// Plugins are the workloads of the kinds registered with package
+	// workload (datagen, ...), by kind.
+	Plugins map[string]core.Workload
+	// workloads is every workload, built-in and plugged in.
+	workloads []core.Workload
 
 	cfg         Config
+	gate        *quota.Gate
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
 	quarantined int
@@ -110,7 +142,8 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	}
 	perft := perftjob.New(perftjob.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now,
 		TargetUnitDuration: cfg.TargetUnitDuration, VerifyDefault: cfg.VerifyDefault, Registerer: cfg.Registerer,
-		MinUnits: cfg.MinUnits, MaxPositionsPerUnit: cfg.MaxPositionsPerUnit})
+		MinUnits: cfg.MinUnits, MaxPositionsPerUnit: cfg.MaxPositionsPerUnit,
+		MaxNodes: cfg.PerftMaxNodes, MaxHeldPositions: cfg.PerftMaxHeldPositions, SplitLimits: splitLimits(cfg.PerftMaxSplitPositions)})
 	// One games counter for every workload that plays games.
 	games := gamepair.NewGameCounter()
 	if cfg.Registerer != nil {
@@ -125,22 +158,41 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	if tcfg.ReferenceNPS == 0 {
 		tcfg.ReferenceNPS = gcfg.ReferenceNPS
 	}
-	c := &Coordinator{Perft: perft, Verify: verifyjob.New(verifyjob.Config{Logger: cfg.Logger, Now: cfg.Now, Store: cfg.Store}), Credentials: creds, cfg: cfg}
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, fmt.Errorf("coordinator: %w", err)
+	}
+	c := &Coordinator{Perft: perft, Verify: verifyjob.New(verifyjob.Config{Logger: cfg.Logger, Now: cfg.Now, Store: cfg.Store}), Credentials: creds, cfg: cfg,
+		gate: quota.NewGate(cfg.Limits, cfg.Now)}
 	gcfg.JobExists = func(id string) bool { _, ok := c.Core.JobRef(id); return ok }
 	gcfg.TuneExists = func(id string) bool { _, ok := c.Tunes.Describe(id); return ok }
 	c.Artifacts, err = artifacts.New(ctx, artifacts.Config{Store: cfg.Store, Dir: filepath.Join(cfg.Store.Dir(), "artifacts"),
 		MaxBytes: cfg.ArtifactMaxBytes, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer,
-		InUse: func(sha string) []string { return append(c.Games.UsingArtifact(sha), c.Tunes.UsingArtifact(sha)...) }})
+		AbandonAfter: cfg.UploadAbandonAfter, MaxUploadsPerIdentity: cfg.Limits.Uploads, MaxArtifactsPerIdentity: cfg.Limits.Artifacts,
+		InUse: c.usingArtifact})
 	if err != nil {
 		return nil, err
 	}
 	gcfg.ResolveArtifact, tcfg.ResolveArtifact = c.Artifacts.Fill, c.Artifacts.Fill
 	c.Games = gamejob.New(gcfg)
 	c.Tunes = spsajob.New(tcfg)
+	c.workloads = []core.Workload{c.Perft, c.Games, c.Tunes, c.Verify}
+	c.Plugins = make(map[string]core.Workload)
+	deps := workload.Deps{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer, DataDir: cfg.Store.Dir(),
+		ResolveArtifact: c.Artifacts.Fill}
+	for _, k := range workload.Kinds() {
+		wl, err := k.New(deps)
+		if err != nil {
+			return nil, fmt.Errorf("coordinator: %s workload: %w", k.Name, err)
+		}
+		c.Plugins[k.Name] = wl
+		c.workloads = append(c.workloads, wl)
+	}
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,
-		LeaseKey: key, Registerer: cfg.Registerer}, c.Perft, c.Games, c.Tunes, c.Verify)
-	for _, wl := range []interface{ SetHost(core.Host) }{c.Perft, c.Games, c.Tunes, c.Verify} {
-		wl.SetHost(c.Core.Host())
+		LeaseKey: key, Registerer: cfg.Registerer, MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity, Quota: c.gate}, c.workloads...)
+	for _, wl := range c.workloads {
+		if h, ok := wl.(interface{ SetHost(core.Host) }); ok {
+			h.SetHost(c.Core.Host())
+		}
 	}
 	if err := c.Core.Load(ctx); err != nil {
 		return nil, err
@@ -153,6 +205,17 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		defer c.wg.Done()
 		c.Core.Run(runCtx)
 	}()
+	stalls := grpcapi.NewStallWatch(c.Core, cfg.StartTimeout, cfg.Logger)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		stalls.Run(runCtx)
+	}()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.Artifacts.RunSweeper(runCtx)
+	}()
 	if cfg.PGNRetention > 0 {
 		c.wg.Add(1)
 		go func() {
@@ -161,6 +224,16 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		}()
 	}
 	return c, nil
+}
+
+// splitLimits is perftsplit.DefaultLimits with maxPositions unique
+// positions per split when set.
+func splitLimits(maxPositions int) perftsplit.Limits {
+	lim := perftsplit.DefaultLimits
+	if maxPositions > 0 {
+		lim.MaxPositions = maxPositions
+	}
+	return lim
 }
 
 // quarantine records and reports the stored records the workloads could
@@ -175,6 +248,11 @@ func (c *Coordinator) quarantine(ctx context.Context) {
 	}
 	for _, p := range c.Tunes.LoadProblems() {
 		qs = append(qs, store.Quarantined{Kind: "tune", ID: p.ID, Error: p.Err.Error()})
+	}
+	for _, wl := range c.Plugins {
+		if q, ok := wl.(workload.Quarantiner); ok {
+			qs = append(qs, q.Quarantined()...)
+		}
 	}
 	for _, q := range qs {
 		q.At = c.cfg.Now()
@@ -203,6 +281,17 @@ func (c *Coordinator) retain(ctx context.Context) {
 			c.Games.PGNsExpired(ids)
 			c.Tunes.PGNsExpired(ids)
 			c.cfg.Logger.Info("PGNs of finished tests and tunes expired", zap.Strings("tests", ids), zap.Duration("retention", c.cfg.PGNRetention))
+		}
+		for kind, wl := range c.Plugins {
+			r, ok := wl.(workload.Retainer)
+			if !ok {
+				continue
+			}
+			if ids, err := r.Expire(ctx, now.Add(-c.cfg.PGNRetention), now); err != nil {
+				c.cfg.Logger.Warn("retention", zap.String("kind", kind), zap.Error(err))
+			} else if len(ids) > 0 {
+				c.cfg.Logger.Info("data of finished jobs expired", zap.String("kind", kind), zap.Strings("jobs", ids), zap.Duration("retention", c.cfg.PGNRetention))
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -234,8 +323,8 @@ func leaseKey(ctx context.Context, st *store.Store) ([]byte, error) {
 
 // NewGRPCServer builds the gRPC face, serving TLS when tlsCfg is set.
 func (c *Coordinator) NewGRPCServer(tlsCfg *tls.Config) (*grpc.Server, *health.Server, error) {
-	return grpcapi.New(grpcapi.Config{Core: c.Core, Games: c.Games, Tunes: c.Tunes, Verify: c.Verify, Credentials: c.Credentials,
-		Store: c.cfg.Store, Artifacts: c.Artifacts, Logger: c.cfg.Logger, Registerer: c.cfg.Registerer, TLS: tlsCfg})
+	return grpcapi.New(grpcapi.Config{Core: c.Core, Games: c.Games, Tunes: c.Tunes, Verify: c.Verify, Plugins: c.Plugins, Credentials: c.Credentials,
+		Store: c.cfg.Store, Artifacts: c.Artifacts, Logger: c.cfg.Logger, Registerer: c.cfg.Registerer, TLS: tlsCfg, Gate: c.gate})
 }
 
 // Close stops background work and wakes waiting calls. It does not close
@@ -248,12 +337,25 @@ func (c *Coordinator) Close() {
 	// written after the core's lock is released: write them now.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := c.Games.Flush(ctx); err != nil {
-		c.cfg.Logger.Warn("test events not flushed", zap.Error(err))
+	for _, wl := range c.workloads {
+		if f, ok := wl.(workload.Flusher); ok {
+			if err := f.Flush(ctx); err != nil {
+				c.cfg.Logger.Warn("events not flushed", zap.String("kind", wl.Kind()), zap.Error(err))
+			}
+		}
 	}
-	if err := c.Tunes.Flush(ctx); err != nil {
-		c.cfg.Logger.Warn("tune events not flushed", zap.Error(err))
+}
+
+// usingArtifact names the running jobs of every workload that use an
+// uploaded artifact.
+func (c *Coordinator) usingArtifact(sha string) []string {
+	var out []string
+	for _, wl := range c.workloads {
+		if u, ok := wl.(workload.ArtifactUser); ok {
+			out = append(out, u.UsingArtifact(sha)...)
+		}
 	}
+	return out
 }
 
 // Ready is nil while the coordinator serves.

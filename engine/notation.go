@@ -175,9 +175,9 @@ func (p *Position) ParseSAN(s string) (Move, error) {
 		return bad("empty move")
 	}
 	var ml MoveList
-	p.GenerateMoves(&ml)
 	if t == "O-O" || t == "0-0" || t == "O-O-O" || t == "0-0-0" {
 		kingside := len(t) == 3
+		p.generateFrom(&ml, p.kingSq[p.side].Bit())
 		for _, m := range ml.Slice() {
 			if m.IsCastle() && (m.To() > m.From()) == kingside {
 				return m, nil
@@ -207,8 +207,27 @@ func (p *Position) ParseSAN(s string) (Move, error) {
 		}
 		t = t[1:]
 	}
-	t = strings.Replace(t, "x", "", 1)
-	t = strings.Replace(t, "-", "", 1)
+	// Drop one 'x' and one '-' ("Nxe5", "Ng1-f3") without allocating: a
+	// replay of a game parses every move.
+	var buf [16]byte
+	if len(t) <= len(buf) && strings.ContainsAny(t, "x-") {
+		n, x, dash := 0, false, false
+		for i := 0; i < len(t); i++ {
+			switch c := t[i]; {
+			case c == 'x' && !x:
+				x = true
+			case c == '-' && !dash:
+				dash = true
+			default:
+				buf[n] = c
+				n++
+			}
+		}
+		t = string(buf[:n])
+	} else {
+		t = strings.Replace(t, "x", "", 1)
+		t = strings.Replace(t, "-", "", 1)
+	}
 	if len(t) < 2 {
 		return bad("no destination square")
 	}
@@ -228,6 +247,8 @@ func (p *Position) ParseSAN(s string) (Move, error) {
 			return bad("unexpected character in disambiguation")
 		}
 	}
+	// Only the moves of the named piece type can match.
+	p.generateFrom(&ml, p.colors[p.side]&p.pieces[pt])
 	found := NullMove
 	for _, m := range ml.Slice() {
 		if m.IsCastle() || m.To() != to || p.board[m.From()].Type() != pt || m.Promotion() != promo {

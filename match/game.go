@@ -464,6 +464,16 @@ func (st *gameState) push(pos *engine.Position, m engine.Move, g *GameRecord, in
 
 // status reports whether the game is over in pos (the last entry of hist).
 func (st *gameState) status(pos *engine.Position) (Result, End, string, string, bool) {
+	return RulesStatus(pos, st.hist)
+}
+
+// RulesStatus reports whether the game is over by the rules in pos, checked in
+// the game loop's order: checkmate and stalemate, insufficient material,
+// the fifty-move rule, threefold repetition. hist holds the positions since
+// the last irreversible move (halfmove clock 0), pos last. It returns the
+// result, the end, the PGN Termination tag and the reason in words, and
+// whether the game is over.
+func RulesStatus(pos *engine.Position, hist []engine.Position) (Result, End, string, string, bool) {
 	if !pos.HasLegalMove() {
 		if !pos.InCheck() {
 			return Draw, EndStalemate, TermNormal, "draw by stalemate", true
@@ -479,20 +489,20 @@ func (st *gameState) status(pos *engine.Position) (Result, End, string, string, 
 	if pos.HalfmoveClock() >= 100 {
 		return Draw, EndFiftyMoves, TermNormal, "draw by fifty-move rule", true
 	}
-	if st.repetitions(pos) >= 3 {
+	if repetitions(pos, hist) >= 3 {
 		return Draw, EndRepetition, TermNormal, "draw by threefold repetition", true
 	}
 	return NoResult, EndNone, "", "", false
 }
 
-// repetitions counts the occurrences of pos (itself included) since the last
-// irreversible move. Keys select candidates; samePosition confirms them, so
-// that a key collision never ends a game.
-func (st *gameState) repetitions(pos *engine.Position) int {
+// repetitions counts the occurrences of pos (itself included) in hist, the
+// positions since the last irreversible move. Keys select candidates;
+// samePosition confirms them, so that a key collision never ends a game.
+func repetitions(pos *engine.Position, hist []engine.Position) int {
 	n := 1
 	key := pos.Key()
-	for i := len(st.hist) - 3; i >= 0; i -= 2 {
-		if st.hist[i].Key() == key && samePosition(&st.hist[i], pos) {
+	for i := len(hist) - 3; i >= 0; i -= 2 {
+		if hist[i].Key() == key && samePosition(&hist[i], pos) {
 			n++
 		}
 	}

@@ -50,6 +50,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/textcheck"
 )
 
 // Fishtest's defaults.
@@ -204,6 +205,9 @@ func checkName(name string) error {
 		return fmt.Errorf("param %s: name must be at most %d bytes of UTF-8", quote(name), MaxNameBytes)
 	case strings.TrimSpace(name) != name || strings.ContainsAny(name, ",;\n\r\t\"="):
 		return fmt.Errorf("param %s: a name has no comma, semicolon, quote, '=', tab, line break, or blanks around it", quote(name))
+	}
+	if _, _, found := textcheck.FirstControl(name); found {
+		return fmt.Errorf("param %s: a name has no control character (it becomes an engine option name)", quote(name))
 	}
 	return nil
 }

@@ -21,8 +21,6 @@ package worker
 // is complete, so a worker killed mid-download or mid-build resumes cleanly.
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -45,8 +43,10 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/internal/sandbox"
+	"github.com/arbiter-chess/arbiter/internal/srctree"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -58,13 +58,6 @@ const (
 	maxUnpackedBytes    = 2 << 30
 	buildOpenFiles      = 1024
 	logTail             = 4 << 10
-)
-
-// Capabilities a worker advertises for uploaded engines (the coordinator's
-// gamepair.CapArtifacts and CapSourceBuild).
-const (
-	capArtifacts   = "artifacts"
-	capSourceBuild = "source-build"
 )
 
 // Platform is the worker's GOOS/GOARCH, as the coordinator reads a
@@ -230,9 +223,9 @@ func (c *artifactCache) capabilities() []string {
 	if c == nil {
 		return nil
 	}
-	caps := []string{capArtifacts}
+	caps := []string{capability.Artifacts}
 	if c.compiler {
-		caps = append(caps, capSourceBuild)
+		caps = append(caps, capability.SourceBuild)
 	}
 	return caps
 }
@@ -656,77 +649,15 @@ func (c *artifactCache) runBuild(ctx context.Context, dir, build string) (string
 }
 
 // unpack extracts a gzip-compressed tar into dir, refusing entries that
-// would land outside it and trees over maxUnpackedBytes.
+// would land outside it (through links too: internal/srctree) and trees
+// over maxUnpackedBytes.
 func unpack(archive, dir string) error {
 	f, err := os.Open(archive)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return fmt.Errorf("not a gzip-compressed tar: %w", err)
-	}
-	tr := tar.NewReader(gz)
-	var total int64
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		name := filepath.Clean(filepath.FromSlash(h.Name))
-		if filepath.IsAbs(name) || name == ".." || strings.HasPrefix(name, ".."+string(filepath.Separator)) {
-			return fmt.Errorf("entry %q leaves the tree", h.Name)
-		}
-		target := filepath.Join(dir, name)
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			total += h.Size
-			if total > maxUnpackedBytes {
-				return fmt.Errorf("the tree is over %d bytes unpacked", maxUnpackedBytes)
-			}
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			mode := os.FileMode(0o644)
-			if h.Mode&0o111 != 0 {
-				mode = 0o755
-			}
-			out, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
-			if err != nil {
-				return err
-			}
-			_, err = io.CopyN(out, tr, h.Size)
-			if cerr := out.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-		case tar.TypeSymlink:
-			link := filepath.Clean(filepath.Join(filepath.Dir(name), filepath.FromSlash(h.Linkname)))
-			if filepath.IsAbs(h.Linkname) || link == ".." || strings.HasPrefix(link, ".."+string(filepath.Separator)) {
-				return fmt.Errorf("symbolic link %q points outside the tree", h.Name)
-			}
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			if err := os.Symlink(h.Linkname, target); err != nil {
-				return err
-			}
-		case tar.TypeXGlobalHeader, tar.TypeXHeader:
-			// git archive's commit id: nothing to unpack.
-		default:
-			return fmt.Errorf("entry %q: type %q is not a file, directory or link", h.Name, h.Typeflag)
-		}
-	}
+	return srctree.Unpack(f, dir, maxUnpackedBytes)
 }
 
 func dirSize(dir string) int64 {

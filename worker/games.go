@@ -27,6 +27,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/engine/search"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/engineallow"
 	"github.com/arbiter-chess/arbiter/internal/engineproc"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
@@ -78,17 +79,12 @@ func (w *Worker) runBench() {
 func (w *Worker) BenchNPS() uint64 { return w.games.nps }
 
 func (w *Worker) gameCapabilities() []string {
-	caps := []string{"game-pair", gamepairEngineLimits}
+	caps := []string{capability.GamePair, capability.EngineLimits, capability.Datagen}
 	if w.cfg.Builtin != nil {
-		caps = append(caps, "builtin")
+		caps = append(caps, capability.Builtin)
 	}
 	return caps
 }
-
-// gamepairEngineLimits is the capability of playing each engine under its
-// own time control (EngineSpec.time_control); the coordinator sends such
-// tests only to workers that advertise it.
-const gamepairEngineLimits = "engine-limits"
 
 // acquire takes n cores of the worker's budget (Threads), waiting for
 // running games to give them back; n is capped at the budget.

@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/verifyproto"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/verify"
@@ -40,7 +41,7 @@ func newVerifyEngines(list []verifyproto.LocalEngine) *verifyEngines {
 func (v *verifyEngines) capabilities() []string {
 	var caps []string
 	for name := range v.byName {
-		caps = append(caps, verifyproto.Capability(name))
+		caps = append(caps, capability.VerifyEngine(name))
 	}
 	return caps
 }

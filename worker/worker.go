@@ -30,12 +30,14 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/internal/buildinfo"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/perftwire"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/engine"
@@ -135,6 +137,8 @@ type result struct {
 
 	// games is set for a game-pair batch (games.go).
 	games *arbiterv1.GamePairBatchResult
+	// plugin is set for a unit of a kind that plugs in (datagen.go).
+	plugin *anypb.Any
 
 	sending bool // a delivery goroutine owns it (outboxLoop)
 }
@@ -268,7 +272,7 @@ func (w *Worker) register(ctx context.Context, stale string) (string, error) {
 		Name: w.cfg.Name,
 		Capabilities: &arbiterv1.WorkerCapabilities{
 			Cores: uint32(w.cfg.Threads), HashMb: uint32(w.cfg.HashMB), EngineVersion: EngineVersion(),
-			Capabilities: append(append(append([]string{"perft", "perft960", perftwire.CapSlices, perftwire.CapStats}, w.verify.capabilities()...), w.gameCapabilities()...), w.arts.capabilities()...), Hostname: hostname(),
+			Capabilities: append(append(append([]string{capability.Perft, capability.Perft960, capability.PerftSlices, capability.PerftStats}, w.verify.capabilities()...), w.gameCapabilities()...), w.arts.capabilities()...), Hostname: hostname(),
 			BenchNps: w.games.nps, BenchSignature: w.games.signature, Platform: Platform(),
 		},
 	}
@@ -482,6 +486,10 @@ func (w *Worker) run(bg context.Context, l *arbiterv1.Lease, counter *engine.Per
 	}
 	if gb := unit.GetGamePairs(); gb != nil {
 		w.runGames(cctx, bg, h, gb, log)
+		return counter
+	}
+	if p := unit.GetPlugin(); p != nil {
+		w.runPlugin(cctx, bg, h, p, log)
 		return counter
 	}
 	batch := unit.GetPerft()
@@ -711,6 +719,9 @@ func (w *Worker) deliver(ctx context.Context, r *result) {
 		}
 		if r.games != nil {
 			req.Result = &arbiterv1.SubmitRequest_GamePairs{GamePairs: r.games}
+		}
+		if r.plugin != nil {
+			req.Result = &arbiterv1.SubmitRequest_Plugin{Plugin: r.plugin}
 		}
 		if r.verify != nil {
 			req.Result = &arbiterv1.SubmitRequest_Verify{Verify: r.verify}

@@ -6,7 +6,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
+	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
+	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/internal/auth"
+	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"github.com/arbiter-chess/arbiter/internal/localcluster"
 )
 
@@ -26,6 +33,9 @@ func newCoordinatorCommand() *cobra.Command {
 			ctx, cancel := signalContext()
 			defer cancel()
 			cfg.Token = resolveToken(cfg.Token)
+			if cfg.MaxWorkersPerIdentity < 1 {
+				return cliexit.Usage("--max-workers-per-identity %d: must be at least 1", cfg.MaxWorkersPerIdentity)
+			}
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
@@ -56,13 +66,28 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.StringVar(&cfg.Data, "data", "arbiter-data", "data directory (SQLite store)")
 	fl.StringVar(&cfg.Token, "token", "", "bearer token every client and worker must present (default: $"+auth.EnvToken+")")
 	fl.StringVar(&cfg.HTTP, "http", "", "HTTP listen address for the web pages (docs/web.md), /metrics, /healthz and /readyz (default: off)")
-	fl.Float64Var(&cfg.VerifyDefault, "verify-default", 0, "verify fraction for jobs that do not set one (0..1)")
+	fl.Float64Var(&cfg.VerifyDefault, "verify-default", 0.05, "verify fraction for perft jobs that set none, where two or more worker identities are live (0..1; 0: none)")
 	fl.StringVar(&cfg.TLSCert, "tls-cert", "", "TLS certificate (PEM); with --tls-key serves TLS")
 	fl.StringVar(&cfg.TLSKey, "tls-key", "", "TLS private key (PEM)")
 	fl.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "CA (PEM) whose client certificates identify workers (mTLS; needs --tls-cert)")
 	fl.DurationVar(&cfg.LeaseDuration, "lease-duration", 30*time.Second, "how long a lease lasts without a heartbeat")
 	fl.DurationVar(&cfg.UnitDuration, "unit-duration", 2*time.Second, "target compute time of one unit")
+	fl.DurationVar(&cfg.StartTimeout, "start-timeout", coordinator.DefaultStartTimeout, "fail a test or tune that no connected worker can start (none connected, none able, or every able one refused it) after this long")
 	fl.DurationVar(&cfg.PGNRetention, "pgn-retention", 0, "delete the games of tests finished longer ago than this, e.g. 2160h (their counts and verdicts stay; 0: keep)")
+	fl.IntVar(&cfg.MaxWorkersPerIdentity, "max-workers-per-identity", core.DefaultMaxWorkersPerIdentity,
+		"worker ids one credential may register; past it a new name is refused unless one of its workers has been idle a lease duration")
+	cfg.Limits = quota.Defaults
+	fl.IntVar(&cfg.Limits.Connections, "max-connections-per-identity", cfg.Limits.Connections, "open connections one non-admin credential may hold (0: no limit)")
+	fl.IntVar(&cfg.Limits.Calls, "max-calls-per-identity", cfg.Limits.Calls, "calls in progress one client credential may have over all its connections; also bounds the request memory it can pin (0: no limit)")
+	fl.IntVar(&cfg.Limits.WorkerCalls, "max-calls-per-worker-identity", cfg.Limits.WorkerCalls, "calls in progress one worker credential may have over all its worker processes (each holds cores+2) (0: no limit)")
+	fl.IntVar(&cfg.Limits.SubmitsPerMinute, "max-submits-per-minute", cfg.Limits.SubmitsPerMinute, "jobs one non-admin credential may submit per minute, as a burst then evenly (0: no limit)")
+	fl.IntVar(&cfg.Limits.RunningJobs, "max-running-jobs-per-identity", cfg.Limits.RunningJobs, "unfinished jobs (perft, tests, tunes) one non-admin credential may own (0: no limit)")
+	fl.IntVar(&cfg.Limits.Uploads, "max-uploads-per-identity", cfg.Limits.Uploads, "engine uploads one non-admin credential may have in progress (0: no limit)")
+	fl.IntVar(&cfg.Limits.Artifacts, "max-artifacts-per-identity", cfg.Limits.Artifacts, "engine artifacts one non-admin credential may have stored (0: no limit)")
+	fl.Float64Var(&cfg.PerftMaxNodes, "perft-max-nodes", perftjob.DefaultMaxNodes, "refuse perft jobs whose estimated leaf count is over this (work no farm finishes)")
+	fl.IntVar(&cfg.PerftMaxSplitPositions, "perft-max-split-positions", perftsplit.DefaultLimits.MaxPositions, "unique positions one perft job's split may keep in the coordinator's memory (about 200 bytes each)")
+	fl.IntVar(&cfg.PerftMaxHeldPositions, "perft-max-held-positions", perftjob.DefaultMaxHeldPositions, "split positions all running perft jobs together may keep in the coordinator's memory (reloaded at each start)")
+	fl.DurationVar(&cfg.UploadAbandonAfter, "upload-abandon-after", artifacts.DefaultAbandonAfter, "remove an engine upload's partial file once idle this long (checked at start and every quarter of it)")
 	webf.add(fl)
 	logs.add(fl, "info")
 	return cmd

@@ -33,7 +33,7 @@ func newRootCommand() *cobra.Command {
 	root.SetVersionTemplate(buildinfo.Read().String())
 	root.AddCommand(
 		// On this machine.
-		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(),
+		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(), newDatagenCommand(),
 		// Serving.
 		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(),
 		// Clients of a coordinator.

@@ -41,16 +41,7 @@ show that job in detail. --json prints the same as JSON (docs/json.md).`,
 				if jsonOut {
 					return jobreport.WriteJob(out, resp.GetJob())
 				}
-				if resp.GetJob().GetMatch() != nil {
-					jobreport.PrintTest(out, resp.GetJob())
-					return nil
-				}
-				if resp.GetJob().GetSpsa() != nil {
-					jobreport.PrintTune(out, resp.GetJob())
-					return nil
-				}
-				jobreport.PrintPerftDetail(out, resp.GetJob())
-				return nil
+				return jobreport.PrintJob(out, resp.GetJob())
 			}
 			var resp *arbiterv1.ListJobsResponse
 			err = clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {

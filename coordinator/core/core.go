@@ -41,6 +41,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/arbiter-chess/arbiter/coordinator/lease"
+	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
@@ -70,9 +71,17 @@ type Config struct {
 	// Registerer receives the core's metrics; nil registers none.
 	Registerer prometheus.Registerer
 	// MaxWorkersPerIdentity bounds the workers one credential registers
-	// (1024).
+	// (DefaultMaxWorkersPerIdentity); the coordinator's
+	// --max-workers-per-identity.
 	MaxWorkersPerIdentity int
+	// Quota, when set, paces each identity's submits.
+	Quota *quota.Gate
 }
+
+// DefaultMaxWorkersPerIdentity is the worker ids one credential may
+// register when the admin sets no limit: a farm's hosts that share one
+// worker token, each with its own name.
+const DefaultMaxWorkersPerIdentity = 1024
 
 func (c *Config) defaults() {
 	if c.Logger == nil {
@@ -91,7 +100,7 @@ func (c *Config) defaults() {
 		c.LeaseKey = []byte(randomHex(32))
 	}
 	if c.MaxWorkersPerIdentity <= 0 {
-		c.MaxWorkersPerIdentity = 1024
+		c.MaxWorkersPerIdentity = DefaultMaxWorkersPerIdentity
 	}
 }
 
@@ -161,6 +170,21 @@ func (h host) WorkAvailable()          { h.c.wake.signal() }
 func (h host) JobChanged(jobID string) { h.c.reg.changed(jobID) }
 
 func (h host) LiveWorkers(tag string) int {
+	n := 0
+	h.live(tag, func(*Worker) { n++ })
+	return n
+}
+
+func (h host) LiveIdentities(tag string) int {
+	owners := map[string]bool{}
+	h.live(tag, func(w *Worker) { owners[w.Owner] = true })
+	return len(owners)
+}
+
+// live calls f, under the core's lock, for each worker with capability
+// tag seen within the last lease duration, holding a lease or waiting in
+// Lease now.
+func (h host) live(tag string, f func(*Worker)) {
 	c := h.c
 	since := c.cfg.Now().Add(-c.cfg.LeaseDuration)
 	c.mu.Lock()
@@ -169,13 +193,11 @@ func (h host) LiveWorkers(tag string) int {
 	for _, l := range c.leases.All() {
 		busy[l.WorkerID] = true
 	}
-	n := 0
 	for _, w := range c.workers {
 		if w.Has(tag) && (busy[w.ID] || w.waiting > 0 || w.lastSeen.After(since)) {
-			n++
+			f(w)
 		}
 	}
-	return n
 }
 
 // Load reads workers and every workload's jobs from the store.
@@ -278,6 +300,18 @@ func (c *Core) Create(ctx context.Context, caller identity.Identity, kind string
 	if wl == nil {
 		return JobRef{}, apierr.Invalid("job kind %q is not served here", kind)
 	}
+	if c.cfg.Quota != nil {
+		// Taken before the spec is checked: refused specs cost the
+		// coordinator work too.
+		if err := c.cfg.Quota.Submit(caller); err != nil {
+			return JobRef{}, err
+		}
+		if lim := c.cfg.Quota.Limits().RunningJobs; lim > 0 && quota.Limited(caller) {
+			if err := quota.Check(caller, c.runningOf(caller.Name), lim, "running jobs", quota.FlagRunningJobs); err != nil {
+				return JobRef{}, err
+			}
+		}
+	}
 	ref, err := wl.Create(ctx, spec, caller.Name)
 	if err != nil {
 		return JobRef{}, err
@@ -285,6 +319,21 @@ func (c *Core) Create(ctx context.Context, caller identity.Identity, kind string
 	c.reg.add(ref, wl)
 	c.wake.signal()
 	return ref, nil
+}
+
+// runningOf counts the unfinished jobs submitter owns, of the workloads
+// that describe their jobs (Describer).
+func (c *Core) runningOf(submitter string) int {
+	n := 0
+	c.reg.newestFirst(func(id string, wl Workload) bool {
+		if d, ok := wl.(Describer); ok {
+			if info, ok := d.Describe(id); ok && info.Submitter == submitter && info.State == store.StateRunning {
+				n++
+			}
+		}
+		return true
+	})
+	return n
 }
 
 // Job returns a job's snapshot.

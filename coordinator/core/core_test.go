@@ -234,9 +234,11 @@ func newTestCore(t *testing.T, wl *fakeWork, key string) (*Core, *clock) {
 	return c, clk
 }
 
+// register registers a worker of 64 cores: the tests take many leases
+// with one worker.
 func register(t *testing.T, c *Core, id identity.Identity, name string) *Worker {
 	t.Helper()
-	w, err := c.Register(context.Background(), id, name, Caps{Cores: 1})
+	w, err := c.Register(context.Background(), id, name, Caps{Cores: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -596,9 +598,16 @@ func TestLiveWorkers(t *testing.T) {
 	if n := h.LiveWorkers("x"); n != 2 {
 		t.Fatalf("%d live workers with x just registered, want 2", n)
 	}
+	if n := h.LiveIdentities("x"); n != 1 {
+		t.Fatalf("%d live identities with x (two workers of alice), want 1", n)
+	}
+	reg(bob, "d", "x")
+	if n := h.LiveIdentities("x"); n != 2 {
+		t.Fatalf("%d live identities with x (alice's and bob's), want 2", n)
+	}
 	clk.Advance(11 * time.Second)
-	if n := h.LiveWorkers("x"); n != 0 {
-		t.Fatalf("%d live workers with x after a quiet lease duration, want 0", n)
+	if n, m := h.LiveWorkers("x"), h.LiveIdentities("x"); n != 0 || m != 0 {
+		t.Fatalf("%d live workers, %d identities with x after a quiet lease duration, want 0", n, m)
 	}
 	wl.add("j", 1, 0, 1)
 	takeLease(t, c, alice, a)
@@ -628,4 +637,32 @@ func TestLiveWorkers(t *testing.T) {
 	if n := h.LiveWorkers("x"); n != 1 {
 		t.Fatalf("%d live workers with x after b stopped waiting, want 1", n)
 	}
+}
+
+// TestLeasesCappedByCores: a worker holds at most a lease per core it
+// declared, however often it asks; a lease ended frees its place.
+func TestLeasesCappedByCores(t *testing.T) {
+	wl := newFakeWork()
+	c, _ := newTestCore(t, wl, "k")
+	ctx := context.Background()
+	wl.add("many", 5000, 0, 1)
+	c.reg.add(JobRef{ID: "many", Seq: 1}, wl)
+	w, err := c.Register(ctx, alice, "one-core", Caps{Cores: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := takeLease(t, c, alice, w)
+	takeLease(t, c, alice, w)
+	for i := 0; i < 100; i++ {
+		if g, ok, err := c.Lease(ctx, alice, w.ID, 0); ok || err != nil {
+			t.Fatalf("lease %d beyond 2 cores: %v %v", i+3, g.Lease.UnitID, err)
+		}
+	}
+	if n := len(c.Workers()[0].Units); n != 2 {
+		t.Fatalf("the worker holds %d leases, want 2", n)
+	}
+	if err := c.Release(ctx, alice, w.ID, first.Lease.ID, "done", false); err != nil {
+		t.Fatal(err)
+	}
+	takeLease(t, c, alice, w)
 }

@@ -193,12 +193,14 @@ const (
 	RejectUnauthenticated = "unauthenticated"
 	RejectNotLeaseHolder  = "not_lease_holder"
 	RejectConflicting     = "conflicting"
+	// RejectInvalidGame: a game of a batch does not replay (gamepair.ReplayBatch).
+	RejectInvalidGame = "invalid_game"
 )
 
 // RejectReasons are every value of the reason label, exported at 0 from
 // start-up.
 var RejectReasons = []string{RejectMalformed, RejectImplausible, RejectUnknownUnit, RejectStaleLease,
-	RejectUnauthenticated, RejectNotLeaseHolder, RejectConflicting}
+	RejectUnauthenticated, RejectNotLeaseHolder, RejectConflicting, RejectInvalidGame}
 
 func rejectReason(err error) string {
 	switch apierr.ReasonOf(err) {
@@ -212,6 +214,8 @@ func rejectReason(err error) string {
 		return RejectNotLeaseHolder
 	case apierr.ReasonConflictingResult:
 		return RejectConflicting
+	case apierr.ReasonInvalidGame:
+		return RejectInvalidGame
 	}
 	return ""
 }

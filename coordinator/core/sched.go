@@ -77,8 +77,12 @@ func (c *Core) Lease(ctx context.Context, caller identity.Identity, workerID str
 	}
 }
 
-// pick chooses a job and a unit for w and grants the lease. Caller holds mu.
+// pick chooses a job and a unit for w and grants the lease, unless w
+// holds a lease per core it declared already (MaxLeases). Caller holds mu.
 func (c *Core) pick(w *Worker) (Grant, bool) {
+	if c.leases.CountWorker(w.ID) >= MaxLeases(w.Caps) {
+		return Grant{}, false
+	}
 	cands := c.cands[:0]
 	for _, wl := range c.workloads {
 		n := len(cands)
@@ -104,6 +108,13 @@ func (c *Core) pick(w *Worker) (Grant, bool) {
 	}
 	return Grant{}, false
 }
+
+// MaxLeases is how many leases a worker may hold at once: one per core it
+// declared. A worker runs a unit per core (a slot per thread), so an
+// honest one never needs more; a result waiting to be delivered keeps its
+// lease, so its slot may wait a moment for the next. Nothing else a worker
+// says (its bench is of one thread) measures its cores.
+func MaxLeases(caps Caps) int { return max(int(caps.Cores), 1) }
 
 // rank returns the indexes of the ready candidates, best first.
 func rank(cands []Candidate) []int {

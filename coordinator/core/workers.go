@@ -142,7 +142,9 @@ func (c *Core) Register(ctx context.Context, caller identity.Identity, name stri
 	} else if len(c.byOwner[caller.Name]) >= c.cfg.MaxWorkersPerIdentity && !c.evictIdle(caller.Name, now) {
 		c.mu.Unlock()
 		return nil, apierr.New(apierr.ResourceExhausted, apierr.ReasonTooLarge,
-			"identity %s already has %d workers, all active (the limit); reuse worker names", apierr.Q(caller.Name), c.cfg.MaxWorkersPerIdentity)
+			"worker %s refused: identity %s already has %d registered workers, all active, and may have at most %d "+
+				"(the coordinator's --max-workers-per-identity); reuse a worker name, or ask the admin for a higher limit or another credential",
+			apierr.Q(name), apierr.Q(caller.Name), len(c.byOwner[caller.Name]), c.cfg.MaxWorkersPerIdentity)
 	}
 	c.mu.Unlock()
 	if id == "" {

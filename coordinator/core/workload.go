@@ -59,7 +59,7 @@ type Workload interface {
 
 // Host is what a workload may call on the core. WorkAvailable and
 // JobChanged only signal: call them at any time, under the workload's own
-// lock or not. LiveWorkers takes the core's lock: call it without the
+// lock or not. LiveWorkers and LiveIdentities take the core's lock: call it without the
 // workload's (from Create, say), never from a method the core calls.
 type Host interface {
 	// WorkAvailable wakes workers waiting in Lease.
@@ -70,6 +70,9 @@ type Host interface {
 	// call) within the last lease duration, holding a lease or waiting in
 	// Lease now: the farm a new job is cut for.
 	LiveWorkers(tag string) int
+	// LiveIdentities counts the identities (credentials) of those
+	// workers: how many independent witnesses the farm has now.
+	LiveIdentities(tag string) int
 }
 
 // JobRef names a job and its place in submission order.

@@ -24,7 +24,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/worker"
 )
 
 const book = "../../books/uho-200.epd"
@@ -365,18 +367,12 @@ func TestClusterTestBadInput(t *testing.T) {
 	if j := getJob(t, conn, id); j.GetMatchProgress().GetGames() != 0 || storeCounts(t, data, id).batches != 0 {
 		t.Fatalf("malformed results counted: %d games", j.GetMatchProgress().GetGames())
 	}
-	// A good result counts once; the same again is a duplicate.
-	outcome := func(i uint32, r arbiterv1.GameResult, term arbiterv1.GameTermination) *arbiterv1.GameOutcome {
-		return &arbiterv1.GameOutcome{GameIndex: i, Result: r, Termination: term}
+	// A good result (the batch played here, as a worker plays it) counts
+	// once; the same again is a duplicate.
+	good, err := worker.PlayBatch(ctxT(t, time.Minute), l.GetUnit().GetGamePairs(), builtin.New)
+	if err != nil {
+		t.Fatal(err)
 	}
-	good := &arbiterv1.GamePairBatchResult{Pentanomial: &arbiterv1.Pentanomial{Dd: 1, Ww: 1}, Wins: 2, Draws: 2, Pgns: []string{pg, pg, pg, pg},
-		// Engine A is White in the first game of each pair.
-		Games: []*arbiterv1.GameOutcome{
-			outcome(0, arbiterv1.GameResult_GAME_RESULT_WHITE_WINS, arbiterv1.GameTermination_GAME_TERMINATION_CHECKMATE),
-			outcome(1, arbiterv1.GameResult_GAME_RESULT_BLACK_WINS, arbiterv1.GameTermination_GAME_TERMINATION_CHECKMATE),
-			outcome(2, arbiterv1.GameResult_GAME_RESULT_DRAW, arbiterv1.GameTermination_GAME_TERMINATION_REPETITION),
-			outcome(3, arbiterv1.GameResult_GAME_RESULT_DRAW, arbiterv1.GameTermination_GAME_TERMINATION_STALEMATE),
-		}}
 	for i, want := range []arbiterv1.SubmitOutcome{arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_ACCEPTED, arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_DUPLICATE} {
 		resp, err := ws.Submit(ctxT(t, 10*time.Second), &arbiterv1.SubmitRequest{WorkerId: wid, LeaseId: l.GetLeaseId(), UnitId: l.GetUnit().GetUnitId(),
 			Result: &arbiterv1.SubmitRequest_GamePairs{GamePairs: good}})

@@ -3,7 +3,6 @@ package gamejob
 import (
 	"context"
 	"errors"
-	"sort"
 	"time"
 
 	"go.uber.org/zap"
@@ -37,17 +36,9 @@ func (w *Workload) WorkerActivity() map[string]Activity {
 	for id, r := range recent {
 		out[id] = Activity{Games: r.Games, Incidents: r.Incidents}
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, t := range w.running {
-		for _, id := range t.workers.Barred() {
-			a := out[id]
-			a.Excluded = append(a.Excluded, t.rec.ID)
-			out[id] = a
-		}
-	}
-	for id, a := range out {
-		sort.Strings(a.Excluded)
+	for id, ids := range w.Barred() {
+		a := out[id]
+		a.Excluded = ids
 		out[id] = a
 	}
 	return out
@@ -58,9 +49,9 @@ func (w *Workload) knownTest(jobID string) error {
 	if jobID == "" {
 		return apierr.Invalid("job id missing")
 	}
-	w.mu.Lock()
-	_, known := w.tests[jobID]
-	w.mu.Unlock()
+	w.Mu.Lock()
+	_, known := w.Jobs[jobID]
+	w.Mu.Unlock()
 	if known {
 		return nil
 	}
@@ -147,19 +138,19 @@ func (w *Workload) Events(ctx context.Context, jobID string) ([]Event, error) {
 // SetPriority implements core.Prioritizer: the stored spec and job row
 // change first, then the running test.
 func (w *Workload) SetPriority(ctx context.Context, jobID string, priority int32, share float64) error {
-	w.commitMu.Lock()
-	defer w.commitMu.Unlock()
-	w.mu.Lock()
-	t := w.tests[jobID]
+	w.CommitMu.Lock()
+	defer w.CommitMu.Unlock()
+	w.Mu.Lock()
+	t := w.Jobs[jobID]
 	if t == nil {
-		w.mu.Unlock()
+		w.Mu.Unlock()
 		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(jobID))
 	}
-	if !t.running() {
-		w.mu.Unlock()
-		return apierr.New(apierr.FailedPrecondition, apierr.ReasonJobFinished, "test %s is already %s", jobID, t.rec.State)
+	if !t.Running() {
+		w.Mu.Unlock()
+		return apierr.New(apierr.FailedPrecondition, apierr.ReasonJobFinished, "test %s is already %s", jobID, t.Rec.State)
 	}
-	w.mu.Unlock()
+	w.Mu.Unlock()
 	edit := func(b []byte) ([]byte, error) {
 		spec := &arbiterv1.MatchSpec{}
 		if err := proto.Unmarshal(b, spec); err != nil {
@@ -171,10 +162,10 @@ func (w *Workload) SetPriority(ctx context.Context, jobID string, priority int32
 	if err := w.store.SetTestPriority(ctx, jobID, priority, share, edit); err != nil {
 		return apierr.Store(err)
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
 	t.spec.Priority, t.spec.Throughput = priority, share
-	t.rec.Priority, t.rec.Throughput = priority, share
+	t.Rec.Priority, t.Rec.Throughput = priority, share
 	w.log.Info("test priority changed", zap.String(logging.JobID, jobID), zap.Int32("priority", priority), zap.Float64("throughput", share))
 	return nil
 }
@@ -182,17 +173,3 @@ func (w *Workload) SetPriority(ctx context.Context, jobID string, priority int32
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
 
 var _ core.Prioritizer = (*Workload)(nil)
-
-// Describe implements core.Describer.
-func (w *Workload) Describe(jobID string) (core.JobInfo, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	t := w.tests[jobID]
-	if t == nil {
-		return core.JobInfo{}, false
-	}
-	return core.JobInfo{ID: jobID, Kind: t.rec.Kind, State: t.rec.State, Submitter: t.rec.Submitter,
-		Started: t.done > 0 || len(t.open) > 0}, true
-}
-
-var _ core.Describer = (*Workload)(nil)

@@ -14,38 +14,36 @@
 //     primary key; a second result for a counted batch is answered
 //     DUPLICATE and never added (two plays of a batch legitimately differ
 //     when clocks are involved, so the counts are not compared). A result
-//     (counts, PGNs, the new SPRT
-//     state, events and, when it ends the test, the job's final state) is
-//     committed in one transaction before the worker is acknowledged.
+//     (counts, PGNs, the new SPRT state, events and, when it ends the test,
+//     the job's final state) is committed in one transaction before the
+//     worker is acknowledged (gamepair.Set's commit step, with the SPRT
+//     update as its next-state hook, decided on copies: memory changes only
+//     once the store has it).
 //   - The SPRT (sprt.Sequential, batch size B pairs) sees the cumulative
 //     results after every accepted batch, in acceptance order; its state is
 //     stored with each batch, so a restarted coordinator resumes it exactly.
-//   - Nothing a peer sends is a loop bound: a batch index is only looked up
-//     (maps of stored and leased batches), never counted up to; the next
-//     fresh batch moves forward over batches already stored or leased, and
-//     those are bounded by the batches really issued. Batch indexes are
-//     capped by the test (its games, or MaxPairs for an SPRT without a cap),
-//     and a stored batch outside them is skipped at load (LoadProblems).
+//   - Nothing a peer sends is a loop bound (gamepair.Batches): a batch
+//     index is only looked up, never counted up to; the next fresh batch
+//     moves forward over batches already stored or leased, and those are
+//     bounded by the batches really issued. Batch indexes are capped by the
+//     test (its games, or MaxPairs worth of batches for an SPRT without a
+//     cap: the tracker's range is fixed at creation and never grows), and a
+//     stored batch outside them is skipped at load (LoadProblems).
 //   - What status shows of a worker (games, incidents, lost leases,
 //     refusals, exclusion) is rebuilt from the store on Load: batches carry
 //     their incidents, and lost leases, refusals and exclusions are stored
 //     as events.
 //   - A finished test keeps only what its snapshot needs.
 //
-// Locking follows core.Workload: mu guards memory and is never held across a
-// store write; commitMu serialises decisions that end in a store write, so
-// that leases and heartbeats go on while a batch is committed.
+// The skeleton every game workload shares (scheduling, the commit step of
+// a result, Load, Create, Cancel, locking) is gamepair.Set, which the
+// workload embeds; what is a test's own (its SPRT, its spec) is here, and
+// reaches the Set through gamepair.Hooks.
 package gamejob
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -53,7 +51,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/logging"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -76,10 +73,8 @@ const DefaultReferenceNPS = gamepair.DefaultReferenceNPS
 
 // Config tunes the workload. Zero values take the defaults.
 type Config struct {
-	Store  *store.Store
-	Host   core.Host
-	Logger *zap.Logger
-	Now    func() time.Time
+	// Deps are the store, the core, the logger and the clock.
+	gamepair.Deps
 	// Settings size batches and judge workers (gamepair.Settings: a test
 	// is the job).
 	gamepair.Settings
@@ -107,76 +102,38 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	if c.Logger == nil {
-		c.Logger = zap.NewNop()
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.Deps.Defaults()
 	if c.Activity == nil {
 		c.Activity = gamepair.NewActivity(c.Now)
 	}
 	c.Settings.Defaults()
 }
 
-// Workload is the game-pair workload.
+// Workload is the game-pair workload. Its embedded Set holds the tests
+// and implements most of core.Workload.
 type Workload struct {
-	cfg   Config
-	log   *zap.Logger
-	store *store.Store
-	host  core.Host
-
-	commitMu sync.Mutex
-	mu       sync.Mutex
-	tests    map[string]*test // every test, finished ones included
-	running  []*test          // by submission
-	workers  map[string]workerInfo
-	problems []LoadProblem
-
-	events  gamepair.EventQueue
+	gamepair.Set[*test]
+	cfg     Config
+	log     *zap.Logger
+	store   *store.Store
 	metrics *metrics
 }
 
-// workerInfo is what snapshots show of a worker: the core's registry is
-// behind the core's lock, which a workload may not take under its own.
-type workerInfo struct {
-	name     string
-	benchNPS uint64
-}
-
-// test is one match or SPRT test in memory. Fields marked "running" are
-// nil once the test has finished.
+// test is one match or SPRT test in memory: a gamepair.Job (records,
+// counts, workers, batches) and what a test adds.
 type test struct {
-	rec  *store.Job
+	gamepair.Job
 	spec *arbiterv1.MatchSpec // as stored, without openings (OpeningsCount set)
 
 	batchPairs int
 	totalPairs int // 0: an SPRT without a cap on games
-	batches    int // batch indexes are [0, batches)
+	nBatches   int // batch indexes are [0, nBatches)
 	seq        *sprt.Sequential
-	results    sprt.Results
-	penta      sprt.Pentanomial
-	pgns       int64
-	done       int // counted batches
-	workers    *gamepair.Workers
 	hist       *history // built on first request (history.go)
-
-	// running
-	openings []*arbiterv1.Opening // in the order of play
-	// stored holds the batches whose row is in the store: counted ones,
-	// and ones skipped at load whose row still holds the unit id (a new
-	// result would fail on the primary key until the row is removed).
-	stored map[int]bool
-	open   map[int]holder // leased batches
-	retry  []int          // batches re-opened, served before fresh ones
-	next   int            // the lowest batch never looked at by Take
 }
 
-// holder is the worker holding a batch's lease.
-type holder struct {
-	worker  string
-	granted time.Time
-}
+// Base implements gamepair.Entry.
+func (t *test) Base() *gamepair.Job { return &t.Job }
 
 // New returns the workload; the core calls Load.
 func New(cfg Config) *Workload {
@@ -185,24 +142,30 @@ func New(cfg Config) *Workload {
 		cfg:     cfg,
 		log:     cfg.Logger,
 		store:   cfg.Store,
-		host:    cfg.Host,
-		tests:   make(map[string]*test),
-		workers: make(map[string]workerInfo),
 		metrics: newMetrics(cfg.Games),
 	}
-	w.events.Init(cfg.Store, cfg.Logger)
+	w.Set = gamepair.Set[*test]{Deps: cfg.Deps, What: "test", Kinds: []string{KindSPRT, KindMatch},
+		Activity: cfg.Activity, Games: w.metrics.games, Replay: w.cfg.Replay, Hooks: gamepair.Hooks[*test]{
+			Engines:  func(t *test) (a, b *arbiterv1.EngineSpec) { return t.spec.GetEngineA(), t.spec.GetEngineB() },
+			Schedule: func(t *test) (int32, float64) { return t.spec.GetPriority(), t.spec.GetThroughput() },
+			Unit:     w.batchProto,
+			Pairs:    func(t *test, idx int) int { _, n := t.pairsOf(idx); return n },
+			Next:     w.next,
+			Summary: func(t *test) []zap.Field {
+				return []zap.Field{zap.Int64("games", t.Results.Games()), zap.Int("batches", t.Done)}
+			},
+			Load:     w.loadTest,
+			Over:     (*test).over,
+			Snapshot: w.snapshot,
+			Submit:   w.submit,
+		}}
+	w.Init()
 	w.metrics.register(cfg.Registerer, cfg.Games == nil, w)
 	return w
 }
 
-// SetHost gives the workload the core to signal (when the core is built
-// after the workload).
-func (w *Workload) SetHost(h core.Host) { w.host = h }
-
 // Kind implements core.Workload.
 func (w *Workload) Kind() string { return Kind }
-
-func (t *test) running() bool { return t.rec.State == store.StateRunning }
 
 // pairsOf is the first pair and the pair count of batch idx.
 func (t *test) pairsOf(idx int) (first, n int) {
@@ -214,36 +177,7 @@ func (t *test) pairsOf(idx int) (first, n int) {
 	return first, n
 }
 
-// free reports whether batch idx is neither stored nor leased. Caller
-// holds mu.
-func (t *test) free(idx int) bool {
-	if t.stored[idx] {
-		return false
-	}
-	_, leased := t.open[idx]
-	return !leased
-}
-
-// seen records what snapshots show of a worker. Caller holds mu.
-func (w *Workload) seen(wk *core.Worker) {
-	info := workerInfo{name: wk.Name, benchNPS: wk.Caps.BenchNPS}
-	if w.workers[wk.ID] != info {
-		w.workers[wk.ID] = info
-	}
-}
-
 func unitID(jobID string, idx int) string { return gamepair.UnitID(jobID, idx) }
-
-// parseUnit splits a unit id into its test and batch index.
-func parseUnit(unitID string) (jobID string, idx int, ok bool) { return gamepair.ParseUnit(unitID) }
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-	return hex.EncodeToString(b)
-}
 
 // seqJSON is the stored form of an SPRT state ("" without SPRT).
 func seqJSON(s *sprt.Sequential) (string, error) {
@@ -257,26 +191,7 @@ func seqJSON(s *sprt.Sequential) (string, error) {
 	return string(b), nil
 }
 
-// finish ends t in memory after the store has its final state: the test
-// leaves the running list and keeps only what its snapshot needs. Caller
-// holds mu (or is loading).
-func (w *Workload) finish(t *test, ch *store.JobChange) {
-	t.rec.State, t.rec.Error, t.rec.FinishedAt = ch.State, ch.Error, ch.FinishedAt
-	if i := slices.Index(w.running, t); i >= 0 {
-		w.running = slices.Delete(w.running, i, i+1)
-	}
-	t.openings, t.stored, t.open, t.retry = nil, nil, nil, nil
-	t.workers.DropWindows()
-	w.log.Info("test finished", zap.String(logging.JobID, t.rec.ID), zap.String("state", ch.State), zap.String("error", ch.Error),
-		zap.Int64("games", t.results.Games()), zap.Int("batches", t.done))
-}
-
-// Cancel implements core.Workload. Counted batches and their games stay.
-func (w *Workload) Cancel(ctx context.Context, jobID, reason string) error {
-	w.commitMu.Lock()
-	defer w.commitMu.Unlock()
-	change := &store.JobChange{State: store.StateCancelled, Error: reason, FinishedAt: w.cfg.Now()}
-	return gamepair.Cancel(ctx, w.store, &w.mu, w.tests, func(t *test) *store.Job { return t.rec }, jobID, change, w.finish)
-}
-
-var _ core.Workload = (*Workload)(nil)
+var (
+	_ core.Workload = (*Workload)(nil)
+	_ core.Failer   = (*Workload)(nil)
+)

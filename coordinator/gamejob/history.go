@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/sprt"
@@ -89,7 +90,7 @@ func pointOf(r sprt.Results, penta sprt.Pentanomial, llr float64) HistoryPoint {
 	if p.Games > 0 {
 		r.Pentanomial = &penta
 		fe := sprt.FixedGamesElo(r)
-		p.Elo, p.EloLow, p.EloHigh = finite(fe.Elo), finite(fe.CI95[0]), finite(fe.CI95[1])
+		p.Elo, p.EloLow, p.EloHigh = gamepair.Finite(fe.Elo), gamepair.Finite(fe.CI95[0]), gamepair.Finite(fe.CI95[1])
 	}
 	return p
 }
@@ -97,27 +98,27 @@ func pointOf(r sprt.Results, penta sprt.Pentanomial, llr float64) HistoryPoint {
 // History returns test jobID's statistics after its batches, thinned as
 // described above, the origin first.
 func (w *Workload) History(ctx context.Context, jobID string) ([]HistoryPoint, error) {
-	w.mu.Lock()
-	t := w.tests[jobID]
+	w.Mu.Lock()
+	t := w.Jobs[jobID]
 	if t == nil {
-		w.mu.Unlock()
+		w.Mu.Unlock()
 		return nil, apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown test %s", apierr.Q(jobID))
 	}
 	if t.hist != nil {
-		defer w.mu.Unlock()
+		defer w.Mu.Unlock()
 		return t.hist.list(), nil
 	}
-	w.mu.Unlock()
+	w.Mu.Unlock()
 
 	// Build it holding commitMu: no batch is accepted meanwhile, so the
 	// history kept is exactly what was counted and later batches extend
 	// it. This holds results back once per test, for one read of its
 	// batches (a few ms for 10,000 games).
-	w.commitMu.Lock()
-	defer w.commitMu.Unlock()
-	w.mu.Lock()
+	w.CommitMu.Lock()
+	defer w.CommitMu.Unlock()
+	w.Mu.Lock()
 	if t.hist != nil {
-		defer w.mu.Unlock()
+		defer w.Mu.Unlock()
 		return t.hist.list(), nil
 	}
 	var params *sprt.Params
@@ -125,8 +126,8 @@ func (w *Workload) History(ctx context.Context, jobID string) ([]HistoryPoint, e
 		p := t.seq.Params
 		params = &p
 	}
-	done := t.done
-	w.mu.Unlock()
+	done := t.Done
+	w.Mu.Unlock()
 	batches, err := w.store.Batches(ctx, jobID)
 	if err != nil {
 		return nil, apierr.Store(err)
@@ -135,8 +136,8 @@ func (w *Workload) History(ctx context.Context, jobID string) ([]HistoryPoint, e
 	if err != nil {
 		return nil, apierr.New(apierr.Internal, apierr.ReasonInternal, "test %s: history: %v", jobID, err)
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
 	// A batch skipped at load (LoadProblems) is in the store but not
 	// counted: such a history is shown but not kept.
 	if len(batches) == done {
@@ -151,7 +152,8 @@ func buildHistory(batches []store.Batch, params *sprt.Params) (*history, error) 
 	var total sprt.Results
 	var penta sprt.Pentanomial
 	for i := range batches {
-		addCounts(&total, &penta, &batches[i])
+		b := &batches[i]
+		gamepair.AddCounts(&total, &penta, b.Penta, b.Wins, b.Draws, b.Losses)
 		llr := 0.0
 		if params != nil && (h.due() || i == len(batches)-1) {
 			var err error

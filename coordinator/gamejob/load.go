@@ -5,100 +5,44 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/logging"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
-// LoadProblem is a stored record that Load skipped: a test that cannot be
-// loaded (its row missing or undecodable, its spec no longer valid) is not
-// served; a batch that does not fit its test (an index outside the test's
-// batches, a unit id that does not name it, counts that do not add up) is
-// not counted, and while its row holds the batch's unit id the batch is not
-// leased again either (a new result would fail on the primary key). Either
-// way the rest loads. The caller decides what to do with them (quarantine
-// them in the store, report them); once such a row is gone, the next Load
-// offers the batch again.
-type LoadProblem struct {
-	Kind  string // "test" or "batch"
-	ID    string // the job id, or the batch's unit id
-	JobID string
-	Err   error
-}
-
-func (p LoadProblem) Error() string { return fmt.Sprintf("%s %s: %v", p.Kind, p.ID, p.Err) }
-
-// LoadProblems returns what the last Load skipped.
-func (w *Workload) LoadProblems() []LoadProblem {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]LoadProblem(nil), w.problems...)
-}
-
-// Load implements core.Workload: every test, finished ones with only what
-// their snapshots need. Running tests resume: counted batches stay
+// loadTest rebuilds one test from the store (gamepair.Hooks.Load): spec,
+// SPRT state, counted batches and the events of its workers. A test that
+// cannot be loaded (its row missing or undecodable, its spec no longer
+// valid) is not served; a batch that does not fit its test (an index
+// outside the test's batches, a unit id that does not name it, counts that
+// do not add up) is not counted, and while its row holds the batch's unit
+// id the batch is not leased again either (a new result would fail on the
+// primary key). Either way the rest loads, and LoadProblems lists what was
+// skipped (Kind "test" or "batch"); once such a row is gone, the next Load
+// offers the batch again. Running tests resume: counted batches stay
 // counted, every other batch is open again.
-func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
-	recs, err := w.store.Jobs(ctx)
+func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, *gamepair.Stored, error) {
+	row, err := w.store.Test(ctx, rec.ID)
 	if err != nil {
-		return nil, fmt.Errorf("test: load jobs: %w", err)
+		return nil, nil, err
 	}
-	ws, err := gamepair.StoredWorkers(ctx, w.store)
+	t, err := w.testOf(rec, row)
 	if err != nil {
-		return nil, fmt.Errorf("test: load workers: %w", err)
+		return nil, nil, err
 	}
-	w.mu.Lock()
-	w.problems = nil
-	for _, sw := range ws {
-		w.workers[sw.ID] = workerInfo{name: sw.Name, benchNPS: sw.BenchNPS}
+	batches, err := w.store.Batches(ctx, rec.ID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("batches: %w", err)
 	}
-	w.mu.Unlock()
-	var refs []core.JobRef
-	for _, rec := range recs {
-		if rec.Kind != KindSPRT && rec.Kind != KindMatch {
-			continue
-		}
-		t, err := w.loadTest(ctx, rec)
-		if err != nil {
-			if fatal := gamepair.LoadFailure(ctx, err); fatal != nil {
-				return nil, fatal
-			}
-			w.problem(LoadProblem{Kind: "test", ID: rec.ID, JobID: rec.ID, Err: err})
-			continue
-		}
-		w.mu.Lock()
-		w.tests[rec.ID] = t
-		if t.running() {
-			w.running = append(w.running, t)
-		}
-		w.mu.Unlock()
-		refs = append(refs, core.JobRef{ID: rec.ID, Seq: rec.Seq, Submitter: rec.Submitter})
-	}
-	return refs, nil
+	return t, &gamepair.Stored{Counted: w.checkBatches(t, batches), PGNsExpired: !row.PGNsExpired.IsZero()}, nil
 }
 
-func (w *Workload) problem(p LoadProblem) {
-	w.log.Error("stored record skipped", zap.String("kind", p.Kind), zap.String("id", p.ID),
-		zap.String(logging.JobID, p.JobID), zap.Error(p.Err))
-	w.mu.Lock()
-	w.problems = append(w.problems, p)
-	w.mu.Unlock()
-}
-
-// loadTest rebuilds one test from the store: spec, SPRT state, counted
-// batches and the events of its workers.
-func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, error) {
-	id := rec.ID
-	row, err := w.store.Test(ctx, id)
-	if err != nil {
-		return nil, err
-	}
+// testOf is a test in memory from its stored row: a running one's spec is
+// checked again and its book read; a finished one only shows its snapshot.
+func (w *Workload) testOf(rec *store.Job, row *store.Test) (*test, error) {
 	spec := &arbiterv1.MatchSpec{}
 	if err := proto.Unmarshal(row.Spec, spec); err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
@@ -121,11 +65,11 @@ func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, error) 
 		if games%2 != 0 || games > MaxGames {
 			return nil, fmt.Errorf("games %d: want an even number up to %d", games, MaxGames)
 		}
-		t = &test{spec: withoutOpenings(spec), batchPairs: row.BatchPairs, totalPairs: int(games / 2),
-			workers: w.newWorkers()}
-		t.batches = batchCount(t.totalPairs, t.batchPairs)
+		t = &test{Job: gamepair.Job{Workers: w.cfg.NewWorkers()}, spec: gamepair.WithoutOpenings(spec), batchPairs: row.BatchPairs,
+			totalPairs: int(games / 2)}
+		t.nBatches = batchCount(t.totalPairs, t.batchPairs)
 	}
-	t.rec = rec
+	t.Rec = rec
 	if row.SPRT != "" {
 		var seq sprt.Sequential
 		if err := json.Unmarshal([]byte(row.SPRT), &seq); err != nil {
@@ -133,90 +77,56 @@ func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, error) 
 		}
 		t.seq = &seq
 	}
-	batches, err := w.store.Batches(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("batches: %w", err)
-	}
-	events, err := w.store.Events(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("events: %w", err)
-	}
-	w.replay(t, batches, events)
-	if !row.PGNsExpired.IsZero() {
-		t.pgns = 0 // deleted by the retention setting
-	}
-	if !t.running() {
-		t.workers.DropWindows()
-		return t, nil
-	}
-	decided := t.seq != nil && t.seq.State != sprt.Continue
-	if decided || (t.totalPairs > 0 && t.done == t.batches) {
-		// Decided or complete but not closed: close it now.
-		change := &store.JobChange{State: store.StateDone, FinishedAt: w.cfg.Now()}
-		if err := w.store.SetJobState(ctx, id, change); err != nil {
-			return nil, gamepair.NewCloseError(fmt.Errorf("test: close %s: %w", id, err))
-		}
-		w.finish(t, change)
-		return t, nil
-	}
-	w.log.Info("test resumed", zap.String(logging.JobID, id), zap.Int("batches", t.done), zap.Int64("games", t.results.Games()))
 	return t, nil
 }
 
-// replay counts a test's stored batches (in the order they were counted)
-// and rebuilds its workers from them and its events (gamepair.Workers'
-// Replay). A batch that does not fit the test is skipped and reported.
-func (w *Workload) replay(t *test, batches []store.Batch, events []store.Event) {
-	var played []gamepair.Played
+// over reports whether a loaded test is decided or complete.
+func (t *test) over() bool {
+	return (t.seq != nil && t.seq.State != sprt.Continue) || (t.totalPairs > 0 && t.Done == t.nBatches)
+}
+
+// checkBatches returns a test's stored batches (in the order they were
+// counted) that fit the test; one that does not is skipped and reported.
+func (w *Workload) checkBatches(t *test, batches []store.Batch) []gamepair.Counted {
+	counted := make([]gamepair.Counted, 0, len(batches))
 	for i := range batches {
 		b := &batches[i]
 		if err := t.checkStored(b); err != nil {
-			w.problem(LoadProblem{Kind: "batch", ID: b.UnitID, JobID: t.rec.ID, Err: err})
-			if t.stored != nil && b.Idx >= 0 && b.Idx < t.batches && b.UnitID == unitID(t.rec.ID, b.Idx) {
-				t.stored[b.Idx] = true // not leased while its row is there
+			w.Problem(gamepair.LoadProblem{Kind: "batch", ID: b.UnitID, JobID: t.Rec.ID, Err: err})
+			if t.Batches != nil && t.Batches.InRange(b.Idx) && b.UnitID == unitID(t.Rec.ID, b.Idx) {
+				t.Batches.Store(b.Idx) // not leased while its row is there
 			}
 			continue
 		}
-		addCounts(&t.results, &t.penta, b)
-		t.done++
-		t.pgns += int64(2 * b.Pairs)
-		if t.stored != nil {
-			t.stored[b.Idx] = true
+		if t.Batches != nil {
+			t.Batches.Store(b.Idx)
 		}
-		inc := gamepair.DecodeIncidents(b.Incidents)
-		played = append(played, gamepair.Played{WorkerID: b.WorkerID, Games: 2 * b.Pairs, Incidents: inc, At: b.At})
-		w.cfg.Activity.Note(b.WorkerID, b.At, 2*b.Pairs, gamepair.IncidentCount(inc))
+		counted = append(counted, countedOf(b))
 	}
-	for _, e := range events {
-		if e.Kind == evDisconnect {
-			w.cfg.Activity.Note(e.WorkerID, e.At, 0, 1)
-		}
-	}
-	t.workers.Replay(played, events)
+	return counted
 }
 
 // checkStored refuses a stored batch that does not fit the test, so that no
 // stored row can make a loop long or a count wrong.
 func (t *test) checkStored(b *store.Batch) error {
-	if b.Idx < 0 || b.Idx >= t.batches {
-		return fmt.Errorf("index %d is outside the test's %d batches", b.Idx, t.batches)
+	if b.Idx < 0 || b.Idx >= t.nBatches {
+		return fmt.Errorf("index %d is outside the test's %d batches", b.Idx, t.nBatches)
 	}
-	if b.UnitID != unitID(t.rec.ID, b.Idx) {
-		return fmt.Errorf("unit id does not name batch %d of test %s", b.Idx, t.rec.ID)
+	if b.UnitID != unitID(t.Rec.ID, b.Idx) {
+		return fmt.Errorf("unit id does not name batch %d of test %s", b.Idx, t.Rec.ID)
 	}
-	if t.stored != nil && t.stored[b.Idx] {
+	if t.Batches != nil && t.Batches.Stored(b.Idx) {
 		return fmt.Errorf("batch %d is stored twice", b.Idx)
 	}
 	if _, n := t.pairsOf(b.Idx); b.Pairs != n {
 		return fmt.Errorf("%d pairs stored; batch %d has %d", b.Pairs, b.Idx, n)
 	}
-	penta := sprt.Pentanomial(b.Penta)
-	res := sprt.Results{Wins: b.Wins, Draws: b.Draws, Losses: b.Losses, Pentanomial: &penta}
-	if penta.Pairs() != int64(b.Pairs) || res.Wins+res.Draws+res.Losses != int64(2*b.Pairs) {
-		return fmt.Errorf("counts %v, W/D/L %d/%d/%d do not make %d pairs", b.Penta, b.Wins, b.Draws, b.Losses, b.Pairs)
-	}
-	if err := res.Validate(); err != nil {
-		return err
-	}
-	return nil
+	c := countedOf(b)
+	return c.CheckCounts()
+}
+
+// countedOf is a stored batch as gamepair counts it.
+func countedOf(b *store.Batch) gamepair.Counted {
+	return gamepair.Counted{UnitID: b.UnitID, WorkerID: b.WorkerID, Idx: b.Idx, Pairs: b.Pairs, Penta: b.Penta, Wins: b.Wins,
+		Draws: b.Draws, Losses: b.Losses, Incidents: b.Incidents, LeasedAt: b.LeasedAt, At: b.At, ElapsedMS: b.ElapsedMS}
 }

@@ -73,21 +73,21 @@ func TestLoadReproducesSnapshots(t *testing.T) {
 		before[cancelled].GetState() != arbiterv1.JobState_JOB_STATE_CANCELLED {
 		t.Fatalf("before the restart: %v / %v / %v", mp, before[done].GetState(), before[cancelled].GetState())
 	}
-	states, stats := e.wl.SPRTStates(), e.wl.Stats()
+	states, stats := e.WL.SPRTStates(), e.WL.Stats()
 
-	e.restart()
+	e.Restart()
 	for _, id := range ids {
 		if after := e.Job(id); !proto.Equal(before[id], after) {
 			t.Errorf("test %s changed across a restart:\nbefore %v\nafter  %v", id, before[id], after)
 		}
 	}
-	if got := e.wl.SPRTStates(); !reflect.DeepEqual(got, states) {
+	if got := e.WL.SPRTStates(); !reflect.DeepEqual(got, states) {
 		t.Errorf("SPRT states: before %+v, after %+v", states, got)
 	}
-	if got := e.wl.Stats(); !reflect.DeepEqual(got, stats) {
+	if got := e.WL.Stats(); !reflect.DeepEqual(got, stats) {
 		t.Errorf("stats: before %+v, after %+v", stats, got)
 	}
-	if p := e.wl.LoadProblems(); len(p) != 0 {
+	if p := e.WL.LoadProblems(); len(p) != 0 {
 		t.Errorf("load problems: %v", p)
 	}
 	// The test goes on where it stood: excluded and refusing workers get
@@ -128,14 +128,14 @@ func TestFinishedTestsLeaveMemory(t *testing.T) {
 		t.Errorf("a cancelled test kept its book: heap %d → %d → %d", base, grown, shrunk)
 	}
 	check := func(when string) {
-		e.wl.mu.Lock()
-		defer e.wl.mu.Unlock()
-		tt := e.wl.tests[id]
-		if tt.openings != nil || tt.stored != nil || tt.open != nil || tt.retry != nil || len(e.wl.running) != 0 {
-			t.Errorf("%s: a finished test keeps openings %d, counted %d, open %d, retry %d; %d running",
-				when, len(tt.openings), len(tt.stored), len(tt.open), len(tt.retry), len(e.wl.running))
+		e.WL.Mu.Lock()
+		defer e.WL.Mu.Unlock()
+		tt := e.WL.Jobs[id]
+		if tt.Openings != nil || tt.Batches != nil || len(e.WL.Running) != 0 {
+			t.Errorf("%s: a finished test keeps openings %d, its batches %v; %d running",
+				when, len(tt.Openings), tt.Batches != nil, len(e.WL.Running))
 		}
-		if wid := tt.workers.WithWindow(); wid != "" {
+		if wid := tt.Workers.WithWindow(); wid != "" {
 			t.Errorf("%s: worker %s keeps its window", when, wid)
 		}
 		if tt.spec.GetOpenings() != nil || tt.spec.GetOpeningsCount() != 20_000 {
@@ -144,7 +144,7 @@ func TestFinishedTestsLeaveMemory(t *testing.T) {
 	}
 	check("after cancel")
 	before := e.Job(id)
-	e.restart()
+	e.Restart()
 	check("after a restart")
 	if after := e.Job(id); !proto.Equal(before, after) {
 		t.Errorf("snapshot changed:\n%v\n%v", before, after)

@@ -87,7 +87,7 @@ func TestMetrics(t *testing.T) {
 	for _, rs := range gameSeries {
 		series += len(rs)
 	}
-	if n := testutil.CollectAndCount(e.wl.metrics.games.Vec()); n != series {
+	if n := testutil.CollectAndCount(e.WL.metrics.games.Vec()); n != series {
 		t.Fatalf("arbiter_games_total: %d series at start, want %d", n, series)
 	}
 	s := e.create(sprtSpec(2))
@@ -102,11 +102,11 @@ func TestMetrics(t *testing.T) {
 		// twice), then two draws by repetition.
 		e.MustSubmit(a, g, pairsResult([2]sprt.Outcome{sprt.Win, sprt.Loss}, [2]sprt.Outcome{sprt.Draw, sprt.Draw}), core.Accepted)
 	}
-	games := e.wl.metrics.games.Vec()
+	games := e.WL.metrics.games.Vec()
 	if w, d := testutil.ToFloat64(games.WithLabelValues(gamelabel.White, gamelabel.Checkmate)), testutil.ToFloat64(games.WithLabelValues(gamelabel.Draw, gamelabel.Repetition)); w != 4 || d != 4 {
 		t.Fatalf("white/checkmate %v, draw/repetition %v; want 4 and 4", w, d)
 	}
-	problems, err := testutil.GatherAndLint(e.reg)
+	problems, err := testutil.GatherAndLint(e.Reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("lint: %s: %s", p.Metric, p.Text)
 	}
 	count := func(name string) int {
-		mfs, err := e.reg.Gather()
+		mfs, err := e.Reg.Gather()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +138,7 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("%s: %d series after the tests ended", name, n)
 		}
 	}
-	st := e.wl.Stats()
+	st := e.WL.Stats()
 	if st.Jobs[core.JobKey{Kind: KindSPRT, State: "cancelled"}] != 1 || st.Jobs[core.JobKey{Kind: KindMatch, State: "cancelled"}] != 1 ||
 		len(st.Jobs) != 2*len(core.JobStates) {
 		t.Fatalf("stats: %+v", st)

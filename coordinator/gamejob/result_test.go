@@ -47,7 +47,7 @@ func TestSPRTDecidesH1(t *testing.T) {
 	if g, ok := e.Lease(a); ok {
 		t.Fatalf("a lease of a decided test: %s", g.Lease.UnitID)
 	}
-	jobs, _ := e.st.Jobs(context.Background())
+	jobs, _ := e.St.Jobs(context.Background())
 	if len(jobs) != 1 || jobs[0].State != store.StateDone {
 		t.Fatalf("stored job: %+v", jobs[0])
 	}
@@ -185,13 +185,13 @@ func TestForgedHugeIndex(t *testing.T) {
 	a := e.Worker("a", 0)
 	huge := id + ".17179869184"
 	start := time.Now()
-	if got, ok := e.wl.Locate(huge); !ok || got != id {
+	if got, ok := e.WL.Locate(huge); !ok || got != id {
 		t.Fatalf("Locate(%s) = %q %v", huge, got, ok)
 	}
-	if ad := e.wl.Adopt(core.Lease{ID: "l", UnitID: huge, JobID: id, WorkerID: a.ID}, a); ad != core.AdoptCancelled {
+	if ad := e.WL.Adopt(core.Lease{ID: "l", UnitID: huge, JobID: id, WorkerID: a.ID}, a); ad != core.AdoptCancelled {
 		t.Fatalf("adopting batch 17179869184: %v", ad)
 	}
-	_, err := e.wl.Result(context.Background(), core.ResultCall{Lease: core.Lease{UnitID: huge, JobID: id}, Worker: a, Result: draws(2)})
+	_, err := e.WL.Result(context.Background(), core.ResultCall{Lease: core.Lease{UnitID: huge, JobID: id}, Worker: a, Result: draws(2)})
 	if apierr.ReasonOf(err) != apierr.ReasonUnknownUnit {
 		t.Fatalf("result for batch 17179869184: %v", err)
 	}
@@ -204,21 +204,21 @@ func TestForgedHugeIndex(t *testing.T) {
 	// The last batch of the test, adopted (as after a restart): next stays
 	// where it is and batch 0 is the next lease.
 	last := unitID(id, MaxPairs/2-1)
-	if ad := e.wl.Adopt(core.Lease{ID: "l", UnitID: last, JobID: id, WorkerID: a.ID}, a); ad != core.AdoptActive {
+	if ad := e.WL.Adopt(core.Lease{ID: "l", UnitID: last, JobID: id, WorkerID: a.ID}, a); ad != core.AdoptActive {
 		t.Fatalf("adopting the last batch: %v", ad)
 	}
-	if _, err := e.wl.Result(context.Background(), core.ResultCall{Lease: core.Lease{UnitID: last, JobID: id}, Worker: a, Result: draws(2)}); err != nil {
+	if _, err := e.WL.Result(context.Background(), core.ResultCall{Lease: core.Lease{UnitID: last, JobID: id}, Worker: a, Result: draws(2)}); err != nil {
 		t.Fatal(err)
 	}
 	if g := e.MustLease(a); g.Lease.UnitID != unitID(id, 0) {
 		t.Fatalf("after a far adoption the next lease is %s", g.Lease.UnitID)
 	}
-	e.wl.mu.Lock()
-	tt := e.wl.tests[id]
-	if len(tt.retry) != 0 || tt.next != 1 || len(tt.stored) != 1 {
-		t.Errorf("after a far adoption: %d re-opened batches, next %d, %d counted", len(tt.retry), tt.next, len(tt.stored))
+	e.WL.Mu.Lock()
+	tt := e.WL.Jobs[id]
+	if stored, reopened, next := tt.Batches.Position(); reopened != 0 || next != 1 || stored != 1 {
+		t.Errorf("after a far adoption: %d re-opened batches, next %d, %d counted", reopened, next, stored)
 	}
-	e.wl.mu.Unlock()
+	e.WL.Mu.Unlock()
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("forged indexes took %v", d)
 	}
@@ -230,18 +230,18 @@ func TestForgedHugeIndex(t *testing.T) {
 		{UnitID: huge, JobID: id, Idx: 17179869184, WorkerID: a.ID, Pairs: 2, Penta: [5]int64{0, 0, 2, 0, 0}, Draws: 4},
 		{UnitID: unitID(id, 5), JobID: id, Idx: 5, WorkerID: a.ID, Pairs: 2, Penta: [5]int64{0, 0, 0, 0, 2}, Draws: 4},
 	} {
-		if err := e.st.CommitBatch(ctx, &b, nil, "", nil, nil); err != nil {
+		if err := e.St.CommitBatch(ctx, &b, nil, "", nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	other := e.create(matchSpec(4, 2, 4))
 	before := e.Job(id).GetMatchProgress()
 	start = time.Now()
-	e.restart()
+	e.Restart()
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("restart with forged batches took %v", d)
 	}
-	probs := e.wl.LoadProblems()
+	probs := e.WL.LoadProblems()
 	if len(probs) != 2 || probs[0].Kind != "batch" || probs[0].ID != huge || probs[1].ID != unitID(id, 5) {
 		t.Fatalf("load problems: %v", probs)
 	}
@@ -260,7 +260,7 @@ func TestForgedHugeIndex(t *testing.T) {
 			t.Fatalf("the skipped batch %s was leased", g.Lease.UnitID)
 		}
 	}
-	out, err := e.wl.Result(ctx, core.ResultCall{Lease: core.Lease{UnitID: unitID(id, 5), JobID: id}, Worker: a, Result: draws(2)})
+	out, err := e.WL.Result(ctx, core.ResultCall{Lease: core.Lease{UnitID: unitID(id, 5), JobID: id}, Worker: a, Result: draws(2)})
 	if err != nil || out.Verdict != core.Duplicate {
 		t.Fatalf("a result for the skipped batch: %v %v", out.Verdict, err)
 	}

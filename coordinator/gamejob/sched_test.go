@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -28,7 +28,7 @@ func TestBatchesInOrderAndReissued(t *testing.T) {
 		if want := fmt.Sprintf("%s.%d", id, i); g.Lease.UnitID != want {
 			t.Fatalf("lease %d is %s, want %s", i, g.Lease.UnitID, want)
 		}
-		gp := batchOf(g)
+		gp := gamepairtest.BatchOf(g)
 		if gp.GetFirstPair() != uint32(2*i) || gp.GetSeed() != 7*1_000_003+uint64(i) || len(gp.GetOpenings()) != 2 {
 			t.Fatalf("batch %d: first pair %d, seed %d, %d openings", i, gp.GetFirstPair(), gp.GetSeed(), len(gp.GetOpenings()))
 		}
@@ -53,14 +53,14 @@ func TestBatchesInOrderAndReissued(t *testing.T) {
 	if len(first) != 0 {
 		t.Fatalf("not re-issued: %v", first)
 	}
-	if err := e.wl.Flush(context.Background()); err != nil {
+	if err := e.WL.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if w := workerRow(e.Job(id), a.ID); w == nil || w.GetDisconnects() != 3 || w.GetName() != "a" {
 		t.Fatalf("worker a after 3 lost leases: %v", w)
 	}
-	evs, _ := e.st.Events(context.Background(), id)
-	if len(evs) != 3 || evs[0].Kind != evDisconnect || evs[0].WorkerID != a.ID {
+	evs, _ := e.St.Events(context.Background(), id)
+	if len(evs) != 3 || evs[0].Kind != gamepair.EvDisconnect || evs[0].WorkerID != a.ID {
 		t.Fatalf("stored events: %+v", evs)
 	}
 }
@@ -76,7 +76,7 @@ func TestTimeScaling(t *testing.T) {
 	}{{DefaultReferenceNPS / 2, 2}, {DefaultReferenceNPS * 2, 0.5}, {DefaultReferenceNPS / 1000, 10}, {DefaultReferenceNPS * 1000, 0.1}, {0, 1}}
 	for i, c := range cases {
 		w := e.Worker(fmt.Sprintf("w%d", i), c.bench)
-		gp := batchOf(e.MustLease(w))
+		gp := gamepairtest.BatchOf(e.MustLease(w))
 		clk := gp.GetTimeControl().GetClock()
 		if gp.GetTimeScale() != c.scale || clk.GetBase().AsDuration() != time.Duration(c.scale*float64(10*time.Second)) ||
 			clk.GetIncrement().AsDuration() != time.Duration(c.scale*float64(100*time.Millisecond)) {
@@ -86,23 +86,23 @@ func TestTimeScaling(t *testing.T) {
 	e.C.Cancel(context.Background(), admin, clockTest, "next")
 
 	mt := matchSpec(100, 1, 4)
-	mt.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_MoveTime{MoveTime: durationpb.New(100 * time.Millisecond)}}
+	mt.TimeControl = gamepairtest.MoveTime(100 * time.Millisecond)
 	e.create(mt)
 	slow := e.Worker("slow", DefaultReferenceNPS/4)
-	if gp := batchOf(e.MustLease(slow)); gp.GetTimeControl().GetMoveTime().AsDuration() != 400*time.Millisecond || gp.GetTimeScale() != 4 {
+	if gp := gamepairtest.BatchOf(e.MustLease(slow)); gp.GetTimeControl().GetMoveTime().AsDuration() != 400*time.Millisecond || gp.GetTimeScale() != 4 {
 		t.Errorf("move time for a worker at a quarter speed: %v (scale %v)", gp.GetTimeControl().GetMoveTime().AsDuration(), gp.GetTimeScale())
 	}
 	for _, tc := range []*arbiterv1.TimeControl{
 		{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 5000}},
 		{Kind: &arbiterv1.TimeControl_Depth{Depth: 6}},
 	} {
-		for _, j := range e.wl.SPRTStates() {
+		for _, j := range e.WL.SPRTStates() {
 			e.C.Cancel(context.Background(), admin, j.TestID, "next")
 		}
 		s := matchSpec(100, 1, 4)
 		s.TimeControl = tc
 		e.create(s)
-		gp := batchOf(e.MustLease(slow))
+		gp := gamepairtest.BatchOf(e.MustLease(slow))
 		if gp.GetTimeScale() != 1 || !proto.Equal(gp.GetTimeControl(), tc) {
 			t.Errorf("%v scaled for a slow worker: %v (scale %v)", tc, gp.GetTimeControl(), gp.GetTimeScale())
 		}
@@ -157,7 +157,7 @@ func TestCannotRun(t *testing.T) {
 	if r == nil || !r.GetExcluded() || r.GetReason() != "cannot run the test: "+why {
 		t.Fatalf("status of the refusing worker: %v", r)
 	}
-	e.restart()
+	e.Restart()
 	if r := workerRow(e.Job(id), a.ID); r == nil || !r.GetExcluded() || !strings.Contains(r.GetReason(), why) {
 		t.Fatalf("after a restart: %v", r)
 	}
@@ -214,7 +214,7 @@ func TestExclusion(t *testing.T) {
 
 	// Exclusions survive a restart, with their reasons.
 	before := e.Job(id)
-	e.restart()
+	e.Restart()
 	if after := e.Job(id); !proto.Equal(before.GetMatchProgress(), after.GetMatchProgress()) {
 		t.Fatalf("status changed across a restart:\nbefore %v\nafter  %v", before.GetMatchProgress(), after.GetMatchProgress())
 	}
@@ -237,7 +237,7 @@ func TestExclusionReasonSurvivesRestart(t *testing.T) {
 	if !r.GetExcluded() || !strings.Contains(r.GetReason(), "2 worker-caused incidents (time losses, hangs, lost leases) in its last 5 games") {
 		t.Fatalf("after a time loss, a lost lease and a clean batch: %v", r)
 	}
-	e.restart()
+	e.Restart()
 	if after := workerRow(e.Job(id), w.ID); !proto.Equal(r, after) {
 		t.Fatalf("across a restart:\nbefore %v\nafter  %v", r, after)
 	}
@@ -248,10 +248,7 @@ func TestExclusionReasonSurvivesRestart(t *testing.T) {
 // factor as the test's clock, and sent only to workers that play it.
 func TestPerEngineTimeControls(t *testing.T) {
 	e := newEnv(t, Config{})
-	clock := func(base, inc time.Duration) *arbiterv1.TimeControl {
-		return &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Clock{Clock: &arbiterv1.ClockControl{
-			Base: durationpb.New(base), Increment: durationpb.New(inc)}}}
-	}
+	clock := gamepairtest.BaseInc
 	for _, c := range []struct {
 		want   string
 		mutate func(s *arbiterv1.MatchSpec)
@@ -276,7 +273,7 @@ func TestPerEngineTimeControls(t *testing.T) {
 			t.Errorf("%s: %v", c.want, err)
 		}
 	}
-	if jobs, _ := e.st.Jobs(context.Background()); len(jobs) != 0 {
+	if jobs, _ := e.St.Jobs(context.Background()); len(jobs) != 0 {
 		t.Fatalf("%d jobs stored after refusals", len(jobs))
 	}
 
@@ -294,7 +291,7 @@ func TestPerEngineTimeControls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gp := batchOf(e.MustLease(w))
+	gp := gamepairtest.BatchOf(e.MustLease(w))
 	a, b := gp.GetEngineA().GetTimeControl(), gp.GetEngineB().GetTimeControl().GetClock()
 	if gp.GetTimeScale() != 2 || gp.GetTimeControl().GetClock().GetBase().AsDuration() != 20*time.Second || a != nil ||
 		b.GetBase().AsDuration() != 10*time.Second || b.GetIncrement().AsDuration() != 100*time.Millisecond {
@@ -309,9 +306,9 @@ func TestPerEngineTimeControls(t *testing.T) {
 	// scaled, and the batch is sized for base's longer games.
 	s = matchSpec(1000, 0, 4)
 	s.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 1000}}
-	s.EngineB.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_MoveTime{MoveTime: durationpb.New(100 * time.Millisecond)}}
+	s.EngineB.TimeControl = gamepairtest.MoveTime(100 * time.Millisecond)
 	id = e.create(s)
-	gp = batchOf(e.MustLease(w))
+	gp = gamepairtest.BatchOf(e.MustLease(w))
 	if gp.GetTimeScale() != 2 || gp.GetTimeControl().GetNodes() != 1000 || gp.GetEngineB().GetTimeControl().GetMoveTime().AsDuration() != 200*time.Millisecond {
 		t.Errorf("nodes vs move time, ×%v: test %v, b %v", gp.GetTimeScale(), gp.GetTimeControl(), gp.GetEngineB().GetTimeControl())
 	}
@@ -327,7 +324,7 @@ func TestPerEngineTimeControls(t *testing.T) {
 	s = matchSpec(100, 1, 4)
 	s.TimeControl, s.EngineA.TimeControl, s.EngineB.TimeControl = nil, clock(2*time.Second, 20*time.Millisecond), clock(time.Second, 10*time.Millisecond)
 	e.create(s)
-	gp = batchOf(e.MustLease(w))
+	gp = gamepairtest.BatchOf(e.MustLease(w))
 	if gp.GetTimeControl() != nil || gp.GetEngineA().GetTimeControl().GetClock().GetBase().AsDuration() != 4*time.Second ||
 		gp.GetEngineB().GetTimeControl().GetClock().GetBase().AsDuration() != 2*time.Second {
 		t.Errorf("time odds without a test clock: %v", gp)

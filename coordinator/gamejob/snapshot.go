@@ -3,13 +3,10 @@ package gamejob
 import (
 	"cmp"
 	"context"
-	"math"
 	"slices"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
@@ -17,33 +14,15 @@ import (
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
-// Snapshot implements core.Workload: a *arbiterv1.Job with the test's spec
-// (openings omitted, their number in openings_count) and MatchProgress.
-func (w *Workload) Snapshot(jobID string, full bool) (any, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	t := w.tests[jobID]
-	if t == nil {
-		return nil, false
-	}
-	r := t.rec
-	out := &arbiterv1.Job{
-		JobId:     r.ID,
-		Kind:      r.Kind,
-		State:     jobproto.State(r.State),
-		Error:     r.Error,
-		CreatedAt: timestamppb.New(r.CreatedAt),
-		Submitter: r.Submitter,
-		Nodes:     r.Total,
-		Match:     proto.Clone(t.spec).(*arbiterv1.MatchSpec),
-		Progress: &arbiterv1.JobProgress{UnitsTotal: uint64(r.UnitsTotal), UnitsDone: uint64(t.done),
-			ActiveWorkers: uint32(t.activeWorkers())},
-		MatchProgress: w.progress(t),
-	}
-	if !r.FinishedAt.IsZero() {
-		out.FinishedAt = timestamppb.New(r.FinishedAt)
-	}
-	return out, true
+// snapshot is a test's part of its snapshot (gamepair.Hooks.Snapshot):
+// its spec (openings omitted, their number in openings_count) and
+// MatchProgress. Caller holds mu.
+func (w *Workload) snapshot(t *test, out *arbiterv1.Job) {
+	out.Nodes = t.Rec.Total
+	out.Match = proto.Clone(t.spec).(*arbiterv1.MatchSpec)
+	out.Progress = &arbiterv1.JobProgress{UnitsTotal: uint64(t.Rec.UnitsTotal), UnitsDone: uint64(t.Done),
+		ActiveWorkers: uint32(t.Batches.Workers())}
+	out.MatchProgress = w.progress(t)
 }
 
 // Verifications returns the tests that verify tune tuneID
@@ -53,91 +32,50 @@ func (w *Workload) Verifications(tuneID string) []*arbiterv1.SpsaVerification {
 	if tuneID == "" {
 		return nil
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
 	var ts []*test
-	for _, t := range w.tests {
+	for _, t := range w.Jobs {
 		if t.spec.GetVerifiesTune() == tuneID {
 			ts = append(ts, t)
 		}
 	}
 	// Seq numbers jobs in submission order.
-	slices.SortFunc(ts, func(a, b *test) int { return cmp.Compare(a.rec.Seq, b.rec.Seq) })
+	slices.SortFunc(ts, func(a, b *test) int { return cmp.Compare(a.Rec.Seq, b.Rec.Seq) })
 	out := make([]*arbiterv1.SpsaVerification, 0, len(ts))
 	for _, t := range ts {
 		mp := w.progress(t)
 		mp.Workers = nil
-		out = append(out, &arbiterv1.SpsaVerification{JobId: t.rec.ID, Kind: t.rec.Kind, State: jobproto.State(t.rec.State),
+		out = append(out, &arbiterv1.SpsaVerification{JobId: t.Rec.ID, Kind: t.Rec.Kind, State: jobproto.State(t.Rec.State),
 			Updates: t.spec.GetVerifiesTuneUpdates(), Progress: mp})
 	}
 	return out
 }
 
-// activeWorkers counts the workers holding a lease on t now. Caller holds
-// mu.
-func (t *test) activeWorkers() int {
-	seen := make(map[string]bool, len(t.open))
-	for _, h := range t.open {
-		seen[h.worker] = true
-	}
-	return len(seen)
-}
-
 // progress renders where t stands. Caller holds mu.
 func (w *Workload) progress(t *test) *arbiterv1.MatchProgress {
-	p := t.penta
+	p := t.Penta
 	mp := &arbiterv1.MatchProgress{
 		Pentanomial: &arbiterv1.Pentanomial{Ll: uint64(p[0]), Ld: uint64(p[1]), Dd: uint64(p[2]), Wd: uint64(p[3]), Ww: uint64(p[4])},
-		Wins:        uint64(t.results.Wins), Draws: uint64(t.results.Draws), Losses: uint64(t.results.Losses),
-		Games: uint64(t.results.Games()), BatchesDone: uint64(t.done), BatchesLeased: uint64(len(t.open)),
-		BatchPairs: uint32(t.batchPairs), Pgns: uint64(t.pgns),
+		Wins:        uint64(t.Results.Wins), Draws: uint64(t.Results.Draws), Losses: uint64(t.Results.Losses),
+		Games: uint64(t.Results.Games()), BatchesDone: uint64(t.Done), BatchesLeased: uint64(t.Batches.Leased()),
+		BatchPairs: uint32(t.batchPairs), Pgns: uint64(t.PGNs),
 	}
 	if t.seq != nil {
 		st := t.seq.Status()
 		mp.Llr, mp.LowerBound, mp.UpperBound, mp.SprtState = st.LLR, st.LowerBound, st.UpperBound, string(st.State)
 	}
-	if t.results.Games() > 0 {
-		r := t.results
+	if t.Results.Games() > 0 {
+		r := t.Results
 		r.Pentanomial = &p
 		fe := sprt.FixedGamesElo(r)
-		mp.Elo, mp.EloCiLow, mp.EloCiHigh, mp.Los = finite(fe.Elo), finite(fe.CI95[0]), finite(fe.CI95[1]), finite(fe.LOS)
+		mp.Elo, mp.EloCiLow, mp.EloCiHigh, mp.Los = gamepair.Finite(fe.Elo), gamepair.Finite(fe.CI95[0]), gamepair.Finite(fe.CI95[1]), gamepair.Finite(fe.LOS)
 		ne := sprt.NEloFromPentanomial(p)
-		mp.Nelo, mp.NeloHalfWidth = finite(ne.NElo), finite(ne.HalfWidth95)
+		mp.Nelo, mp.NeloHalfWidth = gamepair.Finite(ne.NElo), gamepair.Finite(ne.HalfWidth95)
 	}
 	timed := gamepair.AnyScaled(t.spec.GetTimeControl(), t.spec.GetEngineA(), t.spec.GetEngineB())
-	mp.Workers = t.workers.Rows("test", func(wi *arbiterv1.WorkerIncidents) {
-		if info, ok := w.workers[wi.WorkerId]; ok {
-			wi.Name, wi.BenchNps, wi.TimeScale = info.name, info.benchNPS, 1
-			if timed {
-				wi.TimeScale = w.timeScale(t, info.benchNPS)
-			}
-		}
-	})
+	mp.Workers = w.WorkerRows(&t.Job, timed, w.referenceNPS(t))
 	return mp
-}
-
-func finite(x float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0
-	}
-	return x
-}
-
-// Stats implements core.Workload: tests by kind and state. Batches are not
-// counted in arbiter_units (an SPRT has no fixed number of them).
-func (w *Workload) Stats() core.Stats {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	st := core.Stats{Jobs: map[core.JobKey]int{}, Units: map[string]int{}}
-	for _, k := range []string{KindSPRT, KindMatch} {
-		for _, s := range core.JobStates {
-			st.Jobs[core.JobKey{Kind: k, State: s}] = 0
-		}
-	}
-	for _, t := range w.tests {
-		st.Jobs[core.JobKey{Kind: t.rec.Kind, State: t.rec.State}]++
-	}
-	return st
 }
 
 // SPRTState is one running test's statistics, for metrics and web pages.
@@ -157,16 +95,16 @@ type SPRTState struct {
 
 // SPRTStates returns every running test's statistics, in submission order.
 func (w *Workload) SPRTStates() []SPRTState {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := make([]SPRTState, 0, len(w.running))
-	for _, t := range w.running {
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	out := make([]SPRTState, 0, len(w.Running))
+	for _, t := range w.Running {
 		mp := w.progress(t)
 		out = append(out, SPRTState{
-			TestID: t.rec.ID, Kind: t.rec.Kind, State: mp.GetSprtState(), LLR: mp.GetLlr(), Lower: mp.GetLowerBound(), Upper: mp.GetUpperBound(),
+			TestID: t.Rec.ID, Kind: t.Rec.Kind, State: mp.GetSprtState(), LLR: mp.GetLlr(), Lower: mp.GetLowerBound(), Upper: mp.GetUpperBound(),
 			Elo: mp.GetElo(), EloLow: mp.GetEloCiLow(), EloHigh: mp.GetEloCiHigh(), NElo: mp.GetNelo(), Games: int64(mp.GetGames()),
-			Wins: int64(mp.GetWins()), Draws: int64(mp.GetDraws()), Losses: int64(mp.GetLosses()), Pentanomial: t.penta,
-			Workers: t.activeWorkers(),
+			Wins: int64(mp.GetWins()), Draws: int64(mp.GetDraws()), Losses: int64(mp.GetLosses()), Pentanomial: t.Penta,
+			Workers: t.Batches.Workers(),
 		})
 	}
 	return out
@@ -179,9 +117,9 @@ func (w *Workload) PGNs(ctx context.Context, jobID string, fn func(pgn string) e
 	if jobID == "" {
 		return apierr.Invalid("job id missing")
 	}
-	w.mu.Lock()
-	_, known := w.tests[jobID]
-	w.mu.Unlock()
+	w.Mu.Lock()
+	_, known := w.Jobs[jobID]
+	w.Mu.Unlock()
 	if !known {
 		if w.cfg.JobExists != nil && w.cfg.JobExists(jobID) {
 			return apierr.Invalid("job %s is not a match or SPRT test, nor an SPSA tune: it has no games", apierr.Q(jobID))
@@ -189,16 +127,4 @@ func (w *Workload) PGNs(ctx context.Context, jobID string, fn func(pgn string) e
 		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(jobID))
 	}
 	return gamepair.StreamPGNs(ctx, w.store, jobID, fn)
-}
-
-// PGNsExpired records that the retention setting deleted the games of
-// these finished tests: their snapshots show no stored PGNs.
-func (w *Workload) PGNsExpired(jobIDs []string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, id := range jobIDs {
-		if t := w.tests[id]; t != nil && !t.running() {
-			t.pgns = 0
-		}
-	}
 }

@@ -4,13 +4,10 @@ import (
 	"context"
 
 	"go.uber.org/zap"
-	"google.golang.org/protobuf/proto"
 
-	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/logging"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
@@ -69,15 +66,8 @@ func (w *Workload) checkSpec(spec *arbiterv1.MatchSpec, maxBatch int) (*checked,
 	if matchspec.GameSeconds(lims[1], 0) > matchspec.GameSeconds(lim, 0) {
 		lim = lims[1]
 	}
-	if err := gamepair.CheckText(gamepair.Text{What: "book name", S: spec.GetBookName(), Max: gamepair.MaxNameBytes},
-		gamepair.Text{What: "event", S: spec.GetEvent(), Max: gamepair.MaxNameBytes},
-		gamepair.Text{What: "book order", S: spec.GetBookOrder(), Max: gamepair.MaxWordBytes},
-		gamepair.Text{What: "sprt model", S: spec.GetSprt().GetModel(), Max: gamepair.MaxWordBytes}); err != nil {
-		return nil, err
-	}
 	c := &checked{spec: spec}
-	if c.openings, err = gamepair.CheckOpenings(gamepair.Book{Openings: spec.GetOpenings(), Name: spec.GetBookName(),
-		Order: spec.GetBookOrder(), Seed: spec.GetSeed(), Start: int(spec.GetBookStart()), Chess960: spec.GetChess960()}); err != nil {
+	if c.openings, err = gamepair.CheckBook(spec, gamepair.Text{What: "sprt model", S: spec.GetSprt().GetModel(), Max: gamepair.MaxWordBytes}); err != nil {
 		return nil, err
 	}
 	games := spec.GetGames()
@@ -112,16 +102,7 @@ func (w *Workload) checkSpec(spec *arbiterv1.MatchSpec, maxBatch int) (*checked,
 	} else {
 		c.kind = KindMatch
 	}
-	if err := gamepair.CheckShare(spec.GetThroughput()); err != nil {
-		return nil, err
-	}
-	if spec.GetThroughput() == 0 {
-		spec.Throughput = 1
-	}
-	if err := gamepair.CheckReferenceNPS(spec.GetReferenceNps()); err != nil {
-		return nil, err
-	}
-	if err := gamepair.CheckMargins(spec.GetTimeMargin(), spec.GetHangTimeout()); err != nil {
+	if err := gamepair.CheckRun(spec); err != nil {
 		return nil, err
 	}
 	if spec.GetBatchPairs() > uint32(maxBatch) {
@@ -150,90 +131,57 @@ func batchCount(totalPairs, batchPairs int) int {
 	return MaxPairs / batchPairs
 }
 
-// withoutOpenings is spec as snapshots show it: openings dropped, their
-// number in OpeningsCount.
-func withoutOpenings(spec *arbiterv1.MatchSpec) *arbiterv1.MatchSpec {
-	ops := spec.Openings
-	spec.Openings = nil
-	out := proto.Clone(spec).(*arbiterv1.MatchSpec)
-	spec.Openings = ops
-	out.OpeningsCount = uint32(len(ops))
-	return out
-}
-
-// Create implements core.Workload: spec is a *arbiterv1.MatchSpec. Nothing
-// is stored when the spec is refused.
-func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (core.JobRef, error) {
+// submit checks a submitted test (gamepair.Hooks.Submit): spec is a
+// *arbiterv1.MatchSpec, its uploaded engines are completed from the
+// artifact store before the check, so that the spec stored is complete.
+func (w *Workload) submit(specAny any) (*gamepair.Submission[*test], error) {
 	spec, err := gamepair.SpecOf[*arbiterv1.MatchSpec](specAny, "match spec")
 	if err != nil {
-		return core.JobRef{}, err
+		return nil, err
 	}
 	if err := w.resolveArtifacts(spec); err != nil {
-		w.log.Info("test refused", zap.Error(err))
-		return core.JobRef{}, err
+		return nil, err
 	}
 	if err := w.checkVerifies(spec); err != nil {
-		w.log.Info("test refused", zap.Error(err))
-		return core.JobRef{}, err
+		return nil, err
 	}
 	c, err := w.checkSpec(spec, MaxBatchPairs)
 	if err != nil {
-		w.log.Info("test refused", zap.Error(err))
-		return core.JobRef{}, err
-	}
-	spec.OpeningsCount = 0 // the coordinator's to fill in
-	specBytes, err := proto.Marshal(spec)
-	if err != nil {
-		return core.JobRef{}, apierr.New(apierr.Internal, apierr.ReasonInternal, "encode spec: %v", err)
+		return nil, err
 	}
 	t := w.newTest(c)
 	if c.params != nil {
 		if t.seq, err = sprt.NewSequential(*c.params, int64(c.batchPairs)); err != nil {
-			return core.JobRef{}, apierr.Invalid("sprt: %s", brief(err))
+			return nil, apierr.Invalid("sprt: %s", brief(err))
 		}
 	}
 	seq, err := seqJSON(t.seq)
 	if err != nil {
-		return core.JobRef{}, apierr.New(apierr.Internal, apierr.ReasonInternal, "%v", err)
+		return nil, apierr.New(apierr.Internal, apierr.ReasonInternal, "%v", err)
 	}
-	id := "s" + randomHex(6)
-	rec := &store.Job{ID: id, Kind: c.kind, State: store.StateRunning, CreatedAt: w.cfg.Now(), Chess960: spec.GetChess960(),
-		RootMoves: []string{}, Submitter: submitter, Priority: spec.GetPriority(), Throughput: spec.GetThroughput()}
+	sub := &gamepair.Submission[*test]{Job: t, Kind: c.kind, Prefix: "s", Spec: spec,
+		Write: func(ctx context.Context, rec *store.Job, b []byte) error {
+			return w.store.CreateTest(ctx, rec, &store.Test{JobID: rec.ID, Spec: b, BatchPairs: c.batchPairs, SPRT: seq})
+		},
+		Log: []zap.Field{zap.String("kind", c.kind), zap.String("engine_a", spec.GetEngineA().GetName()),
+			zap.String("engine_b", spec.GetEngineB().GetName()), zap.Int("openings", len(c.openings)),
+			zap.Int("batch_pairs", c.batchPairs), zap.Int("pairs", c.totalPairs)}}
 	if c.totalPairs > 0 {
-		rec.UnitsTotal = t.batches
+		sub.UnitsTotal = t.nBatches
 	}
-	t.rec = rec
-	w.commitMu.Lock()
-	defer w.commitMu.Unlock()
-	if err := w.store.CreateTest(ctx, rec, &store.Test{JobID: id, Spec: specBytes, BatchPairs: c.batchPairs, SPRT: seq}); err != nil {
-		return core.JobRef{}, apierr.Store(err)
-	}
-	w.mu.Lock()
-	w.tests[id] = t
-	w.running = append(w.running, t)
-	w.mu.Unlock()
-	if w.host != nil {
-		w.host.WorkAvailable()
-	}
-	w.log.Info("test submitted", zap.String(logging.JobID, id), zap.String("kind", c.kind),
-		zap.String("engine_a", spec.GetEngineA().GetName()), zap.String("engine_b", spec.GetEngineB().GetName()),
-		zap.Int("openings", len(c.openings)), zap.Int("batch_pairs", c.batchPairs), zap.Int("pairs", c.totalPairs),
-		zap.Int32("priority", spec.GetPriority()), zap.Float64("throughput", spec.GetThroughput()), zap.String("submitter", submitter))
-	return core.JobRef{ID: id, Seq: rec.Seq, Submitter: submitter}, nil
+	return sub, nil
 }
 
 // newTest is a running test's memory for a validated spec (rec, seq and
 // counts are the caller's).
 func (w *Workload) newTest(c *checked) *test {
+	n := batchCount(c.totalPairs, c.batchPairs)
 	return &test{
-		spec:       withoutOpenings(c.spec),
+		Job:        gamepair.Job{Workers: w.cfg.NewWorkers(), Openings: c.openings, Batches: gamepair.NewBatches(n)},
+		spec:       gamepair.WithoutOpenings(c.spec),
 		batchPairs: c.batchPairs,
 		totalPairs: c.totalPairs,
-		batches:    batchCount(c.totalPairs, c.batchPairs),
-		workers:    w.newWorkers(),
-		openings:   c.openings,
-		stored:     map[int]bool{},
-		open:       map[int]holder{},
+		nBatches:   n,
 	}
 }
 
@@ -241,19 +189,6 @@ func (w *Workload) newTest(c *checked) *test {
 // the artifact store.
 func (w *Workload) resolveArtifacts(spec *arbiterv1.MatchSpec) error {
 	return gamepair.ResolveArtifacts(w.cfg.ResolveArtifact, []string{"engine_a", "engine_b"}, spec.GetEngineA(), spec.GetEngineB())
-}
-
-// UsingArtifact lists the running tests that use the artifact sha.
-func (w *Workload) UsingArtifact(sha string) []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []string
-	for _, t := range w.running {
-		if t.running() && gamepair.Using(sha, t.spec.GetEngineA(), t.spec.GetEngineB()) {
-			out = append(out, t.rec.ID)
-		}
-	}
-	return out
 }
 
 // checkVerifies refuses a test that claims to verify something other than

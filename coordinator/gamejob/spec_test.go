@@ -1,18 +1,14 @@
 package gamejob
 
 import (
-	"context"
-	"errors"
 	"math"
-	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -20,72 +16,55 @@ import (
 // message, and nothing is stored.
 func TestCreateRefusesBadSpecs(t *testing.T) {
 	e := newEnv(t, Config{})
-	huge := strings.Repeat("x", 1<<20)
-	cases := []struct {
-		want   string
-		mutate func(s *arbiterv1.MatchSpec)
-	}{
-		{"engine_a missing", func(s *arbiterv1.MatchSpec) { s.EngineA = nil }},
-		{"engine_b: name missing", func(s *arbiterv1.MatchSpec) { s.EngineB.Name = huge }},
-		{"Bogus", func(s *arbiterv1.MatchSpec) { s.EngineA.Options = map[string]string{"Bogus": "1"} }},
-		{"out of range", func(s *arbiterv1.MatchSpec) { s.EngineA.Options = map[string]string{"RFPMargin": "99999"} }},
-		{"command missing", func(s *arbiterv1.MatchSpec) { s.EngineB.Command = "" }},
-		{"protocol", func(s *arbiterv1.MatchSpec) { s.EngineB.Command, s.EngineB.Protocol = "/usr/bin/x", "telnet" }},
-		{"option with an empty name", func(s *arbiterv1.MatchSpec) {
+	refusals := map[string]func(*arbiterv1.MatchSpec){
+		"engine_a missing":       func(s *arbiterv1.MatchSpec) { s.EngineA = nil },
+		"engine_b: name missing": func(s *arbiterv1.MatchSpec) { s.EngineB.Name = gamepairtest.Huge },
+		"Bogus":                  func(s *arbiterv1.MatchSpec) { s.EngineA.Options = map[string]string{"Bogus": "1"} },
+		"out of range":           func(s *arbiterv1.MatchSpec) { s.EngineA.Options = map[string]string{"RFPMargin": "99999"} },
+		"command missing":        func(s *arbiterv1.MatchSpec) { s.EngineB.Command = "" },
+		"protocol":               func(s *arbiterv1.MatchSpec) { s.EngineB.Command, s.EngineB.Protocol = "/usr/bin/x", "telnet" },
+		"option with an empty name": func(s *arbiterv1.MatchSpec) {
 			s.EngineB.Command, s.EngineB.Options = "/usr/bin/x", map[string]string{" ": "1"}
-		}},
-		{"option", func(s *arbiterv1.MatchSpec) {
-			s.EngineB.Command, s.EngineB.Options = "/usr/bin/x", map[string]string{"Path": huge}
-		}},
-		{"arguments", func(s *arbiterv1.MatchSpec) { s.EngineB.Command, s.EngineB.Args = "/usr/bin/x", make([]string, 300) }},
-		{"both engines are named", func(s *arbiterv1.MatchSpec) { s.EngineB.Name = "new" }},
-		{"time control", func(s *arbiterv1.MatchSpec) { s.TimeControl = nil }},
-		{"cannot be played", func(s *arbiterv1.MatchSpec) {
+		},
+		"option": func(s *arbiterv1.MatchSpec) {
+			s.EngineB.Command, s.EngineB.Options = "/usr/bin/x", map[string]string{"Path": gamepairtest.Huge}
+		},
+		"arguments":              func(s *arbiterv1.MatchSpec) { s.EngineB.Command, s.EngineB.Args = "/usr/bin/x", make([]string, 300) },
+		"both engines are named": func(s *arbiterv1.MatchSpec) { s.EngineB.Name = "new" },
+		"time control":           func(s *arbiterv1.MatchSpec) { s.TimeControl = nil },
+		"cannot be played": func(s *arbiterv1.MatchSpec) {
 			s.TimeControl.GetClock().Base, s.TimeControl.GetClock().Increment = durationpb.New(10*time.Millisecond), nil
-		}},
-		{"openings: none given", func(s *arbiterv1.MatchSpec) { s.Openings = nil }},
-		{"more than 1,000,000", func(s *arbiterv1.MatchSpec) {
+		},
+		"openings: none given": func(s *arbiterv1.MatchSpec) { s.Openings = nil },
+		"more than 1,000,000": func(s *arbiterv1.MatchSpec) {
 			s.Openings = make([]*arbiterv1.Opening, MaxOpenings+1)
 			for i := range s.Openings {
 				s.Openings[i] = s.Openings[0]
 			}
-		}},
-		{"openings (test book): opening 2", func(s *arbiterv1.MatchSpec) { s.Openings[2].Fen = "not a fen" }},
-		{"longer than 128 bytes", func(s *arbiterv1.MatchSpec) { s.Openings[1].Fen = huge }},
-		{"e2e5", func(s *arbiterv1.MatchSpec) { s.Openings[3].MovesUci = []string{"e2e5"} }},
-		{"not a UCI move", func(s *arbiterv1.MatchSpec) { s.Openings[3].MovesUci = []string{huge} }},
-		{"openings: unknown order", func(s *arbiterv1.MatchSpec) { s.BookOrder = "shuffled" }},
-		{"book name", func(s *arbiterv1.MatchSpec) { s.BookName = huge }},
-		{"event", func(s *arbiterv1.MatchSpec) { s.Event = huge }},
-		{"games: 3 is odd", func(s *arbiterv1.MatchSpec) { s.Games = 3 }},
-		{"more than 100,000,000", func(s *arbiterv1.MatchSpec) { s.Games = 200_000_000 }},
-		{"give a number of games or SPRT bounds", func(s *arbiterv1.MatchSpec) { s.Games = 0 }},
-		{"sprt:", func(s *arbiterv1.MatchSpec) { s.Sprt = &arbiterv1.SprtParams{Elo0: 5, Elo1: 0} }},
-		{"sprt model", func(s *arbiterv1.MatchSpec) { s.Sprt = &arbiterv1.SprtParams{Elo0: 0, Elo1: 5, Model: huge} }},
-		{"sprt: unknown", func(s *arbiterv1.MatchSpec) { s.Sprt = &arbiterv1.SprtParams{Elo0: 0, Elo1: 5, Model: "elo"} }},
-		{"book order", func(s *arbiterv1.MatchSpec) { s.BookOrder = huge }},
-		{"throughput", func(s *arbiterv1.MatchSpec) { s.Throughput = math.NaN() }},
-		{"reference nps", func(s *arbiterv1.MatchSpec) { s.ReferenceNps = 1e13 }},
-		{"time margin", func(s *arbiterv1.MatchSpec) { s.TimeMargin = durationpb.New(-time.Second) }},
-		{"hang timeout", func(s *arbiterv1.MatchSpec) { s.HangTimeout = durationpb.New(2 * time.Hour) }},
-		{"batch pairs 257: at most 256", func(s *arbiterv1.MatchSpec) { s.BatchPairs = 257 }},
+		},
+		"openings (test book): opening 2":       func(s *arbiterv1.MatchSpec) { s.Openings[2].Fen = "not a fen" },
+		"longer than 128 bytes":                 func(s *arbiterv1.MatchSpec) { s.Openings[1].Fen = gamepairtest.Huge },
+		"e2e5":                                  func(s *arbiterv1.MatchSpec) { s.Openings[3].MovesUci = []string{"e2e5"} },
+		"not a UCI move":                        func(s *arbiterv1.MatchSpec) { s.Openings[3].MovesUci = []string{gamepairtest.Huge} },
+		"openings: unknown order":               func(s *arbiterv1.MatchSpec) { s.BookOrder = "shuffled" },
+		"book name":                             func(s *arbiterv1.MatchSpec) { s.BookName = gamepairtest.Huge },
+		"event":                                 func(s *arbiterv1.MatchSpec) { s.Event = gamepairtest.Huge },
+		"games: 3 is odd":                       func(s *arbiterv1.MatchSpec) { s.Games = 3 },
+		"more than 100,000,000":                 func(s *arbiterv1.MatchSpec) { s.Games = 200_000_000 },
+		"give a number of games or SPRT bounds": func(s *arbiterv1.MatchSpec) { s.Games = 0 },
+		"sprt:":                                 func(s *arbiterv1.MatchSpec) { s.Sprt = &arbiterv1.SprtParams{Elo0: 5, Elo1: 0} },
+		"sprt model": func(s *arbiterv1.MatchSpec) {
+			s.Sprt = &arbiterv1.SprtParams{Elo0: 0, Elo1: 5, Model: gamepairtest.Huge}
+		},
+		"sprt: unknown":                func(s *arbiterv1.MatchSpec) { s.Sprt = &arbiterv1.SprtParams{Elo0: 0, Elo1: 5, Model: "elo"} },
+		"book order":                   func(s *arbiterv1.MatchSpec) { s.BookOrder = gamepairtest.Huge },
+		"throughput":                   func(s *arbiterv1.MatchSpec) { s.Throughput = math.NaN() },
+		"reference nps":                func(s *arbiterv1.MatchSpec) { s.ReferenceNps = 1e13 },
+		"time margin":                  func(s *arbiterv1.MatchSpec) { s.TimeMargin = durationpb.New(-time.Second) },
+		"hang timeout":                 func(s *arbiterv1.MatchSpec) { s.HangTimeout = durationpb.New(2 * time.Hour) },
+		"batch pairs 257: at most 256": func(s *arbiterv1.MatchSpec) { s.BatchPairs = 257 },
 	}
-	for _, c := range cases {
-		s := matchSpec(100, 2, 4)
-		c.mutate(s)
-		_, err := e.C.Create(context.Background(), carol, Kind, s)
-		if apierr.ReasonOf(err) != apierr.ReasonBadInput || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v", c.want, err)
-		} else if len(err.Error()) > 400 {
-			t.Errorf("%s: a %d-byte error", c.want, len(err.Error()))
-		}
-	}
-	if _, err := e.C.Create(context.Background(), carol, Kind, nil); apierr.ReasonOf(err) != apierr.ReasonBadInput {
-		t.Errorf("no spec: %v", err)
-	}
-	if jobs, _ := e.st.Jobs(context.Background()); len(jobs) != 0 {
-		t.Fatalf("%d jobs stored after refusals", len(jobs))
-	}
+	gamepairtest.RefuseEach(e.Driver, Kind, e.St, func() *arbiterv1.MatchSpec { return matchSpec(100, 2, 4) }, refusals)
 }
 
 // Defaults are filled in on a copy of the spec: batch size from the time
@@ -111,40 +90,5 @@ func TestCreateDefaults(t *testing.T) {
 	small := matchSpec(4, 10, 4)
 	if j := e.Job(e.create(small)); j.GetMatch().GetBatchPairs() != 2 || j.GetKind() != KindMatch || j.GetProgress().GetUnitsTotal() != 1 {
 		t.Fatalf("a 4-game match in 10-pair batches: %v", j)
-	}
-}
-
-// PGNs streams a test's games in order; other ids are refused with the
-// right reason, and the reader's error comes back as is.
-func TestPGNs(t *testing.T) {
-	var otherJob string
-	e := newEnv(t, Config{JobExists: func(id string) bool { return id == otherJob }})
-	id := e.create(matchSpec(8, 2, 4))
-	a := e.Worker("a", 0)
-	for i := 0; i < 2; i++ {
-		r := draws(2)
-		for k := range r.Pgns {
-			r.Pgns[k] = "[Game \"" + string(rune('a'+4*i+k)) + "\"]\n"
-		}
-		e.MustSubmit(a, e.MustLease(a), r, core.Accepted)
-	}
-	var got []string
-	if err := e.wl.PGNs(context.Background(), id, func(p string) error { got = append(got, p); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(got, "") != "[Game \"a\"]\n[Game \"b\"]\n[Game \"c\"]\n[Game \"d\"]\n[Game \"e\"]\n[Game \"f\"]\n[Game \"g\"]\n[Game \"h\"]\n" {
-		t.Fatalf("PGNs: %q", got)
-	}
-	otherJob = "p123"
-	none := func(string) error { return nil }
-	if err := e.wl.PGNs(context.Background(), "nope", none); apierr.ReasonOf(err) != apierr.ReasonUnknownJob {
-		t.Errorf("unknown id: %v", err)
-	}
-	if err := e.wl.PGNs(context.Background(), otherJob, none); apierr.ReasonOf(err) != apierr.ReasonBadInput || !strings.Contains(err.Error(), "not a match or SPRT test") {
-		t.Errorf("a perft id: %v", err)
-	}
-	stop := errors.New("reader gone")
-	if err := e.wl.PGNs(context.Background(), id, func(string) error { return stop }); err != stop {
-		t.Errorf("reader error: %v", err)
 	}
 }

@@ -47,7 +47,7 @@ func TestVerificationsOfATune(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		vs := e.wl.Verifications("t000000000001")
+		vs := e.WL.Verifications("t000000000001")
 		if len(vs) != 2 || vs[0].GetJobId() != first || vs[1].GetJobId() != second {
 			t.Fatalf("%s: verifications %v, want %s then %s", when, vs, first, second)
 		}
@@ -69,7 +69,7 @@ func TestVerificationsOfATune(t *testing.T) {
 		if vs[0].GetProgress().GetWins() != 2 || vs[0].GetProgress().GetElo() <= 0 {
 			t.Errorf("%s: the first verification won 2 of 2 games: %v", when, vs[0].GetProgress())
 		}
-		if n := len(e.wl.Verifications("t000000000002")); n != 0 {
+		if n := len(e.WL.Verifications("t000000000002")); n != 0 {
 			t.Errorf("%s: %d verifications of a tune no test verifies", when, n)
 		}
 	}
@@ -77,6 +77,6 @@ func TestVerificationsOfATune(t *testing.T) {
 	if jobs, _ := e.C.Jobs(100, nil); len(jobs) != 3 {
 		t.Errorf("%d tests stored, want 3 (refused ones stored nothing)", len(jobs))
 	}
-	e.restart()
+	e.Restart()
 	check("after a restart")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -31,7 +32,7 @@ func TestHistoryFollowsTheSPRT(t *testing.T) {
 	id := e.create(sprtSpec(2))
 	w := e.Worker("w", 0)
 	ctx := context.Background()
-	h, err := e.wl.History(ctx, id)
+	h, err := e.WL.History(ctx, id)
 	if err != nil || len(h) != 1 || h[0] != (HistoryPoint{}) {
 		t.Fatalf("history of a new test: %v %v", h, err)
 	}
@@ -43,7 +44,7 @@ func TestHistoryFollowsTheSPRT(t *testing.T) {
 	}
 	for i, r := range results {
 		e.MustSubmit(w, e.MustLease(w), r, core.Accepted)
-		h, err := e.wl.History(ctx, id)
+		h, err := e.WL.History(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,9 +64,9 @@ func TestHistoryFollowsTheSPRT(t *testing.T) {
 			}
 		}
 	}
-	grown, _ := e.wl.History(ctx, id)
-	e.restart()
-	built, err := e.wl.History(ctx, id)
+	grown, _ := e.WL.History(ctx, id)
+	e.Restart()
+	built, err := e.WL.History(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestHistoryFollowsTheSPRT(t *testing.T) {
 			t.Fatalf("point %d: rebuilt %+v, grown %+v", i, built[i], grown[i])
 		}
 	}
-	if _, err := e.wl.History(ctx, "nope"); codeOf(err) != apierr.NotFound {
+	if _, err := e.WL.History(ctx, "nope"); codeOf(err) != apierr.NotFound {
 		t.Fatalf("history of an unknown test: %v", err)
 	}
 }
@@ -144,13 +145,13 @@ func TestSetPriority(t *testing.T) {
 		if m.GetPriority() != 7 || m.GetThroughput() != 3.5 {
 			t.Fatalf("%s: priority %d throughput %v", when, m.GetPriority(), m.GetThroughput())
 		}
-		cands := e.wl.Candidates(e.Worker("w", 0), nil)
+		cands := e.WL.Candidates(e.Worker("w", 0), nil)
 		if len(cands) != 1 || cands[0].Priority != 7 || cands[0].Share != 3.5 {
 			t.Fatalf("%s: candidates %+v", when, cands)
 		}
 	}
 	check("at once")
-	e.restart()
+	e.Restart()
 	check("after a restart")
 	if err := e.C.SetPriority(ctx, admin, id, -3, 1); err != nil {
 		t.Fatalf("admin: %v", err)
@@ -175,13 +176,13 @@ func TestWorkerActivityAndGames(t *testing.T) {
 	r.Incidents[0].Detail = "flag fell at move 31"
 	e.MustSubmit(w, e.MustLease(w), r, core.Accepted)
 	check := func(when string, games, incidents int64, excluded bool) {
-		a := e.wl.WorkerActivity()[w.ID]
+		a := e.WL.WorkerActivity()[w.ID]
 		if a.Games != games || a.Incidents != incidents || (len(a.Excluded) == 1) != excluded || (excluded && a.Excluded[0] != id) {
 			t.Fatalf("%s: activity %+v, want %d games, %d incidents, excluded %v", when, a, games, incidents, excluded)
 		}
 	}
 	check("after a batch", 4, 2, true)
-	evs, err := e.wl.Events(ctx, id)
+	evs, err := e.WL.Events(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,19 +195,19 @@ func TestWorkerActivityAndGames(t *testing.T) {
 		t.Fatalf("events:\n%s", all)
 	}
 	e.Clk.Advance(30 * time.Minute)
-	e.restart()
+	e.Restart()
 	check("after a restart", 4, 2, true)
-	p, err := e.wl.PGN(ctx, id, 0, 3)
-	if err != nil || p != pgn {
+	p, err := e.WL.PGN(ctx, id, 0, 3)
+	if err != nil || p != gamepairtest.PGN {
 		t.Fatalf("PGN 0/3: %q %v", p, err)
 	}
-	if _, err := e.wl.PGN(ctx, id, 0, 4); codeOf(err) != apierr.NotFound {
+	if _, err := e.WL.PGN(ctx, id, 0, 4); codeOf(err) != apierr.NotFound {
 		t.Fatalf("PGN 0/4: %v", err)
 	}
-	if _, err := e.wl.PGN(ctx, id, -1, 0); codeOf(err) != apierr.InvalidArgument {
+	if _, err := e.WL.PGN(ctx, id, -1, 0); codeOf(err) != apierr.InvalidArgument {
 		t.Fatalf("PGN -1/0: %v", err)
 	}
-	bs, err := e.wl.Batches(ctx, id)
+	bs, err := e.WL.Batches(ctx, id)
 	if err != nil || len(bs) != 1 || bs[0].Pairs != 2 || bs[0].WorkerID != w.ID || bs[0].Draws != 4 {
 		t.Fatalf("batches: %+v %v", bs, err)
 	}
@@ -252,7 +253,42 @@ func TestDescribeAndList(t *testing.T) {
 	if len(page) != 2 || !more || page[0].ID != infos[1].ID {
 		t.Fatalf("second page: %+v %v", page, more)
 	}
-	if d, ok := e.wl.Describe("nope"); ok {
+	if d, ok := e.WL.Describe("nope"); ok {
 		t.Fatalf("unknown test described: %+v", d)
+	}
+}
+
+// PGNs streams a test's games in order; other ids are refused with the
+// right reason, and the reader's error comes back as is.
+func TestPGNs(t *testing.T) {
+	var otherJob string
+	e := newEnv(t, Config{JobExists: func(id string) bool { return id == otherJob }})
+	id := e.create(matchSpec(8, 2, 4))
+	a := e.Worker("a", 0)
+	for i := 0; i < 2; i++ {
+		r := draws(2)
+		for k := range r.Pgns {
+			r.Pgns[k] = "[Game \"" + string(rune('a'+4*i+k)) + "\"]\n"
+		}
+		e.MustSubmit(a, e.MustLease(a), r, core.Accepted)
+	}
+	var got []string
+	if err := e.WL.PGNs(context.Background(), id, func(p string) error { got = append(got, p); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, "") != "[Game \"a\"]\n[Game \"b\"]\n[Game \"c\"]\n[Game \"d\"]\n[Game \"e\"]\n[Game \"f\"]\n[Game \"g\"]\n[Game \"h\"]\n" {
+		t.Fatalf("PGNs: %q", got)
+	}
+	otherJob = "p123"
+	none := func(string) error { return nil }
+	if err := e.WL.PGNs(context.Background(), "nope", none); apierr.ReasonOf(err) != apierr.ReasonUnknownJob {
+		t.Errorf("unknown id: %v", err)
+	}
+	if err := e.WL.PGNs(context.Background(), otherJob, none); apierr.ReasonOf(err) != apierr.ReasonBadInput || !strings.Contains(err.Error(), "not a match or SPRT test") {
+		t.Errorf("a perft id: %v", err)
+	}
+	stop := errors.New("reader gone")
+	if err := e.WL.PGNs(context.Background(), id, func(string) error { return stop }); err != stop {
+		t.Errorf("reader error: %v", err)
 	}
 }

@@ -7,20 +7,21 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 // Worker capabilities for uploaded engines.
 const (
 	// CapArtifacts: the worker fetches, verifies and runs uploaded engines.
-	CapArtifacts = "artifacts"
+	CapArtifacts = capability.Artifacts
 	// CapSourceBuild: the worker has a C/C++ toolchain and make, and builds
 	// source artifacts.
-	CapSourceBuild = "source-build"
+	CapSourceBuild = capability.SourceBuild
 	// CapEngineLimits: the worker plays each engine under its own time
 	// control (EngineSpec.time_control); one without it would silently
 	// play the test's.
-	CapEngineLimits = "engine-limits"
+	CapEngineLimits = capability.EngineLimits
 )
 
 // checkArtifact refuses an engine artifact reference that cannot be one.

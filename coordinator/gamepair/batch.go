@@ -8,12 +8,13 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 // Capability is what a worker advertises to get game-pair batches.
-const Capability = "game-pair"
+const Capability = capability.GamePair
 
 // DefaultReferenceNPS is the bench nps of the development machine (2 cores,
 // one thread of the `arbiter bench` search): jobs that name no reference

@@ -8,7 +8,12 @@ import "time"
 // stored or leased (a lease adopted ahead of it after a restart, a batch
 // counted from a late result), so it never loops over indexes that were not
 // really issued, and each index is passed once. Nothing a peer sends is a
-// loop bound: an index is only looked up. Not safe for concurrent use.
+// loop bound: an index is only looked up. The range is fixed when the
+// tracker is made (a test's games, a tune's pairs, gamejob.MaxPairs worth of
+// batches for an SPRT without a cap on games) and never grows, so an index
+// outside it is refused (InRange) whatever the job. Both game workloads
+// keep one per running job (Job.Batches); a finished job keeps none. Not
+// safe for concurrent use.
 type Batches struct {
 	total  int            // indexes are [0, total)
 	stored map[int]bool   // counted, or held by a stored row
@@ -114,14 +119,30 @@ func (b *Batches) Store(idx int) {
 	delete(b.open, idx)
 }
 
-// Leased is the number of batches leased now.
-func (b *Batches) Leased() int { return len(b.open) }
+// Leased is the number of batches leased now (none for nil: a finished
+// job keeps no tracker).
+func (b *Batches) Leased() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.open)
+}
 
-// Workers is the number of workers holding a batch now.
+// Workers is the number of workers holding a batch now (none for nil).
 func (b *Batches) Workers() int {
+	if b == nil {
+		return 0
+	}
 	seen := make(map[string]bool, len(b.open))
 	for _, h := range b.open {
 		seen[h.Worker] = true
 	}
 	return len(seen)
+}
+
+// Position is where the hand-out stands, for tests and logs: how many
+// batches are stored, how many re-opened ones wait, and the lowest index
+// never looked at.
+func (b *Batches) Position() (stored, reopened, next int) {
+	return len(b.stored), len(b.retry), b.next
 }

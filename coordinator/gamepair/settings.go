@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/match"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 // Settings tune what both game workloads (tests and SPSA tunes) do alike:
@@ -26,6 +27,10 @@ type Settings struct {
 	// incident (time loss, hang, lost lease) above which the worker gets no
 	// more batches of the job (0.2).
 	IncidentMaxRate float64
+	// SkipGameReplay accepts batch results without replaying their games
+	// (ReplayBatch): only for unit tests of scheduling and counting that
+	// submit made-up games. No coordinator flag sets it.
+	SkipGameReplay bool
 }
 
 // Defaults fills in the zero values.
@@ -60,6 +65,15 @@ func (s *Settings) Reference(specNPS uint64) uint64 {
 // batch takes about BatchDuration at the job's reference speed.
 func (s *Settings) AutoBatchPairs(lim match.Limits, specNPS uint64) int {
 	return AutoBatchPairs(lim, s.Reference(specNPS), s.BatchDuration, s.MaxAutoBatchPairs)
+}
+
+// Replay is ReplayBatch of a result that CheckResult accepted, unless
+// SkipGameReplay.
+func (s *Settings) Replay(unit string, b *arbiterv1.GamePairBatch, r *arbiterv1.GamePairBatchResult) error {
+	if s.SkipGameReplay {
+		return nil
+	}
+	return ReplayBatch(unit, b, r)
 }
 
 // NewWorkers is a job's empty record of workers, judged over

@@ -15,6 +15,7 @@
 package gamepair
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
+	"github.com/arbiter-chess/arbiter/internal/textcheck"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -59,6 +61,9 @@ const (
 func CheckEngine(which string, e *arbiterv1.EngineSpec) error {
 	if e == nil {
 		return apierr.Invalid("%s missing", which)
+	}
+	if err := checkEngineText(which, e); err != nil {
+		return err
 	}
 	name := e.GetName()
 	if strings.TrimSpace(name) == "" || len(name) > MaxNameBytes || !utf8.ValidString(name) {
@@ -118,6 +123,32 @@ func CheckEngine(which string, e *arbiterv1.EngineSpec) error {
 	return nil
 }
 
+// checkEngineText refuses a control character in any string of an engine
+// spec: its name reaches PGN tags, its command, arguments and directory
+// the worker's exec, its option names and values the engine's standard
+// input as "setoption name N value V" lines (textcheck).
+func checkEngineText(which string, e *arbiterv1.EngineSpec) error {
+	fields := []Text{{What: which + " name", S: e.GetName()}, {What: which + " command", S: e.GetCommand()},
+		{What: which + " dir", S: e.GetDir()}, {What: which + " protocol", S: e.GetProtocol()}}
+	for i, a := range e.GetArgs() {
+		fields = append(fields, Text{What: fmt.Sprintf("%s args[%d]", which, i), S: a})
+	}
+	for k, v := range e.GetOptions() {
+		fields = append(fields, Text{What: which + " option name " + apierr.Q(k), S: k},
+			Text{What: which + " option " + apierr.Q(k) + " value", S: v})
+	}
+	if a := e.GetArtifact(); a != nil {
+		fields = append(fields, Text{What: which + " artifact build", S: a.GetBuild()}, Text{What: which + " artifact exe", S: a.GetExe()},
+			Text{What: which + " artifact name", S: a.GetName()}, Text{What: which + " artifact sha256", S: a.GetSha256()})
+	}
+	for _, f := range fields {
+		if err := textcheck.Check(f.What, f.S); err != nil {
+			return apierr.Invalid("%s", err.Error())
+		}
+	}
+	return nil
+}
+
 // CheckTimeControl refuses a time control that is missing or that no
 // engine can play, and returns it as the match library's limits.
 func CheckTimeControl(tc *arbiterv1.TimeControl) (match.Limits, error) {
@@ -164,11 +195,15 @@ type Text struct {
 	Max  int
 }
 
-// CheckText refuses a text field longer than its bound or not UTF-8.
+// CheckText refuses a text field longer than its bound, not UTF-8, or
+// holding a control character (these fields reach PGN tags and engines).
 func CheckText(fields ...Text) error {
 	for _, f := range fields {
 		if len(f.S) > f.Max || !utf8.ValidString(f.S) {
 			return apierr.Invalid("%s %s: must be at most %d bytes of UTF-8", f.What, apierr.Q(f.S), f.Max)
+		}
+		if err := textcheck.Check(f.What, f.S); err != nil {
+			return apierr.Invalid("%s", err.Error())
 		}
 	}
 	return nil

@@ -75,6 +75,7 @@ type Workers struct {
 	maxRate float64
 	byID    map[string]*worker
 	refused map[string]string // workers that cannot run the job: why
+	bench   map[string]uint64 // bench speed each worker played the job at (EvBench)
 }
 
 type worker struct {
@@ -88,7 +89,7 @@ type worker struct {
 // NewWorkers returns an empty record judging over window games with the
 // given maximum rate of worker-caused incidents.
 func NewWorkers(window int, maxRate float64) *Workers {
-	return &Workers{size: window, maxRate: maxRate, byID: map[string]*worker{}, refused: map[string]string{}}
+	return &Workers{size: window, maxRate: maxRate, byID: map[string]*worker{}, refused: map[string]string{}, bench: map[string]uint64{}}
 }
 
 func (ws *Workers) get(id string) *worker {
@@ -239,6 +240,8 @@ func (ws *Workers) Replay(batches []Played, events []store.Event) {
 			items = append(items, item{e.At, e.WorkerID, lostLeaseEntry})
 		case EvRefused:
 			ws.refused[e.WorkerID] = e.Detail
+		case EvBench:
+			ws.replayBench(e)
 		}
 	}
 	sort.SliceStable(items, func(i, j int) bool { return items[i].at.Before(items[j].at) })
@@ -254,8 +257,10 @@ func (ws *Workers) Replay(batches []Played, events []store.Event) {
 }
 
 // Rows renders every worker of the job, by id: games, incidents,
-// exclusion or refusal ("cannot run the <noun>: why"); fill adds what the
-// workload knows of a worker (name, speed, time scale).
+// exclusion or refusal ("cannot run the <noun>: why"), and the bench speed
+// it played the job at when recorded (EvBench); fill adds what the
+// workload knows of a worker (name, its speed where none is recorded,
+// time scale).
 func (ws *Workers) Rows(noun string, fill func(row *arbiterv1.WorkerIncidents)) []*arbiterv1.WorkerIncidents {
 	ids := make([]string, 0, len(ws.byID)+len(ws.refused))
 	for id := range ws.byID {
@@ -269,7 +274,7 @@ func (ws *Workers) Rows(noun string, fill func(row *arbiterv1.WorkerIncidents)) 
 	sort.Strings(ids)
 	var out []*arbiterv1.WorkerIncidents
 	for _, id := range ids {
-		wi := &arbiterv1.WorkerIncidents{WorkerId: id}
+		wi := &arbiterv1.WorkerIncidents{WorkerId: id, BenchNps: ws.bench[id]}
 		if fill != nil {
 			fill(wi)
 		}

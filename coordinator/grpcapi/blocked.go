@@ -2,7 +2,6 @@ package grpcapi
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -10,6 +9,9 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
+	"github.com/arbiter-chess/arbiter/internal/capability"
+	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -25,35 +27,51 @@ const workerGrace = 3 * time.Second
 // the worker fits its two engines (gamepair.FitsCaps: uploaded engines,
 // per-engine time controls).
 type needs struct {
-	caps    []string
-	engines []*arbiterv1.EngineSpec // nil, or the two sides
+	caps []string
+	// fits says why a worker with caps still cannot run the job ("" when
+	// it can); nil: any worker with caps can.
+	fits func(core.Caps) string
 }
 
-func needsOf(j *arbiterv1.Job) needs {
-	n := needs{caps: []string{"perft"}}
-	switch {
-	case j.GetMatch() != nil:
-		n = needs{caps: []string{"game-pair"}, engines: []*arbiterv1.EngineSpec{j.GetMatch().GetEngineA(), j.GetMatch().GetEngineB()}}
-	case j.GetSpsa() != nil:
-		n = needs{caps: []string{"game-pair"}, engines: []*arbiterv1.EngineSpec{j.GetSpsa().GetEngine(), j.GetSpsa().GetEngine()}}
+// needsOf is what a job's units ask of a worker: a plugged-in kind says
+// (workload.Needer); the built-in kinds by their family.
+func needsOf(j *arbiterv1.Job, plugins map[string]core.Workload) (needs, bool) {
+	if wl, ok := plugins[j.GetKind()].(workload.Needer); ok {
+		caps, fits, ok := wl.Needs(j.GetJobId())
+		return needs{caps: caps, fits: fits}, ok
 	}
-	for _, e := range n.engines {
-		if matchspec.IsBuiltin(e) {
-			n.caps = append(n.caps, "builtin")
-			break
+	var engines []*arbiterv1.EngineSpec
+	n := needs{}
+	switch jobkind.Of(j).Family {
+	case jobkind.FamilyPerft:
+		n.caps = []string{capability.Perft}
+	case jobkind.FamilyTest:
+		engines = []*arbiterv1.EngineSpec{j.GetMatch().GetEngineA(), j.GetMatch().GetEngineB()}
+	case jobkind.FamilyTune:
+		engines = []*arbiterv1.EngineSpec{j.GetSpsa().GetEngine(), j.GetSpsa().GetEngine()}
+	default:
+		return n, false
+	}
+	if engines != nil {
+		n.caps = []string{capability.GamePair}
+		if matchspec.IsBuiltin(engines[0]) || matchspec.IsBuiltin(engines[1]) {
+			n.caps = append(n.caps, capability.Builtin)
 		}
+		n.fits = func(c core.Caps) string { return gamepair.FitsCaps(engines[0], engines[1], c) }
 	}
-	return n
+	return n, true
 }
 
 // withBlocked returns the jobs with the reason why they cannot progress
 // set on each running one that no live worker can take (none connected,
-// or none offering a capability its units need), so that status and
+// none offering a capability its units need, or every one that could
+// refused it), so that status and
 // submit --wait say so at once instead of waiting silently. A reason the
 // workload gave (e.g. verification waiting for a second identity) is
 // kept. Snapshots are copied before they are changed.
 func (js *jobService) withBlocked(jobs ...*arbiterv1.Job) []*arbiterv1.Job {
 	var live []core.Caps // of the live workers, read once
+	var views []core.WorkerView
 	read := false
 	for i, j := range jobs {
 		if j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING || j.GetProgress().GetBlocked() != "" {
@@ -67,11 +85,22 @@ func (js *jobService) withBlocked(jobs ...*arbiterv1.Job) []*arbiterv1.Job {
 			for _, w := range js.core.Workers() {
 				if now.Sub(w.LastSeen) <= within {
 					live = append(live, w.Caps)
+					views = append(views, w)
 				}
 			}
 			read = true
 		}
-		reason := blockedReason(needsOf(j), live)
+		n, known := needsOf(j, js.plugins)
+		if !known {
+			continue
+		}
+		reason := blockedReason(n, live)
+		if reason == "" && gameFamily(j) {
+			// Every worker that could run it refused it (its engine did
+			// not start there) or was excluded: StallWatch fails it once
+			// that has lasted, if it never started.
+			reason = refusedReason(j, views)
+		}
 		if reason == "" {
 			continue
 		}
@@ -93,12 +122,12 @@ func blockedReason(n needs, live []core.Caps) string {
 	}
 	capable, why := 0, ""
 	for _, caps := range live {
-		if !slices.ContainsFunc(n.caps, func(c string) bool { return !caps.Has(c) }) {
+		if capability.Missing(n.caps, caps.Has) == "" {
 			capable++
-			if len(n.engines) < 2 {
+			if n.fits == nil {
 				return ""
 			}
-			r := gamepair.FitsCaps(n.engines[0], n.engines[1], caps)
+			r := n.fits(caps)
 			if r == "" {
 				return ""
 			}

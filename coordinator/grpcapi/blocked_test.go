@@ -18,10 +18,10 @@ func TestBlockedReason(t *testing.T) {
 	source := &arbiterv1.EngineSpec{Name: "s", Artifact: &arbiterv1.EngineArtifact{
 		Sha256: strings.Repeat("cd", 32), Kind: arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE}}
 	test := func(a, b *arbiterv1.EngineSpec) *arbiterv1.Job {
-		return &arbiterv1.Job{Match: &arbiterv1.MatchSpec{EngineA: a, EngineB: b}}
+		return &arbiterv1.Job{Kind: "sprt", Match: &arbiterv1.MatchSpec{EngineA: a, EngineB: b}}
 	}
-	tune := &arbiterv1.Job{Spsa: &arbiterv1.SpsaSpec{Engine: binary}}
-	perft := &arbiterv1.Job{}
+	tune := &arbiterv1.Job{Kind: "spsa", Spsa: &arbiterv1.SpsaSpec{Engine: binary}}
+	perft := &arbiterv1.Job{Kind: "perft"}
 	games := core.Caps{Tags: []string{"game-pair"}, Platform: "linux/amd64"}
 	artifacts := core.Caps{Tags: []string{"game-pair", "artifacts"}, Platform: "linux/amd64"}
 	arm := core.Caps{Tags: []string{"game-pair", "artifacts", "source-build"}, Platform: "linux/arm64"}
@@ -44,7 +44,8 @@ func TestBlockedReason(t *testing.T) {
 			[]core.Caps{games}, "per-engine time controls"},
 	}
 	for _, c := range cases {
-		got := blockedReason(needsOf(c.job), c.live)
+		n, _ := needsOf(c.job, nil)
+		got := blockedReason(n, c.live)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
 		}

@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,8 +14,10 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -28,6 +31,7 @@ type jobService struct {
 	// then to connect before a job is said to have none.
 	started time.Time
 	arts    *artifacts.Store
+	plugins map[string]core.Workload
 }
 
 // addArtifactChecks adds what the workers did with a test's uploaded
@@ -68,7 +72,7 @@ func (js *jobService) snapshot(id string, full bool) (*arbiterv1.Job, error) {
 	}
 	j := js.withBlocked(snap.(*arbiterv1.Job))[0]
 	// A tune shows the tests that verify it: they are the game workload's.
-	if full && j.GetSpsaProgress() != nil && js.games != nil {
+	if full && jobkind.Is(j, jobkind.FamilyTune) && js.games != nil {
 		j.SpsaProgress.Verifications = js.games.Verifications(id)
 	}
 	return j, nil
@@ -117,6 +121,41 @@ func (js *jobService) SubmitSpsa(ctx context.Context, req *arbiterv1.SubmitSpsaR
 		return nil, err
 	}
 	return &arbiterv1.SubmitSpsaResponse{Job: j}, nil
+}
+
+// SubmitJob creates a job of a kind that plugs in (package workload): the
+// kind names it, and the spec must be that kind's message.
+func (js *jobService) SubmitJob(ctx context.Context, req *arbiterv1.SubmitJobRequest) (*arbiterv1.SubmitJobResponse, error) {
+	k, ok := workload.Lookup(req.GetKind())
+	if !ok || js.plugins[req.GetKind()] == nil {
+		return nil, apierr.Invalid("kind: %s is not a kind of job this coordinator runs (%s)", apierr.Q(req.GetKind()),
+			strings.Join(pluginKinds(js.plugins), ", "))
+	}
+	if req.GetSpec() == nil {
+		return nil, apierr.Invalid("spec missing")
+	}
+	spec := k.Spec()
+	if err := req.GetSpec().UnmarshalTo(spec); err != nil {
+		return nil, apierr.Invalid("spec: a %s job needs a %s: %v", k.Name, spec.ProtoReflect().Descriptor().FullName(), err)
+	}
+	ref, err := js.core.Create(ctx, caller(ctx), k.Name, spec)
+	if err != nil {
+		return nil, err
+	}
+	j, err := js.snapshot(ref.ID, true)
+	if err != nil {
+		return nil, err
+	}
+	return &arbiterv1.SubmitJobResponse{Job: j}, nil
+}
+
+func pluginKinds(m map[string]core.Workload) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func (js *jobService) GetJob(ctx context.Context, req *arbiterv1.GetJobRequest) (*arbiterv1.GetJobResponse, error) {

@@ -4,9 +4,11 @@
 // reasons. It decides nothing itself.
 //
 // Invariants:
-//   - A credential is checked from the request headers before the message
-//     body is read (a tap handle), so a caller without a valid credential
-//     costs the coordinator no body allocation.
+//   - A credential, the role it needs for the method and the identity's
+//     connection and call limits are checked from the request headers
+//     before the message body is read (a tap handle), so a caller without
+//     a valid credential, or with one of the wrong role or over its
+//     limits, costs the coordinator no body allocation (methods.go).
 //   - Every call runs under panic recovery: a bug answers Internal and is
 //     logged; it never takes the coordinator down.
 //   - The server bounds concurrent streams per connection, message sizes
@@ -39,9 +41,11 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	creds "github.com/arbiter-chess/arbiter/coordinator/credentials"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/grpcerr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
@@ -62,10 +66,14 @@ const (
 
 // Config is what the gRPC face serves.
 type Config struct {
-	Core        *core.Core
-	Games       *gamejob.Workload
-	Tunes       *spsajob.Workload
-	Verify      *verifyjob.Workload
+	Core   *core.Core
+	Games  *gamejob.Workload
+	Tunes  *spsajob.Workload
+	Verify *verifyjob.Workload
+	// Plugins are the workloads of kinds registered with package workload,
+	// by kind: SubmitJob creates their jobs, and those with a service of
+	// their own (workload.Servicer) are served.
+	Plugins     map[string]core.Workload
 	Credentials *creds.Manager
 	Store       *store.Store
 	// Artifacts, when set, serves the engine artifact store.
@@ -76,14 +84,22 @@ type Config struct {
 	// present a client certificate instead of a token: its identity is the
 	// certificate's common name with the worker role.
 	TLS *tls.Config
+	// Gate, when set, bounds each identity's connections and calls in
+	// progress (checked before the body is read).
+	Gate *quota.Gate
 }
 
 // Server holds the services and their metrics.
 type Server struct {
-	cfg     Config
-	log     *zap.Logger
-	grpcm   *grpcprom.ServerMetrics
-	unauthN prometheus.Counter
+	cfg      Config
+	gate     *quota.Gate
+	log      *zap.Logger
+	grpcm    *grpcprom.ServerMetrics
+	unauthN  prometheus.Counter
+	refusedN *prometheus.CounterVec
+	// rules are methodRules and the plugins' methods (rulesFor), fixed
+	// before the server serves.
+	rules map[string]methodRule
 }
 
 // HealthMethods need no credential: the gRPC health service reveals nothing
@@ -105,18 +121,21 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger,
+	s := &Server{cfg: cfg, gate: cfg.Gate, log: cfg.Logger,
 		grpcm: grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram()),
 		unauthN: prometheus.NewCounter(prometheus.CounterOpts{Name: "arbiter_requests_unauthenticated_total",
 			Help: "Calls refused before their body was read: missing, unknown or revoked credential."}),
+		refusedN: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_requests_refused_before_body_total",
+			Help: "Calls of a valid credential refused before their body was read, by reason (WRONG_ROLE, QUOTA)."}, []string{"reason"}),
 	}
 	if cfg.Registerer != nil {
-		cfg.Registerer.MustRegister(s.grpcm, s.unauthN)
+		cfg.Registerer.MustRegister(s.grpcm, s.unauthN, s.refusedN)
 	}
 	opts := []grpc.ServerOption{
 		grpc.InTapHandle(s.authenticate),
-		grpc.ChainUnaryInterceptor(s.grpcm.UnaryServerInterceptor(), s.recoverUnary),
-		grpc.ChainStreamInterceptor(s.grpcm.StreamServerInterceptor(), s.recoverStream),
+		grpc.StatsHandler(connTracker{}),
+		grpc.ChainUnaryInterceptor(s.grpcm.UnaryServerInterceptor(), s.recoverUnary, s.limitUnary),
+		grpc.ChainStreamInterceptor(s.grpcm.StreamServerInterceptor(), s.recoverStream, s.limitStream),
 		grpc.MaxRecvMsgSize(MaxRecvMsgBytes),
 		grpc.MaxSendMsgSize(MaxSendMsgBytes),
 		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
@@ -129,11 +148,16 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	srv := grpc.NewServer(opts...)
 	arbiterv1.RegisterWorkerServiceServer(srv, &workerService{s: s, core: cfg.Core})
 	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: cfg.Games, tunes: cfg.Tunes, started: cfg.Core.Now(),
-		arts: cfg.Artifacts})
+		arts: cfg.Artifacts, plugins: cfg.Plugins})
 	arbiterv1.RegisterVerifyServiceServer(srv, &verifyService{s: s, core: cfg.Core, verify: cfg.Verify})
 	arbiterv1.RegisterAdminServiceServer(srv, &adminService{s: s, core: cfg.Core, creds: cfg.Credentials, store: cfg.Store})
 	services := []string{arbiterv1.WorkerService_ServiceDesc.ServiceName, arbiterv1.JobService_ServiceDesc.ServiceName,
 		arbiterv1.VerifyService_ServiceDesc.ServiceName, arbiterv1.AdminService_ServiceDesc.ServiceName}
+	for _, wl := range cfg.Plugins {
+		if sv, ok := wl.(workload.Servicer); ok {
+			services = append(services, sv.RegisterGRPC(srv, caller)...)
+		}
+	}
 	if cfg.Artifacts != nil {
 		arbiterv1.RegisterArtifactServiceServer(srv, &artifactService{s: s, core: cfg.Core, arts: cfg.Artifacts})
 		services = append(services, arbiterv1.ArtifactService_ServiceDesc.ServiceName)
@@ -144,6 +168,7 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	for _, name := range services {
 		hs.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
 	}
+	s.rules = rulesFor(srv)
 	s.grpcm.InitializeMetrics(srv) // every method × code series from the start
 	return srv, hs, nil
 }
@@ -158,7 +183,7 @@ func (s *Server) authenticate(ctx context.Context, info *tap.Info) (context.Cont
 		return ctx, nil
 	}
 	if id, ok := s.resolve(ctx, info.Header); ok {
-		return context.WithValue(ctx, identityKey{}, id), nil
+		return s.admit(ctx, id, info.FullMethodName)
 	}
 	s.unauthN.Inc()
 	if info.FullMethodName == arbiterv1.WorkerService_Submit_FullMethodName {
@@ -166,6 +191,37 @@ func (s *Server) authenticate(ctx context.Context, info *tap.Info) (context.Cont
 	}
 	return nil, grpcerr.Status(codes.Unauthenticated, apierr.ReasonBadCredential,
 		"missing, unknown or revoked credential (send \"authorization: Bearer <token>\")").Err()
+}
+
+// admit checks, still before the body, that id's role may call method and
+// that id is within its connection and call limits; the call's slot is
+// released when its stream ends (its context is cancelled then, whichever
+// way it ends).
+func (s *Server) admit(ctx context.Context, id identity.Identity, method string) (context.Context, error) {
+	if err := admit(s.rules, id, method); err != nil {
+		s.refusedN.WithLabelValues(refusalReason(err)).Inc()
+		return nil, grpcerr.To(err)
+	}
+	if s.gate != nil {
+		if err := s.countConn(ctx, id); err != nil {
+			s.refusedN.WithLabelValues(apierr.ReasonQuota).Inc()
+			return nil, grpcerr.To(err)
+		}
+		release, err := s.gate.AddCall(id)
+		if err != nil {
+			s.refusedN.WithLabelValues(apierr.ReasonQuota).Inc()
+			return nil, grpcerr.To(err)
+		}
+		context.AfterFunc(ctx, release)
+	}
+	return context.WithValue(ctx, identityKey{}, id), nil
+}
+
+func refusalReason(err error) string {
+	if r := apierr.ReasonOf(err); r != "" {
+		return r
+	}
+	return "UNKNOWN_METHOD"
 }
 
 func (s *Server) resolve(ctx context.Context, md metadata.MD) (identity.Identity, bool) {

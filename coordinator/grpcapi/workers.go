@@ -107,6 +107,8 @@ func (ws *workerService) Submit(ctx context.Context, req *arbiterv1.SubmitReques
 		result = r.GamePairs
 	case *arbiterv1.SubmitRequest_Verify:
 		result = r.Verify
+	case *arbiterv1.SubmitRequest_Plugin:
+		result = r.Plugin
 	default:
 		return nil, apierr.New(apierr.InvalidArgument, apierr.ReasonMalformedResult, "result missing")
 	}

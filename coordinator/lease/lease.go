@@ -7,7 +7,8 @@
 //
 // Invariants:
 //   - A live lease is in leases, in byUnit[UnitID], in byJob[JobID] and in
-//     the deadline heap, exactly once each; End removes it from all four.
+//     the deadline heap, exactly once each, and counted once in
+//     perWorker[WorkerID]; End removes it from all of them.
 //   - A lease id is signed: it carries an HMAC of (id prefix, unit, worker)
 //     under the manager's key. Signed answers whether this coordinator (any
 //     run of it sharing the key) granted that unit to that worker under that
@@ -45,7 +46,10 @@ type Manager struct {
 	leases   map[string]*entry
 	byUnit   map[string]map[string]*entry
 	byJob    map[string]map[string]*entry
-	expiry   deadlines
+	// perWorker counts each worker's live leases (no entry at 0), so the
+	// core caps them in O(1).
+	perWorker map[string]int
+	expiry    deadlines
 }
 
 type entry struct {
@@ -71,6 +75,8 @@ func New(d time.Duration, prefix string, key []byte) *Manager {
 		leases:   make(map[string]*entry),
 		byUnit:   make(map[string]map[string]*entry),
 		byJob:    make(map[string]map[string]*entry),
+
+		perWorker: make(map[string]int),
 	}
 }
 
@@ -125,6 +131,7 @@ func (m *Manager) add(id, unitID, jobID, workerID string, now time.Time) Lease {
 	m.leases[id] = e
 	index(m.byUnit, unitID, e)
 	index(m.byJob, jobID, e)
+	m.perWorker[workerID]++
 	heap.Push(&m.expiry, e)
 	return e.Lease
 }
@@ -180,6 +187,9 @@ func (m *Manager) End(id string) (Lease, bool) {
 	delete(m.leases, id)
 	unindex(m.byUnit, e.UnitID, id)
 	unindex(m.byJob, e.JobID, id)
+	if m.perWorker[e.WorkerID]--; m.perWorker[e.WorkerID] <= 0 {
+		delete(m.perWorker, e.WorkerID)
+	}
 	heap.Remove(&m.expiry, e.index)
 	return e.Lease, true
 }
@@ -198,6 +208,9 @@ func (m *Manager) All() []Lease {
 	}
 	return out
 }
+
+// CountWorker is the number of live leases a worker holds.
+func (m *Manager) CountWorker(workerID string) int { return m.perWorker[workerID] }
 
 // CountJob is the number of live leases of a job.
 func (m *Manager) CountJob(jobID string) int { return len(m.byJob[jobID]) }

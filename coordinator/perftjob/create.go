@@ -64,10 +64,12 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	if depth > perftsplit.MaxDepth {
 		return core.JobRef{}, apierr.Invalid("depth %d: must be between 0 and %d", depth, perftsplit.MaxDepth)
 	}
-	verify := spec.GetVerifyFraction()
-	if verify == 0 {
-		verify = w.cfg.VerifyDefault
+	if est := perftsplit.EstimateNodes(pos, depth); est > w.cfg.MaxNodes {
+		return core.JobRef{}, apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge,
+			"depth %d from this position is about %s nodes, over the limit of %s (coordinator flag %s): no farm would finish it; ask for a smaller depth",
+			depth, sci(est), sci(w.cfg.MaxNodes), FlagMaxNodes)
 	}
+	verify := spec.GetVerifyFraction()
 	if math.IsNaN(verify) || verify < 0 || verify > 1 {
 		return core.JobRef{}, apierr.Invalid("verify fraction %v: must be between 0 and 1", spec.GetVerifyFraction())
 	}
@@ -83,13 +85,21 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		return core.JobRef{}, apierr.Invalid("slices %d: must be between 0 (chosen from the workers) and %d", slices, MaxSlices)
 	}
 	// The farm the job is cut for: workers seen within a lease duration.
-	workers, slicers := 0, 0
+	workers, slicers, witnesses := 0, 0, 0
 	if w.host != nil {
 		tag := CapPerft
 		if pos.IsChess960() {
 			tag = CapPerft960
 		}
-		workers, slicers = w.host.LiveWorkers(tag), w.host.LiveWorkers(perftwire.CapSlices)
+		workers, slicers, witnesses = w.host.LiveWorkers(tag), w.host.LiveWorkers(perftwire.CapSlices), w.host.LiveIdentities(tag)
+	}
+	if verify == 0 && witnesses >= 2 {
+		// The default verification needs a second identity to verify
+		// anything: on a farm of one identity (one worker, or several
+		// sharing a credential) a job that sets no fraction is computed
+		// unverified, and says so, rather than wait for a witness that
+		// may never come. A fraction the job sets is kept either way.
+		verify = w.cfg.VerifyDefault
 	}
 	split := int(spec.GetSplitPly())
 	if split == 0 {
@@ -130,8 +140,22 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	if depth == 0 {
 		rec.State, rec.FinishedAt, rec.Total, rec.Divide = store.StateDone, now, "1", []string{}
 	} else {
-		plan, err := perftsplit.SplitLimited(ctx, pos, depth, split, w.cfg.SplitLimits)
+		select {
+		case w.splitting <- struct{}{}:
+			defer func() { <-w.splitting }()
+		case <-ctx.Done():
+			return core.JobRef{}, ctx.Err()
+		}
+		lim, held, err := w.splitBudget()
+		if err != nil {
+			return core.JobRef{}, err
+		}
+		plan, err := perftsplit.SplitLimited(ctx, pos, depth, split, lim)
 		switch {
+		case errors.Is(err, perftsplit.ErrTooManyPositions) && lim.MaxPositions < w.cfg.SplitLimits.MaxPositions:
+			return core.JobRef{}, heldExhausted(held, w.cfg.MaxHeldPositions, "this split needs more than the "+fmt.Sprint(lim.MaxPositions)+" left")
+		case errors.Is(err, perftsplit.ErrTooManyPositions):
+			return core.JobRef{}, apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge, "%v (coordinator flag %s)", err, FlagMaxSplitPositions)
 		case errors.Is(err, perftsplit.ErrTooLarge):
 			return core.JobRef{}, apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge, "%v", err)
 		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -173,6 +197,10 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	}
 	w.commitMu.Lock()
 	defer w.commitMu.Unlock()
+	// Jobs created meanwhile may have taken the budget splitBudget saw.
+	if held := w.heldPositions(); len(positions) > 0 && held+len(positions) > w.cfg.MaxHeldPositions {
+		return core.JobRef{}, heldExhausted(held, w.cfg.MaxHeldPositions, fmt.Sprintf("this split has %d", len(positions)))
+	}
 	if err := w.store.CreateJob(ctx, rec, positions, units); err != nil {
 		return core.JobRef{}, apierr.Store(err)
 	}
@@ -185,7 +213,7 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	}
 	for _, ur := range units {
 		u := &unit{job: j, rec: ur, queued: true, holders: map[string]string{}}
-		u.v = judge(nil, required(u), w.cfg.MaxRuns)
+		u.v = judge(nil, required(u), w.cfg.MaxRuns, nil)
 		j.units = append(j.units, u)
 		if ur.Idx == 0 || ur.Slice != units[ur.Idx-1].Slice {
 			j.segs = append(j.segs, &segment{})
@@ -203,6 +231,58 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		zap.Int("slices", slices), zap.Int("slice_ply", slicePly), zap.Bool("stats", rec.Stats), zap.Int("workers", workers),
 		zap.Float64("verify", verify), zap.Bool("chess960", rec.Chess960), zap.String("submitter", submitter))
 	return core.JobRef{ID: id, Seq: rec.Seq, Submitter: submitter}, nil
+}
+
+// Coordinator flags of the limits, for messages.
+const (
+	FlagMaxNodes          = "--perft-max-nodes"
+	FlagMaxHeldPositions  = "--perft-max-held-positions"
+	FlagMaxSplitPositions = "--perft-max-split-positions"
+)
+
+// heldPositions counts the split positions running jobs keep in memory.
+func (w *Workload) heldPositions() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, j := range w.running {
+		n += len(j.positions)
+	}
+	return n
+}
+
+// splitBudget is the split limits for a new job: the configured ones, with
+// the unique positions capped by what the running jobs leave of
+// MaxHeldPositions.
+func (w *Workload) splitBudget() (perftsplit.Limits, int, error) {
+	lim := w.cfg.SplitLimits
+	held := w.heldPositions()
+	left := w.cfg.MaxHeldPositions - held
+	if left <= 0 {
+		return lim, held, heldExhausted(held, w.cfg.MaxHeldPositions, "")
+	}
+	if lim.MaxPositions == 0 || left < lim.MaxPositions {
+		lim.MaxPositions = left
+	}
+	return lim, held, nil
+}
+
+func heldExhausted(held, limit int, detail string) error {
+	if detail != "" {
+		detail = "; " + detail
+	}
+	return apierr.New(apierr.ResourceExhausted, apierr.ReasonTooLarge,
+		"running perft jobs hold %d split positions, the limit is %d (coordinator flag %s)%s: wait for one to finish, cancel one, or choose a smaller split ply",
+		held, limit, FlagMaxHeldPositions, detail)
+}
+
+// sci writes a large count as "4.2×10^27".
+func sci(x float64) string {
+	if x < 1e6 {
+		return fmt.Sprintf("%.0f", x)
+	}
+	e := math.Floor(math.Log10(x))
+	return fmt.Sprintf("%.1f×10^%d", x/math.Pow(10, e), int(e))
 }
 
 // verifyUnit decides deterministically whether unit i is verified: exactly

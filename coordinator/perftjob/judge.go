@@ -35,8 +35,10 @@ type verdict struct {
 //
 // Runs are counted by identity, not by worker: one credential's workers are
 // one witness however many of them ran the unit, so no identity can verify
-// or outvote on its own.
-func judge(runs []store.Run, required, maxRuns int) verdict {
+// or outvote on its own. An identity in distrusted (outvoted in a settled
+// dispute of the job) is no witness at all: its runs still show a dispute,
+// but settle nothing, so a unit only it ran is computed again.
+func judge(runs []store.Run, required, maxRuns int, distrusted map[string]bool) verdict {
 	type group struct {
 		counts []engine.Count
 		owners map[string]bool
@@ -45,18 +47,25 @@ func judge(runs []store.Run, required, maxRuns int) verdict {
 	var groups []group
 	for _, r := range runs {
 		found := false
+		witness := !distrusted[owner(r)]
 		for i := range groups {
 			if slices.Equal(groups[i].counts, r.Counts) {
 				if !groups[i].owners[owner(r)] {
 					groups[i].owners[owner(r)] = true
-					groups[i].n++
+					if witness {
+						groups[i].n++
+					}
 				}
 				found = true
 				break
 			}
 		}
 		if !found {
-			groups = append(groups, group{counts: r.Counts, owners: map[string]bool{owner(r): true}, n: 1})
+			g := group{counts: r.Counts, owners: map[string]bool{owner(r): true}}
+			if witness {
+				g.n = 1
+			}
+			groups = append(groups, g)
 		}
 	}
 	switch len(groups) {
@@ -67,6 +76,22 @@ func judge(runs []store.Run, required, maxRuns int) verdict {
 			return verdict{settled: true, counts: groups[0].counts, agreeing: groups[0].n}
 		}
 		return verdict{want: required - groups[0].n}
+	}
+	// Runs disagree. When only one value has witnesses (the others are
+	// distrusted identities'), it settles as an undisputed value would.
+	witnessed := -1
+	for i, g := range groups {
+		if g.n > 0 {
+			if witnessed >= 0 {
+				witnessed = -2
+				break
+			}
+			witnessed = i
+		}
+	}
+	if witnessed >= 0 && groups[witnessed].n >= required {
+		g := groups[witnessed]
+		return verdict{settled: true, counts: g.counts, agreeing: g.n, disputed: true}
 	}
 	best, second := 0, 0
 	for i, g := range groups {
@@ -90,4 +115,20 @@ func judge(runs []store.Run, required, maxRuns int) verdict {
 	}
 	v.want = 1
 	return v
+}
+
+// outvoted returns the identities whose runs of a unit lost a settled
+// dispute (v is the unit's verdict on runs): each ran counts the majority
+// of independent identities contradicted.
+func outvoted(runs []store.Run, v verdict) []string {
+	if !v.settled || !v.disputed {
+		return nil
+	}
+	var out []string
+	for _, r := range runs {
+		if !slices.Equal(r.Counts, v.counts) && !slices.Contains(out, owner(r)) {
+			out = append(out, owner(r))
+		}
+	}
+	return out
 }

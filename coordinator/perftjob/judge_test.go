@@ -22,17 +22,17 @@ func TestJudgeCountsIdentitiesNotWorkers(t *testing.T) {
 		{WorkerID: "w1", Owner: "mallory", Counts: []engine.Count{engine.CountOf(1)}},
 		{WorkerID: "w2", Owner: "mallory", Counts: []engine.Count{engine.CountOf(1)}},
 	}
-	if v := judge(same, 2, 5); v.settled || v.want != 1 {
+	if v := judge(same, 2, 5, nil); v.settled || v.want != 1 {
 		t.Fatalf("one identity verified itself: %+v", v)
 	}
 	// Two of mallory's against one honest run: still a 1-to-1 dispute.
 	dispute := append(same, store.Run{WorkerID: "w3", Owner: "honest", Counts: []engine.Count{engine.CountOf(197281)}})
-	if v := judge(dispute, 2, 5); v.settled || !v.disputed {
+	if v := judge(dispute, 2, 5, nil); v.settled || !v.disputed {
 		t.Fatalf("one identity outvoted another: %+v", v)
 	}
 	// A second honest identity settles it.
 	settled := append(dispute, store.Run{WorkerID: "w4", Owner: "other", Counts: []engine.Count{engine.CountOf(197281)}})
-	if v := judge(settled, 2, 5); !v.settled || v.counts[0] != engine.CountOf(197281) || v.agreeing != 2 {
+	if v := judge(settled, 2, 5, nil); !v.settled || v.counts[0] != engine.CountOf(197281) || v.agreeing != 2 {
 		t.Fatalf("two identities did not settle: %+v", v)
 	}
 }
@@ -62,7 +62,7 @@ func TestJudge(t *testing.T) {
 		{"exhausted", runs(1, 2, 3, 4, 5), 2, false, 0, 0, true, true},
 	}
 	for _, c := range cases {
-		v := judge(c.runs, c.required, 5)
+		v := judge(c.runs, c.required, 5, nil)
 		if v.settled != c.settled || v.want != c.want || v.disputed != c.disputed || v.failed != c.failed {
 			t.Errorf("%s: got %+v", c.name, v)
 			continue
@@ -70,5 +70,33 @@ func TestJudge(t *testing.T) {
 		if c.settled && v.counts[0] != engine.CountOf(c.value) {
 			t.Errorf("%s: settled on %d, want %d", c.name, v.counts[0], c.value)
 		}
+	}
+}
+
+// TestJudgeDistrusted: an identity outvoted in a settled dispute of the
+// job is no witness: a unit only it ran wants a run of someone else, and
+// its run beside two honest ones still shows the dispute.
+func TestJudgeDistrusted(t *testing.T) {
+	lie := store.Run{WorkerID: "w1", Owner: "mallory", Counts: []engine.Count{engine.CountOf(2)}}
+	truth := func(who string) store.Run {
+		return store.Run{WorkerID: who, Owner: who, Counts: []engine.Count{engine.CountOf(1)}}
+	}
+	if v := judge([]store.Run{lie}, 1, 5, nil); !v.settled {
+		t.Fatalf("an unverified run settles while its identity is trusted: %+v", v)
+	}
+	distrusted := map[string]bool{"mallory": true}
+	if v := judge([]store.Run{lie}, 1, 5, distrusted); v.settled || v.want != 1 {
+		t.Fatalf("a distrusted identity's lone run: %+v, want one more run", v)
+	}
+	if v := judge([]store.Run{lie, truth("h")}, 1, 5, distrusted); !v.settled || v.counts[0] != engine.CountOf(1) || !v.disputed {
+		t.Fatalf("an honest run beside a distrusted one: %+v, want settled on it, disputed", v)
+	}
+	settled := []store.Run{lie, truth("h1"), truth("h2")}
+	v := judge(settled, 2, 5, nil)
+	if got := outvoted(settled, v); len(got) != 1 || got[0] != "mallory" {
+		t.Fatalf("outvoted = %v, want mallory", got)
+	}
+	if got := outvoted([]store.Run{lie, truth("h")}, judge([]store.Run{lie, truth("h")}, 2, 5, nil)); got != nil {
+		t.Fatalf("outvoted in an unsettled dispute = %v, want none", got)
 	}
 }

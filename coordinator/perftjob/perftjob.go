@@ -43,6 +43,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 )
 
@@ -51,8 +52,8 @@ const Kind = "perft"
 
 // Capabilities a worker advertises to get perft units.
 const (
-	CapPerft    = "perft"
-	CapPerft960 = "perft960"
+	CapPerft    = capability.Perft
+	CapPerft960 = capability.Perft960
 )
 
 // Config tunes the workload. Zero values take the defaults.
@@ -77,6 +78,13 @@ type Config struct {
 	MaxRuns int
 	// SplitLimits bound one job's split (perftsplit.DefaultLimits).
 	SplitLimits perftsplit.Limits
+	// MaxNodes refuses a job whose estimated leaf count (perftsplit.
+	// EstimateNodes) is over it: work no farm finishes (DefaultMaxNodes).
+	MaxNodes float64
+	// MaxHeldPositions bounds the split positions of all running jobs
+	// together, which the coordinator keeps in memory and reloads at
+	// start (DefaultMaxHeldPositions).
+	MaxHeldPositions int
 	// Registerer receives the workload's metrics; nil registers none.
 	Registerer prometheus.Registerer
 }
@@ -106,7 +114,29 @@ func (c *Config) defaults() {
 	if c.SplitLimits == (perftsplit.Limits{}) {
 		c.SplitLimits = perftsplit.DefaultLimits
 	}
+	if c.MaxNodes <= 0 {
+		c.MaxNodes = DefaultMaxNodes
+	}
+	if c.MaxHeldPositions <= 0 {
+		c.MaxHeldPositions = DefaultMaxHeldPositions
+	}
 }
+
+// Defaults of the limits on what a job may ask.
+const (
+	// DefaultMaxNodes is in the estimate's units (EstimateNodes, which
+	// runs low at depth: from the start position it says 1.2×10^20 for
+	// perft(15), whose count is 2.0×10^21, and 2.8×10^21 for perft(16)):
+	// it admits perft(15) of the start position, the published record
+	// (months on a large farm), and refuses perft(16).
+	DefaultMaxNodes = 1e21
+	// DefaultMaxHeldPositions: a running job holds about 500 bytes of
+	// the coordinator's memory per split position (measured: the start
+	// position split at ply 5, 822,518 positions, left the coordinator
+	// at 460 MB RSS after a peak of 720 MB while splitting), so some
+	// 500 MB however many perft jobs run, plus one split in progress.
+	DefaultMaxHeldPositions = 1_000_000
+)
 
 // Workload is the perft workload.
 type Workload struct {
@@ -118,11 +148,16 @@ type Workload struct {
 	// commitMu serialises decisions that end in a store write, so the
 	// store is written without holding mu (which leases need).
 	commitMu sync.Mutex
-	mu       sync.Mutex
-	jobs     map[string]*job
-	running  []*job // by submission
-	units    map[string]*unit
-	problems []LoadProblem
+	// splitting admits one split at a time, from its budget through its
+	// commit: a split's transient memory is several times what the job
+	// then holds, so concurrent submits must not add theirs up, and the
+	// budget each sees must count the jobs committed before it.
+	splitting chan struct{}
+	mu        sync.Mutex
+	jobs      map[string]*job
+	running   []*job // by submission
+	units     map[string]*unit
+	problems  []LoadProblem
 
 	metrics *metrics
 }
@@ -157,8 +192,12 @@ type job struct {
 	disputed  int            // units whose runs disagreed
 	resolved  int            // disputed units that settled
 	holders   map[string]int // worker id → leases it holds on the job
-	started   time.Time      // when this coordinator run began tracking it
-	baseNodes big.Int        // nodes done when tracking began (for the rate)
+	// distrusted holds the identities outvoted in a settled dispute of the
+	// job: no witness for its units any more (judge), and leased none of
+	// them. Memory only: Load derives it from the runs.
+	distrusted map[string]bool
+	started    time.Time // when this coordinator run began tracking it
+	baseNodes  big.Int   // nodes done when tracking began (for the rate)
 }
 
 type unit struct {
@@ -191,13 +230,14 @@ func (j *job) width() int {
 func New(cfg Config) *Workload {
 	cfg.defaults()
 	return &Workload{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		store:   cfg.Store,
-		host:    cfg.Host,
-		jobs:    make(map[string]*job),
-		units:   make(map[string]*unit),
-		metrics: newMetrics(cfg.Registerer),
+		cfg:       cfg,
+		log:       cfg.Logger,
+		store:     cfg.Store,
+		host:      cfg.Host,
+		jobs:      make(map[string]*job),
+		units:     make(map[string]*unit),
+		metrics:   newMetrics(cfg.Registerer),
+		splitting: make(chan struct{}, 1),
 	}
 }
 
@@ -220,7 +260,7 @@ func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
 		if rec.Kind != Kind {
 			continue
 		}
-		j := &job{rec: rec, holders: map[string]int{}}
+		j := &job{rec: rec, holders: map[string]int{}, distrusted: map[string]bool{}}
 		if rec.State == store.StateRunning {
 			if err := w.loadRunning(ctx, j); err != nil {
 				w.skip(j, err)
@@ -275,9 +315,13 @@ func (w *Workload) loadRunning(ctx context.Context, j *job) error {
 			return fmt.Errorf("perft: job %s unit %s: slice %d of %d", id, ur.ID, ur.Slice, len(fresh))
 		}
 		u := &unit{job: j, rec: ur, runs: byUnit[ur.ID], holders: map[string]string{}}
-		u.v = judge(u.runs, required(u), w.cfg.MaxRuns)
 		j.units = append(j.units, u)
 		w.units[ur.ID] = u
+	}
+	j.findDistrusted(w.cfg.MaxRuns)
+	for _, u := range j.units {
+		ur := u.rec
+		u.v = judge(u.runs, required(u), w.cfg.MaxRuns, j.distrusted)
 		if u.v.settled {
 			if len(u.v.counts) != (ur.End-ur.First)*j.width() {
 				return fmt.Errorf("perft: job %s unit %s: %d counts for %d positions of %d", id, ur.ID, len(u.v.counts), ur.End-ur.First, j.width())
@@ -325,7 +369,7 @@ func (w *Workload) summarise(ctx context.Context, j *job) error {
 	}
 	for _, ur := range recs {
 		u := &unit{rec: ur, runs: byUnit[ur.ID]}
-		j.tally(judge(u.runs, required(u), w.cfg.MaxRuns), +1)
+		j.tally(judge(u.runs, required(u), w.cfg.MaxRuns, nil), +1)
 	}
 	return nil
 }
@@ -358,6 +402,25 @@ func (j *job) tally(v verdict, sign int) {
 		j.disputed += sign
 		if v.settled {
 			j.resolved += sign
+		}
+	}
+}
+
+// findDistrusted collects the identities outvoted in j's settled
+// disputes, judging again with each one found until none is new (Load:
+// the same set Result built one run at a time).
+func (j *job) findDistrusted(maxRuns int) {
+	if j.distrusted == nil {
+		j.distrusted = map[string]bool{}
+	}
+	for grew := true; grew; {
+		grew = false
+		for _, u := range j.units {
+			for _, o := range outvoted(u.runs, judge(u.runs, required(u), maxRuns, j.distrusted)) {
+				if !j.distrusted[o] {
+					j.distrusted[o], grew = true, true
+				}
+			}
 		}
 	}
 }

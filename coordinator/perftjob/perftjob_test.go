@@ -56,13 +56,20 @@ type cluster struct {
 }
 
 func newCluster(t *testing.T, dir string, clk *clock) *cluster {
+	return newClusterWith(t, dir, clk, Config{})
+}
+
+// newClusterWith is newCluster with cfg's settings (its store, clock and
+// MinUnits are the cluster's).
+func newClusterWith(t *testing.T, dir string, clk *clock, cfg Config) *cluster {
 	t.Helper()
 	st, err := store.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	wl := New(Config{Store: st, Now: clk.Now, MinUnits: 8})
+	cfg.Store, cfg.Now, cfg.MinUnits = st, clk.Now, 8
+	wl := New(cfg)
 	c := core.New(core.Config{Store: st, Now: clk.Now, LeaseDuration: 10 * time.Second, LeaseKey: []byte("test key")}, wl)
 	wl.SetHost(c.Host())
 	if err := c.Load(context.Background()); err != nil {
@@ -384,5 +391,82 @@ func TestFailedWriteReloads(t *testing.T) {
 	cl.perft.mu.Unlock()
 	if n != 1 || u.runs[0].Counts[0] != engine.CountOf(1) {
 		t.Fatalf("after reload the unit has %d runs %v, want the stored one", n, u.runs)
+	}
+}
+
+// TestOutvotedIdentityRecomputed: an identity that doubles every count is
+// outvoted on a verified unit; from then on it is no witness for the job:
+// the units only it ran are computed again by others (and survive a
+// restart in that state), it is leased nothing more of the job, and the
+// total is exact.
+func TestOutvotedIdentityRecomputed(t *testing.T) {
+	dir := t.TempDir()
+	clk := &clock{now: time.Unix(1e9, 0)}
+	cl := newCluster(t, dir, clk)
+	id := cl.submit(&arbiterv1.PerftSpec{Depth: 4, VerifyFraction: 0.25})
+	a, b, c := cl.worker(alice, "a"), cl.worker(bob, "b"), cl.worker(carol, "c")
+	double := func(_ *core.Worker, _ int, n uint64) uint64 { return 2 * n }
+	cl.run(map[*core.Worker]identity.Identity{a: alice}, double)
+	cl.run(map[*core.Worker]identity.Identity{b: bob}, nil)
+	before := cl.job(id).GetProgress()
+	if before.GetMismatches() == 0 {
+		t.Fatalf("bob's verifications found no mismatch: %v", before)
+	}
+	// Carol's run settles one dispute against alice.
+	g, ok := cl.lease(carol, c)
+	if !ok {
+		t.Fatal("nothing for carol to settle")
+	}
+	if _, err := cl.core.Submit(context.Background(), carol, c.ID, g.Lease.ID, g.Lease.UnitID, compute(t, g, nil), 0); err != nil {
+		t.Fatal(err)
+	}
+	after := cl.job(id)
+	if after.GetProgress().GetUnitsDone() >= before.GetUnitsDone() {
+		t.Fatalf("units done %d after alice was outvoted, %d before: her units were not opened again",
+			after.GetProgress().GetUnitsDone(), before.GetUnitsDone())
+	}
+	if _, ok := cl.lease(alice, a); ok {
+		t.Fatal("an outvoted identity was leased a unit of the job")
+	}
+	// The same state after a restart (derived from the stored runs).
+	cl.st.Close()
+	cl = newCluster(t, dir, clk)
+	if got := cl.job(id); !proto.Equal(got, after) {
+		t.Fatalf("after restart:\n got %v\nwant %v", got.GetProgress(), after.GetProgress())
+	}
+	a, b, c = cl.worker(alice, "a"), cl.worker(bob, "b"), cl.worker(carol, "c")
+	cl.run(map[*core.Worker]identity.Identity{a: alice, b: bob, c: carol}, func(w *core.Worker, i int, n uint64) uint64 {
+		if w == a {
+			return 2 * n
+		}
+		return n
+	})
+	j := cl.job(id)
+	if j.GetState() != arbiterv1.JobState_JOB_STATE_DONE || j.GetNodes() != "197281" {
+		t.Fatalf("perft 4 with a liar: %v %s %v", j.GetState(), j.GetNodes(), j.GetProgress())
+	}
+}
+
+// TestVerifyDefaultNeedsTwoIdentities: a job that sets no verify fraction
+// takes the coordinator's default where two identities can witness, and is
+// computed unverified on a farm of one identity (however many workers)
+// rather than wait for a witness; a fraction the job sets is kept.
+func TestVerifyDefaultNeedsTwoIdentities(t *testing.T) {
+	cl := newClusterWith(t, t.TempDir(), &clock{now: time.Unix(1e9, 0)}, Config{VerifyDefault: 0.1})
+	fraction := func(spec *arbiterv1.PerftSpec) float64 {
+		t.Helper()
+		return cl.job(cl.submit(spec)).GetPerft().GetVerifyFraction()
+	}
+	cl.worker(alice, "a1")
+	cl.worker(alice, "a2")
+	if f := fraction(&arbiterv1.PerftSpec{Depth: 3}); f != 0 {
+		t.Errorf("one identity, two workers: verify fraction %v, want 0", f)
+	}
+	if f := fraction(&arbiterv1.PerftSpec{Depth: 3, VerifyFraction: 0.5}); f != 0.5 {
+		t.Errorf("one identity, a fraction set: %v, want 0.5", f)
+	}
+	cl.worker(bob, "b")
+	if f := fraction(&arbiterv1.PerftSpec{Depth: 3}); f != 0.1 {
+		t.Errorf("two identities: verify fraction %v, want the default 0.1", f)
 	}
 }

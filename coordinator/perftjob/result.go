@@ -3,6 +3,7 @@ package perftjob
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/big"
 	"slices"
 
@@ -125,7 +126,13 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 
 	run := store.Run{UnitID: unitID, WorkerID: wk.ID, Owner: wk.Owner, Counts: counts, At: w.cfg.Now(), ElapsedMS: rc.Elapsed.Milliseconds()}
 	runs := append(slices.Clip(u.runs), run)
-	v := judge(runs, required(u), w.cfg.MaxRuns)
+	v := judge(runs, required(u), w.cfg.MaxRuns, j.distrusted)
+	// An identity this run outvotes in a settled dispute is no witness
+	// for the job any more: the units it alone settled open again.
+	distrusted, reopened := w.distrust(j, u, runs, v)
+	if distrusted != nil {
+		v = judge(runs, required(u), w.cfg.MaxRuns, distrusted)
+	}
 
 	var events []store.Event
 	verdict := core.Accepted
@@ -149,11 +156,18 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		if nowCounted && (!wasCounted || changed) {
 			contribute(u, v.counts, +1, divide, total, stats)
 		}
+		for _, r := range reopened {
+			r.delta(divide, total, stats)
+		}
 	}
 	// The job's counts after this run.
 	after := job{settled: j.settled, verified: j.verified, disputed: j.disputed, resolved: j.resolved}
 	after.tally(u.v, -1)
 	after.tally(v, +1)
+	for _, r := range reopened {
+		after.tally(r.u.v, -1)
+		after.tally(r.v, +1)
+	}
 	var jobChange *store.JobChange
 	switch {
 	case v.failed:
@@ -182,6 +196,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	// ahead of the store: the job is rebuilt from the store (reload).
 	unitChange := &store.UnitChange{Settled: v.settled, Counts: v.counts}
 	durable := w.store.CommitStart(j.rec.ID, unitID, &run, unitChange, jobChange, events)
+	prevDistrust := j.distrusted
 	w.release(u, wk.ID)
 	delta(j.divide, &j.nodesDone, j.stats)
 	w.metrics.unitSettled(u, u.v, v, wasCounted)
@@ -189,6 +204,16 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	j.tally(v, +1)
 	prevRuns := u.runs
 	u.runs, u.v, u.counted = runs, v, nowCounted
+	if distrusted != nil {
+		j.distrusted = distrusted
+		for _, r := range reopened {
+			j.tally(r.u.v, -1)
+			j.tally(r.v, +1)
+			r.u.v, r.u.counted = r.v, r.v.settled
+		}
+		log.Warn("identity outvoted: its runs of the job count no more", zap.String(logging.JobID, j.rec.ID),
+			zap.Strings("identities", newlyDistrusted(j.distrusted, prevDistrust)), zap.Int("units_reopened", len(reopened)))
+	}
 	fields := []zap.Field{zap.String(logging.JobID, j.rec.ID), zap.Bool("settled", v.settled),
 		zap.Int("runs", len(runs)), zap.Duration("elapsed", rc.Elapsed)}
 	if verdict == core.Mismatch {
@@ -202,6 +227,9 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		out.JobOver = true
 	} else {
 		w.requeue(u)
+		for _, r := range reopened {
+			w.requeue(r.u)
+		}
 	}
 	w.mu.Unlock()
 	w.commitMu.Unlock()
@@ -285,4 +313,66 @@ func decodeResult(res *arbiterv1.PerftBatchResult, width int) ([]engine.Count, e
 		out = append(out, stats[i][:]...)
 	}
 	return out, nil
+}
+
+// rejudged is a unit whose verdict changes when an identity is distrusted.
+type rejudged struct {
+	u *unit
+	v verdict
+}
+
+// delta moves r's contribution to the sums from its old verdict to v.
+func (r rejudged) delta(divide []*big.Int, total *big.Int, stats []*big.Int) {
+	if r.u.counted {
+		contribute(r.u, r.u.v.counts, -1, divide, total, stats)
+	}
+	if r.v.settled {
+		contribute(r.u, r.v.counts, +1, divide, total, stats)
+	}
+}
+
+// distrust returns the job's distrusted identities with those the runs of
+// u (verdict v) outvote, and the other units whose verdicts that changes
+// (those the new ones ran); nil, nil when v outvotes no one new. Caller
+// holds mu.
+func (w *Workload) distrust(j *job, u *unit, runs []store.Run, v verdict) (map[string]bool, []rejudged) {
+	var newly []string
+	for _, o := range outvoted(runs, v) {
+		if !j.distrusted[o] {
+			newly = append(newly, o)
+		}
+	}
+	if len(newly) == 0 {
+		return nil, nil
+	}
+	distrusted := maps.Clone(j.distrusted)
+	if distrusted == nil {
+		distrusted = map[string]bool{}
+	}
+	for _, o := range newly {
+		distrusted[o] = true
+	}
+	var out []rejudged
+	for _, o := range j.units {
+		if o == u || !slices.ContainsFunc(o.runs, func(r store.Run) bool { return slices.Contains(newly, owner(r)) }) {
+			continue
+		}
+		ov := judge(o.runs, required(o), w.cfg.MaxRuns, distrusted)
+		if ov.settled != o.v.settled || ov.want != o.v.want || ov.disputed != o.v.disputed || !slices.Equal(ov.counts, o.v.counts) {
+			out = append(out, rejudged{u: o, v: ov})
+		}
+	}
+	return distrusted, out
+}
+
+// newlyDistrusted lists the identities in now and not in before.
+func newlyDistrusted(now, before map[string]bool) []string {
+	var out []string
+	for o := range now {
+		if !before[o] {
+			out = append(out, o)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -20,8 +20,12 @@ func (u *unit) wants() bool {
 }
 
 // eligible reports whether worker w may compute u: a further run must come
-// from an identity that has not run the unit and does not hold it.
+// from an identity that has not run the unit and does not hold it, and that
+// no settled dispute of the job has outvoted.
 func (u *unit) eligible(w *core.Worker) bool {
+	if u.job.distrusted[w.Owner] {
+		return false
+	}
 	for _, r := range u.runs {
 		if r.WorkerID == w.ID || owner(r) == w.Owner {
 			return false
@@ -74,7 +78,7 @@ func (w *Workload) Candidates(wk *core.Worker, out []core.Candidate) []core.Cand
 		}
 		out = append(out, core.Candidate{
 			JobID: j.rec.ID, Priority: j.rec.Priority, Share: share(j.rec), InFlight: inflight,
-			Ready: capable(j, wk) && j.open(),
+			Ready: capable(j, wk) && !j.distrusted[wk.Owner] && j.open(),
 		})
 	}
 	return out
@@ -93,7 +97,7 @@ func (w *Workload) Take(jobID string, wk *core.Worker, now time.Time) (string, a
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	j := w.jobs[jobID]
-	if j == nil || j.rec.State != store.StateRunning || !capable(j, wk) {
+	if j == nil || j.rec.State != store.StateRunning || !capable(j, wk) || j.distrusted[wk.Owner] {
 		return "", nil, false
 	}
 	u, ok := take(&j.retry, wk)

@@ -167,13 +167,34 @@ type Limits struct {
 }
 
 // DefaultLimits keep one split under about ten seconds of walking (a leaf
-// costs about a microsecond: it is keyed by its FEN) and half a gigabyte
-// of positions. The start position splits at ply 5 (4.9 million leaves),
-// Kiwipete at ply 4.
-var DefaultLimits = Limits{MaxLeaves: 10_000_000, MaxPositions: 2_000_000}
+// costs about a microsecond: it is keyed by its FEN) and the coordinator's
+// memory for it under some 400 MB while it runs (a plan holds about 180
+// bytes per unique position, measured; the walk's index and the job's
+// copy for the store about as much again). The start position splits at
+// ply 4 (72,078 unique positions), not at ply 5 (822,518); Kiwipete at
+// ply 3, not at ply 4 (1.37 million). Farms that need deeper splits raise
+// the limit (the coordinator's --perft-max-split-positions).
+var DefaultLimits = Limits{MaxLeaves: 10_000_000, MaxPositions: 500_000}
 
-// ErrTooLarge marks a split over its limits.
-var ErrTooLarge = errors.New("split too large")
+// EstimateNodes estimates the leaves of perft(depth) from root: exact
+// counts of the first plies while they stay cheap (under a million), then
+// extrapolated by the last ply's branching factor. It is for refusing
+// work that cannot finish, not for reporting; it runs low at depth (the
+// branching factor grows with it: from the start position it says
+// 1.2×10^20 for perft(15), whose count is 2.0×10^21).
+func EstimateNodes(root engine.Position, depth int) float64 {
+	if depth <= 0 {
+		return 1
+	}
+	return estimateLeaves(root, depth, 1_000_000)
+}
+
+// ErrTooLarge marks a split over its limits; ErrTooManyPositions (which
+// is also ErrTooLarge) one over Limits.MaxPositions.
+var (
+	ErrTooLarge         = errors.New("split too large")
+	ErrTooManyPositions = fmt.Errorf("%w: too many unique positions", ErrTooLarge)
+)
 
 // Split expands root to splitPly with the default limits.
 func Split(root engine.Position, depth, splitPly int) (*Plan, error) {
@@ -237,8 +258,8 @@ func (w *walk) expand(p *engine.Position, ply, rootIdx int) error {
 		i, ok := w.index[key]
 		if !ok {
 			if w.lim.MaxPositions > 0 && len(plan.Positions) >= w.lim.MaxPositions {
-				return fmt.Errorf("%w: more than %d unique positions at ply %d (limit %d) after %d of them; choose a smaller split ply",
-					ErrTooLarge, w.lim.MaxPositions, plan.SplitPly, w.lim.MaxPositions, plan.Leaves)
+				return fmt.Errorf("%w: more than %d at ply %d (limit %d) after %d leaves; choose a smaller split ply",
+					ErrTooManyPositions, w.lim.MaxPositions, plan.SplitPly, w.lim.MaxPositions, plan.Leaves)
 			}
 			i = len(plan.Positions)
 			w.index[key] = i

@@ -8,6 +8,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -30,10 +31,10 @@ func uploadedSpec(sha string) *arbiterv1.SpsaSpec {
 }
 
 func (e *env) register(name, platform string, tags ...string) *core.Worker {
-	e.t.Helper()
+	e.T.Helper()
 	w, err := e.C.Register(context.Background(), alice, name, core.Caps{Cores: 1, Tags: tags, BenchNPS: 1_000_000, Platform: platform})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return w
 }
@@ -57,36 +58,36 @@ func TestUploadedEngineTune(t *testing.T) {
 		}
 	}
 	fit := e.register("fit", "linux/amd64", gamepair.Capability, gamepair.CapArtifacts)
-	b := batchOf(e.MustLease(fit))
+	b := gamepairtest.BatchOf(e.MustLease(fit))
 	for _, side := range []*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()} {
 		if side.GetArtifact().GetSha256() != storedSHA || !slices.Equal(side.GetArgs(), []string{"uci"}) ||
 			side.GetOptions()["RFPMargin"] == "" || side.GetOptions()["FutMargin"] == "" {
 			t.Fatalf("batch engine %v: want the artifact with args uci and both parameters set", side)
 		}
 	}
-	if got := e.wl.UsingArtifact(storedSHA); !slices.Equal(got, []string{id}) {
+	if got := e.WL.UsingArtifact(storedSHA); !slices.Equal(got, []string{id}) {
 		t.Fatalf("UsingArtifact while running: %v", got)
 	}
-	if got := e.wl.UsingArtifact(strings.Repeat("f", 64)); len(got) != 0 {
+	if got := e.WL.UsingArtifact(strings.Repeat("f", 64)); len(got) != 0 {
 		t.Fatalf("UsingArtifact of another engine: %v", got)
 	}
 	// A stored tune loads complete (the store is not asked again) and
 	// keeps both rules.
-	e.cfg.ResolveArtifact = nil
-	e.restart()
-	if got := e.wl.UsingArtifact(storedSHA); !slices.Equal(got, []string{id}) {
+	e.Cfg.ResolveArtifact = nil
+	e.Restart()
+	if got := e.WL.UsingArtifact(storedSHA); !slices.Equal(got, []string{id}) {
 		t.Fatalf("UsingArtifact after a restart: %v", got)
 	}
 	if g, ok := e.Lease(e.register("plain2", "linux/amd64", gamepair.Capability)); ok {
 		t.Fatalf("after a restart, a worker without artifacts got %s", g.Lease.UnitID)
 	}
-	if b := batchOf(e.MustLease(e.register("fit2", "linux/amd64", gamepair.Capability, gamepair.CapArtifacts))); b.GetEngineA().GetArtifact().GetSha256() != storedSHA {
+	if b := gamepairtest.BatchOf(e.MustLease(e.register("fit2", "linux/amd64", gamepair.Capability, gamepair.CapArtifacts))); b.GetEngineA().GetArtifact().GetSha256() != storedSHA {
 		t.Fatalf("after a restart: batch engine %v", b.GetEngineA())
 	}
 	if err := e.C.Cancel(context.Background(), carol, id, "test over"); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.wl.UsingArtifact(storedSHA); len(got) != 0 {
+	if got := e.WL.UsingArtifact(storedSHA); len(got) != 0 {
 		t.Fatalf("UsingArtifact after the tune ended: %v", got)
 	}
 }
@@ -106,7 +107,7 @@ func TestUploadedEngineTuneRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("want %q, got %v", c.want, err)
 		}
-		if n := len(e.wl.tunes); n != 0 {
+		if n := len(e.WL.Jobs); n != 0 {
 			t.Errorf("%d tunes kept after a refusal", n)
 		}
 	}

@@ -6,11 +6,9 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/logging"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/internal/spsaspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -77,29 +75,14 @@ func (w *Workload) checkSpec(spec *arbiterv1.SpsaSpec, storedBatch int) (*checke
 	if err != nil {
 		return nil, err
 	}
-	if err := gamepair.CheckText(gamepair.Text{What: "book name", S: spec.GetBookName(), Max: gamepair.MaxNameBytes},
-		gamepair.Text{What: "event", S: spec.GetEvent(), Max: gamepair.MaxNameBytes},
-		gamepair.Text{What: "book order", S: spec.GetBookOrder(), Max: gamepair.MaxWordBytes}); err != nil {
-		return nil, err
-	}
 	c := &checked{spec: spec}
-	if c.openings, err = gamepair.CheckOpenings(gamepair.Book{Openings: spec.GetOpenings(), Name: spec.GetBookName(),
-		Order: spec.GetBookOrder(), Seed: spec.GetSeed(), Start: int(spec.GetBookStart()), Chess960: spec.GetChess960()}); err != nil {
+	if c.openings, err = gamepair.CheckBook(spec); err != nil {
 		return nil, err
 	}
 	if p := spec.GetPairs(); p < 1 || p > MaxPairs {
 		return nil, apierr.Invalid("pairs %d: want 1 to %d", p, MaxPairs)
 	}
-	if err := gamepair.CheckShare(spec.GetThroughput()); err != nil {
-		return nil, err
-	}
-	if spec.GetThroughput() == 0 {
-		spec.Throughput = 1
-	}
-	if err := gamepair.CheckReferenceNPS(spec.GetReferenceNps()); err != nil {
-		return nil, err
-	}
-	if err := gamepair.CheckMargins(spec.GetTimeMargin(), spec.GetHangTimeout()); err != nil {
+	if err := gamepair.CheckRun(spec); err != nil {
 		return nil, err
 	}
 	switch {
@@ -127,73 +110,27 @@ func sides(e *arbiterv1.EngineSpec) (a, b *arbiterv1.EngineSpec) {
 	return a, b
 }
 
-// withoutOpenings is spec as snapshots show it: openings dropped, their
-// number in OpeningsCount.
-func withoutOpenings(spec *arbiterv1.SpsaSpec) *arbiterv1.SpsaSpec {
-	ops := spec.Openings
-	spec.Openings = nil
-	out := proto.Clone(spec).(*arbiterv1.SpsaSpec)
-	spec.Openings = ops
-	out.OpeningsCount = uint32(len(ops))
-	return out
-}
-
-// Create implements core.Workload: spec is a *arbiterv1.SpsaSpec. Nothing
-// is stored when the spec is refused.
-func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (core.JobRef, error) {
+// submit checks a submitted tune (gamepair.Hooks.Submit): spec is a
+// *arbiterv1.SpsaSpec.
+func (w *Workload) submit(specAny any) (*gamepair.Submission[*tune], error) {
 	spec, err := gamepair.SpecOf[*arbiterv1.SpsaSpec](specAny, "spsa spec")
 	if err != nil {
-		return core.JobRef{}, err
+		return nil, err
 	}
 	// Resolved before the check, so that the spec stored is complete.
 	if err := gamepair.ResolveArtifacts(w.cfg.ResolveArtifact, []string{"engine"}, spec.GetEngine()); err != nil {
-		w.log.Info("tune refused", zap.Error(err))
-		return core.JobRef{}, err
+		return nil, err
 	}
 	c, err := w.checkSpec(spec, 0)
 	if err != nil {
-		w.log.Info("tune refused", zap.Error(err))
-		return core.JobRef{}, err
-	}
-	spec.OpeningsCount = 0 // the coordinator's to fill in
-	specBytes, err := proto.Marshal(spec)
-	if err != nil {
-		return core.JobRef{}, apierr.New(apierr.Internal, apierr.ReasonInternal, "encode spec: %v", err)
+		return nil, err
 	}
 	t := w.newTune(c)
-	id := "t" + randomHex(6)
-	t.rec = &store.Job{ID: id, Kind: Kind, State: store.StateRunning, CreatedAt: w.cfg.Now(), Chess960: spec.GetChess960(),
-		RootMoves: []string{}, Submitter: submitter, Priority: spec.GetPriority(), Throughput: spec.GetThroughput(),
-		UnitsTotal: t.batches.Total()}
 	t.traj.add(0, t.st.Theta())
-	w.commitMu.Lock()
-	defer w.commitMu.Unlock()
-	if err := w.store.CreateTune(ctx, t.rec, &store.Tune{JobID: id, Spec: specBytes, BatchPairs: int(spec.GetBatchPairs())}); err != nil {
-		return core.JobRef{}, apierr.Store(err)
-	}
-	w.mu.Lock()
-	w.tunes[id] = t
-	w.running = append(w.running, t)
-	w.mu.Unlock()
-	if w.host != nil {
-		w.host.WorkAvailable()
-	}
-	w.log.Info("tune submitted", zap.String(logging.JobID, id), zap.String("engine", spec.GetEngine().GetName()),
-		zap.Int("params", len(spec.GetParams())), zap.Uint64("pairs", spec.GetPairs()), zap.Uint32("batch_pairs", spec.GetBatchPairs()),
-		zap.Int("openings", len(c.openings)), zap.Int32("priority", spec.GetPriority()), zap.String("submitter", submitter))
-	return core.JobRef{ID: id, Seq: t.rec.Seq, Submitter: submitter}, nil
-}
-
-// UsingArtifact lists the running tunes of the uploaded engine sha, which
-// the artifact store must keep while they run.
-func (w *Workload) UsingArtifact(sha string) []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []string
-	for _, t := range w.running {
-		if t.running() && gamepair.Using(sha, t.spec.GetEngine()) {
-			out = append(out, t.rec.ID)
-		}
-	}
-	return out
+	return &gamepair.Submission[*tune]{Job: t, Kind: Kind, Prefix: "t", Spec: spec, UnitsTotal: t.Batches.Total(),
+		Write: func(ctx context.Context, rec *store.Job, b []byte) error {
+			return w.store.CreateTune(ctx, rec, &store.Tune{JobID: rec.ID, Spec: b, BatchPairs: int(spec.GetBatchPairs())})
+		},
+		Log: []zap.Field{zap.String("engine", spec.GetEngine().GetName()), zap.Int("params", len(spec.GetParams())),
+			zap.Uint64("pairs", spec.GetPairs()), zap.Uint32("batch_pairs", spec.GetBatchPairs()), zap.Int("openings", len(c.openings))}}, nil
 }

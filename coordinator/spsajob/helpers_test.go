@@ -11,9 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
@@ -28,82 +26,48 @@ var (
 )
 
 // env is the workload in a core with a fake clock and a real SQLite store
-// in a temporary directory.
+// in a temporary directory; games is the arbiter_games_total it counts.
 type env struct {
-	// Driver holds the core (C) and its fake clock (Clk).
-	*gamepairtest.Driver
-
-	t     *testing.T
-	dir   string
-	cfg   Config
-	st    *store.Store
-	wl    *Workload
+	*gamepairtest.Env[Config, *Workload]
 	games *gamepair.GameCounter
 }
 
 func newEnv(t *testing.T, cfg Config) *env {
 	t.Helper()
-	e := &env{Driver: gamepairtest.NewDriver(t), t: t, dir: t.TempDir(), cfg: cfg}
-	e.open()
+	e := &env{}
+	e.Env = gamepairtest.NewEnv(t, cfg, func(cfg Config, st *store.Store, now func() time.Time, reg *prometheus.Registry) *Workload {
+		e.games = gamepair.NewGameCounter()
+		reg.MustRegister(e.games.Vec())
+		cfg.Store, cfg.Now, cfg.Games = st, now, e.games
+		// These tests submit made-up games to test scheduling and
+		// counting; gamepair's replay tests and the e2e tests submit real
+		// ones.
+		cfg.SkipGameReplay = true
+		return New(cfg)
+	})
 	return e
 }
 
-// open (re)starts the store, the workload and the core from the directory.
-func (e *env) open() {
-	e.t.Helper()
-	st, err := store.Open(e.dir)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { st.Close() })
-	e.st = st
-	reg := prometheus.NewRegistry()
-	e.games = gamepair.NewGameCounter()
-	reg.MustRegister(e.games.Vec())
-	cfg := e.cfg
-	cfg.Store, cfg.Now, cfg.Games = st, e.Clk.Now, e.games
-	e.wl = New(cfg)
-	e.Start(st, e.wl, reg)
-}
-
-// restart stops the coordinator (events flushed) and starts it again on
-// the same store file.
-func (e *env) restart() {
-	e.t.Helper()
-	if err := e.wl.Flush(context.Background()); err != nil {
-		e.t.Fatal(err)
-	}
-	e.C.Close()
-	e.st.Close()
-	e.open()
-}
-
 func (e *env) create(spec *arbiterv1.SpsaSpec) string {
-	e.t.Helper()
+	e.T.Helper()
 	return e.Create(Kind, spec)
 }
 
 func (e *env) updates(id string) []store.TuneUpdate {
-	e.t.Helper()
-	us, err := e.st.TuneUpdates(context.Background(), id)
+	e.T.Helper()
+	us, err := e.St.TuneUpdates(context.Background(), id)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return us
 }
-
-func batchOf(g core.Grant) *arbiterv1.GamePairBatch {
-	return g.Payload.(*arbiterv1.WorkUnit).GetGamePairs()
-}
-
-var bookMoves = []string{"e2e4", "d2d4", "c2c4", "g1f3", "b2b3", "f2f4", "b1c3", "g2g3"}
 
 // tuneSpec tunes RFPMargin and FutMargin of the embedded engine over pairs
 // pairs in batches of batchPairs, with 8 openings at 10+0.1.
 func tuneSpec(pairs uint64, batchPairs uint32) *arbiterv1.SpsaSpec {
 	ops := make([]*arbiterv1.Opening, 8)
 	for i := range ops {
-		ops[i] = &arbiterv1.Opening{Index: uint32(i), MovesUci: []string{bookMoves[i]}}
+		ops[i] = &arbiterv1.Opening{Index: uint32(i), MovesUci: []string{gamepairtest.BookMoves[i]}}
 	}
 	return &arbiterv1.SpsaSpec{
 		Engine: &arbiterv1.EngineSpec{Name: "dev", Command: "embedded", Options: map[string]string{"Hash": "8"}},
@@ -112,43 +76,9 @@ func tuneSpec(pairs uint64, batchPairs uint32) *arbiterv1.SpsaSpec {
 			{Name: "FutMargin", Start: 90, Min: 20, Max: 400, CEnd: 10, REnd: 0.002},
 		},
 		Pairs: pairs, BatchPairs: batchPairs,
-		TimeControl: &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Clock{Clock: &arbiterv1.ClockControl{
-			Base: durationpb.New(10 * time.Second), Increment: durationpb.New(100 * time.Millisecond)}}},
-		Openings: ops, BookName: "test book", BookOrder: "random", Seed: 7,
+		TimeControl: gamepairtest.BaseInc(10*time.Second, 100*time.Millisecond),
+		Openings:    ops, BookName: "test book", BookOrder: "random", Seed: 7,
 	}
-}
-
-const pgn = "[Event \"t\"]\n[Result \"*\"]\n\n1. e4 *\n"
-
-// pairResult is a consistent result of a batch whose pair k ends with
-// engine A's outcomes outcomes(k) (A is White in the first game).
-func pairResult(pairs int, outcomes func(k int) (sprt.Outcome, sprt.Outcome)) *arbiterv1.GamePairBatchResult {
-	var res sprt.Results
-	out := &arbiterv1.GamePairBatchResult{}
-	for k := 0; k < pairs; k++ {
-		a1, a2 := outcomes(k)
-		_ = res.AddPair(a1, a2)
-		out.Games = append(out.Games, outcome(2*k, a1, true), outcome(2*k+1, a2, false))
-		out.Pgns = append(out.Pgns, pgn, pgn)
-	}
-	p := res.Pentanomial
-	out.Pentanomial = &arbiterv1.Pentanomial{Ll: uint64(p[0]), Ld: uint64(p[1]), Dd: uint64(p[2]), Wd: uint64(p[3]), Ww: uint64(p[4])}
-	out.Wins, out.Draws, out.Losses = uint64(res.Wins), uint64(res.Draws), uint64(res.Losses)
-	return out
-}
-
-// outcome is game k where engine A (White when aWhite) gets o.
-func outcome(k int, o sprt.Outcome, aWhite bool) *arbiterv1.GameOutcome {
-	g := &arbiterv1.GameOutcome{GameIndex: uint32(k), Termination: arbiterv1.GameTermination_GAME_TERMINATION_CHECKMATE}
-	switch {
-	case o == sprt.Draw:
-		g.Result, g.Termination = arbiterv1.GameResult_GAME_RESULT_DRAW, arbiterv1.GameTermination_GAME_TERMINATION_REPETITION
-	case (o == sprt.Win) == aWhite:
-		g.Result = arbiterv1.GameResult_GAME_RESULT_WHITE_WINS
-	default:
-		g.Result = arbiterv1.GameResult_GAME_RESULT_BLACK_WINS
-	}
-	return g
 }
 
 // score is a result of pairs pairs in which engine A wins w games, loses l
@@ -164,7 +94,7 @@ func score(pairs, w, l int) *arbiterv1.GamePairBatchResult {
 	for len(games) < 2*pairs {
 		games = append(games, sprt.Draw)
 	}
-	return pairResult(pairs, func(k int) (sprt.Outcome, sprt.Outcome) { return games[2*k], games[2*k+1] })
+	return gamepairtest.PairResult(pairs, func(k int) (sprt.Outcome, sprt.Outcome) { return games[2*k], games[2*k+1] })
 }
 
 // synthetic is a match whose expected score is a known smooth function of
@@ -203,7 +133,7 @@ func (m *synthetic) play(b *arbiterv1.GamePairBatch, seed uint64) *arbiterv1.Gam
 		}
 		return sprt.Loss
 	}
-	return pairResult(len(b.GetOpenings()), func(int) (sprt.Outcome, sprt.Outcome) { return draw(), draw() })
+	return gamepairtest.PairResult(len(b.GetOpenings()), func(int) (sprt.Outcome, sprt.Outcome) { return draw(), draw() })
 }
 
 // configOfSpec is the design a stored tune runs (defaults as the workload

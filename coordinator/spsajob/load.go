@@ -9,101 +9,40 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/sprt"
 	"github.com/arbiter-chess/arbiter/spsa"
 )
 
-// LoadProblem is a stored tune that Load skipped: its row missing or
-// undecodable, its spec no longer valid, or an update row that does not fit
-// it (a seq out of order, a batch outside the tune or applied twice, counts
-// that do not add up, θ outside the ranges). A tune's θ is the chain of its
-// updates, so one bad row stops the whole tune from being served; the rest
-// loads. The caller quarantines and reports them.
-type LoadProblem struct {
-	ID  string // the job id
-	Err error
-}
-
-func (p LoadProblem) Error() string { return fmt.Sprintf("tune %s: %v", p.ID, p.Err) }
-
-// LoadProblems returns what the last Load skipped.
-func (w *Workload) LoadProblems() []LoadProblem {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]LoadProblem(nil), w.problems...)
-}
-
-// Load implements core.Workload: every tune, finished ones with only what
-// their snapshots need. A running tune resumes at θ after its last stored
-// update, with its trajectory and counts; every batch not applied is open
-// again.
-func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
-	recs, err := w.store.Jobs(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("spsa: load jobs: %w", err)
-	}
-	ws, err := gamepair.StoredWorkers(ctx, w.store)
-	if err != nil {
-		return nil, fmt.Errorf("spsa: load workers: %w", err)
-	}
-	w.mu.Lock()
-	w.problems = nil
-	for _, sw := range ws {
-		w.workers[sw.ID] = workerInfo{name: sw.Name, benchNPS: sw.BenchNPS}
-	}
-	w.mu.Unlock()
-	var refs []core.JobRef
-	for _, rec := range recs {
-		if rec.Kind != Kind {
-			continue
-		}
-		t, err := w.loadTune(ctx, rec)
-		if err != nil {
-			if fatal := gamepair.LoadFailure(ctx, err); fatal != nil {
-				return nil, fatal
-			}
-			w.log.Error("stored tune skipped", zap.String(logging.JobID, rec.ID), zap.Error(err))
-			w.mu.Lock()
-			w.problems = append(w.problems, LoadProblem{ID: rec.ID, Err: err})
-			w.mu.Unlock()
-			continue
-		}
-		w.mu.Lock()
-		w.tunes[rec.ID] = t
-		if t.running() {
-			w.running = append(w.running, t)
-		}
-		w.mu.Unlock()
-		refs = append(refs, core.JobRef{ID: rec.ID, Seq: rec.Seq, Submitter: rec.Submitter})
-	}
-	return refs, nil
-}
-
-// loadTune rebuilds one tune from the store: spec, updates (θ after the
-// last, the trajectory, the counts) and its workers' events.
-func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, error) {
+// loadTune rebuilds one tune from the store (gamepair.Hooks.Load): spec,
+// updates (θ after the last, the trajectory, the counts) and its workers'
+// events. A running tune resumes at θ after its last stored update; every
+// batch not applied is open again. A tune whose row is missing or
+// undecodable, whose spec is no longer valid, or with an update row that
+// does not fit it (a seq out of order, a batch outside the tune or applied
+// twice, counts that do not add up, θ outside the ranges) is not served: a
+// tune's θ is the chain of its updates, so one bad row stops the whole
+// tune. The rest loads, and LoadProblems lists it (Kind "tune").
+func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, *gamepair.Stored, error) {
 	id := rec.ID
 	row, err := w.store.Tune(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	spec := &arbiterv1.SpsaSpec{}
 	if err := proto.Unmarshal(row.Spec, spec); err != nil {
-		return nil, fmt.Errorf("spec: %w", err)
+		return nil, nil, fmt.Errorf("spec: %w", err)
 	}
 	if row.BatchPairs < 1 || uint64(row.BatchPairs) > max(spec.GetPairs(), 1) || row.BatchPairs > gamepair.MaxBatchPairs {
-		return nil, fmt.Errorf("batch pairs %d: want 1 to %d", row.BatchPairs, min(spec.GetPairs(), gamepair.MaxBatchPairs))
+		return nil, nil, fmt.Errorf("batch pairs %d: want 1 to %d", row.BatchPairs, min(spec.GetPairs(), gamepair.MaxBatchPairs))
 	}
 	var t *tune
 	if rec.State == store.StateRunning {
 		c, err := w.checkSpec(spec, row.BatchPairs)
 		if err != nil {
-			return nil, fmt.Errorf("spec no longer valid: %w", err)
+			return nil, nil, fmt.Errorf("spec no longer valid: %w", err)
 		}
 		t = w.newTune(c)
 	} else {
@@ -112,116 +51,81 @@ func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, error) 
 		spec.BatchPairs = uint32(row.BatchPairs)
 		st, err := spsa.New(configOf(spec))
 		if err != nil {
-			return nil, fmt.Errorf("spec: %w", err)
+			return nil, nil, fmt.Errorf("spec: %w", err)
 		}
-		t = &tune{spec: withoutOpenings(spec), st: st, workers: w.newWorkers()}
+		t = &tune{Job: gamepair.Job{Workers: w.cfg.NewWorkers()}, spec: gamepair.WithoutOpenings(spec), st: st}
 		t.traj.every = max(1, st.Config().Batches()/w.cfg.TrajectoryPoints)
 	}
-	t.rec = rec
+	t.Rec = rec
 	updates, err := w.store.TuneUpdates(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("updates: %w", err)
+		return nil, nil, fmt.Errorf("updates: %w", err)
 	}
-	events, err := w.store.Events(ctx, id)
+	counted, err := w.replay(t, updates)
 	if err != nil {
-		return nil, fmt.Errorf("events: %w", err)
+		return nil, nil, err
 	}
-	if err := w.replay(t, updates, events); err != nil {
-		return nil, err
-	}
-	if !row.PGNsExpired.IsZero() {
-		t.pgns = 0 // deleted by the retention setting
-	}
-	if !t.running() {
-		t.workers.DropWindows()
-		return t, nil
-	}
-	if t.st.Updates() == t.batches.Total() {
-		// Complete but not closed: close it now.
-		change := &store.JobChange{State: store.StateDone, FinishedAt: w.cfg.Now()}
-		if err := w.store.SetJobState(ctx, id, change); err != nil {
-			return nil, gamepair.NewCloseError(fmt.Errorf("spsa: close %s: %w", id, err))
-		}
-		w.finish(t, change)
-		return t, nil
-	}
-	w.log.Info("tune resumed", zap.String(logging.JobID, id), zap.Int("updates", t.st.Updates()), zap.Int64("games", t.results.Games()))
-	return t, nil
+	return t, &gamepair.Stored{Counted: counted, PGNsExpired: !row.PGNsExpired.IsZero()}, nil
 }
 
 // replay takes a tune's stored updates in the order they were applied: θ
-// resumes from the last one, and the trajectory, counts and workers are
-// rebuilt. Replaying the recorded results from the start must give the
+// resumes from the last one, the trajectory is rebuilt, and the updates
+// are returned for the Set to count. Replaying the recorded results from the start must give the
 // same θ; when it does not (another build's arithmetic), the stored θ
 // stands and the difference is logged.
-func (w *Workload) replay(t *tune, updates []store.TuneUpdate, events []store.Event) error {
+func (w *Workload) replay(t *tune, updates []store.TuneUpdate) ([]gamepair.Counted, error) {
 	cfg := t.st.Config()
 	seen := make(map[int]bool, len(updates))
-	var played []gamepair.Played
+	counted := make([]gamepair.Counted, 0, len(updates))
 	check, err := spsa.New(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	t.traj.add(0, check.Theta())
 	pairs := 0
 	for i := range updates {
 		u := &updates[i]
-		if err := checkUpdate(t, cfg, u, i, seen); err != nil {
-			return err
+		c := gamepair.Counted{UnitID: u.UnitID, WorkerID: u.WorkerID, Idx: u.Batch, Pairs: u.Pairs, Penta: u.Penta, Wins: u.Wins,
+			Draws: u.Draws, Losses: u.Losses, Incidents: u.Incidents, LeasedAt: u.LeasedAt, At: u.At, ElapsedMS: u.ElapsedMS}
+		if err := checkUpdate(t, cfg, u, &c, i, seen); err != nil {
+			return nil, err
 		}
 		seen[u.Batch] = true
 		if err := check.Apply(u.Batch, int(u.Wins), int(u.Losses)); err != nil {
-			return fmt.Errorf("update %d: %w", u.Seq, err)
+			return nil, fmt.Errorf("update %d: %w", u.Seq, err)
 		}
 		pairs += u.Pairs
-		t.count(u)
 		t.traj.add(i+1, u.Theta)
-		if t.batches != nil {
-			t.batches.Store(u.Batch)
-		}
-		inc := gamepair.DecodeIncidents(u.Incidents)
-		played = append(played, gamepair.Played{WorkerID: u.WorkerID, Games: 2 * u.Pairs, Incidents: inc, At: u.At})
-		w.cfg.Activity.Note(u.WorkerID, u.At, 2*u.Pairs, gamepair.IncidentCount(inc))
-	}
-	for _, e := range events {
-		if e.Kind == gamepair.EvDisconnect {
-			w.cfg.Activity.Note(e.WorkerID, e.At, 0, 1)
-		}
+		counted = append(counted, c)
 	}
 	if n := len(updates); n > 0 {
 		if err := t.st.Restore(updates[n-1].Theta, n, pairs); err != nil {
-			return fmt.Errorf("update %d: %w", n-1, err)
+			return nil, fmt.Errorf("update %d: %w", n-1, err)
 		}
 		if !slices.Equal(check.Theta(), t.st.Theta()) {
-			w.log.Warn("replayed theta differs from the stored one; the stored one stands", zap.String(logging.JobID, t.rec.ID),
+			w.log.Warn("replayed theta differs from the stored one; the stored one stands", zap.String(logging.JobID, t.Rec.ID),
 				zap.Float64s("replayed", check.Theta()), zap.Float64s("stored", t.st.Theta()))
 		}
 	}
-	t.workers.Replay(played, events)
-	return nil
+	return counted, nil
 }
 
 // checkUpdate refuses a stored update that does not fit the tune, so that
 // no stored row can make a loop long, a count wrong or θ leave its range.
-func checkUpdate(t *tune, cfg spsa.Config, u *store.TuneUpdate, i int, seen map[int]bool) error {
+func checkUpdate(t *tune, cfg spsa.Config, u *store.TuneUpdate, c *gamepair.Counted, i int, seen map[int]bool) error {
 	if u.Seq != i {
 		return fmt.Errorf("update %d is stored as seq %d: the order of application has a gap", i, u.Seq)
 	}
 	if u.Batch < 0 || u.Batch >= cfg.Batches() {
 		return fmt.Errorf("update %d: batch %d is outside the tune's %d batches", i, u.Batch, cfg.Batches())
 	}
-	if seen[u.Batch] || u.UnitID != gamepair.UnitID(t.rec.ID, u.Batch) {
+	if seen[u.Batch] || u.UnitID != gamepair.UnitID(t.Rec.ID, u.Batch) {
 		return fmt.Errorf("update %d: batch %d applied twice, or its unit id does not name it", i, u.Batch)
 	}
 	if _, n := cfg.BatchRange(u.Batch); u.Pairs != n {
 		return fmt.Errorf("update %d: %d pairs stored; batch %d has %d", i, u.Pairs, u.Batch, n)
 	}
-	penta := sprt.Pentanomial(u.Penta)
-	res := sprt.Results{Wins: u.Wins, Draws: u.Draws, Losses: u.Losses, Pentanomial: &penta}
-	if penta.Pairs() != int64(u.Pairs) || res.Wins+res.Draws+res.Losses != int64(2*u.Pairs) {
-		return fmt.Errorf("update %d: counts %v, W/D/L %d/%d/%d do not make %d pairs", i, u.Penta, u.Wins, u.Draws, u.Losses, u.Pairs)
-	}
-	if err := res.Validate(); err != nil {
+	if err := c.CheckCounts(); err != nil {
 		return fmt.Errorf("update %d: %w", i, err)
 	}
 	if len(u.Theta) != len(cfg.Params) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/match/builtin"
@@ -28,59 +29,40 @@ import (
 // message, and nothing is stored.
 func TestCreateRefusesBadSpecs(t *testing.T) {
 	e := newEnv(t, Config{})
-	huge := strings.Repeat("x", 1<<20)
-	cases := []struct {
-		want   string
-		mutate func(s *arbiterv1.SpsaSpec)
-	}{
-		{"engine missing", func(s *arbiterv1.SpsaSpec) { s.Engine = nil }},
-		{"engine: name", func(s *arbiterv1.SpsaSpec) { s.Engine.Name = huge }},
-		{"engine: name longer than 199 bytes", func(s *arbiterv1.SpsaSpec) { s.Engine.Name = strings.Repeat("n", 200) }},
-		{"Bogus", func(s *arbiterv1.SpsaSpec) { s.Engine.Options = map[string]string{"Bogus": "1"} }},
-		{`param "NoSuchParam": the engine has no option of that name`, func(s *arbiterv1.SpsaSpec) { s.Params[0].Name = "NoSuchParam" }},
-		{`param "Ponder": the engine's option is a check, not a spin`, func(s *arbiterv1.SpsaSpec) { s.Params[0].Name = "Ponder" }},
-		{`param "RFPMargin": min 300 > max 200`, func(s *arbiterv1.SpsaSpec) { s.Params[0].Min, s.Params[0].Max = 300, 200 }},
-		{`param "RFPMargin": start 10 is outside [min, max] = [20, 300]`, func(s *arbiterv1.SpsaSpec) { s.Params[0].Start = 10 }},
-		{`param "FutMargin": c_end 0 must be positive`, func(s *arbiterv1.SpsaSpec) { s.Params[1].CEnd = 0 }},
-		{`param "FutMargin": c_end -3 must be positive`, func(s *arbiterv1.SpsaSpec) { s.Params[1].CEnd = -3 }},
-		{`param "FutMargin": r_end NaN`, func(s *arbiterv1.SpsaSpec) { s.Params[1].REnd = math.NaN() }},
-		{`param "RFPMargin": max 500 is above the engine's max 300`, func(s *arbiterv1.SpsaSpec) { s.Params[0].Max = 500 }},
-		{`param "rfpmargin": named twice`, func(s *arbiterv1.SpsaSpec) { s.Params[1].Name = "rfpmargin" }},
-		{"params: none given", func(s *arbiterv1.SpsaSpec) { s.Params = nil }},
-		{"params: 1001, at most 1000", func(s *arbiterv1.SpsaSpec) { s.Params = make([]*arbiterv1.SpsaParam, 1001) }},
-		{"pairs 0: want 1 to 50000000", func(s *arbiterv1.SpsaSpec) { s.Pairs = 0 }},
-		{"pairs 100000000", func(s *arbiterv1.SpsaSpec) { s.Pairs = 100_000_000 }},
-		{"batch pairs 257: at most 256", func(s *arbiterv1.SpsaSpec) { s.BatchPairs = 257 }},
-		{"alpha NaN", func(s *arbiterv1.SpsaSpec) { s.Alpha = proto.Float64(math.NaN()) }},
-		{"gamma -1", func(s *arbiterv1.SpsaSpec) { s.Gamma = proto.Float64(-1) }},
-		{"A ratio +Inf", func(s *arbiterv1.SpsaSpec) { s.ARatio = proto.Float64(math.Inf(1)) }},
-		{"time control", func(s *arbiterv1.SpsaSpec) { s.TimeControl = nil }},
-		{"cannot be played", func(s *arbiterv1.SpsaSpec) {
+	refusals := map[string]func(*arbiterv1.SpsaSpec){
+		"engine missing":                     func(s *arbiterv1.SpsaSpec) { s.Engine = nil },
+		"engine: name":                       func(s *arbiterv1.SpsaSpec) { s.Engine.Name = gamepairtest.Huge },
+		"engine: name longer than 199 bytes": func(s *arbiterv1.SpsaSpec) { s.Engine.Name = strings.Repeat("n", 200) },
+		"Bogus":                              func(s *arbiterv1.SpsaSpec) { s.Engine.Options = map[string]string{"Bogus": "1"} },
+		`param "NoSuchParam": the engine has no option of that name`:    func(s *arbiterv1.SpsaSpec) { s.Params[0].Name = "NoSuchParam" },
+		`param "Ponder": the engine's option is a check, not a spin`:    func(s *arbiterv1.SpsaSpec) { s.Params[0].Name = "Ponder" },
+		`param "RFPMargin": min 300 > max 200`:                          func(s *arbiterv1.SpsaSpec) { s.Params[0].Min, s.Params[0].Max = 300, 200 },
+		`param "RFPMargin": start 10 is outside [min, max] = [20, 300]`: func(s *arbiterv1.SpsaSpec) { s.Params[0].Start = 10 },
+		`param "FutMargin": c_end 0 must be positive`:                   func(s *arbiterv1.SpsaSpec) { s.Params[1].CEnd = 0 },
+		`param "FutMargin": c_end -3 must be positive`:                  func(s *arbiterv1.SpsaSpec) { s.Params[1].CEnd = -3 },
+		`param "FutMargin": r_end NaN`:                                  func(s *arbiterv1.SpsaSpec) { s.Params[1].REnd = math.NaN() },
+		`param "RFPMargin": max 500 is above the engine's max 300`:      func(s *arbiterv1.SpsaSpec) { s.Params[0].Max = 500 },
+		`param "rfpmargin": named twice`:                                func(s *arbiterv1.SpsaSpec) { s.Params[1].Name = "rfpmargin" },
+		"params: none given":                                            func(s *arbiterv1.SpsaSpec) { s.Params = nil },
+		"params: 1001, at most 1000":                                    func(s *arbiterv1.SpsaSpec) { s.Params = make([]*arbiterv1.SpsaParam, 1001) },
+		"pairs 0: want 1 to 50000000":                                   func(s *arbiterv1.SpsaSpec) { s.Pairs = 0 },
+		"pairs 100000000":                                               func(s *arbiterv1.SpsaSpec) { s.Pairs = 100_000_000 },
+		"batch pairs 257: at most 256":                                  func(s *arbiterv1.SpsaSpec) { s.BatchPairs = 257 },
+		"alpha NaN":                                                     func(s *arbiterv1.SpsaSpec) { s.Alpha = proto.Float64(math.NaN()) },
+		"gamma -1":                                                      func(s *arbiterv1.SpsaSpec) { s.Gamma = proto.Float64(-1) },
+		"A ratio +Inf":                                                  func(s *arbiterv1.SpsaSpec) { s.ARatio = proto.Float64(math.Inf(1)) },
+		"time control":                                                  func(s *arbiterv1.SpsaSpec) { s.TimeControl = nil },
+		"cannot be played": func(s *arbiterv1.SpsaSpec) {
 			s.TimeControl.GetClock().Base, s.TimeControl.GetClock().Increment = durationpb.New(10*time.Millisecond), nil
-		}},
-		{"openings: none given", func(s *arbiterv1.SpsaSpec) { s.Openings = nil }},
-		{"openings (test book): opening 2", func(s *arbiterv1.SpsaSpec) { s.Openings[2].Fen = "not a fen" }},
-		{"openings: unknown order", func(s *arbiterv1.SpsaSpec) { s.BookOrder = "shuffled" }},
-		{"event", func(s *arbiterv1.SpsaSpec) { s.Event = huge }},
-		{"throughput", func(s *arbiterv1.SpsaSpec) { s.Throughput = -1 }},
-		{"hang timeout", func(s *arbiterv1.SpsaSpec) { s.HangTimeout = durationpb.New(2 * time.Hour) }},
+		},
+		"openings: none given":            func(s *arbiterv1.SpsaSpec) { s.Openings = nil },
+		"openings (test book): opening 2": func(s *arbiterv1.SpsaSpec) { s.Openings[2].Fen = "not a fen" },
+		"openings: unknown order":         func(s *arbiterv1.SpsaSpec) { s.BookOrder = "shuffled" },
+		"event":                           func(s *arbiterv1.SpsaSpec) { s.Event = gamepairtest.Huge },
+		"throughput":                      func(s *arbiterv1.SpsaSpec) { s.Throughput = -1 },
+		"hang timeout":                    func(s *arbiterv1.SpsaSpec) { s.HangTimeout = durationpb.New(2 * time.Hour) },
 	}
-	for _, c := range cases {
-		s := tuneSpec(100, 4)
-		c.mutate(s)
-		_, err := e.C.Create(context.Background(), carol, Kind, s)
-		if apierr.ReasonOf(err) != apierr.ReasonBadInput || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v", c.want, err)
-		} else if len(err.Error()) > 400 {
-			t.Errorf("%s: a %d-byte error", c.want, len(err.Error()))
-		}
-	}
-	if _, err := e.C.Create(context.Background(), carol, Kind, nil); apierr.ReasonOf(err) != apierr.ReasonBadInput {
-		t.Errorf("no spec: %v", err)
-	}
-	if jobs, _ := e.st.Jobs(context.Background()); len(jobs) != 0 {
-		t.Fatalf("%d jobs stored after refusals", len(jobs))
-	}
+	gamepairtest.RefuseEach(e.Driver, Kind, e.St, func() *arbiterv1.SpsaSpec { return tuneSpec(100, 4) }, refusals)
 	// A UCI binary's options are the workers' to check; its parameters
 	// are still checked on their own.
 	s := tuneSpec(100, 4)
@@ -133,7 +115,7 @@ func TestBatchIsAPerturbation(t *testing.T) {
 	slow := e.Worker("slow", gamepair.DefaultReferenceNPS/2)
 	for idx := range 3 {
 		g := e.MustLease(slow)
-		b := batchOf(g)
+		b := gamepairtest.BatchOf(g)
 		if g.Lease.UnitID != gamepair.UnitID(id, idx) || b.GetTestId() != id || b.GetFirstPair() != uint32(4*idx) || len(b.GetOpenings()) != 4 {
 			t.Fatalf("batch %d: %s, first pair %d, %d openings", idx, g.Lease.UnitID, b.GetFirstPair(), len(b.GetOpenings()))
 		}
@@ -162,7 +144,7 @@ func TestBatchIsAPerturbation(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := e.MustLease(slow)
-	for i, o := range batchOf(g).GetOpenings() {
+	for i, o := range gamepairtest.BatchOf(g).GetOpenings() {
 		if !proto.Equal(o, ordered[(12+i)%8]) {
 			t.Errorf("pair %d plays %v, want %v", 12+i, o, ordered[(12+i)%8])
 		}
@@ -198,8 +180,8 @@ func TestReissuedBatchIsAppliedOnce(t *testing.T) {
 	first := e.MustLease(a)
 	e.ExpireAll() // a vanishes mid-batch
 	again := e.MustLease(b)
-	if again.Lease.UnitID != first.Lease.UnitID || !proto.Equal(batchOf(again), batchOf(first)) {
-		t.Fatalf("re-issued batch differs:\n%v\n%v", batchOf(first), batchOf(again))
+	if again.Lease.UnitID != first.Lease.UnitID || !proto.Equal(gamepairtest.BatchOf(again), gamepairtest.BatchOf(first)) {
+		t.Fatalf("re-issued batch differs:\n%v\n%v", gamepairtest.BatchOf(first), gamepairtest.BatchOf(again))
 	}
 	e.MustSubmit(b, again, score(4, 5, 1), core.Accepted)
 	e.MustSubmit(a, first, score(4, 0, 8), core.Duplicate) // late, under its signed lease
@@ -325,7 +307,7 @@ func TestLoadResumesExactly(t *testing.T) {
 		t.Fatalf("before the restart: %v", p)
 	}
 
-	e.restart()
+	e.Restart()
 	after := e.Job(id)
 	before.GetSpsaProgress().BatchesLeased = 0 // leases live in memory
 	before.GetProgress().ActiveWorkers = 0
@@ -367,7 +349,7 @@ func TestTuneEnds(t *testing.T) {
 	a := e.Worker("a", 0)
 	for i, pairs := range []int{4, 4, 2} {
 		g := e.MustLease(a)
-		if n := len(batchOf(g).GetOpenings()); n != pairs {
+		if n := len(gamepairtest.BatchOf(g).GetOpenings()); n != pairs {
 			t.Fatalf("batch %d has %d pairs, want %d", i, n, pairs)
 		}
 		e.MustSubmit(a, g, score(pairs, 1, 0), core.Accepted)
@@ -380,20 +362,20 @@ func TestTuneEnds(t *testing.T) {
 	if g, ok := e.Lease(a); ok {
 		t.Fatalf("a finished tune leased %s", g.Lease.UnitID)
 	}
-	e.restart()
+	e.Restart()
 	if after := e.Job(id); !proto.Equal(j, after) {
 		t.Fatalf("finished tune changed across a restart:\n%v\n%v", j, after)
 	}
 	// The retention setting deletes its games; the updates stay.
-	ids, err := e.st.ExpirePGNs(context.Background(), e.Clk.Now().Add(time.Second), e.Clk.Now())
+	ids, err := e.St.ExpirePGNs(context.Background(), e.Clk.Now().Add(time.Second), e.Clk.Now())
 	if err != nil || !slices.Equal(ids, []string{id}) {
 		t.Fatalf("expired %v %v", ids, err)
 	}
-	e.wl.PGNsExpired(ids)
+	e.WL.PGNsExpired(ids)
 	if p := e.Job(id).GetSpsaProgress(); p.GetPgns() != 0 || p.GetUpdates() != 3 {
 		t.Fatalf("after expiry: %d games stored, %d updates", p.GetPgns(), p.GetUpdates())
 	}
-	e.restart()
+	e.Restart()
 	if p := e.Job(id).GetSpsaProgress(); p.GetPgns() != 0 || p.GetUpdates() != 3 {
 		t.Fatalf("after expiry and a restart: %d games stored, %d updates", p.GetPgns(), p.GetUpdates())
 	}
@@ -409,7 +391,7 @@ func TestTuneEnds(t *testing.T) {
 	if c := e.Job(other); c.GetState() != arbiterv1.JobState_JOB_STATE_CANCELLED || c.GetSpsaProgress().GetUpdates() != 1 {
 		t.Errorf("cancelled tune: %v", c)
 	}
-	if st := e.wl.Stats(); st.Jobs[core.JobKey{Kind: Kind, State: "done"}] != 1 || st.Jobs[core.JobKey{Kind: Kind, State: "cancelled"}] != 1 {
+	if st := e.WL.Stats(); st.Jobs[core.JobKey{Kind: Kind, State: "done"}] != 1 || st.Jobs[core.JobKey{Kind: Kind, State: "cancelled"}] != 1 {
 		t.Errorf("stats: %v", st.Jobs)
 	}
 }
@@ -432,8 +414,8 @@ func TestBadStoredUpdateIsAProblem(t *testing.T) {
 	}
 	goodBefore := e.Job(good)
 	e.C.Close()
-	e.st.Close()
-	db, err := sql.Open("sqlite", filepath.Join(e.dir, store.FileName))
+	e.St.Close()
+	db, err := sql.Open("sqlite", filepath.Join(e.Dir, store.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,8 +423,8 @@ func TestBadStoredUpdateIsAProblem(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	e.open()
-	ps := e.wl.LoadProblems()
+	e.Open()
+	ps := e.WL.LoadProblems()
 	if len(ps) != 1 || ps[0].ID != bad || !strings.Contains(ps[0].Error(), "gap") {
 		t.Fatalf("load problems: %v", ps)
 	}
@@ -496,7 +478,7 @@ func TestConvergesThroughCore(t *testing.T) {
 			g := out[0]
 			out = out[1:]
 			w := ws[slices.IndexFunc(ws, func(w *core.Worker) bool { return w.ID == g.Lease.WorkerID })]
-			if _, err := e.Submit(w, g, m.play(batchOf(g), 1)); err != nil {
+			if _, err := e.Submit(w, g, m.play(gamepairtest.BatchOf(g), 1)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -504,7 +486,7 @@ func TestConvergesThroughCore(t *testing.T) {
 			e.ExpireAll()
 		}
 		if round == 60 || round == 150 {
-			e.restart()
+			e.Restart()
 			ws = []*core.Worker{e.Worker("a", 0), e.Worker("b", 0), e.Worker("flaky", 0)}
 			out = nil
 		}
@@ -553,7 +535,7 @@ func TestRealEngineBatches(t *testing.T) {
 	a := e.Worker("a", 0)
 	for range 2 {
 		g := e.MustLease(a)
-		res, err := worker.PlayBatch(context.Background(), batchOf(g), builtin.New)
+		res, err := worker.PlayBatch(context.Background(), gamepairtest.BatchOf(g), builtin.New)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -563,7 +545,7 @@ func TestRealEngineBatches(t *testing.T) {
 	if j.GetState() != arbiterv1.JobState_JOB_STATE_DONE || j.GetSpsaProgress().GetGames() != 8 || len(e.updates(id)) != 2 {
 		t.Fatalf("after two real batches: %v", j.GetSpsaProgress())
 	}
-	n, err := e.st.CountPGNs(context.Background(), id)
+	n, err := e.St.CountPGNs(context.Background(), id)
 	if err != nil || n != 8 {
 		t.Errorf("%d games stored (%v), want 8", n, err)
 	}

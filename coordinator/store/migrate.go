@@ -476,6 +476,10 @@ func Open(dir string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
+	if err := s.migrateKinds(context.Background()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
 	s.startWriter()
 	return s, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -54,6 +55,7 @@ var funcs = template.FuncMap{
 	"join":       strings.Join,
 	"ts":         func(t *timestamppb.Timestamp) time.Time { return tsTime(t) },
 	"mnps":       mnps,
+	"unverified": perftUnverified,
 	"half":       func(lo, hi float64) float64 { return (hi - lo) / 2 },
 	"elapsed":    elapsed,
 	"spsaParams": spsaParams,
@@ -231,15 +233,7 @@ func pentaString(p *arbiterv1.Pentanomial) string {
 	return fmt.Sprintf("%d, %d, %d, %d, %d", p.GetLl(), p.GetLd(), p.GetDd(), p.GetWd(), p.GetWw())
 }
 
-func jobURL(j *arbiterv1.Job) string {
-	if j.GetMatch() != nil {
-		return "/tests/" + url.PathEscape(j.GetJobId())
-	}
-	if j.GetSpsa() != nil {
-		return "/tunes/" + url.PathEscape(j.GetJobId())
-	}
-	return "/perft/" + url.PathEscape(j.GetJobId())
-}
+func jobURL(j *arbiterv1.Job) string { return jobkind.URL(j) }
 
 // query is the current query with one key set (a "" value drops it).
 func query(q url.Values, key, value string) string {
@@ -300,4 +294,12 @@ func spsaParams(sp *arbiterv1.SpsaProgress) string {
 		parts = append(parts, p.GetName()+" "+val(p, p.GetCurrent())+" (from "+val(p, p.GetStart())+")")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// perftUnverified reports whether no unit of a perft job with units was
+// computed by a second identity: its counts are no one's but one
+// worker's (the pages say so beside the total).
+func perftUnverified(j *arbiterv1.Job) bool {
+	p := j.GetProgress()
+	return p.GetUnitsTotal() > 0 && p.GetUnitsVerified() == 0
 }

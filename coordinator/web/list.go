@@ -10,6 +10,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
+	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -112,6 +113,8 @@ type listData struct {
 	Tests    []*arbiterv1.Job
 	Perft    []*arbiterv1.Job
 	Tunes    []*arbiterv1.Job
+	// Other holds jobs of kinds without a table of their own here.
+	Other []*arbiterv1.Job
 	Verify   []verifyjob.SessionView
 	VerifyN  int // verify sessions in all
 	Prev     string
@@ -140,13 +143,15 @@ func (s *Server) listPage(r *http.Request, v *view) error {
 				continue // gone meanwhile
 			}
 			j := snap.(*arbiterv1.Job)
-			switch {
-			case j.GetMatch() != nil:
+			switch jobkind.Of(j).Family {
+			case jobkind.FamilyTest:
 				d.Tests = append(d.Tests, j)
-			case j.GetSpsa() != nil:
+			case jobkind.FamilyTune:
 				d.Tunes = append(d.Tunes, j)
-			default:
+			case jobkind.FamilyPerft:
 				d.Perft = append(d.Perft, j)
+			default:
+				d.Other = append(d.Other, j)
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -34,7 +35,7 @@ type perftData struct {
 
 func (s *Server) perftPage(r *http.Request, v *view) error {
 	id := r.PathValue("id")
-	j, err := s.jobOf(id, "a perft job", func(j *arbiterv1.Job) bool { return j.GetPerft() != nil })
+	j, err := s.jobOf(id, "a perft job", func(j *arbiterv1.Job) bool { return jobkind.Is(j, jobkind.FamilyPerft) })
 	if err != nil {
 		return err
 	}

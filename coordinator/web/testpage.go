@@ -11,6 +11,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -31,7 +32,7 @@ func (s *Server) jobOf(id, what string, is func(*arbiterv1.Job) bool) (*arbiterv
 
 // testJob returns test id's snapshot, or a page saying it is not one.
 func (s *Server) testJob(id string) (*arbiterv1.Job, error) {
-	return s.jobOf(id, "a match or SPRT test", func(j *arbiterv1.Job) bool { return j.GetMatch() != nil })
+	return s.jobOf(id, "a match or SPRT test", func(j *arbiterv1.Job) bool { return jobkind.Is(j, jobkind.FamilyTest) })
 }
 
 type workerRow struct {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	"github.com/arbiter-chess/arbiter/internal/spsaspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -43,7 +44,7 @@ type tuneChart struct {
 
 // tuneJob returns tune id's snapshot, or a page saying it is not one.
 func (s *Server) tuneJob(id string) (*arbiterv1.Job, error) {
-	return s.jobOf(id, "an SPSA tune", func(j *arbiterv1.Job) bool { return j.GetSpsa() != nil })
+	return s.jobOf(id, "an SPSA tune", func(j *arbiterv1.Job) bool { return jobkind.Is(j, jobkind.FamilyTune) })
 }
 
 func (s *Server) tunePage(r *http.Request, v *view) error {

@@ -176,7 +176,7 @@ func csrfKey(ctx context.Context, st *store.Store) ([]byte, error) {
 }
 
 // pageNames are the templates of templates/ that are whole pages.
-var pageNames = []string{"list", "test", "games", "game", "perft", "tune", "verify", "workers", "submit", "signin", "error"}
+var pageNames = []string{"list", "test", "games", "game", "perft", "tune", "datagen", "verify", "workers", "submit", "signin", "error"}
 
 func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html")
@@ -206,6 +206,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /tests/{id}/games/{batch}/{game}/pgn", s.guard(s.downloadGame))
 	s.mux.HandleFunc("GET /perft/{id}", s.page(s.perftPage))
 	s.mux.HandleFunc("GET /tunes/{id}", s.page(s.tunePage))
+	s.mux.HandleFunc("GET /datagen/{id}", s.page(s.datagenPage))
 	s.mux.HandleFunc("GET /verify/{id}", s.page(s.verifyPage))
 	s.mux.HandleFunc("GET /workers", s.page(s.workersPage))
 	s.mux.HandleFunc("GET /jobs/{id}", s.guard(s.jobRedirect))

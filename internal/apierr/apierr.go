@@ -70,6 +70,10 @@ const (
 	ReasonMalformedResult = "MALFORMED_RESULT"
 	// ReasonImplausibleResult: a result is impossible for its unit.
 	ReasonImplausibleResult = "IMPLAUSIBLE_RESULT"
+	// ReasonInvalidGame: a game of a batch result does not replay (an
+	// illegal move, an end its moves do not support, a pair not on its
+	// opening with colours swapped).
+	ReasonInvalidGame = "INVALID_GAME"
 	// ReasonConflictingResult: the same worker submitted different results
 	// for one unit.
 	ReasonConflictingResult = "CONFLICTING_RESULT"
@@ -81,6 +85,10 @@ const (
 	ReasonBadCredential = "BAD_CREDENTIAL"
 	// ReasonTooLarge: a request or the work it asks for exceeds a limit.
 	ReasonTooLarge = "TOO_LARGE"
+	// ReasonQuota: the caller's identity is at one of its limits (the
+	// message names the limit, its value and the coordinator flag that
+	// sets it); retry when its own work has finished or later.
+	ReasonQuota = "QUOTA"
 	// ReasonInUse: the object is used by running work.
 	ReasonInUse = "IN_USE"
 	// ReasonUnknownArtifact: no engine artifact has that hash.

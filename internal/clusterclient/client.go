@@ -60,6 +60,11 @@ const (
 // maxRecvMsgSize bounds an answer (a job's divide, a list of jobs).
 const maxRecvMsgSize = 16 << 20
 
+// connectTimeout bounds one connection attempt, TCP and TLS handshakes
+// and the coordinator's first HTTP/2 settings: a coordinator that accepts
+// but sends nothing for this long is reported as not answering.
+const connectTimeout = 5 * time.Second
+
 // CallTimeout is the default deadline of one unary call of method (a full
 // gRPC method name) with request req.
 func CallTimeout(method string, req any) time.Duration {
@@ -115,7 +120,7 @@ func Connect(o Options) (*Client, error) {
 		// Our own dialer, so that the cause of a failed connection
 		// (refused, DNS, timeout) is kept as a typed error for messages.
 		grpc.WithContextDialer(rec.dial),
-		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bc, MinConnectTimeout: 5 * time.Second}),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bc, MinConnectTimeout: connectTimeout}),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: KeepaliveTime, Timeout: KeepaliveTimeout, PermitWithoutStream: false}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvMsgSize)),
 		grpc.WithChainUnaryInterceptor(defaultDeadline),
@@ -251,7 +256,13 @@ type recordingCreds struct {
 func (c recordingCreds) ClientHandshake(ctx context.Context, authority string, conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	nc, info, err := c.TransportCredentials.ClientHandshake(ctx, authority, conn)
 	if err != nil {
-		c.rec.set(&handshakeError{err})
+		if silent(err) {
+			// A TLS coordinator that accepted the connection and sent no
+			// handshake in the connect timeout is frozen, not misconfigured.
+			c.rec.set(&notAnswering{err})
+		} else {
+			c.rec.set(&handshakeError{err})
+		}
 		return nc, info, err
 	}
 	c.rec.set(nil)
@@ -275,7 +286,13 @@ type firstReadConn struct {
 func (f *firstReadConn) Read(p []byte) (int, error) {
 	n, err := f.Conn.Read(p)
 	f.once.Do(func() {
-		if n == 0 && err != nil || n >= 2 && (p[0] == 0x15 || p[0] == 0x16) && p[1] == 0x03 {
+		switch {
+		case n == 0 && silent(err):
+			// gRPC closed the connection itself when the coordinator sent
+			// nothing (not even its settings) within the connect timeout:
+			// a coordinator that accepts but does not answer.
+			f.rec.set(&notAnswering{err})
+		case n == 0 && err != nil || n >= 2 && (p[0] == 0x15 || p[0] == 0x16) && p[1] == 0x03:
 			f.rec.set(&plaintextToTLS{err})
 		}
 	})

@@ -536,3 +536,45 @@ func selfSigned(t *testing.T, dir, name string) (tls.Certificate, string) {
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, caFile
 }
+
+// TestSilentCoordinator: a peer that accepts TCP connections and never
+// sends a byte (what a stopped coordinator's kernel does) is reported as
+// not answering, over plaintext and over TLS, within the connect timeout
+// and the call's deadline: not as a TLS mismatch or a failed handshake.
+func TestSilentCoordinator(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		lis.Close()
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	addr := lis.Addr().String()
+	_, caFile := selfSigned(t, t.TempDir(), "arbiter.test")
+	for _, o := range []Options{{Address: addr}, {Address: addr, CAFile: caFile, ServerName: "arbiter.test"}} {
+		cl := connectT(t, o)
+		_, err := cl.Workers.Register(context.Background(), &arbiterv1.RegisterRequest{})
+		e := cl.Err("register", err)
+		if !strings.HasPrefix(e.Error(), "coordinator "+addr+" unreachable: not answering") || ExitCode(e) != ExitUnreachable {
+			t.Errorf("TLS %v: %q, exit %d; want it unreachable: not answering", o.CAFile != "", e, ExitCode(e))
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"syscall"
 
 	"google.golang.org/grpc/codes"
@@ -196,6 +197,25 @@ func (p *plaintextToTLS) Error() string {
 }
 func (p *plaintextToTLS) Unwrap() error { return p.err }
 
+// notAnswering marks a connection the coordinator accepted but on which it
+// sent nothing before the connect timeout (a stopped or wedged process:
+// the kernel completes TCP handshakes on its own).
+type notAnswering struct{ err error }
+
+func (n *notAnswering) Error() string {
+	return fmt.Sprintf("not answering: it accepted the connection but sent nothing within %v (a stopped or overloaded coordinator)", connectTimeout)
+}
+func (n *notAnswering) Unwrap() error { return n.err }
+
+// silent reports whether err ended a read or handshake on a connection
+// the peer never spoke on: our side closed it or its deadline passed,
+// rather than the peer closing or resetting it.
+func silent(err error) bool {
+	var netErr net.Error
+	return errors.Is(err, net.ErrClosed) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout()
+}
+
 // dialCause says in a few words why a connection attempt failed, from the
 // error's type rather than its text.
 func dialCause(err error) string {
@@ -207,8 +227,11 @@ func dialCause(err error) string {
 	var (
 		plain  *plaintextToTLS
 		notTLS tls.RecordHeaderError
+		silent *notAnswering
 	)
 	switch {
+	case errors.As(err, &silent):
+		return silent.Error()
 	case errors.As(err, &plain):
 		return plain.Error()
 	case errors.As(err, &notTLS):

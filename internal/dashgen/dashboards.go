@@ -51,6 +51,16 @@ func Overview() *Dashboard {
 	b.add(timeseries("Results rejected by reason", "Results refused before they count: malformed, implausible (a count outside what the position allows), unknown unit, stale lease, unauthenticated. Any is worth a look (alert ArbiterResultsRejected).", "ops",
 		q(`sum by (reason) (rate(arbiter_results_rejected_total`+rate+`))`, "{{reason}}")), 12, 8)
 
+	b.row("Training data (DATAGEN)")
+	b.add(stat("Datasets running", "DATAGEN jobs being generated now.", "none",
+		q(`arbiter_datagen_running_jobs`, ""), "blue"), 6, 6)
+	b.add(timeseries("Positions/s", "Training positions counted into datasets per second, cluster-wide (after duplicates are dropped).", "short",
+		q(`rate(arbiter_datagen_positions_total`+rate+`)`, "positions/s")), 6, 6)
+	b.add(timeseries("Self-play games/min", "Games of accepted dataset shards per minute.", "short",
+		q(`rate(arbiter_datagen_games_total`+rate+`) * 60`, "games/min")), 6, 6)
+	b.add(timeseries("Duplicate positions", "Share of accepted positions that repeated an earlier one of their dataset. A rising share: more random plies or book positions are needed.", "percentunit",
+		q(`rate(arbiter_datagen_duplicates_total`+rate+`) / clamp_min(rate(arbiter_datagen_duplicates_total`+rate+`) + rate(arbiter_datagen_positions_total`+rate+`), 1e-9)`, "duplicates")), 6, 6)
+
 	b.row("gRPC")
 	b.add(timeseries("RPC rate by method", "gRPC calls completed per second on the coordinator, by method.", "reqps",
 		q(`sum by (grpc_service, grpc_method) (rate(grpc_server_handled_total`+rate+`))`, "{{grpc_method}}")), 8, 8)

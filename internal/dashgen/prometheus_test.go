@@ -19,6 +19,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
@@ -92,6 +93,18 @@ func TestPanelsAgainstPrometheus(t *testing.T) {
 			played = regexp.MustCompile(`(?m)^arbiter_sprt_games\{test="` + id + `"\} [1-9]`).Match(get(t, "http://"+httpAddr+"/metrics"))
 		}
 		t.Logf("SPRT test %s, games counted before the perft job: %v", id, played)
+	}
+
+	// A dataset in flight: the embedded engine's self-play at few nodes.
+	dspec, err := anypb.New(&arbiterv1.DatagenSpec{Engine: &arbiterv1.EngineSpec{Name: "dev", Command: "embedded"},
+		Positions: 1_000_000, Nodes: 500, RandomPliesMin: 8, RandomPliesMax: 9, Seed: 1, BatchGames: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dj, err := jobs.SubmitJob(ctx, &arbiterv1.SubmitJobRequest{Kind: "datagen", Spec: dspec}); err != nil {
+		t.Fatalf("submit datagen: %v", err)
+	} else {
+		t.Logf("dataset %s", dj.GetJob().GetJobId())
 	}
 
 	// Perft in flight: perft(9) of the start position takes minutes here.

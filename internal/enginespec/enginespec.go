@@ -41,7 +41,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/arbiter-chess/arbiter/internal/textcheck"
 	"github.com/arbiter-chess/arbiter/match"
 )
 
@@ -136,6 +139,16 @@ func clip(s string) string {
 		return fmt.Sprintf("%q...", s[:maxQuote])
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// clipKey is a key as an error names it: as given when it is short,
+// printable UTF-8 (every known key, and most option names), else quoted
+// and cut like a value (an option name is the submitter's text).
+func clipKey(k string) string {
+	if len(k) <= maxQuote && utf8.ValidString(k) && strings.IndexFunc(k, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return k
+	}
+	return clip(k)
 }
 
 // item is one key=value of a spec after unquoting; bare is set for an item
@@ -238,7 +251,7 @@ func Parse(s string, use Use) (Spec, error) {
 		k, v := it.key, it.value
 		last = ""
 		bad := func(format string, args ...any) error {
-			return fmt.Errorf("engine spec %s: %s=%s: %s", clip(s), k, clip(v), fmt.Sprintf(format, args...))
+			return fmt.Errorf("engine spec %s: %s=%s: %s", clip(s), clipKey(k), clip(v), fmt.Sprintf(format, args...))
 		}
 		once := func() error {
 			if seen[k] {
@@ -255,8 +268,8 @@ func Parse(s string, use Use) (Spec, error) {
 			if strings.TrimSpace(name) == "" {
 				return spec, bad("option. without a name")
 			}
-			if strings.ContainsAny(name+v, "\r\n") {
-				return spec, bad("a line break in an option")
+			if err := textcheck.Check(fmt.Sprintf("option %q", name), name+v); err != nil {
+				return spec, bad("%v", err)
 			}
 			spec.SetOption(name, v)
 			last = k

@@ -22,7 +22,7 @@ import (
 
 func TestPrintPerft(t *testing.T) {
 	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	j := &arbiterv1.Job{JobId: "p1", State: arbiterv1.JobState_JOB_STATE_DONE, Nodes: "8902",
+	j := &arbiterv1.Job{JobId: "p1", Kind: "perft", State: arbiterv1.JobState_JOB_STATE_DONE, Nodes: "8902",
 		Perft:     &arbiterv1.PerftSpec{Fen: "F", Depth: 3},
 		CreatedAt: timestamppb.New(created), FinishedAt: timestamppb.New(created.Add(2 * time.Second)),
 		// In generation order, as the coordinator sends it: printed by move.
@@ -32,9 +32,30 @@ func TestPrintPerft(t *testing.T) {
 	if err := PrintPerft(&out, j, true, false); err != nil {
 		t.Fatal(err)
 	}
-	want := "a2a3: 380\nb1a3: 400\n\nNodes: 8902\nTime:  2.000 s (0.0 Mnps)\nUnits: 4 (2 verified on a second worker, 1 mismatches, 1 settled)\n"
+	want := "a2a3: 380\nb1a3: 400\n\nNodes: 8902\nTime:  2.000 s (0.0 Mnps)\nUnits: 4 (2 verified on a second worker, 1 mismatches, 1 settled)\n" +
+		"Verification: sampled, 2 of 4 units computed by a second identity and agreeing\n"
 	if out.String() != want {
 		t.Errorf("text:\n%s\nwant:\n%s", out.String(), want)
+	}
+	// No unit computed twice: the total says it is unverified, in text,
+	// JSON and status's detail.
+	unchecked := &arbiterv1.Job{JobId: "p0", Kind: "perft", State: arbiterv1.JobState_JOB_STATE_DONE, Nodes: "8902", Perft: &arbiterv1.PerftSpec{Fen: "F", Depth: 3},
+		Progress: &arbiterv1.JobProgress{UnitsTotal: 4, UnitsDone: 4}}
+	out.Reset()
+	if err := PrintPerft(&out, unchecked, false, false); err != nil || !strings.Contains(out.String(), "Verification: none, the counts are UNVERIFIED") {
+		t.Errorf("unverified text %v:\n%s", err, out.String())
+	}
+	out.Reset()
+	PrintPerftDetail(&out, unchecked)
+	if !strings.Contains(out.String(), "Verify:     none, the counts are UNVERIFIED") {
+		t.Errorf("unverified detail:\n%s", out.String())
+	}
+	out.Reset()
+	if err := PrintPerft(&out, unchecked, false, true); err != nil || !strings.Contains(out.String(), `"verification":"none"`) {
+		t.Errorf("unverified JSON %v: %s", err, out.String())
+	}
+	if o := NewJobJSON(unchecked); o.Perft == nil || o.Perft.Verification != VerificationNone {
+		t.Errorf("status --json of an unverified job: %+v", o.Perft)
 	}
 	out.Reset()
 	if err := PrintPerft(&out, j, false, true); err != nil {

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -20,19 +21,20 @@ import (
 // JobJSON is one job of any kind; exactly one of Perft, Test and Tune is
 // set, as Kind says.
 type JobJSON struct {
-	JobID         string     `json:"job_id"`
-	Kind          string     `json:"kind"`
-	State         string     `json:"state"`
-	Submitter     string     `json:"submitter,omitempty"`
-	CreatedAt     string     `json:"created_at,omitempty"`
-	FinishedAt    string     `json:"finished_at,omitempty"`
-	Error         string     `json:"error,omitempty"`
-	Blocked       string     `json:"blocked,omitempty"`
-	ActiveWorkers uint32     `json:"active_workers"`
-	Perft         *PerftJob  `json:"perft,omitempty"`
-	Test          *TestJob   `json:"test,omitempty"`
-	Tune          *TuneJob   `json:"tune,omitempty"`
-	Workers       []WorkerIn `json:"workers,omitempty"`
+	JobID         string       `json:"job_id"`
+	Kind          string       `json:"kind"`
+	State         string       `json:"state"`
+	Submitter     string       `json:"submitter,omitempty"`
+	CreatedAt     string       `json:"created_at,omitempty"`
+	FinishedAt    string       `json:"finished_at,omitempty"`
+	Error         string       `json:"error,omitempty"`
+	Blocked       string       `json:"blocked,omitempty"`
+	ActiveWorkers uint32       `json:"active_workers"`
+	Perft         *PerftJob    `json:"perft,omitempty"`
+	Test          *TestJob     `json:"test,omitempty"`
+	Tune          *TuneJob     `json:"tune,omitempty"`
+	Datagen       *DatagenJSON `json:"datagen,omitempty"`
+	Workers       []WorkerIn   `json:"workers,omitempty"`
 }
 
 // PerftJob is a perft job; fen, depth, nodes and divide as in `arbiter
@@ -51,6 +53,7 @@ type PerftJob struct {
 	Positions         uint64                 `json:"positions"`
 	Mismatches        uint64                 `json:"mismatches"`
 	MismatchesSettled uint64                 `json:"mismatches_settled"`
+	Verification      string                 `json:"verification,omitempty"`
 	Divide            map[string]json.Number `json:"divide,omitempty"`
 	Slices            uint32                 `json:"slices,omitempty"`
 	Stats             *perftStatsJSON        `json:"stats,omitempty"`
@@ -205,24 +208,8 @@ func NewJobJSON(j *arbiterv1.Job) JobJSON {
 	if t := j.GetFinishedAt(); t != nil {
 		o.FinishedAt = t.AsTime().UTC().Format(time.RFC3339Nano)
 	}
-	switch {
-	case j.GetMatch() != nil:
-		o.Test = newTestJob(j)
-		o.Workers = newWorkers(j.GetMatchProgress().GetWorkers())
-		if o.Kind == "" {
-			o.Kind = "match"
-		}
-	case j.GetSpsa() != nil:
-		o.Tune = newTuneJob(j)
-		o.Workers = newWorkers(j.GetSpsaProgress().GetWorkers())
-		if o.Kind == "" {
-			o.Kind = "spsa"
-		}
-	default:
-		o.Perft = newPerftJob(j)
-		if o.Kind == "" {
-			o.Kind = "perft"
-		}
+	if r, ok := reportOf(jobkind.Of(j).Family); ok && r.JSON != nil {
+		r.JSON(&o, j)
 	}
 	return o
 }
@@ -232,7 +219,7 @@ func newPerftJob(j *arbiterv1.Job) *PerftJob {
 	o := &PerftJob{FEN: s.GetFen(), Depth: s.GetDepth(), SplitPly: s.GetSplitPly(), VerifyFraction: s.GetVerifyFraction(),
 		Chess960: s.GetChess960(), NodesDone: number(p.GetNodesDone()), Units: p.GetUnitsTotal(), UnitsDone: p.GetUnitsDone(),
 		UnitsVerified: p.GetUnitsVerified(), Positions: p.GetPositions(), Mismatches: p.GetMismatches(),
-		MismatchesSettled: p.GetMismatchesSettled()}
+		MismatchesSettled: p.GetMismatchesSettled(), Verification: PerftVerification(j)}
 	if j.GetNodes() != "" {
 		n := number(j.GetNodes())
 		o.Nodes = &n

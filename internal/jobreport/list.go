@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -16,49 +17,38 @@ import (
 // tunes: engine, updates, games), in the order given, and after them the
 // reason of each job that cannot progress.
 func PrintJobs(out io.Writer, jobs []*arbiterv1.Job) error {
-	var tests, perfts, tunes []*arbiterv1.Job
-	for _, j := range jobs {
-		switch {
-		case j.GetMatch() != nil:
-			tests = append(tests, j)
-		case j.GetSpsa() != nil:
-			tunes = append(tunes, j)
-		default:
-			perfts = append(perfts, j)
-		}
-	}
 	if len(jobs) == 0 {
 		_, err := fmt.Fprintln(out, "No jobs.")
 		return err
 	}
+	byFamily := jobkind.Split(jobs)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	section := func(title, header string) {
-		if title != "" {
+	first := true
+	table := func(header string, rows []*arbiterv1.Job, row func(*arbiterv1.Job) string) {
+		if len(rows) == 0 {
+			return
+		}
+		if !first {
 			fmt.Fprintln(tw)
 		}
+		first = false
 		fmt.Fprintln(tw, header)
-	}
-	first := ""
-	if len(tests) > 0 {
-		section(first, "TEST\tSTATE\tENGINES\tTC\tGAMES\tELO\tLLR")
-		first = "x"
-		for _, j := range tests {
-			fmt.Fprintln(tw, testRow(j))
+		for _, j := range rows {
+			fmt.Fprintln(tw, row(j))
 		}
 	}
-	if len(perfts) > 0 {
-		section(first, "PERFT\tSTATE\tDEPTH\tNODES\tPROGRESS\tFEN")
-		first = "x"
-		for _, j := range perfts {
-			fmt.Fprintln(tw, perftRow(j))
+	for _, f := range reportFamilies() {
+		r, _ := reportOf(f)
+		table(r.Header, byFamily[f], r.Row)
+		delete(byFamily, f)
+	}
+	var other []*arbiterv1.Job
+	for _, j := range jobs {
+		if _, ok := byFamily[jobkind.Of(j).Family]; ok {
+			other = append(other, j)
 		}
 	}
-	if len(tunes) > 0 {
-		section(first, "TUNE\tSTATE\tENGINE\tTC\tUPDATES\tPAIRS\tGAMES\tPARAMS")
-		for _, j := range tunes {
-			fmt.Fprintln(tw, tuneListRow(j))
-		}
-	}
+	table("JOB\tSTATE\tKIND", other, otherRow)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -68,6 +58,17 @@ func PrintJobs(out io.Writer, jobs []*arbiterv1.Job) error {
 		}
 	}
 	return nil
+}
+
+// otherRow is the row of a job of a kind this build does not know.
+func otherRow(j *arbiterv1.Job) string {
+	return fmt.Sprintf("%s\t%s\t%s", j.GetJobId(), listState(j), j.GetKind())
+}
+
+// printOther shows a job of a kind this build does not know.
+func printOther(out io.Writer, j *arbiterv1.Job) error {
+	_, err := fmt.Fprintf(out, "Job:   %s (kind %q, which this arbiter does not know: update it)\nState: %s\n", j.GetJobId(), j.GetKind(), listState(j))
+	return err
 }
 
 // listState is a job's state, marked when it cannot progress.
@@ -105,6 +106,9 @@ func perftRow(j *arbiterv1.Job) string {
 	nodes := j.GetNodes()
 	if nodes == "" {
 		nodes = orDefault(p.GetNodesDone(), "0") + "+"
+	}
+	if PerftVerification(j) == VerificationNone {
+		nodes += " (unverified)"
 	}
 	progress := fmt.Sprintf("%d/%d units", p.GetUnitsDone(), p.GetUnitsTotal())
 	if p.GetUnitsTotal() > 0 {

@@ -43,9 +43,9 @@ func TestPrintJobsColumnsPerKind(t *testing.T) {
 	for _, want := range []string{
 		"TEST  STATE    ENGINES      TC          GAMES  ELO          LLR\n",
 		"s1    running  new vs base  nodes=2000  40     34.9 ± 55.1  0.42 (-2.94, 2.94)\n",
-		"PERFT  STATE              DEPTH  NODES    PROGRESS           FEN\n",
-		"p1     running (blocked)  6      123456+  90% (54/60 units)  8/8/8/8/8/8/8/K1k5 w - - 0 1\n",
-		"p2     done               3      8902     100% (4/4 units)   startpos\n",
+		"PERFT  STATE              DEPTH  NODES                 PROGRESS           FEN\n",
+		"p1     running (blocked)  6      123456+ (unverified)  90% (54/60 units)  8/8/8/8/8/8/8/K1k5 w - - 0 1\n",
+		"p2     done               3      8902 (unverified)     100% (4/4 units)   startpos\n",
 		"TUNE  STATE    ENGINE  TC          UPDATES  PAIRS    GAMES  PARAMS\n",
 		"t1    running  dev     nodes=2000  7        56/1000  112    RFPMargin\n",
 		"\np1 cannot progress: waiting for a worker of a second identity\n",

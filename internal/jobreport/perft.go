@@ -81,7 +81,10 @@ type perftJSON struct {
 	JobID   string                 `json:"job_id"`
 	Units   uint64                 `json:"units"`
 	Checked uint64                 `json:"units_verified"`
-	Stats   *perftStatsJSON        `json:"stats,omitempty"`
+	// Verification is PerftVerification: "none" says no one checked the
+	// total.
+	Verification string          `json:"verification,omitempty"`
+	Stats        *perftStatsJSON `json:"stats,omitempty"`
 }
 
 // perftStatsJSON is a statistics job's totals, named as `arbiter perft
@@ -126,7 +129,8 @@ func PrintPerft(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
 	}
 	if jsonOut {
 		o := perftJSON{FEN: j.GetPerft().GetFen(), Depth: int(j.GetPerft().GetDepth()), Nodes: json.Number(j.GetNodes()),
-			Seconds: secs, JobID: j.GetJobId(), Units: j.GetProgress().GetUnitsTotal(), Checked: j.GetProgress().GetUnitsVerified()}
+			Seconds: secs, JobID: j.GetJobId(), Units: j.GetProgress().GetUnitsTotal(), Checked: j.GetProgress().GetUnitsVerified(),
+			Verification: PerftVerification(j)}
 		if secs > 0 {
 			o.NPS = parseFloat(j.GetNodes()) / secs
 		}
@@ -156,6 +160,9 @@ func PrintPerft(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
 	}
 	fmt.Fprintf(out, "Units: %d (%d verified on a second worker, %d mismatches, %d settled)\n",
 		p.GetUnitsTotal(), p.GetUnitsVerified(), p.GetMismatches(), p.GetMismatchesSettled())
+	if v := verificationLine(j); v != "" {
+		fmt.Fprintf(out, "Verification: %s\n", v)
+	}
 	return nil
 }
 
@@ -174,6 +181,9 @@ func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
 		j.GetPerft().GetDepth(), j.GetPerft().GetSplitPly(), extra, j.GetPerft().GetVerifyFraction())
 	fmt.Fprintf(out, "Units:      %d/%d done, %d verified; %d unique positions\n", p.GetUnitsDone(), p.GetUnitsTotal(),
 		p.GetUnitsVerified(), p.GetPositions())
+	if v := verificationLine(j); v != "" {
+		fmt.Fprintf(out, "Verify:     %s\n", v)
+	}
 	fmt.Fprintf(out, "Mismatches: %d (%d settled)\nWorkers:    %d active\n", p.GetMismatches(), p.GetMismatchesSettled(), p.GetActiveWorkers())
 	if j.GetError() != "" {
 		fmt.Fprintf(out, "Error:      %s\n", j.GetError())

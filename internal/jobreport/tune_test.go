@@ -11,10 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/arbiter-chess/arbiter/internal/cliexit"
 
 	"github.com/arbiter-chess/arbiter/internal/localcluster"
 	"github.com/arbiter-chess/arbiter/internal/matchplan"

@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"math"
 	"net"
 	"net/http"
 	"sync"
@@ -27,6 +28,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/auth"
 	"github.com/arbiter-chess/arbiter/internal/cliexit"
@@ -62,6 +64,23 @@ type ServerConfig struct {
 	// PGNRetention deletes the games of tests finished longer ago (0:
 	// keep them).
 	PGNRetention time.Duration
+	// StartTimeout fails a test or tune no connected worker can start
+	// after this long (0: grpcapi.DefaultStartTimeout).
+	StartTimeout time.Duration
+	// MaxWorkersPerIdentity bounds the worker ids one credential
+	// registers (0: core.DefaultMaxWorkersPerIdentity).
+	MaxWorkersPerIdentity int
+	// Limits bound each non-admin identity (zero: none; the coordinator
+	// command's flags default to quota.Defaults).
+	Limits quota.Limits
+	// PerftMaxNodes, PerftMaxHeldPositions and PerftMaxSplitPositions
+	// bound perft jobs (0: the coordinator's defaults).
+	PerftMaxNodes          float64
+	PerftMaxHeldPositions  int
+	PerftMaxSplitPositions int
+	// UploadAbandonAfter removes artifact uploads idle this long (0:
+	// artifacts.DefaultAbandonAfter).
+	UploadAbandonAfter time.Duration
 	// Logger (nil: none).
 	Logger *zap.Logger
 	// Registry receives the coordinator's metrics and is served on
@@ -71,6 +90,10 @@ type ServerConfig struct {
 	// listener is open, before Serve returns.
 	OnListening func(addr string)
 }
+
+// maxWorkersPerIdentity bounds --max-workers-per-identity: each worker
+// is a few hundred bytes of the coordinator's memory and a row.
+const maxWorkersPerIdentity = 1 << 20
 
 // Validate checks the values that need no I/O.
 func (c *ServerConfig) Validate() error {
@@ -83,10 +106,25 @@ func (c *ServerConfig) Validate() error {
 		return cliexit.Usage("--tls-cert and --tls-key go together")
 	case c.PGNRetention < 0:
 		return cliexit.Usage("--pgn-retention %v: must not be negative", c.PGNRetention)
+	case c.StartTimeout < 0:
+		return cliexit.Usage("--start-timeout %v: must not be negative", c.StartTimeout)
 	case c.LeaseDuration < 100*time.Millisecond:
 		return cliexit.Usage("--lease-duration %v: must be at least 100ms", c.LeaseDuration)
 	case c.UnitDuration <= 0:
 		return cliexit.Usage("--unit-duration %v: must be positive", c.UnitDuration)
+	case c.MaxWorkersPerIdentity < 0 || c.MaxWorkersPerIdentity > maxWorkersPerIdentity:
+		return cliexit.Usage("--max-workers-per-identity %d: must be between 1 and %d", c.MaxWorkersPerIdentity, maxWorkersPerIdentity)
+	case c.UploadAbandonAfter < 0:
+		return cliexit.Usage("--upload-abandon-after %v: must not be negative", c.UploadAbandonAfter)
+	case c.PerftMaxNodes < 0 || math.IsNaN(c.PerftMaxNodes) || math.IsInf(c.PerftMaxNodes, 0):
+		return cliexit.Usage("--perft-max-nodes %v: a positive number of leaves, e.g. 1e22", c.PerftMaxNodes)
+	case c.PerftMaxHeldPositions < 0:
+		return cliexit.Usage("--perft-max-held-positions %d: must be positive", c.PerftMaxHeldPositions)
+	case c.PerftMaxSplitPositions < 0:
+		return cliexit.Usage("--perft-max-split-positions %d: must be positive", c.PerftMaxSplitPositions)
+	}
+	if err := c.Limits.Validate(); err != nil {
+		return cliexit.Usage("%v", err)
 	}
 	return nil
 }
@@ -137,7 +175,10 @@ func Serve(cfg ServerConfig) (*Server, error) {
 	}
 	c, err := coordinator.New(context.Background(), coordinator.Config{
 		Store: st, Logger: log, Token: cfg.Token, LeaseDuration: cfg.LeaseDuration, TargetUnitDuration: cfg.UnitDuration,
-		VerifyDefault: cfg.VerifyDefault, Registerer: reg, PGNRetention: cfg.PGNRetention,
+		VerifyDefault: cfg.VerifyDefault, Registerer: reg, PGNRetention: cfg.PGNRetention, StartTimeout: cfg.StartTimeout,
+		MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity,
+		Limits: cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
+		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
 	})
 	if err != nil {
 		st.Close()

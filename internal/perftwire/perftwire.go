@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -16,9 +17,9 @@ const (
 	// CapSlices: the worker counts slices of a position's tree with the
 	// deal of engine.PerftSliceVersion. A worker without it would ignore a
 	// batch's slice fields and count whole trees, so it gets no slices.
-	CapSlices = "perft-slices-1"
+	CapSlices = capability.PerftSlices
 	// CapStats: the worker counts statistics (PerftBatch.stats).
-	CapStats = "perft-stats"
+	CapStats = capability.PerftStats
 )
 
 // StatsPerPosition is the number of statistics a result carries per

@@ -26,17 +26,19 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/engineproc"
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
+	"github.com/arbiter-chess/arbiter/internal/textcheck"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/verify"
 )
 
 // CapabilityPrefix starts the capability string of an engine under test.
-const CapabilityPrefix = "verify-engine:"
+const CapabilityPrefix = capability.VerifyEnginePrefix
 
 // Capability is the capability string a worker advertises for an engine.
-func Capability(name string) string { return CapabilityPrefix + name }
+func Capability(name string) string { return capability.VerifyEngine(name) }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$`)
 
@@ -287,14 +289,23 @@ func CheckUnit(u *arbiterv1.VerifyUnit) error {
 	if len(e.GetArgs()) > 64 || len(e.GetOptions()) > 64 {
 		return errors.New("at most 64 engine arguments and 64 options")
 	}
-	for _, a := range e.GetArgs() {
+	for i, a := range e.GetArgs() {
 		if len(a) > 1024 {
 			return errors.New("engine argument longer than 1024 bytes")
 		}
+		if err := textcheck.Check(fmt.Sprintf("engine args[%d]", i), a); err != nil {
+			return err
+		}
 	}
 	for _, o := range e.GetOptions() {
-		if o.GetName() == "" || len(o.GetName()) > 256 || len(o.GetValue()) > 1024 || strings.ContainsAny(o.GetName()+o.GetValue(), "\r\n") {
-			return fmt.Errorf("engine option %q: empty, too long, or a line break", o.GetName())
+		if o.GetName() == "" || len(o.GetName()) > 256 || len(o.GetValue()) > 1024 {
+			return fmt.Errorf("engine option %q: empty or too long", o.GetName())
+		}
+		if err := textcheck.Check(fmt.Sprintf("engine option name %q", o.GetName()), o.GetName()); err != nil {
+			return err
+		}
+		if err := textcheck.Check(fmt.Sprintf("engine option %q value", o.GetName()), o.GetValue()); err != nil {
+			return err
 		}
 	}
 	q := u.GetQuery()

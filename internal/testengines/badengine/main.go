@@ -11,6 +11,8 @@
 //	illegal     answer an illegal move (a1a1, or a king move onto its own piece)
 //	garbage     print garbage and an over-long line, then a legal move
 //	slow        sleep SlowMs before the bestmove
+//	noscore     answer a legal move with no info line (no score)
+//	manynodes   report a billion nodes searched, then a legal move
 //
 // Options: Mode (combo), FailAt (spin), SlowMs (spin). The flags -mode,
 // -at, -slow set the same at start; -startup-hang never answers `uci`.
@@ -57,7 +59,7 @@ func main() {
 			}
 			say("id name BadEngine")
 			say("id author Arbiter tests")
-			say("option name Mode type combo default none var none var crash var hang var stall var nobestmove var empty var illegal var garbage var slow")
+			say("option name Mode type combo default none var none var crash var hang var stall var nobestmove var empty var illegal var garbage var slow var noscore var manynodes")
 			say("option name FailAt type spin default 0 min 0 max 1000")
 			say("option name SlowMs type spin default 100 min 0 max 100000")
 			say("option name UCI_Chess960 type check default false")
@@ -118,6 +120,11 @@ func main() {
 				say("info %s", strings.Repeat("x", 200000))
 				say("info depth 3 score cp 17 nodes 99 pv %s", pos.UCIMove(m))
 				say("bestmove %s ponder", pos.UCIMove(m))
+			case "noscore":
+				say("bestmove %s", pos.UCIMove(m))
+			case "manynodes":
+				say("info depth 1 score cp 0 nodes 1000000000 time 1 pv %s", pos.UCIMove(m))
+				say("bestmove %s", pos.UCIMove(m))
 			case "slow":
 				time.Sleep(time.Duration(*slow) * time.Millisecond)
 				say("bestmove %s", pos.UCIMove(m))

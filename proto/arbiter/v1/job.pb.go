@@ -9,6 +9,7 @@ package arbiterv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	anypb "google.golang.org/protobuf/types/known/anypb"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
@@ -506,8 +507,12 @@ type Job struct {
 	// For tests with uploaded engines: what each worker did with each
 	// artifact (fetched, built, verified, refused), latest first per worker.
 	ArtifactChecks []*ArtifactCheck `protobuf:"bytes,17,rep,name=artifact_checks,json=artifactChecks,proto3" json:"artifact_checks,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The spec and progress of a job of a kind that plugs into the
+	// coordinator, as that kind's own message (datagen:
+	// arbiter.v1.DatagenJob). Clients read kind to know which.
+	Detail        *anypb.Any `protobuf:"bytes,18,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -655,6 +660,13 @@ func (x *Job) GetPerftStats() *PerftStatistics {
 func (x *Job) GetArtifactChecks() []*ArtifactCheck {
 	if x != nil {
 		return x.ArtifactChecks
+	}
+	return nil
+}
+
+func (x *Job) GetDetail() *anypb.Any {
+	if x != nil {
+		return x.Detail
 	}
 	return nil
 }
@@ -2769,12 +2781,112 @@ func (x *CancelJobResponse) GetJob() *Job {
 	return nil
 }
 
+// SubmitJobRequest creates a job of a kind that plugs into the coordinator.
+type SubmitJobRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job's kind, e.g. "datagen".
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	// The kind's spec message.
+	Spec          *anypb.Any `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitJobRequest) Reset() {
+	*x = SubmitJobRequest{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitJobRequest) ProtoMessage() {}
+
+func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
+func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *SubmitJobRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *SubmitJobRequest) GetSpec() *anypb.Any {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+// SubmitJobResponse returns the new job.
+type SubmitJobResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitJobResponse) Reset() {
+	*x = SubmitJobResponse{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitJobResponse) ProtoMessage() {}
+
+func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
+func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *SubmitJobResponse) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
 var File_arbiter_v1_job_proto protoreflect.FileDescriptor
 
 const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\n" +
 	"\x14arbiter/v1/job.proto\x12\n" +
-	"arbiter.v1\x1a\x19arbiter/v1/artifact.proto\x1a\x15arbiter/v1/work.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xff\x01\n" +
+	"arbiter.v1\x1a\x19arbiter/v1/artifact.proto\x1a\x15arbiter/v1/work.proto\x1a\x19google/protobuf/any.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xff\x01\n" +
 	"\tPerftSpec\x12\x10\n" +
 	"\x03fen\x18\x01 \x01(\tR\x03fen\x12\x14\n" +
 	"\x05depth\x18\x02 \x01(\rR\x05depth\x12\x1b\n" +
@@ -2818,7 +2930,7 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"mismatches\x12-\n" +
 	"\x12mismatches_settled\x18\a \x01(\x04R\x11mismatchesSettled\x12%\n" +
 	"\x0eactive_workers\x18\b \x01(\rR\ractiveWorkers\x12\x18\n" +
-	"\ablocked\x18\t \x01(\tR\ablocked\"\x8b\x06\n" +
+	"\ablocked\x18\t \x01(\tR\ablocked\"\xb9\x06\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.arbiter.v1.JobStateR\x05state\x12+\n" +
@@ -2840,7 +2952,8 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\rspsa_progress\x18\x0f \x01(\v2\x18.arbiter.v1.SpsaProgressR\fspsaProgress\x12<\n" +
 	"\vperft_stats\x18\x10 \x01(\v2\x1b.arbiter.v1.PerftStatisticsR\n" +
 	"perftStats\x12B\n" +
-	"\x0fartifact_checks\x18\x11 \x03(\v2\x19.arbiter.v1.ArtifactCheckR\x0eartifactChecks\"\x9e\x01\n" +
+	"\x0fartifact_checks\x18\x11 \x03(\v2\x19.arbiter.v1.ArtifactCheckR\x0eartifactChecks\x12,\n" +
+	"\x06detail\x18\x12 \x01(\v2\x14.google.protobuf.AnyR\x06detail\"\x9e\x01\n" +
 	"\tSpsaParam\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
 	"\bis_float\x18\x02 \x01(\bR\aisFloat\x12\x14\n" +
@@ -3039,13 +3152,18 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\x10CancelJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"6\n" +
 	"\x11CancelJobResponse\x12!\n" +
+	"\x03job\x18\x01 \x01(\v2\x0f.arbiter.v1.JobR\x03job\"P\n" +
+	"\x10SubmitJobRequest\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12(\n" +
+	"\x04spec\x18\x02 \x01(\v2\x14.google.protobuf.AnyR\x04spec\"6\n" +
+	"\x11SubmitJobResponse\x12!\n" +
 	"\x03job\x18\x01 \x01(\v2\x0f.arbiter.v1.JobR\x03job*\x7f\n" +
 	"\bJobState\x12\x19\n" +
 	"\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11JOB_STATE_RUNNING\x10\x01\x12\x12\n" +
 	"\x0eJOB_STATE_DONE\x10\x02\x12\x14\n" +
 	"\x10JOB_STATE_FAILED\x10\x03\x12\x17\n" +
-	"\x13JOB_STATE_CANCELLED\x10\x042\xe6\x04\n" +
+	"\x13JOB_STATE_CANCELLED\x10\x042\xb0\x05\n" +
 	"\n" +
 	"JobService\x12N\n" +
 	"\vSubmitPerft\x12\x1e.arbiter.v1.SubmitPerftRequest\x1a\x1f.arbiter.v1.SubmitPerftResponse\x12?\n" +
@@ -3056,7 +3174,8 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\vSubmitMatch\x12\x1e.arbiter.v1.SubmitMatchRequest\x1a\x1f.arbiter.v1.SubmitMatchResponse\x12P\n" +
 	"\vDownloadPGN\x12\x1e.arbiter.v1.DownloadPGNRequest\x1a\x1f.arbiter.v1.DownloadPGNResponse0\x01\x12K\n" +
 	"\n" +
-	"SubmitSpsa\x12\x1d.arbiter.v1.SubmitSpsaRequest\x1a\x1e.arbiter.v1.SubmitSpsaResponseB=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
+	"SubmitSpsa\x12\x1d.arbiter.v1.SubmitSpsaRequest\x1a\x1e.arbiter.v1.SubmitSpsaResponse\x12H\n" +
+	"\tSubmitJob\x12\x1c.arbiter.v1.SubmitJobRequest\x1a\x1d.arbiter.v1.SubmitJobResponseB=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
 
 var (
 	file_arbiter_v1_job_proto_rawDescOnce sync.Once
@@ -3071,7 +3190,7 @@ func file_arbiter_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_arbiter_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_arbiter_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_arbiter_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_arbiter_v1_job_proto_goTypes = []any{
 	(JobState)(0),                 // 0: arbiter.v1.JobState
 	(*PerftSpec)(nil),             // 1: arbiter.v1.PerftSpec
@@ -3104,82 +3223,90 @@ var file_arbiter_v1_job_proto_goTypes = []any{
 	(*WatchJobResponse)(nil),      // 28: arbiter.v1.WatchJobResponse
 	(*CancelJobRequest)(nil),      // 29: arbiter.v1.CancelJobRequest
 	(*CancelJobResponse)(nil),     // 30: arbiter.v1.CancelJobResponse
-	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
-	(*ArtifactCheck)(nil),         // 32: arbiter.v1.ArtifactCheck
-	(*EngineSpec)(nil),            // 33: arbiter.v1.EngineSpec
-	(*TimeControl)(nil),           // 34: arbiter.v1.TimeControl
-	(*Opening)(nil),               // 35: arbiter.v1.Opening
-	(*Adjudication)(nil),          // 36: arbiter.v1.Adjudication
-	(*durationpb.Duration)(nil),   // 37: google.protobuf.Duration
-	(*Pentanomial)(nil),           // 38: arbiter.v1.Pentanomial
+	(*SubmitJobRequest)(nil),      // 31: arbiter.v1.SubmitJobRequest
+	(*SubmitJobResponse)(nil),     // 32: arbiter.v1.SubmitJobResponse
+	(*timestamppb.Timestamp)(nil), // 33: google.protobuf.Timestamp
+	(*ArtifactCheck)(nil),         // 34: arbiter.v1.ArtifactCheck
+	(*anypb.Any)(nil),             // 35: google.protobuf.Any
+	(*EngineSpec)(nil),            // 36: arbiter.v1.EngineSpec
+	(*TimeControl)(nil),           // 37: arbiter.v1.TimeControl
+	(*Opening)(nil),               // 38: arbiter.v1.Opening
+	(*Adjudication)(nil),          // 39: arbiter.v1.Adjudication
+	(*durationpb.Duration)(nil),   // 40: google.protobuf.Duration
+	(*Pentanomial)(nil),           // 41: arbiter.v1.Pentanomial
 }
 var file_arbiter_v1_job_proto_depIdxs = []int32{
 	0,  // 0: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
 	1,  // 1: arbiter.v1.Job.perft:type_name -> arbiter.v1.PerftSpec
 	4,  // 2: arbiter.v1.Job.progress:type_name -> arbiter.v1.JobProgress
 	3,  // 3: arbiter.v1.Job.divide:type_name -> arbiter.v1.DivideEntry
-	31, // 4: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	31, // 5: arbiter.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
+	33, // 4: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	33, // 5: arbiter.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
 	14, // 6: arbiter.v1.Job.match:type_name -> arbiter.v1.MatchSpec
 	16, // 7: arbiter.v1.Job.match_progress:type_name -> arbiter.v1.MatchProgress
 	7,  // 8: arbiter.v1.Job.spsa:type_name -> arbiter.v1.SpsaSpec
 	9,  // 9: arbiter.v1.Job.spsa_progress:type_name -> arbiter.v1.SpsaProgress
 	2,  // 10: arbiter.v1.Job.perft_stats:type_name -> arbiter.v1.PerftStatistics
-	32, // 11: arbiter.v1.Job.artifact_checks:type_name -> arbiter.v1.ArtifactCheck
-	33, // 12: arbiter.v1.SpsaSpec.engine:type_name -> arbiter.v1.EngineSpec
-	6,  // 13: arbiter.v1.SpsaSpec.params:type_name -> arbiter.v1.SpsaParam
-	34, // 14: arbiter.v1.SpsaSpec.time_control:type_name -> arbiter.v1.TimeControl
-	35, // 15: arbiter.v1.SpsaSpec.openings:type_name -> arbiter.v1.Opening
-	36, // 16: arbiter.v1.SpsaSpec.adjudication:type_name -> arbiter.v1.Adjudication
-	37, // 17: arbiter.v1.SpsaSpec.time_margin:type_name -> google.protobuf.Duration
-	37, // 18: arbiter.v1.SpsaSpec.hang_timeout:type_name -> google.protobuf.Duration
-	8,  // 19: arbiter.v1.SpsaProgress.params:type_name -> arbiter.v1.SpsaParamState
-	38, // 20: arbiter.v1.SpsaProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
-	15, // 21: arbiter.v1.SpsaProgress.workers:type_name -> arbiter.v1.WorkerIncidents
-	10, // 22: arbiter.v1.SpsaProgress.verifications:type_name -> arbiter.v1.SpsaVerification
-	0,  // 23: arbiter.v1.SpsaVerification.state:type_name -> arbiter.v1.JobState
-	16, // 24: arbiter.v1.SpsaVerification.progress:type_name -> arbiter.v1.MatchProgress
-	7,  // 25: arbiter.v1.SubmitSpsaRequest.spec:type_name -> arbiter.v1.SpsaSpec
-	5,  // 26: arbiter.v1.SubmitSpsaResponse.job:type_name -> arbiter.v1.Job
-	33, // 27: arbiter.v1.MatchSpec.engine_a:type_name -> arbiter.v1.EngineSpec
-	33, // 28: arbiter.v1.MatchSpec.engine_b:type_name -> arbiter.v1.EngineSpec
-	34, // 29: arbiter.v1.MatchSpec.time_control:type_name -> arbiter.v1.TimeControl
-	35, // 30: arbiter.v1.MatchSpec.openings:type_name -> arbiter.v1.Opening
-	13, // 31: arbiter.v1.MatchSpec.sprt:type_name -> arbiter.v1.SprtParams
-	36, // 32: arbiter.v1.MatchSpec.adjudication:type_name -> arbiter.v1.Adjudication
-	37, // 33: arbiter.v1.MatchSpec.time_margin:type_name -> google.protobuf.Duration
-	37, // 34: arbiter.v1.MatchSpec.hang_timeout:type_name -> google.protobuf.Duration
-	38, // 35: arbiter.v1.MatchProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
-	15, // 36: arbiter.v1.MatchProgress.workers:type_name -> arbiter.v1.WorkerIncidents
-	14, // 37: arbiter.v1.SubmitMatchRequest.spec:type_name -> arbiter.v1.MatchSpec
-	5,  // 38: arbiter.v1.SubmitMatchResponse.job:type_name -> arbiter.v1.Job
-	1,  // 39: arbiter.v1.SubmitPerftRequest.spec:type_name -> arbiter.v1.PerftSpec
-	5,  // 40: arbiter.v1.SubmitPerftResponse.job:type_name -> arbiter.v1.Job
-	5,  // 41: arbiter.v1.GetJobResponse.job:type_name -> arbiter.v1.Job
-	5,  // 42: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
-	5,  // 43: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
-	5,  // 44: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
-	21, // 45: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
-	23, // 46: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
-	25, // 47: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
-	27, // 48: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
-	29, // 49: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
-	17, // 50: arbiter.v1.JobService.SubmitMatch:input_type -> arbiter.v1.SubmitMatchRequest
-	19, // 51: arbiter.v1.JobService.DownloadPGN:input_type -> arbiter.v1.DownloadPGNRequest
-	11, // 52: arbiter.v1.JobService.SubmitSpsa:input_type -> arbiter.v1.SubmitSpsaRequest
-	22, // 53: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
-	24, // 54: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
-	26, // 55: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
-	28, // 56: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
-	30, // 57: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
-	18, // 58: arbiter.v1.JobService.SubmitMatch:output_type -> arbiter.v1.SubmitMatchResponse
-	20, // 59: arbiter.v1.JobService.DownloadPGN:output_type -> arbiter.v1.DownloadPGNResponse
-	12, // 60: arbiter.v1.JobService.SubmitSpsa:output_type -> arbiter.v1.SubmitSpsaResponse
-	53, // [53:61] is the sub-list for method output_type
-	45, // [45:53] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	34, // 11: arbiter.v1.Job.artifact_checks:type_name -> arbiter.v1.ArtifactCheck
+	35, // 12: arbiter.v1.Job.detail:type_name -> google.protobuf.Any
+	36, // 13: arbiter.v1.SpsaSpec.engine:type_name -> arbiter.v1.EngineSpec
+	6,  // 14: arbiter.v1.SpsaSpec.params:type_name -> arbiter.v1.SpsaParam
+	37, // 15: arbiter.v1.SpsaSpec.time_control:type_name -> arbiter.v1.TimeControl
+	38, // 16: arbiter.v1.SpsaSpec.openings:type_name -> arbiter.v1.Opening
+	39, // 17: arbiter.v1.SpsaSpec.adjudication:type_name -> arbiter.v1.Adjudication
+	40, // 18: arbiter.v1.SpsaSpec.time_margin:type_name -> google.protobuf.Duration
+	40, // 19: arbiter.v1.SpsaSpec.hang_timeout:type_name -> google.protobuf.Duration
+	8,  // 20: arbiter.v1.SpsaProgress.params:type_name -> arbiter.v1.SpsaParamState
+	41, // 21: arbiter.v1.SpsaProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
+	15, // 22: arbiter.v1.SpsaProgress.workers:type_name -> arbiter.v1.WorkerIncidents
+	10, // 23: arbiter.v1.SpsaProgress.verifications:type_name -> arbiter.v1.SpsaVerification
+	0,  // 24: arbiter.v1.SpsaVerification.state:type_name -> arbiter.v1.JobState
+	16, // 25: arbiter.v1.SpsaVerification.progress:type_name -> arbiter.v1.MatchProgress
+	7,  // 26: arbiter.v1.SubmitSpsaRequest.spec:type_name -> arbiter.v1.SpsaSpec
+	5,  // 27: arbiter.v1.SubmitSpsaResponse.job:type_name -> arbiter.v1.Job
+	36, // 28: arbiter.v1.MatchSpec.engine_a:type_name -> arbiter.v1.EngineSpec
+	36, // 29: arbiter.v1.MatchSpec.engine_b:type_name -> arbiter.v1.EngineSpec
+	37, // 30: arbiter.v1.MatchSpec.time_control:type_name -> arbiter.v1.TimeControl
+	38, // 31: arbiter.v1.MatchSpec.openings:type_name -> arbiter.v1.Opening
+	13, // 32: arbiter.v1.MatchSpec.sprt:type_name -> arbiter.v1.SprtParams
+	39, // 33: arbiter.v1.MatchSpec.adjudication:type_name -> arbiter.v1.Adjudication
+	40, // 34: arbiter.v1.MatchSpec.time_margin:type_name -> google.protobuf.Duration
+	40, // 35: arbiter.v1.MatchSpec.hang_timeout:type_name -> google.protobuf.Duration
+	41, // 36: arbiter.v1.MatchProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
+	15, // 37: arbiter.v1.MatchProgress.workers:type_name -> arbiter.v1.WorkerIncidents
+	14, // 38: arbiter.v1.SubmitMatchRequest.spec:type_name -> arbiter.v1.MatchSpec
+	5,  // 39: arbiter.v1.SubmitMatchResponse.job:type_name -> arbiter.v1.Job
+	1,  // 40: arbiter.v1.SubmitPerftRequest.spec:type_name -> arbiter.v1.PerftSpec
+	5,  // 41: arbiter.v1.SubmitPerftResponse.job:type_name -> arbiter.v1.Job
+	5,  // 42: arbiter.v1.GetJobResponse.job:type_name -> arbiter.v1.Job
+	5,  // 43: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
+	5,  // 44: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
+	5,  // 45: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
+	35, // 46: arbiter.v1.SubmitJobRequest.spec:type_name -> google.protobuf.Any
+	5,  // 47: arbiter.v1.SubmitJobResponse.job:type_name -> arbiter.v1.Job
+	21, // 48: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
+	23, // 49: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
+	25, // 50: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
+	27, // 51: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
+	29, // 52: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
+	17, // 53: arbiter.v1.JobService.SubmitMatch:input_type -> arbiter.v1.SubmitMatchRequest
+	19, // 54: arbiter.v1.JobService.DownloadPGN:input_type -> arbiter.v1.DownloadPGNRequest
+	11, // 55: arbiter.v1.JobService.SubmitSpsa:input_type -> arbiter.v1.SubmitSpsaRequest
+	31, // 56: arbiter.v1.JobService.SubmitJob:input_type -> arbiter.v1.SubmitJobRequest
+	22, // 57: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
+	24, // 58: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
+	26, // 59: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
+	28, // 60: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
+	30, // 61: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
+	18, // 62: arbiter.v1.JobService.SubmitMatch:output_type -> arbiter.v1.SubmitMatchResponse
+	20, // 63: arbiter.v1.JobService.DownloadPGN:output_type -> arbiter.v1.DownloadPGNResponse
+	12, // 64: arbiter.v1.JobService.SubmitSpsa:output_type -> arbiter.v1.SubmitSpsaResponse
+	32, // 65: arbiter.v1.JobService.SubmitJob:output_type -> arbiter.v1.SubmitJobResponse
+	57, // [57:66] is the sub-list for method output_type
+	48, // [48:57] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_job_proto_init() }
@@ -3196,7 +3323,7 @@ func file_arbiter_v1_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_job_proto_rawDesc), len(file_arbiter_v1_job_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   30,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

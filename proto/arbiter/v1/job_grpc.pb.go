@@ -27,6 +27,7 @@ const (
 	JobService_SubmitMatch_FullMethodName = "/arbiter.v1.JobService/SubmitMatch"
 	JobService_DownloadPGN_FullMethodName = "/arbiter.v1.JobService/DownloadPGN"
 	JobService_SubmitSpsa_FullMethodName  = "/arbiter.v1.JobService/SubmitSpsa"
+	JobService_SubmitJob_FullMethodName   = "/arbiter.v1.JobService/SubmitJob"
 )
 
 // JobServiceClient is the client API for JobService service.
@@ -60,6 +61,12 @@ type JobServiceClient interface {
 	// parameters, time controls or openings are refused with
 	// INVALID_ARGUMENT naming the field, and nothing is stored.
 	SubmitSpsa(ctx context.Context, in *SubmitSpsaRequest, opts ...grpc.CallOption) (*SubmitSpsaResponse, error)
+	// SubmitJob creates a job of a kind that plugs into the coordinator
+	// (datagen, ...): the kind names it, and the spec is that kind's own
+	// message (e.g. arbiter.v1.DatagenSpec). An unknown kind, a spec of
+	// another type, or a bad spec are refused with INVALID_ARGUMENT naming
+	// the field, and nothing is stored.
+	SubmitJob(ctx context.Context, in *SubmitJobRequest, opts ...grpc.CallOption) (*SubmitJobResponse, error)
 }
 
 type jobServiceClient struct {
@@ -168,6 +175,16 @@ func (c *jobServiceClient) SubmitSpsa(ctx context.Context, in *SubmitSpsaRequest
 	return out, nil
 }
 
+func (c *jobServiceClient) SubmitJob(ctx context.Context, in *SubmitJobRequest, opts ...grpc.CallOption) (*SubmitJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SubmitJobResponse)
+	err := c.cc.Invoke(ctx, JobService_SubmitJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // JobServiceServer is the server API for JobService service.
 // All implementations must embed UnimplementedJobServiceServer
 // for forward compatibility.
@@ -199,6 +216,12 @@ type JobServiceServer interface {
 	// parameters, time controls or openings are refused with
 	// INVALID_ARGUMENT naming the field, and nothing is stored.
 	SubmitSpsa(context.Context, *SubmitSpsaRequest) (*SubmitSpsaResponse, error)
+	// SubmitJob creates a job of a kind that plugs into the coordinator
+	// (datagen, ...): the kind names it, and the spec is that kind's own
+	// message (e.g. arbiter.v1.DatagenSpec). An unknown kind, a spec of
+	// another type, or a bad spec are refused with INVALID_ARGUMENT naming
+	// the field, and nothing is stored.
+	SubmitJob(context.Context, *SubmitJobRequest) (*SubmitJobResponse, error)
 	mustEmbedUnimplementedJobServiceServer()
 }
 
@@ -232,6 +255,9 @@ func (UnimplementedJobServiceServer) DownloadPGN(*DownloadPGNRequest, grpc.Serve
 }
 func (UnimplementedJobServiceServer) SubmitSpsa(context.Context, *SubmitSpsaRequest) (*SubmitSpsaResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SubmitSpsa not implemented")
+}
+func (UnimplementedJobServiceServer) SubmitJob(context.Context, *SubmitJobRequest) (*SubmitJobResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SubmitJob not implemented")
 }
 func (UnimplementedJobServiceServer) mustEmbedUnimplementedJobServiceServer() {}
 func (UnimplementedJobServiceServer) testEmbeddedByValue()                    {}
@@ -384,6 +410,24 @@ func _JobService_SubmitSpsa_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _JobService_SubmitJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SubmitJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).SubmitJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_SubmitJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).SubmitJob(ctx, req.(*SubmitJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // JobService_ServiceDesc is the grpc.ServiceDesc for JobService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -414,6 +458,10 @@ var JobService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SubmitSpsa",
 			Handler:    _JobService_SubmitSpsa_Handler,
+		},
+		{
+			MethodName: "SubmitJob",
+			Handler:    _JobService_SubmitJob_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -9,6 +9,7 @@ package arbiterv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	anypb "google.golang.org/protobuf/types/known/anypb"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	reflect "reflect"
 	sync "sync"
@@ -297,6 +298,7 @@ type WorkUnit struct {
 	//	*WorkUnit_Perft
 	//	*WorkUnit_GamePairs
 	//	*WorkUnit_Verify
+	//	*WorkUnit_Plugin
 	Payload       isWorkUnit_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -380,6 +382,15 @@ func (x *WorkUnit) GetVerify() *VerifyUnit {
 	return nil
 }
 
+func (x *WorkUnit) GetPlugin() *anypb.Any {
+	if x != nil {
+		if x, ok := x.Payload.(*WorkUnit_Plugin); ok {
+			return x.Plugin
+		}
+	}
+	return nil
+}
+
 type isWorkUnit_Payload interface {
 	isWorkUnit_Payload()
 }
@@ -397,11 +408,20 @@ type WorkUnit_Verify struct {
 	Verify *VerifyUnit `protobuf:"bytes,20,opt,name=verify,proto3,oneof"`
 }
 
+type WorkUnit_Plugin struct {
+	// A unit of a kind that plugs into the coordinator, as that kind's own
+	// message (datagen: arbiter.v1.DatagenBatch). A worker that does not
+	// know its type releases the lease.
+	Plugin *anypb.Any `protobuf:"bytes,30,opt,name=plugin,proto3,oneof"`
+}
+
 func (*WorkUnit_Perft) isWorkUnit_Payload() {}
 
 func (*WorkUnit_GamePairs) isWorkUnit_Payload() {}
 
 func (*WorkUnit_Verify) isWorkUnit_Payload() {}
+
+func (*WorkUnit_Plugin) isWorkUnit_Payload() {}
 
 // PerftBatch asks for perft(depth) of each position.
 type PerftBatch struct {
@@ -1693,7 +1713,7 @@ var File_arbiter_v1_work_proto protoreflect.FileDescriptor
 const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\n" +
 	"\x15arbiter/v1/work.proto\x12\n" +
-	"arbiter.v1\x1a\x17arbiter/v1/verify.proto\x1a\x1egoogle/protobuf/duration.proto\"\xe3\x01\n" +
+	"arbiter.v1\x1a\x17arbiter/v1/verify.proto\x1a\x19google/protobuf/any.proto\x1a\x1egoogle/protobuf/duration.proto\"\x93\x02\n" +
 	"\bWorkUnit\x12\x17\n" +
 	"\aunit_id\x18\x01 \x01(\tR\x06unitId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12.\n" +
@@ -1701,7 +1721,8 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	" \x01(\v2\x16.arbiter.v1.PerftBatchH\x00R\x05perft\x12:\n" +
 	"\n" +
 	"game_pairs\x18\v \x01(\v2\x19.arbiter.v1.GamePairBatchH\x00R\tgamePairs\x120\n" +
-	"\x06verify\x18\x14 \x01(\v2\x16.arbiter.v1.VerifyUnitH\x00R\x06verifyB\t\n" +
+	"\x06verify\x18\x14 \x01(\v2\x16.arbiter.v1.VerifyUnitH\x00R\x06verify\x12.\n" +
+	"\x06plugin\x18\x1e \x01(\v2\x14.google.protobuf.AnyH\x00R\x06pluginB\t\n" +
 	"\apayload\"\xb3\x01\n" +
 	"\n" +
 	"PerftBatch\x12\x12\n" +
@@ -1889,38 +1910,40 @@ var file_arbiter_v1_work_proto_goTypes = []any{
 	(*GameOutcome)(nil),         // 17: arbiter.v1.GameOutcome
 	nil,                         // 18: arbiter.v1.EngineSpec.OptionsEntry
 	(*VerifyUnit)(nil),          // 19: arbiter.v1.VerifyUnit
-	(*durationpb.Duration)(nil), // 20: google.protobuf.Duration
+	(*anypb.Any)(nil),           // 20: google.protobuf.Any
+	(*durationpb.Duration)(nil), // 21: google.protobuf.Duration
 }
 var file_arbiter_v1_work_proto_depIdxs = []int32{
 	5,  // 0: arbiter.v1.WorkUnit.perft:type_name -> arbiter.v1.PerftBatch
 	13, // 1: arbiter.v1.WorkUnit.game_pairs:type_name -> arbiter.v1.GamePairBatch
 	19, // 2: arbiter.v1.WorkUnit.verify:type_name -> arbiter.v1.VerifyUnit
-	18, // 3: arbiter.v1.EngineSpec.options:type_name -> arbiter.v1.EngineSpec.OptionsEntry
-	8,  // 4: arbiter.v1.EngineSpec.artifact:type_name -> arbiter.v1.EngineArtifact
-	9,  // 5: arbiter.v1.EngineSpec.time_control:type_name -> arbiter.v1.TimeControl
-	0,  // 6: arbiter.v1.EngineArtifact.kind:type_name -> arbiter.v1.ArtifactKind
-	10, // 7: arbiter.v1.TimeControl.clock:type_name -> arbiter.v1.ClockControl
-	20, // 8: arbiter.v1.TimeControl.move_time:type_name -> google.protobuf.Duration
-	20, // 9: arbiter.v1.ClockControl.base:type_name -> google.protobuf.Duration
-	20, // 10: arbiter.v1.ClockControl.increment:type_name -> google.protobuf.Duration
-	11, // 11: arbiter.v1.GamePairBatch.openings:type_name -> arbiter.v1.Opening
-	7,  // 12: arbiter.v1.GamePairBatch.engine_a:type_name -> arbiter.v1.EngineSpec
-	7,  // 13: arbiter.v1.GamePairBatch.engine_b:type_name -> arbiter.v1.EngineSpec
-	9,  // 14: arbiter.v1.GamePairBatch.time_control:type_name -> arbiter.v1.TimeControl
-	12, // 15: arbiter.v1.GamePairBatch.adjudication:type_name -> arbiter.v1.Adjudication
-	20, // 16: arbiter.v1.GamePairBatch.time_margin:type_name -> google.protobuf.Duration
-	20, // 17: arbiter.v1.GamePairBatch.hang_timeout:type_name -> google.protobuf.Duration
-	1,  // 18: arbiter.v1.Incident.kind:type_name -> arbiter.v1.IncidentKind
-	14, // 19: arbiter.v1.GamePairBatchResult.pentanomial:type_name -> arbiter.v1.Pentanomial
-	15, // 20: arbiter.v1.GamePairBatchResult.incidents:type_name -> arbiter.v1.Incident
-	17, // 21: arbiter.v1.GamePairBatchResult.games:type_name -> arbiter.v1.GameOutcome
-	2,  // 22: arbiter.v1.GameOutcome.result:type_name -> arbiter.v1.GameResult
-	3,  // 23: arbiter.v1.GameOutcome.termination:type_name -> arbiter.v1.GameTermination
-	24, // [24:24] is the sub-list for method output_type
-	24, // [24:24] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	20, // 3: arbiter.v1.WorkUnit.plugin:type_name -> google.protobuf.Any
+	18, // 4: arbiter.v1.EngineSpec.options:type_name -> arbiter.v1.EngineSpec.OptionsEntry
+	8,  // 5: arbiter.v1.EngineSpec.artifact:type_name -> arbiter.v1.EngineArtifact
+	9,  // 6: arbiter.v1.EngineSpec.time_control:type_name -> arbiter.v1.TimeControl
+	0,  // 7: arbiter.v1.EngineArtifact.kind:type_name -> arbiter.v1.ArtifactKind
+	10, // 8: arbiter.v1.TimeControl.clock:type_name -> arbiter.v1.ClockControl
+	21, // 9: arbiter.v1.TimeControl.move_time:type_name -> google.protobuf.Duration
+	21, // 10: arbiter.v1.ClockControl.base:type_name -> google.protobuf.Duration
+	21, // 11: arbiter.v1.ClockControl.increment:type_name -> google.protobuf.Duration
+	11, // 12: arbiter.v1.GamePairBatch.openings:type_name -> arbiter.v1.Opening
+	7,  // 13: arbiter.v1.GamePairBatch.engine_a:type_name -> arbiter.v1.EngineSpec
+	7,  // 14: arbiter.v1.GamePairBatch.engine_b:type_name -> arbiter.v1.EngineSpec
+	9,  // 15: arbiter.v1.GamePairBatch.time_control:type_name -> arbiter.v1.TimeControl
+	12, // 16: arbiter.v1.GamePairBatch.adjudication:type_name -> arbiter.v1.Adjudication
+	21, // 17: arbiter.v1.GamePairBatch.time_margin:type_name -> google.protobuf.Duration
+	21, // 18: arbiter.v1.GamePairBatch.hang_timeout:type_name -> google.protobuf.Duration
+	1,  // 19: arbiter.v1.Incident.kind:type_name -> arbiter.v1.IncidentKind
+	14, // 20: arbiter.v1.GamePairBatchResult.pentanomial:type_name -> arbiter.v1.Pentanomial
+	15, // 21: arbiter.v1.GamePairBatchResult.incidents:type_name -> arbiter.v1.Incident
+	17, // 22: arbiter.v1.GamePairBatchResult.games:type_name -> arbiter.v1.GameOutcome
+	2,  // 23: arbiter.v1.GameOutcome.result:type_name -> arbiter.v1.GameResult
+	3,  // 24: arbiter.v1.GameOutcome.termination:type_name -> arbiter.v1.GameTermination
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_work_proto_init() }
@@ -1933,6 +1956,7 @@ func file_arbiter_v1_work_proto_init() {
 		(*WorkUnit_Perft)(nil),
 		(*WorkUnit_GamePairs)(nil),
 		(*WorkUnit_Verify)(nil),
+		(*WorkUnit_Plugin)(nil),
 	}
 	file_arbiter_v1_work_proto_msgTypes[5].OneofWrappers = []any{
 		(*TimeControl_Clock)(nil),

@@ -9,6 +9,7 @@ package arbiterv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	anypb "google.golang.org/protobuf/types/known/anypb"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
@@ -765,6 +766,7 @@ type SubmitRequest struct {
 	//	*SubmitRequest_Perft
 	//	*SubmitRequest_GamePairs
 	//	*SubmitRequest_Verify
+	//	*SubmitRequest_Plugin
 	Result        isSubmitRequest_Result `protobuf_oneof:"result"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -862,6 +864,15 @@ func (x *SubmitRequest) GetVerify() *VerifyUnitResult {
 	return nil
 }
 
+func (x *SubmitRequest) GetPlugin() *anypb.Any {
+	if x != nil {
+		if x, ok := x.Result.(*SubmitRequest_Plugin); ok {
+			return x.Plugin
+		}
+	}
+	return nil
+}
+
 type isSubmitRequest_Result interface {
 	isSubmitRequest_Result()
 }
@@ -878,11 +889,19 @@ type SubmitRequest_Verify struct {
 	Verify *VerifyUnitResult `protobuf:"bytes,20,opt,name=verify,proto3,oneof"`
 }
 
+type SubmitRequest_Plugin struct {
+	// The result of a unit of a kind that plugs into the coordinator, as
+	// that kind's own message (datagen: arbiter.v1.DatagenBatchResult).
+	Plugin *anypb.Any `protobuf:"bytes,30,opt,name=plugin,proto3,oneof"`
+}
+
 func (*SubmitRequest_Perft) isSubmitRequest_Result() {}
 
 func (*SubmitRequest_GamePairs) isSubmitRequest_Result() {}
 
 func (*SubmitRequest_Verify) isSubmitRequest_Result() {}
+
+func (*SubmitRequest_Plugin) isSubmitRequest_Result() {}
 
 // SubmitResponse acknowledges a result. Malformed or impossible results are
 // refused with INVALID_ARGUMENT instead.
@@ -1044,7 +1063,7 @@ var File_arbiter_v1_worker_proto protoreflect.FileDescriptor
 const file_arbiter_v1_worker_proto_rawDesc = "" +
 	"\n" +
 	"\x17arbiter/v1/worker.proto\x12\n" +
-	"arbiter.v1\x1a\x17arbiter/v1/verify.proto\x1a\x15arbiter/v1/work.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8c\x02\n" +
+	"arbiter.v1\x1a\x17arbiter/v1/verify.proto\x1a\x15arbiter/v1/work.proto\x1a\x19google/protobuf/any.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8c\x02\n" +
 	"\x12WorkerCapabilities\x12\x14\n" +
 	"\x05cores\x18\x01 \x01(\rR\x05cores\x12\x17\n" +
 	"\ahash_mb\x18\x02 \x01(\rR\x06hashMb\x12%\n" +
@@ -1083,7 +1102,7 @@ const file_arbiter_v1_worker_proto_rawDesc = "" +
 	"\x05state\x18\x02 \x01(\x0e2\x16.arbiter.v1.LeaseStateR\x05state\x126\n" +
 	"\bdeadline\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"D\n" +
 	"\x11HeartbeatResponse\x12/\n" +
-	"\x06leases\x18\x01 \x03(\v2\x17.arbiter.v1.LeaseStatusR\x06leases\"\xcf\x02\n" +
+	"\x06leases\x18\x01 \x03(\v2\x17.arbiter.v1.LeaseStatusR\x06leases\"\xff\x02\n" +
 	"\rSubmitRequest\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x19\n" +
 	"\blease_id\x18\x02 \x01(\tR\aleaseId\x12\x17\n" +
@@ -1093,7 +1112,8 @@ const file_arbiter_v1_worker_proto_rawDesc = "" +
 	" \x01(\v2\x1c.arbiter.v1.PerftBatchResultH\x00R\x05perft\x12@\n" +
 	"\n" +
 	"game_pairs\x18\v \x01(\v2\x1f.arbiter.v1.GamePairBatchResultH\x00R\tgamePairs\x126\n" +
-	"\x06verify\x18\x14 \x01(\v2\x1c.arbiter.v1.VerifyUnitResultH\x00R\x06verifyB\b\n" +
+	"\x06verify\x18\x14 \x01(\v2\x1c.arbiter.v1.VerifyUnitResultH\x00R\x06verify\x12.\n" +
+	"\x06plugin\x18\x1e \x01(\v2\x14.google.protobuf.AnyH\x00R\x06pluginB\b\n" +
 	"\x06result\"E\n" +
 	"\x0eSubmitResponse\x123\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x19.arbiter.v1.SubmitOutcomeR\aoutcome\"\x7f\n" +
@@ -1160,6 +1180,7 @@ var file_arbiter_v1_worker_proto_goTypes = []any{
 	(*PerftBatchResult)(nil),      // 19: arbiter.v1.PerftBatchResult
 	(*GamePairBatchResult)(nil),   // 20: arbiter.v1.GamePairBatchResult
 	(*VerifyUnitResult)(nil),      // 21: arbiter.v1.VerifyUnitResult
+	(*anypb.Any)(nil),             // 22: google.protobuf.Any
 }
 var file_arbiter_v1_worker_proto_depIdxs = []int32{
 	2,  // 0: arbiter.v1.RegisterRequest.capabilities:type_name -> arbiter.v1.WorkerCapabilities
@@ -1178,22 +1199,23 @@ var file_arbiter_v1_worker_proto_depIdxs = []int32{
 	19, // 13: arbiter.v1.SubmitRequest.perft:type_name -> arbiter.v1.PerftBatchResult
 	20, // 14: arbiter.v1.SubmitRequest.game_pairs:type_name -> arbiter.v1.GamePairBatchResult
 	21, // 15: arbiter.v1.SubmitRequest.verify:type_name -> arbiter.v1.VerifyUnitResult
-	1,  // 16: arbiter.v1.SubmitResponse.outcome:type_name -> arbiter.v1.SubmitOutcome
-	3,  // 17: arbiter.v1.WorkerService.Register:input_type -> arbiter.v1.RegisterRequest
-	5,  // 18: arbiter.v1.WorkerService.Lease:input_type -> arbiter.v1.LeaseRequest
-	9,  // 19: arbiter.v1.WorkerService.Heartbeat:input_type -> arbiter.v1.HeartbeatRequest
-	12, // 20: arbiter.v1.WorkerService.Submit:input_type -> arbiter.v1.SubmitRequest
-	14, // 21: arbiter.v1.WorkerService.Release:input_type -> arbiter.v1.ReleaseRequest
-	4,  // 22: arbiter.v1.WorkerService.Register:output_type -> arbiter.v1.RegisterResponse
-	6,  // 23: arbiter.v1.WorkerService.Lease:output_type -> arbiter.v1.LeaseResponse
-	11, // 24: arbiter.v1.WorkerService.Heartbeat:output_type -> arbiter.v1.HeartbeatResponse
-	13, // 25: arbiter.v1.WorkerService.Submit:output_type -> arbiter.v1.SubmitResponse
-	15, // 26: arbiter.v1.WorkerService.Release:output_type -> arbiter.v1.ReleaseResponse
-	22, // [22:27] is the sub-list for method output_type
-	17, // [17:22] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	22, // 16: arbiter.v1.SubmitRequest.plugin:type_name -> google.protobuf.Any
+	1,  // 17: arbiter.v1.SubmitResponse.outcome:type_name -> arbiter.v1.SubmitOutcome
+	3,  // 18: arbiter.v1.WorkerService.Register:input_type -> arbiter.v1.RegisterRequest
+	5,  // 19: arbiter.v1.WorkerService.Lease:input_type -> arbiter.v1.LeaseRequest
+	9,  // 20: arbiter.v1.WorkerService.Heartbeat:input_type -> arbiter.v1.HeartbeatRequest
+	12, // 21: arbiter.v1.WorkerService.Submit:input_type -> arbiter.v1.SubmitRequest
+	14, // 22: arbiter.v1.WorkerService.Release:input_type -> arbiter.v1.ReleaseRequest
+	4,  // 23: arbiter.v1.WorkerService.Register:output_type -> arbiter.v1.RegisterResponse
+	6,  // 24: arbiter.v1.WorkerService.Lease:output_type -> arbiter.v1.LeaseResponse
+	11, // 25: arbiter.v1.WorkerService.Heartbeat:output_type -> arbiter.v1.HeartbeatResponse
+	13, // 26: arbiter.v1.WorkerService.Submit:output_type -> arbiter.v1.SubmitResponse
+	15, // 27: arbiter.v1.WorkerService.Release:output_type -> arbiter.v1.ReleaseResponse
+	23, // [23:28] is the sub-list for method output_type
+	18, // [18:23] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_worker_proto_init() }
@@ -1207,6 +1229,7 @@ func file_arbiter_v1_worker_proto_init() {
 		(*SubmitRequest_Perft)(nil),
 		(*SubmitRequest_GamePairs)(nil),
 		(*SubmitRequest_Verify)(nil),
+		(*SubmitRequest_Plugin)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -1,0 +1,208 @@
+package main
+
+// The flags that say what a DATAGEN dataset is (everything but where it
+// runs): `arbiter datagen` here, and `arbiter submit datagen` can register
+// the same with add and read them with settings.
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/arbiter-chess/arbiter/datagen"
+	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/enginespec"
+	"github.com/arbiter-chess/arbiter/match"
+)
+
+// datagenFlags are a dataset's flags.
+type datagenFlags struct {
+	positions   int
+	each        string
+	randomPlies string
+	randomSeed  uint64
+	openings    string
+	adjudicate  string
+	filters     string
+	minPly      int
+	format      string
+}
+
+// Flag defaults, from datagen.DefaultSettings.
+const (
+	defaultDatagenFilters = "in-check,tactical,mates"
+	defaultAdjudicate     = "win-score=400,win-moves=3,draw-move-number=40,draw-moves=8,draw-score=10,max-moves=400"
+)
+
+func (f *datagenFlags) add(fl *pflag.FlagSet) {
+	fl.IntVar(&f.positions, "positions", 0, "positions (records) in the dataset, exactly")
+	fl.StringVar(&f.each, "each", "", "nodes=N (fixed nodes per move, required) [,option.NAME=VALUE...]")
+	fl.StringVar(&f.randomPlies, "random-plies", "8-9", "random legal plies that start every game: MIN-MAX (or N), from the start position or each --openings position")
+	fl.Uint64Var(&f.randomSeed, "random-seed", 1, "seed of the random openings: the same seed gives the same dataset with a deterministic engine")
+	fl.StringVar(&f.openings, "openings", "", "file=F[,format=epd|pgn]: start positions (the end of each opening), drawn at random by the seed")
+	fl.StringVar(&f.adjudicate, "adjudicate", defaultAdjudicate, "win-score=CP,win-moves=N,draw-move-number=M,draw-moves=N,draw-score=CP,max-moves=N (win-moves=0 or draw-moves=0 turns one off)")
+	fl.StringVar(&f.filters, "filters", defaultDatagenFilters, "positions left out: in-check, tactical (best move a capture or promotion), mates (mate scores), or none")
+	fl.IntVar(&f.minPly, "min-ply", 0, "leave out positions before this ply (from the game's start, random plies included)")
+	fl.StringVar(&f.format, "format", "text", "output format: "+datagen.Formats)
+}
+
+// settings checks the flags and returns the dataset's settings, the engine
+// options --each sets, and the output format. Errors name the flag.
+func (f *datagenFlags) settings() (datagen.Settings, []enginespec.Setting, datagen.Format, error) {
+	s := datagen.DefaultSettings()
+	var zero datagen.Settings
+	format, err := datagen.ParseFormat(f.format)
+	if err != nil {
+		return zero, nil, 0, usageError("--format: %v", err)
+	}
+	if f.positions <= 0 {
+		return zero, nil, 0, usageError("--positions %d: must be > 0", f.positions)
+	}
+	if f.each == "" {
+		return zero, nil, 0, required("each", "nodes=N: datagen searches a fixed number of nodes per move")
+	}
+	each, err := enginespec.Parse(f.each, enginespec.Each)
+	if err != nil {
+		return zero, nil, 0, usageError("--each: %v", err)
+	}
+	if each.Proto != "" {
+		return zero, nil, 0, usageError("--each: proto= belongs in --engine")
+	}
+	for _, l := range each.Limits {
+		if l.Key != "nodes" {
+			return zero, nil, 0, usageError("--each: %s=: datagen plays at fixed nodes only (give nodes=N)", l.Key)
+		}
+		n, err := strconv.Atoi(l.Value)
+		if err != nil || n <= 0 {
+			return zero, nil, 0, usageError("--each: nodes=%q: must be > 0", l.Value)
+		}
+		s.Nodes = n
+	}
+	if len(each.Limits) == 0 {
+		return zero, nil, 0, usageError("--each %q: nodes=N is required", f.each)
+	}
+	lo, hi, err := parsePlyRange(f.randomPlies)
+	if err != nil {
+		return zero, nil, 0, usageError("--random-plies %q: %v", f.randomPlies, err)
+	}
+	s.RandomPliesMin, s.RandomPliesMax = lo, hi
+	if f.openings != "" {
+		if s.Openings, err = loadOpeningFENs(f.openings); err != nil {
+			return zero, nil, 0, usageError("--openings: %v", err)
+		}
+	}
+	if err := parseAdjudicate(f.adjudicate, &s.Adjudication); err != nil {
+		return zero, nil, 0, usageError("--adjudicate: %v", err)
+	}
+	s.Filters = datagen.Filters{MinPly: f.minPly}
+	for _, name := range strings.Split(f.filters, ",") {
+		switch strings.TrimSpace(name) {
+		case "in-check":
+			s.Filters.SkipInCheck = true
+		case "tactical":
+			s.Filters.SkipTactical = true
+		case "mates":
+			s.Filters.SkipMates = true
+		case "none", "":
+		default:
+			return zero, nil, 0, usageError("--filters: unknown filter %q (known: in-check, tactical, mates, none)", name)
+		}
+	}
+	if err := s.Validate(); err != nil {
+		return zero, nil, 0, usageError("%v", err)
+	}
+	return s, each.Options, format, nil
+}
+
+// parsePlyRange reads "8-9" or "8".
+func parsePlyRange(v string) (int, int, error) {
+	a, b, isRange := strings.Cut(strings.TrimSpace(v), "-")
+	lo, err1 := strconv.Atoi(a)
+	hi := lo
+	var err2 error
+	if isRange {
+		hi, err2 = strconv.Atoi(b)
+	}
+	if err1 != nil || err2 != nil || lo < 0 || hi < lo || hi > datagen.MaxRandomPlies {
+		return 0, 0, fmt.Errorf("want MIN-MAX or N, 0 <= MIN <= MAX <= %d", datagen.MaxRandomPlies)
+	}
+	return lo, hi, nil
+}
+
+// parseAdjudicate sets the keys given; the others keep their defaults.
+func parseAdjudicate(v string, a *datagen.Adjudication) error {
+	for _, part := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return fmt.Errorf("%q is not key=value", part)
+		}
+		n, err := strconv.Atoi(val)
+		if err != nil {
+			return fmt.Errorf("%s=%q: not an integer", k, val)
+		}
+		switch k {
+		case "win-score":
+			a.WinScore = n
+		case "win-moves":
+			a.WinMoves = n
+		case "draw-move-number":
+			a.DrawMoveNumber = n
+		case "draw-moves":
+			a.DrawMoves = n
+		case "draw-score":
+			a.DrawScore = n
+		case "max-moves":
+			a.MaxMoves = n
+		default:
+			return fmt.Errorf("unknown key %q (known: win-score, win-moves, draw-move-number, draw-moves, draw-score, max-moves)", k)
+		}
+	}
+	return nil
+}
+
+// loadOpeningFENs reads --openings file=F[,format=epd|pgn]: the position
+// at the end of each opening.
+func loadOpeningFENs(v string) ([]string, error) {
+	var bo match.BookOptions
+	for _, part := range strings.Split(v, ",") {
+		k, val, _ := strings.Cut(strings.TrimSpace(part), "=")
+		switch k {
+		case "file":
+			bo.Path = val
+		case "format":
+			bo.Format = val
+		default:
+			return nil, fmt.Errorf("unknown key %q (known: file, format)", k)
+		}
+	}
+	if bo.Path == "" {
+		return nil, fmt.Errorf("missing file=")
+	}
+	book, err := match.LoadBook(bo)
+	if err != nil {
+		return nil, err
+	}
+	if len(book.Openings) > datagen.MaxOpenings {
+		return nil, fmt.Errorf("%s: %d openings, at most %d", bo.Path, len(book.Openings), datagen.MaxOpenings)
+	}
+	fens := make([]string, 0, len(book.Openings))
+	for _, op := range book.Openings {
+		pos := engine.StartPosition()
+		if op.FEN != "" {
+			if pos, err = engine.ParseFEN(op.FEN); err != nil {
+				return nil, fmt.Errorf("%s: opening %d: %v", bo.Path, op.ID+1, err)
+			}
+		}
+		for _, mv := range op.Moves {
+			m, err := pos.ParseUCIMove(mv)
+			if err != nil {
+				return nil, fmt.Errorf("%s: opening %d: %v", bo.Path, op.ID+1, err)
+			}
+			pos.MakeMove(m)
+		}
+		fens = append(fens, pos.FEN())
+	}
+	return fens, nil
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arbiter-chess/arbiter/internal/auth"
+	"github.com/arbiter-chess/arbiter/internal/localcluster"
+	"github.com/arbiter-chess/arbiter/match/builtin"
+)
+
+// TestNeverStartingTestFails: a test whose engine starts on no connected
+// worker (a program no worker has) ends failed, with the reason, once the
+// coordinator's start timeout has passed; submit --wait (a real process)
+// returns with exit status 1 and says why. Before, the test stayed
+// running and --wait never returned.
+func TestNeverStartingTestFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster")
+	}
+	t.Setenv(auth.EnvToken, "")
+	const timeout = 2 * time.Second
+	cl, err := localcluster.Start(localcluster.Config{Workers: 1, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
+		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, Token: "stalled-admin", StartTimeout: timeout}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	client := []string{"--coordinator", cl.Addr(), "--token", cl.Token()}
+	start := time.Now()
+	p := startArbiterProcess(t, nil, append([]string{"submit", "match", "--engine", "name=ghost,cmd=/nonexistent/ghost-engine",
+		"--engine", "name=b,builtin", "--each", "nodes=100", "--openings", "file=../../books/uho-200.epd", "--games", "2", "--wait"}, client...)...)
+	select {
+	case <-p.exited:
+	case <-time.After(time.Minute):
+		t.Fatalf("submit --wait did not return within a minute (start timeout %v):\n%s", timeout, p.log())
+	}
+	took := time.Since(start)
+	if code := p.cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(p.log(), "no connected worker could start it within 2s") ||
+		!strings.Contains(p.log(), "ghost-engine") {
+		t.Fatalf("submit --wait: exit %d after %v; want 1 naming the timeout and the engine:\n%s", code, took, p.log())
+	}
+	t.Logf("submit --wait returned after %v", took.Round(time.Millisecond))
+	list, _, err := runArbiter(t, "", append([]string{"status"}, client...)...)
+	if err != nil || !strings.Contains(list, "failed") {
+		t.Errorf("status: %v\n%s", err, list)
+	}
+}

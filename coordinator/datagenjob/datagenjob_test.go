@@ -1,0 +1,239 @@
+package datagenjob
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
+	"github.com/arbiter-chess/arbiter/datagen"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/capability"
+	"github.com/arbiter-chess/arbiter/internal/datagenspec"
+	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/match"
+	"github.com/arbiter-chess/arbiter/match/builtin"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+var (
+	alice = identity.Identity{Name: "alice", Role: identity.Worker}
+	carol = identity.Identity{Name: "carol", Role: identity.Client}
+)
+
+type env struct {
+	t   *testing.T
+	dir string
+	st  *store.Store
+	wl  *Workload
+	c   *core.Core
+}
+
+func newEnv(t *testing.T) *env {
+	e := &env{t: t, dir: t.TempDir()}
+	e.start()
+	t.Cleanup(func() { e.st.Close() })
+	return e
+}
+
+// start (re)opens the store and builds the workload and core over it.
+func (e *env) start() {
+	e.t.Helper()
+	st, err := store.Open(e.dir)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.st = st
+	wl, err := New(workload.Deps{Store: st, DataDir: e.dir})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.wl = wl
+	e.c = core.New(core.Config{Store: st, LeaseDuration: time.Minute, LeaseKey: []byte("test key")}, wl)
+	wl.SetHost(e.c.Host())
+	if err := e.c.Load(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) restart() {
+	e.c.Close()
+	e.st.Close()
+	e.start()
+}
+
+func (e *env) worker(name string) *core.Worker {
+	w, err := e.c.Register(context.Background(), alice, name, core.Caps{Cores: 1, Tags: []string{capability.Datagen, capability.Builtin}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return w
+}
+
+func (e *env) create(positions uint64) string {
+	e.t.Helper()
+	spec := &arbiterv1.DatagenSpec{Engine: &arbiterv1.EngineSpec{Name: "dev", Command: "embedded"}, Positions: positions, Nodes: 300,
+		RandomPliesMin: 8, RandomPliesMax: 9, Seed: 7, BatchGames: 2}
+	ref, err := e.c.Create(context.Background(), carol, Kind, spec)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ref.ID
+}
+
+// lease takes a batch for w.
+func (e *env) lease(w *core.Worker) (core.Grant, *arbiterv1.DatagenBatch) {
+	e.t.Helper()
+	g, ok, err := e.c.Lease(context.Background(), alice, w.ID, 0)
+	if err != nil || !ok {
+		e.t.Fatalf("no lease: %v", err)
+	}
+	b := &arbiterv1.DatagenBatch{}
+	if err := g.Payload.(*arbiterv1.WorkUnit).GetPlugin().UnmarshalTo(b); err != nil {
+		e.t.Fatal(err)
+	}
+	return g, b
+}
+
+// play plays batch b with the embedded engine, with seed (b's own unless
+// another is given).
+func play(t *testing.T, b *arbiterv1.DatagenBatch, seed uint64) []byte {
+	t.Helper()
+	games, err := datagen.PlayGames(context.Background(), func() (match.Player, error) { return builtin.New("dev", nil) },
+		datagenspec.BatchSettings(b), seed, int(b.GetGames()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := datagen.EncodeShard(&buf, games); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func (e *env) submit(w *core.Worker, g core.Grant, shard []byte) (core.Verdict, error) {
+	res, err := anypb.New(&arbiterv1.DatagenBatchResult{Shard: shard})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return e.c.Submit(context.Background(), alice, w.ID, g.Lease.ID, g.Lease.UnitID, res, time.Second)
+}
+
+func (e *env) progress(id string) (*arbiterv1.Job, *arbiterv1.DatagenProgress) {
+	e.t.Helper()
+	snap, err := e.c.Job(id, true)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	j := snap.(*arbiterv1.Job)
+	d := &arbiterv1.DatagenJob{}
+	if err := j.GetDetail().UnmarshalTo(d); err != nil {
+		e.t.Fatal(err)
+	}
+	return j, d.GetProgress()
+}
+
+// A shard counts once and only when it is the batch's: garbage, games of
+// another seed and a replayed result are refused or not counted again, and
+// the job ends with exactly the positions asked for, through a restart.
+func TestShardsCountOnceAndExactly(t *testing.T) {
+	e := newEnv(t)
+	id := e.create(150)
+	w := e.worker("w1")
+
+	g, b := e.lease(w)
+	if _, err := e.submit(w, g, []byte("not a shard")); apierr.ReasonOf(err) != apierr.ReasonMalformedResult {
+		t.Fatalf("garbage: %v", err)
+	}
+	if _, err := e.submit(w, g, play(t, b, b.GetSeed()+1)); apierr.ReasonOf(err) != apierr.ReasonImplausibleResult {
+		t.Fatalf("another seed's games: %v", err)
+	}
+	shard := play(t, b, b.GetSeed())
+	if v, err := e.submit(w, g, shard); err != nil || v != core.Accepted {
+		t.Fatalf("the batch's games: %v %v", v, err)
+	}
+	if v, err := e.submit(w, g, shard); err != nil || v != core.Duplicate {
+		t.Fatalf("again: %v %v", v, err)
+	}
+	_, p := e.progress(id)
+	first := p.GetPositions()
+	if p.GetShards() != 1 || first == 0 || p.GetGames() != 2 {
+		t.Fatalf("after one shard: %+v", p)
+	}
+
+	// A restart keeps what was counted; the rest of the job goes on.
+	e.restart()
+	w = e.worker("w1")
+	if _, p := e.progress(id); p.GetPositions() != first || p.GetShards() != 1 {
+		t.Fatalf("after restart: %+v, want %d positions", p, first)
+	}
+	for i := 0; ; i++ {
+		j, p := e.progress(id)
+		if j.GetState() == arbiterv1.JobState_JOB_STATE_DONE {
+			if p.GetPositions() != 150 {
+				t.Fatalf("done with %d positions, want 150", p.GetPositions())
+			}
+			break
+		}
+		if i > 40 {
+			t.Fatalf("not done after %d batches: %+v", i, p)
+		}
+		g, b := e.lease(w)
+		if v, err := e.submit(w, g, play(t, b, b.GetSeed())); err != nil || v != core.Accepted {
+			t.Fatalf("batch %d: %v %v", b.GetIndex(), v, err)
+		}
+	}
+	rows, err := loadShards(context.Background(), e.st, id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum uint64
+	seen := map[uint64]bool{}
+	for _, r := range rows {
+		if seen[r.Batch] {
+			t.Fatalf("batch %d stored twice", r.Batch)
+		}
+		seen[r.Batch] = true
+		sum += r.Take
+	}
+	if sum != 150 {
+		t.Fatalf("stored takes add up to %d, want 150", sum)
+	}
+}
+
+func TestBadSpecs(t *testing.T) {
+	e := newEnv(t)
+	ok := func() *arbiterv1.DatagenSpec {
+		return &arbiterv1.DatagenSpec{Engine: &arbiterv1.EngineSpec{Name: "dev", Command: "embedded"}, Positions: 10, Nodes: 300,
+			RandomPliesMin: 8, RandomPliesMax: 9}
+	}
+	cases := []struct {
+		name string
+		edit func(*arbiterv1.DatagenSpec)
+		want string
+	}{
+		{"no positions", func(s *arbiterv1.DatagenSpec) { s.Positions = 0 }, "positions"},
+		{"no nodes", func(s *arbiterv1.DatagenSpec) { s.Nodes = 0 }, "nodes"},
+		{"plies reversed", func(s *arbiterv1.DatagenSpec) { s.RandomPliesMin = 9; s.RandomPliesMax = 8 }, "random-plies"},
+		{"huge batch", func(s *arbiterv1.DatagenSpec) { s.BatchGames = 100000 }, "batch-games"},
+		{"bad opening", func(s *arbiterv1.DatagenSpec) { s.Openings = []string{"not a fen"} }, "openings"},
+		{"no engine", func(s *arbiterv1.DatagenSpec) { s.Engine = nil }, "engine"},
+		{"line break in name", func(s *arbiterv1.DatagenSpec) { s.Name = "a\nb" }, "name"},
+	}
+	for _, c := range cases {
+		s := ok()
+		c.edit(s)
+		_, err := e.c.Create(context.Background(), carol, Kind, s)
+		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(c.want)) {
+			t.Errorf("%s: %v, want an error naming %q", c.name, err, c.want)
+		}
+	}
+	if n := len(e.wl.jobs); n != 0 {
+		t.Fatalf("%d jobs stored from refused specs", n)
+	}
+}

@@ -1,0 +1,240 @@
+package datagenjob
+
+import (
+	"bytes"
+	"context"
+	"math/bits"
+
+	"go.uber.org/zap"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/datagen"
+	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/logging"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// judged is a shard that replayed: its games, their kept records with
+// their position keys, and its counts.
+type judged struct {
+	data    []byte
+	games   []datagen.Game
+	keys    [][16]byte // one per record, in record order
+	records int
+	stats   shardStats // without duplicates (decided at commit)
+	pieces  []int      // piece count per record
+	scores  []int      // white-relative score per record
+}
+
+// Result implements core.Workload.
+func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, error) {
+	jobID, idx, ok := parseUnit(rc.Lease.UnitID)
+	if !ok {
+		return core.Outcome{}, apierr.New(apierr.InvalidArgument, apierr.ReasonUnknownUnit, "unit %s is not a dataset batch", apierr.Q(rc.Lease.UnitID))
+	}
+	res, err := resultOf(rc.Result)
+	if err != nil {
+		return core.Outcome{}, err
+	}
+	w.mu.Lock()
+	j := w.jobs[jobID]
+	var settings datagen.Settings
+	var filters datagen.Filters
+	var seed uint64
+	var games int
+	running, stored := false, false
+	if j != nil {
+		settings, filters, games = j.settings, j.filters, j.batchGames
+		seed = datagen.BatchSeed(j.spec.GetSeed(), idx)
+		running = j.running()
+		stored = j.stored[idx]
+	}
+	w.mu.Unlock()
+	switch {
+	case j == nil:
+		return core.Outcome{}, apierr.New(apierr.NotFound, apierr.ReasonUnknownUnit, "unit %s: no such dataset", apierr.Q(rc.Lease.UnitID))
+	case !running:
+		return core.Outcome{Verdict: core.Discarded, EndUnitLeases: true}, nil
+	case stored:
+		return core.Outcome{Verdict: core.Duplicate, EndUnitLeases: true}, nil
+	}
+	// The replay is the expensive part and needs no lock.
+	jd, err := judge(res.GetShard(), settings, filters, seed, games)
+	if err != nil {
+		w.mu.Lock()
+		if s := j.workers[rc.Worker.ID]; s != nil {
+			s.refused++
+		} else {
+			j.workers[rc.Worker.ID] = &share{refused: 1}
+		}
+		w.mu.Unlock()
+		w.log.Warn("dataset batch refused", zap.String(logging.JobID, jobID), zap.String(logging.WorkerID, rc.Worker.ID),
+			zap.Uint64("batch", idx), zap.Error(err))
+		return core.Outcome{}, err
+	}
+	return w.commit(ctx, j, idx, rc, jd)
+}
+
+// resultOf unpacks a worker's result.
+func resultOf(r any) (*arbiterv1.DatagenBatchResult, error) {
+	a, ok := r.(*anypb.Any)
+	if !ok || a == nil {
+		return nil, apierr.New(apierr.InvalidArgument, apierr.ReasonMalformedResult, "a dataset batch needs a DatagenBatchResult")
+	}
+	if len(a.GetValue()) > MaxShardBytes+64 {
+		return nil, apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge, "shard of %d bytes: at most %d", len(a.GetValue()), MaxShardBytes)
+	}
+	res := &arbiterv1.DatagenBatchResult{}
+	if err := a.UnmarshalTo(res); err != nil {
+		return nil, apierr.New(apierr.InvalidArgument, apierr.ReasonMalformedResult, "a dataset batch needs a DatagenBatchResult: %v", err)
+	}
+	return res, nil
+}
+
+// judge replays a shard against its batch. Every refusal is
+// IMPLAUSIBLE_RESULT (or MALFORMED_RESULT for bytes that do not decode),
+// naming the game and ply.
+func judge(data []byte, s datagen.Settings, f datagen.Filters, seed uint64, games int) (*judged, error) {
+	if len(data) == 0 || len(data) > MaxShardBytes {
+		return nil, apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge, "shard of %d bytes: want 1 to %d", len(data), MaxShardBytes)
+	}
+	lim := datagen.DefaultLimits()
+	lim.MaxGames = games
+	lim.MaxPlies = 2*s.Adjudication.MaxMoves + s.RandomPliesMax + 2
+	lim.MaxBytes = 16 * int64(games) * int64(lim.MaxPlies+64)
+	gs, err := datagen.DecodeShard(bytes.NewReader(data), lim)
+	if err != nil {
+		return nil, apierr.New(apierr.InvalidArgument, apierr.ReasonMalformedResult, "shard: %v", err)
+	}
+	if len(gs) != games {
+		return nil, apierr.New(apierr.InvalidArgument, apierr.ReasonImplausibleResult, "shard holds %d games; the batch has %d", len(gs), games)
+	}
+	if err := datagen.CheckBatch(s, seed, gs); err != nil {
+		return nil, apierr.New(apierr.InvalidArgument, apierr.ReasonImplausibleResult, "shard: %v", err)
+	}
+	jd := &judged{data: data, games: gs}
+	jd.stats.Score, jd.stats.Length, jd.stats.Pieces = make([]uint64, scoreBuckets), make([]uint64, lengthBuckets), make([]uint64, pieceBuckets)
+	for _, g := range gs {
+		switch g.Result {
+		case datagen.WhiteWins:
+			jd.stats.WhiteWins++
+		case datagen.BlackWins:
+			jd.stats.BlackWins++
+		default:
+			jd.stats.Draws++
+		}
+		jd.stats.Plies += uint64(len(g.Moves))
+		jd.stats.Length[lengthBucket(len(g.Moves))]++
+		for _, r := range datagen.Records(g, f) {
+			jd.keys = append(jd.keys, datagen.PositionKey(r.FEN))
+			jd.scores = append(jd.scores, r.Score)
+			jd.pieces = append(jd.pieces, pieceCount(r.FEN))
+		}
+	}
+	jd.records = len(jd.keys)
+	return jd, nil
+}
+
+// pieceCount counts the pieces of a FEN's placement.
+func pieceCount(fen string) int {
+	pos, err := engine.ParseFEN(fen)
+	if err != nil {
+		return 0
+	}
+	return bits.OnesCount64(uint64(pos.Occupied()))
+}
+
+// commit decides the shard's duplicates and cut in acceptance order, and
+// stores its file and row (and, when it completes the job, the job's end)
+// before the worker is told.
+func (w *Workload) commit(ctx context.Context, j *job, idx uint64, rc core.ResultCall, jd *judged) (core.Outcome, error) {
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	w.mu.Lock()
+	if !j.running() {
+		w.mu.Unlock()
+		return core.Outcome{Verdict: core.Discarded, EndUnitLeases: true}, nil
+	}
+	if j.stored[idx] {
+		w.mu.Unlock()
+		return core.Outcome{Verdict: core.Duplicate, EndUnitLeases: true}, nil
+	}
+	goal := j.spec.GetPositions()
+	keep := j.spec.GetKeepDuplicates()
+	row := &shardRow{JobID: j.rec.ID, Batch: idx, Seq: j.shardSeq, UnitID: rc.Lease.UnitID, Bytes: int64(len(jd.data)),
+		Games: len(jd.games), Records: jd.records, Stats: jd.stats, WorkerID: rc.Worker.ID, ElapsedMS: rc.Elapsed.Milliseconds(),
+		At: w.deps.Now()}
+	// Duplicates against the job's earlier records and the shard's own.
+	fresh := make(map[[16]byte]struct{}, len(jd.keys))
+	var counted uint64
+	for i, k := range jd.keys {
+		_, before := j.seen[k]
+		_, inShard := fresh[k]
+		if before || inShard {
+			row.Stats.Duplicates++
+			if !keep {
+				row.Dropped = append(row.Dropped, uint32(i))
+				continue
+			}
+		}
+		fresh[k] = struct{}{}
+		counted++
+		row.Stats.Score[scoreBucket(jd.scores[i])]++
+		row.Stats.Pieces[pieceBucket(jd.pieces[i])]++
+	}
+	row.Take = min(counted, goal-min(j.prog.positions, goal))
+	row.Positions = row.Take
+	w.mu.Unlock()
+
+	sha, err := w.writeShard(jd.data)
+	if err != nil {
+		return core.Outcome{}, apierr.Store(err)
+	}
+	row.SHA256 = sha
+	var done *store.JobChange
+	if j.prog.positions+row.Positions >= goal {
+		done = &store.JobChange{State: store.StateDone, FinishedAt: w.deps.Now()}
+	}
+	if err := commitShard(ctx, w.store, row, done); err != nil {
+		return core.Outcome{}, apierr.Store(err)
+	}
+
+	w.mu.Lock()
+	for k := range fresh {
+		j.seen[k] = struct{}{}
+	}
+	w.count(j, row)
+	delete(j.open, idx)
+	if done != nil {
+		w.finish(j, done)
+	}
+	w.mu.Unlock()
+	w.met.shard(row)
+	if w.host != nil {
+		w.host.JobChanged(j.rec.ID)
+		w.host.WorkAvailable()
+	}
+	return core.Outcome{Verdict: core.Accepted, EndUnitLeases: true, JobOver: done != nil}, nil
+}
+
+// count adds a stored shard to j's memory. Caller holds mu (or is
+// loading).
+func (w *Workload) count(j *job, row *shardRow) {
+	j.prog.add(row)
+	j.shardSeq = row.Seq + 1
+	if j.stored != nil {
+		j.stored[row.Batch] = true
+	}
+	s := j.workers[row.WorkerID]
+	if s == nil {
+		s = &share{}
+		j.workers[row.WorkerID] = s
+	}
+	s.positions += row.Positions
+	s.games += uint64(row.Games)
+	s.batches++
+	s.seconds += float64(row.ElapsedMS) / 1000
+}

@@ -1,0 +1,177 @@
+package gamepair
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/sprt"
+)
+
+// The commit step of a batch result, the same for every game workload: the
+// result is checked against its batch, the job's next state is decided on
+// copies under Mu (Hooks.Next: the SPRT after the batch for a test, θ after
+// the update for a tune), the batch, its PGNs, the next state, the events
+// and, when the batch ends the job, its final state are stored in one
+// transaction without Mu, and only then does memory change and the worker
+// get its answer. CommitMu keeps commits and their decisions in order.
+
+// Counted is a batch as counted: the row a workload stores of it (a test's
+// batches row, a tune's tune_updates row) and reads back on Load.
+type Counted struct {
+	UnitID, WorkerID    string
+	Idx, Pairs          int
+	Penta               [5]int64
+	Wins, Draws, Losses int64  // engine A's
+	Incidents           string // EncodeIncidents
+	LeasedAt, At        time.Time
+	ElapsedMS           int64
+}
+
+// CheckCounts refuses counts that do not make the batch's pairs, so that no
+// stored row can make a count wrong.
+func (c *Counted) CheckCounts() error {
+	penta := sprt.Pentanomial(c.Penta)
+	res := sprt.Results{Wins: c.Wins, Draws: c.Draws, Losses: c.Losses, Pentanomial: &penta}
+	if penta.Pairs() != int64(c.Pairs) || res.Wins+res.Draws+res.Losses != int64(2*c.Pairs) {
+		return fmt.Errorf("counts %v, W/D/L %d/%d/%d do not make %d pairs", c.Penta, c.Wins, c.Draws, c.Losses, c.Pairs)
+	}
+	return res.Validate()
+}
+
+// Accepted is a batch result that passed its checks, as Hooks.Next sees
+// it: the row to store, the checked result, and a logger naming it.
+type Accepted struct {
+	Counted
+	Result *Result
+	Log    *zap.Logger
+}
+
+// Step is a job's next state after an accepted batch, from Hooks.Next.
+type Step struct {
+	// Change is the job's final state when the batch ends it (nil: the
+	// job runs on).
+	Change *store.JobChange
+	// Commit stores, in one transaction, the batch, its PGNs, the job's
+	// next state, change (when not nil) and the events.
+	Commit func(ctx context.Context, pgns []string, change *store.JobChange, events []store.Event) error
+	// Apply makes the next state the job's once it is stored (under Mu);
+	// it returns what the log line of the batch adds.
+	Apply func() []zap.Field
+}
+
+// Result is core.Workload's Result. The core has checked that the worker
+// holds (or held, under this coordinator's signature) the batch's lease.
+func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, error) {
+	unit, wk := rc.Lease.UnitID, rc.Worker
+	r, jobID, idx, err := ResultOf(rc)
+	if err != nil {
+		return core.Outcome{}, err
+	}
+	s.Mu.Lock()
+	j, known := s.Jobs[jobID]
+	switch {
+	case !known:
+		s.Mu.Unlock()
+		return core.Outcome{}, UnknownUnit(unit)
+	case !j.Base().Running():
+		s.Mu.Unlock()
+		return core.Outcome{Verdict: core.Discarded}, nil
+	case !j.Base().Batches.InRange(idx):
+		s.Mu.Unlock()
+		return core.Outcome{}, UnknownUnit(unit)
+	}
+	b := j.Base()
+	pairs := s.Hooks.Pairs(j, idx)
+	var sent *arbiterv1.WorkUnit // what the worker was sent, to replay its games
+	if s.Replay != nil {
+		if sent, err = s.Hooks.Unit(j, idx, 0); err != nil {
+			s.Mu.Unlock()
+			return core.Outcome{}, apierr.New(apierr.Internal, apierr.ReasonInternal, "unit %s: %v", apierr.Q(unit), err)
+		}
+	}
+	s.Mu.Unlock()
+
+	log := ResultLog(s.Logger, jobID, rc)
+	br, err := CheckResult(unit, pairs, r)
+	if err == nil && s.Replay != nil {
+		err = s.Replay(unit, sent.GetGamePairs(), r)
+	}
+	if err != nil {
+		log.Warn("batch result refused", zap.Error(err))
+		return core.Outcome{}, err
+	}
+
+	// Decide under Mu, write the store without it (CommitMu keeps commits
+	// and their decisions in order), then apply under Mu.
+	s.CommitMu.Lock()
+	defer s.CommitMu.Unlock()
+	s.Mu.Lock()
+	if !b.Running() {
+		s.Mu.Unlock()
+		return core.Outcome{Verdict: core.Discarded}, nil
+	}
+	if b.Batches.Stored(idx) {
+		// Counted already (or its row is in the store): never again.
+		if rc.Live {
+			b.Batches.Drop(idx, wk.ID)
+		}
+		s.Mu.Unlock()
+		log.Info("duplicate batch result; not counted")
+		return core.Outcome{Verdict: core.Duplicate}, nil
+	}
+	now := s.Now()
+	leasedAt := rc.Lease.Granted
+	if h, held := b.Batches.Holder(idx); leasedAt.IsZero() && held && h.Worker == wk.ID {
+		leasedAt = h.Granted
+	}
+	a := &Accepted{Result: br, Log: log, Counted: Counted{UnitID: unit, WorkerID: wk.ID, Idx: idx, Pairs: pairs,
+		Penta: *br.Counts.Pentanomial, Wins: br.Counts.Wins, Draws: br.Counts.Draws, Losses: br.Counts.Losses,
+		Incidents: EncodeIncidents(br.Incidents), LeasedAt: leasedAt, At: now, ElapsedMS: rc.Elapsed.Milliseconds()}}
+	step, err := s.Hooks.Next(j, a)
+	if err != nil {
+		// The counts passed every check, so this is the job's failure, not
+		// the worker's: nothing is stored.
+		s.Mu.Unlock()
+		return core.Outcome{}, err
+	}
+	events := IncidentEvents(jobID, unit, wk.ID, r.GetIncidents(), now)
+	events = append(events, b.Workers.BenchEvent(jobID, unit, wk.ID, wk.Caps.BenchNPS, now)...)
+	exclude := b.Workers.Judge(wk.ID, 2*pairs, BadGames(br.Incidents))
+	if exclude != "" {
+		events = append(events, b.Event(unit, wk.ID, EvExcluded, exclude, now))
+	}
+	s.Mu.Unlock()
+
+	if err := step.Commit(ctx, br.PGNs, step.Change, events); err != nil {
+		log.Error("store commit failed", zap.Error(err))
+		return core.Outcome{}, apierr.Store(err)
+	}
+
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	b.Batches.Store(idx)
+	b.count(&a.Counted)
+	fields := append([]zap.Field{zap.Int("pairs", pairs)}, step.Apply()...)
+	b.Workers.NoteBench(wk.ID, wk.Caps.BenchNPS)
+	if b.Workers.Played(wk.ID, 2*pairs, br.Incidents, exclude) {
+		s.logExcluded(b, wk.ID, exclude)
+	}
+	s.Activity.Note(wk.ID, now, 2*pairs, IncidentCount(br.Incidents))
+	s.seen(wk)
+	if s.Games != nil {
+		s.Games.Observe(br.Games)
+	}
+	log.Info("batch accepted", append(fields, zap.Duration("elapsed", rc.Elapsed))...)
+	if step.Change != nil {
+		s.finish(j, step.Change)
+		return core.Outcome{Verdict: core.Accepted, EndUnitLeases: true, JobOver: true}, nil
+	}
+	return core.Outcome{Verdict: core.Accepted, EndUnitLeases: true}, nil
+}

@@ -1,0 +1,133 @@
+// Package workload is where a kind of job plugs into the coordinator. A
+// kind registers itself once, from its package's init, with its name, the
+// spec message clients submit it with, and how to build its core.Workload;
+// the coordinator builds every registered kind, and one blank import (in
+// coordinator/kinds.go) is all it takes to add one, as Prometheus's
+// discovery mechanisms are added.
+//
+// What the outer layers need of a kind is asked through small interfaces
+// the workload may implement (Flusher, Quarantiner, Retainer,
+// ArtifactUser), so the coordinator loops over its workloads instead of
+// naming them. Clients find a kind's page and report through
+// internal/jobkind and internal/jobreport; its tables through
+// store.RegisterSchema; what a worker must offer through
+// internal/capability.
+package workload
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/identity"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// Deps is what the coordinator builds a kind's workload with.
+type Deps struct {
+	Store      *store.Store
+	Logger     *zap.Logger
+	Now        func() time.Time
+	Registerer prometheus.Registerer
+	// DataDir is the coordinator's data directory; a kind keeps its files
+	// in a folder of its own name below it.
+	DataDir string
+	// ResolveArtifact completes an uploaded engine's artifact from the
+	// coordinator's store when a job is submitted (which names the field).
+	ResolveArtifact func(which string, a *arbiterv1.EngineArtifact) error
+}
+
+// Kind is a kind of job that plugs into the coordinator.
+type Kind struct {
+	// Name is the job kind (Job.kind, core.Create's kind).
+	Name string
+	// Spec returns a new, empty spec message: JobService.SubmitJob unpacks
+	// the request's spec into it, and refuses a spec of another type.
+	Spec func() proto.Message
+	// New builds the kind's workload.
+	New func(Deps) (core.Workload, error)
+}
+
+var (
+	mu    sync.Mutex
+	kinds = map[string]Kind{}
+)
+
+// Register adds a kind; a second registration of a name panics (two
+// packages claiming one kind is a build mistake).
+func Register(k Kind) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := kinds[k.Name]; dup {
+		panic("workload: kind " + k.Name + " registered twice")
+	}
+	kinds[k.Name] = k
+}
+
+// Kinds returns the registered kinds by name.
+func Kinds() []Kind {
+	mu.Lock()
+	defer mu.Unlock()
+	out := make([]Kind, 0, len(kinds))
+	for _, k := range kinds {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Lookup returns a registered kind.
+func Lookup(name string) (Kind, bool) {
+	mu.Lock()
+	defer mu.Unlock()
+	k, ok := kinds[name]
+	return k, ok
+}
+
+// Flusher writes what a workload queued (events) before the coordinator
+// stops.
+type Flusher interface {
+	Flush(ctx context.Context) error
+}
+
+// Quarantiner reports the stored records its last Load skipped, for the
+// coordinator to quarantine.
+type Quarantiner interface {
+	Quarantined() []store.Quarantined
+}
+
+// Retainer deletes the bulky data (games, shards) of jobs finished before
+// cutoff, keeping their counts; it returns the jobs it expired.
+type Retainer interface {
+	Expire(ctx context.Context, cutoff, now time.Time) ([]string, error)
+}
+
+// Servicer is a workload with a gRPC service of its own (datagen's
+// DatagenService). caller resolves the identity of a call; the service
+// checks the role itself. It returns the names of the services it
+// registered, for health.
+type Servicer interface {
+	RegisterGRPC(reg grpc.ServiceRegistrar, caller func(context.Context) identity.Identity) []string
+}
+
+// Needer says what a worker must offer to run a job's units: the
+// capabilities, and why a worker with them still cannot (its engine's
+// platform, say; "" when it can). Status shows a running job that no live
+// worker can run as blocked, with the reason.
+type Needer interface {
+	Needs(jobID string) (caps []string, fits func(core.Caps) string, ok bool)
+}
+
+// ArtifactUser names the running jobs that use an uploaded artifact, so
+// that it is not removed under them.
+type ArtifactUser interface {
+	UsingArtifact(sha string) []string
+}

@@ -1,0 +1,126 @@
+// Package jobkind names the kinds of job a coordinator runs, as clients
+// see them: the kind a job snapshot carries (Job.kind), the family of
+// kinds that are shown alike, and where a job's page is. Clients (the
+// CLI's status, the web pages, the JSON reports) decide how to show a job
+// by Of(job), never by which of its spec fields is set.
+//
+// A kind registers itself once (Register, from its package's init or from
+// this package's list of the built-in kinds); a client that meets a kind it
+// does not know shows the job generically instead of guessing.
+package jobkind
+
+import (
+	"net/url"
+	"sort"
+	"sync"
+
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// Kind names as Job.kind carries them.
+const (
+	Perft   = "perft"
+	SPRT    = "sprt"
+	Match   = "match"
+	SPSA    = "spsa"
+	Datagen = "datagen"
+)
+
+// Family groups kinds that clients show alike.
+type Family string
+
+const (
+	// FamilyPerft: perft jobs (totals, divide, units).
+	FamilyPerft Family = "perft"
+	// FamilyTest: match and SPRT tests between two engines.
+	FamilyTest Family = "test"
+	// FamilyTune: SPSA tunes.
+	FamilyTune Family = "tune"
+	// FamilyDatagen: training-data generation (DATAGEN).
+	FamilyDatagen Family = "datagen"
+	// FamilyOther: a kind this build does not know.
+	FamilyOther Family = "other"
+)
+
+// Kind is what clients know of one kind of job.
+type Kind struct {
+	// Name as Job.kind carries it.
+	Name   string
+	Family Family
+	// Path is the web page of the kind's jobs; a job's page is Path + id.
+	Path string
+	// Noun names a job of the kind in messages ("test", "perft job").
+	Noun string
+}
+
+var (
+	mu    sync.RWMutex
+	kinds = map[string]Kind{}
+)
+
+// Register adds a kind. Registering a name twice keeps the last: a kind's
+// package owns its entry.
+func Register(k Kind) {
+	mu.Lock()
+	defer mu.Unlock()
+	kinds[k.Name] = k
+}
+
+func init() {
+	for _, k := range []Kind{
+		{Name: Perft, Family: FamilyPerft, Path: "/perft/", Noun: "perft job"},
+		{Name: SPRT, Family: FamilyTest, Path: "/tests/", Noun: "test"},
+		{Name: Match, Family: FamilyTest, Path: "/tests/", Noun: "test"},
+		{Name: SPSA, Family: FamilyTune, Path: "/tunes/", Noun: "tune"},
+		{Name: Datagen, Family: FamilyDatagen, Path: "/datagen/", Noun: "dataset"},
+	} {
+		Register(k)
+	}
+}
+
+// Lookup returns the kind of a name; an unknown name is of FamilyOther.
+func Lookup(name string) Kind {
+	mu.RLock()
+	defer mu.RUnlock()
+	if k, ok := kinds[name]; ok {
+		return k
+	}
+	return Kind{Name: name, Family: FamilyOther, Noun: "job"}
+}
+
+// Of returns the kind of a job snapshot.
+func Of(j *arbiterv1.Job) Kind { return Lookup(j.GetKind()) }
+
+// Is reports whether job j is of family f.
+func Is(j *arbiterv1.Job, f Family) bool { return Of(j).Family == f }
+
+// URL is a job's web page ("" for a kind without one).
+func URL(j *arbiterv1.Job) string {
+	k := Of(j)
+	if k.Path == "" {
+		return ""
+	}
+	return k.Path + url.PathEscape(j.GetJobId())
+}
+
+// Names lists the registered kind names, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]string, 0, len(kinds))
+	for n := range kinds {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Split groups jobs by family, keeping their order within each.
+func Split(jobs []*arbiterv1.Job) map[Family][]*arbiterv1.Job {
+	out := make(map[Family][]*arbiterv1.Job)
+	for _, j := range jobs {
+		f := Of(j).Family
+		out[f] = append(out[f], j)
+	}
+	return out
+}
