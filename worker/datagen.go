@@ -40,6 +40,9 @@ func (w *Worker) runPlugin(ctx, bg context.Context, h *held, p *anypb.Any, log *
 // runDatagen plays one leased dataset batch and puts its shard in the
 // outbox.
 func (w *Worker) runDatagen(ctx, bg context.Context, h *held, b *arbiterv1.DatagenBatch, log *zap.Logger) {
+	// The engine is run as a game pair's would be: an installed one only
+	// as the worker's operator allows it, an uploaded one only in the
+	// sandbox of a worker that takes uploads.
 	pair, why := allowedEngines(&arbiterv1.GamePairBatch{EngineA: b.GetEngine(), EngineB: b.GetEngine()}, w.cfg.Engines)
 	if why != "" {
 		log.Warn("engine not allowed; refusing the batch", zap.String("reason", why))

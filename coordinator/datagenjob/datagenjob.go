@@ -55,6 +55,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/datagen"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -196,6 +197,41 @@ func (w *Workload) Cancel(ctx context.Context, jobID, reason string) error {
 	w.finish(j, change)
 	w.mu.Unlock()
 	return nil
+}
+
+// failIfNoneCan ends a dataset that has no shard yet as failed when every
+// live worker able to play datasets has refused its engine (it reported no
+// score, ignored the node limit, did not start): an engine's fault, which
+// no other batch would fix, is said at once instead of waiting forever.
+func (w *Workload) failIfNoneCan(jobID string) {
+	if w.host == nil {
+		return
+	}
+	live := w.host.LiveWorkers(capability.Datagen)
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	w.mu.Lock()
+	j := w.jobs[jobID]
+	if j == nil || !j.running() || j.prog.batches > 0 || len(j.excluded) < max(live, 1) {
+		w.mu.Unlock()
+		return
+	}
+	var why string
+	for _, r := range j.excluded {
+		why = r
+		break
+	}
+	w.mu.Unlock()
+	change := &store.JobChange{State: store.StateFailed, FinishedAt: w.deps.Now(),
+		Error: fmt.Sprintf("all %d workers able to play it refused its engine; %s", len(j.excluded), why)}
+	if err := w.store.SetJobState(context.Background(), jobID, change); err != nil {
+		w.log.Error("dataset not failed", zap.String(logging.JobID, jobID), zap.Error(err))
+		return
+	}
+	w.mu.Lock()
+	w.finish(j, change)
+	w.mu.Unlock()
+	w.host.JobChanged(jobID)
 }
 
 // Quarantined implements workload.Quarantiner.

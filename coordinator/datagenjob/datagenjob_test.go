@@ -237,3 +237,29 @@ func TestBadSpecs(t *testing.T) {
 		t.Fatalf("%d jobs stored from refused specs", n)
 	}
 }
+
+// A dataset whose engine every live worker refuses (no score, nodes
+// ignored) ends failed with the worker's reason instead of waiting.
+func TestRefusedEverywhereFails(t *testing.T) {
+	e := newEnv(t)
+	id := e.create(100)
+	w := e.worker("w1")
+	g, _ := e.lease(w)
+	if err := e.c.Release(context.Background(), alice, w.ID, g.Lease.ID, `engine "dev" reported no score at ply 9`, true); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		j, _ := e.progress(id)
+		if j.GetState() == arbiterv1.JobState_JOB_STATE_FAILED {
+			if !bytes.Contains([]byte(j.GetError()), []byte("reported no score")) {
+				t.Fatalf("failed with %q", j.GetError())
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still %v", j.GetState())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -149,6 +149,11 @@ func (w *Workload) Ended(l core.Lease, why core.End) {
 		j.excluded[l.WorkerID] = "worker " + l.WorkerID + " cannot run the engine: " + why.Reason
 		w.log.Warn("worker cannot run dataset", zap.String(logging.JobID, jobID), zap.String(logging.WorkerID, l.WorkerID),
 			zap.String("reason", why.Reason))
+		if j.prog.batches == 0 {
+			// The core's lock is held here, and counting live workers
+			// takes it.
+			go w.failIfNoneCan(jobID)
+		}
 	}
 	if !why.JobOver && !j.stored[idx] {
 		j.retry = append(j.retry, idx)
