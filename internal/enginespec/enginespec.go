@@ -268,7 +268,7 @@ func Parse(s string, use Use) (Spec, error) {
 			if strings.TrimSpace(name) == "" {
 				return spec, bad("option. without a name")
 			}
-			if err := textcheck.Check("option "+clip(name), name+v); err != nil {
+			if err := textcheck.Check("the option", name+v); err != nil {
 				return spec, bad("%v", err)
 			}
 			spec.SetOption(name, v)
