@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -275,5 +276,64 @@ func TestBuildMode(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "engine")); err != nil {
 			t.Fatalf("the build's output did not stay: %v", err)
 		}
+	})
+}
+
+// connectTo tries a TCP connection to 127.0.0.1:PORT (argv[1]) and says
+// what came of it.
+const connectTo = `#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+int main(int argc, char **argv) {
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	if (s < 0) { printf("socket: %s\n", strerror(errno)); return 0; }
+	struct sockaddr_in a = {0};
+	a.sin_family = AF_INET;
+	a.sin_port = htons(atoi(argv[1]));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(s, (struct sockaddr *)&a, sizeof a) < 0) { printf("connect: %s\n", strerror(errno)); return 0; }
+	printf("CONNECTED\n");
+	return 0;
+}
+`
+
+// An engine reaches no network: the worker's coordinator, here a listener
+// of this test on loopback, is out of reach (its own network namespace,
+// or Landlock's TCP rules). The control: the same program outside the
+// sandbox connects.
+func TestEngineHasNoNetwork(t *testing.T) {
+	if landlockABI() < 4 && runtime.GOOS == "linux" {
+		t.Skip("no Landlock TCP rules on this kernel")
+	}
+	exe := cprog(t, "connect", connectTo)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	if out, _ := exec.Command(exe, port).CombinedOutput(); !strings.Contains(string(out), "CONNECTED") {
+		t.Fatalf("control: the program does not connect outside the sandbox: %s", out)
+	}
+	modes(t, func(t *testing.T, _ bool) {
+		dir := t.TempDir()
+		path, args := Command(self(t), Spec{Dir: dir, Env: CleanEnv(dir), Path: exe, Args: []string{port}})
+		out, err := exec.Command(path, args...).CombinedOutput()
+		if err != nil || strings.Contains(string(out), "CONNECTED") || !strings.Contains(string(out), "connect: ") {
+			t.Fatalf("%v: %s", err, out)
+		}
+		t.Logf("%s", out)
 	})
 }
