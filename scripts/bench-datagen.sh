@@ -2,9 +2,11 @@
 # bench-datagen: DATAGEN's throughput in positions per CPU-second, in one run
 # on this machine (the machine may be loaded by others: CPU-seconds, not wall
 # time, are compared, and only within one run).
-#   1. the engine alone: SEARCHES searches of `go nodes NODES` by `arbiter uci`
-#      (the embedded engine as a UCI process), on positions of the dataset in
-#      game order; its CPU per search is what a dataset cannot do without;
+#   1. the engine alone: the farm's games (part 2) replayed in `arbiter uci`
+#      (the embedded engine as a UCI process): every engine move searched
+#      again with `go nodes NODES` from the same position after the same
+#      moves, ucinewgame before each game; its CPU per search is what a
+#      dataset cannot do without (the UCI text adds a little to it);
 #   2. `arbiter datagen` (local, 2 batches at once) and the farm (`arbiter up
 #      --workers 2`, `submit datagen --wait`, `datagen pull`): POSITIONS
 #      positions of the embedded engine at NODES nodes, 8-9 random plies,
@@ -12,7 +14,7 @@
 #      processes' utime+stime (the farm's coordinator and workers, the
 #      submitting and pulling clients). The overhead is the share of that CPU
 #      that is not the engine's searches of the dataset's games (searches
-#      counted in the PGN x the CPU per search of part 1): the game loop, the
+#      in the PGN x the CPU per search of part 1): the game loop, the
 #      shards, their replay, the records, and batches played but not needed
 #      at the end;
 #   3. with FASTCHESS=path: OpenBench's way, fastchess playing `arbiter uci`
@@ -22,8 +24,9 @@
 #      (not in check, not a capture or promotion, not a mate score), counted
 #      from the SAN. CPU: fastchess and its engine processes.
 # Env: ARBITER (default bin/arbiter), FASTCHESS, POSITIONS (default 4000),
-# NODES (default 5000), SEARCHES (default 400), FC_GAMES (default: about
-# POSITIONS' worth of games), GO (default go). fastchess is not packaged by
+# NODES (default 5000), REF_GAMES (games replayed in part 1, default 0: all),
+# FC_GAMES (default: about POSITIONS' worth of games), GO (default go),
+# PGN_EXTRACT (default /usr/games/pgn-extract). fastchess is not packaged by
 # Debian: build it from its sources (github.com/Disservin/fastchess, `make`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,14 +34,17 @@ ARBITER=${ARBITER:-bin/arbiter}
 FASTCHESS=${FASTCHESS:-}
 POSITIONS=${POSITIONS:-4000}
 NODES=${NODES:-5000}
-SEARCHES=${SEARCHES:-400}
+REF_GAMES=${REF_GAMES:-0}
+PGN_EXTRACT=${PGN_EXTRACT:-/usr/games/pgn-extract}
 GO=${GO:-go}
-for v in POSITIONS NODES SEARCHES; do
+for v in POSITIONS NODES; do
   [[ ${!v} =~ ^[0-9]+$ && ${!v} -gt 0 ]] || { echo "bench-datagen: $v=${!v}: want a positive number" >&2; exit 2; }
 done
 FC_GAMES=${FC_GAMES:-$(( (POSITIONS + 49) / 50 ))}
 [[ $FC_GAMES =~ ^[0-9]+$ && $FC_GAMES -gt 0 ]] || { echo "bench-datagen: FC_GAMES=$FC_GAMES: want a positive number" >&2; exit 2; }
+[[ $REF_GAMES =~ ^[0-9]+$ ]] || { echo "bench-datagen: REF_GAMES=$REF_GAMES: want a number (0: all)" >&2; exit 2; }
 [ -x "$ARBITER" ] || { echo "bench-datagen: $ARBITER not built (make build)" >&2; exit 1; }
+[ -x "$PGN_EXTRACT" ] || { echo "bench-datagen: $PGN_EXTRACT missing (apt-get install pgn-extract)" >&2; exit 1; }
 [ -z "$FASTCHESS" ] || [ -x "$FASTCHESS" ] || { echo "bench-datagen: FASTCHESS=$FASTCHESS is not an executable" >&2; exit 1; }
 ARBITER=$(realpath "$ARBITER")
 out=$(mktemp -d)
@@ -133,30 +139,51 @@ farm_records=$(wc -l < "$out/farm.txt")
 [ "$farm_records" -eq "$POSITIONS" ] || { echo "bench-datagen: the farm's file holds $farm_records records, want $POSITIONS" >&2; exit 1; }
 farm_cpu=$(awk -v a="$up_cpu" -v b="$submit_cpu" -v c="$pull_cpu" 'BEGIN {print a + b + c}')
 
-# 1. the engine alone, on the farm's positions in game order.
-head -n "$SEARCHES" "$out/farm.txt" | cut -d'|' -f1 > "$out/fens.txt"
-engine_cpu=$(python3 - "$ARBITER" "$out/fens.txt" "$NODES" <<'PY'
-import os, subprocess, sys
-arbiter, fens, nodes = sys.argv[1], open(sys.argv[2]).read().split("\n"), sys.argv[3]
+# 1. the engine alone: the farm's games replayed in arbiter uci, every
+# engine move searched again from the same position after the same moves
+# (ucinewgame before each game, as the embedded player's NewGame), REF_GAMES
+# games (0: all). pgn-extract turns the PGN's SAN into UCI moves.
+"$PGN_EXTRACT" -s -Wuci "$out/farm.pgn" > "$out/farm.uci"
+read -r engine_cpu ref_searches ref_same < <(python3 - "$ARBITER" "$out/farm.pgn" "$out/farm.uci" "$NODES" "$REF_GAMES" <<'PY'
+import os, re, subprocess, sys
+arbiter, pgn, uci, nodes, limit = sys.argv[1], open(sys.argv[2]).read(), open(sys.argv[3]).read(), sys.argv[4], int(sys.argv[5])
+def games(text):
+    return [g for g in re.split(r"\n(?=\[Event )", text.strip()) if g.strip()]
+books = [g.count("{book}") for g in games(pgn)]
+replays = []
+for g in games(uci):
+    fen = re.search(r'^\[FEN "([^"]*)"\]', g, re.M)
+    body = " ".join(l for l in g.splitlines() if not l.startswith("["))
+    moves = [t for t in body.split() if not re.fullmatch(r"1-0|0-1|1/2-1/2|\*", t)]
+    replays.append(("fen " + fen.group(1) if fen else "startpos", moves))
+if len(books) != len(replays):
+    sys.exit(f"bench-datagen: {len(books)} games in the PGN, {len(replays)} from pgn-extract")
+if limit > 0:
+    books, replays = books[:limit], replays[:limit]
 p = subprocess.Popen([arbiter, "uci"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
 def say(s):
     p.stdin.write(s + "\n"); p.stdin.flush()
 def until(prefix):
     for line in p.stdout:
         if line.startswith(prefix):
-            return
+            return line
     sys.exit("bench-datagen: arbiter uci ended early")
 def cpu():
     f = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
-say("uci"); until("uciok"); say("ucinewgame"); say("isready"); until("readyok")
-c0, n = cpu(), 0
-for fen in fens:
-    if fen.strip():
-        say("position fen " + fen.strip()); say("go nodes " + nodes); until("bestmove"); n += 1
+say("uci"); until("uciok")
+c0, n, same = cpu(), 0, 0
+for book, (start, moves) in zip(books, replays):
+    say("ucinewgame")
+    for i in range(book, len(moves)):
+        say(f"position {start} moves {' '.join(moves[:i])}" if i else f"position {start}")
+        say("go nodes " + nodes)
+        best = until("bestmove").split()[1]
+        n += 1
+        same += best == moves[i]
 c1 = cpu()
 say("quit"); p.wait()
-print(f"{(c1 - c0) / n:.6f}")
+print(f"{(c1 - c0) / n:.6f} {n} {same}")
 PY
 )
 
@@ -165,8 +192,9 @@ report() { # LABEL CPU RECORDS SEARCHES WALL
     printf "%-10s %6d positions, %6d searches, %7.1f CPU-s (%5.1f s wall): %6.1f positions/CPU-s, overhead %5.1f %%\n",
       who, rec, s, cpu, wall, rec / cpu, 100 * (1 - e * s / cpu) }'
 }
-echo "== engine alone: $SEARCHES searches of go nodes $NODES in arbiter uci"
-awk -v e="$engine_cpu" -v n="$NODES" 'BEGIN {printf "engine     %.2f ms CPU a search (%.0f nodes/CPU-s at the limit)\n", 1000 * e, n / e}'
+echo "== engine alone: the farm's games replayed in arbiter uci, $ref_searches searches of go nodes $NODES"
+awk -v e="$engine_cpu" -v n="$ref_searches" -v same="$ref_same" 'BEGIN {
+  printf "engine     %.2f ms CPU a search; %d of %d best moves are those the games played\n", 1000 * e, same, n }'
 echo "== positions per CPU-second (overhead: the CPU beyond the engine's searches of the games kept)"
 report local "$local_cpu" "$POSITIONS" "$local_searches" "$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')"
 report farm "$farm_cpu" "$POSITIONS" "$farm_searches" "$(awk -v a="$f0" -v b="$f1" 'BEGIN {print b - a}')"
