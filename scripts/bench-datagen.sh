@@ -2,6 +2,8 @@
 # bench-datagen: DATAGEN's throughput in positions per CPU-second, in one run
 # on this machine (the machine may be loaded by others: CPU-seconds, not wall
 # time, are compared, and only within one run).
+#   0. the workload's overhead inside one process (datagen's Go benchmark:
+#      the engine's calls timed directly, the rest is the workload);
 #   1. the engine alone: the farm's games (part 2) replayed in `arbiter uci`
 #      (the embedded engine as a UCI process): every engine move searched
 #      again with `go nodes NODES` from the same position after the same
@@ -26,7 +28,8 @@
 # Env: ARBITER (default bin/arbiter), FASTCHESS, POSITIONS (default 4000),
 # NODES (default 5000), REF_GAMES (games replayed in part 1, default 0: all),
 # FC_GAMES (default: about POSITIONS' worth of games), GO (default go),
-# PGN_EXTRACT (default /usr/games/pgn-extract). fastchess is not packaged by
+# PGN_EXTRACT (default /usr/games/pgn-extract), BENCH_BATCHES (part 0's
+# batches of 4 games, default 4). fastchess is not packaged by
 # Debian: build it from its sources (github.com/Disservin/fastchess, `make`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -107,6 +110,12 @@ PY
 }
 
 echo "== DATAGEN throughput: embedded engine, nodes=$NODES, 8-9 random plies, $POSITIONS positions (load: $(load))"
+
+# 0. inside one process: a worker's and the coordinator's work on batches
+# (datagen's BenchmarkDatagenBatch, nodes=5000), the engine's Think and
+# NewGame timed directly: overhead-% is the time outside them.
+echo "== in process: go test -bench DatagenBatch ./datagen/ (play, shard, replay, records; nodes=5000)"
+"$GO" test -run '^$' -bench DatagenBatch -benchtime "${BENCH_BATCHES:-4}x" ./datagen/ | grep -E '^Benchmark'
 
 # 2a. arbiter datagen, local.
 t0=$(date +%s.%N)
