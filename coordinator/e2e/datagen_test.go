@@ -826,3 +826,46 @@ func badEngineBinary(t *testing.T) (string, error) {
 	}
 	return path, nil
 }
+
+// TestDatagenLostLease: a worker's lease expires (its batch goes back to
+// be served again) and the worker then delivers the shard, which counts.
+// The batch must not be served again, and no batch may stay marked as
+// leased: a batch left so would hold back the batches the dataset still
+// needs, and near its end the dataset would never finish.
+func TestDatagenLostLease(t *testing.T) {
+	cl := localCluster(t, "", 0)
+	addr := cl.Addr()
+	conn := dial(t, addr, token)
+	id := submitDatagen(t, addr, "--positions", "100000", "--each", "nodes=300", "--batch-games", "1", "--random-seed", "4")
+	a := fakeWorkerWith(t, dial(t, addr, workerToken(t, addr)), "slow", capability.Datagen, capability.Builtin)
+	la := a.lease()
+	b := &arbiterv1.DatagenBatch{}
+	if err := la.GetUnit().GetPlugin().UnmarshalTo(b); err != nil {
+		t.Fatal(err)
+	}
+	newPlayer := func() (match.Player, error) { return builtin.New("dev", map[string]string{"Hash": "8"}) }
+	games, err := datagen.PlayGames(context.Background(), newPlayer, datagenspec.BatchSettings(b), b.GetSeed(), int(b.GetGames()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard := encodeShard(t, games)
+	// a never heartbeats: its lease expires (1s), then its shard arrives.
+	time.Sleep(2500 * time.Millisecond)
+	if got, err := a.submitShard(la, shard); err != nil || got != arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_ACCEPTED {
+		t.Fatalf("the expired lease's shard: %v, %v; want accepted", got, err)
+	}
+	bw := fakeWorkerWith(t, dial(t, addr, workerToken(t, addr)), "fast", capability.Datagen, capability.Builtin)
+	lb := bw.lease()
+	if lb.GetUnit().GetUnitId() == la.GetUnit().GetUnitId() {
+		// Served again: its copy must at least not stay leased.
+		if got, err := bw.submitShard(lb, shard); err != nil || got == arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_ACCEPTED {
+			t.Fatalf("the same batch again: %v, %v; want not accepted", got, err)
+		}
+		p := jobreport.DatagenOf(getJob(t, conn, id)).GetProgress()
+		t.Fatalf("the stored batch %s was served again (then %d batches leased)", lb.GetUnit().GetUnitId(), p.GetBatchesLeased())
+	}
+	p := jobreport.DatagenOf(getJob(t, conn, id)).GetProgress()
+	if p.GetShards() != 1 || p.GetBatchesLeased() != 1 {
+		t.Fatalf("%d shards, %d batches leased; want 1 shard and the new lease", p.GetShards(), p.GetBatchesLeased())
+	}
+}
