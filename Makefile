@@ -142,3 +142,15 @@ deploy-check:
 # stockfish.
 bench-match: build
 	ARBITER=$(BIN) BASE=$(BASE) FASTCHESS=$(FASTCHESS) scripts/bench-match.sh
+
+## Datagen
+.PHONY: bench-datagen
+
+# DATAGEN throughput in positions per CPU-second of the embedded engine at
+# nodes=5000: the engine's own searches (arbiter uci), arbiter datagen, the
+# farm (arbiter up --workers 2, submit, pull) and its overhead beyond the
+# searches; with FASTCHESS=a fastchess binary, OpenBench's way (fastchess
+# self-play of arbiter uci from genfens-like openings) and the ratio. See
+# scripts/bench-datagen.sh and docs/datagen.md.
+bench-datagen: build
+	ARBITER=$(BIN) FASTCHESS=$(FASTCHESS) GO=$(GO) scripts/bench-datagen.sh

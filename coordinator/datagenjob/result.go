@@ -51,6 +51,9 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		seed = datagen.BatchSeed(j.spec.GetSeed(), idx)
 		running = j.running()
 		stored = j.stored[idx]
+		if stored {
+			j.release(idx, rc.Worker.ID)
+		}
 	}
 	w.mu.Unlock()
 	switch {
@@ -149,6 +152,7 @@ func (w *Workload) commit(ctx context.Context, j *job, idx uint64, rc core.Resul
 		return core.Outcome{Verdict: core.Discarded, EndUnitLeases: true}, nil
 	}
 	if j.stored[idx] {
+		j.release(idx, rc.Worker.ID)
 		w.mu.Unlock()
 		return core.Outcome{Verdict: core.Duplicate, EndUnitLeases: true}, nil
 	}
@@ -184,6 +188,14 @@ func (w *Workload) commit(ctx context.Context, j *job, idx uint64, rc core.Resul
 	}
 	w.count(j, row)
 	delete(j.open, idx)
+	// A batch whose lease expired went back to be served again; its shard
+	// came in after all, so it is not served again.
+	for i, r := range j.retry {
+		if r == idx {
+			j.retry = append(j.retry[:i], j.retry[i+1:]...)
+			break
+		}
+	}
 	if done != nil {
 		w.finish(j, done)
 	}
@@ -246,6 +258,16 @@ func countShard(row *shardRow, jd *judged, seen map[[16]byte]struct{}, keep bool
 		st.Length[lengthBucket(len(g.Moves))]++
 	}
 	return counted
+}
+
+// release forgets worker's lease on batch idx, whose shard is already
+// stored: the core ends the lease that delivered a result without telling
+// the workload (Ended), so a copy of a stored batch would otherwise stay
+// open and keep fresh batches from being handed out. Caller holds mu.
+func (j *job) release(idx uint64, worker string) {
+	if j.open[idx] == worker {
+		delete(j.open, idx)
+	}
 }
 
 // count adds a stored shard to j's memory. Caller holds mu (or is

@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -132,7 +133,7 @@ func runKilledDataset(t *testing.T, r killedRun) {
 	time.Sleep(1500 * time.Millisecond) // the workers see it gone; their leases would expire
 	startCoord()
 
-	waitFor(t, conn, id, left(), "the dataset done", done)
+	waitDataset(t, conn, id, left())
 	t.Logf("dataset done after %v", time.Since(begin).Round(time.Second))
 	checkDataset(t, addr, data, id, r.positions, false)
 }
@@ -148,7 +149,7 @@ func TestDatagenKeepDuplicates(t *testing.T) {
 	const n = 800
 	id := submitDatagen(t, cl.Addr(), "--positions", fmt.Sprint(n), "--each", "nodes=300", "--random-plies", "1",
 		"--random-seed", "5", "--batch-games", "4", "--keep-duplicates")
-	waitFor(t, dial(t, cl.Addr(), token), id, 2*time.Minute, "the dataset done", done)
+	waitDataset(t, dial(t, cl.Addr(), token), id, 2*time.Minute)
 	c := checkDataset(t, cl.Addr(), cl.Data(), id, n, true)
 	if c.duplicates == 0 {
 		t.Fatal("no duplicates in a dataset of 1 random ply: the test shows nothing")
@@ -258,14 +259,49 @@ func TestDatagenBadInput(t *testing.T) {
 		if p := jobreport.DatagenOf(j).GetProgress(); p.GetPositions() != 0 || p.GetShards() != 0 {
 			t.Errorf("%s: %d positions in %d shards from an engine the workers refused", id, p.GetPositions(), p.GetShards())
 		}
-		out, code := cli(t, append([]string{"status", id, "--json"}, clientArgs(addr)...)...)
-		var js struct {
-			State   string `json:"state"`
-			Blocked string `json:"blocked"`
+		// A job is blocked while no worker holds one of its batches: one
+		// that has not yet tried the engine may lease it meanwhile.
+		var out string
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var code int
+			out, code = cli(t, append([]string{"status", id, "--json"}, clientArgs(addr)...)...)
+			var js struct {
+				State   string `json:"state"`
+				Blocked string `json:"blocked"`
+			}
+			if code == 0 && json.Unmarshal([]byte(out), &js) == nil && js.State == "running" && strings.Contains(js.Blocked, want) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("status %s --json: %s; want running and blocked by %q", id, out, want)
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
-		if code != 0 || json.Unmarshal([]byte(out), &js) != nil || js.State != "running" || !strings.Contains(js.Blocked, want) {
-			t.Errorf("status %s --json: exit %d: %s; want running and blocked by %q", id, code, out, want)
+	}
+}
+
+// waitDataset waits until a dataset is done; if it is not within limit,
+// the failure shows where it stands (positions, shards, batches leased,
+// blocked, each worker's share).
+func waitDataset(t *testing.T, conn *grpc.ClientConn, id string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		j := getJobQuiet(conn, id)
+		if j != nil && done(j) {
+			return
 		}
+		if s := j.GetState(); s == arbiterv1.JobState_JOB_STATE_FAILED || s == arbiterv1.JobState_JOB_STATE_CANCELLED {
+			t.Fatalf("dataset %s ended %v: %s", id, s, j.GetError())
+		}
+		if time.Now().After(deadline) {
+			p := jobreport.DatagenOf(j).GetProgress()
+			t.Fatalf("dataset %s not done after %v: %d positions, %d shards, %d batches leased, blocked %q, workers %v",
+				id, limit, p.GetPositions(), p.GetShards(), p.GetBatchesLeased(), j.GetProgress().GetBlocked(), p.GetWorkers())
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -369,7 +405,7 @@ func TestDatagenForgedShard(t *testing.T) {
 	}
 	// Real workers finish the dataset from where the forger left it.
 	addWorkers(t, cl, 2)
-	waitFor(t, conn, id, 2*time.Minute, "the dataset done", done)
+	waitDataset(t, conn, id, 2*time.Minute)
 	checkDataset(t, addr, cl.Data(), id, 40, false)
 }
 
@@ -789,4 +825,47 @@ func badEngineBinary(t *testing.T) (string, error) {
 		return "", fmt.Errorf("building badengine: %v\n%s", err, out)
 	}
 	return path, nil
+}
+
+// TestDatagenLostLease: a worker's lease expires (its batch goes back to
+// be served again) and the worker then delivers the shard, which counts.
+// The batch must not be served again, and no batch may stay marked as
+// leased: a batch left so would hold back the batches the dataset still
+// needs, and near its end the dataset would never finish.
+func TestDatagenLostLease(t *testing.T) {
+	cl := localCluster(t, "", 0)
+	addr := cl.Addr()
+	conn := dial(t, addr, token)
+	id := submitDatagen(t, addr, "--positions", "100000", "--each", "nodes=300", "--batch-games", "1", "--random-seed", "4")
+	a := fakeWorkerWith(t, dial(t, addr, workerToken(t, addr)), "slow", capability.Datagen, capability.Builtin)
+	la := a.lease()
+	b := &arbiterv1.DatagenBatch{}
+	if err := la.GetUnit().GetPlugin().UnmarshalTo(b); err != nil {
+		t.Fatal(err)
+	}
+	newPlayer := func() (match.Player, error) { return builtin.New("dev", map[string]string{"Hash": "8"}) }
+	games, err := datagen.PlayGames(context.Background(), newPlayer, datagenspec.BatchSettings(b), b.GetSeed(), int(b.GetGames()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard := encodeShard(t, games)
+	// a never heartbeats: its lease expires (1s), then its shard arrives.
+	time.Sleep(2500 * time.Millisecond)
+	if got, err := a.submitShard(la, shard); err != nil || got != arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_ACCEPTED {
+		t.Fatalf("the expired lease's shard: %v, %v; want accepted", got, err)
+	}
+	bw := fakeWorkerWith(t, dial(t, addr, workerToken(t, addr)), "fast", capability.Datagen, capability.Builtin)
+	lb := bw.lease()
+	if lb.GetUnit().GetUnitId() == la.GetUnit().GetUnitId() {
+		// Served again: its copy must at least not stay leased.
+		if got, err := bw.submitShard(lb, shard); err != nil || got == arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_ACCEPTED {
+			t.Fatalf("the same batch again: %v, %v; want not accepted", got, err)
+		}
+		p := jobreport.DatagenOf(getJob(t, conn, id)).GetProgress()
+		t.Fatalf("the stored batch %s was served again (then %d batches leased)", lb.GetUnit().GetUnitId(), p.GetBatchesLeased())
+	}
+	p := jobreport.DatagenOf(getJob(t, conn, id)).GetProgress()
+	if p.GetShards() != 1 || p.GetBatchesLeased() != 1 {
+		t.Fatalf("%d shards, %d batches leased; want 1 shard and the new lease", p.GetShards(), p.GetBatchesLeased())
+	}
 }
