@@ -27,6 +27,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -38,9 +40,11 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/datagenspec"
+	"github.com/arbiter-chess/arbiter/internal/engineallow"
 	"github.com/arbiter-chess/arbiter/internal/grpcerr"
 	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
+	"github.com/arbiter-chess/arbiter/internal/localcluster"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
@@ -160,13 +164,23 @@ func TestDatagenKeepDuplicates(t *testing.T) {
 // TestDatagenBadInput: bad flags are refused by the client naming the
 // flag (exit status 2), bad specs by the coordinator (INVALID_ARGUMENT),
 // with nothing stored; an engine that is only found bad when a worker
-// runs it blocks its dataset with the reason.
+// runs it ends its dataset failed with the reason, once every worker that
+// could play it has refused it.
 func TestDatagenBadInput(t *testing.T) {
 	bad, err := badEngineBinary(t)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := localCluster(t, "", 0)
+	// The workers' operator allows the two bad engines by name.
+	cl, err := localcluster.Start(localcluster.Config{Workers: 0, Threads: 1, HashMB: 16, Builtin: builtin.New,
+		Engines: []engineallow.Engine{{Name: "noscore", Cmd: bad, Args: []string{"-mode", "noscore", "-at", "3"}},
+			{Name: "nolimit", Cmd: bad, Args: []string{"-mode", "manynodes", "-at", "3"}}},
+		Server: localcluster.ServerConfig{Token: token, LeaseDuration: time.Second, UnitDuration: 100 * time.Millisecond,
+			Logger: zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Stop)
 	addr := cl.Addr()
 	conn := dial(t, addr, token)
 	pull := t.TempDir()
@@ -236,48 +250,43 @@ func TestDatagenBadInput(t *testing.T) {
 		t.Errorf("after refused submits: %d files under DATA/datagen", len(entries))
 	}
 
-	// Engines found bad only when the workers run them: the dataset stays
-	// at 0 positions, blocked with the worker's reason; as for random
-	// plies that find no position (a property of the opening, known only
-	// by drawing them).
+	// Engines found bad only when the workers run them: the dataset ends
+	// failed at 0 positions with the worker's reason once every live
+	// worker refused it; as for random plies that find no position (a
+	// property of the opening, known only by drawing them).
 	book := filepath.Join(t.TempDir(), "mate.epd")
 	if err := os.WriteFile(book, []byte("8/8/8/8/8/4k3/1q6/K7 w - - 0 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	blocked := map[string]string{
-		submitDatagen(t, addr, "--engine", "name=noscore,cmd="+bad+",args=-mode noscore -at 3", "--positions", "100",
+		submitDatagen(t, addr, "--engine", "name=noscore,cmd=noscore", "--positions", "100",
 			"--each", "nodes=1000", "--batch-games", "2"): `engine "noscore" reported no score at ply`,
-		submitDatagen(t, addr, "--engine", "name=nolimit,cmd="+bad+",args=-mode manynodes -at 3", "--positions", "100",
+		submitDatagen(t, addr, "--engine", "name=nolimit,cmd=nolimit", "--positions", "100",
 			"--each", "nodes=1000", "--batch-games", "2"): `engine "nolimit" searched 1000000000 nodes at ply 11 with a limit of 1000: it ignores the node limit`,
 		submitDatagen(t, addr, "--positions", "100", "--each", "nodes=1000", "--openings", "file="+book, "--random-plies", "1"): "random-plies: 100 draws of 1-1 random plies from 8/8/8/8/8/4k3/1q6/K7 w - - 0 1 all ended the game",
 	}
 	addWorkers(t, cl, 2)
 	for id, want := range blocked {
-		j := waitFor(t, conn, id, time.Minute, "the dataset blocked", func(j *arbiterv1.Job) bool {
-			return strings.Contains(j.GetProgress().GetBlocked(), want)
-		})
+		var j *arbiterv1.Job
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+			j = getJob(t, conn, id)
+			if j.GetState() == arbiterv1.JobState_JOB_STATE_FAILED && strings.Contains(j.GetError(), want) {
+				break
+			}
+			if j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING || time.Now().After(deadline) {
+				t.Fatalf("%s: %v (%s), blocked %q; want failed with %q", id, j.GetState(), j.GetError(), j.GetProgress().GetBlocked(), want)
+			}
+		}
 		if p := jobreport.DatagenOf(j).GetProgress(); p.GetPositions() != 0 || p.GetShards() != 0 {
 			t.Errorf("%s: %d positions in %d shards from an engine the workers refused", id, p.GetPositions(), p.GetShards())
 		}
-		// A job is blocked while no worker holds one of its batches: one
-		// that has not yet tried the engine may lease it meanwhile.
-		var out string
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			var code int
-			out, code = cli(t, append([]string{"status", id, "--json"}, clientArgs(addr)...)...)
-			var js struct {
-				State   string `json:"state"`
-				Blocked string `json:"blocked"`
-			}
-			if code == 0 && json.Unmarshal([]byte(out), &js) == nil && js.State == "running" && strings.Contains(js.Blocked, want) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("status %s --json: %s; want running and blocked by %q", id, out, want)
-				break
-			}
-			time.Sleep(200 * time.Millisecond)
+		out, code := cli(t, append([]string{"status", id, "--json"}, clientArgs(addr)...)...)
+		var js struct {
+			State string `json:"state"`
+			Error string `json:"error"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &js) != nil || js.State != "failed" || !strings.Contains(js.Error, want) {
+			t.Errorf("status %s --json: exit %d: %s; want failed with %q", id, code, out, want)
 		}
 	}
 }
