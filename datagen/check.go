@@ -117,3 +117,21 @@ func abs(x int) int {
 	}
 	return x
 }
+
+// CheckOpenings draws the openings of the first games of the batch whose
+// seed is seed, as PlayGames would, so that random plies that find no
+// playable position (every draw ends the game) are refused when a dataset
+// is submitted rather than when a worker plays it. A book whose bad
+// positions are drawn only later is still found by the workers.
+func CheckOpenings(s Settings, seed uint64, games int) error {
+	if err := s.validate(false); err != nil {
+		return err
+	}
+	var r replay
+	for i := range min(games, MaxBatchGames) {
+		if _, _, err := randomOpening(&r, s, seed, uint64(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -108,6 +108,10 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		w.log.Info("dataset refused", zap.Error(err))
 		return core.JobRef{}, err
 	}
+	if err := datagen.CheckOpenings(s, datagen.BatchSeed(spec.GetSeed(), 0), games); err != nil {
+		w.log.Info("dataset refused", zap.Error(err))
+		return core.JobRef{}, apierr.Invalid("%v", err)
+	}
 	spec.BatchGames = uint32(games)
 	specBytes, err := proto.Marshal(spec)
 	if err != nil {

@@ -263,7 +263,13 @@ func TestDatagenBadInput(t *testing.T) {
 			"--each", "nodes=1000", "--batch-games", "2"): `engine "noscore" reported no score at ply`,
 		submitDatagen(t, addr, "--engine", "name=nolimit,cmd=nolimit", "--positions", "100",
 			"--each", "nodes=1000", "--batch-games", "2"): `engine "nolimit" searched 1000000000 nodes at ply 11 with a limit of 1000: it ignores the node limit`,
-		submitDatagen(t, addr, "--positions", "100", "--each", "nodes=1000", "--openings", "file="+book, "--random-plies", "1"): "random-plies: 100 draws of 1-1 random plies from 8/8/8/8/8/4k3/1q6/K7 w - - 0 1 all ended the game",
+	}
+	// Random plies that find no playable position are found at submit
+	// (the first batch's openings are drawn there), and nothing is stored.
+	if out, code := cli(t, append([]string{"submit", "datagen", "--engine", "name=dev,builtin", "--positions", "100", "--each", "nodes=1000",
+		"--openings", "file=" + book, "--random-plies", "1"}, clientArgs(addr)...)...); code != 2 ||
+		!strings.Contains(out, "random-plies: 100 draws of 1-1 random plies from 8/8/8/8/8/4k3/1q6/K7 w - - 0 1 all ended the game") {
+		t.Errorf("random plies with no playable position: exit %d: %s; want 2 naming random-plies", code, out)
 	}
 	addWorkers(t, cl, 2)
 	for id, want := range blocked {
