@@ -40,26 +40,14 @@ func (w *Worker) runPlugin(ctx, bg context.Context, h *held, p *anypb.Any, log *
 // runDatagen plays one leased dataset batch and puts its shard in the
 // outbox.
 func (w *Worker) runDatagen(ctx, bg context.Context, h *held, b *arbiterv1.DatagenBatch, log *zap.Logger) {
-	// The engine is run as a game pair's would be: an installed one only
-	// as the worker's operator allows it, an uploaded one only in the
-	// sandbox of a worker that takes uploads.
-	pair, why := allowedEngines(&arbiterv1.GamePairBatch{EngineA: b.GetEngine(), EngineB: b.GetEngine()}, w.cfg.Engines)
-	if why != "" {
-		log.Warn("engine not allowed; refusing the batch", zap.String("reason", why))
-		w.refuseUnit(bg, h.leaseID, why)
-		return
-	}
-	pair, done, ok := w.prepareArtifacts(ctx, bg, h, pair, log)
+	// The engine is made ready as a game pair's would be (both sides are
+	// it).
+	pair, done, ok := w.readyEngines(ctx, bg, h, &arbiterv1.GamePairBatch{EngineA: b.GetEngine(), EngineB: b.GetEngine()}, log)
 	if !ok {
 		return
 	}
 	defer done()
 	e := pair.GetEngineA()
-	if why := cannotRun(e, w.cfg.Builtin); why != "" {
-		log.Warn("cannot run dataset; refusing the batch", zap.String("reason", why))
-		w.refuseUnit(bg, h.leaseID, why)
-		return
-	}
 	threads := threadsOf(e)
 	if !w.games.acquire(ctx, threads, w.cfg.Threads) {
 		w.release(bg, h.leaseID, "worker stopping")

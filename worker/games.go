@@ -189,26 +189,40 @@ func (w *Worker) refuseUnit(ctx context.Context, leaseID, reason string) {
 	}
 }
 
-// runGames plays one leased batch and puts the result in the outbox.
-func (w *Worker) runGames(ctx, bg context.Context, h *held, b *arbiterv1.GamePairBatch, log *zap.Logger) {
+// readyEngines makes b's engines ready to play, or refuses the lease
+// saying why (ok false): an installed engine only as the worker's operator
+// allows it, an uploaded one fetched, built and checked for the sandbox of
+// a worker that takes uploads, and each one present here. done unpins the
+// uploaded ones.
+func (w *Worker) readyEngines(ctx, bg context.Context, h *held, b *arbiterv1.GamePairBatch, log *zap.Logger) (*arbiterv1.GamePairBatch, func(), bool) {
 	b, why := allowedEngines(b, w.cfg.Engines)
 	if why != "" {
 		log.Warn("engine not allowed; refusing the batch", zap.String("reason", why))
 		w.refuseUnit(bg, h.leaseID, why)
-		return
+		return nil, nil, false
 	}
 	b, done, ok := w.prepareArtifacts(ctx, bg, h, b, log)
+	if !ok {
+		return nil, nil, false
+	}
+	for _, e := range []*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()} {
+		if why := cannotRun(e, w.cfg.Builtin); why != "" {
+			log.Warn("cannot run the engine; refusing the batch", zap.String("reason", why))
+			w.refuseUnit(bg, h.leaseID, why)
+			done()
+			return nil, nil, false
+		}
+	}
+	return b, done, true
+}
+
+// runGames plays one leased batch and puts the result in the outbox.
+func (w *Worker) runGames(ctx, bg context.Context, h *held, b *arbiterv1.GamePairBatch, log *zap.Logger) {
+	b, done, ok := w.readyEngines(ctx, bg, h, b, log)
 	if !ok {
 		return
 	}
 	defer done()
-	for _, e := range []*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()} {
-		if why := cannotRun(e, w.cfg.Builtin); why != "" {
-			log.Warn("cannot run test; refusing the batch", zap.String("reason", why))
-			w.refuseUnit(bg, h.leaseID, why)
-			return
-		}
-	}
 	threads := max(threadsOf(b.GetEngineA()), threadsOf(b.GetEngineB()))
 	if !w.games.acquire(ctx, threads, w.cfg.Threads) {
 		w.release(bg, h.leaseID, "worker stopping")
