@@ -111,7 +111,7 @@ func TestEveryClientCommandExitStatus(t *testing.T) {
 		{[]string{"pgn", "s000000000000"}, live, 2},
 		{[]string{"pgn", testID}, wrong, 3},
 		{[]string{"cancel", perftID}, live, 2}, // finished: nothing to cancel
-		{[]string{"cancel", longID}, live, 2}, // cancelled above: nothing to cancel
+		{[]string{"cancel", longID}, live, 2},  // cancelled above: nothing to cancel
 		{[]string{"cancel", "p000000000000"}, live, 2},
 		{[]string{"cancel"}, live, 2},
 		{[]string{"cancel", perftID}, wrong, 3},
