@@ -273,6 +273,10 @@ func pgnOpening(tags map[string]string, text []byte, plies int) (Opening, error)
 		for j < len(text) && !strings.ContainsRune(" \n\t\r{}();", rune(text[j])) {
 			j++
 		}
+		if j == i {
+			i++ // a stray '}': no token, but the scan must move on
+			continue
+		}
 		tok := string(text[i:j])
 		i = j
 		if depth > 0 || tok == "" || tok[0] == '$' {
