@@ -15,6 +15,7 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/datagenspec"
 	"github.com/arbiter-chess/arbiter/internal/logging"
+	"github.com/arbiter-chess/arbiter/internal/textcheck"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -56,8 +57,11 @@ func checkSpec(spec *arbiterv1.DatagenSpec) (datagen.Settings, datagen.Filters, 
 	if n := spec.GetPositions(); n == 0 || n > MaxPositions {
 		return datagen.Settings{}, datagen.Filters{}, 0, apierr.Invalid("positions: %d: must be between 1 and %d", n, uint64(MaxPositions))
 	}
-	if n := len(spec.GetName()); n > MaxNameBytes || !printable(spec.GetName()) {
-		return datagen.Settings{}, datagen.Filters{}, 0, apierr.Invalid("name: at most %d printable bytes", MaxNameBytes)
+	if n := len(spec.GetName()); n > MaxNameBytes {
+		return datagen.Settings{}, datagen.Filters{}, 0, apierr.Invalid("name: %d bytes, at most %d", n, MaxNameBytes)
+	}
+	if err := textcheck.Check("name", spec.GetName()); err != nil {
+		return datagen.Settings{}, datagen.Filters{}, 0, apierr.Invalid("%v", err)
 	}
 	if spec.GetRandomPliesMin() > spec.GetRandomPliesMax() {
 		return datagen.Settings{}, datagen.Filters{}, 0, apierr.Invalid("random-plies: %d-%d: the minimum is above the maximum",
@@ -78,15 +82,6 @@ func checkSpec(spec *arbiterv1.DatagenSpec) (datagen.Settings, datagen.Filters, 
 		return datagen.Settings{}, datagen.Filters{}, 0, apierr.Invalid("batch-games: %d: at most %d", games, MaxBatchGames)
 	}
 	return s, f, games, nil
-}
-
-func printable(s string) bool {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 // Create implements core.Workload.
