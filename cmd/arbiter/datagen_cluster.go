@@ -7,7 +7,6 @@ package main
 // filters, its dropped duplicates, and the cut of its last shard.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -285,14 +284,13 @@ func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Clien
 			return err
 		}
 	}
-	w := bufio.NewWriterSize(file, 1<<20)
+	w := datagen.NewWriter(file, f, datagen.PGNInfo{Engine: d.GetSpec().GetEngine().GetName()})
 	var all []datagen.Record // with --shuffle
 	stream, err := shardStream(ctx, c, jobID, st.Next)
 	if err != nil {
 		return callError(c, "pull", err)
 	}
 	stderr := cmd.ErrOrStderr()
-	var buf []byte
 	for {
 		msg, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -309,50 +307,15 @@ func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Clien
 		if err != nil {
 			return cliexit.Failure("shard %d of %s: %v", msg.GetIndex(), jobID, err)
 		}
-		dropped := make(map[uint32]bool, len(msg.GetDropped()))
-		for _, i := range msg.GetDropped() {
-			dropped[i] = true
-		}
-		var idx uint32
-		taken := uint64(0)
-		for gi, g := range games {
-			if taken >= msg.GetTake() {
-				break
-			}
-			recs := datagen.Records(g, filters)
-			usedGame := false
-			for _, r := range recs {
-				i := idx
-				idx++
-				if dropped[i] || taken >= msg.GetTake() {
-					continue
-				}
-				taken++
-				usedGame = true
-				switch {
-				case shuffle:
-					all = append(all, r)
-				case f == datagen.FormatText:
-					buf = datagen.AppendText(buf[:0], r)
-					w.Write(buf)
-				case f == datagen.FormatBullet:
-					if buf, err = datagen.AppendBullet(buf[:0], r); err != nil {
-						return cliexit.Failure("shard %d, game %d: %v", msg.GetIndex(), gi, err)
-					}
-					w.Write(buf)
-				}
-			}
-			if usedGame && f == datagen.FormatPGN {
-				if buf, err = datagen.AppendPGN(buf[:0], g, datagen.PGNInfo{Engine: d.GetSpec().GetEngine().GetName()}); err != nil {
-					return cliexit.Failure("shard %d, game %d: %v", msg.GetIndex(), gi, err)
-				}
-				w.Write(buf)
-			}
-			if usedGame {
-				st.Games++
+		for _, u := range countedRecords(games, filters, msg.GetDropped(), msg.GetTake()) {
+			st.Games++
+			st.Records += uint64(len(u.recs))
+			if shuffle {
+				all = append(all, u.recs...)
+			} else if err := w.WriteGame(u.game, u.recs); err != nil {
+				return cliexit.Failure("shard %d: %v", msg.GetIndex(), err)
 			}
 		}
-		st.Records += taken
 		st.Next = msg.GetIndex() + 1
 		if !shuffle {
 			if err := w.Flush(); err != nil {
@@ -370,13 +333,8 @@ func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Clien
 	if shuffle {
 		r := rand.New(rand.NewPCG(seed, 0x5348554646))
 		r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
-		for _, rec := range all {
-			if f == datagen.FormatText {
-				buf = datagen.AppendText(buf[:0], rec)
-			} else if buf, err = datagen.AppendBullet(buf[:0], rec); err != nil {
-				return err
-			}
-			w.Write(buf)
+		if err := w.WriteGame(datagen.Game{}, all); err != nil {
+			return err
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -393,6 +351,46 @@ func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Clien
 	state := jobreport.StateName(job.GetJob().GetState())
 	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d records, %d games, %s, sha256 %s (dataset %s, %s)\n", out, st.Records, st.Games, f, sum, jobID, state)
 	return nil
+}
+
+// gameRecords is a game of a shard with the records of it the dataset
+// holds.
+type gameRecords struct {
+	game datagen.Game
+	recs []datagen.Record
+}
+
+// countedRecords are the games of a shard that hold records of the
+// dataset, each with those records, as the coordinator counted them: the
+// job's filters, less the dropped duplicates (indexes in the shard's record
+// order), and no more than take in all.
+func countedRecords(games []datagen.Game, f datagen.Filters, dropped []uint32, take uint64) []gameRecords {
+	drop := make(map[uint32]bool, len(dropped))
+	for _, i := range dropped {
+		drop[i] = true
+	}
+	var out []gameRecords
+	var idx uint32
+	taken := uint64(0)
+	for _, g := range games {
+		if taken == take {
+			break
+		}
+		var kept []datagen.Record
+		for _, r := range datagen.Records(g, f) {
+			i := idx
+			idx++
+			if drop[i] || taken == take {
+				continue
+			}
+			taken++
+			kept = append(kept, r)
+		}
+		if len(kept) > 0 {
+			out = append(out, gameRecords{game: g, recs: kept})
+		}
+	}
+	return out
 }
 
 func shardStream(ctx context.Context, c *clusterclient.Client, jobID string, from uint64) (arbiterv1.DatagenService_DownloadShardsClient, error) {
