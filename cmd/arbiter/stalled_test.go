@@ -47,3 +47,24 @@ func TestNeverStartingTestFails(t *testing.T) {
 		t.Errorf("status: %v\n%s", err, list)
 	}
 }
+
+// TestTestWithoutWorkersFails: with no worker connected at all, a test
+// ends failed after the start timeout, naming that.
+func TestTestWithoutWorkersFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a coordinator")
+	}
+	t.Setenv(auth.EnvToken, "")
+	cl, err := localcluster.Start(localcluster.Config{Workers: 0, HashMB: 1,
+		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, Token: "stalled-admin", StartTimeout: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	client := []string{"--coordinator", cl.Addr(), "--token", cl.Token()}
+	_, _, err = runArbiter(t, "", append([]string{"submit", "sprt", "--engine", "name=a,builtin", "--engine", "name=b,builtin",
+		"--each", "nodes=100", "--openings", "file=../../books/uho-200.epd", "--sprt", "elo0=0,elo1=5", "--wait"}, client...)...)
+	if exitCode(err) != 1 || err == nil || !strings.Contains(err.Error(), "no connected worker could start it within 1s: no worker connected") {
+		t.Fatalf("submit sprt --wait without workers: exit %d, %v", exitCode(err), err)
+	}
+}

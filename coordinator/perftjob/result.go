@@ -332,32 +332,53 @@ func (r rejudged) delta(divide []*big.Int, total *big.Int, stats []*big.Int) {
 }
 
 // distrust returns the job's distrusted identities with those the runs of
-// u (verdict v) outvote, and the other units whose verdicts that changes
-// (those the new ones ran); nil, nil when v outvotes no one new. Caller
-// holds mu.
+// u (verdict v) outvote, and the other units whose verdicts that changes;
+// nil, nil when v outvotes no one new. A changed verdict may outvote
+// another identity in turn: it goes on to the fixed point Load reaches
+// (findDistrusted). Caller holds mu.
 func (w *Workload) distrust(j *job, u *unit, runs []store.Run, v verdict) (map[string]bool, []rejudged) {
-	var newly []string
-	for _, o := range outvoted(runs, v) {
-		if !j.distrusted[o] {
-			newly = append(newly, o)
+	runsOf := func(o *unit) []store.Run {
+		if o == u {
+			return runs
+		}
+		return o.runs
+	}
+	distrusted := j.distrusted
+	verdicts := map[*unit]verdict{u: v} // the units judged again, under distrusted
+	for {
+		var newly []string
+		for o, ov := range verdicts {
+			for _, id := range outvoted(runsOf(o), ov) {
+				if !distrusted[id] && !slices.Contains(newly, id) {
+					newly = append(newly, id)
+				}
+			}
+		}
+		if len(newly) == 0 {
+			break
+		}
+		distrusted = maps.Clone(distrusted)
+		if distrusted == nil {
+			distrusted = map[string]bool{}
+		}
+		for _, id := range newly {
+			distrusted[id] = true
+		}
+		for _, o := range j.units {
+			if o == u || slices.ContainsFunc(o.runs, func(r store.Run) bool { return slices.Contains(newly, owner(r)) }) {
+				verdicts[o] = judge(runsOf(o), required(o), w.cfg.MaxRuns, distrusted)
+			}
 		}
 	}
-	if len(newly) == 0 {
+	if len(distrusted) == len(j.distrusted) {
 		return nil, nil
-	}
-	distrusted := maps.Clone(j.distrusted)
-	if distrusted == nil {
-		distrusted = map[string]bool{}
-	}
-	for _, o := range newly {
-		distrusted[o] = true
 	}
 	var out []rejudged
 	for _, o := range j.units {
-		if o == u || !slices.ContainsFunc(o.runs, func(r store.Run) bool { return slices.Contains(newly, owner(r)) }) {
+		ov, ok := verdicts[o]
+		if o == u || !ok {
 			continue
 		}
-		ov := judge(o.runs, required(o), w.cfg.MaxRuns, distrusted)
 		if ov.settled != o.v.settled || ov.want != o.v.want || ov.disputed != o.v.disputed || !slices.Equal(ov.counts, o.v.counts) {
 			out = append(out, rejudged{u: o, v: ov})
 		}

@@ -1,6 +1,11 @@
 package perftjob
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
@@ -92,6 +97,9 @@ func (w *Workload) blocked(j *job) string {
 		return "waiting for a worker that counts perft slices (capability " + capability.PerftSlices + ")"
 	case j.rec.Stats:
 		return "waiting for a worker that counts perft statistics (capability " + capability.PerftStats + ")"
+	case len(j.distrusted) > 0:
+		return fmt.Sprintf("waiting for a worker of an identity not outvoted in this job (outvoted, and leased none of its units: %s)",
+			strings.Join(slices.Sorted(maps.Keys(j.distrusted)), ", "))
 	}
 	return ""
 }
