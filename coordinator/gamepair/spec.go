@@ -2,9 +2,10 @@
 // and SPRT tests, package gamejob; SPSA tunes, package spsajob): the checks
 // of what a job plays (engines, time control, book, margins), the batch a
 // worker is sent (openings of its pairs, seed, clocks scaled to the
-// worker's speed), the check of a batch's result, incident classes and the
-// per-worker judgement that stops offering a job to a worker that keeps
-// losing games to its own faults, the queue that stores events raised under
+// worker's speed), the check of a batch's result and the replay of its
+// games (ReplayBatch: a game counts only if it is a game), incident
+// classes and the per-worker judgement that stops offering a job to a
+// worker that keeps losing games to its own faults, the queue that stores events raised under
 // the core's lock, and the games counter; and the steps both workloads
 // take alike: their settings (Settings), the spec a Create receives
 // (SpecOf), the stored workers and failures on Load (StoredWorkers,
