@@ -129,6 +129,7 @@ type MoveInfo struct {
 	HasScore bool
 	Score    Score
 	Depth    int
+	SelDepth int
 	Nodes    int64
 	Elapsed  time.Duration
 }
@@ -404,7 +405,7 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, name [2]string, lim
 			g.Incidents = append(g.Incidents, Incident{Kind: IncOverrun, Player: mover, Ply: ply, Over: over})
 		}
 
-		inf := MoveInfo{HasScore: rep.Info.HasScore, Score: rep.Info.Score, Depth: rep.Info.Depth, Nodes: rep.Info.Nodes, Elapsed: rep.Elapsed}
+		inf := MoveInfo{HasScore: rep.Info.HasScore, Score: rep.Info.Score, Depth: rep.Info.Depth, SelDepth: rep.Info.SelDepth, Nodes: rep.Info.Nodes, Elapsed: rep.Elapsed}
 		st.push(&pos, m, g, inf)
 		enginePlies++
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -15,7 +16,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/arbiter-chess/arbiter/internal/buildinfo"
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
+	"github.com/arbiter-chess/arbiter/internal/fastchesscli"
 	"github.com/arbiter-chess/arbiter/internal/matchplan"
 	"github.com/arbiter-chess/arbiter/internal/schedbatch"
 	"github.com/arbiter-chess/arbiter/match"
@@ -274,4 +277,46 @@ func runMatch(cmd *cobra.Command, f *matchFlags) error {
 		os.Remove(stateFile)
 	}
 	return nil
+}
+
+// fastchessArgs finds a fastchess or cutechess-cli command line: the
+// binary called as fastchess or cutechess-cli (a symlink), `arbiter match
+// --fastchess|--cutechess-cli ARGS`, or `arbiter match` with single-dash
+// options (-engine ...), which its own flags never are.
+func fastchessArgs(argv []string) ([]string, fastchesscli.Dialect, bool) {
+	if d, ok := fastchesscli.DialectOf(argv[0]); ok {
+		return argv[1:], d, true
+	}
+	if len(argv) < 3 || argv[1] != "match" {
+		return nil, 0, false
+	}
+	switch argv[2] {
+	case "--fastchess":
+		return argv[3:], fastchesscli.Fastchess, true
+	case "--cutechess-cli":
+		return argv[3:], fastchesscli.Cutechess, true
+	}
+	if fastchesscli.Detect(argv[2:]) {
+		return argv[2:], fastchesscli.Fastchess, true
+	}
+	return nil, 0, false
+}
+
+// runFastchess plays a match given as a fastchess or cutechess-cli command
+// line (internal/fastchesscli), printing that runner's lines.
+func runFastchess(args []string, d fastchesscli.Dialect) error {
+	inv, err := fastchesscli.Parse(args, d)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = fastchesscli.Run(ctx, inv, fastchesscli.RunOptions{Stdout: os.Stdout, Stderr: os.Stderr, Builtin: builtin.New, Version: buildinfo.Read().Short()})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fastchesscli.ErrUsage):
+		return usageError("%v", err)
+	}
+	return failure("%v", err)
 }
