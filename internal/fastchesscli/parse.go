@@ -153,26 +153,24 @@ func clip(s string) string {
 // refused lists options fastchess or cutechess-cli have and arbiter does
 // not, with why: each is an error naming it.
 var refused = map[string]string{
-	"tb":                "Syzygy tablebase adjudication is not supported",
-	"tbpieces":          "Syzygy tablebase adjudication is not supported",
-	"tbignore50":        "Syzygy tablebase adjudication is not supported",
-	"tbadjudicate":      "Syzygy tablebase adjudication is not supported",
-	"wait":              "a pause between games is not supported",
-	"use-affinity":      "CPU affinity is not supported",
-	"show-latency":      "latency reports are not supported",
-	"strict":            "exit-on-warning is not supported",
-	"ucinewgame-ms":     "the ucinewgame wait is not configurable (the readyok wait, -ping-ms, bounds it)",
-	"compliance":        "the UCI compliance check is not supported (arbiter verify checks an engine's move generator)",
-	"debug":             "debug output is not supported",
-	"pgnin":             "cutechess-cli's -pgnin (replaying games) is not supported",
-	"bookmode":          "polyglot books are not supported (use -openings with an EPD or PGN file)",
-	"outcomeinterval":   "cutechess-cli's outcome interval is not supported",
-	"resultformat":      "cutechess-cli's result formats are not supported",
-	"noswap":            "every opening is played with colours swapped (game pairs); -noswap is not supported",
-	"reverse":           "the schedule's colour order is fixed; -reverse is not supported",
-	"engine-conf":       "engines.json configurations are not supported (give -engine cmd=...)",
-	"site-conf":         "not supported",
-	"draw-adjudication": "not supported",
+	"tb":              "Syzygy tablebase adjudication is not supported",
+	"tbpieces":        "Syzygy tablebase adjudication is not supported",
+	"tbignore50":      "Syzygy tablebase adjudication is not supported",
+	"tbadjudicate":    "Syzygy tablebase adjudication is not supported",
+	"wait":            "a pause between games is not supported",
+	"use-affinity":    "CPU affinity is not supported",
+	"show-latency":    "latency reports are not supported",
+	"strict":          "exit-on-warning is not supported",
+	"ucinewgame-ms":   "the ucinewgame wait is not configurable (the readyok wait, -ping-ms, bounds it)",
+	"compliance":      "the UCI compliance check is not supported (arbiter verify checks an engine's move generator)",
+	"debug":           "debug output is not supported",
+	"pgnin":           "cutechess-cli's -pgnin (replaying games) is not supported",
+	"bookmode":        "polyglot books are not supported (use -openings with an EPD or PGN file)",
+	"outcomeinterval": "cutechess-cli's outcome interval is not supported",
+	"resultformat":    "cutechess-cli's result formats are not supported",
+	"noswap":          "every opening is played with colours swapped (game pairs); -noswap is not supported",
+	"reverse":         "the schedule's colour order is fixed; -reverse is not supported",
+	"engines":         "cutechess-cli's engines.json is not read (give -engine cmd=...)",
 }
 
 // Parse reads a fastchess or cutechess-cli command line (without the
@@ -352,6 +350,10 @@ func Parse(args []string, d Dialect) (*Invocation, error) {
 			}
 			if m["model"] == "bayesian" {
 				m["model"] = "bayeselo"
+			}
+			if _, ok := m["model"]; !ok && d == Cutechess {
+				// cutechess-cli's SPRT is in BayesElo.
+				m["model"], order = "bayeselo", append(order, "model")
 			}
 			f.SPRT = joinKV(m, order)
 		case "draw":
@@ -737,13 +739,29 @@ func (inv *Invocation) epdout(values []string) error {
 type engineArgs struct{ values []string }
 
 // engineKeys are the keys of -engine and -each.
-var engineKeys = []string{"cmd", "name", "args", "tc", "st", "nodes", "plies", "depth", "timemargin", "restart", "proto", "dir", "option.NAME"}
+var engineKeys = []string{"cmd", "name", "args", "arg", "tc", "st", "nodes", "plies", "depth", "timemargin", "restart", "proto", "dir", "option.NAME"}
+
+// refusedEngineKeys are cutechess-cli's engine settings arbiter does not
+// have.
+var refusedEngineKeys = map[string]string{
+	"conf":      "engines.json configurations are not read (give cmd=, name=, option.X=)",
+	"book":      "polyglot books are not supported (use -openings with an EPD or PGN file)",
+	"bookdepth": "polyglot books are not supported",
+	"initstr":   "start-up strings are not supported",
+	"stderr":    "redirecting an engine's standard error is not supported",
+	"whitepov":  "scores from white's point of view are not supported",
+	"ponder":    "pondering is not supported",
+	"trust":     "result claims are never trusted: the runner judges every game's end",
+	"tscale":    "timeout scaling is not supported (see -startup-ms, -ping-ms)",
+	"debug":     "debug output is not supported",
+}
 
 // engineSpecs turns the -engine and -each settings into matchplan's
 // --engine specs (each engine's own settings over -each's).
 func engineSpecs(inv *Invocation, engines []engineArgs, each []string) error {
 	f := &inv.Flags
 	margin := -1
+	unnamed := map[string]int{}
 	for i, e := range engines {
 		var s enginespec.Spec
 		var lim []enginespec.Setting
@@ -752,6 +770,9 @@ func engineSpecs(inv *Invocation, engines []engineArgs, each []string) error {
 		apply := func(words []string, where string) error {
 			for _, w := range words {
 				k, v, ok := strings.Cut(w, "=")
+				if why, bad := refusedEngineKeys[k]; bad {
+					return fmt.Errorf("%s: %s: %s", where, clip(w), why)
+				}
 				if !ok {
 					return fmt.Errorf("%s: %q is not key=value (known keys: %s)", where, clip(w), strings.Join(engineKeys, ", "))
 				}
@@ -762,6 +783,9 @@ func engineSpecs(inv *Invocation, engines []engineArgs, each []string) error {
 					s.Name = v
 				case k == "args":
 					s.Args = append(s.Args, strings.Fields(v)...)
+				case k == "arg":
+					s.Args = append(s.Args, v) // cutechess-cli: one argument
+
 				case k == "dir":
 					s.Dir = v
 				case k == "proto":
@@ -793,7 +817,7 @@ func engineSpecs(inv *Invocation, engines []engineArgs, each []string) error {
 					engMargin = n
 				case k == "restart":
 					switch v {
-					case "off", "false":
+					case "off", "false", "auto":
 					case "on", "true":
 						return fmt.Errorf("%s: restart=on: restarting an engine for every game is not supported (engines are restarted only after a crash, with -recover)", where)
 					default:
@@ -818,8 +842,12 @@ func engineSpecs(inv *Invocation, engines []engineArgs, each []string) error {
 			return fmt.Errorf("%s: missing cmd=", label)
 		}
 		if s.Name == "" {
-			// fastchess names an engine after its command.
+			// fastchess names an engine after its command; two of one
+			// command get 1, 2, ... appended.
 			s.Name = baseName(s.Cmd)
+			if unnamed[s.Name]++; unnamed[s.Name] > 1 {
+				s.Name += strconv.Itoa(unnamed[s.Name])
+			}
 		}
 		if hasLimit(lim, "st") && hasLimit(lim, "tc") && !tcInf(lim) {
 			return fmt.Errorf("-engine %s: tc= and st= exclude each other", s.Name)
