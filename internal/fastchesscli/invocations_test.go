@@ -44,8 +44,8 @@ var invocations = []invocation{
 	{"man.md -tournament gauntlet -seeds", Fastchess, "-engine cmd={SF} name=A nodes=300 -engine cmd={SF} name=B nodes=200 -engine cmd={SF} name=C nodes=100 -tournament gauntlet -seeds 1 -rounds 1 -games 2 -openings file={EPD} format=epd", ""},
 	{"man.md -tournament roundrobin", Fastchess, "-engine cmd={SF} name=A nodes=300 -engine cmd={SF} name=B nodes=200 -engine cmd={SF} name=C nodes=100 -tournament roundrobin -rounds 1 -openings file={EPD} format=epd -ratinginterval 1", ""},
 	{"man.md -variant fischerandom", Fastchess, "-variant fischerandom -engine cmd={SF} nodes=300 -engine cmd={SF} nodes=200 -openings file={FRC} format=epd -rounds 1", ""},
-	{"man.md -noswap", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -noswap -rounds 1", "-noswap"},
-	{"man.md -reverse", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -reverse -rounds 1", "-reverse"},
+	{"man.md -noswap", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -noswap -rounds 1", ""},
+	{"man.md -reverse", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -reverse -rounds 1", ""},
 	{"man.md -wait", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -wait 100 -rounds 1", "-wait"},
 	{"man.md -tb -tbpieces", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -tb /syzygy -tbpieces 5 -rounds 1", "-tb"},
 	{"man.md -tbignore50", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -tbignore50 -rounds 1", "-tbignore50"},
@@ -231,6 +231,8 @@ func TestSameGamesAsFastchess(t *testing.T) {
 	for _, c := range []struct{ name, args string }{
 		{"EPD book, node odds", "-engine cmd={SF} name=A nodes=1500 -engine cmd={SF} name=B nodes=1000 -each proto=uci option.Threads=1 option.Hash=16 -openings file={EPD} format=epd order=sequential start=3 -rounds 3 -repeat -srand 7"},
 		{"PGN book, adjudication", "-engine cmd={SF} name=A nodes=800 -engine cmd={SF} name=B nodes=800 option.Hash=8 -each option.Threads=1 -openings file={PGN} format=pgn order=sequential plies=6 -rounds 2 -games 2 -resign movecount=3 score=600 -draw movenumber=34 movecount=8 score=20 -srand 1"},
+		{"-reverse", "-engine cmd={SF} name=A nodes=900 -engine cmd={SF} name=B nodes=600 -each option.Threads=1 -openings file={EPD} format=epd order=sequential start=50 -rounds 2 -reverse"},
+		{"-noswap", "-engine cmd={SF} name=A nodes=600 -engine cmd={SF} name=B nodes=900 -each option.Threads=1 -openings file={EPD} format=epd order=sequential start=100 -rounds 2 -noswap"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -168,8 +168,6 @@ var refused = map[string]string{
 	"bookmode":        "polyglot books are not supported (use -openings with an EPD or PGN file)",
 	"outcomeinterval": "cutechess-cli's outcome interval is not supported",
 	"resultformat":    "cutechess-cli's result formats are not supported",
-	"noswap":          "every opening is played with colours swapped (game pairs); -noswap is not supported",
-	"reverse":         "the schedule's colour order is fixed; -reverse is not supported",
 	"engines":         "cutechess-cli's engines.json is not read (give -engine cmd=...)",
 }
 
@@ -390,6 +388,15 @@ func Parse(args []string, d Dialect) (*Invocation, error) {
 				return nil, err
 			}
 			f.Recover = true
+		case "noswap", "reverse":
+			if err := none(); err != nil {
+				return nil, err
+			}
+			if o.name == "noswap" {
+				f.NoSwap = true
+			} else {
+				f.Reverse = true
+			}
 		case "variant":
 			v, err := one()
 			if err != nil {
