@@ -46,7 +46,7 @@ var invocations = []invocation{
 	{"man.md -variant fischerandom", Fastchess, "-variant fischerandom -engine cmd={SF} nodes=300 -engine cmd={SF} nodes=200 -openings file={FRC} format=epd -rounds 1", ""},
 	{"man.md -noswap", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -noswap -rounds 1", ""},
 	{"man.md -reverse", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -reverse -rounds 1", ""},
-	{"man.md -wait", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -wait 100 -rounds 1", "-wait"},
+	{"man.md -wait", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -wait 100 -rounds 1", ""},
 	{"man.md -tb -tbpieces", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -tb /syzygy -tbpieces 5 -rounds 1", "-tb"},
 	{"man.md -tbignore50", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -tbignore50 -rounds 1", "-tbignore50"},
 	{"man.md -tbadjudicate", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -tbadjudicate WIN_LOSS -rounds 1", "-tbadjudicate"},

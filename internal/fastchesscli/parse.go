@@ -79,6 +79,10 @@ type Invocation struct {
 	// whose effect differs from fastchess's, each naming the option.
 	Notes []string
 
+	// Wait is -wait: the pause after each game before its slot plays the
+	// next.
+	Wait time.Duration
+
 	// StartupTimeout, ReadyTimeout: -startup-ms, -ping-ms.
 	StartupTimeout, ReadyTimeout time.Duration
 }
@@ -157,7 +161,6 @@ var refused = map[string]string{
 	"tbpieces":        "Syzygy tablebase adjudication is not supported",
 	"tbignore50":      "Syzygy tablebase adjudication is not supported",
 	"tbadjudicate":    "Syzygy tablebase adjudication is not supported",
-	"wait":            "a pause between games is not supported",
 	"use-affinity":    "CPU affinity is not supported",
 	"show-latency":    "latency reports are not supported",
 	"strict":          "exit-on-warning is not supported",
@@ -522,6 +525,12 @@ func Parse(args []string, d Dialect) (*Invocation, error) {
 				return nil, err
 			}
 			inv.Notes = append(inv.Notes, "-check-mate-pvs: arbiter does not check the length of mate PVs (it checks every move and the game's end itself)")
+		case "wait":
+			n, err := integer(0)
+			if err != nil {
+				return nil, err
+			}
+			inv.Wait = time.Duration(n) * time.Millisecond
 		case "startup-ms", "ping-ms":
 			n, err := integer(1)
 			if err != nil {

@@ -184,6 +184,14 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 		if epd != nil {
 			epd.write(g)
 		}
+		if inv.Wait > 0 {
+			// Called by the slot that played the game: its next game
+			// waits, the others do not.
+			select {
+			case <-time.After(inv.Wait):
+			case <-ctx.Done():
+			}
+		}
 	}
 	decided := sprt.Continue
 	t.OnUnit = func(u *match.UnitResult, st *match.Standings) bool {
