@@ -316,3 +316,61 @@ func pgnGames(t *testing.T, path string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// cancelOn cancels a context when a line containing trigger is written.
+type cancelOn struct {
+	bytes.Buffer
+	trigger string
+	cancel  context.CancelFunc
+}
+
+func (c *cancelOn) Write(b []byte) (int, error) {
+	if strings.Contains(string(b), c.trigger) {
+		c.cancel()
+	}
+	return c.Buffer.Write(b)
+}
+
+// TestConfigResume: a match stopped after its first pair resumes from the
+// state -config outname= kept, with -config file=, and plays exactly the
+// games missing; a complete one has nothing to play, and a config.json
+// that fastchess wrote is refused with the reason.
+func TestConfigResume(t *testing.T) {
+	needEngines(t)
+	dir := t.TempDir()
+	args := substitute(t, "-engine cmd={SF} name=A nodes=400 -engine cmd={SF} name=B nodes=300 -openings file={EPD} format=epd -rounds 3 -pgnout file=m.pgn -config outname=m.json -autosaveinterval 1", dir)
+	t.Chdir(dir)
+	inv, err := Parse(args, Fastchess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &cancelOn{trigger: "Finished game 2 ", cancel: cancel}
+	err = Run(ctx, inv, RunOptions{Stdout: out, Stderr: out})
+	if err == nil || !strings.Contains(err.Error(), "-config file=m.json") {
+		t.Fatalf("interrupted run: %v\n%s", err, out.String())
+	}
+	inv, err = Parse([]string{"-config", "file=m.json"}, Fastchess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out2 bytes.Buffer
+	if err := Run(context.Background(), inv, RunOptions{Stdout: &out2, Stderr: &out2}); err != nil {
+		t.Fatalf("resume: %v\n%s", err, out2.String())
+	}
+	if !strings.Contains(out2.String(), "Resuming after") || !strings.Contains(out2.String(), "Games: 6,") {
+		t.Errorf("resumed run:\n%s", out2.String())
+	}
+	pgn, _ := os.ReadFile("m.pgn")
+	if n := strings.Count(string(pgn), "[Result "); n != 6 {
+		t.Errorf("PGN holds %d games, want 6", n)
+	}
+	if err := Run(context.Background(), inv, RunOptions{Stdout: &out2, Stderr: &out2}); err == nil || !strings.Contains(err.Error(), "nothing to play") {
+		t.Errorf("complete match resumed: %v", err)
+	}
+	os.WriteFile("config.json", []byte(`{"config_name": "config.json", "engines": []}`), 0o644)
+	inv, _ = Parse([]string{"-config", "file=config.json"}, Fastchess)
+	if err := Run(context.Background(), inv, RunOptions{Stdout: &out2, Stderr: &out2}); err == nil || !strings.Contains(err.Error(), "fastchess wrote") {
+		t.Errorf("fastchess's config.json: %v", err)
+	}
+}

@@ -64,10 +64,14 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 			return usage("-config file=%s: %v", inv.Resume, err)
 		}
 		var probe struct {
-			Format string `json:"format"`
+			Format     string          `json:"format"`
+			ConfigName json.RawMessage `json:"config_name"`
 		}
 		json.Unmarshal(b, &probe)
 		var c *matchplan.Config
+		if probe.ConfigName != nil {
+			return usage("-config file=%s: a config.json that fastchess wrote: its saved games and settings cannot be resumed by arbiter; start the match again with its command line", inv.Resume)
+		}
 		if probe.Format != "" {
 			st, err := match.LoadState(inv.Resume)
 			if err != nil {
