@@ -52,7 +52,7 @@ var invocations = []invocation{
 	{"man.md -tbadjudicate", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -tbadjudicate WIN_LOSS -rounds 1", "-tbadjudicate"},
 	{"man.md -use-affinity", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -use-affinity 0-3 -rounds 1", "-use-affinity"},
 	{"man.md -show-latency", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -show-latency -rounds 1", "-show-latency"},
-	{"man.md -strict", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -strict -rounds 1", "-strict"},
+	{"man.md -strict", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -strict -rounds 1", ""},
 	{"man.md -pgnout notation=lan", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -pgnout file=lan.pgn notation=lan -rounds 1", "notation=lan"},
 	{"man.md -pgnout nps=true", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -pgnout file=x.pgn nps=true -rounds 1", "nps=true"},
 	{"man.md -pgnout nodes seldepth append", Fastchess, "-engine cmd={SF} -engine cmd={SF} -each nodes=300 -pgnout file=x.pgn nodes=true seldepth=true append=false -rounds 1", ""},
@@ -80,7 +80,7 @@ var invocations = []invocation{
 	{"cutechess-cli(6) -openings -repeat -srand -epdout", Cutechess, "-engine cmd={SF} -engine cmd={SF} -each tc=inf nodes=300 -openings file={PGN} order=random plies=8 -repeat -games 2 -srand 5 -epdout out.epd -pgnout games.pgn", ""},
 }
 
-func TestInvocationsTableSize(t *testing.T) {
+func TestFastchessInvocationsTableSize(t *testing.T) {
 	if len(invocations) != 40 {
 		t.Fatalf("%d invocations, want the fixed list of 40", len(invocations))
 	}
@@ -108,9 +108,9 @@ func needEngines(t *testing.T) {
 	}
 }
 
-// TestDocumentedInvocations plays every line of the table that runs, and
+// TestFastchessDocumentedInvocations plays every line of the table that runs, and
 // checks that every other is refused with an error naming its option.
-func TestDocumentedInvocations(t *testing.T) {
+func TestFastchessDocumentedInvocations(t *testing.T) {
 	needEngines(t)
 	for _, c := range invocations {
 		t.Run(c.source, func(t *testing.T) {
@@ -331,11 +331,11 @@ func (c *cancelOn) Write(b []byte) (int, error) {
 	return c.Buffer.Write(b)
 }
 
-// TestConfigResume: a match stopped after its first pair resumes from the
+// TestFastchessConfigResume: a match stopped after its first pair resumes from the
 // state -config outname= kept, with -config file=, and plays exactly the
 // games missing; a complete one has nothing to play, and a config.json
 // that fastchess wrote is refused with the reason.
-func TestConfigResume(t *testing.T) {
+func TestFastchessConfigResume(t *testing.T) {
 	needEngines(t)
 	dir := t.TempDir()
 	args := substitute(t, "-engine cmd={SF} name=A nodes=400 -engine cmd={SF} name=B nodes=300 -openings file={EPD} format=epd -rounds 3 -pgnout file=m.pgn -config outname=m.json -autosaveinterval 1", dir)
@@ -372,5 +372,48 @@ func TestConfigResume(t *testing.T) {
 	inv, _ = Parse([]string{"-config", "file=config.json"}, Fastchess)
 	if err := Run(context.Background(), inv, RunOptions{Stdout: &out2, Stderr: &out2}); err == nil || !strings.Contains(err.Error(), "fastchess wrote") {
 		t.Errorf("fastchess's config.json: %v", err)
+	}
+}
+
+// TestFastchessIncidentsInFarmWords: an engine that crashes or plays an illegal
+// move ends its game with the words the farms count ("disconnects",
+// "illegal"), and -strict stops the match there, naming the incident.
+func TestFastchessIncidentsInFarmWords(t *testing.T) {
+	needEngines(t)
+	bad := filepath.Join(t.TempDir(), "badengine")
+	if out, err := exec.Command("go", "build", "-o", bad, "github.com/arbiter-chess/arbiter/internal/testengines/badengine").CombinedOutput(); err != nil {
+		t.Fatalf("build badengine: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		mode, reason string
+	}{
+		{"crash", "disconnects}"},
+		{"illegal", "makes an illegal move}"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			dir := t.TempDir()
+			args := substitute(t, "-engine cmd="+bad+" name=Bad option.Mode="+c.mode+" option.FailAt=3 -engine cmd={SF} name=SF -each nodes=300 -rounds 2 -recover -autosaveinterval 0", dir)
+			t.Chdir(dir)
+			inv, err := Parse(args, Fastchess)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := Run(context.Background(), inv, RunOptions{Stdout: &out, Stderr: &out}); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			if n := strings.Count(out.String(), c.reason); n != 4 {
+				t.Errorf("%d games end %q, want 4:\n%s", n, c.reason, out.String())
+			}
+			inv, _ = Parse(append(args, "-strict"), Fastchess)
+			out.Reset()
+			err = Run(context.Background(), inv, RunOptions{Stdout: &out, Stderr: &out})
+			if err == nil || !strings.Contains(err.Error(), "-strict") || !strings.Contains(err.Error(), "Bad") {
+				t.Errorf("-strict: %v\n%s", err, out.String())
+			}
+			if strings.Contains(out.String(), "Finished match") {
+				t.Errorf("-strict: the match finished:\n%s", out.String())
+			}
+		})
 	}
 }

@@ -79,6 +79,10 @@ type Invocation struct {
 	// whose effect differs from fastchess's, each naming the option.
 	Notes []string
 
+	// Strict is -strict: the match stops, exit status 1, at the first
+	// incident (a crash, hang, time loss, illegal move, protocol error);
+	// time overruns within the margin and restarts do not count.
+	Strict bool
 	// Wait is -wait: the pause after each game before its slot plays the
 	// next.
 	Wait time.Duration
@@ -163,7 +167,6 @@ var refused = map[string]string{
 	"tbadjudicate":    "Syzygy tablebase adjudication is not supported",
 	"use-affinity":    "CPU affinity is not supported",
 	"show-latency":    "latency reports are not supported",
-	"strict":          "exit-on-warning is not supported",
 	"ucinewgame-ms":   "the ucinewgame wait is not configurable (the readyok wait, -ping-ms, bounds it)",
 	"compliance":      "the UCI compliance check is not supported (arbiter verify checks an engine's move generator)",
 	"debug":           "debug output is not supported",
@@ -525,6 +528,11 @@ func Parse(args []string, d Dialect) (*Invocation, error) {
 				return nil, err
 			}
 			inv.Notes = append(inv.Notes, "-check-mate-pvs: arbiter does not check the length of mate PVs (it checks every move and the game's end itself)")
+		case "strict":
+			if err := none(); err != nil {
+				return nil, err
+			}
+			inv.Strict = true
 		case "wait":
 			n, err := integer(0)
 			if err != nil {

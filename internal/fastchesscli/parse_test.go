@@ -5,11 +5,11 @@ import (
 	"testing"
 )
 
-// TestParseFastchessMeaning checks what fastchess's options become in
+// TestFastchessParseMeaning checks what fastchess's options become in
 // arbiter's match: -repeat is -games 2 with one opening a round, start=
 // counts from 1, -srand seeds a random book, engine keys map to the
 // engine grammar with -each's below each engine's own.
-func TestParseFastchessMeaning(t *testing.T) {
+func TestFastchessParseMeaning(t *testing.T) {
 	inv, err := Parse(strings.Fields("-recover -repeat -games 2 -rounds 7 -srand 99 -openings file=b.epd format=epd order=random plies=16 start=11 "+
 		"-resign movecount=3 score=600 -draw movenumber=34 movecount=8 score=20 -concurrency 3 "+
 		"-engine name=New tc=10+0.1 cmd=./sf dir=. option.Hash=16 -engine name=Base tc=40/1:00+0.5 cmd=./sf dir=. plies=9 "+
@@ -34,10 +34,10 @@ func TestParseFastchessMeaning(t *testing.T) {
 	}
 }
 
-// TestParseCutechessMeaning: cutechess-cli's -repeat repeats an opening
+// TestCutechessParseMeaning: cutechess-cli's -repeat repeats an opening
 // (games stay per encounter), its -pgnout and -epdout take a plain file
 // name, and its SPRT is in BayesElo.
-func TestParseCutechessMeaning(t *testing.T) {
+func TestCutechessParseMeaning(t *testing.T) {
 	inv, err := Parse(strings.Fields("-engine cmd=a -engine cmd=a -each proto=xboard tc=40/60 arg=-x -games 2 -rounds 5 -repeat -pgnout g.pgn -epdout e.epd -sprt elo0=0 elo1=10"), Cutechess)
 	if err != nil {
 		t.Fatal(err)
@@ -59,9 +59,9 @@ func TestParseCutechessMeaning(t *testing.T) {
 	}
 }
 
-// TestParseRefusesByName: every option arbiter does not carry out, every
+// TestFastchessParseRefusesByName: every option arbiter does not carry out, every
 // unknown option and every unknown key is an error that names it.
-func TestParseRefusesByName(t *testing.T) {
+func TestFastchessParseRefusesByName(t *testing.T) {
 	base := "-engine cmd=a -engine cmd=b -each nodes=10 "
 	cases := map[string]string{
 		"-frobnicate":                                   "-frobnicate",
@@ -105,7 +105,7 @@ func TestParseRefusesByName(t *testing.T) {
 	}
 }
 
-func TestDetect(t *testing.T) {
+func TestFastchessDetect(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		want bool

@@ -183,8 +183,21 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 		}
 	}
 	t.OnGameStart = rep.started
+	var strictMu sync.Mutex
+	strictFailure := ""
 	t.OnGameEnd = func(i int, g *match.GameRecord) {
 		rep.ended(i, g)
+		if inv.Strict {
+			for _, inc := range g.Incidents {
+				if inc.Kind != match.IncOverrun && inc.Kind != match.IncRestart {
+					strictMu.Lock()
+					if strictFailure == "" {
+						strictFailure = fmt.Sprintf("game %d: %s", i+1, inc)
+					}
+					strictMu.Unlock()
+				}
+			}
+		}
 		if epd != nil {
 			epd.write(g)
 		}
@@ -199,6 +212,12 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 	}
 	decided := sprt.Continue
 	t.OnUnit = func(u *match.UnitResult, st *match.Standings) bool {
+		strictMu.Lock()
+		failed := strictFailure != ""
+		strictMu.Unlock()
+		if failed {
+			return true
+		}
 		if seq != nil {
 			if s, err := seq.Update(rep.results(st)); err == nil {
 				decided = s.State
@@ -234,6 +253,9 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 			return usage("%v", err)
 		}
 		return err
+	}
+	if strictFailure != "" {
+		return fmt.Errorf("-strict: stopped at the first incident: %s", strictFailure)
 	}
 	if epd != nil && epd.err != nil {
 		return fmt.Errorf("-epdout %s: %v", inv.EPDOut, epd.err)
