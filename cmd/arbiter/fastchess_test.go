@@ -364,3 +364,26 @@ func TestFastchessArgsDetection(t *testing.T) {
 		}
 	}
 }
+
+// TestFastchessSymlink: the binary called as fastchess or cutechess-cli
+// (a symlink) takes that runner's command line and prints its lines.
+func TestFastchessSymlink(t *testing.T) {
+	needSF(t)
+	dir := t.TempDir()
+	for _, c := range []struct{ name, want string }{
+		{"fastchess", "Ptnml(0-2): [0, 0, 1, 0, 0]"},
+		{"cutechess-cli", "Score of A vs B: "},
+	} {
+		link := filepath.Join(dir, c.name)
+		if err := os.Symlink(os.Args[0], link); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(link, "-engine", "cmd="+matchSF, "name=A", "-engine", "cmd="+matchSF, "name=B",
+			"-each", "nodes=200", "-games", "2", "-repeat", "-rounds", "1", "-ratinginterval", "1")
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), c.want) || !strings.Contains(string(out), "Finished match") {
+			t.Errorf("%s: %v, want %q in:\n%s", c.name, err, c.want, out)
+		}
+	}
+}
