@@ -387,3 +387,12 @@ func TestFastchessSymlink(t *testing.T) {
 		}
 	}
 }
+
+// TestFastchessFlagNotFirst: --fastchess among arbiter's own flags is not
+// silently dropped.
+func TestFastchessFlagNotFirst(t *testing.T) {
+	_, err := runMatchCmd(t, "--games", "2", "--fastchess")
+	if err == nil || !strings.Contains(err.Error(), "--fastchess: give it first") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -77,6 +77,13 @@ nodes=N, depth=D, movetime=MS, option.NAME=VALUE, proto.
 start; without --openings every game starts from the initial position.
 --config FILE: JSON with fastchess's field names (engines, type, rounds, games,
 concurrency, opening, pgn, sprt, ...); flags given too override it.
+
+fastchess's and cutechess-cli's own command lines work as they are, with their
+output lines (Fishtest's and OpenBench's workers read them): single-dash options
+(arbiter match -engine cmd=./sf name=new -engine cmd=./sf name=base -each
+tc=10+0.1 -rounds 100 -repeat), or after --fastchess or --cutechess-cli, or with
+this binary called as fastchess or cutechess-cli (a symlink). An option they have
+and arbiter does not is refused by name.
 See docs/match.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -108,6 +115,10 @@ See docs/match.md.`,
 	fl.StringVar(&f.state, "state", "", "write the match state here (default: next to --pgnout, else in the temporary directory)")
 	fl.BoolVar(&f.quiet, "quiet", false, "do not print a line per finished game")
 	fl.BoolVar(&f.json, "json", false, "print only the result, as JSON (plain integers, lower-case states)")
+	// Read by main before the flags are parsed (fastchessArgs); declared
+	// so that help lists them.
+	fl.Bool("fastchess", false, "read the rest of the command line as fastchess's (-engine cmd=... -rounds N ...)")
+	fl.Bool("cutechess-cli", false, "read the rest of the command line as cutechess-cli's")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write the runner's CPU profile here (for make bench-match)")
 	fl.MarkHidden("cpuprofile")
 	return cmd
@@ -176,6 +187,11 @@ func fromConfig(fl *pflag.FlagSet, given matchplan.Flags, c *matchplan.Config) (
 
 func runMatch(cmd *cobra.Command, f *matchFlags) error {
 	fl := cmd.Flags()
+	for _, name := range []string{"fastchess", "cutechess-cli"} {
+		if fl.Changed(name) {
+			return usageError("--%s: give it first, right after `match`, followed by that runner's command line (-engine cmd=... -rounds N ...)", name)
+		}
+	}
 	flags := f.m
 	var resume *match.State
 	stateFile, tempState := f.state, false
