@@ -218,7 +218,8 @@ func checkRan(t *testing.T, inv *Invocation, out string) {
 
 // TestSameGamesAsFastchess plays deterministic lines of the table (engines
 // at fixed nodes, one thread, sequential openings) with the real fastchess
-// and with arbiter, and compares the games move by move.
+// and with arbiter, and compares the games move by move and the -epdout
+// files line by line.
 func TestSameGamesAsFastchess(t *testing.T) {
 	needEngines(t)
 	bin := os.Getenv("FASTCHESS")
@@ -231,6 +232,7 @@ func TestSameGamesAsFastchess(t *testing.T) {
 	for _, c := range []struct{ name, args string }{
 		{"EPD book, node odds", "-engine cmd={SF} name=A nodes=1500 -engine cmd={SF} name=B nodes=1000 -each proto=uci option.Threads=1 option.Hash=16 -openings file={EPD} format=epd order=sequential start=3 -rounds 3 -repeat -srand 7"},
 		{"PGN book, adjudication", "-engine cmd={SF} name=A nodes=800 -engine cmd={SF} name=B nodes=800 option.Hash=8 -each option.Threads=1 -openings file={PGN} format=pgn order=sequential plies=6 -rounds 2 -games 2 -resign movecount=3 score=600 -draw movenumber=34 movecount=8 score=20 -srand 1"},
+		{"-maxmoves", "-engine cmd={SF} name=A nodes=1500 -engine cmd={SF} name=B nodes=1000 -each option.Threads=1 -openings file={EPD} format=epd order=sequential start=3 -rounds 3 -repeat -maxmoves 30"},
 		{"-reverse", "-engine cmd={SF} name=A nodes=900 -engine cmd={SF} name=B nodes=600 -each option.Threads=1 -openings file={EPD} format=epd order=sequential start=50 -rounds 2 -reverse"},
 		{"-noswap", "-engine cmd={SF} name=A nodes=600 -engine cmd={SF} name=B nodes=900 -each option.Threads=1 -openings file={EPD} format=epd order=sequential start=100 -rounds 2 -noswap"},
 	} {
@@ -238,11 +240,11 @@ func TestSameGamesAsFastchess(t *testing.T) {
 			dir := t.TempDir()
 			args := append(substitute(t, c.args, dir), "-autosaveinterval", "0")
 			t.Chdir(dir)
-			fc := exec.Command(bin, append(args, "-pgnout", "file=fastchess.pgn")...)
+			fc := exec.Command(bin, append(args, "-pgnout", "file=fastchess.pgn", "-epdout", "file=fastchess.epd")...)
 			if out, err := fc.CombinedOutput(); err != nil {
 				t.Fatalf("fastchess: %v\n%s", err, out)
 			}
-			inv, err := Parse(append(args, "-pgnout", "file=arbiter.pgn"), Fastchess)
+			inv, err := Parse(append(args, "-pgnout", "file=arbiter.pgn", "-epdout", "file=arbiter.epd"), Fastchess)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -258,6 +260,11 @@ func TestSameGamesAsFastchess(t *testing.T) {
 				if want[i] != got[i] {
 					t.Errorf("game %d differs:\nfastchess: %s\narbiter:   %s", i+1, want[i], got[i])
 				}
+			}
+			// -epdout: the same final positions, line for line.
+			wantEPD, gotEPD := sortedLines(t, "fastchess.epd"), sortedLines(t, "arbiter.epd")
+			if strings.Join(wantEPD, "\n") != strings.Join(gotEPD, "\n") || len(wantEPD) != len(want) {
+				t.Errorf("EPD output differs:\nfastchess:\n%s\narbiter:\n%s", strings.Join(wantEPD, "\n"), strings.Join(gotEPD, "\n"))
 			}
 		})
 	}
@@ -416,4 +423,15 @@ func TestFastchessIncidentsInFarmWords(t *testing.T) {
 			}
 		})
 	}
+}
+
+func sortedLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := strings.Split(strings.TrimSpace(string(b)), "\n")
+	sort.Strings(l)
+	return l
 }
