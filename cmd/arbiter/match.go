@@ -252,17 +252,7 @@ func runMatch(cmd *cobra.Command, f *matchFlags) error {
 			tempState = true
 		}
 	}
-	if n := plan.RunnerProcs(); n > 0 {
-		// A GOMAXPROCS in the environment is the user's choice and stays.
-		if os.Getenv("GOMAXPROCS") == "" {
-			runtime.GOMAXPROCS(min(n, runtime.GOMAXPROCS(0)))
-		}
-		// Without a clock the runner need not take an engine's CPU the
-		// moment a line arrives (schedbatch). Failing only costs speed.
-		if plan.Clockless() {
-			schedbatch.Apply()
-		}
-	}
+	tuneRunner(plan)
 	if f.cpuProfile != "" {
 		pf, err := os.Create(f.cpuProfile)
 		if err != nil {
@@ -293,6 +283,22 @@ func runMatch(cmd *cobra.Command, f *matchFlags) error {
 		os.Remove(stateFile)
 	}
 	return nil
+}
+
+// tuneRunner fits the process to the match: as many processors as its
+// games need, and batch scheduling when no clock runs.
+func tuneRunner(plan *matchplan.Plan) {
+	if n := plan.RunnerProcs(); n > 0 {
+		// A GOMAXPROCS in the environment is the user's choice and stays.
+		if os.Getenv("GOMAXPROCS") == "" {
+			runtime.GOMAXPROCS(min(n, runtime.GOMAXPROCS(0)))
+		}
+		// Without a clock the runner need not take an engine's CPU the
+		// moment a line arrives (schedbatch). Failing only costs speed.
+		if plan.Clockless() {
+			schedbatch.Apply()
+		}
+	}
 }
 
 // fastchessArgs finds a fastchess or cutechess-cli command line: the
@@ -327,7 +333,8 @@ func runFastchess(args []string, d fastchesscli.Dialect) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = fastchesscli.Run(ctx, inv, fastchesscli.RunOptions{Stdout: os.Stdout, Stderr: os.Stderr, Builtin: builtin.New, Version: buildinfo.Read().Short()})
+	err = fastchesscli.Run(ctx, inv, fastchesscli.RunOptions{Stdout: os.Stdout, Stderr: os.Stderr, Builtin: builtin.New,
+		Version: buildinfo.Read().Short(), Tune: tuneRunner})
 	switch {
 	case err == nil:
 		return nil

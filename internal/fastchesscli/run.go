@@ -35,6 +35,10 @@ type RunOptions struct {
 	Builtin        match.BuiltinFactory
 	// Version is what -version prints.
 	Version string
+	// Tune, if set, is given the checked plan before the first game (the
+	// command fits GOMAXPROCS and scheduling to it, as `arbiter match`
+	// does).
+	Tune func(*matchplan.Plan)
 }
 
 // Run plays the match inv describes, printing fastchess's (or
@@ -99,6 +103,9 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 	plan, err := matchplan.Parse(flags)
 	if err != nil {
 		return usage("%v", err)
+	}
+	if o.Tune != nil {
+		o.Tune(plan)
 	}
 	for _, n := range inv.Notes {
 		fmt.Fprintf(o.Stderr, "arbiter: note: %s\n", n)
