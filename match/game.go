@@ -132,6 +132,9 @@ type MoveInfo struct {
 	SelDepth int
 	Nodes    int64
 	Elapsed  time.Duration
+	// TimeLeft is the mover's clock after the move (increment added);
+	// zero without a clock.
+	TimeLeft time.Duration
 }
 
 // Adjudication ends games early. Zero fields disable a rule.
@@ -406,6 +409,9 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, name [2]string, lim
 		}
 
 		inf := MoveInfo{HasScore: rep.Info.HasScore, Score: rep.Info.Score, Depth: rep.Info.Depth, SelDepth: rep.Info.SelDepth, Nodes: rep.Info.Nodes, Elapsed: rep.Elapsed}
+		if l.HasClock() {
+			inf.TimeLeft = clock[c]
+		}
 		st.push(&pos, m, g, inf)
 		enginePlies++
 

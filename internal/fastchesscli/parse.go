@@ -67,6 +67,7 @@ type Invocation struct {
 	PGNAppend   bool // -pgnout append= (default true)
 	PGNNodes    bool // -pgnout nodes=true: n=NODES in each move's comment
 	PGNSelDepth bool // -pgnout seldepth=true: sd=SELDEPTH
+	PGNTimeLeft bool // -pgnout timeleft=true: tl=SECONDSs, the clock after the move
 	EPDOut      string
 	EPDAppend   bool
 	CRC32       bool   // -crc32 pgn=true: print the PGN file's CRC32 at the end
@@ -691,14 +692,14 @@ func (inv *Invocation) pgnout(values []string) error {
 	if err != nil {
 		return err
 	}
-	for _, k := range []string{"nps", "hashfull", "tbhits", "pv", "timeleft", "latency", "min"} {
+	for _, k := range []string{"nps", "hashfull", "tbhits", "pv", "latency", "min"} {
 		if v, ok := m[k]; ok {
 			b, err := boolValue("-pgnout "+k, v)
 			if err != nil {
 				return err
 			}
 			if b {
-				return fmt.Errorf("-pgnout %s=true: not supported (move comments carry score/depth, time and, with nodes=true and seldepth=true, n= and sd=)", k)
+				return fmt.Errorf("-pgnout %s=true: not supported (move comments carry score/depth, time and, with timeleft=true, nodes=true and seldepth=true, tl=, n= and sd=)", k)
 			}
 		}
 	}
@@ -712,6 +713,11 @@ func (inv *Invocation) pgnout(values []string) error {
 	}
 	if v, ok := m["append"]; ok {
 		if inv.PGNAppend, err = boolValue("-pgnout append", v); err != nil {
+			return err
+		}
+	}
+	if v, ok := m["timeleft"]; ok {
+		if inv.PGNTimeLeft, err = boolValue("-pgnout timeleft", v); err != nil {
 			return err
 		}
 	}

@@ -74,7 +74,7 @@ func TestFastchessParseRefusesByName(t *testing.T) {
 		"-pgnout file=a.pgn hashfull=true":              "hashfull=true",
 		"-pgnout file=a.pgn latency=true":               "latency=true",
 		"-pgnout file=a.pgn min=true":                   "min=true",
-		"-pgnout file=a.pgn timeleft=true":              "timeleft=true",
+		"-pgnout file=a.pgn pv=true":                    "pv=true",
 		"-log file=l compress=true":                     "compress=true",
 		"-config file=c.json stats=false":               "stats=false",
 		"-variant crazyhouse":                           "crazyhouse",

@@ -122,7 +122,7 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 	if inv.Site != "" {
 		cfg.PGNOptions.Site = inv.Site
 	}
-	cfg.PGNOptions.Nodes, cfg.PGNOptions.SelDepth = inv.PGNNodes, inv.PGNSelDepth
+	cfg.PGNOptions.Nodes, cfg.PGNOptions.SelDepth, cfg.PGNOptions.TimeLeft = inv.PGNNodes, inv.PGNSelDepth, inv.PGNTimeLeft
 	if resume == nil && flags.PGNOut != "" && !inv.PGNAppend {
 		if err := os.WriteFile(flags.PGNOut, nil, 0o644); err != nil {
 			return fmt.Errorf("-pgnout: %v", err)
