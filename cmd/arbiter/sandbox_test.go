@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/arbiter-chess/arbiter/internal/fastchesscli"
 	"github.com/arbiter-chess/arbiter/internal/sandbox"
 )
 
@@ -12,5 +13,11 @@ import (
 // through os.Executable(), which is this binary.
 func TestMain(m *testing.M) {
 	sandbox.RunIfWrapper()
+	// Called through a symlink named fastchess or cutechess-cli, this
+	// test binary is arbiter in that mode (TestFastchessSymlink).
+	if _, ok := fastchesscli.DialectOf(os.Args[0]); ok {
+		main()
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
