@@ -79,7 +79,18 @@ func (tm *timeManager) setup(clock Clock, lim *Limits, us engine.Color, overhead
 		// reserve.
 		reserve := max(inc*time.Duration(v[TimeIncReserve]), time.Duration(v[TimeReserve])*time.Millisecond)
 		planned := avail - min(reserve, avail*3/4)
-		base := planned/time.Duration(mtg) + inc*3/4
+		// Each move also costs the runner's and the pipe's latency, which
+		// the engine cannot see: Move Overhead per move, taken from the
+		// increment. Below the reserve, less of the increment is spent the
+		// emptier the clock, so the clock recovers towards the reserve
+		// whenever the latency is below the increment; spending a fixed
+		// share of it drained a loaded machine's clock to a flag over tens
+		// of moves.
+		incShare := max(inc-overhead, 0) * 3 / 4
+		if reserve > 0 && avail < reserve {
+			incShare = incShare * avail / reserve
+		}
+		base := planned/time.Duration(mtg) + incShare
 		soft := base * time.Duration(v[TimeSoftPct]) / 100
 		hard := soft * time.Duration(v[TimeHardMul])
 		limit := planned * time.Duration(v[TimeMaxPct]) / 100
