@@ -17,6 +17,7 @@ package gamepair
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/arbiter-chess/arbiter/engine/search"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/internal/textcheck"
@@ -92,7 +94,13 @@ func CheckEngine(which string, e *arbiterv1.EngineSpec) error {
 	}
 	switch {
 	case matchspec.IsBuiltin(e):
-		if err := matchspec.CheckBuiltinOptions(name, e.GetOptions()); err != nil {
+		opts := e.GetOptions()
+		if e.GetNet() != nil {
+			// UseNNUE gets its net on the worker, not here.
+			opts = maps.Clone(opts)
+			maps.DeleteFunc(opts, func(k, _ string) bool { return strings.EqualFold(k, search.OptUseNNUE) })
+		}
+		if err := matchspec.CheckBuiltinOptions(name, opts); err != nil {
 			return apierr.Invalid("%s: %s", which, Brief(err))
 		}
 	case e.GetArtifact() != nil:
@@ -121,7 +129,7 @@ func CheckEngine(which string, e *arbiterv1.EngineSpec) error {
 			return apierr.Invalid("%s %s: option with an empty name", which, q)
 		}
 	}
-	return nil
+	return checkNet(which, e)
 }
 
 // checkEngineText refuses a control character in any string of an engine
