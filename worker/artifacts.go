@@ -412,7 +412,7 @@ func (c *artifactCache) prepareLocked(ctx context.Context, jobID string, e *arbi
 		switch {
 		case rejected != "":
 			return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED, net: true,
-				detail: fmt.Sprintf("engine %q rejects net %s: %s", e.GetName(), e.GetNet().GetSha256()[:12], rejected), log: log}
+				detail: fmt.Sprintf("engine %q rejects net %s: %s", e.GetName(), e.GetNet().GetSha256()[:12], rejected), log: withoutOptions(log)}
 		case err != nil && a.GetBench() != 0:
 			c.m.benches.WithLabelValues("mismatch").Inc()
 			return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BENCH_MISMATCH,
@@ -818,6 +818,19 @@ func (u *uciSession) input() string {
 	}
 	b.WriteString("quit\n")
 	return b.String()
+}
+
+// withoutOptions drops the engine's list of options ("option name ...")
+// from a session's log: the lines around its complaint are what matter.
+func withoutOptions(log string) string {
+	lines := strings.Split(log, "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		if !strings.HasPrefix(strings.TrimSpace(l), "option name ") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // engineError finds an engine's complaint in a line of its output: UCI

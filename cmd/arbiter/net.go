@@ -28,11 +28,11 @@ func newNetCommand() *cobra.Command {
 		Use:   "net",
 		Short: "Upload, list, show and remove the nets a coordinator sends to its workers, and set each engine's default net",
 		Long: `Nets are stored like engines: by SHA-256 (the same bytes once), named
-nn-<first 12 hex digits>.nnue unless --name says otherwise, with who
-uploaded them. A test gives an engine a net with --engine ...,net=SHA (or
-net=FILE, uploaded first, or net=default for its name's default net); the
-workers fetch it, check its hash, and pass its path in the engine's
-EvalFile option (net-option=NAME for another).`,
+nn-<first 12 hex digits>.nnue unless the upload names them otherwise, with
+who uploaded them. In a test (submit sprt|match) an engine takes net=SHA
+(or net=FILE, uploaded first, or net=default for its name's default net);
+the workers fetch the net, check its hash, and pass its path in the
+engine's EvalFile option (net-option=NAME for another). docs/nnue.md.`,
 	}
 	cmd.AddCommand(newNetUploadCommand(), newNetListCommand(), newNetShowCommand(), newNetRmCommand(), newNetDefaultCommand())
 	return cmd
@@ -257,7 +257,7 @@ func newNetDefaultCommand() *cobra.Command {
 	var clear, jsonOut bool
 	cmd := &cobra.Command{
 		Use:   "default ENGINE [SHA]",
-		Short: "Show, set (SHA) or clear (--clear) the default net of an engine name (a test's net=default)",
+		Short: "Show, set (SHA) or clear the default net of an engine name (a test's net=default)",
 		Example: `  arbiter net default dev 3f2a9c01be77
   arbiter net default dev
   arbiter net default dev --clear`,
