@@ -92,6 +92,9 @@ func CheckEngine(which string, e *arbiterv1.EngineSpec) error {
 			return apierr.Invalid("%s %s: option %s: name over %d or value over %d bytes", which, q, apierr.Q(k), MaxNameBytes, maxOptionBytes)
 		}
 	}
+	if err := checkNet(which, e); err != nil {
+		return err
+	}
 	switch {
 	case matchspec.IsBuiltin(e):
 		opts := e.GetOptions()
@@ -129,7 +132,7 @@ func CheckEngine(which string, e *arbiterv1.EngineSpec) error {
 			return apierr.Invalid("%s %s: option with an empty name", which, q)
 		}
 	}
-	return checkNet(which, e)
+	return nil
 }
 
 // checkEngineText refuses a control character in any string of an engine
