@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -117,6 +118,37 @@ func TestNetForAnUploadedEngine(t *testing.T) {
 		var r *refusal
 		if !errors.As(err, &r) || !r.net || !strings.Contains(r.detail, c.want) {
 			t.Fatalf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	// The bench runs in the session, after the net: its count is the
+	// engine's with that net (this engine searches 4242 nodes with a net,
+	// 1111 without).
+	bench := []byte("#!/bin/sh\nn=1111\nwhile read -r line; do\n  case \"$line\" in\n" +
+		"    uci) echo uciok ;;\n" +
+		"    \"setoption name EvalFile value \"*) n=4242 ;;\n" +
+		"    isready) echo readyok ;;\n" +
+		"    bench) echo \"Nodes searched  : $n\" ;;\n" +
+		"    quit) exit 0 ;;\n  esac\ndone\n")
+	for _, c := range []struct {
+		sig  uint64
+		want string
+	}{{4242, ""}, {1111, "bench 4242 nodes, the test's signature is 1111"}} {
+		f := &multiArtifacts{blobs: map[string][]byte{shaOf(bench): bench, shaOf(netBytes): netBytes}}
+		cache := newCache(t, serveMulti(t, f), filepath.Join(dir, fmt.Sprint("bench", c.sig)))
+		e := &arbiterv1.EngineSpec{Name: "dev",
+			Artifact: &arbiterv1.EngineArtifact{Sha256: shaOf(bench), Kind: arbiterv1.ArtifactKind_ARTIFACT_KIND_BINARY, Size: uint64(len(bench)), Bench: c.sig},
+			Net:      &arbiterv1.EngineNet{Sha256: shaOf(netBytes), Size: uint64(len(netBytes))}}
+		p, err := cache.prepare(context.Background(), "w1", "s1", e)
+		if c.want == "" {
+			if err != nil {
+				t.Fatalf("bench %d with the net: %v", c.sig, err)
+			}
+			cache.done(p)
+			continue
+		}
+		var r *refusal
+		if !errors.As(err, &r) || r.state != arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BENCH_MISMATCH || !strings.Contains(r.detail, c.want) {
+			t.Fatalf("bench %d: %v, want %q", c.sig, err, c.want)
 		}
 	}
 	in := (&uciSession{options: map[string]string{"EvalFile": "/n", "Hash": "16", "UseNNUE": "true"}, netOption: "EvalFile", bench: true}).input()
