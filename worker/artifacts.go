@@ -113,7 +113,7 @@ type artifactMetrics struct {
 func newArtifactMetrics(reg prometheus.Registerer) *artifactMetrics {
 	m := &artifactMetrics{
 		downloads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_worker_artifact_fetches_total",
-			Help: "Uploaded engines this worker needed, by source: download (from the coordinator), cache."}, []string{"source"}),
+			Help: "Uploaded engines and nets this worker needed, by source: download (from the coordinator), cache."}, []string{"source"}),
 		builds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_worker_artifact_builds_total",
 			Help: "Source builds on this worker by outcome: ok, cached, failed."}, []string{"outcome"}),
 		benches: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_worker_bench_checks_total",

@@ -127,7 +127,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{cfg: cfg, log: cfg.Logger, byHash: map[string]*store.Artifact{}, pending: map[string]pendingUpload{}, writing: map[string]bool{},
 		bytesStored: prometheus.NewGauge(prometheus.GaugeOpts{Name: "arbiter_artifact_bytes_stored",
-			Help: "Bytes of the engine artifacts (binaries, source trees) the coordinator stores."}),
+			Help: "Bytes of the artifacts (engine binaries, source trees, nets) the coordinator stores."}),
 		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_artifact_uploads_total",
 			Help: "Artifact uploads by outcome: stored, duplicate (the content was stored already), hash_mismatch, too_large."}, []string{"outcome"}),
 		downloads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_artifact_downloads_total",
