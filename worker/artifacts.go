@@ -314,6 +314,11 @@ type reportFunc func(st arbiterv1.ArtifactCheckState, detail, log string, bench 
 func (c *artifactCache) prepareLocked(ctx context.Context, jobID string, e *arbiterv1.EngineSpec, report, reportNet reportFunc) (*prepared, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	a := e.GetArtifact()
+	if a != nil && !c.engines {
+		return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED,
+			detail: "this worker runs no uploaded engines (its operator did not allow them: --allow-uploads, or its sandbox does not work)"}
+	}
 	var net string // the net's verified file ("": the engine's own)
 	if e.GetNet() != nil {
 		var err error
@@ -321,16 +326,11 @@ func (c *artifactCache) prepareLocked(ctx context.Context, jobID string, e *arbi
 			return nil, err
 		}
 	}
-	a := e.GetArtifact()
 	if a == nil {
 		// The embedded engine with a net: nothing to run or bench here.
 		spec := withNet(e, net)
 		c.pinned[net]++
 		return &prepared{spec: spec, entries: []string{net}}, nil
-	}
-	if !c.engines {
-		return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED,
-			detail: "this worker runs no uploaded engines (its operator did not allow them: --allow-uploads, or its sandbox does not work)"}
 	}
 	if !validHash(a.GetSha256()) {
 		return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED, detail: fmt.Sprintf("artifact %q: not a SHA-256", a.GetSha256())}
