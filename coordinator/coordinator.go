@@ -172,13 +172,13 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	if err != nil {
 		return nil, err
 	}
-	gcfg.ResolveArtifact, tcfg.ResolveArtifact = c.Artifacts.Fill, c.Artifacts.Fill
+	gcfg.ResolveArtifact, tcfg.ResolveArtifact = c.Artifacts.FillEngine, c.Artifacts.FillEngine
 	c.Games = gamejob.New(gcfg)
 	c.Tunes = spsajob.New(tcfg)
 	c.workloads = []core.Workload{c.Perft, c.Games, c.Tunes, c.Verify}
 	c.Plugins = make(map[string]core.Workload)
 	deps := workload.Deps{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer, DataDir: cfg.Store.Dir(),
-		ResolveArtifact: c.Artifacts.Fill}
+		ResolveArtifact: c.Artifacts.FillEngine}
 	for _, k := range workload.Kinds() {
 		wl, err := k.New(deps)
 		if err != nil {

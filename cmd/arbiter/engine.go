@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -97,14 +98,18 @@ func newEngineListCommand() *cobra.Command {
 			if err != nil {
 				return callError(c, "list engines", err)
 			}
+			// Nets are artifacts too; `arbiter net list` lists them.
+			engines := slices.DeleteFunc(resp.GetArtifacts(), func(a *arbiterv1.Artifact) bool {
+				return a.GetKind() == arbiterv1.ArtifactKind_ARTIFACT_KIND_NET
+			})
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 8, 2, ' ', 0)
 			fmt.Fprintln(tw, "SHA256\tNAME\tKIND\tSIZE\tBENCH\tCOMMIT\tUPLOADER\tUSED BY")
-			for _, a := range resp.GetArtifacts() {
+			for _, a := range engines {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", a.GetSha256()[:12], a.GetName(), matchspec.ArtifactKindName(a.GetKind()), a.GetSize(),
 					benchText(a.GetBench()), shortCommit(a.GetCommit()), a.GetUploader(), strings.Join(a.GetUsedBy(), " "))
 			}
 			tw.Flush()
-			fmt.Fprintf(cmd.OutOrStdout(), "%d engines, %d bytes stored\n", len(resp.GetArtifacts()), resp.GetBytesStored())
+			fmt.Fprintf(cmd.OutOrStdout(), "%d engines, %d bytes stored (engines and nets)\n", len(engines), resp.GetBytesStored())
 			return nil
 		},
 	}

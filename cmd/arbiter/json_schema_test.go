@@ -199,6 +199,7 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 	}
 	check("token.schema.json", false, with("token", "create", "--name", "json-client", "--role", "client", "--json")...)
 	check("credentials.schema.json", false, with("token", "list", "--json")...)
+	checkNetCommands(t, client, func(schema string, args ...string) string { return check(schema, false, args...) })
 
 	for name := range schemas {
 		if !used[name] {

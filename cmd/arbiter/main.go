@@ -39,7 +39,7 @@ func newRootCommand() *cobra.Command {
 		// Clients of a coordinator.
 		newSubmitCommand(), newStatusCommand(), newCancelCommand(), newPGNCommand(), newSPSACommand(), newTokenCommand(), newBackupCommand(),
 		newVersionCommand(),
-		newEngineCommand(),
+		newEngineCommand(), newNetCommand(),
 		// Training the embedded engine's net on this machine.
 		newTrainCommand(),
 	)

@@ -82,7 +82,7 @@ type Config struct {
 	// ResolveArtifact completes an uploaded engine's artifact from the
 	// coordinator's store when a test is submitted (which names the field);
 	// nil: tests with uploaded engines are refused.
-	ResolveArtifact func(which string, a *arbiterv1.EngineArtifact) error
+	ResolveArtifact func(which string, e *arbiterv1.EngineSpec) error
 	// TuneExists reports whether an SPSA tune of this id exists: a test
 	// that verifies a tune (MatchSpec.verifies_tune) must name one. Nil:
 	// every such test is refused.

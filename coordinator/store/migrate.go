@@ -60,6 +60,8 @@ var migrations = []migration{
 	{"perft slices and statistics: jobs.stats, slices, slice_ply, stats_total; units.slice", migrate6},
 	// 7: engine artifacts (coordinator/store/artifacts.go).
 	{"engine artifacts: artifacts, artifact_checks", migrateArtifacts},
+	// 8: nets (coordinator/store/artifacts.go).
+	{"nets: artifacts.engine, default_nets", migrateNets},
 }
 
 const schemaV1 = `

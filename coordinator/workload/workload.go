@@ -42,7 +42,7 @@ type Deps struct {
 	DataDir string
 	// ResolveArtifact completes an uploaded engine's artifact from the
 	// coordinator's store when a job is submitted (which names the field).
-	ResolveArtifact func(which string, a *arbiterv1.EngineArtifact) error
+	ResolveArtifact func(which string, e *arbiterv1.EngineSpec) error
 }
 
 // Kind is a kind of job that plugs into the coordinator.

@@ -130,6 +130,9 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 		if a := e.GetArtifact(); a != nil {
 			fmt.Fprintf(out, "Artifact:   %s\n", matchspec.ArtifactDesc(e.GetName(), a))
 		}
+		if n := e.GetNet(); n != nil {
+			fmt.Fprintf(out, "Net:        %s %s\n", e.GetName(), matchspec.NetDesc(n))
+		}
 	}
 	fmt.Fprintf(out, "Limits:     %s (reference nps %d)\nOpenings:   %s, %d, order %s, seed %d\n", lim, spec.GetReferenceNps(),
 		spec.GetBookName(), spec.GetOpeningsCount(), orDefault(spec.GetBookOrder(), "sequential"), spec.GetSeed())
@@ -186,7 +189,7 @@ func printArtifactChecks(out io.Writer, checks []*arbiterv1.ArtifactCheck) {
 	if len(checks) == 0 {
 		return
 	}
-	fmt.Fprintln(out, "Uploaded engines on the workers:")
+	fmt.Fprintln(out, "Uploaded engines and nets on the workers:")
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKER\tENGINE\tSTATE\tBENCH\tDETAIL")
 	for _, c := range checks {

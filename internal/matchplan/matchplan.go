@@ -69,9 +69,9 @@ type Plan struct {
 	SPRT        *sprt.Params // nil: a fixed number of games
 	BookName    string       // the book file's base name
 	BookOptions match.BookOptions
-	// Travel holds the first two engines when they travel to the workers
-	// (upload=, source=, artifact=: cluster tests only, which enginespec
-	// enforces), by position; the others are zero.
+	// Travel holds the first two engines when they, or their nets, travel
+	// to the workers (upload=, source=, artifact=, net=: cluster tests
+	// only, which enginespec enforces), by position; the others are zero.
 	Travel [2]enginespec.Spec
 }
 
@@ -314,7 +314,7 @@ func parseEngines(f Flags, plan *Plan) error {
 			return fmt.Errorf("--engine: engines #%d and #%d are both named %q", j+1, i+1, e.Name)
 		}
 		names[e.Name] = i
-		if spec.Travels() && i < len(plan.Travel) {
+		if (spec.Travels() || spec.HasNet()) && i < len(plan.Travel) {
 			plan.Travel[i] = spec
 		}
 		plan.Engines = append(plan.Engines, e)
