@@ -1,4 +1,5 @@
-// Package store keeps the coordinator's durable state in SQLite.
+// Package store keeps the coordinator's durable state in SQLite (the
+// embedded default) or PostgreSQL (dialect.go says how the two differ).
 //
 // Why SQLite (through the pure-Go modernc.org/sqlite driver) rather than
 // bbolt: jobs, units and runs are relational (a unit has runs, a job has
@@ -40,9 +41,11 @@ var ErrNotFound = errors.New("not found")
 
 // Store is an open coordinator database.
 type Store struct {
-	db   *sql.DB
-	path string
-	w    *writer
+	db      *sql.DB
+	path    string // the SQLite file, or the PostgreSQL URL without its password
+	dir     string // the data directory: files beside the database (artifacts, shards)
+	backend Backend
+	w       *writer
 }
 
 // Job is one job's row.
