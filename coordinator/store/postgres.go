@@ -66,11 +66,23 @@ const pgLockKey = ApplicationID
 // store in the PostgreSQL database dsn names, upgrading an older schema.
 // dir is the data directory for what lives in files.
 func OpenPostgres(dsn, dir string) (*Store, error) {
-	shown := redactURL(dsn)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		// url.Error quotes the URL: give only what is wrong with it.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("store: bad PostgreSQL URL: %v", err)
+	}
+	shown := u.Redacted()
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		// pgx's message may quote the URL; never echo a password.
-		return nil, fmt.Errorf("store: %s: bad PostgreSQL URL", shown)
+		msg := err.Error()
+		if pw, ok := u.User.Password(); ok && pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "xxxxx")
+		}
+		return nil, fmt.Errorf("store: %s: bad PostgreSQL URL: %s", shown, msg)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("store: data dir %q: %w", dir, err)
