@@ -9,17 +9,46 @@ package e2e
 // the whole JSON of each job is compared.
 
 import (
+	"database/sql"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/internal/pgtest"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-func TestStatusIdenticalAfterRestart(t *testing.T) {
+func TestStatusIdenticalAfterRestart(t *testing.T) { statusIdenticalAfterRestart(t) }
+
+// The same on PostgreSQL (a real server, internal/pgtest): every kind of
+// job through the real binary and gRPC, SIGKILL, restart, same status.
+func TestStatusIdenticalAfterRestartPostgres(t *testing.T) {
+	dsn := pgtest.Start(t).NewDatabase(t)
+	data, ids := statusIdenticalAfterRestart(t, "--store", dsn)
+	// It ran on PostgreSQL: every job is there, and no SQLite file was made.
+	if _, err := os.Stat(filepath.Join(data, "coordinator.db")); !os.IsNotExist(err) {
+		t.Errorf("a SQLite store in the data dir of a PostgreSQL coordinator (%v)", err)
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var jobs, pgns int
+	if err := db.QueryRow("SELECT COUNT(*), (SELECT COUNT(*) FROM pgns) FROM jobs").Scan(&jobs, &pgns); err != nil || jobs != len(ids) || pgns == 0 {
+		t.Fatalf("PostgreSQL holds %d jobs and %d games (%v), want %d jobs and games", jobs, pgns, err, len(ids))
+	}
+}
+
+// statusIdenticalAfterRestart runs the test on the store storeArgs
+// choose (none: SQLite in the data dir).
+// It returns the data dir and the jobs' ids.
+func statusIdenticalAfterRestart(t *testing.T, storeArgs ...string) (string, []string) {
 	addr, data := freeAddr(t), t.TempDir()
-	co := coordinator(t, addr, data)
+	co := coordinator(t, addr, data, storeArgs...)
 	admin := dial(t, addr, token)
 
 	// Before any real worker joins, two test workers set up what real
@@ -119,7 +148,7 @@ func TestStatusIdenticalAfterRestart(t *testing.T) {
 	}
 	before := status()
 	co.kill(t)
-	coordinator(t, addr, data)
+	coordinator(t, addr, data, storeArgs...)
 	after := status()
 	for _, id := range append(ids, "") {
 		what := "status " + id + " --json"
@@ -132,6 +161,7 @@ func TestStatusIdenticalAfterRestart(t *testing.T) {
 			t.Logf("%s: %d bytes identical", what, len(before[id]))
 		}
 	}
+	return data, ids
 }
 
 // lineDiff shows the lines of a and b that differ (- a, + b), with the
