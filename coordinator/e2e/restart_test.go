@@ -27,7 +27,8 @@ func TestStatusIdenticalAfterRestart(t *testing.T) { statusIdenticalAfterRestart
 // job through the real binary and gRPC, SIGKILL, restart, same status.
 func TestStatusIdenticalAfterRestartPostgres(t *testing.T) {
 	dsn := pgtest.Start(t).NewDatabase(t)
-	data, ids := statusIdenticalAfterRestart(t, "--store", dsn)
+	r := statusIdenticalAfterRestart(t, "--store", dsn)
+	data, ids := r.data, r.ids
 	// It ran on PostgreSQL: every job is there, and no SQLite file was made.
 	if _, err := os.Stat(filepath.Join(data, "coordinator.db")); !os.IsNotExist(err) {
 		t.Errorf("a SQLite store in the data dir of a PostgreSQL coordinator (%v)", err)
@@ -43,10 +44,19 @@ func TestStatusIdenticalAfterRestartPostgres(t *testing.T) {
 	}
 }
 
+// restarted is what statusIdenticalAfterRestart leaves: the coordinator
+// running again, its data dir and address, the jobs, and their status.
+type restarted struct {
+	co         *proc
+	addr, data string
+	ids        []string
+	status     func() map[string]string // each job's status --json ("": the list)
+	after      map[string]string
+}
+
 // statusIdenticalAfterRestart runs the test on the store storeArgs
 // choose (none: SQLite in the data dir).
-// It returns the data dir and the jobs' ids.
-func statusIdenticalAfterRestart(t *testing.T, storeArgs ...string) (string, []string) {
+func statusIdenticalAfterRestart(t *testing.T, storeArgs ...string) restarted {
 	addr, data := freeAddr(t), t.TempDir()
 	co := coordinator(t, addr, data, storeArgs...)
 	admin := dial(t, addr, token)
@@ -148,7 +158,7 @@ func statusIdenticalAfterRestart(t *testing.T, storeArgs ...string) (string, []s
 	}
 	before := status()
 	co.kill(t)
-	coordinator(t, addr, data, storeArgs...)
+	co = coordinator(t, addr, data, storeArgs...)
 	after := status()
 	for _, id := range append(ids, "") {
 		what := "status " + id + " --json"
@@ -161,7 +171,35 @@ func statusIdenticalAfterRestart(t *testing.T, storeArgs ...string) (string, []s
 			t.Logf("%s: %d bytes identical", what, len(before[id]))
 		}
 	}
-	return data, ids
+	return restarted{co: co, addr: addr, data: data, ids: ids, status: status, after: after}
+}
+
+// A farm moved from SQLite to PostgreSQL with arbiter store copy answers
+// status --json for every job, and the list, byte for byte as before.
+func TestStoreCopyStatusIdentical(t *testing.T) {
+	dsn := pgtest.Start(t).NewDatabase(t)
+	r := statusIdenticalAfterRestart(t)
+	r.co.kill(t)
+	out, code := cli(t, "store", "copy", "--from", r.data, "--to", dsn)
+	if code != 0 || !strings.Contains(out, "verified") {
+		t.Fatalf("store copy: exit %d:\n%s", code, out)
+	}
+	t.Logf("store copy:\n%s", out)
+	// Into a database that now holds the farm: refused, status 2.
+	if again, code := cli(t, "store", "copy", "--from", r.data, "--to", dsn); code != 2 || !strings.Contains(again, "not empty") {
+		t.Fatalf("a second copy: exit %d:\n%s", code, again)
+	}
+	// The SQLite file moves away: the coordinator must read PostgreSQL.
+	if err := os.Rename(filepath.Join(r.data, "coordinator.db"), filepath.Join(r.data, "coordinator.db.moved")); err != nil {
+		t.Fatal(err)
+	}
+	coordinator(t, r.addr, r.data, "--store", dsn)
+	onPG := r.status()
+	for _, id := range append(r.ids, "") {
+		if r.after[id] != onPG[id] {
+			t.Errorf("status %s --json differs on PostgreSQL after the copy:\n%s", id, lineDiff(r.after[id], onPG[id]))
+		}
+	}
 }
 
 // lineDiff shows the lines of a and b that differ (- a, + b), with the
