@@ -62,6 +62,11 @@ var (
 // binDir finds PostgreSQL's server binaries.
 func binDir() (string, error) {
 	if d := os.Getenv(EnvBin); d != "" {
+		for _, b := range []string{"initdb", "postgres"} {
+			if _, err := os.Stat(filepath.Join(d, b)); err != nil {
+				return "", fmt.Errorf("PostgreSQL server binaries not found: %s=%s has no %s", EnvBin, d, b)
+			}
+		}
 		return d, nil
 	}
 	if p, err := exec.LookPath("initdb"); err == nil {
@@ -181,7 +186,7 @@ func start(bin string) (*Server, error) {
 	// with the test anyway.
 	s.cmd = exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(s.port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "fsync=off",
-		"-c", "full_page_writes=off", "-c", "max_connections=200")
+		"-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=32MB")
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	s.cmd.Dir = dir
