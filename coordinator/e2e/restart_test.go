@@ -26,6 +26,7 @@ func TestStatusIdenticalAfterRestart(t *testing.T) { statusIdenticalAfterRestart
 // The same on PostgreSQL (a real server, internal/pgtest): every kind of
 // job through the real binary and gRPC, SIGKILL, restart, same status.
 func TestStatusIdenticalAfterRestartPostgres(t *testing.T) {
+	onSQLiteOnly(t) // on PostgreSQL, TestStatusIdenticalAfterRestart is this test
 	dsn := pgtest.Start(t).NewDatabase(t)
 	r := statusIdenticalAfterRestart(t, "--store", dsn)
 	data, ids := r.data, r.ids
@@ -177,6 +178,7 @@ func statusIdenticalAfterRestart(t *testing.T, storeArgs ...string) restarted {
 // A farm moved from SQLite to PostgreSQL with arbiter store copy answers
 // status --json for every job, and the list, byte for byte as before.
 func TestStoreCopyStatusIdentical(t *testing.T) {
+	onSQLiteOnly(t) // from SQLite, always
 	dsn := pgtest.Start(t).NewDatabase(t)
 	r := statusIdenticalAfterRestart(t)
 	r.co.kill(t)

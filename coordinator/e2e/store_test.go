@@ -53,6 +53,7 @@ func release1Data(t *testing.T) string {
 // dir, upgrades it, shows every job as that release did, and finishes the
 // perft job that was running when it was killed.
 func TestRelease1DataUpgrades(t *testing.T) {
+	onSQLiteOnly(t)
 	data := release1Data(t)
 	addr := freeAddr(t)
 	coordinator(t, addr, data)
@@ -91,6 +92,7 @@ func TestRelease1DataUpgrades(t *testing.T) {
 // TestForeignAndDamagedRefused: the coordinator refuses a foreign SQLite
 // file and a damaged one with a clear error and leaves them as they were.
 func TestForeignAndDamagedRefused(t *testing.T) {
+	onSQLiteOnly(t)
 	foreign := t.TempDir()
 	path := filepath.Join(foreign, "coordinator.db")
 	db, err := sql.Open("sqlite", "file:"+path)
@@ -132,6 +134,7 @@ func TestForeignAndDamagedRefused(t *testing.T) {
 // TestPoisonedTestQuarantined: one stored test that cannot load (its spec
 // bytes damaged) is quarantined and reported; every other job resumes.
 func TestPoisonedTestQuarantined(t *testing.T) {
+	onSQLiteOnly(t)
 	data := release1Data(t)
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db"))
 	if err != nil {
@@ -178,6 +181,7 @@ func TestPoisonedTestQuarantined(t *testing.T) {
 // TestBackupRestores: a backup taken while the coordinator serves opens as
 // a data dir with the same jobs.
 func TestBackupRestores(t *testing.T) {
+	onSQLiteOnly(t)
 	addr := localCluster(t, release1Data(t), 0).Addr()
 	file := filepath.Join(t.TempDir(), "backup.db")
 	out, code := cli(t, "backup", "--coordinator", addr, "--token", token, "--to", file)

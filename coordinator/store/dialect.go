@@ -39,6 +39,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -137,6 +138,17 @@ func (c *rebindConn) ExecContext(ctx context.Context, query string, args []drive
 
 func (c *rebindConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	return c.Conn.QueryContext(ctx, rebind(query), args)
+}
+
+// PostgresDB opens a database/sql pool on the PostgreSQL database dsn
+// names whose statements take ? placeholders, as the store's do: for
+// tools and tests that read a store's tables directly.
+func PostgresDB(dsn string) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("bad PostgreSQL URL %s", redactURL(dsn))
+	}
+	return openPostgresDB(cfg), nil
 }
 
 // openPostgresDB opens a pool on cfg whose statements take ? placeholders.
