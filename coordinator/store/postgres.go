@@ -95,15 +95,18 @@ func OpenPostgres(dsn, dir string) (*Store, error) {
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	fail := func(err error) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: %s: %w", shown, err)
 	}
-	if err := db.PingContext(ctx); err != nil {
+	pingCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
 		return fail(fmt.Errorf("connect: %w", err))
 	}
+	// Migrations take what they take (a later one may rewrite a big
+	// table); only reaching the server is bounded.
+	ctx := context.Background()
 	found, err := pgInspect(ctx, db)
 	if err != nil {
 		return fail(err)
