@@ -32,7 +32,8 @@ func newCoordinatorCommand() *cobra.Command {
 		Use:   "coordinator",
 		Short: "Run the cluster coordinator (gRPC for workers and clients, HTTP for the web pages and metrics)",
 		Example: `  ARBITER_TOKEN=secret arbiter coordinator --listen :7700 --data /var/lib/arbiter --http :7701
-  arbiter coordinator --listen :7700 --data ./data --token T --tls-cert cert.pem --tls-key key.pem`,
+  arbiter coordinator --listen :7700 --data ./data --token T --tls-cert cert.pem --tls-key key.pem
+  ARBITER_STORE=postgres://arbiter:PASSWORD@db:5432/arbiter arbiter coordinator --data /var/lib/arbiter --token T   # state in PostgreSQL (docs/ha.md)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := signalContext()
