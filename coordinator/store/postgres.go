@@ -84,9 +84,6 @@ func OpenPostgres(dsn, dir string) (*Store, error) {
 		}
 		return nil, fmt.Errorf("store: %s: bad PostgreSQL URL: %s", shown, msg)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("store: data dir %q: %w", dir, err)
-	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 10 * time.Second
 	}
@@ -117,6 +114,12 @@ func OpenPostgres(dsn, dir string) (*Store, error) {
 	}
 	if readOnly == "on" {
 		return fail(fmt.Errorf("%w (a hot standby, or default_transaction_read_only is on): the coordinator needs the primary", ErrReadOnly))
+	}
+	// The data dir is made only for a database we will use: a refused
+	// one leaves nothing behind.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: data dir %q: %w", dir, err)
 	}
 	s := &Store{db: db, path: shown, dir: dir, backend: Postgres}
 	if err := s.pgMigrate(ctx, found.version); err != nil {

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -121,9 +123,13 @@ func TestPostgresBadInput(t *testing.T) {
 	srv := pgtest.Start(t)
 	dsn := srv.NewDatabase(t)
 	wrong := strings.Replace(dsn, srv.Password(), "not-the-password", 1)
-	_, err := OpenPostgres(wrong, t.TempDir())
+	farm := filepath.Join(t.TempDir(), "farm")
+	_, err := OpenPostgres(wrong, farm)
 	if err == nil || !strings.Contains(err.Error(), "password authentication failed") || strings.Contains(err.Error(), "not-the-password") {
 		t.Fatalf("wrong password: %v", err)
+	}
+	if _, err := os.Stat(farm); !os.IsNotExist(err) {
+		t.Fatalf("a refused database made the data dir (%v)", err)
 	}
 	t.Log(err)
 	// Nothing listens on port 1.

@@ -17,6 +17,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -175,7 +176,7 @@ func Serve(cfg ServerConfig) (*Server, error) {
 	st, err := store.OpenURL(cfg.Store, cfg.Data)
 	if err != nil {
 		if cfg.Store != "" {
-			return nil, cliexit.Usage("--store: %v", err)
+			return nil, cliexit.Usage("--store: %s", strings.TrimPrefix(err.Error(), "store: "))
 		}
 		return nil, cliexit.Usage("--data: %v", err)
 	}
