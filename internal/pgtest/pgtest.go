@@ -144,8 +144,12 @@ func start(bin string) (*Server, error) {
 		return nil, err
 	}
 	// Not t.TempDir: its parents are private to us, and the server may
-	// run as another user.
-	dir, err := os.MkdirTemp("", "arbiter-pg-")
+	// run as another user, who must be able to reach the directory.
+	parent := os.TempDir()
+	if fi, err := os.Stat(parent); cred != nil && (err != nil || fi.Mode().Perm()&0o001 == 0) {
+		parent = "/tmp"
+	}
+	dir, err := os.MkdirTemp(parent, "arbiter-pg-")
 	if err != nil {
 		return nil, err
 	}
