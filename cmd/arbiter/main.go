@@ -35,7 +35,7 @@ func newRootCommand() *cobra.Command {
 		// On this machine.
 		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(), newDatagenCommand(),
 		// Serving.
-		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(),
+		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(), newStoreCommand(),
 		// Clients of a coordinator.
 		newSubmitCommand(), newStatusCommand(), newCancelCommand(), newPGNCommand(), newSPSACommand(), newTokenCommand(), newBackupCommand(),
 		newVersionCommand(),

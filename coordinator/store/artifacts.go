@@ -8,7 +8,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"time"
 )
 
@@ -60,8 +59,9 @@ CREATE TABLE IF NOT EXISTS default_nets (
 	return err
 }
 
-// Dir is the data directory the store lives in.
-func (s *Store) Dir() string { return filepath.Dir(s.path) }
+// Dir is the data directory: the SQLite file's, and where files beside
+// the database live (artifacts, datagen shards) on either backend.
+func (s *Store) Dir() string { return s.dir }
 
 // Artifact is one stored artifact's metadata.
 type Artifact struct {

@@ -461,7 +461,7 @@ func Open(dir string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: %s: journal_mode is %q, want wal (%v)", path, mode, err)
 	}
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, path: path, dir: dir, backend: SQLite}
 	from := found.version
 	if found.exists && from > 1 {
 		// Our own versioned file: its WAL may hold a newer version than the
@@ -514,8 +514,12 @@ func (s *Store) migrate(ctx context.Context, from int) error {
 	return nil
 }
 
-// Version returns the file's schema version.
+// Version returns the store's schema version.
 func (s *Store) Version(ctx context.Context) (int, error) {
+	if s.backend == Postgres {
+		_, v, err := pgVersion(ctx, s.db)
+		return v, err
+	}
 	var v int
 	err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
 	return v, err

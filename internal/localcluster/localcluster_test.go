@@ -105,6 +105,8 @@ func TestServeRefusesBadInput(t *testing.T) {
 		{"short lease", func(c *ServerConfig) { c.LeaseDuration = 50 * time.Millisecond }, "--lease-duration 50ms"},
 		{"no unit duration", func(c *ServerConfig) { c.UnitDuration = 0 }, "--unit-duration 0s"},
 		{"data is a file", func(c *ServerConfig) { c.Data = file }, "--data:"},
+		{"store not PostgreSQL", func(c *ServerConfig) { c.Store = "mysql://u:p@h/db" }, "--store: not a PostgreSQL URL"},
+		{"store unreachable", func(c *ServerConfig) { c.Store = "postgres://u:p@127.0.0.1:1/db?connect_timeout=2" }, "--store:"},
 		{"listen taken", func(c *ServerConfig) { c.Listen = busy.Addr().String() }, "--listen " + busy.Addr().String()},
 		{"http taken", func(c *ServerConfig) { c.HTTP = busy.Addr().String() }, "--http " + busy.Addr().String()},
 	}

@@ -17,6 +17,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,8 +41,13 @@ import (
 type ServerConfig struct {
 	// Listen is the gRPC address ("127.0.0.1:0": any free port).
 	Listen string
-	// Data is the directory of the SQLite store.
+	// Data is the data directory: the SQLite store's, and on either
+	// backend the files beside the database (engine artifacts, datagen
+	// shards).
 	Data string
+	// Store is the database ("": SQLite in Data; postgres://...: that
+	// PostgreSQL database).
+	Store string
 	// Token is the bootstrap admin credential (required).
 	Token string
 	// HTTP is the address of /metrics, /healthz and /readyz ("": none).
@@ -100,6 +106,8 @@ func (c *ServerConfig) Validate() error {
 	switch {
 	case c.Token == "":
 		return cliexit.Usage("no token: pass --token or set %s (nothing is open without one)", auth.EnvToken)
+	case c.Store != "" && !store.IsPostgresURL(c.Store):
+		return cliexit.Usage("--store: not a PostgreSQL URL: want postgres://user:password@host:port/database (or nothing for SQLite in --data)")
 	case c.VerifyDefault < 0 || c.VerifyDefault > 1:
 		return cliexit.Usage("--verify-default %v: must be between 0 and 1", c.VerifyDefault)
 	case (c.TLSCert == "") != (c.TLSKey == ""):
@@ -165,8 +173,11 @@ func Serve(cfg ServerConfig) (*Server, error) {
 	} else if cfg.TLSClientCA != "" {
 		return nil, cliexit.Usage("--tls-client-ca needs --tls-cert and --tls-key")
 	}
-	st, err := store.Open(cfg.Data)
+	st, err := store.OpenURL(cfg.Store, cfg.Data)
 	if err != nil {
+		if cfg.Store != "" {
+			return nil, cliexit.Usage("--store: %s", strings.TrimPrefix(err.Error(), "store: "))
+		}
 		return nil, cliexit.Usage("--data: %v", err)
 	}
 	reg := cfg.Registry
@@ -223,7 +234,8 @@ func Serve(cfg ServerConfig) (*Server, error) {
 			log.Error("grpc serve", zap.Error(err))
 		}
 	}()
-	log.Info("coordinator listening", zap.String("addr", s.addr), zap.String("data", cfg.Data), zap.Bool("tls", tlsCfg != nil))
+	log.Info("coordinator listening", zap.String("addr", s.addr), zap.String("data", cfg.Data),
+		zap.String("store", string(st.Backend())+" "+st.Path()), zap.Bool("tls", tlsCfg != nil))
 	if cfg.OnListening != nil {
 		cfg.OnListening(s.addr)
 	}
