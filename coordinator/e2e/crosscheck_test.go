@@ -126,7 +126,7 @@ func waitWorkers(t *testing.T, admin *grpc.ClientConn, n int) {
 // are exactly those of the honest control: the same match on a farm
 // without the inventor, where every replay agrees.
 func TestInventedMovesCaughtByReplay(t *testing.T) {
-	run := func(withInventor bool) (dbCounts, *arbiterv1.Job, func(string) float64) {
+	run := func(withInventor bool) (dbCounts, *arbiterv1.Job, func(string) float64, string) {
 		addr, httpAddr, data := freeAddr(t), freeAddr(t), filepath.Join(t.TempDir(), "data")
 		coordinator(t, addr, data, "--http", httpAddr, "--lease-duration", "10s", "--replay-fraction", "1")
 		admin := dial(t, addr, token)
@@ -142,12 +142,12 @@ func TestInventedMovesCaughtByReplay(t *testing.T) {
 		final := waitFor(t, admin, id, 6*time.Minute, "match done", done)
 		return storeCounts(t, data, id), final, func(outcome string) float64 {
 			return metric(t, httpAddr, `arbiter_batch_crosschecks_total{outcome="`+outcome+`"}`)
-		}
+		}, data
 	}
 
 	// The control: two honest identities; every batch is replayed and
 	// every replay agrees.
-	honest, _, hm := run(false)
+	honest, _, hm, _ := run(false)
 	if honest.batches != 12 || honest.pairs != 12 || honest.pgns != 24 {
 		t.Fatalf("honest control stored %+v, want 12 batches of one pair", honest)
 	}
@@ -157,7 +157,7 @@ func TestInventedMovesCaughtByReplay(t *testing.T) {
 	t.Logf("honest control: %+v, %v batches held and agreed", honest, hm("held"))
 
 	// The inventor plays with them from the start.
-	got, final, m := run(true)
+	got, final, m, data := run(true)
 	if got != honest {
 		t.Fatalf("with the inventor the store holds %+v; the honest control %+v: invented games were counted", got, honest)
 	}
@@ -172,6 +172,9 @@ func TestInventedMovesCaughtByReplay(t *testing.T) {
 		t.Logf("worker %s (%s): %d games, excluded %v: %s", w.GetWorkerId(), w.GetName(), w.GetGames(), w.GetExcluded(), w.GetReason())
 		if w.GetName() == "inventor" {
 			caught = w.GetExcluded() && strings.Contains(w.GetReason(), "differ")
+			if n := incidents(t, data, w.GetWorkerId()); n == 0 {
+				t.Error("no incident of the inventor's worker stored")
+			}
 			if w.GetGames() != 0 {
 				t.Errorf("the inventor is credited %d games", w.GetGames())
 			}

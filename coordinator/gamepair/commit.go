@@ -184,7 +184,8 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	}
 	losers := s.crossLosers(j, idx, held, cand, win, cross)
 	for _, l := range losers {
-		events = append(events, b.Event(unit, l.worker, EvExcluded, l.reason, now))
+		events = append(events, b.Event(unit, l.worker, EvIncident, Clip("replay mismatch: "+l.where, maxEventDetail), now),
+			b.Event(unit, l.worker, EvExcluded, l.reason, now))
 	}
 	s.Mu.Unlock()
 

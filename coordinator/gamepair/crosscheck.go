@@ -373,6 +373,7 @@ func (s *Set[J]) crossCheck(j J, idx int, held *heldBatch, cand *heldResult) (wi
 // crossLoser is a worker whose result a settled batch contradicted.
 type crossLoser struct {
 	worker, owner, reason string
+	where                 string // the first move that differs
 }
 
 // crossLosers are the workers of the results v rejects among the results
@@ -396,7 +397,8 @@ func (s *Set[J]) crossLosers(j J, idx int, held *heldBatch, cand, win *heldResul
 	var out []crossLoser
 	for _, r := range results {
 		if slices.Contains(v.losers, r.owner) {
-			out = append(out, crossLoser{worker: r.call.Worker.ID, owner: r.owner, reason: fmt.Sprintf(
+			where := fmt.Sprintf("batch %d, %s", idx, firstDifference(win.games, r.games))
+			out = append(out, crossLoser{worker: r.call.Worker.ID, owner: r.owner, where: where, reason: fmt.Sprintf(
 				"its games of batch %d differ from those %d other identities played at the same nodes and seeds (%s): its identity is excluded from the %s",
 				idx, agree, firstDifference(win.games, r.games), s.What)})
 		}
@@ -436,6 +438,7 @@ func (s *Set[J]) crossApply(j J, idx int, cand *heldResult, v crossVerdict, lose
 		if b.Workers.Exclude(l.worker, l.reason) {
 			s.logExcluded(b, l.worker, l.reason)
 		}
+		s.Activity.Note(l.worker, s.Now(), 0, 1)
 	}
 	if len(losers) > 0 && s.Host != nil {
 		s.Host.WorkAvailable()
