@@ -41,8 +41,9 @@ import (
 // What a replay cannot see: a time loss is taken from the worker's incident
 // (the flagging move is not in the record); incidents of time and hangs
 // count against the worker (BadGames), crashes and illegal moves against
-// the engine. Moves themselves can be invented legally; a replay at fixed
-// nodes by another identity is what would catch that.
+// the engine. Moves themselves can be invented legally; where both engines
+// are deterministic at fixed nodes, a replay by another identity catches
+// that (crosscheck.go).
 //
 // ReplayBatch is pure: no I/O, no clock. Its cost is one legal-move
 // generation and one repetition scan per ply (BenchmarkReplayBatch).
