@@ -179,3 +179,35 @@ func TestCrossCheckNeedsTwoIdentitiesAndFixedNodes(t *testing.T) {
 		t.Fatalf("a test under a clock: %d batches stored, want the batch counted", n)
 	}
 }
+
+// A replay lease that expires is a lost lease of its worker, and the
+// batch stays held for the next replay.
+func TestCrossCheckReplayLeaseExpires(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.WL.ReplayFraction = 1
+	id := e.create(fixedNodes(2))
+	a1, b1 := e.crossWorker("alice", "a1"), e.crossWorker("bob", "b1")
+	g, _ := e.crossLease(a1)
+	e.crossSubmit(a1, g, wins(1), core.Accepted)
+	if r, ok := e.crossLease(b1); !ok || r.Lease.UnitID != g.Lease.UnitID {
+		t.Fatalf("bob leased %q %v, want the replay of %s", r.Lease.UnitID, ok, g.Lease.UnitID)
+	}
+	e.ExpireAll()
+	if err := e.WL.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if row := workerRow(e.Job(id), b1.w.ID); row.GetDisconnects() != 1 {
+		t.Fatalf("bob's worker after its replay lease expired: %v", row)
+	}
+	if g, ok := e.crossLease(a1); ok {
+		t.Fatalf("alice leased %s: the held batch went back to the fresh ones", g.Lease.UnitID)
+	}
+	r, ok := e.crossLease(b1)
+	if !ok || r.Lease.UnitID != g.Lease.UnitID {
+		t.Fatalf("bob leased %q %v, want the replay of %s again", r.Lease.UnitID, ok, g.Lease.UnitID)
+	}
+	e.crossSubmit(b1, r, wins(1), core.Accepted)
+	if n, _ := e.storedBatches(id); n != 1 {
+		t.Fatalf("%d batches stored after the replay agreed", n)
+	}
+}

@@ -99,10 +99,13 @@ func (s *Set[J]) Ended(l core.Lease, why core.End) {
 	defer s.Mu.Unlock()
 	jobID, idx, ok := ParseUnit(l.UnitID)
 	j, known := s.Jobs[jobID]
-	if ok && known && j.Base().Running() && s.endReplay(j, idx, l.WorkerID) {
-		return // a replay lease: the batch stays held for another
+	if !ok || !known || !j.Base().Running() {
+		return
 	}
-	if !ok || !known || !j.Base().Running() || !j.Base().Batches.Drop(idx, l.WorkerID) {
+	// A replay lease (crosscheck.go) ends like any other, except that its
+	// batch stays held for another replay rather than reopened.
+	replay := s.endReplay(j, idx, l.WorkerID)
+	if !replay && !j.Base().Batches.Drop(idx, l.WorkerID) {
 		return // not this lease's batch any more
 	}
 	b := j.Base()
@@ -125,7 +128,7 @@ func (s *Set[J]) Ended(l core.Lease, why core.End) {
 		}
 		s.queue.Add(b.Event(l.UnitID, l.WorkerID, EvRefused, why.Reason, now))
 	}
-	if b.Batches.Reopen(idx) && s.Host != nil {
+	if !replay && b.Batches.Reopen(idx) && s.Host != nil {
 		s.Host.WorkAvailable()
 	}
 }
