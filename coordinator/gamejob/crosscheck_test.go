@@ -116,8 +116,10 @@ func TestCrossCheckHoldsUntilAnotherIdentityAgrees(t *testing.T) {
 	if n, _ := e.storedBatches(id); n != 2 || games() != 4 || crossChecks("settled") != 1 {
 		t.Fatalf("after the settlement: %d stored, %d games, %v settled", n, games(), crossChecks("settled"))
 	}
+	// Bob's worker keeps the games of batch 0, which its replay completed
+	// (a batch counts from the result that completes its check).
 	row := workerRow(e.Job(id), b1.w.ID)
-	if !row.GetExcluded() || !strings.Contains(row.GetReason(), "differ") || row.GetGames() != 0 {
+	if !row.GetExcluded() || !strings.Contains(row.GetReason(), "differ") || row.GetGames() != 2 {
 		t.Fatalf("bob's worker: %v", row)
 	}
 	// Bob's identity gets nothing more of the test, and its late result of
@@ -209,5 +211,37 @@ func TestCrossCheckReplayLeaseExpires(t *testing.T) {
 	e.crossSubmit(b1, r, wins(1), core.Accepted)
 	if n, _ := e.storedBatches(id); n != 1 {
 		t.Fatalf("%d batches stored after the replay agreed", n)
+	}
+}
+
+// An identity whose held results reach the cap gets no fresh batch until
+// another identity's replays catch up: its batches wait, never counted
+// unchecked.
+func TestCrossCheckHeldCapPerIdentity(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.WL.ReplayFraction = 1
+	const held = 256 // gamepair's maxHeldPerIdentity
+	id := e.create(fixedNodes(2 * (held + 4)))
+	a1, b1 := e.crossWorker("alice", "a1"), e.crossWorker("bob", "b1")
+	for range held {
+		g, ok := e.crossLease(a1)
+		if !ok {
+			t.Fatal("no lease under the cap")
+		}
+		e.crossSubmit(a1, g, wins(1), core.Accepted)
+	}
+	if g, ok := e.crossLease(a1); ok {
+		t.Fatalf("alice leased %s with %d results held", g.Lease.UnitID, held)
+	}
+	r, ok := e.crossLease(b1)
+	if !ok {
+		t.Fatal("bob has no replay to play")
+	}
+	e.crossSubmit(b1, r, wins(1), core.Accepted)
+	if _, ok := e.crossLease(a1); !ok {
+		t.Fatal("alice gets no fresh batch once a replay agreed")
+	}
+	if n, _ := e.storedBatches(id); n != 1 {
+		t.Fatalf("%d batches stored, want the one replayed", n)
 	}
 }

@@ -105,7 +105,7 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	if err == nil && s.Replay != nil {
 		err = s.Replay(unit, sent.GetGamePairs(), r)
 	}
-	cand := &heldResult{owner: wk.Owner, call: rc, raw: r, checked: br, log: log}
+	cand := &heldResult{owner: wk.Owner, worker: wk.ID}
 	if err == nil && checkable {
 		cand.games, err = BatchMoves(r)
 	}
@@ -149,18 +149,16 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 		log.Info("batch result of an identity excluded from the " + s.What + "; not counted")
 		return core.Outcome{Verdict: core.Discarded, EndUnitLeases: true}, nil
 	}
-	win, cross := cand, crossVerdict{}
+	var cross crossVerdict
 	held := b.Cross.heldOf(idx)
 	if checkable && (held != nil || selected) {
 		var out core.Outcome
 		var done bool
-		if win, cross, out, done = s.crossCheck(j, idx, held, cand); done {
+		if cross, out, done = s.crossCheck(j, idx, held, cand, log); done {
 			s.Mu.Unlock()
 			return out, nil
 		}
 	}
-	wk, rc, br, r, log = win.call.Worker, win.call, win.checked, win.raw, win.log
-	unit = rc.Lease.UnitID
 	now := s.Now()
 	leasedAt := rc.Lease.Granted
 	if h, ok := b.Batches.Holder(idx); leasedAt.IsZero() && ok && h.Worker == wk.ID {
@@ -182,7 +180,7 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	if exclude != "" {
 		events = append(events, b.Event(unit, wk.ID, EvExcluded, exclude, now))
 	}
-	losers := s.crossLosers(j, idx, held, cand, win, cross)
+	losers := s.crossLosers(j, idx, held, cand, cross)
 	for _, l := range losers {
 		events = append(events, b.Event(unit, l.worker, EvIncident, Clip("replay mismatch: "+l.where, maxEventDetail), now),
 			b.Event(unit, l.worker, EvExcluded, l.reason, now))
@@ -208,15 +206,14 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	if s.Games != nil {
 		s.Games.Observe(br.Games)
 	}
-	verdict := core.Accepted
-	if held != nil || cross.decided {
+	if cross.decided {
 		fields = append(fields, zap.Bool("replayed", true))
-		verdict = s.crossApply(j, idx, cand, cross, losers)
+		s.crossApply(j, idx, cross, losers)
 	}
 	log.Info("batch accepted", append(fields, zap.Duration("elapsed", rc.Elapsed))...)
 	if step.Change != nil {
 		s.finish(j, step.Change)
-		return core.Outcome{Verdict: verdict, EndUnitLeases: true, JobOver: true}, nil
+		return core.Outcome{Verdict: core.Accepted, EndUnitLeases: true, JobOver: true}, nil
 	}
-	return core.Outcome{Verdict: verdict, EndUnitLeases: true}, nil
+	return core.Outcome{Verdict: core.Accepted, EndUnitLeases: true}, nil
 }

@@ -36,7 +36,9 @@ import (
 //   - results are compared move for move: each game's moves, result and
 //     termination (not times, nor the comments that carry them). Two
 //     identities that agree settle the batch: it is counted once, from
-//     the first agreeing result, as an unselected batch would have been;
+//     the result that completed the agreement (its PGNs, counts and
+//     incidents, credited to its worker), as an unselected batch would
+//     have been; a held result keeps only its moves;
 //   - a mismatch waits for a third identity: a value backed by two
 //     identities and by more than any other settles it, and every identity
 //     that reported another value is excluded from the test: its workers
@@ -45,7 +47,10 @@ import (
 //     is played afresh), and each of its workers that reported a losing
 //     result is excluded with an event naming the first differing move;
 //   - four results without a majority drop the batch's results: it is
-//     played afresh.
+//     played afresh;
+//   - an identity with maxHeldPerIdentity results held in a job gets no
+//     fresh batch of it until replays catch up (memory, and no way to
+//     outrun the check).
 //
 // Counting stays exact: a selected batch counts once, only after two
 // identities agreed on every move; a batch held when the test ends is
@@ -118,15 +123,13 @@ func Selected(fraction float64) bool {
 	return float64(binary.LittleEndian.Uint64(b[:])>>11)/(1<<53) < fraction
 }
 
-// heldResult is one identity's checked result of a held batch, with what
-// committing it needs.
+// heldResult is what a held batch keeps of one identity's result: whose
+// it is and its games' moves. Not the PGNs: the batch counts from the
+// result that completes its check (settleHeld), which is in hand then, so
+// a held result costs its moves, not its comments.
 type heldResult struct {
-	owner   string
-	games   []string // BatchMoves of the result
-	call    core.ResultCall
-	raw     *arbiterv1.GamePairBatchResult
-	checked *Result
-	log     *zap.Logger
+	owner, worker string
+	games         []string // BatchMoves of the result
 }
 
 // heldBatch is a batch whose results wait for agreement.
@@ -200,6 +203,28 @@ func (c *CrossCheck) forIdentity(owner string) (int, bool) {
 	return best, best >= 0
 }
 
+// maxHeldPerIdentity bounds the held results of one identity in a job:
+// past it, the identity gets no fresh batches of the job (replays of
+// others' batches still) until replays by other identities catch up. It
+// bounds the coordinator's memory (a held result is its games' moves) and
+// keeps a fast identity from outrunning the check: its batches wait,
+// they are never let through unchecked.
+const maxHeldPerIdentity = 256
+
+// heldBy is the number of held results of identity owner.
+func (c *CrossCheck) heldBy(owner string) int {
+	if c == nil {
+		return 0
+	}
+	n := 0
+	for _, h := range c.held {
+		if h.has(owner) {
+			n++
+		}
+	}
+	return n
+}
+
 // crossVerdict is what the results of a held batch add up to.
 type crossVerdict struct {
 	decided  bool
@@ -263,13 +288,15 @@ func firstDifference(a, b []string) string {
 		if a[k] == b[k] {
 			continue
 		}
+		// Each is its moves, then its result and termination.
 		x, y := strings.Fields(a[k]), strings.Fields(b[k])
-		for p := range min(len(x), len(y)) {
+		for p := range min(len(x), len(y)) - 2 {
 			if x[p] != y[p] {
 				return fmt.Sprintf("game %d, ply %d: %s against %s", k, p+1, apierr.Q(y[p]), apierr.Q(x[p]))
 			}
 		}
-		return fmt.Sprintf("game %d: %d plies and end against %d", k, len(y)-2, len(x)-2)
+		end := func(f []string) string { return strings.Join(f[max(len(f)-2, 0):], " ") }
+		return fmt.Sprintf("game %d: %d plies ending %s against %d ending %s", k, len(y)-2, end(y), len(x)-2, end(x))
 	}
 	return fmt.Sprintf("%d games against %d", len(b), len(a))
 }
@@ -313,21 +340,22 @@ func (c *CrossCheck) heldOf(idx int) *heldBatch {
 	return c.held[idx]
 }
 
-// crossCheck adds cand, a checked result of batch idx of j that is held
-// (held) or was just selected (held nil), to the batch's results. When
-// they settle the batch it changes nothing and returns the result to
-// count and the verdict (done false): the caller commits it, then calls
-// crossApply. Otherwise the result is held (or the batch dropped) and
-// out is the caller's answer (done true). Caller holds CommitMu and Mu.
-func (s *Set[J]) crossCheck(j J, idx int, held *heldBatch, cand *heldResult) (win *heldResult, v crossVerdict, out core.Outcome, done bool) {
+// crossCheck adds cand, the moves of a checked result of batch idx of j
+// that is held (held) or was just selected (held nil), to the batch's
+// results. When they settle the batch, cand is on the winning side (held
+// results all differ from one another, so only cand can make a majority):
+// it changes nothing and returns done false, and the caller counts cand's
+// result, then calls crossApply. Otherwise cand is held (or the batch
+// dropped) and out is the caller's answer (done true). Caller holds
+// CommitMu and Mu.
+func (s *Set[J]) crossCheck(j J, idx int, held *heldBatch, cand *heldResult, log *zap.Logger) (v crossVerdict, out core.Outcome, done bool) {
 	b := j.Base()
-	wk := cand.call.Worker
-	if held != nil && held.leasedTo == wk.ID {
+	if held != nil && held.leasedTo == cand.worker {
 		held.leasedTo, held.leasedOwner = "", ""
 	}
 	if held != nil && held.has(cand.owner) {
-		cand.log.Info("a second result of a held batch from the same identity; not counted")
-		return nil, v, core.Outcome{Verdict: core.Duplicate}, true
+		log.Info("a second result of a held batch from the same identity; not counted")
+		return v, core.Outcome{Verdict: core.Duplicate}, true
 	}
 	var before []*heldResult
 	if held != nil {
@@ -337,21 +365,23 @@ func (s *Set[J]) crossCheck(j J, idx int, held *heldBatch, cand *heldResult) (wi
 	v = settleHeld(results)
 	if v.disputed && (len(before) == 0 || !settleHeld(before).disputed) {
 		s.CrossChecks.inc(CrossMismatch)
-		cand.log.Warn("replay of another identity differs", zap.String("where", firstDifference(before[0].games, cand.games)))
+		log.Warn("replay of another identity differs", zap.String("where", firstDifference(before[0].games, cand.games)))
 	}
-	if v.decided {
-		return results[v.winner], v, out, false
+	if v.decided && slices.Equal(results[v.winner].games, cand.games) {
+		return v, out, false
 	}
-	if v.failed {
+	if v.decided || v.failed {
+		// No majority with cand (v.decided here would be a majority among
+		// held results, which settleHeld never leaves held).
 		delete(b.Cross.held, idx)
 		b.Batches.Unpark(idx)
 		b.Batches.Reopen(idx)
 		s.CrossChecks.inc(CrossUndecided)
-		cand.log.Warn("held batch has no majority after its replays; played afresh", zap.Int("results", len(results)))
+		log.Warn("held batch has no majority after its replays; played afresh", zap.Int("results", len(results)))
 		if s.Host != nil {
 			s.Host.WorkAvailable()
 		}
-		return nil, v, core.Outcome{Verdict: core.Discarded, EndUnitLeases: true}, true
+		return crossVerdict{}, core.Outcome{Verdict: core.Discarded, EndUnitLeases: true}, true
 	}
 	if held == nil {
 		if b.Cross == nil {
@@ -361,13 +391,13 @@ func (s *Set[J]) crossCheck(j J, idx int, held *heldBatch, cand *heldResult) (wi
 		b.Cross.held[idx] = held
 		b.Batches.Park(idx)
 		s.CrossChecks.inc(CrossHeld)
-		cand.log.Info("batch held for a replay by another identity")
+		log.Info("batch held for a replay by another identity")
 	}
 	held.results = results
 	if s.Host != nil {
 		s.Host.WorkAvailable()
 	}
-	return nil, v, core.Outcome{Verdict: core.Accepted, EndUnitLeases: true}, true
+	return v, core.Outcome{Verdict: core.Accepted, EndUnitLeases: true}, true
 }
 
 // crossLoser is a worker whose result a settled batch contradicted.
@@ -379,7 +409,7 @@ type crossLoser struct {
 // crossLosers are the workers of the results v rejects among the results
 // of batch idx (held's and cand), with the reason of their exclusion.
 // Caller holds Mu.
-func (s *Set[J]) crossLosers(j J, idx int, held *heldBatch, cand, win *heldResult, v crossVerdict) []crossLoser {
+func (s *Set[J]) crossLosers(j J, idx int, held *heldBatch, cand *heldResult, v crossVerdict) []crossLoser {
 	if !v.decided || len(v.losers) == 0 {
 		return nil
 	}
@@ -390,17 +420,17 @@ func (s *Set[J]) crossLosers(j J, idx int, held *heldBatch, cand, win *heldResul
 	results = append(slices.Clone(results), cand)
 	agree := 0
 	for _, r := range results {
-		if slices.Equal(r.games, win.games) {
+		if slices.Equal(r.games, cand.games) {
 			agree++
 		}
 	}
 	var out []crossLoser
 	for _, r := range results {
 		if slices.Contains(v.losers, r.owner) {
-			where := fmt.Sprintf("batch %d, %s", idx, firstDifference(win.games, r.games))
-			out = append(out, crossLoser{worker: r.call.Worker.ID, owner: r.owner, where: where, reason: fmt.Sprintf(
+			where := fmt.Sprintf("batch %d, %s", idx, firstDifference(cand.games, r.games))
+			out = append(out, crossLoser{worker: r.worker, owner: r.owner, where: where, reason: fmt.Sprintf(
 				"its games of batch %d differ from those %d other identities played at the same nodes and seeds (%s): its identity is excluded from the %s",
-				idx, agree, firstDifference(win.games, r.games), s.What)})
+				idx, agree, firstDifference(cand.games, r.games), s.What)})
 		}
 	}
 	return out
@@ -408,9 +438,9 @@ func (s *Set[J]) crossLosers(j J, idx int, held *heldBatch, cand, win *heldResul
 
 // crossApply makes a settled batch's verdict the job's once the batch is
 // counted: the batch is no longer held, and each losing identity is
-// excluded from the job (its held results elsewhere dropped). It returns
-// the verdict for cand's worker. Caller holds Mu.
-func (s *Set[J]) crossApply(j J, idx int, cand *heldResult, v crossVerdict, losers []crossLoser) core.Verdict {
+// excluded from the job (its held results elsewhere dropped). Caller
+// holds Mu.
+func (s *Set[J]) crossApply(j J, idx int, v crossVerdict, losers []crossLoser) {
 	b := j.Base()
 	if b.Cross != nil {
 		delete(b.Cross.held, idx)
@@ -420,11 +450,7 @@ func (s *Set[J]) crossApply(j J, idx int, cand *heldResult, v crossVerdict, lose
 	} else {
 		s.CrossChecks.inc(CrossSettled)
 	}
-	verdict := core.Accepted
 	for _, l := range losers {
-		if l.owner == cand.owner {
-			verdict = core.Mismatch
-		}
 		if b.Cross == nil {
 			b.Cross = newCrossCheck()
 		}
@@ -443,7 +469,6 @@ func (s *Set[J]) crossApply(j J, idx int, cand *heldResult, v crossVerdict, lose
 	if len(losers) > 0 && s.Host != nil {
 		s.Host.WorkAvailable()
 	}
-	return verdict
 }
 
 // dropHeldOf drops the held results of identity owner in b: a batch left

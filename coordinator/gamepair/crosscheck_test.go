@@ -55,6 +55,10 @@ func TestFirstDifference(t *testing.T) {
 	if got := firstDifference(a, b); got != `game 1, ply 3: "Nc3" against "Nf3"` {
 		t.Errorf("firstDifference = %s", got)
 	}
+	c := []string{"e4 e5 1-0 checkmate", "d4 d5 Nf3 0-1 time_forfeit"}
+	if got := firstDifference(a, c); got != `game 1: 3 plies ending 0-1 time_forfeit against 3 ending 1/2-1/2 repetition` {
+		t.Errorf("firstDifference = %s", got)
+	}
 }
 
 // Selected: never at 0, always at 1, about as often as asked between.

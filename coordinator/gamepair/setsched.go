@@ -27,6 +27,13 @@ func (s *Set[J]) mayRun(j J, wk *core.Worker) bool {
 	return wk.Has(capability.GamePair) && j.Base().Workers.MayPlay(wk.ID) && !j.Base().Cross.Distrusts(wk.Owner) && Fits(a, b, wk) == ""
 }
 
+// mayTakeFresh reports whether wk may get a fresh batch of j: its
+// identity's results held for replays are under maxHeldPerIdentity.
+// Caller holds Mu.
+func (s *Set[J]) mayTakeFresh(j J, wk *core.Worker) bool {
+	return j.Base().Cross.heldBy(wk.Owner) < maxHeldPerIdentity
+}
+
 // replayFor reports whether j holds a batch wk's identity may replay.
 // Caller holds Mu.
 func (s *Set[J]) replayFor(j J, wk *core.Worker) bool {
@@ -46,7 +53,7 @@ func (s *Set[J]) Candidates(wk *core.Worker, out []core.Candidate) []core.Candid
 			Priority: priority,
 			Share:    share,
 			InFlight: b.Batches.Leased() + b.Cross.leased(),
-			Ready:    s.mayRun(j, wk) && (b.Batches.Available() || s.replayFor(j, wk)),
+			Ready:    s.mayRun(j, wk) && ((b.Batches.Available() && s.mayTakeFresh(j, wk)) || s.replayFor(j, wk)),
 		})
 	}
 	return out
@@ -66,6 +73,9 @@ func (s *Set[J]) Take(jobID string, wk *core.Worker, now time.Time) (string, any
 	// for it (crosscheck.go).
 	idx, replay := s.takeReplay(j, wk, now)
 	if !replay {
+		if !s.mayTakeFresh(j, wk) {
+			return "", nil, false
+		}
 		if idx, ok = bs.Take(wk.ID, now); !ok {
 			return "", nil, false
 		}
