@@ -52,3 +52,30 @@ func TestBatchMovesOfReplays(t *testing.T) {
 		t.Fatalf("a changed move went unseen: %v", err)
 	}
 }
+
+// BenchmarkBatchMoves: what a result of a checkable test costs the
+// coordinator on top of its replay (ReplayBatch): the moves it keeps and
+// compares, for the batch of BenchmarkReplayBatch (16 full pairs).
+func BenchmarkBatchMoves(b *testing.B) {
+	batch := honestBatch()
+	batch.Openings = nil
+	for i := range 16 {
+		batch.Openings = append(batch.Openings, &arbiterv1.Opening{Index: uint32(i), MovesUci: []string{[]string{"e2e4", "d2d4", "c2c4", "g1f3"}[i%4]}})
+	}
+	batch.Adjudication = nil
+	res := play(b, batch)
+	bytes := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		m, err := gamepair.BatchMoves(res)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bytes = 0
+		for _, g := range m {
+			bytes += len(g)
+		}
+	}
+	b.ReportMetric(float64(bytes), "held-bytes/batch")
+}
