@@ -165,14 +165,6 @@ func (c *CrossCheck) Distrusts(owner string) bool {
 	return ok
 }
 
-// Held is the number of batches held now (none for nil).
-func (c *CrossCheck) Held() int {
-	if c == nil {
-		return 0
-	}
-	return len(c.held)
-}
-
 // leased is the number of replay leases out now.
 func (c *CrossCheck) leased() int {
 	if c == nil {
