@@ -77,6 +77,8 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.StringVar(&cfg.Token, "token", "", "bearer token every client and worker must present (default: $"+auth.EnvToken+")")
 	fl.StringVar(&cfg.HTTP, "http", "", "HTTP listen address for the web pages (docs/web.md), /metrics, /healthz and /readyz (default: off)")
 	fl.Float64Var(&cfg.VerifyDefault, "verify-default", 0.05, "verify fraction for perft jobs that set none, where two or more worker identities are live (0..1; 0: none)")
+	fl.Float64Var(&cfg.ReplayFraction, "replay-fraction", 0.05, "share of the batches of fixed-node tests (both engines deterministic there) that a worker of another identity plays again, move for move, before they count, where two or more worker identities are live (0..1; 0: none)")
+	fl.StringSliceVar(&cfg.DeterministicEngines, "replay-deterministic", nil, "UCI engine commands (as tests name them) that are deterministic at fixed nodes with one thread, so that --replay-fraction applies to their tests (the embedded engine always is)")
 	fl.StringVar(&cfg.TLSCert, "tls-cert", "", "TLS certificate (PEM); with --tls-key serves TLS")
 	fl.StringVar(&cfg.TLSKey, "tls-key", "", "TLS private key (PEM)")
 	fl.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "CA (PEM) whose client certificates identify workers (mTLS; needs --tls-cert)")

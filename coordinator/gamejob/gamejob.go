@@ -142,7 +142,11 @@ func New(cfg Config) *Workload {
 		metrics: newMetrics(cfg.Games),
 	}
 	w.Set = gamepair.Set[*test]{Deps: cfg.Deps, What: "test", Kinds: []string{KindSPRT, KindMatch},
-		Activity: cfg.Activity, Games: w.metrics.games, Replay: w.cfg.Replay, Hooks: gamepair.Hooks[*test]{
+		Activity: cfg.Activity, Games: w.metrics.games, Replay: w.cfg.Replay,
+		CrossCheckable: func(t *test) bool {
+			return w.cfg.CrossCheckable(t.spec.GetTimeControl(), t.spec.GetEngineA(), t.spec.GetEngineB())
+		},
+		ReplayFraction: cfg.ReplayFraction, CrossChecks: w.metrics.crossChecks, Hooks: gamepair.Hooks[*test]{
 			Engines:  func(t *test) (a, b *arbiterv1.EngineSpec) { return t.spec.GetEngineA(), t.spec.GetEngineB() },
 			Schedule: func(t *test) (int32, float64) { return t.spec.GetPriority(), t.spec.GetThroughput() },
 			Unit:     w.batchProto,

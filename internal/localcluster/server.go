@@ -29,6 +29,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/auth"
@@ -60,6 +62,11 @@ type ServerConfig struct {
 	Pages func(*coordinator.Coordinator, *store.Store) (http.Handler, error)
 	// VerifyDefault is the verify fraction of perft jobs that set none.
 	VerifyDefault float64
+	// ReplayFraction is the share of batches of fixed-node tests replayed
+	// by another identity before they count (gamepair.Settings), and
+	// DeterministicEngines the UCI engines declared deterministic there.
+	ReplayFraction       float64
+	DeterministicEngines []string
 	// TLSCert and TLSKey serve TLS; TLSClientCA also asks workers for
 	// client certificates signed by it (mTLS).
 	TLSCert, TLSKey, TLSClientCA string
@@ -110,6 +117,8 @@ func (c *ServerConfig) Validate() error {
 		return cliexit.Usage("--store: not a PostgreSQL URL: want postgres://user:password@host:port/database (or nothing for SQLite in --data)")
 	case c.VerifyDefault < 0 || c.VerifyDefault > 1:
 		return cliexit.Usage("--verify-default %v: must be between 0 and 1", c.VerifyDefault)
+	case !(c.ReplayFraction >= 0 && c.ReplayFraction <= 1):
+		return cliexit.Usage("--replay-fraction %v: must be between 0 and 1", c.ReplayFraction)
 	case (c.TLSCert == "") != (c.TLSKey == ""):
 		return cliexit.Usage("--tls-cert and --tls-key go together")
 	case c.PGNRetention < 0:
@@ -190,6 +199,7 @@ func Serve(cfg ServerConfig) (*Server, error) {
 		MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity,
 		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
 		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
+		Games: gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
 	})
 	if err != nil {
 		st.Close()
