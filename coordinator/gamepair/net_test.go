@@ -38,6 +38,10 @@ func TestCheckNet(t *testing.T) {
 		{builtin(&arbiterv1.EngineNet{Sha256: "default:"}, nil), "name the engine"},
 		{builtin(&arbiterv1.EngineNet{Sha256: sha, Option: "Eval\nFile"}, nil), "an engine option's name"},
 		{builtin(&arbiterv1.EngineNet{Sha256: sha}, map[string]string{"evalfile": "/etc/passwd"}), "is the net's option"},
+		// Without a net, a path is still not the submitter's to name: it
+		// would be opened on the coordinator and the workers.
+		{builtin(nil, map[string]string{"EvalFile": "/etc/passwd"}), "names a file on the workers"},
+		{builtin(nil, map[string]string{"UseNNUE": "true", "evalfile": "/root/x.nnue"}), "names a file on the workers"},
 		{&arbiterv1.EngineSpec{Name: "sf", Command: "stockfish", Net: &arbiterv1.EngineNet{Sha256: sha}}, "not one installed on the workers"},
 	} {
 		if err := CheckEngine("engine_a", c.e); err == nil || !strings.Contains(err.Error(), c.want) {

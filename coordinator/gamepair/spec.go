@@ -98,6 +98,14 @@ func CheckEngine(which string, e *arbiterv1.EngineSpec) error {
 	switch {
 	case matchspec.IsBuiltin(e):
 		opts := e.GetOptions()
+		for k := range opts {
+			// A path names a file on the worker (and, checked here, on the
+			// coordinator): neither machine's files are the submitter's to
+			// name. A net travels as an artifact.
+			if strings.EqualFold(k, search.OptEvalFile) {
+				return apierr.Invalid("%s %s: option %s names a file on the workers; give the net as net=SHA or net=FILE (arbiter net upload)", which, q, apierr.Q(k))
+			}
+		}
 		if e.GetNet() != nil {
 			// UseNNUE gets its net on the worker, not here.
 			opts = maps.Clone(opts)
