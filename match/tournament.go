@@ -164,6 +164,13 @@ func (t *Tournament) Run(ctx context.Context) (*Standings, error) {
 		}
 	}()
 	l.names = engineNames(t.Engines, first)
+	nUnits := -1
+	if n := s.Len(); n >= 0 {
+		nUnits = (n + s.Repeat - 1) / max(s.Repeat, 1)
+	}
+	if err := checkCapable(first, l.names, lim, demandsOf(t.Openings, 0, nUnits)); err != nil {
+		return nil, err
+	}
 	run := &tournamentRun{t: t, s: s, st: newStandings(l.names, s), start: time.Now()}
 	if t.Resume != nil {
 		if err := run.resume(t.Resume); err != nil {
@@ -203,6 +210,9 @@ func (t *Tournament) Run(ctx context.Context) (*Standings, error) {
 		switch {
 		case ur.failed:
 			run.st.Status, run.st.Failure = StatusFailed, ur.failure()
+			cancel()
+		case run.st.tooManyAbandoned():
+			run.st.Status, run.st.Failure = StatusFailed, run.st.abandonedFailure(ur)
 			cancel()
 		case t.OnUnit != nil && t.OnUnit(run.unitResult(ur), run.st):
 			run.st.Status = StatusStopped
