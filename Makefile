@@ -59,8 +59,10 @@ cross:
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -o $(CROSSDIR)/arbiter-$$os-$$arch$$ext ./cmd/arbiter; \
 	done
 
+# The demo serves on after the perft (its pages, clients through the
+# connection file) until Ctrl-C.
 demo: build
-	$(BIN) up --workers 2 --depth 7
+	$(BIN) up --workers 2 --depth 7 --keep-serving
 
 ## Engine core
 .PHONY: bench-perft perft-full fuzz
