@@ -123,7 +123,11 @@ func testLimits(spec *arbiterv1.MatchSpec) string {
 // sprt.FormatReport), the coordinator's SPRT state, incidents by worker.
 func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	spec, mp := j.GetMatch(), j.GetMatchProgress()
-	fmt.Fprintf(out, "Test:       %s (%s)\nState:      %s\n", j.GetJobId(), j.GetKind(), StateName(j.GetState()))
+	state := StateName(j.GetState())
+	if capReached(j) {
+		state += fmt.Sprintf(" (cap of %d games reached without an SPRT decision)", spec.GetGames())
+	}
+	fmt.Fprintf(out, "Test:       %s (%s)\nState:      %s\n", j.GetJobId(), j.GetKind(), state)
 	lim := testLimits(spec)
 	fmt.Fprintf(out, "Engines:    %s vs %s\n", engineDesc(spec.GetEngineA()), engineDesc(spec.GetEngineB()))
 	for _, e := range []*arbiterv1.EngineSpec{spec.GetEngineA(), spec.GetEngineB()} {
@@ -159,6 +163,9 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	}
 	if params != nil {
 		verdict := "no decision yet"
+		if capReached(j) {
+			verdict = "no decision: the game cap was reached"
+		}
 		switch mp.GetSprtState() {
 		case string(sprt.Accepted):
 			verdict = "H1 accepted"
@@ -340,4 +347,12 @@ func RunTournament(ctx context.Context, out, stderr io.Writer, c *clusterclient.
 		return cliexit.Failure("%s", strings.Join(failed, "; "))
 	}
 	return nil
+}
+
+// capReached reports whether SPRT test j ended done at its game cap with
+// neither hypothesis accepted.
+func capReached(j *arbiterv1.Job) bool {
+	spec, mp := j.GetMatch(), j.GetMatchProgress()
+	return spec.GetSprt() != nil && spec.GetGames() > 0 && j.GetState() == arbiterv1.JobState_JOB_STATE_DONE &&
+		mp.GetSprtState() != string(sprt.Accepted) && mp.GetSprtState() != string(sprt.Rejected)
 }
