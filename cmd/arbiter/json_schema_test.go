@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -199,6 +200,19 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 	}
 	check("token.schema.json", false, with("token", "create", "--name", "json-client", "--role", "client", "--json")...)
 	check("credentials.schema.json", false, with("token", "list", "--json")...)
+	// A stored engine (any program will do: it is only listed).
+	if _, stderr, err := runArbiter(t, "", with("engine", "upload", os.Args[0], "--name", "json-engine", "--bench", "780586")...); err != nil {
+		t.Fatalf("engine upload: %v\n%s", err, stderr)
+	}
+	engines := check("engines.schema.json", false, with("engine", "list", "--json")...)
+	var el struct{ Engines []struct{ SHA256 string } }
+	if err := json.Unmarshal([]byte(engines), &el); err != nil || len(el.Engines) != 1 {
+		t.Fatalf("engine list --json: %v: %s", err, engines)
+	}
+	out = check("engine.schema.json", false, with("engine", "show", el.Engines[0].SHA256[:12], "--json")...)
+	if !strings.Contains(out, `"name":"json-engine"`) || !strings.Contains(out, `"bench":780586`) {
+		t.Errorf("engine show --json: %s", out)
+	}
 
 	for name := range schemas {
 		if !used[name] {
