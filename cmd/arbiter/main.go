@@ -43,6 +43,7 @@ func newRootCommand() *cobra.Command {
 		// Training the embedded engine's net on this machine.
 		newTrainCommand(),
 	)
+	addSuggestions(root)
 	return root
 }
 
