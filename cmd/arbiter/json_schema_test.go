@@ -172,7 +172,7 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 	client := []string{"--coordinator", cl.Addr(), "--token", cl.Token()}
 	with := func(args ...string) []string { return append(args, client...) }
 
-	check("perft.schema.json", false, with("submit", "perft", "--depth", "4", "--wait", "--json", "--divide", "--verify", "1")...)
+	check("perft.schema.json", false, with("submit", "perft", "--depth", "4", "--wait", "--json", "--divide", "--recheck", "1")...)
 	check("perft.schema.json", false, with("perft", "--depth", "3", "--json")...)
 	test := with("submit", "sprt", "--engine", "name=a,builtin", "--engine", "name=b,builtin", "--each", "nodes=200",
 		"--openings", "file=../../books/uho-200.epd", "--sprt", "elo0=0,elo1=50", "--games", "4", "--batch-pairs", "1", "--wait", "--json")

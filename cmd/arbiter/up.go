@@ -69,7 +69,7 @@ pairing, rated together at the end). Without either it keeps serving so that mor
 workers and clients can join (the address and token are printed); with
 --keep-serving it serves on after the job or test too.`,
 		Example: `  arbiter up --workers 2 --depth 7
-  arbiter up --workers 2 --fen "FEN" --depth 6 --verify 1
+  arbiter up --workers 2 --fen "FEN" --depth 6 --recheck 1
   arbiter up --workers 2 --engine name=a,builtin --engine name=b,builtin,tc=5+0.05 \
       --each tc=10+0.1 --openings file=books/uho-200.epd --games 20
   arbiter up --workers 2 --engine name=a,builtin --engine name=b,builtin,nodes=2000 \
@@ -91,7 +91,9 @@ workers and clients can join (the address and token are printed); with
 	fl.StringVar(&c.Server.Token, "token", "", "token (default: $ARBITER_TOKEN or a random one)")
 	fl.IntVar(&f.depth, "depth", -1, "run perft to this depth, print it and exit")
 	fl.StringVar(&f.fen, "fen", engine.StartFEN, "position for --depth")
-	fl.Float64Var(&f.verify, "verify", 0.05, "share of units computed again on a second worker")
+	fl.Float64Var(&f.verify, "recheck", 0.05, "share of perft units computed again on a second worker")
+	fl.Float64Var(&f.verify, "verify", 0.05, "deprecated: use --recheck")
+	fl.MarkDeprecated("verify", "use --recheck (arbiter verify is the move-generator check)")
 	fl.IntVar(&f.splitPly, "split-ply", 0, "split ply (0: chosen from depth)")
 	fl.BoolVar(&f.divide, "divide", true, "print the divide")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the result as JSON: a perft as arbiter perft --json does, a test as status --json (docs/json.md)")
@@ -135,7 +137,7 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		}
 	}
 	if f.verify < 0 || f.verify > 1 {
-		return usageError("--verify %v: must be between 0 and 1", f.verify)
+		return usageError("--recheck %v: must be between 0 and 1", f.verify)
 	}
 	if f.slices < 0 || f.slices > 256 {
 		return usageError("--slices %d: must be between 0 (automatic) and 256", f.slices)
@@ -155,7 +157,7 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		c.Server.Listen = listenOrAny(c.Server.Listen, stderr)
 	}
 	if c.Workers < 2 && f.verify > 0 {
-		fmt.Fprintln(stderr, "arbiter up: verification needs two workers; --verify ignored")
+		fmt.Fprintln(stderr, "arbiter up: rechecking units needs two workers; --recheck ignored")
 		f.verify = 0
 	}
 	if c.Server.Token == "" {

@@ -101,7 +101,7 @@ func (c *ServerConfig) Validate() error {
 	case c.Token == "":
 		return cliexit.Usage("no token: pass --token or set %s (nothing is open without one)", auth.EnvToken)
 	case c.VerifyDefault < 0 || c.VerifyDefault > 1:
-		return cliexit.Usage("--verify-default %v: must be between 0 and 1", c.VerifyDefault)
+		return cliexit.Usage("--recheck-default %v: must be between 0 and 1", c.VerifyDefault)
 	case (c.TLSCert == "") != (c.TLSKey == ""):
 		return cliexit.Usage("--tls-cert and --tls-key go together")
 	case c.PGNRetention < 0:
