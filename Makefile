@@ -73,6 +73,15 @@ demo: build
 bench-perft: build
 	scripts/bench-perft.sh
 
+# The README's figures from real runs of this build: the perft examples'
+# output (internal/tools/readmeperft) and make bench-perft's table
+# (README blocks perft-examples and bench-perft; minutes: Stockfish's
+# perft 7 twice).
+.PHONY: readme-figures
+readme-figures: build
+	$(GO) run ./internal/tools/readmeperft -arbiter $(BIN) -readme README.md
+	scripts/bench-perft.sh -readme README.md
+
 # Every perft suite position at every depth (hours of CPU; not run in CI).
 perft-full: build
 	ARBITER_PERFT_FULL=1 $(GO) test -count=1 -timeout 0 -run 'Suite|Stats' ./engine/
