@@ -67,9 +67,24 @@ func (f *clientFlags) addCredentials(fl *pflag.FlagSet) {
 // directory when this command talks to it (its address, given or found),
 // else "".
 func (f *clientFlags) upToken() string {
+	c, _ := f.targetUp()
+	return c.Token
+}
+
+// upPages is the web pages' URL of the arbiter up this command talks
+// to, if it is the one running here, else "".
+func (f *clientFlags) upPages() string {
+	c, _ := f.targetUp()
+	return c.Pages
+}
+
+// targetUp is the connection of the arbiter up running on this machine's
+// data directory when this command talks to it (its address, given or
+// found).
+func (f *clientFlags) targetUp() (upConnection, bool) {
 	c, ok := runningUp()
 	if !ok {
-		return ""
+		return upConnection{}, false
 	}
 	addr := f.coordinator
 	if addr == "" {
@@ -78,9 +93,9 @@ func (f *clientFlags) upToken() string {
 	a, err1 := clusterclient.NormalizeAddress(addr)
 	b, err2 := clusterclient.NormalizeAddress(c.Address)
 	if err1 != nil || err2 != nil || a != b {
-		return ""
+		return upConnection{}, false
 	}
-	return c.Token
+	return c, true
 }
 
 // given reports whether a coordinator address was set (for commands that

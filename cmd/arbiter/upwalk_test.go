@@ -69,6 +69,22 @@ func TestUpNewcomerWalk(t *testing.T) {
 	if err != nil || !strings.Contains(out, "done") || !strings.Contains(out, "PERFT") {
 		t.Fatalf("status without flags: %v\n%s%s", err, out, stderr)
 	}
+	// A cluster SPRT with no flag either, and its page to open.
+	out, stderr, err = runArbiter(t, "", "submit", "sprt", "--engine", "name=a,builtin", "--engine", "name=b,builtin", "--each", "nodes=200",
+		"--openings", "file=../../books/uho-200.epd", "--sprt", "elo0=0,elo1=50", "--games", "2", "--batch-pairs", "1", "--wait")
+	i := strings.Index(stderr, ": page http://")
+	if err != nil || i < 0 {
+		t.Fatalf("submit sprt without flags: %v\n%s%s", err, out, stderr)
+	}
+	page := strings.Fields(stderr[i+len(": page "):])[0]
+	if !strings.HasPrefix(page, strings.Fields(pages)[0]+"tests/") {
+		t.Errorf("test page %s is not under %s", page, pages)
+	}
+	if resp, err := http.Get(page); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("test page %s: %v %v", page, err, resp)
+	} else {
+		resp.Body.Close()
+	}
 	// $ARBITER_COORDINATOR names another coordinator (none there).
 	t.Setenv(envCoordinator, "127.0.0.1:1")
 	_, _, err = runArbiter(t, "", "status", "--token", "x")

@@ -31,6 +31,9 @@ type TestOutput struct {
 	Wait   bool   // follow the test to its end and report it
 	JSON   bool   // report it as status --json does (docs/json.md)
 	PGNOut string // download its games to this file at the end
+	// Pages is the base URL of the coordinator's web pages when known
+	// (arbiter up's): the test's page is printed at its submission.
+	Pages string
 }
 
 // RunTestWith is RunTest with the report as o says.
@@ -45,6 +48,9 @@ func RunTestWith(ctx context.Context, out, stderr io.Writer, c *clusterclient.Cl
 		return cliexit.Call(c, "submit", err)
 	}
 	job := resp.GetJob()
+	if o.Pages != "" {
+		fmt.Fprintf(stderr, "test %s: page %s/tests/%s\n", job.GetJobId(), strings.TrimRight(o.Pages, "/"), job.GetJobId())
+	}
 	if !wait {
 		fmt.Fprintln(out, job.GetJobId())
 		return nil
