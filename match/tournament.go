@@ -110,6 +110,9 @@ type Standings struct {
 	Status Status
 	// Failure says which engine failed how (StatusFailed).
 	Failure string
+	// TooManyAbandoned: the failure is the bound on abandoned games
+	// (restarting the engine, --recover, would not help).
+	TooManyAbandoned bool
 	// NextGame is the first game not counted yet.
 	NextGame int
 }
@@ -212,7 +215,7 @@ func (t *Tournament) Run(ctx context.Context) (*Standings, error) {
 			run.st.Status, run.st.Failure = StatusFailed, ur.failure()
 			cancel()
 		case run.st.tooManyAbandoned():
-			run.st.Status, run.st.Failure = StatusFailed, run.st.abandonedFailure(ur)
+			run.st.Status, run.st.Failure, run.st.TooManyAbandoned = StatusFailed, run.st.abandonedFailure(ur), true
 			cancel()
 		case t.OnUnit != nil && t.OnUnit(run.unitResult(ur), run.st):
 			run.st.Status = StatusStopped

@@ -124,4 +124,10 @@ func TestMatchStopsOnAbandonedGames(t *testing.T) {
 	if !strings.Contains(stdout, "abandoned 3") && !strings.Contains(stdout, "abandoned 4") {
 		t.Errorf("the summary does not count the abandoned games:\n%s", stdout)
 	}
+	if strings.Contains(stdout, "give --recover") {
+		t.Errorf("the summary suggests --recover, which is on:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "Elo: not estimable, nElo: not estimable (score 0 %: every game lost)") {
+		t.Errorf("the report prints figures of a 0 %% score:\n%s", stdout)
+	}
 }

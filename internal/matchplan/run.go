@@ -190,9 +190,12 @@ func (r *reporter) summary(st *match.Standings, stateFile string) {
 	}
 	switch st.Status {
 	case match.StatusInterrupted, match.StatusFailed:
-		if st.Status == match.StatusFailed {
+		switch {
+		case st.Status == match.StatusFailed && st.TooManyAbandoned:
+			fmt.Fprintf(w, "Stopped: %s\n", st.Failure)
+		case st.Status == match.StatusFailed:
 			fmt.Fprintf(w, "Stopped: %s (give --recover to restart a failed engine and go on)\n", st.Failure)
-		} else {
+		default:
 			fmt.Fprintf(w, "Interrupted after %d games\n", st.Games)
 		}
 		if stateFile != "" {
