@@ -41,7 +41,7 @@ an illegal move or misses a legal one, and says why.
   arbiter verify --engine cmd=/usr/games/stockfish --depth 4          start position
   arbiter verify --engine cmd=./myengine --fen "FEN" --depth 5
   arbiter verify --engine cmd=./myengine --epd suite.epd --depth 4     expected counts from the EPD
-  arbiter verify --engine cmd=./perft.sh,proto=perftree --random 200 --seed 1 --depth 3
+  arbiter verify --engine cmd=scripts/perft/uci-perftree.sh,args=stockfish,proto=perftree --random 200 --seed 1 --depth 3
 
 --engine: cmd=PATH[,args=A B][,proto=uci|perftree][,option.NAME=VALUE]...
   (a value with a comma is quoted: args="-bug a,b"; see docs/verify.md)
