@@ -92,7 +92,7 @@ func TestMatchEngineCannotPlay(t *testing.T) {
 // the test ends failed with the reason: arbiter up exits 1 naming it.
 func TestUpEngineCannotPlay(t *testing.T) {
 	needEngines(t, "/usr/games/fairymax")
-	stdout, stderr, code := execArbiter(t, nil, "up", "--temp", "--workers", "1", "--http", "", "--listen", "127.0.0.1:0", "--start-timeout", "1s",
+	stdout, stderr, code := execArbiter(t, nil, "up", "--temp", "--workers", "1", "--http", "", "--listen", "127.0.0.1:0", "--start-timeout", "3s",
 		"--engine", "name=fm,cmd=/usr/games/fairymax,proto=xboard", "--engine", "name=b,builtin", "--each", "tc=1+0.01",
 		"--openings", "file=../../books/uho-200.epd", "--games", "4")
 	if code != 1 || !strings.Contains(stderr, `engine "fm" cannot play this match`) || !strings.Contains(stderr, "no setboard") {

@@ -213,6 +213,14 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		return nil
 	}
 
+	// Jobs are cut for (and a test that no connected worker can start
+	// fails after --start-timeout from) the workers the coordinator has
+	// seen: let ours register first.
+	if f.test.m.Given() || f.depth >= 0 {
+		for t0 := time.Now(); len(cl.Coordinator().Core.Workers()) < c.Workers && time.Since(t0) < 30*time.Second && ctx.Err() == nil; {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	if f.test.m.Given() {
 		// As `submit match|sprt --wait`: more than two engines play a
 		// tournament, one test per pairing.
@@ -240,11 +248,6 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		return err
 	}
 	defer client.Close()
-	// The job is cut for the workers the coordinator has seen (its split
-	// and slices): let ours register first.
-	for t0 := time.Now(); len(cl.Coordinator().Core.Workers()) < c.Workers && time.Since(t0) < 30*time.Second && ctx.Err() == nil; {
-		time.Sleep(20 * time.Millisecond)
-	}
 	// On a kept --data, the same perft still running (the process was
 	// killed) is resumed rather than started again.
 	job, err := runningPerft(ctx, client, f.fen, f.depth, f.stats)
