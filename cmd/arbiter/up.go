@@ -200,7 +200,7 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		if err := lock.publish(upConnection{Address: cl.Addr(), Token: cl.Token(), Pages: pages}); err != nil {
 			return fmt.Errorf("writing the connection file: %w", err)
 		}
-		fmt.Fprintf(stderr, "arbiter up: clients on this machine find it through %s (no --coordinator or --token needed)\n", lock.path)
+		fmt.Fprintf(stderr, "arbiter up: clients on this machine find it through %s\n", lock.path)
 	} else {
 		fmt.Fprintf(stderr, "arbiter up: clients: export %s=%s %s=%s\n", envCoordinator, cl.Addr(), auth.EnvToken, cl.Token())
 	}
