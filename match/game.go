@@ -129,8 +129,12 @@ type MoveInfo struct {
 	HasScore bool
 	Score    Score
 	Depth    int
+	SelDepth int
 	Nodes    int64
 	Elapsed  time.Duration
+	// TimeLeft is the mover's clock after the move (increment added);
+	// zero without a clock.
+	TimeLeft time.Duration
 }
 
 // Adjudication ends games early. Zero fields disable a rule.
@@ -404,7 +408,10 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, name [2]string, lim
 			g.Incidents = append(g.Incidents, Incident{Kind: IncOverrun, Player: mover, Ply: ply, Over: over})
 		}
 
-		inf := MoveInfo{HasScore: rep.Info.HasScore, Score: rep.Info.Score, Depth: rep.Info.Depth, Nodes: rep.Info.Nodes, Elapsed: rep.Elapsed}
+		inf := MoveInfo{HasScore: rep.Info.HasScore, Score: rep.Info.Score, Depth: rep.Info.Depth, SelDepth: rep.Info.SelDepth, Nodes: rep.Info.Nodes, Elapsed: rep.Elapsed}
+		if l.HasClock() {
+			inf.TimeLeft = clock[c]
+		}
 		st.push(&pos, m, g, inf)
 		enginePlies++
 

@@ -49,6 +49,8 @@ type StateSchedule struct {
 	Rounds        int  `json:"rounds"`
 	Games         int  `json:"games"`
 	Repeat        int  `json:"repeat"`
+	NoSwap        bool `json:"noswap,omitempty"`
+	Reverse       bool `json:"reverse,omitempty"`
 }
 
 // StatePGN is the PGN file and its length when the state was written.
@@ -108,7 +110,11 @@ func clipString(s string) string {
 
 func (st *State) schedule() (*Schedule, error) {
 	sc := st.Schedule
-	return NewSchedule(len(st.Engines), sc.Type, sc.GauntletSeeds, sc.Rounds, sc.Games, sc.Repeat)
+	s, err := NewSchedule(len(st.Engines), sc.Type, sc.GauntletSeeds, sc.Rounds, sc.Games, sc.Repeat)
+	if err == nil {
+		s.NoSwap, s.Reverse = sc.NoSwap, sc.Reverse
+	}
+	return s, err
 }
 
 // matches checks that the state is of a tournament with schedule s.
@@ -170,7 +176,7 @@ func (r *tournamentRun) state() *State {
 	st := &State{
 		Format: StateFormat, Version: StateVersion, Config: r.t.StateConfig,
 		Engines:   r.st.Engines,
-		Schedule:  StateSchedule{Type: s.Kind, GauntletSeeds: s.Seeds, Rounds: s.Rounds, Games: s.Games, Repeat: s.Repeat},
+		Schedule:  StateSchedule{Type: s.Kind, GauntletSeeds: s.Seeds, Rounds: s.Rounds, Games: s.Games, Repeat: s.Repeat, NoSwap: s.NoSwap, Reverse: s.Reverse},
 		Results:   string(r.results),
 		GamesDone: t.Games, NextGame: r.st.NextGame, NextOpening: r.st.NextGame / s.Repeat,
 		Tally: StateTally{TimeLosses: t.TimeLosses, Crashes: t.Crashes, Hangs: t.Hangs, Illegal: t.Illegal,

@@ -74,6 +74,12 @@ type Tournament struct {
 	// OnUnit is called after every counted unit with the standings so
 	// far; returning true stops the tournament (StatusStopped).
 	OnUnit func(u *UnitResult, s *Standings) (stop bool)
+	// OnGameStart and OnGameEnd, when set, are told of each game as it
+	// starts and as it ends (before its unit is counted), by its index in
+	// the schedule: a runner's "Started game" and "Finished game" lines.
+	// They are called from the game slots' goroutines, concurrently.
+	OnGameStart func(index int, white, black string)
+	OnGameEnd   func(index int, g *GameRecord)
 
 	Builtin   BuiltinFactory
 	NewPlayer func(EngineConfig) (Player, error)
@@ -155,7 +161,8 @@ func (t *Tournament) Run(ctx context.Context) (*Standings, error) {
 	if newPlayer == nil {
 		newPlayer = func(e EngineConfig) (Player, error) { return NewPlayer(e, t.Builtin) }
 	}
-	l := &lineup{configs: t.Engines, limits: lim, newPlayer: newPlayer, game: &t.Game, recover: t.Recover}
+	l := &lineup{configs: t.Engines, limits: lim, newPlayer: newPlayer, game: &t.Game, recover: t.Recover,
+		onStart: t.OnGameStart, onEnd: t.OnGameEnd}
 	first, err := l.startPlayers()
 	if err != nil {
 		return nil, err

@@ -55,7 +55,12 @@ func main() {
 	// This binary is also the sandbox that runs uploaded engines under
 	// limits (a worker re-executes itself as the wrapper).
 	sandbox.RunIfWrapper()
-	err := newRootCommand().Execute()
+	var err error
+	if args, dialect, ok := fastchessArgs(os.Args); ok {
+		err = runFastchess(args, dialect)
+	} else {
+		err = newRootCommand().Execute()
+	}
 	if err == nil {
 		return
 	}
