@@ -47,6 +47,11 @@ type Tournament struct {
 	// game, and goes on (each restart is an incident); without it the
 	// tournament stops after the game the engine failed in (StatusFailed).
 	Recover bool
+	// PlayAbandoned plays on however many games end abandoned (more than
+	// abandonFloor and abandonShare of them stop the tournament failed
+	// otherwise): fastchess and cutechess-cli do, and their farms count
+	// the games, so their compatibility mode sets it.
+	PlayAbandoned bool
 
 	// PGNFile receives every counted game (appended). On resume it is cut
 	// back to the length the state recorded. PGN is the alternative for a
@@ -221,7 +226,7 @@ func (t *Tournament) Run(ctx context.Context) (*Standings, error) {
 		case ur.failed:
 			run.st.Status, run.st.Failure = StatusFailed, ur.failure()
 			cancel()
-		case run.st.tooManyAbandoned():
+		case !t.PlayAbandoned && run.st.tooManyAbandoned():
 			run.st.Status, run.st.Failure, run.st.TooManyAbandoned = StatusFailed, run.st.abandonedFailure(ur), true
 			cancel()
 		case t.OnUnit != nil && t.OnUnit(run.unitResult(ur), run.st):
