@@ -69,6 +69,7 @@ type StateTally struct {
 	Overruns     int            `json:"overruns"`
 	MaxOverrunUS int64          `json:"max_overrun_us"`
 	Restarts     int            `json:"restarts"`
+	Abandoned    int            `json:"abandoned,omitempty"`
 	Terminations map[string]int `json:"terminations,omitempty"`
 }
 
@@ -150,7 +151,7 @@ func (r *tournamentRun) resume(st *State) error {
 	t := &r.st.Tally
 	t.Games = r.st.countDone()
 	t.TimeLosses, t.Crashes, t.Hangs = st.Tally.TimeLosses, st.Tally.Crashes, st.Tally.Hangs
-	t.Illegal, t.Overruns, t.Restarts = st.Tally.Illegal, st.Tally.Overruns, st.Tally.Restarts
+	t.Illegal, t.Overruns, t.Restarts, t.Abandoned = st.Tally.Illegal, st.Tally.Overruns, st.Tally.Restarts, st.Tally.Abandoned
 	t.MaxOverrun = time.Duration(st.Tally.MaxOverrunUS) * time.Microsecond
 	for k, v := range st.Tally.Terminations {
 		t.Terminations[k] = v
@@ -179,7 +180,7 @@ func (r *tournamentRun) state() *State {
 		Results:   string(r.results),
 		GamesDone: t.Games, NextGame: r.st.NextGame, NextOpening: r.st.NextGame / s.Repeat,
 		Tally: StateTally{TimeLosses: t.TimeLosses, Crashes: t.Crashes, Hangs: t.Hangs, Illegal: t.Illegal,
-			Overruns: t.Overruns, MaxOverrunUS: t.MaxOverrun.Microseconds(), Restarts: t.Restarts, Terminations: t.Terminations},
+			Overruns: t.Overruns, MaxOverrunUS: t.MaxOverrun.Microseconds(), Restarts: t.Restarts, Abandoned: t.Abandoned, Terminations: t.Terminations},
 		ElapsedMS: r.elapsed().Milliseconds(),
 		Status:    r.st.Status,
 		Failure:   r.st.Failure,

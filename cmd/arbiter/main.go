@@ -31,6 +31,10 @@ func newRootCommand() *cobra.Command {
 	}
 	// --version prints what `arbiter version` prints.
 	root.SetVersionTemplate(buildinfo.Read().String())
+	// -v meant the version here and --verbose in bench: --version only,
+	// -v still accepted with a note.
+	root.Flags().BoolP("version", "v", false, "print the build (as arbiter version)")
+	root.Flags().MarkShorthandDeprecated("version", "use --version")
 	root.AddCommand(
 		// On this machine.
 		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(), newDatagenCommand(),
@@ -43,6 +47,7 @@ func newRootCommand() *cobra.Command {
 		// Training the embedded engine's net on this machine.
 		newTrainCommand(),
 	)
+	addSuggestions(root)
 	return root
 }
 

@@ -19,5 +19,18 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
+	// arbiter up keeps its data, and its connection file that clients
+	// read, in the user's data directory: the tests (and the processes
+	// they start) get one of their own, never the user's.
+	if os.Getenv("ARBITER_TEST_MAIN") != "1" {
+		dir, err := os.MkdirTemp("", "arbiter-test-xdg-")
+		if err != nil {
+			panic(err)
+		}
+		os.Setenv("XDG_DATA_HOME", dir)
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}
 	os.Exit(m.Run())
 }

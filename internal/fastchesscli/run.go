@@ -160,7 +160,10 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 	t := &match.Tournament{
 		Engines: plan.Engines, Schedule: plan.Schedule, Limits: cfg.Limits, Game: cfg.Game,
 		Openings: cfg.Openings, Concurrency: cfg.Concurrency, Recover: flags.Recover,
-		PGNFile: flags.PGNOut, PGNOptions: cfg.PGNOptions,
+		// As fastchess: games lost to crashes are played and counted (the
+		// farms judge them), not a reason to stop.
+		PlayAbandoned: true,
+		PGNFile:       flags.PGNOut, PGNOptions: cfg.PGNOptions,
 		StateFile: stateFile, StateConfig: stateConfig, Resume: resume,
 		Builtin: o.Builtin,
 	}

@@ -31,6 +31,9 @@ type TestOutput struct {
 	Wait   bool   // follow the test to its end and report it
 	JSON   bool   // report it as status --json does (docs/json.md)
 	PGNOut string // download its games to this file at the end
+	// Pages is the base URL of the coordinator's web pages when known
+	// (arbiter up's): the test's page is printed at its submission.
+	Pages string
 }
 
 // RunTestWith is RunTest with the report as o says.
@@ -45,6 +48,9 @@ func RunTestWith(ctx context.Context, out, stderr io.Writer, c *clusterclient.Cl
 		return cliexit.Call(c, "submit", err)
 	}
 	job := resp.GetJob()
+	if o.Pages != "" {
+		fmt.Fprintf(stderr, "test %s: page %s/tests/%s\n", job.GetJobId(), strings.TrimRight(o.Pages, "/"), job.GetJobId())
+	}
 	if !wait {
 		fmt.Fprintln(out, job.GetJobId())
 		return nil
@@ -123,7 +129,11 @@ func testLimits(spec *arbiterv1.MatchSpec) string {
 // sprt.FormatReport), the coordinator's SPRT state, incidents by worker.
 func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	spec, mp := j.GetMatch(), j.GetMatchProgress()
-	fmt.Fprintf(out, "Test:       %s (%s)\nState:      %s\n", j.GetJobId(), j.GetKind(), StateName(j.GetState()))
+	state := StateName(j.GetState())
+	if capReached(j) {
+		state += fmt.Sprintf(" (cap of %d games reached without an SPRT decision)", spec.GetGames())
+	}
+	fmt.Fprintf(out, "Test:       %s (%s)\nState:      %s\n", j.GetJobId(), j.GetKind(), state)
 	lim := testLimits(spec)
 	fmt.Fprintf(out, "Engines:    %s vs %s\n", engineDesc(spec.GetEngineA()), engineDesc(spec.GetEngineB()))
 	for _, e := range []*arbiterv1.EngineSpec{spec.GetEngineA(), spec.GetEngineB()} {
@@ -162,6 +172,9 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	}
 	if params != nil {
 		verdict := "no decision yet"
+		if capReached(j) {
+			verdict = "no decision: the game cap was reached"
+		}
 		switch mp.GetSprtState() {
 		case string(sprt.Accepted):
 			verdict = "H1 accepted"
@@ -343,4 +356,12 @@ func RunTournament(ctx context.Context, out, stderr io.Writer, c *clusterclient.
 		return cliexit.Failure("%s", strings.Join(failed, "; "))
 	}
 	return nil
+}
+
+// capReached reports whether SPRT test j ended done at its game cap with
+// neither hypothesis accepted.
+func capReached(j *arbiterv1.Job) bool {
+	spec, mp := j.GetMatch(), j.GetMatchProgress()
+	return spec.GetSprt() != nil && spec.GetGames() > 0 && j.GetState() == arbiterv1.JobState_JOB_STATE_DONE &&
+		mp.GetSprtState() != string(sprt.Accepted) && mp.GetSprtState() != string(sprt.Rejected)
 }

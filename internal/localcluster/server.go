@@ -116,7 +116,7 @@ func (c *ServerConfig) Validate() error {
 	case c.Store != "" && !store.IsPostgresURL(c.Store):
 		return cliexit.Usage("--store: not a PostgreSQL URL: want postgres://user:password@host:port/database (or nothing for SQLite in --data)")
 	case c.VerifyDefault < 0 || c.VerifyDefault > 1:
-		return cliexit.Usage("--verify-default %v: must be between 0 and 1", c.VerifyDefault)
+		return cliexit.Usage("--recheck-default %v: must be between 0 and 1", c.VerifyDefault)
 	case !(c.ReplayFraction >= 0 && c.ReplayFraction <= 1):
 		return cliexit.Usage("--replay-fraction %v: must be between 0 and 1", c.ReplayFraction)
 	case (c.TLSCert == "") != (c.TLSKey == ""):
