@@ -462,17 +462,21 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("store: %s: journal_mode is %q, want wal (%v)", path, mode, err)
 	}
 	s := &Store{db: db, path: path, dir: dir, backend: SQLite}
+	// The main file can lag the store: its WAL may hold a newer version
+	// (and a store another process has open and has not checkpointed reads
+	// as empty), and migrating it again from an older version fails on the
+	// first step that is not idempotent. Read the version through the open
+	// connection, which sees the WAL.
 	from := found.version
-	if found.exists && from > 1 {
-		// Our own versioned file: its WAL may hold a newer version than the
-		// main file showed.
+	var appID int
+	if err := db.QueryRow("PRAGMA application_id").Scan(&appID); err == nil && appID == ApplicationID {
 		if v, err := s.Version(context.Background()); err == nil && v > from {
 			from = v
 		}
-		if from > SchemaVersion {
-			db.Close()
-			return nil, fmt.Errorf("store: %s: %w: schema version %d, this build knows up to %d (upgrade arbiter)", path, ErrNewer, from, SchemaVersion)
-		}
+	}
+	if from > SchemaVersion {
+		db.Close()
+		return nil, fmt.Errorf("store: %s: %w: schema version %d, this build knows up to %d (upgrade arbiter)", path, ErrNewer, from, SchemaVersion)
 	}
 	if err := s.migrate(context.Background(), from); err != nil {
 		db.Close()
