@@ -242,3 +242,24 @@ func TestPGNsCompressedAndExpired(t *testing.T) {
 		t.Fatalf("expired twice: %v", again)
 	}
 }
+
+// TestOpenWhileOpen: a store another Store holds open (its schema still in
+// the WAL, the main file empty) opens at its version instead of being
+// migrated again from 0, which failed on the first step that is not
+// idempotent.
+func TestOpenWhileOpen(t *testing.T) {
+	dir := t.TempDir()
+	first, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	second, err := Open(dir)
+	if err != nil {
+		t.Fatalf("a second open of a store held open: %v", err)
+	}
+	defer second.Close()
+	if v, err := second.Version(context.Background()); err != nil || v != SchemaVersion {
+		t.Fatalf("version %d (%v), want %d", v, err, SchemaVersion)
+	}
+}
