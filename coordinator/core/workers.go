@@ -260,3 +260,24 @@ func sortWorkers(ws []WorkerView) {
 		return ws[i].ID < ws[j].ID
 	})
 }
+
+// Need is what every unit of a job asks of a worker, as its workload says
+// (workload.Needer): status shows a running job that no live worker can
+// run as blocked, with the reason, and a job that says so fails when none
+// could start it for the coordinator's start timeout.
+type Need struct {
+	// Caps are the capabilities a worker must offer (internal/capability).
+	Caps []string
+	// Fits says why a worker with Caps still cannot run the job (its
+	// engine's platform, say; "" when it can); nil: any worker with Caps
+	// can.
+	Fits func(Caps) string
+	// Barred are the workers the job gives no more units (its engine did
+	// not start there, too many bad games), by id, with why.
+	Barred map[string]string
+	// FailUnstarted: a job no connected worker can start ends failed after
+	// the start timeout, since its engine is the likely fault (tests,
+	// tunes, datasets). Without it the job waits for a worker however long
+	// (a perft job needs only the embedded engine).
+	FailUnstarted bool
+}

@@ -37,17 +37,42 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/logging"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 // Kind is the workload's kind and the job kind it stores.
 const Kind = "perft"
+
+func init() {
+	workload.Register(workload.Kind{
+		Name:  Kind,
+		Spec:  func() proto.Message { return &arbiterv1.PerftSpec{} },
+		New:   func(d workload.Deps) (core.Workload, error) { return NewFromDeps(d) },
+		Order: 10,
+	})
+}
+
+// NewFromDeps builds the workload as the coordinator does: d.Settings is a
+// Config (or nil) whose limits are kept, and the store, logger, clock and
+// registerer come from d.
+func NewFromDeps(d workload.Deps) (*Workload, error) {
+	cfg, err := workload.SettingsOf[Config](d)
+	if err != nil {
+		return nil, fmt.Errorf("perft: %w", err)
+	}
+	cfg.Store, cfg.Logger, cfg.Now, cfg.Registerer = d.Store, d.Logger, d.Now, d.Registerer
+	return New(cfg), nil
+}
 
 // Config tunes the workload. Zero values take the defaults.
 type Config struct {
@@ -168,6 +193,29 @@ func (w *Workload) LoadProblems() []LoadProblem {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]LoadProblem(nil), w.problems...)
+}
+
+// Quarantined implements workload.Quarantiner: the jobs the last Load
+// skipped.
+func (w *Workload) Quarantined() []store.Quarantined {
+	var out []store.Quarantined
+	for _, p := range w.LoadProblems() {
+		out = append(out, store.Quarantined{Kind: "job", ID: p.JobID, Error: p.Err.Error()})
+	}
+	return out
+}
+
+// Needs implements workload.Needer: a worker that counts perft. A perft
+// job needs only the embedded engine, so it waits for such a worker
+// however long.
+func (w *Workload) Needs(jobID string) (core.Need, bool) {
+	w.mu.Lock()
+	_, ok := w.jobs[jobID]
+	w.mu.Unlock()
+	if !ok {
+		return core.Need{}, false
+	}
+	return core.Need{Caps: []string{capability.Perft}}, true
 }
 
 type job struct {

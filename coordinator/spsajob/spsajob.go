@@ -34,14 +34,17 @@
 package spsajob
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spsa"
 )
@@ -49,6 +52,28 @@ import (
 // Kind is the workload's kind (core.Create's kind argument) and the stored
 // job kind of a tune.
 const Kind = "spsa"
+
+func init() {
+	workload.Register(workload.Kind{
+		Name:  Kind,
+		Spec:  func() proto.Message { return &arbiterv1.SpsaSpec{} },
+		New:   func(d workload.Deps) (core.Workload, error) { return NewFromDeps(d) },
+		Order: 30,
+	})
+}
+
+// NewFromDeps builds the workload as the coordinator does: d.Settings is a
+// Config (or nil) whose settings are kept, and the rest comes from d (the
+// games counter and activity every game workload shares).
+func NewFromDeps(d workload.Deps) (*Workload, error) {
+	cfg, err := workload.SettingsOf[Config](d)
+	if err != nil {
+		return nil, fmt.Errorf("tunes: %w", err)
+	}
+	cfg.Store, cfg.Logger, cfg.Now = d.Store, d.Logger, d.Now
+	cfg.Games, cfg.Activity, cfg.ResolveArtifact = d.Games, d.Activity, d.ResolveArtifact
+	return New(cfg), nil
+}
 
 // Config tunes the workload. Zero values take the defaults.
 type Config struct {
@@ -128,6 +153,7 @@ func New(cfg Config) *Workload {
 	cfg.defaults()
 	w := &Workload{cfg: cfg, log: cfg.Logger, store: cfg.Store, builtinOptions: sync.OnceValues(spsa.BuiltinOptions)}
 	w.Set = gamepair.Set[*tune]{Deps: cfg.Deps, What: "tune", Kinds: []string{Kind}, Activity: cfg.Activity, Games: cfg.Games,
+		GameTable: store.TuneGames,
 		Replay: w.cfg.Replay, Hooks: gamepair.Hooks[*tune]{
 			Engines:  func(t *tune) (a, b *arbiterv1.EngineSpec) { return t.engineA, t.engineB },
 			Schedule: func(t *tune) (int32, float64) { return t.spec.GetPriority(), t.spec.GetThroughput() },
