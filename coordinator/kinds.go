@@ -57,13 +57,21 @@ func workloadOf[W core.Workload](c *Coordinator, kind string) W {
 }
 
 // Perft is the perft workload.
-func (c *Coordinator) Perft() *perftjob.Workload { return workloadOf[*perftjob.Workload](c, perftjob.Kind) }
+func (c *Coordinator) Perft() *perftjob.Workload {
+	return workloadOf[*perftjob.Workload](c, perftjob.Kind)
+}
 
 // Games is the workload of match and SPRT tests.
-func (c *Coordinator) Games() *gamejob.Workload { return workloadOf[*gamejob.Workload](c, gamejob.Kind) }
+func (c *Coordinator) Games() *gamejob.Workload {
+	return workloadOf[*gamejob.Workload](c, gamejob.Kind)
+}
 
 // Tunes is the SPSA workload.
-func (c *Coordinator) Tunes() *spsajob.Workload { return workloadOf[*spsajob.Workload](c, spsajob.Kind) }
+func (c *Coordinator) Tunes() *spsajob.Workload {
+	return workloadOf[*spsajob.Workload](c, spsajob.Kind)
+}
 
 // Verify is the workload of verify sessions.
-func (c *Coordinator) Verify() *verifyjob.Workload { return workloadOf[*verifyjob.Workload](c, verifyjob.Kind) }
+func (c *Coordinator) Verify() *verifyjob.Workload {
+	return workloadOf[*verifyjob.Workload](c, verifyjob.Kind)
+}

@@ -29,7 +29,7 @@ type jobService struct {
 	tunes *spsajob.Workload
 	// started is when this server began: workers get workerGrace from
 	// then to connect before a job is said to have none.
-	started time.Time
+	started   time.Time
 	arts      *artifacts.Store
 	workloads map[string]core.Workload // by kind
 	needers   []core.Workload          // the workloads, in kind order (needOf)

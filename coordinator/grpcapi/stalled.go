@@ -32,8 +32,8 @@ type StallWatch struct {
 	core      *core.Core
 	workloads []core.Workload
 	timeout   time.Duration
-	log     *zap.Logger
-	started time.Time // workers get workerGrace from then to (re)connect
+	log       *zap.Logger
+	started   time.Time // workers get workerGrace from then to (re)connect
 
 	mu    sync.Mutex
 	since map[string]time.Time // job → when it was first seen unable to start
