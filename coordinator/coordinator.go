@@ -36,8 +36,9 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/obs"
 )
 
-// DefaultStartTimeout is how long a test or tune that no connected worker
-// can start waits before it ends failed (Config.StartTimeout).
+// DefaultStartTimeout is how long a test, tune or dataset that no
+// connected worker can start waits before it ends failed
+// (Config.StartTimeout).
 const DefaultStartTimeout = grpcapi.DefaultStartTimeout
 
 // Config tunes a coordinator. Zero values take the defaults.
@@ -65,8 +66,9 @@ type Config struct {
 	// than this (their counts, verdict and updates stay); 0 keeps them forever.
 	// Stored games are gzip-compressed either way.
 	PGNRetention time.Duration
-	// StartTimeout is how long a test or tune that no connected worker can
-	// start waits before it ends failed with the reason
+	// StartTimeout is how long a job that no connected worker can start
+	// (of the kinds that ask it: tests, tunes, datasets) waits before it
+	// ends failed with the reason
 	// (grpcapi.DefaultStartTimeout).
 	StartTimeout time.Duration
 	// ArtifactMaxBytes caps one uploaded engine artifact

@@ -72,7 +72,7 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "CA (PEM) whose client certificates identify workers (mTLS; needs --tls-cert)")
 	fl.DurationVar(&cfg.LeaseDuration, "lease-duration", 30*time.Second, "how long a lease lasts without a heartbeat")
 	fl.DurationVar(&cfg.UnitDuration, "unit-duration", 2*time.Second, "target compute time of one unit")
-	fl.DurationVar(&cfg.StartTimeout, "start-timeout", coordinator.DefaultStartTimeout, "fail a test or tune that no connected worker can start (none connected, none able, or every able one refused it) after this long")
+	fl.DurationVar(&cfg.StartTimeout, "start-timeout", coordinator.DefaultStartTimeout, "fail a test, tune or dataset that no connected worker can start (none connected, none able, or every able one refused it) after this long")
 	fl.DurationVar(&cfg.PGNRetention, "pgn-retention", 0, "delete the games of tests and the shards of datasets finished longer ago than this, e.g. 2160h (their counts and verdicts stay; 0: keep)")
 	fl.IntVar(&cfg.MaxWorkersPerIdentity, "max-workers-per-identity", core.DefaultMaxWorkersPerIdentity,
 		"worker ids one credential may register; past it a new name is refused unless one of its workers has been idle a lease duration")

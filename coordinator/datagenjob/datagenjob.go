@@ -52,6 +52,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/datagen"
@@ -239,6 +240,15 @@ func (w *Workload) Cancel(ctx context.Context, jobID, reason string) error {
 	return nil
 }
 
+// Fail implements core.Failer: the coordinator ends a dataset that no
+// worker could start (grpcapi.StallWatch). Stored shards stay.
+func (w *Workload) Fail(ctx context.Context, jobID, reason string) error {
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	change := &store.JobChange{State: store.StateFailed, Error: reason, FinishedAt: w.deps.Now()}
+	return gamepair.Cancel(ctx, w.store, &w.mu, w.jobs, func(j *job) *store.Job { return j.rec }, jobID, change, w.finish)
+}
+
 // Quarantined implements workload.Quarantiner.
 func (w *Workload) Quarantined() []store.Quarantined {
 	w.mu.Lock()
@@ -246,4 +256,11 @@ func (w *Workload) Quarantined() []store.Quarantined {
 	return append([]store.Quarantined(nil), w.problems...)
 }
 
-var _ core.Workload = (*Workload)(nil)
+var (
+	_ core.Workload        = (*Workload)(nil)
+	_ core.Failer          = (*Workload)(nil)
+	_ workload.Needer      = (*Workload)(nil)
+	_ workload.Retainer    = (*Workload)(nil)
+	_ workload.Servicer    = (*Workload)(nil)
+	_ workload.Quarantiner = (*Workload)(nil)
+)

@@ -165,7 +165,8 @@ func TestDatagenKeepDuplicates(t *testing.T) {
 // flag (exit status 2), bad specs by the coordinator (INVALID_ARGUMENT),
 // with nothing stored; an engine that is only found bad when a worker
 // runs it ends its dataset failed with the reason, once every worker that
-// could play it has refused it.
+// could play it has refused it for the start timeout (the watch every
+// kind shares).
 func TestDatagenBadInput(t *testing.T) {
 	bad, err := badEngineBinary(t)
 	if err != nil {
@@ -176,7 +177,7 @@ func TestDatagenBadInput(t *testing.T) {
 		Engines: []engineallow.Engine{{Name: "noscore", Cmd: bad, Args: []string{"-mode", "noscore", "-at", "3"}},
 			{Name: "nolimit", Cmd: bad, Args: []string{"-mode", "manynodes", "-at", "3"}}},
 		Server: localcluster.ServerConfig{Token: token, LeaseDuration: time.Second, UnitDuration: 100 * time.Millisecond,
-			Logger: zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel))}})
+			StartTimeout: 2 * time.Second, Logger: zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +253,7 @@ func TestDatagenBadInput(t *testing.T) {
 
 	// Engines found bad only when the workers run them: the dataset ends
 	// failed at 0 positions with the worker's reason once every live
-	// worker refused it; as for random plies that find no position (a
+	// worker refused it for the start timeout; as for random plies that find no position (a
 	// property of the opening, known only by drawing them).
 	book := filepath.Join(t.TempDir(), "mate.epd")
 	if err := os.WriteFile(book, []byte("8/8/8/8/8/4k3/1q6/K7 w - - 0 1\n"), 0o644); err != nil {

@@ -14,8 +14,8 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/logging"
 )
 
-// DefaultStartTimeout is how long a test or tune that no connected worker
-// can start waits before it ends failed: long enough for a worker with
+// DefaultStartTimeout is how long a job that no connected worker can
+// start waits before it ends failed: long enough for a worker with
 // the engine to connect (or an operator to start one), short enough that
 // `submit --wait` does not wait forever on an engine no worker has.
 const DefaultStartTimeout = 10 * time.Minute

@@ -64,7 +64,7 @@ type ServerConfig struct {
 	// PGNRetention deletes the games of tests finished longer ago (0:
 	// keep them).
 	PGNRetention time.Duration
-	// StartTimeout fails a test or tune no connected worker can start
+	// StartTimeout fails a test, tune or dataset no connected worker can start
 	// after this long (0: grpcapi.DefaultStartTimeout).
 	StartTimeout time.Duration
 	// MaxWorkersPerIdentity bounds the worker ids one credential
