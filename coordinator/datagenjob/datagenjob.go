@@ -39,7 +39,9 @@ package datagenjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -132,13 +134,18 @@ type Config struct {
 // an existing directory this process can write to.
 func CheckDir(dir string) error {
 	st, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	if !st.IsDir() {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: no such directory", dir)
+	case err != nil:
+		return err
+	case !st.IsDir():
 		return fmt.Errorf("%s: not a directory", dir)
 	}
 	f, err := os.CreateTemp(dir, "incoming-check-")
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("%s: not writable (permission denied)", dir)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: not writable: %w", dir, err)
 	}

@@ -28,6 +28,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/datagenjob"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/auth"
@@ -42,6 +43,9 @@ type ServerConfig struct {
 	Listen string
 	// Data is the directory of the SQLite store.
 	Data string
+	// DatagenDir keeps the shards of datasets: an existing, writable
+	// directory ("": DATA/datagen).
+	DatagenDir string
 	// Token is the bootstrap admin credential (required).
 	Token string
 	// HTTP is the address of /metrics, /healthz and /readyz ("": none).
@@ -165,6 +169,11 @@ func Serve(cfg ServerConfig) (*Server, error) {
 	} else if cfg.TLSClientCA != "" {
 		return nil, cliexit.Usage("--tls-client-ca needs --tls-cert and --tls-key")
 	}
+	if cfg.DatagenDir != "" {
+		if err := datagenjob.CheckDir(cfg.DatagenDir); err != nil {
+			return nil, cliexit.Usage("--datagen-dir %v (it must be an existing directory the coordinator can write)", err)
+		}
+	}
 	st, err := store.Open(cfg.Data)
 	if err != nil {
 		return nil, cliexit.Usage("--data: %v", err)
@@ -179,6 +188,7 @@ func Serve(cfg ServerConfig) (*Server, error) {
 		MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity,
 		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
 		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
+		Datagen: datagenjob.Config{Dir: cfg.DatagenDir},
 	})
 	if err != nil {
 		st.Close()
