@@ -71,20 +71,15 @@ func init() {
 	workload.Register(workload.Kind{
 		Name:  Kind,
 		Spec:  func() proto.Message { return &arbiterv1.MatchSpec{} },
-		New:   func(d workload.Deps) (core.Workload, error) { return NewFromDeps(d) },
+		New:   workload.WithSettings(fromDeps),
 		Order: 20,
 	})
 }
 
-// NewFromDeps builds the workload as the coordinator does: d.Settings is a
-// Config (or nil) whose settings are kept, and the rest comes from d: the
-// games counter and activity every game workload shares, and the lookups
-// of other kinds' jobs.
-func NewFromDeps(d workload.Deps) (*Workload, error) {
-	cfg, err := workload.SettingsOf[Config](d)
-	if err != nil {
-		return nil, fmt.Errorf("tests: %w", err)
-	}
+// fromDeps builds the workload as the coordinator does: the settings are
+// the command's, and the rest comes from d: the games counter and activity
+// every game workload shares, and the lookups of other kinds' jobs.
+func fromDeps(cfg Config, d workload.Deps) *Workload {
 	cfg.Store, cfg.Logger, cfg.Now, cfg.Registerer = d.Store, d.Logger, d.Now, d.Registerer
 	cfg.Games, cfg.Activity, cfg.ResolveArtifact, cfg.JobExists = d.Games, d.Activity, d.ResolveArtifact, d.JobExists
 	if d.Workload != nil {
@@ -101,7 +96,7 @@ func NewFromDeps(d workload.Deps) (*Workload, error) {
 			return ok
 		}
 	}
-	return New(cfg), nil
+	return New(cfg)
 }
 
 // DefaultReferenceNPS is the speed tests that name no reference speed are

@@ -3,7 +3,6 @@ package grpcapi
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,24 +10,13 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/datagenjob"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // TestStallWatchFailsRefusedDataset: a dataset whose engine every live
 // worker able to play it refused (it reported no score) ends failed with
@@ -41,7 +29,7 @@ func TestStallWatchFailsRefusedDataset(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	clk := &clock{t: time.Unix(1_000_000, 0)}
+	clk := gamepairtest.NewClock(time.Unix(1_000_000, 0))
 	wl, err := datagenjob.New(workload.Deps{Store: st, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +69,7 @@ func TestStallWatchFailsRefusedDataset(t *testing.T) {
 	}
 	// The worker keeps polling, so it stays live.
 	step := func(d time.Duration) {
-		clk.add(d)
+		clk.Advance(d)
 		if _, _, err := c.Lease(ctx, alice, w.ID, 0); err != nil {
 			t.Fatal(err)
 		}

@@ -55,23 +55,15 @@ const Kind = "perft"
 
 func init() {
 	workload.Register(workload.Kind{
-		Name:  Kind,
-		Spec:  func() proto.Message { return &arbiterv1.PerftSpec{} },
-		New:   func(d workload.Deps) (core.Workload, error) { return NewFromDeps(d) },
+		Name: Kind,
+		Spec: func() proto.Message { return &arbiterv1.PerftSpec{} },
+		// The limits are the command's; the rest is the coordinator's.
+		New: workload.WithSettings(func(cfg Config, d workload.Deps) *Workload {
+			cfg.Store, cfg.Logger, cfg.Now, cfg.Registerer = d.Store, d.Logger, d.Now, d.Registerer
+			return New(cfg)
+		}),
 		Order: 10,
 	})
-}
-
-// NewFromDeps builds the workload as the coordinator does: d.Settings is a
-// Config (or nil) whose limits are kept, and the store, logger, clock and
-// registerer come from d.
-func NewFromDeps(d workload.Deps) (*Workload, error) {
-	cfg, err := workload.SettingsOf[Config](d)
-	if err != nil {
-		return nil, fmt.Errorf("perft: %w", err)
-	}
-	cfg.Store, cfg.Logger, cfg.Now, cfg.Registerer = d.Store, d.Logger, d.Now, d.Registerer
-	return New(cfg), nil
 }
 
 // Config tunes the workload. Zero values take the defaults.

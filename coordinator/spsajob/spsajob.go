@@ -34,7 +34,6 @@
 package spsajob
 
 import (
-	"fmt"
 	"strings"
 	"sync"
 
@@ -55,24 +54,17 @@ const Kind = "spsa"
 
 func init() {
 	workload.Register(workload.Kind{
-		Name:  Kind,
-		Spec:  func() proto.Message { return &arbiterv1.SpsaSpec{} },
-		New:   func(d workload.Deps) (core.Workload, error) { return NewFromDeps(d) },
+		Name: Kind,
+		Spec: func() proto.Message { return &arbiterv1.SpsaSpec{} },
+		// The settings are the command's; the games counter and activity
+		// are shared with every game workload.
+		New: workload.WithSettings(func(cfg Config, d workload.Deps) *Workload {
+			cfg.Store, cfg.Logger, cfg.Now = d.Store, d.Logger, d.Now
+			cfg.Games, cfg.Activity, cfg.ResolveArtifact = d.Games, d.Activity, d.ResolveArtifact
+			return New(cfg)
+		}),
 		Order: 30,
 	})
-}
-
-// NewFromDeps builds the workload as the coordinator does: d.Settings is a
-// Config (or nil) whose settings are kept, and the rest comes from d (the
-// games counter and activity every game workload shares).
-func NewFromDeps(d workload.Deps) (*Workload, error) {
-	cfg, err := workload.SettingsOf[Config](d)
-	if err != nil {
-		return nil, fmt.Errorf("tunes: %w", err)
-	}
-	cfg.Store, cfg.Logger, cfg.Now = d.Store, d.Logger, d.Now
-	cfg.Games, cfg.Activity, cfg.ResolveArtifact = d.Games, d.Activity, d.ResolveArtifact
-	return New(cfg), nil
 }
 
 // Config tunes the workload. Zero values take the defaults.

@@ -1,8 +1,9 @@
 // Package workload is where a kind of job plugs into the coordinator. A
 // kind registers itself once, from its package's init, with its name, the
-// spec message clients submit it with, and how to build its core.Workload;
-// the coordinator builds every registered kind, and one blank import (in
-// coordinator/kinds.go) is all it takes to add one, as Prometheus's
+// spec message clients submit it with, and how to build its core.Workload
+// from Deps; the coordinator builds every registered kind (the built-in
+// perft, test, spsa and verify kinds as much as datagen), and one import
+// (in coordinator/kinds.go) is all it takes to add one, as Prometheus's
 // discovery mechanisms are added.
 //
 // What the outer layers need of a kind is asked through small interfaces
@@ -79,12 +80,27 @@ func SettingsOf[T any](d Deps) (T, error) {
 	return s, nil
 }
 
+// WithSettings is a Kind's New for a kind whose settings are a C: build
+// gets them from Deps.Settings (the zero C when none were given) with the
+// rest of Deps.
+func WithSettings[C any, W core.Workload](build func(C, Deps) W) func(Deps) (core.Workload, error) {
+	return func(d Deps) (core.Workload, error) {
+		cfg, err := SettingsOf[C](d)
+		if err != nil {
+			return nil, err
+		}
+		return build(cfg, d), nil
+	}
+}
+
 // Kind is a kind of job that plugs into the coordinator.
 type Kind struct {
 	// Name is the job kind (Job.kind, core.Create's kind).
 	Name string
 	// Spec returns a new, empty spec message: JobService.SubmitJob unpacks
-	// the request's spec into it, and refuses a spec of another type.
+	// the request's spec into it, and refuses a spec of another type. Nil:
+	// the kind's jobs are not submitted (verify sessions are opened
+	// through their own service).
 	Spec func() proto.Message
 	// New builds the kind's workload.
 	New func(Deps) (core.Workload, error)
