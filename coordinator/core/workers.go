@@ -222,6 +222,16 @@ type WorkerView struct {
 	LastSeen        time.Time
 	Leases          int
 	Units           []string // units it holds leases on
+	// Waiting: it is in a Lease call now, waiting for work (a long poll
+	// that may outlast a lease duration).
+	Waiting bool
+}
+
+// Live reports whether the worker is live at now as the core counts
+// workers for its workloads (Host.LiveWorkers): seen within a lease
+// duration, holding a lease, or waiting for work.
+func (w WorkerView) Live(now time.Time, leaseDuration time.Duration) bool {
+	return w.Leases > 0 || w.Waiting || now.Sub(w.LastSeen) <= leaseDuration
 }
 
 // Workers returns every worker, most recently seen first.
@@ -238,7 +248,7 @@ func (c *Core) Workers() []WorkerView {
 	}
 	for _, w := range c.workers {
 		out = append(out, WorkerView{ID: w.ID, Name: w.Name, Owner: w.Owner, Caps: w.Caps, RegisteredAt: w.RegisteredAt,
-			LastSeen: w.lastSeen, Leases: len(held[w.ID]), Units: held[w.ID]})
+			LastSeen: w.lastSeen, Leases: len(held[w.ID]), Units: held[w.ID], Waiting: w.waiting > 0})
 	}
 	sortWorkers(out)
 	return out

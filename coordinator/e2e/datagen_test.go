@@ -259,6 +259,18 @@ func TestDatagenBadInput(t *testing.T) {
 	if err := os.WriteFile(book, []byte("8/8/8/8/8/4k3/1q6/K7 w - - 0 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Workers first: a dataset no worker can start fails after the start
+	// timeout for that reason, none connected included.
+	addWorkers(t, cl, 2)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		ws, err := arbiterv1.NewAdminServiceClient(conn).ListWorkers(ctxT(t, 10*time.Second), &arbiterv1.ListWorkersRequest{})
+		if err == nil && len(ws.GetWorkers()) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the workers did not register: %v", err)
+		}
+	}
 	blocked := map[string]string{
 		submitDatagen(t, addr, "--engine", "name=noscore,cmd=noscore", "--positions", "100",
 			"--each", "nodes=1000", "--batch-games", "2"): `engine "noscore" reported no score at ply`,
@@ -272,7 +284,6 @@ func TestDatagenBadInput(t *testing.T) {
 		!strings.Contains(out, "random-plies: 100 draws of 1-1 random plies from 8/8/8/8/8/4k3/1q6/K7 w - - 0 1 all ended the game") {
 		t.Errorf("random plies with no playable position: exit %d: %s; want 2 naming random-plies", code, out)
 	}
-	addWorkers(t, cl, 2)
 	for id, want := range blocked {
 		var j *arbiterv1.Job
 		for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {

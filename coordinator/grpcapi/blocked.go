@@ -52,7 +52,7 @@ func (js *jobService) withBlocked(jobs ...*arbiterv1.Job) []*arbiterv1.Job {
 				return jobs // the workers may not have (re)connected yet
 			}
 			for _, w := range js.core.Workers() {
-				if now.Sub(w.LastSeen) <= within {
+				if w.Live(now, within) {
 					live = append(live, w.Caps)
 					views = append(views, w)
 				}

@@ -112,14 +112,15 @@ func (s *StallWatch) Check(ctx context.Context) {
 	}
 }
 
-// liveWorkers are the workers seen within a lease duration, and the jobs
-// whose units some worker holds.
+// liveWorkers are the live workers (core.WorkerView.Live: seen within a
+// lease duration, holding a lease or waiting for work), and the jobs whose
+// units some worker holds.
 func liveWorkers(c *core.Core) ([]core.WorkerView, map[string]bool) {
 	now, within := c.Now(), c.LeaseDuration()
 	var live []core.WorkerView
 	held := map[string]bool{}
 	for _, w := range c.Workers() {
-		if now.Sub(w.LastSeen) <= within {
+		if w.Live(now, within) {
 			live = append(live, w)
 		}
 		for _, u := range w.Units {
