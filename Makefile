@@ -59,8 +59,10 @@ cross:
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -o $(CROSSDIR)/arbiter-$$os-$$arch$$ext ./cmd/arbiter; \
 	done
 
+# The demo serves on after the perft (its pages, clients through the
+# connection file) until Ctrl-C.
 demo: build
-	$(BIN) up --workers 2 --depth 7
+	$(BIN) up --workers 2 --depth 7 --keep-serving
 
 ## Engine core
 .PHONY: bench-perft perft-full fuzz
@@ -70,6 +72,15 @@ demo: build
 # seconds and the table's hit rate.
 bench-perft: build
 	scripts/bench-perft.sh
+
+# The README's figures from real runs of this build: the perft examples'
+# output (internal/tools/readmeperft) and make bench-perft's table
+# (README blocks perft-examples and bench-perft; minutes: Stockfish's
+# perft 7 twice).
+.PHONY: readme-figures
+readme-figures: build
+	$(GO) run ./internal/tools/readmeperft -arbiter $(BIN) -readme README.md
+	scripts/bench-perft.sh -readme README.md
 
 # Every perft suite position at every depth (hours of CPU; not run in CI).
 perft-full: build

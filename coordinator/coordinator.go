@@ -157,7 +157,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		return nil, err
 	}
 	deps := workload.Deps{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer, DataDir: cfg.Store.Dir(),
-		ResolveArtifact: c.Artifacts.Fill, Games: games,
+		ResolveArtifact: c.Artifacts.FillEngine, Games: games,
 		// And one record of the workers' recent games (the /workers page).
 		Activity:  gamepair.NewActivity(cfg.Now),
 		JobExists: func(id string) bool { _, ok := c.Core.JobRef(id); return ok },

@@ -2,6 +2,9 @@ package datagen
 
 import (
 	"fmt"
+
+	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/match"
 )
 
 // CheckBatch checks games (decoded by DecodeShard, so legal and ended as
@@ -47,47 +50,18 @@ func CheckBatch(s Settings, seed uint64, games []Game) error {
 // checkAdjudication replays the game loop's adjudication (match.PlayGame)
 // over the engine plies of g, which start at ply first.
 func checkAdjudication(a Adjudication, g *Game, first int) error {
-	var (
-		winStreak   [2]int // consecutive plies in which White (0) or Black (1) was judged lost
-		drawStreak  int
-		enginePlies int
-	)
+	judge := match.NewAdjudicator(a.match())
 	last := len(g.Moves) - 1
 	for i := first; i <= last; i++ {
-		w := g.Moves[i].Score
-		enginePlies++
-		end := TermNone
-		var res Result
-		if a.WinMoves > 0 {
-			lost := -1
-			switch {
-			case w <= -a.WinScore:
-				lost = 0
-			case w >= a.WinScore:
-				lost = 1
-			}
-			for k := range winStreak {
-				if k == lost {
-					winStreak[k]++
-				} else {
-					winStreak[k] = 0
-				}
-			}
-			if lost >= 0 && winStreak[lost] >= 2*a.WinMoves {
-				end, res = TermWinAdjudication, [2]Result{BlackWins, WhiteWins}[lost]
-			}
-		}
-		if end == TermNone && a.DrawMoves > 0 {
-			if abs(w) <= a.DrawScore && (enginePlies+1)/2 >= a.DrawMoveNumber {
-				drawStreak++
-			} else {
-				drawStreak = 0
-			}
-			if drawStreak >= 2*a.DrawMoves {
-				end, res = TermDrawAdjudication, Draw
-			}
-		}
-		if end == TermNone && enginePlies >= 2*a.MaxMoves {
+		// Scores are White's. The rules are symmetric (a score s of the
+		// mover is -s of its opponent), so each ply is judged as White's.
+		end, res := TermNone, NoResult
+		switch rule, r := judge.Ply(engine.White, g.Moves[i].Score, true); rule {
+		case match.AdjudicationResign:
+			end, res = TermWinAdjudication, resultOfMatch(r)
+		case match.AdjudicationDraw:
+			end, res = TermDrawAdjudication, Draw
+		case match.AdjudicationMaxMoves:
 			end, res = TermMaxMoves, Draw
 		}
 		switch {
@@ -109,13 +83,6 @@ func checkAdjudication(a Adjudication, g *Game, first int) error {
 		return fmt.Errorf("no engine ply, and the game ends by %s", g.Termination)
 	}
 	return nil
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 // CheckOpenings draws the openings of the first games of the batch whose

@@ -47,12 +47,7 @@ func PlayGames(ctx context.Context, newPlayer func() (match.Player, error), s Se
 	sp := &selfPlayer{Player: p}
 
 	lim := match.Limits{Nodes: int64(s.Nodes)}
-	a := s.Adjudication
-	cfg := match.GameConfig{Adjudication: match.Adjudication{
-		ResignMoves: a.WinMoves, ResignScore: a.WinScore,
-		DrawMoveNumber: a.DrawMoveNumber, DrawMoves: a.DrawMoves, DrawScore: a.DrawScore,
-		MaxMoves: a.MaxMoves,
-	}}
+	cfg := match.GameConfig{Adjudication: s.Adjudication.match()}
 	out := make([]Game, 0, min(games, 1024))
 	var r replay
 	for i := 0; i < games; i++ {

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/match"
 )
 
 // Settings is everything that decides a batch's games besides the engine
@@ -72,6 +73,16 @@ type Adjudication struct {
 	// count one each, random plies excluded). Required (1..MaxMaxMoves):
 	// it bounds a game's length, and so a shard's.
 	MaxMoves int
+}
+
+// match is the game loop's form of a: the runner plays and checks games
+// under these thresholds (a win by the scores is its resign adjudication).
+func (a Adjudication) match() match.Adjudication {
+	return match.Adjudication{
+		ResignMoves: a.WinMoves, ResignScore: a.WinScore,
+		DrawMoveNumber: a.DrawMoveNumber, DrawMoves: a.DrawMoves, DrawScore: a.DrawScore,
+		MaxMoves: a.MaxMoves,
+	}
 }
 
 // Bounds of the settings (Validate refuses anything outside them). They

@@ -129,8 +129,12 @@ type MoveInfo struct {
 	HasScore bool
 	Score    Score
 	Depth    int
+	SelDepth int
 	Nodes    int64
 	Elapsed  time.Duration
+	// TimeLeft is the mover's clock after the move (increment added);
+	// zero without a clock.
+	TimeLeft time.Duration
 }
 
 // Adjudication ends games early. Zero fields disable a rule.
@@ -281,11 +285,7 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, name [2]string, lim
 	for c := 0; c < 2; c++ {
 		clock[c] = lim[c].Base
 	}
-	var (
-		resignStreak [2]int // consecutive plies in which side c was judged lost by both engines
-		drawStreak   int
-		enginePlies  int
-	)
+	adj := NewAdjudicator(cfg.Adjudication)
 	req := &st.req
 	*req = ThinkRequest{StartFEN: op.FEN, Chess960: op.Chess960}
 
@@ -404,48 +404,23 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, name [2]string, lim
 			g.Incidents = append(g.Incidents, Incident{Kind: IncOverrun, Player: mover, Ply: ply, Over: over})
 		}
 
-		inf := MoveInfo{HasScore: rep.Info.HasScore, Score: rep.Info.Score, Depth: rep.Info.Depth, Nodes: rep.Info.Nodes, Elapsed: rep.Elapsed}
+		inf := MoveInfo{HasScore: rep.Info.HasScore, Score: rep.Info.Score, Depth: rep.Info.Depth, SelDepth: rep.Info.SelDepth, Nodes: rep.Info.Nodes, Elapsed: rep.Elapsed}
+		if l.HasClock() {
+			inf.TimeLeft = clock[c]
+		}
 		st.push(&pos, m, g, inf)
-		enginePlies++
 
 		// Adjudication, on the scores of the move just made.
-		a := &cfg.Adjudication
-		if a.ResignMoves > 0 {
-			lost := -1 // the side both engines see as lost, judged by this ply
-			if inf.HasScore {
-				s := inf.Score.Centipawns()
-				if s <= -a.ResignScore {
-					lost = c
-				} else if s >= a.ResignScore {
-					lost = 1 - c
-				}
-			}
-			for k := 0; k < 2; k++ {
-				if k == lost {
-					resignStreak[k]++
-				} else {
-					resignStreak[k] = 0
-				}
-			}
-			if lost >= 0 && resignStreak[lost] >= 2*a.ResignMoves {
-				return end(loss(engine.Color(lost)), EndAdjudication, TermAdjudication, fmt.Sprintf("%s resigns (adjudication)", colorName(engine.Color(lost))))
-			}
-		}
-		if a.DrawMoves > 0 {
-			if inf.HasScore && abs(inf.Score.Centipawns()) <= a.DrawScore && (enginePlies+1)/2 >= a.DrawMoveNumber {
-				drawStreak++
-			} else {
-				drawStreak = 0
-			}
-			if drawStreak >= 2*a.DrawMoves {
-				return end(Draw, EndAdjudication, TermAdjudication, "draw by adjudication")
-			}
-		}
-		if a.MaxMoves > 0 && enginePlies >= 2*a.MaxMoves {
+		switch rule, r := adj.Ply(side, inf.Score.Centipawns(), inf.HasScore); rule {
+		case AdjudicationResign:
+			return end(r, EndAdjudication, TermAdjudication, fmt.Sprintf("%s resigns (adjudication)", colorName(loserOf(r))))
+		case AdjudicationDraw:
+			return end(Draw, EndAdjudication, TermAdjudication, "draw by adjudication")
+		case AdjudicationMaxMoves:
 			if r, e, term, reason, over := st.status(&pos); over {
 				return end(r, e, term, reason)
 			}
-			return end(Draw, EndAdjudication, TermAdjudication, fmt.Sprintf("draw by adjudication: %d moves", a.MaxMoves))
+			return end(Draw, EndAdjudication, TermAdjudication, fmt.Sprintf("draw by adjudication: %d moves", cfg.Adjudication.MaxMoves))
 		}
 	}
 }

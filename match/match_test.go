@@ -8,6 +8,7 @@ package match_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -233,8 +234,9 @@ func TestXboardEngines(t *testing.T) {
 	t.Logf("terminations: %v", tot.Terminations)
 }
 
-// An xboard engine without setboard cannot start from a FEN: the game is
-// lost by that engine with a clear incident instead of a wrong game.
+// An xboard engine without setboard cannot start from a FEN: the match
+// does not start, and says which engine lacks what (before issue 32 every
+// game was lost "abandoned" and the match reported an Elo).
 func TestXboardNoSetboardRefusesFEN(t *testing.T) {
 	fm := need(t, "/usr/games/fairymax", "fairymax")
 	need(t, stockfish, "stockfish")
@@ -244,11 +246,8 @@ func TestXboardNoSetboardRefusesFEN(t *testing.T) {
 		Limits:   match.Limits{Depth: 2},
 		Openings: b.At, Pairs: 1,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tot.Results.Losses != 2 || len(tot.Incidents) != 2 || !strings.Contains(tot.Incidents[0].Detail, "setboard") {
-		t.Fatalf("results %+v incidents %v", tot.Results, tot.Incidents)
+	if tot != nil || !errors.Is(err, match.ErrCannotPlay) || !strings.Contains(err.Error(), `engine "fairymax"`) || !strings.Contains(err.Error(), "no setboard") {
+		t.Fatalf("totals %v, error %v", tot, err)
 	}
 }
 

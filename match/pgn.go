@@ -18,6 +18,10 @@ type PGNOptions struct {
 	// its games. A tune's sides play θ + c_k·Δ and θ − c_k·Δ, which the
 	// game record alone does not show. Nil writes neither tag.
 	Params map[string]string
+	// TimeLeft, Nodes and SelDepth add ", tl=SECONDSs", ", n=NODES" and
+	// ", sd=SELDEPTH" to each engine move's comment, as fastchess's
+	// -pgnout timeleft=true nodes=true seldepth=true do.
+	TimeLeft, Nodes, SelDepth bool
 }
 
 // ParamsTag is the value of a Params tag: the options of e named in
@@ -148,7 +152,21 @@ func WritePGN(w *bufio.Writer, g *GameRecord, o PGNOptions) error {
 				buf = append(buf, ' ')
 			}
 			buf = appendSeconds(buf, inf.Elapsed)
-			buf = append(buf, "s}"...)
+			buf = append(buf, 's')
+			if o.TimeLeft {
+				buf = append(buf, ", tl="...)
+				buf = appendSeconds(buf, inf.TimeLeft)
+				buf = append(buf, 's')
+			}
+			if o.Nodes {
+				buf = append(buf, ", n="...)
+				buf = strconv.AppendInt(buf, inf.Nodes, 10)
+			}
+			if o.SelDepth {
+				buf = append(buf, ", sd="...)
+				buf = strconv.AppendInt(buf, int64(inf.SelDepth), 10)
+			}
+			buf = append(buf, '}')
 			lw.comment(buf)
 		}
 		pos.MakeMove(m)

@@ -230,3 +230,33 @@ func TestFeatures(t *testing.T) {
 		t.Fatalf("%q %q", n, typ)
 	}
 }
+
+// TestPGNMoveCommentExtras: PGNOptions.TimeLeft, Nodes and SelDepth add
+// fastchess's tl=, n= and sd= to each engine move's comment, the clock
+// being the mover's after the move (increment added).
+func TestPGNMoveCommentExtras(t *testing.T) {
+	w := &script{name: "w", moves: []string{"f2f3", "g2g4"}, score: -50, delay: 100 * time.Millisecond}
+	b := &script{name: "b", moves: []string{"e7e5", "d8h4"}, score: 50, delay: 100 * time.Millisecond}
+	g := PlayGame(context.Background(), w, b, Limits{Base: 2 * time.Second, Inc: 500 * time.Millisecond}, Limits{Base: 2 * time.Second, Inc: 500 * time.Millisecond}, Opening{}, GameConfig{})
+	if g.End != EndCheckmate || len(g.Info) != 4 {
+		t.Fatalf("game %v %s, %d moves", g.End, g.Reason, len(g.Info))
+	}
+	if tl := g.Info[0].TimeLeft; tl < 2300*time.Millisecond || tl > 2400*time.Millisecond {
+		t.Errorf("white's clock after its first move %v, want 2s - 0.1s + 0.5s", tl)
+	}
+	var buf bytes.Buffer
+	bw := bufio.NewWriter(&buf)
+	if err := WritePGN(bw, g, PGNOptions{TimeLeft: true, Nodes: true, SelDepth: true}); err != nil {
+		t.Fatal(err)
+	}
+	bw.Flush()
+	if !strings.Contains(buf.String(), "{-0.50/1 0.100s, tl=2.400s, n=0, sd=0}") {
+		t.Errorf("no tl=, n=, sd= in the comments:\n%s", buf.String())
+	}
+	buf.Reset()
+	WritePGN(bw, g, PGNOptions{})
+	bw.Flush()
+	if strings.Contains(buf.String(), "tl=") || strings.Contains(buf.String(), "n=") {
+		t.Errorf("extras without the options:\n%s", buf.String())
+	}
+}

@@ -133,6 +133,14 @@ func Run(ctx context.Context, cfg MatchConfig) (*Totals, error) {
 	if err != nil {
 		return nil, err
 	}
+	n := cfg.Pairs
+	if n == 0 {
+		n = -1
+	}
+	if err := checkCapable(first, l.names, lim, demandsOf(cfg.Openings, cfg.FirstPair, n)); err != nil {
+		quitPlayers(first)
+		return nil, err
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

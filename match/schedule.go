@@ -37,6 +37,11 @@ type Schedule struct {
 	Rounds int // 0: no end (the runner is stopped, e.g. by an SPRT)
 	Games  int // games per pairing and round
 	Repeat int // games per opening
+	// NoSwap keeps the pairing's first engine white in every game
+	// (fastchess's and cutechess-cli's -noswap); Reverse gives it black
+	// where it would have white (-reverse). Units are then not game pairs
+	// (Paired) under NoSwap.
+	NoSwap, Reverse bool
 
 	engines  int
 	pairings [][2]int
@@ -147,7 +152,7 @@ func (s *Schedule) Len() int {
 
 // Paired reports whether the units are game pairs (one opening, colours
 // swapped) that a pentanomial counts: game 2t and 2t+1 form a pair.
-func (s *Schedule) Paired() bool { return s.Repeat%2 == 0 }
+func (s *Schedule) Paired() bool { return s.Repeat%2 == 0 && !s.NoSwap }
 
 // Game describes game k (0 <= k, and k < Len() when the schedule ends).
 func (s *Schedule) Game(k int) ScheduledGame {
@@ -155,7 +160,7 @@ func (s *Schedule) Game(k int) ScheduledGame {
 	r, rem := k/per, k%per
 	p, g := rem/s.Games, rem%s.Games
 	a, b := s.pairings[p][0], s.pairings[p][1]
-	if (r*s.Games+g)%2 == 1 {
+	if ((r*s.Games+g)%2 == 1 && !s.NoSwap) != s.Reverse {
 		a, b = b, a
 	}
 	return ScheduledGame{Index: k, Round: r, InRound: rem, Pairing: p, White: a, Black: b, Unit: k / s.Repeat}
@@ -172,7 +177,7 @@ func (s *Schedule) PairingGame(p, i int) ScheduledGame {
 // tournament that resumes it).
 func (s *Schedule) Same(o *Schedule) bool {
 	return s.Kind == o.Kind && s.Seeds == o.Seeds && s.Rounds == o.Rounds && s.Games == o.Games &&
-		s.Repeat == o.Repeat && s.engines == o.engines
+		s.Repeat == o.Repeat && s.engines == o.engines && s.NoSwap == o.NoSwap && s.Reverse == o.Reverse
 }
 
 func (s *Schedule) String() string {
@@ -183,5 +188,12 @@ func (s *Schedule) String() string {
 	if s.Rounds > 0 {
 		str += fmt.Sprintf(", %d rounds", s.Rounds)
 	}
-	return str + fmt.Sprintf(" of %d games per pairing, %d per opening", s.Games, s.Repeat)
+	str += fmt.Sprintf(" of %d games per pairing, %d per opening", s.Games, s.Repeat)
+	if s.NoSwap {
+		str += ", colours not swapped"
+	}
+	if s.Reverse {
+		str += ", colours reversed"
+	}
+	return str
 }

@@ -95,3 +95,39 @@ func TestScheduleErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestScheduleNoSwapReverse: -noswap keeps the pairing's first engine
+// white (the units are then no colour-swapped pairs), -reverse gives it
+// black first; fastchess 1.8.2 plays the same colours.
+func TestScheduleNoSwapReverse(t *testing.T) {
+	colours := func(s *Schedule) string {
+		var c []string
+		for k := 0; k < s.Len(); k++ {
+			c = append(c, fmt.Sprintf("%d-%d", s.Game(k).White, s.Game(k).Black))
+		}
+		return strings.Join(c, " ")
+	}
+	for _, c := range []struct {
+		noswap, reverse bool
+		want            string
+		paired          bool
+	}{
+		{false, false, "0-1 1-0 0-1 1-0", true},
+		{true, false, "0-1 0-1 0-1 0-1", false},
+		{false, true, "1-0 0-1 1-0 0-1", true},
+		{true, true, "1-0 1-0 1-0 1-0", false},
+	} {
+		s, err := NewSchedule(2, RoundRobin, 0, 2, 2, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain := *s
+		s.NoSwap, s.Reverse = c.noswap, c.reverse
+		if got := colours(s); got != c.want || s.Paired() != c.paired {
+			t.Errorf("noswap %v reverse %v: %s paired %v, want %s paired %v", c.noswap, c.reverse, got, s.Paired(), c.want, c.paired)
+		}
+		if (c.noswap || c.reverse) && s.Same(&plain) {
+			t.Errorf("noswap %v reverse %v: Same as the plain schedule (a state would resume with other colours)", c.noswap, c.reverse)
+		}
+	}
+}

@@ -54,6 +54,10 @@ type lineup struct {
 	// recover: a crashed or hung engine is restarted for the next game;
 	// false: the unit ends with that game and the match stops.
 	recover bool
+	// onStart and onEnd, when set, are told of each game as it starts and
+	// ends (by its index in the schedule), from the slots' goroutines.
+	onStart func(index int, white, black string)
+	onEnd   func(index int, g *GameRecord)
 }
 
 // startPlayers starts one player of every engine, all at once: a bad
@@ -161,12 +165,18 @@ func (l *lineup) playUnit(ctx context.Context, st *gameState, players []Player, 
 			players[e] = p
 		}
 		if g == nil {
+			if l.onStart != nil {
+				l.onStart(ug.index, names[0], names[1])
+			}
 			g = st.play(ctx, [2]Player{players[side[0]], players[side[1]]}, names, lim, u.opening, l.game)
 		}
 		if g.Result == NoResult {
 			return nil, false
 		}
 		g.Round = ug.round
+		if l.onEnd != nil {
+			l.onEnd(ug.index, g)
+		}
 		res.games = append(res.games, g)
 		if !l.recover && engineFailed(g) {
 			res.failed = true

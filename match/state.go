@@ -49,6 +49,8 @@ type StateSchedule struct {
 	Rounds        int  `json:"rounds"`
 	Games         int  `json:"games"`
 	Repeat        int  `json:"repeat"`
+	NoSwap        bool `json:"noswap,omitempty"`
+	Reverse       bool `json:"reverse,omitempty"`
 }
 
 // StatePGN is the PGN file and its length when the state was written.
@@ -67,6 +69,7 @@ type StateTally struct {
 	Overruns     int            `json:"overruns"`
 	MaxOverrunUS int64          `json:"max_overrun_us"`
 	Restarts     int            `json:"restarts"`
+	Abandoned    int            `json:"abandoned,omitempty"`
 	Terminations map[string]int `json:"terminations,omitempty"`
 }
 
@@ -107,7 +110,11 @@ func clipString(s string) string {
 
 func (st *State) schedule() (*Schedule, error) {
 	sc := st.Schedule
-	return NewSchedule(len(st.Engines), sc.Type, sc.GauntletSeeds, sc.Rounds, sc.Games, sc.Repeat)
+	s, err := NewSchedule(len(st.Engines), sc.Type, sc.GauntletSeeds, sc.Rounds, sc.Games, sc.Repeat)
+	if err == nil {
+		s.NoSwap, s.Reverse = sc.NoSwap, sc.Reverse
+	}
+	return s, err
 }
 
 // matches checks that the state is of a tournament with schedule s.
@@ -144,7 +151,7 @@ func (r *tournamentRun) resume(st *State) error {
 	t := &r.st.Tally
 	t.Games = r.st.countDone()
 	t.TimeLosses, t.Crashes, t.Hangs = st.Tally.TimeLosses, st.Tally.Crashes, st.Tally.Hangs
-	t.Illegal, t.Overruns, t.Restarts = st.Tally.Illegal, st.Tally.Overruns, st.Tally.Restarts
+	t.Illegal, t.Overruns, t.Restarts, t.Abandoned = st.Tally.Illegal, st.Tally.Overruns, st.Tally.Restarts, st.Tally.Abandoned
 	t.MaxOverrun = time.Duration(st.Tally.MaxOverrunUS) * time.Microsecond
 	for k, v := range st.Tally.Terminations {
 		t.Terminations[k] = v
@@ -169,11 +176,11 @@ func (r *tournamentRun) state() *State {
 	st := &State{
 		Format: StateFormat, Version: StateVersion, Config: r.t.StateConfig,
 		Engines:   r.st.Engines,
-		Schedule:  StateSchedule{Type: s.Kind, GauntletSeeds: s.Seeds, Rounds: s.Rounds, Games: s.Games, Repeat: s.Repeat},
+		Schedule:  StateSchedule{Type: s.Kind, GauntletSeeds: s.Seeds, Rounds: s.Rounds, Games: s.Games, Repeat: s.Repeat, NoSwap: s.NoSwap, Reverse: s.Reverse},
 		Results:   string(r.results),
 		GamesDone: t.Games, NextGame: r.st.NextGame, NextOpening: r.st.NextGame / s.Repeat,
 		Tally: StateTally{TimeLosses: t.TimeLosses, Crashes: t.Crashes, Hangs: t.Hangs, Illegal: t.Illegal,
-			Overruns: t.Overruns, MaxOverrunUS: t.MaxOverrun.Microseconds(), Restarts: t.Restarts, Terminations: t.Terminations},
+			Overruns: t.Overruns, MaxOverrunUS: t.MaxOverrun.Microseconds(), Restarts: t.Restarts, Abandoned: t.Abandoned, Terminations: t.Terminations},
 		ElapsedMS: r.elapsed().Milliseconds(),
 		Status:    r.st.Status,
 		Failure:   r.st.Failure,

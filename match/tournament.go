@@ -47,6 +47,11 @@ type Tournament struct {
 	// game, and goes on (each restart is an incident); without it the
 	// tournament stops after the game the engine failed in (StatusFailed).
 	Recover bool
+	// PlayAbandoned plays on however many games end abandoned (more than
+	// abandonFloor and abandonShare of them stop the tournament failed
+	// otherwise): fastchess and cutechess-cli do, and their farms count
+	// the games, so their compatibility mode sets it.
+	PlayAbandoned bool
 
 	// PGNFile receives every counted game (appended). On resume it is cut
 	// back to the length the state recorded. PGN is the alternative for a
@@ -74,6 +79,12 @@ type Tournament struct {
 	// OnUnit is called after every counted unit with the standings so
 	// far; returning true stops the tournament (StatusStopped).
 	OnUnit func(u *UnitResult, s *Standings) (stop bool)
+	// OnGameStart and OnGameEnd, when set, are told of each game as it
+	// starts and as it ends (before its unit is counted), by its index in
+	// the schedule: a runner's "Started game" and "Finished game" lines.
+	// They are called from the game slots' goroutines, concurrently.
+	OnGameStart func(index int, white, black string)
+	OnGameEnd   func(index int, g *GameRecord)
 
 	Builtin   BuiltinFactory
 	NewPlayer func(EngineConfig) (Player, error)
@@ -110,6 +121,9 @@ type Standings struct {
 	Status Status
 	// Failure says which engine failed how (StatusFailed).
 	Failure string
+	// TooManyAbandoned: the failure is the bound on abandoned games
+	// (restarting the engine, --recover, would not help).
+	TooManyAbandoned bool
 	// NextGame is the first game not counted yet.
 	NextGame int
 }
@@ -152,7 +166,8 @@ func (t *Tournament) Run(ctx context.Context) (*Standings, error) {
 	if newPlayer == nil {
 		newPlayer = func(e EngineConfig) (Player, error) { return NewPlayer(e, t.Builtin) }
 	}
-	l := &lineup{configs: t.Engines, limits: lim, newPlayer: newPlayer, game: &t.Game, recover: t.Recover}
+	l := &lineup{configs: t.Engines, limits: lim, newPlayer: newPlayer, game: &t.Game, recover: t.Recover,
+		onStart: t.OnGameStart, onEnd: t.OnGameEnd}
 	first, err := l.startPlayers()
 	if err != nil {
 		return nil, err
@@ -164,6 +179,13 @@ func (t *Tournament) Run(ctx context.Context) (*Standings, error) {
 		}
 	}()
 	l.names = engineNames(t.Engines, first)
+	nUnits := -1
+	if n := s.Len(); n >= 0 {
+		nUnits = (n + s.Repeat - 1) / max(s.Repeat, 1)
+	}
+	if err := checkCapable(first, l.names, lim, demandsOf(t.Openings, 0, nUnits)); err != nil {
+		return nil, err
+	}
 	run := &tournamentRun{t: t, s: s, st: newStandings(l.names, s), start: time.Now()}
 	if t.Resume != nil {
 		if err := run.resume(t.Resume); err != nil {
@@ -203,6 +225,9 @@ func (t *Tournament) Run(ctx context.Context) (*Standings, error) {
 		switch {
 		case ur.failed:
 			run.st.Status, run.st.Failure = StatusFailed, ur.failure()
+			cancel()
+		case !t.PlayAbandoned && run.st.tooManyAbandoned():
+			run.st.Status, run.st.Failure, run.st.TooManyAbandoned = StatusFailed, run.st.abandonedFailure(ur), true
 			cancel()
 		case t.OnUnit != nil && t.OnUnit(run.unitResult(ur), run.st):
 			run.st.Status = StatusStopped

@@ -60,8 +60,8 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 run_one() { # run_one KIND DEPTH
   case $1 in
   local) timed local "$BIN" perft --depth "$2" --threads "$THREADS" --hash "$HASH" --json ;;
-  shared) timed shared "$BIN" up --workers "$THREADS" --threads 1 --hash "$WORKER_HASH" --verify 0 --depth "$2" --json ;;
-  separate) timed separate "$BIN" up --workers "$THREADS" --threads 1 --hash "$WORKER_HASH" --shared-hash=false --verify 0 --depth "$2" --json ;;
+  shared) timed shared "$BIN" up --temp --workers "$THREADS" --threads 1 --hash "$WORKER_HASH" --verify 0 --depth "$2" --json ;;
+  separate) timed separate "$BIN" up --temp --workers "$THREADS" --threads 1 --hash "$WORKER_HASH" --shared-hash=false --verify 0 --depth "$2" --json ;;
   esac
 }
 
@@ -97,7 +97,7 @@ PY
 echo "perft of the start position: local = arbiter perft --threads $THREADS --hash $HASH;"
 echo "shared/separate = arbiter up, $THREADS workers x 1 thread, $WORKER_HASH MB each, one shared table / a table each"
 echo "eff = local / cluster (wall: time waited; cpu: work done)"
-read -r _ base_cpu < <(timed base "$BIN" up --workers "$THREADS" --threads 1 --hash "$WORKER_HASH" --verify 0 --depth 1 --json)
+read -r _ base_cpu < <(timed base "$BIN" up --temp --workers "$THREADS" --threads 1 --hash "$WORKER_HASH" --verify 0 --depth 1 --json)
 echo "cluster start and stop: $base_cpu CPU-s (subtracted from the cluster's CPU time)"
 printf '%-5s %14s %8s %8s %8s %8s %5s %5s %8s %8s %5s %5s  %s\n' depth nodes local_s local_cpu shared_s shr_cpu eff_w eff_c separ_s sep_cpu eff_w eff_c load
 for d in $DEPTHS; do

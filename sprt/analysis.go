@@ -159,8 +159,12 @@ func FormatReport(r Report) string {
 	} else {
 		nelo = NEloFromTrinomial(res.Losses, res.Draws, res.Wins)
 	}
-	fmt.Fprintf(&b, "Elo: %s +/- %s, nElo: %s +/- %s\n",
-		fixed2(fixed.Elo), fixed2(fixed.HalfWidth95), fixed2(nelo.NElo), fixed2(nelo.HalfWidth95))
+	if why := notEstimable(res, fixed, nelo); why != "" {
+		fmt.Fprintf(&b, "Elo: not estimable, nElo: not estimable (%s)\n", why)
+	} else {
+		fmt.Fprintf(&b, "Elo: %s +/- %s, nElo: %s +/- %s\n",
+			fixed2(fixed.Elo), fixed2(fixed.HalfWidth95), fixed2(nelo.NElo), fixed2(nelo.HalfWidth95))
+	}
 
 	games := res.Games()
 	drawRatio, points, pointsPct := 0.0, float64(res.Wins)+0.5*float64(res.Draws), 0.0
@@ -223,4 +227,42 @@ func fixed2(x float64) string {
 		return s
 	}
 	return "0.00"
+}
+
+// notEstimable says why r gives no Elo worth printing, or "": a score of
+// 0 % or 100 % (every game lost or won: the Elo is infinite and the
+// formulas return numbers such as nElo ±123373 that mean nothing), no
+// spread at all (every pair scored alike), or figures that are not finite.
+func notEstimable(r Results, fixed FixedElo, nelo NElo) string {
+	score, ok := 0.0, false
+	switch {
+	case r.HasWDL() && r.Games() > 0:
+		score, ok = (float64(r.Wins)+0.5*float64(r.Draws))/float64(r.Games()), true
+	case r.Pentanomial != nil:
+		p := r.Pentanomial
+		if n := p[0] + p[1] + p[2] + p[3] + p[4]; n > 0 {
+			score, ok = float64(p[1]+2*p[2]+3*p[3]+4*p[4])/(4*float64(n)), true
+		}
+	}
+	switch {
+	case !ok:
+		return "" // no games yet: the zero figures, as fastchess prints them
+	case score == 0:
+		return "score 0 %: every game lost"
+	case score == 1:
+		return "score 100 %: every game won"
+	}
+	if p := r.Pentanomial; p != nil {
+		for _, c := range p {
+			if c > 0 && c == p[0]+p[1]+p[2]+p[3]+p[4] {
+				return "no spread in the results: every pair scored alike"
+			}
+		}
+	}
+	for _, v := range []float64{fixed.Elo, fixed.HalfWidth95, nelo.NElo, nelo.HalfWidth95} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return "no spread in the results"
+		}
+	}
+	return ""
 }

@@ -395,6 +395,22 @@ LLR: 0.25 (8.4%) (-2.94, 2.94) [0.00, 2.00]
 	if !strings.Contains(empty, "PairsRatio: nan") || !strings.Contains(empty, "Elo: 0.00 +/-") {
 		t.Errorf("report of no games:\n%s", empty)
 	}
+	// Every game lost, won, or every pair alike: the formulas give
+	// numbers (Elo -1161 +/- 331, nElo -4009 +/- 78111 for 4 losses)
+	// that mean nothing; the report says so instead (issue 32).
+	for _, c := range []struct {
+		r   Results
+		why string
+	}{
+		{Results{Losses: 4, Pentanomial: &Pentanomial{2, 0, 0, 0, 0}}, "score 0 %: every game lost"},
+		{Results{Wins: 6, Pentanomial: &Pentanomial{0, 0, 0, 0, 3}}, "score 100 %: every game won"},
+		{Results{Draws: 4, Wins: 2, Losses: 2, Pentanomial: &Pentanomial{0, 0, 4, 0, 0}}, "no spread in the results: every pair scored alike"},
+	} {
+		got := FormatReport(Report{First: "A", Second: "B", Results: c.r, SPRT: &p})
+		if !strings.Contains(got, "Elo: not estimable, nElo: not estimable ("+c.why+")") {
+			t.Errorf("degenerate results %+v:\n%s", c.r, got)
+		}
+	}
 	bad := FormatReport(Report{First: "A", Second: "B", Results: Results{Wins: -1}})
 	if !strings.Contains(bad, "n/a") {
 		t.Errorf("report of bad results:\n%s", bad)

@@ -58,6 +58,7 @@ func Chess960StartFEN(n int) string {
 type RandomOptions struct {
 	Depth    int  // the depth each Target asks for
 	Chess960 bool // only Chess960 starts (otherwise half and half)
+	Standard bool // only the standard start (otherwise half and half)
 }
 
 // RandomTargets returns k positions from seeded random walks: target i
@@ -78,7 +79,9 @@ func RandomTargets(k int, seed uint64, opt RandomOptions) []Target {
 func RandomTarget(seed uint64, i int, opt RandomOptions) Target {
 	rng := rand.New(rand.NewPCG(seed, uint64(i)))
 	fen, c960 := engine.StartFEN, false
-	if opt.Chess960 || rng.IntN(2) == 1 {
+	// Mixed walks draw their start first; a seed gives the same mixed
+	// positions as before the Standard option existed.
+	if opt.Chess960 || (!opt.Standard && rng.IntN(2) == 1) {
 		fen, c960 = Chess960StartFEN(rng.IntN(960)), true
 	}
 	pos, err := engine.ParseFEN(fen)

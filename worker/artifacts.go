@@ -43,6 +43,8 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/arbiter-chess/arbiter/engine/nnue"
+	"github.com/arbiter-chess/arbiter/engine/search"
 	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/internal/sandbox"
@@ -69,6 +71,7 @@ type refusal struct {
 	state  arbiterv1.ArtifactCheckState
 	detail string
 	log    string
+	net    bool // a step with the engine's net (reported as such)
 }
 
 func (r *refusal) Error() string {
@@ -110,7 +113,7 @@ type artifactMetrics struct {
 func newArtifactMetrics(reg prometheus.Registerer) *artifactMetrics {
 	m := &artifactMetrics{
 		downloads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_worker_artifact_fetches_total",
-			Help: "Uploaded engines this worker needed, by source: download (from the coordinator), cache."}, []string{"source"}),
+			Help: "Uploaded engines and nets this worker needed, by source: download (from the coordinator), cache."}, []string{"source"}),
 		builds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_worker_artifact_builds_total",
 			Help: "Source builds on this worker by outcome: ok, cached, failed."}, []string{"outcome"}),
 		benches: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_worker_bench_checks_total",
@@ -143,9 +146,13 @@ type artifactCache struct {
 	limits   sandbox.Limits
 	wrapper  string // the sandbox wrapper ("" : unsandboxed)
 	compiler bool
-	client   arbiterv1.ArtifactServiceClient
-	log      *zap.Logger
-	m        *artifactMetrics
+	// engines: it runs uploaded engines (--allow-uploads and a working
+	// sandbox); without, the cache holds nets only (for the embedded
+	// engine): data, never run.
+	engines bool
+	client  arbiterv1.ArtifactServiceClient
+	log     *zap.Logger
+	m       *artifactMetrics
 
 	mu       sync.Mutex        // one preparation at a time (downloads and builds are shared)
 	verified map[string]uint64 // program and signature → its bench (0: unchecked)
@@ -154,13 +161,20 @@ type artifactCache struct {
 }
 
 // newArtifactCache prepares the cache under cfg.DataDir (nil without
-// one). Its metrics m are the worker's, exported whether or not it runs
-// uploaded engines.
+// one). Without --allow-uploads (or without a working sandbox) it keeps
+// nets only. Its metrics m are the worker's, exported whether or not it
+// runs uploaded engines.
 func newArtifactCache(cfg Config, log *zap.Logger, m *artifactMetrics) (*artifactCache, error) {
-	if cfg.DataDir == "" || !cfg.AllowUploads {
+	if cfg.DataDir == "" {
 		return nil, nil
 	}
-	c := &artifactCache{dir: filepath.Join(cfg.DataDir, "artifacts"), runDir: filepath.Join(cfg.DataDir, "run"),
+	// Absolute: the sandbox wrapper and the engines it starts run in other
+	// directories.
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("worker: artifact cache: %w", err)
+	}
+	c := &artifactCache{dir: filepath.Join(dataDir, "artifacts"), runDir: filepath.Join(dataDir, "run"),
 		maxBytes: cfg.CacheBytes, build: cfg.BuildTimeout, bench: DefaultBenchTimeout, limits: cfg.Limits,
 		client: arbiterv1.NewArtifactServiceClient(cfg.Conn), log: log, m: m,
 		verified: map[string]uint64{}, ready: map[string]bool{}, pinned: map[string]int{}}
@@ -187,6 +201,9 @@ func newArtifactCache(cfg Config, log *zap.Logger, m *artifactMetrics) (*artifac
 	for _, t := range tmps {
 		os.RemoveAll(t)
 	}
+	if !cfg.AllowUploads {
+		return c, nil // nets only
+	}
 	switch {
 	case cfg.Unsandboxed:
 		log.Warn("uploaded engines run WITHOUT the sandbox (--unsandboxed): they can do anything this user can")
@@ -206,10 +223,11 @@ func newArtifactCache(cfg Config, log *zap.Logger, m *artifactMetrics) (*artifac
 			// Without its sandbox the worker runs no uploaded engine: its
 			// capabilities say so, and the coordinator offers it none.
 			log.Error("the sandbox for uploaded engines does not work here: this worker runs none (--unsandboxed overrides)", zap.Error(err))
-			return nil, nil
+			return c, nil // nets only
 		}
 		log.Info("sandbox for uploaded engines", zap.String("enforces", features), zap.String("limits", c.limits.String()))
 	}
+	c.engines = true
 	_, ccErr := exec.LookPath("cc")
 	_, makeErr := exec.LookPath("make")
 	c.compiler = ccErr == nil && makeErr == nil
@@ -223,43 +241,54 @@ func (c *artifactCache) capabilities() []string {
 	if c == nil {
 		return nil
 	}
-	caps := []string{capability.Artifacts}
+	caps := []string{capability.Nets}
+	if !c.engines {
+		return caps
+	}
+	caps = append(caps, capability.Artifacts)
 	if c.compiler {
 		caps = append(caps, capability.SourceBuild)
 	}
 	return caps
 }
 
-// prepared is an uploaded engine ready to play: the spec the match runner
-// starts (the sandbox wrapper and its arguments), and what to unpin after.
+// prepared is an uploaded engine (or an engine with a net) ready to play:
+// the spec the match runner starts (the sandbox wrapper and its
+// arguments, the net's path in its option), and what to unpin after.
 type prepared struct {
-	spec  *arbiterv1.EngineSpec
-	entry string
-	run   string // its working directory, removed by done
+	spec    *arbiterv1.EngineSpec
+	entries []string // cache entries pinned: the program or tree, the net
+	run     string   // its working directory, removed by done ("": none)
 }
 
 // prepare makes engine e of test jobID playable: fetched, built, verified.
 // Each step is reported to the coordinator; a failure is a *refusal.
 func (c *artifactCache) prepare(ctx context.Context, workerID, jobID string, e *arbiterv1.EngineSpec) (*prepared, error) {
-	a := e.GetArtifact()
-	report := func(st arbiterv1.ArtifactCheckState, detail, log string, bench uint64) {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		_, err := c.client.ReportArtifact(rctx, &arbiterv1.ReportArtifactRequest{WorkerId: workerID, JobId: jobID, Engine: e.GetName(),
-			Sha256: a.GetSha256(), State: st, Detail: detail, Log: log, Bench: bench})
-		if err != nil {
-			c.log.Warn("artifact report not sent", zap.Error(err))
+	reporter := func(engine, sha string) reportFunc {
+		return func(st arbiterv1.ArtifactCheckState, detail, log string, bench uint64) {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			_, err := c.client.ReportArtifact(rctx, &arbiterv1.ReportArtifactRequest{WorkerId: workerID, JobId: jobID, Engine: engine,
+				Sha256: sha, State: st, Detail: detail, Log: log, Bench: bench})
+			if err != nil {
+				c.log.Warn("artifact report not sent", zap.Error(err))
+			}
 		}
 	}
-	rkey := jobID + "\x00" + e.GetName() + "\x00" + a.GetSha256()
+	// The engine's steps, and its net's under "NAME net" (status shows
+	// one line per engine and worker).
+	report := reporter(e.GetName(), e.GetArtifact().GetSha256())
+	reportNet := reporter(netCheckName(e.GetName()), e.GetNet().GetSha256())
+	rkey := jobID + "\x00" + e.GetName() + "\x00" + e.GetArtifact().GetSha256() + "\x00" + e.GetNet().GetSha256()
 	c.mu.Lock()
 	quiet := c.ready[rkey]
 	c.mu.Unlock()
 	if quiet {
 		// Later batches of a test: its status holds the steps already.
 		report = func(arbiterv1.ArtifactCheckState, string, string, uint64) {}
+		reportNet = report
 	}
-	p, err := c.prepareLocked(ctx, jobID, e, report)
+	p, err := c.prepareLocked(ctx, jobID, e, report, reportNet)
 	if err == nil {
 		c.mu.Lock()
 		c.ready[rkey] = true
@@ -267,17 +296,42 @@ func (c *artifactCache) prepare(ctx context.Context, workerID, jobID string, e *
 	}
 	var r *refusal
 	if errors.As(err, &r) {
-		report(r.state, r.detail, r.log, 0)
+		if r.net {
+			reportNet(r.state, r.detail, r.log, 0)
+		} else {
+			report(r.state, r.detail, r.log, 0)
+		}
 	}
 	return p, err
 }
 
+// netCheckName is the engine name under which a worker reports its steps
+// with an engine's net.
+func netCheckName(engine string) string { return engine + " net" }
+
 type reportFunc func(st arbiterv1.ArtifactCheckState, detail, log string, bench uint64)
 
-func (c *artifactCache) prepareLocked(ctx context.Context, jobID string, e *arbiterv1.EngineSpec, report reportFunc) (*prepared, error) {
+func (c *artifactCache) prepareLocked(ctx context.Context, jobID string, e *arbiterv1.EngineSpec, report, reportNet reportFunc) (*prepared, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	a := e.GetArtifact()
+	if a != nil && !c.engines {
+		return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED,
+			detail: "this worker runs no uploaded engines (its operator did not allow them: --allow-uploads, or its sandbox does not work)"}
+	}
+	var net string // the net's verified file ("": the engine's own)
+	if e.GetNet() != nil {
+		var err error
+		if net, err = c.prepareNet(ctx, e, reportNet); err != nil {
+			return nil, err
+		}
+	}
+	if a == nil {
+		// The embedded engine with a net: nothing to run or bench here.
+		spec := withNet(e, net)
+		c.pinned[net]++
+		return &prepared{spec: spec, entries: []string{net}}, nil
+	}
 	if !validHash(a.GetSha256()) {
 		return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED, detail: fmt.Sprintf("artifact %q: not a SHA-256", a.GetSha256())}
 	}
@@ -285,7 +339,7 @@ func (c *artifactCache) prepareLocked(ctx context.Context, jobID string, e *arbi
 		return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED,
 			detail: fmt.Sprintf("engine %q is built for %s, this worker is %s", e.GetName(), a.GetPlatform(), Platform())}
 	}
-	obj, fromCache, err := c.fetch(ctx, a)
+	obj, fromCache, err := c.fetch(ctx, a.GetSha256(), a.GetSize())
 	if err != nil {
 		return nil, err
 	}
@@ -335,12 +389,54 @@ func (c *artifactCache) prepareLocked(ctx context.Context, jobID string, e *arbi
 	if entry != exe {
 		readOnly = []string{entry} // the built tree
 	}
-	spec := proto.Clone(e).(*arbiterv1.EngineSpec)
+	if net != "" {
+		readOnly = append(readOnly, net)
+	}
+	spec := withNet(e, net)
 	spec.Artifact = nil
 	spec.Command, spec.Args, spec.Dir = c.command(exe, e.GetArgs(), run, readOnly)
-	vkey := a.GetSha256() + "\x00" + exe + "\x00" + strconv.FormatUint(a.GetBench(), 10)
+	vkey := a.GetSha256() + "\x00" + exe + "\x00" + strconv.FormatUint(a.GetBench(), 10) + "\x00" + net
 	bench, benched := c.verified[vkey]
+	var session *uciSession // with a net, the bench runs in a UCI session that loads it
+	if net != "" {
+		session = &uciSession{args: e.GetArgs(), options: spec.GetOptions(), netOption: matchspec.NetOption(e.GetNet()), bench: a.GetBench() != 0}
+	}
+	if session != nil && benched {
+		reportNet(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED, "cache", "", 0)
+	}
 	switch {
+	case session != nil && !benched:
+		// The net is loaded (and the bench run) before the first game: an
+		// engine that rejects it is refused here.
+		nodes, log, rejected, err := c.runBench(ctx, exe, run, readOnly, session)
+		switch {
+		case rejected != "":
+			return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED, net: true,
+				detail: fmt.Sprintf("engine %q rejects net %s: %s", e.GetName(), e.GetNet().GetSha256()[:12], rejected), log: withoutOptions(log)}
+		case err != nil && a.GetBench() != 0:
+			c.m.benches.WithLabelValues("mismatch").Inc()
+			return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BENCH_MISMATCH,
+				detail: fmt.Sprintf("engine %q with net %s: bench failed: %v", e.GetName(), e.GetNet().GetSha256()[:12], err), log: log}
+		case err != nil:
+			return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED, net: true,
+				detail: fmt.Sprintf("engine %q with net %s: %v", e.GetName(), e.GetNet().GetSha256()[:12], err), log: log}
+		case a.GetBench() != 0 && nodes != a.GetBench():
+			c.m.benches.WithLabelValues("mismatch").Inc()
+			return nil, &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_BENCH_MISMATCH,
+				detail: fmt.Sprintf("engine %q with net %s: bench %d nodes, the test's signature is %d", e.GetName(), e.GetNet().GetSha256()[:12],
+					nodes, a.GetBench()), log: log}
+		}
+		reportNet(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED, "the engine loaded it", "", 0)
+		c.verified[vkey] = nodes
+		if a.GetBench() == 0 {
+			c.m.benches.WithLabelValues("unchecked").Inc()
+			report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED, "no signature given: the engine runs unverified", "", 0)
+		} else {
+			c.m.benches.WithLabelValues("match").Inc()
+			c.log.Info("uploaded engine verified with its net", zap.String("engine", e.GetName()), zap.String("sha256", a.GetSha256()[:12]),
+				zap.String("net", e.GetNet().GetSha256()[:12]), zap.Uint64("bench", nodes), zap.Uint64("signature", a.GetBench()))
+			report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED, "bench with the net matches the signature", "", nodes)
+		}
 	case benched && a.GetBench() == 0:
 		report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED, "no signature given: the engine runs unverified", "", 0)
 	case benched:
@@ -352,7 +448,7 @@ func (c *artifactCache) prepareLocked(ctx context.Context, jobID string, e *arbi
 		c.verified[vkey] = 0
 		report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED, "no signature given: the engine runs unverified", "", 0)
 	default:
-		nodes, log, err := c.runBench(ctx, exe, run, readOnly)
+		nodes, log, _, err := c.runBench(ctx, exe, run, readOnly, nil)
 		switch {
 		case err != nil:
 			c.m.benches.WithLabelValues("mismatch").Inc()
@@ -373,9 +469,15 @@ func (c *artifactCache) prepareLocked(ctx context.Context, jobID string, e *arbi
 			zap.Uint64("bench", nodes), zap.Uint64("signature", a.GetBench()))
 		report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED, detail, "", nodes)
 	}
-	c.pinned[entry]++
+	entries := []string{entry}
+	if net != "" {
+		entries = append(entries, net)
+	}
+	for _, en := range entries {
+		c.pinned[en]++
+	}
 	keepRun = true
-	return &prepared{spec: spec, entry: entry, run: run}, nil
+	return &prepared{spec: spec, entries: entries, run: run}, nil
 }
 
 // done unpins what prepare pinned and trims the cache.
@@ -383,13 +485,17 @@ func (c *artifactCache) done(p *prepared) {
 	if c == nil || p == nil {
 		return
 	}
-	if err := os.RemoveAll(p.run); err != nil {
-		c.log.Warn("engine directory not removed", zap.String("dir", p.run), zap.Error(err))
+	if p.run != "" {
+		if err := os.RemoveAll(p.run); err != nil {
+			c.log.Warn("engine directory not removed", zap.String("dir", p.run), zap.Error(err))
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pinned[p.entry]--; c.pinned[p.entry] <= 0 {
-		delete(c.pinned, p.entry)
+	for _, en := range p.entries {
+		if c.pinned[en]--; c.pinned[en] <= 0 {
+			delete(c.pinned, en)
+		}
 	}
 	c.trim()
 }
@@ -435,8 +541,7 @@ func touch(path string) {
 
 // fetch returns the path of the artifact's verified bytes, downloading
 // (or resuming a download) when the cache has none.
-func (c *artifactCache) fetch(ctx context.Context, a *arbiterv1.EngineArtifact) (string, bool, error) {
-	sha := a.GetSha256()
+func (c *artifactCache) fetch(ctx context.Context, sha string, size uint64) (string, bool, error) {
 	obj := filepath.Join(c.dir, "objects", sha)
 	if _, err := os.Stat(obj); err == nil {
 		return obj, true, nil
@@ -445,7 +550,7 @@ func (c *artifactCache) fetch(ctx context.Context, a *arbiterv1.EngineArtifact) 
 	refuse := func(format string, args ...any) error {
 		return &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED, detail: fmt.Sprintf(format, args...)}
 	}
-	c.trimFor(int64(a.GetSize()))
+	c.trimFor(int64(size))
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		if attempt > 0 {
@@ -455,7 +560,7 @@ func (c *artifactCache) fetch(ctx context.Context, a *arbiterv1.EngineArtifact) 
 			case <-time.After(time.Duration(attempt) * time.Second):
 			}
 		}
-		err := c.download(ctx, sha, part, int64(a.GetSize()))
+		err := c.download(ctx, sha, part, int64(size))
 		if err == nil {
 			break
 		}
@@ -479,7 +584,7 @@ func (c *artifactCache) fetch(ctx context.Context, a *arbiterv1.EngineArtifact) 
 	if err := os.Rename(part, obj); err != nil {
 		return "", false, refuse("artifact %s: %v", sha[:12], err)
 	}
-	c.log.Info("artifact downloaded", zap.String("sha256", sha[:12]), zap.Uint64("bytes", a.GetSize()))
+	c.log.Info("artifact downloaded", zap.String("sha256", sha[:12]), zap.Uint64("bytes", size))
 	return obj, false, nil
 }
 
@@ -681,22 +786,84 @@ var benchNodes = []*regexp.Regexp{
 	regexp.MustCompile(`(?im)^\s*(\d+)\s+nodes\b`),
 }
 
-// runBench runs "ENGINE bench" (in the sandbox) and reads its node count
-// from its output as it streams (outputTail): a bench that prints more
-// than maxBenchOutput is stopped.
-func (c *artifactCache) runBench(ctx context.Context, exe, dir string, readOnly []string) (uint64, string, error) {
+// uciSession is a bench that loads a net first: the engine is started as
+// it plays (its arguments), given its options with the net's path first,
+// asked isready, then bench when a signature is to be checked, then quit.
+type uciSession struct {
+	args      []string
+	options   map[string]string // the options the games set, the net's included
+	netOption string
+	bench     bool
+}
+
+// input is what the session writes to the engine.
+func (u *uciSession) input() string {
+	var b strings.Builder
+	b.WriteString("uci\n")
+	// The net first: an option that switches to it (UseNNUE) needs it.
+	fmt.Fprintf(&b, "setoption name %s value %s\n", u.netOption, u.options[u.netOption])
+	names := make([]string, 0, len(u.options))
+	for k := range u.options {
+		if k != u.netOption {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		fmt.Fprintf(&b, "setoption name %s value %s\n", k, u.options[k])
+	}
+	b.WriteString("isready\n")
+	if u.bench {
+		b.WriteString("bench\n")
+	}
+	b.WriteString("quit\n")
+	return b.String()
+}
+
+// withoutOptions drops the engine's list of options ("option name ...")
+// from a session's log: the lines around its complaint are what matter.
+func withoutOptions(log string) string {
+	lines := strings.Split(log, "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		if !strings.HasPrefix(strings.TrimSpace(l), "option name ") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// engineError finds an engine's complaint in a line of its output: UCI
+// engines say "info string ERROR: ..." (Stockfish) or "info string error:
+// ..." (Arbiter's) when an option's file does not load.
+var engineError = regexp.MustCompile(`(?i)^\s*(?:info\s+string\s+)?error\b`)
+
+// runBench runs "ENGINE bench" (in the sandbox), or with session a UCI
+// session that loads a net and benches, and reads its node count from
+// its output as it streams (outputTail): a bench that prints more than
+// maxBenchOutput is stopped. rejected is the first error line the engine
+// printed in a session (it did not take the net, or another option).
+func (c *artifactCache) runBench(ctx context.Context, exe, dir string, readOnly []string, session *uciSession) (nodes uint64, log, rejected string, err error) {
 	bctx, cancel := context.WithTimeout(ctx, c.bench)
 	defer cancel()
-	path, args, cdir := c.command(exe, []string{"bench"}, dir, readOnly)
+	args := []string{"bench"}
+	if session != nil {
+		args = session.args
+	}
+	path, args, cdir := c.command(exe, args, dir, readOnly)
 	cmd := exec.CommandContext(bctx, path, args...)
 	cmd.Dir = cdir
 	if c.wrapper == "" {
 		cmd.Dir = dir
 		cmd.Env = sandbox.CleanEnv(dir)
 	}
+	if session != nil {
+		cmd.Stdin = strings.NewReader(session.input())
+	}
 	// The last node count each pattern finds, in the patterns' order.
 	var counts [3]string
 	var verdict string
+	ready := false
 	out := newOutputTail(maxBenchOutput, cancel, func(line string) {
 		for i, re := range benchNodes {
 			if m := re.FindStringSubmatch(line); m != nil {
@@ -706,32 +873,129 @@ func (c *artifactCache) runBench(ctx context.Context, exe, dir string, readOnly 
 		if v, ok := sandbox.Verdict(line); ok {
 			verdict = v
 		}
+		if session != nil && rejected == "" && engineError.MatchString(line) {
+			rejected = strings.TrimSpace(line)
+			if len(rejected) > 300 {
+				rejected = rejected[:300] + "…"
+			}
+		}
+		if strings.TrimSpace(line) == "readyok" {
+			ready = true
+		}
 	})
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
+	err = cmd.Run()
 	out.flush()
 	text := tail(out.String())
 	switch {
 	case out.overLimit():
-		return 0, text, fmt.Errorf("stopped: it printed more than %d MiB", maxBenchOutput>>20)
+		return 0, text, rejected, fmt.Errorf("stopped: it printed more than %d MiB", maxBenchOutput>>20)
 	case bctx.Err() == context.DeadlineExceeded:
-		return 0, text, fmt.Errorf("no end within %v", c.bench)
+		return 0, text, rejected, fmt.Errorf("no end within %v", c.bench)
 	case verdict != "":
-		return 0, text, fmt.Errorf("killed by the worker's limits: %s", verdict)
+		return 0, text, rejected, fmt.Errorf("killed by the worker's limits: %s", verdict)
+	case rejected != "":
+		return 0, text, rejected, nil
+	case session != nil && !ready:
+		if err == nil {
+			err = errors.New("it ended")
+		}
+		return 0, text, rejected, fmt.Errorf("no readyok after loading the net (%v)", err)
+	case session != nil && !session.bench:
+		return 0, text, "", nil
 	}
 	for _, n := range counts {
 		if n == "" {
 			continue
 		}
 		if v, perr := strconv.ParseUint(n, 10, 64); perr == nil {
-			return v, text, nil
+			return v, text, "", nil
 		}
 	}
 	if err != nil {
-		return 0, text, fmt.Errorf("%v, and no node count in its output", err)
+		return 0, text, "", fmt.Errorf("%v, and no node count in its output", err)
 	}
-	return 0, text, errors.New("no node count in its output")
+	return 0, text, "", errors.New("no node count in its output")
+}
+
+// prepareNet fetches engine e's net into the cache (checking its hash)
+// and, for the embedded engine, loads it as the engine would: a file it
+// would refuse (truncated, foreign, another architecture) is a refusal
+// of the test. It returns the net's file.
+func (c *artifactCache) prepareNet(ctx context.Context, e *arbiterv1.EngineSpec, report reportFunc) (string, error) {
+	n := e.GetNet()
+	if !validHash(n.GetSha256()) {
+		return "", &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED, net: true,
+			detail: fmt.Sprintf("net %q: not a SHA-256", n.GetSha256())}
+	}
+	obj, fromCache, err := c.fetch(ctx, n.GetSha256(), n.GetSize())
+	if err != nil {
+		var r *refusal
+		if errors.As(err, &r) {
+			r.net = true
+			r.detail = "net " + strings.TrimPrefix(r.detail, "artifact ")
+		}
+		return "", err
+	}
+	source := "download"
+	if fromCache {
+		source = "cache"
+	}
+	c.m.downloads.WithLabelValues(source).Inc()
+	report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_FETCHED, source, "", 0)
+	touch(obj)
+	if matchspec.IsBuiltin(e) {
+		if err := checkBuiltinNet(obj); err != nil {
+			return "", &refusal{state: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED, net: true,
+				detail: fmt.Sprintf("engine %q rejects net %s: %v", e.GetName(), n.GetSha256()[:12], err)}
+		}
+		report(arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED, "the engine loaded it", "", 0)
+	}
+	return obj, nil
+}
+
+// checkBuiltinNet loads a net as the embedded engine's EvalFile does: the
+// size first (a wrong file may be huge), then the layout.
+func checkBuiltinNet(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if err := nnue.CheckSize(st.Size()); err != nil {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	_, err = nnue.Load(data)
+	return err
+}
+
+// withNet is engine e as the match runner starts it: its net's path in
+// the net option (and, for the embedded engine, UseNNUE on unless the
+// test sets it), the net reference itself dropped.
+func withNet(e *arbiterv1.EngineSpec, net string) *arbiterv1.EngineSpec {
+	spec := proto.Clone(e).(*arbiterv1.EngineSpec)
+	if net == "" {
+		return spec
+	}
+	if spec.Options == nil {
+		spec.Options = map[string]string{}
+	}
+	spec.Options[matchspec.NetOption(e.GetNet())] = net
+	if matchspec.IsBuiltin(e) {
+		set := false
+		for k := range spec.Options {
+			set = set || strings.EqualFold(k, search.OptUseNNUE)
+		}
+		if !set {
+			spec.Options[search.OptUseNNUE] = "true"
+		}
+	}
+	spec.Net = nil
+	return spec
 }
 
 // trimFor makes room for n more bytes.

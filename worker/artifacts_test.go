@@ -106,7 +106,7 @@ func TestFetchResumes(t *testing.T) {
 	dir := t.TempDir()
 	c := newCache(t, conn, dir)
 	a := &arbiterv1.EngineArtifact{Sha256: shaOf(data), Size: uint64(len(data)), Kind: arbiterv1.ArtifactKind_ARTIFACT_KIND_BINARY}
-	obj, cached, err := c.fetch(context.Background(), a)
+	obj, cached, err := c.fetch(context.Background(), a.GetSha256(), a.GetSize())
 	if err != nil || cached {
 		t.Fatalf("fetch: %v (cached %v)", err, cached)
 	}
@@ -128,7 +128,7 @@ func TestFetchResumes(t *testing.T) {
 	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("stale build left: %v", err)
 	}
-	if _, _, err := c2.fetch(context.Background(), &arbiterv1.EngineArtifact{Sha256: shaOf(other), Size: uint64(len(other))}); err != nil {
+	if _, _, err := c2.fetch(context.Background(), shaOf(other), uint64(len(other))); err != nil {
 		t.Fatal(err)
 	}
 	if len(f2.offsets) != 1 || f2.offsets[0] != 7000 {
@@ -138,7 +138,7 @@ func TestFetchResumes(t *testing.T) {
 	f3 := &fakeArtifacts{data: []byte("what the coordinator sends")}
 	c3 := newCache(t, serveArtifacts(t, f3), t.TempDir())
 	wrong := shaOf([]byte("what the test names"))
-	_, _, err = c3.fetch(context.Background(), &arbiterv1.EngineArtifact{Sha256: wrong, Size: uint64(len(f3.data))})
+	_, _, err = c3.fetch(context.Background(), wrong, uint64(len(f3.data)))
 	var r *refusal
 	if !errors.As(err, &r) || !strings.Contains(r.detail, "hash mismatch") {
 		t.Fatalf("hash mismatch: %v", err)

@@ -254,11 +254,12 @@ func (w *Worker) runGames(ctx, bg context.Context, h *held, b *arbiterv1.GamePai
 // sandbox). ok is false when the worker refused the batch (or is
 // stopping): the lease is released then.
 func (w *Worker) prepareArtifacts(ctx, bg context.Context, h *held, b *arbiterv1.GamePairBatch, log *zap.Logger) (*arbiterv1.GamePairBatch, func(), bool) {
-	if b.GetEngineA().GetArtifact() == nil && b.GetEngineB().GetArtifact() == nil {
+	needs := func(e *arbiterv1.EngineSpec) bool { return e.GetArtifact() != nil || e.GetNet() != nil }
+	if !needs(b.GetEngineA()) && !needs(b.GetEngineB()) {
 		return b, func() {}, true
 	}
 	if w.arts == nil {
-		why := "this worker runs no uploaded engines (its operator did not allow them: --allow-uploads with --data)"
+		why := "this worker runs no uploaded engines and keeps no nets (its operator gave no --data)"
 		log.Warn("cannot run test; refusing the batch", zap.String("reason", why))
 		w.refuseUnit(bg, h.leaseID, why)
 		return nil, nil, false
@@ -271,7 +272,7 @@ func (w *Worker) prepareArtifacts(ctx, bg context.Context, h *held, b *arbiterv1
 		}
 	}
 	for _, e := range []**arbiterv1.EngineSpec{&out.EngineA, &out.EngineB} {
-		if (*e).GetArtifact() == nil {
+		if !needs(*e) {
 			continue
 		}
 		p, err := w.arts.prepare(ctx, w.workerID(), h.jobID, *e)

@@ -72,6 +72,8 @@ machine's speed (workers report it).`,
 	}
 	cmd.Flags().IntVar(&depth, "depth", search.BenchDepth, "search depth per position")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "print each position's node count")
+	// -v is also arbiter -v (the version): one meaning per letter.
+	cmd.Flags().MarkShorthandDeprecated("verbose", "use --verbose")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print one JSON object (docs/json.md) instead of the report")
 	cmd.Flags().BoolVar(&compare, "nnue", false, "run the bench with the hand-written evaluation and with the net, and print both side by side")
 	cmd.Flags().StringVar(&evalFile, "evalfile", "", "the net for --nnue (default: the one embedded in the binary)")

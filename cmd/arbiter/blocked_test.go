@@ -79,7 +79,7 @@ func TestBlockedJobsSayWhy(t *testing.T) {
 		{"no worker", localcluster.Config{Workers: 0, HashMB: 1},
 			[]string{"submit", "perft", "--depth", "5", "--wait"}, "cannot progress: no worker connected"},
 		{"one identity", localcluster.Config{Workers: 1, Threads: 1, HashMB: 1, BenchNPS: 1_000_000},
-			[]string{"submit", "perft", "--depth", "4", "--verify", "1", "--wait"}, "cannot progress: waiting for a worker of a second identity"},
+			[]string{"submit", "perft", "--depth", "4", "--recheck", "1", "--wait"}, "cannot progress: waiting for a worker of a second identity"},
 		{"no capability", localcluster.Config{Workers: 1, Threads: 1, HashMB: 1, BenchNPS: 1_000_000},
 			[]string{"submit", "sprt", "--engine", "name=a,builtin", "--engine", "name=b,builtin", "--each", "nodes=100",
 				"--openings", "file=../../books/uho-200.epd", "--sprt", "elo0=0,elo1=5", "--wait"},

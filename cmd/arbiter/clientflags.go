@@ -37,7 +37,7 @@ type clientFlags struct {
 
 // add registers the flags with --coordinator defaulting to this machine.
 func (f *clientFlags) add(fl *pflag.FlagSet) {
-	fl.StringVar(&f.coordinator, "coordinator", defaultCoordinator, "coordinator address HOST[:PORT] (port default 7700)")
+	fl.StringVar(&f.coordinator, "coordinator", "", "coordinator address HOST[:PORT], port default 7700 (default: $"+envCoordinator+", else the arbiter up running on this machine's data directory, else "+defaultCoordinator+")")
 	f.addCredentials(fl)
 }
 
@@ -63,6 +63,41 @@ func (f *clientFlags) addCredentials(fl *pflag.FlagSet) {
 	fl.StringVar(&f.key, "key", "", "private key (PEM) of --cert")
 }
 
+// upToken is the token of the arbiter up running on this machine's data
+// directory when this command talks to it (its address, given or found),
+// else "".
+func (f *clientFlags) upToken() string {
+	c, _ := f.targetUp()
+	return c.Token
+}
+
+// upPages is the web pages' URL of the arbiter up this command talks
+// to, if it is the one running here, else "".
+func (f *clientFlags) upPages() string {
+	c, _ := f.targetUp()
+	return c.Pages
+}
+
+// targetUp is the connection of the arbiter up running on this machine's
+// data directory when this command talks to it (its address, given or
+// found).
+func (f *clientFlags) targetUp() (upConnection, bool) {
+	c, ok := runningUp()
+	if !ok {
+		return upConnection{}, false
+	}
+	addr := f.coordinator
+	if addr == "" {
+		addr, _ = coordinatorAddress()
+	}
+	a, err1 := clusterclient.NormalizeAddress(addr)
+	b, err2 := clusterclient.NormalizeAddress(c.Address)
+	if err1 != nil || err2 != nil || a != b {
+		return upConnection{}, false
+	}
+	return c, true
+}
+
 // given reports whether a coordinator address was set (for commands that
 // otherwise run locally).
 func (f *clientFlags) given() bool { return f.coordinator != "" }
@@ -72,6 +107,9 @@ func (f *clientFlags) options() (clusterclient.Options, error) {
 	tok, err := clusterclient.ResolveToken(f.token, f.tokenFile, os.Getenv)
 	if err != nil {
 		return clusterclient.Options{}, usageError("%v", err)
+	}
+	if tok == "" && f.cert == "" {
+		tok = f.upToken()
 	}
 	if (f.cert == "") != (f.key == "") {
 		return clusterclient.Options{}, usageError("--cert and --key go together (a client certificate and its key)")
@@ -85,14 +123,21 @@ func (f *clientFlags) options() (clusterclient.Options, error) {
 	// A client certificate is a credential of its own (a worker's
 	// identity); otherwise a token is needed.
 	if tok == "" && f.cert == "" {
-		return clusterclient.Options{}, usageError("no credential: pass --token or --token-file, set %s, or pass a client certificate with --cert and --key", auth.EnvToken)
+		return clusterclient.Options{}, usageError("no credential: pass --token or --token-file, set %s, or pass a client certificate with --cert and --key (a client of the arbiter up running here needs none)", auth.EnvToken)
 	}
 	if f.serverName != "" && !f.tls && f.ca == "" && f.cert == "" {
 		return clusterclient.Options{}, usageError("--server-name: applies to TLS only; add --tls or --ca")
 	}
-	addr, err := clusterclient.NormalizeAddress(f.coordinator)
+	given, flag := f.coordinator, "--coordinator"
+	if given == "" {
+		given, flag = coordinatorAddress()
+		if flag == "" {
+			flag = "--coordinator"
+		}
+	}
+	addr, err := clusterclient.NormalizeAddress(given)
 	if err != nil {
-		return clusterclient.Options{}, usageError("--coordinator: %v", err)
+		return clusterclient.Options{}, usageError("%s: %v", flag, err)
 	}
 	return clusterclient.Options{Address: addr, Token: tok, TLS: f.tls, CAFile: f.ca, ServerName: f.serverName, CertFile: f.cert, KeyFile: f.key}, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,10 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/localcluster"
 )
 
+// envStore names the variable that may hold --store (a URL with a
+// password is better kept out of the process list).
+const envStore = "ARBITER_STORE"
+
 func newCoordinatorCommand() *cobra.Command {
 	var (
 		cfg  localcluster.ServerConfig
@@ -27,12 +32,16 @@ func newCoordinatorCommand() *cobra.Command {
 		Use:   "coordinator",
 		Short: "Run the cluster coordinator (gRPC for workers and clients, HTTP for the web pages and metrics)",
 		Example: `  ARBITER_TOKEN=secret arbiter coordinator --listen :7700 --data /var/lib/arbiter --http :7701
-  arbiter coordinator --listen :7700 --data ./data --token T --tls-cert cert.pem --tls-key key.pem`,
+  arbiter coordinator --listen :7700 --data ./data --token T --tls-cert cert.pem --tls-key key.pem
+  ARBITER_STORE=postgres://arbiter:PASSWORD@db:5432/arbiter arbiter coordinator --data /var/lib/arbiter --token T   # state in PostgreSQL (docs/ha.md)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := signalContext()
 			defer cancel()
 			cfg.Token = resolveToken(cfg.Token)
+			if cfg.Store == "" {
+				cfg.Store = os.Getenv(envStore)
+			}
 			if cfg.MaxWorkersPerIdentity < 1 {
 				return cliexit.Usage("--max-workers-per-identity %d: must be at least 1", cfg.MaxWorkersPerIdentity)
 			}
@@ -63,11 +72,16 @@ func newCoordinatorCommand() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&cfg.Listen, "listen", "127.0.0.1:7700", "gRPC listen address")
-	fl.StringVar(&cfg.Data, "data", "arbiter-data", "data directory (SQLite store)")
+	fl.StringVar(&cfg.Data, "data", "arbiter-data", "data directory: the SQLite store, and with --store the files beside the database (artifacts, datagen shards)")
+	fl.StringVar(&cfg.Store, "store", "", "PostgreSQL database to keep the state in, postgres://user:password@host:port/db (default: $"+envStore+"; neither: SQLite in --data)")
 	fl.StringVar(&cfg.DatagenDir, "datagen-dir", "", "directory that keeps the shards of datasets: an existing directory the coordinator can write (default: DATA/datagen)")
 	fl.StringVar(&cfg.Token, "token", "", "bearer token every client and worker must present (default: $"+auth.EnvToken+")")
 	fl.StringVar(&cfg.HTTP, "http", "", "HTTP listen address for the web pages (docs/web.md), /metrics, /healthz and /readyz (default: off)")
-	fl.Float64Var(&cfg.VerifyDefault, "verify-default", 0.05, "verify fraction for perft jobs that set none, where two or more worker identities are live (0..1; 0: none)")
+	fl.Float64Var(&cfg.VerifyDefault, "recheck-default", 0.05, "share of perft units computed again by a second identity for jobs that set none, where two or more worker identities are live (0..1; 0: none)")
+	fl.Float64Var(&cfg.VerifyDefault, "verify-default", 0.05, "deprecated: use --recheck-default")
+	fl.MarkDeprecated("verify-default", "use --recheck-default")
+	fl.Float64Var(&cfg.ReplayFraction, "replay-fraction", 0.05, "share of the batches of fixed-node tests (both engines deterministic there) that a worker of another identity plays again, move for move, before they count, where two or more worker identities are live (0..1; 0: none)")
+	fl.StringSliceVar(&cfg.DeterministicEngines, "replay-deterministic", nil, "UCI engine commands (as tests name them) that are deterministic at fixed nodes with one thread, so that --replay-fraction applies to their tests (the embedded engine always is)")
 	fl.StringVar(&cfg.TLSCert, "tls-cert", "", "TLS certificate (PEM); with --tls-key serves TLS")
 	fl.StringVar(&cfg.TLSKey, "tls-key", "", "TLS private key (PEM)")
 	fl.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "CA (PEM) whose client certificates identify workers (mTLS; needs --tls-cert)")

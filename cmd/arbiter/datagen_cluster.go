@@ -72,6 +72,9 @@ See docs/datagen.md.`,
 			if err != nil {
 				return usageError("--engine: %v", err)
 			}
+			if es.HasNet() {
+				return usageError("--engine: net= is for tests (submit sprt|match); datagen plays the engine's own net")
+			}
 			for _, l := range es.Limits {
 				if l.Key != "nodes" {
 					return usageError("--engine: %s=: datagen plays at fixed nodes only (give nodes=N in --each)", l.Key)

@@ -6,11 +6,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -79,6 +82,7 @@ func newEngineUploadCommand() *cobra.Command {
 func newEngineListCommand() *cobra.Command {
 	var f clientFlags
 	var limit uint32
+	var jsonOut bool
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the stored engines, newest first",
@@ -97,24 +101,37 @@ func newEngineListCommand() *cobra.Command {
 			if err != nil {
 				return callError(c, "list engines", err)
 			}
+			// Nets are artifacts too; `arbiter net list` lists them.
+			engines := slices.DeleteFunc(resp.GetArtifacts(), func(a *arbiterv1.Artifact) bool {
+				return a.GetKind() == arbiterv1.ArtifactKind_ARTIFACT_KIND_NET
+			})
+			if jsonOut {
+				list := engineListJSON{Engines: []engineJSON{}, BytesStored: resp.GetBytesStored()}
+				for _, a := range engines {
+					list.Engines = append(list.Engines, engineJSONOf(a))
+				}
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(list)
+			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 8, 2, ' ', 0)
 			fmt.Fprintln(tw, "SHA256\tNAME\tKIND\tSIZE\tBENCH\tCOMMIT\tUPLOADER\tUSED BY")
-			for _, a := range resp.GetArtifacts() {
+			for _, a := range engines {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", a.GetSha256()[:12], a.GetName(), matchspec.ArtifactKindName(a.GetKind()), a.GetSize(),
 					benchText(a.GetBench()), shortCommit(a.GetCommit()), a.GetUploader(), strings.Join(a.GetUsedBy(), " "))
 			}
 			tw.Flush()
-			fmt.Fprintf(cmd.OutOrStdout(), "%d engines, %d bytes stored\n", len(resp.GetArtifacts()), resp.GetBytesStored())
+			fmt.Fprintf(cmd.OutOrStdout(), "%d engines, %d bytes stored (engines and nets)\n", len(engines), resp.GetBytesStored())
 			return nil
 		},
 	}
 	f.add(cmd.Flags())
 	cmd.Flags().Uint32Var(&limit, "limit", 100, "at most this many")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, `print {"engines": [...], "bytes_stored": N} (docs/json.md)`)
 	return cmd
 }
 
 func newEngineShowCommand() *cobra.Command {
 	var f clientFlags
+	var jsonOut bool
 	cmd := &cobra.Command{
 		Use:   "show SHA",
 		Short: "Show a stored engine (by its SHA-256 or a prefix of 8+ hex digits)",
@@ -133,12 +150,55 @@ func newEngineShowCommand() *cobra.Command {
 			if err != nil {
 				return callError(c, "show engine", err)
 			}
+			if jsonOut {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(engineJSONOf(resp.GetArtifact()))
+			}
 			printArtifact(cmd.OutOrStdout(), resp.GetArtifact())
 			return nil
 		},
 	}
 	f.add(cmd.Flags())
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the engine as one JSON object (docs/json.md)")
 	return cmd
+}
+
+// engineJSON is a stored engine in `engine list|show --json`
+// (docs/json/engine.schema.json).
+type engineJSON struct {
+	SHA256     string   `json:"sha256"`
+	Name       string   `json:"name"`
+	Kind       string   `json:"kind"`
+	Size       uint64   `json:"size"`
+	Platform   string   `json:"platform,omitempty"`
+	Build      string   `json:"build,omitempty"`
+	Exe        string   `json:"exe,omitempty"`
+	Bench      uint64   `json:"bench,omitempty"`
+	Repository string   `json:"repository,omitempty"`
+	Branch     string   `json:"branch,omitempty"`
+	Commit     string   `json:"commit,omitempty"`
+	Message    string   `json:"message,omitempty"`
+	Uploader   string   `json:"uploader"`
+	CreatedAt  string   `json:"created_at,omitempty"`
+	UsedBy     []string `json:"used_by"`
+}
+
+// engineListJSON is `engine list --json`: a list is an object.
+type engineListJSON struct {
+	Engines     []engineJSON `json:"engines"`
+	BytesStored uint64       `json:"bytes_stored"`
+}
+
+func engineJSONOf(a *arbiterv1.Artifact) engineJSON {
+	e := engineJSON{SHA256: a.GetSha256(), Name: a.GetName(), Kind: matchspec.ArtifactKindName(a.GetKind()), Size: a.GetSize(),
+		Platform: a.GetPlatform(), Build: a.GetBuild(), Exe: a.GetExe(), Bench: a.GetBench(), Repository: a.GetRepository(),
+		Branch: a.GetBranch(), Commit: a.GetCommit(), Message: a.GetMessage(), Uploader: a.GetUploader(), UsedBy: a.GetUsedBy()}
+	if e.UsedBy == nil {
+		e.UsedBy = []string{}
+	}
+	if t := a.GetCreatedAt(); t != nil {
+		e.CreatedAt = t.AsTime().UTC().Format(time.RFC3339)
+	}
+	return e
 }
 
 func newEngineRmCommand() *cobra.Command {

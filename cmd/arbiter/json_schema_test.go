@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,8 +133,8 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 		t.Log("no /usr/games/stockfish: verify --json not checked")
 		used["verify.schema.json"] = true
 	}
-	check("perft.schema.json", false, "up", "--workers", "1", "--threads", "1", "--hash", "1", "--depth", "3", "--json")
-	check("job.schema.json", false, "up", "--workers", "1", "--threads", "1", "--hash", "1", "--engine", "name=a,builtin",
+	check("perft.schema.json", false, "up", "--temp", "--workers", "1", "--threads", "1", "--hash", "1", "--depth", "3", "--json")
+	check("job.schema.json", false, "up", "--temp", "--workers", "1", "--threads", "1", "--hash", "1", "--engine", "name=a,builtin",
 		"--engine", "name=b,builtin", "--each", "nodes=200", "--openings", "file=../../books/uho-200.epd", "--games", "2", "--json")
 
 	// Local matches, played here with the builtin engine: the result is
@@ -171,7 +172,7 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 	client := []string{"--coordinator", cl.Addr(), "--token", cl.Token()}
 	with := func(args ...string) []string { return append(args, client...) }
 
-	check("perft.schema.json", false, with("submit", "perft", "--depth", "4", "--wait", "--json", "--divide", "--verify", "1")...)
+	check("perft.schema.json", false, with("submit", "perft", "--depth", "4", "--wait", "--json", "--divide", "--recheck", "1")...)
 	check("perft.schema.json", false, with("perft", "--depth", "3", "--json")...)
 	test := with("submit", "sprt", "--engine", "name=a,builtin", "--engine", "name=b,builtin", "--each", "nodes=200",
 		"--openings", "file=../../books/uho-200.epd", "--sprt", "elo0=0,elo1=50", "--games", "4", "--batch-pairs", "1", "--wait", "--json")
@@ -199,6 +200,20 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 	}
 	check("token.schema.json", false, with("token", "create", "--name", "json-client", "--role", "client", "--json")...)
 	check("credentials.schema.json", false, with("token", "list", "--json")...)
+	// A stored engine (any program will do: it is only listed).
+	if _, stderr, err := runArbiter(t, "", with("engine", "upload", os.Args[0], "--name", "json-engine", "--bench", "780586")...); err != nil {
+		t.Fatalf("engine upload: %v\n%s", err, stderr)
+	}
+	engines := check("engines.schema.json", false, with("engine", "list", "--json")...)
+	var el struct{ Engines []struct{ SHA256 string } }
+	if err := json.Unmarshal([]byte(engines), &el); err != nil || len(el.Engines) != 1 {
+		t.Fatalf("engine list --json: %v: %s", err, engines)
+	}
+	out = check("engine.schema.json", false, with("engine", "show", el.Engines[0].SHA256[:12], "--json")...)
+	if !strings.Contains(out, `"name":"json-engine"`) || !strings.Contains(out, `"bench":780586`) {
+		t.Errorf("engine show --json: %s", out)
+	}
+	checkNetCommands(t, client, func(schema string, args ...string) string { return check(schema, false, args...) })
 
 	for name := range schemas {
 		if !used[name] {

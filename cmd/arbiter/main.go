@@ -31,18 +31,23 @@ func newRootCommand() *cobra.Command {
 	}
 	// --version prints what `arbiter version` prints.
 	root.SetVersionTemplate(buildinfo.Read().String())
+	// -v meant the version here and --verbose in bench: --version only,
+	// -v still accepted with a note.
+	root.Flags().BoolP("version", "v", false, "print the build (as arbiter version)")
+	root.Flags().MarkShorthandDeprecated("version", "use --version")
 	root.AddCommand(
 		// On this machine.
 		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(), newDatagenCommand(),
 		// Serving.
-		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(),
+		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(), newStoreCommand(),
 		// Clients of a coordinator.
 		newSubmitCommand(), newStatusCommand(), newCancelCommand(), newPGNCommand(), newSPSACommand(), newTokenCommand(), newBackupCommand(),
 		newVersionCommand(),
-		newEngineCommand(),
+		newEngineCommand(), newNetCommand(),
 		// Training the embedded engine's net on this machine.
 		newTrainCommand(),
 	)
+	addSuggestions(root)
 	return root
 }
 
@@ -50,7 +55,12 @@ func main() {
 	// This binary is also the sandbox that runs uploaded engines under
 	// limits (a worker re-executes itself as the wrapper).
 	sandbox.RunIfWrapper()
-	err := newRootCommand().Execute()
+	var err error
+	if args, dialect, ok := fastchessArgs(os.Args); ok {
+		err = runFastchess(args, dialect)
+	} else {
+		err = newRootCommand().Execute()
+	}
 	if err == nil {
 		return
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -15,7 +16,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/arbiter-chess/arbiter/internal/buildinfo"
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
+	"github.com/arbiter-chess/arbiter/internal/fastchesscli"
 	"github.com/arbiter-chess/arbiter/internal/matchplan"
 	"github.com/arbiter-chess/arbiter/internal/schedbatch"
 	"github.com/arbiter-chess/arbiter/match"
@@ -74,6 +77,13 @@ nodes=N, depth=D, movetime=MS, option.NAME=VALUE, proto.
 start; without --openings every game starts from the initial position.
 --config FILE: JSON with fastchess's field names (engines, type, rounds, games,
 concurrency, opening, pgn, sprt, ...); flags given too override it.
+
+fastchess's and cutechess-cli's own command lines work as they are, with their
+output lines (Fishtest's and OpenBench's workers read them): single-dash options
+(arbiter match -engine cmd=./sf name=new -engine cmd=./sf name=base -each
+tc=10+0.1 -rounds 100 -repeat), or after --fastchess or --cutechess-cli, or with
+this binary called as fastchess or cutechess-cli (a symlink). An option they have
+and arbiter does not is refused by name.
 See docs/match.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -105,6 +115,10 @@ See docs/match.md.`,
 	fl.StringVar(&f.state, "state", "", "write the match state here (default: next to --pgnout, else in the temporary directory)")
 	fl.BoolVar(&f.quiet, "quiet", false, "do not print a line per finished game")
 	fl.BoolVar(&f.json, "json", false, "print only the result, as JSON (plain integers, lower-case states)")
+	// Read by main before the flags are parsed (fastchessArgs); declared
+	// so that help lists them.
+	fl.Bool("fastchess", false, "read the rest of the command line as fastchess's (-engine cmd=... -rounds N ...)")
+	fl.Bool("cutechess-cli", false, "read the rest of the command line as cutechess-cli's")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write the runner's CPU profile here (for make bench-match)")
 	fl.MarkHidden("cpuprofile")
 	return cmd
@@ -173,6 +187,11 @@ func fromConfig(fl *pflag.FlagSet, given matchplan.Flags, c *matchplan.Config) (
 
 func runMatch(cmd *cobra.Command, f *matchFlags) error {
 	fl := cmd.Flags()
+	for _, name := range []string{"fastchess", "cutechess-cli"} {
+		if fl.Changed(name) {
+			return usageError("--%s: give it first, right after `match`, followed by that runner's command line (-engine cmd=... -rounds N ...)", name)
+		}
+	}
 	flags := f.m
 	var resume *match.State
 	stateFile, tempState := f.state, false
@@ -233,17 +252,7 @@ func runMatch(cmd *cobra.Command, f *matchFlags) error {
 			tempState = true
 		}
 	}
-	if n := plan.RunnerProcs(); n > 0 {
-		// A GOMAXPROCS in the environment is the user's choice and stays.
-		if os.Getenv("GOMAXPROCS") == "" {
-			runtime.GOMAXPROCS(min(n, runtime.GOMAXPROCS(0)))
-		}
-		// Without a clock the runner need not take an engine's CPU the
-		// moment a line arrives (schedbatch). Failing only costs speed.
-		if plan.Clockless() {
-			schedbatch.Apply()
-		}
-	}
+	tuneRunner(plan)
 	if f.cpuProfile != "" {
 		pf, err := os.Create(f.cpuProfile)
 		if err != nil {
@@ -274,4 +283,63 @@ func runMatch(cmd *cobra.Command, f *matchFlags) error {
 		os.Remove(stateFile)
 	}
 	return nil
+}
+
+// tuneRunner fits the process to the match: as many processors as its
+// games need, and batch scheduling when no clock runs.
+func tuneRunner(plan *matchplan.Plan) {
+	if n := plan.RunnerProcs(); n > 0 {
+		// A GOMAXPROCS in the environment is the user's choice and stays.
+		if os.Getenv("GOMAXPROCS") == "" {
+			runtime.GOMAXPROCS(min(n, runtime.GOMAXPROCS(0)))
+		}
+		// Without a clock the runner need not take an engine's CPU the
+		// moment a line arrives (schedbatch). Failing only costs speed.
+		if plan.Clockless() {
+			schedbatch.Apply()
+		}
+	}
+}
+
+// fastchessArgs finds a fastchess or cutechess-cli command line: the
+// binary called as fastchess or cutechess-cli (a symlink), `arbiter match
+// --fastchess|--cutechess-cli ARGS`, or `arbiter match` with single-dash
+// options (-engine ...), which its own flags never are.
+func fastchessArgs(argv []string) ([]string, fastchesscli.Dialect, bool) {
+	if d, ok := fastchesscli.DialectOf(argv[0]); ok {
+		return argv[1:], d, true
+	}
+	if len(argv) < 3 || argv[1] != "match" {
+		return nil, 0, false
+	}
+	switch argv[2] {
+	case "--fastchess":
+		return argv[3:], fastchesscli.Fastchess, true
+	case "--cutechess-cli":
+		return argv[3:], fastchesscli.Cutechess, true
+	}
+	if fastchesscli.Detect(argv[2:]) {
+		return argv[2:], fastchesscli.Fastchess, true
+	}
+	return nil, 0, false
+}
+
+// runFastchess plays a match given as a fastchess or cutechess-cli command
+// line (internal/fastchesscli), printing that runner's lines.
+func runFastchess(args []string, d fastchesscli.Dialect) error {
+	inv, err := fastchesscli.Parse(args, d)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = fastchesscli.Run(ctx, inv, fastchesscli.RunOptions{Stdout: os.Stdout, Stderr: os.Stderr, Builtin: builtin.New,
+		Version: buildinfo.Read().Short(), Tune: tuneRunner})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fastchesscli.ErrUsage):
+		return usageError("%v", err)
+	}
+	return failure("%v", err)
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/arbiter-chess/arbiter/internal/fastchesscli"
 	"github.com/arbiter-chess/arbiter/internal/sandbox"
 )
 
@@ -12,5 +13,24 @@ import (
 // through os.Executable(), which is this binary.
 func TestMain(m *testing.M) {
 	sandbox.RunIfWrapper()
+	// Called through a symlink named fastchess or cutechess-cli, this
+	// test binary is arbiter in that mode (TestFastchessSymlink).
+	if _, ok := fastchesscli.DialectOf(os.Args[0]); ok {
+		main()
+		os.Exit(0)
+	}
+	// arbiter up keeps its data, and its connection file that clients
+	// read, in the user's data directory: the tests (and the processes
+	// they start) get one of their own, never the user's.
+	if os.Getenv("ARBITER_TEST_MAIN") != "1" {
+		dir, err := os.MkdirTemp("", "arbiter-test-xdg-")
+		if err != nil {
+			panic(err)
+		}
+		os.Setenv("XDG_DATA_HOME", dir)
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}
 	os.Exit(m.Run())
 }

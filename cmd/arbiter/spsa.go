@@ -86,7 +86,7 @@ when it runs here (otherwise give the parameters as a list). See docs/spsa.md.`,
 			}
 			if verify.given() {
 				if !wait {
-					return usageError("--verify-games and --verify-sprt need --wait (the test is submitted when the tune ends; without --wait use spsa verify)")
+					return usageError("--confirm-games and --confirm-sprt need --wait (the test is submitted when the tune ends; without --wait use spsa confirm)")
 				}
 				if err := verify.check(); err != nil {
 					return usageError("%v", err)
@@ -247,18 +247,24 @@ type tuneVerifyFlags struct {
 }
 
 func (v *tuneVerifyFlags) add(fl *pflag.FlagSet) {
-	fl.IntVar(&v.games, "verify-games", 0, "when the tune ends, play this many games (even) of its values against its start values (with --verify-sprt: a cap)")
-	fl.StringVar(&v.sprt, "verify-sprt", "", "when the tune ends, an SPRT of its values against its start values: elo0=E0,elo1=E1[,alpha=..][,beta=..][,model=..]")
+	fl.IntVar(&v.games, "confirm-games", 0, "when the tune ends, play this many games (even) of its values against its start values (with --confirm-sprt: a cap)")
+	fl.StringVar(&v.sprt, "confirm-sprt", "", "when the tune ends, an SPRT of its values against its start values: elo0=E0,elo1=E1[,alpha=..][,beta=..][,model=..]")
+	// The former names ("verify" also named arbiter verify, perft's
+	// recheck and more): still accepted, with a note.
+	fl.IntVar(&v.games, "verify-games", 0, "deprecated: use --confirm-games")
+	fl.StringVar(&v.sprt, "verify-sprt", "", "deprecated: use --confirm-sprt")
+	fl.MarkDeprecated("verify-games", "use --confirm-games")
+	fl.MarkDeprecated("verify-sprt", "use --confirm-sprt")
 }
 
 func (v *tuneVerifyFlags) given() bool { return v.games != 0 || v.sprt != "" }
 
 func (v *tuneVerifyFlags) check() error {
 	if v.games < 0 || v.games%2 != 0 {
-		return fmt.Errorf("--verify-games %d: want an even number of games (pairs of one opening)", v.games)
+		return fmt.Errorf("--confirm-games %d: want an even number of games (pairs of one opening)", v.games)
 	}
 	if v.games == 0 && v.sprt == "" {
-		return fmt.Errorf("--verify-games: give a number of games or --verify-sprt")
+		return fmt.Errorf("--confirm-games: give a number of games or --confirm-sprt")
 	}
 	return nil
 }
@@ -352,16 +358,18 @@ func newSPSAVerifyCommand() *cobra.Command {
 	var client clientFlags
 	var wait bool
 	cmd := &cobra.Command{
-		Use:   "verify TUNE",
-		Short: "Submit a match or SPRT of a tune's current values against its start values, shown by status TUNE",
+		Use: "confirm TUNE",
+		// Its former name, still accepted.
+		Aliases: []string{"verify"},
+		Short:   "Submit a match or SPRT of a tune's current values against its start values, shown by status TUNE",
 		Long: `Submit an ordinary cluster test between the tuned engine with the tune's values now
 (as spsa export gives them), named NAME-tuned, and the same engine with the
 tune's start values, NAME-start. The test is linked to the tune: status TUNE
 shows its games, W/D/L, Elo and state. --each defaults to the tune's time
 control; --openings is required. Give --games N for a match, --sprt for an
 SPRT (--games then caps it).`,
-		Example: `  arbiter spsa verify t1a2b3c4d5e6 --games 400 --openings file=books/uho-200.epd,order=random,seed=12
-  arbiter spsa verify t1a2b3c4d5e6 --sprt elo0=0,elo1=5 --each tc=10+0.1 --openings file=book.epd --wait`,
+		Example: `  arbiter spsa confirm t1a2b3c4d5e6 --games 400 --openings file=books/uho-200.epd,order=random,seed=12
+  arbiter spsa confirm t1a2b3c4d5e6 --sprt elo0=0,elo1=5 --each tc=10+0.1 --openings file=book.epd --wait`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, c, done, err := client.session()

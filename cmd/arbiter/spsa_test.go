@@ -33,7 +33,7 @@ func runCmd(t *testing.T, args ...string) (string, int) {
 func TestTuneCommand(t *testing.T) {
 	out, code := runCmd(t, "tune", "--engine", "name=dev,builtin,option.Hash=1", "--params", "from-engine:RFPMargin,FutMargin",
 		"--pairs", "4", "--batch-pairs", "2", "--each", "nodes=300", "--openings", "file=../../books/uho-200.epd",
-		"--format", "openbench,go", "--verify-games", "4")
+		"--format", "openbench,go", "--confirm-games", "4")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
@@ -54,8 +54,9 @@ func TestTuneCommand(t *testing.T) {
 		{[]string{"--pairs", "0"}, "--pairs 0"},
 		{[]string{"--params", "RFPMargin,75,20,300,5"}, "--params"},
 		{[]string{"--concurrency", "0"}, "--concurrency 0"},
-		{[]string{"--verify-games", "3"}, "--verify-games 3"},
-		{[]string{"--verify-sprt", "elo0=5,elo1=0"}, "--verify-sprt: elo0 = 5 must be below"},
+		// The former names still work (deprecated).
+		{[]string{"--verify-games", "3"}, "--confirm-games 3"},
+		{[]string{"--verify-sprt", "elo0=5,elo1=0"}, "--confirm-sprt: elo0 = 5 must be below"},
 	} {
 		args := []string{"tune", "--engine", "name=dev,builtin", "--params", "from-engine:RFPMargin", "--pairs", "4", "--each", "nodes=300",
 			"--openings", "file=../../books/uho-200.epd"}

@@ -52,7 +52,7 @@ func newSubmitPerftCommand() *cobra.Command {
 		Use:   "perft",
 		Short: "Submit a distributed perft job",
 		Example: `  arbiter submit perft --coordinator host:7700 --depth 8 --wait --divide
-  arbiter submit perft --fen "FEN" --depth 7 --verify 0.1 --wait --json`,
+  arbiter submit perft --fen "FEN" --depth 7 --recheck 0.1 --wait --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runSubmitPerft(cmd, &f)
@@ -62,7 +62,9 @@ func newSubmitPerftCommand() *cobra.Command {
 	f.client.add(fl)
 	fl.StringVar(&f.fen, "fen", engine.StartFEN, "position (FEN, Shredder-FEN or X-FEN)")
 	fl.IntVar(&f.depth, "depth", -1, "perft depth (required)")
-	fl.Float64Var(&f.verify, "verify", 0, "share of units (0..1) computed again by a worker of another identity (0: the coordinator's default, see arbiter coordinator --verify-default)")
+	fl.Float64Var(&f.verify, "recheck", 0, "share of units (0..1) computed again by a worker of another identity (0: the coordinator's default, see arbiter coordinator --recheck-default)")
+	fl.Float64Var(&f.verify, "verify", 0, "deprecated: use --recheck")
+	fl.MarkDeprecated("verify", "use --recheck (arbiter verify is the move-generator check)")
 	fl.IntVar(&f.splitPly, "split-ply", 0, "ply at which the root is split into units (0: chosen from depth)")
 	fl.BoolVar(&f.divide, "divide", false, "print the count below each root move")
 	fl.BoolVar(&f.wait, "wait", false, "wait for the result (survives coordinator restarts)")
@@ -79,7 +81,7 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 		return err
 	}
 	if f.verify < 0 || f.verify > 1 {
-		return usageError("--verify %v: must be between 0 and 1", f.verify)
+		return usageError("--recheck %v: must be between 0 and 1", f.verify)
 	}
 	if f.splitPly < 0 {
 		return usageError("--split-ply %d: must be 0 (automatic) or more", f.splitPly)

@@ -118,7 +118,7 @@ func newSubmitTestCommands() []*cobra.Command {
 					return usageError("--json needs --wait")
 				}
 				return f.run(cmd.OutOrStdout(), cmd.ErrOrStderr(), kind == "sprt",
-					jobreport.TestOutput{Wait: wait, JSON: jsonOut, PGNOut: f.pgnout}, client.session)
+					jobreport.TestOutput{Wait: wait, JSON: jsonOut, PGNOut: f.pgnout, Pages: client.upPages()}, client.session)
 			},
 		}
 		client.add(cmd.Flags())

@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/auth"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/engineallow"
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
@@ -39,6 +43,11 @@ type upFlags struct {
 	stats    bool
 	slices   int
 	test     testFlags
+	// temp: the store in a temporary directory removed on exit.
+	temp bool
+	// keepServing: after --depth's job or --engine's test, serve on
+	// until Ctrl-C (make demo: the pages stay up to be looked at).
+	keepServing bool
 }
 
 func newUpCommand() *cobra.Command {
@@ -46,15 +55,21 @@ func newUpCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "A coordinator and local workers in one process, over real gRPC on loopback",
-		Long: `up starts a coordinator (store in --data, or a temporary directory) and N
-workers in this process, talking gRPC over loopback exactly as separate
-machines would. With --depth it runs one perft job, prints the total and
+		Long: `up starts a coordinator and N workers in this process, talking gRPC over
+loopback exactly as separate machines would. Its store is kept in the
+user's data directory ($XDG_DATA_HOME/arbiter/up, default
+~/.local/share/arbiter/up) unless --data names another or --temp asks for a
+temporary one. It listens on 127.0.0.1:7700 when that port is free, and
+writes its address and token in the data directory's coordinator.json:
+every client command on this machine (submit, status, pgn, ...) finds it
+there without --coordinator or --token. With --depth it runs one perft job, prints the total and
 divide, and exits. With --engine it plays a test as arbiter submit match
 --wait does, and with more than two engines a tournament (one test per
 pairing, rated together at the end). Without either it keeps serving so that more
-workers and clients can join (the address and token are printed).`,
+workers and clients can join (the address and token are printed); with
+--keep-serving it serves on after the job or test too.`,
 		Example: `  arbiter up --workers 2 --depth 7
-  arbiter up --workers 2 --fen "FEN" --depth 6 --verify 1
+  arbiter up --workers 2 --fen "FEN" --depth 6 --recheck 1
   arbiter up --workers 2 --engine name=a,builtin --engine name=b,builtin,tc=5+0.05 \
       --each tc=10+0.1 --openings file=books/uho-200.epd --games 20
   arbiter up --workers 2 --engine name=a,builtin --engine name=b,builtin,nodes=2000 \
@@ -69,12 +84,16 @@ workers and clients can join (the address and token are printed).`,
 	fl.IntVar(&c.Workers, "workers", 2, "local workers")
 	fl.IntVar(&c.Threads, "threads", 0, "threads per worker (default: cores / workers)")
 	fl.IntVar(&c.HashMB, "hash", 0, fmt.Sprintf("perft hash MB per local worker (default: %d MB for this machine, as arbiter worker's, divided among --workers)", workerHashMB))
-	fl.StringVar(&c.Server.Data, "data", "", "data directory (default: a temporary one, removed on exit)")
-	fl.StringVar(&c.Server.Listen, "listen", "127.0.0.1:0", "gRPC listen address")
+	fl.StringVar(&c.Server.Data, "data", "", "data directory (default: arbiter/up under the user's data directory, $XDG_DATA_HOME or ~/.local/share, kept between runs)")
+	fl.BoolVar(&f.temp, "temp", false, "keep the data in a temporary directory, removed on exit")
+	fl.BoolVar(&f.keepServing, "keep-serving", false, "after the perft job (--depth) or the test (--engine), keep serving the pages and clients until Ctrl-C")
+	fl.StringVar(&c.Server.Listen, "listen", defaultCoordinator, "gRPC listen address (the default's port when free, else any free port)")
 	fl.StringVar(&c.Server.Token, "token", "", "token (default: $ARBITER_TOKEN or a random one)")
 	fl.IntVar(&f.depth, "depth", -1, "run perft to this depth, print it and exit")
 	fl.StringVar(&f.fen, "fen", engine.StartFEN, "position for --depth")
-	fl.Float64Var(&f.verify, "verify", 0.05, "share of units computed again on a second worker")
+	fl.Float64Var(&f.verify, "recheck", 0.05, "share of perft units computed again on a second worker")
+	fl.Float64Var(&f.verify, "verify", 0.05, "deprecated: use --recheck")
+	fl.MarkDeprecated("verify", "use --recheck (arbiter verify is the move-generator check)")
 	fl.IntVar(&f.splitPly, "split-ply", 0, "split ply (0: chosen from depth)")
 	fl.BoolVar(&f.divide, "divide", true, "print the divide")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the result as JSON: a perft as arbiter perft --json does, a test as status --json (docs/json.md)")
@@ -86,6 +105,10 @@ workers and clients can join (the address and token are printed).`,
 	fl.IntVar(&f.slices, "slices", 0, "with --depth: cut each position's tree into this many slices (0: one per worker, 1: none)")
 	addVerifyEngineFlag(fl)
 	fl.DurationVar(&c.Server.UnitDuration, "unit-duration", 2*time.Second, "target compute time of one unit")
+	// The workers are here: when every one of them refused a test (its
+	// engine cannot play it), waiting minutes for another to connect
+	// only hides the reason.
+	fl.DurationVar(&c.Server.StartTimeout, "start-timeout", 10*time.Second, "fail a test that no connected worker can start (every local worker refused it: its engine cannot play it) after this long")
 	f.test.add(fl, "") // --engine ... --sprt ...: run a test on the local workers (docs/sprt-cluster.md)
 	f.test.addTournament(fl, "rated together at the end")
 	fl.Lookup("pgnout").Usage = "write every game to this PGN file when the test ends" // up always waits
@@ -114,7 +137,7 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		}
 	}
 	if f.verify < 0 || f.verify > 1 {
-		return usageError("--verify %v: must be between 0 and 1", f.verify)
+		return usageError("--recheck %v: must be between 0 and 1", f.verify)
 	}
 	if f.slices < 0 || f.slices > 256 {
 		return usageError("--slices %d: must be between 0 (automatic) and 256", f.slices)
@@ -123,8 +146,18 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		return usageError("--fen: %v", err)
 	}
 	stderr := cmd.ErrOrStderr()
+	lock, err := f.chooseData(cmd.Flags().Changed("data"), stderr)
+	if err != nil {
+		return err
+	}
+	if lock != nil {
+		defer lock.release()
+	}
+	if !cmd.Flags().Changed("listen") {
+		c.Server.Listen = listenOrAny(c.Server.Listen, stderr)
+	}
 	if c.Workers < 2 && f.verify > 0 {
-		fmt.Fprintln(stderr, "arbiter up: verification needs two workers; --verify ignored")
+		fmt.Fprintln(stderr, "arbiter up: rechecking units needs two workers; --recheck ignored")
 		f.verify = 0
 	}
 	if c.Server.Token == "" {
@@ -152,17 +185,47 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 	defer cl.Stop()
 	ctx, cancel := signalContext()
 	defer cancel()
-	fmt.Fprintf(stderr, "arbiter up: coordinator on %s with %d workers × %d threads (data %s)\n", cl.Addr(), c.Workers, cl.Threads(), cl.Data())
+	kept := "kept; --temp for a temporary one"
+	if f.temp || cl.Data() != c.Server.Data {
+		kept = "temporary, removed on exit"
+	}
+	fmt.Fprintf(stderr, "arbiter up: coordinator on %s with %d workers × %d threads (data %s: %s)\n", cl.Addr(), c.Workers, cl.Threads(), cl.Data(), kept)
+	pages := ""
 	if a := cl.HTTPAddr(); a != "" {
-		fmt.Fprintf(stderr, "arbiter up: pages on %s\n", pagesURL(a))
+		pages = pagesURL(a)
+		fmt.Fprintf(stderr, "arbiter up: pages on %s\n", pages)
 		fmt.Fprintf(stderr, "arbiter up: metrics on http://%s/metrics\n", a)
 	}
+	if lock != nil {
+		if err := lock.publish(upConnection{Address: cl.Addr(), Token: cl.Token(), Pages: pages}); err != nil {
+			return fmt.Errorf("writing the connection file: %w", err)
+		}
+		fmt.Fprintf(stderr, "arbiter up: clients on this machine find it through %s\n", lock.path)
+	} else {
+		fmt.Fprintf(stderr, "arbiter up: clients: export %s=%s %s=%s\n", envCoordinator, cl.Addr(), auth.EnvToken, cl.Token())
+	}
+	serve := func() error {
+		if !f.keepServing || ctx.Err() != nil {
+			return nil
+		}
+		fmt.Fprintf(stderr, "arbiter up: serving on until Ctrl-C\n")
+		<-ctx.Done()
+		return nil
+	}
 
+	// Jobs are cut for (and a test that no connected worker can start
+	// fails after --start-timeout from) the workers the coordinator has
+	// seen: let ours register first.
+	if f.test.m.Given() || f.depth >= 0 {
+		for t0 := time.Now(); len(cl.Coordinator().Core.Workers()) < c.Workers && time.Since(t0) < 30*time.Second && ctx.Err() == nil; {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	if f.test.m.Given() {
 		// As `submit match|sprt --wait`: more than two engines play a
 		// tournament, one test per pairing.
-		return f.test.run(cmd.OutOrStdout(), stderr, f.test.m.Match.SPRT != "",
-			jobreport.TestOutput{Wait: true, JSON: f.jsonOut, PGNOut: f.test.pgnout},
+		err := f.test.run(cmd.OutOrStdout(), stderr, f.test.m.Match.SPRT != "",
+			jobreport.TestOutput{Wait: true, JSON: f.jsonOut, PGNOut: f.test.pgnout, Pages: pages},
 			func() (context.Context, *clusterclient.Client, func(), error) {
 				client, err := cl.Client()
 				if err != nil {
@@ -170,9 +233,13 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 				}
 				return ctx, client, func() { client.Close() }, nil
 			})
+		if err != nil {
+			return err
+		}
+		return serve()
 	}
 	if f.depth < 0 {
-		fmt.Fprintf(stderr, "arbiter up: serving; connect with --coordinator %s --token %s (Ctrl-C stops)\n", cl.Addr(), cl.Token())
+		fmt.Fprintf(stderr, "arbiter up: serving; elsewhere connect with --coordinator %s --token %s (Ctrl-C stops)\n", cl.Addr(), cl.Token())
 		<-ctx.Done()
 		return nil
 	}
@@ -181,11 +248,6 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		return err
 	}
 	defer client.Close()
-	// The job is cut for the workers the coordinator has seen (its split
-	// and slices): let ours register first.
-	for t0 := time.Now(); len(cl.Coordinator().Core.Workers()) < c.Workers && time.Since(t0) < 30*time.Second && ctx.Err() == nil; {
-		time.Sleep(20 * time.Millisecond)
-	}
 	// On a kept --data, the same perft still running (the process was
 	// killed) is resumed rather than started again.
 	job, err := runningPerft(ctx, client, f.fen, f.depth, f.stats)
@@ -218,7 +280,55 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		}
 		fmt.Fprintf(out, "Verified: matches the published perft(%d) of the start position\n", f.depth)
 	}
-	return nil
+	return serve()
+}
+
+// chooseData settles where the store lives: --data as given, a
+// temporary directory with --temp, else the user's data directory, taken
+// with its connection file (nil when the store is elsewhere). A data
+// directory another up holds sends this one to a temporary directory.
+func (f *upFlags) chooseData(dataGiven bool, stderr io.Writer) (*connLock, error) {
+	c := &f.cluster.Server
+	switch {
+	case f.temp && dataGiven:
+		return nil, usageError("--temp and --data: give one (--temp keeps the data in a temporary directory)")
+	case f.temp:
+		c.Data = ""
+		return nil, nil
+	case dataGiven:
+		if c.Data == "" {
+			return nil, usageError("--data: empty; give a directory, or --temp for a temporary one")
+		}
+		return nil, nil
+	}
+	dir, err := defaultUpData()
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	lock, err := lockUpData(dir)
+	if errors.Is(err, errDataBusy) {
+		fmt.Fprintf(stderr, "arbiter up: %s is %v; this one keeps its data in a temporary directory\n", dir, err)
+		c.Data = ""
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s: %w (give --data DIR or --temp)", dir, err)
+	}
+	c.Data = dir
+	return lock, nil
+}
+
+// listenOrAny is addr when its port is free, else the same host on any
+// free port (another coordinator has the default one), said on stderr.
+func listenOrAny(addr string, stderr io.Writer) string {
+	l, err := net.Listen("tcp", addr)
+	if err == nil {
+		l.Close()
+		return addr
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	fmt.Fprintf(stderr, "arbiter up: %s is taken (%v); listening on another port\n", addr, err)
+	return net.JoinHostPort(host, "0")
 }
 
 // runningPerft returns the running perft job of fen at depth (with or

@@ -17,7 +17,7 @@ func TestUpTournamentThreeEngines(t *testing.T) {
 		t.Skip("plays games on a local cluster")
 	}
 	pgn := filepath.Join(t.TempDir(), "up.pgn")
-	up := []string{"up", "--workers", "2", "--threads", "1", "--hash", "1",
+	up := []string{"up", "--temp", "--workers", "2", "--threads", "1", "--hash", "1",
 		"--engine", "name=a,builtin", "--engine", "name=b,builtin,nodes=1500", "--engine", "name=c,builtin,nodes=500",
 		"--each", "nodes=1000", "--openings", "file=../../books/uho-200.epd,order=random,seed=3"}
 	out, stderr, err := runArbiter(t, "", append(up, "--rounds", "1", "--games", "2", "--maxmoves", "80", "--pgnout", pgn)...)
@@ -90,7 +90,7 @@ func TestUpAllowsTheEnginesOfItsCommandLine(t *testing.T) {
 		t.Skip("no " + sf + " or -short")
 	}
 	log := filepath.Join(t.TempDir(), "sf.log")
-	out, stderr, err := runArbiter(t, "", "up", "--workers", "1", "--threads", "1", "--hash", "1",
+	out, stderr, err := runArbiter(t, "", "up", "--temp", "--workers", "1", "--threads", "1", "--hash", "1",
 		"--engine", "name=sf,cmd="+sf+",option.Hash=8,option.Debug Log File="+log, "--engine", "name=b,builtin",
 		"--each", "nodes=500", "--openings", "file=../../books/uho-200.epd,order=random,seed=3", "--games", "2")
 	if err != nil || !strings.Contains(out, "State:      done") {

@@ -41,7 +41,7 @@ an illegal move or misses a legal one, and says why.
   arbiter verify --engine cmd=/usr/games/stockfish --depth 4          start position
   arbiter verify --engine cmd=./myengine --fen "FEN" --depth 5
   arbiter verify --engine cmd=./myengine --epd suite.epd --depth 4     expected counts from the EPD
-  arbiter verify --engine cmd=./perft.sh,proto=perftree --random 200 --seed 1 --depth 3
+  arbiter verify --engine cmd=scripts/perft/uci-perftree.sh,args=stockfish,proto=perftree --random 200 --seed 1 --depth 3
 
 --engine: cmd=PATH[,args=A B][,proto=uci|perftree][,option.NAME=VALUE]...
   (a value with a comma is quoted: args="-bug a,b"; see docs/verify.md)
@@ -63,9 +63,10 @@ Exit status: 0 when no bug is found, 1 when a bug is found (or the engine fails)
 	fl.StringVar(&f.positions.EPD, "epd", "", "EPD perft suite (\"FEN ;D1 n ;D2 n ...\"); the line's D<depth> count is the reference")
 	fl.StringVar(&f.positions.FEN, "fen", "", "one position (default: the start position, unless --epd or --random)")
 	fl.IntVar(&f.positions.Depth, "depth", 0, "perft depth (required)")
-	fl.IntVar(&f.positions.Random, "random", 0, "also verify K random positions (seeded walks, standard and Chess960)")
+	fl.IntVar(&f.positions.Random, "random", 0, "also verify K random positions (seeded walks from the start positions --random-variant says)")
+	fl.StringVar(&f.positions.RandomVariant, "random-variant", "mixed", "starts of --random's walks: mixed (half standard, half Chess960), standard, or 960")
 	fl.Uint64Var(&f.positions.Seed, "seed", 1, "seed of --random (same seed, same positions)")
-	fl.BoolVar(&f.positions.Chess960, "chess960", false, "Chess960 notation for --fen/--epd positions; only Chess960 starts for --random")
+	fl.BoolVar(&f.positions.Chess960, "chess960", false, "Chess960 notation for --fen/--epd positions; only Chess960 starts for --random (as --random-variant 960)")
 	fl.DurationVar(&f.timeout, "timeout", time.Minute, "limit per engine query (one position at one depth)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print one JSON object with every position's report")
 	f.client.addOptional(fl, "run the engine queries as units on the workers of this coordinator that have the engine (--engine name=NAME or the base name of cmd)")

@@ -24,7 +24,7 @@ func fetchPage(t *testing.T, url string) (int, string) {
 // them there, with a worker of its own on /workers; health and metrics
 // stay on the same port.
 func TestUpServesPages(t *testing.T) {
-	p := startArbiterProcess(t, nil, "up", "--workers", "1", "--token", "T", "--unit-duration", "1s")
+	p := startArbiterProcess(t, nil, "up", "--temp", "--workers", "1", "--token", "T", "--unit-duration", "1s")
 	url := strings.TrimSpace(p.waitLine(t, "arbiter up: pages on "))
 	url, _, _ = strings.Cut(url, " ")
 	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/") {

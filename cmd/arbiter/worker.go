@@ -101,7 +101,7 @@ func newWorkerCommand() *cobra.Command {
 	addVerifyEngineFlag(cmd.Flags())
 	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on SIGTERM, time to finish running units before releasing them")
 	cmd.Flags().StringVar(&httpAddr, "http", "", "HTTP listen address for /metrics, /healthz and /readyz (default: off)")
-	cmd.Flags().StringVar(&data, "data", "", "data directory for uploaded engines (cache of downloads and builds, their working directories); without it the worker runs no uploaded engines")
+	cmd.Flags().StringVar(&data, "data", "", "data directory for uploaded engines and nets (cache of downloads and builds, their working directories); without it the worker runs no uploaded engines and takes no tests that give an engine a net")
 	cmd.Flags().Int64Var(&cacheMB, "cache-mb", worker.DefaultCacheBytes>>20, "size cap of the uploaded-engine cache in MB (least recently used go first)")
 	cmd.Flags().DurationVar(&buildTO, "build-timeout", worker.DefaultBuildTimeout, "time limit of one source build")
 	cmd.Flags().Int64Var(&memMB, "engine-memory-mb", sandbox.DefaultLimits.Memory>>20, "uploaded engines: resident memory above which one is killed (MB)")

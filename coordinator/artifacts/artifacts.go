@@ -37,6 +37,8 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/internal/matchspec"
+	"github.com/arbiter-chess/arbiter/internal/textcheck"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -79,10 +81,12 @@ type Store struct {
 	cfg Config
 	log *zap.Logger
 
-	mu      sync.Mutex
-	byHash  map[string]*store.Artifact
-	pending map[string]pendingUpload // hash → what BeginUpload announced
-	writing map[string]bool          // hashes an Upload stream is writing
+	mu     sync.Mutex
+	byHash map[string]*store.Artifact
+	// defaults is each engine name's default net (engine → SHA-256).
+	defaults map[string]string
+	pending  map[string]pendingUpload // hash → what BeginUpload announced
+	writing  map[string]bool          // hashes an Upload stream is writing
 
 	bytesStored prometheus.Gauge
 	uploads     *prometheus.CounterVec
@@ -123,7 +127,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{cfg: cfg, log: cfg.Logger, byHash: map[string]*store.Artifact{}, pending: map[string]pendingUpload{}, writing: map[string]bool{},
 		bytesStored: prometheus.NewGauge(prometheus.GaugeOpts{Name: "arbiter_artifact_bytes_stored",
-			Help: "Bytes of the engine artifacts (binaries, source trees) the coordinator stores."}),
+			Help: "Bytes of the artifacts (engine binaries, source trees, nets) the coordinator stores."}),
 		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_artifact_uploads_total",
 			Help: "Artifact uploads by outcome: stored, duplicate (the content was stored already), hash_mismatch, too_large."}, []string{"outcome"}),
 		downloads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_artifact_downloads_total",
@@ -162,6 +166,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		total += a.Size
 	}
 	s.bytesStored.Set(float64(total))
+	if s.defaults, err = cfg.Store.DefaultNets(ctx); err != nil {
+		return nil, fmt.Errorf("artifacts: %w", err)
+	}
 	s.Sweep()
 	return s, nil
 }
@@ -263,13 +270,17 @@ func (s *Store) Resolve(ref string) (*store.Artifact, error) {
 	return found, nil
 }
 
-// List returns up to limit artifacts, newest first, and the bytes of all.
-func (s *Store) List(limit int) ([]*store.Artifact, int64) {
+// List returns up to limit artifacts of kind (any when unspecified),
+// newest first, and the bytes of all of that kind.
+func (s *Store) List(limit int, kind arbiterv1.ArtifactKind) ([]*store.Artifact, int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]*store.Artifact, 0, len(s.byHash))
 	var total int64
 	for _, a := range s.byHash {
+		if kind != arbiterv1.ArtifactKind_ARTIFACT_KIND_UNSPECIFIED && arbiterv1.ArtifactKind(a.Kind) != kind {
+			continue
+		}
 		out = append(out, a)
 		total += a.Size
 	}
@@ -318,6 +329,11 @@ func (s *Store) Delete(ctx context.Context, id identity.Identity, ref string) er
 	if _, ok := s.byHash[a.SHA256]; ok {
 		delete(s.byHash, a.SHA256)
 		s.bytesStored.Sub(float64(a.Size))
+	}
+	for engine, sha := range s.defaults {
+		if sha == a.SHA256 {
+			delete(s.defaults, engine)
+		}
 	}
 	s.mu.Unlock()
 	os.Remove(s.object(a.SHA256))
@@ -396,6 +412,102 @@ func (s *Store) Checks(ctx context.Context, jobID string) ([]store.ArtifactCheck
 	return s.cfg.Store.ArtifactChecks(ctx, jobID)
 }
 
+// FillEngine completes what engine e of a test takes from the store: its
+// artifact (Fill) and its net (FillNet).
+func (s *Store) FillEngine(which string, e *arbiterv1.EngineSpec) error {
+	if e.GetArtifact() != nil {
+		if err := s.Fill(which, e.GetArtifact()); err != nil {
+			return err
+		}
+	}
+	if e.GetNet() != nil {
+		return s.FillNet(which, e.GetNet())
+	}
+	return nil
+}
+
+// FillNet resolves a test's net (a hash, a prefix, or "default:ENGINE")
+// to a stored net and copies its size and name; a hash unknown here, or
+// an artifact that is not a net, is refused.
+func (s *Store) FillNet(which string, n *arbiterv1.EngineNet) error {
+	ref := n.GetSha256()
+	if engine, ok := strings.CutPrefix(ref, matchspec.DefaultNetPrefix); ok {
+		s.mu.Lock()
+		sha, found := s.defaults[engine]
+		s.mu.Unlock()
+		if !found {
+			return apierr.New(apierr.NotFound, apierr.ReasonUnknownArtifact, "%s: net %s: engine %s has no default net (arbiter net default)",
+				which, apierr.Q(ref), apierr.Q(engine))
+		}
+		ref = sha
+	}
+	a, err := s.Resolve(ref)
+	if err != nil {
+		return apierr.Invalid("%s: net: %s", which, err.Error())
+	}
+	if arbiterv1.ArtifactKind(a.Kind) != arbiterv1.ArtifactKind_ARTIFACT_KIND_NET {
+		return apierr.Invalid("%s: net %s: artifact %s is an engine, not a net (upload nets with arbiter net upload)", which, apierr.Q(n.GetSha256()), a.SHA256[:12])
+	}
+	n.Sha256, n.Size, n.Name = a.SHA256, uint64(a.Size), a.Name
+	return nil
+}
+
+// SetDefaultNet makes the net ref the default of engine (ref "": clears
+// it). Clients and admins set defaults; it returns the net (nil when
+// cleared).
+func (s *Store) SetDefaultNet(ctx context.Context, id identity.Identity, engine, ref string) (*store.Artifact, error) {
+	if err := mayUpload(id); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(engine) == "" {
+		return nil, apierr.Invalid("engine: name the engine whose default net this is")
+	}
+	if err := checkText("engine", engine); err != nil {
+		return nil, err
+	}
+	if err := textcheck.Check("engine", engine); err != nil {
+		return nil, apierr.Invalid("%v", err)
+	}
+	var a *store.Artifact
+	sha := ""
+	if ref != "" {
+		var err error
+		if a, err = s.Resolve(ref); err != nil {
+			return nil, err
+		}
+		if arbiterv1.ArtifactKind(a.Kind) != arbiterv1.ArtifactKind_ARTIFACT_KIND_NET {
+			return nil, apierr.Invalid("artifact %s is an engine, not a net", a.SHA256[:12])
+		}
+		sha = a.SHA256
+	}
+	if err := s.cfg.Store.SetDefaultNet(ctx, engine, sha); err != nil {
+		return nil, apierr.Store(err)
+	}
+	s.mu.Lock()
+	if sha == "" {
+		delete(s.defaults, engine)
+	} else {
+		s.defaults[engine] = sha
+	}
+	s.mu.Unlock()
+	s.log.Info("default net set", zap.String("engine", engine), zap.String("sha256", sha), zap.String("by", id.Name))
+	return a, nil
+}
+
+// DefaultOf lists the engines whose default net sha is, in name order.
+func (s *Store) DefaultOf(sha string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for engine, h := range s.defaults {
+		if h == sha {
+			out = append(out, engine)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Fill completes a test's engine artifact from the store: it resolves a
 // prefix to the full hash and copies what the upload said (kind, size,
 // platform, name, repository, commit), keeping the build command, program
@@ -404,6 +516,9 @@ func (s *Store) Fill(which string, e *arbiterv1.EngineArtifact) error {
 	a, err := s.Resolve(e.GetSha256())
 	if err != nil {
 		return apierr.Invalid("%s: %s", which, err.Error())
+	}
+	if arbiterv1.ArtifactKind(a.Kind) == arbiterv1.ArtifactKind_ARTIFACT_KIND_NET {
+		return apierr.Invalid("%s: artifact %s is a net, not an engine (name it with net=)", which, a.SHA256[:12])
 	}
 	e.Sha256, e.Kind, e.Size, e.Platform = a.SHA256, arbiterv1.ArtifactKind(a.Kind), uint64(a.Size), a.Platform
 	e.Name, e.Repository, e.Branch, e.Commit, e.Message = a.Name, a.Repository, a.Branch, a.Commit, a.Message
@@ -432,7 +547,7 @@ func (s *Store) Fill(which string, e *arbiterv1.EngineArtifact) error {
 func Proto(a *store.Artifact, usedBy []string) *arbiterv1.Artifact {
 	p := &arbiterv1.Artifact{Sha256: a.SHA256, Kind: arbiterv1.ArtifactKind(a.Kind), Size: uint64(a.Size), Name: a.Name, Uploader: a.Uploader,
 		Platform: a.Platform, Build: a.Build, Exe: a.Exe, Bench: a.Bench, Repository: a.Repository, Branch: a.Branch,
-		Commit: a.Commit, Message: a.Message, UsedBy: usedBy}
+		Commit: a.Commit, Message: a.Message, UsedBy: usedBy, Engine: a.Engine}
 	if !a.CreatedAt.IsZero() {
 		p.CreatedAt = timestamp(a.CreatedAt)
 	}

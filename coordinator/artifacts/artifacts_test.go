@@ -174,7 +174,7 @@ func TestBadUploadsAreRefusedAndNothingStored(t *testing.T) {
 	if _, _, err := f.arts.Upload(ctx, alice, chunks(sha, data, 5, 4, -1)); apierr.ReasonOf(err) != apierr.ReasonBadInput {
 		t.Fatalf("chunk out of place: %v", err)
 	}
-	if list, total := f.arts.List(0); len(list) != 0 || total != 0 {
+	if list, total := f.arts.List(0, 0); len(list) != 0 || total != 0 {
 		t.Fatalf("stored after refusals: %v %d", list, total)
 	}
 	if got := testutil.ToFloat64(f.arts.uploads.WithLabelValues("hash_mismatch")); got != 1 {
@@ -205,7 +205,7 @@ func TestRemoveRefusedWhileInUse(t *testing.T) {
 	if _, err := os.Stat(f.arts.object(sha)); !os.IsNotExist(err) {
 		t.Fatalf("file left: %v", err)
 	}
-	if list, _ := f.arts.List(0); len(list) != 0 {
+	if list, _ := f.arts.List(0, 0); len(list) != 0 {
 		t.Fatal("still listed")
 	}
 }

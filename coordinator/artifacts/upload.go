@@ -90,11 +90,19 @@ func (s *Store) BeginUpload(id identity.Identity, req *arbiterv1.BeginUploadRequ
 	}
 	switch req.GetKind() {
 	case arbiterv1.ArtifactKind_ARTIFACT_KIND_BINARY, arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE:
+		if req.GetEngine() != "" {
+			return nil, 0, apierr.Invalid("engine %s: an engine upload names no engine (nets do)", apierr.Q(req.GetEngine()))
+		}
+	case arbiterv1.ArtifactKind_ARTIFACT_KIND_NET:
+		if req.GetBuild() != "" || req.GetExe() != "" || req.GetBench() != 0 {
+			return nil, 0, apierr.Invalid("a net has no build command, program or bench")
+		}
 	default:
-		return nil, 0, apierr.Invalid("kind %v: want binary or source", req.GetKind())
+		return nil, 0, apierr.Invalid("kind %v: want binary, source or net", req.GetKind())
 	}
 	for _, f := range []struct{ name, v string }{{"name", req.GetName()}, {"build", req.GetBuild()}, {"exe", req.GetExe()},
-		{"repository", req.GetRepository()}, {"branch", req.GetBranch()}, {"commit", req.GetCommit()}, {"message", req.GetMessage()}} {
+		{"repository", req.GetRepository()}, {"branch", req.GetBranch()}, {"commit", req.GetCommit()}, {"message", req.GetMessage()},
+		{"engine", req.GetEngine()}} {
 		if err := checkText(f.name, f.v); err != nil {
 			return nil, 0, err
 		}
@@ -118,7 +126,7 @@ func (s *Store) BeginUpload(id identity.Identity, req *arbiterv1.BeginUploadRequ
 	}
 	meta := store.Artifact{SHA256: sha, Kind: int32(req.GetKind()), Size: int64(req.GetSize()), Name: req.GetName(),
 		Uploader: id.Name, Build: req.GetBuild(), Exe: req.GetExe(), Bench: req.GetBench(), Repository: req.GetRepository(),
-		Branch: req.GetBranch(), Commit: req.GetCommit(), Message: req.GetMessage()}
+		Branch: req.GetBranch(), Commit: req.GetCommit(), Message: req.GetMessage(), Engine: req.GetEngine()}
 	p, resumed := s.pending[sha]
 	if !resumed || p.meta.Uploader != id.Name {
 		if err := s.checkQuota(id); err != nil {

@@ -3,6 +3,7 @@ package datagenjob
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -17,10 +18,25 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/datagenspec"
 	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/internal/pgtest"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop()
+	os.Exit(code)
+}
+
+// eachStore runs fn on SQLite and on PostgreSQL (the kind's own schema on
+// each backend; skipped with a message without PostgreSQL unless
+// ARBITER_REQUIRE_POSTGRES=1).
+func eachStore(t *testing.T, fn func(t *testing.T, dsn string)) {
+	t.Run("sqlite", func(t *testing.T) { fn(t, "") })
+	t.Run("postgres", func(t *testing.T) { fn(t, pgtest.Start(t).NewDatabase(t)) })
+}
 
 var (
 	alice = identity.Identity{Name: "alice", Role: identity.Worker}
@@ -30,13 +46,17 @@ var (
 type env struct {
 	t   *testing.T
 	dir string
+	dsn string // "": SQLite in dir; postgres://...: that database
 	st  *store.Store
 	wl  *Workload
 	c   *core.Core
 }
 
-func newEnv(t *testing.T) *env {
-	e := &env{t: t, dir: t.TempDir()}
+func newEnv(t *testing.T) *env { return newEnvOn(t, "") }
+
+// newEnvOn is newEnv on the store dsn names ("": SQLite).
+func newEnvOn(t *testing.T, dsn string) *env {
+	e := &env{t: t, dir: t.TempDir(), dsn: dsn}
 	e.start()
 	t.Cleanup(func() { e.st.Close() })
 	return e
@@ -45,7 +65,7 @@ func newEnv(t *testing.T) *env {
 // start (re)opens the store and builds the workload and core over it.
 func (e *env) start() {
 	e.t.Helper()
-	st, err := store.Open(e.dir)
+	st, err := store.OpenURL(e.dsn, e.dir)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -142,8 +162,10 @@ func (e *env) progress(id string) (*arbiterv1.Job, *arbiterv1.DatagenProgress) {
 // A shard counts once and only when it is the batch's: garbage, games of
 // another seed and a replayed result are refused or not counted again, and
 // the job ends with exactly the positions asked for, through a restart.
-func TestShardsCountOnceAndExactly(t *testing.T) {
-	e := newEnv(t)
+func TestShardsCountOnceAndExactly(t *testing.T) { eachStore(t, testShardsCountOnceAndExactly) }
+
+func testShardsCountOnceAndExactly(t *testing.T, dsn string) {
+	e := newEnvOn(t, dsn)
 	id := e.create(150)
 	w := e.worker("w1")
 
@@ -274,8 +296,10 @@ func TestRefusedEngineBarsTheWorker(t *testing.T) {
 
 // Retention deletes a finished dataset's shard files, keeps its counts,
 // and the mark survives a restart.
-func TestRetentionDeletesShards(t *testing.T) {
-	e := newEnv(t)
+func TestRetentionDeletesShards(t *testing.T) { eachStore(t, testRetentionDeletesShards) }
+
+func testRetentionDeletesShards(t *testing.T, dsn string) {
+	e := newEnvOn(t, dsn)
 	id := e.create(20)
 	w := e.worker("w1")
 	for {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +54,40 @@ CREATE UNIQUE INDEX datagen_shards_seq ON datagen_shards(job_id, seq);
 	}},
 	{Name: "retention: when a finished dataset's shards were deleted", Up: func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, "ALTER TABLE datagen_jobs ADD COLUMN shards_expired_at INTEGER NOT NULL DEFAULT 0")
+		return err
+	}},
+}, Postgres: []store.Migration{
+	{Name: "datagen jobs and shards", Up: func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `
+CREATE TABLE datagen_jobs (
+  job_id TEXT PRIMARY KEY,
+  spec BYTEA NOT NULL,
+  batch_games BIGINT NOT NULL
+);
+CREATE TABLE datagen_shards (
+  job_id TEXT NOT NULL,
+  batch BIGINT NOT NULL,
+  seq BIGINT NOT NULL,
+  unit_id TEXT NOT NULL,
+  sha256 TEXT NOT NULL,
+  bytes BIGINT NOT NULL,
+  games BIGINT NOT NULL,
+  records BIGINT NOT NULL,
+  positions BIGINT NOT NULL,
+  take BIGINT NOT NULL,
+  dropped TEXT NOT NULL DEFAULT '',
+  stats TEXT NOT NULL,
+  worker_id TEXT NOT NULL,
+  elapsed_ms BIGINT NOT NULL,
+  at BIGINT NOT NULL,
+  PRIMARY KEY (job_id, batch)
+);
+CREATE UNIQUE INDEX datagen_shards_seq ON datagen_shards(job_id, seq);
+`)
+		return err
+	}},
+	{Name: "retention: when a finished dataset's shards were deleted", Up: func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, "ALTER TABLE datagen_jobs ADD COLUMN shards_expired_at BIGINT NOT NULL DEFAULT 0")
 		return err
 	}},
 }}
@@ -132,7 +167,7 @@ func commitShard(ctx context.Context, st *store.Store, r *shardRow, done *store.
 // limit 0 reads every row from from on.
 func loadShards(ctx context.Context, st *store.Store, jobID string, from int64, limit int) ([]shardRow, error) {
 	if limit <= 0 {
-		limit = -1 // SQLite: no limit
+		limit = math.MaxInt64 // no limit, in words both SQLite and PostgreSQL take
 	}
 	var out []shardRow
 	err := st.Read(ctx, func(ctx context.Context, db *sql.DB) error {

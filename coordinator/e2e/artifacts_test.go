@@ -191,7 +191,7 @@ func TestUploadedEnginesSPRT(t *testing.T) {
 		t.Fatalf("no worker verified both engines: %v", j.GetArtifactChecks())
 	}
 	status, code := cli(t, append([]string{"status", id}, clientArgs(addr)...)...)
-	if code != 0 || !strings.Contains(status, "Uploaded engines on the workers") || !strings.Contains(status, "bench matches the signature") {
+	if code != 0 || !strings.Contains(status, "Uploaded engines and nets on the workers") || !strings.Contains(status, "bench matches the signature") {
 		t.Fatalf("status: %d %s", code, status)
 	}
 	t.Logf("status:\n%s", status)

@@ -8,10 +8,8 @@ package e2e
 
 import (
 	"context"
-	"database/sql"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -82,13 +80,13 @@ func TestChaos(t *testing.T) {
 	if m.GetGames() != 40 || st.pairs != 20 || st.pgns != 40 || st.batches != st.distinctIdx || st.batches != 10 {
 		t.Fatalf("match after chaos: %d games; store %+v (want 20 pairs in 10 distinct batches, 40 PGNs)", m.GetGames(), st)
 	}
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db")+"?mode=ro")
+	db, err := openStoreDB(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	var dupRuns int
-	db.QueryRow("SELECT COUNT(*) FROM (SELECT unit_id, worker_id FROM runs GROUP BY unit_id, worker_id HAVING COUNT(*) > 1)").Scan(&dupRuns)
+	db.QueryRow("SELECT COUNT(*) FROM (SELECT unit_id, worker_id FROM runs GROUP BY unit_id, worker_id HAVING COUNT(*) > 1) AS dup").Scan(&dupRuns)
 	if dupRuns != 0 {
 		t.Fatalf("%d units with two runs of one worker", dupRuns)
 	}

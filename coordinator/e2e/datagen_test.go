@@ -12,7 +12,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -687,7 +686,7 @@ func checkDataset(t *testing.T, addr, data, id string, n int, keep bool) dataset
 	}
 
 	// The store: every batch once, its positions summing to n.
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db")+"?mode=ro&_pragma=busy_timeout(5000)")
+	db, err := openStoreDB(data)
 	if err != nil {
 		t.Fatal(err)
 	}

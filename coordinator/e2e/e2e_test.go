@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -34,9 +35,11 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	_ "modernc.org/sqlite"
 
+	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/localcluster"
+	"github.com/arbiter-chess/arbiter/internal/pgtest"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/worker"
@@ -59,8 +62,57 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	pgtest.Stop()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// EnvStore names the variable that picks the store every coordinator of
+// these tests runs on: unset, SQLite in its data dir; "postgres", a
+// PostgreSQL database of its own per data dir on a real server
+// (internal/pgtest), so the same tests run on either store.
+const envStore = "ARBITER_E2E_STORE"
+
+var pgDatabases sync.Map // data dir → the URL of its database
+
+// storeURL is the --store of a coordinator on data ("": SQLite).
+func storeURL(t *testing.T, data string) string {
+	t.Helper()
+	switch os.Getenv(envStore) {
+	case "":
+		return ""
+	case "postgres":
+	default:
+		t.Fatalf("%s=%q: want postgres or nothing", envStore, os.Getenv(envStore))
+	}
+	if data == "" { // a temporary data dir: never started again
+		return pgtest.Start(t).NewDatabase(t)
+	}
+	if v, ok := pgDatabases.Load(data); ok {
+		return v.(string)
+	}
+	dsn := pgtest.Start(t).NewDatabase(t)
+	pgDatabases.Store(data, dsn)
+	return dsn
+}
+
+// onSQLiteOnly skips a test about the SQLite file itself when the
+// harness runs on PostgreSQL.
+func onSQLiteOnly(t *testing.T) {
+	t.Helper()
+	if os.Getenv(envStore) != "" {
+		t.Skipf("about the SQLite store file; %s=%s", envStore, os.Getenv(envStore))
+	}
+}
+
+// openStoreDB opens the store of the coordinator on data for reading
+// its tables directly (the coordinator may be dead), on either store;
+// statements take ? placeholders on both.
+func openStoreDB(data string) (*sql.DB, error) {
+	if v, ok := pgDatabases.Load(data); ok {
+		return store.PostgresDB(v.(string))
+	}
+	return sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db")+"?mode=ro&_pragma=busy_timeout(5000)")
 }
 
 func freeAddr(t *testing.T) string {
@@ -117,8 +169,12 @@ func (p *proc) kill(t *testing.T) {
 // coordinator starts a coordinator and waits until it answers health checks.
 func coordinator(t *testing.T, addr, data string, extra ...string) *proc {
 	t.Helper()
-	args := append([]string{"coordinator", "--listen", addr, "--data", data, "--token", token,
-		"--lease-duration", "1s", "--unit-duration", "100ms", "--log-level", "info"}, extra...)
+	args := []string{"coordinator", "--listen", addr, "--data", data, "--token", token,
+		"--lease-duration", "1s", "--unit-duration", "100ms", "--log-level", "info"}
+	if u := storeURL(t, data); u != "" {
+		args = append(args, "--store", u)
+	}
+	args = append(args, extra...)
 	p := start(t, "coordinator", args...)
 	conn := dial(t, addr, token)
 	h := healthpb.NewHealthClient(conn)
@@ -144,11 +200,15 @@ func coordinator(t *testing.T, addr, data string, extra ...string) *proc {
 // errors of the coordinator and workers show in the test's log.
 func localCluster(t *testing.T, data string, n int) *localcluster.Cluster {
 	t.Helper()
+	dsn := storeURL(t, data)
 	cl, err := localcluster.Start(localcluster.Config{Workers: n, Threads: 1, HashMB: 16, Builtin: builtin.New,
-		Server: localcluster.ServerConfig{Data: data, Token: token, LeaseDuration: time.Second, UnitDuration: 100 * time.Millisecond,
+		Server: localcluster.ServerConfig{Data: data, Store: dsn, Token: token, LeaseDuration: time.Second, UnitDuration: 100 * time.Millisecond,
 			Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if dsn != "" && data == "" {
+		pgDatabases.Store(cl.Data(), dsn) // for openStoreDB(cl.Data())
 	}
 	t.Cleanup(cl.Stop)
 	return cl
@@ -410,7 +470,7 @@ func TestCoordinatorKilled(t *testing.T) {
 
 	// Nothing counted twice: one stored run per unit (no verification),
 	// every unit settled.
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db")+"?mode=ro")
+	db, err := openStoreDB(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +479,7 @@ func TestCoordinatorKilled(t *testing.T) {
 	if err := db.QueryRow("SELECT COUNT(*), SUM(settled) FROM units WHERE job_id=?", jobID).Scan(&units, &settled); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.QueryRow("SELECT COUNT(*), COALESCE(MAX(n),0) FROM (SELECT COUNT(*) AS n FROM runs WHERE job_id=? GROUP BY unit_id)", jobID).Scan(&runs, &maxRuns); err != nil {
+	if err := db.QueryRow("SELECT COUNT(*), COALESCE(MAX(n),0) FROM (SELECT COUNT(*) AS n FROM runs WHERE job_id=? GROUP BY unit_id) AS per_unit", jobID).Scan(&runs, &maxRuns); err != nil {
 		t.Fatal(err)
 	}
 	if settled != units || runs != units || maxRuns != 1 {

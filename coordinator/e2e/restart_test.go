@@ -9,17 +9,57 @@ package e2e
 // the whole JSON of each job is compared.
 
 import (
+	"database/sql"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/internal/pgtest"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-func TestStatusIdenticalAfterRestart(t *testing.T) {
+func TestStatusIdenticalAfterRestart(t *testing.T) { statusIdenticalAfterRestart(t) }
+
+// The same on PostgreSQL (a real server, internal/pgtest): every kind of
+// job through the real binary and gRPC, SIGKILL, restart, same status.
+func TestStatusIdenticalAfterRestartPostgres(t *testing.T) {
+	onSQLiteOnly(t) // on PostgreSQL, TestStatusIdenticalAfterRestart is this test
+	dsn := pgtest.Start(t).NewDatabase(t)
+	r := statusIdenticalAfterRestart(t, "--store", dsn)
+	data, ids := r.data, r.ids
+	// It ran on PostgreSQL: every job is there, and no SQLite file was made.
+	if _, err := os.Stat(filepath.Join(data, "coordinator.db")); !os.IsNotExist(err) {
+		t.Errorf("a SQLite store in the data dir of a PostgreSQL coordinator (%v)", err)
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var jobs, pgns int
+	if err := db.QueryRow("SELECT COUNT(*), (SELECT COUNT(*) FROM pgns) FROM jobs").Scan(&jobs, &pgns); err != nil || jobs != len(ids) || pgns == 0 {
+		t.Fatalf("PostgreSQL holds %d jobs and %d games (%v), want %d jobs and games", jobs, pgns, err, len(ids))
+	}
+}
+
+// restarted is what statusIdenticalAfterRestart leaves: the coordinator
+// running again, its data dir and address, the jobs, and their status.
+type restarted struct {
+	co         *proc
+	addr, data string
+	ids        []string
+	status     func() map[string]string // each job's status --json ("": the list)
+	after      map[string]string
+}
+
+// statusIdenticalAfterRestart runs the test on the store storeArgs
+// choose (none: SQLite in the data dir).
+func statusIdenticalAfterRestart(t *testing.T, storeArgs ...string) restarted {
 	addr, data := freeAddr(t), t.TempDir()
-	co := coordinator(t, addr, data)
+	co := coordinator(t, addr, data, storeArgs...)
 	admin := dial(t, addr, token)
 
 	// Before any real worker joins, two test workers set up what real
@@ -119,7 +159,7 @@ func TestStatusIdenticalAfterRestart(t *testing.T) {
 	}
 	before := status()
 	co.kill(t)
-	coordinator(t, addr, data)
+	co = coordinator(t, addr, data, storeArgs...)
 	after := status()
 	for _, id := range append(ids, "") {
 		what := "status " + id + " --json"
@@ -130,6 +170,36 @@ func TestStatusIdenticalAfterRestart(t *testing.T) {
 			t.Errorf("%s differs after the restart:\n%s", what, lineDiff(before[id], after[id]))
 		} else {
 			t.Logf("%s: %d bytes identical", what, len(before[id]))
+		}
+	}
+	return restarted{co: co, addr: addr, data: data, ids: ids, status: status, after: after}
+}
+
+// A farm moved from SQLite to PostgreSQL with arbiter store copy answers
+// status --json for every job, and the list, byte for byte as before.
+func TestStoreCopyStatusIdentical(t *testing.T) {
+	onSQLiteOnly(t) // from SQLite, always
+	dsn := pgtest.Start(t).NewDatabase(t)
+	r := statusIdenticalAfterRestart(t)
+	r.co.kill(t)
+	out, code := cli(t, "store", "copy", "--from", r.data, "--to", dsn)
+	if code != 0 || !strings.Contains(out, "verified") {
+		t.Fatalf("store copy: exit %d:\n%s", code, out)
+	}
+	t.Logf("store copy:\n%s", out)
+	// Into a database that now holds the farm: refused, status 2.
+	if again, code := cli(t, "store", "copy", "--from", r.data, "--to", dsn); code != 2 || !strings.Contains(again, "not empty") {
+		t.Fatalf("a second copy: exit %d:\n%s", code, again)
+	}
+	// The SQLite file moves away: the coordinator must read PostgreSQL.
+	if err := os.Rename(filepath.Join(r.data, "coordinator.db"), filepath.Join(r.data, "coordinator.db.moved")); err != nil {
+		t.Fatal(err)
+	}
+	coordinator(t, r.addr, r.data, "--store", dsn)
+	onPG := r.status()
+	for _, id := range append(r.ids, "") {
+		if r.after[id] != onPG[id] {
+			t.Errorf("status %s --json differs on PostgreSQL after the copy:\n%s", id, lineDiff(r.after[id], onPG[id]))
 		}
 	}
 }

@@ -11,7 +11,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"os"
 	"os/exec"
@@ -96,7 +95,7 @@ type dbCounts struct {
 // dead: the file is read directly).
 func storeCounts(t *testing.T, data, id string) dbCounts {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db")+"?mode=ro&_pragma=busy_timeout(5000)")
+	db, err := openStoreDB(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +253,7 @@ func TestClusterTestsByPriority(t *testing.T) {
 	conn := dial(t, addr, token)
 	waitFor(t, conn, high, 60*time.Second, "high done", done)
 	waitFor(t, conn, low, 60*time.Second, "low done", done)
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db")+"?mode=ro")
+	db, err := openStoreDB(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +396,7 @@ func submitTestEngines(t *testing.T, addr, a, b string, extra ...string) string 
 }
 
 func storeTests(t *testing.T, data string) int {
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db")+"?mode=ro")
+	db, err := openStoreDB(data)
 	if err != nil {
 		t.Fatal(err)
 	}

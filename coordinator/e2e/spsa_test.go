@@ -11,7 +11,6 @@ package e2e
 // trajectory where it stood.
 
 import (
-	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -40,7 +39,7 @@ type storedUpdate struct {
 // straight from the store file (the coordinator may be dead).
 func tuneUpdates(t *testing.T, data, id string) []storedUpdate {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db")+"?mode=ro&_pragma=busy_timeout(5000)")
+	db, err := openStoreDB(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +308,7 @@ func TestClusterTuneBadInput(t *testing.T) {
 			t.Errorf("bad spec (%s): %v", c.want, err)
 		}
 	}
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db")+"?mode=ro")
+	db, err := openStoreDB(data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ package e2e
 // shown by status).
 
 import (
-	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -61,7 +60,7 @@ func TestClusterTuneOfUploadedEngine(t *testing.T) {
 		}
 		t.Logf("%s --params %s: exit %d: %s", c.engine, c.params, code, strings.TrimSpace(out))
 	}
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db")+"?mode=ro&_pragma=busy_timeout(5000)")
+	db, err := openStoreDB(data)
 	if err != nil {
 		t.Fatal(err)
 	}

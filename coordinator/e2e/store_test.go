@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/localcluster"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"go.uber.org/zap"
@@ -49,11 +50,30 @@ func release1Data(t *testing.T) string {
 	return dir
 }
 
+// moveToHarnessStore moves the SQLite store of data to the harness's
+// store when that is PostgreSQL (arbiter store copy, then the file goes),
+// and returns its URL ("" on SQLite: nothing to move).
+func moveToHarnessStore(t *testing.T, data string) string {
+	t.Helper()
+	dsn := storeURL(t, data)
+	if dsn == "" {
+		return ""
+	}
+	if out, code := cli(t, "store", "copy", "--from", data, "--to", dsn); code != 0 {
+		t.Fatalf("store copy: exit %d: %s", code, out)
+	}
+	if err := os.Remove(filepath.Join(data, "coordinator.db")); err != nil {
+		t.Fatal(err)
+	}
+	return dsn
+}
+
 // TestRelease1DataUpgrades: the coordinator opens the first release's data
 // dir, upgrades it, shows every job as that release did, and finishes the
 // perft job that was running when it was killed.
 func TestRelease1DataUpgrades(t *testing.T) {
 	data := release1Data(t)
+	moveToHarnessStore(t, data) // on PostgreSQL: upgraded, then copied
 	addr := freeAddr(t)
 	coordinator(t, addr, data)
 	conn := dial(t, addr, token)
@@ -91,6 +111,7 @@ func TestRelease1DataUpgrades(t *testing.T) {
 // TestForeignAndDamagedRefused: the coordinator refuses a foreign SQLite
 // file and a damaged one with a clear error and leaves them as they were.
 func TestForeignAndDamagedRefused(t *testing.T) {
+	onSQLiteOnly(t)
 	foreign := t.TempDir()
 	path := filepath.Join(foreign, "coordinator.db")
 	db, err := sql.Open("sqlite", "file:"+path)
@@ -133,16 +154,23 @@ func TestForeignAndDamagedRefused(t *testing.T) {
 // bytes damaged) is quarantined and reported; every other job resumes.
 func TestPoisonedTestQuarantined(t *testing.T) {
 	data := release1Data(t)
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db"))
+	var db *sql.DB
+	var err error
+	dsn := moveToHarnessStore(t, data)
+	if dsn != "" {
+		db, err = store.PostgresDB(dsn)
+	} else {
+		db, err = sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db"))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec("UPDATE tests SET spec=x'ffffffff' WHERE job_id='s2f680a6e3c88'"); err != nil {
+	if _, err := db.Exec("UPDATE tests SET spec=? WHERE job_id='s2f680a6e3c88'", []byte{0xff, 0xff, 0xff, 0xff}); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
 	logCore, logs := observer.New(zap.InfoLevel)
-	cl, err := localcluster.Start(localcluster.Config{HashMB: 1, Server: localcluster.ServerConfig{Data: data, Token: token,
+	cl, err := localcluster.Start(localcluster.Config{HashMB: 1, Server: localcluster.ServerConfig{Data: data, Store: dsn, Token: token,
 		UnitDuration: 100 * time.Millisecond, Logger: zap.New(logCore)}})
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +194,10 @@ func TestPoisonedTestQuarantined(t *testing.T) {
 	if reported != 1 {
 		t.Fatalf("the quarantine of s2f680a6e3c88 logged %d times, want once; log:\n%v", reported, logs.All())
 	}
-	db, _ = sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db")+"?mode=ro")
+	db, err = openStoreDB(data)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer db.Close()
 	var n int
 	db.QueryRow("SELECT COUNT(*) FROM quarantine WHERE id='s2f680a6e3c88'").Scan(&n)
@@ -178,6 +209,7 @@ func TestPoisonedTestQuarantined(t *testing.T) {
 // TestBackupRestores: a backup taken while the coordinator serves opens as
 // a data dir with the same jobs.
 func TestBackupRestores(t *testing.T) {
+	onSQLiteOnly(t)
 	addr := localCluster(t, release1Data(t), 0).Addr()
 	file := filepath.Join(t.TempDir(), "backup.db")
 	out, code := cli(t, "backup", "--coordinator", addr, "--token", token, "--to", file)

@@ -10,10 +10,8 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,7 +137,7 @@ func TestForgeriesRefused(t *testing.T) {
 // incidents counts a worker's stored incidents.
 func incidents(t *testing.T, data, workerID string) int {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db")+"?mode=ro")
+	db, err := openStoreDB(data)
 	if err != nil {
 		t.Fatal(err)
 	}

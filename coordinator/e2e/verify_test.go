@@ -112,7 +112,7 @@ func workersOf(t *testing.T, out string) map[string]int {
 func TestVerifyClusterUp(t *testing.T) {
 	bp := brokenPerft(t)
 	addr, httpAddr := freeAddr(t), freeAddr(t)
-	start(t, "up", "up", "--workers", "2", "--listen", addr, "--http", httpAddr, "--token", token, "--verify-engine", "cmd="+bp)
+	start(t, "up", "up", "--temp", "--workers", "2", "--listen", addr, "--http", httpAddr, "--token", token, "--verify-engine", "cmd="+bp)
 	coordinatorUp(t, addr)
 	reported := regexp.MustCompile(`arbiter verify: session (\S+) reported to the coordinator \(1 positions with findings kept; page /verify/(\S+)\)`)
 	for _, c := range bugCases {

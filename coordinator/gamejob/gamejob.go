@@ -117,7 +117,7 @@ type Config struct {
 	// ResolveArtifact completes an uploaded engine's artifact from the
 	// coordinator's store when a test is submitted (which names the field);
 	// nil: tests with uploaded engines are refused.
-	ResolveArtifact func(which string, a *arbiterv1.EngineArtifact) error
+	ResolveArtifact func(which string, e *arbiterv1.EngineSpec) error
 	// TuneExists reports whether an SPSA tune of this id exists: a test
 	// that verifies a tune (MatchSpec.verifies_tune) must name one. Nil:
 	// every such test is refused.
@@ -177,7 +177,11 @@ func New(cfg Config) *Workload {
 		metrics: newMetrics(cfg.Games),
 	}
 	w.Set = gamepair.Set[*test]{Deps: cfg.Deps, What: "test", Kinds: []string{KindSPRT, KindMatch}, GameTable: store.TestGames,
-		Activity: cfg.Activity, Games: w.metrics.games, Replay: w.cfg.Replay, Hooks: gamepair.Hooks[*test]{
+		Activity: cfg.Activity, Games: w.metrics.games, Replay: w.cfg.Replay,
+		CrossCheckable: func(t *test) bool {
+			return w.cfg.CrossCheckable(t.spec.GetTimeControl(), t.spec.GetEngineA(), t.spec.GetEngineB())
+		},
+		ReplayFraction: cfg.ReplayFraction, CrossChecks: w.metrics.crossChecks, Hooks: gamepair.Hooks[*test]{
 			Engines:  func(t *test) (a, b *arbiterv1.EngineSpec) { return t.spec.GetEngineA(), t.spec.GetEngineB() },
 			Schedule: func(t *test) (int32, float64) { return t.spec.GetPriority(), t.spec.GetThroughput() },
 			Unit:     w.batchProto,

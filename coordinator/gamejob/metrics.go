@@ -26,7 +26,8 @@ func GameLabels(r arbiterv1.GameResult, t arbiterv1.GameTermination) (result, te
 var pentanomialScores = [5]string{"0", "0.5", "1", "1.5", "2"}
 
 type metrics struct {
-	games *gamepair.GameCounter
+	games       *gamepair.GameCounter
+	crossChecks *gamepair.CrossCheckCounter
 }
 
 // newMetrics uses games, or a counter of its own when nil.
@@ -34,7 +35,7 @@ func newMetrics(games *gamepair.GameCounter) *metrics {
 	if games == nil {
 		games = gamepair.NewGameCounter()
 	}
-	return &metrics{games: games}
+	return &metrics{games: games, crossChecks: gamepair.NewCrossCheckCounter()}
 }
 
 // register registers the SPRT gauges of w's running tests, and the games
@@ -46,7 +47,7 @@ func (m *metrics) register(reg prometheus.Registerer, own bool, w *Workload) {
 	if own {
 		reg.MustRegister(m.games.Vec())
 	}
-	reg.MustRegister(&sprtCollector{states: w.SPRTStates})
+	reg.MustRegister(&sprtCollector{states: w.SPRTStates}, m.crossChecks.Vec())
 }
 
 // PentanomialElo is the logistic Elo of the pair score of p (0 with no

@@ -18,6 +18,7 @@ type Batches struct {
 	total  int            // indexes are [0, total)
 	stored map[int]bool   // counted, or held by a stored row
 	open   map[int]Holder // leased
+	parked map[int]bool   // held for a replay by another identity (CrossCheck): not free, not counted
 	retry  []int          // re-opened, served before fresh ones
 	next   int            // the lowest index never looked at by Take
 }
@@ -30,7 +31,7 @@ type Holder struct {
 
 // NewBatches tracks batches [0, total).
 func NewBatches(total int) *Batches {
-	return &Batches{total: total, stored: map[int]bool{}, open: map[int]Holder{}}
+	return &Batches{total: total, stored: map[int]bool{}, open: map[int]Holder{}, parked: map[int]bool{}}
 }
 
 // Total is the number of batches.
@@ -42,9 +43,9 @@ func (b *Batches) InRange(idx int) bool { return idx >= 0 && idx < b.total }
 // Stored reports whether batch idx is stored.
 func (b *Batches) Stored(idx int) bool { return b.stored[idx] }
 
-// Free reports whether batch idx is neither stored nor leased.
+// Free reports whether batch idx is neither stored, parked nor leased.
 func (b *Batches) Free(idx int) bool {
-	if b.stored[idx] {
+	if b.stored[idx] || b.parked[idx] {
 		return false
 	}
 	_, leased := b.open[idx]
@@ -113,11 +114,27 @@ func (b *Batches) Reopen(idx int) bool {
 	return true
 }
 
-// Store marks batch idx stored (and no longer leased).
+// Store marks batch idx stored (and no longer leased or parked).
 func (b *Batches) Store(idx int) {
 	b.stored[idx] = true
 	delete(b.open, idx)
+	delete(b.parked, idx)
 }
+
+// Park holds batch idx, whose result is in but not counted, out of the
+// hand-out until Unpark or Store: its replays are leased by CrossCheck,
+// not by Take.
+func (b *Batches) Park(idx int) {
+	b.parked[idx] = true
+	delete(b.open, idx)
+}
+
+// Parked reports whether batch idx is parked.
+func (b *Batches) Parked(idx int) bool { return b.parked[idx] }
+
+// Unpark ends the hold of Park; the batch is free again (Reopen puts it
+// back in line).
+func (b *Batches) Unpark(idx int) { delete(b.parked, idx) }
 
 // Leased is the number of batches leased now (none for nil: a finished
 // job keeps no tracker).

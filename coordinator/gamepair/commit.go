@@ -10,6 +10,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -96,6 +97,7 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 			return core.Outcome{}, apierr.New(apierr.Internal, apierr.ReasonInternal, "unit %s: %v", apierr.Q(unit), err)
 		}
 	}
+	checkable := s.CrossCheckable != nil && s.CrossCheckable(j)
 	s.Mu.Unlock()
 
 	log := ResultLog(s.Logger, jobID, rc)
@@ -103,10 +105,18 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	if err == nil && s.Replay != nil {
 		err = s.Replay(unit, sent.GetGamePairs(), r)
 	}
+	cand := &heldResult{owner: wk.Owner, worker: wk.ID}
+	if err == nil && checkable {
+		cand.games, err = BatchMoves(r)
+	}
 	if err != nil {
 		log.Warn("batch result refused", zap.Error(err))
 		return core.Outcome{}, err
 	}
+	// Whether this batch is checked, if nobody holds a result of it yet:
+	// drawn now, where the worker cannot see it, and only while another
+	// identity is there to replay it.
+	selected := checkable && Selected(s.ReplayFraction) && s.Host != nil && s.Host.LiveIdentities(capability.GamePair) >= 2
 
 	// Decide under Mu, write the store without it (CommitMu keeps commits
 	// and their decisions in order), then apply under Mu.
@@ -126,9 +136,32 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 		log.Info("duplicate batch result; not counted")
 		return core.Outcome{Verdict: core.Duplicate}, nil
 	}
+	if b.Cross.Distrusts(wk.Owner) {
+		// Its identity was excluded from the job after this lease went out.
+		if rc.Live {
+			b.Batches.Drop(idx, wk.ID)
+		}
+		s.endReplay(j, idx, wk.ID)
+		if b.Batches.Reopen(idx) && s.Host != nil {
+			s.Host.WorkAvailable()
+		}
+		s.Mu.Unlock()
+		log.Info("batch result of an identity excluded from the " + s.What + "; not counted")
+		return core.Outcome{Verdict: core.Discarded, EndUnitLeases: true}, nil
+	}
+	var cross crossVerdict
+	held := b.Cross.heldOf(idx)
+	if checkable && (held != nil || selected) {
+		var out core.Outcome
+		var done bool
+		if cross, out, done = s.crossCheck(j, idx, held, cand, log); done {
+			s.Mu.Unlock()
+			return out, nil
+		}
+	}
 	now := s.Now()
 	leasedAt := rc.Lease.Granted
-	if h, held := b.Batches.Holder(idx); leasedAt.IsZero() && held && h.Worker == wk.ID {
+	if h, ok := b.Batches.Holder(idx); leasedAt.IsZero() && ok && h.Worker == wk.ID {
 		leasedAt = h.Granted
 	}
 	a := &Accepted{Result: br, Log: log, Counted: Counted{UnitID: unit, WorkerID: wk.ID, Idx: idx, Pairs: pairs,
@@ -146,6 +179,11 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	exclude := b.Workers.Judge(wk.ID, 2*pairs, BadGames(br.Incidents))
 	if exclude != "" {
 		events = append(events, b.Event(unit, wk.ID, EvExcluded, exclude, now))
+	}
+	losers := s.crossLosers(j, idx, held, cand, cross)
+	for _, l := range losers {
+		events = append(events, b.Event(unit, l.worker, EvIncident, Clip("replay mismatch: "+l.where, maxEventDetail), now),
+			b.Event(unit, l.worker, EvExcluded, l.reason, now))
 	}
 	s.Mu.Unlock()
 
@@ -167,6 +205,10 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	s.seen(wk)
 	if s.Games != nil {
 		s.Games.Observe(br.Games)
+	}
+	if cross.decided {
+		fields = append(fields, zap.Bool("replayed", true))
+		s.crossApply(j, idx, cross, losers)
 	}
 	log.Info("batch accepted", append(fields, zap.Duration("elapsed", rc.Elapsed))...)
 	if step.Change != nil {

@@ -41,8 +41,9 @@ import (
 // What a replay cannot see: a time loss is taken from the worker's incident
 // (the flagging move is not in the record); incidents of time and hangs
 // count against the worker (BadGames), crashes and illegal moves against
-// the engine. Moves themselves can be invented legally; a replay at fixed
-// nodes by another identity is what would catch that.
+// the engine. Moves themselves can be invented legally; where both engines
+// are deterministic at fixed nodes, a replay by another identity catches
+// that (crosscheck.go).
 //
 // ReplayBatch is pure: no I/O, no clock. Its cost is one legal-move
 // generation and one repetition scan per ply (BenchmarkReplayBatch).
@@ -119,6 +120,7 @@ type incidentOf struct {
 // replayer replays games one after the other, reusing its scratch.
 type replayer struct {
 	adj      match.Adjudication
+	judge    match.Adjudicator
 	chess960 bool
 	hist     []engine.Position
 	text     gameText
@@ -176,13 +178,11 @@ func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *
 	}
 
 	// The game loop's adjudication state (match.PlayGame).
+	rp.judge.Reset(rp.adj)
 	var (
-		resignStreak [2]int
-		drawStreak   int
-		enginePlies  int
-		adjudicated  = false
-		adjResult    match.Result
-		adjEnd       match.End
+		adjudicated = false
+		adjResult   match.Result
+		adjEnd      match.End
 	)
 	for i, mv := range g.moves {
 		if adjudicated {
@@ -203,50 +203,19 @@ func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *
 		if r, e, over := match.RulesEnd(&pos, rp.hist); over {
 			return fmt.Errorf("ply %d %s is played after the game ended (%s, %s)", i+1, apierr.Q(mv.san), e, r)
 		}
-		c := int(pos.SideToMove())
+		mover := pos.SideToMove()
 		if m, err = pos.ParseSAN(mv.san); err != nil {
 			return fmt.Errorf("ply %d: %v", i+1, err)
 		}
 		rp.push(&pos, m)
-		enginePlies++
 		score, hasScore := commentScore(mv.comment)
 
 		// Adjudication, on the scores of the move just made, as the game
 		// loop does it.
-		a := &rp.adj
-		if a.ResignMoves > 0 {
-			lost := -1
-			if hasScore {
-				if score <= -a.ResignScore {
-					lost = c
-				} else if score >= a.ResignScore {
-					lost = 1 - c
-				}
-			}
-			for k := 0; k < 2; k++ {
-				if k == lost {
-					resignStreak[k]++
-				} else {
-					resignStreak[k] = 0
-				}
-			}
-			if lost >= 0 && resignStreak[lost] >= 2*a.ResignMoves {
-				adjudicated, adjResult, adjEnd = true, lossOf(engine.Color(lost)), match.EndAdjudication
-				continue
-			}
-		}
-		if a.DrawMoves > 0 {
-			if hasScore && abs(score) <= a.DrawScore && (enginePlies+1)/2 >= a.DrawMoveNumber {
-				drawStreak++
-			} else {
-				drawStreak = 0
-			}
-			if drawStreak >= 2*a.DrawMoves {
-				adjudicated, adjResult, adjEnd = true, match.Draw, match.EndAdjudication
-				continue
-			}
-		}
-		if a.MaxMoves > 0 && enginePlies >= 2*a.MaxMoves {
+		switch rule, r := rp.judge.Ply(mover, score, hasScore); rule {
+		case match.AdjudicationResign, match.AdjudicationDraw:
+			adjudicated, adjResult, adjEnd = true, r, match.EndAdjudication
+		case match.AdjudicationMaxMoves:
 			adjudicated, adjResult, adjEnd = true, match.Draw, match.EndAdjudication
 			if r, e, over := match.RulesEnd(&pos, rp.hist); over {
 				adjResult, adjEnd = r, e
@@ -281,7 +250,7 @@ func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *
 	// Everything else ends in a position the rules had not ended when the
 	// engine to move was asked for a move (an engine that failed before its
 	// first move may have failed starting the game instead).
-	if over && enginePlies > 0 {
+	if over && rp.judge.Plies() > 0 {
 		return fmt.Errorf("ends %s, but the final position is already %s", termWord(claimed), rulesEnd)
 	}
 	switch claimed {
@@ -390,13 +359,6 @@ func colourName(c engine.Color) string {
 		return "White"
 	}
 	return "Black"
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 func resultOf(r arbiterv1.GameResult) match.Result {

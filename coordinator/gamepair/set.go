@@ -50,6 +50,10 @@ type Job struct {
 	// or skipped at load while their row still holds the unit id (a new
 	// result would fail on the primary key until the row is removed).
 	Batches *Batches
+	// Cross holds the batches waiting for a replay by another identity,
+	// and the identities excluded for a replay that differed (nil until
+	// the job has one; crosscheck.go).
+	Cross *CrossCheck
 }
 
 // Running reports whether the job runs.
@@ -167,7 +171,15 @@ type Set[J Entry] struct {
 	// Replay checks a result's games against the batch the worker was
 	// sent (Settings.Replay); nil replays nothing.
 	Replay func(unit string, sent *arbiterv1.GamePairBatch, r *arbiterv1.GamePairBatchResult) error
-	Hooks  Hooks[J]
+	// CrossCheckable reports whether j's games are a function of its
+	// batches (both engines deterministic at a fixed node count), so that
+	// a share ReplayFraction of its batches is replayed by another
+	// identity before it counts (crosscheck.go). Nil: no job is.
+	CrossCheckable func(j J) bool
+	ReplayFraction float64
+	// CrossChecks counts the checks (nil: none counted).
+	CrossChecks *CrossCheckCounter
+	Hooks       Hooks[J]
 
 	CommitMu sync.Mutex
 	Mu       sync.Mutex
@@ -234,7 +246,7 @@ func (s *Set[J]) finish(j J, ch *store.JobChange) {
 	if i := slices.Index(s.Running, j); i >= 0 {
 		s.Running = slices.Delete(s.Running, i, i+1)
 	}
-	b.Openings, b.Batches = nil, nil
+	b.Openings, b.Batches, b.Cross = nil, nil, nil
 	b.Workers.DropWindows()
 	fields := []zap.Field{zap.String(logging.JobID, b.Rec.ID), zap.String("state", ch.State), zap.String("error", ch.Error)}
 	if s.Hooks.Summary != nil {

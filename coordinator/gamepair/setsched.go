@@ -24,7 +24,21 @@ import (
 // can run its engines. Caller holds Mu.
 func (s *Set[J]) mayRun(j J, wk *core.Worker) bool {
 	a, b := s.Hooks.Engines(j)
-	return wk.Has(capability.GamePair) && j.Base().Workers.MayPlay(wk.ID) && Fits(a, b, wk) == ""
+	return wk.Has(capability.GamePair) && j.Base().Workers.MayPlay(wk.ID) && !j.Base().Cross.Distrusts(wk.Owner) && Fits(a, b, wk) == ""
+}
+
+// mayTakeFresh reports whether wk may get a fresh batch of j: its
+// identity's results held for replays are under maxHeldPerIdentity.
+// Caller holds Mu.
+func (s *Set[J]) mayTakeFresh(j J, wk *core.Worker) bool {
+	return j.Base().Cross.heldBy(wk.Owner) < maxHeldPerIdentity
+}
+
+// replayFor reports whether j holds a batch wk's identity may replay.
+// Caller holds Mu.
+func (s *Set[J]) replayFor(j J, wk *core.Worker) bool {
+	_, ok := j.Base().Cross.forIdentity(wk.Owner)
+	return ok
 }
 
 // Candidates is core.Workload's Candidates.
@@ -38,8 +52,8 @@ func (s *Set[J]) Candidates(wk *core.Worker, out []core.Candidate) []core.Candid
 			JobID:    b.Rec.ID,
 			Priority: priority,
 			Share:    share,
-			InFlight: b.Batches.Leased(),
-			Ready:    s.mayRun(j, wk) && b.Batches.Available(),
+			InFlight: b.Batches.Leased() + b.Cross.leased(),
+			Ready:    s.mayRun(j, wk) && ((b.Batches.Available() && s.mayTakeFresh(j, wk)) || s.replayFor(j, wk)),
 		})
 	}
 	return out
@@ -55,16 +69,31 @@ func (s *Set[J]) Take(jobID string, wk *core.Worker, now time.Time) (string, any
 		return "", nil, false
 	}
 	bs := j.Base().Batches
-	idx, ok := bs.Take(wk.ID, now)
-	if !ok {
-		return "", nil, false
+	// A held batch this identity may replay goes first: its result waits
+	// for it (crosscheck.go).
+	idx, replay := s.takeReplay(j, wk, now)
+	if !replay {
+		if !s.mayTakeFresh(j, wk) {
+			return "", nil, false
+		}
+		if idx, ok = bs.Take(wk.ID, now); !ok {
+			return "", nil, false
+		}
 	}
 	unit, err := s.Hooks.Unit(j, idx, wk.Caps.BenchNPS)
 	if err != nil {
 		// Batch indexes come from the job, so this is a bug, not input.
 		s.Logger.Error("batch not built", zap.String(logging.JobID, jobID), zap.Int("batch", idx), zap.Error(err))
-		bs.Drop(idx, wk.ID)
+		if replay {
+			s.endReplay(j, idx, wk.ID)
+		} else {
+			bs.Drop(idx, wk.ID)
+		}
 		return "", nil, false
+	}
+	if replay {
+		s.Logger.Info("held batch leased for a replay", zap.String(logging.JobID, jobID), zap.Int("batch", idx),
+			zap.String(logging.WorkerID, wk.ID))
 	}
 	s.seen(wk)
 	return UnitID(jobID, idx), unit, true
@@ -80,7 +109,13 @@ func (s *Set[J]) Ended(l core.Lease, why core.End) {
 	defer s.Mu.Unlock()
 	jobID, idx, ok := ParseUnit(l.UnitID)
 	j, known := s.Jobs[jobID]
-	if !ok || !known || !j.Base().Running() || !j.Base().Batches.Drop(idx, l.WorkerID) {
+	if !ok || !known || !j.Base().Running() {
+		return
+	}
+	// A replay lease (crosscheck.go) ends like any other, except that its
+	// batch stays held for another replay rather than reopened.
+	replay := s.endReplay(j, idx, l.WorkerID)
+	if !replay && !j.Base().Batches.Drop(idx, l.WorkerID) {
 		return // not this lease's batch any more
 	}
 	b := j.Base()
@@ -103,7 +138,7 @@ func (s *Set[J]) Ended(l core.Lease, why core.End) {
 		}
 		s.queue.Add(b.Event(l.UnitID, l.WorkerID, EvRefused, why.Reason, now))
 	}
-	if b.Batches.Reopen(idx) && s.Host != nil {
+	if !replay && b.Batches.Reopen(idx) && s.Host != nil {
 		s.Host.WorkAvailable()
 	}
 }

@@ -1,8 +1,11 @@
 package gamepair
 
 import (
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -31,6 +34,15 @@ type Settings struct {
 	// (ReplayBatch): only for unit tests of scheduling and counting that
 	// submit made-up games. No coordinator flag sets it.
 	SkipGameReplay bool
+	// ReplayFraction is the share of a fixed-node test's batches that a
+	// worker of another identity plays again before they count, where both
+	// engines are deterministic at fixed nodes (CrossCheckable,
+	// crosscheck.go). 0: none (the coordinator's --replay-fraction sets it).
+	ReplayFraction float64
+	// DeterministicEngines are the commands of UCI engines the operator
+	// declares deterministic at a fixed node count when single-threaded
+	// (--replay-deterministic); the embedded engine is without saying.
+	DeterministicEngines []string
 }
 
 // Defaults fills in the zero values.
@@ -79,3 +91,29 @@ func (s *Settings) Replay(unit string, b *arbiterv1.GamePairBatch, r *arbiterv1.
 // NewWorkers is a job's empty record of workers, judged over
 // IncidentWindow games at IncidentMaxRate.
 func (s *Settings) NewWorkers() *Workers { return NewWorkers(s.IncidentWindow, s.IncidentMaxRate) }
+
+// CrossCheckable reports whether a test's games are a function of its
+// batches, so that another identity can replay them move for move: both
+// engines play at a fixed node count (the test's or their own limits) and
+// are deterministic there: the embedded engine, or a UCI engine of
+// DeterministicEngines run as it is named (no uploaded artifact), each
+// with one thread (no Threads option, or Threads=1).
+func (s *Settings) CrossCheckable(tc *arbiterv1.TimeControl, engines ...*arbiterv1.EngineSpec) bool {
+	for _, e := range engines {
+		if _, nodes := matchspec.EngineTimeControl(tc, e).GetKind().(*arbiterv1.TimeControl_Nodes); !nodes {
+			return false
+		}
+		for k, v := range e.GetOptions() {
+			if strings.EqualFold(k, "Threads") && strings.TrimSpace(v) != "1" {
+				return false
+			}
+		}
+		switch {
+		case matchspec.IsBuiltin(e):
+		case e.GetArtifact() == nil && (e.GetProtocol() == "" || e.GetProtocol() == "uci") && slices.Contains(s.DeterministicEngines, e.GetCommand()):
+		default:
+			return false
+		}
+	}
+	return len(engines) > 0
+}

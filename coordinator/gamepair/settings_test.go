@@ -1,6 +1,7 @@
 package gamepair
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
@@ -10,13 +11,14 @@ import (
 func TestSettingsDefaults(t *testing.T) {
 	var s Settings
 	s.Defaults()
-	if s != (Settings{ReferenceNPS: DefaultReferenceNPS, BatchDuration: 30 * time.Second, MaxAutoBatchPairs: 32, IncidentWindow: 40, IncidentMaxRate: 0.2}) {
+	if !reflect.DeepEqual(s, Settings{ReferenceNPS: DefaultReferenceNPS, BatchDuration: 30 * time.Second, MaxAutoBatchPairs: 32, IncidentWindow: 40, IncidentMaxRate: 0.2}) {
 		t.Fatalf("defaults: %+v", s)
 	}
-	set := Settings{ReferenceNPS: 5, BatchDuration: time.Second, MaxAutoBatchPairs: 2, IncidentWindow: 4, IncidentMaxRate: 0.5}
+	set := Settings{ReferenceNPS: 5, BatchDuration: time.Second, MaxAutoBatchPairs: 2, IncidentWindow: 4, IncidentMaxRate: 0.5,
+		ReplayFraction: 0.5, DeterministicEngines: []string{"stockfish"}}
 	got := set
 	got.Defaults()
-	if got != set {
+	if !reflect.DeepEqual(got, set) {
 		t.Fatalf("set values changed: %+v", got)
 	}
 	if s.Reference(0) != DefaultReferenceNPS || s.Reference(7) != 7 {

@@ -17,6 +17,7 @@ package gamepair
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/arbiter-chess/arbiter/engine/search"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/internal/textcheck"
@@ -90,9 +92,26 @@ func CheckEngine(which string, e *arbiterv1.EngineSpec) error {
 			return apierr.Invalid("%s %s: option %s: name over %d or value over %d bytes", which, q, apierr.Q(k), MaxNameBytes, maxOptionBytes)
 		}
 	}
+	if err := checkNet(which, e); err != nil {
+		return err
+	}
 	switch {
 	case matchspec.IsBuiltin(e):
-		if err := matchspec.CheckBuiltinOptions(name, e.GetOptions()); err != nil {
+		opts := e.GetOptions()
+		for k := range opts {
+			// A path names a file on the worker (and, checked here, on the
+			// coordinator): neither machine's files are the submitter's to
+			// name. A net travels as an artifact.
+			if strings.EqualFold(k, search.OptEvalFile) {
+				return apierr.Invalid("%s %s: option %s names a file on the workers; give the net as net=SHA or net=FILE (arbiter net upload)", which, q, apierr.Q(k))
+			}
+		}
+		if e.GetNet() != nil {
+			// UseNNUE gets its net on the worker, not here.
+			opts = maps.Clone(opts)
+			maps.DeleteFunc(opts, func(k, _ string) bool { return strings.EqualFold(k, search.OptUseNNUE) })
+		}
+		if err := matchspec.CheckBuiltinOptions(name, opts); err != nil {
 			return apierr.Invalid("%s: %s", which, Brief(err))
 		}
 	case e.GetArtifact() != nil:

@@ -293,3 +293,14 @@ func (ws *Workers) Rows(noun string, fill func(row *arbiterv1.WorkerIncidents)) 
 	}
 	return out
 }
+
+// Exclude excludes worker id from the job for reason (a replay by other
+// identities contradicted it); it reports whether this is news.
+func (ws *Workers) Exclude(id, reason string) bool {
+	w := ws.get(id)
+	if w.excluded {
+		return false
+	}
+	w.excluded, w.reason = true, reason
+	return true
+}

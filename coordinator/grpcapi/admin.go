@@ -96,7 +96,10 @@ func (as *adminService) Backup(_ *arbiterv1.BackupRequest, stream arbiterv1.Admi
 	if as.store == nil {
 		return apierr.New(apierr.FailedPrecondition, apierr.ReasonBadInput, "no store")
 	}
-	dir, err := os.MkdirTemp(filepath.Dir(as.store.Path()), "backup-")
+	if as.store.Backend() != store.SQLite {
+		return apierr.New(apierr.FailedPrecondition, apierr.ReasonBadInput, "%v", store.ErrNoBackup)
+	}
+	dir, err := os.MkdirTemp(as.store.Dir(), "backup-")
 	if err != nil {
 		return apierr.Store(err)
 	}

@@ -20,7 +20,9 @@ type artifactService struct {
 }
 
 func (as *artifactService) proto(a *store.Artifact) *arbiterv1.Artifact {
-	return artifacts.Proto(a, as.arts.UsedBy(a.SHA256))
+	p := artifacts.Proto(a, as.arts.UsedBy(a.SHA256))
+	p.DefaultFor = as.arts.DefaultOf(a.SHA256)
+	return p
 }
 
 func (as *artifactService) BeginUpload(ctx context.Context, req *arbiterv1.BeginUploadRequest) (*arbiterv1.BeginUploadResponse, error) {
@@ -73,7 +75,7 @@ func (as *artifactService) ListArtifacts(ctx context.Context, req *arbiterv1.Lis
 	if limit == 0 {
 		limit = 100
 	}
-	list, total := as.arts.List(limit)
+	list, total := as.arts.List(limit, req.GetKind())
 	resp := &arbiterv1.ListArtifactsResponse{BytesStored: uint64(total)}
 	for _, a := range list {
 		resp.Artifacts = append(resp.Artifacts, as.proto(a))
@@ -143,4 +145,16 @@ func (as *artifactService) ReportArtifact(ctx context.Context, req *arbiterv1.Re
 		return nil, err
 	}
 	return &arbiterv1.ReportArtifactResponse{}, nil
+}
+
+func (as *artifactService) SetDefaultNet(ctx context.Context, req *arbiterv1.SetDefaultNetRequest) (*arbiterv1.SetDefaultNetResponse, error) {
+	a, err := as.arts.SetDefaultNet(ctx, caller(ctx), req.GetEngine(), req.GetSha256())
+	if err != nil {
+		return nil, err
+	}
+	resp := &arbiterv1.SetDefaultNetResponse{}
+	if a != nil {
+		resp.Artifact = as.proto(a)
+	}
+	return resp, nil
 }

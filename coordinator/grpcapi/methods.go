@@ -118,6 +118,7 @@ var methodRules = map[string]methodRule{
 	arbiterv1.ArtifactService_DeleteArtifact_FullMethodName: {client, smallMsgBytes},
 	arbiterv1.ArtifactService_Download_FullMethodName:       {worker, smallMsgBytes},
 	arbiterv1.ArtifactService_ReportArtifact_FullMethodName: {worker, smallMsgBytes},
+	arbiterv1.ArtifactService_SetDefaultNet_FullMethodName:  {client, smallMsgBytes},
 
 	arbiterv1.DatagenService_DownloadShards_FullMethodName: {client, smallMsgBytes},
 }

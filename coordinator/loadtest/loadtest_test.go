@@ -16,16 +16,32 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/internal/pgtest"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-// serve starts a real coordinator (real SQLite in a temp dir, real gRPC on
-// loopback) with a perft 9 job of 72,078 one-position units, and returns
-// connections carrying worker credentials of several identities (each
-// identity may register up to 1,024 workers).
-func serve(t *testing.T, identities int) []grpc.ClientConnInterface {
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop()
+	os.Exit(code)
+}
+
+// backends runs fn on a SQLite store and on a PostgreSQL one (a real
+// server; skipped with a message when PostgreSQL is not installed unless
+// ARBITER_REQUIRE_POSTGRES=1), each given the store's URL ("": SQLite).
+func backends(t *testing.T, fn func(t *testing.T, storeURL string)) {
+	t.Run("sqlite", func(t *testing.T) { fn(t, "") })
+	t.Run("postgres", func(t *testing.T) { fn(t, pgtest.Start(t).NewDatabase(t)) })
+}
+
+// serve starts a real coordinator (a real store: SQLite in a temp dir,
+// or the PostgreSQL database storeURL names; real gRPC on loopback) with
+// a perft 9 job of 72,078 one-position units, and returns connections
+// carrying worker credentials of several identities (each identity may
+// register up to 1,024 workers).
+func serve(t *testing.T, storeURL string, identities int) []grpc.ClientConnInterface {
 	t.Helper()
-	st, err := store.Open(t.TempDir())
+	st, err := store.OpenURL(storeURL, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,8 +86,10 @@ func serve(t *testing.T, identities int) []grpc.ClientConnInterface {
 
 // TestLoadSmall runs in CI: 200 workers lease, heartbeat and submit
 // durably for two seconds without an error. It asserts no timing.
-func TestLoadSmall(t *testing.T) {
-	conns := serve(t, 2)
+func TestLoadSmall(t *testing.T) { backends(t, testLoadSmall) }
+
+func testLoadSmall(t *testing.T, storeURL string) {
+	conns := serve(t, storeURL, 2)
 	ids, err := Register(context.Background(), 200, conns)
 	if err != nil {
 		t.Fatal(err)
@@ -90,12 +108,16 @@ func TestLoadSmall(t *testing.T) {
 // (ARBITER_LOADTEST=1; scripts/bench-cluster.sh runs it). It prints lease
 // latency at 200 leases/s (a 10,000-core farm with minute-long batches),
 // open loop, each lease heartbeated and answered by a durable submit, and
-// the saturated rate. ARBITER_LOADTEST_WORKERS and ARBITER_LOADTEST_RATE
-// change the figures.
+// the saturated rate, on SQLite and then on PostgreSQL, side by side.
+// ARBITER_LOADTEST_WORKERS and ARBITER_LOADTEST_RATE change the figures.
 func TestLoad(t *testing.T) {
 	if os.Getenv("ARBITER_LOADTEST") != "1" {
 		t.Skip("set ARBITER_LOADTEST=1 to run the coordinator load test")
 	}
+	backends(t, testLoad)
+}
+
+func testLoad(t *testing.T, storeURL string) {
 	workers, rate := 10_000, 200.0
 	if v, err := strconv.Atoi(os.Getenv("ARBITER_LOADTEST_WORKERS")); err == nil && v > 0 {
 		workers = v
@@ -103,7 +125,7 @@ func TestLoad(t *testing.T) {
 	if v, err := strconv.ParseFloat(os.Getenv("ARBITER_LOADTEST_RATE"), 64); err == nil && v > 0 {
 		rate = v
 	}
-	conns := serve(t, (workers+1023)/1024)
+	conns := serve(t, storeURL, (workers+1023)/1024)
 	t0 := time.Now()
 	ids, err := Register(context.Background(), workers, conns)
 	if err != nil {

@@ -17,7 +17,8 @@ import (
 const storedSHA = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 // resolveStored is an artifact store holding one binary for linux/amd64.
-func resolveStored(which string, a *arbiterv1.EngineArtifact) error {
+func resolveStored(which string, e *arbiterv1.EngineSpec) error {
+	a := e.GetArtifact()
 	if !strings.HasPrefix(storedSHA, a.GetSha256()) {
 		return apierr.Invalid("%s: artifact %s: not stored on this coordinator (upload it)", which, apierr.Q(a.GetSha256()))
 	}

@@ -117,6 +117,9 @@ func (w *Workload) submit(specAny any) (*gamepair.Submission[*tune], error) {
 	if err != nil {
 		return nil, err
 	}
+	if spec.GetEngine().GetNet() != nil {
+		return nil, apierr.Invalid("engine: a net is for tests; a tune plays the engine's own net")
+	}
 	// Resolved before the check, so that the spec stored is complete.
 	if err := gamepair.ResolveArtifacts(w.cfg.ResolveArtifact, []string{"engine"}, spec.GetEngine()); err != nil {
 		return nil, err

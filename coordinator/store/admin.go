@@ -127,12 +127,19 @@ func (s *Store) RevokeCredential(ctx context.Context, name string, at time.Time)
 	})
 }
 
-// Path is the database file's path.
+// Path is the database file's path (SQLite), or the database's URL
+// without its password (PostgreSQL).
 func (s *Store) Path() string { return s.path }
+
+// ErrNoBackup is Backup's error on a backend it cannot copy.
+var ErrNoBackup = errors.New("the store is PostgreSQL: back it up with pg_dump or the database's own backups")
 
 // Backup writes a consistent copy of the database to path (which must not
 // exist) while the store stays in use: VACUUM INTO reads one snapshot.
 func (s *Store) Backup(ctx context.Context, path string) error {
+	if s.backend != SQLite {
+		return ErrNoBackup
+	}
 	if _, err := os.Stat(path); err == nil {
 		return fmt.Errorf("backup: %s exists", path)
 	}

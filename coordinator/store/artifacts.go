@@ -8,7 +8,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"time"
 )
 
@@ -47,8 +46,22 @@ CREATE TABLE IF NOT EXISTS artifact_checks (
 	return err
 }
 
-// Dir is the data directory the store lives in.
-func (s *Store) Dir() string { return filepath.Dir(s.path) }
+// migrateNets adds what nets need: the engine a net is for, and each
+// engine's default net.
+func migrateNets(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+ALTER TABLE artifacts ADD COLUMN engine TEXT NOT NULL DEFAULT '';
+CREATE TABLE IF NOT EXISTS default_nets (
+  engine TEXT PRIMARY KEY,
+  sha256 TEXT NOT NULL
+) WITHOUT ROWID;
+`)
+	return err
+}
+
+// Dir is the data directory: the SQLite file's, and where files beside
+// the database live (artifacts, datagen shards) on either backend.
+func (s *Store) Dir() string { return s.dir }
 
 // Artifact is one stored artifact's metadata.
 type Artifact struct {
@@ -66,16 +79,18 @@ type Artifact struct {
 	Branch     string
 	Commit     string
 	Message    string
+	// Engine is, for a net, the engine it is for ("" when not named).
+	Engine string
 }
 
-const artifactColumns = `sha256, kind, size, name, uploader, created_at, platform, build, exe, bench, repository, branch, commit_id, message`
+const artifactColumns = `sha256, kind, size, name, uploader, created_at, platform, build, exe, bench, repository, branch, commit_id, message, engine`
 
 func scanArtifact(sc interface{ Scan(...any) error }) (*Artifact, error) {
 	var a Artifact
 	var at int64
 	var bench int64
 	if err := sc.Scan(&a.SHA256, &a.Kind, &a.Size, &a.Name, &a.Uploader, &at, &a.Platform, &a.Build, &a.Exe, &bench,
-		&a.Repository, &a.Branch, &a.Commit, &a.Message); err != nil {
+		&a.Repository, &a.Branch, &a.Commit, &a.Message, &a.Engine); err != nil {
 		return nil, err
 	}
 	a.CreatedAt, a.Bench = fromNano(at), uint64(bench)
@@ -86,10 +101,10 @@ func scanArtifact(sc interface{ Scan(...any) error }) (*Artifact, error) {
 // hash stays as it was (the first upload's metadata wins).
 func (s *Store) PutArtifact(ctx context.Context, a *Artifact) error {
 	return s.write(func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO artifacts(`+artifactColumns+`) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		_, err := tx.ExecContext(ctx, `INSERT INTO artifacts(`+artifactColumns+`) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 			ON CONFLICT(sha256) DO NOTHING`,
 			a.SHA256, a.Kind, a.Size, a.Name, a.Uploader, unixNano(a.CreatedAt), a.Platform, a.Build, a.Exe, int64(a.Bench),
-			a.Repository, a.Branch, a.Commit, a.Message)
+			a.Repository, a.Branch, a.Commit, a.Message, a.Engine)
 		return err
 	})
 }
@@ -119,11 +134,47 @@ func (s *Store) DeleteArtifact(ctx context.Context, sha string) error {
 		if err != nil {
 			return err
 		}
+		// A removed net is no engine's default any more.
+		if _, err := tx.ExecContext(ctx, "DELETE FROM default_nets WHERE sha256=?", sha); err != nil {
+			return err
+		}
 		if n, _ := r.RowsAffected(); n == 0 {
 			return ErrNotFound
 		}
 		return nil
 	})
+}
+
+// SetDefaultNet makes sha the default net of engine, or clears engine's
+// default when sha is "".
+func (s *Store) SetDefaultNet(ctx context.Context, engine, sha string) error {
+	return s.write(func(ctx context.Context, tx *sql.Tx) error {
+		if sha == "" {
+			_, err := tx.ExecContext(ctx, "DELETE FROM default_nets WHERE engine=?", engine)
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO default_nets(engine, sha256) VALUES(?,?)
+			ON CONFLICT(engine) DO UPDATE SET sha256=excluded.sha256`, engine, sha)
+		return err
+	})
+}
+
+// DefaultNets returns each engine's default net (engine → SHA-256).
+func (s *Store) DefaultNets(ctx context.Context) (map[string]string, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT engine, sha256 FROM default_nets")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var e, h string
+		if err := rows.Scan(&e, &h); err != nil {
+			return nil, err
+		}
+		out[e] = h
+	}
+	return out, rows.Err()
 }
 
 // ArtifactCheck is a worker's latest step with one engine of a test.

@@ -16,6 +16,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -27,10 +28,24 @@ type Migration struct {
 	Up   func(ctx context.Context, tx *sql.Tx) error
 }
 
-// KindSchema is a kind's tables.
+// KindSchema is a kind's tables, per backend: Migrations for SQLite,
+// Postgres for PostgreSQL, step N of one leaving the same tables and
+// columns as step N of the other (the version is the same number on
+// both). A kind without Postgres migrations cannot run on PostgreSQL: a
+// store opened there refuses to start rather than run the kind without
+// its tables.
 type KindSchema struct {
 	Kind       string
 	Migrations []Migration
+	Postgres   []Migration
+}
+
+// migrationsFor is the kind's steps on backend b.
+func (k KindSchema) migrationsFor(b Backend) []Migration {
+	if b == Postgres {
+		return k.Postgres
+	}
+	return k.Migrations
 }
 
 var (
@@ -39,8 +54,12 @@ var (
 )
 
 // RegisterSchema adds a kind's schema; every store opened afterwards has
-// it. Kinds register from their package's init.
+// it. Kinds register from their package's init. Postgres steps, when
+// given, must be as many as the SQLite ones.
 func RegisterSchema(k KindSchema) {
+	if k.Postgres != nil && len(k.Postgres) != len(k.Migrations) {
+		panic(fmt.Sprintf("store: kind %s has %d SQLite and %d PostgreSQL migrations; versions must match", k.Kind, len(k.Migrations), len(k.Postgres)))
+	}
 	kindSchemasMu.Lock()
 	defer kindSchemasMu.Unlock()
 	for i, have := range kindSchemas {
@@ -83,17 +102,39 @@ func (s *Store) migrateKinds(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if v > len(k.Migrations) {
-			return fmt.Errorf("%w: %s schema version %d, this build knows up to %d (upgrade arbiter)", ErrNewer, k.Kind, v, len(k.Migrations))
+		steps := k.migrationsFor(s.backend)
+		if len(steps) == 0 && len(k.Migrations) > 0 {
+			return fmt.Errorf("job kind %s has no %s schema", k.Kind, s.backend)
+		}
+		if v > len(steps) {
+			return fmt.Errorf("%w: %s schema version %d, this build knows up to %d (upgrade arbiter)", ErrNewer, k.Kind, v, len(steps))
 		}
 		from[i] = v
 	}
 	for i, k := range schemas {
-		for v := from[i] + 1; v <= len(k.Migrations); v++ {
-			m := k.Migrations[v-1]
+		steps := k.migrationsFor(s.backend)
+		for v := from[i] + 1; v <= len(steps); v++ {
+			m := steps[v-1]
 			tx, err := s.db.BeginTx(ctx, nil)
 			if err != nil {
 				return err
+			}
+			if s.backend == Postgres {
+				// As the core's: coordinators starting together upgrade once.
+				if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock("+strconv.Itoa(pgLockKey)+")"); err != nil {
+					tx.Rollback()
+					return err
+				}
+				var have []byte
+				err := tx.QueryRowContext(ctx, "SELECT value FROM meta WHERE key=?", kindVersionKey(k.Kind)).Scan(&have)
+				if err != nil && !errors.Is(err, sql.ErrNoRows) {
+					tx.Rollback()
+					return err
+				}
+				if n, _ := strconv.Atoi(string(have)); n >= v {
+					tx.Rollback()
+					continue
+				}
 			}
 			if err := m.Up(ctx, tx); err != nil {
 				tx.Rollback()

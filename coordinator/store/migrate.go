@@ -60,6 +60,8 @@ var migrations = []migration{
 	{"perft slices and statistics: jobs.stats, slices, slice_ply, stats_total; units.slice", migrate6},
 	// 7: engine artifacts (coordinator/store/artifacts.go).
 	{"engine artifacts: artifacts, artifact_checks", migrateArtifacts},
+	// 8: nets (coordinator/store/artifacts.go).
+	{"nets: artifacts.engine, default_nets", migrateNets},
 }
 
 const schemaV1 = `
@@ -459,7 +461,7 @@ func Open(dir string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: %s: journal_mode is %q, want wal (%v)", path, mode, err)
 	}
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, path: path, dir: dir, backend: SQLite}
 	from := found.version
 	if found.exists && from > 1 {
 		// Our own versioned file: its WAL may hold a newer version than the
@@ -512,8 +514,12 @@ func (s *Store) migrate(ctx context.Context, from int) error {
 	return nil
 }
 
-// Version returns the file's schema version.
+// Version returns the store's schema version.
 func (s *Store) Version(ctx context.Context) (int, error) {
+	if s.backend == Postgres {
+		_, v, err := pgVersion(ctx, s.db)
+		return v, err
+	}
 	var v int
 	err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
 	return v, err

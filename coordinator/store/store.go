@@ -1,4 +1,5 @@
-// Package store keeps the coordinator's durable state in SQLite.
+// Package store keeps the coordinator's durable state in SQLite (the
+// embedded default) or PostgreSQL (dialect.go says how the two differ).
 //
 // Why SQLite (through the pure-Go modernc.org/sqlite driver) rather than
 // bbolt: jobs, units and runs are relational (a unit has runs, a job has
@@ -40,9 +41,11 @@ var ErrNotFound = errors.New("not found")
 
 // Store is an open coordinator database.
 type Store struct {
-	db   *sql.DB
-	path string
-	w    *writer
+	db      *sql.DB
+	path    string // the SQLite file, or the PostgreSQL URL without its password
+	dir     string // the data directory: files beside the database (artifacts, shards)
+	backend Backend
+	w       *writer
 }
 
 // Job is one job's row.
@@ -244,24 +247,57 @@ func createJob(ctx context.Context, tx *sql.Tx, j *Job, positions []Position, un
 	if err := insertJob(ctx, tx, j, string(roots), string(divide)); err != nil {
 		return err
 	}
-	ps, err := tx.PrepareContext(ctx, "INSERT INTO positions(job_id,idx,fen,mult) VALUES(?,?,?,?)")
-	if err != nil {
-		return err
+	if err := insertRows(ctx, tx, "INSERT INTO positions(job_id,idx,fen,mult) VALUES", 4, len(positions), func(i int, args []any) []any {
+		return append(args, j.ID, i, positions[i].FEN, encodeMult(positions[i].Mult))
+	}); err != nil {
+		return fmt.Errorf("store: insert position: %w", err)
 	}
-	defer ps.Close()
-	for i, p := range positions {
-		if _, err := ps.ExecContext(ctx, j.ID, i, p.FEN, encodeMult(p.Mult)); err != nil {
-			return fmt.Errorf("store: insert position: %w", err)
+	if err := insertRows(ctx, tx, "INSERT INTO units(id,job_id,idx,first_pos,end_pos,verify,slice) VALUES", 7, len(units), func(i int, args []any) []any {
+		u := units[i]
+		return append(args, u.ID, j.ID, u.Idx, u.First, u.End, boolInt(u.Verify), u.Slice)
+	}); err != nil {
+		return fmt.Errorf("store: insert unit: %w", err)
+	}
+	return nil
+}
+
+// rowsPerInsert is the rows of one multi-row INSERT: a statement per row
+// is a round trip per row to PostgreSQL (a perft job has tens of
+// thousands), and both databases bound a statement's parameters (SQLite
+// 32766, PostgreSQL 65535).
+const rowsPerInsert = 256
+
+// insertRows inserts n rows of cols values each, args(i) appending row
+// i's, with head ("INSERT INTO t(a,b) VALUES") in statements of up to
+// rowsPerInsert rows.
+func insertRows(ctx context.Context, tx *sql.Tx, head string, cols, n int, args func(i int, args []any) []any) error {
+	one := "(" + strings.TrimSuffix(strings.Repeat("?,", cols), ",") + ")"
+	full := head + strings.TrimSuffix(strings.Repeat(one+",", rowsPerInsert), ",")
+	var st *sql.Stmt
+	defer func() {
+		if st != nil {
+			st.Close()
 		}
-	}
-	us, err := tx.PrepareContext(ctx, "INSERT INTO units(id,job_id,idx,first_pos,end_pos,verify,slice) VALUES(?,?,?,?,?,?,?)")
-	if err != nil {
-		return err
-	}
-	defer us.Close()
-	for _, u := range units {
-		if _, err := us.ExecContext(ctx, u.ID, j.ID, u.Idx, u.First, u.End, boolInt(u.Verify), u.Slice); err != nil {
-			return fmt.Errorf("store: insert unit: %w", err)
+	}()
+	buf := make([]any, 0, cols*rowsPerInsert)
+	for first := 0; first < n; first += rowsPerInsert {
+		k := min(rowsPerInsert, n-first)
+		buf = buf[:0]
+		for i := first; i < first+k; i++ {
+			buf = args(i, buf)
+		}
+		if k < rowsPerInsert {
+			_, err := tx.ExecContext(ctx, head+strings.TrimSuffix(strings.Repeat(one+",", k), ","), buf...)
+			return err
+		}
+		if st == nil {
+			var err error
+			if st, err = tx.PrepareContext(ctx, full); err != nil {
+				return err
+			}
+		}
+		if _, err := st.ExecContext(ctx, buf...); err != nil {
+			return err
 		}
 	}
 	return nil

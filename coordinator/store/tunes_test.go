@@ -11,10 +11,11 @@ import (
 // A tune's updates come back in the order applied with θ bit for bit; an
 // update of a batch already applied, or at a seq already taken, is refused
 // and changes nothing.
-func TestTuneUpdates(t *testing.T) {
-	dir := t.TempDir()
+func TestTuneUpdates(t *testing.T) { eachBackend(t, testTuneUpdates) }
+
+func testTuneUpdates(t *testing.T, open opener) {
 	ctx := context.Background()
-	s, err := Open(dir)
+	s, err := open()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestTuneUpdates(t *testing.T) {
 	}
 	s.Close()
 
-	s, err = Open(dir)
+	s, err = open()
 	if err != nil {
 		t.Fatal(err)
 	}

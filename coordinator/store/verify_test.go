@@ -11,10 +11,11 @@ import (
 // A session's reports: stored once per index (a call sent again changes
 // nothing), owned by the identity that first reported it, bounded, read
 // back in order and newest session first; they survive a reopen.
-func TestVerifyReports(t *testing.T) {
-	dir := t.TempDir()
+func TestVerifyReports(t *testing.T) { eachBackend(t, testVerifyReports) }
+
+func testVerifyReports(t *testing.T, open opener) {
 	ctx := context.Background()
-	s, err := Open(dir)
+	s, err := open()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestVerifyReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if s, err = Open(dir); err != nil {
+	if s, err = open(); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()

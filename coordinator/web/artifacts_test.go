@@ -77,3 +77,41 @@ func TestTunePageShowsArtifact(t *testing.T) {
 		t.Error("a tune of the embedded engine shows an artifact")
 	}
 }
+
+// TestTestPageShowsNets: each side's net (hash, name, size, option) and
+// what every worker did with it.
+func TestTestPageShowsNets(t *testing.T) {
+	pages, err := parsePages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha := strings.Repeat("cd", 32)
+	job := &arbiterv1.Job{JobId: "s2", Kind: "match", Match: &arbiterv1.MatchSpec{
+		EngineA: &arbiterv1.EngineSpec{Name: "nnue", Command: "embedded", Protocol: "builtin",
+			Net: &arbiterv1.EngineNet{Sha256: sha, Name: "nn-cdcdcdcdcdcd.nnue", Size: 197440}},
+		EngineB: &arbiterv1.EngineSpec{Name: "classic", Command: "embedded", Protocol: "builtin"}},
+		MatchProgress: &arbiterv1.MatchProgress{}, Progress: &arbiterv1.JobProgress{},
+		ArtifactChecks: []*arbiterv1.ArtifactCheck{
+			{WorkerName: "w1", Engine: "nnue net", Sha256: sha, State: arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_REFUSED,
+				Detail: `engine "nnue" rejects net cdcdcdcdcdcd: truncated or not a net`},
+		}}
+	var buf bytes.Buffer
+	v := &view{Title: "test", Now: time.Now(), Page: &testData{Job: job, State: "running"}}
+	if err := pages["test"].ExecuteTemplate(&buf, "layout", v); err != nil {
+		t.Fatal(err)
+	}
+	html := buf.String()
+	for _, want := range []string{
+		"<dt>Net A</dt><dd><code>cdcdcdcdcdcd nn-cdcdcdcdcdcd.nnue (197440 bytes) via EvalFile</code></dd>",
+		"Uploaded engines and nets on the workers",
+		"<td>w1</td><td>nnue net</td><td>REFUSED</td>",
+		"rejects net cdcdcdcdcdcd: truncated or not a net",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "Net B") {
+		t.Error("engine B has no net, yet the page shows one")
+	}
+}

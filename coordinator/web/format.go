@@ -38,6 +38,7 @@ var funcs = template.FuncMap{
 	"testtc":     testTimeControl,
 	"engine":     engineDesc,
 	"artifact":   matchspec.ArtifactDesc,
+	"net":        matchspec.NetDesc,
 	"checkState": matchspec.ArtifactCheckState,
 	"penta":      pentaString,
 	"llrBar":     llrBar,

@@ -127,7 +127,7 @@ func TestPagesRender(t *testing.T) {
 			`<td class="num" data-field="start" data-value="75">75</td>`, "The trajectories appear after the first update", "No worker has played this tune yet",
 			`<tr data-test="` + verification.ID + `"><th scope="row"><a href="/tests/` + verification.ID + `">`,
 			`<td data-field="state"><span class="state st-pending">pending</span></td>`, `<td class="num" data-field="games">0</td>`}},
-		{"/tunes/" + unverified.ID, []string{"No verification yet: <code>arbiter spsa verify " + unverified.ID}},
+		{"/tunes/" + unverified.ID, []string{"No verification yet: <code>arbiter spsa confirm " + unverified.ID}},
 		{"/tests/" + test.ID, []string{"Engine A (under test)", "uho-200.epd", "no decision yet", "arbiter-sprt/?var-test=" + test.ID}},
 		{"/tests/" + odds.ID, []string{"nodes=1000 vs nodes=2000 (reference nps"}},
 		{"/?kind=test", []string{odds.ID, "<td>nodes=1000 vs nodes=2000</td>"}},

@@ -106,6 +106,9 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 			d.Verdict = "H0 accepted (H1 rejected)"
 		default:
 			d.Verdict = "no decision yet"
+			if j.GetState() == arbiterv1.JobState_JOB_STATE_DONE && spec.GetGames() > 0 {
+				d.Verdict = fmt.Sprintf("no decision: the cap of %d games was reached", spec.GetGames())
+			}
 		}
 	}
 	if mp.GetGames() > 0 {

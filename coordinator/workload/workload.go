@@ -45,7 +45,7 @@ type Deps struct {
 	DataDir string
 	// ResolveArtifact completes an uploaded engine's artifact from the
 	// coordinator's store when a job is submitted (which names the field).
-	ResolveArtifact func(which string, a *arbiterv1.EngineArtifact) error
+	ResolveArtifact func(which string, e *arbiterv1.EngineSpec) error
 	// Settings are the kind's own settings from the command's flags, a
 	// value of the type its package defines (read it with SettingsOf); nil:
 	// the kind's defaults.

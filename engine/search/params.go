@@ -32,7 +32,8 @@ const (
 	TimeSoftPct             // soft limit: this % of the base allocation
 	TimeHardMul             // hard limit: this × the soft limit …
 	TimeMaxPct              // … but never more than this % of the remaining clock
-	TimeIncReserve          // keep this many increments on the clock (a stall reserve for loaded machines; 0 since SPSA tune 2)
+	TimeIncReserve          // keep this many increments on the clock (0 since SPSA tune 2) …
+	TimeReserve             // … or this many milliseconds, whichever is more, but at most half the clock
 	NumParams
 )
 
@@ -63,6 +64,7 @@ var Params = [NumParams]eval.Param{
 	TimeHardMul:      {Name: "TimeHardMul", Default: 4, Min: 1, Max: 10, Step: 1},
 	TimeMaxPct:       {Name: "TimeMaxPct", Default: 30, Min: 5, Max: 80, Step: 5},
 	TimeIncReserve:   {Name: "TimeIncReserve", Default: 0, Min: 0, Max: 200, Step: 5},
+	TimeReserve:      {Name: "TimeReserve", Default: 500, Min: 0, Max: 10000, Step: 50},
 }
 
 // Values is one setting of every search parameter, indexed like Params.

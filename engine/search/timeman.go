@@ -64,22 +64,36 @@ func (tm *timeManager) setup(clock Clock, lim *Limits, us engine.Color, overhead
 		inc := lim.Inc[us]
 		avail := max(left-overhead, time.Millisecond)
 		mtg := v[TimeHorizon]
-		// With an increment, plan as if TimeIncReserve increments were not
-		// on the clock: the clock then settles around that reserve instead
-		// of near zero, where one scheduling stall of a loaded machine (a
-		// few hundred milliseconds were measured) would flag. Below the
-		// reserve the engine spends less than the increment and the clock
-		// recovers.
-		planned := avail
 		if lim.MovesToGo > 0 {
 			mtg = min(lim.MovesToGo, mtg)
-		} else {
-			planned = max(avail-inc*time.Duration(v[TimeIncReserve]), 0)
 		}
-		base := planned/time.Duration(mtg) + inc*3/4
+		// Plan as if a reserve were not on the clock: the clock then
+		// settles around it instead of near zero, where one scheduling
+		// stall of a loaded machine (200–400 ms were measured with two busy
+		// processes beside two engines on two cores) flags under a runner
+		// that allows no margin. The reserve is absolute (TimeReserve ms)
+		// because stalls are, or TimeIncReserve increments when that is
+		// more; at most three quarters of the clock, so a short clock still
+		// plays. The hard limit is a share of the planned time too, so even
+		// an engine that ran to its hard limit on every move keeps the
+		// reserve.
+		reserve := max(inc*time.Duration(v[TimeIncReserve]), time.Duration(v[TimeReserve])*time.Millisecond)
+		planned := avail - min(reserve, avail*3/4)
+		// Each move also costs the runner's and the pipe's latency, which
+		// the engine cannot see: Move Overhead per move, taken from the
+		// increment. Below the reserve, less of the increment is spent the
+		// emptier the clock, so the clock recovers towards the reserve
+		// whenever the latency is below the increment; spending a fixed
+		// share of it drained a loaded machine's clock to a flag over tens
+		// of moves.
+		incShare := max(inc-overhead, 0) * 3 / 4
+		if reserve > 0 && avail < reserve {
+			incShare = incShare * avail / reserve
+		}
+		base := planned/time.Duration(mtg) + incShare
 		soft := base * time.Duration(v[TimeSoftPct]) / 100
 		hard := soft * time.Duration(v[TimeHardMul])
-		limit := avail * time.Duration(v[TimeMaxPct]) / 100
+		limit := planned * time.Duration(v[TimeMaxPct]) / 100
 		if lim.MovesToGo == 1 {
 			limit = avail * 3 / 4 // the clock is refilled after this move
 		}

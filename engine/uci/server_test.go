@@ -3,10 +3,13 @@ package uci
 import (
 	"bufio"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/engine/nnue"
 	"github.com/arbiter-chess/arbiter/engine/search"
 	"github.com/arbiter-chess/arbiter/internal/benchparse"
 )
@@ -104,5 +107,48 @@ func TestBenchCommandParsers(t *testing.T) {
 	}
 	if m, _, _ := benchparse.OpenBench(text); m != n {
 		t.Errorf("OpenBench and Fishtest disagree: %d and %d nodes", m, n)
+	}
+}
+
+// TestBenchUsesTheLoadedNet: after setoption EvalFile and UseNNUE, bench
+// searches with that net (as Stockfish's does), so a worker can check an
+// engine's bench signature with the net a test gives it; a net that did
+// not load leaves the evaluation as it was.
+func TestBenchUsesTheLoadedNet(t *testing.T) {
+	data, err := nnue.NewRandom(7).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	net := filepath.Join(t.TempDir(), "net.nnue")
+	if err := os.WriteFile(net, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bench := func(setup string) int64 {
+		t.Helper()
+		e, err := search.NewEngine(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		if err := NewServer(Wrap(e), &out).Run(strings.NewReader(setup + "bench 3\nquit\n")); err != nil {
+			t.Fatal(err)
+		}
+		n, _, ok := benchparse.Fishtest(out.String())
+		if !ok {
+			t.Fatalf("no node count in\n%s", out.String())
+		}
+		return n
+	}
+	classic := bench("")
+	withNet := bench("setoption name EvalFile value " + net + "\nsetoption name UseNNUE value true\n")
+	want, err := search.BenchWith(3, map[string]string{search.OptEvalFile: net, search.OptUseNNUE: "true"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if withNet != want.Nodes || withNet == classic {
+		t.Fatalf("bench with the net: %d nodes, want %d (classic %d)", withNet, want.Nodes, classic)
+	}
+	if bad := bench("setoption name EvalFile value " + net + ".missing\n"); bad != classic {
+		t.Fatalf("bench after a net that did not load: %d nodes, want the classic %d", bad, classic)
 	}
 }

@@ -55,6 +55,10 @@ type Server struct {
 	pos      engine.Position
 	history  []uint64 // keys of the positions before pos in the game
 	chess960 bool
+	// evalOptions are the evaluation's options as set (UseNNUE, EvalFile):
+	// bench searches with them, as Stockfish's bench uses the loaded net,
+	// so a net's bench signature can be checked through UCI.
+	evalOptions map[string]string
 
 	cancel context.CancelFunc // of the running search, nil when idle
 	// finished is closed when the search has its result, just before the
@@ -211,6 +215,14 @@ func (s *Server) cmdSetOption(line string) {
 	if strings.EqualFold(name, search.OptChess960) {
 		s.chess960 = strings.EqualFold(value, "true")
 		s.pos.SetChess960(s.chess960 || s.pos.IsChess960())
+	}
+	for _, o := range []string{search.OptUseNNUE, search.OptEvalFile} {
+		if strings.EqualFold(name, o) {
+			if s.evalOptions == nil {
+				s.evalOptions = map[string]string{}
+			}
+			s.evalOptions[o] = value
+		}
 	}
 }
 
@@ -453,7 +465,7 @@ func (s *Server) cmdBench(args []string) {
 		}
 		depth = d
 	}
-	res, err := search.Bench(depth, nil)
+	res, err := search.BenchWith(depth, s.evalOptions, nil)
 	if err != nil {
 		s.errorf("bench: %v", err)
 		return

@@ -69,6 +69,34 @@ func Pack(spec enginespec.Spec) (*Packed, error) {
 	return p, nil
 }
 
+// NetName is a net's default name: "nn-" and the first 12 hex digits of
+// its SHA-256, as Stockfish and OpenBench name nets.
+func NetName(sha string) string { return "nn-" + short(sha) + ".nnue" }
+
+// PackNet prepares a net file for an upload (`arbiter net upload`, or a
+// test's net=FILE): named name (NetName when empty), for engine.
+func PackNet(path, name, engine string) (*Packed, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("net %s: %w", path, err)
+	}
+	if !st.Mode().IsRegular() || st.Size() == 0 {
+		return nil, fmt.Errorf("net %s: not a net file (a non-empty regular file)", path)
+	}
+	if st.Size() > MaxBytes {
+		return nil, fmt.Errorf("net %s: %d bytes, over %d", path, st.Size(), MaxBytes)
+	}
+	sha, n, err := hashOf(path)
+	if err != nil {
+		return nil, fmt.Errorf("net %s: %w", path, err)
+	}
+	if name == "" {
+		name = NetName(sha)
+	}
+	req := &arbiterv1.BeginUploadRequest{Kind: arbiterv1.ArtifactKind_ARTIFACT_KIND_NET, Name: name, Engine: engine, Sha256: sha, Size: uint64(n)}
+	return &Packed{Path: path, Size: n, SHA256: sha, Request: req}, nil
+}
+
 // PackPath packs a program (a file) or a source tree (a directory) for
 // `arbiter engine upload`.
 func PackPath(path string, spec enginespec.Spec) (*Packed, error) {

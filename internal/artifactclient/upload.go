@@ -27,6 +27,10 @@ func Upload(ctx context.Context, conn grpc.ClientConnInterface, p *Packed, progr
 			fmt.Fprintf(progress, format+"\n", args...)
 		}
 	}
+	what := "engine"
+	if p.Request.GetKind() == arbiterv1.ArtifactKind_ARTIFACT_KIND_NET {
+		what = "net"
+	}
 	var lastErr error
 	for range attempts {
 		begin, err := cl.BeginUpload(ctx, p.Request)
@@ -34,15 +38,15 @@ func Upload(ctx context.Context, conn grpc.ClientConnInterface, p *Packed, progr
 			return nil, err
 		}
 		if a := begin.GetArtifact(); a != nil {
-			say("engine %s: %s already stored (%d bytes), nothing sent", p.Request.GetName(), short(a.GetSha256()), a.GetSize())
+			say("%s %s: %s already stored (%d bytes), nothing sent", what, p.Request.GetName(), short(a.GetSha256()), a.GetSize())
 			return a, nil
 		}
 		a, err := send(ctx, cl, p, int64(begin.GetOffset()), int(begin.GetChunkBytes()))
 		if err == nil && a != nil {
 			if begin.GetOffset() > 0 {
-				say("engine %s: uploaded %s (%d bytes, resumed at %d)", p.Request.GetName(), short(a.GetSha256()), a.GetSize(), begin.GetOffset())
+				say("%s %s: uploaded %s (%d bytes, resumed at %d)", what, p.Request.GetName(), short(a.GetSha256()), a.GetSize(), begin.GetOffset())
 			} else {
-				say("engine %s: uploaded %s (%d bytes)", p.Request.GetName(), short(a.GetSha256()), a.GetSize())
+				say("%s %s: uploaded %s (%d bytes)", what, p.Request.GetName(), short(a.GetSha256()), a.GetSize())
 			}
 			return a, nil
 		}
@@ -54,7 +58,7 @@ func Upload(ctx context.Context, conn grpc.ClientConnInterface, p *Packed, progr
 			return nil, err
 		}
 	}
-	return nil, fmt.Errorf("upload of engine %s broke %d times: %v", p.Request.GetName(), attempts, lastErr)
+	return nil, fmt.Errorf("upload of %s %s broke %d times: %v", what, p.Request.GetName(), attempts, lastErr)
 }
 
 func short(sha string) string {
@@ -132,6 +136,9 @@ func UploadEngines(ctx context.Context, conn grpc.ClientConnInterface, travel [2
 // source= and puts its hash in e (an artifact= one is the coordinator's to
 // check; any other is left alone).
 func UploadEngine(ctx context.Context, conn grpc.ClientConnInterface, t enginespec.Spec, e *arbiterv1.EngineSpec, progress io.Writer) error {
+	if err := UploadNet(ctx, conn, t, e, progress); err != nil {
+		return err
+	}
 	if t.Upload == "" && t.Source == "" {
 		return nil
 	}
@@ -154,13 +161,37 @@ func UploadEngine(ctx context.Context, conn grpc.ClientConnInterface, t enginesp
 	return nil
 }
 
+// UploadNet uploads the net file of engine e of a cluster test when t
+// names net=FILE and puts its hash in e (a net=SHA is the coordinator's
+// to check). The net is filed under the engine's name.
+func UploadNet(ctx context.Context, conn grpc.ClientConnInterface, t enginespec.Spec, e *arbiterv1.EngineSpec, progress io.Writer) error {
+	if t.NetFile == "" {
+		return nil
+	}
+	p, err := PackNet(t.NetFile, "", t.Name)
+	if err != nil {
+		return fmt.Errorf("engine %s: %w", t.Name, err)
+	}
+	a, err := Upload(ctx, conn, p, progress)
+	p.Close()
+	if err != nil {
+		return fmt.Errorf("engine %s: net upload: %w", t.Name, err)
+	}
+	if e.Net == nil {
+		e.Net = &arbiterv1.EngineNet{Option: t.NetOption}
+	}
+	e.Net.Sha256 = a.GetSha256()
+	return nil
+}
+
 func statusCode(err error) string { return status.Code(err).String() }
 
-// Uploaded lists the names of a test's engines that travel to the workers.
+// Uploaded lists the names of a test's engines that travel to the workers
+// (or whose nets do).
 func Uploaded(spec *arbiterv1.MatchSpec) []string {
 	var out []string
 	for _, e := range []*arbiterv1.EngineSpec{spec.GetEngineA(), spec.GetEngineB()} {
-		if e.GetArtifact() != nil {
+		if e.GetArtifact() != nil || e.GetNet() != nil {
 			out = append(out, e.GetName())
 		}
 	}

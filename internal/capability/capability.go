@@ -39,6 +39,9 @@ const (
 	// SourceBuild: it has a C/C++ toolchain and make, and builds source
 	// artifacts.
 	SourceBuild = "source-build"
+	// Nets: it fetches a test's net (EngineSpec.net), checks its hash and
+	// passes it to the engine; one without it would play the engine's own.
+	Nets = "nets"
 	// Datagen: it plays self-play games for training data (DATAGEN
 	// batches) and uploads them as shards.
 	Datagen = "datagen-1"

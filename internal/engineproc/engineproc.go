@@ -202,8 +202,12 @@ func LookPath(path, dir string) (string, error) {
 	look := path
 	hasDir := strings.ContainsRune(path, '/') || strings.ContainsRune(path, filepath.Separator)
 	if dir != "" && hasDir && !filepath.IsAbs(path) {
-		// os/exec runs a relative path from Dir.
+		// os/exec runs a relative path from Dir. Join cleans "./sf" in
+		// "." to "sf", which LookPath would search $PATH for.
 		look = filepath.Join(dir, path)
+		if !strings.ContainsRune(look, filepath.Separator) {
+			look = "." + string(filepath.Separator) + look
+		}
 	}
 	resolved, err := exec.LookPath(look)
 	if err != nil {

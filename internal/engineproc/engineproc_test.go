@@ -449,3 +449,18 @@ func TestQuietPeriod(t *testing.T) {
 		t.Errorf("the engine's exit ended an hour's quiet period after %v", el)
 	}
 }
+
+// TestLookPathRelativeToDot: cmd=./engine with dir=. (Fishtest's engine
+// settings) is the engine in that directory, not a program on $PATH.
+func TestLookPathRelativeToDot(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile("myengine", []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{".", dir} {
+		if _, err := LookPath("./myengine", d); err != nil {
+			t.Errorf("LookPath(./myengine, %s): %v", d, err)
+		}
+	}
+}

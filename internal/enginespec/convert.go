@@ -89,3 +89,17 @@ func FromProto(p *arbiterv1.EngineSpec) Spec {
 	}
 	return s
 }
+
+// NetProto is the wire form of s's net (nil without one): net=default
+// becomes the default net of the engine's name; net=FILE gets its hash
+// when the client uploads it (package artifactclient).
+func (s Spec) NetProto() *arbiterv1.EngineNet {
+	if !s.HasNet() {
+		return nil
+	}
+	n := &arbiterv1.EngineNet{Sha256: s.Net, Option: s.NetOption}
+	if s.Net == "default" {
+		n.Sha256 = matchspec.DefaultNetPrefix + s.Name
+	}
+	return n
+}

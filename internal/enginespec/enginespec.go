@@ -28,6 +28,14 @@
 //	exe=PATH             the program the build makes, in the tree ("engine")
 //	bench=N              the engine's bench node count, checked by each worker
 //
+// and a net the engine loads, with builtin or an engine that travels:
+//
+//	net=SHA              a net stored on the coordinator (arbiter net upload; a
+//	                     prefix of 8+ hex digits), net=default for the default
+//	                     net of the engine's name, or net=FILE: a net file here,
+//	                     uploaded first
+//	net-option=NAME      the engine option that takes the net's path (EvalFile)
+//
 // A value that contains a comma is quoted, `args="-bug a,b"` (inside quotes
 // everything is literal but the quote, which is doubled: `""`), or the comma
 // is escaped, `args=-bug\,a` (outside quotes a backslash escapes only a
@@ -38,6 +46,7 @@ package enginespec
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,7 +87,16 @@ type Spec struct {
 	Build    string // build=CMD (source trees)
 	Exe      string // exe=PATH (source trees)
 	Bench    uint64 // bench=N (0: not checked)
+
+	// A net the engine loads (cluster tests): a stored one by hash (or
+	// "default"), or a file here, uploaded first.
+	Net       string // net=SHA or net=default
+	NetFile   string // net=FILE
+	NetOption string // net-option=NAME ("": EvalFile)
 }
+
+// HasNet reports whether the engine names a net.
+func (s Spec) HasNet() bool { return s.Net != "" || s.NetFile != "" }
 
 // Travels reports whether the engine is uploaded to the coordinator (or
 // stored there) rather than installed on the workers.
@@ -121,7 +139,7 @@ func (u Use) keys() []string {
 	switch u {
 	case Match:
 		return []string{"name", "cmd", "args", "arg", "dir", "proto", "builtin", "option.NAME", "tc", "st", "nodes", "depth", "movetime",
-			"upload", "source", "artifact", "build", "exe", "bench"}
+			"upload", "source", "artifact", "build", "exe", "bench", "net", "net-option"}
 	case LocalMatch:
 		return []string{"name", "cmd", "args", "arg", "dir", "proto", "builtin", "option.NAME", "tc", "st", "nodes", "depth", "movetime"}
 	case Each:
@@ -313,6 +331,16 @@ func Parse(s string, use Use) (Spec, error) {
 				return spec, err
 			}
 			spec.Dir = v
+		case "net", "net-option":
+			if use != Match {
+				return spec, fmt.Errorf("engine spec %s: %s= is for an engine of a cluster test (submit, up); a local match takes option.EvalFile=FILE", clip(s), k)
+			}
+			if err := once(); err != nil {
+				return spec, err
+			}
+			if err := spec.setNet(k, v); err != nil {
+				return spec, bad("%v", err)
+			}
 		case "upload", "source", "artifact", "build", "exe", "bench":
 			if use != Match {
 				return spec, fmt.Errorf("engine spec %s: %s= is for an engine of a cluster test (submit, up)", clip(s), k)
@@ -386,6 +414,21 @@ func (s *Spec) check(raw string, use Use) error {
 		if label == "" {
 			label = raw
 		}
+		if s.NetOption != "" && !s.HasNet() {
+			return fmt.Errorf("engine %s: net-option= goes with net=", clip(label))
+		}
+		if s.HasNet() {
+			if !s.Travels() && s.Proto != Builtin {
+				return fmt.Errorf("engine %s: net= goes with builtin or an uploaded engine (upload=, source=, artifact=)", clip(label))
+			}
+			opt := s.NetOption
+			if opt == "" {
+				opt = "EvalFile"
+			}
+			if s.option(opt) >= 0 {
+				return fmt.Errorf("engine %s: option.%s and net= exclude each other: the worker sets %s to the net's path", clip(label), opt, opt)
+			}
+		}
 		if s.Travels() {
 			return s.checkTravel()
 		}
@@ -429,7 +472,8 @@ func Usage(use Use) string {
 	switch use {
 	case Match:
 		return `name=NAME,cmd=PATH[,args="A B"][,dir=D][,proto=uci|xboard][,option.X=V][,tc=..|st=..|nodes=..|depth=..|movetime=..] or name=NAME,builtin[,option.X=V]` +
-			` or (cluster tests) name=NAME,upload=PATH|source=DIR|source=git:REPO@REF|artifact=SHA[,build=CMD][,exe=PATH][,bench=N]`
+			` or (cluster tests) name=NAME,upload=PATH|source=DIR|source=git:REPO@REF|artifact=SHA[,build=CMD][,exe=PATH][,bench=N]` +
+			`, with builtin or these [,net=SHA|default|FILE][,net-option=NAME]`
 	case LocalMatch:
 		return `[name=NAME,]cmd=PATH[,args="A B"][,dir=D][,proto=uci|xboard][,option.X=V][,tc=..|st=..|nodes=..|depth=..|movetime=..] or [name=NAME,]builtin[,option.X=V]`
 	case Each:
@@ -484,6 +528,11 @@ func (s Spec) String() string {
 	if s.Bench != 0 {
 		add("bench", strconv.FormatUint(s.Bench, 10))
 	}
+	for _, kv := range [][2]string{{"net", s.Net}, {"net", s.NetFile}, {"net-option", s.NetOption}} {
+		if kv[1] != "" {
+			add(kv[0], kv[1])
+		}
+	}
 	if s.Proto != "" && s.Proto != Builtin {
 		add("proto", string(s.Proto))
 	}
@@ -531,6 +580,39 @@ func (s *Spec) setTravel(k, v string) error {
 		s.Bench = n
 	}
 	return nil
+}
+
+// setNet reads net= (a hash, "default", or a file) and net-option=.
+func (s *Spec) setNet(k, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("empty value")
+	}
+	if k == "net-option" {
+		if strings.ContainsAny(v, " \t") {
+			return fmt.Errorf("want an engine option's name (without blanks)")
+		}
+		s.NetOption = v
+		return nil
+	}
+	switch {
+	case v == "default":
+		s.Net = v
+	case isHashRef(v) && !fileExists(v):
+		s.Net = strings.ToLower(v)
+	default:
+		s.NetFile = v
+	}
+	return nil
+}
+
+// isHashRef reports whether v can be a stored artifact's hash or prefix.
+func isHashRef(v string) bool {
+	return len(v) >= 8 && len(v) <= 64 && strings.Trim(strings.ToLower(v), "0123456789abcdef") == ""
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // checkTravel enforces what an engine that travels needs.

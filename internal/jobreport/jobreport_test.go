@@ -213,3 +213,39 @@ func TestRunTournamentOnCluster(t *testing.T) {
 		}
 	}
 }
+
+// An SPRT test that reaches its game cap undecided says so in its state
+// and verdict, rather than "done" beside "no decision yet" (issue 32).
+func TestSPRTCapReachedSaysSo(t *testing.T) {
+	cl, err := localcluster.Start(localcluster.Config{Workers: 1, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
+		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	c, err := cl.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tf := matchplan.TestFlags{Match: matchplan.Flags{Engines: []string{"name=a,builtin", "name=b,builtin"}, Each: "nodes=300",
+		Openings: "file=../../books/uho-200.epd", Games: 4, SPRT: "elo0=0,elo1=5", HangTimeout: 30000}, BatchPairs: 1, Throughput: 1}
+	spec, plan, err := tf.Spec(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, stderr bytes.Buffer
+	if err := RunTest(ctx, &out, &stderr, c, spec, plan, true, ""); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), stderr.String())
+	}
+	for _, want := range []string{"State:      done (cap of 4 games reached without an SPRT decision)", ": no decision: the game cap was reached"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "no decision yet") {
+		t.Errorf("a finished test says no decision yet:\n%s", out.String())
+	}
+}

@@ -70,6 +70,16 @@ type EngineJSON struct {
 	TC string `json:"tc,omitempty"`
 	// Artifact is an uploaded engine's artifact (command is "" then).
 	Artifact *ArtifactJSON `json:"artifact,omitempty"`
+	// Net is the net the engine loads, when the test gives it one.
+	Net *NetJSON `json:"net,omitempty"`
+}
+
+// NetJSON is the net an engine of a test loads.
+type NetJSON struct {
+	SHA256 string `json:"sha256"`
+	Name   string `json:"name"`
+	Size   uint64 `json:"size"`
+	Option string `json:"option"` // the engine option that takes its path
 }
 
 // ArtifactJSON is the uploaded engine a test or tune plays.
@@ -291,6 +301,9 @@ func newEngine(e *arbiterv1.EngineSpec) EngineJSON {
 	if a := e.GetArtifact(); a != nil {
 		o.Artifact = &ArtifactJSON{SHA256: a.GetSha256(), Kind: matchspec.ArtifactKindName(a.GetKind()), Name: a.GetName(), Platform: a.GetPlatform(), Build: a.GetBuild(),
 			Exe: a.GetExe(), Bench: a.GetBench(), Commit: a.GetCommit()}
+	}
+	if n := e.GetNet(); n != nil {
+		o.Net = &NetJSON{SHA256: n.GetSha256(), Name: n.GetName(), Size: n.GetSize(), Option: matchspec.NetOption(n)}
 	}
 	return o
 }

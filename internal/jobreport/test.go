@@ -32,6 +32,9 @@ type TestOutput struct {
 	Wait   bool   // follow the test to its end and report it
 	JSON   bool   // report it as status --json does (docs/json.md)
 	PGNOut string // download its games to this file at the end
+	// Pages is the base URL of the coordinator's web pages when known
+	// (arbiter up's): the test's page is printed at its submission.
+	Pages string
 }
 
 // RunTestWith is RunTest with the report as o says.
@@ -46,6 +49,9 @@ func RunTestWith(ctx context.Context, out, stderr io.Writer, c *clusterclient.Cl
 		return cliexit.Call(c, "submit", err)
 	}
 	job := resp.GetJob()
+	if o.Pages != "" {
+		fmt.Fprintf(stderr, "test %s: page %s/tests/%s\n", job.GetJobId(), strings.TrimRight(o.Pages, "/"), job.GetJobId())
+	}
 	if !wait {
 		fmt.Fprintln(out, job.GetJobId())
 		return nil
@@ -124,12 +130,19 @@ func testLimits(spec *arbiterv1.MatchSpec) string {
 // sprt.FormatReport), the coordinator's SPRT state, incidents by worker.
 func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	spec, mp := j.GetMatch(), j.GetMatchProgress()
-	fmt.Fprintf(out, "Test:       %s (%s)\nState:      %s\n", j.GetJobId(), j.GetKind(), StateName(j.GetState()))
+	state := StateName(j.GetState())
+	if capReached(j) {
+		state += fmt.Sprintf(" (cap of %d games reached without an SPRT decision)", spec.GetGames())
+	}
+	fmt.Fprintf(out, "Test:       %s (%s)\nState:      %s\n", j.GetJobId(), j.GetKind(), state)
 	lim := testLimits(spec)
 	fmt.Fprintf(out, "Engines:    %s vs %s\n", engineDesc(spec.GetEngineA()), engineDesc(spec.GetEngineB()))
 	for _, e := range []*arbiterv1.EngineSpec{spec.GetEngineA(), spec.GetEngineB()} {
 		if a := e.GetArtifact(); a != nil {
 			fmt.Fprintf(out, "Artifact:   %s\n", matchspec.ArtifactDesc(e.GetName(), a))
+		}
+		if n := e.GetNet(); n != nil {
+			fmt.Fprintf(out, "Net:        %s %s\n", e.GetName(), matchspec.NetDesc(n))
 		}
 	}
 	fmt.Fprintf(out, "Limits:     %s (reference nps %d)\nOpenings:   %s, %d, order %s, seed %d\n", lim, spec.GetReferenceNps(),
@@ -160,6 +173,9 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	}
 	if params != nil {
 		verdict := "no decision yet"
+		if capReached(j) {
+			verdict = "no decision: the game cap was reached"
+		}
 		switch mp.GetSprtState() {
 		case string(sprt.Accepted):
 			verdict = "H1 accepted"
@@ -187,7 +203,7 @@ func printArtifactChecks(out io.Writer, checks []*arbiterv1.ArtifactCheck) {
 	if len(checks) == 0 {
 		return
 	}
-	fmt.Fprintln(out, "Uploaded engines on the workers:")
+	fmt.Fprintln(out, "Uploaded engines and nets on the workers:")
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKER\tENGINE\tSTATE\tBENCH\tDETAIL")
 	for _, c := range checks {
@@ -341,4 +357,12 @@ func RunTournament(ctx context.Context, out, stderr io.Writer, c *clusterclient.
 		return cliexit.Failure("%s", strings.Join(failed, "; "))
 	}
 	return nil
+}
+
+// capReached reports whether SPRT test j ended done at its game cap with
+// neither hypothesis accepted.
+func capReached(j *arbiterv1.Job) bool {
+	spec, mp := j.GetMatch(), j.GetMatchProgress()
+	return spec.GetSprt() != nil && spec.GetGames() > 0 && j.GetState() == arbiterv1.JobState_JOB_STATE_DONE &&
+		mp.GetSprtState() != string(sprt.Accepted) && mp.GetSprtState() != string(sprt.Rejected)
 }

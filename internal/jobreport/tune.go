@@ -252,7 +252,7 @@ func VerifyTune(ctx context.Context, out, stderr io.Writer, c *clusterclient.Cli
 		return err
 	})
 	if err != nil {
-		return cliexit.Call(c, "spsa verify", err)
+		return cliexit.Call(c, "spsa confirm", err)
 	}
 	spec, plan, err := spsaplan.VerifySpec(resp.GetJob(), f)
 	if err != nil {

@@ -98,13 +98,16 @@ func TestServeRefusesBadInput(t *testing.T) {
 		want string
 	}{
 		{"no token", func(c *ServerConfig) { c.Token = "" }, "no token"},
-		{"verify default", func(c *ServerConfig) { c.VerifyDefault = 1.5 }, "--verify-default 1.5"},
+		{"verify default", func(c *ServerConfig) { c.VerifyDefault = 1.5 }, "--recheck-default 1.5"},
+		{"replay fraction", func(c *ServerConfig) { c.ReplayFraction = -0.1 }, "--replay-fraction -0.1: must be between 0 and 1"},
 		{"cert without key", func(c *ServerConfig) { c.TLSCert = "c.pem" }, "--tls-cert and --tls-key go together"},
 		{"client CA alone", func(c *ServerConfig) { c.TLSClientCA = "ca.pem" }, "--tls-client-ca needs --tls-cert"},
 		{"missing cert", func(c *ServerConfig) { c.TLSCert, c.TLSKey = "/no/cert.pem", "/no/key.pem" }, "/no/cert.pem"},
 		{"short lease", func(c *ServerConfig) { c.LeaseDuration = 50 * time.Millisecond }, "--lease-duration 50ms"},
 		{"no unit duration", func(c *ServerConfig) { c.UnitDuration = 0 }, "--unit-duration 0s"},
 		{"data is a file", func(c *ServerConfig) { c.Data = file }, "--data:"},
+		{"store not PostgreSQL", func(c *ServerConfig) { c.Store = "mysql://u:p@h/db" }, "--store: not a PostgreSQL URL"},
+		{"store unreachable", func(c *ServerConfig) { c.Store = "postgres://u:p@127.0.0.1:1/db?connect_timeout=2" }, "--store:"},
 		{"listen taken", func(c *ServerConfig) { c.Listen = busy.Addr().String() }, "--listen " + busy.Addr().String()},
 		{"http taken", func(c *ServerConfig) { c.HTTP = busy.Addr().String() }, "--http " + busy.Addr().String()},
 	}

@@ -17,6 +17,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +30,8 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/datagenjob"
+	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/auth"
@@ -41,11 +44,16 @@ import (
 type ServerConfig struct {
 	// Listen is the gRPC address ("127.0.0.1:0": any free port).
 	Listen string
-	// Data is the directory of the SQLite store.
+	// Data is the data directory: the SQLite store's, and on either
+	// backend the files beside the database (engine artifacts, datagen
+	// shards).
 	Data string
 	// DatagenDir keeps the shards of datasets: an existing, writable
 	// directory ("": DATA/datagen).
 	DatagenDir string
+	// Store is the database ("": SQLite in Data; postgres://...: that
+	// PostgreSQL database).
+	Store string
 	// Token is the bootstrap admin credential (required).
 	Token string
 	// HTTP is the address of /metrics, /healthz and /readyz ("": none).
@@ -58,6 +66,11 @@ type ServerConfig struct {
 	Pages func(*coordinator.Coordinator, *store.Store) (http.Handler, error)
 	// VerifyDefault is the verify fraction of perft jobs that set none.
 	VerifyDefault float64
+	// ReplayFraction is the share of batches of fixed-node tests replayed
+	// by another identity before they count (gamepair.Settings), and
+	// DeterministicEngines the UCI engines declared deterministic there.
+	ReplayFraction       float64
+	DeterministicEngines []string
 	// TLSCert and TLSKey serve TLS; TLSClientCA also asks workers for
 	// client certificates signed by it (mTLS).
 	TLSCert, TLSKey, TLSClientCA string
@@ -104,8 +117,12 @@ func (c *ServerConfig) Validate() error {
 	switch {
 	case c.Token == "":
 		return cliexit.Usage("no token: pass --token or set %s (nothing is open without one)", auth.EnvToken)
+	case c.Store != "" && !store.IsPostgresURL(c.Store):
+		return cliexit.Usage("--store: not a PostgreSQL URL: want postgres://user:password@host:port/database (or nothing for SQLite in --data)")
 	case c.VerifyDefault < 0 || c.VerifyDefault > 1:
-		return cliexit.Usage("--verify-default %v: must be between 0 and 1", c.VerifyDefault)
+		return cliexit.Usage("--recheck-default %v: must be between 0 and 1", c.VerifyDefault)
+	case !(c.ReplayFraction >= 0 && c.ReplayFraction <= 1):
+		return cliexit.Usage("--replay-fraction %v: must be between 0 and 1", c.ReplayFraction)
 	case (c.TLSCert == "") != (c.TLSKey == ""):
 		return cliexit.Usage("--tls-cert and --tls-key go together")
 	case c.PGNRetention < 0:
@@ -174,8 +191,11 @@ func Serve(cfg ServerConfig) (*Server, error) {
 			return nil, cliexit.Usage("--datagen-dir %v (it must be an existing directory the coordinator can write)", err)
 		}
 	}
-	st, err := store.Open(cfg.Data)
+	st, err := store.OpenURL(cfg.Store, cfg.Data)
 	if err != nil {
+		if cfg.Store != "" {
+			return nil, cliexit.Usage("--store: %s", strings.TrimPrefix(err.Error(), "store: "))
+		}
 		return nil, cliexit.Usage("--data: %v", err)
 	}
 	reg := cfg.Registry
@@ -189,6 +209,7 @@ func Serve(cfg ServerConfig) (*Server, error) {
 		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
 		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
 		Datagen: datagenjob.Config{Dir: cfg.DatagenDir},
+		Games:   gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
 	})
 	if err != nil {
 		st.Close()
@@ -233,7 +254,8 @@ func Serve(cfg ServerConfig) (*Server, error) {
 			log.Error("grpc serve", zap.Error(err))
 		}
 	}()
-	log.Info("coordinator listening", zap.String("addr", s.addr), zap.String("data", cfg.Data), zap.Bool("tls", tlsCfg != nil))
+	log.Info("coordinator listening", zap.String("addr", s.addr), zap.String("data", cfg.Data),
+		zap.String("store", string(st.Backend())+" "+st.Path()), zap.Bool("tls", tlsCfg != nil))
 	if cfg.OnListening != nil {
 		cfg.OnListening(s.addr)
 	}

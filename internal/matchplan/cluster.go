@@ -82,6 +82,7 @@ func (f *TestFlags) Spec(needSPRT bool) (*arbiterv1.MatchSpec, *Plan, error) {
 			e.Command, e.Dir = "", ""
 			e.Artifact = &arbiterv1.EngineArtifact{Sha256: t.Artifact, Build: t.Build, Exe: t.Exe, Bench: t.Bench}
 		}
+		e.Net = plan.Travel[i].NetProto()
 	}
 	return spec, plan, nil
 }

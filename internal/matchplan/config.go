@@ -29,6 +29,8 @@ type Config struct {
 	Rounds         int            `json:"rounds,omitempty"`
 	Games          int            `json:"games,omitempty"`
 	Repeat         int            `json:"repeat,omitempty"`
+	NoSwap         bool           `json:"noswap,omitempty"`
+	Reverse        bool           `json:"reverse,omitempty"`
 	Concurrency    int            `json:"concurrency,omitempty"`
 	RatingInterval *int           `json:"ratinginterval,omitempty"`
 	Recover        *bool          `json:"recover,omitempty"`
@@ -242,6 +244,8 @@ func (c *Config) Flags(def Flags) (Flags, error) {
 	set(&f.Rounds, c.Rounds)
 	set(&f.Games, c.Games)
 	set(&f.Repeat, c.Repeat)
+	f.NoSwap = f.NoSwap || c.NoSwap
+	f.Reverse = f.Reverse || c.Reverse
 	set(&f.Concurrency, c.Concurrency)
 	set(&f.TimeMargin, c.TimeMargin)
 	set(&f.HangTimeout, c.HangTimeout)
@@ -319,6 +323,7 @@ func ConfigOf(p *Plan) *Config {
 			c.GauntletSeeds = p.Schedule.Seeds
 		}
 		c.Games, c.Repeat = p.Schedule.Games, p.Schedule.Repeat
+		c.NoSwap, c.Reverse = p.Schedule.NoSwap, p.Schedule.Reverse
 	} else {
 		c.Games = f.Games
 	}

@@ -45,6 +45,9 @@ type Flags struct {
 	Rounds  int
 	Repeat  int
 	Recover bool
+	// NoSwap and Reverse change the schedule's colours (fastchess's
+	// -noswap and -reverse; tournaments only).
+	NoSwap, Reverse bool
 	// PGNOut is the local match's PGN file (appended; cut back on resume).
 	PGNOut string
 
@@ -66,9 +69,9 @@ type Plan struct {
 	SPRT        *sprt.Params // nil: a fixed number of games
 	BookName    string       // the book file's base name
 	BookOptions match.BookOptions
-	// Travel holds the first two engines when they travel to the workers
-	// (upload=, source=, artifact=: cluster tests only, which enginespec
-	// enforces), by position; the others are zero.
+	// Travel holds the first two engines when they, or their nets, travel
+	// to the workers (upload=, source=, artifact=, net=: cluster tests
+	// only, which enginespec enforces), by position; the others are zero.
 	Travel [2]enginespec.Spec
 }
 
@@ -196,7 +199,7 @@ func parseGameSettings(f Flags, cfg *match.MatchConfig) error {
 // rounds-and-games schedule rather than a two-engine match of --games
 // games.
 func (f Flags) tournamentGiven() bool {
-	return len(f.Engines) > 2 || f.Tournament != "" || f.Rounds > 0 || f.Repeat > 0 || f.Seeds > 0
+	return len(f.Engines) > 2 || f.Tournament != "" || f.Rounds > 0 || f.Repeat > 0 || f.Seeds > 0 || f.NoSwap || f.Reverse
 }
 
 // parseSchedule reads --tournament, --seeds, --rounds, --games and
@@ -242,7 +245,13 @@ func parseSchedule(f Flags, plan *Plan) error {
 			return fmt.Errorf("--rounds: required for a tournament (%d engines: --rounds R, each pairing playing --games games a round)", n)
 		}
 		s, err = match.NewSchedule(n, kind, f.Seeds, f.Rounds, f.Games, f.Repeat)
-		if err == nil && f.SPRT != "" && !s.Paired() {
+		if err == nil {
+			s.NoSwap, s.Reverse = f.NoSwap, f.Reverse
+		}
+		switch {
+		case err == nil && f.SPRT != "" && f.NoSwap:
+			err = fmt.Errorf("the SPRT counts game pairs with colours swapped: not with -noswap")
+		case err == nil && f.SPRT != "" && !s.Paired():
 			err = fmt.Errorf("the SPRT counts game pairs: give an even --repeat")
 		}
 	}
@@ -305,7 +314,7 @@ func parseEngines(f Flags, plan *Plan) error {
 			return fmt.Errorf("--engine: engines #%d and #%d are both named %q", j+1, i+1, e.Name)
 		}
 		names[e.Name] = i
-		if spec.Travels() && i < len(plan.Travel) {
+		if (spec.Travels() || spec.HasNet()) && i < len(plan.Travel) {
 			plan.Travel[i] = spec
 		}
 		plan.Engines = append(plan.Engines, e)

@@ -180,8 +180,8 @@ func (r *reporter) summary(st *match.Standings, stateFile string) {
 	if st.Elapsed > 0 {
 		rate = float64(st.Games) / st.Elapsed.Minutes()
 	}
-	fmt.Fprintf(w, "Games: %d in %v (%.1f games/min); time losses %d, crashes %d, hangs %d, illegal moves %d, overruns %d (max %v), restarts %d\n",
-		st.Games, st.Elapsed.Round(time.Millisecond), rate, st.TimeLosses, st.Crashes, st.Hangs, st.Illegal, st.Overruns, st.MaxOverrun.Round(time.Microsecond), st.Restarts)
+	fmt.Fprintf(w, "Games: %d in %v (%.1f games/min); time losses %d, crashes %d, hangs %d, illegal moves %d, overruns %d (max %v), restarts %d, abandoned %d\n",
+		st.Games, st.Elapsed.Round(time.Millisecond), rate, st.TimeLosses, st.Crashes, st.Hangs, st.Illegal, st.Overruns, st.MaxOverrun.Round(time.Microsecond), st.Restarts, st.Abandoned)
 	// The runner's own CPU, never the engines' (they are children).
 	if u, ok := cpuUsage(); ok && st.Games > 0 {
 		cpu := u.user + u.system
@@ -190,9 +190,12 @@ func (r *reporter) summary(st *match.Standings, stateFile string) {
 	}
 	switch st.Status {
 	case match.StatusInterrupted, match.StatusFailed:
-		if st.Status == match.StatusFailed {
+		switch {
+		case st.Status == match.StatusFailed && st.TooManyAbandoned:
+			fmt.Fprintf(w, "Stopped: %s\n", st.Failure)
+		case st.Status == match.StatusFailed:
 			fmt.Fprintf(w, "Stopped: %s (give --recover to restart a failed engine and go on)\n", st.Failure)
-		} else {
+		default:
 			fmt.Fprintf(w, "Interrupted after %d games\n", st.Games)
 		}
 		if stateFile != "" {
@@ -257,6 +260,7 @@ type ResultIncidents struct {
 	Illegal    int `json:"illegal_moves"`
 	Overruns   int `json:"overruns"`
 	Restarts   int `json:"restarts"`
+	Abandoned  int `json:"abandoned"`
 }
 
 func writeJSON(w io.Writer, p *Plan, st *match.Standings, seq *sprt.Sequential, stateFile string) error {
@@ -266,7 +270,7 @@ func writeJSON(w io.Writer, p *Plan, st *match.Standings, seq *sprt.Sequential, 
 		Schedule: ResultSchedule{Type: string(s.Kind), GauntletSeeds: s.Seeds, Rounds: s.Rounds, Games: s.Games, Repeat: s.Repeat},
 		Games:    st.Games, Scheduled: s.Len(),
 		Incidents: ResultIncidents{TimeLosses: st.TimeLosses, Crashes: st.Crashes, Hangs: st.Hangs, Illegal: st.Illegal,
-			Overruns: st.Overruns, Restarts: st.Restarts},
+			Overruns: st.Overruns, Restarts: st.Restarts, Abandoned: st.Abandoned},
 		ElapsedMS: st.Elapsed.Milliseconds(), StateFile: stateFile, PGNFile: p.Flags.PGNOut,
 	}
 	for _, pr := range st.Pairings {

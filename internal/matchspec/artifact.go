@@ -6,13 +6,48 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-// ArtifactKindName names what an uploaded engine holds: "source" for a
-// source tree, "binary" otherwise (as workers treat it).
+// ArtifactKindName names what an artifact holds: "source" for a source
+// tree, "net" for a net, "binary" otherwise (as workers treat it).
 func ArtifactKindName(k arbiterv1.ArtifactKind) string {
-	if k == arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE {
+	switch k {
+	case arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE:
 		return "source"
+	case arbiterv1.ArtifactKind_ARTIFACT_KIND_NET:
+		return "net"
 	}
 	return "binary"
+}
+
+// DefaultNetPrefix starts a net reference that names an engine's default
+// net ("default:ENGINE") instead of a hash.
+const DefaultNetPrefix = "default:"
+
+// DefaultNetOption is the engine option that takes a net's path when the
+// test names none.
+const DefaultNetOption = "EvalFile"
+
+// NetOption is the option through which an engine gets its net's path.
+func NetOption(n *arbiterv1.EngineNet) string {
+	if n.GetOption() == "" {
+		return DefaultNetOption
+	}
+	return n.GetOption()
+}
+
+// NetDesc says which net an engine loads, and through which option.
+func NetDesc(n *arbiterv1.EngineNet) string {
+	sha := n.GetSha256()
+	if len(sha) > 12 {
+		sha = sha[:12]
+	}
+	s := sha
+	if n.GetName() != "" {
+		s += " " + n.GetName()
+	}
+	if n.GetSize() != 0 {
+		s += fmt.Sprintf(" (%d bytes)", n.GetSize())
+	}
+	return s + " via " + NetOption(n)
 }
 
 // ArtifactExe is the program a source tree's build makes: exe, or "engine"

@@ -175,6 +175,9 @@ func engineOf(flag string, each enginespec.Spec, remote bool) (e match.EngineCon
 	if err != nil {
 		return e, travel, fmt.Errorf("--engine: %v", err)
 	}
+	if spec.HasNet() {
+		return e, travel, fmt.Errorf("--engine %s: net= is for tests (submit sprt|match); a tune plays the engine's own net", spec.Name)
+	}
 	if spec.Travels() {
 		if !remote {
 			return e, travel, fmt.Errorf("--engine %s: upload=, source= and artifact= are for tunes on the cluster (submit spsa); here give cmd=", spec.Name)

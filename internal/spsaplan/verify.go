@@ -92,7 +92,7 @@ func VerifySpec(tune *arbiterv1.Job, f matchplan.TestFlags) (*arbiterv1.MatchSpe
 }
 
 // CheckVerify checks the flags of a verification before there is a tune
-// to verify (submit spsa --verify-games checks them before the tune).
+// to verify (submit spsa --confirm-games checks them before the tune).
 func CheckVerify(f matchplan.TestFlags) error {
 	_, _, _, err := verifyTest(f)
 	return err
@@ -126,9 +126,9 @@ func (p *Plan) VerifyPlan(theta []float64, games int, sprtFlag string, concurren
 	}
 	switch {
 	case games < 0 || games%2 != 0:
-		return nil, fmt.Errorf("--verify-games %d: want an even number of games (pairs of one opening)", games)
+		return nil, fmt.Errorf("--confirm-games %d: want an even number of games (pairs of one opening)", games)
 	case games == 0 && sprtFlag == "":
-		return nil, fmt.Errorf("--verify-games: give a number of games (or --verify-sprt)")
+		return nil, fmt.Errorf("--confirm-games: give a number of games (or --confirm-sprt)")
 	}
 	starts := p.Starts()
 	// The book and settings as a fresh match would read them: --openings
@@ -172,7 +172,7 @@ func engineOptions(e match.EngineConfig) map[string]string {
 // VerifyFlagError names the flags of a verification after a tune as the
 // tune's commands spell them.
 func VerifyFlagError(err error) error {
-	return errors.New(strings.NewReplacer("--sprt", "--verify-sprt", "--games", "--verify-games").Replace(err.Error()))
+	return errors.New(strings.NewReplacer("--sprt", "--confirm-sprt", "--games", "--confirm-games").Replace(err.Error()))
 }
 
 // Starts is the tune's start values.

@@ -30,7 +30,7 @@ func TestVerifyPlan(t *testing.T) {
 		games int
 		sprt  string
 		want  string
-	}{{0, "", "--verify-games"}, {3, "", "--verify-games 3"}, {-2, "", "--verify-games -2"}, {4, "elo0=5,elo1=0", "--verify-sprt"}} {
+	}{{0, "", "--confirm-games"}, {3, "", "--confirm-games 3"}, {-2, "", "--confirm-games -2"}, {4, "elo0=5,elo1=0", "--confirm-sprt"}} {
 		if _, err := p.VerifyPlan([]float64{101.4, 70.6}, c.games, c.sprt, 1); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("games %d sprt %q: %v, want an error naming %s", c.games, c.sprt, err, c.want)
 		}

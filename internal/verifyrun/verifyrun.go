@@ -30,7 +30,13 @@ type Positions struct {
 	Random   int
 	Seed     uint64
 	Chess960 bool
+	// RandomVariant is which starts the random walks take: "mixed" (or
+	// ""; half standard, half Chess960), "standard" or "960".
+	RandomVariant string
 }
+
+// RandomVariants are the values of --random-variant.
+var RandomVariants = []string{"mixed", "standard", "960"}
 
 // Targets reads the positions; a bad FEN or EPD file is bad input naming
 // its flag.
@@ -56,7 +62,20 @@ func (p Positions) Targets() ([]verify.Target, error) {
 		ts = append(ts, et...)
 	}
 	if p.Random > 0 {
-		ts = append(ts, verify.RandomTargets(p.Random, p.Seed, verify.RandomOptions{Depth: p.Depth, Chess960: p.Chess960})...)
+		opt := verify.RandomOptions{Depth: p.Depth, Chess960: p.Chess960}
+		switch p.RandomVariant {
+		case "", "mixed":
+		case "standard":
+			if p.Chess960 {
+				return nil, cliexit.Usage("--random-variant standard and --chess960: --chess960 asks for Chess960 starts only")
+			}
+			opt.Standard = true
+		case "960", "chess960":
+			opt.Chess960 = true
+		default:
+			return nil, cliexit.Usage("--random-variant %q: want one of %s", p.RandomVariant, strings.Join(RandomVariants, ", "))
+		}
+		ts = append(ts, verify.RandomTargets(p.Random, p.Seed, opt)...)
 	}
 	if len(ts) == 0 {
 		ts = append(ts, verify.Target{ID: "startpos", FEN: engine.StartFEN, Depth: p.Depth})

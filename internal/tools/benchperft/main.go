@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/arbiter-chess/arbiter/internal/tools/readmeblock"
 )
 
 type benchCase struct {
@@ -51,7 +53,10 @@ func main() {
 	stockfish := flag.String("stockfish", "/usr/games/stockfish", "Stockfish binary")
 	rounds := flag.Int("rounds", 2, "alternating rounds per position (best of each side is kept)")
 	hashDepth := flag.Int("hash-depth", 8, "depth of the --hash 256 single-thread start-position run (0 to skip)")
+	readme := flag.String("readme", "", "also write the figures into this file's bench-perft block (make readme-figures)")
 	flag.Parse()
+	var table strings.Builder
+	table.WriteString("| position | depth | Arbiter | Stockfish | ratio |\n|---|---|---|---|---|\n")
 
 	if _, err := os.Stat(*stockfish); err != nil {
 		fmt.Fprintf(os.Stderr, "benchperft: Stockfish not found at %s (apt-get install stockfish): %v\n", *stockfish, err)
@@ -80,7 +85,9 @@ func main() {
 		an := mnps(best[0])
 		sn := mnps(best[1])
 		fmt.Printf("%-16s %5d %14d %9.1f M %9.1f M %6.2fx\n", c.name, c.depth, c.nodes, an, sn, an/sn)
+		fmt.Fprintf(&table, "| %s | %d | %.1f M | %.1f M | %.2fx |\n", c.name, c.depth, an, sn, an/sn)
 	}
+	hashLine := ""
 	if *hashDepth > 0 {
 		a, err := runArbiter(*arbiter, cases[0].fen, *hashDepth, 256)
 		check(err)
@@ -89,6 +96,15 @@ func main() {
 		if a.hash != nil {
 			fmt.Printf("hash: %d probes, %d hits (hit rate %.1f%%), %d stores\n", a.hash.Probes, a.hash.Hits, 100*a.hash.HitRate, a.hash.Stores)
 		}
+		hashLine = fmt.Sprintf("\nWith `--hash 256` on one thread, perft %d of the start position (%d nodes) took %.1f CPU-seconds in the same run", *hashDepth, a.nodes, a.cpu.Seconds())
+		if a.hash != nil {
+			hashLine += fmt.Sprintf("; the table's hit rate was %.1f %% (%d probes)", 100*a.hash.HitRate, a.hash.Probes)
+		}
+		hashLine += ".\n"
+	}
+	if *readme != "" {
+		body := table.String() + "\n(" + readmeblock.Machine() + ", best of " + strconv.Itoa(*rounds) + " alternating rounds.)\n" + hashLine
+		check(readmeblock.ReplaceFile(*readme, "bench-perft", body))
 	}
 }
 

@@ -119,7 +119,11 @@ type Artifact struct {
 	// The commit's subject.
 	Message string `protobuf:"bytes,14,opt,name=message,proto3" json:"message,omitempty"`
 	// Running tests that use it.
-	UsedBy        []string `protobuf:"bytes,15,rep,name=used_by,json=usedBy,proto3" json:"used_by,omitempty"`
+	UsedBy []string `protobuf:"bytes,15,rep,name=used_by,json=usedBy,proto3" json:"used_by,omitempty"`
+	// Nets: the engine the net is for ("" when the upload named none), and
+	// the engines whose default net it is.
+	Engine        string   `protobuf:"bytes,16,opt,name=engine,proto3" json:"engine,omitempty"`
+	DefaultFor    []string `protobuf:"bytes,17,rep,name=default_for,json=defaultFor,proto3" json:"default_for,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -259,20 +263,36 @@ func (x *Artifact) GetUsedBy() []string {
 	return nil
 }
 
+func (x *Artifact) GetEngine() string {
+	if x != nil {
+		return x.Engine
+	}
+	return ""
+}
+
+func (x *Artifact) GetDefaultFor() []string {
+	if x != nil {
+		return x.DefaultFor
+	}
+	return nil
+}
+
 // BeginUploadRequest describes the artifact about to be uploaded.
 type BeginUploadRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Sha256        string                 `protobuf:"bytes,1,opt,name=sha256,proto3" json:"sha256,omitempty"`
-	Size          uint64                 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
-	Kind          ArtifactKind           `protobuf:"varint,3,opt,name=kind,proto3,enum=arbiter.v1.ArtifactKind" json:"kind,omitempty"`
-	Name          string                 `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
-	Build         string                 `protobuf:"bytes,5,opt,name=build,proto3" json:"build,omitempty"`
-	Exe           string                 `protobuf:"bytes,6,opt,name=exe,proto3" json:"exe,omitempty"`
-	Bench         uint64                 `protobuf:"varint,7,opt,name=bench,proto3" json:"bench,omitempty"`
-	Repository    string                 `protobuf:"bytes,8,opt,name=repository,proto3" json:"repository,omitempty"`
-	Branch        string                 `protobuf:"bytes,9,opt,name=branch,proto3" json:"branch,omitempty"`
-	Commit        string                 `protobuf:"bytes,10,opt,name=commit,proto3" json:"commit,omitempty"`
-	Message       string                 `protobuf:"bytes,11,opt,name=message,proto3" json:"message,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Sha256     string                 `protobuf:"bytes,1,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	Size       uint64                 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	Kind       ArtifactKind           `protobuf:"varint,3,opt,name=kind,proto3,enum=arbiter.v1.ArtifactKind" json:"kind,omitempty"`
+	Name       string                 `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	Build      string                 `protobuf:"bytes,5,opt,name=build,proto3" json:"build,omitempty"`
+	Exe        string                 `protobuf:"bytes,6,opt,name=exe,proto3" json:"exe,omitempty"`
+	Bench      uint64                 `protobuf:"varint,7,opt,name=bench,proto3" json:"bench,omitempty"`
+	Repository string                 `protobuf:"bytes,8,opt,name=repository,proto3" json:"repository,omitempty"`
+	Branch     string                 `protobuf:"bytes,9,opt,name=branch,proto3" json:"branch,omitempty"`
+	Commit     string                 `protobuf:"bytes,10,opt,name=commit,proto3" json:"commit,omitempty"`
+	Message    string                 `protobuf:"bytes,11,opt,name=message,proto3" json:"message,omitempty"`
+	// Nets: the engine the net is for.
+	Engine        string `protobuf:"bytes,12,opt,name=engine,proto3" json:"engine,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -380,6 +400,13 @@ func (x *BeginUploadRequest) GetCommit() string {
 func (x *BeginUploadRequest) GetMessage() string {
 	if x != nil {
 		return x.Message
+	}
+	return ""
+}
+
+func (x *BeginUploadRequest) GetEngine() string {
+	if x != nil {
+		return x.Engine
 	}
 	return ""
 }
@@ -660,7 +687,9 @@ func (x *GetArtifactResponse) GetArtifact() *Artifact {
 type ListArtifactsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Maximum number of artifacts; 0 means 100.
-	Limit         uint32 `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit uint32 `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Only artifacts of this kind; unspecified: all.
+	Kind          ArtifactKind `protobuf:"varint,2,opt,name=kind,proto3,enum=arbiter.v1.ArtifactKind" json:"kind,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -700,6 +729,13 @@ func (x *ListArtifactsRequest) GetLimit() uint32 {
 		return x.Limit
 	}
 	return 0
+}
+
+func (x *ListArtifactsRequest) GetKind() ArtifactKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ArtifactKind_ARTIFACT_KIND_UNSPECIFIED
 }
 
 // ListArtifactsResponse lists artifacts, newest first.
@@ -1197,12 +1233,113 @@ func (*ReportArtifactResponse) Descriptor() ([]byte, []int) {
 	return file_arbiter_v1_artifact_proto_rawDescGZIP(), []int{15}
 }
 
+// SetDefaultNetRequest names the engine and its default net.
+type SetDefaultNetRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The engine name (as a test's net "default:ENGINE" names it).
+	Engine string `protobuf:"bytes,1,opt,name=engine,proto3" json:"engine,omitempty"`
+	// The net (its SHA-256 or a prefix of 8+ hex digits); "" clears the
+	// engine's default.
+	Sha256        string `protobuf:"bytes,2,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetDefaultNetRequest) Reset() {
+	*x = SetDefaultNetRequest{}
+	mi := &file_arbiter_v1_artifact_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetDefaultNetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetDefaultNetRequest) ProtoMessage() {}
+
+func (x *SetDefaultNetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_artifact_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetDefaultNetRequest.ProtoReflect.Descriptor instead.
+func (*SetDefaultNetRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_artifact_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *SetDefaultNetRequest) GetEngine() string {
+	if x != nil {
+		return x.Engine
+	}
+	return ""
+}
+
+func (x *SetDefaultNetRequest) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+// SetDefaultNetResponse holds the net now default (unset when cleared).
+type SetDefaultNetResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Artifact      *Artifact              `protobuf:"bytes,1,opt,name=artifact,proto3" json:"artifact,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetDefaultNetResponse) Reset() {
+	*x = SetDefaultNetResponse{}
+	mi := &file_arbiter_v1_artifact_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetDefaultNetResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetDefaultNetResponse) ProtoMessage() {}
+
+func (x *SetDefaultNetResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_artifact_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetDefaultNetResponse.ProtoReflect.Descriptor instead.
+func (*SetDefaultNetResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_artifact_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *SetDefaultNetResponse) GetArtifact() *Artifact {
+	if x != nil {
+		return x.Artifact
+	}
+	return nil
+}
+
 var File_arbiter_v1_artifact_proto protoreflect.FileDescriptor
 
 const file_arbiter_v1_artifact_proto_rawDesc = "" +
 	"\n" +
 	"\x19arbiter/v1/artifact.proto\x12\n" +
-	"arbiter.v1\x1a\x15arbiter/v1/work.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xac\x03\n" +
+	"arbiter.v1\x1a\x15arbiter/v1/work.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe5\x03\n" +
 	"\bArtifact\x12\x16\n" +
 	"\x06sha256\x18\x01 \x01(\tR\x06sha256\x12,\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x18.arbiter.v1.ArtifactKindR\x04kind\x12\x12\n" +
@@ -1222,7 +1359,10 @@ const file_arbiter_v1_artifact_proto_rawDesc = "" +
 	"\x06branch\x18\f \x01(\tR\x06branch\x12\x16\n" +
 	"\x06commit\x18\r \x01(\tR\x06commit\x12\x18\n" +
 	"\amessage\x18\x0e \x01(\tR\amessage\x12\x17\n" +
-	"\aused_by\x18\x0f \x03(\tR\x06usedBy\"\xaa\x02\n" +
+	"\aused_by\x18\x0f \x03(\tR\x06usedBy\x12\x16\n" +
+	"\x06engine\x18\x10 \x01(\tR\x06engine\x12\x1f\n" +
+	"\vdefault_for\x18\x11 \x03(\tR\n" +
+	"defaultFor\"\xc2\x02\n" +
 	"\x12BeginUploadRequest\x12\x16\n" +
 	"\x06sha256\x18\x01 \x01(\tR\x06sha256\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x04R\x04size\x12,\n" +
@@ -1237,7 +1377,8 @@ const file_arbiter_v1_artifact_proto_rawDesc = "" +
 	"\x06branch\x18\t \x01(\tR\x06branch\x12\x16\n" +
 	"\x06commit\x18\n" +
 	" \x01(\tR\x06commit\x12\x18\n" +
-	"\amessage\x18\v \x01(\tR\amessage\"\x80\x01\n" +
+	"\amessage\x18\v \x01(\tR\amessage\x12\x16\n" +
+	"\x06engine\x18\f \x01(\tR\x06engine\"\x80\x01\n" +
 	"\x13BeginUploadResponse\x120\n" +
 	"\bartifact\x18\x01 \x01(\v2\x14.arbiter.v1.ArtifactR\bartifact\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x1f\n" +
@@ -1253,9 +1394,10 @@ const file_arbiter_v1_artifact_proto_rawDesc = "" +
 	"\x12GetArtifactRequest\x12\x16\n" +
 	"\x06sha256\x18\x01 \x01(\tR\x06sha256\"G\n" +
 	"\x13GetArtifactResponse\x120\n" +
-	"\bartifact\x18\x01 \x01(\v2\x14.arbiter.v1.ArtifactR\bartifact\",\n" +
+	"\bartifact\x18\x01 \x01(\v2\x14.arbiter.v1.ArtifactR\bartifact\"Z\n" +
 	"\x14ListArtifactsRequest\x12\x14\n" +
-	"\x05limit\x18\x01 \x01(\rR\x05limit\"n\n" +
+	"\x05limit\x18\x01 \x01(\rR\x05limit\x12,\n" +
+	"\x04kind\x18\x02 \x01(\x0e2\x18.arbiter.v1.ArtifactKindR\x04kind\"n\n" +
 	"\x15ListArtifactsResponse\x122\n" +
 	"\tartifacts\x18\x01 \x03(\v2\x14.arbiter.v1.ArtifactR\tartifacts\x12!\n" +
 	"\fbytes_stored\x18\x02 \x01(\x04R\vbytesStored\"/\n" +
@@ -1288,7 +1430,12 @@ const file_arbiter_v1_artifact_proto_rawDesc = "" +
 	"\x06detail\x18\x06 \x01(\tR\x06detail\x12\x10\n" +
 	"\x03log\x18\a \x01(\tR\x03log\x12\x14\n" +
 	"\x05bench\x18\b \x01(\x04R\x05bench\"\x18\n" +
-	"\x16ReportArtifactResponse*\x91\x02\n" +
+	"\x16ReportArtifactResponse\"F\n" +
+	"\x14SetDefaultNetRequest\x12\x16\n" +
+	"\x06engine\x18\x01 \x01(\tR\x06engine\x12\x16\n" +
+	"\x06sha256\x18\x02 \x01(\tR\x06sha256\"I\n" +
+	"\x15SetDefaultNetResponse\x120\n" +
+	"\bartifact\x18\x01 \x01(\v2\x14.arbiter.v1.ArtifactR\bartifact*\x91\x02\n" +
 	"\x12ArtifactCheckState\x12$\n" +
 	" ARTIFACT_CHECK_STATE_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cARTIFACT_CHECK_STATE_FETCHED\x10\x01\x12\x1e\n" +
@@ -1296,7 +1443,7 @@ const file_arbiter_v1_artifact_proto_rawDesc = "" +
 	"\x1dARTIFACT_CHECK_STATE_VERIFIED\x10\x03\x12 \n" +
 	"\x1cARTIFACT_CHECK_STATE_REFUSED\x10\x04\x12%\n" +
 	"!ARTIFACT_CHECK_STATE_BUILD_FAILED\x10\x05\x12'\n" +
-	"#ARTIFACT_CHECK_STATE_BENCH_MISMATCH\x10\x062\xc5\x04\n" +
+	"#ARTIFACT_CHECK_STATE_BENCH_MISMATCH\x10\x062\x9b\x05\n" +
 	"\x0fArtifactService\x12N\n" +
 	"\vBeginUpload\x12\x1e.arbiter.v1.BeginUploadRequest\x1a\x1f.arbiter.v1.BeginUploadResponse\x12A\n" +
 	"\x06Upload\x12\x19.arbiter.v1.UploadRequest\x1a\x1a.arbiter.v1.UploadResponse(\x01\x12N\n" +
@@ -1304,7 +1451,8 @@ const file_arbiter_v1_artifact_proto_rawDesc = "" +
 	"\rListArtifacts\x12 .arbiter.v1.ListArtifactsRequest\x1a!.arbiter.v1.ListArtifactsResponse\x12W\n" +
 	"\x0eDeleteArtifact\x12!.arbiter.v1.DeleteArtifactRequest\x1a\".arbiter.v1.DeleteArtifactResponse\x12G\n" +
 	"\bDownload\x12\x1b.arbiter.v1.DownloadRequest\x1a\x1c.arbiter.v1.DownloadResponse0\x01\x12W\n" +
-	"\x0eReportArtifact\x12!.arbiter.v1.ReportArtifactRequest\x1a\".arbiter.v1.ReportArtifactResponseB=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
+	"\x0eReportArtifact\x12!.arbiter.v1.ReportArtifactRequest\x1a\".arbiter.v1.ReportArtifactResponse\x12T\n" +
+	"\rSetDefaultNet\x12 .arbiter.v1.SetDefaultNetRequest\x1a!.arbiter.v1.SetDefaultNetResponseB=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
 
 var (
 	file_arbiter_v1_artifact_proto_rawDescOnce sync.Once
@@ -1319,7 +1467,7 @@ func file_arbiter_v1_artifact_proto_rawDescGZIP() []byte {
 }
 
 var file_arbiter_v1_artifact_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_arbiter_v1_artifact_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_arbiter_v1_artifact_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_arbiter_v1_artifact_proto_goTypes = []any{
 	(ArtifactCheckState)(0),        // 0: arbiter.v1.ArtifactCheckState
 	(*Artifact)(nil),               // 1: arbiter.v1.Artifact
@@ -1338,39 +1486,45 @@ var file_arbiter_v1_artifact_proto_goTypes = []any{
 	(*ArtifactCheck)(nil),          // 14: arbiter.v1.ArtifactCheck
 	(*ReportArtifactRequest)(nil),  // 15: arbiter.v1.ReportArtifactRequest
 	(*ReportArtifactResponse)(nil), // 16: arbiter.v1.ReportArtifactResponse
-	(ArtifactKind)(0),              // 17: arbiter.v1.ArtifactKind
-	(*timestamppb.Timestamp)(nil),  // 18: google.protobuf.Timestamp
+	(*SetDefaultNetRequest)(nil),   // 17: arbiter.v1.SetDefaultNetRequest
+	(*SetDefaultNetResponse)(nil),  // 18: arbiter.v1.SetDefaultNetResponse
+	(ArtifactKind)(0),              // 19: arbiter.v1.ArtifactKind
+	(*timestamppb.Timestamp)(nil),  // 20: google.protobuf.Timestamp
 }
 var file_arbiter_v1_artifact_proto_depIdxs = []int32{
-	17, // 0: arbiter.v1.Artifact.kind:type_name -> arbiter.v1.ArtifactKind
-	18, // 1: arbiter.v1.Artifact.created_at:type_name -> google.protobuf.Timestamp
-	17, // 2: arbiter.v1.BeginUploadRequest.kind:type_name -> arbiter.v1.ArtifactKind
+	19, // 0: arbiter.v1.Artifact.kind:type_name -> arbiter.v1.ArtifactKind
+	20, // 1: arbiter.v1.Artifact.created_at:type_name -> google.protobuf.Timestamp
+	19, // 2: arbiter.v1.BeginUploadRequest.kind:type_name -> arbiter.v1.ArtifactKind
 	1,  // 3: arbiter.v1.BeginUploadResponse.artifact:type_name -> arbiter.v1.Artifact
 	1,  // 4: arbiter.v1.UploadResponse.artifact:type_name -> arbiter.v1.Artifact
 	1,  // 5: arbiter.v1.GetArtifactResponse.artifact:type_name -> arbiter.v1.Artifact
-	1,  // 6: arbiter.v1.ListArtifactsResponse.artifacts:type_name -> arbiter.v1.Artifact
-	0,  // 7: arbiter.v1.ArtifactCheck.state:type_name -> arbiter.v1.ArtifactCheckState
-	18, // 8: arbiter.v1.ArtifactCheck.at:type_name -> google.protobuf.Timestamp
-	0,  // 9: arbiter.v1.ReportArtifactRequest.state:type_name -> arbiter.v1.ArtifactCheckState
-	2,  // 10: arbiter.v1.ArtifactService.BeginUpload:input_type -> arbiter.v1.BeginUploadRequest
-	4,  // 11: arbiter.v1.ArtifactService.Upload:input_type -> arbiter.v1.UploadRequest
-	6,  // 12: arbiter.v1.ArtifactService.GetArtifact:input_type -> arbiter.v1.GetArtifactRequest
-	8,  // 13: arbiter.v1.ArtifactService.ListArtifacts:input_type -> arbiter.v1.ListArtifactsRequest
-	10, // 14: arbiter.v1.ArtifactService.DeleteArtifact:input_type -> arbiter.v1.DeleteArtifactRequest
-	12, // 15: arbiter.v1.ArtifactService.Download:input_type -> arbiter.v1.DownloadRequest
-	15, // 16: arbiter.v1.ArtifactService.ReportArtifact:input_type -> arbiter.v1.ReportArtifactRequest
-	3,  // 17: arbiter.v1.ArtifactService.BeginUpload:output_type -> arbiter.v1.BeginUploadResponse
-	5,  // 18: arbiter.v1.ArtifactService.Upload:output_type -> arbiter.v1.UploadResponse
-	7,  // 19: arbiter.v1.ArtifactService.GetArtifact:output_type -> arbiter.v1.GetArtifactResponse
-	9,  // 20: arbiter.v1.ArtifactService.ListArtifacts:output_type -> arbiter.v1.ListArtifactsResponse
-	11, // 21: arbiter.v1.ArtifactService.DeleteArtifact:output_type -> arbiter.v1.DeleteArtifactResponse
-	13, // 22: arbiter.v1.ArtifactService.Download:output_type -> arbiter.v1.DownloadResponse
-	16, // 23: arbiter.v1.ArtifactService.ReportArtifact:output_type -> arbiter.v1.ReportArtifactResponse
-	17, // [17:24] is the sub-list for method output_type
-	10, // [10:17] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	19, // 6: arbiter.v1.ListArtifactsRequest.kind:type_name -> arbiter.v1.ArtifactKind
+	1,  // 7: arbiter.v1.ListArtifactsResponse.artifacts:type_name -> arbiter.v1.Artifact
+	0,  // 8: arbiter.v1.ArtifactCheck.state:type_name -> arbiter.v1.ArtifactCheckState
+	20, // 9: arbiter.v1.ArtifactCheck.at:type_name -> google.protobuf.Timestamp
+	0,  // 10: arbiter.v1.ReportArtifactRequest.state:type_name -> arbiter.v1.ArtifactCheckState
+	1,  // 11: arbiter.v1.SetDefaultNetResponse.artifact:type_name -> arbiter.v1.Artifact
+	2,  // 12: arbiter.v1.ArtifactService.BeginUpload:input_type -> arbiter.v1.BeginUploadRequest
+	4,  // 13: arbiter.v1.ArtifactService.Upload:input_type -> arbiter.v1.UploadRequest
+	6,  // 14: arbiter.v1.ArtifactService.GetArtifact:input_type -> arbiter.v1.GetArtifactRequest
+	8,  // 15: arbiter.v1.ArtifactService.ListArtifacts:input_type -> arbiter.v1.ListArtifactsRequest
+	10, // 16: arbiter.v1.ArtifactService.DeleteArtifact:input_type -> arbiter.v1.DeleteArtifactRequest
+	12, // 17: arbiter.v1.ArtifactService.Download:input_type -> arbiter.v1.DownloadRequest
+	15, // 18: arbiter.v1.ArtifactService.ReportArtifact:input_type -> arbiter.v1.ReportArtifactRequest
+	17, // 19: arbiter.v1.ArtifactService.SetDefaultNet:input_type -> arbiter.v1.SetDefaultNetRequest
+	3,  // 20: arbiter.v1.ArtifactService.BeginUpload:output_type -> arbiter.v1.BeginUploadResponse
+	5,  // 21: arbiter.v1.ArtifactService.Upload:output_type -> arbiter.v1.UploadResponse
+	7,  // 22: arbiter.v1.ArtifactService.GetArtifact:output_type -> arbiter.v1.GetArtifactResponse
+	9,  // 23: arbiter.v1.ArtifactService.ListArtifacts:output_type -> arbiter.v1.ListArtifactsResponse
+	11, // 24: arbiter.v1.ArtifactService.DeleteArtifact:output_type -> arbiter.v1.DeleteArtifactResponse
+	13, // 25: arbiter.v1.ArtifactService.Download:output_type -> arbiter.v1.DownloadResponse
+	16, // 26: arbiter.v1.ArtifactService.ReportArtifact:output_type -> arbiter.v1.ReportArtifactResponse
+	18, // 27: arbiter.v1.ArtifactService.SetDefaultNet:output_type -> arbiter.v1.SetDefaultNetResponse
+	20, // [20:28] is the sub-list for method output_type
+	12, // [12:20] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_artifact_proto_init() }
@@ -1385,7 +1539,7 @@ func file_arbiter_v1_artifact_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_artifact_proto_rawDesc), len(file_arbiter_v1_artifact_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const (
 	ArtifactService_DeleteArtifact_FullMethodName = "/arbiter.v1.ArtifactService/DeleteArtifact"
 	ArtifactService_Download_FullMethodName       = "/arbiter.v1.ArtifactService/Download"
 	ArtifactService_ReportArtifact_FullMethodName = "/arbiter.v1.ArtifactService/ReportArtifact"
+	ArtifactService_SetDefaultNet_FullMethodName  = "/arbiter.v1.ArtifactService/SetDefaultNet"
 )
 
 // ArtifactServiceClient is the client API for ArtifactService service.
@@ -66,6 +67,9 @@ type ArtifactServiceClient interface {
 	// ReportArtifact records what a worker did with an artifact of a test
 	// (workers); status shows it.
 	ReportArtifact(ctx context.Context, in *ReportArtifactRequest, opts ...grpc.CallOption) (*ReportArtifactResponse, error)
+	// SetDefaultNet makes a stored net the default of an engine name (a
+	// test's net "default:ENGINE"), or clears that engine's default.
+	SetDefaultNet(ctx context.Context, in *SetDefaultNetRequest, opts ...grpc.CallOption) (*SetDefaultNetResponse, error)
 }
 
 type artifactServiceClient struct {
@@ -158,6 +162,16 @@ func (c *artifactServiceClient) ReportArtifact(ctx context.Context, in *ReportAr
 	return out, nil
 }
 
+func (c *artifactServiceClient) SetDefaultNet(ctx context.Context, in *SetDefaultNetRequest, opts ...grpc.CallOption) (*SetDefaultNetResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetDefaultNetResponse)
+	err := c.cc.Invoke(ctx, ArtifactService_SetDefaultNet_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ArtifactServiceServer is the server API for ArtifactService service.
 // All implementations must embed UnimplementedArtifactServiceServer
 // for forward compatibility.
@@ -196,6 +210,9 @@ type ArtifactServiceServer interface {
 	// ReportArtifact records what a worker did with an artifact of a test
 	// (workers); status shows it.
 	ReportArtifact(context.Context, *ReportArtifactRequest) (*ReportArtifactResponse, error)
+	// SetDefaultNet makes a stored net the default of an engine name (a
+	// test's net "default:ENGINE"), or clears that engine's default.
+	SetDefaultNet(context.Context, *SetDefaultNetRequest) (*SetDefaultNetResponse, error)
 	mustEmbedUnimplementedArtifactServiceServer()
 }
 
@@ -226,6 +243,9 @@ func (UnimplementedArtifactServiceServer) Download(*DownloadRequest, grpc.Server
 }
 func (UnimplementedArtifactServiceServer) ReportArtifact(context.Context, *ReportArtifactRequest) (*ReportArtifactResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReportArtifact not implemented")
+}
+func (UnimplementedArtifactServiceServer) SetDefaultNet(context.Context, *SetDefaultNetRequest) (*SetDefaultNetResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetDefaultNet not implemented")
 }
 func (UnimplementedArtifactServiceServer) mustEmbedUnimplementedArtifactServiceServer() {}
 func (UnimplementedArtifactServiceServer) testEmbeddedByValue()                         {}
@@ -356,6 +376,24 @@ func _ArtifactService_ReportArtifact_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ArtifactService_SetDefaultNet_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetDefaultNetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ArtifactServiceServer).SetDefaultNet(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ArtifactService_SetDefaultNet_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ArtifactServiceServer).SetDefaultNet(ctx, req.(*SetDefaultNetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ArtifactService_ServiceDesc is the grpc.ServiceDesc for ArtifactService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -382,6 +420,10 @@ var ArtifactService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReportArtifact",
 			Handler:    _ArtifactService_ReportArtifact_Handler,
+		},
+		{
+			MethodName: "SetDefaultNet",
+			Handler:    _ArtifactService_SetDefaultNet_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -32,6 +32,8 @@ const (
 	ArtifactKind_ARTIFACT_KIND_BINARY ArtifactKind = 1
 	// A source tree (a gzip-compressed tar) that each worker builds.
 	ArtifactKind_ARTIFACT_KIND_SOURCE ArtifactKind = 2
+	// An NNUE net: data an engine loads (EngineSpec.net), never run.
+	ArtifactKind_ARTIFACT_KIND_NET ArtifactKind = 3
 )
 
 // Enum value maps for ArtifactKind.
@@ -40,11 +42,13 @@ var (
 		0: "ARTIFACT_KIND_UNSPECIFIED",
 		1: "ARTIFACT_KIND_BINARY",
 		2: "ARTIFACT_KIND_SOURCE",
+		3: "ARTIFACT_KIND_NET",
 	}
 	ArtifactKind_value = map[string]int32{
 		"ARTIFACT_KIND_UNSPECIFIED": 0,
 		"ARTIFACT_KIND_BINARY":      1,
 		"ARTIFACT_KIND_SOURCE":      2,
+		"ARTIFACT_KIND_NET":         3,
 	}
 )
 
@@ -628,7 +632,12 @@ type EngineSpec struct {
 	// it scaled to the worker as the test's clock is. Sent only to workers
 	// that advertise "engine-limits"; a worker that ignored it would play
 	// the test's limits. SPSA tunes refuse it.
-	TimeControl   *TimeControl `protobuf:"bytes,8,opt,name=time_control,json=timeControl,proto3" json:"time_control,omitempty"`
+	TimeControl *TimeControl `protobuf:"bytes,8,opt,name=time_control,json=timeControl,proto3" json:"time_control,omitempty"`
+	// A net of the coordinator's store (an artifact of kind NET) that the
+	// engine loads: the worker fetches it, checks its hash, and passes its
+	// path through the engine's net option. Sent only to workers that
+	// advertise "nets"; unset: the engine's own net.
+	Net           *EngineNet `protobuf:"bytes,9,opt,name=net,proto3" json:"net,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -719,6 +728,87 @@ func (x *EngineSpec) GetTimeControl() *TimeControl {
 	return nil
 }
 
+func (x *EngineSpec) GetNet() *EngineNet {
+	if x != nil {
+		return x.Net
+	}
+	return nil
+}
+
+// EngineNet names a net of the coordinator's store and the engine option
+// that takes its path. A client sends sha256 (a unique prefix of at least
+// 8 hex digits, or "default:ENGINE" for that engine's default net) and
+// option; the coordinator fills in the rest when it accepts the test.
+type EngineNet struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Sha256 string                 `protobuf:"bytes,1,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	// The engine option that takes the net's path; "" means "EvalFile".
+	Option string `protobuf:"bytes,2,opt,name=option,proto3" json:"option,omitempty"`
+	// Filled in by the coordinator: the net's size and name.
+	Size          uint64 `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	Name          string `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EngineNet) Reset() {
+	*x = EngineNet{}
+	mi := &file_arbiter_v1_work_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EngineNet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EngineNet) ProtoMessage() {}
+
+func (x *EngineNet) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_work_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EngineNet.ProtoReflect.Descriptor instead.
+func (*EngineNet) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *EngineNet) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *EngineNet) GetOption() string {
+	if x != nil {
+		return x.Option
+	}
+	return ""
+}
+
+func (x *EngineNet) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *EngineNet) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
 // EngineArtifact names an artifact of the coordinator's store and how a
 // worker turns it into a program. A client sends sha256 (a unique prefix
 // of at least 8 hex digits will do), build, exe and bench; the coordinator
@@ -755,7 +845,7 @@ type EngineArtifact struct {
 
 func (x *EngineArtifact) Reset() {
 	*x = EngineArtifact{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[4]
+	mi := &file_arbiter_v1_work_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -767,7 +857,7 @@ func (x *EngineArtifact) String() string {
 func (*EngineArtifact) ProtoMessage() {}
 
 func (x *EngineArtifact) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[4]
+	mi := &file_arbiter_v1_work_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -780,7 +870,7 @@ func (x *EngineArtifact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EngineArtifact.ProtoReflect.Descriptor instead.
 func (*EngineArtifact) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{4}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *EngineArtifact) GetSha256() string {
@@ -883,7 +973,7 @@ type TimeControl struct {
 
 func (x *TimeControl) Reset() {
 	*x = TimeControl{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[5]
+	mi := &file_arbiter_v1_work_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -895,7 +985,7 @@ func (x *TimeControl) String() string {
 func (*TimeControl) ProtoMessage() {}
 
 func (x *TimeControl) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[5]
+	mi := &file_arbiter_v1_work_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -908,7 +998,7 @@ func (x *TimeControl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimeControl.ProtoReflect.Descriptor instead.
 func (*TimeControl) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{5}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *TimeControl) GetKind() isTimeControl_Kind {
@@ -998,7 +1088,7 @@ type ClockControl struct {
 
 func (x *ClockControl) Reset() {
 	*x = ClockControl{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[6]
+	mi := &file_arbiter_v1_work_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1010,7 +1100,7 @@ func (x *ClockControl) String() string {
 func (*ClockControl) ProtoMessage() {}
 
 func (x *ClockControl) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[6]
+	mi := &file_arbiter_v1_work_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1023,7 +1113,7 @@ func (x *ClockControl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClockControl.ProtoReflect.Descriptor instead.
 func (*ClockControl) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{6}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ClockControl) GetBase() *durationpb.Duration {
@@ -1061,7 +1151,7 @@ type Opening struct {
 
 func (x *Opening) Reset() {
 	*x = Opening{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[7]
+	mi := &file_arbiter_v1_work_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1073,7 +1163,7 @@ func (x *Opening) String() string {
 func (*Opening) ProtoMessage() {}
 
 func (x *Opening) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[7]
+	mi := &file_arbiter_v1_work_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1086,7 +1176,7 @@ func (x *Opening) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Opening.ProtoReflect.Descriptor instead.
 func (*Opening) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{7}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Opening) GetIndex() uint32 {
@@ -1130,7 +1220,7 @@ type Adjudication struct {
 
 func (x *Adjudication) Reset() {
 	*x = Adjudication{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[8]
+	mi := &file_arbiter_v1_work_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1142,7 +1232,7 @@ func (x *Adjudication) String() string {
 func (*Adjudication) ProtoMessage() {}
 
 func (x *Adjudication) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[8]
+	mi := &file_arbiter_v1_work_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1155,7 +1245,7 @@ func (x *Adjudication) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Adjudication.ProtoReflect.Descriptor instead.
 func (*Adjudication) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Adjudication) GetResignScoreCp() int32 {
@@ -1236,7 +1326,7 @@ type GamePairBatch struct {
 
 func (x *GamePairBatch) Reset() {
 	*x = GamePairBatch{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[9]
+	mi := &file_arbiter_v1_work_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1248,7 +1338,7 @@ func (x *GamePairBatch) String() string {
 func (*GamePairBatch) ProtoMessage() {}
 
 func (x *GamePairBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[9]
+	mi := &file_arbiter_v1_work_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1261,7 +1351,7 @@ func (x *GamePairBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GamePairBatch.ProtoReflect.Descriptor instead.
 func (*GamePairBatch) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GamePairBatch) GetTestId() string {
@@ -1388,7 +1478,7 @@ type Pentanomial struct {
 
 func (x *Pentanomial) Reset() {
 	*x = Pentanomial{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[10]
+	mi := &file_arbiter_v1_work_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1400,7 +1490,7 @@ func (x *Pentanomial) String() string {
 func (*Pentanomial) ProtoMessage() {}
 
 func (x *Pentanomial) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[10]
+	mi := &file_arbiter_v1_work_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1413,7 +1503,7 @@ func (x *Pentanomial) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pentanomial.ProtoReflect.Descriptor instead.
 func (*Pentanomial) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Pentanomial) GetLl() uint64 {
@@ -1467,7 +1557,7 @@ type Incident struct {
 
 func (x *Incident) Reset() {
 	*x = Incident{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[11]
+	mi := &file_arbiter_v1_work_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1479,7 +1569,7 @@ func (x *Incident) String() string {
 func (*Incident) ProtoMessage() {}
 
 func (x *Incident) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[11]
+	mi := &file_arbiter_v1_work_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1492,7 +1582,7 @@ func (x *Incident) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Incident.ProtoReflect.Descriptor instead.
 func (*Incident) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Incident) GetKind() IncidentKind {
@@ -1553,7 +1643,7 @@ type GamePairBatchResult struct {
 
 func (x *GamePairBatchResult) Reset() {
 	*x = GamePairBatchResult{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[12]
+	mi := &file_arbiter_v1_work_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1565,7 +1655,7 @@ func (x *GamePairBatchResult) String() string {
 func (*GamePairBatchResult) ProtoMessage() {}
 
 func (x *GamePairBatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[12]
+	mi := &file_arbiter_v1_work_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1578,7 +1668,7 @@ func (x *GamePairBatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GamePairBatchResult.ProtoReflect.Descriptor instead.
 func (*GamePairBatchResult) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GamePairBatchResult) GetPentanomial() *Pentanomial {
@@ -1652,7 +1742,7 @@ type GameOutcome struct {
 
 func (x *GameOutcome) Reset() {
 	*x = GameOutcome{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[13]
+	mi := &file_arbiter_v1_work_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1664,7 +1754,7 @@ func (x *GameOutcome) String() string {
 func (*GameOutcome) ProtoMessage() {}
 
 func (x *GameOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[13]
+	mi := &file_arbiter_v1_work_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1677,7 +1767,7 @@ func (x *GameOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameOutcome.ProtoReflect.Descriptor instead.
 func (*GameOutcome) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{13}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GameOutcome) GetGameIndex() uint32 {
@@ -1739,7 +1829,7 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"countsHigh\x12\x14\n" +
 	"\x05stats\x18\x03 \x03(\x04R\x05stats\x12\x1d\n" +
 	"\n" +
-	"stats_high\x18\x04 \x03(\x04R\tstatsHigh\"\xeb\x02\n" +
+	"stats_high\x18\x04 \x03(\x04R\tstatsHigh\"\x94\x03\n" +
 	"\n" +
 	"EngineSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -1749,10 +1839,16 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\bprotocol\x18\x05 \x01(\tR\bprotocol\x12\x10\n" +
 	"\x03dir\x18\x06 \x01(\tR\x03dir\x126\n" +
 	"\bartifact\x18\a \x01(\v2\x1a.arbiter.v1.EngineArtifactR\bartifact\x12:\n" +
-	"\ftime_control\x18\b \x01(\v2\x17.arbiter.v1.TimeControlR\vtimeControl\x1a:\n" +
+	"\ftime_control\x18\b \x01(\v2\x17.arbiter.v1.TimeControlR\vtimeControl\x12'\n" +
+	"\x03net\x18\t \x01(\v2\x15.arbiter.v1.EngineNetR\x03net\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc2\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"c\n" +
+	"\tEngineNet\x12\x16\n" +
+	"\x06sha256\x18\x01 \x01(\tR\x06sha256\x12\x16\n" +
+	"\x06option\x18\x02 \x01(\tR\x06option\x12\x12\n" +
+	"\x04size\x18\x03 \x01(\x04R\x04size\x12\x12\n" +
+	"\x04name\x18\x04 \x01(\tR\x04name\"\xc2\x02\n" +
 	"\x0eEngineArtifact\x12\x16\n" +
 	"\x06sha256\x18\x01 \x01(\tR\x06sha256\x12,\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x18.arbiter.v1.ArtifactKindR\x04kind\x12\x14\n" +
@@ -1838,11 +1934,12 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"game_index\x18\x01 \x01(\rR\tgameIndex\x12.\n" +
 	"\x06result\x18\x02 \x01(\x0e2\x16.arbiter.v1.GameResultR\x06result\x12=\n" +
 	"\vtermination\x18\x03 \x01(\x0e2\x1b.arbiter.v1.GameTerminationR\vtermination\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason*a\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason*x\n" +
 	"\fArtifactKind\x12\x1d\n" +
 	"\x19ARTIFACT_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ARTIFACT_KIND_BINARY\x10\x01\x12\x18\n" +
-	"\x14ARTIFACT_KIND_SOURCE\x10\x02*\xeb\x01\n" +
+	"\x14ARTIFACT_KIND_SOURCE\x10\x02\x12\x15\n" +
+	"\x11ARTIFACT_KIND_NET\x10\x03*\xeb\x01\n" +
 	"\fIncidentKind\x12\x1d\n" +
 	"\x19INCIDENT_KIND_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17INCIDENT_KIND_TIME_LOSS\x10\x01\x12\x17\n" +
@@ -1888,7 +1985,7 @@ func file_arbiter_v1_work_proto_rawDescGZIP() []byte {
 }
 
 var file_arbiter_v1_work_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_arbiter_v1_work_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_arbiter_v1_work_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_arbiter_v1_work_proto_goTypes = []any{
 	(ArtifactKind)(0),           // 0: arbiter.v1.ArtifactKind
 	(IncidentKind)(0),           // 1: arbiter.v1.IncidentKind
@@ -1898,52 +1995,54 @@ var file_arbiter_v1_work_proto_goTypes = []any{
 	(*PerftBatch)(nil),          // 5: arbiter.v1.PerftBatch
 	(*PerftBatchResult)(nil),    // 6: arbiter.v1.PerftBatchResult
 	(*EngineSpec)(nil),          // 7: arbiter.v1.EngineSpec
-	(*EngineArtifact)(nil),      // 8: arbiter.v1.EngineArtifact
-	(*TimeControl)(nil),         // 9: arbiter.v1.TimeControl
-	(*ClockControl)(nil),        // 10: arbiter.v1.ClockControl
-	(*Opening)(nil),             // 11: arbiter.v1.Opening
-	(*Adjudication)(nil),        // 12: arbiter.v1.Adjudication
-	(*GamePairBatch)(nil),       // 13: arbiter.v1.GamePairBatch
-	(*Pentanomial)(nil),         // 14: arbiter.v1.Pentanomial
-	(*Incident)(nil),            // 15: arbiter.v1.Incident
-	(*GamePairBatchResult)(nil), // 16: arbiter.v1.GamePairBatchResult
-	(*GameOutcome)(nil),         // 17: arbiter.v1.GameOutcome
-	nil,                         // 18: arbiter.v1.EngineSpec.OptionsEntry
-	(*VerifyUnit)(nil),          // 19: arbiter.v1.VerifyUnit
-	(*anypb.Any)(nil),           // 20: google.protobuf.Any
-	(*durationpb.Duration)(nil), // 21: google.protobuf.Duration
+	(*EngineNet)(nil),           // 8: arbiter.v1.EngineNet
+	(*EngineArtifact)(nil),      // 9: arbiter.v1.EngineArtifact
+	(*TimeControl)(nil),         // 10: arbiter.v1.TimeControl
+	(*ClockControl)(nil),        // 11: arbiter.v1.ClockControl
+	(*Opening)(nil),             // 12: arbiter.v1.Opening
+	(*Adjudication)(nil),        // 13: arbiter.v1.Adjudication
+	(*GamePairBatch)(nil),       // 14: arbiter.v1.GamePairBatch
+	(*Pentanomial)(nil),         // 15: arbiter.v1.Pentanomial
+	(*Incident)(nil),            // 16: arbiter.v1.Incident
+	(*GamePairBatchResult)(nil), // 17: arbiter.v1.GamePairBatchResult
+	(*GameOutcome)(nil),         // 18: arbiter.v1.GameOutcome
+	nil,                         // 19: arbiter.v1.EngineSpec.OptionsEntry
+	(*VerifyUnit)(nil),          // 20: arbiter.v1.VerifyUnit
+	(*anypb.Any)(nil),           // 21: google.protobuf.Any
+	(*durationpb.Duration)(nil), // 22: google.protobuf.Duration
 }
 var file_arbiter_v1_work_proto_depIdxs = []int32{
 	5,  // 0: arbiter.v1.WorkUnit.perft:type_name -> arbiter.v1.PerftBatch
-	13, // 1: arbiter.v1.WorkUnit.game_pairs:type_name -> arbiter.v1.GamePairBatch
-	19, // 2: arbiter.v1.WorkUnit.verify:type_name -> arbiter.v1.VerifyUnit
-	20, // 3: arbiter.v1.WorkUnit.plugin:type_name -> google.protobuf.Any
-	18, // 4: arbiter.v1.EngineSpec.options:type_name -> arbiter.v1.EngineSpec.OptionsEntry
-	8,  // 5: arbiter.v1.EngineSpec.artifact:type_name -> arbiter.v1.EngineArtifact
-	9,  // 6: arbiter.v1.EngineSpec.time_control:type_name -> arbiter.v1.TimeControl
-	0,  // 7: arbiter.v1.EngineArtifact.kind:type_name -> arbiter.v1.ArtifactKind
-	10, // 8: arbiter.v1.TimeControl.clock:type_name -> arbiter.v1.ClockControl
-	21, // 9: arbiter.v1.TimeControl.move_time:type_name -> google.protobuf.Duration
-	21, // 10: arbiter.v1.ClockControl.base:type_name -> google.protobuf.Duration
-	21, // 11: arbiter.v1.ClockControl.increment:type_name -> google.protobuf.Duration
-	11, // 12: arbiter.v1.GamePairBatch.openings:type_name -> arbiter.v1.Opening
-	7,  // 13: arbiter.v1.GamePairBatch.engine_a:type_name -> arbiter.v1.EngineSpec
-	7,  // 14: arbiter.v1.GamePairBatch.engine_b:type_name -> arbiter.v1.EngineSpec
-	9,  // 15: arbiter.v1.GamePairBatch.time_control:type_name -> arbiter.v1.TimeControl
-	12, // 16: arbiter.v1.GamePairBatch.adjudication:type_name -> arbiter.v1.Adjudication
-	21, // 17: arbiter.v1.GamePairBatch.time_margin:type_name -> google.protobuf.Duration
-	21, // 18: arbiter.v1.GamePairBatch.hang_timeout:type_name -> google.protobuf.Duration
-	1,  // 19: arbiter.v1.Incident.kind:type_name -> arbiter.v1.IncidentKind
-	14, // 20: arbiter.v1.GamePairBatchResult.pentanomial:type_name -> arbiter.v1.Pentanomial
-	15, // 21: arbiter.v1.GamePairBatchResult.incidents:type_name -> arbiter.v1.Incident
-	17, // 22: arbiter.v1.GamePairBatchResult.games:type_name -> arbiter.v1.GameOutcome
-	2,  // 23: arbiter.v1.GameOutcome.result:type_name -> arbiter.v1.GameResult
-	3,  // 24: arbiter.v1.GameOutcome.termination:type_name -> arbiter.v1.GameTermination
-	25, // [25:25] is the sub-list for method output_type
-	25, // [25:25] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	14, // 1: arbiter.v1.WorkUnit.game_pairs:type_name -> arbiter.v1.GamePairBatch
+	20, // 2: arbiter.v1.WorkUnit.verify:type_name -> arbiter.v1.VerifyUnit
+	21, // 3: arbiter.v1.WorkUnit.plugin:type_name -> google.protobuf.Any
+	19, // 4: arbiter.v1.EngineSpec.options:type_name -> arbiter.v1.EngineSpec.OptionsEntry
+	9,  // 5: arbiter.v1.EngineSpec.artifact:type_name -> arbiter.v1.EngineArtifact
+	10, // 6: arbiter.v1.EngineSpec.time_control:type_name -> arbiter.v1.TimeControl
+	8,  // 7: arbiter.v1.EngineSpec.net:type_name -> arbiter.v1.EngineNet
+	0,  // 8: arbiter.v1.EngineArtifact.kind:type_name -> arbiter.v1.ArtifactKind
+	11, // 9: arbiter.v1.TimeControl.clock:type_name -> arbiter.v1.ClockControl
+	22, // 10: arbiter.v1.TimeControl.move_time:type_name -> google.protobuf.Duration
+	22, // 11: arbiter.v1.ClockControl.base:type_name -> google.protobuf.Duration
+	22, // 12: arbiter.v1.ClockControl.increment:type_name -> google.protobuf.Duration
+	12, // 13: arbiter.v1.GamePairBatch.openings:type_name -> arbiter.v1.Opening
+	7,  // 14: arbiter.v1.GamePairBatch.engine_a:type_name -> arbiter.v1.EngineSpec
+	7,  // 15: arbiter.v1.GamePairBatch.engine_b:type_name -> arbiter.v1.EngineSpec
+	10, // 16: arbiter.v1.GamePairBatch.time_control:type_name -> arbiter.v1.TimeControl
+	13, // 17: arbiter.v1.GamePairBatch.adjudication:type_name -> arbiter.v1.Adjudication
+	22, // 18: arbiter.v1.GamePairBatch.time_margin:type_name -> google.protobuf.Duration
+	22, // 19: arbiter.v1.GamePairBatch.hang_timeout:type_name -> google.protobuf.Duration
+	1,  // 20: arbiter.v1.Incident.kind:type_name -> arbiter.v1.IncidentKind
+	15, // 21: arbiter.v1.GamePairBatchResult.pentanomial:type_name -> arbiter.v1.Pentanomial
+	16, // 22: arbiter.v1.GamePairBatchResult.incidents:type_name -> arbiter.v1.Incident
+	18, // 23: arbiter.v1.GamePairBatchResult.games:type_name -> arbiter.v1.GameOutcome
+	2,  // 24: arbiter.v1.GameOutcome.result:type_name -> arbiter.v1.GameResult
+	3,  // 25: arbiter.v1.GameOutcome.termination:type_name -> arbiter.v1.GameTermination
+	26, // [26:26] is the sub-list for method output_type
+	26, // [26:26] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_work_proto_init() }
@@ -1958,7 +2057,7 @@ func file_arbiter_v1_work_proto_init() {
 		(*WorkUnit_Verify)(nil),
 		(*WorkUnit_Plugin)(nil),
 	}
-	file_arbiter_v1_work_proto_msgTypes[5].OneofWrappers = []any{
+	file_arbiter_v1_work_proto_msgTypes[6].OneofWrappers = []any{
 		(*TimeControl_Clock)(nil),
 		(*TimeControl_Nodes)(nil),
 		(*TimeControl_Depth)(nil),
@@ -1970,7 +2069,7 @@ func file_arbiter_v1_work_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_work_proto_rawDesc), len(file_arbiter_v1_work_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,247 @@
+package gamejob
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/internal/capability"
+	"github.com/arbiter-chess/arbiter/internal/identity"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// crossWorker is a game-pair worker of identity id, with what it needs to
+// lease and submit as that identity.
+type crossWorker struct {
+	id identity.Identity
+	w  *core.Worker
+}
+
+func (e *env) crossWorker(owner, name string) crossWorker {
+	e.T.Helper()
+	id := identity.Identity{Name: owner, Role: identity.Worker}
+	w, err := e.C.Register(context.Background(), id, name, core.Caps{Cores: 8, Tags: []string{capability.GamePair}, BenchNPS: 1_000_000})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return crossWorker{id, w}
+}
+
+func (e *env) crossLease(cw crossWorker) (core.Grant, bool) {
+	e.T.Helper()
+	g, ok, err := e.C.Lease(context.Background(), cw.id, cw.w.ID, 0)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return g, ok
+}
+
+func (e *env) crossSubmit(cw crossWorker, g core.Grant, res *arbiterv1.GamePairBatchResult, want core.Verdict) {
+	e.T.Helper()
+	v, err := e.C.Submit(context.Background(), cw.id, cw.w.ID, g.Lease.ID, g.Lease.UnitID, res, 0)
+	if err != nil || v != want {
+		e.T.Fatalf("submit %s by %s: %v %v, want %v", g.Lease.UnitID, cw.w.Name, v, err, want)
+	}
+}
+
+// fixedNodes is a match of games games in batches of one pair between two
+// single-threaded embedded engines at 1,000 nodes: a test whose batches
+// another identity can replay move for move.
+func fixedNodes(games uint64) *arbiterv1.MatchSpec {
+	s := matchSpec(games, 1, 8)
+	s.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 1000}}
+	return s
+}
+
+// With --replay-fraction 1 a batch counts only once a second identity's
+// result agrees with the first; another worker of the same identity never
+// replays it; a mismatch waits for a third identity, whose majority
+// counts, and the identity that differed is excluded from the test and
+// its late results discarded. The counts are the majority's.
+func TestCrossCheckHoldsUntilAnotherIdentityAgrees(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.WL.ReplayFraction = 1
+	id := e.create(fixedNodes(8))
+	a1, a2 := e.crossWorker("alice", "a1"), e.crossWorker("alice", "a2")
+	b1, b2, c1 := e.crossWorker("bob", "b1"), e.crossWorker("bob", "b2"), e.crossWorker("cora", "c1")
+	crossChecks := func(outcome string) float64 {
+		return testutil.ToFloat64(e.WL.metrics.crossChecks.Vec().WithLabelValues(outcome))
+	}
+	games := func() uint64 { return e.Job(id).GetMatchProgress().GetGames() }
+
+	g0, _ := e.crossLease(a1)
+	e.crossSubmit(a1, g0, wins(1), core.Accepted)
+	if n, _ := e.storedBatches(id); n != 0 || games() != 0 || crossChecks("held") != 1 {
+		t.Fatalf("a held batch counted: %d stored, %d games, %v held", n, games(), crossChecks("held"))
+	}
+	// Alice's other worker gets the next fresh batch, never the replay of
+	// her own; Bob gets the replay.
+	if g, _ := e.crossLease(a2); g.Lease.UnitID == g0.Lease.UnitID {
+		t.Fatal("a worker of the same identity replays the held batch")
+	}
+	g, ok := e.crossLease(b1)
+	if !ok || g.Lease.UnitID != g0.Lease.UnitID {
+		t.Fatalf("bob leased %q, want the replay of %s", g.Lease.UnitID, g0.Lease.UnitID)
+	}
+	e.crossSubmit(b1, g, wins(1), core.Accepted)
+	if n, _ := e.storedBatches(id); n != 1 || games() != 2 || crossChecks("agreed") != 1 {
+		t.Fatalf("after agreement: %d stored, %d games, %v agreed", n, games(), crossChecks("agreed"))
+	}
+
+	// Batch 2: Carol plays it, Bob's replay differs, Alice settles.
+	g2, _ := e.crossLease(c1)
+	e.crossSubmit(c1, g2, wins(1), core.Accepted)
+	g, _ = e.crossLease(b1)
+	if g.Lease.UnitID != g2.Lease.UnitID {
+		t.Fatalf("bob leased %q, want the replay of %s", g.Lease.UnitID, g2.Lease.UnitID)
+	}
+	e.crossSubmit(b1, g, draws(1), core.Accepted) // held: one against one
+	if n, _ := e.storedBatches(id); n != 1 || crossChecks("mismatch") != 1 {
+		t.Fatalf("after a mismatch: %d stored, %v mismatches", n, crossChecks("mismatch"))
+	}
+	// Bob's other worker gets batch 3, fresh, not the batch Bob has a
+	// result of.
+	late, ok := e.crossLease(b2)
+	if !ok || late.Lease.UnitID == g2.Lease.UnitID {
+		t.Fatalf("bob's other worker leased %q", late.Lease.UnitID)
+	}
+	g, ok = e.crossLease(a1)
+	if !ok || g.Lease.UnitID != g2.Lease.UnitID {
+		t.Fatalf("alice leased %q, want the third play of %s", g.Lease.UnitID, g2.Lease.UnitID)
+	}
+	e.crossSubmit(a1, g, wins(1), core.Accepted)
+	if n, _ := e.storedBatches(id); n != 2 || games() != 4 || crossChecks("settled") != 1 {
+		t.Fatalf("after the settlement: %d stored, %d games, %v settled", n, games(), crossChecks("settled"))
+	}
+	// Bob's worker keeps the games of batch 0, which its replay completed
+	// (a batch counts from the result that completes its check).
+	row := workerRow(e.Job(id), b1.w.ID)
+	if !row.GetExcluded() || !strings.Contains(row.GetReason(), "differ") || row.GetGames() != 2 {
+		t.Fatalf("bob's worker: %v", row)
+	}
+	// Bob's identity gets nothing more of the test, and its late result of
+	// a lease taken before is discarded.
+	e.crossSubmit(b2, late, wins(1), core.Discarded)
+	if g, ok := e.crossLease(e.crossWorker("bob", "b3")); ok {
+		t.Fatalf("another worker of the excluded identity leased %s", g.Lease.UnitID)
+	}
+	if g, ok := e.crossLease(c1); !ok || g.Lease.UnitID != late.Lease.UnitID {
+		t.Fatalf("carol leased %q %v, want %s, whose result from bob was discarded", g.Lease.UnitID, ok, late.Lease.UnitID)
+	}
+	if mp := e.Job(id).GetMatchProgress(); mp.GetWins() != 4 || mp.GetDraws() != 0 {
+		t.Fatalf("counts %v: want the majority's 4 wins", mp)
+	}
+}
+
+// Held results are in memory: a restarted coordinator plays a held batch
+// afresh, and never counts it without its check.
+func TestCrossCheckHeldBatchAfterRestart(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.WL.ReplayFraction = 1
+	id := e.create(fixedNodes(2))
+	a1 := e.crossWorker("alice", "a1")
+	e.crossWorker("bob", "b1")
+	g, _ := e.crossLease(a1)
+	e.crossSubmit(a1, g, wins(1), core.Accepted)
+	e.Restart()
+	e.WL.ReplayFraction = 1
+	a1 = e.crossWorker("alice", "a1")
+	again, ok := e.crossLease(a1)
+	if !ok || again.Lease.UnitID != g.Lease.UnitID {
+		t.Fatalf("after a restart alice leased %q %v, want %s afresh", again.Lease.UnitID, ok, g.Lease.UnitID)
+	}
+	if n, _ := e.storedBatches(id); n != 0 {
+		t.Fatalf("%d batches stored", n)
+	}
+}
+
+// A batch is checked only while another identity is there to replay it,
+// and only in a test whose engines are deterministic at fixed nodes.
+func TestCrossCheckNeedsTwoIdentitiesAndFixedNodes(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.WL.ReplayFraction = 1
+	alone := e.create(fixedNodes(2))
+	a1 := e.crossWorker("alice", "a1")
+	g, _ := e.crossLease(a1)
+	e.crossSubmit(a1, g, wins(1), core.Accepted)
+	if n, _ := e.storedBatches(alone); n != 1 {
+		t.Fatalf("one identity live: %d batches stored, want the batch counted", n)
+	}
+	clock := e.create(matchSpec(2, 1, 8)) // 10+0.1: times are not reproducible
+	e.crossWorker("bob", "b1")
+	g, _ = e.crossLease(a1)
+	if !strings.HasPrefix(g.Lease.UnitID, clock) {
+		t.Fatalf("leased %s", g.Lease.UnitID)
+	}
+	e.crossSubmit(a1, g, wins(1), core.Accepted)
+	if n, _ := e.storedBatches(clock); n != 1 {
+		t.Fatalf("a test under a clock: %d batches stored, want the batch counted", n)
+	}
+}
+
+// A replay lease that expires is a lost lease of its worker, and the
+// batch stays held for the next replay.
+func TestCrossCheckReplayLeaseExpires(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.WL.ReplayFraction = 1
+	id := e.create(fixedNodes(2))
+	a1, b1 := e.crossWorker("alice", "a1"), e.crossWorker("bob", "b1")
+	g, _ := e.crossLease(a1)
+	e.crossSubmit(a1, g, wins(1), core.Accepted)
+	if r, ok := e.crossLease(b1); !ok || r.Lease.UnitID != g.Lease.UnitID {
+		t.Fatalf("bob leased %q %v, want the replay of %s", r.Lease.UnitID, ok, g.Lease.UnitID)
+	}
+	e.ExpireAll()
+	if err := e.WL.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if row := workerRow(e.Job(id), b1.w.ID); row.GetDisconnects() != 1 {
+		t.Fatalf("bob's worker after its replay lease expired: %v", row)
+	}
+	if g, ok := e.crossLease(a1); ok {
+		t.Fatalf("alice leased %s: the held batch went back to the fresh ones", g.Lease.UnitID)
+	}
+	r, ok := e.crossLease(b1)
+	if !ok || r.Lease.UnitID != g.Lease.UnitID {
+		t.Fatalf("bob leased %q %v, want the replay of %s again", r.Lease.UnitID, ok, g.Lease.UnitID)
+	}
+	e.crossSubmit(b1, r, wins(1), core.Accepted)
+	if n, _ := e.storedBatches(id); n != 1 {
+		t.Fatalf("%d batches stored after the replay agreed", n)
+	}
+}
+
+// An identity whose held results reach the cap gets no fresh batch until
+// another identity's replays catch up: its batches wait, never counted
+// unchecked.
+func TestCrossCheckHeldCapPerIdentity(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.WL.ReplayFraction = 1
+	const held = 256 // gamepair's maxHeldPerIdentity
+	id := e.create(fixedNodes(2 * (held + 4)))
+	a1, b1 := e.crossWorker("alice", "a1"), e.crossWorker("bob", "b1")
+	for range held {
+		g, ok := e.crossLease(a1)
+		if !ok {
+			t.Fatal("no lease under the cap")
+		}
+		e.crossSubmit(a1, g, wins(1), core.Accepted)
+	}
+	if g, ok := e.crossLease(a1); ok {
+		t.Fatalf("alice leased %s with %d results held", g.Lease.UnitID, held)
+	}
+	r, ok := e.crossLease(b1)
+	if !ok {
+		t.Fatal("bob has no replay to play")
+	}
+	e.crossSubmit(b1, r, wins(1), core.Accepted)
+	if _, ok := e.crossLease(a1); !ok {
+		t.Fatal("alice gets no fresh batch once a replay agreed")
+	}
+	if n, _ := e.storedBatches(id); n != 1 {
+		t.Fatalf("%d batches stored, want the one replayed", n)
+	}
+}

@@ -1,0 +1,167 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// snapshotStore reads everything a coordinator loads from a store.
+func snapshotStore(t *testing.T, s *Store) map[string]any {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]any{}
+	must := func(what string, v any, err error) {
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		out[what] = v
+	}
+	jobs, err := s.Jobs(ctx)
+	must("jobs", jobs, err)
+	for _, j := range jobs {
+		ps, err := s.Positions(ctx, j.ID)
+		must(j.ID+" positions", ps, err)
+		us, err := s.Units(ctx, j.ID)
+		must(j.ID+" units", us, err)
+		rs, err := s.Runs(ctx, j.ID)
+		must(j.ID+" runs", rs, err)
+		es, err := s.Events(ctx, j.ID)
+		must(j.ID+" events", es, err)
+		bs, err := s.Batches(ctx, j.ID)
+		must(j.ID+" batches", bs, err)
+		var games []string
+		err = s.PGNs(ctx, j.ID, func(p string) error { games = append(games, p); return nil })
+		must(j.ID+" pgns", games, err)
+		if tr, err := s.Test(ctx, j.ID); err == nil {
+			out[j.ID+" test"] = tr
+		}
+		if tu, err := s.Tune(ctx, j.ID); err == nil {
+			out[j.ID+" tune"] = tu
+			us, err := s.TuneUpdates(ctx, j.ID)
+			must(j.ID+" tune updates", us, err)
+		}
+	}
+	ws, err := s.Workers(ctx)
+	must("workers", ws, err)
+	cs, err := s.Credentials(ctx)
+	must("credentials", cs, err)
+	as, err := s.Artifacts(ctx)
+	must("artifacts", as, err)
+	vs, n, err := s.VerifySessions(ctx, 0, 100)
+	must("verify sessions", vs, err)
+	out["verify sessions total"] = n
+	q, err := s.QuarantineList(ctx)
+	must("quarantine", q, err)
+	return out
+}
+
+// A release-1 data dir, upgraded and with rows of every later table,
+// copied to PostgreSQL reads back the same in every respect; the copy
+// numbers on after the copied rows; a second copy into it is refused.
+func TestCopyToPostgres(t *testing.T) {
+	ctx := context.Background()
+	src, err := Open(release1(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	now := time.Unix(1_800_000_000, 0)
+	if err := src.CreateTune(ctx, &Job{ID: "t1", Kind: "spsa", State: StateRunning, CreatedAt: now, RootMoves: []string{}},
+		&Tune{Spec: []byte{0, 1, 2, 255}, BatchPairs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.CommitTuneUpdate(ctx, &TuneUpdate{JobID: "t1", Seq: 0, Batch: 3, UnitID: "t1.3", Theta: []float64{1.0 / 3}, At: now},
+		[]string{"[Event \"t\"]\n\n1. e4 *\n"}, nil, []Event{{JobID: "t1", Kind: "note", At: now}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.AddCredential(ctx, Credential{Name: "alice", Role: "client", Hash: []byte{1, 2, 3}, CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.PutArtifact(ctx, &Artifact{SHA256: "ab", Name: "eng", Bench: 1 << 63, CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.PutVerifyReports(ctx, VerifySession{ID: "v1", Owner: "alice", Summary: []byte("s"), ReportedAt: now}, 0,
+		[][]byte{[]byte("r")}, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.PutMeta(ctx, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Quarantine(ctx, Quarantined{Kind: "job", ID: "x", Error: "bad", At: now}); err != nil {
+		t.Fatal(err)
+	}
+
+	open := postgresOpener(t)
+	dst, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := Copy(ctx, src, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]int64{}
+	for _, tc := range tables {
+		rows[tc.Table] = tc.Rows
+	}
+	if rows["jobs"] != 7 || rows["pgns"] == 0 || rows["runs"] == 0 || rows["tune_updates"] != 1 || rows["verify_reports"] != 1 {
+		t.Fatalf("copied %v", rows)
+	}
+	want, got := snapshotStore(t, src), snapshotStore(t, dst)
+	for k, v := range want {
+		if !reflect.DeepEqual(v, got[k]) {
+			t.Errorf("%s differs after the copy:\nsqlite   %+v\npostgres %+v", k, v, got[k])
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d things read from the copy, %d from the source", len(got), len(want))
+	}
+	// Numbering goes on after the copied rows: events (identity), jobs
+	// (seq), and a new batch sorts after the copied ones.
+	if err := dst.AddEvents(ctx, []Event{{JobID: "t1", Kind: "after", At: now}}); err != nil {
+		t.Fatalf("an event after the copy: %v", err)
+	}
+	if ev, _ := dst.Events(ctx, "t1"); len(ev) != 2 || ev[1].Kind != "after" {
+		t.Fatalf("events after the copy: %+v", ev)
+	}
+	j := &Job{ID: "s-after", Kind: "match", State: StateRunning, CreatedAt: now, RootMoves: []string{}}
+	if err := dst.CreateTest(ctx, j, &Test{Spec: []byte{}, BatchPairs: 1}); err != nil || j.Seq != 8 {
+		t.Fatalf("a job after the copy: seq %d, %v", j.Seq, err)
+	}
+	// Not into a database that holds data.
+	if _, err := Copy(ctx, src, dst); !errors.Is(err, ErrNotEmpty) {
+		t.Fatalf("a second copy: %v, want ErrNotEmpty", err)
+	}
+	dst.Close()
+}
+
+// A copy that fails part way leaves the destination empty.
+func TestCopyFailureLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	src, err := Open(release1(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	// PostgreSQL text cannot hold a NUL byte; SQLite can.
+	if err := src.PutWorker(ctx, Worker{ID: "wz", Name: "bad\x00name", RegisteredAt: time.Unix(1, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	dst, err := postgresOpener(t)()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	_, err = Copy(ctx, src, dst)
+	if err == nil || !strings.Contains(err.Error(), "workers") {
+		t.Fatalf("copy of a NUL byte into text: %v, want an error naming the table", err)
+	}
+	t.Log(err)
+	if jobs, err := dst.Jobs(ctx); err != nil || len(jobs) != 0 {
+		t.Fatalf("the failed copy left %d jobs (%v)", len(jobs), err)
+	}
+}

@@ -1,0 +1,256 @@
+package fastchesscli
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/arbiter-chess/arbiter/match"
+	"github.com/arbiter-chess/arbiter/sprt"
+)
+
+// reporter prints fastchess's lines (or cutechess-cli's, in the cutechess
+// format) for a match: the farms that call a runner read them line by line,
+// so each follows the other runner's format to the character where a
+// parser looks:
+//
+//	Started game 1 of 4 (A vs B)
+//	Finished game 1 (A vs B): 1-0 {White mates}
+//	Score of A vs B: 1 - 0 - 0  [1.000] 1                (cutechess format)
+//	--------------------------------------------------   (fastchess format)
+//	Results of A vs B (10+0.1, 1t, 16MB, book.epd):
+//	Elo: ..., nElo: ...
+//	LOS: ..., DrawRatio: ..., PairsRatio: ...
+//	Games: 2, Wins: 1, Losses: 0, Draws: 1, Points: 1.5 (75.00 %)
+//	Ptnml(0-2): [0, 0, 1, 1, 0], WL/DD Ratio: 0.00
+//	LLR: ...
+//	--------------------------------------------------
+//	Finished match
+//
+// Game numbers are the game's place in the schedule, from 1, so that
+// games 2k-1 and 2k are a pair (OpenBench pairs them so).
+type reporter struct {
+	mu      sync.Mutex
+	out     io.Writer
+	inv     *Invocation
+	total   int // games scheduled, -1 without end
+	names   []string
+	details string // "(10+0.1, 1t, 16MB, book.epd)"
+	sprt    *sprt.Params
+
+	// wins, draws, losses: the first engine's games against the second
+	// as they finish (the cutechess format's "Score of" line).
+	wins, draws, losses int
+	finished            int
+	// printed is the count (units or games) the last report was made at.
+	printed int
+}
+
+func (r *reporter) printf(format string, args ...any) {
+	fmt.Fprintf(r.out, format, args...)
+}
+
+func (r *reporter) started(index int, white, black string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	total := "?"
+	if r.total >= 0 {
+		total = fmt.Sprint(r.total)
+	}
+	r.printf("Started game %d of %s (%s vs %s)\n", index+1, total, white, black)
+}
+
+func (r *reporter) ended(index int, g *match.GameRecord) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.printf("Finished game %d (%s vs %s): %s {%s}\n", index+1, g.White, g.Black, g.Result, reason(g))
+	r.finished++
+	if len(r.names) == 2 {
+		first := g.White == r.names[0]
+		switch {
+		case g.Result == match.Draw:
+			r.draws++
+		case (g.Result == match.WhiteWins) == first:
+			r.wins++
+		default:
+			r.losses++
+		}
+		if r.inv.Output == "cutechess" && r.finished%r.inv.ScoreInterval == 0 {
+			r.score()
+		}
+	}
+}
+
+// score prints cutechess-cli's "Score of" line.
+func (r *reporter) score() {
+	n := r.wins + r.draws + r.losses
+	s := 0.0
+	if n > 0 {
+		s = (float64(r.wins) + float64(r.draws)/2) / float64(n)
+	}
+	r.printf("Score of %s vs %s: %d - %d - %d  [%.3f] %d\n", r.names[0], r.names[1], r.wins, r.losses, r.draws, s, n)
+}
+
+// results are the first two engines' results as the report counts them:
+// without -report penta=true, no pentanomial.
+func (r *reporter) results(st *match.Standings) sprt.Results {
+	res := st.Pairings[0].Results()
+	if !r.inv.Penta {
+		res.Pentanomial = nil
+	}
+	return res
+}
+
+// interval prints the report block.
+func (r *reporter) interval(st *match.Standings) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(st.Engines) > 2 {
+		r.printf("--------------------------------------------------\n%s--------------------------------------------------\n", st.Ratings())
+		return
+	}
+	res := r.results(st)
+	if res.Wins+res.Draws+res.Losses == 0 {
+		return
+	}
+	if r.inv.Output == "cutechess" {
+		fe := sprt.FixedGamesElo(sprt.Results{Wins: res.Wins, Draws: res.Draws, Losses: res.Losses})
+		n := float64(res.Wins + res.Draws + res.Losses)
+		r.printf("Elo difference: %s +/- %s, LOS: %s %%, DrawRatio: %.2f %%\n", num(fe.Elo), num(fe.HalfWidth95), num(100*fe.LOS), 100*float64(res.Draws)/n)
+		if r.sprt != nil {
+			lower, upper := r.sprt.Bounds()
+			llr, err := sprt.LLR(*r.sprt, sprt.Results{Wins: res.Wins, Draws: res.Draws, Losses: res.Losses})
+			if err == nil {
+				pct := 100 * llr / upper
+				if llr < 0 {
+					pct = 100 * llr / lower
+				}
+				verdict := ""
+				switch {
+				case llr >= upper:
+					verdict = " - H1 was accepted"
+				case llr < lower:
+					verdict = " - H0 was accepted"
+				}
+				r.printf("SPRT: llr %.2f (%.1f%%), lbound %.2f, ubound %.2f%s\n", llr, pct, lower, upper, verdict)
+			}
+		}
+		return
+	}
+	fmt.Fprint(r.out, sprt.FormatReport(sprt.Report{First: st.Engines[0], Second: st.Engines[1], Details: r.details, Results: res, SPRT: r.sprt}))
+}
+
+// num prints a figure as fastchess's {:.2f} does, nan and inf included.
+func num(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "nan"
+	case math.IsInf(x, 1):
+		return "inf"
+	case math.IsInf(x, -1):
+		return "-inf"
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+func (r *reporter) line(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintln(r.out, s)
+}
+
+// reason is a game's end in fastchess's words, which the farms' parsers
+// search: "disconnects" and "stalls" count as crashes, "on time" as a time
+// loss, "illegal" as an illegal move.
+func reason(g *match.GameRecord) string {
+	winner, loser := "Black", "White"
+	if g.Result == match.WhiteWins {
+		winner, loser = "White", "Black"
+	}
+	switch g.End {
+	case match.EndCheckmate:
+		return winner + " mates"
+	case match.EndStalemate:
+		return "Draw by stalemate"
+	case match.EndRepetition:
+		return "Draw by 3-fold repetition"
+	case match.EndFiftyMoves:
+		return "Draw by fifty moves rule"
+	case match.EndInsufficientMaterial:
+		return "Draw by insufficient mating material"
+	case match.EndAdjudication:
+		if g.Result == match.Draw {
+			return "Draw by adjudication"
+		}
+		return winner + " wins by adjudication"
+	case match.EndResign:
+		return loser + " resigns"
+	case match.EndTimeForfeit:
+		if g.Result == match.Draw {
+			return g.Reason // "White loses on time, Black cannot mate"
+		}
+		return loser + " loses on time"
+	case match.EndIllegalMove:
+		return loser + " makes an illegal move"
+	case match.EndCrash:
+		return loser + " disconnects"
+	case match.EndStall:
+		return loser + "'s connection stalls"
+	}
+	return strings.ReplaceAll(g.Reason, "}", ")")
+}
+
+// details is the report header's parenthesis: time controls, threads,
+// hash and book as fastchess shows them.
+func details(engines []match.EngineConfig, limits match.Limits, book string) string {
+	var tcs, threads, hashes []string
+	for _, e := range engines[:2] {
+		tcs = append(tcs, limitText(e.LimitsOr(limits)))
+		threads = append(threads, optionText(e, "Threads", "t"))
+		hashes = append(hashes, optionText(e, "Hash", "MB"))
+	}
+	same := func(v []string) string {
+		if v[0] == v[1] {
+			return v[0]
+		}
+		return v[0] + " - " + v[1]
+	}
+	s := same(tcs) + ", " + same(threads) + ", " + same(hashes)
+	if book != "" {
+		s += ", " + book
+	}
+	return s
+}
+
+func optionText(e match.EngineConfig, name, unit string) string {
+	for _, o := range e.Options {
+		if strings.EqualFold(o.Name, name) {
+			return o.Value + unit
+		}
+	}
+	return "NULL"
+}
+
+func limitText(l match.Limits) string {
+	switch {
+	case l.Base > 0:
+		s := ""
+		if l.MovesToGo > 0 {
+			s = fmt.Sprintf("%d/", l.MovesToGo)
+		}
+		s += fmt.Sprint(l.Base.Seconds())
+		if l.Inc > 0 {
+			s += fmt.Sprintf("+%.2g", l.Inc.Seconds())
+		}
+		return s
+	case l.MoveTime > 0:
+		return fmt.Sprintf("%v/move", l.MoveTime.Seconds())
+	case l.Depth > 0:
+		return fmt.Sprintf("%d plies", l.Depth)
+	case l.Nodes > 0:
+		return fmt.Sprintf("%d nodes", l.Nodes)
+	}
+	return ""
+}
