@@ -1,7 +1,8 @@
 // Package coordinator assembles the cluster's coordinator: the core
 // (package core: workers, leases, scheduling, the one check of a result
-// against its lease), the workloads plugged into it (perft jobs, game-pair
-// tests, SPSA tunes, verify sessions), the credentials, and the gRPC face (package
+// against its lease), a workload for every kind of job registered with
+// package workload (kinds.go: perft jobs, game-pair tests, SPSA tunes,
+// verify sessions, datasets), the credentials, and the gRPC face (package
 // grpcapi). It holds no state of its own; cmd/arbiter and the tests build
 // coordinators through it.
 package coordinator
@@ -24,21 +25,20 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/credentials"
+	"github.com/arbiter-chess/arbiter/coordinator/datagenjob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/grpcapi"
-	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
-	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/internal/obs"
 )
 
-// DefaultStartTimeout is how long a test or tune that no connected worker
-// can start waits before it ends failed (Config.StartTimeout).
+// DefaultStartTimeout is how long a test, tune or dataset that no
+// connected worker can start waits before it ends failed
+// (Config.StartTimeout).
 const DefaultStartTimeout = grpcapi.DefaultStartTimeout
 
 // Config tunes a coordinator. Zero values take the defaults.
@@ -59,12 +59,16 @@ type Config struct {
 	Games gamejob.Config
 	// Tunes tunes SPSA tunes.
 	Tunes spsajob.Config
+	// Datagen places the shards of datasets (its Dir; "": under the
+	// store's directory).
+	Datagen datagenjob.Config
 	// PGNRetention deletes the games of tests and tunes finished longer ago
 	// than this (their counts, verdict and updates stay); 0 keeps them forever.
 	// Stored games are gzip-compressed either way.
 	PGNRetention time.Duration
-	// StartTimeout is how long a test or tune that no connected worker can
-	// start waits before it ends failed with the reason
+	// StartTimeout is how long a job that no connected worker can start
+	// (of the kinds that ask it: tests, tunes, datasets) waits before it
+	// ends failed with the reason
 	// (grpcapi.DefaultStartTimeout).
 	StartTimeout time.Duration
 	// ArtifactMaxBytes caps one uploaded engine artifact
@@ -94,18 +98,14 @@ type Config struct {
 // Coordinator is an assembled coordinator.
 type Coordinator struct {
 	Core        *core.Core
-	Perft       *perftjob.Workload
-	Games       *gamejob.Workload
-	Tunes       *spsajob.Workload
-	Verify      *verifyjob.Workload
 	Credentials *credentials.Manager
 	// Artifacts keeps the uploaded engines (files under the data
 	// directory's artifacts/).
 	Artifacts *artifacts.Store
-	// Plugins are the workloads of the kinds registered with package
-	// workload (datagen, ...), by kind.
-	Plugins map[string]core.Workload
-	// workloads is every workload, built-in and plugged in.
+	// Workloads are the workloads of the kinds registered with package
+	// workload, by kind (the typed accessors of kinds.go look them up).
+	Workloads map[string]core.Workload
+	// workloads is every workload, in the order the core asks them.
 	workloads []core.Workload
 
 	cfg         Config
@@ -140,31 +140,15 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	if err != nil {
 		return nil, err
 	}
-	perft := perftjob.New(perftjob.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now,
-		TargetUnitDuration: cfg.TargetUnitDuration, VerifyDefault: cfg.VerifyDefault, Registerer: cfg.Registerer,
-		MinUnits: cfg.MinUnits, MaxPositionsPerUnit: cfg.MaxPositionsPerUnit,
-		MaxNodes: cfg.PerftMaxNodes, MaxHeldPositions: cfg.PerftMaxHeldPositions, SplitLimits: splitLimits(cfg.PerftMaxSplitPositions)})
 	// One games counter for every workload that plays games.
 	games := gamepair.NewGameCounter()
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(games.Vec())
 	}
-	// And one record of the workers' recent games (the /workers page).
-	activity := gamepair.NewActivity(cfg.Now)
-	gcfg := cfg.Games
-	gcfg.Store, gcfg.Logger, gcfg.Now, gcfg.Registerer, gcfg.Games, gcfg.Activity = cfg.Store, cfg.Logger, cfg.Now, cfg.Registerer, games, activity
-	tcfg := cfg.Tunes
-	tcfg.Store, tcfg.Logger, tcfg.Now, tcfg.Games, tcfg.Activity = cfg.Store, cfg.Logger, cfg.Now, games, activity
-	if tcfg.ReferenceNPS == 0 {
-		tcfg.ReferenceNPS = gcfg.ReferenceNPS
-	}
 	if err := cfg.Limits.Validate(); err != nil {
 		return nil, fmt.Errorf("coordinator: %w", err)
 	}
-	c := &Coordinator{Perft: perft, Verify: verifyjob.New(verifyjob.Config{Logger: cfg.Logger, Now: cfg.Now, Store: cfg.Store}), Credentials: creds, cfg: cfg,
-		gate: quota.NewGate(cfg.Limits, cfg.Now)}
-	gcfg.JobExists = func(id string) bool { _, ok := c.Core.JobRef(id); return ok }
-	gcfg.TuneExists = func(id string) bool { _, ok := c.Tunes.Describe(id); return ok }
+	c := &Coordinator{Credentials: creds, cfg: cfg, gate: quota.NewGate(cfg.Limits, cfg.Now), Workloads: make(map[string]core.Workload)}
 	c.Artifacts, err = artifacts.New(ctx, artifacts.Config{Store: cfg.Store, Dir: filepath.Join(cfg.Store.Dir(), "artifacts"),
 		MaxBytes: cfg.ArtifactMaxBytes, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer,
 		AbandonAfter: cfg.UploadAbandonAfter, MaxUploadsPerIdentity: cfg.Limits.Uploads, MaxArtifactsPerIdentity: cfg.Limits.Artifacts,
@@ -172,19 +156,20 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	if err != nil {
 		return nil, err
 	}
-	gcfg.ResolveArtifact, tcfg.ResolveArtifact = c.Artifacts.FillEngine, c.Artifacts.FillEngine
-	c.Games = gamejob.New(gcfg)
-	c.Tunes = spsajob.New(tcfg)
-	c.workloads = []core.Workload{c.Perft, c.Games, c.Tunes, c.Verify}
-	c.Plugins = make(map[string]core.Workload)
 	deps := workload.Deps{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer, DataDir: cfg.Store.Dir(),
-		ResolveArtifact: c.Artifacts.FillEngine}
+		ResolveArtifact: c.Artifacts.FillEngine, Games: games,
+		// And one record of the workers' recent games (the /workers page).
+		Activity:  gamepair.NewActivity(cfg.Now),
+		JobExists: func(id string) bool { _, ok := c.Core.JobRef(id); return ok },
+		Workload:  c.Workload}
+	settings := cfg.kindSettings()
 	for _, k := range workload.Kinds() {
+		deps.Settings = settings[k.Name]
 		wl, err := k.New(deps)
 		if err != nil {
 			return nil, fmt.Errorf("coordinator: %s workload: %w", k.Name, err)
 		}
-		c.Plugins[k.Name] = wl
+		c.Workloads[k.Name] = wl
 		c.workloads = append(c.workloads, wl)
 	}
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,
@@ -205,7 +190,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		defer c.wg.Done()
 		c.Core.Run(runCtx)
 	}()
-	stalls := grpcapi.NewStallWatch(c.Core, cfg.StartTimeout, cfg.Logger)
+	stalls := grpcapi.NewStallWatch(c.Core, c.workloads, cfg.StartTimeout, cfg.Logger)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -226,30 +211,11 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	return c, nil
 }
 
-// splitLimits is perftsplit.DefaultLimits with maxPositions unique
-// positions per split when set.
-func splitLimits(maxPositions int) perftsplit.Limits {
-	lim := perftsplit.DefaultLimits
-	if maxPositions > 0 {
-		lim.MaxPositions = maxPositions
-	}
-	return lim
-}
-
 // quarantine records and reports the stored records the workloads could
 // not load: they are not served, everything else is.
 func (c *Coordinator) quarantine(ctx context.Context) {
 	var qs []store.Quarantined
-	for _, p := range c.Perft.LoadProblems() {
-		qs = append(qs, store.Quarantined{Kind: "job", ID: p.JobID, Error: p.Err.Error()})
-	}
-	for _, p := range c.Games.LoadProblems() {
-		qs = append(qs, store.Quarantined{Kind: p.Kind, ID: p.ID, Error: p.Err.Error()})
-	}
-	for _, p := range c.Tunes.LoadProblems() {
-		qs = append(qs, store.Quarantined{Kind: "tune", ID: p.ID, Error: p.Err.Error()})
-	}
-	for _, wl := range c.Plugins {
+	for _, wl := range c.workloads {
 		if q, ok := wl.(workload.Quarantiner); ok {
 			qs = append(qs, q.Quarantined()...)
 		}
@@ -268,25 +234,19 @@ func (c *Coordinator) quarantine(ctx context.Context) {
 // Quarantined is the number of stored records the last load skipped.
 func (c *Coordinator) Quarantined() int { return c.quarantined }
 
-// retain applies the PGN retention setting at start and then hourly.
+// retain applies the retention setting (PGNs, shards: whatever each kind
+// keeps of its finished jobs' data) at start and then hourly.
 func (c *Coordinator) retain(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
 		now := c.cfg.Now()
-		ids, err := c.cfg.Store.ExpirePGNs(ctx, now.Add(-c.cfg.PGNRetention), now)
-		if err != nil {
-			c.cfg.Logger.Warn("PGN retention", zap.Error(err))
-		} else if len(ids) > 0 {
-			c.Games.PGNsExpired(ids)
-			c.Tunes.PGNsExpired(ids)
-			c.cfg.Logger.Info("PGNs of finished tests and tunes expired", zap.Strings("tests", ids), zap.Duration("retention", c.cfg.PGNRetention))
-		}
-		for kind, wl := range c.Plugins {
+		for _, wl := range c.workloads {
 			r, ok := wl.(workload.Retainer)
 			if !ok {
 				continue
 			}
+			kind := wl.Kind()
 			if ids, err := r.Expire(ctx, now.Add(-c.cfg.PGNRetention), now); err != nil {
 				c.cfg.Logger.Warn("retention", zap.String("kind", kind), zap.Error(err))
 			} else if len(ids) > 0 {
@@ -323,7 +283,7 @@ func leaseKey(ctx context.Context, st *store.Store) ([]byte, error) {
 
 // NewGRPCServer builds the gRPC face, serving TLS when tlsCfg is set.
 func (c *Coordinator) NewGRPCServer(tlsCfg *tls.Config) (*grpc.Server, *health.Server, error) {
-	return grpcapi.New(grpcapi.Config{Core: c.Core, Games: c.Games, Tunes: c.Tunes, Verify: c.Verify, Plugins: c.Plugins, Credentials: c.Credentials,
+	return grpcapi.New(grpcapi.Config{Core: c.Core, Workloads: c.Workloads, Credentials: c.Credentials,
 		Store: c.cfg.Store, Artifacts: c.Artifacts, Logger: c.cfg.Logger, Registerer: c.cfg.Registerer, TLS: tlsCfg, Gate: c.gate})
 }
 

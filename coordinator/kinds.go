@@ -1,7 +1,77 @@
 package coordinator
 
-// The job kinds that plug in through package workload: one blank import
-// each registers the kind (its workload, schema, page and report).
+// The kinds of job this coordinator runs: each registers itself with
+// package workload from its package's init (its workload, spec, schema,
+// page and report), so one import each is all it takes to add one. The
+// built-in kinds are also named here for what only they have: their
+// settings among the command's flags (Config), and the typed access of
+// the services and pages that are theirs alone.
 import (
-	_ "github.com/arbiter-chess/arbiter/coordinator/datagenjob"
+	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/datagenjob"
+	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
+	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
+	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
 )
+
+// kindSettings are the kinds' settings from cfg, by kind
+// (workload.Deps.Settings).
+func (cfg Config) kindSettings() map[string]any {
+	tunes := cfg.Tunes
+	if tunes.ReferenceNPS == 0 {
+		tunes.ReferenceNPS = cfg.Games.ReferenceNPS
+	}
+	return map[string]any{
+		perftjob.Kind: perftjob.Config{TargetUnitDuration: cfg.TargetUnitDuration, VerifyDefault: cfg.VerifyDefault,
+			MinUnits: cfg.MinUnits, MaxPositionsPerUnit: cfg.MaxPositionsPerUnit, MaxNodes: cfg.PerftMaxNodes,
+			MaxHeldPositions: cfg.PerftMaxHeldPositions, SplitLimits: splitLimits(cfg.PerftMaxSplitPositions)},
+		gamejob.Kind:    cfg.Games,
+		spsajob.Kind:    tunes,
+		datagenjob.Kind: cfg.Datagen,
+	}
+}
+
+// splitLimits is perftsplit.DefaultLimits with maxPositions unique
+// positions per split when set.
+func splitLimits(maxPositions int) perftsplit.Limits {
+	lim := perftsplit.DefaultLimits
+	if maxPositions > 0 {
+		lim.MaxPositions = maxPositions
+	}
+	return lim
+}
+
+// Workload returns the workload of a registered kind.
+func (c *Coordinator) Workload(kind string) (core.Workload, bool) {
+	wl, ok := c.Workloads[kind]
+	return wl, ok
+}
+
+// workloadOf is the workload of kind as its own type (nil when the kind
+// is not registered).
+func workloadOf[W core.Workload](c *Coordinator, kind string) W {
+	wl, _ := c.Workloads[kind].(W)
+	return wl
+}
+
+// Perft is the perft workload.
+func (c *Coordinator) Perft() *perftjob.Workload {
+	return workloadOf[*perftjob.Workload](c, perftjob.Kind)
+}
+
+// Games is the workload of match and SPRT tests.
+func (c *Coordinator) Games() *gamejob.Workload {
+	return workloadOf[*gamejob.Workload](c, gamejob.Kind)
+}
+
+// Tunes is the SPSA workload.
+func (c *Coordinator) Tunes() *spsajob.Workload {
+	return workloadOf[*spsajob.Workload](c, spsajob.Kind)
+}
+
+// Verify is the workload of verify sessions.
+func (c *Coordinator) Verify() *verifyjob.Workload {
+	return workloadOf[*verifyjob.Workload](c, verifyjob.Kind)
+}

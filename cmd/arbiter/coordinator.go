@@ -74,6 +74,7 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.StringVar(&cfg.Listen, "listen", "127.0.0.1:7700", "gRPC listen address")
 	fl.StringVar(&cfg.Data, "data", "arbiter-data", "data directory: the SQLite store, and with --store the files beside the database (artifacts, datagen shards)")
 	fl.StringVar(&cfg.Store, "store", "", "PostgreSQL database to keep the state in, postgres://user:password@host:port/db (default: $"+envStore+"; neither: SQLite in --data)")
+	fl.StringVar(&cfg.DatagenDir, "datagen-dir", "", "directory that keeps the shards of datasets: an existing directory the coordinator can write (default: DATA/datagen)")
 	fl.StringVar(&cfg.Token, "token", "", "bearer token every client and worker must present (default: $"+auth.EnvToken+")")
 	fl.StringVar(&cfg.HTTP, "http", "", "HTTP listen address for the web pages (docs/web.md), /metrics, /healthz and /readyz (default: off)")
 	fl.Float64Var(&cfg.VerifyDefault, "recheck-default", 0.05, "share of perft units computed again by a second identity for jobs that set none, where two or more worker identities are live (0..1; 0: none)")
@@ -86,7 +87,7 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "CA (PEM) whose client certificates identify workers (mTLS; needs --tls-cert)")
 	fl.DurationVar(&cfg.LeaseDuration, "lease-duration", 30*time.Second, "how long a lease lasts without a heartbeat")
 	fl.DurationVar(&cfg.UnitDuration, "unit-duration", 2*time.Second, "target compute time of one unit")
-	fl.DurationVar(&cfg.StartTimeout, "start-timeout", coordinator.DefaultStartTimeout, "fail a test or tune that no connected worker can start (none connected, none able, or every able one refused it) after this long")
+	fl.DurationVar(&cfg.StartTimeout, "start-timeout", coordinator.DefaultStartTimeout, "fail a test, tune or dataset that no connected worker can start (none connected, none able, or every able one refused it) after this long")
 	fl.DurationVar(&cfg.PGNRetention, "pgn-retention", 0, "delete the games of tests and the shards of datasets finished longer ago than this, e.g. 2160h (their counts and verdicts stay; 0: keep)")
 	fl.IntVar(&cfg.MaxWorkersPerIdentity, "max-workers-per-identity", core.DefaultMaxWorkersPerIdentity,
 		"worker ids one credential may register; past it a new name is refused unless one of its workers has been idle a lease duration")

@@ -68,3 +68,40 @@ func TestTestWithoutWorkersFails(t *testing.T) {
 		t.Fatalf("submit sprt --wait without workers: exit %d, %v", exitCode(err), err)
 	}
 }
+
+// TestStalledDatagenFails: a dataset goes through the same start timeout
+// as tests: with no worker connected, and with a worker whose every try
+// of the engine fails (a program it does not have), submit datagen --wait
+// returns with exit status 1 naming the timeout and the reason.
+func TestStalledDatagenFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster")
+	}
+	t.Setenv(auth.EnvToken, "")
+	for _, c := range []struct {
+		name    string
+		workers int
+		engine  string
+		want    string
+	}{
+		{"no worker", 0, "name=dev,builtin", "no connected worker could start it within 2s: no worker connected"},
+		{"engine missing", 1, "name=ghost,cmd=/nonexistent/ghost-engine", "ghost-engine"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cl, err := localcluster.Start(localcluster.Config{Workers: c.workers, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
+				Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, Token: "stalled-admin", StartTimeout: 2 * time.Second}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Stop()
+			client := []string{"--coordinator", cl.Addr(), "--token", cl.Token()}
+			_, _, err = runArbiter(t, "", append([]string{"submit", "datagen", "--engine", c.engine, "--positions", "100",
+				"--each", "nodes=300", "--batch-games", "2", "--wait"}, client...)...)
+			if exitCode(err) != 1 || err == nil || !strings.Contains(err.Error(), "no connected worker could start it within 2s") ||
+				!strings.Contains(err.Error(), c.want) {
+				t.Fatalf("submit datagen --wait: exit %d, %v; want 1 naming the timeout and %q", exitCode(err), err, c.want)
+			}
+			t.Logf("%v", err)
+		})
+	}
+}

@@ -222,6 +222,16 @@ type WorkerView struct {
 	LastSeen        time.Time
 	Leases          int
 	Units           []string // units it holds leases on
+	// Waiting: it is in a Lease call now, waiting for work (a long poll
+	// that may outlast a lease duration).
+	Waiting bool
+}
+
+// Live reports whether the worker is live at now as the core counts
+// workers for its workloads (Host.LiveWorkers): seen within a lease
+// duration, holding a lease, or waiting for work.
+func (w WorkerView) Live(now time.Time, leaseDuration time.Duration) bool {
+	return w.Leases > 0 || w.Waiting || now.Sub(w.LastSeen) <= leaseDuration
 }
 
 // Workers returns every worker, most recently seen first.
@@ -238,7 +248,7 @@ func (c *Core) Workers() []WorkerView {
 	}
 	for _, w := range c.workers {
 		out = append(out, WorkerView{ID: w.ID, Name: w.Name, Owner: w.Owner, Caps: w.Caps, RegisteredAt: w.RegisteredAt,
-			LastSeen: w.lastSeen, Leases: len(held[w.ID]), Units: held[w.ID]})
+			LastSeen: w.lastSeen, Leases: len(held[w.ID]), Units: held[w.ID], Waiting: w.waiting > 0})
 	}
 	sortWorkers(out)
 	return out
@@ -259,4 +269,25 @@ func sortWorkers(ws []WorkerView) {
 		}
 		return ws[i].ID < ws[j].ID
 	})
+}
+
+// Need is what every unit of a job asks of a worker, as its workload says
+// (workload.Needer): status shows a running job that no live worker can
+// run as blocked, with the reason, and a job that says so fails when none
+// could start it for the coordinator's start timeout.
+type Need struct {
+	// Caps are the capabilities a worker must offer (internal/capability).
+	Caps []string
+	// Fits says why a worker with Caps still cannot run the job (its
+	// engine's platform, say; "" when it can); nil: any worker with Caps
+	// can.
+	Fits func(Caps) string
+	// Barred are the workers the job gives no more units (its engine did
+	// not start there, too many bad games), by id, with why.
+	Barred map[string]string
+	// FailUnstarted: a job no connected worker can start ends failed after
+	// the start timeout, since its engine is the likely fault (tests,
+	// tunes, datasets). Without it the job waits for a worker however long
+	// (a perft job needs only the embedded engine).
+	FailUnstarted bool
 }

@@ -39,7 +39,9 @@ package datagenjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,10 +54,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/datagen"
-	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -69,6 +71,9 @@ func init() {
 		Name: Kind,
 		Spec: func() proto.Message { return &arbiterv1.DatagenSpec{} },
 		New:  func(d workload.Deps) (core.Workload, error) { return New(d) },
+		// After the built-in kinds, where the core asked it before it
+		// plugged in.
+		Order: 50,
 	})
 	store.RegisterSchema(schema)
 }
@@ -118,6 +123,37 @@ type share struct {
 	seconds                            float64
 }
 
+// Config is the workload's settings (workload.Deps.Settings).
+type Config struct {
+	// Dir keeps the shard files: an existing, writable directory (CheckDir).
+	// "": DATA/datagen under the coordinator's data directory.
+	Dir string
+}
+
+// CheckDir says why dir cannot keep shards (nil when it can): it must be
+// an existing directory this process can write to.
+func CheckDir(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: no such directory", dir)
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return fmt.Errorf("%s: not a directory", dir)
+	}
+	f, err := os.CreateTemp(dir, "incoming-check-")
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("%s: not writable (permission denied)", dir)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: not writable: %w", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
 // New returns the workload; the core calls Load.
 func New(d workload.Deps) (*Workload, error) {
 	if d.Store == nil {
@@ -129,12 +165,23 @@ func New(d workload.Deps) (*Workload, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	dir := filepath.Join(d.DataDir, "datagen")
-	if d.DataDir == "" {
-		dir = filepath.Join(d.Store.Dir(), "datagen")
+	cfg, err := workload.SettingsOf[Config](d)
+	if err != nil {
+		return nil, fmt.Errorf("datagen: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("datagen: shard directory: %w", err)
+	dir := cfg.Dir
+	if dir != "" {
+		if err := CheckDir(dir); err != nil {
+			return nil, fmt.Errorf("datagen: shard directory %w", err)
+		}
+	} else {
+		dir = filepath.Join(d.DataDir, "datagen")
+		if d.DataDir == "" {
+			dir = filepath.Join(d.Store.Dir(), "datagen")
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("datagen: shard directory: %w", err)
+		}
 	}
 	w := &Workload{deps: d, log: d.Logger, store: d.Store, dir: dir, jobs: make(map[string]*job), names: make(map[string]string)}
 	w.met = newMetrics(w, d.Registerer)
@@ -200,39 +247,13 @@ func (w *Workload) Cancel(ctx context.Context, jobID, reason string) error {
 	return nil
 }
 
-// failIfNoneCan ends a dataset that has no shard yet as failed when every
-// live worker able to play datasets has refused its engine (it reported no
-// score, ignored the node limit, did not start): an engine's fault, which
-// no other batch would fix, is said at once instead of waiting forever.
-func (w *Workload) failIfNoneCan(jobID string) {
-	if w.host == nil {
-		return
-	}
-	live := w.host.LiveWorkers(capability.Datagen)
+// Fail implements core.Failer: the coordinator ends a dataset that no
+// worker could start (grpcapi.StallWatch). Stored shards stay.
+func (w *Workload) Fail(ctx context.Context, jobID, reason string) error {
 	w.commitMu.Lock()
 	defer w.commitMu.Unlock()
-	w.mu.Lock()
-	j := w.jobs[jobID]
-	if j == nil || !j.running() || j.prog.batches > 0 || len(j.excluded) < max(live, 1) {
-		w.mu.Unlock()
-		return
-	}
-	var why string
-	for _, r := range j.excluded {
-		why = r
-		break
-	}
-	w.mu.Unlock()
-	change := &store.JobChange{State: store.StateFailed, FinishedAt: w.deps.Now(),
-		Error: fmt.Sprintf("all %d workers able to play it refused its engine; %s", len(j.excluded), why)}
-	if err := w.store.SetJobState(context.Background(), jobID, change); err != nil {
-		w.log.Error("dataset not failed", zap.String(logging.JobID, jobID), zap.Error(err))
-		return
-	}
-	w.mu.Lock()
-	w.finish(j, change)
-	w.mu.Unlock()
-	w.host.JobChanged(jobID)
+	change := &store.JobChange{State: store.StateFailed, Error: reason, FinishedAt: w.deps.Now()}
+	return gamepair.Cancel(ctx, w.store, &w.mu, w.jobs, func(j *job) *store.Job { return j.rec }, jobID, change, w.finish)
 }
 
 // Quarantined implements workload.Quarantiner.
@@ -242,4 +263,11 @@ func (w *Workload) Quarantined() []store.Quarantined {
 	return append([]store.Quarantined(nil), w.problems...)
 }
 
-var _ core.Workload = (*Workload)(nil)
+var (
+	_ core.Workload        = (*Workload)(nil)
+	_ core.Failer          = (*Workload)(nil)
+	_ workload.Needer      = (*Workload)(nil)
+	_ workload.Retainer    = (*Workload)(nil)
+	_ workload.Servicer    = (*Workload)(nil)
+	_ workload.Quarantiner = (*Workload)(nil)
+)

@@ -261,9 +261,12 @@ func TestBadSpecs(t *testing.T) {
 	}
 }
 
-// A dataset whose engine every live worker refuses (no score, nodes
-// ignored) ends failed with the worker's reason instead of waiting.
-func TestRefusedEverywhereFails(t *testing.T) {
+// A dataset whose engine a worker refused (no score, nodes ignored) says
+// so through Needs: the worker is barred with its reason, and the job
+// asks to fail when none can start it (grpcapi.StallWatch does, for every
+// kind: TestStallWatchFailsRefusedDataset). Failing it stores the reason,
+// which a restart keeps.
+func TestRefusedEngineBarsTheWorker(t *testing.T) {
 	e := newEnv(t)
 	id := e.create(100)
 	w := e.worker("w1")
@@ -271,19 +274,23 @@ func TestRefusedEverywhereFails(t *testing.T) {
 	if err := e.c.Release(context.Background(), alice, w.ID, g.Lease.ID, `engine "dev" reported no score at ply 9`, true); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		j, _ := e.progress(id)
-		if j.GetState() == arbiterv1.JobState_JOB_STATE_FAILED {
-			if !bytes.Contains([]byte(j.GetError()), []byte("reported no score")) {
-				t.Fatalf("failed with %q", j.GetError())
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still %v", j.GetState())
-		}
-		time.Sleep(20 * time.Millisecond)
+	n, ok := e.wl.Needs(id)
+	if !ok || !n.FailUnstarted || n.Barred[w.ID] != `cannot run the engine: engine "dev" reported no score at ply 9` {
+		t.Fatalf("needs %+v (%v); want %s barred with the engine's reason, failing when unstarted", n, ok, w.ID)
+	}
+	if info, _ := e.wl.Describe(id); info.Started {
+		t.Fatal("a dataset with no shard and no batch leased counts as started")
+	}
+	if err := e.c.Fail(context.Background(), id, "no connected worker could start it: "+n.Barred[w.ID]); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Fail(context.Background(), id, "again"); err == nil {
+		t.Error("a failed dataset failed again")
+	}
+	e.restart()
+	j, _ := e.progress(id)
+	if j.GetState() != arbiterv1.JobState_JOB_STATE_FAILED || !bytes.Contains([]byte(j.GetError()), []byte("reported no score")) {
+		t.Fatalf("after restart: %v (%q)", j.GetState(), j.GetError())
 	}
 }
 

@@ -1,6 +1,7 @@
 package datagenjob
 
 import (
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -149,11 +150,6 @@ func (w *Workload) Ended(l core.Lease, why core.End) {
 		j.excluded[l.WorkerID] = "worker " + l.WorkerID + " cannot run the engine: " + why.Reason
 		w.log.Warn("worker cannot run dataset", zap.String(logging.JobID, jobID), zap.String(logging.WorkerID, l.WorkerID),
 			zap.String("reason", why.Reason))
-		if j.prog.batches == 0 {
-			// The core's lock is held here, and counting live workers
-			// takes it.
-			go w.failIfNoneCan(jobID)
-		}
 	}
 	if !why.JobOver && !j.stored[idx] {
 		j.retry = append(j.retry, idx)
@@ -200,14 +196,23 @@ func (w *Workload) Adopt(l core.Lease, wk *core.Worker) core.Adoption {
 	return core.AdoptActive
 }
 
-// Needs implements workload.Needer.
-func (w *Workload) Needs(jobID string) ([]string, func(core.Caps) string, bool) {
+// Needs implements workload.Needer: a worker that plays datasets (and the
+// embedded engine when the job's is) and fits its engine; the workers that
+// could not run the engine are barred. A dataset that none can start fails
+// after the start timeout (grpcapi.StallWatch): an engine's fault, which
+// no other batch would fix, is said instead of waiting forever.
+func (w *Workload) Needs(jobID string) (core.Need, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	j := w.jobs[jobID]
 	if j == nil {
-		return nil, nil, false
+		return core.Need{}, false
 	}
 	e := j.spec.GetEngine()
-	return j.needs(), func(c core.Caps) string { return gamepair.FitsCaps(e, e, c) }, true
+	n := core.Need{Caps: j.needs(), Fits: func(c core.Caps) string { return gamepair.FitsCaps(e, e, c) },
+		Barred: make(map[string]string, len(j.excluded)), FailUnstarted: true}
+	for id, why := range j.excluded {
+		n.Barred[id] = strings.TrimPrefix(why, "worker "+id+" ")
+	}
+	return n, true
 }

@@ -164,7 +164,8 @@ func TestDatagenKeepDuplicates(t *testing.T) {
 // flag (exit status 2), bad specs by the coordinator (INVALID_ARGUMENT),
 // with nothing stored; an engine that is only found bad when a worker
 // runs it ends its dataset failed with the reason, once every worker that
-// could play it has refused it.
+// could play it has refused it for the start timeout (the watch every
+// kind shares).
 func TestDatagenBadInput(t *testing.T) {
 	bad, err := badEngineBinary(t)
 	if err != nil {
@@ -175,7 +176,7 @@ func TestDatagenBadInput(t *testing.T) {
 		Engines: []engineallow.Engine{{Name: "noscore", Cmd: bad, Args: []string{"-mode", "noscore", "-at", "3"}},
 			{Name: "nolimit", Cmd: bad, Args: []string{"-mode", "manynodes", "-at", "3"}}},
 		Server: localcluster.ServerConfig{Token: token, LeaseDuration: time.Second, UnitDuration: 100 * time.Millisecond,
-			Logger: zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel))}})
+			StartTimeout: 2 * time.Second, Logger: zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,11 +252,23 @@ func TestDatagenBadInput(t *testing.T) {
 
 	// Engines found bad only when the workers run them: the dataset ends
 	// failed at 0 positions with the worker's reason once every live
-	// worker refused it; as for random plies that find no position (a
+	// worker refused it for the start timeout; as for random plies that find no position (a
 	// property of the opening, known only by drawing them).
 	book := filepath.Join(t.TempDir(), "mate.epd")
 	if err := os.WriteFile(book, []byte("8/8/8/8/8/4k3/1q6/K7 w - - 0 1\n"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	// Workers first: a dataset no worker can start fails after the start
+	// timeout for that reason, none connected included.
+	addWorkers(t, cl, 2)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		ws, err := arbiterv1.NewAdminServiceClient(conn).ListWorkers(ctxT(t, 10*time.Second), &arbiterv1.ListWorkersRequest{})
+		if err == nil && len(ws.GetWorkers()) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the workers did not register: %v", err)
+		}
 	}
 	blocked := map[string]string{
 		submitDatagen(t, addr, "--engine", "name=noscore,cmd=noscore", "--positions", "100",
@@ -270,7 +283,6 @@ func TestDatagenBadInput(t *testing.T) {
 		!strings.Contains(out, "random-plies: 100 draws of 1-1 random plies from 8/8/8/8/8/4k3/1q6/K7 w - - 0 1 all ended the game") {
 		t.Errorf("random plies with no playable position: exit %d: %s; want 2 naming random-plies", code, out)
 	}
-	addWorkers(t, cl, 2)
 	for id, want := range blocked {
 		var j *arbiterv1.Job
 		for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {

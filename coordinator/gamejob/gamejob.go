@@ -47,10 +47,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
+	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -63,6 +66,38 @@ const (
 	KindSPRT  = "sprt"
 	KindMatch = "match"
 )
+
+func init() {
+	workload.Register(workload.Kind{
+		Name:  Kind,
+		Spec:  func() proto.Message { return &arbiterv1.MatchSpec{} },
+		New:   workload.WithSettings(fromDeps),
+		Order: 20,
+	})
+}
+
+// fromDeps builds the workload as the coordinator does: the settings are
+// the command's, and the rest comes from d: the games counter and activity
+// every game workload shares, and the lookups of other kinds' jobs.
+func fromDeps(cfg Config, d workload.Deps) *Workload {
+	cfg.Store, cfg.Logger, cfg.Now, cfg.Registerer = d.Store, d.Logger, d.Now, d.Registerer
+	cfg.Games, cfg.Activity, cfg.ResolveArtifact, cfg.JobExists = d.Games, d.Activity, d.ResolveArtifact, d.JobExists
+	if d.Workload != nil {
+		cfg.TuneExists = func(id string) bool {
+			tunes, ok := d.Workload(jobkind.SPSA)
+			if !ok {
+				return false
+			}
+			desc, ok := tunes.(core.Describer)
+			if !ok {
+				return false
+			}
+			_, ok = desc.Describe(id)
+			return ok
+		}
+	}
+	return New(cfg)
+}
 
 // DefaultReferenceNPS is the speed tests that name no reference speed are
 // scaled to (gamepair.DefaultReferenceNPS).
@@ -141,7 +176,7 @@ func New(cfg Config) *Workload {
 		store:   cfg.Store,
 		metrics: newMetrics(cfg.Games),
 	}
-	w.Set = gamepair.Set[*test]{Deps: cfg.Deps, What: "test", Kinds: []string{KindSPRT, KindMatch},
+	w.Set = gamepair.Set[*test]{Deps: cfg.Deps, What: "test", Kinds: []string{KindSPRT, KindMatch}, GameTable: store.TestGames,
 		Activity: cfg.Activity, Games: w.metrics.games, Replay: w.cfg.Replay,
 		CrossCheckable: func(t *test) bool {
 			return w.cfg.CrossCheckable(t.spec.GetTimeControl(), t.spec.GetEngineA(), t.spec.GetEngineB())

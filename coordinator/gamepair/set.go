@@ -165,6 +165,9 @@ type Set[J Entry] struct {
 	Kinds    []string     // the stored kinds of its jobs
 	Activity *Activity    // each worker's recent games over every game workload
 	Games    *GameCounter // arbiter_games_total; nil counts none
+	// GameTable is the store's table of its jobs, whose games retention
+	// deletes (Expire).
+	GameTable store.GameTable
 	// Replay checks a result's games against the batch the worker was
 	// sent (Settings.Replay); nil replays nothing.
 	Replay func(unit string, sent *arbiterv1.GamePairBatch, r *arbiterv1.GamePairBatchResult) error

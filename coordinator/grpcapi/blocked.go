@@ -8,11 +8,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/internal/capability"
-	"github.com/arbiter-chess/arbiter/internal/jobkind"
-	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -21,45 +18,17 @@ import (
 // before it says that a job has none that can run it.
 const workerGrace = 3 * time.Second
 
-// needs is what every unit of a job asks of a worker: capabilities
-// (perft for a perft job, game-pair for a test or tune, and builtin when
-// one of its engines is the embedded one) and, for a test or tune, that
-// the worker fits its two engines (gamepair.FitsCaps: uploaded engines,
-// per-engine time controls).
-type needs struct {
-	caps []string
-	// fits says why a worker with caps still cannot run the job ("" when
-	// it can); nil: any worker with caps can.
-	fits func(core.Caps) string
-}
-
-// needsOf is what a job's units ask of a worker: a plugged-in kind says
-// (workload.Needer); the built-in kinds by their family.
-func needsOf(j *arbiterv1.Job, plugins map[string]core.Workload) (needs, bool) {
-	if wl, ok := plugins[j.GetKind()].(workload.Needer); ok {
-		caps, fits, ok := wl.Needs(j.GetJobId())
-		return needs{caps: caps, fits: fits}, ok
-	}
-	var engines []*arbiterv1.EngineSpec
-	n := needs{}
-	switch jobkind.Of(j).Family {
-	case jobkind.FamilyPerft:
-		n.caps = []string{capability.Perft}
-	case jobkind.FamilyTest:
-		engines = []*arbiterv1.EngineSpec{j.GetMatch().GetEngineA(), j.GetMatch().GetEngineB()}
-	case jobkind.FamilyTune:
-		engines = []*arbiterv1.EngineSpec{j.GetSpsa().GetEngine(), j.GetSpsa().GetEngine()}
-	default:
-		return n, false
-	}
-	if engines != nil {
-		n.caps = []string{capability.GamePair}
-		if matchspec.IsBuiltin(engines[0]) || matchspec.IsBuiltin(engines[1]) {
-			n.caps = append(n.caps, capability.Builtin)
+// needOf is what the units of job jobID ask of a worker, as the workload
+// that has the job says (workload.Needer); false when none says.
+func needOf(jobID string, wls []core.Workload) (core.Need, bool) {
+	for _, wl := range wls {
+		if n, ok := wl.(workload.Needer); ok {
+			if need, ok := n.Needs(jobID); ok {
+				return need, true
+			}
 		}
-		n.fits = func(c core.Caps) string { return gamepair.FitsCaps(engines[0], engines[1], c) }
 	}
-	return n, true
+	return core.Need{}, false
 }
 
 // withBlocked returns the jobs with the reason why they cannot progress
@@ -83,23 +52,23 @@ func (js *jobService) withBlocked(jobs ...*arbiterv1.Job) []*arbiterv1.Job {
 				return jobs // the workers may not have (re)connected yet
 			}
 			for _, w := range js.core.Workers() {
-				if now.Sub(w.LastSeen) <= within {
+				if w.Live(now, within) {
 					live = append(live, w.Caps)
 					views = append(views, w)
 				}
 			}
 			read = true
 		}
-		n, known := needsOf(j, js.plugins)
+		n, known := needOf(j.GetJobId(), js.needers)
 		if !known {
 			continue
 		}
 		reason := blockedReason(n, live)
-		if reason == "" && gameFamily(j) {
+		if reason == "" {
 			// Every worker that could run it refused it (its engine did
 			// not start there) or was excluded: StallWatch fails it once
 			// that has lasted, if it never started.
-			reason = refusedReason(j, views)
+			reason = refusedReason(n, views)
 		}
 		if reason == "" {
 			continue
@@ -115,19 +84,19 @@ func (js *jobService) withBlocked(jobs ...*arbiterv1.Job) []*arbiterv1.Job {
 }
 
 // blockedReason says why none of the live workers can run a unit with
-// needs n ("" when one can).
-func blockedReason(n needs, live []core.Caps) string {
+// need n ("" when one can).
+func blockedReason(n core.Need, live []core.Caps) string {
 	if len(live) == 0 {
 		return "no worker connected: start one with arbiter worker --coordinator HOST:PORT"
 	}
 	capable, why := 0, ""
 	for _, caps := range live {
-		if capability.Missing(n.caps, caps.Has) == "" {
+		if capability.Missing(n.Caps, caps.Has) == "" {
 			capable++
-			if n.fits == nil {
+			if n.Fits == nil {
 				return ""
 			}
-			r := n.fits(caps)
+			r := n.Fits(caps)
 			if r == "" {
 				return ""
 			}
@@ -137,7 +106,7 @@ func blockedReason(n needs, live []core.Caps) string {
 		}
 	}
 	if capable == 0 {
-		return fmt.Sprintf("none of the %d connected workers offers %s", len(live), strings.Join(n.caps, " + "))
+		return fmt.Sprintf("none of the %d connected workers offers %s", len(live), strings.Join(n.Caps, " + "))
 	}
 	return fmt.Sprintf("none of the %d connected workers can run its engines: %s", len(live), why)
 }

@@ -5,29 +5,32 @@ import (
 	"testing"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 // A running job says why no live worker can take it: none connected, none
 // with the capabilities its units need, or none that fits its engines (an
-// uploaded engine, a per-engine time control), with the first reason.
+// uploaded engine, a per-engine time control), with the first reason. The
+// needs are those the game workloads give (gamepair.Set.Needs).
 func TestBlockedReason(t *testing.T) {
 	cmd := &arbiterv1.EngineSpec{Name: "a", Command: "/usr/games/stockfish"}
 	binary := &arbiterv1.EngineSpec{Name: "b", Artifact: &arbiterv1.EngineArtifact{
 		Sha256: strings.Repeat("ab", 32), Kind: arbiterv1.ArtifactKind_ARTIFACT_KIND_BINARY, Platform: "linux/arm64"}}
 	source := &arbiterv1.EngineSpec{Name: "s", Artifact: &arbiterv1.EngineArtifact{
 		Sha256: strings.Repeat("cd", 32), Kind: arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE}}
-	test := func(a, b *arbiterv1.EngineSpec) *arbiterv1.Job {
-		return &arbiterv1.Job{Kind: "sprt", Match: &arbiterv1.MatchSpec{EngineA: a, EngineB: b}}
+	test := func(a, b *arbiterv1.EngineSpec) core.Need {
+		return core.Need{Caps: []string{capability.GamePair}, Fits: func(c core.Caps) string { return gamepair.FitsCaps(a, b, c) }}
 	}
-	tune := &arbiterv1.Job{Kind: "spsa", Spsa: &arbiterv1.SpsaSpec{Engine: binary}}
-	perft := &arbiterv1.Job{Kind: "perft"}
+	tune := test(binary, binary)
+	perft := core.Need{Caps: []string{capability.Perft}}
 	games := core.Caps{Tags: []string{"game-pair"}, Platform: "linux/amd64"}
 	artifacts := core.Caps{Tags: []string{"game-pair", "artifacts"}, Platform: "linux/amd64"}
 	arm := core.Caps{Tags: []string{"game-pair", "artifacts", "source-build"}, Platform: "linux/arm64"}
 	cases := []struct {
 		name string
-		job  *arbiterv1.Job
+		job  core.Need
 		live []core.Caps
 		want string // "" or a part of the reason
 	}{
@@ -44,8 +47,7 @@ func TestBlockedReason(t *testing.T) {
 			[]core.Caps{games}, "per-engine time controls"},
 	}
 	for _, c := range cases {
-		n, _ := needsOf(c.job, nil)
-		got := blockedReason(n, c.live)
+		got := blockedReason(c.job, c.live)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
 		}

@@ -29,9 +29,10 @@ type jobService struct {
 	tunes *spsajob.Workload
 	// started is when this server began: workers get workerGrace from
 	// then to connect before a job is said to have none.
-	started time.Time
-	arts    *artifacts.Store
-	plugins map[string]core.Workload
+	started   time.Time
+	arts      *artifacts.Store
+	workloads map[string]core.Workload // by kind
+	needers   []core.Workload          // the workloads, in kind order (needOf)
 }
 
 // addArtifactChecks adds what the workers did with a test's uploaded
@@ -127,9 +128,9 @@ func (js *jobService) SubmitSpsa(ctx context.Context, req *arbiterv1.SubmitSpsaR
 // kind names it, and the spec must be that kind's message.
 func (js *jobService) SubmitJob(ctx context.Context, req *arbiterv1.SubmitJobRequest) (*arbiterv1.SubmitJobResponse, error) {
 	k, ok := workload.Lookup(req.GetKind())
-	if !ok || js.plugins[req.GetKind()] == nil {
+	if !ok || k.Spec == nil || js.workloads[req.GetKind()] == nil {
 		return nil, apierr.Invalid("kind: %s is not a kind of job this coordinator runs (%s)", apierr.Q(req.GetKind()),
-			strings.Join(pluginKinds(js.plugins), ", "))
+			strings.Join(js.submittable(), ", "))
 	}
 	if req.GetSpec() == nil {
 		return nil, apierr.Invalid("spec missing")
@@ -149,10 +150,14 @@ func (js *jobService) SubmitJob(ctx context.Context, req *arbiterv1.SubmitJobReq
 	return &arbiterv1.SubmitJobResponse{Job: j}, nil
 }
 
-func pluginKinds(m map[string]core.Workload) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// submittable lists the kinds SubmitJob creates jobs of: those served
+// that have a spec.
+func (js *jobService) submittable() []string {
+	var out []string
+	for _, k := range workload.Kinds() {
+		if k.Spec != nil && js.workloads[k.Name] != nil {
+			out = append(out, k.Name)
+		}
 	}
 	slices.Sort(out)
 	return out

@@ -66,14 +66,13 @@ const (
 
 // Config is what the gRPC face serves.
 type Config struct {
-	Core   *core.Core
-	Games  *gamejob.Workload
-	Tunes  *spsajob.Workload
-	Verify *verifyjob.Workload
-	// Plugins are the workloads of kinds registered with package workload,
-	// by kind: SubmitJob creates their jobs, and those with a service of
-	// their own (workload.Servicer) are served.
-	Plugins     map[string]core.Workload
+	Core *core.Core
+	// Workloads are the workloads of the kinds registered with package
+	// workload, by kind: SubmitJob creates the jobs of those with a spec,
+	// those with a service of their own (workload.Servicer) are served,
+	// and the services of the built-in kinds (tests' PGNs, verify
+	// sessions) find their workload here by its kind.
+	Workloads   map[string]core.Workload
 	Credentials *creds.Manager
 	Store       *store.Store
 	// Artifacts, when set, serves the engine artifact store.
@@ -147,14 +146,17 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	}
 	srv := grpc.NewServer(opts...)
 	arbiterv1.RegisterWorkerServiceServer(srv, &workerService{s: s, core: cfg.Core})
-	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: cfg.Games, tunes: cfg.Tunes, started: cfg.Core.Now(),
-		arts: cfg.Artifacts, plugins: cfg.Plugins})
-	arbiterv1.RegisterVerifyServiceServer(srv, &verifyService{s: s, core: cfg.Core, verify: cfg.Verify})
+	games, _ := cfg.Workloads[gamejob.Kind].(*gamejob.Workload)
+	tunes, _ := cfg.Workloads[spsajob.Kind].(*spsajob.Workload)
+	verify, _ := cfg.Workloads[verifyjob.Kind].(*verifyjob.Workload)
+	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: games, tunes: tunes, started: cfg.Core.Now(),
+		arts: cfg.Artifacts, workloads: cfg.Workloads, needers: inOrder(cfg.Workloads)})
+	arbiterv1.RegisterVerifyServiceServer(srv, &verifyService{s: s, core: cfg.Core, verify: verify})
 	arbiterv1.RegisterAdminServiceServer(srv, &adminService{s: s, core: cfg.Core, creds: cfg.Credentials, store: cfg.Store})
 	services := []string{arbiterv1.WorkerService_ServiceDesc.ServiceName, arbiterv1.JobService_ServiceDesc.ServiceName,
 		arbiterv1.VerifyService_ServiceDesc.ServiceName, arbiterv1.AdminService_ServiceDesc.ServiceName}
-	for _, wl := range cfg.Plugins {
-		if sv, ok := wl.(workload.Servicer); ok {
+	for _, k := range workload.Kinds() {
+		if sv, ok := cfg.Workloads[k.Name].(workload.Servicer); ok {
 			services = append(services, sv.RegisterGRPC(srv, caller)...)
 		}
 	}
@@ -171,6 +173,18 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	s.rules = rulesFor(srv)
 	s.grpcm.InitializeMetrics(srv) // every method × code series from the start
 	return srv, hs, nil
+}
+
+// inOrder lists the workloads of wls in the order of their kinds
+// (workload.Kinds).
+func inOrder(wls map[string]core.Workload) []core.Workload {
+	var out []core.Workload
+	for _, k := range workload.Kinds() {
+		if wl, ok := wls[k.Name]; ok {
+			out = append(out, wl)
+		}
+	}
+	return out
 }
 
 type identityKey struct{}

@@ -37,17 +37,34 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/logging"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 // Kind is the workload's kind and the job kind it stores.
 const Kind = "perft"
+
+func init() {
+	workload.Register(workload.Kind{
+		Name: Kind,
+		Spec: func() proto.Message { return &arbiterv1.PerftSpec{} },
+		// The limits are the command's; the rest is the coordinator's.
+		New: workload.WithSettings(func(cfg Config, d workload.Deps) *Workload {
+			cfg.Store, cfg.Logger, cfg.Now, cfg.Registerer = d.Store, d.Logger, d.Now, d.Registerer
+			return New(cfg)
+		}),
+		Order: 10,
+	})
+}
 
 // Config tunes the workload. Zero values take the defaults.
 type Config struct {
@@ -168,6 +185,29 @@ func (w *Workload) LoadProblems() []LoadProblem {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]LoadProblem(nil), w.problems...)
+}
+
+// Quarantined implements workload.Quarantiner: the jobs the last Load
+// skipped.
+func (w *Workload) Quarantined() []store.Quarantined {
+	var out []store.Quarantined
+	for _, p := range w.LoadProblems() {
+		out = append(out, store.Quarantined{Kind: "job", ID: p.JobID, Error: p.Err.Error()})
+	}
+	return out
+}
+
+// Needs implements workload.Needer: a worker that counts perft. A perft
+// job needs only the embedded engine, so it waits for such a worker
+// however long.
+func (w *Workload) Needs(jobID string) (core.Need, bool) {
+	w.mu.Lock()
+	_, ok := w.jobs[jobID]
+	w.mu.Unlock()
+	if !ok {
+		return core.Need{}, false
+	}
+	return core.Need{Caps: []string{capability.Perft}}, true
 }
 
 type job struct {

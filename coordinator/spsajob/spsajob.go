@@ -38,10 +38,12 @@ import (
 	"sync"
 
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spsa"
 )
@@ -49,6 +51,21 @@ import (
 // Kind is the workload's kind (core.Create's kind argument) and the stored
 // job kind of a tune.
 const Kind = "spsa"
+
+func init() {
+	workload.Register(workload.Kind{
+		Name: Kind,
+		Spec: func() proto.Message { return &arbiterv1.SpsaSpec{} },
+		// The settings are the command's; the games counter and activity
+		// are shared with every game workload.
+		New: workload.WithSettings(func(cfg Config, d workload.Deps) *Workload {
+			cfg.Store, cfg.Logger, cfg.Now = d.Store, d.Logger, d.Now
+			cfg.Games, cfg.Activity, cfg.ResolveArtifact = d.Games, d.Activity, d.ResolveArtifact
+			return New(cfg)
+		}),
+		Order: 30,
+	})
+}
 
 // Config tunes the workload. Zero values take the defaults.
 type Config struct {
@@ -128,7 +145,8 @@ func New(cfg Config) *Workload {
 	cfg.defaults()
 	w := &Workload{cfg: cfg, log: cfg.Logger, store: cfg.Store, builtinOptions: sync.OnceValues(spsa.BuiltinOptions)}
 	w.Set = gamepair.Set[*tune]{Deps: cfg.Deps, What: "tune", Kinds: []string{Kind}, Activity: cfg.Activity, Games: cfg.Games,
-		Replay: w.cfg.Replay, Hooks: gamepair.Hooks[*tune]{
+		GameTable: store.TuneGames,
+		Replay:    w.cfg.Replay, Hooks: gamepair.Hooks[*tune]{
 			Engines:  func(t *tune) (a, b *arbiterv1.EngineSpec) { return t.engineA, t.engineB },
 			Schedule: func(t *tune) (int32, float64) { return t.spec.GetPriority(), t.spec.GetThroughput() },
 			Unit:     w.batchProto,

@@ -250,15 +250,36 @@ func (s *Store) PGN(ctx context.Context, jobID string, batch, game int) (string,
 	return pgnText(raw, gz)
 }
 
+// GameTable names the jobs whose games ExpireGames deletes.
+type GameTable string
+
+// The tables of jobs that store games.
+const (
+	TestGames GameTable = "tests"
+	TuneGames GameTable = "tunes"
+)
+
 // ExpirePGNs deletes the games of tests and SPSA tunes that finished
 // before cutoff (the retention setting) and returns their ids. Their
 // counts, verdict, updates and per-worker figures stay.
 func (s *Store) ExpirePGNs(ctx context.Context, cutoff, now time.Time) ([]string, error) {
+	return s.ExpireGames(ctx, cutoff, now, TestGames, TuneGames)
+}
+
+// ExpireGames is ExpirePGNs for the jobs of the tables given, in one
+// transaction.
+func (s *Store) ExpireGames(ctx context.Context, cutoff, now time.Time, tables ...GameTable) ([]string, error) {
+	for _, t := range tables {
+		if t != TestGames && t != TuneGames {
+			return nil, fmt.Errorf("store: %q is no table of jobs with games", t)
+		}
+	}
 	var ids []string
 	err := s.write(func(ctx context.Context, tx *sql.Tx) error {
 		ids = ids[:0]
-		for _, table := range []string{"tests", "tunes"} {
-			// table is one of the two names above, never input.
+		for _, t := range tables {
+			// table is one of the constants above (checked), never input.
+			table := string(t)
 			rows, err := tx.QueryContext(ctx, `SELECT t.job_id FROM `+table+` t JOIN jobs j ON j.id = t.job_id
 				WHERE t.pgns_expired_at = 0 AND j.state != 'running' AND j.finished_at > 0 AND j.finished_at < ?`, unixNano(cutoff))
 			if err != nil {

@@ -33,6 +33,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/identity"
@@ -43,6 +44,18 @@ import (
 
 // Kind is the workload's kind.
 const Kind = "verify"
+
+// Sessions are opened through VerifyService, not submitted: the kind has
+// no spec.
+func init() {
+	workload.Register(workload.Kind{
+		Name: Kind,
+		New: func(d workload.Deps) (core.Workload, error) {
+			return New(Config{Logger: d.Logger, Now: d.Now, Store: d.Store}), nil
+		},
+		Order: 40,
+	})
+}
 
 // Prefix starts verify unit ids ("verify.SESSION.KEY") and job ids
 // ("verify.SESSION").

@@ -96,7 +96,7 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 	d.Form = &manageForm{ID: id, CSRF: v.CSRF, MinPrio: core.MinPriority, MaxPrio: core.MaxPriority,
 		Priority: j.GetMatch().GetPriority(), Share: j.GetMatch().GetThroughput()}
 	spec, mp := j.GetMatch(), j.GetMatchProgress()
-	if sp := spec.GetSprt(); sp != nil {
+	if sp := spec.GetSprt(); j.GetKind() == jobkind.SPRT {
 		m, _ := sprt.ParseModel(sp.GetModel())
 		d.Params = &sprt.Params{Elo0: sp.GetElo0(), Elo1: sp.GetElo1(), Alpha: sp.GetAlpha(), Beta: sp.GetBeta(), Model: m}
 		switch mp.GetSprtState() {

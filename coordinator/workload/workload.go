@@ -1,12 +1,13 @@
 // Package workload is where a kind of job plugs into the coordinator. A
 // kind registers itself once, from its package's init, with its name, the
-// spec message clients submit it with, and how to build its core.Workload;
-// the coordinator builds every registered kind, and one blank import (in
-// coordinator/kinds.go) is all it takes to add one, as Prometheus's
+// spec message clients submit it with, and how to build its core.Workload
+// from Deps; the coordinator builds every registered kind (the built-in
+// perft, test, spsa and verify kinds as much as datagen), and one import
+// (in coordinator/kinds.go) is all it takes to add one, as Prometheus's
 // discovery mechanisms are added.
 //
 // What the outer layers need of a kind is asked through small interfaces
-// the workload may implement (Flusher, Quarantiner, Retainer,
+// the workload may implement (Flusher, Quarantiner, Retainer, Needer,
 // ArtifactUser), so the coordinator loops over its workloads instead of
 // naming them. Clients find a kind's page and report through
 // internal/jobkind and internal/jobreport; its tables through
@@ -16,6 +17,7 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -26,6 +28,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -43,6 +46,51 @@ type Deps struct {
 	// ResolveArtifact completes an uploaded engine's artifact from the
 	// coordinator's store when a job is submitted (which names the field).
 	ResolveArtifact func(which string, e *arbiterv1.EngineSpec) error
+	// Settings are the kind's own settings from the command's flags, a
+	// value of the type its package defines (read it with SettingsOf); nil:
+	// the kind's defaults.
+	Settings any
+	// Games counts the games of every workload that plays games
+	// (arbiter_games_total); the coordinator registers it once.
+	Games *gamepair.GameCounter
+	// Activity is the workers' recent games and incidents over every
+	// workload that plays games (the /workers page).
+	Activity *gamepair.Activity
+	// JobExists reports whether any workload has a job of this id.
+	JobExists func(jobID string) bool
+	// Workload returns the workload of a registered kind, for the kinds
+	// that ask another (a test that verifies a tune asks whether the tune
+	// exists). Call it once the coordinator serves, never from New: the
+	// kinds are built in turn.
+	Workload func(kind string) (core.Workload, bool)
+}
+
+// SettingsOf returns d's Settings as a kind's settings type: the zero
+// value when none were given, an error when they are of another type (the
+// coordinator handed one kind's settings to another).
+func SettingsOf[T any](d Deps) (T, error) {
+	var zero T
+	if d.Settings == nil {
+		return zero, nil
+	}
+	s, ok := d.Settings.(T)
+	if !ok {
+		return zero, fmt.Errorf("settings of type %T, want %T", d.Settings, zero)
+	}
+	return s, nil
+}
+
+// WithSettings is a Kind's New for a kind whose settings are a C: build
+// gets them from Deps.Settings (the zero C when none were given) with the
+// rest of Deps.
+func WithSettings[C any, W core.Workload](build func(C, Deps) W) func(Deps) (core.Workload, error) {
+	return func(d Deps) (core.Workload, error) {
+		cfg, err := SettingsOf[C](d)
+		if err != nil {
+			return nil, err
+		}
+		return build(cfg, d), nil
+	}
 }
 
 // Kind is a kind of job that plugs into the coordinator.
@@ -50,10 +98,16 @@ type Kind struct {
 	// Name is the job kind (Job.kind, core.Create's kind).
 	Name string
 	// Spec returns a new, empty spec message: JobService.SubmitJob unpacks
-	// the request's spec into it, and refuses a spec of another type.
+	// the request's spec into it, and refuses a spec of another type. Nil:
+	// the kind's jobs are not submitted (verify sessions are opened
+	// through their own service).
 	Spec func() proto.Message
 	// New builds the kind's workload.
 	New func(Deps) (core.Workload, error)
+	// Order places the kind where the core asks its workloads in turn
+	// (which finds a unit's job, which wins a tie between equally
+	// deserving jobs): ascending, then by name.
+	Order int
 }
 
 var (
@@ -72,7 +126,7 @@ func Register(k Kind) {
 	kinds[k.Name] = k
 }
 
-// Kinds returns the registered kinds by name.
+// Kinds returns the registered kinds by Order, then name.
 func Kinds() []Kind {
 	mu.Lock()
 	defer mu.Unlock()
@@ -80,7 +134,12 @@ func Kinds() []Kind {
 	for _, k := range kinds {
 		out = append(out, k)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Order != out[j].Order {
+			return out[i].Order < out[j].Order
+		}
+		return out[i].Name < out[j].Name
+	})
 	return out
 }
 
@@ -118,12 +177,13 @@ type Servicer interface {
 	RegisterGRPC(reg grpc.ServiceRegistrar, caller func(context.Context) identity.Identity) []string
 }
 
-// Needer says what a worker must offer to run a job's units: the
-// capabilities, and why a worker with them still cannot (its engine's
-// platform, say; "" when it can). Status shows a running job that no live
-// worker can run as blocked, with the reason.
+// Needer says what a worker must offer to run a job's units (core.Need;
+// ok false: not a job of the workload). Status shows a running job that no
+// live worker can run as blocked, with the reason; grpcapi.StallWatch
+// fails one that asks it (Need.FailUnstarted) once none could start it
+// for the start timeout.
 type Needer interface {
-	Needs(jobID string) (caps []string, fits func(core.Caps) string, ok bool)
+	Needs(jobID string) (need core.Need, ok bool)
 }
 
 // ArtifactUser names the running jobs that use an uploaded artifact, so

@@ -257,7 +257,7 @@ func newTestJob(j *arbiterv1.Job) *TestJob {
 		o.Elo, o.EloCI95 = finite(mp.GetElo()), [2]*float64{finite(mp.GetEloCiLow()), finite(mp.GetEloCiHigh())}
 		o.LOS, o.NElo, o.NEloHalf95 = finite(mp.GetLos()), finite(mp.GetNelo()), finite(mp.GetNeloHalfWidth())
 	}
-	if sp := s.GetSprt(); sp != nil {
+	if sp := s.GetSprt(); j.GetKind() == jobkind.SPRT {
 		state := mp.GetSprtState()
 		if state == "" {
 			state = "continue"

@@ -91,7 +91,7 @@ func testRow(j *arbiterv1.Job) string {
 		elo = fmt.Sprintf("%.1f ± %.1f", mp.GetElo(), (mp.GetEloCiHigh()-mp.GetEloCiLow())/2)
 	}
 	llr := "-"
-	if s.GetSprt() != nil {
+	if j.GetKind() == jobkind.SPRT {
 		llr = fmt.Sprintf("%.2f (%.2f, %.2f)", mp.GetLlr(), mp.GetLowerBound(), mp.GetUpperBound())
 		if st := mp.GetSprtState(); st != "" && st != "continue" {
 			llr += " " + st

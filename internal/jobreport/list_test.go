@@ -90,3 +90,26 @@ func TestJobJSON(t *testing.T) {
 		t.Errorf("nodes not a JSON integer: %s", out.String())
 	}
 }
+
+// Whether a test is an SPRT is its kind (Job.kind), not whether its spec
+// carries SPRT parameters: a match shows no LLR and no SPRT in its JSON
+// even if a client sent bounds with it.
+func TestSPRTIsItsKind(t *testing.T) {
+	j := listJobs()[0]
+	j.Kind = "match"
+	var out bytes.Buffer
+	if err := PrintJobs(&out, []*arbiterv1.Job{j}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "0.42") {
+		t.Errorf("a match listed with an LLR:\n%s", out.String())
+	}
+	if o := NewJobJSON(j); o.Test == nil || o.Test.SPRT != nil {
+		t.Errorf("a match's JSON: %+v", o.Test)
+	}
+	out.Reset()
+	PrintTest(&out, j)
+	if strings.Contains(out.String(), "LLR") {
+		t.Errorf("a match printed with an SPRT:\n%s", out.String())
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/artifactclient"
 	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	"github.com/arbiter-chess/arbiter/internal/matchplan"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/match"
@@ -160,7 +161,7 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 		Details: lim + ", " + spec.GetBookName(),
 		Results: sprt.Results{Wins: int64(mp.GetWins()), Draws: int64(mp.GetDraws()), Losses: int64(mp.GetLosses()), Pentanomial: &penta}}
 	var params *sprt.Params
-	if sp := spec.GetSprt(); sp != nil {
+	if sp := spec.GetSprt(); j.GetKind() == jobkind.SPRT {
 		m, _ := sprt.ParseModel(sp.GetModel())
 		params = &sprt.Params{Elo0: sp.GetElo0(), Elo1: sp.GetElo1(), Alpha: sp.GetAlpha(), Beta: sp.GetBeta(), Model: m}
 		rep.SPRT = params

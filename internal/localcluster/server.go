@@ -29,6 +29,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/datagenjob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
@@ -47,6 +48,9 @@ type ServerConfig struct {
 	// backend the files beside the database (engine artifacts, datagen
 	// shards).
 	Data string
+	// DatagenDir keeps the shards of datasets: an existing, writable
+	// directory ("": DATA/datagen).
+	DatagenDir string
 	// Store is the database ("": SQLite in Data; postgres://...: that
 	// PostgreSQL database).
 	Store string
@@ -77,7 +81,7 @@ type ServerConfig struct {
 	// PGNRetention deletes the games of tests finished longer ago (0:
 	// keep them).
 	PGNRetention time.Duration
-	// StartTimeout fails a test or tune no connected worker can start
+	// StartTimeout fails a test, tune or dataset no connected worker can start
 	// after this long (0: grpcapi.DefaultStartTimeout).
 	StartTimeout time.Duration
 	// MaxWorkersPerIdentity bounds the worker ids one credential
@@ -182,6 +186,11 @@ func Serve(cfg ServerConfig) (*Server, error) {
 	} else if cfg.TLSClientCA != "" {
 		return nil, cliexit.Usage("--tls-client-ca needs --tls-cert and --tls-key")
 	}
+	if cfg.DatagenDir != "" {
+		if err := datagenjob.CheckDir(cfg.DatagenDir); err != nil {
+			return nil, cliexit.Usage("--datagen-dir %v (it must be an existing directory the coordinator can write)", err)
+		}
+	}
 	st, err := store.OpenURL(cfg.Store, cfg.Data)
 	if err != nil {
 		if cfg.Store != "" {
@@ -199,7 +208,8 @@ func Serve(cfg ServerConfig) (*Server, error) {
 		MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity,
 		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
 		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
-		Games: gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
+		Datagen: datagenjob.Config{Dir: cfg.DatagenDir},
+		Games:   gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
 	})
 	if err != nil {
 		st.Close()
