@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 )
@@ -55,7 +56,11 @@ func (c *Core) Lease(ctx context.Context, caller identity.Identity, workerID str
 			c.mu.Unlock()
 			return Grant{}, false, err
 		}
-		g, ok := c.pick(w)
+		var g Grant
+		ok := false
+		if c.mayLease(caller) {
+			g, ok = c.pick(w)
+		}
 		if !ok && deadline != nil && held == nil {
 			held = w
 			w.waiting++
@@ -107,6 +112,25 @@ func (c *Core) pick(w *Worker) (Grant, bool) {
 		return Grant{Lease: toLease(l), Payload: payload}, true
 	}
 	return Grant{}, false
+}
+
+// mayLease reports whether caller's workers, all together, hold fewer
+// leases than the identity's limit (quota.Limits.Leases). Over it, a
+// worker waits as if there were no work: a pool that big is either a
+// mistake or an attempt to sit on the farm's units. Caller holds mu.
+func (c *Core) mayLease(caller identity.Identity) bool {
+	if c.cfg.Quota == nil || !quota.Limited(caller) {
+		return true
+	}
+	lim := c.cfg.Quota.Limits().Leases
+	if lim == 0 {
+		return true
+	}
+	held := 0
+	for _, w := range c.byOwner[caller.Name] {
+		held += c.leases.CountWorker(w.ID)
+	}
+	return held < lim
 }
 
 // MaxLeases is how many leases a worker may hold at once: one per core it

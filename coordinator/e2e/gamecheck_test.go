@@ -217,3 +217,51 @@ func TestLeasesCappedByDeclaredCores(t *testing.T) {
 		t.Fatalf("--max-workers-per-identity 0: exit %d:\n%s", code, out)
 	}
 }
+
+// TestLeasesCappedPerIdentity: worker ids declaring 65,536 cores each (the
+// most a registration accepts) hold, all together, no more leases than the
+// operator's --max-leases-per-identity; another credential's worker still
+// gets work.
+func TestLeasesCappedPerIdentity(t *testing.T) {
+	addr, data := freeAddr(t), t.TempDir()
+	coordinator(t, addr, data, "--lease-duration", "30s", "--max-leases-per-identity", "5")
+	id := submitTest(t, addr, "match", "--each", "nodes=500", "--games", "4000", "--batch-pairs", "1")
+	register := func(c arbiterv1.WorkerServiceClient, name string) string {
+		r, err := c.Register(ctxT(t, 10*time.Second), &arbiterv1.RegisterRequest{Name: name, Capabilities: &arbiterv1.WorkerCapabilities{
+			Cores: 65536, Capabilities: []string{"game-pair"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.GetWorkerId()
+	}
+	lease := func(c arbiterv1.WorkerServiceClient, wid string, asks int) int {
+		got := 0
+		for range asks {
+			resp, err := c.Lease(ctxT(t, 10*time.Second), &arbiterv1.LeaseRequest{WorkerId: wid})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l := resp.GetLease(); l != nil {
+				if !strings.HasPrefix(l.GetUnit().GetUnitId(), id+".") {
+					t.Fatalf("a lease of another job: %v", l.GetUnit().GetUnitId())
+				}
+				got++
+			}
+		}
+		return got
+	}
+	mallory := arbiterv1.NewWorkerServiceClient(dial(t, addr, workerToken(t, addr)))
+	held := lease(mallory, register(mallory, "big-1"), 20) + lease(mallory, register(mallory, "big-2"), 20)
+	if held != 5 {
+		t.Fatalf("two worker ids of one credential declaring 65,536 cores each hold %d leases, want the limit of 5", held)
+	}
+	other := arbiterv1.NewWorkerServiceClient(dial(t, addr, workerToken(t, addr)))
+	if n := lease(other, register(other, "honest"), 3); n != 3 {
+		t.Fatalf("another credential's worker got %d of 3 leases", n)
+	}
+
+	out, code := cli(t, "coordinator", "--listen", freeAddr(t), "--data", t.TempDir(), "--token", token, "--max-leases-per-identity", "-1")
+	if code != 2 || !strings.Contains(out, "--max-leases-per-identity -1") {
+		t.Fatalf("--max-leases-per-identity -1: exit %d:\n%s", code, out)
+	}
+}

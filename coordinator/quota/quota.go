@@ -1,6 +1,6 @@
 // Package quota bounds what one identity may hold on the coordinator:
 // connections, calls in progress, submits per minute, running jobs, stored
-// artifacts and uploads in progress. Every refusal is a RESOURCE_EXHAUSTED
+// artifacts, uploads in progress and leases held by its workers. Every refusal is a RESOURCE_EXHAUSTED
 // domain error (reason QUOTA) that names the limit, its value and the
 // coordinator flag that sets it, so an operator who meets one knows what
 // to raise and a client knows it is its own usage, not the cluster, that
@@ -48,6 +48,11 @@ type Limits struct {
 	// Uploads is how many artifact uploads an identity may have begun and
 	// not finished.
 	Uploads int
+	// Leases is how many leases the workers of one identity may hold at
+	// once, over all its worker ids. A worker's own bound (a lease per
+	// core it declares) is its word, and it may declare 65,536 cores;
+	// this one is the operator's.
+	Leases int
 }
 
 // Defaults fit a team farm: a client script submitting a test suite, a
@@ -62,6 +67,7 @@ var Defaults = Limits{
 	RunningJobs:      100,
 	Artifacts:        200,
 	Uploads:          4,
+	Leases:           4096,
 }
 
 // Flag names, for messages: a refusal tells the operator what to change.
@@ -73,6 +79,7 @@ const (
 	FlagRunningJobs      = "--max-running-jobs-per-identity"
 	FlagArtifacts        = "--max-artifacts-per-identity"
 	FlagUploads          = "--max-uploads-per-identity"
+	FlagLeases           = "--max-leases-per-identity"
 )
 
 // Validate refuses negative limits, naming the flag.
@@ -81,7 +88,7 @@ func (l Limits) Validate() error {
 		flag string
 		v    int
 	}{{FlagConnections, l.Connections}, {FlagCalls, l.Calls}, {FlagWorkerCalls, l.WorkerCalls}, {FlagSubmitsPerMinute, l.SubmitsPerMinute},
-		{FlagRunningJobs, l.RunningJobs}, {FlagArtifacts, l.Artifacts}, {FlagUploads, l.Uploads}} {
+		{FlagRunningJobs, l.RunningJobs}, {FlagArtifacts, l.Artifacts}, {FlagUploads, l.Uploads}, {FlagLeases, l.Leases}} {
 		if f.v < 0 {
 			return fmt.Errorf("%s %d: must be 0 (no limit) or more", f.flag, f.v)
 		}
