@@ -297,7 +297,7 @@ func TestCertsTLSCoordinator(t *testing.T) {
 
 	// Two identities verify each other: every unit of a fully verified
 	// perft counts.
-	out, _, err = runArbiter(t, "", append([]string{"submit", "perft", "--depth", "4", "--verify", "1", "--wait", "--json", "--token", token}, tlsArgs...)...)
+	out, _, err = runArbiter(t, "", append([]string{"submit", "perft", "--depth", "4", "--recheck", "1", "--wait", "--json", "--token", token}, tlsArgs...)...)
 	if err != nil {
 		t.Fatalf("submit over TLS: %v\n%s", err, out)
 	}

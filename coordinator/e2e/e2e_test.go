@@ -349,7 +349,7 @@ func TestTwoWorkersPerft6(t *testing.T) {
 	addr := localCluster(t, "", 2).Addr()
 
 	out, err := exec.Command(bin, "submit", "perft", "--coordinator", addr, "--token", token, "--depth", "6",
-		"--divide", "--wait", "--json", "--verify", "0.25").Output()
+		"--divide", "--wait", "--json", "--recheck", "0.25").Output()
 	if err != nil {
 		t.Fatalf("submit: %v", err)
 	}
