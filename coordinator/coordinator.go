@@ -25,7 +25,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/credentials"
-	"github.com/arbiter-chess/arbiter/coordinator/datagenjob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/grpcapi"
@@ -59,9 +58,9 @@ type Config struct {
 	Games gamejob.Config
 	// Tunes tunes SPSA tunes.
 	Tunes spsajob.Config
-	// Datagen places the shards of datasets (its Dir; "": under the
-	// store's directory).
-	Datagen datagenjob.Config
+	// KindSettings are the settings of kinds that bring their own flags
+	// (workload.Kind.Flags), by kind.
+	KindSettings map[string]any
 	// PGNRetention deletes the games of tests and tunes finished longer ago
 	// than this (their counts, verdict and updates stay); 0 keeps them forever.
 	// Stored games are gzip-compressed either way.

@@ -8,7 +8,7 @@ package coordinator
 // the services and pages that are theirs alone.
 import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/datagenjob"
+	_ "github.com/arbiter-chess/arbiter/coordinator/datagenjob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
@@ -23,14 +23,17 @@ func (cfg Config) kindSettings() map[string]any {
 	if tunes.ReferenceNPS == 0 {
 		tunes.ReferenceNPS = cfg.Games.ReferenceNPS
 	}
-	return map[string]any{
+	settings := map[string]any{
 		perftjob.Kind: perftjob.Config{TargetUnitDuration: cfg.TargetUnitDuration, VerifyDefault: cfg.VerifyDefault,
 			MinUnits: cfg.MinUnits, MaxPositionsPerUnit: cfg.MaxPositionsPerUnit, MaxNodes: cfg.PerftMaxNodes,
 			MaxHeldPositions: cfg.PerftMaxHeldPositions, SplitLimits: splitLimits(cfg.PerftMaxSplitPositions)},
-		gamejob.Kind:    cfg.Games,
-		spsajob.Kind:    tunes,
-		datagenjob.Kind: cfg.Datagen,
+		gamejob.Kind: cfg.Games,
+		spsajob.Kind: tunes,
 	}
+	for kind, s := range cfg.KindSettings {
+		settings[kind] = s
+	}
+	return settings
 }
 
 // splitLimits is perftsplit.DefaultLimits with maxPositions unique

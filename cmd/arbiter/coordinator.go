@@ -13,6 +13,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/internal/auth"
 	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"github.com/arbiter-chess/arbiter/internal/localcluster"
@@ -27,6 +28,9 @@ func newCoordinatorCommand() *cobra.Command {
 		cfg  localcluster.ServerConfig
 		logs logFlags
 		webf webFlags
+		// Kinds that plug in bring their own flags (workload.Kind.Flags),
+		// read into their settings once parsed.
+		kindFlags = map[string]func() (any, error){}
 	)
 	cmd := &cobra.Command{
 		Use:   "coordinator",
@@ -47,6 +51,14 @@ func newCoordinatorCommand() *cobra.Command {
 			}
 			if err := cfg.Validate(); err != nil {
 				return err
+			}
+			cfg.KindSettings = map[string]any{}
+			for kind, settings := range kindFlags {
+				s, err := settings()
+				if err != nil {
+					return cliexit.Usage("%v", err)
+				}
+				cfg.KindSettings[kind] = s
 			}
 			if err := webf.check(); err != nil {
 				return err
@@ -71,10 +83,14 @@ func newCoordinatorCommand() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
+	for _, k := range workload.Kinds() {
+		if k.Flags != nil {
+			kindFlags[k.Name] = k.Flags(fl)
+		}
+	}
 	fl.StringVar(&cfg.Listen, "listen", "127.0.0.1:7700", "gRPC listen address")
 	fl.StringVar(&cfg.Data, "data", "arbiter-data", "data directory: the SQLite store, and with --store the files beside the database (artifacts, datagen shards)")
 	fl.StringVar(&cfg.Store, "store", "", "PostgreSQL database to keep the state in, postgres://user:password@host:port/db (default: $"+envStore+"; neither: SQLite in --data)")
-	fl.StringVar(&cfg.DatagenDir, "datagen-dir", "", "directory that keeps the shards of datasets: an existing directory the coordinator can write (default: DATA/datagen)")
 	fl.StringVar(&cfg.Token, "token", "", "bearer token every client and worker must present (default: $"+auth.EnvToken+")")
 	fl.StringVar(&cfg.HTTP, "http", "", "HTTP listen address for the web pages (docs/web.md), /metrics, /healthz and /readyz (default: off)")
 	fl.Float64Var(&cfg.VerifyDefault, "recheck-default", 0.05, "share of perft units computed again by a second identity for jobs that set none, where two or more worker identities are live (0..1; 0: none)")

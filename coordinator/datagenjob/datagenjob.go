@@ -61,6 +61,7 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	"github.com/arbiter-chess/arbiter/internal/logging"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/spf13/pflag"
 )
 
 // Kind is the workload's kind and the stored job kind.
@@ -74,6 +75,7 @@ func init() {
 		// After the built-in kinds, where the core asked it before it
 		// plugged in.
 		Order: 50,
+		Flags: flags,
 	})
 	store.RegisterSchema(schema)
 }
@@ -132,6 +134,19 @@ type Config struct {
 
 // CheckDir says why dir cannot keep shards (nil when it can): it must be
 // an existing directory this process can write to.
+// flags adds --datagen-dir to the coordinator command.
+func flags(fs *pflag.FlagSet) func() (any, error) {
+	dir := fs.String("datagen-dir", "", "directory that keeps the shards of datasets: an existing directory the coordinator can write (default: DATA/datagen)")
+	return func() (any, error) {
+		if *dir != "" {
+			if err := CheckDir(*dir); err != nil {
+				return nil, fmt.Errorf("--datagen-dir %v (it must be an existing directory the coordinator can write)", err)
+			}
+		}
+		return Config{Dir: *dir}, nil
+	}
+}
+
 func CheckDir(dir string) error {
 	st, err := os.Stat(dir)
 	switch {

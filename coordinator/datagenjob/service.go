@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -19,10 +20,12 @@ type service struct {
 	caller func(context.Context) identity.Identity
 }
 
-// RegisterGRPC implements workload.Servicer.
-func (w *Workload) RegisterGRPC(reg grpc.ServiceRegistrar, caller func(context.Context) identity.Identity) []string {
+// RegisterGRPC implements workload.Servicer: clients read datasets, with
+// requests of a few ids.
+func (w *Workload) RegisterGRPC(reg grpc.ServiceRegistrar, caller func(context.Context) identity.Identity) ([]string, []workload.Method) {
 	arbiterv1.RegisterDatagenServiceServer(reg, &service{w: w, caller: caller})
-	return []string{arbiterv1.DatagenService_ServiceDesc.ServiceName}
+	return []string{arbiterv1.DatagenService_ServiceDesc.ServiceName},
+		[]workload.Method{{FullName: arbiterv1.DatagenService_DownloadShards_FullMethodName, Role: identity.Client, MaxBytes: 64 << 10}}
 }
 
 // DownloadShards streams a dataset's shards from index From on, each with

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/grpcerr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
@@ -119,8 +120,6 @@ var methodRules = map[string]methodRule{
 	arbiterv1.ArtifactService_Download_FullMethodName:       {worker, smallMsgBytes},
 	arbiterv1.ArtifactService_ReportArtifact_FullMethodName: {worker, smallMsgBytes},
 	arbiterv1.ArtifactService_SetDefaultNet_FullMethodName:  {client, smallMsgBytes},
-
-	arbiterv1.DatagenService_DownloadShards_FullMethodName: {client, smallMsgBytes},
 }
 
 // anyRole admits every authenticated identity: for methods of plugged-in
@@ -128,12 +127,25 @@ var methodRules = map[string]methodRule{
 // role themselves (workload.Servicer).
 const anyRole role = -1
 
-// rulesFor is methodRules plus a rule for every other method srv serves
-// (plugins' services): any role at the tap, the server's receive limit.
-func rulesFor(srv *grpc.Server) map[string]methodRule {
-	rules := make(map[string]methodRule, len(methodRules))
+// rulesFor is methodRules, the rules the plugged-in kinds give their
+// services' methods, and a rule for every other method srv serves: any
+// role at the tap, the server's receive limit.
+func rulesFor(srv *grpc.Server, plugged []workload.Method) map[string]methodRule {
+	rules := make(map[string]methodRule, len(methodRules)+len(plugged))
 	for m, r := range methodRules {
 		rules[m] = r
+	}
+	for _, m := range plugged {
+		r := methodRule{anyRole, min(max(m.MaxBytes, 1), MaxRecvMsgBytes)}
+		switch m.Role {
+		case identity.Worker:
+			r.role = worker
+		case identity.Client:
+			r.role = client
+		case identity.Admin:
+			r.role = admin
+		}
+		rules[m.FullName] = r
 	}
 	for name, info := range srv.GetServiceInfo() {
 		for _, m := range info.Methods {

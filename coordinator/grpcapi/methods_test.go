@@ -6,6 +6,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/grpcerr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
@@ -17,8 +18,7 @@ import (
 func TestEveryMethodHasARule(t *testing.T) {
 	served := map[string]bool{}
 	for _, sd := range []grpc.ServiceDesc{arbiterv1.WorkerService_ServiceDesc, arbiterv1.JobService_ServiceDesc,
-		arbiterv1.VerifyService_ServiceDesc, arbiterv1.AdminService_ServiceDesc, arbiterv1.ArtifactService_ServiceDesc,
-		arbiterv1.DatagenService_ServiceDesc} {
+		arbiterv1.VerifyService_ServiceDesc, arbiterv1.AdminService_ServiceDesc, arbiterv1.ArtifactService_ServiceDesc} {
 		for _, m := range sd.Methods {
 			served["/"+sd.ServiceName+"/"+m.MethodName] = true
 		}
@@ -38,6 +38,26 @@ func TestEveryMethodHasARule(t *testing.T) {
 		if r.maxBytes <= 0 || r.maxBytes > MaxRecvMsgBytes {
 			t.Errorf("%s: limit %d outside (0, MaxRecvMsgBytes]", m, r.maxBytes)
 		}
+	}
+}
+
+// TestPluggedMethodRules: a plugged-in kind's rule for its method is the
+// one admitted at the tap (its role, its limit within the server's), and a
+// method it does not describe admits any credential.
+func TestPluggedMethodRules(t *testing.T) {
+	srv := grpc.NewServer()
+	arbiterv1.RegisterDatagenServiceServer(srv, arbiterv1.UnimplementedDatagenServiceServer{})
+	rules := rulesFor(srv, []workload.Method{{FullName: arbiterv1.DatagenService_DownloadShards_FullMethodName, Role: identity.Client, MaxBytes: 1 << 40}})
+	r := rules[arbiterv1.DatagenService_DownloadShards_FullMethodName]
+	if r.role != client || r.maxBytes != MaxRecvMsgBytes {
+		t.Errorf("declared rule: %+v, want the client role and the server's limit", r)
+	}
+	w := identity.Identity{Name: "w", Role: identity.Worker}
+	if err := admit(rules, w, arbiterv1.DatagenService_DownloadShards_FullMethodName); err == nil {
+		t.Error("a worker credential admitted to a client method of a plugged-in service")
+	}
+	if r := rulesFor(srv, nil)[arbiterv1.DatagenService_DownloadShards_FullMethodName]; r.role != anyRole {
+		t.Errorf("undescribed method: %+v, want any role", r)
 	}
 }
 

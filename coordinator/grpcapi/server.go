@@ -155,9 +155,12 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	arbiterv1.RegisterAdminServiceServer(srv, &adminService{s: s, core: cfg.Core, creds: cfg.Credentials, store: cfg.Store})
 	services := []string{arbiterv1.WorkerService_ServiceDesc.ServiceName, arbiterv1.JobService_ServiceDesc.ServiceName,
 		arbiterv1.VerifyService_ServiceDesc.ServiceName, arbiterv1.AdminService_ServiceDesc.ServiceName}
+	var plugged []workload.Method
 	for _, k := range workload.Kinds() {
 		if sv, ok := cfg.Workloads[k.Name].(workload.Servicer); ok {
-			services = append(services, sv.RegisterGRPC(srv, caller)...)
+			names, methods := sv.RegisterGRPC(srv, caller)
+			services = append(services, names...)
+			plugged = append(plugged, methods...)
 		}
 	}
 	if cfg.Artifacts != nil {
@@ -170,7 +173,7 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	for _, name := range services {
 		hs.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
 	}
-	s.rules = rulesFor(srv)
+	s.rules = rulesFor(srv, plugged)
 	s.grpcm.InitializeMetrics(srv) // every method × code series from the start
 	return srv, hs, nil
 }

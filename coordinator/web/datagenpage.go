@@ -17,6 +17,10 @@ import (
 // of the kept positions' scores, game lengths and piece counts, all from
 // the snapshot the gRPC API returns.
 
+func init() {
+	kindPages = append(kindPages, kindPage{template: "datagen", pattern: "GET /datagen/{id}", handler: (*Server).datagenPage})
+}
+
 type datagenData struct {
 	Job     *arbiterv1.Job
 	Spec    *arbiterv1.DatagenSpec

@@ -40,6 +40,7 @@ import (
 	"io/fs"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,8 +176,20 @@ func csrfKey(ctx context.Context, st *store.Store) ([]byte, error) {
 	return key, nil
 }
 
-// pageNames are the templates of templates/ that are whole pages.
-var pageNames = []string{"list", "test", "games", "game", "perft", "tune", "datagen", "verify", "workers", "submit", "signin", "error"}
+// pageNames are the templates of templates/ that are whole pages (with
+// those of kindPages).
+var pageNames = []string{"list", "test", "games", "game", "perft", "tune", "verify", "workers", "submit", "signin", "error"}
+
+// kindPage is the page of a kind of job that plugs in: the template of
+// templates/ it renders, the route it answers and its handler. The file of
+// a kind's page adds it from its init, so that this file names no kind
+// that plugs in.
+type kindPage struct {
+	template, pattern string
+	handler           func(*Server, *http.Request, *view) error
+}
+
+var kindPages []kindPage
 
 func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html")
@@ -184,7 +197,11 @@ func parsePages() (map[string]*template.Template, error) {
 		return nil, fmt.Errorf("web: templates: %w", err)
 	}
 	out := map[string]*template.Template{}
-	for _, n := range pageNames {
+	names := slices.Clone(pageNames)
+	for _, p := range kindPages {
+		names = append(names, p.template)
+	}
+	for _, n := range names {
 		t, err := template.Must(base.Clone()).ParseFS(templateFS, "templates/"+n+".html")
 		if err != nil {
 			return nil, fmt.Errorf("web: template %s: %w", n, err)
@@ -206,7 +223,9 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /tests/{id}/games/{batch}/{game}/pgn", s.guard(s.downloadGame))
 	s.mux.HandleFunc("GET /perft/{id}", s.page(s.perftPage))
 	s.mux.HandleFunc("GET /tunes/{id}", s.page(s.tunePage))
-	s.mux.HandleFunc("GET /datagen/{id}", s.page(s.datagenPage))
+	for _, p := range kindPages {
+		s.mux.HandleFunc(p.pattern, s.page(func(r *http.Request, v *view) error { return p.handler(s, r, v) }))
+	}
 	s.mux.HandleFunc("GET /verify/{id}", s.page(s.verifyPage))
 	s.mux.HandleFunc("GET /workers", s.page(s.workersPage))
 	s.mux.HandleFunc("GET /jobs/{id}", s.guard(s.jobRedirect))

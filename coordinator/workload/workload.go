@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
@@ -108,6 +109,11 @@ type Kind struct {
 	// (which finds a unit's job, which wins a tie between equally
 	// deserving jobs): ascending, then by name.
 	Order int
+	// Flags, when set, adds the kind's own flags to the coordinator
+	// command and returns what reads them once they are parsed: the
+	// kind's settings (Deps.Settings), or an error that names the flag.
+	// The command's other flags know nothing of the kind.
+	Flags func(fs *pflag.FlagSet) (settings func() (any, error))
 }
 
 var (
@@ -171,10 +177,21 @@ type Retainer interface {
 
 // Servicer is a workload with a gRPC service of its own (datagen's
 // DatagenService). caller resolves the identity of a call; the service
-// checks the role itself. It returns the names of the services it
-// registered, for health.
+// checks the role itself too. It returns the names of the services it
+// registered, for health, and the rule of each of their methods.
 type Servicer interface {
-	RegisterGRPC(reg grpc.ServiceRegistrar, caller func(context.Context) identity.Identity) []string
+	RegisterGRPC(reg grpc.ServiceRegistrar, caller func(context.Context) identity.Identity) (services []string, methods []Method)
+}
+
+// Method is how the coordinator admits a call of one method of a kind's
+// service before it reads the request: the role a credential needs
+// (identity.Client admits admins too, identity.Worker admins and
+// workers), and the largest request it takes. A method a kind does not
+// describe admits any credential and the server's largest request.
+type Method struct {
+	FullName string
+	Role     identity.Role
+	MaxBytes int
 }
 
 // Needer says what a worker must offer to run a job's units (core.Need;

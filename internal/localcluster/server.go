@@ -29,7 +29,6 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
-	"github.com/arbiter-chess/arbiter/coordinator/datagenjob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
@@ -48,9 +47,9 @@ type ServerConfig struct {
 	// backend the files beside the database (engine artifacts, datagen
 	// shards).
 	Data string
-	// DatagenDir keeps the shards of datasets: an existing, writable
-	// directory ("": DATA/datagen).
-	DatagenDir string
+	// KindSettings are the settings of kinds that bring their own
+	// coordinator flags (workload.Kind.Flags), by kind.
+	KindSettings map[string]any
 	// Store is the database ("": SQLite in Data; postgres://...: that
 	// PostgreSQL database).
 	Store string
@@ -186,11 +185,6 @@ func Serve(cfg ServerConfig) (*Server, error) {
 	} else if cfg.TLSClientCA != "" {
 		return nil, cliexit.Usage("--tls-client-ca needs --tls-cert and --tls-key")
 	}
-	if cfg.DatagenDir != "" {
-		if err := datagenjob.CheckDir(cfg.DatagenDir); err != nil {
-			return nil, cliexit.Usage("--datagen-dir %v (it must be an existing directory the coordinator can write)", err)
-		}
-	}
 	st, err := store.OpenURL(cfg.Store, cfg.Data)
 	if err != nil {
 		if cfg.Store != "" {
@@ -208,8 +202,8 @@ func Serve(cfg ServerConfig) (*Server, error) {
 		MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity,
 		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
 		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
-		Datagen: datagenjob.Config{Dir: cfg.DatagenDir},
-		Games:   gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
+		KindSettings: cfg.KindSettings,
+		Games:        gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
 	})
 	if err != nil {
 		st.Close()
