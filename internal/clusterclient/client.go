@@ -265,12 +265,16 @@ func (c recordingCreds) ClientHandshake(ctx context.Context, authority string, c
 		}
 		return nc, info, err
 	}
-	c.rec.set(nil)
 	if info.AuthType() == "insecure" {
 		// A plaintext client talking to a TLS coordinator sees only a
-		// reset connection; watch the first read to say why.
-		nc = &firstReadConn{Conn: nc, rec: c.rec}
+		// reset connection; watch the first read to say why. A plaintext
+		// "handshake" proves nothing of the peer, so the outcome of the
+		// previous attempt (a coordinator not answering, say) stands until
+		// the coordinator speaks: a retry in flight when the call's
+		// deadline passes does not erase why the last one failed.
+		return &firstReadConn{Conn: nc, rec: c.rec}, info, err
 	}
+	c.rec.set(nil)
 	return nc, info, err
 }
 
@@ -294,6 +298,8 @@ func (f *firstReadConn) Read(p []byte) (int, error) {
 			f.rec.set(&notAnswering{err})
 		case n == 0 && err != nil || n >= 2 && (p[0] == 0x15 || p[0] == 0x16) && p[1] == 0x03:
 			f.rec.set(&plaintextToTLS{err})
+		case n > 0:
+			f.rec.set(nil)
 		}
 	})
 	return n, err

@@ -176,6 +176,10 @@ func describe(addr, op string, err, lastDial error) *Error {
 	switch {
 	case e.Kind == Unreachable && e.Code == codes.Unavailable && e.Reason == "" && lastDial != nil:
 		e.Detail = dialCause(lastDial)
+	case e.Kind == Unreachable && e.Code == codes.DeadlineExceeded && errors.As(lastDial, new(*notAnswering)):
+		// The deadline passed during a retry; the attempt before it had
+		// found the coordinator not answering.
+		e.Detail = dialCause(lastDial)
 	case e.Kind == Unreachable && e.Code == codes.DeadlineExceeded:
 		e.Detail = "no answer before the deadline (" + e.Detail + ")"
 	}
