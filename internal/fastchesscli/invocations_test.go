@@ -3,11 +3,14 @@ package fastchesscli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -217,9 +220,10 @@ func checkRan(t *testing.T, inv *Invocation, out string) {
 }
 
 // TestSameGamesAsFastchess plays deterministic lines of the table (engines
-// at fixed nodes, one thread, sequential openings) with the real fastchess
-// and with arbiter, and compares the games move by move and the -epdout
-// files line by line.
+// at fixed nodes, one thread; openings in file order or shuffled by
+// -srand) with the real fastchess and with arbiter, and compares the
+// openings round by round, the games move by move and the -epdout files
+// line by line.
 func TestSameGamesAsFastchess(t *testing.T) {
 	needEngines(t)
 	bin := os.Getenv("FASTCHESS")
@@ -235,6 +239,10 @@ func TestSameGamesAsFastchess(t *testing.T) {
 		{"-maxmoves", "-engine cmd={SF} name=A nodes=1500 -engine cmd={SF} name=B nodes=1000 -each option.Threads=1 -openings file={EPD} format=epd order=sequential start=3 -rounds 3 -repeat -maxmoves 30"},
 		{"-reverse", "-engine cmd={SF} name=A nodes=900 -engine cmd={SF} name=B nodes=600 -each option.Threads=1 -openings file={EPD} format=epd order=sequential start=50 -rounds 2 -reverse"},
 		{"-noswap", "-engine cmd={SF} name=A nodes=600 -engine cmd={SF} name=B nodes=900 -each option.Threads=1 -openings file={EPD} format=epd order=sequential start=100 -rounds 2 -noswap"},
+		// order=random: fastchess's shuffle of the book by -srand (Fishtest's
+		// seed and book settings), then start=.
+		{"EPD book, order=random", "-engine cmd={SF} name=A nodes=700 -engine cmd={SF} name=B nodes=500 -each option.Threads=1 -openings file={EPD} format=epd order=random start=2 -srand 3141592653 -rounds 4 -concurrency 2"},
+		{"PGN book, order=random", "-engine cmd={SF} name=A nodes=700 -engine cmd={SF} name=B nodes=500 -each option.Threads=1 -openings file={PGN} format=pgn order=random plies=8 -srand 5 -rounds 3"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -251,6 +259,11 @@ func TestSameGamesAsFastchess(t *testing.T) {
 			var out bytes.Buffer
 			if err := Run(context.Background(), inv, RunOptions{Stdout: &out, Stderr: &out}); err != nil {
 				t.Fatalf("%v\n%s", err, out.String())
+			}
+			// The opening of every round, in round order.
+			wantOps, gotOps := openingsByRound(t, "fastchess.pgn"), openingsByRound(t, "arbiter.pgn")
+			if !slices.Equal(wantOps, gotOps) {
+				t.Errorf("openings by round differ:\nfastchess: %q\narbiter:   %q", wantOps, gotOps)
 			}
 			want, got := pgnGames(t, "fastchess.pgn"), pgnGames(t, "arbiter.pgn")
 			if len(want) == 0 || len(want) != len(got) {
@@ -321,6 +334,59 @@ func pgnGames(t *testing.T, path string) []string {
 		out[i] = g.text
 	}
 	sort.Strings(out)
+	return out
+}
+
+// openingsByRound reads a PGN's games as "round: FEN and opening moves",
+// one entry per round (fastchess tags a round's games "N", arbiter
+// "N.1", "N.2"), in round order. The opening moves are the first plies of
+// a PGN book's games: both runners mark the end of the book with a
+// "book" comment.
+func openingsByRound(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRound := map[int]string{}
+	round, fen := 0, ""
+	for _, g := range strings.Split(string(b), "[Event ")[1:] {
+		round, fen = 0, ""
+		var moves []string
+		lines := strings.Split(g, "\n")
+		for _, l := range lines[1:] { // lines[0]: the rest of the Event tag
+			if m := pgnTag.FindStringSubmatch(l); m != nil {
+				switch m[1] {
+				case "Round":
+					r, _, _ := strings.Cut(m[2], ".")
+					round, _ = strconv.Atoi(r)
+				case "FEN":
+					fen = m[2]
+				}
+				continue
+			}
+			moves = append(moves, l)
+		}
+		opening := fen
+		if body := strings.Join(moves, " "); strings.Contains(body, "{book}") {
+			// The moves up to the last one commented "book".
+			head := body[:strings.LastIndex(body, "{book}")]
+			opening += " " + strings.Join(strings.Fields(pgnMoveNum.ReplaceAllString(pgnComment.ReplaceAllString(head, ""), "")), " ")
+		}
+		if prev, ok := byRound[round]; ok && prev != opening {
+			t.Errorf("%s: round %d has two openings: %q and %q", path, round, prev, opening)
+		}
+		byRound[round] = opening
+	}
+	rounds := make([]int, 0, len(byRound))
+	for r := range byRound {
+		rounds = append(rounds, r)
+	}
+	sort.Ints(rounds)
+	out := make([]string, len(rounds))
+	for i, r := range rounds {
+		out[i] = fmt.Sprintf("%d: %s", r, byRound[r])
+	}
 	return out
 }
 
