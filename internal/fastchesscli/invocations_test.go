@@ -103,6 +103,20 @@ func substitute(t *testing.T, s, dir string) []string {
 	return strings.Fields(r.Replace(s))
 }
 
+// fastchessBinary is the real fastchess ($FASTCHESS, else
+// fastchessDefault); the test is skipped without it.
+func fastchessBinary(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("FASTCHESS")
+	if bin == "" {
+		bin = fastchessDefault
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("fastchess not found at %s (set FASTCHESS)", bin)
+	}
+	return bin
+}
+
 func needEngines(t *testing.T) {
 	for _, p := range []string{stockfish, fairymax} {
 		if _, err := os.Stat(p); err != nil {
@@ -226,13 +240,7 @@ func checkRan(t *testing.T, inv *Invocation, out string) {
 // line by line.
 func TestSameGamesAsFastchess(t *testing.T) {
 	needEngines(t)
-	bin := os.Getenv("FASTCHESS")
-	if bin == "" {
-		bin = fastchessDefault
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("fastchess not found at %s (set FASTCHESS)", bin)
-	}
+	bin := fastchessBinary(t)
 	for _, c := range []struct{ name, args string }{
 		{"EPD book, node odds", "-engine cmd={SF} name=A nodes=1500 -engine cmd={SF} name=B nodes=1000 -each proto=uci option.Threads=1 option.Hash=16 -openings file={EPD} format=epd order=sequential start=3 -rounds 3 -repeat -srand 7"},
 		{"PGN book, adjudication", "-engine cmd={SF} name=A nodes=800 -engine cmd={SF} name=B nodes=800 option.Hash=8 -each option.Threads=1 -openings file={PGN} format=pgn order=sequential plies=6 -rounds 2 -games 2 -resign movecount=3 score=600 -draw movenumber=34 movecount=8 score=20 -srand 1"},
@@ -467,27 +475,45 @@ func TestFastchessIncidentsInFarmWords(t *testing.T) {
 			dir := t.TempDir()
 			args := substitute(t, "-engine cmd="+bad+" name=Bad option.Mode="+c.mode+" option.FailAt=3 -engine cmd={SF} name=SF -each nodes=300 -rounds 2 -recover -autosaveinterval 0", dir)
 			t.Chdir(dir)
-			inv, err := Parse(args, Fastchess)
-			if err != nil {
-				t.Fatal(err)
+			out := mustRun(t, args)
+			if n := strings.Count(out, c.reason); n != 4 {
+				t.Errorf("%d games end %q, want 4:\n%s", n, c.reason, out)
 			}
-			var out bytes.Buffer
-			if err := Run(context.Background(), inv, RunOptions{Stdout: &out, Stderr: &out}); err != nil {
-				t.Fatalf("%v\n%s", err, out.String())
-			}
-			if n := strings.Count(out.String(), c.reason); n != 4 {
-				t.Errorf("%d games end %q, want 4:\n%s", n, c.reason, out.String())
-			}
-			inv, _ = Parse(append(args, "-strict"), Fastchess)
-			out.Reset()
-			err = Run(context.Background(), inv, RunOptions{Stdout: &out, Stderr: &out})
-			if err == nil || !strings.Contains(err.Error(), "-strict") || !strings.Contains(err.Error(), "Bad") {
-				t.Errorf("-strict: %v\n%s", err, out.String())
-			}
-			if strings.Contains(out.String(), "Finished match") {
-				t.Errorf("-strict: the match finished:\n%s", out.String())
-			}
+			checkStrictStops(t, args, "Bad")
 		})
+	}
+}
+
+// mustRun plays a fastchess command line; its output, standard output and
+// error together.
+func mustRun(t *testing.T, args []string) string {
+	t.Helper()
+	inv, err := Parse(args, Fastchess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Run(context.Background(), inv, RunOptions{Stdout: &out, Stderr: &out}); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	return out.String()
+}
+
+// checkStrictStops runs args with -strict: the match stops with an error
+// that names -strict and want, before Finished match.
+func checkStrictStops(t *testing.T, args []string, want string) {
+	t.Helper()
+	inv, err := Parse(append(args, "-strict"), Fastchess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = Run(context.Background(), inv, RunOptions{Stdout: &out, Stderr: &out})
+	if err == nil || !strings.Contains(err.Error(), "-strict") || !strings.Contains(err.Error(), want) {
+		t.Errorf("-strict: %v, want it to name %q\n%s", err, want, out.String())
+	}
+	if strings.Contains(out.String(), "Finished match") {
+		t.Errorf("-strict: the match finished:\n%s", out.String())
 	}
 }
 
