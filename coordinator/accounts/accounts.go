@@ -279,7 +279,9 @@ func accountOf(u store.User) Account {
 }
 
 // Identity is the identity an account acts with.
-func (a Account) Identity() identity.Identity { return identity.Identity{Name: a.Name, Role: a.Role.Identity()} }
+func (a Account) Identity() identity.Identity {
+	return identity.Identity{Name: a.Name, Role: a.Role.Identity()}
+}
 
 // List returns every account, for an admin.
 func (s *Service) List(ctx context.Context, actor identity.Identity) ([]Account, error) {
