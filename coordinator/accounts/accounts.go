@@ -164,6 +164,9 @@ func New(cfg Config) (*Service, error) {
 		byAddr: newLimiter(cfg.AttemptsPerAddress, cfg.AttemptEvery), byName: newLimiter(cfg.AttemptsPerName, cfg.AttemptEvery)}, nil
 }
 
+// SessionTTL is how long a session lasts.
+func (s *Service) SessionTTL() time.Duration { return s.cfg.SessionTTL }
+
 // SignUpOpen reports whether anyone may sign up.
 func (s *Service) SignUpOpen() bool { return s.cfg.SignUp }
 
