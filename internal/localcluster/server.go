@@ -205,7 +205,7 @@ func Serve(cfg ServerConfig) (*Server, error) {
 		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
 		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
 		KindSettings: cfg.KindSettings, Accounts: cfg.Accounts,
-		Games:        gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
+		Games: gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
 	})
 	if err != nil {
 		st.Close()
