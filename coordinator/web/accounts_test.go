@@ -12,6 +12,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/accounts"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -159,6 +160,19 @@ func TestAccountsOnThePages(t *testing.T) {
 	if r := ursula.post("/jobs/"+id+"/approve", url.Values{"csrf": {ursula.csrf()}}); r.status != http.StatusForbidden {
 		t.Errorf("self-approval by a user: %d", r.status)
 	}
+	// A watcher (arbiter submit --wait, arbiter status --watch) keeps
+	// watching a pending test: it is not over.
+	type watched struct {
+		final  *arbiterv1.Job
+		states []arbiterv1.JobState
+		err    error
+	}
+	watchDone := make(chan watched, 1)
+	go func() {
+		var w watched
+		w.final, w.err = grpcAdmin.WatchJob(ctx, id, clusterclient.Policy{}, func(j *arbiterv1.Job) { w.states = append(w.states, j.GetState()) })
+		watchDone <- w
+	}()
 	if err := cl.c.Accounts.Add(ctx, identity.Bootstrap, "victor", secret, accounts.Approver); err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +186,13 @@ func TestAccountsOnThePages(t *testing.T) {
 	}
 	if j := cl.job(t, grpcAdmin, id); j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING {
 		t.Fatalf("after approval: %v", j.GetState())
+	}
+	if err := cl.c.Core.Cancel(ctx, identity.Bootstrap, id, "enough"); err != nil {
+		t.Fatal(err)
+	}
+	w := <-watchDone
+	if w.err != nil || w.final.GetState() != arbiterv1.JobState_JOB_STATE_CANCELLED || len(w.states) == 0 || w.states[0] != arbiterv1.JobState_JOB_STATE_PENDING {
+		t.Fatalf("watching the pending test: ended %v in %v after %v", w.err, w.final.GetState(), w.states)
 	}
 	// A second one is refused, with a reason.
 	form.Set("csrf", ursula.csrf())
