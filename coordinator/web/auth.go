@@ -22,8 +22,9 @@ import (
 // CLI uses) is kept as it is in a cookie: Secure, HttpOnly (no script
 // reads it), SameSite=Strict (no other site's page sends it) and
 // __Host- prefixed (only this origin sets it). It is resolved on every
-// request, so a revoked credential stops at once and the server keeps no
-// sessions.
+// request, so a revoked credential stops at once. An account's sign-in
+// (a name and password, accounts.go) puts a session token in the same
+// cookie instead, looked up in the store on every request.
 //
 // Forms carry a CSRF token: an HMAC, under a key kept in the store, of a
 // random value held in the browser's own CSRF cookie (same attributes). A

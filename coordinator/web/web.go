@@ -16,8 +16,9 @@
 // Invariants:
 //   - Reading needs no credential unless Config.RequireSignIn; changing
 //     anything needs a signed-in client or admin, whose credential (the
-//     bearer token) is kept in a Secure, HttpOnly, SameSite=Strict cookie and
-//     resolved on every request, so a revoked credential stops at once.
+//     bearer token, or an account's session token) is kept in a Secure,
+//     HttpOnly, SameSite=Strict cookie and resolved on every request, so a
+//     revoked credential or ended session stops at once.
 //   - Every state-changing request is a POST carrying a CSRF token bound to
 //     the browser's own CSRF cookie (checked before anything else), from
 //     this origin; the core checks roles and ownership again.
