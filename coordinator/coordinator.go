@@ -231,7 +231,32 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 			c.retain(runCtx)
 		}()
 	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.expireSessions(runCtx)
+	}()
 	return c, nil
+}
+
+// expireSessions deletes the web sessions that expired, hourly: an
+// expired session already reads as signed out, this only keeps the
+// table small.
+func (c *Coordinator) expireSessions(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := c.Accounts.ExpireSessions(ctx); err != nil && ctx.Err() == nil {
+			c.cfg.Logger.Warn("expired sessions not deleted", zap.Error(err))
+		} else if n > 0 {
+			c.cfg.Logger.Info("expired sessions deleted", zap.Int64("sessions", n))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // quarantine records and reports the stored records the workloads could

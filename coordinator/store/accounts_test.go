@@ -84,6 +84,12 @@ func TestAccounts(t *testing.T) {
 		if _, _, err := s.Session(ctx, "aa", now.Add(2*time.Hour)); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("expired session: %v, want ErrNotFound", err)
 		}
+		if err := s.AddSession(ctx, Session{Hash: "old", User: "alice", CreatedAt: now, ExpiresAt: now.Add(time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.DeleteExpiredSessions(ctx, now.Add(30*time.Minute)); err != nil || n != 1 {
+			t.Fatalf("expired sessions deleted: %d, %v; want 1", n, err)
+		}
 		// A password change ends every other session.
 		if err := s.SetPassword(ctx, "alice", "$argon2id$new", "aa"); err != nil {
 			t.Fatal(err)
