@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"go.uber.org/zap"
 
@@ -103,18 +104,41 @@ func (c *Core) Pending(jobID string) bool {
 	return c.held[jobID]
 }
 
-// PendingJobs returns the ids of the jobs waiting for approval, oldest
-// first.
+// PendingJobs returns the jobs waiting for approval, oldest first. It
+// reads only those jobs, so the front page costs nothing more with many
+// stored jobs.
 func (c *Core) PendingJobs() []JobInfo {
 	c.mu.Lock()
-	n := len(c.held)
-	c.mu.Unlock()
-	if n == 0 {
-		return nil
+	ids := make([]string, 0, len(c.held))
+	for id := range c.held {
+		ids = append(ids, id)
 	}
-	out, _ := c.List(0, n, func(j JobInfo) bool { return j.State == StatePending })
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
+	c.mu.Unlock()
+	type row struct {
+		seq  int64
+		info JobInfo
+	}
+	var rows []row
+	for _, id := range ids {
+		ref, ok := c.reg.ref(id)
+		wl := c.reg.workload(id)
+		if !ok || wl == nil {
+			continue
+		}
+		info := JobInfo{ID: id, Kind: wl.Kind(), Submitter: ref.Submitter, State: StatePending}
+		if d, ok := wl.(Describer); ok {
+			di, known := d.Describe(id)
+			if !known || di.State != store.StateRunning {
+				continue
+			}
+			info.Kind = di.Kind
+		}
+		rows = append(rows, row{ref.Seq, info})
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].seq < rows[j].seq })
+	out := make([]JobInfo, len(rows))
+	for i, r := range rows {
+		out[i] = r.info
 	}
 	return out
 }
