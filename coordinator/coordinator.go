@@ -194,6 +194,8 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	if err != nil {
 		return nil, err
 	}
+	// An account's tokens stop with it, however it was disabled.
+	creds.SetOwnerCheck(c.Accounts.Active)
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,
 		LeaseKey: key, Registerer: cfg.Registerer, MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity, Quota: c.gate,
 		Approvals: c.Accounts.Gate(gamejob.Kind, spsajob.Kind), Auditor: cfg.Store}, c.workloads...)

@@ -209,8 +209,9 @@ Every change is in the audit log (arbiter audit) as store:<your login>.`,
 }
 
 // revokeTokensOf revokes the stored tokens of a disabled account. A
-// running coordinator keeps the credentials it loaded: they stop there at
-// its next start (disabling on the pages stops them at once).
+// running coordinator refuses them already (it checks their account's
+// state, accounts.Service.Active); revoked, they stay refused if the
+// account is enabled again.
 func revokeTokensOf(ctx context.Context, st *store.Store, owner string) error {
 	creds, err := st.Credentials(ctx)
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -127,6 +128,41 @@ type Service struct {
 	// dummy is a hash no password matches, checked when the account is
 	// unknown so that the answer takes as long as for a wrong password.
 	dummy string
+
+	activeMu sync.Mutex
+	active   map[string]activeAt // Active's answers, for activeTTL
+}
+
+type activeAt struct {
+	ok bool
+	at time.Time
+}
+
+// activeTTL is how long Active trusts its last look at the store: a change
+// made in the store by another process (arbiter user disable) holds within
+// it.
+const activeTTL = 2 * time.Second
+
+// Active reports whether account name may act now (it exists and is
+// active), for the tokens it made: looked up in the store at most every
+// activeTTL per account. A failed lookup answers no.
+func (s *Service) Active(name string) bool {
+	now := time.Now()
+	s.activeMu.Lock()
+	a, ok := s.active[name]
+	s.activeMu.Unlock()
+	if ok && now.Sub(a.at) < activeTTL && now.Sub(a.at) >= 0 {
+		return a.ok
+	}
+	u, err := s.st.User(context.Background(), name)
+	a = activeAt{ok: err == nil && u.State == store.UserActive, at: now}
+	s.activeMu.Lock()
+	if len(s.active) > 100000 {
+		s.active = map[string]activeAt{}
+	}
+	s.active[name] = a
+	s.activeMu.Unlock()
+	return a.ok
 }
 
 // New returns a Service on cfg.Store.
@@ -160,7 +196,7 @@ func New(cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{cfg: cfg, st: cfg.Store, log: cfg.Logger.Named("accounts"), dummy: dummy,
+	return &Service{cfg: cfg, st: cfg.Store, log: cfg.Logger.Named("accounts"), dummy: dummy, active: map[string]activeAt{},
 		byAddr: newLimiter(cfg.AttemptsPerAddress, cfg.AttemptEvery), byName: newLimiter(cfg.AttemptsPerName, cfg.AttemptEvery)}, nil
 }
 

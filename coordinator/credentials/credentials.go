@@ -42,6 +42,19 @@ type Manager struct {
 	mu     sync.RWMutex
 	byHash map[[32]byte]identity.Identity
 	all    map[string]store.Credential
+	// owned are the hashes of tokens an account made (they act as it);
+	// ownerActive, when set, says whether that account may act now.
+	owned       map[[32]byte]bool
+	ownerActive func(owner string) bool
+}
+
+// SetOwnerCheck makes the tokens accounts made valid only while active
+// says their account is (an account disabled from the command line, in the
+// store, then stops its tokens too). Call it before serving.
+func (m *Manager) SetOwnerCheck(active func(owner string) bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ownerActive = active
 }
 
 // New loads the stored credentials. bootstrap is the admin token given on
@@ -50,7 +63,7 @@ func New(ctx context.Context, st *store.Store, bootstrap string, now func() time
 	if now == nil {
 		now = time.Now
 	}
-	m := &Manager{store: st, now: now, byHash: map[[32]byte]identity.Identity{}, all: map[string]store.Credential{}}
+	m := &Manager{store: st, now: now, byHash: map[[32]byte]identity.Identity{}, all: map[string]store.Credential{}, owned: map[[32]byte]bool{}}
 	if bootstrap != "" {
 		m.bootstrap = sha256.Sum256([]byte(bootstrap))
 	}
@@ -79,6 +92,7 @@ func (m *Manager) index(c store.Credential) {
 	if c.Owner != "" {
 		// A token an account made on its page acts as that account.
 		name = c.Owner
+		m.owned[[32]byte(c.Hash)] = true
 	}
 	m.byHash[[32]byte(c.Hash)] = identity.Identity{Name: name, Role: role}
 }
@@ -94,8 +108,12 @@ func (m *Manager) Resolve(token string) (identity.Identity, bool) {
 		return identity.Bootstrap, true
 	}
 	m.mu.RLock()
-	defer m.mu.RUnlock()
 	id, ok := m.byHash[sum]
+	owned, active := m.owned[sum], m.ownerActive
+	m.mu.RUnlock()
+	if ok && owned && active != nil && !active(id.Name) {
+		return identity.Identity{}, false
+	}
 	return id, ok
 }
 
@@ -255,6 +273,7 @@ func (m *Manager) revoke(ctx context.Context, caller identity.Identity, name str
 	c := m.all[name]
 	if len(c.Hash) == sha256.Size {
 		delete(m.byHash, [32]byte(c.Hash))
+		delete(m.owned, [32]byte(c.Hash))
 	}
 	c.RevokedAt = m.now()
 	m.all[name] = c

@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/accounts"
@@ -235,6 +239,27 @@ func TestAccountsOnThePages(t *testing.T) {
 	if j := sub.GetJob(); j.GetSubmitter() != "ursula" || j.GetState() != arbiterv1.JobState_JOB_STATE_PENDING {
 		t.Errorf("a test through her token: by %s, %v; want ursula's, pending", j.GetSubmitter(), j.GetState())
 	}
+
+	// Disabled in the store (as arbiter user disable does, from another
+	// process), the account's token stops too.
+	if err := cl.st.UpdateUser(ctx, "ursula", "user", store.UserDisabled, "store:test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		_, err := ci.Jobs.ListJobs(ctx, &arbiterv1.ListJobsRequest{})
+		if status.Code(err) == codes.Unauthenticated {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the token of a disabled account still works: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := cl.st.UpdateUser(ctx, "ursula", "user", store.UserActive, "store:test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ursula.signInAccount("ursula", secret)
+	session = ursula.cookies[sessionCookie]
 
 	// The password: a wrong old one is named; a change ends other sessions.
 	other := cl.browser(t)
