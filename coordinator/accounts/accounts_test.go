@@ -196,3 +196,40 @@ func TestChangePassword(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkHashPassword measures one argon2id hash at the stored cost:
+// the work of every sign-in (right, wrong or unknown name alike).
+func BenchmarkHashPassword(b *testing.B) {
+	for b.Loop() {
+		if _, err := HashPassword(pw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkResolveSession measures what every page of a signed-in account
+// costs: one session and one account read from the store.
+func BenchmarkResolveSession(b *testing.B) {
+	st, err := store.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	s, err := New(Config{Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Add(ctx, identity.Bootstrap, "bob", pw, User); err != nil {
+		b.Fatal(err)
+	}
+	tok, _, err := s.SignIn(ctx, "a", "bob", pw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, ok := s.Resolve(ctx, tok); !ok {
+			b.Fatal("not resolved")
+		}
+	}
+}

@@ -15,9 +15,10 @@ import (
 // later without breaking stored hashes: each hash carries its own.
 //
 // The cost is OWASP's minimum for argon2id (19 MiB, two passes, one
-// lane): about 30 ms of one core, small enough that a coordinator on two
-// cores is not its own denial of service, and the sign-in rate limit caps
-// the rest.
+// lane): enough against offline guessing, small enough that a coordinator
+// on two cores is not its own denial of service; the sign-in rate limit
+// caps how many hashes strangers can make it compute
+// (BenchmarkHashPassword measures one).
 const (
 	argonMemory  = 19 * 1024 // KiB
 	argonTime    = 2
