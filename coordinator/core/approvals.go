@@ -104,6 +104,21 @@ func (c *Core) Pending(jobID string) bool {
 	return c.held[jobID]
 }
 
+// heldSet is a copy of the held jobs (nil for none), for a list to check
+// without taking the core's lock per job.
+func (c *Core) heldSet() map[string]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.held) == 0 {
+		return nil
+	}
+	out := make(map[string]bool, len(c.held))
+	for id := range c.held {
+		out[id] = true
+	}
+	return out
+}
+
 // PendingJobs returns the jobs waiting for approval, oldest first. It
 // reads only those jobs, so the front page costs nothing more with many
 // stored jobs.

@@ -143,6 +143,7 @@ type Describer interface {
 func (c *Core) List(offset, limit int, keep func(JobInfo) bool) ([]JobInfo, bool) {
 	var out []JobInfo
 	more, skipped := false, 0
+	held := c.heldSet()
 	c.reg.newestFirst(func(id string, wl Workload) bool {
 		info := JobInfo{ID: id, Kind: wl.Kind()}
 		if d, ok := wl.(Describer); ok {
@@ -153,7 +154,7 @@ func (c *Core) List(offset, limit int, keep func(JobInfo) bool) ([]JobInfo, bool
 		} else if ref, ok := c.reg.ref(id); ok {
 			info.Submitter = ref.Submitter
 		}
-		if (info.State == store.StateRunning || info.State == "") && c.Pending(id) {
+		if (info.State == store.StateRunning || info.State == "") && held[id] {
 			info.State = StatePending
 		}
 		if keep != nil && !keep(info) {
