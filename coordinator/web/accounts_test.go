@@ -285,6 +285,26 @@ func TestAccountsOnThePages(t *testing.T) {
 		t.Errorf("a signed-out session's cookie still reads the account page: %d", r.status)
 	}
 
+	// Every form of this page set, without its CSRF token: 403, nothing done.
+	auditBefore, _ := cl.st.AuditLog(ctx, store.AuditFilter{Limit: 1000})
+	vic := cl.browser(t)
+	vic.signInAccount("victor", secret)
+	for _, p := range []string{"/signup", "/signin", "/signout", "/account/password", "/account/tokens", "/account/tokens/ursula.ci/revoke",
+		"/users/ursula", "/jobs/" + id + "/approve", "/jobs/" + id + "/refuse"} {
+		form := url.Values{"name": {"x"}, "password": {secret}, "password_repeat": {secret}, "old_password": {secret}, "label": {"x"},
+			"role": {"admin"}, "state": {"disabled"}, "reason": {"x"}}
+		if r := vic.post(p, form); r.status != http.StatusForbidden {
+			t.Errorf("POST %s without a CSRF token: %d", p, r.status)
+		}
+		form.Set("csrf", "forged")
+		if r := vic.post(p, form); r.status != http.StatusForbidden {
+			t.Errorf("POST %s with a forged CSRF token: %d", p, r.status)
+		}
+	}
+	if after, _ := cl.st.AuditLog(ctx, store.AuditFilter{Limit: 1000}); len(after) != len(auditBefore) {
+		t.Errorf("refused forms were audited as done: %d entries, then %d", len(auditBefore), len(after))
+	}
+
 	// The audit log, for admins and approvers only.
 	if r := anon.get("/audit"); r.status != http.StatusForbidden {
 		t.Errorf("anonymous audit page: %d", r.status)
