@@ -69,6 +69,7 @@ func newCoordinatorCommand() *cobra.Command {
 			}
 			cfg.Logger = log
 			cfg.Pages = webf.pages(log)
+			cfg.Accounts = webf.accounts
 			srv, err := localcluster.Serve(cfg)
 			if err != nil {
 				return err

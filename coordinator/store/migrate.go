@@ -62,6 +62,8 @@ var migrations = []migration{
 	{"engine artifacts: artifacts, artifact_checks", migrateArtifacts},
 	// 8: nets (coordinator/store/artifacts.go).
 	{"nets: artifacts.engine, default_nets", migrateNets},
+	// accounts (coordinator/store/accounts.go).
+	{"accounts: users, sessions, approvals, audit; credentials.owner", migrateAccounts},
 }
 
 const schemaV1 = `

@@ -251,4 +251,5 @@ CREATE TABLE default_nets (
   sha256 TEXT NOT NULL
 );
 `)},
+	{"accounts: users, sessions, approvals, audit; credentials.owner", pgExec(pgAccounts)},
 }
