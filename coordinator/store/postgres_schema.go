@@ -251,4 +251,5 @@ CREATE TABLE default_nets (
   sha256 TEXT NOT NULL
 );
 `)},
+	{"leadership: arbiter_leader", pgExec(pgMigrateLeader)},
 }
