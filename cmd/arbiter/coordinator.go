@@ -94,7 +94,7 @@ func newCoordinatorCommand() *cobra.Command {
 				// after another coordinator led: a new process starts
 				// as a follower and loads the store when it leads.
 				srv.Stop()
-				return fmt.Errorf("this coordinator lost the lead to another (see the log); exiting so that its supervisor restarts it as a follower")
+				return failure("this coordinator lost the lead (see the log: another took over, or the database went unconfirmed for half of --leader-timeout); exiting so that its supervisor restarts it as a follower")
 			}
 		},
 	}

@@ -128,6 +128,7 @@ func New(cfg Config) (*Elector, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
+	cfg.Store.SetFenceTimeout(cfg.Timeout)
 	e := &Elector{cfg: cfg, log: cfg.Logger, m: newMetrics(cfg.Registerer), st: Status{Role: Follower},
 		won: make(chan struct{}), lost: make(chan struct{}), done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())

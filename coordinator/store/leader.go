@@ -20,6 +20,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -57,6 +59,10 @@ CREATE TABLE arbiter_leader (
 // PostgreSQL store is shared, so only there does it mean anything.
 func (s *Store) Fence(term int64) { s.fence.Store(term) }
 
+// SetFenceTimeout is how long a fenced write transaction may sit idle
+// (its process paused) before the server ends it: the leader timeout.
+func (s *Store) SetFenceTimeout(d time.Duration) { s.fenceIdle.Store(d.Milliseconds()) }
+
 // fenced checks, inside tx, that this store's coordinator still leads.
 // The row is locked FOR SHARE until tx ends, so a takeover (an UPDATE of
 // the row) waits for tx rather than overtaking it.
@@ -65,8 +71,14 @@ func (s *Store) fenced(ctx context.Context, tx *sql.Tx) error {
 	if term == 0 {
 		return nil
 	}
+	// A leader paused inside this transaction would hold the row
+	// against the next leader's takeover for as long as its connection
+	// lives: the server ends the transaction after the leader timeout
+	// of idleness (SET LOCAL, in the same round trip).
+	idle := strconv.FormatInt(max(s.fenceIdle.Load(), 1000), 10)
 	var have int64
-	err := tx.QueryRowContext(ctx, "SELECT term FROM arbiter_leader WHERE id = 1 FOR SHARE").Scan(&have)
+	var set string
+	err := tx.QueryRowContext(ctx, "SELECT set_config('idle_in_transaction_session_timeout', ?, true), term FROM arbiter_leader WHERE id = 1 FOR SHARE", idle).Scan(&set, &have)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("%w (no leader row)", ErrFenced)

@@ -53,6 +53,8 @@ type Store struct {
 	pgConfig *pgx.ConnConfig
 	// fence is the leader term every write checks (0: none; leader.go).
 	fence atomic.Int64
+	// fenceIdle is the idle-in-transaction timeout of fenced writes, ms.
+	fenceIdle atomic.Int64
 }
 
 // Job is one job's row.
