@@ -27,6 +27,8 @@ package leader
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -53,7 +55,8 @@ const DefaultTimeout = 10 * time.Second
 type Config struct {
 	// Store is the PostgreSQL store the coordinators share.
 	Store *store.Store
-	// ID names this coordinator in the leader row (host/pid by default).
+	// ID names this coordinator in the leader row (host/pid-random by
+	// default).
 	ID string
 	// Timeout: a leader unconfirmed this long has lost (its session is
 	// ended by the server after Timeout; it stops serving after Timeout/2).
@@ -123,7 +126,11 @@ func New(cfg Config) (*Elector, error) {
 	}
 	if cfg.ID == "" {
 		host, _ := os.Hostname()
-		cfg.ID = host + "/" + strconv.Itoa(os.Getpid())
+		// The pid tells processes of one host apart, the suffix electors
+		// of one process (tests).
+		suffix := make([]byte, 2)
+		rand.Read(suffix)
+		cfg.ID = host + "/" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(suffix)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()

@@ -68,9 +68,12 @@ func TestSeveralCoordinators(t *testing.T) {
 		!strings.Contains(body, "(grpc "+addrs[0]+", http "+srvs[0].HTTPAddr()+")") || !strings.Contains(body, "database reachable") {
 		t.Fatalf("follower's /readyz: %d %q", code, body)
 	}
+	t.Logf("leader's /readyz: %s", strings.TrimSpace(get2(t, srvs[0].HTTPAddr()+"/readyz")))
+	t.Logf("follower's /readyz: %d %s", code, strings.TrimSpace(body))
 	if code, body = get(t, "http://"+srvs[1].HTTPAddr()+"/"); code != http.StatusServiceUnavailable || !strings.Contains(body, "follows") {
 		t.Fatalf("follower's page: %d %q", code, body)
 	}
+	t.Logf("follower's page: %d %s", code, strings.TrimSpace(body))
 	if code, body = get(t, "http://"+srvs[0].HTTPAddr()+"/"); code != http.StatusOK || body != "pages" {
 		t.Fatalf("leader's page: %d %q", code, body)
 	}
@@ -149,4 +152,10 @@ func pagesSaying(s string) func(*coordinator.Coordinator, *store.Store) (http.Ha
 	return func(*coordinator.Coordinator, *store.Store) (http.Handler, error) {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(s)) }), nil
 	}
+}
+
+func get2(t *testing.T, url string) string {
+	t.Helper()
+	_, body := get(t, "http://"+url)
+	return body
 }
