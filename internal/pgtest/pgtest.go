@@ -109,6 +109,20 @@ func Start(t testing.TB) *Server {
 	return shared
 }
 
+// StartOrWhy is Start for tests that check PostgreSQL in part only: it
+// returns the shared server, or nil and why it cannot run (the part is
+// skipped). Under ARBITER_REQUIRE_POSTGRES=1 a missing server fails t.
+func StartOrWhy(t testing.TB) (*Server, string) {
+	t.Helper()
+	if _, err := binDir(); err != nil {
+		if os.Getenv(EnvRequire) == "1" {
+			t.Fatalf("%s=1 and %v", EnvRequire, err)
+		}
+		return nil, err.Error()
+	}
+	return Start(t), ""
+}
+
 // Stop stops the shared server if one was started and removes its files.
 func Stop() {
 	if shared != nil {
