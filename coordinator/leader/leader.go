@@ -201,7 +201,12 @@ func (e *Elector) run(ctx context.Context) {
 	defer func() {
 		e.mu.Lock()
 		if e.st.Role == Leading {
-			e.loseLocked("elector closed")
+			// Closed by its coordinator (shutting down): give the lead
+			// up quietly; the session's end releases the lock.
+			e.cfg.Store.Fence(-1)
+			e.st.Role = Gone
+			e.m.leader.Set(0)
+			e.log.Info("leader: lead given up", zap.Int64("term", e.st.Term))
 		}
 		if e.conn != nil {
 			cctx, cancel := context.WithTimeout(context.Background(), time.Second)
