@@ -34,6 +34,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -98,8 +99,9 @@ type Elector struct {
 	log *zap.Logger
 	m   metrics
 
-	mu        sync.Mutex
+	mu        sync.Mutex // held across a check's round trips
 	st        Status
+	pub       atomic.Pointer[Status] // st as of the last change, for Status without waiting on mu
 	conn      *pgx.Conn
 	confirmed time.Time // when the lock was last confirmed held (leading)
 	won       chan struct{}
@@ -138,6 +140,7 @@ func New(cfg Config) (*Elector, error) {
 	cfg.Store.SetFenceTimeout(cfg.Timeout)
 	e := &Elector{cfg: cfg, log: cfg.Logger, m: newMetrics(cfg.Registerer), st: Status{Role: Follower},
 		won: make(chan struct{}), lost: make(chan struct{}), done: make(chan struct{})}
+	e.publish()
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	go e.run(ctx)
@@ -163,11 +166,14 @@ func (e *Elector) Campaign(ctx context.Context) (int64, error) {
 // the elector was closed).
 func (e *Elector) Lost() <-chan struct{} { return e.lost }
 
-// Status is the election's state now.
-func (e *Elector) Status() Status {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.st
+// Status is the election's state as of the last check (it never waits
+// on the database).
+func (e *Elector) Status() Status { return *e.pub.Load() }
+
+// publish makes st what Status returns. Caller holds mu.
+func (e *Elector) publish() {
+	st := e.st
+	e.pub.Store(&st)
 }
 
 // Advertise records, while this coordinator leads, where it serves, so
@@ -186,6 +192,7 @@ func (e *Elector) Advertise(ctx context.Context, grpcAddr, httpAddr string) erro
 		return store.ErrFenced
 	}
 	e.st.LeaderGRPC, e.st.LeaderHTTP = grpcAddr, httpAddr
+	e.publish()
 	return nil
 }
 
@@ -207,6 +214,7 @@ func (e *Elector) run(ctx context.Context) {
 			e.st.Role = Gone
 			e.m.leader.Set(0)
 			e.log.Info("leader: lead given up", zap.Int64("term", e.st.Term))
+			e.publish()
 		}
 		if e.conn != nil {
 			cctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -237,6 +245,7 @@ func (e *Elector) run(ctx context.Context) {
 func (e *Elector) step(ctx context.Context) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer e.publish()
 	cctx, cancel := context.WithTimeout(ctx, e.cfg.Interval*3)
 	defer cancel()
 	err := e.check(cctx)
@@ -403,6 +412,7 @@ func (e *Elector) lead(term int64, why string) {
 	e.m.leader.Set(1)
 	e.m.term.Set(float64(term))
 	e.log.Info("leader: this coordinator leads", zap.Int64("term", term), zap.String("id", e.cfg.ID), zap.String("why", why))
+	e.publish()
 	close(e.won)
 }
 
@@ -413,6 +423,7 @@ func (e *Elector) loseLocked(why string) {
 	e.st.Role = Gone
 	e.m.leader.Set(0)
 	e.log.Error("leader: this coordinator no longer leads; it stops serving", zap.Int64("term", e.st.Term), zap.String("why", why))
+	e.publish()
 	e.lostOnce.Do(func() { close(e.lost) })
 }
 
