@@ -8,6 +8,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os/exec"
@@ -157,9 +158,12 @@ func TestChaosSeveralCoordinators(t *testing.T) {
 	list := strings.Join(h.grpc, ",")
 	conn := dial(t, list, token)
 	tokens := []string{workerToken(t, list), workerToken(t, list)}
+	var workers []*proc
 	for i, tok := range tokens {
-		start(t, "worker-"+strconv.Itoa(i), "worker", "--coordinator", list, "--token", tok, "--threads", "1", "--hash", "16",
-			"--name", "ha-"+strconv.Itoa(i), "--log-level", "info")
+		// Debug: a line per perft unit computed (and per batch played),
+		// from which idle stretches are measured.
+		workers = append(workers, start(t, "worker-"+strconv.Itoa(i), "worker", "--coordinator", list, "--token", tok, "--threads", "1", "--hash", "16",
+			"--name", "ha-"+strconv.Itoa(i), "--log-level", "debug"))
 	}
 	perft := submit(t, conn, &arbiterv1.PerftSpec{Depth: 6, SplitPly: 3, VerifyFraction: 0.2})
 	sprt := submitTest(t, list, "sprt", "--each", "nodes=400", "--sprt", "elo0=0,elo1=40,model=logistic", "--batch-pairs", "2")
@@ -258,6 +262,49 @@ func TestChaosSeveralCoordinators(t *testing.T) {
 	for _, d := range h.leaderKilled {
 		worst = max(worst, d)
 	}
+	// No worker idle for longer than the lease duration (2 s) plus 5 s:
+	// the longest stretch between two units it finished.
+	for i, w := range workers {
+		gap, at := longestGap(t, w.out.String())
+		t.Logf("worker %d: longest stretch without finishing a unit: %v (ending %s)", i, gap.Round(time.Millisecond), at.Format("15:04:05.000"))
+		if gap > 7*time.Second {
+			t.Errorf("worker %d idle for %v (ending %s): more than the lease duration plus 5 s", i, gap, at.Format("15:04:05.000"))
+		}
+	}
 	t.Logf("SPRT: %d pairs in %d batches, %d PGNs; perft exact; leader deaths to a new leader serving: %v (worst %v)",
 		st.pairs, st.batches, st.pgns, h.leaderKilled, worst.Round(time.Millisecond))
+}
+
+// longestGap is the longest stretch between two consecutive units a
+// worker's JSON log says it finished (perft units computed, batches
+// played), and when it ended.
+func longestGap(t *testing.T, log string) (time.Duration, time.Time) {
+	t.Helper()
+	var prev, at time.Time
+	var gap time.Duration
+	n := 0
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, `"msg":"unit computed"`) && !strings.Contains(line, `"msg":"batch played"`) {
+			continue
+		}
+		var rec struct {
+			TS string `json:"ts"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			continue
+		}
+		ts, err := time.Parse(time.RFC3339Nano, rec.TS)
+		if err != nil {
+			t.Fatalf("worker log time %q: %v", rec.TS, err)
+		}
+		n++
+		if !prev.IsZero() && ts.Sub(prev) > gap {
+			gap, at = ts.Sub(prev), ts
+		}
+		prev = ts
+	}
+	if n < 10 {
+		t.Fatalf("the worker's log names %d finished units: is it logging at debug in JSON?", n)
+	}
+	return gap, at
 }

@@ -105,6 +105,7 @@ type Elector struct {
 	conn      *pgx.Conn
 	confirmed time.Time // when the lock was last confirmed held (leading)
 	won       chan struct{}
+	checked   chan struct{} // closed after the first check
 	lost      chan struct{}
 	lostOnce  sync.Once
 	cancel    context.CancelFunc
@@ -139,7 +140,7 @@ func New(cfg Config) (*Elector, error) {
 	}
 	cfg.Store.SetFenceTimeout(cfg.Timeout)
 	e := &Elector{cfg: cfg, log: cfg.Logger, m: newMetrics(cfg.Registerer), st: Status{Role: Follower},
-		won: make(chan struct{}), lost: make(chan struct{}), done: make(chan struct{})}
+		won: make(chan struct{}), checked: make(chan struct{}), lost: make(chan struct{}), done: make(chan struct{})}
 	e.publish()
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
@@ -161,6 +162,10 @@ func (e *Elector) Campaign(ctx context.Context) (int64, error) {
 		return 0, ctx.Err()
 	}
 }
+
+// Checked is closed once the database first answered a check: a
+// coordinator that found the lock free leads by then.
+func (e *Elector) Checked() <-chan struct{} { return e.checked }
 
 // Lost is closed once this coordinator, having led, has lost the lead (or
 // the elector was closed).
@@ -227,8 +232,13 @@ func (e *Elector) run(ctx context.Context) {
 	}()
 	t := time.NewTicker(e.cfg.Interval)
 	defer t.Stop()
+	first := true
 	for {
 		e.step(ctx)
+		if first && e.Status().DBErr == nil {
+			close(e.checked)
+			first = false
+		}
 		if e.Status().Role == Gone {
 			return
 		}
@@ -246,7 +256,7 @@ func (e *Elector) step(ctx context.Context) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer e.publish()
-	cctx, cancel := context.WithTimeout(ctx, e.cfg.Interval*3)
+	cctx, cancel := context.WithTimeout(ctx, e.checkTimeout())
 	defer cancel()
 	err := e.check(cctx)
 	now := time.Now()
@@ -311,6 +321,11 @@ func (e *Elector) check(ctx context.Context) error {
 	return nil
 }
 
+// checkTimeout bounds one check, connecting included: three intervals,
+// or half the timeout if that is more (a loaded server or machine is not
+// a lost lead by itself; an unconfirmed one past half the timeout is).
+func (e *Elector) checkTimeout() time.Duration { return max(e.cfg.Interval*3, e.cfg.Timeout/2) }
+
 // connect opens the election's own session: server-side limits make the
 // server end it (and so release the lock) when this process stops
 // answering, paused or cut off.
@@ -327,7 +342,7 @@ func (e *Elector) connect(ctx context.Context) (*pgx.Conn, error) {
 	cfg.RuntimeParams["tcp_keepalives_idle"] = secs
 	cfg.RuntimeParams["tcp_keepalives_interval"] = secs
 	cfg.RuntimeParams["tcp_keepalives_count"] = "2"
-	cfg.ConnectTimeout = e.cfg.Interval * 3
+	cfg.ConnectTimeout = e.checkTimeout()
 	return pgx.ConnectConfig(ctx, cfg)
 }
 

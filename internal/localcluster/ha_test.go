@@ -53,6 +53,8 @@ func TestSeveralCoordinators(t *testing.T) {
 		t.Cleanup(srv.Stop)
 		srvs = append(srvs, srv)
 	}
+	// The first one started finds the lock free at its first check and
+	// leads before Serve returns; the others follow.
 	if !srvs[0].Leading() || srvs[1].Leading() || srvs[2].Leading() {
 		t.Fatalf("leading: %v %v %v; want the first only", srvs[0].Leading(), srvs[1].Leading(), srvs[2].Leading())
 	}

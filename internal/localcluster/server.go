@@ -250,13 +250,14 @@ func Serve(cfg ServerConfig) (*Server, error) {
 		}
 		return s, nil
 	}
-	// A coordinator restarted in place finds the lock free at once (the
-	// server ended the dead one's session); wait a little for it before
-	// saying we follow.
-	wait, cancel := context.WithTimeout(context.Background(), 2*leaderInterval(cfg.LeaderTimeout)+500*time.Millisecond)
-	_, err = s.elector.Campaign(wait)
-	cancel()
-	if err == nil {
+	// A coordinator alone, or restarted in place, finds the lock free at
+	// its first check (the server ended the dead one's session): wait for
+	// that check, however slow the database, before saying we follow.
+	select {
+	case <-s.elector.Checked():
+	case <-time.After(time.Minute):
+	}
+	if s.elector.Status().Role == leader.Leading {
 		if err := s.becomeLeader(); err != nil {
 			s.closeElection()
 			s.http.Close()
@@ -283,14 +284,6 @@ func Serve(cfg ServerConfig) (*Server, error) {
 		s.watchLead()
 	}()
 	return s, nil
-}
-
-// leaderInterval is the election's check interval for a timeout.
-func leaderInterval(timeout time.Duration) time.Duration {
-	if timeout <= 0 {
-		timeout = leader.DefaultTimeout
-	}
-	return timeout / 10
 }
 
 // becomeLeader loads the store, assembles the coordinator and serves gRPC
@@ -345,7 +338,7 @@ func (s *Server) becomeLeader() error {
 		zap.String("store", string(st.Backend())+" "+st.Path()), zap.Bool("tls", s.tlsCfg != nil)}
 	if s.elector != nil {
 		fields = append(fields, zap.Int64("term", s.elector.Status().Term))
-		if err := s.elector.Advertise(context.Background(), s.advertised(), s.HTTPAddr()); err != nil {
+		if err := s.elector.Advertise(context.Background(), s.advertised(), s.advertisedHTTP()); err != nil {
 			log.Warn("leader address not recorded", zap.Error(err))
 		}
 	}
@@ -370,6 +363,20 @@ func (s *Server) advertised() string {
 		if h, err := os.Hostname(); err == nil {
 			host = h
 		}
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// advertisedHTTP is the pages' address followers name: the advertised
+// gRPC host with the HTTP port ("" without HTTP).
+func (s *Server) advertisedHTTP() string {
+	if s.http == nil {
+		return ""
+	}
+	host, _, err1 := net.SplitHostPort(s.advertised())
+	_, port, err2 := net.SplitHostPort(s.HTTPAddr())
+	if err1 != nil || err2 != nil {
+		return s.HTTPAddr()
 	}
 	return net.JoinHostPort(host, port)
 }
