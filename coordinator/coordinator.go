@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 
+	"github.com/arbiter-chess/arbiter/coordinator/accounts"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/credentials"
@@ -88,16 +89,33 @@ type Config struct {
 	// uploads, artifacts); the zero value limits nothing (the command's
 	// flags default to quota.Defaults).
 	Limits quota.Limits
+	// Accounts sets the web pages' accounts and the approval of tests.
+	Accounts AccountsConfig
 	// Now is the clock (time.Now).
 	Now func() time.Time
 	// Registerer receives every metric; nil registers none.
 	Registerer prometheus.Registerer
 }
 
+// AccountsConfig sets accounts and approvals (docs/web.md).
+type AccountsConfig struct {
+	// SignUp opens the sign-up page; new accounts wait for an admin.
+	SignUp bool
+	// Approval: tests and tunes of accounts with role user wait for an
+	// approver.
+	Approval bool
+	// CrossApproval: nobody approves their own test.
+	CrossApproval bool
+	// SessionTTL is how long a web session lasts (7 days).
+	SessionTTL time.Duration
+}
+
 // Coordinator is an assembled coordinator.
 type Coordinator struct {
 	Core        *core.Core
 	Credentials *credentials.Manager
+	// Accounts are the web pages' accounts and the approval rule.
+	Accounts *accounts.Service
 	// Artifacts keeps the uploaded engines (files under the data
 	// directory's artifacts/).
 	Artifacts *artifacts.Store
@@ -171,8 +189,16 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		c.Workloads[k.Name] = wl
 		c.workloads = append(c.workloads, wl)
 	}
+	c.Accounts, err = accounts.New(accounts.Config{Store: cfg.Store, Now: cfg.Now, Logger: cfg.Logger, SessionTTL: cfg.Accounts.SessionTTL,
+		Approval: cfg.Accounts.Approval, CrossApproval: cfg.Accounts.CrossApproval, SignUp: cfg.Accounts.SignUp})
+	if err != nil {
+		return nil, err
+	}
+	// An account's tokens stop with it, however it was disabled.
+	creds.SetOwnerCheck(c.Accounts.Active)
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,
-		LeaseKey: key, Registerer: cfg.Registerer, MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity, Quota: c.gate}, c.workloads...)
+		LeaseKey: key, Registerer: cfg.Registerer, MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity, Quota: c.gate,
+		Approvals: c.Accounts.Gate(gamejob.Kind, spsajob.Kind), Auditor: cfg.Store}, c.workloads...)
 	for _, wl := range c.workloads {
 		if h, ok := wl.(interface{ SetHost(core.Host) }); ok {
 			h.SetHost(c.Core.Host())
@@ -207,7 +233,32 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 			c.retain(runCtx)
 		}()
 	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.expireSessions(runCtx)
+	}()
 	return c, nil
+}
+
+// expireSessions deletes the web sessions that expired, hourly: an
+// expired session already reads as signed out, this only keeps the
+// table small.
+func (c *Coordinator) expireSessions(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := c.Accounts.ExpireSessions(ctx); err != nil && ctx.Err() == nil {
+			c.cfg.Logger.Warn("expired sessions not deleted", zap.Error(err))
+		} else if n > 0 {
+			c.cfg.Logger.Info("expired sessions deleted", zap.Int64("sessions", n))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // quarantine records and reports the stored records the workloads could

@@ -33,6 +33,7 @@ type clientFlags struct {
 	serverName  string
 	cert        string
 	key         string
+	json        bool // --json, for the commands that take it (addJSON)
 }
 
 // add registers the flags with --coordinator defaulting to this machine.

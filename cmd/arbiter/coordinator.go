@@ -70,6 +70,7 @@ func newCoordinatorCommand() *cobra.Command {
 			}
 			cfg.Logger = log
 			cfg.Pages = webf.pages(log)
+			cfg.Accounts = webf.accounts
 			stderr := cmd.ErrOrStderr()
 			cfg.OnListening = func(addr string) {
 				fmt.Fprintf(stderr, "arbiter coordinator: listening on %s\n", addr)

@@ -39,7 +39,7 @@ func newRootCommand() *cobra.Command {
 		// On this machine.
 		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(), newDatagenCommand(),
 		// Serving.
-		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(), newStoreCommand(),
+		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(), newStoreCommand(), newUserCommand(), newAuditCommand(),
 		// Clients of a coordinator.
 		newSubmitCommand(), newStatusCommand(), newCancelCommand(), newPGNCommand(), newSPSACommand(), newTokenCommand(), newBackupCommand(),
 		newVersionCommand(),

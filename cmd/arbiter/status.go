@@ -5,16 +5,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 func newStatusCommand() *cobra.Command {
-	var f clientFlags
-	var jsonOut bool
 	var limit uint32
-	cmd := &cobra.Command{
+	cmd := newClientCommand(&cobra.Command{
 		Use:   "status [JOB]",
 		Short: "Show a coordinator's jobs, or one job in detail",
 		Long: `Without JOB, list the jobs: one table per kind (tests with their engines,
@@ -22,43 +19,30 @@ time control, games, Elo and LLR; perft jobs with depth, nodes, progress and
 FEN; tunes), and the reason of each job that cannot progress. With JOB,
 show that job in detail. --json prints the same as JSON (docs/json.md).`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.session()
-			if err != nil {
-				return err
-			}
-			defer done()
-			out := cmd.OutOrStdout()
-			if len(args) == 1 {
-				var resp *arbiterv1.GetJobResponse
-				err := clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
-					resp, err = c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: args[0]})
-					return err
-				})
-				if err != nil {
-					return callError(c, "status", err)
-				}
-				if jsonOut {
-					return jobreport.WriteJob(out, resp.GetJob())
-				}
-				return jobreport.PrintJob(out, resp.GetJob())
-			}
-			var resp *arbiterv1.ListJobsResponse
-			err = clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
-				resp, err = c.Jobs.ListJobs(ctx, &arbiterv1.ListJobsRequest{Limit: limit})
-				return err
+	}, "print JSON: one job, or {\"jobs\": [...]} (docs/json.md)", func(r *clientCall, args []string) error {
+		if len(args) == 1 {
+			resp, err := retried(r, func(ctx context.Context) (*arbiterv1.GetJobResponse, error) {
+				return r.c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: args[0]})
 			})
 			if err != nil {
-				return callError(c, "status", err)
+				return r.failed("status", err)
 			}
-			if jsonOut {
-				return jobreport.WriteJobs(out, resp.GetJobs())
+			if r.json {
+				return jobreport.WriteJob(r.out, resp.GetJob())
 			}
-			return jobreport.PrintJobs(out, resp.GetJobs())
-		},
-	}
-	f.add(cmd.Flags())
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON: one job, or {\"jobs\": [...]} (docs/json.md)")
+			return jobreport.PrintJob(r.out, resp.GetJob())
+		}
+		resp, err := retried(r, func(ctx context.Context) (*arbiterv1.ListJobsResponse, error) {
+			return r.c.Jobs.ListJobs(ctx, &arbiterv1.ListJobsRequest{Limit: limit})
+		})
+		if err != nil {
+			return r.failed("status", err)
+		}
+		if r.json {
+			return jobreport.WriteJobs(r.out, resp.GetJobs())
+		}
+		return jobreport.PrintJobs(r.out, resp.GetJobs())
+	})
 	cmd.Flags().Uint32Var(&limit, "limit", 100, "most jobs to list")
 	return cmd
 }

@@ -169,6 +169,7 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 	}
 	c.Server.Logger = log
 	c.Server.Pages = f.web.pages(log)
+	c.Server.Accounts = f.web.accounts
 	c.Server.OnListening = func(addr string) { fmt.Fprintf(stderr, "arbiter coordinator: listening on %s\n", addr) }
 	c.Builtin = builtin.New
 	// This binary is the sandbox of uploaded engines (main runs its wrapper).

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"math"
 
 	"github.com/arbiter-chess/arbiter/internal/apierr"
@@ -44,6 +45,7 @@ func (c *Core) SetPriority(ctx context.Context, caller identity.Identity, jobID 
 	if err := p.SetPriority(ctx, jobID, priority, share); err != nil {
 		return err
 	}
+	c.audit(ctx, caller.Name, "job.priority", jobID, fmt.Sprintf("priority %d, throughput %g", priority, share))
 	c.reg.changed(jobID)
 	c.wake.signal()
 	return nil

@@ -3,6 +3,8 @@ package core
 import (
 	"sort"
 	"sync"
+
+	"github.com/arbiter-chess/arbiter/coordinator/store"
 )
 
 type registry struct {
@@ -122,7 +124,7 @@ func (w *wakeup) wait() <-chan struct{} {
 type JobInfo struct {
 	ID        string
 	Kind      string // the stored kind: "perft", "sprt", "match"
-	State     string // "running", "done", "failed", "cancelled"
+	State     string // "running", "pending" (StatePending), "done", "failed", "cancelled"
 	Submitter string
 	// Started: a running job has counted or leased some of its work.
 	Started bool
@@ -141,6 +143,7 @@ type Describer interface {
 func (c *Core) List(offset, limit int, keep func(JobInfo) bool) ([]JobInfo, bool) {
 	var out []JobInfo
 	more, skipped := false, 0
+	held := c.heldSet()
 	c.reg.newestFirst(func(id string, wl Workload) bool {
 		info := JobInfo{ID: id, Kind: wl.Kind()}
 		if d, ok := wl.(Describer); ok {
@@ -150,6 +153,9 @@ func (c *Core) List(offset, limit int, keep func(JobInfo) bool) ([]JobInfo, bool
 			}
 		} else if ref, ok := c.reg.ref(id); ok {
 			info.Submitter = ref.Submitter
+		}
+		if (info.State == store.StateRunning || info.State == "") && held[id] {
+			info.State = StatePending
 		}
 		if keep != nil && !keep(info) {
 			return true

@@ -12,6 +12,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
@@ -218,7 +219,7 @@ func (js *jobService) WatchJob(req *arbiterv1.WatchJobRequest, stream arbiterv1.
 		if err := stream.Send(&arbiterv1.WatchJobResponse{Job: snap}); err != nil {
 			return err
 		}
-		if snap.State != arbiterv1.JobState_JOB_STATE_RUNNING {
+		if !jobproto.Unfinished(snap.State) {
 			return nil
 		}
 		if err := js.core.Ready(); err != nil {

@@ -251,5 +251,6 @@ CREATE TABLE default_nets (
   sha256 TEXT NOT NULL
 );
 `)},
+	{"accounts: users, sessions, approvals, audit; credentials.owner", pgExec(pgAccounts)},
 	{"leadership: arbiter_leader", pgExec(pgMigrateLeader)},
 }

@@ -77,6 +77,9 @@ func pageNumber(q url.Values) (int, error) {
 
 // infoState is a job's state as pages show it (see jobState).
 func infoState(j core.JobInfo) string {
+	if j.State == core.StatePending {
+		return "approval"
+	}
 	if j.State == "running" && !j.Started {
 		return "pending"
 	}
@@ -138,7 +141,7 @@ func (s *Server) listPage(r *http.Request, v *view) error {
 		infos, m := s.cfg.Core.List(offset, PageSize, f.keep)
 		more = m
 		for _, info := range infos {
-			snap, err := s.cfg.Core.Job(info.ID, false)
+			snap, err := s.jobSnapshot(info.ID, false)
 			if err != nil {
 				continue // gone meanwhile
 			}

@@ -19,7 +19,7 @@ import (
 // jobOf returns job id's snapshot when is accepts it, or a page saying it
 // is not what (with its article) and where its page is.
 func (s *Server) jobOf(id, what string, is func(*arbiterv1.Job) bool) (*arbiterv1.Job, error) {
-	snap, err := s.cfg.Core.Job(id, true)
+	snap, err := s.jobSnapshot(id, true)
 	if err != nil {
 		return nil, err
 	}

@@ -66,6 +66,8 @@ type ServerConfig struct {
 	// with a Close method is closed first when the server stops (it ends
 	// live streams that would hold the HTTP shutdown).
 	Pages func(*coordinator.Coordinator, *store.Store) (http.Handler, error)
+	// Accounts sets the pages' accounts and the approval of tests.
+	Accounts coordinator.AccountsConfig
 	// VerifyDefault is the verify fraction of perft jobs that set none.
 	VerifyDefault float64
 	// ReplayFraction is the share of batches of fixed-node tests replayed
@@ -296,8 +298,8 @@ func (s *Server) becomeLeader() error {
 		MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity,
 		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
 		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
-		KindSettings: cfg.KindSettings,
-		Games:        gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
+		KindSettings: cfg.KindSettings, Accounts: cfg.Accounts,
+		Games: gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
 	})
 	if err != nil {
 		return err
