@@ -64,6 +64,8 @@ var migrations = []migration{
 	{"nets: artifacts.engine, default_nets", migrateNets},
 	// accounts (coordinator/store/accounts.go).
 	{"accounts: users, sessions, approvals, audit; credentials.owner", migrateAccounts},
+	// several coordinators on one PostgreSQL (coordinator/store/leader.go).
+	{"leadership: arbiter_leader", migrateLeader},
 }
 
 const schemaV1 = `
