@@ -47,6 +47,7 @@ type testData struct {
 	Job         *arbiterv1.Job
 	State       string
 	Report      string // the fastchess-style report, as arbiter status prints it
+	Block       resultBlock
 	Verdict     string
 	Params      *sprt.Params
 	LLRChart    template.HTML
@@ -118,6 +119,7 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 			Details: testTimeControl(spec) + ", " + spec.GetBookName(), SPRT: d.Params,
 			Results: sprt.Results{Wins: int64(mp.GetWins()), Draws: int64(mp.GetDraws()), Losses: int64(mp.GetLosses()), Pentanomial: &penta}})
 	}
+	d.Block = blockOf(r, j)
 	hist, err := s.cfg.Games.History(r.Context(), id)
 	if err != nil {
 		return err

@@ -192,7 +192,7 @@ type kindPage struct {
 var kindPages []kindPage
 
 func parsePages() (map[string]*template.Template, error) {
-	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html")
+	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/block.html")
 	if err != nil {
 		return nil, fmt.Errorf("web: templates: %w", err)
 	}
