@@ -79,6 +79,9 @@ type Config struct {
 	// UploadAbandonAfter is how long an artifact upload may sit idle
 	// before its partial file is removed (artifacts.DefaultAbandonAfter).
 	UploadAbandonAfter time.Duration
+	// Git is how engines named by a remote git URL are fetched
+	// (artifacts.GitConfig; its Dir defaults to the artifacts' git/).
+	Git artifacts.GitConfig
 	// PerftMaxNodes, PerftMaxHeldPositions and PerftMaxSplitPositions
 	// bound what a perft job may ask (perftjob.Config; 0: the defaults).
 	PerftMaxNodes          float64
@@ -151,7 +154,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	c.Artifacts, err = artifacts.New(ctx, artifacts.Config{Store: cfg.Store, Dir: filepath.Join(cfg.Store.Dir(), "artifacts"),
 		MaxBytes: cfg.ArtifactMaxBytes, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer,
 		AbandonAfter: cfg.UploadAbandonAfter, MaxUploadsPerIdentity: cfg.Limits.Uploads, MaxArtifactsPerIdentity: cfg.Limits.Artifacts,
-		InUse: c.usingArtifact})
+		InUse: c.usingArtifact, Git: cfg.Git})
 	if err != nil {
 		return nil, err
 	}

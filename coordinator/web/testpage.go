@@ -48,6 +48,7 @@ type testData struct {
 	State       string
 	Report      string // the fastchess-style report, as arbiter status prints it
 	Block       resultBlock
+	Diff        *diffView
 	Verdict     string
 	Params      *sprt.Params
 	LLRChart    template.HTML
@@ -120,6 +121,9 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 			Results: sprt.Results{Wins: int64(mp.GetWins()), Draws: int64(mp.GetDraws()), Losses: int64(mp.GetLosses()), Pentanomial: &penta}})
 	}
 	d.Block = blockOf(r, j)
+	if r.URL.Query().Get("live") == "" {
+		d.Diff = s.testDiff(r.Context(), spec)
+	}
 	hist, err := s.cfg.Games.History(r.Context(), id)
 	if err != nil {
 		return err

@@ -95,6 +95,9 @@ type Config struct {
 	// MaxLiveDuration ends a live stream after this long (10 minutes); the
 	// browser reconnects, so a stream never holds a connection for ever.
 	MaxLiveDuration time.Duration
+	// Diffs, when set, shows on a test of two commits of one repository
+	// the diff between them.
+	Diffs DiffSource
 }
 
 // Server serves the pages. It is an http.Handler for "/".

@@ -29,6 +29,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
@@ -97,6 +98,10 @@ type ServerConfig struct {
 	// UploadAbandonAfter removes artifact uploads idle this long (0:
 	// artifacts.DefaultAbandonAfter).
 	UploadAbandonAfter time.Duration
+	// Git is how the coordinator fetches engines named by a remote git
+	// URL (--git-credentials, --git-ssh-key, --git-allow-file,
+	// --git-timeout).
+	Git artifacts.GitConfig
 	// Logger (nil: none).
 	Logger *zap.Logger
 	// Registry receives the coordinator's metrics and is served on
@@ -134,6 +139,8 @@ func (c *ServerConfig) Validate() error {
 		return cliexit.Usage("--unit-duration %v: must be positive", c.UnitDuration)
 	case c.MaxWorkersPerIdentity < 0 || c.MaxWorkersPerIdentity > maxWorkersPerIdentity:
 		return cliexit.Usage("--max-workers-per-identity %d: must be between 1 and %d", c.MaxWorkersPerIdentity, maxWorkersPerIdentity)
+	case c.Git.Timeout < 0:
+		return cliexit.Usage("--git-timeout %v: must not be negative", c.Git.Timeout)
 	case c.UploadAbandonAfter < 0:
 		return cliexit.Usage("--upload-abandon-after %v: must not be negative", c.UploadAbandonAfter)
 	case c.PerftMaxNodes < 0 || math.IsNaN(c.PerftMaxNodes) || math.IsInf(c.PerftMaxNodes, 0):
@@ -202,8 +209,8 @@ func Serve(cfg ServerConfig) (*Server, error) {
 		MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity,
 		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
 		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
-		KindSettings: cfg.KindSettings,
-		Games:        gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
+		KindSettings: cfg.KindSettings, Git: cfg.Git,
+		Games: gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
 	})
 	if err != nil {
 		st.Close()
