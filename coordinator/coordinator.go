@@ -28,6 +28,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/grpcapi"
+	"github.com/arbiter-chess/arbiter/coordinator/hooks"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
@@ -79,6 +80,8 @@ type Config struct {
 	// UploadAbandonAfter is how long an artifact upload may sit idle
 	// before its partial file is removed (artifacts.DefaultAbandonAfter).
 	UploadAbandonAfter time.Duration
+	// Hooks is how webhooks are sent.
+	Hooks HooksConfig
 	// Git is how engines named by a remote git URL are fetched
 	// (artifacts.GitConfig; its Dir defaults to the artifacts' git/).
 	Git artifacts.GitConfig
@@ -110,8 +113,15 @@ type Coordinator struct {
 	// workloads is every workload, in the order the core asks them.
 	workloads []core.Workload
 
+	// Hooks keeps the webhooks and sends their events.
+	Hooks *hooks.Manager
+
 	cfg         Config
 	gate        *quota.Gate
+	inprocOnce  sync.Once
+	inproc      *grpc.ClientConn
+	inprocSrv   *grpc.Server
+	inprocErr   error
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
 	quarantined int
@@ -203,6 +213,11 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		defer c.wg.Done()
 		c.Artifacts.RunSweeper(runCtx)
 	}()
+	if err := c.startHooks(ctx, runCtx); err != nil {
+		cancel()
+		c.wg.Wait()
+		return nil, fmt.Errorf("coordinator: webhooks: %w", err)
+	}
 	if cfg.PGNRetention > 0 {
 		c.wg.Add(1)
 		go func() {
@@ -295,6 +310,10 @@ func (c *Coordinator) Close() {
 	c.Core.Close()
 	c.cancel()
 	c.wg.Wait()
+	if c.inprocSrv != nil {
+		c.inproc.Close()
+		c.inprocSrv.Stop()
+	}
 	// Events of leases that ended at the last moment (disconnects) are
 	// written after the core's lock is released: write them now.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -124,6 +124,8 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.StringVar(&cfg.Git.SSHKey, "git-ssh-key", "", "private key for the ssh repositories tests name with source=git:URL@REF (else ssh's own keys and agent)")
 	fl.BoolVar(&cfg.Git.AllowFile, "git-allow-file", false, "let tests name file:// repositories (they read this machine's disk)")
 	fl.DurationVar(&cfg.Git.Timeout, "git-timeout", artifacts.DefaultGitTimeout, "bound of one fetch of a test's git repository")
+	fl.StringSliceVar(&cfg.Hooks.Allow, "hook-allow", nil, "destinations outside the public internet that webhooks may reach: CIDRs (10.0.0.0/8), addresses or host names; loopback, private and link-local ones are refused otherwise")
+	fl.StringVar(&cfg.Hooks.PublicURL, "public-url", "", "the web pages' address as users reach them (https://farm.example.org), for the links in webhooks and result blocks")
 	webf.add(fl)
 	logs.add(fl, "info")
 	return cmd

@@ -62,6 +62,8 @@ var migrations = []migration{
 	{"engine artifacts: artifacts, artifact_checks", migrateArtifacts},
 	// 8: nets (coordinator/store/artifacts.go).
 	{"nets: artifacts.engine, default_nets", migrateNets},
+	// webhooks (coordinator/store/hooks.go).
+	{"webhooks: hooks, hook_deliveries", migrateHooks},
 }
 
 const schemaV1 = `

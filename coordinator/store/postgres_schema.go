@@ -251,4 +251,5 @@ CREATE TABLE default_nets (
   sha256 TEXT NOT NULL
 );
 `)},
+	{"webhooks: hooks, hook_deliveries", pgExec(hooksSchema("BIGINT"))},
 }

@@ -102,6 +102,8 @@ type ServerConfig struct {
 	// URL (--git-credentials, --git-ssh-key, --git-allow-file,
 	// --git-timeout).
 	Git artifacts.GitConfig
+	// Hooks is how webhooks are sent (--hook-allow, --public-url).
+	Hooks coordinator.HooksConfig
 	// Logger (nil: none).
 	Logger *zap.Logger
 	// Registry receives the coordinator's metrics and is served on
@@ -209,7 +211,7 @@ func Serve(cfg ServerConfig) (*Server, error) {
 		MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity,
 		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
 		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
-		KindSettings: cfg.KindSettings, Git: cfg.Git,
+		KindSettings: cfg.KindSettings, Git: cfg.Git, Hooks: cfg.Hooks,
 		Games: gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
 	})
 	if err != nil {
