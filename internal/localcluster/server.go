@@ -30,6 +30,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
+	"github.com/arbiter-chess/arbiter/coordinator/httpapi"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
@@ -241,7 +242,7 @@ func Serve(cfg ServerConfig) (*Server, error) {
 		}
 	}
 	if cfg.HTTP != "" {
-		s.http, err = obs.Serve(cfg.HTTP, httpHandler(reg, s.Ready, s.pages), log)
+		s.http, err = obs.Serve(cfg.HTTP, httpHandler(reg, s.Ready, s.pages, apiHandler(c, log)), log)
 		if err != nil {
 			s.closePages()
 			lis.Close()
@@ -267,17 +268,33 @@ func Serve(cfg ServerConfig) (*Server, error) {
 
 // httpHandler serves /metrics, /healthz and /readyz, and pages under "/"
 // when given: the health endpoints answer the same with or without pages.
-func httpHandler(g prometheus.Gatherer, ready obs.ReadyFunc, pages http.Handler) http.Handler {
+func httpHandler(g prometheus.Gatherer, ready obs.ReadyFunc, pages, api http.Handler) http.Handler {
 	base := coordinator.HTTPHandler(g, ready)
-	if pages == nil {
+	if pages == nil && api == nil {
 		return base
 	}
 	mux := http.NewServeMux()
 	for _, p := range []string{"/metrics", "/healthz", "/readyz"} {
 		mux.Handle(p, base)
 	}
-	mux.Handle("/", pages)
+	if api != nil {
+		mux.Handle(httpapi.Prefix+"/", api)
+	}
+	if pages != nil {
+		mux.Handle("/", pages)
+	}
 	return mux
+}
+
+// apiHandler is the JSON API (package httpapi) on the coordinator's own
+// gRPC API in process; nil when that cannot be made.
+func apiHandler(c *coordinator.Coordinator, log *zap.Logger) http.Handler {
+	conn, err := c.InProcess()
+	if err != nil {
+		log.Error("JSON API not served", zap.Error(err))
+		return nil
+	}
+	return httpapi.New(httpapi.Config{API: conn, Tokens: c.Credentials, Hooks: c.Hooks, Logger: log})
 }
 
 func (s *Server) closePages() {
