@@ -250,8 +250,8 @@ func TestEveryEndpoint(t *testing.T) {
 	opening := []*arbiterv1.Opening{{Fen: "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"}}
 	nodes := &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 200}}
 	test := a.call("POST", "/tests", "/tests", carol, &arbiterv1.MatchSpec{
-		EngineA: &arbiterv1.EngineSpec{Name: "a", Command: "embedded", Protocol: "builtin"},
-		EngineB: &arbiterv1.EngineSpec{Name: "b", Command: "embedded", Protocol: "builtin"},
+		EngineA:     &arbiterv1.EngineSpec{Name: "a", Command: "embedded", Protocol: "builtin"},
+		EngineB:     &arbiterv1.EngineSpec{Name: "b", Command: "embedded", Protocol: "builtin"},
 		TimeControl: nodes, Games: 4, BatchPairs: 1, Openings: opening, BookName: "e4",
 		Sprt: &arbiterv1.SprtParams{Elo0: 0, Elo1: 50, Alpha: 0.05, Beta: 0.05, Model: "normalized"}})
 	expect(t, "submit test", test, 201, `"kind":"sprt"`)
