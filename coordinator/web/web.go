@@ -98,6 +98,9 @@ type Config struct {
 	// Diffs, when set, shows on a test of two commits of one repository
 	// the diff between them.
 	Diffs DiffSource
+	// Hooks, when set, lists a signed-in user's webhooks and their
+	// deliveries (/hooks).
+	Hooks HookSource
 }
 
 // Server serves the pages. It is an http.Handler for "/".
