@@ -9,6 +9,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
+	"github.com/arbiter-chess/arbiter/coordinator/hooks"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
@@ -125,6 +126,7 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.BoolVar(&cfg.Git.AllowFile, "git-allow-file", false, "let tests name file:// repositories (they read this machine's disk)")
 	fl.DurationVar(&cfg.Git.Timeout, "git-timeout", artifacts.DefaultGitTimeout, "bound of one fetch of a test's git repository")
 	fl.StringSliceVar(&cfg.Hooks.Allow, "hook-allow", nil, "destinations outside the public internet that webhooks may reach: CIDRs (10.0.0.0/8), addresses or host names; loopback, private and link-local ones are refused otherwise")
+	fl.DurationVar(&cfg.Hooks.RetryBase, "hook-retry-base", hooks.DefaultRetryBase, "wait before a webhook's second attempt; each later one waits twice as long (at most an hour)")
 	fl.StringVar(&cfg.Hooks.PublicURL, "public-url", "", "the web pages' address as users reach them (https://farm.example.org), for the links in webhooks and result blocks")
 	webf.add(fl)
 	logs.add(fl, "info")

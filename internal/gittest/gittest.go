@@ -84,6 +84,14 @@ func (r *Repo) Checkout(name string) { r.t.Helper(); Git(r.t, r.Dir, "checkout",
 // test ends.
 func Serve(t testing.TB, root string) string {
 	t.Helper()
+	url, _ := ServeStoppable(t, root)
+	return url
+}
+
+// ServeStoppable is Serve with a function that stops the server before
+// the test ends (a repository that goes away).
+func ServeStoppable(t testing.TB, root string) (string, func()) {
+	t.Helper()
 	execPath, err := exec.Command("git", "--exec-path").Output()
 	if err != nil {
 		t.Skip("no git")
@@ -95,5 +103,5 @@ func Serve(t testing.TB, root string) string {
 	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1"}}
 	srv := httptest.NewServer(http.StripPrefix("/git", h))
 	t.Cleanup(srv.Close)
-	return srv.URL + "/git"
+	return srv.URL + "/git", srv.Close
 }
