@@ -9,8 +9,8 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
-	"github.com/arbiter-chess/arbiter/coordinator/hooks"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/hooks"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
