@@ -128,6 +128,6 @@ func Redact(repo string) string {
 	if err != nil || u.User == nil {
 		return repo
 	}
-	u.User = url.User("***")
-	return u.String()
+	u.User = url.User("REDACTED")
+	return strings.Replace(u.String(), "REDACTED@", "***@", 1)
 }

@@ -36,6 +36,15 @@ func TestSplitAndRemote(t *testing.T) {
 	}
 }
 
+func TestRedact(t *testing.T) {
+	if got := Redact("https://ada:hunter2@example.org/engine"); got != "https://***@example.org/engine" {
+		t.Errorf("Redact: %s", got)
+	}
+	if got := Redact("git@github.com:me/engine.git"); got != "git@github.com:me/engine.git" {
+		t.Errorf("Redact of an scp-like address: %s", got)
+	}
+}
+
 func TestCheckURL(t *testing.T) {
 	for _, ok := range []string{"https://github.com/me/engine.git", "git://127.0.0.1/engine", "ssh://git@host/engine", "git@github.com:me/e.git"} {
 		if err := CheckURL(ok, false); err != nil {
