@@ -11,6 +11,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/hooks"
+	"github.com/arbiter-chess/arbiter/coordinator/httpapi"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
@@ -69,7 +70,8 @@ func newCoordinatorCommand() *cobra.Command {
 				return err
 			}
 			cfg.Logger = log
-			cfg.Pages = webf.pages(log)
+			cfg.Pages, cfg.API = webf.pages(log), httpapi.ForCoordinator
+			cfg.Hooks.JobJSON = jobJSON
 			srv, err := localcluster.Serve(cfg)
 			if err != nil {
 				return err

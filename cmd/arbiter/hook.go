@@ -17,6 +17,8 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/httpapi"
 	"github.com/arbiter-chess/arbiter/internal/auth"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/jobreport"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 // envAPI names the coordinator's web address for commands that speak the
@@ -248,6 +250,9 @@ func newHookDeliveriesCommand() *cobra.Command {
 	cmd.Flags().IntVar(&limit, "limit", 100, "most deliveries to list (1 to 1000)")
 	return cmd
 }
+
+// jobJSON is a job in webhooks' payloads: as status --json prints it.
+func jobJSON(j *arbiterv1.Job) any { return jobreport.NewJobJSON(j) }
 
 func orDash(s string) string {
 	if s == "" {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/coordinator/httpapi"
 	"github.com/arbiter-chess/arbiter/internal/auth"
 	"github.com/arbiter-chess/arbiter/internal/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
@@ -18,7 +19,7 @@ func TestHookCommands(t *testing.T) {
 	t.Setenv(auth.EnvToken, "")
 	t.Setenv(envAPI, "")
 	cl, err := localcluster.Start(localcluster.Config{Workers: 0, HashMB: 1, Builtin: builtin.New,
-		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, Token: "hook-admin", HTTP: "127.0.0.1:0"}})
+		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, Token: "hook-admin", HTTP: "127.0.0.1:0", API: httpapi.ForCoordinator}})
 	if err != nil {
 		t.Fatal(err)
 	}

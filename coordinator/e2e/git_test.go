@@ -210,7 +210,14 @@ func TestGitRefsSPRTWithDiffAndWebhooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "Games | N: " + itoa(mp.GetGames()) + " W: " + itoa(mp.GetWins()) + " L: " + itoa(mp.GetLosses()) + " D: " + itoa(mp.GetDraws())
-	if p.Job.JobID != id || !strings.HasPrefix(p.Block, "Elo   | ") || !strings.Contains(p.Block, want) ||
+	var job struct {
+		JobID string `json:"job_id"`
+		State string `json:"state"`
+	}
+	if err := json.Unmarshal(p.Job, &job); err != nil {
+		t.Fatal(err)
+	}
+	if job.JobID != id || job.State != "done" || !strings.HasPrefix(p.Block, "Elo   | ") || !strings.Contains(p.Block, want) ||
 		!strings.Contains(p.Block, "\nSPRT  | nodes=1000 Threads=1\n") || !strings.HasSuffix(p.Block, "https://farm.example.org/tests/"+id+"\n") {
 		t.Errorf("payload: %+v", p)
 	}

@@ -10,10 +10,11 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/jobkind"
-	"github.com/arbiter-chess/arbiter/internal/jobreport"
+	"github.com/arbiter-chess/arbiter/internal/resultblock"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -22,8 +23,9 @@ type Payload struct {
 	Event string `json:"event"`
 	// Delivery is the idempotency key (also in X-Arbiter-Delivery).
 	Delivery string `json:"delivery"`
-	// Job is the job as `arbiter status JOB --json` prints it.
-	Job jobreport.JobJSON `json:"job"`
+	// Job is the job as `arbiter status JOB --json` prints it (with
+	// Config.JobJSON; else the Job message in protobuf JSON).
+	Job json.RawMessage `json:"job"`
 	// Block and FishtestBlock are the result block in OpenBench's and
 	// Fishtest's layouts (`arbiter status JOB --block`).
 	Block         string `json:"block"`
@@ -120,7 +122,7 @@ func (m *Manager) payload(h *store.Hook, key, ev string, j *arbiterv1.Job) ([]by
 	if m.cfg.PageURL != nil {
 		link = m.cfg.PageURL(j.GetJobId())
 	}
-	block := jobreport.Block(j, jobreport.BlockOpenBench, link)
+	block := resultblock.Of(j, resultblock.OpenBench, link)
 	title := fmt.Sprintf("%s %s %s", jobkind.Of(j).Noun, j.GetJobId(), ev)
 	if m := j.GetMatch(); m != nil {
 		title += ": " + m.GetEngineA().GetName() + " vs " + m.GetEngineB().GetName()
@@ -147,8 +149,20 @@ func (m *Manager) payload(h *store.Hook, key, ev string, j *arbiterv1.Job) ([]by
 	case "slack":
 		return json.Marshal(map[string]string{"text": "*" + title + "*\n```\n" + block + "```"})
 	}
-	return json.Marshal(Payload{Event: ev, Delivery: key, Job: jobreport.NewJobJSON(j), Block: block,
-		FishtestBlock: jobreport.Block(j, jobreport.BlockFishtest, link), URL: link})
+	job, err := m.jobJSON(j)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(Payload{Event: ev, Delivery: key, Job: job, Block: block,
+		FishtestBlock: resultblock.Of(j, resultblock.Fishtest, link), URL: link})
+}
+
+// jobJSON is job j as the payload carries it.
+func (m *Manager) jobJSON(j *arbiterv1.Job) (json.RawMessage, error) {
+	if m.cfg.JobJSON != nil {
+		return json.Marshal(m.cfg.JobJSON(j))
+	}
+	return protojson.MarshalOptions{UseProtoNames: true}.Marshal(j)
 }
 
 // deliverDue sends the deliveries that are due, one after another.

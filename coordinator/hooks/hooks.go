@@ -94,6 +94,10 @@ type Config struct {
 	// hooks may reach anyway: CIDRs ("10.0.0.0/8") or host names
 	// ("hooks.internal"); "*" allows everything.
 	Allow []string
+	// JobJSON renders a job in payloads as `arbiter status --json` does
+	// (jobreport.NewJobJSON, which the coordinator's packages do not
+	// import); nil: the Job message in protobuf JSON.
+	JobJSON func(*arbiterv1.Job) any
 	// PageURL, when set, gives a job's page address (its link in the
 	// result block).
 	PageURL func(jobID string) string

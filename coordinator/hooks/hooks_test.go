@@ -17,6 +17,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/hooks"
 	"github.com/arbiter-chess/arbiter/internal/auth"
 	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	"github.com/arbiter-chess/arbiter/internal/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -71,6 +72,7 @@ func TestWebhooksDeliverOnce(t *testing.T) {
 	var hc coordinator.HooksConfig
 	hc.Allow, hc.PublicURL = []string{"127.0.0.1"}, "https://farm.example.org/"
 	hc.Interval, hc.RetryBase = 50*time.Millisecond, 100*time.Millisecond
+	hc.JobJSON = func(j *arbiterv1.Job) any { return jobreport.NewJobJSON(j) }
 	cl, err := localcluster.Start(localcluster.Config{Workers: 1, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
 		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, Token: "hooks-admin", Hooks: hc}})
 	if err != nil {
@@ -140,10 +142,14 @@ func TestWebhooksDeliverOnce(t *testing.T) {
 		t.Error("the signature verifies with another secret")
 	}
 	var p hooks.Payload
+	var job jobreport.JobJSON
 	if err := json.Unmarshal(d.body, &p); err != nil {
 		t.Fatal(err)
 	}
-	if p.Event != "finished" || p.Job.JobID != id || p.Job.State != "done" || p.URL != "https://farm.example.org/tests/"+id ||
+	if err := json.Unmarshal(p.Job, &job); err != nil {
+		t.Fatal(err)
+	}
+	if p.Event != "finished" || job.JobID != id || job.State != "done" || p.URL != "https://farm.example.org/tests/"+id ||
 		!strings.Contains(p.Block, "Games | N: 4 W: ") || !strings.HasPrefix(p.Block, "Elo   | ") ||
 		!strings.HasSuffix(p.Block, "\nhttps://farm.example.org/tests/"+id+"\n") || !strings.Contains(p.FishtestBlock, "Total: 4 W: ") {
 		t.Errorf("payload: %+v", p)

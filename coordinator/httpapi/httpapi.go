@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/hooks"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
@@ -573,4 +574,15 @@ func (h *Handler) hookDeliveries(w http.ResponseWriter, r *http.Request) {
 		out.Deliveries = append(out.Deliveries, NewDeliveryJSON(d))
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// ForCoordinator is the API of coordinator c on its in-process gRPC API
+// (localcluster.ServerConfig.API); nil, logged, when that cannot be made.
+func ForCoordinator(c *coordinator.Coordinator, log *zap.Logger) http.Handler {
+	conn, err := c.InProcess()
+	if err != nil {
+		log.Error("JSON API not served", zap.Error(err))
+		return nil
+	}
+	return New(Config{API: conn, Tokens: c.Credentials, Hooks: c.Hooks, Logger: log})
 }

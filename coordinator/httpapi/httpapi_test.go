@@ -226,7 +226,7 @@ func expect(t *testing.T, what string, got answer, status int, contains string) 
 func TestEveryEndpoint(t *testing.T) {
 	t.Setenv(auth.EnvToken, "")
 	cl, err := localcluster.Start(localcluster.Config{Workers: 1, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
-		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, Token: "api-admin", HTTP: "127.0.0.1:0"}})
+		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, Token: "api-admin", HTTP: "127.0.0.1:0", API: httpapi.ForCoordinator}})
 	if err != nil {
 		t.Fatal(err)
 	}

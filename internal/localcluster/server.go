@@ -32,7 +32,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
-	"github.com/arbiter-chess/arbiter/coordinator/httpapi"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/auth"
@@ -103,6 +102,9 @@ type ServerConfig struct {
 	// URL (--git-credentials, --git-ssh-key, --git-allow-file,
 	// --git-timeout).
 	Git artifacts.GitConfig
+	// API makes the JSON API's handler, served under APIPrefix on HTTP
+	// (httpapi.ForCoordinator; nil: none).
+	API func(*coordinator.Coordinator, *zap.Logger) http.Handler
 	// Hooks is how webhooks are sent (--hook-allow, --public-url).
 	Hooks coordinator.HooksConfig
 	// Logger (nil: none).
@@ -114,6 +116,9 @@ type ServerConfig struct {
 	// listener is open, before Serve returns.
 	OnListening func(addr string)
 }
+
+// APIPrefix is where the JSON API is served (httpapi.Prefix).
+const APIPrefix = "/api/v1"
 
 // maxWorkersPerIdentity bounds --max-workers-per-identity: each worker
 // is a few hundred bytes of the coordinator's memory and a row.
@@ -169,6 +174,7 @@ type Server struct {
 	health   *health.Server
 	http     *obs.Server
 	pages    http.Handler
+	api      http.Handler
 	registry *prometheus.Registry
 	log      *zap.Logger
 	done     chan struct{}
@@ -233,6 +239,9 @@ func Serve(cfg ServerConfig) (*Server, error) {
 	}
 	s := &Server{addr: lis.Addr().String(), data: cfg.Data, c: c, st: st, grpc: srv, health: hs, registry: reg, log: log,
 		done: make(chan struct{})}
+	if cfg.HTTP != "" && cfg.API != nil {
+		s.api = cfg.API(c, log)
+	}
 	if cfg.HTTP != "" && cfg.Pages != nil {
 		if s.pages, err = cfg.Pages(c, st); err != nil {
 			lis.Close()
@@ -242,7 +251,7 @@ func Serve(cfg ServerConfig) (*Server, error) {
 		}
 	}
 	if cfg.HTTP != "" {
-		s.http, err = obs.Serve(cfg.HTTP, httpHandler(reg, s.Ready, s.pages, apiHandler(c, log)), log)
+		s.http, err = obs.Serve(cfg.HTTP, httpHandler(reg, s.Ready, s.pages, s.api), log)
 		if err != nil {
 			s.closePages()
 			lis.Close()
@@ -278,23 +287,12 @@ func httpHandler(g prometheus.Gatherer, ready obs.ReadyFunc, pages, api http.Han
 		mux.Handle(p, base)
 	}
 	if api != nil {
-		mux.Handle(httpapi.Prefix+"/", api)
+		mux.Handle(APIPrefix+"/", api)
 	}
 	if pages != nil {
 		mux.Handle("/", pages)
 	}
 	return mux
-}
-
-// apiHandler is the JSON API (package httpapi) on the coordinator's own
-// gRPC API in process; nil when that cannot be made.
-func apiHandler(c *coordinator.Coordinator, log *zap.Logger) http.Handler {
-	conn, err := c.InProcess()
-	if err != nil {
-		log.Error("JSON API not served", zap.Error(err))
-		return nil
-	}
-	return httpapi.New(httpapi.Config{API: conn, Tokens: c.Credentials, Hooks: c.Hooks, Logger: log})
 }
 
 func (s *Server) closePages() {
