@@ -283,7 +283,7 @@ func (m *Manager) checkURL(raw string) error {
 	case u.Fragment != "":
 		return apierr.Invalid("url %s: a fragment is never sent", apierr.Q(raw))
 	}
-	host := strings.ToLower(u.Hostname())
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if why := m.denied(ip); why != "" {
 			return apierr.Invalid("url %s: %s is %s; this coordinator sends webhooks to public addresses only unless its operator allows more (--hook-allow)", apierr.Q(raw), ip, why)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/hooks"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/auth"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
@@ -244,6 +246,19 @@ func TestWebhookDestinations(t *testing.T) {
 	}
 	if err := hooks.CheckDestination(m, "93.184.216.34:443"); err != nil {
 		t.Errorf("dial check of a public address: %v", err)
+	}
+	// A name is resolved when the delivery connects: one that resolves to
+	// loopback then (as a rebinding DNS answers) is refused, and the
+	// receiver listening there gets nothing.
+	rcv := newReceiver(t, 0)
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(rcv.URL, "http://"))
+	h := &store.Hook{ID: "hx", URL: "http://localhost:" + port + "/x", Events: "finished", Format: "json", Secret: "s"}
+	status, err := hooks.Send(m, h, &store.Delivery{ID: "hx/s1/finished", Event: "finished", Payload: "{}"})
+	if err == nil || status != 0 || !strings.Contains(err.Error(), "127.0.0.1 is a loopback address, refused") {
+		t.Errorf("delivery to a name that resolves to loopback: %d %v", status, err)
+	}
+	if n := len(rcv.deliveries()); n != 0 {
+		t.Errorf("the receiver on loopback got %d requests", n)
 	}
 }
 
