@@ -265,3 +265,51 @@ func TestWebhookDestinations(t *testing.T) {
 func withToken(ctx context.Context, tok string) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
 }
+
+// TestBlockedEvent: a test no worker can take (none is connected) sends
+// one blocked delivery with the reason, to a hook of that event only.
+func TestBlockedEvent(t *testing.T) {
+	t.Setenv(auth.EnvToken, "")
+	var hc coordinator.HooksConfig
+	hc.Allow, hc.Interval = []string{"127.0.0.1"}, 100*time.Millisecond
+	cl, err := localcluster.Start(localcluster.Config{Workers: 0, HashMB: 1, Builtin: builtin.New,
+		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, Token: "hooks-admin", Hooks: hc}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	c := cl.Server.Coordinator()
+	ctx := context.Background()
+	admin := identity.Identity{Name: "admin", Role: identity.Admin}
+	blocked, finished := newReceiver(t, 0), newReceiver(t, 0)
+	if _, err := c.Hooks.Add(ctx, admin, blocked.URL, []string{"blocked"}, "slack", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Hooks.Add(ctx, admin, finished.URL, []string{"finished"}, "json", false); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := c.InProcess()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := arbiterv1.NewJobServiceClient(conn).SubmitPerft(withToken(ctx, "hooks-admin"), &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{Depth: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetJob().GetJobId()
+	for deadline := time.Now().Add(30 * time.Second); len(blocked.deliveries()) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no blocked delivery")
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	got := blocked.deliveries()
+	var slack struct{ Text string }
+	if len(got) != 1 || json.Unmarshal(got[0].body, &slack) != nil ||
+		!strings.Contains(slack.Text, "*perft job "+id+" blocked: no worker connected") || got[0].header.Get("X-Arbiter-Event") != "blocked" {
+		t.Errorf("blocked deliveries: %d: %s", len(got), got[0].body)
+	}
+	if n := len(finished.deliveries()); n != 0 {
+		t.Errorf("the finished hook got %d deliveries", n)
+	}
+}
