@@ -29,6 +29,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/grpcapi"
+	"github.com/arbiter-chess/arbiter/coordinator/hooks"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
@@ -80,6 +81,11 @@ type Config struct {
 	// UploadAbandonAfter is how long an artifact upload may sit idle
 	// before its partial file is removed (artifacts.DefaultAbandonAfter).
 	UploadAbandonAfter time.Duration
+	// Hooks is how webhooks are sent.
+	Hooks HooksConfig
+	// Git is how engines named by a remote git URL are fetched
+	// (artifacts.GitConfig; its Dir defaults to the artifacts' git/).
+	Git artifacts.GitConfig
 	// PerftMaxNodes, PerftMaxHeldPositions and PerftMaxSplitPositions
 	// bound what a perft job may ask (perftjob.Config; 0: the defaults).
 	PerftMaxNodes          float64
@@ -125,8 +131,15 @@ type Coordinator struct {
 	// workloads is every workload, in the order the core asks them.
 	workloads []core.Workload
 
+	// Hooks keeps the webhooks and sends their events.
+	Hooks *hooks.Manager
+
 	cfg         Config
 	gate        *quota.Gate
+	inprocOnce  sync.Once
+	inproc      *grpc.ClientConn
+	inprocSrv   *grpc.Server
+	inprocErr   error
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
 	quarantined int
@@ -169,7 +182,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	c.Artifacts, err = artifacts.New(ctx, artifacts.Config{Store: cfg.Store, Dir: filepath.Join(cfg.Store.Dir(), "artifacts"),
 		MaxBytes: cfg.ArtifactMaxBytes, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer,
 		AbandonAfter: cfg.UploadAbandonAfter, MaxUploadsPerIdentity: cfg.Limits.Uploads, MaxArtifactsPerIdentity: cfg.Limits.Artifacts,
-		InUse: c.usingArtifact})
+		InUse: c.usingArtifact, Git: cfg.Git})
 	if err != nil {
 		return nil, err
 	}
@@ -226,6 +239,11 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		defer c.wg.Done()
 		c.Artifacts.RunSweeper(runCtx)
 	}()
+	if err := c.startHooks(ctx, runCtx); err != nil {
+		cancel()
+		c.wg.Wait()
+		return nil, fmt.Errorf("coordinator: webhooks: %w", err)
+	}
 	if cfg.PGNRetention > 0 {
 		c.wg.Add(1)
 		go func() {
@@ -343,6 +361,10 @@ func (c *Coordinator) Close() {
 	c.Core.Close()
 	c.cancel()
 	c.wg.Wait()
+	if c.inprocSrv != nil {
+		c.inproc.Close()
+		c.inprocSrv.Stop()
+	}
 	// Events of leases that ended at the last moment (disconnects) are
 	// written after the core's lock is released: write them now.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

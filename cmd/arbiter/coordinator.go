@@ -10,6 +10,8 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/hooks"
+	"github.com/arbiter-chess/arbiter/coordinator/httpapi"
 	"github.com/arbiter-chess/arbiter/coordinator/leader"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
@@ -69,7 +71,8 @@ func newCoordinatorCommand() *cobra.Command {
 				return err
 			}
 			cfg.Logger = log
-			cfg.Pages = webf.pages(log)
+			cfg.Pages, cfg.API = webf.pages(log), httpapi.ForCoordinator
+			cfg.Hooks.JobJSON = jobJSON
 			cfg.Accounts = webf.accounts
 			stderr := cmd.ErrOrStderr()
 			cfg.OnListening = func(addr string) {
@@ -139,6 +142,13 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.IntVar(&cfg.PerftMaxSplitPositions, "perft-max-split-positions", perftsplit.DefaultLimits.MaxPositions, "unique positions one perft job's split may keep in the coordinator's memory (about 200 bytes each)")
 	fl.IntVar(&cfg.PerftMaxHeldPositions, "perft-max-held-positions", perftjob.DefaultMaxHeldPositions, "split positions all running perft jobs together may keep in the coordinator's memory (reloaded at each start)")
 	fl.DurationVar(&cfg.UploadAbandonAfter, "upload-abandon-after", artifacts.DefaultAbandonAfter, "remove an engine upload's partial file once idle this long (checked at start and every quarter of it)")
+	fl.StringVar(&cfg.Git.CredentialsFile, "git-credentials", "", "a git-credential-store file (https://USER:TOKEN@HOST per line) for the https repositories tests name with source=git:URL@REF; never stored with a test")
+	fl.StringVar(&cfg.Git.SSHKey, "git-ssh-key", "", "private key for the ssh repositories tests name with source=git:URL@REF (else ssh's own keys and agent)")
+	fl.BoolVar(&cfg.Git.AllowFile, "git-allow-file", false, "let tests name file:// repositories (they read this machine's disk)")
+	fl.DurationVar(&cfg.Git.Timeout, "git-timeout", artifacts.DefaultGitTimeout, "bound of one fetch of a test's git repository")
+	fl.StringSliceVar(&cfg.Hooks.Allow, "hook-allow", nil, "destinations outside the public internet that webhooks may reach: CIDRs (10.0.0.0/8), addresses or host names; loopback, private and link-local ones are refused otherwise")
+	fl.DurationVar(&cfg.Hooks.RetryBase, "hook-retry-base", hooks.DefaultRetryBase, "wait before a webhook's second attempt; each later one waits twice as long (at most an hour)")
+	fl.StringVar(&cfg.Hooks.PublicURL, "public-url", "", "the web pages' address as users reach them (https://farm.example.org), for the links in webhooks and result blocks")
 	webf.add(fl)
 	logs.add(fl, "info")
 	return cmd

@@ -43,7 +43,7 @@ func newRootCommand() *cobra.Command {
 		// Clients of a coordinator.
 		newSubmitCommand(), newStatusCommand(), newCancelCommand(), newPGNCommand(), newSPSACommand(), newTokenCommand(), newBackupCommand(),
 		newVersionCommand(),
-		newEngineCommand(), newNetCommand(),
+		newEngineCommand(), newNetCommand(), newHookCommand(),
 		// Training the embedded engine's net on this machine.
 		newTrainCommand(),
 	)

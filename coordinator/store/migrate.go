@@ -66,6 +66,8 @@ var migrations = []migration{
 	{"accounts: users, sessions, approvals, audit; credentials.owner", migrateAccounts},
 	// several coordinators on one PostgreSQL (coordinator/store/leader.go).
 	{"leadership: arbiter_leader", migrateLeader},
+	// webhooks (coordinator/store/hooks.go).
+	{"webhooks: hooks, hook_deliveries", migrateHooks},
 }
 
 const schemaV1 = `

@@ -253,4 +253,5 @@ CREATE TABLE default_nets (
 `)},
 	{"accounts: users, sessions, approvals, audit; credentials.owner", pgExec(pgAccounts)},
 	{"leadership: arbiter_leader", pgExec(pgMigrateLeader)},
+	{"webhooks: hooks, hook_deliveries", pgExec(hooksSchema("BIGINT"))},
 }

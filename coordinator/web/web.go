@@ -101,6 +101,12 @@ type Config struct {
 	// MaxLiveDuration ends a live stream after this long (10 minutes); the
 	// browser reconnects, so a stream never holds a connection for ever.
 	MaxLiveDuration time.Duration
+	// Diffs, when set, shows on a test of two commits of one repository
+	// the diff between them.
+	Diffs DiffSource
+	// Hooks, when set, lists a signed-in user's webhooks and their
+	// deliveries (/hooks).
+	Hooks HookSource
 }
 
 // Server serves the pages. It is an http.Handler for "/".
@@ -198,7 +204,7 @@ type kindPage struct {
 var kindPages []kindPage
 
 func parsePages() (map[string]*template.Template, error) {
-	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html")
+	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/block.html")
 	if err != nil {
 		return nil, fmt.Errorf("web: templates: %w", err)
 	}

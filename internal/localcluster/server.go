@@ -31,6 +31,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/leader"
@@ -102,6 +103,15 @@ type ServerConfig struct {
 	// UploadAbandonAfter removes artifact uploads idle this long (0:
 	// artifacts.DefaultAbandonAfter).
 	UploadAbandonAfter time.Duration
+	// Git is how the coordinator fetches engines named by a remote git
+	// URL (--git-credentials, --git-ssh-key, --git-allow-file,
+	// --git-timeout).
+	Git artifacts.GitConfig
+	// API makes the JSON API's handler, served under APIPrefix on HTTP
+	// (httpapi.ForCoordinator; nil: none).
+	API func(*coordinator.Coordinator, *zap.Logger) http.Handler
+	// Hooks is how webhooks are sent (--hook-allow, --public-url).
+	Hooks coordinator.HooksConfig
 	// Logger (nil: none).
 	Logger *zap.Logger
 	// Registry receives the coordinator's metrics and is served on
@@ -119,6 +129,9 @@ type ServerConfig struct {
 	// host).
 	Advertise string
 }
+
+// APIPrefix is where the JSON API is served (httpapi.Prefix).
+const APIPrefix = "/api/v1"
 
 // maxWorkersPerIdentity bounds --max-workers-per-identity: each worker
 // is a few hundred bytes of the coordinator's memory and a row.
@@ -149,6 +162,8 @@ func (c *ServerConfig) Validate() error {
 		return cliexit.Usage("--unit-duration %v: must be positive", c.UnitDuration)
 	case c.MaxWorkersPerIdentity < 0 || c.MaxWorkersPerIdentity > maxWorkersPerIdentity:
 		return cliexit.Usage("--max-workers-per-identity %d: must be between 1 and %d", c.MaxWorkersPerIdentity, maxWorkersPerIdentity)
+	case c.Git.Timeout < 0:
+		return cliexit.Usage("--git-timeout %v: must not be negative", c.Git.Timeout)
 	case c.UploadAbandonAfter < 0:
 		return cliexit.Usage("--upload-abandon-after %v: must not be negative", c.UploadAbandonAfter)
 	case c.PerftMaxNodes < 0 || math.IsNaN(c.PerftMaxNodes) || math.IsInf(c.PerftMaxNodes, 0):
@@ -236,7 +251,7 @@ func Serve(cfg ServerConfig) (*Server, error) {
 		}
 	}
 	if cfg.HTTP != "" {
-		s.setHandler(httpHandler(reg, s.Ready, followerPages{s}))
+		s.setHandler(httpHandler(reg, s.Ready, followerPages{s}, nil))
 		s.http, err = obs.Serve(cfg.HTTP, http.HandlerFunc(s.serveHTTP), log)
 		if err != nil {
 			s.closeElection()
@@ -298,7 +313,7 @@ func (s *Server) becomeLeader() error {
 		MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity,
 		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
 		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
-		KindSettings: cfg.KindSettings, Accounts: cfg.Accounts,
+		KindSettings: cfg.KindSettings, Accounts: cfg.Accounts, Git: cfg.Git, Hooks: cfg.Hooks,
 		Games: gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
 	})
 	if err != nil {
@@ -314,7 +329,10 @@ func (s *Server) becomeLeader() error {
 		c.Close()
 		return cliexit.Usage("--listen %s: %v", cfg.Listen, err)
 	}
-	var pages http.Handler
+	var pages, api http.Handler
+	if cfg.HTTP != "" && cfg.API != nil {
+		api = cfg.API(c, log)
+	}
 	if cfg.HTTP != "" && cfg.Pages != nil {
 		if pages, err = cfg.Pages(c, st); err != nil {
 			lis.Close()
@@ -326,7 +344,7 @@ func (s *Server) becomeLeader() error {
 	s.addr, s.c, s.grpc, s.health, s.pages, s.done = lis.Addr().String(), c, srv, hs, pages, make(chan struct{})
 	s.mu.Unlock()
 	if cfg.HTTP != "" {
-		s.setHandler(httpHandler(s.registry, s.Ready, pages))
+		s.setHandler(httpHandler(s.registry, s.Ready, pages, api))
 	}
 	s.serving.Store(true)
 	done := s.done
@@ -469,16 +487,21 @@ func describeElection(st leader.Status) string {
 
 // httpHandler serves /metrics, /healthz and /readyz, and pages under "/"
 // when given: the health endpoints answer the same with or without pages.
-func httpHandler(g prometheus.Gatherer, ready obs.ReadyFunc, pages http.Handler) http.Handler {
+func httpHandler(g prometheus.Gatherer, ready obs.ReadyFunc, pages, api http.Handler) http.Handler {
 	base := coordinator.HTTPHandler(g, ready)
-	if pages == nil {
+	if pages == nil && api == nil {
 		return base
 	}
 	mux := http.NewServeMux()
 	for _, p := range []string{"/metrics", "/healthz", "/readyz"} {
 		mux.Handle(p, base)
 	}
-	mux.Handle("/", pages)
+	if api != nil {
+		mux.Handle(APIPrefix+"/", api)
+	}
+	if pages != nil {
+		mux.Handle("/", pages)
+	}
 	return mux
 }
 
