@@ -254,3 +254,22 @@ func CheckAgainst(ps []Param, decls []OptionDecl) error {
 	}
 	return nil
 }
+
+// CheckBuiltinWeights refuses a tune of the embedded engine's hand-written
+// evaluation weights while its net evaluates (search.CheckEvalWeights): the
+// tune would chase noise. options are the engine's fixed options.
+func CheckBuiltinWeights(ps []Param, options map[string]string) error {
+	all := make(map[string]string, len(options)+len(ps))
+	for k, v := range options {
+		all[k] = v
+	}
+	for _, p := range ps {
+		if _, ok := all[p.Name]; !ok {
+			all[p.Name] = num(p.Start)
+		}
+	}
+	if err := search.CheckEvalWeights(all); err != nil {
+		return fmt.Errorf("params: %w", err)
+	}
+	return nil
+}

@@ -90,7 +90,7 @@ func benchCompare(cmd *cobra.Command, depth, rounds int, evalFile string) error 
 	}
 	var classic, withNet search.BenchResult
 	for r := 0; r < rounds; r++ {
-		c, err := search.Bench(depth, nil)
+		c, err := search.BenchWith(depth, map[string]string{search.OptUseNNUE: "false"}, nil)
 		if err != nil {
 			return err
 		}

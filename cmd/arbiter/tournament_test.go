@@ -277,7 +277,7 @@ func TestMatchTournamentRefusals(t *testing.T) {
 // Two engines in fastchess's rounds of single games (no game pairs): the
 // report has W/D/L without a pentanomial, and colours alternate.
 func TestMatchSingleGames(t *testing.T) {
-	out, err := runMatchCmd(t, "--engine", "name=a,builtin", "--engine", "name=b,builtin,option.KnightValueMG=200", "--each", "nodes=200",
+	out, err := runMatchCmd(t, "--engine", "name=a,builtin", "--engine", "name=b,builtin,option.UseNNUE=false,option.KnightValueMG=200", "--each", "nodes=200",
 		"--rounds", "3", "--games", "1", "--maxmoves", "40", "--ratinginterval", "0")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)

@@ -32,7 +32,7 @@ const book = "../../books/uho-200.epd"
 
 var (
 	engDefault = "name=default,builtin"
-	engWeak    = "name=weak,builtin,option.KnightValueMG=150,option.BishopValueMG=150,option.RookValueMG=250,option.QueenValueMG=600"
+	engWeak    = "name=weak,builtin,option.KnightValueMG=150,option.BishopValueMG=150,option.RookValueMG=250,option.QueenValueMG=600,option.UseNNUE=false"
 )
 
 // cli runs the binary to completion and returns its output and exit code.

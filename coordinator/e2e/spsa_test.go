@@ -135,7 +135,7 @@ func TestClusterTuneSurvivesKills(t *testing.T) {
 	const batches = pairs / batchPairs
 	params := "from-engine:RFPMargin,FutMargin,KnightValueMG"
 	args := append([]string{"submit", "spsa"}, clientArgs(addr)...)
-	args = append(args, "--engine", "name=dev,builtin", "--params", params, "--pairs", "28", "--batch-pairs", "2",
+	args = append(args, "--engine", "name=dev,builtin,option.UseNNUE=false", "--params", params, "--pairs", "28", "--batch-pairs", "2",
 		"--each", "nodes=2000", "--openings", "file="+book+",order=random,seed=5")
 	out, code := cli(t, args...)
 	if code != 0 {

@@ -70,6 +70,9 @@ func (w *Workload) checkSpec(spec *arbiterv1.SpsaSpec, storedBatch int) (*checke
 		if err := spsa.CheckAgainst(ps, decls); err != nil {
 			return nil, apierr.Invalid("engine %s: %s", apierr.Q(e.GetName()), gamepair.Brief(err))
 		}
+		if err := spsa.CheckBuiltinWeights(ps, e.GetOptions()); err != nil {
+			return nil, apierr.Invalid("engine %s: %s", apierr.Q(e.GetName()), gamepair.Brief(err))
+		}
 	}
 	lim, err := gamepair.CheckTimeControl(spec.GetTimeControl())
 	if err != nil {

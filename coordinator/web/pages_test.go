@@ -39,7 +39,7 @@ func testSpec(t testing.TB, nodes uint64, games uint64, sprtOn bool) *arbiterv1.
 		// decides in tens of games.
 		EngineB: &arbiterv1.EngineSpec{Name: "weak", Command: matchspec.Embedded, Protocol: "builtin", Options: map[string]string{
 			"PawnValueMG": "200", "PawnValueEG": "250", "KnightValueMG": "150", "KnightValueEG": "150", "BishopValueMG": "150",
-			"BishopValueEG": "150", "RookValueMG": "250", "RookValueEG": "250", "QueenValueMG": "600", "QueenValueEG": "600"}},
+			"BishopValueEG": "150", "RookValueMG": "250", "RookValueEG": "250", "QueenValueMG": "600", "QueenValueEG": "600", "UseNNUE": "false"}},
 		TimeControl: &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: nodes}},
 		BookName:    "uho-200.epd", BookOrder: "random", Seed: 3, Games: games, BatchPairs: 2,
 	}

@@ -64,7 +64,24 @@ func benchmarkSearch(b *testing.B, opts map[string]string) {
 // in docs/engine.md), mentioning it in the commit message. An unexpected
 // change means a change meant to be neutral (a refactoring, a speed-up) was
 // not.
-const benchSignature = 780586
+const benchSignature = 737471
+
+// classicSignature is the bench with the hand-written evaluation
+// (UseNNUE=false), the default before the first net shipped.
+const classicSignature = 780586
+
+func TestClassicBenchSignature(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	res, err := BenchWith(BenchDepth, map[string]string{OptUseNNUE: "false"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Nodes != classicSignature {
+		t.Errorf("bench signature with UseNNUE=false %d, want %d", res.Nodes, classicSignature)
+	}
+}
 
 func TestBenchSignature(t *testing.T) {
 	if testing.Short() {

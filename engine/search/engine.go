@@ -131,6 +131,7 @@ func NewEngine(options map[string]string) (*Engine, error) {
 		return nil, err
 	}
 	e.net = net
+	e.useNNUE = net != nil // a binary with a net plays with it by default
 	names := make([]string, 0, len(options))
 	for k := range options {
 		names = append(names, k)
@@ -150,6 +151,40 @@ func NewEngine(options map[string]string) (*Engine, error) {
 	buildLMR(&e.lmr, &e.params)
 	e.makeWorkers()
 	return e, nil
+}
+
+// embedsNet says whether the binary carries a default net, which makes
+// UseNNUE's default true.
+func embedsNet() bool {
+	n, err := nnue.DefaultNet()
+	return err == nil && n != nil
+}
+
+// CheckEvalWeights refuses options that set weights of the hand-written
+// evaluation while the net evaluates (UseNNUE true, its default in a binary
+// with a net): they would change nothing, and a test or tune of them would
+// measure noise. The engine itself accepts them (a GUI may send every
+// option); front ends that take a user's settings call this.
+func CheckEvalWeights(options map[string]string) error {
+	useNet := embedsNet()
+	var weights []string
+	for k, v := range options {
+		if strings.EqualFold(strings.TrimSpace(k), OptUseNNUE) {
+			b, err := parseCheck(OptUseNNUE, v)
+			if err != nil {
+				return err
+			}
+			useNet = b
+		}
+		if eval.FindParam(eval.Params[:], k) >= 0 {
+			weights = append(weights, k)
+		}
+	}
+	if !useNet || len(weights) == 0 {
+		return nil
+	}
+	slices.Sort(weights)
+	return fmt.Errorf("option %q is a weight of the hand-written evaluation, which the engine uses only with %s=false (the net evaluates by default): set %s=false beside it", weights[0], OptUseNNUE, OptUseNNUE)
 }
 
 func compareBool(a, b bool) int {
@@ -193,7 +228,7 @@ func (e *Engine) Options() []OptionSpec {
 		{Name: OptClearHash, Type: "button"},
 		{Name: OptChess960, Type: "check", Default: "false"},
 		{Name: OptPonder, Type: "check", Default: "false"},
-		{Name: OptUseNNUE, Type: "check", Default: "false"},
+		{Name: OptUseNNUE, Type: "check", Default: strconv.FormatBool(embedsNet())},
 		{Name: OptEvalFile, Type: "string", Default: ""},
 	}
 	for _, p := range eval.Params {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,7 +54,7 @@ func TestNNUESearchMatchesRefresh(t *testing.T) {
 	for i, fen := range append(fens, chess960...) {
 		is960 := i >= len(fens)
 		opts := map[string]string{OptUseNNUE: "true", OptEvalFile: path}
-		ref := map[string]string{}
+		ref := map[string]string{OptUseNNUE: "false"} // its evaluator is refreshEval
 		if is960 {
 			opts[OptChess960], ref[OptChess960] = "true", "true"
 		}
@@ -71,13 +72,13 @@ func TestNNUESearchMatchesRefresh(t *testing.T) {
 	}
 }
 
-// TestNNUEOptions: the hand-written evaluation stays the default; a bad
+// TestNNUEOptions: the embedded net is the default when there is one; a bad
 // EvalFile is refused with the file and what is wrong; UseNNUE needs a net.
 func TestNNUEOptions(t *testing.T) {
 	e := newTestEngine(t, nil)
 	for _, o := range e.Options() {
-		if o.Name == OptUseNNUE && o.Default != "false" {
-			t.Errorf("UseNNUE defaults to %s", o.Default)
+		if want := strconv.FormatBool(embedsNet()); o.Name == OptUseNNUE && o.Default != want {
+			t.Errorf("UseNNUE defaults to %s, want %s", o.Default, want)
 		}
 	}
 	if def, _ := nnue.DefaultNet(); def == nil {
@@ -104,7 +105,7 @@ func TestNNUEOptions(t *testing.T) {
 	}
 	// Switching live: the net plays, and back.
 	path := writeNet(t, nnue.NewRandom(2))
-	e = newTestEngine(t, map[string]string{OptEvalFile: path})
+	e = newTestEngine(t, map[string]string{OptEvalFile: path, OptUseNNUE: "false"})
 	p := engine.StartPosition()
 	_, classic := e.Go(context.Background(), p, nil, Limits{Depth: 5})
 	if err := e.SetOption(OptUseNNUE, "true"); err != nil {
@@ -121,5 +122,29 @@ func TestNNUEOptions(t *testing.T) {
 	}
 	if again.Nodes != classic.Nodes || again.Score != classic.Score {
 		t.Errorf("back to the hand-written evaluation: %d nodes score %d, was %d, %d", again.Nodes, again.Score, classic.Nodes, classic.Score)
+	}
+}
+
+// TestCheckEvalWeights: a weight of the hand-written evaluation is refused
+// while the net evaluates, by name, and accepted beside UseNNUE=false.
+func TestCheckEvalWeights(t *testing.T) {
+	if !embedsNet() {
+		t.Skip("this build embeds no net")
+	}
+	err := CheckEvalWeights(map[string]string{"Hash": "16", "knightvaluemg": "150", "RFPMargin": "90"})
+	if err == nil || !strings.Contains(err.Error(), `option "knightvaluemg" is a weight of the hand-written evaluation`) || !strings.Contains(err.Error(), "UseNNUE=false") {
+		t.Errorf("eval weight with the net: %v", err)
+	}
+	for _, ok := range []map[string]string{
+		{"KnightValueMG": "150", "usennue": "false"},
+		{"RFPMargin": "90"},
+		{},
+	} {
+		if err := CheckEvalWeights(ok); err != nil {
+			t.Errorf("%v: %v", ok, err)
+		}
+	}
+	if err := CheckEvalWeights(map[string]string{"UseNNUE": "maybe"}); err == nil {
+		t.Error("UseNNUE=maybe accepted")
 	}
 }

@@ -171,7 +171,7 @@ func TestRunTournamentOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tf := matchplan.TestFlags{Match: matchplan.Flags{Engines: []string{"name=a,builtin", "name=b,builtin,option.KnightValueMG=200", "name=c,builtin,option.KnightValueMG=500"},
+	tf := matchplan.TestFlags{Match: matchplan.Flags{Engines: []string{"name=a,builtin", "name=b,builtin,option.UseNNUE=false,option.KnightValueMG=200", "name=c,builtin,option.UseNNUE=false,option.KnightValueMG=500"},
 		Each: "nodes=300", Openings: "file=../../books/uho-200.epd", Rounds: 1, Games: 2, HangTimeout: 30000}, BatchPairs: 1, Throughput: 1}
 	if !tf.Tournament() {
 		t.Fatal("three engines are a tournament")

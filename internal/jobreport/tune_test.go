@@ -135,7 +135,7 @@ func TestVerifyTuneOnCluster(t *testing.T) {
 	defer cancel()
 	// A wide perturbation and a large r_end, so that θ moves off the start
 	// in a few pairs and the two sides differ.
-	plan, err := spsaplan.Parse(ctx, spsaplan.Flags{Engine: "name=dev,builtin,option.Hash=1", Each: "nodes=300",
+	plan, err := spsaplan.Parse(ctx, spsaplan.Flags{Engine: "name=dev,builtin,option.Hash=1,option.UseNNUE=false", Each: "nodes=300",
 		Openings: "file=../../books/uho-200.epd", Params: "KnightValueMG,int,200,150,600,40,0.2;BishopValueMG,int,200,150,600,40,0.2",
 		Pairs: 4, BatchPairs: 2, Alpha: spsa.DefaultAlpha, Gamma: spsa.DefaultGamma, ARatio: spsa.DefaultARatio, HangTimeout: 30000,
 		Throughput: 1, Remote: true})

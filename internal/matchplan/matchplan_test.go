@@ -17,7 +17,7 @@ import (
 const book = "file=../../books/uho-200.epd"
 
 func flags(extra func(*Flags)) Flags {
-	f := Flags{Engines: []string{"name=a,builtin", "name=b,builtin,option.KnightValueMG=200"}, Each: "nodes=300",
+	f := Flags{Engines: []string{"name=a,builtin", "name=b,builtin,option.UseNNUE=false,option.KnightValueMG=200"}, Each: "nodes=300",
 		Openings: book + ",order=random,seed=3", Games: 2, Concurrency: 1, HangTimeout: 30000, RatingInterval: 10}
 	if extra != nil {
 		extra(&f)

@@ -175,6 +175,9 @@ func CheckBuiltinOptions(engineName string, options map[string]string) error {
 		return err
 	}
 	specs := e.Options()
+	if err := search.CheckEvalWeights(options); err != nil {
+		return fmt.Errorf("engine %q: %w", engineName, err)
+	}
 	for name, value := range options {
 		i := slices.IndexFunc(specs, func(s search.OptionSpec) bool { return strings.EqualFold(s.Name, name) })
 		if i < 0 {

@@ -119,6 +119,15 @@ func Parse(ctx context.Context, f Flags) (*Plan, error) {
 	if p.Config.Params, p.Unchecked, err = readParams(ctx, p.Engine, p.Travel, f.Params); err != nil {
 		return nil, err
 	}
+	if p.Engine.Proto == string(enginespec.Builtin) {
+		opts := make(map[string]string, len(p.Engine.Options))
+		for _, o := range p.Engine.Options {
+			opts[o.Name] = o.Value
+		}
+		if err := spsa.CheckBuiltinWeights(p.Config.Params, opts); err != nil {
+			return nil, fmt.Errorf("--engine %s: %v", p.Engine.Name, err)
+		}
+	}
 	check := p.Config
 	if check.BatchPairs == 0 {
 		check.BatchPairs = 1 // the coordinator's choice; any size checks the rest
