@@ -29,6 +29,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/hooks"
@@ -344,54 +345,33 @@ func (h *Handler) body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 var unmarshal = protojson.UnmarshalOptions{DiscardUnknown: false}
 
 func (h *Handler) submitTest(w http.ResponseWriter, r *http.Request) {
-	ctx, err := call(r)
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	b, err := h.body(w, r)
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	var spec arbiterv1.MatchSpec
-	if err := unmarshal.Unmarshal(b, &spec); err != nil {
-		h.fail(w, apierr.Invalid("body: not a test's spec (MatchSpec in protobuf JSON): %v", err))
-		return
-	}
-	resp, err := h.jobs.SubmitMatch(ctx, &arbiterv1.SubmitMatchRequest{Spec: &spec})
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, jobreport.NewJobJSON(resp.GetJob()))
+	submit(h, w, r, "a test's spec (MatchSpec in protobuf JSON)", func(ctx context.Context, spec *arbiterv1.MatchSpec) (*arbiterv1.Job, error) {
+		resp, err := h.jobs.SubmitMatch(ctx, &arbiterv1.SubmitMatchRequest{Spec: spec})
+		return resp.GetJob(), err
+	})
 }
 
 func (h *Handler) submitTune(w http.ResponseWriter, r *http.Request) {
-	ctx, err := call(r)
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	b, err := h.body(w, r)
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	var spec arbiterv1.SpsaSpec
-	if err := unmarshal.Unmarshal(b, &spec); err != nil {
-		h.fail(w, apierr.Invalid("body: not a tune's spec (SpsaSpec in protobuf JSON): %v", err))
-		return
-	}
-	resp, err := h.jobs.SubmitSpsa(ctx, &arbiterv1.SubmitSpsaRequest{Spec: &spec})
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, jobreport.NewJobJSON(resp.GetJob()))
+	submit(h, w, r, "a tune's spec (SpsaSpec in protobuf JSON)", func(ctx context.Context, spec *arbiterv1.SpsaSpec) (*arbiterv1.Job, error) {
+		resp, err := h.jobs.SubmitSpsa(ctx, &arbiterv1.SubmitSpsaRequest{Spec: spec})
+		return resp.GetJob(), err
+	})
 }
 
 func (h *Handler) submitPerft(w http.ResponseWriter, r *http.Request) {
+	submit(h, w, r, "a perft job's spec (PerftSpec in protobuf JSON)", func(ctx context.Context, spec *arbiterv1.PerftSpec) (*arbiterv1.Job, error) {
+		resp, err := h.jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: spec})
+		return resp.GetJob(), err
+	})
+}
+
+// submit reads a spec of type S from the body (protobuf JSON, unknown
+// fields refused), sends it with the caller's token and answers 201 with
+// the new job as status --json shows it.
+func submit[S any, PS interface {
+	*S
+	proto.Message
+}](h *Handler, w http.ResponseWriter, r *http.Request, what string, send func(context.Context, PS) (*arbiterv1.Job, error)) {
 	ctx, err := call(r)
 	if err != nil {
 		h.fail(w, err)
@@ -402,17 +382,17 @@ func (h *Handler) submitPerft(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	var spec arbiterv1.PerftSpec
-	if err := unmarshal.Unmarshal(b, &spec); err != nil {
-		h.fail(w, apierr.Invalid("body: not a perft job's spec (PerftSpec in protobuf JSON): %v", err))
+	spec := PS(new(S))
+	if err := unmarshal.Unmarshal(b, spec); err != nil {
+		h.fail(w, apierr.Invalid("body: not %s: %v", what, err))
 		return
 	}
-	resp, err := h.jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: &spec})
+	job, err := send(ctx, spec)
 	if err != nil {
 		h.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, jobreport.NewJobJSON(resp.GetJob()))
+	writeJSON(w, http.StatusCreated, jobreport.NewJobJSON(job))
 }
 
 // HookJSON is a webhook as the API shows it; Secret only in the answer
