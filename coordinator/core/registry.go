@@ -3,6 +3,7 @@ package core
 import (
 	"sort"
 	"sync"
+	"time"
 )
 
 type registry struct {
@@ -97,6 +98,23 @@ func (r *registry) newestFirst(fn func(id string, wl Workload) bool) {
 	}
 }
 
+// newestFirstBefore is newestFirst from the newest job whose Seq is
+// below before (0: from the newest of all), found by binary search.
+func (r *registry) newestFirstBefore(before int64, fn func(id string, seq int64, wl Workload) bool) {
+	r.mu.Lock()
+	n := len(r.order)
+	if before > 0 {
+		n = sort.Search(len(r.order), func(i int) bool { return r.order[i].ref.Seq >= before })
+	}
+	order := append([]*regJob(nil), r.order[:n]...)
+	r.mu.Unlock()
+	for i := len(order) - 1; i >= 0; i-- {
+		if !fn(order[i].ref.ID, order[i].ref.Seq, order[i].wl) {
+			return
+		}
+	}
+}
+
 // wakeup wakes Lease calls waiting for work.
 type wakeup struct {
 	mu sync.Mutex
@@ -126,6 +144,18 @@ type JobInfo struct {
 	Submitter string
 	// Started: a running job has counted or leased some of its work.
 	Started bool
+	// Seq numbers jobs in submission order (the list's keyset cursor).
+	Seq     int64
+	Created time.Time
+	// What tests add, for finding them (empty for other jobs): both
+	// engines' names, the time control as lists show it, the verdict
+	// ("passed", "failed", "none"; "" for a match without SPRT), tags and
+	// notes.
+	Engines     []string
+	TimeControl string
+	Verdict     string
+	Tags        []string
+	Notes       string
 }
 
 // Describer is a workload that describes a job cheaply (from memory,
@@ -139,15 +169,23 @@ type Describer interface {
 // workloads that are not Describers are described from their snapshot's
 // reference only (ID, Submitter) and State "".
 func (c *Core) List(offset, limit int, keep func(JobInfo) bool) ([]JobInfo, bool) {
+	return c.ListBefore(0, offset, limit, keep)
+}
+
+// ListBefore is List over the jobs submitted before the job of sequence
+// number before (0: all), so that a page after the first starts where the
+// last one ended (a keyset cursor) instead of passing offset jobs again.
+func (c *Core) ListBefore(before int64, offset, limit int, keep func(JobInfo) bool) ([]JobInfo, bool) {
 	var out []JobInfo
 	more, skipped := false, 0
-	c.reg.newestFirst(func(id string, wl Workload) bool {
-		info := JobInfo{ID: id, Kind: wl.Kind()}
+	c.reg.newestFirstBefore(before, func(id string, seq int64, wl Workload) bool {
+		info := JobInfo{ID: id, Kind: wl.Kind(), Seq: seq}
 		if d, ok := wl.(Describer); ok {
 			var known bool
 			if info, known = d.Describe(id); !known {
 				return true
 			}
+			info.Seq = seq
 		} else if ref, ok := c.reg.ref(id); ok {
 			info.Submitter = ref.Submitter
 		}

@@ -37,6 +37,7 @@ func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, *gamepa
 	if err != nil {
 		return nil, nil, fmt.Errorf("batches: %w", err)
 	}
+	w.noteCopy(t.spec.GetRescheduledFrom(), rec.ID)
 	return t, &gamepair.Stored{Counted: w.checkBatches(t, batches), PGNsExpired: !row.PGNsExpired.IsZero()}, nil
 }
 

@@ -216,6 +216,7 @@ func (s *Server) routes() {
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", cacheStatic(http.FileServerFS(static))))
 	s.mux.HandleFunc("GET /{$}", s.page(s.listPage))
 	s.mux.HandleFunc("GET /tests", s.page(s.listPage))
+	s.mux.HandleFunc("GET /users/{name}", s.page(s.userPage))
 	s.mux.HandleFunc("GET /tests/{id}", s.page(s.testPage))
 	s.mux.HandleFunc("GET /tests/{id}/games", s.page(s.gamesPage))
 	s.mux.HandleFunc("GET /tests/{id}/games/{batch}/{game}", s.page(s.gamePage))
