@@ -12,6 +12,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/jobfind"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
@@ -189,10 +190,29 @@ func (js *jobService) ListJobs(ctx context.Context, req *arbiterv1.ListJobsReque
 		limit = 100
 	}
 	limit = min(limit, MaxListJobs)
-	snaps, _ := js.core.Jobs(limit, nil)
-	resp := &arbiterv1.ListJobsResponse{}
-	for _, s := range snaps {
-		resp.Jobs = append(resp.Jobs, s.(*arbiterv1.Job))
+	f := jobfind.Filter{Kind: req.GetKind(), State: req.GetState(), Submitter: req.GetSubmitter(), Engine: req.GetEngine(),
+		Verdict: req.GetVerdict(), Tag: req.GetTag(), TimeControl: req.GetTimeControl(), Text: req.GetText()}
+	if t := req.GetCreatedAfter(); t != nil {
+		f.After = t.AsTime()
+	}
+	if t := req.GetCreatedBefore(); t != nil {
+		f.Before = t.AsTime()
+	}
+	if err := f.Check(); err != nil {
+		return nil, err
+	}
+	cursor, err := jobfind.ParseCursor(req.GetCursor())
+	if err != nil {
+		return nil, err
+	}
+	infos, next := jobfind.Page(js.core, &f, cursor, limit)
+	resp := &arbiterv1.ListJobsResponse{NextCursor: next}
+	for _, info := range infos {
+		snap, err := js.core.Job(info.ID, false)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		resp.Jobs = append(resp.Jobs, snap.(*arbiterv1.Job))
 	}
 	resp.Jobs = js.withBlocked(resp.Jobs...)
 	return resp, nil
