@@ -76,6 +76,9 @@ type Config struct {
 	MaxWorkersPerIdentity int
 	// Quota, when set, paces each identity's submits.
 	Quota *quota.Gate
+	// Audit, when set, records every change, stop, resume and block made
+	// on someone's behalf (modify.go: recordAudit).
+	Audit AuditFunc
 }
 
 // DefaultMaxWorkersPerIdentity is the worker ids one credential may
@@ -422,6 +425,7 @@ func (c *Core) Cancel(ctx context.Context, caller identity.Identity, jobID, reas
 	c.mu.Lock()
 	c.endJobLeases(jobID)
 	c.mu.Unlock()
+	c.recordAudit(ctx, caller, "stop", jobID, reason)
 	c.reg.changed(jobID)
 	return nil
 }

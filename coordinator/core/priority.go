@@ -44,6 +44,7 @@ func (c *Core) SetPriority(ctx context.Context, caller identity.Identity, jobID 
 	if err := p.SetPriority(ctx, jobID, priority, share); err != nil {
 		return err
 	}
+	c.recordAudit(ctx, caller, "modify", jobID, Modification{Priority: &priority, Share: &share}.String())
 	c.reg.changed(jobID)
 	c.wake.signal()
 	return nil

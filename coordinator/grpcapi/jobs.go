@@ -269,6 +269,45 @@ func (js *jobService) CancelJob(ctx context.Context, req *arbiterv1.CancelJobReq
 	return &arbiterv1.CancelJobResponse{Job: j}, nil
 }
 
+func (js *jobService) ModifyJob(ctx context.Context, req *arbiterv1.ModifyJobRequest) (*arbiterv1.ModifyJobResponse, error) {
+	m := core.Modification{Priority: req.Priority, Share: req.Throughput, Games: req.Games, Notes: req.Notes,
+		SetTags: req.GetSetTags(), Tags: req.GetTags()}
+	if !m.SetTags && len(req.GetTags()) > 0 {
+		return nil, apierr.Invalid("tags given without set_tags")
+	}
+	if err := js.core.Modify(ctx, caller(ctx), req.GetJobId(), m); err != nil {
+		return nil, err
+	}
+	j, err := js.snapshot(req.GetJobId(), true)
+	if err != nil {
+		return nil, err
+	}
+	return &arbiterv1.ModifyJobResponse{Job: j}, nil
+}
+
+func (js *jobService) ResumeJob(ctx context.Context, req *arbiterv1.ResumeJobRequest) (*arbiterv1.ResumeJobResponse, error) {
+	if err := js.core.Resume(ctx, caller(ctx), req.GetJobId()); err != nil {
+		return nil, err
+	}
+	j, err := js.snapshot(req.GetJobId(), true)
+	if err != nil {
+		return nil, err
+	}
+	return &arbiterv1.ResumeJobResponse{Job: j}, nil
+}
+
+func (js *jobService) RescheduleJob(ctx context.Context, req *arbiterv1.RescheduleJobRequest) (*arbiterv1.RescheduleJobResponse, error) {
+	ref, err := js.games.Reschedule(ctx, js.core, caller(ctx), req.GetJobId())
+	if err != nil {
+		return nil, err
+	}
+	j, err := js.snapshot(ref.ID, true)
+	if err != nil {
+		return nil, err
+	}
+	return &arbiterv1.RescheduleJobResponse{Job: j}, nil
+}
+
 func (js *jobService) DownloadPGN(req *arbiterv1.DownloadPGNRequest, stream arbiterv1.JobService_DownloadPGNServer) error {
 	ctx := stream.Context()
 	if err := mayRead(caller(ctx)); err != nil {
