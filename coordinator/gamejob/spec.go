@@ -184,7 +184,7 @@ func (w *Workload) submit(specAny any) (*gamepair.Submission[*test], error) {
 func (w *Workload) newTest(c *checked) *test {
 	n := batchCount(c.totalPairs, c.batchPairs)
 	return &test{
-		Job:        gamepair.Job{Workers: w.cfg.NewWorkers(), Openings: c.openings, Batches: gamepair.NewBatches(n)},
+		Job:        gamepair.Job{Workers: w.cfg.NewJudgedWorkers(), Openings: c.openings, Batches: gamepair.NewBatches(n)},
 		spec:       gamepair.WithoutOpenings(c.spec),
 		batchPairs: c.batchPairs,
 		totalPairs: c.totalPairs,
