@@ -161,6 +161,11 @@ func gameWorkerRows(rows []workerRow) template.HTML {
 		b.cell("num", "", utoa(w.GetIllegalMoves()))
 		b.cell("num", "", utoa(w.GetDisconnects()))
 		b.cell("num", "", utoa(w.GetOther()))
+		if w.GetHasResidual() {
+			b.cell("num", "residual", strconv.FormatFloat(w.GetResidual(), 'f', 2, 64))
+		} else {
+			b.cell("num", "residual", "-")
+		}
 		if w.GetExcluded() {
 			b.raw(`<td><span class="state st-failed">excluded</span> `)
 			b.esc(w.GetReason())
