@@ -140,6 +140,11 @@ type Core struct {
 	closed  bool
 	cands   []Candidate // scratch for pick, under mu
 
+	// blocked holds the blocked workers and identities (block.go), under
+	// mu; blockMu orders their changes.
+	blocked map[string]Block
+	blockMu sync.Mutex
+
 	wake      wakeup
 	reg       registry
 	metrics   *metrics
@@ -222,6 +227,9 @@ func (c *Core) Load(ctx context.Context) error {
 			c.addWorker(w)
 		}
 		c.mu.Unlock()
+		if err := c.loadBlocks(ctx); err != nil {
+			return err
+		}
 	}
 	for _, wl := range c.workloads {
 		refs, err := wl.Load(ctx)

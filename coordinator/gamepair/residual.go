@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 )
 
 // Judging workers by their results, the way Fishtest does (its
@@ -211,8 +212,22 @@ func (ws *Workers) JudgeResiduals(id string, p [5]int64) (worker, reason string)
 		return "", ""
 	}
 	pc := pairsOf(in[best])
-	return best, fmt.Sprintf("its results lie far from the other workers' (residual %.1f > %.1f; pairs won/drawn/lost %.0f/%.0f/%.0f)",
+	return best, fmt.Sprintf(ResidualReason+" (residual %.1f > %.1f; pairs won/drawn/lost %.0f/%.0f/%.0f)",
 		bestZ, ws.residual.Limit, pc[0], pc[1], pc[2])
+}
+
+// ResidualReason starts the reason of an exclusion for a worker's results.
+const ResidualReason = "its results lie far from the other workers'"
+
+// FarOff lists the workers excluded for their results.
+func (ws *Workers) FarOff() []string {
+	var out []string
+	for id, w := range ws.byID {
+		if w.excluded && strings.HasPrefix(w.reason, ResidualReason) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // ResidualOf returns each worker's residual now, for pages (absent: not

@@ -385,6 +385,23 @@ func (s *Set[J]) Barred() map[string][]string {
 	return out
 }
 
+// FarOff returns, by worker id, the running jobs it was excluded from for
+// its results (residual.go), sorted: the workers page flags them.
+func (s *Set[J]) FarOff() map[string][]string {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	out := map[string][]string{}
+	for _, j := range s.Running {
+		for _, id := range j.Base().Workers.FarOff() {
+			out[id] = append(out[id], j.Base().Rec.ID)
+		}
+	}
+	for _, ids := range out {
+		sort.Strings(ids)
+	}
+	return out
+}
+
 // randomID is a new job id: prefix and n random bytes in hex.
 func randomID(prefix string, n int) string {
 	b := make([]byte, n)

@@ -236,6 +236,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /jobs/{id}/cancel", s.action(s.cancelJob))
 	s.mux.HandleFunc("POST /jobs/{id}/priority", s.action(s.setPriority))
 	s.mux.HandleFunc("POST /tests/{id}/modify", s.action(s.modifyTest))
+	s.mux.HandleFunc("POST /workers/block", s.action(s.blockWorker))
 	s.mux.HandleFunc("POST /tests/{id}/resume", s.action(s.resumeTest))
 	s.mux.HandleFunc("POST /tests/{id}/reschedule", s.action(s.rescheduleTest))
 	s.mux.HandleFunc("GET /signin", s.signinPage)
