@@ -58,6 +58,9 @@ func pairsOf(p [5]int64) pairCounts {
 
 // Residuals computes each tested worker's residual from the workers'
 // pentanomial counts (by id); workers left out (too few games) are absent.
+// A column no worker has any pairs in (no won pairs at all, say, when the
+// engines are equal and deterministic) is left out, with one degree of
+// freedom less; with fewer than two columns or rows nothing is tested.
 func Residuals(penta map[string][5]int64) map[string]float64 {
 	rows := map[string]pairCounts{}
 	for id, p := range penta {
@@ -75,11 +78,20 @@ func Residuals(penta map[string][5]int64) map[string]float64 {
 				col[k] += r[k]
 			}
 		}
+		var cols []int // the columns with pairs
+		for k := range col {
+			if col[k] > 0 {
+				cols = append(cols, k)
+			}
+		}
+		if len(cols) < 2 {
+			return nil
+		}
 		total := col[0] + col[1] + col[2]
 		dropped := false
 		for id, r := range rows {
 			n := r[0] + r[1] + r[2]
-			for k := range col {
+			for _, k := range cols {
 				if n*col[k]/total <= residualMinExpected {
 					delete(rows, id)
 					dropped = true
@@ -94,52 +106,66 @@ func Residuals(penta map[string][5]int64) map[string]float64 {
 		for id, r := range rows {
 			n := r[0] + r[1] + r[2]
 			chi := 0.0
-			for k := range col {
+			for _, k := range cols {
 				e := n * col[k] / total
 				chi += (r[k] - e) * (r[k] - e) / e
 			}
-			// The row's chi-squared over (1 - its share): the 2×3 table
-			// of this worker against all the others.
+			// The row's chi-squared over (1 - its share): the 2×columns
+			// table of this worker against all the others.
 			adj := chi / (1 - n/total)
-			out[id] = chi2Df2Z(adj)
+			out[id] = chi2Z(adj, len(cols)-1)
 		}
 		return out
 	}
 }
 
-// chi2Df2Z is the standard normal deviate with the same upper tail as x
-// under a chi-squared distribution with 2 degrees of freedom (tail
-// exp(-x/2)).
-func chi2Df2Z(x float64) float64 {
-	if !(x > 2*math.Ln2) {
+// chi2Z is the standard normal deviate with the same upper tail as x under
+// a chi-squared distribution with df (1 or 2) degrees of freedom: tails
+// 2·Q(√x) and exp(-x/2). It is 0 for a tail of a half or more.
+func chi2Z(x float64, df int) float64 {
+	var logP float64
+	switch {
+	case !(x > 0):
+		return 0
+	case df == 1:
+		logP = math.Ln2 + logUpperTail(math.Sqrt(x))
+	default:
+		logP = -x / 2
+	}
+	if logP >= -math.Ln2 {
 		return 0 // a tail of a half or more: no deviation worth showing
 	}
-	logP := -x / 2
 	return normalUpperQuantile(logP)
 }
 
-// normalUpperQuantile is z with log Q(z) = logP (Q the standard normal
-// upper tail), for tails too small for float64 as well (a worker far off
-// has chi-squared values in the thousands): Newton's method on log Q,
-// with Q from math.Erfc while it does not underflow and from its
-// asymptotic series φ(z)/z·(1 - 1/z² + 3/z⁴ - 15/z⁶) below (z > 37, where
-// the series is exact to far below the precision shown).
-func normalUpperQuantile(logP float64) float64 {
-	logPhi := func(z float64) float64 { return -z*z/2 - 0.5*math.Log(2*math.Pi) }
-	logQ := func(z float64) float64 {
-		if z < 37 {
-			return math.Log(0.5 * math.Erfc(z/math.Sqrt2))
-		}
-		z2 := z * z
-		return logPhi(z) - math.Log(z) + math.Log(1-1/z2+3/(z2*z2)-15/(z2*z2*z2))
+// chi2Df2Z is chi2Z with 2 degrees of freedom.
+func chi2Df2Z(x float64) float64 { return chi2Z(x, 2) }
+
+// logUpperTail is log Q(z), Q the standard normal upper tail, from
+// math.Erfc while it does not underflow and from the asymptotic series
+// φ(z)/z·(1 - 1/z² + 3/z⁴ - 15/z⁶) beyond (z ≥ 37, where the series is
+// exact to far below the precision shown).
+func logUpperTail(z float64) float64 {
+	if z < 37 {
+		return math.Log(0.5 * math.Erfc(z/math.Sqrt2))
 	}
+	z2 := z * z
+	return logPhi(z) - math.Log(z) + math.Log(1-1/z2+3/(z2*z2)-15/(z2*z2*z2))
+}
+
+func logPhi(z float64) float64 { return -z*z/2 - 0.5*math.Log(2*math.Pi) }
+
+// normalUpperQuantile is z with log Q(z) = logP, for tails too small for
+// float64 as well (a worker far off has chi-squared values in the
+// thousands): Newton's method on log Q.
+func normalUpperQuantile(logP float64) float64 {
 	z := 0.0
 	if logP < -2 {
 		z = math.Sqrt(-2*logP - math.Log(-2*logP) - math.Log(2*math.Pi))
 	}
 	for range 100 {
 		// d/dz log Q(z) = -φ(z)/Q(z).
-		lq := logQ(z)
+		lq := logUpperTail(z)
 		step := (lq - logP) / math.Exp(logPhi(z)-lq)
 		z += step
 		if math.Abs(step) < 1e-12*max(1, math.Abs(z)) {

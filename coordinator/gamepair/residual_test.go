@@ -117,3 +117,33 @@ func TestJudgeResidualsFindsTheSkewedWorker(t *testing.T) {
 		t.Fatal("judged without a judge")
 	}
 }
+
+// Equal deterministic engines draw every pair on honest workers: no pair
+// is won anywhere, and the table is tested on the two columns it has (one
+// degree of freedom), so a worker that loses every pair still stands out.
+func TestResidualsWithAnEmptyColumn(t *testing.T) {
+	in := map[string][5]int64{"honest-1": {0, 0, 60, 0, 0}, "honest-2": {0, 0, 55, 0, 0}, "skewed": {25, 5, 0, 0, 0}}
+	res := Residuals(in)
+	// Each row is judged against all the others, the skewed one among
+	// them, so the honest rows lie off too, though less: the judge
+	// excludes the worst first and judges again without it (as Fishtest).
+	if res["skewed"] <= DefaultResidualLimit || res["honest-1"] >= res["skewed"] || res["honest-2"] >= res["skewed"] {
+		t.Fatalf("residuals %v", res)
+	}
+	ws := NewWorkers(40, 0.2)
+	ws.SetResidualJudge(ResidualSettings{Limit: DefaultResidualLimit, MinPairs: 20})
+	for id, p := range in {
+		ws.AddPenta(id, p)
+	}
+	if w, _ := ws.JudgeResiduals("honest-1", [5]int64{}); w != "skewed" {
+		t.Fatalf("judged %q", w)
+	}
+	// One column only (every pair drawn everywhere): nothing to test.
+	if res := Residuals(map[string][5]int64{"a": {0, 0, 60, 0, 0}, "b": {0, 0, 50, 0, 0}}); res != nil {
+		t.Fatalf("one column: %v", res)
+	}
+	// df 1: the tail of x is 2·Q(√x), so x = 1.96² is the normal 95% two-sided point, z = 1.645 one-sided.
+	if z := chi2Z(1.959964*1.959964, 1); math.Abs(z-1.6448536) > 1e-4 {
+		t.Fatalf("df 1: z %v", z)
+	}
+}
