@@ -62,6 +62,8 @@ var migrations = []migration{
 	{"engine artifacts: artifacts, artifact_checks", migrateArtifacts},
 	// 8: nets (coordinator/store/artifacts.go).
 	{"nets: artifacts.engine, default_nets", migrateNets},
+	// 9: finding tests (coordinator/store/find.go).
+	{"jobs_seq index", migrateJobsSeq},
 }
 
 const schemaV1 = `

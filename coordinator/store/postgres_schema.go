@@ -251,4 +251,5 @@ CREATE TABLE default_nets (
   sha256 TEXT NOT NULL
 );
 `)},
+	{"jobs_seq index (the first step made it, unique, here)", pgExec(`CREATE UNIQUE INDEX IF NOT EXISTS jobs_seq ON jobs(seq);`)},
 }
