@@ -94,16 +94,34 @@ func (w *Workload) checkFindable(spec *arbiterv1.MatchSpec) error {
 }
 
 // describe adds what lists find a test by (gamepair.Hooks.Describe).
-// Caller holds mu.
+// Lists call it for every stored test, so what it gives is made once per
+// spec (findCache) and shared, never copied. Caller holds mu.
 func (w *Workload) describe(t *test, info *core.JobInfo) {
-	if t.tc == "" {
-		t.tc = matchspec.DescribeLimits(t.spec.GetTimeControl(), t.spec.GetEngineA(), t.spec.GetEngineB())
+	if t.find == nil {
+		t.find = newFindCache(t)
 	}
-	info.Engines = []string{t.spec.GetEngineA().GetName(), t.spec.GetEngineB().GetName()}
-	info.TimeControl = t.tc
+	info.Engines = t.find.engines
+	info.TimeControl = t.find.tc
 	info.Tags = t.spec.GetTags()
 	info.Notes = t.spec.GetNotes()
+	info.Text = t.find.text
 	info.Verdict = t.verdict()
+}
+
+// findCache is what describe gives of a test's spec, made once: its
+// engines, its time control as lists show it, and its searchable text in
+// lower case. A change of the spec (Modify) drops it.
+type findCache struct {
+	engines []string
+	tc      string
+	text    string
+}
+
+func newFindCache(t *test) *findCache {
+	c := &findCache{engines: []string{t.spec.GetEngineA().GetName(), t.spec.GetEngineB().GetName()},
+		tc: matchspec.DescribeLimits(t.spec.GetTimeControl(), t.spec.GetEngineA(), t.spec.GetEngineB())}
+	c.text = core.SearchText(t.Rec.ID, t.Rec.Submitter, t.spec.GetNotes(), append(slices.Clone(c.engines), t.spec.GetTags()...))
+	return c
 }
 
 // verdict is the test's verdict as lists filter it ("" for a match).

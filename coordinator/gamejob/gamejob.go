@@ -164,8 +164,8 @@ type test struct {
 	totalPairs int // 0: an SPRT without a cap on games
 	nBatches   int // batch indexes are [0, nBatches)
 	seq        *sprt.Sequential
-	hist       *history // built on first request (history.go)
-	tc         string   // the time control as lists show it, made on first use (find.go)
+	hist       *history   // built on first request (history.go)
+	find       *findCache // what lists find it by, made on first use (find.go)
 }
 
 // Base implements gamepair.Entry.

@@ -98,6 +98,7 @@ func (w *Workload) Modify(ctx context.Context, jobID string, m core.Modification
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
 	apply(t.spec)
+	t.find = nil // its tags or notes may have changed
 	t.Rec.Priority, t.Rec.Throughput, t.Rec.UnitsTotal = priority, share, unitsTotal
 	if m.Games != nil && t.Batches != nil {
 		t.totalPairs, t.nBatches = total, nb

@@ -45,6 +45,8 @@ type Filter struct {
 	// After and Before bound the creation time (zero: unbounded); Before
 	// is exclusive.
 	After, Before time.Time
+	// lowerText is Text in lower case, made by Check (once, not per job).
+	lowerText string
 }
 
 func oneOf(v string, allowed []string) bool {
@@ -63,6 +65,7 @@ func oneOf(v string, allowed []string) bool {
 func (f *Filter) Check() error {
 	f.Submitter, f.Engine, f.Tag = strings.TrimSpace(f.Submitter), strings.TrimSpace(f.Engine), strings.ToLower(strings.TrimSpace(f.Tag))
 	f.TimeControl, f.Text = strings.TrimSpace(f.TimeControl), strings.TrimSpace(f.Text)
+	f.lowerText = strings.ToLower(f.Text)
 	switch {
 	case !oneOf(f.Kind, Kinds):
 		return apierr.Invalid("kind %s: want one of %s (or nothing for all)", apierr.Q(f.Kind), strings.Join(Kinds, ", "))
@@ -159,8 +162,14 @@ func (f *Filter) Keep(j core.JobInfo) bool {
 	if !f.Before.IsZero() && !j.Created.Before(f.Before) {
 		return false
 	}
-	if f.Text != "" && !matchesText(j, f.Text) {
-		return false
+	if f.Text != "" {
+		lower := f.lowerText
+		if lower == "" {
+			lower = strings.ToLower(f.Text) // a filter Check did not see
+		}
+		if !matchesText(j, lower) {
+			return false
+		}
 	}
 	return true
 }
@@ -183,38 +192,15 @@ func containsFold(list []string, s string) bool {
 	return false
 }
 
-// matchesText reports whether text occurs, ignoring case, in the job's
-// id, submitter, engines, tags or notes.
+// matchesText reports whether text (lower case) occurs, ignoring case, in
+// the job's id, submitter, engines, tags or notes: in the searchable text
+// its workload keeps, or one made now.
 func matchesText(j core.JobInfo, text string) bool {
-	has := func(s string) bool { return indexFold(s, text) }
-	if has(j.ID) || has(j.Submitter) || has(j.Notes) {
-		return true
+	t := j.Text
+	if t == "" {
+		t = core.SearchText(j.ID, j.Submitter, j.Notes, append(append([]string(nil), j.Engines...), j.Tags...))
 	}
-	for _, e := range j.Engines {
-		if has(e) {
-			return true
-		}
-	}
-	for _, t := range j.Tags {
-		if has(t) {
-			return true
-		}
-	}
-	return false
-}
-
-// indexFold reports whether sub occurs in s ignoring case, without
-// allocating for ASCII text (the common case; lists call it per job).
-func indexFold(s, sub string) bool {
-	if len(sub) > len(s) {
-		return false
-	}
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(sub)], sub) {
-			return true
-		}
-	}
-	return false
+	return strings.Contains(t, text)
 }
 
 // Cursor is a page's keyset cursor: the sequence number of the last job
