@@ -212,6 +212,10 @@ func TestFindChangeStopReschedule(t *testing.T) {
 		t.Fatalf("resumed: %v", j)
 	}
 	mustContain(t, "resume twice", b.post("/tests/"+id+"/resume", form()), http.StatusConflict, "cancelled")
+	// The list saw it cancelled (and keeps what it finds finished jobs by):
+	// resumed, it is found running again.
+	mustContain(t, "resumed in list", b.get("/?state=running&tag=nnue"), http.StatusOK, row)
+	mustLack(t, "resumed in list", b.get("/?state=cancelled"), row)
 
 	// Reschedule: a copy that links to the original, both ways.
 	r = b.post("/tests/"+id+"/reschedule", form())
