@@ -22,12 +22,14 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 
+	"github.com/arbiter-chess/arbiter/coordinator/accounts"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/credentials"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/grpcapi"
+	"github.com/arbiter-chess/arbiter/coordinator/hooks"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
@@ -79,6 +81,11 @@ type Config struct {
 	// UploadAbandonAfter is how long an artifact upload may sit idle
 	// before its partial file is removed (artifacts.DefaultAbandonAfter).
 	UploadAbandonAfter time.Duration
+	// Hooks is how webhooks are sent.
+	Hooks HooksConfig
+	// Git is how engines named by a remote git URL are fetched
+	// (artifacts.GitConfig; its Dir defaults to the artifacts' git/).
+	Git artifacts.GitConfig
 	// PerftMaxNodes, PerftMaxHeldPositions and PerftMaxSplitPositions
 	// bound what a perft job may ask (perftjob.Config; 0: the defaults).
 	PerftMaxNodes          float64
@@ -88,16 +95,33 @@ type Config struct {
 	// uploads, artifacts); the zero value limits nothing (the command's
 	// flags default to quota.Defaults).
 	Limits quota.Limits
+	// Accounts sets the web pages' accounts and the approval of tests.
+	Accounts AccountsConfig
 	// Now is the clock (time.Now).
 	Now func() time.Time
 	// Registerer receives every metric; nil registers none.
 	Registerer prometheus.Registerer
 }
 
+// AccountsConfig sets accounts and approvals (docs/web.md).
+type AccountsConfig struct {
+	// SignUp opens the sign-up page; new accounts wait for an admin.
+	SignUp bool
+	// Approval: tests and tunes of accounts with role user wait for an
+	// approver.
+	Approval bool
+	// CrossApproval: nobody approves their own test.
+	CrossApproval bool
+	// SessionTTL is how long a web session lasts (7 days).
+	SessionTTL time.Duration
+}
+
 // Coordinator is an assembled coordinator.
 type Coordinator struct {
 	Core        *core.Core
 	Credentials *credentials.Manager
+	// Accounts are the web pages' accounts and the approval rule.
+	Accounts *accounts.Service
 	// Artifacts keeps the uploaded engines (files under the data
 	// directory's artifacts/).
 	Artifacts *artifacts.Store
@@ -107,8 +131,15 @@ type Coordinator struct {
 	// workloads is every workload, in the order the core asks them.
 	workloads []core.Workload
 
+	// Hooks keeps the webhooks and sends their events.
+	Hooks *hooks.Manager
+
 	cfg         Config
 	gate        *quota.Gate
+	inprocOnce  sync.Once
+	inproc      *grpc.ClientConn
+	inprocSrv   *grpc.Server
+	inprocErr   error
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
 	quarantined int
@@ -151,7 +182,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	c.Artifacts, err = artifacts.New(ctx, artifacts.Config{Store: cfg.Store, Dir: filepath.Join(cfg.Store.Dir(), "artifacts"),
 		MaxBytes: cfg.ArtifactMaxBytes, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer,
 		AbandonAfter: cfg.UploadAbandonAfter, MaxUploadsPerIdentity: cfg.Limits.Uploads, MaxArtifactsPerIdentity: cfg.Limits.Artifacts,
-		InUse: c.usingArtifact})
+		InUse: c.usingArtifact, Git: cfg.Git})
 	if err != nil {
 		return nil, err
 	}
@@ -171,8 +202,16 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		c.Workloads[k.Name] = wl
 		c.workloads = append(c.workloads, wl)
 	}
+	c.Accounts, err = accounts.New(accounts.Config{Store: cfg.Store, Now: cfg.Now, Logger: cfg.Logger, SessionTTL: cfg.Accounts.SessionTTL,
+		Approval: cfg.Accounts.Approval, CrossApproval: cfg.Accounts.CrossApproval, SignUp: cfg.Accounts.SignUp})
+	if err != nil {
+		return nil, err
+	}
+	// An account's tokens stop with it, however it was disabled.
+	creds.SetOwnerCheck(c.Accounts.Active)
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,
-		LeaseKey: key, Registerer: cfg.Registerer, MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity, Quota: c.gate}, c.workloads...)
+		LeaseKey: key, Registerer: cfg.Registerer, MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity, Quota: c.gate,
+		Approvals: c.Accounts.Gate(gamejob.Kind, spsajob.Kind), Auditor: cfg.Store}, c.workloads...)
 	for _, wl := range c.workloads {
 		if h, ok := wl.(interface{ SetHost(core.Host) }); ok {
 			h.SetHost(c.Core.Host())
@@ -200,6 +239,11 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		defer c.wg.Done()
 		c.Artifacts.RunSweeper(runCtx)
 	}()
+	if err := c.startHooks(ctx, runCtx); err != nil {
+		cancel()
+		c.wg.Wait()
+		return nil, fmt.Errorf("coordinator: webhooks: %w", err)
+	}
 	if cfg.PGNRetention > 0 {
 		c.wg.Add(1)
 		go func() {
@@ -207,7 +251,32 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 			c.retain(runCtx)
 		}()
 	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.expireSessions(runCtx)
+	}()
 	return c, nil
+}
+
+// expireSessions deletes the web sessions that expired, hourly: an
+// expired session already reads as signed out, this only keeps the
+// table small.
+func (c *Coordinator) expireSessions(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := c.Accounts.ExpireSessions(ctx); err != nil && ctx.Err() == nil {
+			c.cfg.Logger.Warn("expired sessions not deleted", zap.Error(err))
+		} else if n > 0 {
+			c.cfg.Logger.Info("expired sessions deleted", zap.Int64("sessions", n))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // quarantine records and reports the stored records the workloads could
@@ -292,6 +361,10 @@ func (c *Coordinator) Close() {
 	c.Core.Close()
 	c.cancel()
 	c.wg.Wait()
+	if c.inprocSrv != nil {
+		c.inproc.Close()
+		c.inprocSrv.Stop()
+	}
 	// Events of leases that ended at the last moment (disconnects) are
 	// written after the core's lock is released: write them now.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -9,6 +9,14 @@ import (
 // Option is one engine option to set, kept in the order given.
 type Option struct{ Name, Value string }
 
+// DeclaredOption is an option as a UCI engine declared it ("option name
+// N type T default D min A max B var V..."), its fields as written.
+type DeclaredOption struct {
+	Name, Type, Default string
+	Min, Max            string // "" when not given
+	Vars                []string
+}
+
 // EngineConfig says how to start a player.
 type EngineConfig struct {
 	// Name is shown in reports and PGN. A tournament names an engine
@@ -20,6 +28,14 @@ type EngineConfig struct {
 	Dir     string   // working directory; "" = current
 	Proto   string   // "uci" (default), "xboard", or "builtin"
 	Options []Option
+	// ChooseOptions, when set, picks the options sent to a UCI engine each
+	// time it starts, once the engine has declared its own: they are sent
+	// as given, unchecked, and an option it leaves out is neither sent nor
+	// refused. Without it every option must be declared and its value in
+	// range, or the engine does not start. The fastchess drop-in sets it
+	// to warn and go on as fastchess does. It is called from the goroutine
+	// that starts the engine, one call per engine process.
+	ChooseOptions func(declared []DeclaredOption, given []Option) []Option
 	// Limits overrides the match's limits for this engine when non-zero
 	// (time odds, node odds).
 	Limits Limits

@@ -7,8 +7,10 @@ import (
 
 // OrderOpenings puts a book's openings (in file order) in the order of play:
 // "sequential" (or "") keeps it, "random" shuffles with seed (the same seed
-// always gives the same order), and start rotates the result so that play
-// begins at that opening. LoadBook and the cluster coordinator both use it,
+// always gives the same order), "fastchess" shuffles as fastchess does with
+// -srand seed (so that the same seed plays the same openings in the same
+// order as fastchess), and start rotates the result so that play begins at
+// that opening. LoadBook and the cluster coordinator both use it,
 // so a test's opening order is fixed by its book, order, seed and start.
 func OrderOpenings(ops []Opening, order string, seed uint64, start int) ([]Opening, error) {
 	switch order {
@@ -16,8 +18,10 @@ func OrderOpenings(ops []Opening, order string, seed uint64, start int) ([]Openi
 	case "random":
 		r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 		r.Shuffle(len(ops), func(i, j int) { ops[i], ops[j] = ops[j], ops[i] })
+	case "fastchess":
+		fastchessShuffle(ops, seed)
 	default:
-		return nil, fmt.Errorf("unknown order %q (want sequential or random)", order)
+		return nil, fmt.Errorf("unknown order %q (want sequential, random or fastchess)", order)
 	}
 	if start < 0 {
 		return nil, fmt.Errorf("negative start %d", start)
@@ -28,3 +32,6 @@ func OrderOpenings(ops []Opening, order string, seed uint64, start int) ([]Openi
 	}
 	return ops, nil
 }
+
+// Shuffled reports whether order shuffles the book (by a seed).
+func Shuffled(order string) bool { return order == "random" || order == "fastchess" }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,8 +21,10 @@ type UCIPlayer struct {
 	p        *proc
 	id       string               // "id name" of the engine
 	declared map[string]uciOption // options the engine declared, by lower-case name
-	chess960 bool
-	restarts int // engine processes started after the first one
+	// declaredInOrder: every option line, as declared (ChooseOptions).
+	declaredInOrder []DeclaredOption
+	chess960        bool
+	restarts        int // engine processes started after the first one
 
 	posBuf []byte
 	posFEN string
@@ -34,6 +37,8 @@ type uciOption struct {
 	min, max  int64
 	hasRange  bool
 	vars      []string
+	// As written: the default, min and max.
+	def, minText, maxText string
 }
 
 // NewUCIPlayer starts the engine and sets its options.
@@ -63,6 +68,7 @@ func (u *UCIPlayer) start() error {
 	u.chess960 = false
 	u.posN = -1
 	u.declared = make(map[string]uciOption)
+	u.declaredInOrder = nil
 	if err := p.sendString("uci"); err != nil {
 		p.kill()
 		return fmt.Errorf("engine %s: %w: %v", u.cfg.label(), ErrStartup, err)
@@ -76,6 +82,8 @@ func (u *UCIPlayer) start() error {
 		} else if strings.HasPrefix(s, "option ") {
 			if o, ok := parseUCIOption(s); ok {
 				u.declared[strings.ToLower(o.name)] = o
+				u.declaredInOrder = append(u.declaredInOrder, DeclaredOption{Name: o.name, Type: o.typ,
+					Default: o.def, Min: o.minText, Max: o.maxText, Vars: o.vars})
 			}
 		}
 	})
@@ -83,10 +91,16 @@ func (u *UCIPlayer) start() error {
 		p.kill()
 		return fmt.Errorf("engine %s (%s): %w: no uciok within %v (%v)%s", u.cfg.label(), u.cfg.Cmd, ErrStartup, u.cfg.startTimeout(), err, seen.uciHint())
 	}
-	for _, o := range u.cfg.Options {
-		if err := u.checkOption(o); err != nil {
-			p.kill()
-			return err
+	opts := u.cfg.Options
+	if u.cfg.ChooseOptions != nil {
+		opts = u.cfg.ChooseOptions(slices.Clone(u.declaredInOrder), slices.Clone(u.cfg.Options))
+	}
+	for _, o := range opts {
+		if u.cfg.ChooseOptions == nil {
+			if err := u.checkOption(o); err != nil {
+				p.kill()
+				return err
+			}
 		}
 		if err := p.sendString("setoption name " + o.Name + " value " + o.Value); err != nil {
 			p.kill()
@@ -148,11 +162,15 @@ func parseUCIOption(s string) (uciOption, bool) {
 			o.name = v
 		case "type":
 			o.typ = v
+		case "default":
+			o.def = v
 		case "min":
 			o.min, _ = strconv.ParseInt(v, 10, 64)
+			o.minText = v
 			o.hasRange = true
 		case "max":
 			o.max, _ = strconv.ParseInt(v, 10, 64)
+			o.maxText = v
 		case "var":
 			o.vars = append(o.vars, v)
 		}

@@ -35,47 +35,44 @@ recompute their units.`,
 			if _, err := os.Stat(to); err == nil {
 				return usageError("--to %s: exists (refusing to overwrite)", to)
 			}
-			ctx, c, done, err := f.session()
-			if err != nil {
-				return err
-			}
-			defer done()
-			stream, err := c.Admin.Backup(ctx, &arbiterv1.BackupRequest{})
-			if err != nil {
-				return callError(c, "backup", err)
-			}
-			tmp, err := os.CreateTemp(filepath.Dir(to), ".arbiter-backup-*")
-			if err != nil {
-				return usageError("--to %s: %v", to, err)
-			}
-			defer os.Remove(tmp.Name())
-			n := 0
-			for {
-				resp, err := stream.Recv()
-				if errors.Is(err, io.EOF) {
-					break
-				}
+			return f.call(cmd, func(r *clientCall) error {
+				stream, err := r.c.Admin.Backup(r.ctx, &arbiterv1.BackupRequest{})
 				if err != nil {
-					tmp.Close()
-					return callError(c, "backup", err)
+					return r.failed("backup", err)
 				}
-				if _, err := tmp.Write(resp.GetData()); err != nil {
-					tmp.Close()
-					return fmt.Errorf("--to %s: %w", to, err)
+				tmp, err := os.CreateTemp(filepath.Dir(to), ".arbiter-backup-*")
+				if err != nil {
+					return usageError("--to %s: %v", to, err)
 				}
-				n += len(resp.GetData())
-			}
-			if err := tmp.Sync(); err != nil {
-				return err
-			}
-			if err := tmp.Close(); err != nil {
-				return err
-			}
-			if err := os.Rename(tmp.Name(), to); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "backup written to %s (%d bytes)\n", to, n)
-			return nil
+				defer os.Remove(tmp.Name())
+				n := 0
+				for {
+					resp, err := stream.Recv()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						tmp.Close()
+						return r.failed("backup", err)
+					}
+					if _, err := tmp.Write(resp.GetData()); err != nil {
+						tmp.Close()
+						return fmt.Errorf("--to %s: %w", to, err)
+					}
+					n += len(resp.GetData())
+				}
+				if err := tmp.Sync(); err != nil {
+					return err
+				}
+				if err := tmp.Close(); err != nil {
+					return err
+				}
+				if err := os.Rename(tmp.Name(), to); err != nil {
+					return err
+				}
+				fmt.Fprintf(r.out, "backup written to %s (%d bytes)\n", to, n)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "file to write (must not exist)")

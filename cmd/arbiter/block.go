@@ -94,10 +94,3 @@ func printBlocks(out io.Writer, bs []*arbiterv1.Block) {
 	}
 	tw.Flush()
 }
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}

@@ -6,42 +6,28 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 func newCancelCommand() *cobra.Command {
-	var f clientFlags
-	var jsonOut bool
-	cmd := &cobra.Command{
+	return newClientCommand(&cobra.Command{
 		Use:   "cancel JOB",
 		Short: "Cancel a running job (stored results are kept)",
 		Args:  oneArg("JOB", "a job id; arbiter status lists them"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.session()
-			if err != nil {
-				return err
-			}
-			defer done()
-			// Cancelling twice is harmless (the second says the job is
-			// already cancelled), so a lost answer may be asked again.
-			var resp *arbiterv1.CancelJobResponse
-			err = clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
-				resp, err = c.Jobs.CancelJob(ctx, &arbiterv1.CancelJobRequest{JobId: args[0]})
-				return err
-			})
-			if err != nil {
-				return callError(c, "cancel", err)
-			}
-			if jsonOut {
-				return jobreport.WriteJob(cmd.OutOrStdout(), resp.GetJob())
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "job %s %s\n", resp.GetJob().GetJobId(), jobreport.StateName(resp.GetJob().GetState()))
-			return nil
-		},
-	}
-	f.add(cmd.Flags())
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the cancelled job as status JOB --json does (docs/json.md)")
-	return cmd
+	}, "print the cancelled job as status JOB --json does (docs/json.md)", func(r *clientCall, args []string) error {
+		// Cancelling twice is harmless (the second says the job is
+		// already cancelled), so a lost answer may be asked again.
+		resp, err := retried(r, func(ctx context.Context) (*arbiterv1.CancelJobResponse, error) {
+			return r.c.Jobs.CancelJob(ctx, &arbiterv1.CancelJobRequest{JobId: args[0]})
+		})
+		if err != nil {
+			return r.failed("cancel", err)
+		}
+		if r.json {
+			return jobreport.WriteJob(r.out, resp.GetJob())
+		}
+		fmt.Fprintf(r.out, "job %s %s\n", resp.GetJob().GetJobId(), jobreport.StateName(resp.GetJob().GetState()))
+		return nil
+	})
 }

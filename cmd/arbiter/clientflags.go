@@ -33,11 +33,12 @@ type clientFlags struct {
 	serverName  string
 	cert        string
 	key         string
+	json        bool // --json, for the commands that take it (addJSON)
 }
 
 // add registers the flags with --coordinator defaulting to this machine.
 func (f *clientFlags) add(fl *pflag.FlagSet) {
-	fl.StringVar(&f.coordinator, "coordinator", "", "coordinator address HOST[:PORT], port default 7700 (default: $"+envCoordinator+", else the arbiter up running on this machine's data directory, else "+defaultCoordinator+")")
+	fl.StringVar(&f.coordinator, "coordinator", "", "coordinator address HOST[:PORT], port default 7700, or several separated by commas (coordinators sharing one PostgreSQL: the one that leads serves) (default: $"+envCoordinator+", else the arbiter up running on this machine's data directory, else "+defaultCoordinator+")")
 	f.addCredentials(fl)
 }
 
@@ -45,7 +46,7 @@ func (f *clientFlags) add(fl *pflag.FlagSet) {
 // --coordinator (or its deprecated alias --cluster) is given; what says
 // what the coordinator then does.
 func (f *clientFlags) addOptional(fl *pflag.FlagSet, what string) {
-	fl.StringVar(&f.coordinator, "coordinator", "", what+" (HOST[:PORT], port default 7700)")
+	fl.StringVar(&f.coordinator, "coordinator", "", what+" (HOST[:PORT], port default 7700; several separated by commas)")
 	fl.StringVar(&f.coordinator, "cluster", "", "deprecated: use --coordinator")
 	fl.MarkDeprecated("cluster", "use --coordinator")
 	f.addCredentials(fl)
@@ -135,7 +136,7 @@ func (f *clientFlags) options() (clusterclient.Options, error) {
 			flag = "--coordinator"
 		}
 	}
-	addr, err := clusterclient.NormalizeAddress(given)
+	addr, err := clusterclient.NormalizeAddresses(given)
 	if err != nil {
 		return clusterclient.Options{}, usageError("%s: %v", flag, err)
 	}

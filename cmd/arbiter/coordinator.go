@@ -10,6 +10,9 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/hooks"
+	"github.com/arbiter-chess/arbiter/coordinator/httpapi"
+	"github.com/arbiter-chess/arbiter/coordinator/leader"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
@@ -68,18 +71,35 @@ func newCoordinatorCommand() *cobra.Command {
 				return err
 			}
 			cfg.Logger = log
-			cfg.Pages = webf.pages(log)
+			cfg.Pages, cfg.API = webf.pages(log), httpapi.ForCoordinator
+			cfg.Hooks.JobJSON = jobJSON
+			cfg.Accounts = webf.accounts
+			stderr := cmd.ErrOrStderr()
+			cfg.OnListening = func(addr string) {
+				fmt.Fprintf(stderr, "arbiter coordinator: listening on %s\n", addr)
+			}
 			srv, err := localcluster.Serve(cfg)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "arbiter coordinator: listening on %s\n", srv.Addr())
-			if a := srv.HTTPAddr(); a != "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "arbiter coordinator: pages on %s\n", pagesURL(a))
+			if !srv.Leading() {
+				st := srv.Election()
+				fmt.Fprintf(stderr, "arbiter coordinator: following (leader %s, term %d); serving gRPC on %s once it leads\n", orNone(st.Leader), st.Term, cfg.Listen)
 			}
-			<-ctx.Done()
-			srv.Stop()
-			return nil
+			if a := srv.HTTPAddr(); a != "" {
+				fmt.Fprintf(stderr, "arbiter coordinator: pages on %s\n", pagesURL(a))
+			}
+			select {
+			case <-ctx.Done():
+				srv.Stop()
+				return nil
+			case <-srv.Lost():
+				// Its memory (leases, job state) is not to be trusted
+				// after another coordinator led: a new process starts
+				// as a follower and loads the store when it leads.
+				srv.Stop()
+				return failure("this coordinator lost the lead (see the log: another took over, or the database went unconfirmed for half of --leader-timeout); exiting so that its supervisor restarts it as a follower")
+			}
 		},
 	}
 	fl := cmd.Flags()
@@ -91,6 +111,8 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.StringVar(&cfg.Listen, "listen", "127.0.0.1:7700", "gRPC listen address")
 	fl.StringVar(&cfg.Data, "data", "arbiter-data", "data directory: the SQLite store, and with --store the files beside the database (artifacts, datagen shards)")
 	fl.StringVar(&cfg.Store, "store", "", "PostgreSQL database to keep the state in, postgres://user:password@host:port/db (default: $"+envStore+"; neither: SQLite in --data)")
+	fl.DurationVar(&cfg.LeaderTimeout, "leader-timeout", leader.DefaultTimeout, "with a PostgreSQL --store shared by several coordinators: how long the leader may go unheard (paused, cut off) before another takes over (docs/ha.md)")
+	fl.StringVar(&cfg.Advertise, "advertise", "", "with a PostgreSQL --store: the gRPC address followers name as the leader's when this one leads (default: --listen, with this host's name for an unspecified host)")
 	fl.StringVar(&cfg.Token, "token", "", "bearer token every client and worker must present (default: $"+auth.EnvToken+")")
 	fl.StringVar(&cfg.HTTP, "http", "", "HTTP listen address for the web pages (docs/web.md), /metrics, /healthz and /readyz (default: off)")
 	fl.Float64Var(&cfg.VerifyDefault, "recheck-default", 0.05, "share of perft units computed again by a second identity for jobs that set none, where two or more worker identities are live (0..1; 0: none)")
@@ -120,7 +142,21 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.IntVar(&cfg.PerftMaxSplitPositions, "perft-max-split-positions", perftsplit.DefaultLimits.MaxPositions, "unique positions one perft job's split may keep in the coordinator's memory (about 200 bytes each)")
 	fl.IntVar(&cfg.PerftMaxHeldPositions, "perft-max-held-positions", perftjob.DefaultMaxHeldPositions, "split positions all running perft jobs together may keep in the coordinator's memory (reloaded at each start)")
 	fl.DurationVar(&cfg.UploadAbandonAfter, "upload-abandon-after", artifacts.DefaultAbandonAfter, "remove an engine upload's partial file once idle this long (checked at start and every quarter of it)")
+	fl.StringVar(&cfg.Git.CredentialsFile, "git-credentials", "", "a git-credential-store file (https://USER:TOKEN@HOST per line) for the https repositories tests name with source=git:URL@REF; never stored with a test")
+	fl.StringVar(&cfg.Git.SSHKey, "git-ssh-key", "", "private key for the ssh repositories tests name with source=git:URL@REF (else ssh's own keys and agent)")
+	fl.BoolVar(&cfg.Git.AllowFile, "git-allow-file", false, "let tests name file:// repositories (they read this machine's disk)")
+	fl.DurationVar(&cfg.Git.Timeout, "git-timeout", artifacts.DefaultGitTimeout, "bound of one fetch of a test's git repository")
+	fl.StringSliceVar(&cfg.Hooks.Allow, "hook-allow", nil, "destinations outside the public internet that webhooks may reach: CIDRs (10.0.0.0/8), addresses or host names; loopback, private and link-local ones are refused otherwise")
+	fl.DurationVar(&cfg.Hooks.RetryBase, "hook-retry-base", hooks.DefaultRetryBase, "wait before a webhook's second attempt; each later one waits twice as long (at most an hour)")
+	fl.StringVar(&cfg.Hooks.PublicURL, "public-url", "", "the web pages' address as users reach them (https://farm.example.org), for the links in webhooks and result blocks")
 	webf.add(fl)
 	logs.add(fl, "info")
 	return cmd
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none yet"
+	}
+	return s
 }

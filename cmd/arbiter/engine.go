@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -18,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/internal/artifactclient"
-	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -58,17 +56,14 @@ func newEngineUploadCommand() *cobra.Command {
 			if p.Request.GetKind() == arbiterv1.ArtifactKind_ARTIFACT_KIND_BINARY && (spec.Build != "" || spec.Exe != "") {
 				return usageError("--build and --exe go with a source tree (a directory or git:REPO@REF)")
 			}
-			ctx, c, done, err := f.session()
-			if err != nil {
-				return err
-			}
-			defer done()
-			a, err := artifactclient.Upload(ctx, c.Conn(), p, cmd.ErrOrStderr())
-			if err != nil {
-				return callError(c, "upload", err)
-			}
-			printArtifact(cmd.OutOrStdout(), a)
-			return nil
+			return f.call(cmd, func(r *clientCall) error {
+				a, err := artifactclient.Upload(r.ctx, r.c.Conn(), p, cmd.ErrOrStderr())
+				if err != nil {
+					return r.failed("upload", err)
+				}
+				printArtifact(r.out, a)
+				return nil
+			})
 		},
 	}
 	f.add(cmd.Flags())
@@ -80,86 +75,57 @@ func newEngineUploadCommand() *cobra.Command {
 }
 
 func newEngineListCommand() *cobra.Command {
-	var f clientFlags
 	var limit uint32
-	var jsonOut bool
-	cmd := &cobra.Command{
+	cmd := newClientCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List the stored engines, newest first",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, c, done, err := f.session()
-			if err != nil {
-				return err
-			}
-			defer done()
-			var resp *arbiterv1.ListArtifactsResponse
-			err = clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
-				resp, err = arbiterv1.NewArtifactServiceClient(c.Conn()).ListArtifacts(ctx, &arbiterv1.ListArtifactsRequest{Limit: limit})
-				return err
-			})
-			if err != nil {
-				return callError(c, "list engines", err)
-			}
-			// Nets are artifacts too; `arbiter net list` lists them.
-			engines := slices.DeleteFunc(resp.GetArtifacts(), func(a *arbiterv1.Artifact) bool {
-				return a.GetKind() == arbiterv1.ArtifactKind_ARTIFACT_KIND_NET
-			})
-			if jsonOut {
-				list := engineListJSON{Engines: []engineJSON{}, BytesStored: resp.GetBytesStored()}
-				for _, a := range engines {
-					list.Engines = append(list.Engines, engineJSONOf(a))
-				}
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(list)
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 8, 2, ' ', 0)
+	}, `print {"engines": [...], "bytes_stored": N} (docs/json.md)`, func(r *clientCall, _ []string) error {
+		resp, err := retried(r, func(ctx context.Context) (*arbiterv1.ListArtifactsResponse, error) {
+			return arbiterv1.NewArtifactServiceClient(r.c.Conn()).ListArtifacts(ctx, &arbiterv1.ListArtifactsRequest{Limit: limit})
+		})
+		if err != nil {
+			return r.failed("list engines", err)
+		}
+		// Nets are artifacts too; `arbiter net list` lists them.
+		engines := slices.DeleteFunc(resp.GetArtifacts(), func(a *arbiterv1.Artifact) bool {
+			return a.GetKind() == arbiterv1.ArtifactKind_ARTIFACT_KIND_NET
+		})
+		list := engineListJSON{Engines: []engineJSON{}, BytesStored: resp.GetBytesStored()}
+		for _, a := range engines {
+			list.Engines = append(list.Engines, engineJSONOf(a))
+		}
+		return r.print(list, func(w io.Writer) error {
+			tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 			fmt.Fprintln(tw, "SHA256\tNAME\tKIND\tSIZE\tBENCH\tCOMMIT\tUPLOADER\tUSED BY")
 			for _, a := range engines {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", a.GetSha256()[:12], a.GetName(), matchspec.ArtifactKindName(a.GetKind()), a.GetSize(),
 					benchText(a.GetBench()), shortCommit(a.GetCommit()), a.GetUploader(), strings.Join(a.GetUsedBy(), " "))
 			}
 			tw.Flush()
-			fmt.Fprintf(cmd.OutOrStdout(), "%d engines, %d bytes stored (engines and nets)\n", len(engines), resp.GetBytesStored())
+			fmt.Fprintf(w, "%d engines, %d bytes stored (engines and nets)\n", len(engines), resp.GetBytesStored())
 			return nil
-		},
-	}
-	f.add(cmd.Flags())
+		})
+	})
 	cmd.Flags().Uint32Var(&limit, "limit", 100, "at most this many")
-	cmd.Flags().BoolVar(&jsonOut, "json", false, `print {"engines": [...], "bytes_stored": N} (docs/json.md)`)
 	return cmd
 }
 
 func newEngineShowCommand() *cobra.Command {
-	var f clientFlags
-	var jsonOut bool
-	cmd := &cobra.Command{
+	return newClientCommand(&cobra.Command{
 		Use:   "show SHA",
 		Short: "Show a stored engine (by its SHA-256 or a prefix of 8+ hex digits)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.session()
-			if err != nil {
-				return err
-			}
-			defer done()
-			var resp *arbiterv1.GetArtifactResponse
-			err = clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
-				resp, err = arbiterv1.NewArtifactServiceClient(c.Conn()).GetArtifact(ctx, &arbiterv1.GetArtifactRequest{Sha256: args[0]})
-				return err
-			})
-			if err != nil {
-				return callError(c, "show engine", err)
-			}
-			if jsonOut {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(engineJSONOf(resp.GetArtifact()))
-			}
-			printArtifact(cmd.OutOrStdout(), resp.GetArtifact())
+	}, "print the engine as one JSON object (docs/json.md)", func(r *clientCall, args []string) error {
+		resp, err := getArtifact(r, args[0])
+		if err != nil {
+			return r.failed("show engine", err)
+		}
+		return r.print(engineJSONOf(resp.GetArtifact()), func(w io.Writer) error {
+			printArtifact(w, resp.GetArtifact())
 			return nil
-		},
-	}
-	f.add(cmd.Flags())
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the engine as one JSON object (docs/json.md)")
-	return cmd
+		})
+	})
 }
 
 // engineJSON is a stored engine in `engine list|show --json`
@@ -202,27 +168,35 @@ func engineJSONOf(a *arbiterv1.Artifact) engineJSON {
 }
 
 func newEngineRmCommand() *cobra.Command {
-	var f clientFlags
-	cmd := &cobra.Command{
+	return newClientCommand(&cobra.Command{
 		Use:   "rm SHA",
 		Short: "Remove a stored engine (refused while a running test or tune uses it)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.session()
-			if err != nil {
-				return err
-			}
-			defer done()
-			_, err = arbiterv1.NewArtifactServiceClient(c.Conn()).DeleteArtifact(ctx, &arbiterv1.DeleteArtifactRequest{Sha256: args[0]})
-			if err != nil {
-				return callError(c, "remove engine", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "engine %s removed\n", args[0])
-			return nil
-		},
+	}, "", func(r *clientCall, args []string) error {
+		if err := deleteArtifact(r, args[0], "remove engine"); err != nil {
+			return err
+		}
+		fmt.Fprintf(r.out, "engine %s removed\n", args[0])
+		return nil
+	})
+}
+
+// getArtifact fetches a stored engine or net by its hash or a prefix.
+func getArtifact(r *clientCall, ref string) (*arbiterv1.GetArtifactResponse, error) {
+	return retried(r, func(ctx context.Context) (*arbiterv1.GetArtifactResponse, error) {
+		return arbiterv1.NewArtifactServiceClient(r.c.Conn()).GetArtifact(ctx, &arbiterv1.GetArtifactRequest{Sha256: ref})
+	})
+}
+
+// deleteArtifact removes a stored engine or net, asked once (a second
+// ask after a lost answer would report it missing); op names the call in
+// the error.
+func deleteArtifact(r *clientCall, sha string, op string) error {
+	_, err := arbiterv1.NewArtifactServiceClient(r.c.Conn()).DeleteArtifact(r.ctx, &arbiterv1.DeleteArtifactRequest{Sha256: sha})
+	if err != nil {
+		return r.failed(op, err)
 	}
-	f.add(cmd.Flags())
-	return cmd
+	return nil
 }
 
 func benchText(n uint64) string {

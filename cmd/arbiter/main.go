@@ -39,11 +39,11 @@ func newRootCommand() *cobra.Command {
 		// On this machine.
 		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(), newDatagenCommand(),
 		// Serving.
-		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(), newStoreCommand(),
+		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(), newStoreCommand(), newUserCommand(), newAuditCommand(),
 		// Clients of a coordinator.
 		newSubmitCommand(), newStatusCommand(), newCancelCommand(), newModifyCommand(), newResumeCommand(), newRescheduleCommand(), newBlockCommand(), newPGNCommand(), newSPSACommand(), newTokenCommand(), newBackupCommand(),
 		newVersionCommand(),
-		newEngineCommand(), newNetCommand(),
+		newEngineCommand(), newNetCommand(), newHookCommand(),
 		// Training the embedded engine's net on this machine.
 		newTrainCommand(),
 	)

@@ -93,7 +93,7 @@ See docs/match.md.`,
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.m.Engines, "engine", nil, "an engine (two or more): "+enginespec.Usage(enginespec.LocalMatch))
 	fl.StringVar(&f.m.Each, "each", "", "settings for every engine: tc=10+0.1 | st=SEC | nodes=N | depth=D | movetime=MS [,option.X=V]")
-	fl.StringVar(&f.m.Openings, "openings", "", "file=F[,format=epd|pgn][,order=random|sequential][,seed=S][,plies=N][,start=N] (default: the initial position)")
+	fl.StringVar(&f.m.Openings, "openings", "", "file=F[,format=epd|pgn][,order=random|sequential|fastchess][,seed=S][,plies=N][,start=N] (default: the initial position)")
 	fl.IntVar(&f.m.Games, "games", 0, "two engines without --rounds: number of games (even: game pairs); else games per pairing and round (default 2)")
 	fl.StringVar(&f.m.Tournament, "tournament", "", "roundrobin (default) or gauntlet")
 	fl.IntVar(&f.m.Seeds, "seeds", 0, "gauntlet: how many of the first engines play all the others (default 1)")

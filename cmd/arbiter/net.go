@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -19,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/internal/artifactclient"
-	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -65,12 +63,9 @@ func netToJSON(a *arbiterv1.Artifact) netJSON {
 	return n
 }
 
-func writeJSON(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }
-
 func newNetUploadCommand() *cobra.Command {
 	var f clientFlags
 	var name, engine string
-	var jsonOut bool
 	cmd := &cobra.Command{
 		Use:   "upload FILE",
 		Short: "Upload a net file (stored once, whoever uploads it again)",
@@ -83,87 +78,66 @@ func newNetUploadCommand() *cobra.Command {
 				return usageError("%v", err)
 			}
 			defer p.Close()
-			ctx, c, done, err := f.session()
-			if err != nil {
-				return err
-			}
-			defer done()
-			a, err := artifactclient.Upload(ctx, c.Conn(), p, cmd.ErrOrStderr())
-			if err != nil {
-				return callError(c, "upload net", err)
-			}
-			if jsonOut {
-				return writeJSON(cmd.OutOrStdout(), netToJSON(a))
-			}
-			printNet(cmd.OutOrStdout(), a)
-			return nil
+			return f.call(cmd, func(r *clientCall) error {
+				a, err := artifactclient.Upload(r.ctx, r.c.Conn(), p, cmd.ErrOrStderr())
+				if err != nil {
+					return r.failed("upload net", err)
+				}
+				return r.printNet(a)
+			})
 		},
 	}
 	f.add(cmd.Flags())
 	cmd.Flags().StringVar(&name, "name", "", "the net's name (default nn-<sha12>.nnue)")
 	cmd.Flags().StringVar(&engine, "engine", "", "the engine the net is for")
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the net as JSON (docs/json.md)")
+	f.addJSON(cmd.Flags(), "print the net as JSON (docs/json.md)")
 	return cmd
 }
 
 // listNets fetches the stored nets, newest first.
-func listNets(ctx context.Context, c *clusterclient.Client, limit uint32) (*arbiterv1.ListArtifactsResponse, error) {
-	var resp *arbiterv1.ListArtifactsResponse
-	err := clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
-		resp, err = arbiterv1.NewArtifactServiceClient(c.Conn()).ListArtifacts(ctx, &arbiterv1.ListArtifactsRequest{Limit: limit,
+func listNets(r *clientCall, limit uint32) (*arbiterv1.ListArtifactsResponse, error) {
+	return retried(r, func(ctx context.Context) (*arbiterv1.ListArtifactsResponse, error) {
+		return arbiterv1.NewArtifactServiceClient(r.c.Conn()).ListArtifacts(ctx, &arbiterv1.ListArtifactsRequest{Limit: limit,
 			Kind: arbiterv1.ArtifactKind_ARTIFACT_KIND_NET})
-		return err
 	})
-	return resp, err
 }
 
 func newNetListCommand() *cobra.Command {
-	var f clientFlags
 	var limit uint32
 	var engine string
-	var jsonOut bool
-	cmd := &cobra.Command{
+	cmd := newClientCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List the stored nets, newest first",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, c, done, err := f.session()
-			if err != nil {
-				return err
-			}
-			defer done()
-			resp, err := listNets(ctx, c, limit)
-			if err != nil {
-				return callError(c, "list nets", err)
-			}
-			nets := slices.DeleteFunc(resp.GetArtifacts(), func(a *arbiterv1.Artifact) bool {
-				return engine != "" && a.GetEngine() != engine && !slices.Contains(a.GetDefaultFor(), engine)
-			})
-			if jsonOut {
-				out := struct {
-					Nets        []netJSON `json:"nets"`
-					BytesStored uint64    `json:"bytes_stored"`
-				}{Nets: []netJSON{}, BytesStored: resp.GetBytesStored()}
-				for _, a := range nets {
-					out.Nets = append(out.Nets, netToJSON(a))
-				}
-				return writeJSON(cmd.OutOrStdout(), out)
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 8, 2, ' ', 0)
+	}, "print {\"nets\": [...], \"bytes_stored\": N} (docs/json.md)", func(r *clientCall, _ []string) error {
+		resp, err := listNets(r, limit)
+		if err != nil {
+			return r.failed("list nets", err)
+		}
+		nets := slices.DeleteFunc(resp.GetArtifacts(), func(a *arbiterv1.Artifact) bool {
+			return engine != "" && a.GetEngine() != engine && !slices.Contains(a.GetDefaultFor(), engine)
+		})
+		out := struct {
+			Nets        []netJSON `json:"nets"`
+			BytesStored uint64    `json:"bytes_stored"`
+		}{Nets: []netJSON{}, BytesStored: resp.GetBytesStored()}
+		for _, a := range nets {
+			out.Nets = append(out.Nets, netToJSON(a))
+		}
+		return r.print(out, func(w io.Writer) error {
+			tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 			fmt.Fprintln(tw, "SHA256\tNAME\tENGINE\tSIZE\tDEFAULT FOR\tUPLOADER\tUSED BY")
 			for _, a := range nets {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", a.GetSha256()[:12], a.GetName(), dash(a.GetEngine()), a.GetSize(),
 					dash(strings.Join(a.GetDefaultFor(), " ")), a.GetUploader(), strings.Join(a.GetUsedBy(), " "))
 			}
 			tw.Flush()
-			fmt.Fprintf(cmd.OutOrStdout(), "%d nets, %d bytes stored\n", len(nets), resp.GetBytesStored())
+			fmt.Fprintf(w, "%d nets, %d bytes stored\n", len(nets), resp.GetBytesStored())
 			return nil
-		},
-	}
-	f.add(cmd.Flags())
+		})
+	})
 	cmd.Flags().Uint32Var(&limit, "limit", 100, "at most this many")
 	cmd.Flags().StringVar(&engine, "engine", "", "only the nets of this engine (or its default)")
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print {\"nets\": [...], \"bytes_stored\": N} (docs/json.md)")
 	return cmd
 }
 
@@ -175,14 +149,10 @@ func dash(s string) string {
 }
 
 // getNet fetches a stored net by its hash or a prefix; an engine is not one.
-func getNet(ctx context.Context, c *clusterclient.Client, ref string) (*arbiterv1.Artifact, error) {
-	var resp *arbiterv1.GetArtifactResponse
-	err := clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
-		resp, err = arbiterv1.NewArtifactServiceClient(c.Conn()).GetArtifact(ctx, &arbiterv1.GetArtifactRequest{Sha256: ref})
-		return err
-	})
+func getNet(r *clientCall, ref string) (*arbiterv1.Artifact, error) {
+	resp, err := getArtifact(r, ref)
 	if err != nil {
-		return nil, callError(c, "show net", err)
+		return nil, r.failed("show net", err)
 	}
 	if a := resp.GetArtifact(); a.GetKind() != arbiterv1.ArtifactKind_ARTIFACT_KIND_NET {
 		return nil, usageError("artifact %s is an engine, not a net (arbiter engine show)", a.GetSha256()[:12])
@@ -191,70 +161,39 @@ func getNet(ctx context.Context, c *clusterclient.Client, ref string) (*arbiterv
 }
 
 func newNetShowCommand() *cobra.Command {
-	var f clientFlags
-	var jsonOut bool
-	cmd := &cobra.Command{
-		Use:   "show SHA",
-		Short: "Show a stored net (by its SHA-256 or a prefix of 8+ hex digits)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.session()
+	return newOneNetCommand("show SHA", "Show a stored net (by its SHA-256 or a prefix of 8+ hex digits)",
+		"print the net as JSON (docs/json.md)", (*clientCall).printNet)
+}
+
+// newOneNetCommand is a command on one stored net, named by its SHA-256
+// or a prefix: act is given the net once fetched (an engine is refused).
+func newOneNetCommand(use, short, jsonHelp string, act func(r *clientCall, a *arbiterv1.Artifact) error) *cobra.Command {
+	return newClientCommand(&cobra.Command{Use: use, Short: short, Args: cobra.ExactArgs(1)}, jsonHelp,
+		func(r *clientCall, args []string) error {
+			a, err := getNet(r, args[0])
 			if err != nil {
 				return err
 			}
-			defer done()
-			a, err := getNet(ctx, c, args[0])
-			if err != nil {
-				return err
-			}
-			if jsonOut {
-				return writeJSON(cmd.OutOrStdout(), netToJSON(a))
-			}
-			printNet(cmd.OutOrStdout(), a)
-			return nil
-		},
-	}
-	f.add(cmd.Flags())
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the net as JSON (docs/json.md)")
-	return cmd
+			return act(r, a)
+		})
 }
 
 func newNetRmCommand() *cobra.Command {
-	var f clientFlags
-	var jsonOut bool
-	cmd := &cobra.Command{
-		Use:   "rm SHA",
-		Short: "Remove a stored net (refused while a running test uses it; it stops being any engine's default)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.session()
-			if err != nil {
+	return newOneNetCommand("rm SHA", "Remove a stored net (refused while a running test uses it; it stops being any engine's default)",
+		"print {\"sha256\": ..., \"removed\": true} (docs/json.md)", func(r *clientCall, a *arbiterv1.Artifact) error {
+			if err := deleteArtifact(r, a.GetSha256(), "remove net"); err != nil {
 				return err
 			}
-			defer done()
-			a, err := getNet(ctx, c, args[0])
-			if err != nil {
+			return r.print(map[string]any{"sha256": a.GetSha256(), "removed": true}, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "net %s (%s) removed\n", a.GetSha256()[:12], a.GetName())
 				return err
-			}
-			_, err = arbiterv1.NewArtifactServiceClient(c.Conn()).DeleteArtifact(ctx, &arbiterv1.DeleteArtifactRequest{Sha256: a.GetSha256()})
-			if err != nil {
-				return callError(c, "remove net", err)
-			}
-			if jsonOut {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"sha256": a.GetSha256(), "removed": true})
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "net %s (%s) removed\n", a.GetSha256()[:12], a.GetName())
-			return nil
-		},
-	}
-	f.add(cmd.Flags())
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print {\"sha256\": ..., \"removed\": true} (docs/json.md)")
-	return cmd
+			})
+		})
 }
 
 func newNetDefaultCommand() *cobra.Command {
 	var f clientFlags
-	var clear, jsonOut bool
+	var clear bool
 	cmd := &cobra.Command{
 		Use:   "default ENGINE [SHA]",
 		Short: "Show, set (SHA) or clear the default net of an engine name (a test's net=default)",
@@ -267,53 +206,57 @@ func newNetDefaultCommand() *cobra.Command {
 			if clear && len(args) == 2 {
 				return usageError("--clear takes no SHA")
 			}
-			ctx, c, done, err := f.session()
-			if err != nil {
-				return err
-			}
-			defer done()
-			var net *arbiterv1.Artifact
-			switch {
-			case len(args) == 2 || clear:
-				ref := ""
-				if !clear {
-					ref = args[1]
-				}
-				resp, err := arbiterv1.NewArtifactServiceClient(c.Conn()).SetDefaultNet(ctx, &arbiterv1.SetDefaultNetRequest{Engine: engine, Sha256: ref})
-				if err != nil {
-					return callError(c, "set default net", err)
-				}
-				net = resp.GetArtifact()
-			default:
-				resp, err := listNets(ctx, c, 0)
-				if err != nil {
-					return callError(c, "list nets", err)
-				}
-				for _, a := range resp.GetArtifacts() {
-					if slices.Contains(a.GetDefaultFor(), engine) {
-						net = a
+			return f.call(cmd, func(r *clientCall) error {
+				var net *arbiterv1.Artifact
+				switch {
+				case len(args) == 2 || clear:
+					ref := ""
+					if !clear {
+						ref = args[1]
+					}
+					resp, err := arbiterv1.NewArtifactServiceClient(r.c.Conn()).SetDefaultNet(r.ctx, &arbiterv1.SetDefaultNetRequest{Engine: engine, Sha256: ref})
+					if err != nil {
+						return r.failed("set default net", err)
+					}
+					net = resp.GetArtifact()
+				default:
+					resp, err := listNets(r, 0)
+					if err != nil {
+						return r.failed("list nets", err)
+					}
+					for _, a := range resp.GetArtifacts() {
+						if slices.Contains(a.GetDefaultFor(), engine) {
+							net = a
+						}
 					}
 				}
-			}
-			if jsonOut {
 				out := map[string]any{"engine": engine, "net": nil}
 				if net != nil {
 					out["net"] = netToJSON(net)
 				}
-				return writeJSON(cmd.OutOrStdout(), out)
-			}
-			if net == nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "engine %s: no default net\n", engine)
-				return nil
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "engine %s: default net %s (%s)\n", engine, net.GetSha256()[:12], net.GetName())
-			return nil
+				return r.print(out, func(w io.Writer) error {
+					if net == nil {
+						fmt.Fprintf(w, "engine %s: no default net\n", engine)
+						return nil
+					}
+					fmt.Fprintf(w, "engine %s: default net %s (%s)\n", engine, net.GetSha256()[:12], net.GetName())
+					return nil
+				})
+			})
 		},
 	}
 	f.add(cmd.Flags())
 	cmd.Flags().BoolVar(&clear, "clear", false, "clear the engine's default net")
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print {\"engine\": ..., \"net\": {...} or null} (docs/json.md)")
+	f.addJSON(cmd.Flags(), "print {\"engine\": ..., \"net\": {...} or null} (docs/json.md)")
 	return cmd
+}
+
+// printNet prints a net: as JSON with --json, else field by field.
+func (r *clientCall) printNet(a *arbiterv1.Artifact) error {
+	return r.print(netToJSON(a), func(w io.Writer) error {
+		printNet(w, a)
+		return nil
+	})
 }
 
 func printNet(w io.Writer, a *arbiterv1.Artifact) {

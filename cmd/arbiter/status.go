@@ -3,68 +3,59 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
+	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/spf13/cobra"
-
-	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 func newStatusCommand() *cobra.Command {
-	var f clientFlags
-	var jsonOut bool
 	var limit uint32
+	var block bool
+	var style string
+	var blockStyle jobreport.BlockStyle
 	var find arbiterv1.ListJobsRequest
 	var since, until string
-	cmd := &cobra.Command{
+	cmd := newClientCommand(&cobra.Command{
 		Use:   "status [JOB]",
 		Short: "Show a coordinator's jobs, or one job in detail",
 		Long: `Without JOB, list the jobs: one table per kind (tests with their engines,
 time control, games, Elo and LLR; perft jobs with depth, nodes, progress and
 FEN; tunes), and the reason of each job that cannot progress. With JOB,
 show that job in detail. --json prints the same as JSON (docs/json.md).
+--block prints a test's or tune's result block, the text to paste into a
+pull request, in OpenBench's layout or (--style fishtest) Fishtest's.
 
 The list can be filtered (each filter only when given): --user, --engine
-(either engine's name), --state (running, pending, done, cancelled,
-failed), --verdict (passed, failed, none), --kind (test, perft, spsa,
+(either engine's name), --state (running, pending, approval, done,
+cancelled, failed), --verdict (passed, failed, none), --kind (test, perft, spsa,
 sprt, match, datagen), --tag, --tc (the time control as lists show it,
 e.g. 10+0.1), --text (a substring of ids, engines, tags, notes, users),
 --since and --until (dates, YYYY-MM-DD, inclusive). When more jobs match
 than --limit, the command prints the --cursor of the next page.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.session()
-			if err != nil {
-				return err
+		// The flags are checked before the coordinator is called.
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if blockStyle, err = jobreport.ParseBlockStyle(style); err != nil {
+				return usageError("--%v", err)
 			}
-			defer done()
-			out := cmd.OutOrStdout()
-			if len(args) == 1 {
-				var resp *arbiterv1.GetJobResponse
-				err := clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
-					resp, err = c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: args[0]})
-					return err
-				})
-				if err != nil {
-					return callError(c, "status", err)
-				}
-				if jsonOut {
-					return jobreport.WriteJob(out, resp.GetJob())
-				}
-				return jobreport.PrintJob(out, resp.GetJob())
+			if block && len(args) == 0 {
+				return usageError("--block shows one job's result block: name the job (arbiter status JOB --block)")
 			}
-			req := proto.Clone(&find).(*arbiterv1.ListJobsRequest)
-			req.Limit = limit
+			if json, _ := cmd.Flags().GetBool("json"); block && json {
+				return usageError("--block and --json: choose one")
+			}
 			for _, d := range []struct {
 				flag, v string
 				t       **timestamppb.Timestamp
 				add     int
-			}{{"--since", since, &req.CreatedAfter, 0}, {"--until", until, &req.CreatedBefore, 1}} {
+			}{{"--since", since, &find.CreatedAfter, 0}, {"--until", until, &find.CreatedBefore, 1}} {
 				if d.v == "" {
 					continue
 				}
@@ -74,33 +65,51 @@ than --limit, the command prints the --cursor of the next page.`,
 				}
 				*d.t = timestamppb.New(day.AddDate(0, 0, d.add))
 			}
-			var resp *arbiterv1.ListJobsResponse
-			err = clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
-				resp, err = c.Jobs.ListJobs(ctx, req)
-				return err
-			})
-			if err != nil {
-				return callError(c, "status", err)
-			}
-			if jsonOut {
-				return jobreport.WriteJobs(out, resp.GetJobs())
-			}
-			if err := jobreport.PrintJobs(out, resp.GetJobs()); err != nil {
-				return err
-			}
-			if next := resp.GetNextCursor(); next != "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "more jobs match: add --cursor %s for the next page\n", next)
-			}
 			return nil
 		},
-	}
-	f.add(cmd.Flags())
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON: one job, or {\"jobs\": [...]} (docs/json.md)")
-	cmd.Flags().Uint32Var(&limit, "limit", 100, "most jobs to list")
+	}, "print JSON: one job, or {\"jobs\": [...]} (docs/json.md)", func(r *clientCall, args []string) error {
+		if len(args) == 1 {
+			resp, err := retried(r, func(ctx context.Context) (*arbiterv1.GetJobResponse, error) {
+				return r.c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: args[0]})
+			})
+			if err != nil {
+				return r.failed("status", err)
+			}
+			switch {
+			case r.json:
+				return jobreport.WriteJob(r.out, resp.GetJob())
+			case block:
+				_, err := io.WriteString(r.out, jobreport.Block(resp.GetJob(), blockStyle, ""))
+				return err
+			}
+			return jobreport.PrintJob(r.out, resp.GetJob())
+		}
+		req := proto.Clone(&find).(*arbiterv1.ListJobsRequest)
+		req.Limit = limit
+		resp, err := retried(r, func(ctx context.Context) (*arbiterv1.ListJobsResponse, error) {
+			return r.c.Jobs.ListJobs(ctx, req)
+		})
+		if err != nil {
+			return r.failed("status", err)
+		}
+		if r.json {
+			return jobreport.WriteJobs(r.out, resp.GetJobs())
+		}
+		if err := jobreport.PrintJobs(r.out, resp.GetJobs()); err != nil {
+			return err
+		}
+		if next := resp.GetNextCursor(); next != "" {
+			fmt.Fprintf(r.errOut, "more jobs match: add --cursor %s for the next page\n", next)
+		}
+		return nil
+	})
 	fl := cmd.Flags()
+	fl.Uint32Var(&limit, "limit", 100, "most jobs to list")
+	fl.BoolVar(&block, "block", false, "print the job's result block (the text engine authors paste into a pull request)")
+	fl.StringVar(&style, "style", "openbench", "layout of --block: openbench or fishtest")
 	fl.StringVar(&find.Submitter, "user", "", "list only the jobs this identity submitted")
 	fl.StringVar(&find.Engine, "engine", "", "list only tests with an engine of this name")
-	fl.StringVar(&find.State, "state", "", "list only jobs in this state: running, pending, done, cancelled, failed")
+	fl.StringVar(&find.State, "state", "", "list only jobs in this state: running, pending, approval (waiting for an approver), done, cancelled, failed")
 	fl.StringVar(&find.Verdict, "verdict", "", "list only tests with this verdict: passed, failed, none")
 	fl.StringVar(&find.Kind, "kind", "", "list only jobs of this kind: test, perft, spsa, sprt, match, datagen")
 	fl.StringVar(&find.Tag, "tag", "", "list only tests with this tag")

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
+	"io"
 	"text/tabwriter"
 	"time"
 
@@ -31,7 +31,6 @@ Tokens are stored hashed and shown once, at creation.`,
 func newTokenCreateCommand() *cobra.Command {
 	var f clientFlags
 	var name, role string
-	var jsonOut bool
 	cmd := &cobra.Command{
 		Use:   "create --name NAME --role admin|client|worker",
 		Short: "Create a credential and print its token (shown once)",
@@ -45,103 +44,76 @@ func newTokenCreateCommand() *cobra.Command {
 			if _, err := identity.ParseRole(role); err != nil {
 				return usageError("--role: %v", err)
 			}
-			ctx, c, done, err := f.session()
-			if err != nil {
-				return err
-			}
-			defer done()
-			resp, err := c.Admin.CreateCredential(ctx, &arbiterv1.CreateCredentialRequest{Name: name, Role: role})
-			if err != nil {
-				return callError(c, "token create", err)
-			}
-			if jsonOut {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]string{"name": name, "role": role, "token": resp.GetToken()})
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), resp.GetToken())
-			fmt.Fprintf(cmd.ErrOrStderr(), "credential %s (%s) created; store the token now, it is not shown again\n", name, role)
-			return nil
+			return f.call(cmd, func(r *clientCall) error {
+				resp, err := r.c.Admin.CreateCredential(r.ctx, &arbiterv1.CreateCredentialRequest{Name: name, Role: role})
+				if err != nil {
+					return r.failed("token create", err)
+				}
+				return r.print(map[string]string{"name": name, "role": role, "token": resp.GetToken()}, func(w io.Writer) error {
+					fmt.Fprintln(w, resp.GetToken())
+					fmt.Fprintf(cmd.ErrOrStderr(), "credential %s (%s) created; store the token now, it is not shown again\n", name, role)
+					return nil
+				})
+			})
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&name, "name", "", "identity name: 1 to 64 letters, digits, '.', '_' or '-'")
 	fl.StringVar(&role, "role", "", "admin, client or worker")
-	fl.BoolVar(&jsonOut, "json", false, "print name, role and token as JSON (docs/json.md)")
+	f.addJSON(fl, "print name, role and token as JSON (docs/json.md)")
 	f.add(fl)
 	return cmd
 }
 
 func newTokenListCommand() *cobra.Command {
-	var f clientFlags
-	var jsonOut bool
-	cmd := &cobra.Command{
+	return newClientCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List credentials (never their tokens)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, c, done, err := f.session()
-			if err != nil {
-				return err
+	}, "print {\"credentials\": [...]} (docs/json.md)", func(r *clientCall, _ []string) error {
+		resp, err := r.c.Admin.ListCredentials(r.ctx, &arbiterv1.ListCredentialsRequest{})
+		if err != nil {
+			return r.failed("token list", err)
+		}
+		type row struct {
+			Name      string `json:"name"`
+			Role      string `json:"role"`
+			CreatedAt string `json:"created_at"`
+			CreatedBy string `json:"created_by"`
+			RevokedAt string `json:"revoked_at,omitempty"`
+		}
+		rows := []row{}
+		for _, cr := range resp.GetCredentials() {
+			rw := row{Name: cr.GetName(), Role: cr.GetRole(), CreatedAt: cr.GetCreatedAt().AsTime().Format(time.RFC3339), CreatedBy: cr.GetCreatedBy()}
+			if cr.GetRevokedAt() != nil {
+				rw.RevokedAt = cr.GetRevokedAt().AsTime().Format(time.RFC3339)
 			}
-			defer done()
-			resp, err := c.Admin.ListCredentials(ctx, &arbiterv1.ListCredentialsRequest{})
-			if err != nil {
-				return callError(c, "token list", err)
-			}
-			type row struct {
-				Name      string `json:"name"`
-				Role      string `json:"role"`
-				CreatedAt string `json:"created_at"`
-				CreatedBy string `json:"created_by"`
-				RevokedAt string `json:"revoked_at,omitempty"`
-			}
-			var rows []row
-			for _, cr := range resp.GetCredentials() {
-				r := row{Name: cr.GetName(), Role: cr.GetRole(), CreatedAt: cr.GetCreatedAt().AsTime().Format(time.RFC3339), CreatedBy: cr.GetCreatedBy()}
-				if cr.GetRevokedAt() != nil {
-					r.RevokedAt = cr.GetRevokedAt().AsTime().Format(time.RFC3339)
-				}
-				rows = append(rows, r)
-			}
-			if jsonOut {
-				if rows == nil {
-					rows = []row{}
-				}
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(struct {
-					Credentials []row `json:"credentials"`
-				}{rows})
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			rows = append(rows, rw)
+		}
+		credentials := struct {
+			Credentials []row `json:"credentials"`
+		}{rows}
+		return r.print(credentials, func(w io.Writer) error {
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tROLE\tCREATED\tBY\tREVOKED")
-			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, r.Role, r.CreatedAt, r.CreatedBy, r.RevokedAt)
+			for _, rw := range rows {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", rw.Name, rw.Role, rw.CreatedAt, rw.CreatedBy, rw.RevokedAt)
 			}
 			return tw.Flush()
-		},
-	}
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print {\"credentials\": [...]} (docs/json.md)")
-	f.add(cmd.Flags())
-	return cmd
+		})
+	})
 }
 
 func newTokenRevokeCommand() *cobra.Command {
-	var f clientFlags
-	cmd := &cobra.Command{
+	return newClientCommand(&cobra.Command{
 		Use:   "revoke NAME",
 		Short: "Revoke a credential at once",
 		Args:  oneArg("NAME", "a credential's name; arbiter token list lists them"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.session()
-			if err != nil {
-				return err
-			}
-			defer done()
-			if _, err := c.Admin.RevokeCredential(ctx, &arbiterv1.RevokeCredentialRequest{Name: args[0]}); err != nil {
-				return callError(c, "token revoke", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "credential %s revoked\n", args[0])
-			return nil
-		},
-	}
-	f.add(cmd.Flags())
-	return cmd
+	}, "", func(r *clientCall, args []string) error {
+		if _, err := r.c.Admin.RevokeCredential(r.ctx, &arbiterv1.RevokeCredentialRequest{Name: args[0]}); err != nil {
+			return r.failed("token revoke", err)
+		}
+		fmt.Fprintf(r.out, "credential %s revoked\n", args[0])
+		return nil
+	})
 }

@@ -25,7 +25,7 @@ from positions in bullet's text format, one a line:
 (what the farm's DATAGEN writes). The target is wdl × result + (1 − wdl) ×
 sigmoid(score / scale), the loss (sigmoid(output) − target)², the optimiser
 AdamW with weights clipped to ±1.98 and a cosine learning-rate decay, as
-bullet's examples/simple.rs trains the same net on a GPU. A run is
+bullet's example simple.rs trains the same net on a GPU. A run is
 deterministic for its seed and data (whatever --threads); --checkpoints
 saves every epoch, --resume continues from one. The net written loads
 with the engine's EvalFile option (and UseNNUE=true). docs/nnue.md.`,

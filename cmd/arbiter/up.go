@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/arbiter-chess/arbiter/coordinator/httpapi"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/internal/auth"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
@@ -168,7 +169,9 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		return err
 	}
 	c.Server.Logger = log
-	c.Server.Pages = f.web.pages(log)
+	c.Server.Pages, c.Server.API = f.web.pages(log), httpapi.ForCoordinator
+	c.Server.Hooks.JobJSON = jobJSON
+	c.Server.Accounts = f.web.accounts
 	c.Server.OnListening = func(addr string) { fmt.Fprintf(stderr, "arbiter coordinator: listening on %s\n", addr) }
 	c.Builtin = builtin.New
 	// This binary is the sandbox of uploaded engines (main runs its wrapper).

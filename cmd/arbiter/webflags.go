@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
@@ -22,12 +23,17 @@ type webFlags struct {
 	anonymous  bool
 	grafanaURL string
 	books      string
+	accounts   coordinator.AccountsConfig
 }
 
 func (f *webFlags) add(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.anonymous, "web-anonymous", true, "anyone who reaches --http reads the pages; false: every reader signs in")
 	fl.StringVar(&f.grafanaURL, "grafana-url", "", "Grafana's base URL (http:// or https://): each page links its dashboard")
 	fl.StringVar(&f.books, "web-books", "", "directory of opening books (.epd, .pgn, .zip) the pages' submit form offers")
+	fl.BoolVar(&f.accounts.SignUp, "signup", false, "open the pages' sign-up: anyone may ask for an account, which an admin approves")
+	fl.BoolVar(&f.accounts.Approval, "approval", false, "tests and tunes of accounts with role user wait (pending) until an approver approves them")
+	fl.BoolVar(&f.accounts.CrossApproval, "cross-approval", true, "with --approval, nobody approves their own test, admins included")
+	fl.DurationVar(&f.accounts.SessionTTL, "session-ttl", 7*24*time.Hour, "how long a sign-in with a password lasts")
 }
 
 // check refuses settings that would only fail once the server starts.
@@ -37,6 +43,9 @@ func (f *webFlags) check() error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return usageError("--grafana-url %s: want an http:// or https:// URL", apierr.Q(f.grafanaURL))
 		}
+	}
+	if f.accounts.SessionTTL < time.Minute || f.accounts.SessionTTL > 366*24*time.Hour {
+		return usageError("--session-ttl %s: want from 1m to 8784h", f.accounts.SessionTTL)
 	}
 	if f.books != "" {
 		if st, err := os.Stat(f.books); err != nil || !st.IsDir() {
@@ -51,8 +60,9 @@ func (f *webFlags) check() error {
 func (f *webFlags) pages(log *zap.Logger) func(*coordinator.Coordinator, *store.Store) (http.Handler, error) {
 	return func(c *coordinator.Coordinator, st *store.Store) (http.Handler, error) {
 		return web.New(context.Background(), web.Config{
-			Core: c.Core, Perft: c.Perft(), Games: c.Games(), Tunes: c.Tunes(), Verify: c.Verify(), Credentials: c.Credentials,
+			Core: c.Core, Perft: c.Perft(), Games: c.Games(), Tunes: c.Tunes(), Verify: c.Verify(), Credentials: c.Credentials, Accounts: c.Accounts,
 			Store: st, Logger: log, GrafanaURL: f.grafanaURL, RequireSignIn: !f.anonymous, BooksDir: f.books,
+			Diffs: c.Artifacts, Hooks: c.Hooks,
 		})
 	}
 }

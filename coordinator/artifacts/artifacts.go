@@ -36,6 +36,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/gitsource"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/internal/textcheck"
@@ -70,7 +71,9 @@ type Config struct {
 	// no limit).
 	MaxUploadsPerIdentity, MaxArtifactsPerIdentity int
 	// InUse lists the running tests and tunes that use an artifact (nil: none).
-	InUse      func(sha string) []string
+	InUse func(sha string) []string
+	// Git is how engines named by a remote git URL are fetched.
+	Git        GitConfig
 	Logger     *zap.Logger
 	Now        func() time.Time
 	Registerer prometheus.Registerer
@@ -87,6 +90,7 @@ type Store struct {
 	defaults map[string]string
 	pending  map[string]pendingUpload // hash → what BeginUpload announced
 	writing  map[string]bool          // hashes an Upload stream is writing
+	gitLocks gitMirrors
 
 	bytesStored prometheus.Gauge
 	uploads     *prometheus.CounterVec
@@ -513,6 +517,10 @@ func (s *Store) DefaultOf(sha string) []string {
 // platform, name, repository, commit), keeping the build command, program
 // and bench the test gives (or taking the upload's when it gives none).
 func (s *Store) Fill(which string, e *arbiterv1.EngineArtifact) error {
+	if e.GetSha256() == "" && e.GetRepository() != "" {
+		return apierr.Invalid("%s: source=git:%s@%s was not fetched: submit through the coordinator's API, which fetches it", which,
+			gitsource.Redact(e.GetRepository()), e.GetBranch())
+	}
 	a, err := s.Resolve(e.GetSha256())
 	if err != nil {
 		return apierr.Invalid("%s: %s", which, err.Error())

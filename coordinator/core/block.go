@@ -174,9 +174,9 @@ func (c *Core) SetBlock(ctx context.Context, caller identity.Identity, workerID,
 	}
 	out := c.blockList()
 	c.mu.Unlock()
-	action, detail := "unblock", ""
+	action, detail := "worker.unblock", ""
 	if blocked {
-		action, detail = "block", reason
+		action, detail = "worker.block", reason
 	}
 	c.recordAudit(ctx, caller, action, b.key(), detail)
 	c.wake.signal()

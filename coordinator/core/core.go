@@ -76,9 +76,13 @@ type Config struct {
 	MaxWorkersPerIdentity int
 	// Quota, when set, paces each identity's submits.
 	Quota *quota.Gate
-	// Audit, when set, records every change, stop, resume and block made
-	// on someone's behalf (modify.go: recordAudit).
-	Audit AuditFunc
+	// Approvals, when set, holds the jobs of submitters it names until an
+	// approver approves them (approvals.go).
+	Approvals Approvals
+	// Auditor, when set, records who cancelled, changed, resumed,
+	// rescheduled, approved or refused a job and who blocked a worker
+	// (recordAudit).
+	Auditor Auditor
 }
 
 // DefaultMaxWorkersPerIdentity is the worker ids one credential may
@@ -139,6 +143,10 @@ type Core struct {
 	leases  *lease.Manager
 	closed  bool
 	cands   []Candidate // scratch for pick, under mu
+	// held are the jobs waiting for approval; creatingHeld counts the
+	// creates of such jobs in progress (approvals.go).
+	held         map[string]bool
+	creatingHeld int
 
 	// blocked holds the blocked workers and identities (block.go), under
 	// mu; blockMu orders their changes.
@@ -163,6 +171,7 @@ func New(cfg Config, workloads ...Workload) *Core {
 		byKind:    make(map[string]Workload),
 		workers:   make(map[string]*Worker),
 		byOwner:   make(map[string]map[string]*Worker),
+		held:      make(map[string]bool),
 		leases:    lease.New(cfg.LeaseDuration, "l"+randomHex(4), cfg.LeaseKey),
 	}
 	c.wake.init()
@@ -239,6 +248,9 @@ func (c *Core) Load(ctx context.Context) error {
 		for _, r := range refs {
 			c.reg.add(r, wl)
 		}
+	}
+	if err := c.loadHeld(ctx); err != nil {
+		return err
 	}
 	c.log.Info("store loaded", zap.Int("jobs", c.reg.len()), zap.Int("workers", len(c.workers)))
 	return nil
@@ -331,12 +343,56 @@ func (c *Core) Create(ctx context.Context, caller identity.Identity, kind string
 			defer done()
 		}
 	}
+	hold := false
+	if c.cfg.Approvals != nil {
+		var err error
+		if hold, err = c.cfg.Approvals.Hold(ctx, caller, kind); err != nil {
+			return JobRef{}, err
+		}
+	}
+	if !hold {
+		ref, err := wl.Create(ctx, spec, caller.Name)
+		if err != nil {
+			return JobRef{}, err
+		}
+		c.reg.add(ref, wl)
+		c.wake.signal()
+		return ref, nil
+	}
+	return c.createHeld(ctx, caller, wl, spec)
+}
+
+// createHeld creates a job that waits for approval: no unit of it is
+// offered from the moment the workload has it (mayOffer).
+func (c *Core) createHeld(ctx context.Context, caller identity.Identity, wl Workload, spec any) (JobRef, error) {
+	c.mu.Lock()
+	c.creatingHeld++
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.creatingHeld--
+		c.mu.Unlock()
+	}()
 	ref, err := wl.Create(ctx, spec, caller.Name)
 	if err != nil {
 		return JobRef{}, err
 	}
+	c.mu.Lock()
+	c.held[ref.ID] = true
+	c.mu.Unlock()
 	c.reg.add(ref, wl)
-	c.wake.signal()
+	if err := c.cfg.Approvals.Requested(ctx, ref.ID, caller.Name); err != nil {
+		// Unrecorded, the job would run unapproved after a restart: it
+		// does not stay.
+		if cerr := wl.Cancel(ctx, ref.ID, "its approval could not be recorded: "+err.Error()); cerr != nil {
+			c.log.Error("job left without its approval record", zap.String(logging.JobID, ref.ID), zap.Error(cerr))
+		}
+		c.mu.Lock()
+		delete(c.held, ref.ID)
+		c.mu.Unlock()
+		return JobRef{}, err
+	}
+	c.log.Info("job waits for approval", zap.String(logging.JobID, ref.ID), zap.String("submitter", caller.Name))
 	return ref, nil
 }
 
@@ -423,7 +479,7 @@ func (c *Core) Changed(jobID string) (<-chan struct{}, error) {
 // Cancel stops a running job on behalf of caller: its submitter or an
 // admin.
 func (c *Core) Cancel(ctx context.Context, caller identity.Identity, jobID, reason string) error {
-	if err := c.mayManage(caller, jobID, "cancel"); err != nil {
+	if err := c.mayManage(ctx, caller, jobID, "cancel"); err != nil {
 		return err
 	}
 	wl := c.reg.workload(jobID)
@@ -432,15 +488,17 @@ func (c *Core) Cancel(ctx context.Context, caller identity.Identity, jobID, reas
 	}
 	c.mu.Lock()
 	c.endJobLeases(jobID)
+	delete(c.held, jobID)
 	c.mu.Unlock()
-	c.recordAudit(ctx, caller, "stop", jobID, reason)
+	c.recordAudit(ctx, caller, "job.cancel", jobID, reason)
 	c.reg.changed(jobID)
 	return nil
 }
 
 // mayManage refuses caller unless it may act on job jobID (verb: "cancel",
-// "change"): a client or admin, and the job's submitter or an admin.
-func (c *Core) mayManage(caller identity.Identity, jobID, verb string) error {
+// "change", "resume"): a client or admin, and the job's submitter, an
+// approver (Approvals.MayApprove) or an admin.
+func (c *Core) mayManage(ctx context.Context, caller identity.Identity, jobID, verb string) error {
 	if !caller.CanSubmit() {
 		return wrongRole(caller, verb+" jobs")
 	}
@@ -448,11 +506,14 @@ func (c *Core) mayManage(caller identity.Identity, jobID, verb string) error {
 	if !ok {
 		return unknownJob(jobID)
 	}
-	if !caller.IsAdmin() && ref.Submitter != "" && ref.Submitter != caller.Name {
-		return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
-			"job %s was submitted by %s; only its submitter or an admin may %s it", jobID, ref.Submitter, verb)
+	if caller.IsAdmin() || ref.Submitter == "" || ref.Submitter == caller.Name {
+		return nil
 	}
-	return nil
+	if c.cfg.Approvals != nil && c.cfg.Approvals.MayApprove(ctx, caller) {
+		return nil
+	}
+	return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
+		"job %s was submitted by %s; only its submitter, an approver or an admin may %s it", jobID, ref.Submitter, verb)
 }
 
 // workloadOf finds the workload of a lease: by its job, or by asking the

@@ -82,7 +82,7 @@ func checkSchedule(priority *int32, share *float64) error {
 // Modify changes a running job on behalf of caller (its submitter or an
 // admin): the next lease is scheduled with the change.
 func (c *Core) Modify(ctx context.Context, caller identity.Identity, jobID string, m Modification) error {
-	if err := c.mayManage(caller, jobID, "change"); err != nil {
+	if err := c.mayManage(ctx, caller, jobID, "change"); err != nil {
 		return err
 	}
 	if m.Empty() {
@@ -98,7 +98,7 @@ func (c *Core) Modify(ctx context.Context, caller identity.Identity, jobID strin
 	if err := md.Modify(ctx, jobID, m); err != nil {
 		return err
 	}
-	c.recordAudit(ctx, caller, "modify", jobID, m.String())
+	c.recordAudit(ctx, caller, "job.modify", jobID, m.String())
 	c.reg.changed(jobID)
 	c.wake.signal()
 	return nil
@@ -107,7 +107,7 @@ func (c *Core) Modify(ctx context.Context, caller identity.Identity, jobID strin
 // Resume runs a cancelled job again on behalf of caller (its submitter or
 // an admin); what it counted stays counted.
 func (c *Core) Resume(ctx context.Context, caller identity.Identity, jobID string) error {
-	if err := c.mayManage(caller, jobID, "resume"); err != nil {
+	if err := c.mayManage(ctx, caller, jobID, "resume"); err != nil {
 		return err
 	}
 	rs, ok := c.reg.workload(jobID).(Resumer)
@@ -117,26 +117,22 @@ func (c *Core) Resume(ctx context.Context, caller identity.Identity, jobID strin
 	if err := rs.Resume(ctx, jobID); err != nil {
 		return err
 	}
-	c.recordAudit(ctx, caller, "resume", jobID, "")
+	c.recordAudit(ctx, caller, "job.resume", jobID, "")
 	c.reg.changed(jobID)
 	c.wake.signal()
 	return nil
 }
 
-// AuditFunc records who did what to which job or worker, and when (the
-// audit log of issue 33, item 6). action is a verb ("modify", "stop",
-// "resume", "reschedule", "block", "unblock", "exclude"), target a job or
-// worker id or an identity, detail what changed.
-type AuditFunc func(ctx context.Context, who identity.Identity, action, target, detail string)
-
-// recordAudit is the one call site of the audit log for the changes the
-// core makes on someone's behalf. AUDIT: the lead connects Config.Audit to
-// the audit log at merge; until then it only logs.
+// recordAudit is the one call site of the audit log for what the core
+// does on someone's behalf: action is "<object>.<verb>" as the audit log
+// names it elsewhere ("job.cancel", "job.priority", "job.modify",
+// "job.resume", "job.reschedule", "worker.block", "worker.unblock"),
+// target a job id or a block's key ("worker:ID", "identity:NAME"), detail
+// what changed. The entry goes to the log and to Config.Auditor (the
+// store's audit table) when set.
 func (c *Core) recordAudit(ctx context.Context, who identity.Identity, action, target, detail string) {
 	c.log.Info("audit: "+action, auditFields(who, target, detail)...)
-	if c.cfg.Audit != nil {
-		c.cfg.Audit(ctx, who, action, target, detail)
-	}
+	c.audit(ctx, who.Name, action, target, detail)
 }
 
 // RecordAudit records an action taken outside the core (a reschedule, a

@@ -157,7 +157,7 @@ func (w *wakeup) wait() <-chan struct{} {
 type JobInfo struct {
 	ID        string
 	Kind      string // the stored kind: "perft", "sprt", "match"
-	State     string // "running", "done", "failed", "cancelled"
+	State     string // "running", "pending" (StatePending), "done", "failed", "cancelled"
 	Submitter string
 	// Started: a running job has counted or leased some of its work.
 	Started bool
@@ -214,6 +214,7 @@ func (c *Core) List(offset, limit int, keep func(JobInfo) bool) ([]JobInfo, bool
 func (c *Core) ListBefore(before int64, offset, limit int, keep func(JobInfo) bool) ([]JobInfo, bool) {
 	var out []JobInfo
 	more, skipped := false, 0
+	held := c.heldSet()
 	c.reg.newestFirstBefore(before, func(rj *regJob) bool {
 		id, seq, wl := rj.ref.ID, rj.ref.Seq, rj.wl
 		var info JobInfo
@@ -234,6 +235,9 @@ func (c *Core) ListBefore(before int64, offset, limit int, keep func(JobInfo) bo
 			}
 		} else {
 			info = JobInfo{ID: id, Kind: wl.Kind(), Seq: seq, Submitter: rj.ref.Submitter}
+		}
+		if (info.State == store.StateRunning || info.State == "") && held[id] {
+			info.State = StatePending
 		}
 		if keep != nil && !keep(info) {
 			return true

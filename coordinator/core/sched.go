@@ -101,6 +101,9 @@ func (c *Core) pick(w *Worker) (Grant, bool) {
 	now := c.cfg.Now()
 	for _, i := range order {
 		cd := &cands[i]
+		if !c.mayOffer(cd.JobID) {
+			continue
+		}
 		unitID, payload, ok := cd.wl.Take(cd.JobID, w, now)
 		if !ok {
 			continue

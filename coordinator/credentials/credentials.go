@@ -42,6 +42,19 @@ type Manager struct {
 	mu     sync.RWMutex
 	byHash map[[32]byte]identity.Identity
 	all    map[string]store.Credential
+	// owned are the hashes of tokens an account made (they act as it);
+	// ownerActive, when set, says whether that account may act now.
+	owned       map[[32]byte]bool
+	ownerActive func(owner string) bool
+}
+
+// SetOwnerCheck makes the tokens accounts made valid only while active
+// says their account is (an account disabled from the command line, in the
+// store, then stops its tokens too). Call it before serving.
+func (m *Manager) SetOwnerCheck(active func(owner string) bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ownerActive = active
 }
 
 // New loads the stored credentials. bootstrap is the admin token given on
@@ -50,7 +63,7 @@ func New(ctx context.Context, st *store.Store, bootstrap string, now func() time
 	if now == nil {
 		now = time.Now
 	}
-	m := &Manager{store: st, now: now, byHash: map[[32]byte]identity.Identity{}, all: map[string]store.Credential{}}
+	m := &Manager{store: st, now: now, byHash: map[[32]byte]identity.Identity{}, all: map[string]store.Credential{}, owned: map[[32]byte]bool{}}
 	if bootstrap != "" {
 		m.bootstrap = sha256.Sum256([]byte(bootstrap))
 	}
@@ -75,7 +88,13 @@ func (m *Manager) index(c store.Credential) {
 	if err != nil {
 		return
 	}
-	m.byHash[[32]byte(c.Hash)] = identity.Identity{Name: c.Name, Role: role}
+	name := c.Name
+	if c.Owner != "" {
+		// A token an account made on its page acts as that account.
+		name = c.Owner
+		m.owned[[32]byte(c.Hash)] = true
+	}
+	m.byHash[[32]byte(c.Hash)] = identity.Identity{Name: name, Role: role}
 }
 
 // Resolve returns the identity of a token.
@@ -89,8 +108,12 @@ func (m *Manager) Resolve(token string) (identity.Identity, bool) {
 		return identity.Bootstrap, true
 	}
 	m.mu.RLock()
-	defer m.mu.RUnlock()
 	id, ok := m.byHash[sum]
+	owned, active := m.owned[sum], m.ownerActive
+	m.mu.RUnlock()
+	if ok && owned && active != nil && !active(id.Name) {
+		return identity.Identity{}, false
+	}
 	return id, ok
 }
 
@@ -109,13 +132,39 @@ func (m *Manager) Create(ctx context.Context, caller identity.Identity, name str
 	if _, err := identity.ParseRole(string(role)); err != nil {
 		return "", apierr.Invalid("%v", err)
 	}
+	return m.create(ctx, caller, name, role, "")
+}
+
+// CreateOwn makes a token for a script or worker of account owner, named
+// owner.label, that acts as owner with role client or worker; its token is
+// shown once.
+func (m *Manager) CreateOwn(ctx context.Context, owner identity.Identity, label string, role identity.Role) (string, error) {
+	if !owner.CanSubmit() {
+		return "", apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole, "only a signed-in account may make its tokens")
+	}
+	if !labelRE.MatchString(label) {
+		return "", apierr.Invalid("token name %s: 1 to 32 letters, digits, '_' or '-'", apierr.Q(label))
+	}
+	if role != identity.Client && role != identity.Worker {
+		return "", apierr.Invalid("token role %s: want client or worker", apierr.Q(string(role)))
+	}
+	name := owner.Name + "." + label
+	if !nameRE.MatchString(name) {
+		return "", apierr.Invalid("token name %s: longer than 64 bytes with the account's name", apierr.Q(name))
+	}
+	return m.create(ctx, owner, name, role, owner.Name)
+}
+
+var labelRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
+func (m *Manager) create(ctx context.Context, caller identity.Identity, name string, role identity.Role, owner string) (string, error) {
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
 		return "", err
 	}
 	token := TokenPrefix + base64.RawURLEncoding.EncodeToString(raw)
 	sum := sha256.Sum256([]byte(token))
-	c := store.Credential{Name: name, Role: string(role), Hash: sum[:], CreatedAt: m.now(), CreatedBy: caller.Name}
+	c := store.Credential{Name: name, Role: string(role), Hash: sum[:], CreatedAt: m.now(), CreatedBy: caller.Name, Owner: owner}
 	if err := m.store.AddCredential(ctx, c); err != nil {
 		if errors.Is(err, store.ErrExists) {
 			return "", apierr.New(apierr.AlreadyExists, apierr.ReasonBadInput, "credential %s exists (names are never reused)", apierr.Q(name))
@@ -125,7 +174,58 @@ func (m *Manager) Create(ctx context.Context, caller identity.Identity, name str
 	m.mu.Lock()
 	m.index(c)
 	m.mu.Unlock()
+	m.audit(ctx, caller.Name, "credential.create", name, "role "+string(role))
 	return token, nil
+}
+
+// audit records a credential action; the action is done by then, so a
+// failure to record it is only reported through the store's own errors.
+func (m *Manager) audit(ctx context.Context, actor, action, target, detail string) {
+	if m.store != nil {
+		_ = m.store.Audit(ctx, store.AuditEntry{At: m.now(), Actor: actor, Action: action, Target: target, Detail: detail})
+	}
+}
+
+// Owned returns the tokens of account owner, revoked ones included.
+func (m *Manager) Owned(owner string) []View {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []View
+	for _, c := range m.all {
+		if c.Owner == owner {
+			out = append(out, viewOf(c))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// RevokeOwn ends one of the tokens of account owner.
+func (m *Manager) RevokeOwn(ctx context.Context, owner identity.Identity, name string) error {
+	m.mu.RLock()
+	c, ok := m.all[name]
+	m.mu.RUnlock()
+	if !ok || c.Owner == "" || c.Owner != owner.Name {
+		return apierr.New(apierr.NotFound, apierr.ReasonBadInput, "you have no token named %s", apierr.Q(name))
+	}
+	return m.revoke(ctx, owner, name)
+}
+
+// RevokeOwnedBy ends every token of account owner (a disabled account), on
+// behalf of an admin.
+func (m *Manager) RevokeOwnedBy(ctx context.Context, caller identity.Identity, owner string) error {
+	for _, v := range m.Owned(owner) {
+		if v.RevokedAt.IsZero() {
+			if err := m.Revoke(ctx, caller, v.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func viewOf(c store.Credential) View {
+	return View{Name: c.Name, Role: c.Role, CreatedAt: c.CreatedAt, CreatedBy: c.CreatedBy, RevokedAt: c.RevokedAt, Owner: c.Owner}
 }
 
 // View is a credential without its hash.
@@ -135,6 +235,7 @@ type View struct {
 	CreatedAt time.Time
 	CreatedBy string
 	RevokedAt time.Time
+	Owner     string // the account it acts for ("" for none)
 }
 
 // List returns every credential, for an admin.
@@ -146,7 +247,7 @@ func (m *Manager) List(caller identity.Identity) ([]View, error) {
 	defer m.mu.RUnlock()
 	out := make([]View, 0, len(m.all))
 	for _, c := range m.all {
-		out = append(out, View{Name: c.Name, Role: c.Role, CreatedAt: c.CreatedAt, CreatedBy: c.CreatedBy, RevokedAt: c.RevokedAt})
+		out = append(out, viewOf(c))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -157,6 +258,10 @@ func (m *Manager) Revoke(ctx context.Context, caller identity.Identity, name str
 	if !caller.IsAdmin() {
 		return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole, "only an admin may revoke credentials")
 	}
+	return m.revoke(ctx, caller, name)
+}
+
+func (m *Manager) revoke(ctx context.Context, caller identity.Identity, name string) error {
 	if err := m.store.RevokeCredential(ctx, name, m.now()); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			// A name that is not there is bad input (exit 2), not a refused credential.
@@ -168,10 +273,12 @@ func (m *Manager) Revoke(ctx context.Context, caller identity.Identity, name str
 	c := m.all[name]
 	if len(c.Hash) == sha256.Size {
 		delete(m.byHash, [32]byte(c.Hash))
+		delete(m.owned, [32]byte(c.Hash))
 	}
 	c.RevokedAt = m.now()
 	m.all[name] = c
 	m.mu.Unlock()
+	m.audit(ctx, caller.Name, "credential.revoke", name, "")
 	return nil
 }
 

@@ -173,7 +173,7 @@ func (w *Workload) Reschedule(ctx context.Context, c *core.Core, caller identity
 	if err != nil {
 		return core.JobRef{}, err
 	}
-	c.RecordAudit(ctx, caller, "reschedule", jobID, "copied as "+ref.ID)
+	c.RecordAudit(ctx, caller, "job.reschedule", jobID, "copied as "+ref.ID)
 	return ref, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/internal/capability"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -31,7 +32,8 @@ func needOf(jobID string, wls []core.Workload) (core.Need, bool) {
 	return core.Need{}, false
 }
 
-// withBlocked returns the jobs with the reason why they cannot progress
+// withBlocked returns the jobs with those waiting for an approver shown
+// as pending, and the reason why they cannot progress
 // set on each running one that no live worker can take (none connected,
 // none offering a capability its units need, or every one that could
 // refused it), so that status and
@@ -43,6 +45,12 @@ func (js *jobService) withBlocked(jobs ...*arbiterv1.Job) []*arbiterv1.Job {
 	var views []core.WorkerView
 	read := false
 	for i, j := range jobs {
+		if j.GetState() == arbiterv1.JobState_JOB_STATE_RUNNING && js.core.Pending(j.GetJobId()) {
+			c := proto.Clone(j).(*arbiterv1.Job)
+			jobproto.MarkPending(c)
+			jobs[i] = c
+			continue
+		}
 		if j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING || j.GetProgress().GetBlocked() != "" {
 			continue
 		}

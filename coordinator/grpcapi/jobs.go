@@ -13,6 +13,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/jobfind"
+	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
@@ -80,6 +81,16 @@ func (js *jobService) snapshot(id string, full bool) (*arbiterv1.Job, error) {
 	return j, nil
 }
 
+// importGit fetches the engines named by a remote git URL before the job
+// is created (artifacts.Store.ImportEngines): the job then names stored
+// source artifacts, as if the client had uploaded them.
+func (js *jobService) importGit(ctx context.Context, engines ...*arbiterv1.EngineSpec) error {
+	if js.arts == nil {
+		return nil
+	}
+	return js.arts.ImportEngines(ctx, caller(ctx), engines...)
+}
+
 func (js *jobService) SubmitPerft(ctx context.Context, req *arbiterv1.SubmitPerftRequest) (*arbiterv1.SubmitPerftResponse, error) {
 	if req.GetSpec() == nil {
 		return nil, apierr.Invalid("spec missing")
@@ -99,6 +110,9 @@ func (js *jobService) SubmitMatch(ctx context.Context, req *arbiterv1.SubmitMatc
 	if req.GetSpec() == nil {
 		return nil, apierr.Invalid("spec missing")
 	}
+	if err := js.importGit(ctx, req.GetSpec().GetEngineA(), req.GetSpec().GetEngineB()); err != nil {
+		return nil, err
+	}
 	ref, err := js.core.Create(ctx, caller(ctx), gamejob.Kind, req.GetSpec())
 	if err != nil {
 		return nil, err
@@ -113,6 +127,9 @@ func (js *jobService) SubmitMatch(ctx context.Context, req *arbiterv1.SubmitMatc
 func (js *jobService) SubmitSpsa(ctx context.Context, req *arbiterv1.SubmitSpsaRequest) (*arbiterv1.SubmitSpsaResponse, error) {
 	if req.GetSpec() == nil {
 		return nil, apierr.Invalid("spec missing")
+	}
+	if err := js.importGit(ctx, req.GetSpec().GetEngine()); err != nil {
+		return nil, err
 	}
 	ref, err := js.core.Create(ctx, caller(ctx), spsajob.Kind, req.GetSpec())
 	if err != nil {
@@ -238,7 +255,7 @@ func (js *jobService) WatchJob(req *arbiterv1.WatchJobRequest, stream arbiterv1.
 		if err := stream.Send(&arbiterv1.WatchJobResponse{Job: snap}); err != nil {
 			return err
 		}
-		if snap.State != arbiterv1.JobState_JOB_STATE_RUNNING {
+		if !jobproto.Unfinished(snap.State) {
 			return nil
 		}
 		if err := js.core.Ready(); err != nil {

@@ -25,7 +25,7 @@ import (
 // Kinds and states a filter accepts ("" for all).
 var (
 	Kinds    = []string{"test", "perft", "spsa", "verify", "sprt", "match", "datagen"}
-	States   = []string{"running", "pending", "done", "cancelled", "failed"}
+	States   = []string{"running", "pending", "approval", "done", "cancelled", "failed"}
 	Verdicts = []string{"passed", "failed", "none"}
 )
 
@@ -95,8 +95,12 @@ func (f *Filter) TestOnly() bool {
 func (f *Filter) Empty() bool { return *f == Filter{} }
 
 // State is a job's state as lists show it: a running job that has not
-// started is pending.
+// started is pending; a job waiting for an approver (core.StatePending) is
+// "approval", as the pages show it.
 func State(j core.JobInfo) string {
+	if j.State == core.StatePending {
+		return "approval"
+	}
 	if j.State == "running" && !j.Started {
 		return "pending"
 	}

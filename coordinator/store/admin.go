@@ -67,6 +67,9 @@ type Credential struct {
 	CreatedAt time.Time
 	CreatedBy string
 	RevokedAt time.Time // zero while valid
+	// Owner is the account a token made on its page acts for ("" for a
+	// credential of its own, made by an admin).
+	Owner string
 }
 
 // ErrExists is returned when a name is taken.
@@ -79,14 +82,16 @@ func (s *Store) AddCredential(ctx context.Context, c Credential) error {
 
 func addCredential(ctx context.Context, tx *sql.Tx, c Credential) error {
 	var n int
-	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM credentials WHERE name=?", c.Name).Scan(&n); err != nil {
+	// An account's name is taken too: see AddUser.
+	if err := tx.QueryRowContext(ctx, "SELECT (SELECT COUNT(*) FROM credentials WHERE name=?) + (SELECT COUNT(*) FROM users WHERE name=?)",
+		c.Name, c.Name).Scan(&n); err != nil {
 		return err
 	}
 	if n > 0 {
 		return fmt.Errorf("credential %q: %w", c.Name, ErrExists)
 	}
-	if _, err := tx.ExecContext(ctx, "INSERT INTO credentials(name,role,hash,created_at,created_by) VALUES(?,?,?,?,?)",
-		c.Name, c.Role, c.Hash, unixNano(c.CreatedAt), c.CreatedBy); err != nil {
+	if _, err := tx.ExecContext(ctx, "INSERT INTO credentials(name,role,hash,created_at,created_by,owner) VALUES(?,?,?,?,?,?)",
+		c.Name, c.Role, c.Hash, unixNano(c.CreatedAt), c.CreatedBy, c.Owner); err != nil {
 		return err
 	}
 	return nil
@@ -94,7 +99,7 @@ func addCredential(ctx context.Context, tx *sql.Tx, c Credential) error {
 
 // Credentials returns every credential, revoked ones included, by name.
 func (s *Store) Credentials(ctx context.Context) ([]Credential, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT name, role, hash, created_at, created_by, revoked_at FROM credentials ORDER BY name")
+	rows, err := s.db.QueryContext(ctx, "SELECT name, role, hash, created_at, created_by, revoked_at, owner FROM credentials ORDER BY name")
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +108,7 @@ func (s *Store) Credentials(ctx context.Context) ([]Credential, error) {
 	for rows.Next() {
 		var c Credential
 		var created, revoked int64
-		if err := rows.Scan(&c.Name, &c.Role, &c.Hash, &created, &c.CreatedBy, &revoked); err != nil {
+		if err := rows.Scan(&c.Name, &c.Role, &c.Hash, &created, &c.CreatedBy, &revoked, &c.Owner); err != nil {
 			return nil, err
 		}
 		c.CreatedAt, c.RevokedAt = fromNano(created), fromNano(revoked)

@@ -106,6 +106,14 @@ func (s *Store) runGroup(group []*pending) {
 		}
 		return
 	}
+	// A coordinator that no longer leads writes nothing (leader.go).
+	if err := s.fenced(ctx, tx); err != nil {
+		tx.Rollback()
+		for _, p := range group {
+			p.done <- err
+		}
+		return
+	}
 	for i, p := range group {
 		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
 			errs[i] = err

@@ -62,7 +62,13 @@ var migrations = []migration{
 	{"engine artifacts: artifacts, artifact_checks", migrateArtifacts},
 	// 8: nets (coordinator/store/artifacts.go).
 	{"nets: artifacts.engine, default_nets", migrateNets},
-	// 9: finding tests (coordinator/store/find.go).
+	// accounts (coordinator/store/accounts.go).
+	{"accounts: users, sessions, approvals, audit; credentials.owner", migrateAccounts},
+	// several coordinators on one PostgreSQL (coordinator/store/leader.go).
+	{"leadership: arbiter_leader", migrateLeader},
+	// webhooks (coordinator/store/hooks.go).
+	{"webhooks: hooks, hook_deliveries", migrateHooks},
+	// finding tests (coordinator/store/find.go).
 	{"jobs_seq index", migrateJobsSeq},
 }
 

@@ -87,6 +87,12 @@ func OpenPostgres(dsn, dir string) (*Store, error) {
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 10 * time.Second
 	}
+	// A transaction left open by a process that stopped (paused, cut
+	// off) would hold its row locks, the leader row's among them
+	// (leader.go), until its connection dies: the server ends it instead.
+	if _, ok := cfg.RuntimeParams["idle_in_transaction_session_timeout"]; !ok {
+		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = "60000"
+	}
 	db := openPostgresDB(cfg)
 	// A few connections: reads run beside the one writer.
 	db.SetMaxOpenConns(8)
@@ -121,7 +127,7 @@ func OpenPostgres(dsn, dir string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: data dir %q: %w", dir, err)
 	}
-	s := &Store{db: db, path: shown, dir: dir, backend: Postgres}
+	s := &Store{db: db, path: shown, dir: dir, backend: Postgres, pgConfig: cfg}
 	if err := s.pgMigrate(ctx, found.version); err != nil {
 		return fail(err)
 	}

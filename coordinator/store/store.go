@@ -21,7 +21,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/arbiter-chess/arbiter/engine"
 
@@ -46,6 +49,12 @@ type Store struct {
 	dir     string // the data directory: files beside the database (artifacts, shards)
 	backend Backend
 	w       *writer
+	// pgConfig is the PostgreSQL connection's settings (nil for SQLite).
+	pgConfig *pgx.ConnConfig
+	// fence is the leader term every write checks (0: none; leader.go).
+	fence atomic.Int64
+	// fenceIdle is the idle-in-transaction timeout of fenced writes, ms.
+	fenceIdle atomic.Int64
 }
 
 // Job is one job's row.

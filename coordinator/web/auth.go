@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/arbiter-chess/arbiter/coordinator/accounts"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 )
 
@@ -21,8 +22,9 @@ import (
 // CLI uses) is kept as it is in a cookie: Secure, HttpOnly (no script
 // reads it), SameSite=Strict (no other site's page sends it) and
 // __Host- prefixed (only this origin sets it). It is resolved on every
-// request, so a revoked credential stops at once and the server keeps no
-// sessions.
+// request, so a revoked credential stops at once. An account's sign-in
+// (a name and password, accounts.go) puts a session token in the same
+// cookie instead, looked up in the store on every request.
 //
 // Forms carry a CSRF token: an HMAC, under a key kept in the store, of a
 // random value held in the browser's own CSRF cookie (same attributes). A
@@ -42,6 +44,13 @@ type viewer struct {
 	Name   string
 	Role   identity.Role
 	Signed bool
+	// Account: signed in with a name and password (a session), not a token.
+	Account bool
+	// Approver: may approve other people's pending tests (an admin, or an
+	// account with role approver).
+	Approver bool
+	// session is the session token of an account's cookie.
+	session string
 }
 
 // CanSubmit reports whether the viewer may submit and manage jobs.
@@ -52,24 +61,38 @@ func (v viewer) IsAdmin() bool { return v.Signed && v.Role == identity.Admin }
 
 func (v viewer) identity() identity.Identity { return identity.Identity{Name: v.Name, Role: v.Role} }
 
-// MayManage reports whether the viewer may cancel or re-prioritise a job of
-// submitter (the core checks again).
+// MayManage reports whether the viewer may cancel, change or resume a job
+// of submitter: its submitter, an approver or an admin (the core checks
+// again).
 func (v viewer) MayManage(submitter string) bool {
-	return v.CanSubmit() && (v.IsAdmin() || submitter == "" || submitter == v.Name)
+	return v.CanSubmit() && (v.IsAdmin() || v.Approver || submitter == "" || submitter == v.Name)
 }
 
-// viewerOf resolves the request's credential cookie; a missing, unknown,
-// revoked or worker credential reads anonymously.
+// viewerOf resolves the request's cookie: an account's session (looked up
+// in the store, so a signed-out, expired or disabled one stops at once) or
+// a credential; a missing, unknown, revoked or worker credential reads
+// anonymously.
 func (s *Server) viewerOf(r *http.Request) viewer {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || c.Value == "" || len(c.Value) > maxTokenBytes {
 		return viewer{}
 	}
+	if strings.HasPrefix(c.Value, accounts.SessionPrefix) {
+		if s.cfg.Accounts == nil {
+			return viewer{}
+		}
+		a, ok := s.cfg.Accounts.Resolve(r.Context(), c.Value)
+		if !ok {
+			return viewer{}
+		}
+		id := a.Identity()
+		return viewer{Name: id.Name, Role: id.Role, Signed: true, Account: true, Approver: a.Role.MayApprove(), session: c.Value}
+	}
 	id, ok := s.cfg.Credentials.Resolve(c.Value)
 	if !ok || !id.CanSubmit() {
 		return viewer{}
 	}
-	return viewer{Name: id.Name, Role: id.Role, Signed: true}
+	return viewer{Name: id.Name, Role: id.Role, Signed: true, Approver: id.IsAdmin()}
 }
 
 // mayRead refuses anonymous readers when anonymous reading is off.
@@ -214,12 +237,20 @@ func localPath(next string) string {
 type signinData struct {
 	Next  string
 	Error string
+	// Field is the form field the error is about ("" for none).
+	Field string
+	// Name is the account name typed (shown again; never the password).
+	Name string
+	// Accounts: the coordinator has accounts (the password form shows).
+	Accounts bool
+	SignUp   bool
 }
 
 func (s *Server) signinPage(w http.ResponseWriter, r *http.Request) {
 	vw := s.viewerOf(r)
 	v := &view{Title: "Sign in", Nav: "signin", Viewer: vw, Now: s.cfg.Now(), status: http.StatusOK,
-		Page: signinData{Next: localPath(r.URL.Query().Get("next"))}}
+		Page: signinData{Next: localPath(r.URL.Query().Get("next")), Accounts: s.cfg.Accounts != nil,
+			SignUp: s.cfg.Accounts != nil && s.cfg.Accounts.SignUpOpen()}}
 	v.CSRF = s.csrfToken(w, r)
 	s.render(w, v, "signin")
 }
@@ -227,9 +258,11 @@ func (s *Server) signinPage(w http.ResponseWriter, r *http.Request) {
 // signin checks the token and keeps it in the session cookie.
 func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
 	vw := s.viewerOf(r)
+	field := ""
 	fail := func(status int, msg string) {
 		v := &view{Title: "Sign in", Nav: "signin", Viewer: vw, Now: s.cfg.Now(), status: status,
-			Page: signinData{Next: localPath(r.PostFormValue("next")), Error: msg}}
+			Page: signinData{Next: localPath(r.PostFormValue("next")), Error: msg, Field: field, Name: clipName(r.PostFormValue("name")),
+				Accounts: s.cfg.Accounts != nil, SignUp: s.cfg.Accounts != nil && s.cfg.Accounts.SignUpOpen()}}
 		v.CSRF = s.csrfToken(w, r)
 		s.render(w, v, "signin")
 	}
@@ -246,6 +279,11 @@ func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, vw, err)
 		return
 	}
+	if _, password := r.PostForm["password"]; password {
+		s.signinAccount(w, r, func(status int, f, msg string) { field = f; fail(status, msg) })
+		return
+	}
+	field = "token"
 	tok := strings.TrimSpace(r.PostFormValue("token"))
 	switch {
 	case tok == "":
@@ -278,6 +316,12 @@ func (s *Server) signout(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.fail(w, r, vw, err)
 		return
+	}
+	if vw.session != "" {
+		if err := s.cfg.Accounts.SignOut(r.Context(), vw.session); err != nil {
+			s.fail(w, r, vw, err)
+			return
+		}
 	}
 	setCookie(w, sessionCookie, "", -1)
 	http.Redirect(w, r, "/", http.StatusSeeOther)

@@ -63,6 +63,8 @@ func TestBlockWorker(t *testing.T) {
 	if _, err := cl.c.Core.SetBlock(ctx, cl.carol(), "", "", true, ""); err == nil {
 		t.Fatal("a client blocked")
 	}
+	mustAudit(t, cl, "admin", "worker.block", "identity:id-w1", "plays skewed results")
+	mustAudit(t, cl, "admin", "worker.unblock", "identity:id-w1", "")
 }
 
 // Blocks are kept in the store: a coordinator opened on it again has them.

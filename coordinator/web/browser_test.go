@@ -39,6 +39,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	"github.com/arbiter-chess/arbiter/internal/verifyclient"
 	"github.com/arbiter-chess/arbiter/internal/verifyproto"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -448,6 +449,25 @@ func TestBrowser(t *testing.T) {
 	}
 	if n := eval[int](c, `document.querySelectorAll('svg.chart').length`); n != 2 {
 		t.Errorf("test page: %d charts, want the LLR and the Elo chart", n)
+	}
+	// The result block, as arbiter status --block prints it, with the
+	// page's address; the copy button puts it on the clipboard.
+	for style, id := range map[jobreport.BlockStyle]string{jobreport.BlockOpenBench: "block-openbench", jobreport.BlockFishtest: "block-fishtest"} {
+		want := jobreport.Block(sprtJob, style, cl.web.URL+"/tests/"+sprtID)
+		if got := eval[string](c, `document.getElementById('`+id+`').textContent`); got != want {
+			t.Errorf("test page, %s block:\n%s\nwant\n%s", style, got, want)
+		}
+	}
+	c.do("copy the block", chromedp.Click(chromedp.CSS(`button[data-copy="block-openbench"]`)))
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		got := eval[string](c, `document.querySelector('button[data-copy="block-openbench"]').textContent`)
+		if got == "Copied" || strings.HasPrefix(got, "Copy failed") { // a headless browser may refuse the clipboard
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("test page: the copy button still says %q after a click", got)
+			break
+		}
 	}
 	c.visit("/tests/"+sprtID+"/games", "games")
 	c.visit("/tests/"+sprtID+"/games/0/1", "game")

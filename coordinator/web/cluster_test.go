@@ -53,6 +53,7 @@ type clusterOpts struct {
 	grafana       string
 	books         string
 	dir           string
+	accounts      coordinator.AccountsConfig
 	// reopen: the store in dir was a cluster's already (its credentials
 	// exist).
 	reopen bool
@@ -73,7 +74,7 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	cl.st = st
 	ctx := context.Background()
 	c, err := coordinator.New(ctx, coordinator.Config{Store: st, Token: adminToken, LeaseDuration: 3 * time.Second,
-		TargetUnitDuration: 50 * time.Millisecond, Games: gamejob.Config{Settings: gamepair.Settings{BatchDuration: time.Second}}})
+		TargetUnitDuration: 50 * time.Millisecond, Accounts: o.accounts, Games: gamejob.Config{Settings: gamepair.Settings{BatchDuration: time.Second}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	go gs.Serve(lis)
 	cl.grpc = lis.Addr().String()
 	srv, err := New(ctx, Config{Core: c.Core, Perft: c.Perft(), Games: c.Games(), Tunes: c.Tunes(), Verify: c.Verify(), Credentials: c.Credentials,
-		Store: st, GrafanaURL: o.grafana, RequireSignIn: o.requireSignIn, BooksDir: o.books, LiveInterval: 500 * time.Millisecond})
+		Accounts: c.Accounts, Store: st, GrafanaURL: o.grafana, RequireSignIn: o.requireSignIn, BooksDir: o.books, LiveInterval: 500 * time.Millisecond, Diffs: c.Artifacts, Hooks: c.Hooks})
 	if err != nil {
 		t.Fatal(err)
 	}

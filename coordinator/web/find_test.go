@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/coordinator/accounts"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -172,6 +174,20 @@ func TestFindChangeStopReschedule(t *testing.T) {
 	db.signIn(daveTok)
 	r = db.post("/tests/"+id+"/modify", url.Values{"csrf": {db.csrf()}, "throughput": {"9"}})
 	mustContain(t, "dave modifies", r, http.StatusForbidden, "submitted by carol")
+	// An approver may: the page offers the form and the core takes it.
+	if err := cl.c.Accounts.Add(ctx, identity.Bootstrap, "victor", secret, accounts.Approver); err != nil {
+		t.Fatal(err)
+	}
+	vb := cl.browser(t)
+	vb.signInAccount("victor", secret)
+	mustContain(t, "approver's test page", vb.get("/tests/"+id), http.StatusOK, `id="modify"`, "Stop this test")
+	r = vb.post("/tests/"+id+"/modify", url.Values{"csrf": {vb.csrf()}, "priority": {"6"}, "throughput": {"3"}, "games": {"0"}, "tags": {"nnue long"}, "notes": {"second try"}})
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("approver modifies: %d %s", r.status, r.body)
+	}
+	if p := cl.job(t, client, id).GetMatch().GetPriority(); p != 6 {
+		t.Fatalf("approver's change: priority %d", p)
+	}
 	thr := 7.0
 	if _, err := client.Jobs.ModifyJob(ctx, &arbiterv1.ModifyJobRequest{JobId: id, Throughput: &thr}); err != nil {
 		t.Fatal(err)
@@ -228,4 +244,32 @@ func TestFindChangeStopReschedule(t *testing.T) {
 	if c := cl.job(t, client, copyID); c.GetMatch().GetRescheduledFrom() != id || c.GetSubmitter() != "carol" {
 		t.Fatalf("copy: %v", c.GetMatch())
 	}
+
+	// Each change, stop, resume and reschedule is in the store's audit log.
+	for _, want := range []struct{ actor, action, detail string }{
+		{"carol", "job.modify", "priority 5, throughput 3"},
+		{"victor", "job.modify", "priority 6"},
+		{"carol", "job.modify", "throughput 7"},
+		{"carol", "job.cancel", ""},
+		{"carol", "job.resume", ""},
+		{"carol", "job.reschedule", "copied as " + copyID},
+	} {
+		mustAudit(t, cl, want.actor, want.action, id, want.detail)
+	}
+}
+
+// mustAudit fails t unless the store's audit log has an entry of action
+// on target by actor whose detail contains detail.
+func mustAudit(t *testing.T, cl *cluster, actor, action, target, detail string) {
+	t.Helper()
+	log, err := cl.st.AuditLog(context.Background(), store.AuditFilter{Actor: actor, Action: action, Target: target, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range log {
+		if strings.Contains(e.Detail, detail) {
+			return
+		}
+	}
+	t.Errorf("audit log lacks %s %s %s (%q): %+v", actor, action, target, detail, log)
 }

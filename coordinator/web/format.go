@@ -122,6 +122,8 @@ func stateName(s arbiterv1.JobState, started bool) string {
 			return "pending"
 		}
 		return "running"
+	case arbiterv1.JobState_JOB_STATE_PENDING:
+		return "approval" // waits for an approver
 	case arbiterv1.JobState_JOB_STATE_DONE:
 		return "done"
 	case arbiterv1.JobState_JOB_STATE_FAILED:

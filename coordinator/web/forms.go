@@ -430,7 +430,7 @@ func perftSpec(p perftForm) (*arbiterv1.PerftSpec, error) {
 
 // backTo is the page of job id.
 func (s *Server) backTo(id string) string {
-	if snap, err := s.cfg.Core.Job(id, false); err == nil {
+	if snap, err := s.jobSnapshot(id, false); err == nil {
 		if j, ok := snap.(*arbiterv1.Job); ok {
 			return jobURL(j)
 		}
@@ -477,7 +477,7 @@ func (s *Server) setPriority(w http.ResponseWriter, r *http.Request, vw viewer) 
 // jobRedirect sends /jobs/{id} to the job's page.
 func (s *Server) jobRedirect(w http.ResponseWriter, r *http.Request, _ viewer) error {
 	id := r.PathValue("id")
-	snap, err := s.cfg.Core.Job(id, false)
+	snap, err := s.jobSnapshot(id, false)
 	if err != nil {
 		if strings.HasPrefix(id, "verify.") {
 			http.Redirect(w, r, "/verify/"+url.PathEscape(strings.TrimPrefix(id, "verify.")), http.StatusSeeOther)

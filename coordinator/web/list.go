@@ -158,7 +158,7 @@ func (s *Server) listJobs(r *http.Request, v *view, f listFilter, user string) e
 			last = infos[len(infos)-1].Seq
 		}
 		for _, info := range infos {
-			snap, err := s.cfg.Core.Job(info.ID, false)
+			snap, err := s.jobSnapshot(info.ID, false)
 			if err != nil {
 				continue // gone meanwhile
 			}

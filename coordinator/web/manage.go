@@ -14,7 +14,7 @@ import (
 // The forms that change a running test (priority, throughput, game cap,
 // tags, notes), resume a stopped one and copy one. Each goes through the
 // core (Modify, Resume, Create), which checks the caller's role and
-// ownership again and records the action (core.Config.Audit).
+// ownership again and records the action in the audit log (core.Config.Auditor).
 
 // modifyTest changes a running test: every field of the form is its new
 // value; a bad one is named and nothing changes.

@@ -20,7 +20,7 @@ import (
 // jobOf returns job id's snapshot when is accepts it, or a page saying it
 // is not what (with its article) and where its page is.
 func (s *Server) jobOf(id, what string, is func(*arbiterv1.Job) bool) (*arbiterv1.Job, error) {
-	snap, err := s.cfg.Core.Job(id, true)
+	snap, err := s.jobSnapshot(id, true)
 	if err != nil {
 		return nil, err
 	}
@@ -48,6 +48,8 @@ type testData struct {
 	Job         *arbiterv1.Job
 	State       string
 	Report      string // the fastchess-style report, as arbiter status prints it
+	Block       resultBlock
+	Diff        *diffView
 	Verdict     string
 	Params      *sprt.Params
 	LLRChart    template.HTML
@@ -138,6 +140,10 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 		d.Report = sprt.FormatReport(sprt.Report{First: spec.GetEngineA().GetName(), Second: spec.GetEngineB().GetName(),
 			Details: testTimeControl(spec) + ", " + spec.GetBookName(), SPRT: d.Params,
 			Results: sprt.Results{Wins: int64(mp.GetWins()), Draws: int64(mp.GetDraws()), Losses: int64(mp.GetLosses()), Pentanomial: &penta}})
+	}
+	d.Block = blockOf(r, j)
+	if r.URL.Query().Get("live") == "" {
+		d.Diff = s.testDiff(r.Context(), spec)
 	}
 	hist, err := s.cfg.Games.History(r.Context(), id)
 	if err != nil {

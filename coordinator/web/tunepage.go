@@ -32,6 +32,7 @@ type tuneData struct {
 	Charts      []tuneChart
 	ChartsAll   int // parameters in all (charts are drawn for the first maxTrajectoryCharts)
 	WorkerTable workerTable
+	Block       resultBlock
 	// Schedule is the schedule's alpha, gamma and A ratio, defaults filled
 	// in.
 	Alpha, Gamma, ARatio float64
@@ -68,6 +69,7 @@ func (s *Server) tunePage(r *http.Request, v *view) error {
 	d.Form = &manageForm{ID: id, CSRF: v.CSRF, MinPrio: core.MinPriority, MaxPrio: core.MaxPriority,
 		Priority: spec.GetPriority(), Share: spec.GetThroughput(), CancelOnly: true}
 	d.Params = paramRows(sp.GetParams())
+	d.Block = blockOf(r, j)
 	for i, p := range sp.GetParams() {
 		if i == maxTrajectoryCharts {
 			break

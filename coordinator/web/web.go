@@ -16,8 +16,9 @@
 // Invariants:
 //   - Reading needs no credential unless Config.RequireSignIn; changing
 //     anything needs a signed-in client or admin, whose credential (the
-//     bearer token) is kept in a Secure, HttpOnly, SameSite=Strict cookie and
-//     resolved on every request, so a revoked credential stops at once.
+//     bearer token, or an account's session token) is kept in a Secure,
+//     HttpOnly, SameSite=Strict cookie and resolved on every request, so a
+//     revoked credential or ended session stops at once.
 //   - Every state-changing request is a POST carrying a CSRF token bound to
 //     the browser's own CSRF cookie (checked before anything else), from
 //     this origin; the core checks roles and ownership again.
@@ -48,6 +49,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/arbiter-chess/arbiter/coordinator/accounts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/credentials"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
@@ -74,6 +76,10 @@ type Config struct {
 	Tunes       *spsajob.Workload
 	Verify      *verifyjob.Workload
 	Credentials *credentials.Manager
+	// Accounts, when set, adds accounts: sign-up, sign-in with a password,
+	// the account page, the admins' accounts page, approvals of pending
+	// tests. Tokens sign in either way.
+	Accounts *accounts.Service
 	// Store keeps the CSRF key across restarts (meta table); nil: a key
 	// per process, so forms opened before a restart must be reloaded.
 	Store  *store.Store
@@ -95,6 +101,12 @@ type Config struct {
 	// MaxLiveDuration ends a live stream after this long (10 minutes); the
 	// browser reconnects, so a stream never holds a connection for ever.
 	MaxLiveDuration time.Duration
+	// Diffs, when set, shows on a test of two commits of one repository
+	// the diff between them.
+	Diffs DiffSource
+	// Hooks, when set, lists a signed-in user's webhooks and their
+	// deliveries (/hooks).
+	Hooks HookSource
 }
 
 // Server serves the pages. It is an http.Handler for "/".
@@ -178,7 +190,7 @@ func csrfKey(ctx context.Context, st *store.Store) ([]byte, error) {
 
 // pageNames are the templates of templates/ that are whole pages (with
 // those of kindPages).
-var pageNames = []string{"list", "test", "games", "game", "perft", "tune", "verify", "workers", "submit", "signin", "error"}
+var pageNames = []string{"list", "test", "games", "game", "perft", "tune", "verify", "workers", "submit", "signin", "error", "signup", "account", "users", "audit"}
 
 // kindPage is the page of a kind of job that plugs in: the template of
 // templates/ it renders, the route it answers and its handler. The file of
@@ -192,7 +204,7 @@ type kindPage struct {
 var kindPages []kindPage
 
 func parsePages() (map[string]*template.Template, error) {
-	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html")
+	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/block.html")
 	if err != nil {
 		return nil, fmt.Errorf("web: templates: %w", err)
 	}
@@ -214,7 +226,7 @@ func parsePages() (map[string]*template.Template, error) {
 func (s *Server) routes() {
 	static, _ := fs.Sub(staticFS, "static")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", cacheStatic(http.FileServerFS(static))))
-	s.mux.HandleFunc("GET /{$}", s.page(s.listPage))
+	s.mux.HandleFunc("GET /{$}", s.page(s.frontPage))
 	s.mux.HandleFunc("GET /tests", s.page(s.listPage))
 	s.mux.HandleFunc("GET /users/{name}", s.page(s.userPage))
 	s.mux.HandleFunc("GET /tests/{id}", s.page(s.testPage))
@@ -242,6 +254,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /signin", s.signinPage)
 	s.mux.HandleFunc("POST /signin", s.signin)
 	s.mux.HandleFunc("POST /signout", s.signout)
+	s.accountRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, s.viewerOf(r), pageError(http.StatusNotFound, "No such page", "%s is not a page of this coordinator.", clipQ(r.URL.Path)))
 	})
@@ -285,6 +298,8 @@ type view struct {
 	Live    string // the URL of this page's live stream ("" for none)
 	Now     time.Time
 	Page    any
+	// Pending are the jobs waiting for approval (the front page).
+	Pending []pendingRow
 	status  int
 	watch   []string // job ids whose changes refresh the live part
 	tmpl    string

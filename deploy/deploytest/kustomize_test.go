@@ -194,8 +194,13 @@ func TestKustomizeOverlayExample(t *testing.T) {
 	}
 }
 
-// checkCluster checks the invariants every rendering must keep.
-func checkCluster(t *testing.T, r *rendered, ns string) {
+// checkCluster checks the invariants every rendering must keep: one
+// coordinator on SQLite.
+func checkCluster(t *testing.T, r *rendered, ns string) { checkClusterOf(t, r, ns, false) }
+
+// checkClusterOf checks a rendering with one coordinator on SQLite, or
+// (ha) several on one PostgreSQL.
+func checkClusterOf(t *testing.T, r *rendered, ns string, ha bool) {
 	t.Helper()
 	for i, o := range r.objects {
 		if errs := validation.IsDNS1123Subdomain(o.GetName()); len(errs) > 0 {
@@ -227,11 +232,21 @@ func checkCluster(t *testing.T, r *rendered, ns string) {
 	}
 
 	t.Run("coordinator", func(t *testing.T) {
-		if n := coord.Spec.Replicas; n == nil || *n != 1 {
+		switch n := coord.Spec.Replicas; {
+		case ha && (n == nil || *n != 3):
+			t.Errorf("coordinator replicas %s, want 3 (one leader, two standing by)", ptrString(n))
+		case !ha && (n == nil || *n != 1):
 			t.Errorf("coordinator replicas %s, want 1 (one writer of the store)", ptrString(n))
 		}
-		if coord.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		if !ha && coord.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 			t.Errorf("coordinator strategy %q, want Recreate (the old pod must release the volume first)", coord.Spec.Strategy.Type)
+		}
+		if ha {
+			// Replaced one at a time: never all standing down at once.
+			if s := coord.Spec.Strategy; s.Type != appsv1.RollingUpdateDeploymentStrategyType || s.RollingUpdate == nil ||
+				s.RollingUpdate.MaxUnavailable == nil || s.RollingUpdate.MaxUnavailable.IntValue() != 1 {
+				t.Errorf("coordinator strategy %+v, want RollingUpdate with maxUnavailable 1", s)
+			}
 		}
 		pod := coord.Spec.Template.Spec
 		c := pod.Containers[0]
@@ -253,8 +268,13 @@ func checkCluster(t *testing.T, r *rendered, ns string) {
 		} else if pvc := findPVC(r, vol.PersistentVolumeClaim.ClaimName); pvc == nil {
 			t.Errorf("coordinator claims PVC %q, which is not rendered", vol.PersistentVolumeClaim.ClaimName)
 		} else {
-			if len(pvc.Spec.AccessModes) != 1 || pvc.Spec.AccessModes[0] != corev1.ReadWriteOnce {
-				t.Errorf("PVC %s access modes %v, want [ReadWriteOnce]", pvc.Name, pvc.Spec.AccessModes)
+			want := corev1.ReadWriteOnce
+			if ha {
+				// The blobs every coordinator reads and writes.
+				want = corev1.ReadWriteMany
+			}
+			if len(pvc.Spec.AccessModes) != 1 || pvc.Spec.AccessModes[0] != want {
+				t.Errorf("PVC %s access modes %v, want [%s]", pvc.Name, pvc.Spec.AccessModes, want)
 			}
 			if q := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; q.IsZero() {
 				t.Errorf("PVC %s requests no storage", pvc.Name)
@@ -264,10 +284,23 @@ func checkCluster(t *testing.T, r *rendered, ns string) {
 		// The kubelet's gRPC probe cannot speak TLS, and the gRPC port
 		// serves TLS only: readiness and startup are GET /readyz on the
 		// HTTP port; liveness is /healthz.
+		// With several coordinators only the leader is ready: a follower
+		// must start (startup on /healthz) and stay out of the Service.
+		startPath := "/readyz"
+		if ha {
+			startPath = "/healthz"
+		}
 		for what, p := range map[string]*corev1.Probe{"readinessProbe": c.ReadinessProbe, "startupProbe": c.StartupProbe} {
-			if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" || resolvePort(t, c, p.HTTPGet.Port) != httpPort {
-				t.Errorf("coordinator %s %+v: want GET /readyz on port %d", what, p, httpPort)
+			want := "/readyz"
+			if what == "startupProbe" {
+				want = startPath
 			}
+			if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != want || resolvePort(t, c, p.HTTPGet.Port) != httpPort {
+				t.Errorf("coordinator %s %+v: want GET %s on port %d", what, p, want, httpPort)
+			}
+		}
+		if ha {
+			checkStoreFromSecret(t, r, c)
 		}
 		if p := c.LivenessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || resolvePort(t, c, p.HTTPGet.Port) != httpPort {
 			t.Errorf("coordinator livenessProbe %+v: want GET /healthz on port %d", p, httpPort)
@@ -277,6 +310,9 @@ func checkCluster(t *testing.T, r *rendered, ns string) {
 		// A Service selecting the coordinator (and only it) with both ports.
 		var svc *corev1.Service
 		for _, s := range r.services {
+			if len(s.Spec.Selector) == 0 {
+				continue // selects no pods (the database's ExternalName)
+			}
 			sel := labels.SelectorFromSet(s.Spec.Selector)
 			if sel.Matches(labels.Set(coord.Spec.Template.Labels)) {
 				svc = s
@@ -618,4 +654,67 @@ func ptrString[T any](p *T) string {
 		return "unset"
 	}
 	return fmt.Sprint(*p)
+}
+
+func TestKustomizeOverlayHA(t *testing.T) {
+	const ns = "arbiter-ha"
+	r := render(t, "overlays/ha")
+	checkClusterOf(t, r, ns, true)
+	for i, o := range r.objects {
+		if r.kinds[i] != "Namespace" && o.GetNamespace() != ns {
+			t.Errorf("%s %s in namespace %q, want %s", r.kinds[i], o.GetName(), o.GetNamespace(), ns)
+		}
+	}
+	checkImage(t, r, "ghcr.io/arbiter-chess/arbiter:v0.1.0")
+	// The database by a name of the namespace, on PostgreSQL's port, as
+	// the store URL names it.
+	var db *corev1.Service
+	for _, s := range r.services {
+		if s.Name == "arbiter-postgres" {
+			db = s
+		}
+	}
+	if db == nil || db.Spec.Type != corev1.ServiceTypeExternalName || db.Spec.ExternalName == "" ||
+		len(db.Spec.Ports) != 1 || db.Spec.Ports[0].Port != 5432 {
+		t.Fatalf("want the ExternalName Service arbiter-postgres on 5432, got %+v", db)
+	}
+	url := string(secretWithPrefix(r, "arbiter-store-").Data["url"])
+	if !strings.HasPrefix(url, "postgres://") || !strings.Contains(url, "@arbiter-postgres:5432/") {
+		t.Errorf("store URL %q does not name the Service arbiter-postgres:5432", url)
+	}
+	c := byComponent(t, r.deployments, "coordinator").Spec.Template.Spec.Containers[0]
+	if v, ok := flagValue(c.Args, "advertise"); !ok || v != "$(POD_IP):7700" {
+		t.Errorf("coordinator --advertise=%q, want $(POD_IP):7700", v)
+	}
+	podIP := false
+	for _, e := range c.Env {
+		podIP = podIP || e.Name == "POD_IP" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP"
+	}
+	if !podIP {
+		t.Error("coordinator: no POD_IP from status.podIP for --advertise")
+	}
+}
+
+// checkStoreFromSecret: the coordinator's PostgreSQL URL (it carries a
+// password) comes from a rendered Secret into $ARBITER_STORE, never a flag.
+func checkStoreFromSecret(t *testing.T, r *rendered, c corev1.Container) {
+	t.Helper()
+	if _, ok := flagValue(c.Args, "store"); ok {
+		t.Error("coordinator --store on the command line: the URL's password would show in the process list")
+	}
+	for _, e := range c.Env {
+		if e.Name != "ARBITER_STORE" {
+			continue
+		}
+		if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+			t.Fatal("ARBITER_STORE is not from a Secret")
+		}
+		ref := e.ValueFrom.SecretKeyRef
+		s := findSecret(r, ref.Name)
+		if s == nil || s.Data[ref.Key] == nil {
+			t.Errorf("ARBITER_STORE from Secret %s key %s, which is not rendered", ref.Name, ref.Key)
+		}
+		return
+	}
+	t.Error("coordinator: no ARBITER_STORE (the PostgreSQL URL)")
 }

@@ -635,6 +635,12 @@ func (w *worker) iterate(pos *engine.Position, lim *Limits) {
 				w.done.Move = w.rootBest
 				w.done.PV[0], w.done.PVLen = w.rootBest, 1
 				w.done.Score = w.rootScore
+				// The last info line named another move; runners such as
+				// fastchess warn when bestmove does not begin the last PV.
+				w.pub.Store(w.nodes)
+				if e.OnInfo != nil {
+					e.OnInfo(e.makeInfo(w, w.done))
+				}
 			}
 			break
 		}

@@ -172,6 +172,9 @@ func TestFullGame(t *testing.T) {
 		}
 		if len(infos) == 0 || !strings.Contains(infos[len(infos)-1], " pv ") {
 			t.Errorf("ply %d: no info line with a pv before bestmove: %q", ply, infos)
+		} else if pv := strings.SplitN(infos[len(infos)-1], " pv ", 2)[1]; strings.Fields(pv)[0] != f[1] {
+			// fastchess warns "Bestmove does not match beginning of last PV".
+			t.Errorf("ply %d: bestmove %s does not begin the last pv %q", ply, f[1], pv)
 		}
 		pos.MakeMove(m)
 		moves = append(moves, f[1])

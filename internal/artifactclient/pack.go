@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
+	"github.com/arbiter-chess/arbiter/internal/gitsource"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -253,6 +254,9 @@ func writeTar(w io.Writer, dir string) error {
 // records the commit's id and subject, the branch (when ref names one) and
 // the repository (its origin, else its path).
 func packGit(spec string, req *arbiterv1.BeginUploadRequest) (*Packed, error) {
+	if repo, _, err := gitsource.Split(spec); err == nil && gitsource.IsRemote(repo) {
+		return nil, fmt.Errorf("source=git:%s: a remote repository is fetched by the coordinator when a test or tune names it (submit sprt|match|spsa); here name a local one", spec)
+	}
 	repo, ref, ok := strings.Cut(spec, "@")
 	if !ok || repo == "" || ref == "" {
 		repo, ref = strings.TrimSuffix(spec, "@"), "HEAD"

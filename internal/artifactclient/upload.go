@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
+	"github.com/arbiter-chess/arbiter/internal/gitsource"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -141,6 +143,18 @@ func UploadEngine(ctx context.Context, conn grpc.ClientConnInterface, t enginesp
 	}
 	if t.Upload == "" && t.Source == "" {
 		return nil
+	}
+	if git, ok := strings.CutPrefix(t.Source, "git:"); ok {
+		if repo, ref, err := gitsource.Split(git); err == nil && gitsource.IsRemote(repo) {
+			// The coordinator fetches a remote repository itself: send the
+			// URL and the ref, no bytes.
+			if e.Artifact == nil {
+				e.Artifact = &arbiterv1.EngineArtifact{}
+			}
+			e.Artifact.Kind, e.Artifact.Repository, e.Artifact.Branch = arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE, repo, ref
+			fmt.Fprintf(progress, "engine %s: the coordinator fetches %s at %s\n", t.Name, gitsource.Redact(repo), ref)
+			return nil
+		}
 	}
 	p, err := Pack(t)
 	if err != nil {

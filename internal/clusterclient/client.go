@@ -97,14 +97,14 @@ type Client struct {
 // coordinator: the connection (re)connects in the background with backoff,
 // and calls fail with Unavailable while the coordinator is away.
 func Connect(o Options) (*Client, error) {
-	addr, err := NormalizeAddress(o.Address)
+	addr, err := NormalizeAddresses(o.Address)
 	if err != nil {
 		return nil, fmt.Errorf("coordinator %w", err)
 	}
 	if o.Token == "" && o.CertFile == "" {
 		return nil, fmt.Errorf("no credential: pass --token or --token-file, or set %s", auth.EnvToken)
 	}
-	rec := &dialRecorder{}
+	rec := &dialRecorder{addrs: strings.Split(addr, ",")}
 	var creds credentials.TransportCredentials = insecure.NewCredentials()
 	if o.secure() {
 		cfg, err := tlsConfig(o)
@@ -116,7 +116,7 @@ func Connect(o Options) (*Client, error) {
 	bc := backoff.DefaultConfig
 	bc.MaxDelay = 3 * time.Second
 	opts := []grpc.DialOption{
-		grpc.WithTransportCredentials(recordingCreds{TransportCredentials: creds, rec: rec}),
+		grpc.WithTransportCredentials(recordingCreds{TransportCredentials: creds, rec: rec, serverName: o.ServerName != ""}),
 		// Our own dialer, so that the cause of a failed connection
 		// (refused, DNS, timeout) is kept as a typed error for messages.
 		grpc.WithContextDialer(rec.dial),
@@ -220,10 +220,13 @@ func defaultDeadline(ctx context.Context, method string, req, reply any, cc *grp
 	return invoker(ctx, method, req, reply, cc, opts...)
 }
 
-// dialRecorder keeps the outcome of the latest connection attempt.
+// dialRecorder dials the coordinator's addresses and keeps the outcome
+// of the latest connection attempt.
 type dialRecorder struct {
-	mu  sync.Mutex
-	err error // nil after a successful handshake
+	addrs []string // one or more, normalized
+	mu    sync.Mutex
+	err   error // nil after a successful handshake
+	next  int   // the address to try first: the last one that accepted
 }
 
 func (r *dialRecorder) set(err error) {
@@ -238,22 +241,64 @@ func (r *dialRecorder) last() error {
 	return r.err
 }
 
-func (r *dialRecorder) dial(ctx context.Context, addr string) (net.Conn, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		r.set(err)
+// dial connects to the first address that accepts, starting from the
+// one that accepted last: several coordinators share a cluster and only
+// the leader listens, so a refused or dead address passes to the next.
+// Each address gets an equal share of what is left of the attempt's
+// deadline (a host name with several addresses is tried address by
+// address by the dialer itself).
+func (r *dialRecorder) dial(ctx context.Context, _ string) (net.Conn, error) {
+	r.mu.Lock()
+	first := r.next
+	r.mu.Unlock()
+	var lastErr error
+	for i := range r.addrs {
+		k := (first + i) % len(r.addrs)
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if dl, ok := ctx.Deadline(); ok && len(r.addrs) > 1 {
+			share := time.Until(dl) / time.Duration(len(r.addrs)-i)
+			actx, cancel = context.WithTimeout(ctx, max(share, 200*time.Millisecond))
+		}
+		var d net.Dialer
+		conn, err := d.DialContext(actx, "tcp", r.addrs[k])
+		cancel()
+		if err == nil {
+			r.mu.Lock()
+			r.next = k
+			r.mu.Unlock()
+			return dialedConn{Conn: conn, addr: r.addrs[k]}, nil
+		}
+		lastErr = err
+		if ctx.Err() != nil {
+			break
+		}
 	}
-	return conn, err
+	r.set(lastErr)
+	return nil, lastErr
+}
+
+// dialedConn remembers which address of the list it reached, for TLS to
+// check that host's certificate.
+type dialedConn struct {
+	net.Conn
+	addr string
 }
 
 // recordingCreds records the outcome of each client handshake.
 type recordingCreds struct {
 	credentials.TransportCredentials
 	rec *dialRecorder
+	// serverName: the name to check is set (--server-name), not the
+	// address dialed.
+	serverName bool
 }
 
 func (c recordingCreds) ClientHandshake(ctx context.Context, authority string, conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	if dc, ok := conn.(dialedConn); ok && !c.serverName {
+		// The target is the whole list; the certificate to check is the
+		// one of the host reached (unless --server-name says otherwise).
+		authority = dc.addr
+	}
 	nc, info, err := c.TransportCredentials.ClientHandshake(ctx, authority, conn)
 	if err != nil {
 		if silent(err) {
@@ -306,5 +351,5 @@ func (f *firstReadConn) Read(p []byte) (int, error) {
 }
 
 func (c recordingCreds) Clone() credentials.TransportCredentials {
-	return recordingCreds{TransportCredentials: c.TransportCredentials.Clone(), rec: c.rec}
+	return recordingCreds{TransportCredentials: c.TransportCredentials.Clone(), rec: c.rec, serverName: c.serverName}
 }

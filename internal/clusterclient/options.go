@@ -17,7 +17,10 @@ const DefaultPort = 7700
 
 // Options says how to reach a coordinator and who we are.
 type Options struct {
-	// Address is HOST[:PORT] (PORT defaults to DefaultPort).
+	// Address is HOST[:PORT] (PORT defaults to DefaultPort), or several
+	// separated by commas: the coordinators of one cluster, of which one
+	// serves at a time (docs/ha.md); the client connects to whichever
+	// accepts, and moves on when it goes.
 	Address string
 	// Token is the bearer credential sent on every call (see ResolveToken).
 	Token string
@@ -101,4 +104,33 @@ func NormalizeAddress(addr string) (string, error) {
 		return bad(fmt.Sprintf("port %s is not a number from 1 to 65535", apierr.Q(port)))
 	}
 	return net.JoinHostPort(host, port), nil
+}
+
+// MaxAddresses bounds the coordinators one address list may name.
+const MaxAddresses = 16
+
+// NormalizeAddresses checks a comma-separated list of coordinator
+// addresses (NormalizeAddress each) and returns it normalized, without
+// repeats, in the given order.
+func NormalizeAddresses(list string) (string, error) {
+	parts := strings.Split(list, ",")
+	if len(parts) > MaxAddresses {
+		return "", fmt.Errorf("address list names %d coordinators, at most %d", len(parts), MaxAddresses)
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range parts {
+		if strings.TrimSpace(p) == "" && len(parts) > 1 {
+			return "", fmt.Errorf("address list %s: an empty entry (want HOST[:PORT],HOST[:PORT],...)", apierr.Q(list))
+		}
+		a, err := NormalizeAddress(p)
+		if err != nil {
+			return "", err
+		}
+		if !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	return strings.Join(out, ","), nil
 }

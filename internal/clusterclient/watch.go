@@ -66,7 +66,8 @@ func (c *Client) watchOnce(ctx context.Context, id string, b *Backoff, onUpdate 
 		if onUpdate != nil {
 			onUpdate(j)
 		}
-		if j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING {
+		// A pending job (waiting for an approver) is not over either.
+		if j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING && j.GetState() != arbiterv1.JobState_JOB_STATE_PENDING {
 			return j, nil
 		}
 	}

@@ -61,6 +61,18 @@ func Overview() *Dashboard {
 	b.add(timeseries("Duplicate positions", "Share of accepted positions that repeated an earlier one of their dataset. A rising share: more random plies or book positions are needed.", "percentunit",
 		q(`rate(arbiter_datagen_duplicates_total`+rate+`) / clamp_min(rate(arbiter_datagen_duplicates_total`+rate+`) + rate(arbiter_datagen_positions_total`+rate+`), 1e-9)`, "duplicates")), 6, 6)
 
+	// Only coordinators on PostgreSQL export these (docs/ha.md); on
+	// SQLite the row stays empty.
+	b.row("Coordinators (several on PostgreSQL)")
+	b.add(timeseries("Leader", "1 for the coordinator that leads (serves workers and clients), 0 for those standing by. Exactly one should be 1; none for longer than the leader timeout means no coordinator can reach the database.", "none",
+		q(`arbiter_coordinator_leader`, "{{instance}}")), 6, 6)
+	b.add(timeseries("Leadership changes", "New leaders taking over (term changes), as the coordinator that saw most of them counts them. Each is a leader that died, was paused, lost the database or was replaced.", "none",
+		q(`max(increase(arbiter_coordinator_leadership_changes_total`+rate+`))`, "changes")), 6, 6)
+	b.add(timeseries("Database latency p99", "99th percentile of the round trip of each coordinator's check query to PostgreSQL (once per election interval).", "s",
+		q(`histogram_quantile(0.99, sum by (le, instance) (rate(arbiter_coordinator_database_latency_seconds_bucket`+rate+`)))`, "{{instance}}")), 6, 6)
+	b.add(timeseries("Database reachable", "1 when the coordinator's last check of the database was answered. 0 on the leader: writes fail and workers retry; past half the leader timeout it gives up the lead.", "none",
+		q(`arbiter_coordinator_database_up`, "{{instance}}")), 6, 6)
+
 	b.row("gRPC")
 	b.add(timeseries("RPC rate by method", "gRPC calls completed per second on the coordinator, by method.", "reqps",
 		q(`sum by (grpc_service, grpc_method) (rate(grpc_server_handled_total`+rate+`))`, "{{grpc_method}}")), 8, 8)

@@ -23,6 +23,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/internal/pgtest"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -113,17 +114,30 @@ func TestPanelsAgainstPrometheus(t *testing.T) {
 		t.Fatalf("submit perft: %v", err)
 	}
 	t.Logf("perft job %s: %d units", pj.GetJob().GetJobId(), pj.GetJob().GetProgress().GetUnitsTotal())
-	// Prometheus scraping both HTTP ports every second.
+	// A coordinator on PostgreSQL, for the election's panels (a
+	// coordinator on SQLite has no election): it leads alone, checking
+	// the database every 200 ms.
+	coordTargets := []string{httpAddr}
+	pg, noPG := pgtest.StartOrWhy(t)
+	if pg != nil {
+		haHTTP := freeAddr(t)
+		start(t, dir, "coordinator-postgres", bin, "coordinator", "--listen", freeAddr(t), "--http", haHTTP,
+			"--data", filepath.Join(dir, "data-pg"), "--token", token, "--store", pg.NewDatabase(t), "--leader-timeout", "2s",
+			"--log-level", "warn")
+		waitHTTP(t, ctx, "http://"+haHTTP+"/readyz")
+		coordTargets = append(coordTargets, haHTTP)
+	}
+	// Prometheus scraping the HTTP ports every second.
 	cfg := fmt.Sprintf(`global:
   scrape_interval: 1s
   scrape_timeout: 900ms
   evaluation_interval: 1s
 scrape_configs:
   - job_name: arbiter-coordinator
-    static_configs: [{targets: [%q]}]
+    static_configs: [{targets: [%s]}]
   - job_name: arbiter-worker
     static_configs: [{targets: [%q]}]
-`, httpAddr, workerAddr)
+`, `"`+strings.Join(coordTargets, `", "`)+`"`, workerAddr)
 	cfgFile := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -136,7 +150,7 @@ scrape_configs:
 	// Both targets up, then enough scrapes for 10s rate windows.
 	for {
 		res, err := query(ctx, api, `up{job=~"arbiter-.*"} == 1`)
-		if err == nil && len(res) == 2 {
+		if err == nil && len(res) == len(coordTargets)+1 {
 			break
 		}
 		if ctx.Err() != nil {
@@ -186,6 +200,9 @@ scrape_configs:
 					}
 					if sprtMissing != "" && strings.Contains(expr, "arbiter_sprt_") {
 						t.Skipf("SPRT panel not checked: %s", sprtMissing)
+					}
+					if noPG != "" && strings.Contains(expr, "arbiter_coordinator_") {
+						t.Skipf("election panel not checked (only a coordinator on PostgreSQL exports it): %s", noPG)
 					}
 					res, err := query(ctx, api, expr)
 					if err != nil {

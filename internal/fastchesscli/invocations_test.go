@@ -3,11 +3,14 @@ package fastchesscli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -98,6 +101,20 @@ func substitute(t *testing.T, s, dir string) []string {
 	r := strings.NewReplacer("{SF}", stockfish, "{FM}", fairymax, "{EPD}", abs("../../books/uho-200.epd"),
 		"{PGN}", abs("../../books/8moves-200.pgn"), "{FRC}", abs("../../match/testdata/frc4.epd"), "{DIR}", dir)
 	return strings.Fields(r.Replace(s))
+}
+
+// fastchessBinary is the real fastchess ($FASTCHESS, else
+// fastchessDefault); the test is skipped without it.
+func fastchessBinary(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("FASTCHESS")
+	if bin == "" {
+		bin = fastchessDefault
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("fastchess not found at %s (set FASTCHESS)", bin)
+	}
+	return bin
 }
 
 func needEngines(t *testing.T) {
@@ -217,24 +234,23 @@ func checkRan(t *testing.T, inv *Invocation, out string) {
 }
 
 // TestSameGamesAsFastchess plays deterministic lines of the table (engines
-// at fixed nodes, one thread, sequential openings) with the real fastchess
-// and with arbiter, and compares the games move by move and the -epdout
-// files line by line.
+// at fixed nodes, one thread; openings in file order or shuffled by
+// -srand) with the real fastchess and with arbiter, and compares the
+// openings round by round, the games move by move and the -epdout files
+// line by line.
 func TestSameGamesAsFastchess(t *testing.T) {
 	needEngines(t)
-	bin := os.Getenv("FASTCHESS")
-	if bin == "" {
-		bin = fastchessDefault
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("fastchess not found at %s (set FASTCHESS)", bin)
-	}
+	bin := fastchessBinary(t)
 	for _, c := range []struct{ name, args string }{
 		{"EPD book, node odds", "-engine cmd={SF} name=A nodes=1500 -engine cmd={SF} name=B nodes=1000 -each proto=uci option.Threads=1 option.Hash=16 -openings file={EPD} format=epd order=sequential start=3 -rounds 3 -repeat -srand 7"},
 		{"PGN book, adjudication", "-engine cmd={SF} name=A nodes=800 -engine cmd={SF} name=B nodes=800 option.Hash=8 -each option.Threads=1 -openings file={PGN} format=pgn order=sequential plies=6 -rounds 2 -games 2 -resign movecount=3 score=600 -draw movenumber=34 movecount=8 score=20 -srand 1"},
 		{"-maxmoves", "-engine cmd={SF} name=A nodes=1500 -engine cmd={SF} name=B nodes=1000 -each option.Threads=1 -openings file={EPD} format=epd order=sequential start=3 -rounds 3 -repeat -maxmoves 30"},
 		{"-reverse", "-engine cmd={SF} name=A nodes=900 -engine cmd={SF} name=B nodes=600 -each option.Threads=1 -openings file={EPD} format=epd order=sequential start=50 -rounds 2 -reverse"},
 		{"-noswap", "-engine cmd={SF} name=A nodes=600 -engine cmd={SF} name=B nodes=900 -each option.Threads=1 -openings file={EPD} format=epd order=sequential start=100 -rounds 2 -noswap"},
+		// order=random: fastchess's shuffle of the book by -srand (Fishtest's
+		// seed and book settings), then start=.
+		{"EPD book, order=random", "-engine cmd={SF} name=A nodes=700 -engine cmd={SF} name=B nodes=500 -each option.Threads=1 -openings file={EPD} format=epd order=random start=2 -srand 3141592653 -rounds 4 -concurrency 2"},
+		{"PGN book, order=random", "-engine cmd={SF} name=A nodes=700 -engine cmd={SF} name=B nodes=500 -each option.Threads=1 -openings file={PGN} format=pgn order=random plies=8 -srand 5 -rounds 3"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -251,6 +267,11 @@ func TestSameGamesAsFastchess(t *testing.T) {
 			var out bytes.Buffer
 			if err := Run(context.Background(), inv, RunOptions{Stdout: &out, Stderr: &out}); err != nil {
 				t.Fatalf("%v\n%s", err, out.String())
+			}
+			// The opening of every round, in round order.
+			wantOps, gotOps := openingsByRound(t, "fastchess.pgn"), openingsByRound(t, "arbiter.pgn")
+			if !slices.Equal(wantOps, gotOps) {
+				t.Errorf("openings by round differ:\nfastchess: %q\narbiter:   %q", wantOps, gotOps)
 			}
 			want, got := pgnGames(t, "fastchess.pgn"), pgnGames(t, "arbiter.pgn")
 			if len(want) == 0 || len(want) != len(got) {
@@ -321,6 +342,59 @@ func pgnGames(t *testing.T, path string) []string {
 		out[i] = g.text
 	}
 	sort.Strings(out)
+	return out
+}
+
+// openingsByRound reads a PGN's games as "round: FEN and opening moves",
+// one entry per round (fastchess tags a round's games "N", arbiter
+// "N.1", "N.2"), in round order. The opening moves are the first plies of
+// a PGN book's games: both runners mark the end of the book with a
+// "book" comment.
+func openingsByRound(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRound := map[int]string{}
+	round, fen := 0, ""
+	for _, g := range strings.Split(string(b), "[Event ")[1:] {
+		round, fen = 0, ""
+		var moves []string
+		lines := strings.Split(g, "\n")
+		for _, l := range lines[1:] { // lines[0]: the rest of the Event tag
+			if m := pgnTag.FindStringSubmatch(l); m != nil {
+				switch m[1] {
+				case "Round":
+					r, _, _ := strings.Cut(m[2], ".")
+					round, _ = strconv.Atoi(r)
+				case "FEN":
+					fen = m[2]
+				}
+				continue
+			}
+			moves = append(moves, l)
+		}
+		opening := fen
+		if body := strings.Join(moves, " "); strings.Contains(body, "{book}") {
+			// The moves up to the last one commented "book".
+			head := body[:strings.LastIndex(body, "{book}")]
+			opening += " " + strings.Join(strings.Fields(pgnMoveNum.ReplaceAllString(pgnComment.ReplaceAllString(head, ""), "")), " ")
+		}
+		if prev, ok := byRound[round]; ok && prev != opening {
+			t.Errorf("%s: round %d has two openings: %q and %q", path, round, prev, opening)
+		}
+		byRound[round] = opening
+	}
+	rounds := make([]int, 0, len(byRound))
+	for r := range byRound {
+		rounds = append(rounds, r)
+	}
+	sort.Ints(rounds)
+	out := make([]string, len(rounds))
+	for i, r := range rounds {
+		out[i] = fmt.Sprintf("%d: %s", r, byRound[r])
+	}
 	return out
 }
 
@@ -401,27 +475,45 @@ func TestFastchessIncidentsInFarmWords(t *testing.T) {
 			dir := t.TempDir()
 			args := substitute(t, "-engine cmd="+bad+" name=Bad option.Mode="+c.mode+" option.FailAt=3 -engine cmd={SF} name=SF -each nodes=300 -rounds 2 -recover -autosaveinterval 0", dir)
 			t.Chdir(dir)
-			inv, err := Parse(args, Fastchess)
-			if err != nil {
-				t.Fatal(err)
+			out := mustRun(t, args)
+			if n := strings.Count(out, c.reason); n != 4 {
+				t.Errorf("%d games end %q, want 4:\n%s", n, c.reason, out)
 			}
-			var out bytes.Buffer
-			if err := Run(context.Background(), inv, RunOptions{Stdout: &out, Stderr: &out}); err != nil {
-				t.Fatalf("%v\n%s", err, out.String())
-			}
-			if n := strings.Count(out.String(), c.reason); n != 4 {
-				t.Errorf("%d games end %q, want 4:\n%s", n, c.reason, out.String())
-			}
-			inv, _ = Parse(append(args, "-strict"), Fastchess)
-			out.Reset()
-			err = Run(context.Background(), inv, RunOptions{Stdout: &out, Stderr: &out})
-			if err == nil || !strings.Contains(err.Error(), "-strict") || !strings.Contains(err.Error(), "Bad") {
-				t.Errorf("-strict: %v\n%s", err, out.String())
-			}
-			if strings.Contains(out.String(), "Finished match") {
-				t.Errorf("-strict: the match finished:\n%s", out.String())
-			}
+			checkStrictStops(t, args, "Bad")
 		})
+	}
+}
+
+// mustRun plays a fastchess command line; its output, standard output and
+// error together.
+func mustRun(t *testing.T, args []string) string {
+	t.Helper()
+	inv, err := Parse(args, Fastchess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Run(context.Background(), inv, RunOptions{Stdout: &out, Stderr: &out}); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	return out.String()
+}
+
+// checkStrictStops runs args with -strict: the match stops with an error
+// that names -strict and want, before Finished match.
+func checkStrictStops(t *testing.T, args []string, want string) {
+	t.Helper()
+	inv, err := Parse(append(args, "-strict"), Fastchess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = Run(context.Background(), inv, RunOptions{Stdout: &out, Stderr: &out})
+	if err == nil || !strings.Contains(err.Error(), "-strict") || !strings.Contains(err.Error(), want) {
+		t.Errorf("-strict: %v, want it to name %q\n%s", err, want, out.String())
+	}
+	if strings.Contains(out.String(), "Finished match") {
+		t.Errorf("-strict: the match finished:\n%s", out.String())
 	}
 }
 

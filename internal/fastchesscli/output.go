@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -39,6 +40,9 @@ type reporter struct {
 	names   []string
 	details string // "(10+0.1, 1t, 16MB, book.epd)"
 	sprt    *sprt.Params
+	// options: what each engine made of its options (the fastchess
+	// dialect; nil otherwise).
+	options *engineOptions
 
 	// wins, draws, losses: the first engine's games against the second
 	// as they finish (the cutechess format's "Score of" line).
@@ -52,7 +56,11 @@ func (r *reporter) printf(format string, args ...any) {
 	fmt.Fprintf(r.out, format, args...)
 }
 
-func (r *reporter) started(index int, white, black string) {
+// started prints the game's Started line, then, as fastchess does when
+// it sets the engines' options before the game, a warning line for every
+// option White's engine and then Black's could not take; it returns the
+// warnings.
+func (r *reporter) started(index int, white, black string) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	total := "?"
@@ -60,6 +68,19 @@ func (r *reporter) started(index int, white, black string) {
 		total = fmt.Sprint(r.total)
 	}
 	r.printf("Started game %d of %s (%s vs %s)\n", index+1, total, white, black)
+	if r.options == nil {
+		return nil
+	}
+	var warnings []string
+	for _, name := range []string{white, black} {
+		if i := slices.Index(r.names, name); i >= 0 {
+			warnings = append(warnings, r.options.warnings(i, name)...)
+		}
+	}
+	for _, w := range warnings {
+		r.printf("%s\n", w)
+	}
+	return warnings
 }
 
 func (r *reporter) ended(index int, g *match.GameRecord) {
@@ -203,11 +224,19 @@ func reason(g *match.GameRecord) string {
 }
 
 // details is the report header's parenthesis: time controls, threads,
-// hash and book as fastchess shows them.
-func details(engines []match.EngineConfig, limits match.Limits, book string) string {
+// hash and book as fastchess shows them. Threads and Hash are the values
+// the engines hold (their defaults unless set, NULL when they declare no
+// such option) when opts knows them, else the values given.
+func details(engines []match.EngineConfig, limits match.Limits, book string, opts *engineOptions) string {
 	var tcs, threads, hashes []string
-	for _, e := range engines[:2] {
+	for i, e := range engines[:2] {
 		tcs = append(tcs, limitText(e.LimitsOr(limits)))
+		if opts != nil {
+			if t, h, ok := opts.header(i); ok {
+				threads, hashes = append(threads, t), append(hashes, h)
+				continue
+			}
+		}
 		threads = append(threads, optionText(e, "Threads", "t"))
 		hashes = append(hashes, optionText(e, "Hash", "MB"))
 	}

@@ -568,7 +568,7 @@ func Parse(args []string, d Dialect) (*Invocation, error) {
 		return nil, err
 	}
 	if openings != nil {
-		s, err := openingsFlag(openings, openingsOrder, seedGiven, seed)
+		s, err := openingsFlag(openings, openingsOrder, d, seedGiven, seed)
 		if err != nil {
 			return nil, err
 		}
@@ -628,8 +628,11 @@ func joinKV(m map[string]string, order []string) string {
 }
 
 // openingsFlag is -openings as matchplan's --openings: fastchess counts
-// start= from 1, matchplan skips that many less.
-func openingsFlag(m map[string]string, order []string, seedGiven bool, seed uint64) (string, error) {
+// start= from 1, matchplan skips that many less. fastchess's order=random
+// is matchplan's order=fastchess (its own shuffle, so that the same -srand
+// plays the same openings in the same order); cutechess-cli's draws
+// openings with a generator of its own and stays arbiter's random.
+func openingsFlag(m map[string]string, order []string, d Dialect, seedGiven bool, seed uint64) (string, error) {
 	if m["file"] == "" {
 		return "", fmt.Errorf("-openings: missing file=NAME")
 	}
@@ -646,6 +649,9 @@ func openingsFlag(m map[string]string, order []string, seedGiven bool, seed uint
 		case "order":
 			if v != "random" && v != "sequential" {
 				return "", fmt.Errorf("-openings order=%s: want sequential or random", clip(v))
+			}
+			if v == "random" && d == Fastchess {
+				v = "fastchess"
 			}
 			out = append(out, "order="+v)
 		case "plies":

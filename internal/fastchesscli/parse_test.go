@@ -20,7 +20,7 @@ func TestFastchessParseMeaning(t *testing.T) {
 	f := inv.Flags
 	for _, c := range []struct{ got, want any }{
 		{f.Games, 2}, {f.Repeat, 2}, {f.Rounds, 7}, {f.Recover, true}, {f.Concurrency, 3},
-		{f.Openings, "file=b.epd,format=epd,order=random,plies=16,start=10,seed=99"},
+		{f.Openings, "file=b.epd,format=epd,order=fastchess,plies=16,start=10,seed=99"},
 		{f.Resign, "movecount=3,score=600"}, {f.Draw, "movenumber=34,movecount=8,score=20"},
 		{f.SPRT, "elo0=0,elo1=2,model=bayeselo"}, {f.MaxMoves, 200}, {f.TimeMargin, 250}, {f.Event, "E"}, {inv.Site, "S"},
 		{len(f.Engines), 2},

@@ -110,7 +110,16 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 	for _, n := range inv.Notes {
 		fmt.Fprintf(o.Stderr, "arbiter: note: %s\n", n)
 	}
+	var engineOpts *engineOptions
+	if inv.Dialect == Fastchess {
+		// As fastchess: an option the engine cannot take is a warning
+		// with every game, not a refusal.
+		engineOpts = newEngineOptions(len(plan.Engines))
+	}
 	for i := range plan.Engines {
+		if engineOpts != nil {
+			plan.Engines[i].ChooseOptions = engineOpts.chooser(i)
+		}
 		if inv.StartupTimeout > 0 {
 			plan.Engines[i].StartTimeout = inv.StartupTimeout
 		}
@@ -156,7 +165,7 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	rep := &reporter{out: out, inv: inv, total: plan.Schedule.Len(), sprt: plan.SPRT}
+	rep := &reporter{out: out, inv: inv, total: plan.Schedule.Len(), sprt: plan.SPRT, options: engineOpts}
 	t := &match.Tournament{
 		Engines: plan.Engines, Schedule: plan.Schedule, Limits: cfg.Limits, Game: cfg.Game,
 		Openings: cfg.Openings, Concurrency: cfg.Concurrency, Recover: flags.Recover,
@@ -185,16 +194,26 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 		rep.names = st.Engines
 		book := plan.BookName
 		if len(st.Engines) >= 2 {
-			rep.details = details(plan.Engines, cfg.Limits, book)
+			rep.details = details(plan.Engines, cfg.Limits, book, engineOpts)
 		}
 		rep.printed = progress(st)
 		if resume != nil {
 			rep.line(fmt.Sprintf("Resuming after %d games from %s", st.Games, stateFile))
 		}
 	}
-	t.OnGameStart = rep.started
 	var strictMu sync.Mutex
 	strictFailure := ""
+	t.OnGameStart = func(i int, white, black string) {
+		warnings := rep.started(i, white, black)
+		if inv.Strict && len(warnings) > 0 {
+			// fastchess -strict stops at its first warning line.
+			strictMu.Lock()
+			if strictFailure == "" {
+				strictFailure = fmt.Sprintf("game %d: %s", i+1, warnings[0])
+			}
+			strictMu.Unlock()
+		}
+	}
 	t.OnGameEnd = func(i int, g *match.GameRecord) {
 		rep.ended(i, g)
 		if inv.Strict {

@@ -104,6 +104,7 @@ func TestServeRefusesBadInput(t *testing.T) {
 		{"client CA alone", func(c *ServerConfig) { c.TLSClientCA = "ca.pem" }, "--tls-client-ca needs --tls-cert"},
 		{"missing cert", func(c *ServerConfig) { c.TLSCert, c.TLSKey = "/no/cert.pem", "/no/key.pem" }, "/no/cert.pem"},
 		{"short lease", func(c *ServerConfig) { c.LeaseDuration = 50 * time.Millisecond }, "--lease-duration 50ms"},
+		{"short leader timeout", func(c *ServerConfig) { c.LeaderTimeout = 500 * time.Millisecond }, "--leader-timeout 500ms: must be at least 1s"},
 		{"no unit duration", func(c *ServerConfig) { c.UnitDuration = 0 }, "--unit-duration 0s"},
 		{"data is a file", func(c *ServerConfig) { c.Data = file }, "--data:"},
 		{"store not PostgreSQL", func(c *ServerConfig) { c.Store = "mysql://u:p@h/db" }, "--store: not a PostgreSQL URL"},

@@ -14,9 +14,11 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,8 +31,10 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/leader"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/auth"
@@ -63,6 +67,8 @@ type ServerConfig struct {
 	// with a Close method is closed first when the server stops (it ends
 	// live streams that would hold the HTTP shutdown).
 	Pages func(*coordinator.Coordinator, *store.Store) (http.Handler, error)
+	// Accounts sets the pages' accounts and the approval of tests.
+	Accounts coordinator.AccountsConfig
 	// VerifyDefault is the verify fraction of perft jobs that set none.
 	VerifyDefault float64
 	// ReplayFraction is the share of batches of fixed-node tests replayed
@@ -97,15 +103,35 @@ type ServerConfig struct {
 	// UploadAbandonAfter removes artifact uploads idle this long (0:
 	// artifacts.DefaultAbandonAfter).
 	UploadAbandonAfter time.Duration
+	// Git is how the coordinator fetches engines named by a remote git
+	// URL (--git-credentials, --git-ssh-key, --git-allow-file,
+	// --git-timeout).
+	Git artifacts.GitConfig
+	// API makes the JSON API's handler, served under APIPrefix on HTTP
+	// (httpapi.ForCoordinator; nil: none).
+	API func(*coordinator.Coordinator, *zap.Logger) http.Handler
+	// Hooks is how webhooks are sent (--hook-allow, --public-url).
+	Hooks coordinator.HooksConfig
 	// Logger (nil: none).
 	Logger *zap.Logger
 	// Registry receives the coordinator's metrics and is served on
 	// /metrics (nil: a new one); Start adds its workers' to it.
 	Registry *prometheus.Registry
 	// OnListening, when set, is told the gRPC address as soon as the
-	// listener is open, before Serve returns.
+	// listener is open: before Serve returns, or when a follower takes
+	// the lead.
 	OnListening func(addr string)
+	// LeaderTimeout, on a PostgreSQL store, is how long a leader may go
+	// unconfirmed before another takes over (0: leader.DefaultTimeout).
+	LeaderTimeout time.Duration
+	// Advertise is the gRPC address a leader gives followers to name
+	// ("": the listen address, with this host's name for an unspecified
+	// host).
+	Advertise string
 }
+
+// APIPrefix is where the JSON API is served (httpapi.Prefix).
+const APIPrefix = "/api/v1"
 
 // maxWorkersPerIdentity bounds --max-workers-per-identity: each worker
 // is a few hundred bytes of the coordinator's memory and a row.
@@ -128,12 +154,16 @@ func (c *ServerConfig) Validate() error {
 		return cliexit.Usage("--pgn-retention %v: must not be negative", c.PGNRetention)
 	case c.StartTimeout < 0:
 		return cliexit.Usage("--start-timeout %v: must not be negative", c.StartTimeout)
+	case c.LeaderTimeout != 0 && c.LeaderTimeout < time.Second:
+		return cliexit.Usage("--leader-timeout %v: must be at least 1s", c.LeaderTimeout)
 	case c.LeaseDuration < 100*time.Millisecond:
 		return cliexit.Usage("--lease-duration %v: must be at least 100ms", c.LeaseDuration)
 	case c.UnitDuration <= 0:
 		return cliexit.Usage("--unit-duration %v: must be positive", c.UnitDuration)
 	case c.MaxWorkersPerIdentity < 0 || c.MaxWorkersPerIdentity > maxWorkersPerIdentity:
 		return cliexit.Usage("--max-workers-per-identity %d: must be between 1 and %d", c.MaxWorkersPerIdentity, maxWorkersPerIdentity)
+	case c.Git.Timeout < 0:
+		return cliexit.Usage("--git-timeout %v: must not be negative", c.Git.Timeout)
 	case c.UploadAbandonAfter < 0:
 		return cliexit.Usage("--upload-abandon-after %v: must not be negative", c.UploadAbandonAfter)
 	case c.PerftMaxNodes < 0 || math.IsNaN(c.PerftMaxNodes) || math.IsInf(c.PerftMaxNodes, 0):
@@ -149,25 +179,40 @@ func (c *ServerConfig) Validate() error {
 	return nil
 }
 
-// Server is a coordinator serving on its listeners.
+// Server is a coordinator serving on its listeners. On a PostgreSQL
+// store it is one of several: it serves gRPC (and its full pages) only
+// while it leads (package coordinator/leader); following, it serves
+// /metrics, /healthz, a /readyz that names the leader, and answers every
+// page with 503 and the leader's address.
 type Server struct {
-	addr     string
-	data     string
-	c        *coordinator.Coordinator
-	st       *store.Store
-	grpc     *grpc.Server
-	health   *health.Server
-	http     *obs.Server
-	pages    http.Handler
-	registry *prometheus.Registry
-	log      *zap.Logger
-	done     chan struct{}
-	serving  atomic.Bool
-	stopOnce sync.Once
+	cfg          ServerConfig
+	data         string
+	st           *store.Store
+	tlsCfg       *tls.Config
+	elector      *leader.Elector // nil on SQLite
+	http         *obs.Server
+	handler      atomic.Pointer[http.Handler]
+	registry     *prometheus.Registry
+	log          *zap.Logger
+	stopOnce     sync.Once
+	lost         chan struct{} // closed when a leader lost the lead (or could not start serving)
+	stopCampaign context.CancelFunc
+
+	mu      sync.Mutex // guards what becomeLeader sets
+	addr    string
+	c       *coordinator.Coordinator
+	grpc    *grpc.Server
+	health  *health.Server
+	pages   http.Handler
+	done    chan struct{} // closed when gRPC stops serving
+	serving atomic.Bool
+	stopped bool
 }
 
 // Serve opens the store in cfg.Data, assembles the coordinator and serves
-// it until Stop.
+// it until Stop. On a PostgreSQL store it first waits briefly for the
+// lead; a coordinator that does not get it returns following (Leading
+// false, Addr "") and starts serving when it takes over.
 func Serve(cfg ServerConfig) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -175,6 +220,7 @@ func Serve(cfg ServerConfig) (*Server, error) {
 	log := cfg.Logger
 	if log == nil {
 		log = zap.NewNop()
+		cfg.Logger = log
 	}
 	var tlsCfg *tls.Config
 	if cfg.TLSCert != "" {
@@ -196,89 +242,285 @@ func Serve(cfg ServerConfig) (*Server, error) {
 	if reg == nil {
 		reg = obs.NewRegistry()
 	}
-	c, err := coordinator.New(context.Background(), coordinator.Config{
-		Store: st, Logger: log, Token: cfg.Token, LeaseDuration: cfg.LeaseDuration, TargetUnitDuration: cfg.UnitDuration,
-		VerifyDefault: cfg.VerifyDefault, Registerer: reg, PGNRetention: cfg.PGNRetention, StartTimeout: cfg.StartTimeout,
-		MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity,
-		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
-		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
-		KindSettings: cfg.KindSettings,
-		Games:        gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
-	})
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	srv, hs, err := c.NewGRPCServer(tlsCfg)
-	if err != nil {
-		c.Close()
-		st.Close()
-		return nil, err
-	}
-	lis, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		c.Close()
-		st.Close()
-		return nil, cliexit.Usage("--listen %s: %v", cfg.Listen, err)
-	}
-	s := &Server{addr: lis.Addr().String(), data: cfg.Data, c: c, st: st, grpc: srv, health: hs, registry: reg, log: log,
-		done: make(chan struct{})}
-	if cfg.HTTP != "" && cfg.Pages != nil {
-		if s.pages, err = cfg.Pages(c, st); err != nil {
-			lis.Close()
-			c.Close()
+	s := &Server{cfg: cfg, data: cfg.Data, st: st, tlsCfg: tlsCfg, registry: reg, log: log, lost: make(chan struct{})}
+	if st.Backend() == store.Postgres {
+		s.elector, err = leader.New(leader.Config{Store: st, Timeout: cfg.LeaderTimeout, Logger: log, Registerer: reg})
+		if err != nil {
 			st.Close()
-			return nil, err
+			return nil, cliexit.Usage("--leader-timeout: %v", err)
 		}
 	}
 	if cfg.HTTP != "" {
-		s.http, err = obs.Serve(cfg.HTTP, httpHandler(reg, s.Ready, s.pages), log)
+		s.setHandler(httpHandler(reg, s.Ready, followerPages{s}, nil))
+		s.http, err = obs.Serve(cfg.HTTP, http.HandlerFunc(s.serveHTTP), log)
 		if err != nil {
-			s.closePages()
-			lis.Close()
-			c.Close()
+			s.closeElection()
 			st.Close()
 			return nil, cliexit.Usage("--http %s: %v", cfg.HTTP, err)
 		}
 	}
-	s.serving.Store(true)
+	if s.elector == nil {
+		if err := s.becomeLeader(); err != nil {
+			s.http.Close()
+			st.Close()
+			return nil, err
+		}
+		return s, nil
+	}
+	// A coordinator alone, or restarted in place, finds the lock free at
+	// its first check (the server ended the dead one's session): wait for
+	// that check, however slow the database, before saying we follow.
+	select {
+	case <-s.elector.Checked():
+	case <-time.After(time.Minute):
+	}
+	if s.elector.Status().Role == leader.Leading {
+		if err := s.becomeLeader(); err != nil {
+			s.closeElection()
+			s.http.Close()
+			st.Close()
+			return nil, err
+		}
+		go s.watchLead()
+		return s, nil
+	}
+	st0 := s.elector.Status()
+	log.Info("coordinator following", zap.String("leader", st0.Leader), zap.String("leader_grpc", st0.LeaderGRPC),
+		zap.Int64("term", st0.Term), zap.String("store", string(st.Backend())+" "+st.Path()))
+	ctx, stop := context.WithCancel(context.Background())
+	s.stopCampaign = stop
 	go func() {
-		defer close(s.done)
+		if _, err := s.elector.Campaign(ctx); err != nil {
+			return
+		}
+		if err := s.becomeLeader(); err != nil {
+			log.Error("coordinator took the lead but cannot serve", zap.Error(err))
+			s.loseLead()
+			return
+		}
+		s.watchLead()
+	}()
+	return s, nil
+}
+
+// becomeLeader loads the store, assembles the coordinator and serves gRPC
+// and the full pages.
+func (s *Server) becomeLeader() error {
+	cfg, st, log := s.cfg, s.st, s.log
+	c, err := coordinator.New(context.Background(), coordinator.Config{
+		Store: st, Logger: log, Token: cfg.Token, LeaseDuration: cfg.LeaseDuration, TargetUnitDuration: cfg.UnitDuration,
+		VerifyDefault: cfg.VerifyDefault, Registerer: s.registry, PGNRetention: cfg.PGNRetention, StartTimeout: cfg.StartTimeout,
+		MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity,
+		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
+		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
+		KindSettings: cfg.KindSettings, Accounts: cfg.Accounts, Git: cfg.Git, Hooks: cfg.Hooks,
+		Games: gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
+	})
+	if err != nil {
+		return err
+	}
+	srv, hs, err := c.NewGRPCServer(s.tlsCfg)
+	if err != nil {
+		c.Close()
+		return err
+	}
+	lis, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		c.Close()
+		return cliexit.Usage("--listen %s: %v", cfg.Listen, err)
+	}
+	var pages, api http.Handler
+	if cfg.HTTP != "" && cfg.API != nil {
+		api = cfg.API(c, log)
+	}
+	if cfg.HTTP != "" && cfg.Pages != nil {
+		if pages, err = cfg.Pages(c, st); err != nil {
+			lis.Close()
+			c.Close()
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.addr, s.c, s.grpc, s.health, s.pages, s.done = lis.Addr().String(), c, srv, hs, pages, make(chan struct{})
+	s.mu.Unlock()
+	if cfg.HTTP != "" {
+		s.setHandler(httpHandler(s.registry, s.Ready, pages, api))
+	}
+	s.serving.Store(true)
+	done := s.done
+	go func() {
+		defer close(done)
 		if err := srv.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			log.Error("grpc serve", zap.Error(err))
 		}
 	}()
-	log.Info("coordinator listening", zap.String("addr", s.addr), zap.String("data", cfg.Data),
-		zap.String("store", string(st.Backend())+" "+st.Path()), zap.Bool("tls", tlsCfg != nil))
+	fields := []zap.Field{zap.String("addr", s.addr), zap.String("data", cfg.Data),
+		zap.String("store", string(st.Backend())+" "+st.Path()), zap.Bool("tls", s.tlsCfg != nil)}
+	if s.elector != nil {
+		fields = append(fields, zap.Int64("term", s.elector.Status().Term))
+		if err := s.elector.Advertise(context.Background(), s.advertised(), s.advertisedHTTP()); err != nil {
+			log.Warn("leader address not recorded", zap.Error(err))
+		}
+	}
+	log.Info("coordinator listening", fields...)
 	if cfg.OnListening != nil {
 		cfg.OnListening(s.addr)
 	}
-	return s, nil
+	return nil
+}
+
+// advertised is the gRPC address followers name: --advertise, else the
+// listen address with this host's name for an unspecified host.
+func (s *Server) advertised() string {
+	if s.cfg.Advertise != "" {
+		return s.cfg.Advertise
+	}
+	host, port, err := net.SplitHostPort(s.addr)
+	if err != nil {
+		return s.addr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// advertisedHTTP is the pages' address followers name: the advertised
+// gRPC host with the HTTP port ("" without HTTP).
+func (s *Server) advertisedHTTP() string {
+	if s.http == nil {
+		return ""
+	}
+	host, _, err1 := net.SplitHostPort(s.advertised())
+	_, port, err2 := net.SplitHostPort(s.HTTPAddr())
+	if err1 != nil || err2 != nil {
+		return s.HTTPAddr()
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// watchLead stops serving when the lead is lost.
+func (s *Server) watchLead() {
+	<-s.elector.Lost()
+	s.loseLead()
+}
+
+// loseLead stops gRPC at once (connections close, so clients move to the
+// next address) and tells Lost.
+func (s *Server) loseLead() {
+	s.mu.Lock()
+	stopped := s.stopped
+	s.mu.Unlock()
+	if !stopped {
+		s.log.Error("coordinator lost the lead: gRPC stopped; restart this process to follow again")
+		s.stopServing(0)
+	}
+	select {
+	case <-s.lost:
+	default:
+		close(s.lost)
+	}
+}
+
+// Lost is closed when this coordinator, having led, lost the lead: it no
+// longer serves and its process should exit (a supervisor restarts it as
+// a follower).
+func (s *Server) Lost() <-chan struct{} { return s.lost }
+
+// Leading reports whether this coordinator serves gRPC now.
+func (s *Server) Leading() bool { return s.serving.Load() }
+
+// Election is the election's state (Role "" on SQLite: the only one).
+func (s *Server) Election() leader.Status {
+	if s.elector == nil {
+		return leader.Status{Role: leader.Leading}
+	}
+	return s.elector.Status()
+}
+
+func (s *Server) setHandler(h http.Handler) { s.handler.Store(&h) }
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	(*s.handler.Load()).ServeHTTP(w, r)
+}
+
+// followerPages answers every page of a follower: 503, naming the leader.
+type followerPages struct{ s *Server }
+
+func (f followerPages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	st := f.s.Election()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Retry-After", "5")
+	if st.LeaderHTTP != "" {
+		w.Header().Set("Link", "<http://"+st.LeaderHTTP+r.URL.RequestURI()+">; rel=\"alternate\"")
+	}
+	w.WriteHeader(http.StatusServiceUnavailable)
+	fmt.Fprintf(w, "this coordinator follows (%s); the pages are served by the leader\n", describeElection(st))
+}
+
+// describeElection is one line for /readyz and follower pages.
+func describeElection(st leader.Status) string {
+	var b strings.Builder
+	b.WriteString(string(st.Role))
+	if st.Term > 0 {
+		fmt.Fprintf(&b, ", term %d", st.Term)
+	}
+	if st.Role != leader.Leading && st.Leader != "" {
+		fmt.Fprintf(&b, ", leader %s", st.Leader)
+		if st.LeaderGRPC != "" {
+			fmt.Fprintf(&b, " (grpc %s", st.LeaderGRPC)
+			if st.LeaderHTTP != "" {
+				fmt.Fprintf(&b, ", http %s", st.LeaderHTTP)
+			}
+			b.WriteString(")")
+		}
+	}
+	if st.DBErr != nil {
+		fmt.Fprintf(&b, "; database unreachable: %v", st.DBErr)
+	} else {
+		b.WriteString("; database reachable")
+	}
+	return b.String()
 }
 
 // httpHandler serves /metrics, /healthz and /readyz, and pages under "/"
 // when given: the health endpoints answer the same with or without pages.
-func httpHandler(g prometheus.Gatherer, ready obs.ReadyFunc, pages http.Handler) http.Handler {
+func httpHandler(g prometheus.Gatherer, ready obs.ReadyFunc, pages, api http.Handler) http.Handler {
 	base := coordinator.HTTPHandler(g, ready)
-	if pages == nil {
+	if pages == nil && api == nil {
 		return base
 	}
 	mux := http.NewServeMux()
 	for _, p := range []string{"/metrics", "/healthz", "/readyz"} {
 		mux.Handle(p, base)
 	}
-	mux.Handle("/", pages)
+	if api != nil {
+		mux.Handle(APIPrefix+"/", api)
+	}
+	if pages != nil {
+		mux.Handle("/", pages)
+	}
 	return mux
 }
 
 func (s *Server) closePages() {
-	if c, ok := s.pages.(interface{ Close() }); ok {
+	s.mu.Lock()
+	pages := s.pages
+	s.mu.Unlock()
+	if c, ok := pages.(interface{ Close() }); ok {
 		c.Close()
 	}
 }
 
-// Addr is the gRPC address the coordinator listens on.
-func (s *Server) Addr() string { return s.addr }
+// Addr is the gRPC address the coordinator listens on ("" while it
+// follows).
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
 
 // HTTPAddr is the HTTP address, or "" when HTTP is off.
 func (s *Server) HTTPAddr() string {
@@ -291,37 +533,87 @@ func (s *Server) HTTPAddr() string {
 // Data is the store's directory.
 func (s *Server) Data() string { return s.data }
 
-// Coordinator is the assembled coordinator (its credentials, its core).
-func (s *Server) Coordinator() *coordinator.Coordinator { return s.c }
+// Coordinator is the assembled coordinator (its credentials, its core);
+// nil while following.
+func (s *Server) Coordinator() *coordinator.Coordinator {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.c
+}
 
 // Registry is the registry /metrics serves.
 func (s *Server) Registry() *prometheus.Registry { return s.registry }
 
-// Ready is /readyz: nil once the store is loaded and gRPC serves.
+// Ready is /readyz: nil once the store is loaded and gRPC serves (on
+// PostgreSQL: while leading, with the database answering). Its error,
+// and with several coordinators its success too, names the role.
 func (s *Server) Ready() error {
+	if s.elector != nil {
+		st := s.elector.Status()
+		if !s.serving.Load() || st.Role != leader.Leading || st.DBErr != nil {
+			return errors.New(describeElection(st))
+		}
+		return readyAs(describeElection(st))
+	}
 	if !s.serving.Load() {
 		return errors.New("gRPC not serving")
 	}
-	return s.c.Ready()
+	return s.Coordinator().Ready()
+}
+
+// readyAs is a success that says more than "ready" (obs.Ready).
+func readyAs(what string) error { return obs.Ready(what) }
+
+// stopServing stops gRPC (draining calls for up to drain) and the
+// coordinator. Stopping twice is harmless.
+func (s *Server) stopServing(drain time.Duration) {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return
+	}
+	s.stopped = true
+	c, srv, hs, done := s.c, s.grpc, s.health, s.done
+	s.mu.Unlock()
+	s.serving.Store(false)
+	if c == nil {
+		return
+	}
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	c.Close() // wakes long polls and watches
+	if drain > 0 {
+		stopped := make(chan struct{})
+		go func() { srv.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(drain):
+			srv.Stop()
+		}
+	} else {
+		srv.Stop()
+	}
+	<-done
+}
+
+func (s *Server) closeElection() {
+	if s.stopCampaign != nil {
+		s.stopCampaign()
+	}
+	if s.elector != nil {
+		s.elector.Close()
+	}
 }
 
 // Stop shuts down: health NOT_SERVING, calls drained for up to five
-// seconds, then the store closed. Stopping twice is harmless.
+// seconds, the lead given up, then the store closed. Stopping twice is
+// harmless.
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
-		s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-		s.serving.Store(false)
-		s.c.Close() // wakes long polls and watches
-		stopped := make(chan struct{})
-		go func() { s.grpc.GracefulStop(); close(stopped) }()
-		select {
-		case <-stopped:
-		case <-time.After(5 * time.Second):
-			s.grpc.Stop()
-		}
-		<-s.done
+		s.stopServing(5 * time.Second)
 		s.closePages()
 		s.http.Close()
+		// The lead is given up only once nothing of ours can write.
+		s.closeElection()
 		s.st.Close()
 		s.log.Info("coordinator stopped")
 		s.log.Sync()

@@ -145,13 +145,13 @@ func (p *Plan) ClusterSetup(seed uint64) (*ClusterSetup, error) {
 	if seed == 0 {
 		seed = 1
 	}
-	if bo.Order == "random" && bo.Seed == 0 {
+	if match.Shuffled(bo.Order) && bo.Seed == 0 {
 		bo.Seed = seed
 	}
 	cs := &ClusterSetup{TimeControl: tc, BookName: p.BookName, BookOrder: bo.Order, Seed: bo.Seed, BookStart: uint32(bo.Start),
 		Adjudication: matchspec.AdjudicationToProto(cfg.Game.Adjudication),
 		TimeMargin:   durationpb.New(cfg.Game.TimeMargin), HangTimeout: durationpb.New(cfg.Game.HangTimeout)}
-	if bo.Order != "random" {
+	if !match.Shuffled(bo.Order) {
 		cs.Seed = seed
 	}
 	for _, o := range book.Openings {

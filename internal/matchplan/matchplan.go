@@ -353,8 +353,8 @@ func parseOpenings(s string, plan *Plan) error {
 			}
 			bo.Format = v
 		case "order":
-			if v != "random" && v != "sequential" {
-				return fmt.Errorf("--openings: order=%q: want random or sequential", v)
+			if v != "random" && v != "sequential" && v != "fastchess" {
+				return fmt.Errorf("--openings: order=%q: want random, sequential or fastchess", v)
 			}
 			bo.Order = v
 		case "seed":

@@ -26,8 +26,15 @@ func NewRegistry() *prometheus.Registry {
 	return reg
 }
 
-// ReadyFunc reports why a process is not ready for work, or nil when it is.
+// ReadyFunc reports why a process is not ready for work, or nil when it
+// is. A Ready error is a success that says more than "ready" (a
+// coordinator's role).
 type ReadyFunc func() error
+
+// Ready is what a ReadyFunc returns to be ready and say what as.
+type Ready string
+
+func (r Ready) Error() string { return string(r) }
 
 // Handler serves /metrics from g, /healthz (always 200 while the process
 // serves HTTP) and /readyz (200 when ready() is nil, else 503 with the
@@ -41,7 +48,13 @@ func Handler(g prometheus.Gatherer, ready ReadyFunc) http.Handler {
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if ready != nil {
-			if err := ready(); err != nil {
+			err := ready()
+			var as Ready
+			if errors.As(err, &as) {
+				fmt.Fprintln(w, "ready:", as)
+				return
+			}
+			if err != nil {
 				w.WriteHeader(http.StatusServiceUnavailable)
 				fmt.Fprintln(w, "not ready:", err)
 				return

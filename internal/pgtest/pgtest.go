@@ -50,6 +50,8 @@ type Server struct {
 	log      string
 	mu       sync.Mutex
 	next     int
+	bin      string              // the directory of the server's binaries
+	cred     *syscall.Credential // who the server runs as (nil: us)
 }
 
 var (
@@ -105,6 +107,20 @@ func Start(t testing.TB) *Server {
 		t.Fatalf("start PostgreSQL: %v", failErr)
 	}
 	return shared
+}
+
+// StartOrWhy is Start for tests that check PostgreSQL in part only: it
+// returns the shared server, or nil and why it cannot run (the part is
+// skipped). Under ARBITER_REQUIRE_POSTGRES=1 a missing server fails t.
+func StartOrWhy(t testing.TB) (*Server, string) {
+	t.Helper()
+	if _, err := binDir(); err != nil {
+		if os.Getenv(EnvRequire) == "1" {
+			t.Fatalf("%s=1 and %v", EnvRequire, err)
+		}
+		return nil, err.Error()
+	}
+	return Start(t), ""
 }
 
 // Stop stops the shared server if one was started and removes its files.
@@ -181,24 +197,36 @@ func start(bin string) (*Server, error) {
 	if s.port, err = freePort(); err != nil {
 		return fail(err)
 	}
-	logf, err := os.Create(s.log)
-	if err != nil {
+	s.bin, s.cred = bin, cred
+	if err := s.launch(); err != nil {
 		return fail(err)
+	}
+	return s, nil
+}
+
+// launch starts the server process on s's directory and port and waits
+// until it accepts connections.
+func (s *Server) launch() error {
+	logf, err := os.OpenFile(s.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
 	}
 	// Loopback TCP only (no Unix socket: its default directory belongs to
 	// the system's server); fsync off, since a test server's data dies
 	// with the test anyway.
-	s.cmd = exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(s.port),
+	s.exited = make(chan struct{})
+	s.cmd = exec.Command(filepath.Join(s.bin, "postgres"), "-D", filepath.Join(s.dir, "data"), "-p", strconv.Itoa(s.port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "fsync=off",
 		"-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=32MB")
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	s.cmd.Dir = dir
+	s.cmd.Dir = s.dir
 	if err := s.cmd.Start(); err != nil {
 		logf.Close()
-		return fail(fmt.Errorf("postgres: %w", err))
+		return fmt.Errorf("postgres: %w", err)
 	}
-	go func() { s.cmd.Wait(); logf.Close(); close(s.exited) }()
+	cmd, exited := s.cmd, s.exited
+	go func() { cmd.Wait(); logf.Close(); close(exited) }()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		db, err := sql.Open("pgx", s.dsn("postgres"))
@@ -207,23 +235,54 @@ func start(bin string) (*Server, error) {
 			db.Close()
 		}
 		if err == nil {
-			return s, nil
+			return nil
 		}
 		select {
-		case <-s.exited:
+		case <-exited:
 			b, _ := os.ReadFile(s.log)
-			return fail(fmt.Errorf("postgres exited: %s", b))
+			return fmt.Errorf("postgres exited: %s", b)
 		default:
 		}
 		if time.Now().After(deadline) {
-			s.stop()
-			return nil, fmt.Errorf("postgres did not accept connections within 60 s: %v", err)
+			s.halt()
+			return fmt.Errorf("postgres did not accept connections within 60 s: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }
 
-func (s *Server) stop() {
+// StartOwn starts a server of t's own (not the shared one), stopped and
+// removed when t ends: for tests that stop or restart it.
+func StartOwn(t testing.TB) *Server {
+	t.Helper()
+	bin, err := binDir()
+	if err != nil {
+		if os.Getenv(EnvRequire) == "1" {
+			t.Fatalf("%s=1 and %v", EnvRequire, err)
+		}
+		t.Skip(err.Error())
+	}
+	s, err := start(bin)
+	if err != nil {
+		t.Fatalf("start PostgreSQL: %v", err)
+	}
+	t.Cleanup(s.stop)
+	return s
+}
+
+// Restart stops the server (fast shutdown: every session is ended) and
+// starts it again on the same data and port after pause.
+func (s *Server) Restart(t testing.TB, pause time.Duration) {
+	t.Helper()
+	s.halt()
+	time.Sleep(pause)
+	if err := s.launch(); err != nil {
+		t.Fatalf("restart PostgreSQL: %v", err)
+	}
+}
+
+// halt stops the server process, keeping its files.
+func (s *Server) halt() {
 	if s.cmd != nil && s.cmd.Process != nil {
 		s.cmd.Process.Signal(syscall.SIGINT) // fast shutdown
 		select {
@@ -233,6 +292,10 @@ func (s *Server) stop() {
 			<-s.exited
 		}
 	}
+}
+
+func (s *Server) stop() {
+	s.halt()
 	os.RemoveAll(s.dir)
 }
 

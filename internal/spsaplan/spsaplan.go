@@ -240,7 +240,7 @@ func (p *Plan) parseDesign(f Flags) error {
 		return fmt.Errorf("--throughput %v: must not be negative", f.Throughput)
 	}
 	bo := &p.Setup.BookOptions
-	if f.Seed != 0 && bo.Order == "random" && bo.Seed != 0 && bo.Seed != f.Seed {
+	if f.Seed != 0 && match.Shuffled(bo.Order) && bo.Seed != 0 && bo.Seed != f.Seed {
 		return fmt.Errorf("--seed %d and --openings seed=%d: a tune has one seed (it orders the openings and fixes every perturbation); give one", f.Seed, bo.Seed)
 	}
 	c.Seed = f.Seed
@@ -250,7 +250,7 @@ func (p *Plan) parseDesign(f Flags) error {
 	if c.Seed == 0 {
 		c.Seed = 1
 	}
-	if bo.Order == "random" && bo.Seed != c.Seed {
+	if match.Shuffled(bo.Order) && bo.Seed != c.Seed {
 		// A random book is ordered by the tune's seed, as the coordinator
 		// orders it.
 		bo.Seed = c.Seed

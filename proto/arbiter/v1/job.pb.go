@@ -33,6 +33,11 @@ const (
 	JobState_JOB_STATE_DONE        JobState = 2
 	JobState_JOB_STATE_FAILED      JobState = 3
 	JobState_JOB_STATE_CANCELLED   JobState = 4
+	// Submitted by an account that is not an approver, on a coordinator
+	// that wants approvals: it waits, with no work leased, until an approver
+	// approves it (then RUNNING) or refuses it (then CANCELLED). Not over:
+	// watchers keep watching.
+	JobState_JOB_STATE_PENDING JobState = 5
 )
 
 // Enum value maps for JobState.
@@ -43,6 +48,7 @@ var (
 		2: "JOB_STATE_DONE",
 		3: "JOB_STATE_FAILED",
 		4: "JOB_STATE_CANCELLED",
+		5: "JOB_STATE_PENDING",
 	}
 	JobState_value = map[string]int32{
 		"JOB_STATE_UNSPECIFIED": 0,
@@ -50,6 +56,7 @@ var (
 		"JOB_STATE_DONE":        2,
 		"JOB_STATE_FAILED":      3,
 		"JOB_STATE_CANCELLED":   4,
+		"JOB_STATE_PENDING":     5,
 	}
 )
 
@@ -3694,13 +3701,14 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12(\n" +
 	"\x04spec\x18\x02 \x01(\v2\x14.google.protobuf.AnyR\x04spec\"6\n" +
 	"\x11SubmitJobResponse\x12!\n" +
-	"\x03job\x18\x01 \x01(\v2\x0f.arbiter.v1.JobR\x03job*\x7f\n" +
+	"\x03job\x18\x01 \x01(\v2\x0f.arbiter.v1.JobR\x03job*\x96\x01\n" +
 	"\bJobState\x12\x19\n" +
 	"\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11JOB_STATE_RUNNING\x10\x01\x12\x12\n" +
 	"\x0eJOB_STATE_DONE\x10\x02\x12\x14\n" +
 	"\x10JOB_STATE_FAILED\x10\x03\x12\x17\n" +
-	"\x13JOB_STATE_CANCELLED\x10\x042\x9a\a\n" +
+	"\x13JOB_STATE_CANCELLED\x10\x04\x12\x15\n" +
+	"\x11JOB_STATE_PENDING\x10\x052\x9a\a\n" +
 	"\n" +
 	"JobService\x12N\n" +
 	"\vSubmitPerft\x12\x1e.arbiter.v1.SubmitPerftRequest\x1a\x1f.arbiter.v1.SubmitPerftResponse\x12?\n" +

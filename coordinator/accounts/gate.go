@@ -1,0 +1,112 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/identity"
+)
+
+// Gate is the approval rule the core asks (core.Approvals): a test or tune
+// submitted by an account with role user waits for an approver, when
+// approvals are on. Credentials an admin made (not an account's) and
+// approvers' and admins' jobs never wait: those are already trusted.
+type Gate struct {
+	s     *Service
+	kinds map[string]bool
+}
+
+// Gate returns the approval rule for jobs of kinds (the test and tune
+// kinds).
+func (s *Service) Gate(kinds ...string) *Gate {
+	g := &Gate{s: s, kinds: map[string]bool{}}
+	for _, k := range kinds {
+		g.kinds[k] = true
+	}
+	return g
+}
+
+// Hold reports whether a new job of kind by caller waits for an approver.
+func (g *Gate) Hold(ctx context.Context, caller identity.Identity, kind string) (bool, error) {
+	if !g.s.cfg.Approval || !g.kinds[kind] || caller.IsAdmin() {
+		return false, nil
+	}
+	u, err := g.s.st.User(ctx, caller.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, apierr.Store(err)
+	}
+	return !Role(u.Role).MayApprove(), nil
+}
+
+// Requested records that jobID of submitter waits.
+func (g *Gate) Requested(ctx context.Context, jobID, submitter string) error {
+	if err := g.s.st.AddApproval(ctx, store.Approval{JobID: jobID, Submitter: submitter, RequestedAt: g.s.cfg.Now()}); err != nil {
+		return apierr.Store(err)
+	}
+	return g.s.audit(ctx, submitter, "test.submit-pending", jobID, "waits for an approver")
+}
+
+// Pending returns the ids of the jobs that wait.
+func (g *Gate) Pending(ctx context.Context) ([]string, error) {
+	as, err := g.s.st.Approvals(ctx, store.ApprovalPending)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(as))
+	for i, a := range as {
+		ids[i] = a.JobID
+	}
+	return ids, nil
+}
+
+// MayApprove reports whether caller approves other people's tests: an
+// admin credential, or an account with role approver or admin.
+func (g *Gate) MayApprove(ctx context.Context, caller identity.Identity) bool {
+	if caller.IsAdmin() {
+		return true
+	}
+	if !caller.CanSubmit() {
+		return false
+	}
+	u, err := g.s.st.User(ctx, caller.Name)
+	return err == nil && u.State == store.UserActive && Role(u.Role).MayApprove()
+}
+
+// CrossApproval reports whether submitters may not approve their own jobs.
+func (g *Gate) CrossApproval() bool { return g.s.cfg.CrossApproval }
+
+// Decide records caller's approval or refusal of jobID of submitter, after
+// checking that caller may decide it.
+func (g *Gate) Decide(ctx context.Context, caller identity.Identity, jobID, submitter string, approve bool, reason string) error {
+	verb := "approve"
+	if !approve {
+		verb = "refuse"
+	}
+	if !g.MayApprove(ctx, caller) {
+		return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
+			"%s may not %s tests: only approvers and admins may", apierr.Q(caller.Name), verb)
+	}
+	if g.s.cfg.CrossApproval && caller.Name == submitter {
+		return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
+			"job %s is %s's own: another approver must %s it (cross-approval)", jobID, submitter, verb)
+	}
+	state := store.ApprovalApproved
+	if !approve {
+		state = store.ApprovalRefused
+	}
+	if len(reason) > 500 {
+		return fieldErr("reason", "longer than 500 bytes")
+	}
+	if err := g.s.st.DecideApproval(ctx, jobID, state, caller.Name, reason, g.s.cfg.Now()); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return apierr.New(apierr.FailedPrecondition, apierr.ReasonBadInput, "job %s does not wait for approval (decided already?)", apierr.Q(jobID))
+		}
+		return apierr.Store(err)
+	}
+	return g.s.audit(ctx, caller.Name, "test."+verb, jobID, reason)
+}

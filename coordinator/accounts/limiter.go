@@ -1,0 +1,83 @@
+package accounts
+
+import (
+	"sync"
+	"time"
+)
+
+// limiter is a token bucket per key (a client address, an account name):
+// burst attempts at once, then one per every. Only refused attempts spend a
+// token, so a user who signs in right is never slowed.
+type limiter struct {
+	mu      sync.Mutex
+	burst   float64
+	every   time.Duration
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+// maxBuckets bounds the keys remembered: past it, full buckets (keys that
+// owe nothing) are forgotten, and if that is not enough the oldest half.
+const maxBuckets = 100000
+
+func newLimiter(burst int, every time.Duration) *limiter {
+	return &limiter{burst: float64(burst), every: every, buckets: map[string]*bucket{}}
+}
+
+// level refills key's bucket to now and returns it. Caller holds mu.
+func (l *limiter) level(key string, now time.Time) *bucket {
+	b := l.buckets[key]
+	if b == nil {
+		if len(l.buckets) >= maxBuckets {
+			l.prune(now)
+		}
+		b = &bucket{tokens: l.burst, at: now}
+		l.buckets[key] = b
+		return b
+	}
+	if d := now.Sub(b.at); d > 0 {
+		b.tokens = min(l.burst, b.tokens+float64(d)/float64(l.every))
+		b.at = now
+	}
+	return b
+}
+
+func (l *limiter) prune(now time.Time) {
+	for k, b := range l.buckets {
+		if b.tokens+float64(now.Sub(b.at))/float64(l.every) >= l.burst {
+			delete(l.buckets, k)
+		}
+	}
+	if len(l.buckets) < maxBuckets/2 {
+		return
+	}
+	// Still full: an attack from very many addresses. Forget at random
+	// (map order); the per-name limit still holds for each account.
+	n := 0
+	for k := range l.buckets {
+		if n >= len(l.buckets)/2 {
+			break
+		}
+		delete(l.buckets, k)
+		n++
+	}
+}
+
+// allow reports whether key may make an attempt now.
+func (l *limiter) allow(key string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.level(key, now).tokens >= 1
+}
+
+// spend takes a token from key's bucket (a refused attempt).
+func (l *limiter) spend(key string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.level(key, now)
+	b.tokens = max(b.tokens-1, 0)
+}

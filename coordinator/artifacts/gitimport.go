@@ -1,0 +1,354 @@
+package artifacts
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/gitsource"
+	"github.com/arbiter-chess/arbiter/internal/identity"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// Git is how the coordinator fetches engines named by a remote
+// source=git:URL@REF. It keeps one bare mirror per repository under Dir
+// (a cache: removing it costs a fetch), so that a second test of the
+// same repository fetches only what is new and two refs of one
+// repository can be compared (Diff).
+//
+// Credentials are the operator's, never the submitter's: a
+// git-credential-store file (CredentialsFile) for https, a private key
+// (SSHKey) for ssh, or whatever the coordinator's environment gives git
+// (a credential helper, SSH_AUTH_SOCK). A URL with a password is refused
+// before anything runs (gitsource.CheckURL), so no secret is stored with
+// a test or logged.
+type GitConfig struct {
+	// Dir holds the mirrors (the data directory's git/).
+	Dir string
+	// CredentialsFile is a git-credential-store file
+	// (https://user:token@host per line), read by git at each fetch.
+	CredentialsFile string
+	// SSHKey is a private key for ssh URLs.
+	SSHKey string
+	// AllowFile lets file:// URLs be fetched (they read the coordinator's
+	// own disk).
+	AllowFile bool
+	// Timeout bounds one fetch (DefaultGitTimeout).
+	Timeout time.Duration
+}
+
+// DefaultGitTimeout bounds one fetch: an unreachable host fails well
+// before it, a large engine repository fetches in seconds.
+const DefaultGitTimeout = 2 * time.Minute
+
+// MaxDiffBytes caps a diff shown on a test page: past it the diff is cut
+// and says so (a page is not the place to read a rewrite).
+const MaxDiffBytes = 256 << 10
+
+// gitMirrors serializes the fetches of one mirror.
+type gitMirrors struct {
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+func (m *gitMirrors) lock(dir string) func() {
+	m.mu.Lock()
+	if m.locks == nil {
+		m.locks = map[string]*sync.Mutex{}
+	}
+	l, ok := m.locks[dir]
+	if !ok {
+		l = &sync.Mutex{}
+		m.locks[dir] = l
+	}
+	m.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// mirrorDir is the mirror of repository url: named by a hash of the URL,
+// so that no part of a submitter's URL becomes a path.
+func (s *Store) mirrorDir(url string) string {
+	h := sha256.Sum256([]byte(url))
+	return filepath.Join(s.gitDir(), hex.EncodeToString(h[:16])+".git")
+}
+
+func (s *Store) gitDir() string {
+	if s.cfg.Git.Dir != "" {
+		return s.cfg.Git.Dir
+	}
+	return filepath.Join(s.cfg.Dir, "git")
+}
+
+// git runs git with the environment a fetch on the coordinator's behalf
+// needs: only the allowed protocols (no ext::), never a prompt, the
+// operator's credentials, and stderr kept for the error.
+func (s *Store) git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	protocols := "https:http:ssh:git"
+	if s.cfg.Git.AllowFile {
+		protocols += ":file"
+	}
+	cmd.Env = append(os.Environ(), "GIT_ALLOW_PROTOCOL="+protocols, "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true", "SSH_ASKPASS=true",
+		"GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
+	ssh := "ssh -o BatchMode=yes -o StrictHostKeyChecking=accept-new"
+	if s.cfg.Git.SSHKey != "" {
+		ssh += " -o IdentitiesOnly=yes -i " + shellQuote(s.cfg.Git.SSHKey)
+	}
+	cmd.Env = append(cmd.Env, "GIT_SSH_COMMAND="+ssh)
+	if s.cfg.Git.CredentialsFile != "" {
+		cmd.Args = append([]string{"git", "-c", "credential.helper=", "-c", "credential.helper=store --file=" + shellQuote(s.cfg.Git.CredentialsFile)}, args...)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if len(msg) > 600 {
+			msg = msg[len(msg)-600:]
+		}
+		if ctx.Err() != nil {
+			msg = "timed out; " + msg
+		}
+		return "", errors.New(msg)
+	}
+	return stdout.String(), nil
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// GitCommit is what a fetched ref resolved to.
+type GitCommit struct {
+	Commit, Subject, Author string
+}
+
+// fetchRef brings repository url's branches and tags into its mirror and
+// resolves ref to a commit. A mirror made for a fetch that failed is
+// removed: nothing is left of a repository that could not be read.
+func (s *Store) fetchRef(ctx context.Context, what, url, ref string) (string, GitCommit, error) {
+	if err := gitsource.CheckURL(url, s.cfg.Git.AllowFile); err != nil {
+		return "", GitCommit{}, apierr.Invalid("%s: %v", what, err)
+	}
+	if err := gitsource.CheckRef(ref); err != nil {
+		return "", GitCommit{}, apierr.Invalid("%s: %v", what, err)
+	}
+	timeout := s.cfg.Git.Timeout
+	if timeout <= 0 {
+		timeout = DefaultGitTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	dir := s.mirrorDir(url)
+	defer s.gitLocks.lock(dir)()
+	fresh := false
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", GitCommit{}, apierr.New(apierr.Internal, apierr.ReasonStore, "%s: git mirror: %v", what, err)
+		}
+		if _, err := s.git(ctx, dir, "init", "--quiet", "--bare"); err != nil {
+			os.RemoveAll(dir)
+			return "", GitCommit{}, apierr.New(apierr.Internal, apierr.ReasonStore, "%s: git init: %v", what, err)
+		}
+		fresh = true
+	}
+	_, err := s.git(ctx, dir, "fetch", "--quiet", "--no-tags", "--prune", "--force", "--", url,
+		"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", "+HEAD:refs/remotes/origin/HEAD")
+	if err != nil {
+		if fresh {
+			os.RemoveAll(dir)
+		}
+		return "", GitCommit{}, apierr.New(apierr.FailedPrecondition, apierr.ReasonBadInput, "%s: cannot fetch the repository: %v",
+			what, err)
+	}
+	lookup := ref
+	if ref == "HEAD" {
+		lookup = "refs/remotes/origin/HEAD"
+	}
+	out, err := s.git(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", lookup+"^{commit}")
+	if err != nil || strings.TrimSpace(out) == "" {
+		return "", GitCommit{}, apierr.New(apierr.NotFound, apierr.ReasonBadInput, "%s: the repository has no branch, tag or commit %s",
+			what, apierr.Q(ref))
+	}
+	c := GitCommit{Commit: strings.TrimSpace(out)}
+	if out, err := s.git(ctx, dir, "log", "-1", "--format=%s%x00%an", c.Commit); err == nil {
+		c.Subject, c.Author, _ = strings.Cut(strings.TrimRight(out, "\n"), "\x00")
+	}
+	return dir, c, nil
+}
+
+// ImportEngines fetches every engine of a job that names a remote
+// source=git:URL@REF (an artifact with a repository and no hash), stores
+// its tree as a source artifact uploaded by id, and puts the hash, the
+// commit and its subject and author in the engine: from then on it is
+// an uploaded engine like any other, and workers fetch it from the
+// coordinator, never from the repository. Called before the job is
+// created; an engine that cannot be fetched refuses the job with nothing
+// stored.
+func (s *Store) ImportEngines(ctx context.Context, id identity.Identity, engines ...*arbiterv1.EngineSpec) error {
+	for _, e := range engines {
+		a := e.GetArtifact()
+		if a == nil || a.GetSha256() != "" || a.GetRepository() == "" {
+			continue
+		}
+		if err := mayUpload(id); err != nil {
+			return err
+		}
+		if err := s.importEngine(ctx, id, e.GetName(), a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) importEngine(ctx context.Context, id identity.Identity, name string, a *arbiterv1.EngineArtifact) error {
+	url, ref := a.GetRepository(), a.GetBranch()
+	if ref == "" {
+		ref = "HEAD"
+	}
+	what := fmt.Sprintf("engine %s: source=git:%s@%s", apierr.Q(name), gitsource.Redact(url), ref)
+	dir, c, err := s.fetchRef(ctx, what, url, ref)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Join(s.cfg.Dir, "partial"), "git-*.tmp")
+	if err != nil {
+		return apierr.New(apierr.Internal, apierr.ReasonStore, "%s: %v", what, err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	actx, cancel := context.WithTimeout(ctx, DefaultGitTimeout)
+	defer cancel()
+	if _, err := s.git(actx, dir, "archive", "--format=tar.gz", "-o", tmp.Name(), c.Commit); err != nil {
+		return apierr.New(apierr.Internal, apierr.ReasonStore, "%s: git archive: %v", what, err)
+	}
+	sha, size, err := hashAndSize(tmp.Name())
+	if err != nil {
+		return apierr.New(apierr.Internal, apierr.ReasonStore, "%s: %v", what, err)
+	}
+	if size > s.cfg.MaxBytes {
+		return apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge, "%s: the tree at %s packs to %d bytes; this coordinator takes artifacts up to %d",
+			what, c.Commit[:12], size, s.cfg.MaxBytes)
+	}
+	message := c.Subject
+	if c.Author != "" {
+		message += " (" + c.Author + ")"
+	}
+	meta := store.Artifact{SHA256: sha, Kind: int32(arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE), Size: size, Name: name + "@" + ref,
+		Uploader: id.Name, Build: a.GetBuild(), Exe: a.GetExe(), Bench: a.GetBench(), Repository: url, Branch: ref,
+		Commit: c.Commit, Message: truncate(message, maxTextBytes)}
+	for _, f := range []struct{ name, v string }{{"name", meta.Name}, {"build", meta.Build}, {"exe", meta.Exe}, {"repository", meta.Repository}} {
+		if err := checkText(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	_, stored := s.byHash[sha]
+	if !stored {
+		if err := s.checkQuota(id); err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		s.pending[sha] = pendingUpload{meta: meta, touched: s.cfg.Now()}
+		s.writing[sha] = true
+	}
+	s.mu.Unlock()
+	if !stored {
+		defer func() {
+			s.mu.Lock()
+			delete(s.writing, sha)
+			s.mu.Unlock()
+		}()
+		if err := os.Rename(tmp.Name(), s.partial(sha)); err != nil {
+			s.forget(sha)
+			return apierr.New(apierr.Internal, apierr.ReasonStore, "%s: %v", what, err)
+		}
+		if _, _, err := s.finish(ctx, meta); err != nil {
+			return err
+		}
+	}
+	a.Sha256 = sha
+	s.log.Info("engine fetched from git", zap.String("engine", name), zap.String("repository", gitsource.Redact(url)),
+		zap.String("ref", ref), zap.String("commit", c.Commit), zap.String("sha256", sha), zap.Bool("stored_already", stored),
+		zap.String("by", id.Name))
+	return nil
+}
+
+func hashAndSize(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !isRuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// Diff is the diff from commit base to commit head of repository url, as
+// git prints it with a summary of the files changed first, from the
+// mirror the fetch made; cut at MaxDiffBytes (truncated says so). It
+// fails when the mirror is gone (another coordinator fetched, or the cache
+// was removed): the page then says the diff is not at hand.
+func (s *Store) Diff(ctx context.Context, url, base, head string) (diff string, truncated bool, err error) {
+	for _, c := range []string{base, head} {
+		if len(c) < 7 || len(c) > 64 || strings.Trim(strings.ToLower(c), "0123456789abcdef") != "" {
+			return "", false, fmt.Errorf("commit %q: not a commit id", c)
+		}
+	}
+	dir := s.mirrorDir(url)
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
+		return "", false, errors.New("the repository's mirror is not on this coordinator")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "diff", "--no-color", "--no-ext-diff", "--stat=120", "--patch", base, head, "--")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", false, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", false, err
+	}
+	buf, _ := io.ReadAll(io.LimitReader(out, MaxDiffBytes+1))
+	truncated = len(buf) > MaxDiffBytes
+	if truncated {
+		buf = buf[:MaxDiffBytes]
+		cmd.Process.Kill()
+	}
+	if err := cmd.Wait(); err != nil && !truncated {
+		return "", false, fmt.Errorf("git diff: %v", err)
+	}
+	return string(buf), truncated, nil
+}

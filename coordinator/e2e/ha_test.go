@@ -1,0 +1,310 @@
+//go:build unix
+
+package e2e
+
+// Several coordinators on one PostgreSQL (docs/ha.md): real processes, a
+// real server of the test's own, leaders killed, paused and a database
+// restarted while a verified perft job and an SPRT run.
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/arbiter-chess/arbiter/internal/pgtest"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// haCoordinator is one coordinator process of a shared database, with
+// its own wait (to tell when it exits by itself).
+type haCoordinator struct {
+	i      int
+	p      *proc
+	exited chan struct{}
+}
+
+type haCluster struct {
+	t            *testing.T
+	dsn, data    string
+	grpc, http   []string
+	coords       []*haCoordinator
+	leaderKilled []time.Duration // from each leader's death to a new leader serving
+}
+
+func (h *haCluster) start(i int) {
+	t := h.t
+	t.Helper()
+	name := "coordinator-" + strconv.Itoa(i)
+	cmd := exec.Command(bin, "coordinator", "--listen", h.grpc[i], "--http", h.http[i], "--data", h.data,
+		"--token", token, "--store", h.dsn, "--lease-duration", "2s", "--unit-duration", "100ms", "--leader-timeout", "2s",
+		"--log-level", "info")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &haCoordinator{i: i, p: &proc{cmd: cmd, out: &out}, exited: make(chan struct{})}
+	// The one Wait of this process; the cleanup waits on exited.
+	go func() { cmd.Wait(); close(c.exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Process.Signal(syscall.SIGCONT)
+		<-c.exited
+		if t.Failed() {
+			t.Logf("--- %s output:\n%s", name, lastLines(out.String(), 40))
+		}
+	})
+	h.coords[i] = c
+}
+
+// readyz is coordinator i's /readyz (code 0: no answer).
+func (h *haCluster) readyz(i int) (int, string) {
+	c := http.Client{Timeout: time.Second}
+	resp, err := c.Get("http://" + h.http[i] + "/readyz")
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// leader waits until exactly one coordinator says it leads, restarting
+// any that exited by itself (as a supervisor would), and returns it.
+func (h *haCluster) leader(limit time.Duration) int {
+	t := h.t
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		h.restartExited()
+		leaders := []int{}
+		for i := range h.coords {
+			if code, body := h.readyz(i); code == http.StatusOK && strings.Contains(body, "ready: leader") {
+				leaders = append(leaders, i)
+			}
+		}
+		if len(leaders) > 1 {
+			t.Fatalf("coordinators %v all say they lead", leaders)
+		}
+		if len(leaders) == 1 {
+			return leaders[0]
+		}
+		if time.Now().After(deadline) {
+			for i := range h.coords {
+				_, body := h.readyz(i)
+				t.Logf("coordinator %d: %s", i, body)
+			}
+			t.Fatalf("no leader within %v", limit)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (h *haCluster) restartExited() {
+	for i, c := range h.coords {
+		select {
+		case <-c.exited:
+			h.t.Logf("coordinator %d exited by itself (%v): restarting it; it said:\n%s", i, c.p.cmd.ProcessState, lastLines(c.p.out.String(), 6))
+			h.start(i)
+		default:
+		}
+	}
+}
+
+func (h *haCluster) kill(i int) {
+	h.coords[i].p.cmd.Process.Signal(syscall.SIGKILL)
+	<-h.coords[i].exited
+}
+
+// killLeader SIGKILLs the leader, measures until another serves, and
+// restarts the dead one (it comes back as a follower).
+func (h *haCluster) killLeader() {
+	l := h.leader(30 * time.Second)
+	at := time.Now()
+	h.kill(l)
+	h.start(l)
+	n := h.leader(30 * time.Second)
+	h.leaderKilled = append(h.leaderKilled, time.Since(at))
+	h.t.Logf("leader %d killed; %d leads after %v", l, n, time.Since(at).Round(time.Millisecond))
+}
+
+// TestChaosSeveralCoordinators: three coordinators on one PostgreSQL,
+// two workers given the three addresses, a perft 6 job with verification
+// and an SPRT. The leader is SIGKILLed three times, a follower once, the
+// leader is paused (SIGSTOP) past the leader timeout once, and
+// PostgreSQL is restarted once. Afterwards: the perft total and divide
+// are exact, the SPRT's counts equal the stored batches and PGNs, no
+// batch or run is counted twice, the paused leader exited on waking, and
+// status is identical from two successive leaders.
+func TestChaosSeveralCoordinators(t *testing.T) {
+	pg := pgtest.StartOwn(t)
+	h := &haCluster{t: t, dsn: pg.NewDatabase(t), data: t.TempDir(), coords: make([]*haCoordinator, 3)}
+	pgDatabases.Store(h.data, h.dsn) // for storeCounts and openStoreDB
+	for range 3 {
+		h.grpc = append(h.grpc, freeAddr(t))
+		h.http = append(h.http, freeAddr(t))
+	}
+	for i := range 3 {
+		h.start(i)
+	}
+	h.leader(30 * time.Second)
+	list := strings.Join(h.grpc, ",")
+	conn := dial(t, list, token)
+	tokens := []string{workerToken(t, list), workerToken(t, list)}
+	var workers []*proc
+	for i, tok := range tokens {
+		// Debug: a line per perft unit computed (and per batch played),
+		// from which idle stretches are measured.
+		workers = append(workers, start(t, "worker-"+strconv.Itoa(i), "worker", "--coordinator", list, "--token", tok, "--threads", "1", "--hash", "16",
+			"--name", "ha-"+strconv.Itoa(i), "--log-level", "debug"))
+	}
+	perft := submit(t, conn, &arbiterv1.PerftSpec{Depth: 6, SplitPly: 3, VerifyFraction: 0.2})
+	sprt := submitTest(t, list, "sprt", "--each", "nodes=400", "--sprt", "elo0=0,elo1=40,model=logistic", "--batch-pairs", "2")
+
+	pause := func() { time.Sleep(3 * time.Second) }
+	pause()
+	h.killLeader()
+	pause()
+	// A follower killed: nothing changes for the workers.
+	l := h.leader(30 * time.Second)
+	f := (l + 1) % 3
+	h.kill(f)
+	h.start(f)
+	if n := h.leader(30 * time.Second); n != l {
+		t.Fatalf("killing follower %d moved the lead from %d to %d", f, l, n)
+	}
+	pause()
+	h.killLeader()
+	pause()
+	// The leader paused past its timeout: another takes over; woken up,
+	// the paused one finds it has lost and exits.
+	l = h.leader(30 * time.Second)
+	h.coords[l].p.cmd.Process.Signal(syscall.SIGSTOP)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n := -1
+		for i := range h.coords {
+			if i != l {
+				if code, body := h.readyz(i); code == http.StatusOK && strings.Contains(body, "ready: leader") {
+					n = i
+				}
+			}
+		}
+		if n >= 0 {
+			t.Logf("leader %d paused; %d took over", l, n)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("nobody took over from a paused leader")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	h.coords[l].p.cmd.Process.Signal(syscall.SIGCONT)
+	select {
+	case <-h.coords[l].exited:
+		if out := h.coords[l].p.out.String(); !strings.Contains(out, "lost the lead") || h.coords[l].p.cmd.ProcessState.ExitCode() != 1 {
+			t.Fatalf("the paused leader exited without saying it lost the lead:\n%s", lastLines(out, 20))
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the paused leader still runs 15 s after waking up")
+	}
+	h.start(l)
+	pause()
+	pg.Restart(t, time.Second)
+	t.Log("PostgreSQL restarted")
+	h.leader(60 * time.Second)
+	pause()
+	h.killLeader()
+
+	waitFor(t, conn, perft.GetJobId(), 4*time.Minute, "perft done", done)
+	job := waitFor(t, conn, sprt, 4*time.Minute, "SPRT done", done)
+	want := localPerft(t, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", 6)
+	checkDivide(t, getJob(t, conn, perft.GetJobId()), want)
+	got, st := progressCounts(job), storeCounts(t, h.data, sprt)
+	if got.pairs != st.pairs || got.penta != st.penta || st.pgns != 2*st.pairs || st.batches != st.distinctIdx || got.batches != st.batches {
+		t.Fatalf("SPRT counts %+v, store %+v: want equal, two PGNs per pair, one row per batch", got, st)
+	}
+	db, err := openStoreDB(h.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var dupRuns int
+	if err := db.QueryRow("SELECT COUNT(*) FROM (SELECT unit_id, worker_id FROM runs GROUP BY unit_id, worker_id HAVING COUNT(*) > 1) AS dup").Scan(&dupRuns); err != nil || dupRuns != 0 {
+		t.Fatalf("%d units with two runs of one worker (%v)", dupRuns, err)
+	}
+	// Status as the leader tells it, then as the next one does.
+	status := func() string {
+		t.Helper()
+		var all string
+		for _, id := range []string{perft.GetJobId(), sprt} {
+			out, code := cli(t, append([]string{"status", "--json", id}, clientArgs(list)...)...)
+			if code != 0 {
+				t.Fatalf("status %s: exit %d: %s", id, code, out)
+			}
+			all += out
+		}
+		return all
+	}
+	before := status()
+	h.killLeader()
+	if after := status(); after != before {
+		t.Fatalf("status differs between leaders:\n%s\n---\n%s", before, after)
+	}
+	var worst time.Duration
+	for _, d := range h.leaderKilled {
+		worst = max(worst, d)
+	}
+	// No worker idle for longer than the lease duration (2 s) plus 5 s:
+	// the longest stretch between two units it finished.
+	for i, w := range workers {
+		gap, at := longestGap(t, w.out.String())
+		t.Logf("worker %d: longest stretch without finishing a unit: %v (ending %s)", i, gap.Round(time.Millisecond), at.Format("15:04:05.000"))
+		if gap > 7*time.Second {
+			t.Errorf("worker %d idle for %v (ending %s): more than the lease duration plus 5 s", i, gap, at.Format("15:04:05.000"))
+		}
+	}
+	t.Logf("SPRT: %d pairs in %d batches, %d PGNs; perft exact; leader deaths to a new leader serving: %v (worst %v)",
+		st.pairs, st.batches, st.pgns, h.leaderKilled, worst.Round(time.Millisecond))
+}
+
+// longestGap is the longest stretch between two consecutive units a
+// worker's JSON log says it finished (perft units computed, batches
+// played), and when it ended.
+func longestGap(t *testing.T, log string) (time.Duration, time.Time) {
+	t.Helper()
+	var prev, at time.Time
+	var gap time.Duration
+	n := 0
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, `"msg":"unit computed"`) && !strings.Contains(line, `"msg":"batch played"`) {
+			continue
+		}
+		var rec struct {
+			TS string `json:"ts"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			continue
+		}
+		ts, err := time.Parse(time.RFC3339Nano, rec.TS)
+		if err != nil {
+			t.Fatalf("worker log time %q: %v", rec.TS, err)
+		}
+		n++
+		if !prev.IsZero() && ts.Sub(prev) > gap {
+			gap, at = ts.Sub(prev), ts
+		}
+		prev = ts
+	}
+	if n < 10 {
+		t.Fatalf("the worker's log names %d finished units: is it logging at debug in JSON?", n)
+	}
+	return gap, at
+}

@@ -1,0 +1,107 @@
+// Package gittest makes git repositories and serves them on loopback for
+// tests: a real git (the binary) behind a real HTTP server
+// (git http-backend through net/http/cgi), as a forge serves them.
+package gittest
+
+import (
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Git runs git in dir with a fixed author and date (so commits are
+// reproducible) and returns its trimmed output.
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=Ada Tester", "GIT_AUTHOR_EMAIL=ada@example.org",
+		"GIT_COMMITTER_NAME=Ada Tester", "GIT_COMMITTER_EMAIL=ada@example.org",
+		"GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Repo is a work tree whose commits a test makes.
+type Repo struct {
+	t   testing.TB
+	Dir string
+}
+
+// NewRepo makes an empty repository named name under root (its branch
+// main), ready to be served by Serve(root).
+func NewRepo(t testing.TB, root, name string) *Repo {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := filepath.Join(root, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	Git(t, dir, "init", "--quiet", "--initial-branch=main")
+	return &Repo{t: t, Dir: dir}
+}
+
+// Commit writes files (name → content; "" removes it) and commits them
+// with subject on the current branch; it returns the commit id.
+func (r *Repo) Commit(subject string, files map[string]string) string {
+	r.t.Helper()
+	for name, content := range files {
+		p := filepath.Join(r.Dir, name)
+		if content == "" {
+			os.Remove(p)
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			r.t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	Git(r.t, r.Dir, "add", "-A")
+	Git(r.t, r.Dir, "commit", "--quiet", "--allow-empty", "-m", subject)
+	return Git(r.t, r.Dir, "rev-parse", "HEAD")
+}
+
+// Branch makes branch name at the current commit and checks it out.
+func (r *Repo) Branch(name string) { r.t.Helper(); Git(r.t, r.Dir, "checkout", "--quiet", "-b", name) }
+
+// Checkout checks out an existing branch.
+func (r *Repo) Checkout(name string) { r.t.Helper(); Git(r.t, r.Dir, "checkout", "--quiet", name) }
+
+// Serve serves the repositories under root over smart HTTP at the
+// returned base URL (base + "/" + name is a repository's URL), until the
+// test ends.
+func Serve(t testing.TB, root string) string {
+	t.Helper()
+	url, _ := ServeStoppable(t, root)
+	return url
+}
+
+// ServeStoppable is Serve with a function that stops the server before
+// the test ends (a repository that goes away).
+func ServeStoppable(t testing.TB, root string) (string, func()) {
+	t.Helper()
+	execPath, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Skip("no git")
+	}
+	backend := filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend")
+	if _, err := os.Stat(backend); err != nil {
+		t.Skip("no git-http-backend")
+	}
+	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1"}}
+	srv := httptest.NewServer(http.StripPrefix("/git", h))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/git", srv.Close
+}
