@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -15,6 +19,8 @@ func newStatusCommand() *cobra.Command {
 	var block bool
 	var style string
 	var blockStyle jobreport.BlockStyle
+	var find arbiterv1.ListJobsRequest
+	var since, until string
 	cmd := newClientCommand(&cobra.Command{
 		Use:   "status [JOB]",
 		Short: "Show a coordinator's jobs, or one job in detail",
@@ -23,7 +29,15 @@ time control, games, Elo and LLR; perft jobs with depth, nodes, progress and
 FEN; tunes), and the reason of each job that cannot progress. With JOB,
 show that job in detail. --json prints the same as JSON (docs/json.md).
 --block prints a test's or tune's result block, the text to paste into a
-pull request, in OpenBench's layout or (--style fishtest) Fishtest's.`,
+pull request, in OpenBench's layout or (--style fishtest) Fishtest's.
+
+The list can be filtered (each filter only when given): --user, --engine
+(either engine's name), --state (running, pending, approval, done,
+cancelled, failed), --verdict (passed, failed, none), --kind (test, perft, spsa,
+sprt, match, datagen), --tag, --tc (the time control as lists show it,
+e.g. 10+0.1), --text (a substring of ids, engines, tags, notes, users),
+--since and --until (dates, YYYY-MM-DD, inclusive). When more jobs match
+than --limit, the command prints the --cursor of the next page.`,
 		Args: cobra.MaximumNArgs(1),
 		// The flags are checked before the coordinator is called.
 		PreRunE: func(cmd *cobra.Command, args []string) error {
@@ -36,6 +50,20 @@ pull request, in OpenBench's layout or (--style fishtest) Fishtest's.`,
 			}
 			if json, _ := cmd.Flags().GetBool("json"); block && json {
 				return usageError("--block and --json: choose one")
+			}
+			for _, d := range []struct {
+				flag, v string
+				t       **timestamppb.Timestamp
+				add     int
+			}{{"--since", since, &find.CreatedAfter, 0}, {"--until", until, &find.CreatedBefore, 1}} {
+				if d.v == "" {
+					continue
+				}
+				day, err := time.Parse(time.DateOnly, d.v)
+				if err != nil {
+					return usageError("%s %q: want a date as YYYY-MM-DD", d.flag, d.v)
+				}
+				*d.t = timestamppb.New(day.AddDate(0, 0, d.add))
 			}
 			return nil
 		},
@@ -56,8 +84,10 @@ pull request, in OpenBench's layout or (--style fishtest) Fishtest's.`,
 			}
 			return jobreport.PrintJob(r.out, resp.GetJob())
 		}
+		req := proto.Clone(&find).(*arbiterv1.ListJobsRequest)
+		req.Limit = limit
 		resp, err := retried(r, func(ctx context.Context) (*arbiterv1.ListJobsResponse, error) {
-			return r.c.Jobs.ListJobs(ctx, &arbiterv1.ListJobsRequest{Limit: limit})
+			return r.c.Jobs.ListJobs(ctx, req)
 		})
 		if err != nil {
 			return r.failed("status", err)
@@ -65,10 +95,28 @@ pull request, in OpenBench's layout or (--style fishtest) Fishtest's.`,
 		if r.json {
 			return jobreport.WriteJobs(r.out, resp.GetJobs())
 		}
-		return jobreport.PrintJobs(r.out, resp.GetJobs())
+		if err := jobreport.PrintJobs(r.out, resp.GetJobs()); err != nil {
+			return err
+		}
+		if next := resp.GetNextCursor(); next != "" {
+			fmt.Fprintf(r.errOut, "more jobs match: add --cursor %s for the next page\n", next)
+		}
+		return nil
 	})
-	cmd.Flags().Uint32Var(&limit, "limit", 100, "most jobs to list")
-	cmd.Flags().BoolVar(&block, "block", false, "print the job's result block (the text engine authors paste into a pull request)")
-	cmd.Flags().StringVar(&style, "style", "openbench", "layout of --block: openbench or fishtest")
+	fl := cmd.Flags()
+	fl.Uint32Var(&limit, "limit", 100, "most jobs to list")
+	fl.BoolVar(&block, "block", false, "print the job's result block (the text engine authors paste into a pull request)")
+	fl.StringVar(&style, "style", "openbench", "layout of --block: openbench or fishtest")
+	fl.StringVar(&find.Submitter, "user", "", "list only the jobs this identity submitted")
+	fl.StringVar(&find.Engine, "engine", "", "list only tests with an engine of this name")
+	fl.StringVar(&find.State, "state", "", "list only jobs in this state: running, pending, approval (waiting for an approver), done, cancelled, failed")
+	fl.StringVar(&find.Verdict, "verdict", "", "list only tests with this verdict: passed, failed, none")
+	fl.StringVar(&find.Kind, "kind", "", "list only jobs of this kind: test, perft, spsa, sprt, match, datagen")
+	fl.StringVar(&find.Tag, "tag", "", "list only tests with this tag")
+	fl.StringVar(&find.TimeControl, "tc", "", "list only tests at this time control (as lists show it, e.g. 10+0.1)")
+	fl.StringVar(&find.Text, "text", "", "list only jobs whose id, engines, tags, notes or user contain this text")
+	fl.StringVar(&since, "since", "", "list only jobs created on or after this date (YYYY-MM-DD)")
+	fl.StringVar(&until, "until", "", "list only jobs created on or before this date (YYYY-MM-DD)")
+	fl.StringVar(&find.Cursor, "cursor", "", "list the page after this cursor (printed when more jobs match)")
 	return cmd
 }

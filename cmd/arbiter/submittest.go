@@ -22,6 +22,15 @@ import (
 type testFlags struct {
 	m      matchplan.TestFlags
 	pgnout string
+	// tags and notes find the test later (submit only).
+	tags  []string
+	notes string
+}
+
+// addFindable adds --tag and --notes.
+func (f *testFlags) addFindable(fl *pflag.FlagSet) {
+	fl.StringArrayVar(&f.tags, "tag", nil, "a tag to find the test by (repeat for more; letters, digits, '-', '_', '.'); editable with arbiter modify")
+	fl.StringVar(&f.notes, "notes", "", "notes about the test (free text, at most 2000 bytes); editable with arbiter modify")
 }
 
 func (f *testFlags) add(fl *pflag.FlagSet, prefix string) {
@@ -69,6 +78,9 @@ func (f *testFlags) run(out, stderr io.Writer, needSPRT bool, o jobreport.TestOu
 		if err != nil {
 			return usageError("%v", err)
 		}
+		for _, t := range tests {
+			t.Spec.Tags, t.Spec.Notes = f.tags, f.notes
+		}
 		ctx, c, done, err := session()
 		if err != nil {
 			return err
@@ -80,6 +92,7 @@ func (f *testFlags) run(out, stderr io.Writer, needSPRT bool, o jobreport.TestOu
 	if err != nil {
 		return usageError("%v", err)
 	}
+	spec.Tags, spec.Notes = f.tags, f.notes
 	if note := plan.RepeatNote(); note != "" {
 		fmt.Fprintln(stderr, note)
 	}
@@ -123,6 +136,7 @@ func newSubmitTestCommands() []*cobra.Command {
 		}
 		client.add(cmd.Flags())
 		f.add(cmd.Flags(), "")
+		f.addFindable(cmd.Flags())
 		if kind == "match" {
 			f.addTournament(cmd.Flags(), "rated together by --wait")
 		}

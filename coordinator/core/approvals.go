@@ -39,6 +39,9 @@ type Approvals interface {
 	// Decide checks that caller may decide jobID of submitter, and
 	// records the approval or refusal.
 	Decide(ctx context.Context, caller identity.Identity, jobID, submitter string, approve bool, reason string) error
+	// MayApprove reports whether caller is an approver (or an admin): one
+	// who may also change, stop and resume other people's jobs.
+	MayApprove(ctx context.Context, caller identity.Identity) bool
 }
 
 // Auditor records who did what (*store.Store's Audit).

@@ -79,8 +79,9 @@ type Config struct {
 	// Approvals, when set, holds the jobs of submitters it names until an
 	// approver approves them (approvals.go).
 	Approvals Approvals
-	// Auditor, when set, records approvals, refusals, cancels and
-	// priority changes with who made them.
+	// Auditor, when set, records who cancelled, changed, resumed,
+	// rescheduled, approved or refused a job and who blocked a worker
+	// (recordAudit).
 	Auditor Auditor
 }
 
@@ -146,6 +147,11 @@ type Core struct {
 	// creates of such jobs in progress (approvals.go).
 	held         map[string]bool
 	creatingHeld int
+
+	// blocked holds the blocked workers and identities (block.go), under
+	// mu; blockMu orders their changes.
+	blocked map[string]Block
+	blockMu sync.Mutex
 
 	wake      wakeup
 	reg       registry
@@ -230,6 +236,9 @@ func (c *Core) Load(ctx context.Context) error {
 			c.addWorker(w)
 		}
 		c.mu.Unlock()
+		if err := c.loadBlocks(ctx); err != nil {
+			return err
+		}
 	}
 	for _, wl := range c.workloads {
 		refs, err := wl.Load(ctx)
@@ -470,7 +479,7 @@ func (c *Core) Changed(jobID string) (<-chan struct{}, error) {
 // Cancel stops a running job on behalf of caller: its submitter or an
 // admin.
 func (c *Core) Cancel(ctx context.Context, caller identity.Identity, jobID, reason string) error {
-	if err := c.mayManage(caller, jobID, "cancel"); err != nil {
+	if err := c.mayManage(ctx, caller, jobID, "cancel"); err != nil {
 		return err
 	}
 	wl := c.reg.workload(jobID)
@@ -481,14 +490,15 @@ func (c *Core) Cancel(ctx context.Context, caller identity.Identity, jobID, reas
 	c.endJobLeases(jobID)
 	delete(c.held, jobID)
 	c.mu.Unlock()
-	c.audit(ctx, caller.Name, "job.cancel", jobID, reason)
+	c.recordAudit(ctx, caller, "job.cancel", jobID, reason)
 	c.reg.changed(jobID)
 	return nil
 }
 
 // mayManage refuses caller unless it may act on job jobID (verb: "cancel",
-// "change"): a client or admin, and the job's submitter or an admin.
-func (c *Core) mayManage(caller identity.Identity, jobID, verb string) error {
+// "change", "resume"): a client or admin, and the job's submitter, an
+// approver (Approvals.MayApprove) or an admin.
+func (c *Core) mayManage(ctx context.Context, caller identity.Identity, jobID, verb string) error {
 	if !caller.CanSubmit() {
 		return wrongRole(caller, verb+" jobs")
 	}
@@ -496,11 +506,14 @@ func (c *Core) mayManage(caller identity.Identity, jobID, verb string) error {
 	if !ok {
 		return unknownJob(jobID)
 	}
-	if !caller.IsAdmin() && ref.Submitter != "" && ref.Submitter != caller.Name {
-		return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
-			"job %s was submitted by %s; only its submitter or an admin may %s it", jobID, ref.Submitter, verb)
+	if caller.IsAdmin() || ref.Submitter == "" || ref.Submitter == caller.Name {
+		return nil
 	}
-	return nil
+	if c.cfg.Approvals != nil && c.cfg.Approvals.MayApprove(ctx, caller) {
+		return nil
+	}
+	return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
+		"job %s was submitted by %s; only its submitter, an approver or an admin may %s it", jobID, ref.Submitter, verb)
 }
 
 // workloadOf finds the workload of a lease: by its job, or by asking the

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"fmt"
 	"math"
 
 	"github.com/arbiter-chess/arbiter/internal/apierr"
@@ -26,10 +25,10 @@ type Prioritizer interface {
 }
 
 // SetPriority changes a running job's priority and throughput share on
-// behalf of caller (its submitter or an admin). The next lease is scheduled
+// behalf of caller (its submitter, an approver or an admin). The next lease is scheduled
 // with them.
 func (c *Core) SetPriority(ctx context.Context, caller identity.Identity, jobID string, priority int32, share float64) error {
-	if err := c.mayManage(caller, jobID, "change"); err != nil {
+	if err := c.mayManage(ctx, caller, jobID, "change"); err != nil {
 		return err
 	}
 	if priority < MinPriority || priority > MaxPriority {
@@ -45,7 +44,7 @@ func (c *Core) SetPriority(ctx context.Context, caller identity.Identity, jobID 
 	if err := p.SetPriority(ctx, jobID, priority, share); err != nil {
 		return err
 	}
-	c.audit(ctx, caller.Name, "job.priority", jobID, fmt.Sprintf("priority %d, throughput %g", priority, share))
+	c.recordAudit(ctx, caller, "job.priority", jobID, Modification{Priority: &priority, Share: &share}.String())
 	c.reg.changed(jobID)
 	c.wake.signal()
 	return nil

@@ -2,7 +2,10 @@ package core
 
 import (
 	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 )
@@ -17,6 +20,18 @@ type regJob struct {
 	ref     JobRef
 	wl      Workload
 	changed chan struct{}
+	// info is what Describe said of the job once it was finished: lists
+	// read it instead of asking the workload again (a pass over 100,000
+	// stored tests costs a map look-up and several cache misses a job
+	// otherwise). It holds for the generation gen it was made in; every
+	// change of the job (changed) starts a new one.
+	info atomic.Pointer[cachedInfo]
+	gen  atomic.Int64
+}
+
+type cachedInfo struct {
+	gen  int64
+	info JobInfo
 }
 
 func (r *registry) init() { r.jobs = make(map[string]*regJob) }
@@ -74,6 +89,7 @@ func (r *registry) changed(id string) {
 	if j := r.jobs[id]; j != nil {
 		close(j.changed)
 		j.changed = make(chan struct{})
+		j.gen.Add(1)
 	}
 }
 
@@ -94,6 +110,23 @@ func (r *registry) newestFirst(fn func(id string, wl Workload) bool) {
 	r.mu.Unlock()
 	for i := len(order) - 1; i >= 0; i-- {
 		if !fn(order[i].ref.ID, order[i].wl) {
+			return
+		}
+	}
+}
+
+// newestFirstBefore is newestFirst from the newest job whose Seq is
+// below before (0: from the newest of all), found by binary search.
+func (r *registry) newestFirstBefore(before int64, fn func(j *regJob) bool) {
+	r.mu.Lock()
+	n := len(r.order)
+	if before > 0 {
+		n = sort.Search(len(r.order), func(i int) bool { return r.order[i].ref.Seq >= before })
+	}
+	order := append([]*regJob(nil), r.order[:n]...)
+	r.mu.Unlock()
+	for i := len(order) - 1; i >= 0; i-- {
+		if !fn(order[i]) {
 			return
 		}
 	}
@@ -128,6 +161,37 @@ type JobInfo struct {
 	Submitter string
 	// Started: a running job has counted or leased some of its work.
 	Started bool
+	// Seq numbers jobs in submission order (the list's keyset cursor).
+	Seq     int64
+	Created time.Time
+	// What tests add, for finding them (empty for other jobs): both
+	// engines' names, the time control as lists show it, the verdict
+	// ("passed", "failed", "none"; "" for a match without SPRT), tags and
+	// notes.
+	Engines     []string
+	TimeControl string
+	Verdict     string
+	Tags        []string
+	Notes       string
+	// Text is the job's searchable text in lower case (SearchText), for
+	// workloads that keep it made; "" has lists make it when they search.
+	Text string
+}
+
+// SearchText is what a text search of lists looks in: the id, submitter,
+// notes and the other words (engines, tags), in lower case, apart.
+func SearchText(id, submitter, notes string, words []string) string {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(id))
+	b.WriteByte(0)
+	b.WriteString(strings.ToLower(submitter))
+	b.WriteByte(0)
+	b.WriteString(strings.ToLower(notes))
+	for _, w := range words {
+		b.WriteByte(0)
+		b.WriteString(strings.ToLower(w))
+	}
+	return b.String()
 }
 
 // Describer is a workload that describes a job cheaply (from memory,
@@ -141,18 +205,36 @@ type Describer interface {
 // workloads that are not Describers are described from their snapshot's
 // reference only (ID, Submitter) and State "".
 func (c *Core) List(offset, limit int, keep func(JobInfo) bool) ([]JobInfo, bool) {
+	return c.ListBefore(0, offset, limit, keep)
+}
+
+// ListBefore is List over the jobs submitted before the job of sequence
+// number before (0: all), so that a page after the first starts where the
+// last one ended (a keyset cursor) instead of passing offset jobs again.
+func (c *Core) ListBefore(before int64, offset, limit int, keep func(JobInfo) bool) ([]JobInfo, bool) {
 	var out []JobInfo
 	more, skipped := false, 0
 	held := c.heldSet()
-	c.reg.newestFirst(func(id string, wl Workload) bool {
-		info := JobInfo{ID: id, Kind: wl.Kind()}
-		if d, ok := wl.(Describer); ok {
+	c.reg.newestFirstBefore(before, func(rj *regJob) bool {
+		id, seq, wl := rj.ref.ID, rj.ref.Seq, rj.wl
+		var info JobInfo
+		gen := rj.gen.Load()
+		if cached := rj.info.Load(); cached != nil && cached.gen == gen {
+			info = cached.info
+		} else if d, ok := wl.(Describer); ok {
 			var known bool
 			if info, known = d.Describe(id); !known {
 				return true
 			}
-		} else if ref, ok := c.reg.ref(id); ok {
-			info.Submitter = ref.Submitter
+			info.Seq = seq
+			if info.State != "" && info.State != store.StateRunning {
+				// Finished: what lists filter on no longer changes
+				// until the job does (a resume), which starts a new
+				// generation.
+				rj.info.Store(&cachedInfo{gen: gen, info: info})
+			}
+		} else {
+			info = JobInfo{ID: id, Kind: wl.Kind(), Seq: seq, Submitter: rj.ref.Submitter}
 		}
 		if (info.State == store.StateRunning || info.State == "") && held[id] {
 			info.State = StatePending

@@ -51,9 +51,15 @@ func (c *Core) Heartbeat(ctx context.Context, caller identity.Identity, workerID
 	}
 	now := c.cfg.Now()
 	out := make([]HeldStatus, len(held))
+	_, blocked := c.blockOf(w)
 	for i, h := range held {
 		st := &out[i]
 		st.LeaseID = h.LeaseID
+		if blocked {
+			// An admin blocked it: its leases ended, and none is adopted.
+			st.State = HeldCancelled
+			continue
+		}
 		if l, ok := c.leases.Get(h.LeaseID); ok && l.WorkerID == w.ID && l.UnitID == h.UnitID {
 			l, _ = c.leases.Extend(h.LeaseID, w.ID, now)
 			st.State, st.Deadline = HeldActive, l.Deadline
@@ -132,6 +138,13 @@ func (c *Core) Submit(ctx context.Context, caller identity.Identity, workerID, l
 			c.metrics.reject(RejectNotLeaseHolder)
 		}
 		return 0, err
+	}
+	if _, blocked := c.blockOf(w); blocked {
+		// Blocked by an admin: nothing it sends counts any more (its
+		// leases ended when it was blocked).
+		c.mu.Unlock()
+		c.metrics.results.WithLabelValues(Discarded.String()).Inc()
+		return Discarded, nil
 	}
 	var l Lease
 	var wl Workload

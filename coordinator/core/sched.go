@@ -58,7 +58,7 @@ func (c *Core) Lease(ctx context.Context, caller identity.Identity, workerID str
 		}
 		var g Grant
 		ok := false
-		if c.mayLease(caller) {
+		if _, blocked := c.blockOf(w); !blocked && c.mayLease(caller) {
 			g, ok = c.pick(w)
 		}
 		if !ok && deadline != nil && held == nil {

@@ -23,8 +23,11 @@ import (
 type Activity struct {
 	Games, Incidents int64
 	// Excluded lists the running tests the worker gets no more batches of
-	// (excluded for its incidents, or unable to run them).
+	// (excluded for its incidents or results, or unable to run them).
 	Excluded []string
+	// FarOff lists those it was excluded from for its results: they lie
+	// far from the other workers' (gamepair residuals).
+	FarOff []string
 }
 
 // WorkerActivity returns, by worker id, the games and incidents of the last
@@ -39,6 +42,11 @@ func (w *Workload) WorkerActivity() map[string]Activity {
 	for id, ids := range w.Barred() {
 		a := out[id]
 		a.Excluded = ids
+		out[id] = a
+	}
+	for id, ids := range w.FarOff() {
+		a := out[id]
+		a.FarOff = ids
 		out[id] = a
 	}
 	return out

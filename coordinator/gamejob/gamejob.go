@@ -149,6 +149,9 @@ type Workload struct {
 	log     *zap.Logger
 	store   *store.Store
 	metrics *metrics
+	// copies lists, by test id, the tests rescheduled from it, in
+	// submission order (find.go). Mu guards it.
+	copies map[string][]string
 }
 
 // test is one match or SPRT test in memory: a gamepair.Job (records,
@@ -161,7 +164,8 @@ type test struct {
 	totalPairs int // 0: an SPRT without a cap on games
 	nBatches   int // batch indexes are [0, nBatches)
 	seq        *sprt.Sequential
-	hist       *history // built on first request (history.go)
+	hist       *history   // built on first request (history.go)
+	find       *findCache // what lists find it by, made on first use (find.go)
 }
 
 // Base implements gamepair.Entry.
@@ -194,6 +198,7 @@ func New(cfg Config) *Workload {
 			Over:     (*test).over,
 			Snapshot: w.snapshot,
 			Submit:   w.submit,
+			Describe: w.describe,
 		}}
 	w.Init()
 	w.metrics.register(cfg.Registerer, cfg.Games == nil, w)

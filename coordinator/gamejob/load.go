@@ -37,6 +37,7 @@ func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, *gamepa
 	if err != nil {
 		return nil, nil, fmt.Errorf("batches: %w", err)
 	}
+	w.noteCopy(t.spec.GetRescheduledFrom(), rec.ID)
 	return t, &gamepair.Stored{Counted: w.checkBatches(t, batches), PGNsExpired: !row.PGNsExpired.IsZero()}, nil
 }
 
@@ -65,7 +66,7 @@ func (w *Workload) testOf(rec *store.Job, row *store.Test) (*test, error) {
 		if games%2 != 0 || games > MaxGames {
 			return nil, fmt.Errorf("games %d: want an even number up to %d", games, MaxGames)
 		}
-		t = &test{Job: gamepair.Job{Workers: w.cfg.NewWorkers()}, spec: gamepair.WithoutOpenings(spec), batchPairs: row.BatchPairs,
+		t = &test{Job: gamepair.Job{Workers: w.cfg.NewJudgedWorkers()}, spec: gamepair.WithoutOpenings(spec), batchPairs: row.BatchPairs,
 			totalPairs: int(games / 2)}
 		t.nBatches = batchCount(t.totalPairs, t.batchPairs)
 	}

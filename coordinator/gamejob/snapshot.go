@@ -23,6 +23,8 @@ func (w *Workload) snapshot(t *test, out *arbiterv1.Job) {
 	out.Progress = &arbiterv1.JobProgress{UnitsTotal: uint64(t.Rec.UnitsTotal), UnitsDone: uint64(t.Done),
 		ActiveWorkers: uint32(t.Batches.Workers())}
 	out.MatchProgress = w.progress(t)
+	out.MatchProgress.StoppedByHand = t.stoppedByHand()
+	out.MatchProgress.RescheduledAs = slices.Clone(w.copies[t.Rec.ID])
 }
 
 // Verifications returns the tests that verify tune tuneID

@@ -145,6 +145,9 @@ func (w *Workload) submit(specAny any) (*gamepair.Submission[*test], error) {
 	if err := w.checkVerifies(spec); err != nil {
 		return nil, err
 	}
+	if err := w.checkFindable(spec); err != nil {
+		return nil, err
+	}
 	c, err := w.checkSpec(spec, MaxBatchPairs)
 	if err != nil {
 		return nil, err
@@ -161,7 +164,11 @@ func (w *Workload) submit(specAny any) (*gamepair.Submission[*test], error) {
 	}
 	sub := &gamepair.Submission[*test]{Job: t, Kind: c.kind, Prefix: "s", Spec: spec,
 		Write: func(ctx context.Context, rec *store.Job, b []byte) error {
-			return w.store.CreateTest(ctx, rec, &store.Test{JobID: rec.ID, Spec: b, BatchPairs: c.batchPairs, SPRT: seq})
+			if err := w.store.CreateTest(ctx, rec, &store.Test{JobID: rec.ID, Spec: b, BatchPairs: c.batchPairs, SPRT: seq}); err != nil {
+				return err
+			}
+			w.noteCopy(spec.GetRescheduledFrom(), rec.ID)
+			return nil
 		},
 		Log: []zap.Field{zap.String("kind", c.kind), zap.String("engine_a", spec.GetEngineA().GetName()),
 			zap.String("engine_b", spec.GetEngineB().GetName()), zap.Int("openings", len(c.openings)),
@@ -177,7 +184,7 @@ func (w *Workload) submit(specAny any) (*gamepair.Submission[*test], error) {
 func (w *Workload) newTest(c *checked) *test {
 	n := batchCount(c.totalPairs, c.batchPairs)
 	return &test{
-		Job:        gamepair.Job{Workers: w.cfg.NewWorkers(), Openings: c.openings, Batches: gamepair.NewBatches(n)},
+		Job:        gamepair.Job{Workers: w.cfg.NewJudgedWorkers(), Openings: c.openings, Batches: gamepair.NewBatches(n)},
 		spec:       gamepair.WithoutOpenings(c.spec),
 		batchPairs: c.batchPairs,
 		totalPairs: c.totalPairs,

@@ -163,3 +163,11 @@ func (b *Batches) Workers() int {
 func (b *Batches) Position() (stored, reopened, next int) {
 	return len(b.stored), len(b.retry), b.next
 }
+
+// Resize changes the range to [0, total) (a test's new game cap). The
+// caller keeps total at or above every index handed out (Position's next).
+func (b *Batches) Resize(total int) {
+	if total >= b.next {
+		b.total = total
+	}
+}

@@ -180,6 +180,15 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	if exclude != "" {
 		events = append(events, b.Event(unit, wk.ID, EvExcluded, exclude, now))
 	}
+	// A worker whose results lie far from the others' (residual.go): this
+	// one or another, judged with this batch counted.
+	farWorker, farReason := b.Workers.JudgeResiduals(wk.ID, *br.Counts.Pentanomial)
+	if farWorker == wk.ID && exclude != "" {
+		farWorker = "" // excluded already, for its incidents
+	}
+	if farWorker != "" {
+		events = append(events, b.Event(unit, farWorker, EvExcluded, farReason, now))
+	}
 	losers := s.crossLosers(j, idx, held, cand, cross)
 	for _, l := range losers {
 		events = append(events, b.Event(unit, l.worker, EvIncident, Clip("replay mismatch: "+l.where, maxEventDetail), now),
@@ -200,6 +209,10 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	b.Workers.NoteBench(wk.ID, wk.Caps.BenchNPS)
 	if b.Workers.Played(wk.ID, 2*pairs, br.Incidents, exclude) {
 		s.logExcluded(b, wk.ID, exclude)
+	}
+	b.Workers.AddPenta(wk.ID, *br.Counts.Pentanomial)
+	if farWorker != "" && b.Workers.Exclude(farWorker, farReason) {
+		s.logExcluded(b, farWorker, farReason)
 	}
 	s.Activity.Note(wk.ID, now, 2*pairs, IncidentCount(br.Incidents))
 	s.seen(wk)

@@ -130,6 +130,10 @@ type Hooks[J Entry] struct {
 	Submit func(specAny any) (*Submission[J], error)
 	// Snapshot adds j's own to its snapshot (out has the Job's part).
 	Snapshot func(j J, out *arbiterv1.Job)
+	// Describe, when set, adds what lists find j by (engines, verdict,
+	// tags, ...) to info. It is called under Mu and must be cheap: lists
+	// call it for every job.
+	Describe func(j J, info *core.JobInfo)
 }
 
 // WorkerInfo is what snapshots show of a worker: the core's registry is
@@ -296,8 +300,12 @@ func (s *Set[J]) Describe(jobID string) (core.JobInfo, bool) {
 		return core.JobInfo{}, false
 	}
 	b := j.Base()
-	return core.JobInfo{ID: jobID, Kind: b.Rec.Kind, State: b.Rec.State, Submitter: b.Rec.Submitter,
-		Started: b.Done > 0 || b.Batches.Leased() > 0}, true
+	info := core.JobInfo{ID: jobID, Kind: b.Rec.Kind, State: b.Rec.State, Submitter: b.Rec.Submitter,
+		Started: b.Done > 0 || b.Batches.Leased() > 0, Seq: b.Rec.Seq, Created: b.Rec.CreatedAt}
+	if s.Hooks.Describe != nil {
+		s.Hooks.Describe(j, &info)
+	}
+	return info, true
 }
 
 // Snapshot is core.Workload's Snapshot: a *arbiterv1.Job with the Job's
@@ -368,6 +376,23 @@ func (s *Set[J]) Barred() map[string][]string {
 	out := map[string][]string{}
 	for _, j := range s.Running {
 		for _, id := range j.Base().Workers.Barred() {
+			out[id] = append(out[id], j.Base().Rec.ID)
+		}
+	}
+	for _, ids := range out {
+		sort.Strings(ids)
+	}
+	return out
+}
+
+// FarOff returns, by worker id, the running jobs it was excluded from for
+// its results (residual.go), sorted: the workers page flags them.
+func (s *Set[J]) FarOff() map[string][]string {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	out := map[string][]string{}
+	for _, j := range s.Running {
+		for _, id := range j.Base().Workers.FarOff() {
 			out[id] = append(out[id], j.Base().Rec.ID)
 		}
 	}

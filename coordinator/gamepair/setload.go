@@ -141,7 +141,7 @@ func (s *Set[J]) replay(j *Job, counted []Counted, events []store.Event) {
 			j.Batches.Store(c.Idx)
 		}
 		inc := DecodeIncidents(c.Incidents)
-		played = append(played, Played{WorkerID: c.WorkerID, Games: 2 * c.Pairs, Incidents: inc, At: c.At})
+		played = append(played, Played{WorkerID: c.WorkerID, Games: 2 * c.Pairs, Incidents: inc, At: c.At, Penta: c.Penta})
 		s.Activity.Note(c.WorkerID, c.At, 2*c.Pairs, IncidentCount(inc))
 	}
 	for _, e := range events {

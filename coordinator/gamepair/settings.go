@@ -43,6 +43,12 @@ type Settings struct {
 	// declares deterministic at a fixed node count when single-threaded
 	// (--replay-deterministic); the embedded engine is without saying.
 	DeterministicEngines []string
+	// ResidualLimit is the residual (residual.go) above which a worker is
+	// excluded from a test for its results (DefaultResidualLimit); a
+	// negative value judges none. ResidualMinPairs is the game pairs a
+	// worker must have played in the test before (DefaultResidualMinPairs).
+	ResidualLimit    float64
+	ResidualMinPairs int64
 }
 
 // Defaults fills in the zero values.
@@ -61,6 +67,12 @@ func (s *Settings) Defaults() {
 	}
 	if s.IncidentMaxRate <= 0 {
 		s.IncidentMaxRate = 0.2
+	}
+	if s.ResidualLimit == 0 {
+		s.ResidualLimit = DefaultResidualLimit
+	}
+	if s.ResidualMinPairs <= 0 {
+		s.ResidualMinPairs = DefaultResidualMinPairs
 	}
 }
 
@@ -91,6 +103,16 @@ func (s *Settings) Replay(unit string, b *arbiterv1.GamePairBatch, r *arbiterv1.
 // NewWorkers is a job's empty record of workers, judged over
 // IncidentWindow games at IncidentMaxRate.
 func (s *Settings) NewWorkers() *Workers { return NewWorkers(s.IncidentWindow, s.IncidentMaxRate) }
+
+// NewJudgedWorkers is NewWorkers that also judges workers by their
+// results (residual.go): for tests, whose two engines stay the same.
+func (s *Settings) NewJudgedWorkers() *Workers {
+	ws := s.NewWorkers()
+	if s.ResidualLimit > 0 {
+		ws.SetResidualJudge(ResidualSettings{Limit: s.ResidualLimit, MinPairs: s.ResidualMinPairs})
+	}
+	return ws
+}
 
 // CrossCheckable reports whether a test's games are a function of its
 // batches, so that another identity can replay them move for move: both

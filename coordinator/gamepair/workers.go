@@ -76,6 +76,8 @@ type Workers struct {
 	byID    map[string]*worker
 	refused map[string]string // workers that cannot run the job: why
 	bench   map[string]uint64 // bench speed each worker played the job at (EvBench)
+	// residual says when a worker's results exclude it (residual.go).
+	residual ResidualSettings
 }
 
 type worker struct {
@@ -84,6 +86,7 @@ type worker struct {
 	window    []windowEntry    // running jobs only
 	excluded  bool
 	reason    string
+	penta     [5]int64 // its counted pairs (residual.go)
 }
 
 // NewWorkers returns an empty record judging over window games with the
@@ -202,6 +205,7 @@ type Played struct {
 	Games     int
 	Incidents map[string]int64
 	At        time.Time
+	Penta     [5]int64
 }
 
 // Replay rebuilds the record from a job's counted batches (in the order
@@ -226,6 +230,7 @@ func (ws *Workers) Replay(batches []Played, events []store.Event) {
 	}
 	for _, b := range batches {
 		ws.count(b.WorkerID, b.Games, b.Incidents)
+		ws.AddPenta(b.WorkerID, b.Penta)
 		entry := windowEntry{games: b.Games, bad: BadGames(b.Incidents)}
 		if lost {
 			items = append(items, item{b.At, b.WorkerID, entry})
@@ -272,6 +277,10 @@ func (ws *Workers) Rows(noun string, fill func(row *arbiterv1.WorkerIncidents)) 
 		}
 	}
 	sort.Strings(ids)
+	var res map[string]float64
+	if ws.residual.Limit > 0 {
+		res = ws.ResidualOf()
+	}
 	var out []*arbiterv1.WorkerIncidents
 	for _, id := range ids {
 		wi := &arbiterv1.WorkerIncidents{WorkerId: id, BenchNps: ws.bench[id]}
@@ -285,6 +294,9 @@ func (ws *Workers) Rows(noun string, fill func(row *arbiterv1.WorkerIncidents)) 
 			wi.LimitKills = uint64(w.incidents[IncLimit])
 			wi.Other = uint64(w.incidents[IncOther] + w.incidents[IncHang])
 			wi.Excluded, wi.Reason = w.excluded, w.reason
+		}
+		if z, ok := res[id]; ok {
+			wi.Residual, wi.HasResidual = z, true
 		}
 		if why, ok := ws.refused[id]; ok {
 			wi.Excluded, wi.Reason = true, "cannot run the "+noun+": "+why

@@ -129,3 +129,26 @@ func (as *adminService) Backup(_ *arbiterv1.BackupRequest, stream arbiterv1.Admi
 		}
 	}
 }
+
+func blocksProto(bs []core.Block) []*arbiterv1.Block {
+	out := make([]*arbiterv1.Block, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, &arbiterv1.Block{WorkerId: b.WorkerID, Identity: b.Identity, Reason: b.Reason, By: b.By, At: timestamppb.New(b.At)})
+	}
+	return out
+}
+
+func (a *adminService) BlockWorker(ctx context.Context, req *arbiterv1.BlockWorkerRequest) (*arbiterv1.BlockWorkerResponse, error) {
+	bs, err := a.core.SetBlock(ctx, caller(ctx), req.GetWorkerId(), req.GetIdentity(), req.GetBlocked(), req.GetReason())
+	if err != nil {
+		return nil, err
+	}
+	return &arbiterv1.BlockWorkerResponse{Blocked: blocksProto(bs)}, nil
+}
+
+func (a *adminService) ListBlocked(ctx context.Context, req *arbiterv1.ListBlockedRequest) (*arbiterv1.ListBlockedResponse, error) {
+	if err := mayRead(caller(ctx)); err != nil {
+		return nil, err
+	}
+	return &arbiterv1.ListBlockedResponse{Blocked: blocksProto(a.core.Blocked())}, nil
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/jobfind"
 	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
@@ -206,10 +207,29 @@ func (js *jobService) ListJobs(ctx context.Context, req *arbiterv1.ListJobsReque
 		limit = 100
 	}
 	limit = min(limit, MaxListJobs)
-	snaps, _ := js.core.Jobs(limit, nil)
-	resp := &arbiterv1.ListJobsResponse{}
-	for _, s := range snaps {
-		resp.Jobs = append(resp.Jobs, s.(*arbiterv1.Job))
+	f := jobfind.Filter{Kind: req.GetKind(), State: req.GetState(), Submitter: req.GetSubmitter(), Engine: req.GetEngine(),
+		Verdict: req.GetVerdict(), Tag: req.GetTag(), TimeControl: req.GetTimeControl(), Text: req.GetText()}
+	if t := req.GetCreatedAfter(); t != nil {
+		f.After = t.AsTime()
+	}
+	if t := req.GetCreatedBefore(); t != nil {
+		f.Before = t.AsTime()
+	}
+	if err := f.Check(); err != nil {
+		return nil, err
+	}
+	cursor, err := jobfind.ParseCursor(req.GetCursor())
+	if err != nil {
+		return nil, err
+	}
+	infos, next := jobfind.Page(js.core, &f, cursor, limit)
+	resp := &arbiterv1.ListJobsResponse{NextCursor: next}
+	for _, info := range infos {
+		snap, err := js.core.Job(info.ID, false)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		resp.Jobs = append(resp.Jobs, snap.(*arbiterv1.Job))
 	}
 	resp.Jobs = js.withBlocked(resp.Jobs...)
 	return resp, nil
@@ -264,6 +284,45 @@ func (js *jobService) CancelJob(ctx context.Context, req *arbiterv1.CancelJobReq
 		return nil, err
 	}
 	return &arbiterv1.CancelJobResponse{Job: j}, nil
+}
+
+func (js *jobService) ModifyJob(ctx context.Context, req *arbiterv1.ModifyJobRequest) (*arbiterv1.ModifyJobResponse, error) {
+	m := core.Modification{Priority: req.Priority, Share: req.Throughput, Games: req.Games, Notes: req.Notes,
+		SetTags: req.GetSetTags(), Tags: req.GetTags()}
+	if !m.SetTags && len(req.GetTags()) > 0 {
+		return nil, apierr.Invalid("tags given without set_tags")
+	}
+	if err := js.core.Modify(ctx, caller(ctx), req.GetJobId(), m); err != nil {
+		return nil, err
+	}
+	j, err := js.snapshot(req.GetJobId(), true)
+	if err != nil {
+		return nil, err
+	}
+	return &arbiterv1.ModifyJobResponse{Job: j}, nil
+}
+
+func (js *jobService) ResumeJob(ctx context.Context, req *arbiterv1.ResumeJobRequest) (*arbiterv1.ResumeJobResponse, error) {
+	if err := js.core.Resume(ctx, caller(ctx), req.GetJobId()); err != nil {
+		return nil, err
+	}
+	j, err := js.snapshot(req.GetJobId(), true)
+	if err != nil {
+		return nil, err
+	}
+	return &arbiterv1.ResumeJobResponse{Job: j}, nil
+}
+
+func (js *jobService) RescheduleJob(ctx context.Context, req *arbiterv1.RescheduleJobRequest) (*arbiterv1.RescheduleJobResponse, error) {
+	ref, err := js.games.Reschedule(ctx, js.core, caller(ctx), req.GetJobId())
+	if err != nil {
+		return nil, err
+	}
+	j, err := js.snapshot(ref.ID, true)
+	if err != nil {
+		return nil, err
+	}
+	return &arbiterv1.RescheduleJobResponse{Job: j}, nil
 }
 
 func (js *jobService) DownloadPGN(req *arbiterv1.DownloadPGNRequest, stream arbiterv1.JobService_DownloadPGNServer) error {

@@ -68,6 +68,8 @@ var migrations = []migration{
 	{"leadership: arbiter_leader", migrateLeader},
 	// webhooks (coordinator/store/hooks.go).
 	{"webhooks: hooks, hook_deliveries", migrateHooks},
+	// finding tests (coordinator/store/find.go).
+	{"jobs_seq index", migrateJobsSeq},
 }
 
 const schemaV1 = `

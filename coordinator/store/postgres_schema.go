@@ -254,4 +254,5 @@ CREATE TABLE default_nets (
 	{"accounts: users, sessions, approvals, audit; credentials.owner", pgExec(pgAccounts)},
 	{"leadership: arbiter_leader", pgExec(pgMigrateLeader)},
 	{"webhooks: hooks, hook_deliveries", pgExec(hooksSchema("BIGINT"))},
+	{"jobs_seq index (the first step made it, unique, here)", pgExec(`CREATE UNIQUE INDEX IF NOT EXISTS jobs_seq ON jobs(seq);`)},
 }

@@ -61,10 +61,11 @@ func (v viewer) IsAdmin() bool { return v.Signed && v.Role == identity.Admin }
 
 func (v viewer) identity() identity.Identity { return identity.Identity{Name: v.Name, Role: v.Role} }
 
-// MayManage reports whether the viewer may cancel or re-prioritise a job of
-// submitter (the core checks again).
+// MayManage reports whether the viewer may cancel, change or resume a job
+// of submitter: its submitter, an approver or an admin (the core checks
+// again).
 func (v viewer) MayManage(submitter string) bool {
-	return v.CanSubmit() && (v.IsAdmin() || submitter == "" || submitter == v.Name)
+	return v.CanSubmit() && (v.IsAdmin() || v.Approver || submitter == "" || submitter == v.Name)
 }
 
 // viewerOf resolves the request's cookie: an account's session (looked up

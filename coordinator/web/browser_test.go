@@ -11,8 +11,10 @@ package web
 //   - the numbers on the pages equal the gRPC snapshots of the same
 //     objects (what arbiter status --json prints);
 //   - an SPRT submitted from the form starts and appears in the list; its
-//     page updates live without a reload; its priority changes and it is
-//     cancelled from the page.
+//     page updates live without a reload; its priority and throughput
+//     change while it runs and it is stopped from the page, which then
+//     says the SPRT was stopped by hand; it is rescheduled (both pages
+//     link the copy) and found by tag and by user.
 // Screenshots of each page are written to $ARBITER_SCREENSHOTS (or a
 // temporary directory); with ARBITER_DOCS_IMAGES=1 two are also written to
 // docs/images/ for the README.
@@ -545,6 +547,7 @@ func TestBrowser(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#elo0"), "0"),
 		chromedp.SetValue(chromedp.CSS("#elo1"), "2"),
 		chromedp.SetValue(chromedp.CSS("#batch_pairs"), "1"),
+		chromedp.SetValue(chromedp.CSS("#t-tags"), "browser-find, stc"),
 		chromedp.Click(chromedp.CSS("#submit-test")))
 	loc := eval[string](c, "location.pathname")
 	newID := strings.TrimPrefix(loc, "/tests/")
@@ -579,21 +582,69 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the submitted test is not in the list of running work")
 	}
 
-	// ---- change its priority, then cancel it, from its page ----
+	// ---- change its priority and throughput while it runs, then stop
+	// it, from its page ----
 	c.do("open the new test", chromedp.Navigate(c.base+"/tests/"+newID), chromedp.WaitVisible(chromedp.CSS("#cancel")))
 	c.navigate("change the priority", chromedp.SetValue(chromedp.CSS("#priority"), "7"), chromedp.SetValue(chromedp.CSS("#throughput"), "2.5"),
 		chromedp.Submit(chromedp.CSS("#priority")))
-	if m := cl.job(t, grpcClient, newID).GetMatch(); m.GetPriority() != 7 || m.GetThroughput() != 2.5 {
-		t.Errorf("after the priority form: priority %d throughput %v", m.GetPriority(), m.GetThroughput())
+	if j := cl.job(t, grpcClient, newID); j.GetMatch().GetPriority() != 7 || j.GetMatch().GetThroughput() != 2.5 ||
+		j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING {
+		t.Errorf("after the change form: priority %d throughput %v, %v", j.GetMatch().GetPriority(), j.GetMatch().GetThroughput(), j.GetState())
 	}
 	same(t, "test page after the priority change", c.fields("#status"), map[string]string{"priority": "7", "throughput": "2.5"})
-	c.navigate("cancel", chromedp.Click(chromedp.CSS("#cancel")))
+	c.navigate("stop", chromedp.Click(chromedp.CSS("#cancel")))
 	j := cl.job(t, grpcClient, newID)
-	if j.GetState() != arbiterv1.JobState_JOB_STATE_CANCELLED || !strings.Contains(j.GetError(), "cancelled by carol") {
-		t.Fatalf("after cancel: %v %q", j.GetState(), j.GetError())
+	if j.GetState() != arbiterv1.JobState_JOB_STATE_CANCELLED || !strings.Contains(j.GetError(), "cancelled by carol") || !j.GetMatchProgress().GetStoppedByHand() {
+		t.Fatalf("after stop: %v %q stopped by hand %v", j.GetState(), j.GetError(), j.GetMatchProgress().GetStoppedByHand())
 	}
-	same(t, "test page after cancel", c.fields("#status"), map[string]string{"state": "cancelled " + j.GetError(), "games": u(j.GetMatchProgress().GetGames())})
+	stoppedNote := "SPRT stopped by hand: its error rates no longer hold, so its result is no verdict."
+	same(t, "test page after stop", c.fields("#status"), map[string]string{"state": "cancelled " + j.GetError() + " " + stoppedNote,
+		"games": u(j.GetMatchProgress().GetGames())})
+	if v := eval[string](c, `document.querySelector('[data-field="sprt_verdict"]').textContent`); !strings.Contains(v, "SPRT stopped by hand") {
+		t.Errorf("verdict after stop: %q", v)
+	}
 	c.screenshot("test-cancelled")
+
+	// ---- reschedule it: the copy's page links to the original and the
+	// original's to the copy ----
+	c.navigate("reschedule", chromedp.Click(chromedp.CSS("#reschedule")))
+	loc = eval[string](c, "location.pathname")
+	copyID := strings.TrimPrefix(loc, "/tests/")
+	if !strings.HasPrefix(loc, "/tests/s") || copyID == newID {
+		t.Fatalf("the reschedule went to %s", loc)
+	}
+	if from := eval[string](c, `document.querySelector('#copy-of a').textContent`); from != newID {
+		t.Errorf("the copy's page links to %q, want %s", from, newID)
+	}
+	c.visit("/tests/"+newID, "")
+	if as := eval[string](c, `document.querySelector('#copied-as a').textContent`); as != copyID {
+		t.Errorf("the original's page links to %q, want %s", as, copyID)
+	}
+
+	// ---- find both by tag and by user; the list marks the stopped SPRT ----
+	c.visit("/?tag=browser-find", "find-tag")
+	if n := eval[int](c, `document.querySelectorAll('tr[data-job="`+newID+`"], tr[data-job="`+copyID+`"]').length`); n != 2 {
+		t.Errorf("by tag: %d of the two tests listed", n)
+	}
+	if n := eval[int](c, `document.querySelectorAll('tr[data-job="`+sprtID+`"]').length`); n != 0 {
+		t.Errorf("by tag: an untagged test is listed")
+	}
+	if s := eval[string](c, `document.querySelector('tr[data-job="`+newID+`"] [data-field="stopped"]').textContent`); s != "SPRT stopped by hand" {
+		t.Errorf("the list's mark: %q", s)
+	}
+	c.visit("/users/carol", "find-user")
+	if n := eval[int](c, `document.querySelectorAll('tr[data-job="`+newID+`"], tr[data-job="`+copyID+`"]').length`); n != 2 {
+		t.Errorf("by user: %d of the two tests listed", n)
+	}
+	c.do("filter by user and tag from the form", chromedp.Navigate(c.base+"/"), chromedp.WaitVisible(chromedp.CSS("#f-tag")))
+	c.navigate("filter", chromedp.SetValue(chromedp.CSS("#f-submitter"), "carol"), chromedp.SetValue(chromedp.CSS("#f-tag"), "stc"),
+		chromedp.SetValue(chromedp.CSS("#f-state"), "cancelled"), chromedp.Submit(chromedp.CSS("#f-tag")))
+	if n := eval[int](c, `document.querySelectorAll('#tests tbody tr').length`); n != 1 || eval[int](c, `document.querySelectorAll('tr[data-job="`+newID+`"]').length`) != 1 {
+		t.Errorf("filtered by user, tag and state: %d rows", n)
+	}
+	if _, err := grpcClient.Jobs.CancelJob(ctx, &arbiterv1.CancelJobRequest{JobId: copyID}); err != nil {
+		t.Fatal(err)
+	}
 	if errs := c.consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}

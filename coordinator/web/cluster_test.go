@@ -42,6 +42,8 @@ type cluster struct {
 	client string // a client credential ("carol")
 	conns  []*clusterclient.Client
 	stop   []func()
+	// closeAll stops everything, once.
+	closeAll func()
 }
 
 const adminToken = "web-test-admin-token"
@@ -52,6 +54,9 @@ type clusterOpts struct {
 	books         string
 	dir           string
 	accounts      coordinator.AccountsConfig
+	// reopen: the store in dir was a cluster's already (its credentials
+	// exist).
+	reopen bool
 }
 
 func newCluster(t testing.TB, o clusterOpts) *cluster {
@@ -91,25 +96,34 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	}
 	cl.srv = srv
 	cl.web = httptest.NewServer(srv)
-	if cl.client, err = c.Credentials.Create(ctx, identity.Bootstrap, "carol", identity.Client); err != nil {
-		t.Fatal(err)
+	if !o.reopen {
+		if cl.client, err = c.Credentials.Create(ctx, identity.Bootstrap, "carol", identity.Client); err != nil {
+			t.Fatal(err)
+		}
 	}
-	t.Cleanup(func() {
-		for i := len(cl.stop) - 1; i >= 0; i-- {
-			cl.stop[i]()
-		}
-		srv.Close()
-		cl.web.CloseClientConnections()
-		cl.web.Close()
-		gs.Stop()
-		c.Close()
-		for _, cc := range cl.conns {
-			cc.Close()
-		}
-		st.Close()
-	})
+	var once sync.Once
+	cl.closeAll = func() {
+		once.Do(func() {
+			for i := len(cl.stop) - 1; i >= 0; i-- {
+				cl.stop[i]()
+			}
+			srv.Close()
+			cl.web.CloseClientConnections()
+			cl.web.Close()
+			gs.Stop()
+			c.Close()
+			for _, cc := range cl.conns {
+				cc.Close()
+			}
+			st.Close()
+		})
+	}
+	t.Cleanup(cl.closeAll)
 	return cl
 }
+
+// stopNow stops the cluster before the test ends (a restart on its store).
+func (cl *cluster) stopNow() { cl.closeAll() }
 
 // dial connects a gRPC client with token.
 func (cl *cluster) dial(t testing.TB, token string) *clusterclient.Client {

@@ -45,6 +45,8 @@ var funcs = template.FuncMap{
 	"progress":   progressBar,
 	"board":      func(fen string) template.HTML { return boardSVG(fen, "", 36) },
 	"testURL":    func(id string) string { return "/tests/" + url.PathEscape(id) },
+	"userURL":    func(name string) string { return "/users/" + url.PathEscape(name) },
+	"dateOnly":   dateOnly,
 	"tuneURL":    func(id string) string { return "/tunes/" + url.PathEscape(id) },
 	"paramValue": paramValue,
 	"sig":        sig,
@@ -305,4 +307,13 @@ func spsaParams(sp *arbiterv1.SpsaProgress) string {
 func perftUnverified(j *arbiterv1.Job) bool {
 	p := j.GetProgress()
 	return p.GetUnitsTotal() > 0 && p.GetUnitsVerified() == 0
+}
+
+// dateOnly is t shifted by days as YYYY-MM-DD, "" for the zero time (the
+// list's "to" date is stored as the day after it).
+func dateOnly(t time.Time, days int) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.AddDate(0, 0, days).Format(time.DateOnly)
 }

@@ -42,6 +42,7 @@ type testForm struct {
 	Model                          string
 	BatchPairs, Priority, Share    string
 	RefNPS, Event                  string
+	Tags, Notes                    string
 }
 
 type perftForm struct {
@@ -146,7 +147,8 @@ func readTestForm(r *http.Request) testForm {
 	return testForm{Kind: f("kind"), EngineA: f("engine_a"), EngineB: f("engine_b"), Each: f("each"), Book: f("book"),
 		BookOrder: f("book_order"), Seed: f("seed"), Plies: f("plies"), Games: f("games"), Elo0: f("elo0"), Elo1: f("elo1"),
 		Alpha: f("alpha"), Beta: f("beta"), Model: f("model"), BatchPairs: f("batch_pairs"), Priority: f("priority"),
-		Share: f("throughput"), RefNPS: f("reference_nps"), Event: f("event")}
+		Share: f("throughput"), RefNPS: f("reference_nps"), Event: f("event"), Tags: f("tags"),
+		Notes: strings.ReplaceAll(f("notes"), "\r\n", "\n")}
 }
 
 // defaultHangTimeout is arbiter submit's --hangtimeout default.
@@ -297,9 +299,16 @@ func (s *Server) matchSpec(r *http.Request, f testForm) (*arbiterv1.MatchSpec, e
 	if len(f.Event) > 200 {
 		return nil, bad("event %s: at most 200 bytes", clipQ(f.Event))
 	}
+	tags, err := gamejob.CheckTags(strings.FieldsFunc(f.Tags, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }))
+	if err != nil {
+		return nil, err
+	}
+	if err := gamejob.CheckNotes(f.Notes); err != nil {
+		return nil, err
+	}
 	spec := &arbiterv1.MatchSpec{EngineA: engines[0], EngineB: engines[1], TimeControl: tc, BookOrder: order, Seed: uint64(seed),
 		Games: uint64(games), Priority: int32(prio), Throughput: share, BatchPairs: uint32(batch), ReferenceNps: uint64(ref), Event: f.Event,
-		HangTimeout: durationpb.New(defaultHangTimeout)}
+		HangTimeout: durationpb.New(defaultHangTimeout), Tags: tags, Notes: f.Notes}
 	if f.Kind == "sprt" {
 		elo0, err := parseFloat("elo0", f.Elo0, -1000, 1000)
 		if err != nil {

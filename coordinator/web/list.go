@@ -5,10 +5,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
-	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
-	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
+	"github.com/arbiter-chess/arbiter/coordinator/jobfind"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
 	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -20,44 +19,55 @@ import (
 // PageSize is the number of rows of a list page.
 const PageSize = 50
 
-// listFilter is what the list page shows.
+// listFilter is what the list page shows: a jobfind.Filter, and where the
+// page starts (a keyset cursor, or a page number for links of old).
 type listFilter struct {
-	Kind      string // "", "test", "perft", "spsa", "verify"
-	State     string // "", "running" (pending too), "pending", "done", "cancelled", "failed"
-	Submitter string
-	Page      int // from 1
+	jobfind.Filter
+	Page   int   // from 1
+	Cursor int64 // the sequence number the page starts below (0: none)
 }
 
 var (
-	kinds  = []string{"", "test", "perft", "spsa", "verify"}
-	states = []string{"", "running", "pending", "done", "cancelled", "failed"}
+	kinds  = append([]string{""}, jobfind.Kinds...)
+	states = append([]string{""}, jobfind.States...)
 )
 
-func oneOf(v string, allowed []string) bool {
-	for _, a := range allowed {
-		if v == a {
-			return true
-		}
-	}
-	return false
-}
-
-// parseFilter reads the list's query, refusing values it does not know.
+// parseFilter reads the list's query, refusing values it does not know
+// with a page naming the field.
 func parseFilter(q url.Values) (listFilter, error) {
-	f := listFilter{Kind: q.Get("kind"), State: q.Get("state"), Submitter: strings.TrimSpace(q.Get("submitter")), Page: 1}
-	if !oneOf(f.Kind, kinds) {
-		return f, pageError(http.StatusBadRequest, "Bad filter", "kind %s: want test, perft, spsa or verify (or nothing for all).", clipQ(f.Kind))
-	}
-	if !oneOf(f.State, states) {
-		return f, pageError(http.StatusBadRequest, "Bad filter", "state %s: want running, pending, done, cancelled or failed (or nothing for all).", clipQ(f.State))
-	}
-	if len(f.Submitter) > 64 {
-		return f, pageError(http.StatusBadRequest, "Bad filter", "submitter %s: names are at most 64 bytes.", clipQ(f.Submitter))
+	f := listFilter{Filter: jobfind.Filter{Kind: q.Get("kind"), State: q.Get("state"), Submitter: q.Get("submitter"),
+		Engine: q.Get("engine"), Verdict: q.Get("verdict"), Tag: q.Get("tag"), TimeControl: q.Get("tc"), Text: q.Get("q")}, Page: 1}
+	bad := func(format string, args ...any) error {
+		return pageError(http.StatusBadRequest, "Bad filter", format, args...)
 	}
 	var err error
+	for _, d := range []struct {
+		key string
+		t   *time.Time
+		add int
+	}{{"from", &f.After, 0}, {"to", &f.Before, 1}} {
+		v := strings.TrimSpace(q.Get(d.key))
+		if v == "" {
+			continue
+		}
+		day, err := time.Parse(time.DateOnly, v)
+		if err != nil {
+			return f, bad("%s %s: want a date as YYYY-MM-DD.", d.key, clipQ(v))
+		}
+		*d.t = day.AddDate(0, 0, d.add) // "to" takes its whole day
+	}
+	if err := f.Check(); err != nil {
+		return f, bad("%s.", asWebError(err).Msg)
+	}
+	if f.Cursor, err = jobfind.ParseCursor(q.Get("cursor")); err != nil {
+		return f, bad("%s.", asWebError(err).Msg)
+	}
 	f.Page, err = pageNumber(q)
 	return f, err
 }
+
+// any reports whether the filter keeps less than everything.
+func (f listFilter) any() bool { return !f.Filter.Empty() }
 
 // maxPage bounds a page number (so that offsets stay small).
 const maxPage = 100000
@@ -75,39 +85,15 @@ func pageNumber(q url.Values) (int, error) {
 	return n, nil
 }
 
-// infoState is a job's state as pages show it (see jobState).
-func infoState(j core.JobInfo) string {
-	if j.State == core.StatePending {
-		return "approval"
+// query0 is q without key.
+func query0(q url.Values, key string) url.Values {
+	c := url.Values{}
+	for k, v := range q {
+		if k != key {
+			c[k] = v
+		}
 	}
-	if j.State == "running" && !j.Started {
-		return "pending"
-	}
-	return j.State
-}
-
-func (f listFilter) keep(j core.JobInfo) bool {
-	kind := "test" // match and SPRT tests are of several kinds
-	switch j.Kind {
-	case perftjob.Kind:
-		kind = "perft"
-	case spsajob.Kind:
-		kind = "spsa"
-	}
-	switch {
-	case f.Kind != "" && f.Kind != kind:
-		return false
-	case f.Submitter != "" && j.Submitter != f.Submitter:
-		return false
-	}
-	switch st := infoState(j); f.State {
-	case "":
-		return true
-	case "running":
-		return st == "running" || st == "pending"
-	default:
-		return st == f.State
-	}
+	return c
 }
 
 type listData struct {
@@ -124,7 +110,12 @@ type listData struct {
 	Next     string
 	Kinds    []string
 	States   []string
+	Verdicts []string
 	ShowJobs bool
+	// Any: the filter keeps less than everything.
+	Any bool
+	// User is the submitter whose page this is ("" on the list).
+	User string
 }
 
 func (s *Server) listPage(r *http.Request, v *view) error {
@@ -132,14 +123,40 @@ func (s *Server) listPage(r *http.Request, v *view) error {
 	if err != nil {
 		return err
 	}
-	d := &listData{Filter: f, Query: r.URL.Query(), Kinds: kinds[1:], States: states[1:], ShowJobs: f.Kind != "verify"}
+	return s.listJobs(r, v, f, "")
+}
+
+// userPage lists one submitter's jobs (/users/{name}), filtered like the
+// list.
+func (s *Server) userPage(r *http.Request, v *view) error {
+	f, err := parseFilter(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	name := r.PathValue("name")
+	f.Submitter = name
+	if err := f.Check(); err != nil {
+		return pageError(http.StatusBadRequest, "Bad user", "%s.", asWebError(err).Msg)
+	}
+	return s.listJobs(r, v, f, name)
+}
+
+func (s *Server) listJobs(r *http.Request, v *view, f listFilter, user string) error {
+	var err error
+	d := &listData{Filter: f, Query: r.URL.Query(), Kinds: kinds[1:], States: states[1:], Verdicts: jobfind.Verdicts,
+		ShowJobs: f.Kind != "verify", Any: f.any(), User: user}
+	delete(d.Query, "live")
 	offset := (f.Page - 1) * PageSize
 	more := false
+	var last int64
 	if d.ShowJobs {
 		// Filter on what the workloads describe cheaply; render snapshots
 		// of the page's jobs only.
-		infos, m := s.cfg.Core.List(offset, PageSize, f.keep)
+		infos, m := s.cfg.Core.ListBefore(f.Cursor, offset, PageSize, f.Keep)
 		more = m
+		if len(infos) > 0 {
+			last = infos[len(infos)-1].Seq
+		}
 		for _, info := range infos {
 			snap, err := s.jobSnapshot(info.ID, false)
 			if err != nil {
@@ -159,23 +176,39 @@ func (s *Server) listPage(r *http.Request, v *view) error {
 		}
 	}
 	switch {
+	case f.TestOnly():
+		// Verify sessions have no engines, verdicts or tags.
 	case f.Kind == "verify":
 		d.Verify, d.VerifyN, err = s.verifySessions(r, f, offset, PageSize)
 		more = offset+PageSize < d.VerifyN
-	case f.Kind == "" && f.Page == 1:
+	case f.Kind == "" && f.Page == 1 && f.Cursor == 0 && user == "":
 		// The first page of everything shows the latest sessions too.
 		d.Verify, d.VerifyN, err = s.verifySessions(r, f, 0, 10)
 	}
 	if err != nil {
 		return err
 	}
-	if f.Page > 1 {
+	switch {
+	case f.Cursor > 0:
+		// Keyset pages link back to the newest; the browser's back
+		// button goes one page back.
+		d.Prev = query(query0(d.Query, "cursor"), "page", "")
+	case f.Page > 1:
 		d.Prev = query(d.Query, "page", strconv.Itoa(f.Page-1))
 	}
 	if more {
-		d.Next = query(d.Query, "page", strconv.Itoa(f.Page+1))
+		if d.ShowJobs && last > 0 {
+			// The next page starts below the last job shown: a keyset
+			// cursor, so that no page passes the jobs of the pages before.
+			d.Next = query(query0(d.Query, "page"), "cursor", jobfind.Cursor(last))
+		} else {
+			d.Next = query(d.Query, "page", strconv.Itoa(f.Page+1))
+		}
 	}
 	v.Title, v.Nav, v.Page, v.tmpl = "Work", "list", d, "list"
+	if user != "" {
+		v.Title = "Work of " + user
+	}
 	v.Live = r.URL.Path + query(d.Query, "live", "1")
 	v.Grafana = s.grafana("arbiter-overview", nil)
 	return nil

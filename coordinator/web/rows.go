@@ -66,7 +66,13 @@ func workersRows(ws []workerView, now time.Time) template.HTML {
 		b.esc(w.ID)
 		b.raw(` <span class="muted">`)
 		b.esc(w.Name)
-		b.raw("</span></td>")
+		b.raw("</span>")
+		if w.Blocked != "" {
+			b.raw(` <strong class="warn" data-field="blocked" title="`)
+			b.esc(w.Blocked)
+			b.raw(`">blocked</strong>`)
+		}
+		b.raw("</td>")
 		b.cell("", "owner", w.Owner)
 		b.cell("num", "cores", utoa(uint64(w.Caps.Cores)))
 		b.cell("", "", orDash(w.Caps.Platform))
@@ -96,6 +102,11 @@ func workersRows(ws []workerView, now time.Time) template.HTML {
 		b.raw("<td>")
 		if len(w.Activity.Excluded) > 0 || len(w.BarredTunes) == 0 {
 			testLinks(&b, w.Activity.Excluded)
+		}
+		if len(w.Activity.FarOff) > 0 {
+			b.raw(` <strong class="warn" data-field="far-off">results far off in `)
+			testLinks(&b, w.Activity.FarOff)
+			b.raw("</strong>")
 		}
 		for k, id := range w.BarredTunes {
 			if k > 0 || len(w.Activity.Excluded) > 0 {
@@ -161,6 +172,11 @@ func gameWorkerRows(rows []workerRow) template.HTML {
 		b.cell("num", "", utoa(w.GetIllegalMoves()))
 		b.cell("num", "", utoa(w.GetDisconnects()))
 		b.cell("num", "", utoa(w.GetOther()))
+		if w.GetHasResidual() {
+			b.cell("num", "residual", strconv.FormatFloat(w.GetResidual(), 'f', 2, 64))
+		} else {
+			b.cell("num", "residual", "-")
+		}
 		if w.GetExcluded() {
 			b.raw(`<td><span class="state st-failed">excluded</span> `)
 			b.esc(w.GetReason())

@@ -12,6 +12,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/internal/jobkind"
+	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -63,6 +64,17 @@ type testData struct {
 	Manage    bool
 	Running   bool
 	Form      *manageForm
+	// Actions are the forms that change, stop, resume and copy the test
+	// (nil: the viewer may do none of it).
+	Actions *testManage
+}
+
+// testManage is what the test's forms need.
+type testManage struct {
+	manageForm
+	Running, Stopped, Manage, CanSubmit, SPRT bool
+	Games                                     uint64
+	Tags, Notes                               string
 }
 
 // workerTable is the per-worker table of a test's or a tune's page.
@@ -98,6 +110,12 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 	d.Form = &manageForm{ID: id, CSRF: v.CSRF, MinPrio: core.MinPriority, MaxPrio: core.MaxPriority,
 		Priority: j.GetMatch().GetPriority(), Share: j.GetMatch().GetThroughput()}
 	spec, mp := j.GetMatch(), j.GetMatchProgress()
+	stopped := j.GetState() == arbiterv1.JobState_JOB_STATE_CANCELLED
+	if mayManage := v.Viewer.MayManage(j.GetSubmitter()); (d.Running || stopped) && mayManage || v.Viewer.CanSubmit() {
+		d.Actions = &testManage{manageForm: *d.Form, Running: d.Running, Stopped: stopped, Manage: mayManage,
+			CanSubmit: v.Viewer.CanSubmit(), SPRT: j.GetKind() == jobkind.SPRT, Games: j.GetMatch().GetGames(),
+			Tags: strings.Join(j.GetMatch().GetTags(), " "), Notes: j.GetMatch().GetNotes()}
+	}
 	if sp := spec.GetSprt(); j.GetKind() == jobkind.SPRT {
 		m, _ := sprt.ParseModel(sp.GetModel())
 		d.Params = &sprt.Params{Elo0: sp.GetElo0(), Elo1: sp.GetElo1(), Alpha: sp.GetAlpha(), Beta: sp.GetBeta(), Model: m}
@@ -110,6 +128,9 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 			d.Verdict = "no decision yet"
 			if j.GetState() == arbiterv1.JobState_JOB_STATE_DONE && spec.GetGames() > 0 {
 				d.Verdict = fmt.Sprintf("no decision: the cap of %d games was reached", spec.GetGames())
+			}
+			if mp.GetStoppedByHand() {
+				d.Verdict = "no verdict: " + jobreport.StoppedByHandNote
 			}
 		}
 	}

@@ -19,6 +19,8 @@ type workerView struct {
 	BarredTunes []string
 	Live        bool // seen within three heartbeats
 	Verifying   int  // verify units it holds
+	// Blocked says why an admin blocked it ("" when not).
+	Blocked string
 }
 
 type workersData struct {
@@ -26,6 +28,11 @@ type workersData struct {
 	Rows    template.HTML
 	Live    int
 	Cores   uint32
+	// Blocks are the blocked workers and identities; Admin shows the forms
+	// that change them.
+	Blocks []core.Block
+	Admin  bool
+	CSRF   string
 }
 
 // jobOfUnit names the job of a unit id: "JOB.N" for perft units and
@@ -54,7 +61,7 @@ func (s *Server) workersPage(r *http.Request, v *view) error {
 	live := 3 * s.cfg.Core.HeartbeatInterval()
 	for _, w := range s.cfg.Core.Workers() {
 		wv := workerView{WorkerView: w, Activity: act[w.ID], Live: v.Now.Sub(w.LastSeen) <= live,
-			BarredTunes: barredTunes[w.ID]}
+			BarredTunes: barredTunes[w.ID], Blocked: s.cfg.Core.BlockedWhy(w.ID)}
 		seen := map[string]bool{}
 		for _, u := range w.Units {
 			j := jobOfUnit(u)
@@ -75,8 +82,26 @@ func (s *Server) workersPage(r *http.Request, v *view) error {
 		d.Workers = append(d.Workers, wv)
 	}
 	d.Rows = workersRows(d.Workers, v.Now)
+	d.Blocks = s.cfg.Core.Blocked()
+	d.Admin = v.Viewer.IsAdmin()
+	d.CSRF = v.CSRF
 	v.Title, v.Nav, v.Page, v.tmpl = "Workers", "workers", d, "workers"
 	v.Live = "/workers?live=1"
 	v.Grafana = s.grafana("arbiter-workers", nil)
+	return nil
+}
+
+// blockWorker blocks or unblocks a worker or an identity (admins; the
+// core checks the role again and records the change).
+func (s *Server) blockWorker(w http.ResponseWriter, r *http.Request, vw viewer) error {
+	workerID, ident := strings.TrimSpace(r.PostFormValue("worker")), strings.TrimSpace(r.PostFormValue("identity"))
+	blocked := r.PostFormValue("action") != "unblock"
+	if workerID == "" && ident == "" {
+		return bad("worker or identity: give one of them")
+	}
+	if _, err := s.cfg.Core.SetBlock(r.Context(), vw.identity(), workerID, ident, blocked, strings.TrimSpace(r.PostFormValue("reason"))); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/workers", http.StatusSeeOther)
 	return nil
 }

@@ -129,6 +129,13 @@ type TestJob struct {
 	Batches     uint64        `json:"batches_done"`
 	BatchPairs  uint32        `json:"batch_pairs"`
 	PGNs        uint64        `json:"pgns"`
+	// StoppedByHand: an SPRT stopped by hand before a bound, whose error
+	// rates no longer hold.
+	StoppedByHand   bool     `json:"stopped_by_hand,omitempty"`
+	Tags            []string `json:"tags,omitempty"`
+	Notes           string   `json:"notes,omitempty"`
+	RescheduledFrom string   `json:"rescheduled_from,omitempty"`
+	RescheduledAs   []string `json:"rescheduled_as,omitempty"`
 }
 
 // TuneJob is an SPSA tune.
@@ -188,6 +195,9 @@ type WorkerIn struct {
 	Other        uint64   `json:"other"`
 	Excluded     bool     `json:"excluded"`
 	Reason       string   `json:"reason,omitempty"`
+	// Residual is the worker's standardized chi-squared residual in the
+	// test, once there are enough game pairs.
+	Residual *float64 `json:"residual,omitempty"`
 }
 
 // JobsJSON is `arbiter status --json`: the list.
@@ -252,7 +262,8 @@ func newTestJob(j *arbiterv1.Job) *TestJob {
 	o := &TestJob{Engines: [2]EngineJSON{newEngine(s.GetEngineA()), newEngine(s.GetEngineB())}, TC: testLimits(s),
 		Book: s.GetBookName(), Openings: s.GetOpeningsCount(), GamesMax: s.GetGames(), Games: mp.GetGames(),
 		Wins: mp.GetWins(), Draws: mp.GetDraws(), Losses: mp.GetLosses(), Pentanomial: penta(mp.GetPentanomial()),
-		Batches: mp.GetBatchesDone(), BatchPairs: mp.GetBatchPairs(), PGNs: mp.GetPgns()}
+		Batches: mp.GetBatchesDone(), BatchPairs: mp.GetBatchPairs(), PGNs: mp.GetPgns(), StoppedByHand: mp.GetStoppedByHand(),
+		Tags: s.GetTags(), Notes: s.GetNotes(), RescheduledFrom: s.GetRescheduledFrom(), RescheduledAs: mp.GetRescheduledAs()}
 	if mp.GetGames() > 0 {
 		o.Elo, o.EloCI95 = finite(mp.GetElo()), [2]*float64{finite(mp.GetEloCiLow()), finite(mp.GetEloCiHigh())}
 		o.LOS, o.NElo, o.NEloHalf95 = finite(mp.GetLos()), finite(mp.GetNelo()), finite(mp.GetNeloHalfWidth())
@@ -315,6 +326,9 @@ func newWorkers(ws []*arbiterv1.WorkerIncidents) []WorkerIn {
 			TimeScale: finite(w.GetTimeScale()), Games: w.GetGames(), TimeLosses: w.GetTimeLosses(), Crashes: w.GetCrashes(),
 			IllegalMoves: w.GetIllegalMoves(), Disconnects: w.GetDisconnects(), Other: w.GetOther(), Excluded: w.GetExcluded(),
 			Reason: w.GetReason()})
+		if w.GetHasResidual() {
+			out[len(out)-1].Residual = finite(w.GetResidual())
+		}
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].WorkerID < out[b].WorkerID })
 	return out

@@ -96,6 +96,9 @@ func testRow(j *arbiterv1.Job) string {
 		if st := mp.GetSprtState(); st != "" && st != "continue" {
 			llr += " " + st
 		}
+		if mp.GetStoppedByHand() {
+			llr += " stopped by hand"
+		}
 	}
 	return fmt.Sprintf("%s\t%s\t%s vs %s\t%s\t%s\t%s\t%s", j.GetJobId(), listState(j), s.GetEngineA().GetName(), s.GetEngineB().GetName(),
 		testLimits(s), games, elo, llr)

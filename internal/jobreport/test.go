@@ -126,6 +126,11 @@ func testLimits(spec *arbiterv1.MatchSpec) string {
 	return matchspec.DescribeLimits(spec.GetTimeControl(), spec.GetEngineA(), spec.GetEngineB())
 }
 
+// StoppedByHandNote marks an SPRT a person stopped before a bound
+// wherever its result is shown: the SPRT's error rates (alpha, beta) hold
+// only for a test that runs to a bound.
+const StoppedByHandNote = "SPRT stopped by hand: its error rates no longer hold"
+
 // PrintTest prints a test: spec, fastchess-style report (via
 // sprt.FormatReport), the coordinator's SPRT state, incidents by worker.
 func PrintTest(out io.Writer, j *arbiterv1.Job) {
@@ -134,7 +139,22 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	if capReached(j) {
 		state += fmt.Sprintf(" (cap of %d games reached without an SPRT decision)", spec.GetGames())
 	}
+	if mp.GetStoppedByHand() {
+		state += " (" + StoppedByHandNote + ")"
+	}
 	fmt.Fprintf(out, "Test:       %s (%s)\nState:      %s\n", j.GetJobId(), j.GetKind(), state)
+	if tags := spec.GetTags(); len(tags) > 0 {
+		fmt.Fprintf(out, "Tags:       %s\n", strings.Join(tags, ", "))
+	}
+	if n := spec.GetNotes(); n != "" {
+		fmt.Fprintf(out, "Notes:      %s\n", strings.ReplaceAll(n, "\n", "\n            "))
+	}
+	if from := spec.GetRescheduledFrom(); from != "" {
+		fmt.Fprintf(out, "Copy of:    %s\n", from)
+	}
+	if as := mp.GetRescheduledAs(); len(as) > 0 {
+		fmt.Fprintf(out, "Copied as:  %s\n", strings.Join(as, ", "))
+	}
 	lim := testLimits(spec)
 	fmt.Fprintf(out, "Engines:    %s vs %s\n", engineDesc(spec.GetEngineA()), engineDesc(spec.GetEngineB()))
 	for _, e := range []*arbiterv1.EngineSpec{spec.GetEngineA(), spec.GetEngineB()} {
@@ -181,6 +201,9 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 			verdict = "H1 accepted"
 		case string(sprt.Rejected):
 			verdict = "H0 accepted (H1 rejected)"
+		}
+		if mp.GetStoppedByHand() {
+			verdict = "no verdict: " + StoppedByHandNote
 		}
 		fmt.Fprintf(out, "SPRT:       LLR %.2f in (%.2f, %.2f) [%g, %g] %s: %s\n", mp.GetLlr(), mp.GetLowerBound(), mp.GetUpperBound(),
 			params.Elo0, params.Elo1, params.Model, verdict)

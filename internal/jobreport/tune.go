@@ -207,14 +207,18 @@ func verifySPRT(p *arbiterv1.MatchProgress) string {
 // printWorkers prints games and incidents by worker.
 func printWorkers(out io.Writer, workers []*arbiterv1.WorkerIncidents) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKER\tNAME\tNPS\tTC×\tGAMES\tTIME LOSSES\tCRASHES\tILLEGAL\tDISCONNECTS\tOTHER\tSTATUS")
+	fmt.Fprintln(tw, "WORKER\tNAME\tNPS\tTC×\tGAMES\tTIME LOSSES\tCRASHES\tILLEGAL\tDISCONNECTS\tOTHER\tRESIDUAL\tSTATUS")
 	for _, w := range workers {
 		st := "ok"
 		if w.GetExcluded() {
 			st = "excluded: " + w.GetReason()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", w.GetWorkerId(), w.GetName(), w.GetBenchNps(), w.GetTimeScale(),
-			w.GetGames(), w.GetTimeLosses(), w.GetCrashes(), w.GetIllegalMoves(), w.GetDisconnects(), w.GetOther(), st)
+		res := "-"
+		if w.GetHasResidual() {
+			res = fmt.Sprintf("%.2f", w.GetResidual())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", w.GetWorkerId(), w.GetName(), w.GetBenchNps(), w.GetTimeScale(),
+			w.GetGames(), w.GetTimeLosses(), w.GetCrashes(), w.GetIllegalMoves(), w.GetDisconnects(), w.GetOther(), res, st)
 	}
 	tw.Flush()
 }

@@ -631,6 +631,281 @@ func (x *BackupResponse) GetData() []byte {
 	return nil
 }
 
+// BlockWorkerRequest names a worker (by id) or an identity, exactly one.
+type BlockWorkerRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	WorkerId string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Identity string                 `protobuf:"bytes,2,opt,name=identity,proto3" json:"identity,omitempty"`
+	// false unblocks.
+	Blocked       bool   `protobuf:"varint,3,opt,name=blocked,proto3" json:"blocked,omitempty"`
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockWorkerRequest) Reset() {
+	*x = BlockWorkerRequest{}
+	mi := &file_arbiter_v1_admin_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockWorkerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockWorkerRequest) ProtoMessage() {}
+
+func (x *BlockWorkerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_admin_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockWorkerRequest.ProtoReflect.Descriptor instead.
+func (*BlockWorkerRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_admin_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *BlockWorkerRequest) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *BlockWorkerRequest) GetIdentity() string {
+	if x != nil {
+		return x.Identity
+	}
+	return ""
+}
+
+func (x *BlockWorkerRequest) GetBlocked() bool {
+	if x != nil {
+		return x.Blocked
+	}
+	return false
+}
+
+func (x *BlockWorkerRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// Block is one blocked worker or identity.
+type Block struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	WorkerId string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Identity string                 `protobuf:"bytes,2,opt,name=identity,proto3" json:"identity,omitempty"`
+	Reason   string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The admin who blocked it.
+	By            string                 `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"`
+	At            *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Block) Reset() {
+	*x = Block{}
+	mi := &file_arbiter_v1_admin_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Block) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Block) ProtoMessage() {}
+
+func (x *Block) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_admin_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Block.ProtoReflect.Descriptor instead.
+func (*Block) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_admin_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *Block) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *Block) GetIdentity() string {
+	if x != nil {
+		return x.Identity
+	}
+	return ""
+}
+
+func (x *Block) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Block) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *Block) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+// BlockWorkerResponse lists what is blocked after the change.
+type BlockWorkerResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Blocked       []*Block               `protobuf:"bytes,1,rep,name=blocked,proto3" json:"blocked,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockWorkerResponse) Reset() {
+	*x = BlockWorkerResponse{}
+	mi := &file_arbiter_v1_admin_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockWorkerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockWorkerResponse) ProtoMessage() {}
+
+func (x *BlockWorkerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_admin_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockWorkerResponse.ProtoReflect.Descriptor instead.
+func (*BlockWorkerResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_admin_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *BlockWorkerResponse) GetBlocked() []*Block {
+	if x != nil {
+		return x.Blocked
+	}
+	return nil
+}
+
+// ListBlockedRequest is empty.
+type ListBlockedRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListBlockedRequest) Reset() {
+	*x = ListBlockedRequest{}
+	mi := &file_arbiter_v1_admin_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListBlockedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListBlockedRequest) ProtoMessage() {}
+
+func (x *ListBlockedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_admin_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListBlockedRequest.ProtoReflect.Descriptor instead.
+func (*ListBlockedRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_admin_proto_rawDescGZIP(), []int{15}
+}
+
+// ListBlockedResponse lists what is blocked.
+type ListBlockedResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Blocked       []*Block               `protobuf:"bytes,1,rep,name=blocked,proto3" json:"blocked,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListBlockedResponse) Reset() {
+	*x = ListBlockedResponse{}
+	mi := &file_arbiter_v1_admin_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListBlockedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListBlockedResponse) ProtoMessage() {}
+
+func (x *ListBlockedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_admin_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListBlockedResponse.ProtoReflect.Descriptor instead.
+func (*ListBlockedResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_admin_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ListBlockedResponse) GetBlocked() []*Block {
+	if x != nil {
+		return x.Blocked
+	}
+	return nil
+}
+
 var File_arbiter_v1_admin_proto protoreflect.FileDescriptor
 
 const file_arbiter_v1_admin_proto_rawDesc = "" +
@@ -675,13 +950,31 @@ const file_arbiter_v1_admin_proto_rawDesc = "" +
 	"\aworkers\x18\x01 \x03(\v2\x16.arbiter.v1.WorkerInfoR\aworkers\"\x0f\n" +
 	"\rBackupRequest\"$\n" +
 	"\x0eBackupResponse\x12\x12\n" +
-	"\x04data\x18\x01 \x01(\fR\x04data2\xbb\x03\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"\x7f\n" +
+	"\x12BlockWorkerRequest\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1a\n" +
+	"\bidentity\x18\x02 \x01(\tR\bidentity\x12\x18\n" +
+	"\ablocked\x18\x03 \x01(\bR\ablocked\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\x94\x01\n" +
+	"\x05Block\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1a\n" +
+	"\bidentity\x18\x02 \x01(\tR\bidentity\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x0e\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by\x12*\n" +
+	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"B\n" +
+	"\x13BlockWorkerResponse\x12+\n" +
+	"\ablocked\x18\x01 \x03(\v2\x11.arbiter.v1.BlockR\ablocked\"\x14\n" +
+	"\x12ListBlockedRequest\"B\n" +
+	"\x13ListBlockedResponse\x12+\n" +
+	"\ablocked\x18\x01 \x03(\v2\x11.arbiter.v1.BlockR\ablocked2\xdb\x04\n" +
 	"\fAdminService\x12]\n" +
 	"\x10CreateCredential\x12#.arbiter.v1.CreateCredentialRequest\x1a$.arbiter.v1.CreateCredentialResponse\x12Z\n" +
 	"\x0fListCredentials\x12\".arbiter.v1.ListCredentialsRequest\x1a#.arbiter.v1.ListCredentialsResponse\x12]\n" +
 	"\x10RevokeCredential\x12#.arbiter.v1.RevokeCredentialRequest\x1a$.arbiter.v1.RevokeCredentialResponse\x12N\n" +
 	"\vListWorkers\x12\x1e.arbiter.v1.ListWorkersRequest\x1a\x1f.arbiter.v1.ListWorkersResponse\x12A\n" +
-	"\x06Backup\x12\x19.arbiter.v1.BackupRequest\x1a\x1a.arbiter.v1.BackupResponse0\x01B=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
+	"\x06Backup\x12\x19.arbiter.v1.BackupRequest\x1a\x1a.arbiter.v1.BackupResponse0\x01\x12N\n" +
+	"\vBlockWorker\x12\x1e.arbiter.v1.BlockWorkerRequest\x1a\x1f.arbiter.v1.BlockWorkerResponse\x12N\n" +
+	"\vListBlocked\x12\x1e.arbiter.v1.ListBlockedRequest\x1a\x1f.arbiter.v1.ListBlockedResponseB=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
 
 var (
 	file_arbiter_v1_admin_proto_rawDescOnce sync.Once
@@ -695,7 +988,7 @@ func file_arbiter_v1_admin_proto_rawDescGZIP() []byte {
 	return file_arbiter_v1_admin_proto_rawDescData
 }
 
-var file_arbiter_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_arbiter_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_arbiter_v1_admin_proto_goTypes = []any{
 	(*CreateCredentialRequest)(nil),  // 0: arbiter.v1.CreateCredentialRequest
 	(*CreateCredentialResponse)(nil), // 1: arbiter.v1.CreateCredentialResponse
@@ -709,33 +1002,45 @@ var file_arbiter_v1_admin_proto_goTypes = []any{
 	(*ListWorkersResponse)(nil),      // 9: arbiter.v1.ListWorkersResponse
 	(*BackupRequest)(nil),            // 10: arbiter.v1.BackupRequest
 	(*BackupResponse)(nil),           // 11: arbiter.v1.BackupResponse
-	(*timestamppb.Timestamp)(nil),    // 12: google.protobuf.Timestamp
-	(*WorkerCapabilities)(nil),       // 13: arbiter.v1.WorkerCapabilities
+	(*BlockWorkerRequest)(nil),       // 12: arbiter.v1.BlockWorkerRequest
+	(*Block)(nil),                    // 13: arbiter.v1.Block
+	(*BlockWorkerResponse)(nil),      // 14: arbiter.v1.BlockWorkerResponse
+	(*ListBlockedRequest)(nil),       // 15: arbiter.v1.ListBlockedRequest
+	(*ListBlockedResponse)(nil),      // 16: arbiter.v1.ListBlockedResponse
+	(*timestamppb.Timestamp)(nil),    // 17: google.protobuf.Timestamp
+	(*WorkerCapabilities)(nil),       // 18: arbiter.v1.WorkerCapabilities
 }
 var file_arbiter_v1_admin_proto_depIdxs = []int32{
 	2,  // 0: arbiter.v1.CreateCredentialResponse.credential:type_name -> arbiter.v1.Credential
-	12, // 1: arbiter.v1.Credential.created_at:type_name -> google.protobuf.Timestamp
-	12, // 2: arbiter.v1.Credential.revoked_at:type_name -> google.protobuf.Timestamp
+	17, // 1: arbiter.v1.Credential.created_at:type_name -> google.protobuf.Timestamp
+	17, // 2: arbiter.v1.Credential.revoked_at:type_name -> google.protobuf.Timestamp
 	2,  // 3: arbiter.v1.ListCredentialsResponse.credentials:type_name -> arbiter.v1.Credential
-	13, // 4: arbiter.v1.WorkerInfo.capabilities:type_name -> arbiter.v1.WorkerCapabilities
-	12, // 5: arbiter.v1.WorkerInfo.registered_at:type_name -> google.protobuf.Timestamp
-	12, // 6: arbiter.v1.WorkerInfo.last_seen:type_name -> google.protobuf.Timestamp
+	18, // 4: arbiter.v1.WorkerInfo.capabilities:type_name -> arbiter.v1.WorkerCapabilities
+	17, // 5: arbiter.v1.WorkerInfo.registered_at:type_name -> google.protobuf.Timestamp
+	17, // 6: arbiter.v1.WorkerInfo.last_seen:type_name -> google.protobuf.Timestamp
 	8,  // 7: arbiter.v1.ListWorkersResponse.workers:type_name -> arbiter.v1.WorkerInfo
-	0,  // 8: arbiter.v1.AdminService.CreateCredential:input_type -> arbiter.v1.CreateCredentialRequest
-	3,  // 9: arbiter.v1.AdminService.ListCredentials:input_type -> arbiter.v1.ListCredentialsRequest
-	5,  // 10: arbiter.v1.AdminService.RevokeCredential:input_type -> arbiter.v1.RevokeCredentialRequest
-	7,  // 11: arbiter.v1.AdminService.ListWorkers:input_type -> arbiter.v1.ListWorkersRequest
-	10, // 12: arbiter.v1.AdminService.Backup:input_type -> arbiter.v1.BackupRequest
-	1,  // 13: arbiter.v1.AdminService.CreateCredential:output_type -> arbiter.v1.CreateCredentialResponse
-	4,  // 14: arbiter.v1.AdminService.ListCredentials:output_type -> arbiter.v1.ListCredentialsResponse
-	6,  // 15: arbiter.v1.AdminService.RevokeCredential:output_type -> arbiter.v1.RevokeCredentialResponse
-	9,  // 16: arbiter.v1.AdminService.ListWorkers:output_type -> arbiter.v1.ListWorkersResponse
-	11, // 17: arbiter.v1.AdminService.Backup:output_type -> arbiter.v1.BackupResponse
-	13, // [13:18] is the sub-list for method output_type
-	8,  // [8:13] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	17, // 8: arbiter.v1.Block.at:type_name -> google.protobuf.Timestamp
+	13, // 9: arbiter.v1.BlockWorkerResponse.blocked:type_name -> arbiter.v1.Block
+	13, // 10: arbiter.v1.ListBlockedResponse.blocked:type_name -> arbiter.v1.Block
+	0,  // 11: arbiter.v1.AdminService.CreateCredential:input_type -> arbiter.v1.CreateCredentialRequest
+	3,  // 12: arbiter.v1.AdminService.ListCredentials:input_type -> arbiter.v1.ListCredentialsRequest
+	5,  // 13: arbiter.v1.AdminService.RevokeCredential:input_type -> arbiter.v1.RevokeCredentialRequest
+	7,  // 14: arbiter.v1.AdminService.ListWorkers:input_type -> arbiter.v1.ListWorkersRequest
+	10, // 15: arbiter.v1.AdminService.Backup:input_type -> arbiter.v1.BackupRequest
+	12, // 16: arbiter.v1.AdminService.BlockWorker:input_type -> arbiter.v1.BlockWorkerRequest
+	15, // 17: arbiter.v1.AdminService.ListBlocked:input_type -> arbiter.v1.ListBlockedRequest
+	1,  // 18: arbiter.v1.AdminService.CreateCredential:output_type -> arbiter.v1.CreateCredentialResponse
+	4,  // 19: arbiter.v1.AdminService.ListCredentials:output_type -> arbiter.v1.ListCredentialsResponse
+	6,  // 20: arbiter.v1.AdminService.RevokeCredential:output_type -> arbiter.v1.RevokeCredentialResponse
+	9,  // 21: arbiter.v1.AdminService.ListWorkers:output_type -> arbiter.v1.ListWorkersResponse
+	11, // 22: arbiter.v1.AdminService.Backup:output_type -> arbiter.v1.BackupResponse
+	14, // 23: arbiter.v1.AdminService.BlockWorker:output_type -> arbiter.v1.BlockWorkerResponse
+	16, // 24: arbiter.v1.AdminService.ListBlocked:output_type -> arbiter.v1.ListBlockedResponse
+	18, // [18:25] is the sub-list for method output_type
+	11, // [11:18] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_admin_proto_init() }
@@ -750,7 +1055,7 @@ func file_arbiter_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_admin_proto_rawDesc), len(file_arbiter_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

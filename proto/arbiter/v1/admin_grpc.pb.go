@@ -24,6 +24,8 @@ const (
 	AdminService_RevokeCredential_FullMethodName = "/arbiter.v1.AdminService/RevokeCredential"
 	AdminService_ListWorkers_FullMethodName      = "/arbiter.v1.AdminService/ListWorkers"
 	AdminService_Backup_FullMethodName           = "/arbiter.v1.AdminService/Backup"
+	AdminService_BlockWorker_FullMethodName      = "/arbiter.v1.AdminService/BlockWorker"
+	AdminService_ListBlocked_FullMethodName      = "/arbiter.v1.AdminService/ListBlocked"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -44,6 +46,11 @@ type AdminServiceClient interface {
 	// Backup streams a consistent copy of the coordinator's store, taken
 	// online (admin only).
 	Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BackupResponse], error)
+	// BlockWorker blocks (or unblocks) a worker or every worker of an
+	// identity: a blocked one gets no more work until unblocked (admin only).
+	BlockWorker(ctx context.Context, in *BlockWorkerRequest, opts ...grpc.CallOption) (*BlockWorkerResponse, error)
+	// ListBlocked lists what is blocked (any client or admin).
+	ListBlocked(ctx context.Context, in *ListBlockedRequest, opts ...grpc.CallOption) (*ListBlockedResponse, error)
 }
 
 type adminServiceClient struct {
@@ -113,6 +120,26 @@ func (c *adminServiceClient) Backup(ctx context.Context, in *BackupRequest, opts
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AdminService_BackupClient = grpc.ServerStreamingClient[BackupResponse]
 
+func (c *adminServiceClient) BlockWorker(ctx context.Context, in *BlockWorkerRequest, opts ...grpc.CallOption) (*BlockWorkerResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BlockWorkerResponse)
+	err := c.cc.Invoke(ctx, AdminService_BlockWorker_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ListBlocked(ctx context.Context, in *ListBlockedRequest, opts ...grpc.CallOption) (*ListBlockedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListBlockedResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListBlocked_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -131,6 +158,11 @@ type AdminServiceServer interface {
 	// Backup streams a consistent copy of the coordinator's store, taken
 	// online (admin only).
 	Backup(*BackupRequest, grpc.ServerStreamingServer[BackupResponse]) error
+	// BlockWorker blocks (or unblocks) a worker or every worker of an
+	// identity: a blocked one gets no more work until unblocked (admin only).
+	BlockWorker(context.Context, *BlockWorkerRequest) (*BlockWorkerResponse, error)
+	// ListBlocked lists what is blocked (any client or admin).
+	ListBlocked(context.Context, *ListBlockedRequest) (*ListBlockedResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -155,6 +187,12 @@ func (UnimplementedAdminServiceServer) ListWorkers(context.Context, *ListWorkers
 }
 func (UnimplementedAdminServiceServer) Backup(*BackupRequest, grpc.ServerStreamingServer[BackupResponse]) error {
 	return status.Error(codes.Unimplemented, "method Backup not implemented")
+}
+func (UnimplementedAdminServiceServer) BlockWorker(context.Context, *BlockWorkerRequest) (*BlockWorkerResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method BlockWorker not implemented")
+}
+func (UnimplementedAdminServiceServer) ListBlocked(context.Context, *ListBlockedRequest) (*ListBlockedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListBlocked not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -260,6 +298,42 @@ func _AdminService_Backup_Handler(srv interface{}, stream grpc.ServerStream) err
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AdminService_BackupServer = grpc.ServerStreamingServer[BackupResponse]
 
+func _AdminService_BlockWorker_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BlockWorkerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).BlockWorker(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_BlockWorker_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).BlockWorker(ctx, req.(*BlockWorkerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ListBlocked_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListBlockedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListBlocked(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListBlocked_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListBlocked(ctx, req.(*ListBlockedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -282,6 +356,14 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListWorkers",
 			Handler:    _AdminService_ListWorkers_Handler,
+		},
+		{
+			MethodName: "BlockWorker",
+			Handler:    _AdminService_BlockWorker_Handler,
+		},
+		{
+			MethodName: "ListBlocked",
+			Handler:    _AdminService_ListBlocked_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

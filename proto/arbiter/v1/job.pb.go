@@ -1616,8 +1616,15 @@ type MatchSpec struct {
 	VerifiesTune string `protobuf:"bytes,21,opt,name=verifies_tune,json=verifiesTune,proto3" json:"verifies_tune,omitempty"`
 	// The tune's updates applied when its values were read for engine_a.
 	VerifiesTuneUpdates uint64 `protobuf:"varint,22,opt,name=verifies_tune_updates,json=verifiesTuneUpdates,proto3" json:"verifies_tune_updates,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Tags to find the test by (lower case letters, digits, '-', '_', '.';
+	// at most 8 of at most 32 bytes); editable while it runs.
+	Tags []string `protobuf:"bytes,23,rep,name=tags,proto3" json:"tags,omitempty"`
+	// Free text about the test (at most 2000 bytes); editable while it runs.
+	Notes string `protobuf:"bytes,24,opt,name=notes,proto3" json:"notes,omitempty"`
+	// The test this one is a copy of (RescheduleJob), "" for none.
+	RescheduledFrom string `protobuf:"bytes,25,opt,name=rescheduled_from,json=rescheduledFrom,proto3" json:"rescheduled_from,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *MatchSpec) Reset() {
@@ -1804,6 +1811,27 @@ func (x *MatchSpec) GetVerifiesTuneUpdates() uint64 {
 	return 0
 }
 
+func (x *MatchSpec) GetTags() []string {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+func (x *MatchSpec) GetNotes() string {
+	if x != nil {
+		return x.Notes
+	}
+	return ""
+}
+
+func (x *MatchSpec) GetRescheduledFrom() string {
+	if x != nil {
+		return x.RescheduledFrom
+	}
+	return ""
+}
+
 // WorkerIncidents counts one worker's games and incidents in a test.
 type WorkerIncidents struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
@@ -1822,7 +1850,12 @@ type WorkerIncidents struct {
 	TimeScale float64 `protobuf:"fixed64,12,opt,name=time_scale,json=timeScale,proto3" json:"time_scale,omitempty"`
 	// Engines the worker's resource limits killed (memory, CPU time,
 	// starting a process).
-	LimitKills    uint64 `protobuf:"varint,13,opt,name=limit_kills,json=limitKills,proto3" json:"limit_kills,omitempty"`
+	LimitKills uint64 `protobuf:"varint,13,opt,name=limit_kills,json=limitKills,proto3" json:"limit_kills,omitempty"`
+	// How far the worker's results lie from the other workers' in this
+	// test: its standardized chi-squared residual (Fishtest's), set once the
+	// worker and the rest have played enough game pairs.
+	Residual      float64 `protobuf:"fixed64,14,opt,name=residual,proto3" json:"residual,omitempty"`
+	HasResidual   bool    `protobuf:"varint,15,opt,name=has_residual,json=hasResidual,proto3" json:"has_residual,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1948,6 +1981,20 @@ func (x *WorkerIncidents) GetLimitKills() uint64 {
 	return 0
 }
 
+func (x *WorkerIncidents) GetResidual() float64 {
+	if x != nil {
+		return x.Residual
+	}
+	return 0
+}
+
+func (x *WorkerIncidents) GetHasResidual() bool {
+	if x != nil {
+		return x.HasResidual
+	}
+	return false
+}
+
 // MatchProgress is where a match or SPRT test stands.
 type MatchProgress struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -1973,7 +2020,12 @@ type MatchProgress struct {
 	BatchPairs    uint32             `protobuf:"varint,18,opt,name=batch_pairs,json=batchPairs,proto3" json:"batch_pairs,omitempty"`
 	Workers       []*WorkerIncidents `protobuf:"bytes,19,rep,name=workers,proto3" json:"workers,omitempty"`
 	// Stored games (PGNs).
-	Pgns          uint64 `protobuf:"varint,20,opt,name=pgns,proto3" json:"pgns,omitempty"`
+	Pgns uint64 `protobuf:"varint,20,opt,name=pgns,proto3" json:"pgns,omitempty"`
+	// An SPRT that a person stopped before it reached a bound: its error
+	// rates no longer hold, so its result is no verdict.
+	StoppedByHand bool `protobuf:"varint,21,opt,name=stopped_by_hand,json=stoppedByHand,proto3" json:"stopped_by_hand,omitempty"`
+	// Tests that are copies of this one (RescheduleJob).
+	RescheduledAs []string `protobuf:"bytes,22,rep,name=rescheduled_as,json=rescheduledAs,proto3" json:"rescheduled_as,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2146,6 +2198,20 @@ func (x *MatchProgress) GetPgns() uint64 {
 		return x.Pgns
 	}
 	return 0
+}
+
+func (x *MatchProgress) GetStoppedByHand() bool {
+	if x != nil {
+		return x.StoppedByHand
+	}
+	return false
+}
+
+func (x *MatchProgress) GetRescheduledAs() []string {
+	if x != nil {
+		return x.RescheduledAs
+	}
+	return nil
 }
 
 // SubmitMatchRequest asks for a match or SPRT test.
@@ -2521,7 +2587,27 @@ func (x *GetJobResponse) GetJob() *Job {
 type ListJobsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Maximum number of jobs; 0 means 100.
-	Limit         uint32 `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit uint32 `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Filters, each ignored when empty (see docs/web.md, finding tests).
+	// submitter: the identity that submitted the job.
+	Submitter string `protobuf:"bytes,2,opt,name=submitter,proto3" json:"submitter,omitempty"`
+	// engine: either engine's name of a test.
+	Engine string `protobuf:"bytes,3,opt,name=engine,proto3" json:"engine,omitempty"`
+	// state: "running", "pending", "done", "cancelled" or "failed".
+	State string `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
+	// verdict: "passed", "failed", "none" (tests).
+	Verdict string `protobuf:"bytes,5,opt,name=verdict,proto3" json:"verdict,omitempty"`
+	// kind: "test", "perft", "spsa", or a stored kind ("sprt", "match").
+	Kind string `protobuf:"bytes,6,opt,name=kind,proto3" json:"kind,omitempty"`
+	Tag  string `protobuf:"bytes,7,opt,name=tag,proto3" json:"tag,omitempty"`
+	// time_control: as the lists show it, e.g. "10+0.1".
+	TimeControl string `protobuf:"bytes,8,opt,name=time_control,json=timeControl,proto3" json:"time_control,omitempty"`
+	// text: a case-insensitive substring of the engines, notes, tags or id.
+	Text          string                 `protobuf:"bytes,9,opt,name=text,proto3" json:"text,omitempty"`
+	CreatedAfter  *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_after,json=createdAfter,proto3" json:"created_after,omitempty"`
+	CreatedBefore *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created_before,json=createdBefore,proto3" json:"created_before,omitempty"`
+	// Page after this cursor (ListJobsResponse.next_cursor).
+	Cursor        string `protobuf:"bytes,12,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2563,10 +2649,89 @@ func (x *ListJobsRequest) GetLimit() uint32 {
 	return 0
 }
 
+func (x *ListJobsRequest) GetSubmitter() string {
+	if x != nil {
+		return x.Submitter
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetEngine() string {
+	if x != nil {
+		return x.Engine
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetVerdict() string {
+	if x != nil {
+		return x.Verdict
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetTag() string {
+	if x != nil {
+		return x.Tag
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetTimeControl() string {
+	if x != nil {
+		return x.TimeControl
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetCreatedAfter() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAfter
+	}
+	return nil
+}
+
+func (x *ListJobsRequest) GetCreatedBefore() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedBefore
+	}
+	return nil
+}
+
+func (x *ListJobsRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
 // ListJobsResponse holds jobs, newest first (without divide).
 type ListJobsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Jobs          []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Jobs  []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	// The cursor of the next page; "" when this was the last.
+	NextCursor    string `protobuf:"bytes,2,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2608,6 +2773,333 @@ func (x *ListJobsResponse) GetJobs() []*Job {
 	return nil
 }
 
+func (x *ListJobsResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+// ModifyJobRequest names a running test and what changes.
+type ModifyJobRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	JobId      string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Priority   *int32                 `protobuf:"varint,2,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	Throughput *float64               `protobuf:"fixed64,3,opt,name=throughput,proto3,oneof" json:"throughput,omitempty"`
+	// The game cap (even; 0 for none on an SPRT).
+	Games *uint64 `protobuf:"varint,4,opt,name=games,proto3,oneof" json:"games,omitempty"`
+	Notes *string `protobuf:"bytes,5,opt,name=notes,proto3,oneof" json:"notes,omitempty"`
+	// set_tags replaces the tags with tags.
+	SetTags       bool     `protobuf:"varint,6,opt,name=set_tags,json=setTags,proto3" json:"set_tags,omitempty"`
+	Tags          []string `protobuf:"bytes,7,rep,name=tags,proto3" json:"tags,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModifyJobRequest) Reset() {
+	*x = ModifyJobRequest{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModifyJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModifyJobRequest) ProtoMessage() {}
+
+func (x *ModifyJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModifyJobRequest.ProtoReflect.Descriptor instead.
+func (*ModifyJobRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ModifyJobRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *ModifyJobRequest) GetPriority() int32 {
+	if x != nil && x.Priority != nil {
+		return *x.Priority
+	}
+	return 0
+}
+
+func (x *ModifyJobRequest) GetThroughput() float64 {
+	if x != nil && x.Throughput != nil {
+		return *x.Throughput
+	}
+	return 0
+}
+
+func (x *ModifyJobRequest) GetGames() uint64 {
+	if x != nil && x.Games != nil {
+		return *x.Games
+	}
+	return 0
+}
+
+func (x *ModifyJobRequest) GetNotes() string {
+	if x != nil && x.Notes != nil {
+		return *x.Notes
+	}
+	return ""
+}
+
+func (x *ModifyJobRequest) GetSetTags() bool {
+	if x != nil {
+		return x.SetTags
+	}
+	return false
+}
+
+func (x *ModifyJobRequest) GetTags() []string {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+// ModifyJobResponse returns the job after the change.
+type ModifyJobResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModifyJobResponse) Reset() {
+	*x = ModifyJobResponse{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModifyJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModifyJobResponse) ProtoMessage() {}
+
+func (x *ModifyJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModifyJobResponse.ProtoReflect.Descriptor instead.
+func (*ModifyJobResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ModifyJobResponse) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+// ResumeJobRequest names a stopped test.
+type ResumeJobRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeJobRequest) Reset() {
+	*x = ResumeJobRequest{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeJobRequest) ProtoMessage() {}
+
+func (x *ResumeJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeJobRequest.ProtoReflect.Descriptor instead.
+func (*ResumeJobRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ResumeJobRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+// ResumeJobResponse returns the job running again.
+type ResumeJobResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeJobResponse) Reset() {
+	*x = ResumeJobResponse{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeJobResponse) ProtoMessage() {}
+
+func (x *ResumeJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeJobResponse.ProtoReflect.Descriptor instead.
+func (*ResumeJobResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *ResumeJobResponse) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+// RescheduleJobRequest names the test to copy.
+type RescheduleJobRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RescheduleJobRequest) Reset() {
+	*x = RescheduleJobRequest{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RescheduleJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RescheduleJobRequest) ProtoMessage() {}
+
+func (x *RescheduleJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RescheduleJobRequest.ProtoReflect.Descriptor instead.
+func (*RescheduleJobRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *RescheduleJobRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+// RescheduleJobResponse returns the copy.
+type RescheduleJobResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RescheduleJobResponse) Reset() {
+	*x = RescheduleJobResponse{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RescheduleJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RescheduleJobResponse) ProtoMessage() {}
+
+func (x *RescheduleJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RescheduleJobResponse.ProtoReflect.Descriptor instead.
+func (*RescheduleJobResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *RescheduleJobResponse) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
 // WatchJobRequest names the job to watch.
 type WatchJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2618,7 +3110,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[26]
+	mi := &file_arbiter_v1_job_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2630,7 +3122,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[26]
+	mi := &file_arbiter_v1_job_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2643,7 +3135,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{26}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -2663,7 +3155,7 @@ type WatchJobResponse struct {
 
 func (x *WatchJobResponse) Reset() {
 	*x = WatchJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[27]
+	mi := &file_arbiter_v1_job_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2675,7 +3167,7 @@ func (x *WatchJobResponse) String() string {
 func (*WatchJobResponse) ProtoMessage() {}
 
 func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[27]
+	mi := &file_arbiter_v1_job_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2688,7 +3180,7 @@ func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobResponse.ProtoReflect.Descriptor instead.
 func (*WatchJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{27}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *WatchJobResponse) GetJob() *Job {
@@ -2708,7 +3200,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[28]
+	mi := &file_arbiter_v1_job_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2720,7 +3212,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[28]
+	mi := &file_arbiter_v1_job_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2733,7 +3225,7 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{28}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CancelJobRequest) GetJobId() string {
@@ -2753,7 +3245,7 @@ type CancelJobResponse struct {
 
 func (x *CancelJobResponse) Reset() {
 	*x = CancelJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[29]
+	mi := &file_arbiter_v1_job_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2765,7 +3257,7 @@ func (x *CancelJobResponse) String() string {
 func (*CancelJobResponse) ProtoMessage() {}
 
 func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[29]
+	mi := &file_arbiter_v1_job_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2778,7 +3270,7 @@ func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobResponse.ProtoReflect.Descriptor instead.
 func (*CancelJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{29}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CancelJobResponse) GetJob() *Job {
@@ -2801,7 +3293,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[30]
+	mi := &file_arbiter_v1_job_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2813,7 +3305,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[30]
+	mi := &file_arbiter_v1_job_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2826,7 +3318,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{30}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SubmitJobRequest) GetKind() string {
@@ -2853,7 +3345,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[31]
+	mi := &file_arbiter_v1_job_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2865,7 +3357,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[31]
+	mi := &file_arbiter_v1_job_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2878,7 +3370,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{31}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SubmitJobResponse) GetJob() *Job {
@@ -3055,7 +3547,7 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\x04elo1\x18\x02 \x01(\x01R\x04elo1\x12\x14\n" +
 	"\x05alpha\x18\x03 \x01(\x01R\x05alpha\x12\x12\n" +
 	"\x04beta\x18\x04 \x01(\x01R\x04beta\x12\x14\n" +
-	"\x05model\x18\x05 \x01(\tR\x05model\"\xfb\x06\n" +
+	"\x05model\x18\x05 \x01(\tR\x05model\"\xd0\a\n" +
 	"\tMatchSpec\x121\n" +
 	"\bengine_a\x18\x01 \x01(\v2\x16.arbiter.v1.EngineSpecR\aengineA\x121\n" +
 	"\bengine_b\x18\x02 \x01(\v2\x16.arbiter.v1.EngineSpecR\aengineB\x12:\n" +
@@ -3085,7 +3577,10 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\x05event\x18\x13 \x01(\tR\x05event\x12%\n" +
 	"\x0eopenings_count\x18\x14 \x01(\rR\ropeningsCount\x12#\n" +
 	"\rverifies_tune\x18\x15 \x01(\tR\fverifiesTune\x122\n" +
-	"\x15verifies_tune_updates\x18\x16 \x01(\x04R\x13verifiesTuneUpdates\"\x81\x03\n" +
+	"\x15verifies_tune_updates\x18\x16 \x01(\x04R\x13verifiesTuneUpdates\x12\x12\n" +
+	"\x04tags\x18\x17 \x03(\tR\x04tags\x12\x14\n" +
+	"\x05notes\x18\x18 \x01(\tR\x05notes\x12)\n" +
+	"\x10rescheduled_from\x18\x19 \x01(\tR\x0frescheduledFrom\"\xc0\x03\n" +
 	"\x0fWorkerIncidents\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -3103,7 +3598,9 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\n" +
 	"time_scale\x18\f \x01(\x01R\ttimeScale\x12\x1f\n" +
 	"\vlimit_kills\x18\r \x01(\x04R\n" +
-	"limitKills\"\xe9\x04\n" +
+	"limitKills\x12\x1a\n" +
+	"\bresidual\x18\x0e \x01(\x01R\bresidual\x12!\n" +
+	"\fhas_residual\x18\x0f \x01(\bR\vhasResidual\"\xb8\x05\n" +
 	"\rMatchProgress\x129\n" +
 	"\vpentanomial\x18\x01 \x01(\v2\x17.arbiter.v1.PentanomialR\vpentanomial\x12\x12\n" +
 	"\x04wins\x18\x02 \x01(\x04R\x04wins\x12\x14\n" +
@@ -3130,7 +3627,9 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\vbatch_pairs\x18\x12 \x01(\rR\n" +
 	"batchPairs\x125\n" +
 	"\aworkers\x18\x13 \x03(\v2\x1b.arbiter.v1.WorkerIncidentsR\aworkers\x12\x12\n" +
-	"\x04pgns\x18\x14 \x01(\x04R\x04pgns\"?\n" +
+	"\x04pgns\x18\x14 \x01(\x04R\x04pgns\x12&\n" +
+	"\x0fstopped_by_hand\x18\x15 \x01(\bR\rstoppedByHand\x12%\n" +
+	"\x0erescheduled_as\x18\x16 \x03(\tR\rrescheduledAs\"?\n" +
 	"\x12SubmitMatchRequest\x12)\n" +
 	"\x04spec\x18\x01 \x01(\v2\x15.arbiter.v1.MatchSpecR\x04spec\"8\n" +
 	"\x13SubmitMatchResponse\x12!\n" +
@@ -3147,11 +3646,49 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\rGetJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"3\n" +
 	"\x0eGetJobResponse\x12!\n" +
-	"\x03job\x18\x01 \x01(\v2\x0f.arbiter.v1.JobR\x03job\"'\n" +
+	"\x03job\x18\x01 \x01(\v2\x0f.arbiter.v1.JobR\x03job\"\x86\x03\n" +
 	"\x0fListJobsRequest\x12\x14\n" +
-	"\x05limit\x18\x01 \x01(\rR\x05limit\"7\n" +
+	"\x05limit\x18\x01 \x01(\rR\x05limit\x12\x1c\n" +
+	"\tsubmitter\x18\x02 \x01(\tR\tsubmitter\x12\x16\n" +
+	"\x06engine\x18\x03 \x01(\tR\x06engine\x12\x14\n" +
+	"\x05state\x18\x04 \x01(\tR\x05state\x12\x18\n" +
+	"\averdict\x18\x05 \x01(\tR\averdict\x12\x12\n" +
+	"\x04kind\x18\x06 \x01(\tR\x04kind\x12\x10\n" +
+	"\x03tag\x18\a \x01(\tR\x03tag\x12!\n" +
+	"\ftime_control\x18\b \x01(\tR\vtimeControl\x12\x12\n" +
+	"\x04text\x18\t \x01(\tR\x04text\x12?\n" +
+	"\rcreated_after\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\fcreatedAfter\x12A\n" +
+	"\x0ecreated_before\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\rcreatedBefore\x12\x16\n" +
+	"\x06cursor\x18\f \x01(\tR\x06cursor\"X\n" +
 	"\x10ListJobsResponse\x12#\n" +
-	"\x04jobs\x18\x01 \x03(\v2\x0f.arbiter.v1.JobR\x04jobs\"(\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x0f.arbiter.v1.JobR\x04jobs\x12\x1f\n" +
+	"\vnext_cursor\x18\x02 \x01(\tR\n" +
+	"nextCursor\"\x84\x02\n" +
+	"\x10ModifyJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1f\n" +
+	"\bpriority\x18\x02 \x01(\x05H\x00R\bpriority\x88\x01\x01\x12#\n" +
+	"\n" +
+	"throughput\x18\x03 \x01(\x01H\x01R\n" +
+	"throughput\x88\x01\x01\x12\x19\n" +
+	"\x05games\x18\x04 \x01(\x04H\x02R\x05games\x88\x01\x01\x12\x19\n" +
+	"\x05notes\x18\x05 \x01(\tH\x03R\x05notes\x88\x01\x01\x12\x19\n" +
+	"\bset_tags\x18\x06 \x01(\bR\asetTags\x12\x12\n" +
+	"\x04tags\x18\a \x03(\tR\x04tagsB\v\n" +
+	"\t_priorityB\r\n" +
+	"\v_throughputB\b\n" +
+	"\x06_gamesB\b\n" +
+	"\x06_notes\"6\n" +
+	"\x11ModifyJobResponse\x12!\n" +
+	"\x03job\x18\x01 \x01(\v2\x0f.arbiter.v1.JobR\x03job\")\n" +
+	"\x10ResumeJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"6\n" +
+	"\x11ResumeJobResponse\x12!\n" +
+	"\x03job\x18\x01 \x01(\v2\x0f.arbiter.v1.JobR\x03job\"-\n" +
+	"\x14RescheduleJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\":\n" +
+	"\x15RescheduleJobResponse\x12!\n" +
+	"\x03job\x18\x01 \x01(\v2\x0f.arbiter.v1.JobR\x03job\"(\n" +
 	"\x0fWatchJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"5\n" +
 	"\x10WatchJobResponse\x12!\n" +
@@ -3171,7 +3708,7 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\x0eJOB_STATE_DONE\x10\x02\x12\x14\n" +
 	"\x10JOB_STATE_FAILED\x10\x03\x12\x17\n" +
 	"\x13JOB_STATE_CANCELLED\x10\x04\x12\x15\n" +
-	"\x11JOB_STATE_PENDING\x10\x052\xb0\x05\n" +
+	"\x11JOB_STATE_PENDING\x10\x052\x9a\a\n" +
 	"\n" +
 	"JobService\x12N\n" +
 	"\vSubmitPerft\x12\x1e.arbiter.v1.SubmitPerftRequest\x1a\x1f.arbiter.v1.SubmitPerftResponse\x12?\n" +
@@ -3183,7 +3720,10 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\vDownloadPGN\x12\x1e.arbiter.v1.DownloadPGNRequest\x1a\x1f.arbiter.v1.DownloadPGNResponse0\x01\x12K\n" +
 	"\n" +
 	"SubmitSpsa\x12\x1d.arbiter.v1.SubmitSpsaRequest\x1a\x1e.arbiter.v1.SubmitSpsaResponse\x12H\n" +
-	"\tSubmitJob\x12\x1c.arbiter.v1.SubmitJobRequest\x1a\x1d.arbiter.v1.SubmitJobResponseB=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
+	"\tSubmitJob\x12\x1c.arbiter.v1.SubmitJobRequest\x1a\x1d.arbiter.v1.SubmitJobResponse\x12H\n" +
+	"\tModifyJob\x12\x1c.arbiter.v1.ModifyJobRequest\x1a\x1d.arbiter.v1.ModifyJobResponse\x12H\n" +
+	"\tResumeJob\x12\x1c.arbiter.v1.ResumeJobRequest\x1a\x1d.arbiter.v1.ResumeJobResponse\x12T\n" +
+	"\rRescheduleJob\x12 .arbiter.v1.RescheduleJobRequest\x1a!.arbiter.v1.RescheduleJobResponseB=Z;github.com/arbiter-chess/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
 
 var (
 	file_arbiter_v1_job_proto_rawDescOnce sync.Once
@@ -3198,7 +3738,7 @@ func file_arbiter_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_arbiter_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_arbiter_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_arbiter_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_arbiter_v1_job_proto_goTypes = []any{
 	(JobState)(0),                 // 0: arbiter.v1.JobState
 	(*PerftSpec)(nil),             // 1: arbiter.v1.PerftSpec
@@ -3227,94 +3767,111 @@ var file_arbiter_v1_job_proto_goTypes = []any{
 	(*GetJobResponse)(nil),        // 24: arbiter.v1.GetJobResponse
 	(*ListJobsRequest)(nil),       // 25: arbiter.v1.ListJobsRequest
 	(*ListJobsResponse)(nil),      // 26: arbiter.v1.ListJobsResponse
-	(*WatchJobRequest)(nil),       // 27: arbiter.v1.WatchJobRequest
-	(*WatchJobResponse)(nil),      // 28: arbiter.v1.WatchJobResponse
-	(*CancelJobRequest)(nil),      // 29: arbiter.v1.CancelJobRequest
-	(*CancelJobResponse)(nil),     // 30: arbiter.v1.CancelJobResponse
-	(*SubmitJobRequest)(nil),      // 31: arbiter.v1.SubmitJobRequest
-	(*SubmitJobResponse)(nil),     // 32: arbiter.v1.SubmitJobResponse
-	(*timestamppb.Timestamp)(nil), // 33: google.protobuf.Timestamp
-	(*ArtifactCheck)(nil),         // 34: arbiter.v1.ArtifactCheck
-	(*anypb.Any)(nil),             // 35: google.protobuf.Any
-	(*EngineSpec)(nil),            // 36: arbiter.v1.EngineSpec
-	(*TimeControl)(nil),           // 37: arbiter.v1.TimeControl
-	(*Opening)(nil),               // 38: arbiter.v1.Opening
-	(*Adjudication)(nil),          // 39: arbiter.v1.Adjudication
-	(*durationpb.Duration)(nil),   // 40: google.protobuf.Duration
-	(*Pentanomial)(nil),           // 41: arbiter.v1.Pentanomial
+	(*ModifyJobRequest)(nil),      // 27: arbiter.v1.ModifyJobRequest
+	(*ModifyJobResponse)(nil),     // 28: arbiter.v1.ModifyJobResponse
+	(*ResumeJobRequest)(nil),      // 29: arbiter.v1.ResumeJobRequest
+	(*ResumeJobResponse)(nil),     // 30: arbiter.v1.ResumeJobResponse
+	(*RescheduleJobRequest)(nil),  // 31: arbiter.v1.RescheduleJobRequest
+	(*RescheduleJobResponse)(nil), // 32: arbiter.v1.RescheduleJobResponse
+	(*WatchJobRequest)(nil),       // 33: arbiter.v1.WatchJobRequest
+	(*WatchJobResponse)(nil),      // 34: arbiter.v1.WatchJobResponse
+	(*CancelJobRequest)(nil),      // 35: arbiter.v1.CancelJobRequest
+	(*CancelJobResponse)(nil),     // 36: arbiter.v1.CancelJobResponse
+	(*SubmitJobRequest)(nil),      // 37: arbiter.v1.SubmitJobRequest
+	(*SubmitJobResponse)(nil),     // 38: arbiter.v1.SubmitJobResponse
+	(*timestamppb.Timestamp)(nil), // 39: google.protobuf.Timestamp
+	(*ArtifactCheck)(nil),         // 40: arbiter.v1.ArtifactCheck
+	(*anypb.Any)(nil),             // 41: google.protobuf.Any
+	(*EngineSpec)(nil),            // 42: arbiter.v1.EngineSpec
+	(*TimeControl)(nil),           // 43: arbiter.v1.TimeControl
+	(*Opening)(nil),               // 44: arbiter.v1.Opening
+	(*Adjudication)(nil),          // 45: arbiter.v1.Adjudication
+	(*durationpb.Duration)(nil),   // 46: google.protobuf.Duration
+	(*Pentanomial)(nil),           // 47: arbiter.v1.Pentanomial
 }
 var file_arbiter_v1_job_proto_depIdxs = []int32{
 	0,  // 0: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
 	1,  // 1: arbiter.v1.Job.perft:type_name -> arbiter.v1.PerftSpec
 	4,  // 2: arbiter.v1.Job.progress:type_name -> arbiter.v1.JobProgress
 	3,  // 3: arbiter.v1.Job.divide:type_name -> arbiter.v1.DivideEntry
-	33, // 4: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	33, // 5: arbiter.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
+	39, // 4: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	39, // 5: arbiter.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
 	14, // 6: arbiter.v1.Job.match:type_name -> arbiter.v1.MatchSpec
 	16, // 7: arbiter.v1.Job.match_progress:type_name -> arbiter.v1.MatchProgress
 	7,  // 8: arbiter.v1.Job.spsa:type_name -> arbiter.v1.SpsaSpec
 	9,  // 9: arbiter.v1.Job.spsa_progress:type_name -> arbiter.v1.SpsaProgress
 	2,  // 10: arbiter.v1.Job.perft_stats:type_name -> arbiter.v1.PerftStatistics
-	34, // 11: arbiter.v1.Job.artifact_checks:type_name -> arbiter.v1.ArtifactCheck
-	35, // 12: arbiter.v1.Job.detail:type_name -> google.protobuf.Any
-	36, // 13: arbiter.v1.SpsaSpec.engine:type_name -> arbiter.v1.EngineSpec
+	40, // 11: arbiter.v1.Job.artifact_checks:type_name -> arbiter.v1.ArtifactCheck
+	41, // 12: arbiter.v1.Job.detail:type_name -> google.protobuf.Any
+	42, // 13: arbiter.v1.SpsaSpec.engine:type_name -> arbiter.v1.EngineSpec
 	6,  // 14: arbiter.v1.SpsaSpec.params:type_name -> arbiter.v1.SpsaParam
-	37, // 15: arbiter.v1.SpsaSpec.time_control:type_name -> arbiter.v1.TimeControl
-	38, // 16: arbiter.v1.SpsaSpec.openings:type_name -> arbiter.v1.Opening
-	39, // 17: arbiter.v1.SpsaSpec.adjudication:type_name -> arbiter.v1.Adjudication
-	40, // 18: arbiter.v1.SpsaSpec.time_margin:type_name -> google.protobuf.Duration
-	40, // 19: arbiter.v1.SpsaSpec.hang_timeout:type_name -> google.protobuf.Duration
+	43, // 15: arbiter.v1.SpsaSpec.time_control:type_name -> arbiter.v1.TimeControl
+	44, // 16: arbiter.v1.SpsaSpec.openings:type_name -> arbiter.v1.Opening
+	45, // 17: arbiter.v1.SpsaSpec.adjudication:type_name -> arbiter.v1.Adjudication
+	46, // 18: arbiter.v1.SpsaSpec.time_margin:type_name -> google.protobuf.Duration
+	46, // 19: arbiter.v1.SpsaSpec.hang_timeout:type_name -> google.protobuf.Duration
 	8,  // 20: arbiter.v1.SpsaProgress.params:type_name -> arbiter.v1.SpsaParamState
-	41, // 21: arbiter.v1.SpsaProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
+	47, // 21: arbiter.v1.SpsaProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
 	15, // 22: arbiter.v1.SpsaProgress.workers:type_name -> arbiter.v1.WorkerIncidents
 	10, // 23: arbiter.v1.SpsaProgress.verifications:type_name -> arbiter.v1.SpsaVerification
 	0,  // 24: arbiter.v1.SpsaVerification.state:type_name -> arbiter.v1.JobState
 	16, // 25: arbiter.v1.SpsaVerification.progress:type_name -> arbiter.v1.MatchProgress
 	7,  // 26: arbiter.v1.SubmitSpsaRequest.spec:type_name -> arbiter.v1.SpsaSpec
 	5,  // 27: arbiter.v1.SubmitSpsaResponse.job:type_name -> arbiter.v1.Job
-	36, // 28: arbiter.v1.MatchSpec.engine_a:type_name -> arbiter.v1.EngineSpec
-	36, // 29: arbiter.v1.MatchSpec.engine_b:type_name -> arbiter.v1.EngineSpec
-	37, // 30: arbiter.v1.MatchSpec.time_control:type_name -> arbiter.v1.TimeControl
-	38, // 31: arbiter.v1.MatchSpec.openings:type_name -> arbiter.v1.Opening
+	42, // 28: arbiter.v1.MatchSpec.engine_a:type_name -> arbiter.v1.EngineSpec
+	42, // 29: arbiter.v1.MatchSpec.engine_b:type_name -> arbiter.v1.EngineSpec
+	43, // 30: arbiter.v1.MatchSpec.time_control:type_name -> arbiter.v1.TimeControl
+	44, // 31: arbiter.v1.MatchSpec.openings:type_name -> arbiter.v1.Opening
 	13, // 32: arbiter.v1.MatchSpec.sprt:type_name -> arbiter.v1.SprtParams
-	39, // 33: arbiter.v1.MatchSpec.adjudication:type_name -> arbiter.v1.Adjudication
-	40, // 34: arbiter.v1.MatchSpec.time_margin:type_name -> google.protobuf.Duration
-	40, // 35: arbiter.v1.MatchSpec.hang_timeout:type_name -> google.protobuf.Duration
-	41, // 36: arbiter.v1.MatchProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
+	45, // 33: arbiter.v1.MatchSpec.adjudication:type_name -> arbiter.v1.Adjudication
+	46, // 34: arbiter.v1.MatchSpec.time_margin:type_name -> google.protobuf.Duration
+	46, // 35: arbiter.v1.MatchSpec.hang_timeout:type_name -> google.protobuf.Duration
+	47, // 36: arbiter.v1.MatchProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
 	15, // 37: arbiter.v1.MatchProgress.workers:type_name -> arbiter.v1.WorkerIncidents
 	14, // 38: arbiter.v1.SubmitMatchRequest.spec:type_name -> arbiter.v1.MatchSpec
 	5,  // 39: arbiter.v1.SubmitMatchResponse.job:type_name -> arbiter.v1.Job
 	1,  // 40: arbiter.v1.SubmitPerftRequest.spec:type_name -> arbiter.v1.PerftSpec
 	5,  // 41: arbiter.v1.SubmitPerftResponse.job:type_name -> arbiter.v1.Job
 	5,  // 42: arbiter.v1.GetJobResponse.job:type_name -> arbiter.v1.Job
-	5,  // 43: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
-	5,  // 44: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
-	5,  // 45: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
-	35, // 46: arbiter.v1.SubmitJobRequest.spec:type_name -> google.protobuf.Any
-	5,  // 47: arbiter.v1.SubmitJobResponse.job:type_name -> arbiter.v1.Job
-	21, // 48: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
-	23, // 49: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
-	25, // 50: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
-	27, // 51: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
-	29, // 52: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
-	17, // 53: arbiter.v1.JobService.SubmitMatch:input_type -> arbiter.v1.SubmitMatchRequest
-	19, // 54: arbiter.v1.JobService.DownloadPGN:input_type -> arbiter.v1.DownloadPGNRequest
-	11, // 55: arbiter.v1.JobService.SubmitSpsa:input_type -> arbiter.v1.SubmitSpsaRequest
-	31, // 56: arbiter.v1.JobService.SubmitJob:input_type -> arbiter.v1.SubmitJobRequest
-	22, // 57: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
-	24, // 58: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
-	26, // 59: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
-	28, // 60: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
-	30, // 61: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
-	18, // 62: arbiter.v1.JobService.SubmitMatch:output_type -> arbiter.v1.SubmitMatchResponse
-	20, // 63: arbiter.v1.JobService.DownloadPGN:output_type -> arbiter.v1.DownloadPGNResponse
-	12, // 64: arbiter.v1.JobService.SubmitSpsa:output_type -> arbiter.v1.SubmitSpsaResponse
-	32, // 65: arbiter.v1.JobService.SubmitJob:output_type -> arbiter.v1.SubmitJobResponse
-	57, // [57:66] is the sub-list for method output_type
-	48, // [48:57] is the sub-list for method input_type
-	48, // [48:48] is the sub-list for extension type_name
-	48, // [48:48] is the sub-list for extension extendee
-	0,  // [0:48] is the sub-list for field type_name
+	39, // 43: arbiter.v1.ListJobsRequest.created_after:type_name -> google.protobuf.Timestamp
+	39, // 44: arbiter.v1.ListJobsRequest.created_before:type_name -> google.protobuf.Timestamp
+	5,  // 45: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
+	5,  // 46: arbiter.v1.ModifyJobResponse.job:type_name -> arbiter.v1.Job
+	5,  // 47: arbiter.v1.ResumeJobResponse.job:type_name -> arbiter.v1.Job
+	5,  // 48: arbiter.v1.RescheduleJobResponse.job:type_name -> arbiter.v1.Job
+	5,  // 49: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
+	5,  // 50: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
+	41, // 51: arbiter.v1.SubmitJobRequest.spec:type_name -> google.protobuf.Any
+	5,  // 52: arbiter.v1.SubmitJobResponse.job:type_name -> arbiter.v1.Job
+	21, // 53: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
+	23, // 54: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
+	25, // 55: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
+	33, // 56: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
+	35, // 57: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
+	17, // 58: arbiter.v1.JobService.SubmitMatch:input_type -> arbiter.v1.SubmitMatchRequest
+	19, // 59: arbiter.v1.JobService.DownloadPGN:input_type -> arbiter.v1.DownloadPGNRequest
+	11, // 60: arbiter.v1.JobService.SubmitSpsa:input_type -> arbiter.v1.SubmitSpsaRequest
+	37, // 61: arbiter.v1.JobService.SubmitJob:input_type -> arbiter.v1.SubmitJobRequest
+	27, // 62: arbiter.v1.JobService.ModifyJob:input_type -> arbiter.v1.ModifyJobRequest
+	29, // 63: arbiter.v1.JobService.ResumeJob:input_type -> arbiter.v1.ResumeJobRequest
+	31, // 64: arbiter.v1.JobService.RescheduleJob:input_type -> arbiter.v1.RescheduleJobRequest
+	22, // 65: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
+	24, // 66: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
+	26, // 67: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
+	34, // 68: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
+	36, // 69: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
+	18, // 70: arbiter.v1.JobService.SubmitMatch:output_type -> arbiter.v1.SubmitMatchResponse
+	20, // 71: arbiter.v1.JobService.DownloadPGN:output_type -> arbiter.v1.DownloadPGNResponse
+	12, // 72: arbiter.v1.JobService.SubmitSpsa:output_type -> arbiter.v1.SubmitSpsaResponse
+	38, // 73: arbiter.v1.JobService.SubmitJob:output_type -> arbiter.v1.SubmitJobResponse
+	28, // 74: arbiter.v1.JobService.ModifyJob:output_type -> arbiter.v1.ModifyJobResponse
+	30, // 75: arbiter.v1.JobService.ResumeJob:output_type -> arbiter.v1.ResumeJobResponse
+	32, // 76: arbiter.v1.JobService.RescheduleJob:output_type -> arbiter.v1.RescheduleJobResponse
+	65, // [65:77] is the sub-list for method output_type
+	53, // [53:65] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_job_proto_init() }
@@ -3325,13 +3882,14 @@ func file_arbiter_v1_job_proto_init() {
 	file_arbiter_v1_artifact_proto_init()
 	file_arbiter_v1_work_proto_init()
 	file_arbiter_v1_job_proto_msgTypes[6].OneofWrappers = []any{}
+	file_arbiter_v1_job_proto_msgTypes[26].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_job_proto_rawDesc), len(file_arbiter_v1_job_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   32,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,15 +19,18 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	JobService_SubmitPerft_FullMethodName = "/arbiter.v1.JobService/SubmitPerft"
-	JobService_GetJob_FullMethodName      = "/arbiter.v1.JobService/GetJob"
-	JobService_ListJobs_FullMethodName    = "/arbiter.v1.JobService/ListJobs"
-	JobService_WatchJob_FullMethodName    = "/arbiter.v1.JobService/WatchJob"
-	JobService_CancelJob_FullMethodName   = "/arbiter.v1.JobService/CancelJob"
-	JobService_SubmitMatch_FullMethodName = "/arbiter.v1.JobService/SubmitMatch"
-	JobService_DownloadPGN_FullMethodName = "/arbiter.v1.JobService/DownloadPGN"
-	JobService_SubmitSpsa_FullMethodName  = "/arbiter.v1.JobService/SubmitSpsa"
-	JobService_SubmitJob_FullMethodName   = "/arbiter.v1.JobService/SubmitJob"
+	JobService_SubmitPerft_FullMethodName   = "/arbiter.v1.JobService/SubmitPerft"
+	JobService_GetJob_FullMethodName        = "/arbiter.v1.JobService/GetJob"
+	JobService_ListJobs_FullMethodName      = "/arbiter.v1.JobService/ListJobs"
+	JobService_WatchJob_FullMethodName      = "/arbiter.v1.JobService/WatchJob"
+	JobService_CancelJob_FullMethodName     = "/arbiter.v1.JobService/CancelJob"
+	JobService_SubmitMatch_FullMethodName   = "/arbiter.v1.JobService/SubmitMatch"
+	JobService_DownloadPGN_FullMethodName   = "/arbiter.v1.JobService/DownloadPGN"
+	JobService_SubmitSpsa_FullMethodName    = "/arbiter.v1.JobService/SubmitSpsa"
+	JobService_SubmitJob_FullMethodName     = "/arbiter.v1.JobService/SubmitJob"
+	JobService_ModifyJob_FullMethodName     = "/arbiter.v1.JobService/ModifyJob"
+	JobService_ResumeJob_FullMethodName     = "/arbiter.v1.JobService/ResumeJob"
+	JobService_RescheduleJob_FullMethodName = "/arbiter.v1.JobService/RescheduleJob"
 )
 
 // JobServiceClient is the client API for JobService service.
@@ -67,6 +70,17 @@ type JobServiceClient interface {
 	// another type, or a bad spec are refused with INVALID_ARGUMENT naming
 	// the field, and nothing is stored.
 	SubmitJob(ctx context.Context, in *SubmitJobRequest, opts ...grpc.CallOption) (*SubmitJobResponse, error)
+	// ModifyJob changes a running test while it runs: priority, throughput,
+	// game cap, notes and tags (each only when set). Its submitter, an
+	// approver or an admin may; a bad value is refused with INVALID_ARGUMENT
+	// naming the field, and nothing changes.
+	ModifyJob(ctx context.Context, in *ModifyJobRequest, opts ...grpc.CallOption) (*ModifyJobResponse, error)
+	// ResumeJob runs a cancelled (stopped) test again from where it stood:
+	// its counted games stay counted.
+	ResumeJob(ctx context.Context, in *ResumeJobRequest, opts ...grpc.CallOption) (*ResumeJobResponse, error)
+	// RescheduleJob submits a copy of a test (same engines, book, time
+	// control, SPRT) that links to the original.
+	RescheduleJob(ctx context.Context, in *RescheduleJobRequest, opts ...grpc.CallOption) (*RescheduleJobResponse, error)
 }
 
 type jobServiceClient struct {
@@ -185,6 +199,36 @@ func (c *jobServiceClient) SubmitJob(ctx context.Context, in *SubmitJobRequest, 
 	return out, nil
 }
 
+func (c *jobServiceClient) ModifyJob(ctx context.Context, in *ModifyJobRequest, opts ...grpc.CallOption) (*ModifyJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ModifyJobResponse)
+	err := c.cc.Invoke(ctx, JobService_ModifyJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) ResumeJob(ctx context.Context, in *ResumeJobRequest, opts ...grpc.CallOption) (*ResumeJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResumeJobResponse)
+	err := c.cc.Invoke(ctx, JobService_ResumeJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) RescheduleJob(ctx context.Context, in *RescheduleJobRequest, opts ...grpc.CallOption) (*RescheduleJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RescheduleJobResponse)
+	err := c.cc.Invoke(ctx, JobService_RescheduleJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // JobServiceServer is the server API for JobService service.
 // All implementations must embed UnimplementedJobServiceServer
 // for forward compatibility.
@@ -222,6 +266,17 @@ type JobServiceServer interface {
 	// another type, or a bad spec are refused with INVALID_ARGUMENT naming
 	// the field, and nothing is stored.
 	SubmitJob(context.Context, *SubmitJobRequest) (*SubmitJobResponse, error)
+	// ModifyJob changes a running test while it runs: priority, throughput,
+	// game cap, notes and tags (each only when set). Its submitter, an
+	// approver or an admin may; a bad value is refused with INVALID_ARGUMENT
+	// naming the field, and nothing changes.
+	ModifyJob(context.Context, *ModifyJobRequest) (*ModifyJobResponse, error)
+	// ResumeJob runs a cancelled (stopped) test again from where it stood:
+	// its counted games stay counted.
+	ResumeJob(context.Context, *ResumeJobRequest) (*ResumeJobResponse, error)
+	// RescheduleJob submits a copy of a test (same engines, book, time
+	// control, SPRT) that links to the original.
+	RescheduleJob(context.Context, *RescheduleJobRequest) (*RescheduleJobResponse, error)
 	mustEmbedUnimplementedJobServiceServer()
 }
 
@@ -258,6 +313,15 @@ func (UnimplementedJobServiceServer) SubmitSpsa(context.Context, *SubmitSpsaRequ
 }
 func (UnimplementedJobServiceServer) SubmitJob(context.Context, *SubmitJobRequest) (*SubmitJobResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SubmitJob not implemented")
+}
+func (UnimplementedJobServiceServer) ModifyJob(context.Context, *ModifyJobRequest) (*ModifyJobResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ModifyJob not implemented")
+}
+func (UnimplementedJobServiceServer) ResumeJob(context.Context, *ResumeJobRequest) (*ResumeJobResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResumeJob not implemented")
+}
+func (UnimplementedJobServiceServer) RescheduleJob(context.Context, *RescheduleJobRequest) (*RescheduleJobResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RescheduleJob not implemented")
 }
 func (UnimplementedJobServiceServer) mustEmbedUnimplementedJobServiceServer() {}
 func (UnimplementedJobServiceServer) testEmbeddedByValue()                    {}
@@ -428,6 +492,60 @@ func _JobService_SubmitJob_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _JobService_ModifyJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ModifyJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).ModifyJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_ModifyJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).ModifyJob(ctx, req.(*ModifyJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_ResumeJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResumeJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).ResumeJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_ResumeJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).ResumeJob(ctx, req.(*ResumeJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_RescheduleJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RescheduleJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).RescheduleJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_RescheduleJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).RescheduleJob(ctx, req.(*RescheduleJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // JobService_ServiceDesc is the grpc.ServiceDesc for JobService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -462,6 +580,18 @@ var JobService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SubmitJob",
 			Handler:    _JobService_SubmitJob_Handler,
+		},
+		{
+			MethodName: "ModifyJob",
+			Handler:    _JobService_ModifyJob_Handler,
+		},
+		{
+			MethodName: "ResumeJob",
+			Handler:    _JobService_ResumeJob_Handler,
+		},
+		{
+			MethodName: "RescheduleJob",
+			Handler:    _JobService_RescheduleJob_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
