@@ -92,6 +92,7 @@ func New(cfg Config) *Handler {
 	h.mux.HandleFunc("GET "+Prefix+"/jobs/{id}/pgn", h.getPGN)
 	h.mux.HandleFunc("GET "+Prefix+"/jobs/{id}/shards", h.getShards)
 	h.mux.HandleFunc("POST "+Prefix+"/jobs/{id}/cancel", h.cancel)
+	h.mux.HandleFunc("POST "+Prefix+"/jobs/{id}/modify", h.modify)
 	h.mux.HandleFunc("POST "+Prefix+"/tests", h.submitTest)
 	h.mux.HandleFunc("POST "+Prefix+"/tunes", h.submitTune)
 	h.mux.HandleFunc("POST "+Prefix+"/perft", h.submitPerft)
@@ -327,6 +328,38 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp, err := h.jobs.CancelJob(ctx, &arbiterv1.CancelJobRequest{JobId: r.PathValue("id")})
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, jobreport.NewJobJSON(resp.GetJob()))
+}
+
+// modify changes a test as `arbiter modify` does: the body is a
+// ModifyJobRequest in protobuf JSON whose job is the path's.
+func (h *Handler) modify(w http.ResponseWriter, r *http.Request) {
+	ctx, err := call(r)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	b, err := h.body(w, r)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	var req arbiterv1.ModifyJobRequest
+	if err := unmarshal.Unmarshal(b, &req); err != nil {
+		h.fail(w, apierr.Invalid("body: not a change (ModifyJobRequest in protobuf JSON: priority, throughput, games, notes, setTags, tags): %v", err))
+		return
+	}
+	id := r.PathValue("id")
+	if req.GetJobId() != "" && req.GetJobId() != id {
+		h.fail(w, apierr.Invalid("body: jobId %s is not the path's job %s", apierr.Q(req.GetJobId()), apierr.Q(id)))
+		return
+	}
+	req.JobId = id
+	resp, err := h.jobs.ModifyJob(ctx, &req)
 	if err != nil {
 		h.fail(w, err)
 		return

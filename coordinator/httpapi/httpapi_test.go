@@ -291,6 +291,22 @@ func TestEveryEndpoint(t *testing.T) {
 	expect(t, "shards of a test", a.call("GET", "/jobs/{id}/shards", "/jobs/"+testID+"/shards", carol, nil), 404, "")
 	expect(t, "unknown job", a.call("GET", "/jobs/{id}", "/jobs/s000000000000", carol, nil), 404, `"code":"NOT_FOUND"`)
 
+	// Modify a running test: another client may not; the submitter may,
+	// and the answer is the job after it. A finished test no longer changes.
+	long := a.call("POST", "/tests", "/tests", carol, &arbiterv1.MatchSpec{
+		EngineA:     &arbiterv1.EngineSpec{Name: "a", Command: "embedded", Protocol: "builtin"},
+		EngineB:     &arbiterv1.EngineSpec{Name: "b", Command: "embedded", Protocol: "builtin"},
+		TimeControl: nodes, Games: 100000, BatchPairs: 1, Openings: opening, BookName: "e4"})
+	expect(t, "submit a long test", long, 201, `"kind":"match"`)
+	longID, _ := a.job(long)
+	modify := func(id string) string { return "/jobs/" + id + "/modify" }
+	expect(t, "dave tags carol's test", a.call("POST", "/jobs/{id}/modify", modify(longID), dave, []byte(`{"setTags": true, "tags": ["dave-was-here"]}`)), 403, `"code":"PERMISSION_DENIED"`)
+	expect(t, "carol tags her test", a.call("POST", "/jobs/{id}/modify", modify(longID), carol, []byte(`{"setTags": true, "tags": ["api-tag"], "throughput": 2}`)), 200, `api-tag`)
+	expect(t, "another job in the body", a.call("POST", "/jobs/{id}/modify", modify(longID), carol, []byte(`{"jobId": "s000000000000", "notes": "x"}`)), 400, "is not the path's job")
+	expect(t, "nothing to change", a.call("POST", "/jobs/{id}/modify", modify(longID), carol, []byte(`{}`)), 400, "nothing to change")
+	expect(t, "a finished test", a.call("POST", "/jobs/{id}/modify", modify(testID), carol, []byte(`{"notes": "late"}`)), 409, "already done")
+	expect(t, "carol cancels the long test", a.call("POST", "/jobs/{id}/cancel", "/jobs/"+longID+"/cancel", carol, nil), 200, `"state":"cancelled"`)
+
 	// Cancel: another client may not; the submitter may.
 	expect(t, "dave cancels carol's tune", a.call("POST", "/jobs/{id}/cancel", "/jobs/"+tuneID+"/cancel", dave, nil), 403, `"code":"PERMISSION_DENIED"`)
 	expect(t, "carol cancels her tune", a.call("POST", "/jobs/{id}/cancel", "/jobs/"+tuneID+"/cancel", carol, nil), 200, `"state":"cancelled"`)
