@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/hooks"
@@ -37,6 +38,7 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/grpcerr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -93,6 +95,7 @@ func New(cfg Config) *Handler {
 	h.mux.HandleFunc("GET "+Prefix+"/jobs/{id}/shards", h.getShards)
 	h.mux.HandleFunc("POST "+Prefix+"/jobs/{id}/cancel", h.cancel)
 	h.mux.HandleFunc("POST "+Prefix+"/jobs/{id}/modify", h.modify)
+	h.mux.HandleFunc("POST "+Prefix+"/datagen", h.submitDatagen)
 	h.mux.HandleFunc("POST "+Prefix+"/tests", h.submitTest)
 	h.mux.HandleFunc("POST "+Prefix+"/tunes", h.submitTune)
 	h.mux.HandleFunc("POST "+Prefix+"/perft", h.submitPerft)
@@ -394,6 +397,17 @@ func (h *Handler) submitTune(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) submitPerft(w http.ResponseWriter, r *http.Request) {
 	submit(h, w, r, "a perft job's spec (PerftSpec in protobuf JSON)", func(ctx context.Context, spec *arbiterv1.PerftSpec) (*arbiterv1.Job, error) {
 		resp, err := h.jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: spec})
+		return resp.GetJob(), err
+	})
+}
+
+func (h *Handler) submitDatagen(w http.ResponseWriter, r *http.Request) {
+	submit(h, w, r, "a dataset's spec (DatagenSpec in protobuf JSON)", func(ctx context.Context, spec *arbiterv1.DatagenSpec) (*arbiterv1.Job, error) {
+		packed, err := anypb.New(spec)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := h.jobs.SubmitJob(ctx, &arbiterv1.SubmitJobRequest{Kind: jobkind.Datagen, Spec: packed})
 		return resp.GetJob(), err
 	})
 }

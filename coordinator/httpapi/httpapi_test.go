@@ -291,6 +291,14 @@ func TestEveryEndpoint(t *testing.T) {
 	expect(t, "shards of a test", a.call("GET", "/jobs/{id}/shards", "/jobs/"+testID+"/shards", carol, nil), 404, "")
 	expect(t, "unknown job", a.call("GET", "/jobs/{id}", "/jobs/s000000000000", carol, nil), 404, `"code":"NOT_FOUND"`)
 
+	// A dataset through the API, then cancelled.
+	dg := a.call("POST", "/datagen", "/datagen", carol, &arbiterv1.DatagenSpec{Engine: &arbiterv1.EngineSpec{Name: "dev", Command: "embedded"},
+		Positions: 100000, Nodes: 300, RandomPliesMin: 8, RandomPliesMax: 9, Seed: 1})
+	expect(t, "submit datagen", dg, 201, `"kind":"datagen"`)
+	dgID, _ := a.job(dg)
+	expect(t, "bad datagen", a.call("POST", "/datagen", "/datagen", carol, []byte(`{"positions": "x"}`)), 400, "not a dataset's spec")
+	expect(t, "carol cancels the dataset", a.call("POST", "/jobs/{id}/cancel", "/jobs/"+dgID+"/cancel", carol, nil), 200, `"state":"cancelled"`)
+
 	// Modify a running test: another client may not; the submitter may,
 	// and the answer is the job after it. A finished test no longer changes.
 	long := a.call("POST", "/tests", "/tests", carol, &arbiterv1.MatchSpec{
