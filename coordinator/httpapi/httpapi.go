@@ -275,18 +275,9 @@ func (h *Handler) getPGN(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	first, err := stream.Recv()
-	if err != nil && !errors.Is(err, io.EOF) {
-		h.fail(w, err)
-		return
-	}
-	w.Header().Set("Content-Type", "application/x-chess-pgn")
-	for first != nil {
-		io.WriteString(w, first.GetPgn())
-		if first, err = stream.Recv(); err != nil {
-			break // the status line is sent: a broken stream ends the body short
-		}
-	}
+	relay(h, w, stream, "application/x-chess-pgn", func(m *arbiterv1.DownloadPGNResponse) {
+		io.WriteString(w, m.GetPgn())
+	})
 }
 
 // getShards streams a dataset's shards from ?from= as JSON lines, one
@@ -309,18 +300,24 @@ func (h *Handler) getShards(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	first, err := stream.Recv()
+	relay(h, w, stream, "application/x-ndjson", func(m *arbiterv1.DownloadShardsResponse) {
+		b, _ := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
+		w.Write(append(b, '\n'))
+	})
+}
+
+// relay answers with a server stream's messages, each written by write.
+// An error before the first message is the answer's status; after it the
+// status line is sent, so a broken stream ends the body short.
+func relay[M any](h *Handler, w http.ResponseWriter, stream interface{ Recv() (M, error) }, contentType string, write func(M)) {
+	m, err := stream.Recv()
 	if err != nil && !errors.Is(err, io.EOF) {
 		h.fail(w, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	for first != nil {
-		b, _ := protojson.MarshalOptions{UseProtoNames: true}.Marshal(first)
-		w.Write(append(b, '\n'))
-		if first, err = stream.Recv(); err != nil {
-			break
-		}
+	w.Header().Set("Content-Type", contentType)
+	for ; err == nil; m, err = stream.Recv() {
+		write(m)
 	}
 }
 
