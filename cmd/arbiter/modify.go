@@ -99,55 +99,37 @@ func printChanged(out io.Writer, j *arbiterv1.Job) {
 }
 
 func newResumeCommand() *cobra.Command {
-	var f clientFlags
-	cmd := &cobra.Command{
+	return newClientCommand(&cobra.Command{
 		Use:   "resume TEST",
 		Short: "Run a stopped (cancelled) test again from where it stood",
 		Args:  oneArg("TEST", "a test id; arbiter status lists them"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.session()
-			if err != nil {
-				return err
-			}
-			defer done()
-			// Not retried: a second resume of a test resumed meanwhile
-			// would say it is not stopped, which reads as a failure.
-			resp, err := c.Jobs.ResumeJob(ctx, &arbiterv1.ResumeJobRequest{JobId: args[0]})
-			if err != nil {
-				return callError(c, "resume", err)
-			}
-			printChanged(cmd.OutOrStdout(), resp.GetJob())
-			return nil
-		},
-	}
-	f.add(cmd.Flags())
-	return cmd
+	}, "", func(r *clientCall, args []string) error {
+		// Not retried: a second resume of a test resumed meanwhile
+		// would say it is not stopped, which reads as a failure.
+		resp, err := r.c.Jobs.ResumeJob(r.ctx, &arbiterv1.ResumeJobRequest{JobId: args[0]})
+		if err != nil {
+			return r.failed("resume", err)
+		}
+		printChanged(r.out, resp.GetJob())
+		return nil
+	})
 }
 
 func newRescheduleCommand() *cobra.Command {
-	var f clientFlags
-	cmd := &cobra.Command{
+	return newClientCommand(&cobra.Command{
 		Use:   "reschedule TEST",
 		Short: "Submit a copy of a test that links to the original",
 		Long: `Submit a copy of a test: the same engines, book, time control, SPRT,
 tags and notes, as a new test of yours. Both tests' pages and status show
 the link.`,
 		Args: oneArg("TEST", "a test id; arbiter status lists them"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.session()
-			if err != nil {
-				return err
-			}
-			defer done()
-			// Not retried: a lost answer asked again would make two copies.
-			resp, err := c.Jobs.RescheduleJob(ctx, &arbiterv1.RescheduleJobRequest{JobId: args[0]})
-			if err != nil {
-				return callError(c, "reschedule", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "test %s submitted, a copy of %s\n", resp.GetJob().GetJobId(), args[0])
-			return nil
-		},
-	}
-	f.add(cmd.Flags())
-	return cmd
+	}, "", func(r *clientCall, args []string) error {
+		// Not retried: a lost answer asked again would make two copies.
+		resp, err := r.c.Jobs.RescheduleJob(r.ctx, &arbiterv1.RescheduleJobRequest{JobId: args[0]})
+		if err != nil {
+			return r.failed("reschedule", err)
+		}
+		fmt.Fprintf(r.out, "test %s submitted, a copy of %s\n", resp.GetJob().GetJobId(), args[0])
+		return nil
+	})
 }
