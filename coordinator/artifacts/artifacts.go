@@ -36,6 +36,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/destpolicy"
 	"github.com/arbiter-chess/arbiter/internal/gitsource"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
@@ -91,6 +92,8 @@ type Store struct {
 	pending  map[string]pendingUpload // hash → what BeginUpload announced
 	writing  map[string]bool          // hashes an Upload stream is writing
 	gitLocks gitMirrors
+	// gitPolicy is where fetches may connect (GitConfig.Allow).
+	gitPolicy *destpolicy.Policy
 
 	bytesStored prometheus.Gauge
 	uploads     *prometheus.CounterVec
@@ -124,12 +127,16 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.AbandonAfter <= 0 {
 		cfg.AbandonAfter = DefaultAbandonAfter
 	}
+	gitPolicy, err := destpolicy.Parse("--git-allow", cfg.Git.Allow)
+	if err != nil {
+		return nil, fmt.Errorf("artifacts: %w", err)
+	}
 	for _, d := range []string{"objects", "partial"} {
 		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
 			return nil, fmt.Errorf("artifacts: %w", err)
 		}
 	}
-	s := &Store{cfg: cfg, log: cfg.Logger, byHash: map[string]*store.Artifact{}, pending: map[string]pendingUpload{}, writing: map[string]bool{},
+	s := &Store{cfg: cfg, log: cfg.Logger, gitPolicy: gitPolicy, byHash: map[string]*store.Artifact{}, pending: map[string]pendingUpload{}, writing: map[string]bool{},
 		bytesStored: prometheus.NewGauge(prometheus.GaugeOpts{Name: "arbiter_artifact_bytes_stored",
 			Help: "Bytes of the artifacts (engine binaries, source trees, nets) the coordinator stores."}),
 		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_artifact_uploads_total",

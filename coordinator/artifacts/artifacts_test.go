@@ -35,6 +35,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, dir string) *fixture {
 	t.Helper()
+	return newFixtureGit(t, dir, GitConfig{Allow: []string{"127.0.0.1"}})
+}
+
+// newFixtureGit is newFixture with git fetches configured as git says
+// (newFixture's reach the loopback servers tests start).
+func newFixtureGit(t *testing.T, dir string, git GitConfig) *fixture {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
@@ -45,7 +52,7 @@ func newFixture(t *testing.T, dir string) *fixture {
 	t.Cleanup(func() { st.Close() })
 	f := &fixture{st: st, dir: dir, reg: prometheus.NewRegistry(), inUse: map[string][]string{}}
 	f.arts, err = New(context.Background(), Config{Store: st, Dir: dir + "/artifacts", MaxBytes: 1 << 20, Registerer: f.reg,
-		InUse: func(sha string) []string { return f.inUse[sha] }})
+		InUse: func(sha string) []string { return f.inUse[sha] }, Git: git})
 	if err != nil {
 		t.Fatal(err)
 	}

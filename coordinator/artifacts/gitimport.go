@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +48,12 @@ type GitConfig struct {
 	// AllowFile lets file:// URLs be fetched (they read the coordinator's
 	// own disk).
 	AllowFile bool
+	// Allow lists the destinations outside the public internet that
+	// fetches may reach anyway (--git-allow): CIDRs, addresses, host
+	// names, or "*" for everything. Loopback, private, link-local and
+	// unspecified addresses are refused otherwise, as for webhooks: a
+	// submitter's URL makes the coordinator connect where it says.
+	Allow []string
 	// Timeout bounds one fetch (DefaultGitTimeout).
 	Timeout time.Duration
 }
@@ -98,6 +105,12 @@ func (s *Store) gitDir() string {
 // needs: only the allowed protocols (no ext::), never a prompt, the
 // operator's credentials, and stderr kept for the error.
 func (s *Store) git(ctx context.Context, dir string, args ...string) (string, error) {
+	return s.gitPinned(ctx, dir, nil, args...)
+}
+
+// gitPinned is git with the connection pinned to the address pin
+// checked (nil: no network, or every destination allowed).
+func (s *Store) gitPinned(ctx context.Context, dir string, pin *gitPin, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	protocols := "https:http:ssh:git"
@@ -110,9 +123,32 @@ func (s *Store) git(ctx context.Context, dir string, args ...string) (string, er
 	if s.cfg.Git.SSHKey != "" {
 		ssh += " -o IdentitiesOnly=yes -i " + shellQuote(s.cfg.Git.SSHKey)
 	}
+	var config []string
+	if pin != nil {
+		// A proxy would make the connection the check did not see: none
+		// from the environment, git's config or ssh's.
+		cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool {
+			k, _, _ := strings.Cut(kv, "=")
+			switch strings.ToLower(k) {
+			case "http_proxy", "https_proxy", "all_proxy", "git_proxy_command":
+				return true
+			}
+			return false
+		})
+		config = append(config, "-c", "http.proxy=", "-c", "core.gitProxy=", "-c", "http.followRedirects=false")
+		if pin.resolve != "" {
+			config = append(config, "-c", "http.curloptResolve="+pin.resolve)
+		}
+		if pin.sshHost != "" {
+			ssh += " -o ProxyCommand=none -o ProxyJump=none -o HostName=" + shellQuote(pin.sshHost) + " -o HostKeyAlias=" + shellQuote(pin.host)
+		}
+	}
 	cmd.Env = append(cmd.Env, "GIT_SSH_COMMAND="+ssh)
 	if s.cfg.Git.CredentialsFile != "" {
-		cmd.Args = append([]string{"git", "-c", "credential.helper=", "-c", "credential.helper=store --file=" + shellQuote(s.cfg.Git.CredentialsFile)}, args...)
+		config = append(config, "-c", "credential.helper=", "-c", "credential.helper=store --file="+shellQuote(s.cfg.Git.CredentialsFile))
+	}
+	if len(config) > 0 {
+		cmd.Args = append(append([]string{"git"}, config...), args...)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -153,6 +189,13 @@ func (s *Store) fetchRef(ctx context.Context, what, url, ref string) (string, Gi
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// Where the fetch connects is checked first (and the connection
+	// pinned to the address checked): nothing is made for a repository
+	// the coordinator may not reach.
+	pin, fetchURL, err := s.pinDestination(ctx, url)
+	if err != nil {
+		return "", GitCommit{}, apierr.Invalid("%s: %v", what, err)
+	}
 	dir := s.mirrorDir(url)
 	defer s.gitLocks.lock(dir)()
 	fresh := false
@@ -166,7 +209,7 @@ func (s *Store) fetchRef(ctx context.Context, what, url, ref string) (string, Gi
 		}
 		fresh = true
 	}
-	_, err := s.git(ctx, dir, "fetch", "--quiet", "--no-tags", "--prune", "--force", "--", url,
+	_, err = s.gitPinned(ctx, dir, pin, "fetch", "--quiet", "--no-tags", "--prune", "--force", "--", fetchURL,
 		"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", "+HEAD:refs/remotes/origin/HEAD")
 	if err != nil {
 		if fresh {

@@ -147,3 +147,76 @@ func codeOf(e *apierr.Error) any {
 	}
 	return e.Code
 }
+
+// TestGitDestinationPolicy: a fetch goes where a submitter's URL says,
+// so loopback, private and link-local destinations are refused unless
+// the operator allows them (--git-allow), whether the URL names the
+// address or a name that resolves to it; nothing is made for a refused
+// repository. Allowed, a name is fetched through the address that was
+// checked (git is pinned to it).
+func TestGitDestinationPolicy(t *testing.T) {
+	root := t.TempDir()
+	repo := gittest.NewRepo(t, root, "engine")
+	repo.Commit("Engine", map[string]string{"Makefile": "all:\n\tcc -o engine engine.c\n", "engine.c": "int depth = 2;\n"})
+	base := gittest.Serve(t, root) // http://127.0.0.1:PORT/git
+	port := strings.TrimPrefix(strings.Split(strings.TrimPrefix(base, "http://"), "/")[0], "127.0.0.1:")
+	// A name of this machine that is not "localhost" and resolves to
+	// loopback (the host name, through /etc/hosts), as a rebinding DNS
+	// would answer.
+	name, _ := os.Hostname()
+	addrs, _ := net.LookupHost(name)
+	loopName := len(addrs) > 0 && net.ParseIP(addrs[0]).IsLoopback() && !strings.EqualFold(name, "localhost")
+
+	ctx := context.Background()
+	strict := newFixtureGit(t, "", GitConfig{})
+	cases := []struct{ url, want string }{
+		{base + "/engine", "host 127.0.0.1 is a loopback address, refused (the operator allows such destinations with --git-allow)"},
+		{"http://localhost:" + port + "/git/engine", "host localhost is this machine, refused"},
+		{"https://10.1.2.3/engine.git", "host 10.1.2.3 is a private address, refused"},
+		{"ssh://169.254.169.254/engine.git", "host 169.254.169.254 is a link-local address, refused"},
+		{"git@[::1]:engine.git", "host ::1 is a loopback address, refused"},
+		{"git://0.0.0.0/engine.git", "host 0.0.0.0 is an unspecified address, refused"},
+	}
+	if loopName {
+		cases = append(cases, struct{ url, want string }{"http://" + name + ":" + port + "/git/engine",
+			"host " + name + " resolves to " + addrs[0] + ", which is a loopback address, refused"})
+	}
+	for _, c := range cases {
+		e := remoteEngine("dev", c.url, "main")
+		err := strict.arts.ImportEngines(ctx, alice, e)
+		ae, _ := apierr.As(err)
+		if err == nil || ae == nil || ae.Code != apierr.InvalidArgument || !strings.Contains(err.Error(), c.want) ||
+			!strings.Contains(err.Error(), "source=git:"+c.url) {
+			t.Errorf("%s: %v; want InvalidArgument with %q naming the URL", c.url, err, c.want)
+		}
+	}
+	if mirrors, _ := os.ReadDir(strict.arts.gitDir()); len(mirrors) != 0 {
+		t.Errorf("%d mirrors made for refused repositories", len(mirrors))
+	}
+	if list, _ := strict.arts.List(0, 0); len(list) != 0 {
+		t.Errorf("refused repositories stored %d artifacts", len(list))
+	}
+	if _, err := New(ctx, Config{Store: strict.st, Dir: t.TempDir(), Git: GitConfig{Allow: []string{"10.0.0.0/33"}}}); err == nil ||
+		!strings.Contains(err.Error(), "--git-allow 10.0.0.0/33: not a CIDR") {
+		t.Errorf("a bad --git-allow: %v", err)
+	}
+
+	// Allowed by address: a name that resolves there is fetched, pinned
+	// to the address checked.
+	allowed := newFixtureGit(t, "", GitConfig{Allow: []string{"127.0.0.0/8"}})
+	if err := allowed.arts.ImportEngines(ctx, alice, remoteEngine("dev", base+"/engine", "main")); err != nil {
+		t.Errorf("allowed address: %v", err)
+	}
+	if !loopName {
+		t.Logf("host name %s does not resolve to loopback: the name's case is not run", name)
+		return
+	}
+	named := "http://" + name + ":" + port + "/git/engine"
+	pin, fetchURL, err := allowed.arts.pinDestination(ctx, named)
+	if err != nil || pin == nil || pin.resolve != name+":"+port+":"+addrs[0] || fetchURL != named {
+		t.Errorf("pin of %s: %+v %s %v", named, pin, fetchURL, err)
+	}
+	if err := allowed.arts.ImportEngines(ctx, alice, remoteEngine("dev", named, "main")); err != nil {
+		t.Errorf("allowed name, pinned: %v", err)
+	}
+}

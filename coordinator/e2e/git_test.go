@@ -104,7 +104,7 @@ func TestGitRefsSPRTWithDiffAndWebhooks(t *testing.T) {
 
 	ok, flaky := newHookReceiver(t, 0), newHookReceiver(t, 2)
 	addr, httpAddr, data := freeAddr(t), freeAddr(t), t.TempDir()
-	coordinator(t, addr, data, "--http", httpAddr, "--hook-allow", "127.0.0.1", "--hook-retry-base", "200ms",
+	coordinator(t, addr, data, "--http", httpAddr, "--hook-allow", "127.0.0.1", "--git-allow", "127.0.0.1", "--hook-retry-base", "200ms",
 		"--public-url", "https://farm.example.org")
 	api := []string{"--api", "http://" + httpAddr, "--token", token}
 	secretOf := func(out string) (string, string) {

@@ -50,6 +50,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/destpolicy"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -118,9 +119,7 @@ type Manager struct {
 	log       *zap.Logger
 	jobs      arbiterv1.JobServiceClient
 	client    *http.Client
-	prefixes  []netip.Prefix
-	hosts     map[string]bool
-	allowAll  bool
+	policy    *destpolicy.Policy
 	mu        sync.Mutex
 	hooks     []*store.Hook
 	seen      map[string]bool // deliveries known to be recorded
@@ -151,7 +150,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	m := &Manager{cfg: cfg, log: cfg.Logger, hosts: map[string]bool{}, seen: map[string]bool{},
+	m := &Manager{cfg: cfg, log: cfg.Logger, seen: map[string]bool{},
 		sent: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_webhook_attempts_total",
 			Help: "Webhook delivery attempts by outcome: delivered, retry (failed, to be tried again), failed (given up)."}, []string{"outcome"})}
 	for _, o := range []string{"delivered", "retry", "failed"} {
@@ -160,9 +159,11 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(m.sent)
 	}
-	if err := m.parseAllow(cfg.Allow); err != nil {
+	policy, err := destpolicy.Parse("--hook-allow", cfg.Allow)
+	if err != nil {
 		return nil, err
 	}
+	m.policy = policy
 	if cfg.Jobs != nil {
 		m.jobs = arbiterv1.NewJobServiceClient(cfg.Jobs)
 	}
@@ -171,7 +172,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		Proxy: nil, // a proxy would make the connection this check sees
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			host, _, _ := net.SplitHostPort(addr)
-			if m.allowAll || m.hosts[strings.ToLower(host)] {
+			if m.policy.AllowsHost(host) {
 				return (&net.Dialer{Timeout: cfg.Timeout}).DialContext(ctx, network, addr)
 			}
 			return dialer.DialContext(ctx, network, addr)
@@ -191,75 +192,10 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	return m, nil
 }
 
-func (m *Manager) parseAllow(allow []string) error {
-	for _, a := range allow {
-		a = strings.TrimSpace(a)
-		switch {
-		case a == "":
-		case a == "*":
-			m.allowAll = true
-		case strings.Contains(a, "/"):
-			p, err := netip.ParsePrefix(a)
-			if err != nil {
-				return fmt.Errorf("--hook-allow %s: not a CIDR: %v", a, err)
-			}
-			m.prefixes = append(m.prefixes, p.Masked())
-		default:
-			if ip, err := netip.ParseAddr(a); err == nil {
-				m.prefixes = append(m.prefixes, netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen()))
-				continue
-			}
-			m.hosts[strings.ToLower(a)] = true
-		}
-	}
-	return nil
-}
-
-// cgnat is the shared address space of carrier-grade NAT (RFC 6598):
-// not the public internet either.
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
-
-// denied says why a destination address is refused ("" when it is not).
-func (m *Manager) denied(ip netip.Addr) string {
-	ip = ip.Unmap()
-	if m.allowAll {
-		return ""
-	}
-	for _, p := range m.prefixes {
-		if p.Contains(ip) {
-			return ""
-		}
-	}
-	switch {
-	case ip.IsLoopback():
-		return "a loopback address"
-	case ip.IsPrivate(), cgnat.Contains(ip):
-		return "a private address"
-	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-		return "a link-local address"
-	case ip.IsUnspecified():
-		return "an unspecified address"
-	case ip.IsMulticast(), ip.IsInterfaceLocalMulticast():
-		return "a multicast address"
-	}
-	return ""
-}
-
 // checkDial runs on the address a connection is about to be made to,
 // after DNS resolution.
-func (m *Manager) checkDial(network, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return fmt.Errorf("webhook destination %s: not an address", host)
-	}
-	if why := m.denied(ip); why != "" {
-		return fmt.Errorf("webhook destination %s is %s, refused (the operator allows such destinations with --hook-allow)", ip, why)
-	}
-	return nil
+func (m *Manager) checkDial(network, address string, c syscall.RawConn) error {
+	return m.policy.Control("webhook destination")(network, address, c)
 }
 
 // checkURL refuses what a hook may not be: not http(s), no host,
@@ -285,11 +221,11 @@ func (m *Manager) checkURL(raw string) error {
 	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if why := m.denied(ip); why != "" {
+		if why := m.policy.Denied(ip); why != "" {
 			return apierr.Invalid("url %s: %s is %s; this coordinator sends webhooks to public addresses only unless its operator allows more (--hook-allow)", apierr.Q(raw), ip, why)
 		}
-	} else if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		if !m.allowAll && !m.hosts[host] {
+	} else if destpolicy.IsLocalhost(host) {
+		if !m.policy.AllowsHost(host) {
 			return apierr.Invalid("url %s: localhost is this machine; refused unless the operator allows it (--hook-allow)", apierr.Q(raw))
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
@@ -74,7 +75,7 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	cl.st = st
 	ctx := context.Background()
 	c, err := coordinator.New(ctx, coordinator.Config{Store: st, Token: adminToken, LeaseDuration: 3 * time.Second,
-		TargetUnitDuration: 50 * time.Millisecond, Accounts: o.accounts, Games: gamejob.Config{Settings: gamepair.Settings{BatchDuration: time.Second}}})
+		TargetUnitDuration: 50 * time.Millisecond, Accounts: o.accounts, Git: artifacts.GitConfig{Allow: []string{"127.0.0.1"}}, Games: gamejob.Config{Settings: gamepair.Settings{BatchDuration: time.Second}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/httpapi"
 	"github.com/arbiter-chess/arbiter/internal/auth"
 	"github.com/arbiter-chess/arbiter/internal/gittest"
@@ -63,7 +64,8 @@ func TestBot(t *testing.T) {
 	hc.Allow, hc.Interval = []string{"127.0.0.1"}, 100*time.Millisecond
 	hc.JobJSON = func(j *arbiterv1.Job) any { return jobreport.NewJobJSON(j) }
 	cl, err := localcluster.Start(localcluster.Config{Workers: 2, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New, UploadedEngines: true,
-		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, Token: "bot-admin", HTTP: "127.0.0.1:0", Hooks: hc, API: httpapi.ForCoordinator}})
+		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, Token: "bot-admin", HTTP: "127.0.0.1:0", Hooks: hc,
+			Git: artifacts.GitConfig{Allow: []string{"127.0.0.1"}}, API: httpapi.ForCoordinator}})
 	if err != nil {
 		t.Fatal(err)
 	}

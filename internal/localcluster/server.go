@@ -104,7 +104,7 @@ type ServerConfig struct {
 	// artifacts.DefaultAbandonAfter).
 	UploadAbandonAfter time.Duration
 	// Git is how the coordinator fetches engines named by a remote git
-	// URL (--git-credentials, --git-ssh-key, --git-allow-file,
+	// URL (--git-credentials, --git-ssh-key, --git-allow-file, --git-allow,
 	// --git-timeout).
 	Git artifacts.GitConfig
 	// API makes the JSON API's handler, served under APIPrefix on HTTP
