@@ -70,6 +70,8 @@ var migrations = []migration{
 	{"webhooks: hooks, hook_deliveries", migrateHooks},
 	// finding tests (coordinator/store/find.go).
 	{"jobs_seq index", migrateJobsSeq},
+	// follows on the web pages (coordinator/store/follows.go).
+	{"follows: follows, follow_events", migrateFollows},
 }
 
 const schemaV1 = `
