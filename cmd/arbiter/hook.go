@@ -123,16 +123,17 @@ func newHookAddCommand() *cobra.Command {
 	var f apiFlags
 	var events []string
 	var format string
-	var farm bool
+	var farm, followed bool
 	cmd := &cobra.Command{
 		Use:   "add URL",
 		Short: "Add a webhook; prints its secret, shown only now",
 		Example: `  arbiter hook add https://bots.example.org/arbiter --events finished,failed
-  arbiter hook add https://discord.com/api/webhooks/ID/TOKEN --events finished --format discord`,
+  arbiter hook add https://discord.com/api/webhooks/ID/TOKEN --events finished --format discord
+  arbiter hook add https://bots.example.org/followed --events finished --followed`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var h httpapi.HookJSON
-			if err := f.do("POST", "/hooks", httpapi.HookRequest{URL: args[0], Events: events, Format: format, Farm: farm}, &h); err != nil {
+			if err := f.do("POST", "/hooks", httpapi.HookRequest{URL: args[0], Events: events, Format: format, Farm: farm, Followed: followed}, &h); err != nil {
 				return fmt.Errorf("hook add: %w", err)
 			}
 			out := cmd.OutOrStdout()
@@ -148,6 +149,7 @@ func newHookAddCommand() *cobra.Command {
 	cmd.Flags().StringSliceVar(&events, "events", []string{"finished", "failed"}, "events to send: finished, failed, blocked")
 	cmd.Flags().StringVar(&format, "format", "json", "payload: json, discord or slack")
 	cmd.Flags().BoolVar(&farm, "farm", false, "every job's events, not only yours (admins)")
+	cmd.Flags().BoolVar(&followed, "followed", false, "the events of the jobs you follow on the web pages (Follow on a job's page), not of your own jobs")
 	return cmd
 }
 

@@ -55,7 +55,14 @@ func (m *Manager) scan(ctx context.Context) error {
 	m.mu.Lock()
 	hooks := append([]*store.Hook(nil), m.hooks...)
 	m.mu.Unlock()
-	if len(hooks) == 0 || m.jobs == nil {
+	if m.jobs == nil {
+		return nil
+	}
+	followers, err := m.followers(ctx)
+	if err != nil {
+		return err
+	}
+	if len(hooks) == 0 && len(followers) == 0 {
 		return nil
 	}
 	resp, err := m.jobs.ListJobs(m.withToken(ctx), &arbiterv1.ListJobsRequest{Limit: scanJobs})
@@ -64,10 +71,13 @@ func (m *Manager) scan(ctx context.Context) error {
 	}
 	for _, j := range resp.GetJobs() {
 		for _, ev := range eventsOf(j) {
+			if err := m.recordFollowEvents(ctx, j, ev, followers[j.GetJobId()]); err != nil {
+				return err
+			}
 			var full *arbiterv1.Job
 			for _, h := range hooks {
 				key := h.ID + "/" + j.GetJobId() + "/" + ev
-				if !strings.Contains(","+h.Events+",", ","+ev+",") || (h.Scope != "farm" && h.Owner != j.GetSubmitter()) {
+				if !strings.Contains(","+h.Events+",", ","+ev+",") || !covers(h, j.GetSubmitter(), followers[j.GetJobId()]) {
 					continue
 				}
 				m.mu.Lock()
@@ -123,21 +133,7 @@ func (m *Manager) payload(h *store.Hook, key, ev string, j *arbiterv1.Job) ([]by
 		link = m.cfg.PageURL(j.GetJobId())
 	}
 	block := resultblock.Of(j, resultblock.OpenBench, link)
-	title := fmt.Sprintf("%s %s %s", jobkind.Of(j).Noun, j.GetJobId(), ev)
-	if m := j.GetMatch(); m != nil {
-		title += ": " + m.GetEngineA().GetName() + " vs " + m.GetEngineB().GetName()
-	}
-	if s := j.GetMatchProgress().GetSprtState(); s == "accepted" {
-		title += " (H1 accepted)"
-	} else if s == "rejected" {
-		title += " (H0 accepted)"
-	}
-	if b := j.GetProgress().GetBlocked(); ev == EventBlocked && b != "" {
-		title += ": " + b
-	}
-	if e := j.GetError(); ev == EventFailed && e != "" {
-		title += ": " + e
-	}
+	title := title(j, ev)
 	switch h.Format {
 	case "discord":
 		// Discord takes up to 2000 characters of content.
@@ -155,6 +151,27 @@ func (m *Manager) payload(h *store.Hook, key, ev string, j *arbiterv1.Job) ([]by
 	}
 	return json.Marshal(Payload{Event: ev, Delivery: key, Job: job, Block: block,
 		FishtestBlock: resultblock.Of(j, resultblock.Fishtest, link), URL: link})
+}
+
+// title is the one line that says what happened: the job, the event,
+// the engines, the verdict, why it is blocked or failed.
+func title(j *arbiterv1.Job, ev string) string {
+	t := fmt.Sprintf("%s %s %s", jobkind.Of(j).Noun, j.GetJobId(), ev)
+	if m := j.GetMatch(); m != nil {
+		t += ": " + m.GetEngineA().GetName() + " vs " + m.GetEngineB().GetName()
+	}
+	if s := j.GetMatchProgress().GetSprtState(); s == "accepted" {
+		t += " (H1 accepted)"
+	} else if s == "rejected" {
+		t += " (H0 accepted)"
+	}
+	if b := j.GetProgress().GetBlocked(); ev == EventBlocked && b != "" {
+		t += ": " + b
+	}
+	if e := j.GetError(); ev == EventFailed && e != "" {
+		t += ": " + e
+	}
+	return t
 }
 
 // jobJSON is job j as the payload carries it.

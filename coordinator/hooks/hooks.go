@@ -65,6 +65,16 @@ const (
 // Events lists them in order.
 var Events = []string{EventFinished, EventFailed, EventBlocked}
 
+// Scopes of a hook: whose jobs' events it gets.
+const (
+	ScopeOwn      = "own"      // its owner's jobs
+	ScopeFarm     = "farm"     // every job (admins)
+	ScopeFollowed = "followed" // the jobs its owner follows on the web pages
+)
+
+// Scopes lists them.
+var Scopes = []string{ScopeOwn, ScopeFarm, ScopeFollowed}
+
 // Formats of a payload.
 var Formats = []string{"json", "discord", "slack"}
 
@@ -233,12 +243,21 @@ func (m *Manager) checkURL(raw string) error {
 }
 
 // Add registers a hook of id's for events (a subset of Events) in format
-// (Formats; "" is json); farm hooks (every job, not only id's) are for
-// admins. It returns the hook with its secret, which is shown only now.
-func (m *Manager) Add(ctx context.Context, id identity.Identity, rawURL string, events []string, format string, farm bool) (*store.Hook, error) {
+// (Formats; "" is json) with scope (Scopes; "" is own): farm hooks
+// (every job, not only id's) are for admins; followed hooks get the
+// events of the jobs id follows. It returns the hook with its secret,
+// which is shown only now.
+func (m *Manager) Add(ctx context.Context, id identity.Identity, rawURL string, events []string, format, scope string) (*store.Hook, error) {
 	if !id.CanSubmit() {
 		return nil, apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole, "credential %s has role %s, which may not add webhooks", apierr.Q(id.Name), id.Role)
 	}
+	if scope == "" {
+		scope = ScopeOwn
+	}
+	if !slices.Contains(Scopes, scope) {
+		return nil, apierr.Invalid("scope %s: want own, farm or followed", apierr.Q(scope))
+	}
+	farm := scope == ScopeFarm
 	if farm && !id.IsAdmin() {
 		return nil, apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole, "credential %s: only admins add farm-wide webhooks (every job's events)", apierr.Q(id.Name))
 	}
@@ -276,10 +295,7 @@ func (m *Manager) Add(ctx context.Context, id identity.Identity, rawURL string, 
 		return nil, apierr.New(apierr.ResourceExhausted, apierr.ReasonQuota, "credential %s has %d webhooks, the most one credential may have", apierr.Q(id.Name), mine)
 	}
 	h := &store.Hook{ID: "h" + randomHex(6), URL: rawURL, Events: strings.Join(evs, ","), Format: format, Secret: randomHex(32),
-		Owner: id.Name, Scope: "own", CreatedAt: m.cfg.Now()}
-	if farm {
-		h.Scope = "farm"
-	}
+		Owner: id.Name, Scope: scope, CreatedAt: m.cfg.Now()}
 	if err := m.cfg.Store.PutHook(ctx, h); err != nil {
 		return nil, apierr.Store(err)
 	}

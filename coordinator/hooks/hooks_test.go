@@ -88,15 +88,15 @@ func TestWebhooksDeliverOnce(t *testing.T) {
 	admin := identity.Identity{Name: "admin", Role: identity.Admin}
 
 	ok, flaky, other := newReceiver(t, 0), newReceiver(t, 2), newReceiver(t, 0)
-	hOK, err := c.Hooks.Add(ctx, carol, ok.URL+"/hook", []string{"finished", "failed"}, "json", false)
+	hOK, err := c.Hooks.Add(ctx, carol, ok.URL+"/hook", []string{"finished", "failed"}, "json", "own")
 	if err != nil {
 		t.Fatal(err)
 	}
-	hFlaky, err := c.Hooks.Add(ctx, admin, flaky.URL, []string{"finished"}, "discord", true)
+	hFlaky, err := c.Hooks.Add(ctx, admin, flaky.URL, []string{"finished"}, "discord", "farm")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Hooks.Add(ctx, dave, other.URL, []string{"finished"}, "slack", false); err != nil {
+	if _, err := c.Hooks.Add(ctx, dave, other.URL, []string{"finished"}, "slack", "own"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -214,24 +214,25 @@ func TestWebhookDestinations(t *testing.T) {
 		"http://localhost:9/":            "localhost",
 		"https:///nohost":                "no host",
 	} {
-		if _, err := m.Add(ctx, carol, url, []string{"finished"}, "json", false); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := m.Add(ctx, carol, url, []string{"finished"}, "json", "own"); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("hook %s: %v; want an error with %q", url, err, want)
 		}
 	}
 	for _, bad := range []struct {
 		events []string
 		format string
-		farm   bool
+		scope  string
 		who    identity.Identity
 		want   string
 	}{
-		{nil, "json", false, carol, "at least one"},
-		{[]string{"started"}, "json", false, carol, `"started" is not an event`},
-		{[]string{"finished"}, "teams", false, carol, "want json, discord or slack"},
-		{[]string{"finished"}, "json", true, carol, "only admins"},
-		{[]string{"finished"}, "json", false, identity.Identity{Name: "w", Role: identity.Worker}, "may not add webhooks"},
+		{nil, "json", "own", carol, "at least one"},
+		{[]string{"started"}, "json", "own", carol, `"started" is not an event`},
+		{[]string{"finished"}, "teams", "own", carol, "want json, discord or slack"},
+		{[]string{"finished"}, "json", "farm", carol, "only admins"},
+		{[]string{"finished"}, "json", "everyone", carol, `scope "everyone": want own, farm or followed`},
+		{[]string{"finished"}, "json", "own", identity.Identity{Name: "w", Role: identity.Worker}, "may not add webhooks"},
 	} {
-		if _, err := m.Add(ctx, bad.who, "https://example.org/hook", bad.events, bad.format, bad.farm); err == nil || !strings.Contains(err.Error(), bad.want) {
+		if _, err := m.Add(ctx, bad.who, "https://example.org/hook", bad.events, bad.format, bad.scope); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%+v: %v", bad, err)
 		}
 	}
@@ -282,10 +283,10 @@ func TestBlockedEvent(t *testing.T) {
 	ctx := context.Background()
 	admin := identity.Identity{Name: "admin", Role: identity.Admin}
 	blocked, finished := newReceiver(t, 0), newReceiver(t, 0)
-	if _, err := c.Hooks.Add(ctx, admin, blocked.URL, []string{"blocked"}, "slack", false); err != nil {
+	if _, err := c.Hooks.Add(ctx, admin, blocked.URL, []string{"blocked"}, "slack", "own"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Hooks.Add(ctx, admin, finished.URL, []string{"finished"}, "json", false); err != nil {
+	if _, err := c.Hooks.Add(ctx, admin, finished.URL, []string{"finished"}, "json", "own"); err != nil {
 		t.Fatal(err)
 	}
 	conn, err := c.InProcess()

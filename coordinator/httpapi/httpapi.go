@@ -523,6 +523,9 @@ type HookRequest struct {
 	Format string   `json:"format,omitempty"`
 	// Farm: every job's events, not only the caller's (admins).
 	Farm bool `json:"farm,omitempty"`
+	// Followed: the events of the jobs the caller follows on the web
+	// pages, not of the caller's own jobs.
+	Followed bool `json:"followed,omitempty"`
 }
 
 func (h *Handler) addHook(w http.ResponseWriter, r *http.Request) {
@@ -543,10 +546,20 @@ func (h *Handler) addHook(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		h.fail(w, apierr.Invalid("body: want {\"url\": ..., \"events\": [...], \"format\": ..., \"farm\": false}: %v", err))
+		h.fail(w, apierr.Invalid("body: want {\"url\": ..., \"events\": [...], \"format\": ..., \"farm\": false, \"followed\": false}: %v", err))
 		return
 	}
-	hook, err := h.cfg.Hooks.Add(r.Context(), id, req.URL, req.Events, req.Format, req.Farm)
+	scope := hooks.ScopeOwn
+	switch {
+	case req.Farm && req.Followed:
+		h.fail(w, apierr.Invalid("body: farm and followed: a hook has one scope"))
+		return
+	case req.Farm:
+		scope = hooks.ScopeFarm
+	case req.Followed:
+		scope = hooks.ScopeFollowed
+	}
+	hook, err := h.cfg.Hooks.Add(r.Context(), id, req.URL, req.Events, req.Format, scope)
 	if err != nil {
 		h.fail(w, err)
 		return

@@ -16,11 +16,11 @@ import (
 func TestHooksPage(t *testing.T) {
 	cl := newCluster(t, clusterOpts{books: bookDir})
 	ctx := context.Background()
-	h, err := cl.c.Hooks.Add(ctx, cl.carol(), "https://example.org/<hook>", []string{"finished"}, "json", false)
+	h, err := cl.c.Hooks.Add(ctx, cl.carol(), "https://example.org/<hook>", []string{"finished"}, "json", "own")
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := cl.c.Hooks.Add(ctx, identity.Identity{Name: "dave", Role: identity.Client}, "https://example.org/dave", []string{"failed"}, "slack", false)
+	other, err := cl.c.Hooks.Add(ctx, identity.Identity{Name: "dave", Role: identity.Client}, "https://example.org/dave", []string{"failed"}, "slack", "own")
 	if err != nil {
 		t.Fatal(err)
 	}
