@@ -91,7 +91,8 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	go gs.Serve(lis)
 	cl.grpc = lis.Addr().String()
 	srv, err := New(ctx, Config{Core: c.Core, Perft: c.Perft(), Games: c.Games(), Tunes: c.Tunes(), Verify: c.Verify(), Credentials: c.Credentials,
-		Accounts: c.Accounts, Store: st, GrafanaURL: o.grafana, RequireSignIn: o.requireSignIn, BooksDir: o.books, LiveInterval: 500 * time.Millisecond, Diffs: c.Artifacts, Hooks: c.Hooks})
+		Accounts: c.Accounts, Store: st, GrafanaURL: o.grafana, RequireSignIn: o.requireSignIn, BooksDir: o.books, LiveInterval: 500 * time.Millisecond, Diffs: c.Artifacts, Hooks: c.Hooks,
+		Follows: c.Hooks, EventPoll: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,6 +107,12 @@ type Config struct {
 	// Hooks, when set, lists a signed-in user's webhooks and their
 	// deliveries (/hooks).
 	Hooks HookSource
+	// Follows, when set, lets a signed-in user follow jobs and be told,
+	// in the browser, when they finish, fail or are blocked (follows.go).
+	Follows FollowSource
+	// EventPoll is how often pages ask for the user's events of followed
+	// jobs (15s).
+	EventPoll time.Duration
 }
 
 // Server serves the pages. It is an http.Handler for "/".
@@ -147,6 +153,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.MaxLiveDuration <= 0 {
 		cfg.MaxLiveDuration = 10 * time.Minute
+	}
+	if cfg.EventPoll <= 0 {
+		cfg.EventPoll = 15 * time.Second
 	}
 	cfg.GrafanaURL = strings.TrimRight(cfg.GrafanaURL, "/")
 	if cfg.GrafanaURL != "" && !strings.HasPrefix(cfg.GrafanaURL, "http://") && !strings.HasPrefix(cfg.GrafanaURL, "https://") {
@@ -190,7 +199,7 @@ func csrfKey(ctx context.Context, st *store.Store) ([]byte, error) {
 
 // pageNames are the templates of templates/ that are whole pages (with
 // those of kindPages).
-var pageNames = []string{"list", "test", "games", "game", "perft", "tune", "verify", "workers", "submit", "signin", "error", "signup", "account", "users", "audit"}
+var pageNames = []string{"list", "test", "games", "game", "perft", "tune", "verify", "workers", "submit", "signin", "error", "signup", "account", "users", "audit", "follows"}
 
 // kindPage is the page of a kind of job that plugs in: the template of
 // templates/ it renders, the route it answers and its handler. The file of
@@ -255,6 +264,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /signin", s.signin)
 	s.mux.HandleFunc("POST /signout", s.signout)
 	s.accountRoutes()
+	s.followRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, s.viewerOf(r), pageError(http.StatusNotFound, "No such page", "%s is not a page of this coordinator.", clipQ(r.URL.Path)))
 	})
@@ -300,9 +310,14 @@ type view struct {
 	Page    any
 	// Pending are the jobs waiting for approval (the front page).
 	Pending []pendingRow
-	status  int
-	watch   []string // job ids whose changes refresh the live part
-	tmpl    string
+	// Follow is a job page's Follow button (nil: none).
+	Follow *followState
+	// EventPoll is how often, in milliseconds, the page asks for the
+	// signed-in user's events of followed jobs (0: it does not).
+	EventPoll int64
+	status    int
+	watch     []string // job ids whose changes refresh the live part
+	tmpl      string
 }
 
 // pageFunc builds a page for a request, or fails with an error page.
@@ -341,6 +356,12 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, vw viewer, fn pag
 	}
 	if err := fn(r, v); err != nil {
 		return nil, err
+	}
+	if w != nil {
+		s.setFollow(r, v)
+		if s.cfg.Follows != nil && vw.CanSubmit() {
+			v.EventPoll = s.cfg.EventPoll.Milliseconds()
+		}
 	}
 	return v, nil
 }
