@@ -166,6 +166,18 @@ func (s *Store) gitPinned(ctx context.Context, dir string, pin *gitPin, args ...
 	return stdout.String(), nil
 }
 
+// credentialsHint says, after git's refusal of the coordinator's
+// credentials, where they come from: the operator's settings, never the
+// URL.
+func credentialsHint(msg string) string {
+	for _, m := range []string{"Authentication failed", "could not read Username", "could not read Password", "Permission denied (publickey"} {
+		if strings.Contains(msg, m) {
+			return " (the coordinator's credentials for it are the operator's: --git-credentials for https, --git-ssh-key for ssh)"
+		}
+	}
+	return ""
+}
+
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // GitCommit is what a fetched ref resolved to.
@@ -215,8 +227,8 @@ func (s *Store) fetchRef(ctx context.Context, what, url, ref string) (string, Gi
 		if fresh {
 			os.RemoveAll(dir)
 		}
-		return "", GitCommit{}, apierr.New(apierr.FailedPrecondition, apierr.ReasonBadInput, "%s: cannot fetch the repository: %v",
-			what, err)
+		return "", GitCommit{}, apierr.New(apierr.FailedPrecondition, apierr.ReasonBadInput, "%s: cannot fetch the repository: %v%s",
+			what, err, credentialsHint(err.Error()))
 	}
 	lookup := ref
 	if ref == "HEAD" {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -104,4 +105,37 @@ func ServeStoppable(t testing.TB, root string) (string, func()) {
 	srv := httptest.NewServer(http.StripPrefix("/git", h))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/git", srv.Close
+}
+
+// ServeWithBasicAuth is Serve behind HTTP basic authentication: a
+// request without user and password (or with others) gets 401 with a
+// WWW-Authenticate challenge, as a forge answers for a private
+// repository. refused counts the requests it refused.
+func ServeWithBasicAuth(t testing.TB, root, user, password string) (url string, refused func() int) {
+	t.Helper()
+	execPath, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Skip("no git")
+	}
+	backend := filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend")
+	if _, err := os.Stat(backend); err != nil {
+		t.Skip("no git-http-backend")
+	}
+	h := http.StripPrefix("/git", &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1"}})
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		if !ok || u != user || p != password {
+			mu.Lock()
+			n++
+			mu.Unlock()
+			w.Header().Set("WWW-Authenticate", `Basic realm="engines"`)
+			http.Error(w, "authentication required", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/git", func() int { mu.Lock(); defer mu.Unlock(); return n }
 }
