@@ -144,6 +144,7 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.DurationVar(&cfg.UploadAbandonAfter, "upload-abandon-after", artifacts.DefaultAbandonAfter, "remove an engine upload's partial file once idle this long (checked at start and every quarter of it)")
 	fl.StringVar(&cfg.Git.CredentialsFile, "git-credentials", "", "a git-credential-store file (https://USER:TOKEN@HOST per line) for the https repositories tests name with source=git:URL@REF; never stored with a test")
 	fl.StringVar(&cfg.Git.SSHKey, "git-ssh-key", "", "private key for the ssh repositories tests name with source=git:URL@REF (else ssh's own keys and agent)")
+	fl.StringVar(&cfg.Git.SSHKnownHosts, "git-ssh-known-hosts", "", "known_hosts file ssh checks the hosts of ssh repositories against, adding new ones (else ~/.ssh/known_hosts)")
 	fl.BoolVar(&cfg.Git.AllowFile, "git-allow-file", false, "let tests name file:// repositories (they read this machine's disk)")
 	fl.StringSliceVar(&cfg.Git.Allow, "git-allow", nil, "destinations outside the public internet that fetches of source=git:URL@REF may reach: CIDRs (10.0.0.0/8), addresses or host names (* for all); loopback, private and link-local ones are refused otherwise")
 	fl.DurationVar(&cfg.Git.Timeout, "git-timeout", artifacts.DefaultGitTimeout, "bound of one fetch of a test's git repository")

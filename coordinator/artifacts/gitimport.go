@@ -45,6 +45,10 @@ type GitConfig struct {
 	CredentialsFile string
 	// SSHKey is a private key for ssh URLs.
 	SSHKey string
+	// SSHKnownHosts is the known_hosts file ssh checks hosts against and
+	// adds new ones to ("": ssh's own, ~/.ssh/known_hosts of the
+	// coordinator's user).
+	SSHKnownHosts string
 	// AllowFile lets file:// URLs be fetched (they read the coordinator's
 	// own disk).
 	AllowFile bool
@@ -122,6 +126,9 @@ func (s *Store) gitPinned(ctx context.Context, dir string, pin *gitPin, args ...
 	ssh := "ssh -o BatchMode=yes -o StrictHostKeyChecking=accept-new"
 	if s.cfg.Git.SSHKey != "" {
 		ssh += " -o IdentitiesOnly=yes -i " + shellQuote(s.cfg.Git.SSHKey)
+	}
+	if s.cfg.Git.SSHKnownHosts != "" {
+		ssh += " -o UserKnownHostsFile=" + shellQuote(s.cfg.Git.SSHKnownHosts)
 	}
 	var config []string
 	if pin != nil {
