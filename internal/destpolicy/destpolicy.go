@@ -59,12 +59,6 @@ func Parse(flag string, allow []string) (*Policy, error) {
 	return p, nil
 }
 
-// Flag is the setting's name.
-func (p *Policy) Flag() string { return p.flag }
-
-// AllowsAll reports whether the operator allowed every destination ("*").
-func (p *Policy) AllowsAll() bool { return p.allowAll }
-
 // AllowsHost reports whether host is allowed by name (or everything is):
 // its addresses are then not checked.
 func (p *Policy) AllowsHost(host string) bool {
@@ -106,25 +100,6 @@ func (p *Policy) Denied(ip netip.Addr) string {
 func IsLocalhost(host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	return host == "localhost" || strings.HasSuffix(host, ".localhost")
-}
-
-// CheckHost refuses, before any connection, a host that is an address
-// literal the policy denies or a name of this machine it does not allow.
-// A public-looking name is checked when it is resolved (Dialer,
-// Resolve). what names the destination in the error ("webhook
-// destination").
-func (p *Policy) CheckHost(what, host string) error {
-	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
-	if ip, err := netip.ParseAddr(host); err == nil {
-		if why := p.Denied(ip); why != "" {
-			return fmt.Errorf("%s %s is %s, refused (the operator allows such destinations with %s)", what, ip, why, p.flag)
-		}
-		return nil
-	}
-	if IsLocalhost(host) && !p.AllowsHost(host) {
-		return fmt.Errorf("%s %s is this machine, refused (the operator allows such destinations with %s)", what, host, p.flag)
-	}
-	return nil
 }
 
 // Control is a net.Dialer's Control: it runs on the address a connection
