@@ -331,7 +331,7 @@ func TestSignature(t *testing.T) {
 	}
 	for _, bad := range []string{
 		"", "addr=192.0.2.7%3A4711", "addr=192.0.2.7%3A4711&cn=worker-a&mac=" + strings.Repeat("0", 64),
-		strings.Replace(v, "worker-a", "worker-b", 1), // another name, the same MAC
+		strings.Replace(v, "worker-a", "worker-b", 1),                  // another name, the same MAC
 		other.Sign(Origin{Addr: "192.0.2.7:4711", CertCN: "worker-a"}), // another store's key
 		v + strings.Repeat("x", maxHeaderLen),
 	} {

@@ -39,8 +39,8 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/forward"
 	creds "github.com/arbiter-chess/arbiter/coordinator/credentials"
+	"github.com/arbiter-chess/arbiter/coordinator/forward"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
