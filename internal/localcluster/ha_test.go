@@ -19,6 +19,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/forward"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/internal/certs"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/pgtest"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -283,4 +284,58 @@ func get2(t *testing.T, url string) string {
 	t.Helper()
 	_, body := get(t, "http://"+url)
 	return body
+}
+
+// With TLS a follower relays over TLS (trusting the certificate the
+// coordinators share, --tls-cert), and a worker's client certificate,
+// verified by the follower, is its identity at the leader (mTLS through
+// a follower).
+func TestForwardTLS(t *testing.T) {
+	dsn := pgtest.Start(t).NewDatabase(t)
+	data := t.TempDir()
+	pki := certs.PKI{Dir: t.TempDir()}
+	issued, err := pki.Init([]string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, srvCert := issued[0], issued[1]
+	w1, err := pki.Worker("w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srvs []*Server
+	for range 2 {
+		srv, err := Serve(ServerConfig{Listen: "127.0.0.1:0", Data: data, Store: dsn, Token: "t",
+			TLSCert: srvCert.CertPath, TLSKey: srvCert.KeyPath, TLSClientCA: ca.CertPath,
+			LeaseDuration: time.Second, UnitDuration: 100 * time.Millisecond, LeaderTimeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(srv.Stop)
+		srvs = append(srvs, srv)
+	}
+	follow := srvs[1]
+	if !srvs[0].Leading() || follow.Leading() {
+		t.Fatal("want the first to lead")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin, err := clusterclient.Connect(clusterclient.Options{Address: follow.Addr(), Token: "t", CAFile: ca.CertPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.Jobs.ListJobs(ctx, &arbiterv1.ListJobsRequest{}); err != nil {
+		t.Fatalf("an admin's call through a TLS follower: %v", err)
+	}
+	worker, err := clusterclient.Connect(clusterclient.Options{Address: follow.Addr(), CAFile: ca.CertPath, CertFile: w1.CertPath, KeyFile: w1.KeyPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer worker.Close()
+	// A worker's certificate and no token: the leader knows it as
+	// cert:w1, a worker, which may not list jobs.
+	if _, err := worker.Jobs.ListJobs(ctx, &arbiterv1.ListJobsRequest{}); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("a worker's certificate through a TLS follower: %v, want PermissionDenied (known, as a worker)", err)
+	}
 }
