@@ -119,6 +119,7 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.StringVar(&cfg.Advertise, "advertise", "", "with a PostgreSQL --store: the gRPC address followers name as the leader's when this one leads (default: --listen, with this host's name for an unspecified host)")
 	fl.IntVar(&cfg.ForwardMaxCalls, "forward-max-calls", forward.DefaultMaxCalls, "with a PostgreSQL --store: gRPC calls and page requests a follower relays to the leader at once; more are refused as unavailable (clients retry)")
 	fl.StringVar(&cfg.ForwardCA, "forward-ca", "", "with a PostgreSQL --store and TLS: CA certificates (PEM) a follower trusts for the leader's certificate, besides the system's and those in --tls-cert (docs/ha.md)")
+	fl.StringVar(&cfg.ForwardServerName, "forward-server-name", "", "with a PostgreSQL --store and TLS: the name a follower checks the leader's certificate for (default: the host of the leader's advertised address)")
 	fl.StringVar(&cfg.Token, "token", "", "bearer token every client and worker must present (default: $"+auth.EnvToken+")")
 	fl.StringVar(&cfg.HTTP, "http", "", "HTTP listen address for the web pages (docs/web.md), /metrics, /healthz and /readyz (default: off)")
 	fl.Float64Var(&cfg.VerifyDefault, "recheck-default", 0.05, "share of perft units computed again by a second identity for jobs that set none, where two or more worker identities are live (0..1; 0: none)")

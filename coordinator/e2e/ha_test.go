@@ -167,6 +167,7 @@ func (h *haCluster) sameStatusEverywhere(when string, ids ...string) string {
 	t := h.t
 	t.Helper()
 	var all string
+	rounds := 0
 	for _, id := range append([]string{""}, ids...) {
 		for round := 1; ; round++ {
 			outs, errs := make([]string, len(h.grpc)), make([]error, len(h.grpc))
@@ -182,9 +183,10 @@ func (h *haCluster) sameStatusEverywhere(when string, ids ...string) string {
 			}
 			if same {
 				all += outs[0]
+				rounds = max(rounds, round)
 				break
 			}
-			if round == 40 {
+			if round == 20 {
 				for i := range outs {
 					t.Logf("coordinator %d (%s): %v\n%s", i, h.grpc[i], errs[i], outs[i])
 				}
@@ -193,7 +195,7 @@ func (h *haCluster) sameStatusEverywhere(when string, ids ...string) string {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	t.Logf("%s: status --json of the list and %d jobs identical from the %d coordinators", when, len(ids), len(h.grpc))
+	t.Logf("%s: status --json of the list and %d jobs identical from the %d coordinators (at most %d rounds)", when, len(ids), len(h.grpc), rounds)
 	return all
 }
 

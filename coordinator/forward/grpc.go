@@ -427,6 +427,13 @@ func newMetrics(reg prometheus.Registerer) metrics {
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "arbiter_coordinator_forwarded_in_flight",
 			Help: "Calls (gRPC and HTTP) a following coordinator is relaying to the leader now (at most --forward-max-calls)."}),
 	}
+	// The outcomes worth a graph from the start, at zero.
+	for _, c := range []string{"OK", "Unavailable", "Canceled", "DeadlineExceeded"} {
+		m.calls.WithLabelValues("grpc", c)
+	}
+	for _, c := range []string{"2xx", "3xx", "4xx", "5xx", "refused"} {
+		m.calls.WithLabelValues("http", c)
+	}
 	if reg != nil {
 		reg.MustRegister(m.calls, m.inFlight)
 	}

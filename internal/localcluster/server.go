@@ -138,6 +138,9 @@ type ServerConfig struct {
 	// connection to the leader trusts, besides the system's and the
 	// certificates in TLSCert ("": those only).
 	ForwardCA string
+	// ForwardServerName is the name a follower checks the leader's
+	// certificate for ("": the host of the leader's advertised address).
+	ForwardServerName string
 }
 
 // APIPrefix is where the JSON API is served (httpapi.Prefix).
@@ -168,6 +171,8 @@ func (c *ServerConfig) Validate() error {
 		return cliexit.Usage("--forward-max-calls %d: must be at least 1", c.ForwardMaxCalls)
 	case c.ForwardCA != "" && c.TLSCert == "":
 		return cliexit.Usage("--forward-ca needs --tls-cert and --tls-key (it is for the TLS between coordinators)")
+	case c.ForwardServerName != "" && c.TLSCert == "":
+		return cliexit.Usage("--forward-server-name needs --tls-cert and --tls-key (it is for the TLS between coordinators)")
 	case c.LeaderTimeout != 0 && c.LeaderTimeout < time.Second:
 		return cliexit.Usage("--leader-timeout %v: must be at least 1s", c.LeaderTimeout)
 	case c.LeaseDuration < 100*time.Millisecond:
@@ -514,6 +519,7 @@ func (s *Server) newForwarder() (*forward.Forwarder, error) {
 		if clientTLS, err = forwardTLS(s.cfg.TLSCert, s.cfg.ForwardCA); err != nil {
 			return nil, err
 		}
+		clientTLS.ServerName = s.cfg.ForwardServerName
 	}
 	return forward.New(forward.Config{
 		Leader: func() forward.Leader {
@@ -689,7 +695,8 @@ func (s *Server) Ready() error {
 		case st.Role == leader.Leading && s.serving.Load():
 			return readyAs(describeElection(st))
 		case st.Role == leader.Follower && st.LeaderGRPC != "":
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			// Within a Kubernetes probe's 2 s.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			if err := s.fwd.Probe(ctx); err != nil {
 				return fmt.Errorf("%s; the leader does not answer: %v", describeElection(st), err)
