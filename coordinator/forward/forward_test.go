@@ -130,7 +130,7 @@ func testSigner(t *testing.T, b byte) *Signer {
 // the forwarder sees it.
 func startForwarder(t *testing.T, signer *Signer, to *atomic.Pointer[Leader], maxCalls int) (testgrpc.TestServiceClient, *Forwarder, func() string) {
 	t.Helper()
-	f := New(Config{Leader: func() Leader { return *to.Load() }, Signer: signer, MaxCalls: maxCalls,
+	f := New(Config{Leader: func() Leader { return *to.Load() }, Signer: signer, MaxCalls: maxCalls, MaxWait: time.Second,
 		MaxRecvMsgBytes: 1 << 20, MaxSendMsgBytes: 1 << 20, MaxConcurrentStreams: 4})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -296,7 +296,39 @@ func TestForwardGRPC(t *testing.T) {
 		if _, err := cl.UnaryCall(authed, &testgrpc.SimpleRequest{}); status.Code(err) != codes.Unavailable {
 			t.Fatalf("no leader: %v", err)
 		}
-		to.Store(&Leader{GRPC: b.addr, Term: 3})
+	})
+
+	t.Run("waits for a leader", func(t *testing.T) {
+		// A call that finds no leader waits (up to MaxWait) for one to
+		// advertise its address rather than failing at once: calls that
+		// are not retried (a submission) then survive a takeover.
+		to.Store(&Leader{Term: 4})
+		go func() {
+			time.Sleep(200 * time.Millisecond)
+			to.Store(&Leader{GRPC: a.addr, Term: 4})
+		}()
+		resp, err := cl.UnaryCall(authed, &testgrpc.SimpleRequest{})
+		if err != nil || !strings.HasPrefix(string(resp.GetPayload().GetBody()), "A ") {
+			t.Fatalf("a call made before the leader was known: %q %v", resp.GetPayload().GetBody(), err)
+		}
+	})
+
+	t.Run("leader not answering", func(t *testing.T) {
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dead := lis.Addr().String()
+		lis.Close()
+		to.Store(&Leader{GRPC: dead, Term: 5})
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			to.Store(&Leader{GRPC: b.addr, Term: 6})
+		}()
+		resp, err := cl.UnaryCall(authed, &testgrpc.SimpleRequest{})
+		if err != nil || !strings.HasPrefix(string(resp.GetPayload().GetBody()), "B ") {
+			t.Fatalf("a call made while the row named a dead leader: %q %v", resp.GetPayload().GetBody(), err)
+		}
 	})
 }
 
@@ -355,7 +387,7 @@ func TestForwardHTTP(t *testing.T) {
 	defer leader.Close()
 	var to atomic.Pointer[Leader]
 	to.Store(&Leader{HTTP: strings.TrimPrefix(leader.URL, "http://"), Term: 1})
-	f := New(Config{Leader: func() Leader { return *to.Load() }, Signer: signer})
+	f := New(Config{Leader: func() Leader { return *to.Load() }, Signer: signer, MaxWait: 300 * time.Millisecond})
 	follower := httptest.NewServer(f.HTTP(func(w http.ResponseWriter, r *http.Request, why error) {
 		http.Error(w, "unavailable: "+why.Error(), http.StatusServiceUnavailable)
 	}))

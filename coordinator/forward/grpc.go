@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -14,7 +15,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -23,6 +26,11 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 )
+
+// DefaultMaxWait is how long a call waits for a leader to relay to (a
+// takeover loading the store, a follower that has not yet read the new
+// leader's address) before it is refused.
+const DefaultMaxWait = 10 * time.Second
 
 // DefaultMaxCalls is how many calls (gRPC calls and HTTP requests) one
 // follower relays at once unless told otherwise: workers hold a long poll
@@ -50,6 +58,11 @@ type Config struct {
 	// MaxCalls caps the calls relayed at once (0: DefaultMaxCalls); a
 	// call past it is refused Unavailable, which clients retry.
 	MaxCalls int
+	// MaxWait bounds how long a call waits for a leader that answers
+	// (0: DefaultMaxWait); the caller's deadline bounds it too. Nothing
+	// has reached a leader while a call waits, so one refused after it
+	// was not served anywhere.
+	MaxWait time.Duration
 	// MaxRecvMsgBytes and MaxSendMsgBytes are the leader's own limits on
 	// a request and a response; MaxConcurrentStreams its limit of calls
 	// per connection, which the follower's connections to it respect too.
@@ -92,6 +105,9 @@ type pooledConn struct {
 func New(cfg Config) *Forwarder {
 	if cfg.MaxCalls <= 0 {
 		cfg.MaxCalls = DefaultMaxCalls
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = DefaultMaxWait
 	}
 	if cfg.MaxConcurrentStreams <= 0 {
 		cfg.MaxConcurrentStreams = 100
@@ -162,8 +178,11 @@ func (f *Forwarder) handle(_ any, ss grpc.ServerStream) (err error) {
 		return err
 	}
 	defer release()
-	up, conn, done, err := f.pick()
+	up, conn, done, err := f.connect(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return status.FromContextError(ctx.Err()).Err()
+		}
 		return status.Errorf(codes.Unavailable, "this coordinator follows and forwards to the leader: %v; retry", err)
 	}
 	defer done()
@@ -233,6 +252,52 @@ func (f *Forwarder) upstreamErr(ctx context.Context, up *upstream, err error) er
 		return status.Errorf(codes.Unavailable, "forwarding to the leader: %v; retry", status.Convert(err).Message())
 	}
 	return err
+}
+
+// connect is a ready connection to the leader, waiting for one up to
+// MaxWait: so that a call is refused only when no leader could have
+// served it within that time, not because this follower has not yet read
+// the new leader's address or the leader is still loading the store.
+// Nothing is sent before it returns, so nothing is done twice by a
+// caller's retry.
+func (f *Forwarder) connect(ctx context.Context) (*upstream, *grpc.ClientConn, func(), error) {
+	wctx, cancel := context.WithTimeout(ctx, f.cfg.MaxWait)
+	defer cancel()
+	for {
+		up, conn, done, err := f.pick()
+		if err == nil {
+			if err = waitReady(wctx, conn); err == nil {
+				return up, conn, done, nil
+			}
+			done()
+		}
+		select {
+		case <-wctx.Done():
+			return nil, nil, nil, err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// waitReady waits for cc to connect; a connection that failed (the
+// leader does not answer) or was closed (the leader changed) is an error
+// at once, so that connect looks at the leader row again.
+func waitReady(ctx context.Context, cc *grpc.ClientConn) error {
+	cc.Connect()
+	for {
+		switch s := cc.GetState(); s {
+		case connectivity.Ready:
+			return nil
+		case connectivity.Shutdown:
+			return errors.New("the leader changed")
+		case connectivity.TransientFailure:
+			return errors.New("the leader does not answer at its address")
+		default:
+			if !cc.WaitForStateChange(ctx, s) {
+				return fmt.Errorf("the leader does not answer at its address (%v)", s)
+			}
+		}
+	}
 }
 
 // Probe checks that the leader answers its health service through this
@@ -361,6 +426,10 @@ func (f *Forwarder) dial(addr string) (*grpc.ClientConn, error) {
 		// noticed within Time + Timeout.
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 20 * time.Second, Timeout: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.WithUserAgent("arbiter-forward"),
+		// A leader that restarts at its address is found again soon
+		// (gRPC's default backoff grows to two minutes).
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
+			MinConnectTimeout: 5 * time.Second}),
 	}
 	var call []grpc.CallOption
 	if f.cfg.MaxRecvMsgBytes > 0 {

@@ -51,8 +51,8 @@ func (f *Forwarder) HTTP(unavailable func(w http.ResponseWriter, r *http.Request
 			unavailable(w, r, fmt.Errorf("forwarded here by another coordinator whose view of the leader is stale"))
 			return
 		}
-		l := f.cfg.Leader()
-		if l.HTTP == "" {
+		l, ok := f.waitLeaderHTTP(r.Context())
+		if !ok {
 			f.m.calls.WithLabelValues("http", "refused").Inc()
 			unavailable(w, r, errNoLeader)
 			return
@@ -68,6 +68,26 @@ func (f *Forwarder) HTTP(unavailable func(w http.ResponseWriter, r *http.Request
 		rp.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), leaderHTTPKey{}, l.HTTP)))
 		f.m.calls.WithLabelValues("http", httpClass(sw.code)).Inc()
 	})
+}
+
+// waitLeaderHTTP waits up to MaxWait for a leader that has advertised
+// its HTTP address (a takeover in progress).
+func (f *Forwarder) waitLeaderHTTP(ctx context.Context) (Leader, bool) {
+	deadline := time.Now().Add(f.cfg.MaxWait)
+	for {
+		l := f.cfg.Leader()
+		if l.HTTP != "" {
+			return l, true
+		}
+		if time.Now().After(deadline) {
+			return l, false
+		}
+		select {
+		case <-ctx.Done():
+			return l, false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // Trust is the leader's side of HTTP: a request whose Header a follower
