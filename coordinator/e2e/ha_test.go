@@ -190,7 +190,7 @@ func (h *haCluster) sameStatusEverywhere(when string, ids ...string) string {
 				for i := range outs {
 					t.Logf("coordinator %d (%s): %v\n%s", i, h.grpc[i], errs[i], outs[i])
 				}
-				t.Fatalf("%s: status --json %s differs between coordinators (or fails) in %d rounds", when, id, round)
+				t.Fatalf("%s: arbiter %s differs between coordinators (or fails) in %d rounds", when, strings.TrimSpace("status --json "+id), round)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
