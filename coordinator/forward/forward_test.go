@@ -116,7 +116,7 @@ func startLeader(t *testing.T, name string, signer *Signer) *fakeLeader {
 	return l
 }
 
-func testSigner(t *testing.T, b byte) *Signer {
+func testSigner(t testing.TB, b byte) *Signer {
 	t.Helper()
 	s, err := NewSigner(bytes.Repeat([]byte{b}, 32))
 	if err != nil {
@@ -436,4 +436,60 @@ func TestForwardHTTP(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("no leader: %d", resp.StatusCode)
 	}
+}
+
+// The cost of the hop: a unary call to the leader directly and through a
+// follower, both on loopback.
+func BenchmarkUnary(b *testing.B) {
+	signer := testSigner(b, 1)
+	l := startLeaderB(b, signer)
+	var to atomic.Pointer[Leader]
+	to.Store(&Leader{GRPC: l.addr, Term: 1})
+	b.Run("direct", func(b *testing.B) {
+		cc, err := grpc.NewClient("passthrough:///"+l.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cc.Close()
+		benchUnary(b, testgrpc.NewTestServiceClient(cc))
+	})
+	b.Run("forwarded", func(b *testing.B) {
+		f := New(Config{Leader: func() Leader { return *to.Load() }, Signer: signer})
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := f.NewServer(nil)
+		go srv.Serve(lis)
+		defer func() { srv.Stop(); f.Close() }()
+		cc, err := grpc.NewClient("passthrough:///"+lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cc.Close()
+		benchUnary(b, testgrpc.NewTestServiceClient(cc))
+	})
+}
+
+func benchUnary(b *testing.B, cl testgrpc.TestServiceClient) {
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer tok")
+	req := &testgrpc.SimpleRequest{Payload: &testgrpc.Payload{Body: make([]byte, 1024)}}
+	for b.Loop() {
+		if _, err := cl.UnaryCall(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func startLeaderB(b *testing.B, signer *Signer) *fakeLeader {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := &fakeLeader{name: "A", signer: signer, addr: lis.Addr().String(), blocked: make(chan struct{}), started: make(chan struct{})}
+	srv := grpc.NewServer()
+	testgrpc.RegisterTestServiceServer(srv, l)
+	go srv.Serve(lis)
+	b.Cleanup(srv.Stop)
+	return l
 }
