@@ -366,10 +366,14 @@ func (s *Server) becomeLeader() error {
 		c.Close()
 		return err
 	}
+	// A follower that took over serves where it relayed: with --listen
+	// on port 0, on the port it was given then.
 	listen := cfg.Listen
 	s.mu.Lock()
-	if s.addr != "" {
-		listen = s.addr // where the follower forwarded: the same port
+	if host, port, err := net.SplitHostPort(cfg.Listen); err == nil && port == "0" && s.addr != "" {
+		if _, p, err := net.SplitHostPort(s.addr); err == nil {
+			listen = net.JoinHostPort(host, p)
+		}
 	}
 	s.mu.Unlock()
 	lis, err := net.Listen("tcp", listen)
