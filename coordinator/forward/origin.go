@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"strings"
 
@@ -57,10 +58,11 @@ type Origin struct {
 	CertCN string
 }
 
-// NetAddr is Addr as a net.Addr (a TCP address when it parses as one).
+// NetAddr is Addr as a net.Addr (a TCP address when it is an IP and a
+// port; never a name lookup).
 func (o Origin) NetAddr() net.Addr {
-	if a, err := net.ResolveTCPAddr("tcp", o.Addr); err == nil && a.IP != nil {
-		return a
+	if ap, err := netip.ParseAddrPort(o.Addr); err == nil {
+		return net.TCPAddrFromAddrPort(ap)
 	}
 	return originAddr(o.Addr)
 }
