@@ -281,13 +281,14 @@ func TestForwardGRPC(t *testing.T) {
 		if h, err := st.Header(); err != nil || first(h.Get("x-leader")) != "A" {
 			t.Fatalf("%v %v", h, err)
 		}
+		// The change alone, with no new call, ends the call in flight.
 		to.Store(&Leader{GRPC: b.addr, Term: 2})
+		if _, err := st.Recv(); status.Code(err) != codes.Unavailable {
+			t.Fatalf("a call in flight to the former leader: %v, want Unavailable", err)
+		}
 		resp, err := cl.UnaryCall(authed, &testgrpc.SimpleRequest{})
 		if err != nil || !strings.HasPrefix(string(resp.GetPayload().GetBody()), "B ") {
 			t.Fatalf("after the change: %q %v", resp.GetPayload().GetBody(), err)
-		}
-		if _, err := st.Recv(); status.Code(err) != codes.Unavailable {
-			t.Fatalf("a call in flight to the former leader: %v, want Unavailable", err)
 		}
 	})
 
@@ -386,6 +387,7 @@ func TestForwardHTTP(t *testing.T) {
 	var to atomic.Pointer[Leader]
 	to.Store(&Leader{HTTP: strings.TrimPrefix(leader.URL, "http://"), Term: 1})
 	f := New(Config{Leader: func() Leader { return *to.Load() }, Signer: signer, MaxWait: 300 * time.Millisecond})
+	defer f.Close()
 	follower := httptest.NewServer(f.HTTP(func(w http.ResponseWriter, r *http.Request, why error) {
 		http.Error(w, "unavailable: "+why.Error(), http.StatusServiceUnavailable)
 	}))

@@ -83,6 +83,8 @@ type Forwarder struct {
 	slots chan struct{}
 	m     metrics
 
+	stop chan struct{} // closed by Close: ends watch
+
 	mu     sync.Mutex
 	up     *upstream // to the current leader (nil: none yet)
 	closed bool
@@ -115,7 +117,9 @@ func New(cfg Config) *Forwarder {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	return &Forwarder{cfg: cfg, log: cfg.Logger, slots: make(chan struct{}, cfg.MaxCalls), m: newMetrics(cfg.Registerer)}
+	f := &Forwarder{cfg: cfg, log: cfg.Logger, slots: make(chan struct{}, cfg.MaxCalls), m: newMetrics(cfg.Registerer), stop: make(chan struct{})}
+	go f.watch()
+	return f
 }
 
 // NewServer is a gRPC server that relays every call it receives to the
@@ -148,8 +152,12 @@ func (f *Forwarder) NewServer(serverTLS *tls.Config) *grpc.Server {
 func (f *Forwarder) Close() {
 	f.mu.Lock()
 	up := f.up
+	wasClosed := f.closed
 	f.up, f.closed = nil, true
 	f.mu.Unlock()
+	if !wasClosed {
+		close(f.stop)
+	}
 	if up != nil {
 		up.close()
 	}
@@ -332,11 +340,29 @@ func (f *Forwarder) acquire() (func(), error) {
 // pick is a connection to the current leader with room for one more
 // call; done gives the room back.
 func (f *Forwarder) pick() (*upstream, *grpc.ClientConn, func(), error) {
+	up, err := f.current()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if up == nil {
+		return nil, nil, nil, errNoLeader
+	}
+	pc, err := up.get(f)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return up, pc.cc, func() { up.put(pc) }, nil
+}
+
+// current is the connections to the leader as Leader names it now (nil:
+// none); those to a former leader are closed, so that the calls still
+// relayed on them end.
+func (f *Forwarder) current() (*upstream, error) {
 	l := f.cfg.Leader()
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
-		return nil, nil, nil, errors.New("this coordinator is stopping")
+		return nil, errors.New("this coordinator is stopping")
 	}
 	var old *upstream
 	if f.up != nil && f.up.leader != l {
@@ -352,15 +378,28 @@ func (f *Forwarder) pick() (*upstream, *grpc.ClientConn, func(), error) {
 			zap.String("from", old.leader.GRPC), zap.Int64("from_term", old.leader.Term), zap.String("to", l.GRPC), zap.Int64("term", l.Term))
 		old.close()
 	}
-	if up == nil {
-		return nil, nil, nil, errNoLeader
-	}
-	pc, err := up.get(f)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return up, pc.cc, func() { up.put(pc) }, nil
+	return up, nil
 }
+
+// watch notices a change of leader between calls too: a stream relayed
+// to a former leader that still holds its connection (paused, cut off
+// from the database) ends within watchEvery of the change, not at the
+// next call.
+func (f *Forwarder) watch() {
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-f.stop:
+			return
+		case <-t.C:
+			f.current()
+		}
+	}
+}
+
+// watchEvery is how often watch reads Leader (a memory read).
+const watchEvery = 100 * time.Millisecond
 
 func (up *upstream) get(f *Forwarder) (*pooledConn, error) {
 	up.mu.Lock()

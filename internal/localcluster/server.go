@@ -593,12 +593,13 @@ func (s *Server) stopForwarding() {
 	srv, done := s.fwdSrv, s.fwdDone
 	s.fwdSrv = nil
 	s.mu.Unlock()
-	if srv == nil {
-		return
+	if srv != nil {
+		srv.Stop()
+		<-done
 	}
-	srv.Stop()
-	<-done
-	s.fwd.Close()
+	if s.fwd != nil {
+		s.fwd.Close()
+	}
 }
 
 // describeElection is one line for /readyz and follower pages.
