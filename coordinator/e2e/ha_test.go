@@ -241,6 +241,7 @@ func TestChaosSeveralCoordinators(t *testing.T) {
 	pause := func() { time.Sleep(3 * time.Second) }
 	pause()
 	h.sameStatusEverywhere("running", perft.GetJobId(), sprt)
+	firstKill := time.Now()
 	h.killLeader()
 	pause()
 	// A follower killed: nothing changes for the workers.
@@ -326,15 +327,47 @@ func TestChaosSeveralCoordinators(t *testing.T) {
 	}
 	// No worker idle for longer than the lease duration (2 s) plus 5 s:
 	// the longest stretch between two units it finished.
+	var lastUnits []time.Time
 	for i, w := range workers {
 		gap, at := longestGap(t, w.out.String())
-		t.Logf("worker %d: longest stretch without finishing a unit: %v (ending %s)", i, gap.Round(time.Millisecond), at.Format("15:04:05.000"))
+		last := lastUnit(w.out.String())
+		lastUnits = append(lastUnits, last)
+		t.Logf("worker %d: longest stretch without finishing a unit: %v (ending %s); last unit %s", i, gap.Round(time.Millisecond), at.Format("15:04:05.000"), last.Format("15:04:05.000"))
 		if gap > 7*time.Second {
 			t.Errorf("worker %d idle for %v (ending %s): more than the lease duration plus 5 s", i, gap, at.Format("15:04:05.000"))
 		}
 	}
+	// The worker that has only a follower's address worked on after the
+	// first leader's death, if there was work left a while after it
+	// (the gaps above cannot see a worker that stopped for good).
+	t.Logf("first leader killed at %s", firstKill.Format("15:04:05.000"))
+	if lastUnits[0].Sub(firstKill) > 3*time.Second && !lastUnits[1].After(firstKill) {
+		t.Errorf("worker 1 (only a follower's address) finished nothing after the leader was killed at %s; worker 0 did until %s",
+			firstKill.Format("15:04:05.000"), lastUnits[0].Format("15:04:05.000"))
+	}
 	t.Logf("SPRT: %d pairs in %d batches, %d PGNs; perft exact; leader deaths to a new leader serving: %v (worst %v)",
 		st.pairs, st.batches, st.pgns, h.leaderKilled, worst.Round(time.Millisecond))
+}
+
+// lastUnit is when a worker's JSON log says it last finished a unit
+// (zero: never).
+func lastUnit(log string) time.Time {
+	var last time.Time
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, `"msg":"unit computed"`) && !strings.Contains(line, `"msg":"batch played"`) {
+			continue
+		}
+		var rec struct {
+			TS string `json:"ts"`
+		}
+		if json.Unmarshal([]byte(line), &rec) != nil {
+			continue
+		}
+		if ts, err := time.Parse(time.RFC3339Nano, rec.TS); err == nil && ts.After(last) {
+			last = ts
+		}
+	}
+	return last
 }
 
 // longestGap is the longest stretch between two consecutive units a
