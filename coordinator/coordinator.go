@@ -26,6 +26,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/credentials"
+	"github.com/arbiter-chess/arbiter/coordinator/forward"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/grpcapi"
@@ -143,6 +144,7 @@ type Coordinator struct {
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
 	quarantined int
+	forwarded   *forward.Signer
 }
 
 // leaseKeyName is the meta key of the lease-signing key.
@@ -170,6 +172,10 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	if err != nil {
 		return nil, err
 	}
+	forwarded, err := forward.LoadSigner(ctx, cfg.Store)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: %w", err)
+	}
 	// One games counter for every workload that plays games.
 	games := gamepair.NewGameCounter()
 	if cfg.Registerer != nil {
@@ -178,7 +184,8 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	if err := cfg.Limits.Validate(); err != nil {
 		return nil, fmt.Errorf("coordinator: %w", err)
 	}
-	c := &Coordinator{Credentials: creds, cfg: cfg, gate: quota.NewGate(cfg.Limits, cfg.Now), Workloads: make(map[string]core.Workload)}
+	c := &Coordinator{Credentials: creds, cfg: cfg, gate: quota.NewGate(cfg.Limits, cfg.Now), Workloads: make(map[string]core.Workload),
+		forwarded: forwarded}
 	c.Artifacts, err = artifacts.New(ctx, artifacts.Config{Store: cfg.Store, Dir: filepath.Join(cfg.Store.Dir(), "artifacts"),
 		MaxBytes: cfg.ArtifactMaxBytes, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer,
 		AbandonAfter: cfg.UploadAbandonAfter, MaxUploadsPerIdentity: cfg.Limits.Uploads, MaxArtifactsPerIdentity: cfg.Limits.Artifacts,
@@ -352,8 +359,13 @@ func leaseKey(ctx context.Context, st *store.Store) ([]byte, error) {
 // NewGRPCServer builds the gRPC face, serving TLS when tlsCfg is set.
 func (c *Coordinator) NewGRPCServer(tlsCfg *tls.Config) (*grpc.Server, *health.Server, error) {
 	return grpcapi.New(grpcapi.Config{Core: c.Core, Workloads: c.Workloads, Credentials: c.Credentials,
-		Store: c.cfg.Store, Artifacts: c.Artifacts, Logger: c.cfg.Logger, Registerer: c.cfg.Registerer, TLS: tlsCfg, Gate: c.gate})
+		Store: c.cfg.Store, Artifacts: c.Artifacts, Logger: c.cfg.Logger, Registerer: c.cfg.Registerer, TLS: tlsCfg, Gate: c.gate,
+		Forwarded: c.forwarded})
 }
+
+// Forwarded checks the origin followers sign on what they relay
+// (package forward); the HTTP face wraps its pages in forward.Trust with it.
+func (c *Coordinator) Forwarded() *forward.Signer { return c.forwarded }
 
 // Close stops background work and wakes waiting calls. It does not close
 // the store.

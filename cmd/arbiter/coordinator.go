@@ -10,6 +10,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/forward"
 	"github.com/arbiter-chess/arbiter/coordinator/hooks"
 	"github.com/arbiter-chess/arbiter/coordinator/httpapi"
 	"github.com/arbiter-chess/arbiter/coordinator/leader"
@@ -52,6 +53,9 @@ func newCoordinatorCommand() *cobra.Command {
 			if cfg.MaxWorkersPerIdentity < 1 {
 				return cliexit.Usage("--max-workers-per-identity %d: must be at least 1", cfg.MaxWorkersPerIdentity)
 			}
+			if cfg.ForwardMaxCalls < 1 {
+				return cliexit.Usage("--forward-max-calls %d: must be at least 1", cfg.ForwardMaxCalls)
+			}
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
@@ -84,7 +88,7 @@ func newCoordinatorCommand() *cobra.Command {
 			}
 			if !srv.Leading() {
 				st := srv.Election()
-				fmt.Fprintf(stderr, "arbiter coordinator: following (leader %s, term %d); serving gRPC on %s once it leads\n", orNone(st.Leader), st.Term, cfg.Listen)
+				fmt.Fprintf(stderr, "arbiter coordinator: following (leader %s, term %d); forwarding gRPC on %s and the pages to the leader, serving them itself once it leads\n", orNone(st.Leader), st.Term, srv.Addr())
 			}
 			if a := srv.HTTPAddr(); a != "" {
 				fmt.Fprintf(stderr, "arbiter coordinator: pages on %s\n", pagesURL(a))
@@ -113,6 +117,9 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.StringVar(&cfg.Store, "store", "", "PostgreSQL database to keep the state in, postgres://user:password@host:port/db (default: $"+envStore+"; neither: SQLite in --data)")
 	fl.DurationVar(&cfg.LeaderTimeout, "leader-timeout", leader.DefaultTimeout, "with a PostgreSQL --store shared by several coordinators: how long the leader may go unheard (paused, cut off) before another takes over (docs/ha.md)")
 	fl.StringVar(&cfg.Advertise, "advertise", "", "with a PostgreSQL --store: the gRPC address followers name as the leader's when this one leads (default: --listen, with this host's name for an unspecified host)")
+	fl.IntVar(&cfg.ForwardMaxCalls, "forward-max-calls", forward.DefaultMaxCalls, "with a PostgreSQL --store: gRPC calls and page requests a follower relays to the leader at once; more are refused as unavailable (clients retry)")
+	fl.StringVar(&cfg.ForwardCA, "forward-ca", "", "with a PostgreSQL --store and TLS: CA certificates (PEM) a follower trusts for the leader's certificate, besides the system's and those in --tls-cert (docs/ha.md)")
+	fl.StringVar(&cfg.ForwardServerName, "forward-server-name", "", "with a PostgreSQL --store and TLS: the name a follower checks the leader's certificate for (default: the host of the leader's advertised address)")
 	fl.StringVar(&cfg.Token, "token", "", "bearer token every client and worker must present (default: $"+auth.EnvToken+")")
 	fl.StringVar(&cfg.HTTP, "http", "", "HTTP listen address for the web pages (docs/web.md), /metrics, /healthz and /readyz (default: off)")
 	fl.Float64Var(&cfg.VerifyDefault, "recheck-default", 0.05, "share of perft units computed again by a second identity for jobs that set none, where two or more worker identities are live (0..1; 0: none)")

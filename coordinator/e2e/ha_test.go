@@ -8,12 +8,15 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -135,14 +138,78 @@ func (h *haCluster) killLeader() {
 	h.t.Logf("leader %d killed; %d leads after %v", l, n, time.Since(at).Round(time.Millisecond))
 }
 
+// statusOf runs `arbiter status --json [id]` against one coordinator
+// address alone (no t.Fatal: it runs in goroutines).
+func statusOf(addr, id string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	args := []string{"status", "--json"}
+	if id != "" {
+		args = append(args, id)
+	}
+	cmd := exec.CommandContext(ctx, bin, append(args, clientArgs(addr)...)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%v: %s", err, strings.TrimSpace(errOut.String()))
+	}
+	return out.String(), nil
+}
+
+// sameStatusEverywhere asks each coordinator's address separately for
+// `status --json` (the list, then each job) and checks that all answer
+// alike: followers relay to the leader, so every coordinator's answer is
+// the leader's. The three are asked at once, and again if they differ,
+// since a running job moves between two calls; a coordinator that keeps
+// failing, or answers that never agree, fail the test. It returns the
+// answers, joined.
+func (h *haCluster) sameStatusEverywhere(when string, ids ...string) string {
+	t := h.t
+	t.Helper()
+	var all string
+	rounds := 0
+	for _, id := range append([]string{""}, ids...) {
+		for round := 1; ; round++ {
+			outs, errs := make([]string, len(h.grpc)), make([]error, len(h.grpc))
+			var wg sync.WaitGroup
+			for i, addr := range h.grpc {
+				wg.Add(1)
+				go func() { defer wg.Done(); outs[i], errs[i] = statusOf(addr, id) }()
+			}
+			wg.Wait()
+			same := true
+			for i := range outs {
+				same = same && errs[i] == nil && outs[i] == outs[0]
+			}
+			if same {
+				all += outs[0]
+				rounds = max(rounds, round)
+				break
+			}
+			if round == 20 {
+				for i := range outs {
+					t.Logf("coordinator %d (%s): %v\n%s", i, h.grpc[i], errs[i], outs[i])
+				}
+				t.Fatalf("%s: arbiter %s differs between coordinators (or fails) in %d rounds", when, strings.TrimSpace("status --json "+id), round)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	t.Logf("%s: status --json of the list and %d jobs identical from the %d coordinators (at most %d rounds)", when, len(ids), len(h.grpc), rounds)
+	return all
+}
+
 // TestChaosSeveralCoordinators: three coordinators on one PostgreSQL,
-// two workers given the three addresses, a perft 6 job with verification
-// and an SPRT. The leader is SIGKILLed three times, a follower once, the
-// leader is paused (SIGSTOP) past the leader timeout once, and
-// PostgreSQL is restarted once. Afterwards: the perft total and divide
-// are exact, the SPRT's counts equal the stored batches and PGNs, no
-// batch or run is counted twice, the paused leader exited on waking, and
-// status is identical from two successive leaders.
+// two workers, one given the three addresses and one only a follower's,
+// a perft 6 job with verification and an SPRT. The leader is SIGKILLed
+// three times, a follower once, the leader is paused (SIGSTOP) past the
+// leader timeout once, and PostgreSQL is restarted once. Afterwards: the
+// perft total and divide are exact, the SPRT's counts equal the stored
+// batches and PGNs, no batch or run is counted twice, the paused leader
+// exited on waking, no worker went idle longer than the lease plus 5 s,
+// and status is identical from each coordinator's address, asked
+// separately at several points while the jobs run and after, and from
+// two successive leaders.
 func TestChaosSeveralCoordinators(t *testing.T) {
 	pg := pgtest.StartOwn(t)
 	h := &haCluster{t: t, dsn: pg.NewDatabase(t), data: t.TempDir(), coords: make([]*haCoordinator, 3)}
@@ -154,15 +221,18 @@ func TestChaosSeveralCoordinators(t *testing.T) {
 	for i := range 3 {
 		h.start(i)
 	}
-	h.leader(30 * time.Second)
+	first := h.leader(30 * time.Second)
 	list := strings.Join(h.grpc, ",")
 	conn := dial(t, list, token)
 	tokens := []string{workerToken(t, list), workerToken(t, list)}
+	// Worker 0 has every address; worker 1 only a follower's, which
+	// relays to whoever leads (and leads itself when its turn comes).
+	addrOf := []string{list, h.grpc[(first+2)%3]}
 	var workers []*proc
 	for i, tok := range tokens {
 		// Debug: a line per perft unit computed (and per batch played),
 		// from which idle stretches are measured.
-		workers = append(workers, start(t, "worker-"+strconv.Itoa(i), "worker", "--coordinator", list, "--token", tok, "--threads", "1", "--hash", "16",
+		workers = append(workers, start(t, "worker-"+strconv.Itoa(i), "worker", "--coordinator", addrOf[i], "--token", tok, "--threads", "1", "--hash", "16",
 			"--name", "ha-"+strconv.Itoa(i), "--log-level", "debug"))
 	}
 	perft := submit(t, conn, &arbiterv1.PerftSpec{Depth: 6, SplitPly: 3, VerifyFraction: 0.2})
@@ -170,6 +240,8 @@ func TestChaosSeveralCoordinators(t *testing.T) {
 
 	pause := func() { time.Sleep(3 * time.Second) }
 	pause()
+	h.sameStatusEverywhere("running", perft.GetJobId(), sprt)
+	firstKill := time.Now()
 	h.killLeader()
 	pause()
 	// A follower killed: nothing changes for the workers.
@@ -181,6 +253,7 @@ func TestChaosSeveralCoordinators(t *testing.T) {
 		t.Fatalf("killing follower %d moved the lead from %d to %d", f, l, n)
 	}
 	pause()
+	h.sameStatusEverywhere("after a follower's death", perft.GetJobId(), sprt)
 	h.killLeader()
 	pause()
 	// The leader paused past its timeout: another takes over; woken up,
@@ -220,6 +293,7 @@ func TestChaosSeveralCoordinators(t *testing.T) {
 	pg.Restart(t, time.Second)
 	t.Log("PostgreSQL restarted")
 	h.leader(60 * time.Second)
+	h.sameStatusEverywhere("after PostgreSQL's restart", perft.GetJobId(), sprt)
 	pause()
 	h.killLeader()
 
@@ -240,22 +314,11 @@ func TestChaosSeveralCoordinators(t *testing.T) {
 	if err := db.QueryRow("SELECT COUNT(*) FROM (SELECT unit_id, worker_id FROM runs GROUP BY unit_id, worker_id HAVING COUNT(*) > 1) AS dup").Scan(&dupRuns); err != nil || dupRuns != 0 {
 		t.Fatalf("%d units with two runs of one worker (%v)", dupRuns, err)
 	}
-	// Status as the leader tells it, then as the next one does.
-	status := func() string {
-		t.Helper()
-		var all string
-		for _, id := range []string{perft.GetJobId(), sprt} {
-			out, code := cli(t, append([]string{"status", "--json", id}, clientArgs(list)...)...)
-			if code != 0 {
-				t.Fatalf("status %s: exit %d: %s", id, code, out)
-			}
-			all += out
-		}
-		return all
-	}
-	before := status()
+	// Status as the leader tells it from every address, then as the
+	// next one does.
+	before := h.sameStatusEverywhere("done", perft.GetJobId(), sprt)
 	h.killLeader()
-	if after := status(); after != before {
+	if after := h.sameStatusEverywhere("done, after the next leader took over", perft.GetJobId(), sprt); after != before {
 		t.Fatalf("status differs between leaders:\n%s\n---\n%s", before, after)
 	}
 	var worst time.Duration
@@ -264,15 +327,47 @@ func TestChaosSeveralCoordinators(t *testing.T) {
 	}
 	// No worker idle for longer than the lease duration (2 s) plus 5 s:
 	// the longest stretch between two units it finished.
+	var lastUnits []time.Time
 	for i, w := range workers {
 		gap, at := longestGap(t, w.out.String())
-		t.Logf("worker %d: longest stretch without finishing a unit: %v (ending %s)", i, gap.Round(time.Millisecond), at.Format("15:04:05.000"))
+		last := lastUnit(w.out.String())
+		lastUnits = append(lastUnits, last)
+		t.Logf("worker %d: longest stretch without finishing a unit: %v (ending %s); last unit %s", i, gap.Round(time.Millisecond), at.Format("15:04:05.000"), last.Format("15:04:05.000"))
 		if gap > 7*time.Second {
 			t.Errorf("worker %d idle for %v (ending %s): more than the lease duration plus 5 s", i, gap, at.Format("15:04:05.000"))
 		}
 	}
+	// The worker that has only a follower's address worked on after the
+	// first leader's death, if there was work left a while after it
+	// (the gaps above cannot see a worker that stopped for good).
+	t.Logf("first leader killed at %s", firstKill.Format("15:04:05.000"))
+	if lastUnits[0].Sub(firstKill) > 3*time.Second && !lastUnits[1].After(firstKill) {
+		t.Errorf("worker 1 (only a follower's address) finished nothing after the leader was killed at %s; worker 0 did until %s",
+			firstKill.Format("15:04:05.000"), lastUnits[0].Format("15:04:05.000"))
+	}
 	t.Logf("SPRT: %d pairs in %d batches, %d PGNs; perft exact; leader deaths to a new leader serving: %v (worst %v)",
 		st.pairs, st.batches, st.pgns, h.leaderKilled, worst.Round(time.Millisecond))
+}
+
+// lastUnit is when a worker's JSON log says it last finished a unit
+// (zero: never).
+func lastUnit(log string) time.Time {
+	var last time.Time
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, `"msg":"unit computed"`) && !strings.Contains(line, `"msg":"batch played"`) {
+			continue
+		}
+		var rec struct {
+			TS string `json:"ts"`
+		}
+		if json.Unmarshal([]byte(line), &rec) != nil {
+			continue
+		}
+		if ts, err := time.Parse(time.RFC3339Nano, rec.TS); err == nil && ts.After(last) {
+			last = ts
+		}
+	}
+	return last
 }
 
 // longestGap is the longest stretch between two consecutive units a

@@ -40,6 +40,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	creds "github.com/arbiter-chess/arbiter/coordinator/credentials"
+	"github.com/arbiter-chess/arbiter/coordinator/forward"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
@@ -86,6 +87,12 @@ type Config struct {
 	// Gate, when set, bounds each identity's connections and calls in
 	// progress (checked before the body is read).
 	Gate *quota.Gate
+	// Forwarded, when set, checks the origin a following coordinator
+	// signs on the calls it relays (package forward): a call with a valid
+	// one is served as if from the caller the follower saw (its address
+	// as the call's peer, its verified client certificate as its own).
+	// Without it, or with a signature not valid, the header is ignored.
+	Forwarded *forward.Signer
 }
 
 // Server holds the services and their metrics.
@@ -196,6 +203,7 @@ type identityKey struct{}
 // resolves the bearer token (or the client certificate of a TLS
 // connection) to an identity, or refuses the call.
 func (s *Server) authenticate(ctx context.Context, info *tap.Info) (context.Context, error) {
+	ctx = s.forwardedFrom(ctx, info.Header)
 	if HealthMethods[info.FullMethodName] {
 		return ctx, nil
 	}
@@ -249,7 +257,14 @@ func (s *Server) resolve(ctx context.Context, md metadata.MD) (identity.Identity
 		}
 		return s.cfg.Credentials.Resolve(tok)
 	}
-	// A verified client certificate identifies a worker (mTLS).
+	// A verified client certificate identifies a worker (mTLS), here or
+	// at the follower that relayed the call.
+	if o, ok := ctx.Value(forwardedKey{}).(forward.Origin); ok {
+		if o.CertCN != "" {
+			return identity.Identity{Name: "cert:" + o.CertCN, Role: identity.Worker}, true
+		}
+		return identity.Identity{}, false
+	}
 	if p, ok := peer.FromContext(ctx); ok {
 		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 {
 			cn := ti.State.VerifiedChains[0][0].Subject.CommonName
@@ -260,6 +275,30 @@ func (s *Server) resolve(ctx context.Context, md metadata.MD) (identity.Identity
 	}
 	return identity.Identity{}, false
 }
+
+// forwardedFrom makes a call relayed by a following coordinator, with a
+// valid signature, look as if it came from the caller the follower saw:
+// the peer (address, and a TLS client certificate's verified name) is
+// replaced by the signed origin. Anything else is left as it came.
+func (s *Server) forwardedFrom(ctx context.Context, md metadata.MD) context.Context {
+	vals := md.Get(forward.Header)
+	if len(vals) == 0 {
+		return ctx
+	}
+	o, ok := s.cfg.Forwarded.Verify(vals[0])
+	if !ok {
+		s.log.Debug("forwarded origin not believed (no valid signature)", zap.Int("len", len(vals[0])))
+		return ctx
+	}
+	p := &peer.Peer{Addr: o.NetAddr()}
+	if prev, ok := peer.FromContext(ctx); ok {
+		p.LocalAddr = prev.LocalAddr
+	}
+	ctx = peer.NewContext(ctx, p)
+	return context.WithValue(ctx, forwardedKey{}, o)
+}
+
+type forwardedKey struct{}
 
 // caller is the identity authenticate attached to ctx.
 func caller(ctx context.Context) identity.Identity {

@@ -59,6 +59,20 @@ func (s *Store) PutMeta(ctx context.Context, key string, value []byte) error {
 	})
 }
 
+// PutMetaIfAbsent sets a value of the meta table unless the key has one
+// already, and returns the value stored: of several coordinators racing
+// to create a shared key, every one gets the same.
+func (s *Store) PutMetaIfAbsent(ctx context.Context, key string, value []byte) ([]byte, error) {
+	err := s.write(func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, "INSERT INTO meta(key,value) VALUES(?,?) ON CONFLICT(key) DO NOTHING", key, value)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Meta(ctx, key)
+}
+
 // Credential is one identity's hashed credential.
 type Credential struct {
 	Name      string

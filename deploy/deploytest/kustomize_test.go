@@ -284,8 +284,9 @@ func checkClusterOf(t *testing.T, r *rendered, ns string, ha bool) {
 		// The kubelet's gRPC probe cannot speak TLS, and the gRPC port
 		// serves TLS only: readiness and startup are GET /readyz on the
 		// HTTP port; liveness is /healthz.
-		// With several coordinators only the leader is ready: a follower
-		// must start (startup on /healthz) and stay out of the Service.
+		// With several coordinators a follower is ready only while a
+		// leader answers it: it must start without one (startup on
+		// /healthz).
 		startPath := "/readyz"
 		if ha {
 			startPath = "/healthz"
@@ -301,6 +302,11 @@ func checkClusterOf(t *testing.T, r *rendered, ns string, ha bool) {
 		}
 		if ha {
 			checkStoreFromSecret(t, r, c)
+			// Followers relay to the leader's pod address over TLS;
+			// the shared certificate names the Service, not pods.
+			if !hasArgPrefix(c.Args, "--forward-server-name=arbiter-coordinator") {
+				t.Errorf("coordinator args %q: want --forward-server-name=arbiter-coordinator (followers check the leader's certificate, made for the Service's name, not its pod address)", c.Args)
+			}
 		}
 		if p := c.LivenessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || resolvePort(t, c, p.HTTPGet.Port) != httpPort {
 			t.Errorf("coordinator livenessProbe %+v: want GET /healthz on port %d", p, httpPort)
@@ -717,4 +723,14 @@ func checkStoreFromSecret(t *testing.T, r *rendered, c corev1.Container) {
 		return
 	}
 	t.Error("coordinator: no ARBITER_STORE (the PostgreSQL URL)")
+}
+
+// hasArgPrefix reports whether one of args starts with prefix.
+func hasArgPrefix(args []string, prefix string) bool {
+	for _, a := range args {
+		if strings.HasPrefix(a, prefix) {
+			return true
+		}
+	}
+	return false
 }

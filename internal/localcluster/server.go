@@ -13,6 +13,7 @@ package localcluster
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"math"
@@ -32,8 +33,10 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
+	"github.com/arbiter-chess/arbiter/coordinator/forward"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/grpcapi"
 	"github.com/arbiter-chess/arbiter/coordinator/leader"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
@@ -128,6 +131,16 @@ type ServerConfig struct {
 	// ("": the listen address, with this host's name for an unspecified
 	// host).
 	Advertise string
+	// ForwardMaxCalls caps the calls a follower relays to the leader at
+	// once (0: forward.DefaultMaxCalls).
+	ForwardMaxCalls int
+	// ForwardCA names a PEM file of the CAs that a follower's TLS
+	// connection to the leader trusts, besides the system's and the
+	// certificates in TLSCert ("": those only).
+	ForwardCA string
+	// ForwardServerName is the name a follower checks the leader's
+	// certificate for ("": the host of the leader's advertised address).
+	ForwardServerName string
 }
 
 // APIPrefix is where the JSON API is served (httpapi.Prefix).
@@ -154,6 +167,12 @@ func (c *ServerConfig) Validate() error {
 		return cliexit.Usage("--pgn-retention %v: must not be negative", c.PGNRetention)
 	case c.StartTimeout < 0:
 		return cliexit.Usage("--start-timeout %v: must not be negative", c.StartTimeout)
+	case c.ForwardMaxCalls < 0:
+		return cliexit.Usage("--forward-max-calls %d: must be at least 1", c.ForwardMaxCalls)
+	case c.ForwardCA != "" && c.TLSCert == "":
+		return cliexit.Usage("--forward-ca needs --tls-cert and --tls-key (it is for the TLS between coordinators)")
+	case c.ForwardServerName != "" && c.TLSCert == "":
+		return cliexit.Usage("--forward-server-name needs --tls-cert and --tls-key (it is for the TLS between coordinators)")
 	case c.LeaderTimeout != 0 && c.LeaderTimeout < time.Second:
 		return cliexit.Usage("--leader-timeout %v: must be at least 1s", c.LeaderTimeout)
 	case c.LeaseDuration < 100*time.Millisecond:
@@ -180,10 +199,11 @@ func (c *ServerConfig) Validate() error {
 }
 
 // Server is a coordinator serving on its listeners. On a PostgreSQL
-// store it is one of several: it serves gRPC (and its full pages) only
-// while it leads (package coordinator/leader); following, it serves
-// /metrics, /healthz, a /readyz that names the leader, and answers every
-// page with 503 and the leader's address.
+// store it is one of several: it runs the coordinator only while it leads
+// (package coordinator/leader); following, it relays every gRPC call,
+// page and JSON API request to the leader (package coordinator/forward)
+// and serves /metrics, /healthz and a /readyz that names the leader
+// itself.
 type Server struct {
 	cfg          ServerConfig
 	data         string
@@ -197,11 +217,14 @@ type Server struct {
 	stopOnce     sync.Once
 	lost         chan struct{} // closed when a leader lost the lead (or could not start serving)
 	stopCampaign context.CancelFunc
+	fwd          *forward.Forwarder // nil on SQLite
 
 	mu      sync.Mutex // guards what becomeLeader sets
 	addr    string
 	c       *coordinator.Coordinator
 	grpc    *grpc.Server
+	fwdSrv  *grpc.Server  // the forwarding server while following
+	fwdDone chan struct{} // closed when it stops serving
 	health  *health.Server
 	pages   http.Handler
 	done    chan struct{} // closed when gRPC stops serving
@@ -249,9 +272,18 @@ func Serve(cfg ServerConfig) (*Server, error) {
 			st.Close()
 			return nil, cliexit.Usage("--leader-timeout: %v", err)
 		}
+		if s.fwd, err = s.newForwarder(); err != nil {
+			s.closeElection()
+			st.Close()
+			return nil, err
+		}
 	}
 	if cfg.HTTP != "" {
-		s.setHandler(httpHandler(reg, s.Ready, followerPages{s}, nil))
+		var relay http.Handler
+		if s.fwd != nil {
+			relay = s.fwd.HTTP(s.followerUnavailable)
+		}
+		s.setHandler(httpHandler(reg, s.Ready, relay, relay))
 		s.http, err = obs.Serve(cfg.HTTP, http.HandlerFunc(s.serveHTTP), log)
 		if err != nil {
 			s.closeElection()
@@ -284,8 +316,14 @@ func Serve(cfg ServerConfig) (*Server, error) {
 		go s.watchLead()
 		return s, nil
 	}
+	if err := s.startForwarding(); err != nil {
+		s.closeElection()
+		s.http.Close()
+		st.Close()
+		return nil, err
+	}
 	st0 := s.elector.Status()
-	log.Info("coordinator following", zap.String("leader", st0.Leader), zap.String("leader_grpc", st0.LeaderGRPC),
+	log.Info("coordinator following: forwarding to the leader", zap.String("addr", s.Addr()), zap.String("leader", st0.Leader), zap.String("leader_grpc", st0.LeaderGRPC),
 		zap.Int64("term", st0.Term), zap.String("store", string(st.Backend())+" "+st.Path()))
 	ctx, stop := context.WithCancel(context.Background())
 	s.stopCampaign = stop
@@ -293,6 +331,10 @@ func Serve(cfg ServerConfig) (*Server, error) {
 		if _, err := s.elector.Campaign(ctx); err != nil {
 			return
 		}
+		// The takeover is a restart of serving: calls being relayed end
+		// Unavailable (clients retry) and the port serves the
+		// coordinator itself once the store is loaded.
+		s.stopForwarding()
 		if err := s.becomeLeader(); err != nil {
 			log.Error("coordinator took the lead but cannot serve", zap.Error(err))
 			s.loseLead()
@@ -324,10 +366,20 @@ func (s *Server) becomeLeader() error {
 		c.Close()
 		return err
 	}
-	lis, err := net.Listen("tcp", cfg.Listen)
+	// A follower that took over serves where it relayed: with --listen
+	// on port 0, on the port it was given then.
+	listen := cfg.Listen
+	s.mu.Lock()
+	if host, port, err := net.SplitHostPort(cfg.Listen); err == nil && port == "0" && s.addr != "" {
+		if _, p, err := net.SplitHostPort(s.addr); err == nil {
+			listen = net.JoinHostPort(host, p)
+		}
+	}
+	s.mu.Unlock()
+	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		c.Close()
-		return cliexit.Usage("--listen %s: %v", cfg.Listen, err)
+		return cliexit.Usage("--listen %s: %v", listen, err)
 	}
 	var pages, api http.Handler
 	if cfg.HTTP != "" && cfg.API != nil {
@@ -344,7 +396,7 @@ func (s *Server) becomeLeader() error {
 	s.addr, s.c, s.grpc, s.health, s.pages, s.done = lis.Addr().String(), c, srv, hs, pages, make(chan struct{})
 	s.mu.Unlock()
 	if cfg.HTTP != "" {
-		s.setHandler(httpHandler(s.registry, s.Ready, pages, api))
+		s.setHandler(forward.Trust(c.Forwarded(), httpHandler(s.registry, s.Ready, pages, api)))
 	}
 	s.serving.Store(true)
 	done := s.done
@@ -446,18 +498,108 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	(*s.handler.Load()).ServeHTTP(w, r)
 }
 
-// followerPages answers every page of a follower: 503, naming the leader.
-type followerPages struct{ s *Server }
-
-func (f followerPages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	st := f.s.Election()
+// followerUnavailable answers a page or API request a follower cannot
+// relay (no leader serving, or it did not answer): 503, naming the leader.
+func (s *Server) followerUnavailable(w http.ResponseWriter, r *http.Request, why error) {
+	st := s.Election()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Retry-After", "5")
 	if st.LeaderHTTP != "" {
 		w.Header().Set("Link", "<http://"+st.LeaderHTTP+r.URL.RequestURI()+">; rel=\"alternate\"")
 	}
 	w.WriteHeader(http.StatusServiceUnavailable)
-	fmt.Fprintf(w, "this coordinator follows (%s); the pages are served by the leader\n", describeElection(st))
+	fmt.Fprintf(w, "this coordinator follows (%s) and relays to the leader, but cannot now: %v\n", describeElection(st), why)
+}
+
+// newForwarder is the follower's relay to the leader, with the gRPC
+// server's own limits.
+func (s *Server) newForwarder() (*forward.Forwarder, error) {
+	signer, err := forward.LoadSigner(context.Background(), s.st)
+	if err != nil {
+		return nil, err
+	}
+	var clientTLS *tls.Config
+	if s.tlsCfg != nil {
+		if clientTLS, err = forwardTLS(s.cfg.TLSCert, s.cfg.ForwardCA); err != nil {
+			return nil, err
+		}
+		clientTLS.ServerName = s.cfg.ForwardServerName
+	}
+	return forward.New(forward.Config{
+		Leader: func() forward.Leader {
+			st := s.elector.Status()
+			if st.Role != leader.Follower {
+				return forward.Leader{}
+			}
+			return forward.Leader{GRPC: st.LeaderGRPC, HTTP: st.LeaderHTTP, Term: st.Term}
+		},
+		Signer: signer, TLS: clientTLS, MaxCalls: s.cfg.ForwardMaxCalls,
+		MaxRecvMsgBytes: grpcapi.MaxRecvMsgBytes, MaxSendMsgBytes: grpcapi.MaxSendMsgBytes, MaxConcurrentStreams: grpcapi.MaxConcurrentStreams,
+		Logger: s.log, Registerer: s.registry,
+	}), nil
+}
+
+// forwardTLS is the client side of a follower's TLS to the leader: it
+// trusts the system's roots, the certificates of certFile (coordinators
+// sharing one self-signed certificate, or one whose chain is in the file)
+// and those of caFile.
+func forwardTLS(certFile, caFile string) (*tls.Config, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	for _, f := range []struct{ flag, path string }{{"--tls-cert", certFile}, {"--forward-ca", caFile}} {
+		if f.path == "" {
+			continue
+		}
+		pem, err := os.ReadFile(f.path)
+		if err != nil {
+			return nil, cliexit.Usage("%s: %v", f.flag, err)
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, cliexit.Usage("%s %s: no PEM certificate in it", f.flag, f.path)
+		}
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}
+
+// startForwarding serves the relay on the gRPC port while following.
+func (s *Server) startForwarding() error {
+	lis, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return cliexit.Usage("--listen %s: %v", s.cfg.Listen, err)
+	}
+	srv := s.fwd.NewServer(s.tlsCfg)
+	done := make(chan struct{})
+	s.mu.Lock()
+	s.addr, s.fwdSrv, s.fwdDone = lis.Addr().String(), srv, done
+	s.mu.Unlock()
+	go func() {
+		defer close(done)
+		if err := srv.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			s.log.Error("grpc forward serve", zap.Error(err))
+		}
+	}()
+	if s.cfg.OnListening != nil {
+		s.cfg.OnListening(s.addr)
+	}
+	return nil
+}
+
+// stopForwarding stops relaying: its connections close (calls in flight
+// end Unavailable) and the port is free again.
+func (s *Server) stopForwarding() {
+	s.mu.Lock()
+	srv, done := s.fwdSrv, s.fwdDone
+	s.fwdSrv = nil
+	s.mu.Unlock()
+	if srv != nil {
+		srv.Stop()
+		<-done
+	}
+	if s.fwd != nil {
+		s.fwd.Close()
+	}
 }
 
 // describeElection is one line for /readyz and follower pages.
@@ -514,8 +656,8 @@ func (s *Server) closePages() {
 	}
 }
 
-// Addr is the gRPC address the coordinator listens on ("" while it
-// follows).
+// Addr is the gRPC address the coordinator listens on (while it follows,
+// the address it relays calls to the leader on).
 func (s *Server) Addr() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -544,16 +686,29 @@ func (s *Server) Coordinator() *coordinator.Coordinator {
 // Registry is the registry /metrics serves.
 func (s *Server) Registry() *prometheus.Registry { return s.registry }
 
-// Ready is /readyz: nil once the store is loaded and gRPC serves (on
-// PostgreSQL: while leading, with the database answering). Its error,
-// and with several coordinators its success too, names the role.
+// Ready is /readyz: nil once the store is loaded and gRPC serves. On
+// PostgreSQL, with the database answering: a leader while it serves, a
+// follower while the leader answers it (it serves everything by relaying
+// to the leader). Its error, and with several coordinators its success
+// too, names the role.
 func (s *Server) Ready() error {
 	if s.elector != nil {
 		st := s.elector.Status()
-		if !s.serving.Load() || st.Role != leader.Leading || st.DBErr != nil {
+		switch {
+		case st.DBErr != nil:
 			return errors.New(describeElection(st))
+		case st.Role == leader.Leading && s.serving.Load():
+			return readyAs(describeElection(st))
+		case st.Role == leader.Follower && st.LeaderGRPC != "":
+			// Within a Kubernetes probe's 2 s.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			if err := s.fwd.Probe(ctx); err != nil {
+				return fmt.Errorf("%s; the leader does not answer: %v", describeElection(st), err)
+			}
+			return readyAs(describeElection(st) + "; forwarding to the leader")
 		}
-		return readyAs(describeElection(st))
+		return errors.New(describeElection(st))
 	}
 	if !s.serving.Load() {
 		return errors.New("gRPC not serving")
@@ -609,6 +764,7 @@ func (s *Server) closeElection() {
 // harmless.
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
+		s.stopForwarding()
 		s.stopServing(5 * time.Second)
 		s.closePages()
 		s.http.Close()
