@@ -72,6 +72,10 @@ func Overview() *Dashboard {
 		q(`histogram_quantile(0.99, sum by (le, instance) (rate(arbiter_coordinator_database_latency_seconds_bucket`+rate+`)))`, "{{instance}}")), 6, 6)
 	b.add(timeseries("Database reachable", "1 when the coordinator's last check of the database was answered. 0 on the leader: writes fail and workers retry; past half the leader timeout it gives up the lead.", "none",
 		q(`arbiter_coordinator_database_up`, "{{instance}}")), 6, 6)
+	b.add(timeseries("Relayed to the leader", "Calls and page requests followers relay to the leader (docs/ha.md), by protocol and outcome. Unavailable or refused rising: the leader is changing or unreachable from the followers.", "reqps",
+		q(`sum by (protocol, code) (rate(arbiter_coordinator_forwarded_calls_total`+rate+`))`, "{{protocol}} {{code}}")), 6, 6)
+	b.add(timeseries("Relaying now", "Calls a follower is relaying at this moment (long polls and streams included), against --forward-max-calls.", "none",
+		q(`arbiter_coordinator_forwarded_in_flight`, "{{instance}}")), 6, 6)
 
 	b.row("gRPC")
 	b.add(timeseries("RPC rate by method", "gRPC calls completed per second on the coordinator, by method.", "reqps",
