@@ -104,7 +104,7 @@ func Connect(o Options) (*Client, error) {
 	if o.Token == "" && o.CertFile == "" {
 		return nil, fmt.Errorf("no credential: pass --token or --token-file, or set %s", auth.EnvToken)
 	}
-	rec := &dialRecorder{addrs: strings.Split(addr, ",")}
+	rec := &dialRecorder{addrs: strings.Split(addr, ","), resolver: o.Resolver}
 	var creds credentials.TransportCredentials = insecure.NewCredentials()
 	if o.secure() {
 		cfg, err := tlsConfig(o)
@@ -223,10 +223,11 @@ func defaultDeadline(ctx context.Context, method string, req, reply any, cc *grp
 // dialRecorder dials the coordinator's addresses and keeps the outcome
 // of the latest connection attempt.
 type dialRecorder struct {
-	addrs []string // one or more, normalized
-	mu    sync.Mutex
-	err   error // nil after a successful handshake
-	next  int   // the address to try first: the last one that accepted
+	addrs    []string // one or more, normalized
+	resolver *net.Resolver
+	mu       sync.Mutex
+	err      error // nil after a successful handshake
+	next     int   // the address to try first: the last one that accepted
 }
 
 func (r *dialRecorder) set(err error) {
@@ -259,7 +260,9 @@ func (r *dialRecorder) dial(ctx context.Context, _ string) (net.Conn, error) {
 			share := time.Until(dl) / time.Duration(len(r.addrs)-i)
 			actx, cancel = context.WithTimeout(ctx, max(share, 200*time.Millisecond))
 		}
-		var d net.Dialer
+		// A name with several addresses (DNS records) is tried address
+		// by address by the dialer itself, within this share.
+		d := net.Dialer{Resolver: r.resolver}
 		conn, err := d.DialContext(actx, "tcp", r.addrs[k])
 		cancel()
 		if err == nil {

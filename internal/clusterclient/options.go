@@ -32,6 +32,9 @@ type Options struct {
 	// CertFile and KeyFile, given together, are a client certificate for
 	// mutual TLS (they imply TLS).
 	CertFile, KeyFile string
+	// Resolver looks up host names (nil: the system's). A name with
+	// several addresses is tried address by address, like a list.
+	Resolver *net.Resolver
 }
 
 func (o Options) secure() bool { return o.TLS || o.CAFile != "" || o.CertFile != "" }
