@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/leader"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
@@ -47,6 +48,18 @@ func serve(t *testing.T, storeURL string, identities int) []grpc.ClientConnInter
 	}
 	t.Cleanup(func() { st.Close() })
 	ctx := context.Background()
+	if storeURL != "" {
+		// As every coordinator on PostgreSQL runs: elected, its writes
+		// fenced by the term (each group transaction checks it).
+		el, err := leader.New(leader.Config{Store: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(el.Close)
+		if _, err := el.Campaign(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	c, err := coordinator.New(ctx, coordinator.Config{Store: st, Token: "load", MaxPositionsPerUnit: 1, MinUnits: 1})
 	if err != nil {
 		t.Fatal(err)
