@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -373,6 +375,46 @@ func TestSignature(t *testing.T) {
 	var none *Signer
 	if _, ok := none.Verify(v); ok {
 		t.Error("a nil signer believed a header")
+	}
+}
+
+// TestReplayedHeader: a header signed more than MaxAge ago (a replay of
+// one seen on the wire), or stamped that far in the future, is not
+// believed; one within the window either way (clocks that differ) is.
+func TestReplayedHeader(t *testing.T) {
+	signer, verifier := testSigner(t, 1), testSigner(t, 1)
+	sent := time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
+	signer.now = func() time.Time { return sent }
+	v := signer.Sign(Origin{Addr: "192.0.2.7:4711", CertCN: "worker-a"})
+	for _, c := range []struct {
+		at      time.Duration // the verifier's clock, from the signing time
+		believe bool
+	}{
+		{0, true},
+		{MaxAge - time.Second, true},
+		{-(MaxAge - time.Second), true}, // the verifier's clock behind the signer's
+		{MaxAge + time.Second, false},
+		{time.Hour, false},
+		{-(MaxAge + time.Second), false},
+	} {
+		verifier.now = func() time.Time { return sent.Add(c.at) }
+		if o, ok := verifier.Verify(v); ok != c.believe || (ok && o.CertCN != "worker-a") {
+			t.Errorf("verified %v after signing: %v %v, want believed %v", c.at, o, ok, c.believe)
+		}
+	}
+	// The time is signed: moving it forward breaks the MAC.
+	verifier.now = func() time.Time { return sent.Add(time.Hour) }
+	fresh := strings.Replace(v, "t="+strconv.FormatInt(sent.UnixMilli(), 10), "t="+strconv.FormatInt(sent.Add(time.Hour).UnixMilli(), 10), 1)
+	if fresh == v {
+		t.Fatalf("no time in %q", v)
+	}
+	if o, ok := verifier.Verify(fresh); ok {
+		t.Errorf("%q with its time moved believed: %v", fresh, o)
+	}
+	// A header without a time (as signed before times were) is not believed.
+	noTime := url.Values{"addr": {"192.0.2.7:4711"}}.Encode()
+	if o, ok := verifier.Verify(noTime + "&mac=" + verifier.mac(noTime)); ok {
+		t.Errorf("a header without a time believed: %v", o)
 	}
 }
 
