@@ -65,6 +65,7 @@ func TestAlertsUseContractMetrics(t *testing.T) {
 	}
 	// Names in the first column of the contract tables: | `name` | type | labels | ...
 	contract := map[string]string{}
+	histograms := map[string]bool{}
 	for _, line := range strings.Split(string(doc), "\n") {
 		cols := strings.Split(line, "|")
 		if len(cols) < 5 {
@@ -73,6 +74,7 @@ func TestAlertsUseContractMetrics(t *testing.T) {
 		name := strings.Trim(strings.TrimSpace(cols[1]), "`")
 		if metricNameRE.MatchString(name) && metricNameRE.FindString(name) == name {
 			contract[name] = cols[3] // the labels column
+			histograms[name] = strings.TrimSpace(cols[2]) == "histogram"
 		}
 	}
 	if len(contract) < 20 {
@@ -85,6 +87,14 @@ func TestAlertsUseContractMetrics(t *testing.T) {
 			for _, m := range metricNameRE.FindAllStringIndex(r.Expr, -1) {
 				name := r.Expr[m[0]:m[1]]
 				labels, ok := contract[name]
+				if !ok {
+					// A histogram's series: name_bucket (with le), name_sum, name_count.
+					for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+						if base, cut := strings.CutSuffix(name, suffix); cut && histograms[base] {
+							labels, ok = contract[base]+" `le`", true
+						}
+					}
+				}
 				if !ok {
 					t.Errorf("rule %s%s uses %s, which METRICS.md does not define", r.Alert, r.Record, name)
 					continue
