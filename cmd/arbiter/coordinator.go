@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/zap"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
@@ -101,7 +102,22 @@ func newCoordinatorCommand() *cobra.Command {
 				// Its memory (leases, job state) is not to be trusted
 				// after another coordinator led: a new process starts
 				// as a follower and loads the store when it leads.
-				srv.Stop()
+				// Stopping waits for the store's writes in progress, which
+				// never end when the database went silent (a network
+				// split: no error, no close, until TCP gives up minutes
+				// later). They are fenced and were never acknowledged,
+				// so past --leader-timeout (another may lead by then) the
+				// process exits without them: the server rolls their
+				// transactions back when its sessions end.
+				stopped := make(chan struct{})
+				go func() { srv.Stop(); close(stopped) }()
+				select {
+				case <-stopped:
+				case <-time.After(cfg.LeaderTimeout):
+					log.Warn("coordinator stop did not finish within --leader-timeout (the database does not answer): exiting without waiting for its writes in progress",
+						zap.Duration("leader_timeout", cfg.LeaderTimeout))
+					log.Sync()
+				}
 				return failure("this coordinator lost the lead (see the log: another took over, or the database went unconfirmed for half of --leader-timeout); exiting so that its supervisor restarts it as a follower")
 			}
 		},

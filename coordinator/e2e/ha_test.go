@@ -38,6 +38,7 @@ type haCluster struct {
 	dsn, data    string
 	grpc, http   []string
 	coords       []*haCoordinator
+	stores       []string        // coordinator i's --store when set ("" or none: dsn)
 	leaderKilled []time.Duration // from each leader's death to a new leader serving
 }
 
@@ -45,8 +46,12 @@ func (h *haCluster) start(i int) {
 	t := h.t
 	t.Helper()
 	name := "coordinator-" + strconv.Itoa(i)
+	dsn := h.dsn
+	if i < len(h.stores) && h.stores[i] != "" {
+		dsn = h.stores[i]
+	}
 	cmd := exec.Command(bin, "coordinator", "--listen", h.grpc[i], "--http", h.http[i], "--data", h.data,
-		"--token", token, "--store", h.dsn, "--lease-duration", "2s", "--unit-duration", "100ms", "--leader-timeout", "2s",
+		"--token", token, "--store", dsn, "--lease-duration", "2s", "--unit-duration", "100ms", "--leader-timeout", "2s",
 		"--log-level", "info")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
