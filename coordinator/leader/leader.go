@@ -352,7 +352,7 @@ func (e *Elector) tryLead(ctx context.Context) error {
 	if err := e.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", store.ApplicationID, lockKey).Scan(&got); err != nil || !got {
 		return err
 	}
-	term, err := e.raise(ctx, 0)
+	term, err := e.raise(ctx, 0, "", "")
 	if err != nil {
 		// Give the lock back with the session: nothing was changed.
 		return err
@@ -372,7 +372,9 @@ func (e *Elector) relock(ctx context.Context) error {
 		e.loseLocked("the lock is held by another coordinator since our session broke")
 		return nil
 	}
-	term, err := e.raise(ctx, e.st.Term)
+	// The same process serves at the same addresses: the row keeps them,
+	// or followers would find no leader to relay to until it restarted.
+	term, err := e.raise(ctx, e.st.Term, e.st.LeaderGRPC, e.st.LeaderHTTP)
 	if errors.Is(err, store.ErrFenced) {
 		e.loseLocked("another coordinator led while our session was broken")
 		return nil
@@ -389,8 +391,9 @@ func (e *Elector) relock(ctx context.Context) error {
 }
 
 // raise makes this coordinator the row's holder with the term raised by
-// one; with from > 0 only if the term is still from (else store.ErrFenced).
-func (e *Elector) raise(ctx context.Context, from int64) (int64, error) {
+// one, serving at grpcAddr and httpAddr ("": not yet, see Advertise);
+// with from > 0 only if the term is still from (else store.ErrFenced).
+func (e *Elector) raise(ctx context.Context, from int64, grpcAddr, httpAddr string) (int64, error) {
 	tx, err := e.conn.Begin(ctx)
 	if err != nil {
 		return 0, err
@@ -399,10 +402,10 @@ func (e *Elector) raise(ctx context.Context, from int64) (int64, error) {
 	if _, err := tx.Exec(ctx, "INSERT INTO arbiter_leader(id, term, holder, grpc_addr, http_addr, since) VALUES (1, 0, '', '', '', 0) ON CONFLICT DO NOTHING"); err != nil {
 		return 0, err
 	}
-	q := "UPDATE arbiter_leader SET term=term+1, holder=$1, grpc_addr='', http_addr='', since=$2 WHERE id=1"
-	args := []any{e.cfg.ID, time.Now().UnixNano()}
+	q := "UPDATE arbiter_leader SET term=term+1, holder=$1, grpc_addr=$3, http_addr=$4, since=$2 WHERE id=1"
+	args := []any{e.cfg.ID, time.Now().UnixNano(), grpcAddr, httpAddr}
 	if from > 0 {
-		q += " AND term=$3"
+		q += " AND term=$5"
 		args = append(args, from)
 	}
 	var term int64

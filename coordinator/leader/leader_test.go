@@ -176,6 +176,9 @@ func TestSessionBroken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := a.Advertise(context.Background(), "127.0.0.1:7700", "127.0.0.1:7701"); err != nil {
+		t.Fatal(err)
+	}
 	db, err := store.PostgresDB(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +201,11 @@ func TestSessionBroken(t *testing.T) {
 	}
 	if err := stA.PutMeta(context.Background(), "k", []byte("a")); err != nil {
 		t.Fatalf("a's write under its new term: %v", err)
+	}
+	// It serves where it served: followers still find it.
+	var grpcAddr, httpAddr string
+	if err := db.QueryRow("SELECT grpc_addr, http_addr FROM arbiter_leader WHERE id=1").Scan(&grpcAddr, &httpAddr); err != nil || grpcAddr != "127.0.0.1:7700" || httpAddr != "127.0.0.1:7701" {
+		t.Fatalf("the leader row after a relock names %q and %q (%v), want the addresses a advertised", grpcAddr, httpAddr, err)
 	}
 	// Now its session breaks and another takes the lock (this test's
 	// session, at once: a reconnects only at its next checks) and raises
