@@ -67,18 +67,8 @@ type FollowEvent struct {
 // AddFollow records that user follows job; it reports false when the
 // user follows it already.
 func (s *Store) AddFollow(ctx context.Context, f Follow) (bool, error) {
-	added := false
-	err := s.write(func(ctx context.Context, tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `INSERT INTO follows(user_name, job_id, created_at) VALUES(?,?,?) ON CONFLICT DO NOTHING`,
-			f.User, f.JobID, unixNano(f.CreatedAt))
-		if err != nil {
-			return err
-		}
-		n, _ := r.RowsAffected()
-		added = n == 1
-		return nil
-	})
-	return added, err
+	return s.insertIfAbsent(`INSERT INTO follows(user_name, job_id, created_at) VALUES(?,?,?) ON CONFLICT DO NOTHING`,
+		f.User, f.JobID, unixNano(f.CreatedAt))
 }
 
 // DeleteFollow removes user's follow of job and its events not yet read
@@ -126,18 +116,8 @@ func (s *Store) Follows(ctx context.Context, user string) ([]Follow, error) {
 // one for that user, job and event exists; it reports whether it was
 // added.
 func (s *Store) AddFollowEvent(ctx context.Context, e FollowEvent) (bool, error) {
-	added := false
-	err := s.write(func(ctx context.Context, tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `INSERT INTO follow_events(user_name, job_id, event, title, path, created_at) VALUES(?,?,?,?,?,?)
+	return s.insertIfAbsent(`INSERT INTO follow_events(user_name, job_id, event, title, path, created_at) VALUES(?,?,?,?,?,?)
 			ON CONFLICT DO NOTHING`, e.User, e.JobID, e.Event, e.Title, e.Path, unixNano(e.CreatedAt))
-		if err != nil {
-			return err
-		}
-		n, _ := r.RowsAffected()
-		added = n == 1
-		return nil
-	})
-	return added, err
 }
 
 // FollowEvents returns up to limit of user's events with an id above

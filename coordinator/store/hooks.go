@@ -130,11 +130,18 @@ func (s *Store) DeleteHook(ctx context.Context, id string) error {
 // AddDelivery records a delivery unless one with its id (hook, job,
 // event) exists; it reports whether it was added.
 func (s *Store) AddDelivery(ctx context.Context, d *Delivery) (bool, error) {
+	return s.insertIfAbsent(`INSERT INTO hook_deliveries(`+deliveryColumns+`) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)
+			ON CONFLICT(id) DO NOTHING`, d.ID, d.HookID, d.JobID, d.Event, d.Payload, d.State, d.Attempts, d.LastStatus, d.LastError,
+		unixNano(d.NextAt), unixNano(d.CreatedAt), unixNano(d.DeliveredAt))
+}
+
+// insertIfAbsent runs one INSERT ... ON CONFLICT DO NOTHING through the
+// writer and reports whether it inserted the row (false: one with its key
+// was there).
+func (s *Store) insertIfAbsent(query string, args ...any) (bool, error) {
 	added := false
 	err := s.write(func(ctx context.Context, tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `INSERT INTO hook_deliveries(`+deliveryColumns+`) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)
-			ON CONFLICT(id) DO NOTHING`, d.ID, d.HookID, d.JobID, d.Event, d.Payload, d.State, d.Attempts, d.LastStatus, d.LastError,
-			unixNano(d.NextAt), unixNano(d.CreatedAt), unixNano(d.DeliveredAt))
+		r, err := tx.ExecContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}
