@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -34,6 +37,22 @@ func TestFrozenCoordinatorNotAnswering(t *testing.T) {
 	// Runs before the process's own cleanup (SIGTERM), which a stopped
 	// process would not see.
 	t.Cleanup(func() { coord.cmd.Process.Signal(syscall.SIGCONT) })
+	// kill(2) returns before the process has stopped; on a loaded machine
+	// it could still answer the call below (and then freeze mid-call, a
+	// different failure). Wait until the kernel says it is stopped.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", coord.cmd.Process.Pid))
+		if err != nil {
+			break // no /proc: take kill's word for it
+		}
+		// "pid (comm) S ...": the state follows the last ')'.
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'T' {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the coordinator did not stop: %s", stat)
+		}
+	}
 
 	start := time.Now()
 	_, _, err := runArbiter(t, "", append([]string{"status"}, conn...)...)
