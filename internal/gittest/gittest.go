@@ -93,16 +93,7 @@ func Serve(t testing.TB, root string) string {
 // the test ends (a repository that goes away).
 func ServeStoppable(t testing.TB, root string) (string, func()) {
 	t.Helper()
-	execPath, err := exec.Command("git", "--exec-path").Output()
-	if err != nil {
-		t.Skip("no git")
-	}
-	backend := filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend")
-	if _, err := os.Stat(backend); err != nil {
-		t.Skip("no git-http-backend")
-	}
-	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1"}}
-	srv := httptest.NewServer(http.StripPrefix("/git", h))
+	srv := httptest.NewServer(http.StripPrefix("/git", httpBackend(t, root)))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/git", srv.Close
 }
@@ -113,15 +104,7 @@ func ServeStoppable(t testing.TB, root string) (string, func()) {
 // repository. refused counts the requests it refused.
 func ServeWithBasicAuth(t testing.TB, root, user, password string) (url string, refused func() int) {
 	t.Helper()
-	execPath, err := exec.Command("git", "--exec-path").Output()
-	if err != nil {
-		t.Skip("no git")
-	}
-	backend := filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend")
-	if _, err := os.Stat(backend); err != nil {
-		t.Skip("no git-http-backend")
-	}
-	h := http.StripPrefix("/git", &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1"}})
+	h := http.StripPrefix("/git", httpBackend(t, root))
 	var mu sync.Mutex
 	n := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -138,4 +121,19 @@ func ServeWithBasicAuth(t testing.TB, root, user, password string) (url string, 
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/git", func() int { mu.Lock(); defer mu.Unlock(); return n }
+}
+
+// httpBackend is git's smart HTTP server (git http-backend, as CGI) for
+// the repositories under root; it skips t without git or the backend.
+func httpBackend(t testing.TB, root string) *cgi.Handler {
+	t.Helper()
+	execPath, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Skip("no git")
+	}
+	backend := filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend")
+	if _, err := os.Stat(backend); err != nil {
+		t.Skip("no git-http-backend")
+	}
+	return &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1"}}
 }
