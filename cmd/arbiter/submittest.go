@@ -86,7 +86,7 @@ func (f *testFlags) run(out, stderr io.Writer, needSPRT bool, o jobreport.TestOu
 			return err
 		}
 		defer done()
-		return jobreport.RunTournament(ctx, out, stderr, c, tests, plan, o.Wait, o.PGNOut)
+		return jobreport.RunTournament(ctx, out, stderr, c, tests, plan, o)
 	}
 	spec, plan, err := f.m.Spec(needSPRT)
 	if err != nil {

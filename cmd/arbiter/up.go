@@ -228,7 +228,7 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		// As `submit match|sprt --wait`: more than two engines play a
 		// tournament, one test per pairing.
 		err := f.test.run(cmd.OutOrStdout(), stderr, f.test.m.Match.SPRT != "",
-			jobreport.TestOutput{Wait: true, JSON: f.jsonOut, PGNOut: f.test.pgnout, Pages: pages},
+			jobreport.TestOutput{Wait: true, JSON: f.jsonOut, PGNOut: f.test.pgnout, Pages: pages, Resume: true},
 			func() (context.Context, *clusterclient.Client, func(), error) {
 				client, err := cl.Client()
 				if err != nil {

@@ -123,3 +123,57 @@ func TestWorkerEngineAllowFlags(t *testing.T) {
 		}
 	}
 }
+
+// `arbiter up` killed (SIGKILL) in the middle of its test and run again
+// with the same command line on its kept --data goes on with that test,
+// its games kept, rather than starting a second one that would share the
+// workers; a different command line starts its own test. Perft is resumed
+// the same way.
+func TestUpResumesAfterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays games on a local cluster")
+	}
+	data := filepath.Join(t.TempDir(), "up")
+	test := func(nodes string) []string {
+		return []string{"up", "--data", data, "--workers", "1", "--threads", "1", "--hash", "1",
+			"--engine", "name=a,builtin", "--engine", "name=b,builtin", "--each", "nodes=" + nodes,
+			"--openings", "file=../../books/uho-200.epd,order=random,seed=3", "--sprt", "elo0=0,elo1=5", "--maxmoves", "60"}
+	}
+	killAfterGames := func(p *arbiterProcess) (id string) {
+		t.Helper()
+		id, _, _ = strings.Cut(p.waitLine(t, "test "), ":")
+		p.waitLine(t, "games ")
+		p.cmd.Process.Kill()
+		<-p.exited
+		return id
+	}
+	first := killAfterGames(startArbiterProcess(t, nil, test("400")...))
+
+	p := startArbiterProcess(t, nil, test("400")...)
+	rest := p.waitLine(t, "test ")
+	id, played, _ := strings.Cut(rest, ": resuming, ")
+	if id != first || !strings.HasSuffix(played, " games played") || played == "0 games played" {
+		t.Fatalf("second run: %q, want test %s resuming with its games", rest, first)
+	}
+	p.waitLine(t, "games ")
+	p.cmd.Process.Kill()
+	<-p.exited
+
+	// Another limit is another test: submitted, not resumed.
+	p = startArbiterProcess(t, nil, test("300")...)
+	if rest := p.waitLine(t, "test "); strings.Contains(rest, "resuming") || strings.HasPrefix(rest, first+":") {
+		t.Fatalf("a test of other limits: %q, want a new test", rest)
+	}
+	p.cmd.Process.Kill()
+	<-p.exited
+
+	perft := []string{"up", "--data", data, "--workers", "1", "--threads", "1", "--depth", "8"}
+	p = startArbiterProcess(t, nil, perft...)
+	job, _, _ := strings.Cut(p.waitLine(t, "arbiter up: job "), ":")
+	p.cmd.Process.Kill()
+	<-p.exited
+	p = startArbiterProcess(t, nil, perft...)
+	if rest := p.waitLine(t, "arbiter up: resuming "); !strings.HasPrefix(rest, job+":") {
+		t.Fatalf("perft resumed %q, want job %s", rest, job)
+	}
+}

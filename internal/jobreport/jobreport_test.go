@@ -187,7 +187,7 @@ func TestRunTournamentOnCluster(t *testing.T) {
 	defer cancel()
 	pgn := filepath.Join(t.TempDir(), "t.pgn")
 	var out, stderr bytes.Buffer
-	if err := RunTournament(ctx, &out, &stderr, c, tests, plan, true, pgn); err != nil {
+	if err := RunTournament(ctx, &out, &stderr, c, tests, plan, TestOutput{Wait: true, PGNOut: pgn}); err != nil {
 		t.Fatalf("%v\n%s%s", err, out.String(), stderr.String())
 	}
 	for _, want := range []string{"Tournament: roundrobin of 3 engines", "Rank Name", "\n   1 ", "\n   3 ", "Elo relative to the average"} {

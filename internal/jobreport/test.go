@@ -17,6 +17,7 @@ import (
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
+	"google.golang.org/protobuf/proto"
 )
 
 // RunTest submits a test and prints its id; with wait it follows the test
@@ -35,6 +36,10 @@ type TestOutput struct {
 	// Pages is the base URL of the coordinator's web pages when known
 	// (arbiter up's): the test's page is printed at its submission.
 	Pages string
+	// Resume follows a running test of the same spec instead of
+	// submitting another: arbiter up on a kept data directory, run again
+	// after it was stopped, goes on with the test it started.
+	Resume bool
 }
 
 // RunTestWith is RunTest with the report as o says.
@@ -44,11 +49,13 @@ func RunTestWith(ctx context.Context, out, stderr io.Writer, c *clusterclient.Cl
 	if err := artifactclient.UploadEngines(ctx, c.Conn(), plan.Travel, spec, stderr); err != nil {
 		return cliexit.Call(c, "upload", err)
 	}
-	resp, err := c.Jobs.SubmitMatch(ctx, &arbiterv1.SubmitMatchRequest{Spec: spec})
+	job, resumed, err := submitOrResume(ctx, c, spec, o.Resume)
 	if err != nil {
-		return cliexit.Call(c, "submit", err)
+		return err
 	}
-	job := resp.GetJob()
+	if resumed {
+		fmt.Fprintf(stderr, "test %s: resuming, %d games played\n", job.GetJobId(), job.GetMatchProgress().GetGames())
+	}
 	if o.Pages != "" {
 		fmt.Fprintf(stderr, "test %s: page %s/tests/%s\n", job.GetJobId(), strings.TrimRight(o.Pages, "/"), job.GetJobId())
 	}
@@ -312,17 +319,21 @@ func StreamPGN(ctx context.Context, c *clusterclient.Client, id string, w io.Wri
 // stderr per batch), prints each pairing's counts and one rating table
 // over all of them and, with pgnout, writes every game there. A test that
 // ends other than done is a failure (exit status 1).
-func RunTournament(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client, tests []matchplan.PairingTest, plan *matchplan.Plan, wait bool, pgnout string) error {
+func RunTournament(ctx context.Context, out, stderr io.Writer, c *clusterclient.Client, tests []matchplan.PairingTest, plan *matchplan.Plan, o TestOutput) error {
+	wait, pgnout := o.Wait, o.PGNOut
 	ids := make([]string, len(tests))
 	for i, pt := range tests {
-		resp, err := c.Jobs.SubmitMatch(ctx, &arbiterv1.SubmitMatchRequest{Spec: pt.Spec})
+		job, resumed, err := submitOrResume(ctx, c, pt.Spec, o.Resume)
 		if err != nil {
 			if i > 0 {
 				fmt.Fprintf(stderr, "submitted before the error: %v\n", ids[:i])
 			}
-			return cliexit.Call(c, "submit", err)
+			return err
 		}
-		ids[i] = resp.GetJob().GetJobId()
+		ids[i] = job.GetJobId()
+		if resumed {
+			fmt.Fprintf(stderr, "test %s: resuming, %d games played\n", ids[i], job.GetMatchProgress().GetGames())
+		}
 		if wait {
 			fmt.Fprintf(stderr, "test %s: %s vs %s, %s, %d games\n", ids[i], pt.Spec.GetEngineA().GetName(), pt.Spec.GetEngineB().GetName(), testLimits(pt.Spec), pt.Spec.GetGames())
 		} else {
@@ -380,6 +391,60 @@ func RunTournament(ctx context.Context, out, stderr io.Writer, c *clusterclient.
 		return cliexit.Failure("%s", strings.Join(failed, "; "))
 	}
 	return nil
+}
+
+// submitOrResume submits spec, or with resume returns the running test
+// of the same spec when there is one (resumed true). Same spec: the same
+// games, played the same way. A job carries no openings, only how many;
+// what `modify` changes (priority, share, tags, notes) and the batch size
+// the coordinator chose do not make another test.
+func submitOrResume(ctx context.Context, c *clusterclient.Client, spec *arbiterv1.MatchSpec, resume bool) (job *arbiterv1.Job, resumed bool, err error) {
+	if resume {
+		job, err := runningTest(ctx, c, spec)
+		if err != nil {
+			return nil, false, cliexit.Call(c, "list jobs", err)
+		}
+		if job != nil {
+			return job, true, nil
+		}
+	}
+	resp, err := c.Jobs.SubmitMatch(ctx, &arbiterv1.SubmitMatchRequest{Spec: spec})
+	if err != nil {
+		return nil, false, cliexit.Call(c, "submit", err)
+	}
+	return resp.GetJob(), false, nil
+}
+
+// runningTest returns the oldest running test whose spec is spec (see
+// submitOrResume), or nil.
+func runningTest(ctx context.Context, c *clusterclient.Client, spec *arbiterv1.MatchSpec) (*arbiterv1.Job, error) {
+	want := proto.Clone(spec).(*arbiterv1.MatchSpec)
+	want.Openings = nil
+	resp, err := c.Jobs.ListJobs(ctx, &arbiterv1.ListJobsRequest{Limit: 1000, State: "running", Kind: "test"})
+	if err != nil {
+		return nil, err
+	}
+	jobs := resp.GetJobs()
+	for i := len(jobs) - 1; i >= 0; i-- {
+		j := jobs[i]
+		if j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING || int(j.GetMatch().GetOpeningsCount()) != len(spec.GetOpenings()) {
+			continue
+		}
+		full, err := c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: j.GetJobId()})
+		if err != nil {
+			return nil, err
+		}
+		got := proto.Clone(full.GetJob().GetMatch()).(*arbiterv1.MatchSpec)
+		got.OpeningsCount = 0
+		if want.BatchPairs == 0 {
+			got.BatchPairs = 0 // the coordinator's choice
+		}
+		got.Priority, got.Throughput, got.Tags, got.Notes = want.Priority, want.Throughput, want.Tags, want.Notes
+		if proto.Equal(got, want) {
+			return full.GetJob(), nil
+		}
+	}
+	return nil, nil
 }
 
 // capReached reports whether SPRT test j ended done at its game cap with
