@@ -127,7 +127,8 @@ func TestWorkerEngineAllowFlags(t *testing.T) {
 // `arbiter up` killed (SIGKILL) in the middle of its test and run again
 // with the same command line on its kept --data goes on with that test,
 // its games kept, rather than starting a second one that would share the
-// workers; a different command line starts its own test. Perft is resumed
+// workers (a net given as a file, uploaded again, is the same net); a
+// different command line starts its own test. Perft is resumed
 // the same way.
 func TestUpResumesAfterKill(t *testing.T) {
 	if testing.Short() {
@@ -136,7 +137,7 @@ func TestUpResumesAfterKill(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "up")
 	test := func(nodes string) []string {
 		return []string{"up", "--data", data, "--workers", "1", "--threads", "1", "--hash", "1",
-			"--engine", "name=a,builtin", "--engine", "name=b,builtin", "--each", "nodes=" + nodes,
+			"--engine", "name=a,builtin,net=../../engine/nnue/nets/default.nnue", "--engine", "name=b,builtin", "--each", "nodes=" + nodes,
 			"--openings", "file=../../books/uho-200.epd,order=random,seed=3", "--sprt", "elo0=0,elo1=5", "--maxmoves", "60"}
 	}
 	killAfterGames := func(p *arbiterProcess) (id string) {

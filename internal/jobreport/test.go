@@ -440,11 +440,33 @@ func runningTest(ctx context.Context, c *clusterclient.Client, spec *arbiterv1.M
 			got.BatchPairs = 0 // the coordinator's choice
 		}
 		got.Priority, got.Throughput, got.Tags, got.Notes = want.Priority, want.Throughput, want.Tags, want.Notes
+		withStored(got.GetEngineA(), want.GetEngineA())
+		withStored(got.GetEngineB(), want.GetEngineB())
 		if proto.Equal(got, want) {
 			return full.GetJob(), nil
 		}
 	}
 	return nil, nil
+}
+
+// withStored clears in stored what the coordinator filled in of an
+// artifact or net that want names: sizes, names, what an upload said of
+// the engine; the hashes want gives as prefixes are compared as such.
+func withStored(stored, want *arbiterv1.EngineSpec) {
+	if n, w := stored.GetNet(), want.GetNet(); n != nil && w != nil && w.Sha256 != "" && strings.HasPrefix(n.Sha256, w.Sha256) {
+		n.Sha256, n.Size, n.Name = w.Sha256, w.Size, w.Name
+		if w.Option == "" && n.Option == "EvalFile" {
+			n.Option = ""
+		}
+	}
+	if a, w := stored.GetArtifact(), want.GetArtifact(); a != nil && w != nil && w.Sha256 != "" && strings.HasPrefix(a.Sha256, w.Sha256) {
+		kind, build, exe, bench := a.Kind, a.Build, a.Exe, a.Bench
+		if w.Kind == arbiterv1.ArtifactKind_ARTIFACT_KIND_UNSPECIFIED {
+			kind = w.Kind
+		}
+		proto.Reset(a)
+		a.Sha256, a.Kind, a.Build, a.Exe, a.Bench = w.Sha256, kind, build, exe, bench
+	}
 }
 
 // capReached reports whether SPRT test j ended done at its game cap with
