@@ -66,7 +66,10 @@ every client command on this machine (submit, status, pgn, ...) finds it
 there without --coordinator or --token. With --depth it runs one perft job, prints the total and
 divide, and exits. With --engine it plays a test as arbiter submit match
 --wait does, and with more than two engines a tournament (one test per
-pairing, rated together at the end). Without either it keeps serving so that more
+pairing, rated together at the end). Run again with the same job or test
+on the same data directory after it was stopped (Ctrl-C, a kill, a
+reboot), it goes on with that job or test, its finished work kept, instead
+of starting another. Without either it keeps serving so that more
 workers and clients can join (the address and token are printed); with
 --keep-serving it serves on after the job or test too.`,
 		Example: `  arbiter up --workers 2 --depth 7
