@@ -64,7 +64,7 @@ func benchmarkSearch(b *testing.B, opts map[string]string) {
 // in docs/engine.md), mentioning it in the commit message. An unexpected
 // change means a change meant to be neutral (a refactoring, a speed-up) was
 // not.
-const benchSignature = 737471
+const benchSignature = 914883
 
 // classicSignature is the bench with the hand-written evaluation
 // (UseNNUE=false), the default before the first net shipped.
