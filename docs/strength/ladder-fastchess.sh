@@ -46,7 +46,11 @@ fi
 only=${ONLY:-toga2 gnuchess phalanx}
 read -r -a extra <<<"${EXTRA:-}"
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 (cd "$repo" && make build >/dev/null)
+# fastchess writes its config.json (and crash files) where it runs: there,
+# not in the work tree.
+cd "$out"
 "$repo/bin/arbiter" bench 2>&1 | tail -1
 
 find_engine() {

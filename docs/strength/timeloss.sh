@@ -16,7 +16,11 @@ games=${2:-200}
 fastchess=${FASTCHESS:-fastchess}
 toga=$(command -v toga2 || echo /usr/games/toga2)
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 (cd "$repo" && make build >/dev/null)
+# fastchess writes its config.json (and crash files) where it runs: there,
+# not in the work tree.
+cd "$out"
 busy() { while :; do :; done; }
 busy & b1=$!
 busy & b2=$!
