@@ -424,10 +424,10 @@ func runningTest(ctx context.Context, c *clusterclient.Client, spec *arbiterv1.M
 	if err != nil {
 		return nil, err
 	}
-	jobs := resp.GetJobs()
+	jobs := resp.GetJobs() // newest first
 	for i := len(jobs) - 1; i >= 0; i-- {
 		j := jobs[i]
-		if j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING || int(j.GetMatch().GetOpeningsCount()) != len(spec.GetOpenings()) {
+		if int(j.GetMatch().GetOpeningsCount()) != len(spec.GetOpenings()) {
 			continue
 		}
 		full, err := c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: j.GetJobId()})
@@ -449,9 +449,10 @@ func runningTest(ctx context.Context, c *clusterclient.Client, spec *arbiterv1.M
 	return nil, nil
 }
 
-// withStored clears in stored what the coordinator filled in of an
-// artifact or net that want names: sizes, names, what an upload said of
-// the engine; the hashes want gives as prefixes are compared as such.
+// withStored sets in stored, to want's values, what the coordinator
+// filled in of the artifact or net that want names (sizes, names, what an
+// upload said of the engine), so that proto.Equal compares only what the
+// client gave; a hash want gives as a prefix is compared as a prefix.
 func withStored(stored, want *arbiterv1.EngineSpec) {
 	if n, w := stored.GetNet(), want.GetNet(); n != nil && w != nil && w.Sha256 != "" && strings.HasPrefix(n.Sha256, w.Sha256) {
 		n.Sha256, n.Size, n.Name = w.Sha256, w.Size, w.Name
