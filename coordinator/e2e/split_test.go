@@ -58,13 +58,13 @@ func longestGapWithin(times []time.Time, from, to time.Time) time.Duration {
 	return max(gap, to.Sub(prev))
 }
 
-// checkPerft7 checks a perft 7 job of the start position against the
-// published total and divide (a local perft 7 for reference would double
+// checkPerft8 checks a perft 8 job of the start position against the
+// published total and divide (a local perft 8 for reference would double
 // the test's time).
-func checkPerft7(t *testing.T, j *arbiterv1.Job) {
+func checkPerft8(t *testing.T, j *arbiterv1.Job) {
 	t.Helper()
-	if j.GetNodes() != "3195901860" {
-		t.Fatalf("perft 7 = %s, want 3195901860", j.GetNodes())
+	if j.GetNodes() != "84998978956" {
+		t.Fatalf("perft 8 = %s, want 84998978956", j.GetNodes())
 	}
 	var sum uint64
 	divide := map[string]string{}
@@ -76,8 +76,8 @@ func checkPerft7(t *testing.T, j *arbiterv1.Job) {
 		sum += n
 		divide[d.GetMove()] = d.GetNodes()
 	}
-	if len(divide) != 20 || sum != 3195901860 || divide["e2e4"] != "309478263" || divide["a2a3"] != "106743106" {
-		t.Fatalf("perft 7 divide wrong (sum %d): %v", sum, divide)
+	if len(divide) != 20 || sum != 84998978956 || divide["e2e4"] != "8102108221" || divide["a2a3"] != "2863411653" {
+		t.Fatalf("perft 8 divide wrong (sum %d): %v", sum, divide)
 	}
 }
 
@@ -91,7 +91,7 @@ type answer struct {
 
 // TestNetworkSplit: coordinator A reaches PostgreSQL only through a relay
 // and leads, B reaches it directly and follows; worker 0 has both
-// addresses, worker 1 only A's; a verified perft 7 job runs. The relay is
+// addresses, worker 1 only A's; a verified perft 8 job runs. The relay is
 // cut (silence both ways, new connections refused). A must stop serving
 // (its /readyz and its gRPC) before B leads, and exit saying it lost the
 // lead because its lock went unconfirmed; B leads after the timeout;
@@ -136,12 +136,14 @@ func TestNetworkSplit(t *testing.T) {
 	addrOf := []string{list, h.grpc[a]}
 	var workers []*proc
 	for i, tok := range tokens {
-		workers = append(workers, start(t, "worker-"+strconv.Itoa(i), "worker", "--coordinator", addrOf[i], "--token", tok, "--threads", "1", "--hash", "16",
+		workers = append(workers, start(t, "worker-"+strconv.Itoa(i), "worker", "--coordinator", addrOf[i], "--token", tok, "--threads", "1", "--hash", "1",
 			"--name", "split-"+strconv.Itoa(i), "--log-level", "debug"))
 	}
-	// Perft 7 (3,195,901,860): long enough to run through the split and
-	// the return of A on two single-thread workers.
-	perft := submit(t, conn, &arbiterv1.PerftSpec{Depth: 7, SplitPly: 3, VerifyFraction: 0.2})
+	// Perft 8 (84,998,978,956) with a 1 MB hash: about 15 s of work for
+	// each of two single-thread workers on a quiet machine, long enough to
+	// run through the split. Perft 7 took under 3 s once the
+	// generator got faster, and the job ended before the cut.
+	perft := submit(t, conn, &arbiterv1.PerftSpec{Depth: 8, SplitPly: 3, VerifyFraction: 0.2})
 	time.Sleep(3 * time.Second)
 	if j := getJob(t, conn, perft.GetJobId()); done(j) {
 		t.Fatal("the perft job finished before the split: nothing to measure")
@@ -286,7 +288,7 @@ func TestNetworkSplit(t *testing.T) {
 
 	waitFor(t, conn, perft.GetJobId(), 3*time.Minute, "perft done", done)
 	doneAt := time.Now()
-	checkPerft7(t, getJob(t, conn, perft.GetJobId()))
+	checkPerft8(t, getJob(t, conn, perft.GetJobId()))
 	db, err := openStoreDB(h.data)
 	if err != nil {
 		t.Fatal(err)
