@@ -86,7 +86,9 @@ type Config struct {
 	// BenchDepth is the depth of the start-up bench whose speed is reported
 	// for time-control scaling (default 7, about 0.1 s; negative: no bench).
 	BenchDepth int
-	// BenchNPS, when set, is reported instead of running the bench.
+	// BenchNPS, when set, is reported instead of running the bench (at
+	// most MaxBenchNPS): machines of one known speed, or a clock played
+	// unscaled by giving the test's reference nps.
 	BenchNPS uint64
 	// Retry is the backoff between failed calls (no Base and Cap:
 	// clusterclient.Persistent). Keep it without a budget: a worker
@@ -201,6 +203,9 @@ func New(cfg Config) (*Worker, error) {
 	}
 	if cfg.HashMB < 0 {
 		return nil, fmt.Errorf("worker: hash size %d MB is negative", cfg.HashMB)
+	}
+	if cfg.BenchNPS > MaxBenchNPS {
+		return nil, fmt.Errorf("worker: bench nps %d: at most %d", cfg.BenchNPS, uint64(MaxBenchNPS))
 	}
 	if cfg.HashMB == 0 {
 		cfg.HashMB = 64

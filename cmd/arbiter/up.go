@@ -104,6 +104,7 @@ workers and clients can join (the address and token are printed); with
 	f.logs.add(fl, "warn")
 	fl.StringVar(&c.Server.HTTP, "http", "127.0.0.1:0", "HTTP listen address for the web pages (docs/web.md), /metrics (coordinator and local workers, label worker), /healthz, /readyz (\"\": off)")
 	f.web.add(fl)
+	fl.Uint64Var(&c.BenchNPS, "bench-nps", 0, benchNPSUsage)
 	fl.BoolVar(&c.SharedHash, "shared-hash", true, "local workers share one hash table (workers × --hash MB)")
 	fl.BoolVar(&f.stats, "stats", false, "with --depth: count the statistics too (captures, e.p., castles, promotions, checks, discovered and double checks, mates)")
 	fl.IntVar(&f.slices, "slices", 0, "with --depth: cut each position's tree into this many slices (0: one per worker, 1: none)")

@@ -124,6 +124,51 @@ func TestWorkerEngineAllowFlags(t *testing.T) {
 	}
 }
 
+// --bench-nps stands in for the workers' start-up bench: the clock is
+// scaled by the test's reference nps over it (the PGN's TimeControl and
+// the worker table say by how much), and with the two equal it is not
+// scaled at all. Out of range, it is refused naming the flag, by up and
+// by worker.
+func TestUpBenchNPSScalesTheClock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays games on a local cluster")
+	}
+	for _, c := range []struct {
+		benchNPS, tc, row string
+	}{
+		{"1000000", "1+0.01", "1000000  1.00"},
+		{"500000", "2+0.02", "500000  2.00"},
+	} {
+		pgn := filepath.Join(t.TempDir(), "up.pgn")
+		out, stderr, err := runArbiter(t, "", "up", "--temp", "--workers", "1", "--threads", "1", "--hash", "1",
+			"--bench-nps", c.benchNPS, "--engine", "name=a,builtin", "--engine", "name=b,builtin",
+			"--each", "tc=1+0.01", "--reference-nps", "1000000", "--maxmoves", "40",
+			"--openings", "file=../../books/uho-200.epd,order=random,seed=3", "--games", "2", "--pgnout", pgn)
+		if err != nil || !strings.Contains(out, "State:      done") {
+			t.Fatalf("--bench-nps %s: %v\n%s\n%s", c.benchNPS, err, out, stderr)
+		}
+		if !strings.Contains(out, c.row) {
+			t.Errorf("--bench-nps %s: no worker row with %q in:\n%s", c.benchNPS, c.row, out)
+		}
+		b, err := os.ReadFile(pgn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(b), `[TimeControl "`+c.tc+`"]`); n != 2 {
+			t.Errorf("--bench-nps %s: %d games at TimeControl %q, want 2:\n%s", c.benchNPS, n, c.tc, b)
+		}
+	}
+	for _, args := range [][]string{
+		{"up", "--temp", "--bench-nps", "2000000000000", "--depth", "1"},
+		{"worker", "--coordinator", "127.0.0.1:1", "--token", "x", "--bench-nps", "2000000000000"},
+	} {
+		_, _, err := runArbiter(t, "", args...)
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), "bench") || !strings.Contains(err.Error(), "at most 1000000000000") {
+			t.Errorf("%q: exit %d, %v; want 2 naming the bench speed and its bound", args, exitCode(err), err)
+		}
+	}
+}
+
 // `arbiter up` killed (SIGKILL) in the middle of its test and run again
 // with the same command line on its kept --data goes on with that test,
 // its games kept, rather than starting a second one that would share the

@@ -13,11 +13,15 @@ import (
 	"github.com/arbiter-chess/arbiter/worker"
 )
 
+// benchNPSUsage is --bench-nps of arbiter worker and arbiter up.
+const benchNPSUsage = "report this speed instead of running the start-up bench: a test's clock is scaled by its reference nps / this (Fishtest's scaling; the bench is a 0.1 s search, noisy on a shared VM); the same value as the test's reference nps (arbiter submit sprt --reference-nps) plays its clock unscaled (0: measure)"
+
 func newWorkerCommand() *cobra.Command {
 	var (
 		f        clientFlags
 		threads  int
 		hashMB   int
+		benchNPS uint64
 		name     string
 		grace    time.Duration
 		logs     logFlags
@@ -71,7 +75,7 @@ func newWorkerCommand() *cobra.Command {
 			}
 			reg := obs.NewRegistry()
 			w, err := worker.New(worker.Config{Conn: c.Conn(), Name: name, Threads: threads, HashMB: hashMB, Grace: grace, Logger: log,
-				VerifyEngines: verifyEngines, Builtin: builtin.New,
+				BenchNPS: benchNPS, VerifyEngines: verifyEngines, Builtin: builtin.New,
 				Registerer: reg, DataDir: data, CacheBytes: cacheMB << 20, BuildTimeout: buildTO, Limits: limits, Unsandboxed: unsafe,
 				AllowUploads: uploads, Engines: engines})
 			if err != nil {
@@ -97,6 +101,7 @@ func newWorkerCommand() *cobra.Command {
 	f.add(cmd.Flags())
 	cmd.Flags().IntVar(&threads, "threads", 0, "units computed at once (default: all cores)")
 	cmd.Flags().IntVar(&hashMB, "hash", workerHashMB, "perft hash table size in MB, shared by all threads")
+	cmd.Flags().Uint64Var(&benchNPS, "bench-nps", 0, benchNPSUsage)
 	cmd.Flags().StringVar(&name, "name", "", "worker name shown by the coordinator (default: host name)")
 	addVerifyEngineFlag(cmd.Flags())
 	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on SIGTERM, time to finish running units before releasing them")

@@ -63,7 +63,8 @@ type Config struct {
 	// Grace is how long a stopping worker may finish its units (5s).
 	Grace time.Duration
 	// BenchNPS, when set, is reported by every worker instead of running
-	// the start-up bench (tests: no bench, same time scale everywhere).
+	// the start-up bench (tests: no bench; --bench-nps: the same time
+	// scale everywhere, e.g. none with the test's reference nps).
 	BenchNPS uint64
 	// OnWorkerExit, when set, is told when worker n (from 1) stops with
 	// an error (from the worker's goroutine: several may call at once);
@@ -97,6 +98,9 @@ func (c *Config) Validate() error {
 	}
 	if c.HashMB < 1 {
 		return cliexit.Usage("--hash %d: must be at least 1 MB", c.HashMB)
+	}
+	if c.BenchNPS > worker.MaxBenchNPS {
+		return cliexit.Usage("--bench-nps %d: at most %d", c.BenchNPS, uint64(worker.MaxBenchNPS))
 	}
 	return nil
 }
