@@ -163,8 +163,8 @@ func TestUpBenchNPSScalesTheClock(t *testing.T) {
 		{"worker", "--coordinator", "127.0.0.1:1", "--token", "x", "--bench-nps", "2000000000000"},
 	} {
 		_, _, err := runArbiter(t, "", args...)
-		if exitCode(err) != 2 || !strings.Contains(err.Error(), "bench") || !strings.Contains(err.Error(), "at most 1000000000000") {
-			t.Errorf("%q: exit %d, %v; want 2 naming the bench speed and its bound", args, exitCode(err), err)
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), "--bench-nps 2000000000000: at most 1000000000000") {
+			t.Errorf("%q: exit %d, %v; want 2 naming --bench-nps and its bound", args, exitCode(err), err)
 		}
 	}
 }

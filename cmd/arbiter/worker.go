@@ -66,6 +66,9 @@ func newWorkerCommand() *cobra.Command {
 				return usageError("--cache-mb, --engine-memory-mb, --engine-disk-mb, --engine-files, --engine-cpu and --build-timeout must not be negative")
 			}
 			limits.Memory, limits.Disk = memMB<<20, diskMB<<20
+			if benchNPS > worker.MaxBenchNPS {
+				return usageError("--bench-nps %d: at most %d", benchNPS, uint64(worker.MaxBenchNPS))
+			}
 			if uploads && data == "" {
 				return usageError("--allow-uploads needs --data DIR (the cache of uploaded engines and their working directories)")
 			}
