@@ -39,10 +39,6 @@ import (
 // DefaultBenchDepth is the start-up bench's depth: about 0.1 s on one core.
 const DefaultBenchDepth = 7
 
-// MaxBenchNPS bounds a speed given instead of the bench (Config.BenchNPS),
-// as the coordinator bounds a test's reference nps.
-const MaxBenchNPS = 1e12
-
 type gameRunner struct {
 	nps       uint64
 	signature uint64

@@ -31,6 +31,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/internal/buildinfo"
 	"github.com/arbiter-chess/arbiter/internal/capability"
+	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/internal/perftwire"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -87,7 +88,7 @@ type Config struct {
 	// for time-control scaling (default 7, about 0.1 s; negative: no bench).
 	BenchDepth int
 	// BenchNPS, when set, is reported instead of running the bench (at
-	// most MaxBenchNPS): machines of one known speed, or a clock played
+	// most matchspec.MaxNPS): machines of one known speed, or a clock played
 	// unscaled by giving the test's reference nps.
 	BenchNPS uint64
 	// Retry is the backoff between failed calls (no Base and Cap:
@@ -204,8 +205,8 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.HashMB < 0 {
 		return nil, fmt.Errorf("worker: hash size %d MB is negative", cfg.HashMB)
 	}
-	if cfg.BenchNPS > MaxBenchNPS {
-		return nil, fmt.Errorf("worker: bench nps %d: at most %d", cfg.BenchNPS, uint64(MaxBenchNPS))
+	if cfg.BenchNPS > matchspec.MaxNPS {
+		return nil, fmt.Errorf("worker: bench nps %d: at most %d", cfg.BenchNPS, uint64(matchspec.MaxNPS))
 	}
 	if cfg.HashMB == 0 {
 		cfg.HashMB = 64

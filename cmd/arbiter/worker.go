@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/arbiter-chess/arbiter/internal/engineallow"
+	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/internal/obs"
 	"github.com/arbiter-chess/arbiter/internal/sandbox"
 	"github.com/arbiter-chess/arbiter/match/builtin"
@@ -66,8 +67,8 @@ func newWorkerCommand() *cobra.Command {
 				return usageError("--cache-mb, --engine-memory-mb, --engine-disk-mb, --engine-files, --engine-cpu and --build-timeout must not be negative")
 			}
 			limits.Memory, limits.Disk = memMB<<20, diskMB<<20
-			if benchNPS > worker.MaxBenchNPS {
-				return usageError("--bench-nps %d: at most %d", benchNPS, uint64(worker.MaxBenchNPS))
+			if benchNPS > matchspec.MaxNPS {
+				return usageError("--bench-nps %d: at most %d", benchNPS, uint64(matchspec.MaxNPS))
 			}
 			if uploads && data == "" {
 				return usageError("--allow-uploads needs --data DIR (the cache of uploaded engines and their working directories)")

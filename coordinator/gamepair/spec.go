@@ -52,8 +52,7 @@ const (
 	maxOptionBytes  = 1024
 	maxFENBytes     = 128 // the longest legal FEN is under 100 bytes
 	maxOpeningMoves = 1000
-	maxMoveBytes    = 8 // "e7e8q" is 5
-	maxReferenceNPS = 1e12
+	maxMoveBytes    = 8         // "e7e8q" is 5
 	maxDuration     = time.Hour // time margin, hang timeout
 )
 
@@ -293,8 +292,8 @@ func CheckShare(tp float64) error {
 
 // CheckReferenceNPS refuses an absurd reference speed.
 func CheckReferenceNPS(nps uint64) error {
-	if nps > maxReferenceNPS {
-		return apierr.Invalid("reference nps %d: at most %d", nps, uint64(maxReferenceNPS))
+	if nps > matchspec.MaxNPS {
+		return apierr.Invalid("reference nps %d: at most %d", nps, uint64(matchspec.MaxNPS))
 	}
 	return nil
 }

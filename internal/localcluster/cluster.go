@@ -19,6 +19,7 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/engineallow"
 	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/internal/obs"
 	"github.com/arbiter-chess/arbiter/internal/verifyproto"
 	"github.com/arbiter-chess/arbiter/match"
@@ -99,8 +100,8 @@ func (c *Config) Validate() error {
 	if c.HashMB < 1 {
 		return cliexit.Usage("--hash %d: must be at least 1 MB", c.HashMB)
 	}
-	if c.BenchNPS > worker.MaxBenchNPS {
-		return cliexit.Usage("--bench-nps %d: at most %d", c.BenchNPS, uint64(worker.MaxBenchNPS))
+	if c.BenchNPS > matchspec.MaxNPS {
+		return cliexit.Usage("--bench-nps %d: at most %d", c.BenchNPS, uint64(matchspec.MaxNPS))
 	}
 	return nil
 }

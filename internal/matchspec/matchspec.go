@@ -268,6 +268,10 @@ func AdjudicationFromProto(a *arbiterv1.Adjudication) match.Adjudication {
 		MaxMoves: int(a.GetMaxMoves())}
 }
 
+// MaxNPS bounds a bench speed anyone gives: a test's reference nps
+// (refused at submit above it) and a worker's --bench-nps.
+const MaxNPS = 1e12
+
 // GameSeconds estimates one game's wall time under l at nps (bench nodes
 // per second of one thread): batch sizing uses it.
 func GameSeconds(l match.Limits, nps float64) float64 {
