@@ -104,11 +104,16 @@ func NewPlayer(cfg EngineConfig, builtin BuiltinFactory) (Player, error) {
 		if builtin == nil {
 			return nil, fmt.Errorf("engine %s: the builtin engine is not available here (no factory given)", cfg.label())
 		}
-		opts := make(map[string]string, len(cfg.Options))
-		for _, o := range cfg.Options {
-			opts[o.Name] = o.Value
-		}
-		return builtin(cfg.Name, opts)
+		return builtin(cfg.Name, cfg.OptionMap())
 	}
 	return nil, fmt.Errorf("engine %s: unknown protocol %q (want uci, xboard or builtin)", cfg.label(), cfg.Proto)
+}
+
+// OptionMap is Options by name (the last value of a name given twice).
+func (cfg EngineConfig) OptionMap() map[string]string {
+	opts := make(map[string]string, len(cfg.Options))
+	for _, o := range cfg.Options {
+		opts[o.Name] = o.Value
+	}
+	return opts
 }

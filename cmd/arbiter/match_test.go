@@ -57,6 +57,8 @@ func TestMatchRejectsBadInput(t *testing.T) {
 		{"name twice", []string{"--engine", eng("a", ",name=c"), "--engine", eng("b", ""), "--each", "nodes=10", "--openings", book, "--games", "2"}, "name= given twice"},
 		{"each engine key", []string{"--engine", eng("a", ""), "--engine", eng("b", ""), "--each", "nodes=10,cmd=x", "--openings", book, "--games", "2"}, "cmd= belongs to one engine"},
 		{"builtin and cmd", []string{"--engine", eng("a", ",builtin"), "--engine", eng("b", ""), "--each", "nodes=10", "--openings", book, "--games", "2"}, "exclude each other"},
+		// As submit refuses it: beside the net the weight changes nothing.
+		{"weight beside the net", []string{"--engine", "name=a,builtin,option.KnightValueMG=250", "--engine", "name=b,builtin", "--each", "nodes=10", "--openings", book, "--games", "2"}, `option "KnightValueMG" is a weight of the hand-written evaluation, which the engine uses only with UseNNUE=false`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := runMatchCmd(t, c.args...)

@@ -642,7 +642,7 @@ func (w *worker) iterate(pos *engine.Position, lim *Limits) {
 		}
 		for {
 			s := w.search(root, alpha, beta, d, 0, false)
-			if e.stop.Load() && d > 1 {
+			if w.stopped() {
 				break
 			}
 			if s <= alpha {
@@ -662,11 +662,15 @@ func (w *worker) iterate(pos *engine.Position, lim *Limits) {
 			}
 			continue
 		}
-		aborted := e.stop.Load() && d > 1
-		if aborted {
+		if w.stopped() {
 			// An interrupted iteration's best move is trusted only if it
-			// beat the previous best inside the window.
-			if w.rootBest != engine.NullMove && w.rootBest != w.done.Move && w.rootScore > w.done.Score-v[AspWindow] {
+			// beat the previous best inside the window; an interrupted
+			// first iteration has nothing before it but the fallback.
+			first := w.done.Depth == 0
+			if w.rootBest != engine.NullMove && (first || w.rootBest != w.done.Move && w.rootScore > w.done.Score-v[AspWindow]) {
+				if first {
+					w.done.Depth, w.done.SelDepth = d, w.seldepth
+				}
 				w.done.Move = w.rootBest
 				w.done.PV[0], w.done.PVLen = w.rootBest, 1
 				w.done.Score = w.rootScore

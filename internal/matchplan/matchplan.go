@@ -15,6 +15,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/internal/engineproc"
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
+	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -304,6 +305,14 @@ func parseEngines(f Flags, plan *Plan) error {
 		// not exist here.
 		if e.Proto != string(enginespec.Builtin) && !f.Remote {
 			if _, err := engineproc.LookPath(e.Cmd, e.Dir); err != nil {
+				return fmt.Errorf("--engine %s: %v", label, err)
+			}
+		}
+		// The same check as the coordinator's at submit: a weight of the
+		// hand-written evaluation beside the net changes nothing, and a
+		// match of it would measure two identical engines.
+		if e.Proto == string(enginespec.Builtin) {
+			if err := matchspec.CheckBuiltinOptions(label, e.OptionMap()); err != nil {
 				return fmt.Errorf("--engine %s: %v", label, err)
 			}
 		}
