@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -39,3 +40,18 @@ func landlockABI() int { return 0 }
 func tryFork() bool { return false }
 
 func tryMemfd() bool { return false }
+
+func trySocket(int) bool { return true }
+
+// rlimitBoundsTasks: outside Linux RLIMIT_NPROC counts all of the
+// user's processes, so it is not set.
+func rlimitBoundsTasks(bool) bool { return false }
+
+// pidsCgroup: no cgroups outside Linux.
+type pidsCgroup struct{}
+
+func newPidsCgroup(int) (*pidsCgroup, error) { return nil, errors.New("no cgroups on this platform") }
+
+func (*pidsCgroup) enter() error { return nil }
+func (*pidsCgroup) leave() error { return nil }
+func (*pidsCgroup) remove()      {}

@@ -61,6 +61,10 @@ const (
 // namespaces, and for hosts where they misbehave.
 const NamespacesEnv = "ARBITER_SANDBOX_NAMESPACES"
 
+// cgroupPrefix names the runs' pids cgroups (Linux); the supervisor's pid
+// follows.
+const cgroupPrefix = "arbiter-sandbox-"
+
 // Marker starts the supervisor's line about a kill by the limits.
 const Marker = "arbiter-sandbox: killed by its limits: "
 
@@ -84,10 +88,16 @@ type Limits struct {
 	// tmpfs of that size in its own mount namespace where user namespaces
 	// work, else the supervisor kills it past the limit.
 	Disk int64
+	// Threads caps the processes and threads of one run, the engine's
+	// main thread included (a build's make, shells and compilers too):
+	// RLIMIT_NPROC in its own user namespace, or a pids cgroup of its own
+	// (a root worker, or no user namespace). Past it, thread creation
+	// fails (EAGAIN) and the engine decides what to do.
+	Threads int
 }
 
 // DefaultLimits are a worker's limits unless its operator sets others.
-var DefaultLimits = Limits{Memory: 2 << 30, CPU: time.Hour, OpenFiles: 64, FileSize: 1 << 30, Disk: 256 << 20}
+var DefaultLimits = Limits{Memory: 2 << 30, CPU: time.Hour, OpenFiles: 64, FileSize: 1 << 30, Disk: 256 << 20, Threads: 256}
 
 func (l Limits) withDefaults() Limits {
 	if l.Memory <= 0 {
@@ -105,6 +115,9 @@ func (l Limits) withDefaults() Limits {
 	if l.Disk <= 0 {
 		l.Disk = DefaultLimits.Disk
 	}
+	if l.Threads <= 0 {
+		l.Threads = DefaultLimits.Threads
+	}
 	return l
 }
 
@@ -115,8 +128,8 @@ func addressSpace(memory int64) int64 { return 2*memory + 1<<30 }
 // String renders the limits for people.
 func (l Limits) String() string {
 	l = l.withDefaults()
-	return fmt.Sprintf("memory %s, CPU time %v, %d open files, files up to %s, %s in its directory, no core dumps, no child processes",
-		mib(l.Memory), l.CPU.Round(time.Second), l.OpenFiles, mib(l.FileSize), mib(l.Disk))
+	return fmt.Sprintf("memory %s, CPU time %v, %d open files, files up to %s, %s in its directory, %d threads, no core dumps, no child processes, no sockets",
+		mib(l.Memory), l.CPU.Round(time.Second), l.OpenFiles, mib(l.FileSize), mib(l.Disk), l.Threads)
 }
 
 func mib(n int64) string { return strconv.FormatInt(n>>20, 10) + " MiB" }
@@ -172,6 +185,7 @@ func (s Spec) encode() []string {
 		"nofile=" + strconv.Itoa(l.OpenFiles),
 		"fsize=" + strconv.FormatInt(l.FileSize, 10),
 		"disk=" + strconv.FormatInt(l.Disk, 10),
+		"threads=" + strconv.Itoa(l.Threads),
 		"dir=" + s.Dir,
 	}
 	for _, r := range s.ReadOnly {
@@ -216,6 +230,8 @@ func decode(words []string) (Spec, error) {
 			s.Limits.FileSize, err = strconv.ParseInt(v, 10, 64)
 		case "disk":
 			s.Limits.Disk, err = strconv.ParseInt(v, 10, 64)
+		case "threads":
+			s.Limits.Threads, err = strconv.Atoi(v)
 		case "ro":
 			s.ReadOnly = append(s.ReadOnly, v)
 		case "ns":
@@ -239,7 +255,7 @@ func decode(words []string) (Spec, error) {
 func (s Spec) check() error {
 	l := s.Limits
 	switch {
-	case l.Memory <= 0 || l.CPU <= 0 || l.OpenFiles <= 0 || l.FileSize <= 0 || l.Disk <= 0:
+	case l.Memory <= 0 || l.CPU <= 0 || l.OpenFiles <= 0 || l.FileSize <= 0 || l.Disk <= 0 || l.Threads <= 0:
 		return errors.New("every limit must be positive")
 	case s.Dir == "" || s.Path == "":
 		return errors.New("the working directory and the engine are required")
@@ -352,7 +368,8 @@ func probe(wrapper string) (string, error) {
 	if watchesMemory {
 		features = append(features, "memory watchdog")
 	}
-	if strings.Contains(text, "probe: pid 1\n") {
+	isolated := strings.Contains(text, "probe: pid 1\n")
+	if isolated {
 		features = append(features, "namespaces (user, PID, mount, network, IPC), tmpfs disk quota")
 	} else if watchesMemory {
 		features = append(features, "disk watchdog")
@@ -371,9 +388,26 @@ func probe(wrapper string) (string, error) {
 		if !ok || !strings.HasPrefix(verdict, "child process") {
 			return "", fmt.Errorf("the fork filter did not stop a child process: %s", clip(text))
 		}
-		features = append(features, "fork filter", "no memfd or System V shared memory")
+		if !strings.Contains(text, "probe: socket refused") {
+			return "", fmt.Errorf("the seccomp filter did not refuse a socket: %s", clip(text))
+		}
+		features = append(features, "fork filter", "no memfd or System V shared memory", "no sockets")
 	}
+	features = append(features, threadCap(text, isolated))
 	return strings.Join(features, ", "), nil
+}
+
+// threadCap says what bounds a run's processes and threads, from what the
+// probe's engine saw.
+func threadCap(text string, isolated bool) string {
+	limit := DefaultLimits.Threads
+	switch {
+	case strings.Contains(text, "probe: own pids cgroup"):
+		return fmt.Sprintf("%d threads (pids cgroup)", limit)
+	case rlimitBoundsTasks(isolated) && strings.Contains(text, fmt.Sprintf("probe: nproc %d\n", limit)):
+		return fmt.Sprintf("%d threads (RLIMIT_NPROC in its user namespace)", limit)
+	}
+	return "no thread cap (no user namespace of its own for a non-root worker, or no pids cgroup for a root one)"
 }
 
 func clip(s string) string {

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -108,13 +110,20 @@ func diskUsage(dir string) int64 {
 	return n
 }
 
-// lockDown forbids new privileges, confines the file system and network
-// (Landlock, where the kernel has it), and installs the seccomp filter,
-// where the architecture has one (a build may start processes). No
-// allocation from here on.
+// errCapabilitiesLeft: capset returned without error but a set is not
+// empty.
+var errCapabilitiesLeft = errors.New("capabilities left after dropping them all")
+
+// lockDown forbids new privileges, drops every capability, confines the
+// file system and network (Landlock, where the kernel has it), and
+// installs the seccomp filter, where the architecture has one (a build
+// may start processes). No allocation from here on.
 func lockDown(c confinement, forks bool) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return err
+	}
+	if err := dropCapabilities(); err != nil {
+		return fmt.Errorf("capabilities: %w", err)
 	}
 	if err := c.restrict(); err != nil {
 		return err
@@ -124,3 +133,9 @@ func lockDown(c confinement, forks bool) error {
 	}
 	return installForkFilter(forks)
 }
+
+// rlimitBoundsTasks: RLIMIT_NPROC bounds the run's processes and threads
+// only in a user namespace of its own (elsewhere it counts all of the
+// worker user's), and never for the host's root user, whom the kernel
+// exempts.
+func rlimitBoundsTasks(isolated bool) bool { return isolated && os.Getuid() != 0 }
