@@ -16,25 +16,18 @@ import (
 // (a root worker), and without a user namespace of its own the count is
 // all of the worker user's processes on the host. The supervisor makes
 // one cgroup per run under its own (cgroup v1's pids hierarchy, or v2
-// where the pids controller can be enabled), enters it so that the exec
-// stage is born inside, leaves it at once, and removes it when the run
-// ends. Where no cgroup can be made (a non-root worker without a
+// where the pids controller can be enabled) and removes it when the run
+// ends; the exec stage joins it before the engine runs (the supervisor
+// moving the child after its start would race with a bomb, and the
+// supervisor inside would count against the bound). Where no cgroup can be made (a non-root worker without a
 // delegated cgroup, a container whose cgroup file system is read-only)
 // the run has no such bound, and the probe says so.
 
-// supervisorTasks is room for the supervisor's own threads while it is
-// in the cgroup (between entering and leaving it): the Go runtime dies
-// when it cannot start a thread.
-const supervisorTasks = 64
-
 type pidsCgroup struct {
-	dir    string // the run's cgroup
-	parent string // the supervisor's own
-	max    int
+	dir string // the run's cgroup
 }
 
-// newPidsCgroup makes the run's cgroup, allowing max tasks once the
-// supervisor has left it.
+// newPidsCgroup makes the run's cgroup, allowing max tasks in it.
 func newPidsCgroup(max int) (*pidsCgroup, error) {
 	parent, err := ownPidsCgroup()
 	if err != nil {
@@ -44,32 +37,22 @@ func newPidsCgroup(max int) (*pidsCgroup, error) {
 	// cgroup v2: the controller must be on for the children (an error
 	// here shows below as a missing pids.max).
 	os.WriteFile(filepath.Join(parent, "cgroup.subtree_control"), []byte("+pids"), 0)
-	c := &pidsCgroup{dir: filepath.Join(parent, cgroupPrefix+strconv.Itoa(os.Getpid())), parent: parent, max: max}
+	c := &pidsCgroup{dir: filepath.Join(parent, cgroupPrefix+strconv.Itoa(os.Getpid()))}
 	if err := os.Mkdir(c.dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, err
 	}
-	if err := c.setMax(max + supervisorTasks); err != nil {
+	if err := os.WriteFile(filepath.Join(c.dir, "pids.max"), []byte(strconv.Itoa(max)), 0); err != nil {
 		c.remove()
 		return nil, err
 	}
 	return c, nil
 }
 
-func (c *pidsCgroup) setMax(n int) error {
-	return os.WriteFile(filepath.Join(c.dir, "pids.max"), []byte(strconv.Itoa(n)), 0)
-}
-
-// enter moves this process (all its threads) into the run's cgroup.
-func (c *pidsCgroup) enter() error {
-	return os.WriteFile(filepath.Join(c.dir, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0)
-}
-
-// leave moves this process back and bounds the run to max tasks.
-func (c *pidsCgroup) leave() error {
-	if err := os.WriteFile(filepath.Join(c.parent, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
-		return err
-	}
-	return c.setMax(c.max)
+// joinCgroup moves the calling process (the exec stage, all its threads)
+// into the cgroup dir: "0" is the writer itself, whatever PID namespace
+// it is in.
+func joinCgroup(dir string) error {
+	return os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte("0"), 0)
 }
 
 // remove deletes the run's cgroup once its last task is gone (their exit

@@ -43,15 +43,17 @@ func tryMemfd() bool { return false }
 
 func trySocket(int) bool { return true }
 
-// rlimitBoundsTasks: outside Linux RLIMIT_NPROC counts all of the
-// user's processes, so it is not set.
-func rlimitBoundsTasks(bool) bool { return false }
+// rlimitBoundsTasks: outside Linux RLIMIT_NPROC is not set (no user
+// namespace to count a run's tasks apart).
+func rlimitBoundsTasks() bool { return false }
+
+func taskLimit(Limits, bool) uint64 { return 0 }
 
 // pidsCgroup: no cgroups outside Linux.
-type pidsCgroup struct{}
+type pidsCgroup struct{ dir string }
 
 func newPidsCgroup(int) (*pidsCgroup, error) { return nil, errors.New("no cgroups on this platform") }
 
-func (*pidsCgroup) enter() error { return nil }
-func (*pidsCgroup) leave() error { return nil }
-func (*pidsCgroup) remove()      {}
+func (*pidsCgroup) remove() {}
+
+func joinCgroup(string) error { return errors.New("no cgroups on this platform") }

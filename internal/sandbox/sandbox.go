@@ -43,6 +43,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -159,6 +160,10 @@ type Spec struct {
 	// isolated: the supervisor started the exec stage in new user, PID,
 	// mount, network and IPC namespaces (Linux).
 	isolated bool
+	// tasks is the exec stage's RLIMIT_NPROC (0: none), cgroup the pids
+	// cgroup it joins ("": none); the supervisor decides both.
+	tasks  uint64
+	cgroup string
 }
 
 // CleanEnv is the environment of a sandboxed engine working in dir: a
@@ -236,6 +241,10 @@ func decode(words []string) (Spec, error) {
 			s.ReadOnly = append(s.ReadOnly, v)
 		case "ns":
 			s.isolated = v == "1"
+		case "tasks":
+			s.tasks, err = strconv.ParseUint(v, 10, 64)
+		case "cgroup":
+			s.cgroup = v
 		case "build":
 			s.Build = v == "1"
 		case "dir":
@@ -401,13 +410,17 @@ func probe(wrapper string) (string, error) {
 // probe's engine saw.
 func threadCap(text string, isolated bool) string {
 	limit := DefaultLimits.Threads
+	m := regexp.MustCompile(`probe: nproc (\d+)\n`).FindStringSubmatch(text)
 	switch {
 	case strings.Contains(text, "probe: own pids cgroup"):
 		return fmt.Sprintf("%d threads (pids cgroup)", limit)
-	case rlimitBoundsTasks(isolated) && strings.Contains(text, fmt.Sprintf("probe: nproc %d\n", limit)):
+	case !rlimitBoundsTasks() || m == nil:
+	case isolated && m[1] == strconv.Itoa(limit):
 		return fmt.Sprintf("%d threads (RLIMIT_NPROC in its user namespace)", limit)
+	case !isolated && len(m[1]) < 10:
+		return fmt.Sprintf("%d threads beyond the worker user's own (RLIMIT_NPROC %s)", limit, m[1])
 	}
-	return "no thread cap (no user namespace of its own for a non-root worker, or no pids cgroup for a root one)"
+	return "no thread cap"
 }
 
 func clip(s string) string {

@@ -134,8 +134,54 @@ func lockDown(c confinement, forks bool) error {
 	return installForkFilter(forks)
 }
 
-// rlimitBoundsTasks: RLIMIT_NPROC bounds the run's processes and threads
-// only in a user namespace of its own (elsewhere it counts all of the
-// worker user's), and never for the host's root user, whom the kernel
-// exempts.
-func rlimitBoundsTasks(isolated bool) bool { return isolated && os.Getuid() != 0 }
+// rlimitBoundsTasks: RLIMIT_NPROC bounds a run's processes and threads
+// unless the worker is the host's root user, whom the kernel exempts (a
+// pids cgroup does it then).
+func rlimitBoundsTasks() bool { return os.Getuid() != 0 }
+
+// taskLimit is the RLIMIT_NPROC of a run (0: none), decided by the
+// supervisor before it starts the run. In a user namespace of its own the
+// count is the run's own tasks; without one it is every task of the
+// worker's user on the host, so the run gets its limit on top of those
+// there now (the worker, this supervisor, other engines): a thread bomb
+// stops there, and the worker, whose own limit is not lowered, can still
+// start threads.
+func taskLimit(l Limits, isolated bool) uint64 {
+	switch {
+	case !rlimitBoundsTasks():
+		return 0
+	case isolated:
+		return uint64(l.Threads)
+	}
+	return uint64(userTasks(os.Getuid()) + l.Threads)
+}
+
+// userTasks counts the threads of the processes whose real user is uid
+// (those this PID namespace shows).
+func userTasks(uid int) int {
+	ents, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range ents {
+		if e.Name()[0] < '1' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var real, threads int
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+				if f := strings.Fields(rest); len(f) > 0 {
+					real, _ = strconv.Atoi(f[0])
+				}
+			} else if rest, ok := strings.CutPrefix(line, "Threads:"); ok {
+				threads, _ = strconv.Atoi(strings.TrimSpace(rest))
+			}
+		}
+		if real == uid {
+			n += threads
+		}
+	}
+	return n
+}

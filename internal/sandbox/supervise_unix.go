@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -31,12 +32,12 @@ func supervise(words []string) int {
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
-	cmd, isolated, cg, err := startExecStage(self, words, s.Limits.Threads)
-	if err != nil {
-		return wrapperError("cannot start the engine: %v", err)
-	}
+	cmd, isolated, cg, err := startExecStage(self, words, s.Limits)
 	if cg != nil {
 		defer cg.remove()
+	}
+	if err != nil {
+		return wrapperError("cannot start the engine: %v", err)
 	}
 	go func() {
 		for sig := range sigs {
@@ -66,49 +67,37 @@ func supervise(words []string) int {
 // first (Linux, where user namespaces work): the engine is pid 1 of its
 // own PID namespace, with its own /proc, mounts (a tmpfs of the disk
 // limit on its directory), no network and no System V IPC. Where the
-// kernel refuses them, the engine runs in ours. Where RLIMIT_NPROC does
-// not bound its threads (rlimitBoundsTasks), a pids cgroup of its own
-// does, if one can be made: the child is born in it.
-func startExecStage(self string, words []string, threads int) (cmd *exec.Cmd, isolated bool, cg *pidsCgroup, err error) {
+// kernel refuses them, the engine runs in ours.
+//
+// Its processes and threads are bounded by RLIMIT_NPROC (taskLimit), or,
+// for a root worker, whom the kernel exempts from it, by a pids cgroup of
+// its own where one can be made (cg; the caller removes it): the exec
+// stage joins it before the engine runs.
+func startExecStage(self string, words []string, l Limits) (cmd *exec.Cmd, isolated bool, cg *pidsCgroup, err error) {
 	start := func(attr *syscall.SysProcAttr, extra ...string) error {
 		cmd = exec.Command(self, append(append([]string{execArg}, extra...), words...)...)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 		cmd.SysProcAttr = attr
 		return cmd.Start()
 	}
-	inCgroup := func(isolated bool, attr *syscall.SysProcAttr, extra ...string) error {
-		if rlimitBoundsTasks(isolated) {
-			return start(attr, extra...)
+	var bound []string
+	if !rlimitBoundsTasks() {
+		if cg, err = newPidsCgroup(l.Threads); err == nil {
+			bound = []string{"cgroup=" + cg.dir}
 		}
-		c, err := newPidsCgroup(threads)
-		if err == nil && c.enter() != nil {
-			c.remove()
-			c = nil
+	}
+	tasks := func(isolated bool) []string {
+		if n := taskLimit(l, isolated); n > 0 {
+			return append(bound, "tasks="+strconv.FormatUint(n, 10))
 		}
-		if c == nil {
-			return start(attr, extra...)
-		}
-		err = start(attr, extra...)
-		if lerr := c.leave(); err == nil && lerr != nil {
-			// Not left: the supervisor would count against the engine's
-			// bound and could not remove the cgroup. Refuse the run.
-			cmd.Process.Kill()
-			cmd.Wait()
-			return fmt.Errorf("pids cgroup: %v", lerr)
-		}
-		cg = c
-		if err != nil {
-			c.remove()
-			cg = nil
-		}
-		return err
+		return bound
 	}
 	if attr := isolatedAttr(); attr != nil && os.Getenv(NamespacesEnv) != "off" {
-		if err := inCgroup(true, attr, "ns=1"); err == nil {
+		if err := start(attr, append(tasks(true), "ns=1")...); err == nil {
 			return cmd, true, cg, nil
 		}
 	}
-	return cmd, false, cg, inCgroup(false, childAttr())
+	return cmd, false, cg, start(childAttr(), tasks(false)...)
 }
 
 // judge says which limit ended the engine ("" when none did). killedAt is
@@ -177,6 +166,13 @@ func execStage(words []string) int {
 	// The lock-down and the exec must happen on one thread (no_new_privs
 	// is a thread's attribute until exec).
 	runtime.LockOSThread()
+	if s.cgroup != "" {
+		// Before anything of the engine's runs; its children and threads
+		// are born in it.
+		if err := joinCgroup(s.cgroup); err != nil {
+			return wrapperError("pids cgroup: %v", err)
+		}
+	}
 	if s.isolated {
 		if err := isolate(s); err != nil {
 			return wrapperError("namespaces: %v", err)
@@ -193,7 +189,7 @@ func execStage(words []string) int {
 	if err != nil {
 		return wrapperError("landlock: %v", err)
 	}
-	limits := rlimitsOf(s.Limits, rlimitBoundsTasks(s.isolated))
+	limits := rlimitsOf(s.Limits, s.tasks)
 	if err := lockDown(confinement, s.Build); err != nil {
 		return wrapperError("lock-down: %v", err)
 	}
@@ -213,16 +209,12 @@ type rlimit struct {
 	skip       bool // not set in this run
 }
 
-// rlimitsOf is the engine's rlimits, built before any is set. tasks: the
-// engine has a user namespace of its own, where RLIMIT_NPROC counts its
-// processes and threads only (elsewhere it would count all of the
-// worker user's, and a cgroup bounds them if it can).
-func rlimitsOf(l Limits, tasks bool) [6]rlimit {
+// rlimitsOf is the engine's rlimits, built before any is set. tasks is
+// its RLIMIT_NPROC (taskLimit; 0: not set, a pids cgroup bounds it if one
+// could be made).
+func rlimitsOf(l Limits, tasks uint64) [6]rlimit {
 	cpu := uint64((l.CPU + time.Second - 1) / time.Second)
-	nproc := rlimit{"processes and threads", unix.RLIMIT_NPROC, uint64(l.Threads), uint64(l.Threads), false, false}
-	if !tasks {
-		nproc.skip = true
-	}
+	nproc := rlimit{"processes and threads", unix.RLIMIT_NPROC, tasks, tasks, false, tasks == 0}
 	return [6]rlimit{
 		{"address space", syscall.RLIMIT_AS, uint64(addressSpace(l.Memory)), uint64(addressSpace(l.Memory)), runtime.GOOS != "linux", false},
 		// SIGXCPU at the soft limit, SIGKILL two seconds later.

@@ -1,0 +1,427 @@
+//go:build linux
+
+package sandbox
+
+// Sockets, threads and a non-root worker (issue 41): the sandbox refuses
+// every socket to engines and builds, bounds their processes and threads,
+// and works the same when the worker is not root. The tests run the
+// wrapper as this (root) test process and, through a copy of this test
+// binary started as nobody, as an unprivileged worker would.
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+)
+
+// nobody is the unprivileged user the non-root runs use.
+const nobody = 65534
+
+// worldDir is a directory every user may enter and read (os.MkdirTemp
+// and t.TempDir make theirs 0700), removed at the end of the test.
+func worldDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "arbiter-sandbox-world-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// worker is who runs the wrapper: this process (root in CI), or nobody.
+type worker struct {
+	name    string
+	wrapper string              // the binary that serves as the wrapper
+	cred    *syscall.Credential // nil: this process's user
+	owner   func(dir string)    // gives a directory to the worker's user
+}
+
+// workers are the root worker (this process) and, when this process may
+// change its user, a non-root one: a copy of this test binary that nobody
+// can run, started as nobody.
+func workers(t *testing.T) []worker {
+	t.Helper()
+	root := worker{name: "worker-as-" + strconv.Itoa(os.Getuid()), wrapper: self(t), owner: func(string) {}}
+	if os.Getuid() != 0 {
+		t.Logf("not root: the non-root worker cannot be started as another user; only this user (%d) runs", os.Getuid())
+		return []worker{root}
+	}
+	dir := worldDir(t)
+	bin := filepath.Join(dir, "sandbox.test")
+	in, err := os.Open(self(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	return []worker{root, {name: "worker-as-nobody", wrapper: bin, cred: &syscall.Credential{Uid: nobody, Gid: nobody},
+		owner: func(dir string) {
+			if err := os.Chown(dir, nobody, nobody); err != nil {
+				t.Fatal(err)
+			}
+		}}}
+}
+
+// run runs s through the worker's wrapper and returns its combined output.
+func (w worker) run(t *testing.T, s Spec) (string, error) {
+	t.Helper()
+	path, args := Command(w.wrapper, s)
+	cmd := exec.Command(path, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: w.cred}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// spec is a run of program in a fresh directory of the worker's user.
+func (w worker) spec(t *testing.T, l Limits, build bool, program string, args ...string) Spec {
+	t.Helper()
+	dir := filepath.Join(worldDir(t), "run")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	w.owner(dir)
+	return Spec{Limits: l, Dir: dir, Env: CleanEnv(dir), Path: program, Args: args, Build: build}
+}
+
+// worldProgram compiles a C program where any user can run it.
+func worldProgram(t *testing.T, name, src string, flags ...string) string {
+	t.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler")
+	}
+	dir := worldDir(t)
+	c := filepath.Join(dir, name+".c")
+	os.WriteFile(c, []byte(src), 0o644)
+	exe := filepath.Join(dir, name)
+	if out, err := exec.Command(cc, append([]string{"-O1", "-o", exe, c}, flags...)...).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v: %s", err, out)
+	}
+	return exe
+}
+
+// socketProbe tries, in turn, a pathname UNIX socket (argv[1]), an
+// abstract one (argv[2]), TCP to 127.0.0.1 (port argv[3]) and a socket
+// pair, and prints one line for each: "NAME: CONNECTED" or what failed.
+const socketProbe = `#include <arpa/inet.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+static void unix_connect(const char *what, const char *path, int abstract) {
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (s < 0) { printf("%s: socket: %s\n", what, strerror(errno)); return; }
+	struct sockaddr_un a = {0};
+	a.sun_family = AF_UNIX;
+	socklen_t len = sizeof a;
+	if (abstract) {
+		strncpy(a.sun_path + 1, path, sizeof a.sun_path - 2);
+		len = offsetof(struct sockaddr_un, sun_path) + 1 + strlen(path);
+	} else {
+		strncpy(a.sun_path, path, sizeof a.sun_path - 1);
+	}
+	if (connect(s, (struct sockaddr *)&a, len) < 0) { printf("%s: connect: %s\n", what, strerror(errno)); return; }
+	printf("%s: CONNECTED\n", what);
+	close(s);
+}
+int main(int argc, char **argv) {
+	if (argc < 4) return 2;
+	unix_connect("unix-path", argv[1], 0);
+	unix_connect("unix-abstract", argv[2], 1);
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	if (s < 0) printf("tcp: socket: %s\n", strerror(errno));
+	else {
+		struct sockaddr_in a = {0};
+		a.sin_family = AF_INET;
+		a.sin_port = htons(atoi(argv[3]));
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (connect(s, (struct sockaddr *)&a, sizeof a) < 0) printf("tcp: connect: %s\n", strerror(errno));
+		else printf("tcp: CONNECTED\n");
+	}
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0) printf("socketpair: %s\n", strerror(errno));
+	else printf("socketpair: CONNECTED\n");
+	return 0;
+}
+`
+
+// socketKinds are the lines socketProbe prints.
+var socketKinds = []string{"unix-path", "unix-abstract", "tcp", "socketpair"}
+
+// listeners serves a pathname UNIX socket in a directory every user may
+// reach (the socket mode 0777, as PostgreSQL's and a session bus's are to
+// their users), an abstract one and TCP on loopback; each counts the
+// connections it accepted.
+type listeners struct {
+	path, abstract, port string
+	accepted             atomic.Int64
+}
+
+func listen(t *testing.T) *listeners {
+	t.Helper()
+	l := &listeners{path: filepath.Join(worldDir(t), "service.sock"), abstract: "arbiter-test-" + strconv.Itoa(os.Getpid())}
+	for _, a := range []struct{ network, addr string }{{"unix", l.path}, {"unix", "@" + l.abstract}, {"tcp", "127.0.0.1:0"}} {
+		ln, err := net.Listen(a.network, a.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
+			l.port = strconv.Itoa(tcp.Port)
+		}
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				l.accepted.Add(1)
+				c.Close()
+			}
+		}()
+	}
+	if err := os.Chmod(filepath.Dir(l.path), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(l.path, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// An engine, and a build, reach no socket of any kind: not a pathname
+// UNIX socket that any user of the host may connect to (PostgreSQL's,
+// Docker's, a session bus), not an abstract one, not TCP, not even a
+// socket pair; seccomp refuses the socket itself (EPERM). Run by a root
+// worker and by a worker as nobody, with and without namespaces. The
+// control: the same program, run as nobody outside the sandbox, connects
+// to all three listeners and makes its pair.
+func TestSandboxRefusesEverySocket(t *testing.T) {
+	if !filtersForks {
+		t.Skip("no seccomp filter on this architecture")
+	}
+	l := listen(t)
+	exe := worldProgram(t, "sockets", socketProbe)
+	args := []string{l.path, l.abstract, l.port}
+	control := exec.Command(exe, args...)
+	if os.Getuid() == 0 {
+		control.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	}
+	out, err := control.CombinedOutput()
+	if err != nil || strings.Count(string(out), "CONNECTED") != len(socketKinds) || l.accepted.Load() != 3 {
+		t.Fatalf("control: outside the sandbox the program does not reach every socket (%v, %d accepted):\n%s", err, l.accepted.Load(), out)
+	}
+	l.accepted.Store(0)
+	for _, w := range workers(t) {
+		for _, build := range []bool{false, true} {
+			what := map[bool]string{false: "engine", true: "build"}[build]
+			t.Run(w.name+"/"+what, func(t *testing.T) {
+				modes(t, func(t *testing.T, _ bool) {
+					out, err := w.run(t, w.spec(t, Limits{}, build, exe, args...))
+					if err != nil {
+						t.Fatalf("%v: %s", err, out)
+					}
+					for _, k := range socketKinds {
+						refused := regexp.MustCompile(`(?m)^` + k + `: (socket: )?Operation not permitted$`)
+						if k == "socketpair" {
+							refused = regexp.MustCompile(`(?m)^socketpair: Operation not permitted$`)
+						}
+						if !refused.MatchString(out) {
+							t.Errorf("%s: not refused with EPERM:\n%s", k, out)
+						}
+					}
+					if n := l.accepted.Load(); n != 0 || strings.Contains(out, "CONNECTED") {
+						t.Fatalf("the sandboxed %s connected (%d accepted):\n%s", what, n, out)
+					}
+				})
+			})
+		}
+	}
+}
+
+// threadBomb starts threads that sleep, up to argv[1] of them, and says
+// how far it got and why it stopped.
+const threadBomb = `#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+static void *sleeper(void *arg) { (void)arg; for (;;) pause(); return 0; }
+int main(int argc, char **argv) {
+	long most = argc > 1 ? atol(argv[1]) : 1000000;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 << 10);
+	for (long n = 0; n < most; n++) {
+		pthread_t th;
+		int err = pthread_create(&th, &attr, sleeper, 0);
+		if (err) { printf("bomb: stopped after %ld threads: %s\n", n, strerror(err)); return 3; }
+	}
+	printf("bomb: all %ld threads started\n", most);
+	return 0;
+}
+`
+
+// bombThreads parses the bomb's count of threads started.
+func bombThreads(t *testing.T, out string) int {
+	t.Helper()
+	m := regexp.MustCompile(`bomb: stopped after (\d+) threads: Resource temporarily unavailable`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("the bomb was not stopped by a refused thread:\n%s", out)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// A thread bomb is bounded: at most Limits.Threads tasks in its run (its
+// main thread included), thread creation then fails with EAGAIN and the
+// bomb exits with its own error; the supervisor (the worker's side)
+// reports its exit. Root worker (a pids cgroup) and worker as nobody
+// (RLIMIT_NPROC in its user namespace; without namespaces, on top of
+// the user's tasks), with and without namespaces. The control: outside
+// the sandbox the same bomb starts four times the limit.
+func TestThreadBombIsBounded(t *testing.T) {
+	const limit = 64
+	exe := worldProgram(t, "bomb", threadBomb, "-pthread")
+	out, err := exec.Command(exe, strconv.Itoa(4*limit)).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "all 256 threads started") {
+		t.Fatalf("control: the bomb does not start %d threads outside the sandbox: %v: %s", 4*limit, err, out)
+	}
+	for _, w := range workers(t) {
+		t.Run(w.name, func(t *testing.T) {
+			modes(t, func(t *testing.T, isolated bool) {
+				out, err := w.run(t, w.spec(t, Limits{Threads: limit}, false, exe))
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+					t.Fatalf("the bomb's exit: %v (want its own status 3):\n%s", err, out)
+				}
+				n := bombThreads(t, out)
+				if n >= limit {
+					t.Fatalf("the bomb started %d threads, the limit is %d tasks", n, limit)
+				}
+				t.Logf("stopped after %d threads", n)
+			})
+		})
+	}
+}
+
+// A worker that is not root, the recommended setup, gets the whole
+// sandbox: the probe sees namespaces, the socket refusal and a thread
+// cap, and a source build (cc, in its tree) builds and its program runs.
+// Before, its uid mapped onto itself lost its capabilities at the exec,
+// mounting the tmpfs failed, and every run ended with status 126.
+func TestNonRootWorkerBuildsAndRuns(t *testing.T) {
+	ws := workers(t)
+	if len(ws) < 2 {
+		t.Skip("not root: cannot start the wrapper as nobody")
+	}
+	w := ws[1]
+	cmd := exec.Command(w.wrapper, "-test.run=^TestNonRootProbe$", "-test.v")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: w.cred}
+	cmd.Env = append(os.Environ(), "ARBITER_SANDBOX_PROBE_AS_NOBODY=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("probe as nobody: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`sandbox as uid \d+: (.*)`).FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("probe as nobody said nothing:\n%s", out)
+	}
+	for _, want := range []string{"namespaces (user, PID, mount, network, IPC)", "no sockets", "threads (RLIMIT_NPROC in its user namespace)"} {
+		if !strings.Contains(m[1], want) {
+			t.Errorf("probe as nobody lacks %q: %s", want, m[1])
+		}
+	}
+	t.Logf("probe as nobody: %s", m[1])
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler")
+	}
+	s := w.spec(t, Limits{}, true, "/bin/sh", "-c", `cc -o engine e.c && ./engine && echo "built by uid $(id -u)"`)
+	os.WriteFile(filepath.Join(s.Dir, "e.c"), []byte("#include <stdio.h>\nint main(void) { puts(\"engine runs\"); return 0; }\n"), 0o644)
+	out2, err := w.run(t, s)
+	if err != nil || !strings.Contains(out2, "engine runs") {
+		t.Fatalf("source build as nobody: %v:\n%s", err, out2)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(s.Dir, "engine"), &st); err != nil || st.Uid != nobody {
+		t.Fatalf("the built program is not the worker's (uid %d): %v", st.Uid, err)
+	}
+	t.Logf("%s", strings.TrimSpace(out2))
+}
+
+// TestNonRootProbe is TestNonRootWorkerBuildsAndRuns's probe, run by the
+// copy of this binary as nobody (it skips otherwise).
+func TestNonRootProbe(t *testing.T) {
+	if os.Getenv("ARBITER_SANDBOX_PROBE_AS_NOBODY") != "1" {
+		t.Skip("run by TestNonRootWorkerBuildsAndRuns")
+	}
+	got, err := Probe(self(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("sandbox as uid %d: %s", os.Getuid(), got)
+}
+
+// capabilityLines prints the shell's capability sets (builtins only: no
+// fork).
+const capabilityLines = `while read -r k v; do case $k in Cap*) echo "$k $v";; esac; done < /proc/self/status`
+
+// The engine is root of its user namespace (the worker's uid maps to 0)
+// but holds no capability in any set, so it can undo none of its
+// confinement (unmount its tmpfs, raise its limits); a root worker
+// without namespaces does not hand it the host's either. The control:
+// the same shell outside the sandbox, as root, has capabilities.
+func TestEngineHasNoCapabilities(t *testing.T) {
+	if os.Getuid() == 0 {
+		out, err := exec.Command("/bin/sh", "-c", capabilityLines).CombinedOutput()
+		if err != nil || !regexp.MustCompile(`CapEff: [0-9a-f]*[1-9a-f]`).Match(out) {
+			t.Fatalf("control: root outside the sandbox shows no capability: %v: %s", err, out)
+		}
+	}
+	for _, w := range workers(t) {
+		t.Run(w.name, func(t *testing.T) {
+			modes(t, func(t *testing.T, isolated bool) {
+				out, err := w.run(t, w.spec(t, Limits{}, false, "/bin/sh", "-c", capabilityLines))
+				if err != nil || strings.Count(out, "Cap") != 5 {
+					t.Fatalf("%v: %s", err, out)
+				}
+				// A non-root worker without namespaces has no capability to
+				// give, nor CAP_SETPCAP to empty its bounding set, which
+				// without a set-uid program (no_new_privs) grants nothing.
+				keepsBounding := w.cred != nil && !isolated
+				for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+					if keepsBounding && strings.HasPrefix(line, "CapBnd:") {
+						continue
+					}
+					if f := strings.Fields(line); len(f) != 2 || strings.Trim(f[1], "0") != "" {
+						t.Errorf("capability set not empty: %s", line)
+					}
+				}
+			})
+		})
+	}
+}
