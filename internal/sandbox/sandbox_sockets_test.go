@@ -103,73 +103,25 @@ func (w worker) spec(t *testing.T, l Limits, build bool, program string, args ..
 	return Spec{Limits: l, Dir: dir, Env: CleanEnv(dir), Path: program, Args: args, Build: build}
 }
 
-// worldProgram compiles a C program where any user can run it.
-func worldProgram(t *testing.T, name, src string, flags ...string) string {
+// worldProgram compiles testdata/NAME.c where any user can run it.
+func worldProgram(t *testing.T, name string, flags ...string) string {
 	t.Helper()
 	cc, err := exec.LookPath("cc")
 	if err != nil {
 		t.Skip("no C compiler")
 	}
-	dir := worldDir(t)
-	c := filepath.Join(dir, name+".c")
-	os.WriteFile(c, []byte(src), 0o644)
-	exe := filepath.Join(dir, name)
+	c, err := filepath.Abs(filepath.Join("testdata", name+".c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(worldDir(t), name)
 	if out, err := exec.Command(cc, append([]string{"-O1", "-o", exe, c}, flags...)...).CombinedOutput(); err != nil {
 		t.Fatalf("cc: %v: %s", err, out)
 	}
 	return exe
 }
 
-// socketProbe tries, in turn, a pathname UNIX socket (argv[1]), an
-// abstract one (argv[2]), TCP to 127.0.0.1 (port argv[3]) and a socket
-// pair, and prints one line for each: "NAME: CONNECTED" or what failed.
-const socketProbe = `#include <arpa/inet.h>
-#include <errno.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
-static void unix_connect(const char *what, const char *path, int abstract) {
-	int s = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (s < 0) { printf("%s: socket: %s\n", what, strerror(errno)); return; }
-	struct sockaddr_un a = {0};
-	a.sun_family = AF_UNIX;
-	socklen_t len = sizeof a;
-	if (abstract) {
-		strncpy(a.sun_path + 1, path, sizeof a.sun_path - 2);
-		len = offsetof(struct sockaddr_un, sun_path) + 1 + strlen(path);
-	} else {
-		strncpy(a.sun_path, path, sizeof a.sun_path - 1);
-	}
-	if (connect(s, (struct sockaddr *)&a, len) < 0) { printf("%s: connect: %s\n", what, strerror(errno)); return; }
-	printf("%s: CONNECTED\n", what);
-	close(s);
-}
-int main(int argc, char **argv) {
-	if (argc < 4) return 2;
-	unix_connect("unix-path", argv[1], 0);
-	unix_connect("unix-abstract", argv[2], 1);
-	int s = socket(AF_INET, SOCK_STREAM, 0);
-	if (s < 0) printf("tcp: socket: %s\n", strerror(errno));
-	else {
-		struct sockaddr_in a = {0};
-		a.sin_family = AF_INET;
-		a.sin_port = htons(atoi(argv[3]));
-		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		if (connect(s, (struct sockaddr *)&a, sizeof a) < 0) printf("tcp: connect: %s\n", strerror(errno));
-		else printf("tcp: CONNECTED\n");
-	}
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0) printf("socketpair: %s\n", strerror(errno));
-	else printf("socketpair: CONNECTED\n");
-	return 0;
-}
-`
-
-// socketKinds are the lines socketProbe prints.
+// socketKinds are the lines testdata/sockets.c prints.
 var socketKinds = []string{"unix-path", "unix-abstract", "tcp", "socketpair"}
 
 // listeners serves a pathname UNIX socket in a directory every user may
@@ -179,6 +131,11 @@ var socketKinds = []string{"unix-path", "unix-abstract", "tcp", "socketpair"}
 type listeners struct {
 	path, abstract, port string
 	accepted             atomic.Int64
+}
+
+// defines are the C definitions that point testdata/sockets.c at l.
+func (l *listeners) defines() []string {
+	return []string{`-DSOCKET_PATH="` + l.path + `"`, `-DABSTRACT_NAME="` + l.abstract + `"`, "-DTCP_PORT=" + l.port}
 }
 
 func listen(t *testing.T) *listeners {
@@ -225,9 +182,8 @@ func TestSandboxRefusesEverySocket(t *testing.T) {
 		t.Skip("no seccomp filter on this architecture")
 	}
 	l := listen(t)
-	exe := worldProgram(t, "sockets", socketProbe)
-	args := []string{l.path, l.abstract, l.port}
-	control := exec.Command(exe, args...)
+	exe := worldProgram(t, "sockets", l.defines()...)
+	control := exec.Command(exe)
 	if os.Getuid() == 0 {
 		control.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	}
@@ -241,7 +197,7 @@ func TestSandboxRefusesEverySocket(t *testing.T) {
 			what := map[bool]string{false: "engine", true: "build"}[build]
 			t.Run(w.name+"/"+what, func(t *testing.T) {
 				modes(t, func(t *testing.T, _ bool) {
-					out, err := w.run(t, w.spec(t, Limits{}, build, exe, args...))
+					out, err := w.run(t, w.spec(t, Limits{}, build, exe))
 					if err != nil {
 						t.Fatalf("%v: %s", err, out)
 					}
@@ -263,29 +219,6 @@ func TestSandboxRefusesEverySocket(t *testing.T) {
 	}
 }
 
-// threadBomb starts threads that sleep, up to argv[1] of them, and says
-// how far it got and why it stopped.
-const threadBomb = `#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-static void *sleeper(void *arg) { (void)arg; for (;;) pause(); return 0; }
-int main(int argc, char **argv) {
-	long most = argc > 1 ? atol(argv[1]) : 1000000;
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 64 << 10);
-	for (long n = 0; n < most; n++) {
-		pthread_t th;
-		int err = pthread_create(&th, &attr, sleeper, 0);
-		if (err) { printf("bomb: stopped after %ld threads: %s\n", n, strerror(err)); return 3; }
-	}
-	printf("bomb: all %ld threads started\n", most);
-	return 0;
-}
-`
-
 // bombThreads parses the bomb's count of threads started.
 func bombThreads(t *testing.T, out string) int {
 	t.Helper()
@@ -306,7 +239,7 @@ func bombThreads(t *testing.T, out string) int {
 // the sandbox the same bomb starts four times the limit.
 func TestThreadBombIsBounded(t *testing.T) {
 	const limit = 64
-	exe := worldProgram(t, "bomb", threadBomb, "-pthread")
+	exe := worldProgram(t, "threadbomb", "-pthread")
 	out, err := exec.Command(exe, strconv.Itoa(4*limit)).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "all 256 threads started") {
 		t.Fatalf("control: the bomb does not start %d threads outside the sandbox: %v: %s", 4*limit, err, out)
