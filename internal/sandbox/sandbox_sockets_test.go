@@ -293,17 +293,19 @@ func TestNonRootWorkerBuildsAndRuns(t *testing.T) {
 	if _, err := exec.LookPath("cc"); err != nil {
 		t.Skip("no C compiler")
 	}
-	s := w.spec(t, Limits{}, true, "/bin/sh", "-c", `cc -o engine e.c && ./engine && echo "built by uid $(id -u)"`)
-	os.WriteFile(filepath.Join(s.Dir, "e.c"), []byte("#include <stdio.h>\nint main(void) { puts(\"engine runs\"); return 0; }\n"), 0o644)
-	out2, err := w.run(t, s)
-	if err != nil || !strings.Contains(out2, "engine runs") {
-		t.Fatalf("source build as nobody: %v:\n%s", err, out2)
-	}
-	var st syscall.Stat_t
-	if err := syscall.Stat(filepath.Join(s.Dir, "engine"), &st); err != nil || st.Uid != nobody {
-		t.Fatalf("the built program is not the worker's (uid %d): %v", st.Uid, err)
-	}
-	t.Logf("%s", strings.TrimSpace(out2))
+	modes(t, func(t *testing.T, _ bool) {
+		s := w.spec(t, Limits{}, true, "/bin/sh", "-c", `cc -o engine e.c && ./engine && echo "built by uid $(id -u)"`)
+		os.WriteFile(filepath.Join(s.Dir, "e.c"), []byte("#include <stdio.h>\nint main(void) { puts(\"engine runs\"); return 0; }\n"), 0o644)
+		out, err := w.run(t, s)
+		if err != nil || !strings.Contains(out, "engine runs") {
+			t.Fatalf("source build as nobody: %v:\n%s", err, out)
+		}
+		var st syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(s.Dir, "engine"), &st); err != nil || st.Uid != nobody {
+			t.Fatalf("the built program is not the worker's (uid %d): %v", st.Uid, err)
+		}
+		t.Logf("%s", strings.TrimSpace(out))
+	})
 }
 
 // TestNonRootProbe is TestNonRootWorkerBuildsAndRuns's probe, run by the
