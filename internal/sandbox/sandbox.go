@@ -1,7 +1,8 @@
 // Package sandbox runs an engine that came from someone else (an artifact
 // uploaded to the coordinator) under limits: its own working directory, a
-// clean environment, caps on memory, CPU time, open files and file size,
-// no core dumps, and no child processes. An engine that passes a limit is
+// clean environment, caps on memory, CPU time, open files, file size and
+// processes and threads, no core dumps, no child processes, no
+// capabilities and no sockets. An engine that passes a limit is
 // killed, and the kill is said in a line of its stderr that the worker
 // reads back (Verdict), so the game records it as an incident.
 //
@@ -20,16 +21,31 @@
 // allocation fail), CPU time (SIGXCPU, or the hard limit's SIGKILL), or a
 // child process (SIGSYS). It exits as the engine did. The exec stage sets
 // the rlimits, changes to the working directory, forbids new privileges,
-// installs the seccomp filter that kills the process on fork, vfork or a
-// clone that is not a thread (Linux amd64 and arm64), and execs the engine
+// drops every capability, installs the seccomp filter that kills the
+// process on fork, vfork or a clone that is not a thread and refuses
+// sockets (Linux amd64 and arm64; refusedCalls), and execs the engine
 // with the clean environment: from there on the engine is the process,
 // with nothing of ours left in it.
+//
+// Invariants (Linux amd64 and arm64; the probe checks them at the
+// worker's start, the tests in sandbox_sockets_test.go for a worker as
+// root and as nobody):
+//   - no engine or build makes a socket of any family (EPERM);
+//   - no engine or build holds a capability, though it is uid 0 of its
+//     user namespace (the worker's uid maps there, so that the exec stage
+//     may mount; a uid mapped onto itself lost the capabilities it needed
+//     and every run of a non-root worker failed);
+//   - a run's processes and threads are bounded by Limits.Threads where
+//     the kernel gives a way: RLIMIT_NPROC (not root) or a pids cgroup
+//     (root); the probe says which, or "no thread cap".
 //
 // Both stages are the binary that runs the worker: cmd/arbiter's main and
 // the TestMain of packages whose tests sandbox engines call RunIfWrapper
 // first thing.
 //
-// Per platform: Linux has every limit; macOS has the rlimits (CPU time,
+// Per platform: Linux has every limit (other architectures than amd64 and
+// arm64: no seccomp filter, so no fork filter and sockets allowed); macOS
+// has the rlimits (CPU time,
 // open files, file size, no core dumps; it does not enforce the address
 // space) and the peak-memory verdict after the fact, but no watchdog and
 // no fork filter; Windows has no sandbox (Supported is false): its worker
