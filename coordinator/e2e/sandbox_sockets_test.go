@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 // nobodyUID is the unprivileged user of the non-root workers.
@@ -166,20 +168,6 @@ func checkRefused(t *testing.T, what, log string) {
 	}
 }
 
-// checkDetail returns the detail and log of the refusal of engine in
-// test id, once every one of workers reported it.
-func checkDetail(t *testing.T, addr, id, engine string) string {
-	t.Helper()
-	j := waitRefused(t, addr, id, engine, 1)
-	var detail string
-	for _, c := range j.GetArtifactChecks() {
-		if c.GetEngine() == engine {
-			detail += c.GetDetail() + "\n" + c.GetLog() + "\n"
-		}
-	}
-	return detail
-}
-
 // An uploaded engine's bench, and a source tree's build, try the host's
 // services: a world-connectable pathname UNIX socket (where PostgreSQL
 // listens), an abstract socket, TCP on loopback, a socket pair. On a
@@ -213,30 +201,19 @@ func TestUploadedEngineCannotConnectToSockets(t *testing.T) {
 	defs := strings.ReplaceAll(strings.Join(services.defines(), " "), `"`, `\"`)
 	os.WriteFile(filepath.Join(tree, "Makefile"), []byte("engine:\n\tcc -O1 "+defs+" -o probe sockets.c\n\t./probe\n\t@echo build reached its end; false\n"), 0o644)
 
-	addr, data := freeAddr(t), t.TempDir()
-	coordinator(t, addr, data)
-	client := newCredential(t, addr, "client")
-	for _, asNobody := range workerKinds(t) {
-		name := workerName(asNobody)
-		t.Run("worker-"+name, func(t *testing.T) {
-			w := sandboxWorker(t, addr, name, asNobody)
-			for _, c := range []struct{ what, engine string }{
-				{"uploaded engine", "name=snoop,upload=" + probe + ",bench=7"},
-				{"source build", "name=snoop,source=" + tree + ",build=make"},
-			} {
-				id := clientSubmit(t, addr, client, c.engine, "name=base,builtin")
-				detail := checkDetail(t, addr, id, "snoop")
-				cli(t, "cancel", id, "--coordinator", addr, "--token", client)
-				t.Logf("%s on the %s worker:\n%s", c.what, name, lastLines(strings.TrimSpace(detail), 6))
-				checkRefused(t, c.what, detail)
-				if n := services.accepted.Load(); n != 0 {
-					t.Fatalf("%s: the host's services accepted %d connections", c.what, n)
-				}
+	onEachWorker(t, func(t *testing.T, cl sandboxCluster) {
+		for _, c := range []struct{ what, engine string }{
+			{"uploaded engine", "name=snoop,upload=" + probe + ",bench=7"},
+			{"source build", "name=snoop,source=" + tree + ",build=make"},
+		} {
+			detail := cl.refusal(t, c.engine, "snoop")
+			t.Logf("%s on the %s worker:\n%s", c.what, cl.name, lastLines(strings.TrimSpace(detail), 6))
+			checkRefused(t, c.what, detail)
+			if n := services.accepted.Load(); n != 0 {
+				t.Fatalf("%s: the host's services accepted %d connections", c.what, n)
 			}
-			w.cmd.Process.Kill()
-			w.cmd.Wait()
-		})
-	}
+		}
+	})
 }
 
 // An uploaded engine whose bench starts threads without end is stopped
@@ -256,40 +233,21 @@ func TestUploadedThreadBombIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	bomb := cEngine(t, "threadbomb", string(b), "-pthread")
-	honest, err := filepath.Abs("testdata/tinyuci")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, data := freeAddr(t), t.TempDir()
-	coordinator(t, addr, data)
-	client := newCredential(t, addr, "client")
-	for _, asNobody := range workerKinds(t) {
-		name := workerName(asNobody)
-		t.Run("worker-"+name, func(t *testing.T) {
-			w := sandboxWorker(t, addr, name, asNobody)
-			id := clientSubmit(t, addr, client, "name=bomb,upload="+bomb+",bench=7", "name=base,builtin")
-			detail := checkDetail(t, addr, id, "bomb")
-			cli(t, "cancel", id, "--coordinator", addr, "--token", client)
-			m := regexp.MustCompile(`bomb: stopped after (\d+) threads: Resource temporarily unavailable`).FindStringSubmatch(detail)
-			if m == nil {
-				t.Fatalf("the bomb was not stopped by a refused thread:\n%s", lastLines(detail, 8))
-			}
-			if n, _ := strconv.Atoi(m[1]); n >= 256 {
-				t.Fatalf("the bomb started %d threads, the bound is 256 tasks", n)
-			}
-			t.Logf("%s worker: %s", name, m[0])
-			if !alive(w.cmd.Process.Pid) {
-				t.Fatalf("the worker died")
-			}
-			id = clientSubmit(t, addr, client, "name=tiny,source="+honest+",build=make EXE=engine", "name=base,builtin")
-			j := waitFor(t, dial(t, addr, token), id, 3*time.Minute, "the honest engine's test on the "+name+" worker", done)
-			if g := j.GetMatchProgress().GetGames(); g != 2 {
-				t.Fatalf("honest engine: %d games", g)
-			}
-			w.cmd.Process.Kill()
-			w.cmd.Wait()
-		})
-	}
+	onEachWorker(t, func(t *testing.T, cl sandboxCluster) {
+		detail := cl.refusal(t, "name=bomb,upload="+bomb+",bench=7", "bomb")
+		m := regexp.MustCompile(`bomb: stopped after (\d+) threads: Resource temporarily unavailable`).FindStringSubmatch(detail)
+		if m == nil {
+			t.Fatalf("the bomb was not stopped by a refused thread:\n%s", lastLines(detail, 8))
+		}
+		if n, _ := strconv.Atoi(m[1]); n >= 256 {
+			t.Fatalf("the bomb started %d threads, the bound is 256 tasks", n)
+		}
+		t.Logf("%s worker: %s", cl.name, m[0])
+		if !alive(cl.worker.cmd.Process.Pid) {
+			t.Fatalf("the worker died")
+		}
+		cl.playsFromSource(t, "")
+	})
 }
 
 // A worker that is not root (the recommended setup) builds an uploaded
@@ -299,29 +257,76 @@ func TestUploadedThreadBombIsBounded(t *testing.T) {
 // 126. The control is the same test on a root worker.
 func TestNonRootWorkerBuildsFromSource(t *testing.T) {
 	requireTools(t)
-	honest, err := filepath.Abs("testdata/tinyuci")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, data := freeAddr(t), t.TempDir()
-	coordinator(t, addr, data)
+	onEachWorker(t, func(t *testing.T, cl sandboxCluster) {
+		j := cl.playsFromSource(t, "11517")
+		for _, c := range j.GetArtifactChecks() {
+			t.Logf("%s worker: %s %s %s", cl.name, c.GetEngine(), c.GetState(), c.GetDetail())
+		}
+	})
+}
+
+// sandboxCluster is a coordinator, a client credential and one worker
+// that takes uploaded engines.
+type sandboxCluster struct {
+	addr, client string
+	name         string // the worker's: "uid0" or "nobody"
+	worker       *proc
+}
+
+// onEachWorker starts a coordinator and runs f once per kind of worker
+// (workerKinds), a subtest each, with that worker alone started.
+func onEachWorker(t *testing.T, f func(t *testing.T, cl sandboxCluster)) {
+	t.Helper()
+	addr := freeAddr(t)
+	coordinator(t, addr, t.TempDir())
 	client := newCredential(t, addr, "client")
 	for _, asNobody := range workerKinds(t) {
 		name := workerName(asNobody)
 		t.Run("worker-"+name, func(t *testing.T) {
 			w := sandboxWorker(t, addr, name, asNobody)
-			id := clientSubmit(t, addr, client, "name=tiny,source="+honest+",build=make EXE=engine,bench=11517", "name=base,builtin")
-			j := waitFor(t, dial(t, addr, token), id, 3*time.Minute, "the source build's test on the "+name+" worker", done)
-			if g := j.GetMatchProgress().GetGames(); g != 2 {
-				t.Fatalf("%d games", g)
-			}
-			for _, c := range j.GetArtifactChecks() {
-				t.Logf("%s worker: %s %s %s", name, c.GetEngine(), c.GetState(), c.GetDetail())
-			}
+			f(t, sandboxCluster{addr: addr, client: client, name: name, worker: w})
 			w.cmd.Process.Kill()
 			w.cmd.Wait()
 		})
 	}
+}
+
+// refusal submits a test of engine (a spec named name) against the
+// embedded engine, waits for the worker's refusal, cancels the test and
+// returns the refusal's detail and log.
+func (cl sandboxCluster) refusal(t *testing.T, engine, name string) string {
+	t.Helper()
+	id := clientSubmit(t, cl.addr, cl.client, engine, "name=base,builtin")
+	j := waitRefused(t, cl.addr, id, name, 1)
+	cli(t, "cancel", id, "--coordinator", cl.addr, "--token", cl.client)
+	var detail string
+	for _, c := range j.GetArtifactChecks() {
+		if c.GetEngine() == name {
+			detail += c.GetDetail() + "\n" + c.GetLog() + "\n"
+		}
+	}
+	return detail
+}
+
+// playsFromSource submits the small C engine as a source tree (with its
+// bench signature unless bench is "") and waits until its two games are
+// played.
+func (cl sandboxCluster) playsFromSource(t *testing.T, bench string) *arbiterv1.Job {
+	t.Helper()
+	src, err := filepath.Abs("testdata/tinyuci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := "name=tiny,source=" + src + ",build=make EXE=engine"
+	if bench != "" {
+		engine += ",bench=" + bench
+	}
+	id := clientSubmit(t, cl.addr, cl.client, engine, "name=base,builtin")
+	j := waitFor(t, dial(t, cl.addr, token), id, 3*time.Minute, "the source build's test on the "+cl.name+" worker", done)
+	if g := j.GetMatchProgress().GetGames(); g != 2 {
+		t.Fatalf("the engine built from source on the %s worker: %d games", cl.name, g)
+	}
+	return j
 }
 
 // alive reports whether process pid runs (exists and is not a zombie).
