@@ -11,41 +11,17 @@ package e2e
 
 import (
 	"bytes"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/internal/sandbox/sandboxtest"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
-
-// nobodyUID is the unprivileged user of the non-root workers.
-const nobodyUID = 65534
-
-// sandboxTestdata is where the sandbox's test programs live.
-const sandboxTestdata = "../../internal/sandbox/testdata"
-
-// openDir is a directory every user may enter and read, removed at the
-// end of the test (t.TempDir's are 0700).
-func openDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "arbiter-e2e-open-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 // sandboxWorker starts a worker process that takes uploaded engines: as
 // this process's user, or (asNobody) as nobody, from a copy of the
@@ -57,21 +33,21 @@ func sandboxWorker(t *testing.T, addr, name string, asNobody bool) *proc {
 		p, _ := startWorkerIn(t, addr, name)
 		return p
 	}
-	dir := openDir(t)
+	dir := sandboxtest.OpenDir(t)
 	exe := filepath.Join(dir, "arbiter")
 	copyFile(t, bin, exe)
 	home := filepath.Join(dir, "home")
 	if err := os.Mkdir(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chown(home, nobodyUID, nobodyUID); err != nil {
+	if err := os.Chown(home, sandboxtest.Nobody, sandboxtest.Nobody); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, "worker", "--coordinator", addr, "--token", workerToken(t, addr), "--threads", "1", "--hash", "16",
 		"--log-level", "info", "--name", name, "--data", filepath.Join(home, "data"), "--allow-uploads")
 	cmd.Dir = home
 	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME="+home)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyUID, Gid: nobodyUID}}
+	cmd.SysProcAttr = sandboxtest.AsNobody()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -104,70 +80,6 @@ func workerName(asNobody bool) string {
 	return "uid" + strconv.Itoa(os.Getuid())
 }
 
-// hostServices are the host's listeners an engine must not reach: a
-// pathname UNIX socket any user may connect to (a directory and socket of
-// mode 0777, as PostgreSQL's local socket is to its users), an abstract
-// one, and TCP on loopback. Each connection accepted is counted.
-type hostServices struct {
-	path, abstract string
-	port           int
-	accepted       atomic.Int64
-}
-
-func startHostServices(t *testing.T) *hostServices {
-	t.Helper()
-	dir := openDir(t)
-	s := &hostServices{path: filepath.Join(dir, ".s.PGSQL.5432"), abstract: "arbiter-e2e-" + strconv.Itoa(os.Getpid())}
-	for _, a := range [][2]string{{"unix", s.path}, {"unix", "@" + s.abstract}, {"tcp", "127.0.0.1:0"}} {
-		ln, err := net.Listen(a[0], a[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
-			s.port = tcp.Port
-		}
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				s.accepted.Add(1)
-				c.Close()
-			}
-		}()
-	}
-	for _, p := range []string{dir, s.path} {
-		if err := os.Chmod(p, 0o777); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s
-}
-
-// defines point the sandbox's sockets.c at s.
-func (s *hostServices) defines() []string {
-	return []string{`-DSOCKET_PATH="` + s.path + `"`, `-DABSTRACT_NAME="` + s.abstract + `"`, "-DTCP_PORT=" + strconv.Itoa(s.port)}
-}
-
-// socketLines are the four attempts sockets.c reports.
-var socketLines = []string{"unix-path", "unix-abstract", "tcp", "socketpair"}
-
-// checkRefused fails unless every attempt in log was refused with EPERM
-// (seccomp refuses the socket itself).
-func checkRefused(t *testing.T, what, log string) {
-	t.Helper()
-	for _, k := range socketLines {
-		if !regexp.MustCompile(`(?m)^` + k + `: (socket: )?Operation not permitted$`).MatchString(log) {
-			t.Errorf("%s: %s not refused with EPERM:\n%s", what, k, lastLines(log, 12))
-		}
-	}
-	if strings.Contains(log, "CONNECTED") {
-		t.Errorf("%s connected:\n%s", what, lastLines(log, 12))
-	}
-}
-
 // An uploaded engine's bench, and a source tree's build, try the host's
 // services: a world-connectable pathname UNIX socket (where PostgreSQL
 // listens), an abstract socket, TCP on loopback, a socket pair. On a
@@ -176,29 +88,15 @@ func checkRefused(t *testing.T, what, log string) {
 // run as nobody outside the sandbox, connects to all three.
 func TestUploadedEngineCannotConnectToSockets(t *testing.T) {
 	requireTools(t)
-	services := startHostServices(t)
-	src, err := filepath.Abs(filepath.Join(sandboxTestdata, "sockets.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	probe := filepath.Join(openDir(t), "sockets")
-	if out, err := exec.Command("cc", append([]string{"-O1", "-o", probe, src}, services.defines()...)...).CombinedOutput(); err != nil {
-		t.Fatalf("cc: %v: %s", err, out)
-	}
-	control := exec.Command(probe)
-	if os.Getuid() == 0 {
-		control.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyUID, Gid: nobodyUID}}
-	}
-	if out, err := control.CombinedOutput(); err != nil || strings.Count(string(out), "CONNECTED") != 4 || services.accepted.Load() != 3 {
-		t.Fatalf("control: outside the sandbox the program does not reach the host's sockets (%v, %d accepted):\n%s", err, services.accepted.Load(), out)
-	}
-	services.accepted.Store(0)
+	services := sandboxtest.Listen(t)
+	probe := sandboxtest.Program(t, "sockets", services.Defines()...)
+	services.Control(t, probe)
 
 	// The build runs the same program, then fails so that its output
 	// comes back with the refusal.
 	tree := t.TempDir()
-	copyFile(t, src, filepath.Join(tree, "sockets.c"))
-	defs := strings.ReplaceAll(strings.Join(services.defines(), " "), `"`, `\"`)
+	os.WriteFile(filepath.Join(tree, "sockets.c"), []byte(sandboxtest.Source("sockets")), 0o644)
+	defs := strings.ReplaceAll(strings.Join(services.Defines(), " "), `"`, `\"`)
 	os.WriteFile(filepath.Join(tree, "Makefile"), []byte("engine:\n\tcc -O1 "+defs+" -o probe sockets.c\n\t./probe\n\t@echo build reached its end; false\n"), 0o644)
 
 	onEachWorker(t, func(t *testing.T, cl sandboxCluster) {
@@ -208,10 +106,7 @@ func TestUploadedEngineCannotConnectToSockets(t *testing.T) {
 		} {
 			detail := cl.refusal(t, c.engine, "snoop")
 			t.Logf("%s on the %s worker:\n%s", c.what, cl.name, lastLines(strings.TrimSpace(detail), 6))
-			checkRefused(t, c.what, detail)
-			if n := services.accepted.Load(); n != 0 {
-				t.Fatalf("%s: the host's services accepted %d connections", c.what, n)
-			}
+			services.CheckRefused(t, c.what, detail)
 		}
 	})
 }
@@ -224,25 +119,14 @@ func TestUploadedEngineCannotConnectToSockets(t *testing.T) {
 // engine, built from source, plays its games.
 func TestUploadedThreadBombIsBounded(t *testing.T) {
 	requireTools(t)
-	src, err := filepath.Abs(filepath.Join(sandboxTestdata, "threadbomb.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bomb := cEngine(t, "threadbomb", string(b), "-pthread")
+	bomb := sandboxtest.Program(t, "threadbomb", "-pthread")
 	onEachWorker(t, func(t *testing.T, cl sandboxCluster) {
 		detail := cl.refusal(t, "name=bomb,upload="+bomb+",bench=7", "bomb")
-		m := regexp.MustCompile(`bomb: stopped after (\d+) threads: Resource temporarily unavailable`).FindStringSubmatch(detail)
-		if m == nil {
-			t.Fatalf("the bomb was not stopped by a refused thread:\n%s", lastLines(detail, 8))
-		}
-		if n, _ := strconv.Atoi(m[1]); n >= 256 {
+		n := sandboxtest.BombThreads(t, detail)
+		if n >= 256 {
 			t.Fatalf("the bomb started %d threads, the bound is 256 tasks", n)
 		}
-		t.Logf("%s worker: %s", cl.name, m[0])
+		t.Logf("%s worker: the bomb stopped after %d threads", cl.name, n)
 		if !alive(cl.worker.cmd.Process.Pid) {
 			t.Fatalf("the worker died")
 		}

@@ -11,35 +11,17 @@ package sandbox
 import (
 	"errors"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/arbiter-chess/arbiter/internal/sandbox/sandboxtest"
 )
-
-// nobody is the unprivileged user the non-root runs use.
-const nobody = 65534
-
-// worldDir is a directory every user may enter and read (os.MkdirTemp
-// and t.TempDir make theirs 0700), removed at the end of the test.
-func worldDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "arbiter-sandbox-world-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 // worker is who runs the wrapper: this process (root in CI), or nobody.
 type worker struct {
@@ -59,7 +41,7 @@ func workers(t *testing.T) []worker {
 		t.Logf("not root: the non-root worker cannot be started as another user; only this user (%d) runs", os.Getuid())
 		return []worker{root}
 	}
-	dir := worldDir(t)
+	dir := sandboxtest.OpenDir(t)
 	bin := filepath.Join(dir, "sandbox.test")
 	in, err := os.Open(self(t))
 	if err != nil {
@@ -74,9 +56,9 @@ func workers(t *testing.T) []worker {
 		t.Fatal(err)
 	}
 	out.Close()
-	return []worker{root, {name: "worker-as-nobody", wrapper: bin, cred: &syscall.Credential{Uid: nobody, Gid: nobody},
+	return []worker{root, {name: "worker-as-nobody", wrapper: bin, cred: sandboxtest.AsNobody().Credential,
 		owner: func(dir string) {
-			if err := os.Chown(dir, nobody, nobody); err != nil {
+			if err := os.Chown(dir, sandboxtest.Nobody, sandboxtest.Nobody); err != nil {
 				t.Fatal(err)
 			}
 		}}}
@@ -95,79 +77,12 @@ func (w worker) run(t *testing.T, s Spec) (string, error) {
 // spec is a run of program in a fresh directory of the worker's user.
 func (w worker) spec(t *testing.T, l Limits, build bool, program string, args ...string) Spec {
 	t.Helper()
-	dir := filepath.Join(worldDir(t), "run")
+	dir := filepath.Join(sandboxtest.OpenDir(t), "run")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	w.owner(dir)
 	return Spec{Limits: l, Dir: dir, Env: CleanEnv(dir), Path: program, Args: args, Build: build}
-}
-
-// worldProgram compiles testdata/NAME.c where any user can run it.
-func worldProgram(t *testing.T, name string, flags ...string) string {
-	t.Helper()
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("no C compiler")
-	}
-	c, err := filepath.Abs(filepath.Join("testdata", name+".c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe := filepath.Join(worldDir(t), name)
-	if out, err := exec.Command(cc, append([]string{"-O1", "-o", exe, c}, flags...)...).CombinedOutput(); err != nil {
-		t.Fatalf("cc: %v: %s", err, out)
-	}
-	return exe
-}
-
-// socketKinds are the lines testdata/sockets.c prints.
-var socketKinds = []string{"unix-path", "unix-abstract", "tcp", "socketpair"}
-
-// listeners serves a pathname UNIX socket in a directory every user may
-// reach (the socket mode 0777, as PostgreSQL's and a session bus's are to
-// their users), an abstract one and TCP on loopback; each counts the
-// connections it accepted.
-type listeners struct {
-	path, abstract, port string
-	accepted             atomic.Int64
-}
-
-// defines are the C definitions that point testdata/sockets.c at l.
-func (l *listeners) defines() []string {
-	return []string{`-DSOCKET_PATH="` + l.path + `"`, `-DABSTRACT_NAME="` + l.abstract + `"`, "-DTCP_PORT=" + l.port}
-}
-
-func listen(t *testing.T) *listeners {
-	t.Helper()
-	l := &listeners{path: filepath.Join(worldDir(t), "service.sock"), abstract: "arbiter-test-" + strconv.Itoa(os.Getpid())}
-	for _, a := range []struct{ network, addr string }{{"unix", l.path}, {"unix", "@" + l.abstract}, {"tcp", "127.0.0.1:0"}} {
-		ln, err := net.Listen(a.network, a.addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
-			l.port = strconv.Itoa(tcp.Port)
-		}
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				l.accepted.Add(1)
-				c.Close()
-			}
-		}()
-	}
-	if err := os.Chmod(filepath.Dir(l.path), 0o777); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(l.path, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	return l
 }
 
 // An engine, and a build, reach no socket of any kind: not a pathname
@@ -181,17 +96,9 @@ func TestSandboxRefusesEverySocket(t *testing.T) {
 	if !filtersForks {
 		t.Skip("no seccomp filter on this architecture")
 	}
-	l := listen(t)
-	exe := worldProgram(t, "sockets", l.defines()...)
-	control := exec.Command(exe)
-	if os.Getuid() == 0 {
-		control.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	}
-	out, err := control.CombinedOutput()
-	if err != nil || strings.Count(string(out), "CONNECTED") != len(socketKinds) || l.accepted.Load() != 3 {
-		t.Fatalf("control: outside the sandbox the program does not reach every socket (%v, %d accepted):\n%s", err, l.accepted.Load(), out)
-	}
-	l.accepted.Store(0)
+	services := sandboxtest.Listen(t)
+	exe := sandboxtest.Program(t, "sockets", services.Defines()...)
+	services.Control(t, exe)
 	for _, w := range workers(t) {
 		for _, build := range []bool{false, true} {
 			what := map[bool]string{false: "engine", true: "build"}[build]
@@ -201,33 +108,11 @@ func TestSandboxRefusesEverySocket(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%v: %s", err, out)
 					}
-					for _, k := range socketKinds {
-						refused := regexp.MustCompile(`(?m)^` + k + `: (socket: )?Operation not permitted$`)
-						if k == "socketpair" {
-							refused = regexp.MustCompile(`(?m)^socketpair: Operation not permitted$`)
-						}
-						if !refused.MatchString(out) {
-							t.Errorf("%s: not refused with EPERM:\n%s", k, out)
-						}
-					}
-					if n := l.accepted.Load(); n != 0 || strings.Contains(out, "CONNECTED") {
-						t.Fatalf("the sandboxed %s connected (%d accepted):\n%s", what, n, out)
-					}
+					services.CheckRefused(t, "the sandboxed "+what, out)
 				})
 			})
 		}
 	}
-}
-
-// bombThreads parses the bomb's count of threads started.
-func bombThreads(t *testing.T, out string) int {
-	t.Helper()
-	m := regexp.MustCompile(`bomb: stopped after (\d+) threads: Resource temporarily unavailable`).FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("the bomb was not stopped by a refused thread:\n%s", out)
-	}
-	n, _ := strconv.Atoi(m[1])
-	return n
 }
 
 // A thread bomb is bounded: at most Limits.Threads tasks in its run (its
@@ -239,7 +124,7 @@ func bombThreads(t *testing.T, out string) int {
 // the sandbox the same bomb starts four times the limit.
 func TestThreadBombIsBounded(t *testing.T) {
 	const limit = 64
-	exe := worldProgram(t, "threadbomb", "-pthread")
+	exe := sandboxtest.Program(t, "threadbomb", "-pthread")
 	out, err := exec.Command(exe, strconv.Itoa(4*limit)).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "all 256 threads started") {
 		t.Fatalf("control: the bomb does not start %d threads outside the sandbox: %v: %s", 4*limit, err, out)
@@ -252,7 +137,7 @@ func TestThreadBombIsBounded(t *testing.T) {
 				if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 					t.Fatalf("the bomb's exit: %v (want its own status 3):\n%s", err, out)
 				}
-				n := bombThreads(t, out)
+				n := sandboxtest.BombThreads(t, out)
 				if n >= limit {
 					t.Fatalf("the bomb started %d threads, the limit is %d tasks", n, limit)
 				}
@@ -301,7 +186,7 @@ func TestNonRootWorkerBuildsAndRuns(t *testing.T) {
 			t.Fatalf("source build as nobody: %v:\n%s", err, out)
 		}
 		var st syscall.Stat_t
-		if err := syscall.Stat(filepath.Join(s.Dir, "engine"), &st); err != nil || st.Uid != nobody {
+		if err := syscall.Stat(filepath.Join(s.Dir, "engine"), &st); err != nil || st.Uid != sandboxtest.Nobody {
 			t.Fatalf("the built program is not the worker's (uid %d): %v", st.Uid, err)
 		}
 		t.Logf("%s", strings.TrimSpace(out))

@@ -1,7 +1,7 @@
 /* sockets tries, in turn, a pathname UNIX socket (SOCKET_PATH), an
  * abstract one (ABSTRACT_NAME), TCP to 127.0.0.1:TCP_PORT and a socket
  * pair, and prints one line for each: "NAME: CONNECTED" or what failed.
- * The sandbox's tests compile it with the three as -D definitions. */
+ * sandboxtest.Program compiles it with the three as -D definitions. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stddef.h>
