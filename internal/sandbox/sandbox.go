@@ -436,8 +436,13 @@ func threadCap(text string, isolated bool) string {
 	case !isolated && len(m[1]) < 10:
 		return fmt.Sprintf("%d threads beyond the worker user's own (RLIMIT_NPROC %s)", limit, m[1])
 	}
-	return "no thread cap"
+	return NoThreadCap
 }
+
+// NoThreadCap is the probe's feature where nothing bounds a run's
+// processes and threads: a worker as root whose cgroup file system is
+// read-only (a container), on Linux; macOS.
+const NoThreadCap = "no thread cap"
 
 func clip(s string) string {
 	s = strings.TrimSpace(s)
