@@ -54,8 +54,8 @@ func TestProbeEnforcesTheForkFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if filtersForks && !strings.Contains(got, "fork filter") {
-		t.Fatalf("probe = %q, want the fork filter", got)
+	if filtersForks && (!strings.Contains(got, "fork filter") || !strings.Contains(got, "no sockets")) {
+		t.Fatalf("probe = %q, want the fork filter and no sockets", got)
 	}
 	t.Logf("sandbox: %s", got)
 }
