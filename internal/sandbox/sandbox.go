@@ -145,8 +145,12 @@ func addressSpace(memory int64) int64 { return 2*memory + 1<<30 }
 // String renders the limits for people.
 func (l Limits) String() string {
 	l = l.withDefaults()
-	return fmt.Sprintf("memory %s, CPU time %v, %d open files, files up to %s, %s in its directory, %d threads, no core dumps, no child processes, no sockets",
-		mib(l.Memory), l.CPU.Round(time.Second), l.OpenFiles, mib(l.FileSize), mib(l.Disk), l.Threads)
+	sockets := ""
+	if filtersForks { // the seccomp filter refuses them
+		sockets = ", no sockets"
+	}
+	return fmt.Sprintf("memory %s, CPU time %v, %d open files, files up to %s, %s in its directory, %d threads, no core dumps, no child processes%s",
+		mib(l.Memory), l.CPU.Round(time.Second), l.OpenFiles, mib(l.FileSize), mib(l.Disk), l.Threads, sockets)
 }
 
 func mib(n int64) string { return strconv.FormatInt(n>>20, 10) + " MiB" }
