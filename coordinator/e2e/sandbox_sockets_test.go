@@ -130,6 +130,11 @@ func TestUploadedThreadBombIsBounded(t *testing.T) {
 		if !alive(cl.worker.cmd.Process.Pid) {
 			t.Fatalf("the worker died")
 		}
+		peak := peakRSS(t, cl.worker.cmd.Process.Pid)
+		t.Logf("%s worker: peak RSS %d MiB", cl.name, peak>>20)
+		if peak > 200<<20 {
+			t.Fatalf("the %s worker reached %d MiB resident", cl.name, peak>>20)
+		}
 		cl.playsFromSource(t, "")
 	})
 }
