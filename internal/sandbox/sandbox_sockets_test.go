@@ -26,6 +26,7 @@ import (
 // worker is who runs the wrapper: this process (root in CI), or nobody.
 type worker struct {
 	name    string
+	uid     int                 // its user
 	wrapper string              // the binary that serves as the wrapper
 	cred    *syscall.Credential // nil: this process's user
 	owner   func(dir string)    // gives a directory to the worker's user
@@ -36,7 +37,7 @@ type worker struct {
 // can run, started as nobody.
 func workers(t *testing.T) []worker {
 	t.Helper()
-	root := worker{name: "worker-as-" + strconv.Itoa(os.Getuid()), wrapper: self(t), owner: func(string) {}}
+	root := worker{name: "worker-as-" + strconv.Itoa(os.Getuid()), uid: os.Getuid(), wrapper: self(t), owner: func(string) {}}
 	if os.Getuid() != 0 {
 		t.Logf("not root: the non-root worker cannot be started as another user; only this user (%d) runs", os.Getuid())
 		return []worker{root}
@@ -56,7 +57,7 @@ func workers(t *testing.T) []worker {
 		t.Fatal(err)
 	}
 	out.Close()
-	return []worker{root, {name: "worker-as-nobody", wrapper: bin, cred: sandboxtest.AsNobody().Credential,
+	return []worker{root, {name: "worker-as-nobody", uid: sandboxtest.Nobody, wrapper: bin, cred: sandboxtest.AsNobody().Credential,
 		owner: func(dir string) {
 			if err := os.Chown(dir, sandboxtest.Nobody, sandboxtest.Nobody); err != nil {
 				t.Fatal(err)
@@ -154,27 +155,20 @@ func TestThreadBombIsBounded(t *testing.T) {
 // mounting the tmpfs failed, and every run ended with status 126.
 func TestNonRootWorkerBuildsAndRuns(t *testing.T) {
 	ws := workers(t)
-	if len(ws) < 2 {
-		t.Skip("not root: cannot start the wrapper as nobody")
+	w := ws[len(ws)-1]
+	if w.uid == 0 {
+		t.Skip("root, and no other user to run the worker as")
 	}
-	w := ws[1]
-	cmd := exec.Command(w.wrapper, "-test.run=^TestNonRootProbe$", "-test.v")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: w.cred}
-	cmd.Env = append(os.Environ(), "ARBITER_SANDBOX_PROBE_AS_NOBODY=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("probe as nobody: %v\n%s", err, out)
+	if b, err := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); err == nil && strings.TrimSpace(string(b)) == "0" {
+		t.Skip("unprivileged user namespaces are off on this host (kernel.unprivileged_userns_clone=0)")
 	}
-	m := regexp.MustCompile(`sandbox as uid \d+: (.*)`).FindStringSubmatch(string(out))
-	if m == nil {
-		t.Fatalf("probe as nobody said nothing:\n%s", out)
-	}
+	features := probeAs(t, w)
 	for _, want := range []string{"namespaces (user, PID, mount, network, IPC)", "no sockets", "threads (RLIMIT_NPROC in its user namespace)"} {
-		if !strings.Contains(m[1], want) {
-			t.Errorf("probe as nobody lacks %q: %s", want, m[1])
+		if !strings.Contains(features, want) {
+			t.Errorf("probe as uid %d lacks %q: %s", w.uid, want, features)
 		}
 	}
-	t.Logf("probe as nobody: %s", m[1])
+	t.Logf("probe as uid %d: %s", w.uid, features)
 	if _, err := exec.LookPath("cc"); err != nil {
 		t.Skip("no C compiler")
 	}
@@ -183,14 +177,39 @@ func TestNonRootWorkerBuildsAndRuns(t *testing.T) {
 		os.WriteFile(filepath.Join(s.Dir, "e.c"), []byte("#include <stdio.h>\nint main(void) { puts(\"engine runs\"); return 0; }\n"), 0o644)
 		out, err := w.run(t, s)
 		if err != nil || !strings.Contains(out, "engine runs") {
-			t.Fatalf("source build as nobody: %v:\n%s", err, out)
+			t.Fatalf("source build as uid %d: %v:\n%s", w.uid, err, out)
 		}
 		var st syscall.Stat_t
-		if err := syscall.Stat(filepath.Join(s.Dir, "engine"), &st); err != nil || st.Uid != sandboxtest.Nobody {
+		if err := syscall.Stat(filepath.Join(s.Dir, "engine"), &st); err != nil || int(st.Uid) != w.uid {
 			t.Fatalf("the built program is not the worker's (uid %d): %v", st.Uid, err)
 		}
 		t.Logf("%s", strings.TrimSpace(out))
 	})
+}
+
+// probeAs runs the probe as the worker w: here, or through the copy of
+// this binary as w's user (TestNonRootProbe).
+func probeAs(t *testing.T, w worker) string {
+	t.Helper()
+	if w.cred == nil {
+		got, err := Probe(w.wrapper)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	cmd := exec.Command(w.wrapper, "-test.run=^TestNonRootProbe$", "-test.v")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: w.cred}
+	cmd.Env = append(os.Environ(), "ARBITER_SANDBOX_PROBE_AS_NOBODY=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("probe as uid %d: %v\n%s", w.uid, err, out)
+	}
+	m := regexp.MustCompile(`sandbox as uid \d+: (.*)`).FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("probe as uid %d said nothing:\n%s", w.uid, out)
+	}
+	return m[1]
 }
 
 // TestNonRootProbe is TestNonRootWorkerBuildsAndRuns's probe, run by the
@@ -232,7 +251,7 @@ func TestEngineHasNoCapabilities(t *testing.T) {
 				// A non-root worker without namespaces has no capability to
 				// give, nor CAP_SETPCAP to empty its bounding set, which
 				// without a set-uid program (no_new_privs) grants nothing.
-				keepsBounding := w.cred != nil && !isolated
+				keepsBounding := w.uid != 0 && !isolated
 				for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 					if keepsBounding && strings.HasPrefix(line, "CapBnd:") {
 						continue
