@@ -65,6 +65,14 @@ func workers(t *testing.T) []worker {
 		}}}
 }
 
+// runKind names a run: an engine's, or a build's (Spec.Build).
+func runKind(build bool) string {
+	if build {
+		return "build"
+	}
+	return "engine"
+}
+
 // run runs s through the worker's wrapper and returns its combined output.
 func (w worker) run(t *testing.T, s Spec) (string, error) {
 	t.Helper()
@@ -102,7 +110,7 @@ func TestSandboxRefusesEverySocket(t *testing.T) {
 	services.Control(t, exe)
 	for _, w := range workers(t) {
 		for _, build := range []bool{false, true} {
-			what := map[bool]string{false: "engine", true: "build"}[build]
+			what := runKind(build)
 			t.Run(w.name+"/"+what, func(t *testing.T) {
 				modes(t, func(t *testing.T, _ bool) {
 					out, err := w.run(t, w.spec(t, Limits{}, build, exe))
@@ -131,20 +139,22 @@ func TestThreadBombIsBounded(t *testing.T) {
 		t.Fatalf("control: the bomb does not start %d threads outside the sandbox: %v: %s", 4*limit, err, out)
 	}
 	for _, w := range workers(t) {
-		t.Run(w.name, func(t *testing.T) {
-			modes(t, func(t *testing.T, isolated bool) {
-				out, err := w.run(t, w.spec(t, Limits{Threads: limit}, false, exe))
-				var ee *exec.ExitError
-				if !errors.As(err, &ee) || ee.ExitCode() != 3 {
-					t.Fatalf("the bomb's exit: %v (want its own status 3):\n%s", err, out)
-				}
-				n := sandboxtest.BombThreads(t, out)
-				if n >= limit {
-					t.Fatalf("the bomb started %d threads, the limit is %d tasks", n, limit)
-				}
-				t.Logf("stopped after %d threads", n)
+		for _, build := range []bool{false, true} {
+			t.Run(w.name+"/"+runKind(build), func(t *testing.T) {
+				modes(t, func(t *testing.T, isolated bool) {
+					out, err := w.run(t, w.spec(t, Limits{Threads: limit}, build, exe))
+					var ee *exec.ExitError
+					if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+						t.Fatalf("the bomb's exit: %v (want its own status 3):\n%s", err, out)
+					}
+					n := sandboxtest.BombThreads(t, out)
+					if n >= limit {
+						t.Fatalf("the bomb started %d threads, the limit is %d tasks", n, limit)
+					}
+					t.Logf("stopped after %d threads", n)
+				})
 			})
-		})
+		}
 	}
 }
 
@@ -242,25 +252,27 @@ func TestEngineHasNoCapabilities(t *testing.T) {
 		}
 	}
 	for _, w := range workers(t) {
-		t.Run(w.name, func(t *testing.T) {
-			modes(t, func(t *testing.T, isolated bool) {
-				out, err := w.run(t, w.spec(t, Limits{}, false, "/bin/sh", "-c", capabilityLines))
-				if err != nil || strings.Count(out, "Cap") != 5 {
-					t.Fatalf("%v: %s", err, out)
-				}
-				// A non-root worker without namespaces has no capability to
-				// give, nor CAP_SETPCAP to empty its bounding set, which
-				// without a set-uid program (no_new_privs) grants nothing.
-				keepsBounding := w.uid != 0 && !isolated
-				for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-					if keepsBounding && strings.HasPrefix(line, "CapBnd:") {
-						continue
+		for _, build := range []bool{false, true} {
+			t.Run(w.name+"/"+runKind(build), func(t *testing.T) {
+				modes(t, func(t *testing.T, isolated bool) {
+					out, err := w.run(t, w.spec(t, Limits{}, build, "/bin/sh", "-c", capabilityLines))
+					if err != nil || strings.Count(out, "Cap") != 5 {
+						t.Fatalf("%v: %s", err, out)
 					}
-					if f := strings.Fields(line); len(f) != 2 || strings.Trim(f[1], "0") != "" {
-						t.Errorf("capability set not empty: %s", line)
+					// A non-root worker without namespaces has no capability to
+					// give, nor CAP_SETPCAP to empty its bounding set, which
+					// without a set-uid program (no_new_privs) grants nothing.
+					keepsBounding := w.uid != 0 && !isolated
+					for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+						if keepsBounding && strings.HasPrefix(line, "CapBnd:") {
+							continue
+						}
+						if f := strings.Fields(line); len(f) != 2 || strings.Trim(f[1], "0") != "" {
+							t.Errorf("capability set not empty: %s", line)
+						}
 					}
-				}
+				})
 			})
-		})
+		}
 	}
 }
