@@ -226,6 +226,9 @@ func newArtifactCache(cfg Config, log *zap.Logger, m *artifactMetrics) (*artifac
 			return c, nil // nets only
 		}
 		log.Info("sandbox for uploaded engines", zap.String("enforces", features), zap.String("limits", c.limits.String()))
+		if strings.Contains(features, sandbox.NoThreadCap) {
+			log.Warn("nothing bounds an uploaded engine's threads here: run this worker as an ordinary user (RLIMIT_NPROC in the sandbox's user namespace), or as root with a writable pids cgroup")
+		}
 	}
 	c.engines = true
 	_, ccErr := exec.LookPath("cc")

@@ -10,17 +10,22 @@ import (
 )
 
 // isolatedAttr starts the exec stage in new user, PID, mount, network,
-// IPC and UTS namespaces, as the same user (mapped onto itself), tied to
-// the supervisor's life. The kernel refuses it where unprivileged user
-// namespaces are off; the supervisor then starts the stage without.
+// IPC and UTS namespaces, tied to the supervisor's life. The worker's
+// uid and gid map to 0 inside: a process keeps its capabilities across
+// exec only as root of its namespace, and the exec stage needs them to
+// mount its tmpfs and /proc (mapped onto itself, a non-root worker's uid
+// lost them at the exec and every start failed). lockDown drops them all
+// before the engine runs. The kernel refuses the namespaces where
+// unprivileged user namespaces are off; the supervisor then starts the
+// stage without.
 func isolatedAttr() *syscall.SysProcAttr {
 	uid, gid := os.Getuid(), os.Getgid()
 	return &syscall.SysProcAttr{
 		Pdeathsig: syscall.SIGKILL,
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWNET |
 			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}},
 		GidMappingsEnableSetgroups: false,
 	}
 }
@@ -32,8 +37,8 @@ const maxInodes = 4096
 // mounts to itself, puts a tmpfs of the disk limit on the engine's
 // directory (gone with the namespace when the engine ends), and mounts a
 // /proc that shows only the engine's own PID namespace. The engine runs
-// as the worker's user without capabilities (they go at exec: the user is
-// not root in the namespace), so it can undo none of it.
+// as the worker's user (uid 0 of the namespace) without capabilities
+// (lockDown drops them), so it can undo none of it.
 func isolate(s Spec) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("private mounts: %v", err)

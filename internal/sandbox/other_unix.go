@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -39,3 +40,20 @@ func landlockABI() int { return 0 }
 func tryFork() bool { return false }
 
 func tryMemfd() bool { return false }
+
+func trySocket(int) bool { return true }
+
+// rlimitBoundsTasks: outside Linux RLIMIT_NPROC is not set (no user
+// namespace to count a run's tasks apart).
+func rlimitBoundsTasks() bool { return false }
+
+func taskLimit(Limits, bool) uint64 { return 0 }
+
+// pidsCgroup: no cgroups outside Linux.
+type pidsCgroup struct{ dir string }
+
+func newPidsCgroup(int) (*pidsCgroup, error) { return nil, errors.New("no cgroups on this platform") }
+
+func (*pidsCgroup) remove() {}
+
+func joinCgroup(string) error { return errors.New("no cgroups on this platform") }

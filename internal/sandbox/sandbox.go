@@ -1,7 +1,8 @@
 // Package sandbox runs an engine that came from someone else (an artifact
 // uploaded to the coordinator) under limits: its own working directory, a
-// clean environment, caps on memory, CPU time, open files and file size,
-// no core dumps, and no child processes. An engine that passes a limit is
+// clean environment, caps on memory, CPU time, open files, file size and
+// processes and threads, no core dumps, no child processes, no
+// capabilities and no sockets. An engine that passes a limit is
 // killed, and the kill is said in a line of its stderr that the worker
 // reads back (Verdict), so the game records it as an incident.
 //
@@ -20,16 +21,31 @@
 // allocation fail), CPU time (SIGXCPU, or the hard limit's SIGKILL), or a
 // child process (SIGSYS). It exits as the engine did. The exec stage sets
 // the rlimits, changes to the working directory, forbids new privileges,
-// installs the seccomp filter that kills the process on fork, vfork or a
-// clone that is not a thread (Linux amd64 and arm64), and execs the engine
+// drops every capability, installs the seccomp filter that kills the
+// process on fork, vfork or a clone that is not a thread and refuses
+// sockets (Linux amd64 and arm64; refusedCalls), and execs the engine
 // with the clean environment: from there on the engine is the process,
 // with nothing of ours left in it.
+//
+// Invariants (Linux amd64 and arm64; the probe checks them at the
+// worker's start, the tests in sandbox_sockets_test.go for a worker as
+// root and as nobody):
+//   - no engine or build makes a socket of any family (EPERM);
+//   - no engine or build holds a capability, though it is uid 0 of its
+//     user namespace (the worker's uid maps there, so that the exec stage
+//     may mount; a uid mapped onto itself lost the capabilities it needed
+//     and every run of a non-root worker failed);
+//   - a run's processes and threads are bounded by Limits.Threads where
+//     the kernel gives a way: RLIMIT_NPROC (not root) or a pids cgroup
+//     (root); the probe says which, or "no thread cap".
 //
 // Both stages are the binary that runs the worker: cmd/arbiter's main and
 // the TestMain of packages whose tests sandbox engines call RunIfWrapper
 // first thing.
 //
-// Per platform: Linux has every limit; macOS has the rlimits (CPU time,
+// Per platform: Linux has every limit (other architectures than amd64 and
+// arm64: no seccomp filter, so no fork filter and sockets allowed); macOS
+// has the rlimits (CPU time,
 // open files, file size, no core dumps; it does not enforce the address
 // space) and the peak-memory verdict after the fact, but no watchdog and
 // no fork filter; Windows has no sandbox (Supported is false): its worker
@@ -43,6 +59,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -60,6 +77,10 @@ const (
 // the worker's namespaces (Linux): for tests of what holds without user
 // namespaces, and for hosts where they misbehave.
 const NamespacesEnv = "ARBITER_SANDBOX_NAMESPACES"
+
+// cgroupPrefix names the runs' pids cgroups (Linux); the supervisor's pid
+// follows.
+const cgroupPrefix = "arbiter-sandbox-"
 
 // Marker starts the supervisor's line about a kill by the limits.
 const Marker = "arbiter-sandbox: killed by its limits: "
@@ -84,10 +105,16 @@ type Limits struct {
 	// tmpfs of that size in its own mount namespace where user namespaces
 	// work, else the supervisor kills it past the limit.
 	Disk int64
+	// Threads caps the processes and threads of one run, the engine's
+	// main thread included (a build's make, shells and compilers too):
+	// RLIMIT_NPROC in its own user namespace, or a pids cgroup of its own
+	// (a root worker, or no user namespace). Past it, thread creation
+	// fails (EAGAIN) and the engine decides what to do.
+	Threads int
 }
 
 // DefaultLimits are a worker's limits unless its operator sets others.
-var DefaultLimits = Limits{Memory: 2 << 30, CPU: time.Hour, OpenFiles: 64, FileSize: 1 << 30, Disk: 256 << 20}
+var DefaultLimits = Limits{Memory: 2 << 30, CPU: time.Hour, OpenFiles: 64, FileSize: 1 << 30, Disk: 256 << 20, Threads: 256}
 
 func (l Limits) withDefaults() Limits {
 	if l.Memory <= 0 {
@@ -105,6 +132,9 @@ func (l Limits) withDefaults() Limits {
 	if l.Disk <= 0 {
 		l.Disk = DefaultLimits.Disk
 	}
+	if l.Threads <= 0 {
+		l.Threads = DefaultLimits.Threads
+	}
 	return l
 }
 
@@ -115,8 +145,12 @@ func addressSpace(memory int64) int64 { return 2*memory + 1<<30 }
 // String renders the limits for people.
 func (l Limits) String() string {
 	l = l.withDefaults()
-	return fmt.Sprintf("memory %s, CPU time %v, %d open files, files up to %s, %s in its directory, no core dumps, no child processes",
-		mib(l.Memory), l.CPU.Round(time.Second), l.OpenFiles, mib(l.FileSize), mib(l.Disk))
+	sockets := ""
+	if filtersForks { // the seccomp filter refuses them
+		sockets = ", no sockets"
+	}
+	return fmt.Sprintf("memory %s, CPU time %v, %d open files, files up to %s, %s in its directory, %d threads, no core dumps, no child processes%s",
+		mib(l.Memory), l.CPU.Round(time.Second), l.OpenFiles, mib(l.FileSize), mib(l.Disk), l.Threads, sockets)
 }
 
 func mib(n int64) string { return strconv.FormatInt(n>>20, 10) + " MiB" }
@@ -146,6 +180,10 @@ type Spec struct {
 	// isolated: the supervisor started the exec stage in new user, PID,
 	// mount, network and IPC namespaces (Linux).
 	isolated bool
+	// tasks is the exec stage's RLIMIT_NPROC (0: none), cgroup the pids
+	// cgroup it joins ("": none); the supervisor decides both.
+	tasks  uint64
+	cgroup string
 }
 
 // CleanEnv is the environment of a sandboxed engine working in dir: a
@@ -172,6 +210,7 @@ func (s Spec) encode() []string {
 		"nofile=" + strconv.Itoa(l.OpenFiles),
 		"fsize=" + strconv.FormatInt(l.FileSize, 10),
 		"disk=" + strconv.FormatInt(l.Disk, 10),
+		"threads=" + strconv.Itoa(l.Threads),
 		"dir=" + s.Dir,
 	}
 	for _, r := range s.ReadOnly {
@@ -216,10 +255,16 @@ func decode(words []string) (Spec, error) {
 			s.Limits.FileSize, err = strconv.ParseInt(v, 10, 64)
 		case "disk":
 			s.Limits.Disk, err = strconv.ParseInt(v, 10, 64)
+		case "threads":
+			s.Limits.Threads, err = strconv.Atoi(v)
 		case "ro":
 			s.ReadOnly = append(s.ReadOnly, v)
 		case "ns":
 			s.isolated = v == "1"
+		case "tasks":
+			s.tasks, err = strconv.ParseUint(v, 10, 64)
+		case "cgroup":
+			s.cgroup = v
 		case "build":
 			s.Build = v == "1"
 		case "dir":
@@ -239,7 +284,7 @@ func decode(words []string) (Spec, error) {
 func (s Spec) check() error {
 	l := s.Limits
 	switch {
-	case l.Memory <= 0 || l.CPU <= 0 || l.OpenFiles <= 0 || l.FileSize <= 0 || l.Disk <= 0:
+	case l.Memory <= 0 || l.CPU <= 0 || l.OpenFiles <= 0 || l.FileSize <= 0 || l.Disk <= 0 || l.Threads <= 0:
 		return errors.New("every limit must be positive")
 	case s.Dir == "" || s.Path == "":
 		return errors.New("the working directory and the engine are required")
@@ -352,7 +397,8 @@ func probe(wrapper string) (string, error) {
 	if watchesMemory {
 		features = append(features, "memory watchdog")
 	}
-	if strings.Contains(text, "probe: pid 1\n") {
+	isolated := strings.Contains(text, "probe: pid 1\n")
+	if isolated {
 		features = append(features, "namespaces (user, PID, mount, network, IPC), tmpfs disk quota")
 	} else if watchesMemory {
 		features = append(features, "disk watchdog")
@@ -371,10 +417,36 @@ func probe(wrapper string) (string, error) {
 		if !ok || !strings.HasPrefix(verdict, "child process") {
 			return "", fmt.Errorf("the fork filter did not stop a child process: %s", clip(text))
 		}
-		features = append(features, "fork filter", "no memfd or System V shared memory")
+		if !strings.Contains(text, "probe: socket refused") {
+			return "", fmt.Errorf("the seccomp filter did not refuse a socket: %s", clip(text))
+		}
+		features = append(features, "fork filter", "no memfd or System V shared memory", "no sockets")
 	}
+	features = append(features, threadCap(text, isolated))
 	return strings.Join(features, ", "), nil
 }
+
+// threadCap says what bounds a run's processes and threads, from what the
+// probe's engine saw.
+func threadCap(text string, isolated bool) string {
+	limit := DefaultLimits.Threads
+	m := regexp.MustCompile(`probe: nproc (\d+)\n`).FindStringSubmatch(text)
+	switch {
+	case strings.Contains(text, "probe: own pids cgroup"):
+		return fmt.Sprintf("%d threads (pids cgroup)", limit)
+	case !rlimitBoundsTasks() || m == nil:
+	case isolated && m[1] == strconv.Itoa(limit):
+		return fmt.Sprintf("%d threads (RLIMIT_NPROC in its user namespace)", limit)
+	case !isolated && len(m[1]) < 10:
+		return fmt.Sprintf("%d threads beyond the worker user's own (RLIMIT_NPROC %s)", limit, m[1])
+	}
+	return NoThreadCap
+}
+
+// NoThreadCap is the probe's feature where nothing bounds a run's
+// processes and threads: a worker as root whose cgroup file system is
+// read-only (a container), on Linux; macOS.
+const NoThreadCap = "no thread cap"
 
 func clip(s string) string {
 	s = strings.TrimSpace(s)

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -108,13 +110,20 @@ func diskUsage(dir string) int64 {
 	return n
 }
 
-// lockDown forbids new privileges, confines the file system and network
-// (Landlock, where the kernel has it), and installs the seccomp filter,
-// where the architecture has one (a build may start processes). No
-// allocation from here on.
+// errCapabilitiesLeft: capset returned without error but a set is not
+// empty.
+var errCapabilitiesLeft = errors.New("capabilities left after dropping them all")
+
+// lockDown forbids new privileges, drops every capability, confines the
+// file system and network (Landlock, where the kernel has it), and
+// installs the seccomp filter, where the architecture has one (a build
+// may start processes). No allocation from here on.
 func lockDown(c confinement, forks bool) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return err
+	}
+	if err := dropCapabilities(); err != nil {
+		return fmt.Errorf("capabilities: %w", err)
 	}
 	if err := c.restrict(); err != nil {
 		return err
@@ -123,4 +132,56 @@ func lockDown(c confinement, forks bool) error {
 		return nil
 	}
 	return installForkFilter(forks)
+}
+
+// rlimitBoundsTasks: RLIMIT_NPROC bounds a run's processes and threads
+// unless the worker is the host's root user, whom the kernel exempts (a
+// pids cgroup does it then).
+func rlimitBoundsTasks() bool { return os.Getuid() != 0 }
+
+// taskLimit is the RLIMIT_NPROC of a run (0: none), decided by the
+// supervisor before it starts the run. In a user namespace of its own the
+// count is the run's own tasks; without one it is every task of the
+// worker's user on the host, so the run gets its limit on top of those
+// there now (the worker, this supervisor, other engines): a thread bomb
+// stops there, and the worker, whose own limit is not lowered, can still
+// start threads.
+func taskLimit(l Limits, isolated bool) uint64 {
+	switch {
+	case !rlimitBoundsTasks():
+		return 0
+	case isolated:
+		return uint64(l.Threads)
+	}
+	return uint64(userTasks(os.Getuid()) + l.Threads)
+}
+
+// userTasks counts the threads of the processes whose real user is uid
+// (those this PID namespace shows).
+func userTasks(uid int) int {
+	ents, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range ents {
+		if e.Name()[0] < '1' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var real, threads int
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+				if f := strings.Fields(rest); len(f) > 0 {
+					real, _ = strconv.Atoi(f[0])
+				}
+			} else if rest, ok := strings.CutPrefix(line, "Threads:"); ok {
+				threads, _ = strconv.Atoi(strings.TrimSpace(rest))
+			}
+		}
+		if real == uid {
+			n += threads
+		}
+	}
+	return n
 }

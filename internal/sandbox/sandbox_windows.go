@@ -20,3 +20,5 @@ func execStage([]string) int {
 func probeChild() int { return 1 }
 
 func landlockABI() int { return 0 }
+
+func rlimitBoundsTasks() bool { return false }

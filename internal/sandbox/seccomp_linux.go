@@ -45,8 +45,8 @@ func forkFilter(allowForks bool) []unix.SockFilter {
 	if x32Bit != 0 {
 		prog = append(prog, ins{code: jset, k: x32Bit, jt: "kill"})
 	}
-	for _, nr := range refusedCalls {
-		prog = append(prog, ins{code: jeq, k: nr, jt: "eperm"})
+	for _, c := range refusedCalls {
+		prog = append(prog, ins{code: jeq, k: c.nr, jt: "eperm"})
 	}
 	if allowForks {
 		prog = append(prog,
@@ -101,12 +101,36 @@ func assemble(prog []ins) []unix.SockFilter {
 	return out
 }
 
-// refusedCalls fail with EPERM: memory the watchdog would not see as the
-// engine's resident size (memfd_create, memfd_secret, System V shared
-// memory: pages that live on without a mapping), and ways out of the
-// sandbox's view (new namespaces, another process's memory).
-var refusedCalls = []uint32{unix.SYS_MEMFD_CREATE, unix.SYS_MEMFD_SECRET, unix.SYS_SHMGET, unix.SYS_UNSHARE, unix.SYS_SETNS,
-	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV}
+// refusedCall is a system call the filter fails with EPERM, and why.
+type refusedCall struct {
+	nr  uint32
+	why string
+}
+
+// refusedCalls is the one list of what the filter refuses, in engines and
+// builds alike; the filter, the probe and docs/security.md follow it.
+//
+// Sockets of every family (UNIX pathname and abstract, TCP, UDP, netlink,
+// socketpair): Landlock does not confine connect() to a pathname UNIX
+// socket below its ABI 9, and that is the way to PostgreSQL's local
+// socket, a Docker socket or a session bus. No engine and no build needs
+// a socket; an engine that does is run --unsandboxed by an operator who
+// says so. socketcall exists only on 32-bit ABIs, which the filter kills
+// (auditArch, x32Bit). io_uring can open a socket without the socket
+// system call (IORING_OP_SOCKET), so it goes too.
+var refusedCalls = []refusedCall{
+	{unix.SYS_SOCKET, "sockets of any family (a UNIX socket reaches the host's services)"},
+	{unix.SYS_SOCKETPAIR, "socket pairs"},
+	{unix.SYS_IO_URING_SETUP, "io_uring (it opens sockets and files without their system calls)"},
+	{unix.SYS_MEMFD_CREATE, "memory the watchdog would not see as resident (memfd)"},
+	{unix.SYS_MEMFD_SECRET, "memory the watchdog would not see as resident (memfd_secret)"},
+	{unix.SYS_SHMGET, "System V shared memory (pages that live on without a mapping)"},
+	{unix.SYS_UNSHARE, "new namespaces (a way out of the sandbox's view)"},
+	{unix.SYS_SETNS, "other namespaces"},
+	{unix.SYS_PTRACE, "another process's memory (ptrace)"},
+	{unix.SYS_PROCESS_VM_READV, "another process's memory (process_vm_readv)"},
+	{unix.SYS_PROCESS_VM_WRITEV, "another process's memory (process_vm_writev)"},
+}
 
 // installForkFilter installs forkFilter on every thread of this process
 // (the engine inherits it across exec).
@@ -139,6 +163,16 @@ func tryFork() bool {
 // tryMemfd reports whether memfd_create works here.
 func tryMemfd() bool {
 	fd, err := unix.MemfdCreate("arbiter-probe", 0)
+	if err != nil {
+		return false
+	}
+	unix.Close(fd)
+	return true
+}
+
+// trySocket reports whether a socket of family can be made here.
+func trySocket(family int) bool {
+	fd, err := unix.Socket(family, unix.SOCK_STREAM, 0)
 	if err != nil {
 		return false
 	}

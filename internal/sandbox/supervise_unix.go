@@ -8,8 +8,12 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Supported reports whether engines can be sandboxed on this platform.
@@ -26,31 +30,14 @@ func supervise(words []string) int {
 	if err != nil {
 		return wrapperError("cannot find its own binary: %v", err)
 	}
-	// Namespaces first (Linux, where user namespaces work): the engine is
-	// pid 1 of its own PID namespace, with its own /proc, mounts (a tmpfs
-	// of the disk limit on its directory), no network and no System V
-	// IPC. Where the kernel refuses them, the engine runs in ours.
-	start := func(attr *syscall.SysProcAttr, extra ...string) (*exec.Cmd, error) {
-		cmd := exec.Command(self, append(append([]string{execArg}, extra...), words...)...)
-		// The engine talks to the runner on these very descriptors:
-		// nothing is copied through this process.
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-		cmd.SysProcAttr = attr
-		return cmd, cmd.Start()
-	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
-	var cmd *exec.Cmd
-	isolated := false
-	if attr := isolatedAttr(); attr != nil && os.Getenv(NamespacesEnv) != "off" {
-		if cmd, err = start(attr, "ns=1"); err == nil {
-			isolated = true
-		}
+	cmd, isolated, cg, err := startExecStage(self, words, s.Limits)
+	if cg != nil {
+		defer cg.remove()
 	}
-	if !isolated {
-		if cmd, err = start(childAttr()); err != nil {
-			return wrapperError("cannot start the engine: %v", err)
-		}
+	if err != nil {
+		return wrapperError("cannot start the engine: %v", err)
 	}
 	go func() {
 		for sig := range sigs {
@@ -72,6 +59,45 @@ func supervise(words []string) int {
 		fmt.Fprintln(os.Stderr, Marker+why)
 	}
 	return exitCode(st)
+}
+
+// startExecStage starts the exec stage as this process's child with the
+// same stdin, stdout and stderr (descriptors passed on, no copying: the
+// engine talks to the runner on these very descriptors). Namespaces
+// first (Linux, where user namespaces work): the engine is pid 1 of its
+// own PID namespace, with its own /proc, mounts (a tmpfs of the disk
+// limit on its directory), no network and no System V IPC. Where the
+// kernel refuses them, the engine runs in ours.
+//
+// Its processes and threads are bounded by RLIMIT_NPROC (taskLimit), or,
+// for a root worker, whom the kernel exempts from it, by a pids cgroup of
+// its own where one can be made (cg; the caller removes it): the exec
+// stage joins it before the engine runs.
+func startExecStage(self string, words []string, l Limits) (cmd *exec.Cmd, isolated bool, cg *pidsCgroup, err error) {
+	start := func(attr *syscall.SysProcAttr, extra ...string) error {
+		cmd = exec.Command(self, append(append([]string{execArg}, extra...), words...)...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		cmd.SysProcAttr = attr
+		return cmd.Start()
+	}
+	var bound []string
+	if !rlimitBoundsTasks() {
+		if cg, err = newPidsCgroup(l.Threads); err == nil {
+			bound = []string{"cgroup=" + cg.dir}
+		}
+	}
+	tasks := func(isolated bool) []string {
+		if n := taskLimit(l, isolated); n > 0 {
+			return append(bound, "tasks="+strconv.FormatUint(n, 10))
+		}
+		return bound
+	}
+	if attr := isolatedAttr(); attr != nil && os.Getenv(NamespacesEnv) != "off" {
+		if err := start(attr, append(tasks(true), "ns=1")...); err == nil {
+			return cmd, true, cg, nil
+		}
+	}
+	return cmd, false, cg, start(childAttr(), tasks(false)...)
 }
 
 // judge says which limit ended the engine ("" when none did). killedAt is
@@ -140,6 +166,13 @@ func execStage(words []string) int {
 	// The lock-down and the exec must happen on one thread (no_new_privs
 	// is a thread's attribute until exec).
 	runtime.LockOSThread()
+	if s.cgroup != "" {
+		// Before anything of the engine's runs; its children and threads
+		// are born in it.
+		if err := joinCgroup(s.cgroup); err != nil {
+			return wrapperError("pids cgroup: %v", err)
+		}
+	}
 	if s.isolated {
 		if err := isolate(s); err != nil {
 			return wrapperError("namespaces: %v", err)
@@ -156,7 +189,7 @@ func execStage(words []string) int {
 	if err != nil {
 		return wrapperError("landlock: %v", err)
 	}
-	limits := rlimitsOf(s.Limits)
+	limits := rlimitsOf(s.Limits, s.tasks)
 	if err := lockDown(confinement, s.Build); err != nil {
 		return wrapperError("lock-down: %v", err)
 	}
@@ -173,18 +206,23 @@ type rlimit struct {
 	res        int
 	soft, hard uint64
 	optional   bool // not enforced everywhere (macOS refuses a finite address space)
+	skip       bool // not set in this run
 }
 
-// rlimitsOf is the engine's rlimits, built before any is set.
-func rlimitsOf(l Limits) [5]rlimit {
+// rlimitsOf is the engine's rlimits, built before any is set. tasks is
+// its RLIMIT_NPROC (taskLimit; 0: not set, a pids cgroup bounds it if one
+// could be made).
+func rlimitsOf(l Limits, tasks uint64) [6]rlimit {
 	cpu := uint64((l.CPU + time.Second - 1) / time.Second)
-	return [5]rlimit{
-		{"address space", syscall.RLIMIT_AS, uint64(addressSpace(l.Memory)), uint64(addressSpace(l.Memory)), runtime.GOOS != "linux"},
+	nproc := rlimit{"processes and threads", unix.RLIMIT_NPROC, tasks, tasks, false, tasks == 0}
+	return [6]rlimit{
+		{"address space", syscall.RLIMIT_AS, uint64(addressSpace(l.Memory)), uint64(addressSpace(l.Memory)), runtime.GOOS != "linux", false},
 		// SIGXCPU at the soft limit, SIGKILL two seconds later.
-		{"CPU time", syscall.RLIMIT_CPU, cpu, cpu + 2, false},
-		{"open files", syscall.RLIMIT_NOFILE, uint64(l.OpenFiles), uint64(l.OpenFiles), false},
-		{"file size", syscall.RLIMIT_FSIZE, uint64(l.FileSize), uint64(l.FileSize), false},
-		{"core dumps", syscall.RLIMIT_CORE, 0, 0, false},
+		{"CPU time", syscall.RLIMIT_CPU, cpu, cpu + 2, false, false},
+		{"open files", syscall.RLIMIT_NOFILE, uint64(l.OpenFiles), uint64(l.OpenFiles), false, false},
+		{"file size", syscall.RLIMIT_FSIZE, uint64(l.FileSize), uint64(l.FileSize), false, false},
+		{"core dumps", syscall.RLIMIT_CORE, 0, 0, false, false},
+		nproc, // last: the exec stage's runtime keeps its threads until the exec
 	}
 }
 
@@ -192,9 +230,12 @@ func rlimitsOf(l Limits) [5]rlimit {
 // across exec; a hard limit below ours stays (it cannot be raised). It
 // allocates nothing: on failure it returns the index of the limit and the
 // error number, for the caller to report.
-func setLimits(limits *[5]rlimit) (int, syscall.Errno) {
+func setLimits(limits *[6]rlimit) (int, syscall.Errno) {
 	for i := range limits {
 		r := &limits[i]
+		if r.skip {
+			continue
+		}
 		var cur syscall.Rlimit
 		if err := syscall.Getrlimit(r.res, &cur); err != nil {
 			return i, errnoOf(err)
@@ -225,6 +266,18 @@ func probeChild() int {
 		if _, err := os.ReadFile(os.Args[2]); err != nil {
 			fmt.Println("arbiter-sandbox probe: outside refused")
 		}
+	}
+	if trySocket(unix.AF_UNIX) {
+		fmt.Println("arbiter-sandbox probe: socket allowed")
+	} else {
+		fmt.Println("arbiter-sandbox probe: socket refused")
+	}
+	var nproc syscall.Rlimit
+	if syscall.Getrlimit(unix.RLIMIT_NPROC, &nproc) == nil {
+		fmt.Printf("arbiter-sandbox probe: nproc %d\n", nproc.Cur)
+	}
+	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil && strings.Contains(string(b), cgroupPrefix) {
+		fmt.Println("arbiter-sandbox probe: own pids cgroup")
 	}
 	if tryMemfd() {
 		fmt.Println("arbiter-sandbox probe: memfd allowed")
