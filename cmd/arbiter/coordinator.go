@@ -57,6 +57,10 @@ func newCoordinatorCommand() *cobra.Command {
 			if cfg.ForwardMaxCalls < 1 {
 				return cliexit.Usage("--forward-max-calls %d: must be at least 1", cfg.ForwardMaxCalls)
 			}
+			if cfg.Hooks.PerOwner < 1 || cfg.Hooks.Concurrent < cfg.Hooks.PerOwner {
+				return cliexit.Usage("--hook-concurrency-per-owner %d, --hook-concurrency %d: want 1 <= per owner <= in all",
+					cfg.Hooks.PerOwner, cfg.Hooks.Concurrent)
+			}
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
@@ -172,6 +176,8 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.StringSliceVar(&cfg.Git.Allow, "git-allow", nil, "destinations outside the public internet that fetches of source=git:URL@REF may reach: CIDRs (10.0.0.0/8), addresses or host names (* for all); loopback, private and link-local ones are refused otherwise")
 	fl.DurationVar(&cfg.Git.Timeout, "git-timeout", artifacts.DefaultGitTimeout, "bound of one fetch of a test's git repository")
 	fl.StringSliceVar(&cfg.Hooks.Allow, "hook-allow", nil, "destinations outside the public internet that webhooks may reach: CIDRs (10.0.0.0/8), addresses or host names; loopback, private and link-local ones are refused otherwise")
+	fl.IntVar(&cfg.Hooks.PerOwner, "hook-concurrency-per-owner", hooks.DefaultPerOwner, "webhook deliveries of one hook owner attempted at once (one user's slow receivers wait on these, not on other users')")
+	fl.IntVar(&cfg.Hooks.Concurrent, "hook-concurrency", hooks.DefaultConcurrent, "webhook deliveries attempted at once in all")
 	fl.DurationVar(&cfg.Hooks.RetryBase, "hook-retry-base", hooks.DefaultRetryBase, "wait before a webhook's second attempt; each later one waits twice as long (at most an hour)")
 	fl.StringVar(&cfg.Hooks.PublicURL, "public-url", "", "the web pages' address as users reach them (https://farm.example.org), for the links in webhooks and result blocks")
 	webf.add(fl)
