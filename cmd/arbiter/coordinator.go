@@ -57,6 +57,9 @@ func newCoordinatorCommand() *cobra.Command {
 			if cfg.ForwardMaxCalls < 1 {
 				return cliexit.Usage("--forward-max-calls %d: must be at least 1", cfg.ForwardMaxCalls)
 			}
+			if cfg.Git.MaxBytes < 1 || cfg.Git.Stall <= 0 || cfg.Git.Timeout <= 0 {
+				return cliexit.Usage("--git-max-bytes %d, --git-stall %v, --git-timeout %v: each must be more than 0", cfg.Git.MaxBytes, cfg.Git.Stall, cfg.Git.Timeout)
+			}
 			if cfg.Hooks.PerOwner < 1 || cfg.Hooks.Concurrent < cfg.Hooks.PerOwner {
 				return cliexit.Usage("--hook-concurrency-per-owner %d, --hook-concurrency %d: want 1 <= per owner <= in all",
 					cfg.Hooks.PerOwner, cfg.Hooks.Concurrent)
@@ -164,6 +167,7 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.IntVar(&cfg.Limits.RunningJobs, "max-running-jobs-per-identity", cfg.Limits.RunningJobs, "unfinished jobs (perft, tests, tunes) one non-admin credential may own (0: no limit)")
 	fl.IntVar(&cfg.Limits.Uploads, "max-uploads-per-identity", cfg.Limits.Uploads, "engine uploads one non-admin credential may have in progress (0: no limit)")
 	fl.IntVar(&cfg.Limits.Leases, "max-leases-per-identity", cfg.Limits.Leases, "leases the workers of one non-admin credential may hold at once, over all its worker ids (0: no limit)")
+	fl.Int64Var(&cfg.Limits.DiskBytes, "max-disk-bytes-per-identity", cfg.Limits.DiskBytes, "bytes of the coordinator's disk one non-admin credential may fill with the engines it uploaded or named by git and the git mirrors its fetches made (0: no limit)")
 	fl.IntVar(&cfg.Limits.Artifacts, "max-artifacts-per-identity", cfg.Limits.Artifacts, "engine artifacts one non-admin credential may have stored (0: no limit)")
 	fl.Float64Var(&cfg.PerftMaxNodes, "perft-max-nodes", perftjob.DefaultMaxNodes, "refuse perft jobs whose estimated leaf count is over this (work no farm finishes)")
 	fl.IntVar(&cfg.PerftMaxSplitPositions, "perft-max-split-positions", perftsplit.DefaultLimits.MaxPositions, "unique positions one perft job's split may keep in the coordinator's memory (about 200 bytes each)")
@@ -175,6 +179,8 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.BoolVar(&cfg.Git.AllowFile, "git-allow-file", false, "let tests name file:// repositories (they read this machine's disk)")
 	fl.StringSliceVar(&cfg.Git.Allow, "git-allow", nil, "destinations outside the public internet that fetches of source=git:URL@REF may reach: CIDRs (10.0.0.0/8), addresses or host names (* for all); loopback, private and link-local ones are refused otherwise")
 	fl.DurationVar(&cfg.Git.Timeout, "git-timeout", artifacts.DefaultGitTimeout, "bound of one fetch of a test's git repository")
+	fl.DurationVar(&cfg.Git.Stall, "git-stall", artifacts.DefaultGitStall, "a fetch of a test's git repository that receives nothing for this long is stopped")
+	fl.Int64Var(&cfg.Git.MaxBytes, "git-max-bytes", artifacts.DefaultGitMaxBytes, "bytes one fetch of a test's git repository may bring; past them it is stopped while it streams and its mirror removed")
 	fl.StringSliceVar(&cfg.Hooks.Allow, "hook-allow", nil, "destinations outside the public internet that webhooks may reach: CIDRs (10.0.0.0/8), addresses or host names; loopback, private and link-local ones are refused otherwise")
 	fl.IntVar(&cfg.Hooks.PerOwner, "hook-concurrency-per-owner", hooks.DefaultPerOwner, "webhook deliveries of one hook owner attempted at once (one user's slow receivers wait on these, not on other users')")
 	fl.IntVar(&cfg.Hooks.Concurrent, "hook-concurrency", hooks.DefaultConcurrent, "webhook deliveries attempted at once in all")
