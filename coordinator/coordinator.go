@@ -189,8 +189,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	c.Artifacts, err = artifacts.New(ctx, artifacts.Config{Store: cfg.Store, Dir: filepath.Join(cfg.Store.Dir(), "artifacts"),
 		MaxBytes: cfg.ArtifactMaxBytes, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer,
 		AbandonAfter: cfg.UploadAbandonAfter, MaxUploadsPerIdentity: cfg.Limits.Uploads, MaxArtifactsPerIdentity: cfg.Limits.Artifacts,
-		MaxDiskBytesPerIdentity: cfg.Limits.DiskBytes,
-		InUse: c.usingArtifact, Git: cfg.Git})
+		MaxDiskBytesPerIdentity: cfg.Limits.DiskBytes, InUse: c.usingArtifact, Git: cfg.Git})
 	if err != nil {
 		return nil, err
 	}

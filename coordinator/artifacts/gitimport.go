@@ -238,7 +238,10 @@ func (s *Store) fetchRef(ctx context.Context, id identity.Identity, what, url, r
 		f.fresh = true
 	}
 	guarded, stopGuard := gitsource.Guard(ctx, f.dir, lim)
-	_, err = s.gitPinned(guarded, f.dir, pin, "fetch", "--quiet", "--no-tags", "--prune", "--force", "--", fetchURL,
+	// unpackLimit=1: git keeps what it receives as a pack, which
+	// index-pack writes as it streams (the guard sees it grow); below the
+	// limit, unpack-objects would hold each object whole in memory first.
+	_, err = s.gitPinned(guarded, f.dir, pin, "-c", "fetch.unpackLimit=1", "-c", "transfer.unpackLimit=1", "fetch", "--quiet", "--no-tags", "--prune", "--force", "--", fetchURL,
 		"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", "+HEAD:refs/remotes/origin/HEAD")
 	stopGuard()
 	if stopped := gitsource.StopCause(guarded); err != nil || stopped != nil {
