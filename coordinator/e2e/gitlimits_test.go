@@ -148,3 +148,29 @@ func countDirs(t *testing.T, dir string) int {
 	}
 	return n
 }
+
+// TestGitSilentServerAtDefaults: with the coordinator's default flags, a
+// submit naming a server that accepts and never answers is refused after
+// the documented --git-stall (30 s), naming the flag, well before
+// --git-timeout (2 min); no mirror stays.
+func TestGitSilentServerAtDefaults(t *testing.T) {
+	silentURL := gittest.ServeSilent(t)
+	addr, data := freeAddr(t), t.TempDir()
+	coordinator(t, addr, data, "--git-allow", "127.0.0.1")
+	args := append([]string{"submit", "match"}, clientArgs(addr)...)
+	args = append(args, "--engine", "name=dev,source=git:"+silentURL+"/engine@main,build=make", "--engine", "name=base,builtin",
+		"--each", "nodes=500", "--openings", "file="+book, "--games", "2")
+	start := time.Now()
+	out, code := cli(t, args...)
+	took := time.Since(start)
+	if code == 0 || !strings.Contains(out, "--git-stall") || !strings.Contains(out, silentURL) {
+		t.Fatalf("exit %d after %v:\n%s", code, took, out)
+	}
+	if took < 30*time.Second || took > 30*time.Second+30*time.Second {
+		t.Fatalf("refused after %v, want about 30 s (--git-stall's default)", took)
+	}
+	if n := countDirs(t, filepath.Join(data, "artifacts", "git")); n != 0 {
+		t.Fatalf("%d mirrors left", n)
+	}
+	t.Logf("refused after %v:\n%s", took.Round(time.Millisecond), strings.TrimSpace(out))
+}
