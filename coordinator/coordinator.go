@@ -189,7 +189,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	c.Artifacts, err = artifacts.New(ctx, artifacts.Config{Store: cfg.Store, Dir: filepath.Join(cfg.Store.Dir(), "artifacts"),
 		MaxBytes: cfg.ArtifactMaxBytes, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer,
 		AbandonAfter: cfg.UploadAbandonAfter, MaxUploadsPerIdentity: cfg.Limits.Uploads, MaxArtifactsPerIdentity: cfg.Limits.Artifacts,
-		InUse: c.usingArtifact, Git: cfg.Git})
+		MaxDiskBytesPerIdentity: cfg.Limits.DiskBytes, InUse: c.usingArtifact, Git: cfg.Git})
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +218,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	creds.SetOwnerCheck(c.Accounts.Active)
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,
 		LeaseKey: key, Registerer: cfg.Registerer, MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity, Quota: c.gate,
-		Approvals: c.Accounts.Gate(gamejob.Kind, spsajob.Kind), Auditor: cfg.Store}, c.workloads...)
+		Approvals: c.Accounts.Gate(workload.RunsSubmittedCode), Auditor: cfg.Store}, c.workloads...)
 	for _, wl := range c.workloads {
 		if h, ok := wl.(interface{ SetHost(core.Host) }); ok {
 			h.SetHost(c.Core.Host())

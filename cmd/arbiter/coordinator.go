@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
@@ -57,6 +59,9 @@ func newCoordinatorCommand() *cobra.Command {
 			if cfg.ForwardMaxCalls < 1 {
 				return cliexit.Usage("--forward-max-calls %d: must be at least 1", cfg.ForwardMaxCalls)
 			}
+			if err := checkRequestFlags(cfg); err != nil {
+				return err
+			}
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
@@ -94,32 +99,7 @@ func newCoordinatorCommand() *cobra.Command {
 			if a := srv.HTTPAddr(); a != "" {
 				fmt.Fprintf(stderr, "arbiter coordinator: pages on %s\n", pagesURL(a))
 			}
-			select {
-			case <-ctx.Done():
-				srv.Stop()
-				return nil
-			case <-srv.Lost():
-				// Its memory (leases, job state) is not to be trusted
-				// after another coordinator led: a new process starts
-				// as a follower and loads the store when it leads.
-				// Stopping waits for the store's writes in progress, which
-				// never end when the database went silent (a network
-				// split: no error, no close, until TCP gives up minutes
-				// later). They are fenced and were never acknowledged,
-				// so past --leader-timeout (another may lead by then) the
-				// process exits without them: the server rolls their
-				// transactions back when its sessions end.
-				stopped := make(chan struct{})
-				go func() { srv.Stop(); close(stopped) }()
-				select {
-				case <-stopped:
-				case <-time.After(cfg.LeaderTimeout):
-					log.Warn("coordinator stop did not finish within --leader-timeout (the database does not answer): exiting without waiting for its writes in progress",
-						zap.Duration("leader_timeout", cfg.LeaderTimeout))
-					log.Sync()
-				}
-				return failure("this coordinator lost the lead (see the log: another took over, or the database went unconfirmed for half of --leader-timeout); exiting so that its supervisor restarts it as a follower")
-			}
+			return serveUntilStopped(ctx, srv, cfg.LeaderTimeout, log)
 		},
 	}
 	fl := cmd.Flags()
@@ -160,23 +140,79 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.IntVar(&cfg.Limits.RunningJobs, "max-running-jobs-per-identity", cfg.Limits.RunningJobs, "unfinished jobs (perft, tests, tunes) one non-admin credential may own (0: no limit)")
 	fl.IntVar(&cfg.Limits.Uploads, "max-uploads-per-identity", cfg.Limits.Uploads, "engine uploads one non-admin credential may have in progress (0: no limit)")
 	fl.IntVar(&cfg.Limits.Leases, "max-leases-per-identity", cfg.Limits.Leases, "leases the workers of one non-admin credential may hold at once, over all its worker ids (0: no limit)")
+	fl.Int64Var(&cfg.Limits.DiskBytes, "max-disk-bytes-per-identity", cfg.Limits.DiskBytes, "bytes of the coordinator's disk one non-admin credential may fill with the engines it uploaded or named by git and the git mirrors its fetches made (0: no limit)")
 	fl.IntVar(&cfg.Limits.Artifacts, "max-artifacts-per-identity", cfg.Limits.Artifacts, "engine artifacts one non-admin credential may have stored (0: no limit)")
 	fl.Float64Var(&cfg.PerftMaxNodes, "perft-max-nodes", perftjob.DefaultMaxNodes, "refuse perft jobs whose estimated leaf count is over this (work no farm finishes)")
 	fl.IntVar(&cfg.PerftMaxSplitPositions, "perft-max-split-positions", perftsplit.DefaultLimits.MaxPositions, "unique positions one perft job's split may keep in the coordinator's memory (about 200 bytes each)")
 	fl.IntVar(&cfg.PerftMaxHeldPositions, "perft-max-held-positions", perftjob.DefaultMaxHeldPositions, "split positions all running perft jobs together may keep in the coordinator's memory (reloaded at each start)")
 	fl.DurationVar(&cfg.UploadAbandonAfter, "upload-abandon-after", artifacts.DefaultAbandonAfter, "remove an engine upload's partial file once idle this long (checked at start and every quarter of it)")
+	addRequestFlags(fl, &cfg)
+	webf.add(fl)
+	logs.add(fl, "info")
+	return cmd
+}
+
+// addRequestFlags adds the flags of the requests the coordinator makes
+// where users say: git fetches and webhooks (docs/security.md, "Requests
+// the coordinator makes for users").
+func addRequestFlags(fl *pflag.FlagSet, cfg *localcluster.ServerConfig) {
 	fl.StringVar(&cfg.Git.CredentialsFile, "git-credentials", "", "a git-credential-store file (https://USER:TOKEN@HOST per line) for the https repositories tests name with source=git:URL@REF; never stored with a test")
 	fl.StringVar(&cfg.Git.SSHKey, "git-ssh-key", "", "private key for the ssh repositories tests name with source=git:URL@REF (else ssh's own keys and agent)")
 	fl.StringVar(&cfg.Git.SSHKnownHosts, "git-ssh-known-hosts", "", "known_hosts file ssh checks the hosts of ssh repositories against, adding new ones (else ~/.ssh/known_hosts)")
 	fl.BoolVar(&cfg.Git.AllowFile, "git-allow-file", false, "let tests name file:// repositories (they read this machine's disk)")
 	fl.StringSliceVar(&cfg.Git.Allow, "git-allow", nil, "destinations outside the public internet that fetches of source=git:URL@REF may reach: CIDRs (10.0.0.0/8), addresses or host names (* for all); loopback, private and link-local ones are refused otherwise")
 	fl.DurationVar(&cfg.Git.Timeout, "git-timeout", artifacts.DefaultGitTimeout, "bound of one fetch of a test's git repository")
+	fl.DurationVar(&cfg.Git.Stall, "git-stall", artifacts.DefaultGitStall, "a fetch of a test's git repository that receives nothing for this long is stopped")
+	fl.Int64Var(&cfg.Git.MaxBytes, "git-max-bytes", artifacts.DefaultGitMaxBytes, "bytes one fetch of a test's git repository may bring; past them it is stopped while it streams and its mirror removed")
 	fl.StringSliceVar(&cfg.Hooks.Allow, "hook-allow", nil, "destinations outside the public internet that webhooks may reach: CIDRs (10.0.0.0/8), addresses or host names; loopback, private and link-local ones are refused otherwise")
+	fl.IntVar(&cfg.Hooks.PerOwner, "hook-concurrency-per-owner", hooks.DefaultPerOwner, "webhook deliveries of one hook owner attempted at once (one user's slow receivers wait on these, not on other users')")
+	fl.IntVar(&cfg.Hooks.Concurrent, "hook-concurrency", hooks.DefaultConcurrent, "webhook deliveries attempted at once in all")
 	fl.DurationVar(&cfg.Hooks.RetryBase, "hook-retry-base", hooks.DefaultRetryBase, "wait before a webhook's second attempt; each later one waits twice as long (at most an hour)")
 	fl.StringVar(&cfg.Hooks.PublicURL, "public-url", "", "the web pages' address as users reach them (https://farm.example.org), for the links in webhooks and result blocks")
-	webf.add(fl)
-	logs.add(fl, "info")
-	return cmd
+}
+
+// checkRequestFlags refuses bounds of git fetches and webhook deliveries
+// that would switch them off or contradict each other.
+func checkRequestFlags(cfg localcluster.ServerConfig) error {
+	if cfg.Git.MaxBytes < 1 || cfg.Git.Stall <= 0 || cfg.Git.Timeout <= 0 {
+		return cliexit.Usage("--git-max-bytes %d, --git-stall %v, --git-timeout %v: each must be more than 0", cfg.Git.MaxBytes, cfg.Git.Stall, cfg.Git.Timeout)
+	}
+	if cfg.Hooks.PerOwner < 1 || cfg.Hooks.Concurrent < cfg.Hooks.PerOwner {
+		return cliexit.Usage("--hook-concurrency-per-owner %d, --hook-concurrency %d: want 1 <= per owner <= in all",
+			cfg.Hooks.PerOwner, cfg.Hooks.Concurrent)
+	}
+	return nil
+}
+
+// serveUntilStopped serves until ctx ends (a signal) or the coordinator
+// loses the lead, and stops it.
+func serveUntilStopped(ctx context.Context, srv *localcluster.Server, leaderTimeout time.Duration, log *zap.Logger) error {
+	select {
+	case <-ctx.Done():
+		srv.Stop()
+		return nil
+	case <-srv.Lost():
+		// Its memory (leases, job state) is not to be trusted
+		// after another coordinator led: a new process starts
+		// as a follower and loads the store when it leads.
+		// Stopping waits for the store's writes in progress, which
+		// never end when the database went silent (a network
+		// split: no error, no close, until TCP gives up minutes
+		// later). They are fenced and were never acknowledged,
+		// so past --leader-timeout (another may lead by then) the
+		// process exits without them: the server rolls their
+		// transactions back when its sessions end.
+		stopped := make(chan struct{})
+		go func() { srv.Stop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(leaderTimeout):
+			log.Warn("coordinator stop did not finish within --leader-timeout (the database does not answer): exiting without waiting for its writes in progress",
+				zap.Duration("leader_timeout", leaderTimeout))
+			log.Sync()
+		}
+		return failure("this coordinator lost the lead (see the log: another took over, or the database went unconfirmed for half of --leader-timeout); exiting so that its supervisor restarts it as a follower")
+	}
 }
 
 func orNone(s string) string {

@@ -31,7 +31,7 @@ func (f *webFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&f.grafanaURL, "grafana-url", "", "Grafana's base URL (http:// or https://): each page links its dashboard")
 	fl.StringVar(&f.books, "web-books", "", "directory of opening books (.epd, .pgn, .zip) the pages' submit form offers")
 	fl.BoolVar(&f.accounts.SignUp, "signup", false, "open the pages' sign-up: anyone may ask for an account, which an admin approves")
-	fl.BoolVar(&f.accounts.Approval, "approval", false, "tests and tunes of accounts with role user wait (pending) until an approver approves them")
+	fl.BoolVar(&f.accounts.Approval, "approval", false, "tests, tunes and datasets (every kind that may run a submitted program) of accounts with role user wait (pending) until an approver approves them")
 	fl.BoolVar(&f.accounts.CrossApproval, "cross-approval", true, "with --approval, nobody approves their own test, admins included")
 	fl.DurationVar(&f.accounts.SessionTTL, "session-ttl", 7*24*time.Hour, "how long a sign-in with a password lasts")
 }

@@ -9,28 +9,30 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/identity"
 )
 
-// Gate is the approval rule the core asks (core.Approvals): a test or tune
-// submitted by an account with role user waits for an approver, when
-// approvals are on. Credentials an admin made (not an account's) and
-// approvers' and admins' jobs never wait: those are already trusted.
+// Gate is the approval rule the core asks (core.Approvals): a job of a
+// kind that runs submitted code, submitted by an account with role user,
+// waits for an approver, when approvals are on. Credentials an admin made
+// (not an account's) and approvers' and admins' jobs never wait: those are
+// already trusted.
+//
+// Which kinds run submitted code is the kinds' own declaration
+// (workload.Kind.Runs, read through runsSubmittedCode), never a list kept
+// here: a kind added later is held the day it registers.
 type Gate struct {
-	s     *Service
-	kinds map[string]bool
+	s                 *Service
+	runsSubmittedCode func(kind string) bool
 }
 
-// Gate returns the approval rule for jobs of kinds (the test and tune
-// kinds).
-func (s *Service) Gate(kinds ...string) *Gate {
-	g := &Gate{s: s, kinds: map[string]bool{}}
-	for _, k := range kinds {
-		g.kinds[k] = true
-	}
-	return g
+// Gate returns the approval rule; runsSubmittedCode answers, for a kind,
+// whether its jobs may start a program their submitter sent
+// (workload.RunsSubmittedCode).
+func (s *Service) Gate(runsSubmittedCode func(kind string) bool) *Gate {
+	return &Gate{s: s, runsSubmittedCode: runsSubmittedCode}
 }
 
 // Hold reports whether a new job of kind by caller waits for an approver.
 func (g *Gate) Hold(ctx context.Context, caller identity.Identity, kind string) (bool, error) {
-	if !g.s.cfg.Approval || !g.kinds[kind] || caller.IsAdmin() {
+	if !g.s.cfg.Approval || !g.runsSubmittedCode(kind) || caller.IsAdmin() {
 		return false, nil
 	}
 	u, err := g.s.st.User(ctx, caller.Name)

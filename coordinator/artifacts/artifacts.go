@@ -71,6 +71,10 @@ type Config struct {
 	// in progress and the artifacts stored of one non-admin identity (0:
 	// no limit).
 	MaxUploadsPerIdentity, MaxArtifactsPerIdentity int
+	// MaxDiskBytesPerIdentity bounds the bytes of one non-admin identity
+	// on disk: the artifacts it uploaded (or fetched from git) and the git
+	// mirrors its fetches made (0: no limit).
+	MaxDiskBytesPerIdentity int64
 	// InUse lists the running tests and tunes that use an artifact (nil: none).
 	InUse func(sha string) []string
 	// Git is how engines named by a remote git URL are fetched.
@@ -126,6 +130,15 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if cfg.AbandonAfter <= 0 {
 		cfg.AbandonAfter = DefaultAbandonAfter
+	}
+	if cfg.Git.Timeout <= 0 {
+		cfg.Git.Timeout = DefaultGitTimeout
+	}
+	if cfg.Git.Stall <= 0 {
+		cfg.Git.Stall = DefaultGitStall
+	}
+	if cfg.Git.MaxBytes <= 0 {
+		cfg.Git.MaxBytes = DefaultGitMaxBytes
 	}
 	gitPolicy, err := destpolicy.Parse("--git-allow", cfg.Git.Allow)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/gitsource"
@@ -60,11 +61,25 @@ type GitConfig struct {
 	Allow []string
 	// Timeout bounds one fetch (DefaultGitTimeout).
 	Timeout time.Duration
+	// Stall stops a fetch that has received nothing for this long
+	// (DefaultGitStall): a server that accepts and never answers.
+	Stall time.Duration
+	// MaxBytes is how much one fetch may bring (DefaultGitMaxBytes); past
+	// it the fetch is stopped while it streams.
+	MaxBytes int64
 }
 
-// DefaultGitTimeout bounds one fetch: an unreachable host fails well
-// before it, a large engine repository fetches in seconds.
-const DefaultGitTimeout = 2 * time.Minute
+const (
+	// DefaultGitTimeout bounds one fetch: an unreachable host fails well
+	// before it, a large engine repository fetches in seconds.
+	DefaultGitTimeout = 2 * time.Minute
+	// DefaultGitStall stops a fetch that receives nothing for this long:
+	// a forge answers within seconds, even while it packs.
+	DefaultGitStall = 30 * time.Second
+	// DefaultGitMaxBytes bounds one fetch: engine repositories, history
+	// included, are tens of MiB (nets are downloaded, not committed).
+	DefaultGitMaxBytes = 512 << 20
+)
 
 // MaxDiffBytes caps a diff shown on a test page: past it the diff is cut
 // and says so (a page is not the place to read a rewrite).
@@ -89,20 +104,6 @@ func (m *gitMirrors) lock(dir string) func() {
 	m.mu.Unlock()
 	l.Lock()
 	return l.Unlock
-}
-
-// mirrorDir is the mirror of repository url: named by a hash of the URL,
-// so that no part of a submitter's URL becomes a path.
-func (s *Store) mirrorDir(url string) string {
-	h := sha256.Sum256([]byte(url))
-	return filepath.Join(s.gitDir(), hex.EncodeToString(h[:16])+".git")
-}
-
-func (s *Store) gitDir() string {
-	if s.cfg.Git.Dir != "" {
-		return s.cfg.Git.Dir
-	}
-	return filepath.Join(s.cfg.Dir, "git")
 }
 
 // git runs git with the environment a fetch on the coordinator's behalf
@@ -160,6 +161,7 @@ func (s *Store) gitPinned(ctx context.Context, dir string, pin *gitPin, args ...
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
+	stopWholeGit(cmd)
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if len(msg) > 600 {
@@ -192,65 +194,133 @@ type GitCommit struct {
 	Commit, Subject, Author string
 }
 
-// fetchRef brings repository url's branches and tags into its mirror and
-// resolves ref to a commit. A mirror made for a fetch that failed is
-// removed: nothing is left of a repository that could not be read.
-func (s *Store) fetchRef(ctx context.Context, what, url, ref string) (string, GitCommit, error) {
+// fetched is a ref resolved in its mirror; fresh: this fetch made the
+// mirror (a refusal after it removes it).
+type fetched struct {
+	dir    string
+	commit GitCommit
+	fresh  bool
+}
+
+// fetchRef brings repository url's branches and tags into its mirror, on
+// behalf of id, and resolves ref to a commit. The fetch is stopped while
+// it streams once it brings more than GitConfig.MaxBytes (or what is left
+// of id's disk quota), or when it receives nothing for GitConfig.Stall,
+// and in any case after GitConfig.Timeout. A mirror made for a fetch that
+// failed is removed, and so is any mirror a stopped fetch wrote into:
+// nothing is left of a repository that could not be read.
+func (s *Store) fetchRef(ctx context.Context, id identity.Identity, what, url, ref string) (fetched, error) {
 	if err := gitsource.CheckURL(url, s.cfg.Git.AllowFile); err != nil {
-		return "", GitCommit{}, apierr.Invalid("%s: %v", what, err)
+		return fetched{}, apierr.Invalid("%s: %v", what, err)
 	}
 	if err := gitsource.CheckRef(ref); err != nil {
-		return "", GitCommit{}, apierr.Invalid("%s: %v", what, err)
+		return fetched{}, apierr.Invalid("%s: %v", what, err)
 	}
-	timeout := s.cfg.Git.Timeout
-	if timeout <= 0 {
-		timeout = DefaultGitTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Git.Timeout)
 	defer cancel()
 	// Where the fetch connects is checked first (and the connection
 	// pinned to the address checked): nothing is made for a repository
 	// the coordinator may not reach.
 	pin, fetchURL, err := s.pinDestination(ctx, url)
 	if err != nil {
-		return "", GitCommit{}, apierr.Invalid("%s: %v", what, err)
+		return fetched{}, apierr.Invalid("%s: %v", what, err)
 	}
-	dir := s.mirrorDir(url)
-	defer s.gitLocks.lock(dir)()
-	fresh := false
-	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return "", GitCommit{}, apierr.New(apierr.Internal, apierr.ReasonStore, "%s: git mirror: %v", what, err)
-		}
-		if _, err := s.git(ctx, dir, "init", "--quiet", "--bare"); err != nil {
-			os.RemoveAll(dir)
-			return "", GitCommit{}, apierr.New(apierr.Internal, apierr.ReasonStore, "%s: git init: %v", what, err)
-		}
-		fresh = true
-	}
-	_, err = s.gitPinned(ctx, dir, pin, "fetch", "--quiet", "--no-tags", "--prune", "--force", "--", fetchURL,
-		"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", "+HEAD:refs/remotes/origin/HEAD")
+	f := fetched{dir: s.mirrorDir(url)}
+	defer s.gitLocks.lock(f.dir)()
+	lim, err := s.fetchLimits(id)
 	if err != nil {
-		if fresh {
-			os.RemoveAll(dir)
+		return fetched{}, err
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "HEAD")); err != nil {
+		if err := s.initMirror(ctx, f.dir, id.Name); err != nil {
+			return fetched{}, apierr.New(apierr.Internal, apierr.ReasonStore, "%s: git mirror: %v", what, err)
 		}
-		return "", GitCommit{}, apierr.New(apierr.FailedPrecondition, apierr.ReasonBadInput, "%s: cannot fetch the repository: %v%s",
-			what, err, credentialsHint(err.Error()))
+		f.fresh = true
+	}
+	guarded, stopGuard := gitsource.Guard(ctx, f.dir, lim)
+	// unpackLimit=1: git keeps what it receives as a pack, which
+	// index-pack writes as it streams (the guard sees it grow); below the
+	// limit, unpack-objects would hold each object whole in memory first.
+	_, err = s.gitPinned(guarded, f.dir, pin, "-c", "fetch.unpackLimit=1", "-c", "transfer.unpackLimit=1", "fetch", "--quiet", "--no-tags", "--prune", "--force", "--", fetchURL,
+		"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", "+HEAD:refs/remotes/origin/HEAD")
+	stopGuard()
+	if stopped := gitsource.StopCause(guarded); err != nil || stopped != nil {
+		if f.fresh || stopped != nil {
+			s.dropMirror(f.dir, "fetch failed")
+		}
+		return fetched{}, s.fetchError(ctx, what, err, stopped)
 	}
 	lookup := ref
 	if ref == "HEAD" {
 		lookup = "refs/remotes/origin/HEAD"
 	}
-	out, err := s.git(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", lookup+"^{commit}")
+	out, err := s.git(ctx, f.dir, "rev-parse", "--verify", "--quiet", "--end-of-options", lookup+"^{commit}")
 	if err != nil || strings.TrimSpace(out) == "" {
-		return "", GitCommit{}, apierr.New(apierr.NotFound, apierr.ReasonBadInput, "%s: the repository has no branch, tag or commit %s",
+		if f.fresh {
+			s.dropMirror(f.dir, "no such ref")
+		}
+		return fetched{}, apierr.New(apierr.NotFound, apierr.ReasonBadInput, "%s: the repository has no branch, tag or commit %s",
 			what, apierr.Q(ref))
 	}
-	c := GitCommit{Commit: strings.TrimSpace(out)}
-	if out, err := s.git(ctx, dir, "log", "-1", "--format=%s%x00%an", c.Commit); err == nil {
-		c.Subject, c.Author, _ = strings.Cut(strings.TrimRight(out, "\n"), "\x00")
+	f.commit = GitCommit{Commit: strings.TrimSpace(out)}
+	if out, err := s.git(ctx, f.dir, "log", "-1", "--format=%s%x00%an", f.commit.Commit); err == nil {
+		f.commit.Subject, f.commit.Author, _ = strings.Cut(strings.TrimRight(out, "\n"), "\x00")
 	}
-	return dir, c, nil
+	return f, nil
+}
+
+// initMirror makes an empty bare mirror at dir, owned by owner.
+func (s *Store) initMirror(ctx context.Context, dir, owner string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if _, err := s.git(ctx, dir, "init", "--quiet", "--bare"); err != nil {
+		os.RemoveAll(dir)
+		return fmt.Errorf("git init: %v", err)
+	}
+	if err := claimMirror(dir, owner); err != nil {
+		os.RemoveAll(dir)
+		return err
+	}
+	return nil
+}
+
+// fetchLimits are the bounds of one fetch of id's: GitConfig.MaxBytes, or
+// what is left of id's disk quota when that is less.
+func (s *Store) fetchLimits(id identity.Identity) (gitsource.FetchLimits, error) {
+	lim := gitsource.FetchLimits{MaxBytes: s.cfg.Git.MaxBytes, Which: "--git-max-bytes", Stall: s.cfg.Git.Stall}
+	if !s.diskLimited(id) {
+		return lim, nil
+	}
+	mirrors := s.mirrorBytesOf(id.Name)
+	s.mu.Lock()
+	used := s.diskUsed(id, mirrors)
+	s.mu.Unlock()
+	limit := s.cfg.MaxDiskBytesPerIdentity
+	if used >= limit {
+		return lim, quota.CheckBytes(id, used, 1, limit, "engines and git mirrors on the coordinator's disk", quota.FlagDiskBytes)
+	}
+	if room := limit - used; room < lim.MaxBytes {
+		lim.MaxBytes = room
+		lim.Which = fmt.Sprintf("what is left of identity %s's %d bytes on the coordinator's disk, %s", apierr.Q(id.Name), limit, quota.FlagDiskBytes)
+	}
+	return lim, nil
+}
+
+// fetchError is the refusal of a fetch that failed (err) or that the
+// guard stopped (stopped), naming the limit that stopped it.
+func (s *Store) fetchError(ctx context.Context, what string, err, stopped error) error {
+	var big *gitsource.ErrTooLarge
+	var stalled *gitsource.ErrStalled
+	switch {
+	case errors.As(stopped, &big):
+		return apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge, "%s: the repository is too large: the fetch %v; nothing of it is kept", what, big)
+	case errors.As(stopped, &stalled):
+		return apierr.New(apierr.FailedPrecondition, apierr.ReasonBadInput, "%s: the repository does not answer: the fetch %v (--git-stall); nothing of it is kept", what, stalled)
+	case ctx.Err() != nil:
+		return apierr.New(apierr.FailedPrecondition, apierr.ReasonBadInput, "%s: the fetch did not end within %v (--git-timeout); nothing of it is kept", what, s.cfg.Git.Timeout)
+	}
+	return apierr.New(apierr.FailedPrecondition, apierr.ReasonBadInput, "%s: cannot fetch the repository: %v%s", what, err, credentialsHint(err.Error()))
 }
 
 // ImportEngines fetches every engine of a job that names a remote
@@ -283,9 +353,25 @@ func (s *Store) importEngine(ctx context.Context, id identity.Identity, name str
 		ref = "HEAD"
 	}
 	what := fmt.Sprintf("engine %s: source=git:%s@%s", apierr.Q(name), gitsource.Redact(url), ref)
-	dir, c, err := s.fetchRef(ctx, what, url, ref)
+	f, err := s.fetchRef(ctx, id, what, url, ref)
 	if err != nil {
 		return err
+	}
+	if err := s.storeTree(ctx, id, name, what, a, f); err != nil {
+		if f.fresh {
+			s.dropMirror(f.dir, "engine refused")
+		}
+		return err
+	}
+	return nil
+}
+
+// storeTree stores the tree of the commit f resolved as a source artifact
+// of id's, and puts its hash in a.
+func (s *Store) storeTree(ctx context.Context, id identity.Identity, name, what string, a *arbiterv1.EngineArtifact, f fetched) error {
+	url, ref, c := a.GetRepository(), a.GetBranch(), f.commit
+	if ref == "" {
+		ref = "HEAD"
 	}
 	tmp, err := os.CreateTemp(filepath.Join(s.cfg.Dir, "partial"), "git-*.tmp")
 	if err != nil {
@@ -295,7 +381,7 @@ func (s *Store) importEngine(ctx context.Context, id identity.Identity, name str
 	defer os.Remove(tmp.Name())
 	actx, cancel := context.WithTimeout(ctx, DefaultGitTimeout)
 	defer cancel()
-	if _, err := s.git(actx, dir, "archive", "--format=tar.gz", "-o", tmp.Name(), c.Commit); err != nil {
+	if _, err := s.git(actx, f.dir, "archive", "--format=tar.gz", "-o", tmp.Name(), c.Commit); err != nil {
 		return apierr.New(apierr.Internal, apierr.ReasonStore, "%s: git archive: %v", what, err)
 	}
 	sha, size, err := hashAndSize(tmp.Name())
@@ -318,10 +404,18 @@ func (s *Store) importEngine(ctx context.Context, id identity.Identity, name str
 			return err
 		}
 	}
+	var mirrors int64
+	if s.diskLimited(id) {
+		mirrors = s.mirrorBytesOf(id.Name)
+	}
 	s.mu.Lock()
 	_, stored := s.byHash[sha]
 	if !stored {
 		if err := s.checkQuota(id); err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		if err := s.checkDisk(id, mirrors, size); err != nil {
 			s.mu.Unlock()
 			return err
 		}

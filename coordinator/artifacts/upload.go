@@ -118,6 +118,10 @@ func (s *Store) BeginUpload(id identity.Identity, req *arbiterv1.BeginUploadRequ
 	if err := CheckExe(req.GetExe()); err != nil {
 		return nil, 0, err
 	}
+	var mirrors int64
+	if s.diskLimited(id) {
+		mirrors = s.mirrorBytesOf(id.Name) // read before the lock: it walks the mirrors
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if a, ok := s.byHash[sha]; ok {
@@ -130,6 +134,9 @@ func (s *Store) BeginUpload(id identity.Identity, req *arbiterv1.BeginUploadRequ
 	p, resumed := s.pending[sha]
 	if !resumed || p.meta.Uploader != id.Name {
 		if err := s.checkQuota(id); err != nil {
+			return nil, 0, err
+		}
+		if err := s.checkDisk(id, mirrors, meta.Size); err != nil {
 			return nil, 0, err
 		}
 	}

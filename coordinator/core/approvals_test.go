@@ -37,7 +37,7 @@ func TestPendingJobGetsNoLeaseUntilApproved(t *testing.T) {
 	victor := identity.Identity{Name: "victor", Role: identity.Client}
 	wl := newFakeWork()
 	open := func() *Core {
-		c := New(Config{Now: time.Now, LeaseDuration: 10 * time.Second, LeaseKey: []byte("k"), Approvals: acc.Gate("fake"), Auditor: st}, wl)
+		c := New(Config{Now: time.Now, LeaseDuration: 10 * time.Second, LeaseKey: []byte("k"), Approvals: acc.Gate(func(kind string) bool { return kind == "fake" }), Auditor: st}, wl)
 		if err := c.Load(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -74,6 +74,8 @@ func init() {
 		New:  func(d workload.Deps) (core.Workload, error) { return New(d) },
 		// After the built-in kinds, where the core asked it before it
 		// plugged in.
+		// A dataset is played by an engine its submitter may have uploaded.
+		Runs:  workload.SubmittedPrograms,
 		Order: 50,
 		Flags: flags,
 	})

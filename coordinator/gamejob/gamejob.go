@@ -72,6 +72,7 @@ func init() {
 		Name:  Kind,
 		Spec:  func() proto.Message { return &arbiterv1.MatchSpec{} },
 		New:   workload.WithSettings(fromDeps),
+		Runs:  workload.SubmittedPrograms, // a test plays engines its submitter may have uploaded
 		Order: 20,
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -182,11 +183,15 @@ func (m *Manager) jobJSON(j *arbiterv1.Job) (json.RawMessage, error) {
 	return protojson.MarshalOptions{UseProtoNames: true}.Marshal(j)
 }
 
-// deliverDue sends the deliveries that are due, one after another.
+// deliverDue starts the deliveries that are due, each in its own
+// goroutine, within the budgets (inFlight): a delivery already being
+// attempted is not started again, an owner at its budget waits for the
+// next pass. It does not wait for the attempts (a receiver that hangs
+// holds only its own goroutine, up to Timeout); wait does.
 func (m *Manager) deliverDue(ctx context.Context) {
 	m.deliverMu.Lock()
 	defer m.deliverMu.Unlock()
-	due, err := m.cfg.Store.DueDeliveries(ctx, m.cfg.Now(), 50)
+	due, err := m.cfg.Store.DueDeliveries(ctx, m.cfg.Now(), m.cfg.PerOwner, dueBatch)
 	if err != nil {
 		m.log.Warn("webhook deliveries", zap.Error(err))
 		return
@@ -195,18 +200,73 @@ func (m *Manager) deliverDue(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		m.mu.Lock()
-		var h *store.Hook
-		for _, x := range m.hooks {
-			if x.ID == d.HookID {
-				h = x
-			}
-		}
-		m.mu.Unlock()
+		h := m.hookByID(d.HookID)
 		if h == nil {
 			continue // removed: its deliveries went with it
 		}
-		m.attempt(ctx, h, d)
+		if !m.flight.start(d.ID, h.Owner) {
+			continue
+		}
+		m.attempts.Add(1)
+		go func() {
+			defer m.attempts.Done()
+			defer m.flight.done(d.ID, h.Owner)
+			m.attempt(ctx, h, d)
+		}()
+	}
+}
+
+// wait returns once every attempt started has ended.
+func (m *Manager) wait() { m.attempts.Wait() }
+
+// hookByID returns the hook of that id (nil: removed).
+func (m *Manager) hookByID(id string) *store.Hook {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, h := range m.hooks {
+		if h.ID == id {
+			return h
+		}
+	}
+	return nil
+}
+
+// inFlight is the budget of deliveries being attempted at once: at most
+// perOwner of one hook owner's, at most total in all, and each delivery
+// once. Why per owner: the receivers are the owners' choice, and a
+// receiver that hangs holds its attempt for the whole Timeout; one user's
+// twenty slow receivers must cost other users nothing.
+type inFlight struct {
+	mu              sync.Mutex
+	perOwner, total int
+	ids             map[string]bool
+	byOwner         map[string]int
+}
+
+func newInFlight(perOwner, total int) *inFlight {
+	return &inFlight{perOwner: perOwner, total: total, ids: map[string]bool{}, byOwner: map[string]int{}}
+}
+
+// start takes a place for delivery id of owner's hook; false: it is being
+// attempted already, or owner or everyone is at the budget.
+func (f *inFlight) start(id, owner string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ids[id] || f.byOwner[owner] >= f.perOwner || len(f.ids) >= f.total {
+		return false
+	}
+	f.ids[id] = true
+	f.byOwner[owner]++
+	return true
+}
+
+// done gives back the place start took.
+func (f *inFlight) done(id, owner string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.ids, id)
+	if f.byOwner[owner]--; f.byOwner[owner] <= 0 {
+		delete(f.byOwner, owner)
 	}
 }
 

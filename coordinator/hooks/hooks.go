@@ -10,6 +10,12 @@
 //     again. The id travels in X-Arbiter-Delivery so that a receiver can
 //     drop the duplicate a coordinator killed between the receiver's 2xx
 //     and its own write would send after its restart.
+//   - Deliveries are attempted concurrently, at most PerOwner of one hook
+//     owner's at once and Concurrent in all, and a delivery is never
+//     attempted twice at once (inFlight): one user's slow or hanging
+//     receivers delay only that user's deliveries. Each pass reads at
+//     most PerOwner due deliveries of each hook, so a long backlog of one
+//     hook cannot push another's out of the pass either.
 //   - A failed attempt is retried with exponential backoff
 //     (RetryBase·2^(n-1), at most an hour apart) up to MaxAttempts.
 //   - Webhooks make the coordinator send requests where a user says: the
@@ -84,8 +90,14 @@ const (
 	DefaultRetryBase   = 5 * time.Second
 	DefaultMaxAttempts = 8
 	DefaultTimeout     = 10 * time.Second
-	maxBackoff         = time.Hour
-	maxURLBytes        = 2048
+	// DefaultPerOwner deliveries of one hook owner are attempted at once,
+	// DefaultConcurrent in all.
+	DefaultPerOwner   = 4
+	DefaultConcurrent = 64
+	// dueBatch bounds the due deliveries one pass reads.
+	dueBatch    = 1000
+	maxBackoff  = time.Hour
+	maxURLBytes = 2048
 	// MaxHooksPerIdentity bounds the hooks of one non-admin credential:
 	// each is a request the coordinator sends per event.
 	MaxHooksPerIdentity = 20
@@ -118,9 +130,13 @@ type Config struct {
 	RetryBase   time.Duration
 	MaxAttempts int
 	Timeout     time.Duration
-	Logger      *zap.Logger
-	Now         func() time.Time
-	Registerer  prometheus.Registerer
+	// PerOwner (DefaultPerOwner) and Concurrent (DefaultConcurrent) bound
+	// the deliveries attempted at once: of one hook owner, and in all.
+	PerOwner   int
+	Concurrent int
+	Logger     *zap.Logger
+	Now        func() time.Time
+	Registerer prometheus.Registerer
 }
 
 // Manager keeps the hooks and delivers their events.
@@ -135,6 +151,8 @@ type Manager struct {
 	seen      map[string]bool // deliveries known to be recorded
 	sent      *prometheus.CounterVec
 	deliverMu sync.Mutex // one delivery pass at a time
+	flight    *inFlight
+	attempts  sync.WaitGroup // attempts started and not ended
 }
 
 // New loads the hooks and makes the sender.
@@ -160,7 +178,13 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	m := &Manager{cfg: cfg, log: cfg.Logger, seen: map[string]bool{},
+	if cfg.PerOwner <= 0 {
+		cfg.PerOwner = DefaultPerOwner
+	}
+	if cfg.Concurrent <= 0 {
+		cfg.Concurrent = DefaultConcurrent
+	}
+	m := &Manager{cfg: cfg, log: cfg.Logger, seen: map[string]bool{}, flight: newInFlight(cfg.PerOwner, cfg.Concurrent),
 		sent: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_webhook_attempts_total",
 			Help: "Webhook delivery attempts by outcome: delivered, retry (failed, to be tried again), failed (given up)."}, []string{"outcome"})}
 	for _, o := range []string{"delivered", "retry", "failed"} {
@@ -392,12 +416,14 @@ func (m *Manager) Deliveries(ctx context.Context, id identity.Identity, hookID s
 	return out, nil
 }
 
-// Run scans for events and delivers them every Interval until ctx ends.
+// Run scans for events and starts their deliveries every Interval until
+// ctx ends, then waits for the attempts in progress (which ctx ends too).
 func (m *Manager) Run(ctx context.Context) {
 	t := time.NewTicker(m.cfg.Interval)
 	defer t.Stop()
+	defer m.wait()
 	for {
-		m.Tick(ctx)
+		m.pass(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -406,8 +432,15 @@ func (m *Manager) Run(ctx context.Context) {
 	}
 }
 
-// Tick records the deliveries of new events and sends those due.
+// Tick records the deliveries of new events, sends those due and waits
+// for the attempts it started.
 func (m *Manager) Tick(ctx context.Context) {
+	m.pass(ctx)
+	m.wait()
+}
+
+// pass records the deliveries of new events and starts those due.
+func (m *Manager) pass(ctx context.Context) {
 	if err := m.scan(ctx); err != nil && ctx.Err() == nil {
 		m.log.Warn("webhook scan", zap.Error(err))
 	}

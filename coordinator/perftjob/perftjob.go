@@ -62,6 +62,8 @@ func init() {
 			cfg.Store, cfg.Logger, cfg.Now, cfg.Registerer = d.Store, d.Logger, d.Now, d.Registerer
 			return New(cfg)
 		}),
+		// Perft runs only the embedded move generator.
+		Runs:  workload.OperatorPrograms,
 		Order: 10,
 	})
 }

@@ -48,6 +48,10 @@ type Limits struct {
 	// Uploads is how many artifact uploads an identity may have begun and
 	// not finished.
 	Uploads int
+	// DiskBytes is how many bytes of the coordinator's disk one identity
+	// may fill with the artifacts it uploaded (or fetched from git) and
+	// the git mirrors its fetches made.
+	DiskBytes int64
 	// Leases is how many leases the workers of one identity may hold at
 	// once, over all its worker ids. A worker's own bound (a lease per
 	// core it declares) is its word, and it may declare 65,536 cores;
@@ -68,6 +72,7 @@ var Defaults = Limits{
 	Artifacts:        200,
 	Uploads:          4,
 	Leases:           4096,
+	DiskBytes:        2 << 30,
 }
 
 // Flag names, for messages: a refusal tells the operator what to change.
@@ -80,6 +85,7 @@ const (
 	FlagArtifacts        = "--max-artifacts-per-identity"
 	FlagUploads          = "--max-uploads-per-identity"
 	FlagLeases           = "--max-leases-per-identity"
+	FlagDiskBytes        = "--max-disk-bytes-per-identity"
 )
 
 // Validate refuses negative limits, naming the flag.
@@ -93,6 +99,9 @@ func (l Limits) Validate() error {
 			return fmt.Errorf("%s %d: must be 0 (no limit) or more", f.flag, f.v)
 		}
 	}
+	if l.DiskBytes < 0 {
+		return fmt.Errorf("%s %d: must be 0 (no limit) or more", FlagDiskBytes, l.DiskBytes)
+	}
 	return nil
 }
 
@@ -100,6 +109,16 @@ func (l Limits) Validate() error {
 func Exhausted(id identity.Identity, what string, limit int, flag string) *apierr.Error {
 	return apierr.New(apierr.ResourceExhausted, apierr.ReasonQuota,
 		"identity %s is at its limit of %d %s (coordinator flag %s)", apierr.Q(id.Name), limit, what, flag)
+}
+
+// CheckBytes refuses when id, holding have bytes, would pass limit with
+// adding more.
+func CheckBytes(id identity.Identity, have, adding, limit int64, what, flag string) error {
+	if !Limited(id) || limit == 0 || have+adding <= limit {
+		return nil
+	}
+	return apierr.New(apierr.ResourceExhausted, apierr.ReasonQuota,
+		"identity %s holds %d bytes of %s; %d more would pass its limit of %d (coordinator flag %s)", apierr.Q(id.Name), have, what, adding, limit, flag)
 }
 
 // Limited reports whether limits apply to id at all.

@@ -63,6 +63,8 @@ func init() {
 			cfg.Games, cfg.Activity, cfg.ResolveArtifact = d.Games, d.Activity, d.ResolveArtifact
 			return New(cfg)
 		}),
+		// A tune plays an engine its submitter may have uploaded.
+		Runs:  workload.SubmittedPrograms,
 		Order: 30,
 	})
 }

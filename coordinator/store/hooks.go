@@ -168,11 +168,15 @@ func (s *Store) UpdateDelivery(ctx context.Context, d *Delivery) error {
 	})
 }
 
-// DueDeliveries returns up to limit pending deliveries due at or before
-// now, the longest due first.
-func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]*Delivery, error) {
-	return s.deliveries(ctx, "SELECT "+deliveryColumns+" FROM hook_deliveries WHERE state='pending' AND next_at<=? ORDER BY next_at, id LIMIT ?",
-		unixNano(now), limit)
+// DueDeliveries returns pending deliveries due at or before now: at most
+// perHook of each hook (its longest due first) and limit in all, the
+// first due of every hook before the second of any, so that one hook's
+// backlog never hides another hook's delivery.
+func (s *Store) DueDeliveries(ctx context.Context, now time.Time, perHook, limit int) ([]*Delivery, error) {
+	return s.deliveries(ctx, "SELECT "+deliveryColumns+` FROM (SELECT `+deliveryColumns+`,
+		ROW_NUMBER() OVER (PARTITION BY hook_id ORDER BY next_at, id) AS nth
+		FROM hook_deliveries WHERE state='pending' AND next_at<=?) due
+		WHERE nth<=? ORDER BY nth, next_at, id LIMIT ?`, unixNano(now), perHook, limit)
 }
 
 // Deliveries returns up to limit deliveries of a hook ("" for every

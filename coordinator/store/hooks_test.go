@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -34,7 +36,7 @@ func TestHooksStore(t *testing.T) {
 				t.Fatalf("add #%d: %v, added %v", i, err, added)
 			}
 		}
-		due, err := s.DueDeliveries(ctx, at, 10)
+		due, err := s.DueDeliveries(ctx, at, 10, 10)
 		if err != nil || len(due) != 1 || due[0].ID != d.ID {
 			t.Fatalf("due: %v %+v", err, due)
 		}
@@ -42,7 +44,7 @@ func TestHooksStore(t *testing.T) {
 		if err := s.UpdateDelivery(ctx, d); err != nil {
 			t.Fatal(err)
 		}
-		if due, _ := s.DueDeliveries(ctx, at.Add(time.Hour), 10); len(due) != 0 {
+		if due, _ := s.DueDeliveries(ctx, at.Add(time.Hour), 10, 10); len(due) != 0 {
 			t.Errorf("a delivered delivery is due: %+v", due[0])
 		}
 		list, err := s.Deliveries(ctx, "h1", 10)
@@ -57,6 +59,49 @@ func TestHooksStore(t *testing.T) {
 		}
 		if err := s.DeleteHook(ctx, "h1"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("removing a removed hook: %v", err)
+		}
+	})
+}
+
+// TestDueDeliveriesPerHook: a hook with a backlog gets at most perHook of
+// the due deliveries, and the first due of a quieter hook comes before the
+// backlog's second, however much older the backlog is.
+func TestDueDeliveriesPerHook(t *testing.T) {
+	eachBackend(t, func(t *testing.T, open opener) {
+		s, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		ctx := context.Background()
+		at := time.Unix(1700000000, 0)
+		for _, id := range []string{"busy", "quiet"} {
+			if err := s.PutHook(ctx, &Hook{ID: id, URL: "https://example.org/" + id, Events: "finished", Format: "json", Secret: "s", Owner: id, Scope: "own", CreatedAt: at}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		add := func(hook, job string, next time.Time) {
+			t.Helper()
+			if _, err := s.AddDelivery(ctx, &Delivery{ID: hook + "/" + job + "/finished", HookID: hook, JobID: job, Event: "finished",
+				Payload: "{}", State: "pending", NextAt: next, CreatedAt: next}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := 0; i < 30; i++ {
+			add("busy", fmt.Sprintf("b%02d", i), at.Add(time.Duration(i)*time.Second))
+		}
+		add("quiet", "q1", at.Add(time.Minute))
+		due, err := s.DueDeliveries(ctx, at.Add(time.Hour), 2, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, d := range due {
+			got = append(got, d.ID)
+		}
+		want := []string{"busy/b00/finished", "quiet/q1/finished", "busy/b01/finished"}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Fatalf("due %v, want %v", got, want)
 		}
 	})
 }

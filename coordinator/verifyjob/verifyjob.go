@@ -53,6 +53,9 @@ func init() {
 		New: func(d workload.Deps) (core.Workload, error) {
 			return New(Config{Logger: d.Logger, Now: d.Now, Store: d.Store}), nil
 		},
+		// A session names an engine by the name a worker's operator gave it
+		// (--verify-engine); its path never travels.
+		Runs:  workload.OperatorPrograms,
 		Order: 40,
 	})
 }

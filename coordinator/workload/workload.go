@@ -114,7 +114,31 @@ type Kind struct {
 	// kind's settings (Deps.Settings), or an error that names the flag.
 	// The command's other flags know nothing of the kind.
 	Flags func(fs *pflag.FlagSet) (settings func() (any, error))
+	// Runs says whose programs the kind's units start on a worker. It is
+	// the one place the approval rule reads (RunsSubmittedCode): every
+	// kind states it, and Register refuses a kind that does not, so a new
+	// kind cannot slip past approval by being left off a list.
+	Runs Programs
 }
+
+// Programs is whose programs a kind's units start on a worker.
+type Programs int
+
+const (
+	// programsUnstated is the zero value: a registration that forgot to
+	// say (Register panics).
+	programsUnstated Programs = iota
+	// OperatorPrograms: only programs the worker's operator installed run
+	// (the embedded engine, engines named by --verify-engine); nothing a
+	// submitter sends is executed, so no job of the kind waits for an
+	// approver.
+	OperatorPrograms
+	// SubmittedPrograms: a job may name a program its submitter sent (an
+	// uploaded binary, a source tree or git ref that workers build): with
+	// approvals on, the jobs of accounts with role user wait for an
+	// approver before a worker leases a unit of them.
+	SubmittedPrograms
+)
 
 var (
 	mu    sync.Mutex
@@ -124,6 +148,9 @@ var (
 // Register adds a kind; a second registration of a name panics (two
 // packages claiming one kind is a build mistake).
 func Register(k Kind) {
+	if k.Runs != OperatorPrograms && k.Runs != SubmittedPrograms {
+		panic("workload: kind " + k.Name + " registered without Runs (OperatorPrograms or SubmittedPrograms)")
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if _, dup := kinds[k.Name]; dup {
@@ -155,6 +182,15 @@ func Lookup(name string) (Kind, bool) {
 	defer mu.Unlock()
 	k, ok := kinds[name]
 	return k, ok
+}
+
+// RunsSubmittedCode reports whether jobs of kind may start a program its
+// submitter sent (Kind.Runs): the approval rule's question. A kind not
+// registered here answers true: an unknown kind is held, never waved
+// through.
+func RunsSubmittedCode(kind string) bool {
+	k, ok := Lookup(kind)
+	return !ok || k.Runs == SubmittedPrograms
 }
 
 // Flusher writes what a workload queued (events) before the coordinator

@@ -4,6 +4,9 @@
 package gittest
 
 import (
+	"crypto/rand"
+	"io"
+	"net"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -12,7 +15,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Git runs git in dir with a fixed author and date (so commits are
@@ -74,6 +79,29 @@ func (r *Repo) Commit(subject string, files map[string]string) string {
 	return Git(r.t, r.Dir, "rev-parse", "HEAD")
 }
 
+// CommitRandom commits a file of size random (incompressible) bytes with
+// subject: a repository that large to fetch. The repository stores it
+// uncompressed (core.compression 0), so that making and serving it
+// costs the test little besides the bytes.
+func (r *Repo) CommitRandom(subject, name string, size int64) string {
+	r.t.Helper()
+	Git(r.t, r.Dir, "config", "core.compression", "0")
+	f, err := os.Create(filepath.Join(r.Dir, name))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if _, err := io.CopyN(f, rand.Reader, size); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		r.t.Fatal(err)
+	}
+	Git(r.t, r.Dir, "add", "-A")
+	Git(r.t, r.Dir, "commit", "--quiet", "-m", subject)
+	os.Remove(filepath.Join(r.Dir, name)) // the object keeps it; the work tree's copy is not served
+	return Git(r.t, r.Dir, "rev-parse", "HEAD")
+}
+
 // Branch makes branch name at the current commit and checks it out.
 func (r *Repo) Branch(name string) { r.t.Helper(); Git(r.t, r.Dir, "checkout", "--quiet", "-b", name) }
 
@@ -96,6 +124,82 @@ func ServeStoppable(t testing.TB, root string) (string, func()) {
 	srv := httptest.NewServer(http.StripPrefix("/git", httpBackend(t, root)))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/git", srv.Close
+}
+
+// ServeCounting is Serve at about bytesPerSecond (a fast link, not
+// loopback's gigabytes a second, so that a fetch has a while to be
+// stopped in) with a count of the bytes the server has sent (response
+// bodies), to tell how much of a repository a fetch took.
+func ServeCounting(t testing.TB, root string, bytesPerSecond int64) (url string, sent func() int64) {
+	t.Helper()
+	h := http.StripPrefix("/git", httpBackend(t, root))
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(countingWriter{ResponseWriter: w, n: &n, rate: bytesPerSecond}, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/git", n.Load
+}
+
+type countingWriter struct {
+	http.ResponseWriter
+	n    *atomic.Int64
+	rate int64
+}
+
+func (c countingWriter) Write(b []byte) (int, error) {
+	total := int64(0)
+	for len(b) > 0 {
+		chunk := b[:min(len(b), 64<<10)]
+		n, err := c.ResponseWriter.Write(chunk)
+		c.n.Add(int64(n))
+		total += int64(n)
+		if err != nil {
+			return int(total), err
+		}
+		b = b[n:]
+		time.Sleep(time.Duration(int64(n) * int64(time.Second) / c.rate))
+	}
+	return int(total), nil
+}
+
+func (c countingWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// ServeSilent is a server that accepts connections and never answers (a
+// git server that hangs); its base URL is returned. The connections
+// stay open until the test ends.
+func ServeSilent(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	return "http://" + l.Addr().String() + "/git"
 }
 
 // ServeWithBasicAuth is Serve behind HTTP basic authentication: a

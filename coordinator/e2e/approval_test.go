@@ -1,0 +1,223 @@
+//go:build unix
+
+package e2e
+
+// Approval end to end: a coordinator process with --approval and a worker
+// process that allows uploads. An account with role user submits, through
+// the CLI, one job of every kind the registry declares as running
+// submitted code (workload.Kind.Runs), each playing an engine it uploads.
+// Until an admin approves on the web pages, no unit of any of them is
+// leased and no worker downloads the upload (a worker starts an uploaded
+// engine only from its download). Once approved, each runs.
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/arbiter-chess/arbiter/coordinator" // the kinds the binary registers
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// uploadedJobArgs are, for each kind that runs submitted code, the
+// `arbiter submit` arguments of a small job of it whose engine dev (an
+// engine spec with upload=) is uploaded by the CLI. A kind the registry
+// declares as running submitted code that is missing here fails the test:
+// it must be shown gated too.
+func uploadedJobArgs(dev string) map[string][]string {
+	openings := "file=" + book + ",order=random,seed=5"
+	return map[string][]string{
+		"test": {"match", "--engine", dev, "--engine", "name=base,builtin", "--each", "nodes=500",
+			"--openings", openings, "--games", "4", "--batch-pairs", "1"},
+		"spsa": {"spsa", "--engine", dev, "--params", "RFPMargin,75,20,300,5,0.002", "--each", "nodes=500",
+			"--openings", openings, "--pairs", "2", "--batch-pairs", "1"},
+		"datagen": {"datagen", "--json", "--engine", dev, "--positions", "100", "--each", "nodes=1000"},
+	}
+}
+
+// TestApprovalHoldsEveryUploadingKind: see the file's comment. Control:
+// the same jobs run once approved (each leases units and the worker
+// downloads the upload; the dataset completes).
+func TestApprovalHoldsEveryUploadingKind(t *testing.T) {
+	addr, httpAddr, data := freeAddr(t), freeAddr(t), t.TempDir()
+	coordinator(t, addr, data, "--http", httpAddr, "--approval")
+	addUser := exec.Command(bin, "user", "add", "alice", "--role", "user", "--data", data)
+	if u := storeURL(t, data); u != "" {
+		addUser.Args = append(addUser.Args, "--store", u)
+	}
+	addUser.Stdin = strings.NewReader("correct horse battery\n")
+	if out, err := addUser.CombinedOutput(); err != nil {
+		t.Fatalf("user add alice: %v: %s", err, out)
+	}
+	// Alice makes a client token on her account page, as a user does.
+	aliceWeb := signInWeb(t, httpAddr, url.Values{"name": {"alice"}, "password": {"correct horse battery"}})
+	page := aliceWeb.post(t, "/account/tokens", url.Values{"label": {"cli"}, "role": {"client"}}, http.StatusOK)
+	m := regexp.MustCompile(`<code id="new-token">([^<]+)</code>`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no token on the account page:\n%s", page)
+	}
+	alice := []string{"--coordinator", addr, "--token", m[1]}
+	worker, _ := startWorkerIn(t, addr, "w1")
+
+	dev := filepath.Join(t.TempDir(), "dev-engine")
+	copyFile(t, bin, dev)
+	byKind := uploadedJobArgs("name=dev,upload=" + dev + ",args=uci")
+	jobs := map[string]string{} // kind → job id
+	for _, k := range workload.Kinds() {
+		if k.Runs != workload.SubmittedPrograms {
+			continue
+		}
+		args, ok := byKind[k.Name]
+		if !ok {
+			t.Errorf("kind %s runs submitted code but this test has no job of it: add one to uploadedJobArgs", k.Name)
+			continue
+		}
+		out, code := cli(t, append(append([]string{"submit", args[0]}, alice...), args[1:]...)...)
+		if code != 0 {
+			t.Fatalf("alice: submit %s: exit %d:\n%s", args[0], code, out)
+		}
+		jobs[k.Name] = submittedID(t, out)
+	}
+	if len(jobs) == 0 || jobs["datagen"] == "" {
+		t.Fatalf("jobs submitted: %v (the registry declares no uploading kind, or not datagen)", jobs)
+	}
+	t.Logf("alice's jobs: %v", jobs)
+
+	conn := dial(t, addr, token)
+	admin := arbiterv1.NewAdminServiceClient(conn)
+	heldUntil := time.Now().Add(8 * time.Second)
+	for time.Now().Before(heldUntil) {
+		for kind, id := range jobs {
+			if s := getJob(t, conn, id).GetState(); s != arbiterv1.JobState_JOB_STATE_PENDING {
+				t.Fatalf("%s job %s of a user is %v before any approval", kind, id, s)
+			}
+		}
+		ws, err := admin.ListWorkers(ctxT(t, 10*time.Second), &arbiterv1.ListWorkersRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ws.GetWorkers()) == 0 {
+			heldUntil = time.Now().Add(8 * time.Second) // the hold counts once the worker asks for work
+		}
+		for _, w := range ws.GetWorkers() {
+			if len(w.GetUnits()) > 0 {
+				t.Fatalf("worker %s leased %v before any approval", w.GetName(), w.GetUnits())
+			}
+		}
+		if strings.Contains(worker.out.String(), "artifact downloaded") {
+			t.Fatalf("the worker downloaded the upload before any approval:\n%s", lastLines(worker.out.String(), 20))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	web := signInWeb(t, httpAddr, url.Values{"token": {token}})
+	for kind, id := range jobs {
+		web.post(t, "/jobs/"+id+"/approve", nil, http.StatusSeeOther)
+		t.Logf("approved %s job %s", kind, id)
+	}
+	waitDataset(t, conn, jobs["datagen"], 4*time.Minute)
+	for kind, id := range jobs {
+		waitFor(t, conn, id, 4*time.Minute, "a unit played", func(j *arbiterv1.Job) bool {
+			return j.GetState() != arbiterv1.JobState_JOB_STATE_PENDING && (done(j) || j.GetMatchProgress().GetGames() > 0 ||
+				j.GetSpsaProgress().GetGames() > 0)
+		})
+		t.Logf("%s job %s runs once approved", kind, id)
+	}
+	if !strings.Contains(worker.out.String(), "artifact downloaded") {
+		t.Fatal("the approved jobs ran without the worker downloading the upload")
+	}
+}
+
+// submittedID is the job id a submit printed: the job_id of --json
+// output, else the last line.
+func submittedID(t *testing.T, out string) string {
+	t.Helper()
+	if m := regexp.MustCompile(`"job_id":\s*"([^"]+)"`).FindStringSubmatch(out); m != nil {
+		return m[1]
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// webSession is a browser of the pages, signed in: its
+// cookies (kept by hand: the pages' cookies are Secure, which Go's jar
+// withholds over plain HTTP even on loopback) and the form token.
+type webSession struct {
+	base    string
+	cookies map[string]string
+	csrf    string
+}
+
+var csrfInput = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// signInWeb signs in to the pages at httpAddr with the sign-in form's
+// fields (a token, or an account's name and password).
+func signInWeb(t *testing.T, httpAddr string, signIn url.Values) *webSession {
+	t.Helper()
+	s := &webSession{base: "http://" + httpAddr, cookies: map[string]string{}}
+	body := s.get(t, "/signin")
+	m := csrfInput.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no CSRF field on /signin:\n%s", body)
+	}
+	s.csrf = m[1]
+	s.post(t, "/signin", signIn, http.StatusSeeOther)
+	return s
+}
+
+func (s *webSession) do(t *testing.T, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	for k, v := range s.cookies {
+		req.AddCookie(&http.Cookie{Name: k, Value: v})
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	for _, c := range resp.Cookies() {
+		s.cookies[c.Name] = c.Value
+	}
+	return resp, string(b)
+}
+
+func (s *webSession) get(t *testing.T, path string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, s.base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body := s.do(t, req)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", path, resp.Status)
+	}
+	return body
+}
+
+// post sends a form, wants the status want and returns the body.
+func (s *webSession) post(t *testing.T, path string, form url.Values, want int) string {
+	t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	form.Set("csrf", s.csrf)
+	req, err := http.NewRequest(http.MethodPost, s.base+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, body := s.do(t, req)
+	if resp.StatusCode != want {
+		t.Fatalf("POST %s: %s, want %d:\n%s", path, resp.Status, want, lastLines(body, 30))
+	}
+	return body
+}
