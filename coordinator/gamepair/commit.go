@@ -10,7 +10,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/capability"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -114,9 +113,11 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 		return core.Outcome{}, err
 	}
 	// Whether this batch is checked, if nobody holds a result of it yet:
-	// drawn now, where the worker cannot see it, and only while another
-	// identity is there to replay it.
-	selected := checkable && Selected(s.ReplayFraction) && s.Host != nil && s.Host.LiveIdentities(capability.GamePair) >= 2
+	// every batch of an untrusted identity (it waits for a trusted
+	// replay), and a share of a trusted one's, drawn now, where the worker
+	// cannot see it, while another identity is there to replay it.
+	trusted := s.Trust.Trusted(wk.Owner)
+	selected := checkable && (!trusted || (Selected(s.ReplayFraction) && s.replayers(b) >= 1))
 
 	// Decide under Mu, write the store without it (CommitMu keeps commits
 	// and their decisions in order), then apply under Mu.
@@ -149,6 +150,20 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 		log.Info("batch result of an identity excluded from the " + s.What + "; not counted")
 		return core.Outcome{Verdict: core.Discarded, EndUnitLeases: true}, nil
 	}
+	if !trusted && !checkable {
+		// Nothing can confirm an untrusted identity's games here (trust.go);
+		// it gets no batch of such a job, but a lease from before its trust
+		// changed may still answer.
+		if rc.Live {
+			b.Batches.Drop(idx, wk.ID)
+		}
+		if b.Batches.Reopen(idx) && s.Host != nil {
+			s.Host.WorkAvailable()
+		}
+		s.Mu.Unlock()
+		log.Info("batch result of an untrusted identity in a " + s.What + " no replay can check; not counted")
+		return core.Outcome{Verdict: core.Discarded, EndUnitLeases: true}, nil
+	}
 	var cross crossVerdict
 	held := b.Cross.heldOf(idx)
 	if checkable && (held != nil || selected) {
@@ -156,6 +171,7 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 		var done bool
 		if cross, out, done = s.crossCheck(j, idx, held, cand, log); done {
 			s.Mu.Unlock()
+			s.afterCross(ctx, j, idx, cross)
 			return out, nil
 		}
 	}
@@ -189,11 +205,6 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	if farWorker != "" {
 		events = append(events, b.Event(unit, farWorker, EvExcluded, farReason, now))
 	}
-	losers := s.crossLosers(j, idx, held, cand, cross)
-	for _, l := range losers {
-		events = append(events, b.Event(unit, l.worker, EvIncident, Clip("replay mismatch: "+l.where, maxEventDetail), now),
-			b.Event(unit, l.worker, EvExcluded, l.reason, now))
-	}
 	s.Mu.Unlock()
 
 	if err := step.Commit(ctx, br.PGNs, step.Change, events); err != nil {
@@ -202,7 +213,6 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	}
 
 	s.Mu.Lock()
-	defer s.Mu.Unlock()
 	b.Batches.Store(idx)
 	b.count(&a.Counted)
 	fields := append([]zap.Field{zap.Int("pairs", pairs)}, step.Apply()...)
@@ -221,12 +231,14 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	}
 	if cross.decided {
 		fields = append(fields, zap.Bool("replayed", true))
-		s.crossApply(j, idx, cross, losers)
+		s.crossApply(j, idx, cross)
 	}
 	log.Info("batch accepted", append(fields, zap.Duration("elapsed", rc.Elapsed))...)
-	if step.Change != nil {
+	over := step.Change != nil
+	if over {
 		s.finish(j, step.Change)
-		return core.Outcome{Verdict: core.Accepted, EndUnitLeases: true, JobOver: true}, nil
 	}
-	return core.Outcome{Verdict: core.Accepted, EndUnitLeases: true}, nil
+	s.Mu.Unlock()
+	s.afterCross(ctx, j, idx, cross)
+	return core.Outcome{Verdict: core.Accepted, EndUnitLeases: true, JobOver: over}, nil
 }

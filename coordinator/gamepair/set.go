@@ -134,6 +134,15 @@ type Hooks[J Entry] struct {
 	// tags, ...) to info. It is called under Mu and must be cheap: lists
 	// call it for every job.
 	Describe func(j J, info *core.JobInfo)
+	// Counted, when set, reads j's counted batches from the store in the
+	// order they were counted (purge.go). Nil: j's batches are never
+	// purged (a workload whose jobs no replay checks).
+	Counted func(ctx context.Context, j J) ([]Counted, error)
+	// Recount is j's next state were its counted batches exactly kept (in
+	// the order they were counted): the stored form of its SPRT state,
+	// its final state when that decides it (nil: it runs on), and apply,
+	// which makes the state j's once stored. Called under Mu.
+	Recount func(j J, kept []Counted, now time.Time) (sprtState string, change *store.JobChange, apply func(), err error)
 }
 
 // WorkerInfo is what snapshots show of a worker: the core's registry is
@@ -149,6 +158,10 @@ type Deps struct {
 	Host   core.Host // nil until the core is built (SetHost)
 	Logger *zap.Logger
 	Now    func() time.Time
+	// Trust is every identity's trust, shared by the game workloads
+	// (trust.go). Nil trusts every identity: only for unit tests that
+	// need no trust; the coordinator always gives one.
+	Trust *Trust
 }
 
 // Defaults fills in a logger that drops everything and the wall clock.
