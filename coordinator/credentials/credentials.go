@@ -46,6 +46,8 @@ type Manager struct {
 	// ownerActive, when set, says whether that account may act now.
 	owned       map[[32]byte]bool
 	ownerActive func(owner string) bool
+	// ephemeral are the names of in-memory credentials (Ephemeral).
+	ephemeral map[string]bool
 }
 
 // SetOwnerCheck makes the tokens accounts made valid only while active
@@ -307,5 +309,25 @@ func (m *Manager) Ephemeral(name string, role identity.Role) (string, error) {
 		}
 	}
 	m.byHash[sum] = identity.Identity{Name: name, Role: role}
+	if m.ephemeral == nil {
+		m.ephemeral = map[string]bool{}
+	}
+	m.ephemeral[name] = true
 	return token, nil
+}
+
+// Vouched reports whether identity name is one the operator made: the
+// bootstrap admin, a credential an admin created, or an in-process
+// worker's. An account acting through a token it minted on its page is
+// not (gamepair/trust.go: such an identity earns trust by replays).
+func (m *Manager) Vouched(name string) bool {
+	if name == identity.Bootstrap.Name {
+		return true
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if c, ok := m.all[name]; ok {
+		return c.Owner == "" && c.RevokedAt.IsZero()
+	}
+	return m.ephemeral[name]
 }
