@@ -89,7 +89,9 @@ func (d *Driver) Start(st *store.Store, wl Workload, reg prometheus.Registerer) 
 
 // Worker registers a game-pair worker of Alice with bench speed bench and
 // 64 cores (the tests hold many batches with one worker).
-func (d *Driver) Worker(name string, bench uint64) *core.Worker { return d.WorkerOf(Alice, name, bench) }
+func (d *Driver) Worker(name string, bench uint64) *core.Worker {
+	return d.WorkerOf(Alice, name, bench)
+}
 
 // WorkerOf is Worker for identity id.
 func (d *Driver) WorkerOf(id identity.Identity, name string, bench uint64) *core.Worker {
