@@ -97,7 +97,8 @@ func mintWorkerToken(t *testing.T, httpAddr, name, password string) string {
 }
 
 // addAccount adds account name (role user) to the store in data with the
-// store command, before the coordinator starts.
+// store command, while the coordinator runs (it reads accounts from the
+// store on every sign-in).
 func addAccount(t *testing.T, data, name, password string) {
 	t.Helper()
 	pw := filepath.Join(t.TempDir(), "pw")
@@ -134,10 +135,10 @@ type liarRun struct {
 func playLiarRun(t *testing.T, engine string, withLiar bool) liarRun {
 	t.Helper()
 	addr, httpAddr, data := freeAddr(t), freeAddr(t), filepath.Join(t.TempDir(), "data")
-	const password = "a-long-enough-password-41"
-	addAccount(t, data, "mallory", password)
 	// Default settings: --replay-fraction as shipped.
 	coordinator(t, addr, data, "--http", httpAddr, "--lease-duration", "10s", "--replay-deterministic", engine)
+	const password = "a-long-enough-password-41"
+	addAccount(t, data, "mallory", password)
 	admin := dial(t, addr, token)
 	startWorker(t, addr, "--name", "honest", "--engine-allow", engine)
 	n := 1
