@@ -163,6 +163,14 @@ func (c *CrossCheck) Distrusts(owner string) bool {
 	return ok
 }
 
+// heldCount is the number of batches held now.
+func (c *CrossCheck) heldCount() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.held)
+}
+
 // leased is the number of replay leases out now.
 func (c *CrossCheck) leased() int {
 	if c == nil {

@@ -206,12 +206,16 @@ type Set[J Entry] struct {
 
 	workers  map[string]WorkerInfo
 	problems []LoadProblem
+	// settled are, by job, its last full snapshot taken while none of its
+	// batches was held (PublicSnapshot).
+	settled map[string]*arbiterv1.Job
 }
 
 // Init readies s once its configuration is set.
 func (s *Set[J]) Init() {
 	s.Jobs = make(map[string]J)
 	s.workers = make(map[string]WorkerInfo)
+	s.settled = make(map[string]*arbiterv1.Job)
 	s.queue.Init(s.Store, s.Logger)
 }
 
@@ -264,6 +268,7 @@ func (s *Set[J]) finish(j J, ch *store.JobChange) {
 		s.Running = slices.Delete(s.Running, i, i+1)
 	}
 	b.Openings, b.Batches, b.Cross = nil, nil, nil
+	delete(s.settled, b.Rec.ID) // nothing is held any more
 	b.Workers.DropWindows()
 	fields := []zap.Field{zap.String(logging.JobID, b.Rec.ID), zap.String("state", ch.State), zap.String("error", ch.Error)}
 	if s.Hooks.Summary != nil {
@@ -332,7 +337,37 @@ func (s *Set[J]) Snapshot(jobID string, full bool) (any, bool) {
 	}
 	out := j.Base().Proto()
 	s.Hooks.Snapshot(j, out)
+	if full && j.Base().Cross.heldCount() == 0 {
+		s.settled[jobID] = proto.Clone(out).(*arbiterv1.Job)
+	}
 	return out, true
+}
+
+// PublicSnapshot is what anonymous pages show of job jobID: its full
+// snapshot while none of its batches is held for a replay, and otherwise
+// the last one taken while none was (crosscheck.go). Counts then move only
+// when every held batch has settled, so a page read right after a result
+// does not single out a held batch among those counted. A job with held
+// batches and no settled snapshot yet (one whose first batches are held)
+// shows its snapshot with no batch counted.
+func (s *Set[J]) PublicSnapshot(jobID string) (*arbiterv1.Job, bool) {
+	snap, ok := s.Snapshot(jobID, true)
+	if !ok {
+		return nil, false
+	}
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if j := s.Jobs[jobID]; j.Base().Cross.heldCount() == 0 {
+		return snap.(*arbiterv1.Job), true
+	}
+	if c := s.settled[jobID]; c != nil {
+		return c, true
+	}
+	c := proto.Clone(snap.(*arbiterv1.Job)).(*arbiterv1.Job)
+	if c.GetMatchProgress() != nil {
+		c.MatchProgress = &arbiterv1.MatchProgress{}
+	}
+	return c, true
 }
 
 // Stats is core.Workload's Stats: jobs by kind (each of Kinds, even with
