@@ -289,3 +289,39 @@ func TestTrustTwoTrustedDisagreePause(t *testing.T) {
 		t.Fatalf("resumed, farm leased %q %v, want %s afresh", g.Lease.UnitID, ok, g0.Lease.UnitID)
 	}
 }
+
+// What anonymous pages show (PublicSnapshot): while a batch is held the
+// counts stand where they were when none was, even as other batches
+// count, so a count that did not move singles out no held batch; once
+// every held batch settles they catch up.
+func TestTrustPublicSnapshotWaitsForHeldBatches(t *testing.T) {
+	te := newTrustEnv(t, 0)
+	id := te.Create(gamejob.Kind, nodesSpec(8, false))
+	m1, f1 := te.WorkerOf(mallory, "m1", 1e6), te.WorkerOf(farm, "f1", 1e6)
+	shown := func() uint64 {
+		t.Helper()
+		j, ok := te.WL.PublicSnapshot(id)
+		if !ok {
+			t.Fatal("no public snapshot")
+		}
+		return j.GetMatchProgress().GetGames()
+	}
+	g0, _ := te.LeaseOf(farm, f1)
+	te.MustSubmitOf(farm, f1, g0, result(sprt.Draw), core.Accepted)
+	if n := shown(); n != 2 {
+		t.Fatalf("nothing held: %d games shown, want 2", n)
+	}
+	g1, _ := te.LeaseOf(mallory, m1) // held until farm replays it
+	te.MustSubmitOf(mallory, m1, g1, result(sprt.Draw), core.Accepted)
+	replay := te.replayOf(farm, f1, g1)
+	f2 := te.WorkerOf(farm, "f2", 1e6) // a fresh batch while f1 replays
+	g2, _ := te.LeaseOf(farm, f2)
+	te.MustSubmitOf(farm, f2, g2, result(sprt.Draw), core.Accepted)
+	if live, n := te.Job(id).GetMatchProgress().GetGames(), shown(); live != 4 || n != 2 {
+		t.Fatalf("a batch held: %d games counted, %d shown; want 4 and the 2 of before", live, n)
+	}
+	te.MustSubmitOf(farm, f1, replay, result(sprt.Draw), core.Accepted)
+	if n := shown(); n != 6 {
+		t.Fatalf("all settled: %d games shown, want 6", n)
+	}
+}
