@@ -153,32 +153,17 @@ func playLiarRun(t *testing.T, engine string, withLiar bool) liarRun {
 	return liarRun{counts: storeCounts(t, data, id), final: final, data: data, httpAddr: httpAddr}
 }
 
-// liedAt is when the store recorded identity as a liar (0: never).
-func liedAt(t *testing.T, data, identity string) int64 {
+// storeInt is the one integer query returns from the store in data.
+func storeInt(t *testing.T, data, query string, args ...any) int64 {
 	t.Helper()
 	db, err := openStoreDB(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var at int64
-	if err := db.QueryRow("SELECT lied_at FROM worker_trust WHERE identity=?", identity).Scan(&at); err != nil {
-		t.Fatalf("trust of %s: %v", identity, err)
-	}
-	return at
-}
-
-// batchesOf counts the stored batches of a test credited to a worker.
-func batchesOf(t *testing.T, data, jobID, workerID string) int {
-	t.Helper()
-	db, err := openStoreDB(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var n int
-	if err := db.QueryRow("SELECT COUNT(*) FROM batches WHERE job_id=? AND worker_id=?", jobID, workerID).Scan(&n); err != nil {
-		t.Fatal(err)
+	var n int64
+	if err := db.QueryRow(query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
 	}
 	return n
 }
@@ -228,10 +213,10 @@ func TestFirstMoveLiarNextToOneHonestWorker(t *testing.T) {
 			if liar == nil || !liar.GetExcluded() || !strings.Contains(liar.GetReason(), "differ") {
 				t.Fatalf("the liar is not excluded for its replayed games: %v", liar)
 			}
-			if n := batchesOf(t, got.data, jobID, liar.GetWorkerId()); n != 0 || liar.GetGames() != 0 {
+			if n := storeInt(t, got.data, "SELECT COUNT(*) FROM batches WHERE job_id=? AND worker_id=?", jobID, liar.GetWorkerId()); n != 0 || liar.GetGames() != 0 {
 				t.Fatalf("%d batches (%d games) of the liar counted", n, liar.GetGames())
 			}
-			if liedAt(t, got.data, "mallory") == 0 {
+			if storeInt(t, got.data, "SELECT lied_at FROM worker_trust WHERE identity=?", "mallory") == 0 {
 				t.Fatal("the liar's identity is not stored as a liar")
 			}
 			mismatch := metric(t, got.httpAddr, `arbiter_batch_crosschecks_total{outcome="mismatch"}`)

@@ -102,6 +102,29 @@ func (te *trustEnv) replayOf(id identity.Identity, w *core.Worker, g core.Grant)
 	return r
 }
 
+// playAndReplay has a worker of a play a fresh batch with outcome first,
+// then a worker of b replay it with outcome second, answered want; it
+// returns the batch's grant.
+func (te *trustEnv) playAndReplay(a identity.Identity, wa *core.Worker, b identity.Identity, wb *core.Worker,
+	first, second sprt.Outcome, want core.Verdict) core.Grant {
+	te.T.Helper()
+	g, ok := te.LeaseOf(a, wa)
+	if !ok {
+		te.T.Fatalf("%s got no batch", wa.Name)
+	}
+	te.MustSubmitOf(a, wa, g, result(first), core.Accepted)
+	te.MustSubmitOf(b, wb, te.replayOf(b, wb, g), result(second), want)
+	return g
+}
+
+// afresh fails unless w of id leases g's batch again (played afresh).
+func (te *trustEnv) afresh(id identity.Identity, w *core.Worker, g core.Grant) {
+	te.T.Helper()
+	if r, ok := te.LeaseOf(id, w); !ok || r.Lease.UnitID != g.Lease.UnitID {
+		te.T.Fatalf("%s leased %q %v, want %s afresh", w.Name, r.Lease.UnitID, ok, g.Lease.UnitID)
+	}
+}
+
 // A newcomer's batches are all held, replayed by a trusted identity only
 // (never by another newcomer), and count once confirmed; after
 // TrustThreshold confirmed batches it is trusted (stored: a restart keeps
@@ -170,20 +193,14 @@ func TestTrustLiarPurgedAndSPRTRecomputed(t *testing.T) {
 
 	// Batch 0, farm's: held; mallory replays it, agreeing: counted,
 	// credited to mallory's worker.
-	g0, _ := te.LeaseOf(farm, f1)
-	te.MustSubmitOf(farm, f1, g0, result(sprt.Win), core.Accepted)
-	te.MustSubmitOf(mallory, m1, te.replayOf(mallory, m1, g0), result(sprt.Win), core.Accepted)
+	g0 := te.playAndReplay(farm, f1, mallory, m1, sprt.Win, sprt.Win, core.Accepted)
 	// Batch 1, mallory's: held; farm replays it, agreeing: counted.
-	g1, _ := te.LeaseOf(mallory, m1)
-	te.MustSubmitOf(mallory, m1, g1, result(sprt.Draw), core.Accepted)
-	te.MustSubmitOf(farm, f1, te.replayOf(farm, f1, g1), result(sprt.Draw), core.Accepted)
+	te.playAndReplay(mallory, m1, farm, f1, sprt.Draw, sprt.Draw, core.Accepted)
 	if bs := te.stored(id); len(bs) != 2 || bs[0].WorkerID != m1.ID {
 		t.Fatalf("before the lie: %+v", bs)
 	}
 	// Batch 2, mallory's: farm's replay differs. Mallory lies.
-	g2, _ := te.LeaseOf(mallory, m1)
-	te.MustSubmitOf(mallory, m1, g2, result(sprt.Win), core.Accepted)
-	te.MustSubmitOf(farm, f1, te.replayOf(farm, f1, g2), result(sprt.Draw), core.Accepted)
+	te.playAndReplay(mallory, m1, farm, f1, sprt.Win, sprt.Draw, core.Accepted)
 
 	check := func(when string) {
 		t.Helper()
@@ -231,10 +248,7 @@ func TestTrustLiarPurgedAndSPRTRecomputed(t *testing.T) {
 	if g, ok := te.LeaseOf(mallory, m1); ok {
 		t.Fatalf("the liar leased %s after a restart", g.Lease.UnitID)
 	}
-	// The purged batch 0 is played afresh.
-	if g, ok := te.LeaseOf(farm, f1); !ok || g.Lease.UnitID != g0.Lease.UnitID {
-		t.Fatalf("farm leased %q %v, want the purged %s afresh", g.Lease.UnitID, ok, g0.Lease.UnitID)
-	}
+	te.afresh(farm, f1, g0) // the purged batch
 }
 
 // A newcomer's replay that contradicts a trusted identity's batch brands
@@ -243,18 +257,14 @@ func TestTrustNewcomerReplayDropped(t *testing.T) {
 	te := newTrustEnv(t, 1)
 	id := te.Create(gamejob.Kind, nodesSpec(4, false))
 	m1, f1 := te.WorkerOf(mallory, "m1", 1e6), te.WorkerOf(farm, "f1", 1e6)
-	g0, _ := te.LeaseOf(farm, f1)
-	te.MustSubmitOf(farm, f1, g0, result(sprt.Win), core.Accepted)
-	te.MustSubmitOf(mallory, m1, te.replayOf(mallory, m1, g0), result(sprt.Draw), core.Discarded)
+	g0 := te.playAndReplay(farm, f1, mallory, m1, sprt.Win, sprt.Draw, core.Discarded)
 	if l := te.trust.Level(mallory.Name); l.Liar || l.Agreed != 0 {
 		t.Fatalf("mallory after a contradicting replay: %+v", l)
 	}
 	if n := len(te.stored(id)); n != 0 {
 		t.Fatalf("%d batches stored", n)
 	}
-	if g, ok := te.LeaseOf(farm, f1); !ok || g.Lease.UnitID != g0.Lease.UnitID {
-		t.Fatalf("farm leased %q %v, want %s afresh", g.Lease.UnitID, ok, g0.Lease.UnitID)
-	}
+	te.afresh(farm, f1, g0)
 }
 
 // Two trusted identities that disagree stop the test for an admin: it is
@@ -264,9 +274,7 @@ func TestTrustTwoTrustedDisagreePause(t *testing.T) {
 	te := newTrustEnv(t, 1)
 	id := te.Create(gamejob.Kind, nodesSpec(4, false))
 	f1, f2 := te.WorkerOf(farm, "f1", 1e6), te.WorkerOf(farm2, "f2", 1e6)
-	g0, _ := te.LeaseOf(farm, f1)
-	te.MustSubmitOf(farm, f1, g0, result(sprt.Win), core.Accepted)
-	te.MustSubmitOf(farm2, f2, te.replayOf(farm2, f2, g0), result(sprt.Draw), core.Discarded)
+	g0 := te.playAndReplay(farm, f1, farm2, f2, sprt.Win, sprt.Draw, core.Discarded)
 	paused := func(when string) {
 		t.Helper()
 		j := te.Job(id)
@@ -284,10 +292,7 @@ func TestTrustTwoTrustedDisagreePause(t *testing.T) {
 	if err := te.WL.Resume(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
-	f1 = te.WorkerOf(farm, "f1", 1e6)
-	if g, ok := te.LeaseOf(farm, f1); !ok || g.Lease.UnitID != g0.Lease.UnitID {
-		t.Fatalf("resumed, farm leased %q %v, want %s afresh", g.Lease.UnitID, ok, g0.Lease.UnitID)
-	}
+	te.afresh(farm, te.WorkerOf(farm, "f1", 1e6), g0)
 }
 
 // What anonymous pages show (PublicSnapshot): while a batch is held the
