@@ -110,15 +110,23 @@ func (s *Set[J]) split(ctx context.Context, j J, liar string) (kept, purged []Co
 func (s *Set[J]) foundLying(ctx context.Context, j J, idx int, v crossVerdict) {
 	b := j.Base()
 	s.Mu.Lock()
-	if !b.Running() || b.Cross.Distrusts(v.liar) {
-		s.Mu.Unlock()
+	running, excluded, id := b.Running(), b.Cross.Distrusts(v.liar), b.Rec.ID
+	s.Mu.Unlock()
+	if excluded {
 		return
 	}
-	id := b.Rec.ID
-	s.Mu.Unlock()
 	log := s.Logger.With(zap.String(logging.JobID, id), zap.String("identity", v.liar))
 	reason := fmt.Sprintf("its games of batch %d differ from a trusted identity's replay at the same nodes and seeds (%s): identity %s is excluded from the %s and its batches purged",
 		idx, v.where, apierr.Q(v.liar), s.What)
+	if !running {
+		// The batch that caught it ended the job: nothing is left to purge
+		// from, but the identity is a liar all the same.
+		if err := s.Store.PurgeIdentity(ctx, &store.Purge{JobID: id, Identity: v.liar, Reason: reason, At: s.Now()}); err != nil {
+			log.Error("liar not stored", zap.Error(err))
+		}
+		s.Trust.markLiar(v.liar, reason, s.Now())
+		return
+	}
 	kept, purged, err := s.split(ctx, j, v.liar)
 	if err != nil {
 		// Exclude it all the same (the safe direction); its counted
