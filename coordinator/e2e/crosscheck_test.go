@@ -198,10 +198,11 @@ func TestInventedMovesCaughtByReplay(t *testing.T) {
 // made is as trusted as the honest worker beside it, so their first
 // disagreement stops the test for the admin (cancelled, with a reason
 // naming both identities), with nothing of the disputed batch counted;
-// the stop is stored and the admin's resume runs the test again.
+// the stop is stored (a coordinator killed and restarted keeps it) and
+// the admin's resume runs the test again.
 func TestInventorTrustedPausesTest(t *testing.T) {
 	addr, data := freeAddr(t), filepath.Join(t.TempDir(), "data")
-	coordinator(t, addr, data, "--lease-duration", "10s", "--replay-fraction", "1")
+	p := coordinator(t, addr, data, "--lease-duration", "10s", "--replay-fraction", "1")
 	admin := dial(t, addr, token)
 	startWorker(t, addr, "--name", "h1")
 	waitWorkers(t, admin, 1)
@@ -220,11 +221,17 @@ func TestInventorTrustedPausesTest(t *testing.T) {
 			t.Fatalf("the inventor is credited %d games", w.GetGames())
 		}
 	}
+	p.kill(t)
+	coordinator(t, addr, data, "--lease-duration", "10s", "--replay-fraction", "1")
+	admin = dial(t, addr, token)
+	if j := getJob(t, admin, id); j.GetState() != arbiterv1.JobState_JOB_STATE_CANCELLED || j.GetError() != stopped.GetError() {
+		t.Fatalf("after a restart: %v %q", j.GetState(), j.GetError())
+	}
 	if _, err := arbiterv1.NewJobServiceClient(admin).ResumeJob(ctxT(t, 10*time.Second), &arbiterv1.ResumeJobRequest{JobId: id}); err != nil {
 		t.Fatalf("resume: %v", err)
 	}
 	if j := getJob(t, admin, id); j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING {
 		t.Fatalf("resumed: %v", j.GetState())
 	}
-	t.Logf("paused: %s", stopped.GetError())
+	t.Logf("stopped: %s", stopped.GetError())
 }
