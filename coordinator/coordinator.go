@@ -121,6 +121,9 @@ type AccountsConfig struct {
 type Coordinator struct {
 	Core        *core.Core
 	Credentials *credentials.Manager
+	// Trust is every worker identity's trust (gamepair/trust.go), for the
+	// pages.
+	Trust *gamepair.Trust
 	// Accounts are the web pages' accounts and the approval rule.
 	Accounts *accounts.Service
 	// Artifacts keeps the uploaded engines (files under the data
@@ -193,8 +196,15 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Trust between worker identities: stored, shared by the game
+	// workloads; an identity an admin made is vouched for.
+	trust, err := gamepair.NewTrust(ctx, cfg.Store, creds.Vouched, cfg.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: trust: %w", err)
+	}
+	c.Trust = trust
 	deps := workload.Deps{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer, DataDir: cfg.Store.Dir(),
-		ResolveArtifact: c.Artifacts.FillEngine, Games: games,
+		ResolveArtifact: c.Artifacts.FillEngine, Games: games, Trust: trust,
 		// And one record of the workers' recent games (the /workers page).
 		Activity:  gamepair.NewActivity(cfg.Now),
 		JobExists: func(id string) bool { _, ok := c.Core.JobRef(id); return ok },

@@ -24,6 +24,8 @@ type webFlags struct {
 	grafanaURL string
 	books      string
 	accounts   coordinator.AccountsConfig
+	// mintWorkers lets accounts mint worker tokens on /account.
+	mintWorkers bool
 }
 
 func (f *webFlags) add(fl *pflag.FlagSet) {
@@ -33,6 +35,7 @@ func (f *webFlags) add(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.accounts.SignUp, "signup", false, "open the pages' sign-up: anyone may ask for an account, which an admin approves")
 	fl.BoolVar(&f.accounts.Approval, "approval", false, "tests, tunes and datasets (every kind that may run a submitted program) of accounts with role user wait (pending) until an approver approves them")
 	fl.BoolVar(&f.accounts.CrossApproval, "cross-approval", true, "with --approval, nobody approves their own test, admins included")
+	fl.BoolVar(&f.mintWorkers, "worker-token-minting", true, "accounts may mint worker tokens on /account (identities that earn trust by replays); false: workers run only on credentials an admin makes")
 	fl.DurationVar(&f.accounts.SessionTTL, "session-ttl", 7*24*time.Hour, "how long a sign-in with a password lasts")
 }
 
@@ -62,7 +65,7 @@ func (f *webFlags) pages(log *zap.Logger) func(*coordinator.Coordinator, *store.
 		return web.New(context.Background(), web.Config{
 			Core: c.Core, Perft: c.Perft(), Games: c.Games(), Tunes: c.Tunes(), Verify: c.Verify(), Credentials: c.Credentials, Accounts: c.Accounts,
 			Store: st, Logger: log, GrafanaURL: f.grafanaURL, RequireSignIn: !f.anonymous, BooksDir: f.books,
-			Diffs: c.Artifacts, Hooks: c.Hooks, Follows: c.Hooks,
+			Diffs: c.Artifacts, Hooks: c.Hooks, Follows: c.Hooks, Trust: c.Trust, NoWorkerMinting: !f.mintWorkers,
 		})
 	}
 }

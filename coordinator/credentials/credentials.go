@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,6 +47,11 @@ type Manager struct {
 	// ownerActive, when set, says whether that account may act now.
 	owned       map[[32]byte]bool
 	ownerActive func(owner string) bool
+	// ephemeral are the names of in-memory credentials (Ephemeral).
+	ephemeral map[string]bool
+	// minters are the accounts that made tokens (their identities are
+	// never vouched for, whatever credential shares their name).
+	minters map[string]bool
 }
 
 // SetOwnerCheck makes the tokens accounts made valid only while active
@@ -93,6 +99,10 @@ func (m *Manager) index(c store.Credential) {
 		// A token an account made on its page acts as that account.
 		name = c.Owner
 		m.owned[[32]byte(c.Hash)] = true
+		if m.minters == nil {
+			m.minters = map[string]bool{}
+		}
+		m.minters[c.Owner] = true
 	}
 	m.byHash[[32]byte(c.Hash)] = identity.Identity{Name: name, Role: role}
 }
@@ -307,5 +317,30 @@ func (m *Manager) Ephemeral(name string, role identity.Role) (string, error) {
 		}
 	}
 	m.byHash[sum] = identity.Identity{Name: name, Role: role}
+	if m.ephemeral == nil {
+		m.ephemeral = map[string]bool{}
+	}
+	m.ephemeral[name] = true
 	return token, nil
+}
+
+// Vouched reports whether identity name is one the operator made: the
+// bootstrap admin, a credential an admin created, an in-process worker's,
+// or a client certificate the operator's CA signed (identity "cert:CN",
+// grpcapi; no credential or account name has a colon). An account acting
+// through a token it minted on its page is not (gamepair/trust.go: such
+// an identity earns trust by replays).
+func (m *Manager) Vouched(name string) bool {
+	if name == identity.Bootstrap.Name || strings.HasPrefix(name, "cert:") {
+		return true
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.minters[name] {
+		return false // an account acting through its tokens
+	}
+	if c, ok := m.all[name]; ok {
+		return c.Owner == "" && c.RevokedAt.IsZero()
+	}
+	return m.ephemeral[name]
 }

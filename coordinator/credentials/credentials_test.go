@@ -76,3 +76,31 @@ func TestOwnedTokens(t *testing.T) {
 		t.Fatalf("audit: %+v %v", log, err)
 	}
 }
+
+// Vouched: the identities the operator made, not an account acting
+// through the tokens it minted, even one named like an admin's credential.
+func TestVouched(t *testing.T) {
+	ctx := context.Background()
+	m, err := New(ctx, nil, "boot", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := identity.Bootstrap
+	for _, c := range []store.Credential{
+		{Name: "farm", Role: "worker", Hash: make([]byte, 32)},
+		{Name: "mallory.w", Role: "worker", Hash: append(make([]byte, 31), 1), Owner: "mallory"},
+		{Name: "ivan", Role: "worker", Hash: append(make([]byte, 31), 2)},
+		{Name: "ivan.w", Role: "worker", Hash: append(make([]byte, 31), 3), Owner: "ivan"},
+	} {
+		m.index(c)
+	}
+	if _, err := m.Ephemeral("up-worker-1", identity.Worker); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{admin.Name: true, "farm": true, "cert:worker-1": true, "up-worker-1": true,
+		"mallory": false, "mallory.w": false, "ivan": false, "stranger": false} {
+		if got := m.Vouched(name); got != want {
+			t.Errorf("Vouched(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -28,12 +28,20 @@ const skewEnv = "ARBITER_TEST_SKEW"
 // random mover (badengine) where skewEnv is set, and returns its path.
 func skewEngine(t *testing.T) string {
 	t.Helper()
+	return switchedEngine(t, skewEnv)
+}
+
+// switchedEngine writes an engine script that runs this binary's UCI
+// engine, or badengine with badArgs where variable env is set (on one
+// worker process only), and returns its path.
+func switchedEngine(t *testing.T, env string, badArgs ...string) string {
+	t.Helper()
 	bad, err := badEngineBinary(t)
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "dev-engine.sh")
-	script := fmt.Sprintf("#!/bin/sh\nif [ -n \"$%s\" ]; then exec %q; fi\nexec %q uci\n", skewEnv, bad, bin)
+	script := fmt.Sprintf("#!/bin/sh\nif [ -n \"$%s\" ]; then exec %q %s; fi\nexec %q uci\n", env, bad, strings.Join(badArgs, " "), bin)
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +51,14 @@ func skewEngine(t *testing.T) string {
 // startWorkerEnv is startWorker with extra environment.
 func startWorkerEnv(t *testing.T, addr string, env []string, extra ...string) *proc {
 	t.Helper()
-	args := append([]string{"worker", "--coordinator", addr, "--token", workerToken(t, addr), "--threads", "1", "--hash", "16", "--log-level", "info"}, extra...)
+	return startWorkerWith(t, addr, workerToken(t, addr), env, extra...)
+}
+
+// startWorkerWith starts a worker process with credential tok and extra
+// environment.
+func startWorkerWith(t *testing.T, addr, tok string, env []string, extra ...string) *proc {
+	t.Helper()
+	args := append([]string{"worker", "--coordinator", addr, "--token", tok, "--threads", "1", "--hash", "16", "--log-level", "info"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer

@@ -137,16 +137,7 @@ func TestForgeriesRefused(t *testing.T) {
 // incidents counts a worker's stored incidents.
 func incidents(t *testing.T, data, workerID string) int {
 	t.Helper()
-	db, err := openStoreDB(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var n int
-	if err := db.QueryRow("SELECT COUNT(*) FROM events WHERE kind='incident' AND worker_id=?", workerID).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return int(storeInt(t, data, "SELECT COUNT(*) FROM events WHERE kind='incident' AND worker_id=?", workerID))
 }
 
 // TestForgedBatchesRefused: a worker without the game-pair capability, or

@@ -83,6 +83,7 @@ func init() {
 func fromDeps(cfg Config, d workload.Deps) *Workload {
 	cfg.Store, cfg.Logger, cfg.Now, cfg.Registerer = d.Store, d.Logger, d.Now, d.Registerer
 	cfg.Games, cfg.Activity, cfg.ResolveArtifact, cfg.JobExists = d.Games, d.Activity, d.ResolveArtifact, d.JobExists
+	cfg.Trust = d.Trust
 	if d.Workload != nil {
 		cfg.TuneExists = func(id string) bool {
 			tunes, ok := d.Workload(jobkind.SPSA)
@@ -200,6 +201,8 @@ func New(cfg Config) *Workload {
 			Snapshot: w.snapshot,
 			Submit:   w.submit,
 			Describe: w.describe,
+			Counted:  w.counted,
+			Recount:  w.recount,
 		}}
 	w.Init()
 	w.metrics.register(cfg.Registerer, cfg.Games == nil, w)

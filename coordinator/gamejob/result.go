@@ -87,3 +87,56 @@ func (w *Workload) nextSPRT(t *test, total sprt.Results, now time.Time) (*sprt.S
 	}
 	return &cp, nil, nil
 }
+
+// counted is a test's counted batches as stored, in the order they were
+// counted (gamepair.Hooks.Counted: what a purge splits).
+func (w *Workload) counted(ctx context.Context, t *test) ([]gamepair.Counted, error) {
+	rows, err := w.store.Batches(ctx, t.Rec.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gamepair.Counted, len(rows))
+	for i := range rows {
+		out[i] = countedOf(&rows[i])
+	}
+	return out, nil
+}
+
+// recount is gamepair.Hooks.Recount: t's SPRT replayed from its start over
+// the kept batches in the order they were counted, stopping where it
+// decides (as the test would have stopped there), and the test's final
+// state when it decides or a match has all its batches. Caller holds mu.
+func (w *Workload) recount(t *test, kept []gamepair.Counted, now time.Time) (string, *store.JobChange, func(), error) {
+	var seq *sprt.Sequential
+	var change *store.JobChange
+	if t.seq != nil {
+		fresh, err := sprt.NewSequential(t.seq.Params, t.seq.BatchSize)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		var total sprt.Results
+		var penta sprt.Pentanomial
+		for i := range kept {
+			c := &kept[i]
+			gamepair.AddCounts(&total, &penta, c.Penta, c.Wins, c.Draws, c.Losses)
+			st, err := fresh.Update(total)
+			if err != nil {
+				return "", nil, nil, err
+			}
+			if st.State != sprt.Continue {
+				change = &store.JobChange{State: store.StateDone, FinishedAt: now}
+				break
+			}
+		}
+		seq = fresh
+	}
+	state, err := seqJSON(seq)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	apply := func() {
+		t.seq = seq
+		t.hist = nil // rebuilt from the store on its next request
+	}
+	return state, change, apply, nil
+}

@@ -121,6 +121,10 @@ func (b *Batches) Store(idx int) {
 	delete(b.parked, idx)
 }
 
+// Unstore forgets that batch idx is stored (its row was purged): Reopen
+// puts it back in line.
+func (b *Batches) Unstore(idx int) { delete(b.stored, idx) }
+
 // Park holds batch idx, whose result is in but not counted, out of the
 // hand-out until Unpark or Store: its replays are leased by CrossCheck,
 // not by Take.

@@ -10,7 +10,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/capability"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -67,6 +66,88 @@ type Step struct {
 	Apply func() []zap.Field
 }
 
+// refuseLate answers a checked result that may not count now: its job
+// ended, its batch is counted already, its identity was excluded from
+// the job after the lease went out, or it is an untrusted identity's in
+// a job no replay can check (trust.go: it gets no batch of such a job,
+// but a lease from before may still answer). Caller holds CommitMu and
+// Mu.
+func (s *Set[J]) refuseLate(j J, idx int, rc core.ResultCall, trusted, checkable bool, log *zap.Logger) (core.Outcome, bool) {
+	b, wk := j.Base(), rc.Worker
+	switch {
+	case !b.Running():
+		return core.Outcome{Verdict: core.Discarded}, true
+	case b.Batches.Stored(idx):
+		// Counted already (or its row is in the store): never again.
+		if rc.Live {
+			b.Batches.Drop(idx, wk.ID)
+		}
+		log.Info("duplicate batch result; not counted")
+		return core.Outcome{Verdict: core.Duplicate}, true
+	case b.Cross.Distrusts(wk.Owner):
+		log.Info("batch result of an identity excluded from the " + s.What + "; not counted")
+	case !trusted && !checkable:
+		log.Info("batch result of an untrusted identity in a " + s.What + " no replay can check; not counted")
+	default:
+		return core.Outcome{}, false
+	}
+	if rc.Live {
+		b.Batches.Drop(idx, wk.ID)
+	}
+	s.endReplay(j, idx, wk.ID)
+	if b.Batches.Reopen(idx) && s.Host != nil {
+		s.Host.WorkAvailable()
+	}
+	return core.Outcome{Verdict: core.Discarded, EndUnitLeases: true}, true
+}
+
+// selectFor says whether wk's identity is trusted and whether its result
+// of a batch nobody holds a result of yet is checked: every batch of an
+// untrusted identity (it waits for a trusted replay), and a share of a
+// trusted one's, drawn now, where the worker cannot see it, while another
+// identity is there to replay it. Caller holds no lock.
+func (s *Set[J]) selectFor(b *Job, wk *core.Worker, checkable bool) (trusted, selected bool) {
+	trusted = s.Trust.Trusted(wk.Owner)
+	if !checkable {
+		return trusted, false
+	}
+	if !trusted {
+		return false, true
+	}
+	s.Mu.Lock()
+	replayers := s.replayers(b)
+	s.Mu.Unlock()
+	return true, Selected(s.ReplayFraction) && replayers >= 1
+}
+
+// leaseStart is when the batch's lease was granted: the lease's own time,
+// or for an adopted lease without one, its holder's. Caller holds Mu.
+func leaseStart(b *Job, idx int, rc core.ResultCall) time.Time {
+	if h, ok := b.Batches.Holder(idx); rc.Lease.Granted.IsZero() && ok && h.Worker == rc.Worker.ID {
+		return h.Granted
+	}
+	return rc.Lease.Granted
+}
+
+// judgeWorkers judges the batch's worker by its incidents (exclude: why it
+// gets no more batches) and every worker by its results with the batch
+// counted (residual.go: farWorker, this one or another), with the events
+// that record it. Caller holds Mu.
+func judgeWorkers(b *Job, unit, workerID string, pairs int, br *Result, now time.Time) (exclude, farWorker, farReason string, events []store.Event) {
+	exclude = b.Workers.Judge(workerID, 2*pairs, BadGames(br.Incidents))
+	if exclude != "" {
+		events = append(events, b.Event(unit, workerID, EvExcluded, exclude, now))
+	}
+	farWorker, farReason = b.Workers.JudgeResiduals(workerID, *br.Counts.Pentanomial)
+	if farWorker == workerID && exclude != "" {
+		farWorker = "" // excluded already, for its incidents
+	}
+	if farWorker != "" {
+		events = append(events, b.Event(unit, farWorker, EvExcluded, farReason, now))
+	}
+	return exclude, farWorker, farReason, events
+}
+
 // Result is core.Workload's Result. The core has checked that the worker
 // holds (or held, under this coordinator's signature) the batch's lease.
 func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, error) {
@@ -113,41 +194,16 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 		log.Warn("batch result refused", zap.Error(err))
 		return core.Outcome{}, err
 	}
-	// Whether this batch is checked, if nobody holds a result of it yet:
-	// drawn now, where the worker cannot see it, and only while another
-	// identity is there to replay it.
-	selected := checkable && Selected(s.ReplayFraction) && s.Host != nil && s.Host.LiveIdentities(capability.GamePair) >= 2
+	trusted, selected := s.selectFor(b, wk, checkable)
 
 	// Decide under Mu, write the store without it (CommitMu keeps commits
 	// and their decisions in order), then apply under Mu.
 	s.CommitMu.Lock()
 	defer s.CommitMu.Unlock()
 	s.Mu.Lock()
-	if !b.Running() {
+	if out, refused := s.refuseLate(j, idx, rc, trusted, checkable, log); refused {
 		s.Mu.Unlock()
-		return core.Outcome{Verdict: core.Discarded}, nil
-	}
-	if b.Batches.Stored(idx) {
-		// Counted already (or its row is in the store): never again.
-		if rc.Live {
-			b.Batches.Drop(idx, wk.ID)
-		}
-		s.Mu.Unlock()
-		log.Info("duplicate batch result; not counted")
-		return core.Outcome{Verdict: core.Duplicate}, nil
-	}
-	if b.Cross.Distrusts(wk.Owner) {
-		// Its identity was excluded from the job after this lease went out.
-		if rc.Live {
-			b.Batches.Drop(idx, wk.ID)
-		}
-		s.endReplay(j, idx, wk.ID)
-		if b.Batches.Reopen(idx) && s.Host != nil {
-			s.Host.WorkAvailable()
-		}
-		s.Mu.Unlock()
-		log.Info("batch result of an identity excluded from the " + s.What + "; not counted")
-		return core.Outcome{Verdict: core.Discarded, EndUnitLeases: true}, nil
+		return out, nil
 	}
 	var cross crossVerdict
 	held := b.Cross.heldOf(idx)
@@ -156,17 +212,14 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 		var done bool
 		if cross, out, done = s.crossCheck(j, idx, held, cand, log); done {
 			s.Mu.Unlock()
+			s.afterCross(ctx, j, idx, cross)
 			return out, nil
 		}
 	}
 	now := s.Now()
-	leasedAt := rc.Lease.Granted
-	if h, ok := b.Batches.Holder(idx); leasedAt.IsZero() && ok && h.Worker == wk.ID {
-		leasedAt = h.Granted
-	}
 	a := &Accepted{Result: br, Log: log, Counted: Counted{UnitID: unit, WorkerID: wk.ID, Idx: idx, Pairs: pairs,
 		Penta: *br.Counts.Pentanomial, Wins: br.Counts.Wins, Draws: br.Counts.Draws, Losses: br.Counts.Losses,
-		Incidents: EncodeIncidents(br.Incidents), LeasedAt: leasedAt, At: now, ElapsedMS: rc.Elapsed.Milliseconds()}}
+		Incidents: EncodeIncidents(br.Incidents), LeasedAt: leaseStart(b, idx, rc), At: now, ElapsedMS: rc.Elapsed.Milliseconds()}}
 	step, err := s.Hooks.Next(j, a)
 	if err != nil {
 		// The counts passed every check, so this is the job's failure, not
@@ -176,24 +229,8 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	}
 	events := IncidentEvents(jobID, unit, wk.ID, r.GetIncidents(), now)
 	events = append(events, b.Workers.BenchEvent(jobID, unit, wk.ID, wk.Caps.BenchNPS, now)...)
-	exclude := b.Workers.Judge(wk.ID, 2*pairs, BadGames(br.Incidents))
-	if exclude != "" {
-		events = append(events, b.Event(unit, wk.ID, EvExcluded, exclude, now))
-	}
-	// A worker whose results lie far from the others' (residual.go): this
-	// one or another, judged with this batch counted.
-	farWorker, farReason := b.Workers.JudgeResiduals(wk.ID, *br.Counts.Pentanomial)
-	if farWorker == wk.ID && exclude != "" {
-		farWorker = "" // excluded already, for its incidents
-	}
-	if farWorker != "" {
-		events = append(events, b.Event(unit, farWorker, EvExcluded, farReason, now))
-	}
-	losers := s.crossLosers(j, idx, held, cand, cross)
-	for _, l := range losers {
-		events = append(events, b.Event(unit, l.worker, EvIncident, Clip("replay mismatch: "+l.where, maxEventDetail), now),
-			b.Event(unit, l.worker, EvExcluded, l.reason, now))
-	}
+	exclude, farWorker, farReason, judged := judgeWorkers(b, unit, wk.ID, pairs, br, now)
+	events = append(events, judged...)
 	s.Mu.Unlock()
 
 	if err := step.Commit(ctx, br.PGNs, step.Change, events); err != nil {
@@ -202,7 +239,6 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	}
 
 	s.Mu.Lock()
-	defer s.Mu.Unlock()
 	b.Batches.Store(idx)
 	b.count(&a.Counted)
 	fields := append([]zap.Field{zap.Int("pairs", pairs)}, step.Apply()...)
@@ -221,12 +257,14 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	}
 	if cross.decided {
 		fields = append(fields, zap.Bool("replayed", true))
-		s.crossApply(j, idx, cross, losers)
+		s.crossApply(j, idx, cross)
 	}
 	log.Info("batch accepted", append(fields, zap.Duration("elapsed", rc.Elapsed))...)
-	if step.Change != nil {
+	over := step.Change != nil
+	if over {
 		s.finish(j, step.Change)
-		return core.Outcome{Verdict: core.Accepted, EndUnitLeases: true, JobOver: true}, nil
 	}
-	return core.Outcome{Verdict: core.Accepted, EndUnitLeases: true}, nil
+	s.Mu.Unlock()
+	s.afterCross(ctx, j, idx, cross)
+	return core.Outcome{Verdict: core.Accepted, EndUnitLeases: true, JobOver: over}, nil
 }

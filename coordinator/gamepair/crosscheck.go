@@ -13,7 +13,6 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/logging"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -22,59 +21,58 @@ import (
 // a worker can invent legal moves. Where both engines of a test are
 // deterministic at a fixed node count (CrossCheckable), a game is a
 // function of the batch (openings, seeds, engines, limits), so another
-// identity playing the same batch must produce the same moves. A share of
-// batches (Settings.ReplayFraction), drawn by the coordinator with
-// crypto/rand when the first result arrives, is checked that way, as
-// perft units are verified:
+// identity playing the same batch must produce the same moves. Which
+// batches are checked follows the trust of their identity (trust.go):
 //
-//   - the first result of a selected batch is held, not counted: the
-//     batch is parked (Batches.Park), and its worker is answered accepted
-//     like any other, so it cannot tell which of its batches are checked;
+//   - every batch of an untrusted identity is held; a share
+//     ReplayFraction of a trusted identity's batches, drawn by the
+//     coordinator with crypto/rand when the first result arrives, is
+//     held too. A held batch is not counted: it is parked
+//     (Batches.Park), and its worker is answered accepted like any
+//     other, so it cannot tell which of its batches are checked;
 //   - the batch is leased again, the same unit with the same openings,
-//     seeds and pair indexes, to a worker of an identity that has no result
-//     of it yet;
+//     seeds and pair indexes, to a worker of another identity: a
+//     trusted one when the held result is an untrusted identity's (two
+//     newcomers agreeing prove nothing);
 //   - results are compared move for move: each game's moves, result and
 //     termination (not times, nor the comments that carry them). Two
 //     identities that agree settle the batch: it is counted once, from
-//     the result that completed the agreement (its PGNs, counts and
-//     incidents, credited to its worker), as an unselected batch would
-//     have been; a held result keeps only its moves;
-//   - a mismatch waits for a third identity: a value backed by two
-//     identities and by more than any other settles it, and every identity
-//     that reported another value is excluded from the test: its workers
-//     get no more batches of it, their results of it are discarded, its
-//     results held in other batches are dropped (a batch left with none
-//     is played afresh), and each of its workers that reported a losing
-//     result is excluded with an event naming the first differing move;
-//   - four results without a majority drop the batch's results: it is
-//     played afresh;
+//     the result that completed the agreement, and an untrusted identity
+//     confirmed by a trusted one earns one step of trust;
+//   - a mismatch needs no third identity. An untrusted identity whose
+//     batch a trusted identity's replay contradicts is found lying at
+//     once: its identity is excluded from the test, stored as a liar,
+//     every batch it counted in the test is purged and the test's state
+//     recomputed without them (purge.go), and the trusted replay counts.
+//     An untrusted replay that contradicts a trusted identity's held
+//     result brands nobody (the newcomer has the less trust, and one
+//     result it did not make is no proof against it): the batch is
+//     played afresh. Two trusted identities that disagree stop the test
+//     for an admin (pause): it is cancelled with the reason, nothing of
+//     the batch counts, and an admin resumes it once the liar's
+//     credential is revoked;
 //   - an identity with maxHeldPerIdentity results held in a job gets no
 //     fresh batch of it until replays catch up (memory, and no way to
 //     outrun the check).
 //
-// Counting stays exact: a selected batch counts once, only after two
+// Counting stays exact: a held batch counts once, only after two
 // identities agreed on every move; a batch held when the test ends is
 // never counted. What is held lives in memory only: a coordinator that
 // restarts forgets it, and the batch, not stored, is played afresh (a
 // result is never counted without the check it was selected for). The
-// exclusion of an identity is in memory too (its excluded workers stay
-// excluded after a restart, by their stored events). Batches that were
-// not selected count on the word of their worker: a lying identity is
-// caught at its first selected batch, after 1/ReplayFraction of its
-// batches on average; a test that must count no unchecked batch runs
-// with ReplayFraction 1.
-
-// maxHeldResults bounds the results one held batch collects: four
-// without a majority (three different values and a fourth) drop them all.
-const maxHeldResults = 4
+// exclusions of identities from a job and the liars are stored
+// (store/trust.go) and survive a restart. Batches of a trusted identity
+// that were not selected count on its word: a trusted liar is caught at
+// its first selected batch, after 1/ReplayFraction of its batches on
+// average, and everything it counted in the test is then purged.
 
 // Outcomes of arbiter_batch_crosschecks_total.
 const (
-	CrossHeld      = "held"      // a selected batch's first result, held for a replay
+	CrossHeld      = "held"      // a batch's first result, held for a replay
 	CrossAgreed    = "agreed"    // two identities agreed on every move: counted
 	CrossMismatch  = "mismatch"  // a replay's moves differ from a held result's
-	CrossSettled   = "settled"   // a majority of identities settled a mismatch: counted, the others excluded
-	CrossUndecided = "undecided" // maxHeldResults without a majority: played afresh
+	CrossSettled   = "settled"   // a mismatch settled by trust: the trusted side counted, the other found lying
+	CrossUndecided = "undecided" // a replay that settled nothing countable: the batch is played afresh
 	CrossDropped   = "dropped"   // a held result of an identity excluded from the test, dropped
 )
 
@@ -125,7 +123,7 @@ func Selected(fraction float64) bool {
 
 // heldResult is what a held batch keeps of one identity's result: whose
 // it is and its games' moves. Not the PGNs: the batch counts from the
-// result that completes its check (settleHeld), which is in hand then, so
+// result that completes its check (crossCheck), which is in hand then, so
 // a held result costs its moves, not its comments.
 type heldResult struct {
 	owner, worker string
@@ -165,6 +163,14 @@ func (c *CrossCheck) Distrusts(owner string) bool {
 	return ok
 }
 
+// heldCount is the number of batches held now.
+func (c *CrossCheck) heldCount() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.held)
+}
+
 // leased is the number of replay leases out now.
 func (c *CrossCheck) leased() int {
 	if c == nil {
@@ -180,17 +186,23 @@ func (c *CrossCheck) leased() int {
 }
 
 // forIdentity is a held batch that identity owner may replay now (it has
-// no result of it and nobody replays it), or false.
-func (c *CrossCheck) forIdentity(owner string) (int, bool) {
+// no result of it, nobody replays it, and owner is trusted when every
+// held result of it is an untrusted identity's), or false.
+func (c *CrossCheck) forIdentity(owner string, trusted func(string) bool) (int, bool) {
 	if c == nil || c.Distrusts(owner) {
 		return 0, false
 	}
+	ownerTrusted := trusted(owner)
 	best := -1
 	for idx, h := range c.held {
 		// The lowest index: replays go out in the order of play.
-		if h.leasedTo == "" && !h.has(owner) && (best < 0 || idx < best) {
-			best = idx
+		if h.leasedTo != "" || h.has(owner) || (best >= 0 && idx > best) {
+			continue
 		}
+		if !ownerTrusted && !slices.ContainsFunc(h.results, func(r *heldResult) bool { return trusted(r.owner) }) {
+			continue
+		}
+		best = idx
 	}
 	return best, best >= 0
 }
@@ -217,59 +229,47 @@ func (c *CrossCheck) heldBy(owner string) int {
 	return n
 }
 
-// crossVerdict is what the results of a held batch add up to.
+// crossVerdict is what a result adds up to with the held one of its
+// batch.
 type crossVerdict struct {
-	decided  bool
-	winner   int      // index of the result to count when decided
-	losers   []string // identities whose results differ from the winner's
-	disputed bool     // results differ
-	failed   bool     // maxHeldResults without a majority
+	decided  bool // cand agrees, or wins a mismatch: it counts
+	disputed bool // the results differ
+	// confirmed is the untrusted identity a trusted one just confirmed
+	// ("": none).
+	confirmed string
+	// liar is the identity found lying, with its worker and where its
+	// games differ ("": none).
+	liar, liarWorker, where string
+	// pause is why the job stops: two trusted identities disagree.
+	pause string
 }
 
-// settleHeld judges the results of one batch, each from a different
-// identity: all agreeing, two settle it; disagreeing, a value backed by
-// two or more identities and by more than any other settles it, and the
-// rest lose. Otherwise the batch waits for another identity, until
-// maxHeldResults.
-func settleHeld(results []*heldResult) crossVerdict {
-	type group struct {
-		first int
-		n     int
-	}
-	var groups []group
-	of := make([]int, len(results)) // group of each result
-	for i, r := range results {
-		g := slices.IndexFunc(groups, func(g group) bool { return slices.Equal(results[g.first].games, r.games) })
-		if g < 0 {
-			g = len(groups)
-			groups = append(groups, group{first: i})
-		}
-		groups[g].n++
-		of[i] = g
-	}
-	v := crossVerdict{disputed: len(groups) > 1}
-	best := 0
-	for i, g := range groups {
-		if g.n > groups[best].n {
-			best = i
-		}
-	}
-	for i, g := range groups {
-		if i != best && g.n >= groups[best].n {
-			best = -1 // a tie
-			break
-		}
-	}
-	if best >= 0 && groups[best].n >= 2 {
-		v.decided, v.winner = true, groups[best].first
-		for i, r := range results {
-			if of[i] != best {
-				v.losers = append(v.losers, r.owner)
-			}
+// judgeReplay compares cand, a replay, with prev, the held result of the same
+// batch by another identity (trusted says who is trusted).
+func judgeReplay(prev, cand *heldResult, trusted func(string) bool) crossVerdict {
+	tp, tc := trusted(prev.owner), trusted(cand.owner)
+	if slices.Equal(prev.games, cand.games) {
+		v := crossVerdict{decided: true}
+		switch {
+		case tp && !tc:
+			v.confirmed = cand.owner
+		case tc && !tp:
+			v.confirmed = prev.owner
 		}
 		return v
 	}
-	v.failed = len(results) >= maxHeldResults
+	v := crossVerdict{disputed: true, where: firstDifference(prev.games, cand.games)}
+	switch {
+	case tp && tc:
+		v.pause = fmt.Sprintf("paused: trusted identities %s and %s played different moves (%s); revoke the liar's credential, then resume",
+			apierr.Q(prev.owner), apierr.Q(cand.owner), v.where)
+	case tc:
+		v.decided, v.liar, v.liarWorker = true, prev.owner, prev.worker
+	}
+	// An untrusted replay that contradicts a trusted identity's held
+	// result judges nobody: a newcomer is never branded on the word of
+	// one result it did not make (were the trusted side the liar, an
+	// honest newcomer would pay). The batch is played afresh.
 	return v
 }
 
@@ -333,13 +333,13 @@ func (c *CrossCheck) heldOf(idx int) *heldBatch {
 }
 
 // crossCheck adds cand, the moves of a checked result of batch idx of j
-// that is held (held) or was just selected (held nil), to the batch's
-// results. When they settle the batch, cand is on the winning side (held
-// results all differ from one another, so only cand can make a majority):
-// it changes nothing and returns done false, and the caller counts cand's
-// result, then calls crossApply. Otherwise cand is held (or the batch
-// dropped) and out is the caller's answer (done true). Caller holds
-// CommitMu and Mu.
+// that is held (held) or was just selected (held nil). When cand counts
+// (it agrees with the held result, or a trusted cand contradicts an
+// untrusted one) it changes nothing and returns done false: the caller
+// counts cand's result, then calls crossApply. Otherwise cand is held, or
+// the batch is dropped to be played afresh, and out is the caller's
+// answer (done true); v says whether an identity was found lying or the
+// job must stop. Caller holds CommitMu and Mu.
 func (s *Set[J]) crossCheck(j J, idx int, held *heldBatch, cand *heldResult, log *zap.Logger) (v crossVerdict, out core.Outcome, done bool) {
 	b := j.Base()
 	if held != nil && held.leasedTo == cand.worker {
@@ -349,90 +349,48 @@ func (s *Set[J]) crossCheck(j J, idx int, held *heldBatch, cand *heldResult, log
 		log.Info("a second result of a held batch from the same identity; not counted")
 		return v, core.Outcome{Verdict: core.Duplicate}, true
 	}
-	var before []*heldResult
-	if held != nil {
-		before = held.results
-	}
-	results := append(slices.Clone(before), cand)
-	v = settleHeld(results)
-	if v.disputed && (len(before) == 0 || !settleHeld(before).disputed) {
-		s.CrossChecks.inc(CrossMismatch)
-		log.Warn("replay of another identity differs", zap.String("where", firstDifference(before[0].games, cand.games)))
-	}
-	if v.decided && slices.Equal(results[v.winner].games, cand.games) {
-		return v, out, false
-	}
-	if v.decided || v.failed {
-		// No majority with cand (v.decided here would be a majority among
-		// held results, which settleHeld never leaves held).
-		delete(b.Cross.held, idx)
-		b.Batches.Unpark(idx)
-		b.Batches.Reopen(idx)
-		s.CrossChecks.inc(CrossUndecided)
-		log.Warn("held batch has no majority after its replays; played afresh", zap.Int("results", len(results)))
-		if s.Host != nil {
-			s.Host.WorkAvailable()
-		}
-		return crossVerdict{}, core.Outcome{Verdict: core.Discarded, EndUnitLeases: true}, true
-	}
-	if held == nil {
+	if held == nil || len(held.results) == 0 {
 		if b.Cross == nil {
 			b.Cross = newCrossCheck()
 		}
-		held = &heldBatch{}
-		b.Cross.held[idx] = held
-		b.Batches.Park(idx)
-		s.CrossChecks.inc(CrossHeld)
-		log.Info("batch held for a replay by another identity")
+		if held == nil {
+			held = &heldBatch{}
+			b.Cross.held[idx] = held
+			b.Batches.Park(idx)
+			s.CrossChecks.inc(CrossHeld)
+			log.Info("batch held for a replay by another identity")
+		}
+		held.results = []*heldResult{cand}
+		if s.Host != nil {
+			s.Host.WorkAvailable()
+		}
+		return v, core.Outcome{Verdict: core.Accepted, EndUnitLeases: true}, true
 	}
-	held.results = results
+	// One result at most is held: every mismatch is settled at once.
+	v = judgeReplay(held.results[0], cand, s.Trust.Trusted)
+	if v.disputed {
+		s.CrossChecks.inc(CrossMismatch)
+		log.Warn("replay of another identity differs", zap.String("where", v.where), zap.String("held", held.results[0].owner),
+			zap.String("replay", cand.owner))
+	}
+	if v.decided {
+		return v, out, false
+	}
+	// cand does not count: the batch is played afresh (or, paused, not at
+	// all).
+	delete(b.Cross.held, idx)
+	b.Batches.Unpark(idx)
+	b.Batches.Reopen(idx)
+	s.CrossChecks.inc(CrossUndecided)
 	if s.Host != nil {
 		s.Host.WorkAvailable()
 	}
-	return v, core.Outcome{Verdict: core.Accepted, EndUnitLeases: true}, true
-}
-
-// crossLoser is a worker whose result a settled batch contradicted.
-type crossLoser struct {
-	worker, owner, reason string
-	where                 string // the first move that differs
-}
-
-// crossLosers are the workers of the results v rejects among the results
-// of batch idx (held's and cand), with the reason of their exclusion.
-// Caller holds Mu.
-func (s *Set[J]) crossLosers(j J, idx int, held *heldBatch, cand *heldResult, v crossVerdict) []crossLoser {
-	if !v.decided || len(v.losers) == 0 {
-		return nil
-	}
-	var results []*heldResult
-	if held != nil {
-		results = held.results
-	}
-	results = append(slices.Clone(results), cand)
-	agree := 0
-	for _, r := range results {
-		if slices.Equal(r.games, cand.games) {
-			agree++
-		}
-	}
-	var out []crossLoser
-	for _, r := range results {
-		if slices.Contains(v.losers, r.owner) {
-			where := fmt.Sprintf("batch %d, %s", idx, firstDifference(cand.games, r.games))
-			out = append(out, crossLoser{worker: r.worker, owner: r.owner, where: where, reason: fmt.Sprintf(
-				"its games of batch %d differ from those %d other identities played at the same nodes and seeds (%s): its identity is excluded from the %s",
-				idx, agree, firstDifference(cand.games, r.games), s.What)})
-		}
-	}
-	return out
+	return v, core.Outcome{Verdict: core.Discarded, EndUnitLeases: true}, true
 }
 
 // crossApply makes a settled batch's verdict the job's once the batch is
-// counted: the batch is no longer held, and each losing identity is
-// excluded from the job (its held results elsewhere dropped). Caller
-// holds Mu.
-func (s *Set[J]) crossApply(j J, idx int, v crossVerdict, losers []crossLoser) {
+// counted: the batch is no longer held. Caller holds Mu.
+func (s *Set[J]) crossApply(j J, idx int, v crossVerdict) {
 	b := j.Base()
 	if b.Cross != nil {
 		delete(b.Cross.held, idx)
@@ -441,25 +399,6 @@ func (s *Set[J]) crossApply(j J, idx int, v crossVerdict, losers []crossLoser) {
 		s.CrossChecks.inc(CrossAgreed)
 	} else {
 		s.CrossChecks.inc(CrossSettled)
-	}
-	for _, l := range losers {
-		if b.Cross == nil {
-			b.Cross = newCrossCheck()
-		}
-		if _, seen := b.Cross.distrusted[l.owner]; !seen {
-			b.Cross.distrusted[l.owner] = l.reason
-			s.Logger.Warn("identity excluded from "+s.What+": a replay by other identities contradicts its games",
-				zap.String(logging.JobID, b.Rec.ID), zap.String("identity", l.owner), zap.String(logging.WorkerID, l.worker),
-				zap.String("reason", l.reason))
-			s.dropHeldOf(b, l.owner)
-		}
-		if b.Workers.Exclude(l.worker, l.reason) {
-			s.logExcluded(b, l.worker, l.reason)
-		}
-		s.Activity.Note(l.worker, s.Now(), 0, 1)
-	}
-	if len(losers) > 0 && s.Host != nil {
-		s.Host.WorkAvailable()
 	}
 }
 
@@ -489,7 +428,7 @@ func (s *Set[J]) dropHeldOf(b *Job, owner string) {
 // false. Caller holds Mu.
 func (s *Set[J]) takeReplay(j J, wk *core.Worker, now time.Time) (int, bool) {
 	c := j.Base().Cross
-	idx, ok := c.forIdentity(wk.Owner)
+	idx, ok := c.forIdentity(wk.Owner, s.Trust.Trusted)
 	if !ok {
 		return 0, false
 	}

@@ -1,51 +1,75 @@
 package gamepair
 
 import (
-	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-// results makes one held result per value, each of its own identity
-// ("id0", "id1", ...): equal values are equal games.
-func results(values ...string) []*heldResult {
-	out := make([]*heldResult, len(values))
-	for i, v := range values {
-		out[i] = &heldResult{owner: "id" + string(rune('0'+i)), games: []string{v}}
+// The rules of one replay against the held result of its batch: an
+// agreement counts and confirms the untrusted side of a trusted one; a
+// trusted replay that contradicts an untrusted result finds it lying and
+// counts; an untrusted replay of a trusted result brands nobody; two
+// trusted identities that disagree pause the job.
+func TestJudgeReplay(t *testing.T) {
+	trusted := func(id string) bool { return strings.HasPrefix(id, "t") }
+	res := func(owner, games string) *heldResult {
+		return &heldResult{owner: owner, worker: owner + "-w", games: []string{games}}
 	}
-	return out
+	for _, tc := range []struct {
+		name                 string
+		prev, cand           *heldResult
+		decided, disputed    bool
+		confirmed, liar      string
+		liarWorker, pausedBy string
+	}{
+		{name: "trusted replays a newcomer, agreeing", prev: res("new", "a"), cand: res("t1", "a"), decided: true, confirmed: "new"},
+		{name: "newcomer replays the trusted, agreeing", prev: res("t1", "a"), cand: res("new", "a"), decided: true, confirmed: "new"},
+		{name: "two trusted agree", prev: res("t1", "a"), cand: res("t2", "a"), decided: true},
+		{name: "trusted contradicts a newcomer", prev: res("new", "a"), cand: res("t1", "b"), decided: true, disputed: true,
+			liar: "new", liarWorker: "new-w"},
+		{name: "newcomer contradicts the trusted", prev: res("t1", "a"), cand: res("new", "b"), disputed: true},
+		{name: "two trusted disagree", prev: res("t1", "a"), cand: res("t2", "b"), disputed: true, pausedBy: "t2"},
+		{name: "two newcomers disagree", prev: res("n1", "a"), cand: res("n2", "b"), disputed: true},
+	} {
+		v := judgeReplay(tc.prev, tc.cand, trusted)
+		if v.decided != tc.decided || v.disputed != tc.disputed || v.confirmed != tc.confirmed || v.liar != tc.liar ||
+			v.liarWorker != tc.liarWorker || (v.pause != "") != (tc.pausedBy != "") {
+			t.Errorf("%s: %+v", tc.name, v)
+		}
+		if tc.pausedBy != "" && !strings.Contains(v.pause, tc.pausedBy) {
+			t.Errorf("%s: pause reason %q does not name %s", tc.name, v.pause, tc.pausedBy)
+		}
+	}
 }
 
-// Two identities that agree settle a batch; a mismatch waits for a third,
-// whose majority settles it against the other; no majority after four
-// results drops them.
-func TestSettleHeld(t *testing.T) {
+// An untrusted identity's held batch goes to trusted replayers only; a
+// trusted identity's to any other identity; never to its own.
+func TestForIdentityTrust(t *testing.T) {
+	trusted := func(id string) bool { return strings.HasPrefix(id, "t") }
+	c := newCrossCheck()
+	c.held[3] = &heldBatch{results: []*heldResult{{owner: "new"}}}
+	c.held[5] = &heldBatch{results: []*heldResult{{owner: "t1"}}}
 	for _, tc := range []struct {
-		values   []string
-		decided  bool
-		winner   int
-		losers   []string
-		disputed bool
-		failed   bool
+		owner string
+		want  int
+		ok    bool
 	}{
-		{values: []string{"a"}},
-		{values: []string{"a", "a"}, decided: true, winner: 0},
-		{values: []string{"a", "b"}, disputed: true},
-		{values: []string{"a", "b", "b"}, decided: true, winner: 1, losers: []string{"id0"}, disputed: true},
-		{values: []string{"a", "b", "a"}, decided: true, winner: 0, losers: []string{"id1"}, disputed: true},
-		{values: []string{"a", "b", "c"}, disputed: true},
-		{values: []string{"a", "b", "c", "c"}, decided: true, winner: 2, losers: []string{"id0", "id1"}, disputed: true},
-		{values: []string{"a", "b", "c", "d"}, disputed: true, failed: true},
-		{values: []string{"a", "b", "a", "b"}, disputed: true, failed: true},
+		{"t2", 3, true}, {"t1", 3, true}, {"new", 5, true}, {"other", 5, true},
 	} {
-		v := settleHeld(results(tc.values...))
-		if v.decided != tc.decided || v.disputed != tc.disputed || v.failed != tc.failed ||
-			(v.decided && (v.winner != tc.winner || !slices.Equal(v.losers, tc.losers))) {
-			t.Errorf("%v: %+v; want decided %v winner %d losers %v disputed %v failed %v",
-				tc.values, v, tc.decided, tc.winner, tc.losers, tc.disputed, tc.failed)
+		if got, ok := c.forIdentity(tc.owner, trusted); got != tc.want || ok != tc.ok {
+			t.Errorf("forIdentity(%s) = %d %v, want %d %v", tc.owner, got, ok, tc.want, tc.ok)
 		}
+	}
+	c.distrusted["other"] = "lied"
+	if _, ok := c.forIdentity("other", trusted); ok {
+		t.Error("an identity excluded from the job replays its batches")
+	}
+	delete(c.held, 5)
+	if _, ok := c.forIdentity("n2", trusted); ok {
+		t.Error("a newcomer replays a newcomer's batch")
 	}
 }
 

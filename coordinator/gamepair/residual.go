@@ -21,6 +21,17 @@ import (
 // whose expected count in any cell is 5 or less are left out, as the
 // chi-squared approximation needs (Fishtest does the same).
 //
+// The adjusted statistic is exactly the chi-squared of the 2×k table of
+// the worker against the pooled rest (TestResidualIsWorkerAgainstRest):
+// the rest's row contributes the worker's chi-squared times n/(N-n).
+//
+// Nobody is excluded while fewer than minResidualWorkers workers (not
+// excluded, with pairs in the test) contribute: with two, the table is
+// symmetric, each is "far" from the other by the same residual, and the
+// check cannot tell the liar from the honest one (issue 41: the honest
+// worker of two was the one excluded). Two workers are the cross-check's
+// to judge (crosscheck.go), not the residual's.
+//
 // A worker whose residual passes ResidualLimit, with at least
 // ResidualMinPairs pairs, is excluded from the test: an engine that plays
 // differently on one machine (a broken build, a throttled or overloaded
@@ -39,6 +50,9 @@ const (
 	// residualMinExpected is the smallest expected cell count a worker's
 	// row may have to be tested (Fishtest: more than 5).
 	residualMinExpected = 5.0
+	// minResidualWorkers is the number of contributing workers below
+	// which nobody is excluded for a residual.
+	minResidualWorkers = 3
 )
 
 // ResidualSettings say when a worker's residual excludes it; a zero Limit
@@ -215,6 +229,15 @@ func (ws *Workers) JudgeResiduals(id string, p [5]int64) (worker, reason string)
 		return "", ""
 	}
 	in := ws.residualInput(id, p)
+	contributors := 0
+	for _, q := range in {
+		if c := pairsOf(q); c[0]+c[1]+c[2] > 0 {
+			contributors++
+		}
+	}
+	if contributors < minResidualWorkers {
+		return "", ""
+	}
 	res := Residuals(in)
 	ids := make([]string, 0, len(res))
 	for wid := range res {

@@ -147,3 +147,78 @@ func TestResidualsWithAnEmptyColumn(t *testing.T) {
 		t.Fatalf("df 1: z %v", z)
 	}
 }
+
+// The residual rule against the audit of issue 41, simulated batch by
+// batch in 20 runs: an honest worker (pairs won, drawn, lost 10/80/10%)
+// next to a worker whose baseline plays its first legal move (pairs won
+// 90%, the rest drawn). Of two workers nobody is ever excluded (the
+// residual cannot tell which one lies; the cross-check does); with a
+// second honest worker, an honest one is never excluded, and the liar is
+// in most runs.
+func TestResidualNeverExcludesAnHonestWorkerOfTwo(t *testing.T) {
+	caught := 0
+	for run := range 20 {
+		r := rand.New(rand.NewPCG(uint64(run), 41))
+		for _, names := range [][]string{{"honest-1"}, {"honest-1", "honest-2"}} {
+			ws := NewWorkers(40, 0.2)
+			ws.SetResidualJudge(ResidualSettings{Limit: DefaultResidualLimit, MinPairs: DefaultResidualMinPairs})
+			excluded := ""
+			for batch := range 160 {
+				id, p := "liar", draw(r, 4, 0.9, 0.1)
+				if k := batch % (len(names) + 1); k < len(names) {
+					id, p = names[k], draw(r, 4, 0.1, 0.8)
+				}
+				w, why := ws.JudgeResiduals(id, p)
+				ws.AddPenta(id, p)
+				if w != "" && excluded == "" {
+					excluded = w
+					ws.Exclude(w, why)
+				}
+			}
+			switch {
+			case len(names) == 1 && excluded != "":
+				t.Fatalf("run %d: %s excluded with two workers contributing", run, excluded)
+			case len(names) == 2 && excluded != "liar" && excluded != "":
+				t.Fatalf("run %d: with three workers %q excluded, an honest one", run, excluded)
+			case len(names) == 2 && excluded == "liar":
+				caught++
+			}
+		}
+	}
+	// The residual is a backstop, not the cross-check: it need not catch
+	// the liar every time, but it should most times with three workers.
+	t.Logf("with three workers the liar was excluded by its residual in %d of 20 runs", caught)
+	if caught < 15 {
+		t.Errorf("the liar was excluded in only %d of 20 runs with three workers", caught)
+	}
+}
+
+// Each worker's residual is the chi-squared of the 2×3 table of that
+// worker against the pooled rest, computed here directly.
+func TestResidualIsWorkerAgainstRest(t *testing.T) {
+	in := map[string][5]int64{"a": {3, 10, 40, 12, 5}, "b": {2, 14, 35, 9, 4}, "c": {9, 20, 20, 6, 1}, "d": {4, 11, 38, 10, 6}}
+	res := Residuals(in)
+	for id := range in {
+		var mine, rest pairCounts
+		for other, p := range in {
+			c := pairsOf(p)
+			for k := range c {
+				if other == id {
+					mine[k] += c[k]
+				} else {
+					rest[k] += c[k]
+				}
+			}
+		}
+		n, m := mine[0]+mine[1]+mine[2], rest[0]+rest[1]+rest[2]
+		chi := 0.0
+		for k := range mine {
+			col := mine[k] + rest[k]
+			em, er := n*col/(n+m), m*col/(n+m)
+			chi += (mine[k]-em)*(mine[k]-em)/em + (rest[k]-er)*(rest[k]-er)/er
+		}
+		if want := chi2Z(chi, 2); math.Abs(res[id]-want) > 1e-9 {
+			t.Errorf("worker %s: residual %v, against the pooled rest %v", id, res[id], want)
+		}
+	}
+}

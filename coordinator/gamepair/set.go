@@ -134,6 +134,15 @@ type Hooks[J Entry] struct {
 	// tags, ...) to info. It is called under Mu and must be cheap: lists
 	// call it for every job.
 	Describe func(j J, info *core.JobInfo)
+	// Counted, when set, reads j's counted batches from the store in the
+	// order they were counted (purge.go). Nil: j's batches are never
+	// purged (a workload whose jobs no replay checks).
+	Counted func(ctx context.Context, j J) ([]Counted, error)
+	// Recount is j's next state were its counted batches exactly kept (in
+	// the order they were counted): the stored form of its SPRT state,
+	// its final state when that decides it (nil: it runs on), and apply,
+	// which makes the state j's once stored. Called under Mu.
+	Recount func(j J, kept []Counted, now time.Time) (sprtState string, change *store.JobChange, apply func(), err error)
 }
 
 // WorkerInfo is what snapshots show of a worker: the core's registry is
@@ -149,6 +158,10 @@ type Deps struct {
 	Host   core.Host // nil until the core is built (SetHost)
 	Logger *zap.Logger
 	Now    func() time.Time
+	// Trust is every identity's trust, shared by the game workloads
+	// (trust.go). Nil trusts every identity: only for unit tests that
+	// need no trust; the coordinator always gives one.
+	Trust *Trust
 }
 
 // Defaults fills in a logger that drops everything and the wall clock.
@@ -193,12 +206,16 @@ type Set[J Entry] struct {
 
 	workers  map[string]WorkerInfo
 	problems []LoadProblem
+	// settled are, by job, its last full snapshot taken while none of its
+	// batches was held (PublicSnapshot).
+	settled map[string]*arbiterv1.Job
 }
 
 // Init readies s once its configuration is set.
 func (s *Set[J]) Init() {
 	s.Jobs = make(map[string]J)
 	s.workers = make(map[string]WorkerInfo)
+	s.settled = make(map[string]*arbiterv1.Job)
 	s.queue.Init(s.Store, s.Logger)
 }
 
@@ -251,6 +268,7 @@ func (s *Set[J]) finish(j J, ch *store.JobChange) {
 		s.Running = slices.Delete(s.Running, i, i+1)
 	}
 	b.Openings, b.Batches, b.Cross = nil, nil, nil
+	delete(s.settled, b.Rec.ID) // nothing is held any more
 	b.Workers.DropWindows()
 	fields := []zap.Field{zap.String(logging.JobID, b.Rec.ID), zap.String("state", ch.State), zap.String("error", ch.Error)}
 	if s.Hooks.Summary != nil {
@@ -319,7 +337,37 @@ func (s *Set[J]) Snapshot(jobID string, full bool) (any, bool) {
 	}
 	out := j.Base().Proto()
 	s.Hooks.Snapshot(j, out)
+	if full && j.Base().Cross.heldCount() == 0 {
+		s.settled[jobID] = proto.Clone(out).(*arbiterv1.Job)
+	}
 	return out, true
+}
+
+// PublicSnapshot is what anonymous pages show of job jobID: its full
+// snapshot while none of its batches is held for a replay, and otherwise
+// the last one taken while none was (crosscheck.go). Counts then move only
+// when every held batch has settled, so a page read right after a result
+// does not single out a held batch among those counted. A job with held
+// batches and no settled snapshot yet (one whose first batches are held)
+// shows its snapshot with no batch counted.
+func (s *Set[J]) PublicSnapshot(jobID string) (*arbiterv1.Job, bool) {
+	snap, ok := s.Snapshot(jobID, true)
+	if !ok {
+		return nil, false
+	}
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if j := s.Jobs[jobID]; j.Base().Cross.heldCount() == 0 {
+		return snap.(*arbiterv1.Job), true
+	}
+	if c := s.settled[jobID]; c != nil {
+		return c, true
+	}
+	c := proto.Clone(snap.(*arbiterv1.Job)).(*arbiterv1.Job)
+	if c.GetMatchProgress() != nil {
+		c.MatchProgress = &arbiterv1.MatchProgress{}
+	}
+	return c, true
 }
 
 // Stats is core.Workload's Stats: jobs by kind (each of Kinds, even with

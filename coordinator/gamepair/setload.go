@@ -118,6 +118,9 @@ func (s *Set[J]) load(ctx context.Context, rec *store.Job) (J, error) {
 		b.Workers.DropWindows()
 		return j, nil
 	}
+	if err := s.loadDistrust(ctx, b); err != nil {
+		return none, fmt.Errorf("excluded identities: %w", err)
+	}
 	if s.Hooks.Over(j) {
 		change := &store.JobChange{State: store.StateDone, FinishedAt: s.Now()}
 		if err := s.Store.SetJobState(ctx, rec.ID, change); err != nil {

@@ -20,11 +20,13 @@ import (
 // go out in order (Batches).
 
 // mayRun reports whether worker wk may get batches of j: it plays game
-// pairs, has not said it cannot run the job, was not excluded from it, and
-// can run its engines. Caller holds Mu.
+// pairs, has not said it cannot run the job, was not excluded from it,
+// can run its engines, and its identity is trusted or j's games can be
+// checked by a replay (trust.go). Caller holds Mu.
 func (s *Set[J]) mayRun(j J, wk *core.Worker) bool {
 	a, b := s.Hooks.Engines(j)
-	return wk.Has(capability.GamePair) && j.Base().Workers.MayPlay(wk.ID) && !j.Base().Cross.Distrusts(wk.Owner) && Fits(a, b, wk) == ""
+	return wk.Has(capability.GamePair) && j.Base().Workers.MayPlay(wk.ID) && !j.Base().Cross.Distrusts(wk.Owner) && Fits(a, b, wk) == "" &&
+		(s.Trust.Trusted(wk.Owner) || (s.CrossCheckable != nil && s.CrossCheckable(j)))
 }
 
 // mayTakeFresh reports whether wk may get a fresh batch of j: its
@@ -37,7 +39,7 @@ func (s *Set[J]) mayTakeFresh(j J, wk *core.Worker) bool {
 // replayFor reports whether j holds a batch wk's identity may replay.
 // Caller holds Mu.
 func (s *Set[J]) replayFor(j J, wk *core.Worker) bool {
-	_, ok := j.Base().Cross.forIdentity(wk.Owner)
+	_, ok := j.Base().Cross.forIdentity(wk.Owner, s.Trust.Trusted)
 	return ok
 }
 

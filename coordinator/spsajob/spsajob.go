@@ -61,6 +61,9 @@ func init() {
 		New: workload.WithSettings(func(cfg Config, d workload.Deps) *Workload {
 			cfg.Store, cfg.Logger, cfg.Now = d.Store, d.Logger, d.Now
 			cfg.Games, cfg.Activity, cfg.ResolveArtifact = d.Games, d.Activity, d.ResolveArtifact
+			// Trust: no replay checks a tune's batches, so an untrusted
+			// identity gets none (gamepair/trust.go).
+			cfg.Trust = d.Trust
 			return New(cfg)
 		}),
 		// A tune plays an engine its submitter may have uploaded.

@@ -250,6 +250,8 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, vw viewer) 
 		err = &accounts.FieldError{Field: "label", Msg: "missing: name the script or worker the token is for"}
 	case d.Role != "client" && d.Role != "worker":
 		err = &accounts.FieldError{Field: "role", Msg: "want client or worker"}
+	case d.Role == "worker" && s.cfg.NoWorkerMinting:
+		err = &accounts.FieldError{Field: "role", Msg: "this coordinator makes no worker tokens here (--worker-token-minting=false): ask an admin for a worker credential"}
 	default:
 		tok, err = s.cfg.Credentials.CreateOwn(r.Context(), vw.identity(), d.Label, identity.Role(d.Role))
 		var ae *apierr.Error

@@ -58,6 +58,8 @@ type clusterOpts struct {
 	// reopen: the store in dir was a cluster's already (its credentials
 	// exist).
 	reopen bool
+	// noWorkerMinting is the coordinator's --worker-token-minting=false.
+	noWorkerMinting bool
 }
 
 func newCluster(t testing.TB, o clusterOpts) *cluster {
@@ -92,7 +94,7 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	cl.grpc = lis.Addr().String()
 	srv, err := New(ctx, Config{Core: c.Core, Perft: c.Perft(), Games: c.Games(), Tunes: c.Tunes(), Verify: c.Verify(), Credentials: c.Credentials,
 		Accounts: c.Accounts, Store: st, GrafanaURL: o.grafana, RequireSignIn: o.requireSignIn, BooksDir: o.books, LiveInterval: 500 * time.Millisecond, Diffs: c.Artifacts, Hooks: c.Hooks,
-		Follows: c.Hooks, EventPoll: 300 * time.Millisecond})
+		Follows: c.Hooks, EventPoll: 300 * time.Millisecond, Trust: c.Trust, NoWorkerMinting: o.noWorkerMinting})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,11 @@ import (
 	"strconv"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
 	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -99,9 +102,29 @@ type manageForm struct {
 // maxEventsShown bounds the incidents a test page lists (newest first).
 const maxEventsShown = 200
 
+// shownTest is test id as viewer v may see it: a reader who is not signed
+// in gets its counts as they stood when none of its batches was held for
+// a replay (gamepair's PublicSnapshot), so that the page does not single
+// out a checked batch among those counted.
+func (s *Server) shownTest(id string, v *view) (*arbiterv1.Job, error) {
+	j, err := s.testJob(id)
+	if err != nil || v.Viewer.Signed {
+		return j, err
+	}
+	pub, ok := s.cfg.Games.PublicSnapshot(id)
+	if !ok {
+		return j, nil
+	}
+	if s.cfg.Core.Pending(id) {
+		pub = proto.Clone(pub).(*arbiterv1.Job)
+		jobproto.MarkPending(pub)
+	}
+	return pub, nil
+}
+
 func (s *Server) testPage(r *http.Request, v *view) error {
 	id := r.PathValue("id")
-	j, err := s.testJob(id)
+	j, err := s.shownTest(id, v)
 	if err != nil {
 		return err
 	}
@@ -202,7 +225,7 @@ const batchesPerPage = 100
 
 func (s *Server) gamesPage(r *http.Request, v *view) error {
 	id := r.PathValue("id")
-	j, err := s.testJob(id)
+	j, err := s.shownTest(id, v)
 	if err != nil {
 		return err
 	}
@@ -213,6 +236,14 @@ func (s *Server) gamesPage(r *http.Request, v *view) error {
 	bs, err := s.cfg.Games.Batches(r.Context(), id)
 	if err != nil {
 		return err
+	}
+	// The batches the shown counts hold (all of them for a signed-in
+	// reader): those counted first, in counted order.
+	for games, k := int64(0), 0; k < len(bs); k++ {
+		if games += 2 * int64(bs[k].Pairs); games > int64(j.GetMatchProgress().GetGames()) {
+			bs = bs[:k]
+			break
+		}
 	}
 	d := &gamesData{Job: j, Total: len(bs), First: (page - 1) * batchesPerPage}
 	if d.First < len(bs) {

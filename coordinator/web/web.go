@@ -53,6 +53,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/credentials"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
@@ -113,6 +114,13 @@ type Config struct {
 	// EventPoll is how often pages ask for the user's events of followed
 	// jobs (15s).
 	EventPoll time.Duration
+	// Trust, when set, shows every worker identity's trust on the workers
+	// page (gamepair/trust.go).
+	Trust *gamepair.Trust
+	// NoWorkerMinting refuses worker tokens on /account (the coordinator's
+	// --worker-token-minting=false): workers then run only on credentials
+	// an admin made.
+	NoWorkerMinting bool
 }
 
 // Server serves the pages. It is an http.Handler for "/".

@@ -8,6 +8,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
 )
 
@@ -33,6 +34,10 @@ type workersData struct {
 	Blocks []core.Block
 	Admin  bool
 	CSRF   string
+	// Trust is the trust of every identity a registered worker has or
+	// that has a stored record (gamepair/trust.go).
+	Trust          []gamepair.TrustLevel
+	TrustThreshold int
 }
 
 // jobOfUnit names the job of a unit id: "JOB.N" for perft units and
@@ -82,6 +87,11 @@ func (s *Server) workersPage(r *http.Request, v *view) error {
 		d.Workers = append(d.Workers, wv)
 	}
 	d.Rows = workersRows(d.Workers, v.Now)
+	owners := make([]string, 0, len(d.Workers))
+	for _, w := range d.Workers {
+		owners = append(owners, w.Owner)
+	}
+	d.Trust, d.TrustThreshold = s.cfg.Trust.Levels(owners...), gamepair.TrustThreshold
 	d.Blocks = s.cfg.Core.Blocked()
 	d.Admin = v.Viewer.IsAdmin()
 	d.CSRF = v.CSRF

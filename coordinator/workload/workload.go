@@ -57,6 +57,9 @@ type Deps struct {
 	// Activity is the workers' recent games and incidents over every
 	// workload that plays games (the /workers page).
 	Activity *gamepair.Activity
+	// Trust is every worker identity's trust, shared by the workloads that
+	// play games (gamepair/trust.go).
+	Trust *gamepair.Trust
 	// JobExists reports whether any workload has a job of this id.
 	JobExists func(jobID string) bool
 	// Workload returns the workload of a registered kind, for the kinds

@@ -90,8 +90,13 @@ func (d *Driver) Start(st *store.Store, wl Workload, reg prometheus.Registerer) 
 // Worker registers a game-pair worker of Alice with bench speed bench and
 // 64 cores (the tests hold many batches with one worker).
 func (d *Driver) Worker(name string, bench uint64) *core.Worker {
+	return d.WorkerOf(Alice, name, bench)
+}
+
+// WorkerOf is Worker for identity id.
+func (d *Driver) WorkerOf(id identity.Identity, name string, bench uint64) *core.Worker {
 	d.T.Helper()
-	w, err := d.C.Register(context.Background(), Alice, name, core.Caps{Cores: 64, Tags: []string{capability.GamePair}, BenchNPS: bench})
+	w, err := d.C.Register(context.Background(), id, name, core.Caps{Cores: 64, Tags: []string{capability.GamePair}, BenchNPS: bench})
 	if err != nil {
 		d.T.Fatal(err)
 	}
@@ -109,9 +114,12 @@ func (d *Driver) Create(kind string, spec any) string {
 }
 
 // Lease asks for a unit for w; ok is false when there is none.
-func (d *Driver) Lease(w *core.Worker) (core.Grant, bool) {
+func (d *Driver) Lease(w *core.Worker) (core.Grant, bool) { return d.LeaseOf(Alice, w) }
+
+// LeaseOf is Lease for a worker of identity id.
+func (d *Driver) LeaseOf(id identity.Identity, w *core.Worker) (core.Grant, bool) {
 	d.T.Helper()
-	g, ok, err := d.C.Lease(context.Background(), Alice, w.ID, 0)
+	g, ok, err := d.C.Lease(context.Background(), id, w.ID, 0)
 	if err != nil {
 		d.T.Fatal(err)
 	}
@@ -130,13 +138,24 @@ func (d *Driver) MustLease(w *core.Worker) core.Grant {
 
 // Submit sends res for g's unit as w, a second after the lease.
 func (d *Driver) Submit(w *core.Worker, g core.Grant, res any) (core.Verdict, error) {
-	return d.C.Submit(context.Background(), Alice, w.ID, g.Lease.ID, g.Lease.UnitID, res, time.Second)
+	return d.SubmitOf(Alice, w, g, res)
+}
+
+// SubmitOf is Submit for a worker of identity id.
+func (d *Driver) SubmitOf(id identity.Identity, w *core.Worker, g core.Grant, res any) (core.Verdict, error) {
+	return d.C.Submit(context.Background(), id, w.ID, g.Lease.ID, g.Lease.UnitID, res, time.Second)
 }
 
 // MustSubmit sends res and fails the test unless the verdict is want.
 func (d *Driver) MustSubmit(w *core.Worker, g core.Grant, res any, want core.Verdict) {
 	d.T.Helper()
-	v, err := d.Submit(w, g, res)
+	d.MustSubmitOf(Alice, w, g, res, want)
+}
+
+// MustSubmitOf is MustSubmit for a worker of identity id.
+func (d *Driver) MustSubmitOf(id identity.Identity, w *core.Worker, g core.Grant, res any, want core.Verdict) {
+	d.T.Helper()
+	v, err := d.SubmitOf(id, w, g, res)
 	if err != nil || v != want {
 		d.T.Fatalf("submit %s by %s: %v %v, want %v", g.Lease.UnitID, w.Name, v, err, want)
 	}

@@ -15,7 +15,9 @@
 //	manynodes   report a billion nodes searched, then a legal move
 //
 // Options: Mode (combo), FailAt (spin), SlowMs (spin). The flags -mode,
-// -at, -slow set the same at start; -startup-hang never answers `uci`.
+// -at, -slow set the same at start; -startup-hang never answers `uci`;
+// -first plays the first legal move (in generation order) instead of the
+// pseudo-random one: a baseline any engine beats, whose games stay legal.
 package main
 
 import (
@@ -35,6 +37,7 @@ func main() {
 	at := flag.Int("at", 0, "go number in each game at which to misbehave")
 	slow := flag.Int("slow", 100, "milliseconds of delay for mode slow")
 	startupHang := flag.Bool("startup-hang", false, "never answer uci")
+	first := flag.Bool("first", false, "play the first legal move rather than a pseudo-random one")
 	flag.Parse()
 
 	in := bufio.NewScanner(os.Stdin)
@@ -89,6 +92,9 @@ func main() {
 				continue
 			}
 			m := moves[int(pos.Key()%uint64(len(moves)))]
+			if *first {
+				m = moves[0]
+			}
 			if goCount != *at {
 				say("info depth 1 score cp %d nodes %d time 0 pv %s", int(pos.Key()%50)-25, len(moves), pos.UCIMove(m))
 				say("bestmove %s", pos.UCIMove(m))

@@ -1,0 +1,178 @@
+package store
+
+// Trust between workers (coordinator/gamepair/trust.go decides; this file
+// keeps). Two tables, versioned as the schema "trust" beside the core's:
+//
+//   - worker_trust: one row per worker identity that has earned or lost
+//     trust: the batches of it a worker of another, trusted identity
+//     replayed with the same moves (agreed), and when and why it was found
+//     lying (lied_at 0: never). A liar's row is never deleted: its
+//     identity is not trusted again.
+//   - job_distrust: the identities excluded from a job for a replay that
+//     contradicted them; a restarted coordinator keeps them excluded.
+//
+// Invariant: a purge (PurgeIdentity) deletes an identity's batches and
+// their games from a test, stores the test's recomputed SPRT state, marks
+// the identity, excludes it from the job and stores the events in one
+// transaction: after a crash the test holds either every one of its
+// batches and the old state, or none of them and the new state.
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+)
+
+var trustSchema = KindSchema{Kind: "trust",
+	Migrations: []Migration{{Name: "worker trust and job exclusions", Up: trustTables("INTEGER")}},
+	Postgres:   []Migration{{Name: "worker trust and job exclusions", Up: trustTables("BIGINT")}},
+}
+
+func trustTables(integer string) func(ctx context.Context, tx *sql.Tx) error {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, strings.ReplaceAll(`
+CREATE TABLE worker_trust (
+  identity TEXT PRIMARY KEY,
+  agreed INT NOT NULL DEFAULT 0,
+  lied_at INT NOT NULL DEFAULT 0,
+  reason TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE job_distrust (
+  job_id TEXT NOT NULL,
+  identity TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  at INT NOT NULL,
+  PRIMARY KEY (job_id, identity)
+);`, "INT ", integer+" "))
+		return err
+	}
+}
+
+func init() { RegisterSchema(trustSchema) }
+
+// TrustRecord is what the store keeps of one identity's trust.
+type TrustRecord struct {
+	Identity string
+	Agreed   int64     // batches another trusted identity's replay confirmed
+	LiedAt   time.Time // zero: never found lying
+	Reason   string    // why it was found lying
+}
+
+// TrustRecords returns every stored trust record.
+func (s *Store) TrustRecords(ctx context.Context) ([]TrustRecord, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT identity, agreed, lied_at, reason FROM worker_trust ORDER BY identity")
+	if err != nil {
+		return nil, fmt.Errorf("store: trust: %w", err)
+	}
+	defer rows.Close()
+	var out []TrustRecord
+	for rows.Next() {
+		var r TrustRecord
+		var lied int64
+		if err := rows.Scan(&r.Identity, &r.Agreed, &lied, &r.Reason); err != nil {
+			return nil, err
+		}
+		r.LiedAt = fromNano(lied)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// AddAgreed adds n confirmed batches to identity's trust.
+func (s *Store) AddAgreed(ctx context.Context, identity string, n int64) error {
+	return s.write(func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO worker_trust(identity, agreed) VALUES(?,?)
+			ON CONFLICT(identity) DO UPDATE SET agreed = worker_trust.agreed + excluded.agreed`, identity, n)
+		return err
+	})
+}
+
+// JobDistrust returns the identities excluded from job jobID, with why.
+func (s *Store) JobDistrust(ctx context.Context, jobID string) (map[string]string, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT identity, reason FROM job_distrust WHERE job_id=?", jobID)
+	if err != nil {
+		return nil, fmt.Errorf("store: job distrust: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, reason string
+		if err := rows.Scan(&id, &reason); err != nil {
+			return nil, err
+		}
+		out[id] = reason
+	}
+	return out, rows.Err()
+}
+
+// WorkerOwners returns the identity that registered each worker id, for
+// the workers of ids (unknown ids are absent).
+func (s *Store) WorkerOwners(ctx context.Context, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	for _, id := range ids {
+		var owner string
+		err := s.db.QueryRowContext(ctx, "SELECT owner FROM workers WHERE id=?", id).Scan(&owner)
+		if err == sql.ErrNoRows {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("store: worker owner: %w", err)
+		}
+		out[id] = owner
+	}
+	return out, nil
+}
+
+// Purge is an identity found lying in a job, and what that changes.
+type Purge struct {
+	JobID, Identity, Reason string
+	At                      time.Time
+	// WorkerIDs are the identity's workers whose batches of the job are
+	// deleted with their games (none: nothing of it was counted).
+	WorkerIDs []string
+	// SPRT is the test's SPRT state recomputed without those batches;
+	// SetSPRT false leaves the tests row alone (a job that is not a test).
+	SPRT    string
+	SetSPRT bool
+	// Change is the job's final state when the recomputed state decides
+	// it (nil: it runs on).
+	Change *JobChange
+	Events []Event
+}
+
+// PurgeIdentity applies p in one transaction (the invariant at the top).
+func (s *Store) PurgeIdentity(ctx context.Context, p *Purge) error {
+	return s.write(func(ctx context.Context, tx *sql.Tx) error {
+		for _, w := range p.WorkerIDs {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM pgns WHERE job_id=? AND batch_idx IN
+				(SELECT idx FROM batches WHERE job_id=? AND worker_id=?)`, p.JobID, p.JobID, w); err != nil {
+				return fmt.Errorf("store: purge games: %w", err)
+			}
+			if _, err := tx.ExecContext(ctx, "DELETE FROM batches WHERE job_id=? AND worker_id=?", p.JobID, w); err != nil {
+				return fmt.Errorf("store: purge batches: %w", err)
+			}
+		}
+		if p.SetSPRT {
+			if _, err := tx.ExecContext(ctx, "UPDATE tests SET sprt=? WHERE job_id=?", p.SPRT, p.JobID); err != nil {
+				return fmt.Errorf("store: purge sprt: %w", err)
+			}
+		}
+		if p.Change != nil {
+			if err := setJobState(ctx, tx, p.JobID, p.Change); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO job_distrust(job_id, identity, reason, at) VALUES(?,?,?,?)
+			ON CONFLICT(job_id, identity) DO NOTHING`, p.JobID, p.Identity, p.Reason, unixNano(p.At)); err != nil {
+			return fmt.Errorf("store: job distrust: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO worker_trust(identity, agreed, lied_at, reason) VALUES(?,0,?,?)
+			ON CONFLICT(identity) DO UPDATE SET lied_at = excluded.lied_at, reason = excluded.reason`,
+			p.Identity, unixNano(p.At), p.Reason); err != nil {
+			return fmt.Errorf("store: mark liar: %w", err)
+		}
+		return insertEvents(ctx, tx, p.Events)
+	})
+}
