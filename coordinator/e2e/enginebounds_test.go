@@ -1,0 +1,76 @@
+//go:build unix
+
+package e2e
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestClientCannotSizeAllowedEnginesBeyondBounds: a client names the
+// worker's allowed Stockfish with Hash at Stockfish's maximum (32 TB) or
+// Threads at 1024: the worker, bounded by its operator to 64 MB and 1
+// thread (--engine-max-hash, --engine-max-threads), starts no engine for
+// it and is excluded from the test with the reason, the bound and the
+// setting that raises it; no game is counted. The control: the same
+// engine within the bounds plays its games on that worker.
+func TestClientCannotSizeAllowedEnginesBeyondBounds(t *testing.T) {
+	const sf = "/usr/games/stockfish"
+	if _, err := os.Stat(sf); err != nil {
+		t.Skip("no " + sf)
+	}
+	addr, data := freeAddr(t), t.TempDir()
+	coordinator(t, addr, data)
+	client := newCredential(t, addr, "client")
+	w := startWorker(t, addr, "--name", "bounded", "--engine-allow", "name=stockfish,cmd="+sf,
+		"--engine-max-hash", "64", "--engine-max-threads", "1")
+
+	for _, c := range []struct{ name, engine, want string }{
+		{"hash", "name=big,cmd=stockfish,option.Hash=33554432",
+			"option Hash=33554432 MB is not allowed on this worker: above its operator's bound of 64 MB (--engine-max-hash, or maxhash= in --engine-allow)"},
+		{"threads", "name=many,cmd=stockfish,option.Threads=1024",
+			"option Threads=1024 is not allowed on this worker: above its operator's bound of 1 (--engine-max-threads, or maxthreads= in --engine-allow)"},
+	} {
+		id := clientSubmit(t, addr, client, c.engine, "name=base,builtin")
+		reason := waitExcluded(t, addr, id, c.want)
+		t.Logf("%s: refused: %s", c.name, reason)
+		if g := getJob(t, dial(t, addr, token), id).GetMatchProgress().GetGames(); g != 0 {
+			t.Errorf("%s: %d games counted", c.name, g)
+		}
+		cli(t, "cancel", id, "--coordinator", addr, "--token", client)
+	}
+	if kids := childrenOf(w.cmd.Process.Pid); len(kids) > 0 {
+		t.Errorf("the worker has engine processes after the refusals: %v", kids)
+	}
+
+	// The control: within the bounds, the same engine plays on that worker.
+	id := clientSubmit(t, addr, client, "name=sf,cmd=stockfish,option.Hash=64,option.Threads=1", "name=base,builtin")
+	j := waitFor(t, dial(t, addr, token), id, 2*time.Minute, "the bounded engine's test", done)
+	if g := j.GetMatchProgress().GetGames(); g != 2 {
+		t.Fatalf("engine within the bounds: %d games", g)
+	}
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(pid int) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold blanks, so read after ')'.
+		rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
+		if f := strings.Fields(rest); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
