@@ -26,12 +26,13 @@ const (
 )
 
 // dataDirEntries is the one list of what the coordinator keeps in its
-// data directory (a directory's whole tree is its).
+// data directory (a directory's whole tree is its). arbiter up's
+// workers/ (each in-process worker's cache of engines, which it makes
+// executable) is the worker's, private through the data directory's 0700.
 var dataDirEntries = []string{
 	FileName, FileName + "-wal", FileName + "-shm", FileName + "-journal",
 	"artifacts",        // coordinator/artifacts: objects/ and partial/
-	"datagen",          // coordinator/datagenjob: shards, unless --datagen-dir puts them elsewhere
-	"workers",          // arbiter up: each in-process worker's cache
+	"datagen",          // coordinator/datagenjob: shards, unless its settings name another directory
 	"coordinator.json", // arbiter up: address and admin token
 }
 
