@@ -120,7 +120,7 @@ func newWorkerCommand() *cobra.Command {
 	cmd.Flags().IntVar(&limits.OpenFiles, "engine-files", sandbox.DefaultLimits.OpenFiles, "uploaded engines: open files")
 	cmd.Flags().Int64Var(&diskMB, "engine-disk-mb", sandbox.DefaultLimits.Disk>>20, "uploaded engines: bytes one engine may write in its working directory (MB; a size-limited tmpfs where user namespaces work)")
 	cmd.Flags().BoolVar(&uploads, "allow-uploads", false, "run engines uploaded to the coordinator, and build uploaded source trees, always in the sandbox (needs --data)")
-	cmd.Flags().StringArrayVar(&allow, "engine-allow", nil, "an installed engine clients may name (cmd=NAME): PATH, or name=NAME,cmd=PATH[,args=...][,dir=D][,options=OPT;OPT] (options that name files clients may set); repeat for more")
+	cmd.Flags().StringArrayVar(&allow, "engine-allow", nil, "an installed engine clients may name (cmd=NAME): PATH, or name=NAME,cmd=PATH[,args=...][,dir=D][,options=OPT;OPT][,maxhash=MB][,maxthreads=N] (options that name files clients may set; its own Hash and Threads bounds); repeat for more")
 	cmd.Flags().StringVar(&allowF, "engine-allow-file", "", "a file of --engine-allow entries, one a line (# comments)")
 	cmd.Flags().IntVar(&bounds.MaxHashMB, "engine-max-hash", defaultEngineMaxHashMB, "installed engines: the largest Hash (MB) a test may give one (an --engine-allow entry's maxhash= overrides it)")
 	cmd.Flags().IntVar(&bounds.MaxThreads, "engine-max-threads", 0, "installed engines: the most Threads a test may give one (default: --threads; an --engine-allow entry's maxthreads= overrides it)")
