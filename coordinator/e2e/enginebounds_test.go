@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,15 +17,7 @@ import (
 // setting that raises it; no game is counted. The control: the same
 // engine within the bounds plays its games on that worker.
 func TestClientCannotSizeAllowedEnginesBeyondBounds(t *testing.T) {
-	const sf = "/usr/games/stockfish"
-	if _, err := os.Stat(sf); err != nil {
-		t.Skip("no " + sf)
-	}
-	addr, data := freeAddr(t), t.TempDir()
-	coordinator(t, addr, data)
-	client := newCredential(t, addr, "client")
-	w := startWorker(t, addr, "--name", "bounded", "--engine-allow", "name=stockfish,cmd="+sf,
-		"--engine-max-hash", "64", "--engine-max-threads", "1")
+	addr, client, w := stockfishWorker(t, "--name", "bounded", "--engine-max-hash", "64", "--engine-max-threads", "1")
 
 	for _, c := range []struct{ name, engine, want string }{
 		{"hash", "name=big,cmd=stockfish,option.Hash=33554432",
@@ -56,21 +47,12 @@ func TestClientCannotSizeAllowedEnginesBeyondBounds(t *testing.T) {
 
 // childrenOf lists the processes whose parent is pid.
 func childrenOf(pid int) []string {
-	var out []string
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
+	return processes("stat", func(child, stat string) string {
 		// pid (comm) state ppid ...: comm may hold blanks, so read after ')'.
-		rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
-		if f := strings.Fields(rest); len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			out = append(out, e.Name())
+		f := strings.Fields(stat[strings.LastIndexByte(stat, ')')+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			return child
 		}
-	}
-	return out
+		return ""
+	})
 }
