@@ -52,6 +52,20 @@ func waitExcluded(t *testing.T, addr, id, want string) string {
 	return reason
 }
 
+// refusedByWorker submits a test of engine against the embedded one, waits
+// until a worker is excluded from it with a reason holding want, checks
+// that no game counted, and cancels it.
+func refusedByWorker(t *testing.T, addr, client, name, engine, want string) {
+	t.Helper()
+	id := clientSubmit(t, addr, client, engine, "name=base,builtin")
+	reason := waitExcluded(t, addr, id, want)
+	t.Logf("%s: refused: %s", name, reason)
+	if g := getJob(t, dial(t, addr, token), id).GetMatchProgress().GetGames(); g != 0 {
+		t.Errorf("%s: %d games counted", name, g)
+	}
+	cli(t, "cancel", id, "--coordinator", addr, "--token", client)
+}
+
 // processesWith lists the processes whose command line holds s.
 func processesWith(s string) []string {
 	return processes("cmdline", func(pid, cmdline string) string {
@@ -102,13 +116,7 @@ func TestClientCannotRunItsOwnCommandOnWorkers(t *testing.T) {
 		{"file option", "name=evil,cmd=stockfish,option.Debug Log File=" + log, `option "Debug Log File"`},
 	}
 	for _, tc := range cases {
-		id := clientSubmit(t, addr, client, tc.engine, "name=base,builtin")
-		reason := waitExcluded(t, addr, id, tc.want)
-		t.Logf("%s: refused: %s", tc.name, reason)
-		if g := getJob(t, dial(t, addr, token), id).GetMatchProgress().GetGames(); g != 0 {
-			t.Errorf("%s: %d games counted", tc.name, g)
-		}
-		cli(t, "cancel", id, "--coordinator", addr, "--token", client)
+		refusedByWorker(t, addr, client, tc.name, tc.engine, tc.want)
 	}
 	for _, f := range []string{marker, log} {
 		if _, err := os.Stat(f); err == nil {

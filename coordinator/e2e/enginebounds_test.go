@@ -25,13 +25,7 @@ func TestClientCannotSizeAllowedEnginesBeyondBounds(t *testing.T) {
 		{"threads", "name=many,cmd=stockfish,option.Threads=1024",
 			"option Threads=1024 is not allowed on this worker: above its operator's bound of 1 (--engine-max-threads, or maxthreads= in --engine-allow)"},
 	} {
-		id := clientSubmit(t, addr, client, c.engine, "name=base,builtin")
-		reason := waitExcluded(t, addr, id, c.want)
-		t.Logf("%s: refused: %s", c.name, reason)
-		if g := getJob(t, dial(t, addr, token), id).GetMatchProgress().GetGames(); g != 0 {
-			t.Errorf("%s: %d games counted", c.name, g)
-		}
-		cli(t, "cancel", id, "--coordinator", addr, "--token", client)
+		refusedByWorker(t, addr, client, c.name, c.engine, c.want)
 	}
 	if kids := childrenOf(w.cmd.Process.Pid); len(kids) > 0 {
 		t.Errorf("the worker has engine processes after the refusals: %v", kids)
