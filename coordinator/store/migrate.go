@@ -446,7 +446,9 @@ func quickCheck(db *sql.DB) ([]string, error) {
 // Open opens (creating if needed) the store in dir, upgrading an older
 // schema in place. Foreign, newer and damaged files are refused untouched.
 func Open(dir string) (*Store, error) {
-	if err := MkdirPrivate(dir); err != nil {
+	// A new directory is private; an existing one is tightened below, once
+	// its store is known not to be refused.
+	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return nil, fmt.Errorf("store: data dir %q: %w", dir, err)
 	}
 	path := filepath.Join(dir, FileName)
