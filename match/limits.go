@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/arbiter-chess/arbiter/internal/apierr"
 )
 
 // Limits is how long one engine may think on each move. The fields combine
@@ -92,19 +94,19 @@ func (l *Limits) ParseLimit(key, value string) (ok bool, err error) {
 	case "nodes":
 		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil || n <= 0 {
-			return true, fmt.Errorf("nodes=%q: want a positive integer", clipString(value))
+			return true, fmt.Errorf("nodes=%s: want a positive integer", apierr.Q(value))
 		}
 		l.Nodes = n
 	case "depth":
 		n, err := strconv.Atoi(value)
 		if err != nil || n <= 0 || n > 1000 {
-			return true, fmt.Errorf("depth=%q: want an integer in 1..1000", clipString(value))
+			return true, fmt.Errorf("depth=%s: want an integer in 1..1000", apierr.Q(value))
 		}
 		l.Depth = n
 	case "movetime":
 		ms, err := strconv.ParseInt(value, 10, 64)
 		if err != nil || ms <= 0 || ms > 1e10 {
-			return true, fmt.Errorf("movetime=%q: want positive milliseconds", clipString(value))
+			return true, fmt.Errorf("movetime=%s: want positive milliseconds", apierr.Q(value))
 		}
 		l.MoveTime = time.Duration(ms) * time.Millisecond
 	case "st":
@@ -112,7 +114,7 @@ func (l *Limits) ParseLimit(key, value string) (ok bool, err error) {
 		// whole milliseconds (UCI movetime), so that is the resolution.
 		sec, err := strconv.ParseFloat(value, 64)
 		if err != nil || math.IsNaN(sec) || sec < 0.001 || sec > 1e7 {
-			return true, fmt.Errorf("st=%q: want seconds per move, at least 0.001 (e.g. st=0.5)", clipString(value))
+			return true, fmt.Errorf("st=%s: want seconds per move, at least 0.001 (e.g. st=0.5)", apierr.Q(value))
 		}
 		l.MoveTime = time.Duration(math.Round(sec*1000)) * time.Millisecond
 	default:
@@ -123,7 +125,7 @@ func (l *Limits) ParseLimit(key, value string) (ok bool, err error) {
 
 func (l *Limits) parseTC(s string) error {
 	bad := func(why string) error {
-		return fmt.Errorf("tc=%q: %s (want [MOVES/]SECONDS[+INC], e.g. 10+0.1, 40/60+0.6, 1:30+1, or inf)", clipString(s), why)
+		return fmt.Errorf("tc=%s: %s (want [MOVES/]SECONDS[+INC], e.g. 10+0.1, 40/60+0.6, 1:30+1, or inf)", apierr.Q(s), why)
 	}
 	if strings.EqualFold(s, "inf") || strings.EqualFold(s, "infinite") {
 		// No clock: the engine's other limits (nodes=, depth=, st=) end its

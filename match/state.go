@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/arbiter-chess/arbiter/internal/apierr"
 )
 
 // StateFormat and StateVersion mark a tournament state file.
@@ -84,7 +86,7 @@ func LoadState(path string) (*State, error) {
 		return nil, fmt.Errorf("state file %s: not a match state (%v)", path, err)
 	}
 	if st.Format != StateFormat {
-		return nil, fmt.Errorf("state file %s: format %q, want %q", path, clipString(st.Format), StateFormat)
+		return nil, fmt.Errorf("state file %s: format %s, want %q", path, apierr.Q(st.Format), StateFormat)
 	}
 	if st.Version != StateVersion {
 		return nil, fmt.Errorf("state file %s: version %d, this arbiter reads version %d", path, st.Version, StateVersion)
@@ -99,13 +101,6 @@ func LoadState(path string) (*State, error) {
 		return nil, fmt.Errorf("state file %s: %w", path, err)
 	}
 	return &st, nil
-}
-
-func clipString(s string) string {
-	if len(s) > 100 {
-		return s[:100] + "..."
-	}
-	return s
 }
 
 func (st *State) schedule() (*Schedule, error) {

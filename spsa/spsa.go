@@ -207,7 +207,7 @@ func checkName(name string) error {
 		return fmt.Errorf("param %s: a name has no comma, semicolon, quote, '=', tab, line break, or blanks around it", quote(name))
 	}
 	if _, _, found := textcheck.FirstControl(name); found {
-		return fmt.Errorf("param %s: a name has no control character (it becomes an engine option name)", quote(name))
+		return fmt.Errorf("param %s: a name has no control character or invisible format character (it becomes an engine option name)", quote(name))
 	}
 	return nil
 }

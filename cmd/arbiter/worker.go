@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,6 +38,7 @@ func newWorkerCommand() *cobra.Command {
 		uploads  bool
 		allow    []string
 		allowF   string
+		bounds   engineallow.Bounds
 	)
 	cmd := &cobra.Command{
 		Use:     "worker",
@@ -73,7 +75,7 @@ func newWorkerCommand() *cobra.Command {
 			if uploads && data == "" {
 				return usageError("--allow-uploads needs --data DIR (the cache of uploaded engines and their working directories)")
 			}
-			engines, err := allowedEngines(allow, allowF, log)
+			engines, err := allowedEngines(allow, allowF, engineBounds(bounds, threads), log)
 			if err != nil {
 				return err
 			}
@@ -118,16 +120,41 @@ func newWorkerCommand() *cobra.Command {
 	cmd.Flags().IntVar(&limits.OpenFiles, "engine-files", sandbox.DefaultLimits.OpenFiles, "uploaded engines: open files")
 	cmd.Flags().Int64Var(&diskMB, "engine-disk-mb", sandbox.DefaultLimits.Disk>>20, "uploaded engines: bytes one engine may write in its working directory (MB; a size-limited tmpfs where user namespaces work)")
 	cmd.Flags().BoolVar(&uploads, "allow-uploads", false, "run engines uploaded to the coordinator, and build uploaded source trees, always in the sandbox (needs --data)")
-	cmd.Flags().StringArrayVar(&allow, "engine-allow", nil, "an installed engine clients may name (cmd=NAME): PATH, or name=NAME,cmd=PATH[,args=...][,dir=D][,options=OPT;OPT] (options that name files clients may set); repeat for more")
+	cmd.Flags().StringArrayVar(&allow, "engine-allow", nil, "an installed engine clients may name (cmd=NAME): PATH, or name=NAME,cmd=PATH[,args=...][,dir=D][,options=OPT;OPT][,maxhash=MB][,maxthreads=N] (options that name files clients may set; its own Hash and Threads bounds); repeat for more")
 	cmd.Flags().StringVar(&allowF, "engine-allow-file", "", "a file of --engine-allow entries, one a line (# comments)")
+	cmd.Flags().IntVar(&bounds.MaxHashMB, "engine-max-hash", defaultEngineMaxHashMB, "installed engines: the largest Hash (MB) a test may give one (an --engine-allow entry's maxhash= overrides it)")
+	cmd.Flags().IntVar(&bounds.MaxThreads, "engine-max-threads", 0, "installed engines: the most Threads a test may give one (default: --threads; an --engine-allow entry's maxthreads= overrides it)")
 	cmd.Flags().BoolVar(&unsafe, "unsandboxed", false, "run uploaded engines without the sandbox (only where the worker is isolated otherwise, e.g. a throw-away VM)")
 	logs.add(cmd.Flags(), "info")
 	return cmd
 }
 
+// defaultEngineMaxHashMB is --engine-max-hash: two engines of a game at
+// their bound fit the 2 GiB an uploaded engine may use in the sandbox.
+const defaultEngineMaxHashMB = 1024
+
+// engineBounds is --engine-max-hash and --engine-max-threads with
+// --engine-max-threads 0 read as the worker's --threads (all cores for 0).
+func engineBounds(b engineallow.Bounds, threads int) engineallow.Bounds {
+	if b.MaxThreads == 0 {
+		b.MaxThreads = threads
+		if threads == 0 {
+			b.MaxThreads = runtime.NumCPU()
+		}
+	}
+	return b
+}
+
 // allowedEngines reads --engine-allow and --engine-allow-file into the
-// worker's list; programs not found now are logged (they may come later).
-func allowedEngines(flags []string, file string, log *zap.Logger) (*engineallow.List, error) {
+// worker's list with the worker's bounds on Hash and Threads; programs not
+// found now are logged (they may come later).
+func allowedEngines(flags []string, file string, bounds engineallow.Bounds, log *zap.Logger) (*engineallow.List, error) {
+	if bounds.MaxHashMB < 1 || bounds.MaxHashMB > 1<<30 {
+		return nil, usageError("--engine-max-hash %d: want MB in 1..%d", bounds.MaxHashMB, 1<<30)
+	}
+	if bounds.MaxThreads < 1 || bounds.MaxThreads > 4096 {
+		return nil, usageError("--engine-max-threads %d: want 0 (the worker's --threads) to 4096", bounds.MaxThreads)
+	}
 	var all []engineallow.Engine
 	for _, f := range flags {
 		e, err := engineallow.ParseEntry(f)
@@ -143,7 +170,7 @@ func allowedEngines(flags []string, file string, log *zap.Logger) (*engineallow.
 		}
 		all = append(all, more...)
 	}
-	l, missing, err := engineallow.New(all)
+	l, missing, err := engineallow.New(all, bounds)
 	if err != nil {
 		return nil, usageError("%v", err)
 	}
@@ -151,7 +178,8 @@ func allowedEngines(flags []string, file string, log *zap.Logger) (*engineallow.
 		log.Warn("allowed engine not found (yet): tests naming it are refused until it is installed", zap.String("cmd", m))
 	}
 	if l.Len() > 0 {
-		log.Info("installed engines clients may name", zap.Strings("engines", l.Names()))
+		log.Info("installed engines clients may name", zap.Strings("engines", l.Names()),
+			zap.Int("max_hash_mb", bounds.MaxHashMB), zap.Int("max_threads", bounds.MaxThreads))
 	}
 	return l, nil
 }

@@ -145,7 +145,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("artifacts: %w", err)
 	}
 	for _, d := range []string{"objects", "partial"} {
-		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
+		if err := store.MkdirPrivate(filepath.Join(cfg.Dir, d)); err != nil {
 			return nil, fmt.Errorf("artifacts: %w", err)
 		}
 	}

@@ -214,7 +214,7 @@ func (s *Store) Upload(ctx context.Context, id identity.Identity, next func() (s
 				return nil, 0, apierr.New(apierr.FailedPrecondition, apierr.ReasonInUse, "upload of %s: another upload of it is running", apierr.Q(h))
 			}
 			sha, meta = h, p.meta
-			f, err = os.OpenFile(s.partial(sha), os.O_WRONLY|os.O_CREATE, 0o644)
+			f, err = os.OpenFile(s.partial(sha), os.O_WRONLY|os.O_CREATE, store.FileMode)
 			if err != nil {
 				return nil, 0, apierr.New(apierr.Internal, apierr.ReasonStore, "artifact file: %v", err)
 			}

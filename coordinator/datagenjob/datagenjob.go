@@ -196,7 +196,7 @@ func New(d workload.Deps) (*Workload, error) {
 		if d.DataDir == "" {
 			dir = filepath.Join(d.Store.Dir(), "datagen")
 		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := store.MkdirPrivate(dir); err != nil {
 			return nil, fmt.Errorf("datagen: shard directory: %w", err)
 		}
 	}

@@ -52,17 +52,45 @@ func waitExcluded(t *testing.T, addr, id, want string) string {
 	return reason
 }
 
+// refusedByWorker submits a test of engine against the embedded one, waits
+// until a worker is excluded from it with a reason holding want, checks
+// that no game counted, and cancels it.
+func refusedByWorker(t *testing.T, addr, client, name, engine, want string) {
+	t.Helper()
+	id := clientSubmit(t, addr, client, engine, "name=base,builtin")
+	reason := waitExcluded(t, addr, id, want)
+	t.Logf("%s: refused: %s", name, reason)
+	if g := getJob(t, dial(t, addr, token), id).GetMatchProgress().GetGames(); g != 0 {
+		t.Errorf("%s: %d games counted", name, g)
+	}
+	cli(t, "cancel", id, "--coordinator", addr, "--token", client)
+}
+
 // processesWith lists the processes whose command line holds s.
 func processesWith(s string) []string {
+	return processes("cmdline", func(pid, cmdline string) string {
+		if strings.Contains(cmdline, s) {
+			return pid + ": " + strings.ReplaceAll(cmdline, "\x00", " ")
+		}
+		return ""
+	})
+}
+
+// processes lists what match says of each process (skipping ""), given
+// its pid and its /proc/PID/file.
+func processes(file string, match func(pid, content string) string) []string {
 	var out []string
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		if _, err := strconv.Atoi(e.Name()); err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && strings.Contains(string(b), s) {
-			out = append(out, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		b, err := os.ReadFile("/proc/" + e.Name() + "/" + file)
+		if err != nil {
+			continue
+		}
+		if m := match(e.Name(), string(b)); m != "" {
+			out = append(out, m)
 		}
 	}
 	return out
@@ -74,14 +102,7 @@ func processesWith(s string) []string {
 // its name plays. Arguments of the client's choosing and an option that
 // writes a file are refused the same way.
 func TestClientCannotRunItsOwnCommandOnWorkers(t *testing.T) {
-	const sf = "/usr/games/stockfish"
-	if _, err := os.Stat(sf); err != nil {
-		t.Skip("no " + sf)
-	}
-	addr, data := freeAddr(t), t.TempDir()
-	coordinator(t, addr, data)
-	client := newCredential(t, addr, "client")
-	startWorker(t, addr, "--name", "w1", "--engine-allow", "name=stockfish,cmd="+sf)
+	addr, client, _ := stockfishWorker(t, "--name", "w1")
 
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "pwned")
@@ -95,13 +116,7 @@ func TestClientCannotRunItsOwnCommandOnWorkers(t *testing.T) {
 		{"file option", "name=evil,cmd=stockfish,option.Debug Log File=" + log, `option "Debug Log File"`},
 	}
 	for _, tc := range cases {
-		id := clientSubmit(t, addr, client, tc.engine, "name=base,builtin")
-		reason := waitExcluded(t, addr, id, tc.want)
-		t.Logf("%s: refused: %s", tc.name, reason)
-		if g := getJob(t, dial(t, addr, token), id).GetMatchProgress().GetGames(); g != 0 {
-			t.Errorf("%s: %d games counted", tc.name, g)
-		}
-		cli(t, "cancel", id, "--coordinator", addr, "--token", client)
+		refusedByWorker(t, addr, client, tc.name, tc.engine, tc.want)
 	}
 	for _, f := range []string{marker, log} {
 		if _, err := os.Stat(f); err == nil {
@@ -119,6 +134,23 @@ func TestClientCannotRunItsOwnCommandOnWorkers(t *testing.T) {
 	if g := j.GetMatchProgress().GetGames(); g != 2 {
 		t.Fatalf("allowed engine: %d games", g)
 	}
+}
+
+// stockfishWorker starts a coordinator and a worker that allows the
+// installed Stockfish as "stockfish" (the test is skipped without it),
+// with the worker's extra flags; it returns the coordinator's address and
+// a client credential.
+func stockfishWorker(t *testing.T, extra ...string) (addr, client string, worker *proc) {
+	t.Helper()
+	const sf = "/usr/games/stockfish"
+	if _, err := os.Stat(sf); err != nil {
+		t.Skip("no " + sf)
+	}
+	addr = freeAddr(t)
+	coordinator(t, addr, t.TempDir())
+	client = newCredential(t, addr, "client")
+	worker = startWorker(t, addr, append([]string{"--engine-allow", "name=stockfish,cmd=" + sf}, extra...)...)
+	return addr, client, worker
 }
 
 // cEngine compiles a C program for upload.

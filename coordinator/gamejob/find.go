@@ -3,12 +3,12 @@ package gamejob
 import (
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
+	"github.com/arbiter-chess/arbiter/internal/textcheck"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -58,15 +58,13 @@ func CheckTags(tags []string) ([]string, error) {
 }
 
 // CheckNotes refuses notes longer than MaxNotes bytes, not UTF-8, or with
-// control characters other than line breaks and tabs.
+// control or invisible characters other than line breaks and tabs.
 func CheckNotes(notes string) error {
 	if len(notes) > MaxNotes || !utf8.ValidString(notes) {
 		return apierr.Invalid("notes: must be at most %d bytes of UTF-8 (%d given)", MaxNotes, len(notes))
 	}
-	for _, r := range notes {
-		if unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' {
-			return apierr.Invalid("notes: control character %q", r)
-		}
+	if err := textcheck.CheckMultiline("notes", notes); err != nil {
+		return apierr.Invalid("%s", err.Error())
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 )
@@ -159,10 +160,19 @@ func (s *Store) Backup(ctx context.Context, path string) error {
 	if s.backend != SQLite {
 		return ErrNoBackup
 	}
-	if _, err := os.Stat(path); err == nil {
+	// Created empty first, FileMode: VACUUM INTO fills an empty file and
+	// keeps its mode (a file it creates is 0644).
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode)
+	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("backup: %s exists", path)
 	}
-	_, err := s.db.ExecContext(ctx, "VACUUM INTO ?", path)
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	_, err = s.db.ExecContext(ctx, "VACUUM INTO ?", path)
 	return err
 }
 

@@ -446,12 +446,22 @@ func quickCheck(db *sql.DB) ([]string, error) {
 // Open opens (creating if needed) the store in dir, upgrading an older
 // schema in place. Foreign, newer and damaged files are refused untouched.
 func Open(dir string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// A new directory is private; an existing one is tightened below, once
+	// its store is known not to be refused.
+	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return nil, fmt.Errorf("store: data dir %q: %w", dir, err)
 	}
 	path := filepath.Join(dir, FileName)
 	found, err := inspect(path)
 	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	// Modes only: a file inspect accepted, before SQLite opens it (and
+	// gives a new -wal and -shm its mode).
+	if err := TightenDataDir(dir); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if err := createPrivate(path); err != nil {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
 	q := url.Values{}

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -123,9 +122,13 @@ func OpenPostgres(dsn, dir string) (*Store, error) {
 	}
 	// The data dir is made only for a database we will use: a refused
 	// one leaves nothing behind.
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := MkdirPrivate(dir); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: data dir %q: %w", dir, err)
+	}
+	if err := TightenDataDir(dir); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: %w", err)
 	}
 	s := &Store{db: db, path: shown, dir: dir, backend: Postgres, pgConfig: cfg}
 	if err := s.pgMigrate(ctx, found.version); err != nil {

@@ -226,14 +226,6 @@ func loopbackHost(hostport string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// localPath is next if it is a path of this site, else "/".
-func localPath(next string) string {
-	if strings.HasPrefix(next, "/") && !strings.HasPrefix(next, "//") && !strings.HasPrefix(next, "/\\") && len(next) <= 2048 {
-		return next
-	}
-	return "/"
-}
-
 type signinData struct {
 	Next  string
 	Error string

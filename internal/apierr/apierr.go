@@ -11,6 +11,9 @@ package apierr
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // Domain is the ErrorInfo domain of every Arbiter error.
@@ -145,18 +148,32 @@ func ReasonOf(err error) string {
 	return ""
 }
 
-// Quote renders an input for an error message: at most max bytes of it
-// (cut on a rune boundary, with the full length noted), so that a huge input
-// never becomes a huge error.
+// Quote renders an input for an error message, Go-quoted, so that control
+// and invisible characters show escaped. The rendering between the quotes
+// is at most max bytes: an input is cut (on a character boundary, with its
+// full length noted) when its escaped form would pass max, so that neither a
+// huge input nor a short one of bytes that escape to four or ten ("\xff",
+// "\U000e0041") makes a huge error.
 func Quote(s string, max int) string {
-	if len(s) <= max {
-		return fmt.Sprintf("%q", s)
+	if q := strconv.Quote(s); len(q) <= max+2 {
+		return q
 	}
-	cut := max
-	for cut > 0 && cut < len(s) && s[cut]&0xC0 == 0x80 {
-		cut--
+	var b strings.Builder
+	b.WriteByte('"')
+	rendered := 0
+	for i := 0; i < len(s); {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		q := strconv.Quote(s[i : i+size])
+		piece := q[1 : len(q)-1]
+		if rendered+len(piece) > max {
+			break
+		}
+		b.WriteString(piece)
+		rendered += len(piece)
+		i += size
 	}
-	return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
+	fmt.Fprintf(&b, "\"… (%d bytes)", len(s))
+	return b.String()
 }
 
 // Q is Quote with the default limit of 100 bytes.

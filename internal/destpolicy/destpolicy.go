@@ -1,9 +1,11 @@
 // Package destpolicy decides where the coordinator may send requests on
 // a user's behalf: webhooks (coordinator/hooks) and git fetches of
 // source=git:URL@REF (coordinator/artifacts). Both let a submitter name a
-// destination, so both refuse what is not the public internet —
-// loopback, private, CGNAT, link-local, multicast and unspecified
-// addresses — unless the operator allows it (--hook-allow, --git-allow).
+// destination, so both refuse what is not the public internet — every
+// special-purpose range of RFC 6890 and the IANA registries (loopback,
+// private, CGNAT, link-local, benchmarking, documentation, NAT64, 6to4,
+// multicast, broadcast, reserved...; the one list is special below) —
+// unless the operator allows it (--hook-allow, --git-allow).
 //
 // The check belongs on the address a connection is made to, after DNS
 // resolution: a name that resolves to a public address when it is
@@ -65,34 +67,127 @@ func (p *Policy) AllowsHost(host string) bool {
 	return p.allowAll || p.hosts[strings.TrimSuffix(strings.ToLower(host), ".")]
 }
 
-// cgnat is the shared address space of carrier-grade NAT (RFC 6598):
-// not the public internet either.
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+// special is every address range that is not the public internet: the
+// special-purpose ranges of RFC 6890 and the IANA IPv4 and IPv6
+// Special-Purpose Address Registries, and multicast. It is the one list;
+// Denied reads it and nothing else decides by range. The longest prefix
+// containing an address gives the reason, so that 0.0.0.0 is "an
+// unspecified address" within "this network" 0.0.0.0/8.
+//
+// Ranges that carry an IPv4 address inside an IPv6 one are not
+// destinations of their own: the IPv4-mapped ::ffff:0:0/96 is unmapped
+// before the lookup, and the NAT64 well-known prefix 64:ff9b::/96 (the
+// address DNS64 gives a public IPv4 host on an IPv6-only network) is
+// judged by the IPv4 address it embeds. The others (IPv4-compatible ::/96,
+// local-use NAT64 64:ff9b:1::/48, 6to4 2002::/16, Teredo within
+// 2001::/23) are refused whatever they embed: they are deprecated or
+// reach a relay of the operator's network.
+var special = []specialRange{
+	// IPv4 (RFC 6890 section 2.2.2 and its updates).
+	{prefix: "0.0.0.0/8", why: `a "this network" address`},
+	{prefix: "0.0.0.0/32", why: "an unspecified address"},
+	{prefix: "10.0.0.0/8", why: "a private address"},
+	{prefix: "100.64.0.0/10", why: "a private address"}, // shared address space of carrier-grade NAT (RFC 6598)
+	{prefix: "127.0.0.0/8", why: "a loopback address"},
+	{prefix: "169.254.0.0/16", why: "a link-local address"},
+	{prefix: "172.16.0.0/12", why: "a private address"},
+	{prefix: "192.0.0.0/24", why: "an IETF protocol assignment address"},
+	{prefix: "192.0.2.0/24", why: "a documentation address"},
+	{prefix: "192.31.196.0/24", why: "an AS112 address"},
+	{prefix: "192.52.193.0/24", why: "an AMT relay address"},
+	{prefix: "192.88.99.0/24", why: "a 6to4 relay anycast address"},
+	{prefix: "192.168.0.0/16", why: "a private address"},
+	{prefix: "192.175.48.0/24", why: "an AS112 address"},
+	{prefix: "198.18.0.0/15", why: "a benchmarking address"},
+	{prefix: "198.51.100.0/24", why: "a documentation address"},
+	{prefix: "203.0.113.0/24", why: "a documentation address"},
+	{prefix: "224.0.0.0/4", why: "a multicast address"},
+	{prefix: "240.0.0.0/4", why: "a reserved address"},
+	{prefix: "255.255.255.255/32", why: "the broadcast address"},
+	// IPv6 (RFC 6890 section 2.2.3 and its updates).
+	{prefix: "::/96", why: "an IPv4-compatible address (deprecated)"},
+	{prefix: "::/128", why: "an unspecified address"},
+	{prefix: "::1/128", why: "a loopback address"},
+	{prefix: "64:ff9b::/96", embedsIPv4: true},
+	{prefix: "64:ff9b:1::/48", why: "a local-use NAT64 address"},
+	{prefix: "100::/64", why: "a discard-only address"},
+	{prefix: "2001::/23", why: "an IETF protocol assignment address"},
+	{prefix: "2001:db8::/32", why: "a documentation address"},
+	{prefix: "2002::/16", why: "a 6to4 address"},
+	{prefix: "3fff::/20", why: "a documentation address"},
+	{prefix: "5f00::/16", why: "a segment routing address"},
+	{prefix: "fc00::/7", why: "a private address"},
+	{prefix: "fe80::/10", why: "a link-local address"},
+	{prefix: "fec0::/10", why: "a site-local address (deprecated)"},
+	{prefix: "ff00::/8", why: "a multicast address"},
+}
 
-// Denied says why address ip is refused ("" when it is not).
-func (p *Policy) Denied(ip netip.Addr) string {
-	ip = ip.Unmap()
-	if p.allowAll {
-		return ""
+// globalUnicast is the only IPv6 space IANA allocates for the public
+// internet; anything else the table above does not name is reserved.
+var globalUnicast = netip.MustParsePrefix("2000::/3")
+
+// specialRange is one row of special.
+type specialRange struct {
+	prefix     string
+	why        string // the reason an error gives: "is a loopback address"
+	embedsIPv4 bool   // judged by the IPv4 address in its last 32 bits
+	parsed     netip.Prefix
+}
+
+func init() {
+	for i := range special {
+		special[i].parsed = netip.MustParsePrefix(special[i].prefix)
 	}
-	for _, pre := range p.prefixes {
-		if pre.Contains(ip) {
-			return ""
+}
+
+// lookupSpecial returns the most specific row of special containing ip
+// (ip without a zone, unmapped), or nil.
+func lookupSpecial(ip netip.Addr) *specialRange {
+	var best *specialRange
+	for i := range special {
+		r := &special[i]
+		if r.parsed.Contains(ip) && (best == nil || r.parsed.Bits() > best.parsed.Bits()) {
+			best = r
 		}
 	}
+	return best
+}
+
+// Denied says why address ip is refused ("" when it is not): a special
+// range (see special) the operator has not allowed.
+func (p *Policy) Denied(ip netip.Addr) string {
+	// A zone ("fe80::1%eth0") would make every prefix miss it.
+	ip = ip.WithZone("").Unmap()
+	if p.allowAll || p.allowedPrefix(ip) {
+		return ""
+	}
+	if !ip.IsValid() {
+		return "not an address"
+	}
+	r := lookupSpecial(ip)
 	switch {
-	case ip.IsLoopback():
-		return "a loopback address"
-	case ip.IsPrivate(), cgnat.Contains(ip):
-		return "a private address"
-	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-		return "a link-local address"
-	case ip.IsUnspecified():
-		return "an unspecified address"
-	case ip.IsMulticast(), ip.IsInterfaceLocalMulticast():
-		return "a multicast address"
+	case r != nil && r.embedsIPv4:
+		b := ip.As16()
+		v4 := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+		if why := p.Denied(v4); why != "" {
+			return fmt.Sprintf("a NAT64 address of %s, which is %s", v4, why)
+		}
+		return ""
+	case r != nil:
+		return r.why
+	case ip.Is6() && !globalUnicast.Contains(ip):
+		return "a reserved address (not IPv6 global unicast)"
 	}
 	return ""
+}
+
+func (p *Policy) allowedPrefix(ip netip.Addr) bool {
+	for _, pre := range p.prefixes {
+		if pre.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // IsLocalhost reports whether host is a name of this machine

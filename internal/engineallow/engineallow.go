@@ -5,7 +5,10 @@
 // engines plays: the program, its arguments and its working directory are
 // the operator's, and options that make an engine read or write a file
 // (a path in the value, or a name like "Debug Log File", "SyzygyPath",
-// "EvalFile") pass only where the operator allowed them by name.
+// "EvalFile") pass only where the operator allowed them by name. The
+// options that size an engine, Hash and Threads (see bounded), pass only
+// up to the operator's bounds: a client cannot make an allowed engine take
+// all of the worker's memory or cores.
 //
 // Grammar of one entry (the engine spec's quoting and escapes):
 //
@@ -13,6 +16,7 @@
 //	name=sf,cmd=/usr/games/stockfish          name "sf"
 //	name=ph,cmd=/usr/games/phalanx,args=-b- -l-
 //	name=sf,cmd=stockfish,options=SyzygyPath;EvalFile   (looked up in PATH at start)
+//	name=sf,cmd=/usr/games/stockfish,maxhash=4096,maxthreads=8   (its own bounds)
 //
 // A file holds one entry per line; blank lines and lines starting with #
 // are skipped.
@@ -26,6 +30,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
@@ -43,7 +48,44 @@ type Engine struct {
 	// FileOptions are the options that name files which clients may set
 	// (compared without case and blanks).
 	FileOptions []string
+	// Bounds caps what clients may set the engine's Hash and Threads to;
+	// a zero field takes the worker's bound (New).
+	Bounds Bounds
 }
+
+// Bounds are the largest Hash (MB) and Threads clients may give an
+// allowed engine; 0 is no bound.
+type Bounds struct {
+	MaxHashMB  int
+	MaxThreads int
+}
+
+// bounded is the one list of the options a worker bounds: the UCI names
+// (compared without case and blanks), the entry key and worker flag that
+// set the bound, and the bound of an engine.
+var bounded = []struct {
+	option, unit, key, flag string
+	max                     func(Bounds) int
+}{
+	{option: "Hash", unit: " MB", key: "maxhash", flag: "--engine-max-hash", max: func(b Bounds) int { return b.MaxHashMB }},
+	{option: "Threads", key: "maxthreads", flag: "--engine-max-threads", max: func(b Bounds) int { return b.MaxThreads }},
+}
+
+// maxBound bounds a bound itself: more than any machine has, so that a
+// typo is refused rather than read as "no bound".
+const maxBound = 1 << 30
+
+// parseBound reads the value of a maxhash= or maxthreads= entry key.
+func parseBound(key, v string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > maxBound {
+		return 0, fmt.Errorf("%s=%q: want a whole number in 1..%d", key, clip(v), maxBound)
+	}
+	return n, nil
+}
+
+// entryKeys are the keys of an entry, for errors.
+const entryKeys = "name, cmd, args, arg, dir, options, maxhash, maxthreads"
 
 // maxEntries bounds a list: an operator's file, not a data set.
 const maxEntries = 1000
@@ -61,7 +103,7 @@ func ParseEntry(s string) (Engine, error) {
 	for i, it := range items {
 		if it.Bare {
 			if i != 0 || it.Key == "" {
-				return e, bad("item %q is not key=value (keys: name, cmd, args, arg, dir, options)", it.Key)
+				return e, bad("item %q is not key=value (keys: %s)", it.Key, entryKeys)
 			}
 			it = enginespec.KeyValue{Key: "cmd", Value: it.Key}
 		}
@@ -85,8 +127,18 @@ func ParseEntry(s string) (Engine, error) {
 					e.FileOptions = append(e.FileOptions, o)
 				}
 			}
+		case "maxhash", "maxthreads":
+			n, err := parseBound(it.Key, it.Value)
+			if err != nil {
+				return e, bad("%v", err)
+			}
+			if it.Key == "maxhash" {
+				e.Bounds.MaxHashMB = n
+			} else {
+				e.Bounds.MaxThreads = n
+			}
 		default:
-			return e, bad("unknown key %q (keys: name, cmd, args, arg, dir, options)", it.Key)
+			return e, bad("unknown key %q (keys: %s)", it.Key, entryKeys)
 		}
 	}
 	if e.Cmd == "" {
@@ -137,8 +189,9 @@ type List struct {
 
 // New makes a list; a name given twice is refused. A program not found
 // in PATH keeps its name (it may be installed later) and is reported in
-// missing.
-func New(engines []Engine) (l *List, missing []string, err error) {
+// missing. An engine without bounds of its own takes worker's (a zero
+// field of both is no bound).
+func New(engines []Engine, worker Bounds) (l *List, missing []string, err error) {
 	if len(engines) > maxEntries {
 		return nil, nil, fmt.Errorf("--engine-allow: more than %d engines", maxEntries)
 	}
@@ -148,6 +201,12 @@ func New(engines []Engine) (l *List, missing []string, err error) {
 			return o.Name == e.Name && slices.Equal(o.Args, e.Args) && o.Dir == e.Dir
 		}) {
 			return nil, nil, fmt.Errorf("--engine-allow: engine %q given twice", e.Name)
+		}
+		if e.Bounds.MaxHashMB == 0 {
+			e.Bounds.MaxHashMB = worker.MaxHashMB
+		}
+		if e.Bounds.MaxThreads == 0 {
+			e.Bounds.MaxThreads = worker.MaxThreads
 		}
 		if p, err := exec.LookPath(e.Cmd); err == nil {
 			if abs, err := filepath.Abs(p); err == nil {
@@ -231,8 +290,8 @@ func (l *List) describe() string {
 	return strings.Join(names, ", ")
 }
 
-// CheckOptions refuses the options of e that name a file (WritesFiles)
-// unless its operator allowed them.
+// CheckOptions refuses the options of e that name a file (NamesFile)
+// unless its operator allowed them, and a Hash or Threads above e's bounds.
 func (e Engine) CheckOptions(options map[string]string) error {
 	names := make([]string, 0, len(options))
 	for k := range options {
@@ -240,6 +299,9 @@ func (e Engine) CheckOptions(options map[string]string) error {
 	}
 	slices.Sort(names)
 	for _, k := range names {
+		if err := e.checkBound(k, options[k]); err != nil {
+			return err
+		}
 		if !NamesFile(k, options[k]) {
 			continue
 		}
@@ -248,6 +310,27 @@ func (e Engine) CheckOptions(options map[string]string) error {
 		}
 		return fmt.Errorf("engine %q: option %q=%q names a file, which is %w unless its operator lists it (--engine-allow name=%s,cmd=...,options=%s)",
 			e.Name, clip(k), clip(options[k]), ErrNotAllowed, e.Name, k)
+	}
+	return nil
+}
+
+// checkBound refuses option name=value when it is one of bounded and
+// value is not a positive whole number within e's bound.
+func (e Engine) checkBound(name, value string) error {
+	for _, b := range bounded {
+		limit := b.max(e.Bounds)
+		if fold(name) != fold(b.option) || limit == 0 {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(value))
+		if err != nil || n < 1 {
+			return fmt.Errorf("engine %q: option %s=%q is %w: this worker bounds %s and takes a whole number in 1..%d%s",
+				e.Name, b.option, clip(value), ErrNotAllowed, b.option, limit, b.unit)
+		}
+		if n > limit {
+			return fmt.Errorf("engine %q: option %s=%d%s is %w: above its operator's bound of %d%s (%s, or %s= in --engine-allow)",
+				e.Name, b.option, n, b.unit, ErrNotAllowed, limit, b.unit, b.flag, b.key)
+		}
 	}
 	return nil
 }

@@ -23,6 +23,11 @@ func TestParseEntry(t *testing.T) {
 		{in: "cmd=x,bogus=1", err: `unknown key "bogus"`},
 		{in: "name=a b,cmd=x", err: "want a word"},
 		{in: "cmd=x,args=a\nb", err: "control character"},
+		{in: "name=sf,cmd=x,maxhash=4096,maxthreads=8", want: Engine{Name: "sf", Cmd: "x", Bounds: Bounds{MaxHashMB: 4096, MaxThreads: 8}}},
+		{in: "cmd=x,maxhash=0", err: `maxhash="0": want a whole number in 1..`},
+		{in: "cmd=x,maxthreads=-2", err: `maxthreads="-2": want a whole number`},
+		{in: "cmd=x,maxhash=1e9", err: `maxhash="1e9"`},
+		{in: "cmd=x,maxthreads=99999999999", err: `maxthreads="99999999999"`},
 	}
 	for _, c := range cases {
 		got, err := ParseEntry(c.in)
@@ -33,7 +38,7 @@ func TestParseEntry(t *testing.T) {
 			continue
 		}
 		if err != nil || got.Name != c.want.Name || got.Cmd != c.want.Cmd || !slices.Equal(got.Args, c.want.Args) ||
-			!slices.Equal(got.FileOptions, c.want.FileOptions) {
+			!slices.Equal(got.FileOptions, c.want.FileOptions) || got.Bounds != c.want.Bounds {
 			t.Errorf("%q: %+v, %v; want %+v", c.in, got, err, c.want)
 		}
 	}
@@ -58,7 +63,7 @@ func TestResolve(t *testing.T) {
 		{Name: "ph", Cmd: "/bin/false", Args: []string{"-b-"}},
 		{Name: "ph", Cmd: "/bin/false", Args: []string{"-x"}},
 		{Name: "later", Cmd: "/no/such/engine"},
-	})
+	}, Bounds{})
 	if err != nil || !slices.Equal(missing, []string{"/no/such/engine"}) {
 		t.Fatalf("New: %v, missing %v", err, missing)
 	}
@@ -104,7 +109,7 @@ func TestResolve(t *testing.T) {
 	if _, err := none.Resolve("true", nil, ""); err == nil || !strings.Contains(err.Error(), "--engine-allow") {
 		t.Errorf("empty list: %v", err)
 	}
-	if _, _, err := New([]Engine{{Name: "a", Cmd: "/bin/true"}, {Name: "a", Cmd: "/bin/false"}}); err == nil {
+	if _, _, err := New([]Engine{{Name: "a", Cmd: "/bin/true"}, {Name: "a", Cmd: "/bin/false"}}, Bounds{}); err == nil {
 		t.Error("a name given twice with the same arguments was accepted")
 	}
 }
@@ -136,5 +141,57 @@ func TestFileOptions(t *testing.T) {
 	err := e.CheckOptions(map[string]string{"Debug Log File": "/tmp/x", "Hash": "16"})
 	if err == nil || !errors.Is(err, ErrNotAllowed) || !strings.Contains(err.Error(), "Debug Log File") {
 		t.Errorf("Debug Log File: %v", err)
+	}
+}
+
+// TestBounds: Hash and Threads above the worker's bounds (or an entry's
+// own, which override them) are refused naming the bound and the setting
+// that raises it; values within them, and other options, pass (the
+// control); without bounds (arbiter up's own engines) nothing is bounded.
+func TestBounds(t *testing.T) {
+	l, _, err := New([]Engine{
+		{Name: "sf", Cmd: "/bin/true"},
+		{Name: "big", Cmd: "/bin/false", Bounds: Bounds{MaxHashMB: 4096}},
+	}, Bounds{MaxHashMB: 64, MaxThreads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf, _ := l.Resolve("sf", nil, "")
+	big, _ := l.Resolve("big", nil, "")
+	if sf.Bounds != (Bounds{MaxHashMB: 64, MaxThreads: 2}) || big.Bounds != (Bounds{MaxHashMB: 4096, MaxThreads: 2}) {
+		t.Fatalf("bounds: sf %+v, big %+v", sf.Bounds, big.Bounds)
+	}
+	for _, c := range []struct {
+		e    Engine
+		opts map[string]string
+		want string // "" passes
+	}{
+		{sf, map[string]string{"Hash": "64", "Threads": "2", "Skill Level": "20"}, ""},
+		{sf, map[string]string{"Hash": "1", "threads": " 1 "}, ""},
+		{big, map[string]string{"Hash": "4096"}, ""},
+		{sf, map[string]string{"Hash": "33554432"}, `engine "sf": option Hash=33554432 MB is not allowed on this worker: above its operator's bound of 64 MB (--engine-max-hash, or maxhash= in --engine-allow)`},
+		{sf, map[string]string{"hash": "65"}, "above its operator's bound of 64 MB"},
+		{sf, map[string]string{"Threads": "1024"}, `option Threads=1024 is not allowed on this worker: above its operator's bound of 2 (--engine-max-threads, or maxthreads= in --engine-allow)`},
+		{sf, map[string]string{"T hreads": "3"}, "bound of 2"},
+		{big, map[string]string{"Hash": "4097"}, "bound of 4096 MB"},
+		{sf, map[string]string{"Hash": "lots"}, `option Hash="lots" is not allowed on this worker: this worker bounds Hash and takes a whole number in 1..64 MB`},
+		{sf, map[string]string{"Threads": "0"}, "whole number in 1..2"},
+		{sf, map[string]string{"Hash": "99999999999999999999"}, "whole number in 1..64"},
+	} {
+		err := c.e.CheckOptions(c.opts)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s %v: %v, want it to pass", c.e.Name, c.opts, err)
+			}
+			continue
+		}
+		if err == nil || !errors.Is(err, ErrNotAllowed) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %v: %v, want %q", c.e.Name, c.opts, err, c.want)
+		}
+	}
+	free, _, _ := New([]Engine{{Name: "sf", Cmd: "/bin/true"}}, Bounds{})
+	e, _ := free.Resolve("sf", nil, "")
+	if err := e.CheckOptions(map[string]string{"Hash": "33554432", "Threads": "1024"}); err != nil {
+		t.Errorf("without bounds: %v", err)
 	}
 }

@@ -53,6 +53,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/textcheck"
 	"github.com/arbiter-chess/arbiter/match"
 )
@@ -151,12 +152,10 @@ func (u Use) keys() []string {
 // maxQuote bounds how much of a bad input an error repeats.
 const maxQuote = 100
 
-// clip quotes s for an error message, cut to maxQuote bytes.
+// clip quotes s for an error message: at most maxQuote bytes of its
+// escaped form, so that three clips bound any error of this package.
 func clip(s string) string {
-	if len(s) > maxQuote {
-		return fmt.Sprintf("%q...", s[:maxQuote])
-	}
-	return fmt.Sprintf("%q", s)
+	return apierr.Quote(s, maxQuote)
 }
 
 // clipKey is a key as an error names it: as given when it is short,

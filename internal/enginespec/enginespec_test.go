@@ -173,6 +173,13 @@ func TestStringRoundTrip(t *testing.T) {
 	}
 }
 
+// maxParseError bounds a Parse error: at most three quotes of the input (the
+// spec, a key, a value), each at most maxQuote bytes escaped plus its length
+// note, and the fixed text around them. Before quotes were bounded escaped,
+// a 173-byte spec of invalid bytes made a 1,064-byte error (testdata/fuzz:
+// escaped-bytes-in-option-name-and-value): each byte escapes to four.
+const maxParseError = 3*(maxQuote+len(`""… (1000 bytes)`)) + 300
+
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"name=a,cmd=x,args=\"a,b\",option.H=1", `cmd=x,args=-bug\,a,b`, "name=a,builtin,tc=10+0.1", `"`} {
 		f.Add(s)
@@ -181,8 +188,8 @@ func FuzzParse(f *testing.F) {
 		for _, use := range []Use{Match, Each, Verify} {
 			s, err := Parse(in, use)
 			if err != nil {
-				if len(err.Error()) > 1100 { // two quotes of at most 100 bytes, escaped
-					t.Fatalf("error of %d bytes", len(err.Error()))
+				if len(err.Error()) > maxParseError {
+					t.Fatalf("Parse(%q): error of %d bytes: %s", in, len(err.Error()), err)
 				}
 				continue
 			}

@@ -205,7 +205,7 @@ func (cl *Cluster) startWorker(n int, table *engine.PerftTable) error {
 	if cfg.UploadedEngines {
 		dataDir = filepath.Join(cl.dataDir, "workers", name)
 	}
-	engines, _, err := engineallow.New(cfg.Engines)
+	engines, _, err := engineallow.New(cfg.Engines, engineallow.Bounds{}) // the user's own engines, on the user's machine: no bounds
 	if err != nil {
 		return cliexit.Usage("%v", err)
 	}
