@@ -311,6 +311,9 @@ func (tb *Tablebase) probeTable(pos *engine.Position, kind tableKind, wdl int) (
 		return 0, false, err
 	}
 	if kind == kindWDL {
+		if b0 > 4 {
+			return 0, false, corrupt(t.path, "WDL value %d (want 0..4) for %s", b0, pos.FEN())
+		}
 		return int(b0) - 2, false, nil
 	}
 	v := int(b0) | int(b1&0xf)<<8
