@@ -34,6 +34,9 @@ func testPositions(t testing.TB, name string, n int) []engine.Position {
 	return out
 }
 
+// testdataTables are the files in testdata.
+var testdataTables = []string{"KQvK.rtbw", "KQvK.rtbz", "KPvK.rtbw", "KPvK.rtbz", "KRvK.rtbw", "KBvK.rtbw", "KNvK.rtbw"}
+
 // copyTables copies the named files from testdata into a new directory.
 func copyTables(t testing.TB, files ...string) string {
 	t.Helper()
@@ -100,7 +103,7 @@ func TestTruncatedTableIsNamed(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Control: the intact copy answers every probe.
-		dir := copyTables(t, "KQvK.rtbw", "KQvK.rtbz", "KPvK.rtbw", "KPvK.rtbz")
+		dir := copyTables(t, testdataTables...)
 		if err := probeAll(t, dir, positions, tc.dtz); err != nil {
 			t.Fatalf("%s intact: %v", tc.file, err)
 		}
@@ -133,7 +136,7 @@ func TestFlippedBytesNeverPanic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dir := copyTables(t, "KQvK.rtbw", "KQvK.rtbz", "KPvK.rtbw", "KPvK.rtbz")
+		dir := copyTables(t, testdataTables...)
 		path := filepath.Join(dir, tc.file)
 		errorsSeen, flips := 0, 0
 		for at := 0; at < len(full); at++ {
