@@ -63,9 +63,12 @@ func fathomPath(t testing.TB) string {
 type fathomResult struct {
 	wdl string // Win, CursedWin, Draw, BlessedLoss, Loss
 	dtz int    // absolute
+	// moves holds the root moves in SAN by Fathom's class: "Winning",
+	// "Drawing" (cursed wins and blessed losses included), "Losing".
+	moves map[string][]string
 }
 
-var fathomTag = regexp.MustCompile(`(?m)^\[(WDL|DTZ) "([^"]*)"\]$`)
+var fathomTag = regexp.MustCompile(`(?m)^\[(WDL|DTZ|WinningMoves|DrawingMoves|LosingMoves) "([^"]*)"\]$`)
 
 func runFathom(ctx context.Context, path, dir, fen string) (fathomResult, error) {
 	var out, errOut bytes.Buffer
@@ -74,21 +77,31 @@ func runFathom(ctx context.Context, path, dir, fen string) (fathomResult, error)
 	if err := cmd.Run(); err != nil {
 		return fathomResult{}, fmt.Errorf("fathom %q: %v: %s", fen, err, errOut.String())
 	}
-	var r fathomResult
+	r := fathomResult{moves: map[string][]string{}}
 	found := 0
 	for _, m := range fathomTag.FindAllStringSubmatch(out.String(), -1) {
 		found++
-		if m[1] == "WDL" {
+		switch m[1] {
+		case "WDL":
 			r.wdl = m[2]
-		} else {
+		case "DTZ":
 			n, err := strconv.Atoi(m[2])
 			if err != nil {
 				return r, fmt.Errorf("fathom %q: DTZ %q", fen, m[2])
 			}
 			r.dtz = n
+		default:
+			class := strings.TrimSuffix(m[1], "Moves")
+			r.moves[class] = []string{}
+			for _, san := range strings.Split(m[2], ", ") {
+				if san != "" {
+					r.moves[class] = append(r.moves[class], sanKey(san))
+				}
+			}
+			slices.Sort(r.moves[class])
 		}
 	}
-	if found != 2 {
+	if found != 5 {
 		return r, fmt.Errorf("fathom %q: no WDL/DTZ tags in %q", fen, out.String())
 	}
 	return r, nil
@@ -210,6 +223,50 @@ func boardFEN(board *[64]engine.Piece, side engine.Color, ep string) string {
 	return fmt.Sprintf("%s %s - %s 0 1", b.String(), stm, ep)
 }
 
+// sanKey reduces a SAN move to piece, destination and promotion: Fathom
+// disambiguates SAN its own way (Q2a2 for Qba2), and with the legal moves
+// of one position these three still tell moves apart up to which of two
+// like pieces moves.
+func sanKey(san string) string {
+	san = strings.TrimRight(san, "+#")
+	promo := ""
+	if i := strings.IndexByte(san, '='); i >= 0 {
+		san, promo = san[:i], san[i:]
+	}
+	piece := "P"
+	if strings.ContainsRune("KQRBN", rune(san[0])) {
+		piece = san[:1]
+	}
+	if len(san) < 2 {
+		return "?" + san
+	}
+	return piece + san[len(san)-2:] + promo
+}
+
+// rootMoveClasses sorts pos's root moves into Fathom's classes, each move
+// as its sanKey.
+func rootMoveClasses(tb *Tablebase, pos *engine.Position) (map[string][]string, error) {
+	moves, err := tb.RootMoves(pos)
+	if err != nil {
+		return nil, err
+	}
+	classes := map[string][]string{"Winning": {}, "Drawing": {}, "Losing": {}}
+	for _, m := range moves {
+		class := "Drawing"
+		switch m.WDL {
+		case Win:
+			class = "Winning"
+		case Loss:
+			class = "Losing"
+		}
+		classes[class] = append(classes[class], sanKey(pos.SAN(m.Move)))
+	}
+	for _, list := range classes {
+		slices.Sort(list)
+	}
+	return classes, nil
+}
+
 func envCount(t *testing.T, def int) int {
 	if os.Getenv("ARBITER_TB_FULL") == "1" {
 		def = 100_000
@@ -313,6 +370,11 @@ func TestProbesMatchFathom(t *testing.T) {
 				}
 				if fathomWDLName[wdl] != want.wdl || absDTZ != want.dtz {
 					fail("%s (%s): WDL %v DTZ %d, fathom WDL %s DTZ %d", fen, j.table, wdl, dtz, want.wdl, want.dtz)
+				}
+				if got, err := rootMoveClasses(tb, &j.pos); err != nil {
+					fail("%s: RootMoves: %v", fen, err)
+				} else if fmt.Sprint(got) != fmt.Sprint(want.moves) {
+					fail("%s (%s): root moves %v, fathom %v", fen, j.table, got, want.moves)
 				}
 				mu.Lock()
 				perTable[j.table]++
