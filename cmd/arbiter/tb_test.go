@@ -1,33 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// runArbiterProcess runs this test binary as the arbiter command (see
-// TestHelperArbiterMain) and returns its output and exit status.
-func runArbiterProcess(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperArbiterMain$", "--"}, args...)...)
-	cmd.Env = append(os.Environ(), "ARBITER_TEST_MAIN=1")
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var xe *exec.ExitError
-	if errors.As(err, &xe) {
-		code = xe.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errOut.String(), code
-}
 
 // tbTestTables copies the small tables of engine/syzygy/testdata.
 func tbTestTables(t *testing.T) string {
@@ -55,7 +34,7 @@ func TestTBProbeCommand(t *testing.T) {
 	const white = "8/8/8/8/8/3k4/8/3K2Q1 w - - 0 1"
 	const black = "8/8/8/8/8/3k4/8/3K2Q1 b - - 0 1"
 
-	stdout, stderr, code := runArbiterProcess(t, "tb", "probe", "--path", dir, "--json", white)
+	stdout, stderr, code := runMain(t, "tb", "probe", "--path", dir, "--json", white)
 	var report struct {
 		WDL    int    `json:"wdl"`
 		Result string `json:"result"`
@@ -65,7 +44,7 @@ func TestTBProbeCommand(t *testing.T) {
 		t.Errorf("KQvK white to move: exit %d, stdout %q, stderr %q; want win, DTZ 11", code, stdout, stderr)
 	}
 	// The FEN as separate words, with the moves ranked.
-	stdout, stderr, code = runArbiterProcess(t, append([]string{"tb", "probe", "--path", dir, "--moves"}, strings.Fields(black)...)...)
+	stdout, stderr, code = runMain(t, append([]string{"tb", "probe", "--path", dir, "--moves"}, strings.Fields(black)...)...)
 	for _, want := range []string{"wdl       loss (-2)", "dtz       -14", "Kc3", "Kc4", "Ke4"} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("KQvK black to move: exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, want)
@@ -96,7 +75,7 @@ func TestTBProbeCommand(t *testing.T) {
 		{"no such directory", []string{"--path", filepath.Join(dir, "nope"), white}, 2, "--path " + filepath.Join(dir, "nope")},
 		{"truncated table", []string{"--path", damaged, white}, 1, "syzygy table " + filepath.Join(damaged, "KQvK.rtbw") + ": data of sub-table 0 runs past the end"},
 	} {
-		_, stderr, code := runArbiterProcess(t, append([]string{"tb", "probe"}, tc.args...)...)
+		_, stderr, code := runMain(t, append([]string{"tb", "probe"}, tc.args...)...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", tc.name, code, stderr, tc.code, tc.want)
 		}

@@ -193,34 +193,22 @@ func randomEmpty(rng *rand.Rand, board *[64]engine.Piece, pawn bool) engine.Squa
 	}
 }
 
+// emptyRuns turns runs of empty squares ('1' each) into FEN digits.
+var emptyRuns = strings.NewReplacer("11111111", "8", "1111111", "7", "111111", "6", "11111", "5", "1111", "4", "111", "3", "11", "2")
+
 func boardFEN(board *[64]engine.Piece, side engine.Color, ep string) string {
-	var b strings.Builder
-	for rank := 7; rank >= 0; rank-- {
-		empty := 0
-		for file := range 8 {
-			pc := board[engine.MakeSquare(file, rank)]
-			if pc == engine.NoPiece {
-				empty++
-				continue
-			}
-			if empty > 0 {
-				b.WriteByte(byte('0' + empty))
-				empty = 0
-			}
-			b.WriteByte(pc.Letter())
+	rows := make([]string, 8)
+	for sq, pc := range board {
+		letter := "1"
+		if pc != engine.NoPiece {
+			letter = string(pc.Letter())
 		}
-		if empty > 0 {
-			b.WriteByte(byte('0' + empty))
-		}
-		if rank > 0 {
-			b.WriteByte('/')
-		}
+		rows[7-sq/8] += letter
 	}
-	stm := "w"
-	if side == engine.Black {
-		stm = "b"
+	for i := range rows {
+		rows[i] = emptyRuns.Replace(rows[i])
 	}
-	return fmt.Sprintf("%s %s - %s 0 1", b.String(), stm, ep)
+	return fmt.Sprintf("%s %c - %s 0 1", strings.Join(rows, "/"), "wb"[side], ep)
 }
 
 // sanKey reduces a SAN move to piece, destination and promotion: Fathom
