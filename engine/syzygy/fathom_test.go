@@ -269,6 +269,53 @@ func envCount(t *testing.T, def int) int {
 	return def
 }
 
+// The outcomes of checking one position.
+const (
+	comparedWithFathom = iota
+	checkedMate        // a checkmate, for which Fathom's root probe gives no value
+	notCompared        // the run was cancelled
+)
+
+// checkAgainstFathom probes pos (WDL, DTZ, root moves) and compares with
+// Fathom; problem describes a difference or an error.
+func checkAgainstFathom(ctx context.Context, tb *Tablebase, fathom, dir string, pos *engine.Position) (WDL, int, string) {
+	fen := pos.FEN()
+	wdl, err := tb.ProbeWDL(pos)
+	if err != nil {
+		return 0, 0, "ProbeWDL: " + err.Error()
+	}
+	dtz, err := tb.ProbeDTZ(pos)
+	if err != nil {
+		return 0, 0, "ProbeDTZ: " + err.Error()
+	}
+	if pos.IsCheckmate() {
+		// Fathom reports a mate as TB_RESULT_CHECKMATE, not a value; the
+		// tables say lost.
+		if wdl != Loss || dtz != -1 {
+			return 0, 0, fmt.Sprintf("checkmate probed as %v, DTZ %d (want loss, -1)", wdl, dtz)
+		}
+		return wdl, checkedMate, ""
+	}
+	want, err := runFathom(ctx, fathom, dir, fen)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, notCompared, ""
+		}
+		return 0, 0, err.Error()
+	}
+	if fathomWDLName[wdl] != want.wdl || max(dtz, -dtz) != want.dtz {
+		return 0, 0, fmt.Sprintf("WDL %v DTZ %d, fathom WDL %s DTZ %d", wdl, dtz, want.wdl, want.dtz)
+	}
+	got, err := rootMoveClasses(tb, pos)
+	if err != nil {
+		return 0, 0, "RootMoves: " + err.Error()
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want.moves) {
+		return 0, 0, fmt.Sprintf("root moves %v, fathom %v", got, want.moves)
+	}
+	return wdl, comparedWithFathom, ""
+}
+
 // TestProbesMatchFathom compares WDL and DTZ with Fathom on random
 // positions over every table.
 func TestProbesMatchFathom(t *testing.T) {
@@ -323,46 +370,19 @@ func TestProbesMatchFathom(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := range next {
-				fen := j.pos.FEN()
-				wdl, err := tb.ProbeWDL(&j.pos)
-				if err != nil {
-					fail("%s: ProbeWDL: %v", fen, err)
+				wdl, outcome, problem := checkAgainstFathom(ctx, tb, fathom, dir, &j.pos)
+				if problem != "" {
+					fail("%s (%s): %s", j.pos.FEN(), j.table, problem)
 					continue
 				}
-				dtz, err := tb.ProbeDTZ(&j.pos)
-				if err != nil {
-					fail("%s: ProbeDTZ: %v", fen, err)
-					continue
-				}
-				if j.pos.IsCheckmate() {
-					// Fathom's root probe reports no value for a mate
-					// (TB_RESULT_CHECKMATE); the tables say lost.
-					if wdl != Loss || dtz != -1 {
-						fail("%s: checkmate probed as %v, DTZ %d (want loss, -1)", fen, wdl, dtz)
-					}
+				if outcome == checkedMate {
 					mu.Lock()
 					mates++
 					mu.Unlock()
 					continue
 				}
-				want, err := runFathom(ctx, fathom, dir, fen)
-				if err != nil {
-					if ctx.Err() == nil {
-						fail("%v", err)
-					}
+				if outcome == notCompared {
 					continue
-				}
-				absDTZ := dtz
-				if absDTZ < 0 {
-					absDTZ = -absDTZ
-				}
-				if fathomWDLName[wdl] != want.wdl || absDTZ != want.dtz {
-					fail("%s (%s): WDL %v DTZ %d, fathom WDL %s DTZ %d", fen, j.table, wdl, dtz, want.wdl, want.dtz)
-				}
-				if got, err := rootMoveClasses(tb, &j.pos); err != nil {
-					fail("%s: RootMoves: %v", fen, err)
-				} else if fmt.Sprint(got) != fmt.Sprint(want.moves) {
-					fail("%s (%s): root moves %v, fathom %v", fen, j.table, got, want.moves)
 				}
 				mu.Lock()
 				perTable[j.table]++
