@@ -328,6 +328,12 @@ func TestProbesMatchFathom(t *testing.T) {
 	defer tb.Close()
 	total := envCount(t, 3000)
 	entries := tableMaterials(t, tb)
+	// Every file of the directory is a table Open took (none skipped as
+	// misnamed).
+	files, _ := filepath.Glob(filepath.Join(dir, "*.rtbw"))
+	if wdl, dtz := tb.Counts(); len(entries) != len(files) || wdl != len(files) || dtz != len(files) {
+		t.Fatalf("Open found %d tables (%d WDL, %d DTZ files); the directory has %d .rtbw files", len(entries), wdl, dtz, len(files))
+	}
 	rng := rand.New(rand.NewPCG(44, uint64(total)))
 	type job struct {
 		table string
