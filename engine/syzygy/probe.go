@@ -99,7 +99,9 @@ func tooManyPieces(n, most int) string {
 // an en-passant capture that is the only best move): probeDTZ relies on it.
 func (tb *Tablebase) probeWDL(pos *engine.Position) (v int, decided bool, err error) {
 	var ml engine.MoveList
-	pos.GenerateMoves(&ml)
+	if mayCapture(pos) {
+		pos.GenerateMoves(&ml)
+	}
 	bestCap, bestEp := -3, -3
 	for _, m := range ml.Slice() {
 		if !pos.IsCapture(m) {
@@ -156,12 +158,31 @@ func (tb *Tablebase) probeWDL(pos *engine.Position) (v int, decided bool, err er
 	return v, false, nil
 }
 
+// mayCapture reports whether the side to move attacks an enemy piece or
+// has an en-passant right. Without either it has no capture and the move
+// generation (most of a probe's cost) is skipped; with one, the legal
+// moves decide.
+func mayCapture(pos *engine.Position) bool {
+	if pos.EnPassant() != engine.NoSquare {
+		return true
+	}
+	us := pos.SideToMove()
+	for b := pos.ColorPieces(us.Other()) &^ pos.TypePieces(engine.King); b != 0; b &= b - 1 {
+		if pos.AttackedBy(b.First(), us) {
+			return true
+		}
+	}
+	return false
+}
+
 // probeCaptures is an alpha-beta search over captures only, with the table
 // value as the stand-pat score. pos has no en-passant right (it follows a
 // capture).
 func (tb *Tablebase) probeCaptures(pos *engine.Position, alpha, beta int) (int, error) {
 	var ml engine.MoveList
-	pos.GenerateMoves(&ml)
+	if mayCapture(pos) {
+		pos.GenerateMoves(&ml)
+	}
 	for _, m := range ml.Slice() {
 		if !pos.IsCapture(m) {
 			continue
