@@ -237,3 +237,49 @@ func TestClosedTablebaseRefuses(t *testing.T) {
 		t.Errorf("probe after Close: %v, want ErrClosed", err)
 	}
 }
+
+// TestReadFallbackMatchesMapping: the tables read into memory (what
+// platforms without mmap use) answer exactly as the mapped ones, and a
+// truncated file is named the same way.
+func TestReadFallbackMatchesMapping(t *testing.T) {
+	dir := copyTables(t, testdataTables...)
+	mapped, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mapped.Close()
+	read, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer read.Close()
+	read.load = readTableFile
+	compared := 0
+	for _, table := range []string{"KQvK", "KPvK"} {
+		for _, pos := range testPositions(t, table, 200) {
+			w1, err1 := mapped.ProbeWDL(&pos)
+			w2, err2 := read.ProbeWDL(&pos)
+			d1, err3 := mapped.ProbeDTZ(&pos)
+			d2, err4 := read.ProbeDTZ(&pos)
+			if err := errors.Join(err1, err2, err3, err4); err != nil || w1 != w2 || d1 != d2 {
+				t.Fatalf("%s: mapped %v/%d, read %v/%d, %v", pos.FEN(), w1, d1, w2, d2, err)
+			}
+			compared++
+		}
+	}
+	full, _ := os.ReadFile(filepath.Join(dir, "KPvK.rtbw"))
+	path := filepath.Join(dir, "KPvK.rtbw")
+	if err := os.WriteFile(path, full[:len(full)-64], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	again.load = readTableFile
+	pos := testPositions(t, "KPvK", 1)[0]
+	_, err = again.ProbeWDL(&pos)
+	wantErrorNaming(t, err, path, "KPvK.rtbw 64 bytes short, read into memory")
+	t.Logf("%d positions probed both ways", compared)
+}

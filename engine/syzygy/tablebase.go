@@ -75,6 +75,10 @@ type Tablebase struct {
 	maxPieces int
 	numTables [2]int
 
+	// load brings a file into memory: mapFile, or readTableFile in the
+	// test that compares the two.
+	load func(path string, size int64) ([]byte, func() error, error)
+
 	// closeMu is held for reading by every probe and for writing by Close,
 	// so that no probe reads a file being unmapped.
 	closeMu sync.RWMutex
@@ -115,7 +119,7 @@ func Open(dir string) (*Tablebase, error) {
 	if err != nil {
 		return nil, fmt.Errorf("syzygy: tablebase directory: %w", err)
 	}
-	tb := &Tablebase{dir: dir, entries: map[materialKey]*tableEntry{}}
+	tb := &Tablebase{dir: dir, entries: map[materialKey]*tableEntry{}, load: mapFile}
 	present := map[string]bool{}
 	for _, f := range list {
 		present[f.Name()] = !f.IsDir()
@@ -244,12 +248,12 @@ func (tb *Tablebase) table(e *tableEntry, kind tableKind) (*tableFile, error) {
 	if !lt.present {
 		return nil, &MissingTableError{Name: e.name, Path: lt.path}
 	}
-	lt.once.Do(func() { lt.table, lt.err = openTable(lt.path, kind, e) })
+	lt.once.Do(func() { lt.table, lt.err = openTable(tb.load, lt.path, kind, e) })
 	return lt.table, lt.err
 }
 
 // openTable maps and checks one file.
-func openTable(path string, kind tableKind, e *tableEntry) (*tableFile, error) {
+func openTable(load func(string, int64) ([]byte, func() error, error), path string, kind tableKind, e *tableEntry) (*tableFile, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, &TableError{Path: path, Msg: err.Error()}
@@ -260,7 +264,7 @@ func openTable(path string, kind tableKind, e *tableEntry) (*tableFile, error) {
 	if st.Size()%64 != 16 {
 		return nil, corrupt(path, "size %d bytes is not 16 more than a multiple of 64: truncated or not a table", st.Size())
 	}
-	data, release, err := mapFile(path, st.Size())
+	data, release, err := load(path, st.Size())
 	if err != nil {
 		return nil, &TableError{Path: path, Msg: err.Error()}
 	}
