@@ -41,7 +41,7 @@ WDL is from the side to move: win, cursed-win (won, but drawn by the 50-move
 rule), draw, blessed-loss, loss; as a number 2, 1, 0, -1, -2. DTZ is the
 distance in plies to the next capture or pawn move on a best line, signed
 like WDL, beyond 100 in magnitude for cursed wins and blessed losses; it may
-be one ply too long, as Syzygy documents. Neither looks at the FEN's 50-move
+stand for one ply more, as Syzygy documents. Neither looks at the FEN's 50-move
 counter; --moves does: it lists every legal move with its result and DTZ
 from this position, best first.
 

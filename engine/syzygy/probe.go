@@ -61,9 +61,9 @@ func (tb *Tablebase) ProbeWDL(pos *engine.Position) (WDL, error) {
 // ProbeDTZ returns the DTZ of pos in plies, signed as WDL: a win in n
 // plies to the next capture or pawn move is n, a loss -n; cursed wins and
 // blessed losses are beyond ±100; a draw is 0; a checkmated side gets -1.
-// As in Syzygy, a value may be one ply longer than the truth (tables store
-// some distances in moves), never shorter; a win is certain when DTZ plus
-// the 50-move counter is at most 99. It also needs the DTZ tables (.rtbz).
+// As Syzygy documents, a value n may stand for n+1 plies (tables store
+// some distances in moves), so a win is certain when DTZ plus the 50-move
+// counter is at most 99. It also needs the DTZ tables (.rtbz).
 func (tb *Tablebase) ProbeDTZ(pos *engine.Position) (int, error) {
 	if err := tb.begin(pos); err != nil {
 		return 0, err
