@@ -38,6 +38,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(
 		// On this machine.
 		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(), newDatagenCommand(),
+		newTBCommand(), // Syzygy tablebases
 		// Serving.
 		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(), newStoreCommand(), newUserCommand(), newAuditCommand(),
 		// Clients of a coordinator.
