@@ -35,6 +35,17 @@ import (
 	"github.com/arbiter-chess/arbiter/engine"
 )
 
+// skipUnlessRequired skips t, or fails it under
+// ARBITER_REQUIRE_TABLEBASES=1 (set by .ci/run), so that CI cannot pass
+// with the comparison against Fathom skipped.
+func skipUnlessRequired(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("ARBITER_REQUIRE_TABLEBASES") == "1" {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
 func sharedTablesDir(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("ARBITER_SYZYGY_PATH")
@@ -42,7 +53,7 @@ func sharedTablesDir(t testing.TB) string {
 		dir = filepath.Join("..", "..", "..", "shared", "data", "syzygy")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "KQvK.rtbw")); err != nil {
-		t.Skipf("Syzygy test tables not found in %s (set ARBITER_SYZYGY_PATH): %v", dir, err)
+		skipUnlessRequired(t, "Syzygy test tables not found in %s (set ARBITER_SYZYGY_PATH): %v", dir, err)
 	}
 	return dir
 }
@@ -54,7 +65,7 @@ func fathomPath(t testing.TB) string {
 		path = "/usr/games/fathom"
 	}
 	if _, err := os.Stat(path); err != nil {
-		t.Skipf("fathom not found at %s (install the Debian package fathom, or set ARBITER_FATHOM): %v", path, err)
+		skipUnlessRequired(t, "fathom not found at %s (install the Debian package fathom, or set ARBITER_FATHOM): %v", path, err)
 	}
 	return path
 }
