@@ -29,18 +29,26 @@ const (
 	// each engine move ({+0.35/12}, the mover's view), random plies
 	// marked {book}: what OpenBench's DATAGEN ships.
 	FormatPGN
+	// FormatViri is Viridithas' viriformat, which bullet reads: games as
+	// a packed board and a (move, eval) pair a position, about 4 bytes a
+	// position (viriformat.go has the layout and how records map onto
+	// its games).
+	FormatViri
 )
 
 // Formats lists the formats' names, for help texts.
-const Formats = "text|bulletformat|pgn"
+const Formats = "text|bulletformat|viriformat|pgn"
 
-// ParseFormat reads a format name: text, bulletformat (or bullet), pgn.
+// ParseFormat reads a format name: text, bulletformat (or bullet),
+// viriformat (or viri), pgn.
 func ParseFormat(s string) (Format, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "text", "txt":
 		return FormatText, nil
 	case "bulletformat", "bullet":
 		return FormatBullet, nil
+	case "viriformat", "viri":
+		return FormatViri, nil
 	case "pgn":
 		return FormatPGN, nil
 	}
@@ -55,6 +63,8 @@ func (f Format) String() string {
 		return "bulletformat"
 	case FormatPGN:
 		return "pgn"
+	case FormatViri:
+		return "viriformat"
 	}
 	return "Format(" + strconv.Itoa(int(f)) + ")"
 }
@@ -231,8 +241,9 @@ func DecodeBullet(b []byte) (Record, error) {
 	return Record{FEN: pos.FEN(), Score: int(int16(binary.LittleEndian.Uint16(b[24:26]))), Result: res}, nil
 }
 
-// ReadRecords calls fn for every record of a text or bulletformat file, in
-// order; an error names the line or record.
+// ReadRecords calls fn for every record of a text, bulletformat or
+// viriformat file, in order; an error names the line, record or byte
+// offset.
 func ReadRecords(r io.Reader, f Format, fn func(Record) error) error {
 	switch f {
 	case FormatText:
@@ -266,6 +277,8 @@ func ReadRecords(r io.Reader, f Format, fn func(Record) error) error {
 				return err
 			}
 		}
+	case FormatViri:
+		return readViriRecords(r, fn)
 	}
 	return fmt.Errorf("reading %s is not supported", f)
 }
@@ -387,7 +400,7 @@ type Writer struct {
 	info    PGNInfo
 	buf     []byte
 	Games   int // games written (PGN) or games records came from
-	Records int // records written (text, bulletformat)
+	Records int // records written (text, bulletformat, viriformat)
 }
 
 // NewWriter writes format f to w; info names the engine in PGN.
@@ -395,8 +408,9 @@ func NewWriter(w io.Writer, f Format, info PGNInfo) *Writer {
 	return &Writer{w: bufio.NewWriterSize(w, 256<<10), f: f, info: info}
 }
 
-// WriteGame writes recs (text, bulletformat) or the whole game g (PGN:
-// recs are ignored, a game is never cut).
+// WriteGame writes recs (text, bulletformat, viriformat: recs must be
+// g's, from Records) or the whole game g (PGN: recs are ignored, a game
+// is never cut).
 func (w *Writer) WriteGame(g Game, recs []Record) error {
 	w.buf = w.buf[:0]
 	var err error
@@ -410,6 +424,10 @@ func (w *Writer) WriteGame(g Game, recs []Record) error {
 			if w.buf, err = AppendBullet(w.buf, r); err != nil {
 				return err
 			}
+		}
+	case FormatViri:
+		if w.buf, err = AppendViri(w.buf, g, recs); err != nil {
+			return err
 		}
 	case FormatPGN:
 		w.info.Round = w.Games + 1
