@@ -47,7 +47,7 @@ func newDatagenCommand() *cobra.Command {
 	var f datagenLocalFlags
 	cmd := &cobra.Command{
 		Use:   "datagen",
-		Short: "Generate NNUE training data on this machine: self-play at fixed nodes, bullet's text or binary records, or PGN",
+		Short: "Generate NNUE training data on this machine: self-play at fixed nodes, bullet's text or binary records, viriformat, or PGN",
 		Long: `Play an engine against itself at a fixed node count from random openings and write
 the positions it saw, with its score and the game's result, in bullet's formats:
 
@@ -56,7 +56,10 @@ the positions it saw, with its score and the game's result, in bullet's formats:
 
 The same seed gives the same file (with a deterministic engine such as the builtin
 one) whatever --concurrency. Exactly --positions records are written (the last
-game's cut to fit; --format pgn writes whole games instead).
+game's cut to fit; --format pgn writes whole games instead). --format viriformat writes
+games, one for each run of positions at consecutive plies that passed the filters:
+with --filters none --duplicates keep every game is one run (about 4.6 bytes a position)
+and the trainer's viriformat filter picks positions as it reads them.
 
 --engine keys: name, cmd, args, arg, dir, proto (uci|xboard), builtin,
 option.NAME=VALUE, nodes=N. --each: nodes=N (required) and option.NAME=VALUE.
