@@ -327,7 +327,11 @@ func printDatagenSummary(out io.Writer, f *datagenLocalFlags, format datagen.For
 		}
 		return 100 * float64(a) / float64(b)
 	}
-	fmt.Fprintf(out, "positions   %d (%s, %s)\n", st.positions, format, f.out)
+	size := ""
+	if fi, err := os.Stat(f.out); err == nil && st.positions > 0 {
+		size = fmt.Sprintf(", %d bytes: %.2f a position", fi.Size(), float64(fi.Size())/float64(st.positions))
+	}
+	fmt.Fprintf(out, "positions   %d (%s, %s%s)\n", st.positions, format, f.out, size)
 	fmt.Fprintf(out, "games       %d: white wins %d (%.1f%%), draws %d (%.1f%%), black wins %d (%.1f%%)\n", st.games,
 		st.wdl[0], pct(st.wdl[0], st.games), st.wdl[1], pct(st.wdl[1], st.games), st.wdl[2], pct(st.wdl[2], st.games))
 	avg := 0.0
