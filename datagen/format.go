@@ -185,7 +185,7 @@ func DecodeBullet(b []byte) (Record, error) {
 	if b[26] > 2 {
 		return Record{}, fmt.Errorf("result byte %d", b[26])
 	}
-	var board [64]engine.Piece
+	var board [64]byte // FEN letters, 0 empty
 	var ksq, oppKsq int = -1, -1
 	n := 0
 	for o := occ; o != 0; o &= o - 1 {
@@ -199,7 +199,7 @@ func DecodeBullet(b []byte) (Record, error) {
 		if code&8 != 0 {
 			c = engine.Black
 		}
-		board[sq] = engine.MakePiece(c, engine.PieceType(code&7)+engine.Pawn)
+		board[sq] = engine.MakePiece(c, engine.PieceType(code&7)+engine.Pawn).Letter()
 		switch code {
 		case 5:
 			ksq = sq
@@ -210,30 +210,7 @@ func DecodeBullet(b []byte) (Record, error) {
 	if ksq != int(b[27]) || oppKsq != int(b[28]) {
 		return Record{}, fmt.Errorf("king squares %d/%d do not match the board", b[27], b[28])
 	}
-	var sb strings.Builder
-	for rank := 7; rank >= 0; rank-- {
-		empty := 0
-		for file := 0; file < 8; file++ {
-			pc := board[rank*8+file]
-			if pc == engine.NoPiece {
-				empty++
-				continue
-			}
-			if empty > 0 {
-				sb.WriteByte(byte('0' + empty))
-				empty = 0
-			}
-			sb.WriteByte(pc.Letter())
-		}
-		if empty > 0 {
-			sb.WriteByte(byte('0' + empty))
-		}
-		if rank > 0 {
-			sb.WriteByte('/')
-		}
-	}
-	sb.WriteString(" w - - 0 1")
-	pos, err := engine.ParseFEN(sb.String())
+	pos, err := engine.ParseFEN(placementField(board) + " w - - 0 1")
 	if err != nil {
 		return Record{}, err
 	}

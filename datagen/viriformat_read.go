@@ -228,7 +228,8 @@ func viriCastlingField(board [64]byte, rooks []int) (string, error) {
 	return sb.String(), nil
 }
 
-// placementField is a board's FEN placement field.
+// placementField is the FEN placement field of a board of FEN letters
+// (0 an empty square): both binary readers build their FEN with it.
 func placementField(board [64]byte) string {
 	var sb strings.Builder
 	for rank := 7; rank >= 0; rank-- {
