@@ -58,6 +58,24 @@ var viriFixtures = []struct {
 			"e44a" + "3200" + "fc8f" + "d8ff" + "31fe" + "8403" + "00000000",
 		moves: []string{"e5d6", "e8g8", "b7a8q"},
 	},
+	{
+		// Chess960 castling rights (Shredder-FEN GB: rooks on g1 and b1).
+		// Pieces by square: b1 R that castles (6), e1 K (5), g1 R (6),
+		// e8 k (5|8 = d). occupancy bits 1 4 6 | 60: bytes 52 00 00 00 00
+		// 00 00 10. nibbles 6 5 6 d: 56 d6, then 14 zero bytes. byte 24:
+		// White, no en passant = 40; halfmove 00; fullmove 0100; eval
+		// 0000; draw 01; extra 00.
+		// e1g1 is castling with the g1 rook (king takes rook, the king
+		// ends on g1, the rook on f1): 4 | 6<<6 = 0x0184 | 2<<14 = 0x8184,
+		// eval 10 = 0x000a. e8d8: 60 | 59<<6 = 0x0efc, eval 5. b1b8: 1 |
+		// 57<<6 = 0x0e41, eval 300 = 0x012c. Then 4 zero bytes.
+		name: "chess960",
+		game: Game{StartFEN: "4k3/8/8/8/8/8/8/1R2K1R1 w GB - 0 1", Result: Draw, Termination: TermDrawAdjudication,
+			Moves: []Move{{UCI: "e1g1", Score: 10}, {UCI: "e8d8", Score: 5}, {UCI: "b1b8", Score: 300}}},
+		hex: "5200000000000010" + "56d6" + "0000000000000000000000000000" + "40" + "00" + "0100" + "0000" + "01" + "00" +
+			"8481" + "0a00" + "fc0e" + "0500" + "410e" + "2c01" + "00000000",
+		moves: []string{"e1g1", "e8d8", "b1b8"},
+	},
 }
 
 // TestViriHandVectors: the writer gives the hand-derived bytes, and the
@@ -113,15 +131,15 @@ func TestViriRoundTrip(t *testing.T) {
 						runs++
 					}
 				}
-				if err := tw.WriteGame(g, recs); err != nil {
-					t.Fatal(err)
-				}
-				if err := vw.WriteGame(g, recs); err != nil {
-					t.Fatal(err)
+				for _, w := range []*Writer{tw, vw} {
+					if err := w.WriteGame(g, recs); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
-			tw.Flush()
-			vw.Flush()
+			if tw.Flush() != nil || vw.Flush() != nil {
+				t.Fatal("flush to memory failed")
+			}
 			if size := runs*(ViriBoardSize+ViriMoveSize) + len(all)*ViriMoveSize; viri.Len() != size || vw.Records != len(all) {
 				t.Fatalf("%d bytes, %d records written; want %d bytes for %d runs of %d records", viri.Len(), vw.Records, size, runs, len(all))
 			}
