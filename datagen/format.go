@@ -29,18 +29,26 @@ const (
 	// each engine move ({+0.35/12}, the mover's view), random plies
 	// marked {book}: what OpenBench's DATAGEN ships.
 	FormatPGN
+	// FormatViri is Viridithas' viriformat, which bullet reads: games as
+	// a packed board and a (move, eval) pair a position, about 4 bytes a
+	// position (viriformat.go has the layout and how records map onto
+	// its games).
+	FormatViri
 )
 
 // Formats lists the formats' names, for help texts.
-const Formats = "text|bulletformat|pgn"
+const Formats = "text|bulletformat|viriformat|pgn"
 
-// ParseFormat reads a format name: text, bulletformat (or bullet), pgn.
+// ParseFormat reads a format name: text, bulletformat (or bullet),
+// viriformat (or viri), pgn.
 func ParseFormat(s string) (Format, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "text", "txt":
 		return FormatText, nil
 	case "bulletformat", "bullet":
 		return FormatBullet, nil
+	case "viriformat", "viri":
+		return FormatViri, nil
 	case "pgn":
 		return FormatPGN, nil
 	}
@@ -55,6 +63,8 @@ func (f Format) String() string {
 		return "bulletformat"
 	case FormatPGN:
 		return "pgn"
+	case FormatViri:
+		return "viriformat"
 	}
 	return "Format(" + strconv.Itoa(int(f)) + ")"
 }
@@ -175,7 +185,7 @@ func DecodeBullet(b []byte) (Record, error) {
 	if b[26] > 2 {
 		return Record{}, fmt.Errorf("result byte %d", b[26])
 	}
-	var board [64]engine.Piece
+	var board [64]byte // FEN letters, 0 empty
 	var ksq, oppKsq int = -1, -1
 	n := 0
 	for o := occ; o != 0; o &= o - 1 {
@@ -189,7 +199,7 @@ func DecodeBullet(b []byte) (Record, error) {
 		if code&8 != 0 {
 			c = engine.Black
 		}
-		board[sq] = engine.MakePiece(c, engine.PieceType(code&7)+engine.Pawn)
+		board[sq] = engine.MakePiece(c, engine.PieceType(code&7)+engine.Pawn).Letter()
 		switch code {
 		case 5:
 			ksq = sq
@@ -200,30 +210,7 @@ func DecodeBullet(b []byte) (Record, error) {
 	if ksq != int(b[27]) || oppKsq != int(b[28]) {
 		return Record{}, fmt.Errorf("king squares %d/%d do not match the board", b[27], b[28])
 	}
-	var sb strings.Builder
-	for rank := 7; rank >= 0; rank-- {
-		empty := 0
-		for file := 0; file < 8; file++ {
-			pc := board[rank*8+file]
-			if pc == engine.NoPiece {
-				empty++
-				continue
-			}
-			if empty > 0 {
-				sb.WriteByte(byte('0' + empty))
-				empty = 0
-			}
-			sb.WriteByte(pc.Letter())
-		}
-		if empty > 0 {
-			sb.WriteByte(byte('0' + empty))
-		}
-		if rank > 0 {
-			sb.WriteByte('/')
-		}
-	}
-	sb.WriteString(" w - - 0 1")
-	pos, err := engine.ParseFEN(sb.String())
+	pos, err := engine.ParseFEN(placementField(board) + " w - - 0 1")
 	if err != nil {
 		return Record{}, err
 	}
@@ -231,8 +218,9 @@ func DecodeBullet(b []byte) (Record, error) {
 	return Record{FEN: pos.FEN(), Score: int(int16(binary.LittleEndian.Uint16(b[24:26]))), Result: res}, nil
 }
 
-// ReadRecords calls fn for every record of a text or bulletformat file, in
-// order; an error names the line or record.
+// ReadRecords calls fn for every record of a text, bulletformat or
+// viriformat file, in order; an error names the line, record or byte
+// offset.
 func ReadRecords(r io.Reader, f Format, fn func(Record) error) error {
 	switch f {
 	case FormatText:
@@ -266,6 +254,8 @@ func ReadRecords(r io.Reader, f Format, fn func(Record) error) error {
 				return err
 			}
 		}
+	case FormatViri:
+		return readViriRecords(r, fn)
 	}
 	return fmt.Errorf("reading %s is not supported", f)
 }
@@ -387,7 +377,7 @@ type Writer struct {
 	info    PGNInfo
 	buf     []byte
 	Games   int // games written (PGN) or games records came from
-	Records int // records written (text, bulletformat)
+	Records int // records written (text, bulletformat, viriformat)
 }
 
 // NewWriter writes format f to w; info names the engine in PGN.
@@ -395,8 +385,9 @@ func NewWriter(w io.Writer, f Format, info PGNInfo) *Writer {
 	return &Writer{w: bufio.NewWriterSize(w, 256<<10), f: f, info: info}
 }
 
-// WriteGame writes recs (text, bulletformat) or the whole game g (PGN:
-// recs are ignored, a game is never cut).
+// WriteGame writes recs (text, bulletformat, viriformat: recs must be
+// g's, from Records) or the whole game g (PGN: recs are ignored, a game
+// is never cut).
 func (w *Writer) WriteGame(g Game, recs []Record) error {
 	w.buf = w.buf[:0]
 	var err error
@@ -410,6 +401,10 @@ func (w *Writer) WriteGame(g Game, recs []Record) error {
 			if w.buf, err = AppendBullet(w.buf, r); err != nil {
 				return err
 			}
+		}
+	case FormatViri:
+		if w.buf, err = AppendViri(w.buf, g, recs); err != nil {
+			return err
 		}
 	case FormatPGN:
 		w.info.Round = w.Games + 1

@@ -47,7 +47,7 @@ func newDatagenCommand() *cobra.Command {
 	var f datagenLocalFlags
 	cmd := &cobra.Command{
 		Use:   "datagen",
-		Short: "Generate NNUE training data on this machine: self-play at fixed nodes, bullet's text or binary records, or PGN",
+		Short: "Generate NNUE training data on this machine: self-play at fixed nodes, bullet's text or binary records, viriformat, or PGN",
 		Long: `Play an engine against itself at a fixed node count from random openings and write
 the positions it saw, with its score and the game's result, in bullet's formats:
 
@@ -56,7 +56,10 @@ the positions it saw, with its score and the game's result, in bullet's formats:
 
 The same seed gives the same file (with a deterministic engine such as the builtin
 one) whatever --concurrency. Exactly --positions records are written (the last
-game's cut to fit; --format pgn writes whole games instead).
+game's cut to fit; --format pgn writes whole games instead). --format viriformat writes
+games, one for each run of positions at consecutive plies that passed the filters:
+with --filters none --duplicates keep every game is one run (about 4.6 bytes a position)
+and the trainer's viriformat filter picks positions as it reads them.
 
 --engine keys: name, cmd, args, arg, dir, proto (uci|xboard), builtin,
 option.NAME=VALUE, nodes=N. --each: nodes=N (required) and option.NAME=VALUE.
@@ -324,7 +327,11 @@ func printDatagenSummary(out io.Writer, f *datagenLocalFlags, format datagen.For
 		}
 		return 100 * float64(a) / float64(b)
 	}
-	fmt.Fprintf(out, "positions   %d (%s, %s)\n", st.positions, format, f.out)
+	size := ""
+	if fi, err := os.Stat(f.out); err == nil && st.positions > 0 {
+		size = fmt.Sprintf(", %d bytes: %.2f a position", fi.Size(), float64(fi.Size())/float64(st.positions))
+	}
+	fmt.Fprintf(out, "positions   %d (%s, %s%s)\n", st.positions, format, f.out, size)
 	fmt.Fprintf(out, "games       %d: white wins %d (%.1f%%), draws %d (%.1f%%), black wins %d (%.1f%%)\n", st.games,
 		st.wdl[0], pct(st.wdl[0], st.games), st.wdl[1], pct(st.wdl[1], st.games), st.wdl[2], pct(st.wdl[2], st.games))
 	avg := 0.0

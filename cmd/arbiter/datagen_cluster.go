@@ -55,7 +55,7 @@ func newSubmitDatagenCommand() *cobra.Command {
 		Long: `Generate training data on the cluster: the workers play the engine against itself
 at a fixed node count from random openings, in batches derived from the seed, and the
 coordinator replays and keeps every batch. The job ends with exactly --positions
-positions; pull them with arbiter datagen pull JOB --format text|bulletformat|pgn.
+positions; pull them with arbiter datagen pull JOB --format text|bulletformat|viriformat|pgn.
 See docs/datagen.md.`,
 		Example: `  arbiter submit datagen --engine name=dev,builtin --positions 1000000 --each nodes=5000 --random-plies 8-9 --random-seed 1
   arbiter submit datagen --engine name=dev,upload=./engine --positions 100000 --each nodes=5000 --wait`,
@@ -180,6 +180,8 @@ func formatExt(f datagen.Format) string {
 		return "bin"
 	case datagen.FormatPGN:
 		return "pgn"
+	case datagen.FormatViri:
+		return "vf"
 	}
 	return "txt"
 }
@@ -208,11 +210,14 @@ func newDatagenPullCommand() *cobra.Command {
 		Use:   "pull JOB",
 		Short: "Download a DATAGEN job's positions from the coordinator",
 		Long: `Stream a dataset from the coordinator into one file, in bullet's text format, its
-32-byte binary records (bulletformat), or PGN with the scores as comments. The records
+32-byte binary records (bulletformat), viriformat (games, about 4 bytes a position
+when the job keeps every position: see docs/datagen.md), or PGN with the scores as
+comments. The records
 are exactly those the job counted. An interrupted pull goes on with --resume; the
 file's SHA-256 is printed at the end. --shuffle shuffles the records in memory
 (32 bytes or one text line each) with --seed.`,
 		Example: `  arbiter datagen pull d1a2b3c4d5e6 --format bulletformat --out data.bin
+  arbiter datagen pull d1a2b3c4d5e6 --format viriformat --out data.vf
   arbiter datagen pull d1a2b3c4d5e6 --format text --out data.txt --resume`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -223,8 +228,8 @@ file's SHA-256 is printed at the end. --shuffle shuffles the records in memory
 			if out == "" {
 				return required("out", "the file to write the dataset to")
 			}
-			if shuffle && (resume || f == datagen.FormatPGN) {
-				return usageError("--shuffle: shuffles records in memory, so it cannot --resume, and PGN holds games, not records")
+			if shuffle && (resume || f == datagen.FormatPGN || f == datagen.FormatViri) {
+				return usageError("--shuffle: shuffles records in memory, so it cannot --resume, and PGN and viriformat hold games, not records")
 			}
 			if fi, err := os.Stat(out); err == nil && fi.IsDir() {
 				out = filepath.Join(out, args[0]+"."+formatExt(f))

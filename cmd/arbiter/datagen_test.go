@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,6 +79,21 @@ func TestDatagenCommand(t *testing.T) {
 	if !bytes.Equal(bin, want) {
 		t.Fatalf("bulletformat: %d bytes, not the text's %d records", len(bin), len(recs))
 	}
+	// viriformat: the same 301 positions, read back by the reader written
+	// from the format's definition.
+	i := 0
+	err := datagen.ReadViriFile(gen("e.vf", "viriformat", "2"), func(g datagen.ViriGame) error {
+		for _, p := range g.Positions {
+			if i >= len(recs) || p.FEN != recs[i].FEN || p.Score != recs[i].Score || g.Result != recs[i].Result {
+				return fmt.Errorf("viriformat position %d: %+v %s, not the text's record", i, p, g.Result)
+			}
+			i++
+		}
+		return nil
+	})
+	if err != nil || i != len(recs) {
+		t.Fatalf("viriformat: %v after %d of %d records", err, i, len(recs))
+	}
 	pgn, _ := os.ReadFile(gen("d.pgn", "pgn", "2"))
 	if !strings.Contains(string(pgn), `[White "dev"]`) || !strings.Contains(string(pgn), "{book}") {
 		t.Fatalf("pgn:\n%.400s", pgn)
@@ -97,7 +113,7 @@ func TestDatagenBadInput(t *testing.T) {
 	cases := []struct {
 		flag, value, want string
 	}{
-		{"--format", "csv", `--format: format "csv": unknown (want text|bulletformat|pgn)`},
+		{"--format", "csv", `--format: format "csv": unknown (want text|bulletformat|viriformat|pgn)`},
 		{"--positions", "0", "--positions 0: must be > 0"},
 		{"--each", "nodes=0", `--each: engine spec "nodes=0": nodes="0": want a positive integer`},
 		{"--each", "tc=10+0.1", "--each: tc=: datagen plays at fixed nodes only"},

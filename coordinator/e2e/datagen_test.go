@@ -188,7 +188,7 @@ func TestDatagenBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"submit", "datagen", "--format", "csv"}, `--format: format "csv": unknown (want text|bulletformat|pgn)`},
+		{[]string{"submit", "datagen", "--format", "csv"}, `--format: format "csv": unknown (want text|bulletformat|viriformat|pgn)`},
 		{[]string{"submit", "datagen", "--positions", "0"}, "--positions 0: must be > 0"},
 		{[]string{"submit", "datagen", "--positions", "-1"}, "--positions -1: must be > 0"},
 		{[]string{"submit", "datagen", "--each", ""}, "--each is required"},
@@ -559,9 +559,9 @@ type datagenJSON struct {
 	} `json:"datagen"`
 }
 
-// checkDataset pulls a finished dataset in the three formats with the CLI
-// and checks: the text and binary files hold exactly n records, the same
-// ones; every FEN is legal (Stockfish); every record is a position of a
+// checkDataset pulls a finished dataset in the four formats with the CLI
+// and checks: the text, bulletformat and viriformat files hold exactly n
+// records, the same ones; every FEN is legal (Stockfish); every record is a position of a
 // game of the PGN, in order, and carries that game's result; no position
 // repeats unless keep; `status --json` counts what the files hold; and the
 // store holds each batch once, their positions summing to n.
@@ -569,7 +569,7 @@ func checkDataset(t *testing.T, addr, data, id string, n int, keep bool) dataset
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{}
-	for _, format := range []string{"text", "bulletformat", "pgn"} {
+	for _, format := range []string{"text", "bulletformat", "viriformat", "pgn"} {
 		files[format] = filepath.Join(dir, "data."+format)
 		out, code := cli(t, append([]string{"datagen", "pull", id, "--format", format, "--out", files[format]}, clientArgs(addr)...)...)
 		if code != 0 || !strings.Contains(out, fmt.Sprintf(": %d records, ", n)) {
@@ -606,6 +606,7 @@ func checkDataset(t *testing.T, addr, data, id string, n int, keep bool) dataset
 		}
 		recs[i], fens[i] = r, strings.TrimSpace(strings.Split(line, "|")[0])
 	}
+	checkViriDataset(t, files["viriformat"], recs)
 	checkLegal(t, fens)
 
 	// Duplicates: none unless kept; kept ones are counted.
@@ -894,4 +895,27 @@ func TestDatagenLostLease(t *testing.T) {
 	if p.GetShards() != 1 || p.GetBatchesLeased() != 1 {
 		t.Fatalf("%d shards, %d batches leased; want 1 shard and the new lease", p.GetShards(), p.GetBatchesLeased())
 	}
+}
+
+// checkViriDataset: the viriformat file, read by the reader written from
+// the format's definition, holds the text's records in order: FEN, score
+// and result.
+func checkViriDataset(t *testing.T, path string, recs []datagen.Record) {
+	t.Helper()
+	i, games := 0, 0
+	err := datagen.ReadViriFile(path, func(g datagen.ViriGame) error {
+		games++
+		for _, p := range g.Positions {
+			if i >= len(recs) || p.FEN != recs[i].FEN || p.Score != recs[i].Score || g.Result != recs[i].Result {
+				return fmt.Errorf("position %d (game at byte offset %d): %+v %s is not text record %d", i, g.Offset, p, g.Result, i+1)
+			}
+			i++
+		}
+		return nil
+	})
+	if err != nil || i != len(recs) {
+		t.Fatalf("viriformat: %v after %d of %d records", err, i, len(recs))
+	}
+	fi, _ := os.Stat(path)
+	t.Logf("viriformat: %d records in %d games, %d bytes, %.2f bytes a record", i, games, fi.Size(), float64(fi.Size())/float64(i))
 }
