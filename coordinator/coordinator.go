@@ -203,7 +203,15 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		return nil, fmt.Errorf("coordinator: trust: %w", err)
 	}
 	c.Trust = trust
-	deps := workload.Deps{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer, DataDir: cfg.Store.Dir(),
+	c.Accounts, err = accounts.New(accounts.Config{Store: cfg.Store, Now: cfg.Now, Logger: cfg.Logger, SessionTTL: cfg.Accounts.SessionTTL,
+		Approval: cfg.Accounts.Approval, CrossApproval: cfg.Accounts.CrossApproval, SignUp: cfg.Accounts.SignUp})
+	if err != nil {
+		return nil, err
+	}
+	// One approval rule, read from each kind's registration, for the core
+	// and for the kinds that start sessions outside it.
+	approvals := c.Accounts.Gate(workload.RunsSubmittedCode)
+	deps := workload.Deps{Store: cfg.Store, Approvals: approvals, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer, DataDir: cfg.Store.Dir(),
 		ResolveArtifact: c.Artifacts.FillEngine, Games: games, Trust: trust,
 		// And one record of the workers' recent games (the /workers page).
 		Activity:  gamepair.NewActivity(cfg.Now),
@@ -219,16 +227,11 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		c.Workloads[k.Name] = wl
 		c.workloads = append(c.workloads, wl)
 	}
-	c.Accounts, err = accounts.New(accounts.Config{Store: cfg.Store, Now: cfg.Now, Logger: cfg.Logger, SessionTTL: cfg.Accounts.SessionTTL,
-		Approval: cfg.Accounts.Approval, CrossApproval: cfg.Accounts.CrossApproval, SignUp: cfg.Accounts.SignUp})
-	if err != nil {
-		return nil, err
-	}
 	// An account's tokens stop with it, however it was disabled.
 	creds.SetOwnerCheck(c.Accounts.Active)
 	c.Core = core.New(core.Config{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Now, LeaseDuration: cfg.LeaseDuration,
 		LeaseKey: key, Registerer: cfg.Registerer, MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity, Quota: c.gate,
-		Approvals: c.Accounts.Gate(workload.RunsSubmittedCode), Auditor: cfg.Store}, c.workloads...)
+		Approvals: approvals, Auditor: cfg.Store}, c.workloads...)
 	for _, wl := range c.workloads {
 		if h, ok := wl.(interface{ SetHost(core.Host) }); ok {
 			h.SetHost(c.Core.Host())

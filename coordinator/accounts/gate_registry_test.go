@@ -81,13 +81,15 @@ func TestApprovalFromRegistry(t *testing.T) {
 		}
 		held[k.Name] = want
 	}
-	// The kinds the audit found running uploads, and the test's own.
-	for _, k := range []string{"test", "spsa", "datagen", "fake-uploads"} {
+	// The kinds the audit found running uploads, verify sessions (the
+	// client's arguments and options reach the worker's engine), and the
+	// test's own.
+	for _, k := range []string{"test", "spsa", "datagen", "verify", "fake-uploads"} {
 		if !held[k] {
 			t.Errorf("kind %s is not held (registered: %v)", k, held)
 		}
 	}
-	for _, k := range []string{"perft", "verify", "fake-builtin"} {
+	for _, k := range []string{"perft", "fake-builtin"} {
 		if v, ok := held[k]; !ok || v {
 			t.Errorf("kind %s: registered %v, held %v", k, ok, v)
 		}

@@ -11,6 +11,7 @@ package e2e
 // engine only from its download). Once approved, each runs.
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -74,6 +75,10 @@ func TestApprovalHoldsEveryUploadingKind(t *testing.T) {
 		if k.Runs != workload.SubmittedPrograms {
 			continue
 		}
+		if k.Spec == nil { // interactive sessions: refused, not held
+			sessionRefused(t, k.Name, addr, alice, worker)
+			continue
+		}
 		args, ok := byKind[k.Name]
 		if !ok {
 			t.Errorf("kind %s runs submitted code but this test has no job of it: add one to uploadedJobArgs", k.Name)
@@ -132,6 +137,30 @@ func TestApprovalHoldsEveryUploadingKind(t *testing.T) {
 	}
 	if !strings.Contains(worker.out.String(), "artifact downloaded") {
 		t.Fatal("the approved jobs ran without the worker downloading the upload")
+	}
+}
+
+// sessionRefused: a kind whose sessions are opened, not submitted (no
+// spec), refuses a held account's session at its first unit, naming the
+// rule, and its worker starts nothing. Only verify is such a kind; a new
+// one fails here until the test opens a session of it.
+func sessionRefused(t *testing.T, kind, addr string, alice []string, worker *proc) {
+	t.Helper()
+	if kind != "verify" {
+		t.Errorf("kind %s runs submitted code through sessions of its own, which this test cannot open: add it to sessionRefused", kind)
+		return
+	}
+	// No worker offers the engine, so a session that is not refused waits
+	// for one: 30 s is far more than a refusal takes.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	args := append(append([]string{"verify", "--cluster", addr}, alice[2:]...), "--engine", "cmd=/usr/games/stockfish", "--depth", "3")
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	if ctx.Err() != nil || err == nil || !strings.Contains(string(out), "cannot wait for an approver") {
+		t.Errorf("alice: verify session under --approval: %v (context %v), want a refusal naming approval:\n%s", err, ctx.Err(), out)
+	}
+	if strings.Contains(worker.out.String(), "verify unit") {
+		t.Errorf("the worker ran a unit of alice's refused verify session:\n%s", lastLines(worker.out.String(), 20))
 	}
 }
 

@@ -51,11 +51,12 @@ func init() {
 	workload.Register(workload.Kind{
 		Name: Kind,
 		New: func(d workload.Deps) (core.Workload, error) {
-			return New(Config{Logger: d.Logger, Now: d.Now, Store: d.Store}), nil
+			return New(Config{Logger: d.Logger, Now: d.Now, Store: d.Store, Approvals: d.Approvals}), nil
 		},
 		// A session names an engine by the name a worker's operator gave it
-		// (--verify-engine); its path never travels.
-		Runs:  workload.OperatorPrograms,
+		// (--verify-engine; its path never travels), but hands it the
+		// client's own arguments and UCI options.
+		Runs:  workload.SubmittedPrograms,
 		Order: 40,
 	})
 }
@@ -91,6 +92,10 @@ type Config struct {
 	// Store keeps the sessions' reports (report.go); nil: reports are
 	// refused.
 	Store *store.Store
+	// Approvals is the approval rule (nil: off). A session is interactive,
+	// a client waiting on each unit, so one the rule would hold is refused
+	// at its first unit rather than held.
+	Approvals core.Approvals
 }
 
 // Workload is the verify workload.
@@ -99,6 +104,7 @@ type Workload struct {
 	log   *zap.Logger
 	now   func() time.Time
 	store *store.Store
+	gate  core.Approvals
 
 	mu        sync.Mutex
 	sessions  map[string]*session
@@ -139,7 +145,7 @@ func New(cfg Config) *Workload {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Workload{host: cfg.Host, log: cfg.Logger, now: cfg.Now, store: cfg.Store,
+	return &Workload{host: cfg.Host, log: cfg.Logger, now: cfg.Now, store: cfg.Store, gate: cfg.Approvals,
 		sessions: map[string]*session{}, units: map[string]*unit{}, seen: map[string]seenWorker{}, closed: map[string]time.Time{}}
 }
 
@@ -391,6 +397,9 @@ func (w *Workload) RunUnit(ctx context.Context, caller identity.Identity, sid, k
 	if err := verifyproto.CheckUnit(payload); err != nil {
 		return RunAnswer{}, apierr.Invalid("verify unit: %v", err)
 	}
+	if err := w.mayStart(ctx, caller, sid); err != nil {
+		return RunAnswer{}, err
+	}
 	wait = min(wait, MaxWait)
 	id := Prefix + sid + "." + key
 
@@ -468,6 +477,32 @@ type RunAnswer struct {
 type seenWorker struct {
 	at      time.Time
 	engines map[string]bool
+}
+
+// mayStart refuses a new session of a caller the approval rule would hold
+// (workload.SubmittedPrograms): the session's arguments and options reach
+// a worker's program, and nothing an approver has not seen may. A session
+// already open goes on (it was started under the rule).
+func (w *Workload) mayStart(ctx context.Context, caller identity.Identity, sid string) error {
+	if w.gate == nil {
+		return nil
+	}
+	w.mu.Lock()
+	_, open := w.sessions[sid]
+	w.mu.Unlock()
+	if open {
+		return nil
+	}
+	hold, err := w.gate.Hold(ctx, caller, Kind)
+	if err != nil {
+		return err
+	}
+	if hold {
+		return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
+			"credential %s: this coordinator approves the jobs of accounts with role user (--approval), and a verify session, which hands its arguments and options to a worker's engine, cannot wait for an approver: ask an approver or an admin to run it, or to make the account an approver",
+			apierr.Q(caller.Name))
+	}
+	return nil
 }
 
 // capable counts workers seen within Live that have engine. Caller holds

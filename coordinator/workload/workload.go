@@ -60,6 +60,11 @@ type Deps struct {
 	// Trust is every worker identity's trust, shared by the workloads that
 	// play games (gamepair/trust.go).
 	Trust *gamepair.Trust
+	// Approvals is the coordinator's approval rule (nil: approvals are
+	// off). The core holds the jobs it creates; a kind whose sessions do
+	// not go through core.Create (verify sessions) asks it itself before
+	// it starts one, under the same rule (Kind.Runs).
+	Approvals core.Approvals
 	// JobExists reports whether any workload has a job of this id.
 	JobExists func(jobID string) bool
 	// Workload returns the workload of a registered kind, for the kinds
@@ -131,15 +136,17 @@ const (
 	// programsUnstated is the zero value: a registration that forgot to
 	// say (Register panics).
 	programsUnstated Programs = iota
-	// OperatorPrograms: only programs the worker's operator installed run
-	// (the embedded engine, engines named by --verify-engine); nothing a
-	// submitter sends is executed, so no job of the kind waits for an
-	// approver.
+	// OperatorPrograms: only programs the worker's operator installed run,
+	// as the operator set them up (the embedded move generator of perft);
+	// nothing a submitter sends reaches a program, so no job of the kind
+	// waits for an approver.
 	OperatorPrograms
 	// SubmittedPrograms: a job may name a program its submitter sent (an
-	// uploaded binary, a source tree or git ref that workers build): with
-	// approvals on, the jobs of accounts with role user wait for an
-	// approver before a worker leases a unit of them.
+	// uploaded binary, a source tree or git ref that workers build), or
+	// hand its own arguments and options to a program of the operator's
+	// (verify sessions): with approvals on, the jobs of accounts with role
+	// user wait for an approver before a worker leases a unit of them, and
+	// a kind whose sessions are interactive refuses them instead.
 	SubmittedPrograms
 )
 
