@@ -39,7 +39,7 @@ const pw = "correct horse battery"
 func TestSignUpApproveSignIn(t *testing.T) {
 	ctx := context.Background()
 	s, st, clk := newService(t, Config{SignUp: true, SessionTTL: time.Hour})
-	if err := s.SignUp(ctx, "alice", pw, pw); err != nil {
+	if err := s.SignUp(ctx, "10.0.0.1", "alice", pw, pw); err != nil {
 		t.Fatal(err)
 	}
 	u, err := st.User(ctx, "alice")
@@ -156,7 +156,7 @@ func TestBadInputStoresNothing(t *testing.T) {
 		{"carol", pw, pw + "x", "password_repeat"},
 		{"carol", strings.Repeat("x", 300), strings.Repeat("x", 300), "password"},
 	} {
-		err := s.SignUp(ctx, c.name, c.pw, c.repeat)
+		err := s.SignUp(ctx, "10.0.0.1", c.name, c.pw, c.repeat)
 		var fe *FieldError
 		if !errors.As(err, &fe) || fe.Field != c.field {
 			t.Fatalf("sign-up %q/%q: %v, want an error on %s", c.name, c.pw, err, c.field)
@@ -166,7 +166,7 @@ func TestBadInputStoresNothing(t *testing.T) {
 		t.Fatalf("stored %+v", us)
 	}
 	closed, _, _ := newService(t, Config{})
-	if err := closed.SignUp(ctx, "carol", pw, pw); err == nil {
+	if err := closed.SignUp(ctx, "10.0.0.1", "carol", pw, pw); err == nil {
 		t.Fatal("sign-up while closed")
 	}
 }

@@ -57,7 +57,11 @@ func (d *HTTPDoor) Handle(mux *http.ServeMux, pattern string, h http.Handler) {
 		rule, _ := d.A.Table.Rule(d.Door, pattern)
 		res, err := d.admit(r, rule)
 		if err != nil {
-			d.A.Refused(d.Door, apierr.ReasonOf(err))
+			reason := apierr.ReasonOf(err)
+			if reason == "" {
+				reason = "CSRF" // the door's own check, not an apierr
+			}
+			d.A.Refused(d.Door, reason)
 			if apierr.ReasonOf(err) == apierr.ReasonBusy {
 				w.Header().Set("Retry-After", "5")
 			}

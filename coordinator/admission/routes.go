@@ -171,6 +171,7 @@ var builtin = map[Route]Rule{
 	// (their handlers say what is missing) with a small body; the rest
 	// need a signed-in client or admin (the handlers and the core check
 	// approver and admin rights with the object).
+	{Web, "/"}:                                  {Anyone, noBody}, // the 404 page of unknown paths
 	{Web, "POST /signin"}:                       {Anyone, AnonymousFormBytes},
 	{Web, "POST /signup"}:                       {Anyone, AnonymousFormBytes},
 	{Web, "POST /signout"}:                      {Anyone, AnonymousFormBytes},
