@@ -161,6 +161,7 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.IntVar(&cfg.Limits.Uploads, "max-uploads-per-identity", cfg.Limits.Uploads, "engine uploads one non-admin credential may have in progress (0: no limit)")
 	fl.IntVar(&cfg.Limits.Leases, "max-leases-per-identity", cfg.Limits.Leases, "leases the workers of one non-admin credential may hold at once, over all its worker ids (0: no limit)")
 	fl.IntVar(&cfg.Limits.Artifacts, "max-artifacts-per-identity", cfg.Limits.Artifacts, "engine artifacts one non-admin credential may have stored (0: no limit)")
+	addAdmissionFlags(fl, &cfg.Admission)
 	fl.Float64Var(&cfg.PerftMaxNodes, "perft-max-nodes", perftjob.DefaultMaxNodes, "refuse perft jobs whose estimated leaf count is over this (work no farm finishes)")
 	fl.IntVar(&cfg.PerftMaxSplitPositions, "perft-max-split-positions", perftsplit.DefaultLimits.MaxPositions, "unique positions one perft job's split may keep in the coordinator's memory (about 200 bytes each)")
 	fl.IntVar(&cfg.PerftMaxHeldPositions, "perft-max-held-positions", perftjob.DefaultMaxHeldPositions, "split positions all running perft jobs together may keep in the coordinator's memory (reloaded at each start)")

@@ -1,6 +1,8 @@
 package forward
 
 import (
+	"github.com/arbiter-chess/arbiter/coordinator/admission"
+
 	"context"
 	"crypto/tls"
 	"errors"
@@ -69,6 +71,9 @@ type Config struct {
 	MaxRecvMsgBytes, MaxSendMsgBytes int
 	MaxConcurrentStreams             int
 	Logger                           *zap.Logger
+	// TrustedProxies are the proxies whose X-Forwarded-* headers a
+	// follower passes on to the leader (--trusted-proxy; nil: none).
+	TrustedProxies *admission.Proxies
 	// Registerer receives the forwarding metrics; nil registers none.
 	Registerer prometheus.Registerer
 }
