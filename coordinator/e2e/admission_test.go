@@ -67,6 +67,11 @@ type httpResult struct {
 // send makes a request with body (n bytes declared), extra headers and
 // cookies; it never follows redirects.
 func send(method, u string, body io.Reader, n int64, header map[string]string) httpResult {
+	return sendWithin(2*time.Minute, method, u, body, n, header)
+}
+
+// sendWithin is send giving up after d.
+func sendWithin(d time.Duration, method, u string, body io.Reader, n int64, header map[string]string) httpResult {
 	req, err := http.NewRequest(method, u, body)
 	if err != nil {
 		return httpResult{err: err}
@@ -75,7 +80,7 @@ func send(method, u string, body io.Reader, n int64, header map[string]string) h
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	c := &http.Client{Timeout: 2 * time.Minute, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c := &http.Client{Timeout: d, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := c.Do(req)
 	if err != nil {
 		return httpResult{err: err}
