@@ -22,6 +22,8 @@ import (
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/arbiter-chess/arbiter/coordinator/admission"
 )
 
 // fakeLeader is a real gRPC server on loopback standing in for the
@@ -536,4 +538,48 @@ func startLeaderB(b *testing.B, signer *Signer) *fakeLeader {
 	go srv.Serve(lis)
 	b.Cleanup(srv.Stop)
 	return l
+}
+
+// TestForwardHTTPPassesXForwardedForOnlyFromTrustedProxies: a follower
+// passes X-Forwarded-For on to the leader only when its peer is a proxy
+// the operator trusts; anyone else's is the caller's claim and is dropped.
+// Control: with the peer trusted, the header arrives as sent.
+func TestForwardHTTPPassesXForwardedForOnlyFromTrustedProxies(t *testing.T) {
+	signer := testSigner(t, 1)
+	leader := httptest.NewServer(Trust(signer, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("xff=" + strings.Join(r.Header.Values("X-Forwarded-For"), ",")))
+	})))
+	defer leader.Close()
+	var to atomic.Pointer[Leader]
+	to.Store(&Leader{HTTP: strings.TrimPrefix(leader.URL, "http://"), Term: 1})
+	for _, c := range []struct {
+		trusted []string
+		want    string
+	}{
+		{nil, "xff="},
+		{[]string{"192.0.2.0/24"}, "xff="},
+		{[]string{"127.0.0.1"}, "xff=203.0.113.9"},
+	} {
+		proxies, err := admission.ParseProxies(c.trusted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := New(Config{Leader: func() Leader { return *to.Load() }, Signer: signer, MaxWait: 300 * time.Millisecond, TrustedProxies: proxies})
+		follower := httptest.NewServer(f.HTTP(func(w http.ResponseWriter, r *http.Request, why error) {
+			http.Error(w, "unavailable: "+why.Error(), http.StatusServiceUnavailable)
+		}))
+		req, _ := http.NewRequest("GET", follower.URL+"/", nil)
+		req.Header.Set("X-Forwarded-For", "203.0.113.9")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		follower.Close()
+		f.Close()
+		if string(body) != c.want {
+			t.Errorf("trusted proxies %v: the leader saw %q, want %q", c.trusted, body, c.want)
+		}
+	}
 }
