@@ -368,16 +368,6 @@ func controlHeaders(door admission.Door, tok, csrfCookie string) map[string]stri
 // webCSRF is a browser's CSRF cookie ("name=value") and its form token.
 func webCSRF(t *testing.T, base string) (string, string) {
 	t.Helper()
-	r := send("GET", base+"/signin", nil, 0, nil)
-	m := csrfRE.FindStringSubmatch(r.body)
-	if r.err != nil || m == nil {
-		t.Fatalf("GET /signin: %v, no CSRF token", r.err)
-	}
-	for _, c := range (&http.Response{Header: r.header}).Cookies() {
-		if c.Name == "__Host-arbiter-csrf" {
-			return c.Name + "=" + c.Value, m[1]
-		}
-	}
-	t.Fatal("no CSRF cookie")
-	return "", ""
+	s := newWebSession(t, base)
+	return s.cookieHeader(), s.csrf
 }
