@@ -27,7 +27,7 @@ func (f *Forwarder) HTTP(unavailable func(w http.ResponseWriter, r *http.Request
 			addr, _ := pr.In.Context().Value(leaderHTTPKey{}).(string)
 			pr.SetURL(&url.URL{Scheme: "http", Host: addr})
 			pr.Out.Host = pr.In.Host
-			if f.cfg.TrustedProxies.Trusted(pr.In.RemoteAddr) {
+			if f.proxies().Trusted(pr.In.RemoteAddr) {
 				for _, h := range []string{"X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host"} {
 					if v := pr.In.Header.Values(h); len(v) > 0 {
 						pr.Out.Header[h] = v

@@ -527,7 +527,9 @@ func (s *Server) newForwarder() (*forward.Forwarder, error) {
 	if err != nil {
 		return nil, err
 	}
-	proxies, err := admission.ParseProxies(s.cfg.Admission.TrustedProxies)
+	// The follower's own admission (its metrics unregistered: the
+	// coordinator it may become registers its own).
+	adm, err := admission.New(s.cfg.Admission, nil)
 	if err != nil {
 		return nil, cliexit.Usage("%v", err)
 	}
@@ -546,7 +548,7 @@ func (s *Server) newForwarder() (*forward.Forwarder, error) {
 			}
 			return forward.Leader{GRPC: st.LeaderGRPC, HTTP: st.LeaderHTTP, Term: st.Term}
 		},
-		Signer: signer, TLS: clientTLS, MaxCalls: s.cfg.ForwardMaxCalls, TrustedProxies: proxies,
+		Signer: signer, TLS: clientTLS, MaxCalls: s.cfg.ForwardMaxCalls, Admission: adm,
 		MaxRecvMsgBytes: grpcapi.MaxRecvMsgBytes, MaxSendMsgBytes: grpcapi.MaxSendMsgBytes, MaxConcurrentStreams: grpcapi.MaxConcurrentStreams,
 		Logger: s.log, Registerer: s.registry,
 	}), nil
