@@ -19,9 +19,13 @@
 //     bearer token, or an account's session token) is kept in a Secure,
 //     HttpOnly, SameSite=Strict cookie and resolved on every request, so a
 //     revoked credential or ended session stops at once.
-//   - Every state-changing request is a POST carrying a CSRF token bound to
-//     the browser's own CSRF cookie (checked before anything else), from
-//     this origin; the core checks roles and ownership again.
+//   - Every route is registered through the web door's admission
+//     (Server.handle, package admission): every state-changing request is
+//     a POST carrying a CSRF token bound to the browser's own CSRF cookie
+//     in its URL or an X-CSRF-Token header, from this origin, with a
+//     viewer of the route's role and a body within the route's limit,
+//     all checked from the headers before a byte of the body is read;
+//     the core checks roles and ownership again.
 //   - Bad input (unknown ids, bad FENs, time controls, specs, missing
 //     tokens, credentials) gets a page naming the problem with a 4xx status,
 //     and nothing is stored.
