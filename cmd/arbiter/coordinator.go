@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
@@ -87,38 +89,13 @@ func newCoordinatorCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !srv.Leading() {
-				st := srv.Election()
-				fmt.Fprintf(stderr, "arbiter coordinator: following (leader %s, term %d); forwarding gRPC on %s and the pages to the leader, serving them itself once it leads\n", orNone(st.Leader), st.Term, srv.Addr())
-			}
-			if a := srv.HTTPAddr(); a != "" {
-				fmt.Fprintf(stderr, "arbiter coordinator: pages on %s\n", pagesURL(a))
-			}
+			announce(stderr, srv)
 			select {
 			case <-ctx.Done():
 				srv.Stop()
 				return nil
 			case <-srv.Lost():
-				// Its memory (leases, job state) is not to be trusted
-				// after another coordinator led: a new process starts
-				// as a follower and loads the store when it leads.
-				// Stopping waits for the store's writes in progress, which
-				// never end when the database went silent (a network
-				// split: no error, no close, until TCP gives up minutes
-				// later). They are fenced and were never acknowledged,
-				// so past --leader-timeout (another may lead by then) the
-				// process exits without them: the server rolls their
-				// transactions back when its sessions end.
-				stopped := make(chan struct{})
-				go func() { srv.Stop(); close(stopped) }()
-				select {
-				case <-stopped:
-				case <-time.After(cfg.LeaderTimeout):
-					log.Warn("coordinator stop did not finish within --leader-timeout (the database does not answer): exiting without waiting for its writes in progress",
-						zap.Duration("leader_timeout", cfg.LeaderTimeout))
-					log.Sync()
-				}
-				return failure("this coordinator lost the lead (see the log: another took over, or the database went unconfirmed for half of --leader-timeout); exiting so that its supervisor restarts it as a follower")
+				return exitAfterLostLead(srv, cfg.LeaderTimeout, log)
 			}
 		},
 	}
@@ -152,15 +129,7 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.DurationVar(&cfg.PGNRetention, "pgn-retention", 0, "delete the games of tests and the shards of datasets finished longer ago than this, e.g. 2160h (their counts and verdicts stay; 0: keep)")
 	fl.IntVar(&cfg.MaxWorkersPerIdentity, "max-workers-per-identity", core.DefaultMaxWorkersPerIdentity,
 		"worker ids one credential may register; past it a new name is refused unless one of its workers has been idle a lease duration")
-	cfg.Limits = quota.Defaults
-	fl.IntVar(&cfg.Limits.Connections, "max-connections-per-identity", cfg.Limits.Connections, "open connections one non-admin credential may hold (0: no limit)")
-	fl.IntVar(&cfg.Limits.Calls, "max-calls-per-identity", cfg.Limits.Calls, "calls in progress one client credential may have over all its connections; also bounds the request memory it can pin (0: no limit)")
-	fl.IntVar(&cfg.Limits.WorkerCalls, "max-calls-per-worker-identity", cfg.Limits.WorkerCalls, "calls in progress one worker credential may have over all its worker processes (each holds cores+2) (0: no limit)")
-	fl.IntVar(&cfg.Limits.SubmitsPerMinute, "max-submits-per-minute", cfg.Limits.SubmitsPerMinute, "jobs one non-admin credential may submit per minute, as a burst then evenly (0: no limit)")
-	fl.IntVar(&cfg.Limits.RunningJobs, "max-running-jobs-per-identity", cfg.Limits.RunningJobs, "unfinished jobs (perft, tests, tunes) one non-admin credential may own (0: no limit)")
-	fl.IntVar(&cfg.Limits.Uploads, "max-uploads-per-identity", cfg.Limits.Uploads, "engine uploads one non-admin credential may have in progress (0: no limit)")
-	fl.IntVar(&cfg.Limits.Leases, "max-leases-per-identity", cfg.Limits.Leases, "leases the workers of one non-admin credential may hold at once, over all its worker ids (0: no limit)")
-	fl.IntVar(&cfg.Limits.Artifacts, "max-artifacts-per-identity", cfg.Limits.Artifacts, "engine artifacts one non-admin credential may have stored (0: no limit)")
+	addIdentityLimitFlags(fl, &cfg.Limits)
 	addAdmissionFlags(fl, &cfg.Admission)
 	fl.Float64Var(&cfg.PerftMaxNodes, "perft-max-nodes", perftjob.DefaultMaxNodes, "refuse perft jobs whose estimated leaf count is over this (work no farm finishes)")
 	fl.IntVar(&cfg.PerftMaxSplitPositions, "perft-max-split-positions", perftsplit.DefaultLimits.MaxPositions, "unique positions one perft job's split may keep in the coordinator's memory (about 200 bytes each)")
@@ -178,6 +147,54 @@ func newCoordinatorCommand() *cobra.Command {
 	webf.add(fl)
 	logs.add(fl, "info")
 	return cmd
+}
+
+// announce tells the operator whether this coordinator follows and where
+// its pages are.
+func announce(stderr io.Writer, srv *localcluster.Server) {
+	if !srv.Leading() {
+		st := srv.Election()
+		fmt.Fprintf(stderr, "arbiter coordinator: following (leader %s, term %d); forwarding gRPC on %s and the pages to the leader, serving them itself once it leads\n", orNone(st.Leader), st.Term, srv.Addr())
+	}
+	if a := srv.HTTPAddr(); a != "" {
+		fmt.Fprintf(stderr, "arbiter coordinator: pages on %s\n", pagesURL(a))
+	}
+}
+
+// exitAfterLostLead stops a coordinator that lost the lead. Its memory
+// (leases, job state) is not to be trusted after another coordinator
+// led: a new process starts as a follower and loads the store when it
+// leads. Stopping waits for the store's writes in progress, which never
+// end when the database went silent (a network split: no error, no
+// close, until TCP gives up minutes later). They are fenced and were
+// never acknowledged, so past --leader-timeout (another may lead by
+// then) the process exits without them: the server rolls their
+// transactions back when its sessions end.
+func exitAfterLostLead(srv *localcluster.Server, leaderTimeout time.Duration, log *zap.Logger) error {
+	stopped := make(chan struct{})
+	go func() { srv.Stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(leaderTimeout):
+		log.Warn("coordinator stop did not finish within --leader-timeout (the database does not answer): exiting without waiting for its writes in progress",
+			zap.Duration("leader_timeout", leaderTimeout))
+		log.Sync()
+	}
+	return failure("this coordinator lost the lead (see the log: another took over, or the database went unconfirmed for half of --leader-timeout); exiting so that its supervisor restarts it as a follower")
+}
+
+// addIdentityLimitFlags adds the flags of the limits each non-admin
+// identity is held to (package quota).
+func addIdentityLimitFlags(fl *pflag.FlagSet, l *quota.Limits) {
+	*l = quota.Defaults
+	fl.IntVar(&l.Connections, "max-connections-per-identity", l.Connections, "open connections one non-admin credential may hold (0: no limit)")
+	fl.IntVar(&l.Calls, "max-calls-per-identity", l.Calls, "calls in progress one client credential may have over all its connections; also bounds the request memory it can pin (0: no limit)")
+	fl.IntVar(&l.WorkerCalls, "max-calls-per-worker-identity", l.WorkerCalls, "calls in progress one worker credential may have over all its worker processes (each holds cores+2) (0: no limit)")
+	fl.IntVar(&l.SubmitsPerMinute, "max-submits-per-minute", l.SubmitsPerMinute, "jobs one non-admin credential may submit per minute, as a burst then evenly (0: no limit)")
+	fl.IntVar(&l.RunningJobs, "max-running-jobs-per-identity", l.RunningJobs, "unfinished jobs (perft, tests, tunes) one non-admin credential may own (0: no limit)")
+	fl.IntVar(&l.Uploads, "max-uploads-per-identity", l.Uploads, "engine uploads one non-admin credential may have in progress (0: no limit)")
+	fl.IntVar(&l.Leases, "max-leases-per-identity", l.Leases, "leases the workers of one non-admin credential may hold at once, over all its worker ids (0: no limit)")
+	fl.IntVar(&l.Artifacts, "max-artifacts-per-identity", l.Artifacts, "engine artifacts one non-admin credential may have stored (0: no limit)")
 }
 
 func orNone(s string) string {
