@@ -31,6 +31,8 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/arbiter-chess/arbiter/internal/apierr"
 )
 
 // Config is the operator's settings (coordinator flags).
@@ -97,6 +99,11 @@ func New(cfg Config, reg prometheus.Registerer) (*Admission, error) {
 			Help: "Password hashes running or waiting in the hashing pool."},
 			func() float64 { return float64(a.Hashing.InUse()) })
 		reg.MustRegister(a.refused, inflight, hashing)
+		for _, door := range []Door{GRPC, API, Web} {
+			for _, reason := range RefusalReasons {
+				a.refused.WithLabelValues(string(door), reason)
+			}
+		}
 	}
 	return a, nil
 }
@@ -138,6 +145,10 @@ func (c Config) withDefaults() Config {
 	}
 	return c
 }
+
+// RefusalReasons are the reasons admission refuses for (the label values
+// of arbiter_admission_refused_total, exported at zero from the start).
+var RefusalReasons = []string{apierr.ReasonBadCredential, apierr.ReasonWrongRole, apierr.ReasonTooLarge, apierr.ReasonBusy, "CSRF", "UNKNOWN_METHOD"}
 
 // Refused counts a refusal at door for reason.
 func (a *Admission) Refused(door Door, reason string) {

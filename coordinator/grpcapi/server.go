@@ -228,6 +228,7 @@ func (s *Server) authenticate(ctx context.Context, info *tap.Info) (context.Cont
 		return s.admit(ctx, id, info.FullMethodName)
 	}
 	s.unauthN.Inc()
+	s.adm.Refused(admission.GRPC, apierr.ReasonBadCredential)
 	if info.FullMethodName == arbiterv1.WorkerService_Submit_FullMethodName {
 		s.cfg.Core.Reject(core.RejectUnauthenticated)
 	}
