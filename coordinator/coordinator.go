@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/health"
 
 	"github.com/arbiter-chess/arbiter/coordinator/accounts"
+	"github.com/arbiter-chess/arbiter/coordinator/admission"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/credentials"
@@ -98,6 +99,10 @@ type Config struct {
 	Limits quota.Limits
 	// Accounts sets the web pages' accounts and the approval of tests.
 	Accounts AccountsConfig
+	// Admission is how every door admits requests before reading their
+	// bodies: the byte budget, the password-hashing pool, the trusted
+	// proxies (zero: the defaults, no proxy trusted).
+	Admission admission.Config
 	// Now is the clock (time.Now).
 	Now func() time.Time
 	// Registerer receives every metric; nil registers none.
@@ -126,6 +131,9 @@ type Coordinator struct {
 	Trust *gamepair.Trust
 	// Accounts are the web pages' accounts and the approval rule.
 	Accounts *accounts.Service
+	// Admission is the one admission of every door (gRPC, the JSON API,
+	// the web forms, sign-in and sign-up).
+	Admission *admission.Admission
 	// Artifacts keeps the uploaded engines (files under the data
 	// directory's artifacts/).
 	Artifacts *artifacts.Store
@@ -187,8 +195,12 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	if err := cfg.Limits.Validate(); err != nil {
 		return nil, fmt.Errorf("coordinator: %w", err)
 	}
+	adm, err := admission.New(cfg.Admission, cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
 	c := &Coordinator{Credentials: creds, cfg: cfg, gate: quota.NewGate(cfg.Limits, cfg.Now), Workloads: make(map[string]core.Workload),
-		forwarded: forwarded}
+		forwarded: forwarded, Admission: adm}
 	c.Artifacts, err = artifacts.New(ctx, artifacts.Config{Store: cfg.Store, Dir: filepath.Join(cfg.Store.Dir(), "artifacts"),
 		MaxBytes: cfg.ArtifactMaxBytes, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer,
 		AbandonAfter: cfg.UploadAbandonAfter, MaxUploadsPerIdentity: cfg.Limits.Uploads, MaxArtifactsPerIdentity: cfg.Limits.Artifacts,
@@ -204,7 +216,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	}
 	c.Trust = trust
 	c.Accounts, err = accounts.New(accounts.Config{Store: cfg.Store, Now: cfg.Now, Logger: cfg.Logger, SessionTTL: cfg.Accounts.SessionTTL,
-		Approval: cfg.Accounts.Approval, CrossApproval: cfg.Accounts.CrossApproval, SignUp: cfg.Accounts.SignUp})
+		Approval: cfg.Accounts.Approval, CrossApproval: cfg.Accounts.CrossApproval, SignUp: cfg.Accounts.SignUp, Hashing: adm.Hashing})
 	if err != nil {
 		return nil, err
 	}
@@ -373,7 +385,7 @@ func leaseKey(ctx context.Context, st *store.Store) ([]byte, error) {
 func (c *Coordinator) NewGRPCServer(tlsCfg *tls.Config) (*grpc.Server, *health.Server, error) {
 	return grpcapi.New(grpcapi.Config{Core: c.Core, Workloads: c.Workloads, Credentials: c.Credentials,
 		Store: c.cfg.Store, Artifacts: c.Artifacts, Logger: c.cfg.Logger, Registerer: c.cfg.Registerer, TLS: tlsCfg, Gate: c.gate,
-		Forwarded: c.forwarded})
+		Forwarded: c.forwarded, Admission: c.Admission})
 }
 
 // Forwarded checks the origin followers sign on what they relay

@@ -37,7 +37,7 @@ type HooksConfig struct {
 func (c *Coordinator) InProcess() (grpc.ClientConnInterface, error) {
 	c.inprocOnce.Do(func() {
 		srv, _, err := grpcapi.New(grpcapi.Config{Core: c.Core, Workloads: c.Workloads, Credentials: c.Credentials,
-			Store: c.cfg.Store, Artifacts: c.Artifacts, Logger: c.cfg.Logger, Gate: c.gate})
+			Store: c.cfg.Store, Artifacts: c.Artifacts, Logger: c.cfg.Logger, Gate: c.gate, Admission: c.Admission})
 		if err != nil {
 			c.inprocErr = err
 			return

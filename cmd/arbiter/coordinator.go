@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -92,13 +93,7 @@ func newCoordinatorCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !srv.Leading() {
-				st := srv.Election()
-				fmt.Fprintf(stderr, "arbiter coordinator: following (leader %s, term %d); forwarding gRPC on %s and the pages to the leader, serving them itself once it leads\n", orNone(st.Leader), st.Term, srv.Addr())
-			}
-			if a := srv.HTTPAddr(); a != "" {
-				fmt.Fprintf(stderr, "arbiter coordinator: pages on %s\n", pagesURL(a))
-			}
+			announce(stderr, srv)
 			return serveUntilStopped(ctx, srv, cfg.LeaderTimeout, log)
 		},
 	}
@@ -132,16 +127,8 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.DurationVar(&cfg.PGNRetention, "pgn-retention", 0, "delete the games of tests and the shards of datasets finished longer ago than this, e.g. 2160h (their counts and verdicts stay; 0: keep)")
 	fl.IntVar(&cfg.MaxWorkersPerIdentity, "max-workers-per-identity", core.DefaultMaxWorkersPerIdentity,
 		"worker ids one credential may register; past it a new name is refused unless one of its workers has been idle a lease duration")
-	cfg.Limits = quota.Defaults
-	fl.IntVar(&cfg.Limits.Connections, "max-connections-per-identity", cfg.Limits.Connections, "open connections one non-admin credential may hold (0: no limit)")
-	fl.IntVar(&cfg.Limits.Calls, "max-calls-per-identity", cfg.Limits.Calls, "calls in progress one client credential may have over all its connections; also bounds the request memory it can pin (0: no limit)")
-	fl.IntVar(&cfg.Limits.WorkerCalls, "max-calls-per-worker-identity", cfg.Limits.WorkerCalls, "calls in progress one worker credential may have over all its worker processes (each holds cores+2) (0: no limit)")
-	fl.IntVar(&cfg.Limits.SubmitsPerMinute, "max-submits-per-minute", cfg.Limits.SubmitsPerMinute, "jobs one non-admin credential may submit per minute, as a burst then evenly (0: no limit)")
-	fl.IntVar(&cfg.Limits.RunningJobs, "max-running-jobs-per-identity", cfg.Limits.RunningJobs, "unfinished jobs (perft, tests, tunes) one non-admin credential may own (0: no limit)")
-	fl.IntVar(&cfg.Limits.Uploads, "max-uploads-per-identity", cfg.Limits.Uploads, "engine uploads one non-admin credential may have in progress (0: no limit)")
-	fl.IntVar(&cfg.Limits.Leases, "max-leases-per-identity", cfg.Limits.Leases, "leases the workers of one non-admin credential may hold at once, over all its worker ids (0: no limit)")
-	fl.Int64Var(&cfg.Limits.DiskBytes, "max-disk-bytes-per-identity", cfg.Limits.DiskBytes, "bytes of the coordinator's disk one non-admin credential may fill with the engines it uploaded or named by git and the git mirrors its fetches made (0: no limit)")
-	fl.IntVar(&cfg.Limits.Artifacts, "max-artifacts-per-identity", cfg.Limits.Artifacts, "engine artifacts one non-admin credential may have stored (0: no limit)")
+	addIdentityLimitFlags(fl, &cfg.Limits)
+	addAdmissionFlags(fl, &cfg.Admission)
 	fl.Float64Var(&cfg.PerftMaxNodes, "perft-max-nodes", perftjob.DefaultMaxNodes, "refuse perft jobs whose estimated leaf count is over this (work no farm finishes)")
 	fl.IntVar(&cfg.PerftMaxSplitPositions, "perft-max-split-positions", perftsplit.DefaultLimits.MaxPositions, "unique positions one perft job's split may keep in the coordinator's memory (about 200 bytes each)")
 	fl.IntVar(&cfg.PerftMaxHeldPositions, "perft-max-held-positions", perftjob.DefaultMaxHeldPositions, "split positions all running perft jobs together may keep in the coordinator's memory (reloaded at each start)")
@@ -213,6 +200,33 @@ func serveUntilStopped(ctx context.Context, srv *localcluster.Server, leaderTime
 		}
 		return failure("this coordinator lost the lead (see the log: another took over, or the database went unconfirmed for half of --leader-timeout); exiting so that its supervisor restarts it as a follower")
 	}
+}
+
+// announce tells the operator whether this coordinator follows and where
+// its pages are.
+func announce(stderr io.Writer, srv *localcluster.Server) {
+	if !srv.Leading() {
+		st := srv.Election()
+		fmt.Fprintf(stderr, "arbiter coordinator: following (leader %s, term %d); forwarding gRPC on %s and the pages to the leader, serving them itself once it leads\n", orNone(st.Leader), st.Term, srv.Addr())
+	}
+	if a := srv.HTTPAddr(); a != "" {
+		fmt.Fprintf(stderr, "arbiter coordinator: pages on %s\n", pagesURL(a))
+	}
+}
+
+// addIdentityLimitFlags adds the flags of the limits each non-admin
+// identity is held to (package quota).
+func addIdentityLimitFlags(fl *pflag.FlagSet, l *quota.Limits) {
+	*l = quota.Defaults
+	fl.IntVar(&l.Connections, "max-connections-per-identity", l.Connections, "open connections one non-admin credential may hold (0: no limit)")
+	fl.IntVar(&l.Calls, "max-calls-per-identity", l.Calls, "calls in progress one client credential may have over all its connections; also bounds the request memory it can pin (0: no limit)")
+	fl.IntVar(&l.WorkerCalls, "max-calls-per-worker-identity", l.WorkerCalls, "calls in progress one worker credential may have over all its worker processes (each holds cores+2) (0: no limit)")
+	fl.IntVar(&l.SubmitsPerMinute, "max-submits-per-minute", l.SubmitsPerMinute, "jobs one non-admin credential may submit per minute, as a burst then evenly (0: no limit)")
+	fl.IntVar(&l.RunningJobs, "max-running-jobs-per-identity", l.RunningJobs, "unfinished jobs (perft, tests, tunes) one non-admin credential may own (0: no limit)")
+	fl.IntVar(&l.Uploads, "max-uploads-per-identity", l.Uploads, "engine uploads one non-admin credential may have in progress (0: no limit)")
+	fl.IntVar(&l.Leases, "max-leases-per-identity", l.Leases, "leases the workers of one non-admin credential may hold at once, over all its worker ids (0: no limit)")
+	fl.Int64Var(&l.DiskBytes, "max-disk-bytes-per-identity", l.DiskBytes, "bytes of the coordinator's disk one non-admin credential may fill with the engines it uploaded or named by git and the git mirrors its fetches made (0: no limit)")
+	fl.IntVar(&l.Artifacts, "max-artifacts-per-identity", l.Artifacts, "engine artifacts one non-admin credential may have stored (0: no limit)")
 }
 
 func orNone(s string) string {

@@ -15,8 +15,16 @@
 //     hash), for an unknown account and for a wrong password, so the page
 //     does not tell which names exist. Only the holder of the right
 //     password learns that an account waits for approval or is disabled.
-//   - Sign-in attempts are rate limited per client address and per account
-//     name; a refused attempt costs no hashing.
+//   - Sign-in attempts are rate limited per client address, per account
+//     name and in all, sign-ups per client address and in all; the token
+//     is taken before the hash, so concurrent attempts cannot overdraw,
+//     and a refused attempt costs no hashing.
+//   - Every password hash runs in the admission hashing pool (a few at
+//     once, a bounded queue, the rest refused BUSY), so a burst of
+//     sign-ins holds a bounded amount of memory.
+//   - Signing up answers the same whether the name is free or taken (the
+//     same work, the same page), so sign-up does not tell which names
+//     exist either.
 //   - Every account change is in the audit log with who made it.
 package accounts
 
@@ -35,6 +43,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/arbiter-chess/arbiter/coordinator/admission"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
@@ -113,9 +122,18 @@ type Config struct {
 	// Without it only admins add accounts.
 	SignUp bool
 	// AttemptsPerAddress and AttemptsPerName bound sign-in attempts: a
-	// burst of that many, then one per AttemptEvery (10, 10, 30s).
-	AttemptsPerAddress, AttemptsPerName int
-	AttemptEvery                        time.Duration
+	// burst of that many, then one per AttemptEvery (10, 10, 30s);
+	// AttemptsInAll bounds the wrong ones from everywhere together (100,
+	// then one a second).
+	AttemptsPerAddress, AttemptsPerName, AttemptsInAll int
+	AttemptEvery                                       time.Duration
+	// SignUpsPerAddress bound sign-ups from one client address (3, then
+	// one every 10 minutes) and SignUpsInAll from everywhere (30, then
+	// one a minute).
+	SignUpsPerAddress, SignUpsInAll int
+	// Hashing is the pool password hashes run in (nil: one of
+	// admission.DefaultHashWorkers and DefaultHashQueue of its own).
+	Hashing *admission.Pool
 }
 
 // Service manages accounts and sessions. Safe for concurrent use.
@@ -125,6 +143,10 @@ type Service struct {
 	log    *zap.Logger
 	byAddr *limiter
 	byName *limiter
+	inAll  *limiter
+	// signUpByAddr and signUpInAll bound sign-ups (every one spends).
+	signUpByAddr, signUpInAll *limiter
+	hashing                   *admission.Pool
 	// dummy is a hash no password matches, checked when the account is
 	// unknown so that the answer takes as long as for a wrong password.
 	dummy string
@@ -188,6 +210,18 @@ func New(cfg Config) (*Service, error) {
 	if cfg.AttemptEvery <= 0 {
 		cfg.AttemptEvery = 30 * time.Second
 	}
+	if cfg.AttemptsInAll <= 0 {
+		cfg.AttemptsInAll = 100
+	}
+	if cfg.SignUpsPerAddress <= 0 {
+		cfg.SignUpsPerAddress = 3
+	}
+	if cfg.SignUpsInAll <= 0 {
+		cfg.SignUpsInAll = 30
+	}
+	if cfg.Hashing == nil {
+		cfg.Hashing = admission.NewPool(admission.DefaultHashWorkers, admission.DefaultHashQueue)
+	}
 	raw := make([]byte, 24)
 	if _, err := rand.Read(raw); err != nil {
 		return nil, err
@@ -197,7 +231,10 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	return &Service{cfg: cfg, st: cfg.Store, log: cfg.Logger.Named("accounts"), dummy: dummy, active: map[string]activeAt{},
-		byAddr: newLimiter(cfg.AttemptsPerAddress, cfg.AttemptEvery), byName: newLimiter(cfg.AttemptsPerName, cfg.AttemptEvery)}, nil
+		byAddr: newLimiter(cfg.AttemptsPerAddress, cfg.AttemptEvery), byName: newLimiter(cfg.AttemptsPerName, cfg.AttemptEvery),
+		inAll:        newLimiter(cfg.AttemptsInAll, time.Second),
+		signUpByAddr: newLimiter(cfg.SignUpsPerAddress, 10*time.Minute), signUpInAll: newLimiter(cfg.SignUpsInAll, time.Minute),
+		hashing: cfg.Hashing}, nil
 }
 
 // SessionTTL is how long a session lasts.
@@ -240,9 +277,16 @@ func CheckPassword(field, password, repeat string) error {
 	return nil
 }
 
-// SignUp makes a pending account, which an admin approves. Bad input is a
-// *FieldError and stores nothing.
-func (s *Service) SignUp(ctx context.Context, name, password, repeat string) error {
+// ErrSignUpRateLimited refuses a sign-up over the limits.
+var ErrSignUpRateLimited = apierr.New(apierr.ResourceExhausted, apierr.ReasonQuota,
+	"too many sign-ups from this address or in all: try again in a few minutes")
+
+// SignUp makes a pending account, which an admin approves, for a caller
+// at client address addr. Bad input is a *FieldError and stores nothing.
+// A name already taken gets the same answer (nil) after the same work as
+// a free one, and nothing is stored: the page does not tell which names
+// exist.
+func (s *Service) SignUp(ctx context.Context, addr, name, password, repeat string) error {
 	if !s.cfg.SignUp {
 		return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole, "sign-up is closed on this coordinator: ask an admin for an account")
 	}
@@ -252,8 +296,20 @@ func (s *Service) SignUp(ctx context.Context, name, password, repeat string) err
 	if err := CheckPassword("password", password, repeat); err != nil {
 		return err
 	}
-	return s.add(ctx, name, password, User, store.UserPending, name, "user.signup")
+	now := s.cfg.Now()
+	if !(budget{{s.signUpByAddr, addr}, {s.signUpInAll, ""}}).take(now) {
+		return ErrSignUpRateLimited
+	}
+	err := s.add(ctx, name, password, User, store.UserPending, name, "user.signup")
+	if errors.Is(err, errNameTaken) {
+		s.log.Info("sign-up for a name already taken", zap.String("account", name))
+		return nil
+	}
+	return err
 }
+
+// errNameTaken is add's refusal of a name in use.
+var errNameTaken = errors.New("name taken")
 
 // Add makes an account on behalf of an admin, active at once.
 func (s *Service) Add(ctx context.Context, actor identity.Identity, name, password string, role Role) error {
@@ -273,7 +329,7 @@ func (s *Service) Add(ctx context.Context, actor identity.Identity, name, passwo
 }
 
 func (s *Service) add(ctx context.Context, name, password string, role Role, state, actor, action string) error {
-	hash, err := HashPassword(password)
+	hash, err := s.hash(ctx, password)
 	if err != nil {
 		return err
 	}
@@ -284,6 +340,9 @@ func (s *Service) add(ctx context.Context, name, password string, role Role, sta
 	}
 	if err := s.st.AddUser(ctx, u); err != nil {
 		if errors.Is(err, store.ErrExists) {
+			if action == "user.signup" {
+				return errNameTaken
+			}
 			return fieldErr("name", "%s is taken", apierr.Q(name))
 		}
 		return apierr.Store(err)
@@ -398,22 +457,28 @@ func (s *Service) SignIn(ctx context.Context, addr, name, password string) (toke
 		// and with the answer of a wrong password.
 		return "", Account{}, ErrSignIn
 	}
-	if !s.byAddr.allow(addr, now) || !s.byName.allow(name, now) {
+	attempt := budget{{s.byAddr, addr}, {s.byName, name}, {s.inAll, ""}}
+	if !attempt.take(now) {
 		return "", Account{}, ErrRateLimited
 	}
 	u, uerr := s.st.User(ctx, name)
 	if uerr != nil && !errors.Is(uerr, store.ErrNotFound) {
+		attempt.refund(now)
 		return "", Account{}, apierr.Store(uerr)
 	}
 	hash := s.dummy
 	if uerr == nil {
 		hash = u.Password
 	}
-	if !checkPassword(hash, password) || uerr != nil {
-		s.byAddr.spend(addr, now)
-		s.byName.spend(name, now)
+	right, err := s.check(ctx, hash, password)
+	if err != nil {
+		attempt.refund(now) // not checked: not an attempt
+		return "", Account{}, err
+	}
+	if !right || uerr != nil {
 		return "", Account{}, ErrSignIn
 	}
+	attempt.refund(now)
 	switch u.State {
 	case store.UserPending:
 		return "", Account{}, apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole, "account %s waits for an admin's approval", apierr.Q(name))
@@ -483,21 +548,28 @@ func (s *Service) ChangePassword(ctx context.Context, token, old, password, repe
 		return apierr.New(apierr.Unauthenticated, apierr.ReasonBadInput, "the session ended: sign in again")
 	}
 	now := s.cfg.Now()
-	if !s.byName.allow(a.Name, now) {
+	attempt := budget{{s.byName, a.Name}}
+	if !attempt.take(now) {
 		return ErrRateLimited
 	}
 	u, err := s.st.User(ctx, a.Name)
 	if err != nil {
+		attempt.refund(now)
 		return apierr.Store(err)
 	}
-	if !checkPassword(u.Password, old) {
-		s.byName.spend(a.Name, now)
+	right, err := s.check(ctx, u.Password, old)
+	if err != nil {
+		attempt.refund(now)
+		return err
+	}
+	if !right {
 		return fieldErr("old_password", "wrong password")
 	}
+	attempt.refund(now)
 	if err := CheckPassword("password", password, repeat); err != nil {
 		return err
 	}
-	hash, err := HashPassword(password)
+	hash, err := s.hash(ctx, password)
 	if err != nil {
 		return err
 	}
@@ -505,6 +577,24 @@ func (s *Service) ChangePassword(ctx context.Context, token, old, password, repe
 		return apierr.Store(err)
 	}
 	return s.audit(ctx, a.Name, "user.password", a.Name, "password changed; other sessions ended")
+}
+
+// check reports whether password matches hash, hashed in the pool
+// (admission.ErrBusy when the pool is full).
+func (s *Service) check(ctx context.Context, hash, password string) (bool, error) {
+	var right bool
+	err := s.hashing.Do(ctx, func() { right = checkPassword(hash, password) })
+	return right, err
+}
+
+// hash is HashPassword in the pool.
+func (s *Service) hash(ctx context.Context, password string) (string, error) {
+	var hash string
+	var herr error
+	if err := s.hashing.Do(ctx, func() { hash, herr = HashPassword(password) }); err != nil {
+		return "", err
+	}
+	return hash, herr
 }
 
 // ExpireSessions removes expired sessions from the store.

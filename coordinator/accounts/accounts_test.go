@@ -3,10 +3,14 @@ package accounts
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/coordinator/admission"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 )
@@ -39,7 +43,7 @@ const pw = "correct horse battery"
 func TestSignUpApproveSignIn(t *testing.T) {
 	ctx := context.Background()
 	s, st, clk := newService(t, Config{SignUp: true, SessionTTL: time.Hour})
-	if err := s.SignUp(ctx, "alice", pw, pw); err != nil {
+	if err := s.SignUp(ctx, "10.0.0.1", "alice", pw, pw); err != nil {
 		t.Fatal(err)
 	}
 	u, err := st.User(ctx, "alice")
@@ -156,7 +160,7 @@ func TestBadInputStoresNothing(t *testing.T) {
 		{"carol", pw, pw + "x", "password_repeat"},
 		{"carol", strings.Repeat("x", 300), strings.Repeat("x", 300), "password"},
 	} {
-		err := s.SignUp(ctx, c.name, c.pw, c.repeat)
+		err := s.SignUp(ctx, "10.0.0.1", c.name, c.pw, c.repeat)
 		var fe *FieldError
 		if !errors.As(err, &fe) || fe.Field != c.field {
 			t.Fatalf("sign-up %q/%q: %v, want an error on %s", c.name, c.pw, err, c.field)
@@ -166,7 +170,7 @@ func TestBadInputStoresNothing(t *testing.T) {
 		t.Fatalf("stored %+v", us)
 	}
 	closed, _, _ := newService(t, Config{})
-	if err := closed.SignUp(ctx, "carol", pw, pw); err == nil {
+	if err := closed.SignUp(ctx, "10.0.0.1", "carol", pw, pw); err == nil {
 		t.Fatal("sign-up while closed")
 	}
 }
@@ -231,5 +235,93 @@ func BenchmarkResolveSession(b *testing.B) {
 		if _, ok := s.Resolve(ctx, tok); !ok {
 			b.Fatal("not resolved")
 		}
+	}
+}
+
+// TestSignInLimitHoldsUnderConcurrency: 50 wrong passwords at once from
+// one address for one name are checked at most the burst's 5 times (the
+// token is taken before the hash); the rest are refused without
+// hashing. With a pool of one hash and no queue, concurrent attempts
+// past it are refused BUSY and cost no token. Control: the right
+// password from another address, later, signs in.
+func TestSignInLimitHoldsUnderConcurrency(t *testing.T) {
+	ctx := context.Background()
+	s, _, clk := newService(t, Config{AttemptsPerAddress: 5, AttemptsPerName: 5, AttemptEvery: time.Minute,
+		Hashing: admission.NewPool(4, 100)})
+	if err := s.Add(ctx, identity.Bootstrap, "bob", pw, User); err != nil {
+		t.Fatal(err)
+	}
+	var checked, limited atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch _, _, err := s.SignIn(ctx, "1.2.3.4", "bob", fmt.Sprintf("guess %d", i)); {
+			case errors.Is(err, ErrSignIn):
+				checked.Add(1)
+			case errors.Is(err, ErrRateLimited):
+				limited.Add(1)
+			default:
+				t.Errorf("attempt %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if checked.Load() != 5 || limited.Load() != 45 {
+		t.Fatalf("50 concurrent wrong passwords: %d checked, %d limited; want 5 and 45", checked.Load(), limited.Load())
+	}
+
+	busy, _, _ := newService(t, Config{Hashing: admission.NewPool(1, 0)})
+	if err := busy.Add(ctx, identity.Bootstrap, "bob", pw, User); err != nil {
+		t.Fatal(err)
+	}
+	var refused atomic.Int32
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, _, err := busy.SignIn(ctx, fmt.Sprintf("10.0.0.%d", i), "nobody", "guess"); admission.IsBusy(err) {
+				refused.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if refused.Load() == 0 {
+		t.Fatal("20 concurrent sign-ins on a pool of one: none refused BUSY")
+	}
+	clk.t = clk.t.Add(time.Minute)
+	if _, _, err := s.SignIn(ctx, "5.6.7.8", "bob", pw); err != nil {
+		t.Fatalf("the right password a minute later: %v", err)
+	}
+}
+
+// TestSignUpSilentAndLimited: a taken name's sign-up answers as a free
+// one's and stores nothing new; past the per-address burst sign-ups are
+// refused; another address still signs up.
+func TestSignUpSilentAndLimited(t *testing.T) {
+	ctx := context.Background()
+	s, st, _ := newService(t, Config{SignUp: true, SignUpsPerAddress: 2})
+	if err := s.Add(ctx, identity.Bootstrap, "bob", pw, User); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SignUp(ctx, "1.2.3.4", "bob", pw, pw); err != nil {
+		t.Fatalf("sign-up of a taken name: %v, want the answer of a free one", err)
+	}
+	if err := s.SignUp(ctx, "1.2.3.4", "carol", pw, pw); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SignUp(ctx, "1.2.3.4", "dave", pw, pw); !errors.Is(err, ErrSignUpRateLimited) {
+		t.Fatalf("third sign-up from one address: %v, want rate limited", err)
+	}
+	if err := s.SignUp(ctx, "5.6.7.8", "erin", pw, pw); err != nil {
+		t.Fatalf("another address: %v", err)
+	}
+	u, err := st.User(ctx, "bob")
+	if err != nil || u.State != store.UserActive {
+		t.Fatalf("bob after a stranger's sign-up of his name: %+v %v", u, err)
+	}
+	if us, _ := st.Users(ctx); len(us) != 3 {
+		t.Fatalf("%d accounts, want bob, carol and erin", len(us))
 	}
 }

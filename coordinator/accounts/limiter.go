@@ -6,8 +6,9 @@ import (
 )
 
 // limiter is a token bucket per key (a client address, an account name):
-// burst attempts at once, then one per every. Only refused attempts spend a
-// token, so a user who signs in right is never slowed.
+// burst attempts at once, then one per every. An attempt takes its token
+// before it is checked; a right one gets it back, so a user who signs in
+// right is never slowed, and concurrent wrong ones cannot overdraw.
 type limiter struct {
 	mu      sync.Mutex
 	burst   float64
@@ -67,17 +68,50 @@ func (l *limiter) prune(now time.Time) {
 	}
 }
 
-// allow reports whether key may make an attempt now.
-func (l *limiter) allow(key string, now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.level(key, now).tokens >= 1
-}
-
-// spend takes a token from key's bucket (a refused attempt).
-func (l *limiter) spend(key string, now time.Time) {
+// take spends a token of key's bucket if it has one, in one step, so
+// that concurrent attempts cannot all pass a check made before any of
+// them spent (the token is reserved before the work, not after).
+func (l *limiter) take(key string, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.level(key, now)
-	b.tokens = max(b.tokens-1, 0)
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// refund gives back a token taken for an attempt that turned out right
+// (or was never made).
+func (l *limiter) refund(key string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.level(key, now)
+	b.tokens = min(b.tokens+1, l.burst)
+}
+
+// budget is several limiters an attempt must all pass: a token is taken
+// from each (a client address, an account name, the whole service)
+// before the work, and refunded from each when the attempt is right.
+type budget []struct {
+	l   *limiter
+	key string
+}
+
+// take takes a token from every limiter of b, or from none.
+func (b budget) take(now time.Time) bool {
+	for i, x := range b {
+		if !x.l.take(x.key, now) {
+			b[:i].refund(now)
+			return false
+		}
+	}
+	return true
+}
+
+func (b budget) refund(now time.Time) {
+	for _, x := range b {
+		x.l.refund(x.key, now)
+	}
 }

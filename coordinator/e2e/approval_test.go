@@ -12,7 +12,6 @@ package e2e
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -175,78 +174,25 @@ func submittedID(t *testing.T, out string) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
-// webSession is a browser of the pages, signed in: its
-// cookies (kept by hand: the pages' cookies are Secure, which Go's jar
-// withholds over plain HTTP even on loopback) and the form token.
-type webSession struct {
-	base    string
-	cookies map[string]string
-	csrf    string
-}
-
-var csrfInput = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
-
 // signInWeb signs in to the pages at httpAddr with the sign-in form's
 // fields (a token, or an account's name and password).
 func signInWeb(t *testing.T, httpAddr string, signIn url.Values) *webSession {
 	t.Helper()
-	s := &webSession{base: "http://" + httpAddr, cookies: map[string]string{}}
-	body := s.get(t, "/signin")
-	m := csrfInput.FindStringSubmatch(body)
-	if m == nil {
-		t.Fatalf("no CSRF field on /signin:\n%s", body)
-	}
-	s.csrf = m[1]
+	s := newWebSession(t, "http://"+httpAddr)
 	s.post(t, "/signin", signIn, http.StatusSeeOther)
 	return s
 }
 
-func (s *webSession) do(t *testing.T, req *http.Request) (*http.Response, string) {
-	t.Helper()
-	for k, v := range s.cookies {
-		req.AddCookie(&http.Cookie{Name: k, Value: v})
-	}
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	for _, c := range resp.Cookies() {
-		s.cookies[c.Name] = c.Value
-	}
-	return resp, string(b)
-}
-
-func (s *webSession) get(t *testing.T, path string) string {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, s.base+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, body := s.do(t, req)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s", path, resp.Status)
-	}
-	return body
-}
-
-// post sends a form, wants the status want and returns the body.
+// post sends a form (nil: an empty one), wants the status want and
+// returns the body.
 func (s *webSession) post(t *testing.T, path string, form url.Values, want int) string {
 	t.Helper()
 	if form == nil {
 		form = url.Values{}
 	}
-	form.Set("csrf", s.csrf)
-	req, err := http.NewRequest(http.MethodPost, s.base+path, strings.NewReader(form.Encode()))
-	if err != nil {
-		t.Fatal(err)
+	r := s.do(http.MethodPost, path, form)
+	if r.err != nil || r.status != want {
+		t.Fatalf("POST %s: %v %d, want %d:\n%s", path, r.err, r.status, want, lastLines(r.body, 30))
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, body := s.do(t, req)
-	if resp.StatusCode != want {
-		t.Fatalf("POST %s: %s, want %d:\n%s", path, resp.Status, want, lastLines(body, 30))
-	}
-	return body
+	return r.body
 }

@@ -11,7 +11,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -28,90 +27,18 @@ import (
 // the liar's worker process only.
 const liarEnv = "ARBITER_TEST_LIAR"
 
-// pages is a client of the coordinator's web pages that keeps its
-// cookies by hand (they are Secure, and the pages are served over plain
-// HTTP on loopback here).
-type pages struct {
-	t       *testing.T
-	base    string
-	cookies map[string]string
-}
-
-func (p *pages) do(method, path string, form url.Values) (int, string) {
-	p.t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, err := http.NewRequest(method, p.base+path, body)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	for k, v := range p.cookies {
-		req.AddCookie(&http.Cookie{Name: k, Value: v})
-	}
-	hc := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := hc.Do(req)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	for _, c := range resp.Cookies() {
-		p.cookies[c.Name] = c.Value
-	}
-	return resp.StatusCode, string(b)
-}
-
-// field is the value of the first `name="NAME" value="..."` of body.
-func field(t *testing.T, body, name string) string {
-	t.Helper()
-	i := strings.Index(body, `name="`+name+`" value="`)
-	if i < 0 {
-		t.Fatalf("no %s field in the page", name)
-	}
-	rest := body[i+len(`name="`+name+`" value="`):]
-	return rest[:strings.IndexByte(rest, '"')]
-}
-
 // mintWorkerToken signs account name in on the pages at httpAddr and
 // mints a worker token on /account, as any approved user can.
 func mintWorkerToken(t *testing.T, httpAddr, name, password string) string {
 	t.Helper()
-	p := &pages{t: t, base: "http://" + httpAddr, cookies: map[string]string{}}
-	_, body := p.do("GET", "/signin", nil)
-	if code, body := p.do("POST", "/signin", url.Values{"csrf": {field(t, body, "csrf")}, "name": {name}, "password": {password}}); code != http.StatusSeeOther {
-		t.Fatalf("sign in %s: %d %s", name, code, lastLines(body, 5))
-	}
-	_, body = p.do("GET", "/account", nil)
-	code, body := p.do("POST", "/account/tokens", url.Values{"csrf": {field(t, body, "csrf")}, "label": {"farm"}, "role": {"worker"}})
+	web := signInWeb(t, httpAddr, url.Values{"name": {name}, "password": {password}})
+	body := web.post(t, "/account/tokens", url.Values{"label": {"farm"}, "role": {"worker"}}, http.StatusOK)
 	i := strings.Index(body, `id="new-token">`)
-	if code != http.StatusOK || i < 0 {
-		t.Fatalf("mint a worker token: %d %s", code, lastLines(body, 5))
+	if i < 0 {
+		t.Fatalf("mint a worker token: no token on the page: %s", lastLines(body, 5))
 	}
 	tok := body[i+len(`id="new-token">`):]
 	return tok[:strings.IndexByte(tok, '<')]
-}
-
-// addAccount adds account name (role user) to the store in data with the
-// store command, while the coordinator runs (it reads accounts from the
-// store on every sign-in).
-func addAccount(t *testing.T, data, name, password string) {
-	t.Helper()
-	pw := filepath.Join(t.TempDir(), "pw")
-	if err := os.WriteFile(pw, []byte(password+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"user", "add", name, "--role", "user", "--password-file", pw, "--data", data}
-	if u := storeURL(t, data); u != "" {
-		args = append(args, "--store", u)
-	}
-	if out, code := cli(t, args...); code != 0 {
-		t.Fatalf("user add: exit %d: %s", code, out)
-	}
 }
 
 // liarMatch is the fixed-node match both runs play: the embedded engine

@@ -22,6 +22,8 @@ import (
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/arbiter-chess/arbiter/coordinator/admission"
 )
 
 // fakeLeader is a real gRPC server on loopback standing in for the
@@ -130,10 +132,10 @@ func testSigner(t testing.TB, b byte) *Signer {
 // startForwarder serves a Forwarder on loopback, relaying to whatever
 // *to names, and returns a client of it and the client's own address as
 // the forwarder sees it.
-func startForwarder(t *testing.T, signer *Signer, to *atomic.Pointer[Leader], maxCalls int) (testgrpc.TestServiceClient, *Forwarder, func() string) {
+func startForwarder(t *testing.T, signer *Signer, to *atomic.Pointer[Leader], maxCalls int, adm *admission.Admission) (testgrpc.TestServiceClient, *Forwarder, func() string) {
 	t.Helper()
 	f := New(Config{Leader: func() Leader { return *to.Load() }, Signer: signer, MaxCalls: maxCalls, MaxWait: time.Second,
-		MaxRecvMsgBytes: 1 << 20, MaxSendMsgBytes: 1 << 20, MaxConcurrentStreams: 4})
+		MaxRecvMsgBytes: 1 << 20, MaxSendMsgBytes: 1 << 20, MaxConcurrentStreams: 4, Admission: adm})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +165,7 @@ func TestForwardGRPC(t *testing.T) {
 	a, b := startLeader(t, "A", signer), startLeader(t, "B", signer)
 	var to atomic.Pointer[Leader]
 	to.Store(&Leader{GRPC: a.addr, Term: 1})
-	cl, _, clientAddr := startForwarder(t, signer, &to, 8)
+	cl, _, clientAddr := startForwarder(t, signer, &to, 8, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	authed := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer tok",
@@ -340,7 +342,7 @@ func TestForwardCapsCalls(t *testing.T) {
 	a := startLeader(t, "A", signer)
 	var to atomic.Pointer[Leader]
 	to.Store(&Leader{GRPC: a.addr, Term: 1})
-	cl, _, _ := startForwarder(t, signer, &to, 1)
+	cl, _, _ := startForwarder(t, signer, &to, 1, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// One call held open takes the one slot.
@@ -354,6 +356,42 @@ func TestForwardCapsCalls(t *testing.T) {
 	}
 	cancel()
 	<-a.blocked
+}
+
+// TestForwardBoundedByByteBudget: a follower reserves each relayed
+// call's byte limit before reading its body; with the budget held by one
+// call, the next is refused RESOURCE_EXHAUSTED (BUSY) without reaching
+// the leader. Control: once the first ends, a call is relayed.
+func TestForwardBoundedByByteBudget(t *testing.T) {
+	signer := testSigner(t, 1)
+	a := startLeader(t, "A", signer)
+	var to atomic.Pointer[Leader]
+	to.Store(&Leader{GRPC: a.addr, Term: 1})
+	adm := &admission.Admission{Table: admission.NewTable(), Budget: admission.NewBudget(1<<20, 1<<20)}
+	cl, _, _ := startForwarder(t, signer, &to, 8, adm)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := cl.StreamingOutputCall(ctx, &testgrpc.StreamingOutputCallRequest{Payload: &testgrpc.Payload{Body: []byte("block")}}); err != nil {
+		t.Fatal(err)
+	}
+	<-a.started
+	_, err := cl.UnaryCall(context.Background(), &testgrpc.SimpleRequest{Payload: &testgrpc.Payload{Body: []byte("x")}})
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "--max-request-bytes") {
+		t.Fatalf("a call past the follower's byte budget: %v, want ResourceExhausted naming --max-request-bytes", err)
+	}
+	cancel()
+	<-a.blocked
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := cl.UnaryCall(context.Background(), &testgrpc.SimpleRequest{Payload: &testgrpc.Payload{Body: []byte("x")}})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the held call ended: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func TestSignature(t *testing.T) {
@@ -536,4 +574,48 @@ func startLeaderB(b *testing.B, signer *Signer) *fakeLeader {
 	go srv.Serve(lis)
 	b.Cleanup(srv.Stop)
 	return l
+}
+
+// TestForwardHTTPPassesXForwardedForOnlyFromTrustedProxies: a follower
+// passes X-Forwarded-For on to the leader only when its peer is a proxy
+// the operator trusts; anyone else's is the caller's claim and is dropped.
+// Control: with the peer trusted, the header arrives as sent.
+func TestForwardHTTPPassesXForwardedForOnlyFromTrustedProxies(t *testing.T) {
+	signer := testSigner(t, 1)
+	leader := httptest.NewServer(Trust(signer, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("xff=" + strings.Join(r.Header.Values("X-Forwarded-For"), ",")))
+	})))
+	defer leader.Close()
+	var to atomic.Pointer[Leader]
+	to.Store(&Leader{HTTP: strings.TrimPrefix(leader.URL, "http://"), Term: 1})
+	for _, c := range []struct {
+		trusted []string
+		want    string
+	}{
+		{nil, "xff="},
+		{[]string{"192.0.2.0/24"}, "xff="},
+		{[]string{"127.0.0.1"}, "xff=203.0.113.9"},
+	} {
+		adm, err := admission.New(admission.Config{TrustedProxies: c.trusted}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := New(Config{Leader: func() Leader { return *to.Load() }, Signer: signer, MaxWait: 300 * time.Millisecond, Admission: adm})
+		follower := httptest.NewServer(f.HTTP(func(w http.ResponseWriter, r *http.Request, why error) {
+			http.Error(w, "unavailable: "+why.Error(), http.StatusServiceUnavailable)
+		}))
+		req, _ := http.NewRequest("GET", follower.URL+"/", nil)
+		req.Header.Set("X-Forwarded-For", "203.0.113.9")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		follower.Close()
+		f.Close()
+		if string(body) != c.want {
+			t.Errorf("trusted proxies %v: the leader saw %q, want %q", c.trusted, body, c.want)
+		}
+	}
 }

@@ -25,6 +25,11 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
+
+	"github.com/arbiter-chess/arbiter/coordinator/admission"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/grpcerr"
 )
 
 // DefaultMaxWait is how long a call waits for a leader to relay to (a
@@ -69,6 +74,12 @@ type Config struct {
 	MaxRecvMsgBytes, MaxSendMsgBytes int
 	MaxConcurrentStreams             int
 	Logger                           *zap.Logger
+	// Admission, when set, bounds what a follower reads before relaying:
+	// each call reserves its method's byte limit from the byte budget
+	// before its body is read (a follower cannot check credentials; the
+	// leader does), and its trusted proxies are those whose X-Forwarded-*
+	// headers a follower passes on (nil: none).
+	Admission *admission.Admission
 	// Registerer receives the forwarding metrics; nil registers none.
 	Registerer prometheus.Registerer
 }
@@ -129,6 +140,7 @@ func New(cfg Config) *Forwarder {
 // keepalive.
 func (f *Forwarder) NewServer(serverTLS *tls.Config) *grpc.Server {
 	opts := []grpc.ServerOption{
+		grpc.InTapHandle(f.admit),
 		grpc.UnknownServiceHandler(f.handle),
 		grpc.ForceServerCodec(rawCodec{}),
 		grpc.MaxConcurrentStreams(uint32(f.cfg.MaxConcurrentStreams)),
@@ -145,6 +157,37 @@ func (f *Forwarder) NewServer(serverTLS *tls.Config) *grpc.Server {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(serverTLS)))
 	}
 	return grpc.NewServer(opts...)
+}
+
+// admit reserves, before a relayed call's body is read, its method's
+// byte limit (the admission table's; the server's receive limit for a
+// method the table does not know) from the whole byte budget, until the
+// call ends. A follower relays callers before any credential is checked
+// (the leader checks them), so this, not --forward-max-calls × the
+// message limit, bounds the request bytes it holds.
+func (f *Forwarder) admit(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if f.cfg.Admission == nil {
+		return ctx, nil
+	}
+	n := int64(f.cfg.MaxRecvMsgBytes)
+	if r, ok := f.cfg.Admission.Table.Rule(admission.GRPC, info.FullMethodName); ok {
+		n = r.MaxBytes
+	}
+	res, err := f.cfg.Admission.Budget.Reserve("relayed calls", true, n)
+	if err != nil {
+		f.cfg.Admission.Refused(admission.GRPC, apierr.ReasonBusy)
+		return nil, grpcerr.To(err)
+	}
+	context.AfterFunc(ctx, res.Release)
+	return ctx, nil
+}
+
+// proxies are the trusted proxies (nil: none).
+func (f *Forwarder) proxies() *admission.Proxies {
+	if f.cfg.Admission == nil {
+		return nil
+	}
+	return f.cfg.Admission.Proxies
 }
 
 // Close ends the connections to the leader: calls still relayed end

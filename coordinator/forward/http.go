@@ -18,16 +18,20 @@ type leaderHTTPKey struct{}
 func (f *Forwarder) HTTP(unavailable func(w http.ResponseWriter, r *http.Request, why error)) http.Handler {
 	rp := &httputil.ReverseProxy{
 		// Rewrite (rather than Director) drops the X-Forwarded-* headers
-		// the caller sent; the ones a proxy in front of this coordinator
-		// set are put back as they came, so the leader sees them as this
-		// coordinator would have.
+		// the caller sent; the ones a proxy the operator trusts
+		// (--trusted-proxy) set in front of this coordinator are put back
+		// as they came, so the leader, which trusts the same proxies,
+		// sees them as this coordinator would have. Anyone else's are
+		// the caller's claims about itself and do not travel.
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			addr, _ := pr.In.Context().Value(leaderHTTPKey{}).(string)
 			pr.SetURL(&url.URL{Scheme: "http", Host: addr})
 			pr.Out.Host = pr.In.Host
-			for _, h := range []string{"X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host"} {
-				if v := pr.In.Header.Values(h); len(v) > 0 {
-					pr.Out.Header[h] = v
+			if f.proxies().Trusted(pr.In.RemoteAddr) {
+				for _, h := range []string{"X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host"} {
+					if v := pr.In.Header.Values(h); len(v) > 0 {
+						pr.Out.Header[h] = v
+					}
 				}
 			}
 			pr.Out.Header.Set(Header, f.cfg.Signer.Sign(Origin{Addr: pr.In.RemoteAddr}))

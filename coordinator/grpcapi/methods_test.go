@@ -6,6 +6,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
+	"github.com/arbiter-chess/arbiter/coordinator/admission"
+	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/grpcerr"
@@ -13,8 +15,10 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-// TestEveryMethodHasARule keeps methodRules complete: a method added to a
-// service without a rule would be refused at the tap handle.
+// TestEveryMethodHasARule keeps the admission table complete for the
+// built-in services: a method added to a service without a rule would be
+// refused at the tap handle; a rule for a method no service serves is
+// dead.
 func TestEveryMethodHasARule(t *testing.T) {
 	served := map[string]bool{}
 	for _, sd := range []grpc.ServiceDesc{arbiterv1.WorkerService_ServiceDesc, arbiterv1.JobService_ServiceDesc,
@@ -26,38 +30,50 @@ func TestEveryMethodHasARule(t *testing.T) {
 			served["/"+sd.ServiceName+"/"+s.StreamName] = true
 		}
 	}
+	table := admission.NewTable()
 	for m := range served {
-		if _, ok := methodRules[m]; !ok {
-			t.Errorf("method %s has no rule in methodRules", m)
+		if _, ok := table.Rule(admission.GRPC, m); !ok {
+			t.Errorf("method %s has no rule in the admission table", m)
 		}
 	}
-	for m, r := range methodRules {
+	for _, m := range table.Routes(admission.GRPC) {
+		r, _ := table.Rule(admission.GRPC, m)
 		if !served[m] {
-			t.Errorf("methodRules lists %s, which no service serves", m)
+			t.Errorf("the admission table lists %s, which no built-in service serves", m)
 		}
-		if r.maxBytes <= 0 || r.maxBytes > MaxRecvMsgBytes {
-			t.Errorf("%s: limit %d outside (0, MaxRecvMsgBytes]", m, r.maxBytes)
+		if r.MaxBytes <= 0 || r.MaxBytes > MaxRecvMsgBytes {
+			t.Errorf("%s: limit %d outside (0, MaxRecvMsgBytes]", m, r.MaxBytes)
 		}
+	}
+	if r, _ := table.Rule(admission.GRPC, arbiterv1.ArtifactService_Upload_FullMethodName); r.MaxBytes < artifacts.ChunkBytes+1024 {
+		t.Errorf("Upload's limit %d does not fit a chunk of %d bytes", r.MaxBytes, artifacts.ChunkBytes)
 	}
 }
 
 // TestPluggedMethodRules: a plugged-in kind's rule for its method is the
-// one admitted at the tap (its role, its limit within the server's), and a
-// method it does not describe admits any credential.
+// one admitted at the tap (its role, its limit within the server's), and
+// a method it does not describe is not served.
 func TestPluggedMethodRules(t *testing.T) {
 	srv := grpc.NewServer()
 	arbiterv1.RegisterDatagenServiceServer(srv, arbiterv1.UnimplementedDatagenServiceServer{})
-	rules := rulesFor(srv, []workload.Method{{FullName: arbiterv1.DatagenService_DownloadShards_FullMethodName, Role: identity.Client, MaxBytes: 1 << 40}})
+	rules, err := rulesFor(srv, admission.NewTable(), []workload.Method{{FullName: arbiterv1.DatagenService_DownloadShards_FullMethodName, Role: identity.Client, MaxBytes: 1 << 40}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := rules[arbiterv1.DatagenService_DownloadShards_FullMethodName]
-	if r.role != client || r.maxBytes != MaxRecvMsgBytes {
+	if r.Role != admission.Client || r.MaxBytes != MaxRecvMsgBytes {
 		t.Errorf("declared rule: %+v, want the client role and the server's limit", r)
 	}
 	w := identity.Identity{Name: "w", Role: identity.Worker}
 	if err := admit(rules, w, arbiterv1.DatagenService_DownloadShards_FullMethodName); err == nil {
 		t.Error("a worker credential admitted to a client method of a plugged-in service")
 	}
-	if r := rulesFor(srv, nil)[arbiterv1.DatagenService_DownloadShards_FullMethodName]; r.role != anyRole {
-		t.Errorf("undescribed method: %+v, want any role", r)
+	undescribed, err := rulesFor(srv, admission.NewTable(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := admit(undescribed, w, arbiterv1.DatagenService_DownloadShards_FullMethodName); grpcerr.Code(err) != codes.Unimplemented {
+		t.Errorf("a method without a rule: %v, want Unimplemented (not served)", err)
 	}
 }
 
@@ -80,7 +96,7 @@ func TestAdmitByRole(t *testing.T) {
 		{a, arbiterv1.WorkerService_Submit_FullMethodName, true},
 		{a, arbiterv1.JobService_SubmitMatch_FullMethodName, true},
 	} {
-		err := admit(methodRules, tc.id, tc.method)
+		err := admit(builtinRules(), tc.id, tc.method)
 		if (err == nil) != tc.ok {
 			t.Errorf("%s calling %s: %v, want allowed=%v", tc.id.Role, tc.method, err, tc.ok)
 		}
@@ -88,7 +104,16 @@ func TestAdmitByRole(t *testing.T) {
 			t.Errorf("%s calling %s: reason %q, want WRONG_ROLE", tc.id.Role, tc.method, apierr.ReasonOf(err))
 		}
 	}
-	if err := admit(methodRules, a, "/arbiter.v1.JobService/Nope"); grpcerr.Code(err) != codes.Unimplemented {
+	if err := admit(builtinRules(), a, "/arbiter.v1.JobService/Nope"); grpcerr.Code(err) != codes.Unimplemented {
 		t.Errorf("unknown method: %v, want Unimplemented", err)
 	}
+}
+
+func builtinRules() map[string]admission.Rule {
+	t := admission.NewTable()
+	out := map[string]admission.Rule{}
+	for _, m := range t.Routes(admission.GRPC) {
+		out[m], _ = t.Rule(admission.GRPC, m)
+	}
+	return out
 }

@@ -4,11 +4,14 @@
 // reasons. It decides nothing itself.
 //
 // Invariants:
-//   - A credential, the role it needs for the method and the identity's
-//     connection and call limits are checked from the request headers
-//     before the message body is read (a tap handle), so a caller without
-//     a valid credential, or with one of the wrong role or over its
-//     limits, costs the coordinator no body allocation (methods.go).
+//   - A credential, the role it needs for the method (the admission
+//     table), a reservation of the method's byte limit from the admission
+//     byte budget and the identity's connection and call limits are
+//     checked from the request headers before the message body is read
+//     (a tap handle), so a caller without a valid credential, or with one
+//     of the wrong role or over its limits, costs the coordinator no body
+//     allocation, and right-role callers together hold at most the
+//     budget's bytes in requests (methods.go).
 //   - Every call runs under panic recovery: a bug answers Internal and is
 //     logged; it never takes the coordinator down.
 //   - The server bounds concurrent streams per connection, message sizes
@@ -37,6 +40,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 
+	"github.com/arbiter-chess/arbiter/coordinator/admission"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	creds "github.com/arbiter-chess/arbiter/coordinator/credentials"
@@ -57,7 +61,7 @@ import (
 const (
 	// MaxRecvMsgBytes bounds a request: a game-pair batch result with its
 	// PGNs is the largest (batches are capped so it fits).
-	MaxRecvMsgBytes = 16 << 20
+	MaxRecvMsgBytes = admission.MaxGRPCMessageBytes
 	// MaxSendMsgBytes bounds a response (a perft unit of 4096 FENs is
 	// about 400 KB; job lists are paginated).
 	MaxSendMsgBytes = 16 << 20
@@ -87,6 +91,9 @@ type Config struct {
 	// Gate, when set, bounds each identity's connections and calls in
 	// progress (checked before the body is read).
 	Gate *quota.Gate
+	// Admission is the coordinator's route table and byte budget (nil: a
+	// default one of this server's own).
+	Admission *admission.Admission
 	// Forwarded, when set, checks the origin a following coordinator
 	// signs on the calls it relays (package forward): a call with a valid
 	// one is served as if from the caller the follower saw (its address
@@ -103,9 +110,10 @@ type Server struct {
 	grpcm    *grpcprom.ServerMetrics
 	unauthN  prometheus.Counter
 	refusedN *prometheus.CounterVec
-	// rules are methodRules and the plugins' methods (rulesFor), fixed
-	// before the server serves.
-	rules map[string]methodRule
+	// rules are the admission table's rules of the methods served
+	// (rulesFor), fixed before the server serves.
+	rules map[string]admission.Rule
+	adm   *admission.Admission
 }
 
 // HealthMethods need no credential: the gRPC health service reveals nothing
@@ -127,12 +135,18 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	s := &Server{cfg: cfg, gate: cfg.Gate, log: cfg.Logger,
+	if cfg.Admission == nil {
+		var err error
+		if cfg.Admission, err = admission.New(admission.Config{}, nil); err != nil {
+			return nil, nil, err
+		}
+	}
+	s := &Server{cfg: cfg, gate: cfg.Gate, log: cfg.Logger, adm: cfg.Admission,
 		grpcm: grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram()),
 		unauthN: prometheus.NewCounter(prometheus.CounterOpts{Name: "arbiter_requests_unauthenticated_total",
 			Help: "Calls refused before their body was read: missing, unknown or revoked credential."}),
 		refusedN: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "arbiter_requests_refused_before_body_total",
-			Help: "Calls of a valid credential refused before their body was read, by reason (WRONG_ROLE, QUOTA)."}, []string{"reason"}),
+			Help: "Calls of a valid credential refused before their body was read, by reason (WRONG_ROLE, QUOTA, BUSY)."}, []string{"reason"}),
 	}
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(s.grpcm, s.unauthN, s.refusedN)
@@ -180,7 +194,10 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	for _, name := range services {
 		hs.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
 	}
-	s.rules = rulesFor(srv, plugged)
+	var err error
+	if s.rules, err = rulesFor(srv, cfg.Admission.Table, plugged); err != nil {
+		return nil, nil, err
+	}
 	s.grpcm.InitializeMetrics(srv) // every method × code series from the start
 	return srv, hs, nil
 }
@@ -211,6 +228,7 @@ func (s *Server) authenticate(ctx context.Context, info *tap.Info) (context.Cont
 		return s.admit(ctx, id, info.FullMethodName)
 	}
 	s.unauthN.Inc()
+	s.adm.Refused(admission.GRPC, apierr.ReasonBadCredential)
 	if info.FullMethodName == arbiterv1.WorkerService_Submit_FullMethodName {
 		s.cfg.Core.Reject(core.RejectUnauthenticated)
 	}
@@ -218,27 +236,39 @@ func (s *Server) authenticate(ctx context.Context, info *tap.Info) (context.Cont
 		"missing, unknown or revoked credential (send \"authorization: Bearer <token>\")").Err()
 }
 
-// admit checks, still before the body, that id's role may call method and
-// that id is within its connection and call limits; the call's slot is
-// released when its stream ends (its context is cancelled then, whichever
-// way it ends).
+// admit checks, still before the body, that id's role may call method,
+// reserves the method's byte limit from the admission budget, and checks
+// that id is within its connection and call limits; the call's slot and
+// what is left of its reservation are released when its stream ends (its
+// context is cancelled then, whichever way it ends).
 func (s *Server) admit(ctx context.Context, id identity.Identity, method string) (context.Context, error) {
 	if err := admit(s.rules, id, method); err != nil {
 		s.refusedN.WithLabelValues(refusalReason(err)).Inc()
+		s.adm.Refused(admission.GRPC, refusalReason(err))
+		return nil, grpcerr.To(err)
+	}
+	res, err := s.adm.Budget.Reserve(id.Name, id.IsAdmin(), s.rules[method].MaxBytes)
+	if err != nil {
+		s.refusedN.WithLabelValues(apierr.ReasonBusy).Inc()
+		s.adm.Refused(admission.GRPC, apierr.ReasonBusy)
 		return nil, grpcerr.To(err)
 	}
 	if s.gate != nil {
 		if err := s.countConn(ctx, id); err != nil {
+			res.Release()
 			s.refusedN.WithLabelValues(apierr.ReasonQuota).Inc()
 			return nil, grpcerr.To(err)
 		}
 		release, err := s.gate.AddCall(id)
 		if err != nil {
+			res.Release()
 			s.refusedN.WithLabelValues(apierr.ReasonQuota).Inc()
 			return nil, grpcerr.To(err)
 		}
 		context.AfterFunc(ctx, release)
 	}
+	context.AfterFunc(ctx, res.Release)
+	ctx = context.WithValue(ctx, reservationKey{}, res)
 	return context.WithValue(ctx, identityKey{}, id), nil
 }
 

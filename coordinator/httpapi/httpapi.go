@@ -9,6 +9,12 @@
 // webhooks' calls go to package hooks with the identity the token
 // resolves to. openapi.json documents every route; a test calls each and
 // checks every response against its schema.
+//
+// Invariant: every route is registered through the API door's admission
+// (package admission): the bearer token, the route's role, the body's
+// declared length and a reservation from the byte budget are checked
+// from the headers before a byte of the body is read; the body is then
+// read within the route's limit (the admission table).
 package httpapi
 
 import (
@@ -33,6 +39,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/admission"
 	"github.com/arbiter-chess/arbiter/coordinator/hooks"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
@@ -45,10 +52,6 @@ import (
 
 // Prefix is where the API is served.
 const Prefix = "/api/v1"
-
-// maxBodyBytes bounds a request body: a test's spec carries its openings
-// (a few MB for the largest books).
-const maxBodyBytes = 32 << 20
 
 //go:embed openapi.json
 var openAPI []byte
@@ -68,6 +71,9 @@ type Config struct {
 	Tokens Resolver
 	Hooks  *hooks.Manager
 	Logger *zap.Logger
+	// Admission admits every request before its body is read (the
+	// coordinator's; nil: a default one of the API's own).
+	Admission *admission.Admission
 }
 
 // Handler serves the API.
@@ -76,6 +82,7 @@ type Handler struct {
 	jobs arbiterv1.JobServiceClient
 	data arbiterv1.DatagenServiceClient
 	mux  *http.ServeMux
+	door *admission.HTTPDoor
 }
 
 // New makes the API's handler (mount it at Prefix + "/").
@@ -83,32 +90,60 @@ func New(cfg Config) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
+	if cfg.Admission == nil {
+		adm, err := admission.New(admission.Config{}, nil)
+		if err != nil {
+			panic(err) // the default configuration is valid
+		}
+		cfg.Admission = adm
+	}
 	h := &Handler{cfg: cfg, jobs: arbiterv1.NewJobServiceClient(cfg.API), data: arbiterv1.NewDatagenServiceClient(cfg.API), mux: http.NewServeMux()}
-	h.mux.HandleFunc("GET "+Prefix+"/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+	h.door = &admission.HTTPDoor{Door: admission.API, A: cfg.Admission, Identify: h.identify,
+		Refuse: func(w http.ResponseWriter, r *http.Request, err error) { h.fail(w, err) }}
+	h.handle("GET "+Prefix+"/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(openAPI)
 	})
-	h.mux.HandleFunc("GET "+Prefix+"/jobs", h.listJobs)
-	h.mux.HandleFunc("GET "+Prefix+"/jobs/{id}", h.getJob)
-	h.mux.HandleFunc("GET "+Prefix+"/jobs/{id}/block", h.getBlock)
-	h.mux.HandleFunc("GET "+Prefix+"/jobs/{id}/pgn", h.getPGN)
-	h.mux.HandleFunc("GET "+Prefix+"/jobs/{id}/shards", h.getShards)
-	h.mux.HandleFunc("POST "+Prefix+"/jobs/{id}/cancel", h.cancel)
-	h.mux.HandleFunc("POST "+Prefix+"/jobs/{id}/modify", h.modify)
-	h.mux.HandleFunc("POST "+Prefix+"/datagen", h.submitDatagen)
-	h.mux.HandleFunc("POST "+Prefix+"/tests", h.submitTest)
-	h.mux.HandleFunc("POST "+Prefix+"/tunes", h.submitTune)
-	h.mux.HandleFunc("POST "+Prefix+"/perft", h.submitPerft)
-	h.mux.HandleFunc("GET "+Prefix+"/hooks", h.listHooks)
-	h.mux.HandleFunc("POST "+Prefix+"/hooks", h.addHook)
-	h.mux.HandleFunc("DELETE "+Prefix+"/hooks/{id}", h.removeHook)
-	h.mux.HandleFunc("GET "+Prefix+"/hooks/{id}/deliveries", h.hookDeliveries)
-	h.mux.HandleFunc("GET "+Prefix+"/deliveries", h.hookDeliveries)
-	h.mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
+	h.handle("GET "+Prefix+"/jobs", h.listJobs)
+	h.handle("GET "+Prefix+"/jobs/{id}", h.getJob)
+	h.handle("GET "+Prefix+"/jobs/{id}/block", h.getBlock)
+	h.handle("GET "+Prefix+"/jobs/{id}/pgn", h.getPGN)
+	h.handle("GET "+Prefix+"/jobs/{id}/shards", h.getShards)
+	h.handle("POST "+Prefix+"/jobs/{id}/cancel", h.cancel)
+	h.handle("POST "+Prefix+"/jobs/{id}/modify", h.modify)
+	h.handle("POST "+Prefix+"/datagen", h.submitDatagen)
+	h.handle("POST "+Prefix+"/tests", h.submitTest)
+	h.handle("POST "+Prefix+"/tunes", h.submitTune)
+	h.handle("POST "+Prefix+"/perft", h.submitPerft)
+	h.handle("GET "+Prefix+"/hooks", h.listHooks)
+	h.handle("POST "+Prefix+"/hooks", h.addHook)
+	h.handle("DELETE "+Prefix+"/hooks/{id}", h.removeHook)
+	h.handle("GET "+Prefix+"/hooks/{id}/deliveries", h.hookDeliveries)
+	h.handle("GET "+Prefix+"/deliveries", h.hookDeliveries)
+	h.handle(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("%s %s: no such API route (%s/openapi.json lists them)", r.Method, r.URL.Path, Prefix))
 	})
 	return h
 }
+
+// handle serves pattern behind the API door's admission.
+func (h *Handler) handle(pattern string, fn http.HandlerFunc) { h.door.HandleFunc(h.mux, pattern, fn) }
+
+// Door is the API door's admission, for the tests that walk its routes.
+func (h *Handler) Door() *admission.HTTPDoor { return h.door }
+
+// identify resolves the bearer token from the headers (anonymous when
+// there is none or it is unknown).
+func (h *Handler) identify(r *http.Request) (identity.Identity, bool) {
+	tok := token(r)
+	if tok == "" || len(tok) > maxTokenBytes {
+		return identity.Identity{}, false
+	}
+	return h.cfg.Tokens.Resolve(tok)
+}
+
+// maxTokenBytes bounds a bearer token worth looking up.
+const maxTokenBytes = 256
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
@@ -150,6 +185,9 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 	err = grpcerr.To(err) // an apierr.Error as the gRPC server would send it
 	code, msg, reason := grpcerr.Code(err), grpcerr.Message(err), grpcerr.Reason(err)
 	hs, ok := httpStatus[code]
+	if reason == apierr.ReasonTooLarge {
+		hs = http.StatusRequestEntityTooLarge
+	}
 	if !ok {
 		hs = http.StatusInternalServerError
 		h.cfg.Logger.Warn("api call failed", zap.Error(err))
@@ -367,10 +405,16 @@ func (h *Handler) modify(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, jobreport.NewJobJSON(resp.GetJob()))
 }
 
+// body reads the request's body, which admission already bounds to the
+// route's limit (http.MaxBytesReader).
 func (h *Handler) body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	b, err := io.ReadAll(r.Body)
 	if err != nil {
-		return nil, apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge, "request body: %v (at most %d bytes)", err, maxBodyBytes)
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, apierr.New(apierr.ResourceExhausted, apierr.ReasonTooLarge, "request body: over the route's limit of %d bytes", mbe.Limit)
+		}
+		return nil, apierr.Invalid("request body: %v", err)
 	}
 	return b, nil
 }
@@ -621,5 +665,5 @@ func ForCoordinator(c *coordinator.Coordinator, log *zap.Logger) http.Handler {
 		log.Error("JSON API not served", zap.Error(err))
 		return nil
 	}
-	return New(Config{API: conn, Tokens: c.Credentials, Hooks: c.Hooks, Logger: log})
+	return New(Config{API: conn, Tokens: c.Credentials, Hooks: c.Hooks, Logger: log, Admission: c.Admission})
 }

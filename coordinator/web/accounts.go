@@ -2,7 +2,6 @@ package web
 
 import (
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/coordinator/accounts"
+	"github.com/arbiter-chess/arbiter/coordinator/admission"
 	"github.com/arbiter-chess/arbiter/coordinator/credentials"
 	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
@@ -29,17 +29,17 @@ import (
 // bad field re-renders the form with the field named and stores nothing.
 
 func (s *Server) accountRoutes() {
-	s.mux.HandleFunc("GET /signup", s.signupPage)
-	s.mux.HandleFunc("POST /signup", s.signup)
-	s.mux.HandleFunc("GET /account", s.page(s.accountPage))
-	s.mux.HandleFunc("POST /account/password", s.action(s.changePassword))
-	s.mux.HandleFunc("POST /account/tokens", s.action(s.createToken))
-	s.mux.HandleFunc("POST /account/tokens/{name}/revoke", s.action(s.revokeToken))
-	s.mux.HandleFunc("GET /users", s.page(s.usersPage))
-	s.mux.HandleFunc("POST /users/{name}", s.action(s.changeUser))
-	s.mux.HandleFunc("GET /audit", s.page(s.auditPage))
-	s.mux.HandleFunc("POST /jobs/{id}/approve", s.action(s.approveJob))
-	s.mux.HandleFunc("POST /jobs/{id}/refuse", s.action(s.refuseJob))
+	s.handle("GET /signup", s.signupPage)
+	s.handle("POST /signup", s.signup)
+	s.handle("GET /account", s.page(s.accountPage))
+	s.handle("POST /account/password", s.action(s.changePassword))
+	s.handle("POST /account/tokens", s.action(s.createToken))
+	s.handle("POST /account/tokens/{name}/revoke", s.action(s.revokeToken))
+	s.handle("GET /users", s.page(s.usersPage))
+	s.handle("POST /users/{name}", s.action(s.changeUser))
+	s.handle("GET /audit", s.page(s.auditPage))
+	s.handle("POST /jobs/{id}/approve", s.action(s.approveJob))
+	s.handle("POST /jobs/{id}/refuse", s.action(s.refuseJob))
 }
 
 // clipName is a typed account name as it may be shown again.
@@ -51,20 +51,11 @@ func clipName(name string) string {
 	return name
 }
 
-// clientAddr is the address sign-in attempts are counted by: the peer, or,
-// behind a proxy on loopback, the last address it forwarded for.
-func clientAddr(r *http.Request) string {
-	peer, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		peer = r.RemoteAddr
-	}
-	if loopbackHost(peer) {
-		if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
-			parts := strings.Split(xff, ",")
-			return strings.TrimSpace(parts[len(parts)-1])
-		}
-	}
-	return peer
+// clientAddr is the address sign-in and sign-up attempts are counted by:
+// the peer, or, behind a proxy the operator trusts (--trusted-proxy),
+// the address it forwarded for (admission.Proxies).
+func (s *Server) clientAddr(r *http.Request) string {
+	return s.adm.ClientAddr(r.RemoteAddr, r.Header.Values("X-Forwarded-For"))
 }
 
 // fieldOf names the form field of an error ("" when it names none).
@@ -101,7 +92,7 @@ func (s *Server) signinAccount(w http.ResponseWriter, r *http.Request, fail func
 		fail(http.StatusBadRequest, "password", "The password is empty.")
 		return
 	}
-	token, a, err := s.cfg.Accounts.SignIn(r.Context(), clientAddr(r), name, password)
+	token, a, err := s.cfg.Accounts.SignIn(r.Context(), s.clientAddr(r), name, password)
 	switch {
 	case errors.Is(err, accounts.ErrSignIn):
 		fail(http.StatusUnauthorized, "password", "Unknown account or wrong password.")
@@ -109,6 +100,10 @@ func (s *Server) signinAccount(w http.ResponseWriter, r *http.Request, fail func
 	case errors.Is(err, accounts.ErrRateLimited):
 		w.Header().Set("Retry-After", "60")
 		fail(http.StatusTooManyRequests, "", "Too many sign-in attempts: wait a minute and try again.")
+		return
+	case admission.IsBusy(err):
+		w.Header().Set("Retry-After", "5")
+		fail(http.StatusTooManyRequests, "", "The coordinator is checking as many passwords as it may at once: try again in a few seconds.")
 		return
 	case err != nil:
 		we := asWebError(err)
@@ -142,9 +137,6 @@ func (s *Server) signupPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) signup(w http.ResponseWriter, r *http.Request) {
 	vw := s.viewerOf(r)
 	err := parseForm(w, r)
-	if err == nil {
-		err = s.checkForm(r)
-	}
 	if err == nil && (s.cfg.Accounts == nil || !s.cfg.Accounts.SignUpOpen()) {
 		err = pageError(http.StatusNotFound, "No sign-up", "This coordinator takes no sign-ups: ask an admin for an account.")
 	}
@@ -154,7 +146,10 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request) {
 	}
 	d := &signupData{Name: clipName(r.PostFormValue("name"))}
 	status := http.StatusOK
-	if err := s.cfg.Accounts.SignUp(r.Context(), strings.TrimSpace(r.PostFormValue("name")), r.PostFormValue("password"), r.PostFormValue("password_repeat")); err != nil {
+	if err := s.cfg.Accounts.SignUp(r.Context(), s.clientAddr(r), strings.TrimSpace(r.PostFormValue("name")), r.PostFormValue("password"), r.PostFormValue("password_repeat")); err != nil {
+		if asWebError(err).Status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "60")
+		}
 		d.Error, d.Field, status = asWebError(err).Msg, fieldOf(err), formStatus(err)
 		if d.Field != "" {
 			d.Error = err.Error()

@@ -27,14 +27,19 @@ import (
 // cookie instead, looked up in the store on every request.
 //
 // Forms carry a CSRF token: an HMAC, under a key kept in the store, of a
-// random value held in the browser's own CSRF cookie (same attributes). A
-// POST without the token, or with one that does not match the cookie, or
-// from another origin, is refused before anything else is read.
+// random value held in the browser's own CSRF cookie (same attributes).
+// The token travels in the form's action URL (?csrf=, the templates put
+// it there) or an X-CSRF-Token header, never only in the body: the
+// admission of the web door (package admission) checks it, the origin,
+// the viewer's role and the body's length from the headers, and a POST
+// without the token, with one that does not match the cookie, or from
+// another origin, is refused before a byte of its body is read.
 
 const (
 	sessionCookie = "__Host-arbiter-session"
 	csrfCookie    = "__Host-arbiter-csrf"
 	csrfField     = "csrf"
+	csrfHeader    = "X-CSRF-Token"
 	// maxTokenBytes bounds a credential read from a form or cookie.
 	maxTokenBytes = 256
 )
@@ -136,16 +141,20 @@ func (s *Server) csrfToken(w http.ResponseWriter, r *http.Request) string {
 	return s.tokenFor(v)
 }
 
-// checkForm refuses a POST from another origin or without a valid CSRF
-// token. The form must be parsed.
-func (s *Server) checkForm(r *http.Request) error {
+// checkCSRF refuses a POST from another origin or without a valid CSRF
+// token, from the headers and the query alone (the web door's admission
+// calls it before the body is read).
+func (s *Server) checkCSRF(r *http.Request) error {
 	if o := r.Header.Get("Origin"); o != "" && o != "null" {
 		u, err := url.Parse(o)
 		if err != nil || u.Host != r.Host {
 			return pageError(http.StatusForbidden, "Refused", "The form was sent from another site (origin %s): refused.", clipQ(o))
 		}
 	}
-	tok := r.PostFormValue(csrfField)
+	tok := r.Header.Get(csrfHeader)
+	if tok == "" {
+		tok = r.URL.Query().Get(csrfField)
+	}
 	if tok == "" {
 		return pageError(http.StatusForbidden, "Refused", "The form has no CSRF token: reload the page and send it again.")
 	}
@@ -177,19 +186,13 @@ func parseForm(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// action wraps a state-changing POST: form, CSRF token, a credential that
-// may submit, then fn.
+// action wraps a state-changing POST, admitted by the web door (CSRF
+// token, a credential that may submit, the body's length): the form,
+// then fn.
 func (s *Server) action(fn func(w http.ResponseWriter, r *http.Request, vw viewer) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		vw := s.viewerOf(r)
 		err := parseForm(w, r)
-		if err == nil {
-			err = s.checkForm(r)
-		}
-		if err == nil && !vw.Signed {
-			err = &webError{Status: http.StatusUnauthorized, Title: "Sign in",
-				Msg: "No credential: sign in with a client or admin token to submit, cancel or change jobs.", SignIn: true}
-		}
 		if err == nil {
 			err = fn(w, r, vw)
 		}
@@ -267,10 +270,6 @@ func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, vw, err)
 		return
 	}
-	if err := s.checkForm(r); err != nil {
-		s.fail(w, r, vw, err)
-		return
-	}
 	if _, password := r.PostForm["password"]; password {
 		s.signinAccount(w, r, func(status int, f, msg string) { field = f; fail(status, msg) })
 		return
@@ -301,11 +300,7 @@ func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) signout(w http.ResponseWriter, r *http.Request) {
 	vw := s.viewerOf(r)
-	err := parseForm(w, r)
-	if err == nil {
-		err = s.checkForm(r)
-	}
-	if err != nil {
+	if err := parseForm(w, r); err != nil {
 		s.fail(w, r, vw, err)
 		return
 	}

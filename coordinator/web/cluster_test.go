@@ -213,11 +213,26 @@ func (b *browser) get(path string) response {
 	return b.do(req)
 }
 
+// post sends form as the pages' forms do: the CSRF token in the action
+// URL's query (where admission reads it, before the body) and the body.
 func (b *browser) post(path string, form url.Values) response {
 	b.t.Helper()
-	req, _ := http.NewRequest("POST", b.base+path, strings.NewReader(form.Encode()))
+	req, _ := http.NewRequest("POST", b.base+withCSRF(path, form.Get("csrf")), strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	return b.do(req)
+}
+
+// withCSRF is path with the CSRF token in its query, as the pages' form
+// actions carry it ("" leaves path as it is).
+func withCSRF(path, token string) string {
+	if token == "" {
+		return path
+	}
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return path + sep + "csrf=" + url.QueryEscape(token)
 }
 
 // csrf loads a page and returns its form token.

@@ -41,10 +41,10 @@ type followState struct {
 var followablePages = map[string]bool{"test": true, "perft": true, "tune": true, "datagen": true}
 
 func (s *Server) followRoutes() {
-	s.mux.HandleFunc("POST /jobs/{id}/follow", s.action(s.followJob))
-	s.mux.HandleFunc("POST /jobs/{id}/unfollow", s.action(s.unfollowJob))
-	s.mux.HandleFunc("GET /follows", s.page(s.followsPage))
-	s.mux.HandleFunc("GET /me/events", s.myEvents)
+	s.handle("POST /jobs/{id}/follow", s.action(s.followJob))
+	s.handle("POST /jobs/{id}/unfollow", s.action(s.unfollowJob))
+	s.handle("GET /follows", s.page(s.followsPage))
+	s.handle("GET /me/events", s.myEvents)
 }
 
 // setFollow gives a job's page its Follow button, for a signed-in user.

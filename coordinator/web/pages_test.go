@@ -310,7 +310,8 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("refused changes changed the test: %v", j)
 	}
 	// A cross-origin form is refused even with a valid token.
-	req, _ := http.NewRequest("POST", cl.web.URL+"/submit/perft", strings.NewReader(with(perft, "csrf", carol.csrf()).Encode()))
+	tok := carol.csrf()
+	req, _ := http.NewRequest("POST", cl.web.URL+withCSRF("/submit/perft", tok), strings.NewReader(with(perft, "csrf", tok).Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", "http://evil.example")
 	if r := carol.do(req); r.status != 403 || !strings.Contains(r.body, "another site") {
@@ -329,10 +330,10 @@ func TestBadInput(t *testing.T) {
 	// A tune's submitter may cancel it from its page, not change its
 	// priority (the tune workload has no SetPriority); others see neither.
 	page := carol.get("/tunes/" + tune.ID).body
-	if !strings.Contains(page, `action="/jobs/`+tune.ID+`/cancel"`) || strings.Contains(page, `/priority"`) {
-		t.Errorf("tune page for its submitter: cancel form %v, priority form %v", strings.Contains(page, "/cancel\""), strings.Contains(page, "/priority\""))
+	if !strings.Contains(page, `action="/jobs/`+tune.ID+`/cancel?csrf=`) || strings.Contains(page, `/priority?csrf=`) {
+		t.Errorf("tune page for its submitter: cancel form %v, priority form %v", strings.Contains(page, "/cancel?csrf="), strings.Contains(page, "/priority?csrf="))
 	}
-	if page := dave.get("/tunes/" + tune.ID).body; strings.Contains(page, `/cancel"`) {
+	if page := dave.get("/tunes/" + tune.ID).body; strings.Contains(page, `/cancel?csrf=`) {
 		t.Error("tune page offers another client the cancel form")
 	}
 	if r := carol.post("/jobs/"+tune.ID+"/cancel", url.Values{"csrf": {carol.csrf()}}); r.status != 303 || r.location != "/tunes/"+tune.ID {
@@ -341,7 +342,7 @@ func TestBadInput(t *testing.T) {
 	if j := cl.job(t, cl.dial(t, cl.client), tune.ID); j.GetState() != arbiterv1.JobState_JOB_STATE_CANCELLED || !strings.Contains(j.GetError(), "cancelled by carol") {
 		t.Fatalf("tune after the cancel form: %v %q", j.GetState(), j.GetError())
 	}
-	if page := carol.get("/tunes/" + tune.ID).body; !strings.Contains(page, "cancelled by carol") || strings.Contains(page, `/cancel"`) {
+	if page := carol.get("/tunes/" + tune.ID).body; !strings.Contains(page, "cancelled by carol") || strings.Contains(page, `/cancel?csrf=`) {
 		t.Errorf("tune page after cancel: %s", excerpt(page))
 	}
 	// Signing out drops the credential.
@@ -441,14 +442,15 @@ func TestUploadBook(t *testing.T) {
 	send := func(name, content string) response {
 		var body bytes.Buffer
 		mw := multipart.NewWriter(&body)
-		for k, v := range map[string]string{"csrf": b.csrf(), "kind": "match", "engine_a": "name=a,builtin", "engine_b": "name=b,builtin",
+		tok := b.csrf()
+		for k, v := range map[string]string{"csrf": tok, "kind": "match", "engine_a": "name=a,builtin", "engine_b": "name=b,builtin",
 			"each": "nodes=300", "games": "4", "book_order": "sequential"} {
 			mw.WriteField(k, v)
 		}
 		fw, _ := mw.CreateFormFile("book_file", name)
 		io.WriteString(fw, content)
 		mw.Close()
-		req, _ := http.NewRequest("POST", cl.web.URL+"/submit/test", &body)
+		req, _ := http.NewRequest("POST", cl.web.URL+withCSRF("/submit/test", tok), &body)
 		req.Header.Set("Content-Type", mw.FormDataContentType())
 		return b.do(req)
 	}

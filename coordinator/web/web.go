@@ -19,9 +19,13 @@
 //     bearer token, or an account's session token) is kept in a Secure,
 //     HttpOnly, SameSite=Strict cookie and resolved on every request, so a
 //     revoked credential or ended session stops at once.
-//   - Every state-changing request is a POST carrying a CSRF token bound to
-//     the browser's own CSRF cookie (checked before anything else), from
-//     this origin; the core checks roles and ownership again.
+//   - Every route is registered through the web door's admission
+//     (Server.handle, package admission): every state-changing request is
+//     a POST carrying a CSRF token bound to the browser's own CSRF cookie
+//     in its URL or an X-CSRF-Token header, from this origin, with a
+//     viewer of the route's role and a body within the route's limit,
+//     all checked from the headers before a byte of the body is read;
+//     the core checks roles and ownership again.
 //   - Bad input (unknown ids, bad FENs, time controls, specs, missing
 //     tokens, credentials) gets a page naming the problem with a 4xx status,
 //     and nothing is stored.
@@ -50,6 +54,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/arbiter-chess/arbiter/coordinator/accounts"
+	"github.com/arbiter-chess/arbiter/coordinator/admission"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/credentials"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
@@ -59,6 +64,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/identity"
 )
 
 //go:embed templates/*.html
@@ -121,6 +127,9 @@ type Config struct {
 	// --worker-token-minting=false): workers then run only on credentials
 	// an admin made.
 	NoWorkerMinting bool
+	// Admission admits every request before its body is read (the
+	// coordinator's; nil: a default one of the pages' own).
+	Admission *admission.Admission
 }
 
 // Server serves the pages. It is an http.Handler for "/".
@@ -133,6 +142,9 @@ type Server struct {
 	live    chan struct{} // a slot per live stream
 	closing chan struct{} // closed by Close: live streams end
 	once    sync.Once
+	adm     *admission.Admission
+	// door registers every route behind the admission check.
+	door *admission.HTTPDoor
 }
 
 // Close ends the live streams (call it before shutting the HTTP server
@@ -173,8 +185,18 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Admission == nil {
+		if cfg.Admission, err = admission.New(admission.Config{}, nil); err != nil {
+			return nil, err
+		}
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger.Named("web"), mux: http.NewServeMux(), csrfKey: key,
-		live: make(chan struct{}, cfg.MaxLiveStreams), closing: make(chan struct{})}
+		live: make(chan struct{}, cfg.MaxLiveStreams), closing: make(chan struct{}), adm: cfg.Admission}
+	s.door = &admission.HTTPDoor{Door: admission.Web, A: cfg.Admission, CSRF: s.checkCSRF, Refuse: s.refuse,
+		Identify: func(r *http.Request) (identity.Identity, bool) {
+			vw := s.viewerOf(r)
+			return vw.identity(), vw.Signed
+		}}
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
@@ -242,40 +264,63 @@ func parsePages() (map[string]*template.Template, error) {
 
 func (s *Server) routes() {
 	static, _ := fs.Sub(staticFS, "static")
-	s.mux.Handle("GET /static/", http.StripPrefix("/static/", cacheStatic(http.FileServerFS(static))))
-	s.mux.HandleFunc("GET /{$}", s.page(s.frontPage))
-	s.mux.HandleFunc("GET /tests", s.page(s.listPage))
-	s.mux.HandleFunc("GET /users/{name}", s.page(s.userPage))
-	s.mux.HandleFunc("GET /tests/{id}", s.page(s.testPage))
-	s.mux.HandleFunc("GET /tests/{id}/games", s.page(s.gamesPage))
-	s.mux.HandleFunc("GET /tests/{id}/games/{batch}/{game}", s.page(s.gamePage))
-	s.mux.HandleFunc("GET /tests/{id}/pgn", s.guard(s.downloadPGN))
-	s.mux.HandleFunc("GET /tests/{id}/games/{batch}/{game}/pgn", s.guard(s.downloadGame))
-	s.mux.HandleFunc("GET /perft/{id}", s.page(s.perftPage))
-	s.mux.HandleFunc("GET /tunes/{id}", s.page(s.tunePage))
+	s.door.Handle(s.mux, "GET /static/", http.StripPrefix("/static/", cacheStatic(http.FileServerFS(static))))
+	s.handle("GET /{$}", s.page(s.frontPage))
+	s.handle("GET /tests", s.page(s.listPage))
+	s.handle("GET /users/{name}", s.page(s.userPage))
+	s.handle("GET /tests/{id}", s.page(s.testPage))
+	s.handle("GET /tests/{id}/games", s.page(s.gamesPage))
+	s.handle("GET /tests/{id}/games/{batch}/{game}", s.page(s.gamePage))
+	s.handle("GET /tests/{id}/pgn", s.guard(s.downloadPGN))
+	s.handle("GET /tests/{id}/games/{batch}/{game}/pgn", s.guard(s.downloadGame))
+	s.handle("GET /perft/{id}", s.page(s.perftPage))
+	s.handle("GET /tunes/{id}", s.page(s.tunePage))
 	for _, p := range kindPages {
-		s.mux.HandleFunc(p.pattern, s.page(func(r *http.Request, v *view) error { return p.handler(s, r, v) }))
+		s.handle(p.pattern, s.page(func(r *http.Request, v *view) error { return p.handler(s, r, v) }))
 	}
-	s.mux.HandleFunc("GET /verify/{id}", s.page(s.verifyPage))
-	s.mux.HandleFunc("GET /workers", s.page(s.workersPage))
-	s.mux.HandleFunc("GET /jobs/{id}", s.guard(s.jobRedirect))
-	s.mux.HandleFunc("GET /submit", s.page(s.submitPage))
-	s.mux.HandleFunc("POST /submit/test", s.action(s.submitTest))
-	s.mux.HandleFunc("POST /submit/perft", s.action(s.submitPerft))
-	s.mux.HandleFunc("POST /jobs/{id}/cancel", s.action(s.cancelJob))
-	s.mux.HandleFunc("POST /jobs/{id}/priority", s.action(s.setPriority))
-	s.mux.HandleFunc("POST /tests/{id}/modify", s.action(s.modifyTest))
-	s.mux.HandleFunc("POST /workers/block", s.action(s.blockWorker))
-	s.mux.HandleFunc("POST /tests/{id}/resume", s.action(s.resumeTest))
-	s.mux.HandleFunc("POST /tests/{id}/reschedule", s.action(s.rescheduleTest))
-	s.mux.HandleFunc("GET /signin", s.signinPage)
-	s.mux.HandleFunc("POST /signin", s.signin)
-	s.mux.HandleFunc("POST /signout", s.signout)
+	s.handle("GET /verify/{id}", s.page(s.verifyPage))
+	s.handle("GET /workers", s.page(s.workersPage))
+	s.handle("GET /jobs/{id}", s.guard(s.jobRedirect))
+	s.handle("GET /submit", s.page(s.submitPage))
+	s.handle("POST /submit/test", s.action(s.submitTest))
+	s.handle("POST /submit/perft", s.action(s.submitPerft))
+	s.handle("POST /jobs/{id}/cancel", s.action(s.cancelJob))
+	s.handle("POST /jobs/{id}/priority", s.action(s.setPriority))
+	s.handle("POST /tests/{id}/modify", s.action(s.modifyTest))
+	s.handle("POST /workers/block", s.action(s.blockWorker))
+	s.handle("POST /tests/{id}/resume", s.action(s.resumeTest))
+	s.handle("POST /tests/{id}/reschedule", s.action(s.rescheduleTest))
+	s.handle("GET /signin", s.signinPage)
+	s.handle("POST /signin", s.signin)
+	s.handle("POST /signout", s.signout)
 	s.accountRoutes()
 	s.followRoutes()
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	s.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, s.viewerOf(r), pageError(http.StatusNotFound, "No such page", "%s is not a page of this coordinator.", clipQ(r.URL.Path)))
 	})
+}
+
+// handle serves pattern behind the web door's admission (package
+// admission: CSRF, role and body length from the headers, before the
+// body is read). Every route goes through it.
+func (s *Server) handle(pattern string, h http.HandlerFunc) { s.door.HandleFunc(s.mux, pattern, h) }
+
+// Door is the web door's admission, for the tests that walk its routes.
+func (s *Server) Door() *admission.HTTPDoor { return s.door }
+
+// refuse answers a request admission refused, as a page.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	var ae *apierr.Error
+	if errors.As(err, &ae) {
+		switch {
+		case ae.Reason == apierr.ReasonTooLarge:
+			err = pageError(http.StatusRequestEntityTooLarge, "Too large", "%s", ae.Msg)
+		case ae.Code == apierr.Unauthenticated:
+			err = &webError{Status: http.StatusUnauthorized, Title: "Sign in",
+				Msg: "No credential: sign in with a client or admin token to submit, cancel or change jobs.", SignIn: true}
+		}
+	}
+	s.fail(w, r, s.viewerOf(r), err)
 }
 
 // ServeHTTP implements http.Handler: security headers, panic recovery, the

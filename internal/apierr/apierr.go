@@ -92,6 +92,10 @@ const (
 	// message names the limit, its value and the coordinator flag that
 	// sets it); retry when its own work has finished or later.
 	ReasonQuota = "QUOTA"
+	// ReasonBusy: the coordinator's budget for this kind of work (bytes
+	// of requests in flight, password hashing) is spent for now; the
+	// message names the budget and its flag. Retry after a backoff.
+	ReasonBusy = "BUSY"
 	// ReasonInUse: the object is used by running work.
 	ReasonInUse = "IN_USE"
 	// ReasonUnknownArtifact: no engine artifact has that hash.

@@ -141,7 +141,7 @@ func Retryable(err error) bool {
 		return false
 	}
 	switch grpcerr.Reason(err) {
-	case apierr.ReasonStore, apierr.ReasonShuttingDown:
+	case apierr.ReasonStore, apierr.ReasonShuttingDown, apierr.ReasonBusy:
 		return true
 	case "":
 		switch Code(err) {

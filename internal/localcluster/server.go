@@ -32,6 +32,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/admission"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/forward"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
@@ -141,6 +142,11 @@ type ServerConfig struct {
 	// ForwardServerName is the name a follower checks the leader's
 	// certificate for ("": the host of the leader's advertised address).
 	ForwardServerName string
+	// Admission is the byte budget, the hashing pool and the trusted
+	// proxies of every door (--max-request-bytes,
+	// --max-request-bytes-per-identity, --hash-workers, --hash-queue,
+	// --trusted-proxy; zero: the defaults).
+	Admission admission.Config
 }
 
 // APIPrefix is where the JSON API is served (httpapi.Prefix).
@@ -193,6 +199,9 @@ func (c *ServerConfig) Validate() error {
 		return cliexit.Usage("--perft-max-split-positions %d: must be positive", c.PerftMaxSplitPositions)
 	}
 	if err := c.Limits.Validate(); err != nil {
+		return cliexit.Usage("%v", err)
+	}
+	if err := c.Admission.Validate(); err != nil {
 		return cliexit.Usage("%v", err)
 	}
 	return nil
@@ -355,7 +364,7 @@ func (s *Server) becomeLeader() error {
 		MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity,
 		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
 		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
-		KindSettings: cfg.KindSettings, Accounts: cfg.Accounts, Git: cfg.Git, Hooks: cfg.Hooks,
+		KindSettings: cfg.KindSettings, Accounts: cfg.Accounts, Git: cfg.Git, Hooks: cfg.Hooks, Admission: cfg.Admission,
 		Games: gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
 	})
 	if err != nil {
@@ -518,6 +527,12 @@ func (s *Server) newForwarder() (*forward.Forwarder, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The follower's own admission (its metrics unregistered: the
+	// coordinator it may become registers its own).
+	adm, err := admission.New(s.cfg.Admission, nil)
+	if err != nil {
+		return nil, cliexit.Usage("%v", err)
+	}
 	var clientTLS *tls.Config
 	if s.tlsCfg != nil {
 		if clientTLS, err = forwardTLS(s.cfg.TLSCert, s.cfg.ForwardCA); err != nil {
@@ -533,7 +548,7 @@ func (s *Server) newForwarder() (*forward.Forwarder, error) {
 			}
 			return forward.Leader{GRPC: st.LeaderGRPC, HTTP: st.LeaderHTTP, Term: st.Term}
 		},
-		Signer: signer, TLS: clientTLS, MaxCalls: s.cfg.ForwardMaxCalls,
+		Signer: signer, TLS: clientTLS, MaxCalls: s.cfg.ForwardMaxCalls, Admission: adm,
 		MaxRecvMsgBytes: grpcapi.MaxRecvMsgBytes, MaxSendMsgBytes: grpcapi.MaxSendMsgBytes, MaxConcurrentStreams: grpcapi.MaxConcurrentStreams,
 		Logger: s.log, Registerer: s.registry,
 	}), nil
