@@ -36,6 +36,8 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
+	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/internal/identity"
 	"github.com/arbiter-chess/arbiter/internal/obs"
 )
 
@@ -413,6 +415,34 @@ func (c *Coordinator) Close() {
 			}
 		}
 	}
+}
+
+// DeclareLiar is an admin's verdict that worker identity lied: it is
+// stored as a liar (never trusted again) and every running or resumable
+// job it counted results in, of every workload that plays games
+// (workload.LiarPurger), is purged of them and recomputed. It returns the
+// jobs purged. The pause of a test whose two trusted identities disagree
+// ends this way: the admin names the liar, then resumes the test.
+func (c *Coordinator) DeclareLiar(ctx context.Context, caller identity.Identity, name, reason string) ([]string, error) {
+	if !caller.IsAdmin() {
+		return nil, apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole, "credential %s may not declare a worker identity a liar (admins only)", apierr.Q(caller.Name))
+	}
+	if name == "" || len(name) > core.MaxNameBytes || len(reason) > core.MaxNameBytes {
+		return nil, apierr.Invalid("identity %s and reason: 1 to %d bytes each", apierr.Q(name), core.MaxNameBytes)
+	}
+	why := fmt.Sprintf("declared a liar by %s: %s", caller.Name, reason)
+	if err := c.Trust.DeclareLiar(ctx, name, why, c.cfg.Now()); err != nil {
+		return nil, apierr.Store(err)
+	}
+	var purged []string
+	for _, wl := range c.workloads {
+		if p, ok := wl.(workload.LiarPurger); ok {
+			purged = append(purged, p.DeclareLiar(ctx, name, why)...)
+		}
+	}
+	c.cfg.Logger.Warn("worker identity declared a liar", zap.String("identity", name), zap.String("by", caller.Name),
+		zap.Strings("purged", purged))
+	return purged, nil
 }
 
 // usingArtifact names the running jobs of every workload that use an

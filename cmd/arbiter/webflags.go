@@ -66,6 +66,7 @@ func (f *webFlags) pages(log *zap.Logger) func(*coordinator.Coordinator, *store.
 			Core: c.Core, Perft: c.Perft(), Games: c.Games(), Tunes: c.Tunes(), Verify: c.Verify(), Credentials: c.Credentials, Accounts: c.Accounts,
 			Store: st, Logger: log, GrafanaURL: f.grafanaURL, RequireSignIn: !f.anonymous, BooksDir: f.books,
 			Diffs: c.Artifacts, Hooks: c.Hooks, Follows: c.Hooks, Trust: c.Trust, NoWorkerMinting: !f.mintWorkers, Admission: c.Admission,
+			DeclareLiar: c.DeclareLiar,
 		})
 	}
 }

@@ -183,6 +183,16 @@ func signInWeb(t *testing.T, httpAddr string, signIn url.Values) *webSession {
 	return s
 }
 
+// get fetches a page and wants it served (200).
+func (s *webSession) get(t *testing.T, path string) string {
+	t.Helper()
+	r := s.do(http.MethodGet, path, nil)
+	if r.err != nil || r.status != http.StatusOK {
+		t.Fatalf("GET %s: %v %d", path, r.err, r.status)
+	}
+	return r.body
+}
+
 // post sends a form (nil: an empty one), wants the status want and
 // returns the body.
 func (s *webSession) post(t *testing.T, path string, form url.Values, want int) string {

@@ -11,6 +11,8 @@ package e2e
 
 import (
 	"context"
+	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -221,17 +223,47 @@ func TestInventorTrustedPausesTest(t *testing.T) {
 			t.Fatalf("the inventor is credited %d games", w.GetGames())
 		}
 	}
+	inventor := ownerOf(t, admin, "inventor")
 	p.kill(t)
-	coordinator(t, addr, data, "--lease-duration", "10s", "--replay-fraction", "1")
+	httpAddr := freeAddr(t)
+	coordinator(t, addr, data, "--lease-duration", "10s", "--replay-fraction", "1", "--http", httpAddr)
 	admin = dial(t, addr, token)
 	if j := getJob(t, admin, id); j.GetState() != arbiterv1.JobState_JOB_STATE_CANCELLED || j.GetError() != stopped.GetError() {
 		t.Fatalf("after a restart: %v %q", j.GetState(), j.GetError())
 	}
+	// The admin names the liar on the workers page: what it counted goes.
+	web := signInWeb(t, httpAddr, url.Values{"token": {token}})
+	web.post(t, "/workers/block", url.Values{"identity": {inventor}, "reason": {"invents moves"}, "liar": {"on"}}, http.StatusSeeOther)
+	if page := web.get(t, "/workers"); !strings.Contains(page, "declared a liar by") {
+		t.Errorf("the workers page does not show %s declared a liar:\n%s", inventor, lastLines(page, 40))
+	}
 	if _, err := arbiterv1.NewJobServiceClient(admin).ResumeJob(ctxT(t, 10*time.Second), &arbiterv1.ResumeJobRequest{JobId: id}); err != nil {
 		t.Fatalf("resume: %v", err)
 	}
-	if j := getJob(t, admin, id); j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING {
+	j := getJob(t, admin, id)
+	if j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING {
 		t.Fatalf("resumed: %v", j.GetState())
 	}
-	t.Logf("stopped: %s", stopped.GetError())
+	for _, w := range j.GetMatchProgress().GetWorkers() {
+		if w.GetName() == "inventor" && w.GetGames() != 0 {
+			t.Fatalf("after the verdict the inventor is credited %d games", w.GetGames())
+		}
+	}
+	t.Logf("stopped: %s; declared %s a liar", stopped.GetError(), inventor)
+}
+
+// ownerOf is the identity that registered the worker named name.
+func ownerOf(t *testing.T, admin *grpc.ClientConn, name string) string {
+	t.Helper()
+	ws, err := arbiterv1.NewAdminServiceClient(admin).ListWorkers(ctxT(t, 10*time.Second), &arbiterv1.ListWorkersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range ws.GetWorkers() {
+		if w.GetName() == name {
+			return w.GetOwner()
+		}
+	}
+	t.Fatalf("no worker named %s", name)
+	return ""
 }

@@ -40,8 +40,10 @@ func TestSignInStaysOnSite(t *testing.T) {
 			(string(n[1]) != "/" && string(n[1]) != next) {
 			t.Errorf("sign-in page for next=%q carries next %q", next, n)
 		}
-		form := url.Values{"token": {client}, "csrf": {string(m[1])}, "next": {next}}
-		req, _ := http.NewRequest("POST", base+"/signin", strings.NewReader(form.Encode()))
+		// The form token travels in the action URL, as the page's form
+		// sends it.
+		form := url.Values{"token": {client}, "next": {next}}
+		req, _ := http.NewRequest("POST", base+"/signin?csrf="+url.QueryEscape(string(m[1])), strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		for _, c := range resp.Cookies() {
 			req.AddCookie(c)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -110,33 +111,86 @@ func (s *Set[J]) split(ctx context.Context, j J, liar string) (kept, purged []Co
 func (s *Set[J]) foundLying(ctx context.Context, j J, idx int, v crossVerdict) {
 	b := j.Base()
 	s.Mu.Lock()
-	running, excluded, id := b.Running(), b.Cross.Distrusts(v.liar), b.Rec.ID
+	running, id := b.Running(), b.Rec.ID
 	s.Mu.Unlock()
-	if excluded {
-		return
-	}
-	log := s.Logger.With(zap.String(logging.JobID, id), zap.String("identity", v.liar))
 	reason := fmt.Sprintf("its games of batch %d differ from a trusted identity's replay at the same nodes and seeds (%s): identity %s is excluded from the %s and its batches purged",
 		idx, v.where, apierr.Q(v.liar), s.What)
 	if !running {
 		// The batch that caught it ended the job: nothing is left to purge
 		// from, but the identity is a liar all the same.
 		if err := s.Store.PurgeIdentity(ctx, &store.Purge{JobID: id, Identity: v.liar, Reason: reason, At: s.Now()}); err != nil {
-			log.Error("liar not stored", zap.Error(err))
+			s.Logger.Error("liar not stored", zap.String(logging.JobID, id), zap.Error(err))
 		}
 		s.Trust.markLiar(v.liar, reason, s.Now())
 		return
 	}
-	kept, purged, err := s.split(ctx, j, v.liar)
+	unit := UnitID(id, idx)
+	incident := func(now time.Time) store.Event {
+		return b.Event(unit, v.liarWorker, EvIncident, Clip("replay mismatch: batch "+fmt.Sprint(idx)+", "+v.where, maxEventDetail), now)
+	}
+	s.purgeLiar(ctx, j, v.liar, reason, unit, v.liarWorker, incident)
+}
+
+// DeclareLiar is an admin's verdict on identity: it lied. Every running or
+// stopped (cancelled: paused, or stopped by hand, which may resume) job
+// of the set it counted batches in is purged of them and recomputed, as
+// a liar caught by a replay is (purgeLiar); finished jobs keep their
+// verdicts. It returns the ids of the jobs purged. This is how the pause
+// of two trusted identities that disagree ends: the admin names the liar,
+// then resumes the test. Takes CommitMu.
+func (s *Set[J]) DeclareLiar(ctx context.Context, identity, reason string) []string {
+	s.CommitMu.Lock()
+	defer s.CommitMu.Unlock()
+	s.Mu.Lock()
+	var jobs []J
+	for _, j := range s.Jobs {
+		if st := j.Base().Rec.State; st == store.StateRunning || st == store.StateCancelled {
+			jobs = append(jobs, j)
+		}
+	}
+	s.Mu.Unlock()
+	var purged []string
+	for _, j := range jobs {
+		if s.purgeLiar(ctx, j, identity, reason, "", "", nil) > 0 {
+			purged = append(purged, j.Base().Rec.ID)
+		}
+	}
+	slices.Sort(purged)
+	return purged
+}
+
+// purgeLiar excludes identity liar from j, stores it as a liar, deletes
+// every batch it counted in j with its games and stores j's state
+// recomputed without them (Hooks.Recount), in one store transaction, then
+// does the same in memory. It returns how many batches it purged. A job
+// that is not running keeps its state (its resume decides). unitID,
+// liarWorker and incident, when given, name the batch, the worker and the
+// event that caught it. Caller holds CommitMu, not Mu.
+func (s *Set[J]) purgeLiar(ctx context.Context, j J, liar, reason, unitID, liarWorker string, incident func(time.Time) store.Event) int {
+	b := j.Base()
+	s.Mu.Lock()
+	running, excluded, id := b.Running(), b.Cross != nil && b.Cross.Distrusts(liar), b.Rec.ID
+	s.Mu.Unlock()
+	if excluded {
+		return 0
+	}
+	log := s.Logger.With(zap.String(logging.JobID, id), zap.String("identity", liar))
+	kept, purged, err := s.split(ctx, j, liar)
 	if err != nil {
 		// Exclude it all the same (the safe direction); its counted
 		// batches stay until the next liar check of the job can read them.
 		log.Error("batches of a liar not read; excluded without a purge", zap.Error(err))
 		purged, kept = nil, nil
 	}
+	if incident == nil && len(purged) == 0 {
+		return 0 // a job it took no part in
+	}
 	now := s.Now()
-	p := &store.Purge{JobID: id, Identity: v.liar, Reason: reason, At: now}
-	workers := []string{v.liarWorker}
+	p := &store.Purge{JobID: id, Identity: liar, Reason: reason, At: now}
+	var workers []string
+	if liarWorker != "" {
+		workers = append(workers, liarWorker)
+	}
 	for _, c := range purged {
 		if !slices.Contains(workers, c.WorkerID) {
 			workers = append(workers, c.WorkerID)
@@ -154,9 +208,14 @@ func (s *Set[J]) foundLying(ctx context.Context, j J, idx int, v crossVerdict) {
 			p.SetSPRT, p.WorkerIDs, purged, apply = false, nil, nil, nil
 		}
 	}
-	p.Events = append(p.Events, b.Event(UnitID(id, idx), v.liarWorker, EvIncident, Clip("replay mismatch: batch "+fmt.Sprint(idx)+", "+v.where, maxEventDetail), now))
+	if !running {
+		p.Change = nil
+	}
+	if incident != nil {
+		p.Events = append(p.Events, incident(now))
+	}
 	for _, w := range workers {
-		p.Events = append(p.Events, b.Event(UnitID(id, idx), w, EvExcluded, reason, now))
+		p.Events = append(p.Events, b.Event(unitID, w, EvExcluded, reason, now))
 	}
 	s.Mu.Unlock()
 	if err := s.Store.PurgeIdentity(ctx, p); err != nil {
@@ -165,8 +224,8 @@ func (s *Set[J]) foundLying(ctx context.Context, j J, idx int, v crossVerdict) {
 	}
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
-	s.Trust.markLiar(v.liar, reason, now)
-	s.excludeIdentity(b, v.liar, reason, workers)
+	s.Trust.markLiar(liar, reason, now)
+	s.excludeIdentity(b, liar, reason, workers)
 	if apply != nil {
 		s.recount(b, kept, purged)
 		apply()
@@ -179,6 +238,7 @@ func (s *Set[J]) foundLying(ctx context.Context, j J, idx int, v crossVerdict) {
 	if s.Host != nil {
 		s.Host.WorkAvailable()
 	}
+	return len(purged)
 }
 
 // excludeIdentity bars identity from b: its workers are excluded, its held

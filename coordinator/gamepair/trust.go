@@ -158,6 +158,17 @@ func (t *Trust) Confirmed(ctx context.Context, identity string) {
 	}
 }
 
+// DeclareLiar stores an admin's verdict that identity lied: it is never
+// trusted again (the jobs it took part in are purged by each Set's
+// DeclareLiar).
+func (t *Trust) DeclareLiar(ctx context.Context, identity, reason string, at time.Time) error {
+	if err := t.store.MarkLiar(ctx, identity, reason, at); err != nil {
+		return err
+	}
+	t.markLiar(identity, reason, at)
+	return nil
+}
+
 // markLiar records in memory that identity was found lying (the store
 // has it from the purge's transaction).
 func (t *Trust) markLiar(identity, reason string, at time.Time) {

@@ -330,3 +330,60 @@ func TestTrustPublicSnapshotWaitsForHeldBatches(t *testing.T) {
 		t.Fatalf("all settled: %d games shown, want 6", n)
 	}
 }
+
+// Two trusted identities disagree and the test pauses; the admin declares
+// which lied (the workers page's "found lying"): every batch it counted
+// in the stopped test is purged and the state recomputed, in the store,
+// before the resume; resumed, the test plays the purged batch afresh and
+// the liar gets no batch of it, also after a restart.
+func TestTrustDeclaredLiarPurgedFromPausedTest(t *testing.T) {
+	te := newTrustEnv(t, 1) // every trusted batch replayed
+	id := te.Create(gamejob.Kind, nodesSpec(6, false))
+	f1, f2 := te.WorkerOf(farm, "f1", 1e6), te.WorkerOf(farm2, "f2", 1e6)
+	// Batch 0: farm plays, farm2 replays agreeing: counted, credited to
+	// farm2's worker.
+	g0 := te.playAndReplay(farm, f1, farm2, f2, sprt.Win, sprt.Win, core.Accepted)
+	if bs := te.stored(id); len(bs) != 1 || bs[0].WorkerID != f2.ID {
+		t.Fatalf("before the dispute: %+v", bs)
+	}
+	// Batch 1: farm2's replay contradicts farm: the test pauses.
+	te.playAndReplay(farm, f1, farm2, f2, sprt.Win, sprt.Draw, core.Discarded)
+	if j := te.Job(id); j.GetState() != arbiterv1.JobState_JOB_STATE_CANCELLED || !strings.Contains(j.GetError(), "paused") {
+		t.Fatalf("after the dispute: %v %q", j.GetState(), j.GetError())
+	}
+	if err := te.trust.DeclareLiar(context.Background(), farm2.Name, "the admin checked its machine", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got := te.WL.DeclareLiar(context.Background(), farm2.Name, "the admin checked its machine"); len(got) != 1 || got[0] != id {
+		t.Fatalf("purged %v, want [%s]", got, id)
+	}
+	check := func(when string) {
+		t.Helper()
+		if bs := te.stored(id); len(bs) != 0 {
+			t.Fatalf("%s: stored %+v, want nothing of farm2", when, bs)
+		}
+		if n, _ := te.St.CountPGNs(context.Background(), id); n != 0 {
+			t.Fatalf("%s: %d games stored", when, n)
+		}
+		if l := te.trust.Level(farm2.Name); !l.Liar || l.Trusted {
+			t.Fatalf("%s: farm2 %+v", when, l)
+		}
+	}
+	check("declared")
+	if got := te.WL.DeclareLiar(context.Background(), farm2.Name, "again"); len(got) != 0 {
+		t.Fatalf("a second verdict purged %v again", got)
+	}
+	te.Restart()
+	check("after a restart")
+	if err := te.WL.Resume(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	if g := te.Job(id).GetMatchProgress().GetGames(); g != 0 {
+		t.Fatalf("resumed: %d games counted, want 0", g)
+	}
+	f1, f2 = te.WorkerOf(farm, "f1", 1e6), te.WorkerOf(farm2, "f2", 1e6)
+	if g, ok := te.LeaseOf(farm2, f2); ok {
+		t.Fatalf("the declared liar leased %s", g.Lease.UnitID)
+	}
+	te.afresh(farm, f1, g0)
+}

@@ -89,6 +89,21 @@ func (s *Store) AddAgreed(ctx context.Context, identity string, n int64) error {
 	})
 }
 
+// MarkLiar stores identity as a liar, with why (an admin's verdict; a
+// liar caught by a replay is marked by PurgeIdentity).
+func (s *Store) MarkLiar(ctx context.Context, identity, reason string, at time.Time) error {
+	return s.write(func(ctx context.Context, tx *sql.Tx) error { return markLiar(ctx, tx, identity, reason, at) })
+}
+
+func markLiar(ctx context.Context, tx *sql.Tx, identity, reason string, at time.Time) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO worker_trust(identity, agreed, lied_at, reason) VALUES(?,0,?,?)
+		ON CONFLICT(identity) DO UPDATE SET lied_at = excluded.lied_at, reason = excluded.reason`,
+		identity, unixNano(at), reason); err != nil {
+		return fmt.Errorf("store: mark liar: %w", err)
+	}
+	return nil
+}
+
 // JobDistrust returns the identities excluded from job jobID, with why.
 func (s *Store) JobDistrust(ctx context.Context, jobID string) (map[string]string, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT identity, reason FROM job_distrust WHERE job_id=?", jobID)
@@ -168,10 +183,8 @@ func (s *Store) PurgeIdentity(ctx context.Context, p *Purge) error {
 			ON CONFLICT(job_id, identity) DO NOTHING`, p.JobID, p.Identity, p.Reason, unixNano(p.At)); err != nil {
 			return fmt.Errorf("store: job distrust: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO worker_trust(identity, agreed, lied_at, reason) VALUES(?,0,?,?)
-			ON CONFLICT(identity) DO UPDATE SET lied_at = excluded.lied_at, reason = excluded.reason`,
-			p.Identity, unixNano(p.At), p.Reason); err != nil {
-			return fmt.Errorf("store: mark liar: %w", err)
+		if err := markLiar(ctx, tx, p.Identity, p.Reason, p.At); err != nil {
+			return err
 		}
 		return insertEvents(ctx, tx, p.Events)
 	})

@@ -123,6 +123,10 @@ type Config struct {
 	// Trust, when set, shows every worker identity's trust on the workers
 	// page (gamepair/trust.go).
 	Trust *gamepair.Trust
+	// DeclareLiar, when set, takes an admin's verdict that a worker
+	// identity lied (the block form's "found lying"): its results are
+	// purged from every running or stopped job (Coordinator.DeclareLiar).
+	DeclareLiar func(ctx context.Context, caller identity.Identity, name, reason string) ([]string, error)
 	// NoWorkerMinting refuses worker tokens on /account (the coordinator's
 	// --worker-token-minting=false): workers then run only on credentials
 	// an admin made.

@@ -109,8 +109,18 @@ func (s *Server) blockWorker(w http.ResponseWriter, r *http.Request, vw viewer) 
 	if workerID == "" && ident == "" {
 		return bad("worker or identity: give one of them")
 	}
-	if _, err := s.cfg.Core.SetBlock(r.Context(), vw.identity(), workerID, ident, blocked, strings.TrimSpace(r.PostFormValue("reason"))); err != nil {
+	reason := strings.TrimSpace(r.PostFormValue("reason"))
+	liar := blocked && r.PostFormValue("liar") == "on"
+	if liar && (ident == "" || s.cfg.DeclareLiar == nil) {
+		return bad("found lying: name the identity (not a worker id); its results are purged from every job it took part in")
+	}
+	if _, err := s.cfg.Core.SetBlock(r.Context(), vw.identity(), workerID, ident, blocked, reason); err != nil {
 		return err
+	}
+	if liar {
+		if _, err := s.cfg.DeclareLiar(r.Context(), vw.identity(), ident, reason); err != nil {
+			return err
+		}
 	}
 	http.Redirect(w, r, "/workers", http.StatusSeeOther)
 	return nil

@@ -249,6 +249,13 @@ type Needer interface {
 	Needs(jobID string) (need core.Need, ok bool)
 }
 
+// LiarPurger takes an admin's verdict that a worker identity lied: every
+// running or resumable job it counted results in is purged of them and
+// recomputed; it returns those jobs' ids.
+type LiarPurger interface {
+	DeclareLiar(ctx context.Context, identity, reason string) []string
+}
+
 // ArtifactUser names the running jobs that use an uploaded artifact, so
 // that it is not removed under them.
 type ArtifactUser interface {
