@@ -261,7 +261,7 @@ func judgeReplay(prev, cand *heldResult, trusted func(string) bool) crossVerdict
 	v := crossVerdict{disputed: true, where: firstDifference(prev.games, cand.games)}
 	switch {
 	case tp && tc:
-		v.pause = fmt.Sprintf("paused: trusted identities %s and %s played different moves (%s); revoke the liar's credential, then resume",
+		v.pause = fmt.Sprintf("paused: trusted identities %s and %s played different moves (%s); name the liar on the workers page (block, found lying: its results are purged), then resume",
 			apierr.Q(prev.owner), apierr.Q(cand.owner), v.where)
 	case tc:
 		v.decided, v.liar, v.liarWorker = true, prev.owner, prev.worker
