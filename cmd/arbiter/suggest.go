@@ -7,6 +7,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -68,7 +69,8 @@ func flagErrorWithSuggestions(c *cobra.Command, err error) error {
 
 // closestFlags are c's flags (its own and inherited) nearest to typed:
 // within an edit distance of a third of its length (at least 1, at most
-// 3), or starting with it; at most three, the nearest first.
+// 3), or, when none is, starting with it; at most three, the nearest
+// first.
 func closestFlags(c *cobra.Command, typed string) []string {
 	if typed == "" {
 		return nil
@@ -92,6 +94,11 @@ func closestFlags(c *cobra.Command, typed string) []string {
 	}
 	c.Flags().VisitAll(visit)
 	c.InheritedFlags().VisitAll(visit)
+	// A near miss (a typo) beats a longer flag the typed one only begins:
+	// --worker is --workers, not also --worker-token-minting.
+	if slices.ContainsFunc(cs, func(c cand) bool { return c.d <= limit }) {
+		cs = slices.DeleteFunc(cs, func(c cand) bool { return c.d > limit })
+	}
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d || (cs[i].d == cs[j].d && cs[i].name < cs[j].name) })
 	var out []string
 	for i := 0; i < len(cs) && i < 3; i++ {
