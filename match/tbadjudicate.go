@@ -34,9 +34,9 @@ import (
 type TBResults uint8
 
 const (
-	TBWinLoss TBResults = 1 << iota // decisive verdicts end the game
-	TBDraw                          // drawn verdicts end the game
-	TBBoth    = TBWinLoss | TBDraw  // fastchess's default
+	TBWinLoss TBResults            = 1 << iota // decisive verdicts end the game
+	TBDraw                                     // drawn verdicts end the game
+	TBBoth    = TBWinLoss | TBDraw             // fastchess's default
 )
 
 // ParseTBResults reads WIN_LOSS, DRAW or BOTH (any case; win-loss too).
