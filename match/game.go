@@ -150,6 +150,9 @@ type Adjudication struct {
 	DrawScore      int
 	// MaxMoves: a draw after this many moves of the engines (opening excluded).
 	MaxMoves int
+	// Tablebase is the test's tablebase rule as it travels to workers;
+	// GameConfig.Tablebase (rule and tables) is what plays it.
+	Tablebase TBRule
 }
 
 // GameConfig holds what does not change between the games of a match.

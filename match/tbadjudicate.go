@@ -81,18 +81,26 @@ type TBProber interface {
 	MaxPieces() int
 }
 
-// TablebaseAdjudication is a match's tablebase rule. One value is shared by
-// every game of a match (its Warn-once set is), so pass it by pointer.
-type TablebaseAdjudication struct {
-	Tables TBProber
+// TBRule is what a test asks of tablebase adjudication; it travels with
+// the test (Adjudication.Tablebase), the tables do not.
+type TBRule struct {
 	// Pieces is the most pieces (kings included) a probed position may
-	// have; 0 means as many as the tables have.
+	// have; 0 means as many as the tables have (a local match only: on
+	// the cluster, 0 is off).
 	Pieces int
 	// Results selects the verdicts that end a game; 0 means TBBoth.
 	Results TBResults
 	// Ignore50 takes cursed wins and blessed losses as wins and losses
 	// (fastchess's -tbignore50).
 	Ignore50 bool
+}
+
+// TablebaseAdjudication is a rule with the tables that apply it. One value
+// is shared by every game of a match (its Warn-once set is), so pass it by
+// pointer.
+type TablebaseAdjudication struct {
+	TBRule
+	Tables TBProber
 	// Warn, when set, is told once per absent or unreadable table.
 	Warn func(msg string)
 

@@ -93,10 +93,10 @@ func TestTablebaseVerdict(t *testing.T) {
 	}{
 		{"win", both, win, WhiteWins, "White wins by adjudication: SyzygyTB"},
 		{"cursed win is a draw", both, cursed, Draw, TBDrawReason},
-		{"cursed win, -tbignore50", &TablebaseAdjudication{Tables: tb, Ignore50: true}, cursed, WhiteWins, "White wins by adjudication: SyzygyTB"},
-		{"cursed win, WIN_LOSS only", &TablebaseAdjudication{Tables: tb, Results: TBWinLoss}, cursed, NoResult, ""},
-		{"win, DRAW only", &TablebaseAdjudication{Tables: tb, Results: TBDraw}, win, NoResult, ""},
-		{"win, 4 pieces asked", &TablebaseAdjudication{Tables: tb, Pieces: 4}, win, NoResult, ""},
+		{"cursed win, -tbignore50", &TablebaseAdjudication{Tables: tb, TBRule: TBRule{Ignore50: true}}, cursed, WhiteWins, "White wins by adjudication: SyzygyTB"},
+		{"cursed win, WIN_LOSS only", &TablebaseAdjudication{Tables: tb, TBRule: TBRule{Results: TBWinLoss}}, cursed, NoResult, ""},
+		{"win, DRAW only", &TablebaseAdjudication{Tables: tb, TBRule: TBRule{Results: TBDraw}}, win, NoResult, ""},
+		{"win, 4 pieces asked", &TablebaseAdjudication{Tables: tb, TBRule: TBRule{Pieces: 4}}, win, NoResult, ""},
 	}
 	for _, c := range cases {
 		r, reason, ok := c.adj.TablebaseVerdict(&c.pos)

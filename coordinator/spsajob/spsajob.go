@@ -153,6 +153,7 @@ func New(cfg Config) *Workload {
 		GameTable: store.TuneGames,
 		Replay:    w.cfg.Replay, Hooks: gamepair.Hooks[*tune]{
 			Engines:  func(t *tune) (a, b *arbiterv1.EngineSpec) { return t.engineA, t.engineB },
+			Adjudication: func(t *tune) *arbiterv1.Adjudication { return t.spec.GetAdjudication() },
 			Schedule: func(t *tune) (int32, float64) { return t.spec.GetPriority(), t.spec.GetThroughput() },
 			Unit:     w.batchProto,
 			Pairs:    func(t *tune, idx int) int { _, n := t.st.Config().BatchRange(idx); return n },

@@ -189,7 +189,7 @@ func parseGameSettings(f Flags, cfg *match.MatchConfig) error {
 	if err := parseAdjudication(f, &cfg.Game.Adjudication); err != nil {
 		return err
 	}
-	tb, err := parseTablebase(f)
+	tb, err := parseTablebase(f, &cfg.Game.Adjudication)
 	if err != nil {
 		return err
 	}
