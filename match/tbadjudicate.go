@@ -120,16 +120,26 @@ func (t *TablebaseAdjudication) Eligible(pos *engine.Position) bool {
 
 // TablebaseVerdict probes pos (not over by the rules) and returns the
 // result and PGN reason when the tables end the game there. ok is false
-// when the position is not eligible, its table is absent, or the verdict
-// is one Results does not adjudicate.
+// when the position is not eligible, its table is absent (Warn hears of it
+// once), or the verdict is one Results does not adjudicate.
 func (t *TablebaseAdjudication) TablebaseVerdict(pos *engine.Position) (r Result, reason string, ok bool) {
+	r, reason, ok, err := t.Verdict(pos)
+	if err != nil {
+		t.warnOnce(err)
+	}
+	return r, reason, ok
+}
+
+// Verdict is TablebaseVerdict with the probe's error (a *syzygy.MissingTableError
+// for an absent table), for callers that must tell "no verdict" from
+// "could not probe" (the coordinator's replay).
+func (t *TablebaseAdjudication) Verdict(pos *engine.Position) (r Result, reason string, ok bool, err error) {
 	if t == nil || t.Tables == nil || !t.Eligible(pos) {
-		return NoResult, "", false
+		return NoResult, "", false, nil
 	}
 	wdl, err := t.Tables.ProbeWDL(pos)
 	if err != nil {
-		t.warnOnce(err)
-		return NoResult, "", false
+		return NoResult, "", false, err
 	}
 	if !t.Ignore50 && (wdl == syzygy.CursedWin || wdl == syzygy.BlessedLoss) {
 		wdl = syzygy.Draw
@@ -141,13 +151,13 @@ func (t *TablebaseAdjudication) TablebaseVerdict(pos *engine.Position) (r Result
 	stm := pos.SideToMove()
 	switch {
 	case wdl == syzygy.Draw && results&TBDraw != 0:
-		return Draw, TBDrawReason, true
+		return Draw, TBDrawReason, true, nil
 	case wdl > 0 && results&TBWinLoss != 0:
-		return winFor(stm), fmt.Sprintf(TBWinReasonFormat, colorName(stm)), true
+		return winFor(stm), fmt.Sprintf(TBWinReasonFormat, colorName(stm)), true, nil
 	case wdl < 0 && results&TBWinLoss != 0:
-		return winFor(stm.Other()), fmt.Sprintf(TBWinReasonFormat, colorName(stm.Other())), true
+		return winFor(stm.Other()), fmt.Sprintf(TBWinReasonFormat, colorName(stm.Other())), true, nil
 	}
-	return NoResult, "", false
+	return NoResult, "", false, nil
 }
 
 func winFor(c engine.Color) Result {

@@ -38,6 +38,7 @@ func newCoordinatorCommand() *cobra.Command {
 		// Kinds that plug in bring their own flags (workload.Kind.Flags),
 		// read into their settings once parsed.
 		kindFlags = map[string]func() (any, error){}
+		syzygyDir string
 	)
 	cmd := &cobra.Command{
 		Use:   "coordinator",
@@ -64,6 +65,14 @@ func newCoordinatorCommand() *cobra.Command {
 			}
 			if err := cfg.Validate(); err != nil {
 				return err
+			}
+			tables, err := openSyzygy("--syzygy", syzygyDir)
+			if err != nil {
+				return err
+			}
+			if tables != nil {
+				defer tables.Close()
+				cfg.Syzygy = tables
 			}
 			cfg.KindSettings = map[string]any{}
 			for kind, settings := range kindFlags {
@@ -122,6 +131,7 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.Float64Var(&cfg.VerifyDefault, "verify-default", 0.05, "deprecated: use --recheck-default")
 	fl.MarkDeprecated("verify-default", "use --recheck-default")
 	fl.Float64Var(&cfg.ReplayFraction, "replay-fraction", 0.05, "share of the batches of fixed-node tests (both engines deterministic there) that a worker of another identity plays again, move for move, before they count, where two or more worker identities are live (0..1; 0: none)")
+	fl.StringVar(&syzygyDir, "syzygy", "", "Syzygy tablebase directory: the replay of a batch checks every tablebase adjudication against these tables (docs/sprt-cluster.md)")
 	fl.StringSliceVar(&cfg.DeterministicEngines, "replay-deterministic", nil, "UCI engine commands (as tests name them) that are deterministic at fixed nodes with one thread, so that --replay-fraction applies to their tests (the embedded engine always is)")
 	fl.StringVar(&cfg.TLSCert, "tls-cert", "", "TLS certificate (PEM); with --tls-key serves TLS")
 	fl.StringVar(&cfg.TLSKey, "tls-key", "", "TLS private key (PEM)")

@@ -11,6 +11,7 @@
 package localcluster
 
 import (
+	"github.com/arbiter-chess/arbiter/match"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -79,6 +80,9 @@ type ServerConfig struct {
 	// DeterministicEngines the UCI engines declared deterministic there.
 	ReplayFraction       float64
 	DeterministicEngines []string
+	// Syzygy are the coordinator's tablebases: the replay of a batch
+	// checks its tablebase adjudications against them (nil: none).
+	Syzygy match.TBProber
 	// TLSCert and TLSKey serve TLS; TLSClientCA also asks workers for
 	// client certificates signed by it (mTLS).
 	TLSCert, TLSKey, TLSClientCA string
@@ -356,7 +360,7 @@ func (s *Server) becomeLeader() error {
 		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
 		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
 		KindSettings: cfg.KindSettings, Accounts: cfg.Accounts, Git: cfg.Git, Hooks: cfg.Hooks,
-		Games: gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
+		Games: gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines, Syzygy: cfg.Syzygy}},
 	})
 	if err != nil {
 		return err
