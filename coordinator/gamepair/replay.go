@@ -239,7 +239,7 @@ func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *
 	claimed := o.GetTermination()
 	res := resultOf(o.GetResult())
 	stm := pos.SideToMove()
-	if match.IsTBReason(g.last) {
+	if g.last = lastWords(g.last); match.IsTBReason(g.last) {
 		return rp.checkTablebaseEnd(&pos, claimed, res, len(g.moves) > len(book))
 	}
 	if adjudicated {
@@ -368,6 +368,10 @@ func (rp *replayer) checkTablebaseEnd(pos *engine.Position, claimed arbiterv1.Ga
 	}
 	return nil
 }
+
+// lastWords is a comment with its line breaks (the PGN writer wraps long
+// comments) and runs of blanks as single spaces.
+func lastWords(c string) string { return strings.Join(strings.Fields(c), " ") }
 
 // tbReasonOf is the game loop's reason of a tablebase adjudication to r.
 func tbReasonOf(r match.Result) string {
@@ -579,7 +583,7 @@ func splitPGN(pgn string, g *gameText) error {
 			if expectComment {
 				g.moves[len(g.moves)-1].comment = s[1:end]
 			}
-			g.last = s[1:end]
+			g.last = s[1:end] // resolved to words only when read (lastWords)
 			expectComment = false
 			s = s[end+1:]
 			continue
