@@ -11,12 +11,12 @@
 package localcluster
 
 import (
-	"github.com/arbiter-chess/arbiter/match"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/arbiter-chess/arbiter/match"
 	"math"
 	"net"
 	"net/http"
