@@ -251,3 +251,32 @@ func TestMatchTBAbsentTableWarnsOnce(t *testing.T) {
 		t.Errorf("the games reached %d KRPvKR positions at counter 0; the test needs at least 2 to show the warning is not per position", reached)
 	}
 }
+
+// TestTBAdjudicationsInPGNFile checks every tablebase adjudication of the
+// PGN file named by ARBITER_TB_CHECK_PGN against Fathom with the tables
+// in ARBITER_TB_CHECK_TABLES (default: the shared test tables): the check
+// of a long match run by hand (docs/tablebases.md, "Adjudication").
+// Skipped without ARBITER_TB_CHECK_PGN.
+func TestTBAdjudicationsInPGNFile(t *testing.T) {
+	file := os.Getenv("ARBITER_TB_CHECK_PGN")
+	if file == "" {
+		t.Skip("ARBITER_TB_CHECK_PGN names no PGN file")
+	}
+	tables := os.Getenv("ARBITER_TB_CHECK_TABLES")
+	if tables == "" {
+		tables = syzygyDir(t)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	games := parseGames(t, string(data))
+	n, err := checkTBAdjudications(t, fathomPath(t), tables, games)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatalf("%s: no tablebase adjudication among %d games", file, len(games))
+	}
+	t.Logf("%s: %d games, %d tablebase adjudications, each as Fathom says", file, len(games), n)
+}
