@@ -82,6 +82,7 @@ func findKBBvKN(t *testing.T, tb *syzygy.Tablebase, want syzygy.WDL) engine.Posi
 func TestTablebaseVerdict(t *testing.T) {
 	tb := sharedTables(t)
 	cursed := findKBBvKN(t, tb, syzygy.CursedWin)
+	t.Logf("cursed win: %s", cursed.FEN())
 	win := findKBBvKN(t, tb, syzygy.Win)
 	both := &TablebaseAdjudication{Tables: tb}
 	cases := []struct {

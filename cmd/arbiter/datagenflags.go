@@ -6,6 +6,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -28,6 +29,17 @@ type datagenFlags struct {
 	filters     string
 	minPly      int
 	format      string
+	// Tablebase adjudication: `arbiter datagen` only (addTablebase).
+	tb        string
+	tbPieces  int
+	tbRescore bool
+}
+
+// addTablebase adds --tb, --tb-pieces and --tb-rescore.
+func (f *datagenFlags) addTablebase(fl *pflag.FlagSet) {
+	fl.StringVar(&f.tb, "tb", "", "Syzygy tablebase directory: adjudicate games by the tables (at 50-move counter 0, as match --tb)")
+	fl.IntVar(&f.tbPieces, "tb-pieces", 0, "with --tb: adjudicate positions of at most this many pieces (0 = as many as the tables have)")
+	fl.BoolVar(&f.tbRescore, "tb-rescore", false, "with --tb: set each record's result to its own position's tablebase verdict where the tables answer for it")
 }
 
 // Flag defaults, from datagen.DefaultSettings.
@@ -109,6 +121,16 @@ func (f *datagenFlags) settings() (datagen.Settings, []enginespec.Setting, datag
 		default:
 			return zero, nil, 0, usageError("--filters: unknown filter %q (known: in-check, tactical, mates, none)", name)
 		}
+	}
+	if f.tb != "" {
+		tables, err := openSyzygy("--tb", f.tb)
+		if err != nil {
+			return zero, nil, 0, err
+		}
+		s.Tablebase = datagen.Tablebase{Tables: tables, Pieces: f.tbPieces, Rescore: f.tbRescore,
+			Warn: func(msg string) { fmt.Fprintln(os.Stderr, "warning: "+msg) }}
+	} else if f.tbPieces != 0 || f.tbRescore {
+		return zero, nil, 0, usageError("--tb-pieces, --tb-rescore: need --tb DIR")
 	}
 	if err := s.Validate(); err != nil {
 		return zero, nil, 0, usageError("%v", err)
