@@ -280,3 +280,43 @@ func TestTBAdjudicationsInPGNFile(t *testing.T) {
 	}
 	t.Logf("%s: %d games, %d tablebase adjudications, each as Fathom says", file, len(games), n)
 }
+
+// TestDatagenTablebase runs `arbiter datagen` as a process from 5- and
+// 6-piece endings: with --tb (4 pieces) games end by the tables and the
+// summary counts them; --tb-rescore rescoring is counted too; the control
+// without --tb has no tablebase end. The format's own results are the
+// datagen package's (TestRescoreRecords checks which records change).
+func TestDatagenTablebase(t *testing.T) {
+	tables := syzygyDir(t)
+	book := filepath.Join(repoRoot, "cmd", "arbiter", "testdata", "tb-endgames.epd")
+	dir := t.TempDir()
+	run := func(name string, extra ...string) string {
+		args := append([]string{"datagen", "--engine", "name=dev,builtin", "--each", "nodes=500,option.Hash=4",
+			"--openings", "file=" + book, "--random-plies", "0-1", "--filters", "none", "--positions", "60", "--random-seed", "3",
+			"--batch-games", "4", "--concurrency", "2", "--out", filepath.Join(dir, name+".txt")}, extra...)
+		stdout, stderr, code := runMain(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\nstdout %s\nstderr %s", name, code, stdout, stderr)
+		}
+		return stdout + stderr
+	}
+	tb := regexp.MustCompile(`tablebase\s+(\d+) games adjudicated by the tables, (\d+) records rescored`)
+	with := run("tb", "--tb", tables, "--tb-pieces", "4", "--tb-rescore")
+	m := tb.FindStringSubmatch(with)
+	if m == nil {
+		t.Fatalf("no tablebase line in the summary:\n%s", with)
+	}
+	t.Logf("with --tb: %s", m[0])
+	if m[1] == "0" {
+		t.Errorf("no game was adjudicated by the tables:\n%s", with)
+	}
+	without := run("control")
+	if tb.MatchString(without) {
+		t.Errorf("the control without --tb reports tablebase adjudications:\n%s", without)
+	}
+	_, stderr, code := runMain(t, "datagen", "--engine", "name=dev,builtin", "--each", "nodes=500", "--positions", "10",
+		"--tb-rescore", "--out", filepath.Join(dir, "x.txt"))
+	if code == 0 || !strings.Contains(stderr, "need --tb DIR") {
+		t.Errorf("--tb-rescore without --tb: exit %d: %s", code, stderr)
+	}
+}
