@@ -1,32 +1,15 @@
 package datagen
 
 import (
-	"os"
-	"path/filepath"
+	"github.com/arbiter-chess/arbiter/internal/tbtest"
 	"testing"
-
-	"github.com/arbiter-chess/arbiter/engine/syzygy"
 )
-
-func sharedTables(t *testing.T) *syzygy.Tablebase {
-	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "data", "syzygy")
-	if _, err := os.Stat(filepath.Join(dir, "KBBvKN.rtbw")); err != nil {
-		t.Skipf("no shared Syzygy tables: %v", err)
-	}
-	tb, err := syzygy.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tb.Close() })
-	return tb
-}
 
 // TestRescoreRecords: a record's result changes only where the tables
 // answer for its position with the 50-move counter counted. The cursed
 // win is the one match's TestTablebaseVerdict finds.
 func TestRescoreRecords(t *testing.T) {
-	tb := Tablebase{Tables: sharedTables(t), Pieces: 5}
+	tb := Tablebase{Tables: tbtest.Open(t), Pieces: 5}
 	const kqk = "8/8/8/8/8/3k4/8/3K2Q1 w - - 0 1"
 	recs := []Record{
 		{FEN: kqk, Result: Draw},                                     // won: rescored 1-0

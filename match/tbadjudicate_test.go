@@ -1,29 +1,14 @@
 package match
 
 import (
+	"github.com/arbiter-chess/arbiter/internal/tbtest"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/engine/syzygy"
 )
-
-func sharedTables(t *testing.T) *syzygy.Tablebase {
-	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "data", "syzygy")
-	if _, err := os.Stat(filepath.Join(dir, "KBBvKN.rtbw")); err != nil {
-		t.Skipf("no shared Syzygy tables: %v", err)
-	}
-	tb, err := syzygy.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tb.Close() })
-	return tb
-}
 
 // findKBBvKN returns a legal KBBvKN position, white to move, whose WDL is
 // want (searched from a fixed seed, so the test is the same every run).
@@ -80,7 +65,7 @@ func findKBBvKN(t *testing.T, tb *syzygy.Tablebase, want syzygy.WDL) engine.Posi
 // filter, and the positions never probed (nonzero counter, castling
 // rights, more pieces than asked).
 func TestTablebaseVerdict(t *testing.T) {
-	tb := sharedTables(t)
+	tb := tbtest.Open(t)
 	cursed := findKBBvKN(t, tb, syzygy.CursedWin)
 	t.Logf("cursed win: %s", cursed.FEN())
 	win := findKBBvKN(t, tb, syzygy.Win)

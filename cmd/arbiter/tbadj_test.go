@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/internal/tbtest"
 )
 
 // Tablebase adjudication of `arbiter match`, run as processes: every
@@ -18,14 +19,7 @@ import (
 
 // syzygyDir is the shared test tables (every 3-4 piece table, KQRvKR and
 // KBBvKN: no five-piece table with pawns).
-func syzygyDir(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(repoRoot, "..", "shared", "data", "syzygy")
-	if _, err := os.Stat(filepath.Join(dir, "KRvK.rtbw")); err != nil {
-		t.Skipf("no Syzygy test tables in %s: %v", dir, err)
-	}
-	return dir
-}
+func syzygyDir(t *testing.T) string { return tbtest.Dir(t) }
 
 // fathomPath is Debian's fathom; CI installs it, so it is only skipped
 // outside CI.

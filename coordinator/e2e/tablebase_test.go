@@ -10,8 +10,6 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,19 +17,16 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/arbiter-chess/arbiter/engine/syzygy"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/capability"
 	"github.com/arbiter-chess/arbiter/internal/grpcerr"
+	"github.com/arbiter-chess/arbiter/internal/tbtest"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/worker"
 )
 
-const (
-	tbBook   = "../../cmd/arbiter/testdata/tb-endgames.epd"
-	tbTables = "../../../shared/data/syzygy"
-)
+const tbBook = "../../cmd/arbiter/testdata/tb-endgames.epd"
 
 // recount sets r's W/D/L (engine A's) and pentanomial from its outcomes
 // (engine A is White in the first game of each pair).
@@ -104,14 +99,8 @@ func lieAboutTablebase(r *arbiterv1.GamePairBatchResult) bool {
 // coordinator's tables. A real worker process with --syzygy then finishes
 // the test, its games adjudicated by the tables.
 func TestTablebaseAdjudicationOnCluster(t *testing.T) {
-	if _, err := os.Stat(filepath.Join(tbTables, "KRvK.rtbw")); err != nil {
-		t.Skipf("no shared Syzygy tables: %v", err)
-	}
-	tables, err := syzygy.Open(tbTables)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tables.Close()
+	tbTables := tbtest.Dir(t)
+	tables := tbtest.Open(t)
 	addr, data := freeAddr(t), t.TempDir()
 	coordinator(t, addr, data, "--syzygy", tbTables)
 	args := append([]string{"submit", "match"}, clientArgs(addr)...)
