@@ -348,7 +348,7 @@ func runFastchess(args []string, d fastchesscli.Dialect) error {
 
 // tbFlags declares the tablebase adjudication flags of a match.
 func tbFlags(fl *pflag.FlagSet, m *matchplan.Flags) {
-	fl.StringVar(&m.TB, "tb", "", "Syzygy tablebase directory: adjudicate games by the tables (fastchess -tb; local matches only: a cluster test uses the workers' --syzygy)")
+	fl.StringVar(&m.TB, "tb", "", "Syzygy tablebase directory: adjudicate games by the tables (fastchess -tb; local matches only: a cluster test uses the tables of each arbiter worker --syzygy)")
 	fl.IntVar(&m.TBPieces, "tb-pieces", 0, "adjudicate positions of at most this many pieces by the tables (with --tb, 0 = as many as the tables have; on the cluster, turns tablebase adjudication on)")
 	fl.StringVar(&m.TBAdjudicate, "tb-adjudicate", "", "with --tb: which verdicts end a game: win_loss, draw or both (default both)")
 	fl.BoolVar(&m.TBIgnore50, "tb-ignore50", false, "with --tb: take cursed wins and blessed losses as wins and losses (ignore the 50-move rule)")
