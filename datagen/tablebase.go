@@ -44,18 +44,26 @@ func (t Tablebase) validate() error {
 	switch {
 	case t.Pieces < 0 || t.Pieces > MaxTBPieces || (t.Pieces > 0 && t.Pieces < 3):
 		return fmt.Errorf("tb-pieces: %d: must be 0 (as many as the tables have) or between 3 and %d", t.Pieces, MaxTBPieces)
-	case t.Tables == nil && (t.Pieces != 0 || t.Rescore):
-		return fmt.Errorf("tb-pieces, tb-rescore: need the tables (--tb DIR)")
+	case t.Tables == nil && t.Rescore:
+		return fmt.Errorf("tb-rescore: needs the tables (--tb DIR)")
 	}
 	return nil
 }
 
-// adjudication is the game loop's rule (nil: off).
-func (t Tablebase) adjudication() *match.TablebaseAdjudication {
+// adjudication is the game loop's rule (nil: off). A dataset that asks
+// for tables of Pieces pieces cannot be played without them (a farm
+// worker without --syzygy, or with fewer pieces).
+func (t Tablebase) adjudication() (*match.TablebaseAdjudication, error) {
 	if t.Tables == nil {
-		return nil
+		if t.Pieces > 0 {
+			return nil, fmt.Errorf("tb-pieces: the dataset adjudicates by Syzygy tables of %d pieces; there are no tables here (arbiter worker --syzygy DIR)", t.Pieces)
+		}
+		return nil, nil
 	}
-	return &match.TablebaseAdjudication{TBRule: match.TBRule{Pieces: t.Pieces}, Tables: t.Tables, Warn: t.Warn}
+	if t.Pieces > t.Tables.MaxPieces() {
+		return nil, fmt.Errorf("tb-pieces: the dataset adjudicates by Syzygy tables of %d pieces; the tables here have %d", t.Pieces, t.Tables.MaxPieces())
+	}
+	return &match.TablebaseAdjudication{TBRule: match.TBRule{Pieces: t.Pieces}, Tables: t.Tables, Warn: t.Warn}, nil
 }
 
 // tablebaseEnd refuses a final position the tablebase rule never probes.

@@ -33,6 +33,14 @@ type datagenFlags struct {
 	tb        string
 	tbPieces  int
 	tbRescore bool
+	farm      bool // a farm dataset: --tb-pieces alone, the workers' tables
+}
+
+// addFarmTablebase adds --tb-pieces for a dataset on the farm, played
+// with each worker's own tables (arbiter worker --syzygy DIR).
+func (f *datagenFlags) addFarmTablebase(fl *pflag.FlagSet) {
+	f.farm = true
+	fl.IntVar(&f.tbPieces, "tb-pieces", 0, "adjudicate games by Syzygy tables in positions of at most this many pieces (3..7), with the tables of each worker (arbiter worker --syzygy DIR); only such workers play the dataset")
 }
 
 // addTablebase adds --tb, --tb-pieces and --tb-rescore.
@@ -122,7 +130,12 @@ func (f *datagenFlags) settings() (datagen.Settings, []enginespec.Setting, datag
 			return zero, nil, 0, usageError("--filters: unknown filter %q (known: in-check, tactical, mates, none)", name)
 		}
 	}
-	if f.tb != "" {
+	if f.farm && f.tbPieces != 0 {
+		if f.tbPieces < 3 || f.tbPieces > datagen.MaxTBPieces {
+			return zero, nil, 0, usageError("--tb-pieces %d: must be between 3 and %d", f.tbPieces, datagen.MaxTBPieces)
+		}
+		s.Tablebase.Pieces = f.tbPieces
+	} else if f.tb != "" {
 		tables, err := openSyzygy("--tb", f.tb)
 		if err != nil {
 			return zero, nil, 0, err

@@ -159,13 +159,39 @@ func TestTablebaseAdjudicationOnCluster(t *testing.T) {
 		t.Fatalf("batches played: a decisive tablebase verdict to lie about %v, an honest one with tablebase adjudications %v", lied, honest)
 	}
 
-	// The control: a real worker with the tables finishes the test.
+	// A worker without tables is not offered the test, and the test says
+	// why; the control, a real worker with the tables, finishes it.
+	startWorker(t, addr, "--name", "plain")
+	j := waitFor(t, admin, id, time.Minute, "the test blocked for want of tables", func(j *arbiterv1.Job) bool {
+		return strings.Contains(j.GetProgress().GetBlocked(), "Syzygy tables of 4 pieces")
+	})
+	t.Logf("blocked: %s", j.GetProgress().GetBlocked())
 	startWorker(t, addr, "--name", "tb1", "--syzygy", tbTables)
-	final := waitFor(t, admin, id, 5*time.Minute, "test done", done)
+	final := waitFor(t, admin, id, 2*time.Minute, "test done", done)
 	if g := final.GetMatchProgress().GetGames(); g != 12 {
 		t.Fatalf("the test ended with %d games, want 12", g)
 	}
 	if st := storeCounts(t, data, id); st.pgns != 12 {
 		t.Fatalf("stored %+v, want 12 PGNs", st)
 	}
+}
+
+// TestDatagenTablebaseOnFarm: a dataset submitted with --tb-pieces 4 from
+// 5- and 6-piece endings waits, saying why, while only a worker without
+// tables is there; a worker with --syzygy then plays it to the end (its
+// shards, with tablebase ends, pass the coordinator's checks).
+func TestDatagenTablebaseOnFarm(t *testing.T) {
+	tbTables := tbtest.Dir(t)
+	addr, data := freeAddr(t), t.TempDir()
+	coordinator(t, addr, data)
+	conn := dial(t, addr, token)
+	id := submitDatagen(t, addr, "--positions", "40", "--each", "nodes=500", "--openings", "file="+tbBook,
+		"--random-plies", "0-1", "--filters", "none", "--batch-games", "4", "--tb-pieces", "4")
+	startWorker(t, addr, "--name", "plain")
+	j := waitFor(t, conn, id, time.Minute, "the dataset blocked for want of tables", func(j *arbiterv1.Job) bool {
+		return strings.Contains(j.GetProgress().GetBlocked(), "Syzygy tables of 4 pieces")
+	})
+	t.Logf("blocked: %s", j.GetProgress().GetBlocked())
+	startWorker(t, addr, "--name", "tb1", "--syzygy", tbTables)
+	waitDataset(t, conn, id, 3*time.Minute)
 }

@@ -86,5 +86,8 @@ func Describe(c string) string {
 	if name, ok := strings.CutPrefix(c, VerifyEnginePrefix); ok {
 		return "the engine under test " + name + " (arbiter worker --verify-engine)"
 	}
+	if n, ok := strings.CutPrefix(c, SyzygyPrefix); ok {
+		return "Syzygy tables of " + n + " pieces (arbiter worker --syzygy DIR)"
+	}
 	return c
 }
