@@ -7,7 +7,7 @@ import (
 
 // TestRescoreRecords: a record's result changes only where the tables
 // answer for its position with the 50-move counter counted. The cursed
-// win is the one match's TestTablebaseVerdict finds.
+// win is match.TestTablebaseVerdict's (Fathom: 1/2-1/2).
 func TestRescoreRecords(t *testing.T) {
 	tb := Tablebase{Tables: tbtest.Open(t), Pieces: 5}
 	const kqk = "8/8/8/8/8/3k4/8/3K2Q1 w - - 0 1"
