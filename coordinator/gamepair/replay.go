@@ -238,7 +238,6 @@ func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *
 
 	claimed := o.GetTermination()
 	res := resultOf(o.GetResult())
-	stm := pos.SideToMove()
 	if g.last = lastWords(g.last); match.IsTBReason(g.last) {
 		return rp.checkTablebaseEnd(&pos, claimed, res, len(g.moves) > len(book))
 	}
@@ -248,7 +247,15 @@ func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *
 		}
 		return nil
 	}
-	rulesResult, rulesEnd, over := match.RulesEnd(&pos, rp.hist)
+	return rp.checkClaimedEnd(&pos, claimed, res, want, sides, incs)
+}
+
+// checkClaimedEnd checks a game not ended by adjudication: a rules end by
+// the final position pos, anything else (an engine failure) in a position
+// the rules had not ended, with the incident that says so.
+func (rp *replayer) checkClaimedEnd(pos *engine.Position, claimed arbiterv1.GameTermination, res match.Result, want string, sides [2]side, incs []incidentOf) error {
+	stm := pos.SideToMove()
+	rulesResult, rulesEnd, over := match.RulesEnd(pos, rp.hist)
 	switch claimed {
 	case arbiterv1.GameTermination_GAME_TERMINATION_CHECKMATE, arbiterv1.GameTermination_GAME_TERMINATION_STALEMATE,
 		arbiterv1.GameTermination_GAME_TERMINATION_REPETITION, arbiterv1.GameTermination_GAME_TERMINATION_FIFTY_MOVES,
@@ -288,7 +295,7 @@ func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *
 			if res != lossOf(stm) {
 				return fmt.Errorf("a time forfeit of the side to move (%s) under a move time is %s, not %s", colourName(stm), lossOf(stm), want)
 			}
-		} else if w := timeForfeitResult(&pos, stm); res != w {
+		} else if w := timeForfeitResult(pos, stm); res != w {
 			return fmt.Errorf("a flag fall of the side to move (%s) here is %s, not %s", colourName(stm), w, want)
 		}
 		return needIncident(incs, sides[stm].name, claimed, arbiterv1.IncidentKind_INCIDENT_KIND_TIME_LOSS, arbiterv1.IncidentKind_INCIDENT_KIND_HANG)
