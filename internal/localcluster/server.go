@@ -16,7 +16,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/arbiter-chess/arbiter/match"
 	"math"
 	"net"
 	"net/http"
@@ -44,6 +43,7 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/auth"
 	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"github.com/arbiter-chess/arbiter/internal/obs"
+	"github.com/arbiter-chess/arbiter/match"
 )
 
 // ServerConfig is a coordinator to serve. Unlike Config, zero values are
