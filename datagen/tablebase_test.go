@@ -1,8 +1,9 @@
 package datagen
 
 import (
-	"github.com/arbiter-chess/arbiter/internal/tbtest"
 	"testing"
+
+	"github.com/arbiter-chess/arbiter/internal/tbtest"
 )
 
 // TestRescoreRecords: a record's result changes only where the tables

@@ -1,12 +1,12 @@
 package match
 
 import (
-	"github.com/arbiter-chess/arbiter/internal/tbtest"
 	"strings"
 	"testing"
 
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/engine/syzygy"
+	"github.com/arbiter-chess/arbiter/internal/tbtest"
 )
 
 // KBBvKN positions, white to move: a cursed win (won, but not within the
