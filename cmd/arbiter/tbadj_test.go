@@ -147,7 +147,7 @@ func TestMatchTBAdjudicationAgreesWithFathom(t *testing.T) {
 			"--tb", tables, "--tb-pieces", "4", "--quiet", "--pgnout", filepath.Join(dir, "arbiter.pgn")},
 		"fastchess": {"match", "--fastchess", "-engine", "cmd=" + matchSF, "name=A", "-engine", "cmd=" + matchSF, "name=B", "-each", "nodes=3000",
 			"-openings", "file=" + book, "format=epd", "order=sequential", "-rounds", "6", "-games", "2", "-concurrency", "2",
-			"-tb", tables, "-tbpieces", "4", "-tbadjudicate", "BOTH", "-pgnout", "file=" + filepath.Join(dir, "fastchess.pgn")},
+			"-tb", tables, "-tbpieces", "4", "-tbadjudicate", "BOTH", "-autosaveinterval", "0", "-pgnout", "file=" + filepath.Join(dir, "fastchess.pgn")},
 		"control": {"match", "--engine", "builtin", "--engine", "builtin,name=B", "--each", "nodes=3000",
 			"--openings", "file=" + book + ",order=sequential", "--games", "12", "--concurrency", "2",
 			"--quiet", "--pgnout", filepath.Join(dir, "control.pgn")},
