@@ -40,7 +40,7 @@ func CheckBatch(s Settings, seed uint64, games []Game) error {
 		if len(g.Moves) > len(random) && g.Moves[len(random)].Random {
 			return fmt.Errorf("game %d: ply %d: a random ply past the seed's %d", i, len(random), len(random))
 		}
-		if err := checkAdjudication(s.Adjudication, g, len(random)); err != nil {
+		if err := checkAdjudication(s, g, len(random)); err != nil {
 			return fmt.Errorf("game %d: %v", i, err)
 		}
 	}
@@ -49,8 +49,8 @@ func CheckBatch(s Settings, seed uint64, games []Game) error {
 
 // checkAdjudication replays the game loop's adjudication (match.PlayGame)
 // over the engine plies of g, which start at ply first.
-func checkAdjudication(a Adjudication, g *Game, first int) error {
-	judge := match.NewAdjudicator(a.match())
+func checkAdjudication(s Settings, g *Game, first int) error {
+	judge := match.NewAdjudicator(s.Adjudication.match())
 	last := len(g.Moves) - 1
 	for i := first; i <= last; i++ {
 		// Scores are White's. The rules are symmetric (a score s of the
@@ -71,6 +71,12 @@ func checkAdjudication(a Adjudication, g *Game, first int) error {
 		case g.Termination.ByRules():
 			// The final position ends it (DecodeShard checked), whatever
 			// adjudication says of the same move.
+		case g.Termination == TermTablebase:
+			// The tables come before the scores at the same move; shard
+			// decoding checked the position is one the rule probes.
+			if s.Tablebase.Pieces == 0 {
+				return fmt.Errorf("ply %d: a tablebase adjudication, but the dataset asks for none", i)
+			}
 		case g.Termination == TermResign:
 			if end != TermNone {
 				return fmt.Errorf("ply %d: a resignation where %s ends the game", i, end)

@@ -124,11 +124,12 @@ const (
 	TermDrawAdjudication                        // Adjudication.Draw*
 	TermMaxMoves                                // Adjudication.MaxMoves
 	TermResign                                  // the engine resigned on its own (xboard)
+	TermTablebase                               // Syzygy tables' verdict (Settings.Tablebase)
 	termCount
 )
 
 var termNames = [termCount]string{"none", "checkmate", "stalemate", "repetition", "fifty moves", "insufficient material",
-	"win adjudication", "draw adjudication", "max moves", "resign"}
+	"win adjudication", "draw adjudication", "max moves", "resign", "tablebase adjudication"}
 
 func (t Termination) String() string {
 	if t < termCount {

@@ -47,7 +47,11 @@ func PlayGames(ctx context.Context, newPlayer func() (match.Player, error), s Se
 	sp := &selfPlayer{Player: p}
 
 	lim := match.Limits{Nodes: int64(s.Nodes)}
-	cfg := match.GameConfig{Adjudication: s.Adjudication.match()}
+	tb, err := s.Tablebase.adjudication()
+	if err != nil {
+		return nil, err
+	}
+	cfg := match.GameConfig{Adjudication: s.Adjudication.match(), Tablebase: tb}
 	out := make([]Game, 0, min(games, 1024))
 	var r replay
 	for i := 0; i < games; i++ {
@@ -146,6 +150,8 @@ func gameOf(rec *match.GameRecord, name string, s Settings, r *replay) (Game, er
 		g.Termination = termOfEnd(rec.End)
 	case match.EndAdjudication:
 		switch {
+		case match.IsTBReason(rec.Reason):
+			g.Termination = TermTablebase
 		case g.Result != Draw:
 			g.Termination = TermWinAdjudication
 		case rec.Reason == "draw by adjudication":

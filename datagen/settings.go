@@ -45,6 +45,9 @@ type Settings struct {
 
 	Filters      Filters
 	Adjudication Adjudication
+	// Tablebase adjudicates games by Syzygy tables (tablebase.go); the
+	// zero value is off.
+	Tablebase Tablebase
 }
 
 // Filters decide which positions of a game become records. The random
@@ -149,6 +152,9 @@ func (s Settings) validate(allOpenings bool) error {
 	}
 	if s.Filters.MinPly < 0 || s.Filters.MinPly > MaxMinPly {
 		return fmt.Errorf("min-ply: %d: must be between 0 and %d", s.Filters.MinPly, MaxMinPly)
+	}
+	if err := s.Tablebase.validate(); err != nil {
+		return err
 	}
 	return s.Adjudication.validate()
 }

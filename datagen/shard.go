@@ -363,6 +363,13 @@ func checkEnd(g *Game, rp *replay, random int) error {
 		if g.Result == Draw {
 			return errors.New("termination resign with a draw")
 		}
+	case TermTablebase:
+		if len(g.Moves) == random {
+			return errors.New("tablebase adjudication without an engine move")
+		}
+		if err := tablebaseEnd(&rp.pos); err != nil {
+			return err
+		}
 	case TermWinAdjudication:
 		if len(g.Moves) == random {
 			return errors.New("win adjudication without an engine move")

@@ -150,6 +150,9 @@ type Adjudication struct {
 	DrawScore      int
 	// MaxMoves: a draw after this many moves of the engines (opening excluded).
 	MaxMoves int
+	// Tablebase is the test's tablebase rule as it travels to workers;
+	// GameConfig.Tablebase (rule and tables) is what plays it.
+	Tablebase TBRule
 }
 
 // GameConfig holds what does not change between the games of a match.
@@ -161,6 +164,8 @@ type GameConfig struct {
 	// HangTimeout bounds a move under nodes or depth limits only (no clock,
 	// no move time). Default 30s.
 	HangTimeout time.Duration
+	// Tablebase, when set, ends games by the Syzygy tables (tbadjudicate.go).
+	Tablebase *TablebaseAdjudication
 }
 
 func (c *GameConfig) hangTimeout() time.Duration {
@@ -410,19 +415,37 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, name [2]string, lim
 		}
 		st.push(&pos, m, g, inf)
 
-		// Adjudication, on the scores of the move just made.
-		switch rule, r := adj.Ply(side, inf.Score.Centipawns(), inf.HasScore); rule {
-		case AdjudicationResign:
-			return end(r, EndAdjudication, TermAdjudication, fmt.Sprintf("%s resigns (adjudication)", colorName(loserOf(r))))
-		case AdjudicationDraw:
-			return end(Draw, EndAdjudication, TermAdjudication, "draw by adjudication")
-		case AdjudicationMaxMoves:
-			if r, e, term, reason, over := st.status(&pos); over {
-				return end(r, e, term, reason)
-			}
-			return end(Draw, EndAdjudication, TermAdjudication, fmt.Sprintf("draw by adjudication: %d moves", cfg.Adjudication.MaxMoves))
+		if r, reason, over := st.adjudicate(&pos, &adj, side, inf, cfg); over {
+			return end(r, EndAdjudication, TermAdjudication, reason)
 		}
 	}
+}
+
+// adjudicate reports whether the game ends by adjudication after the move
+// side just made (info inf) to pos: by the tables first (exact), then by
+// the scores' streaks. A move-limit end in a position the rules also end
+// is left to the rules (the loop's next status check).
+func (st *gameState) adjudicate(pos *engine.Position, adj *Adjudicator, side engine.Color, inf MoveInfo, cfg *GameConfig) (Result, string, bool) {
+	if tb := cfg.Tablebase; tb != nil && tb.Eligible(pos) {
+		if _, _, _, _, over := st.status(pos); !over {
+			if r, reason, ok := tb.TablebaseVerdict(pos); ok {
+				adj.Ply(side, inf.Score.Centipawns(), inf.HasScore) // keep the ply count true
+				return r, reason, true
+			}
+		}
+	}
+	switch rule, r := adj.Ply(side, inf.Score.Centipawns(), inf.HasScore); rule {
+	case AdjudicationResign:
+		return r, fmt.Sprintf("%s resigns (adjudication)", colorName(loserOf(r))), true
+	case AdjudicationDraw:
+		return Draw, "draw by adjudication", true
+	case AdjudicationMaxMoves:
+		if _, _, _, _, over := st.status(pos); over {
+			return NoResult, "", false
+		}
+		return Draw, fmt.Sprintf("draw by adjudication: %d moves", cfg.Adjudication.MaxMoves), true
+	}
+	return NoResult, "", false
 }
 
 // push makes move m and records it.

@@ -62,7 +62,11 @@ func (w *Worker) runDatagen(ctx, bg context.Context, h *held, b *arbiterv1.Datag
 		}
 		return p, nil
 	}
-	games, err := datagen.PlayGames(ctx, newPlayer, datagenspec.BatchSettings(b), b.GetSeed(), int(b.GetGames()))
+	s := datagenspec.BatchSettings(b)
+	if w.cfg.Syzygy != nil {
+		s.Tablebase.Tables, s.Tablebase.Warn = w.cfg.Syzygy, func(msg string) { log.Warn(msg) }
+	}
+	games, err := datagen.PlayGames(ctx, newPlayer, s, b.GetSeed(), int(b.GetGames()))
 	elapsed := time.Since(start)
 	var refusal *refusalError
 	switch {

@@ -83,6 +83,11 @@ func (w *Worker) gameCapabilities() []string {
 	if w.cfg.Builtin != nil {
 		caps = append(caps, capability.Builtin)
 	}
+	if w.cfg.Syzygy != nil {
+		for n := 3; n <= w.cfg.Syzygy.MaxPieces(); n++ {
+			caps = append(caps, capability.Syzygy(n))
+		}
+	}
 	return caps
 }
 
@@ -230,7 +235,11 @@ func (w *Worker) runGames(ctx, bg context.Context, h *held, b *arbiterv1.GamePai
 	}
 	defer w.games.releaseCores(threads, w.cfg.Threads)
 	start := time.Now()
-	res, err := PlayBatch(ctx, b, w.cfg.Builtin)
+	var tables match.TBProber
+	if w.cfg.Syzygy != nil {
+		tables = w.cfg.Syzygy
+	}
+	res, err := PlayBatchTables(ctx, b, w.cfg.Builtin, tables, func(msg string) { log.Warn(msg) })
 	elapsed := time.Since(start)
 	var refusal *refusalError
 	switch {
@@ -309,6 +318,26 @@ func (e *refusalError) Unwrap() error { return e.err }
 // structured outcome in pair order, incidents. An engine that cannot start
 // is a *refusalError; a batch cut short (ctx) is an error.
 func PlayBatch(ctx context.Context, b *arbiterv1.GamePairBatch, builtin match.BuiltinFactory) (*arbiterv1.GamePairBatchResult, error) {
+	return PlayBatchTables(ctx, b, builtin, nil, nil)
+}
+
+// PlayBatchTables is PlayBatch with the worker's Syzygy tables (nil:
+// none), which a batch adjudicated by tablebases needs (a worker without
+// tables of its pieces refuses it); warn hears of absent tables, once per
+// table and batch.
+func PlayBatchTables(ctx context.Context, b *arbiterv1.GamePairBatch, builtin match.BuiltinFactory, tables match.TBProber, warn func(string)) (*arbiterv1.GamePairBatchResult, error) {
+	adj := matchspec.AdjudicationFromProto(b.GetAdjudication())
+	var tb *match.TablebaseAdjudication
+	if rule := adj.Tablebase; rule.Pieces > 0 {
+		if tables == nil || tables.MaxPieces() < rule.Pieces {
+			have := 0
+			if tables != nil {
+				have = tables.MaxPieces()
+			}
+			return nil, &refusalError{fmt.Errorf("the test adjudicates by Syzygy tables of %d pieces; this worker's have %d (arbiter worker --syzygy DIR)", rule.Pieces, have)}
+		}
+		tb = &match.TablebaseAdjudication{TBRule: rule, Tables: tables, Warn: warn}
+	}
 	// Limits come scaled to this worker (time_scale): the test's, and an
 	// engine's own that replaces them for it. The test may have none when
 	// both engines have their own.
@@ -343,7 +372,7 @@ func PlayBatch(ctx context.Context, b *arbiterv1.GamePairBatch, builtin match.Bu
 	cfg := match.MatchConfig{
 		Engines: engines,
 		Limits:  lim,
-		Game: match.GameConfig{Adjudication: matchspec.AdjudicationFromProto(b.GetAdjudication()),
+		Game: match.GameConfig{Adjudication: adj, Tablebase: tb,
 			TimeMargin: b.GetTimeMargin().AsDuration(), HangTimeout: b.GetHangTimeout().AsDuration()},
 		FirstPair:   int(b.GetFirstPair()),
 		Concurrency: 1,

@@ -151,3 +151,17 @@ func TestPlayBatchPerEngineLimits(t *testing.T) {
 		t.Errorf("capabilities %v", caps)
 	}
 }
+
+// TestPlayBatchRefusesWithoutTables: a batch adjudicated by tables of 4
+// pieces is refused by a worker without tables, naming what it needs.
+func TestPlayBatchRefusesWithoutTables(t *testing.T) {
+	b := &arbiterv1.GamePairBatch{
+		Openings:     []*arbiterv1.Opening{{Fen: "8/8/8/2K5/5p2/n6k/8/1R6 b - - 0 1"}},
+		Adjudication: &arbiterv1.Adjudication{Tablebase: &arbiterv1.TablebaseAdjudication{Pieces: 4}},
+	}
+	_, err := PlayBatch(context.Background(), b, builtin.New)
+	var refusal *refusalError
+	if !errors.As(err, &refusal) || !strings.Contains(err.Error(), "Syzygy tables of 4 pieces") {
+		t.Fatalf("got %v, want a refusal naming the tables", err)
+	}
+}

@@ -42,6 +42,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/engine/syzygy"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/clusterclient"
 	"github.com/arbiter-chess/arbiter/internal/engineallow"
@@ -121,6 +122,10 @@ type Config struct {
 	// Engines are the installed engines clients may name (cmd=NAME);
 	// nil: none, a test naming one is refused (engineallow).
 	Engines *engineallow.List
+	// Syzygy are the worker's tablebases (--syzygy DIR): it advertises
+	// capability.Syzygy(n) up to their most pieces and adjudicates the
+	// tests that ask for it; nil: it is offered no such test.
+	Syzygy *syzygy.Tablebase
 }
 
 // EngineVersion names the embedded engine build, with the VCS revision

@@ -72,6 +72,7 @@ See docs/datagen.md.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.engine, "engine", "", "the engine: "+enginespec.Usage(enginespec.LocalMatch))
 	f.d.add(fl)
+	f.d.addTablebase(fl)
 	fl.StringVar(&f.out, "out", "", "write the dataset to this file (refused if it exists)")
 	fl.IntVar(&f.concurrency, "concurrency", runtime.NumCPU(), "batches played at once (one engine each)")
 	fl.IntVar(&f.batchGames, "batch-games", defaultBatchGames, "games in a batch (the unit a seed derives)")
@@ -121,6 +122,7 @@ type datagenStats struct {
 	positions, games, plies int
 	wdl                     [3]int // White wins, draws, Black wins
 	duplicates              int
+	tablebase, rescored     int // games ended by the tables, records whose result the tables changed
 }
 
 func runDatagen(cmd *cobra.Command, f *datagenLocalFlags) error {
@@ -301,6 +303,12 @@ func generate(ctx context.Context, f *datagenLocalFlags, s datagen.Settings, cfg
 						break
 					}
 				}
+				if s.Tablebase.Rescore {
+					st.rescored += datagen.RescoreRecords(kept, s.Tablebase)
+				}
+				if g.Termination == datagen.TermTablebase {
+					st.tablebase++
+				}
 				if err := w.WriteGame(g, kept); err != nil {
 					return st, err
 				}
@@ -342,6 +350,9 @@ func printDatagenSummary(out io.Writer, f *datagenLocalFlags, format datagen.For
 	verb := "kept"
 	if f.duplicates == "drop" {
 		verb = "dropped"
+	}
+	if f.d.tb != "" {
+		fmt.Fprintf(out, "tablebase   %d games adjudicated by the tables, %d records rescored\n", st.tablebase, st.rescored)
 	}
 	fmt.Fprintf(out, "duplicates  %d (%.2f%% of the positions seen), %s\n", st.duplicates, pct(st.duplicates, st.positions+dropped(f, st)), verb)
 	fmt.Fprintf(out, "speed       %.0f positions/s, %.1f games/s (%.1fs, %d at once)\n",

@@ -164,6 +164,7 @@ See docs/datagen.md.`,
 	client.add(fl)
 	fl.StringVar(&engine, "engine", "", "the engine: "+enginespec.Usage(enginespec.Match))
 	f.add(fl)
+	f.addFarmTablebase(fl)
 	fl.BoolVar(&keepDups, "keep-duplicates", false, "keep positions already in the dataset (by default they are dropped; counted either way)")
 	fl.IntVar(&batchGames, "batch-games", 0, "games per leased batch (0: the coordinator's choice)")
 	fl.IntVar(&priority, "priority", 0, "scheduling priority (higher first)")

@@ -6,6 +6,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -28,6 +29,25 @@ type datagenFlags struct {
 	filters     string
 	minPly      int
 	format      string
+	// Tablebase adjudication: `arbiter datagen` only (addTablebase).
+	tb        string
+	tbPieces  int
+	tbRescore bool
+	farm      bool // a farm dataset: --tb-pieces alone, the workers' tables
+}
+
+// addFarmTablebase adds --tb-pieces for a dataset on the farm, played
+// with each worker's own tables (arbiter worker --syzygy DIR).
+func (f *datagenFlags) addFarmTablebase(fl *pflag.FlagSet) {
+	f.farm = true
+	fl.IntVar(&f.tbPieces, "tb-pieces", 0, "adjudicate games by Syzygy tables in positions of at most this many pieces (3..7), with the tables of each worker (arbiter worker --syzygy DIR); only such workers play the dataset")
+}
+
+// addTablebase adds --tb, --tb-pieces and --tb-rescore.
+func (f *datagenFlags) addTablebase(fl *pflag.FlagSet) {
+	fl.StringVar(&f.tb, "tb", "", "Syzygy tablebase directory: adjudicate games by the tables (at 50-move counter 0, as match --tb)")
+	fl.IntVar(&f.tbPieces, "tb-pieces", 0, "with --tb: adjudicate positions of at most this many pieces (0 = as many as the tables have)")
+	fl.BoolVar(&f.tbRescore, "tb-rescore", false, "with --tb: set each record's result to its own position's tablebase verdict where the tables answer for it")
 }
 
 // Flag defaults, from datagen.DefaultSettings.
@@ -109,6 +129,21 @@ func (f *datagenFlags) settings() (datagen.Settings, []enginespec.Setting, datag
 		default:
 			return zero, nil, 0, usageError("--filters: unknown filter %q (known: in-check, tactical, mates, none)", name)
 		}
+	}
+	if f.farm && f.tbPieces != 0 {
+		if f.tbPieces < 3 || f.tbPieces > datagen.MaxTBPieces {
+			return zero, nil, 0, usageError("--tb-pieces %d: must be between 3 and %d", f.tbPieces, datagen.MaxTBPieces)
+		}
+		s.Tablebase.Pieces = f.tbPieces
+	} else if f.tb != "" {
+		tables, err := openSyzygy("--tb", f.tb)
+		if err != nil {
+			return zero, nil, 0, err
+		}
+		s.Tablebase = datagen.Tablebase{Tables: tables, Pieces: f.tbPieces, Rescore: f.tbRescore,
+			Warn: func(msg string) { fmt.Fprintln(os.Stderr, "warning: "+msg) }}
+	} else if f.tbPieces != 0 || f.tbRescore {
+		return zero, nil, 0, usageError("--tb-pieces, --tb-rescore: need --tb DIR")
 	}
 	if err := s.Validate(); err != nil {
 		return zero, nil, 0, usageError("%v", err)

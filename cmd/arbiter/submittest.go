@@ -43,6 +43,7 @@ func (f *testFlags) add(fl *pflag.FlagSet, prefix string) {
 	fl.StringVar(&m.Resign, "resign", "", "resign adjudication: movecount=N,score=CP")
 	fl.StringVar(&m.Draw, "draw", "", "draw adjudication: movenumber=M,movecount=N,score=CP")
 	fl.IntVar(&m.MaxMoves, "maxmoves", 0, "adjudicate a draw after this many moves (0 = off)")
+	tbFlags(fl, m)
 	fl.IntVar(&m.TimeMargin, "timemargin", 0, "milliseconds an engine may exceed its time without losing")
 	fl.IntVar(&m.HangTimeout, "hangtimeout", 30000, "milliseconds without a move under nodes/depth limits before an engine is declared hung")
 	fl.StringVar(&m.Event, "event", "", "PGN Event tag")

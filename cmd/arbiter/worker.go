@@ -20,25 +20,26 @@ const benchNPSUsage = "report this speed instead of running the start-up bench: 
 
 func newWorkerCommand() *cobra.Command {
 	var (
-		f        clientFlags
-		threads  int
-		hashMB   int
-		benchNPS uint64
-		name     string
-		grace    time.Duration
-		logs     logFlags
-		httpAddr string
-		data     string
-		cacheMB  int64
-		buildTO  time.Duration
-		limits   sandbox.Limits
-		memMB    int64
-		diskMB   int64
-		unsafe   bool
-		uploads  bool
-		allow    []string
-		allowF   string
-		bounds   engineallow.Bounds
+		f         clientFlags
+		threads   int
+		syzygyDir string
+		hashMB    int
+		benchNPS  uint64
+		name      string
+		grace     time.Duration
+		logs      logFlags
+		httpAddr  string
+		data      string
+		cacheMB   int64
+		buildTO   time.Duration
+		limits    sandbox.Limits
+		memMB     int64
+		diskMB    int64
+		unsafe    bool
+		uploads   bool
+		allow     []string
+		allowF    string
+		bounds    engineallow.Bounds
 	)
 	cmd := &cobra.Command{
 		Use:     "worker",
@@ -79,11 +80,19 @@ func newWorkerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			tables, err := openSyzygy("--syzygy", syzygyDir)
+			if err != nil {
+				return err
+			}
+			if tables != nil {
+				defer tables.Close()
+				log.Info("syzygy tables", zap.String("dir", syzygyDir), zap.Int("max_pieces", tables.MaxPieces()))
+			}
 			reg := obs.NewRegistry()
 			w, err := worker.New(worker.Config{Conn: c.Conn(), Name: name, Threads: threads, HashMB: hashMB, Grace: grace, Logger: log,
 				BenchNPS: benchNPS, VerifyEngines: verifyEngines, Builtin: builtin.New,
 				Registerer: reg, DataDir: data, CacheBytes: cacheMB << 20, BuildTimeout: buildTO, Limits: limits, Unsandboxed: unsafe,
-				AllowUploads: uploads, Engines: engines})
+				AllowUploads: uploads, Engines: engines, Syzygy: tables})
 			if err != nil {
 				return usageError("%v", err)
 			}
@@ -106,6 +115,7 @@ func newWorkerCommand() *cobra.Command {
 	}
 	f.add(cmd.Flags())
 	cmd.Flags().IntVar(&threads, "threads", 0, "units computed at once (default: all cores)")
+	cmd.Flags().StringVar(&syzygyDir, "syzygy", "", "Syzygy tablebase directory: the worker plays tests adjudicated by tables of up to its most pieces")
 	cmd.Flags().IntVar(&hashMB, "hash", workerHashMB, "perft hash table size in MB, shared by all threads")
 	cmd.Flags().Uint64Var(&benchNPS, "bench-nps", 0, benchNPSUsage)
 	cmd.Flags().StringVar(&name, "name", "", "worker name shown by the coordinator (default: host name)")

@@ -30,6 +30,9 @@ func (j *job) needs() []string {
 	if matchspec.IsBuiltin(j.spec.GetEngine()) {
 		caps = append(caps, capability.Builtin)
 	}
+	if n := j.spec.GetAdjudication().GetTablebasePieces(); n > 0 {
+		caps = append(caps, capability.Syzygy(int(n)))
+	}
 	return caps
 }
 
@@ -123,7 +126,7 @@ func (w *Workload) batchUnit(j *job, idx uint64) (*arbiterv1.WorkUnit, error) {
 	b := &arbiterv1.DatagenBatch{JobId: j.rec.ID, Index: idx, Engine: j.spec.GetEngine(), Nodes: uint64(s.Nodes),
 		RandomPliesMin: uint32(s.RandomPliesMin), RandomPliesMax: uint32(s.RandomPliesMax),
 		Seed: datagen.BatchSeed(j.spec.GetSeed(), idx), Games: uint32(j.batchGames), Openings: s.Openings,
-		Adjudication: datagenspec.Adjudication(s.Adjudication)}
+		Adjudication: datagenspec.BatchAdjudication(s)}
 	payload, err := anypb.New(b)
 	if err != nil {
 		return nil, err

@@ -188,11 +188,12 @@ func New(cfg Config) *Workload {
 			return w.cfg.CrossCheckable(t.spec.GetTimeControl(), t.spec.GetEngineA(), t.spec.GetEngineB())
 		},
 		ReplayFraction: cfg.ReplayFraction, CrossChecks: w.metrics.crossChecks, Hooks: gamepair.Hooks[*test]{
-			Engines:  func(t *test) (a, b *arbiterv1.EngineSpec) { return t.spec.GetEngineA(), t.spec.GetEngineB() },
-			Schedule: func(t *test) (int32, float64) { return t.spec.GetPriority(), t.spec.GetThroughput() },
-			Unit:     w.batchProto,
-			Pairs:    func(t *test, idx int) int { _, n := t.pairsOf(idx); return n },
-			Next:     w.next,
+			Engines:      func(t *test) (a, b *arbiterv1.EngineSpec) { return t.spec.GetEngineA(), t.spec.GetEngineB() },
+			Adjudication: func(t *test) *arbiterv1.Adjudication { return t.spec.GetAdjudication() },
+			Schedule:     func(t *test) (int32, float64) { return t.spec.GetPriority(), t.spec.GetThroughput() },
+			Unit:         w.batchProto,
+			Pairs:        func(t *test, idx int) int { _, n := t.pairsOf(idx); return n },
+			Next:         w.next,
 			Summary: func(t *test) []zap.Field {
 				return []zap.Field{zap.Int64("games", t.Results.Games()), zap.Int("batches", t.Done)}
 			},

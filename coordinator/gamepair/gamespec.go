@@ -25,6 +25,7 @@ type GameSpec interface {
 	GetReferenceNps() uint64
 	GetTimeMargin() *durationpb.Duration
 	GetHangTimeout() *durationpb.Duration
+	GetAdjudication() *arbiterv1.Adjudication
 }
 
 // CheckBook checks the names in spec (its book's, its event's, its book
@@ -53,6 +54,9 @@ func CheckRun(spec GameSpec) error {
 		m.Set(m.Descriptor().Fields().ByName("throughput"), protoreflect.ValueOfFloat64(1))
 	}
 	if err := CheckReferenceNPS(spec.GetReferenceNps()); err != nil {
+		return err
+	}
+	if err := CheckTablebase(spec.GetAdjudication()); err != nil {
 		return err
 	}
 	return CheckMargins(spec.GetTimeMargin(), spec.GetHangTimeout())

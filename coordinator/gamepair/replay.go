@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/engine/syzygy"
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/gamelabel"
 	"github.com/arbiter-chess/arbiter/internal/matchspec"
@@ -60,6 +61,13 @@ func InvalidGame(format string, args ...any) error {
 // against b, the batch as it was leased (openings of its pairs, engines,
 // time controls, adjudication). unit names the batch in errors.
 func ReplayBatch(unit string, b *arbiterv1.GamePairBatch, r *arbiterv1.GamePairBatchResult) error {
+	return ReplayBatchTables(unit, b, r, nil)
+}
+
+// ReplayBatchTables is ReplayBatch with the coordinator's Syzygy tables
+// (nil: none), against which tablebase adjudications are checked
+// (checkTablebaseEnd).
+func ReplayBatchTables(unit string, b *arbiterv1.GamePairBatch, r *arbiterv1.GamePairBatchResult, tables match.TBProber) error {
 	u := apierr.Q(unit)
 	per := int(max(b.GetPairsPerOpening(), 1))
 	ops := b.GetOpenings()
@@ -88,6 +96,9 @@ func ReplayBatch(unit string, b *arbiterv1.GamePairBatch, r *arbiterv1.GamePairB
 		sides[i] = side{name: e.GetName(), xboard: e.GetProtocol() == "xboard", clock: lim.HasClock(), timed: !lim.Clockless()}
 	}
 	rp := replayer{adj: matchspec.AdjudicationFromProto(b.GetAdjudication()), chess960: b.GetChess960()}
+	if rule := rp.adj.Tablebase; rule.Pieces > 0 {
+		rp.tb = &match.TablebaseAdjudication{TBRule: rule, Tables: tables}
+	}
 	for k, pgn := range games {
 		o := outcomes[k]
 		if o == nil {
@@ -121,6 +132,7 @@ type incidentOf struct {
 type replayer struct {
 	adj      match.Adjudication
 	judge    match.Adjudicator
+	tb       *match.TablebaseAdjudication // the test's tablebase rule (nil: off), Tables the coordinator's
 	chess960 bool
 	hist     []engine.Position
 	text     gameText
@@ -132,6 +144,7 @@ type gameText struct {
 	hasFEN                    bool
 	moves                     []moveText
 	token                     string // the result token that ends the movetext
+	last                      string // the movetext's last comment (the game loop's reason)
 }
 
 type moveText struct {
@@ -225,14 +238,24 @@ func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *
 
 	claimed := o.GetTermination()
 	res := resultOf(o.GetResult())
-	stm := pos.SideToMove()
+	if g.last = lastWords(g.last); match.IsTBReason(g.last) {
+		return rp.checkTablebaseEnd(&pos, claimed, res, len(g.moves) > len(book))
+	}
 	if adjudicated {
 		if wantEnd := matchspec.EndToProto(adjEnd); claimed != wantEnd || res != adjResult {
 			return fmt.Errorf("ends %s %s; its moves and scores end it by %s, %s", termWord(claimed), want, termWord(wantEnd), adjResult)
 		}
 		return nil
 	}
-	rulesResult, rulesEnd, over := match.RulesEnd(&pos, rp.hist)
+	return rp.checkClaimedEnd(&pos, claimed, res, want, sides, incs)
+}
+
+// checkClaimedEnd checks a game not ended by adjudication: a rules end by
+// the final position pos, anything else (an engine failure) in a position
+// the rules had not ended, with the incident that says so.
+func (rp *replayer) checkClaimedEnd(pos *engine.Position, claimed arbiterv1.GameTermination, res match.Result, want string, sides [2]side, incs []incidentOf) error {
+	stm := pos.SideToMove()
+	rulesResult, rulesEnd, over := match.RulesEnd(pos, rp.hist)
 	switch claimed {
 	case arbiterv1.GameTermination_GAME_TERMINATION_CHECKMATE, arbiterv1.GameTermination_GAME_TERMINATION_STALEMATE,
 		arbiterv1.GameTermination_GAME_TERMINATION_REPETITION, arbiterv1.GameTermination_GAME_TERMINATION_FIFTY_MOVES,
@@ -272,7 +295,7 @@ func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *
 			if res != lossOf(stm) {
 				return fmt.Errorf("a time forfeit of the side to move (%s) under a move time is %s, not %s", colourName(stm), lossOf(stm), want)
 			}
-		} else if w := timeForfeitResult(&pos, stm); res != w {
+		} else if w := timeForfeitResult(pos, stm); res != w {
 			return fmt.Errorf("a flag fall of the side to move (%s) here is %s, not %s", colourName(stm), w, want)
 		}
 		return needIncident(incs, sides[stm].name, claimed, arbiterv1.IncidentKind_INCIDENT_KIND_TIME_LOSS, arbiterv1.IncidentKind_INCIDENT_KIND_HANG)
@@ -301,6 +324,71 @@ func (rp *replayer) replay(pgn string, op *arbiterv1.Opening, sides [2]side, o *
 		return needIncident(incs, sides[loser].name, claimed, anyIncident)
 	}
 	return fmt.Errorf("ends %s, which no game loop writes", termWord(claimed))
+}
+
+// checkTablebaseEnd checks a game that ends, by its PGN's reason, by
+// tablebase adjudication in pos:
+//
+//   - the test asks for it, the game ends by adjudication, and the last
+//     move is an engine's;
+//   - pos is not over by the rules and is one the rule probes (50-move
+//     counter 0, no castling rights, at most the test's pieces);
+//   - when the coordinator's tables have pos's table, their verdict is
+//     the game's result and its reason the PGN's. Without that table (no
+//     --syzygy, or fewer pieces) the verdict is the worker's word: the
+//     claim is accepted on the checks above alone (docs/sprt-cluster.md).
+//
+// A game that goes on past a position the tables would adjudicate is not
+// refused: workers' table sets may differ (an absent table is no verdict).
+func (rp *replayer) checkTablebaseEnd(pos *engine.Position, claimed arbiterv1.GameTermination, res match.Result, engineMoved bool) error {
+	g := &rp.text
+	switch {
+	case rp.tb == nil:
+		return fmt.Errorf("ends by tablebase adjudication (%s), but the test asks for none", apierr.Q(g.last))
+	case claimed != arbiterv1.GameTermination_GAME_TERMINATION_ADJUDICATION:
+		return fmt.Errorf("ends %s with a tablebase adjudication's reason %s", termWord(claimed), apierr.Q(g.last))
+	case !engineMoved:
+		return fmt.Errorf("ends by tablebase adjudication before any engine move")
+	}
+	if _, e, over := match.RulesEnd(pos, rp.hist); over {
+		return fmt.Errorf("ends by tablebase adjudication in a position already over by the rules (%s)", e)
+	}
+	rule := &match.TablebaseAdjudication{TBRule: rp.tb.TBRule}
+	if !rule.Eligible(pos) {
+		return fmt.Errorf("ends by tablebase adjudication in %s, which the rule never probes (it probes at 50-move counter 0, without castling rights, with at most %d pieces)",
+			apierr.Q(pos.FEN()), rp.tb.Pieces)
+	}
+	if want := tbReasonOf(res); g.last != want {
+		return fmt.Errorf("ends %s with the reason %s; that result's reason is %s", res, apierr.Q(g.last), apierr.Q(want))
+	}
+	r, reason, ok, err := rp.tb.Verdict(pos)
+	var missing *syzygy.MissingTableError
+	switch {
+	case rp.tb.Tables == nil || pos.Occupied().Count() > rp.tb.Tables.MaxPieces() || errors.As(err, &missing):
+		return nil // not checkable here: the worker's word
+	case err != nil:
+		return fmt.Errorf("the coordinator's tables cannot check the tablebase adjudication in %s: %v", apierr.Q(pos.FEN()), err)
+	case !ok:
+		return fmt.Errorf("ends by tablebase adjudication %s in %s; the tables give a verdict the test does not adjudicate (%s)", res, apierr.Q(pos.FEN()), rp.tb.Results)
+	case r != res:
+		return fmt.Errorf("ends by tablebase adjudication %s in %s; the tables say %s (%s)", res, apierr.Q(pos.FEN()), r, reason)
+	}
+	return nil
+}
+
+// lastWords is a comment with its line breaks (the PGN writer wraps long
+// comments) and runs of blanks as single spaces.
+func lastWords(c string) string { return strings.Join(strings.Fields(c), " ") }
+
+// tbReasonOf is the game loop's reason of a tablebase adjudication to r.
+func tbReasonOf(r match.Result) string {
+	switch r {
+	case match.WhiteWins:
+		return fmt.Sprintf(match.TBWinReasonFormat, "White")
+	case match.BlackWins:
+		return fmt.Sprintf(match.TBWinReasonFormat, "Black")
+	}
+	return match.TBDrawReason
 }
 
 // anyIncident matches every incident kind in needIncident.
@@ -502,6 +590,7 @@ func splitPGN(pgn string, g *gameText) error {
 			if expectComment {
 				g.moves[len(g.moves)-1].comment = s[1:end]
 			}
+			g.last = s[1:end] // resolved to words only when read (lastWords)
 			expectComment = false
 			s = s[end+1:]
 			continue

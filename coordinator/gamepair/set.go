@@ -109,6 +109,9 @@ type Hooks[J Entry] struct {
 	// Engines are the two engines of j's batches: a worker must be able to
 	// run both, and an artifact they use is in use.
 	Engines func(j J) (a, b *arbiterv1.EngineSpec)
+	// Adjudication is j's adjudication: a worker must have the tables its
+	// tablebase rule needs (FitsTablebase).
+	Adjudication func(j J) *arbiterv1.Adjudication
 	// Schedule is j's priority and throughput share.
 	Schedule func(j J) (priority int32, share float64)
 	// Unit renders batch idx of j for a worker of speed benchNPS.

@@ -25,7 +25,7 @@ import (
 // checked by a replay (trust.go). Caller holds Mu.
 func (s *Set[J]) mayRun(j J, wk *core.Worker) bool {
 	a, b := s.Hooks.Engines(j)
-	return wk.Has(capability.GamePair) && j.Base().Workers.MayPlay(wk.ID) && !j.Base().Cross.Distrusts(wk.Owner) && Fits(a, b, wk) == "" &&
+	return wk.Has(capability.GamePair) && j.Base().Workers.MayPlay(wk.ID) && !j.Base().Cross.Distrusts(wk.Owner) && Fits(a, b, wk) == "" && FitsTablebase(s.Hooks.Adjudication(j), wk.Caps) == "" &&
 		(s.Trust.Trusted(wk.Owner) || (s.CrossCheckable != nil && s.CrossCheckable(j)))
 }
 

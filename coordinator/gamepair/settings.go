@@ -34,6 +34,9 @@ type Settings struct {
 	// (ReplayBatch): only for unit tests of scheduling and counting that
 	// submit made-up games. No coordinator flag sets it.
 	SkipGameReplay bool
+	// Syzygy are the coordinator's tablebases (--syzygy): the replay checks
+	// a batch's tablebase adjudications against them (nil: see replay.go).
+	Syzygy match.TBProber
 	// ReplayFraction is the share of a fixed-node test's batches that a
 	// worker of another identity plays again before they count, where both
 	// engines are deterministic at fixed nodes (CrossCheckable,
@@ -97,7 +100,7 @@ func (s *Settings) Replay(unit string, b *arbiterv1.GamePairBatch, r *arbiterv1.
 	if s.SkipGameReplay {
 		return nil
 	}
-	return ReplayBatch(unit, b, r)
+	return ReplayBatchTables(unit, b, r, s.Syzygy)
 }
 
 // NewWorkers is a job's empty record of workers, judged over

@@ -25,7 +25,13 @@ func (s *Set[J]) Needs(jobID string) (core.Need, bool) {
 		return core.Need{}, false
 	}
 	a, b := s.Hooks.Engines(j)
-	n := core.Need{Caps: []string{capability.GamePair}, Fits: func(c core.Caps) string { return FitsCaps(a, b, c) },
+	adj := s.Hooks.Adjudication(j)
+	n := core.Need{Caps: []string{capability.GamePair}, Fits: func(c core.Caps) string {
+		if why := FitsCaps(a, b, c); why != "" {
+			return why
+		}
+		return FitsTablebase(adj, c)
+	},
 		Barred: map[string]string{}, FailUnstarted: true}
 	if matchspec.IsBuiltin(a) || matchspec.IsBuiltin(b) {
 		n.Caps = append(n.Caps, capability.Builtin)

@@ -114,7 +114,11 @@ func blockedReason(n core.Need, live []core.Caps) string {
 		}
 	}
 	if capable == 0 {
-		return fmt.Sprintf("none of the %d connected workers offers %s", len(live), strings.Join(n.Caps, " + "))
+		named := make([]string, len(n.Caps))
+		for i, c := range n.Caps {
+			named[i] = capability.Describe(c)
+		}
+		return fmt.Sprintf("none of the %d connected workers offers %s", len(live), strings.Join(named, " + "))
 	}
 	return fmt.Sprintf("none of the %d connected workers can run its engines: %s", len(live), why)
 }

@@ -152,11 +152,12 @@ func New(cfg Config) *Workload {
 	w.Set = gamepair.Set[*tune]{Deps: cfg.Deps, What: "tune", Kinds: []string{Kind}, Activity: cfg.Activity, Games: cfg.Games,
 		GameTable: store.TuneGames,
 		Replay:    w.cfg.Replay, Hooks: gamepair.Hooks[*tune]{
-			Engines:  func(t *tune) (a, b *arbiterv1.EngineSpec) { return t.engineA, t.engineB },
-			Schedule: func(t *tune) (int32, float64) { return t.spec.GetPriority(), t.spec.GetThroughput() },
-			Unit:     w.batchProto,
-			Pairs:    func(t *tune, idx int) int { _, n := t.st.Config().BatchRange(idx); return n },
-			Next:     w.next,
+			Engines:      func(t *tune) (a, b *arbiterv1.EngineSpec) { return t.engineA, t.engineB },
+			Adjudication: func(t *tune) *arbiterv1.Adjudication { return t.spec.GetAdjudication() },
+			Schedule:     func(t *tune) (int32, float64) { return t.spec.GetPriority(), t.spec.GetThroughput() },
+			Unit:         w.batchProto,
+			Pairs:        func(t *tune, idx int) int { _, n := t.st.Config().BatchRange(idx); return n },
+			Next:         w.next,
 			Summary: func(t *tune) []zap.Field {
 				return []zap.Field{zap.Int("updates", t.st.Updates()), zap.Int64("games", t.Results.Games())}
 			},

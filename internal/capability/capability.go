@@ -47,6 +47,22 @@ const (
 	Datagen = "datagen-1"
 )
 
+// SyzygyPrefix starts the capability of a worker whose Syzygy tables
+// (worker --syzygy DIR) have every table of some piece count: it
+// advertises Syzygy(n) for each n from 3 to its tables' most pieces, and
+// a test adjudicated by tables of n pieces needs Syzygy(n).
+const SyzygyPrefix = "syzygy-pieces:"
+
+// Syzygy is the capability of tables up to n pieces.
+func Syzygy(n int) string { return SyzygyPrefix + itoa(n) }
+
+func itoa(n int) string {
+	if n < 0 || n > 9 {
+		return "?"
+	}
+	return string(rune('0' + n))
+}
+
 // VerifyEnginePrefix starts the capability of an engine under test that a
 // worker's operator made available to `arbiter verify --coordinator`.
 const VerifyEnginePrefix = "verify-engine:"
@@ -69,6 +85,9 @@ func Missing(need []string, have func(string) bool) string {
 func Describe(c string) string {
 	if name, ok := strings.CutPrefix(c, VerifyEnginePrefix); ok {
 		return "the engine under test " + name + " (arbiter worker --verify-engine)"
+	}
+	if n, ok := strings.CutPrefix(c, SyzygyPrefix); ok {
+		return "Syzygy tables of " + n + " pieces (arbiter worker --syzygy DIR)"
 	}
 	return c
 }

@@ -35,6 +35,7 @@ func play(nodes uint64, lo, hi uint32, openings []string, a *arbiterv1.DatagenAd
 		s.Adjudication = datagen.Adjudication{WinScore: int(a.GetWinScore()), WinMoves: int(a.GetWinMoves()),
 			DrawMoveNumber: int(a.GetDrawMoveNumber()), DrawMoves: int(a.GetDrawMoves()), DrawScore: int(a.GetDrawScore()),
 			MaxMoves: int(a.GetMaxMoves())}
+		s.Tablebase.Pieces = int(min(a.GetTablebasePieces(), datagen.MaxTBPieces+1))
 	}
 	return s
 }
@@ -45,11 +46,19 @@ func Adjudication(a datagen.Adjudication) *arbiterv1.DatagenAdjudication {
 		DrawMoveNumber: uint32(a.DrawMoveNumber), DrawMoves: uint32(a.DrawMoves), DrawScore: int32(a.DrawScore), MaxMoves: uint32(a.MaxMoves)}
 }
 
+// BatchAdjudication is the wire form of s's adjudication, tablebase
+// included (a batch's and a spec's).
+func BatchAdjudication(s datagen.Settings) *arbiterv1.DatagenAdjudication {
+	a := Adjudication(s.Adjudication)
+	a.TablebasePieces = uint32(s.Tablebase.Pieces)
+	return a
+}
+
 // Spec is the wire form of s (the engine, positions and seed are the
 // caller's to fill in).
 func Spec(s datagen.Settings) *arbiterv1.DatagenSpec {
 	return &arbiterv1.DatagenSpec{Nodes: uint64(s.Nodes), RandomPliesMin: uint32(s.RandomPliesMin), RandomPliesMax: uint32(s.RandomPliesMax),
-		Openings: s.Openings, Adjudication: Adjudication(s.Adjudication),
+		Openings: s.Openings, Adjudication: BatchAdjudication(s),
 		Filters: &arbiterv1.DatagenFilters{KeepInCheck: !s.Filters.SkipInCheck, KeepTactical: !s.Filters.SkipTactical,
 			KeepMates: !s.Filters.SkipMates, MinPly: uint32(s.Filters.MinPly)}}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/internal/enginespec"
 	"github.com/arbiter-chess/arbiter/internal/matchplan"
+	"github.com/arbiter-chess/arbiter/match"
 )
 
 // Dialect is whose meaning the options have where the two runners differ
@@ -162,10 +163,6 @@ func clip(s string) string {
 // refused lists options fastchess or cutechess-cli have and arbiter does
 // not, with why: each is an error naming it.
 var refused = map[string]string{
-	"tb":              "Syzygy tablebase adjudication is not supported",
-	"tbpieces":        "Syzygy tablebase adjudication is not supported",
-	"tbignore50":      "Syzygy tablebase adjudication is not supported",
-	"tbadjudicate":    "Syzygy tablebase adjudication is not supported",
 	"use-affinity":    "CPU affinity is not supported",
 	"show-latency":    "latency reports are not supported",
 	"ucinewgame-ms":   "the ucinewgame wait is not configurable (the readyok wait, -ping-ms, bounds it)",
@@ -384,6 +381,35 @@ func Parse(args []string, d Dialect) (*Invocation, error) {
 				m["movecount"], order = "1", append(order, "movecount")
 			}
 			f.Resign = joinKV(m, order)
+		case "tb":
+			v, err := one()
+			if err != nil {
+				return nil, err
+			}
+			if strings.ContainsAny(v, ";") {
+				return nil, fmt.Errorf("-tb %s: give one tablebase directory (a ;-separated list is not supported)", clip(v))
+			}
+			f.TB = v
+		case "tbpieces":
+			n, err := integer(3)
+			if err != nil {
+				return nil, err
+			}
+			f.TBPieces = n
+		case "tbadjudicate":
+			v, err := one()
+			if err != nil {
+				return nil, err
+			}
+			if _, err := match.ParseTBResults(v); err != nil {
+				return nil, fmt.Errorf("-tbadjudicate: %v", err)
+			}
+			f.TBAdjudicate = v
+		case "tbignore50":
+			if err := none(); err != nil {
+				return nil, err
+			}
+			f.TBIgnore50 = true
 		case "maxmoves":
 			n, err := integer(1)
 			if err != nil {

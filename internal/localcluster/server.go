@@ -44,6 +44,7 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/auth"
 	"github.com/arbiter-chess/arbiter/internal/cliexit"
 	"github.com/arbiter-chess/arbiter/internal/obs"
+	"github.com/arbiter-chess/arbiter/match"
 )
 
 // ServerConfig is a coordinator to serve. Unlike Config, zero values are
@@ -80,6 +81,9 @@ type ServerConfig struct {
 	// DeterministicEngines the UCI engines declared deterministic there.
 	ReplayFraction       float64
 	DeterministicEngines []string
+	// Syzygy are the coordinator's tablebases: the replay of a batch
+	// checks its tablebase adjudications against them (nil: none).
+	Syzygy match.TBProber
 	// TLSCert and TLSKey serve TLS; TLSClientCA also asks workers for
 	// client certificates signed by it (mTLS).
 	TLSCert, TLSKey, TLSClientCA string
@@ -365,7 +369,7 @@ func (s *Server) becomeLeader() error {
 		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
 		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
 		KindSettings: cfg.KindSettings, Accounts: cfg.Accounts, Git: cfg.Git, Hooks: cfg.Hooks, Admission: cfg.Admission,
-		Games: gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines}},
+		Games: gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines, Syzygy: cfg.Syzygy}},
 	})
 	if err != nil {
 		return err

@@ -36,6 +36,14 @@ type Flags struct {
 	Event          string
 	RatingInterval int
 
+	// TB is a Syzygy directory whose tables adjudicate games (fastchess's
+	// -tb); TBPieces, TBAdjudicate and TBIgnore50 its -tbpieces,
+	// -tbadjudicate and -tbignore50 (tb.go).
+	TB           string
+	TBPieces     int
+	TBAdjudicate string
+	TBIgnore50   bool
+
 	// Tournament is roundrobin or gauntlet ("": a round-robin, which for
 	// two engines is a plain match); Seeds the gauntlet's seeds.
 	Tournament string
@@ -181,6 +189,11 @@ func parseGameSettings(f Flags, cfg *match.MatchConfig) error {
 	if err := parseAdjudication(f, &cfg.Game.Adjudication); err != nil {
 		return err
 	}
+	tb, err := parseTablebase(f, &cfg.Game.Adjudication)
+	if err != nil {
+		return err
+	}
+	cfg.Game.Tablebase = tb
 	if f.TimeMargin < 0 {
 		return fmt.Errorf("--timemargin: %d is negative", f.TimeMargin)
 	}

@@ -258,14 +258,14 @@ func OpeningFromProto(o *arbiterv1.Opening, chess960 bool) (match.Opening, error
 func AdjudicationToProto(a match.Adjudication) *arbiterv1.Adjudication {
 	return &arbiterv1.Adjudication{ResignScoreCp: int32(a.ResignScore), ResignMoveCount: uint32(a.ResignMoves),
 		DrawScoreCp: int32(a.DrawScore), DrawMoveCount: uint32(a.DrawMoves), DrawMoveNumber: uint32(a.DrawMoveNumber),
-		MaxMoves: uint32(a.MaxMoves)}
+		MaxMoves: uint32(a.MaxMoves), Tablebase: tbRuleToProto(a.Tablebase)}
 }
 
 // AdjudicationFromProto is the match library's adjudication for a.
 func AdjudicationFromProto(a *arbiterv1.Adjudication) match.Adjudication {
 	return match.Adjudication{ResignScore: int(a.GetResignScoreCp()), ResignMoves: int(a.GetResignMoveCount()),
 		DrawScore: int(a.GetDrawScoreCp()), DrawMoves: int(a.GetDrawMoveCount()), DrawMoveNumber: int(a.GetDrawMoveNumber()),
-		MaxMoves: int(a.GetMaxMoves())}
+		MaxMoves: int(a.GetMaxMoves()), Tablebase: tbRuleFromProto(a.GetTablebase())}
 }
 
 // MaxNPS bounds a bench speed anyone gives: a test's reference nps

@@ -278,9 +278,13 @@ type DatagenAdjudication struct {
 	DrawScore      int32  `protobuf:"varint,5,opt,name=draw_score,json=drawScore,proto3" json:"draw_score,omitempty"`
 	// A game still going after this many engine moves is a draw (required:
 	// it bounds a game's length).
-	MaxMoves      uint32 `protobuf:"varint,6,opt,name=max_moves,json=maxMoves,proto3" json:"max_moves,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MaxMoves uint32 `protobuf:"varint,6,opt,name=max_moves,json=maxMoves,proto3" json:"max_moves,omitempty"`
+	// Tablebase: end a game by the Syzygy tables' verdict in positions of
+	// at most this many pieces (3..7) reached at 50-move counter 0; 0 = off.
+	// Only workers with such tables (worker --syzygy) play the dataset.
+	TablebasePieces uint32 `protobuf:"varint,7,opt,name=tablebase_pieces,json=tablebasePieces,proto3" json:"tablebase_pieces,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *DatagenAdjudication) Reset() {
@@ -351,6 +355,13 @@ func (x *DatagenAdjudication) GetDrawScore() int32 {
 func (x *DatagenAdjudication) GetMaxMoves() uint32 {
 	if x != nil {
 		return x.MaxMoves
+	}
+	return 0
+}
+
+func (x *DatagenAdjudication) GetTablebasePieces() uint32 {
+	if x != nil {
+		return x.TablebasePieces
 	}
 	return 0
 }
@@ -1020,7 +1031,7 @@ const file_arbiter_v1_datagen_proto_rawDesc = "" +
 	"\rkeep_tactical\x18\x02 \x01(\bR\fkeepTactical\x12\x1d\n" +
 	"\n" +
 	"keep_mates\x18\x03 \x01(\bR\tkeepMates\x12\x17\n" +
-	"\amin_ply\x18\x04 \x01(\rR\x06minPly\"\xd4\x01\n" +
+	"\amin_ply\x18\x04 \x01(\rR\x06minPly\"\xff\x01\n" +
 	"\x13DatagenAdjudication\x12\x1b\n" +
 	"\twin_score\x18\x01 \x01(\x05R\bwinScore\x12\x1b\n" +
 	"\twin_moves\x18\x02 \x01(\rR\bwinMoves\x12(\n" +
@@ -1029,7 +1040,8 @@ const file_arbiter_v1_datagen_proto_rawDesc = "" +
 	"draw_moves\x18\x04 \x01(\rR\tdrawMoves\x12\x1d\n" +
 	"\n" +
 	"draw_score\x18\x05 \x01(\x05R\tdrawScore\x12\x1b\n" +
-	"\tmax_moves\x18\x06 \x01(\rR\bmaxMoves\"\x97\x04\n" +
+	"\tmax_moves\x18\x06 \x01(\rR\bmaxMoves\x12)\n" +
+	"\x10tablebase_pieces\x18\a \x01(\rR\x0ftablebasePieces\"\x97\x04\n" +
 	"\x0fDatagenProgress\x12\x1c\n" +
 	"\tpositions\x18\x01 \x01(\x04R\tpositions\x12\x14\n" +
 	"\x05games\x18\x02 \x01(\x04R\x05games\x12\x16\n" +

@@ -79,6 +79,59 @@ func (ArtifactKind) EnumDescriptor() ([]byte, []int) {
 	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{0}
 }
 
+// TablebaseResults selects the tablebase verdicts that end a game.
+type TablebaseResults int32
+
+const (
+	TablebaseResults_TABLEBASE_RESULTS_UNSPECIFIED TablebaseResults = 0 // both
+	TablebaseResults_TABLEBASE_RESULTS_WIN_LOSS    TablebaseResults = 1
+	TablebaseResults_TABLEBASE_RESULTS_DRAW        TablebaseResults = 2
+	TablebaseResults_TABLEBASE_RESULTS_BOTH        TablebaseResults = 3
+)
+
+// Enum value maps for TablebaseResults.
+var (
+	TablebaseResults_name = map[int32]string{
+		0: "TABLEBASE_RESULTS_UNSPECIFIED",
+		1: "TABLEBASE_RESULTS_WIN_LOSS",
+		2: "TABLEBASE_RESULTS_DRAW",
+		3: "TABLEBASE_RESULTS_BOTH",
+	}
+	TablebaseResults_value = map[string]int32{
+		"TABLEBASE_RESULTS_UNSPECIFIED": 0,
+		"TABLEBASE_RESULTS_WIN_LOSS":    1,
+		"TABLEBASE_RESULTS_DRAW":        2,
+		"TABLEBASE_RESULTS_BOTH":        3,
+	}
+)
+
+func (x TablebaseResults) Enum() *TablebaseResults {
+	p := new(TablebaseResults)
+	*p = x
+	return p
+}
+
+func (x TablebaseResults) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TablebaseResults) Descriptor() protoreflect.EnumDescriptor {
+	return file_arbiter_v1_work_proto_enumTypes[1].Descriptor()
+}
+
+func (TablebaseResults) Type() protoreflect.EnumType {
+	return &file_arbiter_v1_work_proto_enumTypes[1]
+}
+
+func (x TablebaseResults) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TablebaseResults.Descriptor instead.
+func (TablebaseResults) EnumDescriptor() ([]byte, []int) {
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{1}
+}
+
 // IncidentKind classifies what went wrong in a game.
 type IncidentKind int32
 
@@ -132,11 +185,11 @@ func (x IncidentKind) String() string {
 }
 
 func (IncidentKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_work_proto_enumTypes[1].Descriptor()
+	return file_arbiter_v1_work_proto_enumTypes[2].Descriptor()
 }
 
 func (IncidentKind) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_work_proto_enumTypes[1]
+	return &file_arbiter_v1_work_proto_enumTypes[2]
 }
 
 func (x IncidentKind) Number() protoreflect.EnumNumber {
@@ -145,7 +198,7 @@ func (x IncidentKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use IncidentKind.Descriptor instead.
 func (IncidentKind) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{1}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{2}
 }
 
 // GameResult is a game's result from White's side.
@@ -189,11 +242,11 @@ func (x GameResult) String() string {
 }
 
 func (GameResult) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_work_proto_enumTypes[2].Descriptor()
+	return file_arbiter_v1_work_proto_enumTypes[3].Descriptor()
 }
 
 func (GameResult) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_work_proto_enumTypes[2]
+	return &file_arbiter_v1_work_proto_enumTypes[3]
 }
 
 func (x GameResult) Number() protoreflect.EnumNumber {
@@ -202,7 +255,7 @@ func (x GameResult) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use GameResult.Descriptor instead.
 func (GameResult) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{2}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{3}
 }
 
 // GameTermination is why a game ended.
@@ -276,11 +329,11 @@ func (x GameTermination) String() string {
 }
 
 func (GameTermination) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_work_proto_enumTypes[3].Descriptor()
+	return file_arbiter_v1_work_proto_enumTypes[4].Descriptor()
 }
 
 func (GameTermination) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_work_proto_enumTypes[3]
+	return &file_arbiter_v1_work_proto_enumTypes[4]
 }
 
 func (x GameTermination) Number() protoreflect.EnumNumber {
@@ -289,7 +342,7 @@ func (x GameTermination) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use GameTermination.Descriptor instead.
 func (GameTermination) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{3}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{4}
 }
 
 // WorkUnit is one leasable piece of a job.
@@ -1213,7 +1266,10 @@ type Adjudication struct {
 	DrawMoveCount  uint32 `protobuf:"varint,4,opt,name=draw_move_count,json=drawMoveCount,proto3" json:"draw_move_count,omitempty"`
 	DrawMoveNumber uint32 `protobuf:"varint,5,opt,name=draw_move_number,json=drawMoveNumber,proto3" json:"draw_move_number,omitempty"`
 	// Adjudicate a draw after this many moves (0 = off).
-	MaxMoves      uint32 `protobuf:"varint,6,opt,name=max_moves,json=maxMoves,proto3" json:"max_moves,omitempty"`
+	MaxMoves uint32 `protobuf:"varint,6,opt,name=max_moves,json=maxMoves,proto3" json:"max_moves,omitempty"`
+	// Adjudicate by Syzygy tablebases (unset = off): only workers whose
+	// tables (worker --syzygy) have tablebase.pieces pieces play the test.
+	Tablebase     *TablebaseAdjudication `protobuf:"bytes,7,opt,name=tablebase,proto3" json:"tablebase,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1290,6 +1346,79 @@ func (x *Adjudication) GetMaxMoves() uint32 {
 	return 0
 }
 
+func (x *Adjudication) GetTablebase() *TablebaseAdjudication {
+	if x != nil {
+		return x.Tablebase
+	}
+	return nil
+}
+
+// TablebaseAdjudication ends a game by the Syzygy tables' WDL of a position
+// reached by a capture or pawn move (50-move counter 0) with at most
+// pieces pieces (fastchess -tb, -tbpieces, -tbadjudicate, -tbignore50).
+type TablebaseAdjudication struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Most pieces (kings included) of an adjudicated position, 3..7.
+	Pieces uint32 `protobuf:"varint,1,opt,name=pieces,proto3" json:"pieces,omitempty"`
+	// Which verdicts end a game.
+	Results TablebaseResults `protobuf:"varint,2,opt,name=results,proto3,enum=arbiter.v1.TablebaseResults" json:"results,omitempty"`
+	// Take cursed wins and blessed losses as wins and losses.
+	Ignore_50MoveRule bool `protobuf:"varint,3,opt,name=ignore_50_move_rule,json=ignore50MoveRule,proto3" json:"ignore_50_move_rule,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *TablebaseAdjudication) Reset() {
+	*x = TablebaseAdjudication{}
+	mi := &file_arbiter_v1_work_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TablebaseAdjudication) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TablebaseAdjudication) ProtoMessage() {}
+
+func (x *TablebaseAdjudication) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_work_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TablebaseAdjudication.ProtoReflect.Descriptor instead.
+func (*TablebaseAdjudication) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *TablebaseAdjudication) GetPieces() uint32 {
+	if x != nil {
+		return x.Pieces
+	}
+	return 0
+}
+
+func (x *TablebaseAdjudication) GetResults() TablebaseResults {
+	if x != nil {
+		return x.Results
+	}
+	return TablebaseResults_TABLEBASE_RESULTS_UNSPECIFIED
+}
+
+func (x *TablebaseAdjudication) GetIgnore_50MoveRule() bool {
+	if x != nil {
+		return x.Ignore_50MoveRule
+	}
+	return false
+}
+
 // GamePairBatch asks for game pairs: each opening played twice with colours
 // swapped. Openings, pairings and seeds derive from the test.
 type GamePairBatch struct {
@@ -1326,7 +1455,7 @@ type GamePairBatch struct {
 
 func (x *GamePairBatch) Reset() {
 	*x = GamePairBatch{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[10]
+	mi := &file_arbiter_v1_work_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1338,7 +1467,7 @@ func (x *GamePairBatch) String() string {
 func (*GamePairBatch) ProtoMessage() {}
 
 func (x *GamePairBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[10]
+	mi := &file_arbiter_v1_work_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1351,7 +1480,7 @@ func (x *GamePairBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GamePairBatch.ProtoReflect.Descriptor instead.
 func (*GamePairBatch) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GamePairBatch) GetTestId() string {
@@ -1478,7 +1607,7 @@ type Pentanomial struct {
 
 func (x *Pentanomial) Reset() {
 	*x = Pentanomial{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[11]
+	mi := &file_arbiter_v1_work_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1490,7 +1619,7 @@ func (x *Pentanomial) String() string {
 func (*Pentanomial) ProtoMessage() {}
 
 func (x *Pentanomial) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[11]
+	mi := &file_arbiter_v1_work_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1503,7 +1632,7 @@ func (x *Pentanomial) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pentanomial.ProtoReflect.Descriptor instead.
 func (*Pentanomial) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Pentanomial) GetLl() uint64 {
@@ -1557,7 +1686,7 @@ type Incident struct {
 
 func (x *Incident) Reset() {
 	*x = Incident{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[12]
+	mi := &file_arbiter_v1_work_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1569,7 +1698,7 @@ func (x *Incident) String() string {
 func (*Incident) ProtoMessage() {}
 
 func (x *Incident) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[12]
+	mi := &file_arbiter_v1_work_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1582,7 +1711,7 @@ func (x *Incident) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Incident.ProtoReflect.Descriptor instead.
 func (*Incident) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Incident) GetKind() IncidentKind {
@@ -1643,7 +1772,7 @@ type GamePairBatchResult struct {
 
 func (x *GamePairBatchResult) Reset() {
 	*x = GamePairBatchResult{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[13]
+	mi := &file_arbiter_v1_work_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1655,7 +1784,7 @@ func (x *GamePairBatchResult) String() string {
 func (*GamePairBatchResult) ProtoMessage() {}
 
 func (x *GamePairBatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[13]
+	mi := &file_arbiter_v1_work_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1668,7 +1797,7 @@ func (x *GamePairBatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GamePairBatchResult.ProtoReflect.Descriptor instead.
 func (*GamePairBatchResult) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{13}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GamePairBatchResult) GetPentanomial() *Pentanomial {
@@ -1742,7 +1871,7 @@ type GameOutcome struct {
 
 func (x *GameOutcome) Reset() {
 	*x = GameOutcome{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[14]
+	mi := &file_arbiter_v1_work_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1754,7 +1883,7 @@ func (x *GameOutcome) String() string {
 func (*GameOutcome) ProtoMessage() {}
 
 func (x *GameOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[14]
+	mi := &file_arbiter_v1_work_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1767,7 +1896,7 @@ func (x *GameOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameOutcome.ProtoReflect.Descriptor instead.
 func (*GameOutcome) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{14}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GameOutcome) GetGameIndex() uint32 {
@@ -1878,14 +2007,19 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\aOpening\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x12\x10\n" +
 	"\x03fen\x18\x02 \x01(\tR\x03fen\x12\x1b\n" +
-	"\tmoves_uci\x18\x03 \x03(\tR\bmovesUci\"\xf5\x01\n" +
+	"\tmoves_uci\x18\x03 \x03(\tR\bmovesUci\"\xb6\x02\n" +
 	"\fAdjudication\x12&\n" +
 	"\x0fresign_score_cp\x18\x01 \x01(\x05R\rresignScoreCp\x12*\n" +
 	"\x11resign_move_count\x18\x02 \x01(\rR\x0fresignMoveCount\x12\"\n" +
 	"\rdraw_score_cp\x18\x03 \x01(\x05R\vdrawScoreCp\x12&\n" +
 	"\x0fdraw_move_count\x18\x04 \x01(\rR\rdrawMoveCount\x12(\n" +
 	"\x10draw_move_number\x18\x05 \x01(\rR\x0edrawMoveNumber\x12\x1b\n" +
-	"\tmax_moves\x18\x06 \x01(\rR\bmaxMoves\"\x82\x05\n" +
+	"\tmax_moves\x18\x06 \x01(\rR\bmaxMoves\x12?\n" +
+	"\ttablebase\x18\a \x01(\v2!.arbiter.v1.TablebaseAdjudicationR\ttablebase\"\x96\x01\n" +
+	"\x15TablebaseAdjudication\x12\x16\n" +
+	"\x06pieces\x18\x01 \x01(\rR\x06pieces\x126\n" +
+	"\aresults\x18\x02 \x01(\x0e2\x1c.arbiter.v1.TablebaseResultsR\aresults\x12-\n" +
+	"\x13ignore_50_move_rule\x18\x03 \x01(\bR\x10ignore50MoveRule\"\x82\x05\n" +
 	"\rGamePairBatch\x12\x17\n" +
 	"\atest_id\x18\x01 \x01(\tR\x06testId\x12/\n" +
 	"\bopenings\x18\x02 \x03(\v2\x13.arbiter.v1.OpeningR\bopenings\x12*\n" +
@@ -1939,7 +2073,12 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\x19ARTIFACT_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ARTIFACT_KIND_BINARY\x10\x01\x12\x18\n" +
 	"\x14ARTIFACT_KIND_SOURCE\x10\x02\x12\x15\n" +
-	"\x11ARTIFACT_KIND_NET\x10\x03*\xeb\x01\n" +
+	"\x11ARTIFACT_KIND_NET\x10\x03*\x8d\x01\n" +
+	"\x10TablebaseResults\x12!\n" +
+	"\x1dTABLEBASE_RESULTS_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aTABLEBASE_RESULTS_WIN_LOSS\x10\x01\x12\x1a\n" +
+	"\x16TABLEBASE_RESULTS_DRAW\x10\x02\x12\x1a\n" +
+	"\x16TABLEBASE_RESULTS_BOTH\x10\x03*\xeb\x01\n" +
 	"\fIncidentKind\x12\x1d\n" +
 	"\x19INCIDENT_KIND_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17INCIDENT_KIND_TIME_LOSS\x10\x01\x12\x17\n" +
@@ -1984,65 +2123,69 @@ func file_arbiter_v1_work_proto_rawDescGZIP() []byte {
 	return file_arbiter_v1_work_proto_rawDescData
 }
 
-var file_arbiter_v1_work_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_arbiter_v1_work_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_arbiter_v1_work_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_arbiter_v1_work_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_arbiter_v1_work_proto_goTypes = []any{
-	(ArtifactKind)(0),           // 0: arbiter.v1.ArtifactKind
-	(IncidentKind)(0),           // 1: arbiter.v1.IncidentKind
-	(GameResult)(0),             // 2: arbiter.v1.GameResult
-	(GameTermination)(0),        // 3: arbiter.v1.GameTermination
-	(*WorkUnit)(nil),            // 4: arbiter.v1.WorkUnit
-	(*PerftBatch)(nil),          // 5: arbiter.v1.PerftBatch
-	(*PerftBatchResult)(nil),    // 6: arbiter.v1.PerftBatchResult
-	(*EngineSpec)(nil),          // 7: arbiter.v1.EngineSpec
-	(*EngineNet)(nil),           // 8: arbiter.v1.EngineNet
-	(*EngineArtifact)(nil),      // 9: arbiter.v1.EngineArtifact
-	(*TimeControl)(nil),         // 10: arbiter.v1.TimeControl
-	(*ClockControl)(nil),        // 11: arbiter.v1.ClockControl
-	(*Opening)(nil),             // 12: arbiter.v1.Opening
-	(*Adjudication)(nil),        // 13: arbiter.v1.Adjudication
-	(*GamePairBatch)(nil),       // 14: arbiter.v1.GamePairBatch
-	(*Pentanomial)(nil),         // 15: arbiter.v1.Pentanomial
-	(*Incident)(nil),            // 16: arbiter.v1.Incident
-	(*GamePairBatchResult)(nil), // 17: arbiter.v1.GamePairBatchResult
-	(*GameOutcome)(nil),         // 18: arbiter.v1.GameOutcome
-	nil,                         // 19: arbiter.v1.EngineSpec.OptionsEntry
-	(*VerifyUnit)(nil),          // 20: arbiter.v1.VerifyUnit
-	(*anypb.Any)(nil),           // 21: google.protobuf.Any
-	(*durationpb.Duration)(nil), // 22: google.protobuf.Duration
+	(ArtifactKind)(0),             // 0: arbiter.v1.ArtifactKind
+	(TablebaseResults)(0),         // 1: arbiter.v1.TablebaseResults
+	(IncidentKind)(0),             // 2: arbiter.v1.IncidentKind
+	(GameResult)(0),               // 3: arbiter.v1.GameResult
+	(GameTermination)(0),          // 4: arbiter.v1.GameTermination
+	(*WorkUnit)(nil),              // 5: arbiter.v1.WorkUnit
+	(*PerftBatch)(nil),            // 6: arbiter.v1.PerftBatch
+	(*PerftBatchResult)(nil),      // 7: arbiter.v1.PerftBatchResult
+	(*EngineSpec)(nil),            // 8: arbiter.v1.EngineSpec
+	(*EngineNet)(nil),             // 9: arbiter.v1.EngineNet
+	(*EngineArtifact)(nil),        // 10: arbiter.v1.EngineArtifact
+	(*TimeControl)(nil),           // 11: arbiter.v1.TimeControl
+	(*ClockControl)(nil),          // 12: arbiter.v1.ClockControl
+	(*Opening)(nil),               // 13: arbiter.v1.Opening
+	(*Adjudication)(nil),          // 14: arbiter.v1.Adjudication
+	(*TablebaseAdjudication)(nil), // 15: arbiter.v1.TablebaseAdjudication
+	(*GamePairBatch)(nil),         // 16: arbiter.v1.GamePairBatch
+	(*Pentanomial)(nil),           // 17: arbiter.v1.Pentanomial
+	(*Incident)(nil),              // 18: arbiter.v1.Incident
+	(*GamePairBatchResult)(nil),   // 19: arbiter.v1.GamePairBatchResult
+	(*GameOutcome)(nil),           // 20: arbiter.v1.GameOutcome
+	nil,                           // 21: arbiter.v1.EngineSpec.OptionsEntry
+	(*VerifyUnit)(nil),            // 22: arbiter.v1.VerifyUnit
+	(*anypb.Any)(nil),             // 23: google.protobuf.Any
+	(*durationpb.Duration)(nil),   // 24: google.protobuf.Duration
 }
 var file_arbiter_v1_work_proto_depIdxs = []int32{
-	5,  // 0: arbiter.v1.WorkUnit.perft:type_name -> arbiter.v1.PerftBatch
-	14, // 1: arbiter.v1.WorkUnit.game_pairs:type_name -> arbiter.v1.GamePairBatch
-	20, // 2: arbiter.v1.WorkUnit.verify:type_name -> arbiter.v1.VerifyUnit
-	21, // 3: arbiter.v1.WorkUnit.plugin:type_name -> google.protobuf.Any
-	19, // 4: arbiter.v1.EngineSpec.options:type_name -> arbiter.v1.EngineSpec.OptionsEntry
-	9,  // 5: arbiter.v1.EngineSpec.artifact:type_name -> arbiter.v1.EngineArtifact
-	10, // 6: arbiter.v1.EngineSpec.time_control:type_name -> arbiter.v1.TimeControl
-	8,  // 7: arbiter.v1.EngineSpec.net:type_name -> arbiter.v1.EngineNet
+	6,  // 0: arbiter.v1.WorkUnit.perft:type_name -> arbiter.v1.PerftBatch
+	16, // 1: arbiter.v1.WorkUnit.game_pairs:type_name -> arbiter.v1.GamePairBatch
+	22, // 2: arbiter.v1.WorkUnit.verify:type_name -> arbiter.v1.VerifyUnit
+	23, // 3: arbiter.v1.WorkUnit.plugin:type_name -> google.protobuf.Any
+	21, // 4: arbiter.v1.EngineSpec.options:type_name -> arbiter.v1.EngineSpec.OptionsEntry
+	10, // 5: arbiter.v1.EngineSpec.artifact:type_name -> arbiter.v1.EngineArtifact
+	11, // 6: arbiter.v1.EngineSpec.time_control:type_name -> arbiter.v1.TimeControl
+	9,  // 7: arbiter.v1.EngineSpec.net:type_name -> arbiter.v1.EngineNet
 	0,  // 8: arbiter.v1.EngineArtifact.kind:type_name -> arbiter.v1.ArtifactKind
-	11, // 9: arbiter.v1.TimeControl.clock:type_name -> arbiter.v1.ClockControl
-	22, // 10: arbiter.v1.TimeControl.move_time:type_name -> google.protobuf.Duration
-	22, // 11: arbiter.v1.ClockControl.base:type_name -> google.protobuf.Duration
-	22, // 12: arbiter.v1.ClockControl.increment:type_name -> google.protobuf.Duration
-	12, // 13: arbiter.v1.GamePairBatch.openings:type_name -> arbiter.v1.Opening
-	7,  // 14: arbiter.v1.GamePairBatch.engine_a:type_name -> arbiter.v1.EngineSpec
-	7,  // 15: arbiter.v1.GamePairBatch.engine_b:type_name -> arbiter.v1.EngineSpec
-	10, // 16: arbiter.v1.GamePairBatch.time_control:type_name -> arbiter.v1.TimeControl
-	13, // 17: arbiter.v1.GamePairBatch.adjudication:type_name -> arbiter.v1.Adjudication
-	22, // 18: arbiter.v1.GamePairBatch.time_margin:type_name -> google.protobuf.Duration
-	22, // 19: arbiter.v1.GamePairBatch.hang_timeout:type_name -> google.protobuf.Duration
-	1,  // 20: arbiter.v1.Incident.kind:type_name -> arbiter.v1.IncidentKind
-	15, // 21: arbiter.v1.GamePairBatchResult.pentanomial:type_name -> arbiter.v1.Pentanomial
-	16, // 22: arbiter.v1.GamePairBatchResult.incidents:type_name -> arbiter.v1.Incident
-	18, // 23: arbiter.v1.GamePairBatchResult.games:type_name -> arbiter.v1.GameOutcome
-	2,  // 24: arbiter.v1.GameOutcome.result:type_name -> arbiter.v1.GameResult
-	3,  // 25: arbiter.v1.GameOutcome.termination:type_name -> arbiter.v1.GameTermination
-	26, // [26:26] is the sub-list for method output_type
-	26, // [26:26] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	12, // 9: arbiter.v1.TimeControl.clock:type_name -> arbiter.v1.ClockControl
+	24, // 10: arbiter.v1.TimeControl.move_time:type_name -> google.protobuf.Duration
+	24, // 11: arbiter.v1.ClockControl.base:type_name -> google.protobuf.Duration
+	24, // 12: arbiter.v1.ClockControl.increment:type_name -> google.protobuf.Duration
+	15, // 13: arbiter.v1.Adjudication.tablebase:type_name -> arbiter.v1.TablebaseAdjudication
+	1,  // 14: arbiter.v1.TablebaseAdjudication.results:type_name -> arbiter.v1.TablebaseResults
+	13, // 15: arbiter.v1.GamePairBatch.openings:type_name -> arbiter.v1.Opening
+	8,  // 16: arbiter.v1.GamePairBatch.engine_a:type_name -> arbiter.v1.EngineSpec
+	8,  // 17: arbiter.v1.GamePairBatch.engine_b:type_name -> arbiter.v1.EngineSpec
+	11, // 18: arbiter.v1.GamePairBatch.time_control:type_name -> arbiter.v1.TimeControl
+	14, // 19: arbiter.v1.GamePairBatch.adjudication:type_name -> arbiter.v1.Adjudication
+	24, // 20: arbiter.v1.GamePairBatch.time_margin:type_name -> google.protobuf.Duration
+	24, // 21: arbiter.v1.GamePairBatch.hang_timeout:type_name -> google.protobuf.Duration
+	2,  // 22: arbiter.v1.Incident.kind:type_name -> arbiter.v1.IncidentKind
+	17, // 23: arbiter.v1.GamePairBatchResult.pentanomial:type_name -> arbiter.v1.Pentanomial
+	18, // 24: arbiter.v1.GamePairBatchResult.incidents:type_name -> arbiter.v1.Incident
+	20, // 25: arbiter.v1.GamePairBatchResult.games:type_name -> arbiter.v1.GameOutcome
+	3,  // 26: arbiter.v1.GameOutcome.result:type_name -> arbiter.v1.GameResult
+	4,  // 27: arbiter.v1.GameOutcome.termination:type_name -> arbiter.v1.GameTermination
+	28, // [28:28] is the sub-list for method output_type
+	28, // [28:28] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_work_proto_init() }
@@ -2068,8 +2211,8 @@ func file_arbiter_v1_work_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_work_proto_rawDesc), len(file_arbiter_v1_work_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   16,
+			NumEnums:      5,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
