@@ -46,12 +46,21 @@ type Reservation struct {
 // only (the admin, who must be able to repair a coordinator whose
 // clients are at their limits).
 func (b *Budget) Reserve(key string, exemptKey bool, n int64) (*Reservation, error) {
+	return b.ReserveShares(key, exemptKey, 1, n)
+}
+
+// ReserveShares is Reserve for a key that holds shares of the per-key
+// bound: a worker credential that runs a pool of workers gets one share
+// per registered worker (they heartbeat and submit at once), bounded in
+// all by the whole budget like everyone.
+func (b *Budget) ReserveShares(key string, exemptKey bool, shares, n int64) (*Reservation, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !exemptKey && b.byKey[key]+n > b.perKey {
+	limit := b.perKey * max(shares, 1)
+	if !exemptKey && b.byKey[key]+n > limit {
 		return nil, apierr.New(apierr.ResourceExhausted, apierr.ReasonBusy,
-			"%s already has %d bytes of requests in flight; this call needs %d more, over the limit of %d (coordinator flag --max-request-bytes-per-identity): retry when its calls in progress finish",
-			apierr.Q(key), b.byKey[key], n, b.perKey)
+			"%s already has %d bytes of requests in flight; this call needs %d more, over the limit of %d (coordinator flag --max-request-bytes-per-identity, per registered worker for a worker credential): retry when its calls in progress finish",
+			apierr.Q(key), b.byKey[key], n, limit)
 	}
 	if b.used+n > b.max {
 		return nil, apierr.New(apierr.ResourceExhausted, apierr.ReasonBusy,

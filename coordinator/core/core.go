@@ -590,3 +590,11 @@ func randomHex(n int) string {
 	}
 	return hex.EncodeToString(b)
 }
+
+// WorkersOf is the number of worker ids the credential owner has
+// registered (the pool a worker credential runs).
+func (c *Core) WorkersOf(owner string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.byOwner[owner])
+}

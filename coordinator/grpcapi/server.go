@@ -247,7 +247,11 @@ func (s *Server) admit(ctx context.Context, id identity.Identity, method string)
 		s.adm.Refused(admission.GRPC, refusalReason(err))
 		return nil, grpcerr.To(err)
 	}
-	res, err := s.adm.Budget.Reserve(id.Name, id.IsAdmin(), s.rules[method].MaxBytes)
+	shares := 1
+	if id.Role == identity.Worker {
+		shares = s.cfg.Core.WorkersOf(id.Name)
+	}
+	res, err := s.adm.Budget.ReserveShares(id.Name, id.IsAdmin(), int64(shares), s.rules[method].MaxBytes)
 	if err != nil {
 		s.refusedN.WithLabelValues(apierr.ReasonBusy).Inc()
 		s.adm.Refused(admission.GRPC, apierr.ReasonBusy)

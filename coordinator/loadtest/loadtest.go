@@ -22,7 +22,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/capability"
+	"github.com/arbiter-chess/arbiter/internal/grpcerr"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -49,6 +51,10 @@ type Result struct {
 	Workers         int
 	Leases          int64
 	Errors          int64
+	// Busy counts the calls the coordinator's admission refused BUSY (its
+	// byte budget full) and the simulated worker retried, as real workers
+	// do: backpressure, not errors.
+	Busy int64
 	FirstError      error
 	Elapsed         time.Duration
 	RegisterTime    time.Duration
@@ -61,10 +67,10 @@ type Result struct {
 }
 
 func (r Result) String() string {
-	return fmt.Sprintf("%d workers (registered in %.1fs): %d leases in %.2fs = %.0f leases/s; lease p50 %v p99 %v; heartbeat p99 %v; submit/release p50 %v p99 %v; %d errors (first: %v)",
+	return fmt.Sprintf("%d workers (registered in %.1fs): %d leases in %.2fs = %.0f leases/s; lease p50 %v p99 %v; heartbeat p99 %v; submit/release p50 %v p99 %v; %d calls refused BUSY and retried; %d errors (first: %v)",
 		r.Workers, r.RegisterTime.Seconds(), r.Leases, r.Elapsed.Seconds(), r.LeasesPerSecond, r.LeaseP50.Round(time.Microsecond),
 		r.LeaseP99.Round(time.Microsecond), r.HeartbeatP99.Round(time.Microsecond), r.AnswerP50.Round(time.Microsecond),
-		r.AnswerP99.Round(time.Microsecond), r.Errors, r.FirstError)
+		r.AnswerP99.Round(time.Microsecond), r.Busy, r.Errors, r.FirstError)
 }
 
 // Register registers n simulated workers, spread over conns, and returns
@@ -132,7 +138,7 @@ func Run(ctx context.Context, cfg Config, ids []string) (Result, error) {
 		}()
 	}
 
-	var ops, errs atomic.Int64
+	var ops, errs, busy atomic.Int64
 	var firstErr atomic.Pointer[error]
 	end, _ := runCtx.Deadline()
 	fail := func(err error) {
@@ -171,7 +177,11 @@ func Run(ctx context.Context, cfg Config, ids []string) (Result, error) {
 					return
 				}
 				t0 := time.Now()
-				r, err := c.Lease(runCtx, &arbiterv1.LeaseRequest{WorkerId: ids[i], Wait: durationpb.New(time.Second)})
+				var r *arbiterv1.LeaseResponse
+				err := retryBusy(runCtx, &busy, func() (err error) {
+					r, err = c.Lease(runCtx, &arbiterv1.LeaseRequest{WorkerId: ids[i], Wait: durationpb.New(time.Second)})
+					return err
+				})
 				if err != nil {
 					fail(err)
 					ops.Add(-1)
@@ -185,8 +195,11 @@ func Run(ctx context.Context, cfg Config, ids []string) (Result, error) {
 				ll = append(ll, time.Since(t0))
 				if cfg.Heartbeat {
 					t1 := time.Now()
-					_, err := c.Heartbeat(runCtx, &arbiterv1.HeartbeatRequest{WorkerId: ids[i],
-						Leases: []*arbiterv1.HeldLease{{LeaseId: l.GetLeaseId(), UnitId: l.GetUnit().GetUnitId()}}})
+					err := retryBusy(runCtx, &busy, func() error {
+						_, err := c.Heartbeat(runCtx, &arbiterv1.HeartbeatRequest{WorkerId: ids[i],
+							Leases: []*arbiterv1.HeldLease{{LeaseId: l.GetLeaseId(), UnitId: l.GetUnit().GetUnitId()}}})
+						return err
+					})
 					if err != nil {
 						fail(err)
 					}
@@ -198,10 +211,16 @@ func Run(ctx context.Context, cfg Config, ids []string) (Result, error) {
 					for k := range counts {
 						counts[k] = 1
 					}
-					_, err = c.Submit(ctx, &arbiterv1.SubmitRequest{WorkerId: ids[i], LeaseId: l.GetLeaseId(), UnitId: l.GetUnit().GetUnitId(),
-						Result: &arbiterv1.SubmitRequest_Perft{Perft: &arbiterv1.PerftBatchResult{Counts: counts}}})
+					err = retryBusy(ctx, &busy, func() error {
+						_, err := c.Submit(ctx, &arbiterv1.SubmitRequest{WorkerId: ids[i], LeaseId: l.GetLeaseId(), UnitId: l.GetUnit().GetUnitId(),
+							Result: &arbiterv1.SubmitRequest_Perft{Perft: &arbiterv1.PerftBatchResult{Counts: counts}}})
+						return err
+					})
 				} else {
-					_, err = c.Release(ctx, &arbiterv1.ReleaseRequest{WorkerId: ids[i], LeaseId: l.GetLeaseId(), Reason: "loadtest"})
+					err = retryBusy(ctx, &busy, func() error {
+						_, err := c.Release(ctx, &arbiterv1.ReleaseRequest{WorkerId: ids[i], LeaseId: l.GetLeaseId(), Reason: "loadtest"})
+						return err
+					})
 				}
 				if err != nil {
 					fail(err)
@@ -211,7 +230,7 @@ func Run(ctx context.Context, cfg Config, ids []string) (Result, error) {
 		}()
 	}
 	wg.Wait()
-	res := Result{Workers: len(ids), Elapsed: time.Since(start), Errors: errs.Load(), Leases: int64(len(leaseLat))}
+	res := Result{Workers: len(ids), Elapsed: time.Since(start), Errors: errs.Load(), Busy: busy.Load(), Leases: int64(len(leaseLat))}
 	if e := firstErr.Load(); e != nil {
 		res.FirstError = *e
 	}
@@ -228,4 +247,22 @@ func pct(d []time.Duration, p float64) time.Duration {
 	}
 	slices.Sort(d)
 	return d[min(len(d)-1, int(float64(len(d))*p))]
+}
+
+// retryBusy calls f until it is not refused BUSY by the admission's byte
+// budget (counted in busy), after a short pause each time, as a real
+// worker's client retries (clusterclient.Retryable).
+func retryBusy(ctx context.Context, busy *atomic.Int64, f func() error) error {
+	for {
+		err := f()
+		if grpcerr.Reason(err) != apierr.ReasonBusy || ctx.Err() != nil {
+			return err
+		}
+		busy.Add(1)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
