@@ -48,13 +48,13 @@ type Config struct {
 
 // Result is what a run measured.
 type Result struct {
-	Workers         int
-	Leases          int64
-	Errors          int64
+	Workers int
+	Leases  int64
+	Errors  int64
 	// Busy counts the calls the coordinator's admission refused BUSY (its
 	// byte budget full) and the simulated worker retried, as real workers
 	// do: backpressure, not errors.
-	Busy int64
+	Busy            int64
 	FirstError      error
 	Elapsed         time.Duration
 	RegisterTime    time.Duration
