@@ -49,7 +49,7 @@ type Server struct {
 	log      string
 	mu       sync.Mutex
 	next     int
-	bin      string              // the directory of the server's binaries
+	bin      string      // the directory of the server's binaries
 	cred     *credential // who the server runs as (nil: us)
 }
 

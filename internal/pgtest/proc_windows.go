@@ -9,4 +9,3 @@ type credential struct{ Uid, Gid uint32 }
 func runAs() (*credential, error) { return nil, nil }
 
 func childAttr(*credential, bool) *syscall.SysProcAttr { return nil }
-
