@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 // chart is drawn: after one batch the LLR chart is drawn (the origin and
 // one point) while the Elo chart still needs a second point, and the
 // sentence is not beside it; a test with no game yet (the control) says it.
+// The "bench" incident of that batch says what its number is.
 func TestChartsPendingSentenceOnlyWithoutCharts(t *testing.T) {
 	const pending = "Charts appear once games are counted."
 	cl := newCluster(t, clusterOpts{})
@@ -42,5 +44,11 @@ func TestChartsPendingSentenceOnlyWithoutCharts(t *testing.T) {
 	}
 	if strings.Contains(page.body, pending) {
 		t.Errorf("%q beside the drawn LLR chart", pending)
+	}
+	// The worker's bench speed, recorded with its first batch, says what
+	// its number is.
+	bench := regexp.MustCompile(`<td>bench</td><td>[^<]*</td><td>[^<]*</td><td>([^<]*)</td>`).FindStringSubmatch(page.body)
+	if bench == nil || !regexp.MustCompile(`^bench speed \d+ nodes/s: `).MatchString(bench[1]) {
+		t.Errorf("the bench incident's reason: %q, want the speed in words", bench)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
 	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
@@ -197,7 +198,7 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 	}
 	d.EventsAll = len(evs)
 	for i := len(evs) - 1; i >= 0 && len(d.Events) < maxEventsShown; i-- {
-		d.Events = append(d.Events, evs[i])
+		d.Events = append(d.Events, readableEvent(evs[i]))
 	}
 	v.Title = fmt.Sprintf("Test %s: %s vs %s", id, spec.GetEngineA().GetName(), spec.GetEngineB().GetName())
 	v.Nav, v.Page, v.tmpl, v.watch = "list", d, "test", []string{id}
@@ -411,4 +412,17 @@ func safeName(id string) string {
 		}
 		return '_'
 	}, id)
+}
+
+// readableEvent gives an event whose stored detail is a bare figure the
+// words that say what it is: a "bench" event holds the bench speed a
+// worker had when it played a batch, stored when new for the test
+// (gamepair.EvBench).
+func readableEvent(e gamejob.Event) gamejob.Event {
+	if e.Kind == gamepair.EvBench {
+		if nps, err := strconv.ParseUint(e.Detail, 10, 64); err == nil {
+			e.Detail = fmt.Sprintf("bench speed %d nodes/s: the worker's speed when it played this batch (new for this test)", nps)
+		}
+	}
+	return e
 }
