@@ -51,6 +51,7 @@ type workerRow struct {
 type testData struct {
 	Job         *arbiterv1.Job
 	State       string
+	Pending     bool   // waits for an approver before workers play it
 	Report      string // the fastchess-style report, as arbiter status prints it
 	Block       resultBlock
 	Diff        *diffView
@@ -77,8 +78,10 @@ type testData struct {
 type testManage struct {
 	manageForm
 	Running, Stopped, Manage, CanSubmit, SPRT bool
-	Games                                     uint64
-	Tags, Notes                               string
+	// Pending: waits for an approver; its manager may withdraw it.
+	Pending     bool
+	Games       uint64
+	Tags, Notes string
 }
 
 // workerTable is the per-worker table of a test's or a tune's page.
@@ -135,8 +138,9 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 		Priority: j.GetMatch().GetPriority(), Share: j.GetMatch().GetThroughput()}
 	spec, mp := j.GetMatch(), j.GetMatchProgress()
 	stopped := j.GetState() == arbiterv1.JobState_JOB_STATE_CANCELLED
-	if mayManage := v.Viewer.MayManage(j.GetSubmitter()); (d.Running || stopped) && mayManage || v.Viewer.CanSubmit() {
-		d.Actions = &testManage{manageForm: *d.Form, Running: d.Running, Stopped: stopped, Manage: mayManage,
+	d.Pending = j.GetState() == arbiterv1.JobState_JOB_STATE_PENDING
+	if mayManage := v.Viewer.MayManage(j.GetSubmitter()); (d.Running || stopped || d.Pending) && mayManage || v.Viewer.CanSubmit() {
+		d.Actions = &testManage{manageForm: *d.Form, Running: d.Running, Stopped: stopped, Manage: mayManage, Pending: d.Pending,
 			CanSubmit: v.Viewer.CanSubmit(), SPRT: j.GetKind() == jobkind.SPRT, Games: j.GetMatch().GetGames(),
 			Tags: strings.Join(j.GetMatch().GetTags(), " "), Notes: j.GetMatch().GetNotes()}
 	}
