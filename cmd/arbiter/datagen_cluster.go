@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -206,6 +207,8 @@ func newDatagenPullCommand() *cobra.Command {
 		shuffle bool
 		seed    uint64
 		resume  bool
+		// eachShard: a line per shard (scripts that follow a pull).
+		eachShard bool
 	)
 	cmd := &cobra.Command{
 		Use:   "pull JOB",
@@ -240,7 +243,8 @@ file's SHA-256 is printed at the end. --shuffle shuffles the records in memory
 				return err
 			}
 			defer done()
-			return pullDataset(ctx, cmd, c, args[0], out, f, shuffle, seed, resume)
+			progress := newShardProgress(cmd.ErrOrStderr(), eachShard)
+			return pullDataset(ctx, cmd, c, args[0], out, f, shuffle, seed, resume, progress)
 		},
 	}
 	fl := cmd.Flags()
@@ -250,10 +254,11 @@ file's SHA-256 is printed at the end. --shuffle shuffles the records in memory
 	fl.BoolVar(&shuffle, "shuffle", false, "shuffle the records (in memory) before writing them")
 	fl.Uint64Var(&seed, "seed", 1, "the shuffle's seed")
 	fl.BoolVar(&resume, "resume", false, "go on with an interrupted pull of the same job and format")
+	fl.BoolVar(&eachShard, "each-shard", false, "print a line per shard on stderr (default: one progress line on a terminal, else only the summary)")
 	return cmd
 }
 
-func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Client, jobID, out string, f datagen.Format, shuffle bool, seed uint64, resume bool) error {
+func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Client, jobID, out string, f datagen.Format, shuffle bool, seed uint64, resume bool, progress *shardProgress) error {
 	var job *arbiterv1.GetJobResponse
 	err := clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
 		job, err = c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: jobID})
@@ -299,7 +304,7 @@ func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Clien
 	if err != nil {
 		return callError(c, "pull", err)
 	}
-	stderr := cmd.ErrOrStderr()
+	defer progress.done()
 	for {
 		msg, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -337,7 +342,7 @@ func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Clien
 				return err
 			}
 		}
-		fmt.Fprintf(stderr, "shard %d/%d: %d records\n", msg.GetIndex()+1, msg.GetShards(), st.Records)
+		progress.shard(msg.GetIndex()+1, msg.GetShards(), st.Records)
 	}
 	if shuffle {
 		r := rand.New(rand.NewPCG(seed, 0x5348554646))
@@ -417,4 +422,39 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// shardProgress reports a pull's progress on stderr: on a terminal one
+// line rewritten in place after each shard; elsewhere (a log, a pipe)
+// nothing but the summary the pull prints at the end, unless a line per
+// shard is asked for (--each-shard): thousands of shards made thousands
+// of lines.
+type shardProgress struct {
+	w         io.Writer
+	inPlace   bool
+	eachShard bool
+	drawn     bool
+}
+
+func newShardProgress(w io.Writer, eachShard bool) *shardProgress {
+	fd, ok := w.(*os.File)
+	return &shardProgress{w: w, eachShard: eachShard, inPlace: !eachShard && ok && isatty.IsTerminal(fd.Fd())}
+}
+
+func (p *shardProgress) shard(n, of, records uint64) {
+	switch {
+	case p.eachShard:
+		fmt.Fprintf(p.w, "shard %d/%d: %d records\n", n, of, records)
+	case p.inPlace:
+		fmt.Fprintf(p.w, "\rshard %d/%d: %d records", n, of, records)
+		p.drawn = true
+	}
+}
+
+// done ends the line drawn in place, so that what follows starts on its own.
+func (p *shardProgress) done() {
+	if p.drawn {
+		fmt.Fprintln(p.w)
+		p.drawn = false
+	}
 }

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"io"
+	"os"
 	"runtime"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -22,7 +26,9 @@ from positions in bullet's text format, one a line:
 
   <FEN> | <score in centipawns, White's view> | <result 1.0, 0.5 or 0.0, White's view>
 
-(what the farm's DATAGEN writes). The target is wdl × result + (1 − wdl) ×
+(what the farm's DATAGEN writes). It reads that text format only: a
+bulletformat, viriformat or PGN file is refused; pull a dataset as text
+with arbiter datagen pull JOB --format text. The target is wdl × result + (1 − wdl) ×
 sigmoid(score / scale), the loss (sigmoid(output) − target)², the optimiser
 AdamW with weights clipped to ±1.98 and a cosine learning-rate decay, as
 bullet's example simple.rs trains the same net on a GPU. A run is
@@ -39,6 +45,11 @@ with the engine's EvalFile option (and UseNNUE=true). docs/nnue.md.`,
 			}
 			if err := cfg.Validate(); err != nil {
 				return usageError("%v", err)
+			}
+			for _, path := range data {
+				if err := checkTextData(path); err != nil {
+					return err
+				}
 			}
 			ds, err := train.ReadFiles(data)
 			if err != nil {
@@ -59,7 +70,7 @@ with the engine's EvalFile option (and UseNNUE=true). docs/nnue.md.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&data, "data", nil, "training file(s) in bullet's text format (repeat or comma-separate)")
+	fl.StringSliceVar(&data, "data", nil, "training file(s) in bullet's text format, the only one read (repeat or comma-separate)")
 	fl.StringVar(&out, "out", "", "the net to write (engine/nnue layout, bullet's quantised.bin)")
 	fl.IntVar(&cfg.Epochs, "epochs", cfg.Epochs, "passes over the training positions")
 	fl.IntVar(&cfg.BatchSize, "batch", cfg.BatchSize, "positions per optimiser step")
@@ -74,4 +85,30 @@ with the engine's EvalFile option (and UseNNUE=true). docs/nnue.md.`,
 	fl.StringVar(&checkpoints, "checkpoints", "", "directory for epoch-N.ckpt and epoch-N.nnue after every epoch")
 	fl.StringVar(&resume, "resume", "", "continue from this checkpoint (same data and seed)")
 	return cmd
+}
+
+// checkTextData refuses a --data file that is not text (bulletformat's
+// and viriformat's binary records, a compressed file) with a message that
+// says what to do, instead of a parse error on its first "line".
+func checkTextData(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return usageError("--data %s: %v", path, err)
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return usageError("--data %s: %v", path, err)
+	}
+	head = head[:n]
+	// A cut at the buffer's end may split one UTF-8 character.
+	for i := 0; i < utf8.UTFMax && len(head) > 0 && !utf8.Valid(head) && n == 4096; i++ {
+		head = head[:len(head)-1]
+	}
+	if bytes.IndexByte(head, 0) >= 0 || !utf8.Valid(head) {
+		return usageError("--data %s: binary, not bullet's text format (FEN | score | result a line), the only one train reads; "+
+			"pull the dataset with arbiter datagen pull JOB --format text", path)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,5 +57,24 @@ func TestTrainCommand(t *testing.T) {
 	}
 	if _, _, err := runArbiter(t, "", "bench", "--nnue", "--evalfile", data, "--depth", "1"); err == nil || !strings.Contains(err.Error(), "EvalFile") {
 		t.Fatalf("a text file as EvalFile: %v", err)
+	}
+}
+
+// train reads bullet's text format only, says so in its help, and refuses
+// a binary file (a bulletformat record here) naming it and the way to get
+// text; the control is TestTrainCommand, which trains on text.
+func TestTrainRefusesBinaryData(t *testing.T) {
+	help, _, err := runArbiter(t, "", "train", "--help")
+	if err != nil || !strings.Contains(help, "text format only") {
+		t.Errorf("train --help does not say it reads the text format only: %v\n%s", err, help)
+	}
+	bin := filepath.Join(t.TempDir(), "data.bin")
+	record := append([]byte{0xff, 0xff, 0, 0, 0, 0, 0, 0}, make([]byte, 24)...)
+	if err := os.WriteFile(bin, bytes.Repeat(record, 4), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runArbiter(t, "", "train", "--data", bin, "--out", filepath.Join(t.TempDir(), "net.nnue"))
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "--data "+bin+": binary") || !strings.Contains(err.Error(), "--format text") {
+		t.Errorf("train on a binary file: exit %d, %v", exitCode(err), err)
 	}
 }

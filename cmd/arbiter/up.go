@@ -104,6 +104,9 @@ workers and clients can join (the address and token are printed); with
 	f.logs.add(fl, "warn")
 	fl.StringVar(&c.Server.HTTP, "http", "127.0.0.1:0", "HTTP listen address for the web pages (docs/web.md), /metrics (coordinator and local workers, label worker), /healthz, /readyz (\"\": off)")
 	f.web.add(fl)
+	// Webhooks and git sources as the coordinator takes them: the
+	// refusals of both name these flags, so the demo must accept them.
+	addRequestFlags(fl, &c.Server)
 	fl.Uint64Var(&c.BenchNPS, "bench-nps", 0, benchNPSUsage)
 	fl.BoolVar(&c.SharedHash, "shared-hash", true, "local workers share one hash table (workers × --hash MB)")
 	fl.BoolVar(&f.stats, "stats", false, "with --depth: count the statistics too (captures, e.p., castles, promotions, checks, discovered and double checks, mates)")
@@ -129,6 +132,9 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		return err
 	}
 	if err := f.web.check(); err != nil {
+		return err
+	}
+	if err := checkRequestFlags(c.Server); err != nil {
 		return err
 	}
 	verifyEngines, err := verifyEnginesOf(cmd)
@@ -202,6 +208,10 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		pages = pagesURL(a)
 		fmt.Fprintf(stderr, "arbiter up: pages on %s\n", pages)
 		fmt.Fprintf(stderr, "arbiter up: metrics on http://%s/metrics\n", a)
+		// The README sends a newcomer to the pages signed in; the token
+		// is otherwise only in the connection file (mode 0600, the same
+		// user as this terminal).
+		fmt.Fprintf(stderr, "arbiter up: sign in on %ssignin with the token %s\n", pages, cl.Token())
 	}
 	if lock != nil {
 		if err := lock.publish(upConnection{Address: cl.Addr(), Token: cl.Token(), Pages: pages}); err != nil {

@@ -82,13 +82,11 @@ func (g *Gate) MayApprove(ctx context.Context, caller identity.Identity) bool {
 // CrossApproval reports whether submitters may not approve their own jobs.
 func (g *Gate) CrossApproval() bool { return g.s.cfg.CrossApproval }
 
-// Decide records caller's approval or refusal of jobID of submitter, after
-// checking that caller may decide it.
-func (g *Gate) Decide(ctx context.Context, caller identity.Identity, jobID, submitter string, approve bool, reason string) error {
-	verb := "approve"
-	if !approve {
-		verb = "refuse"
-	}
+// MayDecide is the one rule of who may approve or refuse (verb) jobID of
+// submitter: an approver or admin, and with cross-approval not its
+// submitter. Decide enforces it; the pages ask it before offering the
+// buttons.
+func (g *Gate) MayDecide(ctx context.Context, caller identity.Identity, jobID, submitter, verb string) error {
 	if !g.MayApprove(ctx, caller) {
 		return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
 			"%s may not %s tests: only approvers and admins may", apierr.Q(caller.Name), verb)
@@ -96,6 +94,19 @@ func (g *Gate) Decide(ctx context.Context, caller identity.Identity, jobID, subm
 	if g.s.cfg.CrossApproval && caller.Name == submitter {
 		return apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
 			"job %s is %s's own: another approver must %s it (cross-approval)", jobID, submitter, verb)
+	}
+	return nil
+}
+
+// Decide records caller's approval or refusal of jobID of submitter, after
+// checking that caller may decide it.
+func (g *Gate) Decide(ctx context.Context, caller identity.Identity, jobID, submitter string, approve bool, reason string) error {
+	verb := "approve"
+	if !approve {
+		verb = "refuse"
+	}
+	if err := g.MayDecide(ctx, caller, jobID, submitter, verb); err != nil {
+		return err
 	}
 	state := store.ApprovalApproved
 	if !approve {

@@ -42,6 +42,9 @@ type Approvals interface {
 	// MayApprove reports whether caller is an approver (or an admin): one
 	// who may also change, stop and resume other people's jobs.
 	MayApprove(ctx context.Context, caller identity.Identity) bool
+	// MayDecide is nil when caller may approve or refuse (verb) jobID of
+	// submitter, else the refusal Decide would give.
+	MayDecide(ctx context.Context, caller identity.Identity, jobID, submitter, verb string) error
 }
 
 // Auditor records who did what (*store.Store's Audit).
@@ -172,6 +175,13 @@ func (c *Core) Approve(ctx context.Context, caller identity.Identity, jobID stri
 // Refuse cancels a pending job, on behalf of an approver, with reason.
 func (c *Core) Refuse(ctx context.Context, caller identity.Identity, jobID, reason string) error {
 	return c.decide(ctx, caller, jobID, false, reason)
+}
+
+// MayDecide reports whether caller may approve or refuse pending job
+// jobID (the approvals' own rule, as Approve applies it).
+func (c *Core) MayDecide(ctx context.Context, caller identity.Identity, jobID string) bool {
+	ref, ok := c.reg.ref(jobID)
+	return ok && c.cfg.Approvals != nil && c.cfg.Approvals.MayDecide(ctx, caller, jobID, ref.Submitter, "approve") == nil
 }
 
 func (c *Core) decide(ctx context.Context, caller identity.Identity, jobID string, approve bool, reason string) error {

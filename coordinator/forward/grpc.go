@@ -593,3 +593,8 @@ func newMetrics(reg prometheus.Registerer) metrics {
 
 // httpClass is an HTTP status as its class label ("2xx").
 func httpClass(code int) string { return strconv.Itoa(code/100) + "xx" }
+
+// RegisterIdle exports the forwarding series at zero on a coordinator
+// that never follows (one on SQLite), so that the dashboards' forwarding
+// panels show "nothing relayed" rather than no data.
+func RegisterIdle(reg prometheus.Registerer) { newMetrics(reg) }

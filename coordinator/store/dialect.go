@@ -155,3 +155,10 @@ func PostgresDB(dsn string) (*sql.DB, error) {
 func openPostgresDB(cfg *pgx.ConnConfig) *sql.DB {
 	return sql.OpenDB(rebindConnector{inner: stdlib.GetConnector(*cfg)})
 }
+
+// Ping runs one trivial query on the database: the health check of a
+// coordinator that has no election to do it (SQLite).
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	return s.db.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}

@@ -414,6 +414,9 @@ func (s *Server) refuseJob(w http.ResponseWriter, r *http.Request, vw viewer) er
 // pendingRow is a job waiting for approval on the front page.
 type pendingRow struct {
 	ID, URL, Kind, Submitter string
+	// MayDecide: the viewer may approve or refuse it (else no buttons: the
+	// core would answer 403).
+	MayDecide bool
 }
 
 // frontPage is the list with the jobs that wait for approval above it.
@@ -422,7 +425,8 @@ func (s *Server) frontPage(r *http.Request, v *view) error {
 		return err
 	}
 	for _, j := range s.cfg.Core.PendingJobs() {
-		row := pendingRow{ID: j.ID, Kind: j.Kind, Submitter: j.Submitter, URL: "/jobs/" + url.PathEscape(j.ID)}
+		row := pendingRow{ID: j.ID, Kind: j.Kind, Submitter: j.Submitter, URL: "/jobs/" + url.PathEscape(j.ID),
+			MayDecide: v.Viewer.Signed && s.cfg.Core.MayDecide(r.Context(), v.Viewer.identity(), j.ID)}
 		v.Pending = append(v.Pending, row)
 	}
 	return nil

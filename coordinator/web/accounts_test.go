@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -157,8 +158,17 @@ func TestAccountsOnThePages(t *testing.T) {
 	if !strings.Contains(front.body, `id="pending"`) || !strings.Contains(front.body, `data-job="`+id+`"`) {
 		t.Errorf("the front page does not list %s as pending", id)
 	}
-	if r := keep(ursula.get("/tests/" + id)); !strings.Contains(r.body, "approval") {
-		t.Errorf("the test page does not say the test waits for approval")
+	if r := keep(ursula.get("/tests/" + id)); !strings.Contains(r.body, `id="pending-approval"`) || !strings.Contains(r.body, `id="withdraw"`) {
+		t.Errorf("the test page does not tell its submitter it waits for approval and offer to withdraw it")
+	}
+	// No Approve button for her own test (cross-approval) nor for an
+	// anonymous reader: the core would refuse them.
+	pendingRow := regexp.MustCompile(`(?s)<tr data-job="` + id + `">.*?</tr>`)
+	for who, page := range map[string]string{"ursula": keep(ursula.get("/")).body, "anonymous": front.body} {
+		row := pendingRow.FindString(page)
+		if row == "" || strings.Contains(row, `class="approve"`) || !strings.Contains(row, "waits for an approver") {
+			t.Errorf("%s's front page, the pending row: %q; want no Approve button", who, row)
+		}
 	}
 	// Not by herself, not without a CSRF token.
 	if r := ursula.post("/jobs/"+id+"/approve", url.Values{"csrf": {ursula.csrf()}}); r.status != http.StatusForbidden {
@@ -182,6 +192,9 @@ func TestAccountsOnThePages(t *testing.T) {
 	}
 	victor := cl.browser(t)
 	victor.signInAccount("victor", secret)
+	if row := regexp.MustCompile(`(?s)<tr data-job="` + id + `">.*?</tr>`).FindString(keep(victor.get("/")).body); !strings.Contains(row, `class="approve"`) {
+		t.Errorf("the approver's front page offers no Approve button: %q", row)
+	}
 	if r := victor.post("/jobs/"+id+"/approve", url.Values{}); r.status != http.StatusForbidden || !cl.c.Core.Pending(id) {
 		t.Errorf("approval without a CSRF token: %d, pending %v", r.status, cl.c.Core.Pending(id))
 	}
@@ -207,6 +220,17 @@ func TestAccountsOnThePages(t *testing.T) {
 	}
 	if j := cl.job(t, grpcAdmin, id2); j.GetState() != arbiterv1.JobState_JOB_STATE_CANCELLED || !strings.Contains(j.GetError(), "refused by victor: bounds too wide") {
 		t.Fatalf("after refusal: %v %q", j.GetState(), j.GetError())
+	}
+
+	// A third she withdraws herself while it waits.
+	form.Set("csrf", ursula.csrf())
+	r = ursula.post("/submit/test", form)
+	id3 := strings.TrimPrefix(r.location, "/tests/")
+	if r := ursula.post("/jobs/"+id3+"/cancel", url.Values{"csrf": {ursula.csrf()}}); r.status != http.StatusSeeOther {
+		t.Fatalf("withdrawing her pending test: %d %s", r.status, excerpt(r.body))
+	}
+	if j := cl.job(t, grpcAdmin, id3); j.GetState() != arbiterv1.JobState_JOB_STATE_CANCELLED || cl.c.Core.Pending(id3) {
+		t.Fatalf("after withdrawal: %v, pending %v", j.GetState(), cl.c.Core.Pending(id3))
 	}
 
 	// A token made on her page acts as her.

@@ -256,6 +256,12 @@ func TestFindChangeStopReschedule(t *testing.T) {
 	} {
 		mustAudit(t, cl, want.actor, want.action, id, want.detail)
 	}
+	// The approver's form carried throughput, tags and notes as they
+	// stood: the audit log lists only the priority, which changed.
+	log, err := cl.st.AuditLog(ctx, store.AuditFilter{Actor: "victor", Action: "job.modify", Target: id, Limit: 10})
+	if err != nil || len(log) != 1 || log[0].Detail != "priority 6" {
+		t.Errorf("the approver's change in the audit log: %v %+v; want exactly \"priority 6\"", err, log)
+	}
 }
 
 // mustAudit fails t unless the store's audit log has an entry of action

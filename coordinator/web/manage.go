@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 // The forms that change a running test (priority, throughput, game cap,
@@ -17,10 +19,23 @@ import (
 // ownership again and records the action in the audit log (core.Config.Auditor).
 
 // modifyTest changes a running test: every field of the form is its new
-// value; a bad one is named and nothing changes.
+// value, and those that differ from the test's are the change; a bad one
+// is named and nothing changes.
 func (s *Server) modifyTest(w http.ResponseWriter, r *http.Request, vw viewer) error {
 	id := r.PathValue("id")
 	var m core.Modification
+	// current is the test's spec as it stands, read once when needed.
+	var spec *arbiterv1.MatchSpec
+	current := func() (*arbiterv1.MatchSpec, error) {
+		if spec == nil {
+			j, err := s.testJob(id)
+			if err != nil {
+				return nil, err
+			}
+			spec = j.GetMatch()
+		}
+		return spec, nil
+	}
 	ps, ss, gs := strings.TrimSpace(r.PostFormValue("priority")), strings.TrimSpace(r.PostFormValue("throughput")),
 		strings.TrimSpace(r.PostFormValue("games"))
 	if ps != "" {
@@ -29,7 +44,11 @@ func (s *Server) modifyTest(w http.ResponseWriter, r *http.Request, vw viewer) e
 			return err
 		}
 		p := int32(prio)
-		m.Priority = &p
+		if spec, err := current(); err != nil {
+			return err
+		} else if p != spec.GetPriority() {
+			m.Priority = &p
+		}
 	}
 	if ss != "" {
 		share, err := parseFloat("throughput", ss, 0, core.MaxShare)
@@ -39,7 +58,11 @@ func (s *Server) modifyTest(w http.ResponseWriter, r *http.Request, vw viewer) e
 		if share == 0 {
 			return bad("throughput %s: must be above 0", clipQ(ss))
 		}
-		m.Share = &share
+		if spec, err := current(); err != nil {
+			return err
+		} else if share != spec.GetThroughput() {
+			m.Share = &share
+		}
 	}
 	if gs != "" {
 		g, err := strconv.ParseUint(gs, 10, 64)
@@ -48,21 +71,32 @@ func (s *Server) modifyTest(w http.ResponseWriter, r *http.Request, vw viewer) e
 		}
 		// Only a changed cap is sent: an unchanged one need not fit the
 		// batches handed out since.
-		if j, err := s.testJob(id); err != nil {
+		if spec, err := current(); err != nil {
 			return err
-		} else if g != j.GetMatch().GetGames() {
+		} else if g != spec.GetGames() {
 			m.Games = &g
 		}
 	}
+	// The form carries every field as it stands: only changed ones are
+	// sent (priority and throughput above too), so that the audit log
+	// names what the change changed.
 	if _, ok := r.PostForm["notes"]; ok {
 		n := strings.ReplaceAll(r.PostFormValue("notes"), "\r\n", "\n")
-		m.Notes = &n
+		if spec, err := current(); err != nil {
+			return err
+		} else if n != spec.GetNotes() {
+			m.Notes = &n
+		}
 	}
 	if _, ok := r.PostForm["tags"]; ok {
-		m.SetTags = true
-		m.Tags = strings.FieldsFunc(r.PostFormValue("tags"), func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
-		if _, err := gamejob.CheckTags(m.Tags); err != nil {
+		tags := strings.FieldsFunc(r.PostFormValue("tags"), func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+		if _, err := gamejob.CheckTags(tags); err != nil {
 			return err
+		}
+		if spec, err := current(); err != nil {
+			return err
+		} else if !slices.Equal(tags, spec.GetTags()) {
+			m.SetTags, m.Tags = true, tags
 		}
 	}
 	if err := s.cfg.Core.Modify(r.Context(), vw.identity(), id, m); err != nil {

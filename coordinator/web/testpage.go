@@ -13,6 +13,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
 	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	"github.com/arbiter-chess/arbiter/internal/jobreport"
@@ -50,6 +51,7 @@ type workerRow struct {
 type testData struct {
 	Job         *arbiterv1.Job
 	State       string
+	Pending     bool   // waits for an approver before workers play it
 	Report      string // the fastchess-style report, as arbiter status prints it
 	Block       resultBlock
 	Diff        *diffView
@@ -76,8 +78,10 @@ type testData struct {
 type testManage struct {
 	manageForm
 	Running, Stopped, Manage, CanSubmit, SPRT bool
-	Games                                     uint64
-	Tags, Notes                               string
+	// Pending: waits for an approver; its manager may withdraw it.
+	Pending     bool
+	Games       uint64
+	Tags, Notes string
 }
 
 // workerTable is the per-worker table of a test's or a tune's page.
@@ -134,8 +138,9 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 		Priority: j.GetMatch().GetPriority(), Share: j.GetMatch().GetThroughput()}
 	spec, mp := j.GetMatch(), j.GetMatchProgress()
 	stopped := j.GetState() == arbiterv1.JobState_JOB_STATE_CANCELLED
-	if mayManage := v.Viewer.MayManage(j.GetSubmitter()); (d.Running || stopped) && mayManage || v.Viewer.CanSubmit() {
-		d.Actions = &testManage{manageForm: *d.Form, Running: d.Running, Stopped: stopped, Manage: mayManage,
+	d.Pending = j.GetState() == arbiterv1.JobState_JOB_STATE_PENDING
+	if mayManage := v.Viewer.MayManage(j.GetSubmitter()); (d.Running || stopped || d.Pending) && mayManage || v.Viewer.CanSubmit() {
+		d.Actions = &testManage{manageForm: *d.Form, Running: d.Running, Stopped: stopped, Manage: mayManage, Pending: d.Pending,
 			CanSubmit: v.Viewer.CanSubmit(), SPRT: j.GetKind() == jobkind.SPRT, Games: j.GetMatch().GetGames(),
 			Tags: strings.Join(j.GetMatch().GetTags(), " "), Notes: j.GetMatch().GetNotes()}
 	}
@@ -197,7 +202,7 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 	}
 	d.EventsAll = len(evs)
 	for i := len(evs) - 1; i >= 0 && len(d.Events) < maxEventsShown; i-- {
-		d.Events = append(d.Events, evs[i])
+		d.Events = append(d.Events, readableEvent(evs[i]))
 	}
 	v.Title = fmt.Sprintf("Test %s: %s vs %s", id, spec.GetEngineA().GetName(), spec.GetEngineB().GetName())
 	v.Nav, v.Page, v.tmpl, v.watch = "list", d, "test", []string{id}
@@ -411,4 +416,17 @@ func safeName(id string) string {
 		}
 		return '_'
 	}, id)
+}
+
+// readableEvent gives an event whose stored detail is a bare figure the
+// words that say what it is: a "bench" event holds the bench speed a
+// worker had when it played a batch, stored when new for the test
+// (gamepair.EvBench).
+func readableEvent(e gamejob.Event) gamejob.Event {
+	if e.Kind == gamepair.EvBench {
+		if nps, err := strconv.ParseUint(e.Detail, 10, 64); err == nil {
+			e.Detail = fmt.Sprintf("bench speed %d nodes/s: the worker's speed when it played this batch (new for this test)", nps)
+		}
+	}
+	return e
 }

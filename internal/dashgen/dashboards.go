@@ -23,8 +23,12 @@ func Overview() *Dashboard {
 	b := newDashboard("arbiter-overview", "Arbiter / Cluster overview",
 		"Is the cluster up, working and keeping up: coordinator, workers, jobs, units, results and RPCs.")
 	b.row("Health")
-	b.add(stat("Coordinator up", "1 when Prometheus scraped the coordinator's /metrics at the last scrape.", "none",
-		q(`up{job="arbiter-coordinator"}`, "{{instance}}"), "red", 1, "green"), 4, 4)
+	// From a series every coordinator exports itself, not up{job=...}:
+	// that needs the scrape job to carry one particular name, and a
+	// hand-written Prometheus config rarely does. A coordinator whose
+	// scrape fails goes stale at once, so the count drops to 0.
+	b.add(stat("Coordinator up", "Coordinators whose /metrics Prometheus read at the last scrape (arbiter_coordinator_leader is on every one); 0: none answers.", "none",
+		q(`count(arbiter_coordinator_leader) or vector(0)`, "coordinators"), "red", 1, "green"), 4, 4)
 	b.add(stat("Workers connected", "Workers that leased or heartbeat within the lease duration. 0 means nothing computes (alert ArbiterNoWorkers).", "none",
 		q(`arbiter_workers_connected`, ""), "red", 1, "green"), 4, 4)
 	b.add(stat("Running jobs", "Jobs of every kind in state running.", "none",
@@ -61,14 +65,14 @@ func Overview() *Dashboard {
 	b.add(timeseries("Duplicate positions", "Share of accepted positions that repeated an earlier one of their dataset. A rising share: more random plies or book positions are needed.", "percentunit",
 		q(`rate(arbiter_datagen_duplicates_total`+rate+`) / clamp_min(rate(arbiter_datagen_duplicates_total`+rate+`) + rate(arbiter_datagen_positions_total`+rate+`), 1e-9)`, "duplicates")), 6, 6)
 
-	// Only coordinators on PostgreSQL export these (docs/ha.md); on
-	// SQLite the row stays empty.
+	// Every coordinator exports these: one on SQLite leads alone (term
+	// 1, nothing relayed); several on PostgreSQL elect one (docs/ha.md).
 	b.row("Coordinators (several on PostgreSQL)")
 	b.add(timeseries("Leader", "1 for the coordinator that leads (serves workers and clients), 0 for those standing by. Exactly one should be 1; none for longer than the leader timeout means no coordinator can reach the database.", "none",
 		q(`arbiter_coordinator_leader`, "{{instance}}")), 6, 6)
 	b.add(timeseries("Leadership changes", "New leaders taking over (term changes), as the coordinator that saw most of them counts them. Each is a leader that died, was paused, lost the database or was replaced.", "none",
 		q(`max(increase(arbiter_coordinator_leadership_changes_total`+rate+`))`, "changes")), 6, 6)
-	b.add(timeseries("Database latency p99", "99th percentile of the round trip of each coordinator's check query to PostgreSQL (once per election interval).", "s",
+	b.add(timeseries("Database latency p99", "99th percentile of the round trip of each coordinator's check query to its database (PostgreSQL or SQLite; once per election interval, a second by default).", "s",
 		q(`histogram_quantile(0.99, sum by (le, instance) (rate(arbiter_coordinator_database_latency_seconds_bucket`+rate+`)))`, "{{instance}}")), 6, 6)
 	b.add(timeseries("Database reachable", "1 when the coordinator's last check of the database was answered. 0 on the leader: writes fail and workers retry; past half the leader timeout it gives up the lead.", "none",
 		q(`arbiter_coordinator_database_up`, "{{instance}}")), 6, 6)

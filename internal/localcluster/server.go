@@ -223,6 +223,7 @@ type Server struct {
 	st           *store.Store
 	tlsCfg       *tls.Config
 	elector      *leader.Elector // nil on SQLite
+	sole         *leader.Sole    // the election's series on SQLite (nil on PostgreSQL)
 	http         *obs.Server
 	handler      atomic.Pointer[http.Handler]
 	registry     *prometheus.Registry
@@ -290,6 +291,11 @@ func Serve(cfg ServerConfig) (*Server, error) {
 			st.Close()
 			return nil, err
 		}
+	} else {
+		// Alone on its store, it leads; the HA series say so rather
+		// than being absent (the dashboards' panels read them).
+		s.sole = leader.NewSole(st.Ping, leader.DefaultTimeout/10, reg)
+		forward.RegisterIdle(reg)
 	}
 	if cfg.HTTP != "" {
 		var relay http.Handler
@@ -306,6 +312,7 @@ func Serve(cfg ServerConfig) (*Server, error) {
 	}
 	if s.elector == nil {
 		if err := s.becomeLeader(); err != nil {
+			s.closeElection()
 			s.http.Close()
 			st.Close()
 			return nil, err
@@ -775,6 +782,9 @@ func (s *Server) closeElection() {
 	}
 	if s.elector != nil {
 		s.elector.Close()
+	}
+	if s.sole != nil {
+		s.sole.Close()
 	}
 }
 

@@ -21,7 +21,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -50,8 +49,8 @@ type Server struct {
 	log      string
 	mu       sync.Mutex
 	next     int
-	bin      string              // the directory of the server's binaries
-	cred     *syscall.Credential // who the server runs as (nil: us)
+	bin      string      // the directory of the server's binaries
+	cred     *credential // who the server runs as (nil: us)
 }
 
 var (
@@ -139,21 +138,6 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// runAs is the credential the server's processes run under: nobody when
-// we are root, ourselves otherwise.
-func runAs() (*syscall.Credential, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	u, err := user.Lookup("nobody")
-	if err != nil {
-		return nil, fmt.Errorf("running as root and no user nobody to run PostgreSQL as: %w", err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
-}
-
 func start(bin string) (*Server, error) {
 	cred, err := runAs()
 	if err != nil {
@@ -189,7 +173,7 @@ func start(bin string) (*Server, error) {
 	data := filepath.Join(dir, "data")
 	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "arbiter", "--pwfile", filepath.Join(dir, "pw"),
 		"--auth", "scram-sha-256", "-E", "UTF8", "--locale", "C", "--no-sync")
-	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	initdb.SysProcAttr = childAttr(cred, false)
 	initdb.Dir = dir
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return fail(fmt.Errorf("initdb: %v\n%s", err, out))
@@ -218,7 +202,7 @@ func (s *Server) launch() error {
 	s.cmd = exec.Command(filepath.Join(s.bin, "postgres"), "-D", filepath.Join(s.dir, "data"), "-p", strconv.Itoa(s.port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "fsync=off",
 		"-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=32MB")
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	s.cmd.SysProcAttr = childAttr(s.cred, true)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	s.cmd.Dir = s.dir
 	if err := s.cmd.Start(); err != nil {
