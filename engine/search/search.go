@@ -76,14 +76,28 @@ type worker struct {
 const checkEvery = 255
 
 // stopped reports whether the search must unwind: when it is told to stop,
-// except before the first root move of depth 1 has a score, so that a
-// stopped search always answers with a move it searched. Depth 1 used to
-// run to its end whatever the limit, and its quiescence search alone can
-// take thousands of nodes in a position full of captures: `go nodes 500`
-// searched 4,799 (datagen's node check refused the engine for it).
+// except in the first iteration, which runs to its end so that there is
+// always a searched move, unless a node limit is passed by far
+// (depth1NodeCap) and one root move has a score. Depth 1 used to run to
+// its end whatever the limit, and its quiescence search alone can take
+// thousands of nodes in a position full of captures: `go nodes 500`
+// searched 4,799 (datagen's node check refused the engine for it). Cut
+// at the limit itself, a tiny limit (nodes=300) would often play the
+// first move in static order, blind to the evaluation.
 func (w *worker) stopped() bool {
-	return w.e.stop.Load() && (w.rootDepth > 1 || w.rootBest != engine.NullMove)
+	if !w.e.stop.Load() {
+		return false
+	}
+	if w.rootDepth > 1 {
+		return true
+	}
+	n := w.e.tm.nodeStop
+	return n > 0 && w.rootBest != engine.NullMove && w.nodes >= depth1NodeCap(n)
 }
+
+// depth1NodeCap is where a node limit cuts the first iteration: twice the
+// limit, and at least the limit and a thousand nodes.
+func depth1NodeCap(limit int64) int64 { return limit + max(limit, 1000) }
 
 // countNode counts a node and, on the main thread, checks the limits.
 func (w *worker) countNode() {
