@@ -37,6 +37,7 @@ type worker struct {
 
 	nodes    int64
 	pub      atomic.Int64 // nodes, published every checkEvery nodes for the main thread
+	tbHits   atomic.Int64 // tablebase probes with a result (read by makeInfo while searching)
 	seldepth int
 
 	// keys[0:rootIdx] are the game's positions before the root; keys[rootIdx+ply]
@@ -212,6 +213,12 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 		}
 	}
 
+	if !root && e.tbRun.cardinality > 0 {
+		if s, ok := w.probeTB(p, alpha, beta, depth, ply, inCheck); ok {
+			return s
+		}
+	}
+
 	staticEval := -Infinity
 	if !inCheck {
 		if hit {
@@ -246,7 +253,7 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 				return 0
 			}
 			if s >= beta {
-				if s >= MateBound {
+				if s >= TBWinBound { // an unproven win: the null move is no move
 					s = beta
 				}
 				return s

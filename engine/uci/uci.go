@@ -41,6 +41,12 @@ type Engine interface {
 	SetInfoHandler(func(search.Info))
 }
 
+// tablebaseReporter is an engine that says which tables SyzygyPath found
+// (the built-in one); GUIs show it as Stockfish's "Found N tablebases".
+type tablebaseReporter interface {
+	TablebaseSummary() string
+}
+
 // Name and Author are what `uci` reports.
 const (
 	Name   = "Arbiter"
@@ -211,6 +217,11 @@ func (s *Server) cmdSetOption(line string) {
 	if err := s.eng.SetOption(name, value); err != nil {
 		s.errorf("%v", err)
 		return
+	}
+	if t, ok := s.eng.(tablebaseReporter); ok && strings.EqualFold(name, search.OptSyzygyPath) {
+		if found := t.TablebaseSummary(); found != "" {
+			s.out.printf("info string %s", found)
+		}
 	}
 	if strings.EqualFold(name, search.OptChess960) {
 		s.chess960 = strings.EqualFold(value, "true")
@@ -420,7 +431,7 @@ func (s *Server) printInfo(i search.Info) {
 	} else {
 		fmt.Fprintf(&b, " score cp %d", i.Score)
 	}
-	fmt.Fprintf(&b, " nodes %d nps %d hashfull %d time %d", i.Nodes, i.NPS, i.Hashfull, i.Time.Milliseconds())
+	fmt.Fprintf(&b, " nodes %d nps %d hashfull %d tbhits %d time %d", i.Nodes, i.NPS, i.Hashfull, i.TBHits, i.Time.Milliseconds())
 	if len(i.PV) > 0 {
 		b.WriteString(" pv")
 		p := s.pos
