@@ -137,7 +137,8 @@ type tbCache struct {
 
 // open returns the tables of dir, opening them on first use; "" or
 // "<empty>" is no tables (nil). A directory that does not exist, is not a
-// directory or holds no table is an error naming the option and the path.
+// directory or holds no table (syzygy.Open) is an error naming the option
+// and the path.
 func (c *tbCache) open(dir string) (*syzygy.Tablebase, error) {
 	if dir == "" || dir == emptyPathOptionValue {
 		return nil, nil
@@ -165,9 +166,6 @@ func (c *tbCache) open(dir string) (*syzygy.Tablebase, error) {
 	tb, err := syzygy.Open(key)
 	if err != nil {
 		return nil, fmt.Errorf("option %q: %w", OptSyzygyPath, err)
-	}
-	if wdl, _ := tb.Counts(); wdl == 0 {
-		return nil, fmt.Errorf("option %q: directory %q holds no Syzygy tables (files such as KRvK.rtbw)", OptSyzygyPath, dir)
 	}
 	c.byDir[key] = tb
 	return tb, nil
