@@ -147,7 +147,7 @@ func TestTablebaseRootFilter(t *testing.T) {
 		fen  string
 		want syzygy.WDL
 	}{
-		{"8/8/8/8/8/8/1k6/R3K3 w - - 0 1", syzygy.Win}, // KRvK, the rook attacked
+		{"8/8/8/8/8/8/1k6/R3K3 w - - 0 1", syzygy.Win},    // KRvK, the rook attacked
 		{"8/8/3k4/8/8/3r4/8/R3K3 w - - 0 1", syzygy.Draw}, // KRvKR: some rook moves lose it
 		{"8/8/8/3k4/8/8/2r5/KQ6 w - - 0 1", syzygy.Win},
 	} {
