@@ -10,26 +10,14 @@ import (
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/engine/eval"
 	"github.com/arbiter-chess/arbiter/engine/syzygy"
+	"github.com/arbiter-chess/arbiter/engine/syzygy/syzygytest"
 )
 
 // testTablesDir is the shared Syzygy test tables (every 3-4 piece table,
-// KQRvKR and KBBvKN): ARBITER_SYZYGY_PATH, else ../shared/data/syzygy from
-// the project root. Without them the tests skip, or fail under
-// ARBITER_REQUIRE_TABLEBASES=1 (CI).
+// KQRvKR and KBBvKN); without them the tests skip (syzygytest.Dir).
 func testTablesDir(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv("ARBITER_SYZYGY_PATH")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "data", "syzygy")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "KBBvKN.rtbz")); err != nil {
-		msg := "Syzygy test tables (with KBBvKN) not found in " + dir + " (set ARBITER_SYZYGY_PATH): " + err.Error()
-		if os.Getenv("ARBITER_REQUIRE_TABLEBASES") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return dir
+	return syzygytest.Dir(t, "KBBvKN.rtbz")
 }
 
 // rootWDLs returns the tables' result of every legal move of fen.

@@ -1,8 +1,6 @@
 package uci_test
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,56 +9,24 @@ import (
 
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/engine/syzygy"
+	"github.com/arbiter-chess/arbiter/engine/syzygy/syzygytest"
 )
-
-// uciTablesDir is the shared Syzygy test tables, as engine/search's tests
-// find them; the test skips without them (fails under
-// ARBITER_REQUIRE_TABLEBASES=1).
-func uciTablesDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("ARBITER_SYZYGY_PATH")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "data", "syzygy")
-	}
-	abs, err := filepath.Abs(dir)
-	if err == nil {
-		_, err = os.Stat(filepath.Join(abs, "KQvKR.rtbz"))
-	}
-	if err != nil {
-		if os.Getenv("ARBITER_REQUIRE_TABLEBASES") == "1" {
-			t.Fatalf("Syzygy test tables: %v", err)
-		}
-		t.Skipf("Syzygy test tables not found (set ARBITER_SYZYGY_PATH): %v", err)
-	}
-	return abs
-}
 
 const kqkr = "8/8/8/3k4/8/8/2r5/KQ6 w - - 0 1" // White wins
 
 var tbHitsField = regexp.MustCompile(` tbhits (\d+) `)
 
-// TestSyzygyPathUCI drives `arbiter uci`: the options are listed as
-// Stockfish lists them; a path that does not exist is refused with an
+// TestSyzygyPathUCI drives `arbiter uci` (TestHandshake checks the
+// options are listed as Stockfish lists them): a path that does not exist
+// is refused with an
 // error naming the option and the path (and the engine searches on
 // without tables: tbhits 0, the control); the real directory is
 // announced and a search of a KQvKR reports tbhits and a winning move.
 func TestSyzygyPathUCI(t *testing.T) {
-	dir := uciTablesDir(t)
+	dir := syzygytest.Dir(t, "KQvKR.rtbz")
 	s := start(t)
 	s.send("uci")
-	_, lines := s.expect("uciok", 5*time.Second)
-	all := strings.Join(lines, "\n")
-	for _, want := range []string{
-		"option name SyzygyPath type string default <empty>",
-		"option name SyzygyProbeDepth type spin default 1 min 1 max 100",
-		"option name Syzygy50MoveRule type check default true",
-		"option name SyzygyProbeLimit type spin default 7 min 0 max 7",
-	} {
-		if !strings.Contains(all, want) {
-			t.Errorf("uci output lacks %q", want)
-		}
-	}
-
+	s.expect("uciok", 5*time.Second)
 	search := func() (bestmove string, tbhits int) {
 		t.Helper()
 		s.send("position fen "+kqkr, "go depth 6")
