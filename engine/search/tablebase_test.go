@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/engine/eval"
@@ -325,5 +326,35 @@ func TestTablebaseConverts(t *testing.T) {
 	t.Logf("with tables: %s after %d plies", end, plies)
 	if end != "checkmate" {
 		t.Errorf("with tables: %s after %d plies, want checkmate", end, plies)
+	}
+}
+
+// TestTablebaseProbesWithHelpers: Lazy SMP helpers probe the shared tables
+// at once and the reported tbhits is every thread's sum (run under -race).
+func TestTablebaseProbesWithHelpers(t *testing.T) {
+	dir := testTablesDir(t)
+	p := mustFEN(t, "6Bk/2n5/8/8/8/8/5B2/6K1 w - - 0 1")
+	e := newTestEngine(t, map[string]string{OptSyzygyPath: dir, OptSyzygyProbeLimit: "4", OptThreads: "3"})
+	ctx, cancel := context.WithCancel(context.Background())
+	run := e.Start(ctx, p, nil, Limits{Infinite: true})
+	deadline := time.Now().Add(60 * time.Second)
+	for _, w := range e.workers {
+		for w.tbHits.Load() == 0 {
+			if time.Now().After(deadline) {
+				cancel()
+				run.Wait()
+				t.Fatalf("thread %d never probed", w.id)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	cancel()
+	_, info := run.Wait()
+	var sum int64
+	for _, w := range e.workers {
+		sum += w.tbHits.Load()
+	}
+	if info.TBHits != sum {
+		t.Errorf("tbhits %d, want every thread's: %d", info.TBHits, sum)
 	}
 }
