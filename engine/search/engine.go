@@ -55,6 +55,9 @@ type Info struct {
 	Hashfull int
 	PV       []engine.Move
 	TBHits   int64 // tablebase probes that gave a result (UCI tbhits)
+	// TBError is the search's first tablebase probe that failed other than
+	// for a missing table (a damaged file); the search went on without it.
+	TBError error
 }
 
 // OptionSpec describes one engine option for a front end (UCI `option`).
@@ -597,6 +600,7 @@ func (e *Engine) makeInfo(w *worker, r Result) Info {
 		Hashfull: e.tt.Hashfull(),
 		PV:       append([]engine.Move(nil), r.PV[:r.PVLen]...),
 		TBHits:   e.tbRun.rootHits,
+		TBError:  e.tbError(),
 	}
 	for _, w := range e.workers {
 		info.TBHits += w.tbHits.Load()

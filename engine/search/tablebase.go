@@ -26,10 +26,14 @@ package search
 //     TBWinScore. scoreToTT/scoreFromTT make both relative to the node.
 //   - A Tablebase is opened once per directory in a process and shared by
 //     every engine (the worker runs several): tablebaseCache. It is never
-//     closed, since an engine may probe it until the process ends.
+//     closed, since an engine may probe it until the process ends, and the
+//     directory's listing is read once: tables added later need a new
+//     process (or another directory).
 //   - A probe that fails (a table missing from the directory, a damaged
 //     file) is not a result: the search goes on as if the position were not
-//     in the tables.
+//     in the tables. The first failure of a search other than a missing
+//     table (a partial set is normal; a damaged file is not) is reported
+//     in its Info (TBError), which `arbiter uci` prints as `info string`.
 
 import (
 	"errors"
@@ -38,6 +42,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/engine/syzygy"
@@ -175,6 +180,26 @@ func (c *tbCache) open(dir string) (*syzygy.Tablebase, error) {
 type tbSearch struct {
 	cardinality int   // probe positions with at most this many pieces; 0 never
 	rootHits    int64 // root moves ranked from the tables
+	// failure is the search's first probe error other than a missing
+	// table; threads race to set it.
+	failure atomic.Pointer[error]
+}
+
+// noteTBError keeps err as the search's probe failure unless it is a
+// missing table or one is already kept.
+func (e *Engine) noteTBError(err error) {
+	var missing *syzygy.MissingTableError
+	if !errors.As(err, &missing) {
+		e.tbRun.failure.CompareAndSwap(nil, &err)
+	}
+}
+
+// tbError is the search's probe failure, nil if none.
+func (e *Engine) tbError() error {
+	if p := e.tbRun.failure.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // prepareTablebases ranks the root moves of pos from the tables when it is
@@ -182,7 +207,8 @@ type tbSearch struct {
 // e.searchMoves, as `go searchmoves` does) and decides whether the search
 // probes. history is the game's keys before pos.
 func (e *Engine) prepareTablebases(pos *engine.Position, history []uint64) {
-	e.tbRun = tbSearch{}
+	e.tbRun.cardinality, e.tbRun.rootHits = 0, 0
+	e.tbRun.failure.Store(nil)
 	tb := e.tbs.tb
 	if tb == nil || e.tbs.probeLimit == 0 {
 		return
@@ -194,8 +220,10 @@ func (e *Engine) prepareTablebases(pos *engine.Position, history []uint64) {
 	ranked, err := tb.RootMoves(pos)
 	dtz := err == nil
 	if !dtz {
+		e.noteTBError(err)
 		if ranked, err = rootMovesByWDL(tb, pos); err != nil {
-			return // a table is missing: search as without tables
+			e.noteTBError(err)
+			return // search as without tables
 		}
 	}
 	ranked = e.keepSearchMoves(ranked)
@@ -312,6 +340,7 @@ func (w *worker) probeTB(p *engine.Position, alpha, beta, depth, ply int, inChec
 	}
 	wdl, err := e.tbs.tb.ProbeWDL(p)
 	if err != nil {
+		e.noteTBError(err)
 		return 0, false
 	}
 	w.tbHits.Add(1)

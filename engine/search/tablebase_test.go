@@ -358,3 +358,54 @@ func TestTablebaseProbesWithHelpers(t *testing.T) {
 		t.Errorf("tbhits %d, want every thread's: %d", info.TBHits, sum)
 	}
 }
+
+// TestTablebaseDamagedTableReported: a damaged table is no result (the
+// engine still plays) and the search reports it in Info.TBError, naming the
+// file; a table missing from a partial set is not an error; the intact
+// tables (the control) report nothing.
+func TestTablebaseDamagedTableReported(t *testing.T) {
+	shared := testTablesDir(t)
+	// Two directories: the process keeps each directory's listing.
+	partial, damaged := t.TempDir(), t.TempDir()
+	list, err := os.ReadDir(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range list {
+		name := f.Name()
+		if !strings.HasPrefix(name, "K") {
+			continue
+		}
+		for _, dir := range []string{partial, damaged} {
+			if strings.HasPrefix(name, "KRvK.") {
+				continue
+			}
+			if err := os.Symlink(filepath.Join(shared, name), filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	p := mustFEN(t, "8/8/8/8/8/8/1k6/R3K3 w - - 0 1") // KRvK
+	missing := newTestEngine(t, map[string]string{OptSyzygyPath: partial})
+	if _, info := missing.Go(context.Background(), p, nil, Limits{Depth: 4}); info.TBError != nil {
+		t.Errorf("a missing table reported: %v", info.TBError)
+	}
+	for _, ext := range []string{".rtbw", ".rtbz"} {
+		data, err := os.ReadFile(filepath.Join(shared, "KRvK"+ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(damaged, "KRvK"+ext), data[:len(data)/3], 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := newTestEngine(t, map[string]string{OptSyzygyPath: damaged})
+	m, info := e.Go(context.Background(), p, nil, Limits{Depth: 4})
+	if !p.IsLegal(m) || info.TBError == nil || !strings.Contains(info.TBError.Error(), "KRvK") {
+		t.Errorf("damaged KRvK: move %v, TBError %v; want a legal move and the file named", m, info.TBError)
+	}
+	_, info = newTestEngine(t, map[string]string{OptSyzygyPath: shared}).Go(context.Background(), p, nil, Limits{Depth: 4})
+	if info.TBError != nil {
+		t.Errorf("control, the intact tables: %v", info.TBError)
+	}
+}

@@ -1,6 +1,8 @@
 package uci_test
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -61,6 +63,27 @@ func TestSyzygyPathUCI(t *testing.T) {
 	if hits == 0 {
 		t.Error("with tables: tbhits 0")
 	}
+	// A damaged table (KQvKR cut to a third, in a directory of its own):
+	// the engine still answers and says which file failed.
+	damaged := t.TempDir()
+	for _, name := range []string{"KQvK", "KRvK", "KQvKR"} {
+		for _, ext := range []string{".rtbw", ".rtbz"} {
+			data, err := os.ReadFile(filepath.Join(dir, name+ext))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name == "KQvKR" {
+				data = data[:len(data)/3]
+			}
+			os.WriteFile(filepath.Join(damaged, name+ext), data, 0o600)
+		}
+	}
+	s.send("setoption name SyzygyPath value "+damaged, "position fen "+kqkr, "go depth 4")
+	line, before := s.expect("bestmove", 30*time.Second)
+	if !strings.Contains(strings.Join(before, "\n"), "info string error: syzygy table "+filepath.Join(damaged, "KQvKR")) || line == "bestmove (none)" {
+		t.Errorf("a damaged table: %q then %q; want it named, and a move", before, line)
+	}
+
 	tb, err := syzygy.Open(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -393,6 +393,9 @@ func (s *Server) cmdGo(args []string) {
 	go func() {
 		defer close(printed)
 		m, info := run.Wait()
+		if info.TBError != nil {
+			s.errorf("%v (the search went on without that table)", info.TBError)
+		}
 		close(finished)
 		if m == engine.NullMove {
 			s.out.printf("bestmove (none)")
