@@ -6,6 +6,11 @@
 #                    the start position; usable by engines without setboard)
 #   uho-200.epd    : every 1211th line of UHO_4060_v3.epd (unbalanced human
 #                    openings, the kind SPRT tests use; needs setboard/FEN)
+# Not rebuilt here: endgames-100.epd, 100 five- and six-piece endings
+# (KRPvKR, KRPPvKR, KBPPvKB, KPPvKP, KNPvKP, KQPvKQ, KRPvKBP, KBPvKP, KQvKRP,
+# KRPvKNP, KBNvKP, KRBvKR, KPPvKPP, KRvKBP, either colour) placed at random
+# (seed 44) and kept when the engine scored them within 250 cp at depth 6;
+# used to measure tablebases in search (docs/tablebases.md).
 set -euo pipefail
 src=${1:-$(dirname "$0")/../../shared/data/books}
 out=$(dirname "$0")

@@ -22,6 +22,7 @@ func TestCheckNet(t *testing.T) {
 		builtin(&arbiterv1.EngineNet{Sha256: sha}, nil),
 		builtin(&arbiterv1.EngineNet{Sha256: sha[:8]}, map[string]string{"UseNNUE": "true"}),
 		builtin(&arbiterv1.EngineNet{Sha256: "default:dev"}, nil),
+		builtin(nil, map[string]string{"SyzygyProbeLimit": "5", "SyzygyProbeDepth": "2", "Syzygy50MoveRule": "false"}),
 		{Name: "dev", Artifact: &arbiterv1.EngineArtifact{Sha256: sha}, Net: &arbiterv1.EngineNet{Sha256: sha, Option: "NNUEFile"},
 			Options: map[string]string{"EvalFile": "x"}},
 	} {
@@ -42,6 +43,11 @@ func TestCheckNet(t *testing.T) {
 		// would be opened on the coordinator and the workers.
 		{builtin(nil, map[string]string{"EvalFile": "/etc/passwd"}), "names a file on the workers"},
 		{builtin(nil, map[string]string{"UseNNUE": "true", "evalfile": "/root/x.nnue"}), "names a file on the workers"},
+		// Tablebases too: SyzygyPath, in any spelling, even a directory the
+		// coordinator has (the control beside it: the other Syzygy options
+		// pass, below).
+		{builtin(nil, map[string]string{"SyzygyPath": "/etc"}), `option "SyzygyPath" names a file on the workers`},
+		{builtin(nil, map[string]string{" syzygypath": "/tmp"}), "names a file on the workers"},
 		{&arbiterv1.EngineSpec{Name: "sf", Command: "stockfish", Net: &arbiterv1.EngineNet{Sha256: sha}}, "not one installed on the workers"},
 	} {
 		if err := CheckEngine("engine_a", c.e); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -100,10 +100,16 @@ func CheckEngine(which string, e *arbiterv1.EngineSpec) error {
 		for k := range opts {
 			// A path names a file on the worker (and, checked here, on the
 			// coordinator): neither machine's files are the submitter's to
-			// name. A net travels as an artifact.
+			// name. A net travels as an artifact; tablebases are the
+			// machine's own. The engine's option table says which options
+			// name files (search.NamesFile).
+			if !search.NamesFile(k) {
+				continue
+			}
 			if strings.EqualFold(k, search.OptEvalFile) {
 				return apierr.Invalid("%s %s: option %s names a file on the workers; give the net as net=SHA or net=FILE (arbiter net upload)", which, q, apierr.Q(k))
 			}
+			return apierr.Invalid("%s %s: option %s names a file on the workers, which is not a client's to name (set it in a local arbiter match or arbiter uci)", which, q, apierr.Q(k))
 		}
 		if e.GetNet() != nil {
 			// UseNNUE gets its net on the worker, not here.

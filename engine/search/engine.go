@@ -54,6 +54,10 @@ type Info struct {
 	NPS      int64
 	Hashfull int
 	PV       []engine.Move
+	TBHits   int64 // tablebase probes that gave a result (UCI tbhits)
+	// TBError is the search's first tablebase probe that failed other than
+	// for a missing table (a damaged file); the search went on without it.
+	TBError error
 }
 
 // OptionSpec describes one engine option for a front end (UCI `option`).
@@ -63,6 +67,22 @@ type OptionSpec struct {
 	Default string
 	Min     int
 	Max     int
+	// NamesFile marks an option whose value is a file or directory the
+	// engine opens: the one list front ends read to refuse such options
+	// from whoever may not name the machine's files (a client of the
+	// coordinator).
+	NamesFile bool
+}
+
+// NamesFile reports whether the option name (any case) makes the engine
+// open a file or directory (OptionSpec.NamesFile).
+func NamesFile(name string) bool {
+	for _, s := range baseOptionSpecs() {
+		if s.NamesFile && strings.EqualFold(strings.TrimSpace(name), s.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // Engine options that are not Params.
@@ -96,6 +116,8 @@ type Engine struct {
 	params       Values
 	useNNUE      bool
 	net          *nnue.Net // EvalFile's net, or the embedded default (nil if none)
+	tbs          tbSettings
+	tbRun        tbSearch // the current search's use of the tables
 
 	eval    Evaluator
 	tt      TransTable
@@ -123,6 +145,7 @@ func NewEngine(options map[string]string) (*Engine, error) {
 		moveOverhead: DefaultMoveOverhead * time.Millisecond,
 		weights:      eval.DefaultWeights(),
 		params:       DefaultValues(),
+		tbs:          defaultTBSettings(),
 		clock:        realClock{},
 		ponderHit:    make(chan struct{}, 1),
 	}
@@ -221,6 +244,18 @@ func (e *Engine) makeWorkers() {
 // Options lists every option with its type, default and range: the engine
 // options first, then the evaluation weights, then the search constants.
 func (e *Engine) Options() []OptionSpec {
+	specs := baseOptionSpecs()
+	for _, p := range eval.Params {
+		specs = append(specs, OptionSpec{Name: p.Name, Type: "spin", Default: strconv.Itoa(p.Default), Min: p.Min, Max: p.Max})
+	}
+	for _, p := range Params {
+		specs = append(specs, OptionSpec{Name: p.Name, Type: "spin", Default: strconv.Itoa(p.Default), Min: p.Min, Max: p.Max})
+	}
+	return specs
+}
+
+// baseOptionSpecs are the engine options that are not parameters.
+func baseOptionSpecs() []OptionSpec {
 	specs := []OptionSpec{
 		{Name: OptHash, Type: "spin", Default: strconv.Itoa(DefaultHashMB), Min: 1, Max: MaxHashMB},
 		{Name: OptThreads, Type: "spin", Default: "1", Min: 1, Max: MaxThreads},
@@ -229,15 +264,9 @@ func (e *Engine) Options() []OptionSpec {
 		{Name: OptChess960, Type: "check", Default: "false"},
 		{Name: OptPonder, Type: "check", Default: "false"},
 		{Name: OptUseNNUE, Type: "check", Default: strconv.FormatBool(embedsNet())},
-		{Name: OptEvalFile, Type: "string", Default: ""},
+		{Name: OptEvalFile, Type: "string", Default: "", NamesFile: true},
 	}
-	for _, p := range eval.Params {
-		specs = append(specs, OptionSpec{Name: p.Name, Type: "spin", Default: strconv.Itoa(p.Default), Min: p.Min, Max: p.Max})
-	}
-	for _, p := range Params {
-		specs = append(specs, OptionSpec{Name: p.Name, Type: "spin", Default: strconv.Itoa(p.Default), Min: p.Min, Max: p.Max})
-	}
-	return specs
+	return append(specs, tbOptionSpecs()...)
 }
 
 // SetOption sets one option by name (case-insensitive). It waits for a
@@ -272,6 +301,9 @@ func parseCheck(name, value string) (bool, error) {
 // setOption applies one option; live says whether the engine is built (so
 // tables must be rebuilt) or still being configured by NewEngine.
 func (e *Engine) setOption(name, value string, live bool) error {
+	if handled, err := e.setTBOption(name, value); handled {
+		return err
+	}
 	switch strings.ToLower(strings.TrimSpace(name)) {
 	case "hash":
 		v, err := parseSpin(OptHash, value, 1, MaxHashMB)
@@ -478,6 +510,7 @@ func (e *Engine) Start(ctx context.Context, pos engine.Position, history []uint6
 			e.searchMoves = append(e.searchMoves, m)
 		}
 	}
+	e.prepareTablebases(&pos, history)
 	s := &Search{done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
@@ -566,6 +599,11 @@ func (e *Engine) makeInfo(w *worker, r Result) Info {
 		Time:     el,
 		Hashfull: e.tt.Hashfull(),
 		PV:       append([]engine.Move(nil), r.PV[:r.PVLen]...),
+		TBHits:   e.tbRun.rootHits,
+		TBError:  e.tbError(),
+	}
+	for _, w := range e.workers {
+		info.TBHits += w.tbHits.Load()
 	}
 	if el > 0 {
 		info.NPS = int64(float64(nodes) / el.Seconds())
@@ -594,6 +632,7 @@ func (w *worker) prepare(pos *engine.Position, history []uint64) {
 	w.nodes = 0
 	w.pub.Store(0)
 	w.seldepth = 0
+	w.tbHits.Store(0)
 	w.done = Result{}
 	w.rootDepth = 0
 }

@@ -37,6 +37,7 @@ type worker struct {
 
 	nodes    int64
 	pub      atomic.Int64 // nodes, published every checkEvery nodes for the main thread
+	tbHits   atomic.Int64 // tablebase probes with a result (read by makeInfo while searching)
 	seldepth int
 
 	// keys[0:rootIdx] are the game's positions before the root; keys[rootIdx+ply]
@@ -197,20 +198,10 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 	}
 
 	if !root {
-		if w.isRepetition(p, ply) || p.InsufficientMaterial() {
-			return 0
-		}
-		if p.HalfmoveClock() >= 100 && (!inCheck || p.LegalMoveCount() > 0) {
-			return 0
-		}
-		if ply >= MaxPly-1 {
-			return w.evaluate(p, ply)
-		}
-		// Mate distance pruning: no line from here beats a shorter mate.
-		alpha = max(alpha, -MateScore+ply)
-		beta = min(beta, MateScore-ply-1)
-		if alpha >= beta {
-			return alpha
+		var s int
+		var done bool
+		if s, alpha, beta, done = w.endsBeforeSearch(p, alpha, beta, ply, inCheck); done {
+			return s
 		}
 	}
 
@@ -223,6 +214,12 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 			if tte.Bound == BoundExact || (tte.Bound == BoundLower && s >= beta) || (tte.Bound == BoundUpper && s <= alpha) {
 				return s
 			}
+		}
+	}
+
+	if !root && e.tbRun.cardinality > 0 {
+		if s, ok := w.probeTB(p, alpha, beta, depth, ply, inCheck); ok {
+			return s
 		}
 	}
 
@@ -242,29 +239,8 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 	}
 
 	if !pvNode && !inCheck && abs(beta) < MateBound {
-		// Reverse futility: far above beta at low depth, a quiet move will
-		// not bring it back down.
-		if depth <= v[RFPDepth] && staticEval-v[RFPMargin]*(depth-impr) >= beta {
-			return staticEval
-		}
-		// Null move: if passing still fails high, a real move will too
-		// (unsound in zugzwang, hence not without pieces).
-		if nullOK && depth >= v[NMPMinDepth] && staticEval >= beta && hasNonPawnMaterial(p) {
-			r := v[NMPBase] + depth/v[NMPDepthDiv] + min((staticEval-beta)/v[NMPEvalDiv], 3)
-			c := &w.stack[ply+1]
-			*c = *p
-			c.MakeNullMove()
-			w.accOK[ply+1] = false
-			s := -w.search(c, -beta, -beta+1, depth-1-r, ply+1, false)
-			if w.stopped() {
-				return 0
-			}
-			if s >= beta {
-				if s >= MateBound {
-					s = beta
-				}
-				return s
-			}
+		if s, ok := w.pruneNode(p, beta, depth, ply, staticEval, impr, nullOK); ok {
+			return s
 		}
 	}
 
@@ -285,37 +261,55 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 		}
 		return 0
 	}
-	var scores [256]int32
-	w.scoreMoves(p, &ml, &scores, ttMove, ply)
-
+	nd := node{depth: depth, ply: ply, staticEval: staticEval, impr: impr, pvNode: pvNode, root: root, inCheck: inCheck, improving: improving}
 	origAlpha := alpha
-	best, bestMove := -Infinity, engine.NullMove
+	best, bestMove, stopped := w.searchMoves(p, &ml, ttMove, &nd, alpha, beta)
+	if stopped {
+		return 0
+	}
+
+	bound := BoundExact
+	if best <= origAlpha {
+		bound = BoundUpper
+	} else if best >= beta {
+		bound = BoundLower
+	}
+	e.tt.Store(p.Key(), TTEntry{Move: bestMove, Score: scoreToTT(best, ply), Eval: staticEval, Depth: depth, Bound: bound})
+	return best
+}
+
+// node is what search knows of a node when it comes to its moves.
+type node struct {
+	depth, ply, staticEval, impr     int
+	pvNode, root, inCheck, improving bool
+}
+
+// searchMoves searches the moves ml of p (the node nd) in order, with
+// pruning, reductions and principal-variation re-searches, and returns
+// the best score and the move that raised alpha last (NullMove if none
+// did), or stopped when the search must unwind. It updates the PV, the root's best move and, on a cut-off, the
+// killers and history.
+func (w *worker) searchMoves(p *engine.Position, ml *engine.MoveList, ttMove engine.Move, nd *node, alpha, beta int) (best int, bestMove engine.Move, stopped bool) {
+	depth, ply, staticEval, impr := nd.depth, nd.ply, nd.staticEval, nd.impr
+	pvNode, root, inCheck, improving := nd.pvNode, nd.root, nd.inCheck, nd.improving
+	var scores [256]int32
+	w.scoreMoves(p, ml, &scores, ttMove, ply)
+
+	best, bestMove = -Infinity, engine.NullMove
 	var quiets [64]engine.Move
 	nq := 0
 	moves := 0
-	lmpLimit := v[LMPBase] + depth*depth/(2-impr)
+	lmpLimit := w.e.params[LMPBase] + depth*depth/(2-impr)
 	// Move-count, futility and SEE pruning only with pieces on the board:
 	// in pawn endings a quiet-looking move is often the only one that holds.
 	canPrune := !root && hasNonPawnMaterial(p)
 	for i := 0; i < ml.N; i++ {
-		m := pickNext(&ml, &scores, i)
+		m := pickNext(ml, &scores, i)
 		capture := p.IsCapture(m)
 		quiet := !capture && !m.IsPromotion()
 
-		if canPrune && best > -MateBound {
-			if quiet {
-				if depth <= v[LMPDepth] && moves >= lmpLimit {
-					continue
-				}
-				if !inCheck && depth <= v[FutDepth] && staticEval+v[FutBase]+v[FutMargin]*depth <= alpha {
-					continue
-				}
-				if depth <= v[SEEPruneDepth] && !seeGE(p, m, -v[SEEQuietMargin]*depth) {
-					continue
-				}
-			} else if depth <= v[SEEPruneDepth] && !seeGE(p, m, -v[SEECaptureMargin]*depth) {
-				continue
-			}
+		if canPrune && best > -MateBound && w.pruneMove(p, m, quiet, inCheck, depth, staticEval, alpha, moves, lmpLimit) {
+			continue
 		}
 
 		c := &w.stack[ply+1]
@@ -335,21 +329,7 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 		} else {
 			r := 0
 			if depth >= 3 && moves > 2 && quiet {
-				r = int(e.lmr[min(depth, 63)][min(moves, 63)])
-				if pvNode {
-					r--
-				}
-				if !improving {
-					r++
-				}
-				if m == w.killers[ply][0] || m == w.killers[ply][1] {
-					r--
-				}
-				if givesCheck || inCheck {
-					r--
-				}
-				r -= int(w.history[p.SideToMove()][m.From()][m.To()]) / 8192
-				r = max(0, min(r, newDepth-1))
+				r = w.reduction(p, m, depth, moves, ply, newDepth, pvNode, improving, givesCheck || inCheck)
 			}
 			s = -w.search(c, -alpha-1, -alpha, newDepth-r, ply+1, true)
 			if s > alpha && r > 0 {
@@ -360,7 +340,7 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 			}
 		}
 		if w.stopped() {
-			return 0
+			return 0, engine.NullMove, true
 		}
 
 		if s > best {
@@ -389,14 +369,97 @@ func (w *worker) search(p *engine.Position, alpha, beta, depth, ply int, nullOK 
 		}
 	}
 
-	bound := BoundExact
-	if best <= origAlpha {
-		bound = BoundUpper
-	} else if best >= beta {
-		bound = BoundLower
+	return best, bestMove, false
+}
+
+// endsBeforeSearch ends a non-root node before any search when it is a
+// draw by rule or the ply limit, or mate distance pruning closes the
+// window; otherwise it returns the window narrowed by that pruning.
+func (w *worker) endsBeforeSearch(p *engine.Position, alpha, beta, ply int, inCheck bool) (score, newAlpha, newBeta int, done bool) {
+	if w.isRepetition(p, ply) || p.InsufficientMaterial() {
+		return 0, alpha, beta, true
 	}
-	e.tt.Store(p.Key(), TTEntry{Move: bestMove, Score: scoreToTT(best, ply), Eval: staticEval, Depth: depth, Bound: bound})
-	return best
+	if p.HalfmoveClock() >= 100 && (!inCheck || p.LegalMoveCount() > 0) {
+		return 0, alpha, beta, true
+	}
+	if ply >= MaxPly-1 {
+		return w.evaluate(p, ply), alpha, beta, true
+	}
+	// Mate distance pruning: no line from here beats a shorter mate.
+	alpha = max(alpha, -MateScore+ply)
+	beta = min(beta, MateScore-ply-1)
+	if alpha >= beta {
+		return alpha, alpha, beta, true
+	}
+	return 0, alpha, beta, false
+}
+
+// pruneNode tries the cut-offs of a non-PV node out of check before its
+// moves are searched: reverse futility and null move. ok says it is cut,
+// with score.
+func (w *worker) pruneNode(p *engine.Position, beta, depth, ply, staticEval, impr int, nullOK bool) (score int, ok bool) {
+	v := &w.e.params
+	// Reverse futility: far above beta at low depth, a quiet move will
+	// not bring it back down.
+	if depth <= v[RFPDepth] && staticEval-v[RFPMargin]*(depth-impr) >= beta {
+		return staticEval, true
+	}
+	// Null move: if passing still fails high, a real move will too
+	// (unsound in zugzwang, hence not without pieces).
+	if nullOK && depth >= v[NMPMinDepth] && staticEval >= beta && hasNonPawnMaterial(p) {
+		r := v[NMPBase] + depth/v[NMPDepthDiv] + min((staticEval-beta)/v[NMPEvalDiv], 3)
+		c := &w.stack[ply+1]
+		*c = *p
+		c.MakeNullMove()
+		w.accOK[ply+1] = false
+		s := -w.search(c, -beta, -beta+1, depth-1-r, ply+1, false)
+		if w.stopped() {
+			return 0, true
+		}
+		if s >= beta {
+			if s >= TBWinBound { // an unproven win: the null move is no move
+				s = beta
+			}
+			return s, true
+		}
+	}
+	return 0, false
+}
+
+// pruneMove says whether move m of p can be skipped unsearched: late-move,
+// futility and SEE pruning.
+func (w *worker) pruneMove(p *engine.Position, m engine.Move, quiet, inCheck bool, depth, staticEval, alpha, moves, lmpLimit int) bool {
+	v := &w.e.params
+	if !quiet {
+		return depth <= v[SEEPruneDepth] && !seeGE(p, m, -v[SEECaptureMargin]*depth)
+	}
+	if depth <= v[LMPDepth] && moves >= lmpLimit {
+		return true
+	}
+	if !inCheck && depth <= v[FutDepth] && staticEval+v[FutBase]+v[FutMargin]*depth <= alpha {
+		return true
+	}
+	return depth <= v[SEEPruneDepth] && !seeGE(p, m, -v[SEEQuietMargin]*depth)
+}
+
+// reduction is the late-move reduction of quiet move m, the moves-th
+// searched at depth, clamped so the reduced search keeps at least a ply.
+func (w *worker) reduction(p *engine.Position, m engine.Move, depth, moves, ply, newDepth int, pvNode, improving, check bool) int {
+	r := int(w.e.lmr[min(depth, 63)][min(moves, 63)])
+	if pvNode {
+		r--
+	}
+	if !improving {
+		r++
+	}
+	if m == w.killers[ply][0] || m == w.killers[ply][1] {
+		r--
+	}
+	if check {
+		r--
+	}
+	r -= int(w.history[p.SideToMove()][m.From()][m.To()]) / 8192
+	return max(0, min(r, newDepth-1))
 }
 
 // qsearch resolves captures (and check evasions) until the position is

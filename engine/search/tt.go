@@ -160,13 +160,13 @@ func (t *Table) Hashfull() int {
 	return used * 1000 / n
 }
 
-// scoreToTT makes a mate score relative to the node (distance from it)
+// scoreToTT makes a mate or TB score relative to the node (distance from it)
 // rather than to the root, so it stays right wherever the node recurs.
 func scoreToTT(s, ply int) int {
 	switch {
-	case s >= MateBound:
+	case s >= TBWinBound:
 		return s + ply
-	case s <= -MateBound:
+	case s <= -TBWinBound:
 		return s - ply
 	}
 	return s
@@ -174,9 +174,9 @@ func scoreToTT(s, ply int) int {
 
 func scoreFromTT(s, ply int) int {
 	switch {
-	case s >= MateBound:
+	case s >= TBWinBound:
 		return s - ply
-	case s <= -MateBound:
+	case s <= -TBWinBound:
 		return s + ply
 	}
 	return s

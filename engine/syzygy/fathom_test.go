@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/engine/syzygy/syzygytest"
 )
 
 // skipUnlessRequired skips t, or fails it under
@@ -40,22 +41,12 @@ import (
 // with the comparison against Fathom skipped.
 func skipUnlessRequired(t testing.TB, format string, args ...any) {
 	t.Helper()
-	if os.Getenv("ARBITER_REQUIRE_TABLEBASES") == "1" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
+	syzygytest.SkipUnlessRequired(t, format, args...)
 }
 
 func sharedTablesDir(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv("ARBITER_SYZYGY_PATH")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "data", "syzygy")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "KQvK.rtbw")); err != nil {
-		skipUnlessRequired(t, "Syzygy test tables not found in %s (set ARBITER_SYZYGY_PATH): %v", dir, err)
-	}
-	return dir
+	return syzygytest.Dir(t, "KQvK.rtbw")
 }
 
 func fathomPath(t testing.TB) string {

@@ -134,6 +134,10 @@ func TestHandshake(t *testing.T) {
 		"option name Ponder type check",
 		"option name PawnValueMG type spin default 82 min 40 max 200",
 		"option name RFPMargin type spin",
+		"option name SyzygyPath type string default <empty>",
+		"option name SyzygyProbeDepth type spin default 1 min 1 max 100",
+		"option name Syzygy50MoveRule type check default true",
+		"option name SyzygyProbeLimit type spin default 7 min 0 max 7",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("uci output lacks %q", want)

@@ -41,6 +41,12 @@ type Engine interface {
 	SetInfoHandler(func(search.Info))
 }
 
+// tablebaseReporter is an engine that says which tables SyzygyPath found
+// (the built-in one); GUIs show it as Stockfish's "Found N tablebases".
+type tablebaseReporter interface {
+	TablebaseSummary() string
+}
+
 // Name and Author are what `uci` reports.
 const (
 	Name   = "Arbiter"
@@ -212,6 +218,11 @@ func (s *Server) cmdSetOption(line string) {
 		s.errorf("%v", err)
 		return
 	}
+	if t, ok := s.eng.(tablebaseReporter); ok && strings.EqualFold(name, search.OptSyzygyPath) {
+		if found := t.TablebaseSummary(); found != "" {
+			s.out.printf("info string %s", found)
+		}
+	}
 	if strings.EqualFold(name, search.OptChess960) {
 		s.chess960 = strings.EqualFold(value, "true")
 		s.pos.SetChess960(s.chess960 || s.pos.IsChess960())
@@ -382,6 +393,9 @@ func (s *Server) cmdGo(args []string) {
 	go func() {
 		defer close(printed)
 		m, info := run.Wait()
+		if info.TBError != nil {
+			s.errorf("%v (the search went on without that table)", info.TBError)
+		}
 		close(finished)
 		if m == engine.NullMove {
 			s.out.printf("bestmove (none)")
@@ -420,7 +434,7 @@ func (s *Server) printInfo(i search.Info) {
 	} else {
 		fmt.Fprintf(&b, " score cp %d", i.Score)
 	}
-	fmt.Fprintf(&b, " nodes %d nps %d hashfull %d time %d", i.Nodes, i.NPS, i.Hashfull, i.Time.Milliseconds())
+	fmt.Fprintf(&b, " nodes %d nps %d hashfull %d tbhits %d time %d", i.Nodes, i.NPS, i.Hashfull, i.TBHits, i.Time.Milliseconds())
 	if len(i.PV) > 0 {
 		b.WriteString(" pv")
 		p := s.pos
