@@ -244,20 +244,23 @@ func (ws *Workers) JudgeResiduals(id string, p [5]int64) (worker, reason string)
 		ids = append(ids, wid)
 	}
 	sort.Strings(ids) // ties go to the first id, the same on every run
+	// The worst of all decides, those with few pairs included: a skewed
+	// worker pulls the pooled rest of every other worker its way, so an
+	// honest worker with enough pairs can pass the limit before the skewed
+	// one has enough pairs to be judged. Then nobody is excluded yet.
 	best, bestZ := "", 0.0
 	for _, wid := range ids {
 		if w := ws.byID[wid]; w != nil && w.excluded {
 			continue
 		}
-		pc := pairsOf(in[wid])
-		if int64(pc[0]+pc[1]+pc[2]) < ws.residual.MinPairs {
-			continue
-		}
-		if z := res[wid]; z > ws.residual.Limit && z > bestZ {
+		if z := res[wid]; z > bestZ {
 			best, bestZ = wid, z
 		}
 	}
-	if best == "" {
+	if best == "" || bestZ <= ws.residual.Limit {
+		return "", ""
+	}
+	if pc := pairsOf(in[best]); int64(pc[0]+pc[1]+pc[2]) < ws.residual.MinPairs {
 		return "", ""
 	}
 	pc := pairsOf(in[best])
