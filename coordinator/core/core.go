@@ -140,9 +140,13 @@ type Core struct {
 	mu      sync.Mutex
 	workers map[string]*Worker            // by id
 	byOwner map[string]map[string]*Worker // owner → name → worker
-	leases  *lease.Manager
-	closed  bool
-	cands   []Candidate // scratch for pick, under mu
+	// poolSize is len(byOwner[owner]), under a lock of its own
+	// (WorkersOf).
+	poolMu   sync.Mutex
+	poolSize map[string]int
+	leases   *lease.Manager
+	closed   bool
+	cands    []Candidate // scratch for pick, under mu
 	// held are the jobs waiting for approval; creatingHeld counts the
 	// creates of such jobs in progress (approvals.go).
 	held         map[string]bool
@@ -171,6 +175,7 @@ func New(cfg Config, workloads ...Workload) *Core {
 		byKind:    make(map[string]Workload),
 		workers:   make(map[string]*Worker),
 		byOwner:   make(map[string]map[string]*Worker),
+		poolSize:  make(map[string]int),
 		held:      make(map[string]bool),
 		leases:    lease.New(cfg.LeaseDuration, "l"+randomHex(4), cfg.LeaseKey),
 	}
@@ -592,9 +597,24 @@ func randomHex(n int) string {
 }
 
 // WorkersOf is the number of worker ids the credential owner has
-// registered (the pool a worker credential runs).
+// registered (the pool a worker credential runs). It takes no lock of the
+// core's: the gRPC tap calls it on the connection's reader goroutine,
+// which must never wait on c.mu (a holder of c.mu may wait on that very
+// connection).
 func (c *Core) WorkersOf(owner string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.byOwner[owner])
+	c.poolMu.Lock()
+	defer c.poolMu.Unlock()
+	return c.poolSize[owner]
+}
+
+// notePool records owner's number of workers for WorkersOf. Caller holds
+// mu (the order is mu, then poolMu).
+func (c *Core) notePool(owner string) {
+	c.poolMu.Lock()
+	defer c.poolMu.Unlock()
+	if n := len(c.byOwner[owner]); n > 0 {
+		c.poolSize[owner] = n
+	} else {
+		delete(c.poolSize, owner)
+	}
 }

@@ -92,6 +92,7 @@ func (c *Core) addWorker(w *Worker) {
 		c.byOwner[w.Owner] = names
 	}
 	names[w.Name] = w
+	c.notePool(w.Owner)
 }
 
 // CheckCaps refuses capabilities no real worker sends.
@@ -190,6 +191,7 @@ func (c *Core) evictIdle(owner string, now time.Time) bool {
 		return false
 	}
 	delete(c.byOwner[owner], oldest.Name)
+	c.notePool(owner)
 	delete(c.workers, oldest.ID)
 	c.log.Info("idle worker forgotten to make room", zap.String(logging.WorkerID, oldest.ID), zap.String("owner", owner),
 		zap.Time("last_seen", oldest.lastSeen))
