@@ -39,6 +39,7 @@ import (
 	"github.com/arbiter-chess/arbiter/internal/apierr"
 	"github.com/arbiter-chess/arbiter/internal/identity"
 	"github.com/arbiter-chess/arbiter/internal/obs"
+	"github.com/arbiter-chess/arbiter/internal/textcheck"
 )
 
 // DefaultStartTimeout is how long a test, tune or dataset that no
@@ -429,6 +430,12 @@ func (c *Coordinator) DeclareLiar(ctx context.Context, caller identity.Identity,
 	}
 	if name == "" || len(name) > core.MaxNameBytes || len(reason) > core.MaxNameBytes {
 		return nil, apierr.Invalid("identity %s and reason: 1 to %d bytes each", apierr.Q(name), core.MaxNameBytes)
+	}
+	if err := textcheck.Check("identity", name); err != nil {
+		return nil, apierr.Invalid("%v", err)
+	}
+	if err := textcheck.Check("reason", reason); err != nil {
+		return nil, apierr.Invalid("%v", err)
 	}
 	why := fmt.Sprintf("declared a liar by %s: %s", caller.Name, reason)
 	if err := c.Trust.DeclareLiar(ctx, name, why, c.cfg.Now()); err != nil {

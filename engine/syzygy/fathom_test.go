@@ -36,14 +36,6 @@ import (
 	"github.com/arbiter-chess/arbiter/engine/syzygy/syzygytest"
 )
 
-// skipUnlessRequired skips t, or fails it under
-// ARBITER_REQUIRE_TABLEBASES=1 (set by .ci/run), so that CI cannot pass
-// with the comparison against Fathom skipped.
-func skipUnlessRequired(t testing.TB, format string, args ...any) {
-	t.Helper()
-	syzygytest.SkipUnlessRequired(t, format, args...)
-}
-
 func sharedTablesDir(t testing.TB) string {
 	t.Helper()
 	return syzygytest.Dir(t, "KQvK.rtbw")
@@ -56,7 +48,7 @@ func fathomPath(t testing.TB) string {
 		path = "/usr/games/fathom"
 	}
 	if _, err := os.Stat(path); err != nil {
-		skipUnlessRequired(t, "fathom not found at %s (install the Debian package fathom, or set ARBITER_FATHOM): %v", path, err)
+		syzygytest.SkipUnlessRequired(t, "fathom not found at %s (install the Debian package fathom, or set ARBITER_FATHOM): %v", path, err)
 	}
 	return path
 }
