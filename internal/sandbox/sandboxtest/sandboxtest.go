@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Nobody is the unprivileged user (uid and gid) of the non-root workers.
@@ -143,6 +144,12 @@ func (s *Services) Control(t *testing.T, exe string) {
 		cmd.SysProcAttr = AsNobody()
 	}
 	out, err := cmd.CombinedOutput()
+	// A connect returns once the kernel queues the connection; the
+	// listener's goroutine counts it when it is scheduled, which may be
+	// after the program has exited.
+	for deadline := time.Now().Add(10 * time.Second); s.Accepted.Load() < 3 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if err != nil || strings.Count(string(out), "CONNECTED") != len(attempts) || s.Accepted.Load() != 3 {
 		t.Fatalf("control: outside the sandbox the program does not reach the host's sockets (%v, %d accepted):\n%s", err, s.Accepted.Load(), out)
 	}
