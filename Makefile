@@ -98,12 +98,12 @@ bench-perft: build
 	scripts/bench-perft.sh
 
 # The README's figures from real runs of this build: the perft examples'
-# output (internal/tools/readmeperft) and make bench-perft's table
+# output (scripts/readmeperft) and make bench-perft's table
 # (README blocks perft-examples and bench-perft; minutes: Stockfish's
 # perft 7 twice).
 .PHONY: readme-figures
 readme-figures: build
-	$(GO) run ./internal/tools/readmeperft -arbiter $(BIN) -readme README.md
+	$(GO) run ./scripts/readmeperft -arbiter $(BIN) -readme README.md
 	scripts/bench-perft.sh -readme README.md
 
 # Every perft suite position at every depth (hours of CPU; not run in CI).
@@ -134,7 +134,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzBookEPD$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_BOOK_EXECS)) ./match/
 	$(GO) test -run='^$$' -fuzz='^FuzzBookPGN$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_BOOK_EXECS)) ./match/
 	$(GO) test -run='^$$' -fuzz='^FuzzUCIInfo$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_OUTPUT_EXECS)) ./match/
-	$(GO) test -run='^$$' -fuzz='^FuzzParsers$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_OUTPUT_EXECS)) ./internal/benchparse/
+	$(GO) test -run='^$$' -fuzz='^FuzzParsers$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_OUTPUT_EXECS)) ./base/benchparse/
 	$(GO) test -run='^$$' -fuzz='^FuzzUnpack$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_UNPACK_EXECS)) ./worker/
 
 ## Cluster

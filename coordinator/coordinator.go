@@ -22,6 +22,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/identity"
+	"github.com/arbiter-chess/arbiter/base/obs"
+	"github.com/arbiter-chess/arbiter/base/textcheck"
 	"github.com/arbiter-chess/arbiter/coordinator/accounts"
 	"github.com/arbiter-chess/arbiter/coordinator/admission"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
@@ -36,10 +40,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/identity"
-	"github.com/arbiter-chess/arbiter/internal/obs"
-	"github.com/arbiter-chess/arbiter/internal/textcheck"
 )
 
 // DefaultStartTimeout is how long a test, tune or dataset that no

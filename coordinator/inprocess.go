@@ -12,7 +12,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/grpcapi"
 	"github.com/arbiter-chess/arbiter/coordinator/hooks"
-	"github.com/arbiter-chess/arbiter/internal/jobkind"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 	"go.uber.org/zap"
 )
 

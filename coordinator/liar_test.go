@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/identity"
 )
 
 // An admin's liar verdict is checked as every door's strings are: admins

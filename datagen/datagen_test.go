@@ -465,14 +465,14 @@ func TestRandomPliesNoPosition(t *testing.T) {
 	}
 }
 
-// badEngine builds internal/testengines/badengine once.
+// badEngine builds testing/testengines/badengine once.
 var badEngine = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "datagen-badengine")
 	if err != nil {
 		return "", err
 	}
 	bin := filepath.Join(dir, "badengine")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/arbiter-chess/arbiter/internal/testengines/badengine").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/arbiter-chess/arbiter/testing/testengines/badengine").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("%v: %s", err, out)
 	}

@@ -3,7 +3,7 @@ package datagen
 import (
 	"testing"
 
-	"github.com/arbiter-chess/arbiter/internal/tbtest"
+	"github.com/arbiter-chess/arbiter/testing/tbtest"
 )
 
 // TestRescoreRecords: a record's result changes only where the tables

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/base/apierr"
 )
 
 // Limits is how long one engine may think on each move. The fields combine

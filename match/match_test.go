@@ -1,7 +1,7 @@
 package match_test
 
 // Integration tests with real engine processes: Debian's stockfish,
-// fairymax and phalanx, and internal/testengines/badengine (built in
+// fairymax and phalanx, and testing/testengines/badengine (built in
 // TestMain). A test whose Debian engine is missing is skipped with the
 // package to install. Games are short: nodes=2000, few pairs.
 
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	badEngine = filepath.Join(dir, "badengine")
-	out, err := exec.Command("go", "build", "-o", badEngine, "github.com/arbiter-chess/arbiter/internal/testengines/badengine").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", badEngine, "github.com/arbiter-chess/arbiter/testing/testengines/badengine").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building badengine: %v\n%s", err, out)
 		os.Exit(1)

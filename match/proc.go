@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/engineproc"
+	"github.com/arbiter-chess/arbiter/enginehost/engineproc"
 )
 
 // proc is an engine process as the players drive it: engineproc's process

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/base/apierr"
 )
 
 // StateFormat and StateVersion mark a tournament state file.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/engine/syzygy"
-	"github.com/arbiter-chess/arbiter/internal/tbtest"
+	"github.com/arbiter-chess/arbiter/testing/tbtest"
 )
 
 // KBBvKN positions, white to move: a cursed win (won, but not within the

@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 make -s build
-exec go run ./internal/tools/benchperft -arbiter bin/arbiter -stockfish "${STOCKFISH:-/usr/games/stockfish}" "$@"
+exec go run ./scripts/benchperft -arbiter bin/arbiter -stockfish "${STOCKFISH:-/usr/games/stockfish}" "$@"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/engine/eval"
 	"github.com/arbiter-chess/arbiter/engine/search"
-	"github.com/arbiter-chess/arbiter/internal/engineproc"
+	"github.com/arbiter-chess/arbiter/enginehost/engineproc"
 )
 
 // Parameters straight from an engine: the UCI options it declares (a UCI

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/arbiter-chess/arbiter/engine/search"
-	"github.com/arbiter-chess/arbiter/internal/engineproc"
+	"github.com/arbiter-chess/arbiter/enginehost/engineproc"
 )
 
 func TestParseOptionLine(t *testing.T) {

@@ -49,8 +49,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/textcheck"
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/textcheck"
 )
 
 // Fishtest's defaults.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/engineproc"
+	"github.com/arbiter-chess/arbiter/enginehost/engineproc"
 )
 
 // perftreeEngine runs a script once per query the way perftree does:

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/engineproc"
+	"github.com/arbiter-chess/arbiter/enginehost/engineproc"
 )
 
 // uciEngine drives one UCI process for perft: "send, read lines until the

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	brokenPerft = filepath.Join(dir, "brokenperft")
-	out, err := exec.Command("go", "build", "-o", brokenPerft, "../internal/testengines/brokenperft").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", brokenPerft, "../testing/testengines/brokenperft").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building brokenperft: %v\n%s", err, out)
 		os.Exit(1)

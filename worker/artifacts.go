@@ -43,13 +43,13 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/arbiter-chess/arbiter/base/capability"
+	"github.com/arbiter-chess/arbiter/base/srctree"
 	"github.com/arbiter-chess/arbiter/engine/nnue"
 	"github.com/arbiter-chess/arbiter/engine/search"
-	"github.com/arbiter-chess/arbiter/internal/capability"
-	"github.com/arbiter-chess/arbiter/internal/matchspec"
-	"github.com/arbiter-chess/arbiter/internal/sandbox"
-	"github.com/arbiter-chess/arbiter/internal/srctree"
+	"github.com/arbiter-chess/arbiter/enginehost/sandbox"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
 )
 
 // Defaults of the artifact cache.
@@ -757,7 +757,7 @@ func (c *artifactCache) runBuild(ctx context.Context, dir, build string) (string
 }
 
 // unpack extracts a gzip-compressed tar into dir, refusing entries that
-// would land outside it (through links too: internal/srctree) and trees
+// would land outside it (through links too: base/srctree) and trees
 // over maxUnpackedBytes.
 func unpack(archive, dir string) error {
 	f, err := os.Open(archive)

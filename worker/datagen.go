@@ -15,10 +15,10 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/arbiter-chess/arbiter/datagen"
-	"github.com/arbiter-chess/arbiter/internal/datagenspec"
-	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/datagenspec"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
 )
 
 // runPlugin runs a unit of a kind that plugs into the coordinator, by the

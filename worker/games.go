@@ -26,14 +26,14 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/arbiter-chess/arbiter/base/capability"
 	"github.com/arbiter-chess/arbiter/engine/search"
-	"github.com/arbiter-chess/arbiter/internal/capability"
-	"github.com/arbiter-chess/arbiter/internal/engineallow"
-	"github.com/arbiter-chess/arbiter/internal/engineproc"
-	"github.com/arbiter-chess/arbiter/internal/matchspec"
-	"github.com/arbiter-chess/arbiter/internal/sandbox"
+	"github.com/arbiter-chess/arbiter/enginehost/engineproc"
+	"github.com/arbiter-chess/arbiter/enginehost/sandbox"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/engineallow"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
 )
 
 // DefaultBenchDepth is the start-up bench's depth: about 0.1 s on one core.

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arbiter-chess/arbiter/internal/gamelabel"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/wire/gamelabel"
 )
 
 var pgnResult = regexp.MustCompile(`\[Result "([^"]+)"\]`)

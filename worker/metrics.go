@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )

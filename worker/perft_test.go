@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/arbiter-chess/arbiter/engine"
-	"github.com/arbiter-chess/arbiter/internal/perftwire"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/wire/perftwire"
 )
 
 // TestComputeBatch: a batch's counts, its slices (which add up to them)

@@ -15,10 +15,10 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/arbiter-chess/arbiter/internal/capability"
-	"github.com/arbiter-chess/arbiter/internal/verifyproto"
+	"github.com/arbiter-chess/arbiter/base/capability"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/verify"
+	"github.com/arbiter-chess/arbiter/wire/verifyproto"
 )
 
 // verifyEngines holds the worker's engines under test and idle processes.

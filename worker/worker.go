@@ -29,10 +29,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/buildinfo"
-	"github.com/arbiter-chess/arbiter/internal/capability"
-	"github.com/arbiter-chess/arbiter/internal/matchspec"
-	"github.com/arbiter-chess/arbiter/internal/perftwire"
+	"github.com/arbiter-chess/arbiter/base/buildinfo"
+	"github.com/arbiter-chess/arbiter/base/capability"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
+	"github.com/arbiter-chess/arbiter/wire/perftwire"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -41,23 +41,23 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/grpcerr"
+	"github.com/arbiter-chess/arbiter/base/logging"
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/engine/syzygy"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/clusterclient"
-	"github.com/arbiter-chess/arbiter/internal/engineallow"
-	"github.com/arbiter-chess/arbiter/internal/grpcerr"
-	"github.com/arbiter-chess/arbiter/internal/logging"
-	"github.com/arbiter-chess/arbiter/internal/sandbox"
-	"github.com/arbiter-chess/arbiter/internal/verifyproto"
+	"github.com/arbiter-chess/arbiter/enginehost/sandbox"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/engineallow"
+	"github.com/arbiter-chess/arbiter/wire/verifyproto"
 )
 
 // Config configures a worker.
 type Config struct {
 	// Conn is a client connection to the coordinator (token credentials
-	// and TLS already set up, see internal/clusterclient).
+	// and TLS already set up, see client/clusterclient).
 	Conn grpc.ClientConnInterface
 	// Name is shown in the coordinator's logs (default: host name).
 	Name string

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/arbiter-chess/arbiter/internal/benchparse"
+	"github.com/arbiter-chess/arbiter/base/benchparse"
 )
 
 // TestBenchParsers: `arbiter bench` is read by the current and the older

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/auth"
-	"github.com/arbiter-chess/arbiter/internal/localcluster"
+	"github.com/arbiter-chess/arbiter/base/auth"
+	"github.com/arbiter-chess/arbiter/local/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 )
 

@@ -109,7 +109,7 @@ func TestUpEngineCannotPlay(t *testing.T) {
 // than counting forfeits to the end.
 func TestMatchStopsOnAbandonedGames(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "badengine")
-	if out, err := exec.Command("go", "build", "-o", bad, "github.com/arbiter-chess/arbiter/internal/testengines/badengine").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bad, "github.com/arbiter-chess/arbiter/testing/testengines/badengine").CombinedOutput(); err != nil {
 		t.Fatalf("building badengine: %v\n%s", err, out)
 	}
 	stdout, stderr, code := execArbiter(t, nil, "match", "--recover", "--games", "40", "--pgnout", filepath.Join(t.TempDir(), "g.pgn"),

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/arbiter-chess/arbiter/internal/certs"
+	"github.com/arbiter-chess/arbiter/base/certs"
 )
 
 func newCertsCommand() *cobra.Command {

@@ -17,8 +17,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/arbiter-chess/arbiter/internal/auth"
-	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/base/auth"
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 

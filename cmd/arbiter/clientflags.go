@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/auth"
-	"github.com/arbiter-chess/arbiter/internal/cliexit"
-	"github.com/arbiter-chess/arbiter/internal/clusterclient"
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/auth"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
 )
 
 // defaultCoordinator is --coordinator's default where a coordinator is

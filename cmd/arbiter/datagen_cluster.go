@@ -24,17 +24,17 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/arbiter-chess/arbiter/client/artifactclient"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
+	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/datagen"
-	"github.com/arbiter-chess/arbiter/internal/artifactclient"
-	"github.com/arbiter-chess/arbiter/internal/cliexit"
-	"github.com/arbiter-chess/arbiter/internal/clusterclient"
-	"github.com/arbiter-chess/arbiter/internal/datagenspec"
-	"github.com/arbiter-chess/arbiter/internal/enginespec"
-	"github.com/arbiter-chess/arbiter/internal/jobkind"
-	"github.com/arbiter-chess/arbiter/internal/jobreport"
-	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/datagenspec"
+	"github.com/arbiter-chess/arbiter/spec/enginespec"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 func newSubmitDatagenCommand() *cobra.Command {

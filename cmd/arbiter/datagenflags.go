@@ -14,8 +14,8 @@ import (
 
 	"github.com/arbiter-chess/arbiter/datagen"
 	"github.com/arbiter-chess/arbiter/engine"
-	"github.com/arbiter-chess/arbiter/internal/enginespec"
 	"github.com/arbiter-chess/arbiter/match"
+	"github.com/arbiter-chess/arbiter/spec/enginespec"
 )
 
 // datagenFlags are a dataset's flags.

@@ -16,10 +16,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/arbiter-chess/arbiter/internal/artifactclient"
-	"github.com/arbiter-chess/arbiter/internal/enginespec"
-	"github.com/arbiter-chess/arbiter/internal/matchspec"
+	"github.com/arbiter-chess/arbiter/client/artifactclient"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/enginespec"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
 )
 
 func newEngineCommand() *cobra.Command {

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/auth"
-	"github.com/arbiter-chess/arbiter/internal/localcluster"
-	"github.com/arbiter-chess/arbiter/internal/verifyproto"
+	"github.com/arbiter-chess/arbiter/base/auth"
+	"github.com/arbiter-chess/arbiter/local/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
+	"github.com/arbiter-chess/arbiter/wire/verifyproto"
 )
 
 // TestEveryClientCommandExitStatus: each client command ends with the

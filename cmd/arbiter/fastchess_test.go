@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arbiter-chess/arbiter/internal/fastchesscli"
+	"github.com/arbiter-chess/arbiter/local/fastchesscli"
 )
 
 // Output parsers of the two testing farms that drive fastchess, kept as

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/auth"
+	"github.com/arbiter-chess/arbiter/base/auth"
 )
 
 // TestFrozenCoordinatorNotAnswering: a coordinator that accepts TCP

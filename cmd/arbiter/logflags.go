@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
-	"github.com/arbiter-chess/arbiter/internal/logging"
+	"github.com/arbiter-chess/arbiter/base/logging"
 )
 
 // logFlags are --log-level and --log-format, shared by the long-running

@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/arbiter-chess/arbiter/internal/buildinfo"
-	"github.com/arbiter-chess/arbiter/internal/cliexit"
-	"github.com/arbiter-chess/arbiter/internal/sandbox"
+	"github.com/arbiter-chess/arbiter/base/buildinfo"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
+	"github.com/arbiter-chess/arbiter/enginehost/sandbox"
 )
 
 // usageError marks err as bad input: exit status 2.

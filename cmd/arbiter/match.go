@@ -16,17 +16,17 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/arbiter-chess/arbiter/base/buildinfo"
+	"github.com/arbiter-chess/arbiter/base/schedbatch"
 	"github.com/arbiter-chess/arbiter/engine/syzygy"
-	"github.com/arbiter-chess/arbiter/internal/buildinfo"
-	"github.com/arbiter-chess/arbiter/internal/enginespec"
-	"github.com/arbiter-chess/arbiter/internal/fastchesscli"
-	"github.com/arbiter-chess/arbiter/internal/matchplan"
-	"github.com/arbiter-chess/arbiter/internal/schedbatch"
+	"github.com/arbiter-chess/arbiter/local/fastchesscli"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
+	"github.com/arbiter-chess/arbiter/spec/enginespec"
+	"github.com/arbiter-chess/arbiter/spec/matchplan"
 )
 
-// matchFlags are `arbiter match`'s flags: the match (internal/matchplan)
+// matchFlags are `arbiter match`'s flags: the match (spec/matchplan)
 // and how this run reports and keeps it.
 type matchFlags struct {
 	m          matchplan.Flags
@@ -327,7 +327,7 @@ func fastchessArgs(argv []string) ([]string, fastchesscli.Dialect, bool) {
 }
 
 // runFastchess plays a match given as a fastchess or cutechess-cli command
-// line (internal/fastchesscli), printing that runner's lines.
+// line (local/fastchesscli), printing that runner's lines.
 func runFastchess(args []string, d fastchesscli.Dialect) error {
 	inv, err := fastchesscli.Parse(args, d)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/engine"
-	"github.com/arbiter-chess/arbiter/internal/perftrun"
+	"github.com/arbiter-chess/arbiter/local/perftrun"
 )
 
 type perftFlags struct {

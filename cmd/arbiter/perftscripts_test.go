@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arbiter-chess/arbiter/internal/cliexit"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
 )
 
 // The perft scripts the README and docs/verify.md name ship and work with

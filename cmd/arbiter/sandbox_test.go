@@ -4,8 +4,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/arbiter-chess/arbiter/internal/fastchesscli"
-	"github.com/arbiter-chess/arbiter/internal/sandbox"
+	"github.com/arbiter-chess/arbiter/enginehost/sandbox"
+	"github.com/arbiter-chess/arbiter/local/fastchesscli"
 )
 
 // TestMain lets this test binary serve as the sandbox wrapper, as main

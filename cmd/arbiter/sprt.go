@@ -8,9 +8,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/matchplan"
-	"github.com/arbiter-chess/arbiter/internal/sprtcalc"
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/local/sprtcalc"
+	"github.com/arbiter-chess/arbiter/spec/matchplan"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 

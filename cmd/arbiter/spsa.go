@@ -3,8 +3,8 @@ package main
 // SPSA tuning: `arbiter submit spsa` (a tune on a coordinator), `arbiter
 // tune` (the same tune on this machine), `arbiter spsa export` (a tune's
 // values to paste back) and `arbiter spsa params` (an engine's parameters
-// as a tune takes them). The flags become an internal/spsaplan plan;
-// internal/jobreport follows and prints tunes.
+// as a tune takes them). The flags become an spec/spsaplan plan;
+// client/jobreport follows and prints tunes.
 
 import (
 	"fmt"
@@ -13,14 +13,14 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/arbiter-chess/arbiter/internal/artifactclient"
-	"github.com/arbiter-chess/arbiter/internal/cliexit"
-	"github.com/arbiter-chess/arbiter/internal/enginespec"
-	"github.com/arbiter-chess/arbiter/internal/jobreport"
-	"github.com/arbiter-chess/arbiter/internal/matchplan"
-	"github.com/arbiter-chess/arbiter/internal/spsaplan"
+	"github.com/arbiter-chess/arbiter/client/artifactclient"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
+	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
+	"github.com/arbiter-chess/arbiter/spec/enginespec"
+	"github.com/arbiter-chess/arbiter/spec/matchplan"
+	"github.com/arbiter-chess/arbiter/spec/spsaplan"
 	"github.com/arbiter-chess/arbiter/spsa"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arbiter-chess/arbiter/internal/cliexit"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
 )
 
 // runCmd runs `arbiter ARGS` in-process and returns its output and exit

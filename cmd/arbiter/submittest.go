@@ -2,8 +2,8 @@ package main
 
 // `arbiter submit sprt|match`, and the test flags `arbiter up` shares: the
 // same engine, time-control, opening and SPRT syntax as `arbiter match`
-// (internal/matchplan), sent to a coordinator that plays the game pairs on
-// its workers (internal/jobreport follows and prints the test).
+// (spec/matchplan), sent to a coordinator that plays the game pairs on
+// its workers (client/jobreport follows and prints the test).
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/arbiter-chess/arbiter/internal/clusterclient"
-	"github.com/arbiter-chess/arbiter/internal/jobreport"
-	"github.com/arbiter-chess/arbiter/internal/matchplan"
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
+	"github.com/arbiter-chess/arbiter/client/jobreport"
+	"github.com/arbiter-chess/arbiter/spec/matchplan"
 )
 
 // testFlags are a cluster test's flags: `arbiter match`'s plus scheduling.

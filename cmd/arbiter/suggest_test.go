@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arbiter-chess/arbiter/internal/cliexit"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
 )
 
 // A mistyped flag or subcommand is refused (status 2) with the names it

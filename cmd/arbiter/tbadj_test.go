@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/arbiter-chess/arbiter/engine"
-	"github.com/arbiter-chess/arbiter/internal/tbtest"
+	"github.com/arbiter-chess/arbiter/testing/tbtest"
 )
 
 // Tablebase adjudication of `arbiter match`, run as processes: every

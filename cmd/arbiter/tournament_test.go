@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/matchplan"
 	"github.com/arbiter-chess/arbiter/match"
+	"github.com/arbiter-chess/arbiter/spec/matchplan"
 )
 
 // The three engines of the tournament tests: Stockfish at two

@@ -11,16 +11,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/arbiter-chess/arbiter/base/auth"
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
+	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/coordinator/httpapi"
 	"github.com/arbiter-chess/arbiter/engine"
-	"github.com/arbiter-chess/arbiter/internal/auth"
-	"github.com/arbiter-chess/arbiter/internal/clusterclient"
-	"github.com/arbiter-chess/arbiter/internal/engineallow"
-	"github.com/arbiter-chess/arbiter/internal/enginespec"
-	"github.com/arbiter-chess/arbiter/internal/jobreport"
-	"github.com/arbiter-chess/arbiter/internal/localcluster"
+	"github.com/arbiter-chess/arbiter/local/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/engineallow"
+	"github.com/arbiter-chess/arbiter/spec/enginespec"
 )
 
 // startposPerft are the published perft counts of the start position

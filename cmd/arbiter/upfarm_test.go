@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/auth"
+	"github.com/arbiter-chess/arbiter/base/auth"
 )
 
 // upSignInRE is the line with which `arbiter up` tells how to sign in to

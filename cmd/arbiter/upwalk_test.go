@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/auth"
-	"github.com/arbiter-chess/arbiter/internal/cliexit"
+	"github.com/arbiter-chess/arbiter/base/auth"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
 )
 
 // The README's walk as a newcomer takes it (issue 32), with real

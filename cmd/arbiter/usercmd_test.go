@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/cliexit"
 )
 
 // TestUserAndAuditCommands: arbiter user adds, approves, re-roles and

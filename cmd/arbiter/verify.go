@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/arbiter-chess/arbiter/internal/enginespec"
-	"github.com/arbiter-chess/arbiter/internal/verifyproto"
-	"github.com/arbiter-chess/arbiter/internal/verifyrun"
+	"github.com/arbiter-chess/arbiter/local/verifyrun"
+	"github.com/arbiter-chess/arbiter/spec/enginespec"
 	"github.com/arbiter-chess/arbiter/verify"
+	"github.com/arbiter-chess/arbiter/wire/verifyproto"
 )
 
 type verifyFlags struct {

@@ -2,8 +2,8 @@ package main
 
 // arbiter verify --coordinator ADDR: the descent runs here, each engine
 // query is a unit for a worker that has the engine (see
-// internal/verifyclient and coordinator/verifyjob), and positions are
-// verified --parallel at a time (internal/verifyrun).
+// client/verifyclient and coordinator/verifyjob), and positions are
+// verified --parallel at a time (local/verifyrun).
 
 import (
 	"context"
@@ -16,13 +16,13 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/arbiter-chess/arbiter/internal/cliexit"
-	"github.com/arbiter-chess/arbiter/internal/clusterclient"
-	"github.com/arbiter-chess/arbiter/internal/verifyclient"
-	"github.com/arbiter-chess/arbiter/internal/verifyproto"
-	"github.com/arbiter-chess/arbiter/internal/verifyrun"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
+	"github.com/arbiter-chess/arbiter/client/verifyclient"
+	"github.com/arbiter-chess/arbiter/local/verifyrun"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/verify"
+	"github.com/arbiter-chess/arbiter/wire/verifyproto"
 )
 
 // addVerifyEngineFlag adds --verify-engine (repeatable) to a worker's flags.

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/arbiter-chess/arbiter/internal/cliexit"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
 )
 
 var (
@@ -30,7 +30,7 @@ func brokenPerftBinary(t *testing.T) string {
 		}
 		brokenPath = filepath.Join(brokenDir, "brokenperft")
 		var out []byte
-		out, brokenErr = exec.Command("go", "build", "-o", brokenPath, "../../internal/testengines/brokenperft").CombinedOutput()
+		out, brokenErr = exec.Command("go", "build", "-o", brokenPath, "../../testing/testengines/brokenperft").CombinedOutput()
 		if brokenErr != nil {
 			brokenErr = errors.New(brokenErr.Error() + "\n" + string(out))
 		}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/arbiter-chess/arbiter/internal/buildinfo"
+	"github.com/arbiter-chess/arbiter/base/buildinfo"
 )
 
 func newVersionCommand() *cobra.Command {

@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/web"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
 )
 
 // webFlags are the web pages' settings of `arbiter coordinator` and

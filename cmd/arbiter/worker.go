@@ -7,11 +7,11 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
-	"github.com/arbiter-chess/arbiter/internal/engineallow"
-	"github.com/arbiter-chess/arbiter/internal/matchspec"
-	"github.com/arbiter-chess/arbiter/internal/obs"
-	"github.com/arbiter-chess/arbiter/internal/sandbox"
+	"github.com/arbiter-chess/arbiter/base/obs"
+	"github.com/arbiter-chess/arbiter/enginehost/sandbox"
 	"github.com/arbiter-chess/arbiter/match/builtin"
+	"github.com/arbiter-chess/arbiter/spec/engineallow"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
 	"github.com/arbiter-chess/arbiter/worker"
 )
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/identity"
 )
 
 // Gate is the approval rule the core asks (core.Approvals): a job of a

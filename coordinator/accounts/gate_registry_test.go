@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/base/identity"
 	_ "github.com/arbiter-chess/arbiter/coordinator" // every kind the coordinator runs registers
 	"github.com/arbiter-chess/arbiter/coordinator/accounts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
-	"github.com/arbiter-chess/arbiter/internal/identity"
 )
 
 func init() {

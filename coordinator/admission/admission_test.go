@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/base/apierr"
 )
 
 func TestBudgetBoundsPerKeyAndInAll(t *testing.T) {

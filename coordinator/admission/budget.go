@@ -3,7 +3,7 @@ package admission
 import (
 	"sync"
 
-	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/base/apierr"
 )
 
 // Budget counts the request bytes reserved by calls in flight, in all

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/identity"
 )
 
 // HTTPDoor admits the requests of one HTTP door (the JSON API, the web

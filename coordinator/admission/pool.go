@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/base/apierr"
 )
 
 // Pool runs expensive work (password hashing: 19 MiB and a core for

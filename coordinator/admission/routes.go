@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/base/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 

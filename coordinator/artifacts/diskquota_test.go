@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/identity"
 )
 
 // TestDiskQuotaCountsUploadsAndMirrors: with 10,000 bytes a client, alice

@@ -10,7 +10,7 @@ import (
 
 // Where a fetch may connect. A remote source=git:URL@REF makes the
 // coordinator connect where a submitter says, as a webhook does, so the
-// same policy applies (internal/destpolicy, --git-allow): the host is
+// same policy applies (base/destpolicy, --git-allow): the host is
 // resolved here, every address checked, and git is then told to connect
 // to the address that passed and no other — curl's resolve list for
 // http(s), ssh's HostName for ssh, the address in the URL for git:// —

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/gittest"
-	"github.com/arbiter-chess/arbiter/internal/srctree"
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/srctree"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/gittest"
 )
 
 func remoteEngine(name, url, ref string) *arbiterv1.EngineSpec {

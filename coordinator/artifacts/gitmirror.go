@@ -9,9 +9,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/arbiter-chess/arbiter/base/gitsource"
+	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
-	"github.com/arbiter-chess/arbiter/internal/gitsource"
-	"github.com/arbiter-chess/arbiter/internal/identity"
 )
 
 // Git mirrors on disk.

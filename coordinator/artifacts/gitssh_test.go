@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/gittest"
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/testing/gittest"
 )
 
 // skipSSH skips a test that cannot run sshd here, or fails it under

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/identity"
 )
 
 // Blocking workers. An admin blocks a worker (by id) or an identity (every

@@ -40,12 +40,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/identity"
+	"github.com/arbiter-chess/arbiter/base/logging"
 	"github.com/arbiter-chess/arbiter/coordinator/lease"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/identity"
-	"github.com/arbiter-chess/arbiter/internal/logging"
 )
 
 // Store is what the core keeps durably: workers and incidents.

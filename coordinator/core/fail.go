@@ -3,7 +3,7 @@ package core
 import (
 	"context"
 
-	"github.com/arbiter-chess/arbiter/internal/apierr"
+	"github.com/arbiter-chess/arbiter/base/apierr"
 )
 
 // Failer is a workload whose running jobs the coordinator itself may end

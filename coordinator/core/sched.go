@@ -7,9 +7,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/arbiter-chess/arbiter/base/identity"
+	"github.com/arbiter-chess/arbiter/base/logging"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
-	"github.com/arbiter-chess/arbiter/internal/identity"
-	"github.com/arbiter-chess/arbiter/internal/logging"
 )
 
 // Grant is a lease and the unit it is for.

@@ -11,10 +11,10 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/identity"
+	"github.com/arbiter-chess/arbiter/base/logging"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/identity"
-	"github.com/arbiter-chess/arbiter/internal/logging"
 )
 
 // Caps is what a worker says it can do.
@@ -278,7 +278,7 @@ func sortWorkers(ws []WorkerView) {
 // run as blocked, with the reason, and a job that says so fails when none
 // could start it for the coordinator's start timeout.
 type Need struct {
-	// Caps are the capabilities a worker must offer (internal/capability).
+	// Caps are the capabilities a worker must offer (base/capability).
 	Caps []string
 	// Fits says why a worker with Caps still cannot run the job (its
 	// engine's platform, say; "" when it can); nil: any worker with Caps

@@ -23,9 +23,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/identity"
 )
 
 // TokenPrefix starts every token this package makes, so a leaked one is

@@ -6,7 +6,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/base/identity"
 )
 
 // TestEveryMethodHasARule: the coordinator admits the calls of a kind's

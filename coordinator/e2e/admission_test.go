@@ -21,7 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/arbiter-chess/arbiter/internal/grpcerr"
+	"github.com/arbiter-chess/arbiter/base/grpcerr"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 

@@ -34,20 +34,20 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/capability"
+	"github.com/arbiter-chess/arbiter/base/grpcerr"
+	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/datagen"
 	"github.com/arbiter-chess/arbiter/engine"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/capability"
-	"github.com/arbiter-chess/arbiter/internal/datagenspec"
-	"github.com/arbiter-chess/arbiter/internal/engineallow"
-	"github.com/arbiter-chess/arbiter/internal/grpcerr"
-	"github.com/arbiter-chess/arbiter/internal/jobkind"
-	"github.com/arbiter-chess/arbiter/internal/jobreport"
-	"github.com/arbiter-chess/arbiter/internal/localcluster"
-	"github.com/arbiter-chess/arbiter/internal/matchspec"
+	"github.com/arbiter-chess/arbiter/local/localcluster"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/datagenspec"
+	"github.com/arbiter-chess/arbiter/spec/engineallow"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 const stockfishPath = "/usr/games/stockfish"
@@ -843,11 +843,11 @@ func checkLegal(t *testing.T, fens []string) {
 	}
 }
 
-// badEngineBinary builds internal/testengines/badengine into the test's
+// badEngineBinary builds testing/testengines/badengine into the test's
 // temporary directory.
 func badEngineBinary(t *testing.T) (string, error) {
 	path := filepath.Join(t.TempDir(), "badengine")
-	out, err := exec.Command("go", "build", "-o", path, "github.com/arbiter-chess/arbiter/internal/testengines/badengine").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", path, "github.com/arbiter-chess/arbiter/testing/testengines/badengine").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("building badengine: %v\n%s", err, out)
 	}

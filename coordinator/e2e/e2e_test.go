@@ -4,7 +4,7 @@
 // a real SQLite store. Tests that kill, signal or measure a coordinator or
 // worker process run the real arbiter binary (built once in TestMain);
 // the others serve the coordinator and run workers in the test process
-// (internal/localcluster, what `arbiter up` runs). Clients are the binary's
+// (local/localcluster, what `arbiter up` runs). Clients are the binary's
 // commands, or test-only clients that speak the real gRPC API to replay,
 // corrupt and malform results.
 package e2e
@@ -35,13 +35,13 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	_ "modernc.org/sqlite"
 
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/engine"
-	"github.com/arbiter-chess/arbiter/internal/clusterclient"
-	"github.com/arbiter-chess/arbiter/internal/localcluster"
-	"github.com/arbiter-chess/arbiter/internal/pgtest"
+	"github.com/arbiter-chess/arbiter/local/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/pgtest"
 	"github.com/arbiter-chess/arbiter/worker"
 )
 
@@ -70,7 +70,7 @@ func TestMain(m *testing.M) {
 // EnvStore names the variable that picks the store every coordinator of
 // these tests runs on: unset, SQLite in its data dir; "postgres", a
 // PostgreSQL database of its own per data dir on a real server
-// (internal/pgtest), so the same tests run on either store.
+// (testing/pgtest), so the same tests run on either store.
 const envStore = "ARBITER_E2E_STORE"
 
 var pgDatabases sync.Map // data dir → the URL of its database

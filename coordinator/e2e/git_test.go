@@ -28,7 +28,7 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/coordinator/hooks"
-	"github.com/arbiter-chess/arbiter/internal/gittest"
+	"github.com/arbiter-chess/arbiter/testing/gittest"
 )
 
 type hookReceiver struct {

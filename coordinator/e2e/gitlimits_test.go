@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/gitsource"
-	"github.com/arbiter-chess/arbiter/internal/gittest"
+	"github.com/arbiter-chess/arbiter/base/gitsource"
+	"github.com/arbiter-chess/arbiter/testing/gittest"
 )
 
 func TestGitFetchLimits(t *testing.T) {

@@ -21,8 +21,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/pgtest"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/pgtest"
 )
 
 // haCoordinator is one coordinator process of a shared database, with

@@ -17,13 +17,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/pgtest"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/pgtest"
 )
 
 func TestStatusIdenticalAfterRestart(t *testing.T) { statusIdenticalAfterRestart(t) }
 
-// The same on PostgreSQL (a real server, internal/pgtest): every kind of
+// The same on PostgreSQL (a real server, testing/pgtest): every kind of
 // job through the real binary and gRPC, SIGKILL, restart, same status.
 func TestStatusIdenticalAfterRestartPostgres(t *testing.T) {
 	onSQLiteOnly(t) // on PostgreSQL, TestStatusIdenticalAfterRestart is this test

@@ -25,13 +25,13 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/arbiter-chess/arbiter/base/grpcerr"
+	"github.com/arbiter-chess/arbiter/base/identity"
 	coord "github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/admission"
 	"github.com/arbiter-chess/arbiter/coordinator/httpapi"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/web"
-	"github.com/arbiter-chess/arbiter/internal/grpcerr"
-	"github.com/arbiter-chess/arbiter/internal/identity"
 )
 
 // walkDoors is a coordinator serving every door on loopback TCP: its gRPC

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/sandbox/sandboxtest"
+	"github.com/arbiter-chess/arbiter/enginehost/sandbox/sandboxtest"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 

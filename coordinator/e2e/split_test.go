@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/pgtest"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/pgtest"
 )
 
 // unitTimes is when a worker's JSON log says it finished each unit

@@ -22,9 +22,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/arbiter-chess/arbiter/internal/jobreport"
-	"github.com/arbiter-chess/arbiter/internal/spsaspec"
+	"github.com/arbiter-chess/arbiter/client/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/spsaspec"
 	"github.com/arbiter-chess/arbiter/spsa"
 )
 

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/localcluster"
+	"github.com/arbiter-chess/arbiter/local/localcluster"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"

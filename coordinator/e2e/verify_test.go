@@ -37,7 +37,7 @@ func brokenPerft(t *testing.T) string {
 	t.Helper()
 	bpOnce.Do(func() {
 		bpPath = filepath.Join(filepath.Dir(bin), "brokenperft")
-		out, err := exec.Command("go", "build", "-o", bpPath, "github.com/arbiter-chess/arbiter/internal/testengines/brokenperft").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", bpPath, "github.com/arbiter-chess/arbiter/testing/testengines/brokenperft").CombinedOutput()
 		if err != nil {
 			bpErr = errors.New(err.Error() + "\n" + string(out))
 		}

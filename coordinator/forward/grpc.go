@@ -27,9 +27,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/grpcerr"
 	"github.com/arbiter-chess/arbiter/coordinator/admission"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/grpcerr"
 )
 
 // DefaultMaxWait is how long a call waits for a leader to relay to (a

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arbiter-chess/arbiter/internal/gamelabel"
+	"github.com/arbiter-chess/arbiter/wire/gamelabel"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 

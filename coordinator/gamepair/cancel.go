@@ -4,8 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
 )
 
 // Cancel is a game workload's Cancel of jobID once the caller holds its

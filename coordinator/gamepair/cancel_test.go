@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
 )
 
 // Cancel stores a running job's cancelled state and then finishes it in

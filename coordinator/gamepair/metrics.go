@@ -5,8 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/arbiter-chess/arbiter/internal/gamelabel"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/wire/gamelabel"
 )
 
 // The games counter follows deploy/prometheus/METRICS.md (the contract with

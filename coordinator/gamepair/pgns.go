@@ -3,8 +3,8 @@ package gamepair
 import (
 	"context"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
 )
 
 // StreamPGNs passes every stored game of a job to fn in the store's order.

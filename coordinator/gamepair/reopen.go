@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
 )
 
 // Reopen runs a cancelled job again from where it stood: its row is set

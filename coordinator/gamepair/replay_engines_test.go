@@ -20,13 +20,13 @@ import (
 // Games an engine loses by failing (crash, time forfeit by a hang or a slow
 // move, a stall, no move, an illegal move) replay too: the worker's
 // incidents say what the moves cannot. The failing engine is
-// internal/testengines/badengine, run by the worker as a UCI process.
+// testing/testengines/badengine, run by the worker as a UCI process.
 func TestReplayHonestEngineFailures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a UCI engine")
 	}
 	bad := filepath.Join(t.TempDir(), "badengine")
-	if out, err := exec.Command("go", "build", "-o", bad, "github.com/arbiter-chess/arbiter/internal/testengines/badengine").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bad, "github.com/arbiter-chess/arbiter/testing/testengines/badengine").CombinedOutput(); err != nil {
 		t.Fatalf("building badengine: %v\n%s", err, out)
 	}
 	nodes := &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 200}}

@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/gamelabel"
+	"github.com/arbiter-chess/arbiter/base/apierr"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
+	"github.com/arbiter-chess/arbiter/wire/gamelabel"
 )
 
 // Limits on one batch result.

@@ -5,10 +5,10 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/arbiter-chess/arbiter/base/capability"
+	"github.com/arbiter-chess/arbiter/base/logging"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/capability"
-	"github.com/arbiter-chess/arbiter/internal/logging"
 )
 
 // Scheduling. The core picks between jobs of every kind by priority and

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
 )
 
 // Settings tune what both game workloads (tests and SPSA tunes) do alike:

@@ -4,10 +4,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/base/capability"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/capability"
-	"github.com/arbiter-chess/arbiter/internal/matchspec"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
 )
 
 // What the coordinator asks of every kind of job (package workload's

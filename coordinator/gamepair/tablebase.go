@@ -3,11 +3,11 @@ package gamepair
 import (
 	"fmt"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/capability"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/capability"
-	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
 )
 
 // FitsTablebase says why a worker with caps cannot play a test adjudicated

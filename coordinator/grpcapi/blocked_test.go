@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arbiter-chess/arbiter/base/capability"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
-	"github.com/arbiter-chess/arbiter/internal/capability"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 

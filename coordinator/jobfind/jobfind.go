@@ -17,9 +17,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/jobkind"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 // Kinds and states a filter accepts ("" for all).

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/pgtest"
+	"github.com/arbiter-chess/arbiter/testing/pgtest"
 )
 
 func TestMain(m *testing.M) {

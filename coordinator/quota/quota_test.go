@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/identity"
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/identity"
 )
 
 func TestCallsCountedAndReleased(t *testing.T) {

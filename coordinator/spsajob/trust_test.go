@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
-	"github.com/arbiter-chess/arbiter/internal/identity"
 )
 
 // No replay checks a tune's batches (its engines change every batch), so

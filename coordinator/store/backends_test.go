@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/arbiter-chess/arbiter/internal/pgtest"
+	"github.com/arbiter-chess/arbiter/testing/pgtest"
 )
 
 func TestMain(m *testing.M) {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arbiter-chess/arbiter/internal/pgtest"
+	"github.com/arbiter-chess/arbiter/testing/pgtest"
 )
 
 // pgDB opens dsn raw, for a test to look behind the store.

@@ -31,15 +31,15 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/capability"
+	"github.com/arbiter-chess/arbiter/base/identity"
+	"github.com/arbiter-chess/arbiter/base/logging"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/capability"
-	"github.com/arbiter-chess/arbiter/internal/identity"
-	"github.com/arbiter-chess/arbiter/internal/logging"
-	"github.com/arbiter-chess/arbiter/internal/verifyproto"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/wire/verifyproto"
 )
 
 // Kind is the workload's kind.

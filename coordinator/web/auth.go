@@ -12,8 +12,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/accounts"
-	"github.com/arbiter-chess/arbiter/internal/identity"
 )
 
 // Sign-in and CSRF.

@@ -25,16 +25,16 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/engine"
-	"github.com/arbiter-chess/arbiter/internal/identity"
-	"github.com/arbiter-chess/arbiter/internal/matchspec"
-	"github.com/arbiter-chess/arbiter/internal/spsaspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
+	"github.com/arbiter-chess/arbiter/spec/spsaspec"
 	"github.com/arbiter-chess/arbiter/sprt"
 	"github.com/arbiter-chess/arbiter/spsa"
 )

@@ -3,7 +3,7 @@ package web
 import (
 	"net/http"
 
-	"github.com/arbiter-chess/arbiter/internal/jobreport"
+	"github.com/arbiter-chess/arbiter/client/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 

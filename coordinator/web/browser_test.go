@@ -36,14 +36,14 @@ import (
 	"github.com/chromedp/chromedp"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
+	"github.com/arbiter-chess/arbiter/client/jobreport"
+	"github.com/arbiter-chess/arbiter/client/verifyclient"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
-	"github.com/arbiter-chess/arbiter/internal/clusterclient"
-	"github.com/arbiter-chess/arbiter/internal/jobreport"
-	"github.com/arbiter-chess/arbiter/internal/verifyclient"
-	"github.com/arbiter-chess/arbiter/internal/verifyproto"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/verify"
+	"github.com/arbiter-chess/arbiter/wire/verifyproto"
 )
 
 const chromiumPath = "/usr/bin/chromium"
@@ -288,7 +288,7 @@ func pentaOf(p *arbiterv1.Pentanomial) string {
 func buildBroken(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "brokenperft")
-	out, err := exec.Command("go", "build", "-o", bin, "../../internal/testengines/brokenperft").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, "../../testing/testengines/brokenperft").CombinedOutput()
 	if err != nil {
 		t.Fatalf("building brokenperft: %v\n%s", err, out)
 	}

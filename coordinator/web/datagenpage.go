@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/arbiter-chess/arbiter/internal/jobkind"
-	"github.com/arbiter-chess/arbiter/internal/jobreport"
+	"github.com/arbiter-chess/arbiter/client/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 // The page of a DATAGEN dataset (/datagen/{id}): its engine and settings,

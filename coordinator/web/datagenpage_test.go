@@ -9,10 +9,10 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/arbiter-chess/arbiter/datagen"
-	"github.com/arbiter-chess/arbiter/internal/datagenspec"
-	"github.com/arbiter-chess/arbiter/internal/jobkind"
-	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/datagenspec"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 // TestDatagenPage: the page a dataset's kind registers (kindPages) is

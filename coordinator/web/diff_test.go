@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arbiter-chess/arbiter/internal/gittest"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/gittest"
 )
 
 // TestTestPageShowsDiff submits, through gRPC, a test of two branches of

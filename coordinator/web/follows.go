@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/apierr"
-	"github.com/arbiter-chess/arbiter/internal/identity"
 )
 
 // Following jobs. A signed-in user follows a test, tune, perft job or

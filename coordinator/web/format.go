@@ -13,9 +13,9 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/arbiter-chess/arbiter/internal/jobkind"
-	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 // funcs are the templates' helpers: formatting only; pages compute their

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/identity"
 )
 
 // TestHooksPage: a signed-in user sees their webhooks and deliveries with

@@ -9,8 +9,8 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/jobfind"
 	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
-	"github.com/arbiter-chess/arbiter/internal/jobkind"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 // The list of work: tests, perft jobs, SPSA tunes and verify sessions, newest first, filtered by kind,

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/arbiter-chess/arbiter/internal/textcheck"
+	"github.com/arbiter-chess/arbiter/base/textcheck"
 )
 
 // maxNextPath bounds the next= a page sends back to after signing in.

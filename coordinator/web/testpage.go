@@ -11,14 +11,14 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
-	"github.com/arbiter-chess/arbiter/internal/jobkind"
-	"github.com/arbiter-chess/arbiter/internal/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 // jobOf returns job id's snapshot when is accepts it, or a page saying it

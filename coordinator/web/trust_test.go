@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/accounts"
-	"github.com/arbiter-chess/arbiter/internal/identity"
 )
 
 // Minting worker tokens on /account follows --worker-token-minting (a

@@ -8,9 +8,9 @@ import (
 	"strconv"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/internal/jobkind"
-	"github.com/arbiter-chess/arbiter/internal/spsaspec"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/spsaspec"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 // The page of an SPSA tune (/tunes/{id}): its spec, where each parameter

@@ -10,9 +10,9 @@
 // the workload may implement (Flusher, Quarantiner, Retainer, Needer,
 // ArtifactUser), so the coordinator loops over its workloads instead of
 // naming them. Clients find a kind's page and report through
-// internal/jobkind and internal/jobreport; its tables through
+// wire/jobkind and client/jobreport; its tables through
 // store.RegisterSchema; what a worker must offer through
-// internal/capability.
+// base/capability.
 package workload
 
 import (
@@ -28,10 +28,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/internal/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/base/benchparse"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/engine/nnue"
-	"github.com/arbiter-chess/arbiter/internal/benchparse"
 )
 
 // BenchmarkSearch measures search speed (nodes/second) on the bench

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/base/benchparse"
 	"github.com/arbiter-chess/arbiter/engine/nnue"
 	"github.com/arbiter-chess/arbiter/engine/search"
-	"github.com/arbiter-chess/arbiter/internal/benchparse"
 )
 
 // TestServerInProcess runs the protocol loop in-process (so `go test -race`

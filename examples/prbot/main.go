@@ -32,11 +32,11 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/coordinator/hooks"
-	"github.com/arbiter-chess/arbiter/internal/jobreport"
-	"github.com/arbiter-chess/arbiter/internal/matchspec"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
 )
 
 // Config is what the bot is told.

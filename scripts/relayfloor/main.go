@@ -11,7 +11,7 @@
 // engines') is printed per 137 searches, the length of an average game in
 // the bench's setup. How the reader waits is -mode:
 //
-//	engineproc  the runner's own reader (internal/engineproc), with a quiet
+//	engineproc  the runner's own reader (enginehost/engineproc), with a quiet
 //	            period of -quiet per search as the runner asks for one
 //	poller      os/exec pipes in the runtime's poller, as most Go programs
 //	            read a child: one wake-up per line the engine writes
@@ -42,8 +42,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/arbiter-chess/arbiter/internal/engineproc"
-	"github.com/arbiter-chess/arbiter/internal/schedbatch"
+	"github.com/arbiter-chess/arbiter/base/schedbatch"
+	"github.com/arbiter-chess/arbiter/enginehost/engineproc"
 )
 
 const searchesPerGame = 137 // nodes=5000, Stockfish vs itself, the 8-move book

@@ -1,0 +1,251 @@
+package jobreport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/arbiter-chess/arbiter/client/cliexit"
+	"github.com/arbiter-chess/arbiter/local/localcluster"
+	"github.com/arbiter-chess/arbiter/match/builtin"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/matchplan"
+)
+
+func TestPrintPerft(t *testing.T) {
+	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	j := &arbiterv1.Job{JobId: "p1", Kind: "perft", State: arbiterv1.JobState_JOB_STATE_DONE, Nodes: "8902",
+		Perft:     &arbiterv1.PerftSpec{Fen: "F", Depth: 3},
+		CreatedAt: timestamppb.New(created), FinishedAt: timestamppb.New(created.Add(2 * time.Second)),
+		// In generation order, as the coordinator sends it: printed by move.
+		Divide:   []*arbiterv1.DivideEntry{{Move: "b1a3", Nodes: "400"}, {Move: "a2a3", Nodes: "380"}},
+		Progress: &arbiterv1.JobProgress{UnitsTotal: 4, UnitsVerified: 2, Mismatches: 1, MismatchesSettled: 1}}
+	var out bytes.Buffer
+	if err := PrintPerft(&out, j, true, false); err != nil {
+		t.Fatal(err)
+	}
+	want := "a2a3: 380\nb1a3: 400\n\nNodes: 8902\nTime:  2.000 s (0.0 Mnps)\nUnits: 4 (2 verified on a second worker, 1 mismatches, 1 settled)\n" +
+		"Verification: sampled, 2 of 4 units computed by a second identity and agreeing\n"
+	if out.String() != want {
+		t.Errorf("text:\n%s\nwant:\n%s", out.String(), want)
+	}
+	// No unit computed twice: the total says it is unverified, in text,
+	// JSON and status's detail.
+	unchecked := &arbiterv1.Job{JobId: "p0", Kind: "perft", State: arbiterv1.JobState_JOB_STATE_DONE, Nodes: "8902", Perft: &arbiterv1.PerftSpec{Fen: "F", Depth: 3},
+		Progress: &arbiterv1.JobProgress{UnitsTotal: 4, UnitsDone: 4}}
+	out.Reset()
+	if err := PrintPerft(&out, unchecked, false, false); err != nil || !strings.Contains(out.String(), "Verification: none, the counts are UNVERIFIED") {
+		t.Errorf("unverified text %v:\n%s", err, out.String())
+	}
+	out.Reset()
+	PrintPerftDetail(&out, unchecked)
+	if !strings.Contains(out.String(), "Verify:     none, the counts are UNVERIFIED") {
+		t.Errorf("unverified detail:\n%s", out.String())
+	}
+	out.Reset()
+	if err := PrintPerft(&out, unchecked, false, true); err != nil || !strings.Contains(out.String(), `"verification":"none"`) {
+		t.Errorf("unverified JSON %v: %s", err, out.String())
+	}
+	if o := NewJobJSON(unchecked); o.Perft == nil || o.Perft.Verification != VerificationNone {
+		t.Errorf("status --json of an unverified job: %+v", o.Perft)
+	}
+	out.Reset()
+	if err := PrintPerft(&out, j, false, true); err != nil {
+		t.Fatal(err)
+	}
+	var js map[string]any
+	if err := json.Unmarshal(out.Bytes(), &js); err != nil || js["nodes"] != 8902.0 || js["units_verified"] != 2.0 || js["divide"] != nil {
+		t.Errorf("JSON %v: %s", err, out.String())
+	}
+	// A statistics job: the eight totals in text, JSON and status's detail.
+	j.Perft.Stats, j.Perft.Slices = true, 2
+	j.PerftStats = &arbiterv1.PerftStatistics{Captures: "34", EnPassant: "0", Castles: "0", Promotions: "0",
+		Checks: "12", DiscoveryChecks: "0", DoubleChecks: "0", Checkmates: "0"}
+	out.Reset()
+	if err := PrintPerft(&out, j, false, false); err != nil || !strings.Contains(out.String(), "Captures:         34\n") ||
+		!strings.Contains(out.String(), "Checks:           12\n") {
+		t.Errorf("statistics text %v:\n%s", err, out.String())
+	}
+	out.Reset()
+	if err := PrintPerft(&out, j, false, true); err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Stats map[string]json.Number `json:"stats"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil || st.Stats["captures"] != "34" || st.Stats["checks"] != "12" || st.Stats["nodes"] != "8902" {
+		t.Errorf("statistics JSON %v: %s", err, out.String())
+	}
+	if pj := NewJobJSON(j).Perft; pj == nil || pj.Slices != 2 || pj.Stats == nil || pj.Stats.Captures != "34" {
+		t.Errorf("status --json of a statistics job: %+v", pj)
+	}
+	out.Reset()
+	PrintPerftDetail(&out, j)
+	if s := out.String(); !strings.Contains(s, "(split at ply 0, 2 slices, statistics, verify 0.00)") || !strings.Contains(s, "Statistics: 34 captures,") {
+		t.Errorf("detail:\n%s", s)
+	}
+	j.State = arbiterv1.JobState_JOB_STATE_CANCELLED
+	if err := PrintPerft(&out, j, false, false); cliexit.Code(err, -1) != 1 || err.Error() != "job p1 was cancelled" {
+		t.Errorf("cancelled: %v", err)
+	}
+	j.State, j.Error = arbiterv1.JobState_JOB_STATE_FAILED, "boom"
+	if err := PrintPerft(&out, j, false, false); cliexit.Code(err, -1) != 1 || err.Error() != "job p1 failed: boom" {
+		t.Errorf("failed: %v", err)
+	}
+}
+
+// A test through a cluster in this process: RunTest submits, follows it
+// with a line per batch, prints the report and downloads every game;
+// status's views of the same test agree.
+func TestRunTestOnCluster(t *testing.T) {
+	cl, err := localcluster.Start(localcluster.Config{Workers: 1, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
+		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	c, err := cl.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tf := matchplan.TestFlags{Match: matchplan.Flags{Engines: []string{"name=a,builtin", "name=b,builtin"}, Each: "nodes=300",
+		Openings: "file=../../books/uho-200.epd", Games: 4, HangTimeout: 30000}, BatchPairs: 1, Throughput: 1}
+	spec, plan, err := tf.Spec(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pgn := filepath.Join(t.TempDir(), "games.pgn")
+	var out, stderr bytes.Buffer
+	if err := RunTest(ctx, &out, &stderr, c, spec, plan, true, pgn); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), stderr.String())
+	}
+	for _, want := range []string{"Test:       s", "(match)\nState:      done\n", "Engines:    a (embedded) vs b (embedded)", "Ptnml(0-2)", "Games:      4 (PGNs stored: 4)", "up-1"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "games 4: ") || !strings.Contains(stderr.String(), "wrote 4 games to "+pgn) {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+	if b, _ := os.ReadFile(pgn); strings.Count(string(b), "[Event ") != 4 {
+		t.Errorf("%d games downloaded, want 4", strings.Count(string(b), "[Event "))
+	}
+	resp, err := c.Jobs.ListJobs(ctx, &arbiterv1.ListJobsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list bytes.Buffer
+	if err := PrintJobs(&list, resp.GetJobs()); err != nil || !strings.Contains(list.String(), "done") || !regexp.MustCompile(`done +a vs b +\S+ +4/4 +\S+ ± \S+ +-\n`).MatchString(list.String()) {
+		t.Errorf("list %v:\n%s", err, list.String())
+	}
+	if _, err := DownloadPGN(ctx, c, "s000000000000", filepath.Join(t.TempDir(), "x.pgn")); cliexit.Code(err, -1) != 2 {
+		t.Errorf("PGN of an unknown test: %v, want status 2", err)
+	}
+	if _, err := DownloadPGN(ctx, c, "s000000000000", "/no/such/dir/x.pgn"); cliexit.Code(err, -1) != 2 {
+		t.Errorf("PGN to an impossible path: %v, want status 2", err)
+	}
+}
+
+// A round-robin of three engines on a cluster in this process: one test
+// per pairing, rated together; every game downloaded into one file.
+func TestRunTournamentOnCluster(t *testing.T) {
+	cl, err := localcluster.Start(localcluster.Config{Workers: 1, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
+		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	c, err := cl.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tf := matchplan.TestFlags{Match: matchplan.Flags{Engines: []string{"name=a,builtin", "name=b,builtin,option.UseNNUE=false,option.KnightValueMG=200", "name=c,builtin,option.UseNNUE=false,option.KnightValueMG=500"},
+		Each: "nodes=300", Openings: "file=../../books/uho-200.epd", Rounds: 1, Games: 2, HangTimeout: 30000}, BatchPairs: 1, Throughput: 1}
+	if !tf.Tournament() {
+		t.Fatal("three engines are a tournament")
+	}
+	tests, plan, err := tf.TournamentSpecs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tests) != 3 || tests[2].A != 1 || tests[2].B != 2 || tests[0].Spec.GetGames() != 2 || tests[1].Spec.GetEngineB().GetName() != "c" {
+		t.Fatalf("tests %+v", tests)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pgn := filepath.Join(t.TempDir(), "t.pgn")
+	var out, stderr bytes.Buffer
+	if err := RunTournament(ctx, &out, &stderr, c, tests, plan, TestOutput{Wait: true, PGNOut: pgn}); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), stderr.String())
+	}
+	for _, want := range []string{"Tournament: roundrobin of 3 engines", "Rank Name", "\n   1 ", "\n   3 ", "Elo relative to the average"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "wrote 6 games to "+pgn) {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+	if b, _ := os.ReadFile(pgn); strings.Count(string(b), "[Event ") != 6 {
+		t.Errorf("%d games downloaded, want 6", strings.Count(string(b), "[Event "))
+	}
+	for _, edit := range []func(*matchplan.TestFlags){
+		func(f *matchplan.TestFlags) { f.Match.Repeat = 1 },
+		func(f *matchplan.TestFlags) { f.Match.Engines[2] = "builtin" },
+	} {
+		bad := tf
+		bad.Match.Engines = append([]string(nil), tf.Match.Engines...)
+		edit(&bad)
+		if _, _, err := bad.TournamentSpecs(); err == nil {
+			t.Errorf("%+v accepted", bad.Match)
+		}
+	}
+}
+
+// An SPRT test that reaches its game cap undecided says so in its state
+// and verdict, rather than "done" beside "no decision yet" (issue 32).
+func TestSPRTCapReachedSaysSo(t *testing.T) {
+	cl, err := localcluster.Start(localcluster.Config{Workers: 1, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
+		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	c, err := cl.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tf := matchplan.TestFlags{Match: matchplan.Flags{Engines: []string{"name=a,builtin", "name=b,builtin"}, Each: "nodes=300",
+		Openings: "file=../../books/uho-200.epd", Games: 4, SPRT: "elo0=0,elo1=5", HangTimeout: 30000}, BatchPairs: 1, Throughput: 1}
+	spec, plan, err := tf.Spec(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, stderr bytes.Buffer
+	if err := RunTest(ctx, &out, &stderr, c, spec, plan, true, ""); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), stderr.String())
+	}
+	for _, want := range []string{"State:      done (cap of 4 games reached without an SPRT decision)", ": no decision: the game cap was reached"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "no decision yet") {
+		t.Errorf("a finished test says no decision yet:\n%s", out.String())
+	}
+}

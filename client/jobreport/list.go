@@ -1,0 +1,140 @@
+package jobreport
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
+)
+
+// PrintJobs prints the jobs as `arbiter status` lists them: one table per
+// kind with the columns that kind is read by (tests: engines, time
+// control, games, Elo, LLR; perft jobs: depth, FEN, nodes, progress;
+// tunes: engine, updates, games), in the order given, and after them the
+// reason of each job that cannot progress.
+func PrintJobs(out io.Writer, jobs []*arbiterv1.Job) error {
+	if len(jobs) == 0 {
+		_, err := fmt.Fprintln(out, "No jobs.")
+		return err
+	}
+	byFamily := jobkind.Split(jobs)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	first := true
+	table := func(header string, rows []*arbiterv1.Job, row func(*arbiterv1.Job) string) {
+		if len(rows) == 0 {
+			return
+		}
+		if !first {
+			fmt.Fprintln(tw)
+		}
+		first = false
+		fmt.Fprintln(tw, header)
+		for _, j := range rows {
+			fmt.Fprintln(tw, row(j))
+		}
+	}
+	for _, f := range reportFamilies() {
+		r, _ := reportOf(f)
+		table(r.Header, byFamily[f], r.Row)
+		delete(byFamily, f)
+	}
+	var other []*arbiterv1.Job
+	for _, j := range jobs {
+		if _, ok := byFamily[jobkind.Of(j).Family]; ok {
+			other = append(other, j)
+		}
+	}
+	table("JOB\tSTATE\tKIND", other, otherRow)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		if b := j.GetProgress().GetBlocked(); b != "" {
+			fmt.Fprintf(out, "\n%s cannot progress: %s\n", j.GetJobId(), b)
+		}
+	}
+	return nil
+}
+
+// otherRow is the row of a job of a kind this build does not know.
+func otherRow(j *arbiterv1.Job) string {
+	return fmt.Sprintf("%s\t%s\t%s", j.GetJobId(), listState(j), j.GetKind())
+}
+
+// printOther shows a job of a kind this build does not know.
+func printOther(out io.Writer, j *arbiterv1.Job) error {
+	_, err := fmt.Fprintf(out, "Job:   %s (kind %q, which this arbiter does not know: update it)\nState: %s\n", j.GetJobId(), j.GetKind(), listState(j))
+	return err
+}
+
+// listState is a job's state, marked when it cannot progress.
+func listState(j *arbiterv1.Job) string {
+	s := StateName(j.GetState())
+	if j.GetProgress().GetBlocked() != "" {
+		s += " (blocked)"
+	}
+	return s
+}
+
+func testRow(j *arbiterv1.Job) string {
+	s, mp := j.GetMatch(), j.GetMatchProgress()
+	games := fmt.Sprintf("%d", mp.GetGames())
+	if s.GetGames() > 0 {
+		games += fmt.Sprintf("/%d", s.GetGames())
+	}
+	elo := "-"
+	if mp.GetGames() > 0 {
+		elo = fmt.Sprintf("%.1f ± %.1f", mp.GetElo(), (mp.GetEloCiHigh()-mp.GetEloCiLow())/2)
+	}
+	llr := "-"
+	if j.GetKind() == jobkind.SPRT {
+		llr = fmt.Sprintf("%.2f (%.2f, %.2f)", mp.GetLlr(), mp.GetLowerBound(), mp.GetUpperBound())
+		if st := mp.GetSprtState(); st != "" && st != "continue" {
+			llr += " " + st
+		}
+		if mp.GetStoppedByHand() {
+			llr += " stopped by hand"
+		}
+	}
+	return fmt.Sprintf("%s\t%s\t%s vs %s\t%s\t%s\t%s\t%s", j.GetJobId(), listState(j), s.GetEngineA().GetName(), s.GetEngineB().GetName(),
+		testLimits(s), games, elo, llr)
+}
+
+func perftRow(j *arbiterv1.Job) string {
+	p := j.GetProgress()
+	nodes := j.GetNodes()
+	if nodes == "" {
+		nodes = orDefault(p.GetNodesDone(), "0") + "+"
+	}
+	if PerftVerification(j) == VerificationNone {
+		nodes += " (unverified)"
+	}
+	progress := fmt.Sprintf("%d/%d units", p.GetUnitsDone(), p.GetUnitsTotal())
+	if p.GetUnitsTotal() > 0 {
+		progress = fmt.Sprintf("%.0f%% (%s)", 100*float64(p.GetUnitsDone())/float64(p.GetUnitsTotal()), progress)
+	}
+	return fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s", j.GetJobId(), listState(j), j.GetPerft().GetDepth(), nodes, progress, j.GetPerft().GetFen())
+}
+
+func tuneListRow(j *arbiterv1.Job) string {
+	s, sp := j.GetSpsa(), j.GetSpsaProgress()
+	lim, _ := matchspec.LimitsFromProto(s.GetTimeControl(), 1)
+	names := make([]string, 0, len(sp.GetParams()))
+	for _, p := range sp.GetParams() {
+		names = append(names, p.GetName())
+	}
+	params := strings.Join(names, ",")
+	if len(params) > 60 {
+		params = fmt.Sprintf("%s... (%d parameters)", params[:50], len(names))
+	}
+	updates := fmt.Sprint(sp.GetUpdates())
+	if sp.GetBatchesTotal() > 0 {
+		updates += fmt.Sprintf("/%d", sp.GetBatchesTotal())
+	}
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d/%d\t%d\t%s", j.GetJobId(), listState(j), s.GetEngine().GetName(), lim.String(),
+		updates, sp.GetPairsDone(), s.GetPairs(), sp.GetGames(), params)
+}

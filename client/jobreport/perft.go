@@ -1,0 +1,206 @@
+package jobreport
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/arbiter-chess/arbiter/client/cliexit"
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+// WaitPerft watches a perft job until it ends (through coordinator
+// restarts), with a progress bar on progressOut when showBar and it is a
+// terminal.
+func WaitPerft(ctx context.Context, c *clusterclient.Client, id string, progressOut io.Writer, showBar bool) (*arbiterv1.Job, error) {
+	var bar *progressbar.ProgressBar
+	if showBar {
+		if fd, ok := progressOut.(*os.File); !ok || !isatty.IsTerminal(fd.Fd()) {
+			showBar = false
+		}
+	}
+	start := time.Now()
+	var startNodes float64
+	first := true
+	blocked := blockedNotice{w: progressOut}
+	defer func() {
+		if bar != nil {
+			bar.Finish()
+			fmt.Fprintln(progressOut)
+		}
+	}()
+	final, err := c.WatchJob(ctx, id, WatchPolicy(c, progressOut), func(j *arbiterv1.Job) {
+		p := j.GetProgress()
+		blocked.update(j)
+		if first {
+			startNodes = parseFloat(p.GetNodesDone())
+			first = false
+		}
+		if showBar && bar == nil {
+			bar = progressbar.NewOptions64(int64(p.GetUnitsTotal()),
+				progressbar.OptionSetWriter(progressOut),
+				progressbar.OptionSetDescription("units"),
+				progressbar.OptionShowCount(),
+				progressbar.OptionSetPredictTime(true),
+				progressbar.OptionShowElapsedTimeOnFinish(),
+				progressbar.OptionSetWidth(30),
+				progressbar.OptionThrottle(100*time.Millisecond),
+			)
+		}
+		if bar != nil {
+			nodes := parseFloat(p.GetNodesDone())
+			rate := (nodes - startNodes) / max(time.Since(start).Seconds(), 1e-3)
+			bar.Describe(fmt.Sprintf("%s nodes, %s nodes/s, %d workers", humanCount(nodes), humanCount(rate), p.GetActiveWorkers()))
+			bar.Set64(int64(p.GetUnitsDone()))
+		}
+	})
+	if ctx.Err() != nil {
+		return nil, cliexit.Failure("interrupted while waiting for job %s (it keeps running)", id)
+	}
+	if err != nil {
+		return nil, cliexit.Call(c, "watch "+id, err)
+	}
+	return final, nil
+}
+
+// perftJSON matches `arbiter perft --json`: exact integers as JSON numbers.
+type perftJSON struct {
+	FEN     string                 `json:"fen"`
+	Depth   int                    `json:"depth"`
+	Nodes   json.Number            `json:"nodes"`
+	Seconds float64                `json:"seconds"`
+	NPS     float64                `json:"nps"`
+	Divide  map[string]json.Number `json:"divide,omitempty"`
+	JobID   string                 `json:"job_id"`
+	Units   uint64                 `json:"units"`
+	Checked uint64                 `json:"units_verified"`
+	// Verification is PerftVerification: "none" says no one checked the
+	// total.
+	Verification string          `json:"verification,omitempty"`
+	Stats        *perftStatsJSON `json:"stats,omitempty"`
+}
+
+// perftStatsJSON is a statistics job's totals, named as `arbiter perft
+// --json` names them (exact integers).
+type perftStatsJSON struct {
+	Nodes           json.Number `json:"nodes"`
+	Captures        json.Number `json:"captures"`
+	EnPassant       json.Number `json:"ep"`
+	Castles         json.Number `json:"castles"`
+	Promotions      json.Number `json:"promotions"`
+	Checks          json.Number `json:"checks"`
+	DiscoveryChecks json.Number `json:"discovery_checks"`
+	DoubleChecks    json.Number `json:"double_checks"`
+	Checkmates      json.Number `json:"checkmates"`
+}
+
+// newPerftStats returns a done statistics job's totals, or nil.
+func newPerftStats(j *arbiterv1.Job) *perftStatsJSON {
+	s := j.GetPerftStats()
+	if s == nil {
+		return nil
+	}
+	return &perftStatsJSON{Nodes: json.Number(j.GetNodes()), Captures: json.Number(s.GetCaptures()),
+		EnPassant: json.Number(s.GetEnPassant()), Castles: json.Number(s.GetCastles()), Promotions: json.Number(s.GetPromotions()),
+		Checks: json.Number(s.GetChecks()), DiscoveryChecks: json.Number(s.GetDiscoveryChecks()),
+		DoubleChecks: json.Number(s.GetDoubleChecks()), Checkmates: json.Number(s.GetCheckmates())}
+}
+
+// PrintPerft prints a finished perft job; a failed or cancelled job is an
+// error (exit status 1).
+func PrintPerft(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
+	switch j.GetState() {
+	case arbiterv1.JobState_JOB_STATE_DONE:
+	case arbiterv1.JobState_JOB_STATE_CANCELLED:
+		return cliexit.Failure("job %s was cancelled", j.GetJobId())
+	default:
+		return cliexit.Failure("job %s %s: %s", j.GetJobId(), StateName(j.GetState()), j.GetError())
+	}
+	secs := 0.0
+	if j.GetFinishedAt() != nil && j.GetCreatedAt() != nil {
+		secs = j.GetFinishedAt().AsTime().Sub(j.GetCreatedAt().AsTime()).Seconds()
+	}
+	if jsonOut {
+		o := perftJSON{FEN: j.GetPerft().GetFen(), Depth: int(j.GetPerft().GetDepth()), Nodes: json.Number(j.GetNodes()),
+			Seconds: secs, JobID: j.GetJobId(), Units: j.GetProgress().GetUnitsTotal(), Checked: j.GetProgress().GetUnitsVerified(),
+			Verification: PerftVerification(j)}
+		if secs > 0 {
+			o.NPS = parseFloat(j.GetNodes()) / secs
+		}
+		if divide {
+			o.Divide = make(map[string]json.Number)
+			for _, d := range j.GetDivide() {
+				o.Divide[d.GetMove()] = json.Number(d.GetNodes())
+			}
+		}
+		o.Stats = newPerftStats(j)
+		return json.NewEncoder(out).Encode(o)
+	}
+	if divide {
+		for _, d := range sortedDivide(j) {
+			fmt.Fprintf(out, "%s: %s\n", d.GetMove(), d.GetNodes())
+		}
+		fmt.Fprintln(out)
+	}
+	if s := j.GetPerftStats(); s != nil {
+		fmt.Fprintf(out, "Captures:         %s\nEn passant:       %s\nCastles:          %s\nPromotions:       %s\nChecks:           %s\nDiscovery checks: %s\nDouble checks:    %s\nCheckmates:       %s\n",
+			s.GetCaptures(), s.GetEnPassant(), s.GetCastles(), s.GetPromotions(), s.GetChecks(), s.GetDiscoveryChecks(), s.GetDoubleChecks(), s.GetCheckmates())
+	}
+	p := j.GetProgress()
+	fmt.Fprintf(out, "Nodes: %s\n", j.GetNodes())
+	if secs > 0 {
+		fmt.Fprintf(out, "Time:  %.3f s (%.1f Mnps)\n", secs, parseFloat(j.GetNodes())/secs/1e6)
+	}
+	fmt.Fprintf(out, "Units: %d (%d verified on a second worker, %d mismatches, %d settled)\n",
+		p.GetUnitsTotal(), p.GetUnitsVerified(), p.GetMismatches(), p.GetMismatchesSettled())
+	if v := verificationLine(j); v != "" {
+		fmt.Fprintf(out, "Verification: %s\n", v)
+	}
+	return nil
+}
+
+// PrintPerftDetail prints one perft job as `arbiter status JOB` shows it.
+func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
+	p := j.GetProgress()
+	fmt.Fprintf(out, "Job:        %s\nState:      %s\n", j.GetJobId(), StateName(j.GetState()))
+	extra := ""
+	if n := j.GetPerft().GetSlices(); n > 1 {
+		extra = fmt.Sprintf(", %d slices", n)
+	}
+	if j.GetPerft().GetStats() {
+		extra += ", statistics"
+	}
+	fmt.Fprintf(out, "FEN:        %s\nDepth:      %d (split at ply %d%s, verify %.2f)\n", j.GetPerft().GetFen(),
+		j.GetPerft().GetDepth(), j.GetPerft().GetSplitPly(), extra, j.GetPerft().GetVerifyFraction())
+	fmt.Fprintf(out, "Units:      %d/%d done, %d verified; %d unique positions\n", p.GetUnitsDone(), p.GetUnitsTotal(),
+		p.GetUnitsVerified(), p.GetPositions())
+	if v := verificationLine(j); v != "" {
+		fmt.Fprintf(out, "Verify:     %s\n", v)
+	}
+	fmt.Fprintf(out, "Mismatches: %d (%d settled)\nWorkers:    %d active\n", p.GetMismatches(), p.GetMismatchesSettled(), p.GetActiveWorkers())
+	if j.GetError() != "" {
+		fmt.Fprintf(out, "Error:      %s\n", j.GetError())
+	}
+	if p.GetBlocked() != "" {
+		fmt.Fprintf(out, "Blocked:    %s\n", p.GetBlocked())
+	}
+	if j.GetNodes() != "" {
+		for _, d := range sortedDivide(j) {
+			fmt.Fprintf(out, "  %s: %s\n", d.GetMove(), d.GetNodes())
+		}
+		fmt.Fprintf(out, "Nodes:      %s\n", j.GetNodes())
+		if s := j.GetPerftStats(); s != nil {
+			fmt.Fprintf(out, "Statistics: %s captures, %s e.p., %s castles, %s promotions, %s checks, %s discovered, %s double checks, %s mates\n",
+				s.GetCaptures(), s.GetEnPassant(), s.GetCastles(), s.GetPromotions(), s.GetChecks(), s.GetDiscoveryChecks(), s.GetDoubleChecks(), s.GetCheckmates())
+		}
+	} else {
+		fmt.Fprintf(out, "Nodes done: %s\n", p.GetNodesDone())
+	}
+}
