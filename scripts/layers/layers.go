@@ -18,9 +18,13 @@ var Floors = [][]string{
 	// How the work is described: specs built from flags and carried on
 	// the wire, and their conversions to and from the proto.
 	{"spec", "wire"},
-	// The roles: the coordinator, the worker, the client that talks to a
-	// coordinator, and the kinds of job each of them runs.
-	{"coordinator", "worker", "client", "kinds"},
+	// The roles: the coordinator, the worker, and the client that talks
+	// to a coordinator; each keeps a registry a kind of job plugs into.
+	{"coordinator", "worker", "client"},
+	// The kinds of job: one folder each, holding every side of the kind
+	// (its coordinator workload, worker runner, report, page, commands),
+	// and kinds/install, the one list of them.
+	{"kinds"},
 	// Local commands: a farm in one process, perft, verify, SPRT and the
 	// fastchess-compatible command line.
 	{"local"},
