@@ -17,9 +17,15 @@ import (
 	"github.com/arbiter-chess/arbiter/datagen"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/spec/datagenspec"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
 )
+
+// DatagenBatchSettings converts a leased batch into the settings it is
+// played with. The datagen kind sets it from its init (kinds/datagen
+// owns the conversion and this floor may not import it); nil: this binary
+// has no datagen kind, and its batches are refused. It goes when the
+// worker's runner registry takes the kind's whole runner.
+var DatagenBatchSettings func(*arbiterv1.DatagenBatch) datagen.Settings
 
 // runPlugin runs a unit of a kind that plugs into the coordinator, by the
 // type of its payload.
@@ -28,6 +34,10 @@ func (w *Worker) runPlugin(ctx, bg context.Context, h *held, p *anypb.Any, log *
 	if !p.MessageIs(b) {
 		log.Warn("unit kind not supported; releasing", zap.String("type", p.GetTypeUrl()))
 		w.refuseUnit(bg, h.leaseID, "unit type "+p.GetTypeUrl()+" is not supported by this worker")
+		return
+	}
+	if DatagenBatchSettings == nil {
+		w.refuseUnit(bg, h.leaseID, "unit type "+p.GetTypeUrl()+" is not supported by this worker (no datagen kind installed)")
 		return
 	}
 	if err := p.UnmarshalTo(b); err != nil {
@@ -62,7 +72,7 @@ func (w *Worker) runDatagen(ctx, bg context.Context, h *held, b *arbiterv1.Datag
 		}
 		return p, nil
 	}
-	s := datagenspec.BatchSettings(b)
+	s := DatagenBatchSettings(b)
 	if w.cfg.Syzygy != nil {
 		s.Tablebase.Tables, s.Tablebase.Warn = w.cfg.Syzygy, func(msg string) { log.Warn(msg) }
 	}

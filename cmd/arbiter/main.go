@@ -11,8 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/base/buildinfo"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/enginehost/sandbox"
+	_ "github.com/arbiter-chess/arbiter/kinds/install"
 )
 
 // usageError marks err as bad input: exit status 2.
@@ -37,7 +39,7 @@ func newRootCommand() *cobra.Command {
 	root.Flags().MarkShorthandDeprecated("version", "use --version")
 	root.AddCommand(
 		// On this machine.
-		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(), newDatagenCommand(),
+		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(),
 		newTBCommand(), // Syzygy tablebases
 		// Serving.
 		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(), newStoreCommand(), newUserCommand(), newAuditCommand(),
@@ -48,6 +50,10 @@ func newRootCommand() *cobra.Command {
 		// Training the embedded engine's net on this machine.
 		newTrainCommand(),
 	)
+	// The commands of the kinds under kinds/ (kinds/install): each kind
+	// registers its own (clicmd.RegisterCommand), as it does its submit
+	// subcommand.
+	root.AddCommand(clicmd.Commands()...)
 	addSuggestions(root)
 	return root
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -21,7 +22,7 @@ func newStatusCommand() *cobra.Command {
 	var blockStyle jobreport.BlockStyle
 	var find arbiterv1.ListJobsRequest
 	var since, until string
-	cmd := newClientCommand(&cobra.Command{
+	cmd := clicmd.NewClientCommand(&cobra.Command{
 		Use:   "status [JOB]",
 		Short: "Show a coordinator's jobs, or one job in detail",
 		Long: `Without JOB, list the jobs: one table per kind (tests with their engines,
@@ -67,39 +68,39 @@ than --limit, the command prints the --cursor of the next page.`,
 			}
 			return nil
 		},
-	}, "print JSON: one job, or {\"jobs\": [...]} (docs/json.md)", func(r *clientCall, args []string) error {
+	}, "print JSON: one job, or {\"jobs\": [...]} (docs/json.md)", func(r *clicmd.Call, args []string) error {
 		if len(args) == 1 {
-			resp, err := retried(r, func(ctx context.Context) (*arbiterv1.GetJobResponse, error) {
-				return r.c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: args[0]})
+			resp, err := clicmd.Retried(r, func(ctx context.Context) (*arbiterv1.GetJobResponse, error) {
+				return r.C.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: args[0]})
 			})
 			if err != nil {
-				return r.failed("status", err)
+				return r.Failed("status", err)
 			}
 			switch {
-			case r.json:
-				return jobreport.WriteJob(r.out, resp.GetJob())
+			case r.JSON:
+				return jobreport.WriteJob(r.Out, resp.GetJob())
 			case block:
-				_, err := io.WriteString(r.out, jobreport.Block(resp.GetJob(), blockStyle, ""))
+				_, err := io.WriteString(r.Out, jobreport.Block(resp.GetJob(), blockStyle, ""))
 				return err
 			}
-			return jobreport.PrintJob(r.out, resp.GetJob())
+			return jobreport.PrintJob(r.Out, resp.GetJob())
 		}
 		req := proto.Clone(&find).(*arbiterv1.ListJobsRequest)
 		req.Limit = limit
-		resp, err := retried(r, func(ctx context.Context) (*arbiterv1.ListJobsResponse, error) {
-			return r.c.Jobs.ListJobs(ctx, req)
+		resp, err := clicmd.Retried(r, func(ctx context.Context) (*arbiterv1.ListJobsResponse, error) {
+			return r.C.Jobs.ListJobs(ctx, req)
 		})
 		if err != nil {
-			return r.failed("status", err)
+			return r.Failed("status", err)
 		}
-		if r.json {
-			return jobreport.WriteJobs(r.out, resp.GetJobs())
+		if r.JSON {
+			return jobreport.WriteJobs(r.Out, resp.GetJobs())
 		}
-		if err := jobreport.PrintJobs(r.out, resp.GetJobs()); err != nil {
+		if err := jobreport.PrintJobs(r.Out, resp.GetJobs()); err != nil {
 			return err
 		}
 		if next := resp.GetNextCursor(); next != "" {
-			fmt.Fprintf(r.errOut, "more jobs match: add --cursor %s for the next page\n", next)
+			fmt.Fprintf(r.ErrOut, "more jobs match: add --cursor %s for the next page\n", next)
 		}
 		return nil
 	})

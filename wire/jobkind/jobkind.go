@@ -4,9 +4,11 @@
 // CLI's status, the web pages, the JSON reports) decide how to show a job
 // by Of(job), never by which of its spec fields is set.
 //
-// A kind registers itself once (Register, from its package's init or from
-// this package's list of the built-in kinds); a client that meets a kind it
-// does not know shows the job generically instead of guessing.
+// A kind registers itself once (Register) from the init of the package
+// that shows it (a kind's folder under kinds/, or client/jobreport for the
+// built-in families until they move there); a client that meets a kind it
+// does not know shows the job generically instead of guessing. This
+// package keeps no list of kinds.
 package jobkind
 
 import (
@@ -19,11 +21,10 @@ import (
 
 // Kind names as Job.kind carries them.
 const (
-	Perft   = "perft"
-	SPRT    = "sprt"
-	Match   = "match"
-	SPSA    = "spsa"
-	Datagen = "datagen"
+	Perft = "perft"
+	SPRT  = "sprt"
+	Match = "match"
+	SPSA  = "spsa"
 )
 
 // Family groups kinds that clients show alike.
@@ -36,8 +37,6 @@ const (
 	FamilyTest Family = "test"
 	// FamilyTune: SPSA tunes.
 	FamilyTune Family = "tune"
-	// FamilyDatagen: training-data generation (DATAGEN).
-	FamilyDatagen Family = "datagen"
 	// FamilyOther: a kind this build does not know.
 	FamilyOther Family = "other"
 )
@@ -64,18 +63,6 @@ func Register(k Kind) {
 	mu.Lock()
 	defer mu.Unlock()
 	kinds[k.Name] = k
-}
-
-func init() {
-	for _, k := range []Kind{
-		{Name: Perft, Family: FamilyPerft, Path: "/perft/", Noun: "perft job"},
-		{Name: SPRT, Family: FamilyTest, Path: "/tests/", Noun: "test"},
-		{Name: Match, Family: FamilyTest, Path: "/tests/", Noun: "test"},
-		{Name: SPSA, Family: FamilyTune, Path: "/tunes/", Noun: "tune"},
-		{Name: Datagen, Family: FamilyDatagen, Path: "/datagen/", Noun: "dataset"},
-	} {
-		Register(k)
-	}
 }
 
 // Lookup returns the kind of a name; an unknown name is of FamilyOther.

@@ -1,4 +1,4 @@
-package datagenjob
+package datagen
 
 import (
 	"bytes"
@@ -16,11 +16,10 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
-	"github.com/arbiter-chess/arbiter/datagen"
+	dg "github.com/arbiter-chess/arbiter/datagen"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/spec/datagenspec"
 	"github.com/arbiter-chess/arbiter/testing/pgtest"
 )
 
@@ -125,13 +124,13 @@ func (e *env) lease(w *core.Worker) (core.Grant, *arbiterv1.DatagenBatch) {
 // another is given).
 func play(t *testing.T, b *arbiterv1.DatagenBatch, seed uint64) []byte {
 	t.Helper()
-	games, err := datagen.PlayGames(context.Background(), func() (match.Player, error) { return builtin.New("dev", nil) },
-		datagenspec.BatchSettings(b), seed, int(b.GetGames()))
+	games, err := dg.PlayGames(context.Background(), func() (match.Player, error) { return builtin.New("dev", nil) },
+		BatchSettings(b), seed, int(b.GetGames()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := datagen.EncodeShard(&buf, games); err != nil {
+	if err := dg.EncodeShard(&buf, games); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()

@@ -1,4 +1,4 @@
-package datagenjob
+package datagen
 
 import (
 	"strings"
@@ -11,9 +11,8 @@ import (
 	"github.com/arbiter-chess/arbiter/base/logging"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
-	"github.com/arbiter-chess/arbiter/datagen"
+	dg "github.com/arbiter-chess/arbiter/datagen"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/spec/datagenspec"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
 )
 
@@ -125,8 +124,8 @@ func (w *Workload) batchUnit(j *job, idx uint64) (*arbiterv1.WorkUnit, error) {
 	s := j.settings
 	b := &arbiterv1.DatagenBatch{JobId: j.rec.ID, Index: idx, Engine: j.spec.GetEngine(), Nodes: uint64(s.Nodes),
 		RandomPliesMin: uint32(s.RandomPliesMin), RandomPliesMax: uint32(s.RandomPliesMax),
-		Seed: datagen.BatchSeed(j.spec.GetSeed(), idx), Games: uint32(j.batchGames), Openings: s.Openings,
-		Adjudication: datagenspec.BatchAdjudication(s)}
+		Seed: dg.BatchSeed(j.spec.GetSeed(), idx), Games: uint32(j.batchGames), Openings: s.Openings,
+		Adjudication: BatchAdjudication(s)}
 	payload, err := anypb.New(b)
 	if err != nil {
 		return nil, err

@@ -1,32 +1,34 @@
-package jobreport
+package datagen
 
 import (
+	_ "embed"
 	"fmt"
 	"io"
 
+	"github.com/arbiter-chess/arbiter/client/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 // DatagenJSON is a dataset's part of a job's JSON (docs/json.md).
 type DatagenJSON struct {
-	Engine             EngineJSON    `json:"engine"`
-	Nodes              uint64        `json:"nodes"`
-	PositionsWanted    uint64        `json:"positions_wanted"`
-	Positions          uint64        `json:"positions"`
-	Games              uint64        `json:"games"`
-	Shards             uint64        `json:"shards"`
-	Duplicates         uint64        `json:"duplicates"`
-	KeepDuplicates     bool          `json:"keep_duplicates"`
-	WhiteWins          uint64        `json:"white_wins"`
-	Draws              uint64        `json:"draws"`
-	BlackWins          uint64        `json:"black_wins"`
-	AverageGamePlies   float64       `json:"average_game_plies"`
-	DuplicateRate      float64       `json:"duplicate_rate"`
-	PositionsPerSecond float64       `json:"positions_per_second"`
-	Seed               uint64        `json:"seed"`
-	RandomPlies        [2]uint32     `json:"random_plies"`
-	Workers            []DatagenWork `json:"workers,omitempty"`
+	Engine             jobreport.EngineJSON `json:"engine"`
+	Nodes              uint64               `json:"nodes"`
+	PositionsWanted    uint64               `json:"positions_wanted"`
+	Positions          uint64               `json:"positions"`
+	Games              uint64               `json:"games"`
+	Shards             uint64               `json:"shards"`
+	Duplicates         uint64               `json:"duplicates"`
+	KeepDuplicates     bool                 `json:"keep_duplicates"`
+	WhiteWins          uint64               `json:"white_wins"`
+	Draws              uint64               `json:"draws"`
+	BlackWins          uint64               `json:"black_wins"`
+	AverageGamePlies   float64              `json:"average_game_plies"`
+	DuplicateRate      float64              `json:"duplicate_rate"`
+	PositionsPerSecond float64              `json:"positions_per_second"`
+	Seed               uint64               `json:"seed"`
+	RandomPlies        [2]uint32            `json:"random_plies"`
+	Workers            []DatagenWork        `json:"workers,omitempty"`
 }
 
 // DatagenWork is one worker's share of a dataset.
@@ -55,7 +57,7 @@ func newDatagenJob(j *arbiterv1.Job) *DatagenJSON {
 		return nil
 	}
 	s, p := d.GetSpec(), d.GetProgress()
-	o := &DatagenJSON{Engine: newEngine(s.GetEngine()), Nodes: s.GetNodes(), PositionsWanted: s.GetPositions(),
+	o := &DatagenJSON{Engine: jobreport.NewEngineJSON(s.GetEngine()), Nodes: s.GetNodes(), PositionsWanted: s.GetPositions(),
 		Positions: p.GetPositions(), Games: p.GetGames(), Shards: p.GetShards(), Duplicates: p.GetDuplicates(),
 		KeepDuplicates: s.GetKeepDuplicates(), WhiteWins: p.GetWhiteWins(), Draws: p.GetDraws(), BlackWins: p.GetBlackWins(),
 		PositionsPerSecond: p.GetPositionsPerSecond(), Seed: s.GetSeed(), RandomPlies: [2]uint32{s.GetRandomPliesMin(), s.GetRandomPliesMax()}}
@@ -85,7 +87,7 @@ func newDatagenJob(j *arbiterv1.Job) *DatagenJSON {
 func datagenRow(j *arbiterv1.Job) string {
 	d := DatagenOf(j)
 	s, p := d.GetSpec(), d.GetProgress()
-	return fmt.Sprintf("%s\t%s\t%s\t%d\t%d/%d\t%d\t%.0f", j.GetJobId(), listState(j), s.GetEngine().GetName(), s.GetNodes(),
+	return fmt.Sprintf("%s\t%s\t%s\t%d\t%d/%d\t%d\t%.0f", j.GetJobId(), jobreport.ListState(j), s.GetEngine().GetName(), s.GetNodes(),
 		p.GetPositions(), s.GetPositions(), p.GetGames(), p.GetPositionsPerSecond())
 }
 
@@ -93,11 +95,11 @@ func datagenRow(j *arbiterv1.Job) string {
 func PrintDatagen(out io.Writer, j *arbiterv1.Job) {
 	o := newDatagenJob(j)
 	if o == nil {
-		fmt.Fprintf(out, "Dataset:    %s\nState:      %s\n", j.GetJobId(), StateName(j.GetState()))
+		fmt.Fprintf(out, "Dataset:    %s\nState:      %s\n", j.GetJobId(), jobreport.StateName(j.GetState()))
 		return
 	}
-	fmt.Fprintf(out, "Dataset:    %s\nState:      %s\n", j.GetJobId(), StateName(j.GetState()))
-	fmt.Fprintf(out, "Engine:     %s at %d nodes, %d-%d random plies, seed %d\n", engineDesc(DatagenOf(j).GetSpec().GetEngine()), o.Nodes,
+	fmt.Fprintf(out, "Dataset:    %s\nState:      %s\n", j.GetJobId(), jobreport.StateName(j.GetState()))
+	fmt.Fprintf(out, "Engine:     %s at %d nodes, %d-%d random plies, seed %d\n", jobreport.EngineDesc(DatagenOf(j).GetSpec().GetEngine()), o.Nodes,
 		o.RandomPlies[0], o.RandomPlies[1], o.Seed)
 	if j.GetError() != "" {
 		fmt.Fprintf(out, "Error:      %s\n", j.GetError())
@@ -119,7 +121,16 @@ func PrintDatagen(out io.Writer, j *arbiterv1.Job) {
 	}
 }
 
+//go:embed detail.schema.json
+var detailSchema []byte
+
 func init() {
-	RegisterReport(jobkind.FamilyDatagen, Report{Header: "DATASET\tSTATE\tENGINE\tNODES\tPOSITIONS\tGAMES\tPOS/S", Row: datagenRow,
-		Detail: PrintDatagen, JSON: func(o *JobJSON, j *arbiterv1.Job) { o.Datagen = newDatagenJob(j) }})
+	jobkind.Register(jobkind.Kind{Name: Kind, Family: Family, Path: "/datagen/", Noun: "dataset"})
+	jobreport.RegisterReport(Family, jobreport.Report{Header: "DATASET\tSTATE\tENGINE\tNODES\tPOSITIONS\tGAMES\tPOS/S", Row: datagenRow,
+		Detail: PrintDatagen, DetailSchema: detailSchema, DetailJSON: func(j *arbiterv1.Job) any {
+			if d := newDatagenJob(j); d != nil {
+				return d
+			}
+			return nil
+		}})
 }

@@ -1,13 +1,13 @@
-package web
+package datagen
 
 import (
+	"embed"
 	"fmt"
 	"html/template"
-	"net/http"
 	"strconv"
 	"strings"
 
-	"github.com/arbiter-chess/arbiter/client/jobreport"
+	"github.com/arbiter-chess/arbiter/coordinator/web"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
@@ -17,31 +17,32 @@ import (
 // of the kept positions' scores, game lengths and piece counts, all from
 // the snapshot the gRPC API returns.
 
+//go:embed templates/datagen.html
+var pageTemplates embed.FS
+
 func init() {
-	kindPages = append(kindPages, kindPage{template: "datagen", pattern: "GET /datagen/{id}", handler: (*Server).datagenPage})
+	web.RegisterPage(web.Page{Name: "datagen", Templates: pageTemplates, Pattern: "GET /datagen/{id}", Followable: true, Render: renderPage})
 }
 
-type datagenData struct {
-	Job     *arbiterv1.Job
-	Spec    *arbiterv1.DatagenSpec
-	P       *jobreport.DatagenJSON
-	State   string
-	Running bool
-	Score   template.HTML
-	Length  template.HTML
-	Pieces  template.HTML
+type pageData struct {
+	Job    *arbiterv1.Job
+	Spec   *arbiterv1.DatagenSpec
+	P      *DatagenJSON
+	State  string
+	Score  template.HTML
+	Length template.HTML
+	Pieces template.HTML
 }
 
-func (s *Server) datagenPage(r *http.Request, v *view) error {
-	id := r.PathValue("id")
-	j, err := s.jobOf(id, "a dataset", func(j *arbiterv1.Job) bool { return jobkind.Is(j, jobkind.FamilyDatagen) })
+func renderPage(pr *web.PageRequest) error {
+	id := pr.R.PathValue("id")
+	j, err := pr.Job(id, "a dataset", func(j *arbiterv1.Job) bool { return jobkind.Is(j, Family) })
 	if err != nil {
 		return err
 	}
-	d := jobreport.DatagenOf(j)
-	js := jobreport.NewJobJSON(j)
+	d := DatagenOf(j)
 	p := d.GetProgress()
-	data := &datagenData{Job: j, Spec: d.GetSpec(), P: js.Datagen, State: jobState(j), Running: j.GetState() == arbiterv1.JobState_JOB_STATE_RUNNING,
+	data := &pageData{Job: j, Spec: d.GetSpec(), P: newDatagenJob(j), State: pr.State(j),
 		Score: barChart("score-hist", "Scores of the kept positions (White's view, centipawns)", p.GetScoreHistogram(), func(i int) string {
 			switch {
 			case i == 0:
@@ -61,11 +62,7 @@ func (s *Server) datagenPage(r *http.Request, v *view) error {
 			return strconv.Itoa(i + 2)
 		}),
 	}
-	v.Title = fmt.Sprintf("Dataset %s: %s", id, d.GetSpec().GetEngine().GetName())
-	v.Nav, v.Page, v.tmpl, v.watch = "list", data, "datagen", []string{id}
-	if data.Running {
-		v.Live = r.URL.Path + "?live=1"
-	}
+	pr.Show(fmt.Sprintf("Dataset %s: %s", id, d.GetSpec().GetEngine().GetName()), data, j)
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package main
+package clicmd
 
 // Where `arbiter up` keeps its data and how its clients find it without
 // copying flags. Without --data (and without --temp), up keeps its store
@@ -23,24 +23,24 @@ import (
 	"syscall"
 )
 
-// envCoordinator names the coordinator of every client command, as
+// EnvCoordinator names the coordinator of every client command, as
 // --coordinator does.
-const envCoordinator = "ARBITER_COORDINATOR"
+const EnvCoordinator = "ARBITER_COORDINATOR"
 
-// connFileName is the connection file's name in up's data directory.
-const connFileName = "coordinator.json"
+// ConnFileName is the connection file's name in up's data directory.
+const ConnFileName = "coordinator.json"
 
-// upConnection is the connection file's content.
-type upConnection struct {
+// UpConnection is the connection file's content.
+type UpConnection struct {
 	PID     int    `json:"pid"`
 	Address string `json:"address,omitempty"`
 	Token   string `json:"token,omitempty"`
 	Pages   string `json:"pages,omitempty"`
 }
 
-// defaultUpData is up's data directory when given no --data: under
+// DefaultUpData is up's data directory when given no --data: under
 // $XDG_DATA_HOME (default ~/.local/share; %LocalAppData% on Windows).
-func defaultUpData() (string, error) {
+func DefaultUpData() (string, error) {
 	base := os.Getenv("XDG_DATA_HOME")
 	if base == "" || !filepath.IsAbs(base) {
 		if runtime.GOOS == "windows" && os.Getenv("LocalAppData") != "" {
@@ -73,33 +73,33 @@ func processAlive(pid int) bool {
 
 // readConnFile reads the connection file in dir; ok only when the up that
 // wrote it still runs and has said where it listens.
-func readConnFile(dir string) (upConnection, bool) {
-	var c upConnection
-	b, err := os.ReadFile(filepath.Join(dir, connFileName))
+func readConnFile(dir string) (UpConnection, bool) {
+	var c UpConnection
+	b, err := os.ReadFile(filepath.Join(dir, ConnFileName))
 	if err != nil || json.Unmarshal(b, &c) != nil {
 		return c, false
 	}
 	return c, c.Address != "" && processAlive(c.PID)
 }
 
-// connLock is a held connection file.
-type connLock struct{ path string }
+// ConnLock is a held connection file.
+type ConnLock struct{ path string }
 
-// errDataBusy is a data directory another live up holds.
-var errDataBusy = errors.New("in use")
+// ErrDataBusy is a data directory another live up holds.
+var ErrDataBusy = errors.New("in use")
 
-// lockUpData takes dir for this process: creates it and its connection
+// LockUpData takes dir for this process: creates it and its connection
 // file exclusively (a stale file of a dead process is replaced). The error
-// is errDataBusy (wrapped, with the holder's pid) when a live up holds it.
-func lockUpData(dir string) (*connLock, error) {
+// is ErrDataBusy (wrapped, with the holder's pid) when a live up holds it.
+func LockUpData(dir string) (*ConnLock, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, connFileName)
+	path := filepath.Join(dir, ConnFileName)
 	for attempt := 0; attempt < 2; attempt++ {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err == nil {
-			err = json.NewEncoder(f).Encode(upConnection{PID: os.Getpid()})
+			err = json.NewEncoder(f).Encode(UpConnection{PID: os.Getpid()})
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
@@ -107,23 +107,23 @@ func lockUpData(dir string) (*connLock, error) {
 				os.Remove(path)
 				return nil, err
 			}
-			return &connLock{path: path}, nil
+			return &ConnLock{path: path}, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, err
 		}
-		var c upConnection
+		var c UpConnection
 		b, rerr := os.ReadFile(path)
 		if rerr == nil && json.Unmarshal(b, &c) == nil && processAlive(c.PID) && c.PID != os.Getpid() {
-			return nil, fmt.Errorf("%w by arbiter up (pid %d)", errDataBusy, c.PID)
+			return nil, fmt.Errorf("%w by arbiter up (pid %d)", ErrDataBusy, c.PID)
 		}
 		os.Remove(path) // a dead process's (or unreadable) file
 	}
 	return nil, fmt.Errorf("%s: could not take the connection file", path)
 }
 
-// publish writes where this up listens; clients read it from now on.
-func (l *connLock) publish(c upConnection) error {
+// Publish writes where this up listens; clients read it from now on.
+func (l *ConnLock) Publish(c UpConnection) error {
 	c.PID = os.Getpid()
 	b, err := json.Marshal(c)
 	if err != nil {
@@ -137,28 +137,31 @@ func (l *connLock) publish(c upConnection) error {
 	return os.Rename(tmp, l.path)
 }
 
-// release removes the file: the coordinator is gone.
-func (l *connLock) release() { os.Remove(l.path) }
+// Release removes the file: the coordinator is gone.
+func (l *ConnLock) Release() { os.Remove(l.path) }
 
-// runningUp is the connection of the up running on the default data
+// RunningUp is the connection of the up running on the default data
 // directory, if any.
-func runningUp() (upConnection, bool) {
-	dir, err := defaultUpData()
+func RunningUp() (UpConnection, bool) {
+	dir, err := DefaultUpData()
 	if err != nil {
-		return upConnection{}, false
+		return UpConnection{}, false
 	}
 	return readConnFile(dir)
 }
 
-// coordinatorAddress is a client's coordinator when --coordinator is not
+// CoordinatorAddress is a client's coordinator when --coordinator is not
 // given: $ARBITER_COORDINATOR, else the running up's, else this machine's
 // default port; from says where it came from.
-func coordinatorAddress() (addr, from string) {
-	if a := strings.TrimSpace(os.Getenv(envCoordinator)); a != "" {
-		return a, "$" + envCoordinator
+func CoordinatorAddress() (addr, from string) {
+	if a := strings.TrimSpace(os.Getenv(EnvCoordinator)); a != "" {
+		return a, "$" + EnvCoordinator
 	}
-	if c, ok := runningUp(); ok {
+	if c, ok := RunningUp(); ok {
 		return c.Address, "the running arbiter up"
 	}
-	return defaultCoordinator, ""
+	return DefaultCoordinator, ""
 }
+
+// Path is the connection file's path.
+func (l *ConnLock) Path() string { return l.path }

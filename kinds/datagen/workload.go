@@ -1,5 +1,13 @@
-// Package datagenjob is the DATAGEN workload of the coordinator: training
-// data generated on the farm. A job plays self-play games of one engine at
+// Package datagen is the DATAGEN kind of job, every side of it in one
+// folder: training data generated on the farm. Each side registers from
+// this package's init (docs/kinds.md): the coordinator's workload, store
+// schema and DatagenService (workload.go, store.go, service.go), the
+// client's report and JSON detail (report.go), the web page (page.go),
+// the CLI commands `arbiter submit datagen`, `arbiter datagen` and
+// `arbiter datagen pull` (cmd_*.go). One blank import in kinds/install
+// puts it in the binary; nothing else imports it.
+//
+// The workload: A job plays self-play games of one engine at
 // a fixed node count from random (or book) openings, in batches that
 // workers lease; each batch comes back as a shard (package datagen's
 // encoding of its games), and the job ends when its shards hold the
@@ -15,7 +23,7 @@
 //     is legal and every game ends as its final position says, CheckBatch
 //     that its openings are those of the batch's seed and that adjudication
 //     ended each game where it must, and the games are exactly the batch's.
-//     Records are recomputed from the moves (datagen.Records), never taken
+//     Records are recomputed from the moves (dg.Records), never taken
 //     from a worker.
 //   - A shard's file is written (by content, atomically) before its row,
 //     and the row before the worker is acknowledged: a crash leaves at most
@@ -35,7 +43,7 @@
 //
 // Locking follows core.Workload: mu guards memory and is never held across
 // a store write; commitMu serialises the decisions that end in a write.
-package datagenjob
+package datagen
 
 import (
 	"context"
@@ -50,6 +58,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
@@ -58,14 +67,17 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
-	"github.com/arbiter-chess/arbiter/datagen"
+	dg "github.com/arbiter-chess/arbiter/datagen"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
-	"github.com/spf13/pflag"
 )
 
-// Kind is the workload's kind and the stored job kind.
-const Kind = jobkind.Datagen
+// Kind is the kind's name: the stored job kind, Job.kind, the page's and
+// the CLI's word.
+const Kind = "datagen"
+
+// Family is how clients show datasets (jobkind.Family).
+const Family jobkind.Family = "datagen"
 
 func init() {
 	workload.Register(workload.Kind{
@@ -104,8 +116,8 @@ type Workload struct {
 type job struct {
 	rec        *store.Job
 	spec       *arbiterv1.DatagenSpec
-	settings   datagen.Settings
-	filters    datagen.Filters
+	settings   dg.Settings
+	filters    dg.Filters
 	batchGames int
 	prog       progress
 	workers    map[string]*share

@@ -1,4 +1,4 @@
-package datagenjob
+package datagen
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"github.com/arbiter-chess/arbiter/base/logging"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/datagen"
+	dg "github.com/arbiter-chess/arbiter/datagen"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -118,15 +118,15 @@ func (w *Workload) reseen(j *job, r *shardRow) error {
 	if err != nil {
 		return err
 	}
-	lim := datagen.DefaultLimits()
+	lim := dg.DefaultLimits()
 	lim.MaxGames = j.batchGames
-	gs, err := datagen.DecodeShard(bytes.NewReader(data), lim)
+	gs, err := dg.DecodeShard(bytes.NewReader(data), lim)
 	if err != nil {
 		return err
 	}
 	for _, g := range gs {
-		for _, rec := range datagen.Records(g, j.filters) {
-			j.seen[datagen.PositionKey(rec.FEN)] = struct{}{}
+		for _, rec := range dg.Records(g, j.filters) {
+			j.seen[dg.PositionKey(rec.FEN)] = struct{}{}
 		}
 	}
 	return nil

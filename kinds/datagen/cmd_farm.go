@@ -1,4 +1,4 @@
-package main
+package datagen
 
 // DATAGEN on a coordinator: `arbiter submit datagen` asks the farm for a
 // dataset, and `arbiter datagen pull` streams it back in one of bullet's
@@ -25,13 +25,13 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/arbiter-chess/arbiter/client/artifactclient"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
-	"github.com/arbiter-chess/arbiter/datagen"
+	dg "github.com/arbiter-chess/arbiter/datagen"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/spec/datagenspec"
 	"github.com/arbiter-chess/arbiter/spec/enginespec"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
@@ -40,7 +40,7 @@ import (
 func newSubmitDatagenCommand() *cobra.Command {
 	var (
 		f          datagenFlags
-		client     clientFlags
+		client     clicmd.ClientFlags
 		engine     string
 		keepDups   bool
 		batchGames int
@@ -67,23 +67,23 @@ See docs/datagen.md.`,
 				return err
 			}
 			if engine == "" {
-				return required("engine", "the engine that plays both sides, e.g. name=dev,builtin")
+				return clicmd.Required("engine", "the engine that plays both sides, e.g. name=dev,builtin")
 			}
 			es, err := enginespec.Parse(engine, enginespec.Match)
 			if err != nil {
-				return usageError("--engine: %v", err)
+				return cliexit.Usage("--engine: %v", err)
 			}
 			if es.HasNet() {
-				return usageError("--engine: net= is for tests (submit sprt|match); datagen plays the engine's own net")
+				return cliexit.Usage("--engine: net= is for tests (submit sprt|match); datagen plays the engine's own net")
 			}
 			for _, l := range es.Limits {
 				if l.Key != "nodes" {
-					return usageError("--engine: %s=: datagen plays at fixed nodes only (give nodes=N in --each)", l.Key)
+					return cliexit.Usage("--engine: %s=: datagen plays at fixed nodes only (give nodes=N in --each)", l.Key)
 				}
 			}
 			e, err := es.MatchEngine(enginespec.Spec{Options: opts})
 			if err != nil {
-				return usageError("--engine: %v", err)
+				return cliexit.Usage("--engine: %v", err)
 			}
 			if e.Limits.Nodes > 0 {
 				s.Nodes = int(e.Limits.Nodes)
@@ -91,11 +91,11 @@ See docs/datagen.md.`,
 			e.Limits = match.Limits{} // the dataset's nodes travel in the spec
 			switch {
 			case batchGames < 0 || batchGames > 256:
-				return usageError("--batch-games %d: want 0 (the coordinator's choice) to 256", batchGames)
+				return cliexit.Usage("--batch-games %d: want 0 (the coordinator's choice) to 256", batchGames)
 			case throughput < 0:
-				return usageError("--throughput %d: is negative", throughput)
+				return cliexit.Usage("--throughput %d: is negative", throughput)
 			}
-			spec := datagenspec.Spec(s)
+			spec := Spec(s)
 			spec.Engine = matchspec.EngineToProto(e)
 			spec.Engine.TimeControl = nil
 			if es.Artifact != "" {
@@ -103,7 +103,7 @@ See docs/datagen.md.`,
 			}
 			spec.Positions, spec.Seed, spec.KeepDuplicates = uint64(f.positions), f.randomSeed, keepDups
 			spec.BatchGames, spec.Priority, spec.Throughput, spec.Name = uint32(batchGames), int32(priority), uint32(throughput), name
-			ctx, c, done, err := client.session()
+			ctx, c, done, err := client.Session()
 			if err != nil {
 				return err
 			}
@@ -117,11 +117,11 @@ See docs/datagen.md.`,
 			}
 			var resp *arbiterv1.SubmitJobResponse
 			err = clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
-				resp, err = c.Jobs.SubmitJob(ctx, &arbiterv1.SubmitJobRequest{Kind: jobkind.Datagen, Spec: packed})
+				resp, err = c.Jobs.SubmitJob(ctx, &arbiterv1.SubmitJobRequest{Kind: Kind, Spec: packed})
 				return err
 			})
 			if err != nil {
-				return callError(c, "submit", err)
+				return cliexit.Call(c, "submit", err)
 			}
 			j := resp.GetJob()
 			out := cmd.OutOrStdout()
@@ -140,20 +140,20 @@ See docs/datagen.md.`,
 					return
 				}
 				last = time.Now()
-				if d := jobreport.DatagenOf(j); d != nil {
+				if d := DatagenOf(j); d != nil {
 					fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d/%d positions, %d games\n", j.GetJobId(), d.GetProgress().GetPositions(),
 						d.GetSpec().GetPositions(), d.GetProgress().GetGames())
 				}
 			})
 			if err != nil {
-				return callError(c, "watch", err)
+				return cliexit.Call(c, "watch", err)
 			}
 			if jsonOut {
 				if err := jobreport.WriteJob(out, final); err != nil {
 					return err
 				}
 			} else {
-				jobreport.PrintDatagen(out, final)
+				PrintDatagen(out, final)
 			}
 			if final.GetState() != arbiterv1.JobState_JOB_STATE_DONE {
 				return cliexit.Failure("dataset %s ended %s: %s", final.GetJobId(), jobreport.StateName(final.GetState()), final.GetError())
@@ -162,7 +162,7 @@ See docs/datagen.md.`,
 		},
 	}
 	fl := cmd.Flags()
-	client.add(fl)
+	client.Add(fl)
 	fl.StringVar(&engine, "engine", "", "the engine: "+enginespec.Usage(enginespec.Match))
 	f.add(fl)
 	f.addFarmTablebase(fl)
@@ -176,13 +176,13 @@ See docs/datagen.md.`,
 	return cmd
 }
 
-func formatExt(f datagen.Format) string {
+func formatExt(f dg.Format) string {
 	switch f {
-	case datagen.FormatBullet:
+	case dg.FormatBullet:
 		return "bin"
-	case datagen.FormatPGN:
+	case dg.FormatPGN:
 		return "pgn"
-	case datagen.FormatViri:
+	case dg.FormatViri:
 		return "vf"
 	}
 	return "txt"
@@ -201,7 +201,7 @@ type pullState struct {
 
 func newDatagenPullCommand() *cobra.Command {
 	var (
-		client  clientFlags
+		client  clicmd.ClientFlags
 		out     string
 		format  string
 		shuffle bool
@@ -225,20 +225,20 @@ file's SHA-256 is printed at the end. --shuffle shuffles the records in memory
   arbiter datagen pull d1a2b3c4d5e6 --format text --out data.txt --resume`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := datagen.ParseFormat(format)
+			f, err := dg.ParseFormat(format)
 			if err != nil {
-				return usageError("--format: %v", err)
+				return cliexit.Usage("--format: %v", err)
 			}
 			if out == "" {
-				return required("out", "the file to write the dataset to")
+				return clicmd.Required("out", "the file to write the dataset to")
 			}
-			if shuffle && (resume || f == datagen.FormatPGN || f == datagen.FormatViri) {
-				return usageError("--shuffle: shuffles records in memory, so it cannot --resume, and PGN and viriformat hold games, not records")
+			if shuffle && (resume || f == dg.FormatPGN || f == dg.FormatViri) {
+				return cliexit.Usage("--shuffle: shuffles records in memory, so it cannot --resume, and PGN and viriformat hold games, not records")
 			}
 			if fi, err := os.Stat(out); err == nil && fi.IsDir() {
 				out = filepath.Join(out, args[0]+"."+formatExt(f))
 			}
-			ctx, c, done, err := client.session()
+			ctx, c, done, err := client.Session()
 			if err != nil {
 				return err
 			}
@@ -248,9 +248,9 @@ file's SHA-256 is printed at the end. --shuffle shuffles the records in memory
 		},
 	}
 	fl := cmd.Flags()
-	client.add(fl)
+	client.Add(fl)
 	fl.StringVar(&out, "out", "", "write the dataset to this file (or JOB.EXT in this directory)")
-	fl.StringVar(&format, "format", "text", "output format: "+datagen.Formats)
+	fl.StringVar(&format, "format", "text", "output format: "+dg.Formats)
 	fl.BoolVar(&shuffle, "shuffle", false, "shuffle the records (in memory) before writing them")
 	fl.Uint64Var(&seed, "seed", 1, "the shuffle's seed")
 	fl.BoolVar(&resume, "resume", false, "go on with an interrupted pull of the same job and format")
@@ -258,36 +258,36 @@ file's SHA-256 is printed at the end. --shuffle shuffles the records in memory
 	return cmd
 }
 
-func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Client, jobID, out string, f datagen.Format, shuffle bool, seed uint64, resume bool, progress *shardProgress) error {
+func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Client, jobID, out string, f dg.Format, shuffle bool, seed uint64, resume bool, progress *shardProgress) error {
 	var job *arbiterv1.GetJobResponse
 	err := clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
 		job, err = c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: jobID})
 		return err
 	})
 	if err != nil {
-		return callError(c, "status", err)
+		return cliexit.Call(c, "status", err)
 	}
-	d := jobreport.DatagenOf(job.GetJob())
+	d := DatagenOf(job.GetJob())
 	if d == nil {
-		return usageError("job %s is a %s, not a dataset", jobID, jobkind.Of(job.GetJob()).Noun)
+		return cliexit.Usage("job %s is a %s, not a dataset", jobID, jobkind.Of(job.GetJob()).Noun)
 	}
-	filters := datagenspec.Settings(d.GetSpec()).Filters
+	filters := Settings(d.GetSpec()).Filters
 	statePath := out + ".pull"
 	st := pullState{Job: jobID, Format: f.String()}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if resume {
 		b, err := os.ReadFile(statePath)
 		if err != nil {
-			return usageError("--resume: %v (no pull of %s to %s to go on with)", err, jobID, out)
+			return cliexit.Usage("--resume: %v (no pull of %s to %s to go on with)", err, jobID, out)
 		}
 		if err := json.Unmarshal(b, &st); err != nil || st.Job != jobID || st.Format != f.String() {
-			return usageError("--resume: %s is not a pull of %s in %s", statePath, jobID, f)
+			return cliexit.Usage("--resume: %s is not a pull of %s in %s", statePath, jobID, f)
 		}
 		flags = os.O_WRONLY
 	}
 	file, err := os.OpenFile(out, flags, 0o644)
 	if err != nil {
-		return usageError("--out: %v", err)
+		return cliexit.Usage("--out: %v", err)
 	}
 	defer file.Close()
 	if resume {
@@ -298,11 +298,11 @@ func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Clien
 			return err
 		}
 	}
-	w := datagen.NewWriter(file, f, datagen.PGNInfo{Engine: d.GetSpec().GetEngine().GetName()})
-	var all []datagen.Record // with --shuffle
+	w := dg.NewWriter(file, f, dg.PGNInfo{Engine: d.GetSpec().GetEngine().GetName()})
+	var all []dg.Record // with --shuffle
 	stream, err := shardStream(ctx, c, jobID, st.Next)
 	if err != nil {
-		return callError(c, "pull", err)
+		return cliexit.Call(c, "pull", err)
 	}
 	defer progress.done()
 	for {
@@ -311,13 +311,13 @@ func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Clien
 			break
 		}
 		if err != nil {
-			return callError(c, "pull", err)
+			return cliexit.Call(c, "pull", err)
 		}
 		sum := sha256.Sum256(msg.GetData())
 		if hex.EncodeToString(sum[:]) != msg.GetSha256() {
 			return cliexit.Failure("shard %d of %s: data does not match its SHA-256", msg.GetIndex(), jobID)
 		}
-		games, err := datagen.DecodeShard(bytes.NewReader(msg.GetData()), datagen.DefaultLimits())
+		games, err := dg.DecodeShard(bytes.NewReader(msg.GetData()), dg.DefaultLimits())
 		if err != nil {
 			return cliexit.Failure("shard %d of %s: %v", msg.GetIndex(), jobID, err)
 		}
@@ -347,7 +347,7 @@ func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Clien
 	if shuffle {
 		r := rand.New(rand.NewPCG(seed, 0x5348554646))
 		r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
-		if err := w.WriteGame(datagen.Game{}, all); err != nil {
+		if err := w.WriteGame(dg.Game{}, all); err != nil {
 			return err
 		}
 	}
@@ -370,15 +370,15 @@ func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Clien
 // gameRecords is a game of a shard with the records of it the dataset
 // holds.
 type gameRecords struct {
-	game datagen.Game
-	recs []datagen.Record
+	game dg.Game
+	recs []dg.Record
 }
 
 // countedRecords are the games of a shard that hold records of the
 // dataset, each with those records, as the coordinator counted them: the
 // job's filters, less the dropped duplicates (indexes in the shard's record
 // order), and no more than take in all.
-func countedRecords(games []datagen.Game, f datagen.Filters, dropped []uint32, take uint64) []gameRecords {
+func countedRecords(games []dg.Game, f dg.Filters, dropped []uint32, take uint64) []gameRecords {
 	drop := make(map[uint32]bool, len(dropped))
 	for _, i := range dropped {
 		drop[i] = true
@@ -390,8 +390,8 @@ func countedRecords(games []datagen.Game, f datagen.Filters, dropped []uint32, t
 		if taken == take {
 			break
 		}
-		var kept []datagen.Record
-		for _, r := range datagen.Records(g, f) {
+		var kept []dg.Record
+		for _, r := range dg.Records(g, f) {
 			i := idx
 			idx++
 			if drop[i] || taken == take {

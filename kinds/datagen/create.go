@@ -1,4 +1,4 @@
-package datagenjob
+package datagen
 
 import (
 	"context"
@@ -14,9 +14,8 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/datagen"
+	dg "github.com/arbiter-chess/arbiter/datagen"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/spec/datagenspec"
 )
 
 // Limits on what a dataset may ask for.
@@ -37,49 +36,49 @@ const (
 )
 
 // settingsOf is a spec's settings and record filters.
-func settingsOf(spec *arbiterv1.DatagenSpec) (datagen.Settings, datagen.Filters) {
-	s := datagenspec.Settings(spec)
+func settingsOf(spec *arbiterv1.DatagenSpec) (dg.Settings, dg.Filters) {
+	s := Settings(spec)
 	return s, s.Filters
 }
 
 // checkSpec validates a spec (every refusal names the field) and returns
 // its settings and batch size.
-func checkSpec(spec *arbiterv1.DatagenSpec) (datagen.Settings, datagen.Filters, int, error) {
+func checkSpec(spec *arbiterv1.DatagenSpec) (dg.Settings, dg.Filters, int, error) {
 	if spec == nil {
-		return datagen.Settings{}, datagen.Filters{}, 0, apierr.Invalid("spec missing")
+		return dg.Settings{}, dg.Filters{}, 0, apierr.Invalid("spec missing")
 	}
 	if err := gamepair.CheckEngine("engine", spec.GetEngine()); err != nil {
-		return datagen.Settings{}, datagen.Filters{}, 0, err
+		return dg.Settings{}, dg.Filters{}, 0, err
 	}
 	if tc := spec.GetEngine().GetTimeControl(); tc != nil {
-		return datagen.Settings{}, datagen.Filters{}, 0, apierr.Invalid("engine: a dataset searches a fixed node count (nodes); an engine time control does not apply")
+		return dg.Settings{}, dg.Filters{}, 0, apierr.Invalid("engine: a dataset searches a fixed node count (nodes); an engine time control does not apply")
 	}
 	if n := spec.GetPositions(); n == 0 || n > MaxPositions {
-		return datagen.Settings{}, datagen.Filters{}, 0, apierr.Invalid("positions: %d: must be between 1 and %d", n, uint64(MaxPositions))
+		return dg.Settings{}, dg.Filters{}, 0, apierr.Invalid("positions: %d: must be between 1 and %d", n, uint64(MaxPositions))
 	}
 	if n := len(spec.GetName()); n > MaxNameBytes {
-		return datagen.Settings{}, datagen.Filters{}, 0, apierr.Invalid("name: %d bytes, at most %d", n, MaxNameBytes)
+		return dg.Settings{}, dg.Filters{}, 0, apierr.Invalid("name: %d bytes, at most %d", n, MaxNameBytes)
 	}
 	if err := textcheck.Check("name", spec.GetName()); err != nil {
-		return datagen.Settings{}, datagen.Filters{}, 0, apierr.Invalid("%v", err)
+		return dg.Settings{}, dg.Filters{}, 0, apierr.Invalid("%v", err)
 	}
 	if spec.GetRandomPliesMin() > spec.GetRandomPliesMax() {
-		return datagen.Settings{}, datagen.Filters{}, 0, apierr.Invalid("random-plies: %d-%d: the minimum is above the maximum",
+		return dg.Settings{}, dg.Filters{}, 0, apierr.Invalid("random-plies: %d-%d: the minimum is above the maximum",
 			spec.GetRandomPliesMin(), spec.GetRandomPliesMax())
 	}
-	if len(spec.GetOpenings()) > datagen.MaxOpenings {
-		return datagen.Settings{}, datagen.Filters{}, 0, apierr.Invalid("openings: %d: at most %d", len(spec.GetOpenings()), datagen.MaxOpenings)
+	if len(spec.GetOpenings()) > dg.MaxOpenings {
+		return dg.Settings{}, dg.Filters{}, 0, apierr.Invalid("openings: %d: at most %d", len(spec.GetOpenings()), dg.MaxOpenings)
 	}
 	s, f := settingsOf(spec)
 	if err := s.Validate(); err != nil {
-		return datagen.Settings{}, datagen.Filters{}, 0, apierr.Invalid("%v", err)
+		return dg.Settings{}, dg.Filters{}, 0, apierr.Invalid("%v", err)
 	}
 	games := int(spec.GetBatchGames())
 	if games == 0 {
 		games = DefaultBatchGames
 	}
 	if games > MaxBatchGames {
-		return datagen.Settings{}, datagen.Filters{}, 0, apierr.Invalid("batch-games: %d: at most %d", games, MaxBatchGames)
+		return dg.Settings{}, dg.Filters{}, 0, apierr.Invalid("batch-games: %d: at most %d", games, MaxBatchGames)
 	}
 	return s, f, games, nil
 }
@@ -90,8 +89,8 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	if !ok || !in.ProtoReflect().IsValid() {
 		return core.JobRef{}, apierr.Invalid("datagen spec missing")
 	}
-	if n := len(in.GetOpenings()); n > datagen.MaxOpenings {
-		return core.JobRef{}, apierr.Invalid("openings: %d: at most %d", n, datagen.MaxOpenings)
+	if n := len(in.GetOpenings()); n > dg.MaxOpenings {
+		return core.JobRef{}, apierr.Invalid("openings: %d: at most %d", n, dg.MaxOpenings)
 	}
 	spec := proto.Clone(in).(*arbiterv1.DatagenSpec)
 	if spec.GetEngine().GetNet() != nil {
@@ -106,7 +105,7 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		w.log.Info("dataset refused", zap.Error(err))
 		return core.JobRef{}, err
 	}
-	if err := datagen.CheckOpenings(s, datagen.BatchSeed(spec.GetSeed(), 0), games); err != nil {
+	if err := dg.CheckOpenings(s, dg.BatchSeed(spec.GetSeed(), 0), games); err != nil {
 		w.log.Info("dataset refused", zap.Error(err))
 		return core.JobRef{}, apierr.Invalid("%v", err)
 	}
@@ -138,7 +137,7 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 }
 
 // newJob is a job's memory at its start (rec is the caller's).
-func (w *Workload) newJob(spec *arbiterv1.DatagenSpec, s datagen.Settings, f datagen.Filters, games int) *job {
+func (w *Workload) newJob(spec *arbiterv1.DatagenSpec, s dg.Settings, f dg.Filters, games int) *job {
 	j := &job{spec: spec, settings: s, filters: f, batchGames: games, workers: make(map[string]*share),
 		stored: make(map[uint64]bool), open: make(map[uint64]string), excluded: make(map[string]string),
 		seen: make(map[[16]byte]struct{})}

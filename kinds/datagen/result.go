@@ -1,4 +1,4 @@
-package datagenjob
+package datagen
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"github.com/arbiter-chess/arbiter/base/logging"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/datagen"
+	dg "github.com/arbiter-chess/arbiter/datagen"
 	"github.com/arbiter-chess/arbiter/engine"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -21,7 +21,7 @@ import (
 // their position keys, and its counts.
 type judged struct {
 	data    []byte
-	games   []datagen.Game
+	games   []dg.Game
 	keys    [][16]byte // one per record, in record order
 	records int
 	gameOf  []int // the game of each record
@@ -41,14 +41,14 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	}
 	w.mu.Lock()
 	j := w.jobs[jobID]
-	var settings datagen.Settings
-	var filters datagen.Filters
+	var settings dg.Settings
+	var filters dg.Filters
 	var seed uint64
 	var games int
 	running, stored := false, false
 	if j != nil {
 		settings, filters, games = j.settings, j.filters, j.batchGames
-		seed = datagen.BatchSeed(j.spec.GetSeed(), idx)
+		seed = dg.BatchSeed(j.spec.GetSeed(), idx)
 		running = j.running()
 		stored = j.stored[idx]
 		if stored {
@@ -100,28 +100,28 @@ func resultOf(r any) (*arbiterv1.DatagenBatchResult, error) {
 // judge replays a shard against its batch. Every refusal is
 // IMPLAUSIBLE_RESULT (or MALFORMED_RESULT for bytes that do not decode),
 // naming the game and ply.
-func judge(data []byte, s datagen.Settings, f datagen.Filters, seed uint64, games int) (*judged, error) {
+func judge(data []byte, s dg.Settings, f dg.Filters, seed uint64, games int) (*judged, error) {
 	if len(data) == 0 || len(data) > MaxShardBytes {
 		return nil, apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge, "shard of %d bytes: want 1 to %d", len(data), MaxShardBytes)
 	}
-	lim := datagen.DefaultLimits()
+	lim := dg.DefaultLimits()
 	lim.MaxGames = games
 	lim.MaxPlies = 2*s.Adjudication.MaxMoves + s.RandomPliesMax + 2
 	lim.MaxBytes = 16 * int64(games) * int64(lim.MaxPlies+64)
-	gs, err := datagen.DecodeShard(bytes.NewReader(data), lim)
+	gs, err := dg.DecodeShard(bytes.NewReader(data), lim)
 	if err != nil {
 		return nil, apierr.New(apierr.InvalidArgument, apierr.ReasonMalformedResult, "shard: %v", err)
 	}
 	if len(gs) != games {
 		return nil, apierr.New(apierr.InvalidArgument, apierr.ReasonImplausibleResult, "shard holds %d games; the batch has %d", len(gs), games)
 	}
-	if err := datagen.CheckBatch(s, seed, gs); err != nil {
+	if err := dg.CheckBatch(s, seed, gs); err != nil {
 		return nil, apierr.New(apierr.InvalidArgument, apierr.ReasonImplausibleResult, "shard: %v", err)
 	}
 	jd := &judged{data: data, games: gs}
 	for gi, g := range gs {
-		for _, r := range datagen.Records(g, f) {
-			jd.keys = append(jd.keys, datagen.PositionKey(r.FEN))
+		for _, r := range dg.Records(g, f) {
+			jd.keys = append(jd.keys, dg.PositionKey(r.FEN))
 			jd.scores = append(jd.scores, r.Score)
 			jd.pieces = append(jd.pieces, pieceCount(r.FEN))
 			jd.gameOf = append(jd.gameOf, gi)
@@ -247,9 +247,9 @@ func countShard(row *shardRow, jd *judged, seen map[[16]byte]struct{}, keep bool
 		}
 		st.Games++
 		switch g.Result {
-		case datagen.WhiteWins:
+		case dg.WhiteWins:
 			st.WhiteWins++
-		case datagen.BlackWins:
+		case dg.BlackWins:
 			st.BlackWins++
 		default:
 			st.Draws++

@@ -1,4 +1,4 @@
-package main
+package datagen
 
 // The flags that say what a DATAGEN dataset is (everything but where it
 // runs): `arbiter datagen` here, and `arbiter submit datagen` can register
@@ -12,7 +12,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/arbiter-chess/arbiter/datagen"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
+	dg "github.com/arbiter-chess/arbiter/datagen"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/spec/enginespec"
@@ -50,7 +52,7 @@ func (f *datagenFlags) addTablebase(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.tbRescore, "tb-rescore", false, "with --tb: set each record's result to its own position's tablebase verdict where the tables answer for it")
 }
 
-// Flag defaults, from datagen.DefaultSettings.
+// Flag defaults, from dg.DefaultSettings.
 const (
 	defaultDatagenFilters = "in-check,tactical,mates"
 	defaultAdjudicate     = "win-score=400,win-moves=3,draw-move-number=40,draw-moves=8,draw-score=10,max-moves=400"
@@ -65,58 +67,58 @@ func (f *datagenFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&f.adjudicate, "adjudicate", defaultAdjudicate, "win-score=CP,win-moves=N,draw-move-number=M,draw-moves=N,draw-score=CP,max-moves=N (win-moves=0 or draw-moves=0 turns one off)")
 	fl.StringVar(&f.filters, "filters", defaultDatagenFilters, "positions left out: in-check, tactical (best move a capture or promotion), mates (mate scores), or none")
 	fl.IntVar(&f.minPly, "min-ply", 0, "leave out positions before this ply (from the game's start, random plies included)")
-	fl.StringVar(&f.format, "format", "text", "output format: "+datagen.Formats)
+	fl.StringVar(&f.format, "format", "text", "output format: "+dg.Formats)
 }
 
 // settings checks the flags and returns the dataset's settings, the engine
 // options --each sets, and the output format. Errors name the flag.
-func (f *datagenFlags) settings() (datagen.Settings, []enginespec.Setting, datagen.Format, error) {
-	s := datagen.DefaultSettings()
-	var zero datagen.Settings
-	format, err := datagen.ParseFormat(f.format)
+func (f *datagenFlags) settings() (dg.Settings, []enginespec.Setting, dg.Format, error) {
+	s := dg.DefaultSettings()
+	var zero dg.Settings
+	format, err := dg.ParseFormat(f.format)
 	if err != nil {
-		return zero, nil, 0, usageError("--format: %v", err)
+		return zero, nil, 0, cliexit.Usage("--format: %v", err)
 	}
 	if f.positions <= 0 {
-		return zero, nil, 0, usageError("--positions %d: must be > 0", f.positions)
+		return zero, nil, 0, cliexit.Usage("--positions %d: must be > 0", f.positions)
 	}
 	if f.each == "" {
-		return zero, nil, 0, required("each", "nodes=N: datagen searches a fixed number of nodes per move")
+		return zero, nil, 0, clicmd.Required("each", "nodes=N: datagen searches a fixed number of nodes per move")
 	}
 	each, err := enginespec.Parse(f.each, enginespec.Each)
 	if err != nil {
-		return zero, nil, 0, usageError("--each: %v", err)
+		return zero, nil, 0, cliexit.Usage("--each: %v", err)
 	}
 	if each.Proto != "" {
-		return zero, nil, 0, usageError("--each: proto= belongs in --engine")
+		return zero, nil, 0, cliexit.Usage("--each: proto= belongs in --engine")
 	}
 	for _, l := range each.Limits {
 		if l.Key != "nodes" {
-			return zero, nil, 0, usageError("--each: %s=: datagen plays at fixed nodes only (give nodes=N)", l.Key)
+			return zero, nil, 0, cliexit.Usage("--each: %s=: datagen plays at fixed nodes only (give nodes=N)", l.Key)
 		}
 		n, err := strconv.Atoi(l.Value)
 		if err != nil || n <= 0 {
-			return zero, nil, 0, usageError("--each: nodes=%q: must be > 0", l.Value)
+			return zero, nil, 0, cliexit.Usage("--each: nodes=%q: must be > 0", l.Value)
 		}
 		s.Nodes = n
 	}
 	if len(each.Limits) == 0 {
-		return zero, nil, 0, usageError("--each %q: nodes=N is required", f.each)
+		return zero, nil, 0, cliexit.Usage("--each %q: nodes=N is required", f.each)
 	}
 	lo, hi, err := parsePlyRange(f.randomPlies)
 	if err != nil {
-		return zero, nil, 0, usageError("--random-plies %q: %v", f.randomPlies, err)
+		return zero, nil, 0, cliexit.Usage("--random-plies %q: %v", f.randomPlies, err)
 	}
 	s.RandomPliesMin, s.RandomPliesMax = lo, hi
 	if f.openings != "" {
 		if s.Openings, err = loadOpeningFENs(f.openings); err != nil {
-			return zero, nil, 0, usageError("--openings: %v", err)
+			return zero, nil, 0, cliexit.Usage("--openings: %v", err)
 		}
 	}
 	if err := parseAdjudicate(f.adjudicate, &s.Adjudication); err != nil {
-		return zero, nil, 0, usageError("--adjudicate: %v", err)
+		return zero, nil, 0, cliexit.Usage("--adjudicate: %v", err)
 	}
-	s.Filters = datagen.Filters{MinPly: f.minPly}
+	s.Filters = dg.Filters{MinPly: f.minPly}
 	for _, name := range strings.Split(f.filters, ",") {
 		switch strings.TrimSpace(name) {
 		case "in-check":
@@ -127,26 +129,26 @@ func (f *datagenFlags) settings() (datagen.Settings, []enginespec.Setting, datag
 			s.Filters.SkipMates = true
 		case "none", "":
 		default:
-			return zero, nil, 0, usageError("--filters: unknown filter %q (known: in-check, tactical, mates, none)", name)
+			return zero, nil, 0, cliexit.Usage("--filters: unknown filter %q (known: in-check, tactical, mates, none)", name)
 		}
 	}
 	if f.farm && f.tbPieces != 0 {
-		if f.tbPieces < 3 || f.tbPieces > datagen.MaxTBPieces {
-			return zero, nil, 0, usageError("--tb-pieces %d: must be between 3 and %d", f.tbPieces, datagen.MaxTBPieces)
+		if f.tbPieces < 3 || f.tbPieces > dg.MaxTBPieces {
+			return zero, nil, 0, cliexit.Usage("--tb-pieces %d: must be between 3 and %d", f.tbPieces, dg.MaxTBPieces)
 		}
 		s.Tablebase.Pieces = f.tbPieces
 	} else if f.tb != "" {
-		tables, err := openSyzygy("--tb", f.tb)
+		tables, err := clicmd.OpenSyzygy("--tb", f.tb)
 		if err != nil {
 			return zero, nil, 0, err
 		}
-		s.Tablebase = datagen.Tablebase{Tables: tables, Pieces: f.tbPieces, Rescore: f.tbRescore,
+		s.Tablebase = dg.Tablebase{Tables: tables, Pieces: f.tbPieces, Rescore: f.tbRescore,
 			Warn: func(msg string) { fmt.Fprintln(os.Stderr, "warning: "+msg) }}
 	} else if f.tbPieces != 0 || f.tbRescore {
-		return zero, nil, 0, usageError("--tb-pieces, --tb-rescore: need --tb DIR")
+		return zero, nil, 0, cliexit.Usage("--tb-pieces, --tb-rescore: need --tb DIR")
 	}
 	if err := s.Validate(); err != nil {
-		return zero, nil, 0, usageError("%v", err)
+		return zero, nil, 0, cliexit.Usage("%v", err)
 	}
 	return s, each.Options, format, nil
 }
@@ -160,14 +162,14 @@ func parsePlyRange(v string) (int, int, error) {
 	if isRange {
 		hi, err2 = strconv.Atoi(b)
 	}
-	if err1 != nil || err2 != nil || lo < 0 || hi < lo || hi > datagen.MaxRandomPlies {
-		return 0, 0, fmt.Errorf("want MIN-MAX or N, 0 <= MIN <= MAX <= %d", datagen.MaxRandomPlies)
+	if err1 != nil || err2 != nil || lo < 0 || hi < lo || hi > dg.MaxRandomPlies {
+		return 0, 0, fmt.Errorf("want MIN-MAX or N, 0 <= MIN <= MAX <= %d", dg.MaxRandomPlies)
 	}
 	return lo, hi, nil
 }
 
 // parseAdjudicate sets the keys given; the others keep their defaults.
-func parseAdjudicate(v string, a *datagen.Adjudication) error {
+func parseAdjudicate(v string, a *dg.Adjudication) error {
 	for _, part := range strings.Split(v, ",") {
 		k, val, ok := strings.Cut(strings.TrimSpace(part), "=")
 		if !ok {
@@ -219,8 +221,8 @@ func loadOpeningFENs(v string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(book.Openings) > datagen.MaxOpenings {
-		return nil, fmt.Errorf("%s: %d openings, at most %d", bo.Path, len(book.Openings), datagen.MaxOpenings)
+	if len(book.Openings) > dg.MaxOpenings {
+		return nil, fmt.Errorf("%s: %d openings, at most %d", bo.Path, len(book.Openings), dg.MaxOpenings)
 	}
 	fens := make([]string, 0, len(book.Openings))
 	for _, op := range book.Openings {

@@ -1,4 +1,4 @@
-package datagenjob
+package datagen
 
 import (
 	"github.com/prometheus/client_golang/prometheus"

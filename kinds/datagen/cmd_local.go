@@ -1,7 +1,7 @@
-package main
+package datagen
 
 // `arbiter datagen`: a DATAGEN dataset generated on this machine, the same
-// batches a coordinator would lease (datagen.BatchSeed), written in order
+// batches a coordinator would lease (dg.BatchSeed), written in order
 // so that the file depends on the seed and not on --concurrency.
 
 import (
@@ -18,7 +18,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/arbiter-chess/arbiter/datagen"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
+	dg "github.com/arbiter-chess/arbiter/datagen"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	"github.com/arbiter-chess/arbiter/spec/enginespec"
@@ -43,6 +45,13 @@ const (
 	maxBatchGames         = 10000
 )
 
+// The kind's commands: `arbiter submit datagen`, and `arbiter datagen`
+// (generation on this machine) with its `pull` (a dataset of the farm).
+func init() {
+	clicmd.RegisterSubmit(Kind, newSubmitDatagenCommand)
+	clicmd.RegisterCommand(Kind, newDatagenCommand)
+}
+
 func newDatagenCommand() *cobra.Command {
 	var f datagenLocalFlags
 	cmd := &cobra.Command{
@@ -66,7 +75,7 @@ option.NAME=VALUE, nodes=N. --each: nodes=N (required) and option.NAME=VALUE.
 See docs/datagen.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDatagen(cmd, &f)
+			return generateHere(cmd, &f)
 		},
 	}
 	fl := cmd.Flags()
@@ -84,27 +93,27 @@ See docs/datagen.md.`,
 
 // datagenEngine reads --engine and --each's options into the engine
 // config; nodes= on the engine overrides --each's.
-func datagenEngine(spec string, opts []enginespec.Setting, s *datagen.Settings) (match.EngineConfig, error) {
+func datagenEngine(spec string, opts []enginespec.Setting, s *dg.Settings) (match.EngineConfig, error) {
 	if spec == "" {
-		return match.EngineConfig{}, required("engine", "the engine that plays both sides, e.g. name=dev,builtin or cmd=./engine")
+		return match.EngineConfig{}, clicmd.Required("engine", "the engine that plays both sides, e.g. name=dev,builtin or cmd=./engine")
 	}
 	es, err := enginespec.Parse(spec, enginespec.LocalMatch)
 	if err != nil {
-		return match.EngineConfig{}, usageError("--engine: %v", err)
+		return match.EngineConfig{}, cliexit.Usage("--engine: %v", err)
 	}
 	for _, l := range es.Limits {
 		if l.Key != "nodes" {
-			return match.EngineConfig{}, usageError("--engine: %s=: datagen plays at fixed nodes only (give nodes=N)", l.Key)
+			return match.EngineConfig{}, cliexit.Usage("--engine: %s=: datagen plays at fixed nodes only (give nodes=N)", l.Key)
 		}
 	}
 	cfg, err := es.MatchEngine(enginespec.Spec{Options: opts})
 	if err != nil {
-		return cfg, usageError("--engine: %v", err)
+		return cfg, cliexit.Usage("--engine: %v", err)
 	}
 	if cfg.Limits.Nodes > 0 {
 		s.Nodes = int(cfg.Limits.Nodes)
 		if err := s.Validate(); err != nil {
-			return cfg, usageError("--engine: %v", err)
+			return cfg, cliexit.Usage("--engine: %v", err)
 		}
 	}
 	if cfg.Name == "" {
@@ -125,7 +134,7 @@ type datagenStats struct {
 	tablebase, rescored     int // games ended by the tables, records whose result the tables changed
 }
 
-func runDatagen(cmd *cobra.Command, f *datagenLocalFlags) error {
+func generateHere(cmd *cobra.Command, f *datagenLocalFlags) error {
 	s, opts, format, err := f.d.settings()
 	if err != nil {
 		return err
@@ -134,26 +143,26 @@ func runDatagen(cmd *cobra.Command, f *datagenLocalFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := checkRange("concurrency", f.concurrency, 1, maxDatagenConcurrency); err != nil {
+	if err := clicmd.CheckRange("concurrency", f.concurrency, 1, maxDatagenConcurrency); err != nil {
 		return err
 	}
-	if err := checkRange("batch-games", f.batchGames, 1, maxBatchGames); err != nil {
+	if err := clicmd.CheckRange("batch-games", f.batchGames, 1, maxBatchGames); err != nil {
 		return err
 	}
 	if f.duplicates != "keep" && f.duplicates != "drop" {
-		return usageError("--duplicates %q: want keep or drop", f.duplicates)
+		return cliexit.Usage("--duplicates %q: want keep or drop", f.duplicates)
 	}
 	if f.out == "" {
-		return required("out", "the file the dataset is written to")
+		return clicmd.Required("out", "the file the dataset is written to")
 	}
 	if _, err := os.Stat(f.out); err == nil {
-		return usageError("--out %s: the file exists (remove it or choose another name)", f.out)
+		return cliexit.Usage("--out %s: the file exists (remove it or choose another name)", f.out)
 	}
 	// One engine is started before anything is written: an engine that
 	// cannot start is bad input, and leaves no file behind.
 	first, err := match.NewPlayer(cfg, builtin.New)
 	if err != nil {
-		return usageError("--engine: %v", err)
+		return cliexit.Usage("--engine: %v", err)
 	}
 	// The dataset is written under a temporary name and renamed when
 	// complete: a file named --out is always a whole dataset.
@@ -161,7 +170,7 @@ func runDatagen(cmd *cobra.Command, f *datagenLocalFlags) error {
 	file, err := os.OpenFile(partial, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		first.Quit()
-		return usageError("--out: %v", err)
+		return cliexit.Usage("--out: %v", err)
 	}
 	defer file.Close()
 
@@ -173,7 +182,7 @@ func runDatagen(cmd *cobra.Command, f *datagenLocalFlags) error {
 			cfg.Name, s.Nodes, f.d.positions, s.RandomPliesMin, s.RandomPliesMax, f.d.randomSeed, f.concurrency, format, f.out)
 	}
 	start := time.Now()
-	w := datagen.NewWriter(file, format, datagen.PGNInfo{Engine: cfg.Name})
+	w := dg.NewWriter(file, format, dg.PGNInfo{Engine: cfg.Name})
 	st, err := generate(ctx, f, s, cfg, first, w, stderr, start)
 	if err == nil {
 		err = w.Flush()
@@ -186,9 +195,9 @@ func runDatagen(cmd *cobra.Command, f *datagenLocalFlags) error {
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return failure("datagen stopped after %d positions; what was written is in %s", st.positions, partial)
+			return cliexit.Failure("datagen stopped after %d positions; what was written is in %s", st.positions, partial)
 		}
-		return failure("datagen: %v (what was written is in %s)", err, partial)
+		return cliexit.Failure("datagen: %v (what was written is in %s)", err, partial)
 	}
 	printDatagenSummary(stdout, f, format, st, time.Since(start))
 	return nil
@@ -202,14 +211,14 @@ func (keptPlayer) Quit() error { return nil }
 
 type batchResult struct {
 	batch int
-	games []datagen.Game
+	games []dg.Game
 	err   error
 }
 
 // generate plays batches 0, 1, 2, ... on f.concurrency engines and writes
 // their records in batch order until f.d.positions are written. first is
 // the first engine, started; generate quits it.
-func generate(ctx context.Context, f *datagenLocalFlags, s datagen.Settings, cfg match.EngineConfig, first match.Player, w *datagen.Writer, stderr io.Writer, start time.Time) (datagenStats, error) {
+func generate(ctx context.Context, f *datagenLocalFlags, s dg.Settings, cfg match.EngineConfig, first match.Player, w *dg.Writer, stderr io.Writer, start time.Time) (datagenStats, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan int)
@@ -230,7 +239,7 @@ func generate(ctx context.Context, f *datagenLocalFlags, s datagen.Settings, cfg
 			defer p.Quit()
 			newPlayer := func() (match.Player, error) { return keptPlayer{p}, nil }
 			for b := range jobs {
-				games, err := datagen.PlayGames(ctx, newPlayer, s, datagen.BatchSeed(f.d.randomSeed, uint64(b)), f.batchGames)
+				games, err := dg.PlayGames(ctx, newPlayer, s, dg.BatchSeed(f.d.randomSeed, uint64(b)), f.batchGames)
 				results <- batchResult{batch: b, games: games, err: err}
 				if err != nil {
 					return
@@ -261,7 +270,7 @@ func generate(ctx context.Context, f *datagenLocalFlags, s datagen.Settings, cfg
 
 	var st datagenStats
 	seen := map[[16]byte]struct{}{}
-	pending := map[int][]datagen.Game{}
+	pending := map[int][]dg.Game{}
 	next := 0
 	lastReport := start
 	n := f.d.positions
@@ -286,10 +295,10 @@ func generate(ctx context.Context, f *datagenLocalFlags, s datagen.Settings, cfg
 				if st.positions == n {
 					break
 				}
-				recs := datagen.Records(g, s.Filters)
+				recs := dg.Records(g, s.Filters)
 				kept := recs[:0]
 				for _, rec := range recs {
-					k := datagen.PositionKey(rec.FEN)
+					k := dg.PositionKey(rec.FEN)
 					if _, dup := seen[k]; dup {
 						st.duplicates++
 						if f.duplicates == "drop" {
@@ -304,9 +313,9 @@ func generate(ctx context.Context, f *datagenLocalFlags, s datagen.Settings, cfg
 					}
 				}
 				if s.Tablebase.Rescore {
-					st.rescored += datagen.RescoreRecords(kept, s.Tablebase)
+					st.rescored += dg.RescoreRecords(kept, s.Tablebase)
 				}
-				if g.Termination == datagen.TermTablebase {
+				if g.Termination == dg.TermTablebase {
 					st.tablebase++
 				}
 				if err := w.WriteGame(g, kept); err != nil {
@@ -315,7 +324,7 @@ func generate(ctx context.Context, f *datagenLocalFlags, s datagen.Settings, cfg
 				st.positions += len(kept)
 				st.games++
 				st.plies += len(g.Moves)
-				st.wdl[g.Result-datagen.WhiteWins]++
+				st.wdl[g.Result-dg.WhiteWins]++
 			}
 		}
 		if !f.quiet && time.Since(lastReport) >= 2*time.Second {
@@ -328,7 +337,7 @@ func generate(ctx context.Context, f *datagenLocalFlags, s datagen.Settings, cfg
 	return st, nil
 }
 
-func printDatagenSummary(out io.Writer, f *datagenLocalFlags, format datagen.Format, st datagenStats, el time.Duration) {
+func printDatagenSummary(out io.Writer, f *datagenLocalFlags, format dg.Format, st datagenStats, el time.Duration) {
 	pct := func(a, b int) float64 {
 		if b == 0 {
 			return 0

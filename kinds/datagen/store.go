@@ -1,4 +1,4 @@
-package datagenjob
+package datagen
 
 import (
 	"context"
