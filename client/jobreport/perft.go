@@ -206,9 +206,9 @@ func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
 	}
 }
 
-// The perft family.
+// The perft family's report (its kind registers with jobkind from
+// coordinator/perftjob).
 func init() {
-	jobkind.Register(jobkind.Kind{Name: jobkind.Perft, Family: jobkind.FamilyPerft, Path: "/perft/", Noun: "perft job"})
 	RegisterReport(jobkind.FamilyPerft, Report{Header: "PERFT\tSTATE\tDEPTH\tNODES\tPROGRESS\tFEN", Row: perftRow, Detail: PrintPerftDetail,
 		JSON: func(o *JobJSON, j *arbiterv1.Job) { o.Perft = newPerftJob(j) }})
 }

@@ -479,10 +479,9 @@ func capReached(j *arbiterv1.Job) bool {
 		mp.GetSprtState() != string(sprt.Accepted) && mp.GetSprtState() != string(sprt.Rejected)
 }
 
-// The test family: SPRT tests and fixed-games matches between two engines.
+// The test family's report: SPRT tests and fixed-games matches between
+// two engines (their kinds register with jobkind from coordinator/gamejob).
 func init() {
-	jobkind.Register(jobkind.Kind{Name: jobkind.SPRT, Family: jobkind.FamilyTest, Path: "/tests/", Noun: "test"})
-	jobkind.Register(jobkind.Kind{Name: jobkind.Match, Family: jobkind.FamilyTest, Path: "/tests/", Noun: "test"})
 	RegisterReport(jobkind.FamilyTest, Report{Header: "TEST\tSTATE\tENGINES\tTC\tGAMES\tELO\tLLR", Row: testRow, Detail: PrintTest,
 		JSON: func(o *JobJSON, j *arbiterv1.Job) {
 			o.Test = newTestJob(j)

@@ -281,9 +281,9 @@ func sortedOptions(opts map[string]string) []string {
 	return out
 }
 
-// The tune family: SPSA tunes.
+// The tune family's report: SPSA tunes (their kind registers with
+// jobkind from coordinator/spsajob).
 func init() {
-	jobkind.Register(jobkind.Kind{Name: jobkind.SPSA, Family: jobkind.FamilyTune, Path: "/tunes/", Noun: "tune"})
 	RegisterReport(jobkind.FamilyTune, Report{Header: "TUNE\tSTATE\tENGINE\tTC\tUPDATES\tPAIRS\tGAMES\tPARAMS", Row: tuneListRow, Detail: PrintTune,
 		JSON: func(o *JobJSON, j *arbiterv1.Job) {
 			o.Tune = newTuneJob(j)

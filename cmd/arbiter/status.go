@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
+	"github.com/arbiter-chess/arbiter/coordinator/jobfind"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -34,8 +36,8 @@ pull request, in OpenBench's layout or (--style fishtest) Fishtest's.
 
 The list can be filtered (each filter only when given): --user, --engine
 (either engine's name), --state (running, pending, approval, done,
-cancelled, failed), --verdict (passed, failed, none), --kind (test, perft, spsa,
-sprt, match, datagen), --tag, --tc (the time control as lists show it,
+cancelled, failed), --verdict (passed, failed, none), --kind (a kind of
+job, as --kind's help lists them), --tag, --tc (the time control as lists show it,
 e.g. 10+0.1), --text (a substring of ids, engines, tags, notes, users),
 --since and --until (dates, YYYY-MM-DD, inclusive). When more jobs match
 than --limit, the command prints the --cursor of the next page.`,
@@ -112,7 +114,7 @@ than --limit, the command prints the --cursor of the next page.`,
 	fl.StringVar(&find.Engine, "engine", "", "list only tests with an engine of this name")
 	fl.StringVar(&find.State, "state", "", "list only jobs in this state: running, pending, approval (waiting for an approver), done, cancelled, failed")
 	fl.StringVar(&find.Verdict, "verdict", "", "list only tests with this verdict: passed, failed, none")
-	fl.StringVar(&find.Kind, "kind", "", "list only jobs of this kind: test, perft, spsa, sprt, match, datagen")
+	fl.StringVar(&find.Kind, "kind", "", "list only jobs of this kind: "+strings.Join(jobfind.Kinds(), ", "))
 	fl.StringVar(&find.Tag, "tag", "", "list only tests with this tag")
 	fl.StringVar(&find.TimeControl, "tc", "", "list only tests at this time control (as lists show it, e.g. 10+0.1)")
 	fl.StringVar(&find.Text, "text", "", "list only jobs whose id, engines, tags, notes or user contain this text")

@@ -90,6 +90,16 @@ func init() {
 		Runs:  workload.SubmittedPrograms,
 		Order: 50,
 		Flags: flags,
+		Dashboard: &workload.DashboardRow{Title: "Training data (DATAGEN)", Panels: []workload.DashboardPanel{
+			{Title: "Datasets running", Description: "DATAGEN jobs being generated now.", Unit: "none", Stat: true,
+				Queries: []workload.DashboardQuery{{Expr: `arbiter_datagen_running_jobs`}}, Width: 6, Height: 6},
+			{Title: "Positions/s", Description: "Training positions counted into datasets per second, cluster-wide (after duplicates are dropped).", Unit: "short",
+				Queries: []workload.DashboardQuery{{Expr: `rate(arbiter_datagen_positions_total[$__rate_interval])`, Legend: "positions/s"}}, Width: 6, Height: 6},
+			{Title: "Self-play games/min", Description: "Games of accepted dataset shards per minute.", Unit: "short",
+				Queries: []workload.DashboardQuery{{Expr: `rate(arbiter_datagen_games_total[$__rate_interval]) * 60`, Legend: "games/min"}}, Width: 6, Height: 6},
+			{Title: "Duplicate positions", Description: "Share of accepted positions that repeated an earlier one of their dataset. A rising share: more random plies or book positions are needed.", Unit: "percentunit",
+				Queries: []workload.DashboardQuery{{Expr: `rate(arbiter_datagen_duplicates_total[$__rate_interval]) / clamp_min(rate(arbiter_datagen_duplicates_total[$__rate_interval]) + rate(arbiter_datagen_positions_total[$__rate_interval]), 1e-9)`, Legend: "duplicates"}}, Width: 6, Height: 6},
+		}},
 	})
 	store.RegisterSchema(schema)
 }

@@ -50,6 +50,10 @@ type Kind struct {
 	Path string
 	// Noun names a job of the kind in messages ("test", "perft job").
 	Noun string
+	// Workload is the coordinator kind that runs its jobs when it is not
+	// Name: sprt and match jobs are the "test" workload's. Lists filtered
+	// by that kind keep them. Register fills in Name when left empty.
+	Workload string
 }
 
 var (
@@ -60,6 +64,9 @@ var (
 // Register adds a kind. Registering a name twice keeps the last: a kind's
 // package owns its entry.
 func Register(k Kind) {
+	if k.Workload == "" {
+		k.Workload = k.Name
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	kinds[k.Name] = k
@@ -72,7 +79,7 @@ func Lookup(name string) Kind {
 	if k, ok := kinds[name]; ok {
 		return k
 	}
-	return Kind{Name: name, Family: FamilyOther, Noun: "job"}
+	return Kind{Name: name, Family: FamilyOther, Noun: "job", Workload: name}
 }
 
 // Of returns the kind of a job snapshot.
@@ -109,5 +116,17 @@ func Split(jobs []*arbiterv1.Job) map[Family][]*arbiterv1.Job {
 		f := Of(j).Family
 		out[f] = append(out[f], j)
 	}
+	return out
+}
+
+// Kinds returns the registered kinds, by name.
+func Kinds() []Kind {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]Kind, 0, len(kinds))
+	for _, k := range kinds {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
