@@ -113,3 +113,51 @@ func TestAPIDocEngineBodies(t *testing.T) {
 		t.Errorf(`"builtin": true: %d %s; want 400 naming the field`, code, answer)
 	}
 }
+
+// TestAPIDocSubmitJobBody posts the body of docs/api.md's "One route for
+// every kind" to a real coordinator's POST /api/v1/jobs and wants the job
+// it names (201, its kind, its detail object). The control: the same body
+// with a kind nobody registered is refused (400) naming the kind and the
+// kinds there are.
+func TestAPIDocSubmitJobBody(t *testing.T) {
+	t.Setenv(auth.EnvToken, "")
+	doc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "api.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(doc)
+	i := strings.Index(section, "### One route for every kind")
+	if i < 0 {
+		t.Fatal(`docs/api.md has no "One route for every kind" section`)
+	}
+	bodies := regexp.MustCompile("(?s)```json\n(.*?)```").FindAllStringSubmatch(section[i:], 1)
+	if len(bodies) != 1 {
+		t.Fatal("no body in the section")
+	}
+	cl, err := localcluster.Start(localcluster.Config{Workers: 0, HashMB: 1, Builtin: builtin.New,
+		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, Token: "doc-admin", HTTP: "127.0.0.1:0", API: httpapi.ForCoordinator}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	post := func(body string) (int, string) {
+		req, _ := http.NewRequest("POST", "http://"+cl.Server.HTTPAddr()+httpapi.Prefix+"/jobs", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+cl.Token())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	body := bodies[0][1]
+	if code, answer := post(body); code != http.StatusCreated || !strings.Contains(answer, `"kind":"datagen"`) || !strings.Contains(answer, `"positions_wanted":100000`) {
+		t.Errorf("the section's body: %d %s\n%s", code, answer, body)
+	}
+	unknown := strings.Replace(body, `"kind": "datagen"`, `"kind": "datagenx"`, 1)
+	if code, answer := post(unknown); code != http.StatusBadRequest || !strings.Contains(answer, `datagenx`) || !strings.Contains(answer, `datagen, perft`) {
+		t.Errorf("an unknown kind: %d %s; want 400 naming it and the kinds", code, answer)
+	}
+}

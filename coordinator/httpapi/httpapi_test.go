@@ -296,8 +296,24 @@ func TestEveryEndpoint(t *testing.T) {
 		Positions: 100000, Nodes: 300, RandomPliesMin: 8, RandomPliesMax: 9, Seed: 1})
 	expect(t, "submit datagen", dg, 201, `"kind":"datagen"`)
 	dgID, _ := a.job(dg)
-	expect(t, "bad datagen", a.call("POST", "/datagen", "/datagen", carol, []byte(`{"positions": "x"}`)), 400, "not a dataset's spec")
+	expect(t, "bad datagen", a.call("POST", "/datagen", "/datagen", carol, []byte(`{"positions": "x"}`)), 400, "not a datagen job's spec")
 	expect(t, "carol cancels the dataset", a.call("POST", "/jobs/{id}/cancel", "/jobs/"+dgID+"/cancel", carol, nil), 200, `"state":"cancelled"`)
+
+	// One route for every kind: {"kind", "spec"}, the spec decoded into
+	// the kind's registered message. The controls: an unknown kind is
+	// refused with the list of kinds, a spec of another kind naming the
+	// kind's message, a worker by its role.
+	generic := a.call("POST", "/jobs", "/jobs", carol, []byte(`{"kind": "datagen", "spec": {"engine": {"name": "dev", "command": "embedded"},
+		"positions": 100000, "nodes": 300, "randomPliesMin": 8, "randomPliesMax": 9, "seed": 2}}`))
+	expect(t, "POST /jobs datagen", generic, 201, `"kind":"datagen"`)
+	genID, _ := a.job(generic)
+	expect(t, "POST /jobs perft", a.call("POST", "/jobs", "/jobs", carol, []byte(`{"kind": "perft", "spec": {"depth": 2}}`)), 201, `"kind":"perft"`)
+	expect(t, "POST /jobs unknown kind", a.call("POST", "/jobs", "/jobs", carol, []byte(`{"kind": "nope", "spec": {}}`)), 400, `kind: \"nope\" is not a kind of job submitted with a spec (datagen, perft`)
+	expect(t, "POST /jobs another kind's spec", a.call("POST", "/jobs", "/jobs", carol, []byte(`{"kind": "perft", "spec": {"positions": 3}}`)), 400, "not a perft job's spec (PerftSpec")
+	expect(t, "POST /jobs no spec", a.call("POST", "/jobs", "/jobs", carol, []byte(`{"kind": "perft"}`)), 400, "spec: missing")
+	expect(t, "POST /jobs stray field", a.call("POST", "/jobs", "/jobs", carol, []byte(`{"kind": "perft", "spec": {"depth": 2}, "depth": 3}`)), 400, "unknown field")
+	expect(t, "POST /jobs as a worker", a.call("POST", "/jobs", "/jobs", worker, []byte(`{"kind": "perft", "spec": {"depth": 2}}`)), 403, `"reason":"WRONG_ROLE"`)
+	expect(t, "carol cancels it", a.call("POST", "/jobs/{id}/cancel", "/jobs/"+genID+"/cancel", carol, nil), 200, `"state":"cancelled"`)
 
 	// Modify a running test: another client may not; the submitter may,
 	// and the answer is the job after it. A finished test no longer changes.
