@@ -33,16 +33,20 @@ type Farm struct {
 }
 
 // Start serves a coordinator with its pages and API and starts workers
-// (0 for none).
-func Start(t testing.TB, workers int) *Farm {
+// (0 for none); each option changes the farm's configuration first.
+func Start(t testing.TB, workers int, options ...func(*localcluster.Config)) *Farm {
 	t.Helper()
 	pages := func(c *coordinator.Coordinator, st *store.Store) (http.Handler, error) {
 		return web.New(context.Background(), web.Config{Core: c.Core, Perft: c.Perft(), Games: c.Games(), Tunes: c.Tunes(), Verify: c.Verify(),
 			Credentials: c.Credentials, Accounts: c.Accounts, Store: st, Logger: zap.NewNop(), Follows: c.Hooks, Hooks: c.Hooks,
 			Trust: c.Trust, Admission: c.Admission})
 	}
-	cl, err := localcluster.Start(localcluster.Config{Workers: workers, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
-		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, HTTP: "127.0.0.1:0", Pages: pages, API: httpapi.ForCoordinator}})
+	cfg := localcluster.Config{Workers: workers, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
+		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, HTTP: "127.0.0.1:0", Pages: pages, API: httpapi.ForCoordinator}}
+	for _, o := range options {
+		o(&cfg)
+	}
+	cl, err := localcluster.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
