@@ -28,7 +28,7 @@ func newNetCommand() *cobra.Command {
 		Short: "Upload, list, show and remove the nets a coordinator sends to its workers, and set each engine's default net",
 		Long: `Nets are stored like engines: by SHA-256 (the same bytes once), named
 nn-<first 12 hex digits>.nnue unless the upload names them otherwise, with
-who uploaded them. In a test (submit sprt|match) an engine takes net=SHA
+who uploaded them. In a test an engine takes net=SHA
 (or net=FILE, uploaded first, or net=default for its name's default net);
 the workers fetch the net, check its hash, and pass its path in the
 engine's EvalFile option (net-option=NAME for another). docs/nnue.md.`,

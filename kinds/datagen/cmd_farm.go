@@ -74,7 +74,7 @@ See docs/datagen.md.`,
 				return cliexit.Usage("--engine: %v", err)
 			}
 			if es.HasNet() {
-				return cliexit.Usage("--engine: net= is for tests (submit sprt|match); datagen plays the engine's own net")
+				return cliexit.Usage("--engine: net= is for a test's engines; datagen plays the engine's own net")
 			}
 			for _, l := range es.Limits {
 				if l.Key != "nodes" {

@@ -46,7 +46,7 @@ func Overview() *Dashboard {
 		q(`sum(rate(arbiter_games_total`+rate+`)) * 60`, ""), "blue"), 4, 4)
 
 	b.row("Work")
-	b.add(bars("Jobs by kind and state", "Every job in the store, by kind (perft, sprt, match) and state.", "none",
+	b.add(bars("Jobs by kind and state", "Every job in the store, by kind and state.", "none",
 		q(`sum by (kind, state) (arbiter_jobs)`, "{{kind}} {{state}}")), 8, 8)
 	b.add(stacked("Units by state", "Work units of running jobs: queued (waiting), leased (being computed), done (accepted).", "none",
 		q(`arbiter_units`, "{{state}}")), 8, 8)

@@ -185,7 +185,7 @@ func engineOf(flag string, each enginespec.Spec, remote bool) (e match.EngineCon
 		return e, travel, fmt.Errorf("--engine: %v", err)
 	}
 	if spec.HasNet() {
-		return e, travel, fmt.Errorf("--engine %s: net= is for tests (submit sprt|match); a tune plays the engine's own net", spec.Name)
+		return e, travel, fmt.Errorf("--engine %s: net= is for a test's engines; a tune plays the engine's own net", spec.Name)
 	}
 	if spec.Travels() {
 		if !remote {
