@@ -228,30 +228,7 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 	check("job.schema.json", false, "up", "--temp", "--workers", "1", "--threads", "1", "--hash", "1", "--engine", "name=a,builtin",
 		"--engine", "name=b,builtin", "--each", "nodes=200", "--openings", "file=../../books/uho-200.epd", "--games", "2", "--json")
 
-	// Local matches, played here with the builtin engine: the result is
-	// one indented object. The checks past the schema make sure each run
-	// played what it was asked, so a match that printed an empty but valid
-	// result still fails.
-	book := "file=../../books/uho-200.epd"
-	local := func(wants []string, args ...string) {
-		t.Helper()
-		base := []string{"match", "--engine", "name=a,builtin", "--engine", "name=b,builtin"}
-		out := check("match.schema.json", true, append(append(base, args...), "--each", "nodes=300", "--openings", book, "--json")...)
-		compact := strings.Join(strings.Fields(out), "")
-		for _, want := range wants {
-			if !strings.Contains(compact, want) {
-				t.Errorf("match %v --json: want %s in\n%s", args, want, out)
-			}
-		}
-	}
-	local([]string{`"status":"complete","engines":["a","b"],"schedule":{"type":"roundrobin","rounds":1,"games":2,"repeat":2},"games":2,"scheduled":2`},
-		"--games", "2")
-	local([]string{`"games":2,"scheduled":2`, `"sprt":{"llr":`}, "--games", "2", "--sprt", "elo0=0,elo1=5")
-	rrPGN := filepath.Join(dir, "rr.pgn")
-	local([]string{`"engines":["a","b","c"]`, `"games":6,"scheduled":6`, `{"a":"b","b":"c",`, `"rank":3,`, `"state_file":"`, `"pgn_file":"` + rrPGN + `"`},
-		"--engine", "name=c,builtin", "--rounds", "1", "--games", "2", "--pgnout", rrPGN)
-	local([]string{`"type":"gauntlet","gauntlet_seeds":1`, `"games":4,"scheduled":4`, `"anchor":"a"`},
-		"--engine", "name=c,builtin", "--tournament", "gauntlet", "--rounds", "1", "--games", "2")
+	checkLocalMatches(t, dir, check)
 
 	t.Setenv(auth.EnvToken, "")
 	cl, err := localcluster.Start(localcluster.Config{Workers: 2, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
@@ -277,13 +254,7 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 	if !strings.Contains(out, `"name":"b","command":"embedded","protocol":"builtin","tc":"nodes=300"}`) || !strings.Contains(out, `"tc":"nodes=200 vs nodes=300"`) {
 		t.Errorf("submit match --wait --json with per-engine limits: %s", out)
 	}
-	// A kind outside the built-in families: its data is the detail object
-	// its report registered, checked against the schema it registered.
-	out = check("job.schema.json", false, with("submit", "datagen", "--engine", "name=dev,builtin", "--positions", "60", "--each", "nodes=300",
-		"--random-plies", "8-9", "--random-seed", "3", "--wait", "--json")...)
-	if !strings.Contains(out, `"kind":"datagen"`) || !strings.Contains(out, `"detail":{`) || !strings.Contains(out, `"positions":60`) {
-		t.Errorf("submit datagen --wait --json: %s", out)
-	}
+	checkDatagenJSON(t, func(args ...string) string { return check("job.schema.json", false, with(args...)...) })
 	running, _, err := runArbiter(t, "", with("submit", "perft", "--depth", "8", "--split-ply", "3")...)
 	if err != nil {
 		t.Fatal(err)
@@ -318,10 +289,61 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 			t.Errorf("docs/json/%s: no command's output was checked against it", name)
 		}
 	}
-	for f := range details {
-		if !detailSeen[f] {
+	everyDetailChecked(t, details, detailSeen)
+}
+
+// checkLocalMatches plays local matches here with the builtin engine and
+// checks each result through check (one indented object against
+// match.schema.json).
+func checkLocalMatches(t *testing.T, dir string, check func(schema string, whole bool, args ...string) string) {
+	t.Helper()
+	// Local matches, played here with the builtin engine: the result is
+	// one indented object. The checks past the schema make sure each run
+	// played what it was asked, so a match that printed an empty but valid
+	// result still fails.
+	book := "file=../../books/uho-200.epd"
+	local := func(wants []string, args ...string) {
+		t.Helper()
+		base := []string{"match", "--engine", "name=a,builtin", "--engine", "name=b,builtin"}
+		out := check("match.schema.json", true, append(append(base, args...), "--each", "nodes=300", "--openings", book, "--json")...)
+		compact := strings.Join(strings.Fields(out), "")
+		for _, want := range wants {
+			if !strings.Contains(compact, want) {
+				t.Errorf("match %v --json: want %s in\n%s", args, want, out)
+			}
+		}
+	}
+	local([]string{`"status":"complete","engines":["a","b"],"schedule":{"type":"roundrobin","rounds":1,"games":2,"repeat":2},"games":2,"scheduled":2`},
+		"--games", "2")
+	local([]string{`"games":2,"scheduled":2`, `"sprt":{"llr":`}, "--games", "2", "--sprt", "elo0=0,elo1=5")
+	rrPGN := filepath.Join(dir, "rr.pgn")
+	local([]string{`"engines":["a","b","c"]`, `"games":6,"scheduled":6`, `{"a":"b","b":"c",`, `"rank":3,`, `"state_file":"`, `"pgn_file":"` + rrPGN + `"`},
+		"--engine", "name=c,builtin", "--rounds", "1", "--games", "2", "--pgnout", rrPGN)
+	local([]string{`"type":"gauntlet","gauntlet_seeds":1`, `"games":4,"scheduled":4`, `"anchor":"a"`},
+		"--engine", "name=c,builtin", "--tournament", "gauntlet", "--rounds", "1", "--games", "2")
+}
+
+// everyDetailChecked fails for a family whose registered detail schema
+// no job's detail was checked against.
+func everyDetailChecked(t *testing.T, schemas map[jobkind.Family]*jsonschema.Schema, seen map[jobkind.Family]bool) {
+	t.Helper()
+	for f := range schemas {
+		if !seen[f] {
 			t.Errorf("family %s registers a detail schema, but no job's detail was checked against it", f)
 		}
+	}
+}
+
+// checkDatagenJSON submits a dataset with --wait --json through run (the
+// job schema's check against the farm): a kind outside the built-in
+// families, whose data is the detail object its report registered,
+// checked against the schema it registered.
+func checkDatagenJSON(t *testing.T, run func(args ...string) string) {
+	t.Helper()
+	out := run("submit", "datagen", "--engine", "name=dev,builtin", "--positions", "60", "--each", "nodes=300",
+		"--random-plies", "8-9", "--random-seed", "3", "--wait", "--json")
+	if !strings.Contains(out, `"kind":"datagen"`) || !strings.Contains(out, `"detail":{`) || !strings.Contains(out, `"positions":60`) {
+		t.Errorf("submit datagen --wait --json: %s", out)
 	}
 }
 

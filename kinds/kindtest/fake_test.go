@@ -41,25 +41,7 @@ func TestFakeKindInEveryRegistry(t *testing.T) {
 	defer cancel()
 
 	// submit: the command the kind registered, run against the farm.
-	var submit *bytes.Buffer
-	for _, cmd := range clicmd.SubmitCommands() {
-		if cmd.Name() != fakeKind {
-			continue
-		}
-		submit = &bytes.Buffer{}
-		cmd.SetOut(submit)
-		cmd.SetArgs([]string{"--coordinator", farm.Addr(), "--token", farm.Token(), "--text", "hello from the CLI"})
-		if err := cmd.Execute(); err != nil {
-			t.Fatalf("submit fake: %v", err)
-		}
-	}
-	if submit == nil {
-		t.Fatalf("no `submit fake` among the registered submit commands %v", clicmd.SubmitKinds())
-	}
-	var viaCLI jobreport.JobJSON
-	if err := json.Unmarshal(submit.Bytes(), &viaCLI); err != nil || viaCLI.Kind != fakeKind || viaCLI.JobID == "" {
-		t.Fatalf("submit fake printed %q: %v", submit, err)
-	}
+	viaCLI := submitFakeByCLI(t, farm)
 
 	// The API's one route for every kind.
 	status, body := farm.Do(t, "POST", "/api/v1/jobs", []byte(`{"kind": "fake", "spec": "hello from the API"}`))
@@ -136,8 +118,41 @@ func TestFakeKindInEveryRegistry(t *testing.T) {
 		t.Errorf("GET /fake/ of a perft job: %d, want 404", status)
 	}
 
-	// Approvals: the kind says it runs submitted programs, so a user's job
-	// waits for an approver.
+	checkFakeApprovalAndDashboard(ctx, t, farm)
+}
+
+// submitFakeByCLI runs `submit fake` (the command the kind registered)
+// against the farm and returns the job it printed.
+func submitFakeByCLI(t *testing.T, farm *farmtest.Farm) jobreport.JobJSON {
+	t.Helper()
+	var submit *bytes.Buffer
+	for _, cmd := range clicmd.SubmitCommands() {
+		if cmd.Name() != fakeKind {
+			continue
+		}
+		submit = &bytes.Buffer{}
+		cmd.SetOut(submit)
+		cmd.SetArgs([]string{"--coordinator", farm.Addr(), "--token", farm.Token(), "--text", "hello from the CLI"})
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("submit fake: %v", err)
+		}
+	}
+	if submit == nil {
+		t.Fatalf("no `submit fake` among the registered submit commands %v", clicmd.SubmitKinds())
+	}
+	var viaCLI jobreport.JobJSON
+	if err := json.Unmarshal(submit.Bytes(), &viaCLI); err != nil || viaCLI.Kind != fakeKind || viaCLI.JobID == "" {
+		t.Fatalf("submit fake printed %q: %v", submit, err)
+	}
+
+	return viaCLI
+}
+
+// checkFakeApprovalAndDashboard: the kind says it runs submitted
+// programs, so a user's job waits for an approver; the overview
+// dashboard has the kind's row.
+func checkFakeApprovalAndDashboard(ctx context.Context, t *testing.T, farm *farmtest.Farm) {
+	t.Helper()
 	if !workload.RunsSubmittedCode(fakeKind) {
 		t.Error("RunsSubmittedCode(fake) is false")
 	}
@@ -153,7 +168,6 @@ func TestFakeKindInEveryRegistry(t *testing.T) {
 		t.Errorf("a user's fake job %s does not wait for an approver", held.ID)
 	}
 
-	// The dashboards: its row in the overview.
 	found := false
 	for _, p := range dashgen.Overview().Panels {
 		found = found || p.Title == fakeRow
