@@ -8,10 +8,9 @@
 package clicmd
 
 import (
-	"sort"
-	"sync"
-
 	"github.com/spf13/cobra"
+
+	"github.com/arbiter-chess/arbiter/base/registry"
 )
 
 // NewCommand makes a fresh command (each root command gets its own: tests
@@ -19,31 +18,18 @@ import (
 type NewCommand func() *cobra.Command
 
 var (
-	commandsMu sync.Mutex
-	submits    = map[string]NewCommand{}
-	commands   = map[string]NewCommand{}
+	submits  = registry.New[NewCommand]("clicmd: command submit")
+	commands = registry.New[NewCommand]("clicmd: command")
 )
 
 // RegisterSubmit adds `arbiter submit KIND`; kind is the command's name
 // (its Use's first word must be kind). A second registration of a kind
 // panics.
-func RegisterSubmit(kind string, c NewCommand) { register(submits, "submit "+kind, kind, c) }
+func RegisterSubmit(kind string, c NewCommand) { submits.Add(kind, c) }
 
 // RegisterCommand adds a top-level command of that name (`arbiter
 // NAME`). A second registration of a name panics.
-func RegisterCommand(name string, c NewCommand) { register(commands, name, name, c) }
-
-func register(into map[string]NewCommand, what, name string, c NewCommand) {
-	if name == "" || c == nil {
-		panic("clicmd: command " + what + " registered without a name or a constructor")
-	}
-	commandsMu.Lock()
-	defer commandsMu.Unlock()
-	if _, dup := into[name]; dup {
-		panic("clicmd: command " + what + " registered twice")
-	}
-	into[name] = c
-}
+func RegisterCommand(name string, c NewCommand) { commands.Add(name, c) }
 
 // SubmitCommands are the registered `submit KIND` commands, by kind.
 func SubmitCommands() []*cobra.Command { return build(submits) }
@@ -52,30 +38,12 @@ func SubmitCommands() []*cobra.Command { return build(submits) }
 func Commands() []*cobra.Command { return build(commands) }
 
 // SubmitKinds names the kinds with a registered submit command, sorted.
-func SubmitKinds() []string {
-	commandsMu.Lock()
-	defer commandsMu.Unlock()
-	out := make([]string, 0, len(submits))
-	for k := range submits {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func SubmitKinds() []string { return submits.Names() }
 
-func build(from map[string]NewCommand) []*cobra.Command {
-	commandsMu.Lock()
-	names := make([]string, 0, len(from))
-	for n := range from {
-		names = append(names, n)
-	}
-	commandsMu.Unlock()
-	sort.Strings(names)
-	out := make([]*cobra.Command, 0, len(names))
-	for _, n := range names {
-		commandsMu.Lock()
-		c := from[n]
-		commandsMu.Unlock()
+// build makes a fresh command of each constructor, by name.
+func build(from *registry.Registry[NewCommand]) []*cobra.Command {
+	var out []*cobra.Command
+	for _, c := range from.All() {
 		out = append(out, c())
 	}
 	return out

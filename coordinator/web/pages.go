@@ -17,10 +17,9 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"sort"
 	"strings"
-	"sync"
 
+	"github.com/arbiter-chess/arbiter/base/registry"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -52,10 +51,7 @@ type PageRequest struct {
 	page Page
 }
 
-var (
-	pagesMu sync.Mutex
-	pages   = map[string]Page{}
-)
+var pages = registry.New[Page]("web: page")
 
 // RegisterPage adds a page; a second page of one name panics (two
 // packages claiming one page is a build mistake), and so does a page
@@ -64,32 +60,17 @@ func RegisterPage(p Page) {
 	if p.Name == "" || !strings.HasPrefix(p.Pattern, "GET /") || p.Render == nil {
 		panic(fmt.Sprintf("web: page %q registered without a name, a GET pattern (%q) or a renderer", p.Name, p.Pattern))
 	}
-	pagesMu.Lock()
-	defer pagesMu.Unlock()
-	if _, dup := pages[p.Name]; dup {
-		panic("web: page " + p.Name + " registered twice")
-	}
-	pages[p.Name] = p
+	pages.Add(p.Name, p)
 }
 
 // Pages returns the registered pages by name.
-func Pages() []Page {
-	pagesMu.Lock()
-	defer pagesMu.Unlock()
-	out := make([]Page, 0, len(pages))
-	for _, p := range pages {
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
+func Pages() []Page { return pages.All() }
 
 // followable reports whether the page of template name shows a job that
 // can be followed.
 func followable(name string) bool {
-	pagesMu.Lock()
-	defer pagesMu.Unlock()
-	return pages[name].Followable
+	p, _ := pages.Get(name)
+	return p.Followable
 }
 
 // pageRoutes serves every registered page.

@@ -167,6 +167,19 @@ func (w *fakeWorkload) Create(ctx context.Context, spec any, submitter string) (
 	return core.JobRef{ID: rec.ID, Seq: rec.Seq, Submitter: submitter}, nil
 }
 
+// job is a copy of fake job jobID, read under the workload's lock (nil:
+// none), for the calls that only read it.
+func (w *fakeWorkload) job(jobID string) *fakeJob {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	j := w.jobs[jobID]
+	if j == nil {
+		return nil
+	}
+	rec := *j.rec
+	return &fakeJob{rec: &rec, text: j.text}
+}
+
 func (w *fakeWorkload) Cancel(_ context.Context, jobID, reason string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -179,9 +192,7 @@ func (w *fakeWorkload) Cancel(_ context.Context, jobID, reason string) error {
 }
 
 func (w *fakeWorkload) Snapshot(jobID string, _ bool) (any, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	j := w.jobs[jobID]
+	j := w.job(jobID)
 	if j == nil {
 		return nil, false
 	}
@@ -195,9 +206,7 @@ func (w *fakeWorkload) Snapshot(jobID string, _ bool) (any, bool) {
 }
 
 func (w *fakeWorkload) Describe(jobID string) (core.JobInfo, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	j := w.jobs[jobID]
+	j := w.job(jobID)
 	if j == nil {
 		return core.JobInfo{}, false
 	}
@@ -216,9 +225,7 @@ func (w *fakeWorkload) Stats() core.Stats {
 
 // Needs: a capability no worker offers.
 func (w *fakeWorkload) Needs(jobID string) (core.Need, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	j := w.jobs[jobID]
+	j := w.job(jobID)
 	if j == nil || j.rec.State != store.StateRunning {
 		return core.Need{}, false
 	}

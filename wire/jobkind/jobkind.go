@@ -13,9 +13,8 @@ package jobkind
 
 import (
 	"net/url"
-	"sort"
-	"sync"
 
+	"github.com/arbiter-chess/arbiter/base/registry"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -56,10 +55,7 @@ type Kind struct {
 	Workload string
 }
 
-var (
-	mu    sync.RWMutex
-	kinds = map[string]Kind{}
-)
+var kinds = registry.New[Kind]("jobkind: kind")
 
 // Register adds a kind. Registering a name twice keeps the last: a kind's
 // package owns its entry.
@@ -67,16 +63,12 @@ func Register(k Kind) {
 	if k.Workload == "" {
 		k.Workload = k.Name
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	kinds[k.Name] = k
+	kinds.Set(k.Name, k)
 }
 
 // Lookup returns the kind of a name; an unknown name is of FamilyOther.
 func Lookup(name string) Kind {
-	mu.RLock()
-	defer mu.RUnlock()
-	if k, ok := kinds[name]; ok {
+	if k, ok := kinds.Get(name); ok {
 		return k
 	}
 	return Kind{Name: name, Family: FamilyOther, Noun: "job", Workload: name}
@@ -98,16 +90,7 @@ func URL(j *arbiterv1.Job) string {
 }
 
 // Names lists the registered kind names, sorted.
-func Names() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	out := make([]string, 0, len(kinds))
-	for n := range kinds {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func Names() []string { return kinds.Names() }
 
 // Split groups jobs by family, keeping their order within each.
 func Split(jobs []*arbiterv1.Job) map[Family][]*arbiterv1.Job {
@@ -116,17 +99,5 @@ func Split(jobs []*arbiterv1.Job) map[Family][]*arbiterv1.Job {
 		f := Of(j).Family
 		out[f] = append(out[f], j)
 	}
-	return out
-}
-
-// Kinds returns the registered kinds, by name.
-func Kinds() []Kind {
-	mu.RLock()
-	defer mu.RUnlock()
-	out := make([]Kind, 0, len(kinds))
-	for _, k := range kinds {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
