@@ -17,6 +17,7 @@ package epd
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,7 +35,7 @@ const (
 // SpecOf is the wire spec of a validated suite: the positions with their
 // bm and am in UCI notation.
 func SpecOf(s *Suite, engines []*arbiterv1.EngineSpec, limit Limit, batchPositions int) *arbiterv1.EpdSpec {
-	spec := &arbiterv1.EpdSpec{Engines: engines, Name: s.Name, BatchPositions: uint32(max(batchPositions, 0)), Limit: limitProto(limit)}
+	spec := &arbiterv1.EpdSpec{Engines: slices.Clone(engines), Name: s.Name, BatchPositions: uint32(max(batchPositions, 0)), Limit: limitProto(limit)}
 	for i := range s.Positions {
 		p := &s.Positions[i]
 		spec.Positions = append(spec.Positions, &arbiterv1.EpdPosition{Id: p.ID, Fen: p.FEN, BestMoves: p.Best, AvoidMoves: p.Avoid,
@@ -115,6 +116,10 @@ func positionOf(wp *arbiterv1.EpdPosition) (Position, error) {
 		return Position{}, fmt.Errorf("%s: more than %d bm or am moves", clipID(wp.Id), MaxMovesPerOp)
 	case len(wp.Fen) > 200:
 		return Position{}, fmt.Errorf("%s: a FEN of %d bytes", clipID(wp.Id), len(wp.Fen))
+	case strings.ContainsAny(wp.Fen, ";\""):
+		// The FEN is pasted before the operations below: it must not end
+		// the position itself.
+		return Position{}, fmt.Errorf("%s: the FEN holds ';' or '\"'", clipID(wp.Id))
 	}
 	if err := textcheck.Check("id", wp.Id); err != nil {
 		return Position{}, err
