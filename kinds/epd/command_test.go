@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,15 +31,10 @@ func runBinary(t *testing.T, bin string, args ...string) (stdout, stderr string,
 	var out, errOut bytes.Buffer
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
+	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
+		t.Fatal(err) // not started
 	}
-	return out.String(), errOut.String(), code
+	return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
 }
 
 func epdSchema(t *testing.T) *jsonschema.Schema {
