@@ -154,3 +154,28 @@ func TestCrashingEngine(t *testing.T) {
 		t.Errorf("control engine: %+v", rows[1])
 	}
 }
+
+// TestChess960Engines: a Chess960 position whose only mate is castling
+// (king b1, rook a1: O-O-O puts the rook on d1). Both engines get it in
+// Chess960 mode and answer king takes rook, which solves; the bm was
+// written in SAN.
+func TestChess960Engines(t *testing.T) {
+	needStockfish(t)
+	s, err := ParseSuite("960.epd", []byte("2rkr3/2p1p3/8/1B6/8/8/8/RK6 w A - 0 1 bm O-O-O#; id mate960;\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Positions[0]; !p.Chess960 || p.Best[0] != "b1a1" {
+		t.Fatalf("parsed %+v", p)
+	}
+	results, err := Run(context.Background(), RunConfig{Suite: s, Engines: []match.EngineConfig{builtinEngine, sfEngine},
+		Limit: Limit{Depth: 4}, Builtin: builtin.New})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if !r.Solved || r.Move != "b1a1" || r.Score.Mate != 1 {
+			t.Errorf("engine %d: %+v", r.Engine, r)
+		}
+	}
+}
