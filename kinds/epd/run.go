@@ -111,7 +111,7 @@ func (s *searcher) search(ctx context.Context, pos, eng int) (Result, error) {
 		var err error
 		p, err = match.NewPlayer(s.cfg.Engines[eng], s.cfg.Builtin)
 		if err != nil {
-			return Result{}, fmt.Errorf("engine %q: %w", s.cfg.Engines[eng].Name, err)
+			return Result{}, err // names the engine
 		}
 		s.players[eng] = p
 	}
