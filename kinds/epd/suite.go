@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,20 +51,10 @@ func (p *Position) Position() engine.Position { return p.pos }
 // Solves reports whether m (legal in the position) solves it: one of bm
 // when there is a bm, and none of am.
 func (p *Position) Solves(m engine.Move) bool {
-	for _, a := range p.avoid {
-		if a == m {
-			return false
-		}
+	if slices.Contains(p.avoid, m) {
+		return false
 	}
-	if len(p.best) == 0 {
-		return true
-	}
-	for _, b := range p.best {
-		if b == m {
-			return true
-		}
-	}
-	return false
+	return len(p.best) == 0 || slices.Contains(p.best, m)
 }
 
 // SolvesUCI reports whether a move the engine wrote in UCI notation
@@ -187,7 +178,7 @@ func parseLine(line string, n int) (Position, error) {
 	if err != nil {
 		return Position{}, err
 	}
-	var seen = map[string]bool{}
+	seen := map[string]bool{}
 	for _, op := range ops {
 		if seen[op.code] && (op.code == "bm" || op.code == "am" || op.code == "id") {
 			return Position{}, fmt.Errorf("%s given twice", op.code)
@@ -359,21 +350,12 @@ func (p *Position) parseMoves(op operation) ([]engine.Move, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %v", op.code, strconv.Quote(t), err)
 		}
-		if slicesContains(moves, m) {
+		if slices.Contains(moves, m) {
 			return nil, fmt.Errorf("%s %s: the same move twice", op.code, strconv.Quote(t))
 		}
 		moves = append(moves, m)
 	}
 	return moves, nil
-}
-
-func slicesContains(ms []engine.Move, m engine.Move) bool {
-	for _, x := range ms {
-		if x == m {
-			return true
-		}
-	}
-	return false
 }
 
 // The notations a bm or am move may be written in. The engine's parsers

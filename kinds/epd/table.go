@@ -27,8 +27,8 @@ type EngineRow struct {
 // are skipped here.
 func Table(names []string, results []Result) []EngineRow {
 	rows := make([]EngineRow, len(names))
-	var solveTime = make([]time.Duration, len(names))
-	var solveDepth = make([]int64, len(names))
+	solveTime := make([]time.Duration, len(names))
+	solveDepth := make([]int64, len(names))
 	solvers := map[int][]int{} // position -> engines that solved it
 	for i := range rows {
 		rows[i].Engine = names[i]
