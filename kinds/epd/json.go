@@ -13,16 +13,16 @@ type ReportJSON struct {
 
 // EngineRowJSON is one engine's totals.
 type EngineRowJSON struct {
-	Name               string   `json:"name"`
-	Searched           int      `json:"searched"`
-	Solved             int      `json:"solved"`
-	Errors             int      `json:"errors"`
-	OnlySolver         int      `json:"only_solver"`
-	MeanSolveSeconds   float64  `json:"mean_solve_seconds"`
-	MeanSolveDepth     float64  `json:"mean_solve_depth"`
-	Nodes              int64    `json:"nodes"`
-	SolvedPercent      float64  `json:"solved_percent"`
-	SolvedPositionsIDs []string `json:"solved_ids"`
+	Name             string   `json:"name"`
+	Searched         int      `json:"searched"`
+	Solved           int      `json:"solved"`
+	Errors           int      `json:"errors"`
+	OnlySolver       int      `json:"only_solver"`
+	MeanSolveSeconds float64  `json:"mean_solve_seconds"`
+	MeanSolveDepth   float64  `json:"mean_solve_depth"`
+	Nodes            int64    `json:"nodes"`
+	SolvedPercent    float64  `json:"solved_percent"`
+	SolvedIDs        []string `json:"solved_ids"`
 }
 
 // ResultJSONLine is one engine's search of one position.
@@ -49,7 +49,7 @@ func reportJSON(cfg RunConfig, names []string, rows []EngineRow, results []Resul
 		Engines: make([]EngineRowJSON, len(rows)), Results: make([]ResultJSONLine, 0, len(results))}
 	for i, r := range rows {
 		row := EngineRowJSON{Name: r.Engine, Searched: r.Positions, Solved: r.Solved, Errors: r.Errors, OnlySolver: r.OnlySolver,
-			MeanSolveSeconds: r.MeanSolveTime.Seconds(), MeanSolveDepth: r.MeanSolveDepth, Nodes: r.Nodes, SolvedPositionsIDs: []string{}}
+			MeanSolveSeconds: r.MeanSolveTime.Seconds(), MeanSolveDepth: r.MeanSolveDepth, Nodes: r.Nodes, SolvedIDs: []string{}}
 		if r.Positions > 0 {
 			row.SolvedPercent = 100 * float64(r.Solved) / float64(r.Positions)
 		}
@@ -62,7 +62,7 @@ func reportJSON(cfg RunConfig, names []string, rows []EngineRow, results []Resul
 		if r.Solved {
 			secs, depth := r.SolveTime.Seconds(), r.SolveDepth
 			line.SolveSeconds, line.SolveDepth = &secs, &depth
-			rep.Engines[r.Engine].SolvedPositionsIDs = append(rep.Engines[r.Engine].SolvedPositionsIDs, p.ID)
+			rep.Engines[r.Engine].SolvedIDs = append(rep.Engines[r.Engine].SolvedIDs, p.ID)
 		}
 		if r.HasScore {
 			if r.Score.Mate != 0 {
