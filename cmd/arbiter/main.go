@@ -13,6 +13,9 @@ import (
 	"github.com/arbiter-chess/arbiter/base/buildinfo"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/enginehost/sandbox"
+	// The worker runs DATAGEN batches with the runner this registers
+	// (until kinds/install).
+	_ "github.com/arbiter-chess/arbiter/kinds/datagen"
 )
 
 // usageError marks err as bad input: exit status 2.
