@@ -151,14 +151,6 @@ func RegisterRunner(r Runner) {
 	runners[name] = r
 }
 
-// runnerFor returns the runner that takes payloads of type name.
-func runnerFor(name protoreflect.FullName) (Runner, bool) {
-	runnersMu.RLock()
-	defer runnersMu.RUnlock()
-	r, ok := runners[name]
-	return r, ok
-}
-
 // RunnerCapabilities are the capabilities of the registered runners,
 // sorted: what a worker offers for the kinds that plug in.
 func RunnerCapabilities() []string {
@@ -175,7 +167,9 @@ func RunnerCapabilities() []string {
 // runPlugin runs a unit of a kind that plugs in with the runner of its
 // payload's type, and ends the unit as the runner's answer says.
 func (w *Worker) runPlugin(ctx, bg context.Context, h *held, payload *anypb.Any, log *zap.Logger) {
-	r, ok := runnerFor(payload.MessageName())
+	runnersMu.RLock()
+	r, ok := runners[payload.MessageName()]
+	runnersMu.RUnlock()
 	if !ok {
 		why := fmt.Sprintf("unit type %q is not supported by this worker (no runner takes it)", payload.GetTypeUrl())
 		log.Warn("unit type not supported; refusing it", zap.String("type", payload.GetTypeUrl()))
