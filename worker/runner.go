@@ -171,8 +171,10 @@ func (w *Worker) runPlugin(ctx, bg context.Context, h *held, payload *anypb.Any,
 	r, ok := runners[payload.MessageName()]
 	runnersMu.RUnlock()
 	if !ok {
-		why := fmt.Sprintf("unit type %q is not supported by this worker (no runner takes it)", payload.GetTypeUrl())
-		log.Warn("unit type not supported; refusing it", zap.String("type", payload.GetTypeUrl()))
+		// The type URL is the coordinator's word: cut before it is repeated.
+		typeURL := truncate(payload.GetTypeUrl(), 200)
+		why := fmt.Sprintf("unit type %q is not supported by this worker (no runner takes it)", typeURL)
+		log.Warn("unit type not supported; refusing it", zap.String("type", typeURL))
 		w.refuseUnit(bg, h.leaseID, why)
 		return
 	}
@@ -185,7 +187,7 @@ func (w *Worker) runPlugin(ctx, bg context.Context, h *held, payload *anypb.Any,
 	start := time.Now()
 	res, err := r.Run(ctx, &runnerHost{w: w, jobID: h.jobID, log: log}, unit)
 	elapsed := time.Since(start)
-	if err == nil && res == nil {
+	if err == nil && (res == nil || !res.ProtoReflect().IsValid()) { // nil, or a typed nil
 		err = fmt.Errorf("the runner of %s returned neither a result nor an error", payload.MessageName())
 		log.Error("runner bug; releasing the unit", zap.Error(err))
 	}
