@@ -43,6 +43,9 @@ const (
 const (
 	echoRefuse   = "refuse"    // refuses the unit (worker.Refuse)
 	echoFailOnce = "fail-once" // fails once with a plain error, then runs
+	// echoMalformed is sent as bytes that do not unpack into a
+	// StringValue; the workload offers it once.
+	echoMalformed = "malformed"
 )
 
 var (
@@ -149,6 +152,9 @@ func (e *echoWorkload) Take(jobID string, _ *core.Worker, _ time.Time) (string, 
 	if err != nil {
 		return "", nil, false
 	}
+	if j.text == echoMalformed {
+		packed.Value = []byte{0xff} // a field tag with no field
+	}
 	j.leased = true
 	return j.id + "-u", &arbiterv1.WorkUnit{UnitId: j.id + "-u", JobId: j.id, Payload: &arbiterv1.WorkUnit_Plugin{Plugin: packed}}, true
 }
@@ -159,7 +165,7 @@ func (e *echoWorkload) Ended(l core.Lease, why core.End) {
 	if j := e.jobs[l.JobID]; j != nil {
 		j.ends = append(j.ends, why)
 		j.leased = false
-		j.over = j.over || why.CannotRun || why.JobOver
+		j.over = j.over || why.CannotRun || why.JobOver || j.text == echoMalformed
 	}
 }
 
@@ -240,7 +246,8 @@ func (e *echoWorkload) job(id string, wait time.Duration, done func(echoJob) boo
 // A unit whose payload type a registered runner takes is leased to a
 // worker that offers the runner's capability, run by it, and its result
 // counted once; a refusal and a plain failure end the lease as the runner
-// said (cannot-run, or released to be leased again). The control: a unit
+// said (cannot-run, or released to be leased again), and a payload that
+// does not unpack is released saying so. The control: a unit
 // of a type no runner takes is refused, with a reason naming the type.
 func TestRunnerRegistryThroughCoordinator(t *testing.T) {
 	cl, err := localcluster.Start(localcluster.Config{Workers: 1, Threads: 2, HashMB: 1, BenchNPS: 1_000_000,
@@ -270,7 +277,7 @@ func TestRunnerRegistryThroughCoordinator(t *testing.T) {
 		return resp.GetJob().GetJobId()
 	}
 	hello, refuse, failOnce := submit(echoKind, "hello"), submit(echoKind, echoRefuse), submit(echoKind, echoFailOnce)
-	unrun := submit(unrunKind, "xyz")
+	malformed, unrun := submit(echoKind, echoMalformed), submit(unrunKind, "xyz")
 
 	const wait = 2 * time.Minute // a loaded machine; a pass takes well under a second
 	echo, other := echoWorkloads[echoKind], echoWorkloads[unrunKind]
@@ -284,6 +291,10 @@ func TestRunnerRegistryThroughCoordinator(t *testing.T) {
 	if j := echo.job(failOnce, wait, func(j echoJob) bool { return j.over }); len(j.results) != 1 || j.results[0] != "FAIL-ONCE" ||
 		len(j.ends) != 1 || j.ends[0].CannotRun || j.ends[0].Reason != "echo failed once" {
 		t.Errorf("unit that failed once: %s; want [FAIL-ONCE] after one plain release", j)
+	}
+	if j := echo.job(malformed, wait, func(j echoJob) bool { return j.over }); len(j.results) != 0 || len(j.ends) != 1 ||
+		j.ends[0].CannotRun || !strings.Contains(j.ends[0].Reason, "malformed unit of type google.protobuf.StringValue") {
+		t.Errorf("malformed unit: %s; want one plain release saying it is malformed", j)
 	}
 	j := other.job(unrun, wait, func(j echoJob) bool { return j.over })
 	if len(j.results) != 0 || len(j.ends) != 1 || !j.ends[0].CannotRun || !strings.Contains(j.ends[0].Reason, "google.protobuf.Int64Value") {
