@@ -1,6 +1,9 @@
 // Package worker is the cluster's worker: it registers with a coordinator,
 // leases units, computes them on all its cores with one shared perft hash
-// table, heartbeats its leases, and submits results.
+// table, heartbeats its leases, and submits results. Perft, game-pair and
+// verify units are built in; a kind that plugs in (kinds/NAME) runs its
+// units through the Runner it registers (runner.go), and the worker
+// offers what the registered runners take.
 //
 // The table outlives units: the coordinator hands a worker consecutive
 // units of one slice of a job (coordinator/perftjob), whose subtrees meet,
