@@ -14,6 +14,9 @@ import (
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/enginehost/sandbox"
 	"github.com/arbiter-chess/arbiter/kinds/epd"
+	// The worker runs DATAGEN batches with the runner this registers
+	// (until kinds/install).
+	_ "github.com/arbiter-chess/arbiter/kinds/datagen"
 )
 
 // usageError marks err as bad input: exit status 2.
