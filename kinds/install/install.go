@@ -7,4 +7,5 @@ package install
 
 import (
 	_ "github.com/arbiter-chess/arbiter/kinds/datagen" // DATAGEN: NNUE training data
+	_ "github.com/arbiter-chess/arbiter/kinds/epd"     // EPD test suites
 )
