@@ -290,18 +290,19 @@ func CheckPrecision(what string, elo float64) error {
 	return nil
 }
 
-// PrecisionReached reports whether r's anytime-valid Elo interval (at
-// DefaultAnytimeLevel) is narrower than width Elo: the --stop precision=
-// rule, a function of the counts only, so a test re-evaluates it exactly
-// on its committed counts after a restart. No games never reach it.
-func PrecisionReached(r Results, width float64) (bool, AnytimeElo, error) {
+// PrecisionReached reports whether r's anytime-valid Elo interval at
+// level (DefaultAnytimeLevel, or a take's TakeLevel) is narrower than
+// width Elo: the --stop precision= rule, a function of the counts only, so
+// a test re-evaluates it exactly on its committed counts after a restart.
+// No games never reach it.
+func PrecisionReached(r Results, width, level float64) (bool, AnytimeElo, error) {
 	if err := CheckPrecision("precision", width); err != nil {
 		return false, AnytimeElo{}, err
 	}
 	if r.Games() == 0 {
 		return false, AnytimeElo{}, nil
 	}
-	a, err := AnytimeInterval(r, DefaultAnytimeLevel)
+	a, err := AnytimeInterval(r, level)
 	if err != nil {
 		return false, AnytimeElo{}, err
 	}

@@ -251,7 +251,7 @@ func TestPrecisionStopEndsNearTheExpectedGames(t *testing.T) {
 		var penta Pentanomial
 		for {
 			drawPairs(rng, p, batchPairs, &penta)
-			done, _, err := PrecisionReached(Results{Pentanomial: &penta}, width)
+			done, _, err := PrecisionReached(Results{Pentanomial: &penta}, width, DefaultAnytimeLevel)
 			if err != nil {
 				t.Fatal(err)
 			}

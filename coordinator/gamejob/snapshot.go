@@ -75,6 +75,7 @@ func (w *Workload) progress(t *test) *arbiterv1.MatchProgress {
 		ne := sprt.NEloFromPentanomial(p)
 		mp.Nelo, mp.NeloHalfWidth = gamepair.Finite(ne.NElo), gamepair.Finite(ne.HalfWidth95)
 	}
+	w.fillAnytime(t, mp)
 	timed := gamepair.AnyScaled(t.spec.GetTimeControl(), t.spec.GetEngineA(), t.spec.GetEngineB())
 	mp.Workers = w.WorkerRows(&t.Job, timed, w.referenceNPS(t))
 	return mp

@@ -97,10 +97,13 @@ func (w *Workload) checkSpec(spec *arbiterv1.MatchSpec, maxBatch int) (*checked,
 		sp.Alpha, sp.Beta, sp.Model = p.Alpha, p.Beta, string(p.Model)
 		c.params = &p
 		c.kind = KindSPRT
-	} else if games == 0 {
-		return nil, apierr.Invalid("give a number of games or SPRT bounds")
+	} else if games == 0 && spec.GetStopPrecisionElo() == 0 {
+		return nil, apierr.Invalid("give a number of games, SPRT bounds or a precision stop")
 	} else {
 		c.kind = KindMatch
+	}
+	if c.params, err = checkStopAndGroup(spec, c.params); err != nil {
+		return nil, err
 	}
 	if err := gamepair.CheckRun(spec); err != nil {
 		return nil, err
@@ -150,6 +153,9 @@ func (w *Workload) submit(specAny any) (*gamepair.Submission[*test], error) {
 	}
 	c, err := w.checkSpec(spec, MaxBatchPairs)
 	if err != nil {
+		return nil, err
+	}
+	if err := w.checkGroupRoom(spec); err != nil {
 		return nil, err
 	}
 	t := w.newTest(c)
