@@ -142,9 +142,9 @@ type TestJob struct {
 	// Group is the group of takes the test is a take of.
 	Group           *GroupJSON `json:"group,omitempty"`
 	Tags            []string   `json:"tags,omitempty"`
-	Notes           string   `json:"notes,omitempty"`
-	RescheduledFrom string   `json:"rescheduled_from,omitempty"`
-	RescheduledAs   []string `json:"rescheduled_as,omitempty"`
+	Notes           string     `json:"notes,omitempty"`
+	RescheduledFrom string     `json:"rescheduled_from,omitempty"`
+	RescheduledAs   []string   `json:"rescheduled_as,omitempty"`
 }
 
 // AnytimeJSON is a test's anytime-valid interval at its level.
