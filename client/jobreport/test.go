@@ -232,7 +232,7 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 // Elo, the precision stop and the test's group of takes.
 func printStops(out io.Writer, spec *arbiterv1.MatchSpec, mp *arbiterv1.MatchProgress) {
 	if a := mp.GetAnytime(); a != nil {
-		fmt.Fprintf(out, "Anytime:    Elo %.2f ± %.2f (95%%), anytime-valid [%.2f, %.2f] (%g%%); nElo anytime-valid [%.2f, %.2f]; holds however the test is stopped\n",
+		fmt.Fprintf(out, "Anytime:    Elo %.2f ± %.2f (95%%), anytime-valid [%.2f, %.2f] (%.4g%%); nElo anytime-valid [%.2f, %.2f]; holds however the test is stopped\n",
 			mp.GetElo(), (mp.GetEloCiHigh()-mp.GetEloCiLow())/2, a.GetEloLow(), a.GetEloHigh(), 100*a.GetLevel(), a.GetNeloLow(), a.GetNeloHigh())
 	}
 	if w := spec.GetStopPrecisionElo(); w > 0 {

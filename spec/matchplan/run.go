@@ -165,7 +165,7 @@ func anytimeOf(st *match.Standings) *sprt.AnytimeElo {
 // AnytimeLine is how every report shows the anytime-valid interval beside
 // Fishtest's figures: "Anytime-valid 95%: Elo [-6.02, 12.40], nElo [...]".
 func AnytimeLine(a sprt.AnytimeElo) string {
-	return fmt.Sprintf("Anytime-valid %g%%: Elo [%.2f, %.2f], nElo [%.2f, %.2f] (holds however the test was stopped; nElo at the sample deviation)",
+	return fmt.Sprintf("Anytime-valid %.4g%%: Elo [%.2f, %.2f], nElo [%.2f, %.2f] (holds however the test was stopped; nElo at the sample deviation)",
 		100*a.Level, a.Elo[0], a.Elo[1], a.NElo[0], a.NElo[1])
 }
 

@@ -84,7 +84,7 @@ func testBlock(j *arbiterv1.Job, style Style) []string {
 			lines = append(lines, fmt.Sprintf("Ptnml(0-2): %d, %d, %d, %d, %d", penta[0], penta[1], penta[2], penta[3], penta[4]))
 		}
 		if a := earlyStopInterval(j); a != nil {
-			lines = append(lines, fmt.Sprintf("Anytime-valid ELO (%g%%): [%.2f, %.2f] (%s)", 100*a.GetLevel(), a.GetEloLow(), a.GetEloHigh(), earlyStopWhy(j)))
+			lines = append(lines, fmt.Sprintf("Anytime-valid ELO (%.4g%%): [%.2f, %.2f] (%s)", 100*a.GetLevel(), a.GetEloLow(), a.GetEloHigh(), earlyStopWhy(j)))
 		}
 		return lines
 	}
@@ -105,7 +105,7 @@ func testBlock(j *arbiterv1.Job, style Style) []string {
 		lines = append(lines, fmt.Sprintf("Penta | [%d, %d, %d, %d, %d]", penta[0], penta[1], penta[2], penta[3], penta[4]))
 	}
 	if a := earlyStopInterval(j); a != nil {
-		lines = append(lines, fmt.Sprintf("Any   | [%.2f, %.2f] (%g%% anytime-valid; %s)", a.GetEloLow(), a.GetEloHigh(), 100*a.GetLevel(), earlyStopWhy(j)))
+		lines = append(lines, fmt.Sprintf("Any   | [%.2f, %.2f] (%.4g%% anytime-valid; %s)", a.GetEloLow(), a.GetEloHigh(), 100*a.GetLevel(), earlyStopWhy(j)))
 	}
 	return lines
 }
