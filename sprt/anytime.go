@@ -124,41 +124,29 @@ const (
 	scoreFirstStep = 1e-4
 )
 
-// logBet is log Π (1 + λ(x − m)) over the counts, −Inf where a factor is
-// zero or negative.
-func (w wealth) logBet(m, lambda float64) float64 {
+// at is log Π (1 + λ(x − m)) over the counts (−Inf where a factor is
+// zero or negative) and its slope in λ, which falls as λ grows (the log
+// is concave in λ).
+func (w wealth) at(m, lambda float64) (logBet, slope float64) {
 	k := float64(len(w.counts) - 1)
-	var s float64
-	for j, c := range w.counts {
-		if c == 0 {
-			continue
-		}
-		f := 1 + lambda*(float64(j)/k-m)
-		if f <= 0 {
-			return math.Inf(-1)
-		}
-		s += float64(c) * math.Log(f)
-	}
-	return s
-}
-
-// slope is d logBet / dλ, decreasing in λ (logBet is concave in λ).
-func (w wealth) slope(m, lambda float64) float64 {
-	k := float64(len(w.counts) - 1)
-	var s float64
 	for j, c := range w.counts {
 		if c == 0 {
 			continue
 		}
 		d := float64(j)/k - m
-		s += float64(c) * d / (1 + lambda*d)
+		f := 1 + lambda*d
+		if f <= 0 {
+			return math.Inf(-1), math.Inf(-1)
+		}
+		logBet += float64(c) * math.Log(f)
+		slope += float64(c) * d / f
 	}
-	return s
+	return logBet, slope
 }
 
 // logCapital is log of the mixture ∫ Π(1+λ(x−m)) dπ(λ), π uniform on the
 // bet fraction θ ∈ [−1, 1] (density ½): the half θ ∈ [0, 1] is λ = θ/m,
-// the other λ = θ/(1−m). Each half is integrated on its own, as logBet
+// the other λ = θ/(1−m). Each half is integrated on its own, as the log
 // is concave in θ there.
 func (w wealth) logCapital(m float64) float64 {
 	up := w.logHalf(m, 1/m)
@@ -173,15 +161,20 @@ func (w wealth) logCapital(m float64) float64 {
 // logHalf is log ∫_0^1 Π(1+θ·lmax·(x−m)) dθ: the integral over λ from 0
 // to lmax, divided by |lmax| (θ's measure).
 func (w wealth) logHalf(m, lmax float64) float64 {
-	g := func(theta float64) float64 { return w.logBet(m, theta*lmax) }
-	// The peak: logBet is concave in θ, so its slope changes sign once.
+	g := func(theta float64) float64 { v, _ := w.at(m, theta*lmax); return v }
+	// rising: the log is finite and still rising in θ there.
+	rising := func(theta float64) bool {
+		v, slope := w.at(m, theta*lmax)
+		return !math.IsInf(v, -1) && slope*lmax > 0
+	}
+	// The peak: the log is concave in θ, so its slope changes sign once.
 	lo, hi := 0.0, 1.0
-	if w.slope(m, 0)*lmax <= 0 {
+	if !rising(0) {
 		hi = 0
 	}
 	for i := 0; i < peakBisect && lo < hi; i++ {
 		mid := (lo + hi) / 2
-		if s := w.slope(m, mid*lmax) * lmax; s > 0 && !math.IsInf(g(mid), -1) {
+		if rising(mid) {
 			lo = mid
 		} else {
 			hi = mid

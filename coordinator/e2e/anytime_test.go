@@ -26,6 +26,21 @@ import (
 // batches, yet its games differ from the default's.
 const engTwin = "name=twin,builtin,option.RFPMargin=90"
 
+// submitTwins submits a test of kind (sprt or match) between the default
+// engine and its twin at 1000 nodes, two pairs a batch, and returns what
+// the CLI printed.
+func submitTwins(t *testing.T, addr, kind string, extra ...string) string {
+	t.Helper()
+	args := append([]string{"submit", kind}, clientArgs(addr)...)
+	args = append(args, "--engine", engDefault, "--engine", engTwin, "--each", "nodes=1000",
+		"--openings", "file="+book+",order=random,seed=9", "--batch-pairs", "2")
+	out, code := cli(t, append(args, extra...)...)
+	if code != 0 {
+		t.Fatalf("submit %s %v: exit %d: %s", kind, extra, code, out)
+	}
+	return out
+}
+
 // storeBatchPentas is a test's batches' pentanomials in the order they were
 // committed (the store's row order), read from the store file directly.
 func storeBatchPentas(t *testing.T, data, id string) []sprt.Pentanomial {
@@ -148,14 +163,7 @@ func TestSPRTStoppedByHandShowsAnytimeInterval(t *testing.T) {
 	co := coordinator(t, addr, data)
 	startWorker(t, addr, "--name", "w1")
 	startWorker(t, addr, "--name", "w2")
-	args := append([]string{"submit", "sprt"}, clientArgs(addr)...)
-	args = append(args, "--engine", engDefault, "--engine", engTwin, "--each", "nodes=1000",
-		"--openings", "file="+book+",order=random,seed=9", "--sprt", "elo0=0,elo1=2", "--batch-pairs", "2")
-	out, code := cli(t, args...)
-	if code != 0 {
-		t.Fatalf("submit sprt: exit %d: %s", code, out)
-	}
-	id := jobID(out)
+	id := jobID(submitTwins(t, addr, "sprt", "--sprt", "elo0=0,elo1=2"))
 	conn := dial(t, addr, token)
 	waitFor(t, conn, id, 3*time.Minute, "4 batches", func(j *arbiterv1.Job) bool { return j.GetMatchProgress().GetBatchesDone() >= 4 })
 	if out, code := cli(t, append([]string{"cancel", id}, clientArgs(addr)...)...); code != 0 {
@@ -176,13 +184,10 @@ func TestSPRTStoppedByHandShowsAnytimeInterval(t *testing.T) {
 
 	// The control.
 	startWorker(t, addr, "--name", "w3")
-	args = append([]string{"submit", "match"}, clientArgs(addr)...)
-	args = append(args, "--engine", engDefault, "--engine", engTwin, "--each", "nodes=1000",
-		"--openings", "file="+book+",order=random,seed=9", "--games", "8", "--batch-pairs", "2", "--wait")
-	out, code = cli(t, args...)
+	out := submitTwins(t, addr, "match", "--games", "8", "--wait")
 	i := strings.Index(out, "Test:")
-	if code != 0 || i < 0 {
-		t.Fatalf("submit match --wait: exit %d: %s", code, out)
+	if i < 0 {
+		t.Fatalf("submit match --wait: no test in %s", out)
 	}
 	s = checkShown(t, addr, data, strings.Fields(out[i:])[1])
 	if s.Test.StoppedByHand || s.State != "done" || s.Test.Games != 8 {
@@ -200,14 +205,7 @@ func TestPrecisionStopEndsAtTheFirstNarrowBatch(t *testing.T) {
 	co := coordinator(t, addr, data)
 	startWorker(t, addr, "--name", "w1")
 	startWorker(t, addr, "--name", "w2")
-	args := append([]string{"submit", "match"}, clientArgs(addr)...)
-	args = append(args, "--engine", engDefault, "--engine", engTwin, "--each", "nodes=1000",
-		"--openings", "file="+book+",order=random,seed=11", "--stop", fmt.Sprintf("precision=%g", precision), "--batch-pairs", "2")
-	out, code := cli(t, args...)
-	if code != 0 {
-		t.Fatalf("submit match --stop: exit %d: %s", code, out)
-	}
-	id := jobID(out)
+	id := jobID(submitTwins(t, addr, "match", "--stop", fmt.Sprintf("precision=%g", precision)))
 	conn := dial(t, addr, token)
 	waitFor(t, conn, id, 3*time.Minute, "2 batches", func(j *arbiterv1.Job) bool { return j.GetMatchProgress().GetBatchesDone() >= 2 })
 	co.kill(t)
@@ -233,7 +231,7 @@ func TestPrecisionStopEndsAtTheFirstNarrowBatch(t *testing.T) {
 	if !s.Test.StoppedByPrecision || s.Test.StopPrecision != precision || s.State != "done" {
 		t.Fatalf("state %q, stop_precision %g, stopped_by_precision %v", s.State, s.Test.StopPrecision, s.Test.StoppedByPrecision)
 	}
-	out, _ = cli(t, append([]string{"status", id}, clientArgs(addr)...)...)
+	out, _ := cli(t, append([]string{"status", id}, clientArgs(addr)...)...)
 	if !strings.Contains(out, fmt.Sprintf("Stop:       precision=%g Elo (reached: the test stopped there)", precision)) {
 		t.Fatalf("status does not say the precision stop ended the test:\n%s", out)
 	}

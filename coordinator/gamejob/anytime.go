@@ -16,9 +16,6 @@ package gamejob
 //     (checked at submission).
 
 import (
-	"cmp"
-	"slices"
-
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -147,13 +144,7 @@ func (w *Workload) groupTakes(t *test) []*arbiterv1.GroupTake {
 	if g == "" {
 		return nil
 	}
-	var takes []*test
-	for _, o := range w.Jobs {
-		if o.spec.GetGroup() == g {
-			takes = append(takes, o)
-		}
-	}
-	slices.SortFunc(takes, func(a, b *test) int { return cmp.Compare(a.Rec.Seq, b.Rec.Seq) })
+	takes := w.testsWhere(func(o *test) bool { return o.spec.GetGroup() == g })
 	out := make([]*arbiterv1.GroupTake, 0, len(takes))
 	for _, o := range takes {
 		gt := &arbiterv1.GroupTake{JobId: o.Rec.ID, Kind: o.Rec.Kind, State: o.Rec.State, Games: uint64(o.Results.Games())}
