@@ -37,7 +37,8 @@ package sprt
 //     EloFromScore's clamp) when there are no counts.
 //   - Numerical errors only ever widen it: the wealth integral is taken
 //     over the window where the integrand is within e^-60 of its peak, and
-//     an endpoint is the last candidate found inside the sequence.
+//     an endpoint is the last candidate found inside the sequence
+//     (within 1e-8 in score, about 1e-5 Elo).
 //   - The nElo interval is the score interval divided by the sample
 //     standard deviation: a plug-in, anytime-valid for the score but not
 //     for the deviation, which is said wherever it is shown.
@@ -115,11 +116,11 @@ type wealth struct{ counts []int64 }
 // bisection steps of the searches in the bet fraction, and the precision
 // of the interval's endpoints in score.
 const (
-	wealthGrid     = 200
+	wealthGrid     = 120
 	wealthWindow   = 60.0
-	peakBisect     = 50
-	edgeBisect     = 30
-	scoreTolerance = 1e-10
+	peakBisect     = 30
+	edgeBisect     = 20
+	scoreTolerance = 1e-8
 	scoreEndpoint  = 1e-12
 	scoreFirstStep = 1e-4
 )

@@ -332,3 +332,49 @@ func TestTakeParamsSplitAlpha(t *testing.T) {
 		t.Errorf("the control: without the split some take passed in only %.3f of the groups; the simulation cannot tell", naive)
 	}
 }
+
+// BenchmarkAnytimeInterval is the cost of one interval (a status, a page,
+// a batch's precision check) at a long test's counts.
+func BenchmarkAnytimeInterval(b *testing.B) {
+	penta := Pentanomial{3000, 30000, 90000, 31000, 3100}
+	r := Results{Pentanomial: &penta}
+	for b.Loop() {
+		if _, err := AnytimeInterval(r, DefaultAnytimeLevel); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestLogCapitalAgreesWithABruteForceIntegral checks the windowed integral
+// against a plain sum over 400,001 points of the bet fraction.
+func TestLogCapitalAgreesWithABruteForceIntegral(t *testing.T) {
+	for _, counts := range [][]int64{{10, 200, 600, 210, 12}, {0, 3, 10, 5, 0}, {40, 10, 55}, {300, 3000, 9000, 3100, 310}} {
+		w := wealth{counts: counts}
+		for _, m := range []float64{0.3, 0.45, 0.49, 0.5, 0.51, 0.55, 0.7} {
+			const n = 400_000
+			logs := make([]float64, 0, 2*n+1)
+			for i := -n; i <= n; i++ {
+				theta := float64(i) / n
+				lambda := theta / m
+				if theta < 0 {
+					lambda = theta / (1 - m)
+				}
+				v, _ := w.at(m, lambda)
+				logs = append(logs, v)
+			}
+			peak := slices.Max(logs)
+			var sum float64
+			for i, v := range logs {
+				f := math.Exp(v - peak)
+				if i == 0 || i == len(logs)-1 {
+					f /= 2
+				}
+				sum += f
+			}
+			brute := peak + math.Log(0.5*sum/n)
+			if got := w.logCapital(m); math.Abs(got-brute) > 1e-3 && !(math.IsInf(got, -1) && math.IsInf(brute, -1)) {
+				t.Errorf("%v at m=%g: log capital %g, brute force %g", counts, m, got, brute)
+			}
+		}
+	}
+}
