@@ -13,7 +13,8 @@ package gamejob
 //   - A group of takes (MatchSpec.group, group_takes) runs each take's SPRT
 //     at alpha/takes (sprt.TakeParams, Bonferroni); every take declares the
 //     same takes and family alpha, and a group holds at most its takes
-//     (checked at submission).
+//     (checked at submission, and again in the store write under
+//     CommitMu, where creations are in order).
 
 import (
 	"github.com/arbiter-chess/arbiter/base/apierr"

@@ -1,9 +1,13 @@
 package gamejob
 
 import (
-	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"context"
 	"math"
+	"strings"
+	"sync"
 	"testing"
+
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 // A group of two takes: each take's SPRT runs at alpha/2 (its upper LLR
@@ -40,5 +44,35 @@ func TestGroupOfTakes(t *testing.T) {
 	alone := e.Job(e.create(sprtSpec(2))).GetMatchProgress()
 	if math.Abs(alone.GetUpperBound()-math.Log(0.95/0.05)) > 1e-12 || alone.GetGroupTakes() != nil {
 		t.Fatalf("a test of its own: upper bound %g, takes %v", alone.GetUpperBound(), alone.GetGroupTakes())
+	}
+}
+
+// Eight takes submitted at once to a group of three: exactly three are
+// admitted, the others refused as the group's being full.
+func TestGroupTakesRaceForTheLastPlace(t *testing.T) {
+	e := newEnv(t, Config{})
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := sprtSpec(2)
+			s.Group, s.GroupTakes = "race", 3
+			_, errs[i] = e.C.Create(context.Background(), carol, Kind, s)
+		}()
+	}
+	wg.Wait()
+	admitted := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			admitted++
+		case !strings.Contains(err.Error(), "already has its 3 takes"):
+			t.Errorf("refused for another reason: %v", err)
+		}
+	}
+	if admitted != 3 {
+		t.Fatalf("%d takes admitted to a group of 3", admitted)
 	}
 }

@@ -170,6 +170,11 @@ func (w *Workload) submit(specAny any) (*gamepair.Submission[*test], error) {
 	}
 	sub := &gamepair.Submission[*test]{Job: t, Kind: c.kind, Prefix: "s", Spec: spec,
 		Write: func(ctx context.Context, rec *store.Job, b []byte) error {
+			// Again under CommitMu: two takes submitted at once to a
+			// group with one place left cannot both pass.
+			if err := w.checkGroupRoom(spec); err != nil {
+				return err
+			}
 			if err := w.store.CreateTest(ctx, rec, &store.Test{JobID: rec.ID, Spec: b, BatchPairs: c.batchPairs, SPRT: seq}); err != nil {
 				return err
 			}
