@@ -102,6 +102,7 @@ See docs/match.md.`,
 	fl.IntVar(&f.m.Repeat, "repeat", 0, "games per opening (default: 2, game pairs with colours swapped, for an even --games; else 1)")
 	fl.BoolVar(&f.m.Recover, "recover", true, "restart an engine that crashed or hung and go on (an incident); --recover=false stops the match, resumable")
 	fl.StringVar(&f.m.SPRT, "sprt", "", "two engines: elo0=E0,elo1=E1[,alpha=0.05][,beta=0.05][,model=normalized|logistic|bayeselo]")
+	fl.StringVar(&f.m.Stop, "stop", "", "two engines: "+matchplan.StopUsage)
 	fl.IntVar(&f.m.Concurrency, "concurrency", 1, "games (game pairs) played at once")
 	fl.StringVar(&f.m.PGNOut, "pgnout", "", "write every game to this PGN file (appended)")
 	fl.StringVar(&f.m.Resign, "resign", "", "resign adjudication: movecount=N,score=CP")
