@@ -304,12 +304,16 @@ func tuneRunner(plan *matchplan.Plan) {
 }
 
 // fastchessArgs finds a fastchess or cutechess-cli command line: the
-// binary called as fastchess or cutechess-cli (a symlink), `arbiter match
-// --fastchess|--cutechess-cli ARGS`, or `arbiter match` with single-dash
-// options (-engine ...), which its own flags never are.
+// binary called as fastchess or cutechess-cli (a symlink), `arbiter
+// fastchess ARGS`, `arbiter match --fastchess|--cutechess-cli ARGS`, or
+// `arbiter match` with single-dash options (-engine ...), which its own
+// flags never are.
 func fastchessArgs(argv []string) ([]string, fastchesscli.Dialect, bool) {
 	if d, ok := fastchesscli.DialectOf(argv[0]); ok {
 		return argv[1:], d, true
+	}
+	if len(argv) >= 2 && argv[1] == "fastchess" {
+		return argv[2:], fastchesscli.Fastchess, true
 	}
 	if len(argv) < 3 || argv[1] != "match" {
 		return nil, 0, false

@@ -160,7 +160,8 @@ func (r *reporter) interval(st *match.Standings) {
 		}
 		return
 	}
-	fmt.Fprint(r.out, sprt.FormatReport(sprt.Report{First: st.Engines[0], Second: st.Engines[1], Details: r.details, Results: res, SPRT: r.sprt}))
+	header := fmt.Sprintf("Results of %s vs %s (%s)", st.Engines[0], st.Engines[1], r.details)
+	fmt.Fprint(r.out, fastchessBlock(header, res, r.inv.Penta, llrLine(r.sprt, res)))
 }
 
 // num prints a figure as fastchess's {:.2f} does, nan and inf included.

@@ -47,6 +47,10 @@ type RunOptions struct {
 // could not be written).
 func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 	if inv.Version {
+		if inv.Dialect == Fastchess {
+			printVersion(o.Stdout, o.Version)
+			return nil
+		}
 		fmt.Fprintf(o.Stdout, "arbiter %s (fastchess and cutechess-cli command lines)\n", o.Version)
 		return nil
 	}
