@@ -50,6 +50,13 @@ type reporter struct {
 	finished            int
 	// printed is the count (units or games) the last report was made at.
 	printed int
+	// board, in the fastchess format with two engines, counts the games
+	// as fastchess's scoreboard does and prints the report as they end;
+	// nil otherwise (the report follows the counted units).
+	board *fastchessBoard
+	// crc, with -crc32 pgn=true and a PGN file, prints the file's CRC32
+	// after each game as fastchess does; nil otherwise.
+	crc *pgnCRC
 }
 
 func (r *reporter) printf(format string, args ...any) {
@@ -86,21 +93,32 @@ func (r *reporter) started(index int, white, black string) []string {
 func (r *reporter) ended(index int, g *match.GameRecord) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.crc != nil {
+		r.crc.game(r.out, g)
+	}
 	r.printf("Finished game %d (%s vs %s): %s {%s}\n", index+1, g.White, g.Black, g.Result, reason(g))
 	r.finished++
-	if len(r.names) == 2 {
-		first := g.White == r.names[0]
-		switch {
-		case g.Result == match.Draw:
-			r.draws++
-		case (g.Result == match.WhiteWins) == first:
-			r.wins++
-		default:
-			r.losses++
-		}
-		if r.inv.Output == "cutechess" && r.finished%r.inv.ScoreInterval == 0 {
-			r.score()
-		}
+	if len(r.names) != 2 {
+		return
+	}
+	first := g.White == r.names[0]
+	won, lost := false, false
+	switch {
+	case g.Result == match.Draw:
+		r.draws++
+	case (g.Result == match.WhiteWins) == first:
+		r.wins++
+		won = true
+	default:
+		r.losses++
+		lost = true
+	}
+	if r.inv.Output == "cutechess" && r.finished%r.inv.ScoreInterval == 0 {
+		r.score()
+	}
+	if r.board != nil && r.board.add(index, gameStats(won, lost)) {
+		res := r.board.results()
+		r.block(r.names[0], r.names[1], r.board.stats, res)
 	}
 }
 
@@ -160,8 +178,14 @@ func (r *reporter) interval(st *match.Standings) {
 		}
 		return
 	}
-	header := fmt.Sprintf("Results of %s vs %s (%s)", st.Engines[0], st.Engines[1], r.details)
-	fmt.Fprint(r.out, fastchessBlock(header, res, r.inv.Penta, llrLine(r.sprt, res)))
+	r.block(st.Engines[0], st.Engines[1], statsOf(res), res)
+}
+
+// block prints fastchess's report block for the first two engines, with
+// the pentanomial lines when res has one.
+func (r *reporter) block(first, second string, s fastchessStats, res sprt.Results) {
+	header := fmt.Sprintf("Results of %s vs %s (%s)", first, second, r.details)
+	fmt.Fprint(r.out, fastchessBlock(header, s, res.Pentanomial != nil, llrLine(r.sprt, res)))
 }
 
 // num prints a figure as fastchess's {:.2f} does, nan and inf included.

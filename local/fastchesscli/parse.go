@@ -71,11 +71,14 @@ type Invocation struct {
 	PGNTimeLeft bool // -pgnout timeleft=true: tl=SECONDSs, the clock after the move
 	EPDOut      string
 	EPDAppend   bool
-	CRC32       bool   // -crc32 pgn=true: print the PGN file's CRC32 at the end
+	CRC32       bool   // -crc32 pgn=true: print the PGN file's CRC32 after each game
 	LogFile     string // -log file=: a copy of every output line
 	Site        string
 	Version     bool // -version: print the version and stop
-	Help        bool
+	// ShuffledBook: fastchess shuffles the book (-openings order=random)
+	// and says so first ("Indexing opening suite...").
+	ShuffledBook bool
+	Help         bool
 
 	// Notes are said on standard error before the match: options accepted
 	// whose effect differs from fastchess's, each naming the option.
@@ -599,6 +602,7 @@ func Parse(args []string, d Dialect) (*Invocation, error) {
 			return nil, err
 		}
 		f.Openings = s
+		inv.ShuffledBook = d == Fastchess && openings["order"] == "random"
 	}
 	f.RatingInterval = inv.RatingInterval
 	return inv, nil
@@ -609,6 +613,35 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// fastchessNames makes the engines' names unique as fastchess 1.8.2
+// does: the second engine of a name gets "_2" appended, the third "_3".
+func fastchessNames(specs []enginespec.Spec) {
+	seen := map[string]int{}
+	for i := range specs {
+		n := seen[specs[i].Name]
+		seen[specs[i].Name]++
+		if n > 0 {
+			specs[i].Name += "_" + strconv.Itoa(n+1)
+		}
+	}
+}
+
+// pathStem is C++'s std::filesystem::path(cmd).stem(): the file name
+// without its last extension ("./bin/sf.exe" is "sf", ".hidden" stays).
+func pathStem(cmd string) string {
+	if strings.HasSuffix(cmd, "/") || strings.HasSuffix(cmd, string(filepath.Separator)) {
+		return "" // a directory: no file name
+	}
+	name := filepath.Base(cmd)
+	if name == "." || name == ".." {
+		return name
+	}
+	if i := strings.LastIndex(name, "."); i > 0 {
+		return name[:i]
+	}
+	return name
 }
 
 func baseName(cmd string) string {
@@ -824,6 +857,7 @@ func engineSpecs(inv *Invocation, engines []engineArgs, each []string) error {
 	f := &inv.Flags
 	margin := -1
 	unnamed := map[string]int{}
+	var specs []enginespec.Spec
 	for i, e := range engines {
 		var s enginespec.Spec
 		var lim []enginespec.Setting
@@ -903,9 +937,17 @@ func engineSpecs(inv *Invocation, engines []engineArgs, each []string) error {
 		if s.Cmd == "" {
 			return fmt.Errorf("%s: missing cmd=", label)
 		}
+		if s.Name == "" && inv.Dialect == Fastchess {
+			// fastchess 1.8.2 names an engine after its command's stem
+			// (file name without its extension); fastchessNames then
+			// tells apart engines of one name.
+			s.Name = pathStem(s.Cmd)
+			if s.Name == "" {
+				return fmt.Errorf("%s: cmd=%s: no file name to name the engine after (give name=)", label, clip(s.Cmd))
+			}
+		}
 		if s.Name == "" {
-			// fastchess names an engine after its command; two of one
-			// command get 1, 2, ... appended.
+			// cutechess-cli: two of one command get 1, 2, ... appended.
 			s.Name = baseName(s.Cmd)
 			if unnamed[s.Name]++; unnamed[s.Name] > 1 {
 				s.Name += strconv.Itoa(unnamed[s.Name])
@@ -921,6 +963,12 @@ func engineSpecs(inv *Invocation, engines []engineArgs, each []string) error {
 			}
 			margin = engMargin
 		}
+		specs = append(specs, s)
+	}
+	if inv.Dialect == Fastchess {
+		fastchessNames(specs)
+	}
+	for _, s := range specs {
 		f.Engines = append(f.Engines, s.String())
 	}
 	if margin >= 0 {

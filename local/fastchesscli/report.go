@@ -1,10 +1,15 @@
 package fastchesscli
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"math"
 	"strings"
 
+	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
@@ -132,8 +137,7 @@ func cFixed(x float64, decimals int) string {
 // "Results of A vs B (...)" line without its colon, penta says whether
 // the pentanomial lines are printed (-report penta=true), llr is the LLR
 // line ("" without -sprt).
-func fastchessBlock(header string, res sprt.Results, penta bool, llr string) string {
-	s := statsOf(res)
+func fastchessBlock(header string, s fastchessStats, penta bool, llr string) string {
 	var e fastchessElo
 	drawRatio := 100.0 * float64(s.draws) / float64(s.games())
 	if penta {
@@ -181,4 +185,146 @@ func llrLine(p *sprt.Params, res sprt.Results) string {
 		fraction = -llr / lower
 	}
 	return fmt.Sprintf("LLR: %.2f (%.1f%%) (%.2f, %.2f) [%.2f, %.2f]\n", llr, fraction*100, lower, upper, p.Elo0, p.Elo1)
+}
+
+// fastchessBoard is fastchess's scoreboard for two engines: the games
+// from the first engine's side, and with -report penta=true a pair's two
+// games joined when the second ends. The report is printed from it as
+// games end (fastchess's finish callback), so that each block comes right
+// after the "Finished game" line that completed it, before the next
+// game's "Started" line.
+type fastchessBoard struct {
+	penta bool
+	// interval is -ratinginterval (0: at the end only); total is the
+	// games scheduled (-1: no end).
+	interval, total int
+	// finished counts the games ended (fastchess's match_count_).
+	finished int
+	stats    fastchessStats
+	// firstOfPair holds a pair's first game until its second ends, by
+	// pair (game index / 2).
+	firstOfPair map[int]fastchessStats
+}
+
+// seed starts the board from a resumed match's counted games.
+func (b *fastchessBoard) seed(res sprt.Results, games int) {
+	b.stats, b.finished = statsOf(res), games
+}
+
+// gameStats is one game from the first engine's side.
+func gameStats(firstWon, firstLost bool) fastchessStats {
+	switch {
+	case firstWon:
+		return fastchessStats{wins: 1}
+	case firstLost:
+		return fastchessStats{losses: 1}
+	}
+	return fastchessStats{draws: 1}
+}
+
+// add counts game index and says whether fastchess prints the report
+// after it: when a pair completes whose number (from 1) is a multiple of
+// the interval (a game's, without pairs), and after the last game.
+func (b *fastchessBoard) add(index int, g fastchessStats) bool {
+	due := false
+	if b.penta {
+		pair := index / 2
+		first, ok := b.firstOfPair[pair]
+		if !ok {
+			b.firstOfPair[pair] = g
+		} else {
+			delete(b.firstOfPair, pair)
+			b.stats.add(first, g)
+			due = b.interval > 0 && (pair+1)%b.interval == 0
+		}
+	} else {
+		b.stats.wins, b.stats.losses, b.stats.draws = b.stats.wins+g.wins, b.stats.losses+g.losses, b.stats.draws+g.draws
+		due = b.interval > 0 && (b.finished+1)%b.interval == 0
+	}
+	last := b.finished+1 == b.total
+	b.finished++
+	return due || last
+}
+
+// add joins a pair's two games into s: their W/L/D and the pair's
+// pentanomial bucket.
+func (s *fastchessStats) add(first, second fastchessStats) {
+	w, l, d := first.wins+second.wins, first.losses+second.losses, first.draws+second.draws
+	s.wins, s.losses, s.draws = s.wins+w, s.losses+l, s.draws+d
+	switch {
+	case w == 2:
+		s.ww++
+	case w == 1 && d == 1:
+		s.wd++
+	case w == 1 && l == 1:
+		s.wl++
+	case d == 2:
+		s.dd++
+	case l == 1 && d == 1:
+		s.ld++
+	case l == 2:
+		s.ll++
+	}
+}
+
+// results are the board's counts as the report and the SPRT take them.
+func (b *fastchessBoard) results() sprt.Results {
+	s := b.stats
+	res := sprt.Results{Wins: s.wins, Losses: s.losses, Draws: s.draws}
+	if b.penta {
+		res.Pentanomial = &sprt.Pentanomial{s.ll, s.ld, s.wl + s.dd, s.wd, s.ww}
+	}
+	return res
+}
+
+// pgnCRC is fastchess's -crc32 pgn=true: after each game is written to
+// the PGN file, "File NAME has CRC32: 0x..." with the file's CRC32 so
+// far (NAME as given; Fishtest's worker keeps the last such line and
+// sends it with the file). The PGN file here is written a game pair at a
+// time, so the running CRC32 is computed from each game's PGN text as it
+// ends; the last line printed is checked against the file at the end
+// (finish).
+type pgnCRC struct {
+	name string
+	opts match.PGNOptions
+	sum  uint32
+	// printed is the last value printed; any says one was.
+	printed uint32
+	any     bool
+}
+
+// newPGNCRC starts from the file's present content (empty unless
+// appended to or resumed), as fastchess does.
+func newPGNCRC(name, path string, opts match.PGNOptions) *pgnCRC {
+	c := &pgnCRC{name: name, opts: opts}
+	if sum, err := fileCRC32(path); err == nil {
+		c.sum = sum
+	}
+	return c
+}
+
+func (c *pgnCRC) game(out io.Writer, g *match.GameRecord) {
+	var b bytes.Buffer
+	w := bufio.NewWriter(&b)
+	if match.WritePGN(w, g, c.opts) != nil || w.Flush() != nil {
+		return
+	}
+	c.sum = crc32.Update(c.sum, crc32.IEEETable, b.Bytes())
+	c.line(out, c.sum)
+}
+
+func (c *pgnCRC) line(out io.Writer, sum uint32) {
+	fmt.Fprintf(out, "File %s has CRC32: %#x\n", c.name, sum)
+	c.printed, c.any = sum, true
+}
+
+// finish prints the file's CRC32 when the last line printed is not it:
+// with games played at once, a pair can end after a game of another pair
+// that is written after it. The last line is always the file's.
+func (c *pgnCRC) finish(out io.Writer, path string) {
+	sum, err := fileCRC32(path)
+	if err != nil || (c.any && sum == c.printed) {
+		return
+	}
+	c.line(out, sum)
 }

@@ -99,6 +99,7 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 			return usage("-config file=%s: %v", inv.Resume, err)
 		}
 	}
+	pgnName := flags.PGNOut // as given: fastchess's CRC32 line names it so
 	if flags.PGNOut != "" {
 		if abs, err := filepath.Abs(flags.PGNOut); err == nil {
 			flags.PGNOut = abs
@@ -113,6 +114,9 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 	}
 	for _, n := range inv.Notes {
 		fmt.Fprintf(o.Stderr, "arbiter: note: %s\n", n)
+	}
+	if inv.ShuffledBook {
+		fmt.Fprintln(o.Stdout, "Indexing opening suite...") // fastchess, as it shuffles the book
 	}
 	var engineOpts *engineOptions
 	if inv.Dialect == Fastchess {
@@ -188,6 +192,9 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 		seq, _ = sprt.NewSequential(*plan.SPRT, 1)
 	}
 	paired := plan.Schedule.Paired() && inv.Penta
+	if inv.Output == "fastchess" && len(plan.Engines) == 2 {
+		rep.board = &fastchessBoard{penta: paired, interval: inv.RatingInterval, total: plan.Schedule.Len(), firstOfPair: map[int]fastchessStats{}}
+	}
 	progress := func(st *match.Standings) int {
 		if paired {
 			return st.Games / 2
@@ -201,6 +208,12 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 			rep.details = details(plan.Engines, cfg.Limits, book, engineOpts)
 		}
 		rep.printed = progress(st)
+		if rep.board != nil && resume != nil {
+			rep.board.seed(rep.results(st), st.Games)
+		}
+		if inv.CRC32 && flags.PGNOut != "" {
+			rep.crc = newPGNCRC(pgnName, flags.PGNOut, cfg.PGNOptions)
+		}
 		if resume != nil {
 			rep.line(fmt.Sprintf("Resuming after %d games from %s", st.Games, stateFile))
 		}
@@ -274,7 +287,7 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 			rep.printed = n
 			return true
 		}
-		if ri > 0 && n/ri != rep.printed/ri {
+		if rep.board == nil && ri > 0 && n/ri != rep.printed/ri {
 			rep.interval(st)
 			rep.printed = n
 		}
@@ -293,13 +306,11 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 	if epd != nil && epd.err != nil {
 		return fmt.Errorf("-epdout %s: %v", inv.EPDOut, epd.err)
 	}
-	if st.Status == match.StatusComplete && rep.printed != progress(st) {
+	if rep.board == nil && st.Status == match.StatusComplete && rep.printed != progress(st) {
 		rep.interval(st)
 	}
-	if inv.CRC32 && flags.PGNOut != "" {
-		if sum, err := fileCRC32(flags.PGNOut); err == nil {
-			rep.line(fmt.Sprintf("File %s has CRC32: %#x", flags.PGNOut, sum))
-		}
+	if rep.crc != nil {
+		rep.crc.finish(out, flags.PGNOut)
 	}
 	switch st.Status {
 	case match.StatusInterrupted:
@@ -310,6 +321,9 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 	rep.line("Finished match")
 	e := st.Elapsed.Round(time.Second)
 	rep.line(fmt.Sprintf("Total Time: %02d:%02d:%02d (hours:minutes:seconds)", int(e.Hours()), int(e.Minutes())%60, int(e.Seconds())%60))
+	if inv.Dialect == Fastchess {
+		rep.line("") // fastchess ends with an empty line
+	}
 	return nil
 }
 
