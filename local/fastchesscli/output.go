@@ -3,7 +3,6 @@ package fastchesscli
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -157,7 +156,7 @@ func (r *reporter) interval(st *match.Standings) {
 	if r.inv.Output == "cutechess" {
 		fe := sprt.FixedGamesElo(sprt.Results{Wins: res.Wins, Draws: res.Draws, Losses: res.Losses})
 		n := float64(res.Wins + res.Draws + res.Losses)
-		r.printf("Elo difference: %s +/- %s, LOS: %s %%, DrawRatio: %.2f %%\n", num(fe.Elo), num(fe.HalfWidth95), num(100*fe.LOS), 100*float64(res.Draws)/n)
+		r.printf("Elo difference: %s +/- %s, LOS: %s %%, DrawRatio: %.2f %%\n", cFixed(fe.Elo, 2), cFixed(fe.HalfWidth95, 2), cFixed(100*fe.LOS, 2), 100*float64(res.Draws)/n)
 		if r.sprt != nil {
 			lower, upper := r.sprt.Bounds()
 			llr, err := sprt.LLR(*r.sprt, sprt.Results{Wins: res.Wins, Draws: res.Draws, Losses: res.Losses})
@@ -186,19 +185,6 @@ func (r *reporter) interval(st *match.Standings) {
 func (r *reporter) block(first, second string, s fastchessStats, res sprt.Results) {
 	header := fmt.Sprintf("Results of %s vs %s (%s)", first, second, r.details)
 	fmt.Fprint(r.out, fastchessBlock(header, s, res.Pentanomial != nil, llrLine(r.sprt, res)))
-}
-
-// num prints a figure as fastchess's {:.2f} does, nan and inf included.
-func num(x float64) string {
-	switch {
-	case math.IsNaN(x):
-		return "nan"
-	case math.IsInf(x, 1):
-		return "inf"
-	case math.IsInf(x, -1):
-		return "-inf"
-	}
-	return fmt.Sprintf("%.2f", x)
 }
 
 func (r *reporter) line(s string) {

@@ -120,17 +120,14 @@ func cErf(x float64) float64 {
 // cFixed is C's "%.*f" (and fmt's "{:.Nf}"): "nan" and "-nan" by the
 // sign bit, "inf", "-inf", and -0.00 kept.
 func cFixed(x float64, decimals int) string {
-	switch {
-	case math.IsNaN(x) && math.Signbit(x):
-		return "-nan"
-	case math.IsNaN(x):
+	if math.IsNaN(x) {
+		if math.Signbit(x) {
+			return "-nan"
+		}
 		return "nan"
-	case math.IsInf(x, 1):
-		return "inf"
-	case math.IsInf(x, -1):
-		return "-inf"
 	}
-	return fmt.Sprintf("%.*f", decimals, x)
+	// Go prints infinities as "+Inf" and "-Inf".
+	return strings.ToLower(strings.TrimPrefix(fmt.Sprintf("%.*f", decimals, x), "+"))
 }
 
 // fastchessBlock is the report between its two rules: header is the
