@@ -33,8 +33,10 @@ const fishtestCommit = "b8eecff220b562a0dc2c4e68d1fa02521e06d72c"
 
 // The batch: twelve games (six pairs) of Stockfish at 400 nodes (New)
 // against 300 (Base), book openings shuffled by seed 6, the rest as
-// Fishtest's run_games sets it. Fixed nodes and one thread make the games
-// the same on every run with Debian's Stockfish 15.1; this seed's games
+// Fishtest's run_games sets it. Fixed nodes, one thread and a clock so
+// long (1000+10) that no time limit cuts a search make the games the same
+// on every run with Debian's Stockfish 15.1, however loaded the machine;
+// this seed's games
 // give no mate PV that fastchess's -check-mate-pvs would warn about
 // (arbiter does not check them, see docs/match.md).
 const (
@@ -76,8 +78,8 @@ func fishtestBatch(engine string, concurrency int) []string {
 		"-concurrency", strconv.Itoa(concurrency),
 		"-openings", "file=book.epd", "format=epd", "order=random", "plies=16", "start=1",
 		"-check-mate-pvs",
-		"-engine", "name=New-e443b2459e", "tc=10+0.1", fmt.Sprintf("nodes=%d", fishtestNodesNew), "cmd=" + engine, "dir=.", "option.Hash=16",
-		"-engine", "name=Base-e443b2459e", "tc=10+0.1", fmt.Sprintf("nodes=%d", fishtestNodesBase), "cmd=" + engine, "dir=.", "option.Hash=16",
+		"-engine", "name=New-e443b2459e", "tc=1000+10", fmt.Sprintf("nodes=%d", fishtestNodesNew), "cmd=" + engine, "dir=.", "option.Hash=16",
+		"-engine", "name=Base-e443b2459e", "tc=1000+10", fmt.Sprintf("nodes=%d", fishtestNodesBase), "cmd=" + engine, "dir=.", "option.Hash=16",
 		"-each", "proto=uci", "option.Threads=1",
 	}
 	return cmd

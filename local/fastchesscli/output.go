@@ -69,6 +69,9 @@ func (r *reporter) printf(format string, args ...any) {
 func (r *reporter) started(index int, white, black string) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.board != nil && r.board.verdict != "" {
+		return nil // fastchess starts no game after its SPRT ended
+	}
 	total := "?"
 	if r.total >= 0 {
 		total = fmt.Sprint(r.total)
@@ -92,6 +95,9 @@ func (r *reporter) started(index int, white, black string) []string {
 func (r *reporter) ended(index int, g *match.GameRecord) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.board != nil && r.board.verdict != "" {
+		return // a game cut short when the SPRT ended: fastchess prints nothing
+	}
 	if r.crc != nil {
 		r.crc.game(r.out, g)
 	}
@@ -115,10 +121,45 @@ func (r *reporter) ended(index int, g *match.GameRecord) {
 	if r.inv.Output == "cutechess" && r.finished%r.inv.ScoreInterval == 0 {
 		r.score()
 	}
-	if r.board != nil && r.board.add(index, gameStats(won, lost)) {
-		res := r.board.results()
-		r.block(r.names[0], r.names[1], r.board.stats, res)
+	if r.board == nil {
+		return
 	}
+	if r.board.add(index, gameStats(won, lost)) {
+		r.block(r.names[0], r.names[1], r.board.stats, r.board.results())
+	}
+	if r.sprt != nil {
+		r.sprtCheck()
+	}
+}
+
+// sprtCheck is fastchess's SPRT after each game: the LLR of the board's
+// counts against the bounds, without Fishtest's overshoot correction
+// (the sprt package's Sequential); at a bound, the report again and the
+// verdict, and the match stops (sprtDone).
+func (r *reporter) sprtCheck() {
+	res := r.board.results()
+	llr, err := sprt.LLR(*r.sprt, res)
+	if err != nil {
+		return
+	}
+	lower, upper := r.sprt.Bounds()
+	switch {
+	case llr >= upper:
+		r.board.verdict = "H1"
+	case llr <= lower:
+		r.board.verdict = "H0"
+	default:
+		return
+	}
+	r.block(r.names[0], r.names[1], r.board.stats, res)
+	r.printf("SPRT ([%.2f, %.2f]) completed - %s was accepted\n", r.sprt.Elo0, r.sprt.Elo1, r.board.verdict)
+}
+
+// sprtDone says whether fastchess's SPRT has ended the match.
+func (r *reporter) sprtDone() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.board.verdict != ""
 }
 
 // score prints cutechess-cli's "Score of" line.

@@ -201,6 +201,8 @@ type fastchessBoard struct {
 	// firstOfPair holds a pair's first game until its second ends, by
 	// pair (game index / 2).
 	firstOfPair map[int]fastchessStats
+	// verdict is "H0" or "H1" once fastchess's SPRT reached a bound.
+	verdict string
 }
 
 // seed starts the board from a resumed match's counted games.

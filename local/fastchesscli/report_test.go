@@ -1,6 +1,11 @@
 package fastchesscli
 
 import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -48,6 +53,89 @@ Games: 2`},
 		want := reportRule + "\nResults of A vs B (10+0.1, 1t, 16MB, book.epd):\n" + c.want
 		if !strings.HasPrefix(got, want) {
 			t.Errorf("%+v:\ngot:\n%s\nwant (a prefix):\n%s", c.res, got, want)
+		}
+	}
+}
+
+// sameLinesCases are matches whose standard output fastchess 1.8.2
+// printed (testdata/fastchess-1.8.2-*.out, the run's time masked), on
+// games that are the same on every run: Stockfish 15.1 at fixed nodes,
+// one thread, a time control long enough that no clock cuts a search.
+var sameLinesCases = []struct{ golden, args string }{
+	// An SPRT that fastchess stops at its bound after 16 games (the sprt
+	// package's Sequential, with Fishtest's overshoot correction, would
+	// stop after 4): every report with its LLR line, the final block
+	// twice, then the verdict.
+	{"sprt", "-repeat -games 2 -rounds 8 -ratinginterval 1 -srand 6 -openings file=book.epd format=epd order=random -engine name=A nodes=400 cmd={SF} -engine name=B nodes=300 cmd={SF} -each proto=uci option.Threads=1 tc=1000+10 -sprt elo0=0 elo1=20 alpha=0.45 beta=0.45"},
+	// -report penta=false: W/D/L figures every two games.
+	{"wdl", "-repeat -games 2 -rounds 3 -ratinginterval 2 -report penta=false -srand 6 -openings file=book.epd format=epd order=random -engine name=A nodes=400 cmd={SF} -engine name=B nodes=300 cmd={SF} -each proto=uci option.Threads=1 tc=1000+10"},
+	// Engines without name=: stockfish and stockfish_2.
+	{"names", "-games 2 -rounds 2 -ratinginterval 1 -srand 6 -openings file=book.epd format=epd order=random -engine cmd={SF} nodes=400 -engine cmd={SF} nodes=300 -each proto=uci option.Threads=1 tc=1000+10"},
+}
+
+var totalTime = regexp.MustCompile(`^Total Time: \d\d:\d\d:\d\d `)
+
+// maskTime replaces the run's time, the one figure that differs between
+// two runs of the same games.
+func maskTime(out string) []string {
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		lines[i] = totalTime.ReplaceAllString(l, "Total Time: (the run's) ")
+	}
+	return lines
+}
+
+// TestSameLinesAsFastchess plays sameLinesCases and compares standard
+// output with fastchess 1.8.2's line by line; with FASTCHESS set, the
+// real fastchess plays them too and must print the recorded lines.
+func TestSameLinesAsFastchess(t *testing.T) {
+	needEngines(t)
+	if out, _ := exec.Command("sh", "-c", "echo quit | "+stockfish).Output(); !strings.HasPrefix(string(out), "Stockfish 15.1 ") {
+		t.Skipf("the recorded games are Stockfish 15.1's, not %.40q's", out)
+	}
+	book, err := os.ReadFile("../../books/uho-200.epd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range sameLinesCases {
+		t.Run(c.golden, func(t *testing.T) {
+			b, err := os.ReadFile("testdata/fastchess-1.8.2-" + c.golden + ".out")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.Split(string(b), "\n")
+			t.Chdir(t.TempDir())
+			if err := os.WriteFile("book.epd", book, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := strings.Fields(strings.ReplaceAll(c.args, "{SF}", stockfish))
+			inv, err := Parse(args, Fastchess)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out, errOut bytes.Buffer
+			if err := Run(context.Background(), inv, RunOptions{Stdout: &out, Stderr: &errOut}); err != nil {
+				t.Fatalf("%v\n%s%s", err, out.String(), errOut.String())
+			}
+			sameLines(t, "arbiter", want, maskTime(out.String()))
+			if bin := os.Getenv("FASTCHESS"); bin != "" {
+				real, err := exec.Command(bin, args...).Output()
+				if err != nil {
+					t.Fatalf("%s: %v\n%s", bin, err, real)
+				}
+				sameLines(t, bin, want, maskTime(string(real)))
+			}
+		})
+	}
+}
+
+func sameLines(t *testing.T, who string, want, got []string) {
+	t.Helper()
+	for i := range max(len(want), len(got)) {
+		if i >= len(want) || i >= len(got) || want[i] != got[i] {
+			t.Errorf("%s: from line %d on, not fastchess 1.8.2's lines:\nfastchess:\n%s\n%s:\n%s", who, i+1,
+				strings.Join(want[i:], "\n"), who, strings.Join(got[min(i, len(got)):], "\n"))
+			return
 		}
 	}
 }

@@ -264,6 +264,10 @@ func Run(ctx context.Context, inv *Invocation, o RunOptions) error {
 		if failed {
 			return true
 		}
+		if rep.board != nil {
+			// fastchess's SPRT: decided game by game (fastchessBoard).
+			return rep.sprtDone()
+		}
 		if seq != nil {
 			if s, err := seq.Update(rep.results(st)); err == nil {
 				decided = s.State
