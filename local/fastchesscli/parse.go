@@ -851,6 +851,78 @@ var refusedEngineKeys = map[string]string{
 	"debug":     "debug output is not supported",
 }
 
+// engineBuild is one engine's spec as its -each and -engine words set
+// it: the spec, its limits, its time margin (-1: none given).
+type engineBuild struct {
+	spec   enginespec.Spec
+	limits []enginespec.Setting
+	margin int
+}
+
+// apply reads words (key=value), where naming them in errors.
+func (b *engineBuild) apply(words []string, where string) error {
+	for _, w := range words {
+		k, v, ok := strings.Cut(w, "=")
+		if why, bad := refusedEngineKeys[k]; bad {
+			return fmt.Errorf("%s: %s: %s", where, clip(w), why)
+		}
+		if !ok {
+			return fmt.Errorf("%s: %q is not key=value (known keys: %s)", where, clip(w), strings.Join(engineKeys, ", "))
+		}
+		switch {
+		case k == "cmd":
+			b.spec.Cmd = v
+		case k == "name":
+			b.spec.Name = v
+		case k == "args":
+			b.spec.Args = append(b.spec.Args, strings.Fields(v)...)
+		case k == "arg":
+			b.spec.Args = append(b.spec.Args, v) // cutechess-cli: one argument
+
+		case k == "dir":
+			b.spec.Dir = v
+		case k == "proto":
+			switch v {
+			case "uci":
+				b.spec.Proto = enginespec.UCI
+			case "xboard", "cecp":
+				b.spec.Proto = enginespec.Xboard
+			default:
+				return fmt.Errorf("%s: proto=%s: want uci or xboard", where, clip(v))
+			}
+		case strings.HasPrefix(k, "option."):
+			name := strings.TrimPrefix(k, "option.")
+			if name == "" {
+				return fmt.Errorf("%s: option.=: missing the option's name", where)
+			}
+			b.spec.SetOption(name, v)
+		case k == "tc", k == "st", k == "nodes", k == "depth", k == "plies":
+			if k == "plies" {
+				k = "depth"
+			}
+			b.limits = slices.DeleteFunc(b.limits, func(l enginespec.Setting) bool { return l.Key == k })
+			b.limits = append(b.limits, enginespec.Setting{Key: k, Value: v})
+		case k == "timemargin":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("%s: timemargin=%s: want non-negative milliseconds", where, clip(v))
+			}
+			b.margin = n
+		case k == "restart":
+			switch v {
+			case "off", "false", "auto":
+			case "on", "true":
+				return fmt.Errorf("%s: restart=on: restarting an engine for every game is not supported (engines are restarted only after a crash, with -recover)", where)
+			default:
+				return fmt.Errorf("%s: restart=%s: want on or off", where, clip(v))
+			}
+		default:
+			return fmt.Errorf("%s: unknown key %s= (known: %s)", where, clip(k), strings.Join(engineKeys, ", "))
+		}
+	}
+	return nil
+}
+
 // engineSpecs turns the -engine and -each settings into matchplan's
 // --engine specs (each engine's own settings over -each's).
 func engineSpecs(inv *Invocation, engines []engineArgs, each []string) error {
@@ -859,111 +931,47 @@ func engineSpecs(inv *Invocation, engines []engineArgs, each []string) error {
 	unnamed := map[string]int{}
 	var specs []enginespec.Spec
 	for i, e := range engines {
-		var s enginespec.Spec
-		var lim []enginespec.Setting
-		engMargin := -1
+		b := engineBuild{margin: -1}
 		label := fmt.Sprintf("-engine #%d", i+1)
-		apply := func(words []string, where string) error {
-			for _, w := range words {
-				k, v, ok := strings.Cut(w, "=")
-				if why, bad := refusedEngineKeys[k]; bad {
-					return fmt.Errorf("%s: %s: %s", where, clip(w), why)
-				}
-				if !ok {
-					return fmt.Errorf("%s: %q is not key=value (known keys: %s)", where, clip(w), strings.Join(engineKeys, ", "))
-				}
-				switch {
-				case k == "cmd":
-					s.Cmd = v
-				case k == "name":
-					s.Name = v
-				case k == "args":
-					s.Args = append(s.Args, strings.Fields(v)...)
-				case k == "arg":
-					s.Args = append(s.Args, v) // cutechess-cli: one argument
-
-				case k == "dir":
-					s.Dir = v
-				case k == "proto":
-					switch v {
-					case "uci":
-						s.Proto = enginespec.UCI
-					case "xboard", "cecp":
-						s.Proto = enginespec.Xboard
-					default:
-						return fmt.Errorf("%s: proto=%s: want uci or xboard", where, clip(v))
-					}
-				case strings.HasPrefix(k, "option."):
-					name := strings.TrimPrefix(k, "option.")
-					if name == "" {
-						return fmt.Errorf("%s: option.=: missing the option's name", where)
-					}
-					s.SetOption(name, v)
-				case k == "tc", k == "st", k == "nodes", k == "depth", k == "plies":
-					if k == "plies" {
-						k = "depth"
-					}
-					lim = slices.DeleteFunc(lim, func(l enginespec.Setting) bool { return l.Key == k })
-					lim = append(lim, enginespec.Setting{Key: k, Value: v})
-				case k == "timemargin":
-					n, err := strconv.Atoi(v)
-					if err != nil || n < 0 {
-						return fmt.Errorf("%s: timemargin=%s: want non-negative milliseconds", where, clip(v))
-					}
-					engMargin = n
-				case k == "restart":
-					switch v {
-					case "off", "false", "auto":
-					case "on", "true":
-						return fmt.Errorf("%s: restart=on: restarting an engine for every game is not supported (engines are restarted only after a crash, with -recover)", where)
-					default:
-						return fmt.Errorf("%s: restart=%s: want on or off", where, clip(v))
-					}
-				default:
-					return fmt.Errorf("%s: unknown key %s= (known: %s)", where, clip(k), strings.Join(engineKeys, ", "))
-				}
-			}
-			return nil
-		}
-		if err := apply(each, "-each"); err != nil {
+		if err := b.apply(each, "-each"); err != nil {
 			return err
 		}
-		if s.Cmd != "" || s.Name != "" {
+		if b.spec.Cmd != "" || b.spec.Name != "" {
 			return fmt.Errorf("-each: cmd= and name= belong to one -engine")
 		}
-		if err := apply(e.values, label); err != nil {
+		if err := b.apply(e.values, label); err != nil {
 			return err
 		}
-		if s.Cmd == "" {
+		if b.spec.Cmd == "" {
 			return fmt.Errorf("%s: missing cmd=", label)
 		}
-		if s.Name == "" && inv.Dialect == Fastchess {
+		if b.spec.Name == "" && inv.Dialect == Fastchess {
 			// fastchess 1.8.2 names an engine after its command's stem
 			// (file name without its extension); fastchessNames then
 			// tells apart engines of one name.
-			s.Name = pathStem(s.Cmd)
-			if s.Name == "" {
-				return fmt.Errorf("%s: cmd=%s: no file name to name the engine after (give name=)", label, clip(s.Cmd))
+			b.spec.Name = pathStem(b.spec.Cmd)
+			if b.spec.Name == "" {
+				return fmt.Errorf("%s: cmd=%s: no file name to name the engine after (give name=)", label, clip(b.spec.Cmd))
 			}
 		}
-		if s.Name == "" {
+		if b.spec.Name == "" {
 			// cutechess-cli: two of one command get 1, 2, ... appended.
-			s.Name = baseName(s.Cmd)
-			if unnamed[s.Name]++; unnamed[s.Name] > 1 {
-				s.Name += strconv.Itoa(unnamed[s.Name])
+			b.spec.Name = baseName(b.spec.Cmd)
+			if unnamed[b.spec.Name]++; unnamed[b.spec.Name] > 1 {
+				b.spec.Name += strconv.Itoa(unnamed[b.spec.Name])
 			}
 		}
-		if hasLimit(lim, "st") && hasLimit(lim, "tc") && !tcInf(lim) {
-			return fmt.Errorf("-engine %s: tc= and st= exclude each other", s.Name)
+		if hasLimit(b.limits, "st") && hasLimit(b.limits, "tc") && !tcInf(b.limits) {
+			return fmt.Errorf("-engine %s: tc= and st= exclude each other", b.spec.Name)
 		}
-		s.Limits = lim
-		if engMargin >= 0 {
-			if margin >= 0 && margin != engMargin {
-				return fmt.Errorf("-engine %s: timemargin=%d differs from another engine's %d: arbiter has one time margin for the match", s.Name, engMargin, margin)
+		b.spec.Limits = b.limits
+		if b.margin >= 0 {
+			if margin >= 0 && margin != b.margin {
+				return fmt.Errorf("-engine %s: timemargin=%d differs from another engine's %d: arbiter has one time margin for the match", b.spec.Name, b.margin, margin)
 			}
-			margin = engMargin
+			margin = b.margin
 		}
-		specs = append(specs, s)
+		specs = append(specs, b.spec)
 	}
 	if inv.Dialect == Fastchess {
 		fastchessNames(specs)
