@@ -197,390 +197,23 @@ func Parse(args []string, d Dialect) (*Invocation, error) {
 	if d == Cutechess {
 		f.Rounds, f.Games = 1, 1
 	}
-	var engines []engineArgs
-	var each []string
-	repeat := 0
-	seedGiven := false
-	var seed uint64
-	var openings map[string]string
-	var openingsOrder []string
+	p := &parser{d: d, inv: inv, f: f}
 	for _, o := range opts {
-		name := "-" + o.name
+		a := arg{option: o, flag: "-" + o.name}
 		if why, ok := refused[o.name]; ok {
-			return nil, fmt.Errorf("%s: %s", name, why)
+			return nil, fmt.Errorf("%s: %s", a.flag, why)
 		}
-		kv := func(known ...string) (map[string]string, []string, error) { return keyValues(name, o.values, known) }
-		one := func() (string, error) {
-			if len(o.values) != 1 {
-				return "", fmt.Errorf("%s: want one value (got %d: %s)", name, len(o.values), strings.Join(o.values, " "))
+		handled := false
+		for _, read := range []func(arg) (bool, error){p.scheduleOption, p.gameOption, p.playOption, p.reportOption, p.runOption} {
+			if handled, err = read(a); handled || err != nil {
+				break
 			}
-			return o.values[0], nil
 		}
-		none := func() error {
-			if len(o.values) > 0 {
-				return fmt.Errorf("%s takes no value (got %q)", name, o.values[0])
-			}
-			return nil
+		if err != nil {
+			return nil, err
 		}
-		integer := func(min int) (int, error) {
-			v, err := one()
-			if err != nil {
-				return 0, err
-			}
-			n, err := strconv.Atoi(v)
-			if err != nil || n < min {
-				return 0, fmt.Errorf("%s: %q: want an integer of at least %d", name, clip(v), min)
-			}
-			return n, nil
-		}
-		switch o.name {
-		case "version", "v":
-			inv.Version = true
-		case "help", "h":
-			inv.Help = true
-		case "engine":
-			if len(o.values) == 0 {
-				return nil, fmt.Errorf("-engine: no settings (want cmd=PATH [name=NAME] ...)")
-			}
-			engines = append(engines, engineArgs{values: o.values})
-		case "each":
-			if len(o.values) == 0 {
-				return nil, fmt.Errorf("-each: no settings")
-			}
-			each = append(each, o.values...)
-		case "quick":
-			m, _, err := kv("cmd", "book")
-			if err != nil {
-				return nil, err
-			}
-			var cmds []string
-			for _, v := range o.values {
-				if c, ok := strings.CutPrefix(v, "cmd="); ok {
-					cmds = append(cmds, c)
-				}
-			}
-			if len(cmds) != 2 {
-				return nil, fmt.Errorf("-quick: want exactly two cmd= (got %d)", len(cmds))
-			}
-			if m["book"] == "" {
-				return nil, fmt.Errorf("-quick: missing book=FILE")
-			}
-			// fastchess's -quick: 10+0.1, 25000 rounds of pairs, random
-			// book order, draw adjudication, recover, cutechess output.
-			n1, n2 := baseName(cmds[0]), baseName(cmds[1])
-			if n1 == n2 {
-				n1, n2 = n1+"1", n2+"2"
-			}
-			engines = append(engines, engineArgs{values: []string{"cmd=" + cmds[0], "name=" + n1, "tc=10+0.1"}},
-				engineArgs{values: []string{"cmd=" + cmds[1], "name=" + n2, "tc=10+0.1"}})
-			openings = map[string]string{"file": m["book"], "order": "random"}
-			openingsOrder = []string{"file", "order"}
-			f.Games, f.Rounds, repeat = 2, 25000, 2
-			f.Recover = true
-			f.Draw = "movenumber=30,movecount=8,score=8"
-			inv.Output = "cutechess"
-		case "rounds":
-			n, err := integer(1)
-			if err != nil {
-				return nil, err
-			}
-			f.Rounds = n
-		case "games":
-			n, err := integer(1)
-			if err != nil {
-				return nil, err
-			}
-			f.Games = n
-		case "repeat":
-			n := 2
-			if len(o.values) > 0 {
-				if n, err = integer(1); err != nil {
-					return nil, err
-				}
-			}
-			if d == Fastchess {
-				f.Games = n // fastchess: -repeat N is -games N
-			}
-			repeat = n
-		case "concurrency":
-			n, err := integer(1)
-			if err != nil {
-				return nil, err
-			}
-			f.Concurrency = n
-		case "force-concurrency":
-			// arbiter never caps concurrency at the hardware threads.
-			if err := none(); err != nil {
-				return nil, err
-			}
-		case "tournament":
-			v, err := one()
-			if err != nil {
-				return nil, err
-			}
-			switch v {
-			case "roundrobin", "round-robin", "gauntlet":
-				f.Tournament = v
-			default:
-				return nil, fmt.Errorf("-tournament %s: want roundrobin or gauntlet (%s and knockout are not supported)", clip(v), "pyramid")
-			}
-		case "seeds":
-			n, err := integer(1)
-			if err != nil {
-				return nil, err
-			}
-			f.Seeds = n
-		case "openings":
-			m, order, err := kv("file", "format", "order", "plies", "start", "policy")
-			if err != nil {
-				return nil, err
-			}
-			if p, ok := m["policy"]; ok && p != "default" {
-				return nil, fmt.Errorf("-openings policy=%s: only policy=default (a new opening per game pair) is supported", clip(p))
-			}
-			openings, openingsOrder = m, order
-		case "srand":
-			v, err := one()
-			if err != nil {
-				return nil, err
-			}
-			if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
-				return nil, fmt.Errorf("-srand: %q: want a non-negative integer", clip(v))
-			}
-			seedGiven = true
-		case "sprt":
-			m, order, err := kv("elo0", "elo1", "alpha", "beta", "model")
-			if err != nil {
-				return nil, err
-			}
-			if m["model"] == "bayesian" {
-				m["model"] = "bayeselo"
-			}
-			if _, ok := m["model"]; !ok && d == Cutechess {
-				// cutechess-cli's SPRT is in BayesElo.
-				m["model"], order = "bayeselo", append(order, "model")
-			}
-			f.SPRT = joinKV(m, order)
-		case "draw":
-			m, order, err := kv("movenumber", "movecount", "score")
-			if err != nil {
-				return nil, err
-			}
-			if _, ok := m["movecount"]; !ok {
-				m["movecount"], order = "1", append(order, "movecount") // fastchess's default
-			}
-			f.Draw = joinKV(m, order)
-		case "resign":
-			m, order, err := kv("movecount", "score", "twosided")
-			if err != nil {
-				return nil, err
-			}
-			if m["twosided"] == "true" {
-				return nil, fmt.Errorf("-resign twosided=true: only one-sided resign adjudication (the loser's score and the winner's agree) is supported")
-			}
-			delete(m, "twosided")
-			order = slices.DeleteFunc(order, func(k string) bool { return k == "twosided" })
-			if _, ok := m["movecount"]; !ok {
-				m["movecount"], order = "1", append(order, "movecount")
-			}
-			f.Resign = joinKV(m, order)
-		case "tb":
-			v, err := one()
-			if err != nil {
-				return nil, err
-			}
-			if strings.ContainsAny(v, ";") {
-				return nil, fmt.Errorf("-tb %s: give one tablebase directory (a ;-separated list is not supported)", clip(v))
-			}
-			f.TB = v
-		case "tbpieces":
-			n, err := integer(3)
-			if err != nil {
-				return nil, err
-			}
-			f.TBPieces = n
-		case "tbadjudicate":
-			v, err := one()
-			if err != nil {
-				return nil, err
-			}
-			if _, err := match.ParseTBResults(v); err != nil {
-				return nil, fmt.Errorf("-tbadjudicate: %v", err)
-			}
-			f.TBAdjudicate = v
-		case "tbignore50":
-			if err := none(); err != nil {
-				return nil, err
-			}
-			f.TBIgnore50 = true
-		case "maxmoves":
-			n, err := integer(1)
-			if err != nil {
-				return nil, err
-			}
-			f.MaxMoves = n
-		case "recover":
-			if err := none(); err != nil {
-				return nil, err
-			}
-			f.Recover = true
-		case "noswap", "reverse":
-			if err := none(); err != nil {
-				return nil, err
-			}
-			if o.name == "noswap" {
-				f.NoSwap = true
-			} else {
-				f.Reverse = true
-			}
-		case "variant":
-			v, err := one()
-			if err != nil {
-				return nil, err
-			}
-			switch v {
-			case "standard":
-			case "fischerandom", "frc", "chess960":
-				inv.Notes = append(inv.Notes, "-variant "+v+": a game is Chess960 when its opening position is (arbiter reads the variant from the book's positions)")
-			default:
-				return nil, fmt.Errorf("-variant %s: want standard or fischerandom", clip(v))
-			}
-		case "event":
-			f.Event = strings.Join(o.values, " ")
-		case "site":
-			inv.Site = strings.Join(o.values, " ")
-		case "ratinginterval":
-			n, err := integer(0)
-			if err != nil {
-				return nil, err
-			}
-			inv.RatingInterval = n
-		case "scoreinterval":
-			n, err := integer(1)
-			if err != nil {
-				return nil, err
-			}
-			inv.ScoreInterval = n
-		case "autosaveinterval":
-			n, err := integer(0)
-			if err != nil {
-				return nil, err
-			}
-			inv.AutosaveInterval = n
-		case "report":
-			m, _, err := kv("penta")
-			if err != nil {
-				return nil, err
-			}
-			b, err := boolValue("-report penta", m["penta"])
-			if err != nil {
-				return nil, err
-			}
-			inv.Penta = b
-		case "output":
-			m, _, err := kv("format")
-			if err != nil {
-				return nil, err
-			}
-			switch m["format"] {
-			case "fastchess", "cutechess":
-				inv.Output = m["format"]
-			default:
-				return nil, fmt.Errorf("-output format=%s: want fastchess or cutechess", clip(m["format"]))
-			}
-		case "pgnout":
-			if err := inv.pgnout(o.values); err != nil {
-				return nil, err
-			}
-		case "epdout":
-			if err := inv.epdout(o.values); err != nil {
-				return nil, err
-			}
-		case "config":
-			m, _, err := kv("file", "discard", "outname", "stats")
-			if err != nil {
-				return nil, err
-			}
-			if v, ok := m["outname"]; ok {
-				if v == "" {
-					return nil, fmt.Errorf("-config outname=: empty")
-				}
-				inv.StateFile = v
-			}
-			discard, err := boolValue("-config discard", orDefault(m["discard"], "false"))
-			if err != nil {
-				return nil, err
-			}
-			stats, err := boolValue("-config stats", orDefault(m["stats"], "true"))
-			if err != nil {
-				return nil, err
-			}
-			if file := m["file"]; file != "" && !discard {
-				if !stats {
-					return nil, fmt.Errorf("-config stats=false: a saved match resumes with its results (give discard=true to start afresh)")
-				}
-				inv.Resume = file
-			}
-		case "log":
-			m, _, err := kv("file", "level", "append", "compress", "realtime", "engine")
-			if err != nil {
-				return nil, err
-			}
-			if m["engine"] == "true" {
-				return nil, fmt.Errorf("-log engine=true: engine communication logs are not supported")
-			}
-			if m["compress"] == "true" {
-				return nil, fmt.Errorf("-log compress=true: compressed logs are not supported")
-			}
-			if m["file"] == "" {
-				return nil, fmt.Errorf("-log: missing file=NAME")
-			}
-			inv.LogFile = m["file"]
-			inv.Notes = append(inv.Notes, "-log file="+m["file"]+": receives a copy of the output lines (arbiter does not log engine traffic)")
-		case "crc32":
-			m, _, err := kv("pgn")
-			if err != nil {
-				return nil, err
-			}
-			b, err := boolValue("-crc32 pgn", m["pgn"])
-			if err != nil {
-				return nil, err
-			}
-			inv.CRC32 = b
-		case "testEnv":
-			// fastchess shortens some messages for farms; arbiter's are
-			// the same either way.
-			if err := none(); err != nil {
-				return nil, err
-			}
-		case "check-mate-pvs":
-			if err := none(); err != nil {
-				return nil, err
-			}
-			inv.Notes = append(inv.Notes, "-check-mate-pvs: arbiter does not check the length of mate PVs (it checks every move and the game's end itself)")
-		case "strict":
-			if err := none(); err != nil {
-				return nil, err
-			}
-			inv.Strict = true
-		case "wait":
-			n, err := integer(0)
-			if err != nil {
-				return nil, err
-			}
-			inv.Wait = time.Duration(n) * time.Millisecond
-		case "startup-ms", "ping-ms":
-			n, err := integer(1)
-			if err != nil {
-				return nil, err
-			}
-			if o.name == "startup-ms" {
-				inv.StartupTimeout = time.Duration(n) * time.Millisecond
-			} else {
-				inv.ReadyTimeout = time.Duration(n) * time.Millisecond
-			}
-		default:
-			return nil, fmt.Errorf("%s: unknown option of %s (see docs/match.md, \"Drop-in for fastchess and cutechess-cli\")", name, d)
+		if !handled {
+			return nil, fmt.Errorf("%s: unknown option of %s (see docs/match.md, \"Drop-in for fastchess and cutechess-cli\")", a.flag, d)
 		}
 	}
 	if inv.Version || inv.Help {
@@ -588,24 +221,472 @@ func Parse(args []string, d Dialect) (*Invocation, error) {
 	}
 	if d == Fastchess {
 		// fastchess plays every game of a round from the round's opening.
-		repeat = f.Games
-	} else if repeat == 0 {
-		repeat = 1 // cutechess-cli: a new opening every game unless -repeat
+		p.repeat = f.Games
+	} else if p.repeat == 0 {
+		p.repeat = 1 // cutechess-cli: a new opening every game unless -repeat
 	}
-	f.Repeat = repeat
-	if err := engineSpecs(inv, engines, each); err != nil {
+	f.Repeat = p.repeat
+	if err := engineSpecs(inv, p.engines, p.each); err != nil {
 		return nil, err
 	}
-	if openings != nil {
-		s, err := openingsFlag(openings, openingsOrder, d, seedGiven, seed)
+	if p.openings != nil {
+		s, err := openingsFlag(p.openings, p.openingsOrder, d, p.seedGiven, p.seed)
 		if err != nil {
 			return nil, err
 		}
 		f.Openings = s
-		inv.ShuffledBook = d == Fastchess && openings["order"] == "random"
+		inv.ShuffledBook = d == Fastchess && p.openings["order"] == "random"
 	}
 	f.RatingInterval = inv.RatingInterval
 	return inv, nil
+}
+
+// parser is Parse's state while it reads the options one by one.
+type parser struct {
+	d             Dialect
+	inv           *Invocation
+	f             *matchplan.Flags
+	engines       []engineArgs
+	each          []string
+	repeat        int
+	seedGiven     bool
+	seed          uint64
+	openings      map[string]string
+	openingsOrder []string
+}
+
+// arg is one option as the parser reads it: flag is its name with the
+// dash, as errors name it.
+type arg struct {
+	option
+	flag string
+}
+
+func (a arg) kv(known ...string) (map[string]string, []string, error) {
+	return keyValues(a.flag, a.values, known)
+}
+
+func (a arg) one() (string, error) {
+	if len(a.values) != 1 {
+		return "", fmt.Errorf("%s: want one value (got %d: %s)", a.flag, len(a.values), strings.Join(a.values, " "))
+	}
+	return a.values[0], nil
+}
+
+func (a arg) none() error {
+	if len(a.values) > 0 {
+		return fmt.Errorf("%s takes no value (got %q)", a.flag, a.values[0])
+	}
+	return nil
+}
+
+func (a arg) integer(min int) (int, error) {
+	v, err := a.one()
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min {
+		return 0, fmt.Errorf("%s: %q: want an integer of at least %d", a.flag, clip(v), min)
+	}
+	return n, nil
+}
+
+// scheduleOption reads the engines, the schedule and the version and help; false: not one of these options.
+func (p *parser) scheduleOption(a arg) (bool, error) {
+	inv, f, d := p.inv, p.f, p.d
+	switch a.name {
+	case "version", "v":
+		inv.Version = true
+	case "help", "h":
+		inv.Help = true
+	case "engine":
+		if len(a.values) == 0 {
+			return true, fmt.Errorf("-engine: no settings (want cmd=PATH [name=NAME] ...)")
+		}
+		p.engines = append(p.engines, engineArgs{values: a.values})
+	case "each":
+		if len(a.values) == 0 {
+			return true, fmt.Errorf("-each: no settings")
+		}
+		p.each = append(p.each, a.values...)
+	case "quick":
+		m, _, err := a.kv("cmd", "book")
+		if err != nil {
+			return true, err
+		}
+		var cmds []string
+		for _, v := range a.values {
+			if c, ok := strings.CutPrefix(v, "cmd="); ok {
+				cmds = append(cmds, c)
+			}
+		}
+		if len(cmds) != 2 {
+			return true, fmt.Errorf("-quick: want exactly two cmd= (got %d)", len(cmds))
+		}
+		if m["book"] == "" {
+			return true, fmt.Errorf("-quick: missing book=FILE")
+		}
+		// fastchess's -quick: 10+0.1, 25000 rounds of pairs, random
+		// book order, draw adjudication, recover, cutechess output.
+		n1, n2 := baseName(cmds[0]), baseName(cmds[1])
+		if n1 == n2 {
+			n1, n2 = n1+"1", n2+"2"
+		}
+		p.engines = append(p.engines, engineArgs{values: []string{"cmd=" + cmds[0], "name=" + n1, "tc=10+0.1"}},
+			engineArgs{values: []string{"cmd=" + cmds[1], "name=" + n2, "tc=10+0.1"}})
+		p.openings = map[string]string{"file": m["book"], "order": "random"}
+		p.openingsOrder = []string{"file", "order"}
+		f.Games, f.Rounds, p.repeat = 2, 25000, 2
+		f.Recover = true
+		f.Draw = "movenumber=30,movecount=8,score=8"
+		inv.Output = "cutechess"
+	case "rounds":
+		n, err := a.integer(1)
+		if err != nil {
+			return true, err
+		}
+		f.Rounds = n
+	case "games":
+		n, err := a.integer(1)
+		if err != nil {
+			return true, err
+		}
+		f.Games = n
+	case "repeat":
+		n := 2
+		if len(a.values) > 0 {
+			var err error
+			if n, err = a.integer(1); err != nil {
+				return true, err
+			}
+		}
+		if d == Fastchess {
+			f.Games = n // fastchess: -repeat N is -games N
+		}
+		p.repeat = n
+	case "concurrency":
+		n, err := a.integer(1)
+		if err != nil {
+			return true, err
+		}
+		f.Concurrency = n
+	case "force-concurrency":
+		// arbiter never caps concurrency at the hardware threads.
+		if err := a.none(); err != nil {
+			return true, err
+		}
+	case "tournament":
+		v, err := a.one()
+		if err != nil {
+			return true, err
+		}
+		switch v {
+		case "roundrobin", "round-robin", "gauntlet":
+			f.Tournament = v
+		default:
+			return true, fmt.Errorf("-tournament %s: want roundrobin or gauntlet (%s and knockout are not supported)", clip(v), "pyramid")
+		}
+	case "seeds":
+		n, err := a.integer(1)
+		if err != nil {
+			return true, err
+		}
+		f.Seeds = n
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// gameOption reads openings, SPRT, adjudication and tablebases; false: not one of these options.
+func (p *parser) gameOption(a arg) (bool, error) {
+	f, d := p.f, p.d
+	switch a.name {
+	case "openings":
+		m, order, err := a.kv("file", "format", "order", "plies", "start", "policy")
+		if err != nil {
+			return true, err
+		}
+		if p, ok := m["policy"]; ok && p != "default" {
+			return true, fmt.Errorf("-openings policy=%s: only policy=default (a new opening per game pair) is supported", clip(p))
+		}
+		p.openings, p.openingsOrder = m, order
+	case "srand":
+		v, err := a.one()
+		if err != nil {
+			return true, err
+		}
+		if p.seed, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return true, fmt.Errorf("-srand: %q: want a non-negative integer", clip(v))
+		}
+		p.seedGiven = true
+	case "sprt":
+		m, order, err := a.kv("elo0", "elo1", "alpha", "beta", "model")
+		if err != nil {
+			return true, err
+		}
+		if m["model"] == "bayesian" {
+			m["model"] = "bayeselo"
+		}
+		if _, ok := m["model"]; !ok && d == Cutechess {
+			// cutechess-cli's SPRT is in BayesElo.
+			m["model"], order = "bayeselo", append(order, "model")
+		}
+		f.SPRT = joinKV(m, order)
+	case "draw":
+		m, order, err := a.kv("movenumber", "movecount", "score")
+		if err != nil {
+			return true, err
+		}
+		if _, ok := m["movecount"]; !ok {
+			m["movecount"], order = "1", append(order, "movecount") // fastchess's default
+		}
+		f.Draw = joinKV(m, order)
+	case "resign":
+		m, order, err := a.kv("movecount", "score", "twosided")
+		if err != nil {
+			return true, err
+		}
+		if m["twosided"] == "true" {
+			return true, fmt.Errorf("-resign twosided=true: only one-sided resign adjudication (the loser's score and the winner's agree) is supported")
+		}
+		delete(m, "twosided")
+		order = slices.DeleteFunc(order, func(k string) bool { return k == "twosided" })
+		if _, ok := m["movecount"]; !ok {
+			m["movecount"], order = "1", append(order, "movecount")
+		}
+		f.Resign = joinKV(m, order)
+	case "tb":
+		v, err := a.one()
+		if err != nil {
+			return true, err
+		}
+		if strings.ContainsAny(v, ";") {
+			return true, fmt.Errorf("-tb %s: give one tablebase directory (a ;-separated list is not supported)", clip(v))
+		}
+		f.TB = v
+	case "tbpieces":
+		n, err := a.integer(3)
+		if err != nil {
+			return true, err
+		}
+		f.TBPieces = n
+	case "tbadjudicate":
+		v, err := a.one()
+		if err != nil {
+			return true, err
+		}
+		if _, err := match.ParseTBResults(v); err != nil {
+			return true, fmt.Errorf("-tbadjudicate: %v", err)
+		}
+		f.TBAdjudicate = v
+	case "tbignore50":
+		if err := a.none(); err != nil {
+			return true, err
+		}
+		f.TBIgnore50 = true
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// playOption reads how games are played: the move cap, recovery, colours
+// and the variant; false: not one of these options.
+func (p *parser) playOption(a arg) (bool, error) {
+	inv, f := p.inv, p.f
+	switch a.name {
+	case "maxmoves":
+		n, err := a.integer(1)
+		if err != nil {
+			return true, err
+		}
+		f.MaxMoves = n
+	case "recover":
+		if err := a.none(); err != nil {
+			return true, err
+		}
+		f.Recover = true
+	case "noswap", "reverse":
+		if err := a.none(); err != nil {
+			return true, err
+		}
+		if a.name == "noswap" {
+			f.NoSwap = true
+		} else {
+			f.Reverse = true
+		}
+	case "variant":
+		v, err := a.one()
+		if err != nil {
+			return true, err
+		}
+		switch v {
+		case "standard":
+		case "fischerandom", "frc", "chess960":
+			inv.Notes = append(inv.Notes, "-variant "+v+": a game is Chess960 when its opening position is (arbiter reads the variant from the book's positions)")
+		default:
+			return true, fmt.Errorf("-variant %s: want standard or fischerandom", clip(v))
+		}
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// reportOption reads what is printed and written: tags, intervals, report format, PGN and EPD files; false: not one of these options.
+func (p *parser) reportOption(a arg) (bool, error) {
+	inv, f := p.inv, p.f
+	switch a.name {
+	case "event":
+		f.Event = strings.Join(a.values, " ")
+	case "site":
+		inv.Site = strings.Join(a.values, " ")
+	case "ratinginterval":
+		n, err := a.integer(0)
+		if err != nil {
+			return true, err
+		}
+		inv.RatingInterval = n
+	case "scoreinterval":
+		n, err := a.integer(1)
+		if err != nil {
+			return true, err
+		}
+		inv.ScoreInterval = n
+	case "autosaveinterval":
+		n, err := a.integer(0)
+		if err != nil {
+			return true, err
+		}
+		inv.AutosaveInterval = n
+	case "report":
+		m, _, err := a.kv("penta")
+		if err != nil {
+			return true, err
+		}
+		b, err := boolValue("-report penta", m["penta"])
+		if err != nil {
+			return true, err
+		}
+		inv.Penta = b
+	case "output":
+		m, _, err := a.kv("format")
+		if err != nil {
+			return true, err
+		}
+		switch m["format"] {
+		case "fastchess", "cutechess":
+			inv.Output = m["format"]
+		default:
+			return true, fmt.Errorf("-output format=%s: want fastchess or cutechess", clip(m["format"]))
+		}
+	case "pgnout":
+		if err := inv.pgnout(a.values); err != nil {
+			return true, err
+		}
+	case "epdout":
+		if err := inv.epdout(a.values); err != nil {
+			return true, err
+		}
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// runOption reads state files, log, checks and timeouts; false: not one of these options.
+func (p *parser) runOption(a arg) (bool, error) {
+	inv := p.inv
+	switch a.name {
+	case "config":
+		m, _, err := a.kv("file", "discard", "outname", "stats")
+		if err != nil {
+			return true, err
+		}
+		if v, ok := m["outname"]; ok {
+			if v == "" {
+				return true, fmt.Errorf("-config outname=: empty")
+			}
+			inv.StateFile = v
+		}
+		discard, err := boolValue("-config discard", orDefault(m["discard"], "false"))
+		if err != nil {
+			return true, err
+		}
+		stats, err := boolValue("-config stats", orDefault(m["stats"], "true"))
+		if err != nil {
+			return true, err
+		}
+		if file := m["file"]; file != "" && !discard {
+			if !stats {
+				return true, fmt.Errorf("-config stats=false: a saved match resumes with its results (give discard=true to start afresh)")
+			}
+			inv.Resume = file
+		}
+	case "log":
+		m, _, err := a.kv("file", "level", "append", "compress", "realtime", "engine")
+		if err != nil {
+			return true, err
+		}
+		if m["engine"] == "true" {
+			return true, fmt.Errorf("-log engine=true: engine communication logs are not supported")
+		}
+		if m["compress"] == "true" {
+			return true, fmt.Errorf("-log compress=true: compressed logs are not supported")
+		}
+		if m["file"] == "" {
+			return true, fmt.Errorf("-log: missing file=NAME")
+		}
+		inv.LogFile = m["file"]
+		inv.Notes = append(inv.Notes, "-log file="+m["file"]+": receives a copy of the output lines (arbiter does not log engine traffic)")
+	case "crc32":
+		m, _, err := a.kv("pgn")
+		if err != nil {
+			return true, err
+		}
+		b, err := boolValue("-crc32 pgn", m["pgn"])
+		if err != nil {
+			return true, err
+		}
+		inv.CRC32 = b
+	case "testEnv":
+		// fastchess shortens some messages for farms; arbiter's are
+		// the same either way.
+		if err := a.none(); err != nil {
+			return true, err
+		}
+	case "check-mate-pvs":
+		if err := a.none(); err != nil {
+			return true, err
+		}
+		inv.Notes = append(inv.Notes, "-check-mate-pvs: arbiter does not check the length of mate PVs (it checks every move and the game's end itself)")
+	case "strict":
+		if err := a.none(); err != nil {
+			return true, err
+		}
+		inv.Strict = true
+	case "wait":
+		n, err := a.integer(0)
+		if err != nil {
+			return true, err
+		}
+		inv.Wait = time.Duration(n) * time.Millisecond
+	case "startup-ms", "ping-ms":
+		n, err := a.integer(1)
+		if err != nil {
+			return true, err
+		}
+		if a.name == "startup-ms" {
+			inv.StartupTimeout = time.Duration(n) * time.Millisecond
+		} else {
+			inv.ReadyTimeout = time.Duration(n) * time.Millisecond
+		}
+	default:
+		return false, nil
+	}
+	return true, nil
 }
 
 func orDefault(v, def string) string {
