@@ -82,8 +82,9 @@ concurrency, opening, pgn, sprt, ...); flags given too override it.
 fastchess's and cutechess-cli's own command lines work as they are, with their
 output lines (Fishtest's and OpenBench's workers read them): single-dash options
 (arbiter match -engine cmd=./sf name=new -engine cmd=./sf name=base -each
-tc=10+0.1 -rounds 100 -repeat), or after --fastchess or --cutechess-cli, or with
-this binary called as fastchess or cutechess-cli (a symlink). An option they have
+tc=10+0.1 -rounds 100 -repeat), or after --fastchess or --cutechess-cli, or as
+arbiter fastchess ARGS, or with this binary called as fastchess or cutechess-cli
+(a symlink). An option they have
 and arbiter does not is refused by name.
 See docs/match.md.`,
 		Args: cobra.NoArgs,
