@@ -327,7 +327,7 @@ func TestEveryEndpoint(t *testing.T) {
 		t.Errorf("?kind=spsa lists the test: %s", list.body)
 	}
 	block := a.call("GET", "/jobs/{id}/block", "/jobs/"+testID+"/block?link=https://farm/t", carol, nil)
-	if block.status != 200 || !regexp.MustCompile(`^Elo   \| .*\nSPRT  \| nodes=200 Threads=1\nLLR   \| .*\nGames \| N: 4 W: \d+ L: \d+ D: \d+\nPenta \| \[.*\]\nhttps://farm/t\n$`).Match(block.body) {
+	if block.status != 200 || !regexp.MustCompile(`^Elo   \| .*\nSPRT  \| nodes=200 Threads=1\nLLR   \| .*\nGames \| N: 4 W: \d+ L: \d+ D: \d+\nPenta \| \[.*\]\nAny   \| .*\nhttps://farm/t\n$`).Match(block.body) {
 		t.Errorf("block: %d %s", block.status, block.body)
 	}
 	expect(t, "fishtest block", a.call("GET", "/jobs/{id}/block", "/jobs/"+testID+"/block?style=fishtest", carol, nil), 200, "\nTotal: 4 W: ")
