@@ -30,7 +30,7 @@ func IsBuiltin(e *arbiterv1.EngineSpec) bool {
 
 // EngineToProto renders an engine of `arbiter match`'s command line.
 func EngineToProto(e match.EngineConfig) *arbiterv1.EngineSpec {
-	s := &arbiterv1.EngineSpec{Name: e.Name, Command: e.Cmd, Args: e.Args, Protocol: e.Proto, Dir: e.Dir}
+	s := &arbiterv1.EngineSpec{Name: e.Name, Command: e.Cmd, Args: e.Args, Protocol: e.Proto, Dir: e.Dir, MovegenGate: e.MovegenGate}
 	if e.Proto == "builtin" {
 		s.Command = Embedded
 	}
@@ -45,7 +45,7 @@ func EngineToProto(e match.EngineConfig) *arbiterv1.EngineSpec {
 
 // EngineFromProto is the match library's engine for s (options by name).
 func EngineFromProto(s *arbiterv1.EngineSpec) match.EngineConfig {
-	e := match.EngineConfig{Name: s.GetName(), Cmd: s.GetCommand(), Args: s.GetArgs(), Proto: s.GetProtocol(), Dir: s.GetDir()}
+	e := match.EngineConfig{Name: s.GetName(), Cmd: s.GetCommand(), Args: s.GetArgs(), Proto: s.GetProtocol(), Dir: s.GetDir(), MovegenGate: s.GetMovegenGate()}
 	if IsBuiltin(s) {
 		e.Cmd, e.Proto = "", "builtin"
 	}
