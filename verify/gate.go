@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/arbiter-chess/arbiter/engine"
 )
@@ -238,4 +239,17 @@ func CheckGateProto(p string) error {
 		return ErrGateProto
 	}
 	return nil
+}
+
+// GateEngine starts the engine of spec, runs the gate through it (each
+// query bounded by timeout) and stops it. An engine that does not start is
+// an unsure verdict: the program may be missing on this machine only.
+func GateEngine(ctx context.Context, spec EngineSpec, name string, timeout time.Duration, threads int) GateVerdict {
+	eng, err := Open(ctx, spec, timeout)
+	if err != nil {
+		return GateVerdict{Outcome: GateUnsure, Engine: name, Target: GateSuite[0],
+			Message: fmt.Sprintf("movegen gate of engine %q: %v", name, err)}
+	}
+	defer eng.Close()
+	return Gate(ctx, eng, name, threads)
 }

@@ -66,6 +66,12 @@ func (p *Plan) Run(ctx context.Context, o RunOptions) (*match.Standings, error) 
 		rep.out = io.Discard
 		o.Quiet = true
 	}
+	if err := p.runGates(ctx, rep.out); err != nil {
+		if r, ok := err.(*GateRefusal); ok && o.JSON {
+			writeGateJSON(o.Out, r)
+		}
+		return nil, err
+	}
 	t.OnStart = func(st *match.Standings) {
 		rep.printed = st.Games
 		book := p.BookName
