@@ -79,7 +79,7 @@ func (w *Worker) runBench() {
 func (w *Worker) BenchNPS() uint64 { return w.games.nps }
 
 func (w *Worker) gameCapabilities() []string {
-	caps := []string{capability.GamePair, capability.EngineLimits, capability.Datagen}
+	caps := []string{capability.GamePair, capability.EngineLimits, capability.Datagen, capability.MovegenGate}
 	if w.cfg.Builtin != nil {
 		caps = append(caps, capability.Builtin)
 	}
@@ -197,7 +197,8 @@ func (w *Worker) refuseUnit(ctx context.Context, leaseID, reason string) {
 // readyEngines makes b's engines ready to play, or refuses the lease
 // saying why (ok false): an installed engine only as the worker's operator
 // allows it, an uploaded one fetched, built and checked for the sandbox of
-// a worker that takes uploads, and each one present here. done unpins the
+// a worker that takes uploads, each one present here, and through its
+// movegen gate when the test asks (movegengate.go). done unpins the
 // uploaded ones.
 func (w *Worker) readyEngines(ctx, bg context.Context, h *held, b *arbiterv1.GamePairBatch, log *zap.Logger) (*arbiterv1.GamePairBatch, func(), bool) {
 	b, why := allowedEngines(b, w.cfg.Engines)
@@ -206,6 +207,7 @@ func (w *Worker) readyEngines(ctx, bg context.Context, h *held, b *arbiterv1.Gam
 		w.refuseUnit(bg, h.leaseID, why)
 		return nil, nil, false
 	}
+	leased := b
 	b, done, ok := w.prepareArtifacts(ctx, bg, h, b, log)
 	if !ok {
 		return nil, nil, false
@@ -217,6 +219,10 @@ func (w *Worker) readyEngines(ctx, bg context.Context, h *held, b *arbiterv1.Gam
 			done()
 			return nil, nil, false
 		}
+	}
+	if !w.passMovegenGates(ctx, bg, h, leased, b, log) {
+		done()
+		return nil, nil, false
 	}
 	return b, done, true
 }

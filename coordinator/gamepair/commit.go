@@ -156,6 +156,9 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	if err != nil {
 		return core.Outcome{}, err
 	}
+	if f := r.GetMovegenGateFailure(); f != nil {
+		return s.gateFailed(ctx, rc, jobID, idx, f)
+	}
 	s.Mu.Lock()
 	j, known := s.Jobs[jobID]
 	switch {

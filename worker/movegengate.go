@@ -1,0 +1,221 @@
+package worker
+
+// The movegen gate on a worker: before it plays a batch, the worker runs
+// verify's gate through each engine of the batch with movegen_gate set,
+// once per build of the engine (cached by the build's hash: a test's other
+// batches and later tests of the same build skip it).
+//
+//   - passed: the batch is played;
+//   - failed (a finding the coordinator can check, or an engine that does
+//     not answer `go perft`): the batch is answered with the failure
+//     instead of games, and the coordinator fails the test with it;
+//   - a failure without a wrong move (counts only) or an engine that
+//     crashed, hung or did not start: the worker refuses the batch
+//     (cannot_run) saying why, so another worker tries; a crash is not
+//     cached.
+//
+// A worker killed during the gate holds only a lease: the batch goes to
+// another worker, which runs the gate again.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/arbiter-chess/arbiter/enginehost/engineproc"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/verify"
+	"github.com/arbiter-chess/arbiter/wire/verifyproto"
+)
+
+// gateQueryTimeout bounds one perft query of the gate (the suite's depths
+// take an engine milliseconds; a loaded worker may need seconds).
+const gateQueryTimeout = 60 * time.Second
+
+// gateCache holds the gate's verdicts by build key, and the hashes of
+// program files by path, size and time (a 50 MB engine is hashed once).
+type gateCache struct {
+	mu       sync.Mutex
+	verdicts map[string]*gateEntry
+	files    map[fileStamp]string
+}
+
+// gateEntry is one build's verdict; done closes when it is known, so
+// slots leasing batches of one test at once run the gate once.
+type gateEntry struct {
+	done chan struct{}
+	v    verify.GateVerdict
+}
+
+type fileStamp struct {
+	path string
+	size int64
+	mod  time.Time
+}
+
+// passMovegenGates gates the engines of batch b that ask for it: orig is
+// the batch as leased (an uploaded engine names its artifact there), b as
+// it will be played. It returns false when it answered the lease itself
+// (the failure as the batch's result, or a refusal).
+func (w *Worker) passMovegenGates(ctx, bg context.Context, h *held, orig, b *arbiterv1.GamePairBatch, log *zap.Logger) bool {
+	origs := []*arbiterv1.EngineSpec{orig.GetEngineA(), orig.GetEngineB()}
+	for i, e := range []*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()} {
+		if e.GetMovegenGate() == "" {
+			continue
+		}
+		start := time.Now()
+		v := w.gates.verdict(ctx, origs[i], e)
+		switch {
+		case v.Outcome == verify.GatePassed:
+			log.Info("movegen gate passed", zap.String("engine", e.GetName()), zap.Duration("elapsed", time.Since(start)))
+			continue
+		case ctx.Err() != nil:
+			w.release(bg, h.leaseID, "worker stopping")
+		case v.Outcome == verify.GateFailed && (v.NoPerft || hasWrongMove(v)):
+			log.Warn("movegen gate failed; answering the batch with the verdict", zap.String("verdict", v.Message))
+			res := &arbiterv1.GamePairBatchResult{MovegenGateFailure: verifyproto.GateFailureToProto(v)}
+			w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, games: res, elapsed: time.Since(start)}, 0)
+		default:
+			log.Warn("movegen gate not passed; refusing the batch", zap.String("reason", v.Message))
+			w.refuseUnit(bg, h.leaseID, v.Message)
+		}
+		return false
+	}
+	return true
+}
+
+// hasWrongMove reports whether a failed verdict names a move the
+// coordinator can check (an illegal or a missed one).
+func hasWrongMove(v verify.GateVerdict) bool {
+	f := v.Finding()
+	return f != nil && len(f.Illegal)+len(f.Missed) > 0
+}
+
+// verdict is the gate's verdict on engine e (as played; orig as leased),
+// from the cache or run now. An unsure verdict is not kept.
+func (c *gateCache) verdict(ctx context.Context, orig, e *arbiterv1.EngineSpec) verify.GateVerdict {
+	key, err := c.buildKey(orig, e)
+	if err != nil {
+		return verify.GateVerdict{Outcome: verify.GateUnsure, Engine: e.GetName(),
+			Message: "movegen gate of engine " + e.GetName() + ": " + err.Error()}
+	}
+	c.mu.Lock()
+	if c.verdicts == nil {
+		c.verdicts = map[string]*gateEntry{}
+	}
+	ent, ok := c.verdicts[key]
+	if !ok {
+		ent = &gateEntry{done: make(chan struct{})}
+		c.verdicts[key] = ent
+	}
+	c.mu.Unlock()
+	if ok {
+		select {
+		case <-ent.done:
+			return ent.v
+		case <-ctx.Done():
+			return verify.GateVerdict{Outcome: verify.GateUnsure, Engine: e.GetName(), Message: ctx.Err().Error()}
+		}
+	}
+	ent.v = verify.GateEngine(ctx, gateSpec(e), e.GetName(), gateQueryTimeout, 1)
+	if ent.v.Outcome == verify.GateUnsure {
+		c.mu.Lock()
+		delete(c.verdicts, key)
+		c.mu.Unlock()
+	}
+	close(ent.done)
+	return ent.v
+}
+
+// gateSpec is verify's engine for e as the batch plays it: its program
+// (in the sandbox for an uploaded one), arguments, directory and options.
+func gateSpec(e *arbiterv1.EngineSpec) verify.EngineSpec {
+	s := verify.EngineSpec{Cmd: e.GetCommand(), Args: e.GetArgs(), Dir: e.GetDir(), Proto: verify.ProtoUCI}
+	names := make([]string, 0, len(e.GetOptions()))
+	for k := range e.GetOptions() {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		s.Options = append(s.Options, verify.Option{Name: k, Value: e.GetOptions()[k]})
+	}
+	return s
+}
+
+// buildKey names the build the gate checks: the uploaded artifact's hash
+// (with its build command), or the SHA-256 of the installed program's
+// file, with the arguments, options and net that change what it runs.
+func (c *gateCache) buildKey(orig, e *arbiterv1.EngineSpec) (string, error) {
+	h := sha256.New()
+	field := func(s string) { io.WriteString(h, s); h.Write([]byte{0}) }
+	if a := orig.GetArtifact(); a != nil {
+		field("artifact")
+		field(a.GetSha256())
+		field(a.GetBuild())
+		field(a.GetExe())
+		field(orig.GetNet().GetSha256())
+		for _, arg := range orig.GetArgs() {
+			field(arg)
+		}
+	} else {
+		sum, err := c.fileHash(e.GetCommand(), e.GetDir())
+		if err != nil {
+			return "", err
+		}
+		field("program")
+		field(sum)
+		field(e.GetDir())
+		for _, arg := range e.GetArgs() {
+			field(arg)
+		}
+	}
+	for _, o := range gateSpec(orig).Options {
+		field(o.Name)
+		field(o.Value)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// fileHash is the SHA-256 of the program cmd names (looked up as the
+// match runner does), hashed again only when its size or time changed.
+func (c *gateCache) fileHash(cmd, dir string) (string, error) {
+	path, err := engineproc.LookPath(cmd, dir)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	stamp := fileStamp{path: path, size: st.Size(), mod: st.ModTime()}
+	c.mu.Lock()
+	sum, ok := c.files[stamp]
+	c.mu.Unlock()
+	if ok {
+		return sum, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	sum = hex.EncodeToString(h.Sum(nil))
+	c.mu.Lock()
+	if c.files == nil {
+		c.files = map[fileStamp]string{}
+	}
+	c.files[stamp] = sum
+	c.mu.Unlock()
+	return sum, nil
+}
