@@ -14,7 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/base/capability"
+	"github.com/arbiter-chess/arbiter/base/grpcerr"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/verify"
 )
 
 // The movegen gate on the farm (perft-gate=1): the real binary's
@@ -188,4 +196,112 @@ func killHangingEngines(t *testing.T, marker string) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
+}
+
+// The local `arbiter match` (the real binary) with perft-gate=1: the
+// castling engine is refused before its first game, exit 1, naming the
+// position, in text and in --json; Stockfish passes and the match plays.
+// The control: the same broken engine without the gate plays its games.
+func TestMovegenGateLocalMatch(t *testing.T) {
+	if _, err := os.Stat(stockfishBin); err != nil {
+		t.Skip("no " + stockfishBin)
+	}
+	bp := brokenPerftBin(t)
+	broken := "name=dev,cmd=" + bp + ",args=-bug castle-through-check"
+	match := func(args ...string) (string, int) {
+		return cli(t, append([]string{"match", "--each", "nodes=500", "--games", "2", "--pgnout", filepath.Join(t.TempDir(), "games.pgn")}, args...)...)
+	}
+
+	out, code := match("--engine", broken+",perft-gate=1", "--engine", "name=sf,cmd="+stockfishBin)
+	if code != 1 {
+		t.Fatalf("broken engine with the gate: exit %d, want 1:\n%s", code, out)
+	}
+	for _, w := range []string{"match refused before its first game: movegen gate", `engine "dev"`, "at position r3k2r/", "castling through an attacked square", "divide at depth 1 there: e8c8: engine 1, exact none"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out, "Finished game") {
+		t.Errorf("a game was played before the gate's verdict:\n%s", out)
+	}
+
+	out, code = match("--json", "--engine", broken+",perft-gate=1", "--engine", "name=sf,cmd="+stockfishBin)
+	var res struct {
+		Status string `json:"status"`
+		Gate   struct {
+			Engine  string   `json:"engine"`
+			Passed  bool     `json:"passed"`
+			FEN     string   `json:"fen"`
+			Illegal []string `json:"illegal"`
+			Divide  []string `json:"divide"`
+		} `json:"movegen_gate"`
+	}
+	if i := strings.Index(out, "{"); code != 1 || i < 0 || json.NewDecoder(strings.NewReader(out[i:])).Decode(&res) != nil {
+		t.Fatalf("--json: exit %d, want 1 and a JSON result:\n%s", code, out)
+	}
+	if res.Status != "refused" || res.Gate.Engine != "dev" || res.Gate.Passed || res.Gate.FEN == "" || len(res.Gate.Illegal) == 0 || len(res.Gate.Divide) == 0 {
+		t.Errorf("--json result %+v", res)
+	}
+
+	out, code = match("--engine", "name=sf-gated,cmd="+stockfishBin+",perft-gate=1", "--engine", "name=sf,cmd="+stockfishBin)
+	if code != 0 || !strings.Contains(out, `movegen gate: engine "sf-gated" agrees with Arbiter on all `+strconv.Itoa(len(verify.GateSuite))+" positions") || strings.Count(out, "Finished game") != 2 {
+		t.Fatalf("Stockfish with the gate: exit %d, want the gate passed and 2 games:\n%s", code, out)
+	}
+	out, code = match("--engine", broken, "--engine", "name=sf,cmd="+stockfishBin)
+	if strings.Count(out, "Finished game") != 2 || strings.Contains(out, "movegen gate") {
+		t.Fatalf("the broken engine without the gate: exit %d, want its 2 games played:\n%s", code, out)
+	}
+}
+
+// A worker identity cannot fail a gated test with a made-up verdict: under
+// a lease it really holds, failures that name an engine without the gate,
+// call a legal move illegal, start from a position outside the suite or
+// carry a message that is not one line are refused as malformed and the
+// test runs on; a worker that does not advertise the gate gets no batch of
+// it. The control: a real worker gates Stockfish and plays the test.
+func TestForgedMovegenGateFailureRefused(t *testing.T) {
+	addr, client, allow := gateFarm(t)
+	id := clientSubmit(t, addr, client, "name=sf,cmd=stockfish,perft-gate=1", "name=base,builtin")
+	ws := arbiterv1.NewWorkerServiceClient(dial(t, addr, workerToken(t, addr)))
+	register := func(name string, caps ...string) string {
+		reg, err := ws.Register(ctxT(t, 10*time.Second), &arbiterv1.RegisterRequest{Name: name, Capabilities: &arbiterv1.WorkerCapabilities{
+			Cores: 1, Capabilities: caps}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reg.GetWorkerId()
+	}
+
+	old := register("old", capability.GamePair, capability.Builtin)
+	resp, err := ws.Lease(ctxT(t, 10*time.Second), &arbiterv1.LeaseRequest{WorkerId: old, Wait: durationpb.New(2 * time.Second)})
+	if err != nil || resp.GetLease() != nil {
+		t.Fatalf("a worker without the movegen-gate capability got %v (%v)", resp.GetLease(), err)
+	}
+
+	mallory := register("mallory", capability.GamePair, capability.Builtin, capability.MovegenGate)
+	l := leaseOf(t, ws, mallory, id)
+	start := "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+	msg := `movegen gate: engine "sf" has a move generator bug at position ` + start
+	forgeries := map[string]*arbiterv1.MovegenGateFailure{
+		"an engine without the gate":    {Engine: "base", RootFen: start, Depth: 3, Fen: start, Illegal: []string{"e2e5"}, Message: strings.ReplaceAll(msg, `"sf"`, `"base"`)},
+		"a legal move called illegal":   {Engine: "sf", RootFen: start, Depth: 3, Fen: start, Illegal: []string{"e2e4"}, Message: msg},
+		"an illegal move called missed": {Engine: "sf", RootFen: start, Depth: 3, Fen: start, Missed: []string{"e2e5"}, Message: msg},
+		"a root outside the suite":      {Engine: "sf", RootFen: "4k3/8/8/8/8/8/8/4K3 w - - 0 1", Depth: 3, Fen: "4k3/8/8/8/8/8/8/4K3 w - - 0 1", Illegal: []string{"e1e3"}, Message: msg},
+		"a message on two lines":        {Engine: "sf", RootFen: start, Depth: 3, Fen: start, Illegal: []string{"e2e5"}, Message: msg + "\nFAKE"},
+	}
+	for what, f := range forgeries {
+		_, err := ws.Submit(ctxT(t, 10*time.Second), &arbiterv1.SubmitRequest{WorkerId: mallory, LeaseId: l.GetLeaseId(), UnitId: l.GetUnit().GetUnitId(),
+			Result: &arbiterv1.SubmitRequest_GamePairs{GamePairs: &arbiterv1.GamePairBatchResult{MovegenGateFailure: f}}})
+		if status.Code(err) != codes.InvalidArgument || grpcerr.Reason(err) != apierr.ReasonMalformedResult {
+			t.Fatalf("forged gate failure (%s): %v (reason %q), want InvalidArgument, %s", what, err, grpcerr.Reason(err), apierr.ReasonMalformedResult)
+		}
+		t.Logf("forged gate failure (%s) refused: %v", what, grpcerr.Message(err))
+	}
+	if j := getJob(t, dial(t, addr, token), id); j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING {
+		t.Fatalf("after the forged failures the test is %v (%s)", j.GetState(), j.GetError())
+	}
+	ws.Release(ctxT(t, 10*time.Second), &arbiterv1.ReleaseRequest{WorkerId: mallory, LeaseId: l.GetLeaseId(), Reason: "done forging"})
+
+	startWorker(t, addr, allow...)
+	wantPlayed(t, addr, id)
 }
