@@ -4,6 +4,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"html"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,13 +62,19 @@ const stockfishBin = "/usr/games/stockfish"
 // e.p. capture that exposes the king; clean: no bug; searcher: searches on
 // go perft), plus extra allow entries.
 func gateFarm(t *testing.T, extraAllow ...string) (addr, client string, allow []string) {
+	addr, _, client, allow = gateFarmHTTP(t, extraAllow...)
+	return addr, client, allow
+}
+
+// gateFarmHTTP is gateFarm with the coordinator's web pages on httpAddr.
+func gateFarmHTTP(t *testing.T, extraAllow ...string) (addr, httpAddr, client string, allow []string) {
 	t.Helper()
 	if _, err := os.Stat(stockfishBin); err != nil {
 		t.Skip("no " + stockfishBin)
 	}
 	bp := brokenPerftBin(t)
-	addr = freeAddr(t)
-	coordinator(t, addr, t.TempDir())
+	addr, httpAddr = freeAddr(t), freeAddr(t)
+	coordinator(t, addr, t.TempDir(), "--http", httpAddr)
 	client = newCredential(t, addr, "client")
 	allow = []string{"--engine-allow", "name=stockfish,cmd=" + stockfishBin,
 		"--engine-allow", "name=castle,cmd=" + bp + `,args=-bug castle-through-check`,
@@ -75,7 +84,7 @@ func gateFarm(t *testing.T, extraAllow ...string) (addr, client string, allow []
 	for _, a := range extraAllow {
 		allow = append(allow, "--engine-allow", a)
 	}
-	return addr, client, allow
+	return addr, httpAddr, client, allow
 }
 
 // waitEnded waits until test id ends (done, failed or cancelled).
@@ -93,6 +102,35 @@ func waitEnded(t *testing.T, addr, id string) *arbiterv1.Job {
 			t.Fatalf("test %s still %v after 3 minutes", id, j.GetState())
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// wantRefusedOnPage is wantRefused, and the test's web page shows the
+// verdict beside its state.
+func wantRefusedOnPage(t *testing.T, addr, httpAddr, id string, want ...string) {
+	t.Helper()
+	wantRefused(t, addr, id, want...)
+	req, err := http.NewRequest("GET", "http://"+httpAddr+"/tests/"+id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	page := html.UnescapeString(string(body))
+	i := strings.Index(page, `id="status"`)
+	if resp.StatusCode != http.StatusOK || i < 0 {
+		t.Fatalf("test page: %s\n%s", resp.Status, page)
+	}
+	status := page[i:min(len(page), i+4000)]
+	for _, w := range append([]string{"failed", "refused before its first game: movegen gate"}, want...) {
+		if !strings.Contains(status, w) {
+			t.Errorf("the test page's status lacks %q: %s", w, status)
+		}
 	}
 }
 
@@ -144,11 +182,11 @@ func wantPlayed(t *testing.T, addr, id string) {
 // perft-gate plays (its illegal moves lose games): the refusal is the
 // gate's.
 func TestMovegenGateOnTheFarm(t *testing.T) {
-	addr, client, allow := gateFarm(t)
+	addr, httpAddr, client, allow := gateFarmHTTP(t)
 	startWorker(t, addr, allow...)
 
 	castle := clientSubmit(t, addr, client, "name=dev,cmd=castle,perft-gate=1", "name=sf,cmd=stockfish")
-	wantRefused(t, addr, castle, `engine "dev"`, "at position ", "castling through an attacked square", "divide at depth", "exact none (not a legal move)")
+	wantRefusedOnPage(t, addr, httpAddr, castle, `engine "dev"`, "at position ", "castling through an attacked square", "divide at depth", "exact none (not a legal move)")
 	ep := clientSubmit(t, addr, client, "name=dev-ep,cmd=ep,perft-gate=1", "name=sf,cmd=stockfish")
 	wantRefused(t, addr, ep, `engine "dev-ep"`, "e.p. capture exposes the king", "divide at depth")
 	searcher := clientSubmit(t, addr, client, "name=sf,cmd=stockfish", "name=nogo,cmd=searcher,perft-gate=1")
