@@ -95,6 +95,22 @@ func (v *GateVerdict) Finding() *Finding {
 	return &v.Report.Findings[0]
 }
 
+// WrongMoves are the moves of the first finding the engine lists but
+// are illegal, and those it misses.
+func (v *GateVerdict) WrongMoves() (illegal, missed []string) {
+	f := v.Finding()
+	if f == nil {
+		return nil, nil
+	}
+	for _, m := range f.Illegal {
+		illegal = append(illegal, m.Move)
+	}
+	for _, m := range f.Missed {
+		missed = append(missed, m.Move)
+	}
+	return illegal, missed
+}
+
 // gateFindings bounds a gate's descent: the first finding is the
 // verdict, a few more cost little and help the engine's author.
 const (

@@ -23,7 +23,6 @@ import (
 	"encoding/hex"
 	"io"
 	"os"
-	"slices"
 	"sync"
 	"time"
 
@@ -31,6 +30,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/enginehost/engineproc"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
 	"github.com/arbiter-chess/arbiter/verify"
 	"github.com/arbiter-chess/arbiter/wire/verifyproto"
 )
@@ -135,18 +135,10 @@ func (c *gateCache) verdict(ctx context.Context, orig, e *arbiterv1.EngineSpec) 
 }
 
 // gateSpec is verify's engine for e as the batch plays it: its program
-// (in the sandbox for an uploaded one), arguments, directory and options.
+// (in the sandbox for an uploaded one), arguments, directory and options
+// (in name order).
 func gateSpec(e *arbiterv1.EngineSpec) verify.EngineSpec {
-	s := verify.EngineSpec{Cmd: e.GetCommand(), Args: e.GetArgs(), Dir: e.GetDir(), Proto: verify.ProtoUCI}
-	names := make([]string, 0, len(e.GetOptions()))
-	for k := range e.GetOptions() {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	for _, k := range names {
-		s.Options = append(s.Options, verify.Option{Name: k, Value: e.GetOptions()[k]})
-	}
-	return s
+	return matchspec.GateEngine(matchspec.EngineFromProto(e))
 }
 
 // buildKey names the build the gate checks: the uploaded artifact's hash
@@ -201,16 +193,9 @@ func (c *gateCache) fileHash(cmd, dir string) (string, error) {
 	if ok {
 		return sum, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	if sum, err = fileHash(path); err != nil {
 		return "", err
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	sum = hex.EncodeToString(h.Sum(nil))
 	c.mu.Lock()
 	if c.files == nil {
 		c.files = map[fileStamp]string{}

@@ -8,11 +8,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,29 +30,6 @@ import (
 // coordinator and worker, brokenperft's engine with planted movegen bugs,
 // and the installed Stockfish.
 
-var (
-	brokenOnce sync.Once
-	brokenBin  string
-	brokenErr  error
-)
-
-// brokenPerftBin builds testing/testengines/brokenperft once.
-func brokenPerftBin(t *testing.T) string {
-	t.Helper()
-	brokenOnce.Do(func() {
-		brokenBin = filepath.Join(filepath.Dir(bin), "brokenperft")
-		out, err := exec.Command("go", "build", "-o", brokenBin, "github.com/arbiter-chess/arbiter/testing/testengines/brokenperft").CombinedOutput()
-		if err != nil {
-			brokenErr = err
-			brokenBin = string(out)
-		}
-	})
-	if brokenErr != nil {
-		t.Fatalf("building brokenperft: %v: %s", brokenErr, brokenBin)
-	}
-	return brokenBin
-}
-
 const stockfishBin = "/usr/games/stockfish"
 
 // gateFarm starts a coordinator and one worker that allows Stockfish and
@@ -72,7 +47,7 @@ func gateFarmHTTP(t *testing.T, extraAllow ...string) (addr, httpAddr, client st
 	if _, err := os.Stat(stockfishBin); err != nil {
 		t.Skip("no " + stockfishBin)
 	}
-	bp := brokenPerftBin(t)
+	bp := brokenPerft(t)
 	addr, httpAddr = freeAddr(t), freeAddr(t)
 	coordinator(t, addr, t.TempDir(), "--http", httpAddr)
 	client = newCredential(t, addr, "client")
@@ -203,7 +178,7 @@ func TestMovegenGateOnTheFarm(t *testing.T) {
 // -fail hang -fail-once), so the kill lands inside the gate.
 func TestMovegenGateRedoneAfterWorkerKill(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "gate-hang-once")
-	hanging := "name=castle-hang,cmd=" + brokenPerftBin(t) + `,args=-bug castle-through-check -fail hang -fail-once ` + marker
+	hanging := "name=castle-hang,cmd=" + brokenPerft(t) + `,args=-bug castle-through-check -fail hang -fail-once ` + marker
 	addr, client, allow := gateFarm(t, hanging)
 	t.Cleanup(func() { killHangingEngines(t, marker) })
 
@@ -244,7 +219,7 @@ func TestMovegenGateLocalMatch(t *testing.T) {
 	if _, err := os.Stat(stockfishBin); err != nil {
 		t.Skip("no " + stockfishBin)
 	}
-	bp := brokenPerftBin(t)
+	bp := brokenPerft(t)
 	broken := "name=dev,cmd=" + bp + ",args=-bug castle-through-check"
 	match := func(args ...string) (string, int) {
 		return cli(t, append([]string{"match", "--each", "nodes=500", "--games", "2", "--pgnout", filepath.Join(t.TempDir(), "games.pgn")}, args...)...)

@@ -69,17 +69,10 @@ func gatedEngines(b *arbiterv1.GamePairBatch) []string {
 func (s *Set[J]) gateFailed(ctx context.Context, rc core.ResultCall, jobID string, idx int, f *arbiterv1.MovegenGateFailure) (core.Outcome, error) {
 	unit := rc.Lease.UnitID
 	s.Mu.Lock()
-	j, known := s.Jobs[jobID]
-	switch {
-	case !known:
+	j, out, ok, err := s.batchOf(unit, jobID, idx)
+	if !ok {
 		s.Mu.Unlock()
-		return core.Outcome{}, UnknownUnit(unit)
-	case !j.Base().Running():
-		s.Mu.Unlock()
-		return core.Outcome{Verdict: core.Discarded}, nil
-	case !j.Base().Batches.InRange(idx):
-		s.Mu.Unlock()
-		return core.Outcome{}, UnknownUnit(unit)
+		return out, err
 	}
 	sent, err := s.Hooks.Unit(j, idx, 0)
 	done := j.Base().Done

@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/match"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
 	"github.com/arbiter-chess/arbiter/verify"
 )
 
@@ -52,24 +52,9 @@ func GateToJSON(v verify.GateVerdict) GateJSON {
 	j.Suite, j.RootFEN, j.Depth, j.Chess960 = v.Target.ID, v.Target.FEN, v.Target.Depth, v.Target.Chess960
 	if f := v.Finding(); f != nil {
 		j.Moves, j.FEN = f.Moves, f.FEN
-		for _, m := range f.Illegal {
-			j.Illegal = append(j.Illegal, m.Move)
-		}
-		for _, m := range f.Missed {
-			j.Missed = append(j.Missed, m.Move)
-		}
 	}
+	j.Illegal, j.Missed = v.WrongMoves()
 	return j
-}
-
-// GateEngineSpec is verify's engine for a match engine's gate: its
-// program, arguments, directory and options, spoken to in UCI.
-func GateEngineSpec(e match.EngineConfig) verify.EngineSpec {
-	s := verify.EngineSpec{Cmd: e.Cmd, Args: e.Args, Dir: e.Dir, Proto: verify.ProtoUCI}
-	for _, o := range e.Options {
-		s.Options = append(s.Options, verify.Option{Name: o.Name, Value: o.Value})
-	}
-	return s
 }
 
 // runGates gates every engine that asks for it, printing a line each to
@@ -85,7 +70,7 @@ func (p *Plan) runGates(ctx context.Context, out io.Writer) error {
 			name = fmt.Sprintf("#%d (%s)", i+1, e.Cmd)
 		}
 		start := time.Now()
-		v := verify.GateEngine(ctx, GateEngineSpec(e), name, gateQueryTimeout, 0)
+		v := verify.GateEngine(ctx, matchspec.GateEngine(e), name, gateQueryTimeout, 0)
 		if v.Outcome != verify.GatePassed {
 			return &GateRefusal{Verdict: v}
 		}

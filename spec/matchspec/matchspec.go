@@ -18,6 +18,7 @@ import (
 	"github.com/arbiter-chess/arbiter/engine/search"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/verify"
 )
 
 // Embedded is the EngineSpec command of the built-in engine.
@@ -58,6 +59,16 @@ func EngineFromProto(s *arbiterv1.EngineSpec) match.EngineConfig {
 		e.Options = append(e.Options, match.Option{Name: k, Value: s.GetOptions()[k]})
 	}
 	return e
+}
+
+// GateEngine is verify's engine for the movegen gate of e (perft-gate=):
+// its program, arguments, directory and options, spoken to in UCI.
+func GateEngine(e match.EngineConfig) verify.EngineSpec {
+	s := verify.EngineSpec{Cmd: e.Cmd, Args: e.Args, Dir: e.Dir, Proto: verify.ProtoUCI}
+	for _, o := range e.Options {
+		s.Options = append(s.Options, verify.Option{Name: o.Name, Value: o.Value})
+	}
+	return s
 }
 
 // LimitsToProto renders limits; the cluster takes one kind of limit (a

@@ -41,13 +41,8 @@ func GateFailureToProto(v verify.GateVerdict) *arbiterv1.MovegenGateFailure {
 	}
 	if fd := v.Finding(); fd != nil {
 		f.Moves, f.Fen = fd.Moves, fd.FEN
-		for _, m := range fd.Illegal {
-			f.Illegal = append(f.Illegal, m.Move)
-		}
-		for _, m := range fd.Missed {
-			f.Missed = append(f.Missed, m.Move)
-		}
 	}
+	f.Illegal, f.Missed = v.WrongMoves()
 	f.Message = oneLine(f.Message)
 	return f
 }
