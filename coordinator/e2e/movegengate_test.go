@@ -241,7 +241,8 @@ func TestMovegenGateLocalMatch(t *testing.T) {
 	out, code = match("--json", "--engine", broken+",perft-gate=1", "--engine", "name=sf,cmd="+stockfishBin)
 	var res struct {
 		Status string `json:"status"`
-		Gate   struct {
+		Games int `json:"games"`
+		Gates []struct {
 			Engine  string   `json:"engine"`
 			Passed  bool     `json:"passed"`
 			FEN     string   `json:"fen"`
@@ -252,8 +253,11 @@ func TestMovegenGateLocalMatch(t *testing.T) {
 	if i := strings.Index(out, "{"); code != 1 || i < 0 || json.NewDecoder(strings.NewReader(out[i:])).Decode(&res) != nil {
 		t.Fatalf("--json: exit %d, want 1 and a JSON result:\n%s", code, out)
 	}
-	if res.Status != "refused" || res.Gate.Engine != "dev" || res.Gate.Passed || res.Gate.FEN == "" || len(res.Gate.Illegal) == 0 || len(res.Gate.Divide) == 0 {
-		t.Errorf("--json result %+v", res)
+	if res.Status != "refused" || res.Games != 0 || len(res.Gates) != 1 {
+		t.Fatalf("--json result %+v", res)
+	}
+	if g := res.Gates[0]; g.Engine != "dev" || g.Passed || g.FEN == "" || len(g.Illegal) == 0 || len(g.Divide) == 0 {
+		t.Errorf("--json verdict %+v", g)
 	}
 
 	out, code = match("--engine", "name=sf-gated,cmd="+stockfishBin+",perft-gate=1", "--engine", "name=sf,cmd="+stockfishBin)

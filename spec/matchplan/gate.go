@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
 	"github.com/arbiter-chess/arbiter/verify"
 )
@@ -58,34 +59,46 @@ func GateToJSON(v verify.GateVerdict) GateJSON {
 }
 
 // runGates gates every engine that asks for it, printing a line each to
-// out; the first engine that fails (or cannot be checked) refuses the
-// match.
-func (p *Plan) runGates(ctx context.Context, out io.Writer) error {
+// out, and returns the verdicts; the first engine that fails (or cannot
+// be checked) refuses the match.
+func (p *Plan) runGates(ctx context.Context, out io.Writer) ([]GateJSON, error) {
+	var gates []GateJSON
 	for i, e := range p.Engines {
 		if e.MovegenGate == "" {
 			continue
 		}
-		name := e.Name
-		if name == "" {
-			name = fmt.Sprintf("#%d (%s)", i+1, e.Cmd)
-		}
 		start := time.Now()
-		v := verify.GateEngine(ctx, matchspec.GateEngine(e), name, gateQueryTimeout, 0)
+		v := verify.GateEngine(ctx, matchspec.GateEngine(e), engineLabel(e, i), gateQueryTimeout, 0)
 		if v.Outcome != verify.GatePassed {
-			return &GateRefusal{Verdict: v}
+			return nil, &GateRefusal{Verdict: v}
 		}
 		fmt.Fprintf(out, "%s (%.1fs)\n", v.Message, time.Since(start).Seconds())
+		gates = append(gates, GateToJSON(v))
 	}
-	return nil
+	return gates, nil
 }
 
-// writeGateJSON is --json's answer for a match the gate refused.
-func writeGateJSON(w io.Writer, r *GateRefusal) error {
+// engineLabel names engine i before it has said its own name: its name,
+// or its number and program.
+func engineLabel(e match.EngineConfig, i int) string {
+	if e.Name != "" {
+		return e.Name
+	}
+	return fmt.Sprintf("#%d (%s)", i+1, e.Cmd)
+}
+
+// writeRefusedJSON is --json's answer for a match the gate refused: the
+// match's result with status "refused", no game, and the failed verdict.
+func writeRefusedJSON(w io.Writer, p *Plan, r *GateRefusal) error {
+	s := p.Schedule
+	res := Result{Status: "refused", Failure: r.Verdict.Message, Games: 0, Scheduled: s.Len(),
+		Schedule: ResultSchedule{Type: string(s.Kind), GauntletSeeds: s.Seeds, Rounds: s.Rounds, Games: s.Games, Repeat: s.Repeat},
+		Pairings: []ResultPairing{}, Ratings: []ResultRating{},
+		MovegenGate: []GateJSON{GateToJSON(r.Verdict)}}
+	for i, e := range p.Engines {
+		res.Engines = append(res.Engines, engineLabel(e, i))
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
-		Status      string   `json:"status"`
-		Failure     string   `json:"failure"`
-		MovegenGate GateJSON `json:"movegen_gate"`
-	}{"refused", r.Verdict.Message, GateToJSON(r.Verdict)})
+	return enc.Encode(res)
 }

@@ -66,9 +66,10 @@ func (p *Plan) Run(ctx context.Context, o RunOptions) (*match.Standings, error) 
 		rep.out = io.Discard
 		o.Quiet = true
 	}
-	if err := p.runGates(ctx, rep.out); err != nil {
+	gates, err := p.runGates(ctx, rep.out)
+	if err != nil {
 		if r, ok := err.(*GateRefusal); ok && o.JSON {
-			writeGateJSON(o.Out, r)
+			writeRefusedJSON(o.Out, p, r)
 		}
 		return nil, err
 	}
@@ -128,7 +129,7 @@ func (p *Plan) Run(ctx context.Context, o RunOptions) (*match.Standings, error) 
 		if o.TempState && (st.Status == match.StatusComplete || st.Status == match.StatusStopped) {
 			stateFile = ""
 		}
-		return st, writeJSON(o.Out, p, st, seq, stateFile)
+		return st, writeJSON(o.Out, p, st, seq, stateFile, gates)
 	}
 	if rep.printed != st.Games {
 		rep.print(st)
@@ -229,6 +230,10 @@ type Result struct {
 	ElapsedMS int64           `json:"elapsed_ms"`
 	StateFile string          `json:"state_file,omitempty"`
 	PGNFile   string          `json:"pgn_file,omitempty"`
+	// MovegenGate holds the verdict of each engine's movegen gate
+	// (perft-gate=), in engine order; the failed one when the gate
+	// refused the match (status "refused").
+	MovegenGate []GateJSON `json:"movegen_gate,omitempty"`
 }
 
 type ResultSchedule struct {
@@ -269,7 +274,7 @@ type ResultIncidents struct {
 	Abandoned  int `json:"abandoned"`
 }
 
-func writeJSON(w io.Writer, p *Plan, st *match.Standings, seq *sprt.Sequential, stateFile string) error {
+func writeJSON(w io.Writer, p *Plan, st *match.Standings, seq *sprt.Sequential, stateFile string, gates []GateJSON) error {
 	s := p.Schedule
 	r := Result{
 		Status: string(st.Status), Failure: st.Failure, Engines: st.Engines,
@@ -277,7 +282,7 @@ func writeJSON(w io.Writer, p *Plan, st *match.Standings, seq *sprt.Sequential, 
 		Games:    st.Games, Scheduled: s.Len(),
 		Incidents: ResultIncidents{TimeLosses: st.TimeLosses, Crashes: st.Crashes, Hangs: st.Hangs, Illegal: st.Illegal,
 			Overruns: st.Overruns, Restarts: st.Restarts, Abandoned: st.Abandoned},
-		ElapsedMS: st.Elapsed.Milliseconds(), StateFile: stateFile, PGNFile: p.Flags.PGNOut,
+		ElapsedMS: st.Elapsed.Milliseconds(), StateFile: stateFile, PGNFile: p.Flags.PGNOut, MovegenGate: gates,
 	}
 	for _, pr := range st.Pairings {
 		rp := ResultPairing{A: st.Engines[pr.A], B: st.Engines[pr.B], Wins: pr.Wins, Draws: pr.Draws, Losses: pr.Losses}
