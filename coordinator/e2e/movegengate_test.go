@@ -322,3 +322,36 @@ func TestForgedMovegenGateFailureRefused(t *testing.T) {
 	startWorker(t, addr, allow...)
 	wantPlayed(t, addr, id)
 }
+
+// An uploaded engine goes through the gate as the worker runs it, in the
+// sandbox: brokenperft uploaded as a program with its castling bug is
+// refused naming the position, and a source tree each worker builds whose
+// engine searches on go perft (testdata/tinyuci) is refused saying it does
+// not answer go perft. The control: the same upload without the bug plays.
+func TestMovegenGateUploadedEngine(t *testing.T) {
+	requireTools(t)
+	src, err := filepath.Abs("testdata/tinyuci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	upload := filepath.Join(t.TempDir(), "brokenperft")
+	copyFile(t, brokenPerft(t), upload)
+	addr := freeAddr(t)
+	coordinator(t, addr, t.TempDir())
+	startWorkerIn(t, addr, "w1")
+	submit := func(dev string) string {
+		t.Helper()
+		args := append([]string{"submit", "match"}, clientArgs(addr)...)
+		out, code := cli(t, append(args, "--engine", dev, "--engine", "name=base,builtin", "--each", "nodes=300",
+			"--openings", "file="+book+",order=random,seed=5", "--games", "2")...)
+		if code != 0 {
+			t.Fatalf("submit: exit %d: %s", code, out)
+		}
+		return jobID(out)
+	}
+	wantRefused(t, addr, submit("name=dev,upload="+upload+",args=-bug castle-through-check,perft-gate=1"),
+		`engine "dev"`, "castling through an attacked square", "divide at depth")
+	wantRefused(t, addr, submit("name=tiny,source="+src+",build=make EXE=engine,perft-gate=1"),
+		`engine "tiny" does not answer `+"`go perft`")
+	wantPlayed(t, addr, submit("name=clean,upload="+upload+",args=-bug none,perft-gate=1"))
+}
