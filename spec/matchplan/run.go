@@ -40,7 +40,8 @@ type RunOptions struct {
 // bound), interrupted (ctx ended: resumable from the state file) or failed
 // (an engine failed without --recover: resumable). An error is the match's
 // own: an engine that cannot start, a state or PGN file that cannot be
-// written.
+// written, or a *GateRefusal when an engine failed its movegen gate
+// (gate.go) before the first game.
 func (p *Plan) Run(ctx context.Context, o RunOptions) (*match.Standings, error) {
 	cfg := p.Config
 	stateConfig, err := json.Marshal(ConfigOf(p))
