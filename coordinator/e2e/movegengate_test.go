@@ -241,8 +241,8 @@ func TestMovegenGateLocalMatch(t *testing.T) {
 	out, code = match("--json", "--engine", broken+",perft-gate=1", "--engine", "name=sf,cmd="+stockfishBin)
 	var res struct {
 		Status string `json:"status"`
-		Games int `json:"games"`
-		Gates []struct {
+		Games  int    `json:"games"`
+		Gates  []struct {
 			Engine  string   `json:"engine"`
 			Passed  bool     `json:"passed"`
 			FEN     string   `json:"fen"`
@@ -354,4 +354,59 @@ func TestMovegenGateUploadedEngine(t *testing.T) {
 	wantRefused(t, addr, submit("name=tiny,source="+src+",build=make EXE=engine,perft-gate=1"),
 		`engine "tiny" does not answer `+"`go perft`")
 	wantPlayed(t, addr, submit("name=clean,upload="+upload+",args=-bug none,perft-gate=1"))
+}
+
+// An identity that has earned no trust (a worker token an account minted)
+// cannot fail a gated test, even with a verdict that is true of chess
+// ("lists e2e5" from the start position): its failure is discarded and
+// its worker barred from the test with the verdict as its refusal; a
+// trusted worker then gates Stockfish and plays it. (A trusted worker's
+// verdict fails a test: TestMovegenGateOnTheFarm.)
+func TestUntrustedGateFailureDoesNotFailATest(t *testing.T) {
+	if _, err := os.Stat(stockfishBin); err != nil {
+		t.Skip("no " + stockfishBin)
+	}
+	addr, httpAddr, data := freeAddr(t), freeAddr(t), t.TempDir()
+	// Stockfish at fixed nodes is deterministic: untrusted identities get
+	// batches of its tests (a replay can check them).
+	coordinator(t, addr, data, "--http", httpAddr, "--replay-deterministic", "stockfish")
+	client := newCredential(t, addr, "client")
+	const password = "a-long-enough-password-45"
+	addAccount(t, data, "mallory", password)
+	ws := arbiterv1.NewWorkerServiceClient(dial(t, addr, mintWorkerToken(t, httpAddr, "mallory", password)))
+	reg, err := ws.Register(ctxT(t, 10*time.Second), &arbiterv1.RegisterRequest{Name: "mallory", Capabilities: &arbiterv1.WorkerCapabilities{
+		Cores: 1, Capabilities: []string{capability.GamePair, capability.Builtin, capability.MovegenGate}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wid := reg.GetWorkerId()
+	id := clientSubmit(t, addr, client, "name=sf,cmd=stockfish,perft-gate=1,option.Threads=1", "name=base,builtin")
+
+	start := "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+	verdict := `movegen gate: engine "sf" has a move generator bug at position ` + start + ": lists illegal e2e5"
+	l := leaseOf(t, ws, wid, id)
+	r, err := ws.Submit(ctxT(t, 10*time.Second), &arbiterv1.SubmitRequest{WorkerId: wid, LeaseId: l.GetLeaseId(), UnitId: l.GetUnit().GetUnitId(),
+		Result: &arbiterv1.SubmitRequest_GamePairs{GamePairs: &arbiterv1.GamePairBatchResult{MovegenGateFailure: &arbiterv1.MovegenGateFailure{
+			Engine: "sf", RootFen: start, Depth: 3, Fen: start, Illegal: []string{"e2e5"}, Message: verdict}}}})
+	if err != nil || r.GetOutcome() != arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_DISCARDED {
+		t.Fatalf("an untrusted identity's gate failure: %v (%v), want discarded", r.GetOutcome(), err)
+	}
+	j := getJob(t, dial(t, addr, token), id)
+	if j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING {
+		t.Fatalf("after an untrusted identity's gate failure the test is %v (%s)", j.GetState(), j.GetError())
+	}
+	barred := false
+	for _, w := range j.GetMatchProgress().GetWorkers() {
+		barred = barred || w.GetWorkerId() == wid && strings.Contains(w.GetReason(), "lists illegal e2e5")
+	}
+	if !barred {
+		t.Errorf("the untrusted worker is not shown barred with its verdict: %v", j.GetMatchProgress().GetWorkers())
+	}
+	resp, err := ws.Lease(ctxT(t, 10*time.Second), &arbiterv1.LeaseRequest{WorkerId: wid, Wait: durationpb.New(2 * time.Second)})
+	if err != nil || resp.GetLease() != nil {
+		t.Fatalf("the barred worker got %v (%v)", resp.GetLease(), err)
+	}
+
+	startWorker(t, addr, "--engine-allow", "name=stockfish,cmd="+stockfishBin)
+	wantPlayed(t, addr, id)
 }

@@ -12,7 +12,11 @@ package gamepair
 // holder (the core's lease check) and only once
 // verifyproto.CheckGateFailure found it true of chess on our own
 // generator; a refused failure is the worker's malformed result, and the
-// batch goes back to the queue.
+// batch goes back to the queue. Only a trusted identity's failure fails a
+// test (trust.go: the word of an untrusted identity proves nothing, nor
+// does a second one's agreeing): an untrusted identity's bars its worker
+// from the test with the verdict as its refusal, and the batch waits for
+// another worker's gate.
 
 import (
 	"context"
@@ -85,6 +89,9 @@ func (s *Set[J]) gateFailed(ctx context.Context, rc core.ResultCall, jobID strin
 		log.Warn("movegen gate failure refused", zap.Error(err))
 		return core.Outcome{}, Malformed("unit %s: %v", apierr.Q(unit), err)
 	}
+	if !s.Trust.Trusted(rc.Worker.Owner) {
+		return s.untrustedGateFailure(j, idx, rc, f.GetMessage(), log), nil
+	}
 	reason := "refused before its first game: " + f.GetMessage()
 	if done > 0 {
 		reason = fmt.Sprintf("failed after %d counted batches: %s", done, f.GetMessage())
@@ -98,4 +105,26 @@ func (s *Set[J]) gateFailed(ctx context.Context, rc core.ResultCall, jobID strin
 	}
 	log.Warn("movegen gate failed; job failed", zap.String("verdict", f.GetMessage()))
 	return core.Outcome{Verdict: core.Accepted, JobOver: true, EndUnitLeases: true}, nil
+}
+
+// untrustedGateFailure answers an untrusted identity's checked gate
+// failure: its worker is barred from j (the verdict is its refusal, on
+// the test's page and in status), and the batch is open again for a
+// worker whose verdict counts.
+func (s *Set[J]) untrustedGateFailure(j J, idx int, rc core.ResultCall, verdict string, log *zap.Logger) core.Outcome {
+	wk := rc.Worker
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	b := j.Base()
+	if b.Workers.Refuse(wk.ID, verdict) {
+		log.Warn("movegen gate failure of an untrusted identity: its worker is barred from the test, which waits for a trusted one's gate")
+	}
+	s.queue.Add(b.Event(rc.Lease.UnitID, wk.ID, EvRefused, verdict, s.Now()))
+	if rc.Live {
+		b.Batches.Drop(idx, wk.ID)
+	}
+	if b.Batches.Reopen(idx) && s.Host != nil {
+		s.Host.WorkAvailable()
+	}
+	return core.Outcome{Verdict: core.Discarded, EndUnitLeases: true}
 }
