@@ -220,8 +220,10 @@ func (w *Worker) readyEngines(ctx, bg context.Context, h *held, b *arbiterv1.Gam
 			return nil, nil, false
 		}
 	}
-	if !w.passMovegenGates(ctx, bg, h, leased, b, log) {
+	if err := w.passMovegenGates(ctx, []*arbiterv1.EngineSpec{leased.GetEngineA(), leased.GetEngineB()},
+		[]*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()}, log); err != nil {
 		done()
+		w.answerGate(bg, h, err, log)
 		return nil, nil, false
 	}
 	return b, done, true

@@ -5,6 +5,8 @@ package worker
 // once per build of the engine (cached by the build's hash: a test's other
 // batches and later tests of the same build skip it).
 //
+// passMovegenGates decides, answerGate answers the lease:
+//
 //   - passed: the batch is played;
 //   - failed (a finding the coordinator can check, or an engine that does
 //     not answer `go perft`): the batch is answered with the failure
@@ -21,6 +23,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"os"
 	"sync"
@@ -60,35 +63,55 @@ type fileStamp struct {
 	mod  time.Time
 }
 
-// passMovegenGates gates the engines of batch b that ask for it: orig is
-// the batch as leased (an uploaded engine names its artifact there), b as
-// it will be played. It returns false when it answered the lease itself
-// (the failure as the batch's result, or a refusal).
-func (w *Worker) passMovegenGates(ctx, bg context.Context, h *held, orig, b *arbiterv1.GamePairBatch, log *zap.Logger) bool {
-	origs := []*arbiterv1.EngineSpec{orig.GetEngineA(), orig.GetEngineB()}
-	for i, e := range []*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()} {
+// gateFailedError is a batch answered by a failed movegen gate: its
+// result is the failure, which fails the test on the coordinator.
+type gateFailedError struct{ failure *arbiterv1.MovegenGateFailure }
+
+func (e *gateFailedError) Error() string { return e.failure.GetMessage() }
+
+// passMovegenGates gates the engines that ask for it: leased are the
+// batch's engines as leased (an uploaded engine names its artifact
+// there), engines the same engines ready to start. It returns nil when
+// every gate passed, a *gateFailedError when one failed with a verdict
+// the coordinator can check, a *refusalError when this worker cannot
+// check an engine (it crashed, hung or did not start, or its verdict has
+// no wrong move), or ctx's error when the worker is stopping.
+func (w *Worker) passMovegenGates(ctx context.Context, leased, engines []*arbiterv1.EngineSpec, log *zap.Logger) error {
+	for i, e := range engines {
 		if e.GetMovegenGate() == "" {
 			continue
 		}
 		start := time.Now()
-		v := w.gates.verdict(ctx, origs[i], e)
+		v := w.gates.verdict(ctx, leased[i], e)
 		switch {
 		case v.Outcome == verify.GatePassed:
 			log.Info("movegen gate passed", zap.String("engine", e.GetName()), zap.Duration("elapsed", time.Since(start)))
-			continue
 		case ctx.Err() != nil:
-			w.release(bg, h.leaseID, "worker stopping")
+			return ctx.Err()
 		case v.Outcome == verify.GateFailed && (v.NoPerft || hasWrongMove(v)):
-			log.Warn("movegen gate failed; answering the batch with the verdict", zap.String("verdict", v.Message))
-			res := &arbiterv1.GamePairBatchResult{MovegenGateFailure: verifyproto.GateFailureToProto(v)}
-			w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, games: res, elapsed: time.Since(start)}, 0)
+			return &gateFailedError{failure: verifyproto.GateFailureToProto(v)}
 		default:
-			log.Warn("movegen gate not passed; refusing the batch", zap.String("reason", v.Message))
-			w.refuseUnit(bg, h.leaseID, v.Message)
+			return &refusalError{errors.New(v.Message)}
 		}
-		return false
 	}
-	return true
+	return nil
+}
+
+// answerGate answers lease h after passMovegenGates's error err: the
+// failure as the batch's result, a refusal, or a release when stopping.
+func (w *Worker) answerGate(bg context.Context, h *held, err error, log *zap.Logger) {
+	var failed *gateFailedError
+	switch {
+	case errors.As(err, &failed):
+		log.Warn("movegen gate failed; answering the batch with the verdict", zap.String("verdict", failed.Error()))
+		res := &arbiterv1.GamePairBatchResult{MovegenGateFailure: failed.failure}
+		w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, games: res}, 0)
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		w.release(bg, h.leaseID, "worker stopping")
+	default:
+		log.Warn("movegen gate not passed; refusing the batch", zap.String("reason", err.Error()))
+		w.refuseUnit(bg, h.leaseID, err.Error())
+	}
 }
 
 // hasWrongMove reports whether a failed verdict names a move the
