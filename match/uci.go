@@ -272,6 +272,11 @@ func (u *UCIPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, error)
 		switch {
 		case hasWord(line, "info"):
 			parseUCIInfo(line, &r.Info)
+			if req.OnInfo != nil {
+				if mv := primaryPVMove(line); mv != nil {
+					req.OnInfo(r.Info, string(mv))
+				}
+			}
 		case hasWord(line, "bestmove"):
 			r.Elapsed = time.Since(t0)
 			_, rest := nextField(bytes.TrimLeft(line, " \t"))
@@ -405,6 +410,34 @@ func parseUCIInfo(line []byte, inf *Info) {
 		cur.Score, cur.HasScore = score, true
 	}
 	*inf = cur
+}
+
+// primaryPVMove is the first move of an info line's pv, or nil when the
+// line has none or reports a second pv (multipv > 1).
+func primaryPVMove(line []byte) []byte {
+	_, rest := nextField(line) // "info"
+	var f []byte
+	for {
+		f, rest = nextField(rest)
+		switch string(f) {
+		case "":
+			return nil
+		case "string": // free text to the end of the line
+			return nil
+		case "multipv":
+			var v []byte
+			v, rest = nextField(rest)
+			if n, ok := atoi(v); ok && n > 1 {
+				return nil
+			}
+		case "pv":
+			mv, _ := nextField(rest)
+			if len(mv) == 0 {
+				return nil
+			}
+			return mv
+		}
+	}
 }
 
 // Quit sends quit and waits a moment for the process to exit.

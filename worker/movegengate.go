@@ -5,7 +5,8 @@ package worker
 // once per build of the engine (cached by the build's hash: a test's other
 // batches and later tests of the same build skip it).
 //
-// passMovegenGates decides, answerGate answers the lease:
+// passMovegenGates decides (playGames calls it once the engines are
+// ready), runGames answers the lease:
 //
 //   - passed: the batch is played;
 //   - failed (a finding the coordinator can check, or an engine that does
@@ -97,21 +98,13 @@ func (w *Worker) passMovegenGates(ctx context.Context, leased, engines []*arbite
 	return nil
 }
 
-// answerGate answers lease h after passMovegenGates's error err: the
-// failure as the batch's result, a refusal, or a release when stopping.
-func (w *Worker) answerGate(bg context.Context, h *held, err error, log *zap.Logger) {
-	var failed *gateFailedError
-	switch {
-	case errors.As(err, &failed):
-		log.Warn("movegen gate failed; answering the batch with the verdict", zap.String("verdict", failed.Error()))
-		res := &arbiterv1.GamePairBatchResult{MovegenGateFailure: failed.failure}
-		w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, games: res}, 0)
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		w.release(bg, h.leaseID, "worker stopping")
-	default:
-		log.Warn("movegen gate not passed; refusing the batch", zap.String("reason", err.Error()))
-		w.refuseUnit(bg, h.leaseID, err.Error())
-	}
+// answerGateFailure answers lease h with the failed gate as the batch's
+// result: the coordinator checks it and fails the test with it.
+func (w *Worker) answerGateFailure(h *held, failed *gateFailedError, log *zap.Logger) {
+	log.Warn("movegen gate failed; answering the batch with the verdict", zap.String("verdict", failed.Error()))
+	res := &arbiterv1.GamePairBatchResult{MovegenGateFailure: failed.failure}
+	w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID,
+		answer: &arbiterv1.SubmitRequest{Result: &arbiterv1.SubmitRequest_GamePairs{GamePairs: res}}}, 0)
 }
 
 // hasWrongMove reports whether a failed verdict names a move the
