@@ -98,6 +98,9 @@ func (sf *submitFlags) spec() (*arbiterv1.DatagenSpec, enginespec.Spec, dg.Forma
 	if es.HasNet() {
 		return nil, es, format, cliexit.Usage("--engine: net= is for a test's engines; datagen plays the engine's own net")
 	}
+	if es.MovegenGate != "" {
+		return nil, es, format, cliexit.Usage("--engine: perft-gate= is for matches and tests; check a generator with arbiter verify")
+	}
 	for _, l := range es.Limits {
 		if l.Key != "nodes" {
 			return nil, es, format, cliexit.Usage("--engine: %s=: datagen plays at fixed nodes only (give nodes=N in --each)", l.Key)

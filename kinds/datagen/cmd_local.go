@@ -101,6 +101,9 @@ func datagenEngine(spec string, opts []enginespec.Setting, s *dg.Settings) (matc
 	if err != nil {
 		return match.EngineConfig{}, cliexit.Usage("--engine: %v", err)
 	}
+	if es.MovegenGate != "" {
+		return match.EngineConfig{}, cliexit.Usage("--engine: perft-gate= is for matches and tests; check a generator with arbiter verify")
+	}
 	for _, l := range es.Limits {
 		if l.Key != "nodes" {
 			return match.EngineConfig{}, cliexit.Usage("--engine: %s=: datagen plays at fixed nodes only (give nodes=N)", l.Key)
