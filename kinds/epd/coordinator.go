@@ -119,7 +119,9 @@ func (w *Workload) Kind() string { return Kind }
 func (j *farmJob) isRunning() bool { return j.rec.State == store.StateRunning }
 
 // unitID names batch idx of job jobID.
-func unitID(jobID string, idx uint32) string { return jobID + ".e" + strconv.FormatUint(uint64(idx), 10) }
+func unitID(jobID string, idx uint32) string {
+	return jobID + ".e" + strconv.FormatUint(uint64(idx), 10)
+}
 
 // parseUnit splits a unit id; it costs O(len(u)).
 func parseUnit(u string) (jobID string, idx uint32, ok bool) {
