@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -128,7 +129,7 @@ func submitEngines(flags []string) ([]enginespec.Spec, []*arbiterv1.EngineSpec, 
 	travel := make([]enginespec.Spec, 0, len(flags))
 	cfgs := make([]match.EngineConfig, 0, len(flags))
 	for _, s := range flags {
-		es, err := enginespec.Parse(s, enginespec.Match)
+		es, err := parseFarmEngine(s)
 		if err != nil {
 			return nil, nil, cliexit.Usage("--engine: %v", err)
 		}
@@ -154,6 +155,21 @@ func submitEngines(flags []string) ([]enginespec.Spec, []*arbiterv1.EngineSpec, 
 		}
 	}
 	return travel, out, nil
+}
+
+// parseFarmEngine parses an --engine as a farm engine. A farm engine
+// needs a name; one without takes the name arbiter epd gives it (builtin,
+// or its program's file name), so that the same flags work locally and
+// on the farm.
+func parseFarmEngine(s string) (enginespec.Spec, error) {
+	if local, err := enginespec.Parse(s, enginespec.LocalMatch); err == nil && local.Name == "" {
+		name := "builtin"
+		if local.Proto != enginespec.Builtin {
+			name = filepath.Base(local.Cmd)
+		}
+		return enginespec.Parse("name="+name+","+s, enginespec.Match)
+	}
+	return enginespec.Parse(s, enginespec.Match)
 }
 
 func runSubmit(cmd *cobra.Command, f submitFlags, session Session) error {
