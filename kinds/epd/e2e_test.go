@@ -1,0 +1,360 @@
+package epd
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
+	"github.com/arbiter-chess/arbiter/match"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/spec/matchspec"
+)
+
+// The farm end to end: the real binary as a coordinator and two workers
+// on loopback, driven by `arbiter submit epd` and `arbiter status`.
+
+const farmToken = "epd-farm-test-token"
+
+// farmProcess is one running arbiter with its stderr kept and its lines
+// offered to waitFor.
+type farmProcess struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	log  strings.Builder
+	done chan struct{}
+}
+
+func startFarmProcess(t *testing.T, bin string, args ...string) *farmProcess {
+	t.Helper()
+	p := &farmProcess{cmd: exec.Command(bin, args...), done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), "ARBITER_TOKEN="+farmToken)
+	r, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<16), 1<<20)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.log.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+		}
+		p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(30 * time.Second):
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			t.Logf("%s log (last 3000 bytes):\n%s", args[0], tail(p.text(), 3000))
+		}
+	})
+	return p
+}
+
+func (p *farmProcess) text() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
+}
+
+// waitFor waits until the process's stderr matches re and returns the
+// first match's submatches.
+func (p *farmProcess) waitFor(t *testing.T, re *regexp.Regexp, within time.Duration) []string {
+	t.Helper()
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if m := re.FindStringSubmatch(p.text()); m != nil {
+			return m
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("%s exited while waiting for %q:\n%s", p.cmd.Args[1], re, tail(p.text(), 3000))
+		default:
+		}
+	}
+	t.Fatalf("%s: no %q within %v:\n%s", p.cmd.Args[1], re, within, tail(p.text(), 3000))
+	return nil
+}
+
+// kill ends the process with SIGKILL and waits for it.
+func (p *farmProcess) kill(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// freeAddr is a loopback address with a port free now, for a coordinator
+// that is restarted on the same address.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+var listeningRE = regexp.MustCompile(`arbiter coordinator: listening on (\S+)`)
+
+func startCoordinator(t *testing.T, bin, addr, data string) *farmProcess {
+	t.Helper()
+	c := startFarmProcess(t, bin, "coordinator", "--listen", addr, "--data", data, "--lease-duration", "6s")
+	c.waitFor(t, listeningRE, 60*time.Second)
+	return c
+}
+
+func startWorker(t *testing.T, bin, addr, name string) *farmProcess {
+	t.Helper()
+	return startFarmProcess(t, bin, "worker", "--coordinator", addr, "--token", farmToken, "--threads", "1", "--name", name)
+}
+
+// writeSuite writes the first n lines of a testdata suite (all when n is
+// 0) to a file of the test's.
+func writeSuite(t *testing.T, name string, n int) string {
+	t.Helper()
+	lines := strings.SplitAfter(string(readTestdata(t, name)), "\n")
+	if n > 0 && n < len(lines) {
+		lines = lines[:n]
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// farmReport reads a finished job's results through the JobService, as
+// `arbiter submit epd --wait --json` prints them.
+func farmReport(t *testing.T, addr, jobID string) (*arbiterv1.Job, ReportJSON) {
+	t.Helper()
+	c, err := clusterclient.Connect(clusterclient.Options{Address: addr, Token: farmToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: jobID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := farmRunOf(resp.GetJob())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.GetJob(), reportJSON(run.cfg, run.names, Table(run.names, run.results), run.results)
+}
+
+// comparable is what must be equal between a farm run and a local run at
+// fixed nodes: everything but wall times and the engine's clock.
+func comparable(r ResultJSONLine) string {
+	r.Seconds, r.SolveSeconds = 0, nil
+	b, _ := json.Marshal(r)
+	return string(b)
+}
+
+// sameResults says how the farm's results differ from the local run's
+// ("" when every per-position result is equal).
+func sameResults(farm, local ReportJSON) string {
+	if len(farm.Results) != len(local.Results) {
+		return fmt.Sprintf("%d results on the farm, %d locally", len(farm.Results), len(local.Results))
+	}
+	var diffs []string
+	for i := range local.Results {
+		if f, l := comparable(farm.Results[i]), comparable(local.Results[i]); f != l {
+			diffs = append(diffs, "farm  "+f+"\nlocal "+l)
+		}
+	}
+	if len(diffs) > 0 {
+		return fmt.Sprintf("%d results differ:\n%s", len(diffs), strings.Join(diffs[:min(len(diffs), 5)], "\n"))
+	}
+	return ""
+}
+
+var jobIDRE = regexp.MustCompile(`EPD job (e[0-9a-f]+):`)
+
+// TestFarmWACKilledWorker is the proof of EPD on the farm: WAC at
+// nodes=200000 with the embedded engine through a real coordinator and
+// two real workers; one worker is SIGKILLed while it holds a batch, and
+// the coordinator is SIGKILLed and restarted on its data. Every
+// per-position result equals a local `arbiter epd` run at the same nodes
+// (the embedded engine on one thread at fixed nodes searches the same
+// tree every run). Controls: the killed worker had searched batches
+// before it died, and its last lease expired and was leased again (the
+// coordinator's log says so); a local run at other nodes differs from the
+// farm's, so the comparison can fail. The default run takes WAC's first
+// 24 positions; ARBITER_EPD_FULL=1 takes all 299.
+func TestFarmWACKilledWorker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a coordinator and workers")
+	}
+	lines := 24
+	if os.Getenv("ARBITER_EPD_FULL") == "1" {
+		lines = 0
+	}
+	bin := buildArbiter(t)
+	suitePath := writeSuite(t, "wac.epd", lines)
+	addr, data := freeAddr(t), filepath.Join(t.TempDir(), "data")
+	coord := startCoordinator(t, bin, addr, data)
+	w1 := startWorker(t, bin, addr, "w1")
+	startWorker(t, bin, addr, "w2")
+
+	out, errOut, code := runBinary(t, bin, "submit", "epd", "--coordinator", addr, "--token", farmToken, "--engine", "builtin",
+		"--suite", suitePath, "--each", "nodes=200000", "--batch", "3")
+	if code != 0 {
+		t.Fatalf("submit: exit %d\n%s%s", code, out, errOut)
+	}
+	jobID := jobIDRE.FindStringSubmatch(out)[1]
+
+	// w1 searched a batch and took the next: kill it while it searches.
+	w1.waitFor(t, regexp.MustCompile(`"epd batch searched"`), 5*time.Minute)
+	w1.kill(t)
+	t.Log("worker w1 killed")
+	// The coordinator dies too, with results on disk, and comes back.
+	time.Sleep(time.Second)
+	coord.kill(t)
+	coord = startCoordinator(t, bin, addr, data)
+	t.Log("coordinator killed and restarted")
+
+	waitDone(t, bin, addr, jobID, 30*time.Minute)
+	coord.waitFor(t, regexp.MustCompile(`"lease expired".*`+jobID+`\.e`), time.Minute)
+
+	job, farm := farmReport(t, addr, jobID)
+	if p := job.GetProgress(); p.GetUnitsDone() != p.GetUnitsTotal() {
+		t.Errorf("done with %d of %d batches merged", p.GetUnitsDone(), p.GetUnitsTotal())
+	}
+	local := localReport(t, bin, suitePath, "nodes=200000")
+	if diff := sameResults(farm, local); diff != "" {
+		t.Fatalf("the farm's results are not the local run's: %s", diff)
+	}
+	t.Logf("%d positions: farm solved %d, local %d", farm.Positions, farm.Engines[0].Solved, local.Engines[0].Solved)
+	// The control: the comparison sees a run that searched less.
+	if lines > 0 {
+		if diff := sameResults(farm, localReport(t, bin, suitePath, "nodes=150000")); diff == "" {
+			t.Error("control: a local run at nodes=150000 compares equal to the farm's at nodes=200000")
+		}
+	}
+}
+
+// localReport is `arbiter epd --json` of the suite with the embedded
+// engine.
+func localReport(t *testing.T, bin, suitePath, each string) ReportJSON {
+	t.Helper()
+	out, errOut, code := runBinary(t, bin, "epd", "--engine", "builtin", "--suite", suitePath, "--each", each, "--json", "--concurrency", "2")
+	if code != 0 {
+		t.Fatalf("local epd: exit %d\n%s", code, errOut)
+	}
+	var rep ReportJSON
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// waitDone polls `arbiter status JOB` until the job is done.
+func waitDone(t *testing.T, bin, addr, jobID string, within time.Duration) string {
+	t.Helper()
+	var out string
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		var code int
+		out, _, code = runBinary(t, bin, "status", jobID, "--coordinator", addr, "--token", farmToken)
+		if code == 0 && strings.Contains(out, "State:    done") {
+			return out
+		}
+		if strings.Contains(out, "State:    failed") || strings.Contains(out, "State:    cancelled") {
+			t.Fatalf("job %s ended:\n%s", jobID, out)
+		}
+	}
+	t.Fatalf("job %s not done within %v:\n%s", jobID, within, out)
+	return ""
+}
+
+// TestFarmRefusesBadSuites: a suite with a bad line is refused by
+// `arbiter submit epd` with the line's number (exit 2) before anything
+// is sent, and a spec that a client did not check (an illegal bm, sent
+// straight to the JobService) is refused by the coordinator naming the
+// position; neither leaves a job. The control: the good suite's job is
+// accepted and listed.
+func TestFarmRefusesBadSuites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a coordinator")
+	}
+	bin := buildArbiter(t)
+	addr := freeAddr(t)
+	startCoordinator(t, bin, addr, filepath.Join(t.TempDir(), "data"))
+	conn := []string{"--coordinator", addr, "--token", farmToken}
+
+	kaufman := writeSuite(t, "kaufman.epd", 0)
+	_, errOut, code := runBinary(t, bin, append([]string{"submit", "epd", "--engine", "builtin", "--suite", kaufman, "--each", "nodes=1000"}, conn...)...)
+	if code != 2 || !strings.Contains(errOut, "kaufman.epd:3: am \"Ne5\": ambiguous") {
+		t.Errorf("bad suite: exit %d, want 2 naming line 3:\n%s", code, errOut)
+	}
+
+	c, err := clusterclient.Connect(clusterclient.Options{Address: addr, Token: farmToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	suite, err := ParseSuite("wac.epd", readTestdata(t, "wac.epd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite.Positions = suite.Positions[:3]
+	spec := SpecOf(suite, []*arbiterv1.EngineSpec{matchspec.EngineToProto(match.EngineConfig{Name: "builtin", Proto: "builtin"})}, Limit{Nodes: 1000}, 0)
+	spec.Positions[1].BestMoves = []string{"a1a8"} // not legal in WAC.002
+	packed, _ := anypb.New(spec)
+	_, err = c.Jobs.SubmitJob(ctx, &arbiterv1.SubmitJobRequest{Kind: Kind, Spec: packed})
+	if err == nil || !strings.Contains(err.Error(), "position 1") || status.Code(err) != codes.InvalidArgument {
+		t.Errorf("unchecked bad spec: %v, want INVALID_ARGUMENT naming position 1", err)
+	}
+	list, _, _ := runBinary(t, bin, append([]string{"status"}, conn...)...)
+	if strings.Contains(list, "EPD") {
+		t.Errorf("a refused suite left a job:\n%s", list)
+	}
+
+	good := writeSuite(t, "wac.epd", 3)
+	out, errOut, code := runBinary(t, bin, append([]string{"submit", "epd", "--engine", "builtin", "--suite", good, "--each", "nodes=1000"}, conn...)...)
+	if code != 0 || !jobIDRE.MatchString(out) {
+		t.Fatalf("control: good suite: exit %d\n%s%s", code, out, errOut)
+	}
+	if list, _, _ := runBinary(t, bin, append([]string{"status"}, conn...)...); !strings.Contains(list, jobIDRE.FindStringSubmatch(out)[1]) {
+		t.Errorf("control: the accepted job is not listed:\n%s", list)
+	}
+}
