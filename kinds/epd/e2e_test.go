@@ -133,7 +133,7 @@ var listeningRE = regexp.MustCompile(`arbiter coordinator: listening on (\S+)`)
 
 func startCoordinator(t *testing.T, bin, addr, data string) *farmProcess {
 	t.Helper()
-	c := startFarmProcess(t, bin, "coordinator", "--listen", addr, "--data", data, "--lease-duration", "6s")
+	c := startFarmProcess(t, bin, "coordinator", "--listen", addr, "--data", data, "--lease-duration", "6s", "--log-level", "debug")
 	c.waitFor(t, listeningRE, 60*time.Second)
 	return c
 }
@@ -232,7 +232,7 @@ func TestFarmWACKilledWorker(t *testing.T) {
 	addr, data := freeAddr(t), filepath.Join(t.TempDir(), "data")
 	coord := startCoordinator(t, bin, addr, data)
 	w1 := startWorker(t, bin, addr, "w1")
-	startWorker(t, bin, addr, "w2")
+	w2 := startWorker(t, bin, addr, "w2")
 
 	out, errOut, code := runBinary(t, bin, "submit", "epd", "--coordinator", addr, "--token", farmToken, "--engine", "builtin",
 		"--suite", suitePath, "--each", "nodes=200000", "--batch", "3")
@@ -242,17 +242,33 @@ func TestFarmWACKilledWorker(t *testing.T) {
 	jobID := jobIDRE.FindStringSubmatch(out)[1]
 
 	// w1 searched a batch and took the next: kill it while it searches.
+	w1ID := coord.waitFor(t, regexp.MustCompile(`"worker registered","worker_id":"(w-[0-9a-f]+)","name":"w1"`), time.Minute)[1]
 	w1.waitFor(t, regexp.MustCompile(`"epd batch searched"`), 5*time.Minute)
+	held := coord.waitFor(t, regexp.MustCompile(`"lease granted","job_id":"`+jobID+`","unit_id":"(`+jobID+`\.e[0-9]+)","worker_id":"`+w1ID+`"`), time.Minute)
 	w1.kill(t)
 	t.Log("worker w1 killed")
 	// The coordinator dies too, with results on disk, and comes back.
 	time.Sleep(time.Second)
+	beforeRestart := coord.text()
 	coord.kill(t)
 	coord = startCoordinator(t, bin, addr, data)
 	t.Log("coordinator killed and restarted")
-
 	waitDone(t, bin, addr, jobID, 30*time.Minute)
-	coord.waitFor(t, regexp.MustCompile(`"lease expired".*`+jobID+`\.e`), time.Minute)
+
+	// The control: w1 died holding a batch it had not searched, and that
+	// batch was searched by w2 (the only worker left).
+	grants := regexp.MustCompile(`"lease granted","job_id":"` + jobID + `","unit_id":"(` + jobID + `\.e[0-9]+)","worker_id":"` + w1ID + `"`).FindAllStringSubmatch(beforeRestart, -1)
+	lastHeld := grants[len(grants)-1][1]
+	searched := func(p *farmProcess, unit string) bool {
+		return regexp.MustCompile(`"epd batch searched".*"unit_id":"`+regexp.QuoteMeta(unit)+`"`).MatchString(p.text())
+	}
+	if searched(w1, lastHeld) {
+		t.Fatalf("control: w1 finished %s, the last batch it was granted (first grant %s): it was not killed mid-batch", lastHeld, held[1])
+	}
+	if !searched(w2, lastHeld) {
+		t.Errorf("batch %s, held by the killed worker, was not searched by the other", lastHeld)
+	}
+	t.Logf("w1 killed holding %s; w2 searched it", lastHeld)
 
 	job, farm := farmReport(t, addr, jobID)
 	if p := job.GetProgress(); p.GetUnitsDone() != p.GetUnitsTotal() {
