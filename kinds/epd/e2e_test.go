@@ -257,10 +257,10 @@ func TestFarmWACKilledWorker(t *testing.T) {
 
 	// The control: w1 died holding a batch it had not searched, and that
 	// batch was searched by w2 (the only worker left).
-	grants := regexp.MustCompile(`"lease granted","job_id":"` + jobID + `","unit_id":"(` + jobID + `\.e[0-9]+)","worker_id":"` + w1ID + `"`).FindAllStringSubmatch(beforeRestart, -1)
+	grants := regexp.MustCompile(`"lease granted","job_id":"`+jobID+`","unit_id":"(`+jobID+`\.e[0-9]+)","worker_id":"`+w1ID+`"`).FindAllStringSubmatch(beforeRestart, -1)
 	lastHeld := grants[len(grants)-1][1]
 	searched := func(p *farmProcess, unit string) bool {
-		return regexp.MustCompile(`"epd batch searched".*"unit_id":"`+regexp.QuoteMeta(unit)+`"`).MatchString(p.text())
+		return regexp.MustCompile(`"epd batch searched".*"unit_id":"` + regexp.QuoteMeta(unit) + `"`).MatchString(p.text())
 	}
 	if searched(w1, lastHeld) {
 		t.Fatalf("control: w1 finished %s, the last batch it was granted (first grant %s): it was not killed mid-batch", lastHeld, held[1])
