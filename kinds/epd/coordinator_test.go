@@ -248,3 +248,40 @@ func TestExpiredLeaseLeasedAgain(t *testing.T) {
 		t.Fatalf("end: %v searched %v", j.GetState(), d.Searched)
 	}
 }
+
+// TestWorkerChecksBatch: the worker parses a leased batch again and
+// refuses one that does not hold together (no engine, more positions
+// than a batch may have, indexes and positions that do not pair up, a
+// position that is not legal, no limit). The control: the batch the
+// coordinator leased passes.
+func TestWorkerChecksBatch(t *testing.T) {
+	e := newCoordEnv(t, "")
+	s := suite(t, "wac.epd", 3)
+	spec := SpecOf(s, []*arbiterv1.EngineSpec{matchspec.EngineToProto(match.EngineConfig{Name: "builtin", Proto: "builtin"})}, Limit{Nodes: 1000}, 3)
+	if _, err := e.c.Create(context.Background(), farmClient, Kind, spec); err != nil {
+		t.Fatal(err)
+	}
+	_, b, ok := e.lease(e.worker("w1"))
+	if !ok {
+		t.Fatal("no lease")
+	}
+	if ps, _, err := checkBatch(b); err != nil || len(ps) != 3 {
+		t.Fatalf("control: the leased batch: %d positions, %v", len(ps), err)
+	}
+	bad := map[string]func(b *arbiterv1.EpdBatch){
+		"no engine":   func(b *arbiterv1.EpdBatch) { b.EngineSpec = nil },
+		"no limit":    func(b *arbiterv1.EpdBatch) { b.Limit = nil },
+		"unpaired":    func(b *arbiterv1.EpdBatch) { b.PositionSpecs = b.PositionSpecs[:2] },
+		"illegal FEN": func(b *arbiterv1.EpdBatch) { b.PositionSpecs[0].Fen = "8/8/8/8/8/8/8/8 w - -" },
+		"too many": func(b *arbiterv1.EpdBatch) {
+			b.Positions = make([]uint32, MaxBatchPositions+1)
+		},
+	}
+	for name, spoil := range bad {
+		c := proto.Clone(b).(*arbiterv1.EpdBatch)
+		spoil(c)
+		if _, _, err := checkBatch(c); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
