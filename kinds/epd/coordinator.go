@@ -73,11 +73,12 @@ type Workload struct {
 	store *store.Store
 	host  core.Host
 
+	workload.Problems // the jobs the last Load skipped
+
 	commitMu sync.Mutex
 	mu       sync.Mutex
 	jobs     map[string]*farmJob
 	running  []*farmJob
-	problems []store.Quarantined
 }
 
 // farmJob is one EPD job in memory; the fields under "running" are nil
@@ -90,10 +91,8 @@ type farmJob struct {
 	merger *Merger
 
 	// running
-	open     map[uint32]string // batch → worker holding its lease
-	retry    []uint32          // batches given back, served first
-	next     uint32            // the next batch never leased
-	excluded map[string]string // worker → why it cannot run the job
+	workload.Batches[uint32]
+	next uint32 // no batch below it is fresh (never leased since the load)
 }
 
 // NewWorkload returns the workload; the core calls Load.
@@ -139,8 +138,7 @@ func parseUnit(u string) (jobID string, idx uint32, ok bool) {
 // newFarmJob is a job's memory from its validated spec (rec is the
 // caller's).
 func newFarmJob(spec *arbiterv1.EpdSpec, suite *Suite, limit Limit) *farmJob {
-	return &farmJob{spec: spec, suite: suite, limit: limit, merger: NewMerger(spec, suite),
-		open: map[uint32]string{}, excluded: map[string]string{}}
+	return &farmJob{spec: spec, suite: suite, limit: limit, merger: NewMerger(spec, suite), Batches: workload.NewBatches[uint32]()}
 }
 
 // checkFarmSpec is what the coordinator refuses of a spec beyond
@@ -225,33 +223,21 @@ func randomHex(n int) string {
 // Load implements core.Workload: every EPD job, a running one resumed
 // with its stored batches merged and every other batch open again.
 func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
-	recs, err := w.store.Jobs(ctx)
-	if err != nil {
-		return nil, apierr.Store(err)
-	}
-	w.mu.Lock()
-	w.problems = nil
-	w.mu.Unlock()
-	var refs []core.JobRef
-	for _, rec := range recs {
-		if rec.Kind != Kind {
-			continue
-		}
+	refs, err := w.LoadJobs(ctx, w.store, w.log, Kind, "epd job", func(ctx context.Context, rec *store.Job) error {
 		j, err := w.loadJob(ctx, rec)
 		if err != nil {
-			w.log.Error("stored epd job skipped", zap.String(logging.JobID, rec.ID), zap.Error(err))
-			w.mu.Lock()
-			w.problems = append(w.problems, store.Quarantined{Kind: "epd job", ID: rec.ID, Error: err.Error()})
-			w.mu.Unlock()
-			continue
+			return err
 		}
 		w.mu.Lock()
+		defer w.mu.Unlock()
 		w.jobs[rec.ID] = j
 		if j.isRunning() {
 			w.running = append(w.running, j)
 		}
-		w.mu.Unlock()
-		refs = append(refs, core.JobRef{ID: rec.ID, Seq: rec.Seq, Submitter: rec.Submitter})
+		return nil
+	})
+	if err != nil {
+		return nil, apierr.Store(err)
 	}
 	return refs, nil
 }
@@ -282,7 +268,7 @@ func (w *Workload) loadJob(ctx context.Context, rec *store.Job) (*farmJob, error
 		}
 	}
 	if !j.isRunning() {
-		j.open, j.excluded = nil, nil
+		j.Batches = workload.Batches[uint32]{}
 		return j, nil
 	}
 	if j.merger.Done() {
@@ -305,7 +291,7 @@ func (w *Workload) finish(j *farmJob, ch *store.JobChange) {
 	if i := slices.Index(w.running, j); i >= 0 {
 		w.running = slices.Delete(w.running, i, i+1)
 	}
-	j.open, j.retry, j.excluded = nil, nil, nil
+	j.Batches = workload.Batches[uint32]{}
 	merged, total := j.merger.Progress()
 	w.log.Info("epd job finished", zap.String(logging.JobID, j.rec.ID), zap.String("state", ch.State), zap.String("error", ch.Error),
 		zap.Int("batches_done", merged), zap.Int("batches", total))
@@ -326,13 +312,6 @@ func (w *Workload) end(ctx context.Context, jobID string, change *store.JobChang
 	w.commitMu.Lock()
 	defer w.commitMu.Unlock()
 	return gamepair.Cancel(ctx, w.store, &w.mu, w.jobs, func(j *farmJob) *store.Job { return j.rec }, jobID, change, w.finish)
-}
-
-// Quarantined implements workload.Quarantiner.
-func (w *Workload) Quarantined() []store.Quarantined {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]store.Quarantined(nil), w.problems...)
 }
 
 var (

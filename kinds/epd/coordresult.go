@@ -12,6 +12,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -45,7 +46,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		w.mu.Unlock()
 		return core.Outcome{Verdict: core.Discarded, EndUnitLeases: true}, nil
 	case j.merger.Merged(int(idx)):
-		j.release(idx, rc.Worker.ID)
+		j.Release(idx, rc.Worker.ID)
 		w.mu.Unlock()
 		return core.Outcome{Verdict: core.Duplicate, EndUnitLeases: true}, nil
 	}
@@ -70,8 +71,8 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		// Checked above under commitMu, which no one released since.
 		w.log.Error("epd batch stored but not merged", zap.String(logging.JobID, jobID), zap.Uint32("batch", idx), zap.Error(err))
 	}
-	delete(j.open, idx)
-	j.dropRetry(idx)
+	delete(j.Open, idx)
+	j.DropRetry(idx)
 	if done != nil {
 		w.finish(j, done)
 	}
@@ -100,15 +101,6 @@ func epdResultOf(r any) (*arbiterv1.EpdResult, error) {
 	return res, nil
 }
 
-// release forgets worker's lease on batch idx, whose result is already
-// merged: the core ends a lease that delivered a result without telling
-// the workload. Caller holds mu.
-func (j *farmJob) release(idx uint32, worker string) {
-	if j.open[idx] == worker {
-		delete(j.open, idx)
-	}
-}
-
 // Snapshot implements core.Workload.
 func (w *Workload) Snapshot(jobID string, full bool) (any, bool) {
 	w.mu.Lock()
@@ -126,17 +118,17 @@ func (w *Workload) snapshot(j *farmJob, full bool) *arbiterv1.Job {
 	merged, total := j.merger.Progress()
 	out := &arbiterv1.Job{JobId: r.ID, State: jobproto.State(r.State), Kind: Kind, Error: r.Error, Submitter: r.Submitter,
 		CreatedAt: timestamppb.New(r.CreatedAt),
-		Progress:  &arbiterv1.JobProgress{UnitsDone: uint64(merged), UnitsTotal: uint64(total), ActiveWorkers: uint32(j.activeWorkers())}}
+		Progress:  &arbiterv1.JobProgress{UnitsDone: uint64(merged), UnitsTotal: uint64(total), ActiveWorkers: uint32(j.ActiveWorkers())}}
 	if !r.FinishedAt.IsZero() {
 		out.FinishedAt = timestamppb.New(r.FinishedAt)
 	}
-	if j.isRunning() && len(j.excluded) > 0 && len(j.open) == 0 && merged == 0 {
-		for _, why := range j.excluded {
+	if j.isRunning() && len(j.Excluded) > 0 && len(j.Open) == 0 && merged == 0 {
+		for _, why := range j.Excluded {
 			out.Progress.Blocked = "the workers that tried cannot run an engine: " + why
 			break
 		}
 	}
-	detail := &arbiterv1.EpdJob{Batches: uint32(total), BatchesDone: uint32(merged), BatchesLeased: uint32(len(j.open))}
+	detail := &arbiterv1.EpdJob{Batches: uint32(total), BatchesDone: uint32(merged), BatchesLeased: uint32(len(j.Open))}
 	detail.Searched, detail.Solved = j.counts()
 	if full {
 		detail.Spec = j.spec
@@ -165,30 +157,20 @@ func (j *farmJob) counts() (searched, solved []uint32) {
 	return searched, solved
 }
 
-func (j *farmJob) activeWorkers() int {
-	seen := map[string]bool{}
-	for _, wk := range j.open {
-		seen[wk] = true
-	}
-	return len(seen)
-}
-
 // Stats implements core.Workload.
 func (w *Workload) Stats() core.Stats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	st := core.Stats{Jobs: map[core.JobKey]int{}, Units: map[string]int{}}
-	for _, s := range []string{store.StateRunning, store.StateDone, store.StateFailed, store.StateCancelled} {
-		st.Jobs[core.JobKey{Kind: Kind, State: s}] = 0
-	}
-	for _, j := range w.jobs {
-		st.Jobs[core.JobKey{Kind: Kind, State: j.rec.State}]++
-	}
+	st := workload.JobStats(Kind, func(count func(string)) {
+		for _, j := range w.jobs {
+			count(j.rec.State)
+		}
+	})
 	for _, j := range w.running {
 		merged, total := j.merger.Progress()
-		st.Units["leased"] += len(j.open)
+		st.Units["leased"] += len(j.Open)
 		st.Units["done"] += merged
-		st.Units["queued"] += total - merged - len(j.open)
+		st.Units["queued"] += total - merged - len(j.Open)
 	}
 	return st
 }

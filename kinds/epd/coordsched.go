@@ -49,7 +49,7 @@ func (j *farmJob) fits(wk *core.Worker) string {
 	if c := capability.Missing(j.needs(), wk.Has); c != "" {
 		return "the worker does not offer " + capability.Describe(c)
 	}
-	if why, ok := j.excluded[wk.ID]; ok {
+	if why, ok := j.Excluded[wk.ID]; ok {
 		return why
 	}
 	return j.fitsCaps(wk.Caps)
@@ -57,7 +57,7 @@ func (j *farmJob) fits(wk *core.Worker) string {
 
 // available says whether j has a batch to hand out now. Caller holds mu.
 func (j *farmJob) available() bool {
-	return len(j.retry) > 0 || j.freshBatch() >= 0
+	return len(j.Retry) > 0 || j.freshBatch() >= 0
 }
 
 // freshBatch is the first batch never leased and not stored or open, or
@@ -65,7 +65,7 @@ func (j *farmJob) available() bool {
 func (j *farmJob) freshBatch() int {
 	n := len(j.merger.Batches())
 	for i := int(j.next); i < n; i++ {
-		if _, open := j.open[uint32(i)]; !open && !j.merger.Merged(i) {
+		if _, open := j.Open[uint32(i)]; !open && !j.merger.Merged(i) {
 			return i
 		}
 	}
@@ -78,7 +78,7 @@ func (w *Workload) Candidates(wk *core.Worker, out []core.Candidate) []core.Cand
 	defer w.mu.Unlock()
 	for _, j := range w.running {
 		out = append(out, core.Candidate{JobID: j.rec.ID, Priority: j.spec.GetPriority(),
-			Share: max(float64(j.spec.GetThroughput()), 1), InFlight: len(j.open),
+			Share: max(float64(j.spec.GetThroughput()), 1), InFlight: len(j.Open),
 			Ready: j.fits(wk) == "" && j.available()})
 	}
 	return out
@@ -93,8 +93,8 @@ func (w *Workload) Take(jobID string, wk *core.Worker, _ time.Time) (string, any
 		return "", nil, false
 	}
 	var idx uint32
-	if len(j.retry) > 0 {
-		idx, j.retry = j.retry[0], j.retry[1:]
+	if len(j.Retry) > 0 {
+		idx, j.Retry = j.Retry[0], j.Retry[1:]
 	} else {
 		fresh := j.freshBatch()
 		if fresh < 0 {
@@ -106,10 +106,10 @@ func (w *Workload) Take(jobID string, wk *core.Worker, _ time.Time) (string, any
 	if err != nil {
 		// Batches come from the stored spec, so this is a bug, not input.
 		w.log.Error("epd batch not built", zap.String(logging.JobID, jobID), zap.Uint32("batch", idx), zap.Error(err))
-		j.retry = append(j.retry, idx)
+		j.Retry = append(j.Retry, idx)
 		return "", nil, false
 	}
-	j.open[idx] = wk.ID
+	j.Open[idx] = wk.ID
 	return unit.GetUnitId(), unit, true
 }
 
@@ -140,17 +140,12 @@ func (w *Workload) Ended(l core.Lease, why core.End) {
 	if !ok || j == nil || !j.isRunning() {
 		return
 	}
-	if holder, leased := j.open[idx]; !leased || holder != l.WorkerID {
+	if !j.Batches.Ended(idx, l, why, j.merger.Merged(int(idx))) {
 		return
 	}
-	delete(j.open, idx)
 	if why.CannotRun {
-		j.excluded[l.WorkerID] = "worker " + l.WorkerID + " cannot run an engine: " + why.Reason
 		w.log.Warn("worker cannot run epd job", zap.String(logging.JobID, jobID), zap.String(logging.WorkerID, l.WorkerID),
 			zap.String("reason", why.Reason))
-	}
-	if !why.JobOver && !j.merger.Merged(int(idx)) {
-		j.retry = append(j.retry, idx)
 	}
 	if w.host != nil {
 		w.host.WorkAvailable()
@@ -179,22 +174,7 @@ func (w *Workload) Adopt(l core.Lease, wk *core.Worker) core.Adoption {
 	if !ok || j == nil || !j.isRunning() || int(idx) >= len(j.merger.Batches()) || j.merger.Merged(int(idx)) {
 		return core.AdoptCancelled
 	}
-	if holder, leased := j.open[idx]; leased && holder != wk.ID {
-		return core.AdoptLost
-	}
-	j.dropRetry(idx)
-	j.open[idx] = wk.ID
-	return core.AdoptActive
-}
-
-// dropRetry takes idx off the batches to serve again. Caller holds mu.
-func (j *farmJob) dropRetry(idx uint32) {
-	for i, r := range j.retry {
-		if r == idx {
-			j.retry = append(j.retry[:i], j.retry[i+1:]...)
-			return
-		}
-	}
+	return j.Batches.Adopt(idx, wk.ID)
 }
 
 // Needs implements workload.Needer: a worker that runs EPD batches (and
@@ -208,8 +188,8 @@ func (w *Workload) Needs(jobID string) (core.Need, bool) {
 	if j == nil {
 		return core.Need{}, false
 	}
-	n := core.Need{Caps: j.needs(), Fits: j.fitsCaps, Barred: make(map[string]string, len(j.excluded)), FailUnstarted: true}
-	for id, why := range j.excluded {
+	n := core.Need{Caps: j.needs(), Fits: j.fitsCaps, Barred: make(map[string]string, len(j.Excluded)), FailUnstarted: true}
+	for id, why := range j.Excluded {
 		n.Barred[id] = strings.TrimPrefix(why, "worker "+id+" ")
 	}
 	return n, true
@@ -225,5 +205,5 @@ func (w *Workload) Describe(jobID string) (core.JobInfo, bool) {
 	}
 	merged, _ := j.merger.Progress()
 	return core.JobInfo{ID: jobID, Kind: Kind, State: j.rec.State, Submitter: j.rec.Submitter,
-		Started: merged > 0 || len(j.open) > 0}, true
+		Started: merged > 0 || len(j.Open) > 0}, true
 }
