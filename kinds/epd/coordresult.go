@@ -105,22 +105,20 @@ func epdResultOf(r any) (*arbiterv1.EpdResult, error) {
 func (w *Workload) Snapshot(jobID string, full bool) (any, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	j := w.jobs[jobID]
-	if j == nil {
-		return nil, false
+	if j := w.jobs[jobID]; j != nil {
+		return j.snapshot(full), true
 	}
-	return w.snapshot(j, full), true
+	return nil, false
 }
 
 // snapshot renders j. Caller holds mu.
-func (w *Workload) snapshot(j *farmJob, full bool) *arbiterv1.Job {
-	r := j.rec
+func (j *farmJob) snapshot(full bool) *arbiterv1.Job {
 	merged, total := j.merger.Progress()
-	out := &arbiterv1.Job{JobId: r.ID, State: jobproto.State(r.State), Kind: Kind, Error: r.Error, Submitter: r.Submitter,
-		CreatedAt: timestamppb.New(r.CreatedAt),
-		Progress:  &arbiterv1.JobProgress{UnitsDone: uint64(merged), UnitsTotal: uint64(total), ActiveWorkers: uint32(j.ActiveWorkers())}}
-	if !r.FinishedAt.IsZero() {
-		out.FinishedAt = timestamppb.New(r.FinishedAt)
+	out := &arbiterv1.Job{JobId: j.rec.ID, State: jobproto.State(j.rec.State), Kind: Kind, Error: j.rec.Error,
+		Submitter: j.rec.Submitter, CreatedAt: timestamppb.New(j.rec.CreatedAt),
+		Progress: &arbiterv1.JobProgress{UnitsDone: uint64(merged), UnitsTotal: uint64(total), ActiveWorkers: uint32(j.ActiveWorkers())}}
+	if at := j.rec.FinishedAt; !at.IsZero() {
+		out.FinishedAt = timestamppb.New(at)
 	}
 	if j.isRunning() && len(j.Excluded) > 0 && len(j.Open) == 0 && merged == 0 {
 		for _, why := range j.Excluded {

@@ -135,16 +135,12 @@ func (j *farmJob) batchUnit(idx uint32) (*arbiterv1.WorkUnit, error) {
 func (w *Workload) Ended(l core.Lease, why core.End) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	jobID, idx, ok := parseUnit(l.UnitID)
-	j := w.jobs[jobID]
-	if !ok || j == nil || !j.isRunning() {
-		return
-	}
-	if !j.Batches.Ended(idx, l, why, j.merger.Merged(int(idx))) {
+	j, idx := w.runningBatch(l.UnitID)
+	if j == nil || !j.Batches.Ended(idx, l, why, j.merger.Merged(int(idx))) {
 		return
 	}
 	if why.CannotRun {
-		w.log.Warn("worker cannot run epd job", zap.String(logging.JobID, jobID), zap.String(logging.WorkerID, l.WorkerID),
+		w.log.Warn("worker cannot run epd job", zap.String(logging.JobID, j.rec.ID), zap.String(logging.WorkerID, l.WorkerID),
 			zap.String("reason", why.Reason))
 	}
 	if w.host != nil {
@@ -152,16 +148,22 @@ func (w *Workload) Ended(l core.Lease, why core.End) {
 	}
 }
 
-// Locate implements core.Workload.
-func (w *Workload) Locate(unitID string) (string, bool) {
-	jobID, _, ok := parseUnit(unitID)
-	if !ok {
-		return "", false
+// runningBatch is the running job of a unit id and the unit's batch
+// (nil when the id names no batch of a running job). Caller holds mu.
+func (w *Workload) runningBatch(unitID string) (*farmJob, uint32) {
+	jobID, idx, ok := parseUnit(unitID)
+	if j := w.jobs[jobID]; ok && j != nil && j.isRunning() && int(idx) < len(j.merger.Batches()) {
+		return j, idx
 	}
+	return nil, 0
+}
+
+// Locate implements core.Workload.
+func (w *Workload) Locate(unitID string) (jobID string, known bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	_, known := w.jobs[jobID]
-	return jobID, known
+	jobID, _, ok := parseUnit(unitID)
+	return jobID, ok && w.jobs[jobID] != nil
 }
 
 // Adopt implements core.Workload: a batch not yet stored stays with the
@@ -169,9 +171,8 @@ func (w *Workload) Locate(unitID string) (string, bool) {
 func (w *Workload) Adopt(l core.Lease, wk *core.Worker) core.Adoption {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	jobID, idx, ok := parseUnit(l.UnitID)
-	j := w.jobs[jobID]
-	if !ok || j == nil || !j.isRunning() || int(idx) >= len(j.merger.Batches()) || j.merger.Merged(int(idx)) {
+	j, idx := w.runningBatch(l.UnitID)
+	if j == nil || j.merger.Merged(int(idx)) {
 		return core.AdoptCancelled
 	}
 	return j.Batches.Adopt(idx, wk.ID)
