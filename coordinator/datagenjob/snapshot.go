@@ -132,11 +132,7 @@ func (j *job) activeWorkers() int {
 func (w *Workload) Stats() core.Stats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	st := workload.JobStats(Kind, func(count func(string)) {
-		for _, j := range w.jobs {
-			count(j.rec.State)
-		}
-	})
+	st := workload.JobStats(Kind, w.jobs, func(j *job) string { return j.rec.State })
 	for _, j := range w.running {
 		st.Units["leased"] += len(j.open)
 		st.Units["done"] += int(j.prog.batches)

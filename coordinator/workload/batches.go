@@ -13,10 +13,13 @@ import (
 	"sync"
 
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/arbiter-chess/arbiter/base/logging"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 // Batches is one running job's lease bookkeeping. The caller guards it
@@ -138,11 +141,23 @@ func (p *Problems) LoadJobs(ctx context.Context, st *store.Store, log *zap.Logge
 
 // JobStats starts a kind's core.Stats: its jobs counted by state (every
 // state present, so that a gauge falls to zero), no units yet.
-func JobStats(kind string, states func(yield func(state string))) core.Stats {
+func JobStats[J any](kind string, jobs map[string]J, state func(J) string) core.Stats {
 	st := core.Stats{Jobs: map[core.JobKey]int{}, Units: map[string]int{}}
 	for _, s := range []string{store.StateRunning, store.StateDone, store.StateFailed, store.StateCancelled} {
 		st.Jobs[core.JobKey{Kind: kind, State: s}] = 0
 	}
-	states(func(s string) { st.Jobs[core.JobKey{Kind: kind, State: s}]++ })
+	for _, j := range jobs {
+		st.Jobs[core.JobKey{Kind: kind, State: state(j)}]++
+	}
 	return st
+}
+
+// PluginUnit is a unit of a kind that plugs in, as a worker gets it: its
+// payload travels as an Any that the worker's runner of its type unpacks.
+func PluginUnit(unitID, jobID string, payload proto.Message) (*arbiterv1.WorkUnit, error) {
+	a, err := anypb.New(payload)
+	if err != nil {
+		return nil, err
+	}
+	return &arbiterv1.WorkUnit{UnitId: unitID, JobId: jobID, Payload: &arbiterv1.WorkUnit_Plugin{Plugin: a}}, nil
 }

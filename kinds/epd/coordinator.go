@@ -223,27 +223,31 @@ func randomHex(n int) string {
 // Load implements core.Workload: every EPD job, a running one resumed
 // with its stored batches merged and every other batch open again.
 func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
-	refs, err := w.LoadJobs(ctx, w.store, w.log, Kind, "epd job", func(ctx context.Context, rec *store.Job) error {
-		j, err := w.loadJob(ctx, rec)
-		if err != nil {
-			return err
-		}
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		w.jobs[rec.ID] = j
-		if j.isRunning() {
-			w.running = append(w.running, j)
-		}
-		return nil
-	})
+	refs, err := w.LoadJobs(ctx, w.store, w.log, Kind, "epd job", w.loadJob)
 	if err != nil {
 		return nil, apierr.Store(err)
 	}
 	return refs, nil
 }
 
-// loadJob rebuilds one job from its rows.
-func (w *Workload) loadJob(ctx context.Context, rec *store.Job) (*farmJob, error) {
+// loadJob rebuilds one job from its rows and keeps it.
+func (w *Workload) loadJob(ctx context.Context, rec *store.Job) error {
+	j, err := w.rebuild(ctx, rec)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.jobs[rec.ID] = j
+	if j.isRunning() {
+		w.running = append(w.running, j)
+	}
+	return nil
+}
+
+// rebuild is a stored job in memory: its spec checked again and its
+// stored batches merged again.
+func (w *Workload) rebuild(ctx context.Context, rec *store.Job) (*farmJob, error) {
 	specBytes, err := loadJobRow(ctx, w.store, rec.ID)
 	if err != nil {
 		return nil, err

@@ -159,11 +159,7 @@ func (j *farmJob) counts() (searched, solved []uint32) {
 func (w *Workload) Stats() core.Stats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	st := workload.JobStats(Kind, func(count func(string)) {
-		for _, j := range w.jobs {
-			count(j.rec.State)
-		}
-	})
+	st := workload.JobStats(Kind, w.jobs, func(j *farmJob) string { return j.rec.State })
 	for _, j := range w.running {
 		merged, total := j.merger.Progress()
 		st.Units["leased"] += len(j.Open)

@@ -5,12 +5,12 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/arbiter-chess/arbiter/base/capability"
 	"github.com/arbiter-chess/arbiter/base/logging"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
 )
@@ -122,12 +122,7 @@ func (j *farmJob) batchUnit(idx uint32) (*arbiterv1.WorkUnit, error) {
 	for _, p := range b.Positions {
 		unit.PositionSpecs = append(unit.PositionSpecs, j.spec.Positions[p])
 	}
-	payload, err := anypb.New(unit)
-	if err != nil {
-		return nil, err
-	}
-	id := unitID(j.rec.ID, idx)
-	return &arbiterv1.WorkUnit{UnitId: id, JobId: j.rec.ID, Payload: &arbiterv1.WorkUnit_Plugin{Plugin: payload}}, nil
+	return workload.PluginUnit(unitID(j.rec.ID, idx), j.rec.ID, unit)
 }
 
 // Ended implements core.Workload: the batch is served again first; a
