@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -372,5 +373,53 @@ func TestFarmRefusesBadSuites(t *testing.T) {
 	}
 	if list, _, _ := runBinary(t, bin, append([]string{"status"}, conn...)...); !strings.Contains(list, jobIDRE.FindStringSubmatch(out)[1]) {
 		t.Errorf("control: the accepted job is not listed:\n%s", list)
+	}
+}
+
+// TestSubmitWaitJSON: `arbiter submit epd --wait --json` through a real
+// coordinator and worker prints, once the job is done, the object
+// `arbiter epd --json` prints (it matches docs/json/epd.schema.json and
+// every result equals a local run at the same nodes), and `arbiter status
+// JOB` shows the job with its engines' counts and table. The control: the
+// local run the farm's output is compared with is a real one of the same
+// positions.
+func TestSubmitWaitJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a coordinator and a worker")
+	}
+	bin := buildArbiter(t)
+	suitePath := writeSuite(t, "wac.epd", 6)
+	addr := freeAddr(t)
+	startCoordinator(t, bin, addr, filepath.Join(t.TempDir(), "data"))
+	startWorker(t, bin, addr, "w1")
+	conn := []string{"--coordinator", addr, "--token", farmToken}
+	out, errOut, code := runBinary(t, bin, append([]string{"submit", "epd", "--engine", "builtin", "--suite", suitePath,
+		"--each", "nodes=20000", "--batch", "4", "--wait", "--json"}, conn...)...)
+	if code != 0 {
+		t.Fatalf("submit --wait --json: exit %d\n%s%s", code, out, errOut)
+	}
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := epdSchema(t).Validate(inst); err != nil {
+		t.Fatalf("--json does not match its schema: %v\n%.2000s", err, out)
+	}
+	var farm ReportJSON
+	if err := json.Unmarshal([]byte(out), &farm); err != nil {
+		t.Fatal(err)
+	}
+	local := localReport(t, bin, suitePath, "nodes=20000")
+	if len(local.Results) != 6 {
+		t.Fatalf("control: the local run has %d results, want 6", len(local.Results))
+	}
+	if diff := sameResults(farm, local); diff != "" {
+		t.Fatalf("the farm's --json is not the local run's: %s", diff)
+	}
+	jobID := regexp.MustCompile(`EPD job (e[0-9a-f]+) submitted`).FindStringSubmatch(errOut)[1]
+	status, _, code := runBinary(t, bin, append([]string{"status", jobID}, conn...)...)
+	want := fmt.Sprintf("builtin %d/6", farm.Engines[0].Solved)
+	if code != 0 || !strings.Contains(status, "State:    done") || !strings.Contains(status, want) || !strings.Contains(status, "WAC.006") {
+		t.Errorf("status %s: exit %d, want done, %q and every position:\n%s", jobID, code, want, status)
 	}
 }
