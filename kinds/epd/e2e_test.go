@@ -1,7 +1,6 @@
 package epd
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,8 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +22,7 @@ import (
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // The farm end to end: the real binary as a coordinator and two workers
@@ -32,90 +30,11 @@ import (
 
 const farmToken = "epd-farm-test-token"
 
-// farmProcess is one running arbiter with its stderr kept and its lines
-// offered to waitFor.
-type farmProcess struct {
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	log  strings.Builder
-	done chan struct{}
-}
-
-func startFarmProcess(t *testing.T, bin string, args ...string) *farmProcess {
+func startFarmProcess(t *testing.T, bin string, args ...string) *proctest.Process {
 	t.Helper()
-	p := &farmProcess{cmd: exec.Command(bin, args...), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), "ARBITER_TOKEN="+farmToken)
-	r, err := p.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 1<<16), 1<<20)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.log.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
-		}
-		p.cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(30 * time.Second):
-			p.cmd.Process.Kill()
-			<-p.done
-		}
-		if t.Failed() {
-			t.Logf("%s log (last 3000 bytes):\n%s", args[0], tail(p.text(), 3000))
-		}
-	})
-	return p
-}
-
-func (p *farmProcess) text() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.String()
-}
-
-// waitFor waits until the process's stderr matches re and returns the
-// first match's submatches.
-func (p *farmProcess) waitFor(t *testing.T, re *regexp.Regexp, within time.Duration) []string {
-	t.Helper()
-	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if m := re.FindStringSubmatch(p.text()); m != nil {
-			return m
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("%s exited while waiting for %q:\n%s", p.cmd.Args[1], re, tail(p.text(), 3000))
-		default:
-		}
-	}
-	t.Fatalf("%s: no %q within %v:\n%s", p.cmd.Args[1], re, within, tail(p.text(), 3000))
-	return nil
-}
-
-// kill ends the process with SIGKILL and waits for it.
-func (p *farmProcess) kill(t *testing.T) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-p.done
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "ARBITER_TOKEN="+farmToken)
+	return proctest.Start(t, cmd, args[0])
 }
 
 // freeAddr is a loopback address with a port free now, for a coordinator
@@ -132,14 +51,14 @@ func freeAddr(t *testing.T) string {
 
 var listeningRE = regexp.MustCompile(`arbiter coordinator: listening on (\S+)`)
 
-func startCoordinator(t *testing.T, bin, addr, data string) *farmProcess {
+func startCoordinator(t *testing.T, bin, addr, data string) *proctest.Process {
 	t.Helper()
 	c := startFarmProcess(t, bin, "coordinator", "--listen", addr, "--data", data, "--lease-duration", "6s", "--log-level", "debug")
-	c.waitFor(t, listeningRE, 60*time.Second)
+	c.WaitFor(t, listeningRE, 60*time.Second)
 	return c
 }
 
-func startWorker(t *testing.T, bin, addr, name string) *farmProcess {
+func startWorker(t *testing.T, bin, addr, name string) *proctest.Process {
 	t.Helper()
 	return startFarmProcess(t, bin, "worker", "--coordinator", addr, "--token", farmToken, "--threads", "1", "--name", name)
 }
@@ -243,15 +162,15 @@ func TestFarmWACKilledWorker(t *testing.T) {
 	jobID := jobIDRE.FindStringSubmatch(out)[1]
 
 	// w1 searched a batch and took the next: kill it while it searches.
-	w1ID := coord.waitFor(t, regexp.MustCompile(`"worker registered","worker_id":"(w-[0-9a-f]+)","name":"w1"`), time.Minute)[1]
-	w1.waitFor(t, regexp.MustCompile(`"epd batch searched"`), 5*time.Minute)
-	held := coord.waitFor(t, regexp.MustCompile(`"lease granted","job_id":"`+jobID+`","unit_id":"(`+jobID+`\.e[0-9]+)","worker_id":"`+w1ID+`"`), time.Minute)
-	w1.kill(t)
+	w1ID := coord.WaitFor(t, regexp.MustCompile(`"worker registered","worker_id":"(w-[0-9a-f]+)","name":"w1"`), time.Minute)[1]
+	w1.WaitFor(t, regexp.MustCompile(`"epd batch searched"`), 5*time.Minute)
+	held := coord.WaitFor(t, regexp.MustCompile(`"lease granted","job_id":"`+jobID+`","unit_id":"(`+jobID+`\.e[0-9]+)","worker_id":"`+w1ID+`"`), time.Minute)
+	w1.Kill(t)
 	t.Log("worker w1 killed")
 	// The coordinator dies too, with results on disk, and comes back.
 	time.Sleep(time.Second)
-	beforeRestart := coord.text()
-	coord.kill(t)
+	beforeRestart := coord.Log()
+	coord.Kill(t)
 	coord = startCoordinator(t, bin, addr, data)
 	t.Log("coordinator killed and restarted")
 	waitDone(t, bin, addr, jobID, 30*time.Minute)
@@ -260,8 +179,8 @@ func TestFarmWACKilledWorker(t *testing.T) {
 	// batch was searched by w2 (the only worker left).
 	grants := regexp.MustCompile(`"lease granted","job_id":"`+jobID+`","unit_id":"(`+jobID+`\.e[0-9]+)","worker_id":"`+w1ID+`"`).FindAllStringSubmatch(beforeRestart, -1)
 	lastHeld := grants[len(grants)-1][1]
-	searched := func(p *farmProcess, unit string) bool {
-		return regexp.MustCompile(`"epd batch searched".*"unit_id":"` + regexp.QuoteMeta(unit) + `"`).MatchString(p.text())
+	searched := func(p *proctest.Process, unit string) bool {
+		return regexp.MustCompile(`"epd batch searched".*"unit_id":"` + regexp.QuoteMeta(unit) + `"`).MatchString(p.Log())
 	}
 	if searched(w1, lastHeld) {
 		t.Fatalf("control: w1 finished %s, the last batch it was granted (first grant %s): it was not killed mid-batch", lastHeld, held[1])
