@@ -342,3 +342,43 @@ func TestSubmitWaitJSON(t *testing.T) {
 		t.Errorf("status %s: exit %d, want done, %q and every position:\n%s", jobID, code, want, status)
 	}
 }
+
+// TestSubmitUploadedEngine: an engine uploaded by the submitter
+// (upload=PATH, here Stockfish's binary) is fetched by the worker from the
+// coordinator and searched in the worker's sandbox; at fixed nodes on one
+// thread its results equal a local run of the same binary. The control:
+// the worker's log shows it downloaded the artifact (the engine did not
+// come from the worker's own disk).
+func TestSubmitUploadedEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a coordinator and a worker")
+	}
+	needStockfish(t)
+	bin := buildArbiter(t)
+	suitePath := writeSuite(t, "wac.epd", 4)
+	addr := freeAddr(t)
+	startCoordinator(t, bin, addr, filepath.Join(t.TempDir(), "data"))
+	w := startFarmProcess(t, bin, "worker", "--coordinator", addr, "--token", farmToken, "--threads", "1", "--name", "w1",
+		"--allow-uploads", "--data", filepath.Join(t.TempDir(), "worker"))
+	out, errOut, code := runBinary(t, bin, "submit", "epd", "--coordinator", addr, "--token", farmToken,
+		"--engine", "name=sf,upload="+stockfish, "--suite", suitePath, "--each", "nodes=10000", "--wait", "--json")
+	if code != 0 {
+		t.Fatalf("submit: exit %d\n%s%s", code, out, errOut)
+	}
+	w.WaitFor(t, regexp.MustCompile(`"artifact downloaded"`), time.Minute)
+	var farm ReportJSON
+	if err := json.Unmarshal([]byte(out), &farm); err != nil {
+		t.Fatal(err)
+	}
+	lout, lerr, code := runBinary(t, bin, "epd", "--engine", "name=sf,cmd="+stockfish, "--suite", suitePath, "--each", "nodes=10000", "--json")
+	if code != 0 {
+		t.Fatalf("local: exit %d\n%s", code, lerr)
+	}
+	var local ReportJSON
+	if err := json.Unmarshal([]byte(lout), &local); err != nil {
+		t.Fatal(err)
+	}
+	if diff := sameResults(farm, local); diff != "" {
+		t.Fatalf("the uploaded engine's results are not the local binary's: %s", diff)
+	}
+}
