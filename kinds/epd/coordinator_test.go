@@ -4,15 +4,14 @@ import (
 	"context"
 	"os"
 	"testing"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/base/capability"
-	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/match"
@@ -27,77 +26,68 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var (
-	farmWorker = identity.Identity{Name: "alice", Role: identity.Worker}
-	farmClient = identity.Identity{Name: "carol", Role: identity.Client}
-)
-
 // coordEnv is the workload under a real core over a real store (SQLite in
-// a directory, or a PostgreSQL database).
+// a directory, or a PostgreSQL database), driven as the game workloads'
+// tests drive theirs, on a fake clock.
 type coordEnv struct {
-	t   *testing.T
+	*gamepairtest.Driver
 	dir string
 	dsn string
 	st  *store.Store
-	c   *core.Core
-	now time.Time // the core's clock
 }
 
 func newCoordEnv(t *testing.T, dsn string) *coordEnv {
-	e := &coordEnv{t: t, dir: t.TempDir(), dsn: dsn, now: time.Now()}
+	e := &coordEnv{Driver: gamepairtest.NewDriver(t), dir: t.TempDir(), dsn: dsn}
 	e.start()
-	t.Cleanup(func() { e.c.Close(); e.st.Close() })
+	t.Cleanup(func() { e.C.Close(); e.st.Close() })
 	return e
 }
 
 func (e *coordEnv) start() {
-	e.t.Helper()
+	e.T.Helper()
 	st, err := store.OpenURL(e.dsn, e.dir)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
-	wl, err := NewWorkload(workload.Deps{Store: st, DataDir: e.dir})
+	wl, err := NewWorkload(workload.Deps{Store: st, DataDir: e.dir, Now: e.Clk.Now})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	e.st = st
-	e.c = core.New(core.Config{Store: st, LeaseDuration: time.Minute, LeaseKey: []byte("test key"),
-		Now: func() time.Time { return e.now }}, wl)
-	wl.SetHost(e.c.Host())
-	if err := e.c.Load(context.Background()); err != nil {
-		e.t.Fatal(err)
+	e.C = core.New(core.Config{Store: st, Now: e.Clk.Now, LeaseDuration: gamepairtest.LeaseDuration, LeaseKey: []byte("test key")}, wl)
+	wl.SetHost(e.C.Host())
+	if err := e.C.Load(context.Background()); err != nil {
+		e.T.Fatal(err)
 	}
 }
 
 // restart is a coordinator restart over the same store.
 func (e *coordEnv) restart() {
-	e.c.Close()
+	e.C.Close()
 	e.st.Close()
 	e.start()
 }
 
+// worker registers a worker that runs EPD batches and the embedded engine.
 func (e *coordEnv) worker(name string) *core.Worker {
-	e.t.Helper()
-	w, err := e.c.Register(context.Background(), farmWorker, name, core.Caps{Cores: 1, Tags: []string{CapabilityEPD, capability.Builtin}})
+	e.T.Helper()
+	w, err := e.C.Register(context.Background(), gamepairtest.Alice, name, core.Caps{Cores: 1, Tags: []string{CapabilityEPD, capability.Builtin}})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return w
 }
 
 // lease takes a batch for w (ok false: none to take).
 func (e *coordEnv) lease(w *core.Worker) (core.Grant, *arbiterv1.EpdBatch, bool) {
-	e.t.Helper()
-	g, ok, err := e.c.Lease(context.Background(), farmWorker, w.ID, 0)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	e.T.Helper()
+	g, ok := e.Lease(w)
 	if !ok {
 		return g, nil, false
 	}
 	b := &arbiterv1.EpdBatch{}
 	if err := g.Payload.(*arbiterv1.WorkUnit).GetPlugin().UnmarshalTo(b); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return g, b, true
 }
@@ -105,21 +95,18 @@ func (e *coordEnv) lease(w *core.Worker) (core.Grant, *arbiterv1.EpdBatch, bool)
 func (e *coordEnv) submit(w *core.Worker, g core.Grant, res proto.Message) (core.Verdict, error) {
 	a, err := anypb.New(res)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
-	return e.c.Submit(context.Background(), farmWorker, w.ID, g.Lease.ID, g.Lease.UnitID, a, time.Second)
+	return e.Submit(w, g, a)
 }
 
+// detail is a job's full snapshot and its EPD detail.
 func (e *coordEnv) detail(id string) (*arbiterv1.Job, *arbiterv1.EpdJob) {
-	e.t.Helper()
-	snap, err := e.c.Job(id, true)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	j := snap.(*arbiterv1.Job)
+	e.T.Helper()
+	j := e.Job(id)
 	d := &arbiterv1.EpdJob{}
 	if err := j.GetDetail().UnmarshalTo(d); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return j, d
 }
@@ -153,10 +140,7 @@ func testBatchesCountOnce(t *testing.T, dsn string) {
 	e := newCoordEnv(t, dsn)
 	s := suite(t, "wac.epd", 4)
 	spec := SpecOf(s, []*arbiterv1.EngineSpec{matchspec.EngineToProto(match.EngineConfig{Name: "builtin", Proto: "builtin"})}, Limit{Nodes: 1000}, 2)
-	ref, err := e.c.Create(context.Background(), farmClient, Kind, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	jobID := e.Create(Kind, spec)
 	w := e.worker("w1")
 	g, b, ok := e.lease(w)
 	if !ok || len(b.PositionSpecs) != 2 || b.EngineSpec.GetName() != "builtin" || b.Limit.GetNodes() != 1000 {
@@ -191,14 +175,14 @@ func testBatchesCountOnce(t *testing.T, dsn string) {
 	if v, err := e.submit(w, g, good); err != nil || v != core.Duplicate {
 		t.Errorf("a second answer for the batch: %v %v, want duplicate", v, err)
 	}
-	_, d := e.detail(ref.ID)
+	_, d := e.detail(jobID)
 	if d.BatchesDone != 1 || d.Searched[0] != 2 || d.Solved[0] != 1 {
 		t.Fatalf("after one batch: done %d searched %v solved %v; want 1, [2], [1] (the unsolving move not believed solved)", d.BatchesDone, d.Searched, d.Solved)
 	}
 
 	e.restart()
 	w = e.worker("w1")
-	if _, d := e.detail(ref.ID); d.BatchesDone != 1 || d.Searched[0] != 2 {
+	if _, d := e.detail(jobID); d.BatchesDone != 1 || d.Searched[0] != 2 {
 		t.Fatalf("after restart: done %d searched %v", d.BatchesDone, d.Searched)
 	}
 	g, b, ok = e.lease(w)
@@ -208,7 +192,7 @@ func testBatchesCountOnce(t *testing.T, dsn string) {
 	if v, err := e.submit(w, g, answer(b)); err != nil || v != core.Accepted {
 		t.Fatalf("second batch: %v %v", v, err)
 	}
-	j, d := e.detail(ref.ID)
+	j, d := e.detail(jobID)
 	if j.GetState() != arbiterv1.JobState_JOB_STATE_DONE || d.BatchesDone != 2 || d.Searched[0] != 4 || d.Solved[0] != 3 {
 		t.Fatalf("end: %v done %d searched %v solved %v", j.GetState(), d.BatchesDone, d.Searched, d.Solved)
 	}
@@ -223,10 +207,7 @@ func TestExpiredLeaseLeasedAgain(t *testing.T) {
 	e := newCoordEnv(t, "")
 	s := suite(t, "wac.epd", 2)
 	spec := SpecOf(s, []*arbiterv1.EngineSpec{matchspec.EngineToProto(match.EngineConfig{Name: "builtin", Proto: "builtin"})}, Limit{Nodes: 1000}, 2)
-	ref, err := e.c.Create(context.Background(), farmClient, Kind, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	jobID := e.Create(Kind, spec)
 	w1, w2 := e.worker("w1"), e.worker("w2")
 	if _, _, ok := e.lease(w1); !ok {
 		t.Fatal("no lease for w1")
@@ -235,8 +216,7 @@ func TestExpiredLeaseLeasedAgain(t *testing.T) {
 		t.Fatal("control: the job's one batch leased twice while its lease is live")
 	}
 	// w1 is never heard of again: its lease runs out.
-	e.now = e.now.Add(2 * time.Minute)
-	e.c.Tick()
+	e.ExpireAll()
 	g, b, ok := e.lease(w2)
 	if !ok {
 		t.Fatal("the batch of the lost lease was not leased again")
@@ -244,7 +224,7 @@ func TestExpiredLeaseLeasedAgain(t *testing.T) {
 	if v, err := e.submit(w2, g, answer(b)); err != nil || v != core.Accepted {
 		t.Fatalf("%v %v", v, err)
 	}
-	if j, d := e.detail(ref.ID); j.GetState() != arbiterv1.JobState_JOB_STATE_DONE || d.Searched[0] != 2 {
+	if j, d := e.detail(jobID); j.GetState() != arbiterv1.JobState_JOB_STATE_DONE || d.Searched[0] != 2 {
 		t.Fatalf("end: %v searched %v", j.GetState(), d.Searched)
 	}
 }
@@ -258,9 +238,7 @@ func TestWorkerChecksBatch(t *testing.T) {
 	e := newCoordEnv(t, "")
 	s := suite(t, "wac.epd", 3)
 	spec := SpecOf(s, []*arbiterv1.EngineSpec{matchspec.EngineToProto(match.EngineConfig{Name: "builtin", Proto: "builtin"})}, Limit{Nodes: 1000}, 3)
-	if _, err := e.c.Create(context.Background(), farmClient, Kind, spec); err != nil {
-		t.Fatal(err)
-	}
+	e.Create(Kind, spec)
 	_, b, ok := e.lease(e.worker("w1"))
 	if !ok {
 		t.Fatal("no lease")
