@@ -13,6 +13,8 @@ import (
 	"github.com/arbiter-chess/arbiter/base/buildinfo"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/enginehost/sandbox"
+	// EPD suites: arbiter epd, and (until kinds/install) the coordinator
+	// workload, the worker runner and the status report of submit epd.
 	"github.com/arbiter-chess/arbiter/kinds/epd"
 	// The worker runs DATAGEN batches with the runner this registers
 	// (until kinds/install).

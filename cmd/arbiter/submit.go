@@ -8,9 +8,11 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/kinds/epd"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -43,6 +45,7 @@ func newSubmitCommand() *cobra.Command {
 	cmd.AddCommand(newSubmitTestCommands()...)
 	cmd.AddCommand(newSubmitSpsaCommand())
 	cmd.AddCommand(newSubmitDatagenCommand())
+	cmd.AddCommand(epd.NewSubmitCommand(func(fl *pflag.FlagSet) epd.Session { c := &clientFlags{}; c.add(fl); return c.session }))
 	return cmd
 }
 

@@ -22,6 +22,9 @@ import (
 	// The worker runs DATAGEN batches with the runner this registers
 	// (until kinds/install).
 	_ "github.com/arbiter-chess/arbiter/kinds/datagen"
+	// EPD suites: the coordinator workload, the worker runner and the
+	// status report (until kinds/install).
+	_ "github.com/arbiter-chess/arbiter/kinds/epd"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/spec/engineallow"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
