@@ -153,6 +153,9 @@ func checkFarmSpec(spec *arbiterv1.EpdSpec) (*Suite, Limit, error) {
 		if e.GetTimeControl() != nil || e.GetNet() != nil {
 			return nil, Limit{}, apierr.Invalid("%s: a time control or a net does not apply: every engine searches under the job's limit with its own net", which)
 		}
+		if e.GetMovegenGate() != "" {
+			return nil, Limit{}, apierr.Invalid("%s: movegen_gate is for matches and tests; check an engine's generator with arbiter verify", which)
+		}
 	}
 	suite, limit, err := ValidateSpec(spec)
 	if err != nil {

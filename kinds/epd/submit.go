@@ -139,6 +139,9 @@ func submitEngines(flags []string) ([]enginespec.Spec, []*arbiterv1.EngineSpec, 
 		if es.HasNet() {
 			return nil, nil, cliexit.Usage("--engine %q: net= is for tests; an EPD job plays each engine's own net", s)
 		}
+		if es.MovegenGate != "" {
+			return nil, nil, cliexit.Usage("--engine %q: perft-gate= is for matches and tests; check an engine's generator with arbiter verify", s)
+		}
 		e, err := es.MatchEngine(enginespec.Spec{})
 		if err != nil {
 			return nil, nil, cliexit.Usage("--engine: %v", err)
