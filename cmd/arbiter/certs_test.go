@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -10,8 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +17,7 @@ import (
 	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 func TestCertsCommandInput(t *testing.T) {
@@ -119,82 +116,30 @@ func TestClientCertFlags(t *testing.T) {
 // arbiterProcess is the arbiter command run as a real process (the test
 // binary re-executed through TestHelperArbiterMain).
 type arbiterProcess struct {
+	*proctest.Process
 	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr bytes.Buffer
-	lines  chan string
-	exited chan struct{}
+	exited <-chan struct{}
 }
 
 func startArbiterProcess(t *testing.T, env []string, args ...string) *arbiterProcess {
 	t.Helper()
-	p := &arbiterProcess{lines: make(chan string, 1024), exited: make(chan struct{})}
-	p.cmd = exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperArbiterMain$", "--"}, args...)...)
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperArbiterMain$", "--"}, args...)...)
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, auth.EnvToken+"=") {
-			p.cmd.Env = append(p.cmd.Env, e)
+			cmd.Env = append(cmd.Env, e)
 		}
 	}
-	p.cmd.Env = append(append(p.cmd.Env, "ARBITER_TEST_MAIN=1"), env...)
-	r, err := p.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 1<<16), 1<<20)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.stderr.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
-			select {
-			case p.lines <- sc.Text():
-			default:
-			}
-		}
-		p.cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(func() {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.exited:
-		case <-time.After(30 * time.Second):
-			p.cmd.Process.Kill()
-			<-p.exited
-		}
-		if t.Failed() {
-			t.Logf("%v stderr:\n%s", args, p.log())
-		}
-	})
-	return p
+	cmd.Env = append(append(cmd.Env, "ARBITER_TEST_MAIN=1"), env...)
+	p := proctest.Start(t, cmd, strings.Join(args, " "))
+	return &arbiterProcess{Process: p, cmd: cmd, exited: p.Exited()}
 }
 
-func (p *arbiterProcess) log() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.String()
-}
+func (p *arbiterProcess) log() string { return p.Log() }
 
 // waitLine waits for a stderr line with prefix and returns the rest.
 func (p *arbiterProcess) waitLine(t *testing.T, prefix string) string {
 	t.Helper()
-	timeout := time.After(60 * time.Second)
-	for {
-		select {
-		case l := <-p.lines:
-			if rest, ok := strings.CutPrefix(l, prefix); ok {
-				return rest
-			}
-		case <-p.exited:
-			t.Fatalf("process exited (%v) before printing %q:\n%s", p.cmd.ProcessState, prefix, p.log())
-		case <-timeout:
-			t.Fatalf("no %q within a minute:\n%s", prefix, p.log())
-		}
-	}
+	return p.WaitLine(t, prefix)
 }
 
 // TestCertsTLSCoordinator runs what deploy/compose.yaml runs, as real

@@ -39,6 +39,7 @@ func uploadedJobArgs(dev string) map[string][]string {
 		"spsa": {"spsa", "--engine", dev, "--params", "RFPMargin,75,20,300,5,0.002", "--each", "nodes=500",
 			"--openings", openings, "--pairs", "2", "--batch-pairs", "1"},
 		"datagen": {"datagen", "--json", "--engine", dev, "--positions", "100", "--each", "nodes=1000"},
+		"epd":     {"epd", "--json", "--engine", dev, "--suite", "../../kinds/epd/testdata/bratko-kopec.epd", "--each", "nodes=500"},
 	}
 }
 

@@ -20,33 +20,21 @@ import (
 // positions they hold are seen again (for duplicates), and every other
 // batch is open again with the same index and seed.
 func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
-	recs, err := w.store.Jobs(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("datagen: load jobs: %w", err)
-	}
-	w.mu.Lock()
-	w.problems = nil
-	w.mu.Unlock()
-	var refs []core.JobRef
-	for _, rec := range recs {
-		if rec.Kind != Kind {
-			continue
-		}
+	refs, err := w.LoadJobs(ctx, w.store, w.log, Kind, "dataset", func(ctx context.Context, rec *store.Job) error {
 		j, err := w.loadJob(ctx, rec)
 		if err != nil {
-			w.log.Error("stored dataset skipped", zap.String(logging.JobID, rec.ID), zap.Error(err))
-			w.mu.Lock()
-			w.problems = append(w.problems, store.Quarantined{Kind: "dataset", ID: rec.ID, Error: err.Error()})
-			w.mu.Unlock()
-			continue
+			return err
 		}
 		w.mu.Lock()
+		defer w.mu.Unlock()
 		w.jobs[rec.ID] = j
 		if j.running() {
 			w.running = append(w.running, j)
 		}
-		w.mu.Unlock()
-		refs = append(refs, core.JobRef{ID: rec.ID, Seq: rec.Seq, Submitter: rec.Submitter})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("datagen: load jobs: %w", err)
 	}
 	w.sweep(ctx)
 	return refs, nil

@@ -5,12 +5,12 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/arbiter-chess/arbiter/base/capability"
 	"github.com/arbiter-chess/arbiter/base/logging"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	dg "github.com/arbiter-chess/arbiter/datagen"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
@@ -126,12 +126,7 @@ func (w *Workload) batchUnit(j *job, idx uint64) (*arbiterv1.WorkUnit, error) {
 		RandomPliesMin: uint32(s.RandomPliesMin), RandomPliesMax: uint32(s.RandomPliesMax),
 		Seed: dg.BatchSeed(j.spec.GetSeed(), idx), Games: uint32(j.batchGames), Openings: s.Openings,
 		Adjudication: BatchAdjudication(s)}
-	payload, err := anypb.New(b)
-	if err != nil {
-		return nil, err
-	}
-	id := unitID(j.rec.ID, idx)
-	return &arbiterv1.WorkUnit{UnitId: id, JobId: j.rec.ID, Payload: &arbiterv1.WorkUnit_Plugin{Plugin: payload}}, nil
+	return workload.PluginUnit(unitID(j.rec.ID, idx), j.rec.ID, b)
 }
 
 // Ended implements core.Workload: the batch is served again first; a

@@ -8,7 +8,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
-	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -132,13 +132,7 @@ func (j *job) activeWorkers() int {
 func (w *Workload) Stats() core.Stats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	st := core.Stats{Jobs: map[core.JobKey]int{}, Units: map[string]int{}}
-	for _, s := range []string{store.StateRunning, store.StateDone, store.StateFailed, store.StateCancelled} {
-		st.Jobs[core.JobKey{Kind: Kind, State: s}] = 0
-	}
-	for _, j := range w.jobs {
-		st.Jobs[core.JobKey{Kind: Kind, State: j.rec.State}]++
-	}
+	st := workload.JobStats(Kind, w.jobs, func(j *job) string { return j.rec.State })
 	for _, j := range w.running {
 		st.Units["leased"] += len(j.open)
 		st.Units["done"] += int(j.prog.batches)

@@ -106,6 +106,8 @@ func init() {
 
 // Workload is the DATAGEN workload.
 type Workload struct {
+	workload.Problems // the datasets the last Load skipped
+
 	deps  workload.Deps
 	log   *zap.Logger
 	store *store.Store
@@ -118,7 +120,6 @@ type Workload struct {
 	jobs     map[string]*job
 	running  []*job
 	names    map[string]string // worker id → name, for snapshots
-	problems []store.Quarantined
 }
 
 // job is one dataset in memory; fields marked "running" are nil once it
@@ -293,13 +294,6 @@ func (w *Workload) Fail(ctx context.Context, jobID, reason string) error {
 	defer w.commitMu.Unlock()
 	change := &store.JobChange{State: store.StateFailed, Error: reason, FinishedAt: w.deps.Now()}
 	return gamepair.Cancel(ctx, w.store, &w.mu, w.jobs, func(j *job) *store.Job { return j.rec }, jobID, change, w.finish)
-}
-
-// Quarantined implements workload.Quarantiner.
-func (w *Workload) Quarantined() []store.Quarantined {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]store.Quarantined(nil), w.problems...)
 }
 
 var (

@@ -119,6 +119,9 @@ func commandConfig(f commandFlags) (RunConfig, error) {
 		if len(spec.Limits) > 0 {
 			return cfg, fmt.Errorf("--engine %q: %s= is a limit; every engine searches under --each", s, spec.Limits[0].Key)
 		}
+		if spec.MovegenGate != "" {
+			return cfg, fmt.Errorf("--engine %q: perft-gate= is for matches and tests; check an engine's generator with arbiter verify", s)
+		}
 		e, err := spec.MatchEngine(enginespec.Spec{})
 		if err != nil {
 			return cfg, fmt.Errorf("--engine: %w", err)

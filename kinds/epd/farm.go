@@ -201,23 +201,9 @@ func NewMerger(spec *arbiterv1.EpdSpec, suite *Suite) *Merger {
 // a move not legal in its position, a field out of range) or a repeat
 // that differs; neither changes the merge.
 func (m *Merger) Add(r *arbiterv1.EpdResult) (bool, error) {
-	if r == nil || int(r.Batch) >= len(m.batches) {
-		return false, fmt.Errorf("epd result: no batch %d (the job has %d)", r.GetBatch(), len(m.batches))
-	}
-	b := m.batches[r.Batch]
-	if r.Engine != b.Engine {
-		return false, fmt.Errorf("epd result: batch %d is engine %d's, not %d's", r.Batch, b.Engine, r.Engine)
-	}
-	if len(r.Positions) != len(b.Positions) {
-		return false, fmt.Errorf("epd result: batch %d has %d positions, the result %d", r.Batch, len(b.Positions), len(r.Positions))
-	}
-	checked := &arbiterv1.EpdResult{Batch: r.Batch, Engine: r.Engine, Positions: make([]*arbiterv1.EpdPositionResult, len(r.Positions))}
-	for i, pr := range r.Positions {
-		c, err := m.check(b.Positions[i], pr)
-		if err != nil {
-			return false, fmt.Errorf("epd result: batch %d: %w", r.Batch, err)
-		}
-		checked.Positions[i] = c
+	checked, err := m.Check(r)
+	if err != nil {
+		return false, err
 	}
 	if prev := m.got[r.Batch]; prev != nil {
 		if !sameResult(prev, checked) {
@@ -228,6 +214,50 @@ func (m *Merger) Add(r *arbiterv1.EpdResult) (bool, error) {
 	m.got[r.Batch] = checked
 	m.merged++
 	return true, nil
+}
+
+// Check validates a result as Add does, without merging it, and returns
+// the copy that counts (solved recomputed from the move): the coordinator
+// stores that copy before it merges it.
+func (m *Merger) Check(r *arbiterv1.EpdResult) (*arbiterv1.EpdResult, error) {
+	if r == nil || int(r.Batch) >= len(m.batches) {
+		return nil, fmt.Errorf("epd result: no batch %d (the job has %d)", r.GetBatch(), len(m.batches))
+	}
+	b := m.batches[r.Batch]
+	if r.Engine != b.Engine {
+		return nil, fmt.Errorf("epd result: batch %d is engine %d's, not %d's", r.Batch, b.Engine, r.Engine)
+	}
+	if len(r.Positions) != len(b.Positions) {
+		return nil, fmt.Errorf("epd result: batch %d has %d positions, the result %d", r.Batch, len(b.Positions), len(r.Positions))
+	}
+	checked := &arbiterv1.EpdResult{Batch: r.Batch, Engine: r.Engine, Positions: make([]*arbiterv1.EpdPositionResult, len(r.Positions))}
+	for i, pr := range r.Positions {
+		c, err := m.check(b.Positions[i], pr)
+		if err != nil {
+			return nil, fmt.Errorf("epd result: batch %d: %w", r.Batch, err)
+		}
+		checked.Positions[i] = c
+	}
+	return checked, nil
+}
+
+// Batches is the job's split, as Batches(spec) returns it: the caller
+// must not change it.
+func (m *Merger) Batches() []*arbiterv1.EpdBatch { return m.batches }
+
+// Merged reports whether batch i is merged.
+func (m *Merger) Merged(i int) bool { return i >= 0 && i < len(m.got) && m.got[i] != nil }
+
+// MergedResults are the merged batch results in batch order: the caller
+// must not change them.
+func (m *Merger) MergedResults() []*arbiterv1.EpdResult {
+	out := make([]*arbiterv1.EpdResult, 0, m.merged)
+	for _, r := range m.got {
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // check validates one position's result and recomputes solved from the

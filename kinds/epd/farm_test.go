@@ -238,3 +238,21 @@ func TestMergeRefusals(t *testing.T) {
 		t.Errorf("verdicts not recomputed: %+v", got[:3])
 	}
 }
+
+// The coordinator refuses a movegen gate on an EPD engine: the gate runs
+// before a test's games, and an EPD job has none, so it would be ignored.
+func TestFarmSpecRefusesMovegenGate(t *testing.T) {
+	spec := SpecOf(suite(t, "bratko-kopec.epd", 3), twoEngines, Limit{MoveTime: time.Second}, 0)
+	if _, _, err := checkFarmSpec(spec); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	spec.Engines[1] = &arbiterv1.EngineSpec{Name: "sf", Command: "/usr/games/stockfish"}
+	if _, _, err := checkFarmSpec(spec); err != nil {
+		t.Fatalf("control with a program: %v", err)
+	}
+	spec.Engines[1].MovegenGate = "uci"
+	_, _, err := checkFarmSpec(spec)
+	if err == nil || !strings.Contains(err.Error(), "engines[1]: movegen_gate") {
+		t.Fatalf("a gated engine: %v, want a refusal naming engines[1]'s movegen_gate", err)
+	}
+}

@@ -284,7 +284,15 @@ type EpdBatch struct {
 	// The engine's index in EpdSpec.engines.
 	Engine uint32 `protobuf:"varint,2,opt,name=engine,proto3" json:"engine,omitempty"`
 	// Indexes into EpdSpec.positions, ascending, no repeats.
-	Positions     []uint32 `protobuf:"varint,3,rep,packed,name=positions,proto3" json:"positions,omitempty"`
+	Positions []uint32 `protobuf:"varint,3,rep,packed,name=positions,proto3" json:"positions,omitempty"`
+	// What a worker needs to search the batch, filled in by the coordinator
+	// when it leases it (the worker does not have the job's spec): the job,
+	// the engine (EpdSpec.engines[engine]), the positions (EpdSpec.positions
+	// at the indexes above, in that order) and the limit.
+	JobId         string         `protobuf:"bytes,4,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	EngineSpec    *EngineSpec    `protobuf:"bytes,5,opt,name=engine_spec,json=engineSpec,proto3" json:"engine_spec,omitempty"`
+	PositionSpecs []*EpdPosition `protobuf:"bytes,6,rep,name=position_specs,json=positionSpecs,proto3" json:"position_specs,omitempty"`
+	Limit         *EpdLimit      `protobuf:"bytes,7,opt,name=limit,proto3" json:"limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -340,6 +348,131 @@ func (x *EpdBatch) GetPositions() []uint32 {
 	return nil
 }
 
+func (x *EpdBatch) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *EpdBatch) GetEngineSpec() *EngineSpec {
+	if x != nil {
+		return x.EngineSpec
+	}
+	return nil
+}
+
+func (x *EpdBatch) GetPositionSpecs() []*EpdPosition {
+	if x != nil {
+		return x.PositionSpecs
+	}
+	return nil
+}
+
+func (x *EpdBatch) GetLimit() *EpdLimit {
+	if x != nil {
+		return x.Limit
+	}
+	return nil
+}
+
+// EpdJob is an EPD job as clients see it (Job.detail): its spec and the
+// batch results merged so far. In a list (not full) the spec has no
+// positions and results is empty.
+type EpdJob struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Spec  *EpdSpec               `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	// The merged results (solved recomputed by the coordinator), by batch.
+	Results       []*EpdResult `protobuf:"bytes,2,rep,name=results,proto3" json:"results,omitempty"`
+	Batches       uint32       `protobuf:"varint,3,opt,name=batches,proto3" json:"batches,omitempty"`
+	BatchesDone   uint32       `protobuf:"varint,4,opt,name=batches_done,json=batchesDone,proto3" json:"batches_done,omitempty"`
+	BatchesLeased uint32       `protobuf:"varint,5,opt,name=batches_leased,json=batchesLeased,proto3" json:"batches_leased,omitempty"`
+	// Per engine (EpdSpec.engines order): positions searched and solved.
+	Searched      []uint32 `protobuf:"varint,6,rep,packed,name=searched,proto3" json:"searched,omitempty"`
+	Solved        []uint32 `protobuf:"varint,7,rep,packed,name=solved,proto3" json:"solved,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EpdJob) Reset() {
+	*x = EpdJob{}
+	mi := &file_arbiter_v1_epd_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EpdJob) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EpdJob) ProtoMessage() {}
+
+func (x *EpdJob) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_epd_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EpdJob.ProtoReflect.Descriptor instead.
+func (*EpdJob) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_epd_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *EpdJob) GetSpec() *EpdSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *EpdJob) GetResults() []*EpdResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+func (x *EpdJob) GetBatches() uint32 {
+	if x != nil {
+		return x.Batches
+	}
+	return 0
+}
+
+func (x *EpdJob) GetBatchesDone() uint32 {
+	if x != nil {
+		return x.BatchesDone
+	}
+	return 0
+}
+
+func (x *EpdJob) GetBatchesLeased() uint32 {
+	if x != nil {
+		return x.BatchesLeased
+	}
+	return 0
+}
+
+func (x *EpdJob) GetSearched() []uint32 {
+	if x != nil {
+		return x.Searched
+	}
+	return nil
+}
+
+func (x *EpdJob) GetSolved() []uint32 {
+	if x != nil {
+		return x.Solved
+	}
+	return nil
+}
+
 // EpdResult is a worker's answer to one EpdBatch: one entry per position
 // of the batch, in the batch's order.
 type EpdResult struct {
@@ -353,7 +486,7 @@ type EpdResult struct {
 
 func (x *EpdResult) Reset() {
 	*x = EpdResult{}
-	mi := &file_arbiter_v1_epd_proto_msgTypes[4]
+	mi := &file_arbiter_v1_epd_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -365,7 +498,7 @@ func (x *EpdResult) String() string {
 func (*EpdResult) ProtoMessage() {}
 
 func (x *EpdResult) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_epd_proto_msgTypes[4]
+	mi := &file_arbiter_v1_epd_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -378,7 +511,7 @@ func (x *EpdResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpdResult.ProtoReflect.Descriptor instead.
 func (*EpdResult) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_epd_proto_rawDescGZIP(), []int{4}
+	return file_arbiter_v1_epd_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *EpdResult) GetBatch() uint32 {
@@ -430,7 +563,7 @@ type EpdPositionResult struct {
 
 func (x *EpdPositionResult) Reset() {
 	*x = EpdPositionResult{}
-	mi := &file_arbiter_v1_epd_proto_msgTypes[5]
+	mi := &file_arbiter_v1_epd_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -442,7 +575,7 @@ func (x *EpdPositionResult) String() string {
 func (*EpdPositionResult) ProtoMessage() {}
 
 func (x *EpdPositionResult) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_epd_proto_msgTypes[5]
+	mi := &file_arbiter_v1_epd_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -455,7 +588,7 @@ func (x *EpdPositionResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpdPositionResult.ProtoReflect.Descriptor instead.
 func (*EpdPositionResult) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_epd_proto_rawDescGZIP(), []int{5}
+	return file_arbiter_v1_epd_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *EpdPositionResult) GetPosition() uint32 {
@@ -571,11 +704,24 @@ const file_arbiter_v1_epd_proto_rawDesc = "" +
 	"\vmovetime_ms\x18\x01 \x01(\rR\n" +
 	"movetimeMs\x12\x14\n" +
 	"\x05nodes\x18\x02 \x01(\x04R\x05nodes\x12\x14\n" +
-	"\x05depth\x18\x03 \x01(\rR\x05depth\"V\n" +
+	"\x05depth\x18\x03 \x01(\rR\x05depth\"\x92\x02\n" +
 	"\bEpdBatch\x12\x14\n" +
 	"\x05batch\x18\x01 \x01(\rR\x05batch\x12\x16\n" +
 	"\x06engine\x18\x02 \x01(\rR\x06engine\x12\x1c\n" +
-	"\tpositions\x18\x03 \x03(\rR\tpositions\"v\n" +
+	"\tpositions\x18\x03 \x03(\rR\tpositions\x12\x15\n" +
+	"\x06job_id\x18\x04 \x01(\tR\x05jobId\x127\n" +
+	"\vengine_spec\x18\x05 \x01(\v2\x16.arbiter.v1.EngineSpecR\n" +
+	"engineSpec\x12>\n" +
+	"\x0eposition_specs\x18\x06 \x03(\v2\x17.arbiter.v1.EpdPositionR\rpositionSpecs\x12*\n" +
+	"\x05limit\x18\a \x01(\v2\x14.arbiter.v1.EpdLimitR\x05limit\"\xfa\x01\n" +
+	"\x06EpdJob\x12'\n" +
+	"\x04spec\x18\x01 \x01(\v2\x13.arbiter.v1.EpdSpecR\x04spec\x12/\n" +
+	"\aresults\x18\x02 \x03(\v2\x15.arbiter.v1.EpdResultR\aresults\x12\x18\n" +
+	"\abatches\x18\x03 \x01(\rR\abatches\x12!\n" +
+	"\fbatches_done\x18\x04 \x01(\rR\vbatchesDone\x12%\n" +
+	"\x0ebatches_leased\x18\x05 \x01(\rR\rbatchesLeased\x12\x1a\n" +
+	"\bsearched\x18\x06 \x03(\rR\bsearched\x12\x16\n" +
+	"\x06solved\x18\a \x03(\rR\x06solved\"v\n" +
 	"\tEpdResult\x12\x14\n" +
 	"\x05batch\x18\x01 \x01(\rR\x05batch\x12\x16\n" +
 	"\x06engine\x18\x02 \x01(\rR\x06engine\x12;\n" +
@@ -610,26 +756,32 @@ func file_arbiter_v1_epd_proto_rawDescGZIP() []byte {
 	return file_arbiter_v1_epd_proto_rawDescData
 }
 
-var file_arbiter_v1_epd_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_arbiter_v1_epd_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_arbiter_v1_epd_proto_goTypes = []any{
 	(*EpdSpec)(nil),           // 0: arbiter.v1.EpdSpec
 	(*EpdPosition)(nil),       // 1: arbiter.v1.EpdPosition
 	(*EpdLimit)(nil),          // 2: arbiter.v1.EpdLimit
 	(*EpdBatch)(nil),          // 3: arbiter.v1.EpdBatch
-	(*EpdResult)(nil),         // 4: arbiter.v1.EpdResult
-	(*EpdPositionResult)(nil), // 5: arbiter.v1.EpdPositionResult
-	(*EngineSpec)(nil),        // 6: arbiter.v1.EngineSpec
+	(*EpdJob)(nil),            // 4: arbiter.v1.EpdJob
+	(*EpdResult)(nil),         // 5: arbiter.v1.EpdResult
+	(*EpdPositionResult)(nil), // 6: arbiter.v1.EpdPositionResult
+	(*EngineSpec)(nil),        // 7: arbiter.v1.EngineSpec
 }
 var file_arbiter_v1_epd_proto_depIdxs = []int32{
-	6, // 0: arbiter.v1.EpdSpec.engines:type_name -> arbiter.v1.EngineSpec
+	7, // 0: arbiter.v1.EpdSpec.engines:type_name -> arbiter.v1.EngineSpec
 	1, // 1: arbiter.v1.EpdSpec.positions:type_name -> arbiter.v1.EpdPosition
 	2, // 2: arbiter.v1.EpdSpec.limit:type_name -> arbiter.v1.EpdLimit
-	5, // 3: arbiter.v1.EpdResult.positions:type_name -> arbiter.v1.EpdPositionResult
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	7, // 3: arbiter.v1.EpdBatch.engine_spec:type_name -> arbiter.v1.EngineSpec
+	1, // 4: arbiter.v1.EpdBatch.position_specs:type_name -> arbiter.v1.EpdPosition
+	2, // 5: arbiter.v1.EpdBatch.limit:type_name -> arbiter.v1.EpdLimit
+	0, // 6: arbiter.v1.EpdJob.spec:type_name -> arbiter.v1.EpdSpec
+	5, // 7: arbiter.v1.EpdJob.results:type_name -> arbiter.v1.EpdResult
+	6, // 8: arbiter.v1.EpdResult.positions:type_name -> arbiter.v1.EpdPositionResult
+	9, // [9:9] is the sub-list for method output_type
+	9, // [9:9] is the sub-list for method input_type
+	9, // [9:9] is the sub-list for extension type_name
+	9, // [9:9] is the sub-list for extension extendee
+	0, // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_epd_proto_init() }
@@ -644,7 +796,7 @@ func file_arbiter_v1_epd_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_epd_proto_rawDesc), len(file_arbiter_v1_epd_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
