@@ -113,7 +113,7 @@ func TestAPIDocSubmitJobBody(t *testing.T) {
 		t.Errorf("the section's body: %d %s\n%s", code, answer, body)
 	}
 	unknown := strings.Replace(body, `"kind": "datagen"`, `"kind": "datagenx"`, 1)
-	if code, answer := post(unknown); code != http.StatusBadRequest || !strings.Contains(answer, `datagenx`) || !strings.Contains(answer, `datagen, perft`) {
+	if code, answer := post(unknown); code != http.StatusBadRequest || !strings.Contains(answer, `datagenx`) || !strings.Contains(answer, `(datagen, `) || !strings.Contains(answer, `, perft, `) {
 		t.Errorf("an unknown kind: %d %s; want 400 naming it and the kinds", code, answer)
 	}
 }
