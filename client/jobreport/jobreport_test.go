@@ -1,9 +1,10 @@
-package jobreport
+package jobreport_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -29,7 +30,7 @@ func TestPrintPerft(t *testing.T) {
 		Divide:   []*arbiterv1.DivideEntry{{Move: "b1a3", Nodes: "400"}, {Move: "a2a3", Nodes: "380"}},
 		Progress: &arbiterv1.JobProgress{UnitsTotal: 4, UnitsVerified: 2, Mismatches: 1, MismatchesSettled: 1}}
 	var out bytes.Buffer
-	if err := PrintPerft(&out, j, true, false); err != nil {
+	if err := jobreport.PrintPerft(&out, j, true, false); err != nil {
 		t.Fatal(err)
 	}
 	want := "a2a3: 380\nb1a3: 400\n\nNodes: 8902\nTime:  2.000 s (0.0 Mnps)\nUnits: 4 (2 verified on a second worker, 1 mismatches, 1 settled)\n" +
@@ -42,23 +43,23 @@ func TestPrintPerft(t *testing.T) {
 	unchecked := &arbiterv1.Job{JobId: "p0", Kind: "perft", State: arbiterv1.JobState_JOB_STATE_DONE, Nodes: "8902", Perft: &arbiterv1.PerftSpec{Fen: "F", Depth: 3},
 		Progress: &arbiterv1.JobProgress{UnitsTotal: 4, UnitsDone: 4}}
 	out.Reset()
-	if err := PrintPerft(&out, unchecked, false, false); err != nil || !strings.Contains(out.String(), "Verification: none, the counts are UNVERIFIED") {
+	if err := jobreport.PrintPerft(&out, unchecked, false, false); err != nil || !strings.Contains(out.String(), "Verification: none, the counts are UNVERIFIED") {
 		t.Errorf("unverified text %v:\n%s", err, out.String())
 	}
 	out.Reset()
-	PrintPerftDetail(&out, unchecked)
+	jobreport.PrintPerftDetail(&out, unchecked)
 	if !strings.Contains(out.String(), "Verify:     none, the counts are UNVERIFIED") {
 		t.Errorf("unverified detail:\n%s", out.String())
 	}
 	out.Reset()
-	if err := PrintPerft(&out, unchecked, false, true); err != nil || !strings.Contains(out.String(), `"verification":"none"`) {
+	if err := jobreport.PrintPerft(&out, unchecked, false, true); err != nil || !strings.Contains(out.String(), `"verification":"none"`) {
 		t.Errorf("unverified JSON %v: %s", err, out.String())
 	}
-	if o := NewJobJSON(unchecked); o.Perft == nil || o.Perft.Verification != VerificationNone {
+	if o := jobreport.NewJobJSON(unchecked); o.Perft == nil || o.Perft.Verification != jobreport.VerificationNone {
 		t.Errorf("status --json of an unverified job: %+v", o.Perft)
 	}
 	out.Reset()
-	if err := PrintPerft(&out, j, false, true); err != nil {
+	if err := jobreport.PrintPerft(&out, j, false, true); err != nil {
 		t.Fatal(err)
 	}
 	var js map[string]any
@@ -70,12 +71,12 @@ func TestPrintPerft(t *testing.T) {
 	j.PerftStats = &arbiterv1.PerftStatistics{Captures: "34", EnPassant: "0", Castles: "0", Promotions: "0",
 		Checks: "12", DiscoveryChecks: "0", DoubleChecks: "0", Checkmates: "0"}
 	out.Reset()
-	if err := PrintPerft(&out, j, false, false); err != nil || !strings.Contains(out.String(), "Captures:         34\n") ||
+	if err := jobreport.PrintPerft(&out, j, false, false); err != nil || !strings.Contains(out.String(), "Captures:         34\n") ||
 		!strings.Contains(out.String(), "Checks:           12\n") {
 		t.Errorf("statistics text %v:\n%s", err, out.String())
 	}
 	out.Reset()
-	if err := PrintPerft(&out, j, false, true); err != nil {
+	if err := jobreport.PrintPerft(&out, j, false, true); err != nil {
 		t.Fatal(err)
 	}
 	var st struct {
@@ -84,25 +85,25 @@ func TestPrintPerft(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &st); err != nil || st.Stats["captures"] != "34" || st.Stats["checks"] != "12" || st.Stats["nodes"] != "8902" {
 		t.Errorf("statistics JSON %v: %s", err, out.String())
 	}
-	if pj := NewJobJSON(j).Perft; pj == nil || pj.Slices != 2 || pj.Stats == nil || pj.Stats.Captures != "34" {
+	if pj := jobreport.NewJobJSON(j).Perft; pj == nil || pj.Slices != 2 || pj.Stats == nil || pj.Stats.Captures != "34" {
 		t.Errorf("status --json of a statistics job: %+v", pj)
 	}
 	out.Reset()
-	PrintPerftDetail(&out, j)
+	jobreport.PrintPerftDetail(&out, j)
 	if s := out.String(); !strings.Contains(s, "(split at ply 0, 2 slices, statistics, verify 0.00)") || !strings.Contains(s, "Statistics: 34 captures,") {
 		t.Errorf("detail:\n%s", s)
 	}
 	j.State = arbiterv1.JobState_JOB_STATE_CANCELLED
-	if err := PrintPerft(&out, j, false, false); cliexit.Code(err, -1) != 1 || err.Error() != "job p1 was cancelled" {
+	if err := jobreport.PrintPerft(&out, j, false, false); cliexit.Code(err, -1) != 1 || err.Error() != "job p1 was cancelled" {
 		t.Errorf("cancelled: %v", err)
 	}
 	j.State, j.Error = arbiterv1.JobState_JOB_STATE_FAILED, "boom"
-	if err := PrintPerft(&out, j, false, false); cliexit.Code(err, -1) != 1 || err.Error() != "job p1 failed: boom" {
+	if err := jobreport.PrintPerft(&out, j, false, false); cliexit.Code(err, -1) != 1 || err.Error() != "job p1 failed: boom" {
 		t.Errorf("failed: %v", err)
 	}
 }
 
-// A test through a cluster in this process: RunTest submits, follows it
+// A test through a cluster in this process: jobreport.RunTest submits, follows it
 // with a line per batch, prints the report and downloads every game;
 // status's views of the same test agree.
 func TestRunTestOnCluster(t *testing.T) {
@@ -127,7 +128,7 @@ func TestRunTestOnCluster(t *testing.T) {
 	defer cancel()
 	pgn := filepath.Join(t.TempDir(), "games.pgn")
 	var out, stderr bytes.Buffer
-	if err := RunTest(ctx, &out, &stderr, c, spec, plan, true, pgn); err != nil {
+	if err := jobreport.RunTest(ctx, &out, &stderr, c, spec, plan, true, pgn); err != nil {
 		t.Fatalf("%v\n%s%s", err, out.String(), stderr.String())
 	}
 	for _, want := range []string{"Test:       s", "(match)\nState:      done\n", "Engines:    a (embedded) vs b (embedded)", "Ptnml(0-2)", "Games:      4 (PGNs stored: 4)", "up-1"} {
@@ -146,13 +147,13 @@ func TestRunTestOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	var list bytes.Buffer
-	if err := PrintJobs(&list, resp.GetJobs()); err != nil || !strings.Contains(list.String(), "done") || !regexp.MustCompile(`done +a vs b +\S+ +4/4 +\S+ ± \S+ +-\n`).MatchString(list.String()) {
+	if err := jobreport.PrintJobs(&list, resp.GetJobs()); err != nil || !strings.Contains(list.String(), "done") || !regexp.MustCompile(`done +a vs b +\S+ +4/4 +\S+ ± \S+ +-\n`).MatchString(list.String()) {
 		t.Errorf("list %v:\n%s", err, list.String())
 	}
-	if _, err := DownloadPGN(ctx, c, "s000000000000", filepath.Join(t.TempDir(), "x.pgn")); cliexit.Code(err, -1) != 2 {
+	if _, err := jobreport.DownloadPGN(ctx, c, "s000000000000", filepath.Join(t.TempDir(), "x.pgn")); cliexit.Code(err, -1) != 2 {
 		t.Errorf("PGN of an unknown test: %v, want status 2", err)
 	}
-	if _, err := DownloadPGN(ctx, c, "s000000000000", "/no/such/dir/x.pgn"); cliexit.Code(err, -1) != 2 {
+	if _, err := jobreport.DownloadPGN(ctx, c, "s000000000000", "/no/such/dir/x.pgn"); cliexit.Code(err, -1) != 2 {
 		t.Errorf("PGN to an impossible path: %v, want status 2", err)
 	}
 }
@@ -187,7 +188,7 @@ func TestRunTournamentOnCluster(t *testing.T) {
 	defer cancel()
 	pgn := filepath.Join(t.TempDir(), "t.pgn")
 	var out, stderr bytes.Buffer
-	if err := RunTournament(ctx, &out, &stderr, c, tests, plan, TestOutput{Wait: true, PGNOut: pgn}); err != nil {
+	if err := jobreport.RunTournament(ctx, &out, &stderr, c, tests, plan, jobreport.TestOutput{Wait: true, PGNOut: pgn}); err != nil {
 		t.Fatalf("%v\n%s%s", err, out.String(), stderr.String())
 	}
 	for _, want := range []string{"Tournament: roundrobin of 3 engines", "Rank Name", "\n   1 ", "\n   3 ", "Elo relative to the average"} {
@@ -237,7 +238,7 @@ func TestSPRTCapReachedSaysSo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out, stderr bytes.Buffer
-	if err := RunTest(ctx, &out, &stderr, c, spec, plan, true, ""); err != nil {
+	if err := jobreport.RunTest(ctx, &out, &stderr, c, spec, plan, true, ""); err != nil {
 		t.Fatalf("%v\n%s%s", err, out.String(), stderr.String())
 	}
 	for _, want := range []string{"State:      done (cap of 4 games reached without an SPRT decision)", ": no decision: the game cap was reached"} {

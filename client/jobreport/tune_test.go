@@ -1,9 +1,10 @@
-package jobreport
+package jobreport_test
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,7 +26,7 @@ import (
 	"github.com/arbiter-chess/arbiter/spsa"
 )
 
-// A tune through a cluster in this process: RunTune submits it, follows
+// A tune through a cluster in this process: jobreport.RunTune submits it, follows
 // it with a line per update, prints it and downloads every game; export
 // prints the values status shows; the job list has its row.
 func TestRunTuneOnCluster(t *testing.T) {
@@ -54,7 +55,7 @@ func TestRunTuneOnCluster(t *testing.T) {
 	}
 	pgn := filepath.Join(t.TempDir(), "tune.pgn")
 	var out, stderr bytes.Buffer
-	if err := RunTune(ctx, &out, &stderr, c, spec, true, pgn); err != nil {
+	if err := jobreport.RunTune(ctx, &out, &stderr, c, spec, true, pgn); err != nil {
 		t.Fatalf("%v\n%s%s", err, out.String(), stderr.String())
 	}
 	report := out.String()
@@ -92,7 +93,7 @@ func TestRunTuneOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	var exp bytes.Buffer
-	if err := ExportTune(ctx, &exp, c, id, spsa.OpenBench); err != nil {
+	if err := jobreport.ExportTune(ctx, &exp, c, id, spsa.OpenBench); err != nil {
 		t.Fatal(err)
 	}
 	cur := job.GetJob().GetSpsaProgress().GetParams()
@@ -105,16 +106,16 @@ func TestRunTuneOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	var list bytes.Buffer
-	if err := PrintJobs(&list, resp.GetJobs()); err != nil || !strings.Contains(list.String(), id+"  done   dev     nodes=300  3/3      6/6    12     RFPMargin,FutMargin") {
+	if err := jobreport.PrintJobs(&list, resp.GetJobs()); err != nil || !strings.Contains(list.String(), id+"  done   dev     nodes=300  3/3      6/6    12     RFPMargin,FutMargin") {
 		t.Errorf("list %v:\n%s", err, list.String())
 	}
 	// A test is not a tune; an unknown job is named.
-	if err := ExportTune(ctx, &exp, c, "t000000000000", spsa.Fishtest); cliexit.Code(err, -1) != 2 || !strings.Contains(err.Error(), "t000000000000") {
+	if err := jobreport.ExportTune(ctx, &exp, c, "t000000000000", spsa.Fishtest); cliexit.Code(err, -1) != 2 || !strings.Contains(err.Error(), "t000000000000") {
 		t.Errorf("export of an unknown tune: %v", err)
 	}
 }
 
-// A verification through a cluster in this process: VerifyTune plays the
+// A verification through a cluster in this process: jobreport.VerifyTune plays the
 // tune's values against its start values as an ordinary match linked to
 // the tune, and the tune's status shows that test's games, W/D/L, Elo and
 // state as the test's own status does. A test that names a job other than
@@ -148,11 +149,11 @@ func TestVerifyTuneOnCluster(t *testing.T) {
 	}
 	var out, stderr bytes.Buffer
 	var testID string
-	err = RunTuneThen(ctx, &out, &stderr, c, spec, true, "", func(id string) error {
+	err = jobreport.RunTuneThen(ctx, &out, &stderr, c, spec, true, "", func(id string) error {
 		tf := matchplan.TestFlags{Match: matchplan.Flags{Openings: "file=../../books/uho-200.epd,order=random,seed=3", Games: 8,
 			HangTimeout: 30000}, Throughput: 1}
 		var vout bytes.Buffer
-		if err := VerifyTune(ctx, &vout, &stderr, c, id, tf, true, ""); err != nil {
+		if err := jobreport.VerifyTune(ctx, &vout, &stderr, c, id, tf, true, ""); err != nil {
 			return err
 		}
 		testID = strings.Fields(vout.String())[1]
@@ -191,7 +192,7 @@ func TestVerifyTuneOnCluster(t *testing.T) {
 		t.Errorf("test verifies %q at %d, want %s at 2", ms.GetVerifiesTune(), ms.GetVerifiesTuneUpdates(), tuneID)
 	}
 	var opts bytes.Buffer
-	if err := ExportTune(ctx, &opts, c, tuneID, spsa.Options); err != nil {
+	if err := jobreport.ExportTune(ctx, &opts, c, tuneID, spsa.Options); err != nil {
 		t.Fatal(err)
 	}
 	a, b := ms.GetEngineA(), ms.GetEngineB()
@@ -207,9 +208,9 @@ func TestVerifyTuneOnCluster(t *testing.T) {
 	}
 	// status TUNE prints the Elo as the test's own report does.
 	var tuneOut, testOut bytes.Buffer
-	PrintTune(&tuneOut, tune.GetJob())
-	PrintTest(&testOut, test.GetJob())
-	elo := VerifyElo(mp)
+	jobreport.PrintTune(&tuneOut, tune.GetJob())
+	jobreport.PrintTest(&testOut, test.GetJob())
+	elo := jobreport.VerifyElo(mp)
 	if !strings.Contains(testOut.String(), "Elo: "+elo+", nElo") {
 		t.Errorf("the test's report lacks Elo %q:\n%s", elo, testOut.String())
 	}
@@ -219,7 +220,7 @@ func TestVerifyTuneOnCluster(t *testing.T) {
 	}
 	t.Logf("tune:\n%s", tuneOut.String())
 	// status TUNE --json: the same figures as the test's own --json.
-	tj, sj := NewJobJSON(tune.GetJob()), NewJobJSON(test.GetJob())
+	tj, sj := jobreport.NewJobJSON(tune.GetJob()), jobreport.NewJobJSON(test.GetJob())
 	if tj.Tune == nil || len(tj.Tune.Verifications) != 1 || sj.Test == nil {
 		t.Fatalf("status --json: tune %+v, test %+v", tj.Tune, sj.Test)
 	}
