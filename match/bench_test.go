@@ -53,4 +53,3 @@ func BenchmarkPlyRules(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(float64(plies)/float64(len(games))), "ns/ply")
 }
-

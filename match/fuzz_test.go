@@ -89,4 +89,3 @@ func FuzzBookPGN(f *testing.F) {
 		}
 	})
 }
-

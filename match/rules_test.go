@@ -163,8 +163,6 @@ func TestIllegalAndSANMoves(t *testing.T) {
 	}
 }
 
-
-
 func TestLimits(t *testing.T) {
 	for s, want := range map[string]Limits{
 		"10+0.1":   {Base: 10 * time.Second, Inc: 100 * time.Millisecond},
@@ -190,7 +188,6 @@ func TestLimits(t *testing.T) {
 		t.Error("empty limits accepted")
 	}
 }
-
 
 // TestPGNMoveCommentExtras: PGNOptions.TimeLeft, Nodes and SelDepth add
 // fastchess's tl=, n= and sd= to each engine move's comment, the clock
