@@ -66,7 +66,7 @@ func (u *UCI) Handshake(timeout time.Duration) error {
 		}
 	})
 	if err != nil {
-		return fmt.Errorf("%w: no uciok within %v (%v)%s", ErrStartup, timeout, err, u.Clues.UCIHint())
+		return fmt.Errorf("%w: no uciok within %v (%w)%s", ErrStartup, timeout, err, u.Clues.UCIHint())
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func (x *Xboard) Handshake(timeout time.Duration) error {
 	for done := false; !done; {
 		line, err := x.ReadSearch()
 		if err != nil {
-			return fmt.Errorf("%w: no `feature done=1` within %v (%v)%s", ErrStartup, timeout, err, x.Clues.XboardHint())
+			return fmt.Errorf("%w: no `feature done=1` within %v (%w)%s", ErrStartup, timeout, err, x.Clues.XboardHint())
 		}
 		x.Clues.Note(line)
 		if HasWord(line, "feature") {
