@@ -11,29 +11,6 @@ import (
 	"github.com/arbiter-chess/arbiter/enginehost/engineproc"
 )
 
-func TestParseOptionLine(t *testing.T) {
-	cases := []struct {
-		line string
-		want OptionDecl
-		ok   bool
-	}{
-		{"option name Skill Level type spin default 20 min -20 max 20",
-			OptionDecl{Name: "Skill Level", Type: "spin", Default: "20", Min: -20, Max: 20, HasRange: true}, true},
-		{"option name Clear Hash type button", OptionDecl{Name: "Clear Hash", Type: "button"}, true},
-		{"option name min max type spin default 3", OptionDecl{Name: "min max", Type: "spin", Default: "3"}, true},
-		{"option name SyzygyPath type string default <empty>", OptionDecl{Name: "SyzygyPath", Type: "string", Default: "<empty>"}, true},
-		{"option name X type spin default 1 min a max 3", OptionDecl{Name: "X", Type: "spin", Default: "1", Max: 3}, true},
-		{"info string option name X type spin", OptionDecl{}, false},
-		{"option type spin", OptionDecl{Type: "spin"}, false},
-	}
-	for _, c := range cases {
-		got, ok := ParseOptionLine(c.line)
-		if ok != c.ok || (ok && got != c.want) {
-			t.Errorf("%q: %+v %v, want %+v %v", c.line, got, ok, c.want, c.ok)
-		}
-	}
-}
-
 // The embedded engine's parameters come with their table's step as c_end.
 func TestFromBuiltin(t *testing.T) {
 	decls, err := BuiltinOptions()

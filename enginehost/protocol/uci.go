@@ -129,7 +129,9 @@ type Go struct {
 
 // SetPosition builds the position command for the game since startFEN
 // ("" for the standard start position): only the moves the last one did
-// not have are appended.
+// not have are appended. The moves must continue the last call's game
+// (the same start, the same first moves) or be fewer: a caller that asks
+// about unrelated positions calls ForgetPosition first.
 func (u *UCI) SetPosition(startFEN string, moves []string) {
 	if u.posN < 0 || u.posFEN != startFEN || len(moves) < u.posN {
 		b := u.posBuf[:0]
@@ -150,6 +152,9 @@ func (u *UCI) SetPosition(startFEN string, moves []string) {
 		u.posN++
 	}
 }
+
+// ForgetPosition makes the next SetPosition build its command whole.
+func (u *UCI) ForgetPosition() { u.posN = -1 }
 
 // setGo builds the go command of g.
 func (u *UCI) setGo(g *Go) {
