@@ -30,7 +30,7 @@ func withoutOptions(log string) string {
 	lines := strings.Split(log, "\n")
 	out := lines[:0]
 	for _, l := range lines {
-		if !strings.HasPrefix(strings.TrimSpace(l), "option name ") {
+		if !protocol.IsOptionLine(l) {
 			out = append(out, l)
 		}
 	}

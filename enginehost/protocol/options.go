@@ -313,3 +313,9 @@ func (s *Options) Check(name, value string) error {
 // Dropped is the number of declarations past the cap of one engine's
 // options (maxOptions), which were not kept.
 func (s *Options) Dropped() int { return s.dropped }
+
+// IsOptionLine reports whether line is an engine's option declaration
+// ("option name ..."), well-formed or not.
+func IsOptionLine(line string) bool {
+	return strings.HasPrefix(strings.TrimSpace(line), "option name ")
+}
