@@ -22,7 +22,7 @@
 //     Totals hold the pentanomial and W/D/L counts the SPRT (package
 //     sprt) reads. The invariants are at the top of runner.go.
 //   - Tournament (tournament.go): several engines, scheduled by Schedule
-//     (schedule.go: round robin, gauntlet, ...), with a RatingTable
+//     (schedule.go: round robin or gauntlet), with a RatingTable
 //     (rating.go).
 //   - Book (book.go): EPD and PGN openings, ordered and repeated as the
 //     match asks (order.go, mt19937.go for fastchess's shuffles).
