@@ -88,9 +88,10 @@ func (u *UCI) SetOption(name, value string) error {
 
 // SetOptionUnchecked sends setoption as given: for a caller that decided
 // itself what to send (an engine that declares nothing, the fastchess
-// drop-in's warnings).
+// drop-in's warnings). A declared button given no value is pressed
+// without one, as UCI writes it.
 func (u *UCI) SetOptionUnchecked(name, value string) error {
-	if value == "" {
+	if o, ok := u.Options.Lookup(name); ok && o.Type == Button && value == "" {
 		return u.SendString("setoption name " + name)
 	}
 	return u.SendString("setoption name " + name + " value " + value)
