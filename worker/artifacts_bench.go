@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -76,7 +77,17 @@ func (c *artifactCache) runBench(ctx context.Context, exe, dir string, readOnly 
 		args = []string{"bench"}
 	}
 	path, cargs, cdir := c.command(exe, args, dir, readOnly)
-	cfg := engineproc.Config{Path: path, Args: cargs, Dir: cdir, StderrTail: outputKeep}
+	// stdout and stderr go to one outputTail, as they come: Stockfish
+	// writes its bench's figures to stderr, the sandbox its verdict, and
+	// a flood on either stops the engine.
+	w := &benchWatch{session: session != nil}
+	var started atomic.Pointer[engineproc.Proc] // set once it runs: a flood may come first
+	out := newOutputTail(maxBenchOutput, func() {
+		if p := started.Load(); p != nil {
+			p.Kill()
+		}
+	}, w.line)
+	cfg := engineproc.Config{Path: path, Args: cargs, Dir: cdir, StderrCopy: out}
 	if c.wrapper == "" {
 		cfg.Dir, cfg.Env = dir, sandbox.CleanEnv(dir)
 	}
@@ -85,11 +96,15 @@ func (c *artifactCache) runBench(ctx context.Context, exe, dir string, readOnly 
 		return 0, "", "", err
 	}
 	defer conn.Kill()
+	if started.Store(conn.Proc()); out.overLimit() {
+		conn.Kill()
+	}
 	conn.Watch(bctx)
-	w := &benchWatch{session: session != nil}
-	out := newOutputTail(maxBenchOutput, conn.Proc().Kill, w.line)
-	newline := []byte{'\n'}
-	onLine := func(line []byte) { out.Write(line); out.Write(newline) }
+	var lineBuf []byte
+	onLine := func(line []byte) {
+		lineBuf = append(append(lineBuf[:0], line...), '\n')
+		out.Write(lineBuf)
+	}
 	ready := false
 	if session == nil {
 		conn.Proc().CloseInput()
@@ -97,9 +112,7 @@ func (c *artifactCache) runBench(ctx context.Context, exe, dir string, readOnly 
 	} else {
 		ready, err = session.Run(conn, c.bench, onLine)
 	}
-	// Stockfish writes its bench's figures to stderr; the sandbox its
-	// verdict.
-	out.Write([]byte(conn.Proc().Stderr() + "\n"))
+	conn.Proc().Stderr() // waits a moment for the last of stderr
 	out.flush()
 	text := tail(out.String())
 	switch {

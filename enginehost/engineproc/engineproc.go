@@ -67,6 +67,10 @@ type Config struct {
 	// Trace, when set, receives every line written ("> ") and read ("< "),
 	// for debugging an engine's conversation.
 	Trace io.Writer
+	// StderrCopy, when set, also receives everything the process writes
+	// to stderr as it comes, from another goroutine: a caller that reads
+	// all of a program's output (a bench) and bounds it.
+	StderrCopy io.Writer
 
 	// goroutineReader selects the reader Windows uses, so that its tests
 	// run everywhere.
@@ -139,12 +143,12 @@ func Start(cfg Config) (*Proc, error) {
 	cmd.Stdout = outW
 	p := &Proc{cmd: cmd, in: inW, inw: newStdinWriter(inW), trace: cfg.Trace, exited: make(chan struct{})}
 	switch {
-	case cfg.StderrTail < 0:
+	case cfg.StderrTail < 0 && cfg.StderrCopy == nil:
 		// nil: /dev/null. Unread stderr must never block an engine.
-	case cfg.StderrTail == 0:
-		p.tail = &tailBuffer{max: 4096}
+	case cfg.StderrTail <= 0:
+		p.tail = &tailBuffer{max: 4096, copy: cfg.StderrCopy}
 	default:
-		p.tail = &tailBuffer{max: cfg.StderrTail}
+		p.tail = &tailBuffer{max: cfg.StderrTail, copy: cfg.StderrCopy}
 	}
 	// On Unix a goroutine of ours reads stderr with blocking reads. os/exec
 	// would copy it through a pollable pipe, which wakes the runtime's
@@ -455,14 +459,19 @@ func (p *Proc) Describe() string {
 	return s
 }
 
-// tailBuffer keeps the last max bytes written (an engine's stderr).
+// tailBuffer keeps the last max bytes written (an engine's stderr), and
+// hands every write to copy when set.
 type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-	max int
+	mu   sync.Mutex
+	buf  []byte
+	max  int
+	copy io.Writer
 }
 
 func (t *tailBuffer) Write(b []byte) (int, error) {
+	if t.copy != nil {
+		t.copy.Write(b)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(b) >= t.max {
