@@ -158,6 +158,9 @@ func paramOf(d OptionDecl) (Param, error) {
 	if !d.HasRange {
 		return Param{}, fmt.Errorf("param %s: the engine's spin option declares no min and max", q)
 	}
+	if d.Real {
+		return Param{}, fmt.Errorf("param %s: the engine's spin option is real-valued (%s..%s): declare the parameter with its start, range and steps", q, d.MinText, d.MaxText)
+	}
 	start, err := strconv.ParseInt(strings.TrimSpace(d.Default), 10, 64)
 	if err != nil {
 		return Param{}, fmt.Errorf("param %s: the engine's default %s is not an integer", q, quote(d.Default))
@@ -190,6 +193,12 @@ func CheckAgainst(ps []Param, decls []OptionDecl) error {
 		case d.Type != protocol.Spin:
 			return fmt.Errorf("param %s: the engine's option is a %s, not a spin", q, d.Type)
 		case !d.HasRange:
+			continue
+		case d.Real && p.Min < d.MinReal:
+			return fmt.Errorf("param %s: min %s is below the engine's min %s", q, num(p.Min), d.MinText)
+		case d.Real && p.Max > d.MaxReal:
+			return fmt.Errorf("param %s: max %s is above the engine's max %s", q, num(p.Max), d.MaxText)
+		case d.Real:
 			continue
 		case math.Ceil(p.Min) < float64(d.Min):
 			return fmt.Errorf("param %s: min %s is below the engine's min %d", q, num(p.Min), d.Min)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/engine/search"
 	"github.com/arbiter-chess/arbiter/enginehost/engineproc"
+	"github.com/arbiter-chess/arbiter/enginehost/protocol"
 )
 
 // The embedded engine's parameters come with their table's step as c_end.
@@ -111,5 +112,22 @@ func TestReadUCIOptionsRefusals(t *testing.T) {
 	_, err := ReadUCIOptions(context.Background(), engineproc.Config{Path: script}, 300e6)
 	if err == nil || !strings.Contains(err.Error(), "no uciok") || !strings.Contains(err.Error(), "silent.sh") {
 		t.Errorf("engine without uciok: %v", err)
+	}
+}
+
+// A spin declared with decimals (fastchess reads it as a double) bounds a
+// parameter by its real range; it is not made a parameter by name.
+func TestRealSpinOption(t *testing.T) {
+	var opts protocol.Options
+	opts.AddLine("option name Scale type spin default 0.5 min 0 max 1")
+	decls := []OptionDecl{{Option: opts.List()[0]}}
+	if err := CheckAgainst([]Param{{Name: "Scale", Start: 1, Min: 0, Max: 2}}, decls); err == nil || !strings.Contains(err.Error(), "max 2 is above the engine's max 1") {
+		t.Errorf("out of the real range: %v", err)
+	}
+	if err := CheckAgainst([]Param{{Name: "Scale", Start: 1, Min: 0, Max: 1}}, decls); err != nil {
+		t.Errorf("within the real range: %v", err)
+	}
+	if _, err := FromEngine(decls, []string{"Scale"}); err == nil || !strings.Contains(err.Error(), "real-valued (0..1)") {
+		t.Errorf("from-engine of a real spin: %v", err)
 	}
 }

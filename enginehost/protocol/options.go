@@ -3,6 +3,7 @@ package protocol
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -40,6 +41,11 @@ type Option struct {
 	// Min and Max bound a spin when HasRange (an engine may give neither).
 	Min, Max int64
 	HasRange bool
+	// Real: a spin declared with a decimal default, min or max (fastchess
+	// takes them as doubles); its bounds are MinReal and MaxReal, and Min
+	// and Max are unset.
+	Real             bool
+	MinReal, MaxReal float64
 	// Vars are a combo's values.
 	Vars []string
 	// xboard: declared as an xboard feature (a check takes 0 or 1).
@@ -125,25 +131,7 @@ func lineError(line, why string) error {
 func (o *Option) validate() error {
 	switch o.Type {
 	case Spin:
-		if o.Default != "" {
-			if _, err := strconv.ParseInt(o.Default, 10, 64); err != nil {
-				return fmt.Errorf("spin default %q is not an integer", o.Default)
-			}
-		}
-		if o.MinText == "" && o.MaxText == "" {
-			return nil // no range declared: any integer
-		}
-		var err error
-		if o.Min, err = strconv.ParseInt(o.MinText, 10, 64); err != nil {
-			return fmt.Errorf("spin min %q is not an integer", o.MinText)
-		}
-		if o.Max, err = strconv.ParseInt(o.MaxText, 10, 64); err != nil {
-			return fmt.Errorf("spin max %q is not an integer", o.MaxText)
-		}
-		if o.Min > o.Max {
-			return fmt.Errorf("spin min %d is above its max %d", o.Min, o.Max)
-		}
-		o.HasRange = true
+		return o.validateSpin()
 	case Check:
 		if d := o.Default; d != "" && o.boolean(d) == "" {
 			return fmt.Errorf("check default %q is neither true nor false", d)
@@ -152,6 +140,45 @@ func (o *Option) validate() error {
 		if len(o.Vars) == 0 {
 			return errors.New("a combo with no var")
 		}
+	}
+	return nil
+}
+
+// validateSpin reads a spin's bounds: integers, or (Real) decimals when
+// any of its numbers is one; min and max both or neither.
+func (o *Option) validateSpin() error {
+	if (o.MinText == "") != (o.MaxText == "") {
+		return errors.New("a spin with a min and no max, or a max and no min")
+	}
+	nums := []struct{ what, text string }{{"default", o.Default}, {"min", o.MinText}, {"max", o.MaxText}}
+	for _, n := range nums {
+		if n.text == "" {
+			continue
+		}
+		if _, err := strconv.ParseInt(n.text, 10, 64); err == nil {
+			continue
+		}
+		if f, err := strconv.ParseFloat(n.text, 64); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return fmt.Errorf("spin %s %q is not a number", n.what, n.text)
+		}
+		o.Real = true
+	}
+	if o.MinText == "" {
+		return nil // no range declared: any number
+	}
+	o.HasRange = true
+	if o.Real {
+		o.MinReal, _ = strconv.ParseFloat(o.MinText, 64)
+		o.MaxReal, _ = strconv.ParseFloat(o.MaxText, 64)
+		if o.MinReal > o.MaxReal {
+			return fmt.Errorf("spin min %s is above its max %s", o.MinText, o.MaxText)
+		}
+		return nil
+	}
+	o.Min, _ = strconv.ParseInt(o.MinText, 10, 64)
+	o.Max, _ = strconv.ParseInt(o.MaxText, 10, 64)
+	if o.Min > o.Max {
+		return fmt.Errorf("spin min %d is above its max %d", o.Min, o.Max)
 	}
 	return nil
 }
@@ -178,6 +205,9 @@ func (o *Option) boolean(v string) string {
 func (o Option) Check(value string) error {
 	switch o.Type {
 	case Spin:
+		if o.Real {
+			return o.checkReal(value)
+		}
 		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil {
 			return fmt.Errorf("option %q=%q: want an integer", o.Name, value)
@@ -199,6 +229,18 @@ func (o Option) Check(value string) error {
 			}
 		}
 		return fmt.Errorf("option %q=%q: want one of %s", o.Name, value, strings.Join(o.Vars, ", "))
+	}
+	return nil
+}
+
+// checkReal checks a value of a Real spin.
+func (o Option) checkReal(value string) error {
+	f, err := strconv.ParseFloat(value, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return fmt.Errorf("option %q=%q: want a number", o.Name, value)
+	}
+	if o.HasRange && (f < o.MinReal || f > o.MaxReal) {
+		return fmt.Errorf("option %q=%s: out of range %s..%s", o.Name, value, o.MinText, o.MaxText)
 	}
 	return nil
 }
@@ -228,9 +270,8 @@ func (s *Options) AddLine(line string) {
 
 func (s *Options) add(o Option) {
 	key := strings.ToLower(o.Name)
-	if i, ok := s.index[key]; ok {
-		s.list[i] = o // declared twice: the last declaration holds
-		return
+	if _, ok := s.index[key]; ok {
+		return // declared twice: the first declaration holds, as in fastchess
 	}
 	if len(s.list)+len(s.Malformed) >= maxOptions {
 		s.dropped++

@@ -19,6 +19,8 @@ func TestParseOption(t *testing.T) {
 		{"option name Book type string default my book var min.bin", Option{Name: "Book", Type: String, Default: "my book var min.bin"}},
 		{"option name Ponder type check default false", Option{Name: "Ponder", Type: Check, Default: "false"}},
 		{"option name Mode type combo default a b var a b var c", Option{Name: "Mode", Type: Combo, Default: "a b", Vars: []string{"a b", "c"}}},
+		{"option name Scale type spin default 0.5 min 0 max 1",
+			Option{Name: "Scale", Type: Spin, Default: "0.5", MinText: "0", MaxText: "1", HasRange: true, Real: true, MaxReal: 1}},
 	} {
 		got, err := ParseOption(c.line)
 		if err != nil || fmt.Sprint(got) != fmt.Sprint(c.want) {
@@ -27,17 +29,18 @@ func TestParseOption(t *testing.T) {
 	}
 	manyVars := "option name V type combo default v" + strings.Repeat(" var v", maxVars+1)
 	for line, why := range map[string]string{
-		"option name X type spin default 1 min a max 3":   `spin min "a" is not an integer`,
-		"option name X type spin default 1 min 5 max 3":   "spin min 5 is above its max 3",
-		"option name X type spin default 1 min 5":         `spin max "" is not an integer`,
-		"option name X type spin default 0.5 min 0 max 1": `spin default "0.5" is not an integer`,
-		"option name X type check default maybe":          "neither true nor false",
-		"option name X type combo default a":              "a combo with no var",
-		"option name X type slider default 1":             `unknown type "slider"`,
-		"option name X":                                   "no type",
-		"option type spin":                                "no name",
-		"info string option name X type spin":             "not an option line",
-		manyVars:                                          fmt.Sprintf("more than %d vars", maxVars),
+		"option name X type spin default 1 min a max 3":     `spin min "a" is not a number`,
+		"option name X type spin default 1 min 5 max 3":     "spin min 5 is above its max 3",
+		"option name X type spin default 1 min 5":           "a spin with a min and no max",
+		"option name X type spin default 1 min 0 max 1e999": `spin max "1e999" is not a number`,
+		"option name X type spin default 2.5 min 3 max 1.5": "spin min 3 is above its max 1.5",
+		"option name X type check default maybe":            "neither true nor false",
+		"option name X type combo default a":                "a combo with no var",
+		"option name X type slider default 1":               `unknown type "slider"`,
+		"option name X":                                     "no type",
+		"option type spin":                                  "no name",
+		"info string option name X type spin":               "not an option line",
+		manyVars:                                            fmt.Sprintf("more than %d vars", maxVars),
 	} {
 		_, err := ParseOption(line)
 		if err == nil || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), "option line ") {
@@ -57,14 +60,15 @@ func TestOptionsCheck(t *testing.T) {
 		"option name EvalFile type string default nn.nnue",
 		"option name Clear Hash type button",
 		"option name Broken type spin default 1 min 9 max 2",
+		"option name Scale type spin default 0.5 min 0 max 1",
 	} {
 		s.AddLine(l)
 	}
-	if s.Len() != 5 || len(s.Malformed) != 1 {
+	if s.Len() != 6 || len(s.Malformed) != 1 {
 		t.Fatalf("%d options, %d malformed (%v)", s.Len(), len(s.Malformed), s.Malformed)
 	}
 	for _, ok := range [][2]string{{"hash", "1"}, {"Hash", "33554432"}, {"Ponder", "true"}, {"style", "risky"},
-		{"EvalFile", "/a b/c.nnue"}, {"Clear Hash", ""}} {
+		{"EvalFile", "/a b/c.nnue"}, {"Clear Hash", ""}, {"Scale", "0.25"}, {"Scale", "1"}} {
 		if err := s.Check(ok[0], ok[1]); err != nil {
 			t.Errorf("%s=%s: %v", ok[0], ok[1], err)
 		}
@@ -73,9 +77,11 @@ func TestOptionsCheck(t *testing.T) {
 		{"Hash", "0", `option "Hash"=0: out of range 1..33554432`},
 		{"Hash", "99999999999999999999", `option "Hash"="99999999999999999999": want an integer`},
 		{"Hash", "12MB", `option "Hash"="12MB": want an integer`},
+		{"Scale", "1.5", `option "Scale"=1.5: out of range 0..1`},
+		{"Scale", "half", `option "Scale"="half": want a number`},
 		{"Ponder", "yes", `option "Ponder"="yes": want true or false`},
 		{"Style", "Wild", `option "Style"="Wild": want one of Solid, Normal, Risky`},
-		{"Threads", "1", `option "Threads": the engine has no such option (it has: Hash, Ponder, Style, EvalFile, Clear Hash)`},
+		{"Threads", "1", `option "Threads": the engine has no such option (it has: Hash, Ponder, Style, EvalFile, Clear Hash, Scale)`},
 		{"broken", "3", `option "broken": the engine's declaration of it is malformed: option line "option name Broken`},
 	} {
 		if err := s.Check(c.name, c.value); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -94,10 +100,11 @@ func TestOptionsCap(t *testing.T) {
 	if s.Len() != maxOptions || s.Dropped() != 10 {
 		t.Fatalf("kept %d, dropped %d", s.Len(), s.Dropped())
 	}
-	// A name declared twice keeps its last declaration, once.
+	// A name declared twice keeps its first declaration, once (as
+	// fastchess does).
 	var d Options
-	d.AddLine("option name Hash type spin default 1 min 1 max 2")
-	d.AddLine("option name HASH type spin default 1 min 1 max 64")
+	d.AddLine("option name Hash type spin default 1 min 1 max 64")
+	d.AddLine("option name HASH type spin default 1 min 1 max 2")
 	if d.Len() != 1 || d.Check("hash", "64") != nil {
 		t.Fatalf("%+v", d.List())
 	}
