@@ -141,3 +141,34 @@ func BenchmarkInfoLines(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(lines)), "ns/line")
 }
+
+// The commands a search sends: position incrementally within a game,
+// whole after ForgetPosition; go with exactly the limits given.
+func TestPositionAndGoCommands(t *testing.T) {
+	u := NewUCI(nil)
+	u.SetPosition("", []string{"e2e4"})
+	u.SetPosition("", []string{"e2e4", "e7e5"})
+	if got := string(u.posBuf); got != "position startpos moves e2e4 e7e5" {
+		t.Errorf("position %q", got)
+	}
+	u.ForgetPosition()
+	u.SetPosition("8/8/8/8/8/8/k7/K7 w - - 0 1", []string{"a1b1"})
+	if got := string(u.posBuf); got != "position fen 8/8/8/8/8/8/k7/K7 w - - 0 1 moves a1b1" {
+		t.Errorf("position %q", got)
+	}
+	for _, c := range []struct {
+		g    Go
+		want string
+	}{
+		{Go{Clock: true, Time: [2]time.Duration{0, 2 * time.Second}, Inc: [2]time.Duration{0, 10 * time.Millisecond}, MovesToGo: 3},
+			"go wtime 1 btime 2000 winc 0 binc 10 movestogo 3"},
+		{Go{Nodes: 5000, Depth: 8, MoveTime: 50 * time.Millisecond}, "go nodes 5000 depth 8 movetime 50"},
+		{Go{Ponder: true, Clock: true, Time: [2]time.Duration{time.Second, time.Second}}, "go ponder wtime 1000 btime 1000"},
+		{Go{Perft: 5, Nodes: 9}, "go perft 5"},
+	} {
+		u.setGo(&c.g)
+		if got := string(u.goBuf); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.g, got, c.want)
+		}
+	}
+}

@@ -118,14 +118,14 @@ func (u *UCI) NewGame() error {
 type Go struct {
 	// Clock: wtime, btime (at least 1 ms), winc and binc when either is
 	// given, movestogo when > 0.
-	Clock      bool
-	Time, Inc  [2]time.Duration // white, black
-	MovesToGo  int
-	Nodes      int64
-	Depth      int
-	MoveTime   time.Duration
-	Perft      int // go perft N (the engine's divide), alone
-	PonderMove bool
+	Clock     bool
+	Time, Inc [2]time.Duration // white, black
+	MovesToGo int
+	Nodes     int64
+	Depth     int
+	MoveTime  time.Duration
+	Perft     int  // go perft N (the engine's divide), alone
+	Ponder    bool // go ponder: think on the opponent's time
 }
 
 // SetPosition builds the position command for the game since startFEN
@@ -160,7 +160,7 @@ func (u *UCI) ForgetPosition() { u.posN = -1 }
 // setGo builds the go command of g.
 func (u *UCI) setGo(g *Go) {
 	b := append(u.goBuf[:0], "go"...)
-	if g.PonderMove {
+	if g.Ponder {
 		b = append(b, " ponder"...)
 	}
 	if g.Perft > 0 {
