@@ -71,9 +71,61 @@ func TestOneProtocolSpeakerFindsAPlantedHandshake(t *testing.T) {
 	}
 }
 
-// protocolSpeakers lists file:line of every match outside the allowed
-// folders.
+// protocolSpeakers lists file:line of every line that speaks the
+// protocol outside the allowed folders.
 func protocolSpeakers(t *testing.T, root string) []string {
+	return codeLines(t, root, speaksProtocol, allowedSpeaker)
+}
+
+// startsProcess finds a process started by hand: os/exec, os.StartProcess,
+// syscall.ForkExec.
+var startsProcess = regexp.MustCompile(`exec\.Command(Context)?\(|exec\.Cmd\{|os\.StartProcess\(|syscall\.ForkExec\(`)
+
+// processStarters is the one table of the code that may start a process
+// itself, and why none of it is an engine outside engineproc's road.
+var processStarters = map[string]string{
+	"enginehost/engineproc/":        "every engine process starts here",
+	"enginehost/sandbox/":           "the sandbox wrapper (this binary) and its probe: engineproc's road for uploaded engines",
+	"worker/artifacts_build.go":     "a source build (sh -c make in the sandbox) is not an engine",
+	"coordinator/artifacts/":        "git, to import an engine's source tree",
+	"client/artifactclient/pack.go": "git, to pack a local repository",
+	"testing/":                      "test servers (PostgreSQL, git)",
+	"scripts/":                      "measurement tools outside the binary: relayfloor compares process readers, benchperft and datagencheck time or check Stockfish itself",
+}
+
+func allowedStarter(rel string) bool {
+	for prefix := range processStarters {
+		if rel == prefix || strings.HasSuffix(prefix, "/") && strings.HasPrefix(rel, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestEveryEngineStartsInEngineproc fails when non-test code outside the
+// table processStarters starts a process itself: an engine starts in
+// enginehost/engineproc (through the sandbox wrapper when uploaded).
+func TestEveryEngineStartsInEngineproc(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := codeLines(t, root, startsProcess, allowedStarter); len(got) > 0 {
+		t.Errorf("a process started outside enginehost/engineproc (start engines there; any other program goes in processStarters with why):\n%s", strings.Join(got, "\n"))
+	}
+	// The control: a planted exec in a worker file is found.
+	planted := t.TempDir()
+	os.MkdirAll(filepath.Join(planted, "worker"), 0o755)
+	os.WriteFile(filepath.Join(planted, "worker", "bench.go"), []byte("package worker\nimport \"os/exec\"\nvar c = exec.Command(\"./engine\", \"bench\")\n"), 0o644)
+	os.WriteFile(filepath.Join(planted, "worker", "artifacts_build.go"), []byte("package worker\nimport \"os/exec\"\nvar c = exec.Command(\"sh\")\n"), 0o644)
+	if got := codeLines(t, planted, startsProcess, allowedStarter); len(got) != 1 || !strings.HasPrefix(got[0], "worker/bench.go:3") {
+		t.Errorf("planted exec: %q", got)
+	}
+}
+
+// codeLines lists file:line of every line of non-test Go code under root
+// that matches pattern, in files allowed does not admit.
+func codeLines(t *testing.T, root string, pattern *regexp.Regexp, allowed func(rel string) bool) []string {
 	t.Helper()
 	var out []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -88,7 +140,7 @@ func protocolSpeakers(t *testing.T, root string) []string {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || allowedSpeaker(rel) {
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || allowed(rel) {
 			return nil
 		}
 		data, err := os.ReadFile(path)
@@ -97,7 +149,7 @@ func protocolSpeakers(t *testing.T, root string) []string {
 		}
 		for i, line := range strings.Split(string(data), "\n") {
 			code := strings.TrimSpace(line)
-			if !strings.HasPrefix(code, "//") && speaksProtocol.MatchString(code) {
+			if !strings.HasPrefix(code, "//") && pattern.MatchString(code) {
 				out = append(out, rel+":"+itoa(i+1)+": "+strings.TrimSpace(line))
 			}
 		}
