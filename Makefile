@@ -136,6 +136,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzUCIInfo$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_OUTPUT_EXECS)) ./match/
 	$(GO) test -run='^$$' -fuzz='^FuzzParsers$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_OUTPUT_EXECS)) ./base/benchparse/
 	$(GO) test -run='^$$' -fuzz='^FuzzUnpack$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_UNPACK_EXECS)) ./worker/
+	$(GO) test -run='^$$' -fuzz='^FuzzParseSuite$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_PARSER_EXECS)) ./kinds/epd/
 
 ## Cluster
 .PHONY: proto-check bench-cluster

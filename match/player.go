@@ -49,6 +49,16 @@ type ThinkRequest struct {
 	// Timeout is the hard deadline for the reply: the time the engine may
 	// use plus the margin. The game loop computes it.
 	Timeout time.Duration
+
+	// OnInfo, when set, is called during Think for every search report
+	// that carries a principal variation (multipv 1 only), on the
+	// goroutine running Think, before Think returns: report is the search
+	// state so far (as Reply.Info, folded up to this report), pvMove the
+	// first move of this report's pv as the engine wrote it. UCIPlayer and
+	// the embedded engine (match/builtin) call it; XboardPlayer does not.
+	// It lets a caller see when the engine settled on its move (the EPD
+	// kind's time to solve); the game loop leaves it nil.
+	OnInfo func(report Info, pvMove string)
 }
 
 // Reply is an engine's move with what it said about its search.

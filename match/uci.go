@@ -145,7 +145,11 @@ func (u *UCIPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, error)
 	u.u.BeginSearch(req.Timeout, "stop", u.cfg.stopGrace(), l.Clockless())
 	u.u.Watch(ctx)
 	u.info = protocol.Info{PV: u.info.PV[:0]}
-	mv, _, err := u.u.ReadBestmove(&u.info)
+	var onPV func(*protocol.Info)
+	if req.OnInfo != nil {
+		onPV = func(in *protocol.Info) { req.OnInfo(infoOf(in), string(protocol.FirstMove(in.PV))) }
+	}
+	mv, _, err := u.u.ReadBestmove(&u.info, onPV)
 	r.Elapsed = time.Since(t0)
 	r.Info = infoOf(&u.info)
 	if err != nil {

@@ -79,7 +79,7 @@ func (w *Worker) runBench() {
 func (w *Worker) BenchNPS() uint64 { return w.games.nps }
 
 func (w *Worker) gameCapabilities() []string {
-	caps := []string{capability.GamePair, capability.EngineLimits, capability.Datagen}
+	caps := []string{capability.GamePair, capability.EngineLimits}
 	if w.cfg.Builtin != nil {
 		caps = append(caps, capability.Builtin)
 	}
@@ -126,6 +126,22 @@ func (g *gameRunner) releaseCores(n, budget int) {
 	g.mu.Unlock()
 }
 
+// takeCores takes the cores one game of engines uses (the most threads
+// any of them asks for) from the worker's budget; give gives them back.
+func (w *Worker) takeCores(ctx context.Context, engines []*arbiterv1.EngineSpec) (give func(), err error) {
+	threads := 1
+	for _, e := range engines {
+		threads = max(threads, threadsOf(e))
+	}
+	if !w.games.acquire(ctx, threads, w.cfg.Threads) {
+		return nil, errStopping
+	}
+	return func() { w.games.releaseCores(threads, w.cfg.Threads) }, nil
+}
+
+// errStopping ends a unit the worker stopped before it could start.
+var errStopping = errors.New("worker stopping")
+
 // threadsOf is the number of threads a game of e uses.
 func threadsOf(e *arbiterv1.EngineSpec) int {
 	for k, v := range e.GetOptions() {
@@ -152,14 +168,15 @@ func cannotRun(e *arbiterv1.EngineSpec, builtin match.BuiltinFactory) string {
 	return ""
 }
 
-// allowedEngines replaces each installed engine of b (cmd=) with the one
-// the worker's operator allows under that name: the client chooses which
-// engine, never the program, its arguments or its working directory; why
-// says what is not allowed. The embedded engine and uploaded ones (run in
-// the sandbox) pass as they are.
-func allowedEngines(b *arbiterv1.GamePairBatch, allowed *engineallow.List) (*arbiterv1.GamePairBatch, string) {
-	var out *arbiterv1.GamePairBatch
-	for i, e := range []*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()} {
+// allowedEngines replaces each installed engine (cmd=) with the one the
+// worker's operator allows under that name: the client chooses which
+// engine, never the program, its arguments or its working directory. An
+// error (a refusal) says what is not allowed. The embedded engine and
+// uploaded ones (run in the sandbox) pass as they are; engines is not
+// changed.
+func allowedEngines(engines []*arbiterv1.EngineSpec, allowed *engineallow.List) ([]*arbiterv1.EngineSpec, error) {
+	out := slices.Clone(engines)
+	for i, e := range engines {
 		if e == nil || matchspec.IsBuiltin(e) || e.GetArtifact() != nil {
 			continue
 		}
@@ -168,18 +185,13 @@ func allowedEngines(b *arbiterv1.GamePairBatch, allowed *engineallow.List) (*arb
 			err = a.CheckOptions(e.GetOptions())
 		}
 		if err != nil {
-			return nil, fmt.Sprintf("engine %q: %v", e.GetName(), err)
+			return nil, &refusalError{fmt.Errorf("engine %q: %v", e.GetName(), err)}
 		}
-		if out == nil {
-			out = proto.Clone(b).(*arbiterv1.GamePairBatch)
-		}
-		r := []*arbiterv1.EngineSpec{out.GetEngineA(), out.GetEngineB()}[i]
+		r := proto.Clone(e).(*arbiterv1.EngineSpec)
 		r.Command, r.Args, r.Dir = a.Cmd, slices.Clone(a.Args), a.Dir
+		out[i] = r
 	}
-	if out == nil {
-		return b, ""
-	}
-	return out, ""
+	return out, nil
 }
 
 // refuseUnit releases a lease the worker cannot run, saying so.
@@ -194,119 +206,112 @@ func (w *Worker) refuseUnit(ctx context.Context, leaseID, reason string) {
 	}
 }
 
-// readyEngines makes b's engines ready to play, or refuses the lease
-// saying why (ok false): an installed engine only as the worker's operator
-// allows it, an uploaded one fetched, built and checked for the sandbox of
-// a worker that takes uploads, and each one present here. done unpins the
-// uploaded ones.
-func (w *Worker) readyEngines(ctx, bg context.Context, h *held, b *arbiterv1.GamePairBatch, log *zap.Logger) (*arbiterv1.GamePairBatch, func(), bool) {
-	b, why := allowedEngines(b, w.cfg.Engines)
-	if why != "" {
-		log.Warn("engine not allowed; refusing the batch", zap.String("reason", why))
-		w.refuseUnit(bg, h.leaseID, why)
-		return nil, nil, false
+// readyEngines makes engines ready to play for a unit of job jobID (the
+// Host's ReadyEngines, whose doc says what that takes): it returns them
+// in order, ready to start, and done, which unpins the uploaded ones. An
+// error is a refusal, or errStopping.
+func (w *Worker) readyEngines(ctx context.Context, jobID string, engines []*arbiterv1.EngineSpec, log *zap.Logger) ([]*arbiterv1.EngineSpec, func(), error) {
+	engines, err := allowedEngines(engines, w.cfg.Engines)
+	if err != nil {
+		return nil, nil, err
 	}
-	b, done, ok := w.prepareArtifacts(ctx, bg, h, b, log)
-	if !ok {
-		return nil, nil, false
+	engines, done, err := w.prepareArtifacts(ctx, jobID, engines, log)
+	if err != nil {
+		return nil, nil, err
 	}
-	for _, e := range []*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()} {
+	for _, e := range engines {
 		if why := cannotRun(e, w.cfg.Builtin); why != "" {
-			log.Warn("cannot run the engine; refusing the batch", zap.String("reason", why))
-			w.refuseUnit(bg, h.leaseID, why)
 			done()
-			return nil, nil, false
+			return nil, nil, &refusalError{errors.New(why)}
 		}
 	}
-	return b, done, true
+	return engines, done, nil
 }
 
 // runGames plays one leased batch and puts the result in the outbox.
 func (w *Worker) runGames(ctx, bg context.Context, h *held, b *arbiterv1.GamePairBatch, log *zap.Logger) {
-	b, done, ok := w.readyEngines(ctx, bg, h, b, log)
-	if !ok {
+	res, elapsed, err := w.playGames(ctx, h.jobID, b, log)
+	if err != nil {
+		w.giveBack(bg, h, err, log)
 		return
+	}
+	log.Info("batch played", zap.Int("games", len(res.GetPgns())), zap.Duration("elapsed", elapsed),
+		zap.Uint64("wins", res.GetWins()), zap.Uint64("draws", res.GetDraws()), zap.Uint64("losses", res.GetLosses()))
+	w.metrics.batchPlayed(res)
+	w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, elapsed: elapsed,
+		answer: &arbiterv1.SubmitRequest{Result: &arbiterv1.SubmitRequest_GamePairs{GamePairs: res}}}, 0)
+}
+
+// playGames readies a batch's engines, takes its cores and plays it. An
+// error is a refusal, or the batch cut short.
+func (w *Worker) playGames(ctx context.Context, jobID string, b *arbiterv1.GamePairBatch, log *zap.Logger) (*arbiterv1.GamePairBatchResult, time.Duration, error) {
+	engines, done, err := w.readyEngines(ctx, jobID, []*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()}, log)
+	if err != nil {
+		return nil, 0, err
 	}
 	defer done()
-	threads := max(threadsOf(b.GetEngineA()), threadsOf(b.GetEngineB()))
-	if !w.games.acquire(ctx, threads, w.cfg.Threads) {
-		w.release(bg, h.leaseID, "worker stopping")
-		return
+	if engines[0] != b.GetEngineA() || engines[1] != b.GetEngineB() {
+		b = proto.Clone(b).(*arbiterv1.GamePairBatch)
+		b.EngineA, b.EngineB = engines[0], engines[1]
 	}
-	defer w.games.releaseCores(threads, w.cfg.Threads)
+	give, err := w.takeCores(ctx, engines)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer give()
 	start := time.Now()
 	var tables match.TBProber
 	if w.cfg.Syzygy != nil {
 		tables = w.cfg.Syzygy
 	}
 	res, err := PlayBatchTables(ctx, b, w.cfg.Builtin, tables, func(msg string) { log.Warn(msg) })
-	elapsed := time.Since(start)
-	var refusal *refusalError
-	switch {
-	case errors.As(err, &refusal):
-		log.Warn("cannot run test; refusing the batch", zap.Error(err))
-		w.refuseUnit(bg, h.leaseID, err.Error())
-		return
-	case err != nil:
-		log.Info("batch not finished; releasing lease", zap.Error(err))
-		w.release(bg, h.leaseID, err.Error())
-		return
-	}
-	log.Info("batch played", zap.Int("games", len(res.GetPgns())), zap.Duration("elapsed", elapsed),
-		zap.Uint64("wins", res.GetWins()), zap.Uint64("draws", res.GetDraws()), zap.Uint64("losses", res.GetLosses()))
-	w.metrics.batchPlayed(res)
-	w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, games: res, elapsed: elapsed}, 0)
+	return res, time.Since(start), err
 }
 
-// prepareArtifacts fetches, builds and verifies the batch's uploaded
-// engines and returns the batch with them as programs to start (in the
-// sandbox). ok is false when the worker refused the batch (or is
-// stopping): the lease is released then.
-func (w *Worker) prepareArtifacts(ctx, bg context.Context, h *held, b *arbiterv1.GamePairBatch, log *zap.Logger) (*arbiterv1.GamePairBatch, func(), bool) {
+// prepareArtifacts fetches, builds and verifies the uploaded engines
+// (and nets) among engines and returns them as programs to start (in the
+// sandbox); done unpins them. An error is a refusal, or errStopping.
+func (w *Worker) prepareArtifacts(ctx context.Context, jobID string, engines []*arbiterv1.EngineSpec, log *zap.Logger) ([]*arbiterv1.EngineSpec, func(), error) {
 	needs := func(e *arbiterv1.EngineSpec) bool { return e.GetArtifact() != nil || e.GetNet() != nil }
-	if !needs(b.GetEngineA()) && !needs(b.GetEngineB()) {
-		return b, func() {}, true
+	if !slices.ContainsFunc(engines, needs) {
+		return engines, func() {}, nil
 	}
 	if w.arts == nil {
-		why := "this worker runs no uploaded engines and keeps no nets (its operator gave no --data)"
-		log.Warn("cannot run test; refusing the batch", zap.String("reason", why))
-		w.refuseUnit(bg, h.leaseID, why)
-		return nil, nil, false
+		return nil, nil, &refusalError{errors.New("this worker runs no uploaded engines and keeps no nets (its operator gave no --data)")}
 	}
-	out := proto.Clone(b).(*arbiterv1.GamePairBatch)
+	out := slices.Clone(engines)
 	var preps []*prepared
 	done := func() {
 		for _, p := range preps {
 			w.arts.done(p)
 		}
 	}
-	for _, e := range []**arbiterv1.EngineSpec{&out.EngineA, &out.EngineB} {
-		if !needs(*e) {
+	for i, e := range engines {
+		if !needs(e) {
 			continue
 		}
-		p, err := w.arts.prepare(ctx, w.workerID(), h.jobID, *e)
+		p, err := w.arts.prepare(ctx, w.workerID(), jobID, e)
 		if err != nil {
 			done()
 			if ctx.Err() != nil {
-				w.release(bg, h.leaseID, "worker stopping")
-				return nil, nil, false
+				return nil, nil, errStopping
 			}
-			log.Warn("uploaded engine refused; refusing the test", zap.Error(err))
+			log.Warn("uploaded engine refused", zap.Error(err))
 			why := err.Error()
 			var r *refusal
 			if errors.As(err, &r) {
 				why = r.reason()
 			}
-			w.refuseUnit(bg, h.leaseID, why)
-			return nil, nil, false
+			return nil, nil, &refusalError{errors.New(why)}
 		}
 		preps = append(preps, p)
-		*e = p.spec
+		out[i] = p.spec
 	}
-	return out, done, true
+	return out, done, nil
 }
 
-// refusalError is an engine this worker cannot run.
+// refusalError is a unit this worker cannot run (an engine it cannot
+// start, a rule it cannot apply); Refuse makes one.
 type refusalError struct{ err error }
 
 func (e *refusalError) Error() string { return e.err.Error() }

@@ -114,5 +114,6 @@ func (w *Worker) runVerify(cctx, bg context.Context, h *held, vu *arbiterv1.Veri
 	res := verifyproto.ResultProto(d, err)
 	log.Debug("verify unit computed", zap.String("engine", local.Name), zap.Int("depth", unit.Query.Depth),
 		zap.String("total", res.GetTotal()), zap.Bool("engine_error", err != nil), zap.Duration("elapsed", elapsed))
-	w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, verify: res, elapsed: elapsed}, 0)
+	w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, elapsed: elapsed,
+		answer: &arbiterv1.SubmitRequest{Result: &arbiterv1.SubmitRequest_Verify{Verify: res}}}, 0)
 }

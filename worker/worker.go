@@ -1,6 +1,9 @@
 // Package worker is the cluster's worker: it registers with a coordinator,
 // leases units, computes them on all its cores with one shared perft hash
-// table, heartbeats its leases, and submits results.
+// table, heartbeats its leases, and submits results. Perft, game-pair and
+// verify units are built in; a kind that plugs in (kinds/NAME) runs its
+// units through the Runner it registers (runner.go), and the worker
+// offers what the registered runners take.
 //
 // The table outlives units: the coordinator hands a worker consecutive
 // units of one slice of a job (coordinator/perftjob), whose subtrees meet,
@@ -38,7 +41,6 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/base/apierr"
@@ -139,14 +141,10 @@ type result struct {
 	leaseID string
 	unitID  string
 	jobID   string
-	perft   *arbiterv1.PerftBatchResult // set for a perft unit
-	verify  *arbiterv1.VerifyUnitResult // set for a verify unit
 	elapsed time.Duration
-
-	// games is set for a game-pair batch (games.go).
-	games *arbiterv1.GamePairBatchResult
-	// plugin is set for a unit of a kind that plugs in (datagen.go).
-	plugin *anypb.Any
+	// answer is the Submit with its result set (whatever the unit's
+	// kind); deliver fills in who submits it, for which lease and unit.
+	answer *arbiterv1.SubmitRequest
 
 	sending bool // a delivery goroutine owns it (outboxLoop)
 }
@@ -283,7 +281,7 @@ func (w *Worker) register(ctx context.Context, stale string) (string, error) {
 		Name: w.cfg.Name,
 		Capabilities: &arbiterv1.WorkerCapabilities{
 			Cores: uint32(w.cfg.Threads), HashMb: uint32(w.cfg.HashMB), EngineVersion: EngineVersion(),
-			Capabilities: append(append(append([]string{capability.Perft, capability.Perft960, capability.PerftSlices, capability.PerftStats}, w.verify.capabilities()...), w.gameCapabilities()...), w.arts.capabilities()...), Hostname: hostname(),
+			Capabilities: w.capabilities(), Hostname: hostname(),
 			BenchNps: w.games.nps, BenchSignature: w.games.signature, Platform: Platform(),
 		},
 	}
@@ -313,6 +311,17 @@ func (w *Worker) register(ctx context.Context, stale string) (string, error) {
 	w.log.Info("registered", zap.String(logging.WorkerID, resp.GetWorkerId()), zap.Int("threads", w.cfg.Threads),
 		zap.Int("hash_mb", w.cfg.HashMB))
 	return resp.GetWorkerId(), nil
+}
+
+// capabilities is what the worker offers: the built-in kinds' work, its
+// engines under test, the game work it is set up for, and the kinds whose
+// runners are registered (runner.go).
+func (w *Worker) capabilities() []string {
+	caps := []string{capability.Perft, capability.Perft960, capability.PerftSlices, capability.PerftStats}
+	caps = append(caps, w.verify.capabilities()...)
+	caps = append(caps, w.gameCapabilities()...)
+	caps = append(caps, w.arts.capabilities()...)
+	return append(caps, RunnerCapabilities()...)
 }
 
 // unknownWorker reports the coordinator's "unknown worker" answer (it lost
@@ -546,7 +555,8 @@ func (w *Worker) run(bg context.Context, l *arbiterv1.Lease, counter *engine.Per
 	}
 	log.Debug("unit computed", zap.Int("positions", len(counts)), zap.Stringer("nodes", total), zap.Duration("elapsed", elapsed))
 	w.metrics.unitDone(nodes, elapsed)
-	w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, perft: res, elapsed: elapsed}, nodes)
+	w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, elapsed: elapsed,
+		answer: &arbiterv1.SubmitRequest{Result: &arbiterv1.SubmitRequest_Perft{Perft: res}}}, nodes)
 	return counter
 }
 
@@ -724,19 +734,10 @@ func (w *Worker) deliver(ctx context.Context, r *result) {
 	b := clusterclient.NewBackoff(w.policy)
 	for {
 		id := w.workerID()
-		req := &arbiterv1.SubmitRequest{
-			WorkerId: id, LeaseId: r.leaseID, UnitId: r.unitID, Elapsed: durationpb.New(r.elapsed),
-			Result: &arbiterv1.SubmitRequest_Perft{Perft: r.perft},
-		}
-		if r.games != nil {
-			req.Result = &arbiterv1.SubmitRequest_GamePairs{GamePairs: r.games}
-		}
-		if r.plugin != nil {
-			req.Result = &arbiterv1.SubmitRequest_Plugin{Plugin: r.plugin}
-		}
-		if r.verify != nil {
-			req.Result = &arbiterv1.SubmitRequest_Verify{Verify: r.verify}
-		}
+		// Only this delivery touches r.answer (r.sending), so filling it
+		// in again on each attempt races with nothing.
+		req := r.answer
+		req.WorkerId, req.LeaseId, req.UnitId, req.Elapsed = id, r.leaseID, r.unitID, durationpb.New(r.elapsed)
 		cctx, cancel := context.WithTimeout(ctx, clusterclient.SubmitTimeout)
 		resp, err := w.worker.Submit(cctx, req)
 		cancel()

@@ -133,6 +133,7 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 		t.Log("no /usr/games/stockfish: verify --json not checked")
 		used["verify.schema.json"] = true
 	}
+	check("epd.schema.json", true, "epd", "--engine", "builtin", "--engine", "name=b,builtin,option.Hash=1", "--suite", "../../kinds/epd/testdata/bratko-kopec.epd", "--each", "nodes=2000", "--json")
 	check("perft.schema.json", false, "up", "--temp", "--workers", "1", "--threads", "1", "--hash", "1", "--depth", "3", "--json")
 	check("job.schema.json", false, "up", "--temp", "--workers", "1", "--threads", "1", "--hash", "1", "--engine", "name=a,builtin",
 		"--engine", "name=b,builtin", "--each", "nodes=200", "--openings", "file=../../books/uho-200.epd", "--games", "2", "--json")

@@ -13,6 +13,10 @@ import (
 	"github.com/arbiter-chess/arbiter/base/buildinfo"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/enginehost/sandbox"
+	"github.com/arbiter-chess/arbiter/kinds/epd"
+	// The worker runs DATAGEN batches with the runner this registers
+	// (until kinds/install).
+	_ "github.com/arbiter-chess/arbiter/kinds/datagen"
 )
 
 // usageError marks err as bad input: exit status 2.
@@ -38,7 +42,8 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(
 		// On this machine.
 		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(), newDatagenCommand(),
-		newTBCommand(), // Syzygy tablebases
+		newTBCommand(),   // Syzygy tablebases
+		epd.NewCommand(), // EPD test suites
 		// Serving.
 		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(), newStoreCommand(), newUserCommand(), newAuditCommand(),
 		// Clients of a coordinator.

@@ -93,7 +93,7 @@ func TestUCIWithStockfish(t *testing.T) {
 	}
 	u.BeginSearch(30*time.Second, "stop", time.Second, false)
 	var inf Info
-	mv, ponder, err := u.ReadBestmove(&inf)
+	mv, ponder, err := u.ReadBestmove(&inf, nil)
 	if err != nil || len(mv) != 4 || len(ponder) < 4 {
 		t.Fatalf("bestmove %q ponder %q: %v", mv, ponder, err)
 	}
@@ -172,12 +172,12 @@ done
 	u.Go(&Go{MoveTime: time.Millisecond})
 	u.BeginSearch(100*time.Millisecond, "stop", 10*time.Second, false)
 	var inf Info
-	if mv, _, err := u.ReadBestmove(&inf); err != nil || string(mv) != "a2a3" {
+	if mv, _, err := u.ReadBestmove(&inf, nil); err != nil || string(mv) != "a2a3" {
 		t.Fatalf("late engine: %q %v", mv, err)
 	}
 	u.Go(&Go{MoveTime: time.Millisecond})
 	u.BeginSearch(100*time.Millisecond, "stop", 300*time.Millisecond, false)
-	if _, _, err := u.ReadBestmove(&inf); !errors.Is(err, ErrHang) || u.Alive() {
+	if _, _, err := u.ReadBestmove(&inf, nil); !errors.Is(err, ErrHang) || u.Alive() {
 		t.Fatalf("hung engine: %v, alive %v", err, u.Alive())
 	}
 }

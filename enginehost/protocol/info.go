@@ -41,8 +41,9 @@ type Info struct {
 // ParseInfo folds one UCI info line into inf. Unknown tokens and garbage
 // are skipped; a line of a second PV (multipv > 1) changes nothing; the
 // rest of the line after pv, string, refutation or currline is theirs.
-// Once inf.PV has room for the line's PV nothing is allocated.
-func ParseInfo(line []byte, inf *Info) {
+// It reports whether the line gave the main line a PV with a move. Once
+// inf.PV has room for the line's PV nothing is allocated.
+func ParseInfo(line []byte, inf *Info) (newPV bool) {
 	_, rest := NextField(line) // "info"
 	cur := *inf
 	var (
@@ -72,12 +73,23 @@ func ParseInfo(line []byte, inf *Info) {
 		}
 	}
 	if secondary {
-		return
+		return false
 	}
 	if hasPV {
 		cur.PV = append(inf.PV[:0], pv...)
 	}
 	*inf = cur
+	return hasPV && len(pv) > 0
+}
+
+// FirstMove is the first move of a PV as the engine wrote it (nil when
+// the PV is empty).
+func FirstMove(pv []byte) []byte {
+	mv, _ := NextField(pv)
+	if len(mv) == 0 {
+		return nil
+	}
+	return mv
 }
 
 // setCounter sets the numeric field named f; it reports a secondary PV.

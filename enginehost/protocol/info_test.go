@@ -172,3 +172,23 @@ func TestPositionAndGoCommands(t *testing.T) {
 		}
 	}
 }
+
+// ParseInfo reports a line that gives the main line a PV; FirstMove is
+// its first move (the cases of the EPD kind's time to solve).
+func TestParseInfoNewPV(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{"info depth 5 seldepth 7 multipv 1 score cp 20 nodes 100 pv e2e4 e7e5", "e2e4"},
+		{"info depth 5 score cp 20 pv g1f3", "g1f3"},
+		{"info depth 5 multipv 2 score cp 10 pv d2d4", ""},
+		{"info depth 5 currmove e2e4 currmovenumber 1", ""},
+		{"info string pv is printed below", ""},
+		{"info depth 5 pv", ""},
+		{"info", ""},
+	} {
+		var inf Info
+		newPV := ParseInfo([]byte(c.line), &inf)
+		if got := string(FirstMove(inf.PV)); newPV != (c.want != "") || got != c.want {
+			t.Errorf("%q: new pv %v, first move %q; want %q", c.line, newPV, got, c.want)
+		}
+	}
+}

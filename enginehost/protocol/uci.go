@@ -207,10 +207,12 @@ func (u *UCI) Go(g *Go) error {
 func (u *UCI) PonderHit() error { return u.SendString("ponderhit") }
 
 // ReadBestmove reads the current search (Conn.BeginSearch set its
-// deadline) until bestmove, folding its info lines into inf. The move
-// and the ponder move are valid until the next read; a bestmove without
-// a move is ErrNoMove.
-func (u *UCI) ReadBestmove(inf *Info) (move, ponder []byte, err error) {
+// deadline) until bestmove, folding its info lines into inf; onPV, when
+// set, is called with inf after every line that gives the main line a PV
+// (the search so far, as the engine reports it). The move and the ponder
+// move are valid until the next read; a bestmove without a move is
+// ErrNoMove.
+func (u *UCI) ReadBestmove(inf *Info, onPV func(inf *Info)) (move, ponder []byte, err error) {
 	for {
 		line, err := u.ReadSearch()
 		if err != nil {
@@ -221,7 +223,9 @@ func (u *UCI) ReadBestmove(inf *Info) (move, ponder []byte, err error) {
 		}
 		switch {
 		case HasWord(line, "info"):
-			ParseInfo(line, inf)
+			if ParseInfo(line, inf) && onPV != nil {
+				onPV(inf)
+			}
 		case HasWord(line, "bestmove"):
 			move, ponder = SplitBestmove(line)
 			if move == nil {

@@ -19,6 +19,9 @@ import (
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/engine"
+	// The worker runs DATAGEN batches with the runner this registers
+	// (until kinds/install).
+	_ "github.com/arbiter-chess/arbiter/kinds/datagen"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/spec/engineallow"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"

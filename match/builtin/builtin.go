@@ -89,13 +89,27 @@ func (b *Player) Think(ctx context.Context, req *match.ThinkRequest) (match.Repl
 		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
 		defer cancel()
 	}
+	if req.OnInfo != nil {
+		b.eng.OnInfo = func(i search.Info) {
+			if len(i.PV) > 0 {
+				req.OnInfo(replyInfo(i), pos.UCIMove(i.PV[0]))
+			}
+		}
+		defer func() { b.eng.OnInfo = nil }()
+	}
 	m, info := b.eng.Go(ctx, pos, history, lim)
 	rep := match.Reply{Elapsed: time.Since(t0)}
 	if m == engine.NullMove {
 		return rep, match.ErrNoBestmove
 	}
 	rep.Move = pos.UCIMove(m)
-	rep.Info = match.Info{
+	rep.Info = replyInfo(info)
+	return rep, nil
+}
+
+// replyInfo is a search report as the match library reports one.
+func replyInfo(info search.Info) match.Info {
+	r := match.Info{
 		HasScore: info.Depth > 0,
 		Score:    match.Score{CP: info.Score, Mate: info.Mate},
 		Depth:    info.Depth,
@@ -104,9 +118,9 @@ func (b *Player) Think(ctx context.Context, req *match.ThinkRequest) (match.Repl
 		Time:     info.Time,
 	}
 	if info.Mate != 0 {
-		rep.Info.Score.CP = 0
+		r.Score.CP = 0
 	}
-	return rep, nil
+	return r
 }
 
 // Quit releases nothing: the engine is garbage-collected with the player.
