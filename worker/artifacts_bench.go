@@ -112,7 +112,8 @@ func (c *artifactCache) runBench(ctx context.Context, exe, dir string, readOnly 
 	} else {
 		ready, err = session.Run(conn, c.bench, onLine)
 	}
-	conn.Proc().Stderr() // waits a moment for the last of stderr
+	conn.Kill()                             // an engine that outlived its output
+	conn.Proc().WaitStderr(5 * time.Second) // the last of stderr is in out
 	out.flush()
 	text := tail(out.String())
 	switch {

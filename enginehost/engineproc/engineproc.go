@@ -448,6 +448,27 @@ func (p *Proc) Stderr() string {
 	return p.tail.String()
 }
 
+// WaitStderr waits up to d for the end of stderr once the process has
+// exited (a caller that reads all of it through StderrCopy); it reports
+// whether stderr ended. A child that escaped the kill and holds stderr
+// open keeps it from ending.
+func (p *Proc) WaitStderr(d time.Duration) bool {
+	if !p.WaitExit(d) {
+		return false
+	}
+	if p.stderrDone == nil {
+		return true // os/exec's copy ends before the exit is reported
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.stderrDone:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
 // Describe says why the output ended, for an error message: the exit (after
 // waiting up to a moment for it) and the end of stderr.
 func (p *Proc) Describe() string {

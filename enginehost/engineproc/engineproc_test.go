@@ -496,6 +496,9 @@ func TestStderrCopy(t *testing.T) {
 		if _, err := p.ReadLine(within(5 * time.Second)); !errors.Is(err, ErrEOF) {
 			t.Fatalf("ReadLine after a crash: %v", err)
 		}
+		if !p.WaitStderr(5 * time.Second) {
+			t.Fatal("no end of stderr after the crash")
+		}
 		if tail := p.Stderr(); !strings.Contains(copied.String(), "dying on purpose") || len(tail) > 4 {
 			t.Fatalf("copied %q, tail %q", copied.String(), tail)
 		}
