@@ -368,9 +368,12 @@ func (p *Proc) Stop(quit string, grace time.Duration) Exit {
 
 // WaitExit waits up to d for the process to exit on its own (after ErrEOF,
 // to tell a crash's exit status) and reports whether it did.
-func (p *Proc) WaitExit(d time.Duration) bool {
+func (p *Proc) WaitExit(d time.Duration) bool { return waitClosed(p.exited, d) }
+
+// waitClosed waits up to d for ch to be closed and reports whether it was.
+func waitClosed(ch <-chan struct{}, d time.Duration) bool {
 	select {
-	case <-p.exited:
+	case <-ch:
 		return true
 	default:
 		if d <= 0 {
@@ -380,7 +383,7 @@ func (p *Proc) WaitExit(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-p.exited:
+	case <-ch:
 		return true
 	case <-t.C:
 		return false
@@ -438,12 +441,7 @@ func (p *Proc) exit() Exit {
 // process has exited it waits a moment for the last of it.
 func (p *Proc) Stderr() string {
 	if p.stderrDone != nil && p.WaitExit(0) {
-		t := time.NewTimer(100 * time.Millisecond)
-		select {
-		case <-p.stderrDone:
-		case <-t.C:
-		}
-		t.Stop()
+		waitClosed(p.stderrDone, 100*time.Millisecond)
 	}
 	return p.tail.String()
 }
@@ -459,14 +457,7 @@ func (p *Proc) WaitStderr(d time.Duration) bool {
 	if p.stderrDone == nil {
 		return true // os/exec's copy ends before the exit is reported
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-p.stderrDone:
-		return true
-	case <-t.C:
-		return false
-	}
+	return waitClosed(p.stderrDone, d)
 }
 
 // Describe says why the output ended, for an error message: the exit (after

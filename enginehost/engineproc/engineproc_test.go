@@ -2,7 +2,6 @@ package engineproc
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -467,30 +465,12 @@ func TestLookPathRelativeToDot(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe from the stderr reader's goroutine.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // StderrCopy receives all of stderr, past the tail's size, as well as
 // the tail keeping its end; without it the tail alone (the control).
 func TestStderrCopy(t *testing.T) {
 	readers(t, func(t *testing.T, cfg Config) {
-		var copied lockedBuffer
-		cfg.StderrCopy, cfg.StderrTail = &copied, 4
+		copied := &tailBuffer{max: 1 << 20} // all of it
+		cfg.StderrCopy, cfg.StderrTail = copied, 4
 		p := start(t, "echo", cfg)
 		p.WriteLine("crash 3")
 		if _, err := p.ReadLine(within(5 * time.Second)); !errors.Is(err, ErrEOF) {
