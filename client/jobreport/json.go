@@ -131,11 +131,46 @@ type TestJob struct {
 	PGNs        uint64        `json:"pgns"`
 	// StoppedByHand: an SPRT stopped by hand before a bound, whose error
 	// rates no longer hold.
-	StoppedByHand   bool     `json:"stopped_by_hand,omitempty"`
-	Tags            []string `json:"tags,omitempty"`
-	Notes           string   `json:"notes,omitempty"`
-	RescheduledFrom string   `json:"rescheduled_from,omitempty"`
-	RescheduledAs   []string `json:"rescheduled_as,omitempty"`
+	StoppedByHand bool `json:"stopped_by_hand,omitempty"`
+	// Anytime is the anytime-valid interval (docs/sprt-cluster.md), valid
+	// however the test was stopped; null before any game.
+	Anytime *AnytimeJSON `json:"anytime,omitempty"`
+	// StopPrecision is --stop precision= (0: none); StoppedByPrecision
+	// says it ended the test.
+	StopPrecision      float64 `json:"stop_precision,omitempty"`
+	StoppedByPrecision bool    `json:"stopped_by_precision,omitempty"`
+	// Group is the group of takes the test is a take of.
+	Group           *GroupJSON `json:"group,omitempty"`
+	Tags            []string   `json:"tags,omitempty"`
+	Notes           string     `json:"notes,omitempty"`
+	RescheduledFrom string     `json:"rescheduled_from,omitempty"`
+	RescheduledAs   []string   `json:"rescheduled_as,omitempty"`
+}
+
+// AnytimeJSON is a test's anytime-valid interval at its level.
+type AnytimeJSON struct {
+	Level float64     `json:"level"`
+	Elo   [2]*float64 `json:"elo"`
+	NElo  [2]*float64 `json:"nelo"`
+}
+
+// GroupJSON is a group of takes of one idea: each take's SPRT runs at
+// alpha/takes.
+type GroupJSON struct {
+	Name      string          `json:"name"`
+	Takes     uint32          `json:"takes"`
+	TakeAlpha float64         `json:"take_alpha"`
+	Members   []GroupTakeJSON `json:"members"`
+}
+
+// GroupTakeJSON is one take of a group.
+type GroupTakeJSON struct {
+	JobID     string  `json:"job_id"`
+	Kind      string  `json:"kind"`
+	State     string  `json:"state"`
+	SPRTState string  `json:"sprt_state,omitempty"`
+	Alpha     float64 `json:"alpha"`
+	Games     uint64  `json:"games"`
 }
 
 // TuneJob is an SPSA tune.
@@ -267,6 +302,19 @@ func newTestJob(j *arbiterv1.Job) *TestJob {
 	if mp.GetGames() > 0 {
 		o.Elo, o.EloCI95 = finite(mp.GetElo()), [2]*float64{finite(mp.GetEloCiLow()), finite(mp.GetEloCiHigh())}
 		o.LOS, o.NElo, o.NEloHalf95 = finite(mp.GetLos()), finite(mp.GetNelo()), finite(mp.GetNeloHalfWidth())
+	}
+	if a := mp.GetAnytime(); a != nil {
+		o.Anytime = &AnytimeJSON{Level: a.GetLevel(), Elo: [2]*float64{finite(a.GetEloLow()), finite(a.GetEloHigh())},
+			NElo: [2]*float64{finite(a.GetNeloLow()), finite(a.GetNeloHigh())}}
+	}
+	o.StopPrecision, o.StoppedByPrecision = s.GetStopPrecisionElo(), mp.GetStoppedByPrecision()
+	if g := s.GetGroup(); g != "" {
+		o.Group = &GroupJSON{Name: g, Takes: s.GetGroupTakes(), TakeAlpha: s.GetSprt().GetAlpha() / float64(max(s.GetGroupTakes(), 1)),
+			Members: []GroupTakeJSON{}}
+		for _, t := range mp.GetGroupTakes() {
+			o.Group.Members = append(o.Group.Members, GroupTakeJSON{JobID: t.GetJobId(), Kind: t.GetKind(), State: t.GetState(),
+				SPRTState: t.GetSprtState(), Alpha: t.GetAlpha(), Games: t.GetGames()})
+		}
 	}
 	if sp := s.GetSprt(); j.GetKind() == jobkind.SPRT {
 		state := mp.GetSprtState()

@@ -198,6 +198,7 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	} else {
 		fmt.Fprintln(out, "No games counted yet.")
 	}
+	printStops(out, spec, mp)
 	if params != nil {
 		verdict := "no decision yet"
 		if capReached(j) {
@@ -225,6 +226,34 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 		}
 	}
 	printArtifactChecks(out, j.GetArtifactChecks())
+}
+
+// printStops shows the anytime-valid interval beside the fixed-games
+// Elo, the precision stop and the test's group of takes.
+func printStops(out io.Writer, spec *arbiterv1.MatchSpec, mp *arbiterv1.MatchProgress) {
+	if a := mp.GetAnytime(); a != nil {
+		fmt.Fprintf(out, "Anytime:    Elo %.2f ± %.2f (95%%), anytime-valid [%.2f, %.2f] (%.4g%%); nElo anytime-valid [%.2f, %.2f]; holds however the test is stopped\n",
+			mp.GetElo(), (mp.GetEloCiHigh()-mp.GetEloCiLow())/2, a.GetEloLow(), a.GetEloHigh(), 100*a.GetLevel(), a.GetNeloLow(), a.GetNeloHigh())
+	}
+	if w := spec.GetStopPrecisionElo(); w > 0 {
+		state := "runs until the anytime interval is narrower"
+		if mp.GetStoppedByPrecision() {
+			state = "reached: the test stopped there"
+		}
+		fmt.Fprintf(out, "Stop:       precision=%g Elo (%s)\n", w, state)
+	}
+	if g := spec.GetGroup(); g != "" {
+		takes := max(spec.GetGroupTakes(), 1)
+		fmt.Fprintf(out, "Group:      %s, %d takes declared: each take's SPRT at alpha %.4g (the group's %.4g / %d)\n",
+			g, takes, spec.GetSprt().GetAlpha()/float64(takes), spec.GetSprt().GetAlpha(), takes)
+		for i, t := range mp.GetGroupTakes() {
+			verdict := t.GetSprtState()
+			if verdict == "" {
+				verdict = "-"
+			}
+			fmt.Fprintf(out, "  take %d:   %s %s, SPRT %s, alpha %.4g, %d games\n", i+1, t.GetJobId(), t.GetState(), verdict, t.GetAlpha(), t.GetGames())
+		}
+	}
 }
 
 // printArtifactChecks shows what each worker did with the test's uploaded

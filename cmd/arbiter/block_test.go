@@ -51,7 +51,10 @@ func TestStatusBlock(t *testing.T) {
 		t.Fatalf("status --block: no Games line of 4 games:\n%s", block)
 	}
 	for _, re := range []string{`^Elo   \| -?\d+\.\d\d \+- \d+\.\d\d \(95%\)\n`, `\nSPRT  \| nodes=200 Threads=1 Hash=2MB\n`,
-		`\nLLR   \| -?\d+\.\d\d \(-2\.94, 2\.94\) \[0\.00, 50\.00\]\n`, `\nPenta \| \[\d+, \d+, \d+, \d+, \d+\]\n$`} {
+		`\nLLR   \| -?\d+\.\d\d \(-2\.94, 2\.94\) \[0\.00, 50\.00\]\n`, `\nPenta \| \[\d+, \d+, \d+, \d+, \d+\]\n`,
+		// Two pairs cannot reach a bound of ±2.94: the cap ends the SPRT
+		// undecided, and its block adds the anytime-valid interval.
+		`\nAny   \| \[-?\d+\.\d\d, -?\d+\.\d\d\] \(95% anytime-valid; game cap reached\)\n$`} {
 		if !regexp.MustCompile(re).MatchString(block) {
 			t.Errorf("status --block lacks %s:\n%s", re, block)
 		}
@@ -63,7 +66,7 @@ func TestStatusBlock(t *testing.T) {
 		t.Errorf("status --block: want %q (as --json) in\n%s", want, block)
 	}
 	fish, _, err := runArbiter(t, "", with("status", job.ID, "--block", "--style", "fishtest")...)
-	if err != nil || !regexp.MustCompile(`^LLR: -?\d+\.\d\d \(-2\.94,2\.94\) <0\.00,50\.00>\nTotal: 4 W: \d+ L: \d+ D: \d+\nPtnml\(0-2\): \d+, \d+, \d+, \d+, \d+\n$`).MatchString(fish) {
+	if err != nil || !regexp.MustCompile(`^LLR: -?\d+\.\d\d \(-2\.94,2\.94\) <0\.00,50\.00>\nTotal: 4 W: \d+ L: \d+ D: \d+\nPtnml\(0-2\): \d+, \d+, \d+, \d+, \d+\nAnytime-valid ELO \(95%\): \[-?\d+\.\d\d, -?\d+\.\d\d\] \(game cap reached\)\n$`).MatchString(fish) {
 		t.Errorf("status --block --style fishtest: %v\n%s", err, fish)
 	}
 	for _, bad := range [][]string{{"status", "--block"}, {"status", job.ID, "--block", "--style", "cutechess"}, {"status", job.ID, "--block", "--json"}} {

@@ -354,6 +354,8 @@ func TestFastchessArgsDetection(t *testing.T) {
 		{[]string{"arbiter", "match", "-engine", "cmd=sf", "name=sf"}, true, fastchesscli.Fastchess},
 		{[]string{"arbiter", "match", "--cutechess-cli", "-engine", "cmd=sf"}, true, fastchesscli.Cutechess},
 		{[]string{"arbiter", "match", "--fastchess", "-engine", "cmd=sf"}, true, fastchesscli.Fastchess},
+		{[]string{"arbiter", "fastchess", "-engine", "cmd=sf"}, true, fastchesscli.Fastchess},
+		{[]string{"arbiter", "fastchess", "--version"}, true, fastchesscli.Fastchess},
 		{[]string{"arbiter", "match", "--engine", "cmd=sf", "--games", "2"}, false, 0},
 		{[]string{"arbiter", "perft", "-engine"}, false, 0},
 		{[]string{"arbiter"}, false, 0},

@@ -157,6 +157,9 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 	local([]string{`"status":"complete","engines":["a","b"],"schedule":{"type":"roundrobin","rounds":1,"games":2,"repeat":2},"games":2,"scheduled":2`},
 		"--games", "2")
 	local([]string{`"games":2,"scheduled":2`, `"sprt":{"llr":`}, "--games", "2", "--sprt", "elo0=0,elo1=5")
+	// Open-ended, ended by the precision stop (identical engines: every
+	// pair scores alike, and three pairs bring the interval below 1000).
+	local([]string{`"anytime":{"level":0.95,"score":[`, `"precision_stop":true`}, "--stop", "precision=1000")
 	rrPGN := filepath.Join(dir, "rr.pgn")
 	local([]string{`"engines":["a","b","c"]`, `"games":6,"scheduled":6`, `{"a":"b","b":"c",`, `"rank":3,`, `"state_file":"`, `"pgn_file":"` + rrPGN + `"`},
 		"--engine", "name=c,builtin", "--rounds", "1", "--games", "2", "--pgnout", rrPGN)
@@ -180,6 +183,21 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 	out := check("job.schema.json", false, test...)
 	if !strings.Contains(out, `"kind":"sprt"`) || !strings.Contains(out, `"state":"done"`) {
 		t.Errorf("submit sprt --wait --json: %s", out)
+	}
+	if !strings.Contains(out, `"anytime":{"level":0.95,"elo":[`) {
+		t.Errorf("submit sprt --wait --json: no anytime interval in %s", out)
+	}
+	// A take of a group of two: its SPRT at alpha/2, the group listed.
+	out = check("job.schema.json", false, with("submit", "sprt", "--engine", "name=a,builtin", "--engine", "name=b,builtin", "--each", "nodes=200",
+		"--openings", "file=../../books/uho-200.epd", "--sprt", "elo0=0,elo1=50", "--games", "2", "--group", "idea-1", "--takes", "2", "--wait", "--json")...)
+	if !strings.Contains(out, `"group":{"name":"idea-1","takes":2,"take_alpha":0.025,"members":[{"job_id":"`) || !strings.Contains(out, `"level":0.975`) {
+		t.Errorf("submit sprt --group --takes --wait --json: %s", out)
+	}
+	// A match ended by its precision stop alone.
+	out = check("job.schema.json", false, with("submit", "match", "--engine", "name=a,builtin", "--engine", "name=b,builtin", "--each", "nodes=200",
+		"--openings", "file=../../books/uho-200.epd", "--stop", "precision=1000", "--batch-pairs", "1", "--wait", "--json")...)
+	if !strings.Contains(out, `"stop_precision":1000,"stopped_by_precision":true`) || !strings.Contains(out, `"state":"done"`) {
+		t.Errorf("submit match --stop precision=1000 --wait --json: %s", out)
 	}
 	// Node odds: the engine's own limits in its object, both in the test's.
 	out = check("job.schema.json", false, with("submit", "match", "--engine", "name=a,builtin", "--engine", "name=b,builtin,nodes=300", "--each", "nodes=200",

@@ -82,8 +82,9 @@ concurrency, opening, pgn, sprt, ...); flags given too override it.
 fastchess's and cutechess-cli's own command lines work as they are, with their
 output lines (Fishtest's and OpenBench's workers read them): single-dash options
 (arbiter match -engine cmd=./sf name=new -engine cmd=./sf name=base -each
-tc=10+0.1 -rounds 100 -repeat), or after --fastchess or --cutechess-cli, or with
-this binary called as fastchess or cutechess-cli (a symlink). An option they have
+tc=10+0.1 -rounds 100 -repeat), or after --fastchess or --cutechess-cli, or as
+arbiter fastchess ARGS, or with this binary called as fastchess or cutechess-cli
+(a symlink). An option they have
 and arbiter does not is refused by name.
 See docs/match.md.`,
 		Args: cobra.NoArgs,
@@ -102,6 +103,7 @@ See docs/match.md.`,
 	fl.IntVar(&f.m.Repeat, "repeat", 0, "games per opening (default: 2, game pairs with colours swapped, for an even --games; else 1)")
 	fl.BoolVar(&f.m.Recover, "recover", true, "restart an engine that crashed or hung and go on (an incident); --recover=false stops the match, resumable")
 	fl.StringVar(&f.m.SPRT, "sprt", "", "two engines: elo0=E0,elo1=E1[,alpha=0.05][,beta=0.05][,model=normalized|logistic|bayeselo]")
+	fl.StringVar(&f.m.Stop, "stop", "", "two engines: "+matchplan.StopUsage)
 	fl.IntVar(&f.m.Concurrency, "concurrency", 1, "games (game pairs) played at once")
 	fl.StringVar(&f.m.PGNOut, "pgnout", "", "write every game to this PGN file (appended)")
 	fl.StringVar(&f.m.Resign, "resign", "", "resign adjudication: movecount=N,score=CP")
@@ -304,12 +306,16 @@ func tuneRunner(plan *matchplan.Plan) {
 }
 
 // fastchessArgs finds a fastchess or cutechess-cli command line: the
-// binary called as fastchess or cutechess-cli (a symlink), `arbiter match
-// --fastchess|--cutechess-cli ARGS`, or `arbiter match` with single-dash
-// options (-engine ...), which its own flags never are.
+// binary called as fastchess or cutechess-cli (a symlink), `arbiter
+// fastchess ARGS`, `arbiter match --fastchess|--cutechess-cli ARGS`, or
+// `arbiter match` with single-dash options (-engine ...), which its own
+// flags never are.
 func fastchessArgs(argv []string) ([]string, fastchesscli.Dialect, bool) {
 	if d, ok := fastchesscli.DialectOf(argv[0]); ok {
 		return argv[1:], d, true
+	}
+	if len(argv) >= 2 && argv[1] == "fastchess" {
+		return argv[2:], fastchesscli.Fastchess, true
 	}
 	if len(argv) < 3 || argv[1] != "match" {
 		return nil, 0, false

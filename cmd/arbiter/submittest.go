@@ -31,6 +31,8 @@ type testFlags struct {
 func (f *testFlags) addFindable(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&f.tags, "tag", nil, "a tag to find the test by (repeat for more; letters, digits, '-', '_', '.'); editable with arbiter modify")
 	fl.StringVar(&f.notes, "notes", "", "notes about the test (free text, at most 2000 bytes); editable with arbiter modify")
+	fl.StringVar(&f.m.Group, "group", "", "a take of a group of takes of one idea (submit sprt): the group's name (letters, digits, '-', '_', '.'); with --takes")
+	fl.IntVar(&f.m.Takes, "takes", 0, "with --group: the number of takes the group will have, the same for every take; each take's SPRT runs at alpha/takes so that the group's false-positive rate stays alpha")
 }
 
 func (f *testFlags) add(fl *pflag.FlagSet, prefix string) {
@@ -40,6 +42,7 @@ func (f *testFlags) add(fl *pflag.FlagSet, prefix string) {
 	fl.StringVar(&m.Openings, "openings", "", "file=F[,format=epd|pgn][,order=random|sequential][,seed=S][,plies=N][,start=N] (read here, sent to the coordinator)")
 	fl.IntVar(&m.Games, "games", 0, "number of games (even); with --sprt, a cap; in a tournament (submit match), per pairing and round")
 	fl.StringVar(&m.SPRT, prefix+"sprt", "", "elo0=E0,elo1=E1[,alpha=0.05][,beta=0.05][,model=normalized|logistic|bayeselo]")
+	fl.StringVar(&m.Stop, prefix+"stop", "", matchplan.StopUsage)
 	fl.StringVar(&m.Resign, "resign", "", "resign adjudication: movecount=N,score=CP")
 	fl.StringVar(&m.Draw, "draw", "", "draw adjudication: movenumber=M,movecount=N,score=CP")
 	fl.IntVar(&m.MaxMoves, "maxmoves", 0, "adjudicate a draw after this many moves (0 = off)")

@@ -41,20 +41,30 @@ func CheckTags(tags []string) ([]string, error) {
 	}
 	var out []string
 	for _, t := range tags {
-		t = strings.ToLower(strings.TrimSpace(t))
-		if t == "" || len(t) > MaxTagBytes {
-			return nil, apierr.Invalid("tag %s: want 1 to %d letters, digits, '-', '_' or '.'", apierr.Q(t), MaxTagBytes)
-		}
-		for _, r := range t {
-			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-				return nil, apierr.Invalid("tag %s: %q is not a letter, digit, '-', '_' or '.'", apierr.Q(t), r)
-			}
+		t, err := checkWord("tag", t)
+		if err != nil {
+			return nil, err
 		}
 		if !slices.Contains(out, t) {
 			out = append(out, t)
 		}
 	}
 	return out, nil
+}
+
+// checkWord returns a tag or a group name lower-cased, or an error naming
+// it (what): 1 to MaxTagBytes of letters, digits, '-', '_' and '.'.
+func checkWord(what, t string) (string, error) {
+	t = strings.ToLower(strings.TrimSpace(t))
+	if t == "" || len(t) > MaxTagBytes {
+		return "", apierr.Invalid("%s %s: want 1 to %d letters, digits, '-', '_' or '.'", what, apierr.Q(t), MaxTagBytes)
+	}
+	for _, r := range t {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return "", apierr.Invalid("%s %s: %q is not a letter, digit, '-', '_' or '.'", what, apierr.Q(t), r)
+		}
+	}
+	return t, nil
 }
 
 // CheckNotes refuses notes longer than MaxNotes bytes, not UTF-8, or with

@@ -168,6 +168,8 @@ type test struct {
 	seq        *sprt.Sequential
 	hist       *history   // built on first request (history.go)
 	find       *findCache // what lists find it by, made on first use (find.go)
+	// anytimeCache is the anytime interval at a pair count (anytime.go).
+	anytimeCache *anytimeAt
 }
 
 // Base implements gamepair.Entry.

@@ -36,6 +36,9 @@ func (w *Workload) next(t *test, a *gamepair.Accepted) (*gamepair.Step, error) {
 	if err != nil {
 		return nil, err
 	}
+	if jobChange == nil && t.precisionStop(penta) {
+		jobChange = &store.JobChange{State: store.StateDone, FinishedAt: c.At}
+	}
 	if jobChange == nil && t.totalPairs > 0 && t.Done+1 == t.nBatches {
 		jobChange = &store.JobChange{State: store.StateDone, FinishedAt: c.At}
 	}
@@ -114,12 +117,15 @@ func (w *Workload) recount(t *test, kept []gamepair.Counted, now time.Time) (str
 		if err != nil {
 			return "", nil, nil, err
 		}
-		var total sprt.Results
-		var penta sprt.Pentanomial
-		for i := range kept {
-			c := &kept[i]
-			gamepair.AddCounts(&total, &penta, c.Penta, c.Wins, c.Draws, c.Losses)
-			st, err := fresh.Update(total)
+		seq = fresh
+	}
+	var total sprt.Results
+	var penta sprt.Pentanomial
+	for i := range kept {
+		c := &kept[i]
+		gamepair.AddCounts(&total, &penta, c.Penta, c.Wins, c.Draws, c.Losses)
+		if seq != nil {
+			st, err := seq.Update(total)
 			if err != nil {
 				return "", nil, nil, err
 			}
@@ -128,7 +134,10 @@ func (w *Workload) recount(t *test, kept []gamepair.Counted, now time.Time) (str
 				break
 			}
 		}
-		seq = fresh
+		if t.precisionStop(penta) {
+			change = &store.JobChange{State: store.StateDone, FinishedAt: now}
+			break
+		}
 	}
 	state, err := seqJSON(seq)
 	if err != nil {

@@ -36,14 +36,7 @@ func (w *Workload) Verifications(tuneID string) []*arbiterv1.SpsaVerification {
 	}
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
-	var ts []*test
-	for _, t := range w.Jobs {
-		if t.spec.GetVerifiesTune() == tuneID {
-			ts = append(ts, t)
-		}
-	}
-	// Seq numbers jobs in submission order.
-	slices.SortFunc(ts, func(a, b *test) int { return cmp.Compare(a.Rec.Seq, b.Rec.Seq) })
+	ts := w.testsWhere(func(t *test) bool { return t.spec.GetVerifiesTune() == tuneID })
 	out := make([]*arbiterv1.SpsaVerification, 0, len(ts))
 	for _, t := range ts {
 		mp := w.progress(t)
@@ -52,6 +45,20 @@ func (w *Workload) Verifications(tuneID string) []*arbiterv1.SpsaVerification {
 			Updates: t.spec.GetVerifiesTuneUpdates(), Progress: mp})
 	}
 	return out
+}
+
+// testsWhere is the tests keep admits, in submission order. Caller holds
+// mu.
+func (w *Workload) testsWhere(keep func(*test) bool) []*test {
+	var ts []*test
+	for _, t := range w.Jobs {
+		if keep(t) {
+			ts = append(ts, t)
+		}
+	}
+	// Seq numbers jobs in submission order.
+	slices.SortFunc(ts, func(a, b *test) int { return cmp.Compare(a.Rec.Seq, b.Rec.Seq) })
+	return ts
 }
 
 // progress renders where t stands. Caller holds mu.
@@ -75,6 +82,7 @@ func (w *Workload) progress(t *test) *arbiterv1.MatchProgress {
 		ne := sprt.NEloFromPentanomial(p)
 		mp.Nelo, mp.NeloHalfWidth = gamepair.Finite(ne.NElo), gamepair.Finite(ne.HalfWidth95)
 	}
+	w.fillAnytime(t, mp)
 	timed := gamepair.AnyScaled(t.spec.GetTimeControl(), t.spec.GetEngineA(), t.spec.GetEngineB())
 	mp.Workers = w.WorkerRows(&t.Job, timed, w.referenceNPS(t))
 	return mp

@@ -97,10 +97,13 @@ func (w *Workload) checkSpec(spec *arbiterv1.MatchSpec, maxBatch int) (*checked,
 		sp.Alpha, sp.Beta, sp.Model = p.Alpha, p.Beta, string(p.Model)
 		c.params = &p
 		c.kind = KindSPRT
-	} else if games == 0 {
-		return nil, apierr.Invalid("give a number of games or SPRT bounds")
+	} else if games == 0 && spec.GetStopPrecisionElo() == 0 {
+		return nil, apierr.Invalid("give a number of games, SPRT bounds or a precision stop")
 	} else {
 		c.kind = KindMatch
+	}
+	if c.params, err = checkStopAndGroup(spec, c.params); err != nil {
+		return nil, err
 	}
 	if err := gamepair.CheckRun(spec); err != nil {
 		return nil, err
@@ -152,6 +155,9 @@ func (w *Workload) submit(specAny any) (*gamepair.Submission[*test], error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := w.checkGroupRoom(spec); err != nil {
+		return nil, err
+	}
 	t := w.newTest(c)
 	if c.params != nil {
 		if t.seq, err = sprt.NewSequential(*c.params, int64(c.batchPairs)); err != nil {
@@ -164,6 +170,11 @@ func (w *Workload) submit(specAny any) (*gamepair.Submission[*test], error) {
 	}
 	sub := &gamepair.Submission[*test]{Job: t, Kind: c.kind, Prefix: "s", Spec: spec,
 		Write: func(ctx context.Context, rec *store.Job, b []byte) error {
+			// Again under CommitMu: two takes submitted at once to a
+			// group with one place left cannot both pass.
+			if err := w.checkGroupRoom(spec); err != nil {
+				return err
+			}
 			if err := w.store.CreateTest(ctx, rec, &store.Test{JobID: rec.ID, Spec: b, BatchPairs: c.batchPairs, SPRT: seq}); err != nil {
 				return err
 			}

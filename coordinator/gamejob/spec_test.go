@@ -42,17 +42,29 @@ func TestCreateRefusesBadSpecs(t *testing.T) {
 				s.Openings[i] = s.Openings[0]
 			}
 		},
-		"openings (test book): opening 2":       func(s *arbiterv1.MatchSpec) { s.Openings[2].Fen = "not a fen" },
-		"longer than 128 bytes":                 func(s *arbiterv1.MatchSpec) { s.Openings[1].Fen = gamepairtest.Huge },
-		"e2e5":                                  func(s *arbiterv1.MatchSpec) { s.Openings[3].MovesUci = []string{"e2e5"} },
-		"not a UCI move":                        func(s *arbiterv1.MatchSpec) { s.Openings[3].MovesUci = []string{gamepairtest.Huge} },
-		"openings: unknown order":               func(s *arbiterv1.MatchSpec) { s.BookOrder = "shuffled" },
-		"book name":                             func(s *arbiterv1.MatchSpec) { s.BookName = gamepairtest.Huge },
-		"event":                                 func(s *arbiterv1.MatchSpec) { s.Event = gamepairtest.Huge },
-		"games: 3 is odd":                       func(s *arbiterv1.MatchSpec) { s.Games = 3 },
-		"more than 100,000,000":                 func(s *arbiterv1.MatchSpec) { s.Games = 200_000_000 },
-		"give a number of games or SPRT bounds": func(s *arbiterv1.MatchSpec) { s.Games = 0 },
-		"sprt:":                                 func(s *arbiterv1.MatchSpec) { s.Sprt = &arbiterv1.SprtParams{Elo0: 5, Elo1: 0} },
+		"openings (test book): opening 2": func(s *arbiterv1.MatchSpec) { s.Openings[2].Fen = "not a fen" },
+		"longer than 128 bytes":           func(s *arbiterv1.MatchSpec) { s.Openings[1].Fen = gamepairtest.Huge },
+		"e2e5":                            func(s *arbiterv1.MatchSpec) { s.Openings[3].MovesUci = []string{"e2e5"} },
+		"not a UCI move":                  func(s *arbiterv1.MatchSpec) { s.Openings[3].MovesUci = []string{gamepairtest.Huge} },
+		"openings: unknown order":         func(s *arbiterv1.MatchSpec) { s.BookOrder = "shuffled" },
+		"book name":                       func(s *arbiterv1.MatchSpec) { s.BookName = gamepairtest.Huge },
+		"event":                           func(s *arbiterv1.MatchSpec) { s.Event = gamepairtest.Huge },
+		"games: 3 is odd":                 func(s *arbiterv1.MatchSpec) { s.Games = 3 },
+		"more than 100,000,000":           func(s *arbiterv1.MatchSpec) { s.Games = 200_000_000 },
+		"give a number of games, SPRT bounds or a precision stop": func(s *arbiterv1.MatchSpec) { s.Games = 0 },
+		"stop_precision_elo: -1 is not a width":                   func(s *arbiterv1.MatchSpec) { s.StopPrecisionElo = -1 },
+		"stop_precision_elo: NaN":                                 func(s *arbiterv1.MatchSpec) { s.StopPrecisionElo = math.NaN() },
+		"stop_precision_elo: 2000":                                func(s *arbiterv1.MatchSpec) { s.StopPrecisionElo = 2000 },
+		"group_takes: 3 without a group":                          func(s *arbiterv1.MatchSpec) { s.GroupTakes = 3 },
+		"group \"a b\": ' ' is not":                               func(s *arbiterv1.MatchSpec) { s.Group, s.GroupTakes = "a b", 2 },
+		"group_takes: 0 is not in [1, 100]": func(s *arbiterv1.MatchSpec) {
+			s.Group, s.Sprt = "idea", &arbiterv1.SprtParams{Elo0: 0, Elo1: 5}
+		},
+		"group_takes: 101 is not in [1, 100]": func(s *arbiterv1.MatchSpec) {
+			s.Group, s.GroupTakes, s.Sprt = "idea", 101, &arbiterv1.SprtParams{Elo0: 0, Elo1: 5}
+		},
+		"a group of takes splits an SPRT's alpha": func(s *arbiterv1.MatchSpec) { s.Group, s.GroupTakes = "idea", 2 },
+		"sprt:": func(s *arbiterv1.MatchSpec) { s.Sprt = &arbiterv1.SprtParams{Elo0: 5, Elo1: 0} },
 		"sprt model": func(s *arbiterv1.MatchSpec) {
 			s.Sprt = &arbiterv1.SprtParams{Elo0: 0, Elo1: 5, Model: gamepairtest.Huge}
 		},

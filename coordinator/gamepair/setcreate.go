@@ -23,6 +23,8 @@ type Submission[J Entry] struct {
 	// UnitsTotal is its number of batches in the record (0: not fixed).
 	UnitsTotal int
 	// Write stores the job's record and rows, its spec encoded as spec.
+	// It runs under CommitMu, so creations are in order: a refusal it
+	// returns as an *apierr.Error reaches the caller as is.
 	Write func(ctx context.Context, rec *store.Job, spec []byte) error
 	// Log adds to the log line of the submission.
 	Log []zap.Field
@@ -49,6 +51,11 @@ func (s *Set[J]) Create(ctx context.Context, specAny any, submitter string) (cor
 	s.CommitMu.Lock()
 	defer s.CommitMu.Unlock()
 	if err := sub.Write(ctx, rec, spec); err != nil {
+		// A refusal Write decides under CommitMu (a check that needs
+		// creations in order) keeps its code; the rest is the store's.
+		if e, ok := apierr.As(err); ok {
+			return core.JobRef{}, e
+		}
 		return core.JobRef{}, apierr.Store(err)
 	}
 	s.Mu.Lock()

@@ -49,14 +49,16 @@ type workerRow struct {
 }
 
 type testData struct {
-	Job         *arbiterv1.Job
-	State       string
-	Pending     bool   // waits for an approver before workers play it
-	Report      string // the fastchess-style report, as arbiter status prints it
-	Block       resultBlock
-	Diff        *diffView
-	Verdict     string
-	Params      *sprt.Params
+	Job     *arbiterv1.Job
+	State   string
+	Pending bool   // waits for an approver before workers play it
+	Report  string // the fastchess-style report, as arbiter status prints it
+	Block   resultBlock
+	Diff    *diffView
+	Verdict string
+	Params  *sprt.Params
+	// TakeAlpha is a take's alpha in a group of takes (alpha / takes).
+	TakeAlpha   float64
 	LLRChart    template.HTML
 	EloChart    template.HTML
 	Workers     []workerRow
@@ -168,6 +170,9 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 		d.Report = sprt.FormatReport(sprt.Report{First: spec.GetEngineA().GetName(), Second: spec.GetEngineB().GetName(),
 			Details: testTimeControl(spec) + ", " + spec.GetBookName(), SPRT: d.Params,
 			Results: sprt.Results{Wins: int64(mp.GetWins()), Draws: int64(mp.GetDraws()), Losses: int64(mp.GetLosses()), Pentanomial: &penta}})
+	}
+	if spec.GetGroup() != "" {
+		d.TakeAlpha = spec.GetSprt().GetAlpha() / float64(max(spec.GetGroupTakes(), 1))
 	}
 	d.Block = blockOf(r, j)
 	if r.URL.Query().Get("live") == "" {

@@ -3,7 +3,6 @@ package fastchesscli
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -50,6 +49,13 @@ type reporter struct {
 	finished            int
 	// printed is the count (units or games) the last report was made at.
 	printed int
+	// board, in the fastchess format with two engines, counts the games
+	// as fastchess's scoreboard does and prints the report as they end;
+	// nil otherwise (the report follows the counted units).
+	board *fastchessBoard
+	// crc, with -crc32 pgn=true and a PGN file, prints the file's CRC32
+	// after each game as fastchess does; nil otherwise.
+	crc *pgnCRC
 }
 
 func (r *reporter) printf(format string, args ...any) {
@@ -63,6 +69,9 @@ func (r *reporter) printf(format string, args ...any) {
 func (r *reporter) started(index int, white, black string) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.board != nil && r.board.verdict != "" {
+		return nil // fastchess starts no game after its SPRT ended
+	}
 	total := "?"
 	if r.total >= 0 {
 		total = fmt.Sprint(r.total)
@@ -86,22 +95,71 @@ func (r *reporter) started(index int, white, black string) []string {
 func (r *reporter) ended(index int, g *match.GameRecord) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.board != nil && r.board.verdict != "" {
+		return // a game cut short when the SPRT ended: fastchess prints nothing
+	}
+	if r.crc != nil {
+		r.crc.game(r.out, g)
+	}
 	r.printf("Finished game %d (%s vs %s): %s {%s}\n", index+1, g.White, g.Black, g.Result, reason(g))
 	r.finished++
-	if len(r.names) == 2 {
-		first := g.White == r.names[0]
-		switch {
-		case g.Result == match.Draw:
-			r.draws++
-		case (g.Result == match.WhiteWins) == first:
-			r.wins++
-		default:
-			r.losses++
-		}
-		if r.inv.Output == "cutechess" && r.finished%r.inv.ScoreInterval == 0 {
-			r.score()
-		}
+	if len(r.names) != 2 {
+		return
 	}
+	first := g.White == r.names[0]
+	won, lost := false, false
+	switch {
+	case g.Result == match.Draw:
+		r.draws++
+	case (g.Result == match.WhiteWins) == first:
+		r.wins++
+		won = true
+	default:
+		r.losses++
+		lost = true
+	}
+	if r.inv.Output == "cutechess" && r.finished%r.inv.ScoreInterval == 0 {
+		r.score()
+	}
+	if r.board == nil {
+		return
+	}
+	if r.board.add(index, gameStats(won, lost)) {
+		r.block(r.names[0], r.names[1], r.board.stats, r.board.results())
+	}
+	if r.sprt != nil {
+		r.sprtCheck()
+	}
+}
+
+// sprtCheck is fastchess's SPRT after each game: the LLR of the board's
+// counts against the bounds, without Fishtest's overshoot correction
+// (the sprt package's Sequential); at a bound, the report again and the
+// verdict, and the match stops (sprtDone).
+func (r *reporter) sprtCheck() {
+	res := r.board.results()
+	llr, err := sprt.LLR(*r.sprt, res)
+	if err != nil {
+		return
+	}
+	lower, upper := r.sprt.Bounds()
+	switch {
+	case llr >= upper:
+		r.board.verdict = "H1"
+	case llr <= lower:
+		r.board.verdict = "H0"
+	default:
+		return
+	}
+	r.block(r.names[0], r.names[1], r.board.stats, res)
+	r.printf("SPRT ([%.2f, %.2f]) completed - %s was accepted\n", r.sprt.Elo0, r.sprt.Elo1, r.board.verdict)
+}
+
+// sprtDone says whether fastchess's SPRT has ended the match.
+func (r *reporter) sprtDone() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.board.verdict != ""
 }
 
 // score prints cutechess-cli's "Score of" line.
@@ -139,7 +197,7 @@ func (r *reporter) interval(st *match.Standings) {
 	if r.inv.Output == "cutechess" {
 		fe := sprt.FixedGamesElo(sprt.Results{Wins: res.Wins, Draws: res.Draws, Losses: res.Losses})
 		n := float64(res.Wins + res.Draws + res.Losses)
-		r.printf("Elo difference: %s +/- %s, LOS: %s %%, DrawRatio: %.2f %%\n", num(fe.Elo), num(fe.HalfWidth95), num(100*fe.LOS), 100*float64(res.Draws)/n)
+		r.printf("Elo difference: %s +/- %s, LOS: %s %%, DrawRatio: %.2f %%\n", cFixed(fe.Elo, 2), cFixed(fe.HalfWidth95, 2), cFixed(100*fe.LOS, 2), 100*float64(res.Draws)/n)
 		if r.sprt != nil {
 			lower, upper := r.sprt.Bounds()
 			llr, err := sprt.LLR(*r.sprt, sprt.Results{Wins: res.Wins, Draws: res.Draws, Losses: res.Losses})
@@ -160,20 +218,14 @@ func (r *reporter) interval(st *match.Standings) {
 		}
 		return
 	}
-	fmt.Fprint(r.out, sprt.FormatReport(sprt.Report{First: st.Engines[0], Second: st.Engines[1], Details: r.details, Results: res, SPRT: r.sprt}))
+	r.block(st.Engines[0], st.Engines[1], statsOf(res), res)
 }
 
-// num prints a figure as fastchess's {:.2f} does, nan and inf included.
-func num(x float64) string {
-	switch {
-	case math.IsNaN(x):
-		return "nan"
-	case math.IsInf(x, 1):
-		return "inf"
-	case math.IsInf(x, -1):
-		return "-inf"
-	}
-	return fmt.Sprintf("%.2f", x)
+// block prints fastchess's report block for the first two engines, with
+// the pentanomial lines when res has one.
+func (r *reporter) block(first, second string, s fastchessStats, res sprt.Results) {
+	header := fmt.Sprintf("Results of %s vs %s (%s)", first, second, r.details)
+	fmt.Fprint(r.out, fastchessBlock(header, s, res.Pentanomial != nil, llrLine(r.sprt, res)))
 }
 
 func (r *reporter) line(s string) {

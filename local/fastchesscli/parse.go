@@ -71,11 +71,14 @@ type Invocation struct {
 	PGNTimeLeft bool // -pgnout timeleft=true: tl=SECONDSs, the clock after the move
 	EPDOut      string
 	EPDAppend   bool
-	CRC32       bool   // -crc32 pgn=true: print the PGN file's CRC32 at the end
+	CRC32       bool   // -crc32 pgn=true: print the PGN file's CRC32 after each game
 	LogFile     string // -log file=: a copy of every output line
 	Site        string
 	Version     bool // -version: print the version and stop
-	Help        bool
+	// ShuffledBook: fastchess shuffles the book (-openings order=random)
+	// and says so first ("Indexing opening suite...").
+	ShuffledBook bool
+	Help         bool
 
 	// Notes are said on standard error before the match: options accepted
 	// whose effect differs from fastchess's, each naming the option.
@@ -194,390 +197,23 @@ func Parse(args []string, d Dialect) (*Invocation, error) {
 	if d == Cutechess {
 		f.Rounds, f.Games = 1, 1
 	}
-	var engines []engineArgs
-	var each []string
-	repeat := 0
-	seedGiven := false
-	var seed uint64
-	var openings map[string]string
-	var openingsOrder []string
+	p := &parser{d: d, inv: inv, f: f}
 	for _, o := range opts {
-		name := "-" + o.name
+		a := arg{option: o, flag: "-" + o.name}
 		if why, ok := refused[o.name]; ok {
-			return nil, fmt.Errorf("%s: %s", name, why)
+			return nil, fmt.Errorf("%s: %s", a.flag, why)
 		}
-		kv := func(known ...string) (map[string]string, []string, error) { return keyValues(name, o.values, known) }
-		one := func() (string, error) {
-			if len(o.values) != 1 {
-				return "", fmt.Errorf("%s: want one value (got %d: %s)", name, len(o.values), strings.Join(o.values, " "))
+		handled := false
+		for _, read := range []func(arg) (bool, error){p.scheduleOption, p.gameOption, p.playOption, p.reportOption, p.runOption} {
+			if handled, err = read(a); handled || err != nil {
+				break
 			}
-			return o.values[0], nil
 		}
-		none := func() error {
-			if len(o.values) > 0 {
-				return fmt.Errorf("%s takes no value (got %q)", name, o.values[0])
-			}
-			return nil
+		if err != nil {
+			return nil, err
 		}
-		integer := func(min int) (int, error) {
-			v, err := one()
-			if err != nil {
-				return 0, err
-			}
-			n, err := strconv.Atoi(v)
-			if err != nil || n < min {
-				return 0, fmt.Errorf("%s: %q: want an integer of at least %d", name, clip(v), min)
-			}
-			return n, nil
-		}
-		switch o.name {
-		case "version", "v":
-			inv.Version = true
-		case "help", "h":
-			inv.Help = true
-		case "engine":
-			if len(o.values) == 0 {
-				return nil, fmt.Errorf("-engine: no settings (want cmd=PATH [name=NAME] ...)")
-			}
-			engines = append(engines, engineArgs{values: o.values})
-		case "each":
-			if len(o.values) == 0 {
-				return nil, fmt.Errorf("-each: no settings")
-			}
-			each = append(each, o.values...)
-		case "quick":
-			m, _, err := kv("cmd", "book")
-			if err != nil {
-				return nil, err
-			}
-			var cmds []string
-			for _, v := range o.values {
-				if c, ok := strings.CutPrefix(v, "cmd="); ok {
-					cmds = append(cmds, c)
-				}
-			}
-			if len(cmds) != 2 {
-				return nil, fmt.Errorf("-quick: want exactly two cmd= (got %d)", len(cmds))
-			}
-			if m["book"] == "" {
-				return nil, fmt.Errorf("-quick: missing book=FILE")
-			}
-			// fastchess's -quick: 10+0.1, 25000 rounds of pairs, random
-			// book order, draw adjudication, recover, cutechess output.
-			n1, n2 := baseName(cmds[0]), baseName(cmds[1])
-			if n1 == n2 {
-				n1, n2 = n1+"1", n2+"2"
-			}
-			engines = append(engines, engineArgs{values: []string{"cmd=" + cmds[0], "name=" + n1, "tc=10+0.1"}},
-				engineArgs{values: []string{"cmd=" + cmds[1], "name=" + n2, "tc=10+0.1"}})
-			openings = map[string]string{"file": m["book"], "order": "random"}
-			openingsOrder = []string{"file", "order"}
-			f.Games, f.Rounds, repeat = 2, 25000, 2
-			f.Recover = true
-			f.Draw = "movenumber=30,movecount=8,score=8"
-			inv.Output = "cutechess"
-		case "rounds":
-			n, err := integer(1)
-			if err != nil {
-				return nil, err
-			}
-			f.Rounds = n
-		case "games":
-			n, err := integer(1)
-			if err != nil {
-				return nil, err
-			}
-			f.Games = n
-		case "repeat":
-			n := 2
-			if len(o.values) > 0 {
-				if n, err = integer(1); err != nil {
-					return nil, err
-				}
-			}
-			if d == Fastchess {
-				f.Games = n // fastchess: -repeat N is -games N
-			}
-			repeat = n
-		case "concurrency":
-			n, err := integer(1)
-			if err != nil {
-				return nil, err
-			}
-			f.Concurrency = n
-		case "force-concurrency":
-			// arbiter never caps concurrency at the hardware threads.
-			if err := none(); err != nil {
-				return nil, err
-			}
-		case "tournament":
-			v, err := one()
-			if err != nil {
-				return nil, err
-			}
-			switch v {
-			case "roundrobin", "round-robin", "gauntlet":
-				f.Tournament = v
-			default:
-				return nil, fmt.Errorf("-tournament %s: want roundrobin or gauntlet (%s and knockout are not supported)", clip(v), "pyramid")
-			}
-		case "seeds":
-			n, err := integer(1)
-			if err != nil {
-				return nil, err
-			}
-			f.Seeds = n
-		case "openings":
-			m, order, err := kv("file", "format", "order", "plies", "start", "policy")
-			if err != nil {
-				return nil, err
-			}
-			if p, ok := m["policy"]; ok && p != "default" {
-				return nil, fmt.Errorf("-openings policy=%s: only policy=default (a new opening per game pair) is supported", clip(p))
-			}
-			openings, openingsOrder = m, order
-		case "srand":
-			v, err := one()
-			if err != nil {
-				return nil, err
-			}
-			if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
-				return nil, fmt.Errorf("-srand: %q: want a non-negative integer", clip(v))
-			}
-			seedGiven = true
-		case "sprt":
-			m, order, err := kv("elo0", "elo1", "alpha", "beta", "model")
-			if err != nil {
-				return nil, err
-			}
-			if m["model"] == "bayesian" {
-				m["model"] = "bayeselo"
-			}
-			if _, ok := m["model"]; !ok && d == Cutechess {
-				// cutechess-cli's SPRT is in BayesElo.
-				m["model"], order = "bayeselo", append(order, "model")
-			}
-			f.SPRT = joinKV(m, order)
-		case "draw":
-			m, order, err := kv("movenumber", "movecount", "score")
-			if err != nil {
-				return nil, err
-			}
-			if _, ok := m["movecount"]; !ok {
-				m["movecount"], order = "1", append(order, "movecount") // fastchess's default
-			}
-			f.Draw = joinKV(m, order)
-		case "resign":
-			m, order, err := kv("movecount", "score", "twosided")
-			if err != nil {
-				return nil, err
-			}
-			if m["twosided"] == "true" {
-				return nil, fmt.Errorf("-resign twosided=true: only one-sided resign adjudication (the loser's score and the winner's agree) is supported")
-			}
-			delete(m, "twosided")
-			order = slices.DeleteFunc(order, func(k string) bool { return k == "twosided" })
-			if _, ok := m["movecount"]; !ok {
-				m["movecount"], order = "1", append(order, "movecount")
-			}
-			f.Resign = joinKV(m, order)
-		case "tb":
-			v, err := one()
-			if err != nil {
-				return nil, err
-			}
-			if strings.ContainsAny(v, ";") {
-				return nil, fmt.Errorf("-tb %s: give one tablebase directory (a ;-separated list is not supported)", clip(v))
-			}
-			f.TB = v
-		case "tbpieces":
-			n, err := integer(3)
-			if err != nil {
-				return nil, err
-			}
-			f.TBPieces = n
-		case "tbadjudicate":
-			v, err := one()
-			if err != nil {
-				return nil, err
-			}
-			if _, err := match.ParseTBResults(v); err != nil {
-				return nil, fmt.Errorf("-tbadjudicate: %v", err)
-			}
-			f.TBAdjudicate = v
-		case "tbignore50":
-			if err := none(); err != nil {
-				return nil, err
-			}
-			f.TBIgnore50 = true
-		case "maxmoves":
-			n, err := integer(1)
-			if err != nil {
-				return nil, err
-			}
-			f.MaxMoves = n
-		case "recover":
-			if err := none(); err != nil {
-				return nil, err
-			}
-			f.Recover = true
-		case "noswap", "reverse":
-			if err := none(); err != nil {
-				return nil, err
-			}
-			if o.name == "noswap" {
-				f.NoSwap = true
-			} else {
-				f.Reverse = true
-			}
-		case "variant":
-			v, err := one()
-			if err != nil {
-				return nil, err
-			}
-			switch v {
-			case "standard":
-			case "fischerandom", "frc", "chess960":
-				inv.Notes = append(inv.Notes, "-variant "+v+": a game is Chess960 when its opening position is (arbiter reads the variant from the book's positions)")
-			default:
-				return nil, fmt.Errorf("-variant %s: want standard or fischerandom", clip(v))
-			}
-		case "event":
-			f.Event = strings.Join(o.values, " ")
-		case "site":
-			inv.Site = strings.Join(o.values, " ")
-		case "ratinginterval":
-			n, err := integer(0)
-			if err != nil {
-				return nil, err
-			}
-			inv.RatingInterval = n
-		case "scoreinterval":
-			n, err := integer(1)
-			if err != nil {
-				return nil, err
-			}
-			inv.ScoreInterval = n
-		case "autosaveinterval":
-			n, err := integer(0)
-			if err != nil {
-				return nil, err
-			}
-			inv.AutosaveInterval = n
-		case "report":
-			m, _, err := kv("penta")
-			if err != nil {
-				return nil, err
-			}
-			b, err := boolValue("-report penta", m["penta"])
-			if err != nil {
-				return nil, err
-			}
-			inv.Penta = b
-		case "output":
-			m, _, err := kv("format")
-			if err != nil {
-				return nil, err
-			}
-			switch m["format"] {
-			case "fastchess", "cutechess":
-				inv.Output = m["format"]
-			default:
-				return nil, fmt.Errorf("-output format=%s: want fastchess or cutechess", clip(m["format"]))
-			}
-		case "pgnout":
-			if err := inv.pgnout(o.values); err != nil {
-				return nil, err
-			}
-		case "epdout":
-			if err := inv.epdout(o.values); err != nil {
-				return nil, err
-			}
-		case "config":
-			m, _, err := kv("file", "discard", "outname", "stats")
-			if err != nil {
-				return nil, err
-			}
-			if v, ok := m["outname"]; ok {
-				if v == "" {
-					return nil, fmt.Errorf("-config outname=: empty")
-				}
-				inv.StateFile = v
-			}
-			discard, err := boolValue("-config discard", orDefault(m["discard"], "false"))
-			if err != nil {
-				return nil, err
-			}
-			stats, err := boolValue("-config stats", orDefault(m["stats"], "true"))
-			if err != nil {
-				return nil, err
-			}
-			if file := m["file"]; file != "" && !discard {
-				if !stats {
-					return nil, fmt.Errorf("-config stats=false: a saved match resumes with its results (give discard=true to start afresh)")
-				}
-				inv.Resume = file
-			}
-		case "log":
-			m, _, err := kv("file", "level", "append", "compress", "realtime", "engine")
-			if err != nil {
-				return nil, err
-			}
-			if m["engine"] == "true" {
-				return nil, fmt.Errorf("-log engine=true: engine communication logs are not supported")
-			}
-			if m["compress"] == "true" {
-				return nil, fmt.Errorf("-log compress=true: compressed logs are not supported")
-			}
-			if m["file"] == "" {
-				return nil, fmt.Errorf("-log: missing file=NAME")
-			}
-			inv.LogFile = m["file"]
-			inv.Notes = append(inv.Notes, "-log file="+m["file"]+": receives a copy of the output lines (arbiter does not log engine traffic)")
-		case "crc32":
-			m, _, err := kv("pgn")
-			if err != nil {
-				return nil, err
-			}
-			b, err := boolValue("-crc32 pgn", m["pgn"])
-			if err != nil {
-				return nil, err
-			}
-			inv.CRC32 = b
-		case "testEnv":
-			// fastchess shortens some messages for farms; arbiter's are
-			// the same either way.
-			if err := none(); err != nil {
-				return nil, err
-			}
-		case "check-mate-pvs":
-			if err := none(); err != nil {
-				return nil, err
-			}
-			inv.Notes = append(inv.Notes, "-check-mate-pvs: arbiter does not check the length of mate PVs (it checks every move and the game's end itself)")
-		case "strict":
-			if err := none(); err != nil {
-				return nil, err
-			}
-			inv.Strict = true
-		case "wait":
-			n, err := integer(0)
-			if err != nil {
-				return nil, err
-			}
-			inv.Wait = time.Duration(n) * time.Millisecond
-		case "startup-ms", "ping-ms":
-			n, err := integer(1)
-			if err != nil {
-				return nil, err
-			}
-			if o.name == "startup-ms" {
-				inv.StartupTimeout = time.Duration(n) * time.Millisecond
-			} else {
-				inv.ReadyTimeout = time.Duration(n) * time.Millisecond
-			}
-		default:
-			return nil, fmt.Errorf("%s: unknown option of %s (see docs/match.md, \"Drop-in for fastchess and cutechess-cli\")", name, d)
+		if !handled {
+			return nil, fmt.Errorf("%s: unknown option of %s (see docs/match.md, \"Drop-in for fastchess and cutechess-cli\")", a.flag, d)
 		}
 	}
 	if inv.Version || inv.Help {
@@ -585,23 +221,472 @@ func Parse(args []string, d Dialect) (*Invocation, error) {
 	}
 	if d == Fastchess {
 		// fastchess plays every game of a round from the round's opening.
-		repeat = f.Games
-	} else if repeat == 0 {
-		repeat = 1 // cutechess-cli: a new opening every game unless -repeat
+		p.repeat = f.Games
+	} else if p.repeat == 0 {
+		p.repeat = 1 // cutechess-cli: a new opening every game unless -repeat
 	}
-	f.Repeat = repeat
-	if err := engineSpecs(inv, engines, each); err != nil {
+	f.Repeat = p.repeat
+	if err := engineSpecs(inv, p.engines, p.each); err != nil {
 		return nil, err
 	}
-	if openings != nil {
-		s, err := openingsFlag(openings, openingsOrder, d, seedGiven, seed)
+	if p.openings != nil {
+		s, err := openingsFlag(p.openings, p.openingsOrder, d, p.seedGiven, p.seed)
 		if err != nil {
 			return nil, err
 		}
 		f.Openings = s
+		inv.ShuffledBook = d == Fastchess && p.openings["order"] == "random"
 	}
 	f.RatingInterval = inv.RatingInterval
 	return inv, nil
+}
+
+// parser is Parse's state while it reads the options one by one.
+type parser struct {
+	d             Dialect
+	inv           *Invocation
+	f             *matchplan.Flags
+	engines       []engineArgs
+	each          []string
+	repeat        int
+	seedGiven     bool
+	seed          uint64
+	openings      map[string]string
+	openingsOrder []string
+}
+
+// arg is one option as the parser reads it: flag is its name with the
+// dash, as errors name it.
+type arg struct {
+	option
+	flag string
+}
+
+func (a arg) kv(known ...string) (map[string]string, []string, error) {
+	return keyValues(a.flag, a.values, known)
+}
+
+func (a arg) one() (string, error) {
+	if len(a.values) != 1 {
+		return "", fmt.Errorf("%s: want one value (got %d: %s)", a.flag, len(a.values), strings.Join(a.values, " "))
+	}
+	return a.values[0], nil
+}
+
+func (a arg) none() error {
+	if len(a.values) > 0 {
+		return fmt.Errorf("%s takes no value (got %q)", a.flag, a.values[0])
+	}
+	return nil
+}
+
+func (a arg) integer(min int) (int, error) {
+	v, err := a.one()
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min {
+		return 0, fmt.Errorf("%s: %q: want an integer of at least %d", a.flag, clip(v), min)
+	}
+	return n, nil
+}
+
+// scheduleOption reads the engines, the schedule and the version and help; false: not one of these options.
+func (p *parser) scheduleOption(a arg) (bool, error) {
+	inv, f, d := p.inv, p.f, p.d
+	switch a.name {
+	case "version", "v":
+		inv.Version = true
+	case "help", "h":
+		inv.Help = true
+	case "engine":
+		if len(a.values) == 0 {
+			return true, fmt.Errorf("-engine: no settings (want cmd=PATH [name=NAME] ...)")
+		}
+		p.engines = append(p.engines, engineArgs{values: a.values})
+	case "each":
+		if len(a.values) == 0 {
+			return true, fmt.Errorf("-each: no settings")
+		}
+		p.each = append(p.each, a.values...)
+	case "quick":
+		m, _, err := a.kv("cmd", "book")
+		if err != nil {
+			return true, err
+		}
+		var cmds []string
+		for _, v := range a.values {
+			if c, ok := strings.CutPrefix(v, "cmd="); ok {
+				cmds = append(cmds, c)
+			}
+		}
+		if len(cmds) != 2 {
+			return true, fmt.Errorf("-quick: want exactly two cmd= (got %d)", len(cmds))
+		}
+		if m["book"] == "" {
+			return true, fmt.Errorf("-quick: missing book=FILE")
+		}
+		// fastchess's -quick: 10+0.1, 25000 rounds of pairs, random
+		// book order, draw adjudication, recover, cutechess output.
+		n1, n2 := baseName(cmds[0]), baseName(cmds[1])
+		if n1 == n2 {
+			n1, n2 = n1+"1", n2+"2"
+		}
+		p.engines = append(p.engines, engineArgs{values: []string{"cmd=" + cmds[0], "name=" + n1, "tc=10+0.1"}},
+			engineArgs{values: []string{"cmd=" + cmds[1], "name=" + n2, "tc=10+0.1"}})
+		p.openings = map[string]string{"file": m["book"], "order": "random"}
+		p.openingsOrder = []string{"file", "order"}
+		f.Games, f.Rounds, p.repeat = 2, 25000, 2
+		f.Recover = true
+		f.Draw = "movenumber=30,movecount=8,score=8"
+		inv.Output = "cutechess"
+	case "rounds":
+		n, err := a.integer(1)
+		if err != nil {
+			return true, err
+		}
+		f.Rounds = n
+	case "games":
+		n, err := a.integer(1)
+		if err != nil {
+			return true, err
+		}
+		f.Games = n
+	case "repeat":
+		n := 2
+		if len(a.values) > 0 {
+			var err error
+			if n, err = a.integer(1); err != nil {
+				return true, err
+			}
+		}
+		if d == Fastchess {
+			f.Games = n // fastchess: -repeat N is -games N
+		}
+		p.repeat = n
+	case "concurrency":
+		n, err := a.integer(1)
+		if err != nil {
+			return true, err
+		}
+		f.Concurrency = n
+	case "force-concurrency":
+		// arbiter never caps concurrency at the hardware threads.
+		if err := a.none(); err != nil {
+			return true, err
+		}
+	case "tournament":
+		v, err := a.one()
+		if err != nil {
+			return true, err
+		}
+		switch v {
+		case "roundrobin", "round-robin", "gauntlet":
+			f.Tournament = v
+		default:
+			return true, fmt.Errorf("-tournament %s: want roundrobin or gauntlet (%s and knockout are not supported)", clip(v), "pyramid")
+		}
+	case "seeds":
+		n, err := a.integer(1)
+		if err != nil {
+			return true, err
+		}
+		f.Seeds = n
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// gameOption reads openings, SPRT, adjudication and tablebases; false: not one of these options.
+func (p *parser) gameOption(a arg) (bool, error) {
+	f, d := p.f, p.d
+	switch a.name {
+	case "openings":
+		m, order, err := a.kv("file", "format", "order", "plies", "start", "policy")
+		if err != nil {
+			return true, err
+		}
+		if p, ok := m["policy"]; ok && p != "default" {
+			return true, fmt.Errorf("-openings policy=%s: only policy=default (a new opening per game pair) is supported", clip(p))
+		}
+		p.openings, p.openingsOrder = m, order
+	case "srand":
+		v, err := a.one()
+		if err != nil {
+			return true, err
+		}
+		if p.seed, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return true, fmt.Errorf("-srand: %q: want a non-negative integer", clip(v))
+		}
+		p.seedGiven = true
+	case "sprt":
+		m, order, err := a.kv("elo0", "elo1", "alpha", "beta", "model")
+		if err != nil {
+			return true, err
+		}
+		if m["model"] == "bayesian" {
+			m["model"] = "bayeselo"
+		}
+		if _, ok := m["model"]; !ok && d == Cutechess {
+			// cutechess-cli's SPRT is in BayesElo.
+			m["model"], order = "bayeselo", append(order, "model")
+		}
+		f.SPRT = joinKV(m, order)
+	case "draw":
+		m, order, err := a.kv("movenumber", "movecount", "score")
+		if err != nil {
+			return true, err
+		}
+		if _, ok := m["movecount"]; !ok {
+			m["movecount"], order = "1", append(order, "movecount") // fastchess's default
+		}
+		f.Draw = joinKV(m, order)
+	case "resign":
+		m, order, err := a.kv("movecount", "score", "twosided")
+		if err != nil {
+			return true, err
+		}
+		if m["twosided"] == "true" {
+			return true, fmt.Errorf("-resign twosided=true: only one-sided resign adjudication (the loser's score and the winner's agree) is supported")
+		}
+		delete(m, "twosided")
+		order = slices.DeleteFunc(order, func(k string) bool { return k == "twosided" })
+		if _, ok := m["movecount"]; !ok {
+			m["movecount"], order = "1", append(order, "movecount")
+		}
+		f.Resign = joinKV(m, order)
+	case "tb":
+		v, err := a.one()
+		if err != nil {
+			return true, err
+		}
+		if strings.ContainsAny(v, ";") {
+			return true, fmt.Errorf("-tb %s: give one tablebase directory (a ;-separated list is not supported)", clip(v))
+		}
+		f.TB = v
+	case "tbpieces":
+		n, err := a.integer(3)
+		if err != nil {
+			return true, err
+		}
+		f.TBPieces = n
+	case "tbadjudicate":
+		v, err := a.one()
+		if err != nil {
+			return true, err
+		}
+		if _, err := match.ParseTBResults(v); err != nil {
+			return true, fmt.Errorf("-tbadjudicate: %v", err)
+		}
+		f.TBAdjudicate = v
+	case "tbignore50":
+		if err := a.none(); err != nil {
+			return true, err
+		}
+		f.TBIgnore50 = true
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// playOption reads how games are played: the move cap, recovery, colours
+// and the variant; false: not one of these options.
+func (p *parser) playOption(a arg) (bool, error) {
+	inv, f := p.inv, p.f
+	switch a.name {
+	case "maxmoves":
+		n, err := a.integer(1)
+		if err != nil {
+			return true, err
+		}
+		f.MaxMoves = n
+	case "recover":
+		if err := a.none(); err != nil {
+			return true, err
+		}
+		f.Recover = true
+	case "noswap", "reverse":
+		if err := a.none(); err != nil {
+			return true, err
+		}
+		if a.name == "noswap" {
+			f.NoSwap = true
+		} else {
+			f.Reverse = true
+		}
+	case "variant":
+		v, err := a.one()
+		if err != nil {
+			return true, err
+		}
+		switch v {
+		case "standard":
+		case "fischerandom", "frc", "chess960":
+			inv.Notes = append(inv.Notes, "-variant "+v+": a game is Chess960 when its opening position is (arbiter reads the variant from the book's positions)")
+		default:
+			return true, fmt.Errorf("-variant %s: want standard or fischerandom", clip(v))
+		}
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// reportOption reads what is printed and written: tags, intervals, report format, PGN and EPD files; false: not one of these options.
+func (p *parser) reportOption(a arg) (bool, error) {
+	inv, f := p.inv, p.f
+	switch a.name {
+	case "event":
+		f.Event = strings.Join(a.values, " ")
+	case "site":
+		inv.Site = strings.Join(a.values, " ")
+	case "ratinginterval":
+		n, err := a.integer(0)
+		if err != nil {
+			return true, err
+		}
+		inv.RatingInterval = n
+	case "scoreinterval":
+		n, err := a.integer(1)
+		if err != nil {
+			return true, err
+		}
+		inv.ScoreInterval = n
+	case "autosaveinterval":
+		n, err := a.integer(0)
+		if err != nil {
+			return true, err
+		}
+		inv.AutosaveInterval = n
+	case "report":
+		m, _, err := a.kv("penta")
+		if err != nil {
+			return true, err
+		}
+		b, err := boolValue("-report penta", m["penta"])
+		if err != nil {
+			return true, err
+		}
+		inv.Penta = b
+	case "output":
+		m, _, err := a.kv("format")
+		if err != nil {
+			return true, err
+		}
+		switch m["format"] {
+		case "fastchess", "cutechess":
+			inv.Output = m["format"]
+		default:
+			return true, fmt.Errorf("-output format=%s: want fastchess or cutechess", clip(m["format"]))
+		}
+	case "pgnout":
+		if err := inv.pgnout(a.values); err != nil {
+			return true, err
+		}
+	case "epdout":
+		if err := inv.epdout(a.values); err != nil {
+			return true, err
+		}
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// runOption reads state files, log, checks and timeouts; false: not one of these options.
+func (p *parser) runOption(a arg) (bool, error) {
+	inv := p.inv
+	switch a.name {
+	case "config":
+		m, _, err := a.kv("file", "discard", "outname", "stats")
+		if err != nil {
+			return true, err
+		}
+		if v, ok := m["outname"]; ok {
+			if v == "" {
+				return true, fmt.Errorf("-config outname=: empty")
+			}
+			inv.StateFile = v
+		}
+		discard, err := boolValue("-config discard", orDefault(m["discard"], "false"))
+		if err != nil {
+			return true, err
+		}
+		stats, err := boolValue("-config stats", orDefault(m["stats"], "true"))
+		if err != nil {
+			return true, err
+		}
+		if file := m["file"]; file != "" && !discard {
+			if !stats {
+				return true, fmt.Errorf("-config stats=false: a saved match resumes with its results (give discard=true to start afresh)")
+			}
+			inv.Resume = file
+		}
+	case "log":
+		m, _, err := a.kv("file", "level", "append", "compress", "realtime", "engine")
+		if err != nil {
+			return true, err
+		}
+		if m["engine"] == "true" {
+			return true, fmt.Errorf("-log engine=true: engine communication logs are not supported")
+		}
+		if m["compress"] == "true" {
+			return true, fmt.Errorf("-log compress=true: compressed logs are not supported")
+		}
+		if m["file"] == "" {
+			return true, fmt.Errorf("-log: missing file=NAME")
+		}
+		inv.LogFile = m["file"]
+		inv.Notes = append(inv.Notes, "-log file="+m["file"]+": receives a copy of the output lines (arbiter does not log engine traffic)")
+	case "crc32":
+		m, _, err := a.kv("pgn")
+		if err != nil {
+			return true, err
+		}
+		b, err := boolValue("-crc32 pgn", m["pgn"])
+		if err != nil {
+			return true, err
+		}
+		inv.CRC32 = b
+	case "testEnv":
+		// fastchess shortens some messages for farms; arbiter's are
+		// the same either way.
+		if err := a.none(); err != nil {
+			return true, err
+		}
+	case "check-mate-pvs":
+		if err := a.none(); err != nil {
+			return true, err
+		}
+		inv.Notes = append(inv.Notes, "-check-mate-pvs: arbiter does not check the length of mate PVs (it checks every move and the game's end itself)")
+	case "strict":
+		if err := a.none(); err != nil {
+			return true, err
+		}
+		inv.Strict = true
+	case "wait":
+		n, err := a.integer(0)
+		if err != nil {
+			return true, err
+		}
+		inv.Wait = time.Duration(n) * time.Millisecond
+	case "startup-ms", "ping-ms":
+		n, err := a.integer(1)
+		if err != nil {
+			return true, err
+		}
+		if a.name == "startup-ms" {
+			inv.StartupTimeout = time.Duration(n) * time.Millisecond
+		} else {
+			inv.ReadyTimeout = time.Duration(n) * time.Millisecond
+		}
+	default:
+		return false, nil
+	}
+	return true, nil
 }
 
 func orDefault(v, def string) string {
@@ -609,6 +694,35 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// fastchessNames makes the engines' names unique as fastchess 1.8.2
+// does: the second engine of a name gets "_2" appended, the third "_3".
+func fastchessNames(specs []enginespec.Spec) {
+	seen := map[string]int{}
+	for i := range specs {
+		n := seen[specs[i].Name]
+		seen[specs[i].Name]++
+		if n > 0 {
+			specs[i].Name += "_" + strconv.Itoa(n+1)
+		}
+	}
+}
+
+// pathStem is C++'s std::filesystem::path(cmd).stem(): the file name
+// without its last extension ("./bin/sf.exe" is "sf", ".hidden" stays).
+func pathStem(cmd string) string {
+	if strings.HasSuffix(cmd, "/") || strings.HasSuffix(cmd, string(filepath.Separator)) {
+		return "" // a directory: no file name
+	}
+	name := filepath.Base(cmd)
+	if name == "." || name == ".." {
+		return name
+	}
+	if i := strings.LastIndex(name, "."); i > 0 {
+		return name[:i]
+	}
+	return name
 }
 
 func baseName(cmd string) string {
@@ -818,109 +932,132 @@ var refusedEngineKeys = map[string]string{
 	"debug":     "debug output is not supported",
 }
 
+// engineBuild is one engine's spec as its -each and -engine words set
+// it: the spec, its limits, its time margin (-1: none given).
+type engineBuild struct {
+	spec   enginespec.Spec
+	limits []enginespec.Setting
+	margin int
+}
+
+// apply reads words (key=value), where naming them in errors.
+func (b *engineBuild) apply(words []string, where string) error {
+	for _, w := range words {
+		k, v, ok := strings.Cut(w, "=")
+		if why, bad := refusedEngineKeys[k]; bad {
+			return fmt.Errorf("%s: %s: %s", where, clip(w), why)
+		}
+		if !ok {
+			return fmt.Errorf("%s: %q is not key=value (known keys: %s)", where, clip(w), strings.Join(engineKeys, ", "))
+		}
+		switch {
+		case k == "cmd":
+			b.spec.Cmd = v
+		case k == "name":
+			b.spec.Name = v
+		case k == "args":
+			b.spec.Args = append(b.spec.Args, strings.Fields(v)...)
+		case k == "arg":
+			b.spec.Args = append(b.spec.Args, v) // cutechess-cli: one argument
+
+		case k == "dir":
+			b.spec.Dir = v
+		case k == "proto":
+			switch v {
+			case "uci":
+				b.spec.Proto = enginespec.UCI
+			case "xboard", "cecp":
+				b.spec.Proto = enginespec.Xboard
+			default:
+				return fmt.Errorf("%s: proto=%s: want uci or xboard", where, clip(v))
+			}
+		case strings.HasPrefix(k, "option."):
+			name := strings.TrimPrefix(k, "option.")
+			if name == "" {
+				return fmt.Errorf("%s: option.=: missing the option's name", where)
+			}
+			b.spec.SetOption(name, v)
+		case k == "tc", k == "st", k == "nodes", k == "depth", k == "plies":
+			if k == "plies" {
+				k = "depth"
+			}
+			b.limits = slices.DeleteFunc(b.limits, func(l enginespec.Setting) bool { return l.Key == k })
+			b.limits = append(b.limits, enginespec.Setting{Key: k, Value: v})
+		case k == "timemargin":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("%s: timemargin=%s: want non-negative milliseconds", where, clip(v))
+			}
+			b.margin = n
+		case k == "restart":
+			switch v {
+			case "off", "false", "auto":
+			case "on", "true":
+				return fmt.Errorf("%s: restart=on: restarting an engine for every game is not supported (engines are restarted only after a crash, with -recover)", where)
+			default:
+				return fmt.Errorf("%s: restart=%s: want on or off", where, clip(v))
+			}
+		default:
+			return fmt.Errorf("%s: unknown key %s= (known: %s)", where, clip(k), strings.Join(engineKeys, ", "))
+		}
+	}
+	return nil
+}
+
 // engineSpecs turns the -engine and -each settings into matchplan's
 // --engine specs (each engine's own settings over -each's).
 func engineSpecs(inv *Invocation, engines []engineArgs, each []string) error {
 	f := &inv.Flags
 	margin := -1
 	unnamed := map[string]int{}
+	var specs []enginespec.Spec
 	for i, e := range engines {
-		var s enginespec.Spec
-		var lim []enginespec.Setting
-		engMargin := -1
+		b := engineBuild{margin: -1}
 		label := fmt.Sprintf("-engine #%d", i+1)
-		apply := func(words []string, where string) error {
-			for _, w := range words {
-				k, v, ok := strings.Cut(w, "=")
-				if why, bad := refusedEngineKeys[k]; bad {
-					return fmt.Errorf("%s: %s: %s", where, clip(w), why)
-				}
-				if !ok {
-					return fmt.Errorf("%s: %q is not key=value (known keys: %s)", where, clip(w), strings.Join(engineKeys, ", "))
-				}
-				switch {
-				case k == "cmd":
-					s.Cmd = v
-				case k == "name":
-					s.Name = v
-				case k == "args":
-					s.Args = append(s.Args, strings.Fields(v)...)
-				case k == "arg":
-					s.Args = append(s.Args, v) // cutechess-cli: one argument
-
-				case k == "dir":
-					s.Dir = v
-				case k == "proto":
-					switch v {
-					case "uci":
-						s.Proto = enginespec.UCI
-					case "xboard", "cecp":
-						s.Proto = enginespec.Xboard
-					default:
-						return fmt.Errorf("%s: proto=%s: want uci or xboard", where, clip(v))
-					}
-				case strings.HasPrefix(k, "option."):
-					name := strings.TrimPrefix(k, "option.")
-					if name == "" {
-						return fmt.Errorf("%s: option.=: missing the option's name", where)
-					}
-					s.SetOption(name, v)
-				case k == "tc", k == "st", k == "nodes", k == "depth", k == "plies":
-					if k == "plies" {
-						k = "depth"
-					}
-					lim = slices.DeleteFunc(lim, func(l enginespec.Setting) bool { return l.Key == k })
-					lim = append(lim, enginespec.Setting{Key: k, Value: v})
-				case k == "timemargin":
-					n, err := strconv.Atoi(v)
-					if err != nil || n < 0 {
-						return fmt.Errorf("%s: timemargin=%s: want non-negative milliseconds", where, clip(v))
-					}
-					engMargin = n
-				case k == "restart":
-					switch v {
-					case "off", "false", "auto":
-					case "on", "true":
-						return fmt.Errorf("%s: restart=on: restarting an engine for every game is not supported (engines are restarted only after a crash, with -recover)", where)
-					default:
-						return fmt.Errorf("%s: restart=%s: want on or off", where, clip(v))
-					}
-				default:
-					return fmt.Errorf("%s: unknown key %s= (known: %s)", where, clip(k), strings.Join(engineKeys, ", "))
-				}
-			}
-			return nil
-		}
-		if err := apply(each, "-each"); err != nil {
+		if err := b.apply(each, "-each"); err != nil {
 			return err
 		}
-		if s.Cmd != "" || s.Name != "" {
+		if b.spec.Cmd != "" || b.spec.Name != "" {
 			return fmt.Errorf("-each: cmd= and name= belong to one -engine")
 		}
-		if err := apply(e.values, label); err != nil {
+		if err := b.apply(e.values, label); err != nil {
 			return err
 		}
-		if s.Cmd == "" {
+		if b.spec.Cmd == "" {
 			return fmt.Errorf("%s: missing cmd=", label)
 		}
-		if s.Name == "" {
-			// fastchess names an engine after its command; two of one
-			// command get 1, 2, ... appended.
-			s.Name = baseName(s.Cmd)
-			if unnamed[s.Name]++; unnamed[s.Name] > 1 {
-				s.Name += strconv.Itoa(unnamed[s.Name])
+		if b.spec.Name == "" && inv.Dialect == Fastchess {
+			// fastchess 1.8.2 names an engine after its command's stem
+			// (file name without its extension); fastchessNames then
+			// tells apart engines of one name.
+			b.spec.Name = pathStem(b.spec.Cmd)
+			if b.spec.Name == "" {
+				return fmt.Errorf("%s: cmd=%s: no file name to name the engine after (give name=)", label, clip(b.spec.Cmd))
 			}
 		}
-		if hasLimit(lim, "st") && hasLimit(lim, "tc") && !tcInf(lim) {
-			return fmt.Errorf("-engine %s: tc= and st= exclude each other", s.Name)
-		}
-		s.Limits = lim
-		if engMargin >= 0 {
-			if margin >= 0 && margin != engMargin {
-				return fmt.Errorf("-engine %s: timemargin=%d differs from another engine's %d: arbiter has one time margin for the match", s.Name, engMargin, margin)
+		if b.spec.Name == "" {
+			// cutechess-cli: two of one command get 1, 2, ... appended.
+			b.spec.Name = baseName(b.spec.Cmd)
+			if unnamed[b.spec.Name]++; unnamed[b.spec.Name] > 1 {
+				b.spec.Name += strconv.Itoa(unnamed[b.spec.Name])
 			}
-			margin = engMargin
 		}
+		if hasLimit(b.limits, "st") && hasLimit(b.limits, "tc") && !tcInf(b.limits) {
+			return fmt.Errorf("-engine %s: tc= and st= exclude each other", b.spec.Name)
+		}
+		b.spec.Limits = b.limits
+		if b.margin >= 0 {
+			if margin >= 0 && margin != b.margin {
+				return fmt.Errorf("-engine %s: timemargin=%d differs from another engine's %d: arbiter has one time margin for the match", b.spec.Name, b.margin, margin)
+			}
+			margin = b.margin
+		}
+		specs = append(specs, b.spec)
+	}
+	if inv.Dialect == Fastchess {
+		fastchessNames(specs)
+	}
+	for _, s := range specs {
 		f.Engines = append(f.Engines, s.String())
 	}
 	if margin >= 0 {

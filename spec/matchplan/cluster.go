@@ -8,6 +8,7 @@ import (
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
+	"github.com/arbiter-chess/arbiter/sprt"
 )
 
 // TestFlags are a cluster test's flags: the match flags plus scheduling.
@@ -18,6 +19,10 @@ type TestFlags struct {
 	BatchPairs   int
 	ReferenceNPS uint64
 	Seed         uint64
+	// Group and Takes make the test a take of a group of takes of one
+	// idea (--group, --takes): its SPRT runs at alpha/takes.
+	Group string
+	Takes int
 }
 
 // Given reports whether any flag names a test (`arbiter up` runs one then).
@@ -74,6 +79,10 @@ func (f *TestFlags) Spec(needSPRT bool) (*arbiterv1.MatchSpec, *Plan, error) {
 	}
 	if p := plan.SPRT; p != nil {
 		spec.Sprt = &arbiterv1.SprtParams{Elo0: p.Elo0, Elo1: p.Elo1, Alpha: p.Alpha, Beta: p.Beta, Model: string(p.Model)}
+	}
+	spec.StopPrecisionElo = plan.StopPrecision
+	if err := f.group(spec); err != nil {
+		return nil, nil, err
 	}
 	for i, e := range []*arbiterv1.EngineSpec{spec.EngineA, spec.EngineB} {
 		if t := plan.Travel[i]; t.Travels() {
@@ -233,4 +242,21 @@ func RatingsOf(plan *Plan, results []match.PairingResult) *match.Standings {
 		st.Games += int(r.Wins + r.Draws + r.Losses)
 	}
 	return st
+}
+
+// group sets spec's group of takes from --group and --takes: both or
+// neither, and only on an SPRT (the split is of its alpha).
+func (f *TestFlags) group(spec *arbiterv1.MatchSpec) error {
+	switch {
+	case f.Group == "" && f.Takes == 0:
+		return nil
+	case f.Group == "":
+		return fmt.Errorf("--takes: %d without --group NAME", f.Takes)
+	case f.Takes < 1 || f.Takes > sprt.MaxTakes:
+		return fmt.Errorf("--takes: %d is not in [1, %d]; declare the group's number of takes with every take", f.Takes, sprt.MaxTakes)
+	case spec.Sprt == nil:
+		return fmt.Errorf("--group: a group of takes splits an SPRT's alpha: use submit sprt")
+	}
+	spec.Group, spec.GroupTakes = f.Group, uint32(f.Takes)
+	return nil
 }

@@ -22,11 +22,13 @@ import (
 
 // Flags are the match flags as given on the command line.
 type Flags struct {
-	Engines        []string
-	Each           string
-	Openings       string
-	Games          int
-	SPRT           string
+	Engines  []string
+	Each     string
+	Openings string
+	Games    int
+	SPRT     string
+	// Stop is --stop (StopUsage): precision=ELO.
+	Stop           string
 	Concurrency    int
 	Resign         string
 	Draw           string
@@ -71,13 +73,16 @@ type Plan struct {
 	Flags Flags
 	// Engines are all the engines; Config.Engines the first two (a
 	// two-engine match, the cluster's).
-	Engines     []match.EngineConfig
-	Schedule    *match.Schedule
-	Config      match.MatchConfig
-	Book        *match.Book
-	SPRT        *sprt.Params // nil: a fixed number of games
-	BookName    string       // the book file's base name
-	BookOptions match.BookOptions
+	Engines  []match.EngineConfig
+	Schedule *match.Schedule
+	Config   match.MatchConfig
+	Book     *match.Book
+	SPRT     *sprt.Params // nil: a fixed number of games
+	// StopPrecision ends a two-engine match once its anytime-valid Elo
+	// interval is narrower than this many Elo (0: no such stop).
+	StopPrecision float64
+	BookName      string // the book file's base name
+	BookOptions   match.BookOptions
 	// Travel holds the first two engines when they, or their nets, travel
 	// to the workers (upload=, source=, artifact=, net=: cluster tests
 	// only, which enginespec enforces), by position; the others are zero.
@@ -126,6 +131,14 @@ func Parse(f Flags) (*Plan, error) {
 			return nil, err
 		}
 		plan.SPRT = p
+	}
+	precision, err := ParseStop(f.Stop)
+	if err != nil {
+		return nil, err
+	}
+	plan.StopPrecision = precision
+	if plan.StopPrecision > 0 && len(plan.Engines) != 2 {
+		return nil, fmt.Errorf("--stop: a precision stop is for a match of two engines (got %d)", len(plan.Engines))
 	}
 	if err := parseSchedule(f, plan); err != nil {
 		return nil, err
@@ -249,8 +262,8 @@ func parseSchedule(f Flags, plan *Plan) error {
 		switch {
 		case f.Games%2 != 0:
 			return fmt.Errorf("--games: %d is odd: games are played in pairs (each opening with colours swapped); or give --rounds for fastchess's rounds of --games games", f.Games)
-		case f.Games == 0 && f.SPRT == "":
-			return fmt.Errorf("give --games N or --sprt elo0=..,elo1=..")
+		case f.Games == 0 && f.SPRT == "" && f.Stop == "":
+			return fmt.Errorf("give --games N, --sprt elo0=..,elo1=.. or --stop precision=ELO")
 		}
 		plan.Config.Pairs = f.Games / 2
 		s, err = match.NewSchedule(2, match.RoundRobin, 0, f.Games/2, 2, 2)

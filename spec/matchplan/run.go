@@ -104,6 +104,11 @@ func (p *Plan) Run(ctx context.Context, o RunOptions) (*match.Standings, error) 
 			s, err := seq.Update(st.Pairings[0].Results())
 			stop = err == nil && s.State != sprt.Continue
 		}
+		if !stop && p.StopPrecision > 0 {
+			done, _, err := sprt.PrecisionReached(st.Pairings[0].Results(), p.StopPrecision, sprt.DefaultAnytimeLevel)
+			stop = err == nil && done
+			rep.precisionStop = stop
+		}
 		before := st.Games - len(u.Games)
 		if stop || (o.RatingInterval > 0 && st.Games/o.RatingInterval != before/o.RatingInterval) {
 			rep.print(st)
@@ -122,7 +127,7 @@ func (p *Plan) Run(ctx context.Context, o RunOptions) (*match.Standings, error) 
 		if o.TempState && (st.Status == match.StatusComplete || st.Status == match.StatusStopped) {
 			stateFile = ""
 		}
-		return st, writeJSON(o.Out, p, st, seq, stateFile)
+		return st, writeJSON(o.Out, p, st, seq, stateFile, rep.precisionStop)
 	}
 	if rep.printed != st.Games {
 		rep.print(st)
@@ -140,6 +145,28 @@ type reporter struct {
 	// printed is the game count of the last report, so the final report is
 	// not repeated when the last unit just printed one.
 	printed int
+	// precisionStop: --stop precision= ended the match.
+	precisionStop bool
+}
+
+// anytimeOf is the anytime-valid interval of a two-engine match's result
+// (nil for a tournament or before any game).
+func anytimeOf(st *match.Standings) *sprt.AnytimeElo {
+	if len(st.Engines) != 2 || st.Games == 0 {
+		return nil
+	}
+	a, err := sprt.AnytimeInterval(st.Pairings[0].Results(), sprt.DefaultAnytimeLevel)
+	if err != nil {
+		return nil
+	}
+	return &a
+}
+
+// AnytimeLine is how every report shows the anytime-valid interval beside
+// Fishtest's figures: "Anytime-valid 95%: Elo [-6.02, 12.40], nElo [...]".
+func AnytimeLine(a sprt.AnytimeElo) string {
+	return fmt.Sprintf("Anytime-valid %.4g%%: Elo [%.2f, %.2f], nElo [%.2f, %.2f] (holds however the test was stopped; nElo at the sample deviation)",
+		100*a.Level, a.Elo[0], a.Elo[1], a.NElo[0], a.NElo[1])
 }
 
 func (r *reporter) print(st *match.Standings) {
@@ -174,6 +201,12 @@ func (r *reporter) summary(st *match.Standings, stateFile string) {
 			fmt.Fprintln(w, "SPRT: H0 was accepted")
 		default:
 			fmt.Fprintln(w, "SPRT: no decision")
+		}
+	}
+	if a := anytimeOf(st); a != nil {
+		fmt.Fprintln(w, AnytimeLine(*a))
+		if r.precisionStop {
+			fmt.Fprintf(w, "Stopped: precision reached (the anytime interval is %.2f Elo wide, below --stop precision=%g)\n", a.Width(), r.plan.StopPrecision)
 		}
 	}
 	rate := 0.0
@@ -219,10 +252,14 @@ type Result struct {
 	Ratings   []ResultRating  `json:"ratings"`
 	Anchor    string          `json:"anchor,omitempty"`
 	SPRT      *sprt.Status    `json:"sprt,omitempty"`
-	Incidents ResultIncidents `json:"incidents"`
-	ElapsedMS int64           `json:"elapsed_ms"`
-	StateFile string          `json:"state_file,omitempty"`
-	PGNFile   string          `json:"pgn_file,omitempty"`
+	// Anytime is a two-engine match's anytime-valid interval; PrecisionStop
+	// says --stop precision= ended it.
+	Anytime       *sprt.AnytimeElo `json:"anytime,omitempty"`
+	PrecisionStop bool             `json:"precision_stop,omitempty"`
+	Incidents     ResultIncidents  `json:"incidents"`
+	ElapsedMS     int64            `json:"elapsed_ms"`
+	StateFile     string           `json:"state_file,omitempty"`
+	PGNFile       string           `json:"pgn_file,omitempty"`
 }
 
 type ResultSchedule struct {
@@ -263,7 +300,7 @@ type ResultIncidents struct {
 	Abandoned  int `json:"abandoned"`
 }
 
-func writeJSON(w io.Writer, p *Plan, st *match.Standings, seq *sprt.Sequential, stateFile string) error {
+func writeJSON(w io.Writer, p *Plan, st *match.Standings, seq *sprt.Sequential, stateFile string, precisionStop bool) error {
 	s := p.Schedule
 	r := Result{
 		Status: string(st.Status), Failure: st.Failure, Engines: st.Engines,
@@ -272,6 +309,7 @@ func writeJSON(w io.Writer, p *Plan, st *match.Standings, seq *sprt.Sequential, 
 		Incidents: ResultIncidents{TimeLosses: st.TimeLosses, Crashes: st.Crashes, Hangs: st.Hangs, Illegal: st.Illegal,
 			Overruns: st.Overruns, Restarts: st.Restarts, Abandoned: st.Abandoned},
 		ElapsedMS: st.Elapsed.Milliseconds(), StateFile: stateFile, PGNFile: p.Flags.PGNOut,
+		Anytime: anytimeOf(st), PrecisionStop: precisionStop,
 	}
 	for _, pr := range st.Pairings {
 		rp := ResultPairing{A: st.Engines[pr.A], B: st.Engines[pr.B], Wins: pr.Wins, Draws: pr.Draws, Losses: pr.Losses}

@@ -83,6 +83,9 @@ func testBlock(j *arbiterv1.Job, style Style) []string {
 		if p != nil {
 			lines = append(lines, fmt.Sprintf("Ptnml(0-2): %d, %d, %d, %d, %d", penta[0], penta[1], penta[2], penta[3], penta[4]))
 		}
+		if a := earlyStopInterval(j); a != nil {
+			lines = append(lines, fmt.Sprintf("Anytime-valid ELO (%.4g%%): [%.2f, %.2f] (%s)", 100*a.GetLevel(), a.GetEloLow(), a.GetEloHigh(), earlyStopWhy(j)))
+		}
 		return lines
 	}
 	kind := "Conf"
@@ -101,7 +104,36 @@ func testBlock(j *arbiterv1.Job, style Style) []string {
 	if p != nil {
 		lines = append(lines, fmt.Sprintf("Penta | [%d, %d, %d, %d, %d]", penta[0], penta[1], penta[2], penta[3], penta[4]))
 	}
+	if a := earlyStopInterval(j); a != nil {
+		lines = append(lines, fmt.Sprintf("Any   | [%.2f, %.2f] (%.4g%% anytime-valid; %s)", a.GetEloLow(), a.GetEloHigh(), 100*a.GetLevel(), earlyStopWhy(j)))
+	}
 	return lines
+}
+
+// earlyStopInterval is the anytime-valid interval of a test that ended
+// before its design said (stopped by hand, by a precision stop, or an SPRT
+// capped without a decision), whose fixed-games interval does not hold;
+// nil otherwise, so a block of a test that ran its course keeps the
+// layout engine repositories expect.
+func earlyStopInterval(j *arbiterv1.Job) *arbiterv1.AnytimeInterval {
+	if earlyStopWhy(j) == "" {
+		return nil
+	}
+	return j.GetMatchProgress().GetAnytime()
+}
+
+// earlyStopWhy says how a test ended early, "" if it did not.
+func earlyStopWhy(j *arbiterv1.Job) string {
+	mp := j.GetMatchProgress()
+	switch {
+	case mp.GetStoppedByHand():
+		return "stopped by hand"
+	case mp.GetStoppedByPrecision():
+		return "precision stop"
+	case j.GetKind() == jobkind.SPRT && j.GetState() == arbiterv1.JobState_JOB_STATE_DONE && mp.GetSprtState() == string(sprt.Continue):
+		return "game cap reached"
+	}
+	return ""
 }
 
 // eloError is the half width of the 95% interval as OpenBench prints it:

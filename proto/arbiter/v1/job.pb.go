@@ -1623,8 +1623,17 @@ type MatchSpec struct {
 	Notes string `protobuf:"bytes,24,opt,name=notes,proto3" json:"notes,omitempty"`
 	// The test this one is a copy of (RescheduleJob), "" for none.
 	RescheduledFrom string `protobuf:"bytes,25,opt,name=rescheduled_from,json=rescheduledFrom,proto3" json:"rescheduled_from,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// --stop precision=ELO: the test ends once its anytime-valid Elo
+	// interval (MatchProgress.anytime) is narrower than this many Elo; 0 for
+	// no such stop. Positive and finite, at most 1000.
+	StopPrecisionElo float64 `protobuf:"fixed64,60,opt,name=stop_precision_elo,json=stopPrecisionElo,proto3" json:"stop_precision_elo,omitempty"`
+	// Grouped takes of one idea: tests sharing a group name split the SPRT's
+	// alpha evenly over group_takes (Bonferroni), declared alike by every
+	// take; "" for a test of its own.
+	Group         string `protobuf:"bytes,61,opt,name=group,proto3" json:"group,omitempty"`
+	GroupTakes    uint32 `protobuf:"varint,62,opt,name=group_takes,json=groupTakes,proto3" json:"group_takes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *MatchSpec) Reset() {
@@ -1832,6 +1841,197 @@ func (x *MatchSpec) GetRescheduledFrom() string {
 	return ""
 }
 
+func (x *MatchSpec) GetStopPrecisionElo() float64 {
+	if x != nil {
+		return x.StopPrecisionElo
+	}
+	return 0
+}
+
+func (x *MatchSpec) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *MatchSpec) GetGroupTakes() uint32 {
+	if x != nil {
+		return x.GroupTakes
+	}
+	return 0
+}
+
+// AnytimeInterval is a test's anytime-valid confidence interval: valid
+// however the test was stopped (by hand, a cap, a precision stop).
+type AnytimeInterval struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The stated coverage, 0.95 (1 - 0.05/takes for a take of a group).
+	Level   float64 `protobuf:"fixed64,1,opt,name=level,proto3" json:"level,omitempty"`
+	EloLow  float64 `protobuf:"fixed64,2,opt,name=elo_low,json=eloLow,proto3" json:"elo_low,omitempty"`
+	EloHigh float64 `protobuf:"fixed64,3,opt,name=elo_high,json=eloHigh,proto3" json:"elo_high,omitempty"`
+	// nElo at the sample deviation (a plug-in, see docs/sprt-cluster.md).
+	NeloLow       float64 `protobuf:"fixed64,4,opt,name=nelo_low,json=neloLow,proto3" json:"nelo_low,omitempty"`
+	NeloHigh      float64 `protobuf:"fixed64,5,opt,name=nelo_high,json=neloHigh,proto3" json:"nelo_high,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnytimeInterval) Reset() {
+	*x = AnytimeInterval{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnytimeInterval) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnytimeInterval) ProtoMessage() {}
+
+func (x *AnytimeInterval) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnytimeInterval.ProtoReflect.Descriptor instead.
+func (*AnytimeInterval) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *AnytimeInterval) GetLevel() float64 {
+	if x != nil {
+		return x.Level
+	}
+	return 0
+}
+
+func (x *AnytimeInterval) GetEloLow() float64 {
+	if x != nil {
+		return x.EloLow
+	}
+	return 0
+}
+
+func (x *AnytimeInterval) GetEloHigh() float64 {
+	if x != nil {
+		return x.EloHigh
+	}
+	return 0
+}
+
+func (x *AnytimeInterval) GetNeloLow() float64 {
+	if x != nil {
+		return x.NeloLow
+	}
+	return 0
+}
+
+func (x *AnytimeInterval) GetNeloHigh() float64 {
+	if x != nil {
+		return x.NeloHigh
+	}
+	return 0
+}
+
+// GroupTake is one test of a group of takes, as the group's page and
+// status list them.
+type GroupTake struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// "sprt" or "match".
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// The job's state name (pending, running, done, cancelled, failed).
+	State string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	// "accepted", "rejected", "continue" or "".
+	SprtState string `protobuf:"bytes,4,opt,name=sprt_state,json=sprtState,proto3" json:"sprt_state,omitempty"`
+	// The take's alpha after the split (the family's alpha / takes).
+	Alpha         float64 `protobuf:"fixed64,5,opt,name=alpha,proto3" json:"alpha,omitempty"`
+	Games         uint64  `protobuf:"varint,6,opt,name=games,proto3" json:"games,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GroupTake) Reset() {
+	*x = GroupTake{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GroupTake) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GroupTake) ProtoMessage() {}
+
+func (x *GroupTake) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GroupTake.ProtoReflect.Descriptor instead.
+func (*GroupTake) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *GroupTake) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *GroupTake) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *GroupTake) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *GroupTake) GetSprtState() string {
+	if x != nil {
+		return x.SprtState
+	}
+	return ""
+}
+
+func (x *GroupTake) GetAlpha() float64 {
+	if x != nil {
+		return x.Alpha
+	}
+	return 0
+}
+
+func (x *GroupTake) GetGames() uint64 {
+	if x != nil {
+		return x.Games
+	}
+	return 0
+}
+
 // WorkerIncidents counts one worker's games and incidents in a test.
 type WorkerIncidents struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
@@ -1862,7 +2062,7 @@ type WorkerIncidents struct {
 
 func (x *WorkerIncidents) Reset() {
 	*x = WorkerIncidents{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[14]
+	mi := &file_arbiter_v1_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1874,7 +2074,7 @@ func (x *WorkerIncidents) String() string {
 func (*WorkerIncidents) ProtoMessage() {}
 
 func (x *WorkerIncidents) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[14]
+	mi := &file_arbiter_v1_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1887,7 +2087,7 @@ func (x *WorkerIncidents) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerIncidents.ProtoReflect.Descriptor instead.
 func (*WorkerIncidents) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{14}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *WorkerIncidents) GetWorkerId() string {
@@ -2026,13 +2226,20 @@ type MatchProgress struct {
 	StoppedByHand bool `protobuf:"varint,21,opt,name=stopped_by_hand,json=stoppedByHand,proto3" json:"stopped_by_hand,omitempty"`
 	// Tests that are copies of this one (RescheduleJob).
 	RescheduledAs []string `protobuf:"bytes,22,rep,name=rescheduled_as,json=rescheduledAs,proto3" json:"rescheduled_as,omitempty"`
+	// The anytime-valid interval at the counted games; unset before any.
+	Anytime *AnytimeInterval `protobuf:"bytes,60,opt,name=anytime,proto3" json:"anytime,omitempty"`
+	// The test ended because its anytime interval got narrower than
+	// MatchSpec.stop_precision_elo.
+	StoppedByPrecision bool `protobuf:"varint,61,opt,name=stopped_by_precision,json=stoppedByPrecision,proto3" json:"stopped_by_precision,omitempty"`
+	// The takes of the test's group (MatchSpec.group), in submission order.
+	GroupTakes    []*GroupTake `protobuf:"bytes,62,rep,name=group_takes,json=groupTakes,proto3" json:"group_takes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *MatchProgress) Reset() {
 	*x = MatchProgress{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[15]
+	mi := &file_arbiter_v1_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2044,7 +2251,7 @@ func (x *MatchProgress) String() string {
 func (*MatchProgress) ProtoMessage() {}
 
 func (x *MatchProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[15]
+	mi := &file_arbiter_v1_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2057,7 +2264,7 @@ func (x *MatchProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchProgress.ProtoReflect.Descriptor instead.
 func (*MatchProgress) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{15}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *MatchProgress) GetPentanomial() *Pentanomial {
@@ -2214,6 +2421,27 @@ func (x *MatchProgress) GetRescheduledAs() []string {
 	return nil
 }
 
+func (x *MatchProgress) GetAnytime() *AnytimeInterval {
+	if x != nil {
+		return x.Anytime
+	}
+	return nil
+}
+
+func (x *MatchProgress) GetStoppedByPrecision() bool {
+	if x != nil {
+		return x.StoppedByPrecision
+	}
+	return false
+}
+
+func (x *MatchProgress) GetGroupTakes() []*GroupTake {
+	if x != nil {
+		return x.GroupTakes
+	}
+	return nil
+}
+
 // SubmitMatchRequest asks for a match or SPRT test.
 type SubmitMatchRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2224,7 +2452,7 @@ type SubmitMatchRequest struct {
 
 func (x *SubmitMatchRequest) Reset() {
 	*x = SubmitMatchRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[16]
+	mi := &file_arbiter_v1_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2236,7 +2464,7 @@ func (x *SubmitMatchRequest) String() string {
 func (*SubmitMatchRequest) ProtoMessage() {}
 
 func (x *SubmitMatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[16]
+	mi := &file_arbiter_v1_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2249,7 +2477,7 @@ func (x *SubmitMatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitMatchRequest.ProtoReflect.Descriptor instead.
 func (*SubmitMatchRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{16}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SubmitMatchRequest) GetSpec() *MatchSpec {
@@ -2269,7 +2497,7 @@ type SubmitMatchResponse struct {
 
 func (x *SubmitMatchResponse) Reset() {
 	*x = SubmitMatchResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[17]
+	mi := &file_arbiter_v1_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2281,7 +2509,7 @@ func (x *SubmitMatchResponse) String() string {
 func (*SubmitMatchResponse) ProtoMessage() {}
 
 func (x *SubmitMatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[17]
+	mi := &file_arbiter_v1_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2294,7 +2522,7 @@ func (x *SubmitMatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitMatchResponse.ProtoReflect.Descriptor instead.
 func (*SubmitMatchResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{17}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SubmitMatchResponse) GetJob() *Job {
@@ -2314,7 +2542,7 @@ type DownloadPGNRequest struct {
 
 func (x *DownloadPGNRequest) Reset() {
 	*x = DownloadPGNRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[18]
+	mi := &file_arbiter_v1_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2326,7 +2554,7 @@ func (x *DownloadPGNRequest) String() string {
 func (*DownloadPGNRequest) ProtoMessage() {}
 
 func (x *DownloadPGNRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[18]
+	mi := &file_arbiter_v1_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2339,7 +2567,7 @@ func (x *DownloadPGNRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadPGNRequest.ProtoReflect.Descriptor instead.
 func (*DownloadPGNRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{18}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DownloadPGNRequest) GetJobId() string {
@@ -2361,7 +2589,7 @@ type DownloadPGNResponse struct {
 
 func (x *DownloadPGNResponse) Reset() {
 	*x = DownloadPGNResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[19]
+	mi := &file_arbiter_v1_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2373,7 +2601,7 @@ func (x *DownloadPGNResponse) String() string {
 func (*DownloadPGNResponse) ProtoMessage() {}
 
 func (x *DownloadPGNResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[19]
+	mi := &file_arbiter_v1_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2386,7 +2614,7 @@ func (x *DownloadPGNResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadPGNResponse.ProtoReflect.Descriptor instead.
 func (*DownloadPGNResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{19}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DownloadPGNResponse) GetPgn() string {
@@ -2413,7 +2641,7 @@ type SubmitPerftRequest struct {
 
 func (x *SubmitPerftRequest) Reset() {
 	*x = SubmitPerftRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[20]
+	mi := &file_arbiter_v1_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2425,7 +2653,7 @@ func (x *SubmitPerftRequest) String() string {
 func (*SubmitPerftRequest) ProtoMessage() {}
 
 func (x *SubmitPerftRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[20]
+	mi := &file_arbiter_v1_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2438,7 +2666,7 @@ func (x *SubmitPerftRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitPerftRequest.ProtoReflect.Descriptor instead.
 func (*SubmitPerftRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{20}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SubmitPerftRequest) GetSpec() *PerftSpec {
@@ -2458,7 +2686,7 @@ type SubmitPerftResponse struct {
 
 func (x *SubmitPerftResponse) Reset() {
 	*x = SubmitPerftResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[21]
+	mi := &file_arbiter_v1_job_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2470,7 +2698,7 @@ func (x *SubmitPerftResponse) String() string {
 func (*SubmitPerftResponse) ProtoMessage() {}
 
 func (x *SubmitPerftResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[21]
+	mi := &file_arbiter_v1_job_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2483,7 +2711,7 @@ func (x *SubmitPerftResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitPerftResponse.ProtoReflect.Descriptor instead.
 func (*SubmitPerftResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{21}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SubmitPerftResponse) GetJob() *Job {
@@ -2503,7 +2731,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[22]
+	mi := &file_arbiter_v1_job_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2515,7 +2743,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[22]
+	mi := &file_arbiter_v1_job_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2528,7 +2756,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{22}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -2548,7 +2776,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[23]
+	mi := &file_arbiter_v1_job_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2560,7 +2788,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[23]
+	mi := &file_arbiter_v1_job_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2573,7 +2801,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{23}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -2614,7 +2842,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[24]
+	mi := &file_arbiter_v1_job_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2626,7 +2854,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[24]
+	mi := &file_arbiter_v1_job_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2639,7 +2867,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{24}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListJobsRequest) GetLimit() uint32 {
@@ -2738,7 +2966,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[25]
+	mi := &file_arbiter_v1_job_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2750,7 +2978,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[25]
+	mi := &file_arbiter_v1_job_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2763,7 +2991,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{25}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -2798,7 +3026,7 @@ type ModifyJobRequest struct {
 
 func (x *ModifyJobRequest) Reset() {
 	*x = ModifyJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[26]
+	mi := &file_arbiter_v1_job_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2810,7 +3038,7 @@ func (x *ModifyJobRequest) String() string {
 func (*ModifyJobRequest) ProtoMessage() {}
 
 func (x *ModifyJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[26]
+	mi := &file_arbiter_v1_job_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2823,7 +3051,7 @@ func (x *ModifyJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyJobRequest.ProtoReflect.Descriptor instead.
 func (*ModifyJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{26}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ModifyJobRequest) GetJobId() string {
@@ -2885,7 +3113,7 @@ type ModifyJobResponse struct {
 
 func (x *ModifyJobResponse) Reset() {
 	*x = ModifyJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[27]
+	mi := &file_arbiter_v1_job_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2897,7 +3125,7 @@ func (x *ModifyJobResponse) String() string {
 func (*ModifyJobResponse) ProtoMessage() {}
 
 func (x *ModifyJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[27]
+	mi := &file_arbiter_v1_job_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2910,7 +3138,7 @@ func (x *ModifyJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyJobResponse.ProtoReflect.Descriptor instead.
 func (*ModifyJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{27}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ModifyJobResponse) GetJob() *Job {
@@ -2930,7 +3158,7 @@ type ResumeJobRequest struct {
 
 func (x *ResumeJobRequest) Reset() {
 	*x = ResumeJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[28]
+	mi := &file_arbiter_v1_job_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2942,7 +3170,7 @@ func (x *ResumeJobRequest) String() string {
 func (*ResumeJobRequest) ProtoMessage() {}
 
 func (x *ResumeJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[28]
+	mi := &file_arbiter_v1_job_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2955,7 +3183,7 @@ func (x *ResumeJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeJobRequest.ProtoReflect.Descriptor instead.
 func (*ResumeJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{28}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ResumeJobRequest) GetJobId() string {
@@ -2975,7 +3203,7 @@ type ResumeJobResponse struct {
 
 func (x *ResumeJobResponse) Reset() {
 	*x = ResumeJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[29]
+	mi := &file_arbiter_v1_job_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2987,7 +3215,7 @@ func (x *ResumeJobResponse) String() string {
 func (*ResumeJobResponse) ProtoMessage() {}
 
 func (x *ResumeJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[29]
+	mi := &file_arbiter_v1_job_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3000,7 +3228,7 @@ func (x *ResumeJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeJobResponse.ProtoReflect.Descriptor instead.
 func (*ResumeJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{29}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ResumeJobResponse) GetJob() *Job {
@@ -3020,7 +3248,7 @@ type RescheduleJobRequest struct {
 
 func (x *RescheduleJobRequest) Reset() {
 	*x = RescheduleJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[30]
+	mi := &file_arbiter_v1_job_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3032,7 +3260,7 @@ func (x *RescheduleJobRequest) String() string {
 func (*RescheduleJobRequest) ProtoMessage() {}
 
 func (x *RescheduleJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[30]
+	mi := &file_arbiter_v1_job_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3045,7 +3273,7 @@ func (x *RescheduleJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescheduleJobRequest.ProtoReflect.Descriptor instead.
 func (*RescheduleJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{30}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RescheduleJobRequest) GetJobId() string {
@@ -3065,7 +3293,7 @@ type RescheduleJobResponse struct {
 
 func (x *RescheduleJobResponse) Reset() {
 	*x = RescheduleJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[31]
+	mi := &file_arbiter_v1_job_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3077,7 +3305,7 @@ func (x *RescheduleJobResponse) String() string {
 func (*RescheduleJobResponse) ProtoMessage() {}
 
 func (x *RescheduleJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[31]
+	mi := &file_arbiter_v1_job_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3090,7 +3318,7 @@ func (x *RescheduleJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescheduleJobResponse.ProtoReflect.Descriptor instead.
 func (*RescheduleJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{31}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RescheduleJobResponse) GetJob() *Job {
@@ -3110,7 +3338,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[32]
+	mi := &file_arbiter_v1_job_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3122,7 +3350,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[32]
+	mi := &file_arbiter_v1_job_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3135,7 +3363,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{32}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -3155,7 +3383,7 @@ type WatchJobResponse struct {
 
 func (x *WatchJobResponse) Reset() {
 	*x = WatchJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[33]
+	mi := &file_arbiter_v1_job_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3167,7 +3395,7 @@ func (x *WatchJobResponse) String() string {
 func (*WatchJobResponse) ProtoMessage() {}
 
 func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[33]
+	mi := &file_arbiter_v1_job_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3180,7 +3408,7 @@ func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobResponse.ProtoReflect.Descriptor instead.
 func (*WatchJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{33}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *WatchJobResponse) GetJob() *Job {
@@ -3200,7 +3428,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[34]
+	mi := &file_arbiter_v1_job_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3212,7 +3440,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[34]
+	mi := &file_arbiter_v1_job_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3225,7 +3453,7 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{34}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CancelJobRequest) GetJobId() string {
@@ -3245,7 +3473,7 @@ type CancelJobResponse struct {
 
 func (x *CancelJobResponse) Reset() {
 	*x = CancelJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[35]
+	mi := &file_arbiter_v1_job_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3257,7 +3485,7 @@ func (x *CancelJobResponse) String() string {
 func (*CancelJobResponse) ProtoMessage() {}
 
 func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[35]
+	mi := &file_arbiter_v1_job_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3270,7 +3498,7 @@ func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobResponse.ProtoReflect.Descriptor instead.
 func (*CancelJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{35}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CancelJobResponse) GetJob() *Job {
@@ -3293,7 +3521,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[36]
+	mi := &file_arbiter_v1_job_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3305,7 +3533,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[36]
+	mi := &file_arbiter_v1_job_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3318,7 +3546,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{36}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SubmitJobRequest) GetKind() string {
@@ -3345,7 +3573,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[37]
+	mi := &file_arbiter_v1_job_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3357,7 +3585,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[37]
+	mi := &file_arbiter_v1_job_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3370,7 +3598,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{37}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SubmitJobResponse) GetJob() *Job {
@@ -3547,7 +3775,7 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\x04elo1\x18\x02 \x01(\x01R\x04elo1\x12\x14\n" +
 	"\x05alpha\x18\x03 \x01(\x01R\x05alpha\x12\x12\n" +
 	"\x04beta\x18\x04 \x01(\x01R\x04beta\x12\x14\n" +
-	"\x05model\x18\x05 \x01(\tR\x05model\"\xd0\a\n" +
+	"\x05model\x18\x05 \x01(\tR\x05model\"\xb5\b\n" +
 	"\tMatchSpec\x121\n" +
 	"\bengine_a\x18\x01 \x01(\v2\x16.arbiter.v1.EngineSpecR\aengineA\x121\n" +
 	"\bengine_b\x18\x02 \x01(\v2\x16.arbiter.v1.EngineSpecR\aengineB\x12:\n" +
@@ -3580,7 +3808,25 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\x15verifies_tune_updates\x18\x16 \x01(\x04R\x13verifiesTuneUpdates\x12\x12\n" +
 	"\x04tags\x18\x17 \x03(\tR\x04tags\x12\x14\n" +
 	"\x05notes\x18\x18 \x01(\tR\x05notes\x12)\n" +
-	"\x10rescheduled_from\x18\x19 \x01(\tR\x0frescheduledFrom\"\xc0\x03\n" +
+	"\x10rescheduled_from\x18\x19 \x01(\tR\x0frescheduledFrom\x12,\n" +
+	"\x12stop_precision_elo\x18< \x01(\x01R\x10stopPrecisionElo\x12\x14\n" +
+	"\x05group\x18= \x01(\tR\x05group\x12\x1f\n" +
+	"\vgroup_takes\x18> \x01(\rR\n" +
+	"groupTakes\"\x93\x01\n" +
+	"\x0fAnytimeInterval\x12\x14\n" +
+	"\x05level\x18\x01 \x01(\x01R\x05level\x12\x17\n" +
+	"\aelo_low\x18\x02 \x01(\x01R\x06eloLow\x12\x19\n" +
+	"\belo_high\x18\x03 \x01(\x01R\aeloHigh\x12\x19\n" +
+	"\bnelo_low\x18\x04 \x01(\x01R\aneloLow\x12\x1b\n" +
+	"\tnelo_high\x18\x05 \x01(\x01R\bneloHigh\"\x97\x01\n" +
+	"\tGroupTake\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12\x1d\n" +
+	"\n" +
+	"sprt_state\x18\x04 \x01(\tR\tsprtState\x12\x14\n" +
+	"\x05alpha\x18\x05 \x01(\x01R\x05alpha\x12\x14\n" +
+	"\x05games\x18\x06 \x01(\x04R\x05games\"\xc0\x03\n" +
 	"\x0fWorkerIncidents\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -3600,7 +3846,7 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\vlimit_kills\x18\r \x01(\x04R\n" +
 	"limitKills\x12\x1a\n" +
 	"\bresidual\x18\x0e \x01(\x01R\bresidual\x12!\n" +
-	"\fhas_residual\x18\x0f \x01(\bR\vhasResidual\"\xb8\x05\n" +
+	"\fhas_residual\x18\x0f \x01(\bR\vhasResidual\"\xd9\x06\n" +
 	"\rMatchProgress\x129\n" +
 	"\vpentanomial\x18\x01 \x01(\v2\x17.arbiter.v1.PentanomialR\vpentanomial\x12\x12\n" +
 	"\x04wins\x18\x02 \x01(\x04R\x04wins\x12\x14\n" +
@@ -3629,7 +3875,11 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\aworkers\x18\x13 \x03(\v2\x1b.arbiter.v1.WorkerIncidentsR\aworkers\x12\x12\n" +
 	"\x04pgns\x18\x14 \x01(\x04R\x04pgns\x12&\n" +
 	"\x0fstopped_by_hand\x18\x15 \x01(\bR\rstoppedByHand\x12%\n" +
-	"\x0erescheduled_as\x18\x16 \x03(\tR\rrescheduledAs\"?\n" +
+	"\x0erescheduled_as\x18\x16 \x03(\tR\rrescheduledAs\x125\n" +
+	"\aanytime\x18< \x01(\v2\x1b.arbiter.v1.AnytimeIntervalR\aanytime\x120\n" +
+	"\x14stopped_by_precision\x18= \x01(\bR\x12stoppedByPrecision\x126\n" +
+	"\vgroup_takes\x18> \x03(\v2\x15.arbiter.v1.GroupTakeR\n" +
+	"groupTakes\"?\n" +
 	"\x12SubmitMatchRequest\x12)\n" +
 	"\x04spec\x18\x01 \x01(\v2\x15.arbiter.v1.MatchSpecR\x04spec\"8\n" +
 	"\x13SubmitMatchResponse\x12!\n" +
@@ -3738,7 +3988,7 @@ func file_arbiter_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_arbiter_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_arbiter_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_arbiter_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_arbiter_v1_job_proto_goTypes = []any{
 	(JobState)(0),                 // 0: arbiter.v1.JobState
 	(*PerftSpec)(nil),             // 1: arbiter.v1.PerftSpec
@@ -3755,123 +4005,127 @@ var file_arbiter_v1_job_proto_goTypes = []any{
 	(*SubmitSpsaResponse)(nil),    // 12: arbiter.v1.SubmitSpsaResponse
 	(*SprtParams)(nil),            // 13: arbiter.v1.SprtParams
 	(*MatchSpec)(nil),             // 14: arbiter.v1.MatchSpec
-	(*WorkerIncidents)(nil),       // 15: arbiter.v1.WorkerIncidents
-	(*MatchProgress)(nil),         // 16: arbiter.v1.MatchProgress
-	(*SubmitMatchRequest)(nil),    // 17: arbiter.v1.SubmitMatchRequest
-	(*SubmitMatchResponse)(nil),   // 18: arbiter.v1.SubmitMatchResponse
-	(*DownloadPGNRequest)(nil),    // 19: arbiter.v1.DownloadPGNRequest
-	(*DownloadPGNResponse)(nil),   // 20: arbiter.v1.DownloadPGNResponse
-	(*SubmitPerftRequest)(nil),    // 21: arbiter.v1.SubmitPerftRequest
-	(*SubmitPerftResponse)(nil),   // 22: arbiter.v1.SubmitPerftResponse
-	(*GetJobRequest)(nil),         // 23: arbiter.v1.GetJobRequest
-	(*GetJobResponse)(nil),        // 24: arbiter.v1.GetJobResponse
-	(*ListJobsRequest)(nil),       // 25: arbiter.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 26: arbiter.v1.ListJobsResponse
-	(*ModifyJobRequest)(nil),      // 27: arbiter.v1.ModifyJobRequest
-	(*ModifyJobResponse)(nil),     // 28: arbiter.v1.ModifyJobResponse
-	(*ResumeJobRequest)(nil),      // 29: arbiter.v1.ResumeJobRequest
-	(*ResumeJobResponse)(nil),     // 30: arbiter.v1.ResumeJobResponse
-	(*RescheduleJobRequest)(nil),  // 31: arbiter.v1.RescheduleJobRequest
-	(*RescheduleJobResponse)(nil), // 32: arbiter.v1.RescheduleJobResponse
-	(*WatchJobRequest)(nil),       // 33: arbiter.v1.WatchJobRequest
-	(*WatchJobResponse)(nil),      // 34: arbiter.v1.WatchJobResponse
-	(*CancelJobRequest)(nil),      // 35: arbiter.v1.CancelJobRequest
-	(*CancelJobResponse)(nil),     // 36: arbiter.v1.CancelJobResponse
-	(*SubmitJobRequest)(nil),      // 37: arbiter.v1.SubmitJobRequest
-	(*SubmitJobResponse)(nil),     // 38: arbiter.v1.SubmitJobResponse
-	(*timestamppb.Timestamp)(nil), // 39: google.protobuf.Timestamp
-	(*ArtifactCheck)(nil),         // 40: arbiter.v1.ArtifactCheck
-	(*anypb.Any)(nil),             // 41: google.protobuf.Any
-	(*EngineSpec)(nil),            // 42: arbiter.v1.EngineSpec
-	(*TimeControl)(nil),           // 43: arbiter.v1.TimeControl
-	(*Opening)(nil),               // 44: arbiter.v1.Opening
-	(*Adjudication)(nil),          // 45: arbiter.v1.Adjudication
-	(*durationpb.Duration)(nil),   // 46: google.protobuf.Duration
-	(*Pentanomial)(nil),           // 47: arbiter.v1.Pentanomial
+	(*AnytimeInterval)(nil),       // 15: arbiter.v1.AnytimeInterval
+	(*GroupTake)(nil),             // 16: arbiter.v1.GroupTake
+	(*WorkerIncidents)(nil),       // 17: arbiter.v1.WorkerIncidents
+	(*MatchProgress)(nil),         // 18: arbiter.v1.MatchProgress
+	(*SubmitMatchRequest)(nil),    // 19: arbiter.v1.SubmitMatchRequest
+	(*SubmitMatchResponse)(nil),   // 20: arbiter.v1.SubmitMatchResponse
+	(*DownloadPGNRequest)(nil),    // 21: arbiter.v1.DownloadPGNRequest
+	(*DownloadPGNResponse)(nil),   // 22: arbiter.v1.DownloadPGNResponse
+	(*SubmitPerftRequest)(nil),    // 23: arbiter.v1.SubmitPerftRequest
+	(*SubmitPerftResponse)(nil),   // 24: arbiter.v1.SubmitPerftResponse
+	(*GetJobRequest)(nil),         // 25: arbiter.v1.GetJobRequest
+	(*GetJobResponse)(nil),        // 26: arbiter.v1.GetJobResponse
+	(*ListJobsRequest)(nil),       // 27: arbiter.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 28: arbiter.v1.ListJobsResponse
+	(*ModifyJobRequest)(nil),      // 29: arbiter.v1.ModifyJobRequest
+	(*ModifyJobResponse)(nil),     // 30: arbiter.v1.ModifyJobResponse
+	(*ResumeJobRequest)(nil),      // 31: arbiter.v1.ResumeJobRequest
+	(*ResumeJobResponse)(nil),     // 32: arbiter.v1.ResumeJobResponse
+	(*RescheduleJobRequest)(nil),  // 33: arbiter.v1.RescheduleJobRequest
+	(*RescheduleJobResponse)(nil), // 34: arbiter.v1.RescheduleJobResponse
+	(*WatchJobRequest)(nil),       // 35: arbiter.v1.WatchJobRequest
+	(*WatchJobResponse)(nil),      // 36: arbiter.v1.WatchJobResponse
+	(*CancelJobRequest)(nil),      // 37: arbiter.v1.CancelJobRequest
+	(*CancelJobResponse)(nil),     // 38: arbiter.v1.CancelJobResponse
+	(*SubmitJobRequest)(nil),      // 39: arbiter.v1.SubmitJobRequest
+	(*SubmitJobResponse)(nil),     // 40: arbiter.v1.SubmitJobResponse
+	(*timestamppb.Timestamp)(nil), // 41: google.protobuf.Timestamp
+	(*ArtifactCheck)(nil),         // 42: arbiter.v1.ArtifactCheck
+	(*anypb.Any)(nil),             // 43: google.protobuf.Any
+	(*EngineSpec)(nil),            // 44: arbiter.v1.EngineSpec
+	(*TimeControl)(nil),           // 45: arbiter.v1.TimeControl
+	(*Opening)(nil),               // 46: arbiter.v1.Opening
+	(*Adjudication)(nil),          // 47: arbiter.v1.Adjudication
+	(*durationpb.Duration)(nil),   // 48: google.protobuf.Duration
+	(*Pentanomial)(nil),           // 49: arbiter.v1.Pentanomial
 }
 var file_arbiter_v1_job_proto_depIdxs = []int32{
 	0,  // 0: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
 	1,  // 1: arbiter.v1.Job.perft:type_name -> arbiter.v1.PerftSpec
 	4,  // 2: arbiter.v1.Job.progress:type_name -> arbiter.v1.JobProgress
 	3,  // 3: arbiter.v1.Job.divide:type_name -> arbiter.v1.DivideEntry
-	39, // 4: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	39, // 5: arbiter.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
+	41, // 4: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	41, // 5: arbiter.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
 	14, // 6: arbiter.v1.Job.match:type_name -> arbiter.v1.MatchSpec
-	16, // 7: arbiter.v1.Job.match_progress:type_name -> arbiter.v1.MatchProgress
+	18, // 7: arbiter.v1.Job.match_progress:type_name -> arbiter.v1.MatchProgress
 	7,  // 8: arbiter.v1.Job.spsa:type_name -> arbiter.v1.SpsaSpec
 	9,  // 9: arbiter.v1.Job.spsa_progress:type_name -> arbiter.v1.SpsaProgress
 	2,  // 10: arbiter.v1.Job.perft_stats:type_name -> arbiter.v1.PerftStatistics
-	40, // 11: arbiter.v1.Job.artifact_checks:type_name -> arbiter.v1.ArtifactCheck
-	41, // 12: arbiter.v1.Job.detail:type_name -> google.protobuf.Any
-	42, // 13: arbiter.v1.SpsaSpec.engine:type_name -> arbiter.v1.EngineSpec
+	42, // 11: arbiter.v1.Job.artifact_checks:type_name -> arbiter.v1.ArtifactCheck
+	43, // 12: arbiter.v1.Job.detail:type_name -> google.protobuf.Any
+	44, // 13: arbiter.v1.SpsaSpec.engine:type_name -> arbiter.v1.EngineSpec
 	6,  // 14: arbiter.v1.SpsaSpec.params:type_name -> arbiter.v1.SpsaParam
-	43, // 15: arbiter.v1.SpsaSpec.time_control:type_name -> arbiter.v1.TimeControl
-	44, // 16: arbiter.v1.SpsaSpec.openings:type_name -> arbiter.v1.Opening
-	45, // 17: arbiter.v1.SpsaSpec.adjudication:type_name -> arbiter.v1.Adjudication
-	46, // 18: arbiter.v1.SpsaSpec.time_margin:type_name -> google.protobuf.Duration
-	46, // 19: arbiter.v1.SpsaSpec.hang_timeout:type_name -> google.protobuf.Duration
+	45, // 15: arbiter.v1.SpsaSpec.time_control:type_name -> arbiter.v1.TimeControl
+	46, // 16: arbiter.v1.SpsaSpec.openings:type_name -> arbiter.v1.Opening
+	47, // 17: arbiter.v1.SpsaSpec.adjudication:type_name -> arbiter.v1.Adjudication
+	48, // 18: arbiter.v1.SpsaSpec.time_margin:type_name -> google.protobuf.Duration
+	48, // 19: arbiter.v1.SpsaSpec.hang_timeout:type_name -> google.protobuf.Duration
 	8,  // 20: arbiter.v1.SpsaProgress.params:type_name -> arbiter.v1.SpsaParamState
-	47, // 21: arbiter.v1.SpsaProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
-	15, // 22: arbiter.v1.SpsaProgress.workers:type_name -> arbiter.v1.WorkerIncidents
+	49, // 21: arbiter.v1.SpsaProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
+	17, // 22: arbiter.v1.SpsaProgress.workers:type_name -> arbiter.v1.WorkerIncidents
 	10, // 23: arbiter.v1.SpsaProgress.verifications:type_name -> arbiter.v1.SpsaVerification
 	0,  // 24: arbiter.v1.SpsaVerification.state:type_name -> arbiter.v1.JobState
-	16, // 25: arbiter.v1.SpsaVerification.progress:type_name -> arbiter.v1.MatchProgress
+	18, // 25: arbiter.v1.SpsaVerification.progress:type_name -> arbiter.v1.MatchProgress
 	7,  // 26: arbiter.v1.SubmitSpsaRequest.spec:type_name -> arbiter.v1.SpsaSpec
 	5,  // 27: arbiter.v1.SubmitSpsaResponse.job:type_name -> arbiter.v1.Job
-	42, // 28: arbiter.v1.MatchSpec.engine_a:type_name -> arbiter.v1.EngineSpec
-	42, // 29: arbiter.v1.MatchSpec.engine_b:type_name -> arbiter.v1.EngineSpec
-	43, // 30: arbiter.v1.MatchSpec.time_control:type_name -> arbiter.v1.TimeControl
-	44, // 31: arbiter.v1.MatchSpec.openings:type_name -> arbiter.v1.Opening
+	44, // 28: arbiter.v1.MatchSpec.engine_a:type_name -> arbiter.v1.EngineSpec
+	44, // 29: arbiter.v1.MatchSpec.engine_b:type_name -> arbiter.v1.EngineSpec
+	45, // 30: arbiter.v1.MatchSpec.time_control:type_name -> arbiter.v1.TimeControl
+	46, // 31: arbiter.v1.MatchSpec.openings:type_name -> arbiter.v1.Opening
 	13, // 32: arbiter.v1.MatchSpec.sprt:type_name -> arbiter.v1.SprtParams
-	45, // 33: arbiter.v1.MatchSpec.adjudication:type_name -> arbiter.v1.Adjudication
-	46, // 34: arbiter.v1.MatchSpec.time_margin:type_name -> google.protobuf.Duration
-	46, // 35: arbiter.v1.MatchSpec.hang_timeout:type_name -> google.protobuf.Duration
-	47, // 36: arbiter.v1.MatchProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
-	15, // 37: arbiter.v1.MatchProgress.workers:type_name -> arbiter.v1.WorkerIncidents
-	14, // 38: arbiter.v1.SubmitMatchRequest.spec:type_name -> arbiter.v1.MatchSpec
-	5,  // 39: arbiter.v1.SubmitMatchResponse.job:type_name -> arbiter.v1.Job
-	1,  // 40: arbiter.v1.SubmitPerftRequest.spec:type_name -> arbiter.v1.PerftSpec
-	5,  // 41: arbiter.v1.SubmitPerftResponse.job:type_name -> arbiter.v1.Job
-	5,  // 42: arbiter.v1.GetJobResponse.job:type_name -> arbiter.v1.Job
-	39, // 43: arbiter.v1.ListJobsRequest.created_after:type_name -> google.protobuf.Timestamp
-	39, // 44: arbiter.v1.ListJobsRequest.created_before:type_name -> google.protobuf.Timestamp
-	5,  // 45: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
-	5,  // 46: arbiter.v1.ModifyJobResponse.job:type_name -> arbiter.v1.Job
-	5,  // 47: arbiter.v1.ResumeJobResponse.job:type_name -> arbiter.v1.Job
-	5,  // 48: arbiter.v1.RescheduleJobResponse.job:type_name -> arbiter.v1.Job
-	5,  // 49: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
-	5,  // 50: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
-	41, // 51: arbiter.v1.SubmitJobRequest.spec:type_name -> google.protobuf.Any
-	5,  // 52: arbiter.v1.SubmitJobResponse.job:type_name -> arbiter.v1.Job
-	21, // 53: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
-	23, // 54: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
-	25, // 55: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
-	33, // 56: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
-	35, // 57: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
-	17, // 58: arbiter.v1.JobService.SubmitMatch:input_type -> arbiter.v1.SubmitMatchRequest
-	19, // 59: arbiter.v1.JobService.DownloadPGN:input_type -> arbiter.v1.DownloadPGNRequest
-	11, // 60: arbiter.v1.JobService.SubmitSpsa:input_type -> arbiter.v1.SubmitSpsaRequest
-	37, // 61: arbiter.v1.JobService.SubmitJob:input_type -> arbiter.v1.SubmitJobRequest
-	27, // 62: arbiter.v1.JobService.ModifyJob:input_type -> arbiter.v1.ModifyJobRequest
-	29, // 63: arbiter.v1.JobService.ResumeJob:input_type -> arbiter.v1.ResumeJobRequest
-	31, // 64: arbiter.v1.JobService.RescheduleJob:input_type -> arbiter.v1.RescheduleJobRequest
-	22, // 65: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
-	24, // 66: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
-	26, // 67: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
-	34, // 68: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
-	36, // 69: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
-	18, // 70: arbiter.v1.JobService.SubmitMatch:output_type -> arbiter.v1.SubmitMatchResponse
-	20, // 71: arbiter.v1.JobService.DownloadPGN:output_type -> arbiter.v1.DownloadPGNResponse
-	12, // 72: arbiter.v1.JobService.SubmitSpsa:output_type -> arbiter.v1.SubmitSpsaResponse
-	38, // 73: arbiter.v1.JobService.SubmitJob:output_type -> arbiter.v1.SubmitJobResponse
-	28, // 74: arbiter.v1.JobService.ModifyJob:output_type -> arbiter.v1.ModifyJobResponse
-	30, // 75: arbiter.v1.JobService.ResumeJob:output_type -> arbiter.v1.ResumeJobResponse
-	32, // 76: arbiter.v1.JobService.RescheduleJob:output_type -> arbiter.v1.RescheduleJobResponse
-	65, // [65:77] is the sub-list for method output_type
-	53, // [53:65] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	47, // 33: arbiter.v1.MatchSpec.adjudication:type_name -> arbiter.v1.Adjudication
+	48, // 34: arbiter.v1.MatchSpec.time_margin:type_name -> google.protobuf.Duration
+	48, // 35: arbiter.v1.MatchSpec.hang_timeout:type_name -> google.protobuf.Duration
+	49, // 36: arbiter.v1.MatchProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
+	17, // 37: arbiter.v1.MatchProgress.workers:type_name -> arbiter.v1.WorkerIncidents
+	15, // 38: arbiter.v1.MatchProgress.anytime:type_name -> arbiter.v1.AnytimeInterval
+	16, // 39: arbiter.v1.MatchProgress.group_takes:type_name -> arbiter.v1.GroupTake
+	14, // 40: arbiter.v1.SubmitMatchRequest.spec:type_name -> arbiter.v1.MatchSpec
+	5,  // 41: arbiter.v1.SubmitMatchResponse.job:type_name -> arbiter.v1.Job
+	1,  // 42: arbiter.v1.SubmitPerftRequest.spec:type_name -> arbiter.v1.PerftSpec
+	5,  // 43: arbiter.v1.SubmitPerftResponse.job:type_name -> arbiter.v1.Job
+	5,  // 44: arbiter.v1.GetJobResponse.job:type_name -> arbiter.v1.Job
+	41, // 45: arbiter.v1.ListJobsRequest.created_after:type_name -> google.protobuf.Timestamp
+	41, // 46: arbiter.v1.ListJobsRequest.created_before:type_name -> google.protobuf.Timestamp
+	5,  // 47: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
+	5,  // 48: arbiter.v1.ModifyJobResponse.job:type_name -> arbiter.v1.Job
+	5,  // 49: arbiter.v1.ResumeJobResponse.job:type_name -> arbiter.v1.Job
+	5,  // 50: arbiter.v1.RescheduleJobResponse.job:type_name -> arbiter.v1.Job
+	5,  // 51: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
+	5,  // 52: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
+	43, // 53: arbiter.v1.SubmitJobRequest.spec:type_name -> google.protobuf.Any
+	5,  // 54: arbiter.v1.SubmitJobResponse.job:type_name -> arbiter.v1.Job
+	23, // 55: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
+	25, // 56: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
+	27, // 57: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
+	35, // 58: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
+	37, // 59: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
+	19, // 60: arbiter.v1.JobService.SubmitMatch:input_type -> arbiter.v1.SubmitMatchRequest
+	21, // 61: arbiter.v1.JobService.DownloadPGN:input_type -> arbiter.v1.DownloadPGNRequest
+	11, // 62: arbiter.v1.JobService.SubmitSpsa:input_type -> arbiter.v1.SubmitSpsaRequest
+	39, // 63: arbiter.v1.JobService.SubmitJob:input_type -> arbiter.v1.SubmitJobRequest
+	29, // 64: arbiter.v1.JobService.ModifyJob:input_type -> arbiter.v1.ModifyJobRequest
+	31, // 65: arbiter.v1.JobService.ResumeJob:input_type -> arbiter.v1.ResumeJobRequest
+	33, // 66: arbiter.v1.JobService.RescheduleJob:input_type -> arbiter.v1.RescheduleJobRequest
+	24, // 67: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
+	26, // 68: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
+	28, // 69: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
+	36, // 70: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
+	38, // 71: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
+	20, // 72: arbiter.v1.JobService.SubmitMatch:output_type -> arbiter.v1.SubmitMatchResponse
+	22, // 73: arbiter.v1.JobService.DownloadPGN:output_type -> arbiter.v1.DownloadPGNResponse
+	12, // 74: arbiter.v1.JobService.SubmitSpsa:output_type -> arbiter.v1.SubmitSpsaResponse
+	40, // 75: arbiter.v1.JobService.SubmitJob:output_type -> arbiter.v1.SubmitJobResponse
+	30, // 76: arbiter.v1.JobService.ModifyJob:output_type -> arbiter.v1.ModifyJobResponse
+	32, // 77: arbiter.v1.JobService.ResumeJob:output_type -> arbiter.v1.ResumeJobResponse
+	34, // 78: arbiter.v1.JobService.RescheduleJob:output_type -> arbiter.v1.RescheduleJobResponse
+	67, // [67:79] is the sub-list for method output_type
+	55, // [55:67] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_job_proto_init() }
@@ -3882,14 +4136,14 @@ func file_arbiter_v1_job_proto_init() {
 	file_arbiter_v1_artifact_proto_init()
 	file_arbiter_v1_work_proto_init()
 	file_arbiter_v1_job_proto_msgTypes[6].OneofWrappers = []any{}
-	file_arbiter_v1_job_proto_msgTypes[26].OneofWrappers = []any{}
+	file_arbiter_v1_job_proto_msgTypes[28].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_job_proto_rawDesc), len(file_arbiter_v1_job_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   38,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
