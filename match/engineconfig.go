@@ -40,6 +40,11 @@ type EngineConfig struct {
 	// Limits overrides the match's limits for this engine when non-zero
 	// (time odds, node odds).
 	Limits Limits
+	// MovegenGate, when set ("uci": the engine answers `go perft`), asks
+	// for verify's movegen gate before the engine's first game. The match
+	// library does not read it: the runners of a test do (the local match,
+	// the worker) before they play.
+	MovegenGate string
 
 	StartTimeout time.Duration // for uciok / feature done=1; default 10s
 	ReadyTimeout time.Duration // for readyok / pong; default 10s

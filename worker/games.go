@@ -79,7 +79,7 @@ func (w *Worker) runBench() {
 func (w *Worker) BenchNPS() uint64 { return w.games.nps }
 
 func (w *Worker) gameCapabilities() []string {
-	caps := []string{capability.GamePair, capability.EngineLimits}
+	caps := []string{capability.GamePair, capability.EngineLimits, capability.MovegenGate}
 	if w.cfg.Builtin != nil {
 		caps = append(caps, capability.Builtin)
 	}
@@ -231,7 +231,12 @@ func (w *Worker) readyEngines(ctx context.Context, jobID string, engines []*arbi
 // runGames plays one leased batch and puts the result in the outbox.
 func (w *Worker) runGames(ctx, bg context.Context, h *held, b *arbiterv1.GamePairBatch, log *zap.Logger) {
 	res, elapsed, err := w.playGames(ctx, h.jobID, b, log)
-	if err != nil {
+	var gateFailed *gateFailedError
+	switch {
+	case errors.As(err, &gateFailed):
+		w.answerGateFailure(h, gateFailed, log)
+		return
+	case err != nil:
 		w.giveBack(bg, h, err, log)
 		return
 	}
@@ -242,14 +247,20 @@ func (w *Worker) runGames(ctx, bg context.Context, h *held, b *arbiterv1.GamePai
 		answer: &arbiterv1.SubmitRequest{Result: &arbiterv1.SubmitRequest_GamePairs{GamePairs: res}}}, 0)
 }
 
-// playGames readies a batch's engines, takes its cores and plays it. An
-// error is a refusal, or the batch cut short.
+// playGames readies a batch's engines, passes them through their movegen
+// gate when the test asks (movegengate.go), takes its cores and plays it.
+// An error is a refusal, a failed gate (*gateFailedError), or the batch
+// cut short.
 func (w *Worker) playGames(ctx context.Context, jobID string, b *arbiterv1.GamePairBatch, log *zap.Logger) (*arbiterv1.GamePairBatchResult, time.Duration, error) {
-	engines, done, err := w.readyEngines(ctx, jobID, []*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()}, log)
+	leased := []*arbiterv1.EngineSpec{b.GetEngineA(), b.GetEngineB()}
+	engines, done, err := w.readyEngines(ctx, jobID, leased, log)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer done()
+	if err := w.passMovegenGates(ctx, leased, engines, log); err != nil {
+		return nil, 0, err
+	}
 	if engines[0] != b.GetEngineA() || engines[1] != b.GetEngineB() {
 		b = proto.Clone(b).(*arbiterv1.GamePairBatch)
 		b.EngineA, b.EngineB = engines[0], engines[1]

@@ -187,6 +187,8 @@ type Worker struct {
 
 	// Game-pair batches (games.go).
 	games gameRunner
+	// gates are the movegen gate's verdicts by build (movegengate.go).
+	gates gateCache
 }
 
 // Stats counts what a worker did.

@@ -42,6 +42,10 @@ const (
 	// Nets: it fetches a test's net (EngineSpec.net), checks its hash and
 	// passes it to the engine; one without it would play the engine's own.
 	Nets = "nets"
+	// MovegenGate: it runs verify's movegen gate through an engine with
+	// EngineSpec.movegen_gate before its first game and answers a batch
+	// with the failure; one without it would play a gated test unchecked.
+	MovegenGate = "movegen-gate"
 	// Datagen: it plays self-play games for training data (DATAGEN
 	// batches) and uploads them as shards.
 	Datagen = "datagen-1"

@@ -92,6 +92,9 @@ func datagenEngine(spec string, opts []enginespec.Setting, s *datagen.Settings) 
 	if err != nil {
 		return match.EngineConfig{}, usageError("--engine: %v", err)
 	}
+	if es.MovegenGate != "" {
+		return match.EngineConfig{}, usageError("--engine: perft-gate= is for matches and tests; check a generator with arbiter verify")
+	}
 	for _, l := range es.Limits {
 		if l.Key != "nodes" {
 			return match.EngineConfig{}, usageError("--engine: %s=: datagen plays at fixed nodes only (give nodes=N)", l.Key)

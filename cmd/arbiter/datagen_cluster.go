@@ -76,6 +76,9 @@ See docs/datagen.md.`,
 			if es.HasNet() {
 				return usageError("--engine: net= is for tests (submit sprt|match); datagen plays the engine's own net")
 			}
+			if es.MovegenGate != "" {
+				return usageError("--engine: perft-gate= is for matches and tests; check a generator with arbiter verify")
+			}
 			for _, l := range es.Limits {
 				if l.Key != "nodes" {
 					return usageError("--engine: %s=: datagen plays at fixed nodes only (give nodes=N in --each)", l.Key)

@@ -263,3 +263,25 @@ func TestJSONDocNamesEverySchema(t *testing.T) {
 		}
 	}
 }
+
+// A local match with the movegen gate prints the match schema's object:
+// the gate's verdicts when it passed, status "refused" with the failed
+// verdict when it did not.
+func TestMatchGateJSONMatchesSchema(t *testing.T) {
+	if _, err := os.Stat("/usr/games/stockfish"); err != nil {
+		t.Skip("no /usr/games/stockfish")
+	}
+	s := loadSchemas(t)["match.schema.json"]
+	bp := brokenPerftBinary(t)
+	args := []string{"match", "--json", "--each", "nodes=300", "--games", "2", "--engine", "name=sf,cmd=/usr/games/stockfish,perft-gate=1"}
+	stdout, stderr, err := runArbiter(t, "", append(args, "--engine", "name=dev,cmd="+bp+",args=-bug castle-through-check,perft-gate=1")...)
+	if exitCode(err) != 1 || !strings.Contains(stdout, `"status": "refused"`) || !strings.Contains(stdout, `"fen":`) {
+		t.Fatalf("refused match: exit %d (%v)\n%s\n%s", exitCode(err), err, stdout, stderr)
+	}
+	validateLines(t, "refused match", s, stdout, true)
+	stdout, stderr, err = runArbiter(t, "", append(args, "--engine", "name=sf2,cmd=/usr/games/stockfish,perft-gate=1")...)
+	if err != nil || strings.Count(stdout, `"passed": true`) != 2 {
+		t.Fatalf("gated match: %v\n%s\n%s", err, stdout, stderr)
+	}
+	validateLines(t, "gated match", s, stdout, true)
+}

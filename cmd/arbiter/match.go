@@ -272,6 +272,10 @@ func runMatch(cmd *cobra.Command, f *matchFlags) error {
 	defer stop()
 	st, err := plan.Run(ctx, o)
 	if err != nil {
+		var refused *matchplan.GateRefusal
+		if errors.As(err, &refused) {
+			return failure("match refused before its first game: %v", err)
+		}
 		if st == nil {
 			return usageError("%v", err)
 		}

@@ -47,6 +47,9 @@ func FitsCaps(a, b *arbiterv1.EngineSpec, caps core.Caps) string {
 		if e.GetNet() != nil && !caps.Has(capability.Nets) {
 			return "the worker passes no nets to engines (an older version, or no --data)"
 		}
+		if e.GetMovegenGate() != "" && !caps.Has(capability.MovegenGate) {
+			return "the worker runs no movegen gate (an older version)"
+		}
 		art := e.GetArtifact()
 		if art == nil {
 			continue

@@ -148,6 +148,22 @@ func judgeWorkers(b *Job, unit, workerID string, pairs int, br *Result, now time
 	return exclude, farWorker, farReason, events
 }
 
+// batchOf is the running job of batch idx of jobID, or (ok false) the
+// answer to a result for it: an unknown unit, or discarded when the job
+// has ended. Caller holds Mu.
+func (s *Set[J]) batchOf(unit, jobID string, idx int) (j J, out core.Outcome, ok bool, err error) {
+	j, known := s.Jobs[jobID]
+	switch {
+	case !known:
+		return j, core.Outcome{}, false, UnknownUnit(unit)
+	case !j.Base().Running():
+		return j, core.Outcome{Verdict: core.Discarded}, false, nil
+	case !j.Base().Batches.InRange(idx):
+		return j, core.Outcome{}, false, UnknownUnit(unit)
+	}
+	return j, core.Outcome{}, true, nil
+}
+
 // Result is core.Workload's Result. The core has checked that the worker
 // holds (or held, under this coordinator's signature) the batch's lease.
 func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, error) {
@@ -156,18 +172,14 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 	if err != nil {
 		return core.Outcome{}, err
 	}
+	if f := r.GetMovegenGateFailure(); f != nil {
+		return s.gateFailed(ctx, rc, jobID, idx, f)
+	}
 	s.Mu.Lock()
-	j, known := s.Jobs[jobID]
-	switch {
-	case !known:
+	j, out, ok, err := s.batchOf(unit, jobID, idx)
+	if !ok {
 		s.Mu.Unlock()
-		return core.Outcome{}, UnknownUnit(unit)
-	case !j.Base().Running():
-		s.Mu.Unlock()
-		return core.Outcome{Verdict: core.Discarded}, nil
-	case !j.Base().Batches.InRange(idx):
-		s.Mu.Unlock()
-		return core.Outcome{}, UnknownUnit(unit)
+		return out, err
 	}
 	b := j.Base()
 	pairs := s.Hooks.Pairs(j, idx)

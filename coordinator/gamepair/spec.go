@@ -94,6 +94,9 @@ func CheckEngine(which string, e *arbiterv1.EngineSpec) error {
 	if err := checkNet(which, e); err != nil {
 		return err
 	}
+	if err := checkGate(which, e); err != nil {
+		return err
+	}
 	switch {
 	case matchspec.IsBuiltin(e):
 		opts := e.GetOptions()

@@ -16,6 +16,9 @@
 //	tc=.. st=.. nodes=.. depth=.. movetime=..   per-engine limits (matches only):
 //	                     tc=[MOVES/]SEC[+INC] or tc=inf, st=SEC per move (fractions
 //	                     allowed), movetime=MS, as fastchess and cutechess-cli read them
+//	perft-gate=1         the movegen gate before the engine's first game (matches
+//	                     only): verify's fixed suite through the engine's `go perft`
+//	                     (perft-gate=uci is the same); a UCI program, not builtin
 //
 // Cluster tests (submit, up) also take an engine that travels to the
 // workers, uploaded to the coordinator first, instead of cmd= or builtin:
@@ -56,6 +59,7 @@ import (
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/base/textcheck"
 	"github.com/arbiter-chess/arbiter/match"
+	"github.com/arbiter-chess/arbiter/verify"
 )
 
 // Proto is how Arbiter talks to an engine.
@@ -94,6 +98,9 @@ type Spec struct {
 	Net       string // net=SHA or net=default
 	NetFile   string // net=FILE
 	NetOption string // net-option=NAME ("": EvalFile)
+
+	// MovegenGate is perft-gate=: "" (none) or verify.GateProtoUCI.
+	MovegenGate string
 }
 
 // HasNet reports whether the engine names a net.
@@ -139,10 +146,10 @@ func (u Use) protos() []Proto {
 func (u Use) keys() []string {
 	switch u {
 	case Match:
-		return []string{"name", "cmd", "args", "arg", "dir", "proto", "builtin", "option.NAME", "tc", "st", "nodes", "depth", "movetime",
+		return []string{"name", "cmd", "args", "arg", "dir", "proto", "builtin", "option.NAME", "tc", "st", "nodes", "depth", "movetime", "perft-gate",
 			"upload", "source", "artifact", "build", "exe", "bench", "net", "net-option"}
 	case LocalMatch:
-		return []string{"name", "cmd", "args", "arg", "dir", "proto", "builtin", "option.NAME", "tc", "st", "nodes", "depth", "movetime"}
+		return []string{"name", "cmd", "args", "arg", "dir", "proto", "builtin", "option.NAME", "tc", "st", "nodes", "depth", "movetime", "perft-gate"}
 	case Each:
 		return []string{"proto", "option.NAME", "tc", "st", "nodes", "depth", "movetime"}
 	}
@@ -340,6 +347,16 @@ func Parse(s string, use Use) (Spec, error) {
 			if err := spec.setNet(k, v); err != nil {
 				return spec, bad("%v", err)
 			}
+		case "perft-gate":
+			if use != Match && use != LocalMatch {
+				return spec, fmt.Errorf("engine spec %s: perft-gate= is for an engine of a match or test (--engine of match, submit, up)", clip(s))
+			}
+			if err := once(); err != nil {
+				return spec, err
+			}
+			if err := spec.setGate(v); err != nil {
+				return spec, bad("%v", err)
+			}
 		case "upload", "source", "artifact", "build", "exe", "bench":
 			if use != Match {
 				return spec, fmt.Errorf("engine spec %s: %s= is for an engine of a cluster test (submit, up)", clip(s), k)
@@ -428,6 +445,9 @@ func (s *Spec) check(raw string, use Use) error {
 				return fmt.Errorf("engine %s: option.%s and net= exclude each other: the worker sets %s to the net's path", clip(label), opt, opt)
 			}
 		}
+		if err := s.checkGate(label); err != nil {
+			return err
+		}
 		if s.Travels() {
 			return s.checkTravel()
 		}
@@ -470,11 +490,11 @@ func joinProtos(ps []Proto) string {
 func Usage(use Use) string {
 	switch use {
 	case Match:
-		return `name=NAME,cmd=PATH[,args="A B"][,dir=D][,proto=uci|xboard][,option.X=V][,tc=..|st=..|nodes=..|depth=..|movetime=..] or name=NAME,builtin[,option.X=V]` +
+		return `name=NAME,cmd=PATH[,args="A B"][,dir=D][,proto=uci|xboard][,option.X=V][,tc=..|st=..|nodes=..|depth=..|movetime=..][,perft-gate=1] or name=NAME,builtin[,option.X=V]` +
 			` or (cluster tests) name=NAME,upload=PATH|source=DIR|source=git:REPO@REF|artifact=SHA[,build=CMD][,exe=PATH][,bench=N]` +
 			`, with builtin or these [,net=SHA|default|FILE][,net-option=NAME]`
 	case LocalMatch:
-		return `[name=NAME,]cmd=PATH[,args="A B"][,dir=D][,proto=uci|xboard][,option.X=V][,tc=..|st=..|nodes=..|depth=..|movetime=..] or [name=NAME,]builtin[,option.X=V]`
+		return `[name=NAME,]cmd=PATH[,args="A B"][,dir=D][,proto=uci|xboard][,option.X=V][,tc=..|st=..|nodes=..|depth=..|movetime=..][,perft-gate=1] or [name=NAME,]builtin[,option.X=V]`
 	case Each:
 		return `tc=[MOVES/]SEC[+INC]|tc=inf|st=SEC|nodes=N|depth=D|movetime=MS[,option.X=V][,proto=uci|xboard]`
 	}
@@ -541,6 +561,9 @@ func (s Spec) String() string {
 	for _, l := range s.Limits {
 		add(l.Key, l.Value)
 	}
+	if s.MovegenGate != "" {
+		add("perft-gate", s.MovegenGate)
+	}
 	return strings.Join(parts, ",")
 }
 
@@ -577,6 +600,34 @@ func (s *Spec) setTravel(k, v string) error {
 			return fmt.Errorf("want the bench node count, a positive integer")
 		}
 		s.Bench = n
+	}
+	return nil
+}
+
+// setGate reads perft-gate=: on (1, true, uci) or off (0, false).
+func (s *Spec) setGate(v string) error {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on", verify.GateProtoUCI:
+		s.MovegenGate = verify.GateProtoUCI
+	case "0", "false", "no", "off":
+		s.MovegenGate = ""
+	default:
+		return fmt.Errorf("want 1 (the engine answers go perft; uci is the same) or 0")
+	}
+	return nil
+}
+
+// checkGate refuses a movegen gate on an engine it cannot check: the
+// embedded engine is Arbiter's own generator, and an xboard engine has no
+// `go perft`.
+func (s *Spec) checkGate(label string) error {
+	switch {
+	case s.MovegenGate == "":
+		return nil
+	case s.Proto == Builtin:
+		return fmt.Errorf("engine %s: perft-gate= checks another engine's move generator; the builtin engine's is Arbiter's own", clip(label))
+	case s.Proto == Xboard:
+		return fmt.Errorf("engine %s: perft-gate= needs a UCI engine that answers go perft (proto=xboard has none)", clip(label))
 	}
 	return nil
 }

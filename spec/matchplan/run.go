@@ -40,7 +40,8 @@ type RunOptions struct {
 // bound), interrupted (ctx ended: resumable from the state file) or failed
 // (an engine failed without --recover: resumable). An error is the match's
 // own: an engine that cannot start, a state or PGN file that cannot be
-// written.
+// written, or a *GateRefusal when an engine failed its movegen gate
+// (gate.go) before the first game.
 func (p *Plan) Run(ctx context.Context, o RunOptions) (*match.Standings, error) {
 	cfg := p.Config
 	stateConfig, err := json.Marshal(ConfigOf(p))
@@ -65,6 +66,13 @@ func (p *Plan) Run(ctx context.Context, o RunOptions) (*match.Standings, error) 
 	if o.JSON {
 		rep.out = io.Discard
 		o.Quiet = true
+	}
+	gates, err := p.runGates(ctx, rep.out)
+	if err != nil {
+		if r, ok := err.(*GateRefusal); ok && o.JSON {
+			writeRefusedJSON(o.Out, p, r)
+		}
+		return nil, err
 	}
 	t.OnStart = func(st *match.Standings) {
 		rep.printed = st.Games
@@ -127,7 +135,7 @@ func (p *Plan) Run(ctx context.Context, o RunOptions) (*match.Standings, error) 
 		if o.TempState && (st.Status == match.StatusComplete || st.Status == match.StatusStopped) {
 			stateFile = ""
 		}
-		return st, writeJSON(o.Out, p, st, seq, stateFile, rep.precisionStop)
+		return st, writeJSON(o.Out, p, st, seq, stateFile, rep.precisionStop, gates)
 	}
 	if rep.printed != st.Games {
 		rep.print(st)
@@ -260,6 +268,10 @@ type Result struct {
 	ElapsedMS     int64            `json:"elapsed_ms"`
 	StateFile     string           `json:"state_file,omitempty"`
 	PGNFile       string           `json:"pgn_file,omitempty"`
+	// MovegenGate holds the verdict of each engine's movegen gate
+	// (perft-gate=), in engine order; the failed one when the gate
+	// refused the match (status "refused").
+	MovegenGate []GateJSON `json:"movegen_gate,omitempty"`
 }
 
 type ResultSchedule struct {
@@ -300,7 +312,7 @@ type ResultIncidents struct {
 	Abandoned  int `json:"abandoned"`
 }
 
-func writeJSON(w io.Writer, p *Plan, st *match.Standings, seq *sprt.Sequential, stateFile string, precisionStop bool) error {
+func writeJSON(w io.Writer, p *Plan, st *match.Standings, seq *sprt.Sequential, stateFile string, precisionStop bool, gates []GateJSON) error {
 	s := p.Schedule
 	r := Result{
 		Status: string(st.Status), Failure: st.Failure, Engines: st.Engines,
@@ -309,7 +321,7 @@ func writeJSON(w io.Writer, p *Plan, st *match.Standings, seq *sprt.Sequential, 
 		Incidents: ResultIncidents{TimeLosses: st.TimeLosses, Crashes: st.Crashes, Hangs: st.Hangs, Illegal: st.Illegal,
 			Overruns: st.Overruns, Restarts: st.Restarts, Abandoned: st.Abandoned},
 		ElapsedMS: st.Elapsed.Milliseconds(), StateFile: stateFile, PGNFile: p.Flags.PGNOut,
-		Anytime: anytimeOf(st), PrecisionStop: precisionStop,
+		Anytime: anytimeOf(st), PrecisionStop: precisionStop, MovegenGate: gates,
 	}
 	for _, pr := range st.Pairings {
 		rp := ResultPairing{A: st.Engines[pr.A], B: st.Engines[pr.B], Wins: pr.Wins, Draws: pr.Draws, Losses: pr.Losses}

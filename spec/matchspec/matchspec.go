@@ -18,6 +18,7 @@ import (
 	"github.com/arbiter-chess/arbiter/engine/search"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/verify"
 )
 
 // Embedded is the EngineSpec command of the built-in engine.
@@ -30,7 +31,7 @@ func IsBuiltin(e *arbiterv1.EngineSpec) bool {
 
 // EngineToProto renders an engine of `arbiter match`'s command line.
 func EngineToProto(e match.EngineConfig) *arbiterv1.EngineSpec {
-	s := &arbiterv1.EngineSpec{Name: e.Name, Command: e.Cmd, Args: e.Args, Protocol: e.Proto, Dir: e.Dir}
+	s := &arbiterv1.EngineSpec{Name: e.Name, Command: e.Cmd, Args: e.Args, Protocol: e.Proto, Dir: e.Dir, MovegenGate: e.MovegenGate}
 	if e.Proto == "builtin" {
 		s.Command = Embedded
 	}
@@ -45,7 +46,7 @@ func EngineToProto(e match.EngineConfig) *arbiterv1.EngineSpec {
 
 // EngineFromProto is the match library's engine for s (options by name).
 func EngineFromProto(s *arbiterv1.EngineSpec) match.EngineConfig {
-	e := match.EngineConfig{Name: s.GetName(), Cmd: s.GetCommand(), Args: s.GetArgs(), Proto: s.GetProtocol(), Dir: s.GetDir()}
+	e := match.EngineConfig{Name: s.GetName(), Cmd: s.GetCommand(), Args: s.GetArgs(), Proto: s.GetProtocol(), Dir: s.GetDir(), MovegenGate: s.GetMovegenGate()}
 	if IsBuiltin(s) {
 		e.Cmd, e.Proto = "", "builtin"
 	}
@@ -58,6 +59,16 @@ func EngineFromProto(s *arbiterv1.EngineSpec) match.EngineConfig {
 		e.Options = append(e.Options, match.Option{Name: k, Value: s.GetOptions()[k]})
 	}
 	return e
+}
+
+// GateEngine is verify's engine for the movegen gate of e (perft-gate=):
+// its program, arguments, directory and options, spoken to in UCI.
+func GateEngine(e match.EngineConfig) verify.EngineSpec {
+	s := verify.EngineSpec{Cmd: e.Cmd, Args: e.Args, Dir: e.Dir, Proto: verify.ProtoUCI}
+	for _, o := range e.Options {
+		s.Options = append(s.Options, verify.Option{Name: o.Name, Value: o.Value})
+	}
+	return s
 }
 
 // LimitsToProto renders limits; the cluster takes one kind of limit (a

@@ -187,6 +187,9 @@ func engineOf(flag string, each enginespec.Spec, remote bool) (e match.EngineCon
 	if spec.HasNet() {
 		return e, travel, fmt.Errorf("--engine %s: net= is for tests (submit sprt|match); a tune plays the engine's own net", spec.Name)
 	}
+	if spec.MovegenGate != "" {
+		return e, travel, fmt.Errorf("--engine %s: perft-gate= is for matches and tests (submit sprt|match); check a tune's engine with arbiter verify", spec.Name)
+	}
 	if spec.Travels() {
 		if !remote {
 			return e, travel, fmt.Errorf("--engine %s: upload=, source= and artifact= are for tunes on the cluster (submit spsa); here give cmd=", spec.Name)

@@ -690,7 +690,15 @@ type EngineSpec struct {
 	// engine loads: the worker fetches it, checks its hash, and passes its
 	// path through the engine's net option. Sent only to workers that
 	// advertise "nets"; unset: the engine's own net.
-	Net           *EngineNet `protobuf:"bytes,9,opt,name=net,proto3" json:"net,omitempty"`
+	Net *EngineNet `protobuf:"bytes,9,opt,name=net,proto3" json:"net,omitempty"`
+	// The movegen gate: "" (none) or "uci" (the engine answers `go perft N`
+	// with divide lines, Stockfish's extension). A worker runs verify's
+	// fixed suite of standard and Chess960 positions through the engine
+	// once per build before its first game, and answers a batch with
+	// GamePairBatchResult.movegen_gate_failure instead of games when the
+	// engine's generator is wrong. Sent only to workers that advertise
+	// "movegen-gate".
+	MovegenGate   string `protobuf:"bytes,10,opt,name=movegen_gate,json=movegenGate,proto3" json:"movegen_gate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -786,6 +794,13 @@ func (x *EngineSpec) GetNet() *EngineNet {
 		return x.Net
 	}
 	return nil
+}
+
+func (x *EngineSpec) GetMovegenGate() string {
+	if x != nil {
+		return x.MovegenGate
+	}
+	return ""
 }
 
 // EngineNet names a net of the coordinator's store and the engine option
@@ -1765,9 +1780,13 @@ type GamePairBatchResult struct {
 	// How each game ended, one per game in batch order (the same order as
 	// pgns). The coordinator labels its game metrics from these, never from
 	// PGN text.
-	Games         []*GameOutcome `protobuf:"bytes,8,rep,name=games,proto3" json:"games,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Games []*GameOutcome `protobuf:"bytes,8,rep,name=games,proto3" json:"games,omitempty"`
+	// Set instead of games when an engine of the batch failed its movegen
+	// gate (EngineSpec.movegen_gate): the test is then failed with it, and
+	// no game of the batch is counted.
+	MovegenGateFailure *MovegenGateFailure `protobuf:"bytes,9,opt,name=movegen_gate_failure,json=movegenGateFailure,proto3" json:"movegen_gate_failure,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *GamePairBatchResult) Reset() {
@@ -1856,6 +1875,141 @@ func (x *GamePairBatchResult) GetGames() []*GameOutcome {
 	return nil
 }
 
+func (x *GamePairBatchResult) GetMovegenGateFailure() *MovegenGateFailure {
+	if x != nil {
+		return x.MovegenGateFailure
+	}
+	return nil
+}
+
+// MovegenGateFailure is why an engine failed the movegen gate: the exact
+// position where its move list is wrong (found by verify's descent), or
+// that it does not answer `go perft` at all.
+type MovegenGateFailure struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The engine's name in the test (engine_a's or engine_b's).
+	Engine string `protobuf:"bytes,1,opt,name=engine,proto3" json:"engine,omitempty"`
+	// The suite position where the counts first differed, and its depth.
+	RootFen  string `protobuf:"bytes,2,opt,name=root_fen,json=rootFen,proto3" json:"root_fen,omitempty"`
+	Depth    uint32 `protobuf:"varint,3,opt,name=depth,proto3" json:"depth,omitempty"`
+	Chess960 bool   `protobuf:"varint,4,opt,name=chess960,proto3" json:"chess960,omitempty"`
+	// The moves from root_fen (UCI) to the position whose move list is
+	// wrong, that position, and the moves the engine lists that are not
+	// legal there (illegal) or does not list (missed).
+	Moves   []string `protobuf:"bytes,5,rep,name=moves,proto3" json:"moves,omitempty"`
+	Fen     string   `protobuf:"bytes,6,opt,name=fen,proto3" json:"fen,omitempty"`
+	Illegal []string `protobuf:"bytes,7,rep,name=illegal,proto3" json:"illegal,omitempty"`
+	Missed  []string `protobuf:"bytes,8,rep,name=missed,proto3" json:"missed,omitempty"`
+	// The whole verdict as people read it: the engine, the position, the
+	// divide that differs (on the test's page, in status and --json).
+	Message string `protobuf:"bytes,9,opt,name=message,proto3" json:"message,omitempty"`
+	// Set when the engine gave no perft answer (it searched instead, or
+	// printed no total): the gate cannot check it.
+	NoPerft       bool `protobuf:"varint,10,opt,name=no_perft,json=noPerft,proto3" json:"no_perft,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MovegenGateFailure) Reset() {
+	*x = MovegenGateFailure{}
+	mi := &file_arbiter_v1_work_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MovegenGateFailure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MovegenGateFailure) ProtoMessage() {}
+
+func (x *MovegenGateFailure) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_work_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MovegenGateFailure.ProtoReflect.Descriptor instead.
+func (*MovegenGateFailure) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *MovegenGateFailure) GetEngine() string {
+	if x != nil {
+		return x.Engine
+	}
+	return ""
+}
+
+func (x *MovegenGateFailure) GetRootFen() string {
+	if x != nil {
+		return x.RootFen
+	}
+	return ""
+}
+
+func (x *MovegenGateFailure) GetDepth() uint32 {
+	if x != nil {
+		return x.Depth
+	}
+	return 0
+}
+
+func (x *MovegenGateFailure) GetChess960() bool {
+	if x != nil {
+		return x.Chess960
+	}
+	return false
+}
+
+func (x *MovegenGateFailure) GetMoves() []string {
+	if x != nil {
+		return x.Moves
+	}
+	return nil
+}
+
+func (x *MovegenGateFailure) GetFen() string {
+	if x != nil {
+		return x.Fen
+	}
+	return ""
+}
+
+func (x *MovegenGateFailure) GetIllegal() []string {
+	if x != nil {
+		return x.Illegal
+	}
+	return nil
+}
+
+func (x *MovegenGateFailure) GetMissed() []string {
+	if x != nil {
+		return x.Missed
+	}
+	return nil
+}
+
+func (x *MovegenGateFailure) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *MovegenGateFailure) GetNoPerft() bool {
+	if x != nil {
+		return x.NoPerft
+	}
+	return false
+}
+
 // GameOutcome is how one game of a batch ended.
 type GameOutcome struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1871,7 +2025,7 @@ type GameOutcome struct {
 
 func (x *GameOutcome) Reset() {
 	*x = GameOutcome{}
-	mi := &file_arbiter_v1_work_proto_msgTypes[15]
+	mi := &file_arbiter_v1_work_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1883,7 +2037,7 @@ func (x *GameOutcome) String() string {
 func (*GameOutcome) ProtoMessage() {}
 
 func (x *GameOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_work_proto_msgTypes[15]
+	mi := &file_arbiter_v1_work_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1896,7 +2050,7 @@ func (x *GameOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameOutcome.ProtoReflect.Descriptor instead.
 func (*GameOutcome) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{15}
+	return file_arbiter_v1_work_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GameOutcome) GetGameIndex() uint32 {
@@ -1958,7 +2112,7 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"countsHigh\x12\x14\n" +
 	"\x05stats\x18\x03 \x03(\x04R\x05stats\x12\x1d\n" +
 	"\n" +
-	"stats_high\x18\x04 \x03(\x04R\tstatsHigh\"\x94\x03\n" +
+	"stats_high\x18\x04 \x03(\x04R\tstatsHigh\"\xb7\x03\n" +
 	"\n" +
 	"EngineSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -1969,7 +2123,9 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\x03dir\x18\x06 \x01(\tR\x03dir\x126\n" +
 	"\bartifact\x18\a \x01(\v2\x1a.arbiter.v1.EngineArtifactR\bartifact\x12:\n" +
 	"\ftime_control\x18\b \x01(\v2\x17.arbiter.v1.TimeControlR\vtimeControl\x12'\n" +
-	"\x03net\x18\t \x01(\v2\x15.arbiter.v1.EngineNetR\x03net\x1a:\n" +
+	"\x03net\x18\t \x01(\v2\x15.arbiter.v1.EngineNetR\x03net\x12!\n" +
+	"\fmovegen_gate\x18\n" +
+	" \x01(\tR\vmovegenGate\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"c\n" +
@@ -2053,7 +2209,7 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\n" +
 	"game_index\x18\x03 \x01(\rR\tgameIndex\x12\x16\n" +
 	"\x06engine\x18\x04 \x01(\tR\x06engine\x12\x16\n" +
-	"\x06detail\x18\x05 \x01(\tR\x06detail\"\xa5\x02\n" +
+	"\x06detail\x18\x05 \x01(\tR\x06detail\"\xf7\x02\n" +
 	"\x13GamePairBatchResult\x129\n" +
 	"\vpentanomial\x18\x01 \x01(\v2\x17.arbiter.v1.PentanomialR\vpentanomial\x12\x12\n" +
 	"\x04pgns\x18\x02 \x03(\tR\x04pgns\x122\n" +
@@ -2062,7 +2218,20 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\x05draws\x18\x05 \x01(\x04R\x05draws\x12\x16\n" +
 	"\x06losses\x18\x06 \x01(\x04R\x06losses\x12\x1a\n" +
 	"\boverruns\x18\a \x01(\x04R\boverruns\x12-\n" +
-	"\x05games\x18\b \x03(\v2\x17.arbiter.v1.GameOutcomeR\x05games\"\xb3\x01\n" +
+	"\x05games\x18\b \x03(\v2\x17.arbiter.v1.GameOutcomeR\x05games\x12P\n" +
+	"\x14movegen_gate_failure\x18\t \x01(\v2\x1e.arbiter.v1.MovegenGateFailureR\x12movegenGateFailure\"\x88\x02\n" +
+	"\x12MovegenGateFailure\x12\x16\n" +
+	"\x06engine\x18\x01 \x01(\tR\x06engine\x12\x19\n" +
+	"\broot_fen\x18\x02 \x01(\tR\arootFen\x12\x14\n" +
+	"\x05depth\x18\x03 \x01(\rR\x05depth\x12\x1a\n" +
+	"\bchess960\x18\x04 \x01(\bR\bchess960\x12\x14\n" +
+	"\x05moves\x18\x05 \x03(\tR\x05moves\x12\x10\n" +
+	"\x03fen\x18\x06 \x01(\tR\x03fen\x12\x18\n" +
+	"\aillegal\x18\a \x03(\tR\aillegal\x12\x16\n" +
+	"\x06missed\x18\b \x03(\tR\x06missed\x12\x18\n" +
+	"\amessage\x18\t \x01(\tR\amessage\x12\x19\n" +
+	"\bno_perft\x18\n" +
+	" \x01(\bR\anoPerft\"\xb3\x01\n" +
 	"\vGameOutcome\x12\x1d\n" +
 	"\n" +
 	"game_index\x18\x01 \x01(\rR\tgameIndex\x12.\n" +
@@ -2124,7 +2293,7 @@ func file_arbiter_v1_work_proto_rawDescGZIP() []byte {
 }
 
 var file_arbiter_v1_work_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_arbiter_v1_work_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_arbiter_v1_work_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_arbiter_v1_work_proto_goTypes = []any{
 	(ArtifactKind)(0),             // 0: arbiter.v1.ArtifactKind
 	(TablebaseResults)(0),         // 1: arbiter.v1.TablebaseResults
@@ -2146,26 +2315,27 @@ var file_arbiter_v1_work_proto_goTypes = []any{
 	(*Pentanomial)(nil),           // 17: arbiter.v1.Pentanomial
 	(*Incident)(nil),              // 18: arbiter.v1.Incident
 	(*GamePairBatchResult)(nil),   // 19: arbiter.v1.GamePairBatchResult
-	(*GameOutcome)(nil),           // 20: arbiter.v1.GameOutcome
-	nil,                           // 21: arbiter.v1.EngineSpec.OptionsEntry
-	(*VerifyUnit)(nil),            // 22: arbiter.v1.VerifyUnit
-	(*anypb.Any)(nil),             // 23: google.protobuf.Any
-	(*durationpb.Duration)(nil),   // 24: google.protobuf.Duration
+	(*MovegenGateFailure)(nil),    // 20: arbiter.v1.MovegenGateFailure
+	(*GameOutcome)(nil),           // 21: arbiter.v1.GameOutcome
+	nil,                           // 22: arbiter.v1.EngineSpec.OptionsEntry
+	(*VerifyUnit)(nil),            // 23: arbiter.v1.VerifyUnit
+	(*anypb.Any)(nil),             // 24: google.protobuf.Any
+	(*durationpb.Duration)(nil),   // 25: google.protobuf.Duration
 }
 var file_arbiter_v1_work_proto_depIdxs = []int32{
 	6,  // 0: arbiter.v1.WorkUnit.perft:type_name -> arbiter.v1.PerftBatch
 	16, // 1: arbiter.v1.WorkUnit.game_pairs:type_name -> arbiter.v1.GamePairBatch
-	22, // 2: arbiter.v1.WorkUnit.verify:type_name -> arbiter.v1.VerifyUnit
-	23, // 3: arbiter.v1.WorkUnit.plugin:type_name -> google.protobuf.Any
-	21, // 4: arbiter.v1.EngineSpec.options:type_name -> arbiter.v1.EngineSpec.OptionsEntry
+	23, // 2: arbiter.v1.WorkUnit.verify:type_name -> arbiter.v1.VerifyUnit
+	24, // 3: arbiter.v1.WorkUnit.plugin:type_name -> google.protobuf.Any
+	22, // 4: arbiter.v1.EngineSpec.options:type_name -> arbiter.v1.EngineSpec.OptionsEntry
 	10, // 5: arbiter.v1.EngineSpec.artifact:type_name -> arbiter.v1.EngineArtifact
 	11, // 6: arbiter.v1.EngineSpec.time_control:type_name -> arbiter.v1.TimeControl
 	9,  // 7: arbiter.v1.EngineSpec.net:type_name -> arbiter.v1.EngineNet
 	0,  // 8: arbiter.v1.EngineArtifact.kind:type_name -> arbiter.v1.ArtifactKind
 	12, // 9: arbiter.v1.TimeControl.clock:type_name -> arbiter.v1.ClockControl
-	24, // 10: arbiter.v1.TimeControl.move_time:type_name -> google.protobuf.Duration
-	24, // 11: arbiter.v1.ClockControl.base:type_name -> google.protobuf.Duration
-	24, // 12: arbiter.v1.ClockControl.increment:type_name -> google.protobuf.Duration
+	25, // 10: arbiter.v1.TimeControl.move_time:type_name -> google.protobuf.Duration
+	25, // 11: arbiter.v1.ClockControl.base:type_name -> google.protobuf.Duration
+	25, // 12: arbiter.v1.ClockControl.increment:type_name -> google.protobuf.Duration
 	15, // 13: arbiter.v1.Adjudication.tablebase:type_name -> arbiter.v1.TablebaseAdjudication
 	1,  // 14: arbiter.v1.TablebaseAdjudication.results:type_name -> arbiter.v1.TablebaseResults
 	13, // 15: arbiter.v1.GamePairBatch.openings:type_name -> arbiter.v1.Opening
@@ -2173,19 +2343,20 @@ var file_arbiter_v1_work_proto_depIdxs = []int32{
 	8,  // 17: arbiter.v1.GamePairBatch.engine_b:type_name -> arbiter.v1.EngineSpec
 	11, // 18: arbiter.v1.GamePairBatch.time_control:type_name -> arbiter.v1.TimeControl
 	14, // 19: arbiter.v1.GamePairBatch.adjudication:type_name -> arbiter.v1.Adjudication
-	24, // 20: arbiter.v1.GamePairBatch.time_margin:type_name -> google.protobuf.Duration
-	24, // 21: arbiter.v1.GamePairBatch.hang_timeout:type_name -> google.protobuf.Duration
+	25, // 20: arbiter.v1.GamePairBatch.time_margin:type_name -> google.protobuf.Duration
+	25, // 21: arbiter.v1.GamePairBatch.hang_timeout:type_name -> google.protobuf.Duration
 	2,  // 22: arbiter.v1.Incident.kind:type_name -> arbiter.v1.IncidentKind
 	17, // 23: arbiter.v1.GamePairBatchResult.pentanomial:type_name -> arbiter.v1.Pentanomial
 	18, // 24: arbiter.v1.GamePairBatchResult.incidents:type_name -> arbiter.v1.Incident
-	20, // 25: arbiter.v1.GamePairBatchResult.games:type_name -> arbiter.v1.GameOutcome
-	3,  // 26: arbiter.v1.GameOutcome.result:type_name -> arbiter.v1.GameResult
-	4,  // 27: arbiter.v1.GameOutcome.termination:type_name -> arbiter.v1.GameTermination
-	28, // [28:28] is the sub-list for method output_type
-	28, // [28:28] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	21, // 25: arbiter.v1.GamePairBatchResult.games:type_name -> arbiter.v1.GameOutcome
+	20, // 26: arbiter.v1.GamePairBatchResult.movegen_gate_failure:type_name -> arbiter.v1.MovegenGateFailure
+	3,  // 27: arbiter.v1.GameOutcome.result:type_name -> arbiter.v1.GameResult
+	4,  // 28: arbiter.v1.GameOutcome.termination:type_name -> arbiter.v1.GameTermination
+	29, // [29:29] is the sub-list for method output_type
+	29, // [29:29] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_work_proto_init() }
@@ -2212,7 +2383,7 @@ func file_arbiter_v1_work_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_work_proto_rawDesc), len(file_arbiter_v1_work_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
