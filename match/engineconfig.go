@@ -9,8 +9,9 @@ import (
 // Option is one engine option to set, kept in the order given.
 type Option struct{ Name, Value string }
 
-// DeclaredOption is an option as a UCI engine declared it ("option name
-// N type T default D min A max B var V..."), its fields as written.
+// DeclaredOption is an option as a UCI engine declared it, its fields as
+// written: a well-formed declaration that enginehost/protocol read (a
+// malformed one is not offered to ChooseOptions).
 type DeclaredOption struct {
 	Name, Type, Default string
 	Min, Max            string // "" when not given

@@ -2,7 +2,6 @@ package match
 
 import (
 	"bytes"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -87,39 +86,6 @@ func FuzzBookPGN(f *testing.F) {
 			if plies > 0 && len(op.Moves) > plies {
 				t.Fatalf("opening %d has %d moves, more than plies=%d", i, len(op.Moves), plies)
 			}
-		}
-	})
-}
-
-// FuzzUCIInfo: any info line folds into Info without a panic; a line of a
-// second PV (multipv 2) changes nothing; the fields of a well-formed line
-// are read exactly whatever text follows its pv or string.
-func FuzzUCIInfo(f *testing.F) {
-	for _, s := range []string{
-		"info depth 12 seldepth 18 multipv 1 score cp 34 nodes 123456 nps 1000000 time 123 pv e2e4 e7e5",
-		"info depth 3 score mate -2 pv a1a2", "info string depth 99 score cp 1", "info score cp", "info nodes -5 time +7",
-		"info multipv 2 depth 30 score cp 900", "info depth 99999999999999999999 nodes 9223372036854775807",
-		"info score lowerbound cp 5 currmove e2e4 currmovenumber 1",
-	} {
-		f.Add([]byte(s), uint16(5), uint32(1000), int16(-20), []byte("e2e4 e7e5"))
-	}
-	f.Fuzz(func(t *testing.T, line []byte, depth uint16, nodes uint32, cp int16, tail []byte) {
-		start := Info{Depth: 1, Nodes: 2, HasScore: true, Score: Score{CP: 3}}
-		inf := start
-		parseUCIInfo(line, &inf)
-
-		second := start
-		parseUCIInfo(append([]byte("info multipv 2 "), line...), &second)
-		if !bytes.Contains(line, []byte("multipv")) && second != start {
-			t.Fatalf("a multipv 2 line changed the info: %+v", second)
-		}
-
-		wellFormed := fmt.Appendf(nil, "info depth %d nodes %d score cp %d pv ", depth, nodes, cp)
-		got := start
-		parseUCIInfo(append(wellFormed, tail...), &got)
-		want := Info{Depth: int(depth), SelDepth: start.SelDepth, Nodes: int64(nodes), Time: start.Time, HasScore: true, Score: Score{CP: int(cp)}}
-		if got != want {
-			t.Fatalf("%q: %+v, want %+v", append(wellFormed, tail...), got, want)
 		}
 	})
 }

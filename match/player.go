@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/arbiter-chess/arbiter/enginehost/protocol"
 )
 
 // Player is one side of a game: a UCI or xboard process, or an in-process
@@ -117,13 +119,13 @@ func (s Score) String() string {
 // Errors a Player returns from Think. They decide how the game ends; the
 // player is dead after ErrCrash and ErrHang and restarts at NewGame.
 var (
-	ErrCrash      = errors.New("engine crashed")                             // the process exited or closed its output
-	ErrHang       = errors.New("engine did not reply in time")               // no move within the time plus margin
-	ErrNoBestmove = errors.New("engine sent no move")                        // `bestmove` without a move, `bestmove (none)`
+	ErrCrash      = protocol.ErrCrash                                        // the process exited or closed its output
+	ErrHang       = protocol.ErrHang                                         // no move within the time plus margin
+	ErrNoBestmove = protocol.ErrNoMove                                       // `bestmove` without a move, `bestmove (none)`
 	ErrResign     = errors.New("engine resigned")                            // xboard `resign`
 	ErrProtocol   = errors.New("engine broke the protocol")                  // anything else that ends its game
 	ErrStopped    = errors.New("match stopped")                              // the context was cancelled
-	ErrStartup    = errors.New("engine failed to start")                     // no uciok / feature done / readyok in time
+	ErrStartup    = protocol.ErrStartup                                      // no uciok / feature done / readyok in time
 	ErrUnsupport  = errors.New("engine does not support what the test asks") // e.g. no setboard for a FEN opening
 )
 

@@ -82,13 +82,13 @@ func checkCapable(players []Player, names []string, limits []Limits, d Demands) 
 // Chess960, nps for a node limit.
 func (x *XboardPlayer) CanPlay(d Demands, l Limits) error {
 	var why []string
-	if d.FEN && x.features["setboard"] != "1" {
+	if d.FEN && x.x.Feature("setboard") != "1" {
 		why = append(why, "the openings start from positions (a FEN or EPD book) and it has no setboard (xboard feature setboard=0): give a PGN book of moves from the start position")
 	}
-	if d.Chess960 && !strings.Contains(","+x.features["variants"]+",", ",fischerandom,") {
+	if d.Chess960 && !x.x.Variant("fischerandom") {
 		why = append(why, "the openings are Chess960 and it offers no fischerandom variant")
 	}
-	if l.Nodes > 0 && x.features["nps"] != "1" {
+	if l.Nodes > 0 && x.x.Feature("nps") != "1" {
 		why = append(why, fmt.Sprintf("nodes=%d asks for a node limit and it cannot search a fixed number of nodes (no xboard feature nps=1): give tc=, st= or depth=", l.Nodes))
 	}
 	if len(why) == 0 {
@@ -101,7 +101,7 @@ func (x *XboardPlayer) CanPlay(d Demands, l Limits) error {
 // UCI_Chess960 option; every UCI engine takes positions and the go
 // limits.
 func (u *UCIPlayer) CanPlay(d Demands, _ Limits) error {
-	if _, ok := u.declared["uci_chess960"]; d.Chess960 && !ok {
+	if _, ok := u.u.Options.Lookup("UCI_Chess960"); d.Chess960 && !ok {
 		return errors.New("the openings are Chess960 and it declares no UCI_Chess960 option")
 	}
 	return nil

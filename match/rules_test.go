@@ -163,38 +163,6 @@ func TestIllegalAndSANMoves(t *testing.T) {
 	}
 }
 
-func TestParseUCIInfoGarbage(t *testing.T) {
-	var inf Info
-	for _, l := range []string{
-		"info depth 12 seldepth 18 multipv 1 score cp 31 nodes 51234 nps 1000 time 52 pv e2e4 e7e5",
-		"info depth x score cp nodes",
-		"info score mate",
-		"info multipv 2 score cp -500 depth 12",
-		"info string score cp 9999",
-		"info\x00\xff",
-	} {
-		parseUCIInfo([]byte(l), &inf)
-	}
-	if !inf.HasScore || inf.Score.CP != 31 || inf.Depth != 12 || inf.Nodes != 51234 || inf.SelDepth != 18 || inf.Time != 52*time.Millisecond {
-		t.Fatalf("%+v", inf)
-	}
-	parseUCIInfo([]byte("info depth 20 score mate -3 lowerbound nodes 7"), &inf)
-	if inf.Score.Mate != -3 || inf.Score.String() != "-M3" || inf.Score.Centipawns() != -MateCP+3 {
-		t.Fatalf("%+v", inf)
-	}
-}
-
-func TestParseUCIOption(t *testing.T) {
-	o, ok := parseUCIOption("option name Skill Level type spin default 20 min -20 max 20")
-	if !ok || o.name != "Skill Level" || o.typ != "spin" || o.min != -20 || o.max != 20 {
-		t.Fatalf("%+v", o)
-	}
-	o, _ = parseUCIOption("option name Mode type combo default a b var a b var c")
-	if o.name != "Mode" || len(o.vars) != 2 || o.vars[0] != "a b" {
-		t.Fatalf("%+v", o)
-	}
-}
-
 func TestLimits(t *testing.T) {
 	for s, want := range map[string]Limits{
 		"10+0.1":   {Base: 10 * time.Second, Inc: 100 * time.Millisecond},
@@ -218,16 +186,6 @@ func TestLimits(t *testing.T) {
 	}
 	if err := (Limits{}).Validate(); err == nil {
 		t.Error("empty limits accepted")
-	}
-}
-
-func TestFeatures(t *testing.T) {
-	f := parseFeatures(`feature myname="Fairy-Max 5.0b" setboard=0 ping=1 option="Resign Threshold -spin 800 200 1200" done=0`)
-	if len(f) != 5 || f[0][1] != "Fairy-Max 5.0b" || f[3][1] != "Resign Threshold -spin 800 200 1200" {
-		t.Fatalf("%q", f)
-	}
-	if n, typ, ok := parseXboardOption(f[3][1]); !ok || n != "Resign Threshold" || typ != "-spin" {
-		t.Fatalf("%q %q", n, typ)
 	}
 }
 

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/arbiter-chess/arbiter/enginehost/engineproc"
+	"github.com/arbiter-chess/arbiter/enginehost/protocol"
 )
 
-// XboardPlayer drives an xboard (CECP v2) engine.
+// XboardPlayer drives an xboard (CECP v2) engine through
+// enginehost/protocol.
 //
 // Invariants:
 //   - Between moves the engine is in force mode: every Think sends `force`,
@@ -23,9 +26,7 @@ import (
 //     openings for it must be move sequences (PGN books).
 type XboardPlayer struct {
 	cfg      EngineConfig
-	p        *proc
-	features map[string]string
-	options  map[string]string // declared option name -> type ("-spin", ...)
+	x        *protocol.Xboard
 	chess960 bool
 	limits   Limits
 	levelSet bool
@@ -33,8 +34,8 @@ type XboardPlayer struct {
 
 	sentFEN string
 	sentN   int
-	ping    int
 	buf     []byte
+	info    protocol.Info
 }
 
 // NewXboardPlayer starts the engine, negotiates features and sets options.
@@ -49,146 +50,35 @@ func NewXboardPlayer(cfg EngineConfig) (*XboardPlayer, error) {
 func (x *XboardPlayer) Name() string { return x.cfg.Name }
 
 // Feature returns a feature the engine declared ("" if none).
-func (x *XboardPlayer) Feature(name string) string { return x.features[name] }
+func (x *XboardPlayer) Feature(name string) string { return x.x.Feature(name) }
 
 // EngineID is the engine's own name (`feature myname`), "" if it gave none.
-func (x *XboardPlayer) EngineID() string { return x.features["myname"] }
+func (x *XboardPlayer) EngineID() string { return x.x.Feature("myname") }
 
 // Restarts counts the engine processes started after the first (after a
 // crash or a hang): the game loop records each as an incident.
 func (x *XboardPlayer) Restarts() int { return x.restarts }
 
 func (x *XboardPlayer) start() error {
-	p, err := startProc(&x.cfg)
+	c, err := protocol.Start(engineproc.Config{Path: x.cfg.Cmd, Args: x.cfg.Args, Dir: x.cfg.Dir})
 	if err != nil {
 		return fmt.Errorf("engine %s: %w", x.cfg.label(), err)
 	}
-	x.p = p
-	x.features = map[string]string{}
-	x.options = map[string]string{}
+	x.x = protocol.NewXboard(c)
 	x.sentN = -1
-	fail := func(format string, args ...any) error {
-		p.kill()
-		return fmt.Errorf("engine %s (%s): %w: %s", x.cfg.label(), x.cfg.Cmd, ErrStartup, fmt.Sprintf(format, args...))
-	}
-	if err := p.sendString("xboard\nprotover 2"); err != nil {
-		return fail("%v", err)
-	}
-	// Read features until done=1. Protocol-1 engines (no features) are not
-	// supported: every xboard engine in Debian speaks protocol 2.
-	p.beginSearch(x.cfg.startTimeout(), "", 0, false)
-	var seen protoClues
-	for done := false; !done; {
-		line, err := p.readSearch()
-		if err != nil {
-			return fail("no `feature done=1` within %v (%v)%s", x.cfg.startTimeout(), err, seen.xboardHint())
-		}
-		seen.note(line)
-		if !hasWord(line, "feature") {
-			continue
-		}
-		for _, kv := range parseFeatures(string(line)) {
-			k, v := kv[0], kv[1]
-			switch k {
-			case "done":
-				done = v == "1"
-				continue
-			case "option":
-				if name, typ, ok := parseXboardOption(v); ok {
-					x.options[name] = typ
-				}
-			}
-			if k != "option" {
-				x.features[k] = v
-			}
-			reply := "accepted "
-			if k == "san" && v == "1" {
-				reply = "rejected " // we send and want coordinate moves
-			}
-			p.sendString(reply + k)
-		}
+	if err := x.x.Handshake(x.cfg.startTimeout()); err != nil {
+		c.Kill()
+		return fmt.Errorf("engine %s (%s): %w", x.cfg.label(), x.cfg.Cmd, err)
 	}
 	for _, o := range x.cfg.Options {
-		typ, ok := x.options[o.Name]
-		if !ok {
-			names := make([]string, 0, len(x.options))
-			for n := range x.options {
-				names = append(names, n)
-			}
-			p.kill()
-			return fmt.Errorf("engine %s: option %q: the engine has no such option (it has: %s)", x.cfg.label(), o.Name, strings.Join(names, ", "))
+		if err := x.x.SetOption(o.Name, o.Value); err != nil {
+			c.Kill()
+			return fmt.Errorf("engine %s: %w", x.cfg.label(), err)
 		}
-		if typ == "-spin" || typ == "-slider" {
-			if _, err := strconv.Atoi(o.Value); err != nil {
-				p.kill()
-				return fmt.Errorf("engine %s: option %q=%q: want an integer", x.cfg.label(), o.Name, o.Value)
-			}
-		}
-		p.sendString("option " + o.Name + "=" + o.Value)
 	}
-	if err := x.sync(); err != nil {
-		return fail("%v", err)
-	}
-	return nil
-}
-
-// parseFeatures splits `feature a=1 b="x y"` into pairs.
-func parseFeatures(s string) [][2]string {
-	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "feature"))
-	var out [][2]string
-	for s != "" {
-		s = strings.TrimLeft(s, " \t")
-		eq := strings.IndexByte(s, '=')
-		if eq <= 0 {
-			break
-		}
-		k := strings.TrimSpace(s[:eq])
-		s = s[eq+1:]
-		var v string
-		if strings.HasPrefix(s, `"`) {
-			end := strings.IndexByte(s[1:], '"')
-			if end < 0 {
-				v, s = s[1:], ""
-			} else {
-				v, s = s[1:1+end], s[2+end:]
-			}
-		} else {
-			end := strings.IndexAny(s, " \t")
-			if end < 0 {
-				end = len(s)
-			}
-			v, s = s[:end], s[end:]
-		}
-		out = append(out, [2]string{k, v})
-	}
-	return out
-}
-
-// parseXboardOption reads `Name -type ...` from an option feature.
-func parseXboardOption(v string) (name, typ string, ok bool) {
-	i := strings.Index(v, " -")
-	if i <= 0 {
-		return "", "", false
-	}
-	name = strings.TrimSpace(v[:i])
-	typ, _, _ = strings.Cut(v[i+1:], " ")
-	return name, typ, true
-}
-
-// sync waits until the engine has read everything sent (ping/pong); an
-// engine without ping gets no guarantee, as in every GUI.
-func (x *XboardPlayer) sync() error {
-	if x.features["ping"] != "1" {
-		return nil
-	}
-	x.ping++
-	n := strconv.Itoa(x.ping)
-	if err := x.p.sendString("ping " + n); err != nil {
-		return err
-	}
-	err := x.p.waitFor("pong", x.cfg.readyTimeout(), nil)
-	if err != nil {
-		return fmt.Errorf("no pong within %v: %w", x.cfg.readyTimeout(), err)
+	if err := x.x.Sync(x.cfg.readyTimeout()); err != nil {
+		c.Kill()
+		return fmt.Errorf("engine %s (%s): %w: %v", x.cfg.label(), x.cfg.Cmd, ErrStartup, err)
 	}
 	return nil
 }
@@ -197,8 +87,8 @@ func (x *XboardPlayer) sync() error {
 func (x *XboardPlayer) NewGame(ctx context.Context, chess960 bool) error {
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
-		if !x.p.alive() {
-			x.p.kill()
+		if !x.x.Alive() {
+			x.x.Kill()
 			if err = x.start(); err != nil {
 				continue
 			}
@@ -210,32 +100,32 @@ func (x *XboardPlayer) NewGame(ctx context.Context, chess960 bool) error {
 		if errors.Is(err, ErrUnsupport) {
 			return err
 		}
-		x.p.kill()
+		x.x.Kill()
 	}
 	return fmt.Errorf("engine %s: new game: %w", x.cfg.label(), err)
 }
 
 func (x *XboardPlayer) newGame(chess960 bool) error {
-	if chess960 && !strings.Contains(","+x.features["variants"]+",", ",fischerandom,") {
+	if chess960 && !x.x.Variant("fischerandom") {
 		return fmt.Errorf("engine %s: %w: Chess960 (no fischerandom variant)", x.cfg.label(), ErrUnsupport)
 	}
 	cmds := "new\nforce\neasy\npost"
 	if chess960 {
 		cmds += "\nvariant fischerandom"
 	}
-	if err := x.p.sendString(cmds); err != nil {
+	if err := x.x.SendString(cmds); err != nil {
 		return err
 	}
 	x.chess960 = chess960
 	x.sentN = -1
 	x.levelSet = false
-	return x.sync()
+	return x.x.Sync(x.cfg.readyTimeout())
 }
 
 // Think sends the new moves, the clocks and go, and reads until move.
 func (x *XboardPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, error) {
 	var r Reply
-	if !x.p.alive() {
+	if !x.x.Alive() {
 		return r, ErrCrash
 	}
 	b := append(x.buf[:0], "force"...)
@@ -244,7 +134,7 @@ func (x *XboardPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, err
 			b = append(b, "\nnew\nforce"...)
 		}
 		if req.StartFEN != "" {
-			if x.features["setboard"] != "1" {
+			if x.x.Features["setboard"] != "1" {
 				return r, fmt.Errorf("%w: engine %s has no setboard: use openings that are move sequences from the start position (PGN)", ErrUnsupport, x.cfg.label())
 			}
 			b = append(b, "\nsetboard "...)
@@ -252,7 +142,7 @@ func (x *XboardPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, err
 		}
 		x.sentFEN, x.sentN = req.StartFEN, 0
 	}
-	usermove := x.features["usermove"] == "1"
+	usermove := x.x.Features["usermove"] == "1"
 	for _, m := range req.Moves[x.sentN:] {
 		b = append(b, '\n')
 		if usermove {
@@ -280,17 +170,18 @@ func (x *XboardPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, err
 	}
 	b = append(b, "\ngo"...)
 	x.buf = b
-	if err := x.p.send(b); err != nil {
-		x.p.kill()
+	if err := x.x.Send(b); err != nil {
+		x.x.Kill()
 		return r, ErrCrash
 	}
 	t0 := time.Now()
 	// Out of time, "?" (move now) is sent, then the engine gets the grace:
 	// see UCIPlayer.Think.
-	x.p.beginSearch(req.Timeout, "?", x.cfg.stopGrace(), req.Limits.Clockless())
-	x.p.watchContext(ctx)
+	x.x.BeginSearch(req.Timeout, "?", x.cfg.stopGrace(), req.Limits.Clockless())
+	x.x.Watch(ctx)
+	x.info = protocol.Info{PV: x.info.PV[:0]}
 	for {
-		line, err := x.p.readSearch()
+		line, err := x.x.ReadSearch()
 		if err != nil {
 			r.Elapsed = time.Since(t0)
 			if ctx.Err() != nil {
@@ -303,18 +194,19 @@ func (x *XboardPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, err
 			continue
 		}
 		if line[0] >= '0' && line[0] <= '9' {
-			parseXboardPost(line, &r.Info)
+			protocol.ParsePost(line, &x.info)
+			r.Info = infoOf(&x.info)
 			continue
 		}
 		var mv []byte
 		switch {
-		case hasWord(line, "move"):
-			_, rest := nextField(line)
-			mv, _ = nextField(rest)
+		case protocol.HasWord(line, "move"):
+			_, rest := protocol.NextField(line)
+			mv, _ = protocol.NextField(rest)
 		case bytes.HasPrefix(line, []byte("My move is")):
 			_, rest, _ := bytes.Cut(line, []byte(":"))
-			mv, _ = nextField(rest)
-		case hasWord(line, "resign"):
+			mv, _ = protocol.NextField(rest)
+		case protocol.HasWord(line, "resign"):
 			r.Elapsed = time.Since(t0)
 			return r, ErrResign
 		default:
@@ -326,7 +218,7 @@ func (x *XboardPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, err
 		}
 		r.Move = string(mv)
 		x.sentN++ // the engine made its own move on its board
-		x.p.endSearch(r.Elapsed)
+		x.x.EndSearch(r.Elapsed)
 		return r, nil
 	}
 }
@@ -358,7 +250,7 @@ func (x *XboardPlayer) appendLevel(b []byte, l Limits) ([]byte, error) {
 		b = strconv.AppendInt(b, int64(l.Depth), 10)
 	}
 	if l.Nodes > 0 {
-		if x.features["nps"] != "1" {
+		if x.x.Features["nps"] != "1" {
 			return b, fmt.Errorf("%w: engine %s cannot search a fixed number of nodes (no `feature nps=1`)", ErrUnsupport, x.cfg.label())
 		}
 		// CECP: with nps set, the engine counts nodes as time; one
@@ -372,39 +264,12 @@ func (x *XboardPlayer) appendLevel(b []byte, l Limits) ([]byte, error) {
 	return b, nil
 }
 
-// parseXboardPost reads thinking output: "depth score time(cs) nodes pv...".
-func parseXboardPost(line []byte, inf *Info) {
-	var f [4][]byte
-	rest := line
-	for i := range f {
-		f[i], rest = nextField(rest)
-	}
-	depth, ok1 := atoi(bytes.TrimRight(f[0], ".&"))
-	score, ok2 := atoi(f[1])
-	cs, ok3 := atoi(f[2])
-	nodes, ok4 := atoi(f[3])
-	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return
-	}
-	inf.Depth, inf.Nodes, inf.Time = int(depth), nodes, time.Duration(cs)*10*time.Millisecond
-	inf.HasScore = true
-	// CECP mate convention: ±100000 ± distance in plies or moves.
-	switch {
-	case score >= 100000-1000:
-		inf.Score = Score{Mate: int(max((100000-score+1)/2, 1))}
-	case score <= -100000+1000:
-		inf.Score = Score{Mate: -int(max((100000+score+1)/2, 1))}
-	default:
-		inf.Score = Score{CP: int(score)}
-	}
-}
-
 // Quit sends quit and waits a moment for the process to exit.
 func (x *XboardPlayer) Quit() error {
-	if x == nil || x.p == nil {
+	if x == nil || x.x == nil {
 		return nil
 	}
-	x.p.quit("quit", time.Second)
+	x.x.Quit("quit", time.Second)
 	return nil
 }
 

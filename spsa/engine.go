@@ -12,6 +12,7 @@ import (
 	"github.com/arbiter-chess/arbiter/engine/eval"
 	"github.com/arbiter-chess/arbiter/engine/search"
 	"github.com/arbiter-chess/arbiter/enginehost/engineproc"
+	"github.com/arbiter-chess/arbiter/enginehost/protocol"
 )
 
 // Parameters straight from an engine: the UCI options it declares (a UCI
@@ -21,99 +22,43 @@ import (
 // Stockfish's TUNE default (max − min) / 20 for other engines; r_end is
 // DefaultREnd.
 
-// OptionDecl is a UCI option as an engine declares it.
+// OptionDecl is a UCI option as an engine declares it (typed and read by
+// enginehost/protocol), with its tuning step.
 type OptionDecl struct {
-	Name    string
-	Type    string // spin, check, combo, button, string
-	Default string
-	// Min and Max of a spin; HasRange when the engine gave them.
-	Min, Max int64
-	HasRange bool
+	protocol.Option
 	// Step is the engine's own tuning step (the embedded engine's Params);
 	// 0 when it has none.
 	Step int
 }
 
-// ParseOptionLine reads "option name N type T [default D] [min A] [max B]
-// [var V]...". Names may contain blanks (and keywords, up to "type").
-func ParseOptionLine(line string) (OptionDecl, bool) {
-	f := strings.Fields(line)
-	if len(f) < 2 || f[0] != "option" {
-		return OptionDecl{}, false
-	}
-	var o OptionDecl
-	key := ""
-	var val []string
-	okMin, okMax := false, false
-	flush := func() {
-		v := strings.Join(val, " ")
-		var err error
-		switch key {
-		case "name":
-			o.Name = v
-		case "type":
-			o.Type = strings.ToLower(v)
-		case "default":
-			o.Default = v
-		case "min":
-			o.Min, err = strconv.ParseInt(v, 10, 64)
-			okMin = err == nil
-		case "max":
-			o.Max, err = strconv.ParseInt(v, 10, 64)
-			okMax = err == nil
-		}
-		val = val[:0]
-	}
-	for _, w := range f[1:] {
-		switch w {
-		case "name", "type", "default", "min", "max", "var":
-			if key != "name" || w == "type" {
-				flush()
-				key = w
-				continue
-			}
-		}
-		val = append(val, w)
-	}
-	flush()
-	o.HasRange = okMin && okMax
-	return o, o.Name != "" && o.Type != ""
-}
-
-// ReadUCIOptions starts a UCI engine, asks for its options ("uci") and
-// stops it. The error names the program when it does not start or does not
-// answer uciok within timeout (10s when zero).
+// ReadUCIOptions starts a UCI engine, asks for its options
+// (enginehost/protocol's handshake) and stops it. The error names the
+// program when it does not start or does not answer uciok within timeout
+// (10s when zero).
 func ReadUCIOptions(ctx context.Context, cfg engineproc.Config, timeout time.Duration) ([]OptionDecl, error) {
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
-	p, err := engineproc.Start(cfg)
+	c, err := protocol.Start(cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer p.Stop("quit", time.Second)
-	p.Watch(ctx)
-	if err := p.WriteLine("uci"); err != nil {
+	defer c.Quit("quit", time.Second)
+	c.Watch(ctx)
+	u := protocol.NewUCI(c)
+	if err := u.Handshake(timeout); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("engine %s: %w", quote(cfg.Path), err)
 	}
-	deadline := time.Now().Add(timeout)
-	var out []OptionDecl
-	for {
-		line, err := p.ReadLine(deadline)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("engine %s: no uciok within %v (%v)", quote(cfg.Path), timeout, err)
-		}
-		s := strings.TrimSpace(string(line))
-		if s == "uciok" {
-			return out, nil
-		}
-		if o, ok := ParseOptionLine(s); ok && len(out) < 10*MaxParams {
-			out = append(out, o)
-		}
+	list := u.Options.List()
+	list = list[:min(len(list), 10*MaxParams)]
+	out := make([]OptionDecl, 0, len(list))
+	for _, o := range list {
+		out = append(out, OptionDecl{Option: o})
 	}
+	return out, nil
 }
 
 // BuiltinOptions are the embedded engine's options, with the tuning step
@@ -126,8 +71,8 @@ func BuiltinOptions() ([]OptionDecl, error) {
 	}
 	var out []OptionDecl
 	for _, s := range e.Options() {
-		o := OptionDecl{Name: s.Name, Type: s.Type, Default: s.Default}
-		if s.Type == "spin" {
+		o := OptionDecl{Option: protocol.Option{Name: s.Name, Type: protocol.OptionType(s.Type), Default: s.Default}}
+		if o.Type == protocol.Spin {
 			o.Min, o.Max, o.HasRange = int64(s.Min), int64(s.Max), true
 		}
 		for _, table := range [][]eval.Param{eval.Params[:], search.Params[:]} {
@@ -167,7 +112,7 @@ func FromEngine(decls []OptionDecl, names []string) ([]Param, error) {
 	var picked []OptionDecl
 	if len(names) == 0 {
 		for _, d := range decls {
-			if d.Type == "spin" && tunable(d.Name) {
+			if d.Type == protocol.Spin && tunable(d.Name) {
 				picked = append(picked, d)
 			}
 		}
@@ -180,7 +125,7 @@ func FromEngine(decls []OptionDecl, names []string) ([]Param, error) {
 		if err != nil {
 			return nil, err
 		}
-		if d.Type != "spin" {
+		if d.Type != protocol.Spin {
 			return nil, fmt.Errorf("param %s: the engine's option is a %s, not a spin", quote(d.Name), d.Type)
 		}
 		picked = append(picked, d)
@@ -213,6 +158,9 @@ func paramOf(d OptionDecl) (Param, error) {
 	if !d.HasRange {
 		return Param{}, fmt.Errorf("param %s: the engine's spin option declares no min and max", q)
 	}
+	if d.Real {
+		return Param{}, fmt.Errorf("param %s: the engine's spin option is real-valued (%s..%s): declare the parameter with its start, range and steps", q, d.MinText, d.MaxText)
+	}
 	start, err := strconv.ParseInt(strings.TrimSpace(d.Default), 10, 64)
 	if err != nil {
 		return Param{}, fmt.Errorf("param %s: the engine's default %s is not an integer", q, quote(d.Default))
@@ -238,13 +186,19 @@ func CheckAgainst(ps []Param, decls []OptionDecl) error {
 		}
 		q := quote(p.Name)
 		switch {
-		case p.Float && d.Type != "string":
+		case p.Float && d.Type != protocol.String:
 			return fmt.Errorf("param %s: real-valued, but the engine's option is a %s (a string option takes real values)", q, d.Type)
 		case p.Float:
 			continue
-		case d.Type != "spin":
+		case d.Type != protocol.Spin:
 			return fmt.Errorf("param %s: the engine's option is a %s, not a spin", q, d.Type)
 		case !d.HasRange:
+			continue
+		case d.Real && p.Min < d.MinReal:
+			return fmt.Errorf("param %s: min %s is below the engine's min %s", q, num(p.Min), d.MinText)
+		case d.Real && p.Max > d.MaxReal:
+			return fmt.Errorf("param %s: max %s is above the engine's max %s", q, num(p.Max), d.MaxText)
+		case d.Real:
 			continue
 		case math.Ceil(p.Min) < float64(d.Min):
 			return fmt.Errorf("param %s: min %s is below the engine's min %d", q, num(p.Min), d.Min)

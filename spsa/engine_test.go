@@ -9,30 +9,8 @@ import (
 
 	"github.com/arbiter-chess/arbiter/engine/search"
 	"github.com/arbiter-chess/arbiter/enginehost/engineproc"
+	"github.com/arbiter-chess/arbiter/enginehost/protocol"
 )
-
-func TestParseOptionLine(t *testing.T) {
-	cases := []struct {
-		line string
-		want OptionDecl
-		ok   bool
-	}{
-		{"option name Skill Level type spin default 20 min -20 max 20",
-			OptionDecl{Name: "Skill Level", Type: "spin", Default: "20", Min: -20, Max: 20, HasRange: true}, true},
-		{"option name Clear Hash type button", OptionDecl{Name: "Clear Hash", Type: "button"}, true},
-		{"option name min max type spin default 3", OptionDecl{Name: "min max", Type: "spin", Default: "3"}, true},
-		{"option name SyzygyPath type string default <empty>", OptionDecl{Name: "SyzygyPath", Type: "string", Default: "<empty>"}, true},
-		{"option name X type spin default 1 min a max 3", OptionDecl{Name: "X", Type: "spin", Default: "1", Max: 3}, true},
-		{"info string option name X type spin", OptionDecl{}, false},
-		{"option type spin", OptionDecl{Type: "spin"}, false},
-	}
-	for _, c := range cases {
-		got, ok := ParseOptionLine(c.line)
-		if ok != c.ok || (ok && got != c.want) {
-			t.Errorf("%q: %+v %v, want %+v %v", c.line, got, ok, c.want, c.ok)
-		}
-	}
-}
 
 // The embedded engine's parameters come with their table's step as c_end.
 func TestFromBuiltin(t *testing.T) {
@@ -134,5 +112,22 @@ func TestReadUCIOptionsRefusals(t *testing.T) {
 	_, err := ReadUCIOptions(context.Background(), engineproc.Config{Path: script}, 300e6)
 	if err == nil || !strings.Contains(err.Error(), "no uciok") || !strings.Contains(err.Error(), "silent.sh") {
 		t.Errorf("engine without uciok: %v", err)
+	}
+}
+
+// A spin declared with decimals (fastchess reads it as a double) bounds a
+// parameter by its real range; it is not made a parameter by name.
+func TestRealSpinOption(t *testing.T) {
+	var opts protocol.Options
+	opts.AddLine("option name Scale type spin default 0.5 min 0 max 1")
+	decls := []OptionDecl{{Option: opts.List()[0]}}
+	if err := CheckAgainst([]Param{{Name: "Scale", Start: 1, Min: 0, Max: 2}}, decls); err == nil || !strings.Contains(err.Error(), "max 2 is above the engine's max 1") {
+		t.Errorf("out of the real range: %v", err)
+	}
+	if err := CheckAgainst([]Param{{Name: "Scale", Start: 1, Min: 0, Max: 1}}, decls); err != nil {
+		t.Errorf("within the real range: %v", err)
+	}
+	if _, err := FromEngine(decls, []string{"Scale"}); err == nil || !strings.Contains(err.Error(), "real-valued (0..1)") {
+		t.Errorf("from-engine of a real spin: %v", err)
 	}
 }

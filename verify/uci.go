@@ -4,25 +4,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/arbiter-chess/arbiter/enginehost/engineproc"
+	"github.com/arbiter-chess/arbiter/enginehost/protocol"
 )
 
 // uciEngine drives one UCI process for perft: "send, read lines until the
-// total, or kill at the deadline" (the process layer is engineproc's).
+// total, or kill at the deadline" (the process layer is engineproc's, the
+// protocol enginehost/protocol's).
 //
 // Invariants: after a timeout, crash or garbage the process is killed and
 // the next query starts a fresh one, so one bad position never poisons the
-// next; p is nil exactly when no process runs.
+// next; u is nil exactly when no process runs.
 type uciEngine struct {
 	spec    EngineSpec
 	timeout time.Duration
 
 	mu     sync.Mutex // one query at a time
-	p      *engineproc.Proc
+	u      *protocol.UCI
 	name   string
 	has960 bool
 	cur960 bool
@@ -44,96 +46,82 @@ func (e *uciEngine) Name() string { return e.name }
 // fail kills the process and describes what went wrong with q.
 func (e *uciEngine) fail(q *Query, kind, msg string) error {
 	err := &EngineError{Engine: e.name, Query: q, Kind: kind, Msg: msg}
-	if e.p != nil {
-		err.Stderr = e.p.Stderr()
+	if e.u != nil {
+		err.Stderr = e.u.Proc().Stderr()
 	}
 	e.kill()
 	return err
 }
 
 func (e *uciEngine) start(ctx context.Context) error {
-	p, err := engineproc.Start(engineproc.Config{Path: e.spec.Cmd, Args: e.spec.Args, Dir: e.spec.Dir, StderrTail: 2048})
+	c, err := protocol.Start(engineproc.Config{Path: e.spec.Cmd, Args: e.spec.Args, Dir: e.spec.Dir, StderrTail: 2048})
 	if err != nil {
 		return &EngineError{Engine: e.name, Kind: "start", Msg: err.Error()}
 	}
-	e.p = p
+	e.u = protocol.NewUCI(c)
 	e.cur960 = false
-	p.Watch(ctx)
-	defer p.Unwatch()
+	c.Watch(ctx)
+	defer c.Unwatch()
 
-	deadline := time.Now().Add(max(startupTimeout, e.timeout))
-	if err := p.WriteLine("uci"); err != nil {
+	wait := max(startupTimeout, e.timeout)
+	if err := e.u.Handshake(wait); err != nil {
+		if ctx.Err() != nil {
+			return e.fail(nil, "start", "waiting for uciok: "+ctx.Err().Error())
+		}
 		return e.fail(nil, "start", err.Error())
 	}
-	for {
-		line, err := e.read(ctx, deadline)
-		if err != nil {
-			return e.fail(nil, "start", "waiting for uciok: "+err.Error())
-		}
-		f := strings.Fields(string(line))
-		switch {
-		case len(f) >= 3 && f[0] == "id" && f[1] == "name":
-			// Both: the engine's own name, and which command it was.
-			e.name = strings.Join(f[2:], " ") + " [" + e.spec.String() + "]"
-		case len(f) >= 3 && f[0] == "option" && f[1] == "name" && f[2] == "UCI_Chess960":
-			e.has960 = true
-		}
-		if len(f) == 1 && f[0] == "uciok" {
-			break
-		}
+	if e.u.ID.Name != "" {
+		// Both: the engine's own name, and which command it was.
+		e.name = e.u.ID.Name + " [" + e.spec.String() + "]"
 	}
+	_, e.has960 = e.u.Options.Lookup("UCI_Chess960")
 	for _, o := range e.spec.Options {
-		if err := p.WriteLine("setoption name " + o.Name + " value " + o.Value); err != nil {
+		if err := e.u.SetOptionUnchecked(o.Name, o.Value); err != nil {
 			return e.fail(nil, "start", err.Error())
 		}
 	}
-	return e.ready(ctx, nil, deadline)
+	return e.ready(ctx, nil, wait)
 }
 
 // ready sends isready and waits for readyok.
-func (e *uciEngine) ready(ctx context.Context, q *Query, deadline time.Time) error {
-	if err := e.p.WriteLine("isready"); err != nil {
-		return e.fail(q, "crash", err.Error())
+func (e *uciEngine) ready(ctx context.Context, q *Query, wait time.Duration) error {
+	err := e.u.IsReady(wait)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return e.fail(q, "crash", "waiting for readyok: "+ctx.Err().Error())
+	case errors.Is(err, protocol.ErrHang):
+		return e.fail(q, "timeout", "waiting for readyok: "+err.Error())
 	}
-	for {
-		line, err := e.read(ctx, deadline)
-		if err != nil {
-			kind := "crash"
-			if errors.Is(err, engineproc.ErrTimeout) {
-				kind = "timeout"
-			}
-			return e.fail(q, kind, "waiting for readyok: "+err.Error())
-		}
-		if strings.TrimSpace(string(line)) == "readyok" {
-			return nil
-		}
-	}
+	return e.fail(q, "crash", "waiting for readyok: "+err.Error())
 }
 
 // read returns the next line, or an error at the deadline
-// (engineproc.ErrTimeout), on cancellation (ctx.Err()) or at the end of the
+// (protocol.ErrHang), on cancellation (ctx.Err()) or at the end of the
 // engine's output (how it exited).
 func (e *uciEngine) read(ctx context.Context, deadline time.Time) ([]byte, error) {
-	line, err := e.p.ReadLine(deadline)
+	line, err := e.u.ReadLine(deadline)
 	switch {
 	case err == nil:
 		return line, nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case errors.Is(err, engineproc.ErrEOF):
-		e.p.WaitExit(100 * time.Millisecond)
-		return nil, errors.New("the engine " + e.p.Exit().String())
+	case errors.Is(err, protocol.ErrCrash):
+		p := e.u.Proc()
+		p.WaitExit(100 * time.Millisecond)
+		return nil, errors.New("the engine " + p.Exit().String())
 	}
 	return nil, err
 }
 
 // kill ends the process group; the next query starts a new process.
 func (e *uciEngine) kill() {
-	if e.p == nil {
+	if e.u == nil {
 		return
 	}
-	e.p.Stop("", 0)
-	e.p = nil
+	e.u.Kill()
+	e.u = nil
 }
 
 // Divide runs `position fen ... moves ...` and `go perft N` and reads the
@@ -144,16 +132,16 @@ func (e *uciEngine) Divide(ctx context.Context, q Query) (Divide, error) {
 	if q.Depth < 1 {
 		return Divide{}, fmt.Errorf("engine %s: depth %d: want at least 1", e.name, q.Depth)
 	}
-	if e.p == nil {
+	if e.u == nil {
 		if err := e.start(ctx); err != nil {
 			return Divide{}, err
 		}
 	}
 	// Cancelling the query kills the engine (it may be deep in a perft).
-	e.p.Watch(ctx)
+	e.u.Watch(ctx)
 	defer func() {
-		if e.p != nil {
-			e.p.Unwatch()
+		if e.u != nil {
+			e.u.Unwatch()
 		}
 	}()
 	var deadline time.Time
@@ -164,19 +152,17 @@ func (e *uciEngine) Divide(ctx context.Context, q Query) (Divide, error) {
 		if q.Chess960 && !e.has960 {
 			return Divide{}, &EngineError{Engine: e.name, Query: &q, Kind: "protocol", Msg: "the position is Chess960 but the engine has no UCI_Chess960 option"}
 		}
-		if err := e.p.WriteLine(fmt.Sprintf("setoption name UCI_Chess960 value %t", q.Chess960)); err != nil {
+		if err := e.u.SetOptionUnchecked("UCI_Chess960", strconv.FormatBool(q.Chess960)); err != nil {
 			return Divide{}, e.fail(&q, "crash", err.Error())
 		}
 		e.cur960 = q.Chess960
-		if err := e.ready(ctx, &q, deadline); err != nil {
+		if err := e.ready(ctx, &q, time.Until(deadline)); err != nil {
 			return Divide{}, err
 		}
 	}
-	pos := "position fen " + q.FEN
-	if len(q.Moves) > 0 {
-		pos += " moves " + strings.Join(q.Moves, " ")
-	}
-	if err := e.p.WriteLine(pos + "\n" + fmt.Sprintf("go perft %d", q.Depth)); err != nil {
+	e.u.ForgetPosition() // each query is a position of its own
+	e.u.SetPosition(q.FEN, q.Moves)
+	if err := e.u.Go(&protocol.Go{Perft: q.Depth}); err != nil {
 		return Divide{}, e.fail(&q, "crash", err.Error())
 	}
 	var p divideParser
@@ -184,7 +170,7 @@ func (e *uciEngine) Divide(ctx context.Context, q Query) (Divide, error) {
 		line, err := e.read(ctx, deadline)
 		if err != nil {
 			switch {
-			case errors.Is(err, engineproc.ErrTimeout):
+			case errors.Is(err, protocol.ErrHang):
 				return Divide{}, e.fail(&q, "timeout", fmt.Sprintf("no total after %v (killed)", e.timeout))
 			case ctx.Err() != nil:
 				e.kill()
@@ -206,9 +192,9 @@ func (e *uciEngine) Divide(ctx context.Context, q Query) (Divide, error) {
 func (e *uciEngine) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.p != nil {
-		e.p.Stop("quit", time.Second)
-		e.p = nil
+	if e.u != nil {
+		e.u.Quit("quit", time.Second)
+		e.u = nil
 	}
 	return nil
 }

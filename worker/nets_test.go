@@ -151,10 +151,6 @@ func TestNetForAnUploadedEngine(t *testing.T) {
 			t.Fatalf("bench %d: %v, want %q", c.sig, err, c.want)
 		}
 	}
-	in := (&uciSession{options: map[string]string{"EvalFile": "/n", "Hash": "16", "UseNNUE": "true"}, netOption: "EvalFile", bench: true}).input()
-	if want := "uci\nsetoption name EvalFile value /n\nsetoption name Hash value 16\nsetoption name UseNNUE value true\nisready\nbench\nquit\n"; in != want {
-		t.Fatalf("session input:\n%s\nwant\n%s", in, want)
-	}
 }
 
 // multiArtifacts serves several artifacts by hash (an engine and its net).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,7 +15,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/arbiter-chess/arbiter/client/cliexit"
-	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/local/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"

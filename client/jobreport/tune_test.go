@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,7 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/client/cliexit"
-	"github.com/arbiter-chess/arbiter/client/jobreport"
+
 	"github.com/arbiter-chess/arbiter/local/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"

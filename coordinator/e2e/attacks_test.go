@@ -367,6 +367,7 @@ func TestUploadedEngineCannotExhaustItsWorker(t *testing.T) {
 		name, engine, want string
 	}{
 		{"bench flood", "name=bad,upload=" + cEngine(t, "flood", flood) + ",bench=7", "printed more than"},
+		{"bench flood on stderr", "name=bad,upload=" + cEngine(t, "errflood", strings.Replace(flood, "write(1,", "write(2,", 1)) + ",bench=7", "printed more than"},
 		{"build flood", "name=bad,source=" + loud + ",build=make,bench=7", "printed more than"},
 		{"memfd hoard", "name=bad,upload=" + cEngine(t, "hoard", hoard) + ",bench=7", "memfd_create: Operation not permitted"},
 		{"disk fill", "name=bad,upload=" + cEngine(t, "fill", fill) + ",bench=7", "fill: wrote 6"},

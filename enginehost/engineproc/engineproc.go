@@ -67,6 +67,10 @@ type Config struct {
 	// Trace, when set, receives every line written ("> ") and read ("< "),
 	// for debugging an engine's conversation.
 	Trace io.Writer
+	// StderrCopy, when set, also receives everything the process writes
+	// to stderr as it comes, from another goroutine: a caller that reads
+	// all of a program's output (a bench) and bounds it.
+	StderrCopy io.Writer
 
 	// goroutineReader selects the reader Windows uses, so that its tests
 	// run everywhere.
@@ -139,12 +143,12 @@ func Start(cfg Config) (*Proc, error) {
 	cmd.Stdout = outW
 	p := &Proc{cmd: cmd, in: inW, inw: newStdinWriter(inW), trace: cfg.Trace, exited: make(chan struct{})}
 	switch {
-	case cfg.StderrTail < 0:
+	case cfg.StderrTail < 0 && cfg.StderrCopy == nil:
 		// nil: /dev/null. Unread stderr must never block an engine.
-	case cfg.StderrTail == 0:
-		p.tail = &tailBuffer{max: 4096}
+	case cfg.StderrTail <= 0:
+		p.tail = &tailBuffer{max: 4096, copy: cfg.StderrCopy}
 	default:
-		p.tail = &tailBuffer{max: cfg.StderrTail}
+		p.tail = &tailBuffer{max: cfg.StderrTail, copy: cfg.StderrCopy}
 	}
 	// On Unix a goroutine of ours reads stderr with blocking reads. os/exec
 	// would copy it through a pollable pipe, which wakes the runtime's
@@ -364,9 +368,12 @@ func (p *Proc) Stop(quit string, grace time.Duration) Exit {
 
 // WaitExit waits up to d for the process to exit on its own (after ErrEOF,
 // to tell a crash's exit status) and reports whether it did.
-func (p *Proc) WaitExit(d time.Duration) bool {
+func (p *Proc) WaitExit(d time.Duration) bool { return waitClosed(p.exited, d) }
+
+// waitClosed waits up to d for ch to be closed and reports whether it was.
+func waitClosed(ch <-chan struct{}, d time.Duration) bool {
 	select {
-	case <-p.exited:
+	case <-ch:
 		return true
 	default:
 		if d <= 0 {
@@ -376,7 +383,7 @@ func (p *Proc) WaitExit(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-p.exited:
+	case <-ch:
 		return true
 	case <-t.C:
 		return false
@@ -434,14 +441,23 @@ func (p *Proc) exit() Exit {
 // process has exited it waits a moment for the last of it.
 func (p *Proc) Stderr() string {
 	if p.stderrDone != nil && p.WaitExit(0) {
-		t := time.NewTimer(100 * time.Millisecond)
-		select {
-		case <-p.stderrDone:
-		case <-t.C:
-		}
-		t.Stop()
+		waitClosed(p.stderrDone, 100*time.Millisecond)
 	}
 	return p.tail.String()
+}
+
+// WaitStderr waits up to d for the end of stderr once the process has
+// exited (a caller that reads all of it through StderrCopy); it reports
+// whether stderr ended. A child that escaped the kill and holds stderr
+// open keeps it from ending.
+func (p *Proc) WaitStderr(d time.Duration) bool {
+	if !p.WaitExit(d) {
+		return false
+	}
+	if p.stderrDone == nil {
+		return true // os/exec's copy ends before the exit is reported
+	}
+	return waitClosed(p.stderrDone, d)
 }
 
 // Describe says why the output ended, for an error message: the exit (after
@@ -455,14 +471,19 @@ func (p *Proc) Describe() string {
 	return s
 }
 
-// tailBuffer keeps the last max bytes written (an engine's stderr).
+// tailBuffer keeps the last max bytes written (an engine's stderr), and
+// hands every write to copy when set.
 type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-	max int
+	mu   sync.Mutex
+	buf  []byte
+	max  int
+	copy io.Writer
 }
 
 func (t *tailBuffer) Write(b []byte) (int, error) {
+	if t.copy != nil {
+		t.copy.Write(b)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(b) >= t.max {

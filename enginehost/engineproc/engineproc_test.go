@@ -464,3 +464,23 @@ func TestLookPathRelativeToDot(t *testing.T) {
 		}
 	}
 }
+
+// StderrCopy receives all of stderr, past the tail's size, as well as
+// the tail keeping its end; without it the tail alone (the control).
+func TestStderrCopy(t *testing.T) {
+	readers(t, func(t *testing.T, cfg Config) {
+		copied := &tailBuffer{max: 1 << 20} // all of it
+		cfg.StderrCopy, cfg.StderrTail = copied, 4
+		p := start(t, "echo", cfg)
+		p.WriteLine("crash 3")
+		if _, err := p.ReadLine(within(5 * time.Second)); !errors.Is(err, ErrEOF) {
+			t.Fatalf("ReadLine after a crash: %v", err)
+		}
+		if !p.WaitStderr(5 * time.Second) {
+			t.Fatal("no end of stderr after the crash")
+		}
+		if tail := p.Stderr(); !strings.Contains(copied.String(), "dying on purpose") || len(tail) > 4 {
+			t.Fatalf("copied %q, tail %q", copied.String(), tail)
+		}
+	})
+}

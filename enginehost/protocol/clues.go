@@ -1,4 +1,4 @@
-package match
+package protocol
 
 import (
 	"bytes"
@@ -6,10 +6,10 @@ import (
 	"strconv"
 )
 
-// protoClues is what an engine printed while the driver waited for its
+// Clues is what an engine printed while the driver waited for its
 // handshake: enough to tell a user who gave the wrong protocol what to
 // change, instead of only "no uciok".
-type protoClues struct {
+type Clues struct {
 	lines  int
 	uci    bool   // a line only a UCI engine prints (id, option, uciok, ...)
 	xboard bool   // a line only an xboard engine prints (feature, tellics, ...)
@@ -21,7 +21,7 @@ var (
 	xboardWords = []string{"feature", "tellics", "telluser", "tellall", "tellopponent", "Illegal", "Error", "move", "pong"}
 )
 
-func (c *protoClues) note(line []byte) {
+func (c *Clues) Note(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return
@@ -34,36 +34,36 @@ func (c *protoClues) note(line []byte) {
 		c.first = string(line)
 	}
 	for _, w := range uciWords {
-		if hasWord(line, w) {
+		if HasWord(line, w) {
 			c.uci = true
 		}
 	}
 	for _, w := range xboardWords {
-		if hasWord(line, w) {
+		if HasWord(line, w) {
 			c.xboard = true
 		}
 	}
 }
 
-func (c *protoClues) said() string {
+func (c *Clues) said() string {
 	if c.lines == 0 {
 		return "it printed nothing"
 	}
 	return "it printed " + strconv.Itoa(c.lines) + " line(s), the first " + strconv.Quote(c.first)
 }
 
-// uciHint follows a failed UCI handshake: an engine that printed nothing
+// UCIHint follows a failed UCI handshake: an engine that printed nothing
 // UCI-like may well speak xboard.
-func (c *protoClues) uciHint() string {
+func (c *Clues) UCIHint() string {
 	if c.uci {
 		return ""
 	}
 	return fmt.Sprintf("; %s, nothing UCI-like: if it is an xboard (CECP) engine, give proto=xboard", c.said())
 }
 
-// xboardHint follows a failed xboard handshake: an engine that printed
+// XboardHint follows a failed xboard handshake: an engine that printed
 // UCI lines, or only complained about the command, may speak UCI.
-func (c *protoClues) xboardHint() string {
+func (c *Clues) XboardHint() string {
 	if c.xboard && !c.uci {
 		return ""
 	}
