@@ -35,7 +35,7 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = RookAttacks(ksq, theirs) & theirRQ
+		snipers = perftRookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -58,7 +58,7 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 	var n uint64
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || perftRookAttacks(s, kingOcc)&theirRQ == 0) {
 			n++
 		}
 	}
@@ -80,7 +80,7 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 		n += popCount(BishopAttacks(popFirst(&bb), occ) & targets)
 	}
 	for bb := orth & free; bb != 0; {
-		n += popCount(RookAttacks(popFirst(&bb), occ) & targets)
+		n += popCount(perftRookAttacks(popFirst(&bb), occ) & targets)
 	}
 	// Pawns not pinned, all at once (pinned ones follow their pin line).
 	pawns := b.pieces[Pawn] & ours
@@ -104,7 +104,7 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 		}
 		for bb := orth & pinned; bb != 0; {
 			s := popFirst(&bb) & 63
-			n += popCount(RookAttacks(s, occ) & targets & lineBB[ksq][s])
+			n += popCount(perftRookAttacks(s, occ) & targets & lineBB[ksq][s])
 		}
 		for bb := pawns & pinned; bb != 0; {
 			s := popFirst(&bb) & 63
@@ -125,7 +125,7 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if epOK(bb & -bb) {
@@ -179,7 +179,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = RookAttacks(ksq, theirs) & theirRQ
+		snipers = perftRookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -219,7 +219,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 	from := ksq
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || perftRookAttacks(s, kingOcc)&theirRQ == 0) {
 			if kingH&s.Bit() != 0 {
 				nh++
 				if (king|s.Bit())&hm.sens != 0 {
@@ -302,7 +302,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			for cand != 0 {
 				s := popFirst(&cand) & 63
 				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
-				if BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || RookAttacks(s, o)&hm.zone == 0) {
+				if BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || perftRookAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
 					if (from.Bit()|s.Bit())&hm.sens != 0 {
@@ -327,7 +327,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 	}
 	for bb := orth; bb != 0; {
 		from := popFirst(&bb) & 63
-		t := RookAttacks(from, occ) & targets
+		t := perftRookAttacks(from, occ) & targets
 		if pinned&from.Bit() != 0 {
 			if checkers != 0 {
 				continue
@@ -348,7 +348,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			for cand != 0 {
 				s := popFirst(&cand) & 63
 				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
-				if RookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
+				if perftRookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
 					if (from.Bit()|s.Bit())&hm.sens != 0 {
@@ -493,7 +493,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if fb := bb & -bb; epOK(fb) {
@@ -567,7 +567,7 @@ func (c *perftCore) deltaWhite(b *perftBoard, h *perftHarmless, ft Bitboard) uin
 			a = BishopAttacks(sl.sq, occ)
 		}
 		if sl.orth {
-			a |= RookAttacks(sl.sq, occ)
+			a |= perftRookAttacks(sl.sq, occ)
 		}
 		d += popCount(a&^theirs&sl.line) - sl.moves
 	}
@@ -615,7 +615,7 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	ourBQ := (b.pieces[Bishop] | b.pieces[Queen]) & ours
 	var snipers Bitboard
 	if rookRays[tk]&ourRQ != 0 {
-		snipers = RookAttacks(tk, ours) & ourRQ
+		snipers = perftRookAttacks(tk, ours) & ourRQ
 	}
 	if bishopRays[tk]&ourBQ != 0 {
 		snipers |= BishopAttacks(tk, ours) & ourBQ
@@ -644,7 +644,7 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 			sl.attacks = BishopAttacks(s, occ)
 		}
 		if sl.orth {
-			sl.attacks |= RookAttacks(s, occ)
+			sl.attacks |= perftRookAttacks(s, occ)
 		}
 		sl.line = ^Bitboard(0)
 		if pinned&s.Bit() != 0 {
@@ -762,7 +762,7 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = RookAttacks(ksq, theirs) & theirRQ
+		snipers = perftRookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -785,7 +785,7 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 	ml.n = 0
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || perftRookAttacks(s, kingOcc)&theirRQ == 0) {
 			ml.add(newPerftMove(ksq, s, King, pmNormal))
 		}
 	}
@@ -825,7 +825,7 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 	}
 	for bb := orth; bb != 0; {
 		from := popFirst(&bb) & 63
-		t := RookAttacks(from, occ) & targets
+		t := perftRookAttacks(from, occ) & targets
 		if pinned&from.Bit() != 0 {
 			if checkers != 0 {
 				continue
@@ -890,7 +890,7 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if fb := bb & -bb; epOK(fb) {
@@ -942,7 +942,7 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = RookAttacks(ksq, theirs) & theirRQ
+		snipers = perftRookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -965,7 +965,7 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 	var n uint64
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || perftRookAttacks(s, kingOcc)&theirRQ == 0) {
 			n++
 		}
 	}
@@ -987,7 +987,7 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 		n += popCount(BishopAttacks(popFirst(&bb), occ) & targets)
 	}
 	for bb := orth & free; bb != 0; {
-		n += popCount(RookAttacks(popFirst(&bb), occ) & targets)
+		n += popCount(perftRookAttacks(popFirst(&bb), occ) & targets)
 	}
 	// Pawns not pinned, all at once (pinned ones follow their pin line).
 	pawns := b.pieces[Pawn] & ours
@@ -1011,7 +1011,7 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 		}
 		for bb := orth & pinned; bb != 0; {
 			s := popFirst(&bb) & 63
-			n += popCount(RookAttacks(s, occ) & targets & lineBB[ksq][s])
+			n += popCount(perftRookAttacks(s, occ) & targets & lineBB[ksq][s])
 		}
 		for bb := pawns & pinned; bb != 0; {
 			s := popFirst(&bb) & 63
@@ -1032,7 +1032,7 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if epOK(bb & -bb) {
@@ -1086,7 +1086,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = RookAttacks(ksq, theirs) & theirRQ
+		snipers = perftRookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -1126,7 +1126,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 	from := ksq
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || perftRookAttacks(s, kingOcc)&theirRQ == 0) {
 			if kingH&s.Bit() != 0 {
 				nh++
 				if (king|s.Bit())&hm.sens != 0 {
@@ -1209,7 +1209,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			for cand != 0 {
 				s := popFirst(&cand) & 63
 				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
-				if BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || RookAttacks(s, o)&hm.zone == 0) {
+				if BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || perftRookAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
 					if (from.Bit()|s.Bit())&hm.sens != 0 {
@@ -1234,7 +1234,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 	}
 	for bb := orth; bb != 0; {
 		from := popFirst(&bb) & 63
-		t := RookAttacks(from, occ) & targets
+		t := perftRookAttacks(from, occ) & targets
 		if pinned&from.Bit() != 0 {
 			if checkers != 0 {
 				continue
@@ -1255,7 +1255,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			for cand != 0 {
 				s := popFirst(&cand) & 63
 				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
-				if RookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
+				if perftRookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
 					if (from.Bit()|s.Bit())&hm.sens != 0 {
@@ -1400,7 +1400,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if fb := bb & -bb; epOK(fb) {
@@ -1474,7 +1474,7 @@ func (c *perftCore) deltaBlack(b *perftBoard, h *perftHarmless, ft Bitboard) uin
 			a = BishopAttacks(sl.sq, occ)
 		}
 		if sl.orth {
-			a |= RookAttacks(sl.sq, occ)
+			a |= perftRookAttacks(sl.sq, occ)
 		}
 		d += popCount(a&^theirs&sl.line) - sl.moves
 	}
@@ -1522,7 +1522,7 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	ourBQ := (b.pieces[Bishop] | b.pieces[Queen]) & ours
 	var snipers Bitboard
 	if rookRays[tk]&ourRQ != 0 {
-		snipers = RookAttacks(tk, ours) & ourRQ
+		snipers = perftRookAttacks(tk, ours) & ourRQ
 	}
 	if bishopRays[tk]&ourBQ != 0 {
 		snipers |= BishopAttacks(tk, ours) & ourBQ
@@ -1551,7 +1551,7 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 			sl.attacks = BishopAttacks(s, occ)
 		}
 		if sl.orth {
-			sl.attacks |= RookAttacks(s, occ)
+			sl.attacks |= perftRookAttacks(s, occ)
 		}
 		sl.line = ^Bitboard(0)
 		if pinned&s.Bit() != 0 {
@@ -1669,7 +1669,7 @@ func (c *perftCore) genBlack(b *perftBoard, ml *perftMoveList) {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = RookAttacks(ksq, theirs) & theirRQ
+		snipers = perftRookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -1692,7 +1692,7 @@ func (c *perftCore) genBlack(b *perftBoard, ml *perftMoveList) {
 	ml.n = 0
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || perftRookAttacks(s, kingOcc)&theirRQ == 0) {
 			ml.add(newPerftMove(ksq, s, King, pmNormal))
 		}
 	}
@@ -1732,7 +1732,7 @@ func (c *perftCore) genBlack(b *perftBoard, ml *perftMoveList) {
 	}
 	for bb := orth; bb != 0; {
 		from := popFirst(&bb) & 63
-		t := RookAttacks(from, occ) & targets
+		t := perftRookAttacks(from, occ) & targets
 		if pinned&from.Bit() != 0 {
 			if checkers != 0 {
 				continue
@@ -1797,7 +1797,7 @@ func (c *perftCore) genBlack(b *perftBoard, ml *perftMoveList) {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if fb := bb & -bb; epOK(fb) {

@@ -95,7 +95,7 @@ func castleClear(r *perftCastleRight, occ, bq, rq Bitboard) bool {
 		}
 	}
 	for x := rq; x != 0; {
-		if RookAttacks(popFirst(&x), o)&r.path != 0 {
+		if perftRookAttacks(popFirst(&x), o)&r.path != 0 {
 			return false
 		}
 	}
