@@ -660,11 +660,15 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	bad := kingAttacks[tk]
 	// The squares where our attacks decide their moves: where their king
 	// can go, and the squares its castling crosses.
-	// Where a knight, pawn or king of ours would attack them: from tables
-	// for the king's square and its neighbours (a neighbour of their own
-	// only makes the test stricter), plus the castling paths.
+	// Where a knight, pawn or king of ours would attack them: the king's
+	// square and the neighbours it can step to, plus the castling paths. A
+	// neighbour holding a piece of theirs is left out: whether we attack it
+	// changes none of their moves (a quiet move of ours leaves it theirs),
+	// and in a crowded king's corner it was the usual reason a knight or
+	// pawn move could not be counted with the null-move count.
 	zone := kingAttacks[tk] &^ theirs
-	knightT, pawnT, kingT := kingZone[tk].knights, kingZone[tk].pawns[them], kingZone[tk].kings
+	near := zone | tk.Bit()
+	knightT, pawnT, kingT := knightSpread(near), pawnWest(near, them)|pawnEast(near, them), kingSpread(near)
 	// Castling tests its path with king and rook lifted; lines towards the
 	// zone are judged so too (lifting only makes more lines count as open).
 	lifted := occ
@@ -1567,11 +1571,15 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	bad := kingAttacks[tk]
 	// The squares where our attacks decide their moves: where their king
 	// can go, and the squares its castling crosses.
-	// Where a knight, pawn or king of ours would attack them: from tables
-	// for the king's square and its neighbours (a neighbour of their own
-	// only makes the test stricter), plus the castling paths.
+	// Where a knight, pawn or king of ours would attack them: the king's
+	// square and the neighbours it can step to, plus the castling paths. A
+	// neighbour holding a piece of theirs is left out: whether we attack it
+	// changes none of their moves (a quiet move of ours leaves it theirs),
+	// and in a crowded king's corner it was the usual reason a knight or
+	// pawn move could not be counted with the null-move count.
 	zone := kingAttacks[tk] &^ theirs
-	knightT, pawnT, kingT := kingZone[tk].knights, kingZone[tk].pawns[them], kingZone[tk].kings
+	near := zone | tk.Bit()
+	knightT, pawnT, kingT := knightSpread(near), pawnWest(near, them)|pawnEast(near, them), kingSpread(near)
 	// Castling tests its path with king and rook lifted; lines towards the
 	// zone are judged so too (lifting only makes more lines count as open).
 	lifted := occ

@@ -37,3 +37,27 @@ func TestPerftRookAttacks(t *testing.T) {
 		check(Square(r.IntN(64)), occ)
 	}
 }
+
+// TestPerftSpreads compares knightSpread and kingSpread with the union of
+// the knight and king tables over the set's squares.
+func TestPerftSpreads(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 2))
+	for i := 0; i < 100_000; i++ {
+		b := Bitboard(r.Uint64() & r.Uint64() & r.Uint64())
+		if i < 64 {
+			b = Square(i).Bit()
+		}
+		var knights, kings Bitboard
+		for x := b; x != 0; {
+			s := popFirst(&x)
+			knights |= knightAttacks[s]
+			kings |= kingAttacks[s]
+		}
+		if got := knightSpread(b); got != knights {
+			t.Fatalf("knightSpread(%#x) = %#x, the table's union %#x", uint64(b), uint64(got), uint64(knights))
+		}
+		if got := kingSpread(b); got != kings {
+			t.Fatalf("kingSpread(%#x) = %#x, the table's union %#x", uint64(b), uint64(got), uint64(kings))
+		}
+	}
+}

@@ -355,22 +355,20 @@ type perftSlider struct {
 	diag, orth bool
 }
 
-// kingZone[s] holds, for a king on s, the squares from which a knight, a
-// pawn (by the king's colour: of the other side) or a king attacks s or a
-// square next to it.
-var kingZone [64]struct {
-	knights, kings Bitboard
-	pawns          [2]Bitboard
+// knightSpread returns the squares a knight on any square of b attacks
+// (the squares from which a knight attacks one of b's).
+func knightSpread(b Bitboard) Bitboard {
+	l1 := (b >> 1) & 0x7f7f7f7f7f7f7f7f
+	l2 := (b >> 2) & 0x3f3f3f3f3f3f3f3f
+	r1 := (b << 1) & 0xfefefefefefefefe
+	r2 := (b << 2) & 0xfcfcfcfcfcfcfcfc
+	h1, h2 := l1|r1, l2|r2
+	return h1<<16 | h1>>16 | h2<<8 | h2>>8
 }
 
-func init() {
-	for s := Square(0); s < 64; s++ {
-		for z := kingAttacks[s] | s.Bit(); z != 0; {
-			n := popFirst(&z)
-			kingZone[s].knights |= knightAttacks[n]
-			kingZone[s].kings |= kingAttacks[n]
-			kingZone[s].pawns[White] |= pawnAttacks[White][n]
-			kingZone[s].pawns[Black] |= pawnAttacks[Black][n]
-		}
-	}
+// kingSpread returns the squares next to any square of b.
+func kingSpread(b Bitboard) Bitboard {
+	side := (b<<1)&^fileA | (b>>1)&^fileH
+	row := b | side
+	return side | row<<8 | row>>8
 }
