@@ -294,15 +294,17 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 		}
 		if hm.badFrom&from.Bit() == 0 {
 			// A slider is harmless where it attacks none of their king's
-			// squares and is on no line with their king.
-			cand := t &^ (occ | hm.badTo | hm.diagK)
+			// squares and neither checks nor pins along a line through
+			// their king (perftHarmless.lineSafe).
+			lines := hm.diagK
 			if pt == Queen {
-				cand &^= hm.orthK
+				lines |= hm.orthK
 			}
+			cand := t &^ (occ | hm.badTo)
 			for cand != 0 {
 				s := popFirst(&cand) & 63
 				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
-				if BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || perftRookAttacks(s, o)&hm.zone == 0) {
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || perftRookAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
 					if (from.Bit()|s.Bit())&hm.sens != 0 {
@@ -339,16 +341,16 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			pt = Queen
 		}
 		if hm.badFrom&from.Bit() == 0 {
-			// A slider is harmless where it attacks none of their king's
-			// squares and is on no line with their king.
-			cand := t &^ (occ | hm.badTo | hm.orthK)
+			// As for the diagonal sliders above.
+			lines := hm.orthK
 			if pt == Queen {
-				cand &^= hm.diagK
+				lines |= hm.diagK
 			}
+			cand := t &^ (occ | hm.badTo)
 			for cand != 0 {
 				s := popFirst(&cand) & 63
 				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
-				if perftRookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && perftRookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
 					if (from.Bit()|s.Bit())&hm.sens != 0 {
@@ -1205,15 +1207,17 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 		}
 		if hm.badFrom&from.Bit() == 0 {
 			// A slider is harmless where it attacks none of their king's
-			// squares and is on no line with their king.
-			cand := t &^ (occ | hm.badTo | hm.diagK)
+			// squares and neither checks nor pins along a line through
+			// their king (perftHarmless.lineSafe).
+			lines := hm.diagK
 			if pt == Queen {
-				cand &^= hm.orthK
+				lines |= hm.orthK
 			}
+			cand := t &^ (occ | hm.badTo)
 			for cand != 0 {
 				s := popFirst(&cand) & 63
 				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
-				if BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || perftRookAttacks(s, o)&hm.zone == 0) {
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || perftRookAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
 					if (from.Bit()|s.Bit())&hm.sens != 0 {
@@ -1250,16 +1254,16 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			pt = Queen
 		}
 		if hm.badFrom&from.Bit() == 0 {
-			// A slider is harmless where it attacks none of their king's
-			// squares and is on no line with their king.
-			cand := t &^ (occ | hm.badTo | hm.orthK)
+			// As for the diagonal sliders above.
+			lines := hm.orthK
 			if pt == Queen {
-				cand &^= hm.diagK
+				lines |= hm.diagK
 			}
+			cand := t &^ (occ | hm.badTo)
 			for cand != 0 {
 				s := popFirst(&cand) & 63
 				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
-				if perftRookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && perftRookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
 					if (from.Bit()|s.Bit())&hm.sens != 0 {

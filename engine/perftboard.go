@@ -355,6 +355,24 @@ type perftSlider struct {
 	diag, orth bool
 }
 
+// lineSafe reports whether our slider, landing on the empty square s
+// where it moves along lines (the lines through their king of its kind:
+// diagK, orthK or both), neither checks their king nor pins a piece of
+// theirs: s is on no such line, or between s and their king stand two
+// pieces or more, or one of ours (occ is the occupancy with the slider
+// lifted off its square, ours our pieces). A check or a new pin would
+// change their moves; with two pieces between, or our own, nothing does.
+func (h *perftHarmless) lineSafe(s Square, lines, occ, ours Bitboard) bool {
+	if lines&s.Bit() == 0 {
+		return true
+	}
+	between := betweenBB[h.tk][s&63] & occ
+	if between&(between-1) != 0 {
+		return true
+	}
+	return between&ours != 0
+}
+
 // knightSpread returns the squares a knight on any square of b attacks
 // (the squares from which a knight attacks one of b's).
 func knightSpread(b Bitboard) Bitboard {
