@@ -686,15 +686,15 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	// Our pieces that attack the zone or their king must stay.
 	badFrom := bad | (knightT&b.pieces[Knight]|pawnT&b.pieces[Pawn]|kingT&b.pieces[King])&ours
 	badTo := bad
-	// Our sliders: on a line with their king, the whole line between is
-	// off limits (checks and pins, through any number of pieces); towards
-	// a zone square, an open line must stay open and a line closed by one
-	// piece must keep it.
+	// Our sliders: on a line with their king, no check may appear and no
+	// pin of theirs appear or go (kingLineBans); towards a zone square, an
+	// open line must stay open and a line closed by one piece must keep it.
 	for x := (b.pieces[Bishop] | b.pieces[Queen]) & ours; x != 0; {
 		s := popFirst(&x) & 63
 		if bishopRays[s]&tk.Bit() != 0 {
-			badFrom |= betweenBB[tk][s] | s.Bit()
-			badTo |= betweenBB[tk][s]
+			from, to := kingLineBans(s, tk, occ, ours)
+			badFrom |= from
+			badTo |= to
 		}
 		for z := bishopRays[s] & zone; z != 0; {
 			nk := popFirst(&z) & 63
@@ -709,8 +709,9 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	for x := (b.pieces[Rook] | b.pieces[Queen]) & ours; x != 0; {
 		s := popFirst(&x) & 63
 		if rookRays[s]&tk.Bit() != 0 {
-			badFrom |= betweenBB[tk][s] | s.Bit()
-			badTo |= betweenBB[tk][s]
+			from, to := kingLineBans(s, tk, occ, ours)
+			badFrom |= from
+			badTo |= to
 		}
 		for z := rookRays[s] & zone; z != 0; {
 			nk := popFirst(&z) & 63
@@ -1599,15 +1600,15 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	// Our pieces that attack the zone or their king must stay.
 	badFrom := bad | (knightT&b.pieces[Knight]|pawnT&b.pieces[Pawn]|kingT&b.pieces[King])&ours
 	badTo := bad
-	// Our sliders: on a line with their king, the whole line between is
-	// off limits (checks and pins, through any number of pieces); towards
-	// a zone square, an open line must stay open and a line closed by one
-	// piece must keep it.
+	// Our sliders: on a line with their king, no check may appear and no
+	// pin of theirs appear or go (kingLineBans); towards a zone square, an
+	// open line must stay open and a line closed by one piece must keep it.
 	for x := (b.pieces[Bishop] | b.pieces[Queen]) & ours; x != 0; {
 		s := popFirst(&x) & 63
 		if bishopRays[s]&tk.Bit() != 0 {
-			badFrom |= betweenBB[tk][s] | s.Bit()
-			badTo |= betweenBB[tk][s]
+			from, to := kingLineBans(s, tk, occ, ours)
+			badFrom |= from
+			badTo |= to
 		}
 		for z := bishopRays[s] & zone; z != 0; {
 			nk := popFirst(&z) & 63
@@ -1622,8 +1623,9 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	for x := (b.pieces[Rook] | b.pieces[Queen]) & ours; x != 0; {
 		s := popFirst(&x) & 63
 		if rookRays[s]&tk.Bit() != 0 {
-			badFrom |= betweenBB[tk][s] | s.Bit()
-			badTo |= betweenBB[tk][s]
+			from, to := kingLineBans(s, tk, occ, ours)
+			badFrom |= from
+			badTo |= to
 		}
 		for z := rookRays[s] & zone; z != 0; {
 			nk := popFirst(&z) & 63

@@ -373,6 +373,33 @@ func (h *perftHarmless) lineSafe(s Square, lines, occ, ours Bitboard) bool {
 	return between&ours != 0
 }
 
+// kingLineBans returns, for our slider on s on a line with their king on
+// tk, the squares a quiet move of ours may not leave (from) or fill (to)
+// if their moves are to stay those after a null move: no check may appear
+// and no pin of theirs appear or go. It depends on the pieces between:
+//   - one of theirs: it is pinned; the slider must stay, and filling the
+//     line would free it;
+//   - one of ours: leaving it would give check; filling makes two;
+//   - one of ours and one of theirs: leaving ours would pin theirs;
+//   - two of ours, two of theirs, or three or more: nothing a quiet move
+//     does to one square changes that.
+func kingLineBans(s, tk Square, occ, ours Bitboard) (from, to Bitboard) {
+	seg := betweenBB[tk&63][s&63]
+	k := seg & occ
+	switch {
+	case k == 0: // a check with us to move: not a legal position
+		return seg | s.Bit(), seg
+	case k&(k-1) == 0 && k&ours == 0:
+		return s.Bit(), seg
+	case k&(k-1) == 0:
+		return k, 0
+	}
+	if rest := k & (k - 1); rest&(rest-1) == 0 && k&ours != 0 && k&^ours != 0 {
+		return k & ours, 0
+	}
+	return 0, 0
+}
+
 // knightSpread returns the squares a knight on any square of b attacks
 // (the squares from which a knight attacks one of b's).
 func knightSpread(b Bitboard) Bitboard {
