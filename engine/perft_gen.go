@@ -264,6 +264,13 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			for h != 0 {
 				delta += c.deltaWhite(b, hm, from.Bit()|popFirst(&h).Bit())
 			}
+			// Captures, the same squares but occupied by theirs.
+			hc := t & theirs &^ (hm.badTo | hm.knightT | hm.rookHomes)
+			nh += popCount(hc)
+			t ^= hc
+			for hc != 0 {
+				delta += c.captureDeltaWhite(b, hm, from.Bit(), popFirst(&hc)&63)
+			}
 		}
 		for t != 0 {
 			s := popFirst(&t) & 63
@@ -312,6 +319,15 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 					}
 				}
 			}
+			for capt := t & theirs &^ (hm.badTo | hm.rookHomes); capt != 0; {
+				s := popFirst(&capt) & 63
+				o := (occ ^ from.Bit()) &^ hm.lift
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || perftRookAttacks(s, o)&hm.zone == 0) {
+					nh++
+					t ^= s.Bit()
+					delta += c.captureDeltaWhite(b, hm, from.Bit(), s)
+				}
+			}
 		}
 		for t != 0 {
 			s := popFirst(&t) & 63
@@ -356,6 +372,15 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 					if (from.Bit()|s.Bit())&hm.sens != 0 {
 						delta += c.deltaWhite(b, hm, from.Bit()|s.Bit())
 					}
+				}
+			}
+			for capt := t & theirs &^ (hm.badTo | hm.rookHomes); capt != 0; {
+				s := popFirst(&capt) & 63
+				o := (occ ^ from.Bit()) &^ hm.lift
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && perftRookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
+					nh++
+					t ^= s.Bit()
+					delta += c.captureDeltaWhite(b, hm, from.Bit(), s)
 				}
 			}
 		}
@@ -415,6 +440,21 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 		for h := h2 & (hm.sens | pawnPush(pawnPush(hm.sens, us), us)); h != 0; {
 			s := popFirst(&h)
 			delta += c.deltaWhite(b, hm, s.Bit()|pawnBack(pawnBack(s.Bit(), us), us))
+		}
+		// Harmless captures (promotions are not).
+		capOK := ^(hm.badTo | hm.pawnT | promo | hm.rookHomes)
+		hw := west & pawnWest(pawns&^hm.badFrom, us) & capOK
+		he := east & pawnEast(pawns&^hm.badFrom, us) & capOK
+		nh += popCount(hw) + popCount(he)
+		west ^= hw
+		east ^= he
+		for hw != 0 {
+			s := popFirst(&hw) & 63
+			delta += c.captureDeltaWhite(b, hm, westFrom(s, us).Bit(), s)
+		}
+		for he != 0 {
+			s := popFirst(&he) & 63
+			delta += c.captureDeltaWhite(b, hm, eastFrom(s, us).Bit(), s)
 		}
 	}
 	for t := push1 &^ promo; t != 0; {
@@ -579,6 +619,48 @@ func (c *perftCore) deltaWhite(b *perftBoard, h *perftHarmless, ft Bitboard) uin
 	return d
 }
 
+// captureDeltaWhite is deltaWhite for our capture from fb to the square
+// to: the captured piece's moves go, their sliders whose attacks touch
+// either square are looked up again (the captured square is ours now:
+// one more move for a slider that stopped on it), each of their knights
+// that attacked it gains a capture, and their pawns are counted again when
+// the capture touches them (see perftHarmless).
+func (c *perftCore) captureDeltaWhite(b *perftBoard, h *perftHarmless, fb Bitboard, to Square) uint64 {
+	const us, them = White, Black
+	tb := to.Bit()
+	ft := fb | tb
+	ours, theirs := b.colors[us]^ft, b.colors[them]^tb
+	occ := ours | theirs
+	var d uint64
+	for i := 0; i < h.nSliders; i++ {
+		sl := &h.sliders[i&15]
+		if sl.sq == to {
+			d -= sl.moves
+			continue
+		}
+		if h.attacks[i&15]&ft == 0 {
+			continue
+		}
+		var a Bitboard
+		if sl.diag {
+			a = BishopAttacks(sl.sq, occ)
+		}
+		if sl.orth {
+			a |= perftRookAttacks(sl.sq, occ)
+		}
+		d += popCount(a&^theirs&sl.line) - sl.moves
+	}
+	theirN := b.pieces[Knight] & b.colors[them]
+	d += popCount(knightAttacks[to] & theirN &^ h.pinned)
+	if theirN&tb&^h.pinned != 0 {
+		d -= popCount(knightAttacks[to] &^ b.colors[them])
+	}
+	if ft&h.pawnSens != 0 || tb&b.pieces[Pawn] != 0 {
+		d += pawnMovesBlack(b.pieces[Pawn]&theirs, h.pinned, h.tk, occ, ours) - h.pawnMoves
+	}
+	return d
+}
+
 // pawnMovesWhite returns the number of legal moves of White's pawns,
 // whose king on ksq is not in check and whose pieces pinned are pinned,
 // with occupancy occ and enemies the other side's pieces; no e.p. square.
@@ -674,9 +756,11 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	// Castling tests its path with king and rook lifted; lines towards the
 	// zone are judged so too (lifting only makes more lines count as open).
 	lifted := occ
+	var rookHomes Bitboard
 	for r := b.castling & castleRightsOf(them); r != 0; r &= r - 1 {
 		cr := &c.castle.right[bits.TrailingZeros8(r)&3]
 		bad |= cr.empty
+		rookHomes |= cr.lift &^ tk.Bit()
 		lifted &^= cr.lift
 		zone |= cr.path
 		knightT |= cr.knights
@@ -728,6 +812,7 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	h.diagK, h.orthK = bishopRays[tk], rookRays[tk]
 	h.sens, h.pawnSens, h.pawnAtt = sens, pawnSens, pawnAtt
 	h.pinned, h.tk, h.nSliders = pinned, tk, n
+	h.rookHomes = rookHomes
 	h.pawnMoves = pawnMovesBlack(theirPawns, pinned, tk, occ, ours)
 }
 
@@ -1178,6 +1263,13 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			for h != 0 {
 				delta += c.deltaBlack(b, hm, from.Bit()|popFirst(&h).Bit())
 			}
+			// Captures, the same squares but occupied by theirs.
+			hc := t & theirs &^ (hm.badTo | hm.knightT | hm.rookHomes)
+			nh += popCount(hc)
+			t ^= hc
+			for hc != 0 {
+				delta += c.captureDeltaBlack(b, hm, from.Bit(), popFirst(&hc)&63)
+			}
 		}
 		for t != 0 {
 			s := popFirst(&t) & 63
@@ -1226,6 +1318,15 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 					}
 				}
 			}
+			for capt := t & theirs &^ (hm.badTo | hm.rookHomes); capt != 0; {
+				s := popFirst(&capt) & 63
+				o := (occ ^ from.Bit()) &^ hm.lift
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || perftRookAttacks(s, o)&hm.zone == 0) {
+					nh++
+					t ^= s.Bit()
+					delta += c.captureDeltaBlack(b, hm, from.Bit(), s)
+				}
+			}
 		}
 		for t != 0 {
 			s := popFirst(&t) & 63
@@ -1270,6 +1371,15 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 					if (from.Bit()|s.Bit())&hm.sens != 0 {
 						delta += c.deltaBlack(b, hm, from.Bit()|s.Bit())
 					}
+				}
+			}
+			for capt := t & theirs &^ (hm.badTo | hm.rookHomes); capt != 0; {
+				s := popFirst(&capt) & 63
+				o := (occ ^ from.Bit()) &^ hm.lift
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && perftRookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
+					nh++
+					t ^= s.Bit()
+					delta += c.captureDeltaBlack(b, hm, from.Bit(), s)
 				}
 			}
 		}
@@ -1329,6 +1439,21 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 		for h := h2 & (hm.sens | pawnPush(pawnPush(hm.sens, us), us)); h != 0; {
 			s := popFirst(&h)
 			delta += c.deltaBlack(b, hm, s.Bit()|pawnBack(pawnBack(s.Bit(), us), us))
+		}
+		// Harmless captures (promotions are not).
+		capOK := ^(hm.badTo | hm.pawnT | promo | hm.rookHomes)
+		hw := west & pawnWest(pawns&^hm.badFrom, us) & capOK
+		he := east & pawnEast(pawns&^hm.badFrom, us) & capOK
+		nh += popCount(hw) + popCount(he)
+		west ^= hw
+		east ^= he
+		for hw != 0 {
+			s := popFirst(&hw) & 63
+			delta += c.captureDeltaBlack(b, hm, westFrom(s, us).Bit(), s)
+		}
+		for he != 0 {
+			s := popFirst(&he) & 63
+			delta += c.captureDeltaBlack(b, hm, eastFrom(s, us).Bit(), s)
 		}
 	}
 	for t := push1 &^ promo; t != 0; {
@@ -1493,6 +1618,48 @@ func (c *perftCore) deltaBlack(b *perftBoard, h *perftHarmless, ft Bitboard) uin
 	return d
 }
 
+// captureDeltaBlack is deltaBlack for our capture from fb to the square
+// to: the captured piece's moves go, their sliders whose attacks touch
+// either square are looked up again (the captured square is ours now:
+// one more move for a slider that stopped on it), each of their knights
+// that attacked it gains a capture, and their pawns are counted again when
+// the capture touches them (see perftHarmless).
+func (c *perftCore) captureDeltaBlack(b *perftBoard, h *perftHarmless, fb Bitboard, to Square) uint64 {
+	const us, them = Black, White
+	tb := to.Bit()
+	ft := fb | tb
+	ours, theirs := b.colors[us]^ft, b.colors[them]^tb
+	occ := ours | theirs
+	var d uint64
+	for i := 0; i < h.nSliders; i++ {
+		sl := &h.sliders[i&15]
+		if sl.sq == to {
+			d -= sl.moves
+			continue
+		}
+		if h.attacks[i&15]&ft == 0 {
+			continue
+		}
+		var a Bitboard
+		if sl.diag {
+			a = BishopAttacks(sl.sq, occ)
+		}
+		if sl.orth {
+			a |= perftRookAttacks(sl.sq, occ)
+		}
+		d += popCount(a&^theirs&sl.line) - sl.moves
+	}
+	theirN := b.pieces[Knight] & b.colors[them]
+	d += popCount(knightAttacks[to] & theirN &^ h.pinned)
+	if theirN&tb&^h.pinned != 0 {
+		d -= popCount(knightAttacks[to] &^ b.colors[them])
+	}
+	if ft&h.pawnSens != 0 || tb&b.pieces[Pawn] != 0 {
+		d += pawnMovesWhite(b.pieces[Pawn]&theirs, h.pinned, h.tk, occ, ours) - h.pawnMoves
+	}
+	return d
+}
+
 // pawnMovesBlack returns the number of legal moves of Black's pawns,
 // whose king on ksq is not in check and whose pieces pinned are pinned,
 // with occupancy occ and enemies the other side's pieces; no e.p. square.
@@ -1588,9 +1755,11 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	// Castling tests its path with king and rook lifted; lines towards the
 	// zone are judged so too (lifting only makes more lines count as open).
 	lifted := occ
+	var rookHomes Bitboard
 	for r := b.castling & castleRightsOf(them); r != 0; r &= r - 1 {
 		cr := &c.castle.right[bits.TrailingZeros8(r)&3]
 		bad |= cr.empty
+		rookHomes |= cr.lift &^ tk.Bit()
 		lifted &^= cr.lift
 		zone |= cr.path
 		knightT |= cr.knights
@@ -1642,6 +1811,7 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	h.diagK, h.orthK = bishopRays[tk], rookRays[tk]
 	h.sens, h.pawnSens, h.pawnAtt = sens, pawnSens, pawnAtt
 	h.pinned, h.tk, h.nSliders = pinned, tk, n
+	h.rookHomes = rookHomes
 	h.pawnMoves = pawnMovesWhite(theirPawns, pinned, tk, occ, ours)
 }
 

@@ -339,6 +339,7 @@ type perftHarmless struct {
 	sens, pawnSens        Bitboard
 	pawnAtt               Bitboard // their pawns' attacks
 	pinned                Bitboard // their pieces pinned by ours
+	rookHomes             Bitboard // their castling rooks: capturing one takes a right
 	pawnMoves             uint64   // their pawns' legal moves after a null move
 	tk                    Square   // their king
 	nSliders              int
