@@ -307,25 +307,18 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			if pt == Queen {
 				lines |= hm.orthK
 			}
-			cand := t &^ (occ | hm.badTo)
-			for cand != 0 {
+			// Quiet moves and captures alike (captureDelta for these).
+			for cand := t &^ (hm.badTo | hm.rookHomes); cand != 0; {
 				s := popFirst(&cand) & 63
-				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
+				o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
 				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || perftRookAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
-					if (from.Bit()|s.Bit())&hm.sens != 0 {
+					if theirs&s.Bit() != 0 {
+						delta += c.captureDeltaWhite(b, hm, from.Bit(), s)
+					} else if (from.Bit()|s.Bit())&hm.sens != 0 {
 						delta += c.deltaWhite(b, hm, from.Bit()|s.Bit())
 					}
-				}
-			}
-			for capt := t & theirs &^ (hm.badTo | hm.rookHomes); capt != 0; {
-				s := popFirst(&capt) & 63
-				o := (occ ^ from.Bit()) &^ hm.lift
-				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || perftRookAttacks(s, o)&hm.zone == 0) {
-					nh++
-					t ^= s.Bit()
-					delta += c.captureDeltaWhite(b, hm, from.Bit(), s)
 				}
 			}
 		}
@@ -362,25 +355,18 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			if pt == Queen {
 				lines |= hm.diagK
 			}
-			cand := t &^ (occ | hm.badTo)
-			for cand != 0 {
+			// Quiet moves and captures alike (captureDelta for these).
+			for cand := t &^ (hm.badTo | hm.rookHomes); cand != 0; {
 				s := popFirst(&cand) & 63
-				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
+				o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
 				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && perftRookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
-					if (from.Bit()|s.Bit())&hm.sens != 0 {
+					if theirs&s.Bit() != 0 {
+						delta += c.captureDeltaWhite(b, hm, from.Bit(), s)
+					} else if (from.Bit()|s.Bit())&hm.sens != 0 {
 						delta += c.deltaWhite(b, hm, from.Bit()|s.Bit())
 					}
-				}
-			}
-			for capt := t & theirs &^ (hm.badTo | hm.rookHomes); capt != 0; {
-				s := popFirst(&capt) & 63
-				o := (occ ^ from.Bit()) &^ hm.lift
-				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && perftRookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
-					nh++
-					t ^= s.Bit()
-					delta += c.captureDeltaWhite(b, hm, from.Bit(), s)
 				}
 			}
 		}
@@ -1306,25 +1292,18 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			if pt == Queen {
 				lines |= hm.orthK
 			}
-			cand := t &^ (occ | hm.badTo)
-			for cand != 0 {
+			// Quiet moves and captures alike (captureDelta for these).
+			for cand := t &^ (hm.badTo | hm.rookHomes); cand != 0; {
 				s := popFirst(&cand) & 63
-				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
+				o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
 				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || perftRookAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
-					if (from.Bit()|s.Bit())&hm.sens != 0 {
+					if theirs&s.Bit() != 0 {
+						delta += c.captureDeltaBlack(b, hm, from.Bit(), s)
+					} else if (from.Bit()|s.Bit())&hm.sens != 0 {
 						delta += c.deltaBlack(b, hm, from.Bit()|s.Bit())
 					}
-				}
-			}
-			for capt := t & theirs &^ (hm.badTo | hm.rookHomes); capt != 0; {
-				s := popFirst(&capt) & 63
-				o := (occ ^ from.Bit()) &^ hm.lift
-				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || perftRookAttacks(s, o)&hm.zone == 0) {
-					nh++
-					t ^= s.Bit()
-					delta += c.captureDeltaBlack(b, hm, from.Bit(), s)
 				}
 			}
 		}
@@ -1361,25 +1340,18 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			if pt == Queen {
 				lines |= hm.diagK
 			}
-			cand := t &^ (occ | hm.badTo)
-			for cand != 0 {
+			// Quiet moves and captures alike (captureDelta for these).
+			for cand := t &^ (hm.badTo | hm.rookHomes); cand != 0; {
 				s := popFirst(&cand) & 63
-				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
+				o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
 				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && perftRookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
-					if (from.Bit()|s.Bit())&hm.sens != 0 {
+					if theirs&s.Bit() != 0 {
+						delta += c.captureDeltaBlack(b, hm, from.Bit(), s)
+					} else if (from.Bit()|s.Bit())&hm.sens != 0 {
 						delta += c.deltaBlack(b, hm, from.Bit()|s.Bit())
 					}
-				}
-			}
-			for capt := t & theirs &^ (hm.badTo | hm.rookHomes); capt != 0; {
-				s := popFirst(&capt) & 63
-				o := (occ ^ from.Bit()) &^ hm.lift
-				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && perftRookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
-					nh++
-					t ^= s.Bit()
-					delta += c.captureDeltaBlack(b, hm, from.Bit(), s)
 				}
 			}
 		}
