@@ -296,13 +296,16 @@ func (l *perftMoveList) addPawn(from, to Square, promo Bitboard) {
 	}
 }
 
-// perftHarmless finds the quiet moves (no capture, castling, e.p. or
-// promotion) after which the opponent has the legal moves it would have
-// after a null move (the side to move passing), or those but for the moves
-// of some of its sliders and pawns: perft2 counts such moves with one
-// count of the null-move position plus the difference (perftCore.delta:
-// the sliders whose rays the move touches are looked up again, the pawns
-// counted again). MPerft calls the first kind null-move counting.
+// perftHarmless finds the moves (quiet moves, and captures by knights,
+// sliders and pawns; no castling, e.p. or promotion) after which the
+// opponent has the legal moves it would have after a null move (the side
+// to move passing), or those but for the moves of some of its pieces:
+// perft2 counts such moves with one count of the null-move position plus
+// the difference (perftCore.delta for a quiet move: the sliders whose rays
+// the move touches are looked up again, the pawns counted again;
+// perftCore.captureDelta for a capture: the same, less the captured
+// piece's moves, plus one for each knight or slider of theirs that reached
+// the captured square). MPerft calls the exact kind null-move counting.
 //
 // Their legal moves are those of their king (castling included), knights,
 // sliders and pawns; they are not in check after the null move (we are
@@ -313,23 +316,31 @@ func (l *perftMoveList) addPawn(from, to Square, promo Bitboard) {
 //     and not our attacks on the zone (where their king can step, the
 //     squares its castling crosses) or on the king itself: the moving piece
 //     attacks none of them from where it lands (knightT, pawnT, kingT are
-//     the squares from which a knight, pawn or king would; a slider is
-//     tested exactly, and may not stand on a line with their king at all),
-//     did not attack them from where it stood (badFrom), and opens or
-//     closes no line of another slider of ours towards them (badFrom,
-//     badTo); lines are judged with their castling king and rooks lifted,
-//     as the castling test sees them. So no check appears, their pins stay,
-//     and their king's moves and castlings stay;
+//     the squares from which a knight, pawn or king would; neighbours of
+//     their king holding their own pieces are not in the zone, since
+//     whether we attack them changes none of their moves; a slider is
+//     tested exactly), did not attack them from where it stood (badFrom),
+//     and opens or closes no line of another slider of ours towards them
+//     (badFrom, badTo); lines are judged with their castling king and
+//     rooks lifted, as the castling test sees them;
+//   - along the lines through their king no check appears and no pin of
+//     theirs appears or goes: kingLineBans for our sliders already on such
+//     a line (by the pieces between), lineSafe for a slider landing on one;
+//     so their pins stay, and their king's moves and castlings stay;
+//   - a capture takes no castling rook of theirs (rookHomes: their rights
+//     would change);
 //   - a double push passes no square their pawns attack (pawnAtt: that
 //     would give them an e.p. capture).
 //
 // Then their knights keep their moves (a knight's move to a square is one
-// move whether it captures or not), a slider of theirs whose attacks
-// include neither square of the move keeps its moves (sens holds all their
+// move whether it captures or not; a capture adds one for each knight
+// that reaches the square), a slider of theirs whose attacks include
+// neither square of the move keeps its moves (sens holds all their
 // sliders' attacks), and their pawns keep theirs unless the move touches
-// pawnSens (their pawns' captures and pushes). Each rule errs on the safe
-// side; TestPerftCoreAgrees compares perft 2 with the plain count on every
-// test position.
+// pawnSens (their pawns' captures and pushes) or takes a pawn. Each rule
+// errs on the safe side; TestPerftCoreAgrees compares perft 2 with the
+// plain count on every test position (and fails when a delta term is
+// left out).
 type perftHarmless struct {
 	badFrom, badTo        Bitboard
 	zone                  Bitboard
