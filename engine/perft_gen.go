@@ -212,9 +212,10 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 		c.harmlessWhite(b, hm)
 	}
 	var nh, delta uint64
-	kingH := Bitboard(0)
+	kingH, kingHC := Bitboard(0), Bitboard(0) // quiet moves, captures
 	if hm.badFrom&king == 0 {
 		kingH = ^(occ | hm.badTo | hm.kingT)
+		kingHC = theirs &^ (hm.badTo | hm.kingT | hm.rookHomes)
 	}
 	from := ksq
 	for t := kingTargets; t != 0; {
@@ -223,8 +224,13 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			if kingH&s.Bit() != 0 {
 				nh++
 				if (king|s.Bit())&hm.sens != 0 {
-					delta += c.deltaWhite(b, hm, king|s.Bit())
+					delta += c.deltaWhite(b, hm, king, s.Bit())
 				}
+				continue
+			}
+			if kingHC&s.Bit() != 0 {
+				nh++
+				delta += c.captureDeltaWhite(b, hm, king, s)
 				continue
 			}
 			child = *b
@@ -262,7 +268,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 				h &= hm.sens
 			}
 			for h != 0 {
-				delta += c.deltaWhite(b, hm, from.Bit()|popFirst(&h).Bit())
+				delta += c.deltaWhite(b, hm, from.Bit(), popFirst(&h).Bit())
 			}
 			// Captures, the same squares but occupied by theirs.
 			hc := t & theirs &^ (hm.badTo | hm.knightT | hm.rookHomes)
@@ -317,7 +323,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 					if theirs&s.Bit() != 0 {
 						delta += c.captureDeltaWhite(b, hm, from.Bit(), s)
 					} else if (from.Bit()|s.Bit())&hm.sens != 0 {
-						delta += c.deltaWhite(b, hm, from.Bit()|s.Bit())
+						delta += c.deltaWhite(b, hm, from.Bit(), s.Bit())
 					}
 				}
 			}
@@ -365,7 +371,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 					if theirs&s.Bit() != 0 {
 						delta += c.captureDeltaWhite(b, hm, from.Bit(), s)
 					} else if (from.Bit()|s.Bit())&hm.sens != 0 {
-						delta += c.deltaWhite(b, hm, from.Bit()|s.Bit())
+						delta += c.deltaWhite(b, hm, from.Bit(), s.Bit())
 					}
 				}
 			}
@@ -421,11 +427,11 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 		push2 ^= h2
 		for h := h1 & (hm.sens | pawnPush(hm.sens, us)); h != 0; {
 			s := popFirst(&h)
-			delta += c.deltaWhite(b, hm, s.Bit()|pawnBack(s.Bit(), us))
+			delta += c.deltaWhite(b, hm, pawnBack(s.Bit(), us), s.Bit())
 		}
 		for h := h2 & (hm.sens | pawnPush(pawnPush(hm.sens, us), us)); h != 0; {
 			s := popFirst(&h)
-			delta += c.deltaWhite(b, hm, s.Bit()|pawnBack(pawnBack(s.Bit(), us), us))
+			delta += c.deltaWhite(b, hm, pawnBack(pawnBack(s.Bit(), us), us), s.Bit())
 		}
 		// Harmless captures (promotions are not).
 		capOK := ^(hm.badTo | hm.pawnT | promo | hm.rookHomes)
@@ -576,20 +582,28 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 }
 
 // deltaWhite returns how many more legal moves (mod 2^64) they have
-// after our quiet move ft (from | to) than after a null move, when only
+// after our quiet move from fb to tb than after a null move, when only
 // the moves of their sliders and pawns can differ (see perftHarmless):
-// the sliders whose attacks touch ft are looked up again, the pawns are
-// counted again if ft touches them.
-func (c *perftCore) deltaWhite(b *perftBoard, h *perftHarmless, ft Bitboard) uint64 {
+// the sliders whose attacks touch either square are looked up again (or,
+// when only the square moved to is on their rays, lose what lies past it
+// without a lookup), the pawns are counted again if the move touches them.
+func (c *perftCore) deltaWhite(b *perftBoard, h *perftHarmless, fb, tb Bitboard) uint64 {
 	const us, them = White, Black
+	ft := fb | tb
 	ours, theirs := b.colors[us]^ft, b.colors[them]
 	occ := ours | theirs
 	var d uint64
 	for i := 0; i < h.nSliders; i++ {
-		if h.attacks[i&15]&ft == 0 {
+		att := h.attacks[i&15]
+		if att&ft == 0 {
 			continue
 		}
 		sl := &h.sliders[i&15]
+		if att&fb == 0 {
+			// The ray through the square moved to now stops there.
+			d -= popCount(att & rayPast(sl.sq, tb.First()) &^ theirs & sl.line)
+			continue
+		}
 		var a Bitboard
 		if sl.diag {
 			a = BishopAttacks(sl.sq, occ)
@@ -625,6 +639,12 @@ func (c *perftCore) captureDeltaWhite(b *perftBoard, h *perftHarmless, fb Bitboa
 			continue
 		}
 		if h.attacks[i&15]&ft == 0 {
+			continue
+		}
+		if h.attacks[i&15]&fb == 0 {
+			// Only the captured square is on its rays: the same rays,
+			// and the square is ours to take now.
+			d += popCount(tb & sl.line)
 			continue
 		}
 		var a Bitboard
@@ -1197,9 +1217,10 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 		c.harmlessBlack(b, hm)
 	}
 	var nh, delta uint64
-	kingH := Bitboard(0)
+	kingH, kingHC := Bitboard(0), Bitboard(0) // quiet moves, captures
 	if hm.badFrom&king == 0 {
 		kingH = ^(occ | hm.badTo | hm.kingT)
+		kingHC = theirs &^ (hm.badTo | hm.kingT | hm.rookHomes)
 	}
 	from := ksq
 	for t := kingTargets; t != 0; {
@@ -1208,8 +1229,13 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			if kingH&s.Bit() != 0 {
 				nh++
 				if (king|s.Bit())&hm.sens != 0 {
-					delta += c.deltaBlack(b, hm, king|s.Bit())
+					delta += c.deltaBlack(b, hm, king, s.Bit())
 				}
+				continue
+			}
+			if kingHC&s.Bit() != 0 {
+				nh++
+				delta += c.captureDeltaBlack(b, hm, king, s)
 				continue
 			}
 			child = *b
@@ -1247,7 +1273,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 				h &= hm.sens
 			}
 			for h != 0 {
-				delta += c.deltaBlack(b, hm, from.Bit()|popFirst(&h).Bit())
+				delta += c.deltaBlack(b, hm, from.Bit(), popFirst(&h).Bit())
 			}
 			// Captures, the same squares but occupied by theirs.
 			hc := t & theirs &^ (hm.badTo | hm.knightT | hm.rookHomes)
@@ -1302,7 +1328,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 					if theirs&s.Bit() != 0 {
 						delta += c.captureDeltaBlack(b, hm, from.Bit(), s)
 					} else if (from.Bit()|s.Bit())&hm.sens != 0 {
-						delta += c.deltaBlack(b, hm, from.Bit()|s.Bit())
+						delta += c.deltaBlack(b, hm, from.Bit(), s.Bit())
 					}
 				}
 			}
@@ -1350,7 +1376,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 					if theirs&s.Bit() != 0 {
 						delta += c.captureDeltaBlack(b, hm, from.Bit(), s)
 					} else if (from.Bit()|s.Bit())&hm.sens != 0 {
-						delta += c.deltaBlack(b, hm, from.Bit()|s.Bit())
+						delta += c.deltaBlack(b, hm, from.Bit(), s.Bit())
 					}
 				}
 			}
@@ -1406,11 +1432,11 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 		push2 ^= h2
 		for h := h1 & (hm.sens | pawnPush(hm.sens, us)); h != 0; {
 			s := popFirst(&h)
-			delta += c.deltaBlack(b, hm, s.Bit()|pawnBack(s.Bit(), us))
+			delta += c.deltaBlack(b, hm, pawnBack(s.Bit(), us), s.Bit())
 		}
 		for h := h2 & (hm.sens | pawnPush(pawnPush(hm.sens, us), us)); h != 0; {
 			s := popFirst(&h)
-			delta += c.deltaBlack(b, hm, s.Bit()|pawnBack(pawnBack(s.Bit(), us), us))
+			delta += c.deltaBlack(b, hm, pawnBack(pawnBack(s.Bit(), us), us), s.Bit())
 		}
 		// Harmless captures (promotions are not).
 		capOK := ^(hm.badTo | hm.pawnT | promo | hm.rookHomes)
@@ -1561,20 +1587,28 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 }
 
 // deltaBlack returns how many more legal moves (mod 2^64) they have
-// after our quiet move ft (from | to) than after a null move, when only
+// after our quiet move from fb to tb than after a null move, when only
 // the moves of their sliders and pawns can differ (see perftHarmless):
-// the sliders whose attacks touch ft are looked up again, the pawns are
-// counted again if ft touches them.
-func (c *perftCore) deltaBlack(b *perftBoard, h *perftHarmless, ft Bitboard) uint64 {
+// the sliders whose attacks touch either square are looked up again (or,
+// when only the square moved to is on their rays, lose what lies past it
+// without a lookup), the pawns are counted again if the move touches them.
+func (c *perftCore) deltaBlack(b *perftBoard, h *perftHarmless, fb, tb Bitboard) uint64 {
 	const us, them = Black, White
+	ft := fb | tb
 	ours, theirs := b.colors[us]^ft, b.colors[them]
 	occ := ours | theirs
 	var d uint64
 	for i := 0; i < h.nSliders; i++ {
-		if h.attacks[i&15]&ft == 0 {
+		att := h.attacks[i&15]
+		if att&ft == 0 {
 			continue
 		}
 		sl := &h.sliders[i&15]
+		if att&fb == 0 {
+			// The ray through the square moved to now stops there.
+			d -= popCount(att & rayPast(sl.sq, tb.First()) &^ theirs & sl.line)
+			continue
+		}
 		var a Bitboard
 		if sl.diag {
 			a = BishopAttacks(sl.sq, occ)
@@ -1610,6 +1644,12 @@ func (c *perftCore) captureDeltaBlack(b *perftBoard, h *perftHarmless, fb Bitboa
 			continue
 		}
 		if h.attacks[i&15]&ft == 0 {
+			continue
+		}
+		if h.attacks[i&15]&fb == 0 {
+			// Only the captured square is on its rays: the same rays,
+			// and the square is ours to take now.
+			d += popCount(tb & sl.line)
 			continue
 		}
 		var a Bitboard

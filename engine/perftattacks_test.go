@@ -61,3 +61,32 @@ func TestPerftSpreads(t *testing.T) {
 		}
 	}
 }
+
+// TestRayPast compares rayPast with walking the line square by square.
+func TestRayPast(t *testing.T) {
+	for s := Square(0); s < 64; s++ {
+		for to := Square(0); to < 64; to++ {
+			if s == to || lineBB[s][to] == 0 {
+				continue
+			}
+			df, dr := sign(int(to.File())-int(s.File())), sign(int(to.Rank())-int(s.Rank()))
+			var want Bitboard
+			for f, r := int(to.File())+df, int(to.Rank())+dr; f >= 0 && f < 8 && r >= 0 && r < 8; f, r = f+df, r+dr {
+				want |= MakeSquare(f, r).Bit()
+			}
+			if got := rayPast(s, to); got != want {
+				t.Fatalf("rayPast(%v, %v) = %#x, want %#x", s, to, uint64(got), uint64(want))
+			}
+		}
+	}
+}
+
+func sign(x int) int {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
+}

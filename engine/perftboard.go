@@ -412,6 +412,18 @@ func kingLineBans(s, tk Square, occ, ours Bitboard) (from, to Bitboard) {
 	return 0, 0
 }
 
+// rayPast returns the squares on the line from s through to that lie past
+// to, seen from s (along a line the square index only grows or only
+// shrinks).
+func rayPast(s, to Square) Bitboard {
+	line := lineBB[s&63][to&63]
+	tb := to.Bit()
+	if to > s {
+		return line &^ (tb | (tb - 1))
+	}
+	return line & (tb - 1)
+}
+
 // knightSpread returns the squares a knight on any square of b attacks
 // (the squares from which a knight attacks one of b's).
 func knightSpread(b Bitboard) Bitboard {
