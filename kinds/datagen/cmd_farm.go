@@ -22,7 +22,6 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/arbiter-chess/arbiter/client/artifactclient"
 	"github.com/arbiter-chess/arbiter/client/clicmd"
@@ -145,19 +144,10 @@ func (sf *submitFlags) run(cmd *cobra.Command) error {
 	if err := artifactclient.UploadEngine(ctx, c.Conn(), es, spec.Engine, cmd.ErrOrStderr()); err != nil {
 		return cliexit.Call(c, "upload", err)
 	}
-	packed, err := anypb.New(spec)
+	j, err := clicmd.SubmitJob(ctx, c, Kind, spec)
 	if err != nil {
 		return err
 	}
-	var resp *arbiterv1.SubmitJobResponse
-	err = clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
-		resp, err = c.Jobs.SubmitJob(ctx, &arbiterv1.SubmitJobRequest{Kind: Kind, Spec: packed})
-		return err
-	})
-	if err != nil {
-		return cliexit.Call(c, "submit", err)
-	}
-	j := resp.GetJob()
 	out := cmd.OutOrStdout()
 	if !sf.wait {
 		if sf.jsonOut {
