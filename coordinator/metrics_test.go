@@ -14,6 +14,7 @@ import (
 	"github.com/arbiter-chess/arbiter/base/obs"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	_ "github.com/arbiter-chess/arbiter/kinds/install" // the kinds whose metrics are in the contract
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
