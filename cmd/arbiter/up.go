@@ -126,38 +126,10 @@ workers and clients can join (the address and token are printed); with
 }
 
 func runUp(cmd *cobra.Command, f *upFlags) error {
+	if err := f.check(cmd); err != nil {
+		return err
+	}
 	c := &f.cluster
-	if !cmd.Flags().Changed("hash") {
-		c.HashMB = max(1, workerHashMB/max(1, c.Workers))
-	}
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	if err := f.web.check(); err != nil {
-		return err
-	}
-	if err := checkRequestFlags(c.Server); err != nil {
-		return err
-	}
-	verifyEngines, err := verifyEnginesOf(cmd)
-	if err != nil {
-		return err
-	}
-	c.VerifyEngines = verifyEngines
-	if cmd.Flags().Changed("depth") {
-		if err := checkDepth(cmd.Flags(), f.depth, 0); err != nil {
-			return err
-		}
-	}
-	if f.verify < 0 || f.verify > 1 {
-		return usageError("--recheck %v: must be between 0 and 1", f.verify)
-	}
-	if f.slices < 0 || f.slices > 256 {
-		return usageError("--slices %d: must be between 0 (automatic) and 256", f.slices)
-	}
-	if _, err := engine.ParseFEN(f.fen); err != nil {
-		return usageError("--fen: %v", err)
-	}
 	stderr := cmd.ErrOrStderr()
 	lock, err := f.chooseData(cmd.Flags().Changed("data"), stderr)
 	if err != nil {
@@ -200,28 +172,9 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 	defer cl.Stop()
 	ctx, cancel := clicmd.SignalContext()
 	defer cancel()
-	kept := "kept; --temp for a temporary one"
-	if f.temp || cl.Data() != c.Server.Data {
-		kept = "temporary, removed on exit"
-	}
-	fmt.Fprintf(stderr, "arbiter up: coordinator on %s with %d workers × %d threads (data %s: %s)\n", cl.Addr(), c.Workers, cl.Threads(), cl.Data(), kept)
-	pages := ""
-	if a := cl.HTTPAddr(); a != "" {
-		pages = pagesURL(a)
-		fmt.Fprintf(stderr, "arbiter up: pages on %s\n", pages)
-		fmt.Fprintf(stderr, "arbiter up: metrics on http://%s/metrics\n", a)
-		// The README sends a newcomer to the pages signed in; the token
-		// is otherwise only in the connection file (mode 0600, the same
-		// user as this terminal).
-		fmt.Fprintf(stderr, "arbiter up: sign in on %ssignin with the token %s\n", pages, cl.Token())
-	}
-	if lock != nil {
-		if err := lock.Publish(clicmd.UpConnection{Address: cl.Addr(), Token: cl.Token(), Pages: pages}); err != nil {
-			return fmt.Errorf("writing the connection file: %w", err)
-		}
-		fmt.Fprintf(stderr, "arbiter up: clients on this machine find it through %s\n", lock.Path())
-	} else {
-		fmt.Fprintf(stderr, "arbiter up: clients: export %s=%s %s=%s\n", clicmd.EnvCoordinator, cl.Addr(), auth.EnvToken, cl.Token())
+	pages, err := announceUp(stderr, f, c, cl, lock)
+	if err != nil {
+		return err
 	}
 	serve := func() error {
 		if !f.keepServing || ctx.Err() != nil {
@@ -262,6 +215,84 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		<-ctx.Done()
 		return nil
 	}
+	if err := runUpPerft(ctx, cmd, f, cl); err != nil {
+		return err
+	}
+	return serve()
+}
+
+// check validates up's flags before anything starts, and settles the
+// worker hash its flags leave to it.
+func (f *upFlags) check(cmd *cobra.Command) error {
+	c := &f.cluster
+	if !cmd.Flags().Changed("hash") {
+		c.HashMB = max(1, workerHashMB/max(1, c.Workers))
+	}
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if err := f.web.check(); err != nil {
+		return err
+	}
+	if err := checkRequestFlags(c.Server); err != nil {
+		return err
+	}
+	verifyEngines, err := verifyEnginesOf(cmd)
+	if err != nil {
+		return err
+	}
+	c.VerifyEngines = verifyEngines
+	if cmd.Flags().Changed("depth") {
+		if err := checkDepth(cmd.Flags(), f.depth, 0); err != nil {
+			return err
+		}
+	}
+	if f.verify < 0 || f.verify > 1 {
+		return usageError("--recheck %v: must be between 0 and 1", f.verify)
+	}
+	if f.slices < 0 || f.slices > 256 {
+		return usageError("--slices %d: must be between 0 (automatic) and 256", f.slices)
+	}
+	if _, err := engine.ParseFEN(f.fen); err != nil {
+		return usageError("--fen: %v", err)
+	}
+	return nil
+}
+
+// announceUp tells the user where the farm is: its pages, metrics, how to
+// sign in and how clients find it. It returns the pages' URL ("" without
+// them).
+func announceUp(stderr io.Writer, f *upFlags, c *localcluster.Config, cl *localcluster.Cluster, lock *clicmd.ConnLock) (string, error) {
+	kept := "kept; --temp for a temporary one"
+	if f.temp || cl.Data() != c.Server.Data {
+		kept = "temporary, removed on exit"
+	}
+	fmt.Fprintf(stderr, "arbiter up: coordinator on %s with %d workers × %d threads (data %s: %s)\n", cl.Addr(), c.Workers, cl.Threads(), cl.Data(), kept)
+	pages := ""
+	if a := cl.HTTPAddr(); a != "" {
+		pages = pagesURL(a)
+		fmt.Fprintf(stderr, "arbiter up: pages on %s\n", pages)
+		fmt.Fprintf(stderr, "arbiter up: metrics on http://%s/metrics\n", a)
+		// The README sends a newcomer to the pages signed in; the token
+		// is otherwise only in the connection file (mode 0600, the same
+		// user as this terminal).
+		fmt.Fprintf(stderr, "arbiter up: sign in on %ssignin with the token %s\n", pages, cl.Token())
+	}
+	if lock != nil {
+		if err := lock.Publish(clicmd.UpConnection{Address: cl.Addr(), Token: cl.Token(), Pages: pages}); err != nil {
+			return "", fmt.Errorf("writing the connection file: %w", err)
+		}
+		fmt.Fprintf(stderr, "arbiter up: clients on this machine find it through %s\n", lock.Path())
+	} else {
+		fmt.Fprintf(stderr, "arbiter up: clients: export %s=%s %s=%s\n", clicmd.EnvCoordinator, cl.Addr(), auth.EnvToken, cl.Token())
+	}
+	return pages, nil
+}
+
+// runUpPerft runs (or, on a kept --data, resumes) up's perft job on the
+// farm and prints it as arbiter perft does.
+func runUpPerft(ctx context.Context, cmd *cobra.Command, f *upFlags, cl *localcluster.Cluster) error {
+	stderr := cmd.ErrOrStderr()
 	client, err := cl.Client()
 	if err != nil {
 		return err
@@ -299,7 +330,7 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		}
 		fmt.Fprintf(out, "Verified: matches the published perft(%d) of the start position\n", f.depth)
 	}
-	return serve()
+	return nil
 }
 
 // chooseData settles where the store lives: --data as given, a
