@@ -181,7 +181,7 @@ func (s *Server) previewTest(w http.ResponseWriter, r *http.Request, vw viewer) 
 		s.formError(w, r, vw, "test", f, pf, err)
 		return nil
 	}
-	v := &view{Title: "Submit: diff preview", Nav: "submit", Viewer: vw, Now: s.cfg.Now()}
+	v := &view{Title: "Submit: diff preview", Nav: "submit", Viewer: vw, Now: s.cfg.Now(), status: http.StatusOK}
 	v.CSRF = s.csrfToken(w, r)
 	v.Page = &submitData{Books: s.books(), Test: f, Perft: pf, Models: []string{"normalized", "logistic", "bayeselo"}, Preview: d,
 		Repos: s.knownRepositories()}

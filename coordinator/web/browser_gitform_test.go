@@ -1,0 +1,220 @@
+//go:build unix
+
+package web
+
+// The submit form's git sources in a real headless Chromium, against a
+// real coordinator (gRPC and pages on loopback, a SQLite store) and a real
+// git server on loopback (git http-backend, testing/gittest) serving a
+// small C engine with two branches:
+//   - controls: a malformed ref and a branch the repository lacks are
+//     each refused with the error beside engine A's git fields, and no
+//     test is made;
+//   - the user fills "branch dev against main", previews the diff on the
+//     form (no test made by the preview), submits; the git server is then
+//     shut, and workers that never saw it build both engines from the
+//     coordinator's copies and play the match to its end;
+//   - the "test a branch against the default branch" shortcut lists the
+//     repository and fills the form from it.
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/arbiter-chess/arbiter/base/identity"
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
+	"github.com/arbiter-chess/arbiter/match/builtin"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/gittest"
+	"github.com/arbiter-chess/arbiter/worker"
+)
+
+// startBuildingWorker runs an in-process worker that builds and runs
+// uploaded engines. Unsandboxed: the sandbox's wrapper is the arbiter
+// binary (this test binary is not one); the sandbox has its own tests.
+func (cl *cluster) startBuildingWorker(t *testing.T, name string) {
+	t.Helper()
+	tok, err := cl.c.Credentials.Create(context.Background(), identity.Bootstrap, "id-"+name, identity.Worker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := cl.dial(t, tok)
+	w, err := worker.New(worker.Config{Conn: conn.Conn(), Name: name, Threads: 1, HashMB: 8, BenchNPS: 1_000_000, Grace: time.Second,
+		Builtin: builtin.New, DataDir: t.TempDir(), AllowUploads: true, Unsandboxed: true,
+		Retry: clusterclient.Policy{Base: 20 * time.Millisecond, Cap: 200 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.Run(ctx)
+	}()
+	cl.stop = append(cl.stop, func() { cancel(); wg.Wait() })
+}
+
+// tinyRepo makes a repository of the e2e tests' tiny UCI engine: main
+// searches one ply less than dev.
+func tinyRepo(t *testing.T) (root, deep, shallow string) {
+	t.Helper()
+	src := "../e2e/testdata/tinyuci"
+	code, err := os.ReadFile(filepath.Join(src, "tinyuci.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	makefile, err := os.ReadFile(filepath.Join(src, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep, shallow = "search(&pos, 3, -1000000", "search(&pos, 2, -1000000"
+	if !strings.Contains(string(code), deep) {
+		t.Fatalf("tinyuci.c has no %q", deep)
+	}
+	root = t.TempDir()
+	repo := gittest.NewRepo(t, root, "tinyuci")
+	repo.Commit("tinyuci: depth 2", map[string]string{"Makefile": string(makefile), "tinyuci.c": strings.Replace(string(code), deep, shallow, 1)})
+	repo.Branch("dev")
+	repo.Commit("Search one ply deeper", map[string]string{"tinyuci.c": string(code)})
+	repo.Checkout("main")
+	return root, deep, shallow
+}
+
+func TestBrowserFormGitBranch(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skip("no " + chromiumPath + " (Debian package chromium)")
+	}
+	for _, tool := range []string{"cc", "make", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip("no " + tool)
+		}
+	}
+	root, deep, shallow := tinyRepo(t)
+	gitURL, stopGit := gittest.ServeStoppable(t, root)
+	url := gitURL + "/tinyuci"
+
+	cl := newCluster(t, clusterOpts{books: bookDir})
+	grpcClient := cl.dial(t, cl.client)
+	jobCount := func() int { jobs, _ := cl.c.Core.Jobs(0, nil); return len(jobs) }
+	c := newChrome(t, cl.web.URL, t.TempDir())
+	c.do("open the sign-in page", chromedp.Navigate(c.base+"/signin"), chromedp.WaitVisible(chromedp.CSS("#token")))
+	c.navigate("sign in", chromedp.SendKeys(chromedp.CSS("#token"), cl.client), chromedp.Click(chromedp.CSS("#signin")))
+	c.visit("/submit", "submit")
+	if n := eval[int](c, `document.querySelectorAll('#shortcut-form').length`); n != 0 {
+		t.Errorf("the shortcut shows with no repository known")
+	}
+
+	fill := func(what, refA string, click string) {
+		c.navigate(what,
+			chromedp.SetValue(chromedp.CSS("#engine_a"), "name=dev,build=make EXE=engine"),
+			chromedp.SetValue(chromedp.CSS("#engine_a_repo"), url),
+			chromedp.SetValue(chromedp.CSS("#engine_a_ref"), refA),
+			chromedp.SetValue(chromedp.CSS("#engine_b"), "name=base,build=make EXE=engine"),
+			chromedp.SetValue(chromedp.CSS("#engine_b_repo"), url),
+			chromedp.SetValue(chromedp.CSS("#engine_b_ref"), "main"),
+			chromedp.Click(chromedp.CSS(`input[name="kind"][value="match"]`)),
+			chromedp.SetValue(chromedp.CSS("#games"), "8"),
+			chromedp.SetValue(chromedp.CSS("#each"), "nodes=1000"),
+			chromedp.SetValue(chromedp.CSS("#book"), "uho-200.epd"),
+			chromedp.SetValue(chromedp.CSS("#batch_pairs"), "2"),
+			chromedp.Click(chromedp.CSS(click)))
+	}
+
+	// ---- controls: bad refs are refused beside the git field ----
+	before := jobCount()
+	for _, bad := range []struct{ ref, want string }{
+		{"bad..ref", `not a branch, tag or commit name`},
+		{"no-such-branch", `no branch, tag or commit "no-such-branch"`},
+	} {
+		fill("submit "+bad.ref, bad.ref, "#submit-test")
+		got := eval[string](c, `(document.getElementById('engine_a_git-error') || {innerText: ''}).innerText`)
+		if !strings.Contains(got, bad.want) {
+			t.Errorf("ref %s: the error beside the git field is %q, want %q; page: %s", bad.ref, got, bad.want,
+				eval[string](c, `document.querySelector('main').innerText`))
+		}
+		if p := eval[string](c, "location.pathname"); p != "/submit/test" {
+			t.Errorf("ref %s: the form went to %s", bad.ref, p)
+		}
+	}
+	if n := jobCount(); n != before {
+		t.Fatalf("refused forms made %d jobs", n-before)
+	}
+
+	// ---- the diff before submitting ----
+	fill("preview the diff", "dev", "#preview-diff")
+	preview := eval[string](c, `(document.getElementById('preview') || {innerText: ''}).innerText`)
+	for _, want := range []string{"-\t\t\t" + shallow, "+\t\t\t" + deep, "Search one ply deeper (Ada Tester)", "From base", "to dev"} {
+		if !strings.Contains(preview, want) {
+			t.Errorf("the preview lacks %q:\n%s", want, preview)
+		}
+	}
+	if n := jobCount(); n != before {
+		t.Fatalf("the preview made a job")
+	}
+	c.screenshot("submit-preview")
+
+	// ---- submit from the preview's page: the form kept every value ----
+	c.navigate("submit the test", chromedp.Click(chromedp.CSS("#submit-test")))
+	loc := eval[string](c, "location.pathname")
+	if !strings.HasPrefix(loc, "/tests/s") {
+		t.Fatalf("the form went to %s: %s", loc, eval[string](c, `document.querySelector('main').innerText`))
+	}
+	id := strings.TrimPrefix(loc, "/tests/")
+	// The repository goes away before any worker exists: the workers
+	// build what the coordinator stored.
+	stopGit()
+	cl.startBuildingWorker(t, "w1")
+	cl.startBuildingWorker(t, "w2")
+	deadline := time.Now().Add(5 * time.Minute)
+	j := cl.job(t, grpcClient, id)
+	for j.GetState() != arbiterv1.JobState_JOB_STATE_DONE {
+		if time.Now().After(deadline) || j.GetState() == arbiterv1.JobState_JOB_STATE_FAILED || j.GetState() == arbiterv1.JobState_JOB_STATE_CANCELLED {
+			t.Fatalf("the test did not end: %v %q %v checks %v", j.GetState(), j.GetError(), j.GetMatchProgress(), j.GetArtifactChecks())
+		}
+		time.Sleep(300 * time.Millisecond)
+		j = cl.job(t, grpcClient, id)
+	}
+	if g := j.GetMatchProgress().GetGames(); g != 8 {
+		t.Errorf("the match ended after %d games, want 8", g)
+	}
+	a, b := j.GetMatch().GetEngineA().GetArtifact(), j.GetMatch().GetEngineB().GetArtifact()
+	if a.GetRepository() != url || a.GetBranch() != "dev" || b.GetBranch() != "main" || len(a.GetSha256()) != 64 || a.GetCommit() == b.GetCommit() {
+		t.Errorf("the engines' artifacts: A %v B %v", a, b)
+	}
+	verified := 0
+	for _, ch := range j.GetArtifactChecks() {
+		if ch.GetState() == arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED {
+			verified++
+		}
+	}
+	if verified == 0 {
+		t.Errorf("no worker reports a built engine: %v", j.GetArtifactChecks())
+	}
+	c.visit("/tests/"+id, "test-from-git")
+	if d := eval[string](c, `(document.getElementById('diff') || {innerText: ''}).innerText`); !strings.Contains(d, "+\t\t\t"+deep) {
+		t.Errorf("the test page's diff: %q", d)
+	}
+
+	// ---- the shortcut: the repository is known now ----
+	c.visit("/submit", "submit-shortcut")
+	if opts := eval[string](c, `Array.from(document.querySelectorAll('#shortcut-repo option')).map(o => o.value).join(' ')`); opts != url {
+		t.Fatalf("the shortcut offers %q, want %q", opts, url)
+	}
+	c.navigate("use the shortcut", chromedp.SetValue(chromedp.CSS("#shortcut-branch"), "dev"), chromedp.Click(chromedp.CSS("#shortcut-fill")))
+	got := eval[[]string](c, `['engine_a','engine_a_repo','engine_a_ref','engine_b','engine_b_repo','engine_b_ref'].map(k => document.getElementById(k).value)`)
+	want := []string{`name="dev",build="make EXE=engine"`, url, "dev", `name=main,build="make EXE=engine"`, url, "HEAD"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("the shortcut filled %q, want %q", got, want)
+	}
+	if errs := c.consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
