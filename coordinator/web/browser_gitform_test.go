@@ -147,6 +147,10 @@ func TestBrowserFormGitBranch(t *testing.T) {
 	if n := jobCount(); n != before {
 		t.Fatalf("refused forms made %d jobs", n-before)
 	}
+	// The refusals answered 400 and 404, which the console reports.
+	if errs := strings.Join(c.consoleErrors(), "\n"); !strings.Contains(errs, "400") || !strings.Contains(errs, "404") {
+		t.Errorf("the refusals' statuses: %q", errs)
+	}
 
 	// ---- the diff before submitting ----
 	fill("preview the diff", "dev", "#preview-diff")

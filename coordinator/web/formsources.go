@@ -216,7 +216,8 @@ func (s *Server) previewDiff(ctx context.Context, vw viewer, f testForm) (*diffV
 		commits[i], messages[i] = c, m
 	}
 	name := func(e engineFields) string {
-		if es, err := enginespec.Parse(e.Spec, enginespec.Match); err == nil && es.Name != "" {
+		text, _ := e.specText()
+		if es, err := enginespec.Parse(text, enginespec.Match); err == nil && es.Name != "" {
 			return es.Name
 		}
 		return e.Which
