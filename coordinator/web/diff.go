@@ -6,6 +6,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -13,12 +14,15 @@ import (
 // between two commits of a repository it fetched, and for the submit
 // form the same fetch a CLI submission of source=git:URL@REF makes
 // (ImportEngines), a ref resolved before a test exists (the diff
-// preview), and the repositories past tests came from (the shortcut).
+// preview), the repositories past tests came from (the shortcut), and
+// the artifact upload path for engines and nets uploaded on the form.
 type DiffSource interface {
 	Diff(ctx context.Context, url, base, head string) (diff string, truncated bool, err error)
 	ImportEngines(ctx context.Context, id identity.Identity, engines ...*arbiterv1.EngineSpec) error
 	ResolveGitRef(ctx context.Context, id identity.Identity, what, url, ref string) (commit, message string, err error)
 	KnownRepositories(limit int) []artifacts.KnownRepository
+	BeginUpload(id identity.Identity, req *arbiterv1.BeginUploadRequest) (*store.Artifact, int64, error)
+	Upload(ctx context.Context, id identity.Identity, next func() (sha string, offset int64, data []byte, err error)) (*store.Artifact, int64, error)
 }
 
 // diffView is the diff of a test of two commits of one repository: from

@@ -44,6 +44,9 @@ type testForm struct {
 	BatchPairs, Priority, Share    string
 	RefNPS, Event                  string
 	Tags, Notes                    string
+	// files and nets are the engines' uploaded files (not shown again:
+	// a browser does not refill a file input).
+	files, nets [2]*multipart.FileHeader
 }
 
 type perftForm struct {
@@ -157,7 +160,9 @@ func readTestForm(r *http.Request) testForm {
 		BookOrder: f("book_order"), Seed: f("seed"), Plies: f("plies"), Games: f("games"), Elo0: f("elo0"), Elo1: f("elo1"),
 		Alpha: f("alpha"), Beta: f("beta"), Model: f("model"), BatchPairs: f("batch_pairs"), Priority: f("priority"),
 		Share: f("throughput"), RefNPS: f("reference_nps"), Event: f("event"), Tags: f("tags"),
-		Notes: strings.ReplaceAll(f("notes"), "\r\n", "\n")}
+		Notes: strings.ReplaceAll(f("notes"), "\r\n", "\n"),
+		files: [2]*multipart.FileHeader{formFile(r, "engine_a_file"), formFile(r, "engine_b_file")},
+		nets:  [2]*multipart.FileHeader{formFile(r, "engine_a_net"), formFile(r, "engine_b_net")}}
 }
 
 // defaultHangTimeout is arbiter submit's --hangtimeout default.
@@ -356,6 +361,9 @@ func (s *Server) submitTest(w http.ResponseWriter, r *http.Request, vw viewer) e
 	f := readTestForm(r)
 	_, pf := defaultForms()
 	spec, err := s.matchSpec(r, f)
+	if err == nil {
+		err = s.storeUploads(r.Context(), vw, f, [2]*arbiterv1.EngineSpec{spec.EngineA, spec.EngineB})
+	}
 	if err == nil {
 		err = s.importEngines(r.Context(), vw, f, [2]*arbiterv1.EngineSpec{spec.EngineA, spec.EngineB})
 	}

@@ -3,7 +3,9 @@ package web
 import (
 	"context"
 	"errors"
+	"mime/multipart"
 	"net/http"
+	"path/filepath"
 	"strings"
 
 	"go.uber.org/zap"
@@ -63,12 +65,17 @@ type engineFields struct {
 	ID        string // the spec field's id: "engine_a" or "engine_b"
 	Spec      string
 	Repo, Ref string
+	File, Net *multipart.FileHeader // an uploaded program or source tarball, a net
 }
 
 func (f testForm) engines() [2]engineFields {
-	return [2]engineFields{{Which: "engine A", ID: "engine_a", Spec: f.EngineA, Repo: f.RepoA, Ref: f.RefA},
-		{Which: "engine B", ID: "engine_b", Spec: f.EngineB, Repo: f.RepoB, Ref: f.RefB}}
+	return [2]engineFields{{Which: "engine A", ID: "engine_a", Spec: f.EngineA, Repo: f.RepoA, Ref: f.RefA, File: f.files[0], Net: f.nets[0]},
+		{Which: "engine B", ID: "engine_b", Spec: f.EngineB, Repo: f.RepoB, Ref: f.RefB, File: f.files[1], Net: f.nets[1]}}
 }
+
+// fileField and netField are the ids of the engine's file inputs.
+func (e engineFields) fileField() string { return e.ID + "_file" }
+func (e engineFields) netField() string  { return e.ID + "_net" }
 
 // gitField is the id of the engine's git fields (its error's place).
 func (e engineFields) gitField() string { return e.ID + "_git" }
@@ -76,11 +83,27 @@ func (e engineFields) gitField() string { return e.ID + "_git" }
 // specText is the engine's spec in the CLI grammar: the typed text, with
 // source=git:URL@REF when a repository is given.
 func (e engineFields) specText() (string, error) {
+	text := e.Spec
+	if e.Net != nil {
+		text += ",net=" + quoteValue(filepath.Base(e.Net.Filename))
+	}
+	if e.File != nil {
+		if e.Repo != "" || e.Ref != "" {
+			return "", onField(e.fileField(), bad("%s: give a git repository or a file, not both", e.Which))
+		}
+		// The grammar's keys for a program and a source tree: Parse
+		// applies the CLI's rules (build= with a source tree only).
+		key := ",upload="
+		if isSourceTarball(e.File.Filename) {
+			key = ",source="
+		}
+		return text + key + quoteValue(filepath.Base(e.File.Filename)), nil
+	}
 	if e.Repo == "" {
 		if e.Ref != "" {
 			return "", onField(e.gitField(), bad("%s: branch or commit %s given without a repository", e.Which, clipQ(e.Ref)))
 		}
-		return e.Spec, nil
+		return text, nil
 	}
 	if err := gitsource.CheckURL(e.Repo, true); err != nil || !gitsource.IsRemote(e.Repo) {
 		why := "a URL the coordinator fetches (https://, ssh://, git:// or user@host:path)"
@@ -96,7 +119,7 @@ func (e engineFields) specText() (string, error) {
 	if err := gitsource.CheckRef(ref); err != nil {
 		return "", onField(e.gitField(), bad("%s: %v", e.Which, err))
 	}
-	return e.Spec + ",source=" + quoteValue("git:"+e.Repo+"@"+ref), nil
+	return text + ",source=" + quoteValue("git:"+e.Repo+"@"+ref), nil
 }
 
 // engineSpec reads one engine of the form with the CLI's parser into the
@@ -119,12 +142,12 @@ func engineSpec(e engineFields, each enginespec.Spec) (*arbiterv1.EngineSpec, er
 	if len(es.Limits) > 0 {
 		return nil, onField(e.ID, bad("%s: this form takes one time control for both engines, in the time control field (per-engine limits: arbiter submit match)", e.Which))
 	}
-	remote := ""
-	if e.Repo == "" && (es.Upload != "" || es.Source != "") {
-		return nil, onField(e.ID, bad("%s: upload= and source= name files on your machine, which the coordinator cannot read: give a repository URL in the git fields (or use arbiter submit)", e.Which))
+	if e.Repo == "" && e.File == nil && (es.Upload != "" || es.Source != "") {
+		return nil, onField(e.ID, bad("%s: upload= and source= name files on your machine, which the coordinator cannot read: "+
+			"give a repository URL in the git fields or choose the file to upload", e.Which))
 	}
-	if e.Repo != "" {
-		remote = e.Repo
+	if e.Net == nil && es.NetFile != "" {
+		return nil, onField(e.ID, bad("%s: net=%s names a file on your machine: choose it in the net field (or net=default, net=HASH)", e.Which, clipQ(es.NetFile)))
 	}
 	me, err := es.MatchEngine(each)
 	if err != nil {
@@ -137,14 +160,19 @@ func engineSpec(e engineFields, each enginespec.Spec) (*arbiterv1.EngineSpec, er
 		// its URL and ref with no hash, for the coordinator to fetch.
 		spec.Command, spec.Dir = "", ""
 		spec.Artifact = &arbiterv1.EngineArtifact{Sha256: es.Artifact, Build: es.Build, Exe: es.Exe, Bench: es.Bench}
+		if es.Upload != "" {
+			spec.Artifact.Kind = arbiterv1.ArtifactKind_ARTIFACT_KIND_BINARY
+		} else if es.Source != "" {
+			spec.Artifact.Kind = arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE
+		}
 	}
 	spec.Net = es.NetProto()
-	if remote != "" {
+	if e.Repo != "" {
 		ref := e.Ref
 		if ref == "" {
 			ref = "HEAD"
 		}
-		spec.Artifact.Kind, spec.Artifact.Repository, spec.Artifact.Branch = arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE, remote, ref
+		spec.Artifact.Kind, spec.Artifact.Repository, spec.Artifact.Branch = arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE, e.Repo, ref
 	}
 	return spec, nil
 }
