@@ -15,6 +15,9 @@ package web
 //     coordinator's copies and play the match to its end;
 //   - the "test a branch against the default branch" shortcut lists the
 //     repository and fills the form from it.
+// And an uploaded source tarball (TestBrowserFormUploadTarball): stored,
+// built by the workers, played to the end; a tarball leaving its tree is
+// refused beside its field.
 
 import (
 	"context"
@@ -217,6 +220,83 @@ func TestBrowserFormGitBranch(t *testing.T) {
 	want := []string{`name="dev",build="make EXE=engine"`, url, "dev", `name=main,build="make EXE=engine"`, url, "HEAD"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("the shortcut filled %q, want %q", got, want)
+	}
+	if errs := c.consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// TestBrowserFormUploadTarball: in Chromium, a source tarball chosen in
+// engine A's file field is stored, the workers build it and the match
+// against the builtin engine ends; control: a tarball with an entry
+// leaving its tree is refused beside the file field, making no test.
+func TestBrowserFormUploadTarball(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skip("no " + chromiumPath + " (Debian package chromium)")
+	}
+	for _, tool := range []string{"cc", "make"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip("no " + tool)
+		}
+	}
+	dir := t.TempDir()
+	good := tinyTarball(t, dir)
+	evil := tarball(t, dir, "evil.tar.gz", []string{"Makefile", "../outside.c"}, map[string]string{"Makefile": "all:\n", "../outside.c": "x"})
+	cl := newCluster(t, clusterOpts{books: bookDir})
+	grpcClient := cl.dial(t, cl.client)
+	jobCount := func() int { jobs, _ := cl.c.Core.Jobs(0, nil); return len(jobs) }
+	c := newChrome(t, cl.web.URL, t.TempDir())
+	c.do("open the sign-in page", chromedp.Navigate(c.base+"/signin"), chromedp.WaitVisible(chromedp.CSS("#token")))
+	c.navigate("sign in", chromedp.SendKeys(chromedp.CSS("#token"), cl.client), chromedp.Click(chromedp.CSS("#signin")))
+	send := func(what, tarball string) {
+		c.visit("/submit", "submit-upload")
+		c.navigate(what,
+			chromedp.SetValue(chromedp.CSS("#engine_a"), "name=dev,build=make EXE=engine"),
+			chromedp.SetUploadFiles(chromedp.CSS("#engine_a_file"), []string{tarball}),
+			chromedp.SetValue(chromedp.CSS("#engine_b"), "name=base,builtin"),
+			chromedp.Click(chromedp.CSS(`input[name="kind"][value="match"]`)),
+			chromedp.SetValue(chromedp.CSS("#games"), "8"),
+			chromedp.SetValue(chromedp.CSS("#each"), "nodes=1000"),
+			chromedp.SetValue(chromedp.CSS("#book"), "uho-200.epd"),
+			chromedp.SetValue(chromedp.CSS("#batch_pairs"), "2"),
+			chromedp.Click(chromedp.CSS("#submit-test")))
+	}
+	send("submit a tarball leaving its tree", evil)
+	if got := eval[string](c, `(document.getElementById('engine_a_file-error') || {innerText: ''}).innerText`); !strings.Contains(got, "outside.c") {
+		t.Errorf("the error beside the file field: %q; page: %s", got, eval[string](c, `document.querySelector('main').innerText`))
+	}
+	if n := jobCount(); n != 0 {
+		t.Fatalf("a refused tarball made %d jobs", n)
+	}
+	c.consoleErrors() // the refusal's 400
+	send("submit the tarball", good)
+	loc := eval[string](c, "location.pathname")
+	if !strings.HasPrefix(loc, "/tests/s") {
+		t.Fatalf("the form went to %s: %s", loc, eval[string](c, `document.querySelector('main').innerText`))
+	}
+	id := strings.TrimPrefix(loc, "/tests/")
+	cl.startBuildingWorker(t, "w1")
+	cl.startBuildingWorker(t, "w2")
+	deadline := time.Now().Add(5 * time.Minute)
+	j := cl.job(t, grpcClient, id)
+	for j.GetState() != arbiterv1.JobState_JOB_STATE_DONE {
+		if time.Now().After(deadline) || j.GetState() == arbiterv1.JobState_JOB_STATE_FAILED || j.GetState() == arbiterv1.JobState_JOB_STATE_CANCELLED {
+			t.Fatalf("the test did not end: %v %q %v checks %v", j.GetState(), j.GetError(), j.GetMatchProgress(), j.GetArtifactChecks())
+		}
+		time.Sleep(300 * time.Millisecond)
+		j = cl.job(t, grpcClient, id)
+	}
+	if g := j.GetMatchProgress().GetGames(); g != 8 {
+		t.Errorf("the match ended after %d games, want 8", g)
+	}
+	verified := 0
+	for _, ch := range j.GetArtifactChecks() {
+		if ch.GetState() == arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED && ch.GetEngine() == "dev" {
+			verified++
+		}
+	}
+	if verified == 0 {
+		t.Errorf("no worker reports the uploaded engine built: %v", j.GetArtifactChecks())
 	}
 	if errs := c.consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
