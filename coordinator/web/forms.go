@@ -311,37 +311,9 @@ func (s *Server) matchSpec(r *http.Request, f testForm) (*arbiterv1.MatchSpec, e
 		Games: uint64(games), Priority: int32(prio), Throughput: share, BatchPairs: uint32(batch), ReferenceNps: uint64(ref), Event: f.Event,
 		HangTimeout: durationpb.New(defaultHangTimeout), Tags: tags, Notes: f.Notes}
 	if f.Kind == "sprt" {
-		elo0, err := parseFloat("elo0", f.Elo0, -1000, 1000)
-		if err != nil {
+		if spec.Sprt, err = sprtParams(f); err != nil {
 			return nil, err
 		}
-		elo1, err := parseFloat("elo1", f.Elo1, -1000, 1000)
-		if err != nil {
-			return nil, err
-		}
-		alpha, err := parseFloat("alpha", f.Alpha, 0, 0.5)
-		if err != nil {
-			return nil, err
-		}
-		beta, err := parseFloat("beta", f.Beta, 0, 0.5)
-		if err != nil {
-			return nil, err
-		}
-		model, err := sprt.ParseModel(f.Model)
-		if err != nil {
-			return nil, bad("SPRT model: %v", err)
-		}
-		p := sprt.Params{Elo0: elo0, Elo1: elo1, Alpha: alpha, Beta: beta, Model: model}
-		if p.Alpha == 0 {
-			p.Alpha = 0.05
-		}
-		if p.Beta == 0 {
-			p.Beta = 0.05
-		}
-		if err := p.Validate(); err != nil {
-			return nil, bad("SPRT: %v", err)
-		}
-		spec.Sprt = &arbiterv1.SprtParams{Elo0: p.Elo0, Elo1: p.Elo1, Alpha: p.Alpha, Beta: p.Beta, Model: string(p.Model)}
 	} else if games == 0 {
 		return nil, bad("games: a match needs a number of games (even)")
 	}
@@ -355,6 +327,41 @@ func (s *Server) matchSpec(r *http.Request, f testForm) (*arbiterv1.MatchSpec, e
 		spec.Chess960 = spec.Chess960 || o.Chess960
 	}
 	return spec, nil
+}
+
+// sprtParams reads the form's SPRT bounds and error rates.
+func sprtParams(f testForm) (*arbiterv1.SprtParams, error) {
+	elo0, err := parseFloat("elo0", f.Elo0, -1000, 1000)
+	if err != nil {
+		return nil, err
+	}
+	elo1, err := parseFloat("elo1", f.Elo1, -1000, 1000)
+	if err != nil {
+		return nil, err
+	}
+	alpha, err := parseFloat("alpha", f.Alpha, 0, 0.5)
+	if err != nil {
+		return nil, err
+	}
+	beta, err := parseFloat("beta", f.Beta, 0, 0.5)
+	if err != nil {
+		return nil, err
+	}
+	model, err := sprt.ParseModel(f.Model)
+	if err != nil {
+		return nil, bad("SPRT model: %v", err)
+	}
+	p := sprt.Params{Elo0: elo0, Elo1: elo1, Alpha: alpha, Beta: beta, Model: model}
+	if p.Alpha == 0 {
+		p.Alpha = 0.05
+	}
+	if p.Beta == 0 {
+		p.Beta = 0.05
+	}
+	if err := p.Validate(); err != nil {
+		return nil, bad("SPRT: %v", err)
+	}
+	return &arbiterv1.SprtParams{Elo0: p.Elo0, Elo1: p.Elo1, Alpha: p.Alpha, Beta: p.Beta, Model: string(p.Model)}, nil
 }
 
 func (s *Server) submitTest(w http.ResponseWriter, r *http.Request, vw viewer) error {
