@@ -20,20 +20,16 @@ package web
 // refused beside its field.
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
-	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/testing/gittest"
 	"github.com/arbiter-chess/arbiter/worker"
@@ -44,25 +40,36 @@ import (
 // binary (this test binary is not one); the sandbox has its own tests.
 func (cl *cluster) startBuildingWorker(t *testing.T, name string) {
 	t.Helper()
-	tok, err := cl.c.Credentials.Create(context.Background(), identity.Bootstrap, "id-"+name, identity.Worker)
-	if err != nil {
-		t.Fatal(err)
+	cl.startWorkerWith(t, name, func(c *worker.Config) { c.DataDir, c.AllowUploads, c.Unsandboxed = t.TempDir(), true, true })
+}
+
+// waitBuiltAndEnded waits until test id is done (failing the test if it
+// fails, is cancelled or takes over 5 minutes) and checks that it played
+// 8 games and that a worker built engine, and returns its snapshot.
+func (cl *cluster) waitBuiltAndEnded(t *testing.T, c *clusterclient.Client, id, engine string) *arbiterv1.Job {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	j := cl.job(t, c, id)
+	for j.GetState() != arbiterv1.JobState_JOB_STATE_DONE {
+		if time.Now().After(deadline) || j.GetState() == arbiterv1.JobState_JOB_STATE_FAILED || j.GetState() == arbiterv1.JobState_JOB_STATE_CANCELLED {
+			t.Fatalf("the test did not end: %v %q %v checks %v", j.GetState(), j.GetError(), j.GetMatchProgress(), j.GetArtifactChecks())
+		}
+		time.Sleep(300 * time.Millisecond)
+		j = cl.job(t, c, id)
 	}
-	conn := cl.dial(t, tok)
-	w, err := worker.New(worker.Config{Conn: conn.Conn(), Name: name, Threads: 1, HashMB: 8, BenchNPS: 1_000_000, Grace: time.Second,
-		Builtin: builtin.New, DataDir: t.TempDir(), AllowUploads: true, Unsandboxed: true,
-		Retry: clusterclient.Policy{Base: 20 * time.Millisecond, Cap: 200 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
+	if g := j.GetMatchProgress().GetGames(); g != 8 {
+		t.Errorf("the match ended after %d games, want 8", g)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		w.Run(ctx)
-	}()
-	cl.stop = append(cl.stop, func() { cancel(); wg.Wait() })
+	verified := 0
+	for _, ch := range j.GetArtifactChecks() {
+		if ch.GetState() == arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED && ch.GetEngine() == engine {
+			verified++
+		}
+	}
+	if verified == 0 {
+		t.Errorf("no worker reports engine %s built: %v", engine, j.GetArtifactChecks())
+	}
+	return j
 }
 
 // tinyRepo makes a repository of the e2e tests' tiny UCI engine: main
@@ -180,30 +187,10 @@ func TestBrowserFormGitBranch(t *testing.T) {
 	stopGit()
 	cl.startBuildingWorker(t, "w1")
 	cl.startBuildingWorker(t, "w2")
-	deadline := time.Now().Add(5 * time.Minute)
-	j := cl.job(t, grpcClient, id)
-	for j.GetState() != arbiterv1.JobState_JOB_STATE_DONE {
-		if time.Now().After(deadline) || j.GetState() == arbiterv1.JobState_JOB_STATE_FAILED || j.GetState() == arbiterv1.JobState_JOB_STATE_CANCELLED {
-			t.Fatalf("the test did not end: %v %q %v checks %v", j.GetState(), j.GetError(), j.GetMatchProgress(), j.GetArtifactChecks())
-		}
-		time.Sleep(300 * time.Millisecond)
-		j = cl.job(t, grpcClient, id)
-	}
-	if g := j.GetMatchProgress().GetGames(); g != 8 {
-		t.Errorf("the match ended after %d games, want 8", g)
-	}
+	j := cl.waitBuiltAndEnded(t, grpcClient, id, "dev")
 	a, b := j.GetMatch().GetEngineA().GetArtifact(), j.GetMatch().GetEngineB().GetArtifact()
 	if a.GetRepository() != url || a.GetBranch() != "dev" || b.GetBranch() != "main" || len(a.GetSha256()) != 64 || a.GetCommit() == b.GetCommit() {
 		t.Errorf("the engines' artifacts: A %v B %v", a, b)
-	}
-	verified := 0
-	for _, ch := range j.GetArtifactChecks() {
-		if ch.GetState() == arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED {
-			verified++
-		}
-	}
-	if verified == 0 {
-		t.Errorf("no worker reports a built engine: %v", j.GetArtifactChecks())
 	}
 	c.visit("/tests/"+id, "test-from-git")
 	if d := eval[string](c, `(document.getElementById('diff') || {innerText: ''}).innerText`); !strings.Contains(d, "+\t\t\t"+deep) {
@@ -277,27 +264,7 @@ func TestBrowserFormUploadTarball(t *testing.T) {
 	id := strings.TrimPrefix(loc, "/tests/")
 	cl.startBuildingWorker(t, "w1")
 	cl.startBuildingWorker(t, "w2")
-	deadline := time.Now().Add(5 * time.Minute)
-	j := cl.job(t, grpcClient, id)
-	for j.GetState() != arbiterv1.JobState_JOB_STATE_DONE {
-		if time.Now().After(deadline) || j.GetState() == arbiterv1.JobState_JOB_STATE_FAILED || j.GetState() == arbiterv1.JobState_JOB_STATE_CANCELLED {
-			t.Fatalf("the test did not end: %v %q %v checks %v", j.GetState(), j.GetError(), j.GetMatchProgress(), j.GetArtifactChecks())
-		}
-		time.Sleep(300 * time.Millisecond)
-		j = cl.job(t, grpcClient, id)
-	}
-	if g := j.GetMatchProgress().GetGames(); g != 8 {
-		t.Errorf("the match ended after %d games, want 8", g)
-	}
-	verified := 0
-	for _, ch := range j.GetArtifactChecks() {
-		if ch.GetState() == arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED && ch.GetEngine() == "dev" {
-			verified++
-		}
-	}
-	if verified == 0 {
-		t.Errorf("no worker reports the uploaded engine built: %v", j.GetArtifactChecks())
-	}
+	cl.waitBuiltAndEnded(t, grpcClient, id, "dev")
 	if errs := c.consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}
