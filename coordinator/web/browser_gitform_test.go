@@ -150,6 +150,9 @@ func TestBrowserFormGitBranch(t *testing.T) {
 			t.Errorf("ref %s: the error beside the git field is %q, want %q; page: %s", bad.ref, got, bad.want,
 				eval[string](c, `document.querySelector('main').innerText`))
 		}
+		if problems := eval[[]string](c, a11yScript); len(problems) > 0 {
+			t.Errorf("ref %s: the refusal's accessibility:\n%s", bad.ref, strings.Join(problems, "\n"))
+		}
 		if p := eval[string](c, "location.pathname"); p != "/submit/test" {
 			t.Errorf("ref %s: the form went to %s", bad.ref, p)
 		}
@@ -174,6 +177,9 @@ func TestBrowserFormGitBranch(t *testing.T) {
 		t.Fatalf("the preview made a job")
 	}
 	c.screenshot("submit-preview")
+	if problems := eval[[]string](c, a11yScript); len(problems) > 0 {
+		t.Errorf("the preview page's accessibility:\n%s", strings.Join(problems, "\n"))
+	}
 
 	// ---- submit from the preview's page: the form kept every value ----
 	c.navigate("submit the test", chromedp.Click(chromedp.CSS("#submit-test")))
