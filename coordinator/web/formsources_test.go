@@ -17,6 +17,7 @@ import (
 // the diff and makes no test; a missing branch, a local path and a
 // malformed ref are refused beside the field they are about, making no
 // test; a preview of engines from two repositories says what it needs.
+// The shortcut fills the form only from a repository a test used.
 func TestFormGitSources(t *testing.T) {
 	root, deep, _ := tinyRepo(t)
 	repoURL := gittest.Serve(t, root) + "/tinyuci"
@@ -51,8 +52,24 @@ func TestFormGitSources(t *testing.T) {
 	if n := jobCount(); n != 0 {
 		t.Errorf("previews and refused forms made %d jobs", n)
 	}
+	// The shortcut knows no repository yet.
+	if r := b.get("/submit?repo=" + url.QueryEscape(repoURL) + "&branch=dev"); strings.Contains(r.body, `id="shortcut-form"`) ||
+		strings.Contains(r.body, `value="`+repoURL+`"`) {
+		t.Errorf("the shortcut offers or fills a repository no test used")
+	}
 	// Control: the same form with good refs makes the test.
 	if r := b.post("/submit/test", form("dev", repoURL)); r.status != http.StatusSeeOther || !strings.HasPrefix(r.location, "/tests/s") {
 		t.Errorf("a good form: %d %s\n%s", r.status, r.location, r.body)
+	}
+	// Now it does: it fills the form from it, and from nothing else.
+	r = b.get("/submit?repo=" + url.QueryEscape(repoURL) + "&branch=dev")
+	for _, want := range []string{`<option>` + repoURL + `</option>`, `id="engine_a_repo" name="engine_a_repo" value="` + repoURL + `"`,
+		`id="engine_a_ref" name="engine_a_ref" value="dev"`, `id="engine_b_ref" name="engine_b_ref" value="HEAD"`} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("the shortcut's page lacks %q", want)
+		}
+	}
+	if r := b.get("/submit?repo=" + url.QueryEscape("https://example.org/other.git") + "&branch=dev"); strings.Contains(r.body, `value="https://example.org/other.git"`) {
+		t.Errorf("the shortcut filled a repository no test used")
 	}
 }
