@@ -73,7 +73,7 @@ func TestGitRefsSPRTWithDiffAndWebhooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, deep, shallow := tinyuciRepo(t)
+	root, deep, shallow := gittest.TinyUCI(t, src), gittest.TinyUCIDeep, gittest.TinyUCIShallow
 	gitSrv, stopGit := gittest.ServeStoppable(t, root)
 	url := gitSrv + "/tinyuci"
 	built := t.TempDir()

@@ -25,37 +25,6 @@ import (
 	"github.com/arbiter-chess/arbiter/testing/gittest"
 )
 
-// tinyuciRepo makes a repository of testdata/tinyuci with two branches:
-// main searches its games one ply less, dev is tinyuci as it is (the
-// bench, a fixed search, is the same on both). It returns the
-// repositories' root and the two search lines.
-func tinyuciRepo(t *testing.T) (root, deep, shallow string) {
-	t.Helper()
-	src, err := filepath.Abs("testdata/tinyuci")
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, err := os.ReadFile(filepath.Join(src, "tinyuci.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	makefile, err := os.ReadFile(filepath.Join(src, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	deep, shallow = "search(&pos, 3, -1000000", "search(&pos, 2, -1000000"
-	if !strings.Contains(string(code), deep) {
-		t.Fatalf("tinyuci.c has no %q", deep)
-	}
-	root = t.TempDir()
-	repo := gittest.NewRepo(t, root, "tinyuci")
-	repo.Commit("tinyuci: depth 2", map[string]string{"Makefile": string(makefile), "tinyuci.c": strings.Replace(string(code), deep, shallow, 1)})
-	repo.Branch("dev")
-	repo.Commit("Search one ply deeper", map[string]string{"tinyuci.c": string(code)})
-	repo.Checkout("main")
-	return root, deep, shallow
-}
-
 // headless drives a real headless Chromium.
 type headless struct {
 	t   *testing.T
@@ -123,7 +92,7 @@ func (h *headless) eval(js string) string {
 func TestWebFormBranchAgainstMain(t *testing.T) {
 	requireTools(t)
 	h := newHeadless(t)
-	root, deep, _ := tinyuciRepo(t)
+	root, deep := gittest.TinyUCI(t, "testdata/tinyuci"), gittest.TinyUCIDeep
 	gitSrv, stopGit := gittest.ServeStoppable(t, root)
 	url := gitSrv + "/tinyuci"
 	addr, httpAddr, data := freeAddr(t), freeAddr(t), t.TempDir()

@@ -22,7 +22,6 @@ package web
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,30 +71,10 @@ func (cl *cluster) waitBuiltAndEnded(t *testing.T, c *clusterclient.Client, id, 
 	return j
 }
 
-// tinyRepo makes a repository of the e2e tests' tiny UCI engine: main
-// searches one ply less than dev.
+// tinyRepo is gittest.TinyUCI of the e2e tests' tiny UCI engine.
 func tinyRepo(t *testing.T) (root, deep, shallow string) {
 	t.Helper()
-	src := "../e2e/testdata/tinyuci"
-	code, err := os.ReadFile(filepath.Join(src, "tinyuci.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	makefile, err := os.ReadFile(filepath.Join(src, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	deep, shallow = "search(&pos, 3, -1000000", "search(&pos, 2, -1000000"
-	if !strings.Contains(string(code), deep) {
-		t.Fatalf("tinyuci.c has no %q", deep)
-	}
-	root = t.TempDir()
-	repo := gittest.NewRepo(t, root, "tinyuci")
-	repo.Commit("tinyuci: depth 2", map[string]string{"Makefile": string(makefile), "tinyuci.c": strings.Replace(string(code), deep, shallow, 1)})
-	repo.Branch("dev")
-	repo.Commit("Search one ply deeper", map[string]string{"tinyuci.c": string(code)})
-	repo.Checkout("main")
-	return root, deep, shallow
+	return gittest.TinyUCI(t, "../e2e/testdata/tinyuci"), gittest.TinyUCIDeep, gittest.TinyUCIShallow
 }
 
 func TestBrowserFormGitBranch(t *testing.T) {
