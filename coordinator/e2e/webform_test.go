@@ -9,10 +9,13 @@ package e2e
 // after the git server is shut. The user previews the diff, submits, and
 // the test runs to its end; control: a missing branch is refused beside
 // the git field and makes no test.
+// TestWebFormUploadTarball does the same for a source tarball uploaded
+// on the form.
 
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -104,8 +107,7 @@ func TestWebFormBranchAgainstMain(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	h.run("open the sign-in page", chromedp.Navigate(base+"/signin"), chromedp.WaitVisible(chromedp.CSS("#token")))
-	h.leave("sign in", chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Click(chromedp.CSS("#signin")))
+	h.signIn(base)
 	fill := func(what, refA, button string) {
 		h.run("open the form", chromedp.Navigate(base+"/submit"), chromedp.WaitVisible(chromedp.CSS("#engine_a")))
 		h.leave(what,
@@ -152,20 +154,7 @@ func TestWebFormBranchAgainstMain(t *testing.T) {
 
 	// The repository goes away before any worker exists.
 	stopGit()
-	startWorkerIn(t, addr, "w1")
-	startWorkerIn(t, addr, "w2")
-	deadline := time.Now().Add(5 * time.Minute)
-	for !done(getJob(t, conn, id)) {
-		if time.Now().After(deadline) {
-			j := getJob(t, conn, id)
-			t.Fatalf("the test did not end: %v %q %v checks %v", j.GetState(), j.GetError(), j.GetMatchProgress(), j.GetArtifactChecks())
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
-	j := getJob(t, conn, id)
-	if g := j.GetMatchProgress().GetGames(); g != 8 {
-		t.Errorf("the match ended after %d games, want 8", g)
-	}
+	j := runToEnd(t, addr, conn, id)
 	if a := j.GetMatch().GetEngineA().GetArtifact(); a.GetRepository() != url || a.GetBranch() != "dev" || len(a.GetSha256()) != 64 {
 		t.Errorf("engine A's artifact: %v", a)
 	}
@@ -180,4 +169,96 @@ func listJobs(t *testing.T, conn *grpc.ClientConn) []*arbiterv1.Job {
 		t.Fatal(err)
 	}
 	return resp.GetJobs()
+}
+
+// signIn signs in on the pages with the bootstrap token.
+func (h *headless) signIn(base string) {
+	h.t.Helper()
+	h.run("open the sign-in page", chromedp.Navigate(base+"/signin"), chromedp.WaitVisible(chromedp.CSS("#token")))
+	h.leave("sign in", chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Click(chromedp.CSS("#signin")))
+}
+
+// runToEnd starts two worker processes and waits until the 8-game test
+// id is done and a worker reports its uploaded engine "dev" built.
+func runToEnd(t *testing.T, addr string, conn *grpc.ClientConn, id string) *arbiterv1.Job {
+	t.Helper()
+	startWorkerIn(t, addr, "w1")
+	startWorkerIn(t, addr, "w2")
+	deadline := time.Now().Add(5 * time.Minute)
+	for !done(getJob(t, conn, id)) {
+		if time.Now().After(deadline) {
+			j := getJob(t, conn, id)
+			t.Fatalf("the test did not end: %v %q %v checks %v", j.GetState(), j.GetError(), j.GetMatchProgress(), j.GetArtifactChecks())
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	j := getJob(t, conn, id)
+	if g := j.GetMatchProgress().GetGames(); g != 8 {
+		t.Errorf("the match ended after %d games, want 8", g)
+	}
+	built := false
+	for _, c := range j.GetArtifactChecks() {
+		built = built || (c.GetEngine() == "dev" && c.GetState() == arbiterv1.ArtifactCheckState_ARTIFACT_CHECK_STATE_VERIFIED)
+	}
+	if !built {
+		t.Errorf("no worker reports engine dev built: %v", j.GetArtifactChecks())
+	}
+	return j
+}
+
+// TestWebFormUploadTarball: a source tarball chosen in engine A's file
+// field (made by tar from testdata/tinyuci) is stored by the coordinator
+// process, built by two sandboxed worker processes, and its match against
+// the builtin engine ends; control: a file that is no tarball is refused
+// beside the file field, making no test.
+func TestWebFormUploadTarball(t *testing.T) {
+	requireTools(t)
+	h := newHeadless(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "tinyuci.tar.gz")
+	if out, err := exec.Command("tar", "-czf", good, "-C", "testdata/tinyuci", ".").CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v: %s", err, out)
+	}
+	notTar := filepath.Join(dir, "broken.tar.gz")
+	if err := os.WriteFile(notTar, []byte("not a tarball"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bookPath, err := filepath.Abs(book)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, httpAddr, data := freeAddr(t), freeAddr(t), t.TempDir()
+	coordinator(t, addr, data, "--http", httpAddr)
+	conn := dial(t, addr, token)
+	base := "http://" + httpAddr
+	h.signIn(base)
+	send := func(what, tarball string) {
+		h.run("open the form", chromedp.Navigate(base+"/submit"), chromedp.WaitVisible(chromedp.CSS("#engine_a")))
+		h.leave(what,
+			chromedp.SetValue(chromedp.CSS("#engine_a"), "name=dev,build=make EXE=engine"),
+			chromedp.SetUploadFiles(chromedp.CSS("#engine_a_file"), []string{tarball}),
+			chromedp.SetValue(chromedp.CSS("#engine_b"), "name=base,builtin"),
+			chromedp.SetUploadFiles(chromedp.CSS("#book_file"), []string{bookPath}),
+			chromedp.Click(chromedp.CSS(`input[name="kind"][value="match"]`)),
+			chromedp.SetValue(chromedp.CSS("#games"), "8"),
+			chromedp.SetValue(chromedp.CSS("#each"), "nodes=1000"),
+			chromedp.SetValue(chromedp.CSS("#batch_pairs"), "2"),
+			chromedp.Click(chromedp.CSS("#submit-test")))
+	}
+	send("submit a file that is no tarball", notTar)
+	if got := h.eval(`(document.getElementById('engine_a_file-error') || {innerText: ''}).innerText`); !strings.Contains(got, "not a gzip-compressed tar") {
+		t.Errorf("beside the file field: %q; page: %s", got, h.eval(`document.querySelector('main').innerText`))
+	}
+	if jobs := listJobs(t, conn); len(jobs) != 0 {
+		t.Fatalf("a refused file made %d jobs", len(jobs))
+	}
+	send("submit the tarball", good)
+	loc := h.eval("location.pathname")
+	if !strings.HasPrefix(loc, "/tests/s") {
+		t.Fatalf("the form went to %s: %s", loc, h.eval(`document.querySelector('main').innerText`))
+	}
+	j := runToEnd(t, addr, conn, strings.TrimPrefix(loc, "/tests/"))
+	if a := j.GetMatch().GetEngineA().GetArtifact(); a.GetKind() != arbiterv1.ArtifactKind_ARTIFACT_KIND_SOURCE || len(a.GetSha256()) != 64 {
+		t.Errorf("engine A's artifact: %v", a)
+	}
 }
