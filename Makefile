@@ -91,9 +91,11 @@ demo: build
 ## Engine core
 .PHONY: bench-perft perft-full fuzz
 
-# Our perft against Stockfish's, one thread, no hash (needs /usr/games/stockfish),
-# then ours at start position depth 8 with --hash 256 on one thread: CPU
-# seconds and the table's hit rate.
+# Our perft beside Stockfish's (needs /usr/games/stockfish) and, given their
+# binaries, perft_cpu_2026 (PERFT_CPU_2026=path) and ellxor/perft
+# (ELLXOR_PERFT=path): the six CPW positions, one thread, no hash,
+# interleaved, every count checked; then ours at start position depth 8
+# with --hash 256 on one thread: CPU seconds and the table's hit rate.
 bench-perft: build
 	scripts/bench-perft.sh
 

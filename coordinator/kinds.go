@@ -2,13 +2,13 @@ package coordinator
 
 // The kinds of job this coordinator runs: each registers itself with
 // package workload from its package's init (its workload, spec, schema,
-// page and report), so one import each is all it takes to add one. The
-// built-in kinds are also named here for what only they have: their
-// settings among the command's flags (Config), and the typed access of
-// the services and pages that are theirs alone.
+// page and report); a program puts a kind of kinds/ in with one blank
+// import in kinds/install, never here (kinds/ is a floor above this one).
+// The built-in kinds are named here for what only they have this release:
+// their settings among the command's flags (Config), and the typed access
+// of the services and pages that are theirs alone.
 import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	_ "github.com/arbiter-chess/arbiter/coordinator/datagenjob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"

@@ -35,7 +35,7 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = RookAttacks(ksq, theirs) & theirRQ
+		snipers = perftRookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -58,7 +58,7 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 	var n uint64
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || perftRookAttacks(s, kingOcc)&theirRQ == 0) {
 			n++
 		}
 	}
@@ -80,7 +80,7 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 		n += popCount(BishopAttacks(popFirst(&bb), occ) & targets)
 	}
 	for bb := orth & free; bb != 0; {
-		n += popCount(RookAttacks(popFirst(&bb), occ) & targets)
+		n += popCount(perftRookAttacks(popFirst(&bb), occ) & targets)
 	}
 	// Pawns not pinned, all at once (pinned ones follow their pin line).
 	pawns := b.pieces[Pawn] & ours
@@ -104,7 +104,7 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 		}
 		for bb := orth & pinned; bb != 0; {
 			s := popFirst(&bb) & 63
-			n += popCount(RookAttacks(s, occ) & targets & lineBB[ksq][s])
+			n += popCount(perftRookAttacks(s, occ) & targets & lineBB[ksq][s])
 		}
 		for bb := pawns & pinned; bb != 0; {
 			s := popFirst(&bb) & 63
@@ -125,7 +125,7 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if epOK(bb & -bb) {
@@ -179,7 +179,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = RookAttacks(ksq, theirs) & theirRQ
+		snipers = perftRookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -212,19 +212,25 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 		c.harmlessWhite(b, hm)
 	}
 	var nh, delta uint64
-	kingH := Bitboard(0)
+	kingH, kingHC := Bitboard(0), Bitboard(0) // quiet moves, captures
 	if hm.badFrom&king == 0 {
 		kingH = ^(occ | hm.badTo | hm.kingT)
+		kingHC = theirs &^ (hm.badTo | hm.kingT | hm.rookHomes)
 	}
 	from := ksq
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || perftRookAttacks(s, kingOcc)&theirRQ == 0) {
 			if kingH&s.Bit() != 0 {
 				nh++
 				if (king|s.Bit())&hm.sens != 0 {
-					delta += c.deltaWhite(b, hm, king|s.Bit())
+					delta += c.deltaWhite(b, hm, king, s.Bit())
 				}
+				continue
+			}
+			if kingHC&s.Bit() != 0 {
+				nh++
+				delta += c.captureDeltaWhite(b, hm, king, s)
 				continue
 			}
 			child = *b
@@ -262,7 +268,14 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 				h &= hm.sens
 			}
 			for h != 0 {
-				delta += c.deltaWhite(b, hm, from.Bit()|popFirst(&h).Bit())
+				delta += c.deltaWhite(b, hm, from.Bit(), popFirst(&h).Bit())
+			}
+			// Captures, the same squares but occupied by theirs.
+			hc := t & theirs &^ (hm.badTo | hm.knightT | hm.rookHomes)
+			nh += popCount(hc)
+			t ^= hc
+			for hc != 0 {
+				delta += c.captureDeltaWhite(b, hm, from.Bit(), popFirst(&hc)&63)
 			}
 		}
 		for t != 0 {
@@ -294,19 +307,23 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 		}
 		if hm.badFrom&from.Bit() == 0 {
 			// A slider is harmless where it attacks none of their king's
-			// squares and is on no line with their king.
-			cand := t &^ (occ | hm.badTo | hm.diagK)
+			// squares and neither checks nor pins along a line through
+			// their king (perftHarmless.lineSafe).
+			lines := hm.diagK
 			if pt == Queen {
-				cand &^= hm.orthK
+				lines |= hm.orthK
 			}
-			for cand != 0 {
+			// Quiet moves and captures alike (captureDelta for these).
+			for cand := t &^ (hm.badTo | hm.rookHomes); cand != 0; {
 				s := popFirst(&cand) & 63
-				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
-				if BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || RookAttacks(s, o)&hm.zone == 0) {
+				o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || perftRookAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
-					if (from.Bit()|s.Bit())&hm.sens != 0 {
-						delta += c.deltaWhite(b, hm, from.Bit()|s.Bit())
+					if theirs&s.Bit() != 0 {
+						delta += c.captureDeltaWhite(b, hm, from.Bit(), s)
+					} else if (from.Bit()|s.Bit())&hm.sens != 0 {
+						delta += c.deltaWhite(b, hm, from.Bit(), s.Bit())
 					}
 				}
 			}
@@ -327,7 +344,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 	}
 	for bb := orth; bb != 0; {
 		from := popFirst(&bb) & 63
-		t := RookAttacks(from, occ) & targets
+		t := perftRookAttacks(from, occ) & targets
 		if pinned&from.Bit() != 0 {
 			if checkers != 0 {
 				continue
@@ -339,20 +356,22 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			pt = Queen
 		}
 		if hm.badFrom&from.Bit() == 0 {
-			// A slider is harmless where it attacks none of their king's
-			// squares and is on no line with their king.
-			cand := t &^ (occ | hm.badTo | hm.orthK)
+			// As for the diagonal sliders above.
+			lines := hm.orthK
 			if pt == Queen {
-				cand &^= hm.diagK
+				lines |= hm.diagK
 			}
-			for cand != 0 {
+			// Quiet moves and captures alike (captureDelta for these).
+			for cand := t &^ (hm.badTo | hm.rookHomes); cand != 0; {
 				s := popFirst(&cand) & 63
-				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
-				if RookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
+				o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && perftRookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
-					if (from.Bit()|s.Bit())&hm.sens != 0 {
-						delta += c.deltaWhite(b, hm, from.Bit()|s.Bit())
+					if theirs&s.Bit() != 0 {
+						delta += c.captureDeltaWhite(b, hm, from.Bit(), s)
+					} else if (from.Bit()|s.Bit())&hm.sens != 0 {
+						delta += c.deltaWhite(b, hm, from.Bit(), s.Bit())
 					}
 				}
 			}
@@ -408,11 +427,26 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 		push2 ^= h2
 		for h := h1 & (hm.sens | pawnPush(hm.sens, us)); h != 0; {
 			s := popFirst(&h)
-			delta += c.deltaWhite(b, hm, s.Bit()|pawnBack(s.Bit(), us))
+			delta += c.deltaWhite(b, hm, pawnBack(s.Bit(), us), s.Bit())
 		}
 		for h := h2 & (hm.sens | pawnPush(pawnPush(hm.sens, us), us)); h != 0; {
 			s := popFirst(&h)
-			delta += c.deltaWhite(b, hm, s.Bit()|pawnBack(pawnBack(s.Bit(), us), us))
+			delta += c.deltaWhite(b, hm, pawnBack(pawnBack(s.Bit(), us), us), s.Bit())
+		}
+		// Harmless captures (promotions are not).
+		capOK := ^(hm.badTo | hm.pawnT | promo | hm.rookHomes)
+		hw := west & pawnWest(pawns&^hm.badFrom, us) & capOK
+		he := east & pawnEast(pawns&^hm.badFrom, us) & capOK
+		nh += popCount(hw) + popCount(he)
+		west ^= hw
+		east ^= he
+		for hw != 0 {
+			s := popFirst(&hw) & 63
+			delta += c.captureDeltaWhite(b, hm, westFrom(s, us).Bit(), s)
+		}
+		for he != 0 {
+			s := popFirst(&he) & 63
+			delta += c.captureDeltaWhite(b, hm, eastFrom(s, us).Bit(), s)
 		}
 	}
 	for t := push1 &^ promo; t != 0; {
@@ -493,7 +527,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if fb := bb & -bb; epOK(fb) {
@@ -548,30 +582,86 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 }
 
 // deltaWhite returns how many more legal moves (mod 2^64) they have
-// after our quiet move ft (from | to) than after a null move, when only
+// after our quiet move from fb to tb than after a null move, when only
 // the moves of their sliders and pawns can differ (see perftHarmless):
-// the sliders whose attacks touch ft are looked up again, the pawns are
-// counted again if ft touches them.
-func (c *perftCore) deltaWhite(b *perftBoard, h *perftHarmless, ft Bitboard) uint64 {
+// the sliders whose attacks touch either square are looked up again (or,
+// when only the square moved to is on their rays, lose what lies past it
+// without a lookup), the pawns are counted again if the move touches them.
+func (c *perftCore) deltaWhite(b *perftBoard, h *perftHarmless, fb, tb Bitboard) uint64 {
 	const us, them = White, Black
+	ft := fb | tb
 	ours, theirs := b.colors[us]^ft, b.colors[them]
 	occ := ours | theirs
 	var d uint64
 	for i := 0; i < h.nSliders; i++ {
-		if h.attacks[i&15]&ft == 0 {
+		att := h.attacks[i&15]
+		if att&ft == 0 {
 			continue
 		}
 		sl := &h.sliders[i&15]
+		if att&fb == 0 {
+			// The ray through the square moved to now stops there.
+			d -= popCount(att & rayPast(sl.sq, tb.First()) &^ theirs & sl.line)
+			continue
+		}
 		var a Bitboard
 		if sl.diag {
 			a = BishopAttacks(sl.sq, occ)
 		}
 		if sl.orth {
-			a |= RookAttacks(sl.sq, occ)
+			a |= perftRookAttacks(sl.sq, occ)
 		}
 		d += popCount(a&^theirs&sl.line) - sl.moves
 	}
 	if ft&h.pawnSens != 0 {
+		d += pawnMovesBlack(b.pieces[Pawn]&theirs, h.pinned, h.tk, occ, ours) - h.pawnMoves
+	}
+	return d
+}
+
+// captureDeltaWhite is deltaWhite for our capture from fb to the square
+// to: the captured piece's moves go, their sliders whose attacks touch
+// either square are looked up again (the captured square is ours now:
+// one more move for a slider that stopped on it), each of their knights
+// that attacked it gains a capture, and their pawns are counted again when
+// the capture touches them (see perftHarmless).
+func (c *perftCore) captureDeltaWhite(b *perftBoard, h *perftHarmless, fb Bitboard, to Square) uint64 {
+	const us, them = White, Black
+	tb := to.Bit()
+	ft := fb | tb
+	ours, theirs := b.colors[us]^ft, b.colors[them]^tb
+	occ := ours | theirs
+	var d uint64
+	for i := 0; i < h.nSliders; i++ {
+		sl := &h.sliders[i&15]
+		if sl.sq == to {
+			d -= sl.moves
+			continue
+		}
+		if h.attacks[i&15]&ft == 0 {
+			continue
+		}
+		if h.attacks[i&15]&fb == 0 {
+			// Only the captured square is on its rays: the same rays,
+			// and the square is ours to take now.
+			d += popCount(tb & sl.line)
+			continue
+		}
+		var a Bitboard
+		if sl.diag {
+			a = BishopAttacks(sl.sq, occ)
+		}
+		if sl.orth {
+			a |= perftRookAttacks(sl.sq, occ)
+		}
+		d += popCount(a&^theirs&sl.line) - sl.moves
+	}
+	theirN := b.pieces[Knight] & b.colors[them]
+	d += popCount(knightAttacks[to] & theirN &^ h.pinned)
+	if theirN&tb&^h.pinned != 0 {
+		d -= popCount(knightAttacks[to] &^ b.colors[them])
+	}
+	if ft&h.pawnSens != 0 || tb&b.pieces[Pawn] != 0 {
 		d += pawnMovesBlack(b.pieces[Pawn]&theirs, h.pinned, h.tk, occ, ours) - h.pawnMoves
 	}
 	return d
@@ -615,7 +705,7 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	ourBQ := (b.pieces[Bishop] | b.pieces[Queen]) & ours
 	var snipers Bitboard
 	if rookRays[tk]&ourRQ != 0 {
-		snipers = RookAttacks(tk, ours) & ourRQ
+		snipers = perftRookAttacks(tk, ours) & ourRQ
 	}
 	if bishopRays[tk]&ourBQ != 0 {
 		snipers |= BishopAttacks(tk, ours) & ourBQ
@@ -644,7 +734,7 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 			sl.attacks = BishopAttacks(s, occ)
 		}
 		if sl.orth {
-			sl.attacks |= RookAttacks(s, occ)
+			sl.attacks |= perftRookAttacks(s, occ)
 		}
 		sl.line = ^Bitboard(0)
 		if pinned&s.Bit() != 0 {
@@ -660,17 +750,23 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	bad := kingAttacks[tk]
 	// The squares where our attacks decide their moves: where their king
 	// can go, and the squares its castling crosses.
-	// Where a knight, pawn or king of ours would attack them: from tables
-	// for the king's square and its neighbours (a neighbour of their own
-	// only makes the test stricter), plus the castling paths.
+	// Where a knight, pawn or king of ours would attack them: the king's
+	// square and the neighbours it can step to, plus the castling paths. A
+	// neighbour holding a piece of theirs is left out: whether we attack it
+	// changes none of their moves (a quiet move of ours leaves it theirs),
+	// and in a crowded king's corner it was the usual reason a knight or
+	// pawn move could not be counted with the null-move count.
 	zone := kingAttacks[tk] &^ theirs
-	knightT, pawnT, kingT := kingZone[tk].knights, kingZone[tk].pawns[them], kingZone[tk].kings
+	near := zone | tk.Bit()
+	knightT, pawnT, kingT := knightSpread(near), pawnWest(near, them)|pawnEast(near, them), kingSpread(near)
 	// Castling tests its path with king and rook lifted; lines towards the
 	// zone are judged so too (lifting only makes more lines count as open).
 	lifted := occ
+	var rookHomes Bitboard
 	for r := b.castling & castleRightsOf(them); r != 0; r &= r - 1 {
 		cr := &c.castle.right[bits.TrailingZeros8(r)&3]
 		bad |= cr.empty
+		rookHomes |= cr.lift &^ tk.Bit()
 		lifted &^= cr.lift
 		zone |= cr.path
 		knightT |= cr.knights
@@ -680,15 +776,15 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	// Our pieces that attack the zone or their king must stay.
 	badFrom := bad | (knightT&b.pieces[Knight]|pawnT&b.pieces[Pawn]|kingT&b.pieces[King])&ours
 	badTo := bad
-	// Our sliders: on a line with their king, the whole line between is
-	// off limits (checks and pins, through any number of pieces); towards
-	// a zone square, an open line must stay open and a line closed by one
-	// piece must keep it.
+	// Our sliders: on a line with their king, no check may appear and no
+	// pin of theirs appear or go (kingLineBans); towards a zone square, an
+	// open line must stay open and a line closed by one piece must keep it.
 	for x := (b.pieces[Bishop] | b.pieces[Queen]) & ours; x != 0; {
 		s := popFirst(&x) & 63
 		if bishopRays[s]&tk.Bit() != 0 {
-			badFrom |= betweenBB[tk][s] | s.Bit()
-			badTo |= betweenBB[tk][s]
+			from, to := kingLineBans(s, tk, occ, ours)
+			badFrom |= from
+			badTo |= to
 		}
 		for z := bishopRays[s] & zone; z != 0; {
 			nk := popFirst(&z) & 63
@@ -703,8 +799,9 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	for x := (b.pieces[Rook] | b.pieces[Queen]) & ours; x != 0; {
 		s := popFirst(&x) & 63
 		if rookRays[s]&tk.Bit() != 0 {
-			badFrom |= betweenBB[tk][s] | s.Bit()
-			badTo |= betweenBB[tk][s]
+			from, to := kingLineBans(s, tk, occ, ours)
+			badFrom |= from
+			badTo |= to
 		}
 		for z := rookRays[s] & zone; z != 0; {
 			nk := popFirst(&z) & 63
@@ -721,6 +818,7 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	h.diagK, h.orthK = bishopRays[tk], rookRays[tk]
 	h.sens, h.pawnSens, h.pawnAtt = sens, pawnSens, pawnAtt
 	h.pinned, h.tk, h.nSliders = pinned, tk, n
+	h.rookHomes = rookHomes
 	h.pawnMoves = pawnMovesBlack(theirPawns, pinned, tk, occ, ours)
 }
 
@@ -762,7 +860,7 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = RookAttacks(ksq, theirs) & theirRQ
+		snipers = perftRookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -785,7 +883,7 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 	ml.n = 0
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || perftRookAttacks(s, kingOcc)&theirRQ == 0) {
 			ml.add(newPerftMove(ksq, s, King, pmNormal))
 		}
 	}
@@ -825,7 +923,7 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 	}
 	for bb := orth; bb != 0; {
 		from := popFirst(&bb) & 63
-		t := RookAttacks(from, occ) & targets
+		t := perftRookAttacks(from, occ) & targets
 		if pinned&from.Bit() != 0 {
 			if checkers != 0 {
 				continue
@@ -890,7 +988,7 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if fb := bb & -bb; epOK(fb) {
@@ -942,7 +1040,7 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = RookAttacks(ksq, theirs) & theirRQ
+		snipers = perftRookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -965,7 +1063,7 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 	var n uint64
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || perftRookAttacks(s, kingOcc)&theirRQ == 0) {
 			n++
 		}
 	}
@@ -987,7 +1085,7 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 		n += popCount(BishopAttacks(popFirst(&bb), occ) & targets)
 	}
 	for bb := orth & free; bb != 0; {
-		n += popCount(RookAttacks(popFirst(&bb), occ) & targets)
+		n += popCount(perftRookAttacks(popFirst(&bb), occ) & targets)
 	}
 	// Pawns not pinned, all at once (pinned ones follow their pin line).
 	pawns := b.pieces[Pawn] & ours
@@ -1011,7 +1109,7 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 		}
 		for bb := orth & pinned; bb != 0; {
 			s := popFirst(&bb) & 63
-			n += popCount(RookAttacks(s, occ) & targets & lineBB[ksq][s])
+			n += popCount(perftRookAttacks(s, occ) & targets & lineBB[ksq][s])
 		}
 		for bb := pawns & pinned; bb != 0; {
 			s := popFirst(&bb) & 63
@@ -1032,7 +1130,7 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if epOK(bb & -bb) {
@@ -1086,7 +1184,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = RookAttacks(ksq, theirs) & theirRQ
+		snipers = perftRookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -1119,19 +1217,25 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 		c.harmlessBlack(b, hm)
 	}
 	var nh, delta uint64
-	kingH := Bitboard(0)
+	kingH, kingHC := Bitboard(0), Bitboard(0) // quiet moves, captures
 	if hm.badFrom&king == 0 {
 		kingH = ^(occ | hm.badTo | hm.kingT)
+		kingHC = theirs &^ (hm.badTo | hm.kingT | hm.rookHomes)
 	}
 	from := ksq
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || perftRookAttacks(s, kingOcc)&theirRQ == 0) {
 			if kingH&s.Bit() != 0 {
 				nh++
 				if (king|s.Bit())&hm.sens != 0 {
-					delta += c.deltaBlack(b, hm, king|s.Bit())
+					delta += c.deltaBlack(b, hm, king, s.Bit())
 				}
+				continue
+			}
+			if kingHC&s.Bit() != 0 {
+				nh++
+				delta += c.captureDeltaBlack(b, hm, king, s)
 				continue
 			}
 			child = *b
@@ -1169,7 +1273,14 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 				h &= hm.sens
 			}
 			for h != 0 {
-				delta += c.deltaBlack(b, hm, from.Bit()|popFirst(&h).Bit())
+				delta += c.deltaBlack(b, hm, from.Bit(), popFirst(&h).Bit())
+			}
+			// Captures, the same squares but occupied by theirs.
+			hc := t & theirs &^ (hm.badTo | hm.knightT | hm.rookHomes)
+			nh += popCount(hc)
+			t ^= hc
+			for hc != 0 {
+				delta += c.captureDeltaBlack(b, hm, from.Bit(), popFirst(&hc)&63)
 			}
 		}
 		for t != 0 {
@@ -1201,19 +1312,23 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 		}
 		if hm.badFrom&from.Bit() == 0 {
 			// A slider is harmless where it attacks none of their king's
-			// squares and is on no line with their king.
-			cand := t &^ (occ | hm.badTo | hm.diagK)
+			// squares and neither checks nor pins along a line through
+			// their king (perftHarmless.lineSafe).
+			lines := hm.diagK
 			if pt == Queen {
-				cand &^= hm.orthK
+				lines |= hm.orthK
 			}
-			for cand != 0 {
+			// Quiet moves and captures alike (captureDelta for these).
+			for cand := t &^ (hm.badTo | hm.rookHomes); cand != 0; {
 				s := popFirst(&cand) & 63
-				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
-				if BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || RookAttacks(s, o)&hm.zone == 0) {
+				o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || perftRookAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
-					if (from.Bit()|s.Bit())&hm.sens != 0 {
-						delta += c.deltaBlack(b, hm, from.Bit()|s.Bit())
+					if theirs&s.Bit() != 0 {
+						delta += c.captureDeltaBlack(b, hm, from.Bit(), s)
+					} else if (from.Bit()|s.Bit())&hm.sens != 0 {
+						delta += c.deltaBlack(b, hm, from.Bit(), s.Bit())
 					}
 				}
 			}
@@ -1234,7 +1349,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 	}
 	for bb := orth; bb != 0; {
 		from := popFirst(&bb) & 63
-		t := RookAttacks(from, occ) & targets
+		t := perftRookAttacks(from, occ) & targets
 		if pinned&from.Bit() != 0 {
 			if checkers != 0 {
 				continue
@@ -1246,20 +1361,22 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			pt = Queen
 		}
 		if hm.badFrom&from.Bit() == 0 {
-			// A slider is harmless where it attacks none of their king's
-			// squares and is on no line with their king.
-			cand := t &^ (occ | hm.badTo | hm.orthK)
+			// As for the diagonal sliders above.
+			lines := hm.orthK
 			if pt == Queen {
-				cand &^= hm.diagK
+				lines |= hm.diagK
 			}
-			for cand != 0 {
+			// Quiet moves and captures alike (captureDelta for these).
+			for cand := t &^ (hm.badTo | hm.rookHomes); cand != 0; {
 				s := popFirst(&cand) & 63
-				o := (occ ^ from.Bit() ^ s.Bit()) &^ hm.lift
-				if RookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
+				o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && perftRookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
-					if (from.Bit()|s.Bit())&hm.sens != 0 {
-						delta += c.deltaBlack(b, hm, from.Bit()|s.Bit())
+					if theirs&s.Bit() != 0 {
+						delta += c.captureDeltaBlack(b, hm, from.Bit(), s)
+					} else if (from.Bit()|s.Bit())&hm.sens != 0 {
+						delta += c.deltaBlack(b, hm, from.Bit(), s.Bit())
 					}
 				}
 			}
@@ -1315,11 +1432,26 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 		push2 ^= h2
 		for h := h1 & (hm.sens | pawnPush(hm.sens, us)); h != 0; {
 			s := popFirst(&h)
-			delta += c.deltaBlack(b, hm, s.Bit()|pawnBack(s.Bit(), us))
+			delta += c.deltaBlack(b, hm, pawnBack(s.Bit(), us), s.Bit())
 		}
 		for h := h2 & (hm.sens | pawnPush(pawnPush(hm.sens, us), us)); h != 0; {
 			s := popFirst(&h)
-			delta += c.deltaBlack(b, hm, s.Bit()|pawnBack(pawnBack(s.Bit(), us), us))
+			delta += c.deltaBlack(b, hm, pawnBack(pawnBack(s.Bit(), us), us), s.Bit())
+		}
+		// Harmless captures (promotions are not).
+		capOK := ^(hm.badTo | hm.pawnT | promo | hm.rookHomes)
+		hw := west & pawnWest(pawns&^hm.badFrom, us) & capOK
+		he := east & pawnEast(pawns&^hm.badFrom, us) & capOK
+		nh += popCount(hw) + popCount(he)
+		west ^= hw
+		east ^= he
+		for hw != 0 {
+			s := popFirst(&hw) & 63
+			delta += c.captureDeltaBlack(b, hm, westFrom(s, us).Bit(), s)
+		}
+		for he != 0 {
+			s := popFirst(&he) & 63
+			delta += c.captureDeltaBlack(b, hm, eastFrom(s, us).Bit(), s)
 		}
 	}
 	for t := push1 &^ promo; t != 0; {
@@ -1400,7 +1532,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if fb := bb & -bb; epOK(fb) {
@@ -1455,30 +1587,86 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 }
 
 // deltaBlack returns how many more legal moves (mod 2^64) they have
-// after our quiet move ft (from | to) than after a null move, when only
+// after our quiet move from fb to tb than after a null move, when only
 // the moves of their sliders and pawns can differ (see perftHarmless):
-// the sliders whose attacks touch ft are looked up again, the pawns are
-// counted again if ft touches them.
-func (c *perftCore) deltaBlack(b *perftBoard, h *perftHarmless, ft Bitboard) uint64 {
+// the sliders whose attacks touch either square are looked up again (or,
+// when only the square moved to is on their rays, lose what lies past it
+// without a lookup), the pawns are counted again if the move touches them.
+func (c *perftCore) deltaBlack(b *perftBoard, h *perftHarmless, fb, tb Bitboard) uint64 {
 	const us, them = Black, White
+	ft := fb | tb
 	ours, theirs := b.colors[us]^ft, b.colors[them]
 	occ := ours | theirs
 	var d uint64
 	for i := 0; i < h.nSliders; i++ {
-		if h.attacks[i&15]&ft == 0 {
+		att := h.attacks[i&15]
+		if att&ft == 0 {
 			continue
 		}
 		sl := &h.sliders[i&15]
+		if att&fb == 0 {
+			// The ray through the square moved to now stops there.
+			d -= popCount(att & rayPast(sl.sq, tb.First()) &^ theirs & sl.line)
+			continue
+		}
 		var a Bitboard
 		if sl.diag {
 			a = BishopAttacks(sl.sq, occ)
 		}
 		if sl.orth {
-			a |= RookAttacks(sl.sq, occ)
+			a |= perftRookAttacks(sl.sq, occ)
 		}
 		d += popCount(a&^theirs&sl.line) - sl.moves
 	}
 	if ft&h.pawnSens != 0 {
+		d += pawnMovesWhite(b.pieces[Pawn]&theirs, h.pinned, h.tk, occ, ours) - h.pawnMoves
+	}
+	return d
+}
+
+// captureDeltaBlack is deltaBlack for our capture from fb to the square
+// to: the captured piece's moves go, their sliders whose attacks touch
+// either square are looked up again (the captured square is ours now:
+// one more move for a slider that stopped on it), each of their knights
+// that attacked it gains a capture, and their pawns are counted again when
+// the capture touches them (see perftHarmless).
+func (c *perftCore) captureDeltaBlack(b *perftBoard, h *perftHarmless, fb Bitboard, to Square) uint64 {
+	const us, them = Black, White
+	tb := to.Bit()
+	ft := fb | tb
+	ours, theirs := b.colors[us]^ft, b.colors[them]^tb
+	occ := ours | theirs
+	var d uint64
+	for i := 0; i < h.nSliders; i++ {
+		sl := &h.sliders[i&15]
+		if sl.sq == to {
+			d -= sl.moves
+			continue
+		}
+		if h.attacks[i&15]&ft == 0 {
+			continue
+		}
+		if h.attacks[i&15]&fb == 0 {
+			// Only the captured square is on its rays: the same rays,
+			// and the square is ours to take now.
+			d += popCount(tb & sl.line)
+			continue
+		}
+		var a Bitboard
+		if sl.diag {
+			a = BishopAttacks(sl.sq, occ)
+		}
+		if sl.orth {
+			a |= perftRookAttacks(sl.sq, occ)
+		}
+		d += popCount(a&^theirs&sl.line) - sl.moves
+	}
+	theirN := b.pieces[Knight] & b.colors[them]
+	d += popCount(knightAttacks[to] & theirN &^ h.pinned)
+	if theirN&tb&^h.pinned != 0 {
+		d -= popCount(knightAttacks[to] &^ b.colors[them])
+	}
+	if ft&h.pawnSens != 0 || tb&b.pieces[Pawn] != 0 {
 		d += pawnMovesWhite(b.pieces[Pawn]&theirs, h.pinned, h.tk, occ, ours) - h.pawnMoves
 	}
 	return d
@@ -1522,7 +1710,7 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	ourBQ := (b.pieces[Bishop] | b.pieces[Queen]) & ours
 	var snipers Bitboard
 	if rookRays[tk]&ourRQ != 0 {
-		snipers = RookAttacks(tk, ours) & ourRQ
+		snipers = perftRookAttacks(tk, ours) & ourRQ
 	}
 	if bishopRays[tk]&ourBQ != 0 {
 		snipers |= BishopAttacks(tk, ours) & ourBQ
@@ -1551,7 +1739,7 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 			sl.attacks = BishopAttacks(s, occ)
 		}
 		if sl.orth {
-			sl.attacks |= RookAttacks(s, occ)
+			sl.attacks |= perftRookAttacks(s, occ)
 		}
 		sl.line = ^Bitboard(0)
 		if pinned&s.Bit() != 0 {
@@ -1567,17 +1755,23 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	bad := kingAttacks[tk]
 	// The squares where our attacks decide their moves: where their king
 	// can go, and the squares its castling crosses.
-	// Where a knight, pawn or king of ours would attack them: from tables
-	// for the king's square and its neighbours (a neighbour of their own
-	// only makes the test stricter), plus the castling paths.
+	// Where a knight, pawn or king of ours would attack them: the king's
+	// square and the neighbours it can step to, plus the castling paths. A
+	// neighbour holding a piece of theirs is left out: whether we attack it
+	// changes none of their moves (a quiet move of ours leaves it theirs),
+	// and in a crowded king's corner it was the usual reason a knight or
+	// pawn move could not be counted with the null-move count.
 	zone := kingAttacks[tk] &^ theirs
-	knightT, pawnT, kingT := kingZone[tk].knights, kingZone[tk].pawns[them], kingZone[tk].kings
+	near := zone | tk.Bit()
+	knightT, pawnT, kingT := knightSpread(near), pawnWest(near, them)|pawnEast(near, them), kingSpread(near)
 	// Castling tests its path with king and rook lifted; lines towards the
 	// zone are judged so too (lifting only makes more lines count as open).
 	lifted := occ
+	var rookHomes Bitboard
 	for r := b.castling & castleRightsOf(them); r != 0; r &= r - 1 {
 		cr := &c.castle.right[bits.TrailingZeros8(r)&3]
 		bad |= cr.empty
+		rookHomes |= cr.lift &^ tk.Bit()
 		lifted &^= cr.lift
 		zone |= cr.path
 		knightT |= cr.knights
@@ -1587,15 +1781,15 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	// Our pieces that attack the zone or their king must stay.
 	badFrom := bad | (knightT&b.pieces[Knight]|pawnT&b.pieces[Pawn]|kingT&b.pieces[King])&ours
 	badTo := bad
-	// Our sliders: on a line with their king, the whole line between is
-	// off limits (checks and pins, through any number of pieces); towards
-	// a zone square, an open line must stay open and a line closed by one
-	// piece must keep it.
+	// Our sliders: on a line with their king, no check may appear and no
+	// pin of theirs appear or go (kingLineBans); towards a zone square, an
+	// open line must stay open and a line closed by one piece must keep it.
 	for x := (b.pieces[Bishop] | b.pieces[Queen]) & ours; x != 0; {
 		s := popFirst(&x) & 63
 		if bishopRays[s]&tk.Bit() != 0 {
-			badFrom |= betweenBB[tk][s] | s.Bit()
-			badTo |= betweenBB[tk][s]
+			from, to := kingLineBans(s, tk, occ, ours)
+			badFrom |= from
+			badTo |= to
 		}
 		for z := bishopRays[s] & zone; z != 0; {
 			nk := popFirst(&z) & 63
@@ -1610,8 +1804,9 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	for x := (b.pieces[Rook] | b.pieces[Queen]) & ours; x != 0; {
 		s := popFirst(&x) & 63
 		if rookRays[s]&tk.Bit() != 0 {
-			badFrom |= betweenBB[tk][s] | s.Bit()
-			badTo |= betweenBB[tk][s]
+			from, to := kingLineBans(s, tk, occ, ours)
+			badFrom |= from
+			badTo |= to
 		}
 		for z := rookRays[s] & zone; z != 0; {
 			nk := popFirst(&z) & 63
@@ -1628,6 +1823,7 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	h.diagK, h.orthK = bishopRays[tk], rookRays[tk]
 	h.sens, h.pawnSens, h.pawnAtt = sens, pawnSens, pawnAtt
 	h.pinned, h.tk, h.nSliders = pinned, tk, n
+	h.rookHomes = rookHomes
 	h.pawnMoves = pawnMovesWhite(theirPawns, pinned, tk, occ, ours)
 }
 
@@ -1669,7 +1865,7 @@ func (c *perftCore) genBlack(b *perftBoard, ml *perftMoveList) {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = RookAttacks(ksq, theirs) & theirRQ
+		snipers = perftRookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -1692,7 +1888,7 @@ func (c *perftCore) genBlack(b *perftBoard, ml *perftMoveList) {
 	ml.n = 0
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || perftRookAttacks(s, kingOcc)&theirRQ == 0) {
 			ml.add(newPerftMove(ksq, s, King, pmNormal))
 		}
 	}
@@ -1732,7 +1928,7 @@ func (c *perftCore) genBlack(b *perftBoard, ml *perftMoveList) {
 	}
 	for bb := orth; bb != 0; {
 		from := popFirst(&bb) & 63
-		t := RookAttacks(from, occ) & targets
+		t := perftRookAttacks(from, occ) & targets
 		if pinned&from.Bit() != 0 {
 			if checkers != 0 {
 				continue
@@ -1797,7 +1993,7 @@ func (c *perftCore) genBlack(b *perftBoard, ml *perftMoveList) {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if fb := bb & -bb; epOK(fb) {

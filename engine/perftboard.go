@@ -95,7 +95,7 @@ func castleClear(r *perftCastleRight, occ, bq, rq Bitboard) bool {
 		}
 	}
 	for x := rq; x != 0; {
-		if RookAttacks(popFirst(&x), o)&r.path != 0 {
+		if perftRookAttacks(popFirst(&x), o)&r.path != 0 {
 			return false
 		}
 	}
@@ -296,13 +296,16 @@ func (l *perftMoveList) addPawn(from, to Square, promo Bitboard) {
 	}
 }
 
-// perftHarmless finds the quiet moves (no capture, castling, e.p. or
-// promotion) after which the opponent has the legal moves it would have
-// after a null move (the side to move passing), or those but for the moves
-// of some of its sliders and pawns: perft2 counts such moves with one
-// count of the null-move position plus the difference (perftCore.delta:
-// the sliders whose rays the move touches are looked up again, the pawns
-// counted again). MPerft calls the first kind null-move counting.
+// perftHarmless finds the moves (quiet moves, and captures by knights,
+// sliders and pawns; no castling, e.p. or promotion) after which the
+// opponent has the legal moves it would have after a null move (the side
+// to move passing), or those but for the moves of some of its pieces:
+// perft2 counts such moves with one count of the null-move position plus
+// the difference (perftCore.delta for a quiet move: the sliders whose rays
+// the move touches are looked up again, the pawns counted again;
+// perftCore.captureDelta for a capture: the same, less the captured
+// piece's moves, plus one for each knight or slider of theirs that reached
+// the captured square). MPerft calls the exact kind null-move counting.
 //
 // Their legal moves are those of their king (castling included), knights,
 // sliders and pawns; they are not in check after the null move (we are
@@ -313,23 +316,31 @@ func (l *perftMoveList) addPawn(from, to Square, promo Bitboard) {
 //     and not our attacks on the zone (where their king can step, the
 //     squares its castling crosses) or on the king itself: the moving piece
 //     attacks none of them from where it lands (knightT, pawnT, kingT are
-//     the squares from which a knight, pawn or king would; a slider is
-//     tested exactly, and may not stand on a line with their king at all),
-//     did not attack them from where it stood (badFrom), and opens or
-//     closes no line of another slider of ours towards them (badFrom,
-//     badTo); lines are judged with their castling king and rooks lifted,
-//     as the castling test sees them. So no check appears, their pins stay,
-//     and their king's moves and castlings stay;
+//     the squares from which a knight, pawn or king would; neighbours of
+//     their king holding their own pieces are not in the zone, since
+//     whether we attack them changes none of their moves; a slider is
+//     tested exactly), did not attack them from where it stood (badFrom),
+//     and opens or closes no line of another slider of ours towards them
+//     (badFrom, badTo); lines are judged with their castling king and
+//     rooks lifted, as the castling test sees them;
+//   - along the lines through their king no check appears and no pin of
+//     theirs appears or goes: kingLineBans for our sliders already on such
+//     a line (by the pieces between), lineSafe for a slider landing on one;
+//     so their pins stay, and their king's moves and castlings stay;
+//   - a capture takes no castling rook of theirs (rookHomes: their rights
+//     would change);
 //   - a double push passes no square their pawns attack (pawnAtt: that
 //     would give them an e.p. capture).
 //
 // Then their knights keep their moves (a knight's move to a square is one
-// move whether it captures or not), a slider of theirs whose attacks
-// include neither square of the move keeps its moves (sens holds all their
+// move whether it captures or not; a capture adds one for each knight
+// that reaches the square), a slider of theirs whose attacks include
+// neither square of the move keeps its moves (sens holds all their
 // sliders' attacks), and their pawns keep theirs unless the move touches
-// pawnSens (their pawns' captures and pushes). Each rule errs on the safe
-// side; TestPerftCoreAgrees compares perft 2 with the plain count on every
-// test position.
+// pawnSens (their pawns' captures and pushes) or takes a pawn. Each rule
+// errs on the safe side; TestPerftCoreAgrees compares perft 2 with the
+// plain count on every test position (and fails when a delta term is
+// left out).
 type perftHarmless struct {
 	badFrom, badTo        Bitboard
 	zone                  Bitboard
@@ -339,6 +350,7 @@ type perftHarmless struct {
 	sens, pawnSens        Bitboard
 	pawnAtt               Bitboard // their pawns' attacks
 	pinned                Bitboard // their pieces pinned by ours
+	rookHomes             Bitboard // their castling rooks: capturing one takes a right
 	pawnMoves             uint64   // their pawns' legal moves after a null move
 	tk                    Square   // their king
 	nSliders              int
@@ -355,22 +367,77 @@ type perftSlider struct {
 	diag, orth bool
 }
 
-// kingZone[s] holds, for a king on s, the squares from which a knight, a
-// pawn (by the king's colour: of the other side) or a king attacks s or a
-// square next to it.
-var kingZone [64]struct {
-	knights, kings Bitboard
-	pawns          [2]Bitboard
+// lineSafe reports whether our slider, landing on the empty square s
+// where it moves along lines (the lines through their king of its kind:
+// diagK, orthK or both), neither checks their king nor pins a piece of
+// theirs: s is on no such line, or between s and their king stand two
+// pieces or more, or one of ours (occ is the occupancy with the slider
+// lifted off its square, ours our pieces). A check or a new pin would
+// change their moves; with two pieces between, or our own, nothing does.
+func (h *perftHarmless) lineSafe(s Square, lines, occ, ours Bitboard) bool {
+	if lines&s.Bit() == 0 {
+		return true
+	}
+	between := betweenBB[h.tk][s&63] & occ
+	if between&(between-1) != 0 {
+		return true
+	}
+	return between&ours != 0
 }
 
-func init() {
-	for s := Square(0); s < 64; s++ {
-		for z := kingAttacks[s] | s.Bit(); z != 0; {
-			n := popFirst(&z)
-			kingZone[s].knights |= knightAttacks[n]
-			kingZone[s].kings |= kingAttacks[n]
-			kingZone[s].pawns[White] |= pawnAttacks[White][n]
-			kingZone[s].pawns[Black] |= pawnAttacks[Black][n]
-		}
+// kingLineBans returns, for our slider on s on a line with their king on
+// tk, the squares a quiet move of ours may not leave (from) or fill (to)
+// if their moves are to stay those after a null move: no check may appear
+// and no pin of theirs appear or go. It depends on the pieces between:
+//   - one of theirs: it is pinned; the slider must stay, and filling the
+//     line would free it;
+//   - one of ours: leaving it would give check; filling makes two;
+//   - one of ours and one of theirs: leaving ours would pin theirs;
+//   - two of ours, two of theirs, or three or more: nothing a quiet move
+//     does to one square changes that.
+func kingLineBans(s, tk Square, occ, ours Bitboard) (from, to Bitboard) {
+	seg := betweenBB[tk&63][s&63]
+	k := seg & occ
+	switch {
+	case k == 0: // a check with us to move: not a legal position
+		return seg | s.Bit(), seg
+	case k&(k-1) == 0 && k&ours == 0:
+		return s.Bit(), seg
+	case k&(k-1) == 0:
+		return k, 0
 	}
+	if rest := k & (k - 1); rest&(rest-1) == 0 && k&ours != 0 && k&^ours != 0 {
+		return k & ours, 0
+	}
+	return 0, 0
+}
+
+// rayPast returns the squares on the line from s through to that lie past
+// to, seen from s (along a line the square index only grows or only
+// shrinks).
+func rayPast(s, to Square) Bitboard {
+	line := lineBB[s&63][to&63]
+	tb := to.Bit()
+	if to > s {
+		return line &^ (tb | (tb - 1))
+	}
+	return line & (tb - 1)
+}
+
+// knightSpread returns the squares a knight on any square of b attacks
+// (the squares from which a knight attacks one of b's).
+func knightSpread(b Bitboard) Bitboard {
+	l1 := (b >> 1) & 0x7f7f7f7f7f7f7f7f
+	l2 := (b >> 2) & 0x3f3f3f3f3f3f3f3f
+	r1 := (b << 1) & 0xfefefefefefefefe
+	r2 := (b << 2) & 0xfcfcfcfcfcfcfcfc
+	h1, h2 := l1|r1, l2|r2
+	return h1<<16 | h1>>16 | h2<<8 | h2>>8
+}
+
+// kingSpread returns the squares next to any square of b.
+func kingSpread(b Bitboard) Bitboard {
+	side := (b<<1)&^fileA | (b>>1)&^fileH
+	row := b | side
+	return side | row<<8 | row>>8
 }

@@ -17,7 +17,7 @@ export ARBITER_TOKEN=T
 log() { echo "$(date -u +%H:%M:%S) $*" | tee -a run.log; }
 coord() { "$BIN" coordinator --listen $ADDR --data "$D/coord" --token T --lease-duration 10s --log-format console >>coord.log 2>&1 & echo $! > coord.pid; }
 worker() { "$BIN" worker --coordinator $ADDR --token T --threads 1 --hash 16 --name "$1" --log-format console >>"$1.log" 2>&1 & echo $! > "$1.pid"; }
-positions() { "$BIN" status "$JOB" --coordinator $ADDR --json 2>/dev/null | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["datagen"]["positions"], j["state"])' 2>/dev/null || echo "0 unknown"; }
+positions() { "$BIN" status "$JOB" --coordinator $ADDR --json 2>/dev/null | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["detail"]["positions"], j["state"])' 2>/dev/null || echo "0 unknown"; }
 if [ -z "${RESUME:-}" ]; then
   rm -rf coord *.log *.pid out.* job
   coord; sleep 3; worker w1; worker w2

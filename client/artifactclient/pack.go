@@ -255,7 +255,7 @@ func writeTar(w io.Writer, dir string) error {
 // the repository (its origin, else its path).
 func packGit(spec string, req *arbiterv1.BeginUploadRequest) (*Packed, error) {
 	if repo, _, err := gitsource.Split(spec); err == nil && gitsource.IsRemote(repo) {
-		return nil, fmt.Errorf("source=git:%s: a remote repository is fetched by the coordinator when a test or tune names it (submit sprt|match|spsa); here name a local one", spec)
+		return nil, fmt.Errorf("source=git:%s: a remote repository is fetched by the coordinator when a test or tune submitted to it names it; here name a local one", spec)
 	}
 	repo, ref, ok := strings.Cut(spec, "@")
 	if !ok || repo == "" || ref == "" {

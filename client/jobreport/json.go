@@ -18,23 +18,24 @@ import (
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
-// JobJSON is one job of any kind; exactly one of Perft, Test and Tune is
-// set, as Kind says.
+// JobJSON is one job of any kind: a built-in family's typed field (Perft,
+// Test or Tune) as Kind says, or the kind's own Detail object, produced by
+// the report its folder registered (Report.DetailJSON).
 type JobJSON struct {
-	JobID         string       `json:"job_id"`
-	Kind          string       `json:"kind"`
-	State         string       `json:"state"`
-	Submitter     string       `json:"submitter,omitempty"`
-	CreatedAt     string       `json:"created_at,omitempty"`
-	FinishedAt    string       `json:"finished_at,omitempty"`
-	Error         string       `json:"error,omitempty"`
-	Blocked       string       `json:"blocked,omitempty"`
-	ActiveWorkers uint32       `json:"active_workers"`
-	Perft         *PerftJob    `json:"perft,omitempty"`
-	Test          *TestJob     `json:"test,omitempty"`
-	Tune          *TuneJob     `json:"tune,omitempty"`
-	Datagen       *DatagenJSON `json:"datagen,omitempty"`
-	Workers       []WorkerIn   `json:"workers,omitempty"`
+	JobID         string     `json:"job_id"`
+	Kind          string     `json:"kind"`
+	State         string     `json:"state"`
+	Submitter     string     `json:"submitter,omitempty"`
+	CreatedAt     string     `json:"created_at,omitempty"`
+	FinishedAt    string     `json:"finished_at,omitempty"`
+	Error         string     `json:"error,omitempty"`
+	Blocked       string     `json:"blocked,omitempty"`
+	ActiveWorkers uint32     `json:"active_workers"`
+	Perft         *PerftJob  `json:"perft,omitempty"`
+	Test          *TestJob   `json:"test,omitempty"`
+	Tune          *TuneJob   `json:"tune,omitempty"`
+	Detail        any        `json:"detail,omitempty"`
+	Workers       []WorkerIn `json:"workers,omitempty"`
 }
 
 // PerftJob is a perft job; fen, depth, nodes and divide as in `arbiter
@@ -263,8 +264,13 @@ func NewJobJSON(j *arbiterv1.Job) JobJSON {
 	if t := j.GetFinishedAt(); t != nil {
 		o.FinishedAt = t.AsTime().UTC().Format(time.RFC3339Nano)
 	}
-	if r, ok := reportOf(jobkind.Of(j).Family); ok && r.JSON != nil {
-		r.JSON(&o, j)
+	if r, ok := ReportOf(jobkind.Of(j).Family); ok {
+		if r.JSON != nil {
+			r.JSON(&o, j)
+		}
+		if r.DetailJSON != nil {
+			o.Detail = r.DetailJSON(j)
+		}
 	}
 	return o
 }
@@ -294,7 +300,7 @@ func newPerftJob(j *arbiterv1.Job) *PerftJob {
 
 func newTestJob(j *arbiterv1.Job) *TestJob {
 	s, mp := j.GetMatch(), j.GetMatchProgress()
-	o := &TestJob{Engines: [2]EngineJSON{newEngine(s.GetEngineA()), newEngine(s.GetEngineB())}, TC: testLimits(s),
+	o := &TestJob{Engines: [2]EngineJSON{NewEngineJSON(s.GetEngineA()), NewEngineJSON(s.GetEngineB())}, TC: testLimits(s),
 		Book: s.GetBookName(), Openings: s.GetOpeningsCount(), GamesMax: s.GetGames(), Games: mp.GetGames(),
 		Wins: mp.GetWins(), Draws: mp.GetDraws(), Losses: mp.GetLosses(), Pentanomial: penta(mp.GetPentanomial()),
 		Batches: mp.GetBatchesDone(), BatchPairs: mp.GetBatchPairs(), PGNs: mp.GetPgns(), StoppedByHand: mp.GetStoppedByHand(),
@@ -330,7 +336,7 @@ func newTestJob(j *arbiterv1.Job) *TestJob {
 func newTuneJob(j *arbiterv1.Job) *TuneJob {
 	s, sp := j.GetSpsa(), j.GetSpsaProgress()
 	lim, _ := matchspec.LimitsFromProto(s.GetTimeControl(), 1)
-	o := &TuneJob{Engine: newEngine(s.GetEngine()), TC: lim.String(), Pairs: s.GetPairs(), PairsDone: sp.GetPairsDone(),
+	o := &TuneJob{Engine: NewEngineJSON(s.GetEngine()), TC: lim.String(), Pairs: s.GetPairs(), PairsDone: sp.GetPairsDone(),
 		Updates: sp.GetUpdates(), Games: sp.GetGames(), Wins: sp.GetWins(), Draws: sp.GetDraws(), Losses: sp.GetLosses(),
 		Pentanomial: penta(sp.GetPentanomial()), Params: []TuneParam{}}
 	for _, p := range sp.GetParams() {
@@ -348,7 +354,8 @@ func newTuneJob(j *arbiterv1.Job) *TuneJob {
 	return o
 }
 
-func newEngine(e *arbiterv1.EngineSpec) EngineJSON {
+// NewEngineJSON is an engine of a job as its JSON shows it.
+func NewEngineJSON(e *arbiterv1.EngineSpec) EngineJSON {
 	o := EngineJSON{Name: e.GetName(), Command: e.GetCommand(), Args: e.GetArgs(), Protocol: e.GetProtocol()}
 	if len(e.GetOptions()) > 0 {
 		o.Options = e.GetOptions()

@@ -9,9 +9,17 @@ import (
 )
 
 // Report is how `arbiter status` shows the jobs of one family: a table in
-// the list, a detail view of one job, and its part of the JSON. A family
-// registers its Report once (RegisterReport); the printers dispatch on the
-// job's kind (jobkind.Of), never on which spec field is set.
+// the list, a detail view of one job, and its part of the JSON. A kind's
+// folder registers its family's Report once (RegisterReport) from its
+// init, with its jobkind.Kind; the printers dispatch on the job's kind
+// (jobkind.Of), never on which spec field is set.
+//
+// The JSON of a kind is its DetailJSON, printed as the job's "detail"
+// object, whose JSON schema is DetailSchema: docs/json/job.schema.json
+// says only that detail is an object, and the test that validates --json
+// output checks each detail against the schema its kind registered. The
+// built-in families (test, perft, tune) still fill in typed fields of
+// JobJSON (JSON) for one release, until they move into kinds/.
 type Report struct {
 	// Header is the list table's header; Row one job's row in it (tab
 	// separated, the job id first).
@@ -19,8 +27,14 @@ type Report struct {
 	Row    func(j *arbiterv1.Job) string
 	// Detail prints one job (arbiter status JOB).
 	Detail func(out io.Writer, j *arbiterv1.Job)
-	// JSON fills in the family's part of a job's JSON.
+	// JSON fills in a built-in family's typed part of a job's JSON.
 	JSON func(o *JobJSON, j *arbiterv1.Job)
+	// DetailJSON is the job's kind-specific data, JobJSON.Detail (nil:
+	// none, the job's detail could not be read).
+	DetailJSON func(j *arbiterv1.Job) any
+	// DetailSchema is the JSON schema (draft 2020-12, one object) of
+	// DetailJSON's value; required with DetailJSON.
+	DetailSchema []byte
 }
 
 var (
@@ -31,8 +45,12 @@ var (
 )
 
 // RegisterReport sets how jobs of family f are shown; families list in the
-// order they registered.
+// order they registered. A report with DetailJSON and no DetailSchema
+// panics: a kind's JSON is documented where it is produced.
 func RegisterReport(f jobkind.Family, r Report) {
+	if r.DetailJSON != nil && len(r.DetailSchema) == 0 {
+		panic("jobreport: family " + string(f) + " registers DetailJSON without its DetailSchema")
+	}
 	reportsMu.Lock()
 	defer reportsMu.Unlock()
 	if _, ok := reports[f]; !ok {
@@ -41,37 +59,25 @@ func RegisterReport(f jobkind.Family, r Report) {
 	reports[f] = r
 }
 
-func reportOf(f jobkind.Family) (Report, bool) {
+// ReportOf returns the report registered for family f.
+func ReportOf(f jobkind.Family) (Report, bool) {
 	reportsMu.RLock()
 	defer reportsMu.RUnlock()
 	r, ok := reports[f]
 	return r, ok
 }
 
-func reportFamilies() []jobkind.Family {
+// Families lists the families with a report, in the order they
+// registered.
+func Families() []jobkind.Family {
 	reportsMu.RLock()
 	defer reportsMu.RUnlock()
 	return append([]jobkind.Family(nil), families...)
 }
 
-func init() {
-	RegisterReport(jobkind.FamilyTest, Report{Header: "TEST\tSTATE\tENGINES\tTC\tGAMES\tELO\tLLR", Row: testRow, Detail: PrintTest,
-		JSON: func(o *JobJSON, j *arbiterv1.Job) {
-			o.Test = newTestJob(j)
-			o.Workers = newWorkers(j.GetMatchProgress().GetWorkers())
-		}})
-	RegisterReport(jobkind.FamilyPerft, Report{Header: "PERFT\tSTATE\tDEPTH\tNODES\tPROGRESS\tFEN", Row: perftRow, Detail: PrintPerftDetail,
-		JSON: func(o *JobJSON, j *arbiterv1.Job) { o.Perft = newPerftJob(j) }})
-	RegisterReport(jobkind.FamilyTune, Report{Header: "TUNE\tSTATE\tENGINE\tTC\tUPDATES\tPAIRS\tGAMES\tPARAMS", Row: tuneListRow, Detail: PrintTune,
-		JSON: func(o *JobJSON, j *arbiterv1.Job) {
-			o.Tune = newTuneJob(j)
-			o.Workers = newWorkers(j.GetSpsaProgress().GetWorkers())
-		}})
-}
-
 // PrintJob prints one job as `arbiter status JOB` does.
 func PrintJob(out io.Writer, j *arbiterv1.Job) error {
-	if r, ok := reportOf(jobkind.Of(j).Family); ok && r.Detail != nil {
+	if r, ok := ReportOf(jobkind.Of(j).Family); ok && r.Detail != nil {
 		r.Detail(out, j)
 		return nil
 	}

@@ -37,8 +37,8 @@ func PrintJobs(out io.Writer, jobs []*arbiterv1.Job) error {
 			fmt.Fprintln(tw, row(j))
 		}
 	}
-	for _, f := range reportFamilies() {
-		r, _ := reportOf(f)
+	for _, f := range Families() {
+		r, _ := ReportOf(f)
 		table(r.Header, byFamily[f], r.Row)
 		delete(byFamily, f)
 	}
@@ -62,17 +62,17 @@ func PrintJobs(out io.Writer, jobs []*arbiterv1.Job) error {
 
 // otherRow is the row of a job of a kind this build does not know.
 func otherRow(j *arbiterv1.Job) string {
-	return fmt.Sprintf("%s\t%s\t%s", j.GetJobId(), listState(j), j.GetKind())
+	return fmt.Sprintf("%s\t%s\t%s", j.GetJobId(), ListState(j), j.GetKind())
 }
 
 // printOther shows a job of a kind this build does not know.
 func printOther(out io.Writer, j *arbiterv1.Job) error {
-	_, err := fmt.Fprintf(out, "Job:   %s (kind %q, which this arbiter does not know: update it)\nState: %s\n", j.GetJobId(), j.GetKind(), listState(j))
+	_, err := fmt.Fprintf(out, "Job:   %s (kind %q, which this arbiter does not know: update it)\nState: %s\n", j.GetJobId(), j.GetKind(), ListState(j))
 	return err
 }
 
-// listState is a job's state, marked when it cannot progress.
-func listState(j *arbiterv1.Job) string {
+// ListState is a job's state, marked when it cannot progress.
+func ListState(j *arbiterv1.Job) string {
 	s := StateName(j.GetState())
 	if j.GetProgress().GetBlocked() != "" {
 		s += " (blocked)"
@@ -100,7 +100,7 @@ func testRow(j *arbiterv1.Job) string {
 			llr += " stopped by hand"
 		}
 	}
-	return fmt.Sprintf("%s\t%s\t%s vs %s\t%s\t%s\t%s\t%s", j.GetJobId(), listState(j), s.GetEngineA().GetName(), s.GetEngineB().GetName(),
+	return fmt.Sprintf("%s\t%s\t%s vs %s\t%s\t%s\t%s\t%s", j.GetJobId(), ListState(j), s.GetEngineA().GetName(), s.GetEngineB().GetName(),
 		testLimits(s), games, elo, llr)
 }
 
@@ -117,7 +117,7 @@ func perftRow(j *arbiterv1.Job) string {
 	if p.GetUnitsTotal() > 0 {
 		progress = fmt.Sprintf("%.0f%% (%s)", 100*float64(p.GetUnitsDone())/float64(p.GetUnitsTotal()), progress)
 	}
-	return fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s", j.GetJobId(), listState(j), j.GetPerft().GetDepth(), nodes, progress, j.GetPerft().GetFen())
+	return fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s", j.GetJobId(), ListState(j), j.GetPerft().GetDepth(), nodes, progress, j.GetPerft().GetFen())
 }
 
 func tuneListRow(j *arbiterv1.Job) string {
@@ -135,6 +135,6 @@ func tuneListRow(j *arbiterv1.Job) string {
 	if sp.GetBatchesTotal() > 0 {
 		updates += fmt.Sprintf("/%d", sp.GetBatchesTotal())
 	}
-	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d/%d\t%d\t%s", j.GetJobId(), listState(j), s.GetEngine().GetName(), lim.String(),
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d/%d\t%d\t%s", j.GetJobId(), ListState(j), s.GetEngine().GetName(), lim.String(),
 		updates, sp.GetPairsDone(), s.GetPairs(), sp.GetGames(), params)
 }

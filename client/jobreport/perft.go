@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 	"io"
 	"os"
 	"time"
@@ -203,4 +204,11 @@ func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
 	} else {
 		fmt.Fprintf(out, "Nodes done: %s\n", p.GetNodesDone())
 	}
+}
+
+// The perft family's report (its kind registers with jobkind from
+// coordinator/perftjob).
+func init() {
+	RegisterReport(jobkind.FamilyPerft, Report{Header: "PERFT\tSTATE\tDEPTH\tNODES\tPROGRESS\tFEN", Row: perftRow, Detail: PrintPerftDetail,
+		JSON: func(o *JobJSON, j *arbiterv1.Job) { o.Perft = newPerftJob(j) }})
 }

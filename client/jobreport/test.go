@@ -163,7 +163,7 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 		fmt.Fprintf(out, "Copied as:  %s\n", strings.Join(as, ", "))
 	}
 	lim := testLimits(spec)
-	fmt.Fprintf(out, "Engines:    %s vs %s\n", engineDesc(spec.GetEngineA()), engineDesc(spec.GetEngineB()))
+	fmt.Fprintf(out, "Engines:    %s vs %s\n", EngineDesc(spec.GetEngineA()), EngineDesc(spec.GetEngineB()))
 	for _, e := range []*arbiterv1.EngineSpec{spec.GetEngineA(), spec.GetEngineB()} {
 		if a := e.GetArtifact(); a != nil {
 			fmt.Fprintf(out, "Artifact:   %s\n", matchspec.ArtifactDesc(e.GetName(), a))
@@ -288,7 +288,8 @@ func printArtifactChecks(out io.Writer, checks []*arbiterv1.ArtifactCheck) {
 	}
 }
 
-func engineDesc(e *arbiterv1.EngineSpec) string {
+// EngineDesc is an engine as a detail view names it.
+func EngineDesc(e *arbiterv1.EngineSpec) string {
 	cmd := e.GetCommand()
 	if a := e.GetArtifact(); a != nil {
 		cmd = "uploaded " + a.GetSha256()[:min(12, len(a.GetSha256()))]
@@ -505,4 +506,14 @@ func capReached(j *arbiterv1.Job) bool {
 	spec, mp := j.GetMatch(), j.GetMatchProgress()
 	return spec.GetSprt() != nil && spec.GetGames() > 0 && j.GetState() == arbiterv1.JobState_JOB_STATE_DONE &&
 		mp.GetSprtState() != string(sprt.Accepted) && mp.GetSprtState() != string(sprt.Rejected)
+}
+
+// The test family's report: SPRT tests and fixed-games matches between
+// two engines (their kinds register with jobkind from coordinator/gamejob).
+func init() {
+	RegisterReport(jobkind.FamilyTest, Report{Header: "TEST\tSTATE\tENGINES\tTC\tGAMES\tELO\tLLR", Row: testRow, Detail: PrintTest,
+		JSON: func(o *JobJSON, j *arbiterv1.Job) {
+			o.Test = newTestJob(j)
+			o.Workers = newWorkers(j.GetMatchProgress().GetWorkers())
+		}})
 }

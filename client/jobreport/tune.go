@@ -3,6 +3,7 @@ package jobreport
 import (
 	"context"
 	"fmt"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 	"io"
 	"sort"
 	"strings"
@@ -93,7 +94,7 @@ func PrintTune(out io.Writer, j *arbiterv1.Job) {
 	fmt.Fprintf(out, "Tune:       %s (%s)\nState:      %s\n", j.GetJobId(), j.GetKind(), StateName(j.GetState()))
 	lim, _ := matchspec.LimitsFromProto(spec.GetTimeControl(), 1)
 	a, b := spsa.SideNames(spec.GetEngine().GetName())
-	fmt.Fprintf(out, "Engine:     %s, played as %s (theta + c_k*delta) vs %s (theta - c_k*delta)\n", engineDesc(spec.GetEngine()), a, b)
+	fmt.Fprintf(out, "Engine:     %s, played as %s (theta + c_k*delta) vs %s (theta - c_k*delta)\n", EngineDesc(spec.GetEngine()), a, b)
 	if art := spec.GetEngine().GetArtifact(); art != nil {
 		fmt.Fprintf(out, "Artifact:   %s\n", matchspec.ArtifactDesc(spec.GetEngine().GetName(), art))
 	}
@@ -278,4 +279,14 @@ func sortedOptions(opts map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// The tune family's report: SPSA tunes (their kind registers with
+// jobkind from coordinator/spsajob).
+func init() {
+	RegisterReport(jobkind.FamilyTune, Report{Header: "TUNE\tSTATE\tENGINE\tTC\tUPDATES\tPAIRS\tGAMES\tPARAMS", Row: tuneListRow, Detail: PrintTune,
+		JSON: func(o *JobJSON, j *arbiterv1.Job) {
+			o.Tune = newTuneJob(j)
+			o.Workers = newWorkers(j.GetSpsaProgress().GetWorkers())
+		}})
 }

@@ -27,20 +27,7 @@ import (
 func TestAPIDocEngineBodies(t *testing.T) {
 	t.Setenv(auth.EnvToken, "")
 	t.Setenv(envAPI, "")
-	doc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "api.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	section := string(doc)
-	i := strings.Index(section, "### Engines in a test's body")
-	if i < 0 {
-		t.Fatal(`docs/api.md has no "Engines in a test's body" section`)
-	}
-	section = section[i:]
-	if j := strings.Index(section[4:], "\n#"); j >= 0 {
-		section = section[:j+4]
-	}
-	bodies := regexp.MustCompile("(?s)```json\n(.*?)```").FindAllStringSubmatch(section, -1)
+	bodies := apiDocBodies(t, "### Engines in a test's body")
 	if len(bodies) != 5 {
 		t.Fatalf("%d bodies in the section, want 5 (builtin, command, upload, net, git)", len(bodies))
 	}
@@ -90,18 +77,7 @@ func TestAPIDocEngineBodies(t *testing.T) {
 	fill := strings.NewReplacer("SHA256_OF_THE_UPLOAD", engineSHA, "SHA256_OF_THE_NET", netSHA,
 		"https://github.com/me/engine.git", "file://"+repo)
 
-	post := func(body string) (int, string) {
-		req, _ := http.NewRequest("POST", "http://"+cl.Server.HTTPAddr()+httpapi.Prefix+"/tests", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+cl.Token())
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var b bytes.Buffer
-		b.ReadFrom(resp.Body)
-		return resp.StatusCode, b.String()
-	}
+	post := func(body string) (int, string) { return postAPI(t, cl, "/tests", body) }
 	for n, m := range bodies {
 		body := fill.Replace(m[1])
 		if code, answer := post(body); code != http.StatusCreated {
@@ -112,4 +88,68 @@ func TestAPIDocEngineBodies(t *testing.T) {
 	if code, answer := post(guessed); code != http.StatusBadRequest || !strings.Contains(answer, `builtin`) {
 		t.Errorf(`"builtin": true: %d %s; want 400 naming the field`, code, answer)
 	}
+}
+
+// TestAPIDocSubmitJobBody posts the body of docs/api.md's "One route for
+// every kind" to a real coordinator's POST /api/v1/jobs and wants the job
+// it names (201, its kind, its detail object). The control: the same body
+// with a kind nobody registered is refused (400) naming the kind and the
+// kinds there are.
+func TestAPIDocSubmitJobBody(t *testing.T) {
+	t.Setenv(auth.EnvToken, "")
+	bodies := apiDocBodies(t, "### One route for every kind")
+	if len(bodies) != 1 {
+		t.Fatal("no body in the section")
+	}
+	cl, err := localcluster.Start(localcluster.Config{Workers: 0, HashMB: 1, Builtin: builtin.New,
+		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, Token: "doc-admin", HTTP: "127.0.0.1:0", API: httpapi.ForCoordinator}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	post := func(body string) (int, string) { return postAPI(t, cl, "/jobs", body) }
+	body := bodies[0][1]
+	if code, answer := post(body); code != http.StatusCreated || !strings.Contains(answer, `"kind":"datagen"`) || !strings.Contains(answer, `"positions_wanted":100000`) {
+		t.Errorf("the section's body: %d %s\n%s", code, answer, body)
+	}
+	unknown := strings.Replace(body, `"kind": "datagen"`, `"kind": "datagenx"`, 1)
+	if code, answer := post(unknown); code != http.StatusBadRequest || !strings.Contains(answer, `datagenx`) || !strings.Contains(answer, `(datagen, `) || !strings.Contains(answer, `, perft, `) {
+		t.Errorf("an unknown kind: %d %s; want 400 naming it and the kinds", code, answer)
+	}
+}
+
+// postAPI posts body to the API route path of cl with its admin token and
+// returns the status and the answer.
+func postAPI(t *testing.T, cl *localcluster.Cluster, path, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", "http://"+cl.Server.HTTPAddr()+httpapi.Prefix+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+cl.Token())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	b.ReadFrom(resp.Body)
+	return resp.StatusCode, b.String()
+}
+
+// apiDocBodies are the JSON bodies (```json blocks) of docs/api.md's
+// section under heading, each as FindAllStringSubmatch gives it.
+func apiDocBodies(t *testing.T, heading string) [][]string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "api.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(doc)
+	i := strings.Index(section, heading)
+	if i < 0 {
+		t.Fatalf("docs/api.md has no %q section", heading)
+	}
+	section = section[i:]
+	if j := strings.Index(section[4:], "\n#"); j >= 0 {
+		section = section[:j+4]
+	}
+	return regexp.MustCompile("(?s)```json\n(.*?)```").FindAllStringSubmatch(section, -1)
 }

@@ -9,11 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 func newBackupCommand() *cobra.Command {
-	var f clientFlags
+	var f clicmd.ClientFlags
 	var to string
 	cmd := &cobra.Command{
 		Use:   "backup --to FILE",
@@ -30,15 +31,15 @@ recompute their units.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if to == "" {
-				return required("to", "the file to write the copy to")
+				return clicmd.Required("to", "the file to write the copy to")
 			}
 			if _, err := os.Stat(to); err == nil {
 				return usageError("--to %s: exists (refusing to overwrite)", to)
 			}
-			return f.call(cmd, func(r *clientCall) error {
-				stream, err := r.c.Admin.Backup(r.ctx, &arbiterv1.BackupRequest{})
+			return f.Call(cmd, func(r *clicmd.Call) error {
+				stream, err := r.C.Admin.Backup(r.Ctx, &arbiterv1.BackupRequest{})
 				if err != nil {
-					return r.failed("backup", err)
+					return r.Failed("backup", err)
 				}
 				tmp, err := os.CreateTemp(filepath.Dir(to), ".arbiter-backup-*")
 				if err != nil {
@@ -53,7 +54,7 @@ recompute their units.`,
 					}
 					if err != nil {
 						tmp.Close()
-						return r.failed("backup", err)
+						return r.Failed("backup", err)
 					}
 					if _, err := tmp.Write(resp.GetData()); err != nil {
 						tmp.Close()
@@ -70,12 +71,12 @@ recompute their units.`,
 				if err := os.Rename(tmp.Name(), to); err != nil {
 					return err
 				}
-				fmt.Fprintf(r.out, "backup written to %s (%d bytes)\n", to, n)
+				fmt.Fprintf(r.Out, "backup written to %s (%d bytes)\n", to, n)
 				return nil
 			})
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "file to write (must not exist)")
-	f.add(cmd.Flags())
+	f.Add(cmd.Flags())
 	return cmd
 }

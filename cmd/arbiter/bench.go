@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/engine/search"
 )
 
@@ -32,12 +33,12 @@ the search's behaviour changes, never with the machine. Nodes/second is this
 machine's speed (workers report it).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkRange("depth", depth, 1, 40); err != nil {
+			if err := clicmd.CheckRange("depth", depth, 1, 40); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
 			if compare {
-				if err := checkRange("rounds", rounds, 1, 100); err != nil {
+				if err := clicmd.CheckRange("rounds", rounds, 1, 100); err != nil {
 					return err
 				}
 				return benchCompare(cmd, depth, rounds, evalFile)

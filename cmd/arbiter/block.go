@@ -11,12 +11,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/arbiter-chess/arbiter/client/clicmd"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 func newBlockCommand() *cobra.Command {
-	var f clientFlags
+	var f clicmd.ClientFlags
 	var workerID, ident, reason string
 	var unblock, list bool
 	cmd := &cobra.Command{
@@ -34,7 +36,7 @@ are stored and survive a restart. --list prints what is blocked.`,
 			if workerID != "" && ident != "" {
 				return usageError("--worker and --identity: give one of them")
 			}
-			ctx, c, done, err := f.session()
+			ctx, c, done, err := f.Session()
 			if err != nil {
 				return err
 			}
@@ -46,7 +48,7 @@ are stored and survive a restart. --list prints what is blocked.`,
 					return err
 				})
 				if err != nil {
-					return callError(c, "block", err)
+					return cliexit.Call(c, "block", err)
 				}
 				printBlocks(cmd.OutOrStdout(), resp.GetBlocked())
 				return nil
@@ -65,13 +67,13 @@ are stored and survive a restart. --list prints what is blocked.`,
 				err = clusterclient.Do(ctx, policy, call)
 			}
 			if err != nil {
-				return callError(c, "block", err)
+				return cliexit.Call(c, "block", err)
 			}
 			printBlocks(cmd.OutOrStdout(), resp.GetBlocked())
 			return nil
 		},
 	}
-	f.add(cmd.Flags())
+	f.Add(cmd.Flags())
 	fl := cmd.Flags()
 	fl.StringVar(&workerID, "worker", "", "the worker id to block")
 	fl.StringVar(&ident, "identity", "", "the identity whose workers to block")

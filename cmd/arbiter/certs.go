@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/base/certs"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 )
 
 func newCertsCommand() *cobra.Command {
@@ -89,7 +90,7 @@ func newCertsWorkerCommand() *cobra.Command {
 				return err
 			}
 			if name == "" {
-				return required("name", "the worker's name; it becomes the identity cert:NAME")
+				return clicmd.Required("name", "the worker's name; it becomes the identity cert:NAME")
 			}
 			if err := certs.CheckName(name); err != nil {
 				return usageError("--name: %v", err)
@@ -109,7 +110,7 @@ func newCertsWorkerCommand() *cobra.Command {
 
 func checkDir(dir string) error {
 	if strings.TrimSpace(dir) == "" {
-		return required("dir", "the directory of the farm's certificates")
+		return clicmd.Required("dir", "the directory of the farm's certificates")
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/arbiter-chess/arbiter/base/auth"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/testing/proctest"
@@ -88,20 +89,26 @@ func TestClientCertFlags(t *testing.T) {
 		{[]string{"--cert", filepath.Join(w, "cert.pem"), "--key", filepath.Join(dir, "coordinator", "key.pem")}, "private key does not match public key"},
 		{[]string{}, "or pass a client certificate with --cert and --key"},
 	} {
-		f := clientFlags{coordinator: "localhost"}
+		var f clicmd.ClientFlags
 		fl := pflag.NewFlagSet("client", pflag.ContinueOnError)
-		f.addCredentials(fl)
-		if err := fl.Parse(c.args); err != nil {
+		f.Add(fl)
+		if err := fl.Parse(append([]string{"--coordinator", "localhost"}, c.args...)); err != nil {
 			t.Fatal(err)
 		}
-		_, err := f.options()
+		_, err := f.Options()
 		if exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: exit %d, %v; want 2 and %q", c.args, exitCode(err), err, c.want)
 		}
 	}
-	f := clientFlags{coordinator: "localhost", cert: filepath.Join(w, "cert.pem"), key: filepath.Join(w, "key.pem"), serverName: "coordinator"}
-	o, err := f.options()
-	if err != nil || o.Token != "" || o.CertFile != f.cert || o.KeyFile != f.key || o.ServerName != "coordinator" {
+	var f clicmd.ClientFlags
+	fl := pflag.NewFlagSet("client", pflag.ContinueOnError)
+	f.Add(fl)
+	cert, key := filepath.Join(w, "cert.pem"), filepath.Join(w, "key.pem")
+	if err := fl.Parse([]string{"--coordinator", "localhost", "--cert", cert, "--key", key, "--server-name", "coordinator"}); err != nil {
+		t.Fatal(err)
+	}
+	o, err := f.Options()
+	if err != nil || o.Token != "" || o.CertFile != cert || o.KeyFile != key || o.ServerName != "coordinator" {
 		t.Errorf("certificate only: %+v, %v", o, err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/arbiter-chess/arbiter/base/auth"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
@@ -51,7 +52,7 @@ func newCoordinatorCommand() *cobra.Command {
   ARBITER_STORE=postgres://arbiter:PASSWORD@db:5432/arbiter arbiter coordinator --data /var/lib/arbiter --token T   # state in PostgreSQL (docs/ha.md)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := signalContext()
+			ctx, cancel := clicmd.SignalContext()
 			defer cancel()
 			cfg.Token = resolveToken(cfg.Token)
 			if cfg.Store == "" {
@@ -257,7 +258,7 @@ func (f *syzygyFlag) add(fl *pflag.FlagSet) {
 
 // open opens the tables into *to (left nil without --syzygy).
 func (f *syzygyFlag) open(to *match.TBProber) error {
-	t, err := openSyzygy("--syzygy", f.dir)
+	t, err := clicmd.OpenSyzygy("--syzygy", f.dir)
 	if err != nil || t == nil {
 		return err
 	}
@@ -269,4 +270,13 @@ func (f *syzygyFlag) close() {
 	if f.tables != nil {
 		f.tables.Close()
 	}
+}
+
+// resolveToken is the credential of a command that serves rather than
+// dials (coordinator, up): the flag's, else the environment's.
+func resolveToken(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv(auth.EnvToken)
 }

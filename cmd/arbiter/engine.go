@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/client/artifactclient"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/enginespec"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
@@ -32,7 +33,7 @@ func newEngineCommand() *cobra.Command {
 }
 
 func newEngineUploadCommand() *cobra.Command {
-	var f clientFlags
+	var f clicmd.ClientFlags
 	var spec enginespec.Spec
 	cmd := &cobra.Command{
 		Use:   "upload PATH|DIR|git:REPO@REF",
@@ -56,17 +57,17 @@ func newEngineUploadCommand() *cobra.Command {
 			if p.Request.GetKind() == arbiterv1.ArtifactKind_ARTIFACT_KIND_BINARY && (spec.Build != "" || spec.Exe != "") {
 				return usageError("--build and --exe go with a source tree (a directory or git:REPO@REF)")
 			}
-			return f.call(cmd, func(r *clientCall) error {
-				a, err := artifactclient.Upload(r.ctx, r.c.Conn(), p, cmd.ErrOrStderr())
+			return f.Call(cmd, func(r *clicmd.Call) error {
+				a, err := artifactclient.Upload(r.Ctx, r.C.Conn(), p, cmd.ErrOrStderr())
 				if err != nil {
-					return r.failed("upload", err)
+					return r.Failed("upload", err)
 				}
-				printArtifact(r.out, a)
+				printArtifact(r.Out, a)
 				return nil
 			})
 		},
 	}
-	f.add(cmd.Flags())
+	f.Add(cmd.Flags())
 	cmd.Flags().StringVar(&spec.Name, "name", "", "the engine's name (default: the file's or directory's name)")
 	cmd.Flags().StringVar(&spec.Build, "build", "", "source trees: the command that builds the engine in the unpacked tree")
 	cmd.Flags().StringVar(&spec.Exe, "exe", "", "source trees: the program the build makes, in the tree (default \"engine\")")
@@ -76,16 +77,16 @@ func newEngineUploadCommand() *cobra.Command {
 
 func newEngineListCommand() *cobra.Command {
 	var limit uint32
-	cmd := newClientCommand(&cobra.Command{
+	cmd := clicmd.NewClientCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List the stored engines, newest first",
 		Args:  cobra.NoArgs,
-	}, `print {"engines": [...], "bytes_stored": N} (docs/json.md)`, func(r *clientCall, _ []string) error {
-		resp, err := retried(r, func(ctx context.Context) (*arbiterv1.ListArtifactsResponse, error) {
-			return arbiterv1.NewArtifactServiceClient(r.c.Conn()).ListArtifacts(ctx, &arbiterv1.ListArtifactsRequest{Limit: limit})
+	}, `print {"engines": [...], "bytes_stored": N} (docs/json.md)`, func(r *clicmd.Call, _ []string) error {
+		resp, err := clicmd.Retried(r, func(ctx context.Context) (*arbiterv1.ListArtifactsResponse, error) {
+			return arbiterv1.NewArtifactServiceClient(r.C.Conn()).ListArtifacts(ctx, &arbiterv1.ListArtifactsRequest{Limit: limit})
 		})
 		if err != nil {
-			return r.failed("list engines", err)
+			return r.Failed("list engines", err)
 		}
 		// Nets are artifacts too; `arbiter net list` lists them.
 		engines := slices.DeleteFunc(resp.GetArtifacts(), func(a *arbiterv1.Artifact) bool {
@@ -95,7 +96,7 @@ func newEngineListCommand() *cobra.Command {
 		for _, a := range engines {
 			list.Engines = append(list.Engines, engineJSONOf(a))
 		}
-		return r.print(list, func(w io.Writer) error {
+		return r.Print(list, func(w io.Writer) error {
 			tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 			fmt.Fprintln(tw, "SHA256\tNAME\tKIND\tSIZE\tBENCH\tCOMMIT\tUPLOADER\tUSED BY")
 			for _, a := range engines {
@@ -112,16 +113,16 @@ func newEngineListCommand() *cobra.Command {
 }
 
 func newEngineShowCommand() *cobra.Command {
-	return newClientCommand(&cobra.Command{
+	return clicmd.NewClientCommand(&cobra.Command{
 		Use:   "show SHA",
 		Short: "Show a stored engine (by its SHA-256 or a prefix of 8+ hex digits)",
 		Args:  cobra.ExactArgs(1),
-	}, "print the engine as one JSON object (docs/json.md)", func(r *clientCall, args []string) error {
+	}, "print the engine as one JSON object (docs/json.md)", func(r *clicmd.Call, args []string) error {
 		resp, err := getArtifact(r, args[0])
 		if err != nil {
-			return r.failed("show engine", err)
+			return r.Failed("show engine", err)
 		}
-		return r.print(engineJSONOf(resp.GetArtifact()), func(w io.Writer) error {
+		return r.Print(engineJSONOf(resp.GetArtifact()), func(w io.Writer) error {
 			printArtifact(w, resp.GetArtifact())
 			return nil
 		})
@@ -168,33 +169,33 @@ func engineJSONOf(a *arbiterv1.Artifact) engineJSON {
 }
 
 func newEngineRmCommand() *cobra.Command {
-	return newClientCommand(&cobra.Command{
+	return clicmd.NewClientCommand(&cobra.Command{
 		Use:   "rm SHA",
 		Short: "Remove a stored engine (refused while a running test or tune uses it)",
 		Args:  cobra.ExactArgs(1),
-	}, "", func(r *clientCall, args []string) error {
+	}, "", func(r *clicmd.Call, args []string) error {
 		if err := deleteArtifact(r, args[0], "remove engine"); err != nil {
 			return err
 		}
-		fmt.Fprintf(r.out, "engine %s removed\n", args[0])
+		fmt.Fprintf(r.Out, "engine %s removed\n", args[0])
 		return nil
 	})
 }
 
 // getArtifact fetches a stored engine or net by its hash or a prefix.
-func getArtifact(r *clientCall, ref string) (*arbiterv1.GetArtifactResponse, error) {
-	return retried(r, func(ctx context.Context) (*arbiterv1.GetArtifactResponse, error) {
-		return arbiterv1.NewArtifactServiceClient(r.c.Conn()).GetArtifact(ctx, &arbiterv1.GetArtifactRequest{Sha256: ref})
+func getArtifact(r *clicmd.Call, ref string) (*arbiterv1.GetArtifactResponse, error) {
+	return clicmd.Retried(r, func(ctx context.Context) (*arbiterv1.GetArtifactResponse, error) {
+		return arbiterv1.NewArtifactServiceClient(r.C.Conn()).GetArtifact(ctx, &arbiterv1.GetArtifactRequest{Sha256: ref})
 	})
 }
 
 // deleteArtifact removes a stored engine or net, asked once (a second
 // ask after a lost answer would report it missing); op names the call in
 // the error.
-func deleteArtifact(r *clientCall, sha string, op string) error {
-	_, err := arbiterv1.NewArtifactServiceClient(r.c.Conn()).DeleteArtifact(r.ctx, &arbiterv1.DeleteArtifactRequest{Sha256: sha})
+func deleteArtifact(r *clicmd.Call, sha string, op string) error {
+	_, err := arbiterv1.NewArtifactServiceClient(r.C.Conn()).DeleteArtifact(r.Ctx, &arbiterv1.DeleteArtifactRequest{Sha256: sha})
 	if err != nil {
-		return r.failed(op, err)
+		return r.Failed(op, err)
 	}
 	return nil
 }

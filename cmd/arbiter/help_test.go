@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 )
 
 // repoRoot is the repository, seen from this package's directory.
@@ -173,7 +175,7 @@ func TestReadmeIsTrue(t *testing.T) {
 			top[e.Name()] = true
 		}
 	}
-	_, defaultPort, _ := strings.Cut(defaultCoordinator, ":")
+	_, defaultPort, _ := strings.Cut(clicmd.DefaultCoordinator, ":")
 	portRE := regexp.MustCompile(`\b(7[0-9]{3})\b`)
 	var owners []*cobra.Command // commands named by the line and the lines it continues
 	continued := false          // the previous line ended in a backslash

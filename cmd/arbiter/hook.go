@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/base/auth"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/coordinator/httpapi"
@@ -29,7 +30,7 @@ const envAPI = "ARBITER_API"
 type apiFlags struct {
 	api, token, tokenFile string
 	jsonOut               bool
-	up                    clientFlags
+	up                    clicmd.ClientFlags
 }
 
 func (f *apiFlags) add(cmd *cobra.Command) {
@@ -49,7 +50,7 @@ func (f *apiFlags) do(method, path string, body, out any) error {
 		base = os.Getenv(envAPI)
 	}
 	if base == "" {
-		base = strings.TrimRight(f.up.upPages(), "/")
+		base = strings.TrimRight(f.up.UpPages(), "/")
 	}
 	if base == "" {
 		return usageError("--api: give the coordinator's web address (http://HOST:PORT of its --http), or set %s", envAPI)
@@ -63,7 +64,7 @@ func (f *apiFlags) do(method, path string, body, out any) error {
 		return usageError("%v", err)
 	}
 	if tok == "" {
-		tok = f.up.upToken()
+		tok = f.up.UpToken()
 	}
 	if tok == "" {
 		return usageError("no credential: pass --token or --token-file, or set %s", auth.EnvToken)

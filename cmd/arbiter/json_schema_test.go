@@ -13,8 +13,10 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/arbiter-chess/arbiter/base/auth"
+	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/local/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 const schemaDir = "../../docs/json"
@@ -23,6 +25,22 @@ const schemaDir = "../../docs/json"
 // Each is added under its $id so that one may $ref another by name, as
 // jobs.schema.json does job.schema.json.
 func loadSchemas(t *testing.T) map[string]*jsonschema.Schema {
+	t.Helper()
+	c, ids := schemaCompiler(t)
+	out := map[string]*jsonschema.Schema{}
+	for name, id := range ids {
+		s, err := c.Compile(id)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = s
+	}
+	return out
+}
+
+// schemaCompiler is a compiler holding every schema of docs/json under
+// its $id, and their ids by file name.
+func schemaCompiler(t *testing.T) (*jsonschema.Compiler, map[string]string) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(schemaDir, "*.schema.json"))
 	if err != nil || len(files) == 0 {
@@ -36,28 +54,96 @@ func loadSchemas(t *testing.T) map[string]*jsonschema.Schema {
 		if err != nil {
 			t.Fatal(err)
 		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		id, _ := doc.(map[string]any)["$id"].(string)
+		id := addSchema(t, c, f, b)
 		if !strings.HasSuffix(id, "/"+filepath.Base(f)) {
 			t.Fatalf("%s: $id %q does not end in the file's name", f, id)
 		}
-		if err := c.AddResource(id, doc); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
 		ids[filepath.Base(f)] = id
 	}
-	out := map[string]*jsonschema.Schema{}
-	for name, id := range ids {
+	return c, ids
+}
+
+// addSchema adds schema b (named what in errors) to c under its $id.
+func addSchema(t *testing.T, c *jsonschema.Compiler, what string, b []byte) string {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	id, _ := doc.(map[string]any)["$id"].(string)
+	if id == "" {
+		t.Fatalf("%s: no $id", what)
+	}
+	if err := c.AddResource(id, doc); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return id
+}
+
+// detailSchemas compiles the schema of the detail object each kind's
+// report registered (jobreport.Report.DetailSchema), by family; their
+// $refs reach docs/json's schemas.
+func detailSchemas(t *testing.T) map[jobkind.Family]*jsonschema.Schema {
+	t.Helper()
+	c, _ := schemaCompiler(t)
+	out := map[jobkind.Family]*jsonschema.Schema{}
+	for _, f := range jobreport.Families() {
+		r, _ := jobreport.ReportOf(f)
+		if r.DetailJSON == nil {
+			continue
+		}
+		id := addSchema(t, c, "the detail schema of family "+string(f), r.DetailSchema)
 		s, err := c.Compile(id)
 		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+			t.Fatalf("the detail schema of family %s: %v", f, err)
 		}
-		out[name] = s
+		out[f] = s
 	}
 	return out
+}
+
+// checkDetails validates the detail object of every job in out (lines of
+// a job or of a list of jobs) against its kind's registered schema, and
+// marks the families it checked in seen. A job of a kind with a
+// registered detail schema and no detail fails.
+func checkDetails(t *testing.T, what string, schemas map[jobkind.Family]*jsonschema.Schema, out string, seen map[jobkind.Family]bool) {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var one struct {
+			Kind   string          `json:"kind"`
+			Detail json.RawMessage `json:"detail"`
+			Jobs   []struct {
+				Kind   string          `json:"kind"`
+				Detail json.RawMessage `json:"detail"`
+			} `json:"jobs"`
+		}
+		if json.Unmarshal([]byte(line), &one) != nil {
+			continue // validateLines reports it
+		}
+		jobs := append(one.Jobs, struct {
+			Kind   string          `json:"kind"`
+			Detail json.RawMessage `json:"detail"`
+		}{one.Kind, one.Detail})
+		for _, j := range jobs {
+			f := jobkind.Lookup(j.Kind).Family
+			s := schemas[f]
+			if s == nil {
+				continue
+			}
+			if len(j.Detail) == 0 {
+				t.Errorf("%s: a %s job without its detail object", what, j.Kind)
+				continue
+			}
+			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(j.Detail))
+			if err == nil {
+				err = s.Validate(inst)
+			}
+			if err != nil {
+				t.Errorf("%s: the detail of a %s job does not match its kind's schema: %v\n%.2000s", what, j.Kind, err, j.Detail)
+			}
+			seen[f] = true
+		}
+	}
 }
 
 // validateLines checks that out is one or more lines of JSON (or one
@@ -93,7 +179,9 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 		t.Skip("plays games and runs perft on a cluster")
 	}
 	schemas := loadSchemas(t)
+	details := detailSchemas(t)
 	used := map[string]bool{}
+	detailSeen := map[jobkind.Family]bool{}
 	check := func(schema string, whole bool, args ...string) string {
 		t.Helper()
 		s := schemas[schema]
@@ -107,6 +195,9 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 			return stdout
 		}
 		validateLines(t, strings.Join(args, " "), s, stdout, whole)
+		if schema == "job.schema.json" || schema == "jobs.schema.json" {
+			checkDetails(t, strings.Join(args, " "), details, stdout, detailSeen)
+		}
 		return stdout
 	}
 
@@ -138,33 +229,7 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 	check("job.schema.json", false, "up", "--temp", "--workers", "1", "--threads", "1", "--hash", "1", "--engine", "name=a,builtin",
 		"--engine", "name=b,builtin", "--each", "nodes=200", "--openings", "file=../../books/uho-200.epd", "--games", "2", "--json")
 
-	// Local matches, played here with the builtin engine: the result is
-	// one indented object. The checks past the schema make sure each run
-	// played what it was asked, so a match that printed an empty but valid
-	// result still fails.
-	book := "file=../../books/uho-200.epd"
-	local := func(wants []string, args ...string) {
-		t.Helper()
-		base := []string{"match", "--engine", "name=a,builtin", "--engine", "name=b,builtin"}
-		out := check("match.schema.json", true, append(append(base, args...), "--each", "nodes=300", "--openings", book, "--json")...)
-		compact := strings.Join(strings.Fields(out), "")
-		for _, want := range wants {
-			if !strings.Contains(compact, want) {
-				t.Errorf("match %v --json: want %s in\n%s", args, want, out)
-			}
-		}
-	}
-	local([]string{`"status":"complete","engines":["a","b"],"schedule":{"type":"roundrobin","rounds":1,"games":2,"repeat":2},"games":2,"scheduled":2`},
-		"--games", "2")
-	local([]string{`"games":2,"scheduled":2`, `"sprt":{"llr":`}, "--games", "2", "--sprt", "elo0=0,elo1=5")
-	// Open-ended, ended by the precision stop (identical engines: every
-	// pair scores alike, and three pairs bring the interval below 1000).
-	local([]string{`"anytime":{"level":0.95,"score":[`, `"precision_stop":true`}, "--stop", "precision=1000")
-	rrPGN := filepath.Join(dir, "rr.pgn")
-	local([]string{`"engines":["a","b","c"]`, `"games":6,"scheduled":6`, `{"a":"b","b":"c",`, `"rank":3,`, `"state_file":"`, `"pgn_file":"` + rrPGN + `"`},
-		"--engine", "name=c,builtin", "--rounds", "1", "--games", "2", "--pgnout", rrPGN)
-	local([]string{`"type":"gauntlet","gauntlet_seeds":1`, `"games":4,"scheduled":4`, `"anchor":"a"`},
-		"--engine", "name=c,builtin", "--tournament", "gauntlet", "--rounds", "1", "--games", "2")
+	checkLocalMatches(t, dir, check)
 
 	t.Setenv(auth.EnvToken, "")
 	cl, err := localcluster.Start(localcluster.Config{Workers: 2, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
@@ -205,6 +270,7 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 	if !strings.Contains(out, `"name":"b","command":"embedded","protocol":"builtin","tc":"nodes=300"}`) || !strings.Contains(out, `"tc":"nodes=200 vs nodes=300"`) {
 		t.Errorf("submit match --wait --json with per-engine limits: %s", out)
 	}
+	checkDatagenJSON(t, func(args ...string) string { return check("job.schema.json", false, with(args...)...) })
 	running, _, err := runArbiter(t, "", with("submit", "perft", "--depth", "8", "--split-ply", "3")...)
 	if err != nil {
 		t.Fatal(err)
@@ -238,6 +304,65 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 		if !used[name] {
 			t.Errorf("docs/json/%s: no command's output was checked against it", name)
 		}
+	}
+	everyDetailChecked(t, details, detailSeen)
+}
+
+// checkLocalMatches plays local matches here with the builtin engine and
+// checks each result through check (one indented object against
+// match.schema.json).
+func checkLocalMatches(t *testing.T, dir string, check func(schema string, whole bool, args ...string) string) {
+	t.Helper()
+	// Local matches, played here with the builtin engine: the result is
+	// one indented object. The checks past the schema make sure each run
+	// played what it was asked, so a match that printed an empty but valid
+	// result still fails.
+	book := "file=../../books/uho-200.epd"
+	local := func(wants []string, args ...string) {
+		t.Helper()
+		base := []string{"match", "--engine", "name=a,builtin", "--engine", "name=b,builtin"}
+		out := check("match.schema.json", true, append(append(base, args...), "--each", "nodes=300", "--openings", book, "--json")...)
+		compact := strings.Join(strings.Fields(out), "")
+		for _, want := range wants {
+			if !strings.Contains(compact, want) {
+				t.Errorf("match %v --json: want %s in\n%s", args, want, out)
+			}
+		}
+	}
+	local([]string{`"status":"complete","engines":["a","b"],"schedule":{"type":"roundrobin","rounds":1,"games":2,"repeat":2},"games":2,"scheduled":2`},
+		"--games", "2")
+	local([]string{`"games":2,"scheduled":2`, `"sprt":{"llr":`}, "--games", "2", "--sprt", "elo0=0,elo1=5")
+	// Open-ended, ended by the precision stop (identical engines: every
+	// pair scores alike, and three pairs bring the interval below 1000).
+	local([]string{`"anytime":{"level":0.95,"score":[`, `"precision_stop":true`}, "--stop", "precision=1000")
+	rrPGN := filepath.Join(dir, "rr.pgn")
+	local([]string{`"engines":["a","b","c"]`, `"games":6,"scheduled":6`, `{"a":"b","b":"c",`, `"rank":3,`, `"state_file":"`, `"pgn_file":"` + rrPGN + `"`},
+		"--engine", "name=c,builtin", "--rounds", "1", "--games", "2", "--pgnout", rrPGN)
+	local([]string{`"type":"gauntlet","gauntlet_seeds":1`, `"games":4,"scheduled":4`, `"anchor":"a"`},
+		"--engine", "name=c,builtin", "--tournament", "gauntlet", "--rounds", "1", "--games", "2")
+}
+
+// everyDetailChecked fails for a family whose registered detail schema
+// no job's detail was checked against.
+func everyDetailChecked(t *testing.T, schemas map[jobkind.Family]*jsonschema.Schema, seen map[jobkind.Family]bool) {
+	t.Helper()
+	for f := range schemas {
+		if !seen[f] {
+			t.Errorf("family %s registers a detail schema, but no job's detail was checked against it", f)
+		}
+	}
+}
+
+// checkDatagenJSON submits a dataset with --wait --json through run (the
+// job schema's check against the farm): a kind outside the built-in
+// families, whose data is the detail object its report registered,
+// checked against the schema it registered.
+func checkDatagenJSON(t *testing.T, run func(args ...string) string) {
+	t.Helper()
+	out := run("submit", "datagen", "--engine", "name=dev,builtin", "--positions", "60", "--each", "nodes=300",
+		"--random-plies", "8-9", "--random-seed", "3", "--wait", "--json")
+	if !strings.Contains(out, `"kind":"datagen"`) || !strings.Contains(out, `"detail":{`) || !strings.Contains(out, `"positions":60`) {
+		t.Errorf("submit datagen --wait --json: %s", out)
 	}
 }
 

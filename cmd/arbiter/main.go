@@ -11,14 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/base/buildinfo"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/enginehost/sandbox"
-	// EPD suites: arbiter epd, and (until kinds/install) the coordinator
-	// workload, the worker runner and the status report of submit epd.
-	"github.com/arbiter-chess/arbiter/kinds/epd"
-	// The worker runs DATAGEN batches with the runner this registers
-	// (until kinds/install).
-	_ "github.com/arbiter-chess/arbiter/kinds/datagen"
+	_ "github.com/arbiter-chess/arbiter/kinds/install"
 )
 
 // usageError marks err as bad input: exit status 2.
@@ -43,9 +39,8 @@ func newRootCommand() *cobra.Command {
 	root.Flags().MarkShorthandDeprecated("version", "use --version")
 	root.AddCommand(
 		// On this machine.
-		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(), newDatagenCommand(),
-		newTBCommand(),   // Syzygy tablebases
-		epd.NewCommand(), // EPD test suites
+		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newVerifyCommand(), newUCICommand(), newBenchCommand(),
+		newTBCommand(), // Syzygy tablebases
 		// Serving.
 		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(), newStoreCommand(), newUserCommand(), newAuditCommand(),
 		// Clients of a coordinator.
@@ -55,6 +50,10 @@ func newRootCommand() *cobra.Command {
 		// Training the embedded engine's net on this machine.
 		newTrainCommand(),
 	)
+	// The commands of the kinds under kinds/ (kinds/install): each kind
+	// registers its own (clicmd.RegisterCommand), as it does its submit
+	// subcommand.
+	root.AddCommand(clicmd.Commands()...)
 	addSuggestions(root)
 	return root
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/arbiter-chess/arbiter/base/buildinfo"
 	"github.com/arbiter-chess/arbiter/base/schedbatch"
-	"github.com/arbiter-chess/arbiter/engine/syzygy"
 	"github.com/arbiter-chess/arbiter/local/fastchesscli"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
@@ -362,16 +361,4 @@ func tbFlags(fl *pflag.FlagSet, m *matchplan.Flags) {
 	fl.IntVar(&m.TBPieces, "tb-pieces", 0, "adjudicate positions of at most this many pieces by the tables (with --tb, 0 = as many as the tables have; on the cluster, turns tablebase adjudication on)")
 	fl.StringVar(&m.TBAdjudicate, "tb-adjudicate", "", "with --tb: which verdicts end a game: win_loss, draw or both (default both)")
 	fl.BoolVar(&m.TBIgnore50, "tb-ignore50", false, "with --tb: take cursed wins and blessed losses as wins and losses (ignore the 50-move rule)")
-}
-
-// openSyzygy opens the Syzygy tables in dir for flag (nil, nil for "").
-func openSyzygy(flag, dir string) (*syzygy.Tablebase, error) {
-	if dir == "" {
-		return nil, nil
-	}
-	tables, err := syzygy.Open(dir)
-	if err != nil {
-		return nil, usageError("%s %s: %v", flag, dir, err)
-	}
-	return tables, nil
 }

@@ -10,13 +10,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/arbiter-chess/arbiter/client/clicmd"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 func newModifyCommand() *cobra.Command {
-	var f clientFlags
+	var f clicmd.ClientFlags
 	var priority int32
 	var throughput float64
 	var games uint64
@@ -57,7 +59,7 @@ removes them.`,
 			if req.Priority == nil && req.Throughput == nil && req.Games == nil && req.Notes == nil && !req.SetTags {
 				return usageError("nothing to change: give --priority, --throughput, --games, --notes, --tag or --clear-tags")
 			}
-			ctx, c, done, err := f.session()
+			ctx, c, done, err := f.Session()
 			if err != nil {
 				return err
 			}
@@ -70,13 +72,13 @@ removes them.`,
 				return err
 			})
 			if err != nil {
-				return callError(c, "modify", err)
+				return cliexit.Call(c, "modify", err)
 			}
 			printChanged(cmd.OutOrStdout(), resp.GetJob())
 			return nil
 		},
 	}
-	f.add(cmd.Flags())
+	f.Add(cmd.Flags())
 	fl := cmd.Flags()
 	fl.Int32Var(&priority, "priority", 0, "scheduling priority (higher first)")
 	fl.Float64Var(&throughput, "throughput", 1, "share of the workers among tests of equal priority")
@@ -99,37 +101,37 @@ func printChanged(out io.Writer, j *arbiterv1.Job) {
 }
 
 func newResumeCommand() *cobra.Command {
-	return newClientCommand(&cobra.Command{
+	return clicmd.NewClientCommand(&cobra.Command{
 		Use:   "resume TEST",
 		Short: "Run a stopped (cancelled) test again from where it stood",
 		Args:  oneArg("TEST", "a test id; arbiter status lists them"),
-	}, "", func(r *clientCall, args []string) error {
+	}, "", func(r *clicmd.Call, args []string) error {
 		// Not retried: a second resume of a test resumed meanwhile
 		// would say it is not stopped, which reads as a failure.
-		resp, err := r.c.Jobs.ResumeJob(r.ctx, &arbiterv1.ResumeJobRequest{JobId: args[0]})
+		resp, err := r.C.Jobs.ResumeJob(r.Ctx, &arbiterv1.ResumeJobRequest{JobId: args[0]})
 		if err != nil {
-			return r.failed("resume", err)
+			return r.Failed("resume", err)
 		}
-		printChanged(r.out, resp.GetJob())
+		printChanged(r.Out, resp.GetJob())
 		return nil
 	})
 }
 
 func newRescheduleCommand() *cobra.Command {
-	return newClientCommand(&cobra.Command{
+	return clicmd.NewClientCommand(&cobra.Command{
 		Use:   "reschedule TEST",
 		Short: "Submit a copy of a test that links to the original",
 		Long: `Submit a copy of a test: the same engines, book, time control, SPRT,
 tags and notes, as a new test of yours. Both tests' pages and status show
 the link.`,
 		Args: oneArg("TEST", "a test id; arbiter status lists them"),
-	}, "", func(r *clientCall, args []string) error {
+	}, "", func(r *clicmd.Call, args []string) error {
 		// Not retried: a lost answer asked again would make two copies.
-		resp, err := r.c.Jobs.RescheduleJob(r.ctx, &arbiterv1.RescheduleJobRequest{JobId: args[0]})
+		resp, err := r.C.Jobs.RescheduleJob(r.Ctx, &arbiterv1.RescheduleJobRequest{JobId: args[0]})
 		if err != nil {
-			return r.failed("reschedule", err)
+			return r.Failed("reschedule", err)
 		}
-		fmt.Fprintf(r.out, "test %s submitted, a copy of %s\n", resp.GetJob().GetJobId(), args[0])
+		fmt.Fprintf(r.Out, "test %s submitted, a copy of %s\n", resp.GetJob().GetJobId(), args[0])
 		return nil
 	})
 }

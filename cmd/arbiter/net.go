@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/client/artifactclient"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -27,7 +28,7 @@ func newNetCommand() *cobra.Command {
 		Short: "Upload, list, show and remove the nets a coordinator sends to its workers, and set each engine's default net",
 		Long: `Nets are stored like engines: by SHA-256 (the same bytes once), named
 nn-<first 12 hex digits>.nnue unless the upload names them otherwise, with
-who uploaded them. In a test (submit sprt|match) an engine takes net=SHA
+who uploaded them. In a test an engine takes net=SHA
 (or net=FILE, uploaded first, or net=default for its name's default net);
 the workers fetch the net, check its hash, and pass its path in the
 engine's EvalFile option (net-option=NAME for another). docs/nnue.md.`,
@@ -64,7 +65,7 @@ func netToJSON(a *arbiterv1.Artifact) netJSON {
 }
 
 func newNetUploadCommand() *cobra.Command {
-	var f clientFlags
+	var f clicmd.ClientFlags
 	var name, engine string
 	cmd := &cobra.Command{
 		Use:   "upload FILE",
@@ -78,26 +79,26 @@ func newNetUploadCommand() *cobra.Command {
 				return usageError("%v", err)
 			}
 			defer p.Close()
-			return f.call(cmd, func(r *clientCall) error {
-				a, err := artifactclient.Upload(r.ctx, r.c.Conn(), p, cmd.ErrOrStderr())
+			return f.Call(cmd, func(r *clicmd.Call) error {
+				a, err := artifactclient.Upload(r.Ctx, r.C.Conn(), p, cmd.ErrOrStderr())
 				if err != nil {
-					return r.failed("upload net", err)
+					return r.Failed("upload net", err)
 				}
-				return r.printNet(a)
+				return callPrintNet(r, a)
 			})
 		},
 	}
-	f.add(cmd.Flags())
+	f.Add(cmd.Flags())
 	cmd.Flags().StringVar(&name, "name", "", "the net's name (default nn-<sha12>.nnue)")
 	cmd.Flags().StringVar(&engine, "engine", "", "the engine the net is for")
-	f.addJSON(cmd.Flags(), "print the net as JSON (docs/json.md)")
+	f.AddJSON(cmd.Flags(), "print the net as JSON (docs/json.md)")
 	return cmd
 }
 
 // listNets fetches the stored nets, newest first.
-func listNets(r *clientCall, limit uint32) (*arbiterv1.ListArtifactsResponse, error) {
-	return retried(r, func(ctx context.Context) (*arbiterv1.ListArtifactsResponse, error) {
-		return arbiterv1.NewArtifactServiceClient(r.c.Conn()).ListArtifacts(ctx, &arbiterv1.ListArtifactsRequest{Limit: limit,
+func listNets(r *clicmd.Call, limit uint32) (*arbiterv1.ListArtifactsResponse, error) {
+	return clicmd.Retried(r, func(ctx context.Context) (*arbiterv1.ListArtifactsResponse, error) {
+		return arbiterv1.NewArtifactServiceClient(r.C.Conn()).ListArtifacts(ctx, &arbiterv1.ListArtifactsRequest{Limit: limit,
 			Kind: arbiterv1.ArtifactKind_ARTIFACT_KIND_NET})
 	})
 }
@@ -105,14 +106,14 @@ func listNets(r *clientCall, limit uint32) (*arbiterv1.ListArtifactsResponse, er
 func newNetListCommand() *cobra.Command {
 	var limit uint32
 	var engine string
-	cmd := newClientCommand(&cobra.Command{
+	cmd := clicmd.NewClientCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List the stored nets, newest first",
 		Args:  cobra.NoArgs,
-	}, "print {\"nets\": [...], \"bytes_stored\": N} (docs/json.md)", func(r *clientCall, _ []string) error {
+	}, "print {\"nets\": [...], \"bytes_stored\": N} (docs/json.md)", func(r *clicmd.Call, _ []string) error {
 		resp, err := listNets(r, limit)
 		if err != nil {
-			return r.failed("list nets", err)
+			return r.Failed("list nets", err)
 		}
 		nets := slices.DeleteFunc(resp.GetArtifacts(), func(a *arbiterv1.Artifact) bool {
 			return engine != "" && a.GetEngine() != engine && !slices.Contains(a.GetDefaultFor(), engine)
@@ -124,7 +125,7 @@ func newNetListCommand() *cobra.Command {
 		for _, a := range nets {
 			out.Nets = append(out.Nets, netToJSON(a))
 		}
-		return r.print(out, func(w io.Writer) error {
+		return r.Print(out, func(w io.Writer) error {
 			tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 			fmt.Fprintln(tw, "SHA256\tNAME\tENGINE\tSIZE\tDEFAULT FOR\tUPLOADER\tUSED BY")
 			for _, a := range nets {
@@ -149,10 +150,10 @@ func dash(s string) string {
 }
 
 // getNet fetches a stored net by its hash or a prefix; an engine is not one.
-func getNet(r *clientCall, ref string) (*arbiterv1.Artifact, error) {
+func getNet(r *clicmd.Call, ref string) (*arbiterv1.Artifact, error) {
 	resp, err := getArtifact(r, ref)
 	if err != nil {
-		return nil, r.failed("show net", err)
+		return nil, r.Failed("show net", err)
 	}
 	if a := resp.GetArtifact(); a.GetKind() != arbiterv1.ArtifactKind_ARTIFACT_KIND_NET {
 		return nil, usageError("artifact %s is an engine, not a net (arbiter engine show)", a.GetSha256()[:12])
@@ -162,14 +163,14 @@ func getNet(r *clientCall, ref string) (*arbiterv1.Artifact, error) {
 
 func newNetShowCommand() *cobra.Command {
 	return newOneNetCommand("show SHA", "Show a stored net (by its SHA-256 or a prefix of 8+ hex digits)",
-		"print the net as JSON (docs/json.md)", (*clientCall).printNet)
+		"print the net as JSON (docs/json.md)", callPrintNet)
 }
 
 // newOneNetCommand is a command on one stored net, named by its SHA-256
 // or a prefix: act is given the net once fetched (an engine is refused).
-func newOneNetCommand(use, short, jsonHelp string, act func(r *clientCall, a *arbiterv1.Artifact) error) *cobra.Command {
-	return newClientCommand(&cobra.Command{Use: use, Short: short, Args: cobra.ExactArgs(1)}, jsonHelp,
-		func(r *clientCall, args []string) error {
+func newOneNetCommand(use, short, jsonHelp string, act func(r *clicmd.Call, a *arbiterv1.Artifact) error) *cobra.Command {
+	return clicmd.NewClientCommand(&cobra.Command{Use: use, Short: short, Args: cobra.ExactArgs(1)}, jsonHelp,
+		func(r *clicmd.Call, args []string) error {
 			a, err := getNet(r, args[0])
 			if err != nil {
 				return err
@@ -180,11 +181,11 @@ func newOneNetCommand(use, short, jsonHelp string, act func(r *clientCall, a *ar
 
 func newNetRmCommand() *cobra.Command {
 	return newOneNetCommand("rm SHA", "Remove a stored net (refused while a running test uses it; it stops being any engine's default)",
-		"print {\"sha256\": ..., \"removed\": true} (docs/json.md)", func(r *clientCall, a *arbiterv1.Artifact) error {
+		"print {\"sha256\": ..., \"removed\": true} (docs/json.md)", func(r *clicmd.Call, a *arbiterv1.Artifact) error {
 			if err := deleteArtifact(r, a.GetSha256(), "remove net"); err != nil {
 				return err
 			}
-			return r.print(map[string]any{"sha256": a.GetSha256(), "removed": true}, func(w io.Writer) error {
+			return r.Print(map[string]any{"sha256": a.GetSha256(), "removed": true}, func(w io.Writer) error {
 				_, err := fmt.Fprintf(w, "net %s (%s) removed\n", a.GetSha256()[:12], a.GetName())
 				return err
 			})
@@ -192,7 +193,7 @@ func newNetRmCommand() *cobra.Command {
 }
 
 func newNetDefaultCommand() *cobra.Command {
-	var f clientFlags
+	var f clicmd.ClientFlags
 	var clear bool
 	cmd := &cobra.Command{
 		Use:   "default ENGINE [SHA]",
@@ -206,7 +207,7 @@ func newNetDefaultCommand() *cobra.Command {
 			if clear && len(args) == 2 {
 				return usageError("--clear takes no SHA")
 			}
-			return f.call(cmd, func(r *clientCall) error {
+			return f.Call(cmd, func(r *clicmd.Call) error {
 				var net *arbiterv1.Artifact
 				switch {
 				case len(args) == 2 || clear:
@@ -214,15 +215,15 @@ func newNetDefaultCommand() *cobra.Command {
 					if !clear {
 						ref = args[1]
 					}
-					resp, err := arbiterv1.NewArtifactServiceClient(r.c.Conn()).SetDefaultNet(r.ctx, &arbiterv1.SetDefaultNetRequest{Engine: engine, Sha256: ref})
+					resp, err := arbiterv1.NewArtifactServiceClient(r.C.Conn()).SetDefaultNet(r.Ctx, &arbiterv1.SetDefaultNetRequest{Engine: engine, Sha256: ref})
 					if err != nil {
-						return r.failed("set default net", err)
+						return r.Failed("set default net", err)
 					}
 					net = resp.GetArtifact()
 				default:
 					resp, err := listNets(r, 0)
 					if err != nil {
-						return r.failed("list nets", err)
+						return r.Failed("list nets", err)
 					}
 					for _, a := range resp.GetArtifacts() {
 						if slices.Contains(a.GetDefaultFor(), engine) {
@@ -234,7 +235,7 @@ func newNetDefaultCommand() *cobra.Command {
 				if net != nil {
 					out["net"] = netToJSON(net)
 				}
-				return r.print(out, func(w io.Writer) error {
+				return r.Print(out, func(w io.Writer) error {
 					if net == nil {
 						fmt.Fprintf(w, "engine %s: no default net\n", engine)
 						return nil
@@ -245,15 +246,16 @@ func newNetDefaultCommand() *cobra.Command {
 			})
 		},
 	}
-	f.add(cmd.Flags())
+	f.Add(cmd.Flags())
 	cmd.Flags().BoolVar(&clear, "clear", false, "clear the engine's default net")
-	f.addJSON(cmd.Flags(), "print {\"engine\": ..., \"net\": {...} or null} (docs/json.md)")
+	f.AddJSON(cmd.Flags(), "print {\"engine\": ..., \"net\": {...} or null} (docs/json.md)")
 	return cmd
 }
 
-// printNet prints a net: as JSON with --json, else field by field.
-func (r *clientCall) printNet(a *arbiterv1.Artifact) error {
-	return r.print(netToJSON(a), func(w io.Writer) error {
+// callPrintNet prints a net as r's answer: as JSON with --json, else
+// field by field.
+func callPrintNet(r *clicmd.Call, a *arbiterv1.Artifact) error {
+	return r.Print(netToJSON(a), func(w io.Writer) error {
 		printNet(w, a)
 		return nil
 	})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/local/perftrun"
 )
@@ -24,7 +25,7 @@ type perftFlags struct {
 	epd      string
 	maxDepth int
 	maxNodes string
-	client   clientFlags
+	client   clicmd.ClientFlags
 }
 
 func newPerftCommand() *cobra.Command {
@@ -62,7 +63,7 @@ Exit status: 0 on success, 1 when a suite count does not match, 2 on bad input,
 	fl.StringVar(&f.epd, "epd", "", "suite mode: EPD file of \"FEN ;D1 n ;D2 n ...\" lines")
 	fl.IntVar(&f.maxDepth, "max-depth", 0, "suite mode: check depths up to this (0: all)")
 	fl.StringVar(&f.maxNodes, "max-nodes", "", "suite mode: skip depths whose expected count exceeds this (e.g. 1e8)")
-	f.client.addOptional(fl, "submit to this coordinator instead of running here (see arbiter submit perft)")
+	f.client.AddOptional(fl, "submit to this coordinator instead of running here (see arbiter submit perft)")
 	return cmd
 }
 
@@ -91,7 +92,7 @@ func runPerftOne(cmd *cobra.Command, f *perftFlags) error {
 	if f.chess960 {
 		pos.SetChess960(true)
 	}
-	if f.client.given() {
+	if f.client.Given() {
 		return runClusterPerft(cmd, f.client, pos.FEN(), f.depth, f.divide, f.jsonOut, f.stats)
 	}
 	ctx, cancel := perftContext()
@@ -124,7 +125,7 @@ func runPerftSuite(cmd *cobra.Command, f *perftFlags) error {
 	if err := f.validateCommon(); err != nil {
 		return err
 	}
-	if err := checkRange("max-depth", f.maxDepth, 0, engine.MaxPerftDepth); err != nil {
+	if err := clicmd.CheckRange("max-depth", f.maxDepth, 0, engine.MaxPerftDepth); err != nil {
 		return err
 	}
 	var maxNodes *engine.Count

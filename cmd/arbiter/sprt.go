@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/local/sprtcalc"
 	"github.com/arbiter-chess/arbiter/spec/matchplan"
 	"github.com/arbiter-chess/arbiter/sprt"
@@ -149,7 +150,7 @@ func sprtSpec(fl *pflag.FlagSet, f sprtFlags) (string, error) {
 	case f.sprt != "" && len(old) > 0:
 		return "", usageError("sprt: --%s: give the bounds once, in --sprt", strings.SplitN(old[0], "=", 2)[0])
 	case f.sprt == "" && len(old) == 0:
-		return "", usageError("sprt: %v", required("sprt", matchplan.SPRTUsage))
+		return "", usageError("sprt: %v", clicmd.Required("sprt", matchplan.SPRTUsage))
 	case f.sprt == "":
 		return strings.Join(old, ","), nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/arbiter-chess/arbiter/client/artifactclient"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/match"
@@ -22,6 +23,7 @@ import (
 	"github.com/arbiter-chess/arbiter/spec/matchplan"
 	"github.com/arbiter-chess/arbiter/spec/spsaplan"
 	"github.com/arbiter-chess/arbiter/spsa"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 const paramsUsage = `the parameters: from-engine (every tunable spin option of the engine), from-engine:NAME,NAME,
@@ -46,10 +48,12 @@ func addTuneFlags(fl *pflag.FlagSet, f *spsaplan.Flags) {
 	fl.StringVar(&f.Event, "event", "", "PGN Event tag")
 }
 
+func init() { clicmd.RegisterSubmit(jobkind.SPSA, newSubmitSpsaCommand) }
+
 func newSubmitSpsaCommand() *cobra.Command {
 	var f spsaplan.Flags
 	var verify tuneVerifyFlags
-	var client clientFlags
+	var client clicmd.ClientFlags
 	var wait bool
 	var pgnout string
 	cmd := &cobra.Command{
@@ -70,7 +74,7 @@ when it runs here (otherwise give the parameters as a list). See docs/spsa.md.`,
       --pairs 2000 --each tc=10+0.1 --openings file=book.epd`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signalContext()
+			ctx, stop := clicmd.SignalContext()
 			defer stop()
 			f.Remote = true
 			plan, err := spsaplan.Parse(ctx, f)
@@ -95,7 +99,7 @@ when it runs here (otherwise give the parameters as a list). See docs/spsa.md.`,
 					return usageError("%v", spsaplan.VerifyFlagError(err))
 				}
 			}
-			ctx, c, done, err := client.session()
+			ctx, c, done, err := client.Session()
 			if err != nil {
 				return err
 			}
@@ -116,7 +120,7 @@ when it runs here (otherwise give the parameters as a list). See docs/spsa.md.`,
 		},
 	}
 	fl := cmd.Flags()
-	client.add(fl)
+	client.Add(fl)
 	addTuneFlags(fl, &f)
 	fl.IntVar(&f.BatchPairs, "batch-pairs", 0, "game pairs per batch, one update each (0: sized by the coordinator from the time control)")
 	fl.IntVar(&f.Priority, "priority", 0, "scheduling priority (higher first)")
@@ -176,7 +180,7 @@ func runTune(cmd *cobra.Command, f spsaplan.Flags, record, pgnout string, quiet 
 		}
 		fs = append(fs, ft)
 	}
-	ctx, stop := signalContext()
+	ctx, stop := clicmd.SignalContext()
 	defer stop()
 	plan, err := spsaplan.Parse(ctx, f)
 	if err != nil {
@@ -289,7 +293,7 @@ func newSPSACommand() *cobra.Command {
 }
 
 func newSPSAExportCommand() *cobra.Command {
-	var client clientFlags
+	var client clicmd.ClientFlags
 	var format string
 	cmd := &cobra.Command{
 		Use:   "export TUNE",
@@ -302,7 +306,7 @@ func newSPSAExportCommand() *cobra.Command {
 			if err != nil {
 				return usageError("--format: %v", err)
 			}
-			ctx, c, done, err := client.session()
+			ctx, c, done, err := client.Session()
 			if err != nil {
 				return err
 			}
@@ -310,7 +314,7 @@ func newSPSAExportCommand() *cobra.Command {
 			return jobreport.ExportTune(ctx, cmd.OutOrStdout(), c, args[0], f)
 		},
 	}
-	client.add(cmd.Flags())
+	client.Add(cmd.Flags())
 	cmd.Flags().StringVar(&format, "format", "fishtest", "fishtest | openbench | uci (setoption lines) | options (option.X=V, to append to an engine spec) | go (our engine's Params rows)")
 	return cmd
 }
@@ -328,7 +332,7 @@ func newSPSAParamsCommand() *cobra.Command {
 			if err != nil {
 				return usageError("--format: %v", err)
 			}
-			ctx, stop := signalContext()
+			ctx, stop := clicmd.SignalContext()
 			defer stop()
 			ps, err := spsaplan.EngineParams(ctx, engineFlag, params)
 			if err != nil {
@@ -355,7 +359,7 @@ func newSPSAParamsCommand() *cobra.Command {
 
 func newSPSAVerifyCommand() *cobra.Command {
 	var f testFlags
-	var client clientFlags
+	var client clicmd.ClientFlags
 	var wait bool
 	cmd := &cobra.Command{
 		Use: "confirm TUNE",
@@ -372,7 +376,7 @@ SPRT (--games then caps it).`,
   arbiter spsa confirm t1a2b3c4d5e6 --sprt elo0=0,elo1=5 --each tc=10+0.1 --openings file=book.epd --wait`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := client.session()
+			ctx, c, done, err := client.Session()
 			if err != nil {
 				return err
 			}
@@ -381,7 +385,7 @@ SPRT (--games then caps it).`,
 		},
 	}
 	fl := cmd.Flags()
-	client.add(fl)
+	client.Add(fl)
 	f.add(fl, "")
 	// The sides are the tune's engine.
 	_ = fl.MarkHidden("engine")

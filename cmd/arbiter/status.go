@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
+	"github.com/arbiter-chess/arbiter/coordinator/jobfind"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -21,7 +24,7 @@ func newStatusCommand() *cobra.Command {
 	var blockStyle jobreport.BlockStyle
 	var find arbiterv1.ListJobsRequest
 	var since, until string
-	cmd := newClientCommand(&cobra.Command{
+	cmd := clicmd.NewClientCommand(&cobra.Command{
 		Use:   "status [JOB]",
 		Short: "Show a coordinator's jobs, or one job in detail",
 		Long: `Without JOB, list the jobs: one table per kind (tests with their engines,
@@ -33,8 +36,8 @@ pull request, in OpenBench's layout or (--style fishtest) Fishtest's.
 
 The list can be filtered (each filter only when given): --user, --engine
 (either engine's name), --state (running, pending, approval, done,
-cancelled, failed), --verdict (passed, failed, none), --kind (test, perft, spsa,
-sprt, match, datagen), --tag, --tc (the time control as lists show it,
+cancelled, failed), --verdict (passed, failed, none), --kind (a kind of
+job, as --kind's help lists them), --tag, --tc (the time control as lists show it,
 e.g. 10+0.1), --text (a substring of ids, engines, tags, notes, users),
 --since and --until (dates, YYYY-MM-DD, inclusive). When more jobs match
 than --limit, the command prints the --cursor of the next page.`,
@@ -67,39 +70,39 @@ than --limit, the command prints the --cursor of the next page.`,
 			}
 			return nil
 		},
-	}, "print JSON: one job, or {\"jobs\": [...]} (docs/json.md)", func(r *clientCall, args []string) error {
+	}, "print JSON: one job, or {\"jobs\": [...]} (docs/json.md)", func(r *clicmd.Call, args []string) error {
 		if len(args) == 1 {
-			resp, err := retried(r, func(ctx context.Context) (*arbiterv1.GetJobResponse, error) {
-				return r.c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: args[0]})
+			resp, err := clicmd.Retried(r, func(ctx context.Context) (*arbiterv1.GetJobResponse, error) {
+				return r.C.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: args[0]})
 			})
 			if err != nil {
-				return r.failed("status", err)
+				return r.Failed("status", err)
 			}
 			switch {
-			case r.json:
-				return jobreport.WriteJob(r.out, resp.GetJob())
+			case r.JSON:
+				return jobreport.WriteJob(r.Out, resp.GetJob())
 			case block:
-				_, err := io.WriteString(r.out, jobreport.Block(resp.GetJob(), blockStyle, ""))
+				_, err := io.WriteString(r.Out, jobreport.Block(resp.GetJob(), blockStyle, ""))
 				return err
 			}
-			return jobreport.PrintJob(r.out, resp.GetJob())
+			return jobreport.PrintJob(r.Out, resp.GetJob())
 		}
 		req := proto.Clone(&find).(*arbiterv1.ListJobsRequest)
 		req.Limit = limit
-		resp, err := retried(r, func(ctx context.Context) (*arbiterv1.ListJobsResponse, error) {
-			return r.c.Jobs.ListJobs(ctx, req)
+		resp, err := clicmd.Retried(r, func(ctx context.Context) (*arbiterv1.ListJobsResponse, error) {
+			return r.C.Jobs.ListJobs(ctx, req)
 		})
 		if err != nil {
-			return r.failed("status", err)
+			return r.Failed("status", err)
 		}
-		if r.json {
-			return jobreport.WriteJobs(r.out, resp.GetJobs())
+		if r.JSON {
+			return jobreport.WriteJobs(r.Out, resp.GetJobs())
 		}
-		if err := jobreport.PrintJobs(r.out, resp.GetJobs()); err != nil {
+		if err := jobreport.PrintJobs(r.Out, resp.GetJobs()); err != nil {
 			return err
 		}
 		if next := resp.GetNextCursor(); next != "" {
-			fmt.Fprintf(r.errOut, "more jobs match: add --cursor %s for the next page\n", next)
+			fmt.Fprintf(r.ErrOut, "more jobs match: add --cursor %s for the next page\n", next)
 		}
 		return nil
 	})
@@ -111,7 +114,7 @@ than --limit, the command prints the --cursor of the next page.`,
 	fl.StringVar(&find.Engine, "engine", "", "list only tests with an engine of this name")
 	fl.StringVar(&find.State, "state", "", "list only jobs in this state: running, pending, approval (waiting for an approver), done, cancelled, failed")
 	fl.StringVar(&find.Verdict, "verdict", "", "list only tests with this verdict: passed, failed, none")
-	fl.StringVar(&find.Kind, "kind", "", "list only jobs of this kind: test, perft, spsa, sprt, match, datagen")
+	fl.StringVar(&find.Kind, "kind", "", "list only jobs of this kind: "+strings.Join(jobfind.Kinds(), ", "))
 	fl.StringVar(&find.Tag, "tag", "", "list only tests with this tag")
 	fl.StringVar(&find.TimeControl, "tc", "", "list only tests at this time control (as lists show it, e.g. 10+0.1)")
 	fl.StringVar(&find.Text, "text", "", "list only jobs whose id, engines, tags, notes or user contain this text")

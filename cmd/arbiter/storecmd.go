@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 )
 
@@ -45,13 +46,13 @@ PostgreSQL with the same --data DIR, or move those directories along.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if from == "" {
-				return required("from", "the data directory of the SQLite store")
+				return clicmd.Required("from", "the data directory of the SQLite store")
 			}
 			if to == "" {
 				to = os.Getenv(envStore)
 			}
 			if to == "" {
-				return required("to", "the PostgreSQL database, postgres://user:password@host:port/database (or $"+envStore+")")
+				return clicmd.Required("to", "the PostgreSQL database, postgres://user:password@host:port/database (or $"+envStore+")")
 			}
 			if !store.IsPostgresURL(to) {
 				return usageError("--to: not a PostgreSQL URL: want postgres://user:password@host:port/database")

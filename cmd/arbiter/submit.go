@@ -1,28 +1,20 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
+	"github.com/arbiter-chess/arbiter/client/clicmd"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/engine"
-	"github.com/arbiter-chess/arbiter/kinds/epd"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
-// signalContext ends on SIGINT or SIGTERM.
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-}
-
 type submitPerftFlags struct {
-	client   clientFlags
+	client   clicmd.ClientFlags
 	fen      string
 	depth    int
 	verify   float64
@@ -41,13 +33,14 @@ func newSubmitCommand() *cobra.Command {
 		Use:   "submit",
 		Short: "Submit a job to a coordinator",
 	}
-	cmd.AddCommand(newSubmitPerftCommand())
-	cmd.AddCommand(newSubmitTestCommands()...)
-	cmd.AddCommand(newSubmitSpsaCommand())
-	cmd.AddCommand(newSubmitDatagenCommand())
-	cmd.AddCommand(epd.NewSubmitCommand(func(fl *pflag.FlagSet) epd.Session { c := &clientFlags{}; c.add(fl); return c.session }))
+	// Every kind's `submit KIND` registers itself (clicmd.RegisterSubmit):
+	// the built-in kinds' from their files here, the others' from their
+	// folders under kinds/.
+	cmd.AddCommand(clicmd.SubmitCommands()...)
 	return cmd
 }
+
+func init() { clicmd.RegisterSubmit(jobkind.Perft, newSubmitPerftCommand) }
 
 func newSubmitPerftCommand() *cobra.Command {
 	var f submitPerftFlags
@@ -62,7 +55,7 @@ func newSubmitPerftCommand() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	f.client.add(fl)
+	f.client.Add(fl)
 	fl.StringVar(&f.fen, "fen", engine.StartFEN, "position (FEN, Shredder-FEN or X-FEN)")
 	fl.IntVar(&f.depth, "depth", -1, "perft depth (required)")
 	fl.Float64Var(&f.verify, "recheck", 0, "share of units (0..1) computed again by a worker of another identity (0: the coordinator's default, see arbiter coordinator --recheck-default)")
@@ -98,7 +91,7 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 	if f.jsonOut && !f.wait {
 		return usageError("--json needs --wait")
 	}
-	ctx, c, done, err := f.client.session()
+	ctx, c, done, err := f.client.Session()
 	if err != nil {
 		return err
 	}
@@ -108,7 +101,7 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 		Stats: f.stats, Slices: uint32(f.slices),
 	}})
 	if err != nil {
-		return callError(c, "submit", err)
+		return cliexit.Call(c, "submit", err)
 	}
 	job := resp.GetJob()
 	if !f.wait {
@@ -126,7 +119,7 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 
 // runClusterPerft serves `arbiter perft --coordinator ADDR`: submit
 // --wait with the same output.
-func runClusterPerft(cmd *cobra.Command, client clientFlags, fen string, depth int, divide, jsonOut, stats bool) error {
+func runClusterPerft(cmd *cobra.Command, client clicmd.ClientFlags, fen string, depth int, divide, jsonOut, stats bool) error {
 	f := submitPerftFlags{client: client, fen: fen, depth: depth, divide: divide, wait: true, jsonOut: jsonOut, progress: true, stats: stats}
 	return runSubmitPerft(cmd, &f)
 }

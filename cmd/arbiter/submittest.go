@@ -13,9 +13,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/spec/matchplan"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 // testFlags are a cluster test's flags: `arbiter match`'s plus scheduling.
@@ -108,45 +110,47 @@ func (f *testFlags) run(out, stderr io.Writer, needSPRT bool, o jobreport.TestOu
 	return jobreport.RunTestWith(ctx, out, stderr, c, spec, plan, o)
 }
 
-func newSubmitTestCommands() []*cobra.Command {
-	var cmds []*cobra.Command
-	for _, kind := range []string{"sprt", "match"} {
-		var f testFlags
-		var client clientFlags
-		var wait, jsonOut bool
-		short := "Submit a distributed SPRT test between two engines"
-		example := `  arbiter submit sprt --engine name=new,builtin,option.RFPMargin=80 --engine name=base,builtin \
+// The test family's submit commands, registered as every kind's are.
+func init() {
+	clicmd.RegisterSubmit(jobkind.SPRT, func() *cobra.Command { return newSubmitTestCommand(jobkind.SPRT) })
+	clicmd.RegisterSubmit(jobkind.Match, func() *cobra.Command { return newSubmitTestCommand(jobkind.Match) })
+}
+
+func newSubmitTestCommand(kind string) *cobra.Command {
+	var f testFlags
+	var client clicmd.ClientFlags
+	var wait, jsonOut bool
+	short := "Submit a distributed SPRT test between two engines"
+	example := `  arbiter submit sprt --engine name=new,builtin,option.RFPMargin=80 --engine name=base,builtin \
       --each nodes=2000 --openings file=book.epd,order=random,seed=7 --sprt elo0=0,elo1=10 --wait`
-		if kind == "match" {
-			short = "Submit a distributed match of a fixed number of games, or a tournament (one test per pairing)"
-			example = `  arbiter submit match --engine name=a,builtin --engine name=b,cmd=/usr/games/stockfish \
+	if kind == jobkind.Match {
+		short = "Submit a distributed match of a fixed number of games, or a tournament (one test per pairing)"
+		example = `  arbiter submit match --engine name=a,builtin --engine name=b,cmd=/usr/games/stockfish \
       --each tc=10+0.1 --openings file=book.pgn --games 1000 --priority 1
   arbiter submit match --engine name=a,builtin --engine name=b,builtin,option.RFPMargin=80 \
       --engine name=c,cmd=/usr/games/stockfish --each nodes=5000 --openings file=book.epd \
       --tournament roundrobin --rounds 50 --games 2 --wait`
-		}
-		cmd := &cobra.Command{
-			Use:     kind,
-			Short:   short,
-			Example: example,
-			Args:    cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				if jsonOut && !wait {
-					return usageError("--json needs --wait")
-				}
-				return f.run(cmd.OutOrStdout(), cmd.ErrOrStderr(), kind == "sprt",
-					jobreport.TestOutput{Wait: wait, JSON: jsonOut, PGNOut: f.pgnout, Pages: client.upPages()}, client.session)
-			},
-		}
-		client.add(cmd.Flags())
-		f.add(cmd.Flags(), "")
-		f.addFindable(cmd.Flags())
-		if kind == "match" {
-			f.addTournament(cmd.Flags(), "rated together by --wait")
-		}
-		cmd.Flags().BoolVar(&wait, "wait", false, "wait for the test to end and print the report")
-		cmd.Flags().BoolVar(&jsonOut, "json", false, "with --wait: print the finished test as status --json does (docs/json.md)")
-		cmds = append(cmds, cmd)
 	}
-	return cmds
+	cmd := &cobra.Command{
+		Use:     kind,
+		Short:   short,
+		Example: example,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if jsonOut && !wait {
+				return usageError("--json needs --wait")
+			}
+			return f.run(cmd.OutOrStdout(), cmd.ErrOrStderr(), kind == jobkind.SPRT,
+				jobreport.TestOutput{Wait: wait, JSON: jsonOut, PGNOut: f.pgnout, Pages: client.UpPages()}, client.Session)
+		},
+	}
+	client.Add(cmd.Flags())
+	f.add(cmd.Flags(), "")
+	f.addFindable(cmd.Flags())
+	if kind == jobkind.Match {
+		f.addTournament(cmd.Flags(), "rated together by --wait")
+	}
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the test to end and print the report")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "with --wait: print the finished test as status --json does (docs/json.md)")
+	return cmd
 }

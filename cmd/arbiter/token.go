@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/base/identity"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -29,7 +30,7 @@ Tokens are stored hashed and shown once, at creation.`,
 }
 
 func newTokenCreateCommand() *cobra.Command {
-	var f clientFlags
+	var f clicmd.ClientFlags
 	var name, role string
 	cmd := &cobra.Command{
 		Use:   "create --name NAME --role admin|client|worker",
@@ -39,17 +40,17 @@ func newTokenCreateCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if name == "" {
-				return required("name", "the identity's name")
+				return clicmd.Required("name", "the identity's name")
 			}
 			if _, err := identity.ParseRole(role); err != nil {
 				return usageError("--role: %v", err)
 			}
-			return f.call(cmd, func(r *clientCall) error {
-				resp, err := r.c.Admin.CreateCredential(r.ctx, &arbiterv1.CreateCredentialRequest{Name: name, Role: role})
+			return f.Call(cmd, func(r *clicmd.Call) error {
+				resp, err := r.C.Admin.CreateCredential(r.Ctx, &arbiterv1.CreateCredentialRequest{Name: name, Role: role})
 				if err != nil {
-					return r.failed("token create", err)
+					return r.Failed("token create", err)
 				}
-				return r.print(map[string]string{"name": name, "role": role, "token": resp.GetToken()}, func(w io.Writer) error {
+				return r.Print(map[string]string{"name": name, "role": role, "token": resp.GetToken()}, func(w io.Writer) error {
 					fmt.Fprintln(w, resp.GetToken())
 					fmt.Fprintf(cmd.ErrOrStderr(), "credential %s (%s) created; store the token now, it is not shown again\n", name, role)
 					return nil
@@ -60,20 +61,20 @@ func newTokenCreateCommand() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&name, "name", "", "identity name: 1 to 64 letters, digits, '.', '_' or '-'")
 	fl.StringVar(&role, "role", "", "admin, client or worker")
-	f.addJSON(fl, "print name, role and token as JSON (docs/json.md)")
-	f.add(fl)
+	f.AddJSON(fl, "print name, role and token as JSON (docs/json.md)")
+	f.Add(fl)
 	return cmd
 }
 
 func newTokenListCommand() *cobra.Command {
-	return newClientCommand(&cobra.Command{
+	return clicmd.NewClientCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List credentials (never their tokens)",
 		Args:  cobra.NoArgs,
-	}, "print {\"credentials\": [...]} (docs/json.md)", func(r *clientCall, _ []string) error {
-		resp, err := r.c.Admin.ListCredentials(r.ctx, &arbiterv1.ListCredentialsRequest{})
+	}, "print {\"credentials\": [...]} (docs/json.md)", func(r *clicmd.Call, _ []string) error {
+		resp, err := r.C.Admin.ListCredentials(r.Ctx, &arbiterv1.ListCredentialsRequest{})
 		if err != nil {
-			return r.failed("token list", err)
+			return r.Failed("token list", err)
 		}
 		type row struct {
 			Name      string `json:"name"`
@@ -93,7 +94,7 @@ func newTokenListCommand() *cobra.Command {
 		credentials := struct {
 			Credentials []row `json:"credentials"`
 		}{rows}
-		return r.print(credentials, func(w io.Writer) error {
+		return r.Print(credentials, func(w io.Writer) error {
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tROLE\tCREATED\tBY\tREVOKED")
 			for _, rw := range rows {
@@ -105,15 +106,15 @@ func newTokenListCommand() *cobra.Command {
 }
 
 func newTokenRevokeCommand() *cobra.Command {
-	return newClientCommand(&cobra.Command{
+	return clicmd.NewClientCommand(&cobra.Command{
 		Use:   "revoke NAME",
 		Short: "Revoke a credential at once",
 		Args:  oneArg("NAME", "a credential's name; arbiter token list lists them"),
-	}, "", func(r *clientCall, args []string) error {
-		if _, err := r.c.Admin.RevokeCredential(r.ctx, &arbiterv1.RevokeCredentialRequest{Name: args[0]}); err != nil {
-			return r.failed("token revoke", err)
+	}, "", func(r *clicmd.Call, args []string) error {
+		if _, err := r.C.Admin.RevokeCredential(r.Ctx, &arbiterv1.RevokeCredentialRequest{Name: args[0]}); err != nil {
+			return r.Failed("token revoke", err)
 		}
-		fmt.Fprintf(r.out, "credential %s revoked\n", args[0])
+		fmt.Fprintf(r.Out, "credential %s revoked\n", args[0])
 		return nil
 	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/engine/nnue"
 	"github.com/arbiter-chess/arbiter/train"
 )
@@ -38,10 +39,10 @@ with the engine's EvalFile option (and UseNNUE=true). docs/nnue.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(data) == 0 {
-				return required("data", "the training positions")
+				return clicmd.Required("data", "the training positions")
 			}
 			if out == "" {
-				return required("out", "where the net is written")
+				return clicmd.Required("out", "where the net is written")
 			}
 			if err := cfg.Validate(); err != nil {
 				return usageError("%v", err)

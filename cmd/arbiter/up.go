@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/base/auth"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/coordinator/httpapi"
@@ -91,7 +93,7 @@ workers and clients can join (the address and token are printed); with
 	fl.StringVar(&c.Server.Data, "data", "", "data directory (default: arbiter/up under the user's data directory, $XDG_DATA_HOME or ~/.local/share, kept between runs)")
 	fl.BoolVar(&f.temp, "temp", false, "keep the data in a temporary directory, removed on exit")
 	fl.BoolVar(&f.keepServing, "keep-serving", false, "after the perft job (--depth) or the test (--engine), keep serving the pages and clients until Ctrl-C")
-	fl.StringVar(&c.Server.Listen, "listen", defaultCoordinator, "gRPC listen address (the default's port when free, else any free port)")
+	fl.StringVar(&c.Server.Listen, "listen", clicmd.DefaultCoordinator, "gRPC listen address (the default's port when free, else any free port)")
 	fl.StringVar(&c.Server.Token, "token", "", "token (default: $ARBITER_TOKEN or a random one)")
 	fl.IntVar(&f.depth, "depth", -1, "run perft to this depth, print it and exit")
 	fl.StringVar(&f.fen, "fen", engine.StartFEN, "position for --depth")
@@ -162,7 +164,7 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		return err
 	}
 	if lock != nil {
-		defer lock.release()
+		defer lock.Release()
 	}
 	if !cmd.Flags().Changed("listen") {
 		c.Server.Listen = listenOrAny(c.Server.Listen, stderr)
@@ -196,7 +198,7 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		return err
 	}
 	defer cl.Stop()
-	ctx, cancel := signalContext()
+	ctx, cancel := clicmd.SignalContext()
 	defer cancel()
 	kept := "kept; --temp for a temporary one"
 	if f.temp || cl.Data() != c.Server.Data {
@@ -214,12 +216,12 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		fmt.Fprintf(stderr, "arbiter up: sign in on %ssignin with the token %s\n", pages, cl.Token())
 	}
 	if lock != nil {
-		if err := lock.publish(upConnection{Address: cl.Addr(), Token: cl.Token(), Pages: pages}); err != nil {
+		if err := lock.Publish(clicmd.UpConnection{Address: cl.Addr(), Token: cl.Token(), Pages: pages}); err != nil {
 			return fmt.Errorf("writing the connection file: %w", err)
 		}
-		fmt.Fprintf(stderr, "arbiter up: clients on this machine find it through %s\n", lock.path)
+		fmt.Fprintf(stderr, "arbiter up: clients on this machine find it through %s\n", lock.Path())
 	} else {
-		fmt.Fprintf(stderr, "arbiter up: clients: export %s=%s %s=%s\n", envCoordinator, cl.Addr(), auth.EnvToken, cl.Token())
+		fmt.Fprintf(stderr, "arbiter up: clients: export %s=%s %s=%s\n", clicmd.EnvCoordinator, cl.Addr(), auth.EnvToken, cl.Token())
 	}
 	serve := func() error {
 		if !f.keepServing || ctx.Err() != nil {
@@ -269,7 +271,7 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 	// killed) is resumed rather than started again.
 	job, err := runningPerft(ctx, client, f.fen, f.depth, f.stats)
 	if err != nil {
-		return callError(client, "list jobs", err)
+		return cliexit.Call(client, "list jobs", err)
 	}
 	verb := "resuming"
 	if job == nil {
@@ -277,7 +279,7 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 			Fen: f.fen, Depth: uint32(f.depth), VerifyFraction: f.verify, SplitPly: uint32(f.splitPly), Stats: f.stats, Slices: uint32(f.slices),
 		}})
 		if err != nil {
-			return callError(client, "submit", err)
+			return cliexit.Call(client, "submit", err)
 		}
 		job, verb = resp.GetJob(), "job"
 	}
@@ -304,7 +306,7 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 // temporary directory with --temp, else the user's data directory, taken
 // with its connection file (nil when the store is elsewhere). A data
 // directory another up holds sends this one to a temporary directory.
-func (f *upFlags) chooseData(dataGiven bool, stderr io.Writer) (*connLock, error) {
+func (f *upFlags) chooseData(dataGiven bool, stderr io.Writer) (*clicmd.ConnLock, error) {
 	c := &f.cluster.Server
 	switch {
 	case f.temp && dataGiven:
@@ -318,12 +320,12 @@ func (f *upFlags) chooseData(dataGiven bool, stderr io.Writer) (*connLock, error
 		}
 		return nil, nil
 	}
-	dir, err := defaultUpData()
+	dir, err := clicmd.DefaultUpData()
 	if err != nil {
 		return nil, usageError("%v", err)
 	}
-	lock, err := lockUpData(dir)
-	if errors.Is(err, errDataBusy) {
+	lock, err := clicmd.LockUpData(dir)
+	if errors.Is(err, clicmd.ErrDataBusy) {
 		fmt.Fprintf(stderr, "arbiter up: %s is %v; this one keeps its data in a temporary directory\n", dir, err)
 		c.Data = ""
 		return nil, nil

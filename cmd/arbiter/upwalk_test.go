@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/base/auth"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 )
 
@@ -27,13 +28,13 @@ func TestUpNewcomerWalk(t *testing.T) {
 	}
 	xdg := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", xdg)
-	t.Setenv(envCoordinator, "")
+	t.Setenv(clicmd.EnvCoordinator, "")
 	t.Setenv(auth.EnvToken, "")
-	env := []string{"XDG_DATA_HOME=" + xdg, envCoordinator + "="}
+	env := []string{"XDG_DATA_HOME=" + xdg, clicmd.EnvCoordinator + "="}
 	data := filepath.Join(xdg, "arbiter", "up")
-	connFile := filepath.Join(data, connFileName)
+	connFile := filepath.Join(data, clicmd.ConnFileName)
 	portFree := true
-	if l, err := net.Listen("tcp", defaultCoordinator); err != nil {
+	if l, err := net.Listen("tcp", clicmd.DefaultCoordinator); err != nil {
 		portFree = false
 	} else {
 		l.Close()
@@ -41,8 +42,8 @@ func TestUpNewcomerWalk(t *testing.T) {
 
 	demo := startArbiterProcess(t, env, "up", "--workers", "1", "--threads", "1", "--hash", "1", "--depth", "3", "--keep-serving")
 	addr := demo.waitLine(t, "arbiter coordinator: listening on ")
-	if portFree && addr != defaultCoordinator {
-		t.Errorf("up listens on %s with %s free", addr, defaultCoordinator)
+	if portFree && addr != clicmd.DefaultCoordinator {
+		t.Errorf("up listens on %s with %s free", addr, clicmd.DefaultCoordinator)
 	}
 	where := demo.waitLine(t, "arbiter up: coordinator on ")
 	if !strings.Contains(where, "(data "+data+": kept; --temp for a temporary one)") {
@@ -86,18 +87,18 @@ func TestUpNewcomerWalk(t *testing.T) {
 		resp.Body.Close()
 	}
 	// $ARBITER_COORDINATOR names another coordinator (none there).
-	t.Setenv(envCoordinator, "127.0.0.1:1")
+	t.Setenv(clicmd.EnvCoordinator, "127.0.0.1:1")
 	_, _, err = runArbiter(t, "", "status", "--token", "x")
 	if cliexit.Code(err, 0) != 3 || !strings.Contains(err.Error(), "127.0.0.1:1") {
-		t.Errorf("status with %s=127.0.0.1:1: %v", envCoordinator, err)
+		t.Errorf("status with %s=127.0.0.1:1: %v", clicmd.EnvCoordinator, err)
 	}
-	t.Setenv(envCoordinator, "")
+	t.Setenv(clicmd.EnvCoordinator, "")
 
 	// A second up on the same machine: another port, its own temporary
 	// store.
 	out, stderr, err = runArbiter(t, "", "up", "--workers", "1", "--threads", "1", "--hash", "1", "--depth", "1", "--http", "")
 	if err != nil || !strings.Contains(stderr, data+" is in use by arbiter up") || !strings.Contains(stderr, "temporary, removed on exit") ||
-		!strings.Contains(stderr, "export "+envCoordinator+"=") {
+		!strings.Contains(stderr, "export "+clicmd.EnvCoordinator+"=") {
 		t.Errorf("second up: %v\n%s%s", err, out, stderr)
 	}
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/engine"
 )
 
@@ -28,20 +29,6 @@ const (
 	maxHashMB = 1 << 20
 )
 
-// checkRange refuses v outside lo..hi for --flag, worded the same way
-// for every integer flag.
-func checkRange(flag string, v, lo, hi int) error {
-	if v < lo || v > hi {
-		return usageError("--%s %d: must be between %d and %d", flag, v, lo, hi)
-	}
-	return nil
-}
-
-// required refuses a missing --flag; why says what it is for.
-func required(flag, why string) error {
-	return usageError("--%s is required (%s)", flag, why)
-}
-
 // checkThreads refuses a --threads count outside 0 (all cores)..4096.
 func checkThreads(n int) error {
 	if n < 0 || n > 4096 {
@@ -54,9 +41,9 @@ func checkThreads(n int) error {
 // where perft(0) = 1 makes sense, 1 where an engine is asked.
 func checkDepth(fl *pflag.FlagSet, depth, lo int) error {
 	if !fl.Changed("depth") {
-		return required("depth", fmt.Sprintf("%d to %d", lo, engine.MaxPerftDepth))
+		return clicmd.Required("depth", fmt.Sprintf("%d to %d", lo, engine.MaxPerftDepth))
 	}
-	return checkRange("depth", depth, lo, engine.MaxPerftDepth)
+	return clicmd.CheckRange("depth", depth, lo, engine.MaxPerftDepth)
 }
 
 // checkHash refuses a --hash size outside lo..maxHashMB MB.

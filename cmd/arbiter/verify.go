@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/local/verifyrun"
 	"github.com/arbiter-chess/arbiter/spec/enginespec"
 	"github.com/arbiter-chess/arbiter/verify"
@@ -25,7 +26,7 @@ type verifyFlags struct {
 	maxProbes   int
 	threads     int
 	// --coordinator
-	client   clientFlags
+	client   clicmd.ClientFlags
 	parallel int
 }
 
@@ -69,7 +70,7 @@ Exit status: 0 when no bug is found, 1 when a bug is found (or the engine fails)
 	fl.BoolVar(&f.positions.Chess960, "chess960", false, "Chess960 notation for --fen/--epd positions; only Chess960 starts for --random (as --random-variant 960)")
 	fl.DurationVar(&f.timeout, "timeout", time.Minute, "limit per engine query (one position at one depth)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print one JSON object with every position's report")
-	f.client.addOptional(fl, "run the engine queries as units on the workers of this coordinator that have the engine (--engine name=NAME or the base name of cmd)")
+	f.client.AddOptional(fl, "run the engine queries as units on the workers of this coordinator that have the engine (--engine name=NAME or the base name of cmd)")
 	fl.IntVar(&f.parallel, "parallel", 8, "--coordinator: positions verified at once")
 	fl.IntVar(&f.maxFindings, "max-findings", 8, "distinct findings per position before the descent stops")
 	fl.IntVar(&f.maxProbes, "max-probes", 200, "engine queries per position before the descent stops")
@@ -86,7 +87,7 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 		name string // the engine's name on the workers (--coordinator)
 		err  error
 	)
-	if f.client.given() {
+	if f.client.Given() {
 		name, spec, err = verifyproto.ParseClientEngine(f.engine)
 	} else {
 		spec, err = localVerifyEngine(f.engine)
@@ -97,7 +98,7 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	if err := checkDepth(cmd.Flags(), f.positions.Depth, 1); err != nil {
 		return err
 	}
-	if err := checkRange("random", f.positions.Random, 0, 10_000_000); err != nil {
+	if err := clicmd.CheckRange("random", f.positions.Random, 0, 10_000_000); err != nil {
 		return err
 	}
 	if f.timeout < 0 {
@@ -113,7 +114,7 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.client.given() {
+	if f.client.Given() {
 		return runVerifyCluster(cmd, f, name, spec, targets)
 	}
 

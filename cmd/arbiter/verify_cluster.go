@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/client/verifyclient"
@@ -52,10 +53,10 @@ func parseVerifyEngines(specs []string) ([]verifyproto.LocalEngine, error) {
 }
 
 func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec verify.EngineSpec, targets []verify.Target) error {
-	if err := checkRange("parallel", f.parallel, 1, 1024); err != nil {
+	if err := clicmd.CheckRange("parallel", f.parallel, 1, 1024); err != nil {
 		return err
 	}
-	ctx, c, closeClient, err := f.client.session()
+	ctx, c, closeClient, err := f.client.Session()
 	if err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec veri
 		_, err := c.Jobs.ListJobs(ctx, &arbiterv1.ListJobsRequest{Limit: 1})
 		return err
 	}); err != nil {
-		return callError(c, "verify", err)
+		return cliexit.Call(c, "verify", err)
 	}
 	stderr := cmd.ErrOrStderr()
 	eng := verifyclient.New(verifyclient.Config{Client: c, Name: name, Spec: spec, Timeout: f.timeout,

@@ -8,6 +8,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/arbiter-chess/arbiter/base/obs"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/enginehost/sandbox"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	"github.com/arbiter-chess/arbiter/spec/engineallow"
@@ -20,7 +22,7 @@ const benchNPSUsage = "report this speed instead of running the start-up bench: 
 
 func newWorkerCommand() *cobra.Command {
 	var (
-		f         clientFlags
+		f         clicmd.ClientFlags
 		threads   int
 		syzygyDir string
 		hashMB    int
@@ -61,7 +63,7 @@ func newWorkerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := f.dial()
+			c, err := f.Dial()
 			if err != nil {
 				return err
 			}
@@ -80,7 +82,7 @@ func newWorkerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tables, err := openSyzygy("--syzygy", syzygyDir)
+			tables, err := clicmd.OpenSyzygy("--syzygy", syzygyDir)
 			if err != nil {
 				return err
 			}
@@ -103,17 +105,17 @@ func newWorkerCommand() *cobra.Command {
 				}
 				defer hs.Close()
 			}
-			ctx, cancel := signalContext()
+			ctx, cancel := clicmd.SignalContext()
 			defer cancel()
 			err = w.Run(ctx)
 			log.Sync()
 			if err != nil {
-				return callError(c, "worker", err)
+				return cliexit.Call(c, "worker", err)
 			}
 			return nil
 		},
 	}
-	f.add(cmd.Flags())
+	f.Add(cmd.Flags())
 	cmd.Flags().IntVar(&threads, "threads", 0, "units computed at once (default: all cores)")
 	cmd.Flags().StringVar(&syzygyDir, "syzygy", "", "Syzygy tablebase directory: the worker plays tests adjudicated by tables of up to its most pieces")
 	cmd.Flags().IntVar(&hashMB, "hash", workerHashMB, "perft hash table size in MB, shared by all threads")

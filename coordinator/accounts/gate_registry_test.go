@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/base/identity"
-	_ "github.com/arbiter-chess/arbiter/coordinator" // every kind the coordinator runs registers
+	_ "github.com/arbiter-chess/arbiter/coordinator" // the built-in kinds register
 	"github.com/arbiter-chess/arbiter/coordinator/accounts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
+	_ "github.com/arbiter-chess/arbiter/kinds/install" // and every kind of kinds/
 )
 
 func init() {

@@ -37,17 +37,15 @@ import (
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/base/capability"
 	"github.com/arbiter-chess/arbiter/base/grpcerr"
-	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/datagen"
 	"github.com/arbiter-chess/arbiter/engine"
+	kdatagen "github.com/arbiter-chess/arbiter/kinds/datagen"
 	"github.com/arbiter-chess/arbiter/local/localcluster"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/spec/datagenspec"
 	"github.com/arbiter-chess/arbiter/spec/engineallow"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
-	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 const stockfishPath = "/usr/games/stockfish"
@@ -119,7 +117,7 @@ func runKilledDataset(t *testing.T, r killedRun) {
 
 	id := submitDatagen(t, addr, "--positions", fmt.Sprint(r.positions), "--each", fmt.Sprintf("nodes=%d", r.nodes),
 		"--random-plies", "8-9", "--random-seed", fmt.Sprint(r.seed), "--batch-games", fmt.Sprint(r.batchGames))
-	positions := func(j *arbiterv1.Job) uint64 { return jobreport.DatagenOf(j).GetProgress().GetPositions() }
+	positions := func(j *arbiterv1.Job) uint64 { return kdatagen.DatagenOf(j).GetProgress().GetPositions() }
 	at := func(frac float64) func(*arbiterv1.Job) bool {
 		return func(j *arbiterv1.Job) bool { return positions(j) >= uint64(frac*float64(r.positions)) }
 	}
@@ -214,7 +212,7 @@ func TestDatagenBadInput(t *testing.T) {
 
 	// The same checks on the coordinator, for clients other than ours.
 	good := func() *arbiterv1.DatagenSpec {
-		s := datagenspec.Spec(datagen.DefaultSettings())
+		s := kdatagen.Spec(datagen.DefaultSettings())
 		s.Engine = &arbiterv1.EngineSpec{Name: "dev", Command: matchspec.Embedded, Protocol: "builtin"}
 		s.Nodes, s.Positions, s.Seed = 1000, 100, 1
 		return s
@@ -237,7 +235,7 @@ func TestDatagenBadInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = arbiterv1.NewJobServiceClient(conn).SubmitJob(ctxT(t, 10*time.Second),
-			&arbiterv1.SubmitJobRequest{Kind: jobkind.Datagen, Spec: packed})
+			&arbiterv1.SubmitJobRequest{Kind: kdatagen.Kind, Spec: packed})
 		if status.Code(err) != codes.InvalidArgument || !strings.Contains(grpcerr.Message(err), c.want) {
 			t.Errorf("SubmitJob %v: %v; want INVALID_ARGUMENT naming %q", spec, err, c.want)
 		}
@@ -294,7 +292,7 @@ func TestDatagenBadInput(t *testing.T) {
 				t.Fatalf("%s: %v (%s), blocked %q; want failed with %q", id, j.GetState(), j.GetError(), j.GetProgress().GetBlocked(), want)
 			}
 		}
-		if p := jobreport.DatagenOf(j).GetProgress(); p.GetPositions() != 0 || p.GetShards() != 0 {
+		if p := kdatagen.DatagenOf(j).GetProgress(); p.GetPositions() != 0 || p.GetShards() != 0 {
 			t.Errorf("%s: %d positions in %d shards from an engine the workers refused", id, p.GetPositions(), p.GetShards())
 		}
 		out, code := cli(t, append([]string{"status", id, "--json"}, clientArgs(addr)...)...)
@@ -323,7 +321,7 @@ func waitDataset(t *testing.T, conn *grpc.ClientConn, id string, limit time.Dura
 			t.Fatalf("dataset %s ended %v: %s", id, s, j.GetError())
 		}
 		if time.Now().After(deadline) {
-			p := jobreport.DatagenOf(j).GetProgress()
+			p := kdatagen.DatagenOf(j).GetProgress()
 			t.Fatalf("dataset %s not done after %v: %d positions, %d shards, %d batches leased, blocked %q, workers %v",
 				id, limit, p.GetPositions(), p.GetShards(), p.GetBatchesLeased(), j.GetProgress().GetBlocked(), p.GetWorkers())
 		}
@@ -370,7 +368,7 @@ func TestDatagenForgedShard(t *testing.T) {
 	stop := f.keepLease(l)
 	defer stop()
 
-	settings := datagenspec.BatchSettings(b)
+	settings := kdatagen.BatchSettings(b)
 	play := func(seed uint64) []datagen.Game {
 		newPlayer := func() (match.Player, error) { return builtin.New("dev", map[string]string{"Hash": "8"}) }
 		games, err := datagen.PlayGames(context.Background(), newPlayer, settings, seed, int(b.GetGames()))
@@ -401,7 +399,7 @@ func TestDatagenForgedShard(t *testing.T) {
 			t.Logf("%s: refused, %s: %s", c.what, reason, grpcerr.Message(err))
 		}
 	}
-	if p := jobreport.DatagenOf(getJob(t, conn, id)).GetProgress(); p.GetShards() != 0 || p.GetPositions() != 0 {
+	if p := kdatagen.DatagenOf(getJob(t, conn, id)).GetProgress(); p.GetShards() != 0 || p.GetPositions() != 0 {
 		t.Fatalf("forged shards counted: %d shards, %d positions", p.GetShards(), p.GetPositions())
 	}
 	if got, err := f.submitShard(l, encodeShard(t, honest)); err != nil || got != arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_ACCEPTED {
@@ -411,7 +409,7 @@ func TestDatagenForgedShard(t *testing.T) {
 		t.Fatalf("the honest shard again: %v, %v; want not accepted twice", got, err)
 	}
 	j := getJob(t, conn, id)
-	p := jobreport.DatagenOf(j).GetProgress()
+	p := kdatagen.DatagenOf(j).GetProgress()
 	want := 0
 	for _, g := range honest {
 		want += datagen.Count(g, settings.Filters)
@@ -421,7 +419,7 @@ func TestDatagenForgedShard(t *testing.T) {
 	}
 	stop()
 	refused := uint64(0)
-	for _, w := range jobreport.DatagenOf(getJob(t, conn, id)).GetProgress().GetWorkers() {
+	for _, w := range kdatagen.DatagenOf(getJob(t, conn, id)).GetProgress().GetWorkers() {
 		if w.GetWorkerId() == f.id {
 			refused = w.GetRefused()
 		}
@@ -556,7 +554,7 @@ type datagenJSON struct {
 		BlackWins        int     `json:"black_wins"`
 		AverageGamePlies float64 `json:"average_game_plies"`
 		DuplicateRate    float64 `json:"duplicate_rate"`
-	} `json:"datagen"`
+	} `json:"detail"`
 }
 
 // checkDataset pulls a finished dataset in the four formats with the CLI
@@ -871,7 +869,7 @@ func TestDatagenLostLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	newPlayer := func() (match.Player, error) { return builtin.New("dev", map[string]string{"Hash": "8"}) }
-	games, err := datagen.PlayGames(context.Background(), newPlayer, datagenspec.BatchSettings(b), b.GetSeed(), int(b.GetGames()))
+	games, err := datagen.PlayGames(context.Background(), newPlayer, kdatagen.BatchSettings(b), b.GetSeed(), int(b.GetGames()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -888,10 +886,10 @@ func TestDatagenLostLease(t *testing.T) {
 		if got, err := bw.submitShard(lb, shard); err != nil || got == arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_ACCEPTED {
 			t.Fatalf("the same batch again: %v, %v; want not accepted", got, err)
 		}
-		p := jobreport.DatagenOf(getJob(t, conn, id)).GetProgress()
+		p := kdatagen.DatagenOf(getJob(t, conn, id)).GetProgress()
 		t.Fatalf("the stored batch %s was served again (then %d batches leased)", lb.GetUnit().GetUnitId(), p.GetBatchesLeased())
 	}
-	p := jobreport.DatagenOf(getJob(t, conn, id)).GetProgress()
+	p := kdatagen.DatagenOf(getJob(t, conn, id)).GetProgress()
 	if p.GetShards() != 1 || p.GetBatchesLeased() != 1 {
 		t.Fatalf("%d shards, %d batches leased; want 1 shard and the new lease", p.GetShards(), p.GetBatchesLeased())
 	}

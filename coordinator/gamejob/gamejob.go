@@ -75,6 +75,10 @@ func init() {
 		Runs:  workload.SubmittedPrograms, // a test plays engines its submitter may have uploaded
 		Order: 20,
 	})
+	// What clients know of its jobs: an SPRT test or a match, shown alike,
+	// kept by lists filtered by this kind.
+	jobkind.Register(jobkind.Kind{Name: KindSPRT, Family: jobkind.FamilyTest, Path: "/tests/", Noun: "test", Workload: Kind})
+	jobkind.Register(jobkind.Kind{Name: KindMatch, Family: jobkind.FamilyTest, Path: "/tests/", Noun: "test", Workload: Kind})
 }
 
 // fromDeps builds the workload as the coordinator does: the settings are

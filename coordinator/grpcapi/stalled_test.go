@@ -11,10 +11,10 @@ import (
 	"github.com/arbiter-chess/arbiter/base/capability"
 	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/datagenjob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
+	_ "github.com/arbiter-chess/arbiter/kinds/install"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -30,13 +30,17 @@ func TestStallWatchFailsRefusedDataset(t *testing.T) {
 	}
 	defer st.Close()
 	clk := gamepairtest.NewClock(time.Unix(1_000_000, 0))
-	wl, err := datagenjob.New(workload.Deps{Store: st, Now: clk.Now})
+	kind, ok := workload.Lookup("datagen")
+	if !ok {
+		t.Fatal("no datagen kind registered")
+	}
+	wl, err := kind.New(workload.Deps{Store: st, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := core.New(core.Config{Store: st, LeaseDuration: time.Minute, LeaseKey: []byte("test key"), Now: clk.Now}, wl)
 	defer c.Close()
-	wl.SetHost(c.Host())
+	wl.(interface{ SetHost(core.Host) }).SetHost(c.Host())
 	if err := c.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +48,7 @@ func TestStallWatchFailsRefusedDataset(t *testing.T) {
 	watch := NewStallWatch(c, []core.Workload{wl}, timeout, zaptest.NewLogger(t))
 	alice := identity.Identity{Name: "alice", Role: identity.Worker}
 	carol := identity.Identity{Name: "carol", Role: identity.Client}
-	ref, err := c.Create(ctx, carol, datagenjob.Kind, &arbiterv1.DatagenSpec{Engine: &arbiterv1.EngineSpec{Name: "dev", Command: "embedded"},
+	ref, err := c.Create(ctx, carol, kind.Name, &arbiterv1.DatagenSpec{Engine: &arbiterv1.EngineSpec{Name: "dev", Command: "embedded"},
 		Positions: 100, Nodes: 300, RandomPliesMin: 8, RandomPliesMax: 9, Seed: 7, BatchGames: 2})
 	if err != nil {
 		t.Fatal(err)

@@ -36,7 +36,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/base/grpcerr"
@@ -47,7 +46,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/hooks"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 // Prefix is where the API is served.
@@ -111,7 +109,9 @@ func New(cfg Config) *Handler {
 	h.handle("GET "+Prefix+"/jobs/{id}/shards", h.getShards)
 	h.handle("POST "+Prefix+"/jobs/{id}/cancel", h.cancel)
 	h.handle("POST "+Prefix+"/jobs/{id}/modify", h.modify)
-	h.handle("POST "+Prefix+"/datagen", h.submitDatagen)
+	h.handle("POST "+Prefix+"/jobs", h.submitJob)
+	// Until the next release: the datagen kind's route of the last one.
+	h.handle("POST "+Prefix+"/datagen", h.legacySubmit("datagen"))
 	h.handle("POST "+Prefix+"/tests", h.submitTest)
 	h.handle("POST "+Prefix+"/tunes", h.submitTune)
 	h.handle("POST "+Prefix+"/perft", h.submitPerft)
@@ -438,17 +438,6 @@ func (h *Handler) submitTune(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) submitPerft(w http.ResponseWriter, r *http.Request) {
 	submit(h, w, r, "a perft job's spec (PerftSpec in protobuf JSON)", func(ctx context.Context, spec *arbiterv1.PerftSpec) (*arbiterv1.Job, error) {
 		resp, err := h.jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: spec})
-		return resp.GetJob(), err
-	})
-}
-
-func (h *Handler) submitDatagen(w http.ResponseWriter, r *http.Request) {
-	submit(h, w, r, "a dataset's spec (DatagenSpec in protobuf JSON)", func(ctx context.Context, spec *arbiterv1.DatagenSpec) (*arbiterv1.Job, error) {
-		packed, err := anypb.New(spec)
-		if err != nil {
-			return nil, err
-		}
-		resp, err := h.jobs.SubmitJob(ctx, &arbiterv1.SubmitJobRequest{Kind: jobkind.Datagen, Spec: packed})
 		return resp.GetJob(), err
 	})
 }

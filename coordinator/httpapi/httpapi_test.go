@@ -55,6 +55,54 @@ func TestOpenAPIValidates(t *testing.T) {
 	}
 }
 
+// checkModify: a running test is changed by its submitter, not by another
+// client; the answer is the job after it; a finished test no longer
+// changes.
+func checkModify(t *testing.T, a *api, carol, dave, testID string, nodes *arbiterv1.TimeControl, opening []*arbiterv1.Opening) {
+	t.Helper()
+	long := a.call("POST", "/tests", "/tests", carol, &arbiterv1.MatchSpec{
+		EngineA:     &arbiterv1.EngineSpec{Name: "a", Command: "embedded", Protocol: "builtin"},
+		EngineB:     &arbiterv1.EngineSpec{Name: "b", Command: "embedded", Protocol: "builtin"},
+		TimeControl: nodes, Games: 100000, BatchPairs: 1, Openings: opening, BookName: "e4"})
+	expect(t, "submit a long test", long, 201, `"kind":"match"`)
+	longID, _ := a.job(long)
+	modify := func(id string) string { return "/jobs/" + id + "/modify" }
+	expect(t, "dave tags carol's test", a.call("POST", "/jobs/{id}/modify", modify(longID), dave, []byte(`{"setTags": true, "tags": ["dave-was-here"]}`)), 403, `"code":"PERMISSION_DENIED"`)
+	expect(t, "carol tags her test", a.call("POST", "/jobs/{id}/modify", modify(longID), carol, []byte(`{"setTags": true, "tags": ["api-tag"], "throughput": 2}`)), 200, `api-tag`)
+	expect(t, "another job in the body", a.call("POST", "/jobs/{id}/modify", modify(longID), carol, []byte(`{"jobId": "s000000000000", "notes": "x"}`)), 400, "is not the path's job")
+	expect(t, "nothing to change", a.call("POST", "/jobs/{id}/modify", modify(longID), carol, []byte(`{}`)), 400, "nothing to change")
+	expect(t, "a finished test", a.call("POST", "/jobs/{id}/modify", modify(testID), carol, []byte(`{"notes": "late"}`)), 409, "already done")
+	expect(t, "carol cancels the long test", a.call("POST", "/jobs/{id}/cancel", "/jobs/"+longID+"/cancel", carol, nil), 200, `"state":"cancelled"`)
+}
+
+// checkSubmitJob: a dataset through the last release's route, then
+// cancelled; and one route for every kind, {"kind", "spec"}, the spec
+// decoded into the kind's registered message. The controls: an unknown
+// kind is refused with the list of kinds, a spec of another kind naming
+// the kind's message, a worker by its role.
+func checkSubmitJob(t *testing.T, a *api, carol, worker string) {
+	t.Helper()
+	// A dataset through the API, then cancelled.
+	dg := a.call("POST", "/datagen", "/datagen", carol, &arbiterv1.DatagenSpec{Engine: &arbiterv1.EngineSpec{Name: "dev", Command: "embedded"},
+		Positions: 100000, Nodes: 300, RandomPliesMin: 8, RandomPliesMax: 9, Seed: 1})
+	expect(t, "submit datagen", dg, 201, `"kind":"datagen"`)
+	dgID, _ := a.job(dg)
+	expect(t, "bad datagen", a.call("POST", "/datagen", "/datagen", carol, []byte(`{"positions": "x"}`)), 400, "not a datagen job's spec")
+	expect(t, "carol cancels the dataset", a.call("POST", "/jobs/{id}/cancel", "/jobs/"+dgID+"/cancel", carol, nil), 200, `"state":"cancelled"`)
+
+	generic := a.call("POST", "/jobs", "/jobs", carol, []byte(`{"kind": "datagen", "spec": {"engine": {"name": "dev", "command": "embedded"},
+		"positions": 100000, "nodes": 300, "randomPliesMin": 8, "randomPliesMax": 9, "seed": 2}}`))
+	expect(t, "POST /jobs datagen", generic, 201, `"kind":"datagen"`)
+	genID, _ := a.job(generic)
+	expect(t, "POST /jobs perft", a.call("POST", "/jobs", "/jobs", carol, []byte(`{"kind": "perft", "spec": {"depth": 2}}`)), 201, `"kind":"perft"`)
+	expect(t, "POST /jobs unknown kind", a.call("POST", "/jobs", "/jobs", carol, []byte(`{"kind": "nope", "spec": {}}`)), 400, `kind: \"nope\" is not a kind of job submitted with a spec (datagen, `)
+	expect(t, "POST /jobs another kind's spec", a.call("POST", "/jobs", "/jobs", carol, []byte(`{"kind": "perft", "spec": {"positions": 3}}`)), 400, "not a perft job's spec (PerftSpec")
+	expect(t, "POST /jobs no spec", a.call("POST", "/jobs", "/jobs", carol, []byte(`{"kind": "perft"}`)), 400, "spec: missing")
+	expect(t, "POST /jobs stray field", a.call("POST", "/jobs", "/jobs", carol, []byte(`{"kind": "perft", "spec": {"depth": 2}, "depth": 3}`)), 400, "unknown field")
+	expect(t, "POST /jobs as a worker", a.call("POST", "/jobs", "/jobs", worker, []byte(`{"kind": "perft", "spec": {"depth": 2}}`)), 403, `"reason":"WRONG_ROLE"`)
+	expect(t, "carol cancels it", a.call("POST", "/jobs/{id}/cancel", "/jobs/"+genID+"/cancel", carol, nil), 200, `"state":"cancelled"`)
+}
+
 // api calls the JSON API and checks every answer against the document:
 // the operation's response for the status (or its default) must exist,
 // its content type be documented, and a JSON body validate against its
@@ -279,7 +327,7 @@ func TestEveryEndpoint(t *testing.T) {
 		t.Errorf("?kind=spsa lists the test: %s", list.body)
 	}
 	block := a.call("GET", "/jobs/{id}/block", "/jobs/"+testID+"/block?link=https://farm/t", carol, nil)
-	if block.status != 200 || !regexp.MustCompile(`^Elo   \| .*\nSPRT  \| nodes=200 Threads=1\nLLR   \| .*\nGames \| N: 4 W: \d+ L: \d+ D: \d+\nPenta \| \[.*\]\nhttps://farm/t\n$`).Match(block.body) {
+	if block.status != 200 || !regexp.MustCompile(`^Elo   \| .*\nSPRT  \| nodes=200 Threads=1\nLLR   \| .*\nGames \| N: 4 W: \d+ L: \d+ D: \d+\nPenta \| \[.*\]\nAny   \| .*\nhttps://farm/t\n$`).Match(block.body) {
 		t.Errorf("block: %d %s", block.status, block.body)
 	}
 	expect(t, "fishtest block", a.call("GET", "/jobs/{id}/block", "/jobs/"+testID+"/block?style=fishtest", carol, nil), 200, "\nTotal: 4 W: ")
@@ -291,29 +339,9 @@ func TestEveryEndpoint(t *testing.T) {
 	expect(t, "shards of a test", a.call("GET", "/jobs/{id}/shards", "/jobs/"+testID+"/shards", carol, nil), 404, "")
 	expect(t, "unknown job", a.call("GET", "/jobs/{id}", "/jobs/s000000000000", carol, nil), 404, `"code":"NOT_FOUND"`)
 
-	// A dataset through the API, then cancelled.
-	dg := a.call("POST", "/datagen", "/datagen", carol, &arbiterv1.DatagenSpec{Engine: &arbiterv1.EngineSpec{Name: "dev", Command: "embedded"},
-		Positions: 100000, Nodes: 300, RandomPliesMin: 8, RandomPliesMax: 9, Seed: 1})
-	expect(t, "submit datagen", dg, 201, `"kind":"datagen"`)
-	dgID, _ := a.job(dg)
-	expect(t, "bad datagen", a.call("POST", "/datagen", "/datagen", carol, []byte(`{"positions": "x"}`)), 400, "not a dataset's spec")
-	expect(t, "carol cancels the dataset", a.call("POST", "/jobs/{id}/cancel", "/jobs/"+dgID+"/cancel", carol, nil), 200, `"state":"cancelled"`)
+	checkSubmitJob(t, a, carol, worker)
 
-	// Modify a running test: another client may not; the submitter may,
-	// and the answer is the job after it. A finished test no longer changes.
-	long := a.call("POST", "/tests", "/tests", carol, &arbiterv1.MatchSpec{
-		EngineA:     &arbiterv1.EngineSpec{Name: "a", Command: "embedded", Protocol: "builtin"},
-		EngineB:     &arbiterv1.EngineSpec{Name: "b", Command: "embedded", Protocol: "builtin"},
-		TimeControl: nodes, Games: 100000, BatchPairs: 1, Openings: opening, BookName: "e4"})
-	expect(t, "submit a long test", long, 201, `"kind":"match"`)
-	longID, _ := a.job(long)
-	modify := func(id string) string { return "/jobs/" + id + "/modify" }
-	expect(t, "dave tags carol's test", a.call("POST", "/jobs/{id}/modify", modify(longID), dave, []byte(`{"setTags": true, "tags": ["dave-was-here"]}`)), 403, `"code":"PERMISSION_DENIED"`)
-	expect(t, "carol tags her test", a.call("POST", "/jobs/{id}/modify", modify(longID), carol, []byte(`{"setTags": true, "tags": ["api-tag"], "throughput": 2}`)), 200, `api-tag`)
-	expect(t, "another job in the body", a.call("POST", "/jobs/{id}/modify", modify(longID), carol, []byte(`{"jobId": "s000000000000", "notes": "x"}`)), 400, "is not the path's job")
-	expect(t, "nothing to change", a.call("POST", "/jobs/{id}/modify", modify(longID), carol, []byte(`{}`)), 400, "nothing to change")
-	expect(t, "a finished test", a.call("POST", "/jobs/{id}/modify", modify(testID), carol, []byte(`{"notes": "late"}`)), 409, "already done")
-	expect(t, "carol cancels the long test", a.call("POST", "/jobs/{id}/cancel", "/jobs/"+longID+"/cancel", carol, nil), 200, `"state":"cancelled"`)
+	checkModify(t, a, carol, dave, testID, nodes, opening)
 
 	// Cancel: another client may not; the submitter may.
 	expect(t, "dave cancels carol's tune", a.call("POST", "/jobs/{id}/cancel", "/jobs/"+tuneID+"/cancel", dave, nil), 403, `"code":"PERMISSION_DENIED"`)

@@ -19,12 +19,12 @@ import (
 
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
-// Kinds and states a filter accepts ("" for all).
+// States and verdicts a filter accepts ("" for all).
 var (
-	Kinds    = []string{"test", "perft", "spsa", "verify", "sprt", "match", "datagen"}
 	States   = []string{"running", "pending", "approval", "done", "cancelled", "failed"}
 	Verdicts = []string{"passed", "failed", "none"}
 )
@@ -34,7 +34,7 @@ const MaxField = 100
 
 // Filter is what a list keeps; empty fields keep everything.
 type Filter struct {
-	Kind        string // one of Kinds
+	Kind        string // one of Kinds()
 	State       string // one of States; "running" takes pending jobs too
 	Submitter   string // exact identity name
 	Engine      string // either engine's name, exact (case-insensitive)
@@ -47,6 +47,25 @@ type Filter struct {
 	After, Before time.Time
 	// lowerText is Text in lower case, made by Check (once, not per job).
 	lowerText string
+}
+
+// Kinds lists the kinds a filter accepts ("" for all), read from the
+// registries: every coordinator kind (workload.Kinds, in their order:
+// "test" keeps sprt and match jobs) and then every other kind clients know
+// (jobkind.Names: "sprt", "match"). Call it once the kinds have
+// registered (not from a package variable's initializer).
+func Kinds() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range workload.Kinds() {
+		out, seen[k.Name] = append(out, k.Name), true
+	}
+	for _, n := range jobkind.Names() {
+		if !seen[n] {
+			out, seen[n] = append(out, n), true
+		}
+	}
+	return out
 }
 
 func oneOf(v string, allowed []string) bool {
@@ -67,8 +86,8 @@ func (f *Filter) Check() error {
 	f.TimeControl, f.Text = strings.TrimSpace(f.TimeControl), strings.TrimSpace(f.Text)
 	f.lowerText = strings.ToLower(f.Text)
 	switch {
-	case !oneOf(f.Kind, Kinds):
-		return apierr.Invalid("kind %s: want one of %s (or nothing for all)", apierr.Q(f.Kind), strings.Join(Kinds, ", "))
+	case !oneOf(f.Kind, Kinds()):
+		return apierr.Invalid("kind %s: want one of %s (or nothing for all)", apierr.Q(f.Kind), strings.Join(Kinds(), ", "))
 	case !oneOf(f.State, States):
 		return apierr.Invalid("state %s: want one of %s (or nothing for all)", apierr.Q(f.State), strings.Join(States, ", "))
 	case !oneOf(f.Verdict, Verdicts):
@@ -107,32 +126,12 @@ func State(j core.JobInfo) string {
 	return j.State
 }
 
-// kindOf is the filter kind of a job: its family's name for the families
-// lists group ("test", "perft", "spsa"), else its stored kind.
-func kindOf(kind string) string {
-	switch jobkind.Lookup(kind).Family {
-	case jobkind.FamilyTest:
-		return "test"
-	case jobkind.FamilyPerft:
-		return "perft"
-	case jobkind.FamilyTune:
-		return "spsa"
-	}
-	return kind
-}
-
 // Keep reports whether job j passes the filter.
 func (f *Filter) Keep(j core.JobInfo) bool {
-	switch f.Kind {
-	case "":
-	case "sprt", "match":
-		if j.Kind != f.Kind {
-			return false
-		}
-	default:
-		if kindOf(j.Kind) != f.Kind {
-			return false
-		}
+	// A job passes its own kind and the coordinator kind that runs it
+	// ("test" keeps sprt and match jobs: jobkind.Kind.Workload).
+	if f.Kind != "" && j.Kind != f.Kind && jobkind.Lookup(j.Kind).Workload != f.Kind {
+		return false
 	}
 	if f.Submitter != "" && j.Submitter != f.Submitter {
 		return false

@@ -48,6 +48,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/engine"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 // Kind is the workload's kind and the job kind it stores.
@@ -66,6 +67,7 @@ func init() {
 		Runs:  workload.OperatorPrograms,
 		Order: 10,
 	})
+	jobkind.Register(jobkind.Kind{Name: Kind, Family: jobkind.FamilyPerft, Path: "/perft/", Noun: "perft job"})
 }
 
 // Config tunes the workload. Zero values take the defaults.

@@ -46,6 +46,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spsa"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 // Kind is the workload's kind (core.Create's kind argument) and the stored
@@ -70,6 +71,7 @@ func init() {
 		Runs:  workload.SubmittedPrograms,
 		Order: 30,
 	})
+	jobkind.Register(jobkind.Kind{Name: Kind, Family: jobkind.FamilyTune, Path: "/tunes/", Noun: "tune"})
 }
 
 // Config tunes the workload. Zero values take the defaults.

@@ -36,10 +36,6 @@ type followState struct {
 	Following bool
 }
 
-// followablePages are the templates of the pages of one job that can be
-// followed.
-var followablePages = map[string]bool{"test": true, "perft": true, "tune": true, "datagen": true}
-
 func (s *Server) followRoutes() {
 	s.handle("POST /jobs/{id}/follow", s.action(s.followJob))
 	s.handle("POST /jobs/{id}/unfollow", s.action(s.unfollowJob))
@@ -49,7 +45,7 @@ func (s *Server) followRoutes() {
 
 // setFollow gives a job's page its Follow button, for a signed-in user.
 func (s *Server) setFollow(r *http.Request, v *view) {
-	if s.cfg.Follows == nil || !v.Viewer.CanSubmit() || len(v.watch) != 1 || !followablePages[v.tmpl] {
+	if s.cfg.Follows == nil || !v.Viewer.CanSubmit() || len(v.watch) != 1 || !followable(v.tmpl) {
 		return
 	}
 	st := &followState{JobID: v.watch[0]}

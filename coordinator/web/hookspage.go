@@ -20,7 +20,7 @@ type HookSource interface {
 }
 
 func init() {
-	kindPages = append(kindPages, kindPage{template: "hooks", pattern: "GET /hooks", handler: (*Server).hooksPage})
+	RegisterPage(Page{Name: "hooks", Pattern: "GET /hooks", Render: func(p *PageRequest) error { return p.s.hooksPage(p.R, p.v) }})
 }
 
 // maxDeliveriesShown bounds the deliveries the page lists.

@@ -27,10 +27,7 @@ type listFilter struct {
 	Cursor int64 // the sequence number the page starts below (0: none)
 }
 
-var (
-	kinds  = append([]string{""}, jobfind.Kinds...)
-	states = append([]string{""}, jobfind.States...)
-)
+var states = append([]string{""}, jobfind.States...)
 
 // parseFilter reads the list's query, refusing values it does not know
 // with a page naming the field.
@@ -143,7 +140,7 @@ func (s *Server) userPage(r *http.Request, v *view) error {
 
 func (s *Server) listJobs(r *http.Request, v *view, f listFilter, user string) error {
 	var err error
-	d := &listData{Filter: f, Query: r.URL.Query(), Kinds: kinds[1:], States: states[1:], Verdicts: jobfind.Verdicts,
+	d := &listData{Filter: f, Query: r.URL.Query(), Kinds: jobfind.Kinds(), States: states[1:], Verdicts: jobfind.Verdicts,
 		ShowJobs: f.Kind != "verify", Any: f.any(), User: user}
 	delete(d.Query, "live")
 	offset := (f.Page - 1) * PageSize

@@ -122,3 +122,8 @@ func fenKey(fen string) string {
 	}
 	return f
 }
+
+func init() {
+	RegisterPage(Page{Name: "perft", Pattern: "GET /perft/{id}", Followable: true,
+		Render: func(p *PageRequest) error { return p.s.perftPage(p.R, p.v) }})
+}

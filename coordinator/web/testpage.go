@@ -435,3 +435,8 @@ func readableEvent(e gamejob.Event) gamejob.Event {
 	}
 	return e
 }
+
+func init() {
+	RegisterPage(Page{Name: "test", Pattern: "GET /tests/{id}", Followable: true,
+		Render: func(p *PageRequest) error { return p.s.testPage(p.R, p.v) }})
+}

@@ -155,3 +155,8 @@ func paramRows(ps []*arbiterv1.SpsaParamState) template.HTML {
 
 // sig is x to four significant digits.
 func sig(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
+
+func init() {
+	RegisterPage(Page{Name: "tune", Pattern: "GET /tunes/{id}", Followable: true,
+		Render: func(p *PageRequest) error { return p.s.tunePage(p.R, p.v) }})
+}

@@ -45,7 +45,6 @@ import (
 	"io/fs"
 	"net/http"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -232,19 +231,8 @@ func csrfKey(ctx context.Context, st *store.Store) ([]byte, error) {
 }
 
 // pageNames are the templates of templates/ that are whole pages (with
-// those of kindPages).
-var pageNames = []string{"list", "test", "games", "game", "perft", "tune", "verify", "workers", "submit", "signin", "error", "signup", "account", "users", "audit", "follows"}
-
-// kindPage is the page of a kind of job that plugs in: the template of
-// templates/ it renders, the route it answers and its handler. The file of
-// a kind's page adds it from its init, so that this file names no kind
-// that plugs in.
-type kindPage struct {
-	template, pattern string
-	handler           func(*Server, *http.Request, *view) error
-}
-
-var kindPages []kindPage
+// those of the registered pages, pages.go).
+var pageNames = []string{"list", "games", "game", "verify", "workers", "submit", "signin", "error", "signup", "account", "users", "audit", "follows"}
 
 func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/block.html")
@@ -252,16 +240,27 @@ func parsePages() (map[string]*template.Template, error) {
 		return nil, fmt.Errorf("web: templates: %w", err)
 	}
 	out := map[string]*template.Template{}
-	names := slices.Clone(pageNames)
-	for _, p := range kindPages {
-		names = append(names, p.template)
-	}
-	for _, n := range names {
-		t, err := template.Must(base.Clone()).ParseFS(templateFS, "templates/"+n+".html")
+	parse := func(name string, from fs.FS) error {
+		t, err := template.Must(base.Clone()).ParseFS(from, "templates/"+name+".html")
 		if err != nil {
-			return nil, fmt.Errorf("web: template %s: %w", n, err)
+			return fmt.Errorf("web: template %s: %w", name, err)
 		}
-		out[n] = t
+		out[name] = t
+		return nil
+	}
+	for _, n := range pageNames {
+		if err := parse(n, templateFS); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range Pages() {
+		from := p.Templates
+		if from == nil {
+			from = templateFS
+		}
+		if err := parse(p.Name, from); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -272,16 +271,11 @@ func (s *Server) routes() {
 	s.handle("GET /{$}", s.page(s.frontPage))
 	s.handle("GET /tests", s.page(s.listPage))
 	s.handle("GET /users/{name}", s.page(s.userPage))
-	s.handle("GET /tests/{id}", s.page(s.testPage))
 	s.handle("GET /tests/{id}/games", s.page(s.gamesPage))
 	s.handle("GET /tests/{id}/games/{batch}/{game}", s.page(s.gamePage))
 	s.handle("GET /tests/{id}/pgn", s.guard(s.downloadPGN))
 	s.handle("GET /tests/{id}/games/{batch}/{game}/pgn", s.guard(s.downloadGame))
-	s.handle("GET /perft/{id}", s.page(s.perftPage))
-	s.handle("GET /tunes/{id}", s.page(s.tunePage))
-	for _, p := range kindPages {
-		s.handle(p.pattern, s.page(func(r *http.Request, v *view) error { return p.handler(s, r, v) }))
-	}
+	s.pageRoutes()
 	s.handle("GET /verify/{id}", s.page(s.verifyPage))
 	s.handle("GET /workers", s.page(s.workersPage))
 	s.handle("GET /jobs/{id}", s.guard(s.jobRedirect))

@@ -127,7 +127,33 @@ type Kind struct {
 	// kind states it, and Register refuses a kind that does not, so a new
 	// kind cannot slip past approval by being left off a list.
 	Runs Programs
+	// Dashboard, when set, is the kind's row of the cluster overview
+	// dashboard (scripts/dashgen builds every registered kind's): panels
+	// over the metrics its workload exports.
+	Dashboard *DashboardRow
 }
+
+// DashboardRow is a kind's row of the overview dashboard.
+type DashboardRow struct {
+	Title  string
+	Panels []DashboardPanel
+}
+
+// DashboardPanel is one panel of a kind's dashboard row: a stat of one
+// query's last value, or a line chart of its queries. Width and Height
+// are in the dashboard's grid units (24 to a row).
+type DashboardPanel struct {
+	Title, Description string
+	// Unit is Grafana's unit ("none", "short", "percentunit", ...).
+	Unit          string
+	Stat          bool
+	Queries       []DashboardQuery
+	Width, Height int
+}
+
+// DashboardQuery is a PromQL expression and its legend; write a rate's
+// window as [$__rate_interval].
+type DashboardQuery struct{ Expr, Legend string }
 
 // Programs is whose programs a kind's units start on a worker.
 type Programs int

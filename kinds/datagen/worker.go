@@ -21,7 +21,7 @@ import (
 	dg "github.com/arbiter-chess/arbiter/datagen"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/spec/datagenspec"
+
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
 	"github.com/arbiter-chess/arbiter/worker"
 )
@@ -75,7 +75,7 @@ func runDatagenBatch(ctx context.Context, host worker.Host, b *arbiterv1.Datagen
 		}
 		return p, nil
 	}
-	s := datagenspec.BatchSettings(b)
+	s := BatchSettings(b)
 	if settings.Syzygy != nil {
 		s.Tablebase.Tables, s.Tablebase.Warn = settings.Syzygy, func(msg string) { log.Warn(msg) }
 	}

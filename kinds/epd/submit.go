@@ -17,9 +17,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/arbiter-chess/arbiter/client/artifactclient"
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
@@ -34,8 +34,8 @@ import (
 type Session func() (context.Context, *clusterclient.Client, func(), error)
 
 // ClientFlags adds the binary's coordinator and credential flags to a
-// command and returns the Session they make (until the CLI registry in
-// client/ gives kinds its own).
+// command and returns the Session they make (register.go gives it
+// clicmd.ClientFlags').
 type ClientFlags func(fs *pflag.FlagSet) Session
 
 type submitFlags struct {
@@ -190,19 +190,11 @@ func runSubmit(cmd *cobra.Command, f submitFlags, session Session) error {
 			return cliexit.Call(c, "upload", err)
 		}
 	}
-	packed, err := anypb.New(spec)
+	j, err := clicmd.SubmitJob(ctx, c, Kind, spec)
 	if err != nil {
 		return err
 	}
-	var resp *arbiterv1.SubmitJobResponse
-	err = clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
-		resp, err = c.Jobs.SubmitJob(ctx, &arbiterv1.SubmitJobRequest{Kind: Kind, Spec: packed})
-		return err
-	})
-	if err != nil {
-		return cliexit.Call(c, "submit", err)
-	}
-	j, out := resp.GetJob(), cmd.OutOrStdout()
+	out := cmd.OutOrStdout()
 	if !f.wait {
 		if f.json {
 			return jobreport.WriteJob(out, j)

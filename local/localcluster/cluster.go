@@ -19,12 +19,6 @@ import (
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/engine"
-	// The worker runs DATAGEN batches with the runner this registers
-	// (until kinds/install).
-	_ "github.com/arbiter-chess/arbiter/kinds/datagen"
-	// EPD suites: the coordinator workload, the worker runner and the
-	// status report (until kinds/install).
-	_ "github.com/arbiter-chess/arbiter/kinds/epd"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/spec/engineallow"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"

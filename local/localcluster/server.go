@@ -44,6 +44,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/leader"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	_ "github.com/arbiter-chess/arbiter/kinds/install" // every kind of job: a farm in one process runs them all
 	"github.com/arbiter-chess/arbiter/match"
 )
 

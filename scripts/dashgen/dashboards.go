@@ -1,5 +1,10 @@
 package dashgen
 
+import (
+	"github.com/arbiter-chess/arbiter/coordinator/workload"
+	_ "github.com/arbiter-chess/arbiter/kinds/install" // every kind's row
+)
+
 // Dashboards are the Arbiter dashboards, by file name under dashboards/.
 // Every query uses only metrics of deploy/prometheus/METRICS.md that the
 // code exports (and Prometheus's own `up`).
@@ -41,7 +46,7 @@ func Overview() *Dashboard {
 		q(`sum(rate(arbiter_games_total`+rate+`)) * 60`, ""), "blue"), 4, 4)
 
 	b.row("Work")
-	b.add(bars("Jobs by kind and state", "Every job in the store, by kind (perft, sprt, match) and state.", "none",
+	b.add(bars("Jobs by kind and state", "Every job in the store, by kind and state.", "none",
 		q(`sum by (kind, state) (arbiter_jobs)`, "{{kind}} {{state}}")), 8, 8)
 	b.add(stacked("Units by state", "Work units of running jobs: queued (waiting), leased (being computed), done (accepted).", "none",
 		q(`arbiter_units`, "{{state}}")), 8, 8)
@@ -55,15 +60,8 @@ func Overview() *Dashboard {
 	b.add(timeseries("Results rejected by reason", "Results refused before they count: malformed, implausible (a count outside what the position allows), unknown unit, stale lease, unauthenticated. Any is worth a look (alert ArbiterResultsRejected).", "ops",
 		q(`sum by (reason) (rate(arbiter_results_rejected_total`+rate+`))`, "{{reason}}")), 12, 8)
 
-	b.row("Training data (DATAGEN)")
-	b.add(stat("Datasets running", "DATAGEN jobs being generated now.", "none",
-		q(`arbiter_datagen_running_jobs`, ""), "blue"), 6, 6)
-	b.add(timeseries("Positions/s", "Training positions counted into datasets per second, cluster-wide (after duplicates are dropped).", "short",
-		q(`rate(arbiter_datagen_positions_total`+rate+`)`, "positions/s")), 6, 6)
-	b.add(timeseries("Self-play games/min", "Games of accepted dataset shards per minute.", "short",
-		q(`rate(arbiter_datagen_games_total`+rate+`) * 60`, "games/min")), 6, 6)
-	b.add(timeseries("Duplicate positions", "Share of accepted positions that repeated an earlier one of their dataset. A rising share: more random plies or book positions are needed.", "percentunit",
-		q(`rate(arbiter_datagen_duplicates_total`+rate+`) / clamp_min(rate(arbiter_datagen_duplicates_total`+rate+`) + rate(arbiter_datagen_positions_total`+rate+`), 1e-9)`, "duplicates")), 6, 6)
+	// Each kind's own row, as it registered it (workload.Kind.Dashboard).
+	kindRows(b)
 
 	// Every coordinator exports these: one on SQLite leads alone (term
 	// 1, nothing relayed); several on PostgreSQL elect one (docs/ha.md).
@@ -197,4 +195,26 @@ func Workers() *Dashboard {
 	b.add(timeseries("Bench checks", "Over the last hour: bench signature checks the workers reported before the first game of a test. A mismatch means a worker refused the test (status shows why).", "none",
 		q(`sum by (outcome) (increase(arbiter_artifact_bench_checks_total[1h]))`, "{{outcome}}")), 9, 8)
 	return b.build()
+}
+
+// kindRows adds the row of every registered kind that has one, in the
+// kinds' order.
+func kindRows(b *builder) {
+	for _, k := range workload.Kinds() {
+		if k.Dashboard == nil {
+			continue
+		}
+		b.row(k.Dashboard.Title)
+		for _, p := range k.Dashboard.Panels {
+			var targets []Target
+			for _, dq := range p.Queries {
+				targets = append(targets, q(dq.Expr, dq.Legend))
+			}
+			if p.Stat && len(targets) == 1 {
+				b.add(stat(p.Title, p.Description, p.Unit, targets[0], "blue"), p.Width, p.Height)
+			} else {
+				b.add(timeseries(p.Title, p.Description, p.Unit, targets...), p.Width, p.Height)
+			}
+		}
+	}
 }

@@ -185,10 +185,10 @@ func engineOf(flag string, each enginespec.Spec, remote bool) (e match.EngineCon
 		return e, travel, fmt.Errorf("--engine: %v", err)
 	}
 	if spec.HasNet() {
-		return e, travel, fmt.Errorf("--engine %s: net= is for tests (submit sprt|match); a tune plays the engine's own net", spec.Name)
+		return e, travel, fmt.Errorf("--engine %s: net= is for a test's engines; a tune plays the engine's own net", spec.Name)
 	}
 	if spec.MovegenGate != "" {
-		return e, travel, fmt.Errorf("--engine %s: perft-gate= is for matches and tests (submit sprt|match); check a tune's engine with arbiter verify", spec.Name)
+		return e, travel, fmt.Errorf("--engine %s: perft-gate= is for matches and tests; check a tune's engine with arbiter verify", spec.Name)
 	}
 	if spec.Travels() {
 		if !remote {

@@ -4,26 +4,26 @@
 // CLI's status, the web pages, the JSON reports) decide how to show a job
 // by Of(job), never by which of its spec fields is set.
 //
-// A kind registers itself once (Register, from its package's init or from
-// this package's list of the built-in kinds); a client that meets a kind it
-// does not know shows the job generically instead of guessing.
+// A kind registers itself once (Register) from the init of the package
+// that shows it (a kind's folder under kinds/, or client/jobreport for the
+// built-in families until they move there); a client that meets a kind it
+// does not know shows the job generically instead of guessing. This
+// package keeps no list of kinds.
 package jobkind
 
 import (
 	"net/url"
-	"sort"
-	"sync"
 
+	"github.com/arbiter-chess/arbiter/base/registry"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 // Kind names as Job.kind carries them.
 const (
-	Perft   = "perft"
-	SPRT    = "sprt"
-	Match   = "match"
-	SPSA    = "spsa"
-	Datagen = "datagen"
+	Perft = "perft"
+	SPRT  = "sprt"
+	Match = "match"
+	SPSA  = "spsa"
 )
 
 // Family groups kinds that clients show alike.
@@ -36,8 +36,6 @@ const (
 	FamilyTest Family = "test"
 	// FamilyTune: SPSA tunes.
 	FamilyTune Family = "tune"
-	// FamilyDatagen: training-data generation (DATAGEN).
-	FamilyDatagen Family = "datagen"
 	// FamilyOther: a kind this build does not know.
 	FamilyOther Family = "other"
 )
@@ -51,41 +49,29 @@ type Kind struct {
 	Path string
 	// Noun names a job of the kind in messages ("test", "perft job").
 	Noun string
+	// Workload is the coordinator kind that runs its jobs when it is not
+	// Name: sprt and match jobs are the "test" workload's. Lists filtered
+	// by that kind keep them. Register fills in Name when left empty.
+	Workload string
 }
 
-var (
-	mu    sync.RWMutex
-	kinds = map[string]Kind{}
-)
+var kinds = registry.New[Kind]("jobkind: kind")
 
 // Register adds a kind. Registering a name twice keeps the last: a kind's
 // package owns its entry.
 func Register(k Kind) {
-	mu.Lock()
-	defer mu.Unlock()
-	kinds[k.Name] = k
-}
-
-func init() {
-	for _, k := range []Kind{
-		{Name: Perft, Family: FamilyPerft, Path: "/perft/", Noun: "perft job"},
-		{Name: SPRT, Family: FamilyTest, Path: "/tests/", Noun: "test"},
-		{Name: Match, Family: FamilyTest, Path: "/tests/", Noun: "test"},
-		{Name: SPSA, Family: FamilyTune, Path: "/tunes/", Noun: "tune"},
-		{Name: Datagen, Family: FamilyDatagen, Path: "/datagen/", Noun: "dataset"},
-	} {
-		Register(k)
+	if k.Workload == "" {
+		k.Workload = k.Name
 	}
+	kinds.Set(k.Name, k)
 }
 
 // Lookup returns the kind of a name; an unknown name is of FamilyOther.
 func Lookup(name string) Kind {
-	mu.RLock()
-	defer mu.RUnlock()
-	if k, ok := kinds[name]; ok {
+	if k, ok := kinds.Get(name); ok {
 		return k
 	}
-	return Kind{Name: name, Family: FamilyOther, Noun: "job"}
+	return Kind{Name: name, Family: FamilyOther, Noun: "job", Workload: name}
 }
 
 // Of returns the kind of a job snapshot.
@@ -104,16 +90,7 @@ func URL(j *arbiterv1.Job) string {
 }
 
 // Names lists the registered kind names, sorted.
-func Names() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	out := make([]string, 0, len(kinds))
-	for n := range kinds {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func Names() []string { return kinds.Names() }
 
 // Split groups jobs by family, keeping their order within each.
 func Split(jobs []*arbiterv1.Job) map[Family][]*arbiterv1.Job {
