@@ -73,6 +73,24 @@ func (f testForm) engines() [2]engineFields {
 		{Which: "engine B", ID: "engine_b", Spec: f.EngineB, Repo: f.RepoB, Ref: f.RefB, File: f.files[1], Net: f.nets[1]}}
 }
 
+// engineInput is one engine's inputs as the submit page shows them, with
+// the form's error when it is about one of them.
+type engineInput struct {
+	ID, Letter, Role string
+	Spec, Repo, Ref  string
+	Field, Error     string
+}
+
+// EngineInputs are the engines' inputs of the submit page, A then B.
+func (d *submitData) EngineInputs() []engineInput {
+	var out []engineInput
+	for i, e := range d.Test.engines() {
+		out = append(out, engineInput{ID: e.ID, Letter: [2]string{"A", "B"}[i], Role: [2]string{"under test", "baseline"}[i],
+			Spec: e.Spec, Repo: e.Repo, Ref: e.Ref, Field: d.Field, Error: d.Error})
+	}
+	return out
+}
+
 // fileField and netField are the ids of the engine's file inputs.
 func (e engineFields) fileField() string { return e.ID + "_file" }
 func (e engineFields) netField() string  { return e.ID + "_net" }
