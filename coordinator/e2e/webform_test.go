@@ -109,20 +109,13 @@ func TestWebFormBranchAgainstMain(t *testing.T) {
 
 	h.signIn(base)
 	fill := func(what, refA, button string) {
-		h.run("open the form", chromedp.Navigate(base+"/submit"), chromedp.WaitVisible(chromedp.CSS("#engine_a")))
-		h.leave(what,
+		h.sendEightGames(base, what, button, bookPath,
 			chromedp.SetValue(chromedp.CSS("#engine_a"), "name=dev,build=make EXE=engine"),
 			chromedp.SetValue(chromedp.CSS("#engine_a_repo"), url),
 			chromedp.SetValue(chromedp.CSS("#engine_a_ref"), refA),
 			chromedp.SetValue(chromedp.CSS("#engine_b"), "name=base,build=make EXE=engine"),
 			chromedp.SetValue(chromedp.CSS("#engine_b_repo"), url),
-			chromedp.SetValue(chromedp.CSS("#engine_b_ref"), "main"),
-			chromedp.SetUploadFiles(chromedp.CSS("#book_file"), []string{bookPath}),
-			chromedp.Click(chromedp.CSS(`input[name="kind"][value="match"]`)),
-			chromedp.SetValue(chromedp.CSS("#games"), "8"),
-			chromedp.SetValue(chromedp.CSS("#each"), "nodes=1000"),
-			chromedp.SetValue(chromedp.CSS("#batch_pairs"), "2"),
-			chromedp.Click(chromedp.CSS(button)))
+			chromedp.SetValue(chromedp.CSS("#engine_b_ref"), "main"))
 	}
 
 	// Control: a branch the repository lacks, refused beside the field.
@@ -169,6 +162,21 @@ func listJobs(t *testing.T, conn *grpc.ClientConn) []*arbiterv1.Job {
 		t.Fatal(err)
 	}
 	return resp.GetJobs()
+}
+
+// sendEightGames opens the submit form, fills it with engines and an
+// 8-game match at 1000 nodes on the uploaded book, 2 pairs a batch, and
+// presses button.
+func (h *headless) sendEightGames(base, what, button, book string, engines ...chromedp.Action[chromedp.Void]) {
+	h.t.Helper()
+	h.run("open the form", chromedp.Navigate(base+"/submit"), chromedp.WaitVisible(chromedp.CSS("#engine_a")))
+	h.leave(what, append(engines,
+		chromedp.SetUploadFiles(chromedp.CSS("#book_file"), []string{book}),
+		chromedp.Click(chromedp.CSS(`input[name="kind"][value="match"]`)),
+		chromedp.SetValue(chromedp.CSS("#games"), "8"),
+		chromedp.SetValue(chromedp.CSS("#each"), "nodes=1000"),
+		chromedp.SetValue(chromedp.CSS("#batch_pairs"), "2"),
+		chromedp.Click(chromedp.CSS(button)))...)
 }
 
 // signIn signs in on the pages with the bootstrap token.
@@ -233,17 +241,10 @@ func TestWebFormUploadTarball(t *testing.T) {
 	base := "http://" + httpAddr
 	h.signIn(base)
 	send := func(what, tarball string) {
-		h.run("open the form", chromedp.Navigate(base+"/submit"), chromedp.WaitVisible(chromedp.CSS("#engine_a")))
-		h.leave(what,
+		h.sendEightGames(base, what, "#submit-test", bookPath,
 			chromedp.SetValue(chromedp.CSS("#engine_a"), "name=dev,build=make EXE=engine"),
 			chromedp.SetUploadFiles(chromedp.CSS("#engine_a_file"), []string{tarball}),
-			chromedp.SetValue(chromedp.CSS("#engine_b"), "name=base,builtin"),
-			chromedp.SetUploadFiles(chromedp.CSS("#book_file"), []string{bookPath}),
-			chromedp.Click(chromedp.CSS(`input[name="kind"][value="match"]`)),
-			chromedp.SetValue(chromedp.CSS("#games"), "8"),
-			chromedp.SetValue(chromedp.CSS("#each"), "nodes=1000"),
-			chromedp.SetValue(chromedp.CSS("#batch_pairs"), "2"),
-			chromedp.Click(chromedp.CSS("#submit-test")))
+			chromedp.SetValue(chromedp.CSS("#engine_b"), "name=base,builtin"))
 	}
 	send("submit a file that is no tarball", notTar)
 	if got := h.eval(`(document.getElementById('engine_a_file-error') || {innerText: ''}).innerText`); !strings.Contains(got, "not a gzip-compressed tar") {

@@ -71,6 +71,31 @@ func (cl *cluster) waitBuiltAndEnded(t *testing.T, c *clusterclient.Client, id, 
 	return j
 }
 
+// signedInChrome is a cluster of the test process and a Chromium signed
+// in on its pages as the client carol.
+func signedInChrome(t *testing.T) (*cluster, *chrome) {
+	t.Helper()
+	cl := newCluster(t, clusterOpts{books: bookDir})
+	c := newChrome(t, cl.web.URL, t.TempDir())
+	c.do("open the sign-in page", chromedp.Navigate(c.base+"/signin"), chromedp.WaitVisible(chromedp.CSS("#token")))
+	c.navigate("sign in", chromedp.SendKeys(chromedp.CSS("#token"), cl.client), chromedp.Click(chromedp.CSS("#signin")))
+	return cl, c
+}
+
+// sendEightGames fills the submit form with engines and an 8-game match
+// at 1000 nodes from the coordinator's book, 2 pairs a batch, and presses
+// button.
+func (c *chrome) sendEightGames(what, button string, engines ...chromedp.Action[chromedp.Void]) {
+	c.t.Helper()
+	c.navigate(what, append(engines,
+		chromedp.Click(chromedp.CSS(`input[name="kind"][value="match"]`)),
+		chromedp.SetValue(chromedp.CSS("#games"), "8"),
+		chromedp.SetValue(chromedp.CSS("#each"), "nodes=1000"),
+		chromedp.SetValue(chromedp.CSS("#book"), "uho-200.epd"),
+		chromedp.SetValue(chromedp.CSS("#batch_pairs"), "2"),
+		chromedp.Click(chromedp.CSS(button)))...)
+}
+
 // tinyRepo is gittest.TinyUCI of the e2e tests' tiny UCI engine.
 func tinyRepo(t *testing.T) (root, deep, shallow string) {
 	t.Helper()
@@ -90,31 +115,22 @@ func TestBrowserFormGitBranch(t *testing.T) {
 	gitURL, stopGit := gittest.ServeStoppable(t, root)
 	url := gitURL + "/tinyuci"
 
-	cl := newCluster(t, clusterOpts{books: bookDir})
+	cl, c := signedInChrome(t)
 	grpcClient := cl.dial(t, cl.client)
 	jobCount := func() int { jobs, _ := cl.c.Core.Jobs(0, nil); return len(jobs) }
-	c := newChrome(t, cl.web.URL, t.TempDir())
-	c.do("open the sign-in page", chromedp.Navigate(c.base+"/signin"), chromedp.WaitVisible(chromedp.CSS("#token")))
-	c.navigate("sign in", chromedp.SendKeys(chromedp.CSS("#token"), cl.client), chromedp.Click(chromedp.CSS("#signin")))
 	c.visit("/submit", "submit")
 	if n := eval[int](c, `document.querySelectorAll('#shortcut-form').length`); n != 0 {
 		t.Errorf("the shortcut shows with no repository known")
 	}
 
-	fill := func(what, refA string, click string) {
-		c.navigate(what,
+	fill := func(what, refA string, button string) {
+		c.sendEightGames(what, button,
 			chromedp.SetValue(chromedp.CSS("#engine_a"), "name=dev,build=make EXE=engine"),
 			chromedp.SetValue(chromedp.CSS("#engine_a_repo"), url),
 			chromedp.SetValue(chromedp.CSS("#engine_a_ref"), refA),
 			chromedp.SetValue(chromedp.CSS("#engine_b"), "name=base,build=make EXE=engine"),
 			chromedp.SetValue(chromedp.CSS("#engine_b_repo"), url),
-			chromedp.SetValue(chromedp.CSS("#engine_b_ref"), "main"),
-			chromedp.Click(chromedp.CSS(`input[name="kind"][value="match"]`)),
-			chromedp.SetValue(chromedp.CSS("#games"), "8"),
-			chromedp.SetValue(chromedp.CSS("#each"), "nodes=1000"),
-			chromedp.SetValue(chromedp.CSS("#book"), "uho-200.epd"),
-			chromedp.SetValue(chromedp.CSS("#batch_pairs"), "2"),
-			chromedp.Click(chromedp.CSS(click)))
+			chromedp.SetValue(chromedp.CSS("#engine_b_ref"), "main"))
 	}
 
 	// ---- controls: bad refs are refused beside the git field ----
@@ -214,24 +230,15 @@ func TestBrowserFormUploadTarball(t *testing.T) {
 	dir := t.TempDir()
 	good := tinyTarball(t, dir)
 	evil := tarball(t, dir, "evil.tar.gz", []string{"Makefile", "../outside.c"}, map[string]string{"Makefile": "all:\n", "../outside.c": "x"})
-	cl := newCluster(t, clusterOpts{books: bookDir})
+	cl, c := signedInChrome(t)
 	grpcClient := cl.dial(t, cl.client)
 	jobCount := func() int { jobs, _ := cl.c.Core.Jobs(0, nil); return len(jobs) }
-	c := newChrome(t, cl.web.URL, t.TempDir())
-	c.do("open the sign-in page", chromedp.Navigate(c.base+"/signin"), chromedp.WaitVisible(chromedp.CSS("#token")))
-	c.navigate("sign in", chromedp.SendKeys(chromedp.CSS("#token"), cl.client), chromedp.Click(chromedp.CSS("#signin")))
 	send := func(what, tarball string) {
 		c.visit("/submit", "submit-upload")
-		c.navigate(what,
+		c.sendEightGames(what, "#submit-test",
 			chromedp.SetValue(chromedp.CSS("#engine_a"), "name=dev,build=make EXE=engine"),
 			chromedp.SetUploadFiles(chromedp.CSS("#engine_a_file"), []string{tarball}),
-			chromedp.SetValue(chromedp.CSS("#engine_b"), "name=base,builtin"),
-			chromedp.Click(chromedp.CSS(`input[name="kind"][value="match"]`)),
-			chromedp.SetValue(chromedp.CSS("#games"), "8"),
-			chromedp.SetValue(chromedp.CSS("#each"), "nodes=1000"),
-			chromedp.SetValue(chromedp.CSS("#book"), "uho-200.epd"),
-			chromedp.SetValue(chromedp.CSS("#batch_pairs"), "2"),
-			chromedp.Click(chromedp.CSS("#submit-test")))
+			chromedp.SetValue(chromedp.CSS("#engine_b"), "name=base,builtin"))
 	}
 	send("submit a tarball leaving its tree", evil)
 	if got := eval[string](c, `(document.getElementById('engine_a_file-error') || {innerText: ''}).innerText`); !strings.Contains(got, "outside.c") {
