@@ -177,6 +177,7 @@ var builtin = map[Route]Rule{
 	{Web, "POST /signup"}:                       {Anyone, AnonymousFormBytes},
 	{Web, "POST /signout"}:                      {Anyone, AnonymousFormBytes},
 	{Web, "POST /submit/test"}:                  {Client, FormBytes},
+	{Web, "POST /submit/preview"}:               {Client, FormBytes}, // the test form as typed: shows the diff, creates nothing
 	{Web, "POST /submit/perft"}:                 {Client, SmallFormBytes},
 	{Web, "POST /jobs/{id}/cancel"}:             {Client, SmallFormBytes},
 	{Web, "POST /jobs/{id}/priority"}:           {Client, SmallFormBytes},

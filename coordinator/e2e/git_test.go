@@ -17,7 +17,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -74,26 +73,7 @@ func TestGitRefsSPRTWithDiffAndWebhooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, err := os.ReadFile(filepath.Join(src, "tinyuci.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	makefile, err := os.ReadFile(filepath.Join(src, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const deep, shallow = "search(&pos, 3, -1000000", "search(&pos, 2, -1000000"
-	if !strings.Contains(string(code), deep) {
-		t.Fatalf("tinyuci.c has no %q", deep)
-	}
-	// main searches its games one ply less; dev is tinyuci as it is. The
-	// bench (a fixed search) is the same on both.
-	root := t.TempDir()
-	repo := gittest.NewRepo(t, root, "tinyuci")
-	repo.Commit("tinyuci: depth 2", map[string]string{"Makefile": string(makefile), "tinyuci.c": strings.Replace(string(code), deep, shallow, 1)})
-	repo.Branch("dev")
-	repo.Commit("Search one ply deeper", map[string]string{"tinyuci.c": string(code)})
-	repo.Checkout("main")
+	root, deep, shallow := gittest.TinyUCI(t, src), gittest.TinyUCIDeep, gittest.TinyUCIShallow
 	gitSrv, stopGit := gittest.ServeStoppable(t, root)
 	url := gitSrv + "/tinyuci"
 	built := t.TempDir()

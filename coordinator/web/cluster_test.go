@@ -143,14 +143,22 @@ func (cl *cluster) dial(t testing.TB, token string) *clusterclient.Client {
 // startWorker runs a worker of its own identity until the test ends.
 func (cl *cluster) startWorker(t testing.TB, name string, verifyEngines ...verifyproto.LocalEngine) {
 	t.Helper()
+	cl.startWorkerWith(t, name, func(c *worker.Config) { c.VerifyEngines = verifyEngines })
+}
+
+// startWorkerWith runs a worker of its own identity until the test ends,
+// its configuration changed by adjust.
+func (cl *cluster) startWorkerWith(t testing.TB, name string, adjust func(*worker.Config)) {
+	t.Helper()
 	tok, err := cl.c.Credentials.Create(context.Background(), identity.Bootstrap, "id-"+name, identity.Worker)
 	if err != nil {
 		t.Fatal(err)
 	}
 	conn := cl.dial(t, tok)
-	w, err := worker.New(worker.Config{Conn: conn.Conn(), Name: name, Threads: 1, HashMB: 8, BenchNPS: 1_000_000, Grace: time.Second,
-		Builtin: builtin.New, VerifyEngines: verifyEngines,
-		Retry: clusterclient.Policy{Base: 20 * time.Millisecond, Cap: 200 * time.Millisecond}})
+	cfg := worker.Config{Conn: conn.Conn(), Name: name, Threads: 1, HashMB: 8, BenchNPS: 1_000_000, Grace: time.Second,
+		Builtin: builtin.New, Retry: clusterclient.Policy{Base: 20 * time.Millisecond, Cap: 200 * time.Millisecond}}
+	adjust(&cfg)
+	w, err := worker.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,25 @@ import (
 	"context"
 	"strings"
 
+	"github.com/arbiter-chess/arbiter/base/identity"
+	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
+	"github.com/arbiter-chess/arbiter/coordinator/store"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-// DiffSource gives the diff between two commits of a repository the
-// coordinator fetched (artifacts.Store.Diff).
+// DiffSource is the coordinator's git fetches (artifacts.Store): the diff
+// between two commits of a repository it fetched, and for the submit
+// form the same fetch a CLI submission of source=git:URL@REF makes
+// (ImportEngines), a ref resolved before a test exists (the diff
+// preview), the repositories past tests came from (the shortcut), and
+// the artifact upload path for engines and nets uploaded on the form.
 type DiffSource interface {
 	Diff(ctx context.Context, url, base, head string) (diff string, truncated bool, err error)
+	ImportEngines(ctx context.Context, id identity.Identity, engines ...*arbiterv1.EngineSpec) error
+	ResolveGitRef(ctx context.Context, id identity.Identity, what, url, ref string) (commit, message string, err error)
+	KnownRepositories(limit int) []artifacts.KnownRepository
+	BeginUpload(id identity.Identity, req *arbiterv1.BeginUploadRequest) (*store.Artifact, int64, error)
+	Upload(ctx context.Context, id identity.Identity, next func() (sha string, offset int64, data []byte, err error)) (*store.Artifact, int64, error)
 }
 
 // diffView is the diff of a test of two commits of one repository: from
@@ -40,6 +52,12 @@ func (s *Server) testDiff(ctx context.Context, spec *arbiterv1.MatchSpec) *diffV
 	}
 	d := &diffView{Repository: a.GetRepository(), Base: b.GetCommit(), Head: a.GetCommit(),
 		BaseName: spec.GetEngineB().GetName(), HeadName: spec.GetEngineA().GetName(), BaseMessage: b.GetMessage(), HeadMessage: a.GetMessage()}
+	return s.fillDiff(ctx, d)
+}
+
+// fillDiff fetches d's diff (from d.Base to d.Head of d.Repository) into
+// its lines, or says in d.Unavailable why there is none.
+func (s *Server) fillDiff(ctx context.Context, d *diffView) *diffView {
 	d.BaseShort, d.HeadShort = d.Base[:min(12, len(d.Base))], d.Head[:min(12, len(d.Head))]
 	if s.cfg.Diffs == nil {
 		d.Unavailable = "this coordinator does not fetch repositories"

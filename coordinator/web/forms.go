@@ -37,12 +37,16 @@ import (
 type testForm struct {
 	Kind                           string // "sprt" or "match"
 	EngineA, EngineB, Each         string
+	RepoA, RefA, RepoB, RefB       string // the engines' git sources (formsources.go)
 	Book, BookOrder, Seed, Plies   string
 	Games, Elo0, Elo1, Alpha, Beta string
 	Model                          string
 	BatchPairs, Priority, Share    string
 	RefNPS, Event                  string
 	Tags, Notes                    string
+	// files and nets are the engines' uploaded files (not shown again:
+	// a browser does not refill a file input).
+	files, nets [2]*multipart.FileHeader
 }
 
 type perftForm struct {
@@ -57,7 +61,12 @@ type submitData struct {
 	Perft  perftForm
 	Error  string
 	Which  string // the form the error is about: "test" or "perft"
+	Field  string // the field the error is about ("": the form)
 	Models []string
+	// Preview is the diff between the engines' commits, before submitting.
+	Preview *diffView
+	// Repos are the repositories past tests came from (the shortcut).
+	Repos []string
 }
 
 func defaultForms() (testForm, perftForm) {
@@ -98,8 +107,9 @@ func (s *Server) submitPage(r *http.Request, v *view) error {
 			}
 		}
 	}
+	t = s.branchShortcut(r, t)
 	v.Title, v.Nav, v.tmpl = "Submit", "submit", "submit"
-	v.Page = &submitData{Books: s.books(), Test: t, Perft: p, Models: []string{"normalized", "logistic", "bayeselo"}}
+	v.Page = &submitData{Books: s.books(), Test: t, Perft: p, Models: []string{"normalized", "logistic", "bayeselo"}, Repos: s.knownRepositories()}
 	return nil
 }
 
@@ -112,7 +122,8 @@ func (s *Server) formError(w http.ResponseWriter, r *http.Request, vw viewer, wh
 	}
 	v := &view{Title: "Submit: " + we.Title, Nav: "submit", Viewer: vw, Now: s.cfg.Now(), status: we.Status}
 	v.CSRF = s.csrfToken(w, r)
-	v.Page = &submitData{Books: s.books(), Test: t, Perft: p, Error: we.Msg, Which: which, Models: []string{"normalized", "logistic", "bayeselo"}}
+	v.Page = &submitData{Books: s.books(), Test: t, Perft: p, Error: we.Msg, Which: which, Field: formFieldOf(err),
+		Models: []string{"normalized", "logistic", "bayeselo"}, Repos: s.knownRepositories()}
 	s.render(w, v, "submit")
 }
 
@@ -144,11 +155,14 @@ func parseFloat(field, s string, lo, hi float64) (float64, error) {
 
 func readTestForm(r *http.Request) testForm {
 	f := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
-	return testForm{Kind: f("kind"), EngineA: f("engine_a"), EngineB: f("engine_b"), Each: f("each"), Book: f("book"),
+	return testForm{Kind: f("kind"), EngineA: f("engine_a"), EngineB: f("engine_b"), Each: f("each"),
+		RepoA: f("engine_a_repo"), RefA: f("engine_a_ref"), RepoB: f("engine_b_repo"), RefB: f("engine_b_ref"), Book: f("book"),
 		BookOrder: f("book_order"), Seed: f("seed"), Plies: f("plies"), Games: f("games"), Elo0: f("elo0"), Elo1: f("elo1"),
 		Alpha: f("alpha"), Beta: f("beta"), Model: f("model"), BatchPairs: f("batch_pairs"), Priority: f("priority"),
 		Share: f("throughput"), RefNPS: f("reference_nps"), Event: f("event"), Tags: f("tags"),
-		Notes: strings.ReplaceAll(f("notes"), "\r\n", "\n")}
+		Notes: strings.ReplaceAll(f("notes"), "\r\n", "\n"),
+		files: [2]*multipart.FileHeader{formFile(r, "engine_a_file"), formFile(r, "engine_b_file")},
+		nets:  [2]*multipart.FileHeader{formFile(r, "engine_a_net"), formFile(r, "engine_b_net")}}
 }
 
 // defaultHangTimeout is arbiter submit's --hangtimeout default.
@@ -240,23 +254,10 @@ func (s *Server) matchSpec(r *http.Request, f testForm) (*arbiterv1.MatchSpec, e
 		return nil, bad("time control %s: %v", clipQ(f.Each), err)
 	}
 	var engines [2]*arbiterv1.EngineSpec
-	for i, text := range []string{f.EngineA, f.EngineB} {
-		which := [2]string{"engine A", "engine B"}[i]
-		if text == "" {
-			return nil, bad("%s: missing (name=NAME,builtin or name=NAME,cmd=PATH)", which)
+	for i, e := range f.engines() {
+		if engines[i], err = engineSpec(e, each); err != nil {
+			return nil, err
 		}
-		es, err := enginespec.Parse(text, enginespec.Match)
-		if err != nil {
-			return nil, bad("%s: %v", which, err)
-		}
-		if len(es.Limits) > 0 {
-			return nil, bad("%s: this form takes one time control for both engines, in the time control field (per-engine limits: arbiter submit match)", which)
-		}
-		e, err := es.MatchEngine(each)
-		if err != nil {
-			return nil, bad("%s: %v", which, err)
-		}
-		engines[i] = matchspec.EngineToProto(e)
 	}
 	plies, err := parseInt("PGN plies", f.Plies, 0, 1000)
 	if err != nil {
@@ -310,37 +311,9 @@ func (s *Server) matchSpec(r *http.Request, f testForm) (*arbiterv1.MatchSpec, e
 		Games: uint64(games), Priority: int32(prio), Throughput: share, BatchPairs: uint32(batch), ReferenceNps: uint64(ref), Event: f.Event,
 		HangTimeout: durationpb.New(defaultHangTimeout), Tags: tags, Notes: f.Notes}
 	if f.Kind == "sprt" {
-		elo0, err := parseFloat("elo0", f.Elo0, -1000, 1000)
-		if err != nil {
+		if spec.Sprt, err = sprtParams(f); err != nil {
 			return nil, err
 		}
-		elo1, err := parseFloat("elo1", f.Elo1, -1000, 1000)
-		if err != nil {
-			return nil, err
-		}
-		alpha, err := parseFloat("alpha", f.Alpha, 0, 0.5)
-		if err != nil {
-			return nil, err
-		}
-		beta, err := parseFloat("beta", f.Beta, 0, 0.5)
-		if err != nil {
-			return nil, err
-		}
-		model, err := sprt.ParseModel(f.Model)
-		if err != nil {
-			return nil, bad("SPRT model: %v", err)
-		}
-		p := sprt.Params{Elo0: elo0, Elo1: elo1, Alpha: alpha, Beta: beta, Model: model}
-		if p.Alpha == 0 {
-			p.Alpha = 0.05
-		}
-		if p.Beta == 0 {
-			p.Beta = 0.05
-		}
-		if err := p.Validate(); err != nil {
-			return nil, bad("SPRT: %v", err)
-		}
-		spec.Sprt = &arbiterv1.SprtParams{Elo0: p.Elo0, Elo1: p.Elo1, Alpha: p.Alpha, Beta: p.Beta, Model: string(p.Model)}
 	} else if games == 0 {
 		return nil, bad("games: a match needs a number of games (even)")
 	}
@@ -356,10 +329,51 @@ func (s *Server) matchSpec(r *http.Request, f testForm) (*arbiterv1.MatchSpec, e
 	return spec, nil
 }
 
+// sprtParams reads the form's SPRT bounds and error rates.
+func sprtParams(f testForm) (*arbiterv1.SprtParams, error) {
+	elo0, err := parseFloat("elo0", f.Elo0, -1000, 1000)
+	if err != nil {
+		return nil, err
+	}
+	elo1, err := parseFloat("elo1", f.Elo1, -1000, 1000)
+	if err != nil {
+		return nil, err
+	}
+	alpha, err := parseFloat("alpha", f.Alpha, 0, 0.5)
+	if err != nil {
+		return nil, err
+	}
+	beta, err := parseFloat("beta", f.Beta, 0, 0.5)
+	if err != nil {
+		return nil, err
+	}
+	model, err := sprt.ParseModel(f.Model)
+	if err != nil {
+		return nil, bad("SPRT model: %v", err)
+	}
+	p := sprt.Params{Elo0: elo0, Elo1: elo1, Alpha: alpha, Beta: beta, Model: model}
+	if p.Alpha == 0 {
+		p.Alpha = 0.05
+	}
+	if p.Beta == 0 {
+		p.Beta = 0.05
+	}
+	if err := p.Validate(); err != nil {
+		return nil, bad("SPRT: %v", err)
+	}
+	return &arbiterv1.SprtParams{Elo0: p.Elo0, Elo1: p.Elo1, Alpha: p.Alpha, Beta: p.Beta, Model: string(p.Model)}, nil
+}
+
 func (s *Server) submitTest(w http.ResponseWriter, r *http.Request, vw viewer) error {
 	f := readTestForm(r)
 	_, pf := defaultForms()
 	spec, err := s.matchSpec(r, f)
+	if err == nil {
+		err = s.storeUploads(r.Context(), vw, f, [2]*arbiterv1.EngineSpec{spec.EngineA, spec.EngineB})
+	}
+	if err == nil {
+		err = s.importEngines(r.Context(), vw, f, [2]*arbiterv1.EngineSpec{spec.EngineA, spec.EngineB})
+	}
 	if err == nil {
 		var ref core.JobRef
 		if ref, err = s.cfg.Core.Create(r.Context(), vw.identity(), gamejob.Kind, spec); err == nil {

@@ -281,6 +281,7 @@ func (s *Server) routes() {
 	s.handle("GET /jobs/{id}", s.guard(s.jobRedirect))
 	s.handle("GET /submit", s.page(s.submitPage))
 	s.handle("POST /submit/test", s.action(s.submitTest))
+	s.handle("POST /submit/preview", s.action(s.previewTest))
 	s.handle("POST /submit/perft", s.action(s.submitPerft))
 	s.handle("POST /jobs/{id}/cancel", s.action(s.cancelJob))
 	s.handle("POST /jobs/{id}/priority", s.action(s.setPriority))
