@@ -15,7 +15,7 @@ import (
 
 func init() {
 	jobreport.RegisterReport(FamilyEPD, jobreport.Report{Header: "EPD\tSTATE\tSUITE\tLIMIT\tBATCHES\tSOLVED",
-		Row: statusRow, Detail: printStatus})
+		Row: statusRow, Detail: printStatus, DetailJSON: detailJSON, DetailSchema: detailSchema})
 }
 
 // detailOf is a snapshot's EPD detail (nil when it has none).
