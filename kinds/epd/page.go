@@ -35,6 +35,8 @@ type pageData struct {
 	D     *arbiterv1.EpdJob
 	State string
 	Limit string
+	// BatchesDone and Batches for the progress bar (uint64s).
+	BatchesDone, Batches uint64
 	// Merge is why the results could not be shown ("" when they are).
 	Merge     string
 	Engines   []engineCell
@@ -76,7 +78,8 @@ func renderPage(pr *web.PageRequest) error {
 	}
 	d := detailOf(j)
 	limit, _ := LimitOf(d.GetSpec().GetLimit())
-	data := &pageData{Job: j, D: d, State: pr.State(j), Limit: limit.String(), Block: resultblock.Of(j, resultblock.OpenBench, "")}
+	data := &pageData{Job: j, D: d, State: pr.State(j), Limit: limit.String(), Block: resultblock.Of(j, resultblock.OpenBench, ""),
+		BatchesDone: uint64(d.GetBatchesDone()), Batches: uint64(d.GetBatches())}
 	if run, err := farmRunOf(j); err != nil {
 		data.Merge = err.Error()
 	} else {
