@@ -43,10 +43,7 @@ func resultBlock(j *arbiterv1.Job, _ resultblock.Style) []string {
 		}
 	} else {
 		for i, name := range EngineNames(d.GetSpec()) {
-			var searched, solved uint32
-			if i < len(d.Searched) && i < len(d.Solved) {
-				searched, solved = d.Searched[i], d.Solved[i]
-			}
+			searched, solved := engineCounts(d, i)
 			cells = append(cells, []string{name, fmt.Sprintf("%d/%d", solved, searched), percent(int(solved), int(searched)), "-", "-"})
 		}
 	}

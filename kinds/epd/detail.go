@@ -43,17 +43,10 @@ type DetailEngineJSON struct {
 	Totals *EngineRowJSON `json:"totals,omitempty"`
 }
 
-// detailJSON is the detail of j, nil when j carries no EPD detail or a
-// full snapshot's results do not merge (the error is the report's, not
-// the JSON's: a detail is never half true).
+// detailJSON is the detail of j (a *DetailJSON), nil when j carries no
+// EPD detail or a full snapshot's results do not merge (the error is the
+// report's, not the JSON's: a detail is never half true).
 func detailJSON(j *arbiterv1.Job) any {
-	if d := newDetailJSON(j); d != nil {
-		return d
-	}
-	return nil
-}
-
-func newDetailJSON(j *arbiterv1.Job) *DetailJSON {
 	d := detailOf(j)
 	if d == nil {
 		return nil
@@ -64,9 +57,7 @@ func newDetailJSON(j *arbiterv1.Job) *DetailJSON {
 		BatchesLeased: d.GetBatchesLeased(), Engines: make([]DetailEngineJSON, len(spec.GetEngines()))}
 	for i, e := range spec.GetEngines() {
 		row := DetailEngineJSON{Engine: jobreport.NewEngineJSON(e)}
-		if i < len(d.Searched) && i < len(d.Solved) {
-			row.Searched, row.Solved = d.Searched[i], d.Solved[i]
-		}
+		row.Searched, row.Solved = engineCounts(d, i)
 		if row.Searched > 0 {
 			row.SolvedPercent = 100 * float64(row.Solved) / float64(row.Searched)
 		}
@@ -77,7 +68,7 @@ func newDetailJSON(j *arbiterv1.Job) *DetailJSON {
 	}
 	run, err := farmRunOf(j)
 	if err != nil {
-		return nil
+		return nil // not a typed nil: the report omits the detail
 	}
 	rep := reportJSON(run.cfg, run.names, Table(run.names, run.results), run.results)
 	o.Positions, o.Results = rep.Positions, rep.Results

@@ -79,22 +79,19 @@ func apiDetail(t *testing.T, farm *farmtest.Farm, path string) []json.RawMessage
 	if status != 200 {
 		t.Fatalf("GET %s: %d\n%s", path, status, body)
 	}
-	var one struct {
+	type jobDetail struct {
 		Kind   string          `json:"kind"`
 		Detail json.RawMessage `json:"detail"`
-		Jobs   []struct {
-			Kind   string          `json:"kind"`
-			Detail json.RawMessage `json:"detail"`
-		} `json:"jobs"`
 	}
-	if err := json.Unmarshal([]byte(body), &one); err != nil {
+	var doc struct {
+		jobDetail
+		Jobs []jobDetail `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
 		t.Fatalf("GET %s: %v\n%s", path, err, body)
 	}
 	var out []json.RawMessage
-	if one.Kind == epd.Kind {
-		out = append(out, one.Detail)
-	}
-	for _, j := range one.Jobs {
+	for _, j := range append(doc.Jobs, doc.jobDetail) {
 		if j.Kind == epd.Kind {
 			out = append(out, j.Detail)
 		}
