@@ -271,6 +271,10 @@ func TestJSONOutputsMatchSchemas(t *testing.T) {
 		t.Errorf("submit match --wait --json with per-engine limits: %s", out)
 	}
 	checkDatagenJSON(t, func(args ...string) string { return check("job.schema.json", false, with(args...)...) })
+	// An EPD job: --wait --json prints the run as arbiter epd does; its
+	// detail object is checked below with every job's (status JOB --json).
+	check("epd.schema.json", true, with("submit", "epd", "--engine", "builtin", "--suite", "../../kinds/epd/testdata/bratko-kopec.epd",
+		"--each", "nodes=2000", "--wait", "--json")...)
 	running, _, err := runArbiter(t, "", with("submit", "perft", "--depth", "8", "--split-ply", "3")...)
 	if err != nil {
 		t.Fatal(err)

@@ -31,8 +31,9 @@ func newStatusCommand() *cobra.Command {
 time control, games, Elo and LLR; perft jobs with depth, nodes, progress and
 FEN; tunes), and the reason of each job that cannot progress. With JOB,
 show that job in detail. --json prints the same as JSON (docs/json.md).
---block prints a test's or tune's result block, the text to paste into a
-pull request, in OpenBench's layout or (--style fishtest) Fishtest's.
+--block prints a job's result block, the text to paste into a pull
+request: a test's or tune's in OpenBench's layout or (--style fishtest)
+Fishtest's, another kind's as it registers it (an EPD job's table).
 
 The list can be filtered (each filter only when given): --user, --engine
 (either engine's name), --state (running, pending, approval, done,

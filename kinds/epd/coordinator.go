@@ -63,7 +63,7 @@ func init() {
 		Order: 60,
 	})
 	store.RegisterSchema(schema)
-	jobkind.Register(jobkind.Kind{Name: Kind, Family: FamilyEPD, Noun: "EPD job"})
+	jobkind.Register(jobkind.Kind{Name: Kind, Family: FamilyEPD, Path: pagePath, Noun: "EPD job"})
 }
 
 // Workload is the EPD workload.

@@ -6,9 +6,11 @@
 // drives a match.Player and reads its search reports for the time and
 // depth to solve, the local command (`arbiter epd`), and the pure parts of
 // the farm's contract (spec validation, batches, the exact merge, the
-// per-engine table). The registrations that put the kind on the farm
-// (coordinator workload, worker runner, report, page) plug in here once
-// those registries exist.
+// per-engine table), and the registrations that put the kind on the farm:
+// the coordinator workload and store schema (coordinator.go), the worker
+// runner (worker.go), the commands (register.go), the status report and
+// its --json detail (report.go, detail.go, detail.schema.json), the page
+// (page.go, templates/) and the result block (block.go).
 //
 // Invariants:
 //   - A suite is refused whole when any line is: every refused line is

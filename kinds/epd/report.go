@@ -15,7 +15,7 @@ import (
 
 func init() {
 	jobreport.RegisterReport(FamilyEPD, jobreport.Report{Header: "EPD\tSTATE\tSUITE\tLIMIT\tBATCHES\tSOLVED",
-		Row: statusRow, Detail: printStatus})
+		Row: statusRow, Detail: printStatus, DetailJSON: detailJSON, DetailSchema: detailSchema})
 }
 
 // detailOf is a snapshot's EPD detail (nil when it has none).
@@ -27,14 +27,20 @@ func detailOf(j *arbiterv1.Job) *arbiterv1.EpdJob {
 	return d
 }
 
+// engineCounts are engine i's positions searched and solved as the
+// coordinator counted them (0 and 0 when the snapshot lacks them).
+func engineCounts(d *arbiterv1.EpdJob, i int) (searched, solved uint32) {
+	if i < len(d.GetSearched()) && i < len(d.GetSolved()) {
+		return d.GetSearched()[i], d.GetSolved()[i]
+	}
+	return 0, 0
+}
+
 // solvedText is "name a/b" per engine.
 func solvedText(d *arbiterv1.EpdJob) string {
 	var parts []string
 	for i, name := range EngineNames(d.GetSpec()) {
-		var searched, solved uint32
-		if i < len(d.Searched) && i < len(d.Solved) {
-			searched, solved = d.Searched[i], d.Solved[i]
-		}
+		searched, solved := engineCounts(d, i)
 		parts = append(parts, fmt.Sprintf("%s %d/%d", name, solved, searched))
 	}
 	return strings.Join(parts, ", ")

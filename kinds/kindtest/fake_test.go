@@ -28,7 +28,7 @@ import (
 // serving gRPC, pages and the JSON API on loopback, and by its clients, in
 // every place a kind is listed: `submit fake` creates a job; status lists
 // and prints it and --kind takes it; its --json carries the detail object
-// its report makes; POST /api/v1/jobs with kind fake creates one; its page
+// its report makes, and --block the block it registered; POST /api/v1/jobs with kind fake creates one; its page
 // is served and followable, and follows take it; status says it is blocked
 // on the capability no worker offers; with approvals on, a user's fake job
 // waits for an approver; the overview dashboard has its row. Controls: a
@@ -84,6 +84,10 @@ func TestFakeKindInEveryRegistry(t *testing.T) {
 	jobreport.WriteJob(&out, j.GetJob())
 	if !strings.Contains(out.String(), `"detail":{"text":"hello from the CLI"}`) {
 		t.Errorf("status JOB --json: %s", out.String())
+	}
+	// status JOB --block: the block the kind registered, through the API.
+	if status, body := farm.Do(t, "GET", "/api/v1/jobs/"+viaCLI.JobID+"/block", nil); status != 200 || body != "Fake | hello from the CLI\n" {
+		t.Errorf("GET /api/v1/jobs/%s/block: %d %q", viaCLI.JobID, status, body)
 	}
 
 	// The need: no worker offers the kind's capability, and status says so.

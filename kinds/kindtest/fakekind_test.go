@@ -32,6 +32,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
+	"github.com/arbiter-chess/arbiter/wire/resultblock"
 )
 
 const (
@@ -63,6 +64,7 @@ func init() {
 		DetailJSON: func(j *arbiterv1.Job) any { return map[string]string{"text": fakeText(j)} }, DetailSchema: fakeSchema})
 	web.RegisterPage(web.Page{Name: fakeKind, Templates: fakeTemplates, Pattern: "GET /fake/{id}", Followable: true, Render: renderFake})
 	clicmd.RegisterSubmit(fakeKind, newSubmitFakeCommand)
+	resultblock.Register(fakeFamily, func(j *arbiterv1.Job, _ resultblock.Style) []string { return []string{"Fake | " + fakeText(j)} })
 }
 
 // fakeText is a fake job's text, from its detail.

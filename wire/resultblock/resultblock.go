@@ -1,6 +1,7 @@
 // Package resultblock writes the result block of a test or a tune: the
 // text engine authors paste into a pull request or a commit message, in
-// OpenBench's layout or Fishtest's. It stands alone (jobreport, the web
+// OpenBench's layout or Fishtest's; a kind of job in kinds/ registers its
+// own (Register). It stands alone (jobreport, the web
 // pages and the webhooks all print it) so that the coordinator's packages
 // can use it without importing the client's.
 package resultblock
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/arbiter-chess/arbiter/base/registry"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
 	"github.com/arbiter-chess/arbiter/sprt"
@@ -42,8 +44,19 @@ func ParseStyle(s string) (Style, error) {
 	return "", fmt.Errorf("style %q: want openbench or fishtest", s)
 }
 
-// Of is the result block of a test or a tune in style, ending with
-// link when link is not empty (a test page's address). A job of another
+// Block is a kind's result block in style (a kind may have one layout
+// for both): its lines, without the link, never none.
+type Block func(j *arbiterv1.Job, style Style) []string
+
+var blocks = registry.New[Block]("result block of family")
+
+// Register sets the result block of the jobs of family f, from the
+// package of the kind (kinds/...); a second block of one family panics.
+// Tests and tunes have theirs here until their kinds move into kinds/.
+func Register(f jobkind.Family, b Block) { blocks.Add(string(f), b) }
+
+// Of is the result block of a test, a tune or a registered kind in
+// style, ending with link when link is not empty (the job page's address). A job of another
 // family, or a test without games, has a block that says so: it is never
 // empty, so that a webhook's payload always carries one.
 func Of(j *arbiterv1.Job, style Style, link string) string {
@@ -54,7 +67,11 @@ func Of(j *arbiterv1.Job, style Style, link string) string {
 	case jobkind.FamilyTune:
 		lines = tuneBlock(j, style)
 	default:
-		lines = []string{fmt.Sprintf("%s %s: %s", jobkind.Of(j).Noun, j.GetJobId(), stateName(j.GetState()))}
+		if block, ok := blocks.Get(string(jobkind.Of(j).Family)); ok {
+			lines = block(j, style)
+		} else {
+			lines = []string{fmt.Sprintf("%s %s: %s", jobkind.Of(j).Noun, j.GetJobId(), stateName(j.GetState()))}
+		}
 	}
 	if link != "" {
 		lines = append(lines, link)
