@@ -193,3 +193,52 @@ func TestCrossCheckHeldCapPerIdentity(t *testing.T) {
 		t.Fatalf("%d batches stored, want the one replayed", n)
 	}
 }
+
+// lockCheckingHost fails the test when the set asks the core for its live
+// identities while holding its own lock.
+type lockCheckingHost struct {
+	core.Host
+	t     *testing.T
+	wl    *Workload
+	calls *int
+}
+
+func (h lockCheckingHost) LiveIdentities(tag string) int {
+	*h.calls++
+	if !h.wl.Mu.TryLock() {
+		h.t.Error("LiveIdentities called with the set's lock held")
+	} else {
+		h.wl.Mu.Unlock()
+	}
+	return h.Host.LiveIdentities(tag)
+}
+
+// The set counts the live identities (which takes the core's lock) holding
+// none of its own: the core calls the set under its lock (Lease → Take),
+// so the other order deadlocks; it froze a farm in CI when a replay was
+// drawn while a worker leased. Both places that ask: drawing a batch for
+// a replay, and excluding a liar.
+func TestLiveIdentitiesAskedWithoutTheSetLock(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.WL.ReplayFraction = 1
+	calls := 0
+	e.WL.SetHost(lockCheckingHost{Host: e.C.Host(), t: t, wl: e.WL, calls: &calls})
+	e.create(fixedNodes(8))
+	a1, b1 := e.crossWorker("alice", "a1"), e.crossWorker("bob", "b1")
+	g, _ := e.crossLease(a1)
+	e.crossSubmit(a1, g, wins(1), core.Accepted)
+	drawn := calls
+	if drawn == 0 {
+		t.Fatal("control: drawing a batch for a replay did not count the live identities")
+	}
+	if g, ok := e.crossLease(b1); ok {
+		e.crossSubmit(b1, g, wins(1), core.Accepted) // the replay agrees: the batch counts, as bob's
+	}
+	drawn = calls
+	if purged := e.WL.DeclareLiar(context.Background(), "bob", "test"); len(purged) != 1 {
+		t.Fatalf("declaring bob a liar purged %v, want the test", purged)
+	}
+	if calls == drawn {
+		t.Fatal("control: excluding a liar did not count the live identities")
+	}
+}

@@ -114,10 +114,11 @@ func (s *Set[J]) selectFor(b *Job, wk *core.Worker, checkable bool) (trusted, se
 	if !trusted {
 		return false, true
 	}
+	live := s.liveIdentities()
 	s.Mu.Lock()
-	replayers := s.replayers(b)
+	n := replayers(b, live)
 	s.Mu.Unlock()
-	return true, Selected(s.ReplayFraction) && replayers >= 1
+	return true, Selected(s.ReplayFraction) && n >= 1
 }
 
 // leaseStart is when the batch's lease was granted: the lease's own time,

@@ -28,16 +28,24 @@ import (
 // replay a batch of b now: live identities that play game pairs, less
 // those excluded from the job (one that left is subtracted all the same:
 // fewer trusted batches are drawn for a check, none counts unchecked).
-// Caller holds Mu.
-func (s *Set[J]) replayers(b *Job) int {
-	if s.Host == nil {
-		return 0
-	}
-	n := s.Host.LiveIdentities(capability.GamePair) - 1
+// live is liveIdentities' count. Caller holds Mu.
+func replayers(b *Job, live int) int {
+	n := live - 1
 	if b.Cross != nil {
 		n -= len(b.Cross.distrusted)
 	}
 	return n
+}
+
+// liveIdentities counts the identities that play game pairs now. It takes
+// the core's lock, so the caller must hold no lock of the set: the core
+// calls the set (Take, Candidates) under its own lock, and taking them
+// the other way round deadlocked a farm in CI.
+func (s *Set[J]) liveIdentities() int {
+	if s.Host == nil {
+		return 0
+	}
+	return s.Host.LiveIdentities(capability.GamePair)
 }
 
 // afterCross carries out verdict v on batch idx of j once its batch is
@@ -222,10 +230,11 @@ func (s *Set[J]) purgeLiar(ctx context.Context, j J, liar, reason, unitID, liarW
 		log.Error("purge not stored; the liar is excluded in memory only", zap.Error(err))
 		p.Change, purged, apply = nil, nil, nil
 	}
+	live := s.liveIdentities()
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
 	s.Trust.markLiar(liar, reason, now)
-	s.excludeIdentity(b, liar, reason, workers)
+	s.excludeIdentity(b, liar, reason, workers, live)
 	if apply != nil {
 		s.recount(b, kept, purged)
 		apply()
@@ -244,8 +253,8 @@ func (s *Set[J]) purgeLiar(ctx context.Context, j J, liar, reason, unitID, liarW
 // excludeIdentity bars identity from b: its workers are excluded, its held
 // results dropped, and, when no identity is left to replay them, the
 // held results of others are played afresh rather than wait forever.
-// Caller holds Mu.
-func (s *Set[J]) excludeIdentity(b *Job, identity, reason string, workers []string) {
+// live is liveIdentities' count, taken before Mu. Caller holds Mu.
+func (s *Set[J]) excludeIdentity(b *Job, identity, reason string, workers []string, live int) {
 	if b.Cross == nil {
 		b.Cross = newCrossCheck()
 	}
@@ -257,7 +266,7 @@ func (s *Set[J]) excludeIdentity(b *Job, identity, reason string, workers []stri
 		}
 		s.Activity.Note(w, s.Now(), 0, 1)
 	}
-	if s.replayers(b) >= 1 {
+	if replayers(b, live) >= 1 {
 		return
 	}
 	for idx := range b.Cross.held {
