@@ -309,90 +309,104 @@ func Parse(s string, use Use) (Spec, error) {
 			spec.Limits = append(spec.Limits, Setting{k, v})
 			continue
 		}
-		switch k {
-		case "name":
-			if err := once(); err != nil {
-				return spec, err
-			}
-			if strings.TrimSpace(v) == "" {
-				return spec, bad("empty name")
-			}
-			spec.Name = v
-		case "cmd":
-			if err := once(); err != nil {
-				return spec, err
-			}
-			if v == "" {
-				return spec, bad("empty command")
-			}
-			spec.Cmd = v
-		case "args":
-			spec.Args = append(spec.Args, strings.Fields(v)...)
+		continues, err := spec.setKey(s, use, k, v, once, bad)
+		if err != nil {
+			return spec, err
+		}
+		if continues {
 			last = k
-		case "arg":
-			spec.Args = append(spec.Args, v)
-			last = k
-		case "dir":
-			if err := once(); err != nil {
-				return spec, err
-			}
-			spec.Dir = v
-		case "net", "net-option":
-			if use != Match {
-				return spec, fmt.Errorf("engine spec %s: %s= is for an engine of a cluster test (submit, up); a local match takes option.EvalFile=FILE", clip(s), k)
-			}
-			if err := once(); err != nil {
-				return spec, err
-			}
-			if err := spec.setNet(k, v); err != nil {
-				return spec, bad("%v", err)
-			}
-		case "perft-gate":
-			if use != Match && use != LocalMatch {
-				return spec, fmt.Errorf("engine spec %s: perft-gate= is for an engine of a match or test (--engine of match, submit, up)", clip(s))
-			}
-			if err := once(); err != nil {
-				return spec, err
-			}
-			if err := spec.setGate(v); err != nil {
-				return spec, bad("%v", err)
-			}
-		case "upload", "source", "artifact", "build", "exe", "bench":
-			if use != Match {
-				return spec, fmt.Errorf("engine spec %s: %s= is for an engine of a cluster test (submit, up)", clip(s), k)
-			}
-			if err := once(); err != nil {
-				return spec, err
-			}
-			if err := spec.setTravel(k, v); err != nil {
-				return spec, bad("%v", err)
-			}
-		case "proto", "builtin":
-			p := Proto(v)
-			if k == "builtin" {
-				if v != "true" && v != "" {
-					return spec, bad("builtin takes no value")
-				}
-				p = Builtin
-			}
-			if p == "cecp" {
-				p = Xboard
-			}
-			if !slices.Contains(use.protos(), p) {
-				if k == "builtin" {
-					return spec, fmt.Errorf("engine spec %s: builtin: the embedded engine cannot be used here (want a program: cmd=PATH)", clip(s))
-				}
-				return spec, bad("want %s", joinProtos(use.protos()))
-			}
-			if spec.Proto != "" && spec.Proto != p {
-				return spec, fmt.Errorf("engine spec %s: proto %s and %s exclude each other", clip(s), spec.Proto, p)
-			}
-			spec.Proto = p
-		default:
-			return spec, fmt.Errorf("engine spec %s: unknown key %s (known: %s)", clip(s), clip(k), strings.Join(use.keys(), ", "))
 		}
 	}
 	return spec, spec.check(s, use)
+}
+
+// setKey applies one key=value item of an engine spec s other than
+// option.NAME and the limits. continues says whether a bare word after it
+// continues its value (args, arg).
+func (spec *Spec) setKey(s string, use Use, k, v string, once func() error, bad func(format string, args ...any) error) (continues bool, err error) {
+	switch k {
+	case "name":
+		if err := once(); err != nil {
+			return false, err
+		}
+		if strings.TrimSpace(v) == "" {
+			return false, bad("empty name")
+		}
+		spec.Name = v
+	case "cmd":
+		if err := once(); err != nil {
+			return false, err
+		}
+		if v == "" {
+			return false, bad("empty command")
+		}
+		spec.Cmd = v
+	case "args":
+		spec.Args = append(spec.Args, strings.Fields(v)...)
+		continues = true
+	case "arg":
+		spec.Args = append(spec.Args, v)
+		continues = true
+	case "dir":
+		if err := once(); err != nil {
+			return false, err
+		}
+		spec.Dir = v
+	case "net", "net-option":
+		if use != Match {
+			return false, fmt.Errorf("engine spec %s: %s= is for an engine of a cluster test (submit, up); a local match takes option.EvalFile=FILE", clip(s), k)
+		}
+		if err := once(); err != nil {
+			return false, err
+		}
+		if err := spec.setNet(k, v); err != nil {
+			return false, bad("%v", err)
+		}
+	case "perft-gate":
+		if use != Match && use != LocalMatch {
+			return false, fmt.Errorf("engine spec %s: perft-gate= is for an engine of a match or test (--engine of match, submit, up)", clip(s))
+		}
+		if err := once(); err != nil {
+			return false, err
+		}
+		if err := spec.setGate(v); err != nil {
+			return false, bad("%v", err)
+		}
+	case "upload", "source", "artifact", "build", "exe", "bench":
+		if use != Match {
+			return false, fmt.Errorf("engine spec %s: %s= is for an engine of a cluster test (submit, up)", clip(s), k)
+		}
+		if err := once(); err != nil {
+			return false, err
+		}
+		if err := spec.setTravel(k, v); err != nil {
+			return false, bad("%v", err)
+		}
+	case "proto", "builtin":
+		p := Proto(v)
+		if k == "builtin" {
+			if v != "true" && v != "" {
+				return false, bad("builtin takes no value")
+			}
+			p = Builtin
+		}
+		if p == "cecp" {
+			p = Xboard
+		}
+		if !slices.Contains(use.protos(), p) {
+			if k == "builtin" {
+				return false, fmt.Errorf("engine spec %s: builtin: the embedded engine cannot be used here (want a program: cmd=PATH)", clip(s))
+			}
+			return false, bad("want %s", joinProtos(use.protos()))
+		}
+		if spec.Proto != "" && spec.Proto != p {
+			return false, fmt.Errorf("engine spec %s: proto %s and %s exclude each other", clip(s), spec.Proto, p)
+		}
+		spec.Proto = p
+	default:
+		return false, fmt.Errorf("engine spec %s: unknown key %s (known: %s)", clip(s), clip(k), strings.Join(use.keys(), ", "))
+	}
+	return continues, nil
 }
 
 // continueValue appends ",word" to the value of key (args, arg, option.NAME).
