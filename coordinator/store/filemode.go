@@ -32,7 +32,7 @@ const (
 var dataDirEntries = []string{
 	FileName, FileName + "-wal", FileName + "-shm", FileName + "-journal",
 	"artifacts",        // coordinator/artifacts: objects/ and partial/
-	"datagen",          // coordinator/datagenjob: shards, unless its settings name another directory
+	"datagen",          // kinds/datagen: shards, unless its settings name another directory
 	"coordinator.json", // arbiter up: address and admin token
 }
 
