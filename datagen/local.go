@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -181,4 +182,37 @@ func (l Local) write(w *Writer, g Game, seen map[[16]byte]struct{}, st *LocalSta
 	st.Plies += len(g.Moves)
 	st.WDL[g.Result-WhiteWins]++
 	return nil
+}
+
+// OpenError is WriteFile's error when the file cannot be created, before
+// any game is played.
+type OpenError struct{ Err error }
+
+func (e *OpenError) Error() string { return e.Err.Error() }
+func (e *OpenError) Unwrap() error { return e.Err }
+
+// WriteFile generates the dataset into the file out in format: written
+// as out+".partial" and renamed to out once whole, so that a file named
+// out is always a whole dataset; after an error what was written stays in
+// out+".partial". first is the first engine, started; WriteFile quits it.
+func (l Local) WriteFile(ctx context.Context, first match.Player, out string, format Format, info PGNInfo) (LocalStats, error) {
+	partial := out + ".partial"
+	file, err := os.OpenFile(partial, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		first.Quit()
+		return LocalStats{}, &OpenError{err}
+	}
+	defer file.Close()
+	w := NewWriter(file, format, info)
+	st, err := l.Generate(ctx, first, w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = file.Close()
+	}
+	if err == nil {
+		err = os.Rename(partial, out)
+	}
+	return st, err
 }

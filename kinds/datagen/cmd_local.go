@@ -5,6 +5,7 @@ package datagen
 // so that the file depends on the seed and not on --concurrency.
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -156,16 +157,6 @@ func generateHere(cmd *cobra.Command, f *datagenLocalFlags) error {
 	if err != nil {
 		return cliexit.Usage("--engine: %v", err)
 	}
-	// The dataset is written under a temporary name and renamed when
-	// complete: a file named --out is always a whole dataset.
-	partial := f.out + ".partial"
-	file, err := os.OpenFile(partial, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		first.Quit()
-		return cliexit.Usage("--out: %v", err)
-	}
-	defer file.Close()
-
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	stderr, stdout := cmd.ErrOrStderr(), cmd.OutOrStdout()
@@ -174,21 +165,18 @@ func generateHere(cmd *cobra.Command, f *datagenLocalFlags) error {
 			cfg.Name, s.Nodes, f.d.positions, s.RandomPliesMin, s.RandomPliesMax, f.d.randomSeed, f.concurrency, format, f.out)
 	}
 	start := time.Now()
-	w := dg.NewWriter(file, format, dg.PGNInfo{Engine: cfg.Name})
 	l := dg.Local{Settings: s, Seed: f.d.randomSeed, Positions: f.d.positions, Concurrency: f.concurrency, BatchGames: f.batchGames,
 		KeepDuplicates: f.duplicates == "keep", NewPlayer: func() (match.Player, error) { return match.NewPlayer(cfg, builtin.New) }}
 	if !f.quiet {
 		l.Progress = stderr
 	}
-	st, err := l.Generate(ctx, first, w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = file.Close()
-	}
-	if err == nil {
-		err = os.Rename(partial, f.out)
+	// The dataset is written under a temporary name and renamed when
+	// complete: a file named --out is always a whole dataset.
+	partial := f.out + ".partial"
+	st, err := l.WriteFile(ctx, first, f.out, format, dg.PGNInfo{Engine: cfg.Name})
+	var open *dg.OpenError
+	if errors.As(err, &open) {
+		return cliexit.Usage("--out: %v", err)
 	}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/arbiter-chess/arbiter/engine/nnue"
@@ -118,9 +117,4 @@ func (r *Runner) ship(s *Step, res *Result) error {
 func sha(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
-}
-
-// rename is os.Rename of a step's output into place.
-func rename(dir, from, to string) error {
-	return os.Rename(filepath.Join(dir, from), filepath.Join(dir, to))
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/arbiter-chess/arbiter/base/filehash"
 	dg "github.com/arbiter-chess/arbiter/datagen"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
@@ -67,30 +68,13 @@ func (r *Runner) datagen(ctx context.Context, s *Step, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("engine %s: %v", cfg.Name, err)
 	}
-	dir := r.Dir.StepDir(s.Key)
-	file, err := os.Create(filepath.Join(dir, "data.txt.partial"))
-	if err != nil {
-		first.Quit()
-		return err
-	}
-	defer file.Close()
 	l := dg.Local{Settings: set, Seed: s.Seed, Positions: r.Settings.Positions, Concurrency: r.Concurrency, BatchGames: 8,
 		NewPlayer: func() (match.Player, error) { return match.NewPlayer(cfg, builtin.New) }, Progress: r.Out}
-	w := dg.NewWriter(file, dg.FormatText, dg.PGNInfo{Engine: cfg.Name})
-	st, err := l.Generate(ctx, first, w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = file.Close()
-	}
-	if err == nil {
-		err = rename(dir, "data.txt.partial", "data.txt")
-	}
+	st, err := l.WriteFile(ctx, first, r.Dir.DataPath(s.Key), dg.FormatText, dg.PGNInfo{Engine: cfg.Name})
 	if err != nil {
 		return err
 	}
-	if res.DataSHA, err = fileSHA(r.Dir.DataPath(s.Key)); err != nil {
+	if res.DataSHA, err = filehash.SHA256(r.Dir.DataPath(s.Key)); err != nil {
 		return err
 	}
 	res.Positions, res.Games = st.Positions, st.Games
@@ -146,7 +130,7 @@ func (r *Runner) train(ctx context.Context, s *Step, res *Result) error {
 	if err := train.SaveNet(net, &st.Params); err != nil {
 		return err
 	}
-	if res.NetSHA, err = fileSHA(net); err != nil {
+	if res.NetSHA, err = filehash.SHA256(net); err != nil {
 		return err
 	}
 	res.Epochs = epochs

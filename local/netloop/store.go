@@ -9,18 +9,16 @@ package netloop
 //	DIR/best.nnue, best.json  the best net, written by a ship step
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/arbiter-chess/arbiter/base/filehash"
 	"github.com/arbiter-chess/arbiter/engine"
 )
 
@@ -153,7 +151,7 @@ func (d Dir) Openings(given string, seed uint64) (string, string, error) {
 			}
 		}
 	}
-	sum, err := fileSHA(file)
+	sum, err := filehash.SHA256(file)
 	if err != nil {
 		return "", "", fmt.Errorf("--openings: %v", err)
 	}
@@ -182,19 +180,6 @@ func randomOpenings(seed uint64, n int) []byte {
 		}
 	}
 	return []byte(sb.String())
-}
-
-func fileSHA(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // writeAtomic writes path whole or not at all.
