@@ -18,7 +18,7 @@ import (
 )
 
 func newNetLoopCommand() *cobra.Command {
-	f := netloop.Flags{Generations: 1, TrainOn: "new", GamesCap: 20000, Seed: 1, Concurrency: 1, Threads: runtime.NumCPU()}
+	f := netloop.Flags{Generations: 1, TrainOn: "new", GamesCap: 20000, Seed: 1, Concurrency: 1, Threads: min(runtime.NumCPU(), 256)}
 	var status, jsonOut, forceNew bool
 	var coordinator string
 	cmd := &cobra.Command{

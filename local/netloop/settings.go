@@ -35,15 +35,35 @@ const (
 // a later run with other settings is refused (Diff) unless --force-new.
 // The number of generations is not one of them: a loop can be extended.
 type Settings struct {
-	Engine    string       `json:"engine"`    // --engine, the embedded engine (builtin)
-	Each      string       `json:"each"`      // --each: nodes=N[,option.X=V]
-	Positions int          `json:"positions"` // positions a generation's data has
-	Seed      uint64       `json:"seed"`      // generation g's data has the seed Seed+g-1
-	Train     train.Config `json:"train"`     // Threads is not part of it (zeroed)
-	TrainOn   string       `json:"train_on"`  // new | all
-	SPRT      string       `json:"sprt"`
-	GamesCap  int          `json:"games_cap"`
-	Openings  string       `json:"openings"` // --openings of the SPRT ("": openings the loop draws)
+	Engine    string `json:"engine"`    // --engine, the embedded engine (builtin)
+	Each      string `json:"each"`      // --each: nodes=N[,option.X=V]
+	Positions int    `json:"positions"` // positions a generation's data has
+	Seed      uint64 `json:"seed"`      // generation g's data has the seed Seed+g-1
+	Train     Train  `json:"train"`
+	TrainOn   string `json:"train_on"` // new | all
+	SPRT      string `json:"sprt"`
+	GamesCap  int    `json:"games_cap"`
+	Openings  string `json:"openings"` // --openings of the SPRT ("": openings the loop draws)
+}
+
+// Train is --train: arbiter train's settings that make the net (not its
+// threads).
+type Train struct {
+	Epochs  int     `json:"epochs"`
+	Batch   int     `json:"batch"`
+	LR      float64 `json:"lr"`
+	LRFinal float64 `json:"lr_final"`
+	WDL     float64 `json:"wdl"`
+	Scale   float64 `json:"scale"`
+	Val     float64 `json:"val"`
+	Decay   float64 `json:"weight_decay"`
+	Seed    uint64  `json:"seed"`
+}
+
+// Config is the training's train.Config on threads.
+func (t Train) Config(threads int) train.Config {
+	return train.Config{Epochs: t.Epochs, BatchSize: t.Batch, LR: t.LR, LRFinal: t.LRFinal, WDL: t.WDL, Scale: t.Scale,
+		Val: t.Val, Seed: t.Seed, Threads: threads, Decay: t.Decay}
 }
 
 // Flags are the command line of `arbiter net loop`, before checking.
@@ -88,8 +108,8 @@ func (f Flags) Check() (Settings, error) {
 	if f.Concurrency < 1 || f.Concurrency > 1024 {
 		return s, fmt.Errorf("--concurrency %d: must be between 1 and 1024", f.Concurrency)
 	}
-	if f.Threads < 1 || f.Threads > 1024 {
-		return s, fmt.Errorf("--threads %d: must be between 1 and 1024", f.Threads)
+	if f.Threads < 1 || f.Threads > 256 {
+		return s, fmt.Errorf("--threads %d: must be between 1 and 256", f.Threads)
 	}
 	if err := checkEngine(f.Engine); err != nil {
 		return s, err
@@ -173,27 +193,25 @@ func Nodes(each string) (int, error) {
 }
 
 // ParseTrain reads --train KEY=VAL,... over train.DefaultConfig (keys:
-// TrainKeys). Threads is left zero: it does not change the net.
-func ParseTrain(v string) (train.Config, error) {
+// TrainKeys).
+func ParseTrain(v string) (Train, error) {
 	cfg := train.DefaultConfig()
-	cfg.Threads = 0
 	if strings.TrimSpace(v) != "" {
 		for _, part := range strings.Split(v, ",") {
 			k, val, ok := strings.Cut(strings.TrimSpace(part), "=")
 			if !ok {
-				return cfg, fmt.Errorf("--train: %q is not KEY=VALUE (keys: %s)", part, strings.Join(TrainKeys, ", "))
+				return Train{}, fmt.Errorf("--train: %q is not KEY=VALUE (keys: %s)", part, strings.Join(TrainKeys, ", "))
 			}
 			if err := setTrain(&cfg, k, val); err != nil {
-				return cfg, fmt.Errorf("--train: %v", err)
+				return Train{}, fmt.Errorf("--train: %v", err)
 			}
 		}
 	}
-	check := cfg
-	check.Threads = 1
-	if err := check.Validate(); err != nil {
-		return cfg, fmt.Errorf("--train: %v", err)
+	if err := cfg.Validate(); err != nil {
+		return Train{}, fmt.Errorf("--train: %v", err)
 	}
-	return cfg, nil
+	return Train{Epochs: cfg.Epochs, Batch: cfg.BatchSize, LR: cfg.LR, LRFinal: cfg.LRFinal, WDL: cfg.WDL, Scale: cfg.Scale,
+		Val: cfg.Val, Decay: cfg.Decay, Seed: cfg.Seed}, nil
 }
 
 func setTrain(cfg *train.Config, k, val string) error {

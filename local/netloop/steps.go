@@ -94,8 +94,7 @@ func (r *Runner) train(ctx context.Context, s *Step, res *Result) error {
 	if err != nil {
 		return err
 	}
-	cfg := r.Settings.Train
-	cfg.Threads = r.Threads
+	cfg := r.Settings.Train.Config(r.Threads)
 	dir := r.Dir.StepDir(s.Key)
 	ckDir := filepath.Join(dir, "checkpoints")
 	if err := os.MkdirAll(ckDir, 0o755); err != nil {
