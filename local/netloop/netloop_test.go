@@ -92,7 +92,7 @@ func TestPlanIsContentAddressed(t *testing.T) {
 			r.NetSHA = "net" + n.Key[:20]
 			trainData = append(trainData, n.Data)
 		case KindSPRT:
-			r.Verdict = verdicts[n.Gen-1]
+			r.SPRT = &SPRTResult{Verdict: verdicts[n.Gen-1]}
 		}
 		done[n.Key] = r
 		p = MakePlan(s, 2, "emb", "op", lookup)
@@ -178,7 +178,7 @@ func TestShipOnH1(t *testing.T) {
 	}
 	// The SPRT's verdict is written as done: H1.
 	os.MkdirAll(d.StepDir(p.Next.Key), 0o755)
-	if err := d.finish(&Result{Kind: KindSPRT, Key: p.Next.Key, Gen: 1, Verdict: VerdictH1, Started: time.Now(), Finished: time.Now()}); err != nil {
+	if err := d.finish(&Result{Kind: KindSPRT, Key: p.Next.Key, Gen: 1, SPRT: &SPRTResult{Verdict: VerdictH1}, Started: time.Now(), Finished: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	netPath := d.NetPath(p.Next.New)

@@ -48,19 +48,24 @@ type Result struct {
 	// train
 	Epochs []Epoch `json:"epochs,omitempty"`
 	NetSHA string  `json:"net_sha256,omitempty"`
-	// sprt (the new net's side)
-	Wins        int64    `json:"wins,omitempty"`
-	Draws       int64    `json:"draws,omitempty"`
-	Losses      int64    `json:"losses,omitempty"`
-	Pentanomial [5]int64 `json:"pentanomial,omitzero"`
-	Elo         float64  `json:"elo,omitempty"`
-	EloError    float64  `json:"elo95,omitempty"`
-	LLR         float64  `json:"llr,omitempty"`
-	Lower       float64  `json:"lower_bound,omitempty"`
-	Upper       float64  `json:"upper_bound,omitempty"`
-	Verdict     string   `json:"verdict,omitempty"`
+	// sprt
+	SPRT *SPRTResult `json:"sprt,omitempty"`
 	// ship
 	Shipped string `json:"shipped_sha256,omitempty"`
+}
+
+// SPRTResult is an SPRT step's outcome, from the new net's side.
+type SPRTResult struct {
+	Wins        int64    `json:"wins"`
+	Draws       int64    `json:"draws"`
+	Losses      int64    `json:"losses"`
+	Pentanomial [5]int64 `json:"pentanomial"`
+	Elo         float64  `json:"elo"`
+	EloError    float64  `json:"elo95"` // the 95% interval's half width
+	LLR         float64  `json:"llr"`
+	Lower       float64  `json:"lower_bound"`
+	Upper       float64  `json:"upper_bound"`
+	Verdict     string   `json:"verdict"` // H1, H0 or none
 }
 
 // Net is a net the loop plays with: the embedded one (Step "") or the one
@@ -158,7 +163,7 @@ func MakePlan(s Settings, gens int, embedded, openingsSHA string, done Done) Pla
 			p.Next = cur.SPRT
 			return p
 		}
-		if cur.SPRT.Result.Verdict != VerdictH1 {
+		if v := cur.SPRT.Result.SPRT; v == nil || v.Verdict != VerdictH1 {
 			continue
 		}
 		cur.Ship = &Step{Gen: g, Kind: KindShip, Best: p.Best, New: nn, Key: key(KindShip, nn.SHA)}

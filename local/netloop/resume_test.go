@@ -142,9 +142,9 @@ func TestSPRTResumesFromItsState(t *testing.T) {
 	if !strings.Contains(c.String(), "the SPRT resumes after") || strings.Contains(c.String(), "the SPRT resumes after 0 games") {
 		t.Fatalf("no resume:\n%s", c.String())
 	}
-	res := p.Generations[0].SPRT.Result
+	res := p.Generations[0].SPRT.Result.SPRT
 	b, _ := os.ReadFile(pgn)
-	if n := res.Wins + res.Draws + res.Losses; n != 40 || bytes.Count(b, []byte("[Result ")) != 40 || res.Attempts != 2 {
-		t.Fatalf("resumed SPRT: %d games, %d in the PGN, attempts %d; want 40, 40, 2", n, bytes.Count(b, []byte("[Result ")), res.Attempts)
+	if n := res.Wins + res.Draws + res.Losses; n != 40 || bytes.Count(b, []byte("[Result ")) != 40 || p.Generations[0].SPRT.Result.Attempts != 2 {
+		t.Fatalf("resumed SPRT: %d games, %d in the PGN, attempts %d; want 40, 40, 2", n, bytes.Count(b, []byte("[Result ")), p.Generations[0].SPRT.Result.Attempts)
 	}
 }

@@ -206,25 +206,30 @@ func (r *Runner) sprt(ctx context.Context, s *Step, res *Result) error {
 		return fmt.Errorf("the match's result does not read: %v", err)
 	}
 	pr := mr.Pairings[0]
-	res.Wins, res.Draws, res.Losses, res.Pentanomial = pr.Wins, pr.Draws, pr.Losses, pr.Pentanomial
+	v := &SPRTResult{Wins: pr.Wins, Draws: pr.Draws, Losses: pr.Losses, Pentanomial: pr.Pentanomial}
+	res.SPRT = v
 	penta := sprt.Pentanomial(pr.Pentanomial)
 	e := sprt.FixedGamesElo(sprt.Results{Wins: pr.Wins, Draws: pr.Draws, Losses: pr.Losses, Pentanomial: &penta})
-	res.Elo, res.EloError = e.Elo, e.HalfWidth95
-	res.LLR, res.Lower, res.Upper = mr.SPRT.LLR, mr.SPRT.LowerBound, mr.SPRT.UpperBound
+	v.Elo, v.EloError = e.Elo, e.HalfWidth95
+	v.LLR, v.Lower, v.Upper = mr.SPRT.LLR, mr.SPRT.LowerBound, mr.SPRT.UpperBound
 	switch mr.SPRT.State {
 	case sprt.Accepted:
-		res.Verdict = VerdictH1
+		v.Verdict = VerdictH1
 	case sprt.Rejected:
-		res.Verdict = VerdictH0
+		v.Verdict = VerdictH0
 	default:
-		res.Verdict = VerdictNone
+		v.Verdict = VerdictNone
 	}
 	fmt.Fprintf(r.Out, "net loop: generation %d: SPRT %s\n", s.Gen, sprtLine(res))
 	return nil
 }
 
 // sprtLine is an SPRT step's result in one line.
-func sprtLine(r *Result) string {
+func sprtLine(res *Result) string {
+	r := res.SPRT
+	if r == nil {
+		return "no result"
+	}
 	v := map[string]string{VerdictH1: "H1 accepted", VerdictH0: "H0 accepted", VerdictNone: "no decision at the games cap"}[r.Verdict]
 	return fmt.Sprintf("W %d L %d D %d, ptnml %v, Elo %.1f ± %.1f, LLR %.2f (%.2f, %.2f): %s",
 		r.Wins, r.Losses, r.Draws, r.Pentanomial, r.Elo, r.EloError, r.LLR, r.Lower, r.Upper, v)
