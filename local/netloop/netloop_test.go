@@ -132,7 +132,7 @@ func TestOpenRefusesAnotherLoop(t *testing.T) {
 	o := s
 	o.Train.Epochs = 3
 	err := d.Open(o, 2, false)
-	if err == nil || !strings.Contains(err.Error(), "--train: the directory's loop has") || !strings.Contains(err.Error(), "--force-new") {
+	if err == nil || !strings.Contains(err.Error(), "--train epochs: the directory's loop has 2, this run 3") || !strings.Contains(err.Error(), "--force-new") {
 		t.Fatalf("other --train: %v", err)
 	}
 	if err := d.Open(o, 2, true); err != nil {

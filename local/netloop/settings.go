@@ -255,7 +255,7 @@ func Diff(a, b Settings) string {
 	}
 	for _, c := range []string{
 		d("--engine", a.Engine, b.Engine), d("--each", a.Each, b.Each), d("--positions", a.Positions, b.Positions),
-		d("--seed", a.Seed, b.Seed), d("--train", fmt.Sprintf("%+v", a.Train), fmt.Sprintf("%+v", b.Train)),
+		d("--seed", a.Seed, b.Seed), trainDiff(a.Train, b.Train),
 		d("--train-on", a.TrainOn, b.TrainOn), d("--sprt", a.SPRT, b.SPRT), d("--games-cap", a.GamesCap, b.GamesCap),
 		d("--openings", a.Openings, b.Openings),
 	} {
@@ -264,4 +264,26 @@ func Diff(a, b Settings) string {
 		}
 	}
 	return ""
+}
+
+// trainDiff names the --train keys in which b differs from a.
+func trainDiff(a, b Train) string {
+	va, vb := a.values(), b.values()
+	var diffs []string
+	for _, k := range TrainKeys {
+		if va[k] != vb[k] {
+			diffs = append(diffs, fmt.Sprintf("%s: the directory's loop has %s, this run %s", k, va[k], vb[k]))
+		}
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return "--train " + strings.Join(diffs, "; ")
+}
+
+// values are t's settings by --train key, as text.
+func (t Train) values() map[string]string {
+	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	return map[string]string{"epochs": strconv.Itoa(t.Epochs), "batch": strconv.Itoa(t.Batch), "lr": g(t.LR), "lr-final": g(t.LRFinal),
+		"wdl": g(t.WDL), "scale": g(t.Scale), "val": g(t.Val), "weight-decay": g(t.Decay), "seed": strconv.FormatUint(t.Seed, 10)}
 }
