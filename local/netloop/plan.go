@@ -45,6 +45,7 @@ type Result struct {
 	Positions int    `json:"positions,omitempty"`
 	Games     int    `json:"games,omitempty"`
 	DataSHA   string `json:"data_sha256,omitempty"`
+	Bytes     int64  `json:"bytes,omitempty"` // the data file's size
 	// train
 	Epochs []Epoch `json:"epochs,omitempty"`
 	NetSHA string  `json:"net_sha256,omitempty"`

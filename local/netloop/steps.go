@@ -78,6 +78,9 @@ func (r *Runner) datagen(ctx context.Context, s *Step, res *Result) error {
 		return err
 	}
 	res.Positions, res.Games = st.Positions, st.Games
+	if fi, err := os.Stat(r.Dir.DataPath(s.Key)); err == nil {
+		res.Bytes = fi.Size()
+	}
 	fmt.Fprintf(r.Out, "net loop: generation %d: data %d positions from %d games, sha256 %s\n", s.Gen, st.Positions, st.Games, res.DataSHA[:12])
 	return nil
 }

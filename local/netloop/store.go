@@ -83,10 +83,26 @@ func (d Dir) Done(key string) *Result {
 		return nil
 	}
 	var r Result
-	if json.Unmarshal(b, &r) != nil || r.Key != key {
+	if json.Unmarshal(b, &r) != nil || r.Key != key || !d.outputIntact(&r) {
 		return nil
 	}
 	return &r
+}
+
+// outputIntact reports whether a done step's output is still what it
+// wrote: a dataset of its size (hashing it at every look would cost
+// minutes for a large one), a net of its SHA-256. A step whose output
+// went is not done: the next run makes it again.
+func (d Dir) outputIntact(r *Result) bool {
+	switch r.Kind {
+	case KindDatagen:
+		fi, err := os.Stat(d.DataPath(r.Key))
+		return err == nil && fi.Size() == r.Bytes
+	case KindTrain:
+		sum, err := filehash.SHA256(filepath.Join(d.StepDir(r.Key), "net.nnue"))
+		return err == nil && sum == r.NetSHA
+	}
+	return true
 }
 
 // Started reports whether a step has been run (its directory exists).
