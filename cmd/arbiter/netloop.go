@@ -58,6 +58,11 @@ whether it shipped (--json for JSON).
 				return usageError("%v", err)
 			}
 			d := netloop.Dir(f.Dir)
+			unlock, err := d.Lock()
+			if err != nil {
+				return usageError("%v", err)
+			}
+			defer unlock()
 			if err := d.Open(s, f.Generations, forceNew); err != nil {
 				return usageError("%v", err)
 			}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -184,6 +185,23 @@ func TestNetLoopBadInput(t *testing.T) {
 	if _, err := os.Stat(dir); err == nil {
 		t.Error("a refused loop left its directory behind")
 	}
+	// A directory another loop process runs in is refused with its pid;
+	// once that process lets go, the same command runs (the control).
+	busy := filepath.Join(t.TempDir(), "busy")
+	unlock, err := netloop.Dir(busy).Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiny := []string{"net", "loop", "--dir", busy, "--engine", "name=dev,builtin", "--positions", "50", "--each", "nodes=100",
+		"--train", "epochs=1", "--games-cap", "2"}
+	if _, stderr, code := runMain(t, tiny...); code != 2 || !strings.Contains(stderr, "another arbiter net loop runs in it (pid "+strconv.Itoa(os.Getpid())+")") {
+		t.Errorf("a busy directory: exit %d, %s", code, stderr)
+	}
+	unlock()
+	if _, stderr, code := runMain(t, tiny...); code != 0 {
+		t.Errorf("the directory let go: exit %d, %s", code, stderr)
+	}
+
 	// A directory of another loop is refused, naming the setting.
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
