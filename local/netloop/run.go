@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -58,6 +59,9 @@ func (r *Runner) Run(ctx context.Context) (Plan, error) {
 			return p, err
 		}
 		if err := r.runStep(ctx, p.Next); err != nil {
+			if ctx.Err() != nil {
+				err = errors.New("interrupted")
+			}
 			return p, fmt.Errorf("generation %d, step %s (%s): %w; run the same command again to retry it", p.Next.Gen, p.Next.Kind, p.Next.Key[:len(p.Next.Kind)+13], err)
 		}
 	}
