@@ -21,6 +21,11 @@ func TestCheckRefusesBadFlags(t *testing.T) {
 	if _, err := goodFlags().Check(); err != nil {
 		t.Fatalf("good flags refused: %v", err)
 	}
+	withBook := goodFlags()
+	withBook.Openings = "file=../../books/uho-200.epd,order=random,seed=3"
+	if _, err := withBook.Check(); err != nil {
+		t.Fatalf("good --openings refused: %v", err)
+	}
 	cases := []struct {
 		change func(*Flags)
 		want   string
@@ -46,6 +51,8 @@ func TestCheckRefusesBadFlags(t *testing.T) {
 		{func(f *Flags) { f.TrainOn = "old" }, `--train-on "old": want new`},
 		{func(f *Flags) { f.SPRT = "elo0=5" }, `--sprt "elo0=5"`},
 		{func(f *Flags) { f.Concurrency = 0 }, "--concurrency 0"},
+		{func(f *Flags) { f.Openings = "file=no-such-book.epd" }, "no-such-book.epd"},
+		{func(f *Flags) { f.Openings = "file=../../books/uho-200.epd,order=sideways" }, "sideways"},
 	}
 	for _, c := range cases {
 		f := goodFlags()

@@ -131,6 +131,15 @@ func (f Flags) Check() (Settings, error) {
 	if _, err := matchplan.ParseSPRT(sp); err != nil {
 		return s, fmt.Errorf("--sprt %q: %v", sp, err)
 	}
+	// The SPRT's match as it will be played (its engines aside), checked
+	// now rather than after a generation's datagen and training.
+	if f.Openings != "" {
+		mf := matchplan.Flags{Engines: []string{"name=a,builtin", "name=b,builtin"}, Each: f.Each, Openings: f.Openings,
+			Games: f.GamesCap, SPRT: sp, Concurrency: 1, Recover: true, HangTimeout: 30000}
+		if _, err := matchplan.Parse(mf); err != nil {
+			return s, fmt.Errorf("the SPRT's match: %v", err)
+		}
+	}
 	return Settings{Engine: f.Engine, Each: f.Each, Positions: f.Positions, Seed: f.Seed, Train: cfg, TrainOn: f.TrainOn,
 		SPRT: sp, GamesCap: f.GamesCap, Openings: f.Openings}, nil
 }
