@@ -114,6 +114,8 @@ func TestVerifyClusterUp(t *testing.T) {
 	addr, httpAddr := freeAddr(t), freeAddr(t)
 	start(t, "up", "up", "--temp", "--workers", "2", "--listen", addr, "--http", httpAddr, "--token", token, "--verify-engine", "cmd="+bp)
 	coordinatorUp(t, addr)
+	waitWorkers(t, dial(t, addr, token), 2)
+	seen := map[string]int{} // worker id → units over every session
 	reported := regexp.MustCompile(`arbiter verify: session (\S+) reported to the coordinator \(1 positions with findings kept; page /verify/(\S+)\)`)
 	for _, c := range bugCases {
 		out, errOut, code := runVerify(t, addr, time.Minute, "--engine", "cmd="+bp+",args=-bug "+c.bug, "--fen", c.fen, "--depth", strconv.Itoa(c.depth))
@@ -142,9 +144,14 @@ func TestVerifyClusterUp(t *testing.T) {
 		if reason := c.want[len(c.want)-1]; resp.StatusCode != http.StatusOK || !strings.Contains(html.UnescapeString(string(page)), reason) {
 			t.Errorf("%s: /verify/%s: %d, want %q in the page", c.bug, m[1], resp.StatusCode, reason)
 		}
-		if ws := workersOf(t, out); c.bug == "castle-through-check" && len(ws) != 2 {
-			t.Errorf("%s: units went to %v, want both workers", c.bug, ws)
+		for w, n := range workersOf(t, out) {
+			seen[w] += n
 		}
+	}
+	// Which worker takes a session's units is the lease race's; over the
+	// sessions, both must have worked (one may start late on a busy machine).
+	if len(seen) != 2 {
+		t.Errorf("units of the bug sessions went to %v, want both workers", seen)
 	}
 	// The control: the same positions and 12 random ones, no bug.
 	args := []string{"--engine", "cmd=" + bp + ",args=-bug none", "--random", "12", "--seed", "3", "--depth", "3"}
