@@ -13,7 +13,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
 	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
-	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
 )
 
 // kindSettings are the kinds' settings from cfg, by kind
@@ -72,9 +71,4 @@ func (c *Coordinator) Games() *gamejob.Workload {
 // Tunes is the SPSA workload.
 func (c *Coordinator) Tunes() *spsajob.Workload {
 	return workloadOf[*spsajob.Workload](c, spsajob.Kind)
-}
-
-// Verify is the workload of verify sessions.
-func (c *Coordinator) Verify() *verifyjob.Workload {
-	return workloadOf[*verifyjob.Workload](c, verifyjob.Kind)
 }

@@ -244,7 +244,7 @@ func buildFixture(b *testing.B) (*benchFixture, error) {
 	}
 	sum := &arbiterv1.VerifySessionSummary{Engine: "bug", Depth: 4, Positions: 1000, Ok: 1000 - benchPositions, Bugs: benchPositions, Findings: 2 * benchPositions}
 	for first := 0; first < len(reps); first += 25 {
-		if _, err := cl.c.Verify().Report(ctx, carol, f.sess, sum, uint32(first), reps[first:first+25]); err != nil {
+		if _, err := verifyOf(cl.c).Report(ctx, carol, f.sess, sum, uint32(first), reps[first:first+25]); err != nil {
 			return nil, err
 		}
 	}
