@@ -50,7 +50,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/forward"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
-	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -167,8 +166,7 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	srv := grpc.NewServer(opts...)
 	arbiterv1.RegisterWorkerServiceServer(srv, &workerService{s: s, core: cfg.Core})
 	games, _ := cfg.Workloads[gamejob.Kind].(*gamejob.Workload)
-	tunes, _ := cfg.Workloads[spsajob.Kind].(*spsajob.Workload)
-	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: games, tunes: tunes, started: cfg.Core.Now(),
+	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: games, started: cfg.Core.Now(),
 		arts: cfg.Artifacts, workloads: cfg.Workloads, needers: inOrder(cfg.Workloads)})
 	arbiterv1.RegisterAdminServiceServer(srv, &adminService{s: s, core: cfg.Core, creds: cfg.Credentials, store: cfg.Store})
 	services := []string{arbiterv1.WorkerService_ServiceDesc.ServiceName, arbiterv1.JobService_ServiceDesc.ServiceName,

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	_ "github.com/arbiter-chess/arbiter/kinds/spsa" // the tunes of the pages under test
 	kindverify "github.com/arbiter-chess/arbiter/kinds/verify"
 	"io"
 	"net"
@@ -93,7 +94,7 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	}
 	go gs.Serve(lis)
 	cl.grpc = lis.Addr().String()
-	srv, err := New(ctx, Config{Core: c.Core, Perft: c.Perft(), Games: c.Games(), Tunes: c.Tunes(), Credentials: c.Credentials,
+	srv, err := New(ctx, Config{Core: c.Core, Perft: c.Perft(), Games: c.Games(), Credentials: c.Credentials,
 		Accounts: c.Accounts, Store: st, GrafanaURL: o.grafana, RequireSignIn: o.requireSignIn, BooksDir: o.books, LiveInterval: 500 * time.Millisecond, Diffs: c.Artifacts, Hooks: c.Hooks,
 		Follows: c.Hooks, EventPoll: 300 * time.Millisecond, Trust: c.Trust, NoWorkerMinting: o.noWorkerMinting})
 	if err != nil {

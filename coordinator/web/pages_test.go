@@ -16,10 +16,10 @@ import (
 	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
-	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 const bookDir = "../../books"
@@ -81,7 +81,7 @@ func TestPagesRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tune, err := cl.c.Core.Create(ctx, cl.carol(), spsajob.Kind, tuneSpec(t, 1000, 40))
+	tune, err := cl.c.Core.Create(ctx, cl.carol(), jobkind.SPSA, tuneSpec(t, 1000, 40))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestPagesRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unverified, err := cl.c.Core.Create(ctx, cl.carol(), spsajob.Kind, tuneSpec(t, 1000, 40))
+	unverified, err := cl.c.Core.Create(ctx, cl.carol(), jobkind.SPSA, tuneSpec(t, 1000, 40))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tune, err := cl.c.Core.Create(ctx, cl.carol(), spsajob.Kind, tuneSpec(t, 1000, 40))
+	tune, err := cl.c.Core.Create(ctx, cl.carol(), jobkind.SPSA, tuneSpec(t, 1000, 40))
 	if err != nil {
 		t.Fatal(err)
 	}

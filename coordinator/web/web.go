@@ -61,7 +61,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
-	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 )
 
@@ -77,8 +76,10 @@ type Config struct {
 	Perft *perftjob.Workload
 	Games *gamejob.Workload
 	// Tunes, when set, shows which workers running SPSA tunes bar (the
-	// workers page). Tunes are listed and shown through Core either way.
-	Tunes *spsajob.Workload
+	// workers page); nil: the workload of Core that bars workers from its
+	// jobs (the SPSA kind's, when a program installs it). Tunes are listed
+	// and shown through Core either way.
+	Tunes Barrer
 	// Verify, when set, is where the list and /verify/{id} read verify
 	// sessions; nil: the workload of Core that keeps them (the verify
 	// kind's, when a program installs it), or none, and then the list has
@@ -167,6 +168,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.Verify == nil {
 		cfg.Verify = verifySessionsOf(cfg.Core)
+	}
+	if cfg.Tunes == nil {
+		cfg.Tunes = barrerOf(cfg.Core)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

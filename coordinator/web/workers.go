@@ -9,6 +9,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 	"github.com/arbiter-chess/arbiter/wire/verifyproto"
 )
 
@@ -38,6 +39,23 @@ type workersData struct {
 	// that has a stored record (gamepair/trust.go).
 	Trust          []gamepair.TrustLevel
 	TrustThreshold int
+}
+
+// Barrer is a workload that bars workers from its jobs (the SPSA kind's
+// tunes; gamepair.Set.Barred): by worker id, the jobs that bar it.
+type Barrer interface {
+	Barred() map[string][]string
+}
+
+// barrerOf is the SPSA kind's workload of c (jobkind.SPSA), nil when c
+// serves none.
+func barrerOf(c *core.Core) Barrer {
+	for _, wl := range c.Workloads() {
+		if b, ok := wl.(Barrer); ok && wl.Kind() == jobkind.SPSA {
+			return b
+		}
+	}
+	return nil
 }
 
 // jobOfUnit names the job of a unit id: "JOB.N" for perft units and
