@@ -138,7 +138,13 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzUCIInfo$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_OUTPUT_EXECS)) ./match/
 	$(GO) test -run='^$$' -fuzz='^FuzzParsers$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_OUTPUT_EXECS)) ./base/benchparse/
 	$(GO) test -run='^$$' -fuzz='^FuzzUnpack$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_UNPACK_EXECS)) ./worker/
-	$(GO) test -run='^$$' -fuzz='^FuzzParseSuite$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_PARSER_EXECS)) ./kinds/epd/
+	@# Each kind's own fuzz targets (kinds/*/), found rather than listed.
+	@set -e; for f in $$(grep -l '^func Fuzz' kinds/*/*_test.go); do \
+		for fn in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "$(GO) test -run='^$$' -fuzz='^$$fn\$$' ./$$(dirname $$f)/"; \
+			$(GO) test -run='^$$' -fuzz="^$$fn\$$" -fuzztime=$(or $(FUZZTIME),$(FUZZ_PARSER_EXECS)) ./$$(dirname $$f)/; \
+		done; \
+	done
 
 ## Cluster
 .PHONY: proto-check bench-cluster

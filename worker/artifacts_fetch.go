@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/arbiter-chess/arbiter/base/filehash"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -58,7 +58,7 @@ func (c *artifactCache) fetch(ctx context.Context, sha string, size uint64) (str
 			return "", false, refuse("artifact %s: download failed: %v", sha[:12], lastErr)
 		}
 	}
-	got, err := fileHash(part)
+	got, err := filehash.SHA256(part)
 	if err != nil {
 		return "", false, refuse("artifact %s: %v", sha[:12], err)
 	}
@@ -129,17 +129,4 @@ func (c *artifactCache) download(ctx context.Context, sha, part string, size int
 		return fmt.Errorf("download ended at %d of %d bytes", have, size)
 	}
 	return nil
-}
-
-func fileHash(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

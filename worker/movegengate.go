@@ -32,6 +32,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/arbiter-chess/arbiter/base/filehash"
 	"github.com/arbiter-chess/arbiter/enginehost/engineproc"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
@@ -209,7 +210,7 @@ func (c *gateCache) fileHash(cmd, dir string) (string, error) {
 	if ok {
 		return sum, nil
 	}
-	if sum, err = fileHash(path); err != nil {
+	if sum, err = filehash.SHA256(path); err != nil {
 		return "", err
 	}
 	c.mu.Lock()

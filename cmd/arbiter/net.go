@@ -33,7 +33,7 @@ who uploaded them. In a test an engine takes net=SHA
 the workers fetch the net, check its hash, and pass its path in the
 engine's EvalFile option (net-option=NAME for another). docs/nnue.md.`,
 	}
-	cmd.AddCommand(newNetUploadCommand(), newNetListCommand(), newNetShowCommand(), newNetRmCommand(), newNetDefaultCommand())
+	cmd.AddCommand(newNetUploadCommand(), newNetListCommand(), newNetShowCommand(), newNetRmCommand(), newNetDefaultCommand(), newNetLoopCommand())
 	return cmd
 }
 

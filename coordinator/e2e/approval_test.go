@@ -26,23 +26,6 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-// uploadedJobArgs are, for each kind that runs submitted code, the
-// `arbiter submit` arguments of a small job of it whose engine dev (an
-// engine spec with upload=) is uploaded by the CLI. A kind the registry
-// declares as running submitted code that is missing here fails the test:
-// it must be shown gated too.
-func uploadedJobArgs(dev string) map[string][]string {
-	openings := "file=" + book + ",order=random,seed=5"
-	return map[string][]string{
-		"test": {"match", "--engine", dev, "--engine", "name=base,builtin", "--each", "nodes=500",
-			"--openings", openings, "--games", "4", "--batch-pairs", "1"},
-		"spsa": {"spsa", "--engine", dev, "--params", "RFPMargin,75,20,300,5,0.002", "--each", "nodes=500",
-			"--openings", openings, "--pairs", "2", "--batch-pairs", "1"},
-		"datagen": {"datagen", "--json", "--engine", dev, "--positions", "100", "--each", "nodes=1000"},
-		"epd":     {"epd", "--json", "--engine", dev, "--suite", "../../kinds/epd/testdata/bratko-kopec.epd", "--each", "nodes=500"},
-	}
-}
-
 // TestApprovalHoldsEveryUploadingKind: see the file's comment. Control:
 // the same jobs run once approved (each leases units and the worker
 // downloads the upload; the dataset completes).
@@ -69,7 +52,7 @@ func TestApprovalHoldsEveryUploadingKind(t *testing.T) {
 
 	dev := filepath.Join(t.TempDir(), "dev-engine")
 	copyFile(t, bin, dev)
-	byKind := uploadedJobArgs("name=dev,upload=" + dev + ",args=uci")
+	examples := t.TempDir()
 	jobs := map[string]string{} // kind → job id
 	for _, k := range workload.Kinds() {
 		if k.Runs != workload.SubmittedPrograms {
@@ -79,11 +62,8 @@ func TestApprovalHoldsEveryUploadingKind(t *testing.T) {
 			sessionRefused(t, k.Name, addr, alice, worker)
 			continue
 		}
-		args, ok := byKind[k.Name]
-		if !ok {
-			t.Errorf("kind %s runs submitted code but this test has no job of it: add one to uploadedJobArgs", k.Name)
-			continue
-		}
+		// Every such kind has an example (workload.Register refuses one without).
+		args := k.Example("name=dev,upload="+dev+",args=uci", examples)
 		out, code := cli(t, append(append([]string{"submit", args[0]}, alice...), args[1:]...)...)
 		if code != 0 {
 			t.Fatalf("alice: submit %s: exit %d:\n%s", args[0], code, out)

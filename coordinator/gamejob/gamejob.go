@@ -69,11 +69,12 @@ const (
 
 func init() {
 	workload.Register(workload.Kind{
-		Name:  Kind,
-		Spec:  func() proto.Message { return &arbiterv1.MatchSpec{} },
-		New:   workload.WithSettings(fromDeps),
-		Runs:  workload.SubmittedPrograms, // a test plays engines its submitter may have uploaded
-		Order: 20,
+		Name:    Kind,
+		Spec:    func() proto.Message { return &arbiterv1.MatchSpec{} },
+		New:     workload.WithSettings(fromDeps),
+		Runs:    workload.SubmittedPrograms, // a test plays engines its submitter may have uploaded
+		Order:   20,
+		Example: example,
 	})
 	// What clients know of its jobs: an SPRT test or a match, shown alike,
 	// kept by lists filtered by this kind.
@@ -247,3 +248,10 @@ var (
 	_ core.Workload = (*Workload)(nil)
 	_ core.Failer   = (*Workload)(nil)
 )
+
+// example is a match of four games at 500 nodes a move between engine
+// and the embedded engine (workload.Kind.Example).
+func example(engine, dir string) []string {
+	return []string{"match", "--engine", engine, "--engine", "name=base,builtin", "--each", "nodes=500",
+		"--openings", "file=" + gamepair.ExampleBook(dir) + ",order=random,seed=5", "--games", "4", "--batch-pairs", "1"}
+}

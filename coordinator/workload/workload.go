@@ -135,6 +135,15 @@ type Kind struct {
 	// dashboard (scripts/dashgen builds every registered kind's): panels
 	// over the metrics its workload exports.
 	Dashboard *DashboardRow
+	// Example is a small job of the kind whose engine is the engine spec
+	// `engine` (the embedded engine or a build of it: a tune's example
+	// tunes one of its options): the arguments of `arbiter submit`, the
+	// first being the kind's submit word. It may write the files its
+	// arguments name (a book, a suite) into dir. Tests that must run a
+	// job of every kind read it (approvals: TestApprovalHoldsEveryUploadingKind),
+	// so Register refuses a submitted kind that runs submitted programs
+	// without one.
+	Example func(engine, dir string) []string
 }
 
 // DashboardRow is a kind's row of the overview dashboard.
@@ -190,6 +199,9 @@ var (
 func Register(k Kind) {
 	if k.Runs != OperatorPrograms && k.Runs != SubmittedPrograms {
 		panic("workload: kind " + k.Name + " registered without Runs (OperatorPrograms or SubmittedPrograms)")
+	}
+	if k.Runs == SubmittedPrograms && k.Spec != nil && k.Example == nil {
+		panic("workload: kind " + k.Name + " runs submitted programs and has no Example (the approval test submits one of every such kind)")
 	}
 	mu.Lock()
 	defer mu.Unlock()

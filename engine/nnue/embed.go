@@ -48,3 +48,13 @@ func DefaultNet() (*Net, error) {
 	defaultNet.once.Do(func() { defaultNet.net, defaultNet.err = Default() })
 	return defaultNet.net, defaultNet.err
 }
+
+// DefaultBytes returns the embedded default net's file, or nil when the
+// binary carries none (its SHA-256 names it, e.g. in the net loop).
+func DefaultBytes() []byte {
+	data, err := nets.ReadFile(DefaultNetPath)
+	if err != nil {
+		return nil
+	}
+	return data
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/arbiter-chess/arbiter/base/filehash"
 	"github.com/arbiter-chess/arbiter/client/artifactclient"
 	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
@@ -366,7 +367,7 @@ func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Clien
 	if err := file.Sync(); err != nil {
 		return err
 	}
-	sum, err := fileSHA256(out)
+	sum, err := filehash.SHA256(out)
 	if err != nil {
 		return err
 	}
@@ -418,19 +419,6 @@ func countedRecords(games []dg.Game, f dg.Filters, dropped []uint32, take uint64
 
 func shardStream(ctx context.Context, c *clusterclient.Client, jobID string, from uint64) (arbiterv1.DatagenService_DownloadShardsClient, error) {
 	return arbiterv1.NewDatagenServiceClient(c.Conn()).DownloadShards(ctx, &arbiterv1.DownloadShardsRequest{JobId: jobID, From: from})
-}
-
-func fileSHA256(path string) (string, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer fh.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, fh); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // shardProgress reports a pull's progress on stderr: on a terminal one

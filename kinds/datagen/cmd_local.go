@@ -5,14 +5,13 @@ package datagen
 // so that the file depends on the seed and not on --concurrency.
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"syscall"
 	"time"
 
@@ -128,15 +127,6 @@ func datagenEngine(spec string, opts []enginespec.Setting, s *dg.Settings) (matc
 	return cfg, nil
 }
 
-// datagenStats is what the summary reports, of the games whose records
-// are in the file.
-type datagenStats struct {
-	positions, games, plies int
-	wdl                     [3]int // White wins, draws, Black wins
-	duplicates              int
-	tablebase, rescored     int // games ended by the tables, records whose result the tables changed
-}
-
 func generateHere(cmd *cobra.Command, f *datagenLocalFlags) error {
 	s, opts, format, err := f.d.settings()
 	if err != nil {
@@ -167,16 +157,6 @@ func generateHere(cmd *cobra.Command, f *datagenLocalFlags) error {
 	if err != nil {
 		return cliexit.Usage("--engine: %v", err)
 	}
-	// The dataset is written under a temporary name and renamed when
-	// complete: a file named --out is always a whole dataset.
-	partial := f.out + ".partial"
-	file, err := os.OpenFile(partial, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		first.Quit()
-		return cliexit.Usage("--out: %v", err)
-	}
-	defer file.Close()
-
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	stderr, stdout := cmd.ErrOrStderr(), cmd.OutOrStdout()
@@ -185,20 +165,22 @@ func generateHere(cmd *cobra.Command, f *datagenLocalFlags) error {
 			cfg.Name, s.Nodes, f.d.positions, s.RandomPliesMin, s.RandomPliesMax, f.d.randomSeed, f.concurrency, format, f.out)
 	}
 	start := time.Now()
-	w := dg.NewWriter(file, format, dg.PGNInfo{Engine: cfg.Name})
-	st, err := generate(ctx, f, s, cfg, first, w, stderr, start)
-	if err == nil {
-		err = w.Flush()
+	l := dg.Local{Settings: s, Seed: f.d.randomSeed, Positions: f.d.positions, Concurrency: f.concurrency, BatchGames: f.batchGames,
+		KeepDuplicates: f.duplicates == "keep", NewPlayer: func() (match.Player, error) { return match.NewPlayer(cfg, builtin.New) }}
+	if !f.quiet {
+		l.Progress = stderr
 	}
-	if err == nil {
-		err = file.Close()
-	}
-	if err == nil {
-		err = os.Rename(partial, f.out)
+	// The dataset is written under a temporary name and renamed when
+	// complete: a file named --out is always a whole dataset.
+	partial := f.out + ".partial"
+	st, err := l.WriteFile(ctx, first, f.out, format, dg.PGNInfo{Engine: cfg.Name})
+	var open *dg.OpenError
+	if errors.As(err, &open) {
+		return cliexit.Usage("--out: %v", err)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return cliexit.Failure("datagen stopped after %d positions; what was written is in %s", st.positions, partial)
+			return cliexit.Failure("datagen stopped after %d positions; what was written is in %s", st.Positions, partial)
 		}
 		return cliexit.Failure("datagen: %v (what was written is in %s)", err, partial)
 	}
@@ -206,141 +188,7 @@ func generateHere(cmd *cobra.Command, f *datagenLocalFlags) error {
 	return nil
 }
 
-// keptPlayer is a player that lives across batches: PlayGames quits the
-// player it is given at the end of a batch, this one stays for the next.
-type keptPlayer struct{ match.Player }
-
-func (keptPlayer) Quit() error { return nil }
-
-type batchResult struct {
-	batch int
-	games []dg.Game
-	err   error
-}
-
-// generate plays batches 0, 1, 2, ... on f.concurrency engines and writes
-// their records in batch order until f.d.positions are written. first is
-// the first engine, started; generate quits it.
-func generate(ctx context.Context, f *datagenLocalFlags, s dg.Settings, cfg match.EngineConfig, first match.Player, w *dg.Writer, stderr io.Writer, start time.Time) (datagenStats, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	jobs := make(chan int)
-	results := make(chan batchResult, f.concurrency)
-	var wg sync.WaitGroup
-	for i := range f.concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p := first
-			if i > 0 {
-				var err error
-				if p, err = match.NewPlayer(cfg, builtin.New); err != nil {
-					results <- batchResult{batch: -1, err: err}
-					return
-				}
-			}
-			defer p.Quit()
-			newPlayer := func() (match.Player, error) { return keptPlayer{p}, nil }
-			for b := range jobs {
-				games, err := dg.PlayGames(ctx, newPlayer, s, dg.BatchSeed(f.d.randomSeed, uint64(b)), f.batchGames)
-				results <- batchResult{batch: b, games: games, err: err}
-				if err != nil {
-					return
-				}
-			}
-		}()
-	}
-	go func() {
-		defer close(jobs)
-		for b := 0; ; b++ {
-			select {
-			case jobs <- b:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	defer func() {
-		// Stop the engines and let the last batches' results fall away.
-		cancel()
-		go func() {
-			for range results {
-			}
-		}()
-		wg.Wait()
-		close(results)
-	}()
-
-	var st datagenStats
-	seen := map[[16]byte]struct{}{}
-	pending := map[int][]dg.Game{}
-	next := 0
-	lastReport := start
-	n := f.d.positions
-	for st.positions < n {
-		var r batchResult
-		select {
-		case r = <-results:
-		case <-ctx.Done():
-			return st, ctx.Err()
-		}
-		if r.err != nil {
-			if ctx.Err() != nil {
-				return st, ctx.Err()
-			}
-			return st, r.err
-		}
-		pending[r.batch] = r.games
-		for games, ok := pending[next]; ok && st.positions < n; games, ok = pending[next] {
-			delete(pending, next)
-			next++
-			for _, g := range games {
-				if st.positions == n {
-					break
-				}
-				recs := dg.Records(g, s.Filters)
-				kept := recs[:0]
-				for _, rec := range recs {
-					k := dg.PositionKey(rec.FEN)
-					if _, dup := seen[k]; dup {
-						st.duplicates++
-						if f.duplicates == "drop" {
-							continue
-						}
-					} else {
-						seen[k] = struct{}{}
-					}
-					kept = append(kept, rec)
-					if st.positions+len(kept) == n {
-						break
-					}
-				}
-				if s.Tablebase.Rescore {
-					st.rescored += dg.RescoreRecords(kept, s.Tablebase)
-				}
-				if g.Termination == dg.TermTablebase {
-					st.tablebase++
-				}
-				if err := w.WriteGame(g, kept); err != nil {
-					return st, err
-				}
-				st.positions += len(kept)
-				st.games++
-				st.plies += len(g.Moves)
-				st.wdl[g.Result-dg.WhiteWins]++
-			}
-		}
-		if !f.quiet && time.Since(lastReport) >= 2*time.Second {
-			lastReport = time.Now()
-			el := time.Since(start).Seconds()
-			fmt.Fprintf(stderr, "datagen: %d/%d positions (%.1f%%), %d games, %.0f positions/s\n",
-				st.positions, n, 100*float64(st.positions)/float64(n), st.games, float64(st.positions)/el)
-		}
-	}
-	return st, nil
-}
-
-func printDatagenSummary(out io.Writer, f *datagenLocalFlags, format dg.Format, st datagenStats, el time.Duration) {
+func printDatagenSummary(out io.Writer, f *datagenLocalFlags, format dg.Format, st dg.LocalStats, el time.Duration) {
 	pct := func(a, b int) float64 {
 		if b == 0 {
 			return 0
@@ -348,15 +196,15 @@ func printDatagenSummary(out io.Writer, f *datagenLocalFlags, format dg.Format, 
 		return 100 * float64(a) / float64(b)
 	}
 	size := ""
-	if fi, err := os.Stat(f.out); err == nil && st.positions > 0 {
-		size = fmt.Sprintf(", %d bytes: %.2f a position", fi.Size(), float64(fi.Size())/float64(st.positions))
+	if fi, err := os.Stat(f.out); err == nil && st.Positions > 0 {
+		size = fmt.Sprintf(", %d bytes: %.2f a position", fi.Size(), float64(fi.Size())/float64(st.Positions))
 	}
-	fmt.Fprintf(out, "positions   %d (%s, %s%s)\n", st.positions, format, f.out, size)
-	fmt.Fprintf(out, "games       %d: white wins %d (%.1f%%), draws %d (%.1f%%), black wins %d (%.1f%%)\n", st.games,
-		st.wdl[0], pct(st.wdl[0], st.games), st.wdl[1], pct(st.wdl[1], st.games), st.wdl[2], pct(st.wdl[2], st.games))
+	fmt.Fprintf(out, "positions   %d (%s, %s%s)\n", st.Positions, format, f.out, size)
+	fmt.Fprintf(out, "games       %d: white wins %d (%.1f%%), draws %d (%.1f%%), black wins %d (%.1f%%)\n", st.Games,
+		st.WDL[0], pct(st.WDL[0], st.Games), st.WDL[1], pct(st.WDL[1], st.Games), st.WDL[2], pct(st.WDL[2], st.Games))
 	avg := 0.0
-	if st.games > 0 {
-		avg = float64(st.plies) / float64(st.games)
+	if st.Games > 0 {
+		avg = float64(st.Plies) / float64(st.Games)
 	}
 	fmt.Fprintf(out, "length      %.1f plies a game on average\n", avg)
 	verb := "kept"
@@ -364,17 +212,17 @@ func printDatagenSummary(out io.Writer, f *datagenLocalFlags, format dg.Format, 
 		verb = "dropped"
 	}
 	if f.d.tb != "" {
-		fmt.Fprintf(out, "tablebase   %d games adjudicated by the tables, %d records rescored\n", st.tablebase, st.rescored)
+		fmt.Fprintf(out, "tablebase   %d games adjudicated by the tables, %d records rescored\n", st.Tablebase, st.Rescored)
 	}
-	fmt.Fprintf(out, "duplicates  %d (%.2f%% of the positions seen), %s\n", st.duplicates, pct(st.duplicates, st.positions+dropped(f, st)), verb)
+	fmt.Fprintf(out, "duplicates  %d (%.2f%% of the positions seen), %s\n", st.Duplicates, pct(st.Duplicates, st.Positions+dropped(f, st)), verb)
 	fmt.Fprintf(out, "speed       %.0f positions/s, %.1f games/s (%.1fs, %d at once)\n",
-		float64(st.positions)/el.Seconds(), float64(st.games)/el.Seconds(), el.Seconds(), f.concurrency)
+		float64(st.Positions)/el.Seconds(), float64(st.Games)/el.Seconds(), el.Seconds(), f.concurrency)
 }
 
 // dropped is how many duplicates were left out of the file.
-func dropped(f *datagenLocalFlags, st datagenStats) int {
+func dropped(f *datagenLocalFlags, st dg.LocalStats) int {
 	if f.duplicates == "drop" {
-		return st.duplicates
+		return st.Duplicates
 	}
 	return 0
 }

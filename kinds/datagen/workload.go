@@ -90,6 +90,9 @@ func init() {
 		Runs:  workload.SubmittedPrograms,
 		Order: 50,
 		Flags: flags,
+		Example: func(engine, _ string) []string {
+			return []string{"datagen", "--json", "--engine", engine, "--positions", "100", "--each", "nodes=1000"}
+		},
 		Dashboard: &workload.DashboardRow{Title: "Training data (DATAGEN)", Panels: []workload.DashboardPanel{
 			{Title: "Datasets running", Description: "DATAGEN jobs being generated now.", Unit: "none", Stat: true,
 				Queries: []workload.DashboardQuery{{Expr: `arbiter_datagen_running_jobs`}}, Width: 6, Height: 6},

@@ -25,6 +25,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,11 +61,21 @@ func init() {
 		Spec: func() proto.Message { return &arbiterv1.EpdSpec{} },
 		New:  func(d workload.Deps) (core.Workload, error) { return NewWorkload(d) },
 		// Engines may be uploaded by the submitter.
-		Runs:  workload.SubmittedPrograms,
-		Order: 60,
+		Runs:    workload.SubmittedPrograms,
+		Order:   60,
+		Example: example,
 	})
 	store.RegisterSchema(schema)
 	jobkind.Register(jobkind.Kind{Name: Kind, Family: FamilyEPD, Path: pagePath, Noun: "EPD job"})
+}
+
+// example is a job of two Bratko-Kopec positions at 500 nodes; it writes
+// the suite into dir.
+func example(engine, dir string) []string {
+	suite := filepath.Join(dir, "example.epd")
+	os.WriteFile(suite, []byte("1k1r4/pp1b1R2/3q2pp/4p3/2B5/4Q3/PPP2B2/2K5 b - - bm Qd1+; id \"BK.01\";\n"+
+		"3r1k2/4npp1/1ppr3p/p6P/P2PPPP1/1NR5/5K2/2R5 w - - bm d5; id \"BK.02\";\n"), 0o644)
+	return []string{"epd", "--json", "--engine", engine, "--suite", suite, "--each", "nodes=500"}
 }
 
 // Workload is the EPD workload.

@@ -57,6 +57,7 @@ func init() {
 			return &fakeWorkload{st: d.Store, now: d.Now, jobs: map[string]*fakeJob{}}, nil
 		},
 		Runs: workload.SubmittedPrograms, Order: 90,
+		Example: func(engine, _ string) []string { return []string{fakeKind, "--text", engine} },
 		Dashboard: &workload.DashboardRow{Title: fakeRow, Panels: []workload.DashboardPanel{{Title: "Fake jobs", Description: "Jobs of the fake kind.",
 			Unit: "none", Stat: true, Queries: []workload.DashboardQuery{{Expr: `sum(arbiter_jobs{kind="fake"})`}}, Width: 6, Height: 6}}}})
 	jobkind.Register(jobkind.Kind{Name: fakeKind, Family: fakeFamily, Path: "/fake/", Noun: "fake job"})

@@ -75,6 +75,11 @@ func init() {
 		// A tune plays an engine its submitter may have uploaded.
 		Runs:  workload.SubmittedPrograms,
 		Order: 30,
+		// A tune of one of the embedded engine's search margins.
+		Example: func(engine, dir string) []string {
+			return []string{"spsa", "--engine", engine, "--params", "RFPMargin,75,20,300,5,0.002", "--each", "nodes=500",
+				"--openings", "file=" + gamepair.ExampleBook(dir) + ",order=random,seed=5", "--pairs", "2", "--batch-pairs", "1"}
+		},
 	})
 	jobkind.Register(jobkind.Kind{Name: Kind, Family: jobkind.FamilyTune, Path: "/tunes/", Noun: "tune"})
 }

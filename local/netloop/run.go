@@ -1,0 +1,124 @@
+package netloop
+
+// The runner: executes the step the core says is next, through the
+// library functions of arbiter datagen, arbiter train and arbiter match.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/arbiter-chess/arbiter/engine/nnue"
+)
+
+// Runner runs a loop in its directory.
+type Runner struct {
+	Dir         Dir
+	Settings    Settings
+	Generations int
+	Concurrency int // datagen batches and SPRT games at once
+	Threads     int // training threads (the net does not depend on them)
+	Out         io.Writer
+	// openings is the SPRT's --openings and its file's SHA-256.
+	openings, openingsSHA string
+}
+
+// EmbeddedSHA is the SHA-256 of the binary's embedded net ("none").
+func EmbeddedSHA() string {
+	b := nnue.DefaultBytes()
+	if b == nil {
+		return "none"
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// Plan is the loop's state in its directory.
+func (r *Runner) Plan() (Plan, error) {
+	if r.openingsSHA == "" {
+		var err error
+		if r.openings, r.openingsSHA, err = r.Dir.Openings(r.Settings.Openings, r.Settings.Seed); err != nil {
+			return Plan{}, err
+		}
+	}
+	return MakePlan(r.Settings, r.Generations, EmbeddedSHA(), r.openingsSHA, r.Dir.Done), nil
+}
+
+// Run runs steps until the loop is done or one fails: the error names
+// the generation and the step, and the next run retries it.
+func (r *Runner) Run(ctx context.Context) (Plan, error) {
+	for {
+		p, err := r.Plan()
+		if err != nil || p.Next == nil {
+			return p, err
+		}
+		if err := r.runStep(ctx, p.Next); err != nil {
+			if ctx.Err() != nil {
+				err = errors.New("interrupted")
+			}
+			return p, fmt.Errorf("generation %d, step %s (%s): %w; run the same command again to retry it", p.Next.Gen, p.Next.Kind, p.Next.Key[:len(p.Next.Kind)+13], err)
+		}
+	}
+}
+
+func (r *Runner) runStep(ctx context.Context, s *Step) error {
+	n, err := r.Dir.begin(s.Key)
+	if err != nil {
+		return err
+	}
+	res := &Result{Kind: s.Kind, Key: s.Key, Gen: s.Gen, Started: time.Now().UTC(), Attempts: n}
+	again := ""
+	if n > 1 {
+		again = fmt.Sprintf(" (attempt %d)", n)
+	}
+	fmt.Fprintf(r.Out, "net loop: generation %d: %s%s\n", s.Gen, s.Kind, again)
+	switch s.Kind {
+	case KindDatagen:
+		err = r.datagen(ctx, s, res)
+	case KindTrain:
+		err = r.train(ctx, s, res)
+	case KindSPRT:
+		err = r.sprt(ctx, s, res)
+	case KindShip:
+		err = r.ship(s, res)
+	default:
+		err = fmt.Errorf("unknown step kind %q", s.Kind)
+	}
+	if err != nil {
+		return err
+	}
+	res.Finished = time.Now().UTC()
+	return r.Dir.finish(res)
+}
+
+// ship makes the new net the loop's best: DIR/best.nnue and best.json.
+func (r *Runner) ship(s *Step, res *Result) error {
+	b, err := os.ReadFile(r.Dir.NetPath(s.New))
+	if err != nil {
+		return err
+	}
+	if got := sha(b); got != s.New.SHA {
+		return fmt.Errorf("net %s: its bytes now have SHA-256 %s: changed on disk", r.Dir.NetPath(s.New), got[:12])
+	}
+	if err := writeAtomic(r.Dir.path("best.nnue"), b); err != nil {
+		return err
+	}
+	j, _ := json.MarshalIndent(s.New, "", "  ")
+	if err := writeAtomic(r.Dir.path("best.json"), append(j, '\n')); err != nil {
+		return err
+	}
+	res.Shipped = s.New.SHA
+	fmt.Fprintf(r.Out, "net loop: generation %d: shipped net %s as the best (%s)\n", s.Gen, s.New.SHA[:12], r.Dir.path("best.nnue"))
+	return nil
+}
+
+func sha(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
