@@ -37,7 +37,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/grpcapi"
 	"github.com/arbiter-chess/arbiter/coordinator/hooks"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
-	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 )
@@ -63,8 +62,6 @@ type Config struct {
 	MinUnits, MaxPositionsPerUnit int
 	// Games tunes match and SPRT tests.
 	Games gamejob.Config
-	// Tunes tunes SPSA tunes.
-	Tunes spsajob.Config
 	// KindSettings are the settings of kinds that bring their own flags
 	// (workload.Kind.Flags), by kind.
 	KindSettings map[string]any
@@ -227,7 +224,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	// and for the kinds that start sessions outside it.
 	approvals := c.Accounts.Gate(workload.RunsSubmittedCode)
 	deps := workload.Deps{Store: cfg.Store, Approvals: approvals, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer, DataDir: cfg.Store.Dir(),
-		ResolveArtifact: c.Artifacts.FillEngine, Games: games, Trust: trust,
+		ResolveArtifact: c.Artifacts.FillEngine, Games: games, Trust: trust, ReferenceNPS: cfg.Games.ReferenceNPS,
 		// And one record of the workers' recent games (the /workers page).
 		Activity:  gamepair.NewActivity(cfg.Now),
 		JobExists: func(id string) bool { _, ok := c.Core.JobRef(id); return ok },

@@ -12,23 +12,16 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
-	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
-	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
 )
 
 // kindSettings are the kinds' settings from cfg, by kind
 // (workload.Deps.Settings).
 func (cfg Config) kindSettings() map[string]any {
-	tunes := cfg.Tunes
-	if tunes.ReferenceNPS == 0 {
-		tunes.ReferenceNPS = cfg.Games.ReferenceNPS
-	}
 	settings := map[string]any{
 		perftjob.Kind: perftjob.Config{TargetUnitDuration: cfg.TargetUnitDuration, VerifyDefault: cfg.VerifyDefault,
 			MinUnits: cfg.MinUnits, MaxPositionsPerUnit: cfg.MaxPositionsPerUnit, MaxNodes: cfg.PerftMaxNodes,
 			MaxHeldPositions: cfg.PerftMaxHeldPositions, SplitLimits: splitLimits(cfg.PerftMaxSplitPositions)},
 		gamejob.Kind: cfg.Games,
-		spsajob.Kind: tunes,
 	}
 	for kind, s := range cfg.KindSettings {
 		settings[kind] = s
@@ -67,14 +60,4 @@ func (c *Coordinator) Perft() *perftjob.Workload {
 // Games is the workload of match and SPRT tests.
 func (c *Coordinator) Games() *gamejob.Workload {
 	return workloadOf[*gamejob.Workload](c, gamejob.Kind)
-}
-
-// Tunes is the SPSA workload.
-func (c *Coordinator) Tunes() *spsajob.Workload {
-	return workloadOf[*spsajob.Workload](c, spsajob.Kind)
-}
-
-// Verify is the workload of verify sessions.
-func (c *Coordinator) Verify() *verifyjob.Workload {
-	return workloadOf[*verifyjob.Workload](c, verifyjob.Kind)
 }

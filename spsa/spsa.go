@@ -1,7 +1,7 @@
 // Package spsa tunes engine parameters by simultaneous perturbation
 // stochastic approximation, the way Fishtest runs it ("classic" SPSA,
 // server/fishtest/spsa_handler.py and spsa_workflow.py), for the cluster
-// (coordinator/spsajob) and for one machine (Local).
+// (kinds/spsa) and for one machine (Local).
 //
 // A tune of N game pairs in batches of B pairs has batches 0, 1, ...; batch
 // b is the schedule's iteration k = b×B (the pairs before it). It plays

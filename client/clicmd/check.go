@@ -1,7 +1,12 @@
 package clicmd
 
 import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
 	"github.com/arbiter-chess/arbiter/client/cliexit"
+	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/engine/syzygy"
 )
 
@@ -24,4 +29,21 @@ func OpenSyzygy(flag, dir string) (*syzygy.Tablebase, error) {
 		return nil, cliexit.Usage("%s %s: %v", flag, dir, err)
 	}
 	return tables, nil
+}
+
+// CheckThreads refuses a --threads count outside 0 (all cores)..4096.
+func CheckThreads(n int) error {
+	if n < 0 || n > 4096 {
+		return cliexit.Usage("--threads %d: must be between 0 (all cores) and 4096", n)
+	}
+	return nil
+}
+
+// CheckDepth refuses a missing or out-of-range perft --depth: lo is 0
+// where perft(0) = 1 makes sense, 1 where an engine is asked.
+func CheckDepth(fl *pflag.FlagSet, depth, lo int) error {
+	if !fl.Changed("depth") {
+		return Required("depth", fmt.Sprintf("%d to %d", lo, engine.MaxPerftDepth))
+	}
+	return CheckRange("depth", depth, lo, engine.MaxPerftDepth)
 }

@@ -1,7 +1,7 @@
 // Package cliexit carries the arbiter command's exit status through the
 // errors of the packages that do a command's work (local/localcluster,
-// local/verifyrun, ...), so that they can say "bad
-// input" or "a failure was found" without knowing about cobra or os.Exit.
+// kinds/verify/verifyrun, ...), so that they can say "bad input" or "a
+// failure was found" without knowing about cobra or os.Exit.
 //
 // The statuses are those of docs/cluster.md: 0 ok, 1 a failure found (a
 // perft mismatch, a bug in an engine, a test that did not finish), 2 bad

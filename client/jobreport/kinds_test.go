@@ -6,5 +6,5 @@ package jobreport
 import (
 	_ "github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	_ "github.com/arbiter-chess/arbiter/coordinator/perftjob"
-	_ "github.com/arbiter-chess/arbiter/coordinator/spsajob"
+	_ "github.com/arbiter-chess/arbiter/kinds/spsa"
 )

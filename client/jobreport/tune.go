@@ -282,7 +282,7 @@ func sortedOptions(opts map[string]string) []string {
 }
 
 // The tune family's report: SPSA tunes (their kind registers with
-// jobkind from coordinator/spsajob).
+// jobkind from kinds/spsa).
 func init() {
 	RegisterReport(jobkind.FamilyTune, Report{Header: "TUNE\tSTATE\tENGINE\tTC\tUPDATES\tPAIRS\tGAMES\tPARAMS", Row: tuneListRow, Detail: PrintTune,
 		JSON: func(o *JobJSON, j *arbiterv1.Job) {

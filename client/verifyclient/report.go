@@ -12,7 +12,7 @@ import (
 	"github.com/arbiter-chess/arbiter/verify"
 )
 
-// What the coordinator keeps of a session's report (its verifyjob limits):
+// What the coordinator keeps of a session's report (the limits of kinds/verify):
 // at most maxReported positions, sent maxBatch at a time, each at most
 // maxPositionBytes encoded with at most maxFindings findings.
 const (

@@ -68,7 +68,7 @@ Exit status: 0 on success, 1 when a suite count does not match, 2 on bad input,
 }
 
 func (f *perftFlags) validateCommon() error {
-	if err := checkThreads(f.threads); err != nil {
+	if err := clicmd.CheckThreads(f.threads); err != nil {
 		return err
 	}
 	return checkHash(f.hashMB, 0)
@@ -82,7 +82,7 @@ func runPerftOne(cmd *cobra.Command, f *perftFlags) error {
 	if err := f.validateCommon(); err != nil {
 		return err
 	}
-	if err := checkDepth(cmd.Flags(), f.depth, 0); err != nil {
+	if err := clicmd.CheckDepth(cmd.Flags(), f.depth, 0); err != nil {
 		return err
 	}
 	pos, err := engine.ParseFEN(f.fen)

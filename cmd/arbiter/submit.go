@@ -73,7 +73,7 @@ func newSubmitPerftCommand() *cobra.Command {
 }
 
 func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
-	if err := checkDepth(cmd.Flags(), f.depth, 0); err != nil {
+	if err := clicmd.CheckDepth(cmd.Flags(), f.depth, 0); err != nil {
 		return err
 	}
 	if f.verify < 0 || f.verify > 1 {

@@ -243,7 +243,7 @@ func (f *upFlags) check(cmd *cobra.Command) error {
 	}
 	c.VerifyEngines = verifyEngines
 	if cmd.Flags().Changed("depth") {
-		if err := checkDepth(cmd.Flags(), f.depth, 0); err != nil {
+		if err := clicmd.CheckDepth(cmd.Flags(), f.depth, 0); err != nil {
 			return err
 		}
 	}

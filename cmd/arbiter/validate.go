@@ -4,14 +4,9 @@ package main
 // that each mistake is worded one way whichever command it is made in.
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-
-	"github.com/arbiter-chess/arbiter/client/clicmd"
-	"github.com/arbiter-chess/arbiter/engine"
 )
 
 // Default perft hash tables, one per purpose (README, "Hash tables"):
@@ -28,23 +23,6 @@ const (
 	// maxHashMB bounds every --hash (1 TiB).
 	maxHashMB = 1 << 20
 )
-
-// checkThreads refuses a --threads count outside 0 (all cores)..4096.
-func checkThreads(n int) error {
-	if n < 0 || n > 4096 {
-		return usageError("--threads %d: must be between 0 (all cores) and 4096", n)
-	}
-	return nil
-}
-
-// checkDepth refuses a missing or out-of-range perft --depth: lo is 0
-// where perft(0) = 1 makes sense, 1 where an engine is asked.
-func checkDepth(fl *pflag.FlagSet, depth, lo int) error {
-	if !fl.Changed("depth") {
-		return clicmd.Required("depth", fmt.Sprintf("%d to %d", lo, engine.MaxPerftDepth))
-	}
-	return clicmd.CheckRange("depth", depth, lo, engine.MaxPerftDepth)
-}
 
 // checkHash refuses a --hash size outside lo..maxHashMB MB.
 func checkHash(mb, lo int) error {

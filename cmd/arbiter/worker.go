@@ -49,7 +49,7 @@ func newWorkerCommand() *cobra.Command {
 		Example: `  ARBITER_TOKEN=secret arbiter worker --coordinator host:7700 --threads 8 --hash 1024`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkThreads(threads); err != nil {
+			if err := clicmd.CheckThreads(threads); err != nil {
 				return err
 			}
 			if err := checkHash(hashMB, 1); err != nil {

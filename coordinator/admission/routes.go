@@ -126,10 +126,6 @@ var builtin = map[Route]Rule{
 	{GRPC, arbiterv1.JobService_ResumeJob_FullMethodName}:     {Client, SmallMessageBytes},
 	{GRPC, arbiterv1.JobService_RescheduleJob_FullMethodName}: {Client, SmallMessageBytes},
 
-	{GRPC, arbiterv1.VerifyService_RunVerifyUnit_FullMethodName}:       {Client, MediumMessageBytes},
-	{GRPC, arbiterv1.VerifyService_CloseVerifySession_FullMethodName}:  {Client, SmallMessageBytes},
-	{GRPC, arbiterv1.VerifyService_ReportVerifySession_FullMethodName}: {Client, VerifyReportBytes},
-
 	{GRPC, arbiterv1.AdminService_CreateCredential_FullMethodName}: {Admin, SmallMessageBytes},
 	{GRPC, arbiterv1.AdminService_ListCredentials_FullMethodName}:  {Admin, SmallMessageBytes},
 	{GRPC, arbiterv1.AdminService_RevokeCredential_FullMethodName}: {Admin, SmallMessageBytes},

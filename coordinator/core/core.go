@@ -34,6 +34,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -194,8 +195,10 @@ func (c *Core) Host() Host { return host{c} }
 
 type host struct{ c *Core }
 
-func (h host) WorkAvailable()          { h.c.wake.signal() }
-func (h host) JobChanged(jobID string) { h.c.reg.changed(jobID) }
+func (h host) WorkAvailable()            { h.c.wake.signal() }
+func (h host) JobChanged(jobID string)   { h.c.reg.changed(jobID) }
+func (h host) EndJobLeases(jobID string) { h.c.EndJobLeases(jobID) }
+func (h host) Ready() error              { return h.c.Ready() }
 
 func (h host) LiveWorkers(tag string) int {
 	n := 0
@@ -227,6 +230,9 @@ func (h host) live(tag string, f func(*Worker)) {
 		}
 	}
 }
+
+// Workloads are the workloads the core serves, in the order it asks them.
+func (c *Core) Workloads() []Workload { return slices.Clone(c.workloads) }
 
 // Load reads workers and every workload's jobs from the store.
 func (c *Core) Load(ctx context.Context) error {

@@ -59,8 +59,9 @@ type Workload interface {
 
 // Host is what a workload may call on the core. WorkAvailable and
 // JobChanged only signal: call them at any time, under the workload's own
-// lock or not. LiveWorkers and LiveIdentities take the core's lock: call it without the
-// workload's (from Create, say), never from a method the core calls.
+// lock or not. LiveWorkers, LiveIdentities and EndJobLeases take the
+// core's lock: call them without the workload's (from Create, say), never
+// from a method the core calls.
 type Host interface {
 	// WorkAvailable wakes workers waiting in Lease.
 	WorkAvailable()
@@ -73,6 +74,14 @@ type Host interface {
 	// LiveIdentities counts the identities (credentials) of those
 	// workers: how many independent witnesses the farm has now.
 	LiveIdentities(tag string) int
+	// EndJobLeases ends every lease of a job the workload closed on its
+	// own (a session its client closed or stopped asking about): the
+	// workers' heartbeats then say cancelled. It takes the core's lock and
+	// calls the workload's Ended: never call it under the workload's lock.
+	EndJobLeases(jobID string)
+	// Ready is nil while the core serves (a service of the workload's own
+	// refuses calls once it is shutting down).
+	Ready() error
 }
 
 // JobRef names a job and its place in submission order.

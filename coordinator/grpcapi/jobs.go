@@ -17,7 +17,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/jobfind"
 	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
-	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
@@ -28,13 +27,20 @@ type jobService struct {
 	s     *Server
 	core  *core.Core
 	games *gamejob.Workload
-	tunes *spsajob.Workload
 	// started is when this server began: workers get workerGrace from
 	// then to connect before a job is said to have none.
 	started   time.Time
 	arts      *artifacts.Store
 	workloads map[string]core.Workload // by kind
 	needers   []core.Workload          // the workloads, in kind order (needOf)
+}
+
+// pgnSource is a workload whose jobs play games it keeps as PGN (the
+// tests', the SPSA kind's tunes): DownloadPGN streams a job's games from
+// the workload that has the job.
+type pgnSource interface {
+	Has(jobID string) bool
+	PGNs(ctx context.Context, jobID string, fn func(pgn string) error) error
 }
 
 // addArtifactChecks adds what the workers did with a test's uploaded
@@ -131,7 +137,7 @@ func (js *jobService) SubmitSpsa(ctx context.Context, req *arbiterv1.SubmitSpsaR
 	if err := js.importGit(ctx, req.GetSpec().GetEngine()); err != nil {
 		return nil, err
 	}
-	ref, err := js.core.Create(ctx, caller(ctx), spsajob.Kind, req.GetSpec())
+	ref, err := js.core.Create(ctx, caller(ctx), jobkind.SPSA, req.GetSpec())
 	if err != nil {
 		return nil, err
 	}
@@ -341,9 +347,12 @@ func (js *jobService) DownloadPGN(req *arbiterv1.DownloadPGNRequest, stream arbi
 		games = 0
 		return err
 	}
-	pgns := js.games.PGNs
-	if js.tunes != nil && js.tunes.Has(req.GetJobId()) {
-		pgns = js.tunes.PGNs
+	pgns := js.games.PGNs // its answer names a job it does not have
+	for _, wl := range js.needers {
+		if src, ok := wl.(pgnSource); ok && src.Has(req.GetJobId()) {
+			pgns = src.PGNs
+			break
+		}
 	}
 	err := pgns(ctx, req.GetJobId(), func(p string) error {
 		buf.WriteString(p)

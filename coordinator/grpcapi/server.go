@@ -50,9 +50,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/forward"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
-	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -75,8 +73,8 @@ type Config struct {
 	// Workloads are the workloads of the kinds registered with package
 	// workload, by kind: SubmitJob creates the jobs of those with a spec,
 	// those with a service of their own (workload.Servicer) are served,
-	// and the services of the built-in kinds (tests' PGNs, verify
-	// sessions) find their workload here by its kind.
+	// and the services of the built-in kinds (tests' PGNs) find their
+	// workload here by its kind.
 	Workloads   map[string]core.Workload
 	Credentials *creds.Manager
 	Store       *store.Store
@@ -168,14 +166,11 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	srv := grpc.NewServer(opts...)
 	arbiterv1.RegisterWorkerServiceServer(srv, &workerService{s: s, core: cfg.Core})
 	games, _ := cfg.Workloads[gamejob.Kind].(*gamejob.Workload)
-	tunes, _ := cfg.Workloads[spsajob.Kind].(*spsajob.Workload)
-	verify, _ := cfg.Workloads[verifyjob.Kind].(*verifyjob.Workload)
-	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: games, tunes: tunes, started: cfg.Core.Now(),
+	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: games, started: cfg.Core.Now(),
 		arts: cfg.Artifacts, workloads: cfg.Workloads, needers: inOrder(cfg.Workloads)})
-	arbiterv1.RegisterVerifyServiceServer(srv, &verifyService{s: s, core: cfg.Core, verify: verify})
 	arbiterv1.RegisterAdminServiceServer(srv, &adminService{s: s, core: cfg.Core, creds: cfg.Credentials, store: cfg.Store})
 	services := []string{arbiterv1.WorkerService_ServiceDesc.ServiceName, arbiterv1.JobService_ServiceDesc.ServiceName,
-		arbiterv1.VerifyService_ServiceDesc.ServiceName, arbiterv1.AdminService_ServiceDesc.ServiceName}
+		arbiterv1.AdminService_ServiceDesc.ServiceName}
 	var plugged []workload.Method
 	for _, k := range workload.Kinds() {
 		if sv, ok := cfg.Workloads[k.Name].(workload.Servicer); ok {

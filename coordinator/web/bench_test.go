@@ -29,7 +29,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
-	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/engine"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -37,6 +36,7 @@ import (
 	"github.com/arbiter-chess/arbiter/spec/spsaspec"
 	"github.com/arbiter-chess/arbiter/sprt"
 	"github.com/arbiter-chess/arbiter/spsa"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 const (
@@ -244,7 +244,7 @@ func buildFixture(b *testing.B) (*benchFixture, error) {
 	}
 	sum := &arbiterv1.VerifySessionSummary{Engine: "bug", Depth: 4, Positions: 1000, Ok: 1000 - benchPositions, Bugs: benchPositions, Findings: 2 * benchPositions}
 	for first := 0; first < len(reps); first += 25 {
-		if _, err := cl.c.Verify().Report(ctx, carol, f.sess, sum, uint32(first), reps[first:first+25]); err != nil {
+		if _, err := verifyOf(cl.c).Report(ctx, carol, f.sess, sum, uint32(first), reps[first:first+25]); err != nil {
 			return nil, err
 		}
 	}
@@ -266,7 +266,7 @@ func writeTune(ctx context.Context, st *store.Store, rng *rand.Rand, workerIDs [
 	}
 	specBytes, _ := proto.Marshal(spec)
 	id := "tbenchtune01"
-	j := &store.Job{ID: id, Kind: spsajob.Kind, State: store.StateDone, CreatedAt: now.Add(-2 * time.Hour), FinishedAt: now.Add(-time.Hour),
+	j := &store.Job{ID: id, Kind: jobkind.SPSA, State: store.StateDone, CreatedAt: now.Add(-2 * time.Hour), FinishedAt: now.Add(-time.Hour),
 		RootMoves: []string{}, Submitter: "carol", Throughput: 1, UnitsTotal: benchUpdates}
 	if err := st.CreateTune(ctx, j, &store.Tune{JobID: id, Spec: specBytes, BatchPairs: 2}); err != nil {
 		return "", err

@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"fmt"
+	_ "github.com/arbiter-chess/arbiter/kinds/spsa" // the tunes of the pages under test
+	kindverify "github.com/arbiter-chess/arbiter/kinds/verify"
 	"io"
 	"net"
 	"net/http"
@@ -92,7 +94,7 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	}
 	go gs.Serve(lis)
 	cl.grpc = lis.Addr().String()
-	srv, err := New(ctx, Config{Core: c.Core, Perft: c.Perft(), Games: c.Games(), Tunes: c.Tunes(), Verify: c.Verify(), Credentials: c.Credentials,
+	srv, err := New(ctx, Config{Core: c.Core, Perft: c.Perft(), Games: c.Games(), Credentials: c.Credentials,
 		Accounts: c.Accounts, Store: st, GrafanaURL: o.grafana, RequireSignIn: o.requireSignIn, BooksDir: o.books, LiveInterval: 500 * time.Millisecond, Diffs: c.Artifacts, Hooks: c.Hooks,
 		Follows: c.Hooks, EventPoll: 300 * time.Millisecond, Trust: c.Trust, NoWorkerMinting: o.noWorkerMinting})
 	if err != nil {
@@ -292,3 +294,13 @@ func (cl *cluster) waitJob(t testing.TB, c *clusterclient.Client, id string, lim
 
 var _ = grpc.NewServer
 var _ = fmt.Sprint
+
+// verifyOf is the verify kind's workload of c (kinds/verify, which this
+// test binary registers by importing it).
+func verifyOf(c *coordinator.Coordinator) *kindverify.Workload {
+	wl, ok := c.Workload(kindverify.Kind)
+	if !ok {
+		panic("the verify kind is not registered")
+	}
+	return wl.(*kindverify.Workload)
+}

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/coordinator/jobfind"
-	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
+	"github.com/arbiter-chess/arbiter/wire/verifyproto"
 )
 
 // The list of work: tests, perft jobs, SPSA tunes and verify sessions, newest first, filtered by kind,
@@ -101,7 +101,7 @@ type listData struct {
 	Tunes  []*arbiterv1.Job
 	// Other holds jobs of kinds without a table of their own here.
 	Other    []*arbiterv1.Job
-	Verify   []verifyjob.SessionView
+	Verify   []verifyproto.SessionView
 	VerifyN  int // verify sessions in all
 	Prev     string
 	Next     string
@@ -213,17 +213,20 @@ func (s *Server) listJobs(r *http.Request, v *view, f listFilter, user string) e
 
 // verifySessions lists sessions that pass the filter (state: a live
 // session is running, a reported one done).
-func (s *Server) verifySessions(r *http.Request, f listFilter, offset, limit int) ([]verifyjob.SessionView, int, error) {
+func (s *Server) verifySessions(r *http.Request, f listFilter, offset, limit int) ([]verifyproto.SessionView, int, error) {
+	if s.cfg.Verify == nil {
+		return nil, 0, nil
+	}
 	if f.State == "" && f.Submitter == "" {
 		return s.cfg.Verify.Sessions(r.Context(), offset, limit)
 	}
 	// Filtered: read the live ones and the latest reported ones (sessions
 	// are few) and filter here.
-	all, _, err := s.cfg.Verify.Sessions(r.Context(), 0, verifyjob.MaxSessions+maxFilteredSessions)
+	all, _, err := s.cfg.Verify.Sessions(r.Context(), 0, verifyproto.MaxSessions+maxFilteredSessions)
 	if err != nil {
 		return nil, 0, err
 	}
-	var kept []verifyjob.SessionView
+	var kept []verifyproto.SessionView
 	for _, sv := range all {
 		st := "done"
 		if sv.Live {

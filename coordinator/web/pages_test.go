@@ -16,10 +16,10 @@ import (
 	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
-	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 const bookDir = "../../books"
@@ -81,7 +81,7 @@ func TestPagesRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tune, err := cl.c.Core.Create(ctx, cl.carol(), spsajob.Kind, tuneSpec(t, 1000, 40))
+	tune, err := cl.c.Core.Create(ctx, cl.carol(), jobkind.SPSA, tuneSpec(t, 1000, 40))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestPagesRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unverified, err := cl.c.Core.Create(ctx, cl.carol(), spsajob.Kind, tuneSpec(t, 1000, 40))
+	unverified, err := cl.c.Core.Create(ctx, cl.carol(), jobkind.SPSA, tuneSpec(t, 1000, 40))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestPagesRender(t *testing.T) {
 		Findings: []*arbiterv1.VerifyFinding{{RootFen: "4k3/8/P7/8/8/8/8/4K3 w - - 0 1", Moves: []string{"a6a7", "e8d7"},
 			Fen: "8/P2k4/8/8/8/8/8/4K3 w - - 1 2", Depth: 1, Missed: []*arbiterv1.VerifyMoveIssue{{Move: "a7a8n", Reason: "missing under-promotion to knight"}},
 			Command: "arbiter verify --engine cmd=bug --fen '8/P2k4/8/8/8/8/8/4K3 w - - 1 2' --depth 1"}}}
-	if _, err := cl.c.Verify().Report(ctx, cl.carol(), "s-0123456789", sum, 0, []*arbiterv1.VerifyPositionReport{rep}); err != nil {
+	if _, err := verifyOf(cl.c).Report(ctx, cl.carol(), "s-0123456789", sum, 0, []*arbiterv1.VerifyPositionReport{rep}); err != nil {
 		t.Fatal(err)
 	}
 	b := cl.browser(t)
@@ -210,7 +210,7 @@ func TestBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tune, err := cl.c.Core.Create(ctx, cl.carol(), spsajob.Kind, tuneSpec(t, 1000, 40))
+	tune, err := cl.c.Core.Create(ctx, cl.carol(), jobkind.SPSA, tuneSpec(t, 1000, 40))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +397,7 @@ func excerpt(s string) string {
 func TestLiveStreamsBoundedAndClosed(t *testing.T) {
 	cl := newCluster(t, clusterOpts{})
 	c := cl.c
-	srv, err := New(context.Background(), Config{Core: c.Core, Perft: c.Perft(), Games: c.Games(), Verify: c.Verify(), Credentials: c.Credentials,
+	srv, err := New(context.Background(), Config{Core: c.Core, Perft: c.Perft(), Games: c.Games(), Credentials: c.Credentials,
 		MaxLiveStreams: 1, LiveInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

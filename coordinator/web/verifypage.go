@@ -1,14 +1,43 @@
 package web
 
 import (
+	"context"
 	"html/template"
 	"net/http"
 	"sort"
 	"strconv"
 
-	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/coordinator/core"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/wire/verifyproto"
 )
+
+// VerifySessions is what the pages read of verify sessions: the workload
+// of the verify kind (kinds/verify), a floor above this package, answers
+// it, so no page names the kind's package.
+type VerifySessions interface {
+	// Sessions returns live sessions, then reported ones, skipping offset
+	// of them, at most limit, and the number in all.
+	Sessions(ctx context.Context, offset, limit int) ([]verifyproto.SessionView, int, error)
+	// Session returns one session, live or reported (UNKNOWN_JOB when
+	// neither).
+	Session(ctx context.Context, sid string) (verifyproto.SessionView, error)
+	// Reports returns a session's stored position reports, skipping offset
+	// of them, at most limit.
+	Reports(ctx context.Context, sid string, offset, limit int) ([]*arbiterv1.VerifyPositionReport, error)
+}
+
+// verifySessionsOf is the workload of c that keeps verify sessions, nil
+// when none does.
+func verifySessionsOf(c *core.Core) VerifySessions {
+	for _, wl := range c.Workloads() {
+		if vs, ok := wl.(VerifySessions); ok {
+			return vs
+		}
+	}
+	return nil
+}
 
 // reportsPerPage bounds the positions a verify page shows.
 const reportsPerPage = 25
@@ -24,7 +53,7 @@ type positionView struct {
 }
 
 type verifyData struct {
-	S         verifyjob.SessionView
+	S         verifyproto.SessionView
 	Workers   []workerCount
 	Positions []positionView
 	First     int
@@ -39,6 +68,9 @@ type workerCount struct {
 
 func (s *Server) verifyPage(r *http.Request, v *view) error {
 	id := r.PathValue("id")
+	if s.cfg.Verify == nil {
+		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown verify session %s", apierr.Q(id))
+	}
 	sv, err := s.cfg.Verify.Session(r.Context(), id)
 	if err != nil {
 		return err

@@ -61,9 +61,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
-	"github.com/arbiter-chess/arbiter/coordinator/spsajob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
 )
 
 //go:embed templates/*.html
@@ -78,9 +76,15 @@ type Config struct {
 	Perft *perftjob.Workload
 	Games *gamejob.Workload
 	// Tunes, when set, shows which workers running SPSA tunes bar (the
-	// workers page). Tunes are listed and shown through Core either way.
-	Tunes       *spsajob.Workload
-	Verify      *verifyjob.Workload
+	// workers page); nil: the workload of Core that bars workers from its
+	// jobs (the SPSA kind's, when a program installs it). Tunes are listed
+	// and shown through Core either way.
+	Tunes Barrer
+	// Verify, when set, is where the list and /verify/{id} read verify
+	// sessions; nil: the workload of Core that keeps them (the verify
+	// kind's, when a program installs it), or none, and then the list has
+	// none and /verify/{id} finds none.
+	Verify      VerifySessions
 	Credentials *credentials.Manager
 	// Accounts, when set, adds accounts: sign-up, sign-in with a password,
 	// the account page, the admins' accounts page, approvals of pending
@@ -159,8 +163,14 @@ const csrfKeyName = "web_csrf_key"
 
 // New builds the pages' handler.
 func New(ctx context.Context, cfg Config) (*Server, error) {
-	if cfg.Core == nil || cfg.Perft == nil || cfg.Games == nil || cfg.Verify == nil || cfg.Credentials == nil {
+	if cfg.Core == nil || cfg.Perft == nil || cfg.Games == nil || cfg.Credentials == nil {
 		return nil, errors.New("web: core, workloads and credentials are required")
+	}
+	if cfg.Verify == nil {
+		cfg.Verify = verifySessionsOf(cfg.Core)
+	}
+	if cfg.Tunes == nil {
+		cfg.Tunes = barrerOf(cfg.Core)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

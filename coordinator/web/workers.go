@@ -9,7 +9,8 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
-	"github.com/arbiter-chess/arbiter/coordinator/verifyjob"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
+	"github.com/arbiter-chess/arbiter/wire/verifyproto"
 )
 
 type workerView struct {
@@ -40,13 +41,30 @@ type workersData struct {
 	TrustThreshold int
 }
 
+// Barrer is a workload that bars workers from its jobs (the SPSA kind's
+// tunes; gamepair.Set.Barred): by worker id, the jobs that bar it.
+type Barrer interface {
+	Barred() map[string][]string
+}
+
+// barrerOf is the SPSA kind's workload of c (jobkind.SPSA), nil when c
+// serves none.
+func barrerOf(c *core.Core) Barrer {
+	for _, wl := range c.Workloads() {
+		if b, ok := wl.(Barrer); ok && wl.Kind() == jobkind.SPSA {
+			return b
+		}
+	}
+	return nil
+}
+
 // jobOfUnit names the job of a unit id: "JOB.N" for perft units and
 // batches, "verify.SESSION.KEY" for verify units.
 func jobOfUnit(unit string) string {
-	if strings.HasPrefix(unit, verifyjob.Prefix) {
-		rest := strings.TrimPrefix(unit, verifyjob.Prefix)
+	if strings.HasPrefix(unit, verifyproto.JobPrefix) {
+		rest := strings.TrimPrefix(unit, verifyproto.JobPrefix)
 		if i := strings.IndexByte(rest, '.'); i >= 0 {
-			return verifyjob.Prefix + rest[:i]
+			return verifyproto.JobPrefix + rest[:i]
 		}
 		return unit
 	}
@@ -70,7 +88,7 @@ func (s *Server) workersPage(r *http.Request, v *view) error {
 		seen := map[string]bool{}
 		for _, u := range w.Units {
 			j := jobOfUnit(u)
-			if strings.HasPrefix(j, verifyjob.Prefix) {
+			if strings.HasPrefix(j, verifyproto.JobPrefix) {
 				wv.Verifying++
 				continue
 			}

@@ -60,6 +60,10 @@ type Deps struct {
 	// Trust is every worker identity's trust, shared by the workloads that
 	// play games (gamepair/trust.go).
 	Trust *gamepair.Trust
+	// ReferenceNPS is the bench speed a game's clock is meant for when its
+	// job names none: the tests' (gamepair.Settings.ReferenceNPS; 0:
+	// gamepair.DefaultReferenceNPS), for the other kinds that play games.
+	ReferenceNPS uint64
 	// Approvals is the coordinator's approval rule (nil: approvals are
 	// off). The core holds the jobs it creates; a kind whose sessions do
 	// not go through core.Create (verify sessions) asks it itself before

@@ -8,4 +8,6 @@ package install
 import (
 	_ "github.com/arbiter-chess/arbiter/kinds/datagen" // DATAGEN: NNUE training data
 	_ "github.com/arbiter-chess/arbiter/kinds/epd"     // EPD test suites
+	_ "github.com/arbiter-chess/arbiter/kinds/spsa"    // SPSA tunes
+	_ "github.com/arbiter-chess/arbiter/kinds/verify"  // VERIFY: another engine's move generator, on the workers
 )

@@ -1,4 +1,8 @@
-package main
+package verify
+
+// arbiter verify: the command (registered with clicmd from init), on this
+// machine or, with --coordinator, with each engine query a unit of this
+// kind (command_cluster.go).
 
 import (
 	"context"
@@ -11,9 +15,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/client/clicmd"
-	"github.com/arbiter-chess/arbiter/local/verifyrun"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
+	"github.com/arbiter-chess/arbiter/kinds/verify/verifyrun"
 	"github.com/arbiter-chess/arbiter/spec/enginespec"
-	"github.com/arbiter-chess/arbiter/verify"
+	vf "github.com/arbiter-chess/arbiter/verify"
 	"github.com/arbiter-chess/arbiter/wire/verifyproto"
 )
 
@@ -30,7 +35,10 @@ type verifyFlags struct {
 	parallel int
 }
 
-func newVerifyCommand() *cobra.Command {
+func init() { clicmd.RegisterCommand("verify", NewCommand) }
+
+// NewCommand is `arbiter verify`.
+func NewCommand() *cobra.Command {
 	var f verifyFlags
 	cmd := &cobra.Command{
 		Use:   "verify",
@@ -80,10 +88,10 @@ Exit status: 0 when no bug is found, 1 when a bug is found (or the engine fails)
 
 func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	if f.engine == "" {
-		return usageError("--engine is required (cmd=PATH[,args=...][,proto=uci|perftree][,option.X=V])")
+		return cliexit.Usage("--engine is required (cmd=PATH[,args=...][,proto=uci|perftree][,option.X=V])")
 	}
 	var (
-		spec verify.EngineSpec
+		spec vf.EngineSpec
 		name string // the engine's name on the workers (--coordinator)
 		err  error
 	)
@@ -93,21 +101,21 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 		spec, err = localVerifyEngine(f.engine)
 	}
 	if err != nil {
-		return usageError("--engine: %v", err)
+		return cliexit.Usage("--engine: %v", err)
 	}
-	if err := checkDepth(cmd.Flags(), f.positions.Depth, 1); err != nil {
+	if err := clicmd.CheckDepth(cmd.Flags(), f.positions.Depth, 1); err != nil {
 		return err
 	}
 	if err := clicmd.CheckRange("random", f.positions.Random, 0, 10_000_000); err != nil {
 		return err
 	}
 	if f.timeout < 0 {
-		return usageError("--timeout %v: must not be negative", f.timeout)
+		return cliexit.Usage("--timeout %v: must not be negative", f.timeout)
 	}
 	if f.maxFindings < 1 || f.maxProbes < 1 {
-		return usageError("--max-findings and --max-probes must be at least 1")
+		return cliexit.Usage("--max-findings and --max-probes must be at least 1")
 	}
-	if err := checkThreads(f.threads); err != nil {
+	if err := clicmd.CheckThreads(f.threads); err != nil {
 		return err
 	}
 	targets, err := f.positions.Targets()
@@ -120,18 +128,18 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	eng, err := verify.Open(ctx, spec, f.timeout)
+	eng, err := vf.Open(ctx, spec, f.timeout)
 	if err != nil {
-		var ee *verify.EngineError
+		var ee *vf.EngineError
 		if errors.As(err, &ee) && ee.Kind == "start" {
-			return usageError("--engine: %v", err)
+			return cliexit.Usage("--engine: %v", err)
 		}
-		return failure("%v", err)
+		return cliexit.Failure("%v", err)
 	}
 	defer eng.Close()
 	out := cmd.OutOrStdout()
 	res := verifyrun.Run(ctx, verifyrun.Config{Engine: eng, Targets: targets, Depth: f.positions.Depth, Parallel: 1, Out: out, JSON: f.jsonOut,
-		Options: verify.Options{MaxFindings: f.maxFindings, MaxProbes: f.maxProbes, Threads: f.threads}})
+		Options: vf.Options{MaxFindings: f.maxFindings, MaxProbes: f.maxProbes, Threads: f.threads}})
 	if err := res.Print(out, f.jsonOut, nil); err != nil {
 		return err
 	}
@@ -140,13 +148,13 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 
 // localVerifyEngine reads --engine for a local run: a program is required
 // (name= alone names an engine on the workers of --cluster).
-func localVerifyEngine(s string) (verify.EngineSpec, error) {
+func localVerifyEngine(s string) (vf.EngineSpec, error) {
 	es, err := enginespec.Parse(s, enginespec.Verify)
 	if err != nil {
-		return verify.EngineSpec{}, err
+		return vf.EngineSpec{}, err
 	}
 	if es.Cmd == "" {
-		return verify.EngineSpec{}, fmt.Errorf("no cmd=PATH (name=%s alone names an engine of the workers: add --cluster)", es.Name)
+		return vf.EngineSpec{}, fmt.Errorf("no cmd=PATH (name=%s alone names an engine of the workers: add --cluster)", es.Name)
 	}
 	return es.VerifyEngine(), nil
 }

@@ -1,9 +1,9 @@
-package main
+package verify
 
 // arbiter verify --coordinator ADDR: the descent runs here, each engine
 // query is a unit for a worker that has the engine (see
-// client/verifyclient and coordinator/verifyjob), and positions are
-// verified --parallel at a time (local/verifyrun).
+// client/verifyclient and this kind's workload), and positions are
+// verified --parallel at a time (verifyrun).
 
 import (
 	"context"
@@ -14,45 +14,17 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/client/verifyclient"
-	"github.com/arbiter-chess/arbiter/local/verifyrun"
+	"github.com/arbiter-chess/arbiter/kinds/verify/verifyrun"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/verify"
-	"github.com/arbiter-chess/arbiter/wire/verifyproto"
+	vf "github.com/arbiter-chess/arbiter/verify"
 )
 
-// addVerifyEngineFlag adds --verify-engine (repeatable) to a worker's flags.
-func addVerifyEngineFlag(fl *pflag.FlagSet) *[]string {
-	var specs []string
-	fl.StringArrayVar(&specs, "verify-engine", nil,
-		"an engine under test this worker runs for arbiter verify --coordinator: [name=NAME,]cmd=PATH[,args=...][,proto=uci|perftree][,option.X=V][,dir=D] (repeatable; NAME defaults to the program's base name)")
-	return &specs
-}
-
-// parseVerifyEngines checks each --verify-engine (the program must exist).
-func parseVerifyEngines(specs []string) ([]verifyproto.LocalEngine, error) {
-	var out []verifyproto.LocalEngine
-	seen := map[string]bool{}
-	for _, s := range specs {
-		e, err := verifyproto.ParseLocalEngine(s)
-		if err != nil {
-			return nil, usageError("--verify-engine: %v", err)
-		}
-		if seen[e.Name] {
-			return nil, usageError("--verify-engine: engine name %q given twice", e.Name)
-		}
-		seen[e.Name] = true
-		out = append(out, e)
-	}
-	return out, nil
-}
-
-func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec verify.EngineSpec, targets []verify.Target) error {
+func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec vf.EngineSpec, targets []vf.Target) error {
 	if err := clicmd.CheckRange("parallel", f.parallel, 1, 1024); err != nil {
 		return err
 	}
@@ -76,7 +48,7 @@ func runVerifyCluster(cmd *cobra.Command, f *verifyFlags, name string, spec veri
 	defer eng.Close()
 
 	out := cmd.OutOrStdout()
-	opt := verify.Options{MaxFindings: f.maxFindings, MaxProbes: f.maxProbes, Threads: f.threads}
+	opt := vf.Options{MaxFindings: f.maxFindings, MaxProbes: f.maxProbes, Threads: f.threads}
 	if opt.Threads == 0 && f.parallel > 1 {
 		opt.Threads = 1 // our own perft: one core per position in flight
 	}
@@ -127,13 +99,4 @@ func reportSession(stderr io.Writer, eng *verifyclient.Engine, res *verifyrun.Re
 	fmt.Fprintf(stderr, "arbiter verify: session %s reported to the coordinator (%d positions with findings kept; page /verify/%s)\n",
 		eng.Session(), stored, eng.Session())
 	return true
-}
-
-// verifyEnginesOf parses the --verify-engine flags of cmd.
-func verifyEnginesOf(cmd *cobra.Command) ([]verifyproto.LocalEngine, error) {
-	specs, err := cmd.Flags().GetStringArray("verify-engine")
-	if err != nil {
-		return nil, err
-	}
-	return parseVerifyEngines(specs)
 }

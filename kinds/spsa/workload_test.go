@@ -1,4 +1,4 @@
-package spsajob
+package spsa
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/spsa"
+	sp "github.com/arbiter-chess/arbiter/spsa"
 	"github.com/arbiter-chess/arbiter/worker"
 )
 
@@ -108,7 +108,7 @@ func TestBatchIsAPerturbation(t *testing.T) {
 	spec := tuneSpec(64, 4)
 	id := e.create(spec)
 	stored := e.Job(id).GetSpsa()
-	tu, err := spsa.New(configOfSpec(stored))
+	tu, err := sp.New(configOfSpec(stored))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestReissuedBatchIsAppliedOnce(t *testing.T) {
 	if len(us) != 1 || us[0].Batch != 0 || us[0].Wins != 5 || us[0].Losses != 1 || us[0].WorkerID != b.ID {
 		t.Fatalf("updates stored: %+v", us)
 	}
-	want, err := spsa.Replay(configOfSpec(e.Job(id).GetSpsa()), []spsa.Update{{Batch: 0, Wins: 5, Losses: 1}})
+	want, err := sp.Replay(configOfSpec(e.Job(id).GetSpsa()), []sp.Update{{Batch: 0, Wins: 5, Losses: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestArrivalOrderIsRecorded(t *testing.T) {
 	spec.Params[0].Start = 20
 	id := e.create(spec)
 	cfg := configOfSpec(e.Job(id).GetSpsa())
-	tu, _ := spsa.New(cfg)
+	tu, _ := sp.New(cfg)
 	result := func(batch, sign int) *arbiterv1.GamePairBatchResult {
 		p, _ := tu.Perturbation(batch)
 		if sign*p.Flip[0] > 0 {
@@ -249,23 +249,23 @@ func TestArrivalOrderIsRecorded(t *testing.T) {
 	for _, w := range ws {
 		grants = append(grants, e.MustLease(w))
 	}
-	var order []spsa.Update
+	var order []sp.Update
 	for _, i := range []int{2, 0, 1} {
 		e.MustSubmit(ws[i], grants[i], results[i], core.Accepted)
-		order = append(order, spsa.Update{Batch: i, Wins: int(results[i].GetWins()), Losses: int(results[i].GetLosses())})
+		order = append(order, sp.Update{Batch: i, Wins: int(results[i].GetWins()), Losses: int(results[i].GetLosses())})
 	}
 	us := e.updates(id)
-	var stored []spsa.Update
+	var stored []sp.Update
 	for i, u := range us {
 		if u.Seq != i {
 			t.Fatalf("update %d has seq %d", i, u.Seq)
 		}
-		stored = append(stored, spsa.Update{Batch: u.Batch, Wins: int(u.Wins), Losses: int(u.Losses)})
+		stored = append(stored, sp.Update{Batch: u.Batch, Wins: int(u.Wins), Losses: int(u.Losses)})
 	}
 	if !slices.Equal(stored, order) {
 		t.Fatalf("stored order %v, arrival order %v", stored, order)
 	}
-	re, err := spsa.Replay(cfg, stored)
+	re, err := sp.Replay(cfg, stored)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestArrivalOrderIsRecorded(t *testing.T) {
 	if !slices.Equal(re.Theta(), cur) || !slices.Equal(us[2].Theta, cur) {
 		t.Fatalf("replay %v, stored %v, tune %v", re.Theta(), us[2].Theta, cur)
 	}
-	inOrder, _ := spsa.Replay(cfg, []spsa.Update{order[1], order[2], order[0]})
+	inOrder, _ := sp.Replay(cfg, []sp.Update{order[1], order[2], order[0]})
 	if inOrder.Theta()[0] >= cur[0] {
 		t.Errorf("RFPMargin: %v in arrival order, %v in batch order; the clamped push down should cost the batch order", cur[0], inOrder.Theta()[0])
 	}
@@ -325,11 +325,11 @@ func TestLoadResumesExactly(t *testing.T) {
 	e.MustSubmit(b, held, score(4, 2, 2), core.Accepted)
 	e.MustSubmit(b, held, score(4, 2, 2), core.Duplicate)
 	cfg := configOfSpec(after.GetSpsa())
-	var order []spsa.Update
+	var order []sp.Update
 	for _, u := range e.updates(id) {
-		order = append(order, spsa.Update{Batch: u.Batch, Wins: int(u.Wins), Losses: int(u.Losses)})
+		order = append(order, sp.Update{Batch: u.Batch, Wins: int(u.Wins), Losses: int(u.Losses)})
 	}
-	re, err := spsa.Replay(cfg, order)
+	re, err := sp.Replay(cfg, order)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,18 +494,18 @@ func TestConvergesThroughCore(t *testing.T) {
 	j := e.Job(id)
 	us := e.updates(id)
 	batches := map[int]bool{}
-	var order []spsa.Update
+	var order []sp.Update
 	for _, u := range us {
 		if batches[u.Batch] {
 			t.Fatalf("batch %d applied twice", u.Batch)
 		}
 		batches[u.Batch] = true
-		order = append(order, spsa.Update{Batch: u.Batch, Wins: int(u.Wins), Losses: int(u.Losses)})
+		order = append(order, sp.Update{Batch: u.Batch, Wins: int(u.Wins), Losses: int(u.Losses)})
 	}
 	if len(us) != 400 || j.GetSpsaProgress().GetUpdates() != 400 || j.GetSpsaProgress().GetPairsDone() != 12_000 {
 		t.Fatalf("%d updates stored, %d applied, %d pairs; want 400 over 12000", len(us), j.GetSpsaProgress().GetUpdates(), j.GetSpsaProgress().GetPairsDone())
 	}
-	re, err := spsa.Replay(configOfSpec(j.GetSpsa()), order)
+	re, err := sp.Replay(configOfSpec(j.GetSpsa()), order)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-// Package spsajob is the SPSA workload of the coordinator: tunes of an
+// Package spsa is the SPSA kind of job, its coordinator side: tunes of an
 // engine's parameters (package spsa, Fishtest's classic SPSA), played by
 // workers in batches of game pairs, behind core.Workload.
 //
@@ -31,7 +31,7 @@
 // workload embeds; what is a tune's own (θ and its update, the
 // perturbation of each batch) is here, and reaches the Set through
 // gamepair.Hooks.
-package spsajob
+package spsa
 
 import (
 	"strings"
@@ -45,7 +45,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/spsa"
+	sp "github.com/arbiter-chess/arbiter/spsa"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
@@ -57,9 +57,14 @@ func init() {
 	workload.Register(workload.Kind{
 		Name: Kind,
 		Spec: func() proto.Message { return &arbiterv1.SpsaSpec{} },
-		// The settings are the command's; the games counter and activity
-		// are shared with every game workload.
+		// The settings are the zero Config but for the reference speed,
+		// the tests' (a test passes others as the coordinator's
+		// KindSettings); the games counter and activity are shared with
+		// every game workload.
 		New: workload.WithSettings(func(cfg Config, d workload.Deps) *Workload {
+			if cfg.ReferenceNPS == 0 {
+				cfg.ReferenceNPS = d.ReferenceNPS // the tests'
+			}
 			cfg.Store, cfg.Logger, cfg.Now = d.Store, d.Logger, d.Now
 			cfg.Games, cfg.Activity, cfg.ResolveArtifact = d.Games, d.Activity, d.ResolveArtifact
 			// Trust: no replay checks a tune's batches, so an untrusted
@@ -119,7 +124,7 @@ type Workload struct {
 
 	// builtinOptions are the embedded engine's options, read once: a tune
 	// of it is checked against them at submit.
-	builtinOptions func() ([]spsa.OptionDecl, error)
+	builtinOptions func() ([]sp.OptionDecl, error)
 }
 
 // tune is one tune in memory: a gamepair.Job (records, counts, workers,
@@ -127,7 +132,7 @@ type Workload struct {
 type tune struct {
 	gamepair.Job
 	spec *arbiterv1.SpsaSpec // as stored, without openings (OpeningsCount set)
-	st   *spsa.Tune          // θ now and the schedule
+	st   *sp.Tune            // θ now and the schedule
 	// engineA and engineB are the tuned engine's spec renamed for each side
 	// (options are filled in per batch).
 	engineA, engineB *arbiterv1.EngineSpec
@@ -155,7 +160,7 @@ func (tr *trajectory) add(updates int, theta []float64) {
 // New returns the workload; the core calls Load.
 func New(cfg Config) *Workload {
 	cfg.defaults()
-	w := &Workload{cfg: cfg, log: cfg.Logger, store: cfg.Store, builtinOptions: sync.OnceValues(spsa.BuiltinOptions)}
+	w := &Workload{cfg: cfg, log: cfg.Logger, store: cfg.Store, builtinOptions: sync.OnceValues(sp.BuiltinOptions)}
 	w.Set = gamepair.Set[*tune]{Deps: cfg.Deps, What: "tune", Kinds: []string{Kind}, Activity: cfg.Activity, Games: cfg.Games,
 		GameTable: store.TuneGames,
 		Replay:    w.cfg.Replay, Hooks: gamepair.Hooks[*tune]{
@@ -195,7 +200,7 @@ func (w *Workload) referenceNPS(t *tune) uint64 { return w.cfg.Reference(t.spec.
 
 // optionsWith is an engine's options with every tuned parameter set to its
 // value (a parameter replaces an option of its name in any letter case).
-func optionsWith(base map[string]string, ps []spsa.Param, values []float64) map[string]string {
+func optionsWith(base map[string]string, ps []sp.Param, values []float64) map[string]string {
 	out := make(map[string]string, len(base)+len(ps))
 	for k, v := range base {
 		tuned := false
@@ -206,7 +211,7 @@ func optionsWith(base map[string]string, ps []spsa.Param, values []float64) map[
 			out[k] = v
 		}
 	}
-	for k, v := range spsa.OptionMap(ps, values) {
+	for k, v := range sp.OptionMap(ps, values) {
 		out[k] = v
 	}
 	return out

@@ -1,4 +1,4 @@
-package spsajob
+package spsa
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/spsa"
+	sp "github.com/arbiter-chess/arbiter/spsa"
 )
 
 // loadTune rebuilds one tune from the store (gamepair.Hooks.Load): spec,
@@ -49,7 +49,7 @@ func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, *gamepa
 		// A finished tune only shows its snapshot: its book is not read
 		// again, nor its engine checked.
 		spec.BatchPairs = uint32(row.BatchPairs)
-		st, err := spsa.New(configOf(spec))
+		st, err := sp.New(configOf(spec))
 		if err != nil {
 			return nil, nil, fmt.Errorf("spec: %w", err)
 		}
@@ -77,7 +77,7 @@ func (w *Workload) replay(t *tune, updates []store.TuneUpdate) ([]gamepair.Count
 	cfg := t.st.Config()
 	seen := make(map[int]bool, len(updates))
 	counted := make([]gamepair.Counted, 0, len(updates))
-	check, err := spsa.New(cfg)
+	check, err := sp.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (w *Workload) replay(t *tune, updates []store.TuneUpdate) ([]gamepair.Count
 
 // checkUpdate refuses a stored update that does not fit the tune, so that
 // no stored row can make a loop long, a count wrong or θ leave its range.
-func checkUpdate(t *tune, cfg spsa.Config, u *store.TuneUpdate, c *gamepair.Counted, i int, seen map[int]bool) error {
+func checkUpdate(t *tune, cfg sp.Config, u *store.TuneUpdate, c *gamepair.Counted, i int, seen map[int]bool) error {
 	if u.Seq != i {
 		return fmt.Errorf("update %d is stored as seq %d: the order of application has a gap", i, u.Seq)
 	}

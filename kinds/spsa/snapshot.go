@@ -1,4 +1,4 @@
-package spsajob
+package spsa
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package spsajob
+package spsa
 
 import (
 	"context"
@@ -12,31 +12,31 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
 	"github.com/arbiter-chess/arbiter/spec/spsaspec"
-	"github.com/arbiter-chess/arbiter/spsa"
+	sp "github.com/arbiter-chess/arbiter/spsa"
 )
 
 // Limits on what a tune may ask for.
 const (
 	// MaxPairs bounds a tune's game pairs.
-	MaxPairs = spsa.MaxPairs
+	MaxPairs = sp.MaxPairs
 	// MaxParams bounds a tune's parameters.
-	MaxParams = spsa.MaxParams
+	MaxParams = sp.MaxParams
 )
 
 // checked is a validated spec with what the workload derives from it.
 type checked struct {
 	spec     *arbiterv1.SpsaSpec  // defaults filled in
 	openings []*arbiterv1.Opening // in the order of play
-	tune     *spsa.Tune           // at its start
+	tune     *sp.Tune             // at its start
 }
 
 // paramsOf converts a spec's parameters.
-func paramsOf(spec *arbiterv1.SpsaSpec) []spsa.Param {
+func paramsOf(spec *arbiterv1.SpsaSpec) []sp.Param {
 	return spsaspec.ParamsFromProto(spec.GetParams())
 }
 
 // configOf is the tune's design of a checked spec.
-func configOf(spec *arbiterv1.SpsaSpec) spsa.Config { return spsaspec.Config(spec) }
+func configOf(spec *arbiterv1.SpsaSpec) sp.Config { return spsaspec.Config(spec) }
 
 // checkSpec validates a tune and fills in its defaults (in spec). Every
 // refusal is an *apierr.Error naming the input. storedBatch is the batch
@@ -59,7 +59,7 @@ func (w *Workload) checkSpec(spec *arbiterv1.SpsaSpec, storedBatch int) (*checke
 		return nil, apierr.Invalid("params: %d, at most %d", n, MaxParams)
 	}
 	ps := paramsOf(spec)
-	if err := spsa.CheckParams(ps); err != nil {
+	if err := sp.CheckParams(ps); err != nil {
 		return nil, apierr.Invalid("%s", gamepair.Brief(err))
 	}
 	if matchspec.IsBuiltin(e) {
@@ -67,10 +67,10 @@ func (w *Workload) checkSpec(spec *arbiterv1.SpsaSpec, storedBatch int) (*checke
 		if err != nil {
 			return nil, apierr.New(apierr.Internal, apierr.ReasonInternal, "the embedded engine's options: %v", err)
 		}
-		if err := spsa.CheckAgainst(ps, decls); err != nil {
+		if err := sp.CheckAgainst(ps, decls); err != nil {
 			return nil, apierr.Invalid("engine %s: %s", apierr.Q(e.GetName()), gamepair.Brief(err))
 		}
-		if err := spsa.CheckBuiltinWeights(ps, e.GetOptions()); err != nil {
+		if err := sp.CheckBuiltinWeights(ps, e.GetOptions()); err != nil {
 			return nil, apierr.Invalid("engine %s: %s", apierr.Q(e.GetName()), gamepair.Brief(err))
 		}
 	}
@@ -99,7 +99,7 @@ func (w *Workload) checkSpec(spec *arbiterv1.SpsaSpec, storedBatch int) (*checke
 	spec.BatchPairs = uint32(min(uint64(spec.GetBatchPairs()), spec.GetPairs()))
 	d := spsaspec.WithDefaults(spec)
 	spec.Alpha, spec.Gamma, spec.ARatio = d.Alpha, d.Gamma, d.ARatio
-	if c.tune, err = spsa.New(configOf(spec)); err != nil {
+	if c.tune, err = sp.New(configOf(spec)); err != nil {
 		return nil, apierr.Invalid("%s", gamepair.Brief(err))
 	}
 	return c, nil
@@ -109,7 +109,7 @@ func (w *Workload) checkSpec(spec *arbiterv1.SpsaSpec, storedBatch int) (*checke
 // named by spsa.SideNames; a batch sets their options.
 func sides(e *arbiterv1.EngineSpec) (a, b *arbiterv1.EngineSpec) {
 	a, b = proto.Clone(e).(*arbiterv1.EngineSpec), proto.Clone(e).(*arbiterv1.EngineSpec)
-	a.Name, b.Name = spsa.SideNames(e.GetName())
+	a.Name, b.Name = sp.SideNames(e.GetName())
 	return a, b
 }
 

@@ -1,4 +1,4 @@
-package verifyjob
+package verify
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
@@ -16,6 +15,7 @@ import (
 	"github.com/arbiter-chess/arbiter/base/logging"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/wire/verifyproto"
 )
 
 // Reports. A session lives in memory while its client asks; what it found
@@ -212,26 +212,8 @@ func (w *Workload) Report(ctx context.Context, caller identity.Identity, sid str
 	return held, nil
 }
 
-// SessionView is a verify session as the web pages show it: what is live
-// in memory, and what its client reported.
-type SessionView struct {
-	ID     string // the session id; its job id is Prefix+ID
-	Owner  string
-	Engine string
-	// Live: the session is in memory (its client is asking).
-	Live bool
-	// Units asked, answered and leased now (live sessions).
-	Units, Done, Leased int
-	Started, LastUsed   time.Time
-	// Reported: its client reported it; the counts below are its summary.
-	Reported                              bool
-	Depth                                 int
-	Positions, OK, Bugs, Errors, Findings int
-	Seconds                               float64
-	ReportedAt                            time.Time
-	StoredReports                         int
-	Summary                               *arbiterv1.VerifySessionSummary
-}
+// SessionView is a verify session as the web pages show it.
+type SessionView = verifyproto.SessionView
 
 // live fills in what memory knows of a session. Caller holds mu.
 func liveView(s *session) SessionView {
@@ -247,7 +229,7 @@ func liveView(s *session) SessionView {
 	return v
 }
 
-func (v *SessionView) addReport(r store.VerifySession) {
+func addReport(v *SessionView, r store.VerifySession) {
 	v.ID, v.Owner, v.Reported = r.ID, r.Owner, true
 	if v.Engine == "" {
 		v.Engine = r.Engine
@@ -299,12 +281,12 @@ func (w *Workload) Sessions(ctx context.Context, offset, limit int) ([]SessionVi
 	dups := 0
 	for _, r := range stored {
 		if i, ok := byID[r.ID]; ok {
-			out[i].addReport(r)
+			addReport(&out[i], r)
 			dups++
 			continue
 		}
 		var v SessionView
-		v.addReport(r)
+		addReport(&v, r)
 		out = append(out, v)
 	}
 	return page(out, offset, limit), len(live) + total - dups, nil
@@ -331,7 +313,7 @@ func (w *Workload) Session(ctx context.Context, sid string) (SessionView, error)
 		r, err := w.store.VerifySessionByID(ctx, sid)
 		switch {
 		case err == nil:
-			v.addReport(r)
+			addReport(&v, r)
 		case !errors.Is(err, store.ErrNotFound):
 			return v, apierr.Store(err)
 		}

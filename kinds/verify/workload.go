@@ -1,25 +1,4 @@
-// Package verifyjob is the coordinator's side of distributed `arbiter
-// verify`: one engine query of a client's descent is one unit, leased (like
-// every unit, by the core) only to a worker that advertised the unit's
-// engine ("verify-engine:NAME"); a worker without it never sees the unit.
-//
-// Why in memory and not in the store: a verify unit is a pure function of
-// its content (engine name, arguments, options, position, depth), and the
-// client names it by a digest of that content, so the whole state of a
-// verification is the client's descent. If the coordinator restarts, the
-// client's long poll fails, it reconnects and asks again under the same
-// names: each unit is created again, a worker that still holds a lease from
-// before adopts it on its next heartbeat, and a result computed before the
-// restart is accepted for the unit asked again. Nothing is counted twice
-// because nothing is added up here: the client takes one answer per query.
-//
-// Invariants:
-//   - A unit has at most one live lease; the first result that passes the
-//     shape check is its result, later copies are compared (DUPLICATE or
-//     MISMATCH), never taken.
-//   - Sessions a client stops asking about are dropped after Idle, with
-//     their units; sessions are capped in number and size.
-package verifyjob
+package verify
 
 import (
 	"context"
@@ -63,7 +42,7 @@ func init() {
 
 // Prefix starts verify unit ids ("verify.SESSION.KEY") and job ids
 // ("verify.SESSION").
-const Prefix = "verify."
+const Prefix = verifyproto.JobPrefix
 
 const (
 	// Idle drops a session no client asked about for this long.
@@ -74,7 +53,7 @@ const (
 	// MaxWait bounds a RunUnit long poll.
 	MaxWait = 10 * time.Second
 	// MaxSessions and MaxUnitsPerSession bound what clients keep here.
-	MaxSessions        = 1000
+	MaxSessions        = verifyproto.MaxSessions
 	MaxUnitsPerSession = 100_000
 )
 
@@ -151,6 +130,23 @@ func New(cfg Config) *Workload {
 
 // SetHost gives the workload the core to signal.
 func (w *Workload) SetHost(h core.Host) { w.host = h }
+
+// ready is nil while the core serves (always, without a core: a workload
+// built alone in a test).
+func (w *Workload) ready() error {
+	if w.host == nil {
+		return nil
+	}
+	return w.host.Ready()
+}
+
+// endJobLeases ends the leases of a session's job (closed or expired).
+// Call it without mu.
+func (w *Workload) endJobLeases(jobID string) {
+	if w.host != nil {
+		w.host.EndJobLeases(jobID)
+	}
+}
 
 // Kind implements core.Workload.
 func (w *Workload) Kind() string { return Kind }
@@ -382,7 +378,7 @@ func (w *Workload) Stats() core.Stats { return core.Stats{} }
 // waits up to wait for its result. It returns the unit's id, its result
 // (nil while pending), the worker that computed it, and the number of live
 // workers with the unit's engine; dropped names sessions that expired (the
-// caller ends their leases).
+// service ends their leases).
 func (w *Workload) RunUnit(ctx context.Context, caller identity.Identity, sid, key string, payload *arbiterv1.VerifyUnit, wait time.Duration) (RunAnswer, error) {
 	if !caller.CanSubmit() {
 		return RunAnswer{}, apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole,
@@ -519,7 +515,7 @@ func (w *Workload) capable(engine string) int {
 }
 
 // CloseSession drops a session's pending units; the caller ends the
-// session's leases (core.EndJobLeases(Prefix+sid)).
+// session's leases (Host.EndJobLeases(Prefix+sid)).
 func (w *Workload) CloseSession(caller identity.Identity, sid string) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -1,4 +1,4 @@
-package spsajob
+package spsa
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
-	"github.com/arbiter-chess/arbiter/spsa"
+	sp "github.com/arbiter-chess/arbiter/spsa"
 )
 
 var (
@@ -138,7 +138,7 @@ func (m *synthetic) play(b *arbiterv1.GamePairBatch, seed uint64) *arbiterv1.Gam
 
 // configOfSpec is the design a stored tune runs (defaults as the workload
 // fills them in).
-func configOfSpec(spec *arbiterv1.SpsaSpec) spsa.Config {
+func configOfSpec(spec *arbiterv1.SpsaSpec) sp.Config {
 	s := proto.Clone(spec).(*arbiterv1.SpsaSpec)
 	return configOf(s)
 }

@@ -1,4 +1,4 @@
-package verifyjob
+package verify
 
 import (
 	"context"
