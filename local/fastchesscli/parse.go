@@ -72,6 +72,9 @@ type Invocation struct {
 	EPDOut      string
 	EPDAppend   bool
 	CRC32       bool   // -crc32 pgn=true: print the PGN file's CRC32 after each game
+	// CheckMatePVs (-check-mate-pvs): a mate score's PV must reach the
+	// mate (pvcheck.go). TestEnv (-testEnv): a PV warning is one line.
+	CheckMatePVs, TestEnv bool
 	LogFile     string // -log file=: a copy of every output line
 	Site        string
 	Version     bool // -version: print the version and stop
@@ -652,16 +655,16 @@ func (p *parser) runOption(a arg) (bool, error) {
 		}
 		inv.CRC32 = b
 	case "testEnv":
-		// fastchess shortens some messages for farms; arbiter's are
-		// the same either way.
+		// fastchess writes a PV warning's lines as one, joined by " :: ".
 		if err := a.none(); err != nil {
 			return true, err
 		}
+		inv.TestEnv = true
 	case "check-mate-pvs":
 		if err := a.none(); err != nil {
 			return true, err
 		}
-		inv.Notes = append(inv.Notes, "-check-mate-pvs: arbiter does not check the length of mate PVs (it checks every move and the game's end itself)")
+		inv.CheckMatePVs = true
 	case "strict":
 		if err := a.none(); err != nil {
 			return true, err
