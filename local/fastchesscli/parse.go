@@ -71,13 +71,13 @@ type Invocation struct {
 	PGNTimeLeft bool // -pgnout timeleft=true: tl=SECONDSs, the clock after the move
 	EPDOut      string
 	EPDAppend   bool
-	CRC32       bool   // -crc32 pgn=true: print the PGN file's CRC32 after each game
+	CRC32       bool // -crc32 pgn=true: print the PGN file's CRC32 after each game
 	// CheckMatePVs (-check-mate-pvs): a mate score's PV must reach the
 	// mate (pvcheck.go). TestEnv (-testEnv): a PV warning is one line.
 	CheckMatePVs, TestEnv bool
-	LogFile     string // -log file=: a copy of every output line
-	Site        string
-	Version     bool // -version: print the version and stop
+	LogFile               string // -log file=: a copy of every output line
+	Site                  string
+	Version               bool // -version: print the version and stop
 	// ShuffledBook: fastchess shuffles the book (-openings order=random)
 	// and says so first ("Indexing opening suite...").
 	ShuffledBook bool
