@@ -242,6 +242,9 @@ func (r *matchRun) tournament(out io.Writer, builtin match.BuiltinFactory) (*mat
 	if inv.Dialect == Fastchess {
 		// fastchess's PGN, byte for byte but for the clock's values.
 		cfg.PGNOptions.Fastchess, cfg.PGNOptions.Reason = true, reason
+		if inv.Site == "" {
+			cfg.PGNOptions.Site = "?" // fastchess's, not the host's name
+		}
 	}
 	stateConfig, err := json.Marshal(matchplan.ConfigOf(plan))
 	if err != nil {
