@@ -35,6 +35,11 @@ import (
 // warning changes nothing in the game; Fishtest's worker stops its run
 // on it, and -strict stops the match.
 
+// maxInfoLines caps the info lines kept of one search (what an engine
+// prints is no allocation size): past it, only the last line is kept up
+// to date, and the PVs of the lines dropped are not checked.
+const maxInfoLines = 4096
+
 // pvWarner prints a PV warning's lines.
 type pvWarner func(lines string)
 
@@ -56,9 +61,14 @@ func newFastchessPlayer(p match.Player, name string, mates, testEnv bool, warn p
 	}
 	f.record = func(line []byte) {
 		s := string(line)
-		if !strings.Contains(s, "info string") && strings.Contains(s, " score ") {
-			f.lines = append(f.lines, s)
+		if strings.Contains(s, "info string") || !strings.Contains(s, " score ") {
+			return
 		}
+		if len(f.lines) == maxInfoLines {
+			f.lines[maxInfoLines-1] = s // an engine's flood: keep the first lines and the last
+			return
+		}
+		f.lines = append(f.lines, s)
 	}
 	return f
 }

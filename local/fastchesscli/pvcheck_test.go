@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -136,6 +137,23 @@ func TestLastInfoLine(t *testing.T) {
 	}
 	if inf := infoOfLine("info depth 3 score mate -2 pv a2a3", match.Info{}); inf.Score.Mate != -2 || !inf.HasScore {
 		t.Errorf("mate score read as %+v", inf)
+	}
+}
+
+// TestInfoLinesCapped: an engine that floods a search with info lines
+// costs at most maxInfoLines of them, and the last line, which the move's
+// score comes from, is always kept.
+func TestInfoLinesCapped(t *testing.T) {
+	f := newFastchessPlayer(nil, "A", true, true, func(string) {})
+	for i := range 3 * maxInfoLines {
+		f.record([]byte("info depth " + strconv.Itoa(i) + " score cp 1 pv e2e4"))
+	}
+	f.record([]byte("info string not a score"))
+	if len(f.lines) != maxInfoLines {
+		t.Errorf("%d lines kept, want at most %d", len(f.lines), maxInfoLines)
+	}
+	if last := lastInfoLine(f.lines); last != "info depth "+strconv.Itoa(3*maxInfoLines-1)+" score cp 1 pv e2e4" {
+		t.Errorf("last line kept: %q", last)
 	}
 }
 
