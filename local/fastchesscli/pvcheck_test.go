@@ -11,38 +11,35 @@ import (
 	"github.com/arbiter-chess/arbiter/match"
 )
 
-// buildMater builds testing/testengines/mater, an engine that mates in
-// one when it can and claims it with a complete, short (-short) or
-// overlong (-long) PV.
-func buildMater(t *testing.T) string {
+// buildBadEngine builds testing/testengines/badengine, whose modes mate,
+// shortmate and longmate mate in one when they can and claim it with a
+// complete, short or overlong PV.
+func buildBadEngine(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "mater")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/arbiter-chess/arbiter/testing/testengines/mater").CombinedOutput(); err != nil {
-		t.Fatalf("build mater: %v\n%s", err, out)
+	bin := filepath.Join(t.TempDir(), "badengine")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/arbiter-chess/arbiter/testing/testengines/badengine").CombinedOutput(); err != nil {
+		t.Fatalf("build badengine: %v\n%s", err, out)
 	}
 	return bin
 }
 
 // The lines fastchess 1.8.2 (f618e345) printed on these games (measured:
-// matePVArgs with the real fastchess, 2026-12-05).
+// the same games with the real fastchess, 2026-12-05).
 const (
 	incompleteMate = "Warning; Incomplete mating PV - from A :: Info; info depth 1 score mate 2 nodes 1 pv a1a8 :: Position; fen 6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1 :: Moves; "
 	afterMate      = "Warning; PV continues after checkmate - move a1a8 from A :: Info; info depth 1 score mate 1 nodes 1 pv a1a8 a1a8 :: Position; fen 6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1 :: Moves; "
 )
 
 // matePVArgs: two games from a position where White mates in one (Ra8#),
-// A (mater with flag, "" for none) against B (mater with a complete PV).
-func matePVArgs(t *testing.T, mater, flag string, check bool) []string {
+// A (badengine in mode) against B (mode mate: a complete PV).
+func matePVArgs(t *testing.T, bad, mode string, check bool) []string {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "mate.epd"), []byte("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"-engine", "cmd=" + mater, "name=A"}
-	if flag != "" {
-		args = append(args, "args="+flag)
-	}
-	args = append(args, "-engine", "cmd="+mater, "name=B", "-each", "tc=10+0.1", "-openings", "file="+filepath.Join(dir, "mate.epd"),
-		"format=epd", "-rounds", "1", "-games", "2", "-testEnv", "-autosaveinterval", "0")
+	args := []string{"-engine", "cmd=" + bad, "name=A", "option.Mode=" + mode, "-engine", "cmd=" + bad, "name=B", "option.Mode=mate",
+		"-each", "option.FailAt=1", "tc=10+0.1", "-openings", "file=" + filepath.Join(dir, "mate.epd"),
+		"format=epd", "-rounds", "1", "-games", "2", "-testEnv", "-autosaveinterval", "0"}
 	if check {
 		args = append(args, "-check-mate-pvs")
 	}
@@ -70,21 +67,21 @@ func warningLines(out string) []string {
 // the warning. With FASTCHESS set the real fastchess prints the same
 // warning lines on the same command lines.
 func TestFastchessMatePVs(t *testing.T) {
-	mater := buildMater(t)
+	bad := buildBadEngine(t)
 	cases := []struct {
-		name, flag string
+		name, mode string
 		check      bool
 		want       []string
 	}{
-		{"short-checked", "-short", true, []string{incompleteMate}},
-		{"short-unchecked", "-short", false, nil},
-		{"complete-checked", "", true, nil},
-		{"aftermate-checked", "-long", true, []string{afterMate}},
-		{"aftermate-unchecked", "-long", false, []string{afterMate}},
+		{"short-checked", "shortmate", true, []string{incompleteMate}},
+		{"short-unchecked", "shortmate", false, nil},
+		{"complete-checked", "mate", true, nil},
+		{"aftermate-checked", "longmate", true, []string{afterMate}},
+		{"aftermate-unchecked", "longmate", false, []string{afterMate}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			args := matePVArgs(t, mater, c.flag, c.check)
+			args := matePVArgs(t, bad, c.mode, c.check)
 			t.Chdir(t.TempDir())
 			out := mustRun(t, args)
 			got := warningLines(out)
