@@ -492,10 +492,7 @@ func TestFastchessConfigResume(t *testing.T) {
 // "illegal"), and -strict stops the match there, naming the incident.
 func TestFastchessIncidentsInFarmWords(t *testing.T) {
 	needEngines(t)
-	bad := filepath.Join(t.TempDir(), "badengine")
-	if out, err := exec.Command("go", "build", "-o", bad, "github.com/arbiter-chess/arbiter/testing/testengines/badengine").CombinedOutput(); err != nil {
-		t.Fatalf("build badengine: %v\n%s", err, out)
-	}
+	bad := buildBadEngine(t)
 	for _, c := range []struct {
 		mode, reason string
 	}{
