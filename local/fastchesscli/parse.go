@@ -4,7 +4,9 @@
 // (spec/matchplan), and plays the match with their standard output
 // (run.go, output.go), so that scripts and testing farms written for
 // either runner (Fishtest's and OpenBench's workers among them) can call
-// `arbiter match` unchanged.
+// `arbiter match` unchanged. In the fastchess dialect the PGN file is
+// fastchess's (match.PGNOptions.Fastchess) and engines' info lines are
+// read, and their PVs checked, as fastchess does (pvcheck.go).
 //
 // Every option and key is either carried out or refused by name: nothing
 // is silently dropped. What fastchess does and arbiter cannot (tablebase
