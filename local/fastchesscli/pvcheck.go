@@ -52,6 +52,10 @@ type fastchessPlayer struct {
 	warn   pvWarner
 	lines  []string // the current search's info lines with a score
 	record func([]byte)
+	// claims, when set, carries each move's mate claim to the opponent
+	// (signcheck.go); lastClaim is this player's, not yet taken.
+	claims    *claimBoard
+	lastClaim string
 }
 
 func newFastchessPlayer(p match.Player, name string, mates, testEnv bool, warn pvWarner) *fastchessPlayer {
@@ -110,6 +114,7 @@ func (f *fastchessPlayer) Think(ctx context.Context, req *match.ThinkRequest) (m
 		rep.Info = infoOfLine(last, rep.Info)
 	}
 	f.checkPVs(req, rep.Move)
+	f.signCheck(req, rep.Move)
 	return rep, nil
 }
 

@@ -188,3 +188,54 @@ func TestCheckPV(t *testing.T) {
 		}
 	}
 }
+
+// The line fastchess 1.8.2 printed in game 1 of signArgs (measured,
+// 2026-12-05; game 2 prints it with the colours' names swapped).
+const signMismatch = "Warning; Sign mismatch in mate scores 1 and 1 from A (White) and B (Black) :: Infos; info depth 1 score mate 1 nodes 1 pv c4a5 ; info depth 1 score mate 1 nodes 1 pv f6e8 :: Position; fen r1bq1rk1/ppp2ppp/5n2/2bp4/2NPP3/2P5/PP3PPP/RNBQK2R w KQ - 0 9 :: Moves; c4a5 f6e8"
+
+// signArgs: a pair from book's first opening, badengine in mode modeA
+// (A) and modeB (B) on its first move, six moves long.
+func signArgs(bad, book, modeA, modeB string) []string {
+	return []string{"-engine", "cmd=" + bad, "name=A", "option.Mode=" + modeA, "-engine", "cmd=" + bad, "name=B", "option.Mode=" + modeB,
+		"-each", "option.FailAt=1", "tc=10+0.1", "-openings", "file=" + book, "format=epd",
+		"-rounds", "1", "-games", "2", "-maxmoves", "6", "-testEnv", "-autosaveinterval", "0"}
+}
+
+// TestFastchessMateSignMismatch: two engines that each claim to mate in
+// one on their first move make fastchess's "Sign mismatch in mate
+// scores" line (both info lines, the position, the moves with the
+// second claim's) after the second claim, in each game; the control, an
+// engine that claims nothing, makes none. With FASTCHESS set the real
+// fastchess prints the same lines.
+func TestFastchessMateSignMismatch(t *testing.T) {
+	bad := buildBadEngine(t)
+	book, err := filepath.Abs("../../books/uho-200.epd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		modeB string
+		want  []string
+	}{
+		{"claimmate", []string{signMismatch, strings.NewReplacer("A (White)", "B (White)", "B (Black)", "A (Black)").Replace(signMismatch)}},
+		{"none", nil},
+	} {
+		t.Run(c.modeB, func(t *testing.T) {
+			args := signArgs(bad, book, "claimmate", c.modeB)
+			t.Chdir(t.TempDir())
+			got := warningLines(mustRun(t, args))
+			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+				t.Errorf("warnings:\n%q\nwant:\n%q", got, c.want)
+			}
+			if bin := os.Getenv("FASTCHESS"); bin != "" {
+				real, err := exec.Command(bin, args...).CombinedOutput()
+				if err != nil {
+					t.Fatalf("fastchess: %v\n%s", err, real)
+				}
+				if r := warningLines(string(real)); strings.Join(r, "\n") != strings.Join(got, "\n") {
+					t.Errorf("fastchess %s printed\n%q\narbiter\n%q", bin, r, got)
+				}
+			}
+		})
+	}
+}

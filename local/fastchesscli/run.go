@@ -281,6 +281,7 @@ func (r *matchRun) tournament(out io.Writer, builtin match.BuiltinFactory) (*mat
 // fastchessPlayer starts an engine as the runner does and, for a UCI
 // engine, reads its info lines as fastchess does (pvcheck.go).
 func (r *matchRun) fastchessPlayer(builtin match.BuiltinFactory) func(match.EngineConfig) (match.Player, error) {
+	claims := &claimBoard{}
 	warn := func(lines string) {
 		r.rep.line(lines)
 		if r.inv.Strict {
@@ -293,7 +294,9 @@ func (r *matchRun) fastchessPlayer(builtin match.BuiltinFactory) func(match.Engi
 		if _, uci := p.(*match.UCIPlayer); !uci || err != nil {
 			return p, err
 		}
-		return newFastchessPlayer(p, e.Name, r.inv.CheckMatePVs, r.inv.TestEnv, warn), nil
+		f := newFastchessPlayer(p, e.Name, r.inv.CheckMatePVs, r.inv.TestEnv, warn)
+		f.claims = claims
+		return f, nil
 	}
 }
 

@@ -21,6 +21,7 @@
 //	            that goes on after the mate)
 //
 // (the three mate modes play as usual where no move mates at once.)
+//	claimmate   claim "score mate 1 ... pv MOVE" for its usual move
 //
 // Options: Mode (combo), FailAt (spin), SlowMs (spin). The flags -mode,
 // -at, -slow set the same at start; -startup-hang never answers `uci`;
@@ -70,7 +71,7 @@ func main() {
 			}
 			say("id name BadEngine")
 			say("id author Arbiter tests")
-			say("option name Mode type combo default none var none var crash var hang var stall var nobestmove var empty var illegal var garbage var slow var noscore var manynodes var mate var shortmate var longmate")
+			say("option name Mode type combo default none var none var crash var hang var stall var nobestmove var empty var illegal var garbage var slow var noscore var manynodes var mate var shortmate var longmate var claimmate")
 			say("option name FailAt type spin default 0 min 0 max 1000")
 			say("option name SlowMs type spin default 100 min 0 max 100000")
 			say("option name UCI_Chess960 type check default false")
@@ -141,6 +142,9 @@ func main() {
 				say("bestmove %s", pos.UCIMove(m))
 			case "slow":
 				time.Sleep(time.Duration(*slow) * time.Millisecond)
+				say("bestmove %s", pos.UCIMove(m))
+			case "claimmate":
+				say("info depth 1 score mate 1 nodes 1 pv %s", pos.UCIMove(m))
 				say("bestmove %s", pos.UCIMove(m))
 			case "mate", "shortmate", "longmate":
 				claimMate(&pos, m, *mode, say)
