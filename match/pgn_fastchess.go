@@ -114,7 +114,7 @@ func startOf(g *GameRecord) (engine.Position, error) {
 
 // fastchessTags are the tag pairs in fastchess's order (empty values
 // are left out by the caller).
-func fastchessTags(g *GameRecord, o PGNOptions, start engine.Position) [][2]string {
+func fastchessTags(g *GameRecord, o PGNOptions, startPos engine.Position) [][2]string {
 	event := o.Event
 	if event == "" {
 		event = "Fastchess Tournament"
@@ -125,27 +125,30 @@ func fastchessTags(g *GameRecord, o PGNOptions, start engine.Position) [][2]stri
 	}
 	round, _, _ := strings.Cut(g.Round, ".")
 	res := g.Result.String()
-	tags := [][2]string{{"Event", event}, {"Site", site}, {"Date", g.Start.Format("2006.01.02")},
+	start, end := g.Start, g.Finished
+	switch {
+	case end.IsZero():
+		end = start
+	case start.IsZero(): // a game an engine could not start
+		start = end
+	}
+	tags := [][2]string{{"Event", event}, {"Site", site}, {"Date", start.Local().Format("2006.01.02")},
 		{"Round", round}, {"White", g.White}, {"Black", g.Black}, {"Result", res},
 		{"EngineWhiteName", g.EngineIDs[0].Name}, {"EngineWhiteAuthor", g.EngineIDs[0].Author},
 		{"EngineBlackName", g.EngineIDs[1].Name}, {"EngineBlackAuthor", g.EngineIDs[1].Author}}
-	fen := start.FEN()
+	fen := startPos.FEN()
 	if fen != fastchessStartFEN || g.Chess960 {
 		tags = append(tags, [2]string{"SetUp", "1"}, [2]string{"FEN", fen})
 	}
 	if g.Chess960 {
 		tags = append(tags, [2]string{"Variant", "Chess960"})
 	}
-	end := g.Finished
-	if end.IsZero() {
-		end = g.Start
-	}
 	plies := len(g.Moves)
 	if g.End == EndIllegalMove && strings.Contains(g.Reason, "illegal move: ") {
 		plies++ // fastchess counts the illegal move it was sent
 	}
-	tags = append(tags, [2]string{"GameDuration", fastchessDuration(end.Sub(g.Start))},
-		[2]string{"GameStartTime", fastchessTime(g.Start)}, [2]string{"GameEndTime", fastchessTime(end)},
+	tags = append(tags, [2]string{"GameDuration", fastchessDuration(end.Sub(start))},
+		[2]string{"GameStartTime", fastchessTime(start)}, [2]string{"GameEndTime", fastchessTime(end)},
 		[2]string{"PlyCount", strconv.Itoa(plies)}, [2]string{"Termination", fastchessTermination(g.End)})
 	wtc, btc := fastchessTC(g.Limits[0]), fastchessTC(g.Limits[1])
 	if wtc == btc {
@@ -153,7 +156,7 @@ func fastchessTags(g *GameRecord, o PGNOptions, start engine.Position) [][2]stri
 	} else {
 		tags = append(tags, [2]string{"WhiteTimeControl", wtc}, [2]string{"BlackTimeControl", btc})
 	}
-	if op, ok := classify(g, start); ok {
+	if op, ok := classify(g, startPos); ok {
 		tags = append(tags, [2]string{"ECO", op.ECO}, [2]string{"Opening", op.Name})
 	}
 	return tags

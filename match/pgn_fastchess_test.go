@@ -133,6 +133,13 @@ func TestFastchessPGNFromFEN(t *testing.T) {
 	if strings.Contains(got, "[ECO ") {
 		t.Errorf("an opening named for positions off the table:\n%s", got)
 	}
+	// A game an engine could not start has no start time: its clock tags
+	// are its end's, not year 1's.
+	g.Start = time.Time{}
+	got = writeString(t, g, PGNOptions{Fastchess: true})
+	if want := "[Date \"" + g.Finished.Local().Format("2006.01.02") + "\"]"; !strings.Contains(got, want) || !strings.Contains(got, `[GameDuration "00:00:00"]`) {
+		t.Errorf("no start time: want %s and a zero duration:\n%s", want, got)
+	}
 }
 
 // TestFastchessPGNValues: time controls as fastchess's stream operator
