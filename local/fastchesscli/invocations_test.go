@@ -370,8 +370,9 @@ func clockMaskedGames(t *testing.T, path string) []string {
 		}
 		return "[" + m[1] + ` "(clock)"]`
 	})
-	// Games end "\n\n": only the file's last has it after the split.
-	games := strings.Split(strings.TrimSuffix(masked, "\n\n"), "\n\n[Event ")
+	// Each game starts "[Event " and ends "\n\n": split so that every
+	// piece is alike, whichever game the file holds first or last.
+	games := strings.Split("\n\n"+strings.TrimSuffix(masked, "\n\n"), "\n\n[Event ")[1:]
 	sort.Strings(games)
 	return games
 }
