@@ -21,6 +21,7 @@
 //	            that goes on after the mate)
 //
 // (the three mate modes play as usual where no move mates at once.)
+//
 //	claimmate   claim "score mate 1 ... pv MOVE" for its usual move
 //
 // Options: Mode (combo), FailAt (spin), SlowMs (spin). The flags -mode,
