@@ -46,6 +46,23 @@ func matePVArgs(t *testing.T, bad, mode string, check bool) []string {
 	return args
 }
 
+// sameWarningsAsFastchess runs the real fastchess ($FASTCHESS, if set)
+// on args: it must print the warning lines got.
+func sameWarningsAsFastchess(t *testing.T, args, got []string) {
+	t.Helper()
+	bin := os.Getenv("FASTCHESS")
+	if bin == "" {
+		return
+	}
+	real, err := exec.Command(bin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("fastchess: %v\n%s", err, real)
+	}
+	if r := warningLines(string(real)); strings.Join(r, "\n") != strings.Join(got, "\n") {
+		t.Errorf("fastchess %s printed\n%q\narbiter\n%q", bin, r, got)
+	}
+}
+
 func warningLines(out string) []string {
 	var w []string
 	for _, l := range strings.Split(out, "\n") {
@@ -94,15 +111,7 @@ func TestFastchessMatePVs(t *testing.T) {
 			if len(c.want) > 0 {
 				checkStrictStops(t, args, "Warning; ")
 			}
-			if bin := os.Getenv("FASTCHESS"); bin != "" {
-				real, err := exec.Command(bin, args...).CombinedOutput()
-				if err != nil {
-					t.Fatalf("fastchess: %v\n%s", err, real)
-				}
-				if r := warningLines(string(real)); strings.Join(r, "\n") != strings.Join(got, "\n") {
-					t.Errorf("fastchess %s printed\n%q\narbiter\n%q", bin, r, got)
-				}
-			}
+			sameWarningsAsFastchess(t, args, got)
 		})
 	}
 }
@@ -227,15 +236,7 @@ func TestFastchessMateSignMismatch(t *testing.T) {
 			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
 				t.Errorf("warnings:\n%q\nwant:\n%q", got, c.want)
 			}
-			if bin := os.Getenv("FASTCHESS"); bin != "" {
-				real, err := exec.Command(bin, args...).CombinedOutput()
-				if err != nil {
-					t.Fatalf("fastchess: %v\n%s", err, real)
-				}
-				if r := warningLines(string(real)); strings.Join(r, "\n") != strings.Join(got, "\n") {
-					t.Errorf("fastchess %s printed\n%q\narbiter\n%q", bin, r, got)
-				}
-			}
+			sameWarningsAsFastchess(t, args, got)
 		})
 	}
 }

@@ -19,10 +19,9 @@
 //	            short of the mate in 2 it claims)
 //	longmate    the same claimed as "score mate 1 ... pv MOVE MOVE" (a PV
 //	            that goes on after the mate)
-//
-// (the three mate modes play as usual where no move mates at once.)
-//
 //	claimmate   claim "score mate 1 ... pv MOVE" for its usual move
+//
+// (mate, shortmate and longmate play as usual where no move mates at once.)
 //
 // Options: Mode (combo), FailAt (spin), SlowMs (spin). The flags -mode,
 // -at, -slow set the same at start; -startup-hang never answers `uci`;
