@@ -200,6 +200,11 @@ type GameRecord struct {
 	Start        time.Time
 	Round        string // PGN Round tag ("3.1"); set by the runner
 	OpeningID    int
+	// Finished is when the game ended and EngineIDs what White's and
+	// Black's engines call themselves; both set by the runner, for the
+	// fastchess form of the PGN.
+	Finished  time.Time
+	EngineIDs [2]EngineID
 }
 
 // gameState is reusable scratch space for one concurrent game slot, so that

@@ -22,6 +22,14 @@ type PGNOptions struct {
 	// ", sd=SELDEPTH" to each engine move's comment, as fastchess's
 	// -pgnout timeleft=true nodes=true seldepth=true do.
 	TimeLeft, Nodes, SelDepth bool
+	// Fastchess writes the game as fastchess 1.8.2 does (pgn_fastchess.go):
+	// its tags, their order, its move comments and line breaks. The
+	// fastchess command line (local/fastchesscli) sets it; every other
+	// writer keeps the form above.
+	Fastchess bool
+	// Reason, with Fastchess, is the game's end in fastchess's words, which
+	// the last move's comment carries (nil: GameRecord.Reason).
+	Reason func(*GameRecord) string
 }
 
 // ParamsTag is the value of a Params tag: the options of e named in
@@ -57,6 +65,9 @@ func ParamsOf(engines [2]EngineConfig, names []string) map[string]string {
 // carry the comment {book}; engine moves {score/depth time}, e.g.
 // {+0.31/12 0.52s}.
 func WritePGN(w *bufio.Writer, g *GameRecord, o PGNOptions) error {
+	if o.Fastchess {
+		return writeFastchessPGN(w, g, o)
+	}
 	if o.Event == "" {
 		o.Event = "Arbiter match"
 	}

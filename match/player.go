@@ -59,6 +59,11 @@ type ThinkRequest struct {
 	// It lets a caller see when the engine settled on its move (the EPD
 	// kind's time to solve); the game loop leaves it nil.
 	OnInfo func(report Info, pvMove string)
+	// OnInfoLine, when set, is called during Think with every info line
+	// the engine writes, as written (valid only during the call; UCIPlayer
+	// only). fastchess's command line reads its score and PV from these
+	// lines as fastchess does (local/fastchesscli).
+	OnInfoLine func(line []byte)
 }
 
 // Reply is an engine's move with what it said about its search.

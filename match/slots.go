@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // The game slots, shared by Run (two engines, game pairs) and
@@ -174,6 +175,12 @@ func (l *lineup) playUnit(ctx context.Context, st *gameState, players []Player, 
 			return nil, false
 		}
 		g.Round = ug.round
+		if g.Finished.IsZero() {
+			g.Finished = time.Now()
+		}
+		for c, e := range side {
+			g.EngineIDs[c] = engineIDOf(players[e])
+		}
 		if l.onEnd != nil {
 			l.onEnd(ug.index, g)
 		}

@@ -268,6 +268,23 @@ func explicitNamesUnique(engines []EngineConfig) error {
 // `myname`), for players that say.
 type engineID interface{ EngineID() string }
 
+// engineAuthor is who an engine says wrote it (UCI `id author`), for
+// players that say.
+type engineAuthor interface{ EngineAuthor() string }
+
+// engineIDOf is what p's engine calls itself (zero for a player that
+// does not say, or none).
+func engineIDOf(p Player) EngineID {
+	var id EngineID
+	if n, ok := p.(engineID); ok {
+		id.Name = n.EngineID()
+	}
+	if a, ok := p.(engineAuthor); ok {
+		id.Author = a.EngineAuthor()
+	}
+	return id
+}
+
 // engineNames are the engines' names: those given, and for the others what
 // the engine calls itself (else its program's file name), made unique with
 // " (2)", " (3)", ... in engine order.

@@ -41,6 +41,9 @@ func (u *UCIPlayer) Name() string { return u.cfg.Name }
 // EngineID is the engine's own name ("id name").
 func (u *UCIPlayer) EngineID() string { return u.u.ID.Name }
 
+// EngineAuthor is the engine's author ("id author").
+func (u *UCIPlayer) EngineAuthor() string { return u.u.ID.Author }
+
 // Restarts counts the engine processes started after the first (after a
 // crash or a hang): the game loop records each as an incident.
 func (u *UCIPlayer) Restarts() int { return u.restarts }
@@ -149,7 +152,9 @@ func (u *UCIPlayer) Think(ctx context.Context, req *ThinkRequest) (Reply, error)
 	if req.OnInfo != nil {
 		onPV = func(in *protocol.Info) { req.OnInfo(infoOf(in), string(protocol.FirstMove(in.PV))) }
 	}
+	u.u.OnInfo = req.OnInfoLine
 	mv, _, err := u.u.ReadBestmove(&u.info, onPV)
+	u.u.OnInfo = nil
 	r.Elapsed = time.Since(t0)
 	r.Info = infoOf(&u.info)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,8 +38,8 @@ const fishtestCommit = "b8eecff220b562a0dc2c4e68d1fa02521e06d72c"
 // long (1000+10) that no time limit cuts a search make the games the same
 // on every run with Debian's Stockfish 15.1, however loaded the machine;
 // this seed's games
-// give no mate PV that fastchess's -check-mate-pvs would warn about
-// (arbiter does not check them, see docs/match.md).
+// give no PV that fastchess's checks (-check-mate-pvs among them) warn
+// about.
 const (
 	fishtestGames       = 12
 	fishtestSeed        = 6
@@ -112,11 +113,16 @@ var (
 	crcLine       = regexp.MustCompile(`^File (\S+) has CRC32: (0x[0-9a-f]+)$`)
 )
 
-// runBatch runs a fastchess (the real one or arbiter's symlink) on the
-// batch in a fresh folder and returns its standard output as lines, the
-// run's time and the CRC32 values masked, and the PGN file's CRC32 with
-// the last CRC32 printed.
-func runBatch(t *testing.T, fastchess string, concurrency int) (lines []string, fileCRC, lastCRC string) {
+// batchRun is what a fastchess (the real one or arbiter's symlink)
+// printed and wrote on the batch.
+type batchRun struct {
+	lines []string // standard output, the run's time and the CRC32 values masked
+	crcs  []string // the CRC32 values printed, in order
+	pgn   []byte   // the PGN file
+}
+
+// runBatch runs a fastchess on the batch in a fresh folder.
+func runBatch(t *testing.T, fastchess string, concurrency int) batchRun {
 	t.Helper()
 	dir := t.TempDir()
 	copyBook(t, filepath.Join(dir, "book.epd"))
@@ -128,24 +134,96 @@ func runBatch(t *testing.T, fastchess string, concurrency int) (lines []string, 
 	if err != nil {
 		t.Fatalf("%s: %v\n%s%s", fastchess, err, out, stderr.Bytes())
 	}
+	var r batchRun
 	for _, l := range strings.Split(string(out), "\n") {
 		switch m := crcLine.FindStringSubmatch(l); {
 		case totalTimeLine.MatchString(l):
 			l = "Total Time: (the run's)"
 		case m != nil:
-			lastCRC = m[2]
+			r.crcs = append(r.crcs, m[2])
 			l = "File " + m[1] + " has CRC32: (the file's so far)"
 		}
-		lines = append(lines, l)
+		r.lines = append(r.lines, l)
 	}
-	pgn, err := os.ReadFile(filepath.Join(dir, "batch.pgn"))
-	if err != nil {
+	if r.pgn, err = os.ReadFile(filepath.Join(dir, "batch.pgn")); err != nil {
 		t.Fatal(err)
 	}
-	return lines, fmt.Sprintf("%#x", crc32.ChecksumIEEE(pgn)), lastCRC
+	return r
 }
 
-const fastchessGolden = "testdata/fishtest/fastchess-1.8.2.out"
+const (
+	fastchessGolden    = "testdata/fishtest/fastchess-1.8.2.out"
+	fastchessGoldenPGN = "testdata/fishtest/fastchess-1.8.2.pgn"
+)
+
+// fastchessGoldenCRCs are the CRC32 lines fastchess 1.8.2 printed in the
+// run that wrote fastchess-1.8.2.pgn (2026-12-05), one after each game:
+// the CRC32 of the file up to that game.
+var fastchessGoldenCRCs = []string{"0x735325e9", "0xc98e9d42", "0xf3ef5d8", "0x3563c7f", "0x6567517e", "0xfd3412cf",
+	"0xe10e748b", "0x9ff6de9b", "0x427ff08e", "0xc9313f56", "0x55bdd02a", "0x4918327e"}
+
+// pgnClockValue is every value of a fastchess PGN that depends on the
+// wall clock: the Date, GameDuration, GameStartTime and GameEndTime tags
+// and each engine move's time.
+var pgnClockValue = regexp.MustCompile(`\[(?:Date|GameDuration|GameStartTime|GameEndTime) "([^"]*)"\]| (\d+\.\d{3}s)[,}]`)
+
+// clockValues are the clock values of a PGN text, in order.
+func clockValues(pgn []byte) []string {
+	var v []string
+	for _, m := range pgnClockValue.FindAllSubmatch(pgn, -1) {
+		v = append(v, string(m[1])+string(m[2]))
+	}
+	return v
+}
+
+// withClockValues is pgn with its clock values replaced, in order, by vals.
+func withClockValues(t *testing.T, pgn []byte, vals []string) []byte {
+	t.Helper()
+	idx := pgnClockValue.FindAllSubmatchIndex(pgn, -1)
+	if len(idx) != len(vals) {
+		t.Fatalf("%d clock values, %d to put in", len(idx), len(vals))
+	}
+	var out []byte
+	last := 0
+	for i, m := range idx {
+		a, b := m[2], m[3]
+		if a < 0 {
+			a, b = m[4], m[5]
+		}
+		out = append(append(out, pgn[last:a]...), vals[i]...)
+		last = b
+	}
+	return append(out, pgn[last:]...)
+}
+
+// gameCRCs is the CRC32 of pgn up to the end of each game.
+func gameCRCs(pgn []byte) []string {
+	var sums []string
+	for i := 0; i < len(pgn); {
+		j := bytes.Index(pgn[i:], []byte("\n\n[Event "))
+		end := len(pgn)
+		if j >= 0 {
+			end = i + j + 2
+		}
+		sums = append(sums, fmt.Sprintf("%#x", crc32.ChecksumIEEE(pgn[:end])))
+		i = end
+	}
+	return sums
+}
+
+// comparePGN fails on the first line of got that differs from want's
+// other than in a clock value, showing both.
+func comparePGN(t *testing.T, who string, want, got []byte) {
+	t.Helper()
+	mask := func(b []byte) []string {
+		masked := make([]string, len(clockValues(b)))
+		for i := range masked {
+			masked[i] = "(clock)"
+		}
+		return strings.Split(string(withClockValues(t, b, masked)), "\n")
+	}
+	compareLines(t, who+"'s PGN", mask(want), mask(got))
+}
 
 // TestFishtestBatchSameLinesAsFastchess: on the batch's games (one at a
 // time, so that the lines come in one order), arbiter as fastchess prints
@@ -153,30 +231,52 @@ const fastchessGolden = "testdata/fishtest/fastchess-1.8.2.out"
 // Started and Finished lines, each report block (Elo, nElo, LOS,
 // DrawRatio, PairsRatio, W/L/D, pentanomial, WL/DD, nan as fastchess
 // prints it), a CRC32 line after each game, and the last CRC32 line is
-// the PGN file's. The CRC32 values are the only figures masked: the PGN
-// files differ (their tags and move comments, docs/match.md). With
-// FASTCHESS set the real fastchess runs too and must print the recorded
-// lines (the recording stays true).
+// the PGN file's. Its PGN file is fastchess's
+// (testdata/fishtest/fastchess-1.8.2.pgn) line for line but for the
+// clock's values (Date, GameDuration, GameStartTime, GameEndTime, the
+// time of each move); with the recording's clock values put in, it is
+// the recording byte for byte, and the CRC32 after each game is the one
+// fastchess printed (fastchessGoldenCRCs, which the recording's own
+// prefixes give too). Only the clock keeps the CRC32 lines of two runs
+// apart. With FASTCHESS set the real fastchess runs too and must print
+// the recorded lines and write the recorded PGN but for its clock (the
+// recordings stay true).
 func TestFishtestBatchSameLinesAsFastchess(t *testing.T) {
 	needFishtestStockfish(t)
 	want, err := os.ReadFile(fastchessGolden)
 	if err != nil {
 		t.Fatal(err)
 	}
+	wantPGN, err := os.ReadFile(fastchessGoldenPGN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gameCRCs(wantPGN); !slices.Equal(got, fastchessGoldenCRCs) {
+		t.Fatalf("the recorded PGN's CRC32 after each game %v, fastchess printed %v", got, fastchessGoldenCRCs)
+	}
 	wantLines := strings.Split(string(want), "\n")
-	got, fileCRC, lastCRC := runBatch(t, fastchessLink(t, t.TempDir()), 1)
-	compareLines(t, "arbiter", wantLines, got)
-	if lastCRC != fileCRC {
-		t.Errorf("arbiter: last CRC32 printed %s, the PGN file's is %s", lastCRC, fileCRC)
+	got := runBatch(t, fastchessLink(t, t.TempDir()), 1)
+	compareLines(t, "arbiter", wantLines, got.lines)
+	if own := gameCRCs(got.pgn); !slices.Equal(got.crcs, own) {
+		t.Errorf("arbiter printed CRC32 %v, its PGN file's after each game are %v", got.crcs, own)
+	}
+	comparePGN(t, "arbiter", wantPGN, got.pgn)
+	same := withClockValues(t, got.pgn, clockValues(wantPGN))
+	if !bytes.Equal(same, wantPGN) {
+		t.Errorf("arbiter's PGN with fastchess's clock values is not fastchess's PGN")
+	}
+	if sums := gameCRCs(same); !slices.Equal(sums, fastchessGoldenCRCs) {
+		t.Errorf("with fastchess's clock values, arbiter's CRC32 lines would be %v, fastchess printed %v", sums, fastchessGoldenCRCs)
 	}
 	if bin := os.Getenv("FASTCHESS"); bin != "" {
-		real, fileCRC, lastCRC := runBatch(t, bin, 1)
-		compareLines(t, "fastchess "+bin, wantLines, real)
-		if lastCRC != fileCRC {
-			t.Errorf("fastchess: last CRC32 printed %s, the PGN file's is %s", lastCRC, fileCRC)
+		real := runBatch(t, bin, 1)
+		compareLines(t, "fastchess "+bin, wantLines, real.lines)
+		if own := gameCRCs(real.pgn); !slices.Equal(real.crcs, own) {
+			t.Errorf("fastchess printed CRC32 %v, its PGN file's after each game are %v", real.crcs, own)
 		}
+		comparePGN(t, "fastchess "+bin, wantPGN, real.pgn)
 	} else {
-		t.Log("FASTCHESS unset: compared with the recorded output of fastchess 1.8.2 only")
+		t.Log("FASTCHESS unset: compared with the recorded output and PGN of fastchess 1.8.2 only")
 	}
 }
 

@@ -33,6 +33,9 @@ type UCI struct {
 	// OnLine, when set, sees every line Handshake and IsReady read (an
 	// engine's complaint about an option comes before readyok).
 	OnLine func(line []byte)
+	// OnInfo, when set, sees every info line ReadBestmove reads, as the
+	// engine wrote it (the bytes are valid only during the call).
+	OnInfo func(line []byte)
 
 	posBuf []byte
 	posFEN string
@@ -223,6 +226,9 @@ func (u *UCI) ReadBestmove(inf *Info, onPV func(inf *Info)) (move, ponder []byte
 		}
 		switch {
 		case HasWord(line, "info"):
+			if u.OnInfo != nil {
+				u.OnInfo(line)
+			}
 			if ParseInfo(line, inf) && onPV != nil {
 				onPV(inf)
 			}

@@ -6,7 +6,7 @@ import (
 )
 
 // The fastchess this mode follows, declared once: the report's lines
-// (report.go), engine naming and PGN tags follow fastchess 1.8.2, and the
+// (report.go), engine naming, the PGN file and the PV warnings follow fastchess 1.8.2, and the
 // comparison tests run that build (FASTCHESS). -version prints it.
 //
 // Fishtest's worker keeps a fastchess binary only when its -version line

@@ -279,6 +279,15 @@ func TestSameGamesAsFastchess(t *testing.T) {
 					t.Errorf("game %d differs:\nfastchess: %s\narbiter:   %s", i+1, want[i], got[i])
 				}
 			}
+			// The PGN files are the same but for the clock's values, game
+			// for game (as a set: games are written as they finish).
+			wantPGN, gotPGN := clockMaskedGames(t, "fastchess.pgn"), clockMaskedGames(t, "arbiter.pgn")
+			for i := range wantPGN {
+				if i >= len(gotPGN) || wantPGN[i] != gotPGN[i] {
+					t.Errorf("fastchess wrote a game arbiter did not write the same:\n%s", wantPGN[i])
+					break
+				}
+			}
 			// -epdout: the same final positions, line for line.
 			wantEPD, gotEPD := sortedLines(t, "fastchess.epd"), sortedLines(t, "arbiter.epd")
 			if strings.Join(wantEPD, "\n") != strings.Join(gotEPD, "\n") || len(wantEPD) != len(want) {
@@ -340,6 +349,32 @@ func pgnGames(t *testing.T, path string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// pgnClock is a PGN value that depends on the wall clock (the Date and
+// game time tags, an engine move's time).
+var pgnClock = regexp.MustCompile(`\[(Date|GameDuration|GameStartTime|GameEndTime) "[^"]*"\]| \d+\.\d{3}s([,}])`)
+
+// clockMaskedGames are a PGN file's games as written, clock values
+// masked, sorted.
+func clockMaskedGames(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	masked := pgnClock.ReplaceAllStringFunc(string(b), func(s string) string {
+		m := pgnClock.FindStringSubmatch(s)
+		if m[1] == "" {
+			return " (clock)" + m[2]
+		}
+		return "[" + m[1] + ` "(clock)"]`
+	})
+	// Each game starts "[Event " and ends "\n\n": split so that every
+	// piece is alike, whichever game the file holds first or last.
+	games := strings.Split("\n\n"+strings.TrimSuffix(masked, "\n\n"), "\n\n[Event ")[1:]
+	sort.Strings(games)
+	return games
 }
 
 // openingsByRound reads a PGN's games as "round: FEN and opening moves",
@@ -458,10 +493,7 @@ func TestFastchessConfigResume(t *testing.T) {
 // "illegal"), and -strict stops the match there, naming the incident.
 func TestFastchessIncidentsInFarmWords(t *testing.T) {
 	needEngines(t)
-	bad := filepath.Join(t.TempDir(), "badengine")
-	if out, err := exec.Command("go", "build", "-o", bad, "github.com/arbiter-chess/arbiter/testing/testengines/badengine").CombinedOutput(); err != nil {
-		t.Fatalf("build badengine: %v\n%s", err, out)
-	}
+	bad := buildBadEngine(t)
 	for _, c := range []struct {
 		mode, reason string
 	}{

@@ -4,7 +4,9 @@
 // (spec/matchplan), and plays the match with their standard output
 // (run.go, output.go), so that scripts and testing farms written for
 // either runner (Fishtest's and OpenBench's workers among them) can call
-// `arbiter match` unchanged.
+// `arbiter match` unchanged. In the fastchess dialect the PGN file is
+// fastchess's (match.PGNOptions.Fastchess) and engines' info lines are
+// read, and their PVs checked, as fastchess does (pvcheck.go).
 //
 // Every option and key is either carried out or refused by name: nothing
 // is silently dropped. What fastchess does and arbiter cannot (tablebase
@@ -71,10 +73,13 @@ type Invocation struct {
 	PGNTimeLeft bool // -pgnout timeleft=true: tl=SECONDSs, the clock after the move
 	EPDOut      string
 	EPDAppend   bool
-	CRC32       bool   // -crc32 pgn=true: print the PGN file's CRC32 after each game
-	LogFile     string // -log file=: a copy of every output line
-	Site        string
-	Version     bool // -version: print the version and stop
+	CRC32       bool // -crc32 pgn=true: print the PGN file's CRC32 after each game
+	// CheckMatePVs (-check-mate-pvs): a mate score's PV must reach the
+	// mate (pvcheck.go). TestEnv (-testEnv): a PV warning is one line.
+	CheckMatePVs, TestEnv bool
+	LogFile               string // -log file=: a copy of every output line
+	Site                  string
+	Version               bool // -version: print the version and stop
 	// ShuffledBook: fastchess shuffles the book (-openings order=random)
 	// and says so first ("Indexing opening suite...").
 	ShuffledBook bool
@@ -652,16 +657,16 @@ func (p *parser) runOption(a arg) (bool, error) {
 		}
 		inv.CRC32 = b
 	case "testEnv":
-		// fastchess shortens some messages for farms; arbiter's are
-		// the same either way.
+		// fastchess writes a PV warning's lines as one, joined by " :: ".
 		if err := a.none(); err != nil {
 			return true, err
 		}
+		inv.TestEnv = true
 	case "check-mate-pvs":
 		if err := a.none(); err != nil {
 			return true, err
 		}
-		inv.Notes = append(inv.Notes, "-check-mate-pvs: arbiter does not check the length of mate PVs (it checks every move and the game's end itself)")
+		inv.CheckMatePVs = true
 	case "strict":
 		if err := a.none(); err != nil {
 			return true, err

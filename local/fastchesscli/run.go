@@ -239,6 +239,13 @@ func (r *matchRun) tournament(out io.Writer, builtin match.BuiltinFactory) (*mat
 		cfg.PGNOptions.Site = inv.Site
 	}
 	cfg.PGNOptions.Nodes, cfg.PGNOptions.SelDepth, cfg.PGNOptions.TimeLeft = inv.PGNNodes, inv.PGNSelDepth, inv.PGNTimeLeft
+	if inv.Dialect == Fastchess {
+		// fastchess's PGN, byte for byte but for the clock's values.
+		cfg.PGNOptions.Fastchess, cfg.PGNOptions.Reason = true, reason
+		if inv.Site == "" {
+			cfg.PGNOptions.Site = "?" // fastchess's, not the host's name
+		}
+	}
 	stateConfig, err := json.Marshal(matchplan.ConfigOf(plan))
 	if err != nil {
 		return nil, err
@@ -261,11 +268,36 @@ func (r *matchRun) tournament(out io.Writer, builtin match.BuiltinFactory) (*mat
 	if t.PGNFile == "" {
 		t.PGN = io.Discard
 	}
+	if inv.Dialect == Fastchess {
+		t.NewPlayer = r.fastchessPlayer(builtin)
+	}
 	t.OnStart = func(st *match.Standings) { r.onStart(st, cfg) }
 	t.OnGameStart = r.onGameStart
 	t.OnGameEnd = r.onGameEnd
 	t.OnUnit = r.unitHook()
 	return t, nil
+}
+
+// fastchessPlayer starts an engine as the runner does and, for a UCI
+// engine, reads its info lines as fastchess does (pvcheck.go).
+func (r *matchRun) fastchessPlayer(builtin match.BuiltinFactory) func(match.EngineConfig) (match.Player, error) {
+	claims := &claimBoard{}
+	warn := func(lines string) {
+		r.rep.line(lines)
+		if r.inv.Strict {
+			first, _, _ := strings.Cut(lines, "\n")
+			r.strictStop(first)
+		}
+	}
+	return func(e match.EngineConfig) (match.Player, error) {
+		p, err := match.NewPlayer(e, builtin)
+		if _, uci := p.(*match.UCIPlayer); !uci || err != nil {
+			return p, err
+		}
+		f := newFastchessPlayer(p, e.Name, r.inv.CheckMatePVs, r.inv.TestEnv, warn)
+		f.claims = claims
+		return f, nil
+	}
 }
 
 // progress is what the report interval counts: pairs or games.

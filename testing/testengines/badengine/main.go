@@ -13,6 +13,15 @@
 //	slow        sleep SlowMs before the bestmove
 //	noscore     answer a legal move with no info line (no score)
 //	manynodes   report a billion nodes searched, then a legal move
+//	mate        when a move mates at once, play it and claim it:
+//	            "score mate 1 ... pv MOVE" (a complete mating PV)
+//	shortmate   the same claimed as "score mate 2 ... pv MOVE" (a PV
+//	            short of the mate in 2 it claims)
+//	longmate    the same claimed as "score mate 1 ... pv MOVE MOVE" (a PV
+//	            that goes on after the mate)
+//	claimmate   claim "score mate 1 ... pv MOVE" for its usual move
+//
+// (mate, shortmate and longmate play as usual where no move mates at once.)
 //
 // Options: Mode (combo), FailAt (spin), SlowMs (spin). The flags -mode,
 // -at, -slow set the same at start; -startup-hang never answers `uci`;
@@ -62,7 +71,7 @@ func main() {
 			}
 			say("id name BadEngine")
 			say("id author Arbiter tests")
-			say("option name Mode type combo default none var none var crash var hang var stall var nobestmove var empty var illegal var garbage var slow var noscore var manynodes")
+			say("option name Mode type combo default none var none var crash var hang var stall var nobestmove var empty var illegal var garbage var slow var noscore var manynodes var mate var shortmate var longmate var claimmate")
 			say("option name FailAt type spin default 0 min 0 max 1000")
 			say("option name SlowMs type spin default 100 min 0 max 100000")
 			say("option name UCI_Chess960 type check default false")
@@ -134,6 +143,11 @@ func main() {
 			case "slow":
 				time.Sleep(time.Duration(*slow) * time.Millisecond)
 				say("bestmove %s", pos.UCIMove(m))
+			case "claimmate":
+				say("info depth 1 score mate 1 nodes 1 pv %s", pos.UCIMove(m))
+				say("bestmove %s", pos.UCIMove(m))
+			case "mate", "shortmate", "longmate":
+				claimMate(&pos, m, *mode, say)
 			default:
 				say("bestmove %s", pos.UCIMove(m))
 			}
@@ -170,4 +184,28 @@ func setPosition(f []string) engine.Position {
 		}
 	}
 	return pos
+}
+
+// claimMate plays a move that mates at once, with the mate claim of
+// mode, else m.
+func claimMate(pos *engine.Position, m engine.Move, mode string, say func(string, ...any)) {
+	for _, c := range pos.LegalMoves() {
+		next := *pos
+		next.MakeMove(c)
+		if !next.IsCheckmate() {
+			continue
+		}
+		mv := pos.UCIMove(c)
+		switch mode {
+		case "shortmate":
+			say("info depth 1 score mate 2 nodes 1 pv %s", mv)
+		case "longmate":
+			say("info depth 1 score mate 1 nodes 1 pv %s %s", mv, mv)
+		default:
+			say("info depth 1 score mate 1 nodes 1 pv %s", mv)
+		}
+		say("bestmove %s", mv)
+		return
+	}
+	say("bestmove %s", pos.UCIMove(m))
 }
