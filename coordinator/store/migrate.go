@@ -72,6 +72,25 @@ var migrations = []migration{
 	{"jobs_seq index", migrateJobsSeq},
 	// follows on the web pages (coordinator/store/follows.go).
 	{"follows: follows, follow_events", migrateFollows},
+	{"perft cross-check: jobs.cross_check, cross_check_fraction, cross_check_seed; units.cross_check; runs.program", migrateCrossCheck},
+}
+
+// migrateCrossCheck adds a perft job's cross-check by another program:
+// the program, the sampled share and the seed that chose the units, the
+// units chosen, and which program counted a run ("" for ours).
+func migrateCrossCheck(ctx context.Context, tx *sql.Tx) error {
+	for _, c := range []struct{ table, column, decl string }{
+		{"jobs", "cross_check", "TEXT NOT NULL DEFAULT ''"},
+		{"jobs", "cross_check_fraction", "REAL NOT NULL DEFAULT 0"},
+		{"jobs", "cross_check_seed", "TEXT NOT NULL DEFAULT ''"},
+		{"units", "cross_check", "INTEGER NOT NULL DEFAULT 0"},
+		{"runs", "program", "TEXT NOT NULL DEFAULT ''"},
+	} {
+		if err := addColumn(ctx, tx, c.table, c.column, c.decl); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 const schemaV1 = `
