@@ -84,6 +84,10 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	if slices > MaxSlices {
 		return core.JobRef{}, apierr.Invalid("slices %d: must be between 0 (chosen from the workers) and %d", slices, MaxSlices)
 	}
+	crossFraction, slices, err := checkCrossCheck(spec.GetCrossCheck(), spec.GetCrossCheckFraction(), slices)
+	if err != nil {
+		return core.JobRef{}, err
+	}
 	// The farm the job is cut for: workers seen within a lease duration.
 	workers, slicers, witnesses := 0, 0, 0
 	if w.host != nil {
@@ -135,6 +139,11 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		Submitter: submitter, Priority: spec.GetPriority(), Throughput: throughput,
 		Stats: spec.GetStats(), Slices: slices, SlicePly: slicePly,
 	}
+	var seed []byte
+	if spec.GetCrossCheck() != "" {
+		rec.CrossCheck, rec.CrossCheckFraction, rec.CrossCheckSeed = spec.GetCrossCheck(), crossFraction, newSeed()
+		seed = decodeSeed(rec.CrossCheckSeed)
+	}
 	var positions []store.Position
 	var units []store.Unit
 	if depth == 0 {
@@ -182,7 +191,7 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 			for _, r := range ranges {
 				i := len(units)
 				units = append(units, store.Unit{ID: unitID(id, i), JobID: id, Idx: i, First: r.First, End: r.End,
-					Verify: verifyUnit(i, verify), Slice: sl})
+					Verify: verifyUnit(i, verify), Slice: sl, CrossCheck: seed != nil && crossSampled(seed, i, crossFraction)})
 			}
 		}
 		rec.UnitsTotal, rec.Positions = len(units), len(positions)
@@ -213,7 +222,7 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	}
 	for _, ur := range units {
 		u := &unit{job: j, rec: ur, queued: true, holders: map[string]string{}}
-		u.v = judge(nil, required(u), w.cfg.MaxRuns, nil)
+		u.v = judgeUnit(u, nil, w.cfg.MaxRuns, nil)
 		j.units = append(j.units, u)
 		if ur.Idx == 0 || ur.Slice != units[ur.Idx-1].Slice {
 			j.segs = append(j.segs, &segment{})
@@ -229,7 +238,8 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	w.log.Info("job submitted", zap.String(logging.JobID, id), zap.String("fen", rec.FEN), zap.Int("depth", depth),
 		zap.Int("split_ply", split), zap.Int("positions", len(positions)), zap.Int("units", len(units)),
 		zap.Int("slices", slices), zap.Int("slice_ply", slicePly), zap.Bool("stats", rec.Stats), zap.Int("workers", workers),
-		zap.Float64("verify", verify), zap.Bool("chess960", rec.Chess960), zap.String("submitter", submitter))
+		zap.Float64("verify", verify), zap.Bool("chess960", rec.Chess960), zap.String("submitter", submitter),
+		zap.String("cross_check", rec.CrossCheck), zap.Float64("cross_check_fraction", rec.CrossCheckFraction))
 	return core.JobRef{ID: id, Seq: rec.Seq, Submitter: submitter}, nil
 }
 

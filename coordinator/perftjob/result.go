@@ -54,7 +54,15 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	for i := u.rec.First; i < u.rec.End; i++ {
 		fens = append(fens, j.positions[i].FEN)
 	}
+	program, err := resultProgram(u, wk, res.GetProgram())
 	w.mu.Unlock()
+	if err != nil {
+		return core.Outcome{}, err
+	}
+	if program != "" {
+		// A cross-check run: node counts only.
+		width, sliced = 1, false
+	}
 
 	// Phase 2, without the lock: shape and plausibility. A statistics
 	// job's counts are stored as width counts per position (the node count
@@ -114,7 +122,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		return core.Outcome{}, apierr.New(apierr.InvalidArgument, apierr.ReasonConflictingResult,
 			"unit %s: identity %s already submitted different counts for this unit", unitID, apierr.Q(wk.Owner))
 	}
-	if u.v.settled && slices.Equal(u.v.counts, counts) && u.v.agreeing >= required(u) {
+	if program == "" && u.v.settled && slices.Equal(u.v.counts, counts) && u.v.agreeing >= required(u) {
 		// A late copy of a settled result (e.g. the lease had expired and
 		// was re-issued): it agrees, so it is not stored again.
 		w.release(u, wk.ID)
@@ -124,14 +132,14 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		return core.Outcome{Verdict: core.Duplicate}, nil
 	}
 
-	run := store.Run{UnitID: unitID, WorkerID: wk.ID, Owner: wk.Owner, Counts: counts, At: w.cfg.Now(), ElapsedMS: rc.Elapsed.Milliseconds()}
+	run := store.Run{UnitID: unitID, WorkerID: wk.ID, Owner: wk.Owner, Program: program, Counts: counts, At: w.cfg.Now(), ElapsedMS: rc.Elapsed.Milliseconds()}
 	runs := append(slices.Clip(u.runs), run)
-	v := judge(runs, required(u), w.cfg.MaxRuns, j.distrusted)
+	v := judgeUnit(u, runs, w.cfg.MaxRuns, j.distrusted)
 	// An identity this run outvotes in a settled dispute is no witness
 	// for the job any more: the units it alone settled open again.
 	distrusted, reopened := w.distrust(j, u, runs, v)
 	if distrusted != nil {
-		v = judge(runs, required(u), w.cfg.MaxRuns, distrusted)
+		v = judgeUnit(u, runs, w.cfg.MaxRuns, distrusted)
 	}
 
 	var events []store.Event
@@ -278,21 +286,34 @@ func (w *Workload) reload(ctx context.Context, jobID string) {
 
 // mismatchDetail names the first position where run differs from earlier
 // runs: the position where some worker's engine went wrong (width counts
-// per position: which one differs, for statistics).
+// per position: which one differs, for statistics; a cross-check run's
+// node counts are compared with the nodes of ours).
 func mismatchDetail(prev []store.Run, run store.Run, positions []store.Position, width int) string {
 	for _, r := range prev {
-		for i := range r.Counts {
-			if p := i / width; i < len(run.Counts) && p < len(positions) && r.Counts[i] != run.Counts[i] {
+		a, b, w := r.Counts, run.Counts, width
+		if r.Program != "" || run.Program != "" {
+			a, b, w = nodesOf(r, width), nodesOf(run, width), 1
+		}
+		for i := range a {
+			if p := i / w; i < len(b) && p < len(positions) && a[i] != b[i] {
 				what := ""
-				if width > 1 {
-					what = " " + engine.PerftStatName(i%width)
+				if w > 1 {
+					what = " " + engine.PerftStatName(i%w)
 				}
 				return fmt.Sprintf("position %d (%s):%s worker %s counted %v, worker %s counted %v",
-					p, positions[p].FEN, what, r.WorkerID, r.Counts[i], run.WorkerID, run.Counts[i])
+					p, positions[p].FEN, what, runBy(r), a[i], runBy(run), b[i])
 			}
 		}
 	}
 	return "counts differ"
+}
+
+// runBy names who counted r: the worker, and the program when not ours.
+func runBy(r store.Run) string {
+	if r.Program != "" {
+		return r.WorkerID + " (with " + r.Program + ")"
+	}
+	return r.WorkerID
 }
 
 // decodeResult reads a result's counts, width per position: the node
@@ -348,7 +369,7 @@ func (w *Workload) distrust(j *job, u *unit, runs []store.Run, v verdict) (map[s
 	for {
 		var newly []string
 		for o, ov := range verdicts {
-			for _, id := range outvoted(runsOf(o), ov) {
+			for _, id := range outvotedUnit(runsOf(o), ov, j.width()) {
 				if !distrusted[id] && !slices.Contains(newly, id) {
 					newly = append(newly, id)
 				}
@@ -366,7 +387,7 @@ func (w *Workload) distrust(j *job, u *unit, runs []store.Run, v verdict) (map[s
 		}
 		for _, o := range j.units {
 			if o == u || slices.ContainsFunc(o.runs, func(r store.Run) bool { return slices.Contains(newly, owner(r)) }) {
-				verdicts[o] = judge(runsOf(o), required(o), w.cfg.MaxRuns, distrusted)
+				verdicts[o] = judgeUnit(o, runsOf(o), w.cfg.MaxRuns, distrusted)
 			}
 		}
 	}

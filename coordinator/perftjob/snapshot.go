@@ -75,17 +75,26 @@ func (w *Workload) Snapshot(jobID string, full bool) (any, bool) {
 		}
 	}
 	out.Progress = p
+	out.CrossCheck = crossView(j)
+	out.Perft.CrossCheck, out.Perft.CrossCheckFraction = r.CrossCheck, r.CrossCheckFraction
 	return out, true
 }
 
 // blocked says why no worker computes j's open units, when it can tell.
 // Caller holds mu.
 func (w *Workload) blocked(j *job) string {
-	waiting := 0
+	waiting, cross := 0, 0
 	for _, u := range j.units {
 		if !u.v.settled && len(u.runs) > 0 && u.wants() {
 			waiting++
+			if u.v.cross {
+				cross++
+			}
 		}
+	}
+	if cross > 0 && waiting == len(j.units)-j.settled {
+		return fmt.Sprintf("waiting for a worker that runs the cross-check program %s (arbiter worker --verify-engine name=%s,cmd=...) of an identity that has not run the unit (%d units to cross-check)",
+			j.rec.CrossCheck, j.rec.CrossCheck, cross)
 	}
 	if waiting > 0 && waiting == len(j.units)-j.settled {
 		return "waiting for a worker of a second identity: verification and settlement runs must come from an identity that has not run the unit"
