@@ -1,0 +1,157 @@
+//go:build unix
+
+package e2e
+
+// A perft job cross-checked by another program (submit perft --cross-check
+// stockfish): a real coordinator process, two `arbiter worker` processes
+// of their own identities that offer Debian's Stockfish as
+// --verify-engine name=stockfish, and a worker of a third identity that
+// lies on one unit, over the real gRPC API.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+)
+
+const debianStockfish = "/usr/games/stockfish"
+
+// arbiterOut runs the binary to the end and returns its output; a failure
+// fails the test.
+func arbiterOut(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("arbiter %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestPerftCrossCheckCatchesLie: perft 6 of the start position, every unit
+// cross-checked by Stockfish (--cross-check-fraction 1; perft 8 takes
+// minutes on the 2-core CI machine, see docs/verify.md for a measured
+// perft 8). The liar leases the first unit and adds one node to its first
+// position: a plausible count. Stockfish on an honest worker counts the
+// unit otherwise, the other honest worker's generator breaks the tie, the
+// liar is outvoted, and the total is the published perft(6) exactly. The
+// control is in the same run: the lie was accepted first (so without the
+// cross-check the total would be one node too many, × the position's
+// multiplicity), and every other unit's cross-check agrees.
+func TestPerftCrossCheckCatchesLie(t *testing.T) {
+	if _, err := os.Stat(debianStockfish); err != nil {
+		t.Skip("no " + debianStockfish + " (apt-get install stockfish)")
+	}
+	addr, httpAddr, data := freeAddr(t), freeAddr(t), t.TempDir()
+	coordinator(t, addr, data, "--http", httpAddr, "--lease-duration", "10s")
+	admin := dial(t, addr, token)
+	liar := newFakeWorker(t, dial(t, addr, workerToken(t, addr)), "liar")
+
+	id := strings.TrimSpace(arbiterOut(t, "submit", "perft", "--coordinator", addr, "--token", token, "--depth", "6",
+		"--cross-check", "stockfish", "--cross-check-fraction", "1"))
+	l := liar.lease()
+	if l.GetUnit().GetJobId() != id || l.GetUnit().GetPerft().GetCrossCheckEngine() != "" {
+		t.Fatalf("the liar leased %v, want a unit of %s for our generator", l.GetUnit(), id)
+	}
+	counts := compute(t, l)
+	truth := counts[0]
+	counts[0]++ // still plausible, but wrong
+	if got, err := liar.submit(l, counts); err != nil || got != arbiterv1.SubmitOutcome_SUBMIT_OUTCOME_ACCEPTED {
+		t.Fatalf("the lie: %v, %v; want accepted (nothing yet contradicts it)", got, err)
+	}
+	// Until a worker offers Stockfish, the job says what it waits for.
+	blocked := waitFor(t, admin, id, 30*time.Second, "blocked naming stockfish", func(j *arbiterv1.Job) bool {
+		return strings.Contains(j.GetProgress().GetBlocked(), "stockfish")
+	})
+	t.Logf("blocked: %s", blocked.GetProgress().GetBlocked())
+
+	sf := "name=stockfish,cmd=" + debianStockfish
+	startWorker(t, addr, "--name", "h1", "--verify-engine", sf)
+	startWorker(t, addr, "--name", "h2", "--verify-engine", sf)
+	final := waitFor(t, admin, id, 5*time.Minute, "job done", done)
+	if final.GetNodes() != "119060324" {
+		t.Fatalf("perft 6 = %s, want 119060324", final.GetNodes())
+	}
+	cc, units := final.GetCrossCheck(), final.GetProgress().GetUnitsTotal()
+	if cc.GetEngine() != "stockfish" || cc.GetUnitsSampled() != units || cc.GetUnitsChecked() != units || cc.GetUnitsAgreed() != units {
+		t.Fatalf("cross-check %v of %d units; want every unit sampled and checked, and agreeing with the settled counts (the liar's after the tie-break)", cc, units)
+	}
+	var runs uint64
+	for w, n := range cc.GetRunsByWorker() {
+		runs += n
+		if w == liar.id {
+			t.Errorf("the liar, which offers no Stockfish, ran %d cross-checks", n)
+		}
+	}
+	if runs != units {
+		t.Errorf("cross-check runs by worker %v; want %d runs, one a unit", cc.GetRunsByWorker(), units)
+	}
+	liarID := ownerOf(t, admin, "liar")
+	if len(cc.GetMismatches()) != 1 {
+		t.Fatalf("mismatches %v; want the liar's unit alone", cc.GetMismatches())
+	}
+	m := cc.GetMismatches()[0]
+	want := &arbiterv1.PerftCrossCheckMismatch{UnitId: l.GetUnit().GetUnitId(), Fen: l.GetUnit().GetPerft().GetFens()[0],
+		Depth: l.GetUnit().GetPerft().GetDepth(), Ours: fmt.Sprint(truth + 1), OurWorker: liar.id, OurIdentity: liarID,
+		Theirs: fmt.Sprint(truth), Settled: true, Outvoted: []string{liarID}}
+	if m.GetUnitId() != want.UnitId || m.GetFen() != want.Fen || m.GetDepth() != want.Depth || m.GetOurs() != want.Ours ||
+		m.GetOurWorker() != want.OurWorker || m.GetOurIdentity() != liarID || m.GetTheirs() != want.Theirs || !m.GetSettled() ||
+		!slices.Equal(m.GetOutvoted(), want.Outvoted) || m.GetTheirIdentity() == liarID {
+		t.Fatalf("mismatch %v;\nwant %v (their worker an honest one)", m, want)
+	}
+	if p := final.GetProgress(); p.GetMismatches() != 1 || p.GetMismatchesSettled() != 1 {
+		t.Errorf("progress: %d mismatches, %d settled; want 1, 1", p.GetMismatches(), p.GetMismatchesSettled())
+	}
+	checkCrossShown(t, addr, httpAddr, id, m)
+}
+
+
+// checkCrossShown checks that status, status --json and the job's page
+// show the cross-check and the mismatch m.
+func checkCrossShown(t *testing.T, addr, httpAddr, id string, m *arbiterv1.PerftCrossCheckMismatch) {
+	t.Helper()
+	text := arbiterOut(t, "status", id, "--coordinator", addr, "--token", token)
+	t.Logf("arbiter status %s:\n%s", id, text)
+	for _, want := range []string{"Cross:      stockfish on 100% of units", "1 mismatches", "mismatch on unit " + m.GetUnitId(),
+		m.GetFen(), "ours " + m.GetOurs(), "stockfish " + m.GetTheirs(), "outvoted " + m.GetOutvoted()[0]} {
+		if !strings.Contains(text, want) {
+			t.Errorf("status lacks %q", want)
+		}
+	}
+	var js struct {
+		Perft struct {
+			CrossCheck struct {
+				Engine     string `json:"engine"`
+				Sampled    uint64 `json:"units_sampled"`
+				Mismatches []struct {
+					Unit   string      `json:"unit"`
+					FEN    string      `json:"fen"`
+					Ours   json.Number `json:"ours"`
+					Theirs json.Number `json:"theirs"`
+				} `json:"mismatches"`
+			} `json:"cross_check"`
+		} `json:"perft"`
+	}
+	raw := arbiterOut(t, "status", id, "--json", "--coordinator", addr, "--token", token)
+	if err := json.Unmarshal([]byte(raw), &js); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, raw)
+	}
+	if c := js.Perft.CrossCheck; c.Engine != "stockfish" || len(c.Mismatches) != 1 || c.Mismatches[0].Unit != m.GetUnitId() ||
+		c.Mismatches[0].FEN != m.GetFen() || c.Mismatches[0].Ours.String() != m.GetOurs() || c.Mismatches[0].Theirs.String() != m.GetTheirs() {
+		t.Errorf("status --json cross_check %+v", c)
+	}
+	web := signInWeb(t, httpAddr, url.Values{"token": {token}})
+	page := web.get(t, "/perft/"+id)
+	for _, want := range []string{`id="cross-check"`, `id="cross-mismatches"`, `data-unit="` + m.GetUnitId() + `"`, m.GetFen()} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the job's page lacks %q", want)
+		}
+	}
+}
