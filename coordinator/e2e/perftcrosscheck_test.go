@@ -112,7 +112,6 @@ func TestPerftCrossCheckCatchesLie(t *testing.T) {
 	checkCrossShown(t, addr, httpAddr, id, m)
 }
 
-
 // checkCrossShown checks that status, status --json and the job's page
 // show the cross-check and the mismatch m.
 func checkCrossShown(t *testing.T, addr, httpAddr, id string, m *arbiterv1.PerftCrossCheckMismatch) {
