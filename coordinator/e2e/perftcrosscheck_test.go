@@ -154,3 +154,44 @@ func checkCrossShown(t *testing.T, addr, httpAddr, id string, m *arbiterv1.Perft
 		}
 	}
 }
+
+// TestPerftCrossCheckBadInput: a bad fraction, a fraction without a
+// program, a cross-check without a cluster, and a sliced cross-check are
+// refused with a message naming the flag or field; the coordinator refuses
+// what the client would have (a client that skips its checks).
+func TestPerftCrossCheckBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"submit", "perft", "--depth", "5", "--cross-check", "stockfish", "--cross-check-fraction", "2"}, "--cross-check-fraction 2: must be above 0 and at most 1"},
+		{[]string{"submit", "perft", "--depth", "5", "--cross-check-fraction", "0.5"}, "--cross-check-fraction 0.5: needs --cross-check NAME"},
+		{[]string{"perft", "--depth", "3", "--cross-check", "stockfish"}, "--cross-check: only with --coordinator"},
+	} {
+		out, err := exec.Command(bin, c.args...).CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
+			t.Errorf("arbiter %s: %v\n%s\nwant exit 2 with %q", strings.Join(c.args, " "), err, out, c.want)
+		}
+	}
+	cl := localCluster(t, "", 0)
+	jobs := arbiterv1.NewJobServiceClient(dial(t, cl.Addr(), token))
+	for _, c := range []struct {
+		spec *arbiterv1.PerftSpec
+		want string
+	}{
+		{&arbiterv1.PerftSpec{Depth: 5, CrossCheck: "stockfish", CrossCheckFraction: 2}, "cross-check fraction 2"},
+		{&arbiterv1.PerftSpec{Depth: 5, CrossCheckFraction: 0.5}, "without a cross-check program"},
+		{&arbiterv1.PerftSpec{Depth: 5, CrossCheck: "rm -rf"}, `cross-check program "rm -rf"`},
+		{&arbiterv1.PerftSpec{Depth: 6, CrossCheck: "stockfish", Slices: 4}, "slices 4 with cross-check stockfish"},
+	} {
+		_, err := jobs.SubmitPerft(ctxT(t, 10*time.Second), &arbiterv1.SubmitPerftRequest{Spec: c.spec})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("submit %v: %v; want an error with %q", c.spec, err, c.want)
+		}
+	}
+	// The control: the same spec with a good fraction is taken.
+	if _, err := jobs.SubmitPerft(ctxT(t, 10*time.Second), &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{Depth: 3,
+		CrossCheck: "stockfish", CrossCheckFraction: 0.5}}); err != nil {
+		t.Errorf("a good cross-check: %v", err)
+	}
+}
