@@ -39,7 +39,7 @@ type crossCheckFlags struct {
 }
 
 func (c *crossCheckFlags) add(fl *pflag.FlagSet) {
-	fl.StringVar(&c.engine, "cross-check", "", "recompute a sampled share of the units with this program, a --verify-engine NAME of the workers (e.g. stockfish), on a worker of another identity")
+	fl.StringVar(&c.engine, "cross-check", "", "recompute a sampled share of the units with this program on a worker of another identity: a NAME the workers offer with arbiter worker --verify-engine name=NAME,cmd=PATH (e.g. stockfish)")
 	fl.Float64Var(&c.fraction, "cross-check-fraction", 0, "with --cross-check: share of units (above 0, at most 1; 0: the default 0.05) cross-checked")
 }
 
