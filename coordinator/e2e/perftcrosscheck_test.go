@@ -214,3 +214,50 @@ func TestPerftCrossCheckBadInput(t *testing.T) {
 		t.Errorf("a good cross-check: %v", err)
 	}
 }
+
+// TestPerftCrossCheckCoordinatorKilled: a coordinator killed (SIGKILL)
+// while Stockfish cross-checks every unit of a perft 6, and restarted on
+// the same data, resumes from the stored runs (ours and the program's,
+// runs.program) and finishes exactly, every unit cross-checked once; the
+// workers' leases from before the restart, cross-checks among them, are
+// adopted or re-issued.
+func TestPerftCrossCheckCoordinatorKilled(t *testing.T) {
+	if _, err := os.Stat(debianStockfish); err != nil {
+		t.Skip("no " + debianStockfish + " (apt-get install stockfish)")
+	}
+	addr, data := freeAddr(t), t.TempDir()
+	c1 := coordinator(t, addr, data, "--lease-duration", "5s")
+	sf := "name=stockfish,cmd=" + debianStockfish
+	startWorker(t, addr, "--name", "h1", "--verify-engine", sf)
+	startWorker(t, addr, "--name", "h2", "--verify-engine", sf)
+	waitWorkers(t, dial(t, addr, token), 2)
+	id := strings.TrimSpace(arbiterOut(t, "submit", "perft", "--coordinator", addr, "--token", token, "--depth", "6",
+		"--split-ply", "3", "--cross-check", "stockfish", "--cross-check-fraction", "1"))
+	before := waitFor(t, dial(t, addr, token), id, 2*time.Minute, "progress", func(j *arbiterv1.Job) bool {
+		return j.GetCrossCheck().GetUnitsChecked() >= 5
+	})
+	c1.kill(t)
+	if before.GetState() == arbiterv1.JobState_JOB_STATE_DONE {
+		t.Fatal("the job finished before the kill: nothing to resume")
+	}
+	coordinator(t, addr, data, "--lease-duration", "5s")
+	admin := dial(t, addr, token)
+	final := waitFor(t, admin, id, 90*time.Second, "job done", func(j *arbiterv1.Job) bool {
+		if !done(j) {
+			t.Logf("%v %v blocked %q cross %v", j.GetState(), j.GetProgress(), j.GetProgress().GetBlocked(), j.GetCrossCheck().GetUnitsChecked())
+		}
+		return done(j)
+	})
+	if final.GetNodes() != "119060324" {
+		t.Fatalf("perft 6 after the restart = %s, want 119060324", final.GetNodes())
+	}
+	cc, units := final.GetCrossCheck(), final.GetProgress().GetUnitsTotal()
+	var runs uint64
+	for _, n := range cc.GetRunsByWorker() {
+		runs += n
+	}
+	if cc.GetUnitsSampled() != units || cc.GetUnitsChecked() != units || cc.GetUnitsAgreed() != units || runs != units || len(cc.GetMismatches()) != 0 {
+		t.Fatalf("after the restart: cross-check %v of %d units; want every unit checked once and agreeing", cc, units)
+	}
+	t.Logf("killed with %d of %d units cross-checked; done: %v", before.GetCrossCheck().GetUnitsChecked(), units, cc)
+}
