@@ -190,8 +190,9 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		for sl := 0; sl < slices; sl++ {
 			for _, r := range ranges {
 				i := len(units)
+				cross := seed != nil && crossSampled(seed, i, crossFraction)
 				units = append(units, store.Unit{ID: unitID(id, i), JobID: id, Idx: i, First: r.First, End: r.End,
-					Verify: verifyUnit(i, verify), Slice: sl, CrossCheck: seed != nil && crossSampled(seed, i, crossFraction)})
+					Verify: verifyUnit(i, verify) && !cross, Slice: sl, CrossCheck: cross})
 			}
 		}
 		rec.UnitsTotal, rec.Positions = len(units), len(positions)

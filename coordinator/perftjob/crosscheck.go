@@ -355,3 +355,20 @@ func (w *Workload) loadCrossView(ctx context.Context, j *job) error {
 	j.crossDone = crossView(full)
 	return nil
 }
+
+// oursSuffice reports whether u is a sampled unit that waits only for its
+// cross-check, our runs already settling it on counts: a further run of
+// ours that agrees adds nothing. Caller holds mu.
+func (u *unit) oursSuffice(counts []engine.Count, maxRuns int) bool {
+	if !u.rec.CrossCheck || !u.v.cross {
+		return false
+	}
+	var ours []store.Run
+	for _, r := range u.runs {
+		if r.Program == "" {
+			ours = append(ours, r)
+		}
+	}
+	v := judge(ours, required(u), maxRuns, u.job.distrusted)
+	return v.settled && slices.Equal(v.counts, counts)
+}

@@ -163,3 +163,20 @@ func TestCheckCrossCheck(t *testing.T) {
 		t.Errorf("no cross-check: %v, %d, %v", f, s, err)
 	}
 }
+
+// TestCrossCheckedUnitNotRechecked: a unit both rechecked and sampled wants
+// one run of ours and the program's, never two of ours (on a farm of two
+// identities no third identity would come for the cross-check: the
+// coordinator-killed e2e test hung on such units); the control is the
+// same unit unsampled, which wants two of ours.
+func TestCrossCheckedUnitNotRechecked(t *testing.T) {
+	u := crossUnit(false)
+	u.rec.Verify = true
+	if v := judgeUnit(u, []store.Run{ours("a", 5)}, 5, nil); !v.cross || v.want != 1 {
+		t.Fatalf("rechecked and sampled, one run of ours: %+v; want the cross-check next", v)
+	}
+	u.rec.CrossCheck = false
+	if v := judgeUnit(u, []store.Run{ours("a", 5)}, 5, nil); v.cross || v.want != 1 || v.settled {
+		t.Fatalf("rechecked only, one run of ours: %+v; want a second run of ours", v)
+	}
+}

@@ -480,8 +480,12 @@ func (j *job) findDistrusted(maxRuns int) {
 	}
 }
 
+// required is how many identities' runs of ours settle u: 2 for a unit
+// rechecked (--recheck), else 1. A unit sampled for a cross-check is not
+// rechecked as well: the other program's identity is its second witness
+// (on a farm of two identities a third would never come).
 func required(u *unit) int {
-	if u.rec.Verify {
+	if u.rec.Verify && !u.rec.CrossCheck {
 		return 2
 	}
 	return 1

@@ -122,9 +122,11 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		return core.Outcome{}, apierr.New(apierr.InvalidArgument, apierr.ReasonConflictingResult,
 			"unit %s: identity %s already submitted different counts for this unit", unitID, apierr.Q(wk.Owner))
 	}
-	if program == "" && u.v.settled && slices.Equal(u.v.counts, counts) && u.v.agreeing >= required(u) {
+	if program == "" && (u.v.settled && slices.Equal(u.v.counts, counts) && u.v.agreeing >= required(u) || u.oursSuffice(counts, w.cfg.MaxRuns)) {
 		// A late copy of a settled result (e.g. the lease had expired and
-		// was re-issued): it agrees, so it is not stored again.
+		// was re-issued), or of ours where a cross-check is all a sampled
+		// unit waits for: it agrees, so it is not stored again (stored, it
+		// would take the identity the cross-check needs).
 		w.release(u, wk.ID)
 		w.mu.Unlock()
 		w.commitMu.Unlock()
