@@ -97,8 +97,8 @@ func runPerftOne(cmd *cobra.Command, f *perftFlags) error {
 	if f.client.Given() {
 		return runClusterPerft(cmd, f.client, pos.FEN(), f.depth, f.divide, f.jsonOut, f.stats, f.cross)
 	}
-	if f.cross.engine != "" || f.cross.fraction != 0 {
-		return usageError("--cross-check: only with --coordinator (the cluster's workers run the other program)")
+	if err := f.cross.local(); err != nil {
+		return err
 	}
 	ctx, cancel := perftContext()
 	defer cancel()
@@ -128,6 +128,9 @@ func runPerftOne(cmd *cobra.Command, f *perftFlags) error {
 
 func runPerftSuite(cmd *cobra.Command, f *perftFlags) error {
 	if err := f.validateCommon(); err != nil {
+		return err
+	}
+	if err := f.cross.local(); err != nil {
 		return err
 	}
 	if err := clicmd.CheckRange("max-depth", f.maxDepth, 0, engine.MaxPerftDepth); err != nil {

@@ -43,6 +43,15 @@ func (c *crossCheckFlags) add(fl *pflag.FlagSet) {
 	fl.Float64Var(&c.fraction, "cross-check-fraction", 0, "with --cross-check: share of units (above 0, at most 1; 0: the default 0.05) cross-checked")
 }
 
+// local refuses the flags where no cluster runs the job (arbiter perft
+// without --coordinator, or an EPD suite).
+func (c *crossCheckFlags) local() error {
+	if c.engine != "" || c.fraction != 0 {
+		return usageError("--cross-check: only with --coordinator and one position (the cluster's workers run the other program)")
+	}
+	return nil
+}
+
 // check refuses a fraction out of range, or one without a program.
 func (c *crossCheckFlags) check() error {
 	if math.IsNaN(c.fraction) || c.fraction < 0 || c.fraction > 1 {

@@ -186,6 +186,7 @@ func TestPerftCrossCheckBadInput(t *testing.T) {
 		{[]string{"submit", "perft", "--depth", "5", "--cross-check", "stockfish", "--cross-check-fraction", "2"}, "--cross-check-fraction 2: must be above 0 and at most 1"},
 		{[]string{"submit", "perft", "--depth", "5", "--cross-check-fraction", "0.5"}, "--cross-check-fraction 0.5: needs --cross-check NAME"},
 		{[]string{"perft", "--depth", "3", "--cross-check", "stockfish"}, "--cross-check: only with --coordinator"},
+		{[]string{"perft", "--epd", "suite.epd", "--cross-check", "stockfish"}, "--cross-check: only with --coordinator"},
 	} {
 		out, err := exec.Command(bin, c.args...).CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
