@@ -58,9 +58,14 @@ func (w *Worker) runCrossCheck(cctx, bg context.Context, h *held, batch *arbiter
 	start := time.Now()
 	res, err := w.crossCheckBatch(cctx, batch)
 	elapsed := time.Since(start)
+	if cctx.Err() != nil {
+		log.Info("cross-check not finished; releasing lease", zap.Error(cctx.Err()))
+		w.release(bg, h.leaseID, "cancelled")
+		return
+	}
 	if err != nil {
-		log.Warn("cross-check not finished; releasing lease", zap.Error(err))
-		w.release(bg, h.leaseID, err.Error())
+		log.Warn("cross-check program failed; releasing lease", zap.Error(err))
+		w.release(bg, h.leaseID, perftwire.CrossCheckFailed+err.Error())
 		return
 	}
 	log.Debug("cross-check computed", zap.String("program", res.GetProgram()), zap.Int("positions", len(batch.GetFens())),

@@ -22,8 +22,6 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-const debianStockfish = "/usr/games/stockfish"
-
 // arbiterOut runs the binary to the end and returns its output; a failure
 // fails the test.
 func arbiterOut(t *testing.T, args ...string) string {
@@ -47,8 +45,8 @@ func arbiterOut(t *testing.T, args ...string) string {
 // cross-check the total would be one node too many, × the position's
 // multiplicity), and every other unit's cross-check agrees.
 func TestPerftCrossCheckCatchesLie(t *testing.T) {
-	if _, err := os.Stat(debianStockfish); err != nil {
-		t.Skip("no " + debianStockfish + " (apt-get install stockfish)")
+	if _, err := os.Stat(stockfishBin); err != nil {
+		t.Skip("no " + stockfishBin + " (apt-get install stockfish)")
 	}
 	addr, httpAddr, data := freeAddr(t), freeAddr(t), t.TempDir()
 	coordinator(t, addr, data, "--http", httpAddr, "--lease-duration", "10s")
@@ -74,7 +72,7 @@ func TestPerftCrossCheckCatchesLie(t *testing.T) {
 	})
 	t.Logf("blocked: %s", blocked.GetProgress().GetBlocked())
 
-	sf := "name=stockfish,cmd=" + debianStockfish
+	sf := "name=stockfish,cmd=" + stockfishBin
 	startWorker(t, addr, "--name", "h1", "--verify-engine", sf)
 	startWorker(t, addr, "--name", "h2", "--verify-engine", sf)
 	final := waitFor(t, admin, id, limit, "job done", done)
@@ -223,12 +221,12 @@ func TestPerftCrossCheckBadInput(t *testing.T) {
 // workers' leases from before the restart, cross-checks among them, are
 // adopted or re-issued.
 func TestPerftCrossCheckCoordinatorKilled(t *testing.T) {
-	if _, err := os.Stat(debianStockfish); err != nil {
-		t.Skip("no " + debianStockfish + " (apt-get install stockfish)")
+	if _, err := os.Stat(stockfishBin); err != nil {
+		t.Skip("no " + stockfishBin + " (apt-get install stockfish)")
 	}
 	addr, data := freeAddr(t), t.TempDir()
 	c1 := coordinator(t, addr, data, "--lease-duration", "5s")
-	sf := "name=stockfish,cmd=" + debianStockfish
+	sf := "name=stockfish,cmd=" + stockfishBin
 	startWorker(t, addr, "--name", "h1", "--verify-engine", sf)
 	startWorker(t, addr, "--name", "h2", "--verify-engine", sf)
 	waitWorkers(t, dial(t, addr, token), 2)
@@ -256,4 +254,37 @@ func TestPerftCrossCheckCoordinatorKilled(t *testing.T) {
 		t.Fatalf("after the restart: cross-check %v of %d units; want every unit checked once and agreeing", cc, units)
 	}
 	t.Logf("killed with %d of %d units cross-checked; done: %v", before.GetCrossCheck().GetUnitsChecked(), units, cc)
+}
+
+// TestPerftCrossCheckProgramFails: a cross-check program that crashes on
+// every query (brokenperft -fail crash) gets its worker no further
+// cross-check of a unit it failed, and the job says why it waits (the
+// program's failure, named) instead of re-leasing the unit to the same
+// worker for ever: the control is the count of failures in the worker's
+// log, at most one a unit.
+func TestPerftCrossCheckProgramFails(t *testing.T) {
+	bp := brokenPerft(t)
+	addr := freeAddr(t)
+	coordinator(t, addr, t.TempDir(), "--lease-duration", "5s")
+	admin := dial(t, addr, token)
+	crasher := startWorker(t, addr, "--name", "crasher", "--verify-engine", "name=crashy,cmd="+bp+",args=-fail crash")
+	startWorker(t, addr, "--name", "plain")
+	waitWorkers(t, admin, 2)
+	id := strings.TrimSpace(arbiterOut(t, "submit", "perft", "--coordinator", addr, "--token", token, "--depth", "4",
+		"--cross-check", "crashy", "--cross-check-fraction", "1"))
+	j := waitFor(t, admin, id, 2*time.Minute, "blocked on the program's failure", func(j *arbiterv1.Job) bool {
+		return strings.Contains(j.GetProgress().GetBlocked(), "the program failed on worker")
+	})
+	t.Logf("blocked: %s", j.GetProgress().GetBlocked())
+	time.Sleep(3 * time.Second) // time for any further (wrong) leases
+	j = getJob(t, admin, id)
+	if j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING || j.GetCrossCheck().GetUnitsChecked() != 0 {
+		t.Fatalf("%v with %d units checked by a program that only crashes", j.GetState(), j.GetCrossCheck().GetUnitsChecked())
+	}
+	crasher.kill(t) // its output is all copied once it has exited
+	failures := strings.Count(crasher.out.String(), "cross-check program failed")
+	if units := int(j.GetProgress().GetUnitsTotal()); failures == 0 || failures > units {
+		t.Fatalf("%d cross-check failures in the worker's log for %d units; want at least one and at most one a unit", failures, units)
+	}
+	t.Logf("%d failures for %d units", failures, j.GetProgress().GetUnitsTotal())
 }

@@ -372,3 +372,11 @@ func (u *unit) oursSuffice(counts []engine.Count, maxRuns int) bool {
 	v := judge(ours, required(u), maxRuns, u.job.distrusted)
 	return v.settled && slices.Equal(v.counts, counts)
 }
+
+// clip shortens s to at most n bytes for a message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

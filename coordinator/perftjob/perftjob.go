@@ -257,6 +257,10 @@ type unit struct {
 	// crossHeld marks the live leases (by worker id) that run the job's
 	// cross-check program.
 	crossHeld map[string]bool
+	// crossFailed holds the workers (by id) whose program failed on the
+	// unit, with the last reason: no more cross-checks of it for them.
+	// Memory only.
+	crossFailed map[string]string
 }
 
 // segment is a run of fresh units of one slice that one worker leases in

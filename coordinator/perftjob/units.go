@@ -3,12 +3,14 @@ package perftjob
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"strings"
 	"time"
 
 	"github.com/arbiter-chess/arbiter/base/capability"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/wire/perftwire"
 )
 
 // wants reports whether u should be leased to one more worker.
@@ -23,7 +25,7 @@ func (u *unit) wants() bool {
 // from an identity that has not run the unit and does not hold it, and that
 // no settled dispute of the job has outvoted.
 func (u *unit) eligible(w *core.Worker) bool {
-	if u.job.distrusted[w.Owner] || u.v.cross && !crossCapable(u.job, w) {
+	if u.job.distrusted[w.Owner] || u.v.cross && (!crossCapable(u.job, w) || u.crossFailed[w.ID] != "") {
 		return false
 	}
 	for _, r := range u.runs {
@@ -277,8 +279,18 @@ func (w *Workload) Ended(l core.Lease, why core.End) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	u := w.units[l.UnitID]
-	if u == nil || !w.release(u, l.WorkerID) {
+	if u == nil {
 		return
+	}
+	cross := u.crossHeld[l.WorkerID]
+	if !w.release(u, l.WorkerID) {
+		return
+	}
+	if cross && strings.HasPrefix(why.Reason, perftwire.CrossCheckFailed) {
+		if u.crossFailed == nil {
+			u.crossFailed = map[string]string{}
+		}
+		u.crossFailed[l.WorkerID] = why.Reason
 	}
 	w.requeue(u)
 }
