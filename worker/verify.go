@@ -43,6 +43,10 @@ func (v *verifyEngines) capabilities() []string {
 	for name := range v.byName {
 		caps = append(caps, capability.VerifyEngine(name))
 	}
+	if len(caps) > 0 {
+		// Its engines also count perft cross-checks (crosscheck.go).
+		caps = append(caps, capability.PerftCrossCheck)
+	}
 	return caps
 }
 

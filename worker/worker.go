@@ -520,6 +520,10 @@ func (w *Worker) run(bg context.Context, l *arbiterv1.Lease, counter *engine.Per
 		w.release(bg, h.leaseID, "unit kind not supported by this worker")
 		return counter
 	}
+	if batch.GetCrossCheckEngine() != "" {
+		w.runCrossCheck(cctx, bg, h, batch, log)
+		return counter
+	}
 	if batch.GetStats() && !counter.HasStatsTable() {
 		counter = engine.NewPerftCounter(w.table, w.statsTableForUse())
 	}

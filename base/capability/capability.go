@@ -22,6 +22,10 @@ const (
 	PerftSlices = "perft-slices-1"
 	// PerftStats: it counts statistics (PerftBatch.stats).
 	PerftStats = "perft-stats"
+	// PerftCrossCheck: it counts a perft batch with one of its
+	// --verify-engine programs (PerftBatch.cross_check_engine); one
+	// without it would count with the embedded generator.
+	PerftCrossCheck = "perft-cross-check"
 )
 
 // Game work.

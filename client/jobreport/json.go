@@ -58,6 +58,53 @@ type PerftJob struct {
 	Divide            map[string]json.Number `json:"divide,omitempty"`
 	Slices            uint32                 `json:"slices,omitempty"`
 	Stats             *perftStatsJSON        `json:"stats,omitempty"`
+	CrossCheck        *CrossCheckJSON        `json:"cross_check,omitempty"`
+}
+
+// CrossCheckJSON is a perft job's cross-check by another program.
+type CrossCheckJSON struct {
+	Engine       string              `json:"engine"`
+	Fraction     float64             `json:"fraction"`
+	UnitsSampled uint64              `json:"units_sampled"`
+	UnitsChecked uint64              `json:"units_checked"`
+	UnitsAgreed  uint64              `json:"units_agreed"`
+	RunsByWorker map[string]uint64   `json:"runs_by_worker"`
+	Mismatches   []CrossMismatchJSON `json:"mismatches"`
+}
+
+// CrossMismatchJSON is one unit where the program and our generator
+// counted different nodes: the first such position, both counts and who.
+type CrossMismatchJSON struct {
+	Unit          string      `json:"unit"`
+	FEN           string      `json:"fen"`
+	Depth         uint32      `json:"depth"`
+	Ours          json.Number `json:"ours"`
+	OurWorker     string      `json:"our_worker"`
+	OurIdentity   string      `json:"our_identity"`
+	Theirs        json.Number `json:"theirs"`
+	TheirWorker   string      `json:"their_worker"`
+	TheirIdentity string      `json:"their_identity"`
+	Settled       bool        `json:"settled"`
+	Outvoted      []string    `json:"outvoted"`
+}
+
+func newCrossCheck(c *arbiterv1.PerftCrossCheck) *CrossCheckJSON {
+	if c == nil {
+		return nil
+	}
+	o := &CrossCheckJSON{Engine: c.GetEngine(), Fraction: c.GetFraction(), UnitsSampled: c.GetUnitsSampled(),
+		UnitsChecked: c.GetUnitsChecked(), UnitsAgreed: c.GetUnitsAgreed(), RunsByWorker: map[string]uint64{},
+		Mismatches: []CrossMismatchJSON{}}
+	for w, n := range c.GetRunsByWorker() {
+		o.RunsByWorker[w] = n
+	}
+	for _, m := range c.GetMismatches() {
+		o.Mismatches = append(o.Mismatches, CrossMismatchJSON{Unit: m.GetUnitId(), FEN: m.GetFen(), Depth: m.GetDepth(),
+			Ours: number(m.GetOurs()), OurWorker: m.GetOurWorker(), OurIdentity: m.GetOurIdentity(),
+			Theirs: number(m.GetTheirs()), TheirWorker: m.GetTheirWorker(), TheirIdentity: m.GetTheirIdentity(),
+			Settled: m.GetSettled(), Outvoted: append([]string{}, m.GetOutvoted()...)})
+	}
+	return o
 }
 
 // EngineJSON is an engine of a test or tune.
@@ -280,7 +327,7 @@ func newPerftJob(j *arbiterv1.Job) *PerftJob {
 	o := &PerftJob{FEN: s.GetFen(), Depth: s.GetDepth(), SplitPly: s.GetSplitPly(), VerifyFraction: s.GetVerifyFraction(),
 		Chess960: s.GetChess960(), NodesDone: number(p.GetNodesDone()), Units: p.GetUnitsTotal(), UnitsDone: p.GetUnitsDone(),
 		UnitsVerified: p.GetUnitsVerified(), Positions: p.GetPositions(), Mismatches: p.GetMismatches(),
-		MismatchesSettled: p.GetMismatchesSettled(), Verification: PerftVerification(j)}
+		MismatchesSettled: p.GetMismatchesSettled(), Verification: PerftVerification(j), CrossCheck: newCrossCheck(j.GetCrossCheck())}
 	if j.GetNodes() != "" {
 		n := number(j.GetNodes())
 		o.Nodes = &n

@@ -7,6 +7,8 @@ import (
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
 	"io"
 	"os"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -164,6 +166,7 @@ func PrintPerft(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
 	if v := verificationLine(j); v != "" {
 		fmt.Fprintf(out, "Verification: %s\n", v)
 	}
+	printCrossCheck(out, j.GetCrossCheck(), "Cross-check: ", "  ")
 	return nil
 }
 
@@ -185,6 +188,7 @@ func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
 	if v := verificationLine(j); v != "" {
 		fmt.Fprintf(out, "Verify:     %s\n", v)
 	}
+	printCrossCheck(out, j.GetCrossCheck(), "Cross:      ", "            ")
 	fmt.Fprintf(out, "Mismatches: %d (%d settled)\nWorkers:    %d active\n", p.GetMismatches(), p.GetMismatchesSettled(), p.GetActiveWorkers())
 	if j.GetError() != "" {
 		fmt.Fprintf(out, "Error:      %s\n", j.GetError())
@@ -211,4 +215,32 @@ func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
 func init() {
 	RegisterReport(jobkind.FamilyPerft, Report{Header: "PERFT\tSTATE\tDEPTH\tNODES\tPROGRESS\tFEN", Row: perftRow, Detail: PrintPerftDetail,
 		JSON: func(o *JobJSON, j *arbiterv1.Job) { o.Perft = newPerftJob(j) }})
+}
+
+// printCrossCheck prints a perft job's cross-check by another program: a
+// line of counts (label first), then each mismatch (indented).
+func printCrossCheck(out io.Writer, c *arbiterv1.PerftCrossCheck, label, indent string) {
+	if c == nil {
+		return
+	}
+	byWorker := make([]string, 0, len(c.GetRunsByWorker()))
+	for w, n := range c.GetRunsByWorker() {
+		byWorker = append(byWorker, fmt.Sprintf("%s %d", w, n))
+	}
+	sort.Strings(byWorker)
+	who := ""
+	if len(byWorker) > 0 {
+		who = " (by worker: " + strings.Join(byWorker, ", ") + ")"
+	}
+	fmt.Fprintf(out, "%s%s on %.0f%% of units: %d sampled, %d checked, %d agreed, %d mismatches%s\n", label, c.GetEngine(),
+		100*c.GetFraction(), c.GetUnitsSampled(), c.GetUnitsChecked(), c.GetUnitsAgreed(), len(c.GetMismatches()), who)
+	for _, m := range c.GetMismatches() {
+		state := "open"
+		if m.GetSettled() {
+			state = "settled, outvoted " + strings.Join(m.GetOutvoted(), ", ")
+		}
+		fmt.Fprintf(out, "%smismatch on unit %s (%s): %s, depth %d: ours %s (worker %s, %s), %s %s (worker %s, %s)\n",
+			indent, m.GetUnitId(), state, m.GetFen(), m.GetDepth(), m.GetOurs(), m.GetOurWorker(), m.GetOurIdentity(),
+			c.GetEngine(), m.GetTheirs(), m.GetTheirWorker(), m.GetTheirIdentity())
+	}
 }

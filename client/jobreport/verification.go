@@ -37,6 +37,10 @@ func verificationLine(j *arbiterv1.Job) string {
 	p := j.GetProgress()
 	switch PerftVerification(j) {
 	case VerificationNone:
+		if c := j.GetCrossCheck(); c.GetUnitsChecked() > 0 {
+			return fmt.Sprintf("no unit computed twice by our generator; %d of %d units cross-checked by %s on another identity (node counts only)",
+				c.GetUnitsChecked(), p.GetUnitsTotal(), c.GetEngine())
+		}
 		return "none, the counts are UNVERIFIED: no unit was computed by a second identity (verify fraction 0, or one identity on the farm)"
 	case VerificationSampled:
 		return fmt.Sprintf("sampled, %d of %d units computed by a second identity and agreeing", p.GetUnitsVerified(), p.GetUnitsTotal())

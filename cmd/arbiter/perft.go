@@ -26,6 +26,7 @@ type perftFlags struct {
 	maxDepth int
 	maxNodes string
 	client   clicmd.ClientFlags
+	cross    crossCheckFlags
 }
 
 func newPerftCommand() *cobra.Command {
@@ -64,6 +65,7 @@ Exit status: 0 on success, 1 when a suite count does not match, 2 on bad input,
 	fl.IntVar(&f.maxDepth, "max-depth", 0, "suite mode: check depths up to this (0: all)")
 	fl.StringVar(&f.maxNodes, "max-nodes", "", "suite mode: skip depths whose expected count exceeds this (e.g. 1e8)")
 	f.client.AddOptional(fl, "submit to this coordinator instead of running here (see arbiter submit perft)")
+	f.cross.add(fl)
 	return cmd
 }
 
@@ -93,7 +95,10 @@ func runPerftOne(cmd *cobra.Command, f *perftFlags) error {
 		pos.SetChess960(true)
 	}
 	if f.client.Given() {
-		return runClusterPerft(cmd, f.client, pos.FEN(), f.depth, f.divide, f.jsonOut, f.stats)
+		return runClusterPerft(cmd, f.client, pos.FEN(), f.depth, f.divide, f.jsonOut, f.stats, f.cross)
+	}
+	if err := f.cross.local(); err != nil {
+		return err
 	}
 	ctx, cancel := perftContext()
 	defer cancel()
@@ -123,6 +128,9 @@ func runPerftOne(cmd *cobra.Command, f *perftFlags) error {
 
 func runPerftSuite(cmd *cobra.Command, f *perftFlags) error {
 	if err := f.validateCommon(); err != nil {
+		return err
+	}
+	if err := f.cross.local(); err != nil {
 		return err
 	}
 	if err := clicmd.CheckRange("max-depth", f.maxDepth, 0, engine.MaxPerftDepth); err != nil {

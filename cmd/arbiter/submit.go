@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
@@ -26,6 +28,39 @@ type submitPerftFlags struct {
 	progress bool
 	stats    bool
 	slices   int
+	cross    crossCheckFlags
+}
+
+// crossCheckFlags are --cross-check and --cross-check-fraction, of
+// submit perft and perft --coordinator.
+type crossCheckFlags struct {
+	engine   string
+	fraction float64
+}
+
+func (c *crossCheckFlags) add(fl *pflag.FlagSet) {
+	fl.StringVar(&c.engine, "cross-check", "", "recompute a sampled share of the units with this program on a worker of another identity: a NAME the workers offer with arbiter worker --verify-engine name=NAME,cmd=PATH (e.g. stockfish)")
+	fl.Float64Var(&c.fraction, "cross-check-fraction", 0, "with --cross-check: share of units (above 0, at most 1; 0: the default 0.05) cross-checked")
+}
+
+// local refuses the flags where no cluster runs the job (arbiter perft
+// without --coordinator, or an EPD suite).
+func (c *crossCheckFlags) local() error {
+	if c.engine != "" || c.fraction != 0 {
+		return usageError("--cross-check: only with --coordinator and one position (the cluster's workers run the other program)")
+	}
+	return nil
+}
+
+// check refuses a fraction out of range, or one without a program.
+func (c *crossCheckFlags) check() error {
+	if math.IsNaN(c.fraction) || c.fraction < 0 || c.fraction > 1 {
+		return usageError("--cross-check-fraction %v: must be above 0 and at most 1", c.fraction)
+	}
+	if c.fraction != 0 && c.engine == "" {
+		return usageError("--cross-check-fraction %v: needs --cross-check NAME (the program to check with)", c.fraction)
+	}
+	return nil
 }
 
 func newSubmitCommand() *cobra.Command {
@@ -69,6 +104,7 @@ func newSubmitPerftCommand() *cobra.Command {
 	fl.BoolVar(&f.progress, "progress", true, "with --wait: show a progress bar on a terminal")
 	fl.BoolVar(&f.stats, "stats", false, "count the statistics too (captures, e.p., castles, promotions, checks, discovered and double checks, mates)")
 	fl.IntVar(&f.slices, "slices", 0, "cut each position's tree into this many slices, one per worker table (0: from the workers, 1: none)")
+	f.cross.add(fl)
 	return cmd
 }
 
@@ -91,6 +127,9 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 	if f.jsonOut && !f.wait {
 		return usageError("--json needs --wait")
 	}
+	if err := f.cross.check(); err != nil {
+		return err
+	}
 	ctx, c, done, err := f.client.Session()
 	if err != nil {
 		return err
@@ -98,7 +137,7 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 	defer done()
 	resp, err := c.Jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{
 		Fen: f.fen, Depth: uint32(f.depth), SplitPly: uint32(f.splitPly), VerifyFraction: f.verify, Chess960: f.chess960,
-		Stats: f.stats, Slices: uint32(f.slices),
+		Stats: f.stats, Slices: uint32(f.slices), CrossCheck: f.cross.engine, CrossCheckFraction: f.cross.fraction,
 	}})
 	if err != nil {
 		return cliexit.Call(c, "submit", err)
@@ -119,7 +158,8 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 
 // runClusterPerft serves `arbiter perft --coordinator ADDR`: submit
 // --wait with the same output.
-func runClusterPerft(cmd *cobra.Command, client clicmd.ClientFlags, fen string, depth int, divide, jsonOut, stats bool) error {
-	f := submitPerftFlags{client: client, fen: fen, depth: depth, divide: divide, wait: true, jsonOut: jsonOut, progress: true, stats: stats}
+func runClusterPerft(cmd *cobra.Command, client clicmd.ClientFlags, fen string, depth int, divide, jsonOut, stats bool, cross crossCheckFlags) error {
+	f := submitPerftFlags{client: client, fen: fen, depth: depth, divide: divide, wait: true, jsonOut: jsonOut, progress: true, stats: stats,
+		cross: cross}
 	return runSubmitPerft(cmd, &f)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -46,44 +47,11 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	if !ok || spec == nil {
 		return core.JobRef{}, apierr.Invalid("perft spec missing")
 	}
-	fen := spec.GetFen()
-	if fen == "" {
-		fen = engine.StartFEN
-	}
-	if len(fen) > 256 {
-		return core.JobRef{}, apierr.Invalid("FEN %s: longer than 256 bytes", apierr.Q(fen))
-	}
-	pos, err := engine.ParseFEN(fen)
+	in, err := w.checkSpec(spec)
 	if err != nil {
-		return core.JobRef{}, apierr.Invalid("invalid FEN %s: %v", apierr.Q(fen), err)
+		return core.JobRef{}, err
 	}
-	if spec.GetChess960() {
-		pos.SetChess960(true)
-	}
-	depth := int(spec.GetDepth())
-	if depth > perftsplit.MaxDepth {
-		return core.JobRef{}, apierr.Invalid("depth %d: must be between 0 and %d", depth, perftsplit.MaxDepth)
-	}
-	if est := perftsplit.EstimateNodes(pos, depth); est > w.cfg.MaxNodes {
-		return core.JobRef{}, apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge,
-			"depth %d from this position is about %s nodes, over the limit of %s (coordinator flag %s): no farm would finish it; ask for a smaller depth",
-			depth, sci(est), sci(w.cfg.MaxNodes), FlagMaxNodes)
-	}
-	verify := spec.GetVerifyFraction()
-	if math.IsNaN(verify) || verify < 0 || verify > 1 {
-		return core.JobRef{}, apierr.Invalid("verify fraction %v: must be between 0 and 1", spec.GetVerifyFraction())
-	}
-	throughput := spec.GetThroughput()
-	if math.IsNaN(throughput) || throughput < 0 || throughput > 1e6 {
-		return core.JobRef{}, apierr.Invalid("throughput %v: must be between 0 and 1e6", throughput)
-	}
-	if throughput == 0 {
-		throughput = 1
-	}
-	slices := int(spec.GetSlices())
-	if slices > MaxSlices {
-		return core.JobRef{}, apierr.Invalid("slices %d: must be between 0 (chosen from the workers) and %d", slices, MaxSlices)
-	}
+	pos, depth, verify, slices := in.pos, in.depth, in.verify, in.slices
 	// The farm the job is cut for: workers seen within a lease duration.
 	workers, slicers, witnesses := 0, 0, 0
 	if w.host != nil {
@@ -132,8 +100,13 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	rec := &store.Job{
 		ID: id, Kind: Kind, FEN: pos.FEN(), Depth: depth, SplitPly: split, Verify: verify,
 		Chess960: pos.IsChess960(), State: store.StateRunning, CreatedAt: now, RootMoves: []string{},
-		Submitter: submitter, Priority: spec.GetPriority(), Throughput: throughput,
+		Submitter: submitter, Priority: spec.GetPriority(), Throughput: in.throughput,
 		Stats: spec.GetStats(), Slices: slices, SlicePly: slicePly,
+	}
+	var seed []byte
+	if spec.GetCrossCheck() != "" {
+		rec.CrossCheck, rec.CrossCheckFraction, rec.CrossCheckSeed = spec.GetCrossCheck(), in.crossFraction, newSeed()
+		seed = decodeSeed(rec.CrossCheckSeed)
 	}
 	var positions []store.Position
 	var units []store.Unit
@@ -151,40 +124,11 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 			return core.JobRef{}, err
 		}
 		plan, err := perftsplit.SplitLimited(ctx, pos, depth, split, lim)
-		switch {
-		case errors.Is(err, perftsplit.ErrTooManyPositions) && lim.MaxPositions < w.cfg.SplitLimits.MaxPositions:
-			return core.JobRef{}, heldExhausted(held, w.cfg.MaxHeldPositions, "this split needs more than the "+fmt.Sprint(lim.MaxPositions)+" left")
-		case errors.Is(err, perftsplit.ErrTooManyPositions):
-			return core.JobRef{}, apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge, "%v (coordinator flag %s)", err, FlagMaxSplitPositions)
-		case errors.Is(err, perftsplit.ErrTooLarge):
-			return core.JobRef{}, apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge, "%v", err)
-		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-			return core.JobRef{}, err
-		case err != nil:
-			return core.JobRef{}, apierr.Invalid("%v", err)
+		if err != nil {
+			return core.JobRef{}, w.splitError(err, lim, held)
 		}
 		rec.RootMoves = plan.RootMoves
-		// A unit computes a slice of its positions: a range of 1/slices of
-		// the estimated work per slice.
-		target := w.cfg.TargetUnitDuration.Seconds() * w.cfg.NominalNodesPerSecond * hashSpeedup(depth-split) * float64(slices)
-		minUnits := (max(w.cfg.MinUnits, 16*workers) + slices - 1) / slices
-		for _, p := range plan.Positions {
-			m := make([]store.RootMult, len(p.Mult))
-			for i, r := range p.Mult {
-				m[i] = store.RootMult{Root: r.Root, N: r.N}
-			}
-			positions = append(positions, store.Position{FEN: p.FEN, Mult: m})
-		}
-		// Units of one slice are consecutive: a segment (see the package
-		// comment) is a run of them.
-		ranges := plan.Batch(target, minUnits, w.cfg.MaxPositionsPerUnit)
-		for sl := 0; sl < slices; sl++ {
-			for _, r := range ranges {
-				i := len(units)
-				units = append(units, store.Unit{ID: unitID(id, i), JobID: id, Idx: i, First: r.First, End: r.End,
-					Verify: verifyUnit(i, verify), Slice: sl})
-			}
-		}
+		positions, units = w.cutUnits(rec, plan, workers, seed)
 		rec.UnitsTotal, rec.Positions = len(units), len(positions)
 		if len(units) == 0 {
 			// Every line ends (mate or stalemate) before the split ply.
@@ -206,6 +150,118 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.addJobLocked(rec, positions, units, now)
+	w.log.Info("job submitted", zap.String(logging.JobID, id), zap.String("fen", rec.FEN), zap.Int("depth", depth),
+		zap.Int("split_ply", split), zap.Int("positions", len(positions)), zap.Int("units", len(units)),
+		zap.Int("slices", slices), zap.Int("slice_ply", slicePly), zap.Bool("stats", rec.Stats), zap.Int("workers", workers),
+		zap.Float64("verify", verify), zap.Bool("chess960", rec.Chess960), zap.String("submitter", submitter),
+		zap.String("cross_check", rec.CrossCheck), zap.Float64("cross_check_fraction", rec.CrossCheckFraction))
+	return core.JobRef{ID: id, Seq: rec.Seq, Submitter: submitter}, nil
+}
+
+// specIn is a perft spec's checked basics.
+type specIn struct {
+	pos           engine.Position
+	depth         int
+	verify        float64
+	throughput    float64
+	slices        int
+	crossFraction float64
+}
+
+// checkSpec checks a spec's position, depth, fractions, throughput and
+// slices, each refused with a message that names it.
+func (w *Workload) checkSpec(spec *arbiterv1.PerftSpec) (*specIn, error) {
+	fen := spec.GetFen()
+	if fen == "" {
+		fen = engine.StartFEN
+	}
+	if len(fen) > 256 {
+		return nil, apierr.Invalid("FEN %s: longer than 256 bytes", apierr.Q(fen))
+	}
+	pos, err := engine.ParseFEN(fen)
+	if err != nil {
+		return nil, apierr.Invalid("invalid FEN %s: %v", apierr.Q(fen), err)
+	}
+	if spec.GetChess960() {
+		pos.SetChess960(true)
+	}
+	in := &specIn{pos: pos, depth: int(spec.GetDepth()), verify: spec.GetVerifyFraction(), throughput: spec.GetThroughput(), slices: int(spec.GetSlices())}
+	if in.depth > perftsplit.MaxDepth {
+		return nil, apierr.Invalid("depth %d: must be between 0 and %d", in.depth, perftsplit.MaxDepth)
+	}
+	if est := perftsplit.EstimateNodes(pos, in.depth); est > w.cfg.MaxNodes {
+		return nil, apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge,
+			"depth %d from this position is about %s nodes, over the limit of %s (coordinator flag %s): no farm would finish it; ask for a smaller depth",
+			in.depth, sci(est), sci(w.cfg.MaxNodes), FlagMaxNodes)
+	}
+	if math.IsNaN(in.verify) || in.verify < 0 || in.verify > 1 {
+		return nil, apierr.Invalid("verify fraction %v: must be between 0 and 1", spec.GetVerifyFraction())
+	}
+	if math.IsNaN(in.throughput) || in.throughput < 0 || in.throughput > 1e6 {
+		return nil, apierr.Invalid("throughput %v: must be between 0 and 1e6", in.throughput)
+	}
+	if in.throughput == 0 {
+		in.throughput = 1
+	}
+	if in.slices > MaxSlices {
+		return nil, apierr.Invalid("slices %d: must be between 0 (chosen from the workers) and %d", in.slices, MaxSlices)
+	}
+	if in.crossFraction, in.slices, err = checkCrossCheck(spec.GetCrossCheck(), spec.GetCrossCheckFraction(), in.slices); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// splitError is the answer to a failed split under limits lim, with held
+// positions held by running jobs.
+func (w *Workload) splitError(err error, lim perftsplit.Limits, held int) error {
+	switch {
+	case errors.Is(err, perftsplit.ErrTooManyPositions) && lim.MaxPositions < w.cfg.SplitLimits.MaxPositions:
+		return heldExhausted(held, w.cfg.MaxHeldPositions, "this split needs more than the "+fmt.Sprint(lim.MaxPositions)+" left")
+	case errors.Is(err, perftsplit.ErrTooManyPositions):
+		return apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge, "%v (coordinator flag %s)", err, FlagMaxSplitPositions)
+	case errors.Is(err, perftsplit.ErrTooLarge):
+		return apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge, "%v", err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return apierr.Invalid("%v", err)
+}
+
+// cutUnits turns a split into the job's positions and units: a unit
+// computes a slice of its positions, a range of 1/slices of the estimated
+// work per slice; the units of one slice are consecutive (a segment, see
+// the package comment, is a run of them). A unit is rechecked or sampled
+// for the cross-check (seed nil: none) by its index.
+func (w *Workload) cutUnits(rec *store.Job, plan *perftsplit.Plan, workers int, seed []byte) ([]store.Position, []store.Unit) {
+	slices := rec.Slices
+	target := w.cfg.TargetUnitDuration.Seconds() * w.cfg.NominalNodesPerSecond * hashSpeedup(rec.Depth-rec.SplitPly) * float64(slices)
+	minUnits := (max(w.cfg.MinUnits, 16*workers) + slices - 1) / slices
+	positions := make([]store.Position, 0, len(plan.Positions))
+	for _, p := range plan.Positions {
+		m := make([]store.RootMult, len(p.Mult))
+		for i, r := range p.Mult {
+			m[i] = store.RootMult{Root: r.Root, N: r.N}
+		}
+		positions = append(positions, store.Position{FEN: p.FEN, Mult: m})
+	}
+	var units []store.Unit
+	ranges := plan.Batch(target, minUnits, w.cfg.MaxPositionsPerUnit)
+	for sl := 0; sl < slices; sl++ {
+		for _, r := range ranges {
+			i := len(units)
+			cross := seed != nil && crossSampled(seed, i, rec.CrossCheckFraction)
+			units = append(units, store.Unit{ID: unitID(rec.ID, i), JobID: rec.ID, Idx: i, First: r.First, End: r.End,
+				Verify: verifyUnit(i, rec.Verify) && !cross, Slice: sl, CrossCheck: cross})
+		}
+	}
+	return positions, units
+}
+
+// addJobLocked puts a stored job in memory, its fresh units in segments
+// by slice. Caller holds mu.
+func (w *Workload) addJobLocked(rec *store.Job, positions []store.Position, units []store.Unit, now time.Time) {
 	j := &job{rec: rec, positions: positions, started: now, holders: map[string]int{}}
 	j.divide = newDivide(len(rec.RootMoves))
 	if rec.Stats {
@@ -213,7 +269,7 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	}
 	for _, ur := range units {
 		u := &unit{job: j, rec: ur, queued: true, holders: map[string]string{}}
-		u.v = judge(nil, required(u), w.cfg.MaxRuns, nil)
+		u.v = judgeUnit(u, nil, w.cfg.MaxRuns, nil)
 		j.units = append(j.units, u)
 		if ur.Idx == 0 || ur.Slice != units[ur.Idx-1].Slice {
 			j.segs = append(j.segs, &segment{})
@@ -222,15 +278,10 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		seg.units = append(seg.units, u)
 		w.units[ur.ID] = u
 	}
-	w.jobs[id] = j
+	w.jobs[rec.ID] = j
 	if rec.State == store.StateRunning {
 		w.running = append(w.running, j)
 	}
-	w.log.Info("job submitted", zap.String(logging.JobID, id), zap.String("fen", rec.FEN), zap.Int("depth", depth),
-		zap.Int("split_ply", split), zap.Int("positions", len(positions)), zap.Int("units", len(units)),
-		zap.Int("slices", slices), zap.Int("slice_ply", slicePly), zap.Bool("stats", rec.Stats), zap.Int("workers", workers),
-		zap.Float64("verify", verify), zap.Bool("chess960", rec.Chess960), zap.String("submitter", submitter))
-	return core.JobRef{ID: id, Seq: rec.Seq, Submitter: submitter}, nil
 }
 
 // Coordinator flags of the limits, for messages.

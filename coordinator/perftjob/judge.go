@@ -25,6 +25,10 @@ type verdict struct {
 	want     int            // further runs wanted (0 when settled or failed)
 	disputed bool           // some runs disagree
 	failed   bool           // maxRuns reached without a majority
+	// Cross-checked units (crosscheck.go): the run wanted is a
+	// cross-check run; a witness cross-check run agrees with counts; a
+	// cross-check run and ours counted different nodes.
+	cross, crossAgreed, crossDisputed bool
 }
 
 // judge settles a unit from its runs. required is 1, or 2 for a verified
@@ -121,14 +125,5 @@ func judge(runs []store.Run, required, maxRuns int, distrusted map[string]bool) 
 // dispute (v is the unit's verdict on runs): each ran counts the majority
 // of independent identities contradicted.
 func outvoted(runs []store.Run, v verdict) []string {
-	if !v.settled || !v.disputed {
-		return nil
-	}
-	var out []string
-	for _, r := range runs {
-		if !slices.Equal(r.Counts, v.counts) && !slices.Contains(out, owner(r)) {
-			out = append(out, owner(r))
-		}
-	}
-	return out
+	return outvotedUnit(runs, v, 1)
 }

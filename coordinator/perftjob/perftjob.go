@@ -206,12 +206,18 @@ func (w *Workload) Quarantined() []store.Quarantined {
 // however long.
 func (w *Workload) Needs(jobID string) (core.Need, bool) {
 	w.mu.Lock()
-	_, ok := w.jobs[jobID]
-	w.mu.Unlock()
+	defer w.mu.Unlock()
+	j, ok := w.jobs[jobID]
 	if !ok {
 		return core.Need{}, false
 	}
-	return core.Need{Caps: []string{capability.Perft}}, true
+	caps := []string{capability.Perft}
+	if name := j.rec.CrossCheck; name != "" {
+		// Only the sampled units need it, but a job whose program no
+		// worker offers cannot finish: it says so (blocked, naming it).
+		caps = append(caps, capability.PerftCrossCheck, capability.VerifyEngine(name))
+	}
+	return core.Need{Caps: caps}, true
 }
 
 type job struct {
@@ -233,8 +239,11 @@ type job struct {
 	// job: no witness for its units any more (judge), and leased none of
 	// them. Memory only: Load derives it from the runs.
 	distrusted map[string]bool
-	started    time.Time // when this coordinator run began tracking it
-	baseNodes  big.Int   // nodes done when tracking began (for the rate)
+	// crossDone is a finished job's cross-check view (its units leave
+	// memory with it).
+	crossDone *arbiterv1.PerftCrossCheck
+	started   time.Time // when this coordinator run began tracking it
+	baseNodes big.Int   // nodes done when tracking began (for the rate)
 }
 
 type unit struct {
@@ -245,6 +254,13 @@ type unit struct {
 	counted bool              // contribution is in the job's sums
 	queued  bool              // in the job's retry or more list, or a segment
 	holders map[string]string // worker id → owner, of live leases
+	// crossHeld marks the live leases (by worker id) that run the job's
+	// cross-check program.
+	crossHeld map[string]bool
+	// crossFailed holds the workers (by id) whose program failed on the
+	// unit, with the last reason: no more cross-checks of it for them.
+	// Memory only.
+	crossFailed map[string]string
 }
 
 // segment is a run of fresh units of one slice that one worker leases in
@@ -311,6 +327,12 @@ func (w *Workload) Load(ctx context.Context) ([]core.JobRef, error) {
 		} else {
 			j.settled, j.verified, j.disputed, j.resolved = rec.Settled, rec.Verified, rec.Disputed, rec.Resolved
 		}
+		if rec.State != store.StateRunning && rec.CrossCheck != "" {
+			if err := w.loadCrossView(ctx, j); err != nil {
+				w.skip(j, err)
+				continue
+			}
+		}
 		w.jobs[rec.ID] = j
 		if j.rec.State == store.StateRunning {
 			w.running = append(w.running, j)
@@ -358,7 +380,7 @@ func (w *Workload) loadRunning(ctx context.Context, j *job) error {
 	j.findDistrusted(w.cfg.MaxRuns)
 	for _, u := range j.units {
 		ur := u.rec
-		u.v = judge(u.runs, required(u), w.cfg.MaxRuns, j.distrusted)
+		u.v = judgeUnit(u, u.runs, w.cfg.MaxRuns, j.distrusted)
 		if u.v.settled {
 			if len(u.v.counts) != (ur.End-ur.First)*j.width() {
 				return fmt.Errorf("perft: job %s unit %s: %d counts for %d positions of %d", id, ur.ID, len(u.v.counts), ur.End-ur.First, j.width())
@@ -405,8 +427,8 @@ func (w *Workload) summarise(ctx context.Context, j *job) error {
 		return err
 	}
 	for _, ur := range recs {
-		u := &unit{rec: ur, runs: byUnit[ur.ID]}
-		j.tally(judge(u.runs, required(u), w.cfg.MaxRuns, nil), +1)
+		u := &unit{job: j, rec: ur, runs: byUnit[ur.ID]}
+		j.tally(judgeUnit(u, u.runs, w.cfg.MaxRuns, nil), +1)
 	}
 	return nil
 }
@@ -453,7 +475,7 @@ func (j *job) findDistrusted(maxRuns int) {
 	for grew := true; grew; {
 		grew = false
 		for _, u := range j.units {
-			for _, o := range outvoted(u.runs, judge(u.runs, required(u), maxRuns, j.distrusted)) {
+			for _, o := range outvotedUnit(u.runs, judgeUnit(u, u.runs, maxRuns, j.distrusted), j.width()) {
 				if !j.distrusted[o] {
 					j.distrusted[o], grew = true, true
 				}
@@ -462,8 +484,12 @@ func (j *job) findDistrusted(maxRuns int) {
 	}
 }
 
+// required is how many identities' runs of ours settle u: 2 for a unit
+// rechecked (--recheck), else 1. A unit sampled for a cross-check is not
+// rechecked as well: the other program's identity is its second witness
+// (on a farm of two identities a third would never come).
 func required(u *unit) int {
-	if u.rec.Verify {
+	if u.rec.Verify && !u.rec.CrossCheck {
 		return 2
 	}
 	return 1
@@ -538,6 +564,9 @@ func (w *Workload) applyFinal(j *job, ch *store.JobChange) {
 	j.rec.State, j.rec.Error, j.rec.FinishedAt = ch.State, ch.Error, ch.FinishedAt
 	j.rec.Total, j.rec.Divide, j.rec.StatsTotal = ch.Total, ch.Divide, ch.StatsTotal
 	j.rec.Settled, j.rec.Verified, j.rec.Disputed, j.rec.Resolved = ch.Settled, ch.Verified, ch.Disputed, ch.Resolved
+	if j.crossDone == nil && j.units != nil {
+		j.crossDone = crossView(j)
+	}
 	w.forget(j)
 	w.log.Info("job finished", zap.String(logging.JobID, j.rec.ID), zap.String("state", ch.State),
 		zap.String("nodes", ch.Total), zap.String("error", ch.Error), zap.Int("verified", ch.Verified))

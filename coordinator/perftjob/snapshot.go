@@ -75,17 +75,29 @@ func (w *Workload) Snapshot(jobID string, full bool) (any, bool) {
 		}
 	}
 	out.Progress = p
+	out.CrossCheck = crossView(j)
+	out.Perft.CrossCheck, out.Perft.CrossCheckFraction = r.CrossCheck, r.CrossCheckFraction
 	return out, true
 }
 
 // blocked says why no worker computes j's open units, when it can tell.
 // Caller holds mu.
 func (w *Workload) blocked(j *job) string {
-	waiting := 0
+	waiting, cross, failed := 0, 0, ""
 	for _, u := range j.units {
 		if !u.v.settled && len(u.runs) > 0 && u.wants() {
 			waiting++
+			if u.v.cross {
+				cross++
+				for id, why := range u.crossFailed {
+					failed = fmt.Sprintf("; the program failed on worker %s: %s", id, clip(why, 300))
+				}
+			}
 		}
+	}
+	if cross > 0 && waiting == len(j.units)-j.settled {
+		return fmt.Sprintf("waiting for a worker that runs the cross-check program %s (arbiter worker --verify-engine name=%s,cmd=...) of an identity that has not run the unit (%d units to cross-check)%s",
+			j.rec.CrossCheck, j.rec.CrossCheck, cross, failed)
 	}
 	if waiting > 0 && waiting == len(j.units)-j.settled {
 		return "waiting for a worker of a second identity: verification and settlement runs must come from an identity that has not run the unit"

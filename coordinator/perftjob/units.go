@@ -3,12 +3,14 @@ package perftjob
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"strings"
 	"time"
 
 	"github.com/arbiter-chess/arbiter/base/capability"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/wire/perftwire"
 )
 
 // wants reports whether u should be leased to one more worker.
@@ -23,7 +25,7 @@ func (u *unit) wants() bool {
 // from an identity that has not run the unit and does not hold it, and that
 // no settled dispute of the job has outvoted.
 func (u *unit) eligible(w *core.Worker) bool {
-	if u.job.distrusted[w.Owner] {
+	if u.job.distrusted[w.Owner] || u.v.cross && (!crossCapable(u.job, w) || u.crossFailed[w.ID] != "") {
 		return false
 	}
 	for _, r := range u.runs {
@@ -110,9 +112,8 @@ func (w *Workload) Take(jobID string, wk *core.Worker, now time.Time) (string, a
 	if !ok {
 		return "", nil, false
 	}
-	u.holders[wk.ID] = wk.Owner
-	j.holders[wk.ID]++
-	return u.rec.ID, unitProto(u), true
+	u.hold(wk)
+	return u.rec.ID, unitProto(u, u.v.cross), true
 }
 
 // fresh takes the next unit of wk's segment (see the package comment).
@@ -215,15 +216,32 @@ func take(q *[]*unit, wk *core.Worker) (*unit, bool) {
 	return nil, false
 }
 
-// unitProto renders a unit's payload. Caller holds mu.
-func unitProto(u *unit) *arbiterv1.WorkUnit {
+// hold records wk's new lease on u, and whether it runs the cross-check
+// program. Caller holds mu.
+func (u *unit) hold(wk *core.Worker) {
+	u.holders[wk.ID] = wk.Owner
+	u.job.holders[wk.ID]++
+	if u.v.cross {
+		if u.crossHeld == nil {
+			u.crossHeld = map[string]bool{}
+		}
+		u.crossHeld[wk.ID] = true
+	}
+}
+
+// unitProto renders a unit's payload: for cross, the node counts of the
+// job's cross-check program. Caller holds mu.
+func unitProto(u *unit, cross bool) *arbiterv1.WorkUnit {
 	j := u.job
 	fens := make([]string, 0, u.rec.End-u.rec.First)
 	for i := u.rec.First; i < u.rec.End; i++ {
 		fens = append(fens, j.positions[i].FEN)
 	}
 	batch := &arbiterv1.PerftBatch{Fens: fens, Depth: uint32(j.rec.Depth - j.rec.SplitPly), Chess960: j.rec.Chess960, Stats: j.rec.Stats}
-	if j.rec.Slices > 1 {
+	switch {
+	case cross:
+		batch.Stats, batch.CrossCheckEngine = false, j.rec.CrossCheck
+	case j.rec.Slices > 1:
 		batch.Slices, batch.Slice, batch.SlicePly = uint32(j.rec.Slices), uint32(u.rec.Slice), uint32(j.rec.SlicePly)
 	}
 	return &arbiterv1.WorkUnit{UnitId: u.rec.ID, JobId: j.rec.ID, Payload: &arbiterv1.WorkUnit_Perft{Perft: batch}}
@@ -235,6 +253,7 @@ func (w *Workload) release(u *unit, workerID string) bool {
 		return false
 	}
 	delete(u.holders, workerID)
+	delete(u.crossHeld, workerID)
 	j := u.job
 	if j.holders[workerID]--; j.holders[workerID] <= 0 {
 		delete(j.holders, workerID)
@@ -260,8 +279,18 @@ func (w *Workload) Ended(l core.Lease, why core.End) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	u := w.units[l.UnitID]
-	if u == nil || !w.release(u, l.WorkerID) {
+	if u == nil {
 		return
+	}
+	cross := u.crossHeld[l.WorkerID]
+	if !w.release(u, l.WorkerID) {
+		return
+	}
+	if cross && strings.HasPrefix(why.Reason, perftwire.CrossCheckFailed) {
+		if u.crossFailed == nil {
+			u.crossFailed = map[string]string{}
+		}
+		u.crossFailed[l.WorkerID] = why.Reason
 	}
 	w.requeue(u)
 }
@@ -291,8 +320,7 @@ func (w *Workload) Adopt(l core.Lease, wk *core.Worker) core.Adoption {
 	case u.wants() && u.eligible(wk):
 		// Issued before a restart, or expired a moment ago, for a unit
 		// still open: give it back rather than compute it twice.
-		u.holders[wk.ID] = wk.Owner
-		u.job.holders[wk.ID]++
+		u.hold(wk)
 		return core.AdoptActive
 	}
 	return core.AdoptLost

@@ -72,6 +72,19 @@ var migrations = []migration{
 	{"jobs_seq index", migrateJobsSeq},
 	// follows on the web pages (coordinator/store/follows.go).
 	{"follows: follows, follow_events", migrateFollows},
+	{"perft cross-check: jobs.cross_check, cross_check_fraction, cross_check_seed; units.cross_check; runs.program", migrateCrossCheck},
+}
+
+// migrateCrossCheck adds a perft job's cross-check by another program:
+// the program, the sampled share and the seed that chose the units, the
+// units chosen, and which program counted a run ("" for ours).
+func migrateCrossCheck(ctx context.Context, tx *sql.Tx) error {
+	return addColumns(ctx, tx,
+		column{"jobs", "cross_check", "TEXT NOT NULL DEFAULT ''"},
+		column{"jobs", "cross_check_fraction", "REAL NOT NULL DEFAULT 0"},
+		column{"jobs", "cross_check_seed", "TEXT NOT NULL DEFAULT ''"},
+		column{"units", "cross_check", "INTEGER NOT NULL DEFAULT 0"},
+		column{"runs", "program", "TEXT NOT NULL DEFAULT ''"})
 }
 
 const schemaV1 = `
@@ -296,17 +309,24 @@ CREATE TABLE IF NOT EXISTS verify_reports (
 }
 
 func migrate6(ctx context.Context, tx *sql.Tx) error {
-	for _, c := range []struct{ table, column, decl string }{
+	return addColumns(ctx, tx,
 		// A perft job that counts statistics (its runs hold nine counts per
 		// position), and their totals once done (JSON, eight decimals).
-		{"jobs", "stats", "INTEGER NOT NULL DEFAULT 0"},
-		{"jobs", "stats_total", "TEXT NOT NULL DEFAULT ''"},
+		column{"jobs", "stats", "INTEGER NOT NULL DEFAULT 0"},
+		column{"jobs", "stats_total", "TEXT NOT NULL DEFAULT ''"},
 		// A perft job whose positions are cut into slices (1: none), and
 		// the key ply of the cut below each position.
-		{"jobs", "slices", "INTEGER NOT NULL DEFAULT 1"},
-		{"jobs", "slice_ply", "INTEGER NOT NULL DEFAULT 0"},
-		{"units", "slice", "INTEGER NOT NULL DEFAULT 0"},
-	} {
+		column{"jobs", "slices", "INTEGER NOT NULL DEFAULT 1"},
+		column{"jobs", "slice_ply", "INTEGER NOT NULL DEFAULT 0"},
+		column{"units", "slice", "INTEGER NOT NULL DEFAULT 0"})
+}
+
+// column is a column a migration adds to a table, with its declaration.
+type column struct{ table, column, decl string }
+
+// addColumns adds each column a table does not have yet.
+func addColumns(ctx context.Context, tx *sql.Tx, cols ...column) error {
+	for _, c := range cols {
 		if err := addColumn(ctx, tx, c.table, c.column, c.decl); err != nil {
 			return err
 		}

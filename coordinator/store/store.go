@@ -92,6 +92,12 @@ type Job struct {
 	// (engine.PerftSlice; 1: none), SlicePly the key ply of the cut below
 	// the split positions.
 	Slices, SlicePly int
+	// CrossCheck is the program (a workers' --verify-engine name) that
+	// recomputes a sampled share CrossCheckFraction of the units, chosen
+	// with CrossCheckSeed (hex; never sent to a worker); "" for none.
+	CrossCheck         string
+	CrossCheckFraction float64
+	CrossCheckSeed     string
 }
 
 // RootMult says a position occurs N times below root move Root.
@@ -116,16 +122,21 @@ type Unit struct {
 	Verify bool
 	// Slice is the slice of its positions' trees the unit counts (of the
 	// job's Slices).
-	Slice   int
-	Settled bool
-	Counts  []engine.Count // settled counts
+	Slice int
+	// CrossCheck: the unit is recomputed by the job's cross-check program.
+	CrossCheck bool
+	Settled    bool
+	Counts     []engine.Count // settled counts
 }
 
 // Run is one worker's result for one unit.
 type Run struct {
-	UnitID    string
-	WorkerID  string
-	Owner     string // the worker's identity ("" before identities)
+	UnitID   string
+	WorkerID string
+	Owner    string // the worker's identity ("" before identities)
+	// Program is the cross-check program that counted (its node counts
+	// only, one per position); "" for the embedded generator.
+	Program   string
 	Counts    []engine.Count
 	At        time.Time
 	ElapsedMS int64
@@ -261,9 +272,9 @@ func createJob(ctx context.Context, tx *sql.Tx, j *Job, positions []Position, un
 	}); err != nil {
 		return fmt.Errorf("store: insert position: %w", err)
 	}
-	if err := insertRows(ctx, tx, "INSERT INTO units(id,job_id,idx,first_pos,end_pos,verify,slice) VALUES", 7, len(units), func(i int, args []any) []any {
+	if err := insertRows(ctx, tx, "INSERT INTO units(id,job_id,idx,first_pos,end_pos,verify,slice,cross_check) VALUES", 8, len(units), func(i int, args []any) []any {
 		u := units[i]
-		return append(args, u.ID, j.ID, u.Idx, u.First, u.End, boolInt(u.Verify), u.Slice)
+		return append(args, u.ID, j.ID, u.Idx, u.First, u.End, boolInt(u.Verify), u.Slice, boolInt(u.CrossCheck))
 	}); err != nil {
 		return fmt.Errorf("store: insert unit: %w", err)
 	}
@@ -320,11 +331,12 @@ func insertJob(ctx context.Context, tx *sql.Tx, j *Job, roots, divide string) er
 	}
 	slices := max(j.Slices, 1)
 	_, err := tx.ExecContext(ctx, `INSERT INTO jobs(`+jobColumns+`)
-		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		j.ID, j.Seq, j.Kind, j.FEN, j.Depth, j.SplitPly, j.Verify, boolInt(j.Chess960), j.State, j.Error,
 		unixNano(j.CreatedAt), unixNano(j.FinishedAt), roots, j.UnitsTotal, j.Positions, j.Total, divide,
 		j.Submitter, j.Priority, throughput, j.Settled, j.Verified, j.Disputed, j.Resolved,
-		boolInt(j.Stats), encodeStrings(j.StatsTotal), slices, j.SlicePly)
+		boolInt(j.Stats), encodeStrings(j.StatsTotal), slices, j.SlicePly,
+		j.CrossCheck, j.CrossCheckFraction, j.CrossCheckSeed)
 	if err != nil {
 		return fmt.Errorf("store: insert job: %w", err)
 	}
@@ -338,7 +350,7 @@ func boolInt(b bool) int {
 	return 0
 }
 
-const jobColumns = `id,seq,kind,fen,depth,split_ply,verify,chess960,state,error,created_at,finished_at,root_moves,units_total,positions,total,divide,submitter,priority,throughput,units_done,units_verified,mismatches,mismatches_settled,stats,stats_total,slices,slice_ply`
+const jobColumns = `id,seq,kind,fen,depth,split_ply,verify,chess960,state,error,created_at,finished_at,root_moves,units_total,positions,total,divide,submitter,priority,throughput,units_done,units_verified,mismatches,mismatches_settled,stats,stats_total,slices,slice_ply,cross_check,cross_check_fraction,cross_check_seed`
 
 // encodeStrings renders decimals as a JSON array ("" for none).
 func encodeStrings(v []string) string {
@@ -356,7 +368,7 @@ func scanJob(sc interface{ Scan(...any) error }) (*Job, error) {
 	var roots, divide, statsTotal string
 	if err := sc.Scan(&j.ID, &j.Seq, &j.Kind, &j.FEN, &j.Depth, &j.SplitPly, &j.Verify, &c960, &j.State, &j.Error,
 		&created, &finished, &roots, &j.UnitsTotal, &j.Positions, &j.Total, &divide, &j.Submitter, &j.Priority, &j.Throughput, &j.Settled, &j.Verified, &j.Disputed, &j.Resolved,
-		&stats, &statsTotal, &j.Slices, &j.SlicePly); err != nil {
+		&stats, &statsTotal, &j.Slices, &j.SlicePly, &j.CrossCheck, &j.CrossCheckFraction, &j.CrossCheckSeed); err != nil {
 		return nil, err
 	}
 	j.Chess960, j.Stats = c960 != 0, stats != 0
@@ -419,7 +431,7 @@ func (s *Store) Positions(ctx context.Context, jobID string) ([]Position, error)
 
 // Units returns a job's units in index order.
 func (s *Store) Units(ctx context.Context, jobID string) ([]Unit, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id, idx, first_pos, end_pos, verify, slice, settled, counts FROM units WHERE job_id=? ORDER BY idx", jobID)
+	rows, err := s.db.QueryContext(ctx, "SELECT id, idx, first_pos, end_pos, verify, slice, cross_check, settled, counts FROM units WHERE job_id=? ORDER BY idx", jobID)
 	if err != nil {
 		return nil, err
 	}
@@ -427,12 +439,12 @@ func (s *Store) Units(ctx context.Context, jobID string) ([]Unit, error) {
 	var out []Unit
 	for rows.Next() {
 		u := Unit{JobID: jobID}
-		var verify, settled int
+		var verify, cross, settled int
 		var counts string
-		if err := rows.Scan(&u.ID, &u.Idx, &u.First, &u.End, &verify, &u.Slice, &settled, &counts); err != nil {
+		if err := rows.Scan(&u.ID, &u.Idx, &u.First, &u.End, &verify, &u.Slice, &cross, &settled, &counts); err != nil {
 			return nil, err
 		}
-		u.Verify, u.Settled = verify != 0, settled != 0
+		u.Verify, u.CrossCheck, u.Settled = verify != 0, cross != 0, settled != 0
 		if u.Counts, err = DecodeCounts(counts); err != nil {
 			return nil, err
 		}
@@ -443,7 +455,7 @@ func (s *Store) Units(ctx context.Context, jobID string) ([]Unit, error) {
 
 // Runs returns every run of a job's units, oldest first.
 func (s *Store) Runs(ctx context.Context, jobID string) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT unit_id, worker_id, owner, counts, at, elapsed_ms FROM runs WHERE job_id=? ORDER BY at, rowid", jobID)
+	rows, err := s.db.QueryContext(ctx, "SELECT unit_id, worker_id, owner, program, counts, at, elapsed_ms FROM runs WHERE job_id=? ORDER BY at, rowid", jobID)
 	if err != nil {
 		return nil, err
 	}
@@ -453,7 +465,7 @@ func (s *Store) Runs(ctx context.Context, jobID string) ([]Run, error) {
 		var r Run
 		var counts string
 		var at int64
-		if err := rows.Scan(&r.UnitID, &r.WorkerID, &r.Owner, &counts, &at, &r.ElapsedMS); err != nil {
+		if err := rows.Scan(&r.UnitID, &r.WorkerID, &r.Owner, &r.Program, &counts, &at, &r.ElapsedMS); err != nil {
 			return nil, err
 		}
 		r.At = fromNano(at)
@@ -510,8 +522,8 @@ func (s *Store) CommitStart(jobID, unitID string, run *Run, unit *UnitChange, jo
 
 func commit(ctx context.Context, tx *sql.Tx, jobID, unitID string, run *Run, unit *UnitChange, job *JobChange, events []Event) error {
 	if run != nil {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO runs(unit_id,worker_id,owner,job_id,counts,at,elapsed_ms) VALUES(?,?,?,?,?,?,?)",
-			run.UnitID, run.WorkerID, run.Owner, jobID, EncodeCounts(run.Counts), unixNano(run.At), run.ElapsedMS); err != nil {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO runs(unit_id,worker_id,owner,program,job_id,counts,at,elapsed_ms) VALUES(?,?,?,?,?,?,?,?)",
+			run.UnitID, run.WorkerID, run.Owner, run.Program, jobID, EncodeCounts(run.Counts), unixNano(run.At), run.ElapsedMS); err != nil {
 			return fmt.Errorf("store: insert run: %w", err)
 		}
 	}

@@ -104,3 +104,9 @@ func Uint64s(v []uint64) []engine.Count {
 	}
 	return out
 }
+
+// CrossCheckFailed starts the reason a worker releases a cross-check lease
+// with when its program failed (did not start, crashed, timed out, printed
+// something unreadable): the coordinator then offers that worker no more
+// cross-checks of the unit.
+const CrossCheckFailed = "cross-check program failed: "

@@ -110,9 +110,17 @@ type PerftSpec struct {
 	// Slices each split position's tree is cut into, so that workers with
 	// their own hash tables compute no subtree twice (see docs/cluster.md);
 	// 0 = chosen from the workers seen, 1 = none. On a snapshot: the job's.
-	Slices        uint32 `protobuf:"varint,9,opt,name=slices,proto3" json:"slices,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Slices uint32 `protobuf:"varint,9,opt,name=slices,proto3" json:"slices,omitempty"`
+	// Cross-check: a sampled share of the units is computed again by another
+	// program, an engine that workers offer with arbiter worker
+	// --verify-engine NAME=... (its `go perft` node counts), on a worker of
+	// another identity than the one that computed the unit. Empty: none.
+	// A cross-checked job is not cut into slices.
+	CrossCheck string `protobuf:"bytes,10,opt,name=cross_check,json=crossCheck,proto3" json:"cross_check,omitempty"`
+	// Share of units (0..1] cross-checked; 0 = the default (0.05).
+	CrossCheckFraction float64 `protobuf:"fixed64,11,opt,name=cross_check_fraction,json=crossCheckFraction,proto3" json:"cross_check_fraction,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *PerftSpec) Reset() {
@@ -204,6 +212,20 @@ func (x *PerftSpec) GetStats() bool {
 func (x *PerftSpec) GetSlices() uint32 {
 	if x != nil {
 		return x.Slices
+	}
+	return 0
+}
+
+func (x *PerftSpec) GetCrossCheck() string {
+	if x != nil {
+		return x.CrossCheck
+	}
+	return ""
+}
+
+func (x *PerftSpec) GetCrossCheckFraction() float64 {
+	if x != nil {
+		return x.CrossCheckFraction
 	}
 	return 0
 }
@@ -517,7 +539,9 @@ type Job struct {
 	// The spec and progress of a job of a kind that plugs into the
 	// coordinator, as that kind's own message (datagen:
 	// arbiter.v1.DatagenJob). Clients read kind to know which.
-	Detail        *anypb.Any `protobuf:"bytes,18,opt,name=detail,proto3" json:"detail,omitempty"`
+	Detail *anypb.Any `protobuf:"bytes,18,opt,name=detail,proto3" json:"detail,omitempty"`
+	// A cross-checked perft job's checks (PerftSpec.cross_check).
+	CrossCheck    *PerftCrossCheck `protobuf:"bytes,19,opt,name=cross_check,json=crossCheck,proto3" json:"cross_check,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -678,6 +702,245 @@ func (x *Job) GetDetail() *anypb.Any {
 	return nil
 }
 
+func (x *Job) GetCrossCheck() *PerftCrossCheck {
+	if x != nil {
+		return x.CrossCheck
+	}
+	return nil
+}
+
+// PerftCrossCheck says which units of a perft job were recomputed by
+// another program, and where it disagreed.
+type PerftCrossCheck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The program (the worker's --verify-engine name) and the sampled share.
+	Engine   string  `protobuf:"bytes,1,opt,name=engine,proto3" json:"engine,omitempty"`
+	Fraction float64 `protobuf:"fixed64,2,opt,name=fraction,proto3" json:"fraction,omitempty"`
+	// Units sampled for a cross-check.
+	UnitsSampled uint64 `protobuf:"varint,3,opt,name=units_sampled,json=unitsSampled,proto3" json:"units_sampled,omitempty"`
+	// Sampled units whose cross-check run is in (agreeing or not).
+	UnitsChecked uint64 `protobuf:"varint,4,opt,name=units_checked,json=unitsChecked,proto3" json:"units_checked,omitempty"`
+	// Checked units whose node counts agreed with the settled counts.
+	UnitsAgreed uint64 `protobuf:"varint,5,opt,name=units_agreed,json=unitsAgreed,proto3" json:"units_agreed,omitempty"`
+	// Units where the program's and our generator's counts differed.
+	Mismatches []*PerftCrossCheckMismatch `protobuf:"bytes,6,rep,name=mismatches,proto3" json:"mismatches,omitempty"`
+	// Cross-check runs by worker id.
+	RunsByWorker  map[string]uint64 `protobuf:"bytes,7,rep,name=runs_by_worker,json=runsByWorker,proto3" json:"runs_by_worker,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PerftCrossCheck) Reset() {
+	*x = PerftCrossCheck{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PerftCrossCheck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PerftCrossCheck) ProtoMessage() {}
+
+func (x *PerftCrossCheck) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PerftCrossCheck.ProtoReflect.Descriptor instead.
+func (*PerftCrossCheck) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *PerftCrossCheck) GetEngine() string {
+	if x != nil {
+		return x.Engine
+	}
+	return ""
+}
+
+func (x *PerftCrossCheck) GetFraction() float64 {
+	if x != nil {
+		return x.Fraction
+	}
+	return 0
+}
+
+func (x *PerftCrossCheck) GetUnitsSampled() uint64 {
+	if x != nil {
+		return x.UnitsSampled
+	}
+	return 0
+}
+
+func (x *PerftCrossCheck) GetUnitsChecked() uint64 {
+	if x != nil {
+		return x.UnitsChecked
+	}
+	return 0
+}
+
+func (x *PerftCrossCheck) GetUnitsAgreed() uint64 {
+	if x != nil {
+		return x.UnitsAgreed
+	}
+	return 0
+}
+
+func (x *PerftCrossCheck) GetMismatches() []*PerftCrossCheckMismatch {
+	if x != nil {
+		return x.Mismatches
+	}
+	return nil
+}
+
+func (x *PerftCrossCheck) GetRunsByWorker() map[string]uint64 {
+	if x != nil {
+		return x.RunsByWorker
+	}
+	return nil
+}
+
+// PerftCrossCheckMismatch is one unit where two computations disagreed: the
+// first position whose node counts differ, with both counts and who
+// computed them.
+type PerftCrossCheckMismatch struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	UnitId string                 `protobuf:"bytes,1,opt,name=unit_id,json=unitId,proto3" json:"unit_id,omitempty"`
+	Fen    string                 `protobuf:"bytes,2,opt,name=fen,proto3" json:"fen,omitempty"`
+	// Depth below fen.
+	Depth uint32 `protobuf:"varint,3,opt,name=depth,proto3" json:"depth,omitempty"`
+	// Our generator's count, and the worker (and its identity) that ran it.
+	Ours        string `protobuf:"bytes,4,opt,name=ours,proto3" json:"ours,omitempty"`
+	OurWorker   string `protobuf:"bytes,5,opt,name=our_worker,json=ourWorker,proto3" json:"our_worker,omitempty"`
+	OurIdentity string `protobuf:"bytes,6,opt,name=our_identity,json=ourIdentity,proto3" json:"our_identity,omitempty"`
+	// The program's count, and the worker (and identity) that ran it.
+	Theirs        string `protobuf:"bytes,7,opt,name=theirs,proto3" json:"theirs,omitempty"`
+	TheirWorker   string `protobuf:"bytes,8,opt,name=their_worker,json=theirWorker,proto3" json:"their_worker,omitempty"`
+	TheirIdentity string `protobuf:"bytes,9,opt,name=their_identity,json=theirIdentity,proto3" json:"their_identity,omitempty"`
+	// The identities the settlement outvoted ("" while open).
+	Outvoted []string `protobuf:"bytes,10,rep,name=outvoted,proto3" json:"outvoted,omitempty"`
+	// Whether a further computation settled the unit.
+	Settled       bool `protobuf:"varint,11,opt,name=settled,proto3" json:"settled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PerftCrossCheckMismatch) Reset() {
+	*x = PerftCrossCheckMismatch{}
+	mi := &file_arbiter_v1_job_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PerftCrossCheckMismatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PerftCrossCheckMismatch) ProtoMessage() {}
+
+func (x *PerftCrossCheckMismatch) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_job_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PerftCrossCheckMismatch.ProtoReflect.Descriptor instead.
+func (*PerftCrossCheckMismatch) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PerftCrossCheckMismatch) GetUnitId() string {
+	if x != nil {
+		return x.UnitId
+	}
+	return ""
+}
+
+func (x *PerftCrossCheckMismatch) GetFen() string {
+	if x != nil {
+		return x.Fen
+	}
+	return ""
+}
+
+func (x *PerftCrossCheckMismatch) GetDepth() uint32 {
+	if x != nil {
+		return x.Depth
+	}
+	return 0
+}
+
+func (x *PerftCrossCheckMismatch) GetOurs() string {
+	if x != nil {
+		return x.Ours
+	}
+	return ""
+}
+
+func (x *PerftCrossCheckMismatch) GetOurWorker() string {
+	if x != nil {
+		return x.OurWorker
+	}
+	return ""
+}
+
+func (x *PerftCrossCheckMismatch) GetOurIdentity() string {
+	if x != nil {
+		return x.OurIdentity
+	}
+	return ""
+}
+
+func (x *PerftCrossCheckMismatch) GetTheirs() string {
+	if x != nil {
+		return x.Theirs
+	}
+	return ""
+}
+
+func (x *PerftCrossCheckMismatch) GetTheirWorker() string {
+	if x != nil {
+		return x.TheirWorker
+	}
+	return ""
+}
+
+func (x *PerftCrossCheckMismatch) GetTheirIdentity() string {
+	if x != nil {
+		return x.TheirIdentity
+	}
+	return ""
+}
+
+func (x *PerftCrossCheckMismatch) GetOutvoted() []string {
+	if x != nil {
+		return x.Outvoted
+	}
+	return nil
+}
+
+func (x *PerftCrossCheckMismatch) GetSettled() bool {
+	if x != nil {
+		return x.Settled
+	}
+	return false
+}
+
 // SpsaParam is one parameter of a tune, in Fishtest's and OpenBench's
 // terms.
 type SpsaParam struct {
@@ -700,7 +963,7 @@ type SpsaParam struct {
 
 func (x *SpsaParam) Reset() {
 	*x = SpsaParam{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[5]
+	mi := &file_arbiter_v1_job_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -712,7 +975,7 @@ func (x *SpsaParam) String() string {
 func (*SpsaParam) ProtoMessage() {}
 
 func (x *SpsaParam) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[5]
+	mi := &file_arbiter_v1_job_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -725,7 +988,7 @@ func (x *SpsaParam) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpsaParam.ProtoReflect.Descriptor instead.
 func (*SpsaParam) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{5}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SpsaParam) GetName() string {
@@ -828,7 +1091,7 @@ type SpsaSpec struct {
 
 func (x *SpsaSpec) Reset() {
 	*x = SpsaSpec{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[6]
+	mi := &file_arbiter_v1_job_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -840,7 +1103,7 @@ func (x *SpsaSpec) String() string {
 func (*SpsaSpec) ProtoMessage() {}
 
 func (x *SpsaSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[6]
+	mi := &file_arbiter_v1_job_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -853,7 +1116,7 @@ func (x *SpsaSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpsaSpec.ProtoReflect.Descriptor instead.
 func (*SpsaSpec) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{6}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SpsaSpec) GetEngine() *EngineSpec {
@@ -1033,7 +1296,7 @@ type SpsaParamState struct {
 
 func (x *SpsaParamState) Reset() {
 	*x = SpsaParamState{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[7]
+	mi := &file_arbiter_v1_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1045,7 +1308,7 @@ func (x *SpsaParamState) String() string {
 func (*SpsaParamState) ProtoMessage() {}
 
 func (x *SpsaParamState) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[7]
+	mi := &file_arbiter_v1_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1058,7 +1321,7 @@ func (x *SpsaParamState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpsaParamState.ProtoReflect.Descriptor instead.
 func (*SpsaParamState) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{7}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SpsaParamState) GetName() string {
@@ -1173,7 +1436,7 @@ type SpsaProgress struct {
 
 func (x *SpsaProgress) Reset() {
 	*x = SpsaProgress{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[8]
+	mi := &file_arbiter_v1_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1185,7 +1448,7 @@ func (x *SpsaProgress) String() string {
 func (*SpsaProgress) ProtoMessage() {}
 
 func (x *SpsaProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[8]
+	mi := &file_arbiter_v1_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1198,7 +1461,7 @@ func (x *SpsaProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpsaProgress.ProtoReflect.Descriptor instead.
 func (*SpsaProgress) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SpsaProgress) GetParams() []*SpsaParamState {
@@ -1340,7 +1603,7 @@ type SpsaVerification struct {
 
 func (x *SpsaVerification) Reset() {
 	*x = SpsaVerification{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[9]
+	mi := &file_arbiter_v1_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1352,7 +1615,7 @@ func (x *SpsaVerification) String() string {
 func (*SpsaVerification) ProtoMessage() {}
 
 func (x *SpsaVerification) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[9]
+	mi := &file_arbiter_v1_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1365,7 +1628,7 @@ func (x *SpsaVerification) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpsaVerification.ProtoReflect.Descriptor instead.
 func (*SpsaVerification) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SpsaVerification) GetJobId() string {
@@ -1413,7 +1676,7 @@ type SubmitSpsaRequest struct {
 
 func (x *SubmitSpsaRequest) Reset() {
 	*x = SubmitSpsaRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[10]
+	mi := &file_arbiter_v1_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1425,7 +1688,7 @@ func (x *SubmitSpsaRequest) String() string {
 func (*SubmitSpsaRequest) ProtoMessage() {}
 
 func (x *SubmitSpsaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[10]
+	mi := &file_arbiter_v1_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1438,7 +1701,7 @@ func (x *SubmitSpsaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitSpsaRequest.ProtoReflect.Descriptor instead.
 func (*SubmitSpsaRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SubmitSpsaRequest) GetSpec() *SpsaSpec {
@@ -1458,7 +1721,7 @@ type SubmitSpsaResponse struct {
 
 func (x *SubmitSpsaResponse) Reset() {
 	*x = SubmitSpsaResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[11]
+	mi := &file_arbiter_v1_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1470,7 +1733,7 @@ func (x *SubmitSpsaResponse) String() string {
 func (*SubmitSpsaResponse) ProtoMessage() {}
 
 func (x *SubmitSpsaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[11]
+	mi := &file_arbiter_v1_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1483,7 +1746,7 @@ func (x *SubmitSpsaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitSpsaResponse.ProtoReflect.Descriptor instead.
 func (*SubmitSpsaResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SubmitSpsaResponse) GetJob() *Job {
@@ -1508,7 +1771,7 @@ type SprtParams struct {
 
 func (x *SprtParams) Reset() {
 	*x = SprtParams{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[12]
+	mi := &file_arbiter_v1_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1520,7 +1783,7 @@ func (x *SprtParams) String() string {
 func (*SprtParams) ProtoMessage() {}
 
 func (x *SprtParams) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[12]
+	mi := &file_arbiter_v1_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1533,7 +1796,7 @@ func (x *SprtParams) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SprtParams.ProtoReflect.Descriptor instead.
 func (*SprtParams) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SprtParams) GetElo0() float64 {
@@ -1638,7 +1901,7 @@ type MatchSpec struct {
 
 func (x *MatchSpec) Reset() {
 	*x = MatchSpec{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[13]
+	mi := &file_arbiter_v1_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +1913,7 @@ func (x *MatchSpec) String() string {
 func (*MatchSpec) ProtoMessage() {}
 
 func (x *MatchSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[13]
+	mi := &file_arbiter_v1_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +1926,7 @@ func (x *MatchSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchSpec.ProtoReflect.Descriptor instead.
 func (*MatchSpec) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{13}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *MatchSpec) GetEngineA() *EngineSpec {
@@ -1879,7 +2142,7 @@ type AnytimeInterval struct {
 
 func (x *AnytimeInterval) Reset() {
 	*x = AnytimeInterval{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[14]
+	mi := &file_arbiter_v1_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1891,7 +2154,7 @@ func (x *AnytimeInterval) String() string {
 func (*AnytimeInterval) ProtoMessage() {}
 
 func (x *AnytimeInterval) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[14]
+	mi := &file_arbiter_v1_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1904,7 +2167,7 @@ func (x *AnytimeInterval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnytimeInterval.ProtoReflect.Descriptor instead.
 func (*AnytimeInterval) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{14}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AnytimeInterval) GetLevel() float64 {
@@ -1962,7 +2225,7 @@ type GroupTake struct {
 
 func (x *GroupTake) Reset() {
 	*x = GroupTake{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[15]
+	mi := &file_arbiter_v1_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1974,7 +2237,7 @@ func (x *GroupTake) String() string {
 func (*GroupTake) ProtoMessage() {}
 
 func (x *GroupTake) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[15]
+	mi := &file_arbiter_v1_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1987,7 +2250,7 @@ func (x *GroupTake) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupTake.ProtoReflect.Descriptor instead.
 func (*GroupTake) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{15}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GroupTake) GetJobId() string {
@@ -2062,7 +2325,7 @@ type WorkerIncidents struct {
 
 func (x *WorkerIncidents) Reset() {
 	*x = WorkerIncidents{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[16]
+	mi := &file_arbiter_v1_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2074,7 +2337,7 @@ func (x *WorkerIncidents) String() string {
 func (*WorkerIncidents) ProtoMessage() {}
 
 func (x *WorkerIncidents) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[16]
+	mi := &file_arbiter_v1_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2087,7 +2350,7 @@ func (x *WorkerIncidents) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerIncidents.ProtoReflect.Descriptor instead.
 func (*WorkerIncidents) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{16}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WorkerIncidents) GetWorkerId() string {
@@ -2239,7 +2502,7 @@ type MatchProgress struct {
 
 func (x *MatchProgress) Reset() {
 	*x = MatchProgress{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[17]
+	mi := &file_arbiter_v1_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2251,7 +2514,7 @@ func (x *MatchProgress) String() string {
 func (*MatchProgress) ProtoMessage() {}
 
 func (x *MatchProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[17]
+	mi := &file_arbiter_v1_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2264,7 +2527,7 @@ func (x *MatchProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchProgress.ProtoReflect.Descriptor instead.
 func (*MatchProgress) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{17}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *MatchProgress) GetPentanomial() *Pentanomial {
@@ -2452,7 +2715,7 @@ type SubmitMatchRequest struct {
 
 func (x *SubmitMatchRequest) Reset() {
 	*x = SubmitMatchRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[18]
+	mi := &file_arbiter_v1_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2464,7 +2727,7 @@ func (x *SubmitMatchRequest) String() string {
 func (*SubmitMatchRequest) ProtoMessage() {}
 
 func (x *SubmitMatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[18]
+	mi := &file_arbiter_v1_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2477,7 +2740,7 @@ func (x *SubmitMatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitMatchRequest.ProtoReflect.Descriptor instead.
 func (*SubmitMatchRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{18}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SubmitMatchRequest) GetSpec() *MatchSpec {
@@ -2497,7 +2760,7 @@ type SubmitMatchResponse struct {
 
 func (x *SubmitMatchResponse) Reset() {
 	*x = SubmitMatchResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[19]
+	mi := &file_arbiter_v1_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2509,7 +2772,7 @@ func (x *SubmitMatchResponse) String() string {
 func (*SubmitMatchResponse) ProtoMessage() {}
 
 func (x *SubmitMatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[19]
+	mi := &file_arbiter_v1_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2522,7 +2785,7 @@ func (x *SubmitMatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitMatchResponse.ProtoReflect.Descriptor instead.
 func (*SubmitMatchResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{19}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SubmitMatchResponse) GetJob() *Job {
@@ -2542,7 +2805,7 @@ type DownloadPGNRequest struct {
 
 func (x *DownloadPGNRequest) Reset() {
 	*x = DownloadPGNRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[20]
+	mi := &file_arbiter_v1_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2554,7 +2817,7 @@ func (x *DownloadPGNRequest) String() string {
 func (*DownloadPGNRequest) ProtoMessage() {}
 
 func (x *DownloadPGNRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[20]
+	mi := &file_arbiter_v1_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2567,7 +2830,7 @@ func (x *DownloadPGNRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadPGNRequest.ProtoReflect.Descriptor instead.
 func (*DownloadPGNRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{20}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DownloadPGNRequest) GetJobId() string {
@@ -2589,7 +2852,7 @@ type DownloadPGNResponse struct {
 
 func (x *DownloadPGNResponse) Reset() {
 	*x = DownloadPGNResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[21]
+	mi := &file_arbiter_v1_job_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2601,7 +2864,7 @@ func (x *DownloadPGNResponse) String() string {
 func (*DownloadPGNResponse) ProtoMessage() {}
 
 func (x *DownloadPGNResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[21]
+	mi := &file_arbiter_v1_job_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2614,7 +2877,7 @@ func (x *DownloadPGNResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadPGNResponse.ProtoReflect.Descriptor instead.
 func (*DownloadPGNResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{21}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DownloadPGNResponse) GetPgn() string {
@@ -2641,7 +2904,7 @@ type SubmitPerftRequest struct {
 
 func (x *SubmitPerftRequest) Reset() {
 	*x = SubmitPerftRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[22]
+	mi := &file_arbiter_v1_job_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2653,7 +2916,7 @@ func (x *SubmitPerftRequest) String() string {
 func (*SubmitPerftRequest) ProtoMessage() {}
 
 func (x *SubmitPerftRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[22]
+	mi := &file_arbiter_v1_job_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2666,7 +2929,7 @@ func (x *SubmitPerftRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitPerftRequest.ProtoReflect.Descriptor instead.
 func (*SubmitPerftRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{22}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SubmitPerftRequest) GetSpec() *PerftSpec {
@@ -2686,7 +2949,7 @@ type SubmitPerftResponse struct {
 
 func (x *SubmitPerftResponse) Reset() {
 	*x = SubmitPerftResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[23]
+	mi := &file_arbiter_v1_job_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2698,7 +2961,7 @@ func (x *SubmitPerftResponse) String() string {
 func (*SubmitPerftResponse) ProtoMessage() {}
 
 func (x *SubmitPerftResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[23]
+	mi := &file_arbiter_v1_job_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2711,7 +2974,7 @@ func (x *SubmitPerftResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitPerftResponse.ProtoReflect.Descriptor instead.
 func (*SubmitPerftResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{23}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SubmitPerftResponse) GetJob() *Job {
@@ -2731,7 +2994,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[24]
+	mi := &file_arbiter_v1_job_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2743,7 +3006,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[24]
+	mi := &file_arbiter_v1_job_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2756,7 +3019,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{24}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -2776,7 +3039,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[25]
+	mi := &file_arbiter_v1_job_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2788,7 +3051,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[25]
+	mi := &file_arbiter_v1_job_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2801,7 +3064,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{25}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -2842,7 +3105,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[26]
+	mi := &file_arbiter_v1_job_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2854,7 +3117,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[26]
+	mi := &file_arbiter_v1_job_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2867,7 +3130,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{26}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListJobsRequest) GetLimit() uint32 {
@@ -2966,7 +3229,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[27]
+	mi := &file_arbiter_v1_job_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2978,7 +3241,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[27]
+	mi := &file_arbiter_v1_job_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2991,7 +3254,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{27}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -3026,7 +3289,7 @@ type ModifyJobRequest struct {
 
 func (x *ModifyJobRequest) Reset() {
 	*x = ModifyJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[28]
+	mi := &file_arbiter_v1_job_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3038,7 +3301,7 @@ func (x *ModifyJobRequest) String() string {
 func (*ModifyJobRequest) ProtoMessage() {}
 
 func (x *ModifyJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[28]
+	mi := &file_arbiter_v1_job_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3051,7 +3314,7 @@ func (x *ModifyJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyJobRequest.ProtoReflect.Descriptor instead.
 func (*ModifyJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{28}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ModifyJobRequest) GetJobId() string {
@@ -3113,7 +3376,7 @@ type ModifyJobResponse struct {
 
 func (x *ModifyJobResponse) Reset() {
 	*x = ModifyJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[29]
+	mi := &file_arbiter_v1_job_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3125,7 +3388,7 @@ func (x *ModifyJobResponse) String() string {
 func (*ModifyJobResponse) ProtoMessage() {}
 
 func (x *ModifyJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[29]
+	mi := &file_arbiter_v1_job_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3138,7 +3401,7 @@ func (x *ModifyJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyJobResponse.ProtoReflect.Descriptor instead.
 func (*ModifyJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{29}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ModifyJobResponse) GetJob() *Job {
@@ -3158,7 +3421,7 @@ type ResumeJobRequest struct {
 
 func (x *ResumeJobRequest) Reset() {
 	*x = ResumeJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[30]
+	mi := &file_arbiter_v1_job_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3170,7 +3433,7 @@ func (x *ResumeJobRequest) String() string {
 func (*ResumeJobRequest) ProtoMessage() {}
 
 func (x *ResumeJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[30]
+	mi := &file_arbiter_v1_job_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3183,7 +3446,7 @@ func (x *ResumeJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeJobRequest.ProtoReflect.Descriptor instead.
 func (*ResumeJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{30}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ResumeJobRequest) GetJobId() string {
@@ -3203,7 +3466,7 @@ type ResumeJobResponse struct {
 
 func (x *ResumeJobResponse) Reset() {
 	*x = ResumeJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[31]
+	mi := &file_arbiter_v1_job_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3215,7 +3478,7 @@ func (x *ResumeJobResponse) String() string {
 func (*ResumeJobResponse) ProtoMessage() {}
 
 func (x *ResumeJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[31]
+	mi := &file_arbiter_v1_job_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3228,7 +3491,7 @@ func (x *ResumeJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeJobResponse.ProtoReflect.Descriptor instead.
 func (*ResumeJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{31}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ResumeJobResponse) GetJob() *Job {
@@ -3248,7 +3511,7 @@ type RescheduleJobRequest struct {
 
 func (x *RescheduleJobRequest) Reset() {
 	*x = RescheduleJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[32]
+	mi := &file_arbiter_v1_job_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3260,7 +3523,7 @@ func (x *RescheduleJobRequest) String() string {
 func (*RescheduleJobRequest) ProtoMessage() {}
 
 func (x *RescheduleJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[32]
+	mi := &file_arbiter_v1_job_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3273,7 +3536,7 @@ func (x *RescheduleJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescheduleJobRequest.ProtoReflect.Descriptor instead.
 func (*RescheduleJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{32}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RescheduleJobRequest) GetJobId() string {
@@ -3293,7 +3556,7 @@ type RescheduleJobResponse struct {
 
 func (x *RescheduleJobResponse) Reset() {
 	*x = RescheduleJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[33]
+	mi := &file_arbiter_v1_job_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3305,7 +3568,7 @@ func (x *RescheduleJobResponse) String() string {
 func (*RescheduleJobResponse) ProtoMessage() {}
 
 func (x *RescheduleJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[33]
+	mi := &file_arbiter_v1_job_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3318,7 +3581,7 @@ func (x *RescheduleJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescheduleJobResponse.ProtoReflect.Descriptor instead.
 func (*RescheduleJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{33}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RescheduleJobResponse) GetJob() *Job {
@@ -3338,7 +3601,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[34]
+	mi := &file_arbiter_v1_job_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3350,7 +3613,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[34]
+	mi := &file_arbiter_v1_job_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3363,7 +3626,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{34}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -3383,7 +3646,7 @@ type WatchJobResponse struct {
 
 func (x *WatchJobResponse) Reset() {
 	*x = WatchJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[35]
+	mi := &file_arbiter_v1_job_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3395,7 +3658,7 @@ func (x *WatchJobResponse) String() string {
 func (*WatchJobResponse) ProtoMessage() {}
 
 func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[35]
+	mi := &file_arbiter_v1_job_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3408,7 +3671,7 @@ func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobResponse.ProtoReflect.Descriptor instead.
 func (*WatchJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{35}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *WatchJobResponse) GetJob() *Job {
@@ -3428,7 +3691,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[36]
+	mi := &file_arbiter_v1_job_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3440,7 +3703,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[36]
+	mi := &file_arbiter_v1_job_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3453,7 +3716,7 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{36}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CancelJobRequest) GetJobId() string {
@@ -3473,7 +3736,7 @@ type CancelJobResponse struct {
 
 func (x *CancelJobResponse) Reset() {
 	*x = CancelJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[37]
+	mi := &file_arbiter_v1_job_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3485,7 +3748,7 @@ func (x *CancelJobResponse) String() string {
 func (*CancelJobResponse) ProtoMessage() {}
 
 func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[37]
+	mi := &file_arbiter_v1_job_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3498,7 +3761,7 @@ func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobResponse.ProtoReflect.Descriptor instead.
 func (*CancelJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{37}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CancelJobResponse) GetJob() *Job {
@@ -3521,7 +3784,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[38]
+	mi := &file_arbiter_v1_job_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3533,7 +3796,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[38]
+	mi := &file_arbiter_v1_job_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3546,7 +3809,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{38}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SubmitJobRequest) GetKind() string {
@@ -3573,7 +3836,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_arbiter_v1_job_proto_msgTypes[39]
+	mi := &file_arbiter_v1_job_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3585,7 +3848,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_job_proto_msgTypes[39]
+	mi := &file_arbiter_v1_job_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3598,7 +3861,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{39}
+	return file_arbiter_v1_job_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SubmitJobResponse) GetJob() *Job {
@@ -3613,7 +3876,7 @@ var File_arbiter_v1_job_proto protoreflect.FileDescriptor
 const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\n" +
 	"\x14arbiter/v1/job.proto\x12\n" +
-	"arbiter.v1\x1a\x19arbiter/v1/artifact.proto\x1a\x15arbiter/v1/work.proto\x1a\x19google/protobuf/any.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xff\x01\n" +
+	"arbiter.v1\x1a\x19arbiter/v1/artifact.proto\x1a\x15arbiter/v1/work.proto\x1a\x19google/protobuf/any.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd2\x02\n" +
 	"\tPerftSpec\x12\x10\n" +
 	"\x03fen\x18\x01 \x01(\tR\x03fen\x12\x14\n" +
 	"\x05depth\x18\x02 \x01(\rR\x05depth\x12\x1b\n" +
@@ -3625,7 +3888,11 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"throughput\x18\a \x01(\x01R\n" +
 	"throughput\x12\x14\n" +
 	"\x05stats\x18\b \x01(\bR\x05stats\x12\x16\n" +
-	"\x06slices\x18\t \x01(\rR\x06slices\"\x8e\x02\n" +
+	"\x06slices\x18\t \x01(\rR\x06slices\x12\x1f\n" +
+	"\vcross_check\x18\n" +
+	" \x01(\tR\n" +
+	"crossCheck\x120\n" +
+	"\x14cross_check_fraction\x18\v \x01(\x01R\x12crossCheckFraction\"\x8e\x02\n" +
 	"\x0fPerftStatistics\x12\x1a\n" +
 	"\bcaptures\x18\x01 \x01(\tR\bcaptures\x12\x1d\n" +
 	"\n" +
@@ -3657,7 +3924,7 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"mismatches\x12-\n" +
 	"\x12mismatches_settled\x18\a \x01(\x04R\x11mismatchesSettled\x12%\n" +
 	"\x0eactive_workers\x18\b \x01(\rR\ractiveWorkers\x12\x18\n" +
-	"\ablocked\x18\t \x01(\tR\ablocked\"\xb9\x06\n" +
+	"\ablocked\x18\t \x01(\tR\ablocked\"\xf7\x06\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.arbiter.v1.JobStateR\x05state\x12+\n" +
@@ -3680,7 +3947,36 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\vperft_stats\x18\x10 \x01(\v2\x1b.arbiter.v1.PerftStatisticsR\n" +
 	"perftStats\x12B\n" +
 	"\x0fartifact_checks\x18\x11 \x03(\v2\x19.arbiter.v1.ArtifactCheckR\x0eartifactChecks\x12,\n" +
-	"\x06detail\x18\x12 \x01(\v2\x14.google.protobuf.AnyR\x06detail\"\x9e\x01\n" +
+	"\x06detail\x18\x12 \x01(\v2\x14.google.protobuf.AnyR\x06detail\x12<\n" +
+	"\vcross_check\x18\x13 \x01(\v2\x1b.arbiter.v1.PerftCrossCheckR\n" +
+	"crossCheck\"\x8d\x03\n" +
+	"\x0fPerftCrossCheck\x12\x16\n" +
+	"\x06engine\x18\x01 \x01(\tR\x06engine\x12\x1a\n" +
+	"\bfraction\x18\x02 \x01(\x01R\bfraction\x12#\n" +
+	"\runits_sampled\x18\x03 \x01(\x04R\funitsSampled\x12#\n" +
+	"\runits_checked\x18\x04 \x01(\x04R\funitsChecked\x12!\n" +
+	"\funits_agreed\x18\x05 \x01(\x04R\vunitsAgreed\x12C\n" +
+	"\n" +
+	"mismatches\x18\x06 \x03(\v2#.arbiter.v1.PerftCrossCheckMismatchR\n" +
+	"mismatches\x12S\n" +
+	"\x0eruns_by_worker\x18\a \x03(\v2-.arbiter.v1.PerftCrossCheck.RunsByWorkerEntryR\frunsByWorker\x1a?\n" +
+	"\x11RunsByWorkerEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xc8\x02\n" +
+	"\x17PerftCrossCheckMismatch\x12\x17\n" +
+	"\aunit_id\x18\x01 \x01(\tR\x06unitId\x12\x10\n" +
+	"\x03fen\x18\x02 \x01(\tR\x03fen\x12\x14\n" +
+	"\x05depth\x18\x03 \x01(\rR\x05depth\x12\x12\n" +
+	"\x04ours\x18\x04 \x01(\tR\x04ours\x12\x1d\n" +
+	"\n" +
+	"our_worker\x18\x05 \x01(\tR\tourWorker\x12!\n" +
+	"\four_identity\x18\x06 \x01(\tR\vourIdentity\x12\x16\n" +
+	"\x06theirs\x18\a \x01(\tR\x06theirs\x12!\n" +
+	"\ftheir_worker\x18\b \x01(\tR\vtheirWorker\x12%\n" +
+	"\x0etheir_identity\x18\t \x01(\tR\rtheirIdentity\x12\x1a\n" +
+	"\boutvoted\x18\n" +
+	" \x03(\tR\boutvoted\x12\x18\n" +
+	"\asettled\x18\v \x01(\bR\asettled\"\x9e\x01\n" +
 	"\tSpsaParam\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
 	"\bis_float\x18\x02 \x01(\bR\aisFloat\x12\x14\n" +
@@ -3988,144 +4284,150 @@ func file_arbiter_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_arbiter_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_arbiter_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_arbiter_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_arbiter_v1_job_proto_goTypes = []any{
-	(JobState)(0),                 // 0: arbiter.v1.JobState
-	(*PerftSpec)(nil),             // 1: arbiter.v1.PerftSpec
-	(*PerftStatistics)(nil),       // 2: arbiter.v1.PerftStatistics
-	(*DivideEntry)(nil),           // 3: arbiter.v1.DivideEntry
-	(*JobProgress)(nil),           // 4: arbiter.v1.JobProgress
-	(*Job)(nil),                   // 5: arbiter.v1.Job
-	(*SpsaParam)(nil),             // 6: arbiter.v1.SpsaParam
-	(*SpsaSpec)(nil),              // 7: arbiter.v1.SpsaSpec
-	(*SpsaParamState)(nil),        // 8: arbiter.v1.SpsaParamState
-	(*SpsaProgress)(nil),          // 9: arbiter.v1.SpsaProgress
-	(*SpsaVerification)(nil),      // 10: arbiter.v1.SpsaVerification
-	(*SubmitSpsaRequest)(nil),     // 11: arbiter.v1.SubmitSpsaRequest
-	(*SubmitSpsaResponse)(nil),    // 12: arbiter.v1.SubmitSpsaResponse
-	(*SprtParams)(nil),            // 13: arbiter.v1.SprtParams
-	(*MatchSpec)(nil),             // 14: arbiter.v1.MatchSpec
-	(*AnytimeInterval)(nil),       // 15: arbiter.v1.AnytimeInterval
-	(*GroupTake)(nil),             // 16: arbiter.v1.GroupTake
-	(*WorkerIncidents)(nil),       // 17: arbiter.v1.WorkerIncidents
-	(*MatchProgress)(nil),         // 18: arbiter.v1.MatchProgress
-	(*SubmitMatchRequest)(nil),    // 19: arbiter.v1.SubmitMatchRequest
-	(*SubmitMatchResponse)(nil),   // 20: arbiter.v1.SubmitMatchResponse
-	(*DownloadPGNRequest)(nil),    // 21: arbiter.v1.DownloadPGNRequest
-	(*DownloadPGNResponse)(nil),   // 22: arbiter.v1.DownloadPGNResponse
-	(*SubmitPerftRequest)(nil),    // 23: arbiter.v1.SubmitPerftRequest
-	(*SubmitPerftResponse)(nil),   // 24: arbiter.v1.SubmitPerftResponse
-	(*GetJobRequest)(nil),         // 25: arbiter.v1.GetJobRequest
-	(*GetJobResponse)(nil),        // 26: arbiter.v1.GetJobResponse
-	(*ListJobsRequest)(nil),       // 27: arbiter.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 28: arbiter.v1.ListJobsResponse
-	(*ModifyJobRequest)(nil),      // 29: arbiter.v1.ModifyJobRequest
-	(*ModifyJobResponse)(nil),     // 30: arbiter.v1.ModifyJobResponse
-	(*ResumeJobRequest)(nil),      // 31: arbiter.v1.ResumeJobRequest
-	(*ResumeJobResponse)(nil),     // 32: arbiter.v1.ResumeJobResponse
-	(*RescheduleJobRequest)(nil),  // 33: arbiter.v1.RescheduleJobRequest
-	(*RescheduleJobResponse)(nil), // 34: arbiter.v1.RescheduleJobResponse
-	(*WatchJobRequest)(nil),       // 35: arbiter.v1.WatchJobRequest
-	(*WatchJobResponse)(nil),      // 36: arbiter.v1.WatchJobResponse
-	(*CancelJobRequest)(nil),      // 37: arbiter.v1.CancelJobRequest
-	(*CancelJobResponse)(nil),     // 38: arbiter.v1.CancelJobResponse
-	(*SubmitJobRequest)(nil),      // 39: arbiter.v1.SubmitJobRequest
-	(*SubmitJobResponse)(nil),     // 40: arbiter.v1.SubmitJobResponse
-	(*timestamppb.Timestamp)(nil), // 41: google.protobuf.Timestamp
-	(*ArtifactCheck)(nil),         // 42: arbiter.v1.ArtifactCheck
-	(*anypb.Any)(nil),             // 43: google.protobuf.Any
-	(*EngineSpec)(nil),            // 44: arbiter.v1.EngineSpec
-	(*TimeControl)(nil),           // 45: arbiter.v1.TimeControl
-	(*Opening)(nil),               // 46: arbiter.v1.Opening
-	(*Adjudication)(nil),          // 47: arbiter.v1.Adjudication
-	(*durationpb.Duration)(nil),   // 48: google.protobuf.Duration
-	(*Pentanomial)(nil),           // 49: arbiter.v1.Pentanomial
+	(JobState)(0),                   // 0: arbiter.v1.JobState
+	(*PerftSpec)(nil),               // 1: arbiter.v1.PerftSpec
+	(*PerftStatistics)(nil),         // 2: arbiter.v1.PerftStatistics
+	(*DivideEntry)(nil),             // 3: arbiter.v1.DivideEntry
+	(*JobProgress)(nil),             // 4: arbiter.v1.JobProgress
+	(*Job)(nil),                     // 5: arbiter.v1.Job
+	(*PerftCrossCheck)(nil),         // 6: arbiter.v1.PerftCrossCheck
+	(*PerftCrossCheckMismatch)(nil), // 7: arbiter.v1.PerftCrossCheckMismatch
+	(*SpsaParam)(nil),               // 8: arbiter.v1.SpsaParam
+	(*SpsaSpec)(nil),                // 9: arbiter.v1.SpsaSpec
+	(*SpsaParamState)(nil),          // 10: arbiter.v1.SpsaParamState
+	(*SpsaProgress)(nil),            // 11: arbiter.v1.SpsaProgress
+	(*SpsaVerification)(nil),        // 12: arbiter.v1.SpsaVerification
+	(*SubmitSpsaRequest)(nil),       // 13: arbiter.v1.SubmitSpsaRequest
+	(*SubmitSpsaResponse)(nil),      // 14: arbiter.v1.SubmitSpsaResponse
+	(*SprtParams)(nil),              // 15: arbiter.v1.SprtParams
+	(*MatchSpec)(nil),               // 16: arbiter.v1.MatchSpec
+	(*AnytimeInterval)(nil),         // 17: arbiter.v1.AnytimeInterval
+	(*GroupTake)(nil),               // 18: arbiter.v1.GroupTake
+	(*WorkerIncidents)(nil),         // 19: arbiter.v1.WorkerIncidents
+	(*MatchProgress)(nil),           // 20: arbiter.v1.MatchProgress
+	(*SubmitMatchRequest)(nil),      // 21: arbiter.v1.SubmitMatchRequest
+	(*SubmitMatchResponse)(nil),     // 22: arbiter.v1.SubmitMatchResponse
+	(*DownloadPGNRequest)(nil),      // 23: arbiter.v1.DownloadPGNRequest
+	(*DownloadPGNResponse)(nil),     // 24: arbiter.v1.DownloadPGNResponse
+	(*SubmitPerftRequest)(nil),      // 25: arbiter.v1.SubmitPerftRequest
+	(*SubmitPerftResponse)(nil),     // 26: arbiter.v1.SubmitPerftResponse
+	(*GetJobRequest)(nil),           // 27: arbiter.v1.GetJobRequest
+	(*GetJobResponse)(nil),          // 28: arbiter.v1.GetJobResponse
+	(*ListJobsRequest)(nil),         // 29: arbiter.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),        // 30: arbiter.v1.ListJobsResponse
+	(*ModifyJobRequest)(nil),        // 31: arbiter.v1.ModifyJobRequest
+	(*ModifyJobResponse)(nil),       // 32: arbiter.v1.ModifyJobResponse
+	(*ResumeJobRequest)(nil),        // 33: arbiter.v1.ResumeJobRequest
+	(*ResumeJobResponse)(nil),       // 34: arbiter.v1.ResumeJobResponse
+	(*RescheduleJobRequest)(nil),    // 35: arbiter.v1.RescheduleJobRequest
+	(*RescheduleJobResponse)(nil),   // 36: arbiter.v1.RescheduleJobResponse
+	(*WatchJobRequest)(nil),         // 37: arbiter.v1.WatchJobRequest
+	(*WatchJobResponse)(nil),        // 38: arbiter.v1.WatchJobResponse
+	(*CancelJobRequest)(nil),        // 39: arbiter.v1.CancelJobRequest
+	(*CancelJobResponse)(nil),       // 40: arbiter.v1.CancelJobResponse
+	(*SubmitJobRequest)(nil),        // 41: arbiter.v1.SubmitJobRequest
+	(*SubmitJobResponse)(nil),       // 42: arbiter.v1.SubmitJobResponse
+	nil,                             // 43: arbiter.v1.PerftCrossCheck.RunsByWorkerEntry
+	(*timestamppb.Timestamp)(nil),   // 44: google.protobuf.Timestamp
+	(*ArtifactCheck)(nil),           // 45: arbiter.v1.ArtifactCheck
+	(*anypb.Any)(nil),               // 46: google.protobuf.Any
+	(*EngineSpec)(nil),              // 47: arbiter.v1.EngineSpec
+	(*TimeControl)(nil),             // 48: arbiter.v1.TimeControl
+	(*Opening)(nil),                 // 49: arbiter.v1.Opening
+	(*Adjudication)(nil),            // 50: arbiter.v1.Adjudication
+	(*durationpb.Duration)(nil),     // 51: google.protobuf.Duration
+	(*Pentanomial)(nil),             // 52: arbiter.v1.Pentanomial
 }
 var file_arbiter_v1_job_proto_depIdxs = []int32{
 	0,  // 0: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
 	1,  // 1: arbiter.v1.Job.perft:type_name -> arbiter.v1.PerftSpec
 	4,  // 2: arbiter.v1.Job.progress:type_name -> arbiter.v1.JobProgress
 	3,  // 3: arbiter.v1.Job.divide:type_name -> arbiter.v1.DivideEntry
-	41, // 4: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	41, // 5: arbiter.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
-	14, // 6: arbiter.v1.Job.match:type_name -> arbiter.v1.MatchSpec
-	18, // 7: arbiter.v1.Job.match_progress:type_name -> arbiter.v1.MatchProgress
-	7,  // 8: arbiter.v1.Job.spsa:type_name -> arbiter.v1.SpsaSpec
-	9,  // 9: arbiter.v1.Job.spsa_progress:type_name -> arbiter.v1.SpsaProgress
+	44, // 4: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	44, // 5: arbiter.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
+	16, // 6: arbiter.v1.Job.match:type_name -> arbiter.v1.MatchSpec
+	20, // 7: arbiter.v1.Job.match_progress:type_name -> arbiter.v1.MatchProgress
+	9,  // 8: arbiter.v1.Job.spsa:type_name -> arbiter.v1.SpsaSpec
+	11, // 9: arbiter.v1.Job.spsa_progress:type_name -> arbiter.v1.SpsaProgress
 	2,  // 10: arbiter.v1.Job.perft_stats:type_name -> arbiter.v1.PerftStatistics
-	42, // 11: arbiter.v1.Job.artifact_checks:type_name -> arbiter.v1.ArtifactCheck
-	43, // 12: arbiter.v1.Job.detail:type_name -> google.protobuf.Any
-	44, // 13: arbiter.v1.SpsaSpec.engine:type_name -> arbiter.v1.EngineSpec
-	6,  // 14: arbiter.v1.SpsaSpec.params:type_name -> arbiter.v1.SpsaParam
-	45, // 15: arbiter.v1.SpsaSpec.time_control:type_name -> arbiter.v1.TimeControl
-	46, // 16: arbiter.v1.SpsaSpec.openings:type_name -> arbiter.v1.Opening
-	47, // 17: arbiter.v1.SpsaSpec.adjudication:type_name -> arbiter.v1.Adjudication
-	48, // 18: arbiter.v1.SpsaSpec.time_margin:type_name -> google.protobuf.Duration
-	48, // 19: arbiter.v1.SpsaSpec.hang_timeout:type_name -> google.protobuf.Duration
-	8,  // 20: arbiter.v1.SpsaProgress.params:type_name -> arbiter.v1.SpsaParamState
-	49, // 21: arbiter.v1.SpsaProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
-	17, // 22: arbiter.v1.SpsaProgress.workers:type_name -> arbiter.v1.WorkerIncidents
-	10, // 23: arbiter.v1.SpsaProgress.verifications:type_name -> arbiter.v1.SpsaVerification
-	0,  // 24: arbiter.v1.SpsaVerification.state:type_name -> arbiter.v1.JobState
-	18, // 25: arbiter.v1.SpsaVerification.progress:type_name -> arbiter.v1.MatchProgress
-	7,  // 26: arbiter.v1.SubmitSpsaRequest.spec:type_name -> arbiter.v1.SpsaSpec
-	5,  // 27: arbiter.v1.SubmitSpsaResponse.job:type_name -> arbiter.v1.Job
-	44, // 28: arbiter.v1.MatchSpec.engine_a:type_name -> arbiter.v1.EngineSpec
-	44, // 29: arbiter.v1.MatchSpec.engine_b:type_name -> arbiter.v1.EngineSpec
-	45, // 30: arbiter.v1.MatchSpec.time_control:type_name -> arbiter.v1.TimeControl
-	46, // 31: arbiter.v1.MatchSpec.openings:type_name -> arbiter.v1.Opening
-	13, // 32: arbiter.v1.MatchSpec.sprt:type_name -> arbiter.v1.SprtParams
-	47, // 33: arbiter.v1.MatchSpec.adjudication:type_name -> arbiter.v1.Adjudication
-	48, // 34: arbiter.v1.MatchSpec.time_margin:type_name -> google.protobuf.Duration
-	48, // 35: arbiter.v1.MatchSpec.hang_timeout:type_name -> google.protobuf.Duration
-	49, // 36: arbiter.v1.MatchProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
-	17, // 37: arbiter.v1.MatchProgress.workers:type_name -> arbiter.v1.WorkerIncidents
-	15, // 38: arbiter.v1.MatchProgress.anytime:type_name -> arbiter.v1.AnytimeInterval
-	16, // 39: arbiter.v1.MatchProgress.group_takes:type_name -> arbiter.v1.GroupTake
-	14, // 40: arbiter.v1.SubmitMatchRequest.spec:type_name -> arbiter.v1.MatchSpec
-	5,  // 41: arbiter.v1.SubmitMatchResponse.job:type_name -> arbiter.v1.Job
-	1,  // 42: arbiter.v1.SubmitPerftRequest.spec:type_name -> arbiter.v1.PerftSpec
-	5,  // 43: arbiter.v1.SubmitPerftResponse.job:type_name -> arbiter.v1.Job
-	5,  // 44: arbiter.v1.GetJobResponse.job:type_name -> arbiter.v1.Job
-	41, // 45: arbiter.v1.ListJobsRequest.created_after:type_name -> google.protobuf.Timestamp
-	41, // 46: arbiter.v1.ListJobsRequest.created_before:type_name -> google.protobuf.Timestamp
-	5,  // 47: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
-	5,  // 48: arbiter.v1.ModifyJobResponse.job:type_name -> arbiter.v1.Job
-	5,  // 49: arbiter.v1.ResumeJobResponse.job:type_name -> arbiter.v1.Job
-	5,  // 50: arbiter.v1.RescheduleJobResponse.job:type_name -> arbiter.v1.Job
-	5,  // 51: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
-	5,  // 52: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
-	43, // 53: arbiter.v1.SubmitJobRequest.spec:type_name -> google.protobuf.Any
-	5,  // 54: arbiter.v1.SubmitJobResponse.job:type_name -> arbiter.v1.Job
-	23, // 55: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
-	25, // 56: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
-	27, // 57: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
-	35, // 58: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
-	37, // 59: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
-	19, // 60: arbiter.v1.JobService.SubmitMatch:input_type -> arbiter.v1.SubmitMatchRequest
-	21, // 61: arbiter.v1.JobService.DownloadPGN:input_type -> arbiter.v1.DownloadPGNRequest
-	11, // 62: arbiter.v1.JobService.SubmitSpsa:input_type -> arbiter.v1.SubmitSpsaRequest
-	39, // 63: arbiter.v1.JobService.SubmitJob:input_type -> arbiter.v1.SubmitJobRequest
-	29, // 64: arbiter.v1.JobService.ModifyJob:input_type -> arbiter.v1.ModifyJobRequest
-	31, // 65: arbiter.v1.JobService.ResumeJob:input_type -> arbiter.v1.ResumeJobRequest
-	33, // 66: arbiter.v1.JobService.RescheduleJob:input_type -> arbiter.v1.RescheduleJobRequest
-	24, // 67: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
-	26, // 68: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
-	28, // 69: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
-	36, // 70: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
-	38, // 71: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
-	20, // 72: arbiter.v1.JobService.SubmitMatch:output_type -> arbiter.v1.SubmitMatchResponse
-	22, // 73: arbiter.v1.JobService.DownloadPGN:output_type -> arbiter.v1.DownloadPGNResponse
-	12, // 74: arbiter.v1.JobService.SubmitSpsa:output_type -> arbiter.v1.SubmitSpsaResponse
-	40, // 75: arbiter.v1.JobService.SubmitJob:output_type -> arbiter.v1.SubmitJobResponse
-	30, // 76: arbiter.v1.JobService.ModifyJob:output_type -> arbiter.v1.ModifyJobResponse
-	32, // 77: arbiter.v1.JobService.ResumeJob:output_type -> arbiter.v1.ResumeJobResponse
-	34, // 78: arbiter.v1.JobService.RescheduleJob:output_type -> arbiter.v1.RescheduleJobResponse
-	67, // [67:79] is the sub-list for method output_type
-	55, // [55:67] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	45, // 11: arbiter.v1.Job.artifact_checks:type_name -> arbiter.v1.ArtifactCheck
+	46, // 12: arbiter.v1.Job.detail:type_name -> google.protobuf.Any
+	6,  // 13: arbiter.v1.Job.cross_check:type_name -> arbiter.v1.PerftCrossCheck
+	7,  // 14: arbiter.v1.PerftCrossCheck.mismatches:type_name -> arbiter.v1.PerftCrossCheckMismatch
+	43, // 15: arbiter.v1.PerftCrossCheck.runs_by_worker:type_name -> arbiter.v1.PerftCrossCheck.RunsByWorkerEntry
+	47, // 16: arbiter.v1.SpsaSpec.engine:type_name -> arbiter.v1.EngineSpec
+	8,  // 17: arbiter.v1.SpsaSpec.params:type_name -> arbiter.v1.SpsaParam
+	48, // 18: arbiter.v1.SpsaSpec.time_control:type_name -> arbiter.v1.TimeControl
+	49, // 19: arbiter.v1.SpsaSpec.openings:type_name -> arbiter.v1.Opening
+	50, // 20: arbiter.v1.SpsaSpec.adjudication:type_name -> arbiter.v1.Adjudication
+	51, // 21: arbiter.v1.SpsaSpec.time_margin:type_name -> google.protobuf.Duration
+	51, // 22: arbiter.v1.SpsaSpec.hang_timeout:type_name -> google.protobuf.Duration
+	10, // 23: arbiter.v1.SpsaProgress.params:type_name -> arbiter.v1.SpsaParamState
+	52, // 24: arbiter.v1.SpsaProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
+	19, // 25: arbiter.v1.SpsaProgress.workers:type_name -> arbiter.v1.WorkerIncidents
+	12, // 26: arbiter.v1.SpsaProgress.verifications:type_name -> arbiter.v1.SpsaVerification
+	0,  // 27: arbiter.v1.SpsaVerification.state:type_name -> arbiter.v1.JobState
+	20, // 28: arbiter.v1.SpsaVerification.progress:type_name -> arbiter.v1.MatchProgress
+	9,  // 29: arbiter.v1.SubmitSpsaRequest.spec:type_name -> arbiter.v1.SpsaSpec
+	5,  // 30: arbiter.v1.SubmitSpsaResponse.job:type_name -> arbiter.v1.Job
+	47, // 31: arbiter.v1.MatchSpec.engine_a:type_name -> arbiter.v1.EngineSpec
+	47, // 32: arbiter.v1.MatchSpec.engine_b:type_name -> arbiter.v1.EngineSpec
+	48, // 33: arbiter.v1.MatchSpec.time_control:type_name -> arbiter.v1.TimeControl
+	49, // 34: arbiter.v1.MatchSpec.openings:type_name -> arbiter.v1.Opening
+	15, // 35: arbiter.v1.MatchSpec.sprt:type_name -> arbiter.v1.SprtParams
+	50, // 36: arbiter.v1.MatchSpec.adjudication:type_name -> arbiter.v1.Adjudication
+	51, // 37: arbiter.v1.MatchSpec.time_margin:type_name -> google.protobuf.Duration
+	51, // 38: arbiter.v1.MatchSpec.hang_timeout:type_name -> google.protobuf.Duration
+	52, // 39: arbiter.v1.MatchProgress.pentanomial:type_name -> arbiter.v1.Pentanomial
+	19, // 40: arbiter.v1.MatchProgress.workers:type_name -> arbiter.v1.WorkerIncidents
+	17, // 41: arbiter.v1.MatchProgress.anytime:type_name -> arbiter.v1.AnytimeInterval
+	18, // 42: arbiter.v1.MatchProgress.group_takes:type_name -> arbiter.v1.GroupTake
+	16, // 43: arbiter.v1.SubmitMatchRequest.spec:type_name -> arbiter.v1.MatchSpec
+	5,  // 44: arbiter.v1.SubmitMatchResponse.job:type_name -> arbiter.v1.Job
+	1,  // 45: arbiter.v1.SubmitPerftRequest.spec:type_name -> arbiter.v1.PerftSpec
+	5,  // 46: arbiter.v1.SubmitPerftResponse.job:type_name -> arbiter.v1.Job
+	5,  // 47: arbiter.v1.GetJobResponse.job:type_name -> arbiter.v1.Job
+	44, // 48: arbiter.v1.ListJobsRequest.created_after:type_name -> google.protobuf.Timestamp
+	44, // 49: arbiter.v1.ListJobsRequest.created_before:type_name -> google.protobuf.Timestamp
+	5,  // 50: arbiter.v1.ListJobsResponse.jobs:type_name -> arbiter.v1.Job
+	5,  // 51: arbiter.v1.ModifyJobResponse.job:type_name -> arbiter.v1.Job
+	5,  // 52: arbiter.v1.ResumeJobResponse.job:type_name -> arbiter.v1.Job
+	5,  // 53: arbiter.v1.RescheduleJobResponse.job:type_name -> arbiter.v1.Job
+	5,  // 54: arbiter.v1.WatchJobResponse.job:type_name -> arbiter.v1.Job
+	5,  // 55: arbiter.v1.CancelJobResponse.job:type_name -> arbiter.v1.Job
+	46, // 56: arbiter.v1.SubmitJobRequest.spec:type_name -> google.protobuf.Any
+	5,  // 57: arbiter.v1.SubmitJobResponse.job:type_name -> arbiter.v1.Job
+	25, // 58: arbiter.v1.JobService.SubmitPerft:input_type -> arbiter.v1.SubmitPerftRequest
+	27, // 59: arbiter.v1.JobService.GetJob:input_type -> arbiter.v1.GetJobRequest
+	29, // 60: arbiter.v1.JobService.ListJobs:input_type -> arbiter.v1.ListJobsRequest
+	37, // 61: arbiter.v1.JobService.WatchJob:input_type -> arbiter.v1.WatchJobRequest
+	39, // 62: arbiter.v1.JobService.CancelJob:input_type -> arbiter.v1.CancelJobRequest
+	21, // 63: arbiter.v1.JobService.SubmitMatch:input_type -> arbiter.v1.SubmitMatchRequest
+	23, // 64: arbiter.v1.JobService.DownloadPGN:input_type -> arbiter.v1.DownloadPGNRequest
+	13, // 65: arbiter.v1.JobService.SubmitSpsa:input_type -> arbiter.v1.SubmitSpsaRequest
+	41, // 66: arbiter.v1.JobService.SubmitJob:input_type -> arbiter.v1.SubmitJobRequest
+	31, // 67: arbiter.v1.JobService.ModifyJob:input_type -> arbiter.v1.ModifyJobRequest
+	33, // 68: arbiter.v1.JobService.ResumeJob:input_type -> arbiter.v1.ResumeJobRequest
+	35, // 69: arbiter.v1.JobService.RescheduleJob:input_type -> arbiter.v1.RescheduleJobRequest
+	26, // 70: arbiter.v1.JobService.SubmitPerft:output_type -> arbiter.v1.SubmitPerftResponse
+	28, // 71: arbiter.v1.JobService.GetJob:output_type -> arbiter.v1.GetJobResponse
+	30, // 72: arbiter.v1.JobService.ListJobs:output_type -> arbiter.v1.ListJobsResponse
+	38, // 73: arbiter.v1.JobService.WatchJob:output_type -> arbiter.v1.WatchJobResponse
+	40, // 74: arbiter.v1.JobService.CancelJob:output_type -> arbiter.v1.CancelJobResponse
+	22, // 75: arbiter.v1.JobService.SubmitMatch:output_type -> arbiter.v1.SubmitMatchResponse
+	24, // 76: arbiter.v1.JobService.DownloadPGN:output_type -> arbiter.v1.DownloadPGNResponse
+	14, // 77: arbiter.v1.JobService.SubmitSpsa:output_type -> arbiter.v1.SubmitSpsaResponse
+	42, // 78: arbiter.v1.JobService.SubmitJob:output_type -> arbiter.v1.SubmitJobResponse
+	32, // 79: arbiter.v1.JobService.ModifyJob:output_type -> arbiter.v1.ModifyJobResponse
+	34, // 80: arbiter.v1.JobService.ResumeJob:output_type -> arbiter.v1.ResumeJobResponse
+	36, // 81: arbiter.v1.JobService.RescheduleJob:output_type -> arbiter.v1.RescheduleJobResponse
+	70, // [70:82] is the sub-list for method output_type
+	58, // [58:70] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_job_proto_init() }
@@ -4135,15 +4437,15 @@ func file_arbiter_v1_job_proto_init() {
 	}
 	file_arbiter_v1_artifact_proto_init()
 	file_arbiter_v1_work_proto_init()
-	file_arbiter_v1_job_proto_msgTypes[6].OneofWrappers = []any{}
-	file_arbiter_v1_job_proto_msgTypes[28].OneofWrappers = []any{}
+	file_arbiter_v1_job_proto_msgTypes[8].OneofWrappers = []any{}
+	file_arbiter_v1_job_proto_msgTypes[30].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_job_proto_rawDesc), len(file_arbiter_v1_job_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   40,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

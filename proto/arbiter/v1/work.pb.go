@@ -497,11 +497,17 @@ type PerftBatch struct {
 	// slice deal of version 1 (engine.PerftSlice). Sent only to workers that
 	// advertise "perft-slices-1"; a worker that ignored these fields would
 	// count whole trees.
-	Slices        uint32 `protobuf:"varint,5,opt,name=slices,proto3" json:"slices,omitempty"`
-	Slice         uint32 `protobuf:"varint,6,opt,name=slice,proto3" json:"slice,omitempty"`
-	SlicePly      uint32 `protobuf:"varint,7,opt,name=slice_ply,json=slicePly,proto3" json:"slice_ply,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Slices   uint32 `protobuf:"varint,5,opt,name=slices,proto3" json:"slices,omitempty"`
+	Slice    uint32 `protobuf:"varint,6,opt,name=slice,proto3" json:"slice,omitempty"`
+	SlicePly uint32 `protobuf:"varint,7,opt,name=slice_ply,json=slicePly,proto3" json:"slice_ply,omitempty"`
+	// When set, count each position's nodes with the worker's engine of this
+	// name (arbiter worker --verify-engine, its `go perft`), not the
+	// embedded generator: a cross-check. Sent only to workers that advertise
+	// "perft-cross-check" and "verify-engine:NAME"; never with stats or
+	// slices.
+	CrossCheckEngine string `protobuf:"bytes,8,opt,name=cross_check_engine,json=crossCheckEngine,proto3" json:"cross_check_engine,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PerftBatch) Reset() {
@@ -583,6 +589,13 @@ func (x *PerftBatch) GetSlicePly() uint32 {
 	return 0
 }
 
+func (x *PerftBatch) GetCrossCheckEngine() string {
+	if x != nil {
+		return x.CrossCheckEngine
+	}
+	return ""
+}
+
 // PerftBatchResult holds one count per position, in the batch's order.
 // Counts are exact 128-bit integers: counts holds the low 64 bits and
 // counts_high the high 64 bits (empty when every count fits in 64 bits, as
@@ -594,8 +607,11 @@ type PerftBatchResult struct {
 	// With PerftBatch.stats: eight counts per position, in the batch's order,
 	// each position's captures, en passant, castles, promotions, checks,
 	// discovered checks, double checks and mates; stats_high as counts_high.
-	Stats         []uint64 `protobuf:"varint,3,rep,packed,name=stats,proto3" json:"stats,omitempty"`
-	StatsHigh     []uint64 `protobuf:"varint,4,rep,packed,name=stats_high,json=statsHigh,proto3" json:"stats_high,omitempty"`
+	Stats     []uint64 `protobuf:"varint,3,rep,packed,name=stats,proto3" json:"stats,omitempty"`
+	StatsHigh []uint64 `protobuf:"varint,4,rep,packed,name=stats_high,json=statsHigh,proto3" json:"stats_high,omitempty"`
+	// The engine that counted (PerftBatch.cross_check_engine); empty for
+	// the embedded generator.
+	Program       string `protobuf:"bytes,5,opt,name=program,proto3" json:"program,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -656,6 +672,13 @@ func (x *PerftBatchResult) GetStatsHigh() []uint64 {
 		return x.StatsHigh
 	}
 	return nil
+}
+
+func (x *PerftBatchResult) GetProgram() string {
+	if x != nil {
+		return x.Program
+	}
+	return ""
 }
 
 // EngineSpec names an engine a worker plays with.
@@ -2096,7 +2119,7 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"game_pairs\x18\v \x01(\v2\x19.arbiter.v1.GamePairBatchH\x00R\tgamePairs\x120\n" +
 	"\x06verify\x18\x14 \x01(\v2\x16.arbiter.v1.VerifyUnitH\x00R\x06verify\x12.\n" +
 	"\x06plugin\x18\x1e \x01(\v2\x14.google.protobuf.AnyH\x00R\x06pluginB\t\n" +
-	"\apayload\"\xb3\x01\n" +
+	"\apayload\"\xe1\x01\n" +
 	"\n" +
 	"PerftBatch\x12\x12\n" +
 	"\x04fens\x18\x01 \x03(\tR\x04fens\x12\x14\n" +
@@ -2105,14 +2128,16 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\x05stats\x18\x04 \x01(\bR\x05stats\x12\x16\n" +
 	"\x06slices\x18\x05 \x01(\rR\x06slices\x12\x14\n" +
 	"\x05slice\x18\x06 \x01(\rR\x05slice\x12\x1b\n" +
-	"\tslice_ply\x18\a \x01(\rR\bslicePly\"\x80\x01\n" +
+	"\tslice_ply\x18\a \x01(\rR\bslicePly\x12,\n" +
+	"\x12cross_check_engine\x18\b \x01(\tR\x10crossCheckEngine\"\x9a\x01\n" +
 	"\x10PerftBatchResult\x12\x16\n" +
 	"\x06counts\x18\x01 \x03(\x04R\x06counts\x12\x1f\n" +
 	"\vcounts_high\x18\x02 \x03(\x04R\n" +
 	"countsHigh\x12\x14\n" +
 	"\x05stats\x18\x03 \x03(\x04R\x05stats\x12\x1d\n" +
 	"\n" +
-	"stats_high\x18\x04 \x03(\x04R\tstatsHigh\"\xb7\x03\n" +
+	"stats_high\x18\x04 \x03(\x04R\tstatsHigh\x12\x18\n" +
+	"\aprogram\x18\x05 \x01(\tR\aprogram\"\xb7\x03\n" +
 	"\n" +
 	"EngineSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +

@@ -1,0 +1,64 @@
+package worker
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/arbiter-chess/arbiter/engine"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/wire/verifyproto"
+)
+
+// TestCrossCheckBatchStockfish: Debian's Stockfish counts a standard and a
+// Chess960 batch (CPW's Chess960 position 1, with UCI_Chess960 set by the
+// verify layer) exactly as the embedded generator does, and
+// the result names the program. An engine the worker does not have, or a
+// batch asking for statistics, is refused.
+func TestCrossCheckBatchStockfish(t *testing.T) {
+	const sf = "/usr/games/stockfish"
+	if _, err := os.Stat(sf); err != nil {
+		t.Skip("no " + sf)
+	}
+	local, err := verifyproto.ParseLocalEngine("name=stockfish,cmd=" + sf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &Worker{verify: newVerifyEngines([]verifyproto.LocalEngine{local})}
+	defer w.verify.close()
+	ctx := context.Background()
+	kiwi := "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
+	c960 := "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9"
+	for _, b := range []*arbiterv1.PerftBatch{
+		{Fens: []string{engine.StartFEN, kiwi}, Depth: 3},
+		{Fens: []string{c960}, Depth: 3, Chess960: true},
+	} {
+		ours, err := ComputeBatch(ctx, b, engine.NewPerftCounter(nil, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.CrossCheckEngine = "stockfish"
+		got, err := w.crossCheckBatch(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.GetProgram() != "stockfish" || !slices.Equal(got.GetCounts(), ours.GetCounts()) {
+			t.Fatalf("%v: stockfish %v (%q), ours %v", b.GetFens(), got.GetCounts(), got.GetProgram(), ours.GetCounts())
+		}
+		t.Logf("%d positions at depth %d: %v", len(b.GetFens()), b.GetDepth(), got.GetCounts())
+	}
+	for _, c := range []struct {
+		batch *arbiterv1.PerftBatch
+		want  string
+	}{
+		{&arbiterv1.PerftBatch{Fens: []string{kiwi}, Depth: 2, CrossCheckEngine: "crafty"}, `"crafty" is not on this worker`},
+		{&arbiterv1.PerftBatch{Fens: []string{kiwi}, Depth: 2, CrossCheckEngine: "stockfish", Stats: true}, "statistics or slices"},
+		{&arbiterv1.PerftBatch{Fens: []string{kiwi}, Depth: 0, CrossCheckEngine: "stockfish"}, "depth 0"},
+	} {
+		if _, err := w.crossCheckBatch(ctx, c.batch); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v; want an error with %q", c.batch, err, c.want)
+		}
+	}
+}
