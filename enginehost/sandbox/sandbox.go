@@ -333,6 +333,9 @@ func Verdict(text string) (string, bool) {
 	return strings.TrimSpace(s), true
 }
 
+// probingEnv marks the processes the probe starts (see Probe).
+const probingEnv = "ARBITER_SANDBOX_PROBING"
+
 // probeTimeout bounds the probe.
 const probeTimeout = 30 * time.Second
 
@@ -349,6 +352,13 @@ const probeTimeout = 30 * time.Second
 func Probe(wrapper string) (string, error) {
 	if !Supported() {
 		return "", errors.New("no sandbox on this platform")
+	}
+	if os.Getenv(probingEnv) != "" {
+		// A wrapper that is not one runs its own main in the probe's
+		// place; if that main probes too (a test binary without
+		// RunIfWrapper in TestMain, whose tests start workers), each
+		// level would start the next: 208 spinning processes once.
+		return "", fmt.Errorf("this process was started by the sandbox's probe, which %s answers with its own main: call sandbox.RunIfWrapper first in main (or TestMain)", wrapper)
 	}
 	features, err := probe(wrapper)
 	if err == nil || runtime.GOOS != "linux" || os.Getenv(NamespacesEnv) == "off" {
@@ -388,6 +398,8 @@ func probe(wrapper string) (string, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.WaitDelay = time.Second
+	cmd.Env = append(os.Environ(), probingEnv+"=1")
+	cmd.SysProcAttr = childAttr() // it dies with this process (Linux)
 	out, err := cmd.CombinedOutput()
 	text := string(out)
 	if !strings.Contains(text, "arbiter-sandbox probe ok") {

@@ -343,3 +343,36 @@ func TestEngineHasNoNetwork(t *testing.T) {
 		t.Logf("%s", out)
 	})
 }
+
+// A wrapper that is not one (its main does not call RunIfWrapper) and
+// probes in its turn, as a test binary whose tests start a worker does:
+// the probe it started answers at once instead of starting another, so
+// the chain stops at one level and the first probe reports the wrapper.
+// Without the guard each level started the next (208 processes spun on
+// a 2-core machine before they were killed).
+func TestProbeOfAWrapperThatIsNotOneStops(t *testing.T) {
+	if !Supported() {
+		t.Skip("no sandbox here")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "notawrapper")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/notawrapper").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	count := filepath.Join(dir, "count")
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "NOTAWRAPPER_COUNT="+count)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	runs, _ := os.ReadFile(count)
+	// Itself, and once as the wrapper of each probe (on Linux a failed
+	// probe is tried again without namespaces).
+	if n := strings.Count(string(runs), "\n"); n < 2 || n > 3 {
+		t.Errorf("the program ran %d times, want 2 or 3 (itself, then once for each probe it made)", n)
+	}
+	if !strings.Contains(string(out), "does not run") || !strings.Contains(string(out), "call sandbox.RunIfWrapper first") {
+		t.Errorf("the probe's error does not say why:\n%s", out)
+	}
+}

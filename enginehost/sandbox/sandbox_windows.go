@@ -1,5 +1,9 @@
 package sandbox
 
+import "syscall"
+
+func childAttr() *syscall.SysProcAttr { return nil }
+
 // Supported reports whether engines can be sandboxed on this platform:
 // not on Windows (see the package comment).
 func Supported() bool { return false }
