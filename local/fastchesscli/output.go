@@ -254,8 +254,16 @@ func reason(g *match.GameRecord) string {
 	case match.EndInsufficientMaterial:
 		return "Draw by insufficient mating material"
 	case match.EndAdjudication:
-		if g.Result == match.Draw {
+		// fastchess names a tablebase adjudication (match.hpp's
+		// ADJUDICATION_TB_*_MSG), and its scores' adjudication not.
+		tb := strings.HasSuffix(g.Reason, "SyzygyTB")
+		switch {
+		case g.Result == match.Draw && tb:
+			return match.TBDrawReason
+		case g.Result == match.Draw:
 			return "Draw by adjudication"
+		case tb:
+			return fmt.Sprintf(match.TBWinReasonFormat, winner)
 		}
 		return winner + " wins by adjudication"
 	case match.EndResign:
