@@ -14,13 +14,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/local/netloop"
 )
 
 func newNetLoopCommand() *cobra.Command {
 	f := netloop.Flags{Generations: 1, TrainOn: "new", GamesCap: 20000, Seed: 1, Concurrency: 1, Threads: min(runtime.NumCPU(), 256)}
 	var status, jsonOut, forceNew bool
-	var coordinator string
+	var client clicmd.ClientFlags
 	cmd := &cobra.Command{
 		Use:   "loop",
 		Short: "Run the net loop: generate data with the best net, train, SPRT the new net against the best, ship it on H1; K generations, resumable",
@@ -44,9 +45,6 @@ whether it shipped (--json for JSON).
 (arbiter train's flags; defaults as there). docs/nnue.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if coordinator != "" {
-				return usageError("--coordinator %s: the loop on a farm (a DATAGEN job, a cluster SPRT, net upload + net default) is not done yet; run it on this machine without --coordinator", coordinator)
-			}
 			if status {
 				return netLoopStatus(cmd, f.Dir, jsonOut)
 			}
@@ -69,6 +67,14 @@ whether it shipped (--json for JSON).
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			r := &netloop.Runner{Dir: d, Settings: s, Generations: f.Generations, Concurrency: f.Concurrency, Threads: f.Threads, Out: cmd.ErrOrStderr()}
+			if client.Given() {
+				c, err := client.Dial()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				r.Farm = c
+			}
 			p, err := r.Run(ctx)
 			if err != nil {
 				return failure("net loop: %v", err)
@@ -94,7 +100,7 @@ whether it shipped (--json for JSON).
 	fl.BoolVar(&forceNew, "force-new", false, "make --dir the loop of these settings even though it holds a loop of others (steps with the same keys are reused)")
 	fl.BoolVar(&status, "status", false, "print the loop's state in --dir and exit")
 	fl.BoolVar(&jsonOut, "json", false, "with --status: print it as JSON")
-	fl.StringVar(&coordinator, "coordinator", "", "run the loop on a farm (not done yet)")
+	client.AddOptional(fl, "run datagen and the SPRT as jobs of this coordinator (and ship there: net default), train here")
 	return cmd
 }
 

@@ -253,7 +253,7 @@ file's SHA-256 is printed at the end. --shuffle shuffles the records in memory
 			}
 			defer done()
 			progress := newShardProgress(cmd.ErrOrStderr(), eachShard)
-			return pullDataset(ctx, cmd, c, args[0], out, f, shuffle, seed, resume, progress)
+			return pullDataset(ctx, cmd.OutOrStdout(), c, args[0], out, f, shuffle, seed, resume, progress)
 		},
 	}
 	fl := cmd.Flags()
@@ -267,7 +267,7 @@ file's SHA-256 is printed at the end. --shuffle shuffles the records in memory
 	return cmd
 }
 
-func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Client, jobID, out string, f dg.Format, shuffle bool, seed uint64, resume bool, progress *shardProgress) error {
+func pullDataset(ctx context.Context, stdout io.Writer, c *clusterclient.Client, jobID, out string, f dg.Format, shuffle bool, seed uint64, resume bool, progress *shardProgress) error {
 	var job *arbiterv1.GetJobResponse
 	err := clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
 		job, err = c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: jobID})
@@ -372,7 +372,7 @@ func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Clien
 	}
 	os.Remove(statePath)
 	state := jobreport.StateName(job.GetJob().GetState())
-	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d records, %d games, %s, sha256 %s (dataset %s, %s)\n", out, st.Records, st.Games, f, sum, jobID, state)
+	fmt.Fprintf(stdout, "%s: %d records, %d games, %s, sha256 %s (dataset %s, %s)\n", out, st.Records, st.Games, f, sum, jobID, state)
 	return nil
 }
 
