@@ -15,7 +15,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/client/clicmd"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/local/netloop"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 func newNetLoopCommand() *cobra.Command {
@@ -40,6 +42,16 @@ whether it shipped (--json for JSON).
   arbiter net loop --dir nets/loop --engine name=dev,builtin --generations 2 \
       --positions 1000000 --each nodes=5000 --train epochs=20 --sprt elo0=0,elo1=5
   arbiter net loop --dir nets/loop --status
+
+With --coordinator (and --token) the loop runs on a farm: datagen is a DATAGEN
+job played with the best net (uploaded), pulled into DIR; training stays here;
+the SPRT is a cluster SPRT test of net=new against net=best; a shipped net also
+becomes the default net of the engine's name there (arbiter net default). A
+job's id is kept in its step's directory, so the same command re-attaches to
+a job still running instead of submitting another.
+
+  arbiter net loop --coordinator farm:7700 --token T --dir nets/loop \
+      --engine name=dev,builtin --positions 1000000 --each nodes=5000
 
 --train keys: epochs, batch, lr, lr-final, wdl, scale, val, weight-decay, seed
 (arbiter train's flags; defaults as there). docs/nnue.md.`,
@@ -73,6 +85,11 @@ whether it shipped (--json for JSON).
 					return err
 				}
 				defer c.Close()
+				// The coordinator answers and takes the credential before a
+				// step (a resumed loop may train here first).
+				if _, err := c.Jobs.ListJobs(ctx, &arbiterv1.ListJobsRequest{Limit: 1}); err != nil {
+					return cliexit.Call(c, "list jobs", err)
+				}
 				r.Farm = c
 			}
 			p, err := r.Run(ctx)
