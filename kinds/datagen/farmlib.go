@@ -1,9 +1,10 @@
 package datagen
 
-// DATAGEN for programs that drive a farm (the net loop, local/netloop):
-// the spec `arbiter submit datagen` builds from its flags, its submission
-// with the engine's and the net's uploads, and the pull of `arbiter
-// datagen pull`, the same code as those commands.
+// DATAGEN's client side for programs above the kinds (the net loop on a
+// farm, local/netloop), registered in client/datagenclient: the spec
+// `arbiter submit datagen` builds from its flags, its submission with
+// the engine's and the net's uploads, and the pull of `arbiter datagen
+// pull`, the same code as those commands.
 
 import (
 	"context"
@@ -13,26 +14,23 @@ import (
 	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
+	"github.com/arbiter-chess/arbiter/client/datagenclient"
 	dg "github.com/arbiter-chess/arbiter/datagen"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/spec/enginespec"
 )
 
-// SubmitSpec is the dataset `arbiter submit datagen --engine ENGINE
-// --each EACH --positions N --random-seed SEED` submits, its other flags
-// at their defaults, with the engine as parsed (for Submit's uploads).
-// Errors name the flag.
-func SubmitSpec(engine, each string, positions int, seed uint64) (*arbiterv1.DatagenSpec, enginespec.Spec, error) {
+func init() { datagenclient.Register(datasets{}) }
+
+// datasets implements datagenclient.Datasets.
+type datasets struct{}
+
+func (datasets) Submit(ctx context.Context, c *clusterclient.Client, engine, each string, positions int, seed uint64, progress io.Writer) (string, error) {
 	sf := submitFlags{engine: engine, throughput: 1, f: datagenFlags{positions: positions, each: each, randomPlies: "8-9",
 		randomSeed: seed, adjudicate: defaultAdjudicate, filters: defaultDatagenFilters, format: "text", farm: true}}
 	spec, es, _, err := sf.spec()
-	return spec, es, err
-}
-
-// Submit uploads what es names (upload=, source=, net=FILE), putting
-// their hashes in spec, submits the dataset and returns its job id.
-// progress gets the uploads' lines.
-func Submit(ctx context.Context, c *clusterclient.Client, spec *arbiterv1.DatagenSpec, es enginespec.Spec, progress io.Writer) (string, error) {
+	if err != nil {
+		return "", err
+	}
 	if err := artifactclient.UploadEngine(ctx, c.Conn(), es, spec.Engine, progress); err != nil {
 		return "", cliexit.Call(c, "upload", err)
 	}
@@ -43,8 +41,8 @@ func Submit(ctx context.Context, c *clusterclient.Client, spec *arbiterv1.Datage
 	return j.GetJobId(), nil
 }
 
-// Pull writes dataset jobID's records to the new file out in format f,
-// as `arbiter datagen pull` does, and its summary line to stdout.
-func Pull(ctx context.Context, c *clusterclient.Client, jobID, out string, f dg.Format, stdout io.Writer) error {
-	return pullDataset(ctx, stdout, c, jobID, out, f, false, 0, false, newShardProgress(io.Discard, false))
+func (datasets) PullText(ctx context.Context, c *clusterclient.Client, jobID, out string) error {
+	return pullDataset(ctx, io.Discard, c, jobID, out, dg.FormatText, false, 0, false, newShardProgress(io.Discard, false))
 }
+
+func (datasets) Of(j *arbiterv1.Job) *arbiterv1.DatagenJob { return DatagenOf(j) }

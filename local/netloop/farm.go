@@ -27,9 +27,8 @@ import (
 	"github.com/arbiter-chess/arbiter/client/artifactclient"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
+	"github.com/arbiter-chess/arbiter/client/datagenclient"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
-	dg "github.com/arbiter-chess/arbiter/datagen"
-	kdatagen "github.com/arbiter-chess/arbiter/kinds/datagen"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/enginespec"
 	"github.com/arbiter-chess/arbiter/spec/matchplan"
@@ -119,18 +118,18 @@ func (r *Runner) farmDatagen(ctx context.Context, s *Step, res *Result) error {
 	if err != nil {
 		return err
 	}
+	ds, err := datagenclient.Get()
+	if err != nil {
+		return err
+	}
 	id, err := r.attach(s, func() (string, error) {
-		spec, es, err := kdatagen.SubmitSpec(es.String(), r.Settings.Each, r.Settings.Positions, s.Seed)
-		if err != nil {
-			return "", err
-		}
-		return kdatagen.Submit(ctx, r.Farm, spec, es, r.Out)
+		return ds.Submit(ctx, r.Farm, es.String(), r.Settings.Each, r.Settings.Positions, s.Seed, r.Out)
 	})
 	if err != nil {
 		return err
 	}
 	final, err := r.waitJob(ctx, s, id, r.every(func(j *arbiterv1.Job) string {
-		d := kdatagen.DatagenOf(j)
+		d := ds.Of(j)
 		return fmt.Sprintf("net loop: generation %d: job %s: %d/%d positions", s.Gen, id, d.GetProgress().GetPositions(), d.GetSpec().GetPositions())
 	}))
 	if err != nil {
@@ -139,7 +138,7 @@ func (r *Runner) farmDatagen(ctx context.Context, s *Step, res *Result) error {
 	out := r.Dir.DataPath(s.Key)
 	os.Remove(out)
 	os.Remove(out + ".pull")
-	if err := kdatagen.Pull(ctx, r.Farm, id, out, dg.FormatText, io.Discard); err != nil {
+	if err := ds.PullText(ctx, r.Farm, id, out); err != nil {
 		return fmt.Errorf("pull of job %s: %w", id, err)
 	}
 	if res.DataSHA, err = filehash.SHA256(out); err != nil {
@@ -149,7 +148,7 @@ func (r *Runner) farmDatagen(ctx context.Context, s *Step, res *Result) error {
 	if err != nil {
 		return err
 	}
-	p := kdatagen.DatagenOf(final).GetProgress()
+	p := ds.Of(final).GetProgress()
 	res.Positions, res.Games, res.Bytes = int(p.GetPositions()), int(p.GetGames()), fi.Size()
 	fmt.Fprintf(r.Out, "net loop: generation %d: data %d positions from %d games (job %s), sha256 %s\n", s.Gen, res.Positions, res.Games, id, res.DataSHA[:12])
 	return nil
