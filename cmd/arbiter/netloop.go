@@ -16,6 +16,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/local/netloop"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -67,6 +68,20 @@ a job still running instead of submitting another.
 			if err != nil {
 				return usageError("%v", err)
 			}
+			var farm *clusterclient.Client
+			if client.Given() {
+				c, err := client.Dial()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				// The coordinator answers and takes the credential before a
+				// step (a resumed loop may train here first).
+				if _, err := c.Jobs.ListJobs(context.Background(), &arbiterv1.ListJobsRequest{Limit: 1}); err != nil {
+					return cliexit.Call(c, "list jobs", err)
+				}
+				farm = c
+			}
 			d := netloop.Dir(f.Dir)
 			unlock, err := d.Lock()
 			if err != nil {
@@ -78,20 +93,7 @@ a job still running instead of submitting another.
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			r := &netloop.Runner{Dir: d, Settings: s, Generations: f.Generations, Concurrency: f.Concurrency, Threads: f.Threads, Out: cmd.ErrOrStderr()}
-			if client.Given() {
-				c, err := client.Dial()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				// The coordinator answers and takes the credential before a
-				// step (a resumed loop may train here first).
-				if _, err := c.Jobs.ListJobs(ctx, &arbiterv1.ListJobsRequest{Limit: 1}); err != nil {
-					return cliexit.Call(c, "list jobs", err)
-				}
-				r.Farm = c
-			}
+			r := &netloop.Runner{Dir: d, Settings: s, Generations: f.Generations, Concurrency: f.Concurrency, Threads: f.Threads, Out: cmd.ErrOrStderr(), Farm: farm}
 			p, err := r.Run(ctx)
 			if err != nil {
 				return failure("net loop: %v", err)

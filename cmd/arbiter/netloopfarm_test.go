@@ -109,10 +109,12 @@ func TestNetLoopFarmReattachesAfterSIGKILL(t *testing.T) {
 }
 
 // TestNetLoopFarmBadInput: an unreachable coordinator and a refused
-// credential are named before any step runs.
+// credential are named before any step runs and before the loop's
+// directory is made.
 func TestNetLoopFarmBadInput(t *testing.T) {
 	farm := farmtest.Start(t, 0)
-	loop := []string{"--dir", filepath.Join(t.TempDir(), "loop"), "--engine", "name=dev,builtin", "--positions", "100", "--each", "nodes=100"}
+	dir := filepath.Join(t.TempDir(), "loop")
+	loop := []string{"--dir", dir, "--engine", "name=dev,builtin", "--positions", "100", "--each", "nodes=100"}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -124,5 +126,8 @@ func TestNetLoopFarmBadInput(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "generation 1:") {
 			t.Errorf("%v: exit %d, want %q before any step:\n%s", c.args, code, c.want, stderr)
 		}
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("the refused loop made its directory %s", dir)
 	}
 }
