@@ -35,23 +35,6 @@ import (
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
-// farmEngine is --engine as a farm job's engine named name, playing net
-// n (its file, uploaded with the job; the embedded net when n has no
-// step).
-func (r *Runner) farmEngine(name string, n Net) (enginespec.Spec, error) {
-	es, err := enginespec.Parse(r.Settings.Engine, enginespec.Match)
-	if err != nil {
-		return es, fmt.Errorf("--engine: %v", err)
-	}
-	es.Name = name
-	if p := r.Dir.NetPath(n); p != "" {
-		if es.NetFile, err = filepath.Abs(p); err != nil {
-			return es, err
-		}
-	}
-	return es, nil
-}
-
 // jobFile is where step key keeps the id of its farm job.
 func (r *Runner) jobFile(key string) string { return filepath.Join(r.Dir.StepDir(key), "job") }
 
@@ -114,7 +97,7 @@ func (r *Runner) every(line func(*arbiterv1.Job) string) func(*arbiterv1.Job) {
 // farmDatagen is the datagen step on the farm: a DATAGEN job of the
 // step's positions and seed with the best net, pulled in text format.
 func (r *Runner) farmDatagen(ctx context.Context, s *Step, res *Result) error {
-	es, err := r.farmEngine(fmt.Sprintf("gen%d", s.Gen-1), s.Best)
+	es, err := r.engineSpec(fmt.Sprintf("gen%d", s.Gen-1), s.Best)
 	if err != nil {
 		return err
 	}
@@ -158,11 +141,7 @@ func (r *Runner) farmDatagen(ctx context.Context, s *Step, res *Result) error {
 // net (engine A) against the best, both nets uploaded, capped at
 // --games-cap.
 func (r *Runner) farmSPRT(ctx context.Context, s *Step, res *Result) error {
-	nw, err := r.farmEngine(fmt.Sprintf("gen%d", s.Gen), s.New)
-	if err != nil {
-		return err
-	}
-	best, err := r.farmEngine(fmt.Sprintf("gen%d-best", s.Gen-1), s.Best)
+	nw, best, err := r.sprtEngines(s)
 	if err != nil {
 		return err
 	}
@@ -194,21 +173,9 @@ func (r *Runner) farmSPRT(ctx context.Context, s *Step, res *Result) error {
 	}
 	mp := final.GetMatchProgress()
 	pt := mp.GetPentanomial()
-	v := &SPRTResult{Wins: int64(mp.GetWins()), Draws: int64(mp.GetDraws()), Losses: int64(mp.GetLosses()),
-		Pentanomial: [5]int64{int64(pt.GetLl()), int64(pt.GetLd()), int64(pt.GetDd()), int64(pt.GetWd()), int64(pt.GetWw())},
-		LLR:         mp.GetLlr(), Lower: mp.GetLowerBound(), Upper: mp.GetUpperBound()}
-	penta := sprt.Pentanomial(v.Pentanomial)
-	e := sprt.FixedGamesElo(sprt.Results{Wins: v.Wins, Draws: v.Draws, Losses: v.Losses, Pentanomial: &penta})
-	v.Elo, v.EloError = e.Elo, e.HalfWidth95
-	switch sprt.State(mp.GetSprtState()) {
-	case sprt.Accepted:
-		v.Verdict = VerdictH1
-	case sprt.Rejected:
-		v.Verdict = VerdictH0
-	default:
-		v.Verdict = VerdictNone
-	}
-	res.SPRT = v
+	res.SPRT = newSPRTResult(int64(mp.GetWins()), int64(mp.GetDraws()), int64(mp.GetLosses()),
+		[5]int64{int64(pt.GetLl()), int64(pt.GetLd()), int64(pt.GetDd()), int64(pt.GetWd()), int64(pt.GetWw())},
+		mp.GetLlr(), mp.GetLowerBound(), mp.GetUpperBound(), sprt.State(mp.GetSprtState()))
 	fmt.Fprintf(r.Out, "net loop: generation %d: SPRT (job %s) %s\n", s.Gen, id, sprtLine(res))
 	return nil
 }
