@@ -14,13 +14,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/arbiter-chess/arbiter/client/clicmd"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/local/netloop"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 func newNetLoopCommand() *cobra.Command {
 	f := netloop.Flags{Generations: 1, TrainOn: "new", GamesCap: 20000, Seed: 1, Concurrency: 1, Threads: min(runtime.NumCPU(), 256)}
 	var status, jsonOut, forceNew bool
-	var coordinator string
+	var client clicmd.ClientFlags
 	cmd := &cobra.Command{
 		Use:   "loop",
 		Short: "Run the net loop: generate data with the best net, train, SPRT the new net against the best, ship it on H1; K generations, resumable",
@@ -40,13 +44,20 @@ whether it shipped (--json for JSON).
       --positions 1000000 --each nodes=5000 --train epochs=20 --sprt elo0=0,elo1=5
   arbiter net loop --dir nets/loop --status
 
+With --coordinator (and --token) the loop runs on a farm: datagen is a DATAGEN
+job played with the best net (uploaded), pulled into DIR; training stays here;
+the SPRT is a cluster SPRT test of net=new against net=best; a shipped net also
+becomes the default net of the engine's name there (arbiter net default). A
+job's id is kept in its step's directory, so the same command re-attaches to
+a job still running instead of submitting another.
+
+  arbiter net loop --coordinator farm:7700 --token T --dir nets/loop \
+      --engine name=dev,builtin --positions 1000000 --each nodes=5000
+
 --train keys: epochs, batch, lr, lr-final, wdl, scale, val, weight-decay, seed
 (arbiter train's flags; defaults as there). docs/nnue.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if coordinator != "" {
-				return usageError("--coordinator %s: the loop on a farm (a DATAGEN job, a cluster SPRT, net upload + net default) is not done yet; run it on this machine without --coordinator", coordinator)
-			}
 			if status {
 				return netLoopStatus(cmd, f.Dir, jsonOut)
 			}
@@ -56,6 +67,20 @@ whether it shipped (--json for JSON).
 			s, err := f.Check()
 			if err != nil {
 				return usageError("%v", err)
+			}
+			var farm *clusterclient.Client
+			if client.Given() {
+				c, err := client.Dial()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				// The coordinator answers and takes the credential before a
+				// step (a resumed loop may train here first).
+				if _, err := c.Jobs.ListJobs(context.Background(), &arbiterv1.ListJobsRequest{Limit: 1}); err != nil {
+					return cliexit.Call(c, "list jobs", err)
+				}
+				farm = c
 			}
 			d := netloop.Dir(f.Dir)
 			unlock, err := d.Lock()
@@ -68,7 +93,7 @@ whether it shipped (--json for JSON).
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			r := &netloop.Runner{Dir: d, Settings: s, Generations: f.Generations, Concurrency: f.Concurrency, Threads: f.Threads, Out: cmd.ErrOrStderr()}
+			r := &netloop.Runner{Dir: d, Settings: s, Generations: f.Generations, Concurrency: f.Concurrency, Threads: f.Threads, Out: cmd.ErrOrStderr(), Farm: farm}
 			p, err := r.Run(ctx)
 			if err != nil {
 				return failure("net loop: %v", err)
@@ -94,7 +119,7 @@ whether it shipped (--json for JSON).
 	fl.BoolVar(&forceNew, "force-new", false, "make --dir the loop of these settings even though it holds a loop of others (steps with the same keys are reused)")
 	fl.BoolVar(&status, "status", false, "print the loop's state in --dir and exit")
 	fl.BoolVar(&jsonOut, "json", false, "with --status: print it as JSON")
-	fl.StringVar(&coordinator, "coordinator", "", "run the loop on a farm (not done yet)")
+	client.AddOptional(fl, "run datagen and the SPRT as jobs of this coordinator (and ship there: net default), train here")
 	return cmd
 }
 

@@ -173,7 +173,6 @@ func TestNetLoopBadInput(t *testing.T) {
 		{args("--engine", "name=sf,cmd=/usr/games/stockfish"), "not the embedded engine"},
 		{args("--each", "depth=3"), "the loop plays at fixed nodes only"},
 		{args("--games-cap", "7"), "--games-cap 7: must be even"},
-		{append(netLoopArgs(dir), "--coordinator", "127.0.0.1:7700"), "--coordinator 127.0.0.1:7700: the loop on a farm"},
 		{[]string{"net", "loop", "--dir", dir, "--status"}, "no loop here"},
 	}
 	for _, c := range cases {

@@ -527,7 +527,11 @@ func submitDatagen(t *testing.T, addr string, extra ...string) string {
 		ID   string `json:"job_id"`
 		Kind string `json:"kind"`
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &j) != nil || j.ID == "" || j.Kind != "datagen" {
+	js := out // after a net upload's line (stderr), when net=FILE
+	if i := strings.Index(js, "{"); i > 0 {
+		js = js[i:]
+	}
+	if code != 0 || json.Unmarshal([]byte(js), &j) != nil || j.ID == "" || j.Kind != "datagen" {
 		t.Fatalf("submit datagen %s: exit %d: %s", strings.Join(extra, " "), code, out)
 	}
 	return j.ID

@@ -62,7 +62,8 @@ coordinator replays and keeps every batch. The job ends with exactly --positions
 positions; pull them with arbiter datagen pull JOB --format text|bulletformat|viriformat|pgn.
 See docs/datagen.md.`,
 		Example: `  arbiter submit datagen --engine name=dev,builtin --positions 1000000 --each nodes=5000 --random-plies 8-9 --random-seed 1
-  arbiter submit datagen --engine name=dev,upload=./engine --positions 100000 --each nodes=5000 --wait`,
+  arbiter submit datagen --engine name=dev,upload=./engine --positions 100000 --each nodes=5000 --wait
+  arbiter submit datagen --engine name=dev,builtin,net=./nn-new.nnue --positions 100000 --each nodes=5000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return sf.run(cmd) },
 	}
@@ -95,9 +96,6 @@ func (sf *submitFlags) spec() (*arbiterv1.DatagenSpec, enginespec.Spec, dg.Forma
 	if err != nil {
 		return nil, es, format, cliexit.Usage("--engine: %v", err)
 	}
-	if es.HasNet() {
-		return nil, es, format, cliexit.Usage("--engine: net= is for a test's engines; datagen plays the engine's own net")
-	}
 	if es.MovegenGate != "" {
 		return nil, es, format, cliexit.Usage("--engine: perft-gate= is for matches and tests; check a generator with arbiter verify")
 	}
@@ -123,6 +121,7 @@ func (sf *submitFlags) spec() (*arbiterv1.DatagenSpec, enginespec.Spec, dg.Forma
 	spec := Spec(s)
 	spec.Engine = matchspec.EngineToProto(e)
 	spec.Engine.TimeControl = nil
+	spec.Engine.Net = es.NetProto() // net=FILE gets its hash when UploadEngine uploads it
 	if es.Artifact != "" {
 		spec.Engine.Artifact = &arbiterv1.EngineArtifact{Sha256: es.Artifact, Build: es.Build, Exe: es.Exe, Bench: es.Bench}
 	}
@@ -254,7 +253,7 @@ file's SHA-256 is printed at the end. --shuffle shuffles the records in memory
 			}
 			defer done()
 			progress := newShardProgress(cmd.ErrOrStderr(), eachShard)
-			return pullDataset(ctx, cmd, c, args[0], out, f, shuffle, seed, resume, progress)
+			return pullDataset(ctx, cmd.OutOrStdout(), c, args[0], out, f, shuffle, seed, resume, progress)
 		},
 	}
 	fl := cmd.Flags()
@@ -268,7 +267,7 @@ file's SHA-256 is printed at the end. --shuffle shuffles the records in memory
 	return cmd
 }
 
-func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Client, jobID, out string, f dg.Format, shuffle bool, seed uint64, resume bool, progress *shardProgress) error {
+func pullDataset(ctx context.Context, stdout io.Writer, c *clusterclient.Client, jobID, out string, f dg.Format, shuffle bool, seed uint64, resume bool, progress *shardProgress) error {
 	var job *arbiterv1.GetJobResponse
 	err := clusterclient.Do(ctx, clusterclient.Interactive, func(ctx context.Context) (err error) {
 		job, err = c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: jobID})
@@ -373,7 +372,7 @@ func pullDataset(ctx context.Context, cmd *cobra.Command, c *clusterclient.Clien
 	}
 	os.Remove(statePath)
 	state := jobreport.StateName(job.GetJob().GetState())
-	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d records, %d games, %s, sha256 %s (dataset %s, %s)\n", out, st.Records, st.Games, f, sum, jobID, state)
+	fmt.Fprintf(stdout, "%s: %d records, %d games, %s, sha256 %s (dataset %s, %s)\n", out, st.Records, st.Games, f, sum, jobID, state)
 	return nil
 }
 

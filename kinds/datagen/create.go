@@ -93,9 +93,6 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		return core.JobRef{}, apierr.Invalid("openings: %d: at most %d", n, dg.MaxOpenings)
 	}
 	spec := proto.Clone(in).(*arbiterv1.DatagenSpec)
-	if spec.GetEngine().GetNet() != nil {
-		return core.JobRef{}, apierr.Invalid("engine: a net is for tests; datagen plays the engine's own net")
-	}
 	if err := gamepair.ResolveArtifacts(w.deps.ResolveArtifact, []string{"engine"}, spec.GetEngine()); err != nil {
 		w.log.Info("dataset refused", zap.Error(err))
 		return core.JobRef{}, err

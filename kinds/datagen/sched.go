@@ -213,3 +213,18 @@ func (w *Workload) Needs(jobID string) (core.Need, bool) {
 	}
 	return n, true
 }
+
+// UsingArtifact lists the running datasets whose engine is the uploaded
+// engine or net sha, which the artifact store keeps while they run
+// (workload.ArtifactUser).
+func (w *Workload) UsingArtifact(sha string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, j := range w.running {
+		if j.running() && gamepair.Using(sha, j.spec.GetEngine()) {
+			out = append(out, j.rec.ID)
+		}
+	}
+	return out
+}

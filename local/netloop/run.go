@@ -14,6 +14,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/engine/nnue"
 )
 
@@ -25,6 +26,9 @@ type Runner struct {
 	Concurrency int // datagen batches and SPRT games at once
 	Threads     int // training threads (the net does not depend on them)
 	Out         io.Writer
+	// Farm, when set, runs datagen and the SPRT as jobs of its
+	// coordinator and ships there too (farm.go); training stays here.
+	Farm *clusterclient.Client
 	// openings is the SPRT's --openings and its file's SHA-256.
 	openings, openingsSHA string
 }
@@ -78,23 +82,36 @@ func (r *Runner) runStep(ctx context.Context, s *Step) error {
 		again = fmt.Sprintf(" (attempt %d)", n)
 	}
 	fmt.Fprintf(r.Out, "net loop: generation %d: %s%s\n", s.Gen, s.Kind, again)
-	switch s.Kind {
-	case KindDatagen:
-		err = r.datagen(ctx, s, res)
-	case KindTrain:
-		err = r.train(ctx, s, res)
-	case KindSPRT:
-		err = r.sprt(ctx, s, res)
-	case KindShip:
-		err = r.ship(s, res)
-	default:
-		err = fmt.Errorf("unknown step kind %q", s.Kind)
-	}
-	if err != nil {
+	if err := r.exec(ctx, s, res); err != nil {
 		return err
 	}
 	res.Finished = time.Now().UTC()
 	return r.Dir.finish(res)
+}
+
+// exec runs step s, here or, with r.Farm, on the farm, filling in res.
+func (r *Runner) exec(ctx context.Context, s *Step, res *Result) error {
+	farm := r.Farm != nil
+	switch {
+	case s.Kind == KindDatagen && farm:
+		return r.farmDatagen(ctx, s, res)
+	case s.Kind == KindDatagen:
+		return r.datagen(ctx, s, res)
+	case s.Kind == KindTrain:
+		return r.train(ctx, s, res)
+	case s.Kind == KindSPRT && farm:
+		return r.farmSPRT(ctx, s, res)
+	case s.Kind == KindSPRT:
+		return r.sprt(ctx, s, res)
+	case s.Kind == KindShip && farm:
+		if err := r.farmShip(ctx, s); err != nil {
+			return err
+		}
+		return r.ship(s, res)
+	case s.Kind == KindShip:
+		return r.ship(s, res)
+	}
+	return fmt.Errorf("unknown step kind %q", s.Kind)
 }
 
 // ship makes the new net the loop's best: DIR/best.nnue and best.json.

@@ -9,7 +9,11 @@
 // The core (plan.go) decides the next step from the directory's state
 // with no I/O; the runner (run.go) executes steps through the library
 // functions of `arbiter datagen` (datagen.Local), `arbiter train` (train)
-// and `arbiter match --sprt` (spec/matchplan). docs/nnue.md.
+// and `arbiter match --sprt` (spec/matchplan); with Runner.Farm (farm.go)
+// datagen is a DATAGEN job (through client/datagenclient), the SPRT a
+// cluster test and a ship also sets the coordinator's default net, each
+// job's id kept in its step's directory so that a rerun re-attaches to
+// it. docs/nnue.md.
 package netloop
 
 import (

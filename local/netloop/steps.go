@@ -22,9 +22,14 @@ import (
 )
 
 // engineSpec is --engine named name, playing net n (the embedded net
-// when n has no step).
+// when n has no step): here by the engine's EvalFile option, on the farm
+// (r.Farm) by net=FILE, which the job uploads.
 func (r *Runner) engineSpec(name string, n Net) (enginespec.Spec, error) {
-	es, err := enginespec.Parse(r.Settings.Engine, enginespec.LocalMatch)
+	mode := enginespec.LocalMatch
+	if r.Farm != nil {
+		mode = enginespec.Match
+	}
+	es, err := enginespec.Parse(r.Settings.Engine, mode)
 	if err != nil {
 		return es, fmt.Errorf("--engine: %v", err)
 	}
@@ -33,6 +38,10 @@ func (r *Runner) engineSpec(name string, n Net) (enginespec.Spec, error) {
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			return es, err
+		}
+		if r.Farm != nil {
+			es.NetFile = abs
+			return es, nil
 		}
 		es.SetOption("EvalFile", abs)
 		es.SetOption("UseNNUE", "true")
@@ -167,15 +176,20 @@ func (r *Runner) lastCheckpoint(ckDir, dir string) (*train.State, []Epoch) {
 	return st, epochs[:st.Epoch]
 }
 
+// sprtEngines are an SPRT step's engines: the new net's, the best's.
+func (r *Runner) sprtEngines(s *Step) (nw, best enginespec.Spec, err error) {
+	if nw, err = r.engineSpec(fmt.Sprintf("gen%d", s.Gen), s.New); err != nil {
+		return nw, best, err
+	}
+	best, err = r.engineSpec(fmt.Sprintf("gen%d-best", s.Gen-1), s.Best)
+	return nw, best, err
+}
+
 // sprt plays the new net against the best, as arbiter match --sprt does
 // (spec/matchplan), capped at --games-cap. A killed SPRT resumes from its
 // match state file.
 func (r *Runner) sprt(ctx context.Context, s *Step, res *Result) error {
-	nw, err := r.engineSpec(fmt.Sprintf("gen%d", s.Gen), s.New)
-	if err != nil {
-		return err
-	}
-	best, err := r.engineSpec(fmt.Sprintf("gen%d-best", s.Gen-1), s.Best)
+	nw, best, err := r.sprtEngines(s)
 	if err != nil {
 		return err
 	}
@@ -209,22 +223,25 @@ func (r *Runner) sprt(ctx context.Context, s *Step, res *Result) error {
 		return fmt.Errorf("the match's result does not read: %v", err)
 	}
 	pr := mr.Pairings[0]
-	v := &SPRTResult{Wins: pr.Wins, Draws: pr.Draws, Losses: pr.Losses, Pentanomial: pr.Pentanomial}
-	res.SPRT = v
-	penta := sprt.Pentanomial(pr.Pentanomial)
-	e := sprt.FixedGamesElo(sprt.Results{Wins: pr.Wins, Draws: pr.Draws, Losses: pr.Losses, Pentanomial: &penta})
+	res.SPRT = newSPRTResult(pr.Wins, pr.Draws, pr.Losses, pr.Pentanomial, mr.SPRT.LLR, mr.SPRT.LowerBound, mr.SPRT.UpperBound, mr.SPRT.State)
+	fmt.Fprintf(r.Out, "net loop: generation %d: SPRT %s\n", s.Gen, sprtLine(res))
+	return nil
+}
+
+// newSPRTResult is an SPRT's outcome from the new net's side, with its
+// Elo and the verdict of its state.
+func newSPRTResult(w, d, l int64, penta [5]int64, llr, lower, upper float64, state sprt.State) *SPRTResult {
+	v := &SPRTResult{Wins: w, Draws: d, Losses: l, Pentanomial: penta, LLR: llr, Lower: lower, Upper: upper, Verdict: VerdictNone}
+	p := sprt.Pentanomial(penta)
+	e := sprt.FixedGamesElo(sprt.Results{Wins: w, Draws: d, Losses: l, Pentanomial: &p})
 	v.Elo, v.EloError = e.Elo, e.HalfWidth95
-	v.LLR, v.Lower, v.Upper = mr.SPRT.LLR, mr.SPRT.LowerBound, mr.SPRT.UpperBound
-	switch mr.SPRT.State {
+	switch state {
 	case sprt.Accepted:
 		v.Verdict = VerdictH1
 	case sprt.Rejected:
 		v.Verdict = VerdictH0
-	default:
-		v.Verdict = VerdictNone
 	}
-	fmt.Fprintf(r.Out, "net loop: generation %d: SPRT %s\n", s.Gen, sprtLine(res))
-	return nil
+	return v
 }
 
 // sprtLine is an SPRT step's result in one line.
