@@ -14,7 +14,9 @@ package monitoring
 import (
 	_ "embed"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Alerts are the Arbiter alert rules (a Prometheus rule file).
@@ -22,13 +24,9 @@ import (
 //go:embed alerts.yml
 var Alerts []byte
 
-// RateInterval is the range the dashboards' $__rate_interval stands for
-// when a query runs outside Grafana: four scrapes of the interval Config
-// writes, as Grafana computes it.
-const RateInterval = "1m"
-
-// ScrapeInterval is how often the Prometheus of Config scrapes.
-const ScrapeInterval = "15s"
+// ScrapeInterval is the scrape interval of the shipped Prometheus
+// configurations, and Config's unless told another.
+const ScrapeInterval = 15 * time.Second
 
 // Panel is one key figure of the overview: a stat (one number) or, with
 // PerSeries, one figure per series (a legend label's value each).
@@ -72,9 +70,19 @@ func Key() []Panel {
 	return []Panel{CoordinatorUp, WorkersConnected, RunningJobs, UnitsQueued, PerftNodes, GamesPerMinute, TestLLR}
 }
 
-// Query is a panel's expression as Prometheus runs it outside Grafana.
-func (p Panel) Query() string {
-	return strings.ReplaceAll(p.Expr, "$__rate_interval", RateInterval)
+// Query is a panel's expression as Prometheus runs it outside Grafana,
+// on series scraped every scrape (0: ScrapeInterval): $__rate_interval
+// is four scrapes, as Grafana makes it.
+func (p Panel) Query(scrape time.Duration) string {
+	if scrape <= 0 {
+		scrape = ScrapeInterval
+	}
+	return strings.ReplaceAll(p.Expr, "$__rate_interval", promDuration(4*scrape))
+}
+
+// promDuration is d in Prometheus's duration syntax (whole milliseconds).
+func promDuration(d time.Duration) string {
+	return strconv.FormatInt(max(d.Milliseconds(), 1), 10) + "ms"
 }
 
 // Job is the scrape job name of a coordinator in the shipped
@@ -83,9 +91,12 @@ const Job = "arbiter-coordinator"
 
 // Config is a Prometheus configuration scraping the coordinator whose
 // /metrics is on target (host:port; arbiter up's workers export theirs
-// on it too, label worker) and loading the alert rules from rules (a
+// on it too, label worker) every scrape (0: ScrapeInterval) and loading the alert rules from rules (a
 // path relative to the configuration's directory, or absolute).
-func Config(target, rules string) string {
+func Config(target, rules string, scrape time.Duration) string {
+	if scrape <= 0 {
+		scrape = ScrapeInterval
+	}
 	return fmt.Sprintf(`# Written by arbiter up --prometheus: Prometheus scraping this farm.
 # Point your own Prometheus at a coordinator the same way: a job named
 # %[1]s (the alert rules name it) scraping its --http port, and
@@ -102,5 +113,5 @@ scrape_configs:
     metrics_path: /metrics
     static_configs:
       - targets: [%[4]q]
-`, Job, ScrapeInterval, rules, target)
+`, Job, promDuration(scrape), rules, target)
 }

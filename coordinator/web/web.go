@@ -98,6 +98,12 @@ type Config struct {
 	// GrafanaURL is the base URL of the Grafana serving the dashboards of
 	// dashboards/ ("" for none): each page links its dashboard.
 	GrafanaURL string
+	// PrometheusURL is the base URL of a Prometheus scraping this
+	// coordinator ("" for none): /monitor reads the key figures from it.
+	PrometheusURL string
+	// PrometheusScrape is that Prometheus's scrape interval (0: 15s);
+	// the queries' rate windows are four of it.
+	PrometheusScrape time.Duration
 	// RequireSignIn turns anonymous reading off: every page but the
 	// sign-in page then needs a client or admin credential.
 	RequireSignIn bool
