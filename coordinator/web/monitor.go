@@ -54,7 +54,7 @@ func (s *Server) monitorPage(p *PageRequest) error {
 		return nil
 	}
 	c := &monitoring.Client{URL: d.Prometheus}
-	end := s.cfg.Now().Truncate(monitorStep)
+	end := s.cfg.Now()
 	for _, k := range monitoring.Key() {
 		f := monitorFigure{Title: k.Title, Description: k.Description, Expr: k.Query(s.cfg.PrometheusScrape)}
 		series, err := c.QueryRange(p.R.Context(), f.Expr, end.Add(-monitorWindow), end, monitorStep)
@@ -80,11 +80,7 @@ func (s *Server) monitorPage(p *PageRequest) error {
 // numbers with grouped digits, others to three significant digits.
 func figure(v float64) string {
 	if (v == math.Trunc(v) || math.Abs(v) >= 1000) && math.Abs(v) < 1e18 {
-		s := strconv.FormatFloat(math.Abs(math.Round(v)), 'f', 0, 64)
-		if v < 0 {
-			return "-" + group(s)
-		}
-		return group(s)
+		return group(strconv.FormatFloat(math.Round(v), 'f', 0, 64))
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }
