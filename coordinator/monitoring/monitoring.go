@@ -80,8 +80,12 @@ func (p Panel) Query(scrape time.Duration) string {
 	return strings.ReplaceAll(p.Expr, "$__rate_interval", promDuration(4*scrape))
 }
 
-// promDuration is d in Prometheus's duration syntax (whole milliseconds).
+// promDuration is d in Prometheus's duration syntax (whole seconds, or
+// milliseconds).
 func promDuration(d time.Duration) string {
+	if d >= time.Second && d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
 	return strconv.FormatInt(max(d.Milliseconds(), 1), 10) + "ms"
 }
 

@@ -48,10 +48,10 @@ func TestConfigPromtool(t *testing.T) {
 
 // TestQueryExpandsRateInterval: $__rate_interval is four scrapes.
 func TestQueryExpandsRateInterval(t *testing.T) {
-	if got := PerftNodes.Query(time.Second); got != "rate(arbiter_perft_nodes_total[4000ms])" {
+	if got := PerftNodes.Query(time.Second); got != "rate(arbiter_perft_nodes_total[4s])" {
 		t.Errorf("Query(1s) = %s", got)
 	}
-	if got := PerftNodes.Query(0); got != "rate(arbiter_perft_nodes_total[60000ms])" {
+	if got := PerftNodes.Query(0); got != "rate(arbiter_perft_nodes_total[60s])" {
 		t.Errorf("Query(0) = %s", got)
 	}
 }

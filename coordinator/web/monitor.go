@@ -61,8 +61,10 @@ func (s *Server) monitorPage(p *PageRequest) error {
 		switch {
 		case err != nil:
 			f.Err = err.Error()
+		case len(series) == 0 && k.PerSeries:
+			f.Err = "none running"
 		case len(series) == 0:
-			f.Err = "no data yet"
+			f.Err = "no data yet (a rate needs two scrapes)"
 		}
 		for _, sr := range series {
 			name := ""
