@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -137,18 +136,14 @@ func submitUpPromWork(ctx context.Context, t *testing.T, addr, token, pages stri
 	return id
 }
 
+// httpGet is the body of url, which must answer 200.
 func httpGet(t *testing.T, url string) []byte {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
+	code, body := fetchPage(t, url)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %.300s", url, code, body)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s %v", url, resp.Status, err)
-	}
-	return b
+	return []byte(body)
 }
 
 // TestUpPrometheusFlagErrors: a --prometheus that names no program, and
