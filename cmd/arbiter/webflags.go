@@ -38,7 +38,7 @@ func (f *webFlags) add(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.anonymous, "web-anonymous", true, "anyone who reaches --http reads the pages; false: every reader signs in")
 	fl.StringVar(&f.grafanaURL, "grafana-url", "", "Grafana's base URL (http:// or https://): each page links its dashboard")
 	fl.StringVar(&f.prometheusURL, "prometheus-url", "", "base URL (http:// or https://) of a Prometheus scraping this coordinator: the pages' /monitor shows the key figures from it")
-	fl.DurationVar(&f.prometheusScrape, "prometheus-scrape", monitoring.ScrapeInterval, "scrape interval of that Prometheus (up --prometheus: of its own); /monitor's rates span four of it")
+	fl.DurationVar(&f.prometheusScrape, "prometheus-scrape", monitoring.ScrapeInterval, "scrape interval of the --prometheus-url Prometheus (arbiter up --prometheus: of its own); /monitor's rates span four of it")
 	fl.StringVar(&f.books, "web-books", "", "directory of opening books (.epd, .pgn, .zip) the pages' submit form offers")
 	fl.BoolVar(&f.accounts.SignUp, "signup", false, "open the pages' sign-up: anyone may ask for an account, which an admin approves")
 	fl.BoolVar(&f.accounts.Approval, "approval", false, "tests, tunes and datasets (every kind that may run a submitted program) of accounts with role user wait (pending) until an approver approves them")
