@@ -147,7 +147,8 @@ func httpGet(t *testing.T, url string) []byte {
 }
 
 // TestUpPrometheusFlagErrors: a --prometheus that names no program, and
-// none on PATH, are refused before anything starts, naming the flag and
+// none on PATH, and bad --prometheus-url and --prometheus-scrape are
+// refused before anything starts, naming the flag and
 // the package to install.
 func TestUpPrometheusFlagErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-such-prometheus")
@@ -163,5 +164,9 @@ func TestUpPrometheusFlagErrors(t *testing.T) {
 	_, _, err = runArbiter(t, "", "up", "--temp", "--prometheus-url", "ftp://x", "--listen", "127.0.0.1:0")
 	if err == nil || !strings.Contains(err.Error(), `--prometheus-url "ftp://x": want an http:// or https:// URL`) {
 		t.Errorf("--prometheus-url ftp://x: %v", err)
+	}
+	_, _, err = runArbiter(t, "", "up", "--temp", "--prometheus-scrape", "0s", "--listen", "127.0.0.1:0")
+	if err == nil || !strings.Contains(err.Error(), "--prometheus-scrape 0s: want from 1s to 1h") {
+		t.Errorf("--prometheus-scrape 0s: %v", err)
 	}
 }
