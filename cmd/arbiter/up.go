@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -51,6 +52,8 @@ type upFlags struct {
 	// keepServing: after --depth's job or --engine's test, serve on
 	// until Ctrl-C (make demo: the pages stay up to be looked at).
 	keepServing bool
+	// prometheus: the Prometheus binary to start ("": none).
+	prometheus string
 }
 
 func newUpCommand() *cobra.Command {
@@ -104,6 +107,8 @@ workers and clients can join (the address and token are printed); with
 	fl.BoolVar(&f.divide, "divide", true, "print the divide")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the result as JSON: a perft as arbiter perft --json does, a test as status --json (docs/json.md)")
 	f.logs.add(fl, "warn")
+	fl.StringVar(&f.prometheus, "prometheus", "", "start Prometheus (this binary; given alone: prometheus on PATH, Debian's package) on a loopback port, scraping this farm with the shipped alert rules, its data under --data; the pages' /monitor shows its key figures")
+	fl.Lookup("prometheus").NoOptDefVal = promDefault
 	fl.StringVar(&c.Server.HTTP, "http", "127.0.0.1:0", "HTTP listen address for the web pages (docs/web.md), /metrics (coordinator and local workers, label worker), /healthz, /readyz (\"\": off)")
 	f.web.add(fl)
 	// Webhooks and git sources as the coordinator takes them: the
@@ -153,6 +158,10 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		return err
 	}
 	c.Server.Logger = log
+	promBin, promListen, err := f.promFlags()
+	if err != nil {
+		return err
+	}
 	c.Server.Pages, c.Server.API = f.web.pages(log), httpapi.ForCoordinator
 	c.Server.Hooks.JobJSON = jobJSON
 	c.Server.Accounts = f.web.accounts
@@ -175,6 +184,14 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 	pages, err := announceUp(stderr, f, c, cl, lock)
 	if err != nil {
 		return err
+	}
+	if promBin != "" {
+		prom, err := startPrometheus(ctx, promBin, cl.Data(), loopbackTarget(cl.HTTPAddr()), promListen, f.web.prometheusScrape)
+		if err != nil {
+			return err
+		}
+		defer prom.Stop()
+		fmt.Fprintf(stderr, "arbiter up: prometheus on %s (configuration %s)\n", prom.URL, filepath.Join(cl.Data(), "prometheus", "prometheus.yml"))
 	}
 	serve := func() error {
 		if !f.keepServing || ctx.Err() != nil {
@@ -219,6 +236,25 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 		return err
 	}
 	return serve()
+}
+
+// promFlags settles --prometheus before anything starts: its binary and
+// the loopback address it will listen on, which the pages are told.
+func (f *upFlags) promFlags() (bin, listen string, err error) {
+	if f.prometheus == "" {
+		return "", "", nil
+	}
+	if f.cluster.Server.HTTP == "" {
+		return "", "", usageError("--prometheus with --http \"\": Prometheus scrapes the coordinator's --http port; give one")
+	}
+	if bin, err = promBinary(f.prometheus); err != nil {
+		return "", "", err
+	}
+	if listen, err = freeLoopback(); err != nil {
+		return "", "", fmt.Errorf("--prometheus: %w", err)
+	}
+	f.web.prometheusURL = "http://" + listen + "/"
+	return bin, listen, nil
 }
 
 // check validates up's flags before anything starts, and settles the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator"
+	"github.com/arbiter-chess/arbiter/coordinator/monitoring"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/web"
 )
@@ -22,8 +23,13 @@ import (
 type webFlags struct {
 	anonymous  bool
 	grafanaURL string
-	books      string
-	accounts   coordinator.AccountsConfig
+	// prometheusURL: the Prometheus /monitor reads (--prometheus-url, or
+	// up's own with --prometheus).
+	prometheusURL string
+	// prometheusScrape: that Prometheus's scrape interval.
+	prometheusScrape time.Duration
+	books            string
+	accounts         coordinator.AccountsConfig
 	// mintWorkers lets accounts mint worker tokens on /account.
 	mintWorkers bool
 }
@@ -31,6 +37,8 @@ type webFlags struct {
 func (f *webFlags) add(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.anonymous, "web-anonymous", true, "anyone who reaches --http reads the pages; false: every reader signs in")
 	fl.StringVar(&f.grafanaURL, "grafana-url", "", "Grafana's base URL (http:// or https://): each page links its dashboard")
+	fl.StringVar(&f.prometheusURL, "prometheus-url", "", "base URL (http:// or https://) of a Prometheus scraping this coordinator: the pages' /monitor shows the key figures from it")
+	fl.DurationVar(&f.prometheusScrape, "prometheus-scrape", monitoring.ScrapeInterval, "scrape interval of the --prometheus-url Prometheus (arbiter up --prometheus: of its own); /monitor's rates span four of it")
 	fl.StringVar(&f.books, "web-books", "", "directory of opening books (.epd, .pgn, .zip) the pages' submit form offers")
 	fl.BoolVar(&f.accounts.SignUp, "signup", false, "open the pages' sign-up: anyone may ask for an account, which an admin approves")
 	fl.BoolVar(&f.accounts.Approval, "approval", false, "tests, tunes and datasets (every kind that may run a submitted program) of accounts with role user wait (pending) until an approver approves them")
@@ -46,6 +54,15 @@ func (f *webFlags) check() error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return usageError("--grafana-url %s: want an http:// or https:// URL", apierr.Q(f.grafanaURL))
 		}
+	}
+	if f.prometheusURL != "" {
+		u, err := url.Parse(f.prometheusURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usageError("--prometheus-url %s: want an http:// or https:// URL", apierr.Q(f.prometheusURL))
+		}
+	}
+	if f.prometheusScrape < time.Second || f.prometheusScrape > time.Hour {
+		return usageError("--prometheus-scrape %s: want from 1s to 1h", f.prometheusScrape)
 	}
 	if f.accounts.SessionTTL < time.Minute || f.accounts.SessionTTL > 366*24*time.Hour {
 		return usageError("--session-ttl %s: want from 1m to 8784h", f.accounts.SessionTTL)
@@ -64,7 +81,7 @@ func (f *webFlags) pages(log *zap.Logger) func(*coordinator.Coordinator, *store.
 	return func(c *coordinator.Coordinator, st *store.Store) (http.Handler, error) {
 		return web.New(context.Background(), web.Config{
 			Core: c.Core, Perft: c.Perft(), Games: c.Games(), Credentials: c.Credentials, Accounts: c.Accounts,
-			Store: st, Logger: log, GrafanaURL: f.grafanaURL, RequireSignIn: !f.anonymous, BooksDir: f.books,
+			Store: st, Logger: log, GrafanaURL: f.grafanaURL, PrometheusURL: f.prometheusURL, PrometheusScrape: f.prometheusScrape, RequireSignIn: !f.anonymous, BooksDir: f.books,
 			Diffs: c.Artifacts, Hooks: c.Hooks, Follows: c.Hooks, Trust: c.Trust, NoWorkerMinting: !f.mintWorkers, Admission: c.Admission,
 			DeclareLiar: c.DeclareLiar,
 		})

@@ -2,8 +2,9 @@
 // finished tests, perft jobs and verify sessions (/ and /tests), a test
 // (/tests/{id}, with its LLR and Elo charts, workers, incidents and games),
 // a perft job (/perft/{id}), an SPSA tune (/tunes/{id}, with a chart of
-// each parameter's trajectory), a verify session's findings (/verify/{id}) and
-// the workers (/workers); and, for a signed-in client or admin, forms to
+// each parameter's trajectory), a verify session's findings (/verify/{id}),
+// the workers (/workers) and the overview's key figures read from a
+// Prometheus (/monitor, monitor.go); and, for a signed-in client or admin, forms to
 // submit an SPRT, a match or a perft job, cancel one, and change a running
 // job's priority or throughput share.
 //
@@ -98,6 +99,12 @@ type Config struct {
 	// GrafanaURL is the base URL of the Grafana serving the dashboards of
 	// dashboards/ ("" for none): each page links its dashboard.
 	GrafanaURL string
+	// PrometheusURL is the base URL of a Prometheus scraping this
+	// coordinator ("" for none): /monitor reads the key figures from it.
+	PrometheusURL string
+	// PrometheusScrape is that Prometheus's scrape interval (0: 15s);
+	// the queries' rate windows are four of it.
+	PrometheusScrape time.Duration
 	// RequireSignIn turns anonymous reading off: every page but the
 	// sign-in page then needs a client or admin credential.
 	RequireSignIn bool

@@ -1,6 +1,7 @@
 package dashgen
 
 import (
+	"github.com/arbiter-chess/arbiter/coordinator/monitoring"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	_ "github.com/arbiter-chess/arbiter/kinds/install" // every kind's row
 )
@@ -32,18 +33,14 @@ func Overview() *Dashboard {
 	// that needs the scrape job to carry one particular name, and a
 	// hand-written Prometheus config rarely does. A coordinator whose
 	// scrape fails goes stale at once, so the count drops to 0.
-	b.add(stat("Coordinator up", "Coordinators whose /metrics Prometheus read at the last scrape (arbiter_coordinator_leader is on every one); 0: none answers.", "none",
-		q(`count(arbiter_coordinator_leader) or vector(0)`, "coordinators"), "red", 1, "green"), 4, 4)
-	b.add(stat("Workers connected", "Workers that leased or heartbeat within the lease duration. 0 means nothing computes (alert ArbiterNoWorkers).", "none",
-		q(`arbiter_workers_connected`, ""), "red", 1, "green"), 4, 4)
-	b.add(stat("Running jobs", "Jobs of every kind in state running.", "none",
-		q(`sum(arbiter_jobs{state="running"})`, ""), "blue"), 4, 4)
-	b.add(stat("Units queued", "Units of running jobs waiting for a worker. Growing while done stays flat: a stalled job (alert ArbiterJobStalled).", "none",
-		q(`arbiter_units{state="queued"}`, ""), "blue"), 4, 4)
-	b.add(stat("Perft nodes/s", "Leaf nodes accepted into perft totals per second, cluster-wide.", "short",
-		q(`rate(arbiter_perft_nodes_total`+rate+`)`, ""), "blue"), 4, 4)
-	b.add(stat("Games/min", "Games reported by workers per minute, cluster-wide.", "short",
-		q(`sum(rate(arbiter_games_total`+rate+`)) * 60`, ""), "blue"), 4, 4)
+	// The key figures, from the table /monitor reads too (package
+	// monitoring).
+	b.add(keyStat(monitoring.CoordinatorUp, "red", 1, "green"), 4, 4)
+	b.add(keyStat(monitoring.WorkersConnected, "red", 1, "green"), 4, 4)
+	b.add(keyStat(monitoring.RunningJobs, "blue"), 4, 4)
+	b.add(keyStat(monitoring.UnitsQueued, "blue"), 4, 4)
+	b.add(keyStat(monitoring.PerftNodes, "blue"), 4, 4)
+	b.add(keyStat(monitoring.GamesPerMinute, "blue"), 4, 4)
 
 	b.row("Work")
 	b.add(bars("Jobs by kind and state", "Every job in the store, by kind and state.", "none",
@@ -134,7 +131,8 @@ func SPRT() *Dashboard {
 		q(`arbiter_sprt_llr`+sel, "{{test}} LLR"),
 		q(`arbiter_sprt_llr_upper_bound`+sel, "{{test}} upper (H1)"),
 		q(`arbiter_sprt_llr_lower_bound`+sel, "{{test}} lower (H0)")), 16, 10)
-	b.add(table("Tests now", "Each running test's latest LLR.", q(`arbiter_sprt_llr`+sel, "")), 8, 10)
+	llr := monitoring.TestLLR
+	b.add(table(llr.Title, llr.Description, q(llr.Expr+sel, "")), 8, 10)
 	b.add(timeseries("Elo estimate", "Logistic Elo of the new engine from the pentanomial score, as Fishtest shows it beside the pentanomial.", "none",
 		q(`arbiter_sprt_elo`+sel, "{{test}}")), 12, 8)
 	b.add(timeseries("Games per minute by test", "How fast each test collects games (its game count's slope).", "short",
@@ -195,6 +193,11 @@ func Workers() *Dashboard {
 	b.add(timeseries("Bench checks", "Over the last hour: bench signature checks the workers reported before the first game of a test. A mismatch means a worker refused the test (status shows why).", "none",
 		q(`sum by (outcome) (increase(arbiter_artifact_bench_checks_total[1h]))`, "{{outcome}}")), 9, 8)
 	return b.build()
+}
+
+// keyStat is the stat panel of a key figure.
+func keyStat(p monitoring.Panel, base string, steps ...any) *Panel {
+	return stat(p.Title, p.Description, p.Unit, q(p.Expr, p.Legend), base, steps...)
 }
 
 // kindRows adds the row of every registered kind that has one, in the
