@@ -14,6 +14,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator/monitoring"
+	"github.com/arbiter-chess/arbiter/enginehost/engineproc"
 )
 
 // up --prometheus: a Prometheus of up's own, scraping its coordinator
@@ -85,6 +86,7 @@ func startPrometheus(ctx context.Context, bin, data, target, listen string, scra
 	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+listen, "--storage.tsdb.retention.time=7d")
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = engineproc.ChildAttr() // no Prometheus outlives an up killed with SIGKILL
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("--prometheus %s: %w", bin, err)
 	}
