@@ -47,6 +47,9 @@ import (
 
 const token = "e2e-secret"
 
+// stockfishBin is Debian's Stockfish, which the tests run as a second program.
+const stockfishBin = "/usr/games/stockfish"
+
 var bin string
 
 func TestMain(m *testing.M) {

@@ -30,8 +30,6 @@ import (
 // coordinator and worker, brokenperft's engine with planted movegen bugs,
 // and the installed Stockfish.
 
-const stockfishBin = "/usr/games/stockfish"
-
 // gateFarm starts a coordinator and one worker that allows Stockfish and
 // brokenperft engines by name (castle: castling through check; ep: the
 // e.p. capture that exposes the king; clean: no bug; searcher: searches on
