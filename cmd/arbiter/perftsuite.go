@@ -29,7 +29,7 @@ func perftSuite(cmd *cobra.Command, f *submitPerftFlags) ([]string, uint32, erro
 		}
 		return fens, 0, nil
 	case f.epd != "":
-		lines, err := perftrun.LoadSuite(f.epd, f.chess960)
+		lines, err := perftrun.LoadPositions(f.epd, f.chess960)
 		if err != nil {
 			return nil, 0, err
 		}
