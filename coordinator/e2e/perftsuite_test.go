@@ -174,3 +174,54 @@ func TestPerftSuiteCoordinatorKilled(t *testing.T) {
 	}
 	t.Logf("960 positions at depth 3 after a SIGKILL: total %s, sha256 %s", res.Nodes, res.Suite.SHA256)
 }
+
+// TestPerftSuiteCrossChecked: a suite of Chess960 start positions 0..9 at
+// depth 3 with every unit cross-checked by Debian's Stockfish
+// (UCI_Chess960) on two workers of their own identities: each unit is
+// checked and agrees, and the counts equal the local ones. The control:
+// the job reports as many units checked as it has units, so a sample
+// that skipped the suite's units would fail.
+func TestPerftSuiteCrossChecked(t *testing.T) {
+	if _, err := os.Stat(stockfishBin); err != nil {
+		t.Skip("no " + stockfishBin + " (apt-get install stockfish)")
+	}
+	addr := freeAddr(t)
+	coordinator(t, addr, t.TempDir(), "--lease-duration", "10s")
+	sf := "name=stockfish,cmd=" + stockfishBin
+	startWorker(t, addr, "--name", "h1", "--verify-engine", sf)
+	startWorker(t, addr, "--name", "h2", "--verify-engine", sf)
+	var epd strings.Builder
+	for n := 0; n < 10; n++ {
+		fen, _ := engine.Chess960StartFEN(n)
+		fmt.Fprintln(&epd, fen)
+	}
+	file := filepath.Join(t.TempDir(), "sp.epd")
+	if err := os.WriteFile(file, []byte(epd.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(runSuite(t, append([]string{"submit", "perft", "--epd", file, "--depth", "3",
+		"--cross-check", "stockfish", "--cross-check-fraction", "1"}, clientArgs(addr)...)...))
+	waitFor(t, dial(t, addr, token), id, 120*time.Second, "job done", done)
+	var res struct {
+		Perft struct {
+			Units      uint64                    `json:"units"`
+			CrossCheck *jobreport.CrossCheckJSON `json:"cross_check"`
+			Suite      *jobreport.SuiteJSON      `json:"suite"`
+		} `json:"perft"`
+	}
+	out := runSuite(t, append([]string{"status", id, "--json"}, clientArgs(addr)...)...)
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Perft.CrossCheck == nil || res.Perft.Suite == nil {
+		t.Fatalf("status --json %.800q: %v", out, err)
+	}
+	cc := res.Perft.CrossCheck
+	if cc.UnitsChecked != res.Perft.Units || cc.UnitsAgreed != res.Perft.Units || len(cc.Mismatches) != 0 {
+		t.Fatalf("cross-check of %d units: %+v", res.Perft.Units, cc)
+	}
+	local := chess960Counts(t, 0, 10, 3)
+	for i, p := range res.Perft.Suite.Positions {
+		if p.Nodes.String() != fmt.Sprint(local[i]) {
+			t.Errorf("position %d: %s, local %d", p.Number, p.Nodes, local[i])
+		}
+	}
+	t.Logf("%d units, all cross-checked by stockfish and agreed (%v); sha256 %s", res.Perft.Units, cc.RunsByWorker, res.Perft.Suite.SHA256)
+}
