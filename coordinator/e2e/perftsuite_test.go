@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 
 // suiteOut is submit perft --wait --json of a suite job.
 type suiteOut struct {
+	JobID string               `json:"job_id"`
 	Nodes json.Number          `json:"nodes"`
 	Suite *jobreport.SuiteJSON `json:"suite"`
 }
@@ -60,10 +62,11 @@ func chess960Counts(t *testing.T, first, end, depth int) []uint64 {
 // TestPerftSuiteEPDTwoWorkers: an EPD of Chess960 start positions 0..9 is
 // one job on two real workers; each position's count equals `arbiter
 // perft` of it run locally, and the printed table's checksum is that of
-// the same table made from the local counts.
+// the same table made from the local counts; the job's web page lists
+// the positions by number.
 func TestPerftSuiteEPDTwoWorkers(t *testing.T) {
-	addr := freeAddr(t)
-	coordinator(t, addr, t.TempDir())
+	addr, httpAddr := freeAddr(t), freeAddr(t)
+	coordinator(t, addr, t.TempDir(), "--http", httpAddr)
 	startWorker(t, addr)
 	startWorker(t, addr)
 	var epd strings.Builder
@@ -108,6 +111,16 @@ func TestPerftSuiteEPDTwoWorkers(t *testing.T) {
 	}
 	if _, sum := jobreport.SuiteTable(want); sum != res.Suite.SHA256 {
 		t.Errorf("sha256 %s, the local counts' table %s", res.Suite.SHA256, sum)
+	}
+	page := signInWeb(t, httpAddr, url.Values{"token": {token}}).get(t, "/perft/"+res.JobID)
+	for _, p := range res.Suite.Positions {
+		row := fmt.Sprintf(`<tr data-number="%d"><td class="num">%d</td><td><code class="fen">%s</code></td><td class="num" data-value="%s">`, p.Number, p.Number, p.FEN, p.Nodes)
+		if !strings.Contains(page, row) {
+			t.Errorf("the job's page lacks the row %s", row)
+		}
+	}
+	if !strings.Contains(page, `id="suite"`) || strings.Contains(page, `id="divide"`) {
+		t.Errorf("the job's page shows no suite, or a divide")
 	}
 	t.Logf("10 positions at depth 3: total %s, sha256 %s", res.Nodes, res.Suite.SHA256)
 }
