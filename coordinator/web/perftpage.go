@@ -15,13 +15,13 @@ import (
 )
 
 type perftData struct {
-	Job      *arbiterv1.Job
-	State    string
-	Board    template.HTML
-	Divide   []perftjob.RootCount
+	Job    *arbiterv1.Job
+	State  string
+	Board  template.HTML
+	Divide []perftjob.RootCount
 	// Suite lists a suite job's positions (Divide is then empty): the
 	// divide in suite order, numbered.
-	Suite []suiteRow
+	Suite    []suiteRow
 	Complete int
 	Elapsed  time.Duration
 	Nodes    string // the total, or the nodes counted so far
