@@ -183,10 +183,11 @@ func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
 	if j.GetPerft().GetStats() {
 		extra += ", statistics"
 	}
-	if n := j.GetPerft().GetSuiteSize(); n > 0 {
-		fmt.Fprintf(out, "Suite:      %d positions, numbered from %d\n", n, j.GetPerft().GetSuiteFirst())
+	what := perftWhat(j.GetPerft())
+	if j.GetPerft().GetSuiteSize() > 0 {
+		what += fmt.Sprintf(", numbered from %d", j.GetPerft().GetSuiteFirst())
 	}
-	fmt.Fprintf(out, "FEN:        %s\nDepth:      %d (split at ply %d%s, verify %.2f)\n", j.GetPerft().GetFen(),
+	fmt.Fprintf(out, "FEN:        %s\nDepth:      %d (split at ply %d%s, verify %.2f)\n", what,
 		j.GetPerft().GetDepth(), j.GetPerft().GetSplitPly(), extra, j.GetPerft().GetVerifyFraction())
 	fmt.Fprintf(out, "Units:      %d/%d done, %d verified; %d unique positions\n", p.GetUnitsDone(), p.GetUnitsTotal(),
 		p.GetUnitsVerified(), p.GetPositions())
