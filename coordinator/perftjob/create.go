@@ -52,10 +52,7 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		return core.JobRef{}, err
 	}
 	pos, depth, verify, slices := in.pos, in.depth, in.verify, in.slices
-	chess960 := pos.IsChess960()
-	if in.suite != nil {
-		chess960 = suiteChess960(in.suite)
-	}
+	chess960 := in.chess960
 	// The farm the job is cut for: workers seen within a lease duration.
 	workers, slicers, witnesses := 0, 0, 0
 	if w.host != nil {
@@ -180,6 +177,7 @@ func (w *Workload) split(ctx context.Context, rec *store.Job, in *specIn, split 
 type specIn struct {
 	pos           engine.Position
 	suite         []engine.Position // nil: one position, pos
+	chess960      bool              // pos, or a position of the suite, is Chess960
 	depth         int
 	verify        float64
 	throughput    float64
@@ -204,7 +202,7 @@ func (w *Workload) checkSpec(spec *arbiterv1.PerftSpec) (*specIn, error) {
 	if spec.GetChess960() {
 		pos.SetChess960(true)
 	}
-	in := &specIn{pos: pos, depth: int(spec.GetDepth()), verify: spec.GetVerifyFraction(), throughput: spec.GetThroughput(), slices: int(spec.GetSlices())}
+	in := &specIn{pos: pos, chess960: pos.IsChess960(), depth: int(spec.GetDepth()), verify: spec.GetVerifyFraction(), throughput: spec.GetThroughput(), slices: int(spec.GetSlices())}
 	if in.depth > perftsplit.MaxDepth {
 		return nil, apierr.Invalid("depth %d: must be between 0 and %d", in.depth, perftsplit.MaxDepth)
 	}

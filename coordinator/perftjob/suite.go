@@ -48,6 +48,7 @@ func (w *Workload) checkSuite(spec *arbiterv1.PerftSpec, in *specIn) error {
 		in.suite[i] = pos
 		est += perftsplit.EstimateNodes(pos, in.depth)
 	}
+	in.chess960 = suiteChess960(in.suite)
 	if est > w.cfg.MaxNodes {
 		return apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge,
 			"depth %d over these %d positions is about %s nodes, over the limit of %s (coordinator flag %s): ask for a smaller depth or fewer positions",
