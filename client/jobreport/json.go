@@ -59,6 +59,8 @@ type PerftJob struct {
 	Slices            uint32                 `json:"slices,omitempty"`
 	Stats             *perftStatsJSON        `json:"stats,omitempty"`
 	CrossCheck        *CrossCheckJSON        `json:"cross_check,omitempty"`
+	// Suite is a suite job's per-position table (divide is then left out).
+	Suite *SuiteJSON `json:"suite,omitempty"`
 }
 
 // CrossCheckJSON is a perft job's cross-check by another program.
@@ -336,7 +338,7 @@ func newPerftJob(j *arbiterv1.Job) *PerftJob {
 	if s.GetSlices() > 1 {
 		o.Slices = s.GetSlices()
 	}
-	if len(j.GetDivide()) > 0 {
+	if o.Suite = newSuiteJSON(j); o.Suite == nil && len(j.GetDivide()) > 0 {
 		o.Divide = make(map[string]json.Number, len(j.GetDivide()))
 		for _, d := range j.GetDivide() {
 			o.Divide[d.GetMove()] = number(d.GetNodes())

@@ -117,7 +117,7 @@ func perftRow(j *arbiterv1.Job) string {
 	if p.GetUnitsTotal() > 0 {
 		progress = fmt.Sprintf("%.0f%% (%s)", 100*float64(p.GetUnitsDone())/float64(p.GetUnitsTotal()), progress)
 	}
-	return fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s", j.GetJobId(), ListState(j), j.GetPerft().GetDepth(), nodes, progress, j.GetPerft().GetFen())
+	return fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s", j.GetJobId(), ListState(j), j.GetPerft().GetDepth(), nodes, progress, perftWhat(j.GetPerft()))
 }
 
 func tuneListRow(j *arbiterv1.Job) string {
@@ -137,4 +137,12 @@ func tuneListRow(j *arbiterv1.Job) string {
 	}
 	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d/%d\t%d\t%s", j.GetJobId(), ListState(j), s.GetEngine().GetName(), lim.String(),
 		updates, sp.GetPairsDone(), s.GetPairs(), sp.GetGames(), params)
+}
+
+// perftWhat is a perft job's FEN, or for a suite "suite of N positions".
+func perftWhat(s *arbiterv1.PerftSpec) string {
+	if n := s.GetSuiteSize(); n > 0 {
+		return fmt.Sprintf("suite of %d positions", n)
+	}
+	return s.GetFen()
 }

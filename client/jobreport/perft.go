@@ -88,6 +88,8 @@ type perftJSON struct {
 	// total.
 	Verification string          `json:"verification,omitempty"`
 	Stats        *perftStatsJSON `json:"stats,omitempty"`
+	// Suite is a suite job's per-position table.
+	Suite *SuiteJSON `json:"suite,omitempty"`
 }
 
 // perftStatsJSON is a statistics job's totals, named as `arbiter perft
@@ -137,7 +139,7 @@ func PrintPerft(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
 		if secs > 0 {
 			o.NPS = parseFloat(j.GetNodes()) / secs
 		}
-		if divide {
+		if o.Suite = newSuiteJSON(j); divide && o.Suite == nil {
 			o.Divide = make(map[string]json.Number)
 			for _, d := range j.GetDivide() {
 				o.Divide[d.GetMove()] = json.Number(d.GetNodes())
@@ -146,7 +148,7 @@ func PrintPerft(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
 		o.Stats = newPerftStats(j)
 		return json.NewEncoder(out).Encode(o)
 	}
-	if divide {
+	if !printSuite(out, j) && divide {
 		for _, d := range sortedDivide(j) {
 			fmt.Fprintf(out, "%s: %s\n", d.GetMove(), d.GetNodes())
 		}
@@ -181,7 +183,11 @@ func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
 	if j.GetPerft().GetStats() {
 		extra += ", statistics"
 	}
-	fmt.Fprintf(out, "FEN:        %s\nDepth:      %d (split at ply %d%s, verify %.2f)\n", j.GetPerft().GetFen(),
+	what := perftWhat(j.GetPerft())
+	if j.GetPerft().GetSuiteSize() > 0 {
+		what += fmt.Sprintf(", numbered from %d", j.GetPerft().GetSuiteFirst())
+	}
+	fmt.Fprintf(out, "FEN:        %s\nDepth:      %d (split at ply %d%s, verify %.2f)\n", what,
 		j.GetPerft().GetDepth(), j.GetPerft().GetSplitPly(), extra, j.GetPerft().GetVerifyFraction())
 	fmt.Fprintf(out, "Units:      %d/%d done, %d verified; %d unique positions\n", p.GetUnitsDone(), p.GetUnitsTotal(),
 		p.GetUnitsVerified(), p.GetPositions())
@@ -197,8 +203,10 @@ func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
 		fmt.Fprintf(out, "Blocked:    %s\n", p.GetBlocked())
 	}
 	if j.GetNodes() != "" {
-		for _, d := range sortedDivide(j) {
-			fmt.Fprintf(out, "  %s: %s\n", d.GetMove(), d.GetNodes())
+		if !printSuite(out, j) {
+			for _, d := range sortedDivide(j) {
+				fmt.Fprintf(out, "  %s: %s\n", d.GetMove(), d.GetNodes())
+			}
 		}
 		fmt.Fprintf(out, "Nodes:      %s\n", j.GetNodes())
 		if s := j.GetPerftStats(); s != nil {

@@ -19,7 +19,7 @@ import (
 
 func newStatusCommand() *cobra.Command {
 	var limit uint32
-	var block bool
+	var block, wait bool
 	var style string
 	var blockStyle jobreport.BlockStyle
 	var find arbiterv1.ListJobsRequest
@@ -48,6 +48,9 @@ than --limit, the command prints the --cursor of the next page.`,
 			var err error
 			if blockStyle, err = jobreport.ParseBlockStyle(style); err != nil {
 				return usageError("--%v", err)
+			}
+			if wait && (len(args) == 0 || block) {
+				return usageError("--wait waits for one perft job: name the job (arbiter status JOB --wait), without --block")
 			}
 			if block && len(args) == 0 {
 				return usageError("--block shows one job's result block: name the job (arbiter status JOB --block)")
@@ -80,6 +83,8 @@ than --limit, the command prints the --cursor of the next page.`,
 				return r.Failed("status", err)
 			}
 			switch {
+			case wait:
+				return waitPerftStatus(r, resp.GetJob())
 			case r.JSON:
 				return jobreport.WriteJob(r.Out, resp.GetJob())
 			case block:
@@ -109,6 +114,7 @@ than --limit, the command prints the --cursor of the next page.`,
 	})
 	fl := cmd.Flags()
 	fl.Uint32Var(&limit, "limit", 100, "most jobs to list")
+	fl.BoolVar(&wait, "wait", false, "with a perft JOB: wait until it ends (through coordinator restarts), then print it as submit perft --wait does (a suite's table)")
 	fl.BoolVar(&block, "block", false, "print the job's result block (the text engine authors paste into a pull request)")
 	fl.StringVar(&style, "style", "openbench", "layout of --block: openbench or fishtest")
 	fl.StringVar(&find.Submitter, "user", "", "list only the jobs this identity submitted")
@@ -123,4 +129,17 @@ than --limit, the command prints the --cursor of the next page.`,
 	fl.StringVar(&until, "until", "", "list only jobs created on or before this date (YYYY-MM-DD)")
 	fl.StringVar(&find.Cursor, "cursor", "", "list the page after this cursor (printed when more jobs match)")
 	return cmd
+}
+
+// waitPerftStatus serves status JOB --wait: a perft job is watched to
+// its end and printed as submit perft --wait prints it.
+func waitPerftStatus(r *clicmd.Call, j *arbiterv1.Job) error {
+	if j.GetPerft() == nil {
+		return usageError("--wait: job %s is not a perft job", j.GetJobId())
+	}
+	final, err := jobreport.WaitPerft(r.Ctx, r.C, j.GetJobId(), r.ErrOut, !r.JSON)
+	if err != nil {
+		return err
+	}
+	return jobreport.PrintPerft(r.Out, final, false, r.JSON)
 }

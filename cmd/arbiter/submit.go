@@ -29,6 +29,9 @@ type submitPerftFlags struct {
 	stats    bool
 	slices   int
 	cross    crossCheckFlags
+	// A suite: an EPD file, or the 960 Chess960 start positions.
+	epd         string
+	chess960All bool
 }
 
 // crossCheckFlags are --cross-check and --cross-check-fraction, of
@@ -83,7 +86,9 @@ func newSubmitPerftCommand() *cobra.Command {
 		Use:   "perft",
 		Short: "Submit a distributed perft job",
 		Example: `  arbiter submit perft --coordinator host:7700 --depth 8 --wait --divide
-  arbiter submit perft --fen "FEN" --depth 7 --recheck 0.1 --wait --json`,
+  arbiter submit perft --fen "FEN" --depth 7 --recheck 0.1 --wait --json
+  arbiter submit perft --chess960-all --depth 7 --cross-check stockfish --wait
+  arbiter submit perft --epd suite.epd --depth 5 --wait`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runSubmitPerft(cmd, &f)
@@ -105,6 +110,8 @@ func newSubmitPerftCommand() *cobra.Command {
 	fl.BoolVar(&f.stats, "stats", false, "count the statistics too (captures, e.p., castles, promotions, checks, discovered and double checks, mates)")
 	fl.IntVar(&f.slices, "slices", 0, "cut each position's tree into this many slices, one per worker table (0: from the workers, 1: none)")
 	f.cross.add(fl)
+	fl.StringVar(&f.epd, "epd", "", "a suite: one job over every position of this EPD/FEN file (one a line; blank lines and # comments skipped), numbered from 1")
+	fl.BoolVar(&f.chess960All, "chess960-all", false, "a suite: one job over the 960 Chess960 start positions, numbered 0..959 as Scharnagl (518 is the standard one)")
 	return cmd
 }
 
@@ -130,14 +137,19 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 	if err := f.cross.check(); err != nil {
 		return err
 	}
+	suite, first, err := perftSuite(cmd, f)
+	if err != nil {
+		return err
+	}
 	ctx, c, done, err := f.client.Session()
 	if err != nil {
 		return err
 	}
 	defer done()
 	resp, err := c.Jobs.SubmitPerft(ctx, &arbiterv1.SubmitPerftRequest{Spec: &arbiterv1.PerftSpec{
-		Fen: f.fen, Depth: uint32(f.depth), SplitPly: uint32(f.splitPly), VerifyFraction: f.verify, Chess960: f.chess960,
+		Fen: f.fen, Depth: uint32(f.depth), SplitPly: uint32(f.splitPly), VerifyFraction: f.verify, Chess960: f.chess960 || f.chess960All,
 		Stats: f.stats, Slices: uint32(f.slices), CrossCheck: f.cross.engine, CrossCheckFraction: f.cross.fraction,
+		Suite: suite, SuiteFirst: first,
 	}})
 	if err != nil {
 		return cliexit.Call(c, "submit", err)
@@ -146,6 +158,9 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 	if !f.wait {
 		fmt.Fprintln(cmd.OutOrStdout(), job.GetJobId())
 		return nil
+	}
+	if suite != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "suite of %d positions: ", len(suite))
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "job %s: perft %d, %d units, %d unique positions at ply %d\n",
 		job.GetJobId(), f.depth, job.GetProgress().GetUnitsTotal(), job.GetProgress().GetPositions(), job.GetPerft().GetSplitPly())

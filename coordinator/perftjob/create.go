@@ -52,11 +52,12 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		return core.JobRef{}, err
 	}
 	pos, depth, verify, slices := in.pos, in.depth, in.verify, in.slices
+	chess960 := in.chess960
 	// The farm the job is cut for: workers seen within a lease duration.
 	workers, slicers, witnesses := 0, 0, 0
 	if w.host != nil {
 		tag := capability.Perft
-		if pos.IsChess960() {
+		if chess960 {
 			tag = capability.Perft960
 		}
 		workers, slicers, witnesses = w.host.LiveWorkers(tag), w.host.LiveWorkers(capability.PerftSlices), w.host.LiveIdentities(tag)
@@ -70,7 +71,10 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		verify = w.cfg.VerifyDefault
 	}
 	split := int(spec.GetSplitPly())
-	if split == 0 {
+	if split == 0 && in.suite != nil {
+		// A suite is many units at ply 1 already.
+		split = 1
+	} else if split == 0 {
 		split = perftsplit.ChooseSplitPlyWorkers(pos, depth, max(workers, 1), MaxUnitDepth, w.cfg.SplitLimits)
 	} else if depth == 0 || split > depth || split > perftsplit.MaxSplitPly {
 		return core.JobRef{}, apierr.Invalid("split ply %d: must be between 1 and %d for depth %d",
@@ -99,7 +103,7 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	now := w.cfg.Now()
 	rec := &store.Job{
 		ID: id, Kind: Kind, FEN: pos.FEN(), Depth: depth, SplitPly: split, Verify: verify,
-		Chess960: pos.IsChess960(), State: store.StateRunning, CreatedAt: now, RootMoves: []string{},
+		Chess960: chess960, SuiteFirst: int(spec.GetSuiteFirst()), State: store.StateRunning, CreatedAt: now, RootMoves: []string{},
 		Submitter: submitter, Priority: spec.GetPriority(), Throughput: in.throughput,
 		Stats: spec.GetStats(), Slices: slices, SlicePly: slicePly,
 	}
@@ -123,7 +127,7 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		if err != nil {
 			return core.JobRef{}, err
 		}
-		plan, err := perftsplit.SplitLimited(ctx, pos, depth, split, lim)
+		plan, err := w.split(ctx, rec, in, split, lim)
 		if err != nil {
 			return core.JobRef{}, w.splitError(err, lim, held)
 		}
@@ -159,9 +163,21 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	return core.JobRef{ID: id, Seq: rec.Seq, Submitter: submitter}, nil
 }
 
+// split splits the job's position, or each of its suite's (the job then
+// has no FEN), at split ply within lim.
+func (w *Workload) split(ctx context.Context, rec *store.Job, in *specIn, split int, lim perftsplit.Limits) (*perftsplit.Plan, error) {
+	if in.suite == nil {
+		return perftsplit.SplitLimited(ctx, in.pos, in.depth, split, lim)
+	}
+	rec.FEN = ""
+	return splitSuite(ctx, in.suite, in.depth, split, lim)
+}
+
 // specIn is a perft spec's checked basics.
 type specIn struct {
 	pos           engine.Position
+	suite         []engine.Position // nil: one position, pos
+	chess960      bool              // pos, or a position of the suite, is Chess960
 	depth         int
 	verify        float64
 	throughput    float64
@@ -186,11 +202,15 @@ func (w *Workload) checkSpec(spec *arbiterv1.PerftSpec) (*specIn, error) {
 	if spec.GetChess960() {
 		pos.SetChess960(true)
 	}
-	in := &specIn{pos: pos, depth: int(spec.GetDepth()), verify: spec.GetVerifyFraction(), throughput: spec.GetThroughput(), slices: int(spec.GetSlices())}
+	in := &specIn{pos: pos, chess960: pos.IsChess960(), depth: int(spec.GetDepth()), verify: spec.GetVerifyFraction(), throughput: spec.GetThroughput(), slices: int(spec.GetSlices())}
 	if in.depth > perftsplit.MaxDepth {
 		return nil, apierr.Invalid("depth %d: must be between 0 and %d", in.depth, perftsplit.MaxDepth)
 	}
-	if est := perftsplit.EstimateNodes(pos, in.depth); est > w.cfg.MaxNodes {
+	if len(spec.GetSuite()) > 0 {
+		if err := w.checkSuite(spec, in); err != nil {
+			return nil, err
+		}
+	} else if est := perftsplit.EstimateNodes(pos, in.depth); est > w.cfg.MaxNodes {
 		return nil, apierr.New(apierr.InvalidArgument, apierr.ReasonTooLarge,
 			"depth %d from this position is about %s nodes, over the limit of %s (coordinator flag %s): no farm would finish it; ask for a smaller depth",
 			in.depth, sci(est), sci(w.cfg.MaxNodes), FlagMaxNodes)

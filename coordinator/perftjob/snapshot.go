@@ -77,6 +77,9 @@ func (w *Workload) Snapshot(jobID string, full bool) (any, bool) {
 	out.Progress = p
 	out.CrossCheck = crossView(j)
 	out.Perft.CrossCheck, out.Perft.CrossCheckFraction = r.CrossCheck, r.CrossCheckFraction
+	if r.IsSuite() {
+		out.Perft.SuiteSize, out.Perft.SuiteFirst = uint32(len(r.RootMoves)), uint32(r.SuiteFirst)
+	}
 	return out, true
 }
 

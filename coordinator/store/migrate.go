@@ -73,6 +73,13 @@ var migrations = []migration{
 	// follows on the web pages (coordinator/store/follows.go).
 	{"follows: follows, follow_events", migrateFollows},
 	{"perft cross-check: jobs.cross_check, cross_check_fraction, cross_check_seed; units.cross_check; runs.program", migrateCrossCheck},
+	{"perft suites: jobs.suite_first", migrateSuite},
+}
+
+// migrateSuite adds a perft job over a suite of positions: the number of
+// its first position (a suite job has no FEN).
+func migrateSuite(ctx context.Context, tx *sql.Tx) error {
+	return addColumns(ctx, tx, column{"jobs", "suite_first", "INTEGER NOT NULL DEFAULT 0"})
 }
 
 // migrateCrossCheck adds a perft job's cross-check by another program:
@@ -199,10 +206,10 @@ func migrate2(ctx context.Context, tx *sql.Tx) error {
 		{"jobs", "throughput", "REAL NOT NULL DEFAULT 1"},
 		// A finished perft job's verification summary; -1: not recorded
 		// (jobs finished before this version), computed from runs on load.
-		{"jobs", "units_done", "INTEGER NOT NULL DEFAULT -1"},
-		{"jobs", "units_verified", "INTEGER NOT NULL DEFAULT -1"},
-		{"jobs", "mismatches", "INTEGER NOT NULL DEFAULT -1"},
-		{"jobs", "mismatches_settled", "INTEGER NOT NULL DEFAULT -1"},
+		{"jobs", "units_done", "INTEGER NOT NULL DEFAULT 0"},
+		{"jobs", "units_verified", "INTEGER NOT NULL DEFAULT 0"},
+		{"jobs", "mismatches", "INTEGER NOT NULL DEFAULT 0"},
+		{"jobs", "mismatches_settled", "INTEGER NOT NULL DEFAULT 0"},
 		{"workers", "owner", "TEXT NOT NULL DEFAULT ''"},
 		{"runs", "owner", "TEXT NOT NULL DEFAULT ''"},
 	} {

@@ -98,7 +98,14 @@ type Job struct {
 	CrossCheck         string
 	CrossCheckFraction float64
 	CrossCheckSeed     string
+	// SuiteFirst is the number of a suite's first position. A perft job
+	// over a suite has no FEN: its RootMoves are the suite's FENs,
+	// numbered on from SuiteFirst, and Divide their counts.
+	SuiteFirst int
 }
+
+// IsSuite reports whether j is a perft job over a suite of positions.
+func (j *Job) IsSuite() bool { return j.Kind == "perft" && j.FEN == "" }
 
 // RootMult says a position occurs N times below root move Root.
 type RootMult struct {
@@ -331,12 +338,12 @@ func insertJob(ctx context.Context, tx *sql.Tx, j *Job, roots, divide string) er
 	}
 	slices := max(j.Slices, 1)
 	_, err := tx.ExecContext(ctx, `INSERT INTO jobs(`+jobColumns+`)
-		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		j.ID, j.Seq, j.Kind, j.FEN, j.Depth, j.SplitPly, j.Verify, boolInt(j.Chess960), j.State, j.Error,
 		unixNano(j.CreatedAt), unixNano(j.FinishedAt), roots, j.UnitsTotal, j.Positions, j.Total, divide,
 		j.Submitter, j.Priority, throughput, j.Settled, j.Verified, j.Disputed, j.Resolved,
 		boolInt(j.Stats), encodeStrings(j.StatsTotal), slices, j.SlicePly,
-		j.CrossCheck, j.CrossCheckFraction, j.CrossCheckSeed)
+		j.CrossCheck, j.CrossCheckFraction, j.CrossCheckSeed, j.SuiteFirst)
 	if err != nil {
 		return fmt.Errorf("store: insert job: %w", err)
 	}
@@ -350,7 +357,7 @@ func boolInt(b bool) int {
 	return 0
 }
 
-const jobColumns = `id,seq,kind,fen,depth,split_ply,verify,chess960,state,error,created_at,finished_at,root_moves,units_total,positions,total,divide,submitter,priority,throughput,units_done,units_verified,mismatches,mismatches_settled,stats,stats_total,slices,slice_ply,cross_check,cross_check_fraction,cross_check_seed`
+const jobColumns = `id,seq,kind,fen,depth,split_ply,verify,chess960,state,error,created_at,finished_at,root_moves,units_total,positions,total,divide,submitter,priority,throughput,units_done,units_verified,mismatches,mismatches_settled,stats,stats_total,slices,slice_ply,cross_check,cross_check_fraction,cross_check_seed,suite_first`
 
 // encodeStrings renders decimals as a JSON array ("" for none).
 func encodeStrings(v []string) string {
@@ -368,7 +375,7 @@ func scanJob(sc interface{ Scan(...any) error }) (*Job, error) {
 	var roots, divide, statsTotal string
 	if err := sc.Scan(&j.ID, &j.Seq, &j.Kind, &j.FEN, &j.Depth, &j.SplitPly, &j.Verify, &c960, &j.State, &j.Error,
 		&created, &finished, &roots, &j.UnitsTotal, &j.Positions, &j.Total, &divide, &j.Submitter, &j.Priority, &j.Throughput, &j.Settled, &j.Verified, &j.Disputed, &j.Resolved,
-		&stats, &statsTotal, &j.Slices, &j.SlicePly, &j.CrossCheck, &j.CrossCheckFraction, &j.CrossCheckSeed); err != nil {
+		&stats, &statsTotal, &j.Slices, &j.SlicePly, &j.CrossCheck, &j.CrossCheckFraction, &j.CrossCheckSeed, &j.SuiteFirst); err != nil {
 		return nil, err
 	}
 	j.Chess960, j.Stats = c960 != 0, stats != 0

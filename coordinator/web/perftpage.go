@@ -15,10 +15,13 @@ import (
 )
 
 type perftData struct {
-	Job      *arbiterv1.Job
-	State    string
-	Board    template.HTML
-	Divide   []perftjob.RootCount
+	Job    *arbiterv1.Job
+	State  string
+	Board  template.HTML
+	Divide []perftjob.RootCount
+	// Suite lists a suite job's positions (Divide is then empty): the
+	// divide in suite order, numbered.
+	Suite    []suiteRow
 	Complete int
 	Elapsed  time.Duration
 	Nodes    string // the total, or the nodes counted so far
@@ -31,6 +34,12 @@ type perftData struct {
 	Manage    bool
 	Running   bool
 	Form      *manageForm
+}
+
+// suiteRow is a suite job's position, numbered, and its count.
+type suiteRow struct {
+	Number int
+	perftjob.RootCount
 }
 
 func (s *Server) perftPage(r *http.Request, v *view) error {
@@ -48,7 +57,13 @@ func (s *Server) perftPage(r *http.Request, v *view) error {
 	d.Manage = d.Running && v.Viewer.MayManage(j.GetSubmitter())
 	d.Form = &manageForm{ID: id, CSRF: v.CSRF, MinPrio: core.MinPriority, MaxPrio: core.MaxPriority,
 		Priority: j.GetPerft().GetPriority(), Share: j.GetPerft().GetThroughput()}
-	sort.Slice(d.Divide, func(a, b int) bool { return d.Divide[a].Move < d.Divide[b].Move })
+	if s := j.GetPerft(); s.GetSuiteSize() > 0 {
+		for i, rc := range d.Divide {
+			d.Suite = append(d.Suite, suiteRow{Number: int(s.GetSuiteFirst()) + i, RootCount: rc})
+		}
+	} else {
+		sort.Slice(d.Divide, func(a, b int) bool { return d.Divide[a].Move < d.Divide[b].Move })
+	}
 	for _, rc := range d.Divide {
 		if rc.Complete {
 			d.Complete++

@@ -158,6 +158,16 @@ type SuiteLine struct {
 // and # comments skipped); a bad line is bad input naming file and line,
 // so that nothing runs before the whole file is known to be good.
 func LoadSuite(path string, chess960 bool) ([]SuiteLine, error) {
+	return loadSuite(path, chess960, true)
+}
+
+// LoadPositions reads a suite as LoadSuite does, but a line may also be a
+// bare FEN or EPD position, without counts (a cluster suite's input).
+func LoadPositions(path string, chess960 bool) ([]SuiteLine, error) {
+	return loadSuite(path, chess960, false)
+}
+
+func loadSuite(path string, chess960, needCounts bool) ([]SuiteLine, error) {
 	file, err := os.Open(path)
 	if err != nil {
 		return nil, cliexit.Usage("--epd: %v", err)
@@ -171,7 +181,14 @@ func LoadSuite(path string, chess960 bool) ([]SuiteLine, error) {
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
-		e, err := engine.ParsePerftEPD(text)
+		var e engine.PerftEPD
+		var err error
+		if !needCounts && !strings.Contains(text, ";") {
+			e.FEN = text
+			e.Position, err = engine.ParseFEN(text)
+		} else {
+			e, err = engine.ParsePerftEPD(text)
+		}
 		if err != nil {
 			return nil, cliexit.Usage("%s:%d: %v", path, num, err)
 		}

@@ -119,8 +119,18 @@ type PerftSpec struct {
 	CrossCheck string `protobuf:"bytes,10,opt,name=cross_check,json=crossCheck,proto3" json:"cross_check,omitempty"`
 	// Share of units (0..1] cross-checked; 0 = the default (0.05).
 	CrossCheckFraction float64 `protobuf:"fixed64,11,opt,name=cross_check_fraction,json=crossCheckFraction,proto3" json:"cross_check_fraction,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// A suite: one job over these positions (fen is then ignored), each
+	// split as a one-position job is; the job's divide then has one entry
+	// per position, in this order, its move the position's FEN. Sent on
+	// submission only; a snapshot carries suite_size instead.
+	Suite []string `protobuf:"bytes,12,rep,name=suite,proto3" json:"suite,omitempty"`
+	// The number of the suite's first position (the next are numbered on):
+	// 0 for the Chess960 start positions in Scharnagl order, 1 for an EPD.
+	SuiteFirst uint32 `protobuf:"varint,13,opt,name=suite_first,json=suiteFirst,proto3" json:"suite_first,omitempty"`
+	// On a snapshot: the positions of a suite job; 0 for one position.
+	SuiteSize     uint32 `protobuf:"varint,14,opt,name=suite_size,json=suiteSize,proto3" json:"suite_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PerftSpec) Reset() {
@@ -226,6 +236,27 @@ func (x *PerftSpec) GetCrossCheck() string {
 func (x *PerftSpec) GetCrossCheckFraction() float64 {
 	if x != nil {
 		return x.CrossCheckFraction
+	}
+	return 0
+}
+
+func (x *PerftSpec) GetSuite() []string {
+	if x != nil {
+		return x.Suite
+	}
+	return nil
+}
+
+func (x *PerftSpec) GetSuiteFirst() uint32 {
+	if x != nil {
+		return x.SuiteFirst
+	}
+	return 0
+}
+
+func (x *PerftSpec) GetSuiteSize() uint32 {
+	if x != nil {
+		return x.SuiteSize
 	}
 	return 0
 }
@@ -3876,7 +3907,7 @@ var File_arbiter_v1_job_proto protoreflect.FileDescriptor
 const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\n" +
 	"\x14arbiter/v1/job.proto\x12\n" +
-	"arbiter.v1\x1a\x19arbiter/v1/artifact.proto\x1a\x15arbiter/v1/work.proto\x1a\x19google/protobuf/any.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd2\x02\n" +
+	"arbiter.v1\x1a\x19arbiter/v1/artifact.proto\x1a\x15arbiter/v1/work.proto\x1a\x19google/protobuf/any.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\x03\n" +
 	"\tPerftSpec\x12\x10\n" +
 	"\x03fen\x18\x01 \x01(\tR\x03fen\x12\x14\n" +
 	"\x05depth\x18\x02 \x01(\rR\x05depth\x12\x1b\n" +
@@ -3892,7 +3923,12 @@ const file_arbiter_v1_job_proto_rawDesc = "" +
 	"\vcross_check\x18\n" +
 	" \x01(\tR\n" +
 	"crossCheck\x120\n" +
-	"\x14cross_check_fraction\x18\v \x01(\x01R\x12crossCheckFraction\"\x8e\x02\n" +
+	"\x14cross_check_fraction\x18\v \x01(\x01R\x12crossCheckFraction\x12\x14\n" +
+	"\x05suite\x18\f \x03(\tR\x05suite\x12\x1f\n" +
+	"\vsuite_first\x18\r \x01(\rR\n" +
+	"suiteFirst\x12\x1d\n" +
+	"\n" +
+	"suite_size\x18\x0e \x01(\rR\tsuiteSize\"\x8e\x02\n" +
 	"\x0fPerftStatistics\x12\x1a\n" +
 	"\bcaptures\x18\x01 \x01(\tR\bcaptures\x12\x1d\n" +
 	"\n" +
