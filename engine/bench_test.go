@@ -105,6 +105,17 @@ func BenchmarkPerftKiwipete5(b *testing.B) {
 	benchPerft(b, "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1", 5, 193690690)
 }
 
+// BenchmarkPerftPos3_6: single thread, no hash table; CPW position 3,
+// the sparse endgame where few moves are harmless to the null-move count.
+func BenchmarkPerftPos3_6(b *testing.B) {
+	benchPerft(b, "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1", 6, 11030083)
+}
+
+// BenchmarkPerftPos4_5: single thread, no hash table; CPW position 4.
+func BenchmarkPerftPos4_5(b *testing.B) {
+	benchPerft(b, "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1", 5, 15833292)
+}
+
 // BenchmarkPerftHashStart7: single thread through a fresh 64 MB table per
 // run (the table's allocation is part of the run).
 func BenchmarkPerftHashStart7(b *testing.B) {
