@@ -206,10 +206,10 @@ func migrate2(ctx context.Context, tx *sql.Tx) error {
 		{"jobs", "throughput", "REAL NOT NULL DEFAULT 1"},
 		// A finished perft job's verification summary; -1: not recorded
 		// (jobs finished before this version), computed from runs on load.
-		{"jobs", "units_done", "INTEGER NOT NULL DEFAULT 0"},
-		{"jobs", "units_verified", "INTEGER NOT NULL DEFAULT 0"},
-		{"jobs", "mismatches", "INTEGER NOT NULL DEFAULT 0"},
-		{"jobs", "mismatches_settled", "INTEGER NOT NULL DEFAULT 0"},
+		{"jobs", "units_done", "INTEGER NOT NULL DEFAULT -1"},
+		{"jobs", "units_verified", "INTEGER NOT NULL DEFAULT -1"},
+		{"jobs", "mismatches", "INTEGER NOT NULL DEFAULT -1"},
+		{"jobs", "mismatches_settled", "INTEGER NOT NULL DEFAULT -1"},
 		{"workers", "owner", "TEXT NOT NULL DEFAULT ''"},
 		{"runs", "owner", "TEXT NOT NULL DEFAULT ''"},
 	} {

@@ -90,6 +90,7 @@ var processStarters = map[string]string{
 	"coordinator/artifacts/":        "git, to import an engine's source tree",
 	"client/artifactclient/pack.go": "git, to pack a local repository",
 	"testing/":                      "test servers (PostgreSQL, git)",
+	"cmd/arbiter/upprom.go":         "Prometheus, the monitoring server arbiter up --prometheus runs beside the farm (started with engineproc.ChildAttr: it dies with up)",
 	"scripts/":                      "measurement tools outside the binary: relayfloor compares process readers, benchperft and datagencheck time or check Stockfish itself",
 }
 
