@@ -86,8 +86,25 @@ func (p Params) Validate() error {
 	default:
 		return fmt.Errorf("unknown Elo model %q", p.Model)
 	}
+	if p.Model == Normalized {
+		for _, b := range []struct {
+			name string
+			x    float64
+		}{{"elo0", p.Elo0}, {"elo1", p.Elo1}} {
+			if math.Abs(b.x) > MaxNormalizedElo {
+				return fmt.Errorf("%s = %g is beyond ±%g normalized Elo, where the normalized likelihood cannot be computed for every result (its t-value lies outside what a pair's score can reach); give bounds within ±%g, or model=logistic for bounds this far apart", b.name, b.x, MaxNormalizedElo, MaxNormalizedElo)
+			}
+		}
+	}
 	return nil
 }
+
+// MaxNormalizedElo bounds a normalized design's elo0 and elo1. Fishtest's
+// MLE_t_value starts from the uniform pentanomial, whose secular equation
+// has no root once |nElo| passes about 231 (|t| > 0.943 on pairs; 340 on
+// single games): there every update fails, whatever the games say. 200
+// leaves a margin and is far beyond any bound a test of two engines uses.
+const MaxNormalizedElo float64 = 200
 
 // Bounds are the stopping bounds on the LLR: ln(β/(1−α)) and ln((1−β)/α).
 func (p Params) Bounds() (lower, upper float64) {

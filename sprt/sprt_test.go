@@ -416,3 +416,44 @@ LLR: 0.25 (8.4%) (-2.94, 2.94) [0.00, 2.00]
 		t.Errorf("report of bad results:\n%s", bad)
 	}
 }
+
+// A normalized design beyond ±MaxNormalizedElo is refused before any game
+// is played: there the likelihood's first round has no root, so every
+// update would fail (a cluster test would refuse every batch). Within it,
+// the same results compute. Logistic bounds that far apart stay accepted.
+func TestNormalizedBoundsTheModelCannotReach(t *testing.T) {
+	results := []Results{
+		{Pentanomial: &Pentanomial{7, 0, 0, 0, 0}},
+		{Pentanomial: &Pentanomial{40, 120, 300, 110, 30}},
+		{Pentanomial: &Pentanomial{0, 0, 12, 0, 0}},
+		{Wins: 10, Draws: 40, Losses: 50},
+	}
+	for _, b := range [][2]float64{{-2000, -1500}, {-240, -235}, {235, 240}, {0, 250}} {
+		p := Params{Alpha: 0.05, Beta: 0.05, Elo0: b[0], Elo1: b[1], Model: Normalized}
+		err := p.Validate()
+		if err == nil || !strings.Contains(err.Error(), "normalized Elo") || !strings.Contains(err.Error(), "model=logistic") {
+			t.Errorf("normalized %v: %v, want a refusal naming the limit and the logistic model", b, err)
+		}
+		// The control: past the limit the LLR cannot be computed at all,
+		// which is what the refusal spares a running test.
+		p.Model = Logistic
+		if err := p.Validate(); err != nil {
+			t.Errorf("logistic %v refused: %v", b, err)
+		}
+		if _, err := LLRNormalized(b[0], b[1], []int64{40, 120, 300, 110, 30}); b[0] < -MaxNormalizedElo-30 && err == nil {
+			t.Errorf("LLRNormalized %v computed: the limit would not be needed", b)
+		}
+	}
+	for _, b := range [][2]float64{{-MaxNormalizedElo, -MaxNormalizedElo + 5}, {MaxNormalizedElo - 5, MaxNormalizedElo}, {-50, 50}, {0, 2}} {
+		p := Params{Alpha: 0.05, Beta: 0.05, Elo0: b[0], Elo1: b[1], Model: Normalized}
+		if err := p.Validate(); err != nil {
+			t.Errorf("normalized %v refused: %v", b, err)
+			continue
+		}
+		for _, r := range results {
+			if _, err := LLR(p, r); err != nil {
+				t.Errorf("normalized %v on %+v: %v", b, r, err)
+			}
+		}
+	}
+}

@@ -290,6 +290,7 @@ func TestClusterTestBadInput(t *testing.T) {
 		{[]string{"--engine", engDefault, "--engine", engWeak, "--each", "tc=0.01", "--openings", "file=" + book, "--sprt", "elo0=0,elo1=5"}, "cannot be played"},
 		{[]string{"--engine", engDefault, "--engine", engWeak, "--each", "nodes=1000", "--openings", "file=/nonexistent.epd", "--sprt", "elo0=0,elo1=5"}, "nonexistent.epd"},
 		{[]string{"--engine", engDefault, "--engine", engWeak, "--each", "nodes=1000", "--openings", "file=" + book, "--sprt", "elo0=5,elo1=0"}, "elo0"},
+		{[]string{"--engine", engDefault, "--engine", engWeak, "--each", "nodes=1000", "--openings", "file=" + book, "--sprt", "elo0=-2000,elo1=-1500"}, "beyond ±200 normalized Elo"},
 		{[]string{"--engine", engDefault, "--engine", engWeak, "--each", "nodes=1000", "--openings", "file=" + book}, "--sprt"},
 	}
 	for _, c := range cases {
@@ -309,6 +310,18 @@ func TestClusterTestBadInput(t *testing.T) {
 	}})
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "Bogus") {
 		t.Errorf("bad spec: %v", err)
+	}
+	// Bounds the normalized model cannot reach: before, accepted here and
+	// every batch's result refused afterwards ("does not straddle zero").
+	_, err = jobs.SubmitMatch(ctxT(t, 10*time.Second), &arbiterv1.SubmitMatchRequest{Spec: &arbiterv1.MatchSpec{
+		EngineA:     &arbiterv1.EngineSpec{Name: "a", Command: "embedded"},
+		EngineB:     &arbiterv1.EngineSpec{Name: "b", Command: "embedded"},
+		TimeControl: &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 1000}},
+		Openings:    []*arbiterv1.Opening{{Fen: "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"}},
+		Sprt:        &arbiterv1.SprtParams{Elo0: -2000, Elo1: -1500, Alpha: 0.05, Beta: 0.05, Model: "normalized"},
+	}})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "beyond ±200 normalized Elo") {
+		t.Errorf("normalized bounds -2000/-1500: %v", err)
 	}
 	if st := storeTests(t, data); st != 0 {
 		t.Fatalf("%d tests stored after refusals", st)
