@@ -23,7 +23,7 @@ import (
 
 func newNetLoopCommand() *cobra.Command {
 	f := netloop.Flags{Generations: 1, TrainOn: "new", GamesCap: 20000, Seed: 1, Concurrency: 1, Threads: min(runtime.NumCPU(), 256)}
-	var status, jsonOut, forceNew bool
+	var status, jsonOut, htmlOut, forceNew bool
 	var client clicmd.ClientFlags
 	cmd := &cobra.Command{
 		Use:   "loop",
@@ -38,7 +38,8 @@ Every step is content-addressed under --dir (its key is the SHA-256 of its kind,
 its settings and its inputs' hashes; a done marker is written last), so a stopped
 loop resumes where it stood when the same command is run again, and a step already
 done is not recomputed. --status prints each generation's data, training, SPRT and
-whether it shipped (--json for JSON).
+whether it shipped (--json for JSON, --html for the page the loop keeps in
+DIR/index.html, which reloads itself while the loop runs).
 
   arbiter net loop --dir nets/loop --engine name=dev,builtin --generations 2 \
       --positions 1000000 --each nodes=5000 --train epochs=20 --sprt elo0=0,elo1=5
@@ -59,10 +60,10 @@ a job still running instead of submitting another.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if status {
-				return netLoopStatus(cmd, f.Dir, jsonOut)
+				return netLoopStatus(cmd, f.Dir, jsonOut, htmlOut)
 			}
-			if jsonOut {
-				return usageError("--json: goes with --status")
+			if jsonOut || htmlOut {
+				return usageError("--json and --html: go with --status")
 			}
 			s, err := f.Check()
 			if err != nil {
@@ -119,11 +120,12 @@ a job still running instead of submitting another.
 	fl.BoolVar(&forceNew, "force-new", false, "make --dir the loop of these settings even though it holds a loop of others (steps with the same keys are reused)")
 	fl.BoolVar(&status, "status", false, "print the loop's state in --dir and exit")
 	fl.BoolVar(&jsonOut, "json", false, "with --status: print it as JSON")
+	fl.BoolVar(&htmlOut, "html", false, "with --status: print it as the loop's page (the loop itself keeps DIR/index.html up to date)")
 	client.AddOptional(fl, "run datagen and the SPRT as jobs of this coordinator (and ship there: net default), train here")
 	return cmd
 }
 
-func netLoopStatus(cmd *cobra.Command, dir string, jsonOut bool) error {
+func netLoopStatus(cmd *cobra.Command, dir string, jsonOut, htmlOut bool) error {
 	if dir == "" {
 		return usageError("--dir: required (the loop's directory)")
 	}
@@ -138,8 +140,13 @@ func netLoopStatus(cmd *cobra.Command, dir string, jsonOut bool) error {
 		return failure("%v", err)
 	}
 	st := netloop.StatusOf(d, s, gens, p)
-	if jsonOut {
+	switch {
+	case jsonOut && htmlOut:
+		return usageError("--json and --html: give one")
+	case jsonOut:
 		return st.WriteJSON(cmd.OutOrStdout())
+	case htmlOut:
+		return st.WriteHTML(cmd.OutOrStdout(), 0)
 	}
 	st.WriteText(cmd.OutOrStdout())
 	return nil

@@ -48,7 +48,7 @@ func TestFarmShipSetsTheDefaultNet(t *testing.T) {
 		t.Fatalf("dev has a default net before the ship: %s", got)
 	}
 	s := &Step{Gen: 1, Kind: KindShip, Key: key(KindShip, nn.SHA), New: nn}
-	if err := r.runStep(context.Background(), s); err != nil {
+	if err := r.runStep(context.Background(), Plan{Next: s}); err != nil {
 		t.Fatal(err)
 	}
 	if got := defaultNetOf(t, arts, "dev"); got != nn.SHA {
@@ -96,7 +96,7 @@ func TestFarmDatagenPlaysTheBestNet(t *testing.T) {
 	nn := trainedNet(t, r)
 	for _, best := range []Net{{SHA: EmbeddedSHA()}, nn} {
 		s := &Step{Gen: best.Gen + 1, Kind: KindDatagen, Key: key(KindDatagen, best.SHA, best.Step), Best: best, Seed: 1}
-		if err := r.runStep(context.Background(), s); err != nil {
+		if err := r.runStep(context.Background(), Plan{Next: s}); err != nil {
 			t.Fatal(err)
 		}
 		b, _ := os.ReadFile(r.jobFile(s.Key))

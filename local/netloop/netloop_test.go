@@ -174,7 +174,7 @@ func TestShipOnH1(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := r.runStep(ctx, p.Next); err != nil {
+		if err := r.runStep(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -198,7 +198,7 @@ func TestShipOnH1(t *testing.T) {
 		if p.Next == nil || (p.Next.Gen == 2 && p.Next.Kind == KindTrain) {
 			break
 		}
-		if err := r.runStep(ctx, p.Next); err != nil {
+		if err := r.runStep(ctx, p); err != nil {
 			t.Fatalf("%s: %v", p.Next.Kind, err)
 		}
 	}
@@ -238,7 +238,7 @@ func TestLostOutputIsMadeAgain(t *testing.T) {
 	ctx := context.Background()
 	for range 2 {
 		p, _ := r.Plan()
-		if err := r.runStep(ctx, p.Next); err != nil {
+		if err := r.runStep(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -275,7 +275,7 @@ func TestFailedStepIsNamedAndRetried(t *testing.T) {
 	r.Out = &bytes.Buffer{}
 	ctx := context.Background()
 	p, _ := r.Plan()
-	if err := r.runStep(ctx, p.Next); err != nil {
+	if err := r.runStep(ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	data := r.Dir.DataPath(p.Next.Key)

@@ -65,7 +65,7 @@ func TestTrainingResumesFromItsLastEpoch(t *testing.T) {
 			if err != nil || p.Next == nil || p.Next.Kind == kind {
 				return p, err
 			}
-			if err := r.runStep(ctx, p.Next); err != nil {
+			if err := r.runStep(ctx, p); err != nil {
 				return p, err
 			}
 		}
@@ -116,7 +116,7 @@ func TestSPRTResumesFromItsState(t *testing.T) {
 		if p.Next.Kind == KindSPRT {
 			break
 		}
-		if err := r.runStep(ctx, p.Next); err != nil {
+		if err := r.runStep(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -131,7 +131,7 @@ func TestSPRTResumesFromItsState(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	if err := r.runStep(cctx, p.Next); err == nil || !strings.Contains(err.Error(), "interrupted") {
+	if err := r.runStep(cctx, p); err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("stopped SPRT: %v", err)
 	}
 	cancel()

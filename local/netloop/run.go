@@ -31,6 +31,8 @@ type Runner struct {
 	Farm *clusterclient.Client
 	// openings is the SPRT's --openings and its file's SHA-256.
 	openings, openingsSHA string
+	// pageFailed keeps a page that cannot be written to one message.
+	pageFailed bool
 }
 
 // EmbeddedSHA is the SHA-256 of the binary's embedded net ("none").
@@ -59,10 +61,18 @@ func (r *Runner) Plan() (Plan, error) {
 func (r *Runner) Run(ctx context.Context) (Plan, error) {
 	for {
 		p, err := r.Plan()
-		if err != nil || p.Next == nil {
+		if err != nil {
 			return p, err
 		}
-		if err := r.runStep(ctx, p.Next); err != nil {
+		if p.Next == nil {
+			r.writePage(p, "")
+			return p, nil
+		}
+		err = r.runStep(ctx, p)
+		if err != nil {
+			if p2, perr := r.Plan(); perr == nil {
+				r.writePage(p2, "") // the step shows as stopped
+			}
 			if ctx.Err() != nil {
 				err = errors.New("interrupted")
 			}
@@ -71,11 +81,13 @@ func (r *Runner) Run(ctx context.Context) (Plan, error) {
 	}
 }
 
-func (r *Runner) runStep(ctx context.Context, s *Step) error {
+func (r *Runner) runStep(ctx context.Context, p Plan) error {
+	s := p.Next
 	n, err := r.Dir.begin(s.Key)
 	if err != nil {
 		return err
 	}
+	r.writePage(p, s.Key)
 	res := &Result{Kind: s.Kind, Key: s.Key, Gen: s.Gen, Started: time.Now().UTC(), Attempts: n}
 	again := ""
 	if n > 1 {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -15,6 +17,7 @@ type StepStatus struct {
 	Key      string  `json:"key,omitempty"`
 	Attempts int     `json:"attempts,omitempty"`
 	Result   *Result `json:"result,omitempty"`
+	Job      string  `json:"job,omitempty"` // the step's farm job (--coordinator)
 }
 
 // GenerationStatus is one generation in `--status`.
@@ -45,6 +48,9 @@ func StatusOf(d Dir, s Settings, gens int, p Plan) Status {
 		}
 		ss := StepStatus{State: "pending", Key: step.Key, Result: step.Result}
 		ss.Attempts, _ = d.Started(step.Key)
+		if b, err := os.ReadFile(filepath.Join(d.StepDir(step.Key), "job")); err == nil {
+			ss.Job = strings.TrimSpace(string(b))
+		}
 		switch {
 		case step.Result != nil:
 			ss.State = "done"
