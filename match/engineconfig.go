@@ -45,6 +45,12 @@ type EngineConfig struct {
 	// library does not read it: the runners of a test do (the local match,
 	// the worker) before they play.
 	MovegenGate string
+	// SyzygyPieces, when above 0, has the builtin engine probe Syzygy
+	// tables in search up to that many pieces, with the tables of the
+	// machine that plays (a local match's --tb DIR, a worker's --syzygy
+	// DIR): WithSyzygy turns it into the engine's SyzygyPath and
+	// SyzygyProbeLimit, and NewPlayer refuses an engine still asking.
+	SyzygyPieces int
 
 	StartTimeout time.Duration // for uciok / feature done=1; default 10s
 	ReadyTimeout time.Duration // for readyok / pong; default 10s
@@ -110,9 +116,41 @@ func NewPlayer(cfg EngineConfig, builtin BuiltinFactory) (Player, error) {
 		if builtin == nil {
 			return nil, fmt.Errorf("engine %s: the builtin engine is not available here (no factory given)", cfg.label())
 		}
+		if cfg.SyzygyPieces > 0 {
+			return nil, fmt.Errorf("engine %s: syzygy=%d: no Syzygy tables were given to this match", cfg.label(), cfg.SyzygyPieces)
+		}
 		return builtin(cfg.Name, cfg.OptionMap())
 	}
 	return nil, fmt.Errorf("engine %s: unknown protocol %q (want uci, xboard or builtin)", cfg.label(), cfg.Proto)
+}
+
+// The embedded engine's tablebase options (engine/search's, as UCI names
+// them; Stockfish's names).
+const (
+	optSyzygyPath       = "SyzygyPath"
+	optSyzygyProbeLimit = "SyzygyProbeLimit"
+)
+
+// WithSyzygy resolves SyzygyPieces on the tables of the machine that
+// plays: dir holds tables of at most have pieces ("" and 0: none). The
+// engine gets SyzygyPath=dir and SyzygyProbeLimit=SyzygyPieces; an engine
+// asking for more pieces than the tables have, or for tables where there
+// are none, is an error naming it.
+func (cfg EngineConfig) WithSyzygy(dir string, have int) (EngineConfig, error) {
+	n := cfg.SyzygyPieces
+	if n <= 0 {
+		return cfg, nil
+	}
+	if dir == "" || have <= 0 {
+		return cfg, fmt.Errorf("engine %s: syzygy=%d probes the tables of the machine that plays, and it has none (arbiter worker --syzygy DIR; a local match: --tb DIR)", cfg.label(), n)
+	}
+	if have < n {
+		return cfg, fmt.Errorf("engine %s: syzygy=%d: the tables in %s have at most %d pieces", cfg.label(), n, dir, have)
+	}
+	cfg.Options = append(append([]Option(nil), cfg.Options...),
+		Option{Name: optSyzygyPath, Value: dir}, Option{Name: optSyzygyProbeLimit, Value: strconv.Itoa(n)})
+	cfg.SyzygyPieces = 0
+	return cfg, nil
 }
 
 // OptionMap is Options by name (the last value of a name given twice).

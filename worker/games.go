@@ -84,6 +84,7 @@ func (w *Worker) gameCapabilities() []string {
 		caps = append(caps, capability.Builtin)
 	}
 	if w.cfg.Syzygy != nil {
+		caps = append(caps, capability.EngineSyzygy)
 		for n := 3; n <= w.cfg.Syzygy.MaxPieces(); n++ {
 			caps = append(caps, capability.Syzygy(n))
 		}
@@ -337,6 +338,24 @@ func PlayBatch(ctx context.Context, b *arbiterv1.GamePairBatch, builtin match.Bu
 	return PlayBatchTables(ctx, b, builtin, nil, nil)
 }
 
+// withEngineTables gives engines that probe Syzygy tables in search
+// (syzygy_pieces) the worker's: their directory and the pieces asked.
+// Tables that are not a directory's (a test's prober) count as none.
+func withEngineTables(engines *[2]match.EngineConfig, tables match.TBProber) error {
+	dir, have := "", 0
+	if d, ok := tables.(interface{ Dir() string }); ok && tables != nil {
+		dir, have = d.Dir(), tables.MaxPieces()
+	}
+	for i := range engines {
+		e, err := engines[i].WithSyzygy(dir, have)
+		if err != nil {
+			return err
+		}
+		engines[i] = e
+	}
+	return nil
+}
+
 // PlayBatchTables is PlayBatch with the worker's Syzygy tables (nil:
 // none), which a batch adjudicated by tablebases needs (a worker without
 // tables of its pieces refuses it); warn hears of absent tables, once per
@@ -373,6 +392,9 @@ func PlayBatchTables(ctx context.Context, b *arbiterv1.GamePairBatch, builtin ma
 			}
 			engines[i].Limits = l
 		}
+	}
+	if err := withEngineTables(&engines, tables); err != nil {
+		return nil, &refusalError{err}
 	}
 	var openings []match.Opening
 	for i, o := range b.GetOpenings() {

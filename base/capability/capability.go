@@ -50,6 +50,10 @@ const (
 	// EngineSpec.movegen_gate before its first game and answers a batch
 	// with the failure; one without it would play a gated test unchecked.
 	MovegenGate = "movegen-gate"
+	// EngineSyzygy: it gives the embedded engine its Syzygy tables
+	// (EngineSpec.syzygy_pieces); one without it would play the engine
+	// without tables.
+	EngineSyzygy = "engine-syzygy"
 	// Datagen: it plays self-play games for training data (DATAGEN
 	// batches) and uploads them as shards.
 	Datagen = "datagen-1"

@@ -50,6 +50,9 @@ func FitsCaps(a, b *arbiterv1.EngineSpec, caps core.Caps) string {
 		if e.GetMovegenGate() != "" && !caps.Has(capability.MovegenGate) {
 			return "the worker runs no movegen gate (an older version)"
 		}
+		if why := fitsEngineSyzygy(e, caps); why != "" {
+			return why
+		}
 		art := e.GetArtifact()
 		if art == nil {
 			continue

@@ -97,6 +97,9 @@ func CheckEngine(which string, e *arbiterv1.EngineSpec) error {
 	if err := checkGate(which, e); err != nil {
 		return err
 	}
+	if err := checkEngineSyzygy(which, e); err != nil {
+		return err
+	}
 	switch {
 	case matchspec.IsBuiltin(e):
 		opts := e.GetOptions()

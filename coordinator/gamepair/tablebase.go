@@ -32,3 +32,38 @@ func CheckTablebase(adj *arbiterv1.Adjudication) error {
 	}
 	return nil
 }
+
+// checkEngineSyzygy refuses an engine's syzygy_pieces (the embedded
+// engine probing the worker's tables in search) out of range or on an
+// engine other than the embedded one, as an *apierr.Error naming it.
+func checkEngineSyzygy(which string, e *arbiterv1.EngineSpec) error {
+	n := e.GetSyzygyPieces()
+	if n == 0 {
+		return nil
+	}
+	q := apierr.Q(e.GetName())
+	if !matchspec.IsBuiltin(e) {
+		return apierr.Invalid("%s %s: syzygy pieces: only the builtin engine probes the workers' tables", which, q)
+	}
+	if n < 3 || n > 7 {
+		return apierr.Invalid("%s %s: syzygy pieces %d: want 3 to 7", which, q, n)
+	}
+	return nil
+}
+
+// fitsEngineSyzygy says why a worker with caps cannot play engine e of a
+// test ("" when it can): an engine probing tables in search needs a
+// worker that passes them (an older one would play without) and has
+// tables of that many pieces.
+func fitsEngineSyzygy(e *arbiterv1.EngineSpec, caps core.Caps) string {
+	n := int(e.GetSyzygyPieces())
+	switch {
+	case n == 0:
+		return ""
+	case !caps.Has(capability.EngineSyzygy):
+		return "the worker passes no Syzygy tables to engines (an older version, or no --syzygy DIR)"
+	case !caps.Has(capability.Syzygy(n)):
+		return fmt.Sprintf("engine %s probes Syzygy tables of %d pieces; the worker has none that size (arbiter worker --syzygy DIR)", e.GetName(), n)
+	}
+	return ""
+}

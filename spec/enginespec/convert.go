@@ -28,7 +28,8 @@ func LimitsOf(settings []Setting) (match.Limits, error) {
 // and s's limits, when it has any, completing each's (time or node odds;
 // zero limits mean the match's).
 func (s Spec) MatchEngine(each Spec) (match.EngineConfig, error) {
-	e := match.EngineConfig{Name: s.Name, Cmd: s.Cmd, Args: slices.Clone(s.Args), Dir: s.Dir, Proto: string(each.Proto), MovegenGate: s.MovegenGate}
+	e := match.EngineConfig{Name: s.Name, Cmd: s.Cmd, Args: slices.Clone(s.Args), Dir: s.Dir, Proto: string(each.Proto), MovegenGate: s.MovegenGate,
+		SyzygyPieces: s.SyzygyPieces}
 	if s.Proto != "" {
 		e.Proto = string(s.Proto)
 	}
@@ -75,7 +76,8 @@ func (s Spec) VerifyEngine() verify.EngineSpec {
 // ToProto is the wire form of s for a cluster test (limits do not travel:
 // a test's time control is one for both engines).
 func (s Spec) ToProto() *arbiterv1.EngineSpec {
-	e, _ := Spec{Name: s.Name, Cmd: s.Cmd, Args: s.Args, Dir: s.Dir, Proto: s.Proto, Options: s.Options, MovegenGate: s.MovegenGate}.MatchEngine(Spec{})
+	e, _ := Spec{Name: s.Name, Cmd: s.Cmd, Args: s.Args, Dir: s.Dir, Proto: s.Proto, Options: s.Options, MovegenGate: s.MovegenGate,
+		SyzygyPieces: s.SyzygyPieces}.MatchEngine(Spec{})
 	return matchspec.EngineToProto(e)
 }
 
@@ -83,7 +85,8 @@ func (s Spec) ToProto() *arbiterv1.EngineSpec {
 // keeps them in a map).
 func FromProto(p *arbiterv1.EngineSpec) Spec {
 	e := matchspec.EngineFromProto(p)
-	s := Spec{Name: e.Name, Cmd: e.Cmd, Args: slices.Clone(e.Args), Dir: e.Dir, Proto: Proto(e.Proto), MovegenGate: e.MovegenGate}
+	s := Spec{Name: e.Name, Cmd: e.Cmd, Args: slices.Clone(e.Args), Dir: e.Dir, Proto: Proto(e.Proto), MovegenGate: e.MovegenGate,
+		SyzygyPieces: e.SyzygyPieces}
 	for _, o := range e.Options {
 		s.Options = append(s.Options, Setting{o.Name, o.Value})
 	}

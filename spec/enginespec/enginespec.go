@@ -101,6 +101,10 @@ type Spec struct {
 
 	// MovegenGate is perft-gate=: "" (none) or verify.GateProtoUCI.
 	MovegenGate string
+
+	// SyzygyPieces is syzygy=N (builtin): the engine probes the playing
+	// machine's Syzygy tables in search up to N pieces (0: none).
+	SyzygyPieces int
 }
 
 // HasNet reports whether the engine names a net.
@@ -109,6 +113,9 @@ func (s Spec) HasNet() bool { return s.Net != "" || s.NetFile != "" }
 // Travels reports whether the engine is uploaded to the coordinator (or
 // stored there) rather than installed on the workers.
 func (s Spec) Travels() bool { return s.Upload != "" || s.Source != "" || s.Artifact != "" }
+
+// MaxSyzygyPieces is the most pieces Syzygy tables have (7).
+const MaxSyzygyPieces = 7
 
 // Use is where a spec is given: it decides which keys and protocols are
 // accepted and what is required.
@@ -146,10 +153,10 @@ func (u Use) protos() []Proto {
 func (u Use) keys() []string {
 	switch u {
 	case Match:
-		return []string{"name", "cmd", "args", "arg", "dir", "proto", "builtin", "option.NAME", "tc", "st", "nodes", "depth", "movetime", "perft-gate",
+		return []string{"name", "cmd", "args", "arg", "dir", "proto", "builtin", "option.NAME", "tc", "st", "nodes", "depth", "movetime", "perft-gate", "syzygy",
 			"upload", "source", "artifact", "build", "exe", "bench", "net", "net-option"}
 	case LocalMatch:
-		return []string{"name", "cmd", "args", "arg", "dir", "proto", "builtin", "option.NAME", "tc", "st", "nodes", "depth", "movetime", "perft-gate"}
+		return []string{"name", "cmd", "args", "arg", "dir", "proto", "builtin", "option.NAME", "tc", "st", "nodes", "depth", "movetime", "perft-gate", "syzygy"}
 	case Each:
 		return []string{"proto", "option.NAME", "tc", "st", "nodes", "depth", "movetime"}
 	}
@@ -372,6 +379,18 @@ func (spec *Spec) setKey(s string, use Use, k, v string, once func() error, bad 
 		if err := spec.setGate(v); err != nil {
 			return false, bad("%v", err)
 		}
+	case "syzygy":
+		if use != Match && use != LocalMatch {
+			return false, fmt.Errorf("engine spec %s: syzygy= is for the builtin engine of a match or test (--engine of match, submit, up)", clip(s))
+		}
+		if err := once(); err != nil {
+			return false, err
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 3 || n > MaxSyzygyPieces {
+			return false, bad("want the most pieces the engine probes, 3 to %d (the machine's tables: arbiter worker --syzygy DIR, a local match's --tb DIR)", MaxSyzygyPieces)
+		}
+		spec.SyzygyPieces = n
 	case "upload", "source", "artifact", "build", "exe", "bench":
 		if use != Match {
 			return false, fmt.Errorf("engine spec %s: %s= is for an engine of a cluster test (submit, up)", clip(s), k)
@@ -461,6 +480,16 @@ func (s *Spec) check(raw string, use Use) error {
 		}
 		if err := s.checkGate(label); err != nil {
 			return err
+		}
+		if s.SyzygyPieces > 0 {
+			if s.Proto != Builtin {
+				return fmt.Errorf("engine %s: syzygy= goes with builtin (another engine takes its own tablebase option where its operator allows it)", clip(label))
+			}
+			for _, o := range []string{"SyzygyPath", "SyzygyProbeLimit"} {
+				if s.option(o) >= 0 {
+					return fmt.Errorf("engine %s: option.%s and syzygy= exclude each other: syzygy=N sets %s from the machine's tables", clip(label), o, o)
+				}
+			}
 		}
 		if s.Travels() {
 			return s.checkTravel()
@@ -577,6 +606,9 @@ func (s Spec) String() string {
 	}
 	if s.MovegenGate != "" {
 		add("perft-gate", s.MovegenGate)
+	}
+	if s.SyzygyPieces > 0 {
+		add("syzygy", strconv.Itoa(s.SyzygyPieces))
 	}
 	return strings.Join(parts, ",")
 }

@@ -150,6 +150,9 @@ func Parse(f Flags) (*Plan, error) {
 	if err := parseGameSettings(f, cfg); err != nil {
 		return nil, err
 	}
+	if err := engineTables(f, plan); err != nil {
+		return nil, err
+	}
 	if f.RatingInterval < 0 {
 		return nil, fmt.Errorf("--ratinginterval: %d is negative", f.RatingInterval)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
+	"github.com/arbiter-chess/arbiter/testing/tbtest"
 )
 
 const book = "file=../../books/uho-200.epd"
@@ -383,5 +384,47 @@ func TestClockless(t *testing.T) {
 		if got := p.Clockless(); got != c.want {
 			t.Errorf("--each %s, engines %v: Clockless %v, want %v", c.each, c.engines, got, c.want)
 		}
+	}
+}
+
+// syzygy=N on a local match's engine probes the tables of --tb DIR:
+// resolved into the engine's SyzygyPath and SyzygyProbeLimit; refused
+// without --tb or with more pieces than the tables have. A cluster test
+// keeps N for the workers to resolve.
+func TestEngineSyzygyTables(t *testing.T) {
+	dir := tbtest.Dir(t)
+	p, err := Parse(flags(func(f *Flags) { f.Engines[0] = "name=a,builtin,syzygy=4"; f.TB = dir }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := p.Config.Engines[0].OptionMap()
+	if opts["SyzygyPath"] != dir || opts["SyzygyProbeLimit"] != "4" || p.Config.Engines[0].SyzygyPieces != 0 {
+		t.Errorf("engine a: options %v, pieces %d; want SyzygyPath %s, SyzygyProbeLimit 4, resolved", opts, p.Config.Engines[0].SyzygyPieces, dir)
+	}
+	if _, ok := p.Config.Engines[1].OptionMap()["SyzygyPath"]; ok {
+		t.Errorf("engine b got tables it did not ask for")
+	}
+	for _, c := range []struct {
+		edit func(*Flags)
+		want string
+	}{
+		{func(f *Flags) { f.Engines[0] = "name=a,builtin,syzygy=4" }, "--engine a: syzygy=4 probes the tables of --tb DIR, and none is given"},
+		{func(f *Flags) { f.Engines[0] = "name=a,builtin,syzygy=7"; f.TB = dir }, "syzygy=7: the tables in " + dir + " have at most"},
+	} {
+		if _, err := Parse(flags(c.edit)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v, want an error with %q", err, c.want)
+		}
+	}
+	remote, err := Parse(flags(func(f *Flags) {
+		f.Engines[0] = "name=a,builtin,syzygy=4"
+		f.Remote = true
+		f.SPRT = "elo0=0,elo1=5"
+		f.Games = 0
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := remote.Config.Engines[0]; e.SyzygyPieces != 4 || e.OptionMap()["SyzygyPath"] != "" {
+		t.Errorf("cluster engine: pieces %d, options %v; want 4 and no path", e.SyzygyPieces, e.OptionMap())
 	}
 }

@@ -83,3 +83,28 @@ func parseTablebase(f Flags, adj *match.Adjudication) (*match.TablebaseAdjudicat
 		Warn: func(msg string) { fmt.Fprintln(os.Stderr, "warning: "+msg) },
 	}, nil
 }
+
+// engineTables gives a local match's engines with syzygy=N the tables of
+// --tb DIR to probe in search; a cluster test's keep N, which each worker
+// resolves on its own tables.
+func engineTables(f Flags, plan *Plan) error {
+	if f.Remote {
+		return nil
+	}
+	tb := plan.Config.Game.Tablebase
+	for i, e := range plan.Engines {
+		if e.SyzygyPieces == 0 {
+			continue
+		}
+		if tb == nil {
+			return fmt.Errorf("--engine %s: syzygy=%d probes the tables of --tb DIR, and none is given", e.Name, e.SyzygyPieces)
+		}
+		r, err := e.WithSyzygy(f.TB, tb.Tables.MaxPieces())
+		if err != nil {
+			return fmt.Errorf("--engine %s: %v", e.Name, err)
+		}
+		plan.Engines[i] = r
+	}
+	copy(plan.Config.Engines[:], plan.Engines)
+	return nil
+}

@@ -721,7 +721,15 @@ type EngineSpec struct {
 	// GamePairBatchResult.movegen_gate_failure instead of games when the
 	// engine's generator is wrong. Sent only to workers that advertise
 	// "movegen-gate".
-	MovegenGate   string `protobuf:"bytes,10,opt,name=movegen_gate,json=movegenGate,proto3" json:"movegen_gate,omitempty"`
+	MovegenGate string `protobuf:"bytes,10,opt,name=movegen_gate,json=movegenGate,proto3" json:"movegen_gate,omitempty"`
+	// The embedded engine probes Syzygy tables in search (WDL after captures
+	// and pawn moves, DTZ at the root) up to this many pieces, with the
+	// worker's own tables (arbiter worker --syzygy DIR): its SyzygyPath is
+	// the worker's directory and SyzygyProbeLimit this count. 0: none. Only
+	// for the embedded engine (a client names no file of the workers), and
+	// sent only to workers that advertise "engine-syzygy" and tables of
+	// this many pieces.
+	SyzygyPieces  uint32 `protobuf:"varint,11,opt,name=syzygy_pieces,json=syzygyPieces,proto3" json:"syzygy_pieces,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -824,6 +832,13 @@ func (x *EngineSpec) GetMovegenGate() string {
 		return x.MovegenGate
 	}
 	return ""
+}
+
+func (x *EngineSpec) GetSyzygyPieces() uint32 {
+	if x != nil {
+		return x.SyzygyPieces
+	}
+	return 0
 }
 
 // EngineNet names a net of the coordinator's store and the engine option
@@ -2137,7 +2152,7 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\x05stats\x18\x03 \x03(\x04R\x05stats\x12\x1d\n" +
 	"\n" +
 	"stats_high\x18\x04 \x03(\x04R\tstatsHigh\x12\x18\n" +
-	"\aprogram\x18\x05 \x01(\tR\aprogram\"\xb7\x03\n" +
+	"\aprogram\x18\x05 \x01(\tR\aprogram\"\xdc\x03\n" +
 	"\n" +
 	"EngineSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -2150,7 +2165,8 @@ const file_arbiter_v1_work_proto_rawDesc = "" +
 	"\ftime_control\x18\b \x01(\v2\x17.arbiter.v1.TimeControlR\vtimeControl\x12'\n" +
 	"\x03net\x18\t \x01(\v2\x15.arbiter.v1.EngineNetR\x03net\x12!\n" +
 	"\fmovegen_gate\x18\n" +
-	" \x01(\tR\vmovegenGate\x1a:\n" +
+	" \x01(\tR\vmovegenGate\x12#\n" +
+	"\rsyzygy_pieces\x18\v \x01(\rR\fsyzygyPieces\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"c\n" +
