@@ -54,6 +54,8 @@ type upFlags struct {
 	keepServing bool
 	// prometheus: the Prometheus binary to start ("": none).
 	prometheus string
+	// syzygy: the tablebase directory of the workers and the coordinator.
+	syzygy string
 }
 
 func newUpCommand() *cobra.Command {
@@ -115,6 +117,7 @@ workers and clients can join (the address and token are printed); with
 	// refusals of both name these flags, so the demo must accept them.
 	addRequestFlags(fl, &c.Server)
 	fl.Uint64Var(&c.BenchNPS, "bench-nps", 0, benchNPSUsage)
+	fl.StringVar(&f.syzygy, "syzygy", "", "Syzygy tablebase directory of the local workers (as arbiter worker --syzygy) and of the coordinator's replay: tests adjudicated by tables (--tb-pieces) and engines probing them (syzygy=N) play here")
 	fl.BoolVar(&c.SharedHash, "shared-hash", true, "local workers share one hash table (workers × --hash MB)")
 	fl.BoolVar(&f.stats, "stats", false, "with --depth: count the statistics too (captures, e.p., castles, promotions, checks, discovered and double checks, mates)")
 	fl.IntVar(&f.slices, "slices", 0, "with --depth: cut each position's tree into this many slices (0: one per worker, 1: none)")
@@ -167,6 +170,14 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 	c.Server.Accounts = f.web.accounts
 	c.Server.OnListening = func(addr string) { fmt.Fprintf(stderr, "arbiter coordinator: listening on %s\n", addr) }
 	c.Builtin = builtin.New
+	tables, err := clicmd.OpenSyzygy("--syzygy", f.syzygy)
+	if err != nil {
+		return err
+	}
+	if tables != nil {
+		defer tables.Close()
+		c.Syzygy, c.Server.Syzygy = tables, tables
+	}
 	// This binary is the sandbox of uploaded engines (main runs its wrapper).
 	c.UploadedEngines = true
 	// The user is the workers' operator here: the installed engines of

@@ -19,6 +19,7 @@ import (
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/engine/syzygy"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/spec/engineallow"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
@@ -61,6 +62,10 @@ type Config struct {
 	// Engines are the installed engines the workers may run for a test
 	// that names them (cmd=NAME; see spec/engineallow).
 	Engines []engineallow.Engine
+	// Syzygy are the workers' tablebases (a worker's --syzygy DIR), one
+	// set for all: they adjudicate tests that ask for it and are probed by
+	// engines with syzygy=N; nil: none.
+	Syzygy *syzygy.Tablebase
 	// Grace is how long a stopping worker may finish its units (5s).
 	Grace time.Duration
 	// BenchNPS, when set, is reported by every worker instead of running
@@ -210,7 +215,7 @@ func (cl *Cluster) startWorker(n int, table *engine.PerftTable) error {
 		return cliexit.Usage("%v", err)
 	}
 	w, err := worker.New(worker.Config{Conn: c.Conn(), Name: name, Threads: cfg.Threads, HashMB: cfg.HashMB, Table: table, DataDir: dataDir,
-		AllowUploads: cfg.UploadedEngines, Engines: engines,
+		AllowUploads: cfg.UploadedEngines, Engines: engines, Syzygy: cfg.Syzygy,
 		Logger: cl.log, Grace: cfg.Grace, VerifyEngines: cfg.VerifyEngines, Builtin: cfg.Builtin, BenchNPS: cfg.BenchNPS,
 		Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"worker": name}, cl.registry)})
 	if err != nil {
