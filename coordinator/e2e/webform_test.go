@@ -26,6 +26,7 @@ import (
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/testing/gittest"
+	headlesstest "github.com/arbiter-chess/arbiter/testing/headless"
 )
 
 // headless drives a real headless Chromium.
@@ -35,20 +36,7 @@ type headless struct {
 }
 
 func newHeadless(t *testing.T) *headless {
-	const chromium = "/usr/bin/chromium"
-	if _, err := os.Stat(chromium); err != nil {
-		t.Skip("no " + chromium + " (Debian package chromium)")
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true), chromedp.UserDataDir(t.TempDir()))
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	// The browser starts on the test's context: one started by a call with
-	// a time limit would end with that call.
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	return &headless{t: t, ctx: ctx}
+	return &headless{t: t, ctx: headlesstest.Start(t)}
 }
 
 // run runs actions within a minute.

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/arbiter-chess/arbiter/testing/headless"
 )
 
 // TestPageFollowsTheLoop: DIR/index.html shows the running step while it
@@ -82,18 +84,7 @@ type browser struct {
 }
 
 func newBrowser(t *testing.T) *browser {
-	const chromium = "/usr/bin/chromium"
-	if _, err := os.Stat(chromium); err != nil {
-		t.Skip("no " + chromium + " (Debian package chromium)")
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true), chromedp.UserDataDir(t.TempDir()))
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	return &browser{t: t, ctx: ctx}
+	return &browser{t: t, ctx: headless.Start(t)}
 }
 
 // rows opens the page file and reads generation 1's cells, the loop's
