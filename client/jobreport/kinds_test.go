@@ -5,6 +5,6 @@ package jobreport
 // the tests of the reports list and print jobs of those kinds.
 import (
 	_ "github.com/arbiter-chess/arbiter/coordinator/gamejob"
-	_ "github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	_ "github.com/arbiter-chess/arbiter/kinds/perft"
 	_ "github.com/arbiter-chess/arbiter/kinds/spsa"
 )

@@ -219,7 +219,7 @@ func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
 }
 
 // The perft family's report (its kind registers with jobkind from
-// coordinator/perftjob).
+// kinds/perft).
 func init() {
 	RegisterReport(jobkind.FamilyPerft, Report{Header: "PERFT\tSTATE\tDEPTH\tNODES\tPROGRESS\tFEN", Row: perftRow, Detail: PrintPerftDetail,
 		JSON: func(o *JobJSON, j *arbiterv1.Job) { o.Perft = newPerftJob(j) }})

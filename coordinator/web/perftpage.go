@@ -7,18 +7,39 @@ import (
 	"sort"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/engine"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
+	"github.com/arbiter-chess/arbiter/wire/perftwire"
 )
+
+// PerftProgress is what the page of a perft job reads beyond the job's
+// snapshot: the workload of the perft kind (kinds/perft), a floor above
+// this package, answers it, so no page names the kind's package.
+type PerftProgress interface {
+	// Progress returns a job's divide so far and its recent rate
+	// (UNKNOWN_JOB for a job it does not keep).
+	Progress(jobID string) (perftwire.Progress, error)
+}
+
+// perftProgressOf is the workload of c that keeps perft jobs, nil when
+// none does.
+func perftProgressOf(c *core.Core) PerftProgress {
+	for _, wl := range c.Workloads() {
+		if pp, ok := wl.(PerftProgress); ok && wl.Kind() == jobkind.Perft {
+			return pp
+		}
+	}
+	return nil
+}
 
 type perftData struct {
 	Job    *arbiterv1.Job
 	State  string
 	Board  template.HTML
-	Divide []perftjob.RootCount
+	Divide []perftwire.RootCount
 	// Suite lists a suite job's positions (Divide is then empty): the
 	// divide in suite order, numbered.
 	Suite    []suiteRow
@@ -39,7 +60,7 @@ type perftData struct {
 // suiteRow is a suite job's position, numbered, and its count.
 type suiteRow struct {
 	Number int
-	perftjob.RootCount
+	perftwire.RootCount
 }
 
 func (s *Server) perftPage(r *http.Request, v *view) error {
@@ -47,6 +68,9 @@ func (s *Server) perftPage(r *http.Request, v *view) error {
 	j, err := s.jobOf(id, "a perft job", func(j *arbiterv1.Job) bool { return jobkind.Is(j, jobkind.FamilyPerft) })
 	if err != nil {
 		return err
+	}
+	if s.cfg.Perft == nil {
+		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(id))
 	}
 	prog, err := s.cfg.Perft.Progress(id)
 	if err != nil {
