@@ -40,7 +40,6 @@ import (
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/client/verifyclient"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
-	_ "github.com/arbiter-chess/arbiter/kinds/perft" // the perft kind, whose jobs the pages show
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/verify"
 	"github.com/arbiter-chess/arbiter/wire/verifyproto"

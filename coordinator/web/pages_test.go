@@ -15,7 +15,6 @@ import (
 
 	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
-	"github.com/arbiter-chess/arbiter/kinds/perft"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
@@ -73,7 +72,7 @@ func (cl *cluster) carol() identity.Identity {
 func TestPagesRender(t *testing.T) {
 	cl := newCluster(t, clusterOpts{grafana: "http://grafana.example:3000/", books: bookDir})
 	ctx := context.Background()
-	perft, err := cl.c.Core.Create(ctx, cl.carol(), perft.Kind, &arbiterv1.PerftSpec{Depth: 3})
+	perft, err := cl.c.Core.Create(ctx, cl.carol(), jobkind.Perft, &arbiterv1.PerftSpec{Depth: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

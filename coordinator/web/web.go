@@ -72,11 +72,7 @@ var staticFS embed.FS
 
 // Config is what the pages serve.
 type Config struct {
-	Core *core.Core
-	// Perft, when set, is where /perft/{id} reads a job's divide so far;
-	// nil: the workload of Core that keeps perft jobs (the perft kind's,
-	// when a program installs it), or none.
-	Perft PerftProgress
+	Core  *core.Core
 	Games *gamejob.Workload
 	// Tunes, when set, shows which workers running SPSA tunes bar (the
 	// workers page); nil: the workload of Core that bars workers from its
@@ -174,9 +170,6 @@ const csrfKeyName = "web_csrf_key"
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Core == nil || cfg.Games == nil || cfg.Credentials == nil {
 		return nil, errors.New("web: core, workloads and credentials are required")
-	}
-	if cfg.Perft == nil {
-		cfg.Perft = perftProgressOf(cfg.Core)
 	}
 	if cfg.Verify == nil {
 		cfg.Verify = verifySessionsOf(cfg.Core)

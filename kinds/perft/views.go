@@ -11,15 +11,28 @@ import (
 	"github.com/arbiter-chess/arbiter/base/logging"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/wire/perftwire"
 )
 
-// RootCount is one root move's count so far (perftwire's: the page of a
-// perft job, in coordinator/web, reads it).
-type RootCount = perftwire.RootCount
+// RootCount is one root move's count so far.
+type RootCount struct {
+	Move string
+	// Nodes counted below the move so far (settled units), decimal; the
+	// move's final count once Complete.
+	Nodes string
+	// Complete is set when every position below the move is settled.
+	Complete bool
+	// Open is the number of positions below the move not settled yet.
+	Open int
+}
 
 // Progress is what a job's page shows beyond its snapshot.
-type Progress = perftwire.Progress
+type Progress struct {
+	// Divide per root move in the order of the job's root moves.
+	Divide []RootCount
+	// NodesPerSecond is the rate of settled nodes since this coordinator
+	// began tracking the job (0 when finished or unknown).
+	NodesPerSecond float64
+}
 
 // Progress returns a job's divide as it completes: each root move's count
 // so far and whether it is final. It costs one pass over the unsettled
