@@ -1,10 +1,14 @@
-// Package perft is the kind PERFT, every side of it: the coordinator's
-// workload, its flags and its jobkind entry (this file), ...
+// Package perft is the kind PERFT: exact counts of a position's move
+// tree, split over the workers. It registers every side of itself that
+// has a registry, from its init: the coordinator's workload and jobkind
+// entry (this file), its coordinator flags (flags.go: --perft-max-*),
+// what `arbiter status` shows (report.go) and the job's page (page.go,
+// templates/perft.html). kinds/install is its one importer; what of perft
+// stays below kinds/ this release, and why, is in docs/kinds.md.
 //
-// The workload splits a
-// perft job into units (package perftsplit), hands units to the core's
-// scheduler, judges the runs workers submit, and adds up exact totals (and,
-// for a statistics job, exact statistics).
+// The workload splits a perft job into units (package perftsplit), hands
+// units to the core's scheduler, judges the runs workers submit, and adds
+// up exact totals (and, for a statistics job, exact statistics).
 //
 // Affinity: a worker's hash table is worth most when the units it computes
 // share subtrees. A job's fresh units are kept in segments, runs of
