@@ -54,12 +54,12 @@ type Config struct {
 	Token string
 	// LeaseDuration is how long a lease lasts without a heartbeat (30s).
 	LeaseDuration time.Duration
-	// TargetUnitDuration is the work one perft unit should take (2s).
+	// TargetUnitDuration is the work one unit should take (2s; perft's,
+	// workload.Deps.UnitDuration).
 	TargetUnitDuration time.Duration
-	// VerifyDefault is the verify fraction of perft jobs that set none.
+	// VerifyDefault is the recheck fraction of jobs that set none
+	// (perft's, workload.Deps.RecheckDefault).
 	VerifyDefault float64
-	// MinUnits and MaxPositionsPerUnit shape perft units (64, 4096).
-	MinUnits, MaxPositionsPerUnit int
 	// Games tunes match and SPRT tests.
 	Games gamejob.Config
 	// KindSettings are the settings of kinds that bring their own flags
@@ -88,11 +88,6 @@ type Config struct {
 	// Git is how engines named by a remote git URL are fetched
 	// (artifacts.GitConfig; its Dir defaults to the artifacts' git/).
 	Git artifacts.GitConfig
-	// PerftMaxNodes, PerftMaxHeldPositions and PerftMaxSplitPositions
-	// bound what a perft job may ask (perftjob.Config; 0: the defaults).
-	PerftMaxNodes          float64
-	PerftMaxHeldPositions  int
-	PerftMaxSplitPositions int
 	// Limits bound each non-admin identity (connections, calls, submits,
 	// uploads, artifacts); the zero value limits nothing (the command's
 	// flags default to quota.Defaults).
@@ -225,6 +220,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	approvals := c.Accounts.Gate(workload.RunsSubmittedCode)
 	deps := workload.Deps{Store: cfg.Store, Approvals: approvals, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer, DataDir: cfg.Store.Dir(),
 		ResolveArtifact: c.Artifacts.FillEngine, Games: games, Trust: trust, ReferenceNPS: cfg.Games.ReferenceNPS,
+		UnitDuration: cfg.TargetUnitDuration, RecheckDefault: cfg.VerifyDefault,
 		// And one record of the workers' recent games (the /workers page).
 		Activity:  gamepair.NewActivity(cfg.Now),
 		JobExists: func(id string) bool { _, ok := c.Core.JobRef(id); return ok },

@@ -4,39 +4,24 @@ package coordinator
 // package workload from its package's init (its workload, spec, schema,
 // page and report); a program puts a kind of kinds/ in with one blank
 // import in kinds/install, never here (kinds/ is a floor above this one).
-// The built-in kinds are named here for what only they have this release:
-// their settings among the command's flags (Config), and the typed access
-// of the services and pages that are theirs alone.
+// The built-in test kind is named here for what only it has this release:
+// its settings among the command's flags (Config), and the typed access
+// of the services and pages that are its alone.
 import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
-	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
-	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
 )
 
 // kindSettings are the kinds' settings from cfg, by kind
 // (workload.Deps.Settings).
 func (cfg Config) kindSettings() map[string]any {
 	settings := map[string]any{
-		perftjob.Kind: perftjob.Config{TargetUnitDuration: cfg.TargetUnitDuration, VerifyDefault: cfg.VerifyDefault,
-			MinUnits: cfg.MinUnits, MaxPositionsPerUnit: cfg.MaxPositionsPerUnit, MaxNodes: cfg.PerftMaxNodes,
-			MaxHeldPositions: cfg.PerftMaxHeldPositions, SplitLimits: splitLimits(cfg.PerftMaxSplitPositions)},
 		gamejob.Kind: cfg.Games,
 	}
 	for kind, s := range cfg.KindSettings {
 		settings[kind] = s
 	}
 	return settings
-}
-
-// splitLimits is perftsplit.DefaultLimits with maxPositions unique
-// positions per split when set.
-func splitLimits(maxPositions int) perftsplit.Limits {
-	lim := perftsplit.DefaultLimits
-	if maxPositions > 0 {
-		lim.MaxPositions = maxPositions
-	}
-	return lim
 }
 
 // Workload returns the workload of a registered kind.
@@ -50,11 +35,6 @@ func (c *Coordinator) Workload(kind string) (core.Workload, bool) {
 func workloadOf[W core.Workload](c *Coordinator, kind string) W {
 	wl, _ := c.Workloads[kind].(W)
 	return wl
-}
-
-// Perft is the perft workload.
-func (c *Coordinator) Perft() *perftjob.Workload {
-	return workloadOf[*perftjob.Workload](c, perftjob.Kind)
 }
 
 // Games is the workload of match and SPRT tests.

@@ -4,7 +4,7 @@ package worker
 // counts by one of the worker's --verify-engine programs (`go perft N` of
 // each position, read by package verify through enginehost), not by the
 // embedded generator. The coordinator compares them with the counts of
-// another identity's generator (coordinator/perftjob/crosscheck.go).
+// another identity's generator (kinds/perft/crosscheck.go).
 
 import (
 	"context"

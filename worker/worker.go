@@ -6,7 +6,7 @@
 // offers what the registered runners take.
 //
 // The table outlives units: the coordinator hands a worker consecutive
-// units of one slice of a job (coordinator/perftjob), whose subtrees meet,
+// units of one slice of a job (kinds/perft), whose subtrees meet,
 // so each unit finds much of its work in the table the ones before it
 // filled. A new job starts a new table generation: the earlier job's
 // entries stay valid but make way first.

@@ -31,6 +31,17 @@ func OpenSyzygy(flag, dir string) (*syzygy.Tablebase, error) {
 	return tables, nil
 }
 
+// MaxHashMB bounds every --hash (1 TiB).
+const MaxHashMB = 1 << 20
+
+// CheckHash refuses a --hash size outside lo..MaxHashMB MB.
+func CheckHash(mb, lo int) error {
+	if mb < lo || mb > MaxHashMB {
+		return cliexit.Usage("--hash %d: must be between %d and %d MB", mb, lo, MaxHashMB)
+	}
+	return nil
+}
+
 // CheckThreads refuses a --threads count outside 0 (all cores)..4096.
 func CheckThreads(n int) error {
 	if n < 0 || n > 4096 {

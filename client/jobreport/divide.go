@@ -6,9 +6,9 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
-// sortedDivide is a job's divide in the order `arbiter perft --divide`
+// SortedDivide is a job's divide in the order `arbiter perft --divide`
 // prints it (by UCI move), whatever order the coordinator sent it in.
-func sortedDivide(j *arbiterv1.Job) []*arbiterv1.DivideEntry {
+func SortedDivide(j *arbiterv1.Job) []*arbiterv1.DivideEntry {
 	d := append([]*arbiterv1.DivideEntry(nil), j.GetDivide()...)
 	sort.Slice(d, func(a, b int) bool { return d[a].GetMove() < d[b].GetMove() })
 	return d

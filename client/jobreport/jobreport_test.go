@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/arbiter-chess/arbiter/client/cliexit"
+	_ "github.com/arbiter-chess/arbiter/kinds/perft" // its report: PrintJob of a perft job, the perft rows of list_test.go
 	"github.com/arbiter-chess/arbiter/local/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -47,7 +48,7 @@ func TestPrintPerft(t *testing.T) {
 		t.Errorf("unverified text %v:\n%s", err, out.String())
 	}
 	out.Reset()
-	jobreport.PrintPerftDetail(&out, unchecked)
+	jobreport.PrintJob(&out, unchecked)
 	if !strings.Contains(out.String(), "Verify:     none, the counts are UNVERIFIED") {
 		t.Errorf("unverified detail:\n%s", out.String())
 	}
@@ -89,7 +90,7 @@ func TestPrintPerft(t *testing.T) {
 		t.Errorf("status --json of a statistics job: %+v", pj)
 	}
 	out.Reset()
-	jobreport.PrintPerftDetail(&out, j)
+	jobreport.PrintJob(&out, j)
 	if s := out.String(); !strings.Contains(s, "(split at ply 0, 2 slices, statistics, verify 0.00)") || !strings.Contains(s, "Statistics: 34 captures,") {
 		t.Errorf("detail:\n%s", s)
 	}

@@ -104,22 +104,6 @@ func testRow(j *arbiterv1.Job) string {
 		testLimits(s), games, elo, llr)
 }
 
-func perftRow(j *arbiterv1.Job) string {
-	p := j.GetProgress()
-	nodes := j.GetNodes()
-	if nodes == "" {
-		nodes = orDefault(p.GetNodesDone(), "0") + "+"
-	}
-	if PerftVerification(j) == VerificationNone {
-		nodes += " (unverified)"
-	}
-	progress := fmt.Sprintf("%d/%d units", p.GetUnitsDone(), p.GetUnitsTotal())
-	if p.GetUnitsTotal() > 0 {
-		progress = fmt.Sprintf("%.0f%% (%s)", 100*float64(p.GetUnitsDone())/float64(p.GetUnitsTotal()), progress)
-	}
-	return fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s", j.GetJobId(), ListState(j), j.GetPerft().GetDepth(), nodes, progress, perftWhat(j.GetPerft()))
-}
-
 func tuneListRow(j *arbiterv1.Job) string {
 	s, sp := j.GetSpsa(), j.GetSpsaProgress()
 	lim, _ := matchspec.LimitsFromProto(s.GetTimeControl(), 1)
@@ -137,12 +121,4 @@ func tuneListRow(j *arbiterv1.Job) string {
 	}
 	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d/%d\t%d\t%s", j.GetJobId(), ListState(j), s.GetEngine().GetName(), lim.String(),
 		updates, sp.GetPairsDone(), s.GetPairs(), sp.GetGames(), params)
-}
-
-// perftWhat is a perft job's FEN, or for a suite "suite of N positions".
-func perftWhat(s *arbiterv1.PerftSpec) string {
-	if n := s.GetSuiteSize(); n > 0 {
-		return fmt.Sprintf("suite of %d positions", n)
-	}
-	return s.GetFen()
 }

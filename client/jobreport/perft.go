@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/arbiter-chess/arbiter/wire/jobkind"
 	"io"
 	"os"
 	"sort"
@@ -148,8 +147,8 @@ func PrintPerft(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
 		o.Stats = newPerftStats(j)
 		return json.NewEncoder(out).Encode(o)
 	}
-	if !printSuite(out, j) && divide {
-		for _, d := range sortedDivide(j) {
+	if !PrintSuite(out, j) && divide {
+		for _, d := range SortedDivide(j) {
 			fmt.Fprintf(out, "%s: %s\n", d.GetMove(), d.GetNodes())
 		}
 		fmt.Fprintln(out)
@@ -165,69 +164,20 @@ func PrintPerft(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error {
 	}
 	fmt.Fprintf(out, "Units: %d (%d verified on a second worker, %d mismatches, %d settled)\n",
 		p.GetUnitsTotal(), p.GetUnitsVerified(), p.GetMismatches(), p.GetMismatchesSettled())
-	if v := verificationLine(j); v != "" {
+	if v := VerificationLine(j); v != "" {
 		fmt.Fprintf(out, "Verification: %s\n", v)
 	}
-	printCrossCheck(out, j.GetCrossCheck(), "Cross-check: ", "  ")
+	PrintCrossCheck(out, j.GetCrossCheck(), "Cross-check: ", "  ")
 	return nil
 }
 
-// PrintPerftDetail prints one perft job as `arbiter status JOB` shows it.
-func PrintPerftDetail(out io.Writer, j *arbiterv1.Job) {
-	p := j.GetProgress()
-	fmt.Fprintf(out, "Job:        %s\nState:      %s\n", j.GetJobId(), StateName(j.GetState()))
-	extra := ""
-	if n := j.GetPerft().GetSlices(); n > 1 {
-		extra = fmt.Sprintf(", %d slices", n)
-	}
-	if j.GetPerft().GetStats() {
-		extra += ", statistics"
-	}
-	what := perftWhat(j.GetPerft())
-	if j.GetPerft().GetSuiteSize() > 0 {
-		what += fmt.Sprintf(", numbered from %d", j.GetPerft().GetSuiteFirst())
-	}
-	fmt.Fprintf(out, "FEN:        %s\nDepth:      %d (split at ply %d%s, verify %.2f)\n", what,
-		j.GetPerft().GetDepth(), j.GetPerft().GetSplitPly(), extra, j.GetPerft().GetVerifyFraction())
-	fmt.Fprintf(out, "Units:      %d/%d done, %d verified; %d unique positions\n", p.GetUnitsDone(), p.GetUnitsTotal(),
-		p.GetUnitsVerified(), p.GetPositions())
-	if v := verificationLine(j); v != "" {
-		fmt.Fprintf(out, "Verify:     %s\n", v)
-	}
-	printCrossCheck(out, j.GetCrossCheck(), "Cross:      ", "            ")
-	fmt.Fprintf(out, "Mismatches: %d (%d settled)\nWorkers:    %d active\n", p.GetMismatches(), p.GetMismatchesSettled(), p.GetActiveWorkers())
-	if j.GetError() != "" {
-		fmt.Fprintf(out, "Error:      %s\n", j.GetError())
-	}
-	if p.GetBlocked() != "" {
-		fmt.Fprintf(out, "Blocked:    %s\n", p.GetBlocked())
-	}
-	if j.GetNodes() != "" {
-		if !printSuite(out, j) {
-			for _, d := range sortedDivide(j) {
-				fmt.Fprintf(out, "  %s: %s\n", d.GetMove(), d.GetNodes())
-			}
-		}
-		fmt.Fprintf(out, "Nodes:      %s\n", j.GetNodes())
-		if s := j.GetPerftStats(); s != nil {
-			fmt.Fprintf(out, "Statistics: %s captures, %s e.p., %s castles, %s promotions, %s checks, %s discovered, %s double checks, %s mates\n",
-				s.GetCaptures(), s.GetEnPassant(), s.GetCastles(), s.GetPromotions(), s.GetChecks(), s.GetDiscoveryChecks(), s.GetDoubleChecks(), s.GetCheckmates())
-		}
-	} else {
-		fmt.Fprintf(out, "Nodes done: %s\n", p.GetNodesDone())
-	}
-}
+// NewPerftJob is a perft job's typed `perft` object of --json (JobJSON.Perft,
+// kept one release): the perft kind's report (kinds/perft) fills it in.
+func NewPerftJob(j *arbiterv1.Job) *PerftJob { return newPerftJob(j) }
 
-// The perft family's report (its kind registers with jobkind from
-// coordinator/perftjob).
-func init() {
-	RegisterReport(jobkind.FamilyPerft, Report{Header: "PERFT\tSTATE\tDEPTH\tNODES\tPROGRESS\tFEN", Row: perftRow, Detail: PrintPerftDetail,
-		JSON: func(o *JobJSON, j *arbiterv1.Job) { o.Perft = newPerftJob(j) }})
-}
-
-// printCrossCheck prints a perft job's cross-check by another program: a
+// PrintCrossCheck prints a perft job's cross-check by another program: a
 // line of counts (label first), then each mismatch (indented).
-func printCrossCheck(out io.Writer, c *arbiterv1.PerftCrossCheck, label, indent string) {
+func PrintCrossCheck(out io.Writer, c *arbiterv1.PerftCrossCheck, label, indent string) {
 	if c == nil {
 		return
 	}

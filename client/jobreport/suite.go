@@ -68,9 +68,9 @@ func newSuiteJSON(j *arbiterv1.Job) *SuiteJSON {
 	return o
 }
 
-// printSuite prints a done suite job's table, its total and checksum;
+// PrintSuite prints a done suite job's table, its total and checksum;
 // false for a job over one position.
-func printSuite(out io.Writer, j *arbiterv1.Job) bool {
+func PrintSuite(out io.Writer, j *arbiterv1.Job) bool {
 	ps := suitePositions(j)
 	if ps == nil {
 		return false

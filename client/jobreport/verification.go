@@ -31,9 +31,9 @@ func PerftVerification(j *arbiterv1.Job) string {
 	return VerificationFull
 }
 
-// verificationLine says in words how far j's total is verified, for the
+// VerificationLine says in words how far j's total is verified, for the
 // text outputs; "" when there is nothing to say.
-func verificationLine(j *arbiterv1.Job) string {
+func VerificationLine(j *arbiterv1.Job) string {
 	p := j.GetProgress()
 	switch PerftVerification(j) {
 	case VerificationNone:

@@ -21,8 +21,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/hooks"
 	"github.com/arbiter-chess/arbiter/coordinator/httpapi"
 	"github.com/arbiter-chess/arbiter/coordinator/leader"
-	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
-	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/engine/syzygy"
@@ -138,9 +136,6 @@ func newCoordinatorCommand() *cobra.Command {
 		"worker ids one credential may register; past it a new name is refused unless one of its workers has been idle a lease duration")
 	addIdentityLimitFlags(fl, &cfg.Limits)
 	addAdmissionFlags(fl, &cfg.Admission)
-	fl.Float64Var(&cfg.PerftMaxNodes, "perft-max-nodes", perftjob.DefaultMaxNodes, "refuse perft jobs whose estimated leaf count is over this (work no farm finishes)")
-	fl.IntVar(&cfg.PerftMaxSplitPositions, "perft-max-split-positions", perftsplit.DefaultLimits.MaxPositions, "unique positions one perft job's split may keep in the coordinator's memory (about 200 bytes each)")
-	fl.IntVar(&cfg.PerftMaxHeldPositions, "perft-max-held-positions", perftjob.DefaultMaxHeldPositions, "split positions all running perft jobs together may keep in the coordinator's memory (reloaded at each start)")
 	fl.DurationVar(&cfg.UploadAbandonAfter, "upload-abandon-after", artifacts.DefaultAbandonAfter, "remove an engine upload's partial file once idle this long (checked at start and every quarter of it)")
 	addRequestFlags(fl, &cfg)
 	webf.add(fl)

@@ -39,7 +39,7 @@ func newRootCommand() *cobra.Command {
 	root.Flags().MarkShorthandDeprecated("version", "use --version")
 	root.AddCommand(
 		// On this machine.
-		newPerftCommand(), newMatchCommand(), newSPRTCommand(), newTuneCommand(), newUCICommand(), newBenchCommand(),
+		newMatchCommand(), newSPRTCommand(), newTuneCommand(), newUCICommand(), newBenchCommand(),
 		newTBCommand(), // Syzygy tablebases
 		// Serving.
 		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(), newStoreCommand(), newUserCommand(), newAuditCommand(),

@@ -12,25 +12,13 @@ import (
 // Default perft hash tables, one per purpose (README, "Hash tables"):
 // a machine that serves as a worker gets a table that pays off at the
 // depths a cluster is asked for; a one-off perft on this machine gets
-// none unless asked, since below depth 7 the table costs more to clear
-// than it saves.
+// none unless asked (kinds/perft's localHashMB), since below depth 7 the
+// table costs more to clear than it saves.
 const (
 	// workerHashMB is a worker machine's table: arbiter worker's, and
 	// arbiter up's divided among its local workers.
 	workerHashMB = 256
-	// localPerftHashMB is arbiter perft's.
-	localPerftHashMB = 0
-	// maxHashMB bounds every --hash (1 TiB).
-	maxHashMB = 1 << 20
 )
-
-// checkHash refuses a --hash size outside lo..maxHashMB MB.
-func checkHash(mb, lo int) error {
-	if mb < lo || mb > maxHashMB {
-		return usageError("--hash %d: must be between %d and %d MB", mb, lo, maxHashMB)
-	}
-	return nil
-}
 
 // oneArg is cobra.ExactArgs(1) with messages that name the argument
 // (name, e.g. "JOB") and where to find one (hint).

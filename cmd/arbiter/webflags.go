@@ -80,7 +80,7 @@ func (f *webFlags) check() error {
 func (f *webFlags) pages(log *zap.Logger) func(*coordinator.Coordinator, *store.Store) (http.Handler, error) {
 	return func(c *coordinator.Coordinator, st *store.Store) (http.Handler, error) {
 		return web.New(context.Background(), web.Config{
-			Core: c.Core, Perft: c.Perft(), Games: c.Games(), Credentials: c.Credentials, Accounts: c.Accounts,
+			Core: c.Core, Games: c.Games(), Credentials: c.Credentials, Accounts: c.Accounts,
 			Store: st, Logger: log, GrafanaURL: f.grafanaURL, PrometheusURL: f.prometheusURL, PrometheusScrape: f.prometheusScrape, RequireSignIn: !f.anonymous, BooksDir: f.books,
 			Diffs: c.Artifacts, Hooks: c.Hooks, Follows: c.Hooks, Trust: c.Trust, NoWorkerMinting: !f.mintWorkers, Admission: c.Admission,
 			DeclareLiar: c.DeclareLiar,

@@ -52,7 +52,7 @@ func newWorkerCommand() *cobra.Command {
 			if err := clicmd.CheckThreads(threads); err != nil {
 				return err
 			}
-			if err := checkHash(hashMB, 1); err != nil {
+			if err := clicmd.CheckHash(hashMB, 1); err != nil {
 				return err
 			}
 			verifyEngines, err := verifyEnginesOf(cmd)

@@ -72,7 +72,7 @@ func serveDoors(t *testing.T) *walkDoors {
 	go d.grpcSrv.Serve(lis)
 	t.Cleanup(d.grpcSrv.Stop)
 	d.grpcAddr = lis.Addr().String()
-	if d.pages, err = web.New(ctx, web.Config{Core: c.Core, Perft: c.Perft(), Games: c.Games(),
+	if d.pages, err = web.New(ctx, web.Config{Core: c.Core, Games: c.Games(),
 		Credentials: c.Credentials, Accounts: c.Accounts, Store: st, Hooks: c.Hooks, Follows: c.Hooks, Admission: c.Admission}); err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/jobfind"
 	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
-	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
@@ -101,7 +100,7 @@ func (js *jobService) SubmitPerft(ctx context.Context, req *arbiterv1.SubmitPerf
 	if req.GetSpec() == nil {
 		return nil, apierr.Invalid("spec missing")
 	}
-	ref, err := js.core.Create(ctx, caller(ctx), perftjob.Kind, req.GetSpec())
+	ref, err := js.core.Create(ctx, caller(ctx), jobkind.Perft, req.GetSpec())
 	if err != nil {
 		return nil, err
 	}

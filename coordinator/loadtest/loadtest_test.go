@@ -15,8 +15,8 @@ import (
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/leader"
-	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/kinds/perft"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/testing/pgtest"
 )
@@ -60,7 +60,8 @@ func serve(t *testing.T, storeURL string, identities int) []grpc.ClientConnInter
 			t.Fatal(err)
 		}
 	}
-	c, err := coordinator.New(ctx, coordinator.Config{Store: st, Token: "load", MaxPositionsPerUnit: 1, MinUnits: 1})
+	c, err := coordinator.New(ctx, coordinator.Config{Store: st, Token: "load",
+		KindSettings: map[string]any{perft.Kind: perft.Config{MaxPositionsPerUnit: 1, MinUnits: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func serve(t *testing.T, storeURL string, identities int) []grpc.ClientConnInter
 	}
 	go srv.Serve(lis)
 	t.Cleanup(srv.Stop)
-	if _, err := c.Core.Create(ctx, identity.Bootstrap, perftjob.Kind, &arbiterv1.PerftSpec{Depth: 9, SplitPly: 4}); err != nil {
+	if _, err := c.Core.Create(ctx, identity.Bootstrap, perft.Kind, &arbiterv1.PerftSpec{Depth: 9, SplitPly: 4}); err != nil {
 		t.Fatal(err)
 	}
 	var conns []grpc.ClientConnInterface

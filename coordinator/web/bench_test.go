@@ -28,7 +28,6 @@ import (
 	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
-	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/engine"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -231,7 +230,7 @@ func buildFixture(b *testing.B) (*benchFixture, error) {
 	b.Logf("coordinator loaded 1,000 tests and 500 workers in %v", time.Since(loadStart).Round(time.Millisecond))
 	f := &benchFixture{cl: cl, big: big, sess: "s-benchsession", tune: tuneID}
 	carol := identity.Identity{Name: "carol", Role: identity.Client}
-	ref, err := cl.c.Core.Create(ctx, carol, perftjob.Kind, &arbiterv1.PerftSpec{Depth: 6})
+	ref, err := cl.c.Core.Create(ctx, carol, jobkind.Perft, &arbiterv1.PerftSpec{Depth: 6})
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,6 @@ import (
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/client/verifyclient"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
-	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/verify"
 	"github.com/arbiter-chess/arbiter/wire/verifyproto"
@@ -655,7 +654,6 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("the perft form went to %s", loc)
 	}
 	_ = gamejob.Kind
-	_ = perftjob.Kind
 	b, _ := json.Marshal(shots)
 	t.Logf("screenshots in %s", b)
 }

@@ -94,7 +94,7 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	}
 	go gs.Serve(lis)
 	cl.grpc = lis.Addr().String()
-	srv, err := New(ctx, Config{Core: c.Core, Perft: c.Perft(), Games: c.Games(), Credentials: c.Credentials,
+	srv, err := New(ctx, Config{Core: c.Core, Games: c.Games(), Credentials: c.Credentials,
 		Accounts: c.Accounts, Store: st, GrafanaURL: o.grafana, RequireSignIn: o.requireSignIn, BooksDir: o.books, LiveInterval: 500 * time.Millisecond, Diffs: c.Artifacts, Hooks: c.Hooks,
 		Follows: c.Hooks, EventPoll: 300 * time.Millisecond, Trust: c.Trust, NoWorkerMinting: o.noWorkerMinting})
 	if err != nil {

@@ -19,13 +19,13 @@ import (
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
-	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/enginespec"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
 	"github.com/arbiter-chess/arbiter/sprt"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 // The forms: submit a test (SPRT or match) or a perft job, cancel a job,
@@ -395,7 +395,7 @@ func (s *Server) submitPerft(w http.ResponseWriter, r *http.Request, vw viewer) 
 	spec, err := perftSpec(p)
 	if err == nil {
 		var ref core.JobRef
-		if ref, err = s.cfg.Core.Create(r.Context(), vw.identity(), perftjob.Kind, spec); err == nil {
+		if ref, err = s.cfg.Core.Create(r.Context(), vw.identity(), jobkind.Perft, spec); err == nil {
 			s.log.Info("perft job submitted on the web", zap.String("job_id", ref.ID), zap.String("identity", vw.Name))
 			http.Redirect(w, r, "/perft/"+url.PathEscape(ref.ID), http.StatusSeeOther)
 			return nil

@@ -5,7 +5,7 @@ package web
 // its template, route, renderer and whether a signed-in user can follow
 // the job it shows. The routes, the templates parsed at start and the
 // Follow button are read from here, so this package names no kind that
-// plugs in. The built-in kinds' pages (test, perft job, tune) register
+// plugs in. The built-in kinds' pages (test, tune) register
 // the same way from their files.
 //
 // Invariant: a page's Name is unique (RegisterPage panics on a second),

@@ -15,7 +15,6 @@ import (
 
 	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
-	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
@@ -73,7 +72,7 @@ func (cl *cluster) carol() identity.Identity {
 func TestPagesRender(t *testing.T) {
 	cl := newCluster(t, clusterOpts{grafana: "http://grafana.example:3000/", books: bookDir})
 	ctx := context.Background()
-	perft, err := cl.c.Core.Create(ctx, cl.carol(), perftjob.Kind, &arbiterv1.PerftSpec{Depth: 3})
+	perft, err := cl.c.Core.Create(ctx, cl.carol(), jobkind.Perft, &arbiterv1.PerftSpec{Depth: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +396,7 @@ func excerpt(s string) string {
 func TestLiveStreamsBoundedAndClosed(t *testing.T) {
 	cl := newCluster(t, clusterOpts{})
 	c := cl.c
-	srv, err := New(context.Background(), Config{Core: c.Core, Perft: c.Perft(), Games: c.Games(), Credentials: c.Credentials,
+	srv, err := New(context.Background(), Config{Core: c.Core, Games: c.Games(), Credentials: c.Credentials,
 		MaxLiveStreams: 1, LiveInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

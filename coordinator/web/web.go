@@ -61,7 +61,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/credentials"
 	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
-	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 )
 
@@ -74,7 +73,6 @@ var staticFS embed.FS
 // Config is what the pages serve.
 type Config struct {
 	Core  *core.Core
-	Perft *perftjob.Workload
 	Games *gamejob.Workload
 	// Tunes, when set, shows which workers running SPSA tunes bar (the
 	// workers page); nil: the workload of Core that bars workers from its
@@ -170,7 +168,7 @@ const csrfKeyName = "web_csrf_key"
 
 // New builds the pages' handler.
 func New(ctx context.Context, cfg Config) (*Server, error) {
-	if cfg.Core == nil || cfg.Perft == nil || cfg.Games == nil || cfg.Credentials == nil {
+	if cfg.Core == nil || cfg.Games == nil || cfg.Credentials == nil {
 		return nil, errors.New("web: core, workloads and credentials are required")
 	}
 	if cfg.Verify == nil {

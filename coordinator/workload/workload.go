@@ -64,6 +64,13 @@ type Deps struct {
 	// job names none: the tests' (gamepair.Settings.ReferenceNPS; 0:
 	// gamepair.DefaultReferenceNPS), for the other kinds that play games.
 	ReferenceNPS uint64
+	// UnitDuration is the compute time one unit should take
+	// (--unit-duration; 0: the kind's default), and RecheckDefault the
+	// share of units computed again by a second identity for jobs that
+	// set none (--recheck-default), for the kinds that split a job into
+	// units of their own size (perft).
+	UnitDuration   time.Duration
+	RecheckDefault float64
 	// Approvals is the coordinator's approval rule (nil: approvals are
 	// off). The core holds the jobs it creates; a kind whose sessions do
 	// not go through core.Create (verify sessions) asks it itself before

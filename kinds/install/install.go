@@ -8,6 +8,7 @@ package install
 import (
 	_ "github.com/arbiter-chess/arbiter/kinds/datagen" // DATAGEN: NNUE training data
 	_ "github.com/arbiter-chess/arbiter/kinds/epd"     // EPD test suites
+	_ "github.com/arbiter-chess/arbiter/kinds/perft"   // PERFT: exact move-tree counts split over the workers
 	_ "github.com/arbiter-chess/arbiter/kinds/spsa"    // SPSA tunes
 	_ "github.com/arbiter-chess/arbiter/kinds/verify"  // VERIFY: another engine's move generator, on the workers
 )

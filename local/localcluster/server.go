@@ -16,7 +16,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -104,11 +103,6 @@ type ServerConfig struct {
 	// Limits bound each non-admin identity (zero: none; the coordinator
 	// command's flags default to quota.Defaults).
 	Limits quota.Limits
-	// PerftMaxNodes, PerftMaxHeldPositions and PerftMaxSplitPositions
-	// bound perft jobs (0: the coordinator's defaults).
-	PerftMaxNodes          float64
-	PerftMaxHeldPositions  int
-	PerftMaxSplitPositions int
 	// UploadAbandonAfter removes artifact uploads idle this long (0:
 	// artifacts.DefaultAbandonAfter).
 	UploadAbandonAfter time.Duration
@@ -196,12 +190,6 @@ func (c *ServerConfig) Validate() error {
 		return cliexit.Usage("--git-timeout %v: must not be negative", c.Git.Timeout)
 	case c.UploadAbandonAfter < 0:
 		return cliexit.Usage("--upload-abandon-after %v: must not be negative", c.UploadAbandonAfter)
-	case c.PerftMaxNodes < 0 || math.IsNaN(c.PerftMaxNodes) || math.IsInf(c.PerftMaxNodes, 0):
-		return cliexit.Usage("--perft-max-nodes %v: a positive number of leaves, e.g. 1e22", c.PerftMaxNodes)
-	case c.PerftMaxHeldPositions < 0:
-		return cliexit.Usage("--perft-max-held-positions %d: must be positive", c.PerftMaxHeldPositions)
-	case c.PerftMaxSplitPositions < 0:
-		return cliexit.Usage("--perft-max-split-positions %d: must be positive", c.PerftMaxSplitPositions)
 	}
 	if err := c.Limits.Validate(); err != nil {
 		return cliexit.Usage("%v", err)
@@ -374,8 +362,7 @@ func (s *Server) becomeLeader() error {
 		Store: st, Logger: log, Token: cfg.Token, LeaseDuration: cfg.LeaseDuration, TargetUnitDuration: cfg.UnitDuration,
 		VerifyDefault: cfg.VerifyDefault, Registerer: s.registry, PGNRetention: cfg.PGNRetention, StartTimeout: cfg.StartTimeout,
 		MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity,
-		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter, PerftMaxNodes: cfg.PerftMaxNodes,
-		PerftMaxHeldPositions: cfg.PerftMaxHeldPositions, PerftMaxSplitPositions: cfg.PerftMaxSplitPositions,
+		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter,
 		KindSettings: cfg.KindSettings, Accounts: cfg.Accounts, Git: cfg.Git, Hooks: cfg.Hooks, Admission: cfg.Admission,
 		Games: gamejob.Config{Settings: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines, Syzygy: cfg.Syzygy}},
 	})

@@ -37,7 +37,7 @@ type Farm struct {
 func Start(t testing.TB, workers int, options ...func(*localcluster.Config)) *Farm {
 	t.Helper()
 	pages := func(c *coordinator.Coordinator, st *store.Store) (http.Handler, error) {
-		return web.New(context.Background(), web.Config{Core: c.Core, Perft: c.Perft(), Games: c.Games(),
+		return web.New(context.Background(), web.Config{Core: c.Core, Games: c.Games(),
 			Credentials: c.Credentials, Accounts: c.Accounts, Store: st, Logger: zap.NewNop(), Follows: c.Hooks, Hooks: c.Hooks,
 			Trust: c.Trust, Admission: c.Admission})
 	}

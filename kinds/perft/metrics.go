@@ -1,4 +1,4 @@
-package perftjob
+package perft
 
 import (
 	"github.com/prometheus/client_golang/prometheus"

@@ -1,4 +1,4 @@
-package perftjob
+package perft
 
 // Cross-check by another program (PerftSpec.cross_check): a sampled share
 // of a job's units is counted again by an engine the workers offer with

@@ -1,4 +1,4 @@
-package perftjob
+package perft
 
 import (
 	"context"

@@ -1,7 +1,14 @@
-// Package perftjob is the perft workload of the coordinator: it splits a
-// perft job into units (package perftsplit), hands units to the core's
-// scheduler, judges the runs workers submit, and adds up exact totals (and,
-// for a statistics job, exact statistics).
+// Package perft is the kind PERFT: exact counts of a position's move
+// tree, split over the workers. It registers every side of itself that
+// has a registry, from its init: the coordinator's workload and jobkind
+// entry (this file), its coordinator flags (flags.go: --perft-max-*),
+// what `arbiter status` shows (report.go) and the job's page (page.go,
+// templates/perft.html). kinds/install is its one importer; what of perft
+// stays below kinds/ this release, and why, is in docs/kinds.md.
+//
+// The workload splits a perft job into units (package perftsplit), hands
+// units to the core's scheduler, judges the runs workers submit, and adds
+// up exact totals (and, for a statistics job, exact statistics).
 //
 // Affinity: a worker's hash table is worth most when the units it computes
 // share subtrees. A job's fresh units are kept in segments, runs of
@@ -26,7 +33,7 @@
 //     settlement only to a worker of an identity that has not run it and
 //     does not hold it, and judge counts runs by identity.
 //   - Finished jobs keep only their record in memory.
-package perftjob
+package perft
 
 import (
 	"context"
@@ -43,10 +50,10 @@ import (
 	"github.com/arbiter-chess/arbiter/base/capability"
 	"github.com/arbiter-chess/arbiter/base/logging"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/perftsplit"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/kinds/perft/perftsplit"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
@@ -58,11 +65,19 @@ func init() {
 	workload.Register(workload.Kind{
 		Name: Kind,
 		Spec: func() proto.Message { return &arbiterv1.PerftSpec{} },
-		// The limits are the command's; the rest is the coordinator's.
+		// The limits are the kind's flags (Flags); the unit size and the
+		// recheck share the coordinator's.
 		New: workload.WithSettings(func(cfg Config, d workload.Deps) *Workload {
 			cfg.Store, cfg.Logger, cfg.Now, cfg.Registerer = d.Store, d.Logger, d.Now, d.Registerer
+			if cfg.TargetUnitDuration == 0 {
+				cfg.TargetUnitDuration = d.UnitDuration
+			}
+			if cfg.VerifyDefault == 0 {
+				cfg.VerifyDefault = d.RecheckDefault
+			}
 			return New(cfg)
 		}),
+		Flags: flags,
 		// Perft runs only the embedded move generator.
 		Runs:  workload.OperatorPrograms,
 		Order: 10,

@@ -1,4 +1,4 @@
-package main
+package perft
 
 import (
 	"context"
@@ -9,9 +9,21 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arbiter-chess/arbiter/client/clicmd"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/engine"
-	"github.com/arbiter-chess/arbiter/local/perftrun"
+	"github.com/arbiter-chess/arbiter/kinds/perft/perftrun"
 )
+
+// `arbiter perft`: perft of a FEN or an EPD suite on this machine, all
+// cores (perftrun), or with --coordinator the same job on a cluster, as
+// `submit perft --wait` (submit.go).
+
+func init() { clicmd.RegisterCommand("perft", newPerftCommand) }
+
+// localHashMB is arbiter perft's default hash table: none, since below
+// depth 7 the table costs more to clear than it saves (README, "Hash
+// tables").
+const localHashMB = 0
 
 type perftFlags struct {
 	fen      string
@@ -58,7 +70,7 @@ Exit status: 0 on success, 1 when a suite count does not match, 2 on bad input,
 	fl.BoolVar(&f.divide, "divide", false, "print the count below each root move")
 	fl.BoolVar(&f.stats, "stats", false, "extended statistics (captures, e.p., castles, promotions, checks incl. mates, discovered and double checks, mates); --hash then sizes a statistics table")
 	fl.IntVar(&f.threads, "threads", 0, "threads (default: all cores)")
-	fl.IntVar(&f.hashMB, "hash", localPerftHashMB, "perft hash table size in MB, shared by all threads (0: none; worth it from depth 7)")
+	fl.IntVar(&f.hashMB, "hash", localHashMB, "perft hash table size in MB, shared by all threads (0: none; worth it from depth 7)")
 	fl.BoolVar(&f.chess960, "chess960", false, "Chess960 notation (detected from Shredder-FEN/X-FEN castling letters otherwise)")
 	fl.BoolVar(&f.jsonOut, "json", false, "one JSON object per position and depth")
 	fl.StringVar(&f.epd, "epd", "", "suite mode: EPD file of \"FEN ;D1 n ;D2 n ...\" lines")
@@ -73,7 +85,7 @@ func (f *perftFlags) validateCommon() error {
 	if err := clicmd.CheckThreads(f.threads); err != nil {
 		return err
 	}
-	return checkHash(f.hashMB, 0)
+	return clicmd.CheckHash(f.hashMB, 0)
 }
 
 func perftContext() (context.Context, context.CancelFunc) {
@@ -89,7 +101,7 @@ func runPerftOne(cmd *cobra.Command, f *perftFlags) error {
 	}
 	pos, err := engine.ParseFEN(f.fen)
 	if err != nil {
-		return usageError("--fen: %v", err)
+		return cliexit.Usage("--fen: %v", err)
 	}
 	if f.chess960 {
 		pos.SetChess960(true)
@@ -140,7 +152,7 @@ func runPerftSuite(cmd *cobra.Command, f *perftFlags) error {
 	if f.maxNodes != "" {
 		n, err := perftrun.ParseNodeLimit(f.maxNodes)
 		if err != nil {
-			return usageError("--max-nodes %q: %v", f.maxNodes, err)
+			return cliexit.Usage("--max-nodes %q: %v", f.maxNodes, err)
 		}
 		maxNodes = &n
 	}

@@ -1,10 +1,11 @@
-package main
+package perft
 
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/engine"
-	"github.com/arbiter-chess/arbiter/local/perftrun"
+	"github.com/arbiter-chess/arbiter/kinds/perft/perftrun"
 )
 
 // perftSuite is the suite of submit perft --epd or --chess960-all: its
@@ -13,11 +14,11 @@ func perftSuite(cmd *cobra.Command, f *submitPerftFlags) ([]string, uint32, erro
 	fenGiven := cmd.Flags().Changed("fen")
 	switch {
 	case f.epd != "" && f.chess960All:
-		return nil, 0, usageError("--epd and --chess960-all: give one suite")
+		return nil, 0, cliexit.Usage("--epd and --chess960-all: give one suite")
 	case fenGiven && (f.epd != "" || f.chess960All):
-		return nil, 0, usageError("--fen with --epd or --chess960-all: give one position or one suite")
+		return nil, 0, cliexit.Usage("--fen with --epd or --chess960-all: give one position or one suite")
 	case (f.epd != "" || f.chess960All) && f.depth < 1:
-		return nil, 0, usageError("--depth %d: a suite needs depth 1 or more", f.depth)
+		return nil, 0, cliexit.Usage("--depth %d: a suite needs depth 1 or more", f.depth)
 	case f.chess960All:
 		fens := make([]string, engine.Chess960Positions)
 		for n := range fens {

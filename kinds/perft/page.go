@@ -1,31 +1,42 @@
-package web
+package perft
 
 import (
+	"embed"
 	"fmt"
 	"html/template"
-	"net/http"
 	"sort"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/perftjob"
+	"github.com/arbiter-chess/arbiter/base/apierr"
+	"github.com/arbiter-chess/arbiter/coordinator/web"
 	"github.com/arbiter-chess/arbiter/engine"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
-type perftData struct {
+// The page of a perft job (/perft/{id}): its position (or suite), the
+// progress of its snapshot, its divide (or the suite's positions) as it
+// completes, read from the workload (Workload.Progress), and the
+// published count of a well-known position at that depth.
+
+//go:embed templates/perft.html
+var pageTemplates embed.FS
+
+func init() {
+	web.RegisterPage(web.Page{Name: "perft", Templates: pageTemplates, Pattern: "GET /perft/{id}", Followable: true, Render: renderPage})
+}
+
+type pageData struct {
 	Job    *arbiterv1.Job
 	State  string
 	Board  template.HTML
-	Divide []perftjob.RootCount
+	Divide []RootCount
 	// Suite lists a suite job's positions (Divide is then empty): the
 	// divide in suite order, numbered.
 	Suite    []suiteRow
 	Complete int
 	Elapsed  time.Duration
 	Nodes    string // the total, or the nodes counted so far
-	Rate     string // Mnps over the whole run
 	Recent   string // Mnps since this coordinator tracks the job
 	// Published is the published count of this position at this depth
 	// ("" when none is known); Matches says whether the total equals it.
@@ -33,31 +44,36 @@ type perftData struct {
 	Matches   bool
 	Manage    bool
 	Running   bool
-	Form      *manageForm
+	Form      any
 }
 
 // suiteRow is a suite job's position, numbered, and its count.
 type suiteRow struct {
 	Number int
-	perftjob.RootCount
+	RootCount
 }
 
-func (s *Server) perftPage(r *http.Request, v *view) error {
-	id := r.PathValue("id")
-	j, err := s.jobOf(id, "a perft job", func(j *arbiterv1.Job) bool { return jobkind.Is(j, jobkind.FamilyPerft) })
+func renderPage(pr *web.PageRequest) error {
+	id := pr.R.PathValue("id")
+	j, err := pr.Job(id, "a perft job", func(j *arbiterv1.Job) bool { return jobkind.Is(j, jobkind.FamilyPerft) })
 	if err != nil {
 		return err
 	}
-	prog, err := s.cfg.Perft.Progress(id)
+	wl, _ := pr.Workload(Kind)
+	w, ok := wl.(*Workload)
+	if !ok {
+		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(id))
+	}
+	prog, err := w.Progress(id)
 	if err != nil {
 		return err
 	}
-	d := &perftData{Job: j, State: jobState(j), Board: boardSVG(j.GetPerft().GetFen(), "", 36), Divide: prog.Divide,
+	s := j.GetPerft()
+	d := &pageData{Job: j, State: pr.State(j), Board: pr.Board(s.GetFen(), 36), Divide: prog.Divide,
 		Running: j.GetState() == arbiterv1.JobState_JOB_STATE_RUNNING}
-	d.Manage = d.Running && v.Viewer.MayManage(j.GetSubmitter())
-	d.Form = &manageForm{ID: id, CSRF: v.CSRF, MinPrio: core.MinPriority, MaxPrio: core.MaxPriority,
-		Priority: j.GetPerft().GetPriority(), Share: j.GetPerft().GetThroughput()}
-	if s := j.GetPerft(); s.GetSuiteSize() > 0 {
+	d.Form = pr.ManageForm(j, s.GetPriority(), s.GetThroughput())
+	d.Manage = d.Form != nil
+	if s.GetSuiteSize() > 0 {
 		for i, rc := range d.Divide {
 			d.Suite = append(d.Suite, suiteRow{Number: int(s.GetSuiteFirst()) + i, RootCount: rc})
 		}
@@ -69,29 +85,28 @@ func (s *Server) perftPage(r *http.Request, v *view) error {
 			d.Complete++
 		}
 	}
-	end := v.Now
-	if t := tsTime(j.GetFinishedAt()); !t.IsZero() {
-		end = t
+	end := pr.Now()
+	if t := j.GetFinishedAt(); t != nil {
+		end = t.AsTime()
 	}
-	d.Elapsed = end.Sub(tsTime(j.GetCreatedAt()))
+	if t := j.GetCreatedAt(); t != nil {
+		d.Elapsed = end.Sub(t.AsTime())
+	} else {
+		d.Elapsed = end.Sub(time.Time{})
+	}
 	d.Nodes = j.GetNodes()
 	if d.Nodes == "" {
 		d.Nodes = j.GetProgress().GetNodesDone()
 	}
-	d.Rate = mnps(d.Nodes, d.Elapsed)
 	if prog.NodesPerSecond > 0 {
 		d.Recent = fmt.Sprintf("%.1f", prog.NodesPerSecond/1e6)
 	}
-	if want, ok := publishedPerft(j.GetPerft().GetFen(), int(j.GetPerft().GetDepth())); ok {
+	if want, ok := publishedPerft(s.GetFen(), int(s.GetDepth())); ok {
 		d.Published = want
 		d.Matches = j.GetNodes() == want
 	}
-	v.Title = fmt.Sprintf("Perft %s: depth %d", id, j.GetPerft().GetDepth())
-	v.Nav, v.Page, v.tmpl, v.watch = "list", d, "perft", []string{id}
-	if d.Running {
-		v.Live = r.URL.Path + "?live=1"
-	}
-	v.Grafana = s.grafana("arbiter-perft", nil)
+	pr.Show(fmt.Sprintf("Perft %s: depth %d", id, s.GetDepth()), d, j)
+	pr.Dashboard("arbiter-perft")
 	return nil
 }
 
@@ -136,9 +151,4 @@ func fenKey(fen string) string {
 		}
 	}
 	return f
-}
-
-func init() {
-	RegisterPage(Page{Name: "perft", Pattern: "GET /perft/{id}", Followable: true,
-		Render: func(p *PageRequest) error { return p.s.perftPage(p.R, p.v) }})
 }
