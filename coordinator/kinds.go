@@ -9,14 +9,14 @@ package coordinator
 // of the services and pages that are its alone.
 import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 )
 
 // kindSettings are the kinds' settings from cfg, by kind
 // (workload.Deps.Settings).
 func (cfg Config) kindSettings() map[string]any {
 	settings := map[string]any{
-		gamejob.Kind: cfg.Games,
+		testview.Kind: cfg.Games,
 	}
 	for kind, s := range cfg.KindSettings {
 		settings[kind] = s
@@ -37,7 +37,8 @@ func workloadOf[W core.Workload](c *Coordinator, kind string) W {
 	return wl
 }
 
-// Games is the workload of match and SPRT tests.
-func (c *Coordinator) Games() *gamejob.Workload {
-	return workloadOf[*gamejob.Workload](c, gamejob.Kind)
+// Games is the workload of match and SPRT tests
+// (testview.Tests), nil when the program installed no test kind.
+func (c *Coordinator) Games() testview.Tests {
+	return workloadOf[testview.Tests](c, testview.Kind)
 }

@@ -3,7 +3,6 @@ package gamejob
 import (
 	"context"
 	"errors"
-	"time"
 
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
@@ -12,6 +11,7 @@ import (
 	"github.com/arbiter-chess/arbiter/base/logging"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -19,25 +19,14 @@ import (
 // over all tests, a test's games and events, and the change of a running
 // test's priority.
 
-// Activity is what a worker did over the last gamepair.ActivityWindow.
-type Activity struct {
-	Games, Incidents int64
-	// Excluded lists the running tests the worker gets no more batches of
-	// (excluded for its incidents or results, or unable to run them).
-	Excluded []string
-	// FarOff lists those it was excluded from for its results: they lie
-	// far from the other workers' (gamepair residuals).
-	FarOff []string
-}
-
 // WorkerActivity returns, by worker id, the games and incidents of the last
 // gamepair.ActivityWindow (over every game workload sharing Config.Activity) and the
 // running tests each worker is excluded from.
-func (w *Workload) WorkerActivity() map[string]Activity {
+func (w *Workload) WorkerActivity() map[string]testview.Activity {
 	recent := w.cfg.Activity.Recent()
-	out := make(map[string]Activity, len(recent))
+	out := make(map[string]testview.Activity, len(recent))
 	for id, r := range recent {
-		out[id] = Activity{Games: r.Games, Incidents: r.Incidents}
+		out[id] = testview.Activity{Games: r.Games, Incidents: r.Incidents}
 	}
 	for id, ids := range w.Barred() {
 		a := out[id]
@@ -74,7 +63,7 @@ func (w *Workload) PGN(ctx context.Context, jobID string, batch, game int) (stri
 	if err := w.knownTest(jobID); err != nil {
 		return "", err
 	}
-	if batch < 0 || batch >= MaxPairs || game < 0 || game >= 2*maxStoredBatchPairs {
+	if batch < 0 || batch >= testview.MaxPairs || game < 0 || game >= 2*maxStoredBatchPairs {
 		return "", apierr.Invalid("game %d of batch %d: no such game", game, batch)
 	}
 	p, err := w.store.PGN(ctx, jobID, batch, game)
@@ -87,18 +76,8 @@ func (w *Workload) PGN(ctx context.Context, jobID string, batch, game int) (stri
 	return p, nil
 }
 
-// BatchInfo is one counted batch of a test.
-type BatchInfo struct {
-	Index    int
-	WorkerID string
-	Pairs    int
-	// Wins, Draws and Losses are engine A's.
-	Wins, Draws, Losses int64
-	At                  time.Time
-}
-
 // Batches returns a test's counted batches in acceptance order.
-func (w *Workload) Batches(ctx context.Context, jobID string) ([]BatchInfo, error) {
+func (w *Workload) Batches(ctx context.Context, jobID string) ([]testview.BatchInfo, error) {
 	if err := w.knownTest(jobID); err != nil {
 		return nil, err
 	}
@@ -106,26 +85,16 @@ func (w *Workload) Batches(ctx context.Context, jobID string) ([]BatchInfo, erro
 	if err != nil {
 		return nil, apierr.Store(err)
 	}
-	out := make([]BatchInfo, len(bs))
+	out := make([]testview.BatchInfo, len(bs))
 	for i, b := range bs {
-		out[i] = BatchInfo{Index: b.Idx, WorkerID: b.WorkerID, Pairs: b.Pairs, Wins: b.Wins, Draws: b.Draws, Losses: b.Losses, At: b.At}
+		out[i] = testview.BatchInfo{Index: b.Idx, WorkerID: b.WorkerID, Pairs: b.Pairs, Wins: b.Wins, Draws: b.Draws, Losses: b.Losses, At: b.At}
 	}
 	return out, nil
 }
 
-// Event is something that happened to a worker in a test: a lost lease, a
-// refusal, an exclusion, or an incident of a game (with its reason).
-type Event struct {
-	Kind     string // "disconnect", "refused", "excluded" or "incident"
-	UnitID   string
-	WorkerID string
-	Detail   string
-	At       time.Time
-}
-
 // Events returns a test's events, oldest first; events queued but not yet
 // written are written first.
-func (w *Workload) Events(ctx context.Context, jobID string) ([]Event, error) {
+func (w *Workload) Events(ctx context.Context, jobID string) ([]testview.Event, error) {
 	if err := w.knownTest(jobID); err != nil {
 		return nil, err
 	}
@@ -136,9 +105,9 @@ func (w *Workload) Events(ctx context.Context, jobID string) ([]Event, error) {
 	if err != nil {
 		return nil, apierr.Store(err)
 	}
-	out := make([]Event, len(evs))
+	out := make([]testview.Event, len(evs))
 	for i, e := range evs {
-		out[i] = Event{Kind: e.Kind, UnitID: e.UnitID, WorkerID: e.WorkerID, Detail: e.Detail, At: e.At}
+		out[i] = testview.Event{Kind: e.Kind, UnitID: e.UnitID, WorkerID: e.WorkerID, Detail: e.Detail, At: e.At}
 	}
 	return out, nil
 }
@@ -180,4 +149,7 @@ func (w *Workload) SetPriority(ctx context.Context, jobID string, priority int32
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
 
-var _ core.Prioritizer = (*Workload)(nil)
+var (
+	_ core.Prioritizer = (*Workload)(nil)
+	_ testview.Tests   = (*Workload)(nil) // what the doors read of tests
+)

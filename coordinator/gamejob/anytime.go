@@ -19,6 +19,7 @@ package gamejob
 import (
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -39,7 +40,7 @@ func checkStopAndGroup(spec *arbiterv1.MatchSpec, params *sprt.Params) (*sprt.Pa
 		}
 		return params, nil
 	}
-	g, err := checkWord("group", spec.GetGroup())
+	g, err := testview.CheckWord("group", spec.GetGroup())
 	if err != nil {
 		return nil, err
 	}

@@ -2,12 +2,10 @@ package gamejob
 
 import (
 	"slices"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/arbiter-chess/arbiter/base/apierr"
-	"github.com/arbiter-chess/arbiter/base/textcheck"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
 	"github.com/arbiter-chess/arbiter/sprt"
@@ -18,13 +16,6 @@ import (
 // from memory (core.Describer) so that a list over every stored test
 // builds no snapshot.
 
-// Bounds of a test's tags and notes.
-const (
-	MaxTags     = 8
-	MaxTagBytes = 32
-	MaxNotes    = 2000
-)
-
 // Verdicts of a test as lists filter them.
 const (
 	VerdictPassed = "passed" // SPRT: H1 accepted
@@ -32,62 +23,15 @@ const (
 	VerdictNone   = "none"   // SPRT without a decision (running, capped, stopped by hand)
 )
 
-// CheckTags returns tags lower-cased, without duplicates, in their order,
-// or an error naming the bad tag: a tag is 1 to MaxTagBytes of letters,
-// digits, '-', '_' and '.'.
-func CheckTags(tags []string) ([]string, error) {
-	if len(tags) > MaxTags {
-		return nil, apierr.Invalid("tags: %d given, at most %d", len(tags), MaxTags)
-	}
-	var out []string
-	for _, t := range tags {
-		t, err := checkWord("tag", t)
-		if err != nil {
-			return nil, err
-		}
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
-// checkWord returns a tag or a group name lower-cased, or an error naming
-// it (what): 1 to MaxTagBytes of letters, digits, '-', '_' and '.'.
-func checkWord(what, t string) (string, error) {
-	t = strings.ToLower(strings.TrimSpace(t))
-	if t == "" || len(t) > MaxTagBytes {
-		return "", apierr.Invalid("%s %s: want 1 to %d letters, digits, '-', '_' or '.'", what, apierr.Q(t), MaxTagBytes)
-	}
-	for _, r := range t {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			return "", apierr.Invalid("%s %s: %q is not a letter, digit, '-', '_' or '.'", what, apierr.Q(t), r)
-		}
-	}
-	return t, nil
-}
-
-// CheckNotes refuses notes longer than MaxNotes bytes, not UTF-8, or with
-// control or invisible characters other than line breaks and tabs.
-func CheckNotes(notes string) error {
-	if len(notes) > MaxNotes || !utf8.ValidString(notes) {
-		return apierr.Invalid("notes: must be at most %d bytes of UTF-8 (%d given)", MaxNotes, len(notes))
-	}
-	if err := textcheck.CheckMultiline("notes", notes); err != nil {
-		return apierr.Invalid("%s", err.Error())
-	}
-	return nil
-}
-
 // checkFindable checks and normalises a submitted spec's tags, notes and
 // link to the test it copies.
 func (w *Workload) checkFindable(spec *arbiterv1.MatchSpec) error {
-	tags, err := CheckTags(spec.GetTags())
+	tags, err := testview.CheckTags(spec.GetTags())
 	if err != nil {
 		return err
 	}
 	spec.Tags = tags
-	if err := CheckNotes(spec.GetNotes()); err != nil {
+	if err := testview.CheckNotes(spec.GetNotes()); err != nil {
 		return err
 	}
 	if from := spec.GetRescheduledFrom(); from != "" {

@@ -52,6 +52,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
@@ -59,7 +60,7 @@ import (
 )
 
 // Kind is the workload's kind (core.Create's kind argument).
-const Kind = "test"
+const Kind = testview.Kind
 
 // Stored job kinds of tests.
 const (

@@ -7,6 +7,7 @@ import (
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
@@ -26,20 +27,11 @@ import (
 // it and twice it, plus the latest).
 const MaxHistoryPoints = 256
 
-// HistoryPoint is a test's statistics after some batches.
-type HistoryPoint struct {
-	Games int64
-	// LLR after these games (0 for a match without SPRT).
-	LLR float64
-	// Elo and its 95% interval (0 before the first game).
-	Elo, EloLow, EloHigh float64
-}
-
 type history struct {
 	stride int // batches between kept points
 	seen   int // batches added
-	points []HistoryPoint
-	last   HistoryPoint // the latest batch's point
+	points []testview.HistoryPoint
+	last   testview.HistoryPoint // the latest batch's point
 }
 
 func newHistory(batches int) *history {
@@ -53,7 +45,7 @@ func newHistory(batches int) *history {
 // due reports whether the next batch added is kept (so its LLR is needed).
 func (h *history) due() bool { return (h.seen+1)%h.stride == 0 }
 
-func (h *history) add(p HistoryPoint) {
+func (h *history) add(p testview.HistoryPoint) {
 	h.seen++
 	h.last = p
 	if h.seen%h.stride != 0 {
@@ -73,9 +65,9 @@ func (h *history) add(p HistoryPoint) {
 }
 
 // list is the history with its origin and its latest point.
-func (h *history) list() []HistoryPoint {
-	out := make([]HistoryPoint, 0, len(h.points)+2)
-	out = append(out, HistoryPoint{})
+func (h *history) list() []testview.HistoryPoint {
+	out := make([]testview.HistoryPoint, 0, len(h.points)+2)
+	out = append(out, testview.HistoryPoint{})
 	out = append(out, h.points...)
 	if h.seen > 0 && h.seen%h.stride != 0 {
 		out = append(out, h.last)
@@ -85,8 +77,8 @@ func (h *history) list() []HistoryPoint {
 
 // pointOf is the statistics of cumulative results r; llr is the SPRT's LLR
 // for them (0 without SPRT).
-func pointOf(r sprt.Results, penta sprt.Pentanomial, llr float64) HistoryPoint {
-	p := HistoryPoint{Games: r.Games(), LLR: llr}
+func pointOf(r sprt.Results, penta sprt.Pentanomial, llr float64) testview.HistoryPoint {
+	p := testview.HistoryPoint{Games: r.Games(), LLR: llr}
 	if p.Games > 0 {
 		r.Pentanomial = &penta
 		fe := sprt.FixedGamesElo(r)
@@ -97,7 +89,7 @@ func pointOf(r sprt.Results, penta sprt.Pentanomial, llr float64) HistoryPoint {
 
 // History returns test jobID's statistics after its batches, thinned as
 // described above, the origin first.
-func (w *Workload) History(ctx context.Context, jobID string) ([]HistoryPoint, error) {
+func (w *Workload) History(ctx context.Context, jobID string) ([]testview.HistoryPoint, error) {
 	w.Mu.Lock()
 	t := w.Jobs[jobID]
 	if t == nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -63,8 +64,8 @@ func (w *Workload) testOf(rec *store.Job, row *store.Test) (*test, error) {
 		// A finished test only shows its snapshot: its book is not read
 		// again.
 		games := spec.GetGames()
-		if games%2 != 0 || games > MaxGames {
-			return nil, fmt.Errorf("games %d: want an even number up to %d", games, MaxGames)
+		if games%2 != 0 || games > testview.MaxGames {
+			return nil, fmt.Errorf("games %d: want an even number up to %d", games, testview.MaxGames)
 		}
 		t = &test{Job: gamepair.Job{Workers: w.cfg.NewJudgedWorkers()}, spec: gamepair.WithoutOpenings(spec), batchPairs: row.BatchPairs,
 			totalPairs: int(games / 2)}

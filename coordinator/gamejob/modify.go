@@ -12,6 +12,7 @@ import (
 	"github.com/arbiter-chess/arbiter/base/logging"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -28,12 +29,12 @@ func (w *Workload) Modify(ctx context.Context, jobID string, m core.Modification
 	var tags []string
 	if m.SetTags {
 		var err error
-		if tags, err = CheckTags(m.Tags); err != nil {
+		if tags, err = testview.CheckTags(m.Tags); err != nil {
 			return err
 		}
 	}
 	if m.Notes != nil {
-		if err := CheckNotes(*m.Notes); err != nil {
+		if err := testview.CheckNotes(*m.Notes); err != nil {
 			return err
 		}
 	}
@@ -117,7 +118,7 @@ func (t *test) newCap(games uint64) (total, nb int, err error) {
 	switch {
 	case games%2 != 0:
 		return 0, 0, apierr.Invalid("games: %d is odd (games are played in pairs)", games)
-	case games > MaxGames:
+	case games > testview.MaxGames:
 		return 0, 0, apierr.Invalid("games: %d is more than 100,000,000", games)
 	case games == 0 && t.seq == nil:
 		return 0, 0, apierr.Invalid("games: a match without SPRT needs a number of games")

@@ -9,6 +9,7 @@ import (
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -181,7 +182,7 @@ func TestMalformedResults(t *testing.T) {
 // batch is skipped at load and reported, and everything else resumes.
 func TestForgedHugeIndex(t *testing.T) {
 	e := newEnv(t, Config{})
-	id := e.create(sprtSpec(2)) // no cap: MaxPairs/2 batches
+	id := e.create(sprtSpec(2)) // no cap: testview.MaxPairs/2 batches
 	a := e.Worker("a", 0)
 	huge := id + ".17179869184"
 	start := time.Now()
@@ -203,7 +204,7 @@ func TestForgedHugeIndex(t *testing.T) {
 	}
 	// The last batch of the test, adopted (as after a restart): next stays
 	// where it is and batch 0 is the next lease.
-	last := unitID(id, MaxPairs/2-1)
+	last := unitID(id, testview.MaxPairs/2-1)
 	if ad := e.WL.Adopt(core.Lease{ID: "l", UnitID: last, JobID: id, WorkerID: a.ID}, a); ad != core.AdoptActive {
 		t.Fatalf("adopting the last batch: %v", ad)
 	}

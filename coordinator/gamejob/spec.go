@@ -8,6 +8,7 @@ import (
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
 	"github.com/arbiter-chess/arbiter/sprt"
@@ -20,12 +21,6 @@ const (
 	MaxBatchPairs = gamepair.MaxBatchPairs
 	// MaxOpenings bounds a test's book.
 	MaxOpenings = gamepair.MaxOpenings
-	// MaxGames bounds a test's games; an SPRT without a cap on games stops
-	// there too, which bounds every batch index.
-	MaxGames = 100_000_000
-	// MaxPairs is MaxGames in pairs.
-	MaxPairs = MaxGames / 2
-
 	// Tests stored before MaxBatchPairs existed were accepted with up to
 	// this many pairs per batch; they still load.
 	maxStoredBatchPairs = 10_000
@@ -74,7 +69,7 @@ func (w *Workload) checkSpec(spec *arbiterv1.MatchSpec, maxBatch int) (*checked,
 	if games%2 != 0 {
 		return nil, apierr.Invalid("games: %d is odd (games are played in pairs)", games)
 	}
-	if games > MaxGames {
+	if games > testview.MaxGames {
 		return nil, apierr.Invalid("games: %d is more than 100,000,000", games)
 	}
 	c.totalPairs = int(games / 2)
@@ -125,13 +120,13 @@ func (w *Workload) checkSpec(spec *arbiterv1.MatchSpec, maxBatch int) (*checked,
 // brief is an error's text cut to a length fit for a message.
 func brief(err error) string { return gamepair.Brief(err) }
 
-// batchCount is the number of batches of a test: all its pairs, or MaxPairs
+// batchCount is the number of batches of a test: all its pairs, or testview.MaxPairs
 // worth of full batches for an SPRT without a cap.
 func batchCount(totalPairs, batchPairs int) int {
 	if totalPairs > 0 {
 		return (totalPairs + batchPairs - 1) / batchPairs
 	}
-	return MaxPairs / batchPairs
+	return testview.MaxPairs / batchPairs
 }
 
 // submit checks a submitted test (gamepair.Hooks.Submit): spec is a

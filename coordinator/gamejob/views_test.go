@@ -12,6 +12,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -33,7 +34,7 @@ func TestHistoryFollowsTheSPRT(t *testing.T) {
 	w := e.Worker("w", 0)
 	ctx := context.Background()
 	h, err := e.WL.History(ctx, id)
-	if err != nil || len(h) != 1 || h[0] != (HistoryPoint{}) {
+	if err != nil || len(h) != 1 || h[0] != (testview.HistoryPoint{}) {
 		t.Fatalf("history of a new test: %v %v", h, err)
 	}
 	results := []*arbiterv1.GamePairBatchResult{
@@ -89,11 +90,11 @@ func TestHistoryThinning(t *testing.T) {
 	for _, n := range []int{1, 3, 2 * MaxHistoryPoints, 2*MaxHistoryPoints + 1, 5000} {
 		grown := newHistory(0)
 		for i := 1; i <= n; i++ {
-			grown.add(HistoryPoint{Games: int64(2 * i)})
+			grown.add(testview.HistoryPoint{Games: int64(2 * i)})
 		}
 		built := newHistory(n)
 		for i := 1; i <= n; i++ {
-			built.add(HistoryPoint{Games: int64(2 * i)})
+			built.add(testview.HistoryPoint{Games: int64(2 * i)})
 		}
 		for _, h := range []*history{grown, built} {
 			l := h.list()

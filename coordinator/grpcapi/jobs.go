@@ -12,10 +12,10 @@ import (
 	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/jobfind"
 	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
@@ -25,7 +25,7 @@ type jobService struct {
 	arbiterv1.UnimplementedJobServiceServer
 	s     *Server
 	core  *core.Core
-	games *gamejob.Workload
+	games testview.Tests
 	// started is when this server began: workers get workerGrace from
 	// then to connect before a job is said to have none.
 	started   time.Time
@@ -118,7 +118,7 @@ func (js *jobService) SubmitMatch(ctx context.Context, req *arbiterv1.SubmitMatc
 	if err := js.importGit(ctx, req.GetSpec().GetEngineA(), req.GetSpec().GetEngineB()); err != nil {
 		return nil, err
 	}
-	ref, err := js.core.Create(ctx, caller(ctx), gamejob.Kind, req.GetSpec())
+	ref, err := js.core.Create(ctx, caller(ctx), testview.Kind, req.GetSpec())
 	if err != nil {
 		return nil, err
 	}

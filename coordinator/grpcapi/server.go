@@ -48,9 +48,9 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	creds "github.com/arbiter-chess/arbiter/coordinator/credentials"
 	"github.com/arbiter-chess/arbiter/coordinator/forward"
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -165,7 +165,7 @@ func New(cfg Config) (*grpc.Server, *health.Server, error) {
 	}
 	srv := grpc.NewServer(opts...)
 	arbiterv1.RegisterWorkerServiceServer(srv, &workerService{s: s, core: cfg.Core})
-	games, _ := cfg.Workloads[gamejob.Kind].(*gamejob.Workload)
+	games, _ := cfg.Workloads[testview.Kind].(testview.Tests)
 	arbiterv1.RegisterJobServiceServer(srv, &jobService{s: s, core: cfg.Core, games: games, started: cfg.Core.Now(),
 		arts: cfg.Artifacts, workloads: cfg.Workloads, needers: inOrder(cfg.Workloads)})
 	arbiterv1.RegisterAdminServiceServer(srv, &adminService{s: s, core: cfg.Core, creds: cfg.Credentials, store: cfg.Store})

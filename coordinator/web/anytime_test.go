@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -25,7 +25,7 @@ func TestPageShowsAnytimeIntervalPrecisionAndGroup(t *testing.T) {
 
 	precise := testSpec(t, 300, 0, false)
 	precise.StopPrecisionElo = 900
-	ref, err := cl.c.Core.Create(ctx, cl.carol(), gamejob.Kind, precise)
+	ref, err := cl.c.Core.Create(ctx, cl.carol(), testview.Kind, precise)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestPageShowsAnytimeIntervalPrecisionAndGroup(t *testing.T) {
 		`id="stop-precision"`, "narrower than 900 Elo", "reached, the test stopped there")
 
 	fixed := testSpec(t, 300, 4, false)
-	ref, err = cl.c.Core.Create(ctx, cl.carol(), gamejob.Kind, fixed)
+	ref, err = cl.c.Core.Create(ctx, cl.carol(), testview.Kind, fixed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,18 +53,18 @@ func TestPageShowsAnytimeIntervalPrecisionAndGroup(t *testing.T) {
 		s.Group, s.GroupTakes = "rfp", 2
 		return s
 	}
-	first, err := cl.c.Core.Create(ctx, cl.carol(), gamejob.Kind, take())
+	first, err := cl.c.Core.Create(ctx, cl.carol(), testview.Kind, take())
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustContain(t, "first take", b.get("/tests/"+first.ID), http.StatusOK, `id="group"`, "<strong>rfp</strong>: 2 takes declared", "alpha 0.025")
-	second, err := cl.c.Core.Create(ctx, cl.carol(), gamejob.Kind, take())
+	second, err := cl.c.Core.Create(ctx, cl.carol(), testview.Kind, take())
 	if err != nil {
 		t.Fatal(err)
 	}
 	r = b.get("/tests/" + first.ID)
 	mustContain(t, "group page", r, http.StatusOK, `<a href="/tests/`+first.ID+`">`, `<a href="/tests/`+second.ID+`">`)
-	if _, err := cl.c.Core.Create(ctx, cl.carol(), gamejob.Kind, take()); err == nil {
+	if _, err := cl.c.Core.Create(ctx, cl.carol(), testview.Kind, take()); err == nil {
 		t.Fatal("a third take of a group of two was accepted")
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -19,7 +19,7 @@ func TestBlockWorker(t *testing.T) {
 	cl := newCluster(t, clusterOpts{dir: dir})
 	ctx := context.Background()
 	cl.startWorker(t, "w1")
-	ref, err := cl.c.Core.Create(ctx, cl.carol(), gamejob.Kind, evenSpec(t))
+	ref, err := cl.c.Core.Create(ctx, cl.carol(), testview.Kind, evenSpec(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,6 @@ import (
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/client/verifyclient"
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/verify"
 	"github.com/arbiter-chess/arbiter/wire/verifyproto"
@@ -653,7 +652,6 @@ func TestBrowser(t *testing.T) {
 	if loc := eval[string](c, "location.pathname"); !strings.HasPrefix(loc, "/perft/p") {
 		t.Fatalf("the perft form went to %s", loc)
 	}
-	_ = gamejob.Kind
 	b, _ := json.Marshal(shots)
 	t.Logf("screenshots in %s", b)
 }

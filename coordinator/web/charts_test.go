@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -20,7 +20,7 @@ func TestChartsPendingSentenceOnlyWithoutCharts(t *testing.T) {
 	const pending = "Charts appear once games are counted."
 	cl := newCluster(t, clusterOpts{})
 	ctx := context.Background()
-	waiting, err := cl.c.Core.Create(ctx, cl.carol(), gamejob.Kind, testSpec(t, 200, 0, true))
+	waiting, err := cl.c.Core.Create(ctx, cl.carol(), testview.Kind, testSpec(t, 200, 0, true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestChartsPendingSentenceOnlyWithoutCharts(t *testing.T) {
 	if err := cl.c.Core.Cancel(ctx, cl.carol(), waiting.ID, "charts test"); err != nil {
 		t.Fatal(err)
 	}
-	oneBatch, err := cl.c.Core.Create(ctx, cl.carol(), gamejob.Kind, testSpec(t, 200, 4, true))
+	oneBatch, err := cl.c.Core.Create(ctx, cl.carol(), testview.Kind, testSpec(t, 200, 4, true))
 	if err != nil {
 		t.Fatal(err)
 	}

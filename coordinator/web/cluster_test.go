@@ -3,8 +3,6 @@ package web
 import (
 	"context"
 	"fmt"
-	_ "github.com/arbiter-chess/arbiter/kinds/spsa" // the tunes of the pages under test
-	kindverify "github.com/arbiter-chess/arbiter/kinds/verify"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	_ "github.com/arbiter-chess/arbiter/kinds/spsa" // the tunes of the pages under test
+	kindverify "github.com/arbiter-chess/arbiter/kinds/verify"
 
 	"google.golang.org/grpc"
 

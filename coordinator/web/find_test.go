@@ -11,8 +11,8 @@ import (
 	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/coordinator/accounts"
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -61,13 +61,13 @@ func TestFindChangeStopReschedule(t *testing.T) {
 	other := testSpec(t, 300, 4, false)
 	other.Tags = []string{"other"}
 	dave := identity.Identity{Name: "dave", Role: identity.Client}
-	matchRef, err := cl.c.Core.Create(ctx, dave, gamejob.Kind, other)
+	matchRef, err := cl.c.Core.Create(ctx, dave, testview.Kind, other)
 	if err != nil {
 		t.Fatal(err)
 	}
 	client := cl.dial(t, cl.client)
 	cl.waitJob(t, client, matchRef.ID, 60*time.Second, "done", func(j *arbiterv1.Job) bool { return j.GetState() == arbiterv1.JobState_JOB_STATE_DONE })
-	sprtRef, err := cl.c.Core.Create(ctx, cl.carol(), gamejob.Kind, evenSpec(t))
+	sprtRef, err := cl.c.Core.Create(ctx, cl.carol(), testview.Kind, evenSpec(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -277,11 +277,11 @@ func (s *Server) matchSpec(r *http.Request, f testForm) (*arbiterv1.MatchSpec, e
 	if seed == 0 {
 		seed = 1
 	}
-	games, err := parseInt("games", f.Games, 0, gamejob.MaxGames)
+	games, err := parseInt("games", f.Games, 0, testview.MaxGames)
 	if err != nil {
 		return nil, err
 	}
-	batch, err := parseInt("batch pairs", f.BatchPairs, 0, gamejob.MaxBatchPairs)
+	batch, err := parseInt("batch pairs", f.BatchPairs, 0, testview.MaxBatchPairs)
 	if err != nil {
 		return nil, err
 	}
@@ -300,11 +300,11 @@ func (s *Server) matchSpec(r *http.Request, f testForm) (*arbiterv1.MatchSpec, e
 	if len(f.Event) > 200 {
 		return nil, bad("event %s: at most 200 bytes", clipQ(f.Event))
 	}
-	tags, err := gamejob.CheckTags(strings.FieldsFunc(f.Tags, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }))
+	tags, err := testview.CheckTags(strings.FieldsFunc(f.Tags, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }))
 	if err != nil {
 		return nil, err
 	}
-	if err := gamejob.CheckNotes(f.Notes); err != nil {
+	if err := testview.CheckNotes(f.Notes); err != nil {
 		return nil, err
 	}
 	spec := &arbiterv1.MatchSpec{EngineA: engines[0], EngineB: engines[1], TimeControl: tc, BookOrder: order, Seed: uint64(seed),
@@ -376,7 +376,7 @@ func (s *Server) submitTest(w http.ResponseWriter, r *http.Request, vw viewer) e
 	}
 	if err == nil {
 		var ref core.JobRef
-		if ref, err = s.cfg.Core.Create(r.Context(), vw.identity(), gamejob.Kind, spec); err == nil {
+		if ref, err = s.cfg.Core.Create(r.Context(), vw.identity(), testview.Kind, spec); err == nil {
 			s.log.Info("test submitted on the web", zap.String("job_id", ref.ID), zap.String("identity", vw.Name))
 			http.Redirect(w, r, "/tests/"+url.PathEscape(ref.ID), http.StatusSeeOther)
 			return nil

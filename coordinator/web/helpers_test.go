@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	"github.com/arbiter-chess/arbiter/engine"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -80,10 +80,10 @@ func TestFormatting(t *testing.T) {
 			t.Errorf("LLR %v: %s", llr, bar)
 		}
 	}
-	if llrChart([]gamejob.HistoryPoint{{}}, -2.94, 2.94) != "" || eloChart(nil) != "" {
+	if llrChart([]testview.HistoryPoint{{}}, -2.94, 2.94) != "" || eloChart(nil) != "" {
 		t.Error("charts of no games drawn")
 	}
-	pts := []gamejob.HistoryPoint{{}, {Games: 10, LLR: 0.5, Elo: 30, EloLow: -100, EloHigh: 160}, {Games: 20, LLR: -3.5, Elo: -5, EloLow: -60, EloHigh: 50}}
+	pts := []testview.HistoryPoint{{}, {Games: 10, LLR: 0.5, Elo: 30, EloLow: -100, EloHigh: 160}, {Games: 20, LLR: -3.5, Elo: -5, EloLow: -60, EloHigh: 50}}
 	for _, svg := range []string{string(llrChart(pts, -2.94, 2.94)), string(eloChart(pts))} {
 		if !strings.Contains(svg, "<polyline") || strings.Contains(svg, "NaN") || !strings.Contains(svg, "<title") {
 			t.Errorf("chart: %.300s", svg)

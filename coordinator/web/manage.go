@@ -9,7 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -90,7 +90,7 @@ func (s *Server) modifyTest(w http.ResponseWriter, r *http.Request, vw viewer) e
 	}
 	if _, ok := r.PostForm["tags"]; ok {
 		tags := strings.FieldsFunc(r.PostFormValue("tags"), func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
-		if _, err := gamejob.CheckTags(tags); err != nil {
+		if _, err := testview.CheckTags(tags); err != nil {
 			return err
 		}
 		if spec, err := current(); err != nil {

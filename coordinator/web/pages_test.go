@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/base/identity"
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	"github.com/arbiter-chess/arbiter/match"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
@@ -76,7 +76,7 @@ func TestPagesRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	test, err := cl.c.Core.Create(ctx, cl.carol(), gamejob.Kind, testSpec(t, 1000, 0, true))
+	test, err := cl.c.Core.Create(ctx, cl.carol(), testview.Kind, testSpec(t, 1000, 0, true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestPagesRender(t *testing.T) {
 	// the tune's page; another tune has none.
 	vspec := testSpec(t, 1000, 0, true)
 	vspec.VerifiesTune = tune.ID
-	verification, err := cl.c.Core.Create(ctx, cl.carol(), gamejob.Kind, vspec)
+	verification, err := cl.c.Core.Create(ctx, cl.carol(), testview.Kind, vspec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestPagesRender(t *testing.T) {
 	// Node odds: weak plays 2000 nodes a move, the test's default 1000.
 	oddsSpec := testSpec(t, 1000, 0, true)
 	oddsSpec.EngineB.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 2000}}
-	odds, err := cl.c.Core.Create(ctx, cl.carol(), gamejob.Kind, oddsSpec)
+	odds, err := cl.c.Core.Create(ctx, cl.carol(), testview.Kind, oddsSpec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func (cl *cluster) countJobs() int {
 func TestBadInput(t *testing.T) {
 	cl := newCluster(t, clusterOpts{books: bookDir})
 	ctx := context.Background()
-	test, err := cl.c.Core.Create(ctx, cl.carol(), gamejob.Kind, testSpec(t, 1000, 0, true))
+	test, err := cl.c.Core.Create(ctx, cl.carol(), testview.Kind, testSpec(t, 1000, 0, true))
 	if err != nil {
 		t.Fatal(err)
 	}

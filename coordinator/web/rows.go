@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 )
 
 // The long tables (every worker of a farm, every worker of a test, a page
@@ -191,7 +191,7 @@ func gameWorkerRows(rows []workerRow) template.HTML {
 
 // batchRows renders a games page's rows: each batch with links to its
 // games.
-func batchRows(testID string, bs []gamejob.BatchInfo) template.HTML {
+func batchRows(testID string, bs []testview.BatchInfo) template.HTML {
 	var b rowsHTML
 	b.Grow(len(bs) * 900)
 	base := "/tests/" + url.PathEscape(testID) + "/games/"

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	"github.com/arbiter-chess/arbiter/engine"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -154,7 +154,7 @@ func (c *chart) hline(b *strings.Builder, v float64, color, label string) {
 	}
 }
 
-func (c *chart) polyline(b *strings.Builder, pts []gamejob.HistoryPoint, val func(gamejob.HistoryPoint) float64, color string) {
+func (c *chart) polyline(b *strings.Builder, pts []testview.HistoryPoint, val func(testview.HistoryPoint) float64, color string) {
 	fmt.Fprintf(b, `<polyline clip-path="url(#%s-clip)" fill="none" stroke="%s" stroke-width="2" points="`, c.id, color)
 	for _, p := range pts {
 		fmt.Fprintf(b, "%s,%s ", ff(c.x(float64(p.Games))), ff(c.y(val(p))))
@@ -175,7 +175,7 @@ func (c *chart) line(b *strings.Builder, xs, ys []float64, color string) {
 }
 
 // llrChart is the LLR against games with its bounds.
-func llrChart(pts []gamejob.HistoryPoint, lower, upper float64) template.HTML {
+func llrChart(pts []testview.HistoryPoint, lower, upper float64) template.HTML {
 	if len(pts) < 2 {
 		return ""
 	}
@@ -194,7 +194,7 @@ func llrChart(pts []gamejob.HistoryPoint, lower, upper float64) template.HTML {
 	c.open(&b)
 	c.hline(&b, upper, "#17692e", fmt.Sprintf("H1 %.2f", upper))
 	c.hline(&b, lower, "#a3211b", fmt.Sprintf("H0 %.2f", lower))
-	c.polyline(&b, pts, func(p gamejob.HistoryPoint) float64 { return p.LLR }, "#1f5fa8")
+	c.polyline(&b, pts, func(p testview.HistoryPoint) float64 { return p.LLR }, "#1f5fa8")
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }
@@ -202,8 +202,8 @@ func llrChart(pts []gamejob.HistoryPoint, lower, upper float64) template.HTML {
 // eloChart is Elo with its 95% interval against games. The vertical range
 // follows the later points, whose intervals are narrow; the early wide
 // ones are clipped.
-func eloChart(pts []gamejob.HistoryPoint) template.HTML {
-	var with []gamejob.HistoryPoint
+func eloChart(pts []testview.HistoryPoint) template.HTML {
+	var with []testview.HistoryPoint
 	for _, p := range pts {
 		if p.Games > 0 {
 			with = append(with, p)
@@ -237,7 +237,7 @@ func eloChart(pts []gamejob.HistoryPoint) template.HTML {
 	}
 	b.WriteString(`"/>`)
 	c.hline(&b, 0, "#59636e", "")
-	c.polyline(&b, with, func(p gamejob.HistoryPoint) float64 { return p.Elo }, "#1f5fa8")
+	c.polyline(&b, with, func(p testview.HistoryPoint) float64 { return p.Elo }, "#1f5fa8")
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }

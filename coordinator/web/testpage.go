@@ -13,9 +13,9 @@ import (
 
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
@@ -66,7 +66,7 @@ type testData struct {
 	// Sigs are the distinct bench signatures of the workers that played
 	// (a difference means different engine builds).
 	Sigs      []string
-	Events    []gamejob.Event
+	Events    []testview.Event
 	EventsAll int
 	Manage    bool
 	Running   bool
@@ -222,7 +222,7 @@ func (s *Server) testPage(r *http.Request, v *view) error {
 
 type gamesData struct {
 	Job     *arbiterv1.Job
-	Batches []gamejob.BatchInfo
+	Batches []testview.BatchInfo
 	Rows    template.HTML
 	Prev    string
 	Next    string
@@ -427,7 +427,7 @@ func safeName(id string) string {
 // words that say what it is: a "bench" event holds the bench speed a
 // worker had when it played a batch, stored when new for the test
 // (gamepair.EvBench).
-func readableEvent(e gamejob.Event) gamejob.Event {
+func readableEvent(e testview.Event) testview.Event {
 	if e.Kind == gamepair.EvBench {
 		if nps, err := strconv.ParseUint(e.Detail, 10, 64); err == nil {
 			e.Detail = fmt.Sprintf("bench speed %d nodes/s: the worker's speed when it played this batch (new for this test)", nps)

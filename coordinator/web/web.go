@@ -59,9 +59,9 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/admission"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/credentials"
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 )
 
 //go:embed templates/*.html
@@ -72,8 +72,10 @@ var staticFS embed.FS
 
 // Config is what the pages serve.
 type Config struct {
-	Core  *core.Core
-	Games *gamejob.Workload
+	Core *core.Core
+	// Games, when set, is the workload of match and SPRT tests; nil: the
+	// test kind's workload of Core (testview.Of), which a program installs.
+	Games testview.Tests
 	// Tunes, when set, shows which workers running SPSA tunes bar (the
 	// workers page); nil: the workload of Core that bars workers from its
 	// jobs (the SPSA kind's, when a program installs it). Tunes are listed
@@ -168,6 +170,9 @@ const csrfKeyName = "web_csrf_key"
 
 // New builds the pages' handler.
 func New(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Games == nil && cfg.Core != nil {
+		cfg.Games = testview.Of(cfg.Core.Workloads())
+	}
 	if cfg.Core == nil || cfg.Games == nil || cfg.Credentials == nil {
 		return nil, errors.New("web: core, workloads and credentials are required")
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
 	"github.com/arbiter-chess/arbiter/wire/verifyproto"
 )
@@ -16,7 +16,7 @@ import (
 type workerView struct {
 	core.WorkerView
 	Jobs     []string // the jobs it holds leases on
-	Activity gamejob.Activity
+	Activity testview.Activity
 	// BarredTunes are the running SPSA tunes it gets no more batches of.
 	BarredTunes []string
 	Live        bool // seen within three heartbeats
