@@ -32,7 +32,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/credentials"
 	"github.com/arbiter-chess/arbiter/coordinator/forward"
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/grpcapi"
 	"github.com/arbiter-chess/arbiter/coordinator/hooks"
@@ -60,8 +59,9 @@ type Config struct {
 	// VerifyDefault is the recheck fraction of jobs that set none
 	// (perft's, workload.Deps.RecheckDefault).
 	VerifyDefault float64
-	// Games tunes match and SPRT tests.
-	Games gamejob.Config
+	// Games tunes match and SPRT tests (the test kind's settings,
+	// kinds/test).
+	Games gamepair.Settings
 	// KindSettings are the settings of kinds that bring their own flags
 	// (workload.Kind.Flags), by kind.
 	KindSettings map[string]any

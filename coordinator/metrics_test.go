@@ -12,8 +12,8 @@ import (
 
 	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/base/obs"
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	_ "github.com/arbiter-chess/arbiter/kinds/install" // the kinds whose metrics are in the contract
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -82,7 +82,7 @@ func TestMetricsExposition(t *testing.T) {
 		return s
 	}
 	for _, sprt := range []bool{true, false} {
-		if _, err := c.Core.Create(ctx, identity.Bootstrap, gamejob.Kind, test(sprt)); err != nil {
+		if _, err := c.Core.Create(ctx, identity.Bootstrap, testview.Kind, test(sprt)); err != nil {
 			t.Fatal(err)
 		}
 	}

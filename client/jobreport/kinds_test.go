@@ -7,6 +7,6 @@ package jobreport
 // the external tests import it (jobreport_test.go), and it registers in
 // this test binary for the internal tests too (list_test.go).
 import (
-	_ "github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	_ "github.com/arbiter-chess/arbiter/kinds/spsa"
+	_ "github.com/arbiter-chess/arbiter/kinds/test"
 )

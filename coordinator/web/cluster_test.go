@@ -22,9 +22,9 @@ import (
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/coordinator"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
-	"github.com/arbiter-chess/arbiter/coordinator/gamejob"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
+	_ "github.com/arbiter-chess/arbiter/kinds/test" // the tests of the pages under test
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/verifyproto"
@@ -80,7 +80,7 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	cl.st = st
 	ctx := context.Background()
 	c, err := coordinator.New(ctx, coordinator.Config{Store: st, Token: adminToken, LeaseDuration: 3 * time.Second,
-		TargetUnitDuration: 50 * time.Millisecond, Accounts: o.accounts, Git: artifacts.GitConfig{Allow: []string{"127.0.0.1"}}, Games: gamejob.Config{Settings: gamepair.Settings{BatchDuration: time.Second}}})
+		TargetUnitDuration: 50 * time.Millisecond, Accounts: o.accounts, Git: artifacts.GitConfig{Allow: []string{"127.0.0.1"}}, Games: gamepair.Settings{BatchDuration: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,5 +10,6 @@ import (
 	_ "github.com/arbiter-chess/arbiter/kinds/epd"     // EPD test suites
 	_ "github.com/arbiter-chess/arbiter/kinds/perft"   // PERFT: exact move-tree counts split over the workers
 	_ "github.com/arbiter-chess/arbiter/kinds/spsa"    // SPSA tunes
+	_ "github.com/arbiter-chess/arbiter/kinds/test"    // match and SPRT tests
 	_ "github.com/arbiter-chess/arbiter/kinds/verify"  // VERIFY: another engine's move generator, on the workers
 )

@@ -87,9 +87,11 @@ func floorOf(folder string) (int, bool) {
 }
 
 // isTestHelper says whether a package exists for tests only: under
-// testing/, or a helper beside its package (syzygytest, sandboxtest).
+// testing/, or a helper beside its package (syzygytest, sandboxtest). The
+// test kind's package, kinds/test, is a kind, not a helper.
 func isTestHelper(path string) bool {
-	return top(path) == Testing || strings.HasSuffix(path, "test")
+	name := path[strings.LastIndex(path, "/")+1:]
+	return top(path) == Testing || strings.HasSuffix(name, "test") && name != "test"
 }
 
 // Every package's own imports point to its floor or below, and never
@@ -151,5 +153,21 @@ func TestAnUpwardArrowIsFound(t *testing.T) {
 	}
 	if top(module+"coordinator/core") != "coordinator" || top("google.golang.org/grpc") != "" {
 		t.Fatal("top() misreads import paths")
+	}
+}
+
+// A test helper is told from a package by its name: the helpers beside
+// their packages end in "test", and the test kind (kinds/test) is not one.
+func TestTestHelpersByName(t *testing.T) {
+	for path, want := range map[string]bool{
+		module + "kinds/test":                        false,
+		module + "kinds/kindtest":                    true,
+		module + "coordinator/gamepair/gamepairtest": true,
+		module + "testing/farmtest":                  true,
+		module + "coordinator/gamepair":              false,
+	} {
+		if got := isTestHelper(path); got != want {
+			t.Errorf("isTestHelper(%s) = %v, want %v", path, got, want)
+		}
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/arbiter-chess/arbiter/coordinator/gamejob" // registers the test kinds with jobkind
+	_ "github.com/arbiter-chess/arbiter/kinds/test" // registers the test kinds with jobkind
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )

@@ -1,4 +1,4 @@
-package gamejob
+package test
 
 // A test's stops beyond its SPRT and its cap, and its group of takes:
 //

@@ -1,4 +1,4 @@
-package gamejob
+package test
 
 import (
 	"github.com/prometheus/client_golang/prometheus"

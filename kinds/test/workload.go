@@ -1,6 +1,10 @@
-// Package gamejob is the game-pair workload of the coordinator: match and
-// SPRT tests between two engines, played by workers in batches of game
-// pairs, behind core.Workload.
+// Package test is the test kind (family test): match and SPRT tests
+// between two engines, played by workers in batches of game pairs. Its
+// init registers the coordinator's workload (workload.Register, kind
+// testview.Kind) and what clients know of its jobs (jobkind.Register, the
+// stored kinds jobkind.SPRT and jobkind.Match); kinds/install imports it,
+// and nothing else does. The doors below kinds/ (pages, gRPC) reach the
+// workload through testview.Tests (docs/kinds.md).
 //
 // A test is a job (stored kind "sprt" or "match") whose units are batches of
 // game pairs. Batch i holds pairs [i×B, i×B+B), and pair k plays opening k
@@ -39,7 +43,7 @@
 // a result, Load, Create, Cancel, locking) is gamepair.Set, which the
 // workload embeds; what is a test's own (its SPRT, its spec) is here, and
 // reaches the Set through gamepair.Hooks.
-package gamejob
+package test
 
 import (
 	"encoding/json"
@@ -84,9 +88,11 @@ func init() {
 }
 
 // fromDeps builds the workload as the coordinator does: the settings are
-// the command's, and the rest comes from d: the games counter and activity
-// every game workload shares, and the lookups of other kinds' jobs.
-func fromDeps(cfg Config, d workload.Deps) *Workload {
+// the command's (coordinator.Config.Games), and the rest comes from d: the
+// games counter and activity every game workload shares, and the lookups
+// of other kinds' jobs.
+func fromDeps(s gamepair.Settings, d workload.Deps) *Workload {
+	cfg := Config{Settings: s}
 	cfg.Store, cfg.Logger, cfg.Now, cfg.Registerer = d.Store, d.Logger, d.Now, d.Registerer
 	cfg.Games, cfg.Activity, cfg.ResolveArtifact, cfg.JobExists = d.Games, d.Activity, d.ResolveArtifact, d.JobExists
 	cfg.Trust = d.Trust

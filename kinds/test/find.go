@@ -1,4 +1,4 @@
-package gamejob
+package test
 
 import (
 	"slices"
