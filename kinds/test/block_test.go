@@ -1,12 +1,12 @@
-package resultblock
+package test
 
 import (
 	"strings"
 	"testing"
 
-	_ "github.com/arbiter-chess/arbiter/kinds/test" // registers the test kinds with jobkind
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
+	"github.com/arbiter-chess/arbiter/wire/resultblock"
 )
 
 // A test that ended early (by hand, a precision stop, a cap without a
@@ -32,7 +32,7 @@ func TestBlockShowsAnytimeIntervalOfAnEarlyStop(t *testing.T) {
 		{"precision", job(arbiterv1.JobState_JOB_STATE_DONE, "continue", func(mp *arbiterv1.MatchProgress) { mp.StoppedByPrecision = true }), "precision stop"},
 		{"cap", job(arbiterv1.JobState_JOB_STATE_DONE, "continue", nil), "game cap reached"},
 	} {
-		ob, ft := Of(c.j, OpenBench, ""), Of(c.j, Fishtest, "")
+		ob, ft := resultblock.Of(c.j, resultblock.OpenBench, ""), resultblock.Of(c.j, resultblock.Fishtest, "")
 		if want := "Any   | [-224.72, 93.48] (95% anytime-valid; " + c.why + ")"; !strings.Contains(ob, want) {
 			t.Errorf("%s: OpenBench block lacks %q:\n%s", c.name, want, ob)
 		}
@@ -41,8 +41,8 @@ func TestBlockShowsAnytimeIntervalOfAnEarlyStop(t *testing.T) {
 		}
 	}
 	decided := job(arbiterv1.JobState_JOB_STATE_DONE, "rejected", nil)
-	for _, s := range []Style{OpenBench, Fishtest} {
-		if b := Of(decided, s, ""); strings.Contains(b, "nytime") || strings.Contains(b, "Any ") {
+	for _, s := range []resultblock.Style{resultblock.OpenBench, resultblock.Fishtest} {
+		if b := resultblock.Of(decided, s, ""); strings.Contains(b, "nytime") || strings.Contains(b, "Any ") {
 			t.Errorf("an SPRT that reached its bound shows an anytime line in the %s block:\n%s", s, b)
 		}
 	}
