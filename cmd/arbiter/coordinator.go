@@ -23,9 +23,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/leader"
 	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
-	"github.com/arbiter-chess/arbiter/engine/syzygy"
 	"github.com/arbiter-chess/arbiter/local/localcluster"
-	"github.com/arbiter-chess/arbiter/match"
 )
 
 // envStore names the variable that may hold --store (a URL with a
@@ -40,7 +38,6 @@ func newCoordinatorCommand() *cobra.Command {
 		// Kinds that plug in bring their own flags (workload.Kind.Flags),
 		// read into their settings once parsed.
 		kindFlags = map[string]func() (any, error){}
-		tables    syzygyFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "coordinator",
@@ -68,10 +65,6 @@ func newCoordinatorCommand() *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
-			if err := tables.open(&cfg.Syzygy); err != nil {
-				return err
-			}
-			defer tables.close()
 			cfg.KindSettings = map[string]any{}
 			for kind, settings := range kindFlags {
 				s, err := settings()
@@ -122,9 +115,6 @@ func newCoordinatorCommand() *cobra.Command {
 	fl.Float64Var(&cfg.VerifyDefault, "recheck-default", 0.05, "share of perft units computed again by a second identity for jobs that set none, where two or more worker identities are live (0..1; 0: none)")
 	fl.Float64Var(&cfg.VerifyDefault, "verify-default", 0.05, "deprecated: use --recheck-default")
 	fl.MarkDeprecated("verify-default", "use --recheck-default")
-	fl.Float64Var(&cfg.ReplayFraction, "replay-fraction", 0.05, "share of the batches of fixed-node tests (both engines deterministic there) that a worker of another identity plays again, move for move, before they count, where two or more worker identities are live (0..1; 0: none)")
-	tables.add(fl)
-	fl.StringSliceVar(&cfg.DeterministicEngines, "replay-deterministic", nil, "UCI engine commands (as tests name them) that are deterministic at fixed nodes with one thread, so that --replay-fraction applies to their tests (the embedded engine always is)")
 	fl.StringVar(&cfg.TLSCert, "tls-cert", "", "TLS certificate (PEM); with --tls-key serves TLS")
 	fl.StringVar(&cfg.TLSKey, "tls-key", "", "TLS private key (PEM)")
 	fl.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "CA (PEM) whose client certificates identify workers (mTLS; needs --tls-cert)")
@@ -238,33 +228,6 @@ func orNone(s string) string {
 		return "none yet"
 	}
 	return s
-}
-
-// syzygyFlag is the coordinator's --syzygy: tables the replay of a batch
-// checks tablebase adjudications against.
-type syzygyFlag struct {
-	dir    string
-	tables *syzygy.Tablebase
-}
-
-func (f *syzygyFlag) add(fl *pflag.FlagSet) {
-	fl.StringVar(&f.dir, "syzygy", "", "Syzygy tablebase directory: the replay of a batch checks every tablebase adjudication against these tables (docs/sprt-cluster.md)")
-}
-
-// open opens the tables into *to (left nil without --syzygy).
-func (f *syzygyFlag) open(to *match.TBProber) error {
-	t, err := clicmd.OpenSyzygy("--syzygy", f.dir)
-	if err != nil || t == nil {
-		return err
-	}
-	f.tables, *to = t, t
-	return nil
-}
-
-func (f *syzygyFlag) close() {
-	if f.tables != nil {
-		f.tables.Close()
-	}
 }
 
 // resolveToken is the credential of a command that serves rather than

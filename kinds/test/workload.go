@@ -80,6 +80,7 @@ func init() {
 		Runs:    workload.SubmittedPrograms, // a test plays engines its submitter may have uploaded
 		Order:   20,
 		Example: example,
+		Flags:   flags,
 	})
 	// What clients know of its jobs: an SPRT test or a match, shown alike,
 	// kept by lists filtered by this kind.

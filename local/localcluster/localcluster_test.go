@@ -99,7 +99,6 @@ func TestServeRefusesBadInput(t *testing.T) {
 	}{
 		{"no token", func(c *ServerConfig) { c.Token = "" }, "no token"},
 		{"verify default", func(c *ServerConfig) { c.VerifyDefault = 1.5 }, "--recheck-default 1.5"},
-		{"replay fraction", func(c *ServerConfig) { c.ReplayFraction = -0.1 }, "--replay-fraction -0.1: must be between 0 and 1"},
 		{"cert without key", func(c *ServerConfig) { c.TLSCert = "c.pem" }, "--tls-cert and --tls-key go together"},
 		{"client CA alone", func(c *ServerConfig) { c.TLSClientCA = "ca.pem" }, "--tls-client-ca needs --tls-cert"},
 		{"missing cert", func(c *ServerConfig) { c.TLSCert, c.TLSKey = "/no/cert.pem", "/no/key.pem" }, "/no/cert.pem"},

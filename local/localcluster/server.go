@@ -75,13 +75,11 @@ type ServerConfig struct {
 	Accounts coordinator.AccountsConfig
 	// VerifyDefault is the verify fraction of perft jobs that set none.
 	VerifyDefault float64
-	// ReplayFraction is the share of batches of fixed-node tests replayed
-	// by another identity before they count (gamepair.Settings), and
-	// DeterministicEngines the UCI engines declared deterministic there.
-	ReplayFraction       float64
-	DeterministicEngines []string
-	// Syzygy are the coordinator's tablebases: the replay of a batch
-	// checks its tablebase adjudications against them (nil: none).
+	// Syzygy are the coordinator's tablebases for `arbiter up` (its
+	// --syzygy): the replay of a batch checks its tablebase adjudications
+	// against them (nil: none). `arbiter coordinator` gives its own through
+	// the test kind's flags (kinds/test), whose settings take the place of
+	// these.
 	Syzygy match.TBProber
 	// TLSCert and TLSKey serve TLS; TLSClientCA also asks workers for
 	// client certificates signed by it (mTLS).
@@ -163,8 +161,6 @@ func (c *ServerConfig) Validate() error {
 		return cliexit.Usage("--store: not a PostgreSQL URL: want postgres://user:password@host:port/database (or nothing for SQLite in --data)")
 	case c.VerifyDefault < 0 || c.VerifyDefault > 1:
 		return cliexit.Usage("--recheck-default %v: must be between 0 and 1", c.VerifyDefault)
-	case !(c.ReplayFraction >= 0 && c.ReplayFraction <= 1):
-		return cliexit.Usage("--replay-fraction %v: must be between 0 and 1", c.ReplayFraction)
 	case (c.TLSCert == "") != (c.TLSKey == ""):
 		return cliexit.Usage("--tls-cert and --tls-key go together")
 	case c.PGNRetention < 0:
@@ -363,7 +359,7 @@ func (s *Server) becomeLeader() error {
 		MaxWorkersPerIdentity: cfg.MaxWorkersPerIdentity,
 		Limits:                cfg.Limits, UploadAbandonAfter: cfg.UploadAbandonAfter,
 		KindSettings: cfg.KindSettings, Accounts: cfg.Accounts, Git: cfg.Git, Hooks: cfg.Hooks, Admission: cfg.Admission,
-		Games: gamepair.Settings{ReplayFraction: cfg.ReplayFraction, DeterministicEngines: cfg.DeterministicEngines, Syzygy: cfg.Syzygy},
+		Games: gamepair.Settings{Syzygy: cfg.Syzygy},
 	})
 	if err != nil {
 		return err
