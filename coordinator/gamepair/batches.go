@@ -9,7 +9,7 @@ import "time"
 // counted from a late result), so it never loops over indexes that were not
 // really issued, and each index is passed once. Nothing a peer sends is a
 // loop bound: an index is only looked up. The range is fixed when the
-// tracker is made (a test's games, a tune's pairs, gamejob.MaxPairs worth of
+// tracker is made (a test's games, a tune's pairs, testview.MaxPairs worth of
 // batches for an SPRT without a cap on games) and never grows, so an index
 // outside it is refused (InRange) whatever the job. Both game workloads
 // keep one per running job (Job.Batches); a finished job keeps none. Not

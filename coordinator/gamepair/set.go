@@ -23,7 +23,7 @@ import (
 	"github.com/arbiter-chess/arbiter/sprt"
 )
 
-// The skeleton of a game workload (gamejob's tests, kinds/spsa's tunes): a
+// The skeleton of a game workload (kinds/test's tests, kinds/spsa's tunes): a
 // Set holds a workload's jobs and does for it what does not depend on its
 // kind of job: leasing batches in order (setsched.go), the commit step of
 // a batch result (commit.go), Load (setload.go), Create (setcreate.go), Cancel, and

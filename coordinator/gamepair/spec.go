@@ -1,5 +1,5 @@
 // Package gamepair is what the workloads that play game pairs share (match
-// and SPRT tests, package gamejob; SPSA tunes, kinds/spsa): the checks
+// and SPRT tests, kinds/test; SPSA tunes, kinds/spsa): the checks
 // of what a job plays (engines, time control, book, margins), the batch a
 // worker is sent (openings of its pairs, seed, clocks scaled to the
 // worker's speed), the check of a batch's result and the replay of its

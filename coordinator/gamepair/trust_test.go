@@ -1,7 +1,7 @@
 package gamepair_test
 
 // The trust rules (trust.go, crosscheck.go, purge.go) through a real test
-// workload (gamejob's) in a core on a fake clock, over a real SQLite
+// workload (kinds/test's) in a core on a fake clock, over a real SQLite
 // store: earning trust, an untrusted identity's batches held and its
 // mismatch dropped, a liar purged with the SPRT recomputed exactly and
 // stored, and two trusted identities that disagree pausing the test. Made
@@ -22,7 +22,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair/gamepairtest"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	gamejob "github.com/arbiter-chess/arbiter/kinds/test"
+	testkind "github.com/arbiter-chess/arbiter/kinds/test"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -35,7 +35,7 @@ var (
 )
 
 type trustEnv struct {
-	*gamepairtest.Env[gamejob.Config, *gamejob.Workload]
+	*gamepairtest.Env[testkind.Config, *testkind.Workload]
 	trust *gamepair.Trust // the running coordinator's
 }
 
@@ -44,9 +44,9 @@ type trustEnv struct {
 func newTrustEnv(t *testing.T, replayFraction float64) *trustEnv {
 	t.Helper()
 	te := &trustEnv{}
-	cfg := gamejob.Config{}
+	cfg := testkind.Config{}
 	cfg.ReplayFraction = replayFraction
-	te.Env = gamepairtest.NewEnv(t, cfg, func(cfg gamejob.Config, st *store.Store, now func() time.Time, reg *prometheus.Registry) *gamejob.Workload {
+	te.Env = gamepairtest.NewEnv(t, cfg, func(cfg testkind.Config, st *store.Store, now func() time.Time, reg *prometheus.Registry) *testkind.Workload {
 		cfg.Store, cfg.Now, cfg.Registerer = st, now, reg
 		cfg.SkipGameReplay = true
 		trust, err := gamepair.NewTrust(context.Background(), st, func(id string) bool { return id == farm.Name || id == farm2.Name }, nil)
@@ -54,7 +54,7 @@ func newTrustEnv(t *testing.T, replayFraction float64) *trustEnv {
 			t.Fatal(err)
 		}
 		cfg.Trust, te.trust = trust, trust
-		return gamejob.New(cfg)
+		return testkind.New(cfg)
 	})
 	return te
 }
@@ -131,7 +131,7 @@ func (te *trustEnv) afresh(id identity.Identity, w *core.Worker, g core.Grant) {
 // it), and its batches count on its word.
 func TestTrustEarnedByConfirmedBatches(t *testing.T) {
 	te := newTrustEnv(t, 0)
-	id := te.Create(gamejob.Kind, nodesSpec(2*(gamepair.TrustThreshold+4), false))
+	id := te.Create(testkind.Kind, nodesSpec(2*(gamepair.TrustThreshold+4), false))
 	m1, f1, e1 := te.WorkerOf(mallory, "m1", 1e6), te.WorkerOf(farm, "f1", 1e6), te.WorkerOf(eve, "e1", 1e6)
 	for k := range gamepair.TrustThreshold {
 		if te.trust.Trusted(mallory.Name) {
@@ -171,7 +171,7 @@ func TestTrustNoClockBatchesForNewcomers(t *testing.T) {
 	te := newTrustEnv(t, 0)
 	spec := nodesSpec(4, false)
 	spec.TimeControl = gamepairtest.BaseInc(10*time.Second, 100*time.Millisecond)
-	te.Create(gamejob.Kind, spec)
+	te.Create(testkind.Kind, spec)
 	if g, ok := te.LeaseOf(mallory, te.WorkerOf(mallory, "m1", 1e6)); ok {
 		t.Fatalf("a newcomer leased %s of a clock test", g.Lease.UnitID)
 	}
@@ -188,7 +188,7 @@ func TestTrustNoClockBatchesForNewcomers(t *testing.T) {
 // still excluded and a liar, and the state is the same.
 func TestTrustLiarPurgedAndSPRTRecomputed(t *testing.T) {
 	te := newTrustEnv(t, 1) // every trusted batch replayed too
-	id := te.Create(gamejob.Kind, nodesSpec(0, true))
+	id := te.Create(testkind.Kind, nodesSpec(0, true))
 	m1, f1 := te.WorkerOf(mallory, "m1", 1e6), te.WorkerOf(farm, "f1", 1e6)
 
 	// Batch 0, farm's: held; mallory replays it, agreeing: counted,
@@ -255,7 +255,7 @@ func TestTrustLiarPurgedAndSPRTRecomputed(t *testing.T) {
 // nobody: the batch is played afresh, and the newcomer stays a newcomer.
 func TestTrustNewcomerReplayDropped(t *testing.T) {
 	te := newTrustEnv(t, 1)
-	id := te.Create(gamejob.Kind, nodesSpec(4, false))
+	id := te.Create(testkind.Kind, nodesSpec(4, false))
 	m1, f1 := te.WorkerOf(mallory, "m1", 1e6), te.WorkerOf(farm, "f1", 1e6)
 	g0 := te.playAndReplay(farm, f1, mallory, m1, sprt.Win, sprt.Draw, core.Discarded)
 	if l := te.trust.Level(mallory.Name); l.Liar || l.Agreed != 0 {
@@ -272,7 +272,7 @@ func TestTrustNewcomerReplayDropped(t *testing.T) {
 // nothing of the batch counts, and resumed it plays the batch afresh.
 func TestTrustTwoTrustedDisagreePause(t *testing.T) {
 	te := newTrustEnv(t, 1)
-	id := te.Create(gamejob.Kind, nodesSpec(4, false))
+	id := te.Create(testkind.Kind, nodesSpec(4, false))
 	f1, f2 := te.WorkerOf(farm, "f1", 1e6), te.WorkerOf(farm2, "f2", 1e6)
 	g0 := te.playAndReplay(farm, f1, farm2, f2, sprt.Win, sprt.Draw, core.Discarded)
 	paused := func(when string) {
@@ -301,7 +301,7 @@ func TestTrustTwoTrustedDisagreePause(t *testing.T) {
 // every held batch settles they catch up.
 func TestTrustPublicSnapshotWaitsForHeldBatches(t *testing.T) {
 	te := newTrustEnv(t, 0)
-	id := te.Create(gamejob.Kind, nodesSpec(8, false))
+	id := te.Create(testkind.Kind, nodesSpec(8, false))
 	m1, f1 := te.WorkerOf(mallory, "m1", 1e6), te.WorkerOf(farm, "f1", 1e6)
 	shown := func() uint64 {
 		t.Helper()
@@ -338,7 +338,7 @@ func TestTrustPublicSnapshotWaitsForHeldBatches(t *testing.T) {
 // the liar gets no batch of it, also after a restart.
 func TestTrustDeclaredLiarPurgedFromPausedTest(t *testing.T) {
 	te := newTrustEnv(t, 1) // every trusted batch replayed
-	id := te.Create(gamejob.Kind, nodesSpec(6, false))
+	id := te.Create(testkind.Kind, nodesSpec(6, false))
 	f1, f2 := te.WorkerOf(farm, "f1", 1e6), te.WorkerOf(farm2, "f2", 1e6)
 	// Batch 0: farm plays, farm2 replays agreeing: counted, credited to
 	// farm2's worker.

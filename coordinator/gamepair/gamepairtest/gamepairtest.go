@@ -1,5 +1,5 @@
 // Package gamepairtest drives a coordinator core for the tests of the game
-// workloads (gamejob, kinds/spsa): a fake clock, workers of one worker
+// workloads (kinds/test, kinds/spsa): a fake clock, workers of one worker
 // identity that lease and submit batches, a client that submits jobs and
 // reads their snapshots. Only tests import it.
 package gamepairtest
