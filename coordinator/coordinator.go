@@ -59,8 +59,9 @@ type Config struct {
 	// VerifyDefault is the recheck fraction of jobs that set none
 	// (perft's, workload.Deps.RecheckDefault).
 	VerifyDefault float64
-	// Games tunes match and SPRT tests (the test kind's settings,
-	// kinds/test).
+	// Games tunes match and SPRT tests: the test kind's settings
+	// (kinds/test) for a program that embeds the coordinator; the
+	// command's flags give them in KindSettings, which win.
 	Games gamepair.Settings
 	// KindSettings are the settings of kinds that bring their own flags
 	// (workload.Kind.Flags), by kind.
