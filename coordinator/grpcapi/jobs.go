@@ -34,6 +34,12 @@ type jobService struct {
 	needers   []core.Workload          // the workloads, in kind order (needOf)
 }
 
+// noTests is the answer about a test of a coordinator whose program
+// installed no test kind (kinds/test): it has none.
+func noTests(jobID string) error {
+	return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s: this coordinator runs no match or SPRT tests (no test kind installed)", apierr.Q(jobID))
+}
+
 // pgnSource is a workload whose jobs play games it keeps as PGN (the
 // tests', the SPSA kind's tunes): DownloadPGN streams a job's games from
 // the workload that has the job.
@@ -319,6 +325,9 @@ func (js *jobService) ResumeJob(ctx context.Context, req *arbiterv1.ResumeJobReq
 }
 
 func (js *jobService) RescheduleJob(ctx context.Context, req *arbiterv1.RescheduleJobRequest) (*arbiterv1.RescheduleJobResponse, error) {
+	if js.games == nil {
+		return nil, noTests(req.GetJobId())
+	}
 	ref, err := js.games.Reschedule(ctx, js.core, caller(ctx), req.GetJobId())
 	if err != nil {
 		return nil, err
@@ -346,7 +355,10 @@ func (js *jobService) DownloadPGN(req *arbiterv1.DownloadPGNRequest, stream arbi
 		games = 0
 		return err
 	}
-	pgns := js.games.PGNs // its answer names a job it does not have
+	pgns := func(_ context.Context, id string, _ func(string) error) error { return noTests(id) }
+	if js.games != nil {
+		pgns = js.games.PGNs // its answer names a job it does not have
+	}
 	for _, wl := range js.needers {
 		if src, ok := wl.(pgnSource); ok && src.Has(req.GetJobId()) {
 			pgns = src.PGNs
