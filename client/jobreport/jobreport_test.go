@@ -19,6 +19,7 @@ import (
 	"github.com/arbiter-chess/arbiter/kinds/datagen"
 	"github.com/arbiter-chess/arbiter/kinds/epd"
 	_ "github.com/arbiter-chess/arbiter/kinds/perft" // its report: PrintJob of a perft job, the perft rows of list_test.go
+	_ "github.com/arbiter-chess/arbiter/kinds/test"  // its report: the test rows and --json's test object of list_test.go
 	"github.com/arbiter-chess/arbiter/local/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"

@@ -19,8 +19,10 @@ import (
 // object, whose JSON schema is DetailSchema: docs/json/job.schema.json
 // says only that detail is an object, and the test that validates --json
 // output checks each detail against the schema its kind registered. The
-// built-in families (test, perft, tune) still fill in typed fields of
-// JobJSON (JSON) for one release, until they move into kinds/.
+// families of the release before (test, perft, tune) still fill in typed
+// fields of JobJSON (JSON) for one release: the test and perft kinds from
+// their folders, with the builders this package exports (NewPerftJob,
+// NewEngineJSON, NewWorkers, Finite, Penta).
 type Report struct {
 	// Header is the list table's header; Row one job's row in it (tab
 	// separated, the job id first).

@@ -287,6 +287,6 @@ func init() {
 	RegisterReport(jobkind.FamilyTune, Report{Order: 20, Header: "TUNE\tSTATE\tENGINE\tTC\tUPDATES\tPAIRS\tGAMES\tPARAMS", Row: tuneListRow, Detail: PrintTune,
 		JSON: func(o *JobJSON, j *arbiterv1.Job) {
 			o.Tune = newTuneJob(j)
-			o.Workers = newWorkers(j.GetSpsaProgress().GetWorkers())
+			o.Workers = NewWorkers(j.GetSpsaProgress().GetWorkers())
 		}})
 }
