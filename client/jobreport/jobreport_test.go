@@ -7,6 +7,7 @@ import (
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,11 +16,15 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/arbiter-chess/arbiter/client/cliexit"
+	"github.com/arbiter-chess/arbiter/kinds/datagen"
+	"github.com/arbiter-chess/arbiter/kinds/epd"
 	_ "github.com/arbiter-chess/arbiter/kinds/perft" // its report: PrintJob of a perft job, the perft rows of list_test.go
+	_ "github.com/arbiter-chess/arbiter/kinds/test"  // its report: the test rows and --json's test object of list_test.go
 	"github.com/arbiter-chess/arbiter/local/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchplan"
+	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
 func TestPrintPerft(t *testing.T) {
@@ -249,5 +254,16 @@ func TestSPRTCapReachedSaysSo(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "no decision yet") {
 		t.Errorf("a finished test says no decision yet:\n%s", out.String())
+	}
+}
+
+// TestStatusTablesInTheKindsOrder: with every kind installed (this test
+// binary imports localcluster, which imports kinds/install), status lists
+// its tables in the order the families' reports give, as before some of
+// them moved into kinds/: tests, tunes, perft jobs, datasets, EPD suites.
+func TestStatusTablesInTheKindsOrder(t *testing.T) {
+	want := []jobkind.Family{jobkind.FamilyTest, jobkind.FamilyTune, jobkind.FamilyPerft, datagen.Family, epd.FamilyEPD}
+	if got := jobreport.Families(); !reflect.DeepEqual(got, want) {
+		t.Errorf("status's tables: %v, want %v", got, want)
 	}
 }

@@ -347,47 +347,12 @@ func newPerftJob(j *arbiterv1.Job) *PerftJob {
 	return o
 }
 
-func newTestJob(j *arbiterv1.Job) *TestJob {
-	s, mp := j.GetMatch(), j.GetMatchProgress()
-	o := &TestJob{Engines: [2]EngineJSON{NewEngineJSON(s.GetEngineA()), NewEngineJSON(s.GetEngineB())}, TC: testLimits(s),
-		Book: s.GetBookName(), Openings: s.GetOpeningsCount(), GamesMax: s.GetGames(), Games: mp.GetGames(),
-		Wins: mp.GetWins(), Draws: mp.GetDraws(), Losses: mp.GetLosses(), Pentanomial: penta(mp.GetPentanomial()),
-		Batches: mp.GetBatchesDone(), BatchPairs: mp.GetBatchPairs(), PGNs: mp.GetPgns(), StoppedByHand: mp.GetStoppedByHand(),
-		Tags: s.GetTags(), Notes: s.GetNotes(), RescheduledFrom: s.GetRescheduledFrom(), RescheduledAs: mp.GetRescheduledAs()}
-	if mp.GetGames() > 0 {
-		o.Elo, o.EloCI95 = finite(mp.GetElo()), [2]*float64{finite(mp.GetEloCiLow()), finite(mp.GetEloCiHigh())}
-		o.LOS, o.NElo, o.NEloHalf95 = finite(mp.GetLos()), finite(mp.GetNelo()), finite(mp.GetNeloHalfWidth())
-	}
-	if a := mp.GetAnytime(); a != nil {
-		o.Anytime = &AnytimeJSON{Level: a.GetLevel(), Elo: [2]*float64{finite(a.GetEloLow()), finite(a.GetEloHigh())},
-			NElo: [2]*float64{finite(a.GetNeloLow()), finite(a.GetNeloHigh())}}
-	}
-	o.StopPrecision, o.StoppedByPrecision = s.GetStopPrecisionElo(), mp.GetStoppedByPrecision()
-	if g := s.GetGroup(); g != "" {
-		o.Group = &GroupJSON{Name: g, Takes: s.GetGroupTakes(), TakeAlpha: s.GetSprt().GetAlpha() / float64(max(s.GetGroupTakes(), 1)),
-			Members: []GroupTakeJSON{}}
-		for _, t := range mp.GetGroupTakes() {
-			o.Group.Members = append(o.Group.Members, GroupTakeJSON{JobID: t.GetJobId(), Kind: t.GetKind(), State: t.GetState(),
-				SPRTState: t.GetSprtState(), Alpha: t.GetAlpha(), Games: t.GetGames()})
-		}
-	}
-	if sp := s.GetSprt(); j.GetKind() == jobkind.SPRT {
-		state := mp.GetSprtState()
-		if state == "" {
-			state = "continue"
-		}
-		o.SPRT = &SPRTJSON{Elo0: sp.GetElo0(), Elo1: sp.GetElo1(), Alpha: sp.GetAlpha(), Beta: sp.GetBeta(), Model: sp.GetModel(),
-			LLR: finite(mp.GetLlr()), LowerBound: mp.GetLowerBound(), UpperBound: mp.GetUpperBound(), State: state}
-	}
-	return o
-}
-
 func newTuneJob(j *arbiterv1.Job) *TuneJob {
 	s, sp := j.GetSpsa(), j.GetSpsaProgress()
 	lim, _ := matchspec.LimitsFromProto(s.GetTimeControl(), 1)
 	o := &TuneJob{Engine: NewEngineJSON(s.GetEngine()), TC: lim.String(), Pairs: s.GetPairs(), PairsDone: sp.GetPairsDone(),
 		Updates: sp.GetUpdates(), Games: sp.GetGames(), Wins: sp.GetWins(), Draws: sp.GetDraws(), Losses: sp.GetLosses(),
-		Pentanomial: penta(sp.GetPentanomial()), Params: []TuneParam{}}
+		Pentanomial: Penta(sp.GetPentanomial()), Params: []TuneParam{}}
 	for _, p := range sp.GetParams() {
 		o.Params = append(o.Params, TuneParam{Name: p.GetName(), Start: p.GetStart(), Current: p.GetCurrent(), Min: p.GetMin(), Max: p.GetMax()})
 	}
@@ -396,7 +361,7 @@ func newTuneJob(j *arbiterv1.Job) *TuneJob {
 		tv := TuneVerification{JobID: v.GetJobId(), Kind: v.GetKind(), State: StateName(v.GetState()), Updates: v.GetUpdates(),
 			Games: mp.GetGames(), Wins: mp.GetWins(), Draws: mp.GetDraws(), Losses: mp.GetLosses(), SPRTState: mp.GetSprtState()}
 		if mp.GetGames() > 0 {
-			tv.Elo, tv.EloCI95 = finite(mp.GetElo()), [2]*float64{finite(mp.GetEloCiLow()), finite(mp.GetEloCiHigh())}
+			tv.Elo, tv.EloCI95 = Finite(mp.GetElo()), [2]*float64{Finite(mp.GetEloCiLow()), Finite(mp.GetEloCiHigh())}
 		}
 		o.Verifications = append(o.Verifications, tv)
 	}
@@ -423,22 +388,26 @@ func NewEngineJSON(e *arbiterv1.EngineSpec) EngineJSON {
 	return o
 }
 
-func newWorkers(ws []*arbiterv1.WorkerIncidents) []WorkerIn {
+// NewWorkers is what each worker did for a test or tune, by worker id:
+// JobJSON.Workers.
+func NewWorkers(ws []*arbiterv1.WorkerIncidents) []WorkerIn {
 	var out []WorkerIn
 	for _, w := range ws {
 		out = append(out, WorkerIn{WorkerID: w.GetWorkerId(), Name: w.GetName(), BenchNPS: w.GetBenchNps(),
-			TimeScale: finite(w.GetTimeScale()), Games: w.GetGames(), TimeLosses: w.GetTimeLosses(), Crashes: w.GetCrashes(),
+			TimeScale: Finite(w.GetTimeScale()), Games: w.GetGames(), TimeLosses: w.GetTimeLosses(), Crashes: w.GetCrashes(),
 			IllegalMoves: w.GetIllegalMoves(), Disconnects: w.GetDisconnects(), Other: w.GetOther(), Excluded: w.GetExcluded(),
 			Reason: w.GetReason()})
 		if w.GetHasResidual() {
-			out[len(out)-1].Residual = finite(w.GetResidual())
+			out[len(out)-1].Residual = Finite(w.GetResidual())
 		}
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].WorkerID < out[b].WorkerID })
 	return out
 }
 
-func penta(p *arbiterv1.Pentanomial) [5]uint64 {
+// Penta is a pentanomial as the JSON carries it: the proto's Ll, Ld, Dd,
+// Wd, Ww in that order.
+func Penta(p *arbiterv1.Pentanomial) [5]uint64 {
 	return [5]uint64{p.GetLl(), p.GetLd(), p.GetDd(), p.GetWd(), p.GetWw()}
 }
 
@@ -451,8 +420,8 @@ func number(s string) json.Number {
 	return json.Number(s)
 }
 
-// finite is x, or nil (null) when JSON cannot carry it.
-func finite(x float64) *float64 {
+// Finite is x, or nil (null) when JSON cannot carry it.
+func Finite(x float64) *float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return nil
 	}

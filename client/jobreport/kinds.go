@@ -2,6 +2,7 @@ package jobreport
 
 import (
 	"io"
+	"sort"
 	"sync"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -18,8 +19,10 @@ import (
 // object, whose JSON schema is DetailSchema: docs/json/job.schema.json
 // says only that detail is an object, and the test that validates --json
 // output checks each detail against the schema its kind registered. The
-// built-in families (test, perft, tune) still fill in typed fields of
-// JobJSON (JSON) for one release, until they move into kinds/.
+// families of the release before (test, perft, tune) still fill in typed
+// fields of JobJSON (JSON) for one release: the test and perft kinds from
+// their folders, with the builders this package exports (NewPerftJob,
+// NewEngineJSON, NewWorkers, Finite, Penta).
 type Report struct {
 	// Header is the list table's header; Row one job's row in it (tab
 	// separated, the job id first).
@@ -35,17 +38,20 @@ type Report struct {
 	// DetailSchema is the JSON schema (draft 2020-12, one object) of
 	// DetailJSON's value; required with DetailJSON.
 	DetailSchema []byte
+	// Order places the family's table in `arbiter status`'s list:
+	// ascending, then by family name, whatever order the kinds' inits
+	// register in (which moves when a report moves into kinds/).
+	// docs/kinds.md lists the kinds' orders.
+	Order int
 }
 
 var (
 	reportsMu sync.RWMutex
 	reports   = map[jobkind.Family]Report{}
-	// families is the order of the list's tables.
-	families []jobkind.Family
 )
 
-// RegisterReport sets how jobs of family f are shown; families list in the
-// order they registered. A report with DetailJSON and no DetailSchema
+// RegisterReport sets how jobs of family f are shown; families list by
+// their Report.Order. A report with DetailJSON and no DetailSchema
 // panics: a kind's JSON is documented where it is produced.
 func RegisterReport(f jobkind.Family, r Report) {
 	if r.DetailJSON != nil && len(r.DetailSchema) == 0 {
@@ -53,9 +59,6 @@ func RegisterReport(f jobkind.Family, r Report) {
 	}
 	reportsMu.Lock()
 	defer reportsMu.Unlock()
-	if _, ok := reports[f]; !ok {
-		families = append(families, f)
-	}
 	reports[f] = r
 }
 
@@ -67,12 +70,22 @@ func ReportOf(f jobkind.Family) (Report, bool) {
 	return r, ok
 }
 
-// Families lists the families with a report, in the order they
-// registered.
+// Families lists the families with a report in the order of the list's
+// tables: by Report.Order, then by name.
 func Families() []jobkind.Family {
 	reportsMu.RLock()
 	defer reportsMu.RUnlock()
-	return append([]jobkind.Family(nil), families...)
+	out := make([]jobkind.Family, 0, len(reports))
+	for f := range reports {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if oi, oj := reports[out[i]].Order, reports[out[j]].Order; oi != oj {
+			return oi < oj
+		}
+		return out[i] < out[j]
+	})
+	return out
 }
 
 // PrintJob prints one job as `arbiter status JOB` does.

@@ -80,30 +80,6 @@ func ListState(j *arbiterv1.Job) string {
 	return s
 }
 
-func testRow(j *arbiterv1.Job) string {
-	s, mp := j.GetMatch(), j.GetMatchProgress()
-	games := fmt.Sprintf("%d", mp.GetGames())
-	if s.GetGames() > 0 {
-		games += fmt.Sprintf("/%d", s.GetGames())
-	}
-	elo := "-"
-	if mp.GetGames() > 0 {
-		elo = fmt.Sprintf("%.1f ± %.1f", mp.GetElo(), (mp.GetEloCiHigh()-mp.GetEloCiLow())/2)
-	}
-	llr := "-"
-	if j.GetKind() == jobkind.SPRT {
-		llr = fmt.Sprintf("%.2f (%.2f, %.2f)", mp.GetLlr(), mp.GetLowerBound(), mp.GetUpperBound())
-		if st := mp.GetSprtState(); st != "" && st != "continue" {
-			llr += " " + st
-		}
-		if mp.GetStoppedByHand() {
-			llr += " stopped by hand"
-		}
-	}
-	return fmt.Sprintf("%s\t%s\t%s vs %s\t%s\t%s\t%s\t%s", j.GetJobId(), ListState(j), s.GetEngineA().GetName(), s.GetEngineB().GetName(),
-		testLimits(s), games, elo, llr)
-}
-
 func tuneListRow(j *arbiterv1.Job) string {
 	s, sp := j.GetSpsa(), j.GetSpsaProgress()
 	lim, _ := matchspec.LimitsFromProto(s.GetTimeControl(), 1)

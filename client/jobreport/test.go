@@ -507,13 +507,3 @@ func capReached(j *arbiterv1.Job) bool {
 	return spec.GetSprt() != nil && spec.GetGames() > 0 && j.GetState() == arbiterv1.JobState_JOB_STATE_DONE &&
 		mp.GetSprtState() != string(sprt.Accepted) && mp.GetSprtState() != string(sprt.Rejected)
 }
-
-// The test family's report: SPRT tests and fixed-games matches between
-// two engines (their kinds register with jobkind from kinds/test).
-func init() {
-	RegisterReport(jobkind.FamilyTest, Report{Header: "TEST\tSTATE\tENGINES\tTC\tGAMES\tELO\tLLR", Row: testRow, Detail: PrintTest,
-		JSON: func(o *JobJSON, j *arbiterv1.Job) {
-			o.Test = newTestJob(j)
-			o.Workers = newWorkers(j.GetMatchProgress().GetWorkers())
-		}})
-}

@@ -284,9 +284,9 @@ func sortedOptions(opts map[string]string) []string {
 // The tune family's report: SPSA tunes (their kind registers with
 // jobkind from kinds/spsa).
 func init() {
-	RegisterReport(jobkind.FamilyTune, Report{Header: "TUNE\tSTATE\tENGINE\tTC\tUPDATES\tPAIRS\tGAMES\tPARAMS", Row: tuneListRow, Detail: PrintTune,
+	RegisterReport(jobkind.FamilyTune, Report{Order: 20, Header: "TUNE\tSTATE\tENGINE\tTC\tUPDATES\tPAIRS\tGAMES\tPARAMS", Row: tuneListRow, Detail: PrintTune,
 		JSON: func(o *JobJSON, j *arbiterv1.Job) {
 			o.Tune = newTuneJob(j)
-			o.Workers = newWorkers(j.GetSpsaProgress().GetWorkers())
+			o.Workers = NewWorkers(j.GetSpsaProgress().GetWorkers())
 		}})
 }

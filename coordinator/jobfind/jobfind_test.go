@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	// The kinds register from their packages' init: the filters read them.
-	_ "github.com/arbiter-chess/arbiter/kinds/test"
 )
 
 // Each filter keeps what it names and nothing else; bad values are

@@ -24,7 +24,6 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	_ "github.com/arbiter-chess/arbiter/kinds/test" // the tests of the pages under test
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/verifyproto"

@@ -11,13 +11,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/arbiter-chess/arbiter/client/jobreport"
-	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/coordinator/jobproto"
 	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/sprt"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
@@ -46,34 +42,6 @@ type workerRow struct {
 	BenchSig uint64
 	Version  string
 	Known    bool
-}
-
-type testData struct {
-	Job     *arbiterv1.Job
-	State   string
-	Pending bool   // waits for an approver before workers play it
-	Report  string // the fastchess-style report, as arbiter status prints it
-	Block   resultBlock
-	Diff    *diffView
-	Verdict string
-	Params  *sprt.Params
-	// TakeAlpha is a take's alpha in a group of takes (alpha / takes).
-	TakeAlpha   float64
-	LLRChart    template.HTML
-	EloChart    template.HTML
-	Workers     []workerRow
-	WorkerTable workerTable
-	// Sigs are the distinct bench signatures of the workers that played
-	// (a difference means different engine builds).
-	Sigs      []string
-	Events    []testview.Event
-	EventsAll int
-	Manage    bool
-	Running   bool
-	Form      *manageForm
-	// Actions are the forms that change, stop, resume and copy the test
-	// (nil: the viewer may do none of it).
-	Actions *testManage
 }
 
 // testManage is what the test's forms need.
@@ -105,9 +73,6 @@ type manageForm struct {
 	CancelOnly bool
 }
 
-// maxEventsShown bounds the incidents a test page lists (newest first).
-const maxEventsShown = 200
-
 // shownTest is test id as viewer v may see it: a reader who is not signed
 // in gets its counts as they stood when none of its batches was held for
 // a replay (gamepair's PublicSnapshot), so that the page does not single
@@ -126,96 +91,6 @@ func (s *Server) shownTest(id string, v *view) (*arbiterv1.Job, error) {
 		jobproto.MarkPending(pub)
 	}
 	return pub, nil
-}
-
-func (s *Server) testPage(r *http.Request, v *view) error {
-	id := r.PathValue("id")
-	j, err := s.shownTest(id, v)
-	if err != nil {
-		return err
-	}
-	d := &testData{Job: j, State: jobState(j), Running: j.GetState() == arbiterv1.JobState_JOB_STATE_RUNNING}
-	d.Manage = d.Running && v.Viewer.MayManage(j.GetSubmitter())
-	d.Form = &manageForm{ID: id, CSRF: v.CSRF, MinPrio: core.MinPriority, MaxPrio: core.MaxPriority,
-		Priority: j.GetMatch().GetPriority(), Share: j.GetMatch().GetThroughput()}
-	spec, mp := j.GetMatch(), j.GetMatchProgress()
-	stopped := j.GetState() == arbiterv1.JobState_JOB_STATE_CANCELLED
-	d.Pending = j.GetState() == arbiterv1.JobState_JOB_STATE_PENDING
-	if mayManage := v.Viewer.MayManage(j.GetSubmitter()); (d.Running || stopped || d.Pending) && mayManage || v.Viewer.CanSubmit() {
-		d.Actions = &testManage{manageForm: *d.Form, Running: d.Running, Stopped: stopped, Manage: mayManage, Pending: d.Pending,
-			CanSubmit: v.Viewer.CanSubmit(), SPRT: j.GetKind() == jobkind.SPRT, Games: j.GetMatch().GetGames(),
-			Tags: strings.Join(j.GetMatch().GetTags(), " "), Notes: j.GetMatch().GetNotes()}
-	}
-	if sp := spec.GetSprt(); j.GetKind() == jobkind.SPRT {
-		m, _ := sprt.ParseModel(sp.GetModel())
-		d.Params = &sprt.Params{Elo0: sp.GetElo0(), Elo1: sp.GetElo1(), Alpha: sp.GetAlpha(), Beta: sp.GetBeta(), Model: m}
-		switch mp.GetSprtState() {
-		case string(sprt.Accepted):
-			d.Verdict = "H1 accepted"
-		case string(sprt.Rejected):
-			d.Verdict = "H0 accepted (H1 rejected)"
-		default:
-			d.Verdict = "no decision yet"
-			if j.GetState() == arbiterv1.JobState_JOB_STATE_DONE && spec.GetGames() > 0 {
-				d.Verdict = fmt.Sprintf("no decision: the cap of %d games was reached", spec.GetGames())
-			}
-			if mp.GetStoppedByHand() {
-				d.Verdict = "no verdict: " + jobreport.StoppedByHandNote
-			}
-		}
-	}
-	if mp.GetGames() > 0 {
-		p := mp.GetPentanomial()
-		penta := sprt.Pentanomial{int64(p.GetLl()), int64(p.GetLd()), int64(p.GetDd()), int64(p.GetWd()), int64(p.GetWw())}
-		d.Report = sprt.FormatReport(sprt.Report{First: spec.GetEngineA().GetName(), Second: spec.GetEngineB().GetName(),
-			Details: testTimeControl(spec) + ", " + spec.GetBookName(), SPRT: d.Params,
-			Results: sprt.Results{Wins: int64(mp.GetWins()), Draws: int64(mp.GetDraws()), Losses: int64(mp.GetLosses()), Pentanomial: &penta}})
-	}
-	if spec.GetGroup() != "" {
-		d.TakeAlpha = spec.GetSprt().GetAlpha() / float64(max(spec.GetGroupTakes(), 1))
-	}
-	d.Block = blockOf(r, j)
-	if r.URL.Query().Get("live") == "" {
-		d.Diff = s.testDiff(r.Context(), spec)
-	}
-	hist, err := s.cfg.Games.History(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	if d.Params != nil {
-		d.LLRChart = llrChart(hist, mp.GetLowerBound(), mp.GetUpperBound())
-	}
-	d.EloChart = eloChart(hist)
-	sigs := map[uint64]bool{}
-	for _, w := range mp.GetWorkers() {
-		row := workerRow{WorkerIncidents: w}
-		if wk, ok := s.cfg.Core.Worker(w.GetWorkerId()); ok {
-			row.Known, row.Owner, row.BenchSig, row.Version = true, wk.Owner, wk.Caps.BenchSig, wk.Caps.EngineVersion
-			if wk.Caps.BenchSig != 0 && w.GetGames() > 0 {
-				sigs[wk.Caps.BenchSig] = true
-			}
-		}
-		d.Workers = append(d.Workers, row)
-	}
-	d.WorkerTable = workerTable{ID: "test-workers", Of: "test", Rows: gameWorkerRows(d.Workers)}
-	for sig := range sigs {
-		d.Sigs = append(d.Sigs, strconv.FormatUint(sig, 10))
-	}
-	evs, err := s.cfg.Games.Events(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	d.EventsAll = len(evs)
-	for i := len(evs) - 1; i >= 0 && len(d.Events) < maxEventsShown; i-- {
-		d.Events = append(d.Events, readableEvent(evs[i]))
-	}
-	v.Title = fmt.Sprintf("Test %s: %s vs %s", id, spec.GetEngineA().GetName(), spec.GetEngineB().GetName())
-	v.Nav, v.Page, v.tmpl, v.watch = "list", d, "test", []string{id}
-	if d.Running {
-		v.Live = r.URL.Path + "?live=1"
-	}
-	v.Grafana = s.grafana("arbiter-sprt", url.Values{"var-test": {id}})
-	return nil
 }
 
 // ---- games ----
@@ -421,22 +296,4 @@ func safeName(id string) string {
 		}
 		return '_'
 	}, id)
-}
-
-// readableEvent gives an event whose stored detail is a bare figure the
-// words that say what it is: a "bench" event holds the bench speed a
-// worker had when it played a batch, stored when new for the test
-// (gamepair.EvBench).
-func readableEvent(e testview.Event) testview.Event {
-	if e.Kind == gamepair.EvBench {
-		if nps, err := strconv.ParseUint(e.Detail, 10, 64); err == nil {
-			e.Detail = fmt.Sprintf("bench speed %d nodes/s: the worker's speed when it played this batch (new for this test)", nps)
-		}
-	}
-	return e
-}
-
-func init() {
-	RegisterPage(Page{Name: "test", Pattern: "GET /tests/{id}", Followable: true,
-		Render: func(p *PageRequest) error { return p.s.testPage(p.R, p.v) }})
 }

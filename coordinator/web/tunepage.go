@@ -78,15 +78,7 @@ func (s *Server) tunePage(r *http.Request, v *view) error {
 			d.Charts = append(d.Charts, tuneChart{Name: p.GetName(), Chart: c})
 		}
 	}
-	var rows []workerRow
-	for _, w := range sp.GetWorkers() {
-		row := workerRow{WorkerIncidents: w}
-		if wk, ok := s.cfg.Core.Worker(w.GetWorkerId()); ok {
-			row.Known, row.Owner, row.BenchSig, row.Version = true, wk.Owner, wk.Caps.BenchSig, wk.Caps.EngineVersion
-		}
-		rows = append(rows, row)
-	}
-	d.WorkerTable = workerTable{ID: "tune-workers", Of: "tune", Rows: gameWorkerRows(rows)}
+	d.WorkerTable, _ = s.gameWorkers("tune-workers", "tune", sp.GetWorkers())
 	v.Title = fmt.Sprintf("Tune %s: %s", id, spec.GetEngine().GetName())
 	v.Nav, v.Page, v.tmpl, v.watch = "list", d, "tune", []string{id}
 	if d.Running {

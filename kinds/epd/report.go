@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	jobreport.RegisterReport(FamilyEPD, jobreport.Report{Header: "EPD\tSTATE\tSUITE\tLIMIT\tBATCHES\tSOLVED",
+	jobreport.RegisterReport(FamilyEPD, jobreport.Report{Order: 60, Header: "EPD\tSTATE\tSUITE\tLIMIT\tBATCHES\tSOLVED",
 		Row: statusRow, Detail: printStatus, DetailJSON: detailJSON, DetailSchema: detailSchema})
 }
 

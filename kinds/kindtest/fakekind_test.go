@@ -61,7 +61,7 @@ func init() {
 		Dashboard: &workload.DashboardRow{Title: fakeRow, Panels: []workload.DashboardPanel{{Title: "Fake jobs", Description: "Jobs of the fake kind.",
 			Unit: "none", Stat: true, Queries: []workload.DashboardQuery{{Expr: `sum(arbiter_jobs{kind="fake"})`}}, Width: 6, Height: 6}}}})
 	jobkind.Register(jobkind.Kind{Name: fakeKind, Family: fakeFamily, Path: "/fake/", Noun: "fake job"})
-	jobreport.RegisterReport(fakeFamily, jobreport.Report{Header: "FAKE\tSTATE\tTEXT", Row: fakeListRow, Detail: printFake,
+	jobreport.RegisterReport(fakeFamily, jobreport.Report{Order: 90, Header: "FAKE\tSTATE\tTEXT", Row: fakeListRow, Detail: printFake,
 		DetailJSON: func(j *arbiterv1.Job) any { return map[string]string{"text": fakeText(j)} }, DetailSchema: fakeSchema})
 	web.RegisterPage(web.Page{Name: fakeKind, Templates: fakeTemplates, Pattern: "GET /fake/{id}", Followable: true, Render: renderFake})
 	clicmd.RegisterSubmit(fakeKind, newSubmitFakeCommand)

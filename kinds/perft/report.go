@@ -16,7 +16,7 @@ import (
 // (jobreport.PrintPerft, for submit perft --wait, status --wait and up)
 // stays in client/jobreport beside the pieces both use.
 func init() {
-	jobreport.RegisterReport(jobkind.FamilyPerft, jobreport.Report{Header: "PERFT\tSTATE\tDEPTH\tNODES\tPROGRESS\tFEN", Row: listRow, Detail: printDetail,
+	jobreport.RegisterReport(jobkind.FamilyPerft, jobreport.Report{Order: 30, Header: "PERFT\tSTATE\tDEPTH\tNODES\tPROGRESS\tFEN", Row: listRow, Detail: printDetail,
 		JSON: func(o *jobreport.JobJSON, j *arbiterv1.Job) { o.Perft = jobreport.NewPerftJob(j) }})
 }
 
