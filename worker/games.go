@@ -343,7 +343,7 @@ func PlayBatch(ctx context.Context, b *arbiterv1.GamePairBatch, builtin match.Bu
 // Tables that are not a directory's (a test's prober) count as none.
 func withEngineTables(engines *[2]match.EngineConfig, tables match.TBProber) error {
 	dir, have := "", 0
-	if d, ok := tables.(interface{ Dir() string }); ok && tables != nil {
+	if d, ok := tables.(interface{ Dir() string }); ok {
 		dir, have = d.Dir(), tables.MaxPieces()
 	}
 	for i := range engines {

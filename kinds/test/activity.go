@@ -118,14 +118,10 @@ func (w *Workload) SetPriority(ctx context.Context, jobID string, priority int32
 	w.CommitMu.Lock()
 	defer w.CommitMu.Unlock()
 	w.Mu.Lock()
-	t := w.Jobs[jobID]
-	if t == nil {
+	t, err := w.runningTest(jobID)
+	if err != nil {
 		w.Mu.Unlock()
-		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(jobID))
-	}
-	if !t.Running() {
-		w.Mu.Unlock()
-		return apierr.New(apierr.FailedPrecondition, apierr.ReasonJobFinished, "test %s is already %s", jobID, t.Rec.State)
+		return err
 	}
 	w.Mu.Unlock()
 	edit := func(b []byte) ([]byte, error) {

@@ -39,14 +39,10 @@ func (w *Workload) Modify(ctx context.Context, jobID string, m core.Modification
 		}
 	}
 	w.Mu.Lock()
-	t := w.Jobs[jobID]
-	if t == nil {
+	t, err := w.runningTest(jobID)
+	if err != nil {
 		w.Mu.Unlock()
-		return apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(jobID))
-	}
-	if !t.Running() {
-		w.Mu.Unlock()
-		return apierr.New(apierr.FailedPrecondition, apierr.ReasonJobFinished, "test %s is already %s", jobID, t.Rec.State)
+		return err
 	}
 	priority, share := t.spec.GetPriority(), t.spec.GetThroughput()
 	if m.Priority != nil {
@@ -89,7 +85,7 @@ func (w *Workload) Modify(ctx context.Context, jobID string, m core.Modification
 		apply(spec)
 		return proto.Marshal(spec)
 	}
-	err := w.store.ModifyTest(ctx, jobID, store.TestChange{Priority: priority, Throughput: share, UnitsTotal: unitsTotal, Edit: edit})
+	err = w.store.ModifyTest(ctx, jobID, store.TestChange{Priority: priority, Throughput: share, UnitsTotal: unitsTotal, Edit: edit})
 	if errors.Is(err, store.ErrNotRunning) {
 		return apierr.New(apierr.FailedPrecondition, apierr.ReasonJobFinished, "test %s is no longer running", jobID)
 	}
@@ -182,3 +178,16 @@ var (
 	_ core.Modifier = (*Workload)(nil)
 	_ core.Resumer  = (*Workload)(nil)
 )
+
+// runningTest is the running test jobID, or the error a change to it
+// answers: unknown, or already over. Caller holds Mu.
+func (w *Workload) runningTest(jobID string) (*test, error) {
+	t := w.Jobs[jobID]
+	if t == nil {
+		return nil, apierr.New(apierr.NotFound, apierr.ReasonUnknownJob, "unknown job %s", apierr.Q(jobID))
+	}
+	if !t.Running() {
+		return nil, apierr.New(apierr.FailedPrecondition, apierr.ReasonJobFinished, "test %s is already %s", jobID, t.Rec.State)
+	}
+	return t, nil
+}
