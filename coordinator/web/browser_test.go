@@ -415,7 +415,7 @@ func TestBrowser(t *testing.T) {
 				sp.GetTrajectoryUpdates(), p.GetCurrent(), p.GetStart())
 		}
 		desc := eval[string](c, fmt.Sprintf(`document.getElementById('traj%d-d').textContent`, i))
-		if want := fmt.Sprintf("to %s after %d updates", paramValue(p, p.GetCurrent()), sp.GetUpdates()); !strings.Contains(desc, want) {
+		if want := fmt.Sprintf("to %s after %d updates", ParamValue(p, p.GetCurrent()), sp.GetUpdates()); !strings.Contains(desc, want) {
 			t.Errorf("tune page, %s chart: %q, want %q", p.GetName(), desc, want)
 		}
 		pts := eval[int](c, fmt.Sprintf(`document.querySelector('#traj%d-t').parentElement.querySelector('polyline').getAttribute('points').trim().split(/\s+/).length`, i))

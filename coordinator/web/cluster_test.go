@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/arbiter-chess/arbiter/kinds/spsa" // the tunes of the pages under test
 	kindverify "github.com/arbiter-chess/arbiter/kinds/verify"
 
 	"google.golang.org/grpc"

@@ -48,7 +48,7 @@ var funcs = template.FuncMap{
 	"userURL":    func(name string) string { return "/users/" + url.PathEscape(name) },
 	"dateOnly":   dateOnly,
 	"tuneURL":    func(id string) string { return "/tunes/" + url.PathEscape(id) },
-	"paramValue": paramValue,
+	"paramValue": ParamValue,
 	"sig":        sig,
 	"jobURL":     jobURL,
 	"verifyURL":  func(id string) string { return "/verify/" + url.PathEscape(id) },

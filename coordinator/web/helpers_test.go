@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -159,3 +160,7 @@ func TestWorkersRowsExcludedFrom(t *testing.T) {
 		}
 	}
 }
+
+// exact is x as a tune's snapshot holds it (the data-value the tune page
+// writes, kinds/spsa).
+func exact(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

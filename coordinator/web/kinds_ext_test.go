@@ -1,13 +1,15 @@
 package web_test
 
-// The perft and test kinds register their pages here (kinds/perft and
-// kinds/test import this package), so the package's own tests cannot
-// import them: this external test file does, and the kinds then register,
-// pages and workloads, in the test binary that runs them all
-// (pages_test.go, browser_test.go and bench_test.go show perft jobs;
-// cluster_test.go, pages_test.go, charts_test.go, find_test.go,
-// anytime_test.go and browser_test.go run tests and read their pages).
+// The perft, SPSA and test kinds register their pages here (kinds/perft,
+// kinds/spsa and kinds/test import this package), so the package's own
+// tests cannot import them: this external test file does, and the kinds
+// then register, pages and workloads, in the test binary that runs them
+// all (pages_test.go, browser_test.go and bench_test.go show perft jobs
+// and tunes; cluster_test.go, pages_test.go, charts_test.go,
+// find_test.go, anytime_test.go and browser_test.go run tests and read
+// their pages).
 import (
 	_ "github.com/arbiter-chess/arbiter/kinds/perft"
+	_ "github.com/arbiter-chess/arbiter/kinds/spsa"
 	_ "github.com/arbiter-chess/arbiter/kinds/test"
 )

@@ -5,8 +5,8 @@ package web
 // its template, route, renderer and whether a signed-in user can follow
 // the job it shows. The routes, the templates parsed at start and the
 // Follow button are read from here, so this package names no kind that
-// plugs in. The tune's page, still built in, registers the same way
-// from its file; the test kind's registers from kinds/test.
+// plugs in: perft's, the test kind's and SPSA's register from their
+// folders under kinds/.
 //
 // Invariant: a page's Name is unique (RegisterPage panics on a second),
 // and its template is parsed with the package's layout at New, so a

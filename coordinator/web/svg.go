@@ -256,7 +256,7 @@ func trajectoryChart(n int, p *arbiterv1.SpsaParamState, updates []uint64) templ
 	c := &chart{id: "traj" + strconv.Itoa(n), width: 460, height: 200, xLabel: "updates", xWhole: true, yLabel: p.GetName(),
 		xMax: float64(max(last, 1)), title: p.GetName() + " against updates",
 		desc: fmt.Sprintf("%s went from %s at the start to %s after %d updates (range %s to %s).", p.GetName(),
-			paramValue(p, p.GetStart()), paramValue(p, traj[len(traj)-1]), last, paramValue(p, p.GetMin()), paramValue(p, p.GetMax()))}
+			ParamValue(p, p.GetStart()), ParamValue(p, traj[len(traj)-1]), last, ParamValue(p, p.GetMin()), ParamValue(p, p.GetMax()))}
 	c.yMin, c.yMax = p.GetStart(), p.GetStart()
 	for _, v := range traj {
 		c.yMin, c.yMax = min(c.yMin, v), max(c.yMax, v)
@@ -273,7 +273,7 @@ func trajectoryChart(n int, p *arbiterv1.SpsaParamState, updates []uint64) templ
 	var b strings.Builder
 	b.Grow(2000 + 16*len(xs))
 	c.open(&b)
-	c.hline(&b, p.GetStart(), "#59636e", "start "+paramValue(p, p.GetStart()))
+	c.hline(&b, p.GetStart(), "#59636e", "start "+ParamValue(p, p.GetStart()))
 	c.line(&b, xs, traj, "#1f5fa8")
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())

@@ -1,29 +1,27 @@
-package web
+package spsa
 
 import (
 	"bytes"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/arbiter-chess/arbiter/coordinator/web"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
+
+// The page's template from the kind (templates/tune.html), rendered by
+// coordinator/web's layout (web.Render) with the data renderPage fills in.
 
 // TestTunePageShowsArtifact: a tune of an uploaded engine names its
 // artifact as a test's page does; a tune of the embedded engine names none.
 func TestTunePageShowsArtifact(t *testing.T) {
-	pages, err := parsePages()
-	if err != nil {
-		t.Fatal(err)
-	}
 	sha := strings.Repeat("cd", 32)
 	render := func(e *arbiterv1.EngineSpec) string {
 		t.Helper()
 		job := &arbiterv1.Job{JobId: "t1", Kind: "spsa", Spsa: &arbiterv1.SpsaSpec{Engine: e},
 			SpsaProgress: &arbiterv1.SpsaProgress{}, Progress: &arbiterv1.JobProgress{}}
 		var buf bytes.Buffer
-		v := &view{Title: "tune", Now: time.Now(), Page: &tuneData{Job: job, State: "running"}}
-		if err := pages["tune"].ExecuteTemplate(&buf, "layout", v); err != nil {
+		if err := web.Render(&buf, "tune", "tune", &pageData{Job: job, State: "running"}); err != nil {
 			t.Fatal(err)
 		}
 		return buf.String()
