@@ -3,11 +3,12 @@ package web
 // The pages in a real headless Chromium, driven with chromedp, against a
 // running coordinator (gRPC on loopback, real workers of their own
 // identities, a real SQLite store) that runs a real SPRT (the builtin
-// engine against a weakened builtin at fixed nodes), a perft job and a
-// verify session (a deliberately broken engine on the workers):
+// engine against a weakened builtin at fixed nodes), a perft job and an
+// SPSA tune (a verify session's page is read by kinds/verify's
+// TestVerifyPageInABrowser):
 //   - every page loads with no console error and passes the accessibility
-//     check of a11yScript (labels on form fields, text alternatives for
-//     images and pictures, text contrast);
+//     check of headless.A11yScript (labels on form fields, text
+//     alternatives for images and pictures, text contrast);
 //   - the numbers on the pages equal the gRPC snapshots of the same
 //     objects (what arbiter status --json prints);
 //   - an SPRT submitted from the form starts and appears in the list; its
@@ -25,7 +26,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -36,88 +36,12 @@ import (
 	"github.com/chromedp/chromedp"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
-	"github.com/arbiter-chess/arbiter/client/verifyclient"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/verify"
-	"github.com/arbiter-chess/arbiter/wire/verifyproto"
+	"github.com/arbiter-chess/arbiter/testing/headless"
 )
 
 const chromiumPath = "/usr/bin/chromium"
-
-// a11yScript checks the basics of accessibility in the page and returns the
-// problems: form fields without a label, buttons and links without a name,
-// images and pictures (img, top-level svg) without a text alternative, text
-// whose contrast with its background is under WCAG AA (4.5:1, or 3:1 for
-// large text), and a page without a language, title or one h1. Contrast is
-// computed from the computed colours, blending translucent backgrounds up
-// the tree; text inside SVG pictures (chart labels, pieces) is left out.
-const a11yScript = `(() => {
-  const problems = [];
-  const short = (el) => el.outerHTML.slice(0, 120);
-  for (const el of document.querySelectorAll('input, select, textarea')) {
-    if (el.type === 'hidden') continue;
-    const byFor = el.id && document.querySelector('label[for="' + CSS.escape(el.id) + '"]');
-    if (!(byFor || el.closest('label') || el.getAttribute('aria-label') || el.getAttribute('aria-labelledby'))) {
-      problems.push('form field without a label: ' + short(el));
-    }
-  }
-  for (const b of document.querySelectorAll('button')) {
-    if (!b.textContent.trim() && !b.getAttribute('aria-label')) problems.push('button without a name: ' + short(b));
-  }
-  for (const a of document.querySelectorAll('a[href]')) {
-    if (!a.textContent.trim() && !a.getAttribute('aria-label')) problems.push('link without a name: ' + short(a));
-  }
-  for (const img of document.querySelectorAll('img')) {
-    if (!img.hasAttribute('alt')) problems.push('image without alt text: ' + short(img));
-  }
-  for (const svg of document.querySelectorAll('svg')) {
-    if (svg.parentElement.closest('svg') || svg.getAttribute('aria-hidden') === 'true') continue;
-    const label = svg.getAttribute('aria-label') || (svg.getAttribute('aria-labelledby') || '').split(' ').map(id => {
-      const e = document.getElementById(id); return e ? e.textContent : ''; }).join(' ').trim();
-    if (svg.getAttribute('role') !== 'img' || !label) problems.push('picture without a text alternative: ' + short(svg));
-  }
-  if (!document.documentElement.lang) problems.push('the page has no language');
-  if (!document.title.trim()) problems.push('the page has no title');
-  if (document.querySelectorAll('h1').length !== 1) problems.push('the page has ' + document.querySelectorAll('h1').length + ' h1 headings');
-  const rgba = (s) => { const m = /rgba?\(([^)]+)\)/.exec(s); if (!m) return null;
-    const p = m[1].split(',').map(parseFloat); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
-  const lum = (c) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
-    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
-  const over = (c, bg) => [0, 1, 2].map(k => c[k] * c[3] + bg[k] * (1 - c[3]));
-  const background = (el) => { const layers = [];
-    for (let e = el; e; e = e.parentElement) { const c = rgba(getComputedStyle(e).backgroundColor);
-      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; } }
-    let bg = [255, 255, 255]; for (let i = layers.length - 1; i >= 0; i--) bg = over(layers[i], bg); return bg; };
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  const seen = new Set();
-  let checked = 0;
-  while (walker.nextNode()) {
-    const node = walker.currentNode, el = node.parentElement;
-    if (!node.nodeValue.trim() || !el || seen.has(el) || el.closest('svg')) continue;
-    seen.add(el);
-    const cs = getComputedStyle(el), r = el.getBoundingClientRect();
-    if (cs.visibility === 'hidden' || cs.display === 'none' || r.width <= 1 || r.height <= 1 || r.right <= 0 || r.bottom <= 0) continue;
-    if (el.closest('button[disabled]')) continue;
-    const bg = background(el), fgc = rgba(cs.color), fg = over(fgc, bg);
-    const l1 = lum(fg), l2 = lum(bg), ratio = (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
-    const size = parseFloat(cs.fontSize), bold = parseInt(cs.fontWeight, 10) >= 700;
-    const need = (size >= 24 || (bold && size >= 18.66)) ? 3 : 4.5;
-    checked++;
-    if (ratio < need) problems.push('contrast ' + ratio.toFixed(2) + ' < ' + need + ' for "' + node.nodeValue.trim().slice(0, 40) + '" (' + cs.color + ' on rgb(' + bg.map(Math.round) + '))');
-  }
-  if (checked === 0) problems.push('no text was checked');
-  return problems;
-})()`
-
-// fieldsScript collects the data-field values of the elements under a
-// selector: the numbers a page shows, keyed by field.
-const fieldsScript = `(sel) => { const out = {}; const root = document.querySelector(sel);
-  if (!root) return null;
-  for (const e of root.querySelectorAll('[data-field]')) {
-    out[e.dataset.field] = (e.dataset.value || e.textContent).replace(/[\u202f\s]+/g, ' ').trim(); }
-  return out; }`
 
 type chrome struct {
 	t     *testing.T
@@ -228,7 +152,7 @@ func (c *chrome) visit(path, name string) {
 	if errs := c.consoleErrors(); len(errs) > 0 {
 		c.t.Errorf("%s: console errors:\n%s", path, strings.Join(errs, "\n"))
 	}
-	if problems := eval[[]string](c, a11yScript); len(problems) > 0 {
+	if problems := eval[[]string](c, headless.A11yScript); len(problems) > 0 {
 		c.t.Errorf("%s: accessibility:\n%s", path, strings.Join(problems, "\n"))
 	}
 	if name != "" {
@@ -257,7 +181,7 @@ func (c *chrome) screenshot(name string) {
 // fields returns the data-field values under sel.
 func (c *chrome) fields(sel string) map[string]string {
 	c.t.Helper()
-	m := eval[map[string]string](c, "("+fieldsScript+")("+strconv.Quote(sel)+")")
+	m := eval[map[string]string](c, "("+headless.FieldsScript+")("+strconv.Quote(sel)+")")
 	if m == nil {
 		c.t.Fatalf("no element %s on the page", sel)
 	}
@@ -281,46 +205,6 @@ func pentaOf(p *arbiterv1.Pentanomial) string {
 	return fmt.Sprintf("%d, %d, %d, %d, %d", p.GetLl(), p.GetLd(), p.GetDd(), p.GetWd(), p.GetWw())
 }
 
-// buildBroken builds the deliberately broken perft engine for the verify
-// session.
-func buildBroken(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "brokenperft")
-	out, err := exec.Command("go", "build", "-o", bin, "../../testing/testengines/brokenperft").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building brokenperft: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// runVerifySession verifies the broken engine through the cluster, as
-// arbiter verify --coordinator does, and reports the session.
-func runVerifySession(t *testing.T, c *clusterclient.Client) (*verifyclient.Engine, []verify.Report) {
-	t.Helper()
-	name, spec, err := verifyproto.ParseClientEngine("name=bug")
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := verifyclient.New(verifyclient.Config{Client: c, Name: name, Spec: spec, Timeout: 20 * time.Second})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	start := time.Now()
-	var reps []verify.Report
-	for _, tg := range []verify.Target{
-		{ID: "underpromo", FEN: "4k3/8/P7/8/8/8/8/4K3 w - - 0 1", Depth: 3},
-		{ID: "castling", FEN: "4k3/3r4/8/8/8/8/8/R3K2R b KQ - 0 1", Depth: 3},
-		{ID: "startpos", FEN: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", Depth: 2},
-	} {
-		reps = append(reps, verify.Verify(ctx, eng, tg, verify.Options{Threads: 1, Reproduce: eng.EngineArg()}))
-	}
-	n, err := eng.Report(ctx, reps, 3, time.Since(start))
-	if err != nil || n != 2 {
-		t.Fatalf("report: %d stored, %v", n, err)
-	}
-	eng.Close()
-	return eng, reps
-}
-
 func TestBrowser(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Skip("no " + chromiumPath + " (Debian package chromium)")
@@ -334,19 +218,14 @@ func TestBrowser(t *testing.T) {
 	} else if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	broken := buildBroken(t)
 	cl := newCluster(t, clusterOpts{books: bookDir, grafana: "http://127.0.0.1:3000"})
-	bug, err := verifyproto.ParseLocalEngine("name=bug,cmd=" + broken + `,args="-bug underpromo,castle-through-check"`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl.startWorker(t, "w1", bug)
-	cl.startWorker(t, "w2", bug)
+	cl.startWorker(t, "w1")
+	cl.startWorker(t, "w2")
 	grpcClient := cl.dial(t, cl.client)
 	ctx := context.Background()
 
 	// The work: a real SPRT to its decision, a perft job with
-	// verification, a verify session with findings.
+	// verification, a tune.
 	sub, err := grpcClient.Jobs.SubmitMatch(ctx, &arbiterv1.SubmitMatchRequest{Spec: testSpec(t, 500, 0, true)})
 	if err != nil {
 		t.Fatal(err)
@@ -362,7 +241,6 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	tuneID := tune.GetJob().GetJobId()
-	eng, _ := runVerifySession(t, grpcClient)
 	done := func(j *arbiterv1.Job) bool { return j.GetState() != arbiterv1.JobState_JOB_STATE_RUNNING }
 	perftJob := cl.waitJob(t, grpcClient, perftID, 2*time.Minute, "done", done)
 	sprtJob := cl.waitJob(t, grpcClient, sprtID, 4*time.Minute, "decided", done)
@@ -394,7 +272,6 @@ func TestBrowser(t *testing.T) {
 	if sp.GetUpdates() != 3 || sp.GetGames() != 12 {
 		t.Errorf("tune %s: %d updates, %d games; want 3 and 12", tuneID, sp.GetUpdates(), sp.GetGames())
 	}
-	same(t, "list, verify row", c.fields(`tr[data-job="verify.`+eng.Session()+`"]`), map[string]string{"positions": "3", "bugs": "2"})
 
 	c.visit("/tunes/"+tuneID, "tune")
 	same(t, "tune page", c.fields("#status"), map[string]string{
@@ -495,14 +372,6 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("perft page: published check says %q", txt)
 	}
 
-	c.visit("/verify/"+eng.Session(), "verify")
-	same(t, "verify page", c.fields("#main"), map[string]string{"positions": "3", "ok": "1", "bugs": "2", "state": "done"})
-	text := eval[string](c, `document.querySelector('main').innerText`)
-	for _, want := range []string{"missing under-promotion to knight", "castling through an attacked square", "arbiter verify --engine cmd=bug --fen"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("verify page: no %q", want)
-		}
-	}
 	c.visit("/workers", "workers")
 	ws, err := grpcClient.Admin.ListWorkers(ctx, &arbiterv1.ListWorkersRequest{})
 	if err != nil {
@@ -521,7 +390,7 @@ func TestBrowser(t *testing.T) {
 	// attributes.)
 	eval[bool](c, `document.querySelector('main').insertAdjacentHTML('beforeend', '<input id="probe-field"><p id="probe-text">faint probe text</p>');
 		document.getElementById('probe-text').style.color = '#ddd'; console.error("probe error"); true`)
-	if problems := strings.Join(eval[[]string](c, a11yScript), "\n"); !strings.Contains(problems, "probe-field") || !strings.Contains(problems, "faint probe text") {
+	if problems := strings.Join(eval[[]string](c, headless.A11yScript), "\n"); !strings.Contains(problems, "probe-field") || !strings.Contains(problems, "faint probe text") {
 		t.Errorf("the accessibility check missed planted problems:\n%s", problems)
 	}
 	if errs := strings.Join(c.consoleErrors(), "\n"); !strings.Contains(errs, "probe error") {

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	kindverify "github.com/arbiter-chess/arbiter/kinds/verify"
-
 	"google.golang.org/grpc"
 
 	"github.com/arbiter-chess/arbiter/base/identity"
@@ -294,12 +292,22 @@ func (cl *cluster) waitJob(t testing.TB, c *clusterclient.Client, id string, lim
 var _ = grpc.NewServer
 var _ = fmt.Sprint
 
-// verifyOf is the verify kind's workload of c (kinds/verify, which this
-// test binary registers by importing it).
-func verifyOf(c *coordinator.Coordinator) *kindverify.Workload {
-	wl, ok := c.Workload(kindverify.Kind)
-	if !ok {
-		panic("the verify kind is not registered")
+// sessionReporter is what the tests use of the verify kind's workload
+// (kinds/verify, which this test binary registers through
+// kinds_ext_test.go; it imports this package, so these files cannot
+// name it): storing a session's report.
+type sessionReporter interface {
+	VerifySessions
+	Report(ctx context.Context, caller identity.Identity, sid string, summary *arbiterv1.VerifySessionSummary,
+		first uint32, positions []*arbiterv1.VerifyPositionReport) (int, error)
+}
+
+// verifyOf is the verify kind's workload of c.
+func verifyOf(c *coordinator.Coordinator) sessionReporter {
+	for _, wl := range c.Core.Workloads() {
+		if r, ok := wl.(sessionReporter); ok {
+			return r
+		}
 	}
-	return wl.(*kindverify.Workload)
+	panic("the verify kind is not registered")
 }

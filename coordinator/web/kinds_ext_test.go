@@ -12,4 +12,5 @@ import (
 	_ "github.com/arbiter-chess/arbiter/kinds/perft"
 	_ "github.com/arbiter-chess/arbiter/kinds/spsa"
 	_ "github.com/arbiter-chess/arbiter/kinds/test"
+	_ "github.com/arbiter-chess/arbiter/kinds/verify"
 )

@@ -81,10 +81,10 @@ type Config struct {
 	// jobs (the SPSA kind's, when a program installs it). Tunes are listed
 	// and shown through Core either way.
 	Tunes Barrer
-	// Verify, when set, is where the list and /verify/{id} read verify
-	// sessions; nil: the workload of Core that keeps them (the verify
-	// kind's, when a program installs it), or none, and then the list has
-	// none and /verify/{id} finds none.
+	// Verify, when set, is where the list reads verify sessions; nil: the
+	// workload of Core that keeps them (the verify kind's, when a program
+	// installs it), or none, and then the list has none. A session's page
+	// (/verify/{id}) registers from the kind and reads its own workload.
 	Verify      VerifySessions
 	Credentials *credentials.Manager
 	// Accounts, when set, adds accounts: sign-up, sign-in with a password,
@@ -252,7 +252,7 @@ func csrfKey(ctx context.Context, st *store.Store) ([]byte, error) {
 
 // pageNames are the templates of templates/ that are whole pages (with
 // those of the registered pages, pages.go).
-var pageNames = []string{"list", "games", "game", "verify", "workers", "submit", "signin", "error", "signup", "account", "users", "audit", "follows"}
+var pageNames = []string{"list", "games", "game", "workers", "submit", "signin", "error", "signup", "account", "users", "audit", "follows"}
 
 func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/block.html")
@@ -296,7 +296,6 @@ func (s *Server) routes() {
 	s.handle("GET /tests/{id}/pgn", s.guard(s.downloadPGN))
 	s.handle("GET /tests/{id}/games/{batch}/{game}/pgn", s.guard(s.downloadGame))
 	s.pageRoutes()
-	s.handle("GET /verify/{id}", s.page(s.verifyPage))
 	s.handle("GET /workers", s.page(s.workersPage))
 	s.handle("GET /jobs/{id}", s.guard(s.jobRedirect))
 	s.handle("GET /submit", s.page(s.submitPage))
