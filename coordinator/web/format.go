@@ -62,12 +62,14 @@ var funcs = template.FuncMap{
 	"half":       func(lo, hi float64) float64 { return (hi - lo) / 2 },
 	"elapsed":    elapsed,
 	"spsaParams": spsaParams,
-	"plyArgs": func(p *pgnPly, current int) struct {
-		P       *pgnPly
+	// plyArgs passes a ply of a game's moves (the test kind's game
+	// page) and the ply shown to the "ply" template.
+	"plyArgs": func(p any, current int) struct {
+		P       any
 		Current int
 	} {
 		return struct {
-			P       *pgnPly
+			P       any
 			Current int
 		}{p, current}
 	},

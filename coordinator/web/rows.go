@@ -7,15 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/arbiter-chess/arbiter/coordinator/testview"
 )
 
-// The long tables (every worker of a farm, every worker of a test, a page
-// of batches with their games) are written here rather than by
-// html/template: its reflection costs about a microsecond a field, which
-// for 500 workers alone takes a page past its 50 ms budget (BenchmarkPages).
-// Everything written is escaped by esc.
+// The long tables (every worker of a farm, every worker of a test) are
+// written here rather than by html/template: its reflection costs about a
+// microsecond a field, which for 500 workers alone takes a page past its
+// 50 ms budget (BenchmarkPages). Everything written is escaped by esc.
 
 type rowsHTML struct{ strings.Builder }
 
@@ -185,28 +182,6 @@ func gameWorkerRows(rows []workerRow) template.HTML {
 			b.raw("<td>ok</td>")
 		}
 		b.raw("</tr>\n")
-	}
-	return b.html()
-}
-
-// batchRows renders a games page's rows: each batch with links to its
-// games.
-func batchRows(testID string, bs []testview.BatchInfo) template.HTML {
-	var b rowsHTML
-	b.Grow(len(bs) * 900)
-	base := "/tests/" + url.PathEscape(testID) + "/games/"
-	for _, bt := range bs {
-		idx := strconv.Itoa(bt.Index)
-		b.raw(`<tr><td class="num">`, idx, "</td>")
-		b.cell("", "", bt.WorkerID)
-		b.cell("", "", when(bt.At))
-		b.cell("", "", itoa(bt.Wins)+" / "+itoa(bt.Draws)+" / "+itoa(bt.Losses))
-		b.raw("<td>")
-		for g := 0; g < 2*bt.Pairs; g++ {
-			gs := strconv.Itoa(g)
-			b.raw(`<a href="`, base, idx, "/", gs, `" aria-label="batch `, idx, " game ", gs, `">`, gs, "</a> ")
-		}
-		b.raw("</td></tr>\n")
 	}
 	return b.html()
 }

@@ -4,8 +4,8 @@ package web
 // beyond the page kit (pagekit.go): the test as the viewer may see it,
 // the layout's parts it fills (the test's forms, the result block, the
 // engines' diff, the workers' table), its charts and its dashboard. The
-// games of a test (/tests/{id}/games, ...) stay served here, reading the
-// kind through testview.Tests.
+// games of a test (/tests/{id}/games, a game, the PGN downloads) register
+// from the kind too (RegisterPage, RegisterDownload: downloads.go).
 
 import (
 	"bytes"

@@ -252,7 +252,7 @@ func csrfKey(ctx context.Context, st *store.Store) ([]byte, error) {
 
 // pageNames are the templates of templates/ that are whole pages (with
 // those of the registered pages, pages.go).
-var pageNames = []string{"list", "games", "game", "workers", "submit", "signin", "error", "signup", "account", "users", "audit", "follows"}
+var pageNames = []string{"list", "workers", "submit", "signin", "error", "signup", "account", "users", "audit", "follows"}
 
 func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/block.html")
@@ -291,11 +291,8 @@ func (s *Server) routes() {
 	s.handle("GET /{$}", s.page(s.frontPage))
 	s.handle("GET /tests", s.page(s.listPage))
 	s.handle("GET /users/{name}", s.page(s.userPage))
-	s.handle("GET /tests/{id}/games", s.page(s.gamesPage))
-	s.handle("GET /tests/{id}/games/{batch}/{game}", s.page(s.gamePage))
-	s.handle("GET /tests/{id}/pgn", s.guard(s.downloadPGN))
-	s.handle("GET /tests/{id}/games/{batch}/{game}/pgn", s.guard(s.downloadGame))
 	s.pageRoutes()
+	s.downloadRoutes()
 	s.handle("GET /workers", s.page(s.workersPage))
 	s.handle("GET /jobs/{id}", s.guard(s.jobRedirect))
 	s.handle("GET /submit", s.page(s.submitPage))

@@ -1,10 +1,11 @@
-package web
+package test
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/engine"
 )
 
@@ -64,7 +65,7 @@ func parsePGN(text string) (*pgnGame, error) {
 		}
 		name, value, ok := parseTagLine(l)
 		if !ok {
-			return nil, fmt.Errorf("line %d: not a PGN tag: %s", i+1, clipQ(l))
+			return nil, fmt.Errorf("line %d: not a PGN tag: %s", i+1, apierr.Q(l))
 		}
 		g.Tags = append(g.Tags, pgnTag{name, value})
 	}
@@ -110,7 +111,7 @@ func parsePGN(text string) (*pgnGame, error) {
 		}
 		m, err := pos.ParseSAN(t)
 		if err != nil {
-			return g, fmt.Errorf("ply %d: move %s does not replay: %v", len(g.Plies)+1, clipQ(t), err)
+			return g, fmt.Errorf("ply %d: move %s does not replay: %v", len(g.Plies)+1, apierr.Q(t), err)
 		}
 		san, uci := pos.SAN(m), pos.UCIMove(m)
 		pos.MakeMove(m)
