@@ -29,7 +29,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,42 +40,23 @@ import (
 	"github.com/arbiter-chess/arbiter/testing/headless"
 )
 
-const chromiumPath = "/usr/bin/chromium"
+const chromiumPath = headless.Chromium
 
+// chrome is a tab of a real headless Chromium (testing/headless) on the
+// pages under test, with the screenshots of the pages it visits.
 type chrome struct {
+	*headless.Tab
 	t     *testing.T
 	ctx   context.Context
 	base  string
 	shots string
-
-	mu      sync.Mutex
-	console []string
 }
 
 func newChrome(t *testing.T, base, shots string) *chrome {
 	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900)}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	c := &chrome{t: t, ctx: ctx, base: base, shots: shots}
-	messages := chromedp.Console(ctx)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException {
-				c.mu.Lock()
-				c.console = append(c.console, m.String()+" at "+m.URL)
-				c.mu.Unlock()
-			}
-		}
-	}()
-	return c
+	ctx := headless.Start(t, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.WindowSize(1280, 900))
+	return &chrome{Tab: headless.NewTab(t, ctx, base), t: t, ctx: ctx, base: base, shots: shots}
 }
 
 // run runs actions with a time limit.
@@ -121,40 +101,18 @@ func void[T any](a chromedp.Action[T]) chromedp.Action[chromedp.Void] {
 
 func eval[T any](c *chrome, js string) T {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
-	if err != nil {
-		c.t.Fatalf("evaluate %.60s: %v", js, err)
-	}
-	return v
+	return headless.Eval[T](c.Tab, js)
 }
 
 // consoleErrors returns and forgets the console errors seen so far.
-func (c *chrome) consoleErrors() []string {
-	time.Sleep(150 * time.Millisecond) // let late messages arrive
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := c.console
-	c.console = nil
-	return out
-}
+func (c *chrome) consoleErrors() []string { return c.ConsoleErrors() }
 
-// visit loads a page and checks it: loaded, no console error, the
-// accessibility basics; its screenshot is saved under name.
+// visit loads a page and checks it (headless.Tab.Visit: loaded, no
+// console error, the accessibility basics); its screenshot is saved
+// under name.
 func (c *chrome) visit(path, name string) {
 	c.t.Helper()
-	c.do("load "+path, chromedp.Navigate(c.base+path), chromedp.WaitVisible(chromedp.CSS("footer.foot")))
-	title := eval[string](c, "document.title")
-	if strings.Contains(title, "No such page") || strings.Contains(title, "Not found") {
-		c.t.Fatalf("%s: title %q", path, title)
-	}
-	if errs := c.consoleErrors(); len(errs) > 0 {
-		c.t.Errorf("%s: console errors:\n%s", path, strings.Join(errs, "\n"))
-	}
-	if problems := eval[[]string](c, headless.A11yScript); len(problems) > 0 {
-		c.t.Errorf("%s: accessibility:\n%s", path, strings.Join(problems, "\n"))
-	}
+	c.Visit(path)
 	if name != "" {
 		c.screenshot(name)
 	}
@@ -181,21 +139,13 @@ func (c *chrome) screenshot(name string) {
 // fields returns the data-field values under sel.
 func (c *chrome) fields(sel string) map[string]string {
 	c.t.Helper()
-	m := eval[map[string]string](c, "("+headless.FieldsScript+")("+strconv.Quote(sel)+")")
-	if m == nil {
-		c.t.Fatalf("no element %s on the page", sel)
-	}
-	return m
+	return c.Fields(sel)
 }
 
 // same reports the fields of a page that differ from want.
 func same(t *testing.T, where string, got, want map[string]string) {
 	t.Helper()
-	for k, w := range want {
-		if g, ok := got[k]; !ok || g != w {
-			t.Errorf("%s: %s shows %q, the gRPC snapshot says %q", where, k, g, w)
-		}
-	}
+	headless.Same(t, where, got, want, "the gRPC snapshot")
 }
 
 func f2(x float64) string { return fixed(x, 2) }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -44,13 +42,12 @@ func TestVerifyPageInABrowser(t *testing.T) {
 	farm := farmtest.Start(t, 2, func(c *localcluster.Config) { c.VerifyEngines = []verifyproto.LocalEngine{bug} })
 	sid := runVerifySession(t, farm.Client(t))
 
-	c := &page{t: t, ctx: ctx, base: farm.URL}
-	c.watchConsole()
-	c.visit("/")
-	same(t, "list, verify row", c.fields(`tr[data-job="verify.`+sid+`"]`), map[string]string{"positions": "3", "bugs": "2"})
-	c.visit("/verify/" + sid)
-	same(t, "verify page", c.fields("#main"), map[string]string{"positions": "3", "ok": "1", "bugs": "2", "state": "done"})
-	text := eval[string](c, `document.querySelector('main').innerText`)
+	c := headless.NewTab(t, ctx, farm.URL)
+	c.Visit("/")
+	headless.Same(t, "list, verify row", c.Fields(`tr[data-job="verify.`+sid+`"]`), map[string]string{"positions": "3", "bugs": "2"}, "the session")
+	c.Visit("/verify/" + sid)
+	headless.Same(t, "verify page", c.Fields("#main"), map[string]string{"positions": "3", "ok": "1", "bugs": "2", "state": "done"}, "the session")
+	text := headless.Eval[string](c, `document.querySelector('main').innerText`)
 	for _, want := range []string{"missing under-promotion to knight", "castling through an attacked square", "arbiter verify --engine cmd=bug --fen"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("verify page: no %q", want)
@@ -97,86 +94,4 @@ func runVerifySession(t *testing.T, c *clusterclient.Client) string {
 	}
 	eng.Close()
 	return eng.Session()
-}
-
-// page is a Chromium tab on the farm's pages that keeps the console's
-// errors.
-type page struct {
-	t         *testing.T
-	ctx       context.Context
-	base      string
-	mu        sync.Mutex
-	consoleEr []string
-}
-
-func (c *page) watchConsole() {
-	messages := chromedp.Console(c.ctx)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException {
-				c.mu.Lock()
-				c.consoleEr = append(c.consoleEr, m.String()+" at "+m.URL)
-				c.mu.Unlock()
-			}
-		}
-	}()
-}
-
-// visit loads a page and checks it: loaded (not an error page), no
-// console error, the accessibility basics.
-func (c *page) visit(path string) {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(c.ctx, time.Minute)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(c.base+path), chromedp.WaitVisible(chromedp.CSS("footer.foot"))); err != nil {
-		c.t.Fatalf("load %s: %v", path, err)
-	}
-	if title := eval[string](c, "document.title"); strings.Contains(title, "No such page") || strings.Contains(title, "Not found") {
-		c.t.Fatalf("%s: title %q", path, title)
-	}
-	time.Sleep(150 * time.Millisecond) // let late console messages arrive
-	c.mu.Lock()
-	errs := c.consoleEr
-	c.consoleEr = nil
-	c.mu.Unlock()
-	if len(errs) > 0 {
-		c.t.Errorf("%s: console errors:\n%s", path, strings.Join(errs, "\n"))
-	}
-	if problems := eval[[]string](c, headless.A11yScript); len(problems) > 0 {
-		c.t.Errorf("%s: accessibility:\n%s", path, strings.Join(problems, "\n"))
-	}
-}
-
-// fields returns the data-field values under sel.
-func (c *page) fields(sel string) map[string]string {
-	c.t.Helper()
-	m := eval[map[string]string](c, "("+headless.FieldsScript+")("+strconv.Quote(sel)+")")
-	if m == nil {
-		c.t.Fatalf("no element %s on the page", sel)
-	}
-	return m
-}
-
-func eval[T any](c *page, js string) T {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
-	if err != nil {
-		c.t.Fatalf("evaluate %.60s: %v", js, err)
-	}
-	return v
-}
-
-// same reports the fields of a page that differ from want.
-func same(t *testing.T, where string, got, want map[string]string) {
-	t.Helper()
-	for k, w := range want {
-		if g, ok := got[k]; !ok || g != w {
-			t.Errorf("%s: %s shows %q, want %q", where, k, g, w)
-		}
-	}
 }
