@@ -15,7 +15,6 @@ import (
 
 	"github.com/arbiter-chess/arbiter/base/identity"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/testing/headless"
 )
 
 // TestBrowserFollow drives a real headless Chromium: ann signs in,
@@ -151,7 +150,7 @@ func TestBrowserFollow(t *testing.T) {
 	if errs := c.consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors: %v", errs)
 	}
-	if problems := eval[[]string](c, headless.A11yScript); len(problems) > 0 {
+	if problems := eval[[]string](c, a11yScript); len(problems) > 0 {
 		t.Errorf("with the notices shown: accessibility:\n%s", strings.Join(problems, "\n"))
 	}
 	c.screenshot("follow-notified")

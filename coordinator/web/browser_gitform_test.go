@@ -31,7 +31,6 @@ import (
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/testing/gittest"
-	"github.com/arbiter-chess/arbiter/testing/headless"
 	"github.com/arbiter-chess/arbiter/worker"
 )
 
@@ -146,7 +145,7 @@ func TestBrowserFormGitBranch(t *testing.T) {
 			t.Errorf("ref %s: the error beside the git field is %q, want %q; page: %s", bad.ref, got, bad.want,
 				eval[string](c, `document.querySelector('main').innerText`))
 		}
-		if problems := eval[[]string](c, headless.A11yScript); len(problems) > 0 {
+		if problems := eval[[]string](c, a11yScript); len(problems) > 0 {
 			t.Errorf("ref %s: the refusal's accessibility:\n%s", bad.ref, strings.Join(problems, "\n"))
 		}
 		if p := eval[string](c, "location.pathname"); p != "/submit/test" {
@@ -173,7 +172,7 @@ func TestBrowserFormGitBranch(t *testing.T) {
 		t.Fatalf("the preview made a job")
 	}
 	c.screenshot("submit-preview")
-	if problems := eval[[]string](c, headless.A11yScript); len(problems) > 0 {
+	if problems := eval[[]string](c, a11yScript); len(problems) > 0 {
 		t.Errorf("the preview page's accessibility:\n%s", strings.Join(problems, "\n"))
 	}
 

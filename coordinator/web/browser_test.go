@@ -35,12 +35,16 @@ import (
 	"github.com/chromedp/chromedp"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/testing/headless"
 )
 
 const chromiumPath = headless.Chromium
+
+// a11yScript is the shared accessibility check (headless.A11yScript).
+const a11yScript = headless.A11yScript
 
 // chrome is a tab of a real headless Chromium (testing/headless) on the
 // pages under test, with the screenshots of the pages it visits.
@@ -203,7 +207,26 @@ func TestBrowser(t *testing.T) {
 	statusJSON, _ := protojson.Marshal(sprtJob) // what arbiter status --json prints
 	t.Logf("arbiter status --json %s: %.300s...", sprtID, statusJSON)
 
+	w := &browserWork{cl: cl, grpc: grpcClient, sprt: sprtJob, perft: perftJob, tune: tuneJob, shots: shots}
 	c := newChrome(t, cl.web.URL, shots)
+	browseListAndTune(t, c, w)
+	browseTestPerftWorkers(t, c, w)
+	browseSignedIn(t, c, w)
+}
+
+// browserWork is the finished work TestBrowser reads on the pages, with
+// the cluster that did it.
+type browserWork struct {
+	cl                *cluster
+	grpc              *clusterclient.Client
+	sprt, perft, tune *arbiterv1.Job
+	shots             string
+}
+
+// browseListAndTune reads the list and the tune's page anonymously.
+func browseListAndTune(t *testing.T, c *chrome, w *browserWork) {
+	sprtID, perftID, tuneID := w.sprt.GetJobId(), w.perft.GetJobId(), w.tune.GetJobId()
+	sprtJob, perftJob, tuneJob := w.sprt, w.perft, w.tune
 
 	// ---- every page, read anonymously ----
 	c.visit("/", "list")
@@ -260,7 +283,16 @@ func TestBrowser(t *testing.T) {
 	if len(sp.GetWorkers()) == 0 {
 		t.Errorf("tune %s: no workers in its snapshot", tuneID)
 	}
+}
 
+// browseTestPerftWorkers reads the test's page, its games, the perft
+// job's page and the workers' anonymously, and checks that the checks
+// themselves see planted problems.
+func browseTestPerftWorkers(t *testing.T, c *chrome, w *browserWork) {
+	sprtID, perftID := w.sprt.GetJobId(), w.perft.GetJobId()
+	sprtJob, perftJob := w.sprt, w.perft
+	cl, grpcClient, ctx := w.cl, w.grpc, context.Background()
+	mp, pp := sprtJob.GetMatchProgress(), perftJob.GetProgress()
 	c.visit("/tests/"+sprtID, "test")
 	same(t, "test page", c.fields("#status"), map[string]string{
 		"state": "done", "games": u(mp.GetGames()), "pgns": u(mp.GetPgns()), "wins": u(mp.GetWins()), "draws": u(mp.GetDraws()),
@@ -340,13 +372,18 @@ func TestBrowser(t *testing.T) {
 	// attributes.)
 	eval[bool](c, `document.querySelector('main').insertAdjacentHTML('beforeend', '<input id="probe-field"><p id="probe-text">faint probe text</p>');
 		document.getElementById('probe-text').style.color = '#ddd'; console.error("probe error"); true`)
-	if problems := strings.Join(eval[[]string](c, headless.A11yScript), "\n"); !strings.Contains(problems, "probe-field") || !strings.Contains(problems, "faint probe text") {
+	if problems := strings.Join(eval[[]string](c, a11yScript), "\n"); !strings.Contains(problems, "probe-field") || !strings.Contains(problems, "faint probe text") {
 		t.Errorf("the accessibility check missed planted problems:\n%s", problems)
 	}
 	if errs := strings.Join(c.consoleErrors(), "\n"); !strings.Contains(errs, "probe error") {
 		t.Errorf("the console check missed a planted error: %q", errs)
 	}
+}
 
+// browseSignedIn signs in and submits, watches, changes, stops,
+// reschedules and finds an SPRT, and submits a perft job, from the forms.
+func browseSignedIn(t *testing.T, c *chrome, w *browserWork) {
+	cl, grpcClient := w.cl, w.grpc
 	// ---- sign in, submit an SPRT from the form ----
 	c.do("open the sign-in page", chromedp.Navigate(c.base+"/signin"), chromedp.WaitVisible(chromedp.CSS("#token")))
 	c.navigate("sign in", chromedp.SendKeys(chromedp.CSS("#token"), cl.client), chromedp.Click(chromedp.CSS("#signin")))
@@ -381,7 +418,7 @@ func TestBrowser(t *testing.T) {
 	// ---- live updates: the games count moves without a reload ----
 	eval[bool](c, `window.__marker = "no reload"; true`)
 	ctxLive, cancelLive := context.WithTimeout(c.ctx, 90*time.Second)
-	_, err = chromedp.Run(ctxLive, chromedp.Poll[bool](
+	_, err := chromedp.Run(ctxLive, chromedp.Poll[bool](
 		`Number(document.querySelector('#status [data-field="games"]').textContent) >= 4 && document.body.dataset.updates > 0`,
 		chromedp.WithPollingInterval(200*time.Millisecond)))
 	cancelLive()
@@ -438,6 +475,13 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the original's page links to %q, want %s", as, copyID)
 	}
 
+	browseFind(t, c, w, newID, copyID)
+}
+
+// browseFind finds the SPRT and its copy by tag, by user and from the
+// filter form, and submits a perft job from the form.
+func browseFind(t *testing.T, c *chrome, w *browserWork, newID, copyID string) {
+	sprtID, grpcClient, ctx, shots := w.sprt.GetJobId(), w.grpc, context.Background(), w.shots
 	// ---- find both by tag and by user; the list marks the stopped SPRT ----
 	c.visit("/?tag=browser-find", "find-tag")
 	if n := eval[int](c, `document.querySelectorAll('tr[data-job="`+newID+`"], tr[data-job="`+copyID+`"]').length`); n != 2 {
