@@ -1,6 +1,7 @@
 package web
 
 import (
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -98,8 +99,10 @@ type listData struct {
 	Query  url.Values
 	Tests  []*arbiterv1.Job
 	Perft  []*arbiterv1.Job
-	Tunes  []*arbiterv1.Job
-	// Other holds jobs of kinds without a table of their own here.
+	// Sections are the tables the kinds register (listsections.go),
+	// rendered.
+	Sections []template.HTML
+	// Other holds jobs of kinds without a table of their own.
 	Other    []*arbiterv1.Job
 	Verify   []verifyproto.SessionView
 	VerifyN  int // verify sessions in all
@@ -154,22 +157,26 @@ func (s *Server) listJobs(r *http.Request, v *view, f listFilter, user string) e
 		if len(infos) > 0 {
 			last = infos[len(infos)-1].Seq
 		}
+		byFamily := map[jobkind.Family][]*arbiterv1.Job{}
 		for _, info := range infos {
 			snap, err := s.jobSnapshot(info.ID, false)
 			if err != nil {
 				continue // gone meanwhile
 			}
 			j := snap.(*arbiterv1.Job)
-			switch jobkind.Of(j).Family {
-			case jobkind.FamilyTest:
+			switch fam := jobkind.Of(j).Family; {
+			case fam == jobkind.FamilyTest:
 				d.Tests = append(d.Tests, j)
-			case jobkind.FamilyTune:
-				d.Tunes = append(d.Tunes, j)
-			case jobkind.FamilyPerft:
+			case fam == jobkind.FamilyPerft:
 				d.Perft = append(d.Perft, j)
+			case sectionFamily(fam):
+				byFamily[fam] = append(byFamily[fam], j)
 			default:
 				d.Other = append(d.Other, j)
 			}
+		}
+		if d.Sections, err = s.renderSections(byFamily, f.Kind, d.Any, v.Now); err != nil {
+			return err
 		}
 	}
 	switch {

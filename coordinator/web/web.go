@@ -148,15 +148,17 @@ type Config struct {
 
 // Server serves the pages. It is an http.Handler for "/".
 type Server struct {
-	cfg     Config
-	log     *zap.Logger
-	mux     *http.ServeMux
-	pages   map[string]*template.Template
-	csrfKey []byte
-	live    chan struct{} // a slot per live stream
-	closing chan struct{} // closed by Close: live streams end
-	once    sync.Once
-	adm     *admission.Admission
+	cfg   Config
+	log   *zap.Logger
+	mux   *http.ServeMux
+	pages map[string]*template.Template
+	// sections are the list's registered sections, by name.
+	sections map[string]*template.Template
+	csrfKey  []byte
+	live     chan struct{} // a slot per live stream
+	closing  chan struct{} // closed by Close: live streams end
+	once     sync.Once
+	adm      *admission.Admission
 	// door registers every route behind the admission check.
 	door *admission.HTTPDoor
 }
@@ -223,6 +225,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
+	base, err := parseBase()
+	if err != nil {
+		return nil, err
+	}
+	if s.sections, err = parseSections(base); err != nil {
+		return nil, err
+	}
 	s.routes()
 	return s, nil
 }
@@ -254,10 +263,20 @@ func csrfKey(ctx context.Context, st *store.Store) ([]byte, error) {
 // those of the registered pages, pages.go).
 var pageNames = []string{"list", "workers", "submit", "signin", "error", "signup", "account", "users", "audit", "follows"}
 
-func parsePages() (map[string]*template.Template, error) {
+// parseBase parses the layout with its parts and functions, the base
+// every page and list section is parsed on.
+func parseBase() (*template.Template, error) {
 	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/block.html")
 	if err != nil {
 		return nil, fmt.Errorf("web: templates: %w", err)
+	}
+	return base, nil
+}
+
+func parsePages() (map[string]*template.Template, error) {
+	base, err := parseBase()
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]*template.Template{}
 	parse := func(name string, from fs.FS) error {
