@@ -102,7 +102,7 @@ func putReports(ctx context.Context, st *store.Store, vs storedSession, first in
 		err := tx.QueryRowContext(ctx, "SELECT owner, created_at FROM verify_sessions WHERE id=?", vs.ID).Scan(&owner, &created)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			created = nanos(vs.CreatedAt)
+			created = store.UnixNano(vs.CreatedAt)
 		case err != nil:
 			return err
 		case owner != vs.Owner:
@@ -113,7 +113,7 @@ func putReports(ctx context.Context, st *store.Store, vs storedSession, first in
 			ON CONFLICT(id) DO UPDATE SET engine=excluded.engine, depth=excluded.depth, reported_at=excluded.reported_at,
 			positions=excluded.positions, ok=excluded.ok, bugs=excluded.bugs, errors=excluded.errors, findings=excluded.findings,
 			seconds=excluded.seconds, summary=excluded.summary`,
-			vs.ID, vs.Owner, vs.Engine, vs.Depth, created, nanos(vs.ReportedAt), vs.Positions, vs.OK, vs.Bugs, vs.Errors, vs.Finds,
+			vs.ID, vs.Owner, vs.Engine, vs.Depth, created, store.UnixNano(vs.ReportedAt), vs.Positions, vs.OK, vs.Bugs, vs.Errors, vs.Finds,
 			vs.Seconds, vs.Summary); err != nil {
 			return fmt.Errorf("store: verify session: %w", err)
 		}
@@ -140,7 +140,7 @@ func scanSession(sc interface{ Scan(...any) error }) (storedSession, error) {
 	var created, reported int64
 	err := sc.Scan(&v.ID, &v.Owner, &v.Engine, &v.Depth, &created, &reported, &v.Positions, &v.OK, &v.Bugs, &v.Errors, &v.Finds,
 		&v.Seconds, &v.Summary, &v.Reported)
-	v.CreatedAt, v.ReportedAt = fromNanos(created), fromNanos(reported)
+	v.CreatedAt, v.ReportedAt = store.FromUnixNano(created), store.FromUnixNano(reported)
 	return v, err
 }
 
@@ -201,19 +201,4 @@ func storedReports(ctx context.Context, st *store.Store, id string, offset, limi
 		return rows.Err()
 	})
 	return out, err
-}
-
-// nanos and fromNanos keep a zero time as 0, as the core's columns do.
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
 }
