@@ -44,7 +44,7 @@ func newRootCommand() *cobra.Command {
 		// Serving.
 		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(), newStoreCommand(), newUserCommand(), newAuditCommand(),
 		// Clients of a coordinator.
-		newSubmitCommand(), newStatusCommand(), newCancelCommand(), newModifyCommand(), newResumeCommand(), newRescheduleCommand(), newBlockCommand(), newPGNCommand(), newSPSACommand(), newTokenCommand(), newBackupCommand(),
+		newSubmitCommand(), newStatusCommand(), newCancelCommand(), newModifyCommand(), newResumeCommand(), newRescheduleCommand(), newBlockCommand(), newSPSACommand(), newTokenCommand(), newBackupCommand(),
 		newVersionCommand(),
 		newEngineCommand(), newNetCommand(), newHookCommand(),
 		// Training the embedded engine's net on this machine.

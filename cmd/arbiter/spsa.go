@@ -17,6 +17,7 @@ import (
 	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
+	"github.com/arbiter-chess/arbiter/client/testflags"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	"github.com/arbiter-chess/arbiter/spec/enginespec"
@@ -358,7 +359,7 @@ func newSPSAParamsCommand() *cobra.Command {
 }
 
 func newSPSAVerifyCommand() *cobra.Command {
-	var f testFlags
+	var f testflags.Flags
 	var client clicmd.ClientFlags
 	var wait bool
 	cmd := &cobra.Command{
@@ -381,12 +382,12 @@ SPRT (--games then caps it).`,
 				return err
 			}
 			defer done()
-			return jobreport.VerifyTune(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, args[0], f.m, wait, f.pgnout)
+			return jobreport.VerifyTune(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, args[0], f.M, wait, f.PGNOut)
 		},
 	}
 	fl := cmd.Flags()
 	client.Add(fl)
-	f.add(fl, "")
+	f.Add(fl, "")
 	// The sides are the tune's engine.
 	_ = fl.MarkHidden("engine")
 	fl.BoolVar(&wait, "wait", false, "wait for the test to end and print the report")
