@@ -1,9 +1,11 @@
-package main
+package spsa
 
-// SPSA tuning: `arbiter submit spsa` (a tune on a coordinator), `arbiter
-// tune` (the same tune on this machine), `arbiter spsa export` (a tune's
-// values to paste back) and `arbiter spsa params` (an engine's parameters
-// as a tune takes them). The flags become an spec/spsaplan plan;
+// The SPSA kind's commands: `arbiter submit spsa` (a tune on a
+// coordinator), `arbiter tune` (the same tune on this machine), `arbiter
+// spsa export` (a tune's values to paste back), `arbiter spsa params` (an
+// engine's parameters as a tune takes them) and `arbiter spsa confirm` (a
+// test of a tune's values against its start values, with the test flags
+// of client/testflags). The flags become an spec/spsaplan plan;
 // client/jobreport follows and prints tunes.
 
 import (
@@ -23,7 +25,7 @@ import (
 	"github.com/arbiter-chess/arbiter/spec/enginespec"
 	"github.com/arbiter-chess/arbiter/spec/matchplan"
 	"github.com/arbiter-chess/arbiter/spec/spsaplan"
-	"github.com/arbiter-chess/arbiter/spsa"
+	sp "github.com/arbiter-chess/arbiter/spsa"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
@@ -37,9 +39,9 @@ func addTuneFlags(fl *pflag.FlagSet, f *spsaplan.Flags) {
 	fl.StringVar(&f.Openings, "openings", "", "file=F[,format=epd|pgn][,order=random|sequential][,seed=S][,plies=N][,start=N]")
 	fl.StringVar(&f.Params, "params", "", paramsUsage)
 	fl.IntVar(&f.Pairs, "pairs", 0, "game pairs of the whole tune (required)")
-	fl.Float64Var(&f.Alpha, "alpha", spsa.DefaultAlpha, "the schedule's alpha: a_k = a / (A + k + 1)^alpha")
-	fl.Float64Var(&f.Gamma, "gamma", spsa.DefaultGamma, "the schedule's gamma: c_k = c / (k + 1)^gamma")
-	fl.Float64Var(&f.ARatio, "A-ratio", spsa.DefaultARatio, "the schedule's A as a share of --pairs")
+	fl.Float64Var(&f.Alpha, "alpha", sp.DefaultAlpha, "the schedule's alpha: a_k = a / (A + k + 1)^alpha")
+	fl.Float64Var(&f.Gamma, "gamma", sp.DefaultGamma, "the schedule's gamma: c_k = c / (k + 1)^gamma")
+	fl.Float64Var(&f.ARatio, "A-ratio", sp.DefaultARatio, "the schedule's A as a share of --pairs")
 	fl.Uint64Var(&f.Seed, "seed", 0, "the tune's seed: the order of a random book and every perturbation (default: --openings seed=, else 1)")
 	fl.StringVar(&f.Resign, "resign", "", "resign adjudication: movecount=N,score=CP")
 	fl.StringVar(&f.Draw, "draw", "", "draw adjudication: movenumber=M,movecount=N,score=CP")
@@ -49,7 +51,11 @@ func addTuneFlags(fl *pflag.FlagSet, f *spsaplan.Flags) {
 	fl.StringVar(&f.Event, "event", "", "PGN Event tag")
 }
 
-func init() { clicmd.RegisterSubmit(jobkind.SPSA, newSubmitSpsaCommand) }
+func init() {
+	clicmd.RegisterSubmit(jobkind.SPSA, newSubmitSpsaCommand)
+	clicmd.RegisterCommand("tune", newTuneCommand)
+	clicmd.RegisterCommand("spsa", newSPSACommand)
+}
 
 func newSubmitSpsaCommand() *cobra.Command {
 	var f spsaplan.Flags
@@ -80,24 +86,24 @@ when it runs here (otherwise give the parameters as a list). See docs/spsa.md.`,
 			f.Remote = true
 			plan, err := spsaplan.Parse(ctx, f)
 			if err != nil {
-				return usageError("%v", err)
+				return cliexit.Usage("%v", err)
 			}
 			if plan.Unchecked != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "arbiter: warning: %s\n", plan.Unchecked)
 			}
 			spec, err := plan.Spec()
 			if err != nil {
-				return usageError("%v", err)
+				return cliexit.Usage("%v", err)
 			}
 			if verify.given() {
 				if !wait {
-					return usageError("--confirm-games and --confirm-sprt need --wait (the test is submitted when the tune ends; without --wait use spsa confirm)")
+					return cliexit.Usage("--confirm-games and --confirm-sprt need --wait (the test is submitted when the tune ends; without --wait use spsa confirm)")
 				}
 				if err := verify.check(); err != nil {
-					return usageError("%v", err)
+					return cliexit.Usage("%v", err)
 				}
 				if err := spsaplan.CheckVerify(verify.testFlags(f)); err != nil {
-					return usageError("%v", spsaplan.VerifyFlagError(err))
+					return cliexit.Usage("%v", spsaplan.VerifyFlagError(err))
 				}
 			}
 			ctx, c, done, err := client.Session()
@@ -170,14 +176,14 @@ values are printed in each --format. See docs/spsa.md.`,
 func runTune(cmd *cobra.Command, f spsaplan.Flags, record, pgnout string, quiet bool, formats []string, verify tuneVerifyFlags) error {
 	if verify.given() {
 		if err := verify.check(); err != nil {
-			return usageError("%v", err)
+			return cliexit.Usage("%v", err)
 		}
 	}
-	var fs []spsa.Format
+	var fs []sp.Format
 	for _, s := range formats {
-		ft, err := spsa.ParseFormat(s)
+		ft, err := sp.ParseFormat(s)
 		if err != nil {
-			return usageError("--format: %v", err)
+			return cliexit.Usage("--format: %v", err)
 		}
 		fs = append(fs, ft)
 	}
@@ -185,19 +191,19 @@ func runTune(cmd *cobra.Command, f spsaplan.Flags, record, pgnout string, quiet 
 	defer stop()
 	plan, err := spsaplan.Parse(ctx, f)
 	if err != nil {
-		return usageError("%v", err)
+		return cliexit.Usage("%v", err)
 	}
 	if verify.given() {
 		// Refused now rather than after the tune.
 		if _, err := plan.VerifyPlan(plan.Starts(), verify.games, verify.sprt, f.Concurrency); err != nil {
-			return usageError("%v", err)
+			return cliexit.Usage("%v", err)
 		}
 	}
 	o := spsaplan.RunOptions{Out: cmd.OutOrStdout(), Quiet: quiet, Record: record, Builtin: builtin.New}
 	if pgnout != "" {
 		pf, err := os.OpenFile(pgnout, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
-			return usageError("--pgnout: %v", err)
+			return cliexit.Usage("--pgnout: %v", err)
 		}
 		defer pf.Close()
 		o.PGN = pf
@@ -205,21 +211,21 @@ func runTune(cmd *cobra.Command, f spsaplan.Flags, record, pgnout string, quiet 
 	t, err := plan.Run(ctx, o)
 	if err != nil {
 		if t == nil {
-			return usageError("%v", err)
+			return cliexit.Usage("%v", err)
 		}
 		if ctx.Err() != nil {
 			resume := ""
 			if record != "" {
 				resume = "; the same command resumes it from " + record
 			}
-			return failure("tune interrupted after %d of %d updates%s", t.Updates(), plan.Config.Batches(), resume)
+			return cliexit.Failure("tune interrupted after %d of %d updates%s", t.Updates(), plan.Config.Batches(), resume)
 		}
-		return failure("tune stopped after %d of %d updates: %v", t.Updates(), plan.Config.Batches(), err)
+		return cliexit.Failure("tune stopped after %d of %d updates: %v", t.Updates(), plan.Config.Batches(), err)
 	}
 	for _, ft := range fs {
-		s, err := spsa.Export(ft, plan.Config.Params, t.Theta())
+		s, err := sp.Export(ft, plan.Config.Params, t.Theta())
 		if err != nil {
-			return usageError("--format: %v", err)
+			return cliexit.Usage("--format: %v", err)
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "\nTuned values (%s):\n%s", ft, s)
 	}
@@ -228,18 +234,18 @@ func runTune(cmd *cobra.Command, f spsaplan.Flags, record, pgnout string, quiet 
 	}
 	vp, err := plan.VerifyPlan(t.Theta(), verify.games, verify.sprt, f.Concurrency)
 	if err != nil {
-		return usageError("%v", err)
+		return cliexit.Usage("%v", err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "\nVerification: the tuned values against the start values\n")
 	st, err := vp.Run(ctx, matchplan.RunOptions{Out: cmd.OutOrStdout(), Quiet: true, Builtin: builtin.New})
 	if err != nil {
-		return failure("verification: %v", err)
+		return cliexit.Failure("verification: %v", err)
 	}
 	switch st.Status {
 	case match.StatusInterrupted:
-		return failure("verification interrupted after %d games", st.Games)
+		return cliexit.Failure("verification interrupted after %d games", st.Games)
 	case match.StatusFailed:
-		return failure("verification stopped: %s", st.Failure)
+		return cliexit.Failure("verification stopped: %s", st.Failure)
 	}
 	return nil
 }
@@ -303,9 +309,9 @@ func newSPSAExportCommand() *cobra.Command {
   arbiter spsa export t1a2b3c4d5e6 --format go`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := spsa.ParseFormat(format)
+			f, err := sp.ParseFormat(format)
 			if err != nil {
-				return usageError("--format: %v", err)
+				return cliexit.Usage("--format: %v", err)
 			}
 			ctx, c, done, err := client.Session()
 			if err != nil {
@@ -329,23 +335,23 @@ func newSPSAParamsCommand() *cobra.Command {
   arbiter spsa params --engine name=toga,cmd=/usr/games/toga2 --params from-engine:"King Safety,Pawn Structure"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := spsa.ParseFormat(format)
+			f, err := sp.ParseFormat(format)
 			if err != nil {
-				return usageError("--format: %v", err)
+				return cliexit.Usage("--format: %v", err)
 			}
 			ctx, stop := clicmd.SignalContext()
 			defer stop()
 			ps, err := spsaplan.EngineParams(ctx, engineFlag, params)
 			if err != nil {
-				return usageError("%v", err)
+				return cliexit.Usage("%v", err)
 			}
 			starts := make([]float64, len(ps))
 			for i, p := range ps {
 				starts[i] = p.Start
 			}
-			s, err := spsa.Export(f, ps, starts)
+			s, err := sp.Export(f, ps, starts)
 			if err != nil {
-				return usageError("--format: %v", err)
+				return cliexit.Usage("--format: %v", err)
 			}
 			fmt.Fprint(cmd.OutOrStdout(), s)
 			return nil
@@ -353,7 +359,7 @@ func newSPSAParamsCommand() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&engineFlag, "engine", "", "the engine: "+enginespec.Usage(enginespec.Match))
-	fl.StringVar(&params, "params", spsa.FromEnginePrefix, paramsUsage)
+	fl.StringVar(&params, "params", sp.FromEnginePrefix, paramsUsage)
 	fl.StringVar(&format, "format", "fishtest", "fishtest | openbench | uci | options | go")
 	return cmd
 }
