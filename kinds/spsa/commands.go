@@ -6,7 +6,7 @@ package spsa
 // engine's parameters as a tune takes them) and `arbiter spsa confirm` (a
 // test of a tune's values against its start values, with the test flags
 // of client/testflags). The flags become an spec/spsaplan plan;
-// client/jobreport follows and prints tunes.
+// follow.go submits and follows tunes, report.go prints them.
 
 import (
 	"fmt"
@@ -18,7 +18,6 @@ import (
 	"github.com/arbiter-chess/arbiter/client/artifactclient"
 	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
-	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/client/testflags"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
@@ -120,10 +119,10 @@ when it runs here (otherwise give the parameters as a list). See docs/spsa.md.`,
 				tf := verify.testFlags(f)
 				then = func(id string) error {
 					fmt.Fprintf(cmd.ErrOrStderr(), "\nverifying tune %s: its values against its start values\n", id)
-					return jobreport.VerifyTune(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, id, tf, true, "")
+					return VerifyTune(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, id, tf, true, "")
 				}
 			}
-			return jobreport.RunTuneThen(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, spec, wait, pgnout, then)
+			return RunTuneThen(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, spec, wait, pgnout, then)
 		},
 	}
 	fl := cmd.Flags()
@@ -318,7 +317,7 @@ func newSPSAExportCommand() *cobra.Command {
 				return err
 			}
 			defer done()
-			return jobreport.ExportTune(ctx, cmd.OutOrStdout(), c, args[0], f)
+			return ExportTune(ctx, cmd.OutOrStdout(), c, args[0], f)
 		},
 	}
 	client.Add(cmd.Flags())
@@ -388,7 +387,7 @@ SPRT (--games then caps it).`,
 				return err
 			}
 			defer done()
-			return jobreport.VerifyTune(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, args[0], f.M, wait, f.PGNOut)
+			return VerifyTune(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, args[0], f.M, wait, f.PGNOut)
 		},
 	}
 	fl := cmd.Flags()
