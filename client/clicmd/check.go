@@ -2,7 +2,9 @@ package clicmd
 
 import (
 	"fmt"
+	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/arbiter-chess/arbiter/client/cliexit"
@@ -57,4 +59,19 @@ func CheckDepth(fl *pflag.FlagSet, depth, lo int) error {
 		return Required("depth", fmt.Sprintf("%d to %d", lo, engine.MaxPerftDepth))
 	}
 	return CheckRange("depth", depth, lo, engine.MaxPerftDepth)
+}
+
+// OneArg is cobra.ExactArgs(1) with messages that name the argument
+// (name, e.g. "JOB") and where to find one (hint).
+func OneArg(name, hint string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		what := strings.TrimPrefix(cmd.CommandPath(), "arbiter ")
+		switch len(args) {
+		case 1:
+			return nil
+		case 0:
+			return cliexit.Usage("%s: %s is required (%s)", what, name, hint)
+		}
+		return cliexit.Usage("%s: give one %s, not %d arguments", what, name, len(args))
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,12 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/client/jobreport"
+
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/kinds/datagen"
 	"github.com/arbiter-chess/arbiter/kinds/epd"
 	_ "github.com/arbiter-chess/arbiter/kinds/perft" // its report: PrintJob of a perft job, the perft rows of list_test.go
+	_ "github.com/arbiter-chess/arbiter/kinds/spsa"  // its report: the tune rows of list_test.go, the tune family in the order of the tables
 	_ "github.com/arbiter-chess/arbiter/kinds/test"  // its report: the test rows and --json's test object of list_test.go
 	"github.com/arbiter-chess/arbiter/local/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"

@@ -223,7 +223,8 @@ type GroupTakeJSON struct {
 	Games     uint64  `json:"games"`
 }
 
-// TuneJob is an SPSA tune.
+// TuneJob is an SPSA tune, filled in by the SPSA kind's report
+// (kinds/spsa) for one release.
 type TuneJob struct {
 	Engine      EngineJSON  `json:"engine"`
 	TC          string      `json:"tc"`
@@ -343,27 +344,6 @@ func newPerftJob(j *arbiterv1.Job) *PerftJob {
 		for _, d := range j.GetDivide() {
 			o.Divide[d.GetMove()] = number(d.GetNodes())
 		}
-	}
-	return o
-}
-
-func newTuneJob(j *arbiterv1.Job) *TuneJob {
-	s, sp := j.GetSpsa(), j.GetSpsaProgress()
-	lim, _ := matchspec.LimitsFromProto(s.GetTimeControl(), 1)
-	o := &TuneJob{Engine: NewEngineJSON(s.GetEngine()), TC: lim.String(), Pairs: s.GetPairs(), PairsDone: sp.GetPairsDone(),
-		Updates: sp.GetUpdates(), Games: sp.GetGames(), Wins: sp.GetWins(), Draws: sp.GetDraws(), Losses: sp.GetLosses(),
-		Pentanomial: Penta(sp.GetPentanomial()), Params: []TuneParam{}}
-	for _, p := range sp.GetParams() {
-		o.Params = append(o.Params, TuneParam{Name: p.GetName(), Start: p.GetStart(), Current: p.GetCurrent(), Min: p.GetMin(), Max: p.GetMax()})
-	}
-	for _, v := range sp.GetVerifications() {
-		mp := v.GetProgress()
-		tv := TuneVerification{JobID: v.GetJobId(), Kind: v.GetKind(), State: StateName(v.GetState()), Updates: v.GetUpdates(),
-			Games: mp.GetGames(), Wins: mp.GetWins(), Draws: mp.GetDraws(), Losses: mp.GetLosses(), SPRTState: mp.GetSprtState()}
-		if mp.GetGames() > 0 {
-			tv.Elo, tv.EloCI95 = Finite(mp.GetElo()), [2]*float64{Finite(mp.GetEloCiLow()), Finite(mp.GetEloCiHigh())}
-		}
-		o.Verifications = append(o.Verifications, tv)
 	}
 	return o
 }

@@ -20,9 +20,9 @@ import (
 // says only that detail is an object, and the test that validates --json
 // output checks each detail against the schema its kind registered. The
 // families of the release before (test, perft, tune) still fill in typed
-// fields of JobJSON (JSON) for one release: the test and perft kinds from
-// their folders, with the builders this package exports (NewPerftJob,
-// NewEngineJSON, NewWorkers, Finite, Penta).
+// fields of JobJSON (JSON) for one release: the test, perft and SPSA
+// kinds from their folders, with the builders this package exports
+// (NewPerftJob, NewEngineJSON, NewWorkers, Finite, Penta).
 type Report struct {
 	// Header is the list table's header; Row one job's row in it (tab
 	// separated, the job id first).

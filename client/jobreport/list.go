@@ -3,11 +3,9 @@ package jobreport
 import (
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/spec/matchspec"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
@@ -78,23 +76,4 @@ func ListState(j *arbiterv1.Job) string {
 		s += " (blocked)"
 	}
 	return s
-}
-
-func tuneListRow(j *arbiterv1.Job) string {
-	s, sp := j.GetSpsa(), j.GetSpsaProgress()
-	lim, _ := matchspec.LimitsFromProto(s.GetTimeControl(), 1)
-	names := make([]string, 0, len(sp.GetParams()))
-	for _, p := range sp.GetParams() {
-		names = append(names, p.GetName())
-	}
-	params := strings.Join(names, ",")
-	if len(params) > 60 {
-		params = fmt.Sprintf("%s... (%d parameters)", params[:50], len(names))
-	}
-	updates := fmt.Sprint(sp.GetUpdates())
-	if sp.GetBatchesTotal() > 0 {
-		updates += fmt.Sprintf("/%d", sp.GetBatchesTotal())
-	}
-	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d/%d\t%d\t%s", j.GetJobId(), ListState(j), s.GetEngine().GetName(), lim.String(),
-		updates, sp.GetPairsDone(), s.GetPairs(), sp.GetGames(), params)
 }

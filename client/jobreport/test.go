@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/client/artifactclient"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
@@ -17,7 +20,6 @@ import (
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
 	"github.com/arbiter-chess/arbiter/sprt"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
-	"google.golang.org/protobuf/proto"
 )
 
 // RunTest submits a test and prints its id; with wait it follows the test
@@ -96,12 +98,12 @@ func RunTestWith(ctx context.Context, out, stderr io.Writer, c *clusterclient.Cl
 	} else {
 		PrintTest(out, final)
 	}
-	return finishGames(ctx, c, stderr, final, pgnout, "test")
+	return FinishGames(ctx, c, stderr, final, pgnout, "test")
 }
 
-// finishGames ends a followed test or tune: its games downloaded to
+// FinishGames ends a followed test or tune: its games downloaded to
 // pgnout (when given), and a failure unless it is done.
-func finishGames(ctx context.Context, c *clusterclient.Client, stderr io.Writer, final *arbiterv1.Job, pgnout, what string) error {
+func FinishGames(ctx context.Context, c *clusterclient.Client, stderr io.Writer, final *arbiterv1.Job, pgnout, what string) error {
 	if pgnout != "" {
 		n, err := DownloadPGN(ctx, c, final.GetJobId(), pgnout)
 		if err != nil {
@@ -218,7 +220,7 @@ func PrintTest(out io.Writer, j *arbiterv1.Job) {
 	}
 	fmt.Fprintf(out, "Games:      %d (PGNs stored: %d)\n", mp.GetGames(), mp.GetPgns())
 	if len(mp.GetWorkers()) > 0 {
-		printWorkers(out, mp.GetWorkers())
+		PrintWorkers(out, mp.GetWorkers())
 		for _, w := range mp.GetWorkers() {
 			if n := w.GetLimitKills(); n > 0 {
 				fmt.Fprintf(out, "Limits:     worker %s killed %d uploaded engine processes at its resource limits (incidents of kind LIMIT: the engine's fault, like a crash)\n", w.GetName(), n)
@@ -506,4 +508,33 @@ func capReached(j *arbiterv1.Job) bool {
 	spec, mp := j.GetMatch(), j.GetMatchProgress()
 	return spec.GetSprt() != nil && spec.GetGames() > 0 && j.GetState() == arbiterv1.JobState_JOB_STATE_DONE &&
 		mp.GetSprtState() != string(sprt.Accepted) && mp.GetSprtState() != string(sprt.Rejected)
+}
+
+// PrintWorkers prints games and incidents by worker.
+func PrintWorkers(out io.Writer, workers []*arbiterv1.WorkerIncidents) {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKER\tNAME\tNPS\tTC×\tGAMES\tTIME LOSSES\tCRASHES\tILLEGAL\tDISCONNECTS\tOTHER\tRESIDUAL\tSTATUS")
+	for _, w := range workers {
+		st := "ok"
+		if w.GetExcluded() {
+			st = "excluded: " + w.GetReason()
+		}
+		res := "-"
+		if w.GetHasResidual() {
+			res = fmt.Sprintf("%.2f", w.GetResidual())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", w.GetWorkerId(), w.GetName(), w.GetBenchNps(), w.GetTimeScale(),
+			w.GetGames(), w.GetTimeLosses(), w.GetCrashes(), w.GetIllegalMoves(), w.GetDisconnects(), w.GetOther(), res, st)
+	}
+	tw.Flush()
+}
+
+// sortedOptions is an engine's options as "k=v" in name order.
+func sortedOptions(opts map[string]string) []string {
+	out := make([]string, 0, len(opts))
+	for k, v := range opts {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -15,7 +15,7 @@ func newCancelCommand() *cobra.Command {
 	return clicmd.NewClientCommand(&cobra.Command{
 		Use:   "cancel JOB",
 		Short: "Cancel a running job (stored results are kept)",
-		Args:  oneArg("JOB", "a job id; arbiter status lists them"),
+		Args:  clicmd.OneArg("JOB", "a job id; arbiter status lists them"),
 	}, "print the cancelled job as status JOB --json does (docs/json.md)", func(r *clicmd.Call, args []string) error {
 		// Cancelling twice is harmless (the second says the job is
 		// already cancelled), so a lost answer may be asked again.

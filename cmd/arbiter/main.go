@@ -39,12 +39,12 @@ func newRootCommand() *cobra.Command {
 	root.Flags().MarkShorthandDeprecated("version", "use --version")
 	root.AddCommand(
 		// On this machine.
-		newMatchCommand(), newSPRTCommand(), newTuneCommand(), newUCICommand(), newBenchCommand(),
+		newMatchCommand(), newSPRTCommand(), newUCICommand(), newBenchCommand(),
 		newTBCommand(), // Syzygy tablebases
 		// Serving.
 		newUpCommand(), newCoordinatorCommand(), newWorkerCommand(), newCertsCommand(), newStoreCommand(), newUserCommand(), newAuditCommand(),
 		// Clients of a coordinator.
-		newSubmitCommand(), newStatusCommand(), newCancelCommand(), newModifyCommand(), newResumeCommand(), newRescheduleCommand(), newBlockCommand(), newPGNCommand(), newSPSACommand(), newTokenCommand(), newBackupCommand(),
+		newSubmitCommand(), newStatusCommand(), newCancelCommand(), newModifyCommand(), newResumeCommand(), newRescheduleCommand(), newBlockCommand(), newTokenCommand(), newBackupCommand(),
 		newVersionCommand(),
 		newEngineCommand(), newNetCommand(), newHookCommand(),
 		// Training the embedded engine's net on this machine.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/base/buildinfo"
 	"github.com/arbiter-chess/arbiter/base/schedbatch"
+	"github.com/arbiter-chess/arbiter/client/testflags"
 	"github.com/arbiter-chess/arbiter/local/fastchesscli"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
@@ -108,7 +109,7 @@ See docs/match.md.`,
 	fl.StringVar(&f.m.Resign, "resign", "", "resign adjudication: movecount=N,score=CP")
 	fl.StringVar(&f.m.Draw, "draw", "", "draw adjudication: movenumber=M,movecount=N,score=CP")
 	fl.IntVar(&f.m.MaxMoves, "maxmoves", 0, "adjudicate a draw after this many moves (0 = off)")
-	tbFlags(fl, &f.m)
+	testflags.AddTB(fl, &f.m)
 	fl.IntVar(&f.m.TimeMargin, "timemargin", 0, "milliseconds an engine may exceed its time without losing (overruns are recorded)")
 	fl.IntVar(&f.m.HangTimeout, "hangtimeout", 30000, "milliseconds without a move under nodes/depth limits before an engine is declared hung")
 	fl.StringVar(&f.m.Event, "event", "", "PGN Event tag")
@@ -353,12 +354,4 @@ func runFastchess(args []string, d fastchesscli.Dialect) error {
 		return usageError("%v", err)
 	}
 	return failure("%v", err)
-}
-
-// tbFlags declares the tablebase adjudication flags of a match.
-func tbFlags(fl *pflag.FlagSet, m *matchplan.Flags) {
-	fl.StringVar(&m.TB, "tb", "", "Syzygy tablebase directory: adjudicate games by the tables (fastchess -tb; local matches only: a cluster test uses the tables of each arbiter worker --syzygy)")
-	fl.IntVar(&m.TBPieces, "tb-pieces", 0, "adjudicate positions of at most this many pieces by the tables (with --tb, 0 = as many as the tables have; on the cluster, turns tablebase adjudication on)")
-	fl.StringVar(&m.TBAdjudicate, "tb-adjudicate", "", "with --tb: which verdicts end a game: win_loss, draw or both (default both)")
-	fl.BoolVar(&m.TBIgnore50, "tb-ignore50", false, "with --tb: take cursed wins and blessed losses as wins and losses (ignore the 50-move rule)")
 }

@@ -34,7 +34,7 @@ none); batches already handed out keep their size, so the new cap is a
 multiple of two games per pair of the test's batches and at least what was
 handed out. --tag replaces the tags (repeat it for more); --clear-tags
 removes them.`,
-		Args: oneArg("TEST", "a test id; arbiter status lists them"),
+		Args: clicmd.OneArg("TEST", "a test id; arbiter status lists them"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req := &arbiterv1.ModifyJobRequest{JobId: args[0]}
 			fl := cmd.Flags()
@@ -104,7 +104,7 @@ func newResumeCommand() *cobra.Command {
 	return clicmd.NewClientCommand(&cobra.Command{
 		Use:   "resume TEST",
 		Short: "Run a stopped (cancelled) test again from where it stood",
-		Args:  oneArg("TEST", "a test id; arbiter status lists them"),
+		Args:  clicmd.OneArg("TEST", "a test id; arbiter status lists them"),
 	}, "", func(r *clicmd.Call, args []string) error {
 		// Not retried: a second resume of a test resumed meanwhile
 		// would say it is not stopped, which reads as a failure.
@@ -124,7 +124,7 @@ func newRescheduleCommand() *cobra.Command {
 		Long: `Submit a copy of a test: the same engines, book, time control, SPRT,
 tags and notes, as a new test of yours. Both tests' pages and status show
 the link.`,
-		Args: oneArg("TEST", "a test id; arbiter status lists them"),
+		Args: clicmd.OneArg("TEST", "a test id; arbiter status lists them"),
 	}, "", func(r *clicmd.Call, args []string) error {
 		// Not retried: a lost answer asked again would make two copies.
 		resp, err := r.C.Jobs.RescheduleJob(r.Ctx, &arbiterv1.RescheduleJobRequest{JobId: args[0]})

@@ -11,9 +11,8 @@ func newSubmitCommand() *cobra.Command {
 		Use:   "submit",
 		Short: "Submit a job to a coordinator",
 	}
-	// Every kind's `submit KIND` registers itself (clicmd.RegisterSubmit):
-	// the built-in test kind's from its file here, the others' from their
-	// folders under kinds/.
+	// Every kind's `submit KIND` registers itself (clicmd.RegisterSubmit)
+	// from its folder under kinds/.
 	cmd.AddCommand(clicmd.SubmitCommands()...)
 	return cmd
 }

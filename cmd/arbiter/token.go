@@ -109,7 +109,7 @@ func newTokenRevokeCommand() *cobra.Command {
 	return clicmd.NewClientCommand(&cobra.Command{
 		Use:   "revoke NAME",
 		Short: "Revoke a credential at once",
-		Args:  oneArg("NAME", "a credential's name; arbiter token list lists them"),
+		Args:  clicmd.OneArg("NAME", "a credential's name; arbiter token list lists them"),
 	}, "", func(r *clicmd.Call, args []string) error {
 		if _, err := r.C.Admin.RevokeCredential(r.Ctx, &arbiterv1.RevokeCredentialRequest{Name: args[0]}); err != nil {
 			return r.Failed("token revoke", err)

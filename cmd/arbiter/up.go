@@ -17,6 +17,7 @@ import (
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
+	"github.com/arbiter-chess/arbiter/client/testflags"
 	"github.com/arbiter-chess/arbiter/coordinator/httpapi"
 	"github.com/arbiter-chess/arbiter/engine"
 	"github.com/arbiter-chess/arbiter/local/localcluster"
@@ -46,7 +47,7 @@ type upFlags struct {
 	jsonOut  bool
 	stats    bool
 	slices   int
-	test     testFlags
+	test     testflags.Flags
 	// temp: the store in a temporary directory removed on exit.
 	temp bool
 	// keepServing: after --depth's job or --engine's test, serve on
@@ -127,8 +128,8 @@ workers and clients can join (the address and token are printed); with
 	// engine cannot play it), waiting minutes for another to connect
 	// only hides the reason.
 	fl.DurationVar(&c.Server.StartTimeout, "start-timeout", 10*time.Second, "fail a test that no connected worker can start (every local worker refused it: its engine cannot play it) after this long")
-	f.test.add(fl, "") // --engine ... --sprt ...: run a test on the local workers (docs/sprt-cluster.md)
-	f.test.addTournament(fl, "rated together at the end")
+	f.test.Add(fl, "") // --engine ... --sprt ...: run a test on the local workers (docs/sprt-cluster.md)
+	f.test.AddTournament(fl, "rated together at the end")
 	fl.Lookup("pgnout").Usage = "write every game to this PGN file when the test ends" // up always waits
 	return cmd
 }
@@ -183,7 +184,7 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 	// The user is the workers' operator here: the installed engines of
 	// this command line are allowed, as given (a client of this
 	// coordinator can run them, and no other program).
-	c.Engines = upEngines(f.test.m.Match.Engines, f.test.m.Match.Each)
+	c.Engines = upEngines(f.test.M.Match.Engines, f.test.M.Match.Each)
 	c.OnWorkerExit = func(n int, err error) { fmt.Fprintf(stderr, "arbiter up: worker %d: %v\n", n, err) }
 	cl, err := localcluster.Start(*c)
 	if err != nil {
@@ -216,16 +217,16 @@ func runUp(cmd *cobra.Command, f *upFlags) error {
 	// Jobs are cut for (and a test that no connected worker can start
 	// fails after --start-timeout from) the workers the coordinator has
 	// seen: let ours register first.
-	if f.test.m.Given() || f.depth >= 0 {
+	if f.test.M.Given() || f.depth >= 0 {
 		for t0 := time.Now(); len(cl.Coordinator().Core.Workers()) < c.Workers && time.Since(t0) < 30*time.Second && ctx.Err() == nil; {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	if f.test.m.Given() {
+	if f.test.M.Given() {
 		// As `submit match|sprt --wait`: more than two engines play a
 		// tournament, one test per pairing.
-		err := f.test.run(cmd.OutOrStdout(), stderr, f.test.m.Match.SPRT != "",
-			jobreport.TestOutput{Wait: true, JSON: f.jsonOut, PGNOut: f.test.pgnout, Pages: pages, Resume: true},
+		err := f.test.Run(cmd.OutOrStdout(), stderr, f.test.M.Match.SPRT != "",
+			jobreport.TestOutput{Wait: true, JSON: f.jsonOut, PGNOut: f.test.PGNOut, Pages: pages, Resume: true},
 			func() (context.Context, *clusterclient.Client, func(), error) {
 				client, err := cl.Client()
 				if err != nil {

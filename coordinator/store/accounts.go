@@ -138,7 +138,7 @@ func (s *Store) AddUser(ctx context.Context, u User) error {
 			return fmt.Errorf("user %q: %w", u.Name, ErrExists)
 		}
 		_, err := tx.ExecContext(ctx, "INSERT INTO users(name,password,role,state,created_at,decided_by,decided_at) VALUES(?,?,?,?,?,?,?)",
-			u.Name, u.Password, u.Role, u.State, unixNano(u.CreatedAt), u.DecidedBy, unixNano(u.DecidedAt))
+			u.Name, u.Password, u.Role, u.State, UnixNano(u.CreatedAt), u.DecidedBy, UnixNano(u.DecidedAt))
 		return err
 	})
 }
@@ -151,7 +151,7 @@ func scanUser(sc interface{ Scan(...any) error }) (User, error) {
 	if err := sc.Scan(&u.Name, &u.Password, &u.Role, &u.State, &created, &u.DecidedBy, &decided); err != nil {
 		return User{}, err
 	}
-	u.CreatedAt, u.DecidedAt = fromNano(created), fromNano(decided)
+	u.CreatedAt, u.DecidedAt = FromUnixNano(created), FromUnixNano(decided)
 	return u, nil
 }
 
@@ -187,7 +187,7 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 func (s *Store) UpdateUser(ctx context.Context, name, role, state, by string, at time.Time) error {
 	return s.write(func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE users SET role=?, state=?, decided_by=?, decided_at=? WHERE name=?",
-			role, state, by, unixNano(at), name)
+			role, state, by, UnixNano(at), name)
 		if err != nil {
 			return err
 		}
@@ -229,7 +229,7 @@ type Session struct {
 func (s *Store) AddSession(ctx context.Context, ss Session) error {
 	return s.write(func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, "INSERT INTO sessions(hash,user_name,created_at,expires_at) VALUES(?,?,?,?)",
-			ss.Hash, ss.User, unixNano(ss.CreatedAt), unixNano(ss.ExpiresAt))
+			ss.Hash, ss.User, UnixNano(ss.CreatedAt), UnixNano(ss.ExpiresAt))
 		return err
 	})
 }
@@ -239,14 +239,14 @@ func (s *Store) AddSession(ctx context.Context, ss Session) error {
 func (s *Store) Session(ctx context.Context, hash string, now time.Time) (Session, User, error) {
 	var ss Session
 	var created, expires int64
-	row := s.db.QueryRowContext(ctx, "SELECT hash, user_name, created_at, expires_at FROM sessions WHERE hash=? AND expires_at>?", hash, unixNano(now))
+	row := s.db.QueryRowContext(ctx, "SELECT hash, user_name, created_at, expires_at FROM sessions WHERE hash=? AND expires_at>?", hash, UnixNano(now))
 	if err := row.Scan(&ss.Hash, &ss.User, &created, &expires); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return Session{}, User{}, ErrNotFound
 		}
 		return Session{}, User{}, err
 	}
-	ss.CreatedAt, ss.ExpiresAt = fromNano(created), fromNano(expires)
+	ss.CreatedAt, ss.ExpiresAt = FromUnixNano(created), FromUnixNano(expires)
 	u, err := s.User(ctx, ss.User)
 	if err != nil {
 		return Session{}, User{}, err
@@ -267,7 +267,7 @@ func (s *Store) DeleteSession(ctx context.Context, hash string) error {
 func (s *Store) DeleteExpiredSessions(ctx context.Context, now time.Time) (int64, error) {
 	var n int64
 	err := s.write(func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE expires_at<=?", unixNano(now))
+		res, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE expires_at<=?", UnixNano(now))
 		if err == nil {
 			n, _ = res.RowsAffected()
 		}
@@ -298,7 +298,7 @@ type Approval struct {
 func (s *Store) AddApproval(ctx context.Context, a Approval) error {
 	return s.write(func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, "INSERT INTO approvals(job_id,submitter,state,requested_at) VALUES(?,?,?,?)",
-			a.JobID, a.Submitter, ApprovalPending, unixNano(a.RequestedAt))
+			a.JobID, a.Submitter, ApprovalPending, UnixNano(a.RequestedAt))
 		return err
 	})
 }
@@ -311,7 +311,7 @@ func (s *Store) DecideApproval(ctx context.Context, jobID, state, by, reason str
 	}
 	return s.write(func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE approvals SET state=?, decided_by=?, decided_at=?, reason=? WHERE job_id=? AND state=?",
-			state, by, unixNano(at), reason, jobID, ApprovalPending)
+			state, by, UnixNano(at), reason, jobID, ApprovalPending)
 		if err != nil {
 			return err
 		}
@@ -337,7 +337,7 @@ func (s *Store) Approvals(ctx context.Context, state string) ([]Approval, error)
 		if err := rows.Scan(&a.JobID, &a.Submitter, &a.State, &req, &a.DecidedBy, &dec, &a.Reason); err != nil {
 			return nil, err
 		}
-		a.RequestedAt, a.DecidedAt = fromNano(req), fromNano(dec)
+		a.RequestedAt, a.DecidedAt = FromUnixNano(req), FromUnixNano(dec)
 		out = append(out, a)
 	}
 	return out, rows.Err()
@@ -371,7 +371,7 @@ func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
 	}
 	return s.write(func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, "INSERT INTO audit(at,actor,action,target,detail) VALUES(?,?,?,?,?)",
-			unixNano(e.At), clip(e.Actor, maxAuditField), clip(e.Action, maxAuditField), clip(e.Target, maxAuditField), clip(e.Detail, maxAuditDetail))
+			UnixNano(e.At), clip(e.Actor, maxAuditField), clip(e.Action, maxAuditField), clip(e.Target, maxAuditField), clip(e.Detail, maxAuditDetail))
 		return err
 	})
 }
@@ -416,7 +416,7 @@ func (s *Store) AuditLog(ctx context.Context, f AuditFilter) ([]AuditEntry, erro
 		if err := rows.Scan(&e.ID, &at, &e.Actor, &e.Action, &e.Target, &e.Detail); err != nil {
 			return nil, err
 		}
-		e.At = fromNano(at)
+		e.At = FromUnixNano(at)
 		out = append(out, e)
 	}
 	return out, rows.Err()

@@ -17,7 +17,7 @@ func (s *Store) PutWorker(ctx context.Context, w Worker) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO workers(id,name,owner,capabilities,registered_at) VALUES(?,?,?,?,?)
 			ON CONFLICT(id) DO UPDATE SET name=excluded.name, owner=excluded.owner, capabilities=excluded.capabilities,
 			registered_at=excluded.registered_at`,
-			w.ID, w.Name, w.Owner, w.Capabilities, unixNano(w.RegisteredAt))
+			w.ID, w.Name, w.Owner, w.Capabilities, UnixNano(w.RegisteredAt))
 		return err
 	})
 }
@@ -36,7 +36,7 @@ func (s *Store) Workers(ctx context.Context) ([]Worker, error) {
 		if err := rows.Scan(&w.ID, &w.Name, &w.Owner, &w.Capabilities, &at); err != nil {
 			return nil, err
 		}
-		w.RegisteredAt = fromNano(at)
+		w.RegisteredAt = FromUnixNano(at)
 		out = append(out, w)
 	}
 	return out, rows.Err()
@@ -106,7 +106,7 @@ func addCredential(ctx context.Context, tx *sql.Tx, c Credential) error {
 		return fmt.Errorf("credential %q: %w", c.Name, ErrExists)
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT INTO credentials(name,role,hash,created_at,created_by,owner) VALUES(?,?,?,?,?,?)",
-		c.Name, c.Role, c.Hash, unixNano(c.CreatedAt), c.CreatedBy, c.Owner); err != nil {
+		c.Name, c.Role, c.Hash, UnixNano(c.CreatedAt), c.CreatedBy, c.Owner); err != nil {
 		return err
 	}
 	return nil
@@ -126,7 +126,7 @@ func (s *Store) Credentials(ctx context.Context) ([]Credential, error) {
 		if err := rows.Scan(&c.Name, &c.Role, &c.Hash, &created, &c.CreatedBy, &revoked, &c.Owner); err != nil {
 			return nil, err
 		}
-		c.CreatedAt, c.RevokedAt = fromNano(created), fromNano(revoked)
+		c.CreatedAt, c.RevokedAt = FromUnixNano(created), FromUnixNano(revoked)
 		out = append(out, c)
 	}
 	return out, rows.Err()
@@ -136,7 +136,7 @@ func (s *Store) Credentials(ctx context.Context) ([]Credential, error) {
 // revoked name is ErrNotFound.
 func (s *Store) RevokeCredential(ctx context.Context, name string, at time.Time) error {
 	return s.write(func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE credentials SET revoked_at=? WHERE name=? AND revoked_at=0", unixNano(at), name)
+		res, err := tx.ExecContext(ctx, "UPDATE credentials SET revoked_at=? WHERE name=? AND revoked_at=0", UnixNano(at), name)
 		if err != nil {
 			return err
 		}
@@ -189,7 +189,7 @@ type Quarantined struct {
 func (s *Store) Quarantine(ctx context.Context, q Quarantined) error {
 	return s.write(func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO quarantine(kind,id,error,at) VALUES(?,?,?,?)
-			ON CONFLICT(kind,id) DO UPDATE SET error=excluded.error, at=excluded.at`, q.Kind, q.ID, q.Error, unixNano(q.At))
+			ON CONFLICT(kind,id) DO UPDATE SET error=excluded.error, at=excluded.at`, q.Kind, q.ID, q.Error, UnixNano(q.At))
 		return err
 	})
 }
@@ -208,7 +208,7 @@ func (s *Store) QuarantineList(ctx context.Context) ([]Quarantined, error) {
 		if err := rows.Scan(&q.Kind, &q.ID, &q.Error, &at); err != nil {
 			return nil, err
 		}
-		q.At = fromNano(at)
+		q.At = FromUnixNano(at)
 		out = append(out, q)
 	}
 	return out, rows.Err()

@@ -93,7 +93,7 @@ func scanArtifact(sc interface{ Scan(...any) error }) (*Artifact, error) {
 		&a.Repository, &a.Branch, &a.Commit, &a.Message, &a.Engine); err != nil {
 		return nil, err
 	}
-	a.CreatedAt, a.Bench = fromNano(at), uint64(bench)
+	a.CreatedAt, a.Bench = FromUnixNano(at), uint64(bench)
 	return &a, nil
 }
 
@@ -103,7 +103,7 @@ func (s *Store) PutArtifact(ctx context.Context, a *Artifact) error {
 	return s.write(func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO artifacts(`+artifactColumns+`) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 			ON CONFLICT(sha256) DO NOTHING`,
-			a.SHA256, a.Kind, a.Size, a.Name, a.Uploader, unixNano(a.CreatedAt), a.Platform, a.Build, a.Exe, int64(a.Bench),
+			a.SHA256, a.Kind, a.Size, a.Name, a.Uploader, UnixNano(a.CreatedAt), a.Platform, a.Build, a.Exe, int64(a.Bench),
 			a.Repository, a.Branch, a.Commit, a.Message, a.Engine)
 		return err
 	})
@@ -198,7 +198,7 @@ func (s *Store) PutArtifactCheck(ctx context.Context, c *ArtifactCheck) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO artifact_checks(job_id, worker_id, engine, worker_name, sha256, state, detail, log, bench, at)
 			VALUES(?,?,?,?,?,?,?,?,?,?) ON CONFLICT(job_id, worker_id, engine) DO UPDATE SET worker_name=excluded.worker_name,
 			sha256=excluded.sha256, state=excluded.state, detail=excluded.detail, log=excluded.log, bench=excluded.bench, at=excluded.at`,
-			c.JobID, c.WorkerID, c.Engine, c.WorkerName, c.SHA256, c.State, c.Detail, c.Log, int64(c.Bench), unixNano(c.At))
+			c.JobID, c.WorkerID, c.Engine, c.WorkerName, c.SHA256, c.State, c.Detail, c.Log, int64(c.Bench), UnixNano(c.At))
 		return err
 	})
 }
@@ -218,7 +218,7 @@ func (s *Store) ArtifactChecks(ctx context.Context, jobID string) ([]ArtifactChe
 		if err := rows.Scan(&c.JobID, &c.WorkerID, &c.Engine, &c.WorkerName, &c.SHA256, &c.State, &c.Detail, &c.Log, &bench, &at); err != nil {
 			return nil, err
 		}
-		c.Bench, c.At = uint64(bench), fromNano(at)
+		c.Bench, c.At = uint64(bench), FromUnixNano(at)
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {

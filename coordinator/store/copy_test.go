@@ -51,9 +51,6 @@ func snapshotStore(t *testing.T, s *Store) map[string]any {
 	must("credentials", cs, err)
 	as, err := s.Artifacts(ctx)
 	must("artifacts", as, err)
-	vs, n, err := s.VerifySessions(ctx, 0, 100)
-	must("verify sessions", vs, err)
-	out["verify sessions total"] = n
 	q, err := s.QuarantineList(ctx)
 	must("quarantine", q, err)
 	return out
@@ -84,10 +81,6 @@ func TestCopyToPostgres(t *testing.T) {
 	if err := src.PutArtifact(ctx, &Artifact{SHA256: "ab", Name: "eng", Bench: 1 << 63, CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.PutVerifyReports(ctx, VerifySession{ID: "v1", Owner: "alice", Summary: []byte("s"), ReportedAt: now}, 0,
-		[][]byte{[]byte("r")}, 10); err != nil {
-		t.Fatal(err)
-	}
 	if err := src.PutMeta(ctx, "k", []byte("v")); err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +101,7 @@ func TestCopyToPostgres(t *testing.T) {
 	for _, tc := range tables {
 		rows[tc.Table] = tc.Rows
 	}
-	if rows["jobs"] != 7 || rows["pgns"] == 0 || rows["runs"] == 0 || rows["tune_updates"] != 1 || rows["verify_reports"] != 1 {
+	if rows["jobs"] != 7 || rows["pgns"] == 0 || rows["runs"] == 0 || rows["tune_updates"] != 1 {
 		t.Fatalf("copied %v", rows)
 	}
 	want, got := snapshotStore(t, src), snapshotStore(t, dst)

@@ -68,7 +68,7 @@ type FollowEvent struct {
 // user follows it already.
 func (s *Store) AddFollow(ctx context.Context, f Follow) (bool, error) {
 	return s.insertIfAbsent(`INSERT INTO follows(user_name, job_id, created_at) VALUES(?,?,?) ON CONFLICT DO NOTHING`,
-		f.User, f.JobID, unixNano(f.CreatedAt))
+		f.User, f.JobID, UnixNano(f.CreatedAt))
 }
 
 // DeleteFollow removes user's follow of job and its events not yet read
@@ -106,7 +106,7 @@ func (s *Store) Follows(ctx context.Context, user string) ([]Follow, error) {
 		if err := rows.Scan(&f.User, &f.JobID, &at); err != nil {
 			return nil, err
 		}
-		f.CreatedAt = fromNano(at)
+		f.CreatedAt = FromUnixNano(at)
 		out = append(out, f)
 	}
 	return out, rows.Err()
@@ -117,7 +117,7 @@ func (s *Store) Follows(ctx context.Context, user string) ([]Follow, error) {
 // added.
 func (s *Store) AddFollowEvent(ctx context.Context, e FollowEvent) (bool, error) {
 	return s.insertIfAbsent(`INSERT INTO follow_events(user_name, job_id, event, title, path, created_at) VALUES(?,?,?,?,?,?)
-			ON CONFLICT DO NOTHING`, e.User, e.JobID, e.Event, e.Title, e.Path, unixNano(e.CreatedAt))
+			ON CONFLICT DO NOTHING`, e.User, e.JobID, e.Event, e.Title, e.Path, UnixNano(e.CreatedAt))
 }
 
 // FollowEvents returns up to limit of user's events with an id above
@@ -136,7 +136,7 @@ func (s *Store) FollowEvents(ctx context.Context, user string, after int64, limi
 		if err := rows.Scan(&e.ID, &e.User, &e.JobID, &e.Event, &e.Title, &e.Path, &at); err != nil {
 			return nil, err
 		}
-		e.CreatedAt = fromNano(at)
+		e.CreatedAt = FromUnixNano(at)
 		out = append(out, e)
 	}
 	return out, rows.Err()

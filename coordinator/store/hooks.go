@@ -87,7 +87,7 @@ const deliveryColumns = `id, hook_id, job_id, event, payload, state, attempts, l
 func (s *Store) PutHook(ctx context.Context, h *Hook) error {
 	return s.write(func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO hooks(`+hookColumns+`) VALUES(?,?,?,?,?,?,?,?)`,
-			h.ID, h.URL, h.Events, h.Format, h.Secret, h.Owner, h.Scope, unixNano(h.CreatedAt))
+			h.ID, h.URL, h.Events, h.Format, h.Secret, h.Owner, h.Scope, UnixNano(h.CreatedAt))
 		return err
 	})
 }
@@ -106,7 +106,7 @@ func (s *Store) Hooks(ctx context.Context) ([]*Hook, error) {
 		if err := rows.Scan(&h.ID, &h.URL, &h.Events, &h.Format, &h.Secret, &h.Owner, &h.Scope, &at); err != nil {
 			return nil, err
 		}
-		h.CreatedAt = fromNano(at)
+		h.CreatedAt = FromUnixNano(at)
 		out = append(out, &h)
 	}
 	return out, rows.Err()
@@ -132,7 +132,7 @@ func (s *Store) DeleteHook(ctx context.Context, id string) error {
 func (s *Store) AddDelivery(ctx context.Context, d *Delivery) (bool, error) {
 	return s.insertIfAbsent(`INSERT INTO hook_deliveries(`+deliveryColumns+`) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)
 			ON CONFLICT(id) DO NOTHING`, d.ID, d.HookID, d.JobID, d.Event, d.Payload, d.State, d.Attempts, d.LastStatus, d.LastError,
-		unixNano(d.NextAt), unixNano(d.CreatedAt), unixNano(d.DeliveredAt))
+		UnixNano(d.NextAt), UnixNano(d.CreatedAt), UnixNano(d.DeliveredAt))
 }
 
 // insertIfAbsent runs one INSERT ... ON CONFLICT DO NOTHING through the
@@ -157,7 +157,7 @@ func (s *Store) insertIfAbsent(query string, args ...any) (bool, error) {
 func (s *Store) UpdateDelivery(ctx context.Context, d *Delivery) error {
 	return s.write(func(ctx context.Context, tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, `UPDATE hook_deliveries SET state=?, attempts=?, last_status=?, last_error=?, next_at=?, delivered_at=?
-			WHERE id=?`, d.State, d.Attempts, d.LastStatus, d.LastError, unixNano(d.NextAt), unixNano(d.DeliveredAt), d.ID)
+			WHERE id=?`, d.State, d.Attempts, d.LastStatus, d.LastError, UnixNano(d.NextAt), UnixNano(d.DeliveredAt), d.ID)
 		if err != nil {
 			return err
 		}
@@ -176,7 +176,7 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, perHook, limit
 	return s.deliveries(ctx, "SELECT "+deliveryColumns+` FROM (SELECT `+deliveryColumns+`,
 		ROW_NUMBER() OVER (PARTITION BY hook_id ORDER BY next_at, id) AS nth
 		FROM hook_deliveries WHERE state='pending' AND next_at<=?) due
-		WHERE nth<=? ORDER BY nth, next_at, id LIMIT ?`, unixNano(now), perHook, limit)
+		WHERE nth<=? ORDER BY nth, next_at, id LIMIT ?`, UnixNano(now), perHook, limit)
 }
 
 // Deliveries returns up to limit deliveries of a hook ("" for every
@@ -202,7 +202,7 @@ func (s *Store) deliveries(ctx context.Context, q string, args ...any) ([]*Deliv
 			&next, &created, &delivered); err != nil {
 			return nil, err
 		}
-		d.NextAt, d.CreatedAt, d.DeliveredAt = fromNano(next), fromNano(created), fromNano(delivered)
+		d.NextAt, d.CreatedAt, d.DeliveredAt = FromUnixNano(next), FromUnixNano(created), FromUnixNano(delivered)
 		out = append(out, &d)
 	}
 	return out, rows.Err()

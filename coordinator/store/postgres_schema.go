@@ -182,30 +182,9 @@ CREATE TABLE tune_updates (
 );
 CREATE UNIQUE INDEX tune_updates_batch ON tune_updates(job_id, batch_idx);
 `)},
-	{"verify sessions' reports (findings)", pgExec(`
-CREATE TABLE verify_sessions (
-  id TEXT PRIMARY KEY,
-  owner TEXT NOT NULL,
-  engine TEXT NOT NULL,
-  depth BIGINT NOT NULL,
-  created_at BIGINT NOT NULL,
-  reported_at BIGINT NOT NULL,
-  positions BIGINT NOT NULL,
-  ok BIGINT NOT NULL,
-  bugs BIGINT NOT NULL,
-  errors BIGINT NOT NULL,
-  findings BIGINT NOT NULL,
-  seconds DOUBLE PRECISION NOT NULL,
-  summary BYTEA NOT NULL
-);
-CREATE INDEX verify_sessions_reported ON verify_sessions(reported_at);
-CREATE TABLE verify_reports (
-  session_id TEXT NOT NULL,
-  idx BIGINT NOT NULL,
-  report BYTEA NOT NULL,
-  PRIMARY KEY (session_id, idx)
-);
-`)},
+	// Step 5 created the verify sessions' tables; they are the verify
+	// kind's own now (kinds/verify/store.go), as in migrate5.
+	{"verify sessions' reports (findings)", migrate5},
 	{"perft slices and statistics: jobs.stats, slices, slice_ply, stats_total; units.slice", pgExec(`
 ALTER TABLE jobs ADD COLUMN stats BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN stats_total TEXT NOT NULL DEFAULT '';

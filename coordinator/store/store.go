@@ -236,14 +236,17 @@ func decodeMult(s string) ([]RootMult, error) {
 	return out, nil
 }
 
-func unixNano(t time.Time) int64 {
+// UnixNano is how the store keeps a time: nanoseconds since 1970, and 0
+// for the zero time (so that a column's default means "never").
+func UnixNano(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}
 	return t.UnixNano()
 }
 
-func fromNano(n int64) time.Time {
+// FromUnixNano reads a time UnixNano wrote.
+func FromUnixNano(n int64) time.Time {
 	if n == 0 {
 		return time.Time{}
 	}
@@ -340,7 +343,7 @@ func insertJob(ctx context.Context, tx *sql.Tx, j *Job, roots, divide string) er
 	_, err := tx.ExecContext(ctx, `INSERT INTO jobs(`+jobColumns+`)
 		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		j.ID, j.Seq, j.Kind, j.FEN, j.Depth, j.SplitPly, j.Verify, boolInt(j.Chess960), j.State, j.Error,
-		unixNano(j.CreatedAt), unixNano(j.FinishedAt), roots, j.UnitsTotal, j.Positions, j.Total, divide,
+		UnixNano(j.CreatedAt), UnixNano(j.FinishedAt), roots, j.UnitsTotal, j.Positions, j.Total, divide,
 		j.Submitter, j.Priority, throughput, j.Settled, j.Verified, j.Disputed, j.Resolved,
 		boolInt(j.Stats), encodeStrings(j.StatsTotal), slices, j.SlicePly,
 		j.CrossCheck, j.CrossCheckFraction, j.CrossCheckSeed, j.SuiteFirst)
@@ -384,7 +387,7 @@ func scanJob(sc interface{ Scan(...any) error }) (*Job, error) {
 			return nil, fmt.Errorf("store: job %s statistics: %w", j.ID, err)
 		}
 	}
-	j.CreatedAt, j.FinishedAt = fromNano(created), fromNano(finished)
+	j.CreatedAt, j.FinishedAt = FromUnixNano(created), FromUnixNano(finished)
 	if err := json.Unmarshal([]byte(roots), &j.RootMoves); err != nil {
 		return nil, fmt.Errorf("store: job %s root moves: %w", j.ID, err)
 	}
@@ -475,7 +478,7 @@ func (s *Store) Runs(ctx context.Context, jobID string) ([]Run, error) {
 		if err := rows.Scan(&r.UnitID, &r.WorkerID, &r.Owner, &r.Program, &counts, &at, &r.ElapsedMS); err != nil {
 			return nil, err
 		}
-		r.At = fromNano(at)
+		r.At = FromUnixNano(at)
 		if r.Counts, err = DecodeCounts(counts); err != nil {
 			return nil, err
 		}
@@ -530,7 +533,7 @@ func (s *Store) CommitStart(jobID, unitID string, run *Run, unit *UnitChange, jo
 func commit(ctx context.Context, tx *sql.Tx, jobID, unitID string, run *Run, unit *UnitChange, job *JobChange, events []Event) error {
 	if run != nil {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO runs(unit_id,worker_id,owner,program,job_id,counts,at,elapsed_ms) VALUES(?,?,?,?,?,?,?,?)",
-			run.UnitID, run.WorkerID, run.Owner, run.Program, jobID, EncodeCounts(run.Counts), unixNano(run.At), run.ElapsedMS); err != nil {
+			run.UnitID, run.WorkerID, run.Owner, run.Program, jobID, EncodeCounts(run.Counts), UnixNano(run.At), run.ElapsedMS); err != nil {
 			return fmt.Errorf("store: insert run: %w", err)
 		}
 	}
@@ -547,7 +550,7 @@ func commit(ctx context.Context, tx *sql.Tx, jobID, unitID string, run *Run, uni
 	}
 	for _, e := range events {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO events(job_id,unit_id,worker_id,kind,detail,at) VALUES(?,?,?,?,?,?)",
-			e.JobID, e.UnitID, e.WorkerID, e.Kind, e.Detail, unixNano(e.At)); err != nil {
+			e.JobID, e.UnitID, e.WorkerID, e.Kind, e.Detail, UnixNano(e.At)); err != nil {
 			return fmt.Errorf("store: insert event: %w", err)
 		}
 	}
@@ -562,7 +565,7 @@ func setJobState(ctx context.Context, tx *sql.Tx, jobID string, job *JobChange) 
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE jobs SET state=?, error=?, finished_at=?, total=?, divide=?,
 		units_done=?, units_verified=?, mismatches=?, mismatches_settled=?, stats_total=? WHERE id=?`,
-		job.State, job.Error, unixNano(job.FinishedAt), job.Total, divide, job.Settled, job.Verified, job.Disputed, job.Resolved,
+		job.State, job.Error, UnixNano(job.FinishedAt), job.Total, divide, job.Settled, job.Verified, job.Disputed, job.Resolved,
 		encodeStrings(job.StatsTotal), jobID)
 	if err != nil {
 		return fmt.Errorf("store: update job: %w", err)
@@ -592,7 +595,7 @@ func (s *Store) Events(ctx context.Context, jobID string) ([]Event, error) {
 		if err := rows.Scan(&e.JobID, &e.UnitID, &e.WorkerID, &e.Kind, &e.Detail, &at); err != nil {
 			return nil, err
 		}
-		e.At = fromNano(at)
+		e.At = FromUnixNano(at)
 		out = append(out, e)
 	}
 	return out, rows.Err()

@@ -69,7 +69,7 @@ func (s *Store) Test(ctx context.Context, jobID string) (*Test, error) {
 	t := &Test{JobID: jobID}
 	var expired int64
 	err := s.db.QueryRowContext(ctx, "SELECT spec, batch_pairs, sprt, pgns_expired_at FROM tests WHERE job_id=?", jobID).Scan(&t.Spec, &t.BatchPairs, &t.SPRT, &expired)
-	t.PGNsExpired = fromNano(expired)
+	t.PGNsExpired = FromUnixNano(expired)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: test %s: %w", jobID, ErrNotFound)
 	}
@@ -121,7 +121,7 @@ func (s *Store) Batches(ctx context.Context, jobID string) ([]Batch, error) {
 		if b.Penta, err = decodePenta(penta); err != nil {
 			return nil, err
 		}
-		b.LeasedAt, b.At = fromNano(leased), fromNano(at)
+		b.LeasedAt, b.At = FromUnixNano(leased), FromUnixNano(at)
 		out = append(out, b)
 	}
 	return out, rows.Err()
@@ -141,7 +141,7 @@ func (s *Store) CommitBatch(ctx context.Context, b *Batch, pgns []string, sprtSt
 func commitBatch(ctx context.Context, tx *sql.Tx, b *Batch, pgns []string, sprtState string, job *JobChange, events []Event) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO batches(unit_id,job_id,idx,worker_id,pairs,penta,wins,draws,losses,incidents,leased_at,at,elapsed_ms)
 		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)`, b.UnitID, b.JobID, b.Idx, b.WorkerID, b.Pairs, encodePenta(b.Penta),
-		b.Wins, b.Draws, b.Losses, b.Incidents, unixNano(b.LeasedAt), unixNano(b.At), b.ElapsedMS); err != nil {
+		b.Wins, b.Draws, b.Losses, b.Incidents, UnixNano(b.LeasedAt), UnixNano(b.At), b.ElapsedMS); err != nil {
 		return fmt.Errorf("store: insert batch: %w", err)
 	}
 	if err := insertPGNs(ctx, tx, b.JobID, b.Idx, pgns); err != nil {
@@ -182,7 +182,7 @@ func insertPGNs(ctx context.Context, tx *sql.Tx, jobID string, idx int, pgns []s
 func insertEvents(ctx context.Context, tx *sql.Tx, events []Event) error {
 	for _, e := range events {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO events(job_id,unit_id,worker_id,kind,detail,at) VALUES(?,?,?,?,?,?)",
-			e.JobID, e.UnitID, e.WorkerID, e.Kind, e.Detail, unixNano(e.At)); err != nil {
+			e.JobID, e.UnitID, e.WorkerID, e.Kind, e.Detail, UnixNano(e.At)); err != nil {
 			return fmt.Errorf("store: insert event: %w", err)
 		}
 	}
@@ -281,7 +281,7 @@ func (s *Store) ExpireGames(ctx context.Context, cutoff, now time.Time, tables .
 			// table is one of the constants above (checked), never input.
 			table := string(t)
 			rows, err := tx.QueryContext(ctx, `SELECT t.job_id FROM `+table+` t JOIN jobs j ON j.id = t.job_id
-				WHERE t.pgns_expired_at = 0 AND j.state != 'running' AND j.finished_at > 0 AND j.finished_at < ?`, unixNano(cutoff))
+				WHERE t.pgns_expired_at = 0 AND j.state != 'running' AND j.finished_at > 0 AND j.finished_at < ?`, UnixNano(cutoff))
 			if err != nil {
 				return err
 			}
@@ -296,7 +296,7 @@ func (s *Store) ExpireGames(ctx context.Context, cutoff, now time.Time, tables .
 			}
 			rows.Close()
 			for _, id := range found {
-				if _, err := tx.ExecContext(ctx, "UPDATE "+table+" SET pgns_expired_at=? WHERE job_id=?", unixNano(now), id); err != nil {
+				if _, err := tx.ExecContext(ctx, "UPDATE "+table+" SET pgns_expired_at=? WHERE job_id=?", UnixNano(now), id); err != nil {
 					return err
 				}
 				if _, err := tx.ExecContext(ctx, "DELETE FROM pgns WHERE job_id=?", id); err != nil {

@@ -74,7 +74,7 @@ func (s *Store) TrustRecords(ctx context.Context) ([]TrustRecord, error) {
 		if err := rows.Scan(&r.Identity, &r.Agreed, &lied, &r.Reason); err != nil {
 			return nil, err
 		}
-		r.LiedAt = fromNano(lied)
+		r.LiedAt = FromUnixNano(lied)
 		out = append(out, r)
 	}
 	return out, rows.Err()
@@ -98,7 +98,7 @@ func (s *Store) MarkLiar(ctx context.Context, identity, reason string, at time.T
 func markLiar(ctx context.Context, tx *sql.Tx, identity, reason string, at time.Time) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO worker_trust(identity, agreed, lied_at, reason) VALUES(?,0,?,?)
 		ON CONFLICT(identity) DO UPDATE SET lied_at = excluded.lied_at, reason = excluded.reason`,
-		identity, unixNano(at), reason); err != nil {
+		identity, UnixNano(at), reason); err != nil {
 		return fmt.Errorf("store: mark liar: %w", err)
 	}
 	return nil
@@ -180,7 +180,7 @@ func (s *Store) PurgeIdentity(ctx context.Context, p *Purge) error {
 			}
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO job_distrust(job_id, identity, reason, at) VALUES(?,?,?,?)
-			ON CONFLICT(job_id, identity) DO NOTHING`, p.JobID, p.Identity, p.Reason, unixNano(p.At)); err != nil {
+			ON CONFLICT(job_id, identity) DO NOTHING`, p.JobID, p.Identity, p.Reason, UnixNano(p.At)); err != nil {
 			return fmt.Errorf("store: job distrust: %w", err)
 		}
 		if err := markLiar(ctx, tx, p.Identity, p.Reason, p.At); err != nil {

@@ -69,7 +69,7 @@ func (s *Store) Tune(ctx context.Context, jobID string) (*Tune, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: tune %s: %w", jobID, ErrNotFound)
 	}
-	t.PGNsExpired = fromNano(expired)
+	t.PGNsExpired = FromUnixNano(expired)
 	return t, err
 }
 
@@ -87,7 +87,7 @@ func (s *Store) CommitTuneUpdate(ctx context.Context, u *TuneUpdate, pgns []stri
 		if _, err := tx.ExecContext(ctx, `INSERT INTO tune_updates(job_id,seq,batch_idx,unit_id,worker_id,pairs,penta,wins,draws,losses,
 			incidents,theta,leased_at,at,elapsed_ms) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			u.JobID, u.Seq, u.Batch, u.UnitID, u.WorkerID, u.Pairs, encodePenta(u.Penta), u.Wins, u.Draws, u.Losses,
-			u.Incidents, string(theta), unixNano(u.LeasedAt), unixNano(u.At), u.ElapsedMS); err != nil {
+			u.Incidents, string(theta), UnixNano(u.LeasedAt), UnixNano(u.At), u.ElapsedMS); err != nil {
 			return fmt.Errorf("store: insert tune update: %w", err)
 		}
 		if err := insertPGNs(ctx, tx, u.JobID, u.Batch, pgns); err != nil {
@@ -125,7 +125,7 @@ func (s *Store) TuneUpdates(ctx context.Context, jobID string) ([]TuneUpdate, er
 		if err := json.Unmarshal([]byte(theta), &u.Theta); err != nil {
 			return nil, fmt.Errorf("store: tune %s update %d: theta: %w", jobID, u.Seq, err)
 		}
-		u.LeasedAt, u.At = fromNano(leased), fromNano(at)
+		u.LeasedAt, u.At = FromUnixNano(leased), FromUnixNano(at)
 		out = append(out, u)
 	}
 	return out, rows.Err()

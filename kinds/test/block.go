@@ -51,7 +51,7 @@ func testBlock(j *arbiterv1.Job, style resultblock.Style) []string {
 	}
 	lines := []string{
 		fmt.Sprintf("Elo   | %.2f +- %.2f (95%%)", mp.GetElo(), eloError(mp)),
-		fmt.Sprintf("%-5s | %s %s", kind, blockTC(spec), resultblock.ThreadsHash(spec.GetEngineA())),
+		fmt.Sprintf("%-5s | %s %s", kind, resultblock.TimeControl(matchspec.EngineTimeControl(spec.GetTimeControl(), spec.GetEngineA())), resultblock.ThreadsHash(spec.GetEngineA())),
 	}
 	if isSPRT {
 		sp := spec.GetSprt()
@@ -116,17 +116,4 @@ func fishtestBounds(model string, elo0, elo1 float64) string {
 		}
 	}
 	return fmt.Sprintf("%s%.2f,%.2f%s", open, elo0, elo1, closing)
-}
-
-// blockTC is engine A's limits as OpenBench writes them: a clock with an
-// "s" (10+0.1s), any other limit as key=value.
-func blockTC(spec *arbiterv1.MatchSpec) string {
-	lim, err := matchspec.LimitsFromProto(matchspec.EngineTimeControl(spec.GetTimeControl(), spec.GetEngineA()), 1)
-	if err != nil {
-		return "?"
-	}
-	if lim.HasClock() && lim.Nodes == 0 && lim.Depth == 0 && lim.MoveTime == 0 {
-		return lim.PGNTimeControl() + "s"
-	}
-	return lim.String()
 }

@@ -196,13 +196,13 @@ func (w *Workload) Report(ctx context.Context, caller identity.Identity, sid str
 		started = s.started
 	}
 	w.mu.Unlock()
-	vs := store.VerifySession{ID: sid, Owner: caller.Name, Engine: summary.GetEngine(), Depth: int(summary.GetDepth()),
+	vs := storedSession{ID: sid, Owner: caller.Name, Engine: summary.GetEngine(), Depth: int(summary.GetDepth()),
 		CreatedAt: started, ReportedAt: now, Positions: int(summary.GetPositions()), OK: int(summary.GetOk()),
 		Bugs: int(summary.GetBugs()), Errors: int(summary.GetErrors()), Finds: int(summary.GetFindings()),
 		Seconds: summary.GetSeconds(), Summary: sumBytes}
-	held, err := w.store.PutVerifyReports(ctx, vs, int(first), blobs, MaxReportedPositions)
+	held, err := putReports(ctx, w.store, vs, int(first), blobs, MaxReportedPositions)
 	switch {
-	case errors.Is(err, store.ErrOwner):
+	case errors.Is(err, errOwner):
 		return 0, apierr.New(apierr.PermissionDenied, apierr.ReasonWrongRole, "verify session %s was reported by another identity", apierr.Q(sid))
 	case err != nil:
 		return 0, apierr.Store(err)
@@ -229,7 +229,7 @@ func liveView(s *session) SessionView {
 	return v
 }
 
-func addReport(v *SessionView, r store.VerifySession) {
+func addReport(v *SessionView, r storedSession) {
 	v.ID, v.Owner, v.Reported = r.ID, r.Owner, true
 	if v.Engine == "" {
 		v.Engine = r.Engine
@@ -273,7 +273,7 @@ func (w *Workload) Sessions(ctx context.Context, offset, limit int) ([]SessionVi
 	// Reported sessions that are live are shown once, in the live part;
 	// read enough stored ones to fill the page after them.
 	need := offset + limit
-	stored, total, err := w.store.VerifySessions(ctx, 0, need+len(live))
+	stored, total, err := storedSessions(ctx, w.store, 0, need+len(live))
 	if err != nil {
 		return nil, 0, apierr.Store(err)
 	}
@@ -310,7 +310,7 @@ func (w *Workload) Session(ctx context.Context, sid string) (SessionView, error)
 	}
 	w.mu.Unlock()
 	if w.store != nil && len(sid) <= 64 && idRE.MatchString(sid) {
-		r, err := w.store.VerifySessionByID(ctx, sid)
+		r, err := storedSessionByID(ctx, w.store, sid)
 		switch {
 		case err == nil:
 			addReport(&v, r)
@@ -330,7 +330,7 @@ func (w *Workload) Reports(ctx context.Context, sid string, offset, limit int) (
 	if w.store == nil {
 		return nil, nil
 	}
-	blobs, err := w.store.VerifyReports(ctx, strings.TrimPrefix(sid, Prefix), offset, limit)
+	blobs, err := storedReports(ctx, w.store, strings.TrimPrefix(sid, Prefix), offset, limit)
 	if err != nil {
 		return nil, apierr.Store(err)
 	}

@@ -27,6 +27,7 @@ const Kind = "verify"
 // Sessions are opened through VerifyService, not submitted: the kind has
 // no spec.
 func init() {
+	store.RegisterSchema(schema)
 	workload.Register(workload.Kind{
 		Name: Kind,
 		New: func(d workload.Deps) (core.Workload, error) {

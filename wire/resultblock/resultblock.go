@@ -1,4 +1,4 @@
-// Package resultblock writes the result block of a test or a tune: the
+// Package resultblock writes the result block of a job: the
 // text engine authors paste into a pull request or a commit message, in
 // OpenBench's layout or Fishtest's; a kind of job in kinds/ registers its
 // own (Register). It stands alone (jobreport, the web
@@ -8,8 +8,6 @@ package resultblock
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 
 	"github.com/arbiter-chess/arbiter/base/registry"
@@ -51,26 +49,19 @@ var blocks = registry.New[Block]("result block of family")
 
 // Register sets the result block of the jobs of family f, from the
 // package of the kind (kinds/...); a second block of one family panics.
-// Tunes have theirs here until their kind's report moves into kinds/spsa
-// (the test kind's is kinds/test's).
+// (The test kind's is kinds/test's, the tune's kinds/spsa's.)
 func Register(f jobkind.Family, b Block) { blocks.Add(string(f), b) }
 
-// Of is the result block of a tune or of a registered kind (a test's
-// comes from kinds/test) in style, ending with link when link is not
+// Of is the result block of a job of a registered kind in style, ending with link when link is not
 // empty (the job page's address). A job of another family has a block
 // that says so: it is never empty, so that a webhook's payload always
 // carries one.
 func Of(j *arbiterv1.Job, style Style, link string) string {
 	var lines []string
-	switch jobkind.Of(j).Family {
-	case jobkind.FamilyTune:
-		lines = tuneBlock(j, style)
-	default:
-		if block, ok := blocks.Get(string(jobkind.Of(j).Family)); ok {
-			lines = block(j, style)
-		} else {
-			lines = []string{fmt.Sprintf("%s %s: %s", jobkind.Of(j).Noun, j.GetJobId(), stateName(j.GetState()))}
-		}
+	if block, ok := blocks.Get(string(jobkind.Of(j).Family)); ok {
+		lines = block(j, style)
+	} else {
+		lines = []string{fmt.Sprintf("%s %s: %s", jobkind.Of(j).Noun, j.GetJobId(), stateName(j.GetState()))}
 	}
 	if link != "" {
 		lines = append(lines, link)
@@ -98,34 +89,10 @@ func ThreadsHash(e *arbiterv1.EngineSpec) string {
 	return s
 }
 
-// tuneBlock is a tune's block: Fishtest's two SPSA lines, and the values
-// reached (OpenBench has no block for tunes; its users paste the values).
-func tuneBlock(j *arbiterv1.Job, style Style) []string {
-	spec, sp := j.GetSpsa(), j.GetSpsaProgress()
-	lines := []string{
-		fmt.Sprintf("%d/%d iterations", sp.GetUpdates(), sp.GetBatchesTotal()),
-		fmt.Sprintf("%d/%d games played", sp.GetGames(), 2*spec.GetPairs()),
-	}
-	if style == Fishtest {
-		return lines
-	}
-	lines = []string{
-		fmt.Sprintf("SPSA  | %s %s", tuneTC(spec), ThreadsHash(spec.GetEngine())),
-		fmt.Sprintf("Iters | %d/%d", sp.GetUpdates(), sp.GetBatchesTotal()),
-		fmt.Sprintf("Games | N: %d W: %d L: %d D: %d", sp.GetGames(), sp.GetWins(), sp.GetLosses(), sp.GetDraws()),
-	}
-	for _, p := range sp.GetParams() {
-		v := strconv.FormatFloat(p.GetCurrent(), 'f', 4, 64)
-		if !p.GetIsFloat() {
-			v = strconv.FormatInt(int64(math.Round(p.GetCurrent())), 10)
-		}
-		lines = append(lines, fmt.Sprintf("%s, %s", p.GetName(), v))
-	}
-	return lines
-}
-
-func tuneTC(spec *arbiterv1.SpsaSpec) string {
-	lim, err := matchspec.LimitsFromProto(spec.GetTimeControl(), 1)
+// TimeControl is a time control as OpenBench writes it in a block: a
+// clock with an "s" (10+0.1s), any other limit as key=value.
+func TimeControl(tc *arbiterv1.TimeControl) string {
+	lim, err := matchspec.LimitsFromProto(tc, 1)
 	if err != nil {
 		return "?"
 	}

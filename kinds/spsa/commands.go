@@ -1,10 +1,12 @@
-package main
+package spsa
 
-// SPSA tuning: `arbiter submit spsa` (a tune on a coordinator), `arbiter
-// tune` (the same tune on this machine), `arbiter spsa export` (a tune's
-// values to paste back) and `arbiter spsa params` (an engine's parameters
-// as a tune takes them). The flags become an spec/spsaplan plan;
-// client/jobreport follows and prints tunes.
+// The SPSA kind's commands: `arbiter submit spsa` (a tune on a
+// coordinator), `arbiter tune` (the same tune on this machine), `arbiter
+// spsa export` (a tune's values to paste back), `arbiter spsa params` (an
+// engine's parameters as a tune takes them) and `arbiter spsa confirm` (a
+// test of a tune's values against its start values, with the test flags
+// of client/testflags). The flags become an spec/spsaplan plan;
+// follow.go submits and follows tunes, report.go prints them.
 
 import (
 	"fmt"
@@ -16,13 +18,13 @@ import (
 	"github.com/arbiter-chess/arbiter/client/artifactclient"
 	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
-	"github.com/arbiter-chess/arbiter/client/jobreport"
+	"github.com/arbiter-chess/arbiter/client/testflags"
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	"github.com/arbiter-chess/arbiter/spec/enginespec"
 	"github.com/arbiter-chess/arbiter/spec/matchplan"
 	"github.com/arbiter-chess/arbiter/spec/spsaplan"
-	"github.com/arbiter-chess/arbiter/spsa"
+	sp "github.com/arbiter-chess/arbiter/spsa"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
 
@@ -36,9 +38,9 @@ func addTuneFlags(fl *pflag.FlagSet, f *spsaplan.Flags) {
 	fl.StringVar(&f.Openings, "openings", "", "file=F[,format=epd|pgn][,order=random|sequential][,seed=S][,plies=N][,start=N]")
 	fl.StringVar(&f.Params, "params", "", paramsUsage)
 	fl.IntVar(&f.Pairs, "pairs", 0, "game pairs of the whole tune (required)")
-	fl.Float64Var(&f.Alpha, "alpha", spsa.DefaultAlpha, "the schedule's alpha: a_k = a / (A + k + 1)^alpha")
-	fl.Float64Var(&f.Gamma, "gamma", spsa.DefaultGamma, "the schedule's gamma: c_k = c / (k + 1)^gamma")
-	fl.Float64Var(&f.ARatio, "A-ratio", spsa.DefaultARatio, "the schedule's A as a share of --pairs")
+	fl.Float64Var(&f.Alpha, "alpha", sp.DefaultAlpha, "the schedule's alpha: a_k = a / (A + k + 1)^alpha")
+	fl.Float64Var(&f.Gamma, "gamma", sp.DefaultGamma, "the schedule's gamma: c_k = c / (k + 1)^gamma")
+	fl.Float64Var(&f.ARatio, "A-ratio", sp.DefaultARatio, "the schedule's A as a share of --pairs")
 	fl.Uint64Var(&f.Seed, "seed", 0, "the tune's seed: the order of a random book and every perturbation (default: --openings seed=, else 1)")
 	fl.StringVar(&f.Resign, "resign", "", "resign adjudication: movecount=N,score=CP")
 	fl.StringVar(&f.Draw, "draw", "", "draw adjudication: movenumber=M,movecount=N,score=CP")
@@ -48,7 +50,11 @@ func addTuneFlags(fl *pflag.FlagSet, f *spsaplan.Flags) {
 	fl.StringVar(&f.Event, "event", "", "PGN Event tag")
 }
 
-func init() { clicmd.RegisterSubmit(jobkind.SPSA, newSubmitSpsaCommand) }
+func init() {
+	clicmd.RegisterSubmit(jobkind.SPSA, newSubmitSpsaCommand)
+	clicmd.RegisterCommand("tune", newTuneCommand)
+	clicmd.RegisterCommand("spsa", newSPSACommand)
+}
 
 func newSubmitSpsaCommand() *cobra.Command {
 	var f spsaplan.Flags
@@ -79,24 +85,24 @@ when it runs here (otherwise give the parameters as a list). See docs/spsa.md.`,
 			f.Remote = true
 			plan, err := spsaplan.Parse(ctx, f)
 			if err != nil {
-				return usageError("%v", err)
+				return cliexit.Usage("%v", err)
 			}
 			if plan.Unchecked != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "arbiter: warning: %s\n", plan.Unchecked)
 			}
 			spec, err := plan.Spec()
 			if err != nil {
-				return usageError("%v", err)
+				return cliexit.Usage("%v", err)
 			}
 			if verify.given() {
 				if !wait {
-					return usageError("--confirm-games and --confirm-sprt need --wait (the test is submitted when the tune ends; without --wait use spsa confirm)")
+					return cliexit.Usage("--confirm-games and --confirm-sprt need --wait (the test is submitted when the tune ends; without --wait use spsa confirm)")
 				}
 				if err := verify.check(); err != nil {
-					return usageError("%v", err)
+					return cliexit.Usage("%v", err)
 				}
 				if err := spsaplan.CheckVerify(verify.testFlags(f)); err != nil {
-					return usageError("%v", spsaplan.VerifyFlagError(err))
+					return cliexit.Usage("%v", spsaplan.VerifyFlagError(err))
 				}
 			}
 			ctx, c, done, err := client.Session()
@@ -113,10 +119,10 @@ when it runs here (otherwise give the parameters as a list). See docs/spsa.md.`,
 				tf := verify.testFlags(f)
 				then = func(id string) error {
 					fmt.Fprintf(cmd.ErrOrStderr(), "\nverifying tune %s: its values against its start values\n", id)
-					return jobreport.VerifyTune(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, id, tf, true, "")
+					return VerifyTune(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, id, tf, true, "")
 				}
 			}
-			return jobreport.RunTuneThen(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, spec, wait, pgnout, then)
+			return RunTuneThen(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, spec, wait, pgnout, then)
 		},
 	}
 	fl := cmd.Flags()
@@ -169,14 +175,14 @@ values are printed in each --format. See docs/spsa.md.`,
 func runTune(cmd *cobra.Command, f spsaplan.Flags, record, pgnout string, quiet bool, formats []string, verify tuneVerifyFlags) error {
 	if verify.given() {
 		if err := verify.check(); err != nil {
-			return usageError("%v", err)
+			return cliexit.Usage("%v", err)
 		}
 	}
-	var fs []spsa.Format
+	var fs []sp.Format
 	for _, s := range formats {
-		ft, err := spsa.ParseFormat(s)
+		ft, err := sp.ParseFormat(s)
 		if err != nil {
-			return usageError("--format: %v", err)
+			return cliexit.Usage("--format: %v", err)
 		}
 		fs = append(fs, ft)
 	}
@@ -184,19 +190,19 @@ func runTune(cmd *cobra.Command, f spsaplan.Flags, record, pgnout string, quiet 
 	defer stop()
 	plan, err := spsaplan.Parse(ctx, f)
 	if err != nil {
-		return usageError("%v", err)
+		return cliexit.Usage("%v", err)
 	}
 	if verify.given() {
 		// Refused now rather than after the tune.
 		if _, err := plan.VerifyPlan(plan.Starts(), verify.games, verify.sprt, f.Concurrency); err != nil {
-			return usageError("%v", err)
+			return cliexit.Usage("%v", err)
 		}
 	}
 	o := spsaplan.RunOptions{Out: cmd.OutOrStdout(), Quiet: quiet, Record: record, Builtin: builtin.New}
 	if pgnout != "" {
 		pf, err := os.OpenFile(pgnout, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
-			return usageError("--pgnout: %v", err)
+			return cliexit.Usage("--pgnout: %v", err)
 		}
 		defer pf.Close()
 		o.PGN = pf
@@ -204,21 +210,21 @@ func runTune(cmd *cobra.Command, f spsaplan.Flags, record, pgnout string, quiet 
 	t, err := plan.Run(ctx, o)
 	if err != nil {
 		if t == nil {
-			return usageError("%v", err)
+			return cliexit.Usage("%v", err)
 		}
 		if ctx.Err() != nil {
 			resume := ""
 			if record != "" {
 				resume = "; the same command resumes it from " + record
 			}
-			return failure("tune interrupted after %d of %d updates%s", t.Updates(), plan.Config.Batches(), resume)
+			return cliexit.Failure("tune interrupted after %d of %d updates%s", t.Updates(), plan.Config.Batches(), resume)
 		}
-		return failure("tune stopped after %d of %d updates: %v", t.Updates(), plan.Config.Batches(), err)
+		return cliexit.Failure("tune stopped after %d of %d updates: %v", t.Updates(), plan.Config.Batches(), err)
 	}
 	for _, ft := range fs {
-		s, err := spsa.Export(ft, plan.Config.Params, t.Theta())
+		s, err := sp.Export(ft, plan.Config.Params, t.Theta())
 		if err != nil {
-			return usageError("--format: %v", err)
+			return cliexit.Usage("--format: %v", err)
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "\nTuned values (%s):\n%s", ft, s)
 	}
@@ -227,18 +233,18 @@ func runTune(cmd *cobra.Command, f spsaplan.Flags, record, pgnout string, quiet 
 	}
 	vp, err := plan.VerifyPlan(t.Theta(), verify.games, verify.sprt, f.Concurrency)
 	if err != nil {
-		return usageError("%v", err)
+		return cliexit.Usage("%v", err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "\nVerification: the tuned values against the start values\n")
 	st, err := vp.Run(ctx, matchplan.RunOptions{Out: cmd.OutOrStdout(), Quiet: true, Builtin: builtin.New})
 	if err != nil {
-		return failure("verification: %v", err)
+		return cliexit.Failure("verification: %v", err)
 	}
 	switch st.Status {
 	case match.StatusInterrupted:
-		return failure("verification interrupted after %d games", st.Games)
+		return cliexit.Failure("verification interrupted after %d games", st.Games)
 	case match.StatusFailed:
-		return failure("verification stopped: %s", st.Failure)
+		return cliexit.Failure("verification stopped: %s", st.Failure)
 	}
 	return nil
 }
@@ -302,16 +308,16 @@ func newSPSAExportCommand() *cobra.Command {
   arbiter spsa export t1a2b3c4d5e6 --format go`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := spsa.ParseFormat(format)
+			f, err := sp.ParseFormat(format)
 			if err != nil {
-				return usageError("--format: %v", err)
+				return cliexit.Usage("--format: %v", err)
 			}
 			ctx, c, done, err := client.Session()
 			if err != nil {
 				return err
 			}
 			defer done()
-			return jobreport.ExportTune(ctx, cmd.OutOrStdout(), c, args[0], f)
+			return ExportTune(ctx, cmd.OutOrStdout(), c, args[0], f)
 		},
 	}
 	client.Add(cmd.Flags())
@@ -328,23 +334,23 @@ func newSPSAParamsCommand() *cobra.Command {
   arbiter spsa params --engine name=toga,cmd=/usr/games/toga2 --params from-engine:"King Safety,Pawn Structure"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := spsa.ParseFormat(format)
+			f, err := sp.ParseFormat(format)
 			if err != nil {
-				return usageError("--format: %v", err)
+				return cliexit.Usage("--format: %v", err)
 			}
 			ctx, stop := clicmd.SignalContext()
 			defer stop()
 			ps, err := spsaplan.EngineParams(ctx, engineFlag, params)
 			if err != nil {
-				return usageError("%v", err)
+				return cliexit.Usage("%v", err)
 			}
 			starts := make([]float64, len(ps))
 			for i, p := range ps {
 				starts[i] = p.Start
 			}
-			s, err := spsa.Export(f, ps, starts)
+			s, err := sp.Export(f, ps, starts)
 			if err != nil {
-				return usageError("--format: %v", err)
+				return cliexit.Usage("--format: %v", err)
 			}
 			fmt.Fprint(cmd.OutOrStdout(), s)
 			return nil
@@ -352,13 +358,13 @@ func newSPSAParamsCommand() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&engineFlag, "engine", "", "the engine: "+enginespec.Usage(enginespec.Match))
-	fl.StringVar(&params, "params", spsa.FromEnginePrefix, paramsUsage)
+	fl.StringVar(&params, "params", sp.FromEnginePrefix, paramsUsage)
 	fl.StringVar(&format, "format", "fishtest", "fishtest | openbench | uci | options | go")
 	return cmd
 }
 
 func newSPSAVerifyCommand() *cobra.Command {
-	var f testFlags
+	var f testflags.Flags
 	var client clicmd.ClientFlags
 	var wait bool
 	cmd := &cobra.Command{
@@ -381,12 +387,12 @@ SPRT (--games then caps it).`,
 				return err
 			}
 			defer done()
-			return jobreport.VerifyTune(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, args[0], f.m, wait, f.pgnout)
+			return VerifyTune(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), c, args[0], f.M, wait, f.PGNOut)
 		},
 	}
 	fl := cmd.Flags()
 	client.Add(fl)
-	f.add(fl, "")
+	f.Add(fl, "")
 	// The sides are the tune's engine.
 	_ = fl.MarkHidden("engine")
 	fl.BoolVar(&wait, "wait", false, "wait for the test to end and print the report")

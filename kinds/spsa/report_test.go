@@ -1,10 +1,9 @@
-package jobreport_test
+package spsa_test
 
 import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,16 +16,17 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arbiter-chess/arbiter/client/cliexit"
-
+	"github.com/arbiter-chess/arbiter/client/jobreport"
+	"github.com/arbiter-chess/arbiter/kinds/spsa"
 	"github.com/arbiter-chess/arbiter/local/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchplan"
 	"github.com/arbiter-chess/arbiter/spec/spsaplan"
-	"github.com/arbiter-chess/arbiter/spsa"
+	sp "github.com/arbiter-chess/arbiter/spsa"
 )
 
-// A tune through a cluster in this process: jobreport.RunTune submits it, follows
+// A tune through a cluster in this process: RunTuneThen submits it, follows
 // it with a line per update, prints it and downloads every game; export
 // prints the values status shows; the job list has its row.
 func TestRunTuneOnCluster(t *testing.T) {
@@ -45,7 +45,7 @@ func TestRunTuneOnCluster(t *testing.T) {
 	defer cancel()
 	plan, err := spsaplan.Parse(ctx, spsaplan.Flags{Engine: "name=dev,builtin,option.Hash=1", Each: "nodes=300",
 		Openings: "file=../../books/uho-200.epd", Params: "from-engine:RFPMargin,FutMargin", Pairs: 6, BatchPairs: 2,
-		Alpha: spsa.DefaultAlpha, Gamma: spsa.DefaultGamma, ARatio: spsa.DefaultARatio, HangTimeout: 30000, Throughput: 1, Remote: true})
+		Alpha: sp.DefaultAlpha, Gamma: sp.DefaultGamma, ARatio: sp.DefaultARatio, HangTimeout: 30000, Throughput: 1, Remote: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestRunTuneOnCluster(t *testing.T) {
 	}
 	pgn := filepath.Join(t.TempDir(), "tune.pgn")
 	var out, stderr bytes.Buffer
-	if err := jobreport.RunTune(ctx, &out, &stderr, c, spec, true, pgn); err != nil {
+	if err := spsa.RunTuneThen(ctx, &out, &stderr, c, spec, true, pgn, nil); err != nil {
 		t.Fatalf("%v\n%s%s", err, out.String(), stderr.String())
 	}
 	report := out.String()
@@ -93,7 +93,7 @@ func TestRunTuneOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	var exp bytes.Buffer
-	if err := jobreport.ExportTune(ctx, &exp, c, id, spsa.OpenBench); err != nil {
+	if err := spsa.ExportTune(ctx, &exp, c, id, sp.OpenBench); err != nil {
 		t.Fatal(err)
 	}
 	cur := job.GetJob().GetSpsaProgress().GetParams()
@@ -110,12 +110,12 @@ func TestRunTuneOnCluster(t *testing.T) {
 		t.Errorf("list %v:\n%s", err, list.String())
 	}
 	// A test is not a tune; an unknown job is named.
-	if err := jobreport.ExportTune(ctx, &exp, c, "t000000000000", spsa.Fishtest); cliexit.Code(err, -1) != 2 || !strings.Contains(err.Error(), "t000000000000") {
+	if err := spsa.ExportTune(ctx, &exp, c, "t000000000000", sp.Fishtest); cliexit.Code(err, -1) != 2 || !strings.Contains(err.Error(), "t000000000000") {
 		t.Errorf("export of an unknown tune: %v", err)
 	}
 }
 
-// A verification through a cluster in this process: jobreport.VerifyTune plays the
+// A verification through a cluster in this process: VerifyTune plays the
 // tune's values against its start values as an ordinary match linked to
 // the tune, and the tune's status shows that test's games, W/D/L, Elo and
 // state as the test's own status does. A test that names a job other than
@@ -138,7 +138,7 @@ func TestVerifyTuneOnCluster(t *testing.T) {
 	// in a few pairs and the two sides differ.
 	plan, err := spsaplan.Parse(ctx, spsaplan.Flags{Engine: "name=dev,builtin,option.Hash=1,option.UseNNUE=false", Each: "nodes=300",
 		Openings: "file=../../books/uho-200.epd", Params: "KnightValueMG,int,200,150,600,40,0.2;BishopValueMG,int,200,150,600,40,0.2",
-		Pairs: 4, BatchPairs: 2, Alpha: spsa.DefaultAlpha, Gamma: spsa.DefaultGamma, ARatio: spsa.DefaultARatio, HangTimeout: 30000,
+		Pairs: 4, BatchPairs: 2, Alpha: sp.DefaultAlpha, Gamma: sp.DefaultGamma, ARatio: sp.DefaultARatio, HangTimeout: 30000,
 		Throughput: 1, Remote: true})
 	if err != nil {
 		t.Fatal(err)
@@ -149,11 +149,11 @@ func TestVerifyTuneOnCluster(t *testing.T) {
 	}
 	var out, stderr bytes.Buffer
 	var testID string
-	err = jobreport.RunTuneThen(ctx, &out, &stderr, c, spec, true, "", func(id string) error {
+	err = spsa.RunTuneThen(ctx, &out, &stderr, c, spec, true, "", func(id string) error {
 		tf := matchplan.TestFlags{Match: matchplan.Flags{Openings: "file=../../books/uho-200.epd,order=random,seed=3", Games: 8,
 			HangTimeout: 30000}, Throughput: 1}
 		var vout bytes.Buffer
-		if err := jobreport.VerifyTune(ctx, &vout, &stderr, c, id, tf, true, ""); err != nil {
+		if err := spsa.VerifyTune(ctx, &vout, &stderr, c, id, tf, true, ""); err != nil {
 			return err
 		}
 		testID = strings.Fields(vout.String())[1]
@@ -192,7 +192,7 @@ func TestVerifyTuneOnCluster(t *testing.T) {
 		t.Errorf("test verifies %q at %d, want %s at 2", ms.GetVerifiesTune(), ms.GetVerifiesTuneUpdates(), tuneID)
 	}
 	var opts bytes.Buffer
-	if err := jobreport.ExportTune(ctx, &opts, c, tuneID, spsa.Options); err != nil {
+	if err := spsa.ExportTune(ctx, &opts, c, tuneID, sp.Options); err != nil {
 		t.Fatal(err)
 	}
 	a, b := ms.GetEngineA(), ms.GetEngineB()
@@ -208,9 +208,9 @@ func TestVerifyTuneOnCluster(t *testing.T) {
 	}
 	// status TUNE prints the Elo as the test's own report does.
 	var tuneOut, testOut bytes.Buffer
-	jobreport.PrintTune(&tuneOut, tune.GetJob())
+	spsa.PrintTune(&tuneOut, tune.GetJob())
 	jobreport.PrintTest(&testOut, test.GetJob())
-	elo := jobreport.VerifyElo(mp)
+	elo := spsa.VerifyElo(mp)
 	if !strings.Contains(testOut.String(), "Elo: "+elo+", nElo") {
 		t.Errorf("the test's report lacks Elo %q:\n%s", elo, testOut.String())
 	}
