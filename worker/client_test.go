@@ -25,6 +25,7 @@ import (
 	"github.com/arbiter-chess/arbiter/base/obs"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/engine"
+	_ "github.com/arbiter-chess/arbiter/kinds/perft" // the runner of the perft units the fake hands out
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/worker"
 )

@@ -84,7 +84,8 @@ func (m *metrics) nodesPerSecond() float64 {
 	return sum
 }
 
-// unitDone records a finished perft unit.
+// unitDone records a finished unit that counted nodes (Host.CountNodes:
+// perft's, kinds/perft).
 func (m *metrics) unitDone(nodes uint64, elapsed time.Duration) {
 	if elapsed <= 0 {
 		elapsed = time.Microsecond

@@ -1,15 +1,12 @@
 // Package worker is the cluster's worker: it registers with a coordinator,
-// leases units, computes them on all its cores with one shared perft hash
-// table, heartbeats its leases, and submits results. Perft, game-pair and
-// verify units are built in; a kind that plugs in (kinds/NAME) runs its
-// units through the Runner it registers (runner.go), and the worker
-// offers what the registered runners take.
-//
-// The table outlives units: the coordinator hands a worker consecutive
-// units of one slice of a job (kinds/perft), whose subtrees meet,
-// so each unit finds much of its work in the table the ones before it
-// filled. A new job starts a new table generation: the earlier job's
-// entries stay valid but make way first.
+// leases units, runs them on all its cores, heartbeats its leases, and
+// submits results. Game-pair units (match and SPRT tests, tunes) are
+// built in; every other kind (kinds/NAME: perft, verify, datagen, epd)
+// runs its units through the Runner it registers (runner.go), whichever
+// field of the unit carries them, and the worker offers what the
+// registered runners offer. A runner keeps what it needs across units on
+// one worker (perft's hash table, verify's engine processes) in the
+// Instance its New makes from the worker's Settings.
 //
 // A worker never loses a result it computed to a passing failure: results
 // wait in an outbox until the coordinator acknowledges them, across
@@ -33,14 +30,13 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/base/buildinfo"
-	"github.com/arbiter-chess/arbiter/base/capability"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
-	"github.com/arbiter-chess/arbiter/wire/perftwire"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/base/apierr"
@@ -65,25 +61,24 @@ type Config struct {
 	Name string
 	// Threads is the number of units computed at once (default: all CPUs).
 	Threads int
-	// HashMB is the perft hash table size shared by all threads (default
-	// 64); a statistics unit makes a statistics table of the same size the
-	// first time one comes.
+	// HashMB is the size of the hash table shared by all threads (default
+	// 64; Settings.HashMB): kinds/perft's runner makes its table of it, and
+	// a statistics table of the same size the first time a unit asks.
 	HashMB int
 	// Grace is how long running units may take to finish after shutdown
 	// begins before their leases are released (default 30s).
 	Grace time.Duration
 	// Table, when set, is used instead of a new table of HashMB (workers in
 	// one process, as in `arbiter up`, can share one); StatsTable likewise
-	// for statistics.
+	// for statistics (Settings.Table, Settings.StatsTable).
 	Table      *engine.PerftTable
 	StatsTable *engine.PerftStatsTable
 	// Logger (default: none).
 	Logger *zap.Logger
-	// Compute, when set, replaces the engine for a batch (tests use it to
-	// inject wrong results). It must honour ctx.
-	Compute func(ctx context.Context, batch *arbiterv1.PerftBatch) (*arbiterv1.PerftBatchResult, error)
-	// VerifyEngines are the engines under test this worker runs verify
-	// units for (advertised as "verify-engine:NAME"; worker/verify.go).
+	// VerifyEngines are the programs its operator named (--verify-engine):
+	// kinds/verify's runner answers verify units with them (offering
+	// "verify-engine:NAME" each) and kinds/perft's cross-checks perft
+	// batches with them (Settings.VerifyEngines).
 	VerifyEngines []verifyproto.LocalEngine
 	// Registerer receives the worker's metrics (worker/metrics.go); nil: none.
 	Registerer prometheus.Registerer
@@ -160,14 +155,9 @@ type Worker struct {
 	cfg    Config
 	log    *zap.Logger
 	worker arbiterv1.WorkerServiceClient
-	table  *engine.PerftTable
-
-	// tablesMu guards the statistics table (made on first use) and the
-	// jobs whose units the tables have seen (a new one starts a
-	// generation).
-	tablesMu   sync.Mutex
-	statsTable *engine.PerftStatsTable
-	tableJobs  map[string]bool
+	// runners are the registered runners on this worker, by the full name
+	// of the payload type they take (runner.go); read-only after New.
+	runners map[protoreflect.FullName]started
 
 	policy clusterclient.Policy
 	// regSem (one slot) lets one goroutine register at a time without
@@ -182,7 +172,6 @@ type Worker struct {
 	outbox    []*result
 	outboxCh  chan struct{}
 	stats     Stats
-	verify    *verifyEngines
 	metrics   *metrics
 
 	// Game-pair batches (games.go).
@@ -225,10 +214,6 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.Name == "" {
 		cfg.Name, _ = os.Hostname()
 	}
-	table := cfg.Table
-	if table == nil {
-		table = engine.NewPerftTable(cfg.HashMB)
-	}
 	if cfg.Retry.Base == 0 && cfg.Retry.Cap == 0 {
 		cfg.Retry = clusterclient.Persistent
 	}
@@ -236,22 +221,22 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Worker{
-		arts:       arts,
-		cfg:        cfg,
-		policy:     cfg.Retry,
-		regSem:     make(chan struct{}, 1),
-		log:        cfg.Logger,
-		worker:     arbiterv1.NewWorkerServiceClient(cfg.Conn),
-		table:      table,
-		statsTable: cfg.StatsTable,
-		tableJobs:  make(map[string]bool),
-		computing:  make(map[string]*held),
-		outboxCh:   make(chan struct{}, 1),
-		hbEvery:    5 * time.Second,
-		verify:     newVerifyEngines(cfg.VerifyEngines),
-		metrics:    newMetrics(cfg.Registerer, cfg.Threads),
-	}, nil
+	w := &Worker{
+		arts:      arts,
+		cfg:       cfg,
+		policy:    cfg.Retry,
+		regSem:    make(chan struct{}, 1),
+		log:       cfg.Logger,
+		worker:    arbiterv1.NewWorkerServiceClient(cfg.Conn),
+		computing: make(map[string]*held),
+		outboxCh:  make(chan struct{}, 1),
+		hbEvery:   5 * time.Second,
+		metrics:   newMetrics(cfg.Registerer, cfg.Threads),
+	}
+	if w.runners, err = startRunners(w.settings()); err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
 // Stats returns a copy of the counters.
@@ -315,15 +300,12 @@ func (w *Worker) register(ctx context.Context, stale string) (string, error) {
 	return resp.GetWorkerId(), nil
 }
 
-// capabilities is what the worker offers: the built-in kinds' work, its
-// engines under test, the game work it is set up for, and the kinds whose
-// runners are registered (runner.go).
+// capabilities is what the worker offers: the game work it is set up
+// for, and what the registered runners offer (runner.go).
 func (w *Worker) capabilities() []string {
-	caps := []string{capability.Perft, capability.Perft960, capability.PerftSlices, capability.PerftStats}
-	caps = append(caps, w.verify.capabilities()...)
-	caps = append(caps, w.gameCapabilities()...)
+	caps := w.gameCapabilities()
 	caps = append(caps, w.arts.capabilities()...)
-	return append(caps, RunnerCapabilities()...)
+	return append(caps, w.Capabilities()...)
 }
 
 // unknownWorker reports the coordinator's "unknown worker" answer (it lost
@@ -360,7 +342,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	// context, bounded below.
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBG()
-	defer w.verify.close()
+	defer closeRunners(w.runners)
 	w.runBench()
 	if _, err := w.register(ctx, ""); err != nil {
 		if ctx.Err() != nil {
@@ -422,11 +404,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	return runErr
 }
 
-// slot leases and computes units one after another until ctx ends, with
-// its own perft counter on the worker's tables.
+// slot leases and runs units one after another until ctx ends.
 func (w *Worker) slot(ctx, bg context.Context) error {
 	b := clusterclient.NewBackoff(w.policy)
-	counter := engine.NewPerftCounter(w.table, nil)
 	for ctx.Err() == nil {
 		id := w.workerID()
 		// The call runs on bg, not ctx: cancelling it could lose a lease the
@@ -478,15 +458,14 @@ func (w *Worker) slot(ctx, bg context.Context) error {
 		if l == nil {
 			continue
 		}
-		counter = w.run(bg, l, counter)
+		w.run(bg, l)
 	}
 	return nil
 }
 
-// run computes one leased unit and puts the result in the outbox, or
-// releases the lease when computing was cut short. It returns the slot's
-// counter (a new one once statistics need their table).
-func (w *Worker) run(bg context.Context, l *arbiterv1.Lease, counter *engine.PerftCounter) *engine.PerftCounter {
+// run runs one leased unit and puts the result in the outbox, or releases
+// the lease when it was cut short or cannot run here.
+func (w *Worker) run(bg context.Context, l *arbiterv1.Lease) {
 	unit := l.GetUnit()
 	log := w.log.With(zap.String(logging.LeaseID, l.GetLeaseId()), zap.String(logging.UnitID, unit.GetUnitId()),
 		zap.String(logging.JobID, unit.GetJobId()))
@@ -501,102 +480,11 @@ func (w *Worker) run(bg context.Context, l *arbiterv1.Lease, counter *engine.Per
 		delete(w.computing, h.leaseID)
 		w.mu.Unlock()
 	}()
-
-	if vu := unit.GetVerify(); vu != nil {
-		w.runVerify(cctx, bg, h, vu, log)
-		return counter
-	}
 	if gb := unit.GetGamePairs(); gb != nil {
 		w.runGames(cctx, bg, h, gb, log)
-		return counter
-	}
-	if p := unit.GetPlugin(); p != nil {
-		w.runPlugin(cctx, bg, h, p, log)
-		return counter
-	}
-	batch := unit.GetPerft()
-	if batch == nil {
-		log.Warn("unit kind not supported; releasing")
-		w.release(bg, h.leaseID, "unit kind not supported by this worker")
-		return counter
-	}
-	if batch.GetCrossCheckEngine() != "" {
-		w.runCrossCheck(cctx, bg, h, batch, log)
-		return counter
-	}
-	if batch.GetStats() && !counter.HasStatsTable() {
-		counter = engine.NewPerftCounter(w.table, w.statsTableForUse())
-	}
-	w.startJob(unit.GetJobId())
-	start := time.Now()
-	compute := w.cfg.Compute
-	if compute == nil {
-		compute = func(ctx context.Context, batch *arbiterv1.PerftBatch) (*arbiterv1.PerftBatchResult, error) {
-			return ComputeBatch(ctx, batch, counter)
-		}
-	}
-	res, err := compute(cctx, batch)
-	elapsed := time.Since(start)
-	if err != nil {
-		reason := err.Error()
-		log.Info("unit not finished; releasing lease", zap.String("reason", reason))
-		w.release(bg, h.leaseID, reason)
-		return counter
-	}
-	counts, err := perftwire.Decode(res)
-	if err != nil {
-		log.Error("unit computed into a malformed result; releasing", zap.Error(err))
-		w.release(bg, h.leaseID, "malformed result: "+err.Error())
-		return counter
-	}
-	var total engine.Count
-	for _, c := range counts {
-		total = total.AddCount(c)
-	}
-	// Metrics and stats count nodes as a rate source; saturate rather than
-	// wrap for the (astronomical) units past 2^64.
-	nodes := total.Lo
-	if !total.IsUint64() {
-		nodes = ^uint64(0)
-	}
-	log.Debug("unit computed", zap.Int("positions", len(counts)), zap.Stringer("nodes", total), zap.Duration("elapsed", elapsed))
-	w.metrics.unitDone(nodes, elapsed)
-	w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID, elapsed: elapsed,
-		answer: &arbiterv1.SubmitRequest{Result: &arbiterv1.SubmitRequest_Perft{Perft: res}}}, nodes)
-	return counter
-}
-
-// statsTableForUse returns the worker's statistics table, made on first
-// use (most workers never count statistics).
-func (w *Worker) statsTableForUse() *engine.PerftStatsTable {
-	w.tablesMu.Lock()
-	defer w.tablesMu.Unlock()
-	if w.statsTable == nil {
-		w.statsTable = engine.NewPerftStatsTable(w.cfg.HashMB)
-	}
-	return w.statsTable
-}
-
-// startJob starts a table generation the first time a unit of jobID
-// comes: the tables keep the earlier jobs' entries (all still valid) but
-// give them up first. Units of jobs running side by side do not start
-// generations over and over: a job is remembered (the last 256).
-func (w *Worker) startJob(jobID string) {
-	w.tablesMu.Lock()
-	defer w.tablesMu.Unlock()
-	if w.tableJobs[jobID] {
 		return
 	}
-	if len(w.tableJobs) >= 256 {
-		clear(w.tableJobs)
-	}
-	w.tableJobs[jobID] = true
-	if w.table != nil {
-		w.table.NewGeneration()
-	}
-	if w.statsTable != nil {
-		w.statsTable.NewGeneration()
-	}
+	w.runUnit(cctx, bg, h, unit, log)
 }
 
 // queueResult keeps a computed result until the coordinator acknowledges
@@ -624,48 +512,6 @@ func (w *Worker) release(ctx context.Context, leaseID, reason string) {
 	if _, err := w.worker.Release(cctx, &arbiterv1.ReleaseRequest{WorkerId: w.workerID(), LeaseId: leaseID, Reason: reason}); err != nil {
 		w.log.Warn("release failed", zap.String(logging.LeaseID, leaseID), zap.Error(err))
 	}
-}
-
-// ComputeBatch computes a perft batch with counter (on the tables it was
-// made with): every position's count, or its slice's, and its statistics
-// when the batch asks. It checks ctx between moves at the root, so a
-// cancelled unit stops soon.
-func ComputeBatch(ctx context.Context, batch *arbiterv1.PerftBatch, counter *engine.PerftCounter) (*arbiterv1.PerftBatchResult, error) {
-	depth := int(batch.GetDepth())
-	slice := engine.PerftSlice{Of: int(batch.GetSlices()), Index: int(batch.GetSlice()), Ply: int(batch.GetSlicePly())}
-	if batch.GetSlices() > engine.MaxPerftSlices || batch.GetSlicePly() > engine.MaxPerftDepth {
-		return nil, fmt.Errorf("slice %d of %d at ply %d: out of range", batch.GetSlice(), batch.GetSlices(), batch.GetSlicePly())
-	}
-	fens := batch.GetFens()
-	counts := make([]engine.Count, len(fens))
-	var stats []engine.PerftStatsCount
-	if batch.GetStats() {
-		stats = make([]engine.PerftStatsCount, len(fens))
-	}
-	for i, fen := range fens {
-		p, err := engine.ParseFEN(fen)
-		if err != nil {
-			return nil, fmt.Errorf("position %d %q: %w", i, fen, err)
-		}
-		if batch.GetChess960() {
-			p.SetChess960(true)
-		}
-		if stats != nil {
-			stats[i], err = counter.Stats(ctx, &p, depth, slice)
-		} else {
-			counts[i], err = counter.Count(ctx, &p, depth, slice)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if stats != nil {
-		return perftwire.EncodeStats(stats), nil
-	}
-	return perftwire.Encode(counts), nil
 }
 
 // outboxLoop hands each new result of the outbox to its own delivery, so

@@ -38,11 +38,11 @@ import (
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/engine"
+	"github.com/arbiter-chess/arbiter/kinds/perft"
 	"github.com/arbiter-chess/arbiter/local/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/testing/pgtest"
-	"github.com/arbiter-chess/arbiter/worker"
 )
 
 const token = "e2e-secret"
@@ -525,7 +525,7 @@ func (f *fakeWorker) submit(l *arbiterv1.Lease, counts []uint64) (arbiterv1.Subm
 
 func compute(t *testing.T, l *arbiterv1.Lease) []uint64 {
 	t.Helper()
-	res, err := worker.ComputeBatch(context.Background(), l.GetUnit().GetPerft(), engine.NewPerftCounter(nil, nil))
+	res, err := perft.ComputeBatch(context.Background(), l.GetUnit().GetPerft(), engine.NewPerftCounter(nil, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package worker
+package perft
 
 import (
 	"context"
@@ -7,16 +7,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arbiter-chess/arbiter/base/capability"
 	"github.com/arbiter-chess/arbiter/engine"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/verifyproto"
+	"github.com/arbiter-chess/arbiter/worker"
 )
 
 // TestCrossCheckBatchStockfish: Debian's Stockfish counts a standard and a
 // Chess960 batch (CPW's Chess960 position 1, with UCI_Chess960 set by the
 // verify layer) exactly as the embedded generator does, and
 // the result names the program. An engine the worker does not have, or a
-// batch asking for statistics, is refused.
+// batch asking for statistics, is refused. The runner offers cross-checks
+// only on a worker with a program (--verify-engine).
 func TestCrossCheckBatchStockfish(t *testing.T) {
 	const sf = "/usr/games/stockfish"
 	if _, err := os.Stat(sf); err != nil {
@@ -26,8 +29,14 @@ func TestCrossCheckBatchStockfish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &Worker{verify: newVerifyEngines([]verifyproto.LocalEngine{local})}
-	defer w.verify.close()
+	w := newPerftRunner(worker.Settings{HashMB: 1, VerifyEngines: []verifyproto.LocalEngine{local}})
+	defer w.Close()
+	if caps := w.Capabilities(); !slices.Contains(caps, capability.PerftCrossCheck) {
+		t.Errorf("a worker with a program offers %q, without %q", caps, capability.PerftCrossCheck)
+	}
+	if caps := newPerftRunner(worker.Settings{HashMB: 1}).Capabilities(); slices.Contains(caps, capability.PerftCrossCheck) {
+		t.Errorf("a worker without programs offers %q", caps)
+	}
 	ctx := context.Background()
 	kiwi := "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 	c960 := "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9"
