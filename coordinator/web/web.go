@@ -1,12 +1,14 @@
 // Package web serves the coordinator's pages: the running, pending and
-// finished tests, perft jobs and verify sessions (/ and /tests), a test
-// (/tests/{id}, with its LLR and Elo charts, workers, incidents and games),
-// a perft job (/perft/{id}), an SPSA tune (/tunes/{id}, with a chart of
-// each parameter's trajectory), a verify session's findings (/verify/{id}),
-// the workers (/workers) and the overview's key figures read from a
-// Prometheus (/monitor, monitor.go); and, for a signed-in client or admin, forms to
-// submit an SPRT, a match or a perft job, cancel one, and change a running
-// job's priority or throughput share.
+// finished tests, perft jobs and verify sessions (/ and /tests), the
+// workers (/workers) and the overview's key figures read from a
+// Prometheus (/monitor, monitor.go); and, for a signed-in client or admin,
+// forms to submit an SPRT, a match or a perft job, cancel one, and change
+// a running job's priority or throughput share. The kinds of job plug in
+// their own pages (a test, its games, a perft job, a tune, a verify
+// session: pages.go), downloads (a test's PGNs: downloads.go), forms
+// (changing, resuming, copying a test: routes.go) and tables of the list
+// (the tunes': listsections.go), from their folders under kinds/, so this
+// package names no kind that plugs in.
 //
 // Pages are rendered on the server from html/template with their CSS, a
 // small script and the charts (inline SVG) embedded in the binary; every
