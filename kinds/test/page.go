@@ -21,8 +21,8 @@ import (
 // with the fastchess-style report and the SPRT's verdict, its result
 // block, its LLR and Elo charts from the workload's history, its workers
 // and incidents, and the forms that change, stop, resume and copy it (the
-// layout's parts, from the page kit of coordinator/web). Its games
-// (/tests/{id}/games, ...) stay served by coordinator/web.
+// layout's parts, from the page kit of coordinator/web). Its games pages
+// and PGN downloads are games.go's, the forms' POST routes manage.go's.
 
 //go:embed templates/test.html
 var pageTemplates embed.FS
