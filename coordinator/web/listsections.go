@@ -1,13 +1,14 @@
 package web
 
 // The list's sections a kind registers: the table of its jobs on the list
-// of work (/ and /users/{name}), between the built-in tables (tests and
-// perft jobs) and the jobs of kinds with no table, in the order of
-// ListSection.Order. Each is rendered from the kind's own template
-// (parsed with the layout's parts and functions at New, like a page's),
-// given the jobs of its family on the list's page; it is shown when it
-// has jobs, or when the filter names a kind of its family (the empty
-// table then says so).
+// of work (/ and /users/{name}), before the jobs of kinds with no table,
+// in the order of ListSection.Order (tests 10, perft jobs 20, SPSA tunes
+// 30). Each is rendered from the kind's own template (parsed with the
+// layout's parts and functions at New, like a page's), given the jobs of
+// its family on the list's page; it is shown when it has jobs, when the
+// filter names a kind of its family (the empty table then says so), or
+// always (ShowEmpty: the tests' and perft's tables, shown empty as they
+// were when the list held them). This package names no family's table.
 //
 // Invariant: a section's Name is unique (RegisterListSection panics on a
 // second), and so is its family: a job is listed in one table.
@@ -37,6 +38,9 @@ type ListSection struct {
 	Family jobkind.Family
 	// Order places it among the sections (then its name).
 	Order int
+	// ShowEmpty: the section is shown with no jobs too, whatever the
+	// filter names (but on the list of verify sessions alone).
+	ShowEmpty bool
 }
 
 // ListSectionData is what a section's template reads.
@@ -102,13 +106,14 @@ func sectionFamily(f jobkind.Family) bool {
 
 // renderSections renders the sections of the list's page: each
 // registered section with the jobs of its family in byFamily, shown
-// when it has some or when the filter names a kind of its family.
+// when it has some, when the filter names a kind of its family, or
+// always when it shows empty.
 func (s *Server) renderSections(byFamily map[jobkind.Family][]*arbiterv1.Job, filterKind string, anyFilter bool, now time.Time) ([]template.HTML, error) {
 	var out []template.HTML
 	named := jobkind.Lookup(filterKind).Family
 	for _, sec := range sortedSections() {
 		jobs := byFamily[sec.Family]
-		if len(jobs) == 0 && (filterKind == "" || named != sec.Family) {
+		if len(jobs) == 0 && !sec.ShowEmpty && (filterKind == "" || named != sec.Family) {
 			continue
 		}
 		var buf bytes.Buffer
