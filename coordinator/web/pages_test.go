@@ -136,7 +136,7 @@ func TestPagesRender(t *testing.T) {
 			`<strong class="warn" data-field="unverified">unverified: no unit was computed by a second identity</strong>`}},
 		{"/verify/s-0123456789", []string{"missing under-promotion to knight", "a6a7 e8d7", "arbiter verify --engine cmd=bug", "role=\"img\""}},
 		{"/workers", []string{"No worker has registered"}},
-		{"/submit", []string{"Submitting needs a client or admin credential", "uho-200.epd", "8moves-200.pgn"}},
+		{"/submit", []string{"Submitting needs a client or admin credential", "uho-200.epd", "8moves-200.pgn", `id="test-form"`, `id="perft-form"`}},
 		{"/signin", []string{"Credential"}},
 	} {
 		r := b.get(p.path)
