@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/match"
 )
 
@@ -108,4 +109,19 @@ func (f *FormRequest) LoadBook(book string, plies int) (*match.Book, string, err
 		return nil, "", bad("opening book %s: %v", clipQ(book), err)
 	}
 	return loaded, book, nil
+}
+
+// ParseShare reads a submit form's priority and throughput share fields
+// (empty: 0, the defaults), within the core's bounds, or an error naming
+// the field and its value.
+func ParseShare(priority, throughput string) (int32, float64, error) {
+	prio, err := parseInt("priority", priority, core.MinPriority, core.MaxPriority)
+	if err != nil {
+		return 0, 0, err
+	}
+	share, err := parseFloat("throughput", throughput, 0, core.MaxShare)
+	if err != nil {
+		return 0, 0, err
+	}
+	return int32(prio), share, nil
 }

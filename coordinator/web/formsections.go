@@ -24,10 +24,10 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
-	"slices"
-	"strings"
+	"net/url"
 
 	"github.com/arbiter-chess/arbiter/base/registry"
+	"go.uber.org/zap"
 )
 
 // FormSection is a kind's form on the submit page.
@@ -75,14 +75,7 @@ func RegisterFormSection(sec FormSection) {
 
 // sortedForms are the registered forms in their order.
 func sortedForms() []FormSection {
-	secs := formSections.All()
-	slices.SortStableFunc(secs, func(a, b FormSection) int {
-		if a.Order != b.Order {
-			return a.Order - b.Order
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	return secs
+	return inOrder(formSections.All(), func(sec FormSection) (int, string) { return sec.Order, sec.Name })
 }
 
 // parseForms parses every form's template with the layout's parts (base),
@@ -90,7 +83,7 @@ func sortedForms() []FormSection {
 func parseForms(base *template.Template) (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
 	for _, sec := range formSections.All() {
-		t, err := template.Must(base.Clone()).ParseFS(sec.Templates, "templates/"+sec.Name+".html")
+		t, err := parseOn(base, sec.Templates, sec.Name)
 		if err != nil {
 			return nil, fmt.Errorf("web: form section %s: %w", sec.Name, err)
 		}
@@ -194,4 +187,17 @@ func (a *ActionRequest) FormError(name string, form any, err error) error {
 // name as typed (form) and no problem: a preview.
 func (a *ActionRequest) FormAgain(name, title string, form any) error {
 	return a.s.showForm(a.W, a.R, a.vw, "Submit: "+title, http.StatusOK, shown{name: name, form: form})
+}
+
+// Submit creates a job of kind from spec through the core (which checks
+// the caller's role, quota and the spec again), logs "WHAT submitted on
+// the web" and answers with the job's page, page+id (303).
+func (a *ActionRequest) Submit(kind string, spec any, what, page string) error {
+	ref, err := a.s.cfg.Core.Create(a.R.Context(), a.vw.identity(), kind, spec)
+	if err != nil {
+		return err
+	}
+	a.s.log.Info(what+" submitted on the web", zap.String("job_id", ref.ID), zap.String("identity", a.vw.Name))
+	http.Redirect(a.W, a.R, page+url.PathEscape(ref.ID), http.StatusSeeOther)
+	return nil
 }

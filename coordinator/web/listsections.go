@@ -70,14 +70,21 @@ func RegisterListSection(sec ListSection) {
 
 // sortedSections are the registered sections in their order.
 func sortedSections() []ListSection {
-	secs := listSections.All()
-	slices.SortStableFunc(secs, func(a, b ListSection) int {
-		if a.Order != b.Order {
-			return a.Order - b.Order
+	return inOrder(listSections.All(), func(sec ListSection) (int, string) { return sec.Order, sec.Name })
+}
+
+// inOrder sorts a kind's registered parts (list sections, forms) by
+// their order, then their name.
+func inOrder[T any](parts []T, key func(T) (int, string)) []T {
+	slices.SortStableFunc(parts, func(a, b T) int {
+		ao, an := key(a)
+		bo, bn := key(b)
+		if ao != bo {
+			return ao - bo
 		}
-		return strings.Compare(a.Name, b.Name)
+		return strings.Compare(an, bn)
 	})
-	return secs
+	return parts
 }
 
 // parseSections parses every section's template with the layout's
@@ -85,13 +92,19 @@ func sortedSections() []ListSection {
 func parseSections(base *template.Template) (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
 	for _, sec := range listSections.All() {
-		t, err := template.Must(base.Clone()).ParseFS(sec.Templates, "templates/"+sec.Name+".html")
+		t, err := parseOn(base, sec.Templates, sec.Name)
 		if err != nil {
 			return nil, fmt.Errorf("web: list section %s: %w", sec.Name, err)
 		}
 		out[sec.Name] = t
 	}
 	return out, nil
+}
+
+// parseOn parses templates/name.html of from on a copy of the layout's
+// parts (base).
+func parseOn(base *template.Template, from fs.FS, name string) (*template.Template, error) {
+	return template.Must(base.Clone()).ParseFS(from, "templates/"+name+".html")
 }
 
 // sectionFamily reports whether a section lists the jobs of family f.

@@ -92,12 +92,6 @@ func (a *ActionRequest) Redirect(id string) {
 	http.Redirect(a.W, a.R, a.s.backTo(id), http.StatusSeeOther)
 }
 
-// RedirectTo answers with page path of this coordinator (303), e.g. the
-// page of the job a form created.
-func (a *ActionRequest) RedirectTo(path string) {
-	http.Redirect(a.W, a.R, path, http.StatusSeeOther)
-}
-
 // ParseInt reads a form's whole number field within [lo, hi] (0 when
 // empty), or an error naming the field and its value.
 func ParseInt(field, s string, lo, hi int64) (int64, error) { return parseInt(field, s, lo, hi) }

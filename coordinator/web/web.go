@@ -289,7 +289,7 @@ func parsePages() (map[string]*template.Template, error) {
 	}
 	out := map[string]*template.Template{}
 	parse := func(name string, from fs.FS) error {
-		t, err := template.Must(base.Clone()).ParseFS(from, "templates/"+name+".html")
+		t, err := parseOn(base, from, name)
 		if err != nil {
 			return fmt.Errorf("web: template %s: %w", name, err)
 		}

@@ -2,13 +2,9 @@ package perft
 
 import (
 	"embed"
-	"net/url"
 	"strings"
 
-	"go.uber.org/zap"
-
 	"github.com/arbiter-chess/arbiter/base/apierr"
-	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/web"
 	"github.com/arbiter-chess/arbiter/engine"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -54,10 +50,7 @@ func submitPerft(a *web.ActionRequest) error {
 		Chess960: a.R.PostFormValue("chess960") != "", Priority: v("priority"), Share: v("throughput")}
 	spec, err := perftSpec(p)
 	if err == nil {
-		var ref core.JobRef
-		if ref, err = a.Core().Create(a.R.Context(), a.Caller(), jobkind.Perft, spec); err == nil {
-			a.Log().Info("perft job submitted on the web", zap.String("job_id", ref.ID), zap.String("identity", a.Caller().Name))
-			a.RedirectTo("/perft/" + url.PathEscape(ref.ID))
+		if err = a.Submit(jobkind.Perft, spec, "perft job", "/perft/"); err == nil {
 			return nil
 		}
 	}
@@ -90,14 +83,10 @@ func perftSpec(p perftForm) (*arbiterv1.PerftSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	prio, err := web.ParseInt("priority", p.Priority, core.MinPriority, core.MaxPriority)
-	if err != nil {
-		return nil, err
-	}
-	share, err := web.ParseFloat("throughput", p.Share, 0, core.MaxShare)
+	prio, share, err := web.ParseShare(p.Priority, p.Share)
 	if err != nil {
 		return nil, err
 	}
 	return &arbiterv1.PerftSpec{Fen: p.FEN, Depth: uint32(depth), VerifyFraction: verify, SplitPly: uint32(split), Chess960: p.Chess960,
-		Priority: int32(prio), Throughput: share}, nil
+		Priority: prio, Throughput: share}, nil
 }

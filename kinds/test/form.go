@@ -4,15 +4,12 @@ import (
 	"embed"
 	"math"
 	"mime/multipart"
-	"net/url"
 	"strings"
 	"time"
 
-	"go.uber.org/zap"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arbiter-chess/arbiter/base/apierr"
-	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	"github.com/arbiter-chess/arbiter/coordinator/web"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -221,11 +218,7 @@ func formSpec(kit *web.FormRequest, f testForm) (*arbiterv1.MatchSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	prio, err := web.ParseInt("priority", f.Priority, core.MinPriority, core.MaxPriority)
-	if err != nil {
-		return nil, err
-	}
-	share, err := web.ParseFloat("throughput", f.Share, 0, core.MaxShare)
+	prio, share, err := web.ParseShare(f.Priority, f.Share)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +237,7 @@ func formSpec(kit *web.FormRequest, f testForm) (*arbiterv1.MatchSpec, error) {
 		return nil, err
 	}
 	spec := &arbiterv1.MatchSpec{EngineA: engines[0], EngineB: engines[1], TimeControl: tc, BookOrder: order, Seed: uint64(seed),
-		Games: uint64(games), Priority: int32(prio), Throughput: share, BatchPairs: uint32(batch), ReferenceNps: uint64(ref), Event: f.Event,
+		Games: uint64(games), Priority: prio, Throughput: share, BatchPairs: uint32(batch), ReferenceNps: uint64(ref), Event: f.Event,
 		HangTimeout: durationpb.New(defaultHangTimeout), Tags: tags, Notes: f.Notes}
 	if f.Kind == "sprt" {
 		if spec.Sprt, err = sprtParams(f); err != nil {
@@ -315,10 +308,7 @@ func submitTest(a *web.ActionRequest) error {
 		err = kit.ImportEngines(es[:], []*arbiterv1.EngineSpec{spec.EngineA, spec.EngineB})
 	}
 	if err == nil {
-		var ref core.JobRef
-		if ref, err = a.Core().Create(a.R.Context(), a.Caller(), testview.Kind, spec); err == nil {
-			a.Log().Info("test submitted on the web", zap.String("job_id", ref.ID), zap.String("identity", a.Caller().Name))
-			a.RedirectTo("/tests/" + url.PathEscape(ref.ID))
+		if err = a.Submit(testview.Kind, spec, "test", "/tests/"); err == nil {
 			return nil
 		}
 	}
