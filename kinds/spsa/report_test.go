@@ -18,29 +18,18 @@ import (
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/kinds/spsa"
-	"github.com/arbiter-chess/arbiter/local/localcluster"
-	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchplan"
 	"github.com/arbiter-chess/arbiter/spec/spsaplan"
 	sp "github.com/arbiter-chess/arbiter/spsa"
+	"github.com/arbiter-chess/arbiter/testing/farmtest"
 )
 
 // A tune through a cluster in this process: RunTuneThen submits it, follows
 // it with a line per update, prints it and downloads every game; export
 // prints the values status shows; the job list has its row.
 func TestRunTuneOnCluster(t *testing.T) {
-	cl, err := localcluster.Start(localcluster.Config{Workers: 1, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
-		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Stop()
-	c, err := cl.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := farmtest.Start(t, 1).Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	plan, err := spsaplan.Parse(ctx, spsaplan.Flags{Engine: "name=dev,builtin,option.Hash=1", Each: "nodes=300",
@@ -121,17 +110,7 @@ func TestRunTuneOnCluster(t *testing.T) {
 // state as the test's own status does. A test that names a job other than
 // a tune is refused, and nothing is stored.
 func TestVerifyTuneOnCluster(t *testing.T) {
-	cl, err := localcluster.Start(localcluster.Config{Workers: 1, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
-		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Stop()
-	c, err := cl.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := farmtest.Start(t, 1).Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// A wide perturbation and a large r_end, so that θ moves off the start
