@@ -16,38 +16,22 @@ import (
 	"github.com/arbiter-chess/arbiter/testing/farmtest"
 )
 
-// TestGamePairsOnAWorker: a real worker with two slots (a farm on
-// loopback) offers the game-pair capabilities, read from the runner
-// worker/gamepairs registers (which this kind imports; engine-syzygy only
-// with tables, and this worker has none), and plays a match's batches,
-// which travel as the typed WorkUnit.game_pairs and back as
-// SubmitRequest.game_pairs, through that runner: 12 games of the
-// embedded engine against itself with another RFPMargin, without its
-// net, in batches of 2 pairs, every
-// game with its PGN, and the worker's games counter (Host.CountGames)
-// at 12. With the runner's registration taken out, the worker offers no
-// game-pair and the test fails at once.
+// TestGamePairsOnAWorker: game pairs run through the runner that
+// worker/gamepairs registers (this kind imports it). A farm's worker,
+// with two slots and no tables, says it plays game pairs with each
+// engine's own limits and the movegen gate (not engine-syzygy), and
+// plays a match of 12 games (the embedded engine against itself with
+// another RFPMargin and no net, 2 pairs a batch) whose batches travel as
+// the typed WorkUnit.game_pairs and come back as SubmitRequest.game_pairs:
+// every game counted with its PGN, and the worker's games counter
+// (Host.CountGames) at 12. Take the runner's registration out and the
+// worker offers no game-pair: the test fails at once.
 func TestGamePairsOnAWorker(t *testing.T) {
 	farm := farmtest.Start(t, 1, func(c *localcluster.Config) { c.Threads = 2 })
 	c := farm.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	var caps []string
-	for caps == nil && ctx.Err() == nil {
-		ws, err := c.Admin.ListWorkers(ctx, &arbiterv1.ListWorkersRequest{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, w := range ws.GetWorkers() {
-			caps = w.GetCapabilities().GetCapabilities()
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	for _, want := range []string{capability.GamePair, capability.EngineLimits, capability.MovegenGate, capability.Builtin} {
-		if !slices.Contains(caps, want) {
-			t.Fatalf("the worker offers %q, without %q", caps, want)
-		}
-	}
+	caps := farmtest.WorkerCapabilities(ctx, t, c, capability.GamePair, capability.EngineLimits, capability.MovegenGate, capability.Builtin)
 	if slices.Contains(caps, capability.EngineSyzygy) {
 		t.Errorf("the worker offers %q without tables", caps)
 	}
