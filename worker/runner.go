@@ -6,12 +6,12 @@ package worker
 // plugin Any, or a typed field such as game_pairs, perft and verify, kept
 // for the coordinators of the release before), looks it up by its message
 // type and hands it to the runner that takes that type, with a Host: the
-// part of the worker a runner may use. The result goes back the way the unit came:
-// packed into SubmitRequest.plugin for a packed unit, or into the typed
-// field of SubmitRequest.result that takes the result's type. The worker
-// offers the coordinator what each registered runner offers, so what a
-// worker says it runs is read from this registry, never from a list kept
-// by hand. A runner with state per worker (tables kept across units,
+// part of the worker a runner may use. The result goes back the way the
+// unit came: packed into SubmitRequest.plugin for a packed unit, or into
+// the typed field of SubmitRequest.result that takes the result's type.
+// The worker offers the coordinator what each registered runner offers,
+// so what a worker says it runs is read from this registry, never from a
+// list kept by hand. A runner with state per worker (tables kept across units,
 // engine processes kept between units) or whose capabilities depend on the
 // worker's settings registers New, which the worker calls once when it is
 // made (see Instance).
