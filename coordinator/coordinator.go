@@ -219,22 +219,8 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	// One approval rule, read from each kind's registration, for the core
 	// and for the kinds that start sessions outside it.
 	approvals := c.Accounts.Gate(workload.RunsSubmittedCode)
-	deps := workload.Deps{Store: cfg.Store, Approvals: approvals, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer, DataDir: cfg.Store.Dir(),
-		ResolveArtifact: c.Artifacts.FillEngine, Games: games, Trust: trust, ReferenceNPS: cfg.Games.ReferenceNPS,
-		UnitDuration: cfg.TargetUnitDuration, RecheckDefault: cfg.VerifyDefault,
-		// And one record of the workers' recent games (the /workers page).
-		Activity:  gamepair.NewActivity(cfg.Now),
-		JobExists: func(id string) bool { _, ok := c.Core.JobRef(id); return ok },
-		Workload:  c.Workload}
-	settings := cfg.kindSettings()
-	for _, k := range workload.Kinds() {
-		deps.Settings = settings[k.Name]
-		wl, err := k.New(deps)
-		if err != nil {
-			return nil, fmt.Errorf("coordinator: %s workload: %w", k.Name, err)
-		}
-		c.Workloads[k.Name] = wl
-		c.workloads = append(c.workloads, wl)
+	if err := c.newWorkloads(approvals, games, trust); err != nil {
+		return nil, err
 	}
 	// An account's tokens stop with it, however it was disabled.
 	creds.SetOwnerCheck(c.Accounts.Active)
@@ -250,6 +236,42 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		return nil, err
 	}
 	c.quarantine(ctx)
+	if err := c.start(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// newWorkloads makes one workload of every registered kind, each with
+// its settings from the flags (Config.KindSettings) and what the
+// coordinator shares with it.
+func (c *Coordinator) newWorkloads(approvals core.Approvals, games *gamepair.GameCounter, trust *gamepair.Trust) error {
+	cfg := c.cfg
+	deps := workload.Deps{Store: cfg.Store, Approvals: approvals, Logger: cfg.Logger, Now: cfg.Now, Registerer: cfg.Registerer, DataDir: cfg.Store.Dir(),
+		ResolveArtifact: c.Artifacts.FillEngine, Games: games, Trust: trust, ReferenceNPS: cfg.Games.ReferenceNPS,
+		UnitDuration: cfg.TargetUnitDuration, RecheckDefault: cfg.VerifyDefault,
+		// And one record of the workers' recent games (the /workers page).
+		Activity:  gamepair.NewActivity(cfg.Now),
+		JobExists: func(id string) bool { _, ok := c.Core.JobRef(id); return ok },
+		Workload:  c.Workload}
+	settings := cfg.kindSettings()
+	for _, k := range workload.Kinds() {
+		deps.Settings = settings[k.Name]
+		wl, err := k.New(deps)
+		if err != nil {
+			return fmt.Errorf("coordinator: %s workload: %w", k.Name, err)
+		}
+		c.Workloads[k.Name] = wl
+		c.workloads = append(c.workloads, wl)
+	}
+	return nil
+}
+
+// start runs the core and the coordinator's background loops (the stall
+// watch, the artifact sweeper, webhooks, PGN retention, session expiry)
+// until Close.
+func (c *Coordinator) start(ctx context.Context) error {
+	cfg := c.cfg
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	c.wg.Add(1)
@@ -271,7 +293,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 	if err := c.startHooks(ctx, runCtx); err != nil {
 		cancel()
 		c.wg.Wait()
-		return nil, fmt.Errorf("coordinator: webhooks: %w", err)
+		return fmt.Errorf("coordinator: webhooks: %w", err)
 	}
 	if cfg.PGNRetention > 0 {
 		c.wg.Add(1)
@@ -285,7 +307,7 @@ func New(ctx context.Context, cfg Config) (*Coordinator, error) {
 		defer c.wg.Done()
 		c.expireSessions(runCtx)
 	}()
-	return c, nil
+	return nil
 }
 
 // expireSessions deletes the web sessions that expired, hourly: an

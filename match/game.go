@@ -232,6 +232,26 @@ func restartsOf(p Player) int {
 	return 0
 }
 
+// ending is how a game ends: its result, the kind of end, the PGN
+// Termination and the reason in words.
+type ending struct {
+	r      Result
+	e      End
+	term   string
+	reason string
+}
+
+// stopped is the end of a game whose match was stopped.
+var stopped = &ending{NoResult, EndAbandoned, TermUnterminated, "match stopped"}
+
+// lossOf is the result of a game colour c loses.
+func lossOf(c engine.Color) Result {
+	if c == engine.White {
+		return BlackWins
+	}
+	return WhiteWins
+}
+
 // play plays one game; name[c] names the player of colour c in the record
 // (the runner's names, which may differ from what a player calls itself).
 func (st *gameState) play(ctx context.Context, pl [2]Player, name [2]string, lim [2]Limits, op Opening, cfg *GameConfig) *GameRecord {
@@ -240,24 +260,94 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, name [2]string, lim
 		StartFEN: op.FEN, Chess960: op.Chess960, Start: time.Now(), OpeningID: op.ID,
 		Moves: make([]engine.Move, 0, 160), Info: make([]MoveInfo, 0, 160),
 	}
-	end := func(r Result, e End, term, reason string) *GameRecord {
-		g.Result, g.End, g.Termination, g.Reason = r, e, term, reason
-		return g
+	if x := st.moves(ctx, g, pl, name, lim, op, cfg); x != nil {
+		g.Result, g.End, g.Termination, g.Reason = x.r, x.e, x.term, x.reason
 	}
-	loss := func(c engine.Color) Result {
-		if c == engine.White {
-			return BlackWins
-		}
-		return WhiteWins
-	}
+	return g
+}
 
+// moves plays the game g from its opening to its end, which it returns.
+func (st *gameState) moves(ctx context.Context, g *GameRecord, pl [2]Player, name [2]string, lim [2]Limits, op Opening, cfg *GameConfig) *ending {
+	pos, x := st.begin(ctx, g, pl, name, op)
+	if x != nil {
+		return x
+	}
+	clk := gameClocks{}
+	for c := 0; c < 2; c++ {
+		clk.left[c] = lim[c].Base
+	}
+	adj := NewAdjudicator(cfg.Adjudication)
+	req := &st.req
+	*req = ThinkRequest{StartFEN: op.FEN, Chess960: op.Chess960}
+	for {
+		if r, e, term, reason, over := st.status(&pos); over {
+			return &ending{r, e, term, reason}
+		}
+		if ctx.Err() != nil {
+			return stopped
+		}
+		side := pos.SideToMove()
+		c := int(side)
+		l := lim[c]
+		req.Moves = st.uci
+		req.Limits = l
+		req.White = side == engine.White
+		req.Time = clk.left
+		req.Inc = [2]time.Duration{lim[0].Inc, lim[1].Inc}
+		req.MovesToGo = 0
+		if l.MovesToGo > 0 {
+			req.MovesToGo = l.MovesToGo - clk.periodMoves[c]
+		}
+		budget := thinkBudget(l, clk.left[c], cfg)
+		req.Timeout = budget + cfg.TimeMargin
+		if l.HasClock() || l.MoveTime > 0 {
+			// A little slack for the runner's own scheduling; overruns are
+			// still judged on the measured time below.
+			req.Timeout += 5 * time.Millisecond
+		}
+
+		ply := len(g.Moves)
+		rep, err := pl[c].Think(ctx, req)
+		if err != nil {
+			return thinkFailed(ctx, g, err, rep, &pos, name[c], ply, l, budget)
+		}
+		m, perr := pos.ParseUCIMove(rep.Move)
+		if perr != nil {
+			if m2, err2 := pos.ParseSAN(rep.Move); err2 == nil {
+				m, perr = m2, nil
+			}
+		}
+		if perr != nil {
+			g.Incidents = append(g.Incidents, Incident{Kind: IncIllegal, Player: name[c], Ply: ply, Detail: fmt.Sprintf("move %q in %s", rep.Move, pos.FEN())})
+			return &ending{lossOf(side), EndIllegalMove, TermRulesInfract, fmt.Sprintf("%s makes an illegal move: %s", colorName(side), rep.Move)}
+		}
+		if x := clk.charge(g, &pos, name[c], ply, l, rep.Elapsed, cfg.TimeMargin); x != nil {
+			return x
+		}
+
+		inf := MoveInfo{HasScore: rep.Info.HasScore, Score: rep.Info.Score, Depth: rep.Info.Depth, SelDepth: rep.Info.SelDepth, Nodes: rep.Info.Nodes, Elapsed: rep.Elapsed}
+		if l.HasClock() {
+			inf.TimeLeft = clk.left[c]
+		}
+		st.push(&pos, m, g, inf)
+
+		if r, reason, over := st.adjudicate(&pos, &adj, side, inf, cfg); over {
+			return &ending{r, EndAdjudication, TermAdjudication, reason}
+		}
+	}
+}
+
+// begin sets up the game's position from the opening (its FEN and book
+// moves) and starts a new game on both players; an end is a bad opening,
+// a player that could not start, or the match stopped.
+func (st *gameState) begin(ctx context.Context, g *GameRecord, pl [2]Player, name [2]string, op Opening) (engine.Position, *ending) {
 	var pos engine.Position
 	if op.FEN == "" {
 		pos = engine.StartPosition()
 	} else {
 		var err error
 		if pos, err = engine.ParseFEN(op.FEN); err != nil {
-			return end(NoResult, EndAbandoned, TermAbandoned, fmt.Sprintf("bad opening FEN %q: %v", op.FEN, err))
+			return pos, &ending{NoResult, EndAbandoned, TermAbandoned, fmt.Sprintf("bad opening FEN %q: %v", op.FEN, err)}
 		}
 	}
 	if op.Chess960 {
@@ -268,7 +358,7 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, name [2]string, lim
 	for _, s := range op.Moves {
 		m, err := pos.ParseUCIMove(s)
 		if err != nil {
-			return end(NoResult, EndAbandoned, TermAbandoned, fmt.Sprintf("opening %d: bad move %q: %v", op.ID, s, err))
+			return pos, &ending{NoResult, EndAbandoned, TermAbandoned, fmt.Sprintf("opening %d: bad move %q: %v", op.ID, s, err)}
 		}
 		st.push(&pos, m, g, MoveInfo{})
 	}
@@ -283,147 +373,117 @@ func (st *gameState) play(ctx context.Context, pl [2]Player, name [2]string, lim
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return end(NoResult, EndAbandoned, TermUnterminated, "match stopped")
+				return pos, stopped
 			}
 			g.Incidents = append(g.Incidents, Incident{Kind: IncStartup, Player: name[i], Ply: len(g.Moves), Detail: err.Error()})
-			return end(loss(engine.Color(i)), EndCrash, TermAbandoned, fmt.Sprintf("%s could not start the game", colorName(engine.Color(i))))
+			return pos, &ending{lossOf(engine.Color(i)), EndCrash, TermAbandoned, fmt.Sprintf("%s could not start the game", colorName(engine.Color(i)))}
 		}
 	}
+	return pos, nil
+}
 
-	var clock [2]time.Duration
-	var periodMoves [2]int // moves made in the current time-control period
-	for c := 0; c < 2; c++ {
-		clock[c] = lim[c].Base
+// thinkBudget is how long the engine to move may think under l with left
+// on its clock: its clock (or its move time, the lesser), its move time,
+// or, under a node or depth limit, the hang timeout. The margin is added
+// by the caller.
+func thinkBudget(l Limits, left time.Duration, cfg *GameConfig) time.Duration {
+	switch {
+	case l.HasClock():
+		if l.MoveTime > 0 {
+			return min(left, l.MoveTime)
+		}
+		return left
+	case l.MoveTime > 0:
+		return l.MoveTime
+	default:
+		return cfg.hangTimeout()
 	}
-	adj := NewAdjudicator(cfg.Adjudication)
-	req := &st.req
-	*req = ThinkRequest{StartFEN: op.FEN, Chess960: op.Chess960}
+}
 
-	for {
-		if r, e, term, reason, over := st.status(&pos); over {
-			return end(r, e, term, reason)
-		}
-		if ctx.Err() != nil {
-			return end(NoResult, EndAbandoned, TermUnterminated, "match stopped")
-		}
-		side := pos.SideToMove()
-		c := int(side)
-		l := lim[c]
-		req.Moves = st.uci
-		req.Limits = l
-		req.White = side == engine.White
-		req.Time = clock
-		req.Inc = [2]time.Duration{lim[0].Inc, lim[1].Inc}
-		req.MovesToGo = 0
-		if l.MovesToGo > 0 {
-			req.MovesToGo = l.MovesToGo - periodMoves[c]
-		}
-		// The engine may use its clock (or its move time) plus the margin.
-		budget := time.Duration(0)
-		switch {
-		case l.HasClock():
-			budget = clock[c]
-			if l.MoveTime > 0 {
-				budget = min(budget, l.MoveTime)
-			}
-		case l.MoveTime > 0:
-			budget = l.MoveTime
-		default:
-			budget = cfg.hangTimeout()
-		}
-		req.Timeout = budget + cfg.TimeMargin
-		if l.HasClock() || l.MoveTime > 0 {
-			// A little slack for the runner's own scheduling; overruns are
-			// still judged on the measured time below.
-			req.Timeout += 5 * time.Millisecond
-		}
-
-		ply := len(g.Moves)
-		rep, err := pl[c].Think(ctx, req)
-		mover := name[c]
-		if err != nil {
-			switch {
-			case errors.Is(err, ErrStopped) || ctx.Err() != nil:
-				return end(NoResult, EndAbandoned, TermUnterminated, "match stopped")
-			case errors.Is(err, ErrHang):
-				g.Incidents = append(g.Incidents, Incident{Kind: IncHang, Player: mover, Ply: ply, Over: rep.Elapsed - budget, Detail: fmt.Sprintf("no move after %v", rep.Elapsed.Round(time.Millisecond))})
-				if l.HasClock() {
-					if !canMate(&pos, side.Other()) {
-						return end(Draw, EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s loses on time (hang), %s cannot mate", colorName(side), colorName(side.Other())))
-					}
-					return end(loss(side), EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s loses on time (engine hangs)", colorName(side)))
-				}
-				return end(loss(side), EndStall, TermStalledConnect, fmt.Sprintf("%s's engine hangs", colorName(side)))
-			case errors.Is(err, ErrCrash):
-				g.Incidents = append(g.Incidents, Incident{Kind: IncCrash, Player: mover, Ply: ply, Detail: err.Error()})
-				return end(loss(side), EndCrash, TermAbandoned, fmt.Sprintf("%s's engine crashed", colorName(side)))
-			case errors.Is(err, ErrNoBestmove):
-				g.Incidents = append(g.Incidents, Incident{Kind: IncNoBestmove, Player: mover, Ply: ply})
-				return end(loss(side), EndIllegalMove, TermRulesInfract, fmt.Sprintf("%s's engine sent no move", colorName(side)))
-			case errors.Is(err, ErrResign):
-				return end(loss(side), EndResign, TermNormal, fmt.Sprintf("%s resigns", colorName(side)))
-			case errors.Is(err, ErrUnsupport):
-				g.Incidents = append(g.Incidents, Incident{Kind: IncStartup, Player: mover, Ply: ply, Detail: err.Error()})
-				return end(loss(side), EndAbandoned, TermAbandoned, err.Error())
-			default:
-				g.Incidents = append(g.Incidents, Incident{Kind: IncProtocol, Player: mover, Ply: ply, Detail: err.Error()})
-				return end(loss(side), EndAbandoned, TermAbandoned, fmt.Sprintf("%s's engine failed: %v", colorName(side), err))
-			}
-		}
-
-		m, perr := pos.ParseUCIMove(rep.Move)
-		if perr != nil {
-			if m2, err2 := pos.ParseSAN(rep.Move); err2 == nil {
-				m, perr = m2, nil
-			}
-		}
-		if perr != nil {
-			g.Incidents = append(g.Incidents, Incident{Kind: IncIllegal, Player: mover, Ply: ply, Detail: fmt.Sprintf("move %q in %s", rep.Move, pos.FEN())})
-			return end(loss(side), EndIllegalMove, TermRulesInfract, fmt.Sprintf("%s makes an illegal move: %s", colorName(side), rep.Move))
-		}
-
-		// Clocks: judged on the time measured by the player.
+// thinkFailed is the end of a game whose player (mover, to move in pos at
+// ply) failed to answer with a move, with the incident it records.
+func thinkFailed(ctx context.Context, g *GameRecord, err error, rep Reply, pos *engine.Position, mover string, ply int, l Limits, budget time.Duration) *ending {
+	side := pos.SideToMove()
+	incident := func(kind IncidentKind, detail string) {
+		g.Incidents = append(g.Incidents, Incident{Kind: kind, Player: mover, Ply: ply, Detail: detail})
+	}
+	switch {
+	case errors.Is(err, ErrStopped) || ctx.Err() != nil:
+		return stopped
+	case errors.Is(err, ErrHang):
+		g.Incidents = append(g.Incidents, Incident{Kind: IncHang, Player: mover, Ply: ply, Over: rep.Elapsed - budget, Detail: fmt.Sprintf("no move after %v", rep.Elapsed.Round(time.Millisecond))})
 		if l.HasClock() {
-			clock[c] -= rep.Elapsed
-			if clock[c] < 0 {
-				over := -clock[c]
-				if over > cfg.TimeMargin {
-					g.Incidents = append(g.Incidents, Incident{Kind: IncTimeLoss, Player: mover, Ply: ply, Over: over})
-					if !canMate(&pos, side.Other()) {
-						return end(Draw, EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s loses on time, %s cannot mate", colorName(side), colorName(side.Other())))
-					}
-					return end(loss(side), EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s loses on time", colorName(side)))
-				}
-				g.Incidents = append(g.Incidents, Incident{Kind: IncOverrun, Player: mover, Ply: ply, Over: over})
-				clock[c] = 0
+			if !canMate(pos, side.Other()) {
+				return &ending{Draw, EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s loses on time (hang), %s cannot mate", colorName(side), colorName(side.Other()))}
 			}
-			clock[c] += l.Inc
-			if l.MovesToGo > 0 {
-				periodMoves[c]++
-				if periodMoves[c] == l.MovesToGo {
-					periodMoves[c] = 0
-					clock[c] += l.Base
-				}
-			}
-		} else if l.MoveTime > 0 && rep.Elapsed > l.MoveTime {
-			over := rep.Elapsed - l.MoveTime
-			if over > cfg.TimeMargin {
+			return &ending{lossOf(side), EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s loses on time (engine hangs)", colorName(side))}
+		}
+		return &ending{lossOf(side), EndStall, TermStalledConnect, fmt.Sprintf("%s's engine hangs", colorName(side))}
+	case errors.Is(err, ErrCrash):
+		incident(IncCrash, err.Error())
+		return &ending{lossOf(side), EndCrash, TermAbandoned, fmt.Sprintf("%s's engine crashed", colorName(side))}
+	case errors.Is(err, ErrNoBestmove):
+		incident(IncNoBestmove, "")
+		return &ending{lossOf(side), EndIllegalMove, TermRulesInfract, fmt.Sprintf("%s's engine sent no move", colorName(side))}
+	case errors.Is(err, ErrResign):
+		return &ending{lossOf(side), EndResign, TermNormal, fmt.Sprintf("%s resigns", colorName(side))}
+	case errors.Is(err, ErrUnsupport):
+		incident(IncStartup, err.Error())
+		return &ending{lossOf(side), EndAbandoned, TermAbandoned, err.Error()}
+	default:
+		incident(IncProtocol, err.Error())
+		return &ending{lossOf(side), EndAbandoned, TermAbandoned, fmt.Sprintf("%s's engine failed: %v", colorName(side), err)}
+	}
+}
+
+// gameClocks are both sides' clocks: the time left, and the moves made
+// in the current time-control period.
+type gameClocks struct {
+	left        [2]time.Duration
+	periodMoves [2]int
+}
+
+// charge judges a move that took elapsed against l, on the time the
+// player measured: a clock or a move time overrun by more than margin
+// loses (a draw when the other side cannot mate), a smaller overrun is an
+// incident; then the clock gets its increment and, at the period's end,
+// its next period.
+func (k *gameClocks) charge(g *GameRecord, pos *engine.Position, mover string, ply int, l Limits, elapsed, margin time.Duration) *ending {
+	side := pos.SideToMove()
+	c := int(side)
+	if !l.HasClock() {
+		if l.MoveTime > 0 && elapsed > l.MoveTime {
+			over := elapsed - l.MoveTime
+			if over > margin {
 				g.Incidents = append(g.Incidents, Incident{Kind: IncTimeLoss, Player: mover, Ply: ply, Over: over})
-				return end(loss(side), EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s exceeds the move time", colorName(side)))
+				return &ending{lossOf(side), EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s exceeds the move time", colorName(side))}
 			}
 			g.Incidents = append(g.Incidents, Incident{Kind: IncOverrun, Player: mover, Ply: ply, Over: over})
 		}
-
-		inf := MoveInfo{HasScore: rep.Info.HasScore, Score: rep.Info.Score, Depth: rep.Info.Depth, SelDepth: rep.Info.SelDepth, Nodes: rep.Info.Nodes, Elapsed: rep.Elapsed}
-		if l.HasClock() {
-			inf.TimeLeft = clock[c]
+		return nil
+	}
+	k.left[c] -= elapsed
+	if k.left[c] < 0 {
+		over := -k.left[c]
+		if over > margin {
+			g.Incidents = append(g.Incidents, Incident{Kind: IncTimeLoss, Player: mover, Ply: ply, Over: over})
+			if !canMate(pos, side.Other()) {
+				return &ending{Draw, EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s loses on time, %s cannot mate", colorName(side), colorName(side.Other()))}
+			}
+			return &ending{lossOf(side), EndTimeForfeit, TermTimeForfeit, fmt.Sprintf("%s loses on time", colorName(side))}
 		}
-		st.push(&pos, m, g, inf)
-
-		if r, reason, over := st.adjudicate(&pos, &adj, side, inf, cfg); over {
-			return end(r, EndAdjudication, TermAdjudication, reason)
+		g.Incidents = append(g.Incidents, Incident{Kind: IncOverrun, Player: mover, Ply: ply, Over: over})
+		k.left[c] = 0
+	}
+	k.left[c] += l.Inc
+	if l.MovesToGo > 0 {
+		k.periodMoves[c]++
+		if k.periodMoves[c] == l.MovesToGo {
+			k.periodMoves[c] = 0
+			k.left[c] += l.Base
 		}
 	}
+	return nil
 }
 
 // adjudicate reports whether the game ends by adjudication after the move

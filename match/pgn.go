@@ -78,6 +78,60 @@ func WritePGN(w *bufio.Writer, g *GameRecord, o PGNOptions) error {
 	if round == "" {
 		round = "?"
 	}
+	writePGNTags(w, g, o, round)
+
+	var pos engine.Position
+	if g.StartFEN == "" {
+		pos = engine.StartPosition()
+	} else {
+		var err error
+		if pos, err = engine.ParseFEN(g.StartFEN); err != nil {
+			return err
+		}
+	}
+	if g.Chess960 {
+		pos.SetChess960(true)
+	}
+	lw := lineWriter{w: w}
+	num := pos.FullmoveNumber()
+	var buf []byte
+	for i, m := range g.Moves {
+		buf = buf[:0]
+		white := pos.SideToMove() == engine.White
+		if white {
+			buf = strconv.AppendInt(buf, int64(num), 10)
+			buf = append(buf, '.')
+		} else if i == 0 {
+			buf = strconv.AppendInt(buf, int64(num), 10)
+			buf = append(buf, "..."...)
+		}
+		if len(buf) > 0 {
+			lw.word(buf)
+			buf = buf[:0]
+		}
+		lw.word(append(buf, pos.SAN(m)...))
+		buf = buf[:0]
+		if i < g.BookPlies {
+			lw.word([]byte("{book}"))
+		} else {
+			lw.comment(appendMoveComment(buf, g.Info[i], o))
+		}
+		pos.MakeMove(m)
+		if !white {
+			num++
+		}
+	}
+	if g.Reason != "" {
+		lw.comment([]byte("{" + strings.ReplaceAll(g.Reason, "}", ")") + "}"))
+	}
+	lw.word([]byte(g.Result.String()))
+	w.WriteString("\n\n")
+	return nil
+}
+
+// writePGNTags writes the tag pairs of g's PGN and the blank line after
+// them.
+func writePGNTags(w *bufio.Writer, g *GameRecord, o PGNOptions, round string) {
 	tag := func(k, v string) {
 		w.WriteString("[")
 		w.WriteString(k)
@@ -119,78 +173,34 @@ func WritePGN(w *bufio.Writer, g *GameRecord, o PGNOptions) error {
 		tag("BlackParams", v)
 	}
 	w.WriteString("\n")
+}
 
-	var pos engine.Position
-	if g.StartFEN == "" {
-		pos = engine.StartPosition()
-	} else {
-		var err error
-		if pos, err = engine.ParseFEN(g.StartFEN); err != nil {
-			return err
-		}
+// appendMoveComment appends the comment of a move out of book to b:
+// {score/depth time s, tl=..., n=..., sd=...} as o asks.
+func appendMoveComment(b []byte, inf MoveInfo, o PGNOptions) []byte {
+	b = append(b, '{')
+	if inf.HasScore {
+		b = append(b, inf.Score.String()...)
+		b = append(b, '/')
+		b = strconv.AppendInt(b, int64(inf.Depth), 10)
+		b = append(b, ' ')
 	}
-	if g.Chess960 {
-		pos.SetChess960(true)
+	b = appendSeconds(b, inf.Elapsed)
+	b = append(b, 's')
+	if o.TimeLeft {
+		b = append(b, ", tl="...)
+		b = appendSeconds(b, inf.TimeLeft)
+		b = append(b, 's')
 	}
-	lw := lineWriter{w: w}
-	num := pos.FullmoveNumber()
-	var buf []byte
-	for i, m := range g.Moves {
-		buf = buf[:0]
-		white := pos.SideToMove() == engine.White
-		if white {
-			buf = strconv.AppendInt(buf, int64(num), 10)
-			buf = append(buf, '.')
-		} else if i == 0 {
-			buf = strconv.AppendInt(buf, int64(num), 10)
-			buf = append(buf, "..."...)
-		}
-		if len(buf) > 0 {
-			lw.word(buf)
-			buf = buf[:0]
-		}
-		lw.word(append(buf, pos.SAN(m)...))
-		buf = buf[:0]
-		if i < g.BookPlies {
-			lw.word([]byte("{book}"))
-		} else {
-			inf := g.Info[i]
-			buf = append(buf, '{')
-			if inf.HasScore {
-				buf = append(buf, inf.Score.String()...)
-				buf = append(buf, '/')
-				buf = strconv.AppendInt(buf, int64(inf.Depth), 10)
-				buf = append(buf, ' ')
-			}
-			buf = appendSeconds(buf, inf.Elapsed)
-			buf = append(buf, 's')
-			if o.TimeLeft {
-				buf = append(buf, ", tl="...)
-				buf = appendSeconds(buf, inf.TimeLeft)
-				buf = append(buf, 's')
-			}
-			if o.Nodes {
-				buf = append(buf, ", n="...)
-				buf = strconv.AppendInt(buf, inf.Nodes, 10)
-			}
-			if o.SelDepth {
-				buf = append(buf, ", sd="...)
-				buf = strconv.AppendInt(buf, int64(inf.SelDepth), 10)
-			}
-			buf = append(buf, '}')
-			lw.comment(buf)
-		}
-		pos.MakeMove(m)
-		if !white {
-			num++
-		}
+	if o.Nodes {
+		b = append(b, ", n="...)
+		b = strconv.AppendInt(b, inf.Nodes, 10)
 	}
-	if g.Reason != "" {
-		lw.comment([]byte("{" + strings.ReplaceAll(g.Reason, "}", ")") + "}"))
+	if o.SelDepth {
+		b = append(b, ", sd="...)
+		b = strconv.AppendInt(b, int64(inf.SelDepth), 10)
 	}
-	lw.word([]byte(g.Result.String()))
-	w.WriteString("\n\n")
-	return nil
+	return append(b, '}')
 }
 
 func appendSeconds(b []byte, d time.Duration) []byte {

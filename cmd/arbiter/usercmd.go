@@ -82,7 +82,18 @@ Every change is in the audit log (arbiter audit) as store:<your login>.`,
 		Args: cobra.NoArgs,
 	}
 	sf.add(cmd.PersistentFlags())
-	run := func(fn func(ctx context.Context, acc *accounts.Service, st *store.Store, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	run := accountsRunner(&sf)
+	cmd.AddCommand(userAddCommand(run), userListCommand(run))
+	cmd.AddCommand(userChangeCommands(run)...)
+	return cmd
+}
+
+// accountsAction is a user subcommand's work on the store's accounts.
+type accountsAction func(ctx context.Context, acc *accounts.Service, st *store.Store, cmd *cobra.Command, args []string) error
+
+// accountsRunner opens the store of sf for each run of an action.
+func accountsRunner(sf *storeFlags) func(accountsAction) func(*cobra.Command, []string) error {
+	return func(fn accountsAction) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, args []string) error {
 			st, err := sf.open()
 			if err != nil {
@@ -96,6 +107,9 @@ Every change is in the audit log (arbiter audit) as store:<your login>.`,
 			return fn(cmd.Context(), acc, st, cmd, args)
 		}
 	}
+}
+
+func userAddCommand(run func(accountsAction) func(*cobra.Command, []string) error) *cobra.Command {
 	var role string
 	var passwordFile string
 	add := &cobra.Command{
@@ -123,6 +137,10 @@ Every change is in the audit log (arbiter audit) as store:<your login>.`,
 	add.Flags().StringVar(&role, "role", "user", "user, approver or admin")
 	add.Flags().StringVar(&passwordFile, "password-file", "", "read the password from this file's first line instead of standard input")
 
+	return add
+}
+
+func userListCommand(run func(accountsAction) func(*cobra.Command, []string) error) *cobra.Command {
 	var jsonOut bool
 	list := &cobra.Command{
 		Use:   "list",
@@ -157,6 +175,12 @@ Every change is in the audit log (arbiter audit) as store:<your login>.`,
 	}
 	list.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
 
+	return list
+}
+
+// userChangeCommands are approve, role, disable and enable: each sets an
+// account's role and state from its current ones.
+func userChangeCommands(run func(accountsAction) func(*cobra.Command, []string) error) []*cobra.Command {
 	// change sets role and/or state from the current account.
 	change := func(use, short string, args cobra.PositionalArgs, to func(a accounts.Account, args []string) (accounts.Role, string, error)) *cobra.Command {
 		return &cobra.Command{Use: use, Short: short, Args: args,
@@ -204,8 +228,7 @@ Every change is in the audit log (arbiter audit) as store:<your login>.`,
 	enable := change("enable NAME", "Enable a disabled account (its revoked tokens stay revoked)", cobra.ExactArgs(1), func(a accounts.Account, _ []string) (accounts.Role, string, error) {
 		return a.Role, store.UserActive, nil
 	})
-	cmd.AddCommand(add, list, approve, roleCmd, disable, enable)
-	return cmd
+	return []*cobra.Command{approve, roleCmd, disable, enable}
 }
 
 // revokeTokensOf revokes the stored tokens of a disabled account. A

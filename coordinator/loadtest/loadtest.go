@@ -115,130 +115,159 @@ func Run(ctx context.Context, cfg Config, ids []string) (Result, error) {
 	}
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
-
-	// In open loop, a pacer hands out start tokens at the target rate; a
-	// worker takes one before each lease.
-	var tokens chan struct{}
-	if cfg.Rate > 0 {
-		tokens = make(chan struct{}, len(ids))
-		go func() {
-			t := time.NewTicker(time.Duration(float64(time.Second) / cfg.Rate))
-			defer t.Stop()
-			for {
-				select {
-				case <-runCtx.Done():
-					return
-				case <-t.C:
-					select {
-					case tokens <- struct{}{}:
-					default: // every worker is busy: the start is dropped (counted as not sustained)
-					}
-				}
-			}
-		}()
-	}
-
-	var ops, errs, busy atomic.Int64
-	var firstErr atomic.Pointer[error]
-	end, _ := runCtx.Deadline()
-	fail := func(err error) {
-		if runCtx.Err() != nil || !time.Now().Before(end) {
-			return // the run ended mid-call (the call may see it first)
-		}
-		errs.Add(1)
-		firstErr.CompareAndSwap(nil, &err)
-	}
-	var mu sync.Mutex
-	var leaseLat, hbLat, answerLat []time.Duration
+	r := &loadRun{cfg: cfg, ctx: ctx, runCtx: runCtx, tokens: pace(runCtx, cfg.Rate, len(ids))}
+	r.end, _ = runCtx.Deadline()
 	var wg sync.WaitGroup
 	start := time.Now()
-	for i := range ids {
+	for i, id := range ids {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := arbiterv1.NewWorkerServiceClient(cfg.Conns[i%len(cfg.Conns)])
-			var ll, hl, al []time.Duration
-			defer func() {
-				mu.Lock()
-				leaseLat = append(leaseLat, ll...)
-				hbLat = append(hbLat, hl...)
-				answerLat = append(answerLat, al...)
-				mu.Unlock()
-			}()
-			for runCtx.Err() == nil {
-				if tokens != nil {
-					select {
-					case <-tokens:
-					case <-runCtx.Done():
-						return
-					}
-				}
-				if ops.Add(1) > cfg.MaxOps {
-					return
-				}
-				t0 := time.Now()
-				var r *arbiterv1.LeaseResponse
-				err := retryBusy(runCtx, &busy, func() (err error) {
-					r, err = c.Lease(runCtx, &arbiterv1.LeaseRequest{WorkerId: ids[i], Wait: durationpb.New(time.Second)})
-					return err
-				})
-				if err != nil {
-					fail(err)
-					ops.Add(-1)
-					continue
-				}
-				l := r.GetLease()
-				if l == nil {
-					ops.Add(-1)
-					continue
-				}
-				ll = append(ll, time.Since(t0))
-				if cfg.Heartbeat {
-					t1 := time.Now()
-					err := retryBusy(runCtx, &busy, func() error {
-						_, err := c.Heartbeat(runCtx, &arbiterv1.HeartbeatRequest{WorkerId: ids[i],
-							Leases: []*arbiterv1.HeldLease{{LeaseId: l.GetLeaseId(), UnitId: l.GetUnit().GetUnitId()}}})
-						return err
-					})
-					if err != nil {
-						fail(err)
-					}
-					hl = append(hl, time.Since(t1))
-				}
-				t2 := time.Now()
-				if cfg.Submit {
-					counts := make([]uint64, len(l.GetUnit().GetPerft().GetFens()))
-					for k := range counts {
-						counts[k] = 1
-					}
-					err = retryBusy(ctx, &busy, func() error {
-						_, err := c.Submit(ctx, &arbiterv1.SubmitRequest{WorkerId: ids[i], LeaseId: l.GetLeaseId(), UnitId: l.GetUnit().GetUnitId(),
-							Result: &arbiterv1.SubmitRequest_Perft{Perft: &arbiterv1.PerftBatchResult{Counts: counts}}})
-						return err
-					})
-				} else {
-					err = retryBusy(ctx, &busy, func() error {
-						_, err := c.Release(ctx, &arbiterv1.ReleaseRequest{WorkerId: ids[i], LeaseId: l.GetLeaseId(), Reason: "loadtest"})
-						return err
-					})
-				}
-				if err != nil {
-					fail(err)
-				}
-				al = append(al, time.Since(t2))
-			}
+			r.worker(arbiterv1.NewWorkerServiceClient(cfg.Conns[i%len(cfg.Conns)]), id)
 		}()
 	}
 	wg.Wait()
-	res := Result{Workers: len(ids), Elapsed: time.Since(start), Errors: errs.Load(), Busy: busy.Load(), Leases: int64(len(leaseLat))}
-	if e := firstErr.Load(); e != nil {
+	res := Result{Workers: len(ids), Elapsed: time.Since(start), Errors: r.errs.Load(), Busy: r.busy.Load(), Leases: int64(len(r.leaseLat))}
+	if e := r.firstErr.Load(); e != nil {
 		res.FirstError = *e
 	}
 	res.LeasesPerSecond = float64(res.Leases) / res.Elapsed.Seconds()
-	res.LeaseP50, res.LeaseP99 = pct(leaseLat, 0.50), pct(leaseLat, 0.99)
-	res.HeartbeatP99 = pct(hbLat, 0.99)
-	res.AnswerP50, res.AnswerP99 = pct(answerLat, 0.50), pct(answerLat, 0.99)
+	res.LeaseP50, res.LeaseP99 = pct(r.leaseLat, 0.50), pct(r.leaseLat, 0.99)
+	res.HeartbeatP99 = pct(r.hbLat, 0.99)
+	res.AnswerP50, res.AnswerP99 = pct(r.answerLat, 0.50), pct(r.answerLat, 0.99)
 	return res, nil
+}
+
+// pace is the open loop's pacer: it hands out start tokens at rate a
+// second until ctx ends, and a worker takes one before each lease. A
+// token no worker is free to take is dropped (a start not sustained).
+// Rate 0 is the closed loop: no pacer, nil.
+func pace(ctx context.Context, rate float64, workers int) chan struct{} {
+	if rate <= 0 {
+		return nil
+	}
+	tokens := make(chan struct{}, workers)
+	go func() {
+		t := time.NewTicker(time.Duration(float64(time.Second) / rate))
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				select {
+				case tokens <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	return tokens
+}
+
+// loadRun is one Run: its counters and the latencies its workers saw.
+type loadRun struct {
+	cfg       Config
+	ctx       context.Context // the caller's: answers are sent even after the run's end
+	runCtx    context.Context // the run's: it ends after cfg.Duration
+	end       time.Time
+	tokens    chan struct{}
+	ops, errs atomic.Int64
+	busy      atomic.Int64
+	firstErr  atomic.Pointer[error]
+	mu        sync.Mutex
+	leaseLat  []time.Duration
+	hbLat     []time.Duration
+	answerLat []time.Duration
+}
+
+// fail counts an error, unless the run ended mid-call (the call may see
+// it first).
+func (r *loadRun) fail(err error) {
+	if r.runCtx.Err() != nil || !time.Now().Before(r.end) {
+		return
+	}
+	r.errs.Add(1)
+	r.firstErr.CompareAndSwap(nil, &err)
+}
+
+// worker leases, heartbeats and answers as worker id until the run ends.
+func (r *loadRun) worker(c arbiterv1.WorkerServiceClient, id string) {
+	var ll, hl, al []time.Duration
+	defer func() {
+		r.mu.Lock()
+		r.leaseLat = append(r.leaseLat, ll...)
+		r.hbLat = append(r.hbLat, hl...)
+		r.answerLat = append(r.answerLat, al...)
+		r.mu.Unlock()
+	}()
+	for r.runCtx.Err() == nil {
+		if r.tokens != nil {
+			select {
+			case <-r.tokens:
+			case <-r.runCtx.Done():
+				return
+			}
+		}
+		if r.ops.Add(1) > r.cfg.MaxOps {
+			return
+		}
+		t0 := time.Now()
+		var resp *arbiterv1.LeaseResponse
+		err := retryBusy(r.runCtx, &r.busy, func() (err error) {
+			resp, err = c.Lease(r.runCtx, &arbiterv1.LeaseRequest{WorkerId: id, Wait: durationpb.New(time.Second)})
+			return err
+		})
+		if err != nil {
+			r.fail(err)
+			r.ops.Add(-1)
+			continue
+		}
+		l := resp.GetLease()
+		if l == nil {
+			r.ops.Add(-1)
+			continue
+		}
+		ll = append(ll, time.Since(t0))
+		if r.cfg.Heartbeat {
+			t1 := time.Now()
+			err := retryBusy(r.runCtx, &r.busy, func() error {
+				_, err := c.Heartbeat(r.runCtx, &arbiterv1.HeartbeatRequest{WorkerId: id,
+					Leases: []*arbiterv1.HeldLease{{LeaseId: l.GetLeaseId(), UnitId: l.GetUnit().GetUnitId()}}})
+				return err
+			})
+			if err != nil {
+				r.fail(err)
+			}
+			hl = append(hl, time.Since(t1))
+		}
+		t2 := time.Now()
+		if err := r.answer(c, id, l); err != nil {
+			r.fail(err)
+		}
+		al = append(al, time.Since(t2))
+	}
+}
+
+// answer submits a made-up count of the lease's unit (Config.Submit) or
+// releases it.
+func (r *loadRun) answer(c arbiterv1.WorkerServiceClient, id string, l *arbiterv1.Lease) error {
+	ctx := r.ctx
+	if r.cfg.Submit {
+		counts := make([]uint64, len(l.GetUnit().GetPerft().GetFens()))
+		for k := range counts {
+			counts[k] = 1
+		}
+		return retryBusy(ctx, &r.busy, func() error {
+			_, err := c.Submit(ctx, &arbiterv1.SubmitRequest{WorkerId: id, LeaseId: l.GetLeaseId(), UnitId: l.GetUnit().GetUnitId(),
+				Result: &arbiterv1.SubmitRequest_Perft{Perft: &arbiterv1.PerftBatchResult{Counts: counts}}})
+			return err
+		})
+	}
+	return retryBusy(ctx, &r.busy, func() error {
+		_, err := c.Release(ctx, &arbiterv1.ReleaseRequest{WorkerId: id, LeaseId: l.GetLeaseId(), Reason: "loadtest"})
+		return err
+	})
 }
 
 func pct(d []time.Duration, p float64) time.Duration {

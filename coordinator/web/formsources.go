@@ -1,10 +1,8 @@
 package web
 
 import (
-	"context"
 	"errors"
 	"mime/multipart"
-	"net/http"
 	"path/filepath"
 	"strings"
 
@@ -17,7 +15,7 @@ import (
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
 )
 
-// Where the submit form's engines come from, beyond the CLI grammar typed
+// Where a submit form's engines come from, beyond the CLI grammar typed
 // in the engine field (builtin, cmd=): a branch, tag or commit of a git
 // repository the coordinator fetches. The form adds source=git:URL@REF to
 // the engine's spec text and reads it with enginespec.Parse, the CLI's
@@ -58,9 +56,13 @@ func formFieldOf(err error) string {
 	return ""
 }
 
-// engineFields are one engine's inputs: the spec text, and the git
-// repository and ref it may be fetched from.
-type engineFields struct {
+// EngineFields are one engine's inputs on a form: the spec text, the
+// git repository and ref it may be fetched from, an uploaded program or
+// source tarball and an uploaded net. A kind's form reads them (the test
+// kind's engines A and B) and gives them to the kit: EngineSpec,
+// FormRequest.StoreUploads, ImportEngines and PreviewDiff, which put an
+// error beside the field it is about.
+type EngineFields struct {
 	Which     string // "engine A" or "engine B"
 	ID        string // the spec field's id: "engine_a" or "engine_b"
 	Spec      string
@@ -68,39 +70,16 @@ type engineFields struct {
 	File, Net *multipart.FileHeader // an uploaded program or source tarball, a net
 }
 
-func (f testForm) engines() [2]engineFields {
-	return [2]engineFields{{Which: "engine A", ID: "engine_a", Spec: f.EngineA, Repo: f.RepoA, Ref: f.RefA, File: f.files[0], Net: f.nets[0]},
-		{Which: "engine B", ID: "engine_b", Spec: f.EngineB, Repo: f.RepoB, Ref: f.RefB, File: f.files[1], Net: f.nets[1]}}
-}
-
-// engineInput is one engine's inputs as the submit page shows them, with
-// the form's error when it is about one of them.
-type engineInput struct {
-	ID, Letter, Role string
-	Spec, Repo, Ref  string
-	Field, Error     string
-}
-
-// EngineInputs are the engines' inputs of the submit page, A then B.
-func (d *submitData) EngineInputs() []engineInput {
-	var out []engineInput
-	for i, e := range d.Test.engines() {
-		out = append(out, engineInput{ID: e.ID, Letter: [2]string{"A", "B"}[i], Role: [2]string{"under test", "baseline"}[i],
-			Spec: e.Spec, Repo: e.Repo, Ref: e.Ref, Field: d.Field, Error: d.Error})
-	}
-	return out
-}
-
 // fileField and netField are the ids of the engine's file inputs.
-func (e engineFields) fileField() string { return e.ID + "_file" }
-func (e engineFields) netField() string  { return e.ID + "_net" }
+func (e EngineFields) fileField() string { return e.ID + "_file" }
+func (e EngineFields) netField() string  { return e.ID + "_net" }
 
 // gitField is the id of the engine's git fields (its error's place).
-func (e engineFields) gitField() string { return e.ID + "_git" }
+func (e EngineFields) gitField() string { return e.ID + "_git" }
 
 // specText is the engine's spec in the CLI grammar: the typed text, with
 // source=git:URL@REF when a repository is given.
-func (e engineFields) specText() (string, error) {
+func (e EngineFields) specText() (string, error) {
 	text := e.Spec
 	if e.Net != nil {
 		text += ",net=" + quoteValue(filepath.Base(e.Net.Filename))
@@ -140,12 +119,12 @@ func (e engineFields) specText() (string, error) {
 	return text + ",source=" + quoteValue("git:"+e.Repo+"@"+ref), nil
 }
 
-// engineSpec reads one engine of the form with the CLI's parser into the
+// EngineSpec reads one engine of the form with the CLI's parser into the
 // spec a test carries. A git source is left for the coordinator to fetch
 // (importEngines); a source or program on the submitter's disk
 // (upload=PATH, source=DIR, a local git repository) is refused: the
 // coordinator cannot read it.
-func engineSpec(e engineFields, each enginespec.Spec) (*arbiterv1.EngineSpec, error) {
+func EngineSpec(e EngineFields, each enginespec.Spec) (*arbiterv1.EngineSpec, error) {
 	if e.Spec == "" {
 		return nil, onField(e.ID, bad("%s: missing (name=NAME,builtin or name=NAME,cmd=PATH; with a repository: name=NAME,build=CMD)", e.Which))
 	}
@@ -195,12 +174,13 @@ func engineSpec(e engineFields, each enginespec.Spec) (*arbiterv1.EngineSpec, er
 	return spec, nil
 }
 
-// importEngines has the coordinator fetch the engines named by a
+// ImportEngines has the coordinator fetch the engines named by a
 // repository, one at a time so that an error goes beside its engine's
 // git fields. Nothing is fetched when the coordinator has no git
 // fetches configured: a test naming a repository is refused then.
-func (s *Server) importEngines(ctx context.Context, vw viewer, f testForm, specs [2]*arbiterv1.EngineSpec) error {
-	for i, e := range f.engines() {
+func (f *FormRequest) ImportEngines(es []EngineFields, specs []*arbiterv1.EngineSpec) error {
+	s, ctx, vw := f.s, f.R.Context(), f.vw
+	for i, e := range es {
 		if specs[i].GetArtifact().GetRepository() == "" {
 			continue
 		}
@@ -214,31 +194,12 @@ func (s *Server) importEngines(ctx context.Context, vw viewer, f testForm, specs
 	return nil
 }
 
-// previewTest shows the submit form again, as typed, with the diff from
-// engine B's commit to engine A's when both are refs of one repository:
-// what the test's page will show, before the test exists. It creates
-// nothing but the mirror the fetch fills (kept as a cache for the
-// submission).
-func (s *Server) previewTest(w http.ResponseWriter, r *http.Request, vw viewer) error {
-	f := readTestForm(r)
-	_, pf := defaultForms()
-	d, err := s.previewDiff(r.Context(), vw, f)
-	if err != nil {
-		s.formError(w, r, vw, "test", f, pf, err)
-		return nil
-	}
-	v := &view{Title: "Submit: diff preview", Nav: "submit", Viewer: vw, Now: s.cfg.Now(), status: http.StatusOK}
-	v.CSRF = s.csrfToken(w, r)
-	v.Page = &submitData{Books: s.books(), Test: f, Perft: pf, Models: []string{"normalized", "logistic", "bayeselo"}, Preview: d,
-		Repos: s.knownRepositories()}
-	s.render(w, v, "submit")
-	return nil
-}
-
-// previewDiff resolves both engines' refs and builds the diff between
-// them.
-func (s *Server) previewDiff(ctx context.Context, vw viewer, f testForm) (*diffView, error) {
-	es := f.engines()
+// PreviewDiff resolves both engines' refs of one repository and builds
+// the diff from engine B's commit to engine A's: what the test's page
+// will show, before the test exists. It creates nothing but the mirror
+// the fetch fills (kept as a cache for the submission).
+func (f *FormRequest) PreviewDiff(es [2]EngineFields) (*DiffPreview, error) {
+	s, ctx, vw := f.s, f.R.Context(), f.vw
 	if es[0].Repo == "" || es[0].Repo != es[1].Repo {
 		return nil, onField(es[0].gitField(), bad("diff preview: give both engines the same repository in their git fields (a branch or commit each)"))
 	}
@@ -261,7 +222,7 @@ func (s *Server) previewDiff(ctx context.Context, vw viewer, f testForm) (*diffV
 		}
 		commits[i], messages[i] = c, m
 	}
-	name := func(e engineFields) string {
+	name := func(e EngineFields) string {
 		text, _ := e.specText()
 		if es, err := enginespec.Parse(text, enginespec.Match); err == nil && es.Name != "" {
 			return es.Name
@@ -288,29 +249,24 @@ func (s *Server) knownRepositories() []string {
 	return out
 }
 
-// branchShortcut fills the form for "test this branch against main" of a
-// repository the farm knows (GET /submit?repo=URL&branch=B): engine A the
-// branch, engine B the repository's default branch, both built as the
-// newest engine of that repository was. Anything else leaves the form as
-// it was; the submission checks everything again.
-func (s *Server) branchShortcut(r *http.Request, t testForm) testForm {
-	repo, branch := strings.TrimSpace(r.URL.Query().Get("repo")), strings.TrimSpace(r.URL.Query().Get("branch"))
-	if repo == "" || branch == "" || s.cfg.Diffs == nil {
-		return t
+// KnownRepository is how the newest engine of repository url a test used
+// was built (its build command and program path), for the test form's
+// shortcut; ok is false for a repository no test used, or without git
+// fetches.
+func (f *FormRequest) KnownRepository(url string) (build, exe string, ok bool) {
+	if f.s.cfg.Diffs == nil {
+		return "", "", false
 	}
-	for _, k := range s.cfg.Diffs.KnownRepositories(maxKnownRepositories) {
-		if k.URL != repo {
-			continue
+	for _, k := range f.s.cfg.Diffs.KnownRepositories(maxKnownRepositories) {
+		if k.URL == url {
+			build, exe, ok = k.Build, k.Exe, true
 		}
-		build := ",build=" + quoteValue(k.Build)
-		if k.Exe != "" {
-			build += ",exe=" + quoteValue(k.Exe)
-		}
-		t.RepoA, t.RefA, t.RepoB, t.RefB = repo, branch, repo, "HEAD"
-		t.EngineA, t.EngineB = "name="+quoteValue(branch)+build, "name=main"+build
 	}
-	return t
+	return build, exe, ok
 }
+
+// QuoteValue is v as a value of the engine grammar (quoted).
+func QuoteValue(v string) string { return quoteValue(v) }
 
 // quoteValue is v as a value of the engine grammar (quoted).
 func quoteValue(v string) string { return `"` + strings.ReplaceAll(v, `"`, `""`) + `"` }

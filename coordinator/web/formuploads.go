@@ -35,8 +35,8 @@ import (
 // coordinator's disk.
 const maxFormTreeBytes = 256 << 20
 
-// formFile is the file uploaded in field, or nil.
-func formFile(r *http.Request, field string) *multipart.FileHeader {
+// FormFile is the file uploaded in field, or nil.
+func FormFile(r *http.Request, field string) *multipart.FileHeader {
 	if r.MultipartForm == nil {
 		return nil
 	}
@@ -127,11 +127,12 @@ func checkTarball(f multipart.File, name string) error {
 	return nil
 }
 
-// storeUploads stores the files of the form's engines (a program or
+// StoreUploads stores the files of the form's engines (a program or
 // source tarball, a net) and puts their hashes in the specs; an error
 // goes beside the file's field.
-func (s *Server) storeUploads(ctx context.Context, vw viewer, f testForm, specs [2]*arbiterv1.EngineSpec) error {
-	for i, e := range f.engines() {
+func (f *FormRequest) StoreUploads(es []EngineFields, specs []*arbiterv1.EngineSpec) error {
+	s, ctx, vw := f.s, f.R.Context(), f.vw
+	for i, e := range es {
 		spec := specs[i]
 		if e.File != nil {
 			a := spec.GetArtifact()

@@ -7,7 +7,9 @@ package web_test
 // all (pages_test.go, browser_test.go and bench_test.go show perft jobs
 // and tunes; cluster_test.go, pages_test.go, charts_test.go,
 // find_test.go, anytime_test.go and browser_test.go run tests and read
-// their pages).
+// their pages; pages_test.go, formsources_test.go, formuploads_test.go
+// and the browser tests post the kinds' submit forms, and read the
+// tests' and perft's tables of the list).
 import (
 	_ "github.com/arbiter-chess/arbiter/kinds/perft"
 	_ "github.com/arbiter-chess/arbiter/kinds/spsa"

@@ -14,8 +14,10 @@ import (
 	"github.com/arbiter-chess/arbiter/wire/verifyproto"
 )
 
-// The list of work: tests, perft jobs, SPSA tunes and verify sessions, newest first, filtered by kind,
-// state and submitter, a page at a time.
+// The list of work, newest first, filtered by kind, state and submitter,
+// a page at a time: the table of each kind that registers one
+// (listsections.go: tests, perft jobs, SPSA tunes), the jobs of kinds
+// without a table, and verify sessions.
 
 // PageSize is the number of rows of a list page.
 const PageSize = 50
@@ -97,8 +99,6 @@ func query0(q url.Values, key string) url.Values {
 type listData struct {
 	Filter listFilter
 	Query  url.Values
-	Tests  []*arbiterv1.Job
-	Perft  []*arbiterv1.Job
 	// Sections are the tables the kinds register (listsections.go),
 	// rendered.
 	Sections []template.HTML
@@ -164,14 +164,9 @@ func (s *Server) listJobs(r *http.Request, v *view, f listFilter, user string) e
 				continue // gone meanwhile
 			}
 			j := snap.(*arbiterv1.Job)
-			switch fam := jobkind.Of(j).Family; {
-			case fam == jobkind.FamilyTest:
-				d.Tests = append(d.Tests, j)
-			case fam == jobkind.FamilyPerft:
-				d.Perft = append(d.Perft, j)
-			case sectionFamily(fam):
+			if fam := jobkind.Of(j).Family; sectionFamily(fam) {
 				byFamily[fam] = append(byFamily[fam], j)
-			default:
+			} else {
 				d.Other = append(d.Other, j)
 			}
 		}

@@ -1,13 +1,14 @@
 package web
 
 // The list's sections a kind registers: the table of its jobs on the list
-// of work (/ and /users/{name}), between the built-in tables (tests and
-// perft jobs) and the jobs of kinds with no table, in the order of
-// ListSection.Order. Each is rendered from the kind's own template
-// (parsed with the layout's parts and functions at New, like a page's),
-// given the jobs of its family on the list's page; it is shown when it
-// has jobs, or when the filter names a kind of its family (the empty
-// table then says so).
+// of work (/ and /users/{name}), before the jobs of kinds with no table,
+// in the order of ListSection.Order (tests 10, perft jobs 20, SPSA tunes
+// 30). Each is rendered from the kind's own template (parsed with the
+// layout's parts and functions at New, like a page's), given the jobs of
+// its family on the list's page; it is shown when it has jobs, when the
+// filter names a kind of its family (the empty table then says so), or
+// always (ShowEmpty: the tests' and perft's tables, shown empty as they
+// were when the list held them). This package names no family's table.
 //
 // Invariant: a section's Name is unique (RegisterListSection panics on a
 // second), and so is its family: a job is listed in one table.
@@ -37,6 +38,9 @@ type ListSection struct {
 	Family jobkind.Family
 	// Order places it among the sections (then its name).
 	Order int
+	// ShowEmpty: the section is shown with no jobs too, whatever the
+	// filter names (but on the list of verify sessions alone).
+	ShowEmpty bool
 }
 
 // ListSectionData is what a section's template reads.
@@ -66,14 +70,21 @@ func RegisterListSection(sec ListSection) {
 
 // sortedSections are the registered sections in their order.
 func sortedSections() []ListSection {
-	secs := listSections.All()
-	slices.SortStableFunc(secs, func(a, b ListSection) int {
-		if a.Order != b.Order {
-			return a.Order - b.Order
+	return inOrder(listSections.All(), func(sec ListSection) (int, string) { return sec.Order, sec.Name })
+}
+
+// inOrder sorts a kind's registered parts (list sections, forms) by
+// their order, then their name.
+func inOrder[T any](parts []T, key func(T) (int, string)) []T {
+	slices.SortStableFunc(parts, func(a, b T) int {
+		ao, an := key(a)
+		bo, bn := key(b)
+		if ao != bo {
+			return ao - bo
 		}
-		return strings.Compare(a.Name, b.Name)
+		return strings.Compare(an, bn)
 	})
-	return secs
+	return parts
 }
 
 // parseSections parses every section's template with the layout's
@@ -81,13 +92,19 @@ func sortedSections() []ListSection {
 func parseSections(base *template.Template) (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
 	for _, sec := range listSections.All() {
-		t, err := template.Must(base.Clone()).ParseFS(sec.Templates, "templates/"+sec.Name+".html")
+		t, err := parseOn(base, sec.Templates, sec.Name)
 		if err != nil {
 			return nil, fmt.Errorf("web: list section %s: %w", sec.Name, err)
 		}
 		out[sec.Name] = t
 	}
 	return out, nil
+}
+
+// parseOn parses templates/name.html of from on a copy of the layout's
+// parts (base).
+func parseOn(base *template.Template, from fs.FS, name string) (*template.Template, error) {
+	return template.Must(base.Clone()).ParseFS(from, "templates/"+name+".html")
 }
 
 // sectionFamily reports whether a section lists the jobs of family f.
@@ -102,13 +119,14 @@ func sectionFamily(f jobkind.Family) bool {
 
 // renderSections renders the sections of the list's page: each
 // registered section with the jobs of its family in byFamily, shown
-// when it has some or when the filter names a kind of its family.
+// when it has some, when the filter names a kind of its family, or
+// always when it shows empty.
 func (s *Server) renderSections(byFamily map[jobkind.Family][]*arbiterv1.Job, filterKind string, anyFilter bool, now time.Time) ([]template.HTML, error) {
 	var out []template.HTML
 	named := jobkind.Lookup(filterKind).Family
 	for _, sec := range sortedSections() {
 		jobs := byFamily[sec.Family]
-		if len(jobs) == 0 && (filterKind == "" || named != sec.Family) {
+		if len(jobs) == 0 && !sec.ShowEmpty && (filterKind == "" || named != sec.Family) {
 			continue
 		}
 		var buf bytes.Buffer

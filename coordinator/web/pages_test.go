@@ -136,7 +136,7 @@ func TestPagesRender(t *testing.T) {
 			`<strong class="warn" data-field="unverified">unverified: no unit was computed by a second identity</strong>`}},
 		{"/verify/s-0123456789", []string{"missing under-promotion to knight", "a6a7 e8d7", "arbiter verify --engine cmd=bug", "role=\"img\""}},
 		{"/workers", []string{"No worker has registered"}},
-		{"/submit", []string{"Submitting needs a client or admin credential", "uho-200.epd", "8moves-200.pgn"}},
+		{"/submit", []string{"Submitting needs a client or admin credential", "uho-200.epd", "8moves-200.pgn", `id="test-form"`, `id="perft-form"`}},
 		{"/signin", []string{"Credential"}},
 	} {
 		r := b.get(p.path)
@@ -161,6 +161,19 @@ func TestPagesRender(t *testing.T) {
 	}
 	if body := b.get("/").body; !strings.Contains(body[strings.Index(body, `id="spsa"`)+1:], `<a href="/tunes/`+tune.ID+`">`) {
 		t.Errorf("GET /: tune %s not linked in the SPSA table", tune.ID)
+	}
+	// The tests' and perft's tables are the kinds' sections (kinds/test and
+	// kinds/perft register them): each lists its jobs, and both show
+	// empty when the filter keeps none of theirs.
+	front := b.get("/").body
+	for _, c := range []struct{ table, link string }{{"tests", "/tests/" + test.ID}, {"perft", "/perft/" + perft.ID}} {
+		if !strings.Contains(tableOf(front, c.table), `<a href="`+c.link+`">`) {
+			t.Errorf("GET /: %s not linked in the table %q", c.link, c.table)
+		}
+	}
+	if body := b.get("/?kind=spsa&state=pending&submitter=carol").body; !strings.Contains(body, "No tests match the filter.") ||
+		!strings.Contains(body, "No perft jobs match the filter.") {
+		t.Errorf("GET /?kind=spsa: the tests' and perft's tables not shown empty")
 	}
 	if r := b.get("/jobs/" + tune.ID); r.status != http.StatusSeeOther || r.location != "/tunes/"+tune.ID {
 		t.Errorf("GET /jobs/%s: %d to %q", tune.ID, r.status, r.location)
@@ -472,4 +485,17 @@ func TestUploadBook(t *testing.T) {
 	if j.GetMatch().GetBookName() != "mine.pgn" || j.GetMatch().GetOpeningsCount() != 2 || j.GetSubmitter() != "carol" {
 		t.Fatalf("test from the uploaded book: %v", j.GetMatch())
 	}
+}
+
+// tableOf is the table of id in a page ("" when it has none).
+func tableOf(body, id string) string {
+	i := strings.Index(body, `<table id="`+id+`">`)
+	if i < 0 {
+		return ""
+	}
+	end := strings.Index(body[i:], "</table>")
+	if end < 0 {
+		return body[i:]
+	}
+	return body[i : i+end]
 }

@@ -1,8 +1,9 @@
 package web
 
-// The route registry: a kind's forms, the POSTs that change its jobs
-// (the test kind's modify, resume and reschedule), register once from the
-// kind's init with RegisterRoute: a pattern and a handler, nothing else.
+// The route registry: a kind's forms, the POSTs that submit or change its
+// jobs (the test kind's /submit/test, /submit/preview, modify, resume and
+// reschedule; perft's /submit/perft), register once from the kind's init
+// with RegisterRoute: a pattern and a handler, nothing else.
 // What a route admits is not the kind's to say. Every registered route is
 // served as this package's own forms are (cancel, priority): through the
 // web door (Server.handle) with the rule coordinator/admission's one

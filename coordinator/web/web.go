@@ -2,13 +2,15 @@
 // finished tests, perft jobs and verify sessions (/ and /tests), the
 // workers (/workers) and the overview's key figures read from a
 // Prometheus (/monitor, monitor.go); and, for a signed-in client or admin,
-// forms to submit an SPRT, a match or a perft job, cancel one, and change
-// a running job's priority or throughput share. The kinds of job plug in
-// their own pages (a test, its games, a perft job, a tune, a verify
-// session: pages.go), downloads (a test's PGNs: downloads.go), forms
-// (changing, resuming, copying a test: routes.go) and tables of the list
-// (the tunes': listsections.go), from their folders under kinds/, so this
-// package names no kind that plugs in.
+// the submit page (/submit), forms to cancel a job and change a running
+// job's priority or throughput share. The kinds of job plug in their own
+// pages (a test, its games, a perft job, a tune, a verify session:
+// pages.go), downloads (a test's PGNs: downloads.go), forms (changing,
+// resuming, copying a test, and the submit routes: routes.go), their
+// forms on the submit page (the test's and perft's: formsections.go, with
+// the kit they share, formkit.go) and tables of the list (the tests',
+// perft's and tunes': listsections.go), from their folders under kinds/,
+// so this package names no kind that plugs in.
 //
 // Pages are rendered on the server from html/template with their CSS, a
 // small script and the charts (inline SVG) embedded in the binary; every
@@ -156,11 +158,13 @@ type Server struct {
 	pages map[string]*template.Template
 	// sections are the list's registered sections, by name.
 	sections map[string]*template.Template
-	csrfKey  []byte
-	live     chan struct{} // a slot per live stream
-	closing  chan struct{} // closed by Close: live streams end
-	once     sync.Once
-	adm      *admission.Admission
+	// forms are the submit page's registered forms, by name.
+	forms   map[string]*template.Template
+	csrfKey []byte
+	live    chan struct{} // a slot per live stream
+	closing chan struct{} // closed by Close: live streams end
+	once    sync.Once
+	adm     *admission.Admission
 	// door registers every route behind the admission check.
 	door *admission.HTTPDoor
 }
@@ -234,6 +238,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if s.sections, err = parseSections(base); err != nil {
 		return nil, err
 	}
+	if s.forms, err = parseForms(base); err != nil {
+		return nil, err
+	}
 	s.routes()
 	return s, nil
 }
@@ -282,7 +289,7 @@ func parsePages() (map[string]*template.Template, error) {
 	}
 	out := map[string]*template.Template{}
 	parse := func(name string, from fs.FS) error {
-		t, err := template.Must(base.Clone()).ParseFS(from, "templates/"+name+".html")
+		t, err := parseOn(base, from, name)
 		if err != nil {
 			return fmt.Errorf("web: template %s: %w", name, err)
 		}
@@ -317,9 +324,6 @@ func (s *Server) routes() {
 	s.handle("GET /workers", s.page(s.workersPage))
 	s.handle("GET /jobs/{id}", s.guard(s.jobRedirect))
 	s.handle("GET /submit", s.page(s.submitPage))
-	s.handle("POST /submit/test", s.action(s.submitTest))
-	s.handle("POST /submit/preview", s.action(s.previewTest))
-	s.handle("POST /submit/perft", s.action(s.submitPerft))
 	s.handle("POST /jobs/{id}/cancel", s.action(s.cancelJob))
 	s.handle("POST /jobs/{id}/priority", s.action(s.setPriority))
 	s.handle("POST /workers/block", s.action(s.blockWorker))

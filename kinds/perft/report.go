@@ -1,6 +1,7 @@
 package perft
 
 import (
+	_ "embed"
 	"fmt"
 	"io"
 
@@ -10,15 +11,23 @@ import (
 )
 
 // What `arbiter status` shows of perft jobs: a row of the list, the
-// detail of one job, and the typed `perft` object of --json, which stays
-// for a release (jobreport.JobJSON.Perft; the kind sets no `detail`
-// object, so the JSON is what it was). How a finished job prints
+// detail of one job, and the `detail` object of --json, with the typed
+// `perft` object beside it for a release (jobreport.JobJSON.Perft, the
+// same object: clients of the release before read it there). How a finished job prints
 // (jobreport.PrintPerft, for submit perft --wait, status --wait and up)
 // stays in client/jobreport beside the pieces both use.
 func init() {
 	jobreport.RegisterReport(jobkind.FamilyPerft, jobreport.Report{Order: 30, Header: "PERFT\tSTATE\tDEPTH\tNODES\tPROGRESS\tFEN", Row: listRow, Detail: printDetail,
-		JSON: func(o *jobreport.JobJSON, j *arbiterv1.Job) { o.Perft = jobreport.NewPerftJob(j) }})
+		JSON:         func(o *jobreport.JobJSON, j *arbiterv1.Job) { o.Perft = jobreport.NewPerftJob(j) },
+		DetailJSON:   func(j *arbiterv1.Job) any { return jobreport.NewPerftJob(j) },
+		DetailSchema: detailSchema})
 }
+
+// detailSchema is the schema of the job's detail object: the typed
+// perft object's, which the detail repeats.
+//
+//go:embed detail.schema.json
+var detailSchema []byte
 
 // printDetail prints one perft job as `arbiter status JOB` shows it.
 func printDetail(out io.Writer, j *arbiterv1.Job) {

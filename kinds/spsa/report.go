@@ -8,6 +8,7 @@ package spsa
 // exports; the kind sets no `detail` object, so the JSON is what it was).
 
 import (
+	_ "embed"
 	"fmt"
 	"io"
 	"strings"
@@ -26,8 +27,17 @@ func init() {
 		JSON: func(o *jobreport.JobJSON, j *arbiterv1.Job) {
 			o.Tune = newTuneJSON(j)
 			o.Workers = jobreport.NewWorkers(j.GetSpsaProgress().GetWorkers())
-		}})
+		},
+		DetailJSON:   func(j *arbiterv1.Job) any { return newTuneJSON(j) },
+		DetailSchema: detailSchema})
 }
+
+// detailSchema is the schema of the job's detail object: the typed tune
+// object's, which the detail repeats (the typed one stays for a release:
+// clients of the release before read it there).
+//
+//go:embed detail.schema.json
+var detailSchema []byte
 
 // listRow is a tune's row of `arbiter status`'s list.
 func listRow(j *arbiterv1.Job) string {

@@ -1,6 +1,7 @@
 package test
 
 import (
+	_ "embed"
 	"fmt"
 
 	"github.com/arbiter-chess/arbiter/client/jobreport"
@@ -11,9 +12,9 @@ import (
 
 // What `arbiter status` shows of tests (SPRT tests and fixed-games
 // matches): a row of the list, first of its tables (Order 10), the detail
-// of one test, and the typed `test` object of --json with its workers,
-// which stays for a release (jobreport.JobJSON.Test; the kind sets no
-// `detail` object, so the JSON is what it was). The detail is
+// of one test, and the `detail` object of --json, with the typed `test`
+// object (the same object, for clients of the release before) and its
+// workers beside it for a release (jobreport.JobJSON.Test). The detail is
 // jobreport.PrintTest, which stays in client/jobreport because submit
 // sprt|match --wait, status --wait and up print a finished test through
 // it (jobreport.RunTestWith).
@@ -23,8 +24,16 @@ func init() {
 		JSON: func(o *jobreport.JobJSON, j *arbiterv1.Job) {
 			o.Test = newTestJSON(j)
 			o.Workers = jobreport.NewWorkers(j.GetMatchProgress().GetWorkers())
-		}})
+		},
+		DetailJSON:   func(j *arbiterv1.Job) any { return newTestJSON(j) },
+		DetailSchema: detailSchema})
 }
+
+// detailSchema is the schema of the job's detail object: the typed test
+// object's, which the detail repeats.
+//
+//go:embed detail.schema.json
+var detailSchema []byte
 
 // listRow is a test's row of `arbiter status`'s list.
 func listRow(j *arbiterv1.Job) string {

@@ -38,23 +38,31 @@ import (
 
 var bugs = map[string]bool{}
 
+// options are the command's flags.
+type options struct {
+	bug, fail, failOnce, format, total string
+	failAt                             int
+	perftree                           bool
+}
+
 func main() {
-	bug := flag.String("bug", "none", "comma-separated bugs (see the package doc)")
-	fail := flag.String("fail", "", "crash, hang, garbage or search on go perft")
-	failAt := flag.Int("fail-at", 1, "the query (1-based) at which -fail strikes")
-	failOnce := flag.String("fail-once", "", "fail only if this file does not exist yet (and create it): a restarted engine then works")
-	format := flag.String("format", "colon", "divide line format: colon (e2e4: 20), space (e2e4 20), dash (e2e4 - 20)")
-	total := flag.String("total", "Nodes searched", "label of the total line")
-	perftree := flag.Bool("perftree", false, "act as a perftree script: DEPTH FEN [MOVES] as arguments")
+	var o options
+	flag.StringVar(&o.bug, "bug", "none", "comma-separated bugs (see the package doc)")
+	flag.StringVar(&o.fail, "fail", "", "crash, hang, garbage or search on go perft")
+	flag.IntVar(&o.failAt, "fail-at", 1, "the query (1-based) at which -fail strikes")
+	flag.StringVar(&o.failOnce, "fail-once", "", "fail only if this file does not exist yet (and create it): a restarted engine then works")
+	flag.StringVar(&o.format, "format", "colon", "divide line format: colon (e2e4: 20), space (e2e4 20), dash (e2e4 - 20)")
+	flag.StringVar(&o.total, "total", "Nodes searched", "label of the total line")
+	flag.BoolVar(&o.perftree, "perftree", false, "act as a perftree script: DEPTH FEN [MOVES] as arguments")
 	flag.Parse()
-	if *failOnce != "" && *fail != "" {
-		if _, err := os.Stat(*failOnce); err == nil {
-			*fail = ""
+	if o.failOnce != "" && o.fail != "" {
+		if _, err := os.Stat(o.failOnce); err == nil {
+			o.fail = ""
 		} else {
-			os.WriteFile(*failOnce, nil, 0o644)
+			os.WriteFile(o.failOnce, nil, 0o644)
 		}
 	}
-	for _, b := range strings.Split(*bug, ",") {
+	for _, b := range strings.Split(o.bug, ",") {
 		switch b {
 		case "none", "":
 		case "ep", "castle-through-check", "underpromo", "960-king-stays", "960-rook-dest", "castle-out-of-check":
@@ -66,45 +74,52 @@ func main() {
 	}
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
-
-	if *perftree {
-		a := flag.Args()
-		if len(a) < 2 {
-			fmt.Fprintln(os.Stderr, "usage: brokenperft -perftree DEPTH FEN [MOVES]")
-			os.Exit(2)
-		}
-		depth, err := strconv.Atoi(a[0])
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "brokenperft: bad depth", a[0])
-			os.Exit(2)
-		}
-		moves := ""
-		if len(a) > 2 {
-			moves = a[2]
-		}
-		pos, err := setPosition(a[1], strings.Fields(moves), false)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "brokenperft:", err)
-			os.Exit(1)
-		}
-		switch *fail {
-		case "crash":
-			fmt.Fprintln(os.Stderr, "brokenperft: crashing as asked")
-			os.Exit(3)
-		case "hang":
-			time.Sleep(time.Hour)
-		case "garbage":
-			fmt.Fprintln(out, "this is not perft output")
-			return
-		}
-		lines, n := divide(pos, depth)
-		for _, l := range lines {
-			fmt.Fprintf(out, "%s %d\n", l.mv, l.n)
-		}
-		fmt.Fprintf(out, "\n%d\n", n)
+	if o.perftree {
+		perftreeScript(out, o, flag.Args())
 		return
 	}
+	uciLoop(out, o)
+}
 
+// perftreeScript answers one perftree query: DEPTH FEN [MOVES].
+func perftreeScript(out *bufio.Writer, o options, a []string) {
+	if len(a) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: brokenperft -perftree DEPTH FEN [MOVES]")
+		os.Exit(2)
+	}
+	depth, err := strconv.Atoi(a[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "brokenperft: bad depth", a[0])
+		os.Exit(2)
+	}
+	moves := ""
+	if len(a) > 2 {
+		moves = a[2]
+	}
+	pos, err := setPosition(a[1], strings.Fields(moves), false)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "brokenperft:", err)
+		os.Exit(1)
+	}
+	switch o.fail {
+	case "crash":
+		fmt.Fprintln(os.Stderr, "brokenperft: crashing as asked")
+		os.Exit(3)
+	case "hang":
+		time.Sleep(time.Hour)
+	case "garbage":
+		fmt.Fprintln(out, "this is not perft output")
+		return
+	}
+	lines, n := divide(pos, depth)
+	for _, l := range lines {
+		fmt.Fprintf(out, "%s %d\n", l.mv, l.n)
+	}
+	fmt.Fprintf(out, "\n%d\n", n)
+}
+
+// uciLoop speaks UCI on standard input and output until quit or EOF.
+func uciLoop(out *bufio.Writer, o options) {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
 	say := func(format string, args ...any) {
@@ -121,7 +136,7 @@ func main() {
 		}
 		switch f[0] {
 		case "uci":
-			say("id name BrokenPerft %s", *bug)
+			say("id name BrokenPerft %s", o.bug)
 			say("id author Arbiter tests")
 			say("option name UCI_Chess960 type check default false")
 			say("uciok")
@@ -132,22 +147,7 @@ func main() {
 				chess960 = f[4] == "true"
 			}
 		case "position":
-			var fen string
-			var moves []string
-			i := 1
-			if len(f) > 1 && f[1] == "startpos" {
-				fen, i = engine.StartFEN, 2
-			} else if len(f) > 1 && f[1] == "fen" {
-				j := 2
-				for j < len(f) && f[j] != "moves" {
-					j++
-				}
-				fen, i = strings.Join(f[2:j], " "), j
-			}
-			if i < len(f) && f[i] == "moves" {
-				moves = f[i+1:]
-			}
-			p, err := setPosition(fen, moves, chess960)
+			p, err := uciPosition(f, chess960)
 			if err != nil {
 				say("info string error: %v", err)
 				continue
@@ -159,47 +159,79 @@ func main() {
 				continue
 			}
 			queries++
-			if queries == *failAt {
-				switch *fail {
-				case "crash":
-					say("e2e4: 1")
-					fmt.Fprintln(os.Stderr, "brokenperft: crashing as asked")
-					os.Exit(3)
-				case "hang":
-					time.Sleep(time.Hour)
-				case "garbage":
-					say("a2a3: 1")
-					say("Nodes searched: lots")
-					continue
-				case "search":
-					say("info depth 1 score cp 0")
-					say("bestmove e2e4")
-					continue
-				}
-			}
-			depth, err := strconv.Atoi(f[2])
-			if err != nil || depth < 1 {
-				say("info string bad depth")
+			if queries == o.failAt && failQuery(say, o.fail) {
 				continue
 			}
-			say("info string perft of %s", pos.FEN())
-			lines, n := divide(pos, depth)
-			for _, l := range lines {
-				switch *format {
-				case "space":
-					say("%s %d", l.mv, l.n)
-				case "dash":
-					say("%s - %d", l.mv, l.n)
-				default:
-					say("%s: %d", l.mv, l.n)
-				}
-			}
-			say("")
-			say("%s: %d", *total, n)
+			goPerft(say, o, pos, f[2])
 		case "quit":
 			return
 		}
 	}
+}
+
+// uciPosition is the position a "position" command's words f set.
+func uciPosition(f []string, chess960 bool) (engine.Position, error) {
+	var fen string
+	var moves []string
+	i := 1
+	if len(f) > 1 && f[1] == "startpos" {
+		fen, i = engine.StartFEN, 2
+	} else if len(f) > 1 && f[1] == "fen" {
+		j := 2
+		for j < len(f) && f[j] != "moves" {
+			j++
+		}
+		fen, i = strings.Join(f[2:j], " "), j
+	}
+	if i < len(f) && f[i] == "moves" {
+		moves = f[i+1:]
+	}
+	return setPosition(fen, moves, chess960)
+}
+
+// failQuery misbehaves as -fail asks on a "go perft" query; true when the
+// query is answered (badly) and no count follows.
+func failQuery(say func(string, ...any), fail string) bool {
+	switch fail {
+	case "crash":
+		say("e2e4: 1")
+		fmt.Fprintln(os.Stderr, "brokenperft: crashing as asked")
+		os.Exit(3)
+	case "hang":
+		time.Sleep(time.Hour)
+	case "garbage":
+		say("a2a3: 1")
+		say("Nodes searched: lots")
+		return true
+	case "search":
+		say("info depth 1 score cp 0")
+		say("bestmove e2e4")
+		return true
+	}
+	return false
+}
+
+// goPerft answers "go perft DEPTH": the divide in -format and the total.
+func goPerft(say func(string, ...any), o options, pos engine.Position, depthWord string) {
+	depth, err := strconv.Atoi(depthWord)
+	if err != nil || depth < 1 {
+		say("info string bad depth")
+		return
+	}
+	say("info string perft of %s", pos.FEN())
+	lines, n := divide(pos, depth)
+	for _, l := range lines {
+		switch o.format {
+		case "space":
+			say("%s %d", l.mv, l.n)
+		case "dash":
+			say("%s - %d", l.mv, l.n)
+		default:
+			say("%s: %d", l.mv, l.n)
+		}
+	}
+	say("")
+	say("%s: %d", o.total, n)
 }
 
 // setPosition plays moves (matched against our buggy move list, as an
