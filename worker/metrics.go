@@ -2,7 +2,6 @@ package worker
 
 import (
 	"errors"
-	"strings"
 	"sync"
 	"time"
 
@@ -147,20 +146,9 @@ func (w *Worker) Ready() error {
 	return nil
 }
 
-// batchPlayed counts a played game-pair batch: its games that reached an
-// end (a result other than "*"), and the engine restarts its incidents
-// imply (a crashed, hung or unstartable engine process is killed and
-// started again for the next game).
-func (m *metrics) batchPlayed(res *arbiterv1.GamePairBatchResult) {
-	for _, pgn := range res.GetPgns() {
-		if !strings.Contains(pgn, `[Result "*"]`) {
-			m.games.Inc()
-		}
-	}
-	for _, inc := range res.GetIncidents() {
-		switch inc.GetKind() {
-		case arbiterv1.IncidentKind_INCIDENT_KIND_CRASH, arbiterv1.IncidentKind_INCIDENT_KIND_HANG:
-			m.restarts.Inc()
-		}
-	}
+// gamesPlayed counts games played to an end and engine processes
+// restarted (Host.CountGames).
+func (m *metrics) gamesPlayed(games, restarts uint64) {
+	m.games.Add(float64(games))
+	m.restarts.Add(float64(restarts))
 }

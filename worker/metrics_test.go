@@ -112,14 +112,13 @@ func TestNodesPerSecond(t *testing.T) {
 	}
 }
 
-func TestBatchPlayed(t *testing.T) {
-	m := newMetrics(nil, 1)
-	m.batchPlayed(&arbiterv1.GamePairBatchResult{
-		Pgns: []string{"[Result \"1-0\"]\n\n1-0\n", "[Result \"*\"]\n\n*\n", "[Result \"1/2-1/2\"]\n\n1/2-1/2\n"},
-		Incidents: []*arbiterv1.Incident{{Kind: arbiterv1.IncidentKind_INCIDENT_KIND_CRASH},
-			{Kind: arbiterv1.IncidentKind_INCIDENT_KIND_TIME_LOSS}, {Kind: arbiterv1.IncidentKind_INCIDENT_KIND_HANG}},
-	})
-	if g, r := testutil.ToFloat64(m.games), testutil.ToFloat64(m.restarts); g != 2 || r != 2 {
-		t.Errorf("games %v (want 2 finished), restarts %v (want 2: crash and hang)", g, r)
+// A runner's CountGames (Host) adds to the worker's games and restarts.
+func TestCountGames(t *testing.T) {
+	w := &Worker{metrics: newMetrics(nil, 1)}
+	rh := &runnerHost{w: w}
+	rh.CountGames(2, 1)
+	rh.CountGames(3, 0)
+	if g, r := testutil.ToFloat64(w.metrics.games), testutil.ToFloat64(w.metrics.restarts); g != 5 || r != 1 {
+		t.Errorf("games %v (want 5), restarts %v (want 1)", g, r)
 	}
 }

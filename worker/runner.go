@@ -3,15 +3,15 @@ package worker
 // Runners: how a kind of job runs its units here. A kind's folder
 // (kinds/NAME) registers a Runner from its init; the worker finds a leased
 // unit's payload, whichever field of WorkUnit.payload carries it (the
-// plugin Any, or a typed field such as perft and verify, kept for the
-// coordinators of the release before), looks it up by its message type and
-// hands it to the runner that takes that type, with a Host: the part of
-// the worker a runner may use. The result goes back the way the unit came:
-// packed into SubmitRequest.plugin for a packed unit, or into the typed
-// field of SubmitRequest.result that takes the result's type. The worker
-// offers the coordinator what each registered runner offers, so what a
-// worker says it runs is read from this registry, never from a list kept
-// by hand. A runner with state per worker (tables kept across units,
+// plugin Any, or a typed field such as game_pairs, perft and verify, kept
+// for the coordinators of the release before), looks it up by its message
+// type and hands it to the runner that takes that type, with a Host: the
+// part of the worker a runner may use. The result goes back the way the
+// unit came: packed into SubmitRequest.plugin for a packed unit, or into
+// the typed field of SubmitRequest.result that takes the result's type.
+// The worker offers the coordinator what each registered runner offers,
+// so what a worker says it runs is read from this registry, never from a
+// list kept by hand. A runner with state per worker (tables kept across units,
 // engine processes kept between units) or whose capabilities depend on the
 // worker's settings registers New, which the worker calls once when it is
 // made (see Instance).
@@ -111,7 +111,7 @@ type Instance interface {
 // of the unit (result, release, refusal) is not asked of the host: Run's
 // return value says it (see Runner).
 type Host interface {
-	// ReadyEngines makes engines ready to play, as a game pair's are: an
+	// ReadyEngines makes engines ready to play (engines.go): an
 	// installed engine becomes the one the worker's operator allows under
 	// its name, an uploaded one (or one with a net) is fetched, built and
 	// checked for the sandbox, and each must be present here. It returns
@@ -132,6 +132,16 @@ type Host interface {
 	// worker's nodes-per-second gauge and Stats.Nodes add them once the
 	// result is queued. A unit that never calls it counts none.
 	CountNodes(n uint64)
+	// CountGames counts games the unit played to an end and engine
+	// processes restarted after a crash, a hang or a failed start
+	// (arbiter_worker_games_total, arbiter_worker_engine_restarts_total).
+	CountGames(games, restarts uint64)
+	// SetElapsed says how long the unit's own work took, which the
+	// coordinator is told with its result (SubmitRequest.elapsed): a game
+	// pair's play, without readying its engines and waiting for cores. A
+	// unit that never calls it reports Run's whole time; the last call
+	// counts.
+	SetElapsed(d time.Duration)
 	// Settings are the worker's settings a kind may need.
 	Settings() Settings
 }
@@ -360,6 +370,9 @@ func (w *Worker) runUnit(ctx, bg context.Context, h *held, wu *arbiterv1.WorkUni
 	start := time.Now()
 	res, err := r.Run(ctx, rh, unit)
 	elapsed := time.Since(start)
+	if rh.elapsed != nil {
+		elapsed = *rh.elapsed
+	}
 	if err == nil && (res == nil || !res.ProtoReflect().IsValid()) { // nil, or a typed nil
 		err = fmt.Errorf("the runner of %s returned neither a result nor an error", name)
 		log.Error("runner bug; releasing the unit", zap.Error(err))
@@ -403,6 +416,7 @@ type runnerHost struct {
 	log     *zap.Logger
 	nodes   uint64
 	counted bool
+	elapsed *time.Duration // SetElapsed's; nil: Run's whole time
 }
 
 func (rh *runnerHost) ReadyEngines(ctx context.Context, engines ...*arbiterv1.EngineSpec) ([]*arbiterv1.EngineSpec, func(), error) {
@@ -427,6 +441,9 @@ func (rh *runnerHost) CountNodes(n uint64) {
 	}
 	rh.nodes += n
 }
+
+func (rh *runnerHost) CountGames(games, restarts uint64) { rh.w.metrics.gamesPlayed(games, restarts) }
+func (rh *runnerHost) SetElapsed(d time.Duration)        { rh.elapsed = &d }
 
 // settings are the worker's Settings.
 func (w *Worker) settings() Settings {

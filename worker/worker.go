@@ -1,12 +1,15 @@
 // Package worker is the cluster's worker: it registers with a coordinator,
 // leases units, runs them on all its cores, heartbeats its leases, and
-// submits results. Game-pair units (match and SPRT tests, tunes) are
-// built in; every other kind (kinds/NAME: perft, verify, datagen, epd)
-// runs its units through the Runner it registers (runner.go), whichever
-// field of the unit carries them, and the worker offers what the
-// registered runners offer. A runner keeps what it needs across units on
-// one worker (perft's hash table, verify's engine processes) in the
-// Instance its New makes from the worker's Settings.
+// submits results. It runs every kind's units (kinds/NAME: game pairs of
+// tests and tunes through worker/gamepairs, perft, verify, datagen, epd)
+// through the Runner the kind registers (runner.go), whichever field of
+// the unit carries them, and offers what the registered runners offer,
+// with what its engines are (the embedded engine, Syzygy tables, uploaded
+// engines and nets: engines.go, artifacts.go). A runner keeps what it
+// needs across units on one worker (perft's hash table, verify's engine
+// processes, the movegen gate's verdicts) in the Instance its New makes
+// from the worker's Settings, and reaches the worker through its Host
+// (engines made ready, the cores budget, metrics).
 //
 // A worker never loses a result it computed to a passing failure: results
 // wait in an outbox until the coordinator acknowledges them, across
@@ -93,8 +96,8 @@ type Config struct {
 	// clusterclient.Persistent). Keep it without a budget: a worker
 	// outlasts any coordinator outage.
 	Retry clusterclient.Policy
-	// Builtin makes the embedded engine's players for game-pair batches
-	// (match/builtin.New); nil: the worker does not offer the builtin engine.
+	// Builtin makes the embedded engine's players (match/builtin.New;
+	// Settings.Builtin); nil: the worker does not offer the builtin engine.
 	Builtin match.BuiltinFactory
 	// DataDir holds the cache of uploaded engines (downloads, builds) and
 	// their working directories (worker/artifacts.go); "": the worker runs
@@ -120,8 +123,9 @@ type Config struct {
 	// nil: none, a test naming one is refused (engineallow).
 	Engines *engineallow.List
 	// Syzygy are the worker's tablebases (--syzygy DIR): it advertises
-	// capability.Syzygy(n) up to their most pieces and adjudicates the
-	// tests that ask for it; nil: it is offered no such test.
+	// capability.Syzygy(n) up to their most pieces, and the runners
+	// adjudicate the tests that ask for it with them (Settings.Syzygy);
+	// nil: it is offered no such test.
 	Syzygy *syzygy.Tablebase
 }
 
@@ -174,10 +178,10 @@ type Worker struct {
 	stats     Stats
 	metrics   *metrics
 
-	// Game-pair batches (games.go).
-	games gameRunner
-	// gates are the movegen gate's verdicts by build (movegengate.go).
-	gates gateCache
+	// bench is the start-up bench's measure (bench.go).
+	bench bench
+	// cores are the cores running games hold (cores.go).
+	cores coreBudget
 }
 
 // Stats counts what a worker did.
@@ -269,7 +273,7 @@ func (w *Worker) register(ctx context.Context, stale string) (string, error) {
 		Capabilities: &arbiterv1.WorkerCapabilities{
 			Cores: uint32(w.cfg.Threads), HashMb: uint32(w.cfg.HashMB), EngineVersion: EngineVersion(),
 			Capabilities: w.capabilities(), Hostname: hostname(),
-			BenchNps: w.games.nps, BenchSignature: w.games.signature, Platform: Platform(),
+			BenchNps: w.bench.nps, BenchSignature: w.bench.signature, Platform: Platform(),
 		},
 	}
 	var resp *arbiterv1.RegisterResponse
@@ -300,10 +304,11 @@ func (w *Worker) register(ctx context.Context, stale string) (string, error) {
 	return resp.GetWorkerId(), nil
 }
 
-// capabilities is what the worker offers: the game work it is set up
-// for, and what the registered runners offer (runner.go).
+// capabilities is what the worker offers: what its engines are (the
+// embedded engine, tables, uploaded engines and nets), and what the
+// registered runners offer (runner.go).
 func (w *Worker) capabilities() []string {
-	caps := w.gameCapabilities()
+	caps := w.engineCapabilities()
 	caps = append(caps, w.arts.capabilities()...)
 	return append(caps, w.Capabilities()...)
 }
@@ -480,10 +485,6 @@ func (w *Worker) run(bg context.Context, l *arbiterv1.Lease) {
 		delete(w.computing, h.leaseID)
 		w.mu.Unlock()
 	}()
-	if gb := unit.GetGamePairs(); gb != nil {
-		w.runGames(cctx, bg, h, gb, log)
-		return
-	}
 	w.runUnit(cctx, bg, h, unit, log)
 }
 

@@ -25,7 +25,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/worker"
+	"github.com/arbiter-chess/arbiter/worker/gamepairs"
 )
 
 const book = "../../books/uho-200.epd"
@@ -389,7 +389,7 @@ func TestClusterTestBadInput(t *testing.T) {
 	}
 	// A good result (the batch played here, as a worker plays it) counts
 	// once; the same again is a duplicate.
-	good, err := worker.PlayBatch(ctxT(t, time.Minute), l.GetUnit().GetGamePairs(), builtin.New)
+	good, err := gamepairs.PlayBatch(ctxT(t, time.Minute), l.GetUnit().GetGamePairs(), builtin.New)
 	if err != nil {
 		t.Fatal(err)
 	}

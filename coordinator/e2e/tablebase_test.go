@@ -4,7 +4,7 @@ package e2e
 
 // Tablebase adjudication on the cluster: a real coordinator process with
 // --syzygy, a worker credential held by a test that plays its leased
-// batch for real (worker.PlayBatchTables with the same tables) and then
+// batch for real (gamepairs.PlayBatchTables with the same tables) and then
 // lies about one tablebase verdict, and a real worker process with
 // --syzygy as the control.
 
@@ -23,7 +23,7 @@ import (
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/testing/tbtest"
-	"github.com/arbiter-chess/arbiter/worker"
+	"github.com/arbiter-chess/arbiter/worker/gamepairs"
 )
 
 const tbBook = "../../cmd/arbiter/testdata/tb-endgames.epd"
@@ -131,7 +131,7 @@ func TestTablebaseAdjudicationOnCluster(t *testing.T) {
 		if b.GetAdjudication().GetTablebase().GetPieces() != 4 {
 			t.Fatalf("the batch carries tablebase adjudication %v, want 4 pieces", b.GetAdjudication().GetTablebase())
 		}
-		r, err := worker.PlayBatchTables(context.Background(), b, builtin.New, tables, nil)
+		r, err := gamepairs.PlayBatchTables(context.Background(), b, builtin.New, tables, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

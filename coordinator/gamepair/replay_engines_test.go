@@ -14,7 +14,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/worker"
+	"github.com/arbiter-chess/arbiter/worker/gamepairs"
 )
 
 // Games an engine loses by failing (crash, time forfeit by a hang or a slow
@@ -55,7 +55,7 @@ func TestReplayHonestEngineFailures(t *testing.T) {
 					{Index: 1, Fen: "r3k2r/pppq1ppp/2npbn2/4p3/4P3/2NPBN2/PPPQ1PPP/R3K2R w KQkq - 0 1"}},
 				HangTimeout: durationpb.New(300 * time.Millisecond),
 			}
-			res, err := worker.PlayBatch(context.Background(), b, builtin.New)
+			res, err := gamepairs.PlayBatch(context.Background(), b, builtin.New)
 			if err != nil {
 				t.Fatal(err)
 			}

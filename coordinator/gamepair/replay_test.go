@@ -11,7 +11,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
-	"github.com/arbiter-chess/arbiter/worker"
+	"github.com/arbiter-chess/arbiter/worker/gamepairs"
 )
 
 // honestBatch is a batch whose games end in many ways: mates from a mating
@@ -39,7 +39,7 @@ func honestBatch() *arbiterv1.GamePairBatch {
 
 func play(t testing.TB, b *arbiterv1.GamePairBatch) *arbiterv1.GamePairBatchResult {
 	t.Helper()
-	res, err := worker.PlayBatch(context.Background(), b, builtin.New)
+	res, err := gamepairs.PlayBatch(context.Background(), b, builtin.New)
 	if err != nil {
 		t.Fatal(err)
 	}

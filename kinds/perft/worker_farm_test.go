@@ -26,22 +26,7 @@ func TestPerftUnitsOnAWorker(t *testing.T) {
 	c := farm.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	var caps []string
-	for caps == nil && ctx.Err() == nil {
-		ws, err := c.Admin.ListWorkers(ctx, &arbiterv1.ListWorkersRequest{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, w := range ws.GetWorkers() {
-			caps = w.GetCapabilities().GetCapabilities()
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	for _, want := range []string{capability.Perft, capability.Perft960, capability.PerftSlices, capability.PerftStats} {
-		if !slices.Contains(caps, want) {
-			t.Fatalf("the worker offers %q, without %q", caps, want)
-		}
-	}
+	caps := farmtest.WorkerCapabilities(ctx, t, c, capability.Perft, capability.Perft960, capability.PerftSlices, capability.PerftStats)
 	if slices.Contains(caps, capability.PerftCrossCheck) {
 		t.Errorf("the worker offers %q with no --verify-engine program", caps)
 	}

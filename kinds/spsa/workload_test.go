@@ -22,7 +22,7 @@ import (
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	sp "github.com/arbiter-chess/arbiter/spsa"
-	"github.com/arbiter-chess/arbiter/worker"
+	"github.com/arbiter-chess/arbiter/worker/gamepairs"
 )
 
 // Every bad tune is refused with BAD_INPUT naming the field, in a short
@@ -535,7 +535,7 @@ func TestRealEngineBatches(t *testing.T) {
 	a := e.Worker("a", 0)
 	for range 2 {
 		g := e.MustLease(a)
-		res, err := worker.PlayBatch(context.Background(), gamepairtest.BatchOf(g), builtin.New)
+		res, err := gamepairs.PlayBatch(context.Background(), gamepairtest.BatchOf(g), builtin.New)
 		if err != nil {
 			t.Fatal(err)
 		}

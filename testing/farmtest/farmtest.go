@@ -10,6 +10,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/web"
 	"github.com/arbiter-chess/arbiter/local/localcluster"
 	"github.com/arbiter-chess/arbiter/match/builtin"
+	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
 // Farm is a serving coordinator with its workers; Stop runs at the
@@ -89,4 +91,30 @@ func (f *Farm) Do(t testing.TB, method, path string, body []byte) (int, string) 
 		t.Fatal(err)
 	}
 	return resp.StatusCode, string(b)
+}
+
+// WorkerCapabilities waits, through c, until a worker of the farm has
+// registered, and returns what it offers (the capabilities a registered
+// runner or the worker's engines add); the test fails when ctx ends
+// first, or when the worker offers one of want not.
+func WorkerCapabilities(ctx context.Context, t testing.TB, c *clusterclient.Client, want ...string) []string {
+	t.Helper()
+	for ctx.Err() == nil {
+		ws, err := c.Admin.ListWorkers(ctx, &arbiterv1.ListWorkersRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if list := ws.GetWorkers(); len(list) > 0 {
+			caps := list[0].GetCapabilities().GetCapabilities()
+			for _, w := range want {
+				if !slices.Contains(caps, w) {
+					t.Fatalf("the worker offers %q, without %q", caps, w)
+				}
+			}
+			return caps
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no worker registered: %v", ctx.Err())
+	return nil
 }

@@ -1,8 +1,7 @@
-package worker
+package gamepairs
 
 import (
 	"context"
-	"errors"
 	"regexp"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/gamelabel"
+	"github.com/arbiter-chess/arbiter/worker"
 )
 
 var pgnResult = regexp.MustCompile(`\[Result "([^"]+)"\]`)
@@ -143,11 +143,10 @@ func TestPlayBatchPerEngineLimits(t *testing.T) {
 	check(res)
 
 	b.EngineB.TimeControl = &arbiterv1.TimeControl{}
-	var refusal *refusalError
-	if _, err := PlayBatch(context.Background(), b, builtin.New); !errors.As(err, &refusal) || !strings.Contains(err.Error(), `engine "b": time control`) {
+	if _, err := PlayBatch(context.Background(), b, builtin.New); !worker.IsRefusal(err) || !strings.Contains(err.Error(), `engine "b": time control`) {
 		t.Errorf("an unreadable own time control: %v", err)
 	}
-	if caps := (&Worker{}).gameCapabilities(); !slices.Contains(caps, "engine-limits") {
+	if caps := newRunner(worker.Settings{}).Capabilities(); !slices.Contains(caps, "engine-limits") {
 		t.Errorf("capabilities %v", caps)
 	}
 }
@@ -160,8 +159,20 @@ func TestPlayBatchRefusesWithoutTables(t *testing.T) {
 		Adjudication: &arbiterv1.Adjudication{Tablebase: &arbiterv1.TablebaseAdjudication{Pieces: 4}},
 	}
 	_, err := PlayBatch(context.Background(), b, builtin.New)
-	var refusal *refusalError
-	if !errors.As(err, &refusal) || !strings.Contains(err.Error(), "Syzygy tables of 4 pieces") {
+	if !worker.IsRefusal(err) || !strings.Contains(err.Error(), "Syzygy tables of 4 pieces") {
 		t.Fatalf("got %v, want a refusal naming the tables", err)
+	}
+}
+
+// gamesOf counts the games that reached an end and the restarts that
+// crashes and hangs imply, for the worker's metrics.
+func TestGamesOf(t *testing.T) {
+	games, restarts := gamesOf(&arbiterv1.GamePairBatchResult{
+		Pgns: []string{"[Result \"1-0\"]\n\n1-0\n", "[Result \"*\"]\n\n*\n", "[Result \"1/2-1/2\"]\n\n1/2-1/2\n"},
+		Incidents: []*arbiterv1.Incident{{Kind: arbiterv1.IncidentKind_INCIDENT_KIND_CRASH},
+			{Kind: arbiterv1.IncidentKind_INCIDENT_KIND_TIME_LOSS}, {Kind: arbiterv1.IncidentKind_INCIDENT_KIND_HANG}},
+	})
+	if games != 2 || restarts != 2 {
+		t.Errorf("games %d (want 2 finished), restarts %d (want 2: crash and hang)", games, restarts)
 	}
 }

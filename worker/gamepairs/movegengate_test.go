@@ -1,6 +1,6 @@
 //go:build unix
 
-package worker
+package gamepairs
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 func TestMovegenGateCachedByBuild(t *testing.T) {
 	dir := t.TempDir()
 	bp := filepath.Join(dir, "brokenperft")
-	if out, err := exec.Command("go", "build", "-o", bp, "../testing/testengines/brokenperft").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bp, "../../testing/testengines/brokenperft").CombinedOutput(); err != nil {
 		t.Fatalf("building brokenperft: %v\n%s", err, out)
 	}
 	starts := filepath.Join(dir, "starts")

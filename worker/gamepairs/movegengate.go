@@ -1,12 +1,12 @@
-package worker
+package gamepairs
 
 // The movegen gate on a worker: before it plays a batch, the worker runs
 // verify's gate through each engine of the batch with movegen_gate set,
 // once per build of the engine (cached by the build's hash: a test's other
 // batches and later tests of the same build skip it).
 //
-// passMovegenGates decides (playGames calls it once the engines are
-// ready), runGames answers the lease:
+// passMovegenGates decides (play calls it once the engines are ready),
+// Run answers the lease:
 //
 //   - passed: the batch is played;
 //   - failed (a finding the coordinator can check, or an engine that does
@@ -18,7 +18,8 @@ package worker
 //     cached.
 //
 // A worker killed during the gate holds only a lease: the batch goes to
-// another worker, which runs the gate again.
+// another worker, which runs the gate again. The verdicts are the
+// runner's on one worker (runner.gates), kept as long as the worker.
 
 import (
 	"context"
@@ -38,6 +39,7 @@ import (
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
 	"github.com/arbiter-chess/arbiter/verify"
 	"github.com/arbiter-chess/arbiter/wire/verifyproto"
+	"github.com/arbiter-chess/arbiter/worker"
 )
 
 // gateQueryTimeout bounds one perft query of the gate (the suite's depths
@@ -75,16 +77,16 @@ func (e *gateFailedError) Error() string { return e.failure.GetMessage() }
 // batch's engines as leased (an uploaded engine names its artifact
 // there), engines the same engines ready to start. It returns nil when
 // every gate passed, a *gateFailedError when one failed with a verdict
-// the coordinator can check, a *refusalError when this worker cannot
+// the coordinator can check, a refusal (worker.Refuse) when this worker cannot
 // check an engine (it crashed, hung or did not start, or its verdict has
 // no wrong move), or ctx's error when the worker is stopping.
-func (w *Worker) passMovegenGates(ctx context.Context, leased, engines []*arbiterv1.EngineSpec, log *zap.Logger) error {
+func (c *gateCache) pass(ctx context.Context, leased, engines []*arbiterv1.EngineSpec, log *zap.Logger) error {
 	for i, e := range engines {
 		if e.GetMovegenGate() == "" {
 			continue
 		}
 		start := time.Now()
-		v := w.gates.verdict(ctx, leased[i], e)
+		v := c.verdict(ctx, leased[i], e)
 		switch {
 		case v.Outcome == verify.GatePassed:
 			log.Info("movegen gate passed", zap.String("engine", e.GetName()), zap.Duration("elapsed", time.Since(start)))
@@ -93,19 +95,10 @@ func (w *Worker) passMovegenGates(ctx context.Context, leased, engines []*arbite
 		case v.Outcome == verify.GateFailed && (v.NoPerft || hasWrongMove(v)):
 			return &gateFailedError{failure: verifyproto.GateFailureToProto(v)}
 		default:
-			return &refusalError{errors.New(v.Message)}
+			return worker.Refuse(errors.New(v.Message))
 		}
 	}
 	return nil
-}
-
-// answerGateFailure answers lease h with the failed gate as the batch's
-// result: the coordinator checks it and fails the test with it.
-func (w *Worker) answerGateFailure(h *held, failed *gateFailedError, log *zap.Logger) {
-	log.Warn("movegen gate failed; answering the batch with the verdict", zap.String("verdict", failed.Error()))
-	res := &arbiterv1.GamePairBatchResult{MovegenGateFailure: failed.failure}
-	w.queueResult(&result{leaseID: h.leaseID, unitID: h.unitID, jobID: h.jobID,
-		answer: &arbiterv1.SubmitRequest{Result: &arbiterv1.SubmitRequest_GamePairs{GamePairs: res}}}, 0)
 }
 
 // hasWrongMove reports whether a failed verdict names a move the
