@@ -2,6 +2,7 @@ package gamepair
 
 import (
 	"context"
+	"database/sql"
 	"sync"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ func TestCancel(t *testing.T) {
 	defer st.Close()
 	now := time.Unix(1_700_000_000, 0)
 	running := &store.Job{ID: "t1", Kind: "spsa", State: store.StateRunning, CreatedAt: now, RootMoves: []string{}, Throughput: 1}
-	if err := st.CreateTune(ctx, running, &store.Tune{JobID: "t1", Spec: []byte{}, BatchPairs: 1}); err != nil {
+	if err := st.CreateKindJob(ctx, running, func(context.Context, *sql.Tx) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	done := &store.Job{ID: "t2", State: store.StateDone}

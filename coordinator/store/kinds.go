@@ -182,3 +182,21 @@ func (s *Store) CreateKindJob(ctx context.Context, j *Job, fn func(ctx context.C
 func SetJobStateTx(ctx context.Context, tx *sql.Tx, jobID string, job *JobChange) error {
 	return setJobState(ctx, tx, jobID, job)
 }
+
+// InsertPGNsTx stores the games of batch idx of a job inside a kind's
+// transaction, as a test's batch stores them (pgns, gzip-compressed).
+func InsertPGNsTx(ctx context.Context, tx *sql.Tx, jobID string, idx int, pgns []string) error {
+	return insertPGNs(ctx, tx, jobID, idx, pgns)
+}
+
+// InsertEventsTx records events inside a kind's transaction.
+func InsertEventsTx(ctx context.Context, tx *sql.Tx, events []Event) error {
+	return insertEvents(ctx, tx, events)
+}
+
+// EncodePenta and DecodePenta are how a pentanomial is kept in a TEXT
+// column (a test's batches and a kind's rows alike).
+func EncodePenta(p [5]int64) string { return encodePenta(p) }
+
+// DecodePenta reads what EncodePenta wrote.
+func DecodePenta(s string) ([5]int64, error) { return decodePenta(s) }

@@ -222,7 +222,7 @@ func TestPGNsCompressedAndExpired(t *testing.T) {
 		t.Fatalf("the game is not stored gzip-compressed (gz %d, %.20q)", gz, stored)
 	}
 	// Retention: everything finished before the cutoff loses its games.
-	ids, err := s.ExpirePGNs(ctx, now.Add(time.Second), now.Add(time.Hour))
+	ids, err := s.ExpireGames(ctx, now.Add(time.Second), now.Add(time.Hour), TestGames)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestPGNsCompressedAndExpired(t *testing.T) {
 	if tr, _ := s.Test(ctx, "s-new"); tr.PGNsExpired.IsZero() {
 		t.Fatal("expiry not recorded")
 	}
-	if again, _ := s.ExpirePGNs(ctx, now.Add(time.Second), now.Add(2*time.Hour)); len(again) != 0 {
+	if again, _ := s.ExpireGames(ctx, now.Add(time.Second), now.Add(2*time.Hour), TestGames); len(again) != 0 {
 		t.Fatalf("expired twice: %v", again)
 	}
 }

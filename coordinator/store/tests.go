@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -250,35 +251,46 @@ func (s *Store) PGN(ctx context.Context, jobID string, batch, game int) (string,
 	return pgnText(raw, gz)
 }
 
-// GameTable names the jobs whose games ExpireGames deletes.
+// GameTable names a table of jobs whose games ExpireGames deletes: a row
+// per job (job_id) with its pgns_expired_at.
 type GameTable string
 
-// The tables of jobs that store games.
-const (
-	TestGames GameTable = "tests"
-	TuneGames GameTable = "tunes"
+// TestGames is the tests' table (a kind's own table registers its name
+// with RegisterGameTable).
+const TestGames GameTable = "tests"
+
+var (
+	gameTablesMu sync.Mutex
+	gameTables   = map[GameTable]bool{TestGames: true}
 )
 
-// ExpirePGNs deletes the games of tests and SPSA tunes that finished
-// before cutoff (the retention setting) and returns their ids. Their
-// counts, verdict, updates and per-worker figures stay.
-func (s *Store) ExpirePGNs(ctx context.Context, cutoff, now time.Time) ([]string, error) {
-	return s.ExpireGames(ctx, cutoff, now, TestGames, TuneGames)
+// RegisterGameTable declares a kind's table of jobs with games (made by
+// its schema, with job_id and pgns_expired_at columns), from the kind's
+// init. ExpireGames takes no other name: the name goes into its SQL.
+func RegisterGameTable(t GameTable) {
+	gameTablesMu.Lock()
+	defer gameTablesMu.Unlock()
+	gameTables[t] = true
 }
 
-// ExpireGames is ExpirePGNs for the jobs of the tables given, in one
-// transaction.
+// ExpireGames deletes the games of the jobs of the tables given that
+// finished before cutoff (the retention setting), in one transaction,
+// and returns their ids. Their counts, verdict, updates and per-worker
+// figures stay.
 func (s *Store) ExpireGames(ctx context.Context, cutoff, now time.Time, tables ...GameTable) ([]string, error) {
+	gameTablesMu.Lock()
 	for _, t := range tables {
-		if t != TestGames && t != TuneGames {
+		if !gameTables[t] {
+			gameTablesMu.Unlock()
 			return nil, fmt.Errorf("store: %q is no table of jobs with games", t)
 		}
 	}
+	gameTablesMu.Unlock()
 	var ids []string
 	err := s.write(func(ctx context.Context, tx *sql.Tx) error {
 		ids = ids[:0]
 		for _, t := range tables {
-			// table is one of the constants above (checked), never input.
+			// table is a registered name (checked), never input.
 			table := string(t)
 			rows, err := tx.QueryContext(ctx, `SELECT t.job_id FROM `+table+` t JOIN jobs j ON j.id = t.job_id
 				WHERE t.pgns_expired_at = 0 AND j.state != 'running' AND j.finished_at > 0 AND j.finished_at < ?`, UnixNano(cutoff))

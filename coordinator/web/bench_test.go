@@ -267,21 +267,40 @@ func writeTune(ctx context.Context, st *store.Store, rng *rand.Rand, workerIDs [
 	id := "tbenchtune01"
 	j := &store.Job{ID: id, Kind: jobkind.SPSA, State: store.StateDone, CreatedAt: now.Add(-2 * time.Hour), FinishedAt: now.Add(-time.Hour),
 		RootMoves: []string{}, Submitter: "carol", Throughput: 1, UnitsTotal: benchUpdates}
-	if err := st.CreateTune(ctx, j, &store.Tune{JobID: id, Spec: specBytes, BatchPairs: 2}); err != nil {
-		return "", err
-	}
-	ups := make([]store.TuneUpdate, benchUpdates)
+	ups := make([]BenchTuneUpdate, benchUpdates)
 	for k := range ups {
 		p, w, d, l := outcomes(rng, 2)
 		if err := tune.Apply(k, int(w), int(l)); err != nil {
 			return "", err
 		}
 		at := now.Add(-2*time.Hour + time.Duration(k)*time.Second)
-		ups[k] = store.TuneUpdate{JobID: id, Seq: k, Batch: k, UnitID: gamepair.UnitID(id, k), WorkerID: workerIDs[k%len(workerIDs)], Pairs: 2,
-			Penta: p, Wins: w, Draws: d, Losses: l, Theta: tune.Theta(), LeasedAt: at.Add(-time.Second), At: at, ElapsedMS: 1000}
+		ups[k] = BenchTuneUpdate{UnitID: gamepair.UnitID(id, k), WorkerID: workerIDs[k%len(workerIDs)], Pairs: 2,
+			Penta: p, Wins: w, Draws: d, Loss: l, Theta: tune.Theta(), LeasedAt: at.Add(-time.Second), At: at}
 	}
-	return id, parallel(len(ups), func(i int) error { return st.CommitTuneUpdate(ctx, &ups[i], nil, nil, nil) })
+	if err := CreateBenchTune(ctx, st, j, specBytes, 2); err != nil {
+		return "", err
+	}
+	return id, parallel(len(ups), func(i int) error { return CommitBenchTuneUpdate(ctx, st, id, i, ups[i]) })
 }
+
+// BenchTuneUpdate is update Seq (its index) of the benchmark's tune.
+type BenchTuneUpdate struct {
+	UnitID, WorkerID  string
+	Pairs             int
+	Penta             [5]int64
+	Wins, Draws, Loss int64
+	Theta             []float64
+	LeasedAt, At      time.Time
+}
+
+// CreateBenchTune and CommitBenchTuneUpdate write the benchmark's tune
+// with the SPSA kind's own store functions: the kind keeps its tables and
+// imports this package, so kinds_ext_test.go, which may import it, sets
+// them.
+var (
+	CreateBenchTune       func(ctx context.Context, st *store.Store, j *store.Job, spec []byte, batchPairs int) error
+	CommitBenchTuneUpdate func(ctx context.Context, st *store.Store, jobID string, seq int, u BenchTuneUpdate) error
+)
 
 var benchReport = &arbiterv1.VerifyPositionReport{Fen: "4k3/8/P7/8/8/8/8/4K3 w - - 0 1", Depth: 4, Status: "bug", Reference: "3000",
 	ReferenceFrom: "arbiter", EngineTotal: "2900", Probes: 12, Findings: []*arbiterv1.VerifyFinding{

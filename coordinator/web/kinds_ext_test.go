@@ -11,8 +11,25 @@ package web_test
 // and the browser tests post the kinds' submit forms, and read the
 // tests' and perft's tables of the list).
 import (
+	"context"
+
+	"github.com/arbiter-chess/arbiter/coordinator/store"
+	"github.com/arbiter-chess/arbiter/coordinator/web"
 	_ "github.com/arbiter-chess/arbiter/kinds/perft"
-	_ "github.com/arbiter-chess/arbiter/kinds/spsa"
+	"github.com/arbiter-chess/arbiter/kinds/spsa"
 	_ "github.com/arbiter-chess/arbiter/kinds/test"
 	_ "github.com/arbiter-chess/arbiter/kinds/verify"
 )
+
+// The page benchmark's tune is written to the SPSA kind's tables with the
+// kind's functions.
+func init() {
+	web.CreateBenchTune = func(ctx context.Context, st *store.Store, j *store.Job, spec []byte, batchPairs int) error {
+		return spsa.CreateTune(ctx, st, j, &spsa.StoredTune{JobID: j.ID, Spec: spec, BatchPairs: batchPairs})
+	}
+	web.CommitBenchTuneUpdate = func(ctx context.Context, st *store.Store, jobID string, seq int, u web.BenchTuneUpdate) error {
+		return spsa.CommitUpdate(ctx, st, &spsa.Update{JobID: jobID, Seq: seq, Batch: seq, UnitID: u.UnitID, WorkerID: u.WorkerID, Pairs: u.Pairs,
+			Penta: u.Penta, Wins: u.Wins, Draws: u.Draws, Losses: u.Loss, Theta: u.Theta, LeasedAt: u.LeasedAt, At: u.At, ElapsedMS: 1000},
+			nil, nil, nil)
+	}
+}

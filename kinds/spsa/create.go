@@ -135,7 +135,7 @@ func (w *Workload) submit(specAny any) (*gamepair.Submission[*tune], error) {
 	t.traj.add(0, t.st.Theta())
 	return &gamepair.Submission[*tune]{Job: t, Kind: Kind, Prefix: "t", Spec: spec, UnitsTotal: t.Batches.Total(),
 		Write: func(ctx context.Context, rec *store.Job, b []byte) error {
-			return w.store.CreateTune(ctx, rec, &store.Tune{JobID: rec.ID, Spec: b, BatchPairs: int(spec.GetBatchPairs())})
+			return CreateTune(ctx, w.store, rec, &StoredTune{JobID: rec.ID, Spec: b, BatchPairs: int(spec.GetBatchPairs())})
 		},
 		Log: []zap.Field{zap.String("engine", spec.GetEngine().GetName()), zap.Int("params", len(spec.GetParams())),
 			zap.Uint64("pairs", spec.GetPairs()), zap.Uint32("batch_pairs", spec.GetBatchPairs()), zap.Int("openings", len(c.openings))}}, nil

@@ -53,9 +53,9 @@ func (e *env) create(spec *arbiterv1.SpsaSpec) string {
 	return e.Create(Kind, spec)
 }
 
-func (e *env) updates(id string) []store.TuneUpdate {
+func (e *env) updates(id string) []Update {
 	e.T.Helper()
-	us, err := e.St.TuneUpdates(context.Background(), id)
+	us, err := Updates(context.Background(), e.St, id)
 	if err != nil {
 		e.T.Fatal(err)
 	}

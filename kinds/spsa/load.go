@@ -27,7 +27,7 @@ import (
 // tune. The rest loads, and LoadProblems lists it (Kind "tune").
 func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, *gamepair.Stored, error) {
 	id := rec.ID
-	row, err := w.store.Tune(ctx, id)
+	row, err := LoadTune(ctx, w.store, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -57,7 +57,7 @@ func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, *gamepa
 		t.traj.every = max(1, st.Config().Batches()/w.cfg.TrajectoryPoints)
 	}
 	t.Rec = rec
-	updates, err := w.store.TuneUpdates(ctx, id)
+	updates, err := Updates(ctx, w.store, id)
 	if err != nil {
 		return nil, nil, fmt.Errorf("updates: %w", err)
 	}
@@ -73,7 +73,7 @@ func (w *Workload) loadTune(ctx context.Context, rec *store.Job) (*tune, *gamepa
 // are returned for the Set to count. Replaying the recorded results from the start must give the
 // same θ; when it does not (another build's arithmetic), the stored θ
 // stands and the difference is logged.
-func (w *Workload) replay(t *tune, updates []store.TuneUpdate) ([]gamepair.Counted, error) {
+func (w *Workload) replay(t *tune, updates []Update) ([]gamepair.Counted, error) {
 	cfg := t.st.Config()
 	seen := make(map[int]bool, len(updates))
 	counted := make([]gamepair.Counted, 0, len(updates))
@@ -112,7 +112,7 @@ func (w *Workload) replay(t *tune, updates []store.TuneUpdate) ([]gamepair.Count
 
 // checkUpdate refuses a stored update that does not fit the tune, so that
 // no stored row can make a loop long, a count wrong or θ leave its range.
-func checkUpdate(t *tune, cfg sp.Config, u *store.TuneUpdate, c *gamepair.Counted, i int, seen map[int]bool) error {
+func checkUpdate(t *tune, cfg sp.Config, u *Update, c *gamepair.Counted, i int, seen map[int]bool) error {
 	if u.Seq != i {
 		return fmt.Errorf("update %d is stored as seq %d: the order of application has a gap", i, u.Seq)
 	}

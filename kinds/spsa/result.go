@@ -23,7 +23,7 @@ func (w *Workload) next(t *tune, a *gamepair.Accepted) (*gamepair.Step, error) {
 		a.Log.Error("SPSA update failed", zap.Error(err))
 		return nil, apierr.New(apierr.Internal, apierr.ReasonInternal, "tune %s: update: %v", t.Rec.ID, err)
 	}
-	u := &store.TuneUpdate{JobID: t.Rec.ID, Seq: t.st.Updates(), Batch: c.Idx, UnitID: c.UnitID, WorkerID: c.WorkerID, Pairs: c.Pairs,
+	u := &Update{JobID: t.Rec.ID, Seq: t.st.Updates(), Batch: c.Idx, UnitID: c.UnitID, WorkerID: c.WorkerID, Pairs: c.Pairs,
 		Penta: c.Penta, Wins: c.Wins, Draws: c.Draws, Losses: c.Losses, Incidents: c.Incidents, Theta: next.Theta(),
 		LeasedAt: c.LeasedAt, At: c.At, ElapsedMS: c.ElapsedMS}
 	var jobChange *store.JobChange
@@ -31,7 +31,7 @@ func (w *Workload) next(t *tune, a *gamepair.Accepted) (*gamepair.Step, error) {
 		jobChange = &store.JobChange{State: store.StateDone, FinishedAt: c.At}
 	}
 	commit := func(ctx context.Context, pgns []string, change *store.JobChange, events []store.Event) error {
-		return w.store.CommitTuneUpdate(ctx, u, pgns, change, events)
+		return CommitUpdate(ctx, w.store, u, pgns, change, events)
 	}
 	apply := func() []zap.Field {
 		t.st = next

@@ -54,6 +54,8 @@ import (
 const Kind = "spsa"
 
 func init() {
+	store.RegisterSchema(schema)
+	store.RegisterGameTable(GameTable)
 	workload.Register(workload.Kind{
 		Name: Kind,
 		Spec: func() proto.Message { return &arbiterv1.SpsaSpec{} },
@@ -162,7 +164,7 @@ func New(cfg Config) *Workload {
 	cfg.defaults()
 	w := &Workload{cfg: cfg, log: cfg.Logger, store: cfg.Store, builtinOptions: sync.OnceValues(sp.BuiltinOptions)}
 	w.Set = gamepair.Set[*tune]{Deps: cfg.Deps, What: "tune", Kinds: []string{Kind}, Activity: cfg.Activity, Games: cfg.Games,
-		GameTable: store.TuneGames,
+		GameTable: GameTable,
 		Replay:    w.cfg.Replay, Hooks: gamepair.Hooks[*tune]{
 			Engines:      func(t *tune) (a, b *arbiterv1.EngineSpec) { return t.engineA, t.engineB },
 			Adjudication: func(t *tune) *arbiterv1.Adjudication { return t.spec.GetAdjudication() },

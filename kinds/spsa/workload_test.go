@@ -367,7 +367,7 @@ func TestTuneEnds(t *testing.T) {
 		t.Fatalf("finished tune changed across a restart:\n%v\n%v", j, after)
 	}
 	// The retention setting deletes its games; the updates stay.
-	ids, err := e.St.ExpirePGNs(context.Background(), e.Clk.Now().Add(time.Second), e.Clk.Now())
+	ids, err := e.St.ExpireGames(context.Background(), e.Clk.Now().Add(time.Second), e.Clk.Now(), GameTable)
 	if err != nil || !slices.Equal(ids, []string{id}) {
 		t.Fatalf("expired %v %v", ids, err)
 	}
