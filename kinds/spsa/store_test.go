@@ -2,38 +2,21 @@ package spsa
 
 import (
 	"context"
-	"database/sql"
 	"math"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/testing/pgtest"
+	"github.com/arbiter-chess/arbiter/testing/storetest"
 )
-
-type opener func() (*store.Store, error)
-
-// eachBackend runs fn on a SQLite file and on a real PostgreSQL database
-// (skipped with pgtest's message where PostgreSQL is not installed).
-func eachBackend(t *testing.T, fn func(t *testing.T, open opener)) {
-	t.Run("sqlite", func(t *testing.T) {
-		dir := t.TempDir()
-		fn(t, func() (*store.Store, error) { return store.Open(dir) })
-	})
-	t.Run("postgres", func(t *testing.T) {
-		dsn, dir := pgtest.Start(t).NewDatabase(t), t.TempDir()
-		fn(t, func() (*store.Store, error) { return store.OpenPostgres(dsn, dir) })
-	})
-}
 
 // A tune's updates come back in the order applied with θ bit for bit; an
 // update of a batch already applied, or at a seq already taken, is refused
 // and changes nothing.
-func TestStoredUpdates(t *testing.T) { eachBackend(t, testStoredUpdates) }
+func TestStoredUpdates(t *testing.T) { storetest.EachBackend(t, testStoredUpdates) }
 
-func testStoredUpdates(t *testing.T, open opener) {
+func testStoredUpdates(t *testing.T, open storetest.Opener) {
 	ctx := context.Background()
 	s, err := open()
 	if err != nil {
@@ -137,15 +120,7 @@ func TestAdoptsTheTablesOfEarlierReleases(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	db, err := sql.Open("sqlite", filepath.Join(dir, store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := db.Exec("DELETE FROM meta WHERE key=?", "schema:"+Kind)
-	if n, _ := res.RowsAffected(); err != nil || n != 1 {
-		t.Fatalf("deleting schema:%s: %v (%d rows)", Kind, err, n)
-	}
-	db.Close()
+	storetest.ForgetKindVersion(t, dir, Kind)
 
 	s, err = store.Open(dir)
 	if err != nil {
@@ -180,19 +155,7 @@ func TestCopiedToPostgres(t *testing.T) {
 		[]string{"[Event \"t\"]\n\n1. e4 *\n"}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	dst, err := store.OpenPostgres(pgtest.Start(t).NewDatabase(t), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	tables, err := store.Copy(ctx, src, dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := map[string]int64{}
-	for _, tc := range tables {
-		rows[tc.Table] = tc.Rows
-	}
+	dst, rows := storetest.CopyToPostgres(t, src)
 	if rows["tunes"] != 1 || rows["tune_updates"] != 1 || rows["pgns"] != 1 {
 		t.Fatalf("copied %v", rows)
 	}

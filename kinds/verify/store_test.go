@@ -2,40 +2,21 @@ package verify
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
-	_ "modernc.org/sqlite"
-
 	"github.com/arbiter-chess/arbiter/coordinator/store"
-	"github.com/arbiter-chess/arbiter/testing/pgtest"
+	"github.com/arbiter-chess/arbiter/testing/storetest"
 )
-
-type opener func() (*store.Store, error)
-
-// eachBackend runs fn on a SQLite file and on a real PostgreSQL database
-// (skipped with pgtest's message where PostgreSQL is not installed).
-func eachBackend(t *testing.T, fn func(t *testing.T, open opener)) {
-	t.Run("sqlite", func(t *testing.T) {
-		dir := t.TempDir()
-		fn(t, func() (*store.Store, error) { return store.Open(dir) })
-	})
-	t.Run("postgres", func(t *testing.T) {
-		dsn, dir := pgtest.Start(t).NewDatabase(t), t.TempDir()
-		fn(t, func() (*store.Store, error) { return store.OpenPostgres(dsn, dir) })
-	})
-}
 
 // A session's reports: stored once per index (a call sent again changes
 // nothing), owned by the identity that first reported it, bounded, read
 // back in order and newest session first; they survive a reopen.
-func TestStoredReports(t *testing.T) { eachBackend(t, testStoredReports) }
+func TestStoredReports(t *testing.T) { storetest.EachBackend(t, testStoredReports) }
 
-func testStoredReports(t *testing.T, open opener) {
+func testStoredReports(t *testing.T, open storetest.Opener) {
 	ctx := context.Background()
 	s, err := open()
 	if err != nil {
@@ -106,7 +87,7 @@ func TestAdoptsTheTablesOfEarlierReleases(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	forgetVersion(t, filepath.Join(dir, store.FileName))
+	storetest.ForgetKindVersion(t, dir, Kind)
 
 	s, err = store.Open(dir)
 	if err != nil {
@@ -119,21 +100,6 @@ func TestAdoptsTheTablesOfEarlierReleases(t *testing.T) {
 	got, err := storedSessionByID(ctx, s, "s-old")
 	if err != nil || got.Owner != "erin" || got.Reported != 1 || string(got.Summary) != "old" {
 		t.Fatalf("the earlier release's session: %+v %v", got, err)
-	}
-}
-
-// forgetVersion deletes the schema:verify row of a closed SQLite file, as a
-// file of a release before the kind's schema has none.
-func forgetVersion(t *testing.T, path string) {
-	t.Helper()
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	res, err := db.Exec("DELETE FROM meta WHERE key=?", "schema:"+Kind)
-	if n, _ := res.RowsAffected(); err != nil || n != 1 {
-		t.Fatalf("deleting schema:%s: %v (%d rows)", Kind, err, n)
 	}
 }
 
@@ -151,19 +117,7 @@ func TestCopiedToPostgres(t *testing.T) {
 	if _, err := putReports(ctx, src, vs, 0, [][]byte{[]byte("r0"), []byte("r1")}, 10); err != nil {
 		t.Fatal(err)
 	}
-	dst, err := store.OpenPostgres(pgtest.Start(t).NewDatabase(t), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	tables, err := store.Copy(ctx, src, dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := map[string]int64{}
-	for _, tc := range tables {
-		rows[tc.Table] = tc.Rows
-	}
+	dst, rows := storetest.CopyToPostgres(t, src)
 	if rows["verify_sessions"] != 1 || rows["verify_reports"] != 2 {
 		t.Fatalf("copied %v", rows)
 	}
