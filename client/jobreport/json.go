@@ -315,11 +315,11 @@ func NewJobJSON(j *arbiterv1.Job) JobJSON {
 		o.FinishedAt = t.AsTime().UTC().Format(time.RFC3339Nano)
 	}
 	if r, ok := ReportOf(jobkind.Of(j).Family); ok {
-		if r.JSON != nil {
-			r.JSON(&o, j)
-		}
 		if r.DetailJSON != nil {
 			o.Detail = r.DetailJSON(j)
+		}
+		if r.JSON != nil {
+			r.JSON(&o, j)
 		}
 	}
 	return o

@@ -30,7 +30,9 @@ type Report struct {
 	Row    func(j *arbiterv1.Job) string
 	// Detail prints one job (arbiter status JOB).
 	Detail func(out io.Writer, j *arbiterv1.Job)
-	// JSON fills in a built-in family's typed part of a job's JSON.
+	// JSON fills in a built-in family's typed part of a job's JSON. It
+	// runs after DetailJSON, so a typed field that repeats the detail
+	// takes o.Detail rather than building it again.
 	JSON func(o *JobJSON, j *arbiterv1.Job)
 	// DetailJSON is the job's kind-specific data, JobJSON.Detail (nil:
 	// none, the job's detail could not be read).

@@ -18,7 +18,7 @@ import (
 // stays in client/jobreport beside the pieces both use.
 func init() {
 	jobreport.RegisterReport(jobkind.FamilyPerft, jobreport.Report{Order: 30, Header: "PERFT\tSTATE\tDEPTH\tNODES\tPROGRESS\tFEN", Row: listRow, Detail: printDetail,
-		JSON:         func(o *jobreport.JobJSON, j *arbiterv1.Job) { o.Perft = jobreport.NewPerftJob(j) },
+		JSON:         func(o *jobreport.JobJSON, _ *arbiterv1.Job) { o.Perft, _ = o.Detail.(*jobreport.PerftJob) },
 		DetailJSON:   func(j *arbiterv1.Job) any { return jobreport.NewPerftJob(j) },
 		DetailSchema: detailSchema})
 }

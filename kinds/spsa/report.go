@@ -25,7 +25,7 @@ func init() {
 	jobreport.RegisterReport(jobkind.FamilyTune, jobreport.Report{Order: 20, Header: "TUNE\tSTATE\tENGINE\tTC\tUPDATES\tPAIRS\tGAMES\tPARAMS",
 		Row: listRow, Detail: PrintTune,
 		JSON: func(o *jobreport.JobJSON, j *arbiterv1.Job) {
-			o.Tune = newTuneJSON(j)
+			o.Tune, _ = o.Detail.(*jobreport.TuneJob)
 			o.Workers = jobreport.NewWorkers(j.GetSpsaProgress().GetWorkers())
 		},
 		DetailJSON:   func(j *arbiterv1.Job) any { return newTuneJSON(j) },

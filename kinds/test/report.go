@@ -22,7 +22,7 @@ func init() {
 	jobreport.RegisterReport(jobkind.FamilyTest, jobreport.Report{Order: 10, Header: "TEST\tSTATE\tENGINES\tTC\tGAMES\tELO\tLLR",
 		Row: listRow, Detail: jobreport.PrintTest,
 		JSON: func(o *jobreport.JobJSON, j *arbiterv1.Job) {
-			o.Test = newTestJSON(j)
+			o.Test, _ = o.Detail.(*jobreport.TestJob)
 			o.Workers = jobreport.NewWorkers(j.GetMatchProgress().GetWorkers())
 		},
 		DetailJSON:   func(j *arbiterv1.Job) any { return newTestJSON(j) },
