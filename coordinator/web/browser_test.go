@@ -95,14 +95,6 @@ func (c *chrome) navigate(what string, actions ...chromedp.Action[chromedp.Void]
 	}
 }
 
-// void drops an action's value.
-func void[T any](a chromedp.Action[T]) chromedp.Action[chromedp.Void] {
-	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		_, err := a(ctx, t)
-		return err
-	})
-}
-
 func eval[T any](c *chrome, js string) T {
 	c.t.Helper()
 	return headless.Eval[T](c.Tab, js)
