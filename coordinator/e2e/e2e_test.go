@@ -15,6 +15,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -167,6 +168,34 @@ func (p *proc) kill(t *testing.T) {
 	t.Helper()
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	p.cmd.Wait()
+}
+
+// killHolding SIGKILLs the worker p, registered as name, at a moment it
+// holds a lease: it is paused (SIGSTOP), given time for a result already
+// sent to land, and killed if the coordinator still lists a unit on it;
+// otherwise it is resumed and tried again. A kill timed by sleeping can
+// land between two batches, where nothing is lost.
+func (p *proc) killHolding(t *testing.T, conn *grpc.ClientConn, name string) {
+	t.Helper()
+	admin := arbiterv1.NewAdminServiceClient(conn)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		p.cmd.Process.Signal(syscall.SIGSTOP)
+		time.Sleep(150 * time.Millisecond)
+		ws, err := admin.ListWorkers(ctxT(t, 10*time.Second), &arbiterv1.ListWorkersRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range ws.GetWorkers() {
+			if w.GetName() == name && len(w.GetUnits()) > 0 {
+				p.kill(t)
+				return
+			}
+		}
+		p.cmd.Process.Signal(syscall.SIGCONT)
+		time.Sleep(time.Duration(20+rand.IntN(80)) * time.Millisecond)
+	}
+	t.Fatalf("worker %s never held a lease when paused", name)
 }
 
 // coordinator starts a coordinator and waits until it answers health checks.

@@ -155,7 +155,18 @@ func TestClusterTuneSurvivesKills(t *testing.T) {
 	if cfg.BatchPairs != batchPairs || cfg.Batches() != batches || len(cfg.Params) != 3 {
 		t.Fatalf("tune of %d parameters in %d batches of %d, want 3 in %d of %d", len(cfg.Params), cfg.Batches(), cfg.BatchPairs, batches, batchPairs)
 	}
-	victim.kill(t)
+	victim.killHolding(t, conn, "victim")
+	victimDisconnects := func(j *arbiterv1.Job) int {
+		for _, w := range j.GetSpsaProgress().GetWorkers() {
+			if w.GetName() == "victim" {
+				return int(w.GetDisconnects())
+			}
+		}
+		return 0
+	}
+	// Its lease expires (a disconnect) before the coordinator is killed
+	// below, which would take the lease with it.
+	waitFor(t, conn, id, 30*time.Second, "the victim's lease expired", func(j *arbiterv1.Job) bool { return victimDisconnects(j) > 0 })
 	waitFor(t, conn, id, 90*time.Second, "3 more updates", updates(6))
 	// The other worker too (mid-batch), then the coordinator, so that
 	// nothing lands between the last snapshot and the kill.
@@ -205,13 +216,7 @@ func TestClusterTuneSurvivesKills(t *testing.T) {
 
 	// The victim's batch was lost with it and played again by another
 	// worker (its lease expired: a disconnect), and still applied once.
-	lost := 0
-	for _, w := range final.GetSpsaProgress().GetWorkers() {
-		if w.GetName() == "victim" {
-			lost = int(w.GetDisconnects())
-		}
-	}
-	if lost == 0 {
+	if victimDisconnects(final) == 0 {
 		t.Fatalf("no disconnect recorded for the SIGKILLed worker: %v", final.GetSpsaProgress().GetWorkers())
 	}
 

@@ -111,12 +111,23 @@ func reservation(ctx context.Context) *admission.Reservation {
 	return r
 }
 
+type callSlotKey struct{}
+
+// releaseCallSlot uncounts ctx's call from its identity's calls in
+// progress (a no-op without a slot, and after the first time).
+func releaseCallSlot(ctx context.Context) {
+	if release, ok := ctx.Value(callSlotKey{}).(func()); ok {
+		release()
+	}
+}
+
 // limitUnary refuses a decoded request over its method's limit, and
 // keeps of the call's reservation only the decoded request's size while
 // the handler runs (a long-polling Lease holds bytes, not 256 KiB).
 func (s *Server) limitUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	res := reservation(ctx)
 	defer res.Release()
+	defer releaseCallSlot(ctx)
 	n, err := checkSize(s.rules, info.FullMethod, req)
 	if err != nil {
 		return nil, err
@@ -132,6 +143,7 @@ func (s *Server) limitUnary(ctx context.Context, req any, info *grpc.UnaryServer
 func (s *Server) limitStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 	res := reservation(ss.Context())
 	defer res.Release()
+	defer releaseCallSlot(ss.Context())
 	return h(srv, &limitedStream{ServerStream: ss, method: info.FullMethod, rules: s.rules, res: res, oneMessage: !info.IsClientStream})
 }
 

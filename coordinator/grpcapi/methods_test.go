@@ -1,8 +1,10 @@
 package grpcapi
 
 import (
+	"context"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/admission"
 	"github.com/arbiter-chess/arbiter/coordinator/artifacts"
+	"github.com/arbiter-chess/arbiter/coordinator/quota"
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -116,4 +119,40 @@ func builtinRules() map[string]admission.Rule {
 		out[m], _ = t.Rule(admission.GRPC, m)
 	}
 	return out
+}
+
+// TestCallSlotFreedBeforeTheAnswer: a unary call's slot among its
+// identity's calls in progress is free once its handler's interceptor
+// returns, before the answer is sent and the call's context ends; so a
+// client that waits for each answer is never refused for calls it has
+// finished (a burst at the limit's edge was, when only the context's end
+// freed the slot).
+func TestCallSlotFreedBeforeTheAnswer(t *testing.T) {
+	adm, err := admission.New(admission.Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{gate: quota.NewGate(quota.Limits{Calls: 1}, nil), rules: builtinRules(), adm: adm,
+		refusedN: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "refused"}, []string{"reason"})}
+	client := identity.Identity{Name: "c", Role: identity.Client}
+	method := arbiterv1.JobService_SubmitPerft_FullMethodName
+	callCtx, endCall := context.WithCancel(context.Background())
+	defer endCall()
+	ctx, err := s.admit(callCtx, client, method)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.admit(context.Background(), client, method); grpcerr.Reason(err) != apierr.ReasonQuota {
+		t.Fatalf("a second call during the first: %v, want refused by the quota of 1", err)
+	}
+	answer, err := s.limitUnary(ctx, &arbiterv1.SubmitPerftRequest{}, &grpc.UnaryServerInfo{FullMethod: method},
+		func(context.Context, any) (any, error) { return &arbiterv1.SubmitPerftResponse{}, nil })
+	if err != nil || answer == nil {
+		t.Fatalf("handler: %v, %v", answer, err)
+	}
+	next, err := s.admit(context.Background(), client, method)
+	if err != nil {
+		t.Fatalf("the next call, after the first's handler returned and before its context ended: %v", err)
+	}
+	releaseCallSlot(next)
 }

@@ -264,7 +264,12 @@ func (s *Server) admit(ctx context.Context, id identity.Identity, method string)
 			s.refusedN.WithLabelValues(apierr.ReasonQuota).Inc()
 			return nil, grpcerr.To(err)
 		}
+		// The handler's interceptor frees the slot as it returns, before
+		// the answer is sent: a client that waits for its answers never
+		// finds its finished calls still counted. The context's end is
+		// the backstop for calls no handler ran for.
 		context.AfterFunc(ctx, release)
+		ctx = context.WithValue(ctx, callSlotKey{}, release)
 	}
 	context.AfterFunc(ctx, res.Release)
 	ctx = context.WithValue(ctx, reservationKey{}, res)
