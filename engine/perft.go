@@ -281,10 +281,45 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 		res.Divide[i] = DivideEntry{Move: m, UCI: p.UCIMove(m)}
 	}
 
-	// Expand breadth-first until there are enough tasks to balance threads.
+	r := &perftRun{p: &p, depth: depth, opt: opt, res: &res}
+	r.tasks = perftTasks(&p, roots, depth, threads)
+	r.counts = make([]uint64, len(r.tasks))
+	var wg sync.WaitGroup
+	for range threads {
+		wg.Go(func() { r.work(ctx) })
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return PerftResult{}, err
+	}
+	if opt.Stats && depth == 1 {
+		// Depth 1: the root moves themselves are the leaves.
+		core := newPerftCore(&p, nil, 1)
+		b := newPerftBoard(&p)
+		var s perftStatsRaw
+		core.leafStats(&b, 0, &s)
+		res.Stats.add(&s)
+		for i := range res.Divide {
+			res.Divide[i].Nodes = CountOf(1)
+		}
+		res.Nodes = CountOf(uint64(len(roots)))
+		return res, nil
+	}
+	for i, t := range r.tasks {
+		res.Divide[t.root].Nodes = res.Divide[t.root].Nodes.Add(r.counts[i])
+	}
+	for _, d := range res.Divide {
+		res.Nodes = res.Nodes.AddCount(d.Nodes)
+	}
+	return res, nil
+}
+
+// perftTasks expands the root moves breadth-first until there are enough
+// tasks to balance threads (one task a root move for one thread).
+func perftTasks(p *Position, roots []Move, depth, threads int) []perftTask {
 	tasks := make([]perftTask, 0, len(roots))
 	for i, m := range roots {
-		c := p
+		c := *p
 		c.MakeMove(m)
 		tasks = append(tasks, perftTask{root: i, pos: c, depth: depth - 1})
 	}
@@ -305,87 +340,73 @@ func RunPerft(ctx context.Context, p Position, depth int, opt PerftOptions) (Per
 		}
 		tasks = next
 	}
+	return tasks
+}
 
-	counts := make([]uint64, len(tasks))
-	var next atomic.Int64
-	var done sync.Mutex
-	var total Count
-	var finished int
-	var wg sync.WaitGroup
-	for w := 0; w < threads; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			core := newPerftCore(&p, opt.Table, depth)
-			core.stab = opt.StatsTable
-			var stats perftStatsRaw
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= len(tasks) {
-					break
-				}
-				t := &tasks[i]
-				var n uint64
-				b := newPerftBoard(&t.pos)
-				switch {
-				case t.depth == 0:
-					// Only when depth is 1 without statistics (which
-					// classify the root's moves below).
-					n = 1
-				case opt.Stats:
-					s := core.statsAt(&b, t.depth, 0)
-					stats.add(&s)
-					n = s[PerftStatNodes]
-				default:
-					n = core.perft(&b, t.depth)
-				}
-				counts[i] = n
-				if opt.Progress != nil {
-					done.Lock()
-					total = total.Add(n)
-					finished++
-					snapshot := PerftProgress{Nodes: total, Done: finished, Total: len(tasks)}
-					done.Unlock()
-					opt.Progress(snapshot)
-				}
-			}
-			done.Lock()
-			if opt.Stats {
-				res.Stats.add(&stats)
-			}
-			if res.Hash != nil {
-				res.Hash.add(core.stats)
-			}
-			if opt.Stats {
-				core.flushStats()
-			} else {
-				core.flush()
-			}
-			done.Unlock()
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return PerftResult{}, err
-	}
-	if opt.Stats && depth == 1 {
-		// Depth 1: the root moves themselves are the leaves.
-		core := newPerftCore(&p, nil, 1)
-		b := newPerftBoard(&p)
-		var s perftStatsRaw
-		core.leafStats(&b, 0, &s)
-		res.Stats.add(&s)
-		for i := range res.Divide {
-			res.Divide[i].Nodes = CountOf(1)
+// perftRun is one RunPerft's work shared by its threads: each takes the
+// next task (next), writes its own counts[i], and adds its statistics
+// and progress to res under mu.
+type perftRun struct {
+	p      *Position
+	depth  int
+	opt    PerftOptions
+	tasks  []perftTask
+	counts []uint64
+	next   atomic.Int64
+
+	mu       sync.Mutex
+	res      *PerftResult
+	total    Count
+	finished int
+}
+
+// work is one thread: it counts tasks until none is left or ctx ends,
+// then adds its statistics and flushes its table buffers.
+func (r *perftRun) work(ctx context.Context) {
+	core := newPerftCore(r.p, r.opt.Table, r.depth)
+	core.stab = r.opt.StatsTable
+	var stats perftStatsRaw
+	for ctx.Err() == nil {
+		i := int(r.next.Add(1) - 1)
+		if i >= len(r.tasks) {
+			break
 		}
-		res.Nodes = CountOf(uint64(len(roots)))
-		return res, nil
+		t := &r.tasks[i]
+		var n uint64
+		b := newPerftBoard(&t.pos)
+		switch {
+		case t.depth == 0:
+			// Only when depth is 1 without statistics (which classify
+			// the root's moves in RunPerft).
+			n = 1
+		case r.opt.Stats:
+			s := core.statsAt(&b, t.depth, 0)
+			stats.add(&s)
+			n = s[PerftStatNodes]
+		default:
+			n = core.perft(&b, t.depth)
+		}
+		r.counts[i] = n
+		if r.opt.Progress != nil {
+			r.mu.Lock()
+			r.total = r.total.Add(n)
+			r.finished++
+			snapshot := PerftProgress{Nodes: r.total, Done: r.finished, Total: len(r.tasks)}
+			r.mu.Unlock()
+			r.opt.Progress(snapshot)
+		}
 	}
-	for i, t := range tasks {
-		res.Divide[t.root].Nodes = res.Divide[t.root].Nodes.Add(counts[i])
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.opt.Stats {
+		r.res.Stats.add(&stats)
 	}
-	for _, d := range res.Divide {
-		res.Nodes = res.Nodes.AddCount(d.Nodes)
+	if r.res.Hash != nil {
+		r.res.Hash.add(core.stats)
 	}
-	return res, nil
+	if r.opt.Stats {
+		core.flushStats()
+	} else {
+		core.flush()
+	}
 }
