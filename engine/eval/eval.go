@@ -110,178 +110,178 @@ func pop(b *engine.Bitboard) engine.Square {
 // is a bonus above and a penalty below the usual.
 var mobBase = [7]int{engine.Knight: 4, engine.Bishop: 6, engine.Rook: 7, engine.Queen: 13}
 
+// evalTerms is one evaluation's running sums and the board facts its
+// terms share, per colour.
+type evalTerms struct {
+	mg, eg    [2]int
+	phase     int
+	npm       [2]int // non-pawn material (middlegame values), for scaling
+	occ       engine.Bitboard
+	pawns     [2]engine.Bitboard
+	pawnAtt   [2]engine.Bitboard
+	kingZone  [2]engine.Bitboard
+	attackers [2]int // pieces attacking c's king zone
+	attack    [2]int // their attack units against c's king
+}
+
+// pieceWeights are the weights (indices into the weight vector) and the
+// game phase of one piece type.
+type pieceWeights struct {
+	mobMG, mobEG, kingAttack, material, phase int
+}
+
+var pieceTerms = [7]pieceWeights{
+	engine.Knight: {MobKnightMG, MobKnightEG, KingAttackKnight, KnightMG, 1},
+	engine.Bishop: {MobBishopMG, MobBishopEG, KingAttackBishop, BishopMG, 1},
+	engine.Rook:   {MobRookMG, MobRookEG, KingAttackRook, RookMG, 2},
+	engine.Queen:  {MobQueenMG, MobQueenEG, KingAttackQueen, QueenMG, 4},
+}
+
 // Evaluate returns the score of p in centipawns from the side to move's
 // point of view. It allocates nothing.
 func (e *Evaluator) Evaluate(p *engine.Position) int {
 	w := &e.w
-	var mg, eg [2]int
-	phase := 0
-	occ := p.Occupied()
-	pawns := [2]engine.Bitboard{p.Pieces(engine.White, engine.Pawn), p.Pieces(engine.Black, engine.Pawn)}
-	pawnAtt := [2]engine.Bitboard{pawnAttacksAll(pawns[0], engine.White), pawnAttacksAll(pawns[1], engine.Black)}
-	kingZone := [2]engine.Bitboard{
-		engine.KingAttacks(p.KingSquare(engine.White)) | p.KingSquare(engine.White).Bit(),
-		engine.KingAttacks(p.KingSquare(engine.Black)) | p.KingSquare(engine.Black).Bit(),
-	}
-	var attackUnits, attackers [2]int // against c's king
-	npm := [2]int{}                   // non-pawn material (middlegame values) for scaling
-
+	var t evalTerms
+	t.occ = p.Occupied()
+	t.pawns = [2]engine.Bitboard{p.Pieces(engine.White, engine.Pawn), p.Pieces(engine.Black, engine.Pawn)}
+	t.pawnAtt = [2]engine.Bitboard{pawnAttacksAll(t.pawns[0], engine.White), pawnAttacksAll(t.pawns[1], engine.Black)}
 	for c := engine.White; c <= engine.Black; c++ {
-		them := c ^ 1
-		own := p.ColorPieces(c)
-		mobArea := ^own &^ pawnAtt[them]
-		psqMG, psqEG := &e.psqMG[c], &e.psqEG[c]
-
-		for b := pawns[c]; b != 0; {
-			s := pop(&b)
-			mg[c] += int(psqMG[engine.Pawn][s])
-			eg[c] += int(psqEG[engine.Pawn][s])
-			f := s.File()
-			if frontMask[c][s]&pawns[c] != 0 {
-				mg[c] -= w[DoubledMG]
-				eg[c] -= w[DoubledEG]
-			}
-			if adjacentMask[f]&pawns[c] == 0 {
-				mg[c] -= w[IsolatedMG]
-				eg[c] -= w[IsolatedEG]
-			}
-			if passedMask[c][s]&pawns[them] == 0 && frontMask[c][s]&pawns[c] == 0 {
-				r := s.Rank()
-				if c == engine.Black {
-					r = 7 - r
-				}
-				if r >= 1 && r <= 6 {
-					i := Passed2MG + 2*(r-1)
-					mg[c] += w[i]
-					eg[c] += w[i+1]
-				}
-			}
+		t.kingZone[c] = engine.KingAttacks(p.KingSquare(c)) | p.KingSquare(c).Bit()
+	}
+	for c := engine.White; c <= engine.Black; c++ {
+		e.pawnTerms(&t, c)
+		if p.Pieces(c, engine.Bishop).More() {
+			t.mg[c] += w[BishopPairMG]
+			t.eg[c] += w[BishopPairEG]
 		}
-
-		for b := p.Pieces(c, engine.Knight); b != 0; {
-			s := pop(&b)
-			mg[c] += int(psqMG[engine.Knight][s])
-			eg[c] += int(psqEG[engine.Knight][s])
-			a := engine.KnightAttacks(s)
-			n := (a & mobArea).Count() - mobBase[engine.Knight]
-			mg[c] += n * w[MobKnightMG]
-			eg[c] += n * w[MobKnightEG]
-			if z := a & kingZone[them]; z != 0 {
-				attackers[them]++
-				attackUnits[them] += z.Count() * w[KingAttackKnight]
-			}
-			phase++
-			npm[c] += w[KnightMG]
+		for pt := engine.Knight; pt <= engine.Queen; pt++ {
+			e.pieceTerms(&t, p, c, pt)
 		}
-		bishops := p.Pieces(c, engine.Bishop)
-		if bishops.More() {
-			mg[c] += w[BishopPairMG]
-			eg[c] += w[BishopPairEG]
-		}
-		for b := bishops; b != 0; {
-			s := pop(&b)
-			mg[c] += int(psqMG[engine.Bishop][s])
-			eg[c] += int(psqEG[engine.Bishop][s])
-			a := engine.BishopAttacks(s, occ)
-			n := (a & mobArea).Count() - mobBase[engine.Bishop]
-			mg[c] += n * w[MobBishopMG]
-			eg[c] += n * w[MobBishopEG]
-			if z := a & kingZone[them]; z != 0 {
-				attackers[them]++
-				attackUnits[them] += z.Count() * w[KingAttackBishop]
-			}
-			phase++
-			npm[c] += w[BishopMG]
-		}
-		for b := p.Pieces(c, engine.Rook); b != 0; {
-			s := pop(&b)
-			mg[c] += int(psqMG[engine.Rook][s])
-			eg[c] += int(psqEG[engine.Rook][s])
-			a := engine.RookAttacks(s, occ)
-			n := (a & mobArea).Count() - mobBase[engine.Rook]
-			mg[c] += n * w[MobRookMG]
-			eg[c] += n * w[MobRookEG]
-			if z := a & kingZone[them]; z != 0 {
-				attackers[them]++
-				attackUnits[them] += z.Count() * w[KingAttackRook]
-			}
-			file := fileMask[s.File()]
-			if file&pawns[c] == 0 {
-				if file&pawns[them] == 0 {
-					mg[c] += w[RookOpenMG]
-					eg[c] += w[RookOpenEG]
-				} else {
-					mg[c] += w[RookSemiOpenMG]
-					eg[c] += w[RookSemiOpenEG]
-				}
-			}
-			phase += 2
-			npm[c] += w[RookMG]
-		}
-		for b := p.Pieces(c, engine.Queen); b != 0; {
-			s := pop(&b)
-			mg[c] += int(psqMG[engine.Queen][s])
-			eg[c] += int(psqEG[engine.Queen][s])
-			a := engine.QueenAttacks(s, occ)
-			n := (a & mobArea).Count() - mobBase[engine.Queen]
-			mg[c] += n * w[MobQueenMG]
-			eg[c] += n * w[MobQueenEG]
-			if z := a & kingZone[them]; z != 0 {
-				attackers[them]++
-				attackUnits[them] += z.Count() * w[KingAttackQueen]
-			}
-			phase += 4
-			npm[c] += w[QueenMG]
-		}
-
 		ks := p.KingSquare(c)
-		mg[c] += int(psqMG[engine.King][ks])
-		eg[c] += int(psqEG[engine.King][ks])
-		mg[c] += e.shield(ks, c, pawns[c])
+		t.mg[c] += int(e.psqMG[c][engine.King][ks]) + e.shield(ks, c, t.pawns[c])
+		t.eg[c] += int(e.psqEG[c][engine.King][ks])
 	}
+	e.kingSafety(&t)
+	us := p.SideToMove()
+	t.mg[us] += w[TempoMG]
+	t.eg[us] += w[TempoEG]
+	score := e.scale(&t)
+	if us == engine.Black {
+		score = -score
+	}
+	return min(max(score, -MaxEval), MaxEval)
+}
 
-	// King safety: quadratic in the attack units, so that one attacker is
-	// nearly harmless and a coordinated attack weighs heavily. Only counted
-	// with two attackers, as a lone piece near the king rarely mates.
-	for c := engine.White; c <= engine.Black; c++ {
-		if attackers[c] >= 2 {
-			u := attackUnits[c]
-			pen := u * u * w[KingSafetyScale] / 64
-			if pen > 600 {
-				pen = 600
+// pawnTerms adds c's pawns: their squares, doubled, isolated and passed.
+func (e *Evaluator) pawnTerms(t *evalTerms, c engine.Color) {
+	w := &e.w
+	them := c ^ 1
+	psqMG, psqEG := &e.psqMG[c], &e.psqEG[c]
+	for b := t.pawns[c]; b != 0; {
+		s := pop(&b)
+		t.mg[c] += int(psqMG[engine.Pawn][s])
+		t.eg[c] += int(psqEG[engine.Pawn][s])
+		if frontMask[c][s]&t.pawns[c] != 0 {
+			t.mg[c] -= w[DoubledMG]
+			t.eg[c] -= w[DoubledEG]
+		}
+		if adjacentMask[s.File()]&t.pawns[c] == 0 {
+			t.mg[c] -= w[IsolatedMG]
+			t.eg[c] -= w[IsolatedEG]
+		}
+		if passedMask[c][s]&t.pawns[them] == 0 && frontMask[c][s]&t.pawns[c] == 0 {
+			r := s.Rank()
+			if c == engine.Black {
+				r = 7 - r
 			}
-			mg[c] -= pen
+			if r >= 1 && r <= 6 {
+				i := Passed2MG + 2*(r-1)
+				t.mg[c] += w[i]
+				t.eg[c] += w[i+1]
+			}
 		}
 	}
+}
 
-	us := p.SideToMove()
-	mg[us] += w[TempoMG]
-	eg[us] += w[TempoEG]
-
-	if phase > 24 {
-		phase = 24
+// pieceTerms adds c's pieces of type pt (knight to queen): their squares,
+// mobility over the squares no enemy pawn attacks, attacks on the enemy
+// king's zone, and a rook's open or half-open file.
+func (e *Evaluator) pieceTerms(t *evalTerms, p *engine.Position, c engine.Color, pt engine.PieceType) {
+	w := &e.w
+	pw := &pieceTerms[pt]
+	them := c ^ 1
+	mobArea := ^p.ColorPieces(c) &^ t.pawnAtt[them]
+	psqMG, psqEG := &e.psqMG[c][pt], &e.psqEG[c][pt]
+	for b := p.Pieces(c, pt); b != 0; {
+		s := pop(&b)
+		t.mg[c] += int(psqMG[s])
+		t.eg[c] += int(psqEG[s])
+		var a engine.Bitboard
+		switch pt {
+		case engine.Knight:
+			a = engine.KnightAttacks(s)
+		case engine.Bishop:
+			a = engine.BishopAttacks(s, t.occ)
+		case engine.Rook:
+			a = engine.RookAttacks(s, t.occ)
+			e.rookFile(t, c, s)
+		default:
+			a = engine.QueenAttacks(s, t.occ)
+		}
+		n := (a & mobArea).Count() - mobBase[pt]
+		t.mg[c] += n * w[pw.mobMG]
+		t.eg[c] += n * w[pw.mobEG]
+		if z := a & t.kingZone[them]; z != 0 {
+			t.attackers[them]++
+			t.attack[them] += z.Count() * w[pw.kingAttack]
+		}
+		t.phase += pw.phase
+		t.npm[c] += w[pw.material]
 	}
-	mgScore := mg[engine.White] - mg[engine.Black]
-	egScore := eg[engine.White] - eg[engine.Black]
-	score := (mgScore*phase + egScore*(24-phase)) / 24
+}
 
-	// Drawish material: the stronger side without pawns and at most a minor
-	// piece ahead cannot usually win (KNK, KBK, KRKB, KNNK...).
+// rookFile adds the bonus of c's rook on s for an open or half-open file.
+func (e *Evaluator) rookFile(t *evalTerms, c engine.Color, s engine.Square) {
+	file := fileMask[s.File()]
+	if file&t.pawns[c] != 0 {
+		return
+	}
+	if file&t.pawns[c^1] == 0 {
+		t.mg[c] += e.w[RookOpenMG]
+		t.eg[c] += e.w[RookOpenEG]
+	} else {
+		t.mg[c] += e.w[RookSemiOpenMG]
+		t.eg[c] += e.w[RookSemiOpenEG]
+	}
+}
+
+// kingSafety: quadratic in the attack units, so that one attacker is
+// nearly harmless and a coordinated attack weighs heavily. Only counted
+// with two attackers, as a lone piece near the king rarely mates.
+func (e *Evaluator) kingSafety(t *evalTerms) {
+	for c := engine.White; c <= engine.Black; c++ {
+		if t.attackers[c] >= 2 {
+			u := t.attack[c]
+			t.mg[c] -= min(u*u*e.w[KingSafetyScale]/64, 600)
+		}
+	}
+}
+
+// scale blends the middlegame and endgame sums by the phase (White's
+// point of view), and scales drawish material down: the stronger side
+// without pawns and at most a minor piece ahead cannot usually win (KNK,
+// KBK, KRKB, KNNK...).
+func (e *Evaluator) scale(t *evalTerms) int {
+	phase := min(t.phase, 24)
+	mgScore := t.mg[engine.White] - t.mg[engine.Black]
+	egScore := t.eg[engine.White] - t.eg[engine.Black]
+	score := (mgScore*phase + egScore*(24-phase)) / 24
 	strong := engine.White
 	if score < 0 {
 		strong = engine.Black
 	}
-	if pawns[strong] == 0 && npm[strong]-npm[strong^1] <= w[BishopMG] {
+	if t.pawns[strong] == 0 && t.npm[strong]-t.npm[strong^1] <= e.w[BishopMG] {
 		score /= 8
-	}
-
-	if us == engine.Black {
-		score = -score
-	}
-	if score > MaxEval {
-		score = MaxEval
-	} else if score < -MaxEval {
-		score = -MaxEval
 	}
 	return score
 }
