@@ -24,12 +24,6 @@ func snapshotStore(t *testing.T, s *Store) map[string]any {
 	jobs, err := s.Jobs(ctx)
 	must("jobs", jobs, err)
 	for _, j := range jobs {
-		ps, err := s.Positions(ctx, j.ID)
-		must(j.ID+" positions", ps, err)
-		us, err := s.Units(ctx, j.ID)
-		must(j.ID+" units", us, err)
-		rs, err := s.Runs(ctx, j.ID)
-		must(j.ID+" runs", rs, err)
 		es, err := s.Events(ctx, j.ID)
 		must(j.ID+" events", es, err)
 		bs, err := s.Batches(ctx, j.ID)
@@ -62,6 +56,7 @@ func TestCopyToPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
+	withoutPerftTables(t, src)
 	now := time.Unix(1_800_000_000, 0)
 	// A job of a kind with its own tables (as a tune is), its games and an
 	// event, written through the helpers kinds use.
@@ -103,7 +98,7 @@ func TestCopyToPostgres(t *testing.T) {
 	for _, tc := range tables {
 		rows[tc.Table] = tc.Rows
 	}
-	if rows["jobs"] != 7 || rows["pgns"] == 0 || rows["runs"] == 0 {
+	if rows["jobs"] != 7 || rows["pgns"] == 0 {
 		t.Fatalf("copied %v", rows)
 	}
 	want, got := snapshotStore(t, src), snapshotStore(t, dst)
@@ -134,6 +129,18 @@ func TestCopyToPostgres(t *testing.T) {
 	dst.Close()
 }
 
+// withoutPerftTables drops the perft kind's tables (positions, units,
+// runs) from a release-1 file: this package's tests do not register the
+// kind, so a PostgreSQL store they open has no such tables and a copy
+// into it would be refused for them. kinds/perft's TestCopiedToPostgres
+// copies them.
+func withoutPerftTables(t *testing.T, s *Store) {
+	t.Helper()
+	if _, err := s.db.Exec("DROP TABLE positions; DROP TABLE units; DROP TABLE runs"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A copy that fails part way leaves the destination empty.
 func TestCopyFailureLeavesNothing(t *testing.T) {
 	ctx := context.Background()
@@ -142,6 +149,7 @@ func TestCopyFailureLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
+	withoutPerftTables(t, src)
 	// PostgreSQL text cannot hold a NUL byte; SQLite can.
 	if err := src.PutWorker(ctx, Worker{ID: "wz", Name: "bad\x00name", RegisteredAt: time.Unix(1, 0)}); err != nil {
 		t.Fatal(err)

@@ -52,6 +52,13 @@ type migration struct {
 }
 
 var migrations = []migration{
+	// Steps 1, 2, 6 and 14 made the perft kind's tables (positions,
+	// units, runs) and added their columns (runs.owner; units.slice;
+	// units.cross_check, runs.program) in the releases before the kind
+	// kept them (kinds/perft/store.go, 2026-12-05); they leave those
+	// tables alone now. The kind's first step creates them where they are
+	// missing and adds those columns where an earlier release's table
+	// lacks them, so a file of any earlier release keeps its perft jobs.
 	{"first release: jobs, positions, units, runs, workers, events, tests, batches, pgns", migrate1},
 	{"identities: submitter, owner, priority, throughput; meta, credentials, quarantine", migrate2},
 	{"retention: compressed PGNs, expired PGNs of finished tests", migrate3},
@@ -83,15 +90,14 @@ func migrateSuite(ctx context.Context, tx *sql.Tx) error {
 }
 
 // migrateCrossCheck adds a perft job's cross-check by another program:
-// the program, the sampled share and the seed that chose the units, the
-// units chosen, and which program counted a run ("" for ours).
+// the program, the sampled share and the seed that chose the units (the
+// units chosen, and which program counted a run, are the perft kind's
+// columns now: kinds/perft/store.go).
 func migrateCrossCheck(ctx context.Context, tx *sql.Tx) error {
 	return addColumns(ctx, tx,
 		column{"jobs", "cross_check", "TEXT NOT NULL DEFAULT ''"},
 		column{"jobs", "cross_check_fraction", "REAL NOT NULL DEFAULT 0"},
-		column{"jobs", "cross_check_seed", "TEXT NOT NULL DEFAULT ''"},
-		column{"units", "cross_check", "INTEGER NOT NULL DEFAULT 0"},
-		column{"runs", "program", "TEXT NOT NULL DEFAULT ''"})
+		column{"jobs", "cross_check_seed", "TEXT NOT NULL DEFAULT ''"})
 }
 
 const schemaV1 = `
@@ -114,34 +120,6 @@ CREATE TABLE IF NOT EXISTS jobs (
   total TEXT NOT NULL DEFAULT '',
   divide TEXT NOT NULL DEFAULT ''
 );
-CREATE TABLE IF NOT EXISTS positions (
-  job_id TEXT NOT NULL,
-  idx INTEGER NOT NULL,
-  fen TEXT NOT NULL,
-  mult TEXT NOT NULL,
-  PRIMARY KEY (job_id, idx)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS units (
-  id TEXT PRIMARY KEY,
-  job_id TEXT NOT NULL,
-  idx INTEGER NOT NULL,
-  first_pos INTEGER NOT NULL,
-  end_pos INTEGER NOT NULL,
-  verify INTEGER NOT NULL,
-  settled INTEGER NOT NULL DEFAULT 0,
-  counts TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS units_job ON units(job_id, idx);
-CREATE TABLE IF NOT EXISTS runs (
-  unit_id TEXT NOT NULL,
-  worker_id TEXT NOT NULL,
-  job_id TEXT NOT NULL,
-  counts TEXT NOT NULL,
-  at INTEGER NOT NULL,
-  elapsed_ms INTEGER NOT NULL,
-  PRIMARY KEY (unit_id, worker_id)
-);
-CREATE INDEX IF NOT EXISTS runs_job ON runs(job_id);
 CREATE TABLE IF NOT EXISTS workers (
   id TEXT PRIMARY KEY,
   name TEXT NOT NULL,
@@ -211,7 +189,6 @@ func migrate2(ctx context.Context, tx *sql.Tx) error {
 		{"jobs", "mismatches", "INTEGER NOT NULL DEFAULT -1"},
 		{"jobs", "mismatches_settled", "INTEGER NOT NULL DEFAULT -1"},
 		{"workers", "owner", "TEXT NOT NULL DEFAULT ''"},
-		{"runs", "owner", "TEXT NOT NULL DEFAULT ''"},
 	} {
 		if err := addColumn(ctx, tx, c.table, c.column, c.decl); err != nil {
 			return err
@@ -279,8 +256,7 @@ func migrate6(ctx context.Context, tx *sql.Tx) error {
 		// A perft job whose positions are cut into slices (1: none), and
 		// the key ply of the cut below each position.
 		column{"jobs", "slices", "INTEGER NOT NULL DEFAULT 1"},
-		column{"jobs", "slice_ply", "INTEGER NOT NULL DEFAULT 0"},
-		column{"units", "slice", "INTEGER NOT NULL DEFAULT 0"})
+		column{"jobs", "slice_ply", "INTEGER NOT NULL DEFAULT 0"})
 }
 
 // column is a column a migration adds to a table, with its declaration.

@@ -9,8 +9,10 @@
 // SIGKILL and power loss; every result is committed before the coordinator
 // acknowledges it.
 //
-// The store knows nothing of chess: positions are FEN strings and counts are
-// exact 128-bit integers (engine.Count, a plain number type).
+// The store knows nothing of chess. Every kind's job is a row of jobs (Job,
+// with the perft columns among them); a kind's own rows are in its own
+// tables, which it registers and versions (kinds.go): a perft job's
+// positions, units and runs are kinds/perft's (kinds/perft/store.go).
 package store
 
 import (
@@ -19,14 +21,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/arbiter-chess/arbiter/engine"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -107,48 +105,6 @@ type Job struct {
 // IsSuite reports whether j is a perft job over a suite of positions.
 func (j *Job) IsSuite() bool { return j.Kind == "perft" && j.FEN == "" }
 
-// RootMult says a position occurs N times below root move Root.
-type RootMult struct {
-	Root int
-	N    uint64
-}
-
-// Position is one unique position of a perft job at the split ply.
-type Position struct {
-	FEN  string
-	Mult []RootMult
-}
-
-// Unit is one leasable batch of consecutive positions [First, End).
-type Unit struct {
-	ID     string
-	JobID  string
-	Idx    int
-	First  int
-	End    int
-	Verify bool
-	// Slice is the slice of its positions' trees the unit counts (of the
-	// job's Slices).
-	Slice int
-	// CrossCheck: the unit is recomputed by the job's cross-check program.
-	CrossCheck bool
-	Settled    bool
-	Counts     []engine.Count // settled counts
-}
-
-// Run is one worker's result for one unit.
-type Run struct {
-	UnitID   string
-	WorkerID string
-	Owner    string // the worker's identity ("" before identities)
-	// Program is the cross-check program that counted (its node counts
-	// only, one per position); "" for the embedded generator.
-	Program   string
-	Counts    []engine.Count
-	At        time.Time
-	ElapsedMS int64
-}
-
 // Worker is a registered worker.
 type Worker struct {
 	ID           string
@@ -162,78 +118,6 @@ type Worker struct {
 func (s *Store) Close() error {
 	s.stopWriter()
 	return s.db.Close()
-}
-
-// EncodeCounts renders counts as comma-separated decimals (exact 128-bit
-// integers).
-func EncodeCounts(c []engine.Count) string {
-	var b strings.Builder
-	for i, v := range c {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if v.IsUint64() {
-			b.WriteString(strconv.FormatUint(v.Lo, 10))
-		} else {
-			b.WriteString(v.String())
-		}
-	}
-	return b.String()
-}
-
-// DecodeCounts parses EncodeCounts' output.
-func DecodeCounts(s string) ([]engine.Count, error) {
-	if s == "" {
-		return nil, nil
-	}
-	parts := strings.Split(s, ",")
-	out := make([]engine.Count, len(parts))
-	for i, p := range parts {
-		if v, err := strconv.ParseUint(p, 10, 64); err == nil {
-			out[i] = engine.CountOf(v)
-			continue
-		}
-		v, ok := engine.ParseCount(p)
-		if !ok {
-			return nil, fmt.Errorf("store: bad count %q", p)
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
-func encodeMult(m []RootMult) string {
-	var b strings.Builder
-	for i, r := range m {
-		if i > 0 {
-			b.WriteByte(';')
-		}
-		b.WriteString(strconv.Itoa(r.Root))
-		b.WriteByte(':')
-		b.WriteString(strconv.FormatUint(r.N, 10))
-	}
-	return b.String()
-}
-
-func decodeMult(s string) ([]RootMult, error) {
-	if s == "" {
-		return nil, nil
-	}
-	parts := strings.Split(s, ";")
-	out := make([]RootMult, len(parts))
-	for i, p := range parts {
-		r, n, ok := strings.Cut(p, ":")
-		if !ok {
-			return nil, fmt.Errorf("store: bad multiplicity %q", p)
-		}
-		ri, err1 := strconv.Atoi(r)
-		ni, err2 := strconv.ParseUint(n, 10, 64)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("store: bad multiplicity %q", p)
-		}
-		out[i] = RootMult{Root: ri, N: ni}
-	}
-	return out, nil
 }
 
 // UnixNano is how the store keeps a time: nanoseconds since 1970, and 0
@@ -259,78 +143,38 @@ func numberJob(ctx context.Context, tx *sql.Tx, j *Job) error {
 	return tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq),0)+1 FROM jobs").Scan(&j.Seq)
 }
 
-// CreateJob stores a job with its positions and units in one transaction:
-// after a crash either all of it exists or none.
-func (s *Store) CreateJob(ctx context.Context, j *Job, positions []Position, units []Unit) error {
-	return s.write(func(ctx context.Context, tx *sql.Tx) error { return createJob(ctx, tx, j, positions, units) })
-}
-
-func createJob(ctx context.Context, tx *sql.Tx, j *Job, positions []Position, units []Unit) error {
-	if err := numberJob(ctx, tx, j); err != nil {
-		return err
-	}
-	roots, _ := json.Marshal(j.RootMoves)
-	divide, _ := json.Marshal(j.Divide)
-	if j.Divide == nil {
-		divide = []byte("")
-	}
-	if err := insertJob(ctx, tx, j, string(roots), string(divide)); err != nil {
-		return err
-	}
-	if err := insertRows(ctx, tx, "INSERT INTO positions(job_id,idx,fen,mult) VALUES", 4, len(positions), func(i int, args []any) []any {
-		return append(args, j.ID, i, positions[i].FEN, encodeMult(positions[i].Mult))
-	}); err != nil {
-		return fmt.Errorf("store: insert position: %w", err)
-	}
-	if err := insertRows(ctx, tx, "INSERT INTO units(id,job_id,idx,first_pos,end_pos,verify,slice,cross_check) VALUES", 8, len(units), func(i int, args []any) []any {
-		u := units[i]
-		return append(args, u.ID, j.ID, u.Idx, u.First, u.End, boolInt(u.Verify), u.Slice, boolInt(u.CrossCheck))
-	}); err != nil {
-		return fmt.Errorf("store: insert unit: %w", err)
-	}
-	return nil
-}
-
-// rowsPerInsert is the rows of one multi-row INSERT: a statement per row
-// is a round trip per row to PostgreSQL (a perft job has tens of
-// thousands), and both databases bound a statement's parameters (SQLite
-// 32766, PostgreSQL 65535).
-const rowsPerInsert = 256
-
-// insertRows inserts n rows of cols values each, args(i) appending row
-// i's, with head ("INSERT INTO t(a,b) VALUES") in statements of up to
-// rowsPerInsert rows.
-func insertRows(ctx context.Context, tx *sql.Tx, head string, cols, n int, args func(i int, args []any) []any) error {
-	one := "(" + strings.TrimSuffix(strings.Repeat("?,", cols), ",") + ")"
-	full := head + strings.TrimSuffix(strings.Repeat(one+",", rowsPerInsert), ",")
-	var st *sql.Stmt
-	defer func() {
-		if st != nil {
-			st.Close()
-		}
-	}()
-	buf := make([]any, 0, cols*rowsPerInsert)
-	for first := 0; first < n; first += rowsPerInsert {
-		k := min(rowsPerInsert, n-first)
-		buf = buf[:0]
-		for i := first; i < first+k; i++ {
-			buf = args(i, buf)
-		}
-		if k < rowsPerInsert {
-			_, err := tx.ExecContext(ctx, head+strings.TrimSuffix(strings.Repeat(one+",", k), ","), buf...)
+// CreateJob stores a job's row (numbered like every job, with its root
+// moves and divide) and the rows fn adds in one transaction: after a
+// crash either all of it exists or none. A perft job's positions and
+// units are its fn's (kinds/perft).
+func (s *Store) CreateJob(ctx context.Context, j *Job, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return s.write(func(ctx context.Context, tx *sql.Tx) error {
+		if err := numberJob(ctx, tx, j); err != nil {
 			return err
 		}
-		if st == nil {
-			var err error
-			if st, err = tx.PrepareContext(ctx, full); err != nil {
-				return err
-			}
-		}
-		if _, err := st.ExecContext(ctx, buf...); err != nil {
+		roots, _ := json.Marshal(j.RootMoves)
+		if err := insertJob(ctx, tx, j, string(roots), encodeStrings(j.Divide)); err != nil {
 			return err
 		}
-	}
-	return nil
+		return fn(ctx, tx)
+	})
+}
+
+// WriteStart queues fn for the store's next group commit, as Write does,
+// and returns at once; the channel receives fn's outcome once it is on
+// disk (or rolled back). Writes are applied in the order they were
+// started, so a caller may decide the next result while this one waits
+// for the disk (a perft result, kinds/perft).
+func (s *Store) WriteStart(fn func(ctx context.Context, tx *sql.Tx) error) <-chan error {
+	return s.submit(fn)
+}
+
+// AddColumnTx adds a column to a SQLite table unless it has it: a kind's
+// step that adopts a table of an earlier release completes its shape
+// (PostgreSQL says ADD COLUMN IF NOT EXISTS). Table, column and decl are
+// the kind's constants, never input.
+func AddColumnTx(ctx context.Context, tx *sql.Tx, table, column, decl string) error {
+	return addColumn(ctx, tx, table, column, decl)
 }
 
 // insertJob writes a job's row.
@@ -417,83 +261,8 @@ func (s *Store) Jobs(ctx context.Context) ([]*Job, error) {
 	return out, rows.Err()
 }
 
-// Positions returns a job's positions in index order.
-func (s *Store) Positions(ctx context.Context, jobID string) ([]Position, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT fen, mult FROM positions WHERE job_id=? ORDER BY idx", jobID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Position
-	for rows.Next() {
-		var p Position
-		var m string
-		if err := rows.Scan(&p.FEN, &m); err != nil {
-			return nil, err
-		}
-		if p.Mult, err = decodeMult(m); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
-}
-
-// Units returns a job's units in index order.
-func (s *Store) Units(ctx context.Context, jobID string) ([]Unit, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id, idx, first_pos, end_pos, verify, slice, cross_check, settled, counts FROM units WHERE job_id=? ORDER BY idx", jobID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Unit
-	for rows.Next() {
-		u := Unit{JobID: jobID}
-		var verify, cross, settled int
-		var counts string
-		if err := rows.Scan(&u.ID, &u.Idx, &u.First, &u.End, &verify, &u.Slice, &cross, &settled, &counts); err != nil {
-			return nil, err
-		}
-		u.Verify, u.CrossCheck, u.Settled = verify != 0, cross != 0, settled != 0
-		if u.Counts, err = DecodeCounts(counts); err != nil {
-			return nil, err
-		}
-		out = append(out, u)
-	}
-	return out, rows.Err()
-}
-
-// Runs returns every run of a job's units, oldest first.
-func (s *Store) Runs(ctx context.Context, jobID string) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT unit_id, worker_id, owner, program, counts, at, elapsed_ms FROM runs WHERE job_id=? ORDER BY at, rowid", jobID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Run
-	for rows.Next() {
-		var r Run
-		var counts string
-		var at int64
-		if err := rows.Scan(&r.UnitID, &r.WorkerID, &r.Owner, &r.Program, &counts, &at, &r.ElapsedMS); err != nil {
-			return nil, err
-		}
-		r.At = FromUnixNano(at)
-		if r.Counts, err = DecodeCounts(counts); err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
-}
-
-// UnitChange is the new settlement state of a unit, written with a run.
-type UnitChange struct {
-	Settled bool
-	Counts  []engine.Count
-}
-
-// JobChange is a job's new final state, written with a run.
+// JobChange is a job's new final state, written with a kind's result
+// (SetJobStateTx) or on its own (SetJobState).
 type JobChange struct {
 	State      string
 	Error      string
@@ -511,50 +280,6 @@ type JobChange struct {
 type Event struct {
 	JobID, UnitID, WorkerID, Kind, Detail string
 	At                                    time.Time
-}
-
-// Commit writes, in one transaction, an optional run, the unit's new state,
-// the job's final state and events. The caller acknowledges the worker only
-// after Commit returns nil.
-func (s *Store) Commit(ctx context.Context, jobID, unitID string, run *Run, unit *UnitChange, job *JobChange, events []Event) error {
-	return <-s.CommitStart(jobID, unitID, run, unit, job, events)
-}
-
-// CommitStart queues what Commit writes and returns at once; the channel
-// receives the outcome once it is committed. Writes are applied in the
-// order they were started, so a caller may decide the next result while
-// this one waits for the disk.
-func (s *Store) CommitStart(jobID, unitID string, run *Run, unit *UnitChange, job *JobChange, events []Event) <-chan error {
-	return s.submit(func(ctx context.Context, tx *sql.Tx) error {
-		return commit(ctx, tx, jobID, unitID, run, unit, job, events)
-	})
-}
-
-func commit(ctx context.Context, tx *sql.Tx, jobID, unitID string, run *Run, unit *UnitChange, job *JobChange, events []Event) error {
-	if run != nil {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO runs(unit_id,worker_id,owner,program,job_id,counts,at,elapsed_ms) VALUES(?,?,?,?,?,?,?,?)",
-			run.UnitID, run.WorkerID, run.Owner, run.Program, jobID, EncodeCounts(run.Counts), UnixNano(run.At), run.ElapsedMS); err != nil {
-			return fmt.Errorf("store: insert run: %w", err)
-		}
-	}
-	if unit != nil {
-		if _, err := tx.ExecContext(ctx, "UPDATE units SET settled=?, counts=? WHERE id=?",
-			boolInt(unit.Settled), EncodeCounts(unit.Counts), unitID); err != nil {
-			return fmt.Errorf("store: update unit: %w", err)
-		}
-	}
-	if job != nil {
-		if err := setJobState(ctx, tx, jobID, job); err != nil {
-			return err
-		}
-	}
-	for _, e := range events {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO events(job_id,unit_id,worker_id,kind,detail,at) VALUES(?,?,?,?,?,?)",
-			e.JobID, e.UnitID, e.WorkerID, e.Kind, e.Detail, UnixNano(e.At)); err != nil {
-			return fmt.Errorf("store: insert event: %w", err)
-		}
-	}
-	return nil
 }
 
 func setJobState(ctx context.Context, tx *sql.Tx, jobID string, job *JobChange) error {
@@ -578,7 +303,7 @@ func setJobState(ctx context.Context, tx *sql.Tx, jobID string, job *JobChange) 
 
 // SetJobState writes a job's final state on its own (cancel).
 func (s *Store) SetJobState(ctx context.Context, jobID string, job *JobChange) error {
-	return s.Commit(ctx, jobID, "", nil, nil, job, nil)
+	return s.write(func(ctx context.Context, tx *sql.Tx) error { return setJobState(ctx, tx, jobID, job) })
 }
 
 // Events returns a job's events, oldest first.

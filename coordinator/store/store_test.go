@@ -2,11 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/arbiter-chess/arbiter/engine"
 )
 
 func TestStoreRoundTrip(t *testing.T) { eachBackend(t, testStoreRoundTrip) }
@@ -26,21 +26,39 @@ func testStoreRoundTrip(t *testing.T, open opener) {
 			t.Fatalf("journal_mode %q synchronous %d, want wal and 2 (FULL)", mode, sync)
 		}
 	}
+	// A job row and a kind's rows in one transaction: a failing fn leaves
+	// no job (a perft job's positions and units are written so).
 	j := &Job{ID: "p1", Kind: "perft", FEN: "f", Depth: 5, SplitPly: 2, State: StateRunning,
 		CreatedAt: time.Unix(100, 0), RootMoves: []string{"e2e4", "d2d4"}, UnitsTotal: 1, Positions: 2}
-	pos := []Position{{FEN: "a", Mult: []RootMult{{0, 2}, {1, 1}}}, {FEN: "b", Mult: []RootMult{{1, 3}}}}
-	if err := s.CreateJob(ctx, j, pos, []Unit{{ID: "p1.0", JobID: "p1", First: 0, End: 2, Verify: true}}); err != nil {
-		t.Fatal(err)
+	failed := errors.New("the kind's rows failed")
+	if err := s.CreateJob(ctx, &Job{ID: "p0", Kind: "perft", RootMoves: []string{}}, func(ctx context.Context, tx *sql.Tx) error {
+		return failed
+	}); !errors.Is(err, failed) {
+		t.Fatalf("a failing fn: %v", err)
 	}
-	run := &Run{UnitID: "p1.0", WorkerID: "w1", Counts: []engine.Count{engine.CountOf(7), engine.CountOf(1 << 63), {Hi: 3, Lo: 5}}, At: time.Unix(200, 0), ElapsedMS: 5}
-	if err := s.Commit(ctx, "p1", "p1.0", run, &UnitChange{Settled: true, Counts: run.Counts},
-		&JobChange{State: StateDone, FinishedAt: time.Unix(300, 0), Total: "123", Divide: []string{"100", "23"}},
-		[]Event{{JobID: "p1", UnitID: "p1.0", WorkerID: "w1", Kind: "mismatch", Detail: "x", At: time.Unix(200, 0)}}); err != nil {
-		t.Fatal(err)
+	var rowsInFn int
+	if err := s.CreateJob(ctx, j, func(ctx context.Context, tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM jobs WHERE id=?", j.ID).Scan(&rowsInFn)
+	}); err != nil || rowsInFn != 1 {
+		t.Fatalf("CreateJob: %v (fn saw %d job rows)", err, rowsInFn)
 	}
-	// The same run again violates the one-run-per-worker key and changes nothing.
-	if err := s.Commit(ctx, "p1", "p1.0", run, &UnitChange{}, nil, nil); err == nil {
-		t.Fatal("duplicate run stored")
+	done := <-s.WriteStart(func(ctx context.Context, tx *sql.Tx) error {
+		if err := SetJobStateTx(ctx, tx, "p1", &JobChange{State: StateDone, FinishedAt: time.Unix(300, 0), Total: "123", Divide: []string{"100", "23"}}); err != nil {
+			return err
+		}
+		return InsertEventsTx(ctx, tx, []Event{{JobID: "p1", UnitID: "p1.0", WorkerID: "w1", Kind: "mismatch", Detail: "x", At: time.Unix(200, 0)}})
+	})
+	if done != nil {
+		t.Fatal(done)
+	}
+	// A write that fails changes nothing: no job, no event.
+	if err := <-s.WriteStart(func(ctx context.Context, tx *sql.Tx) error {
+		if err := InsertEventsTx(ctx, tx, []Event{{JobID: "p1", Kind: "lost"}}); err != nil {
+			return err
+		}
+		return SetJobStateTx(ctx, tx, "nope", &JobChange{State: StateDone})
+	}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a state change of an unknown job: %v", err)
 	}
 	s.Close()
 
@@ -56,18 +74,6 @@ func testStoreRoundTrip(t *testing.T, open opener) {
 	g := jobs[0]
 	if g.State != StateDone || g.Total != "123" || !slices.Equal(g.Divide, []string{"100", "23"}) || !slices.Equal(g.RootMoves, j.RootMoves) || g.Seq != 1 {
 		t.Fatalf("job read back as %+v", g)
-	}
-	gp, _ := s.Positions(ctx, "p1")
-	if len(gp) != 2 || gp[0].Mult[1] != (RootMult{1, 1}) || gp[1].FEN != "b" {
-		t.Fatalf("positions %+v", gp)
-	}
-	us, _ := s.Units(ctx, "p1")
-	if len(us) != 1 || !us[0].Settled || !us[0].Verify || !slices.Equal(us[0].Counts, run.Counts) {
-		t.Fatalf("units %+v", us)
-	}
-	rs, _ := s.Runs(ctx, "p1")
-	if len(rs) != 1 || rs[0].Counts[1] != engine.CountOf(1<<63) || rs[0].Counts[2] != (engine.Count{Hi: 3, Lo: 5}) {
-		t.Fatalf("runs %+v", rs)
 	}
 	ev, _ := s.Events(ctx, "p1")
 	if len(ev) != 1 || ev[0].Kind != "mismatch" {

@@ -112,8 +112,8 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 		rec.CrossCheck, rec.CrossCheckFraction, rec.CrossCheckSeed = spec.GetCrossCheck(), in.crossFraction, newSeed()
 		seed = decodeSeed(rec.CrossCheckSeed)
 	}
-	var positions []store.Position
-	var units []store.Unit
+	var positions []Position
+	var units []Unit
 	if depth == 0 {
 		rec.State, rec.FinishedAt, rec.Total, rec.Divide = store.StateDone, now, "1", []string{}
 	} else {
@@ -149,7 +149,7 @@ func (w *Workload) Create(ctx context.Context, specAny any, submitter string) (c
 	if held := w.heldPositions(); len(positions) > 0 && held+len(positions) > w.cfg.MaxHeldPositions {
 		return core.JobRef{}, heldExhausted(held, w.cfg.MaxHeldPositions, fmt.Sprintf("this split has %d", len(positions)))
 	}
-	if err := w.store.CreateJob(ctx, rec, positions, units); err != nil {
+	if err := createJob(ctx, w.store, rec, positions, units); err != nil {
 		return core.JobRef{}, apierr.Store(err)
 	}
 	w.mu.Lock()
@@ -254,25 +254,25 @@ func (w *Workload) splitError(err error, lim perftsplit.Limits, held int) error 
 // work per slice; the units of one slice are consecutive (a segment, see
 // the package comment, is a run of them). A unit is rechecked or sampled
 // for the cross-check (seed nil: none) by its index.
-func (w *Workload) cutUnits(rec *store.Job, plan *perftsplit.Plan, workers int, seed []byte) ([]store.Position, []store.Unit) {
+func (w *Workload) cutUnits(rec *store.Job, plan *perftsplit.Plan, workers int, seed []byte) ([]Position, []Unit) {
 	slices := rec.Slices
 	target := w.cfg.TargetUnitDuration.Seconds() * w.cfg.NominalNodesPerSecond * hashSpeedup(rec.Depth-rec.SplitPly) * float64(slices)
 	minUnits := (max(w.cfg.MinUnits, 16*workers) + slices - 1) / slices
-	positions := make([]store.Position, 0, len(plan.Positions))
+	positions := make([]Position, 0, len(plan.Positions))
 	for _, p := range plan.Positions {
-		m := make([]store.RootMult, len(p.Mult))
+		m := make([]RootMult, len(p.Mult))
 		for i, r := range p.Mult {
-			m[i] = store.RootMult{Root: r.Root, N: r.N}
+			m[i] = RootMult{Root: r.Root, N: r.N}
 		}
-		positions = append(positions, store.Position{FEN: p.FEN, Mult: m})
+		positions = append(positions, Position{FEN: p.FEN, Mult: m})
 	}
-	var units []store.Unit
+	var units []Unit
 	ranges := plan.Batch(target, minUnits, w.cfg.MaxPositionsPerUnit)
 	for sl := 0; sl < slices; sl++ {
 		for _, r := range ranges {
 			i := len(units)
 			cross := seed != nil && crossSampled(seed, i, rec.CrossCheckFraction)
-			units = append(units, store.Unit{ID: unitID(rec.ID, i), JobID: rec.ID, Idx: i, First: r.First, End: r.End,
+			units = append(units, Unit{ID: unitID(rec.ID, i), JobID: rec.ID, Idx: i, First: r.First, End: r.End,
 				Verify: verifyUnit(i, rec.Verify) && !cross, Slice: sl, CrossCheck: cross})
 		}
 	}
@@ -281,7 +281,7 @@ func (w *Workload) cutUnits(rec *store.Job, plan *perftsplit.Plan, workers int, 
 
 // addJobLocked puts a stored job in memory, its fresh units in segments
 // by slice. Caller holds mu.
-func (w *Workload) addJobLocked(rec *store.Job, positions []store.Position, units []store.Unit, now time.Time) {
+func (w *Workload) addJobLocked(rec *store.Job, positions []Position, units []Unit, now time.Time) {
 	j := &job{rec: rec, positions: positions, started: now, holders: map[string]int{}}
 	j.divide = newDivide(len(rec.RootMoves))
 	if rec.Stats {

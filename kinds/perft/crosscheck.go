@@ -5,7 +5,7 @@ package perft
 // arbiter worker --verify-engine NAME=... (its `go perft` node counts),
 // on a worker of another identity than the ones that ran the unit.
 //
-// A cross-check run (store.Run.Program set) carries one node count per
+// A cross-check run (Run.Program set) carries one node count per
 // position, never the statistics: it is a witness of node counts only. A
 // sampled unit settles once our generator's runs settle it (judge) and a
 // witness cross-check run agrees with their node counts. When the counts
@@ -29,7 +29,6 @@ import (
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/base/capability"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
-	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/engine"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -112,7 +111,7 @@ func crossCapable(j *job, wk *core.Worker) bool {
 
 // nodesOf is a run's node count per position: a cross-check run's counts,
 // or every width-th count of ours.
-func nodesOf(r store.Run, width int) []engine.Count {
+func nodesOf(r Run, width int) []engine.Count {
 	if r.Program != "" || width <= 1 {
 		return r.Counts
 	}
@@ -132,11 +131,11 @@ func nodesOfCounts(counts []engine.Count, width int) []engine.Count {
 
 // judgeUnit is u's verdict on runs: judge's, for a unit that is not
 // cross-checked; for one that is, see the comment at the top of the file.
-func judgeUnit(u *unit, runs []store.Run, maxRuns int, distrusted map[string]bool) verdict {
+func judgeUnit(u *unit, runs []Run, maxRuns int, distrusted map[string]bool) verdict {
 	if !u.rec.CrossCheck {
 		return judge(runs, required(u), maxRuns, distrusted)
 	}
-	var ours, theirs []store.Run
+	var ours, theirs []Run
 	for _, r := range runs {
 		if r.Program == "" {
 			ours = append(ours, r)
@@ -150,7 +149,7 @@ func judgeUnit(u *unit, runs []store.Run, maxRuns int, distrusted map[string]boo
 		nodes  []engine.Count
 		owners map[string]bool
 		n      int
-		ours   []store.Run
+		ours   []Run
 		cross  bool // a witness cross-check run is in it
 	}
 	var groups []*group
@@ -218,7 +217,7 @@ func judgeUnit(u *unit, runs []store.Run, maxRuns int, distrusted map[string]boo
 
 // outvotedUnit is outvoted for a unit of width counts per position:
 // cross-check runs are compared on node counts.
-func outvotedUnit(runs []store.Run, v verdict, width int) []string {
+func outvotedUnit(runs []Run, v verdict, width int) []string {
 	if !v.settled || !v.disputed {
 		return nil
 	}
@@ -307,7 +306,7 @@ func crossView(j *job) *arbiterv1.PerftCrossCheck {
 
 // crossMismatch is the first position where cross-check run x and one of
 // u's runs of ours count different nodes; nil when every one agrees.
-func crossMismatch(u *unit, x store.Run, width int, depth uint32) *arbiterv1.PerftCrossCheckMismatch {
+func crossMismatch(u *unit, x Run, width int, depth uint32) *arbiterv1.PerftCrossCheckMismatch {
 	theirs := x.Counts
 	for _, r := range u.runs {
 		if r.Program != "" {
@@ -333,7 +332,7 @@ func crossMismatch(u *unit, x store.Run, width int, depth uint32) *arbiterv1.Per
 // loadCrossView rebuilds a finished job's cross-check view from its
 // positions, units and runs, which then leave memory again.
 func (w *Workload) loadCrossView(ctx context.Context, j *job) error {
-	positions, err := w.store.Positions(ctx, j.rec.ID)
+	positions, err := loadPositions(ctx, w.store, j.rec.ID)
 	if err != nil {
 		return fmt.Errorf("perft: job %s positions: %w", j.rec.ID, err)
 	}
@@ -363,7 +362,7 @@ func (u *unit) oursSuffice(counts []engine.Count, maxRuns int) bool {
 	if !u.rec.CrossCheck || !u.v.cross {
 		return false
 	}
-	var ours []store.Run
+	var ours []Run
 	for _, r := range u.runs {
 		if r.Program == "" {
 			ours = append(ours, r)

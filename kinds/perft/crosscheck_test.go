@@ -20,38 +20,38 @@ func counts(cs ...uint64) []engine.Count {
 
 // crossUnit is a sampled unit of a job of width counts per position.
 func crossUnit(stats bool) *unit {
-	return &unit{job: &job{rec: &store.Job{CrossCheck: "stockfish", Stats: stats}}, rec: store.Unit{CrossCheck: true}}
+	return &unit{job: &job{rec: &store.Job{CrossCheck: "stockfish", Stats: stats}}, rec: Unit{CrossCheck: true}}
 }
 
-func ours(who string, cs ...uint64) store.Run {
-	return store.Run{WorkerID: "w-" + who, Owner: who, Counts: counts(cs...)}
+func ours(who string, cs ...uint64) Run {
+	return Run{WorkerID: "w-" + who, Owner: who, Counts: counts(cs...)}
 }
 
-func theirs(who string, cs ...uint64) store.Run {
-	return store.Run{WorkerID: "w-" + who, Owner: who, Program: "stockfish", Counts: counts(cs...)}
+func theirs(who string, cs ...uint64) Run {
+	return Run{WorkerID: "w-" + who, Owner: who, Program: "stockfish", Counts: counts(cs...)}
 }
 
 func TestJudgeUnitCrossCheck(t *testing.T) {
 	u := crossUnit(false)
 	// Ours alone settles nothing: a cross-check run is wanted.
-	v := judgeUnit(u, []store.Run{ours("a", 20, 400)}, 5, nil)
+	v := judgeUnit(u, []Run{ours("a", 20, 400)}, 5, nil)
 	if v.settled || !v.cross || v.want != 1 {
 		t.Fatalf("ours alone: %+v; want a cross-check run", v)
 	}
 	// The program agrees: settled on ours, agreed, not a second witness
 	// of full counts (agreeing stays 1: not verified).
-	v = judgeUnit(u, []store.Run{ours("a", 20, 400), theirs("b", 20, 400)}, 5, nil)
+	v = judgeUnit(u, []Run{ours("a", 20, 400), theirs("b", 20, 400)}, 5, nil)
 	if !v.settled || !v.crossAgreed || v.disputed || v.agreeing != 1 || !slices.Equal(v.counts, counts(20, 400)) {
 		t.Fatalf("agreement: %+v", v)
 	}
 	// A cross-check run by a distrusted identity is no witness: another
 	// is wanted.
-	if v = judgeUnit(u, []store.Run{ours("a", 20, 400), theirs("b", 20, 400)}, 5, map[string]bool{"b": true}); v.settled || !v.cross {
+	if v = judgeUnit(u, []Run{ours("a", 20, 400), theirs("b", 20, 400)}, 5, map[string]bool{"b": true}); v.settled || !v.cross {
 		t.Fatalf("distrusted program run: %+v; want another cross-check run", v)
 	}
 	// Ours lies on the second position: disputed, one more of ours wanted
 	// (by a third identity).
-	lie := []store.Run{ours("liar", 20, 401), theirs("b", 20, 400)}
+	lie := []Run{ours("liar", 20, 401), theirs("b", 20, 400)}
 	v = judgeUnit(u, lie, 5, nil)
 	if v.settled || !v.disputed || !v.crossDisputed || v.cross || v.want != 1 {
 		t.Fatalf("lie: %+v; want one more run of ours", v)
@@ -67,7 +67,7 @@ func TestJudgeUnitCrossCheck(t *testing.T) {
 		t.Fatalf("outvoted %v, want the liar", got)
 	}
 	// The program is the one that is wrong: our two identities outvote it.
-	wrong := []store.Run{ours("a", 20, 400), theirs("b", 20, 399), ours("c", 20, 400)}
+	wrong := []Run{ours("a", 20, 400), theirs("b", 20, 399), ours("c", 20, 400)}
 	v = judgeUnit(u, wrong, 5, nil)
 	if !v.settled || !slices.Equal(v.counts, counts(20, 400)) || v.crossAgreed {
 		t.Fatalf("program wrong: %+v", v)
@@ -76,12 +76,12 @@ func TestJudgeUnitCrossCheck(t *testing.T) {
 		t.Fatalf("outvoted %v, want the program's identity", got)
 	}
 	// No majority within maxRuns: failed.
-	if v = judgeUnit(u, []store.Run{ours("a", 1), theirs("b", 2), ours("c", 3)}, 3, nil); !v.failed {
+	if v = judgeUnit(u, []Run{ours("a", 1), theirs("b", 2), ours("c", 3)}, 3, nil); !v.failed {
 		t.Fatalf("three ways at maxRuns: %+v; want failed", v)
 	}
 	// A unit not sampled is judged as before.
 	plain := &unit{job: u.job}
-	if v = judgeUnit(plain, []store.Run{ours("a", 7)}, 5, nil); !v.settled || v.cross {
+	if v = judgeUnit(plain, []Run{ours("a", 7)}, 5, nil); !v.settled || v.cross {
 		t.Fatalf("unsampled unit: %+v", v)
 	}
 }
@@ -91,11 +91,11 @@ func TestJudgeUnitCrossCheckStats(t *testing.T) {
 	// alone in the program's; they are compared on nodes.
 	u := crossUnit(true)
 	full := []uint64{400, 1, 0, 0, 0, 2, 0, 0, 0}
-	v := judgeUnit(u, []store.Run{ours("a", full...), theirs("b", 400)}, 5, nil)
+	v := judgeUnit(u, []Run{ours("a", full...), theirs("b", 400)}, 5, nil)
 	if !v.settled || !v.crossAgreed || len(v.counts) != engine.NumPerftStats {
 		t.Fatalf("statistics job: %+v; want settled on our nine counts", v)
 	}
-	if v = judgeUnit(u, []store.Run{ours("a", full...), theirs("b", 401)}, 5, nil); v.settled || !v.disputed {
+	if v = judgeUnit(u, []Run{ours("a", full...), theirs("b", 401)}, 5, nil); v.settled || !v.disputed {
 		t.Fatalf("statistics job, nodes differ: %+v; want a dispute", v)
 	}
 }
@@ -172,11 +172,11 @@ func TestCheckCrossCheck(t *testing.T) {
 func TestCrossCheckedUnitNotRechecked(t *testing.T) {
 	u := crossUnit(false)
 	u.rec.Verify = true
-	if v := judgeUnit(u, []store.Run{ours("a", 5)}, 5, nil); !v.cross || v.want != 1 {
+	if v := judgeUnit(u, []Run{ours("a", 5)}, 5, nil); !v.cross || v.want != 1 {
 		t.Fatalf("rechecked and sampled, one run of ours: %+v; want the cross-check next", v)
 	}
 	u.rec.CrossCheck = false
-	if v := judgeUnit(u, []store.Run{ours("a", 5)}, 5, nil); v.cross || v.want != 1 || v.settled {
+	if v := judgeUnit(u, []Run{ours("a", 5)}, 5, nil); v.cross || v.want != 1 || v.settled {
 		t.Fatalf("rechecked only, one run of ours: %+v; want a second run of ours", v)
 	}
 }

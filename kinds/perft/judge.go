@@ -4,13 +4,11 @@ import (
 	"slices"
 
 	"github.com/arbiter-chess/arbiter/engine"
-
-	"github.com/arbiter-chess/arbiter/coordinator/store"
 )
 
 // owner is the identity a run counts for. Runs stored before identities
 // existed count each worker as its own identity.
-func owner(r store.Run) string {
+func owner(r Run) string {
 	if r.Owner == "" {
 		return "legacy:" + r.WorkerID
 	}
@@ -42,7 +40,7 @@ type verdict struct {
 // or outvote on its own. An identity in distrusted (outvoted in a settled
 // dispute of the job) is no witness at all: its runs still show a dispute,
 // but settle nothing, so a unit only it ran is computed again.
-func judge(runs []store.Run, required, maxRuns int, distrusted map[string]bool) verdict {
+func judge(runs []Run, required, maxRuns int, distrusted map[string]bool) verdict {
 	type group struct {
 		counts []engine.Count
 		owners map[string]bool
@@ -124,6 +122,6 @@ func judge(runs []store.Run, required, maxRuns int, distrusted map[string]bool) 
 // outvoted returns the identities whose runs of a unit lost a settled
 // dispute (v is the unit's verdict on runs): each ran counts the majority
 // of independent identities contradicted.
-func outvoted(runs []store.Run, v verdict) []string {
+func outvoted(runs []Run, v verdict) []string {
 	return outvotedUnit(runs, v, 1)
 }

@@ -4,21 +4,19 @@ import (
 	"testing"
 
 	"github.com/arbiter-chess/arbiter/engine"
-
-	"github.com/arbiter-chess/arbiter/coordinator/store"
 )
 
-func runs(cs ...uint64) []store.Run {
-	var out []store.Run
+func runs(cs ...uint64) []Run {
+	var out []Run
 	for i, c := range cs {
-		out = append(out, store.Run{Counts: []engine.Count{engine.CountOf(c)}, WorkerID: string(rune('a' + i))})
+		out = append(out, Run{Counts: []engine.Count{engine.CountOf(c)}, WorkerID: string(rune('a' + i))})
 	}
 	return out
 }
 
 func TestJudgeCountsIdentitiesNotWorkers(t *testing.T) {
 	// Two workers of one identity agree: one witness, not verified.
-	same := []store.Run{
+	same := []Run{
 		{WorkerID: "w1", Owner: "mallory", Counts: []engine.Count{engine.CountOf(1)}},
 		{WorkerID: "w2", Owner: "mallory", Counts: []engine.Count{engine.CountOf(1)}},
 	}
@@ -26,12 +24,12 @@ func TestJudgeCountsIdentitiesNotWorkers(t *testing.T) {
 		t.Fatalf("one identity verified itself: %+v", v)
 	}
 	// Two of mallory's against one honest run: still a 1-to-1 dispute.
-	dispute := append(same, store.Run{WorkerID: "w3", Owner: "honest", Counts: []engine.Count{engine.CountOf(197281)}})
+	dispute := append(same, Run{WorkerID: "w3", Owner: "honest", Counts: []engine.Count{engine.CountOf(197281)}})
 	if v := judge(dispute, 2, 5, nil); v.settled || !v.disputed {
 		t.Fatalf("one identity outvoted another: %+v", v)
 	}
 	// A second honest identity settles it.
-	settled := append(dispute, store.Run{WorkerID: "w4", Owner: "other", Counts: []engine.Count{engine.CountOf(197281)}})
+	settled := append(dispute, Run{WorkerID: "w4", Owner: "other", Counts: []engine.Count{engine.CountOf(197281)}})
 	if v := judge(settled, 2, 5, nil); !v.settled || v.counts[0] != engine.CountOf(197281) || v.agreeing != 2 {
 		t.Fatalf("two identities did not settle: %+v", v)
 	}
@@ -40,7 +38,7 @@ func TestJudgeCountsIdentitiesNotWorkers(t *testing.T) {
 func TestJudge(t *testing.T) {
 	cases := []struct {
 		name     string
-		runs     []store.Run
+		runs     []Run
 		required int
 		settled  bool
 		value    uint64
@@ -77,26 +75,26 @@ func TestJudge(t *testing.T) {
 // job is no witness: a unit only it ran wants a run of someone else, and
 // its run beside two honest ones still shows the dispute.
 func TestJudgeDistrusted(t *testing.T) {
-	lie := store.Run{WorkerID: "w1", Owner: "mallory", Counts: []engine.Count{engine.CountOf(2)}}
-	truth := func(who string) store.Run {
-		return store.Run{WorkerID: who, Owner: who, Counts: []engine.Count{engine.CountOf(1)}}
+	lie := Run{WorkerID: "w1", Owner: "mallory", Counts: []engine.Count{engine.CountOf(2)}}
+	truth := func(who string) Run {
+		return Run{WorkerID: who, Owner: who, Counts: []engine.Count{engine.CountOf(1)}}
 	}
-	if v := judge([]store.Run{lie}, 1, 5, nil); !v.settled {
+	if v := judge([]Run{lie}, 1, 5, nil); !v.settled {
 		t.Fatalf("an unverified run settles while its identity is trusted: %+v", v)
 	}
 	distrusted := map[string]bool{"mallory": true}
-	if v := judge([]store.Run{lie}, 1, 5, distrusted); v.settled || v.want != 1 {
+	if v := judge([]Run{lie}, 1, 5, distrusted); v.settled || v.want != 1 {
 		t.Fatalf("a distrusted identity's lone run: %+v, want one more run", v)
 	}
-	if v := judge([]store.Run{lie, truth("h")}, 1, 5, distrusted); !v.settled || v.counts[0] != engine.CountOf(1) || !v.disputed {
+	if v := judge([]Run{lie, truth("h")}, 1, 5, distrusted); !v.settled || v.counts[0] != engine.CountOf(1) || !v.disputed {
 		t.Fatalf("an honest run beside a distrusted one: %+v, want settled on it, disputed", v)
 	}
-	settled := []store.Run{lie, truth("h1"), truth("h2")}
+	settled := []Run{lie, truth("h1"), truth("h2")}
 	v := judge(settled, 2, 5, nil)
 	if got := outvoted(settled, v); len(got) != 1 || got[0] != "mallory" {
 		t.Fatalf("outvoted = %v, want mallory", got)
 	}
-	if got := outvoted([]store.Run{lie, truth("h")}, judge([]store.Run{lie, truth("h")}, 2, 5, nil)); got != nil {
+	if got := outvoted([]Run{lie, truth("h")}, judge([]Run{lie, truth("h")}, 2, 5, nil)); got != nil {
 		t.Fatalf("outvoted in an unsettled dispute = %v, want none", got)
 	}
 }

@@ -138,7 +138,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 		return out, err
 	}
 
-	run := store.Run{UnitID: unitID, WorkerID: wk.ID, Owner: wk.Owner, Program: program, Counts: counts, At: w.cfg.Now(), ElapsedMS: rc.Elapsed.Milliseconds()}
+	run := Run{UnitID: unitID, WorkerID: wk.ID, Owner: wk.Owner, Program: program, Counts: counts, At: w.cfg.Now(), ElapsedMS: rc.Elapsed.Milliseconds()}
 	runs := append(slices.Clip(u.runs), run)
 	v := judgeUnit(u, runs, w.cfg.MaxRuns, j.distrusted)
 	// An identity this run outvotes in a settled dispute is no witness
@@ -173,8 +173,8 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 	// worker only once the write is on disk. Writes queued together share
 	// one commit (store's group commit). Should the write fail, memory is
 	// ahead of the store: the job is rebuilt from the store (reload).
-	unitChange := &store.UnitChange{Settled: v.settled, Counts: v.counts}
-	durable := w.store.CommitStart(j.rec.ID, unitID, &run, unitChange, jobChange, events)
+	unitChange := &UnitChange{Settled: v.settled, Counts: v.counts}
+	durable := commitStart(w.store, j.rec.ID, unitID, &run, unitChange, jobChange, events)
 	prevDistrust := j.distrusted
 	w.release(u, wk.ID)
 	delta(j.divide, &j.nodesDone, j.stats)
@@ -224,7 +224,7 @@ func (w *Workload) Result(ctx context.Context, rc core.ResultCall) (core.Outcome
 // mismatchOf is the verdict on run, which gives u verdict v: a mismatch
 // when it opens a dispute (with the event that names the position) or
 // loses one.
-func mismatchOf(u *unit, v verdict, run store.Run) (core.Verdict, []store.Event) {
+func mismatchOf(u *unit, v verdict, run Run) (core.Verdict, []store.Event) {
 	j := u.job
 	switch {
 	case v.disputed && !u.v.disputed:
@@ -338,7 +338,7 @@ func (w *Workload) reload(ctx context.Context, jobID string) {
 // runs: the position where some worker's engine went wrong (width counts
 // per position: which one differs, for statistics; a cross-check run's
 // node counts are compared with the nodes of ours).
-func mismatchDetail(prev []store.Run, run store.Run, positions []store.Position, width int) string {
+func mismatchDetail(prev []Run, run Run, positions []Position, width int) string {
 	for _, r := range prev {
 		a, b, w := r.Counts, run.Counts, width
 		if r.Program != "" || run.Program != "" {
@@ -359,7 +359,7 @@ func mismatchDetail(prev []store.Run, run store.Run, positions []store.Position,
 }
 
 // runBy names who counted r: the worker, and the program when not ours.
-func runBy(r store.Run) string {
+func runBy(r Run) string {
 	if r.Program != "" {
 		return r.WorkerID + " (with " + r.Program + ")"
 	}
@@ -407,8 +407,8 @@ func (r rejudged) delta(divide []*big.Int, total *big.Int, stats []*big.Int) {
 // nil, nil when v outvotes no one new. A changed verdict may outvote
 // another identity in turn: it goes on to the fixed point Load reaches
 // (findDistrusted). Caller holds mu.
-func (w *Workload) distrust(j *job, u *unit, runs []store.Run, v verdict) (map[string]bool, []rejudged) {
-	runsOf := func(o *unit) []store.Run {
+func (w *Workload) distrust(j *job, u *unit, runs []Run, v verdict) (map[string]bool, []rejudged) {
+	runsOf := func(o *unit) []Run {
 		if o == u {
 			return runs
 		}
@@ -436,7 +436,7 @@ func (w *Workload) distrust(j *job, u *unit, runs []store.Run, v verdict) (map[s
 			distrusted[id] = true
 		}
 		for _, o := range j.units {
-			if o == u || slices.ContainsFunc(o.runs, func(r store.Run) bool { return slices.Contains(newly, owner(r)) }) {
+			if o == u || slices.ContainsFunc(o.runs, func(r Run) bool { return slices.Contains(newly, owner(r)) }) {
 				verdicts[o] = judgeUnit(o, runsOf(o), w.cfg.MaxRuns, distrusted)
 			}
 		}

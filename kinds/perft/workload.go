@@ -83,6 +83,7 @@ func init() {
 		Order: 10,
 	})
 	jobkind.Register(jobkind.Kind{Name: Kind, Family: jobkind.FamilyPerft, Path: "/perft/", Noun: "perft job"})
+	store.RegisterSchema(schema)
 }
 
 // Config tunes the workload. Zero values take the defaults.
@@ -237,7 +238,7 @@ func (w *Workload) Needs(jobID string) (core.Need, bool) {
 
 type job struct {
 	rec       *store.Job
-	positions []store.Position
+	positions []Position
 	units     []*unit
 	retry     []*unit    // re-opened units (expired, released, disputed), served first
 	more      []*unit    // leased units that want further runs (verification)
@@ -263,8 +264,8 @@ type job struct {
 
 type unit struct {
 	job     *job
-	rec     store.Unit
-	runs    []store.Run
+	rec     Unit
+	runs    []Run
 	v       verdict
 	counted bool              // contribution is in the job's sums
 	queued  bool              // in the job's retry or more list, or a segment
@@ -369,7 +370,7 @@ func (w *Workload) skip(j *job, err error) {
 func (w *Workload) loadRunning(ctx context.Context, j *job) error {
 	id := j.rec.ID
 	var err error
-	if j.positions, err = w.store.Positions(ctx, id); err != nil {
+	if j.positions, err = loadPositions(ctx, w.store, id); err != nil {
 		return fmt.Errorf("perft: job %s positions: %w", id, err)
 	}
 	recs, byUnit, err := w.unitsAndRuns(ctx, id)
@@ -448,16 +449,16 @@ func (w *Workload) summarise(ctx context.Context, j *job) error {
 	return nil
 }
 
-func (w *Workload) unitsAndRuns(ctx context.Context, id string) ([]store.Unit, map[string][]store.Run, error) {
-	recs, err := w.store.Units(ctx, id)
+func (w *Workload) unitsAndRuns(ctx context.Context, id string) ([]Unit, map[string][]Run, error) {
+	recs, err := loadUnits(ctx, w.store, id)
 	if err != nil {
 		return nil, nil, fmt.Errorf("perft: job %s units: %w", id, err)
 	}
-	runs, err := w.store.Runs(ctx, id)
+	runs, err := loadRuns(ctx, w.store, id)
 	if err != nil {
 		return nil, nil, fmt.Errorf("perft: job %s runs: %w", id, err)
 	}
-	byUnit := make(map[string][]store.Run)
+	byUnit := make(map[string][]Run)
 	for _, r := range runs {
 		byUnit[r.UnitID] = append(byUnit[r.UnitID], r)
 	}
