@@ -228,52 +228,53 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// loadPositions returns a job's positions in index order.
-func loadPositions(ctx context.Context, st *store.Store, jobID string) (out []Position, err error) {
-	err = st.Read(ctx, func(ctx context.Context, db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, "SELECT fen, mult FROM positions WHERE job_id=? ORDER BY idx", jobID)
+// eachRow runs query with the job's id and scan on each row it returns.
+func eachRow(ctx context.Context, st *store.Store, query, jobID string, scan func(rows *sql.Rows) error) error {
+	return st.Read(ctx, func(ctx context.Context, db *sql.DB) error {
+		rows, err := db.QueryContext(ctx, query, jobID)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var p Position
-			var m string
-			if err := rows.Scan(&p.FEN, &m); err != nil {
+			if err := scan(rows); err != nil {
 				return err
 			}
-			if p.Mult, err = decodeMult(m); err != nil {
-				return err
-			}
-			out = append(out, p)
 		}
 		return rows.Err()
+	})
+}
+
+// loadPositions returns a job's positions in index order.
+func loadPositions(ctx context.Context, st *store.Store, jobID string) (out []Position, err error) {
+	err = eachRow(ctx, st, "SELECT fen, mult FROM positions WHERE job_id=? ORDER BY idx", jobID, func(rows *sql.Rows) error {
+		var p Position
+		var m string
+		if err := rows.Scan(&p.FEN, &m); err != nil {
+			return err
+		}
+		var err error
+		p.Mult, err = decodeMult(m)
+		out = append(out, p)
+		return err
 	})
 	return out, err
 }
 
 // loadUnits returns a job's units in index order.
 func loadUnits(ctx context.Context, st *store.Store, jobID string) (out []Unit, err error) {
-	err = st.Read(ctx, func(ctx context.Context, db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, "SELECT id, idx, first_pos, end_pos, verify, slice, cross_check, settled, counts FROM units WHERE job_id=? ORDER BY idx", jobID)
-		if err != nil {
+	err = eachRow(ctx, st, "SELECT id, idx, first_pos, end_pos, verify, slice, cross_check, settled, counts FROM units WHERE job_id=? ORDER BY idx", jobID, func(rows *sql.Rows) error {
+		u := Unit{JobID: jobID}
+		var verify, cross, settled int
+		var counts string
+		if err := rows.Scan(&u.ID, &u.Idx, &u.First, &u.End, &verify, &u.Slice, &cross, &settled, &counts); err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			u := Unit{JobID: jobID}
-			var verify, cross, settled int
-			var counts string
-			if err := rows.Scan(&u.ID, &u.Idx, &u.First, &u.End, &verify, &u.Slice, &cross, &settled, &counts); err != nil {
-				return err
-			}
-			u.Verify, u.CrossCheck, u.Settled = verify != 0, cross != 0, settled != 0
-			if u.Counts, err = decodeCounts(counts); err != nil {
-				return err
-			}
-			out = append(out, u)
-		}
-		return rows.Err()
+		u.Verify, u.CrossCheck, u.Settled = verify != 0, cross != 0, settled != 0
+		var err error
+		u.Counts, err = decodeCounts(counts)
+		out = append(out, u)
+		return err
 	})
 	return out, err
 }
@@ -281,26 +282,18 @@ func loadUnits(ctx context.Context, st *store.Store, jobID string) (out []Unit, 
 // loadRuns returns every run of a job's units in the order they were
 // accepted.
 func loadRuns(ctx context.Context, st *store.Store, jobID string) (out []Run, err error) {
-	err = st.Read(ctx, func(ctx context.Context, db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, "SELECT unit_id, worker_id, owner, program, counts, at, elapsed_ms FROM runs WHERE job_id=? ORDER BY at, rowid", jobID)
-		if err != nil {
+	err = eachRow(ctx, st, "SELECT unit_id, worker_id, owner, program, counts, at, elapsed_ms FROM runs WHERE job_id=? ORDER BY at, rowid", jobID, func(rows *sql.Rows) error {
+		var r Run
+		var counts string
+		var at int64
+		if err := rows.Scan(&r.UnitID, &r.WorkerID, &r.Owner, &r.Program, &counts, &at, &r.ElapsedMS); err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var r Run
-			var counts string
-			var at int64
-			if err := rows.Scan(&r.UnitID, &r.WorkerID, &r.Owner, &r.Program, &counts, &at, &r.ElapsedMS); err != nil {
-				return err
-			}
-			r.At = store.FromUnixNano(at)
-			if r.Counts, err = decodeCounts(counts); err != nil {
-				return err
-			}
-			out = append(out, r)
-		}
-		return rows.Err()
+		r.At = store.FromUnixNano(at)
+		var err error
+		r.Counts, err = decodeCounts(counts)
+		out = append(out, r)
+		return err
 	})
 	return out, err
 }
