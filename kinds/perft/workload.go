@@ -24,9 +24,9 @@
 //     big integers; a unit's contribution enters the sums when it settles
 //     and is replaced, never added twice, if a dispute settles it on other
 //     counts.
-//   - A run is stored (store.Commit, one transaction with the unit's new
-//     state and, when it finishes the job, the job's final state) before
-//     memory changes and before the worker is acknowledged. Memory is
+//   - A run is stored (commitStart in store.go: one transaction with the
+//     unit's new state and, when it finishes the job, the job's final
+//     state) before memory changes and before the worker is acknowledged. Memory is
 //     rebuilt from the store on Load, so a coordinator killed at any moment
 //     resumes every job exactly.
 //   - One identity is one witness: a unit is leased for verification or
