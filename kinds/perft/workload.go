@@ -26,9 +26,9 @@
 //     counts.
 //   - A run is stored (commitStart in store.go: one transaction with the
 //     unit's new state and, when it finishes the job, the job's final
-//     state) before memory changes and before the worker is acknowledged. Memory is
-//     rebuilt from the store on Load, so a coordinator killed at any moment
-//     resumes every job exactly.
+//     state) before memory changes and before the worker is acknowledged.
+//     Memory is rebuilt from the store on Load, so a coordinator killed at
+//     any moment resumes every job exactly.
 //   - One identity is one witness: a unit is leased for verification or
 //     settlement only to a worker of an identity that has not run it and
 //     does not hold it, and judge counts runs by identity.
