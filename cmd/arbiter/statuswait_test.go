@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/arbiter-chess/arbiter/base/auth"
-	"github.com/arbiter-chess/arbiter/local/localcluster"
-	"github.com/arbiter-chess/arbiter/match/builtin"
+	"github.com/arbiter-chess/arbiter/testing/farmtest"
 )
 
 // TestStatusWaitByKind: status JOB --wait follows a job through the Wait
@@ -25,13 +23,8 @@ func TestStatusWaitByKind(t *testing.T) {
 		t.Skip("runs a cluster")
 	}
 	t.Setenv(auth.EnvToken, "")
-	cl, err := localcluster.Start(localcluster.Config{Workers: 1, Threads: 1, HashMB: 1, BenchNPS: 1_000_000, Builtin: builtin.New,
-		Server: localcluster.ServerConfig{UnitDuration: 100 * time.Millisecond, Token: "status-wait"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Stop()
-	conn := []string{"--coordinator", cl.Addr(), "--token", cl.Token()}
+	farm := farmtest.Start(t, 1)
+	conn := []string{"--coordinator", farm.Addr(), "--token", farm.Token()}
 	run := func(args ...string) (string, int) {
 		t.Helper()
 		out, _, err := runArbiter(t, "", append(args, conn...)...)
