@@ -69,7 +69,7 @@ func RunTestWith(ctx context.Context, out, stderr io.Writer, c *clusterclient.Cl
 		spec.GetEngineA().GetName(), spec.GetEngineB().GetName(), plan.Limits(), len(spec.GetOpenings()),
 		job.GetMatchProgress().GetBatchPairs())
 	lastGames := uint64(0)
-	blocked := blockedNotice{w: stderr}
+	blocked := NewBlockedNotice(stderr)
 	final, err := WaitTest(ctx, c, job.GetJobId(), stderr, func(j *arbiterv1.Job) {
 		mp := j.GetMatchProgress()
 		if mp.GetGames() != lastGames {
@@ -80,7 +80,7 @@ func RunTestWith(ctx context.Context, out, stderr io.Writer, c *clusterclient.Cl
 			}
 			fmt.Fprintln(stderr, line)
 		}
-		blocked.update(j)
+		blocked.Update(j)
 	})
 	if err != nil {
 		return err
