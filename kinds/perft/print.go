@@ -16,6 +16,7 @@ import (
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
+	"github.com/arbiter-chess/arbiter/kinds/perft/perftrun"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
 
@@ -91,15 +92,10 @@ func watch(ctx context.Context, c *clusterclient.Client, id string, progressOut 
 // finishedJSON matches `arbiter perft --json`: exact integers as JSON
 // numbers.
 type finishedJSON struct {
-	FEN     string                 `json:"fen"`
-	Depth   int                    `json:"depth"`
-	Nodes   json.Number            `json:"nodes"`
-	Seconds float64                `json:"seconds"`
-	NPS     float64                `json:"nps"`
-	Divide  map[string]json.Number `json:"divide,omitempty"`
-	JobID   string                 `json:"job_id"`
-	Units   uint64                 `json:"units"`
-	Checked uint64                 `json:"units_verified"`
+	perftrun.CountJSON
+	JobID   string `json:"job_id"`
+	Units   uint64 `json:"units"`
+	Checked uint64 `json:"units_verified"`
 	// Verification is jobreport.PerftVerification: "none" says no one
 	// checked the total.
 	Verification string                    `json:"verification,omitempty"`
@@ -123,8 +119,8 @@ func printFinished(out io.Writer, j *arbiterv1.Job, divide, jsonOut bool) error 
 		secs = j.GetFinishedAt().AsTime().Sub(j.GetCreatedAt().AsTime()).Seconds()
 	}
 	if jsonOut {
-		o := finishedJSON{FEN: j.GetPerft().GetFen(), Depth: int(j.GetPerft().GetDepth()), Nodes: json.Number(j.GetNodes()),
-			Seconds: secs, JobID: j.GetJobId(), Units: j.GetProgress().GetUnitsTotal(), Checked: j.GetProgress().GetUnitsVerified(),
+		o := finishedJSON{CountJSON: perftrun.CountJSON{FEN: j.GetPerft().GetFen(), Depth: int(j.GetPerft().GetDepth()), Nodes: json.Number(j.GetNodes()),
+			Seconds: secs}, JobID: j.GetJobId(), Units: j.GetProgress().GetUnitsTotal(), Checked: j.GetProgress().GetUnitsVerified(),
 			Verification: jobreport.PerftVerification(j)}
 		if secs > 0 {
 			o.NPS = parseFloat(j.GetNodes()) / secs
