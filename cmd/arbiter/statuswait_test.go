@@ -10,14 +10,15 @@ import (
 )
 
 // TestStatusWaitByKind: status JOB --wait follows a job through the Wait
-// its family registers: a perft job (the perft kind registers one) is
-// waited for and printed as submit perft --wait prints it, in text and
-// JSON, exit 0. A match job (the test kind registers none) is refused
-// with exit status 2 and a message naming the job, its kind and the kinds
-// that can be waited for, read from the registry: perft alone in this
-// binary (kinds/kindtest's TestFakeKindInEveryRegistry shows a kind that
-// registers a Wait joining it). The perft job is the control: the same
-// command on the same farm succeeds for a kind with a Wait.
+// its family registers: a perft job is waited for and printed as submit
+// perft --wait prints it, in text and JSON, and a match as submit match
+// --wait prints it, exit 0. A tune (the SPSA kind registers no Wait) is
+// refused with exit status 2 and a message naming the job, its kind and
+// the kinds that can be waited for, read from the registry
+// (kinds/kindtest's TestFakeKindInEveryRegistry shows a kind that
+// registers a Wait joining them). The perft job and the match are the
+// control: the same command on the same farm succeeds for a kind with a
+// Wait.
 func TestStatusWaitByKind(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a cluster")
@@ -59,7 +60,18 @@ func TestStatusWaitByKind(t *testing.T) {
 	}
 	testID := strings.TrimSpace(out)
 	out, code = run("status", testID, "--wait")
-	if want := "--wait: job " + testID + " (kind match) cannot be waited for; the kinds that can: perft"; code != 2 || out != want {
-		t.Errorf("status %s --wait: exit %d %q; want exit 2 %q", testID, code, out, want)
+	if code != 0 || !strings.Contains(out, "Test:       "+testID+" (match)") || !strings.Contains(out, "State:      done") {
+		t.Errorf("status %s --wait: exit %d:\n%s", testID, code, out)
+	}
+
+	out, code = run("submit", "spsa", "--engine", "name=dev,builtin,option.UseNNUE=false", "--params", "from-engine:RFPMargin",
+		"--pairs", "2", "--batch-pairs", "1", "--each", "nodes=100", "--openings", "file=../../books/uho-200.epd")
+	if code != 0 {
+		t.Fatalf("submit spsa: exit %d: %s", code, out)
+	}
+	tuneID := strings.TrimSpace(out)
+	out, code = run("status", tuneID, "--wait")
+	if want := "--wait: job " + tuneID + " (kind spsa) cannot be waited for; the kinds that can: match, perft, sprt"; code != 2 || out != want {
+		t.Errorf("status %s --wait: exit %d %q; want exit 2 %q", tuneID, code, out, want)
 	}
 }
