@@ -190,6 +190,40 @@ func InsertPGNsTx(ctx context.Context, tx *sql.Tx, jobID string, idx int, pgns [
 	return insertPGNs(ctx, tx, jobID, idx, pgns)
 }
 
+// FinishUnitTx stores, inside a kind's commit transaction, what follows
+// the kind's own row of a unit of games: the games of batch idx, the
+// job's final state (nil: it runs on) and events.
+func FinishUnitTx(ctx context.Context, tx *sql.Tx, jobID string, idx int, pgns []string, job *JobChange, events []Event) error {
+	if err := insertPGNs(ctx, tx, jobID, idx, pgns); err != nil {
+		return err
+	}
+	if job != nil {
+		if err := setJobState(ctx, tx, jobID, job); err != nil {
+			return err
+		}
+	}
+	return insertEvents(ctx, tx, events)
+}
+
+// QueryRows runs query on q and returns each row as scan reads it, in
+// the query's order.
+func QueryRows[T any](ctx context.Context, q Querier, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // InsertEventsTx records events inside a kind's transaction.
 func InsertEventsTx(ctx context.Context, tx *sql.Tx, events []Event) error {
 	return insertEvents(ctx, tx, events)

@@ -287,11 +287,13 @@ func addColumn(ctx context.Context, tx *sql.Tx, table, column, decl string) erro
 	return err
 }
 
-type queryer interface {
+// Querier is what reads rows: the database a kind's Read gives, or the
+// transaction of its Write (QueryRows).
+type Querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-func hasColumn(ctx context.Context, q queryer, table, column string) (bool, error) {
+func hasColumn(ctx context.Context, q Querier, table, column string) (bool, error) {
 	rows, err := q.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
 	if err != nil {
 		return false, err

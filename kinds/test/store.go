@@ -158,20 +158,10 @@ func LoadTest(ctx context.Context, st *store.Store, jobID string) (*StoredTest, 
 // accepted (the order the SPRT saw them).
 func StoredBatches(ctx context.Context, st *store.Store, jobID string) (out []Batch, err error) {
 	err = st.Read(ctx, func(ctx context.Context, db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, `SELECT unit_id, idx, worker_id, pairs, penta, wins, draws, losses, incidents, leased_at, at, elapsed_ms
+		out, err = store.QueryRows(ctx, db, func(rows *sql.Rows) (Batch, error) { return scanBatch(rows, jobID) },
+			`SELECT unit_id, idx, worker_id, pairs, penta, wins, draws, losses, incidents, leased_at, at, elapsed_ms
 			FROM batches WHERE job_id=? ORDER BY rowid`, jobID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			b, err := scanBatch(rows, jobID)
-			if err != nil {
-				return err
-			}
-			out = append(out, b)
-		}
-		return rows.Err()
+		return err
 	})
 	return out, err
 }
@@ -204,18 +194,10 @@ func CommitBatch(ctx context.Context, st *store.Store, b *Batch, pgns []string, 
 			b.Wins, b.Draws, b.Losses, b.Incidents, store.UnixNano(b.LeasedAt), store.UnixNano(b.At), b.ElapsedMS); err != nil {
 			return fmt.Errorf("store: insert batch: %w", err)
 		}
-		if err := store.InsertPGNsTx(ctx, tx, b.JobID, b.Idx, pgns); err != nil {
-			return err
-		}
 		if _, err := tx.ExecContext(ctx, "UPDATE tests SET sprt=? WHERE job_id=?", sprtState, b.JobID); err != nil {
 			return fmt.Errorf("store: update test: %w", err)
 		}
-		if job != nil {
-			if err := store.SetJobStateTx(ctx, tx, b.JobID, job); err != nil {
-				return err
-			}
-		}
-		return store.InsertEventsTx(ctx, tx, events)
+		return store.FinishUnitTx(ctx, tx, b.JobID, b.Idx, pgns, job, events)
 	})
 }
 
@@ -246,20 +228,12 @@ func purgeRows(ctx context.Context, tx *sql.Tx, p *store.Purge) error {
 
 // workerBatches is the indexes of the batches worker counted in job.
 func workerBatches(ctx context.Context, tx *sql.Tx, jobID, worker string) ([]int, error) {
-	rows, err := tx.QueryContext(ctx, "SELECT idx FROM batches WHERE job_id=? AND worker_id=?", jobID, worker)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int
-	for rows.Next() {
+	scan := func(rows *sql.Rows) (int, error) {
 		var i int
-		if err := rows.Scan(&i); err != nil {
-			return nil, err
-		}
-		out = append(out, i)
+		err := rows.Scan(&i)
+		return i, err
 	}
-	return out, rows.Err()
+	return store.QueryRows(ctx, tx, scan, "SELECT idx FROM batches WHERE job_id=? AND worker_id=?", jobID, worker)
 }
 
 // editSpec rewrites a test's stored spec with edit (the store does not

@@ -4,6 +4,7 @@
 package storetest
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"database/sql"
@@ -114,22 +115,20 @@ func Release1(t *testing.T) string {
 	if !ok {
 		t.Fatal("storetest: no source path for the fixture")
 	}
-	f, err := os.Open(filepath.Join(filepath.Dir(here), "..", "..", "coordinator", "store", "testdata", "release1-coordinator.db.gz"))
+	gz, err := os.ReadFile(filepath.Join(filepath.Dir(here), "..", "..", "coordinator", "store", "testdata", "release1-coordinator.db.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := io.ReadAll(zr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	out, err := os.Create(filepath.Join(dir, store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	if _, err := io.Copy(out, zr); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, store.FileName), db, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return dir
