@@ -1,9 +1,9 @@
 // Package jobreport is what the arbiter command says about jobs on a
-// coordinator: it follows a job to its end through coordinator restarts
-// (with a progress bar for perft, a line per batch for tests), prints
-// perft results (text, or JSON like `arbiter perft --json`), job lists and
-// details, the fastchess-style report of a test, and downloads a test's
-// games. Errors carry the command's exit status (client/cliexit).
+// coordinator: the registry of the kinds' reports (a family's list table,
+// detail, JSON, and Wait, which follows one job to its end and prints it),
+// job lists and details, the JSON of jobs, a test followed with a line per
+// batch and its fastchess-style report, and a test's games downloaded.
+// Errors carry the command's exit status (client/cliexit).
 package jobreport
 
 import (
@@ -30,24 +30,4 @@ func WatchPolicy(c *clusterclient.Client, out io.Writer) clusterclient.Policy {
 			fmt.Fprintf(out, "\n%s; reconnecting...\n", c.Away(err))
 		}
 	})
-}
-
-func parseFloat(s string) float64 {
-	var v float64
-	fmt.Sscanf(s, "%g", &v)
-	return v
-}
-
-func humanCount(v float64) string {
-	switch {
-	case v >= 1e12:
-		return fmt.Sprintf("%.2fT", v/1e12)
-	case v >= 1e9:
-		return fmt.Sprintf("%.2fG", v/1e9)
-	case v >= 1e6:
-		return fmt.Sprintf("%.1fM", v/1e6)
-	case v >= 1e3:
-		return fmt.Sprintf("%.1fk", v/1e3)
-	}
-	return fmt.Sprintf("%.0f", v)
 }

@@ -57,7 +57,7 @@ type PerftJob struct {
 	Verification      string                 `json:"verification,omitempty"`
 	Divide            map[string]json.Number `json:"divide,omitempty"`
 	Slices            uint32                 `json:"slices,omitempty"`
-	Stats             *perftStatsJSON        `json:"stats,omitempty"`
+	Stats             *PerftStatsJSON        `json:"stats,omitempty"`
 	CrossCheck        *CrossCheckJSON        `json:"cross_check,omitempty"`
 	// Suite is a suite job's per-position table (divide is then left out).
 	Suite *SuiteJSON `json:"suite,omitempty"`
@@ -334,12 +334,12 @@ func newPerftJob(j *arbiterv1.Job) *PerftJob {
 	if j.GetNodes() != "" {
 		n := number(j.GetNodes())
 		o.Nodes = &n
-		o.Stats = newPerftStats(j)
+		o.Stats = NewPerftStats(j)
 	}
 	if s.GetSlices() > 1 {
 		o.Slices = s.GetSlices()
 	}
-	if o.Suite = newSuiteJSON(j); o.Suite == nil && len(j.GetDivide()) > 0 {
+	if o.Suite = NewSuiteJSON(j); o.Suite == nil && len(j.GetDivide()) > 0 {
 		o.Divide = make(map[string]json.Number, len(j.GetDivide()))
 		for _, d := range j.GetDivide() {
 			o.Divide[d.GetMove()] = number(d.GetNodes())

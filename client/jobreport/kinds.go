@@ -1,10 +1,14 @@
 package jobreport
 
 import (
+	"context"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 
+	"github.com/arbiter-chess/arbiter/client/cliexit"
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/wire/jobkind"
 )
@@ -40,11 +44,37 @@ type Report struct {
 	// DetailSchema is the JSON schema (draft 2020-12, one object) of
 	// DetailJSON's value; required with DetailJSON.
 	DetailSchema []byte
+	// Wait follows one job of the family to its end (through coordinator
+	// restarts) and prints it as the kind's submit --wait does: `status
+	// JOB --wait`, and `arbiter up`'s perft job. j is the job as GetJob
+	// answered; Wait returns the finished job, and a job that did not end
+	// done is an error with exit status 1 (cliexit). nil: the family's
+	// jobs cannot be waited for, and status --wait says which kinds can
+	// (WaitKinds).
+	Wait Waiter
 	// Order places the family's table in `arbiter status`'s list:
 	// ascending, then by family name, whatever order the kinds' inits
 	// register in (which moves when a report moves into kinds/).
 	// docs/kinds.md lists the kinds' orders.
 	Order int
+}
+
+// Waiter follows a job to its end and prints it (Report.Wait).
+type Waiter func(ctx context.Context, c *clusterclient.Client, j *arbiterv1.Job, o WaitOptions) (*arbiterv1.Job, error)
+
+// WaitOptions say where a Report's Wait prints, and how.
+type WaitOptions struct {
+	// Out gets the finished job; Progress what is said while it runs (a
+	// job that cannot progress, a coordinator away, a progress bar).
+	Out, Progress io.Writer
+	// Bar draws a progress bar on Progress when it is a terminal.
+	Bar bool
+	// JSON prints the finished job as JSON, as the kind's submit --wait
+	// --json does.
+	JSON bool
+	// Divide prints the job's breakdown too where its kind has one (a
+	// perft job's divide).
+	Divide bool
 }
 
 var (
@@ -97,4 +127,31 @@ func PrintJob(out io.Writer, j *arbiterv1.Job) error {
 		return nil
 	}
 	return printOther(out, j)
+}
+
+// WaitKinds lists the kinds (by name, as jobkind.Names) whose family's
+// report has a Wait: the jobs `arbiter status JOB --wait` follows.
+func WaitKinds() []string {
+	var out []string
+	for _, n := range jobkind.Names() {
+		if r, ok := ReportOf(jobkind.Lookup(n).Family); ok && r.Wait != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// WaiterOf returns the Wait of j's family; a job whose family has none is
+// refused (a usage error, exit status 2) naming the job, its kind and the
+// kinds that can be waited for.
+func WaiterOf(j *arbiterv1.Job) (Waiter, error) {
+	k := jobkind.Of(j)
+	if r, ok := ReportOf(k.Family); ok && r.Wait != nil {
+		return r.Wait, nil
+	}
+	can := "none"
+	if w := WaitKinds(); len(w) > 0 {
+		can = strings.Join(w, ", ")
+	}
+	return nil, cliexit.Usage("job %s (kind %s) cannot be waited for; the kinds that can: %s", j.GetJobId(), k.Name, can)
 }

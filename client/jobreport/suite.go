@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 )
@@ -56,8 +55,9 @@ func SuiteTable(ps []SuitePosition) ([]string, string) {
 	return lines, hex.EncodeToString(h.Sum(nil))
 }
 
-// newSuiteJSON is a suite job's table for --json, or nil.
-func newSuiteJSON(j *arbiterv1.Job) *SuiteJSON {
+// NewSuiteJSON is a suite job's table for --json, or nil for a job over
+// one position (its Positions are nil until the job is done).
+func NewSuiteJSON(j *arbiterv1.Job) *SuiteJSON {
 	if j.GetPerft().GetSuiteSize() == 0 {
 		return nil
 	}
@@ -66,19 +66,4 @@ func newSuiteJSON(j *arbiterv1.Job) *SuiteJSON {
 		_, o.SHA256 = SuiteTable(o.Positions)
 	}
 	return o
-}
-
-// PrintSuite prints a done suite job's table, its total and checksum;
-// false for a job over one position.
-func PrintSuite(out io.Writer, j *arbiterv1.Job) bool {
-	ps := suitePositions(j)
-	if ps == nil {
-		return false
-	}
-	lines, sum := SuiteTable(ps)
-	for _, l := range lines {
-		fmt.Fprintln(out, l)
-	}
-	fmt.Fprintf(out, "\nPositions: %d\nTotal:     %s\nsha256:    %s (of the table's lines)\n\n", len(ps), j.GetNodes(), sum)
-	return true
 }

@@ -68,20 +68,7 @@ func RunTestWith(ctx context.Context, out, stderr io.Writer, c *clusterclient.Cl
 	fmt.Fprintf(stderr, "test %s: %s vs %s, %s, %d openings, %d pairs per batch\n", job.GetJobId(),
 		spec.GetEngineA().GetName(), spec.GetEngineB().GetName(), plan.Limits(), len(spec.GetOpenings()),
 		job.GetMatchProgress().GetBatchPairs())
-	lastGames := uint64(0)
-	blocked := blockedNotice{w: stderr}
-	final, err := WaitTest(ctx, c, job.GetJobId(), stderr, func(j *arbiterv1.Job) {
-		mp := j.GetMatchProgress()
-		if mp.GetGames() != lastGames {
-			lastGames = mp.GetGames()
-			line := fmt.Sprintf("games %d: +%d =%d -%d", mp.GetGames(), mp.GetWins(), mp.GetDraws(), mp.GetLosses())
-			if mp.GetSprtState() != "" {
-				line += fmt.Sprintf(", LLR %.2f (%.2f, %.2f)", mp.GetLlr(), mp.GetLowerBound(), mp.GetUpperBound())
-			}
-			fmt.Fprintln(stderr, line)
-		}
-		blocked.update(j)
-	})
+	final, err := FollowTest(ctx, c, job.GetJobId(), stderr)
 	if err != nil {
 		return err
 	}
@@ -115,6 +102,26 @@ func FinishGames(ctx context.Context, c *clusterclient.Client, stderr io.Writer,
 		return cliexit.Failure("%s %s %s: %s", what, final.GetJobId(), StateName(final.GetState()), final.GetError())
 	}
 	return nil
+}
+
+// FollowTest follows the test id to its end as submit sprt|match --wait
+// does: a line on stderr each time its games change (with the LLR of an
+// SPRT), and why it cannot progress when it cannot.
+func FollowTest(ctx context.Context, c *clusterclient.Client, id string, stderr io.Writer) (*arbiterv1.Job, error) {
+	lastGames := uint64(0)
+	blocked := NewBlockedNotice(stderr)
+	return WaitTest(ctx, c, id, stderr, func(j *arbiterv1.Job) {
+		mp := j.GetMatchProgress()
+		if mp.GetGames() != lastGames {
+			lastGames = mp.GetGames()
+			line := fmt.Sprintf("games %d: +%d =%d -%d", mp.GetGames(), mp.GetWins(), mp.GetDraws(), mp.GetLosses())
+			if mp.GetSprtState() != "" {
+				line += fmt.Sprintf(", LLR %.2f (%.2f, %.2f)", mp.GetLlr(), mp.GetLowerBound(), mp.GetUpperBound())
+			}
+			fmt.Fprintln(stderr, line)
+		}
+		blocked.Update(j)
+	})
 }
 
 // WaitTest follows a test to its end through the reconnecting watch

@@ -50,7 +50,7 @@ than --limit, the command prints the --cursor of the next page.`,
 				return usageError("--%v", err)
 			}
 			if wait && (len(args) == 0 || block) {
-				return usageError("--wait waits for one perft job: name the job (arbiter status JOB --wait), without --block")
+				return usageError("--wait waits for one job: name the job (arbiter status JOB --wait), without --block")
 			}
 			if block && len(args) == 0 {
 				return usageError("--block shows one job's result block: name the job (arbiter status JOB --block)")
@@ -84,7 +84,7 @@ than --limit, the command prints the --cursor of the next page.`,
 			}
 			switch {
 			case wait:
-				return waitPerftStatus(r, resp.GetJob())
+				return waitStatus(r, resp.GetJob())
 			case r.JSON:
 				return jobreport.WriteJob(r.Out, resp.GetJob())
 			case block:
@@ -114,7 +114,7 @@ than --limit, the command prints the --cursor of the next page.`,
 	})
 	fl := cmd.Flags()
 	fl.Uint32Var(&limit, "limit", 100, "most jobs to list")
-	fl.BoolVar(&wait, "wait", false, "with a perft JOB: wait until it ends (through coordinator restarts), then print it as submit perft --wait does (a suite's table)")
+	fl.BoolVar(&wait, "wait", false, "with a JOB of kind "+strings.Join(jobreport.WaitKinds(), ", ")+": wait until it ends (through coordinator restarts), then print it as its submit --wait does")
 	fl.BoolVar(&block, "block", false, "print the job's result block (the text engine authors paste into a pull request)")
 	fl.StringVar(&style, "style", "openbench", "layout of --block: openbench or fishtest")
 	fl.StringVar(&find.Submitter, "user", "", "list only the jobs this identity submitted")
@@ -131,15 +131,15 @@ than --limit, the command prints the --cursor of the next page.`,
 	return cmd
 }
 
-// waitPerftStatus serves status JOB --wait: a perft job is watched to
-// its end and printed as submit perft --wait prints it.
-func waitPerftStatus(r *clicmd.Call, j *arbiterv1.Job) error {
-	if j.GetPerft() == nil {
-		return usageError("--wait: job %s is not a perft job", j.GetJobId())
-	}
-	final, err := jobreport.WaitPerft(r.Ctx, r.C, j.GetJobId(), r.ErrOut, !r.JSON)
+// waitStatus serves status JOB --wait: the job is watched to its end and
+// printed by its family's Wait (jobreport.Report.Wait, registered by its
+// kind), as its submit --wait prints it; a job of a kind without one is
+// refused, naming the kinds that have one.
+func waitStatus(r *clicmd.Call, j *arbiterv1.Job) error {
+	wait, err := jobreport.WaiterOf(j)
 	if err != nil {
-		return err
+		return usageError("--wait: %v", err)
 	}
-	return jobreport.PrintPerft(r.Out, final, false, r.JSON)
+	_, err = wait(r.Ctx, r.C, j, jobreport.WaitOptions{Out: r.Out, Progress: r.ErrOut, Bar: !r.JSON, JSON: r.JSON})
+	return err
 }

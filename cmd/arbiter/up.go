@@ -364,12 +364,15 @@ func runUpPerft(ctx context.Context, cmd *cobra.Command, f *upFlags, cl *localcl
 	}
 	fmt.Fprintf(stderr, "arbiter up: %s %s: perft %d, %d units, %d unique positions at ply %d, %d slices\n", verb, job.GetJobId(), f.depth,
 		job.GetProgress().GetUnitsTotal(), job.GetProgress().GetPositions(), job.GetPerft().GetSplitPly(), job.GetPerft().GetSlices())
-	final, err := jobreport.WaitPerft(ctx, client, job.GetJobId(), stderr, !f.jsonOut)
+	// The perft kind waits for and prints its job (its report's Wait):
+	// this command does not import kinds/perft.
+	wait, err := jobreport.WaiterOf(job)
 	if err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()
-	if err := jobreport.PrintPerft(out, final, f.divide || !f.jsonOut, f.jsonOut); err != nil {
+	final, err := wait(ctx, client, job, jobreport.WaitOptions{Out: out, Progress: stderr, Bar: !f.jsonOut, JSON: f.jsonOut, Divide: f.divide || !f.jsonOut})
+	if err != nil {
 		return err
 	}
 	if !f.jsonOut && final.GetPerft().GetFen() == engine.StartFEN && f.depth < len(startposPerft) {

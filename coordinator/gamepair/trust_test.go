@@ -83,9 +83,9 @@ func result(o sprt.Outcome) *arbiterv1.GamePairBatchResult {
 	return gamepairtest.PairResult(1, func(int) (sprt.Outcome, sprt.Outcome) { return o, o })
 }
 
-func (te *trustEnv) stored(id string) []store.Batch {
+func (te *trustEnv) stored(id string) []testkind.Batch {
 	te.T.Helper()
-	bs, err := te.St.Batches(context.Background(), id)
+	bs, err := testkind.StoredBatches(context.Background(), te.St, id)
 	if err != nil {
 		te.T.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestTrustLiarPurgedAndSPRTRecomputed(t *testing.T) {
 		if len(bs) != 2 || bs[0].Idx != 1 || bs[1].Idx != 2 || bs[0].WorkerID != f1.ID || bs[1].WorkerID != f1.ID {
 			t.Fatalf("%s: stored %+v, want farm's batches 1 and 2 only", when, bs)
 		}
-		row, err := te.St.Test(context.Background(), id)
+		row, err := testkind.LoadTest(context.Background(), te.St, id)
 		if err != nil {
 			t.Fatal(err)
 		}

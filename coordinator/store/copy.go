@@ -39,7 +39,7 @@ type TableCopy struct {
 var ErrNotEmpty = fmt.Errorf("destination is not empty")
 
 // tableColumns is a table's columns on s's backend.
-func tableColumns(ctx context.Context, q queryer, b Backend, table string) ([]string, error) {
+func tableColumns(ctx context.Context, q Querier, b Backend, table string) ([]string, error) {
 	var query string
 	if b == Postgres {
 		query = "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position"
@@ -49,7 +49,7 @@ func tableColumns(ctx context.Context, q queryer, b Backend, table string) ([]st
 	return queryStrings(ctx, q, query, table)
 }
 
-func queryStrings(ctx context.Context, q queryer, query string, args ...any) ([]string, error) {
+func queryStrings(ctx context.Context, q Querier, query string, args ...any) ([]string, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -68,7 +68,7 @@ func queryStrings(ctx context.Context, q queryer, query string, args ...any) ([]
 
 // tables lists s's tables (not the backend's own, nor arbiter_schema:
 // the version is the schema's, not data).
-func tables(ctx context.Context, q queryer, b Backend) ([]string, error) {
+func tables(ctx context.Context, q Querier, b Backend) ([]string, error) {
 	if b == Postgres {
 		return queryStrings(ctx, q, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()
 			AND table_type = 'BASE TABLE' AND table_name != 'arbiter_schema' ORDER BY table_name`)
@@ -353,7 +353,7 @@ func resetIdentities(ctx context.Context, tx *sql.Tx) error {
 
 // digest hashes every row of a table, each row's values in the plan's
 // column order, and the sorted row hashes together.
-func digest(ctx context.Context, q queryer, p copyPlan) (TableCopy, error) {
+func digest(ctx context.Context, q Querier, p copyPlan) (TableCopy, error) {
 	out := TableCopy{Table: p.table}
 	sel := p.selectSQL()
 	if p.table == "meta" {

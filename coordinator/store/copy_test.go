@@ -26,14 +26,9 @@ func snapshotStore(t *testing.T, s *Store) map[string]any {
 	for _, j := range jobs {
 		es, err := s.Events(ctx, j.ID)
 		must(j.ID+" events", es, err)
-		bs, err := s.Batches(ctx, j.ID)
-		must(j.ID+" batches", bs, err)
 		var games []string
 		err = s.PGNs(ctx, j.ID, func(p string) error { games = append(games, p); return nil })
 		must(j.ID+" pgns", games, err)
-		if tr, err := s.Test(ctx, j.ID); err == nil {
-			out[j.ID+" test"] = tr
-		}
 	}
 	ws, err := s.Workers(ctx)
 	must("workers", ws, err)
@@ -46,17 +41,63 @@ func snapshotStore(t *testing.T, s *Store) map[string]any {
 	return out
 }
 
-// A release-1 data dir, upgraded and with rows of every later table,
-// copied to PostgreSQL reads back the same in every respect; the copy
-// numbers on after the copied rows; a second copy into it is refused.
-func TestCopyToPostgres(t *testing.T) {
-	ctx := context.Background()
+// release1Core is the release-1 data dir, upgraded, without the test
+// kind's tables (tests, batches) and the perft kind's (positions, units,
+// runs), which this package's tests do not register: a PostgreSQL store
+// they open has no such tables, and a copy into it is refused
+// (TestCopyRefusesTablesItCannotHold). kinds/test's and kinds/perft's
+// tests copy their tables.
+func release1Core(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(release1(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Exec("DROP TABLE tests; DROP TABLE batches; DROP TABLE positions; DROP TABLE units; DROP TABLE runs"); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A store holding a kind's tables that the destination has not got (a
+// build without the kind) is not copied: the tables are named, and the
+// destination stays empty.
+func TestCopyRefusesTablesItCannotHold(t *testing.T) {
 	src, err := Open(release1(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	withoutPerftTables(t, src)
+	refusedCopy(t, src, "has no table batches, positions, runs, tests, units")
+}
+
+// refusedCopy fails unless a copy of src into a fresh PostgreSQL store
+// fails with an error holding want and leaves the store empty.
+func refusedCopy(t *testing.T, src *Store, want string) {
+	t.Helper()
+	ctx := context.Background()
+	dst, err := postgresOpener(t)()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	_, err = Copy(ctx, src, dst)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("copy: %v, want an error with %q", err, want)
+	}
+	t.Log(err)
+	if jobs, err := dst.Jobs(ctx); err != nil || len(jobs) != 0 {
+		t.Fatalf("the failed copy left %d jobs (%v)", len(jobs), err)
+	}
+}
+
+// A release-1 data dir, upgraded and with rows of every later table,
+// copied to PostgreSQL reads back the same in every respect; the copy
+// numbers on after the copied rows; a second copy into it is refused.
+func TestCopyToPostgres(t *testing.T) {
+	ctx := context.Background()
+	src := release1Core(t)
+	defer src.Close()
 	now := time.Unix(1_800_000_000, 0)
 	// A job of a kind with its own tables (as a tune is), its games and an
 	// event, written through the helpers kinds use.
@@ -110,8 +151,8 @@ func TestCopyToPostgres(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("%d things read from the copy, %d from the source", len(got), len(want))
 	}
-	// Numbering goes on after the copied rows: events (identity), jobs
-	// (seq), and a new batch sorts after the copied ones.
+	// Numbering goes on after the copied rows: events (identity) and jobs
+	// (seq).
 	if err := dst.AddEvents(ctx, []Event{{JobID: "t1", Kind: "after", At: now}}); err != nil {
 		t.Fatalf("an event after the copy: %v", err)
 	}
@@ -119,7 +160,7 @@ func TestCopyToPostgres(t *testing.T) {
 		t.Fatalf("events after the copy: %+v", ev)
 	}
 	j := &Job{ID: "s-after", Kind: "match", State: StateRunning, CreatedAt: now, RootMoves: []string{}}
-	if err := dst.CreateTest(ctx, j, &Test{Spec: []byte{}, BatchPairs: 1}); err != nil || j.Seq != 8 {
+	if err := dst.CreateKindJob(ctx, j, func(context.Context, *sql.Tx) error { return nil }); err != nil || j.Seq != 8 {
 		t.Fatalf("a job after the copy: seq %d, %v", j.Seq, err)
 	}
 	// Not into a database that holds data.
@@ -129,42 +170,15 @@ func TestCopyToPostgres(t *testing.T) {
 	dst.Close()
 }
 
-// withoutPerftTables drops the perft kind's tables (positions, units,
-// runs) from a release-1 file: this package's tests do not register the
-// kind, so a PostgreSQL store they open has no such tables and a copy
-// into it would be refused for them. kinds/perft's TestCopiedToPostgres
-// copies them.
-func withoutPerftTables(t *testing.T, s *Store) {
-	t.Helper()
-	if _, err := s.db.Exec("DROP TABLE positions; DROP TABLE units; DROP TABLE runs"); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A copy that fails part way leaves the destination empty.
 func TestCopyFailureLeavesNothing(t *testing.T) {
 	ctx := context.Background()
-	src, err := Open(release1(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := release1Core(t)
 	defer src.Close()
-	withoutPerftTables(t, src)
 	// PostgreSQL text cannot hold a NUL byte; SQLite can.
 	if err := src.PutWorker(ctx, Worker{ID: "wz", Name: "bad\x00name", RegisteredAt: time.Unix(1, 0)}); err != nil {
 		t.Fatal(err)
 	}
-	dst, err := postgresOpener(t)()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	_, err = Copy(ctx, src, dst)
-	if err == nil || !strings.Contains(err.Error(), "workers") {
-		t.Fatalf("copy of a NUL byte into text: %v, want an error naming the table", err)
-	}
-	t.Log(err)
-	if jobs, err := dst.Jobs(ctx); err != nil || len(jobs) != 0 {
-		t.Fatalf("the failed copy left %d jobs (%v)", len(jobs), err)
-	}
+	// The error names the table.
+	refusedCopy(t, src, "workers")
 }

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -189,14 +190,98 @@ func InsertPGNsTx(ctx context.Context, tx *sql.Tx, jobID string, idx int, pgns [
 	return insertPGNs(ctx, tx, jobID, idx, pgns)
 }
 
+// FinishUnitTx stores, inside a kind's commit transaction, what follows
+// the kind's own row of a unit of games: the games of batch idx, the
+// job's final state (nil: it runs on) and events.
+func FinishUnitTx(ctx context.Context, tx *sql.Tx, jobID string, idx int, pgns []string, job *JobChange, events []Event) error {
+	if err := insertPGNs(ctx, tx, jobID, idx, pgns); err != nil {
+		return err
+	}
+	if job != nil {
+		if err := setJobState(ctx, tx, jobID, job); err != nil {
+			return err
+		}
+	}
+	return insertEvents(ctx, tx, events)
+}
+
+// QueryRows runs query on q and returns each row as scan reads it, in
+// the query's order.
+func QueryRows[T any](ctx context.Context, q Querier, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // InsertEventsTx records events inside a kind's transaction.
 func InsertEventsTx(ctx context.Context, tx *sql.Tx, events []Event) error {
 	return insertEvents(ctx, tx, events)
 }
 
-// EncodePenta and DecodePenta are how a pentanomial is kept in a TEXT
-// column (a test's batches and a kind's rows alike).
-func EncodePenta(p [5]int64) string { return encodePenta(p) }
+// SetPriorityTx changes a job's priority and throughput share inside a
+// kind's transaction (ErrNotFound for no such job).
+func SetPriorityTx(ctx context.Context, tx *sql.Tx, jobID string, priority int32, throughput float64) error {
+	return setPriority(ctx, tx, jobID, priority, throughput)
+}
+
+// SetScheduleTx is SetPriorityTx with the job's number of units (a
+// test's batches, which a change of its length changes).
+func SetScheduleTx(ctx context.Context, tx *sql.Tx, jobID string, priority int32, throughput float64, unitsTotal int) error {
+	res, err := tx.ExecContext(ctx, "UPDATE jobs SET priority=?, throughput=?, units_total=? WHERE id=?", priority, throughput, unitsTotal, jobID)
+	if err != nil {
+		return fmt.Errorf("store: update job: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("store: job %s: %w", jobID, ErrNotFound)
+	}
+	return nil
+}
+
+// JobStateTx is a job's state read inside a kind's transaction
+// (ErrNotFound for no such job).
+func JobStateTx(ctx context.Context, tx *sql.Tx, jobID string) (string, error) {
+	var state string
+	err := tx.QueryRowContext(ctx, "SELECT state FROM jobs WHERE id=?", jobID).Scan(&state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("store: job %s: %w", jobID, ErrNotFound)
+	}
+	return state, err
+}
+
+// EncodePenta is how a pentanomial is kept in a TEXT column (a test's
+// batches and a tune's updates alike).
+func EncodePenta(p [5]int64) string {
+	parts := make([]string, 5)
+	for i, v := range p {
+		parts[i] = strconv.FormatInt(v, 10)
+	}
+	return strings.Join(parts, ",")
+}
 
 // DecodePenta reads what EncodePenta wrote.
-func DecodePenta(s string) ([5]int64, error) { return decodePenta(s) }
+func DecodePenta(s string) ([5]int64, error) {
+	var p [5]int64
+	parts := strings.Split(s, ",")
+	if len(parts) != 5 {
+		return p, fmt.Errorf("store: bad pentanomial %q", s)
+	}
+	for i, x := range parts {
+		v, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			return p, fmt.Errorf("store: bad pentanomial %q", s)
+		}
+		p[i] = v
+	}
+	return p, nil
+}

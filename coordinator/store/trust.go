@@ -12,16 +12,20 @@ package store
 //     contradicted them; a restarted coordinator keeps them excluded.
 //
 // Invariant: a purge (PurgeIdentity) deletes an identity's batches and
-// their games from a test, stores the test's recomputed SPRT state, marks
-// the identity, excludes it from the job and stores the events in one
-// transaction: after a crash the test holds either every one of its
-// batches and the old state, or none of them and the new state.
+// their games from a test, stores the test's recomputed SPRT state (both
+// by the job kind's PurgeRows, which the test kind registers: the tables
+// are its own), marks the identity, excludes it from the job and stores
+// the events in one transaction: after a crash the test holds either
+// every one of its batches and the old state, or none of them and the new
+// state.
 
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -148,7 +152,8 @@ type Purge struct {
 	// deleted with their games (none: nothing of it was counted).
 	WorkerIDs []string
 	// SPRT is the test's SPRT state recomputed without those batches;
-	// SetSPRT false leaves the tests row alone (a job that is not a test).
+	// SetSPRT false leaves it alone (a job that is not a test). The job
+	// kind's PurgeRows writes both.
 	SPRT    string
 	SetSPRT bool
 	// Change is the job's final state when the recomputed state decides
@@ -157,21 +162,45 @@ type Purge struct {
 	Events []Event
 }
 
+// PurgeRows is a kind's part of a purge, run inside PurgeIdentity's
+// transaction: deleting the batches p.WorkerIDs counted in p.JobID with
+// their games, and storing p.SPRT when p.SetSPRT (the test kind's). The
+// store keeps no table of a kind's batches, so it names none here.
+type PurgeRows func(ctx context.Context, tx *sql.Tx, p *Purge) error
+
+var (
+	purgeMu   sync.Mutex
+	purgeRows = map[string]PurgeRows{}
+)
+
+// RegisterPurge declares the purge of a kind's rows for its jobs of the
+// job kinds given (the jobs row's kind), from the kind's init. A job of a
+// kind with none keeps its rows: only the exclusion, the liar's mark and
+// the events are stored (a tune's updates, applied, stay).
+func RegisterPurge(jobKinds []string, fn PurgeRows) {
+	purgeMu.Lock()
+	defer purgeMu.Unlock()
+	for _, k := range jobKinds {
+		purgeRows[k] = fn
+	}
+}
+
+func purgeRowsOf(kind string) PurgeRows {
+	purgeMu.Lock()
+	defer purgeMu.Unlock()
+	return purgeRows[kind]
+}
+
 // PurgeIdentity applies p in one transaction (the invariant at the top).
 func (s *Store) PurgeIdentity(ctx context.Context, p *Purge) error {
 	return s.write(func(ctx context.Context, tx *sql.Tx) error {
-		for _, w := range p.WorkerIDs {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM pgns WHERE job_id=? AND batch_idx IN
-				(SELECT idx FROM batches WHERE job_id=? AND worker_id=?)`, p.JobID, p.JobID, w); err != nil {
-				return fmt.Errorf("store: purge games: %w", err)
-			}
-			if _, err := tx.ExecContext(ctx, "DELETE FROM batches WHERE job_id=? AND worker_id=?", p.JobID, w); err != nil {
-				return fmt.Errorf("store: purge batches: %w", err)
-			}
+		var kind string
+		if err := tx.QueryRowContext(ctx, "SELECT kind FROM jobs WHERE id=?", p.JobID).Scan(&kind); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("store: purge: %w", err)
 		}
-		if p.SetSPRT {
-			if _, err := tx.ExecContext(ctx, "UPDATE tests SET sprt=? WHERE job_id=?", p.SPRT, p.JobID); err != nil {
-				return fmt.Errorf("store: purge sprt: %w", err)
+		if fn := purgeRowsOf(kind); fn != nil {
+			if err := fn(ctx, tx, p); err != nil {
+				return err
 			}
 		}
 		if p.Change != nil {

@@ -173,7 +173,7 @@ func buildFixture(b *testing.B) (*benchFixture, error) {
 		if i == 0 {
 			pairs = benchBigPairs // the big test
 		}
-		if err := st.CreateTest(ctx, j, &store.Test{JobID: ids[i], Spec: sp, BatchPairs: pairs, SPRT: string(seqJSON)}); err != nil {
+		if err := CreateBenchTest(ctx, st, j, sp, pairs, string(seqJSON)); err != nil {
 			return nil, err
 		}
 	}
@@ -181,17 +181,17 @@ func buildFixture(b *testing.B) (*benchFixture, error) {
 	big := ids[0]
 	bigBatches := benchBigGames / (2 * benchBigPairs)
 	type batch struct {
-		b    store.Batch
+		b    BenchBatch
 		pgns []string
 	}
 	var small []batch
 	for i := 1; i < benchTests; i++ {
 		p, w, d, l := outcomes(rng, 2)
-		small = append(small, batch{b: store.Batch{UnitID: ids[i] + ".0", JobID: ids[i], Idx: 0, WorkerID: workerIDs[i%benchWorkers], Pairs: 2,
+		small = append(small, batch{b: BenchBatch{UnitID: ids[i] + ".0", JobID: ids[i], Idx: 0, WorkerID: workerIDs[i%benchWorkers], Pairs: 2,
 			Penta: p, Wins: w, Draws: d, Losses: l, At: now.Add(-time.Duration(i) * time.Minute)}, pgns: []string{pgn, pgn, pgn, pgn}})
 	}
 	if err := parallel(len(small), func(i int) error {
-		return st.CommitBatch(ctx, &small[i].b, small[i].pgns, string(seqJSON), nil, nil)
+		return CommitBenchBatch(ctx, st, small[i].b, small[i].pgns, string(seqJSON), nil)
 	}); err != nil {
 		return nil, err
 	}
@@ -206,7 +206,7 @@ func buildFixture(b *testing.B) (*benchFixture, error) {
 		if k%50 == 0 {
 			inc = "time_loss:1"
 		}
-		bigs = append(bigs, batch{b: store.Batch{UnitID: fmt.Sprintf("%s.%d", big, k), JobID: big, Idx: k, WorkerID: workerIDs[k%benchWorkers],
+		bigs = append(bigs, batch{b: BenchBatch{UnitID: fmt.Sprintf("%s.%d", big, k), JobID: big, Idx: k, WorkerID: workerIDs[k%benchWorkers],
 			Pairs: benchBigPairs, Penta: p, Wins: w, Draws: d, Losses: l, Incidents: inc, At: now.Add(-time.Duration(bigBatches-k) * 3 * time.Second)}, pgns: pg})
 	}
 	if err := parallel(len(bigs), func(i int) error {
@@ -215,7 +215,7 @@ func buildFixture(b *testing.B) (*benchFixture, error) {
 			evs = []store.Event{{JobID: big, UnitID: bigs[i].b.UnitID, WorkerID: bigs[i].b.WorkerID, Kind: "incident",
 				Detail: "game 3: time_loss (new): flag fell at move 57", At: bigs[i].b.At}}
 		}
-		return st.CommitBatch(ctx, &bigs[i].b, bigs[i].pgns, string(seqJSON), nil, evs)
+		return CommitBenchBatch(ctx, st, bigs[i].b, bigs[i].pgns, string(seqJSON), evs)
 	}); err != nil {
 		return nil, err
 	}
@@ -282,6 +282,23 @@ func writeTune(ctx context.Context, st *store.Store, rng *rand.Rand, workerIDs [
 	}
 	return id, parallel(len(ups), func(i int) error { return CommitBenchTuneUpdate(ctx, st, id, i, ups[i]) })
 }
+
+// BenchBatch is a counted batch of one of the benchmark's tests.
+type BenchBatch struct {
+	UnitID, JobID, WorkerID, Incidents string
+	Idx, Pairs                         int
+	Penta                              [5]int64
+	Wins, Draws, Losses                int64
+	At                                 time.Time
+}
+
+// CreateBenchTest and CommitBenchBatch write the benchmarks' tests with
+// the test kind's own store functions (its tables), set from
+// kinds_ext_test.go as the tune's are.
+var (
+	CreateBenchTest  func(ctx context.Context, st *store.Store, j *store.Job, spec []byte, batchPairs int, sprt string) error
+	CommitBenchBatch func(ctx context.Context, st *store.Store, b BenchBatch, pgns []string, sprt string, events []store.Event) error
+)
 
 // BenchTuneUpdate is update Seq (its index) of the benchmark's tune.
 type BenchTuneUpdate struct {

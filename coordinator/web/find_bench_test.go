@@ -61,7 +61,7 @@ func fillFindStore(b *testing.B, dir string, n int) {
 		created := now.Add(-time.Duration(n-i) * time.Minute)
 		j := &store.Job{ID: fmt.Sprintf("s%011x", i), Kind: "sprt", State: store.StateDone, CreatedAt: created,
 			FinishedAt: created.Add(30 * time.Second), RootMoves: []string{}, Submitter: fmt.Sprintf("user%d", i%37), Throughput: 1}
-		return st.CreateTest(ctx, j, &store.Test{JobID: j.ID, Spec: raw, BatchPairs: 2, SPRT: seqs[i%3]})
+		return CreateBenchTest(ctx, st, j, raw, 2, seqs[i%3])
 	}); err != nil {
 		b.Fatal(err)
 	}

@@ -17,13 +17,20 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/web"
 	_ "github.com/arbiter-chess/arbiter/kinds/perft"
 	"github.com/arbiter-chess/arbiter/kinds/spsa"
-	_ "github.com/arbiter-chess/arbiter/kinds/test"
+	testkind "github.com/arbiter-chess/arbiter/kinds/test"
 	_ "github.com/arbiter-chess/arbiter/kinds/verify"
 )
 
-// The page benchmark's tune is written to the SPSA kind's tables with the
-// kind's functions.
+// The page benchmark's tune and tests are written to the SPSA and test
+// kinds' tables with the kinds' functions.
 func init() {
+	web.CreateBenchTest = func(ctx context.Context, st *store.Store, j *store.Job, spec []byte, batchPairs int, sprt string) error {
+		return testkind.CreateTest(ctx, st, j, &testkind.StoredTest{JobID: j.ID, Spec: spec, BatchPairs: batchPairs, SPRT: sprt})
+	}
+	web.CommitBenchBatch = func(ctx context.Context, st *store.Store, b web.BenchBatch, pgns []string, sprt string, events []store.Event) error {
+		return testkind.CommitBatch(ctx, st, &testkind.Batch{UnitID: b.UnitID, JobID: b.JobID, Idx: b.Idx, WorkerID: b.WorkerID, Pairs: b.Pairs,
+			Penta: b.Penta, Wins: b.Wins, Draws: b.Draws, Losses: b.Losses, Incidents: b.Incidents, At: b.At}, pgns, sprt, nil, events)
+	}
 	web.CreateBenchTune = func(ctx context.Context, st *store.Store, j *store.Job, spec []byte, batchPairs int) error {
 		return spsa.CreateTune(ctx, st, j, &spsa.StoredTune{JobID: j.ID, Spec: spec, BatchPairs: batchPairs})
 	}

@@ -158,6 +158,15 @@ func (sf *submitFlags) run(cmd *cobra.Command) error {
 		return nil
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "dataset %s submitted; waiting\n", j.GetJobId())
+	_, err = waitJob(ctx, c, j, jobreport.WaitOptions{Out: out, Progress: cmd.ErrOrStderr(), JSON: sf.jsonOut})
+	return err
+}
+
+// waitJob is the datagen family's jobreport.Report.Wait, and submit
+// datagen --wait's: the dataset followed to its end (a line of its
+// positions and games every 2 s at most), then printed (as JSON with
+// --json); a dataset that ends other than done is exit status 1.
+func waitJob(ctx context.Context, c *clusterclient.Client, j *arbiterv1.Job, o jobreport.WaitOptions) (*arbiterv1.Job, error) {
 	last := time.Time{}
 	final, err := c.WatchJob(ctx, j.GetJobId(), clusterclient.Interactive, func(j *arbiterv1.Job) {
 		if time.Since(last) < 2*time.Second {
@@ -165,24 +174,24 @@ func (sf *submitFlags) run(cmd *cobra.Command) error {
 		}
 		last = time.Now()
 		if d := DatagenOf(j); d != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d/%d positions, %d games\n", j.GetJobId(), d.GetProgress().GetPositions(),
+			fmt.Fprintf(o.Progress, "%s: %d/%d positions, %d games\n", j.GetJobId(), d.GetProgress().GetPositions(),
 				d.GetSpec().GetPositions(), d.GetProgress().GetGames())
 		}
 	})
 	if err != nil {
-		return cliexit.Call(c, "watch", err)
+		return nil, cliexit.Call(c, "watch", err)
 	}
-	if sf.jsonOut {
-		if err := jobreport.WriteJob(out, final); err != nil {
-			return err
+	if o.JSON {
+		if err := jobreport.WriteJob(o.Out, final); err != nil {
+			return nil, err
 		}
 	} else {
-		PrintDatagen(out, final)
+		PrintDatagen(o.Out, final)
 	}
 	if final.GetState() != arbiterv1.JobState_JOB_STATE_DONE {
-		return cliexit.Failure("dataset %s ended %s: %s", final.GetJobId(), jobreport.StateName(final.GetState()), final.GetError())
+		return final, cliexit.Failure("dataset %s ended %s: %s", final.GetJobId(), jobreport.StateName(final.GetState()), final.GetError())
 	}
-	return nil
+	return final, nil
 }
 
 func formatExt(f dg.Format) string {

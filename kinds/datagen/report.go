@@ -127,7 +127,7 @@ var detailSchema []byte
 func init() {
 	jobkind.Register(jobkind.Kind{Name: Kind, Family: Family, Path: "/datagen/", Noun: "dataset"})
 	jobreport.RegisterReport(Family, jobreport.Report{Order: 50, Header: "DATASET\tSTATE\tENGINE\tNODES\tPOSITIONS\tGAMES\tPOS/S", Row: datagenRow,
-		Detail: PrintDatagen, DetailSchema: detailSchema, DetailJSON: func(j *arbiterv1.Job) any {
+		Detail: PrintDatagen, Wait: waitJob, DetailSchema: detailSchema, DetailJSON: func(j *arbiterv1.Job) any {
 			if d := newDatagenJob(j); d != nil {
 				return d
 			}

@@ -2,7 +2,8 @@ package epd
 
 // How `arbiter status` shows EPD jobs: a row in the list (suite, limit,
 // batches, solved per engine) and, for one job, the per-position lines
-// and the per-engine table of what is merged so far.
+// and the per-engine table of what is merged so far; `status JOB --wait`
+// follows it to its end as submit epd --wait does (waitJob, submit.go).
 
 import (
 	"fmt"
@@ -15,7 +16,7 @@ import (
 
 func init() {
 	jobreport.RegisterReport(FamilyEPD, jobreport.Report{Order: 60, Header: "EPD\tSTATE\tSUITE\tLIMIT\tBATCHES\tSOLVED",
-		Row: statusRow, Detail: printStatus, DetailJSON: detailJSON, DetailSchema: detailSchema})
+		Row: statusRow, Detail: printStatus, Wait: waitJob, DetailJSON: detailJSON, DetailSchema: detailSchema})
 }
 
 // detailOf is a snapshot's EPD detail (nil when it has none).

@@ -203,24 +203,33 @@ func runSubmit(cmd *cobra.Command, f submitFlags, session Session) error {
 		return nil
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "EPD job %s submitted; waiting\n", j.GetJobId())
+	_, err = waitJob(ctx, c, j, jobreport.WaitOptions{Out: out, Progress: cmd.ErrOrStderr(), JSON: f.json})
+	return err
+}
+
+// waitJob is the EPD family's jobreport.Report.Wait, and submit epd
+// --wait's: the job followed to its end (a line of its batches every 2 s
+// at most), then its report (as JSON with --json); a job that ends other
+// than done is exit status 1.
+func waitJob(ctx context.Context, c *clusterclient.Client, j *arbiterv1.Job, o jobreport.WaitOptions) (*arbiterv1.Job, error) {
 	last := time.Time{}
 	final, err := c.WatchJob(ctx, j.GetJobId(), clusterclient.Interactive, func(j *arbiterv1.Job) {
 		if time.Since(last) < 2*time.Second {
 			return
 		}
 		last = time.Now()
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d/%d batches\n", j.GetJobId(), j.GetProgress().GetUnitsDone(), j.GetProgress().GetUnitsTotal())
+		fmt.Fprintf(o.Progress, "%s: %d/%d batches\n", j.GetJobId(), j.GetProgress().GetUnitsDone(), j.GetProgress().GetUnitsTotal())
 	})
 	if err != nil {
-		return cliexit.Call(c, "watch", err)
+		return nil, cliexit.Call(c, "watch", err)
 	}
-	if err := writeFarmReport(out, final, f.json); err != nil {
-		return err
+	if err := writeFarmReport(o.Out, final, o.JSON); err != nil {
+		return nil, err
 	}
 	if final.GetState() != arbiterv1.JobState_JOB_STATE_DONE {
-		return cliexit.Failure("EPD job %s ended %s: %s", final.GetJobId(), jobreport.StateName(final.GetState()), final.GetError())
+		return final, cliexit.Failure("EPD job %s ended %s: %s", final.GetJobId(), jobreport.StateName(final.GetState()), final.GetError())
 	}
-	return nil
+	return final, nil
 }
 
 // farmRun is a job snapshot read back as a local run: its suite, limit,

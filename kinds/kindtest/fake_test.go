@@ -12,6 +12,8 @@ import (
 
 	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/client/clicmd"
+	"github.com/arbiter-chess/arbiter/client/cliexit"
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/coordinator/accounts"
 	"github.com/arbiter-chess/arbiter/coordinator/jobfind"
@@ -31,7 +33,9 @@ import (
 // its report makes, and --block the block it registered; POST /api/v1/jobs with kind fake creates one; its page
 // is served and followable, and follows take it; status says it is blocked
 // on the capability no worker offers; with approvals on, a user's fake job
-// waits for an approver; the overview dashboard has its row. Controls: a
+// waits for an approver; the overview dashboard has its row; status JOB
+// --wait follows a fake job, and names fake among the kinds it can follow
+// (checkFakeWait). Controls: a
 // kind nobody registered is refused by the API and by --kind, and the
 // fake page refuses a job of another kind.
 func TestFakeKindInEveryRegistry(t *testing.T) {
@@ -123,6 +127,42 @@ func TestFakeKindInEveryRegistry(t *testing.T) {
 	}
 
 	checkFakeApprovalAndDashboard(ctx, t, farm)
+	checkFakeWait(ctx, t, c, viaCLI.JobID)
+}
+
+// checkFakeWait: the fake family registers a Wait, so status JOB --wait
+// follows a fake job (jobreport.WaiterOf, as status calls it) to its end
+// through the farm, and the kinds that can be waited for, which a job of
+// another kind is refused with, name it beside perft. The control: a job
+// of a kind nobody registered has no waiter, and its refusal names the
+// job and its kind.
+func checkFakeWait(ctx context.Context, t *testing.T, c *clusterclient.Client, id string) {
+	t.Helper()
+	if got := jobreport.WaitKinds(); !contains(got, fakeKind) || !contains(got, "perft") {
+		t.Errorf("WaitKinds() = %v; want fake and perft", got)
+	}
+	_, err := jobreport.WaiterOf(&arbiterv1.Job{JobId: "x1", Kind: "fakeless"})
+	if want := "job x1 (kind fakeless) cannot be waited for; the kinds that can: "; err == nil || !strings.HasPrefix(err.Error(), want) ||
+		!strings.Contains(err.Error(), fakeKind) || cliexit.Code(err, -1) != 2 {
+		t.Errorf("WaiterOf a job of kind fakeless: %v (exit %d); want %q naming fake, exit status 2", err, cliexit.Code(err, -1), want)
+	}
+	j, err := c.Jobs.GetJob(ctx, &arbiterv1.GetJobRequest{JobId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait, err := jobreport.WaiterOf(j.GetJob())
+	if err != nil {
+		t.Fatalf("WaiterOf a fake job: %v", err)
+	}
+	if _, err := c.Jobs.CancelJob(ctx, &arbiterv1.CancelJobRequest{JobId: id}); err != nil {
+		t.Fatal(err)
+	}
+	var out, progress bytes.Buffer
+	final, err := wait(ctx, c, j.GetJob(), jobreport.WaitOptions{Out: &out, Progress: &progress})
+	if want := "Fake job " + id + " ended cancelled: hello from the CLI\n"; out.String() != want || cliexit.Code(err, -1) != 1 ||
+		final.GetState() != arbiterv1.JobState_JOB_STATE_CANCELLED {
+		t.Errorf("waiting for a cancelled fake job: %q, %v (exit %d); want %q, exit status 1", out.String(), err, cliexit.Code(err, -1), want)
+	}
 }
 
 // submitFakeByCLI runs `submit fake` (the command the kind registered)

@@ -25,6 +25,7 @@ import (
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/client/clicmd"
 	"github.com/arbiter-chess/arbiter/client/cliexit"
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
@@ -61,7 +62,7 @@ func init() {
 		Dashboard: &workload.DashboardRow{Title: fakeRow, Panels: []workload.DashboardPanel{{Title: "Fake jobs", Description: "Jobs of the fake kind.",
 			Unit: "none", Stat: true, Queries: []workload.DashboardQuery{{Expr: `sum(arbiter_jobs{kind="fake"})`}}, Width: 6, Height: 6}}}})
 	jobkind.Register(jobkind.Kind{Name: fakeKind, Family: fakeFamily, Path: "/fake/", Noun: "fake job"})
-	jobreport.RegisterReport(fakeFamily, jobreport.Report{Order: 90, Header: "FAKE\tSTATE\tTEXT", Row: fakeListRow, Detail: printFake,
+	jobreport.RegisterReport(fakeFamily, jobreport.Report{Order: 90, Header: "FAKE\tSTATE\tTEXT", Row: fakeListRow, Detail: printFake, Wait: waitFake,
 		DetailJSON: func(j *arbiterv1.Job) any { return map[string]string{"text": fakeText(j)} }, DetailSchema: fakeSchema})
 	web.RegisterPage(web.Page{Name: fakeKind, Templates: fakeTemplates, Pattern: "GET /fake/{id}", Followable: true, Render: renderFake})
 	clicmd.RegisterSubmit(fakeKind, newSubmitFakeCommand)
@@ -83,6 +84,21 @@ func fakeListRow(j *arbiterv1.Job) string {
 
 func printFake(out io.Writer, j *arbiterv1.Job) {
 	fmt.Fprintf(out, "Fake job: %s\nState:    %s\nText:     %s\n", j.GetJobId(), jobreport.StateName(j.GetState()), fakeText(j))
+}
+
+// waitFake is the fake family's Wait (status JOB --wait): it follows the
+// job to its end (a fake job ends only when cancelled) and prints how it
+// ended; a job that did not end done is exit status 1.
+func waitFake(ctx context.Context, c *clusterclient.Client, j *arbiterv1.Job, o jobreport.WaitOptions) (*arbiterv1.Job, error) {
+	final, err := c.WatchJob(ctx, j.GetJobId(), jobreport.WatchPolicy(c, o.Progress), func(*arbiterv1.Job) {})
+	if err != nil {
+		return nil, cliexit.Call(c, "watch "+j.GetJobId(), err)
+	}
+	fmt.Fprintf(o.Out, "Fake job %s ended %s: %s\n", final.GetJobId(), jobreport.StateName(final.GetState()), fakeText(final))
+	if final.GetState() != arbiterv1.JobState_JOB_STATE_DONE {
+		return final, cliexit.Failure("job %s %s", final.GetJobId(), jobreport.StateName(final.GetState()))
+	}
+	return final, nil
 }
 
 func renderFake(p *web.PageRequest) error {

@@ -13,11 +13,12 @@ import (
 // What `arbiter status` shows of perft jobs: a row of the list, the
 // detail of one job, and the `detail` object of --json, with the typed
 // `perft` object beside it for a release (jobreport.JobJSON.Perft, the
-// same object: clients of the release before read it there). How a finished job prints
-// (jobreport.PrintPerft, for submit perft --wait, status --wait and up)
-// stays in client/jobreport beside the pieces both use.
+// same object: clients of the release before read it there), and how
+// one job is waited for and printed when it ends (Wait: print.go, for
+// status --wait and arbiter up, as submit perft --wait prints it).
 func init() {
 	jobreport.RegisterReport(jobkind.FamilyPerft, jobreport.Report{Order: 30, Header: "PERFT\tSTATE\tDEPTH\tNODES\tPROGRESS\tFEN", Row: listRow, Detail: printDetail,
+		Wait:         waitJob,
 		JSON:         func(o *jobreport.JobJSON, _ *arbiterv1.Job) { o.Perft, _ = o.Detail.(*jobreport.PerftJob) },
 		DetailJSON:   func(j *arbiterv1.Job) any { return jobreport.NewPerftJob(j) },
 		DetailSchema: detailSchema})
@@ -48,10 +49,10 @@ func printDetail(out io.Writer, j *arbiterv1.Job) {
 		j.GetPerft().GetDepth(), j.GetPerft().GetSplitPly(), extra, j.GetPerft().GetVerifyFraction())
 	fmt.Fprintf(out, "Units:      %d/%d done, %d verified; %d unique positions\n", p.GetUnitsDone(), p.GetUnitsTotal(),
 		p.GetUnitsVerified(), p.GetPositions())
-	if v := jobreport.VerificationLine(j); v != "" {
+	if v := verificationLine(j); v != "" {
 		fmt.Fprintf(out, "Verify:     %s\n", v)
 	}
-	jobreport.PrintCrossCheck(out, j.GetCrossCheck(), "Cross:      ", "            ")
+	printCrossCheck(out, j.GetCrossCheck(), "Cross:      ", "            ")
 	fmt.Fprintf(out, "Mismatches: %d (%d settled)\nWorkers:    %d active\n", p.GetMismatches(), p.GetMismatchesSettled(), p.GetActiveWorkers())
 	if j.GetError() != "" {
 		fmt.Fprintf(out, "Error:      %s\n", j.GetError())
@@ -60,8 +61,8 @@ func printDetail(out io.Writer, j *arbiterv1.Job) {
 		fmt.Fprintf(out, "Blocked:    %s\n", p.GetBlocked())
 	}
 	if j.GetNodes() != "" {
-		if !jobreport.PrintSuite(out, j) {
-			for _, d := range jobreport.SortedDivide(j) {
+		if !printSuite(out, j) {
+			for _, d := range sortedDivide(j) {
 				fmt.Fprintf(out, "  %s: %s\n", d.GetMove(), d.GetNodes())
 			}
 		}

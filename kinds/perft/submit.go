@@ -16,7 +16,7 @@ import (
 )
 
 // `arbiter submit perft`: a perft job on a coordinator, waited for and
-// printed as `arbiter perft` prints one (jobreport.PrintPerft).
+// printed as `arbiter perft` prints one (waitJob, print.go).
 
 type submitPerftFlags struct {
 	client   clicmd.ClientFlags
@@ -155,11 +155,9 @@ func runSubmitPerft(cmd *cobra.Command, f *submitPerftFlags) error {
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "job %s: perft %d, %d units, %d unique positions at ply %d\n",
 		job.GetJobId(), f.depth, job.GetProgress().GetUnitsTotal(), job.GetProgress().GetPositions(), job.GetPerft().GetSplitPly())
-	final, err := jobreport.WaitPerft(ctx, c, job.GetJobId(), cmd.ErrOrStderr(), f.progress && !f.jsonOut)
-	if err != nil {
-		return err
-	}
-	return jobreport.PrintPerft(cmd.OutOrStdout(), final, f.divide, f.jsonOut)
+	_, err = waitJob(ctx, c, job, jobreport.WaitOptions{Out: cmd.OutOrStdout(), Progress: cmd.ErrOrStderr(),
+		Bar: f.progress && !f.jsonOut, JSON: f.jsonOut, Divide: f.divide})
+	return err
 }
 
 // runClusterPerft serves `arbiter perft --coordinator ADDR`: submit

@@ -43,13 +43,7 @@ func RunTuneThen(ctx context.Context, out, stderr io.Writer, c *clusterclient.Cl
 	fmt.Fprintf(stderr, "tune %s: %s, %d parameters, %d pairs in %d batches of %d, %s, %d openings\n", job.GetJobId(),
 		spec.GetEngine().GetName(), len(spec.GetParams()), spec.GetPairs(), prog.GetBatchesTotal(), prog.GetBatchPairs(), lim.String(),
 		len(spec.GetOpenings()))
-	last := uint64(0)
-	final, err := jobreport.WaitTest(ctx, c, job.GetJobId(), stderr, func(j *arbiterv1.Job) {
-		if p := j.GetSpsaProgress(); p.GetUpdates() != last {
-			last = p.GetUpdates()
-			fmt.Fprintln(stderr, progressLine(p))
-		}
-	})
+	final, err := followTune(ctx, c, job.GetJobId(), stderr)
 	if err != nil {
 		return err
 	}
@@ -61,6 +55,36 @@ func RunTuneThen(ctx context.Context, out, stderr io.Writer, c *clusterclient.Cl
 		return then(final.GetJobId())
 	}
 	return nil
+}
+
+// followTune follows the tune id to its end (through coordinator
+// restarts), with a line on stderr at each update.
+func followTune(ctx context.Context, c *clusterclient.Client, id string, stderr io.Writer) (*arbiterv1.Job, error) {
+	last := uint64(0)
+	return jobreport.WaitTest(ctx, c, id, stderr, func(j *arbiterv1.Job) {
+		if p := j.GetSpsaProgress(); p.GetUpdates() != last {
+			last = p.GetUpdates()
+			fmt.Fprintln(stderr, progressLine(p))
+		}
+	})
+}
+
+// waitTune is `status TUNE --wait`: the tune followed to its end as
+// submit spsa --wait follows it, then printed (as JSON with --json); a
+// tune that ends other than done is exit status 1.
+func waitTune(ctx context.Context, c *clusterclient.Client, j *arbiterv1.Job, o jobreport.WaitOptions) (*arbiterv1.Job, error) {
+	final, err := followTune(ctx, c, j.GetJobId(), o.Progress)
+	if err != nil {
+		return nil, err
+	}
+	if o.JSON {
+		if err := jobreport.WriteJob(o.Out, final); err != nil {
+			return nil, err
+		}
+	} else {
+		PrintTune(o.Out, final)
+	}
+	return final, jobreport.FinishGames(ctx, c, o.Progress, final, "", "tune")
 }
 
 // maxLineParams is how many parameters a progress line shows.

@@ -2,7 +2,8 @@ package spsa
 
 // What `arbiter status` shows of SPSA tunes (family tune): a row of the
 // list, second of its tables (Order 20), the detail of one tune
-// (PrintTune, which `submit spsa --wait` prints too), and the typed `tune`
+// (PrintTune, which `submit spsa --wait` prints too), `status TUNE
+// --wait` (waitTune, follow.go), and the typed `tune`
 // object of --json with its workers, which stays for a release
 // (jobreport.JobJSON.Tune, filled in here with the builders jobreport
 // exports; the kind sets no `detail` object, so the JSON is what it was).
@@ -23,7 +24,7 @@ import (
 
 func init() {
 	jobreport.RegisterReport(jobkind.FamilyTune, jobreport.Report{Order: 20, Header: "TUNE\tSTATE\tENGINE\tTC\tUPDATES\tPAIRS\tGAMES\tPARAMS",
-		Row: listRow, Detail: PrintTune,
+		Row: listRow, Detail: PrintTune, Wait: waitTune,
 		JSON: func(o *jobreport.JobJSON, j *arbiterv1.Job) {
 			o.Tune, _ = o.Detail.(*jobreport.TuneJob)
 			o.Workers = jobreport.NewWorkers(j.GetSpsaProgress().GetWorkers())

@@ -81,7 +81,7 @@ func (w *Workload) Batches(ctx context.Context, jobID string) ([]testview.BatchI
 	if err := w.knownTest(jobID); err != nil {
 		return nil, err
 	}
-	bs, err := w.store.Batches(ctx, jobID)
+	bs, err := StoredBatches(ctx, w.store, jobID)
 	if err != nil {
 		return nil, apierr.Store(err)
 	}
@@ -132,7 +132,7 @@ func (w *Workload) SetPriority(ctx context.Context, jobID string, priority int32
 		spec.Priority, spec.Throughput = priority, share
 		return proto.Marshal(spec)
 	}
-	if err := w.store.SetTestPriority(ctx, jobID, priority, share, edit); err != nil {
+	if err := SetTestPriority(ctx, w.store, jobID, priority, share, edit); err != nil {
 		return apierr.Store(err)
 	}
 	w.Mu.Lock()

@@ -90,7 +90,7 @@ func withIncidents(r *arbiterv1.GamePairBatchResult, k arbiterv1.IncidentKind, n
 // storedBatches counts a test's stored batches and games.
 func (e *env) storedBatches(id string) (batches, pgns int) {
 	e.T.Helper()
-	bs, err := e.St.Batches(context.Background(), id)
+	bs, err := StoredBatches(context.Background(), e.St, id)
 	if err != nil {
 		e.T.Fatal(err)
 	}

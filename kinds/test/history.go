@@ -6,7 +6,6 @@ import (
 
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
-	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/coordinator/testview"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -120,7 +119,7 @@ func (w *Workload) History(ctx context.Context, jobID string) ([]testview.Histor
 	}
 	done := t.Done
 	w.Mu.Unlock()
-	batches, err := w.store.Batches(ctx, jobID)
+	batches, err := StoredBatches(ctx, w.store, jobID)
 	if err != nil {
 		return nil, apierr.Store(err)
 	}
@@ -139,7 +138,7 @@ func (w *Workload) History(ctx context.Context, jobID string) ([]testview.Histor
 }
 
 // buildHistory replays stored batches in acceptance order.
-func buildHistory(batches []store.Batch, params *sprt.Params) (*history, error) {
+func buildHistory(batches []Batch, params *sprt.Params) (*history, error) {
 	h := newHistory(len(batches))
 	var total sprt.Results
 	var penta sprt.Pentanomial

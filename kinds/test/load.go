@@ -26,7 +26,7 @@ import (
 // offers the batch again. Running tests resume: counted batches stay
 // counted, every other batch is open again.
 func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, *gamepair.Stored, error) {
-	row, err := w.store.Test(ctx, rec.ID)
+	row, err := LoadTest(ctx, w.store, rec.ID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -34,7 +34,7 @@ func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, *gamepa
 	if err != nil {
 		return nil, nil, err
 	}
-	batches, err := w.store.Batches(ctx, rec.ID)
+	batches, err := StoredBatches(ctx, w.store, rec.ID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("batches: %w", err)
 	}
@@ -44,7 +44,7 @@ func (w *Workload) loadTest(ctx context.Context, rec *store.Job) (*test, *gamepa
 
 // testOf is a test in memory from its stored row: a running one's spec is
 // checked again and its book read; a finished one only shows its snapshot.
-func (w *Workload) testOf(rec *store.Job, row *store.Test) (*test, error) {
+func (w *Workload) testOf(rec *store.Job, row *StoredTest) (*test, error) {
 	spec := &arbiterv1.MatchSpec{}
 	if err := proto.Unmarshal(row.Spec, spec); err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
@@ -89,7 +89,7 @@ func (t *test) over() bool {
 
 // checkBatches returns a test's stored batches (in the order they were
 // counted) that fit the test; one that does not is skipped and reported.
-func (w *Workload) checkBatches(t *test, batches []store.Batch) []gamepair.Counted {
+func (w *Workload) checkBatches(t *test, batches []Batch) []gamepair.Counted {
 	counted := make([]gamepair.Counted, 0, len(batches))
 	for i := range batches {
 		b := &batches[i]
@@ -110,7 +110,7 @@ func (w *Workload) checkBatches(t *test, batches []store.Batch) []gamepair.Count
 
 // checkStored refuses a stored batch that does not fit the test, so that no
 // stored row can make a loop long or a count wrong.
-func (t *test) checkStored(b *store.Batch) error {
+func (t *test) checkStored(b *Batch) error {
 	if b.Idx < 0 || b.Idx >= t.nBatches {
 		return fmt.Errorf("index %d is outside the test's %d batches", b.Idx, t.nBatches)
 	}
@@ -128,7 +128,7 @@ func (t *test) checkStored(b *store.Batch) error {
 }
 
 // countedOf is a stored batch as gamepair counts it.
-func countedOf(b *store.Batch) gamepair.Counted {
+func countedOf(b *Batch) gamepair.Counted {
 	return gamepair.Counted{UnitID: b.UnitID, WorkerID: b.WorkerID, Idx: b.Idx, Pairs: b.Pairs, Penta: b.Penta, Wins: b.Wins,
 		Draws: b.Draws, Losses: b.Losses, Incidents: b.Incidents, LeasedAt: b.LeasedAt, At: b.At, ElapsedMS: b.ElapsedMS}
 }

@@ -85,7 +85,7 @@ func (w *Workload) Modify(ctx context.Context, jobID string, m core.Modification
 		apply(spec)
 		return proto.Marshal(spec)
 	}
-	err = w.store.ModifyTest(ctx, jobID, store.TestChange{Priority: priority, Throughput: share, UnitsTotal: unitsTotal, Edit: edit})
+	err = ModifyTest(ctx, w.store, jobID, TestChange{Priority: priority, Throughput: share, UnitsTotal: unitsTotal, Edit: edit})
 	if errors.Is(err, store.ErrNotRunning) {
 		return apierr.New(apierr.FailedPrecondition, apierr.ReasonJobFinished, "test %s is no longer running", jobID)
 	}
@@ -147,7 +147,7 @@ func (w *Workload) StoredSpec(ctx context.Context, jobID string) (*arbiterv1.Mat
 	if err := w.knownTest(jobID); err != nil {
 		return nil, err
 	}
-	row, err := w.store.Test(ctx, jobID)
+	row, err := LoadTest(ctx, w.store, jobID)
 	if err != nil {
 		return nil, apierr.Store(err)
 	}

@@ -1,9 +1,11 @@
 package test
 
 import (
+	"context"
 	_ "embed"
 	"fmt"
 
+	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
@@ -14,19 +16,39 @@ import (
 // matches): a row of the list, first of its tables (Order 10), the detail
 // of one test, and the `detail` object of --json, with the typed `test`
 // object (the same object, for clients of the release before) and its
-// workers beside it for a release (jobreport.JobJSON.Test). The detail is
-// jobreport.PrintTest, which stays in client/jobreport because submit
-// sprt|match --wait, status --wait and up print a finished test through
-// it (jobreport.RunTestWith).
+// workers beside it for a release (jobreport.JobJSON.Test), and `status
+// TEST --wait` (waitTest). The detail is jobreport.PrintTest, which stays
+// in client/jobreport because submit sprt|match --wait and up print a
+// finished test through it (jobreport.RunTestWith) from client/testflags,
+// which the SPSA kind's confirmation test shares.
 func init() {
 	jobreport.RegisterReport(jobkind.FamilyTest, jobreport.Report{Order: 10, Header: "TEST\tSTATE\tENGINES\tTC\tGAMES\tELO\tLLR",
-		Row: listRow, Detail: jobreport.PrintTest,
+		Row: listRow, Detail: jobreport.PrintTest, Wait: waitTest,
 		JSON: func(o *jobreport.JobJSON, j *arbiterv1.Job) {
 			o.Test, _ = o.Detail.(*jobreport.TestJob)
 			o.Workers = jobreport.NewWorkers(j.GetMatchProgress().GetWorkers())
 		},
 		DetailJSON:   func(j *arbiterv1.Job) any { return newTestJSON(j) },
 		DetailSchema: detailSchema})
+}
+
+// waitTest is `status TEST --wait`: the test followed to its end as
+// submit sprt|match --wait follows it, then printed (as JSON with
+// --json); a test that ends other than done is exit status 1.
+func waitTest(ctx context.Context, c *clusterclient.Client, j *arbiterv1.Job, o jobreport.WaitOptions) (*arbiterv1.Job, error) {
+	final, err := jobreport.FollowTest(ctx, c, j.GetJobId(), o.Progress)
+	if err != nil {
+		return nil, err
+	}
+	if o.JSON {
+		err = jobreport.WriteJob(o.Out, final)
+	} else {
+		jobreport.PrintTest(o.Out, final)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return final, jobreport.FinishGames(ctx, c, o.Progress, final, "", "test")
 }
 
 // detailSchema is the schema of the job's detail object: the typed test

@@ -28,7 +28,7 @@ const (
 // batch's row. Caller holds mu.
 func (w *Workload) next(t *test, a *gamepair.Accepted) (*gamepair.Step, error) {
 	c := &a.Counted
-	b := &store.Batch{UnitID: c.UnitID, JobID: t.Rec.ID, Idx: c.Idx, WorkerID: c.WorkerID, Pairs: c.Pairs, Penta: c.Penta,
+	b := &Batch{UnitID: c.UnitID, JobID: t.Rec.ID, Idx: c.Idx, WorkerID: c.WorkerID, Pairs: c.Pairs, Penta: c.Penta,
 		Wins: c.Wins, Draws: c.Draws, Losses: c.Losses, Incidents: c.Incidents, LeasedAt: c.LeasedAt, At: c.At, ElapsedMS: c.ElapsedMS}
 	total, penta := t.Results, t.Penta
 	gamepair.AddCounts(&total, &penta, b.Penta, b.Wins, b.Draws, b.Losses)
@@ -47,7 +47,7 @@ func (w *Workload) next(t *test, a *gamepair.Accepted) (*gamepair.Step, error) {
 		return nil, apierr.New(apierr.Internal, apierr.ReasonInternal, "unit %s: %v", apierr.Q(c.UnitID), err)
 	}
 	commit := func(ctx context.Context, pgns []string, change *store.JobChange, events []store.Event) error {
-		return w.store.CommitBatch(ctx, b, pgns, seqState, change, events)
+		return CommitBatch(ctx, w.store, b, pgns, seqState, change, events)
 	}
 	apply := func() []zap.Field {
 		t.seq = seq
@@ -94,7 +94,7 @@ func (w *Workload) nextSPRT(t *test, total sprt.Results, now time.Time) (*sprt.S
 // counted is a test's counted batches as stored, in the order they were
 // counted (gamepair.Hooks.Counted: what a purge splits).
 func (w *Workload) counted(ctx context.Context, t *test) ([]gamepair.Counted, error) {
-	rows, err := w.store.Batches(ctx, t.Rec.ID)
+	rows, err := StoredBatches(ctx, w.store, t.Rec.ID)
 	if err != nil {
 		return nil, err
 	}

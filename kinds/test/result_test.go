@@ -227,11 +227,11 @@ func TestForgedHugeIndex(t *testing.T) {
 	// Forged rows in the store: an index past the test's batches, and a
 	// batch whose counts do not add up.
 	ctx := context.Background()
-	for _, b := range []store.Batch{
+	for _, b := range []Batch{
 		{UnitID: huge, JobID: id, Idx: 17179869184, WorkerID: a.ID, Pairs: 2, Penta: [5]int64{0, 0, 2, 0, 0}, Draws: 4},
 		{UnitID: unitID(id, 5), JobID: id, Idx: 5, WorkerID: a.ID, Pairs: 2, Penta: [5]int64{0, 0, 0, 0, 2}, Draws: 4},
 	} {
-		if err := e.St.CommitBatch(ctx, &b, nil, "", nil, nil); err != nil {
+		if err := CommitBatch(ctx, e.St, &b, nil, "", nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -170,7 +170,7 @@ func (w *Workload) submit(specAny any) (*gamepair.Submission[*test], error) {
 			if err := w.checkGroupRoom(spec); err != nil {
 				return err
 			}
-			if err := w.store.CreateTest(ctx, rec, &store.Test{JobID: rec.ID, Spec: b, BatchPairs: c.batchPairs, SPRT: seq}); err != nil {
+			if err := CreateTest(ctx, w.store, rec, &StoredTest{JobID: rec.ID, Spec: b, BatchPairs: c.batchPairs, SPRT: seq}); err != nil {
 				return err
 			}
 			w.noteCopy(spec.GetRescheduledFrom(), rec.ID)

@@ -73,6 +73,10 @@ const (
 )
 
 func init() {
+	// Its tables (store.go), their games' retention and a liar's purge.
+	store.RegisterSchema(schema)
+	store.RegisterGameTable(GameTable)
+	store.RegisterPurge([]string{KindSPRT, KindMatch}, purgeRows)
 	workload.Register(workload.Kind{
 		Name:    Kind,
 		Spec:    func() proto.Message { return &arbiterv1.MatchSpec{} },
@@ -197,7 +201,7 @@ func New(cfg Config) *Workload {
 		store:   cfg.Store,
 		metrics: newMetrics(cfg.Games),
 	}
-	w.Set = gamepair.Set[*test]{Deps: cfg.Deps, What: "test", Kinds: []string{KindSPRT, KindMatch}, GameTable: store.TestGames,
+	w.Set = gamepair.Set[*test]{Deps: cfg.Deps, What: "test", Kinds: []string{KindSPRT, KindMatch}, GameTable: GameTable,
 		Activity: cfg.Activity, Games: w.metrics.games, Replay: w.cfg.Replay,
 		CrossCheckable: func(t *test) bool {
 			return w.cfg.CrossCheckable(t.spec.GetTimeControl(), t.spec.GetEngineA(), t.spec.GetEngineB())

@@ -4,9 +4,15 @@
 package storetest
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"database/sql"
+	"fmt"
+	"io"
+	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/arbiter-chess/arbiter/coordinator/store"
@@ -69,4 +75,61 @@ func CopyToPostgres(t *testing.T, src *store.Store) (*store.Store, map[string]in
 		rows[tc.Table] = tc.Rows
 	}
 	return dst, rows
+}
+
+// ForgetKindVersionIn deletes the schema:KIND row through the open store
+// s, on either backend, as ForgetKindVersion does in a closed SQLite file;
+// alter, when given, runs in the same transaction (to give the kind's
+// tables an earlier release's shape). The next open runs the kind's steps
+// again.
+func ForgetKindVersionIn(t *testing.T, s *store.Store, kind string, alter ...string) {
+	t.Helper()
+	err := s.Write(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+		for _, q := range alter {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
+		}
+		res, err := tx.ExecContext(ctx, "DELETE FROM meta WHERE key=?", "schema:"+kind)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return fmt.Errorf("deleting schema:%s: %d rows", kind, n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Release1 writes the data directory of the first release (the fixture
+// coordinator/store/testdata/release1-coordinator.db.gz, made by that
+// release's binary: finished, cancelled and running perft jobs, a
+// finished SPRT test and a finished match, their games stored as plain
+// text) into a new directory and returns it.
+func Release1(t *testing.T) string {
+	t.Helper()
+	_, here, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("storetest: no source path for the fixture")
+	}
+	gz, err := os.ReadFile(filepath.Join(filepath.Dir(here), "..", "..", "coordinator", "store", "testdata", "release1-coordinator.db.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, store.FileName), db, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

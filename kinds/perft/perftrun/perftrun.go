@@ -105,19 +105,25 @@ func PrintText(out io.Writer, res engine.PerftResult, elapsed time.Duration, div
 	fmt.Fprintf(out, "Nodes: %s\nTime:  %.3f s (%.1f Mnps)\n", res.Nodes, elapsed.Seconds(), res.Nodes.Float()/elapsed.Seconds()/1e6)
 }
 
-// perftJSON is the machine-readable result; counts are json.Number so they
-// print as exact integers of any size.
+// CountJSON is what every `arbiter perft --json` object starts with, a
+// local run's and a cluster job's (kinds/perft's finished job); counts
+// are json.Number so they print as exact integers of any size.
+type CountJSON struct {
+	FEN     string                 `json:"fen"`
+	Depth   int                    `json:"depth"`
+	Nodes   json.Number            `json:"nodes"`
+	Seconds float64                `json:"seconds"`
+	NPS     float64                `json:"nps"`
+	Divide  map[string]json.Number `json:"divide,omitempty"`
+}
+
+// perftJSON is a local run's machine-readable result.
 type perftJSON struct {
-	FEN      string                 `json:"fen"`
-	Depth    int                    `json:"depth"`
-	Nodes    json.Number            `json:"nodes"`
-	Seconds  float64                `json:"seconds"`
-	NPS      float64                `json:"nps"`
-	Divide   map[string]json.Number `json:"divide,omitempty"`
-	Stats    *engine.PerftStats     `json:"stats,omitempty"`
-	Hash     *hashJSON              `json:"hash,omitempty"`
-	Expected *json.Number           `json:"expected,omitempty"`
-	Pass     *bool                  `json:"pass,omitempty"`
+	CountJSON
+	Stats    *engine.PerftStats `json:"stats,omitempty"`
+	Hash     *hashJSON          `json:"hash,omitempty"`
+	Expected *json.Number       `json:"expected,omitempty"`
+	Pass     *bool              `json:"pass,omitempty"`
 }
 
 // hashJSON is the run's use of the --hash table.
@@ -127,7 +133,7 @@ type hashJSON struct {
 }
 
 func newPerftJSON(fen string, depth int, res engine.PerftResult, elapsed time.Duration, divide bool) perftJSON {
-	j := perftJSON{FEN: fen, Depth: depth, Nodes: json.Number(res.Nodes.String()), Seconds: elapsed.Seconds(), Stats: res.Stats}
+	j := perftJSON{CountJSON: CountJSON{FEN: fen, Depth: depth, Nodes: json.Number(res.Nodes.String()), Seconds: elapsed.Seconds()}, Stats: res.Stats}
 	if res.Hash != nil {
 		j.Hash = &hashJSON{PerftTableStats: *res.Hash, HitRate: res.Hash.HitRate()}
 	}

@@ -8,156 +8,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
 
-// Match and SPRT tests are jobs (a row in jobs, kind "sprt" or "match")
-// with a row in tests (the spec, as the client's protobuf bytes, and the
-// running SPRT state as JSON), one row per accepted batch of game pairs, and
-// every game's PGN. The tables are created with IF NOT EXISTS, so opening
-// an older database adds them and keeps every existing row.
-// Test is a match or SPRT test's own row.
-type Test struct {
-	JobID      string
-	Spec       []byte // the MatchSpec, protobuf-encoded
-	BatchPairs int
-	SPRT       string // JSON of the running sprt.Sequential; "" without SPRT
-	// PGNsExpired is when the retention setting deleted the test's games
-	// (zero while they are kept).
-	PGNsExpired time.Time
-}
-
-// Batch is one accepted batch of game pairs. Incidents is opaque to the
-// store (the coordinator keeps per-kind counts as "kind:n;kind:n").
-type Batch struct {
-	UnitID    string
-	JobID     string
-	Idx       int
-	WorkerID  string
-	Pairs     int
-	Penta     [5]int64
-	Wins      int64
-	Draws     int64
-	Losses    int64
-	Incidents string
-	LeasedAt  time.Time
-	At        time.Time
-	ElapsedMS int64
-}
-
-// CreateTest stores a test's job row and test row in one transaction.
-func (s *Store) CreateTest(ctx context.Context, j *Job, t *Test) error {
-	return s.write(func(ctx context.Context, tx *sql.Tx) error {
-		if err := numberJob(ctx, tx, j); err != nil {
-			return err
-		}
-		if err := insertJob(ctx, tx, j, "[]", ""); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO tests(job_id,spec,batch_pairs,sprt) VALUES(?,?,?,?)",
-			j.ID, t.Spec, t.BatchPairs, t.SPRT); err != nil {
-			return fmt.Errorf("store: insert test: %w", err)
-		}
-		return nil
-	})
-}
-
-// Test returns a test's row.
-func (s *Store) Test(ctx context.Context, jobID string) (*Test, error) {
-	t := &Test{JobID: jobID}
-	var expired int64
-	err := s.db.QueryRowContext(ctx, "SELECT spec, batch_pairs, sprt, pgns_expired_at FROM tests WHERE job_id=?", jobID).Scan(&t.Spec, &t.BatchPairs, &t.SPRT, &expired)
-	t.PGNsExpired = FromUnixNano(expired)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("store: test %s: %w", jobID, ErrNotFound)
-	}
-	return t, err
-}
-
-func encodePenta(p [5]int64) string {
-	parts := make([]string, 5)
-	for i, v := range p {
-		parts[i] = strconv.FormatInt(v, 10)
-	}
-	return strings.Join(parts, ",")
-}
-
-func decodePenta(s string) ([5]int64, error) {
-	var p [5]int64
-	parts := strings.Split(s, ",")
-	if len(parts) != 5 {
-		return p, fmt.Errorf("store: bad pentanomial %q", s)
-	}
-	for i, x := range parts {
-		v, err := strconv.ParseInt(x, 10, 64)
-		if err != nil {
-			return p, fmt.Errorf("store: bad pentanomial %q", s)
-		}
-		p[i] = v
-	}
-	return p, nil
-}
-
-// Batches returns a test's accepted batches in the order they were
-// accepted (the order the SPRT saw them).
-func (s *Store) Batches(ctx context.Context, jobID string) ([]Batch, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT unit_id, idx, worker_id, pairs, penta, wins, draws, losses, incidents, leased_at, at, elapsed_ms
-		FROM batches WHERE job_id=? ORDER BY rowid`, jobID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Batch
-	for rows.Next() {
-		b := Batch{JobID: jobID}
-		var penta string
-		var leased, at int64
-		if err := rows.Scan(&b.UnitID, &b.Idx, &b.WorkerID, &b.Pairs, &penta, &b.Wins, &b.Draws, &b.Losses, &b.Incidents,
-			&leased, &at, &b.ElapsedMS); err != nil {
-			return nil, err
-		}
-		if b.Penta, err = decodePenta(penta); err != nil {
-			return nil, err
-		}
-		b.LeasedAt, b.At = FromUnixNano(leased), FromUnixNano(at)
-		out = append(out, b)
-	}
-	return out, rows.Err()
-}
-
-// CommitBatch writes, in one transaction, an accepted batch with its games,
-// the test's new SPRT state, the job's final state (when the test ends) and
-// events. The coordinator acknowledges the worker only after it returns nil.
-// A second batch with the same unit id fails (primary key): a batch is
-// counted once.
-func (s *Store) CommitBatch(ctx context.Context, b *Batch, pgns []string, sprtState string, job *JobChange, events []Event) error {
-	return s.write(func(ctx context.Context, tx *sql.Tx) error {
-		return commitBatch(ctx, tx, b, pgns, sprtState, job, events)
-	})
-}
-
-func commitBatch(ctx context.Context, tx *sql.Tx, b *Batch, pgns []string, sprtState string, job *JobChange, events []Event) error {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO batches(unit_id,job_id,idx,worker_id,pairs,penta,wins,draws,losses,incidents,leased_at,at,elapsed_ms)
-		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)`, b.UnitID, b.JobID, b.Idx, b.WorkerID, b.Pairs, encodePenta(b.Penta),
-		b.Wins, b.Draws, b.Losses, b.Incidents, UnixNano(b.LeasedAt), UnixNano(b.At), b.ElapsedMS); err != nil {
-		return fmt.Errorf("store: insert batch: %w", err)
-	}
-	if err := insertPGNs(ctx, tx, b.JobID, b.Idx, pgns); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, "UPDATE tests SET sprt=? WHERE job_id=?", sprtState, b.JobID); err != nil {
-		return fmt.Errorf("store: update test: %w", err)
-	}
-	if job != nil {
-		if err := setJobState(ctx, tx, b.JobID, job); err != nil {
-			return err
-		}
-	}
-	return insertEvents(ctx, tx, events)
-}
+// The games of jobs that play them (tests, tunes): pgns, one row per
+// game keyed by job, batch index and game index, gzip-compressed (gz 1)
+// or plain text (gz 0: rows of the first releases). Their kinds keep
+// their own rows (kinds/test: tests, batches; kinds/spsa: tunes,
+// tune_updates) and write games with InsertPGNsTx in their transactions;
+// the retention setting deletes the games of the finished jobs of a
+// kind's registered table (RegisterGameTable, ExpireGames).
 
 // insertPGNs stores the games of batch idx of a job, in game order,
 // gzip-compressed.
@@ -255,13 +116,9 @@ func (s *Store) PGN(ctx context.Context, jobID string, batch, game int) (string,
 // per job (job_id) with its pgns_expired_at.
 type GameTable string
 
-// TestGames is the tests' table (a kind's own table registers its name
-// with RegisterGameTable).
-const TestGames GameTable = "tests"
-
 var (
 	gameTablesMu sync.Mutex
-	gameTables   = map[GameTable]bool{TestGames: true}
+	gameTables   = map[GameTable]bool{}
 )
 
 // RegisterGameTable declares a kind's table of jobs with games (made by
@@ -365,34 +222,22 @@ func pgnText(raw []byte, gz int) (string, error) {
 	return string(b), nil
 }
 
-// CountPGNs returns how many games of a test are stored.
+// DeleteGamesTx deletes the games of the batches of a job given, inside
+// a kind's transaction (a purge's).
+func DeleteGamesTx(ctx context.Context, tx *sql.Tx, jobID string, batches []int) error {
+	for _, idx := range batches {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM pgns WHERE job_id=? AND batch_idx=?", jobID, idx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CountPGNs returns how many games of a job are stored.
 func (s *Store) CountPGNs(ctx context.Context, jobID string) (int64, error) {
 	var n int64
 	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM pgns WHERE job_id=?", jobID).Scan(&n)
 	return n, err
-}
-
-// SetTestPriority changes a test's priority and throughput share: the job's
-// row, and the stored spec, which edit rewrites (the store does not read
-// specs), in one transaction.
-func (s *Store) SetTestPriority(ctx context.Context, jobID string, priority int32, throughput float64, edit func(spec []byte) ([]byte, error)) error {
-	return s.write(func(ctx context.Context, tx *sql.Tx) error {
-		var spec []byte
-		err := tx.QueryRowContext(ctx, "SELECT spec FROM tests WHERE job_id=?", jobID).Scan(&spec)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("store: test %s: %w", jobID, ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		if spec, err = edit(spec); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, "UPDATE tests SET spec=? WHERE job_id=?", spec, jobID); err != nil {
-			return fmt.Errorf("store: update test: %w", err)
-		}
-		return setPriority(ctx, tx, jobID, priority, throughput)
-	})
 }
 
 // SetJobPriority changes a job's priority and throughput share.
