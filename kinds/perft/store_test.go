@@ -273,3 +273,53 @@ func TestCopiedToPostgres(t *testing.T) {
 		t.Fatalf("a run after the copy (same time as the copied ones): %+v", rs)
 	}
 }
+
+// The first release's data directory (storetest.Release1, made by that
+// release's binary) keeps its perft jobs: the kind adopts the tables the
+// core's step 1 made there and adds the later columns. The finished
+// perft 5's settled units, weighted by their positions' multiplicities,
+// add up to its stored total; the verified perft 4 of Kiwipete has two
+// runs of every unit, stored before identities (owner "") by the
+// embedded generator (program "").
+func TestAdoptsTheFirstReleasesFile(t *testing.T) {
+	ctx := context.Background()
+	s, err := store.Open(storetest.Release1(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, err := s.KindVersion(ctx, Kind); err != nil || v != 1 {
+		t.Fatalf("schema:%s: %d %v, want 1", Kind, v, err)
+	}
+	ps, us, _ := storedRows(t, s, "pdf32b7395626")
+	var total uint64
+	for _, u := range us {
+		if !u.Settled || len(u.Counts) != u.End-u.First || u.Slice != 0 || u.CrossCheck {
+			t.Fatalf("release-1 unit %+v", u)
+		}
+		for k, c := range u.Counts {
+			for _, m := range ps[u.First+k].Mult {
+				total += m.N * c.Lo
+			}
+		}
+	}
+	if len(us) == 0 || total != 4865609 {
+		t.Fatalf("the release-1 perft 5: %d units adding up to %d, want 4865609", len(us), total)
+	}
+	_, us, rs := storedRows(t, s, "p01ef1ed5c139")
+	per := map[string]int{}
+	for _, r := range rs {
+		if r.Owner != "" || r.Program != "" || len(r.Counts) == 0 {
+			t.Fatalf("release-1 run %+v", r)
+		}
+		per[r.UnitID]++
+	}
+	for _, u := range us {
+		if per[u.ID] != 2 {
+			t.Fatalf("release-1 verified unit %s has %d runs, want 2", u.ID, per[u.ID])
+		}
+	}
+	if len(us) != 48 {
+		t.Fatalf("the release-1 verified job has %d units, want 48", len(us))
+	}
+}
