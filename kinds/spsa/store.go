@@ -6,7 +6,7 @@ package spsa
 // order the updates were applied: the batch, its counts and incidents,
 // and θ after the update. The batch index is unique per tune, so no batch
 // is applied twice; the seq order is what a replay follows. Games go to
-// the core's pgns, as a test's do (store.InsertPGNsTx), and the retention
+// the core's pgns, as a test's do (store.FinishUnitTx), and the retention
 // setting deletes them through tunes.pgns_expired_at (GameTable).
 //
 // Step 4 of the core's schema created these two tables in the releases
@@ -145,35 +145,17 @@ func CommitUpdate(ctx context.Context, st *store.Store, u *Update, pgns []string
 			u.Incidents, string(theta), store.UnixNano(u.LeasedAt), store.UnixNano(u.At), u.ElapsedMS); err != nil {
 			return fmt.Errorf("store: insert tune update: %w", err)
 		}
-		if err := store.InsertPGNsTx(ctx, tx, u.JobID, u.Batch, pgns); err != nil {
-			return err
-		}
-		if job != nil {
-			if err := store.SetJobStateTx(ctx, tx, u.JobID, job); err != nil {
-				return err
-			}
-		}
-		return store.InsertEventsTx(ctx, tx, events)
+		return store.FinishUnitTx(ctx, tx, u.JobID, u.Batch, pgns, job, events)
 	})
 }
 
 // Updates returns a tune's updates in the order they were applied.
 func Updates(ctx context.Context, st *store.Store, jobID string) (out []Update, err error) {
 	err = st.Read(ctx, func(ctx context.Context, db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, `SELECT seq, batch_idx, unit_id, worker_id, pairs, penta, wins, draws, losses, incidents, theta,
+		out, err = store.QueryRows(ctx, db, func(rows *sql.Rows) (Update, error) { return scanUpdate(rows, jobID) },
+			`SELECT seq, batch_idx, unit_id, worker_id, pairs, penta, wins, draws, losses, incidents, theta,
 			leased_at, at, elapsed_ms FROM tune_updates WHERE job_id=? ORDER BY seq`, jobID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			u, err := scanUpdate(rows, jobID)
-			if err != nil {
-				return err
-			}
-			out = append(out, u)
-		}
-		return rows.Err()
+		return err
 	})
 	return out, err
 }

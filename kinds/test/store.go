@@ -5,7 +5,7 @@ package test
 // protobuf bytes, and the running SPRT state as JSON) and one row in
 // batches per accepted batch of game pairs, read back in the order they
 // were accepted (SQLite's rowid; a rowid identity column on PostgreSQL).
-// Games go to the core's pgns (store.InsertPGNsTx), and the retention
+// Games go to the core's pgns (store.FinishUnitTx), and the retention
 // setting deletes them through tests.pgns_expired_at (GameTable).
 //
 // The core's first step made tests and batches, and its third added
