@@ -228,74 +228,61 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// eachRow runs query with the job's id and scan on each row it returns.
-func eachRow(ctx context.Context, st *store.Store, query, jobID string, scan func(rows *sql.Rows) error) error {
-	return st.Read(ctx, func(ctx context.Context, db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, query, jobID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	})
-}
-
-// loadPositions returns a job's positions in index order.
-func loadPositions(ctx context.Context, st *store.Store, jobID string) (out []Position, err error) {
-	err = eachRow(ctx, st, "SELECT fen, mult FROM positions WHERE job_id=? ORDER BY idx", jobID, func(rows *sql.Rows) error {
-		var p Position
-		var m string
-		if err := rows.Scan(&p.FEN, &m); err != nil {
-			return err
-		}
-		var err error
-		p.Mult, err = decodeMult(m)
-		out = append(out, p)
+// queryJob reads a job's rows with query (the job's id its one
+// parameter), each as scan reads it.
+func queryJob[T any](ctx context.Context, st *store.Store, query, jobID string, scan func(*sql.Rows) (T, error)) (out []T, err error) {
+	err = st.Read(ctx, func(ctx context.Context, db *sql.DB) error {
+		out, err = store.QueryRows(ctx, db, scan, query, jobID)
 		return err
 	})
 	return out, err
 }
 
+// loadPositions returns a job's positions in index order.
+func loadPositions(ctx context.Context, st *store.Store, jobID string) ([]Position, error) {
+	return queryJob(ctx, st, "SELECT fen, mult FROM positions WHERE job_id=? ORDER BY idx", jobID, func(rows *sql.Rows) (Position, error) {
+		var p Position
+		var m string
+		if err := rows.Scan(&p.FEN, &m); err != nil {
+			return p, err
+		}
+		var err error
+		p.Mult, err = decodeMult(m)
+		return p, err
+	})
+}
+
 // loadUnits returns a job's units in index order.
-func loadUnits(ctx context.Context, st *store.Store, jobID string) (out []Unit, err error) {
-	err = eachRow(ctx, st, "SELECT id, idx, first_pos, end_pos, verify, slice, cross_check, settled, counts FROM units WHERE job_id=? ORDER BY idx", jobID, func(rows *sql.Rows) error {
+func loadUnits(ctx context.Context, st *store.Store, jobID string) ([]Unit, error) {
+	return queryJob(ctx, st, "SELECT id, idx, first_pos, end_pos, verify, slice, cross_check, settled, counts FROM units WHERE job_id=? ORDER BY idx", jobID, func(rows *sql.Rows) (Unit, error) {
 		u := Unit{JobID: jobID}
 		var verify, cross, settled int
 		var counts string
 		if err := rows.Scan(&u.ID, &u.Idx, &u.First, &u.End, &verify, &u.Slice, &cross, &settled, &counts); err != nil {
-			return err
+			return u, err
 		}
 		u.Verify, u.CrossCheck, u.Settled = verify != 0, cross != 0, settled != 0
 		var err error
 		u.Counts, err = decodeCounts(counts)
-		out = append(out, u)
-		return err
+		return u, err
 	})
-	return out, err
 }
 
 // loadRuns returns every run of a job's units in the order they were
 // accepted.
-func loadRuns(ctx context.Context, st *store.Store, jobID string) (out []Run, err error) {
-	err = eachRow(ctx, st, "SELECT unit_id, worker_id, owner, program, counts, at, elapsed_ms FROM runs WHERE job_id=? ORDER BY at, rowid", jobID, func(rows *sql.Rows) error {
+func loadRuns(ctx context.Context, st *store.Store, jobID string) ([]Run, error) {
+	return queryJob(ctx, st, "SELECT unit_id, worker_id, owner, program, counts, at, elapsed_ms FROM runs WHERE job_id=? ORDER BY at, rowid", jobID, func(rows *sql.Rows) (Run, error) {
 		var r Run
 		var counts string
 		var at int64
 		if err := rows.Scan(&r.UnitID, &r.WorkerID, &r.Owner, &r.Program, &counts, &at, &r.ElapsedMS); err != nil {
-			return err
+			return r, err
 		}
 		r.At = store.FromUnixNano(at)
 		var err error
 		r.Counts, err = decodeCounts(counts)
-		out = append(out, r)
-		return err
+		return r, err
 	})
-	return out, err
 }
 
 // commitStart queues, for one transaction, an optional run, the unit's
