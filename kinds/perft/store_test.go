@@ -154,7 +154,6 @@ func oldShape(t *testing.T, dir string, dropLater bool) {
 func TestAdoptsTheTablesOfEarlierReleases(t *testing.T) {
 	for _, dropLater := range []bool{false, true} {
 		t.Run(fmt.Sprintf("without the later columns %v", dropLater), func(t *testing.T) {
-			ctx := context.Background()
 			dir := t.TempDir()
 			s, err := store.Open(dir)
 			if err != nil {
@@ -164,14 +163,7 @@ func TestAdoptsTheTablesOfEarlierReleases(t *testing.T) {
 			s.Close()
 			oldShape(t, dir, dropLater)
 
-			s, err = store.Open(dir)
-			if err != nil {
-				t.Fatalf("reopening a file whose tables came before the kind's version: %v", err)
-			}
-			defer s.Close()
-			if v, err := s.KindVersion(ctx, Kind); err != nil || v != 1 {
-				t.Fatalf("schema:%s after the reopen: %d %v, want 1", Kind, v, err)
-			}
+			s = storetest.OpenAdopted(t, dir, Kind, 1)
 			ps, us, rs := storedRows(t, s, "p-old")
 			if len(ps) != 5 || len(us) != 3 || len(rs) != 2 || !slices.Equal(us[0].Counts, bigCounts) || !slices.Equal(rs[0].Counts, bigCounts) {
 				t.Fatalf("the earlier release's job: %d positions, units %+v, runs %+v", len(ps), us, rs)
@@ -282,15 +274,7 @@ func TestCopiedToPostgres(t *testing.T) {
 // runs of every unit, stored before identities (owner "") by the
 // embedded generator (program "").
 func TestAdoptsTheFirstReleasesFile(t *testing.T) {
-	ctx := context.Background()
-	s, err := store.Open(storetest.Release1(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if v, err := s.KindVersion(ctx, Kind); err != nil || v != 1 {
-		t.Fatalf("schema:%s: %d %v, want 1", Kind, v, err)
-	}
+	s := storetest.OpenAdopted(t, storetest.Release1(t), Kind, 1)
 	ps, us, _ := storedRows(t, s, "pdf32b7395626")
 	var total uint64
 	for _, u := range us {

@@ -133,3 +133,19 @@ func Release1(t *testing.T) string {
 	}
 	return dir
 }
+
+// OpenAdopted opens the SQLite store in dir, closed at the test's end,
+// and fails the test unless kind's schema is at version want after the
+// open (a kind's steps ran over the tables an earlier release left).
+func OpenAdopted(t *testing.T, dir, kind string, want int) *store.Store {
+	t.Helper()
+	s, err := store.Open(dir)
+	if err != nil {
+		t.Fatalf("opening a store whose tables came before the kind's version: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if v, err := s.KindVersion(context.Background(), kind); err != nil || v != want {
+		t.Fatalf("schema:%s after the open: %d %v, want %d", kind, v, err, want)
+	}
+	return s
+}
