@@ -349,8 +349,8 @@ func inspect(path string) (inspection, error) {
 		return inspection{exists: true, version: 0}, nil
 	}
 	// Unversioned: ours only if every table is one the first releases made
-	// (tests and batches among them: the test kind's tables now, which
-	// its first step adopts).
+	// (tests and batches, positions, units and runs among them: the test
+	// and perft kinds' tables now, which their first steps adopt).
 	ours := map[string]bool{"jobs": true, "positions": true, "units": true, "runs": true, "workers": true,
 		"events": true, "tests": true, "batches": true, "pgns": true}
 	hasJobs := false
