@@ -60,7 +60,9 @@ func TestGitFetchLimits(t *testing.T) {
 	}
 	bench := benchOf(t, built)
 
-	const maxBytes, diskQuota, stall = 50 << 20, 30 << 20, 5 * time.Second
+	// The stall is long enough for a loaded machine's git to start
+	// sending; the silent server waits it out.
+	const maxBytes, diskQuota, stall = 50 << 20, 30 << 20, 8 * time.Second
 	addr, data := freeAddr(t), t.TempDir()
 	coordinator(t, addr, data, "--git-allow", "127.0.0.1", "--git-max-bytes", strconv.Itoa(maxBytes),
 		"--max-disk-bytes-per-identity", strconv.Itoa(diskQuota), "--git-stall", stall.String())

@@ -81,8 +81,11 @@ func (r *Repo) Commit(subject string, files map[string]string) string {
 
 // CommitRandom commits a file of size random (incompressible) bytes with
 // subject: a repository that large to fetch. The repository stores it
-// uncompressed (core.compression 0), so that making and serving it
-// costs the test little besides the bytes.
+// uncompressed (core.compression 0) and packed, as a forge keeps what it
+// serves, so that a fetch streams the stored pack from its first second
+// (a loose object is read whole and packed anew on each fetch first: on
+// a loaded machine that took more than a --git-stall of 5 s before the
+// first byte of the pack).
 func (r *Repo) CommitRandom(subject, name string, size int64) string {
 	r.t.Helper()
 	Git(r.t, r.Dir, "config", "core.compression", "0")
@@ -99,6 +102,7 @@ func (r *Repo) CommitRandom(subject, name string, size int64) string {
 	Git(r.t, r.Dir, "add", "-A")
 	Git(r.t, r.Dir, "commit", "--quiet", "-m", subject)
 	os.Remove(filepath.Join(r.Dir, name)) // the object keeps it; the work tree's copy is not served
+	Git(r.t, r.Dir, "repack", "-a", "-d", "-q")
 	return Git(r.t, r.Dir, "rev-parse", "HEAD")
 }
 
