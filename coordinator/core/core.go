@@ -206,9 +206,15 @@ func (h host) LiveWorkers(tag string) int {
 	return n
 }
 
-func (h host) LiveIdentities(tag string) int {
+func (h host) LiveIdentities(tag string) int { return h.LiveIdentitiesFit(tag, nil) }
+
+func (h host) LiveIdentitiesFit(tag string, fits func(Caps) bool) int {
 	owners := map[string]bool{}
-	h.live(tag, func(w *Worker) { owners[w.Owner] = true })
+	h.live(tag, func(w *Worker) {
+		if fits == nil || fits(w.Caps) {
+			owners[w.Owner] = true
+		}
+	})
 	return len(owners)
 }
 

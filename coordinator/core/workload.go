@@ -74,6 +74,10 @@ type Host interface {
 	// LiveIdentities counts the identities (credentials) of those
 	// workers: how many independent witnesses the farm has now.
 	LiveIdentities(tag string) int
+	// LiveIdentitiesFit counts the identities of those workers whose
+	// capabilities fits accepts: the witnesses that could play one job's
+	// units (its engines, its tables) now.
+	LiveIdentitiesFit(tag string, fits func(Caps) bool) int
 	// EndJobLeases ends every lease of a job the workload closed on its
 	// own (a session its client closed or stopped asking about): the
 	// workers' heartbeats then say cancelled. It takes the core's lock and

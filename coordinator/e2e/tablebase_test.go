@@ -102,7 +102,11 @@ func TestTablebaseAdjudicationOnCluster(t *testing.T) {
 	tbTables := tbtest.Dir(t)
 	tables := tbtest.Open(t)
 	addr, data := freeAddr(t), t.TempDir()
-	coordinator(t, addr, data, "--syzygy", tbTables)
+	// No replays: the hand-driven worker below leaves once it has lied and
+	// played honestly, and a batch of the real worker drawn for a replay
+	// while that identity still looked live would wait for it (replays
+	// have their own tests: TestInventedMovesCaughtByReplay).
+	coordinator(t, addr, data, "--syzygy", tbTables, "--replay-fraction", "0")
 	args := append([]string{"submit", "match"}, clientArgs(addr)...)
 	out, code := cli(t, append(args, "--engine", engDefault, "--engine", engWeak, "--openings", "file="+tbBook+",order=sequential",
 		"--each", "nodes=2000", "--games", "12", "--batch-pairs", "2", "--tb-pieces", "4")...)

@@ -106,7 +106,7 @@ func (s *Set[J]) refuseLate(j J, idx int, rc core.ResultCall, trusted, checkable
 // untrusted identity (it waits for a trusted replay), and a share of a
 // trusted one's, drawn now, where the worker cannot see it, while another
 // identity is there to replay it. Caller holds no lock.
-func (s *Set[J]) selectFor(b *Job, wk *core.Worker, checkable bool) (trusted, selected bool) {
+func (s *Set[J]) selectFor(j J, wk *core.Worker, checkable bool) (trusted, selected bool) {
 	trusted = s.Trust.Trusted(wk.Owner)
 	if !checkable {
 		return trusted, false
@@ -114,9 +114,9 @@ func (s *Set[J]) selectFor(b *Job, wk *core.Worker, checkable bool) (trusted, se
 	if !trusted {
 		return false, true
 	}
-	live := s.liveIdentities()
+	live := s.liveIdentities(j)
 	s.Mu.Lock()
-	n := replayers(b, live)
+	n := replayers(j.Base(), live)
 	s.Mu.Unlock()
 	return true, Selected(s.ReplayFraction) && n >= 1
 }
@@ -207,7 +207,7 @@ func (s *Set[J]) Result(ctx context.Context, rc core.ResultCall) (core.Outcome, 
 		log.Warn("batch result refused", zap.Error(err))
 		return core.Outcome{}, err
 	}
-	trusted, selected := s.selectFor(b, wk, checkable)
+	trusted, selected := s.selectFor(j, wk, checkable)
 
 	// Decide under Mu, write the store without it (CommitMu keeps commits
 	// and their decisions in order), then apply under Mu.

@@ -11,6 +11,7 @@ import (
 	"github.com/arbiter-chess/arbiter/base/apierr"
 	"github.com/arbiter-chess/arbiter/base/capability"
 	"github.com/arbiter-chess/arbiter/base/logging"
+	"github.com/arbiter-chess/arbiter/coordinator/core"
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/sprt"
 )
@@ -37,15 +38,25 @@ func replayers(b *Job, live int) int {
 	return n
 }
 
-// liveIdentities counts the identities that play game pairs now. It takes
-// the core's lock, so the caller must hold no lock of the set: the core
-// calls the set (Take, Candidates) under its own lock, and taking them
-// the other way round deadlocked a farm in CI.
-func (s *Set[J]) liveIdentities() int {
+// liveIdentities counts the identities that play game pairs now and
+// whose workers could play j's batches (its engines, its tablebase
+// rule): only they can replay one, so a batch held with no other of them
+// live would wait for a witness that never comes (a farm's one worker
+// with tables, and others without). It takes the core's lock, so the
+// caller must hold no lock of the set: the core calls the set (Take,
+// Candidates) under its own lock, and taking them the other way round
+// deadlocked a farm in CI.
+func (s *Set[J]) liveIdentities(j J) int {
 	if s.Host == nil {
 		return 0
 	}
-	return s.Host.LiveIdentities(capability.GamePair)
+	s.Mu.Lock()
+	a, b := s.Hooks.Engines(j)
+	adj := s.Hooks.Adjudication(j)
+	s.Mu.Unlock()
+	return s.Host.LiveIdentitiesFit(capability.GamePair, func(c core.Caps) bool {
+		return FitsCaps(a, b, c) == "" && FitsTablebase(adj, c) == ""
+	})
 }
 
 // afterCross carries out verdict v on batch idx of j once its batch is
@@ -230,7 +241,7 @@ func (s *Set[J]) purgeLiar(ctx context.Context, j J, liar, reason, unitID, liarW
 		log.Error("purge not stored; the liar is excluded in memory only", zap.Error(err))
 		p.Change, purged, apply = nil, nil, nil
 	}
-	live := s.liveIdentities()
+	live := s.liveIdentities(j)
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
 	s.Trust.markLiar(liar, reason, now)

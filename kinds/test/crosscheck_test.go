@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/arbiter-chess/arbiter/base/capability"
 	"github.com/arbiter-chess/arbiter/base/identity"
 	"github.com/arbiter-chess/arbiter/coordinator/core"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
@@ -130,6 +131,47 @@ func TestCrossCheckNeedsTwoIdentitiesAndFixedNodes(t *testing.T) {
 	}
 }
 
+// A batch is held only while an identity that could replay it is live: a
+// live identity whose workers cannot play the test (here, without
+// per-engine limits) is no witness, so the batch counts at once rather
+// than wait for a replay nobody can lease; the control, the same
+// identity with workers that can play it, gets the batch held.
+func TestCrossCheckWaitsOnlyForIdentitiesThatCanReplay(t *testing.T) {
+	for _, bobCanPlay := range []bool{false, true} {
+		e := newEnv(t, Config{})
+		e.WL.ReplayFraction = 1
+		spec := fixedNodes(2)
+		spec.EngineA.TimeControl = &arbiterv1.TimeControl{Kind: &arbiterv1.TimeControl_Nodes{Nodes: 1000}}
+		id := e.create(spec)
+		register := func(owner, name string, limits bool) crossWorker {
+			tags := []string{capability.GamePair}
+			if limits {
+				tags = append(tags, capability.EngineLimits)
+			}
+			who := identity.Identity{Name: owner, Role: identity.Worker}
+			w, err := e.C.Register(context.Background(), who, name, core.Caps{Cores: 64, Tags: tags, BenchNPS: 1_000_000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return crossWorker{who, w}
+		}
+		a1 := register("alice", "a1", true)
+		register("bob", "b1", bobCanPlay)
+		g, ok := e.crossLease(a1)
+		if !ok {
+			t.Fatal("alice leased nothing")
+		}
+		e.crossSubmit(a1, g, wins(1), core.Accepted)
+		want := 1 // counted at once
+		if bobCanPlay {
+			want = 0 // held for bob's replay
+		}
+		if n, _ := e.storedBatches(id); n != want {
+			t.Fatalf("bob's workers can play the test: %v; %d batches stored, want %d", bobCanPlay, n, want)
+		}
+	}
+}
+
 // A replay lease that expires is a lost lease of its worker, and the
 // batch stays held for the next replay.
 func TestCrossCheckReplayLeaseExpires(t *testing.T) {
@@ -203,14 +245,14 @@ type lockCheckingHost struct {
 	calls *int
 }
 
-func (h lockCheckingHost) LiveIdentities(tag string) int {
+func (h lockCheckingHost) LiveIdentitiesFit(tag string, fits func(core.Caps) bool) int {
 	*h.calls++
 	if !h.wl.Mu.TryLock() {
-		h.t.Error("LiveIdentities called with the set's lock held")
+		h.t.Error("LiveIdentitiesFit called with the set's lock held")
 	} else {
 		h.wl.Mu.Unlock()
 	}
-	return h.Host.LiveIdentities(tag)
+	return h.Host.LiveIdentitiesFit(tag, fits)
 }
 
 // The set counts the live identities (which takes the core's lock) holding
