@@ -19,7 +19,7 @@ func flags(fs *pflag.FlagSet) func() (any, error) {
 		s   gamepair.Settings
 		dir string
 	)
-	fs.Float64Var(&s.ReplayFraction, "replay-fraction", 0.05, "share of the batches of fixed-node tests (both engines deterministic there) that a worker of another identity plays again, move for move, before they count, where two or more worker identities are live (0..1; 0: none)")
+	fs.Float64Var(&s.ReplayFraction, "replay-fraction", 0.05, "share of the batches of fixed-node tests (both engines deterministic there) that a worker of another identity plays again, move for move, before they count, where another live worker identity can play the test (0..1; 0: none)")
 	fs.StringSliceVar(&s.DeterministicEngines, "replay-deterministic", nil, "UCI engine commands (as tests name them) that are deterministic at fixed nodes with one thread, so that --replay-fraction applies to their tests (the embedded engine always is)")
 	fs.StringVar(&dir, "syzygy", "", "Syzygy tablebase directory: the replay of a batch checks every tablebase adjudication against these tables (docs/sprt-cluster.md)")
 	return func() (any, error) {
