@@ -77,6 +77,16 @@ type WaitOptions struct {
 	Divide bool
 }
 
+// Print writes a finished job to Out: as `status --json` writes it with
+// JSON, else with the kind's printer.
+func (o WaitOptions) Print(j *arbiterv1.Job, print func(io.Writer, *arbiterv1.Job)) error {
+	if o.JSON {
+		return WriteJob(o.Out, j)
+	}
+	print(o.Out, j)
+	return nil
+}
+
 var (
 	reportsMu sync.RWMutex
 	reports   = map[jobkind.Family]Report{}

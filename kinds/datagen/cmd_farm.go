@@ -181,12 +181,8 @@ func waitJob(ctx context.Context, c *clusterclient.Client, j *arbiterv1.Job, o j
 	if err != nil {
 		return nil, cliexit.Call(c, "watch", err)
 	}
-	if o.JSON {
-		if err := jobreport.WriteJob(o.Out, final); err != nil {
-			return nil, err
-		}
-	} else {
-		PrintDatagen(o.Out, final)
+	if err := o.Print(final, PrintDatagen); err != nil {
+		return nil, err
 	}
 	if final.GetState() != arbiterv1.JobState_JOB_STATE_DONE {
 		return final, cliexit.Failure("dataset %s ended %s: %s", final.GetJobId(), jobreport.StateName(final.GetState()), final.GetError())

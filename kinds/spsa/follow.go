@@ -77,12 +77,8 @@ func waitTune(ctx context.Context, c *clusterclient.Client, j *arbiterv1.Job, o 
 	if err != nil {
 		return nil, err
 	}
-	if o.JSON {
-		if err := jobreport.WriteJob(o.Out, final); err != nil {
-			return nil, err
-		}
-	} else {
-		PrintTune(o.Out, final)
+	if err := o.Print(final, PrintTune); err != nil {
+		return nil, err
 	}
 	return final, jobreport.FinishGames(ctx, c, o.Progress, final, "", "tune")
 }

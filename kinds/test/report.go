@@ -40,12 +40,7 @@ func waitTest(ctx context.Context, c *clusterclient.Client, j *arbiterv1.Job, o 
 	if err != nil {
 		return nil, err
 	}
-	if o.JSON {
-		err = jobreport.WriteJob(o.Out, final)
-	} else {
-		jobreport.PrintTest(o.Out, final)
-	}
-	if err != nil {
+	if err := o.Print(final, jobreport.PrintTest); err != nil {
 		return nil, err
 	}
 	return final, jobreport.FinishGames(ctx, c, o.Progress, final, "", "test")
