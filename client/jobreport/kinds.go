@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/arbiter-chess/arbiter/client/cliexit"
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
@@ -75,6 +76,20 @@ type WaitOptions struct {
 	// Divide prints the job's breakdown too where its kind has one (a
 	// perft job's divide).
 	Divide bool
+}
+
+// AtMostEvery returns a watch callback that calls progress with a
+// snapshot at most once every interval (the first at once): progress
+// lines of a job whose snapshots come faster than anyone reads.
+func AtMostEvery(interval time.Duration, progress func(*arbiterv1.Job)) func(*arbiterv1.Job) {
+	var last time.Time
+	return func(j *arbiterv1.Job) {
+		if time.Since(last) < interval {
+			return
+		}
+		last = time.Now()
+		progress(j)
+	}
 }
 
 // Print writes a finished job to Out: as `status --json` writes it with

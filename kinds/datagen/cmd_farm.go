@@ -167,17 +167,12 @@ func (sf *submitFlags) run(cmd *cobra.Command) error {
 // positions and games every 2 s at most), then printed (as JSON with
 // --json); a dataset that ends other than done is exit status 1.
 func waitJob(ctx context.Context, c *clusterclient.Client, j *arbiterv1.Job, o jobreport.WaitOptions) (*arbiterv1.Job, error) {
-	last := time.Time{}
-	final, err := c.WatchJob(ctx, j.GetJobId(), clusterclient.Interactive, func(j *arbiterv1.Job) {
-		if time.Since(last) < 2*time.Second {
-			return
-		}
-		last = time.Now()
+	final, err := c.WatchJob(ctx, j.GetJobId(), clusterclient.Interactive, jobreport.AtMostEvery(2*time.Second, func(j *arbiterv1.Job) {
 		if d := DatagenOf(j); d != nil {
 			fmt.Fprintf(o.Progress, "%s: %d/%d positions, %d games\n", j.GetJobId(), d.GetProgress().GetPositions(),
 				d.GetSpec().GetPositions(), d.GetProgress().GetGames())
 		}
-	})
+	}))
 	if err != nil {
 		return nil, cliexit.Call(c, "watch", err)
 	}

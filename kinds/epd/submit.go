@@ -212,14 +212,9 @@ func runSubmit(cmd *cobra.Command, f submitFlags, session Session) error {
 // at most), then its report (as JSON with --json); a job that ends other
 // than done is exit status 1.
 func waitJob(ctx context.Context, c *clusterclient.Client, j *arbiterv1.Job, o jobreport.WaitOptions) (*arbiterv1.Job, error) {
-	last := time.Time{}
-	final, err := c.WatchJob(ctx, j.GetJobId(), clusterclient.Interactive, func(j *arbiterv1.Job) {
-		if time.Since(last) < 2*time.Second {
-			return
-		}
-		last = time.Now()
+	final, err := c.WatchJob(ctx, j.GetJobId(), clusterclient.Interactive, jobreport.AtMostEvery(2*time.Second, func(j *arbiterv1.Job) {
 		fmt.Fprintf(o.Progress, "%s: %d/%d batches\n", j.GetJobId(), j.GetProgress().GetUnitsDone(), j.GetProgress().GetUnitsTotal())
-	})
+	}))
 	if err != nil {
 		return nil, cliexit.Call(c, "watch", err)
 	}
