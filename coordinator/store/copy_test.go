@@ -106,7 +106,7 @@ func TestCopyToPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := src.Write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if err := InsertPGNsTx(ctx, tx, "t1", 3, []string{"[Event \"t\"]\n\n1. e4 *\n"}); err != nil {
+		if err := insertPGNs(ctx, tx, "t1", 3, []string{"[Event \"t\"]\n\n1. e4 *\n"}); err != nil {
 			return err
 		}
 		return InsertEventsTx(ctx, tx, []Event{{JobID: "t1", Kind: "note", At: now}})

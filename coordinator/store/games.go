@@ -16,7 +16,7 @@ import (
 // game keyed by job, batch index and game index, gzip-compressed (gz 1)
 // or plain text (gz 0: rows of the first releases). Their kinds keep
 // their own rows (kinds/test: tests, batches; kinds/spsa: tunes,
-// tune_updates) and write games with InsertPGNsTx in their transactions;
+// tune_updates) and write games with FinishUnitTx in their transactions;
 // the retention setting deletes the games of the finished jobs of a
 // kind's registered table (RegisterGameTable, ExpireGames).
 

@@ -184,12 +184,6 @@ func SetJobStateTx(ctx context.Context, tx *sql.Tx, jobID string, job *JobChange
 	return setJobState(ctx, tx, jobID, job)
 }
 
-// InsertPGNsTx stores the games of batch idx of a job inside a kind's
-// transaction, as a test's batch stores them (pgns, gzip-compressed).
-func InsertPGNsTx(ctx context.Context, tx *sql.Tx, jobID string, idx int, pgns []string) error {
-	return insertPGNs(ctx, tx, jobID, idx, pgns)
-}
-
 // FinishUnitTx stores, inside a kind's commit transaction, what follows
 // the kind's own row of a unit of games: the games of batch idx, the
 // job's final state (nil: it runs on) and events.

@@ -208,7 +208,7 @@ func TestPGNsCompressed(t *testing.T) {
 	}
 	game := "[Event \"x\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n\n"
 	if err := s.Write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return InsertPGNsTx(ctx, tx, "s-new", 0, []string{game, game})
+		return insertPGNs(ctx, tx, "s-new", 0, []string{game, game})
 	}); err != nil {
 		t.Fatal(err)
 	}
