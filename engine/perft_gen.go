@@ -823,6 +823,11 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 }
 
 // promotionsWhite counts the replies to the four promotions from → to.
+// Their moves after a promotion depend on the new piece's type only
+// through what that piece does to their king: a check, a pin, an attack on
+// a square their king could step to or castle across. The types that do
+// none of these (inert, see inertPromotions) leave them the same moves, so
+// they share one count; the others are counted one by one.
 func (c *perftCore) promotionsWhite(b *perftBoard, from, s Square) uint64 {
 	const us, them = White, Black
 	var n uint64
@@ -835,7 +840,18 @@ func (c *perftCore) promotionsWhite(b *perftBoard, from, s Square) uint64 {
 	if child.castling != 0 {
 		child.castling &^= c.castle.loss[s]
 	}
+	inert := c.inertPromotions(&child, s, them)
+	if inert != 0 {
+		// Any inert type stands for all of them.
+		pt := PieceType(bits.TrailingZeros8(inert))
+		child.pieces[pt] ^= tb
+		n = uint64(bits.OnesCount8(inert)) * c.countBlack(&child)
+		child.pieces[pt] ^= tb
+	}
 	for pt := Knight; pt <= Queen; pt++ {
+		if inert&(1<<pt) != 0 {
+			continue
+		}
 		child.pieces[pt] ^= tb
 		n += c.countBlack(&child)
 		child.pieces[pt] ^= tb
@@ -1828,6 +1844,11 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 }
 
 // promotionsBlack counts the replies to the four promotions from → to.
+// Their moves after a promotion depend on the new piece's type only
+// through what that piece does to their king: a check, a pin, an attack on
+// a square their king could step to or castle across. The types that do
+// none of these (inert, see inertPromotions) leave them the same moves, so
+// they share one count; the others are counted one by one.
 func (c *perftCore) promotionsBlack(b *perftBoard, from, s Square) uint64 {
 	const us, them = Black, White
 	var n uint64
@@ -1840,7 +1861,18 @@ func (c *perftCore) promotionsBlack(b *perftBoard, from, s Square) uint64 {
 	if child.castling != 0 {
 		child.castling &^= c.castle.loss[s]
 	}
+	inert := c.inertPromotions(&child, s, them)
+	if inert != 0 {
+		// Any inert type stands for all of them.
+		pt := PieceType(bits.TrailingZeros8(inert))
+		child.pieces[pt] ^= tb
+		n = uint64(bits.OnesCount8(inert)) * c.countWhite(&child)
+		child.pieces[pt] ^= tb
+	}
 	for pt := Knight; pt <= Queen; pt++ {
+		if inert&(1<<pt) != 0 {
+			continue
+		}
 		child.pieces[pt] ^= tb
 		n += c.countWhite(&child)
 		child.pieces[pt] ^= tb

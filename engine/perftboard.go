@@ -441,3 +441,49 @@ func kingSpread(b Bitboard) Bitboard {
 	row := b | side
 	return side | row<<8 | row>>8
 }
+
+// inertPromotions returns the promotion types (bit 1<<pt, Knight to
+// Queen) that would do nothing to their king from s: no check, no pin, no
+// attack on a square next to their king or on the path of a castling
+// right they hold (lines seen with their king and castling rooks lifted,
+// as the king-move and castling tests see them). child is the board after
+// the promotion but for the new piece: the pawn gone, s held by us, no
+// piece type on s. A piece on s blocks the same lines whatever its type,
+// so with any inert type on s they have the same legal moves.
+func (c *perftCore) inertPromotions(child *perftBoard, s Square, them Color) uint8 {
+	ours := child.colors[them^1]
+	theirKing := child.pieces[King] & child.colors[them]
+	tk := theirKing.First() & 63
+	zone := kingAttacks[tk] | theirKing
+	occ := ours | child.colors[them]
+	lifted := occ ^ theirKing
+	if rights := child.castling & castleRightsOf(them); rights != 0 {
+		for i := range c.castle.right {
+			if rights&(1<<i) != 0 {
+				zone |= c.castle.right[i].path
+				lifted &^= c.castle.right[i].lift
+			}
+		}
+	}
+	var inert uint8
+	if knightAttacks[s]&zone == 0 {
+		inert |= 1 << Knight
+	}
+	// On a line through their king a slider checks (nothing between) or
+	// pins (one piece of theirs between); two pieces, or one of ours,
+	// between: neither.
+	between := betweenBB[tk][s&63] & occ
+	lineQuiet := between&(between-1) != 0 || between&ours != 0
+	diag := (bishopRays[s]&theirKing == 0 || lineQuiet) && BishopAttacks(s, lifted)&zone == 0
+	orth := (rookRays[s]&theirKing == 0 || lineQuiet) && perftRookAttacks(s, lifted)&zone == 0
+	if diag {
+		inert |= 1 << Bishop
+	}
+	if orth {
+		inert |= 1 << Rook
+	}
+	if diag && orth {
+		inert |= 1 << Queen
+	}
+	return inert
+}
