@@ -177,4 +177,5 @@ func init() {
 			}
 		}
 	}
+	fillKingReach()
 }

@@ -51,3 +51,21 @@ func perftRookAttacks(s Square, occ Bitboard) Bitboard {
 	fileOcc := (fileA & (occ >> file)) * c2h7 >> 58
 	return rankAtt | aFileAttacks[rank8>>3&7][fileOcc&63]<<file
 }
+
+// kingReachN[k], kingReachDiag[k] and kingReachOrth[k] are the squares
+// from which a knight, a diagonal slider or an orthogonal slider could
+// attack a square next to a king on k (on an empty board): the pieces
+// worth a look when counting the king's moves. Filled by attacks.go's
+// init, from the tables it fills.
+var kingReachN, kingReachDiag, kingReachOrth [64]Bitboard
+
+func fillKingReach() {
+	for k := Square(0); k < 64; k++ {
+		for t := kingAttacks[k]; t != 0; {
+			s := popFirst(&t)
+			kingReachN[k] |= knightAttacks[s]
+			kingReachDiag[k] |= bishopRays[s]
+			kingReachOrth[k] |= rookRays[s]
+		}
+	}
+}
