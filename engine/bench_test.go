@@ -202,3 +202,13 @@ func TestSlidingAttacks(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPerftPos5_5: single thread, no hash table; CPW position 5.
+func BenchmarkPerftPos5_5(b *testing.B) {
+	benchPerft(b, "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8", 5, 89941194)
+}
+
+// BenchmarkPerftPos6_5: single thread, no hash table; CPW position 6.
+func BenchmarkPerftPos6_5(b *testing.B) {
+	benchPerft(b, "r4rk1/1pp1qppp/p1np1n2/2b1p1B1/2B1P1b1/P1NP1N2/1PP1QPPP/R4RK1 w - - 0 10", 5, 164075551)
+}
