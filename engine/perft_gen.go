@@ -19,11 +19,6 @@ import "math/bits"
 // holds the board and the side-independent helpers.
 
 // countWhite returns the number of legal moves in b, White to move.
-// Its own rooks and queens are looked up in the magic table (RookAttacks)
-// rather than perftRookAttacks's small tables: measured with the arbiter
-// binary, 3-6 % faster on the CPW positions with captures and checks, 2 %
-// slower on the start position (perft_gen's preamble and the callers keep
-// the small tables, where the magic table measured slower).
 func (c *perftCore) countWhite(b *perftBoard) uint64 {
 	const us, them = White, Black
 	ours, theirs := b.colors[us], b.colors[them]
@@ -40,7 +35,7 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = perftRookAttacks(ksq, theirs) & theirRQ
+		snipers = RookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -135,7 +130,7 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if epOK(bb & -bb) {
@@ -189,7 +184,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = perftRookAttacks(ksq, theirs) & theirRQ
+		snipers = RookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -230,7 +225,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 	from := ksq
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || perftRookAttacks(s, kingOcc)&theirRQ == 0) {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
 			if kingH&s.Bit() != 0 {
 				nh++
 				if (king|s.Bit())&hm.sens != 0 {
@@ -327,7 +322,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			for cand := t &^ (hm.badTo | hm.rookHomes); cand != 0; {
 				s := popFirst(&cand) & 63
 				o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
-				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || perftRookAttacks(s, o)&hm.zone == 0) {
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || RookAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
 					if theirs&s.Bit() != 0 {
@@ -354,7 +349,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 	}
 	for bb := orth; bb != 0; {
 		from := popFirst(&bb) & 63
-		t := perftRookAttacks(from, occ) & targets
+		t := RookAttacks(from, occ) & targets
 		if pinned&from.Bit() != 0 {
 			if checkers != 0 {
 				continue
@@ -375,7 +370,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			for cand := t &^ (hm.badTo | hm.rookHomes); cand != 0; {
 				s := popFirst(&cand) & 63
 				o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
-				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && perftRookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && RookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
 					if theirs&s.Bit() != 0 {
@@ -537,7 +532,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if fb := bb & -bb; epOK(fb) {
@@ -619,7 +614,7 @@ func (c *perftCore) deltaWhite(b *perftBoard, h *perftHarmless, fb, tb Bitboard)
 			a = BishopAttacks(sl.sq, occ)
 		}
 		if sl.orth {
-			a |= perftRookAttacks(sl.sq, occ)
+			a |= RookAttacks(sl.sq, occ)
 		}
 		d += popCount(a&^theirs&sl.line) - sl.moves
 	}
@@ -662,7 +657,7 @@ func (c *perftCore) captureDeltaWhite(b *perftBoard, h *perftHarmless, fb Bitboa
 			a = BishopAttacks(sl.sq, occ)
 		}
 		if sl.orth {
-			a |= perftRookAttacks(sl.sq, occ)
+			a |= RookAttacks(sl.sq, occ)
 		}
 		d += popCount(a&^theirs&sl.line) - sl.moves
 	}
@@ -715,7 +710,7 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	ourBQ := (b.pieces[Bishop] | b.pieces[Queen]) & ours
 	var snipers Bitboard
 	if rookRays[tk]&ourRQ != 0 {
-		snipers = perftRookAttacks(tk, ours) & ourRQ
+		snipers = RookAttacks(tk, ours) & ourRQ
 	}
 	if bishopRays[tk]&ourBQ != 0 {
 		snipers |= BishopAttacks(tk, ours) & ourBQ
@@ -744,7 +739,7 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 			sl.attacks = BishopAttacks(s, occ)
 		}
 		if sl.orth {
-			sl.attacks |= perftRookAttacks(s, occ)
+			sl.attacks |= RookAttacks(s, occ)
 		}
 		sl.line = ^Bitboard(0)
 		if pinned&s.Bit() != 0 {
@@ -886,7 +881,7 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = perftRookAttacks(ksq, theirs) & theirRQ
+		snipers = RookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -909,7 +904,7 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 	ml.n = 0
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || perftRookAttacks(s, kingOcc)&theirRQ == 0) {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
 			ml.add(newPerftMove(ksq, s, King, pmNormal))
 		}
 	}
@@ -949,7 +944,7 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 	}
 	for bb := orth; bb != 0; {
 		from := popFirst(&bb) & 63
-		t := perftRookAttacks(from, occ) & targets
+		t := RookAttacks(from, occ) & targets
 		if pinned&from.Bit() != 0 {
 			if checkers != 0 {
 				continue
@@ -1014,7 +1009,7 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if fb := bb & -bb; epOK(fb) {
@@ -1050,11 +1045,6 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 }
 
 // countBlack returns the number of legal moves in b, Black to move.
-// Its own rooks and queens are looked up in the magic table (RookAttacks)
-// rather than perftRookAttacks's small tables: measured with the arbiter
-// binary, 3-6 % faster on the CPW positions with captures and checks, 2 %
-// slower on the start position (perft_gen's preamble and the callers keep
-// the small tables, where the magic table measured slower).
 func (c *perftCore) countBlack(b *perftBoard) uint64 {
 	const us, them = Black, White
 	ours, theirs := b.colors[us], b.colors[them]
@@ -1071,7 +1061,7 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = perftRookAttacks(ksq, theirs) & theirRQ
+		snipers = RookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -1166,7 +1156,7 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if epOK(bb & -bb) {
@@ -1220,7 +1210,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = perftRookAttacks(ksq, theirs) & theirRQ
+		snipers = RookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -1261,7 +1251,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 	from := ksq
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || perftRookAttacks(s, kingOcc)&theirRQ == 0) {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
 			if kingH&s.Bit() != 0 {
 				nh++
 				if (king|s.Bit())&hm.sens != 0 {
@@ -1358,7 +1348,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			for cand := t &^ (hm.badTo | hm.rookHomes); cand != 0; {
 				s := popFirst(&cand) & 63
 				o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
-				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || perftRookAttacks(s, o)&hm.zone == 0) {
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || RookAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
 					if theirs&s.Bit() != 0 {
@@ -1385,7 +1375,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 	}
 	for bb := orth; bb != 0; {
 		from := popFirst(&bb) & 63
-		t := perftRookAttacks(from, occ) & targets
+		t := RookAttacks(from, occ) & targets
 		if pinned&from.Bit() != 0 {
 			if checkers != 0 {
 				continue
@@ -1406,7 +1396,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			for cand := t &^ (hm.badTo | hm.rookHomes); cand != 0; {
 				s := popFirst(&cand) & 63
 				o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
-				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && perftRookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && RookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
 					nh++
 					t ^= s.Bit()
 					if theirs&s.Bit() != 0 {
@@ -1568,7 +1558,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if fb := bb & -bb; epOK(fb) {
@@ -1650,7 +1640,7 @@ func (c *perftCore) deltaBlack(b *perftBoard, h *perftHarmless, fb, tb Bitboard)
 			a = BishopAttacks(sl.sq, occ)
 		}
 		if sl.orth {
-			a |= perftRookAttacks(sl.sq, occ)
+			a |= RookAttacks(sl.sq, occ)
 		}
 		d += popCount(a&^theirs&sl.line) - sl.moves
 	}
@@ -1693,7 +1683,7 @@ func (c *perftCore) captureDeltaBlack(b *perftBoard, h *perftHarmless, fb Bitboa
 			a = BishopAttacks(sl.sq, occ)
 		}
 		if sl.orth {
-			a |= perftRookAttacks(sl.sq, occ)
+			a |= RookAttacks(sl.sq, occ)
 		}
 		d += popCount(a&^theirs&sl.line) - sl.moves
 	}
@@ -1746,7 +1736,7 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	ourBQ := (b.pieces[Bishop] | b.pieces[Queen]) & ours
 	var snipers Bitboard
 	if rookRays[tk]&ourRQ != 0 {
-		snipers = perftRookAttacks(tk, ours) & ourRQ
+		snipers = RookAttacks(tk, ours) & ourRQ
 	}
 	if bishopRays[tk]&ourBQ != 0 {
 		snipers |= BishopAttacks(tk, ours) & ourBQ
@@ -1775,7 +1765,7 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 			sl.attacks = BishopAttacks(s, occ)
 		}
 		if sl.orth {
-			sl.attacks |= perftRookAttacks(s, occ)
+			sl.attacks |= RookAttacks(s, occ)
 		}
 		sl.line = ^Bitboard(0)
 		if pinned&s.Bit() != 0 {
@@ -1917,7 +1907,7 @@ func (c *perftCore) genBlack(b *perftBoard, ml *perftMoveList) {
 	// king at all.
 	var pinned, snipers Bitboard
 	if rookRays[ksq]&theirRQ != 0 {
-		snipers = perftRookAttacks(ksq, theirs) & theirRQ
+		snipers = RookAttacks(ksq, theirs) & theirRQ
 	}
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
@@ -1940,7 +1930,7 @@ func (c *perftCore) genBlack(b *perftBoard, ml *perftMoveList) {
 	ml.n = 0
 	for t := kingTargets; t != 0; {
 		s := popFirst(&t) & 63
-		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || perftRookAttacks(s, kingOcc)&theirRQ == 0) {
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
 			ml.add(newPerftMove(ksq, s, King, pmNormal))
 		}
 	}
@@ -1980,7 +1970,7 @@ func (c *perftCore) genBlack(b *perftBoard, ml *perftMoveList) {
 	}
 	for bb := orth; bb != 0; {
 		from := popFirst(&bb) & 63
-		t := perftRookAttacks(from, occ) & targets
+		t := RookAttacks(from, occ) & targets
 		if pinned&from.Bit() != 0 {
 			if checkers != 0 {
 				continue
@@ -2045,7 +2035,7 @@ func (c *perftCore) genBlack(b *perftBoard, ml *perftMoveList) {
 		}
 		epOK := func(fb Bitboard) bool {
 			o := occ ^ fb ^ epCap ^ b.ep
-			return perftRookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
 		}
 		for bb := epFrom; bb != 0; bb &= bb - 1 {
 			if fb := bb & -bb; epOK(fb) {

@@ -95,7 +95,7 @@ func castleClear(r *perftCastleRight, occ, bq, rq Bitboard) bool {
 		}
 	}
 	for x := rq; x != 0; {
-		if perftRookAttacks(popFirst(&x), o)&r.path != 0 {
+		if RookAttacks(popFirst(&x), o)&r.path != 0 {
 			return false
 		}
 	}
@@ -475,7 +475,7 @@ func (c *perftCore) inertPromotions(child *perftBoard, s Square, them Color) uin
 	between := betweenBB[tk][s&63] & occ
 	lineQuiet := between&(between-1) != 0 || between&ours != 0
 	diag := (bishopRays[s]&theirKing == 0 || lineQuiet) && BishopAttacks(s, lifted)&zone == 0
-	orth := (rookRays[s]&theirKing == 0 || lineQuiet) && perftRookAttacks(s, lifted)&zone == 0
+	orth := (rookRays[s]&theirKing == 0 || lineQuiet) && RookAttacks(s, lifted)&zone == 0
 	if diag {
 		inert |= 1 << Bishop
 	}
