@@ -2,7 +2,6 @@ package clusterclient
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -10,24 +9,14 @@ import (
 	"google.golang.org/grpc"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
-
-// freeAddr is a loopback address nothing listens on (for now).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 // Several coordinators, one serving at a time (the others do not
 // listen): the client reaches whichever serves, and when it goes and
 // another starts serving the same client moves there.
 func TestSeveralAddresses(t *testing.T) {
-	a, b, c := freeAddr(t), freeAddr(t), freeAddr(t)
+	a, b, c := proctest.FreeAddr(t), proctest.FreeAddr(t), proctest.FreeAddr(t)
 	fb := &scriptedWorkers{}
 	srvB, _ := serve(t, b, nil, func(s *grpc.Server) { arbiterv1.RegisterWorkerServiceServer(s, fb) })
 	cl := connectT(t, Options{Address: a + "," + b + "," + c})
@@ -62,7 +51,7 @@ func TestSeveralAddresses(t *testing.T) {
 		t.Fatal("the call did not reach the new server")
 	}
 	// None serving: the error names the whole list.
-	cl2 := connectT(t, Options{Address: a + "," + freeAddr(t)})
+	cl2 := connectT(t, Options{Address: a + "," + proctest.FreeAddr(t)})
 	_, err := cl2.Workers.Register(ctx, &arbiterv1.RegisterRequest{}, grpc.WaitForReady(false))
 	if e := cl2.Describe("register", err); e == nil || !strings.Contains(e.Error(), a) || e.Kind != Unreachable {
 		t.Fatalf("none serving: %v", e)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/base/grpcerr"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // The audit of issue 41 (an attacker with one ordinary credential or
@@ -38,7 +39,7 @@ const rssLimitKiB = 200 << 10
 // HTTP address, returning the process and the pages' base URL.
 func webCoordinator(t *testing.T, addr, data string, extra ...string) (*proc, string) {
 	t.Helper()
-	httpAddr := freeAddr(t)
+	httpAddr := proctest.FreeAddr(t)
 	co := coordinator(t, addr, data, append([]string{"--http", httpAddr}, extra...)...)
 	base := "http://" + httpAddr
 	deadline := time.Now().Add(20 * time.Second)
@@ -222,7 +223,7 @@ func TestAPIBodiesWithAMadeUpTokenCostNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends 1.2 GB over loopback")
 	}
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	co, base := webCoordinator(t, addr, data)
 	pid := co.cmd.Process.Pid
 	body := bytes.Repeat([]byte("x"), 30<<20)
@@ -266,7 +267,7 @@ func TestAnonymousFormBodiesCostNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends 1.2 GB over loopback")
 	}
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	const secret = "correct horse battery"
 	co, base := webCoordinator(t, addr, data)
 	addAccount(t, data, "ada", secret)
@@ -308,7 +309,7 @@ func TestAnonymousFormBodiesCostNothing(t *testing.T) {
 // are hashed at most 10 times (85 before): the rest are 429 without
 // hashing. Control: a legitimate sign-in then works.
 func TestSignInBurstsAreBounded(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	const secret = "correct horse battery"
 	co, base := webCoordinator(t, addr, data, "--trusted-proxy", "127.0.0.1")
 	addAccount(t, data, "ada", secret)
@@ -370,7 +371,7 @@ func TestSignInBurstsAreBounded(t *testing.T) {
 // believed without --trusted-proxy (each forged address still counts as
 // the one peer). Control: the first sign-ups, of a free name, work.
 func TestSignUpLimitedAndSilentAboutNames(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	_, base := webCoordinator(t, addr, data, "--signup")
 	addAccount(t, data, "ada", "correct horse battery")
 	s := newWebSession(t, base)
@@ -418,7 +419,7 @@ func TestRightRoleGRPCBodiesBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends 960 MB over loopback")
 	}
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	co := coordinator(t, addr, t.TempDir())
 	pid := co.cmd.Process.Pid
 	conn := dial(t, addr, newCredential(t, addr, "client"))

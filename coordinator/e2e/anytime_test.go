@@ -19,6 +19,7 @@ import (
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/sprt"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // engTwin is the default engine with a slightly different pruning margin:
@@ -159,7 +160,7 @@ func checkShown(t *testing.T, addr, data, id string) statusJSON {
 // that ran its games shows the interval too, without the stopped-by-hand
 // mark, so the mark is the stop's and not the display's.
 func TestSPRTStoppedByHandShowsAnytimeInterval(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	co := coordinator(t, addr, data)
 	startWorker(t, addr, "--name", "w1")
 	startWorker(t, addr, "--name", "w2")
@@ -201,7 +202,7 @@ func TestSPRTStoppedByHandShowsAnytimeInterval(t *testing.T) {
 // rule is decided on committed counts, in the commit of the batch.
 func TestPrecisionStopEndsAtTheFirstNarrowBatch(t *testing.T) {
 	const precision = 250.0
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	co := coordinator(t, addr, data)
 	startWorker(t, addr, "--name", "w1")
 	startWorker(t, addr, "--name", "w2")

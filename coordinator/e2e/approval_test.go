@@ -24,13 +24,14 @@ import (
 	_ "github.com/arbiter-chess/arbiter/coordinator" // the kinds the binary registers
 	"github.com/arbiter-chess/arbiter/coordinator/workload"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // TestApprovalHoldsEveryUploadingKind: see the file's comment. Control:
 // the same jobs run once approved (each leases units and the worker
 // downloads the upload; the dataset completes).
 func TestApprovalHoldsEveryUploadingKind(t *testing.T) {
-	addr, httpAddr, data := freeAddr(t), freeAddr(t), t.TempDir()
+	addr, httpAddr, data := proctest.FreeAddr(t), proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data, "--http", httpAddr, "--approval")
 	addUser := exec.Command(bin, "user", "add", "alice", "--role", "user", "--data", data)
 	if u := storeURL(t, data); u != "" {

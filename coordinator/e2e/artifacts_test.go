@@ -24,6 +24,7 @@ import (
 	"time"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 const stockfish = "/usr/games/stockfish"
@@ -136,7 +137,7 @@ func TestUploadedEnginesSPRT(t *testing.T) {
 	sfBench := benchOf(t, stockfish)
 	t.Logf("signatures: tinyuci %s, stockfish %s", tinyBench, sfBench)
 
-	addr, httpAddr, data := freeAddr(t), freeAddr(t), t.TempDir()
+	addr, httpAddr, data := proctest.FreeAddr(t), proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data, "--http", httpAddr)
 	var workers []*proc
 	for _, name := range []string{"w1", "w2"} {
@@ -254,7 +255,7 @@ func TestUploadedEngineRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data)
 	startWorkerIn(t, addr, "w1")
 	startWorkerIn(t, addr, "w2")
@@ -329,7 +330,7 @@ func TestUploadedEngineLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data)
 	startWorkerIn(t, addr, "w1", "--engine-memory-mb", "64")
 	for _, flavour := range []string{"HOG", "FORK"} {
@@ -368,7 +369,7 @@ func TestUploadedEngineWorkerKilledMidBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data)
 	dir, tok := t.TempDir(), workerToken(t, addr)
 	w, _ := startWorkerAt(t, dir, addr, tok, "w1")

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // clientSubmit submits a match with a client credential (no --wait) and
@@ -146,7 +147,7 @@ func stockfishWorker(t *testing.T, extra ...string) (addr, client string, worker
 	if _, err := os.Stat(sf); err != nil {
 		t.Skip("no " + sf)
 	}
-	addr = freeAddr(t)
+	addr = proctest.FreeAddr(t)
 	coordinator(t, addr, t.TempDir())
 	client = newCredential(t, addr, "client")
 	worker = startWorker(t, addr, append([]string{"--engine-allow", "name=stockfish,cmd=" + sf}, extra...)...)
@@ -215,7 +216,7 @@ int main(void) {
 // --unsandboxed: it finds the token, so the test can see a leak.
 func TestUploadedEngineCannotReadTheWorkersToken(t *testing.T) {
 	requireTools(t)
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data)
 	client := newCredential(t, addr, "client")
 	tokens := map[string]string{}
@@ -355,7 +356,7 @@ func peakRSS(t *testing.T, pid int) int64 {
 // control is an honest uploaded engine, which plays.
 func TestUploadedEngineCannotExhaustItsWorker(t *testing.T) {
 	requireTools(t)
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data)
 	client := newCredential(t, addr, "client")
 	w, dir := startWorkerIn(t, addr, "w1", "--engine-disk-mb", "64")
@@ -415,7 +416,7 @@ func TestUploadedEngineCannotExhaustItsWorker(t *testing.T) {
 // is blocked with the reason and nothing is fetched or run.
 func TestWorkerWithoutAllowUploadsRunsNoUploadedEngine(t *testing.T) {
 	requireTools(t)
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data)
 	client := newCredential(t, addr, "client")
 	dir := t.TempDir()

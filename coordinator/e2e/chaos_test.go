@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // TestChaos kills a process at a random moment every 0.5–2.5 s (seeded:
@@ -31,7 +32,7 @@ func TestChaos(t *testing.T) {
 		seed = s
 	}
 	rng := rand.New(rand.NewPCG(seed, 0))
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coord := coordinator(t, addr, data)
 	conn := dial(t, addr, token)
 	// Each worker keeps its credential across restarts (same identity,

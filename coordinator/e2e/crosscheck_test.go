@@ -25,6 +25,7 @@ import (
 	"github.com/arbiter-chess/arbiter/match"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 	"github.com/arbiter-chess/arbiter/worker"
 )
 
@@ -133,7 +134,7 @@ func waitWorkers(t *testing.T, admin *grpc.ClientConn, n int) {
 // side (TestInventorTrustedPausesTest).
 func TestInventedMovesCaughtByReplay(t *testing.T) {
 	run := func(withInventor bool) (dbCounts, *arbiterv1.Job, func(string) float64, string) {
-		addr, httpAddr, data := freeAddr(t), freeAddr(t), filepath.Join(t.TempDir(), "data")
+		addr, httpAddr, data := proctest.FreeAddr(t), proctest.FreeAddr(t), filepath.Join(t.TempDir(), "data")
 		coordinator(t, addr, data, "--http", httpAddr, "--lease-duration", "10s", "--replay-fraction", "1")
 		admin := dial(t, addr, token)
 		// The honest identities are live before the match starts: a batch
@@ -203,7 +204,7 @@ func TestInventedMovesCaughtByReplay(t *testing.T) {
 // the stop is stored (a coordinator killed and restarted keeps it) and
 // the admin's resume runs the test again.
 func TestInventorTrustedPausesTest(t *testing.T) {
-	addr, data := freeAddr(t), filepath.Join(t.TempDir(), "data")
+	addr, data := proctest.FreeAddr(t), filepath.Join(t.TempDir(), "data")
 	p := coordinator(t, addr, data, "--lease-duration", "10s", "--replay-fraction", "1")
 	admin := dial(t, addr, token)
 	startWorker(t, addr, "--name", "h1")
@@ -225,7 +226,7 @@ func TestInventorTrustedPausesTest(t *testing.T) {
 	}
 	inventor := ownerOf(t, admin, "inventor")
 	p.kill(t)
-	httpAddr := freeAddr(t)
+	httpAddr := proctest.FreeAddr(t)
 	coordinator(t, addr, data, "--lease-duration", "10s", "--replay-fraction", "1", "--http", httpAddr)
 	admin = dial(t, addr, token)
 	if j := getJob(t, admin, id); j.GetState() != arbiterv1.JobState_JOB_STATE_CANCELLED || j.GetError() != stopped.GetError() {

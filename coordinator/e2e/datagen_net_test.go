@@ -16,6 +16,7 @@ import (
 	"time"
 
 	kdatagen "github.com/arbiter-chess/arbiter/kinds/datagen"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // TestDatagenWithNet: on a coordinator process and a worker process, the
@@ -26,7 +27,7 @@ import (
 // full hash, and net=SHA gives the data of net=FILE. A net hash the coordinator
 // does not have is refused at submit, naming it.
 func TestDatagenWithNet(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data)
 	conn := dial(t, addr, token)
 	startWorkerIn(t, addr, "w1") // with a data dir, where nets are kept

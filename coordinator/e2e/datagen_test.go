@@ -46,6 +46,7 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/engineallow"
 	"github.com/arbiter-chess/arbiter/spec/matchspec"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 const stockfishPath = "/usr/games/stockfish"
@@ -96,7 +97,7 @@ type killedRun struct {
 }
 
 func runKilledDataset(t *testing.T, r killedRun) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	begin := time.Now()
 	var coord *proc
 	startCoord := func() {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/arbiter-chess/arbiter/datagen"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // TestDatagenViriformat: a dataset submitted with --format viriformat to
@@ -22,7 +23,7 @@ import (
 // the file is mostly whole games. `datagen pull --format viri --out DIR`
 // writes DIR/JOB.vf, the same bytes again.
 func TestDatagenViriformat(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data)
 	startWorker(t, addr, "--name", "w1")
 	const n = 600

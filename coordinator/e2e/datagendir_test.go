@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // TestDatagenDir: with --datagen-dir the shards of datasets live in the
@@ -16,7 +18,7 @@ import (
 // dataset from them. A --datagen-dir that is no writable directory is
 // refused at start, naming the flag.
 func TestDatagenDir(t *testing.T) {
-	addr, data, shards := freeAddr(t), t.TempDir(), t.TempDir()
+	addr, data, shards := proctest.FreeAddr(t), t.TempDir(), t.TempDir()
 	file := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)

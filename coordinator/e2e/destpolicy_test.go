@@ -5,6 +5,8 @@ package e2e
 import (
 	"strings"
 	"testing"
+
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // TestWebhookSpecialRangesRefused: on a real coordinator, a client's
@@ -15,7 +17,7 @@ import (
 // controls: a public address is accepted, and a coordinator whose operator
 // allows 198.18.0.0/15 (--hook-allow) accepts a hook there.
 func TestWebhookSpecialRangesRefused(t *testing.T) {
-	addr, httpAddr := freeAddr(t), freeAddr(t)
+	addr, httpAddr := proctest.FreeAddr(t), proctest.FreeAddr(t)
 	coordinator(t, addr, t.TempDir(), "--http", httpAddr)
 	api := []string{"--api", "http://" + httpAddr, "--token", newCredential(t, addr, "client")}
 	for url, why := range map[string]string{
@@ -38,7 +40,7 @@ func TestWebhookSpecialRangesRefused(t *testing.T) {
 		}
 	}
 
-	addr2, httpAddr2 := freeAddr(t), freeAddr(t)
+	addr2, httpAddr2 := proctest.FreeAddr(t), proctest.FreeAddr(t)
 	coordinator(t, addr2, t.TempDir(), "--http", httpAddr2, "--hook-allow", "198.18.0.0/15")
 	api2 := []string{"--api", "http://" + httpAddr2, "--token", newCredential(t, addr2, "client")}
 	if out, code := cli(t, append([]string{"hook", "add", "http://198.18.0.1/hook"}, api2...)...); code != 0 {

@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +43,7 @@ import (
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/testing/pgtest"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 const token = "e2e-secret"
@@ -117,16 +117,6 @@ func openStoreDB(data string) (*sql.DB, error) {
 		return store.PostgresDB(v.(string))
 	}
 	return sql.Open("sqlite", "file:"+filepath.Join(data, "coordinator.db")+"?mode=ro&_pragma=busy_timeout(5000)")
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 type proc struct {
@@ -413,7 +403,7 @@ func TestTwoWorkersPerft6(t *testing.T) {
 
 // TestWorkerKilled: a worker SIGKILLed mid-job loses only its lease.
 func TestWorkerKilled(t *testing.T) {
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	coordinator(t, addr, t.TempDir())
 	w1 := startWorker(t, addr)
 	// Two identities stay after the kill: the job is verified by default,
@@ -436,7 +426,7 @@ func TestWorkerKilled(t *testing.T) {
 // on the same data dir; the waiting client and the workers carry on, the
 // total is exact, and no unit was counted twice.
 func TestCoordinatorKilled(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	c1 := coordinator(t, addr, data)
 	startWorker(t, addr)
 	startWorker(t, addr)
@@ -758,7 +748,7 @@ func TestBadInput(t *testing.T) {
 // TestWorkerSIGTERM: a worker told to stop finishes or gives back its
 // lease, delivers its results and exits 0; the job completes elsewhere.
 func TestWorkerSIGTERM(t *testing.T) {
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	coordinator(t, addr, t.TempDir())
 	w := startWorker(t, addr, "--grace", "10s")
 	conn := dial(t, addr, token)

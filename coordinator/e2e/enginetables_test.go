@@ -14,6 +14,7 @@ import (
 	"time"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 	"github.com/arbiter-chess/arbiter/testing/tbtest"
 )
 
@@ -26,7 +27,7 @@ import (
 // same test with "tb" without syzygy=, draws both games: [0 0 1 0 0].
 func TestEngineProbesTheWorkersTables(t *testing.T) {
 	tables := tbtest.Dir(t)
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data, "--replay-fraction", "0")
 	book := filepath.Join(t.TempDir(), "kqkr.epd")
 	if err := os.WriteFile(book, []byte("8/8/8/3k4/8/8/2r5/KQ6 w - - 0 1\n"), 0o644); err != nil {

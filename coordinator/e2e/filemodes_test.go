@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // TestDataDirIsPrivate: the files of a real coordinator's data directory
@@ -23,7 +25,7 @@ func TestDataDirIsPrivate(t *testing.T) {
 	onSQLiteOnly(t)
 	old := syscall.Umask(0o022) // the common umask, which made the store 0644
 	defer syscall.Umask(old)
-	addr, data := freeAddr(t), filepath.Join(t.TempDir(), "data")
+	addr, data := proctest.FreeAddr(t), filepath.Join(t.TempDir(), "data")
 	c := coordinator(t, addr, data)
 	engine := filepath.Join(t.TempDir(), "engine")
 	copyFile(t, "/bin/true", engine)

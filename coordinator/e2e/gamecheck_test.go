@@ -22,6 +22,7 @@ import (
 	"github.com/arbiter-chess/arbiter/base/grpcerr"
 	"github.com/arbiter-chess/arbiter/engine"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // leaseOf waits for a lease of job id for worker wid.
@@ -67,7 +68,7 @@ func forgedMates(b *arbiterv1.GamePairBatch, movetext func(op *arbiterv1.Opening
 // its worker, and the SPRT counts no game of them. Honest worker processes
 // then decide the SPRT by playing it.
 func TestFabricatedBatchesRefused(t *testing.T) {
-	addr, httpAddr, data := freeAddr(t), freeAddr(t), t.TempDir()
+	addr, httpAddr, data := proctest.FreeAddr(t), proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data, "--http", httpAddr)
 	id := submitTest(t, addr, "sprt", "--each", "nodes=2000", "--sprt", "elo0=0,elo1=40,model=logistic", "--batch-pairs", "4")
 	admin := dial(t, addr, token)
@@ -147,7 +148,7 @@ func TestFabricatedBatchesRefused(t *testing.T) {
 // --max-workers-per-identity, and is told so; another credential still
 // can.
 func TestLeasesCappedByDeclaredCores(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	// Leases of 30s: none expires (and no worker goes idle) during the test.
 	coordinator(t, addr, data, "--lease-duration", "30s", "--max-workers-per-identity", "3")
 	id := submitTest(t, addr, "match", "--each", "nodes=500", "--games", "4000", "--batch-pairs", "1")
@@ -212,7 +213,7 @@ func TestLeasesCappedByDeclaredCores(t *testing.T) {
 	}
 
 	// The limit is the admin's, and a bad one is refused at start.
-	out, code := cli(t, "coordinator", "--listen", freeAddr(t), "--data", t.TempDir(), "--token", token, "--max-workers-per-identity", "0")
+	out, code := cli(t, "coordinator", "--listen", proctest.FreeAddr(t), "--data", t.TempDir(), "--token", token, "--max-workers-per-identity", "0")
 	if code != 2 || !strings.Contains(out, "--max-workers-per-identity 0: must be at least 1") {
 		t.Fatalf("--max-workers-per-identity 0: exit %d:\n%s", code, out)
 	}
@@ -223,7 +224,7 @@ func TestLeasesCappedByDeclaredCores(t *testing.T) {
 // operator's --max-leases-per-identity; another credential's worker still
 // gets work.
 func TestLeasesCappedPerIdentity(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data, "--lease-duration", "30s", "--max-leases-per-identity", "5")
 	id := submitTest(t, addr, "match", "--each", "nodes=500", "--games", "4000", "--batch-pairs", "1")
 	register := func(c arbiterv1.WorkerServiceClient, name string) string {
@@ -260,7 +261,7 @@ func TestLeasesCappedPerIdentity(t *testing.T) {
 		t.Fatalf("another credential's worker got %d of 3 leases", n)
 	}
 
-	out, code := cli(t, "coordinator", "--listen", freeAddr(t), "--data", t.TempDir(), "--token", token, "--max-leases-per-identity", "-1")
+	out, code := cli(t, "coordinator", "--listen", proctest.FreeAddr(t), "--data", t.TempDir(), "--token", token, "--max-leases-per-identity", "-1")
 	if code != 2 || !strings.Contains(out, "--max-leases-per-identity -1") {
 		t.Fatalf("--max-leases-per-identity -1: exit %d:\n%s", code, out)
 	}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/hooks"
 	"github.com/arbiter-chess/arbiter/testing/gittest"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 type hookReceiver struct {
@@ -83,7 +84,7 @@ func TestGitRefsSPRTWithDiffAndWebhooks(t *testing.T) {
 	bench := benchOf(t, filepath.Join(built, "engine"))
 
 	ok, flaky := newHookReceiver(t, 0), newHookReceiver(t, 2)
-	addr, httpAddr, data := freeAddr(t), freeAddr(t), t.TempDir()
+	addr, httpAddr, data := proctest.FreeAddr(t), proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data, "--http", httpAddr, "--hook-allow", "127.0.0.1", "--git-allow", "127.0.0.1", "--hook-retry-base", "200ms",
 		"--public-url", "https://farm.example.org")
 	api := []string{"--api", "http://" + httpAddr, "--token", token}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/base/gitsource"
 	"github.com/arbiter-chess/arbiter/testing/gittest"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 func TestGitFetchLimits(t *testing.T) {
@@ -63,7 +64,7 @@ func TestGitFetchLimits(t *testing.T) {
 	// The stall is long enough for a loaded machine's git to start
 	// sending; the silent server waits it out.
 	const maxBytes, diskQuota, stall = 50 << 20, 30 << 20, 8 * time.Second
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data, "--git-allow", "127.0.0.1", "--git-max-bytes", strconv.Itoa(maxBytes),
 		"--max-disk-bytes-per-identity", strconv.Itoa(diskQuota), "--git-stall", stall.String())
 	client := []string{"--coordinator", addr, "--token", newCredential(t, addr, "client")}
@@ -157,7 +158,7 @@ func countDirs(t *testing.T, dir string) int {
 // --git-timeout (2 min); no mirror stays.
 func TestGitSilentServerAtDefaults(t *testing.T) {
 	silentURL := gittest.ServeSilent(t)
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data, "--git-allow", "127.0.0.1")
 	args := append([]string{"submit", "match"}, clientArgs(addr)...)
 	args = append(args, "--engine", "name=dev,source=git:"+silentURL+"/engine@main,build=make", "--engine", "name=base,builtin",

@@ -23,6 +23,7 @@ import (
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/testing/pgtest"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // haCoordinator is one coordinator process of a shared database, with
@@ -225,8 +226,8 @@ func TestChaosSeveralCoordinators(t *testing.T) {
 	h := &haCluster{t: t, dsn: pg.NewDatabase(t), data: t.TempDir(), coords: make([]*haCoordinator, 3)}
 	pgDatabases.Store(h.data, h.dsn) // for storeCounts and openStoreDB
 	for range 3 {
-		h.grpc = append(h.grpc, freeAddr(t))
-		h.http = append(h.http, freeAddr(t))
+		h.grpc = append(h.grpc, proctest.FreeAddr(t))
+		h.http = append(h.http, proctest.FreeAddr(t))
 	}
 	for i := range 3 {
 		h.start(i)

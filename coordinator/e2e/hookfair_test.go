@@ -18,6 +18,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/hooks"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // hangingReceiver accepts webhook requests and answers none until the
@@ -59,7 +60,7 @@ func (r *hangingReceiver) count() int {
 // receiver gets exactly one finished delivery for his job, and none of
 // mallory's deliveries is delivered.
 func TestWebhooksOfOneUserCannotStallAnother(t *testing.T) {
-	addr, httpAddr, data := freeAddr(t), freeAddr(t), t.TempDir()
+	addr, httpAddr, data := proctest.FreeAddr(t), proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data, "--http", httpAddr, "--hook-allow", "127.0.0.1")
 	startWorker(t, addr)
 	mallory, bob := newCredential(t, addr, "client"), newCredential(t, addr, "client")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/base/textcheck"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // TestLineBreakInjectionRefused: a client that skips the CLI submits, over
@@ -50,7 +51,7 @@ func TestLineBreakInjectionRefused(t *testing.T) {
 // sees it, and its data directory.
 func clientJobs(t *testing.T) (arbiterv1.JobServiceClient, string) {
 	t.Helper()
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data)
 	return arbiterv1.NewJobServiceClient(dial(t, addr, newCredential(t, addr, "client"))), data
 }

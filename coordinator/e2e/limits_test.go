@@ -20,6 +20,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/base/grpcerr"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // procKiB reads a field (VmRSS, VmHWM) of /proc/PID/status in KiB.
@@ -54,7 +55,7 @@ func TestWrongRoleBodiesCostNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends 600 MB over loopback")
 	}
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	co := coordinator(t, addr, t.TempDir())
 	pid := co.cmd.Process.Pid
 	workerTok := workerToken(t, addr)
@@ -107,7 +108,7 @@ func TestWrongRoleBodiesCostNothing(t *testing.T) {
 // credential are refused past --max-submits-per-minute with
 // RESOURCE_EXHAUSTED naming the limit, and nothing past it is stored.
 func TestSubmitBurstHitsQuota(t *testing.T) {
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	data := t.TempDir()
 	coordinator(t, addr, data, "--max-submits-per-minute", "50")
 	conn := dial(t, addr, newCredential(t, addr, "client"))
@@ -164,7 +165,7 @@ func TestSubmitBurstHitsQuota(t *testing.T) {
 // (no workers) by one client credential leave exactly
 // --max-running-jobs-per-identity of them; the rest are refused naming it.
 func TestRunningJobsBurst(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data, "--max-running-jobs-per-identity", "20", "--max-submits-per-minute", "0")
 	jobs := arbiterv1.NewJobServiceClient(dial(t, addr, newCredential(t, addr, "client")))
 	var (
@@ -199,7 +200,7 @@ func TestRunningJobsBurst(t *testing.T) {
 // partial file; a restarted coordinator removes it once it has been idle
 // for --upload-abandon-after, and a fresh upload works.
 func TestAbandonedUploadSwept(t *testing.T) {
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	data := t.TempDir()
 	co := coordinator(t, addr, data, "--upload-abandon-after", "2s")
 	arts := arbiterv1.NewArtifactServiceClient(dial(t, addr, newCredential(t, addr, "client")))
@@ -235,7 +236,7 @@ func TestAbandonedUploadSwept(t *testing.T) {
 // --perft-max-held-positions, the next refused naming it; the coordinator
 // stays small and restarts with the admitted jobs.
 func TestPerftWorkBounded(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	flags := []string{"--perft-max-held-positions", "12000"}
 	co := coordinator(t, addr, data, flags...)
 	jobs := arbiterv1.NewJobServiceClient(dial(t, addr, newCredential(t, addr, "client")))
@@ -275,7 +276,7 @@ func TestPerftWorkBounded(t *testing.T) {
 // before its body, naming the limit; closing a connection or ending a
 // call frees its place; the admin is not counted.
 func TestConnectionsAndCallsPerIdentity(t *testing.T) {
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	coordinator(t, addr, t.TempDir(), "--max-connections-per-identity", "2", "--max-calls-per-identity", "2")
 	tok := newCredential(t, addr, "client")
 	list := func(conn *grpc.ClientConn) error {
@@ -343,7 +344,7 @@ func TestConnectionsAndCallsPerIdentity(t *testing.T) {
 // is refused RESOURCE_EXHAUSTED naming the method and its limit; the
 // same call of normal size is answered.
 func TestPerMethodLimit(t *testing.T) {
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	coordinator(t, addr, t.TempDir())
 	jobs := arbiterv1.NewJobServiceClient(dial(t, addr, newCredential(t, addr, "client")))
 	_, err := jobs.GetJob(ctxT(t, 10*time.Second), &arbiterv1.GetJobRequest{JobId: strings.Repeat("p", 300<<10)})

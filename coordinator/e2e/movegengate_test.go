@@ -23,6 +23,7 @@ import (
 	"github.com/arbiter-chess/arbiter/base/capability"
 	"github.com/arbiter-chess/arbiter/base/grpcerr"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 	"github.com/arbiter-chess/arbiter/verify"
 )
 
@@ -46,7 +47,7 @@ func gateFarmHTTP(t *testing.T, extraAllow ...string) (addr, httpAddr, client st
 		t.Skip("no " + stockfishBin)
 	}
 	bp := brokenPerft(t)
-	addr, httpAddr = freeAddr(t), freeAddr(t)
+	addr, httpAddr = proctest.FreeAddr(t), proctest.FreeAddr(t)
 	coordinator(t, addr, t.TempDir(), "--http", httpAddr)
 	client = newCredential(t, addr, "client")
 	allow = []string{"--engine-allow", "name=stockfish,cmd=" + stockfishBin,
@@ -334,7 +335,7 @@ func TestMovegenGateUploadedEngine(t *testing.T) {
 	}
 	upload := filepath.Join(t.TempDir(), "brokenperft")
 	copyFile(t, brokenPerft(t), upload)
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	coordinator(t, addr, t.TempDir())
 	startWorkerIn(t, addr, "w1")
 	submit := func(dev string) string {
@@ -364,7 +365,7 @@ func TestUntrustedGateFailureDoesNotFailATest(t *testing.T) {
 	if _, err := os.Stat(stockfishBin); err != nil {
 		t.Skip("no " + stockfishBin)
 	}
-	addr, httpAddr, data := freeAddr(t), freeAddr(t), t.TempDir()
+	addr, httpAddr, data := proctest.FreeAddr(t), proctest.FreeAddr(t), t.TempDir()
 	// Stockfish at fixed nodes is deterministic: untrusted identities get
 	// batches of its tests (a replay can check them).
 	coordinator(t, addr, data, "--http", httpAddr, "--replay-deterministic", "stockfish")

@@ -25,6 +25,7 @@ import (
 	"testing"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // trainNet writes a net of the embedded engine's architecture, trained by
@@ -65,7 +66,7 @@ func uploadNet(t *testing.T, addr, file string, extra ...string) (string, string
 }
 
 func TestNetsOnTheFarm(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data)
 	net := trainNet(t, 1)
 	sha, out := uploadNet(t, addr, net, "--engine", "arbiter")

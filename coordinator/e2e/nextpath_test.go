@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // TestSignInStaysOnSite: signing in on the pages of a real coordinator
@@ -18,7 +20,7 @@ import (
 // page does not carry them in its form either. The control: next=/tests
 // is where the sign-in sends the browser.
 func TestSignInStaysOnSite(t *testing.T) {
-	addr, httpAddr := freeAddr(t), freeAddr(t)
+	addr, httpAddr := proctest.FreeAddr(t), proctest.FreeAddr(t)
 	coordinator(t, addr, t.TempDir(), "--http", httpAddr)
 	client := newCredential(t, addr, "client")
 	base := "http://" + httpAddr

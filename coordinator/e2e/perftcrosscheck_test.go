@@ -20,6 +20,7 @@ import (
 	"time"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // arbiterOut runs the binary to the end and returns its output; a failure
@@ -48,7 +49,7 @@ func TestPerftCrossCheckCatchesLie(t *testing.T) {
 	if _, err := os.Stat(stockfishBin); err != nil {
 		t.Skip("no " + stockfishBin + " (apt-get install stockfish)")
 	}
-	addr, httpAddr, data := freeAddr(t), freeAddr(t), t.TempDir()
+	addr, httpAddr, data := proctest.FreeAddr(t), proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data, "--http", httpAddr, "--lease-duration", "10s")
 	admin := dial(t, addr, token)
 	liar := newFakeWorker(t, dial(t, addr, workerToken(t, addr)), "liar")
@@ -224,7 +225,7 @@ func TestPerftCrossCheckCoordinatorKilled(t *testing.T) {
 	if _, err := os.Stat(stockfishBin); err != nil {
 		t.Skip("no " + stockfishBin + " (apt-get install stockfish)")
 	}
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	c1 := coordinator(t, addr, data, "--lease-duration", "5s")
 	sf := "name=stockfish,cmd=" + stockfishBin
 	startWorker(t, addr, "--name", "h1", "--verify-engine", sf)
@@ -264,7 +265,7 @@ func TestPerftCrossCheckCoordinatorKilled(t *testing.T) {
 // log, at most one a unit.
 func TestPerftCrossCheckProgramFails(t *testing.T) {
 	bp := brokenPerft(t)
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	coordinator(t, addr, t.TempDir(), "--lease-duration", "5s")
 	admin := dial(t, addr, token)
 	crasher := startWorker(t, addr, "--name", "crasher", "--verify-engine", "name=crashy,cmd="+bp+",args=-fail crash")

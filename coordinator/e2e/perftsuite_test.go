@@ -17,6 +17,7 @@ import (
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	"github.com/arbiter-chess/arbiter/engine"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // suiteOut is submit perft --wait --json of a suite job.
@@ -65,7 +66,7 @@ func chess960Counts(t *testing.T, first, end, depth int) []uint64 {
 // the same table made from the local counts; the job's web page lists
 // the positions by number.
 func TestPerftSuiteEPDTwoWorkers(t *testing.T) {
-	addr, httpAddr := freeAddr(t), freeAddr(t)
+	addr, httpAddr := proctest.FreeAddr(t), proctest.FreeAddr(t)
 	coordinator(t, addr, t.TempDir(), "--http", httpAddr)
 	startWorker(t, addr)
 	startWorker(t, addr)
@@ -130,7 +131,7 @@ func TestPerftSuiteEPDTwoWorkers(t *testing.T) {
 // each (518, the standard position: 20 and 400); the Markdown table
 // printed by --wait carries the same checksum as the local table.
 func TestPerftSuiteChess960All(t *testing.T) {
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	coordinator(t, addr, t.TempDir())
 	startWorker(t, addr)
 	startWorker(t, addr)
@@ -163,7 +164,7 @@ func TestPerftSuiteChess960All(t *testing.T) {
 // worker is kept through a SIGKILLed coordinator: on restart, with
 // workers, status JOB --wait finishes it with every count right.
 func TestPerftSuiteCoordinatorKilled(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	c1 := coordinator(t, addr, data)
 	id := strings.TrimSpace(runSuite(t, append([]string{"submit", "perft", "--chess960-all", "--depth", "3"}, clientArgs(addr)...)...))
 	c1.kill(t)
@@ -198,7 +199,7 @@ func TestPerftSuiteCrossChecked(t *testing.T) {
 	if _, err := os.Stat(stockfishBin); err != nil {
 		t.Skip("no " + stockfishBin + " (apt-get install stockfish)")
 	}
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	coordinator(t, addr, t.TempDir(), "--lease-duration", "10s")
 	sf := "name=stockfish,cmd=" + stockfishBin
 	startWorker(t, addr, "--name", "h1", "--verify-engine", sf)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/coordinator/gamepair"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // Workers judged by their results (coordinator/gamepair/residual.go), with
@@ -107,7 +108,7 @@ func TestSkewedWorkerExcludedByResidual(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays games on three worker processes")
 	}
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	coordinator(t, addr, t.TempDir())
 	engine := skewEngine(t)
 	for _, name := range []string{"honest-1", "honest-2"} {
@@ -170,7 +171,7 @@ func TestHonestWorkersNotExcluded(t *testing.T) {
 	engine := skewEngine(t)
 	for run := 1; run <= runs; run++ {
 		t.Run(fmt.Sprintf("run-%d", run), func(t *testing.T) {
-			addr := freeAddr(t)
+			addr := proctest.FreeAddr(t)
 			coordinator(t, addr, t.TempDir())
 			names := []string{"honest-1", "honest-2", "honest-3"}
 			for _, name := range names {

@@ -19,6 +19,7 @@ import (
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/testing/pgtest"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 func TestStatusIdenticalAfterRestart(t *testing.T) { statusIdenticalAfterRestart(t) }
@@ -58,7 +59,7 @@ type restarted struct {
 // statusIdenticalAfterRestart runs the test on the store storeArgs
 // choose (none: SQLite in the data dir).
 func statusIdenticalAfterRestart(t *testing.T, storeArgs ...string) restarted {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	co := coordinator(t, addr, data, storeArgs...)
 	admin := dial(t, addr, token)
 

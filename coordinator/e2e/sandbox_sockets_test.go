@@ -21,6 +21,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/enginehost/sandbox/sandboxtest"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // sandboxWorker starts a worker process that takes uploaded engines: as
@@ -166,7 +167,7 @@ type sandboxCluster struct {
 // (workerKinds), a subtest each, with that worker alone started.
 func onEachWorker(t *testing.T, f func(t *testing.T, cl sandboxCluster)) {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	coordinator(t, addr, t.TempDir())
 	client := newCredential(t, addr, "client")
 	for _, asNobody := range workerKinds(t) {

@@ -20,6 +20,7 @@ import (
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/testing/pgtest"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // unitTimes is when a worker's JSON log says it finished each unit
@@ -110,8 +111,8 @@ func TestNetworkSplit(t *testing.T) {
 	}
 	h.stores = []string{strings.Replace(h.dsn, "@"+pg.Addr()+"/", "@"+rel.Addr()+"/", 1), ""}
 	for range 2 {
-		h.grpc = append(h.grpc, freeAddr(t))
-		h.http = append(h.http, freeAddr(t))
+		h.grpc = append(h.grpc, proctest.FreeAddr(t))
+		h.http = append(h.http, proctest.FreeAddr(t))
 	}
 	const a, b = 0, 1
 	leads := func(i int) bool {

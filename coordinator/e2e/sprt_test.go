@@ -25,6 +25,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 	"github.com/arbiter-chess/arbiter/worker/gamepairs"
 )
 
@@ -156,7 +157,7 @@ func TestClusterSPRTDecides(t *testing.T) {
 	// Worker processes: run in the test process, with the coordinator on
 	// the same GOMAXPROCS threads, their games delayed heartbeats past
 	// their deadline on a busy machine.
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data)
 	startWorker(t, addr, "--name", "w1")
 	startWorker(t, addr, "--name", "w2")
@@ -199,7 +200,7 @@ func TestClusterSPRTDecides(t *testing.T) {
 // A worker SIGKILLed mid-batch loses no pair and adds none twice; a
 // coordinator SIGKILLed and restarted resumes the test with the same counts.
 func TestClusterMatchSurvivesKills(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	co := coordinator(t, addr, data)
 	w1 := startWorker(t, addr, "--name", "victim")
 	w2 := startWorker(t, addr, "--name", "w2")
@@ -275,7 +276,7 @@ func TestClusterTestsByPriority(t *testing.T) {
 // missing on the worker is refused by the worker and the test is not given
 // to it; malformed batch results are refused and not counted.
 func TestClusterTestBadInput(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	// No batch is drawn for a replay: the good result below must count at
 	// once (a drawn one waits for another identity; the replay has tests
 	// of its own, crosscheck_test.go).

@@ -26,6 +26,7 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/spsaspec"
 	"github.com/arbiter-chess/arbiter/spsa"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // storedUpdate is a row of tune_updates.
@@ -127,7 +128,7 @@ func trajectoryPrefix(t *testing.T, before, after *arbiterv1.SpsaProgress) {
 }
 
 func TestClusterTuneSurvivesKills(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	co := coordinator(t, addr, data)
 	victim := startWorker(t, addr, "--name", "victim")
 	w2 := startWorker(t, addr, "--name", "w2")
@@ -258,7 +259,7 @@ func TestClusterTuneSurvivesKills(t *testing.T) {
 // the CLI before it submits, and by the coordinator for a client that
 // skips the CLI's checks.
 func TestClusterTuneBadInput(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data)
 	base := append([]string{"submit", "spsa"}, clientArgs(addr)...)
 	base = append(base, "--engine", "name=dev,builtin", "--each", "nodes=1000", "--openings", "file="+book, "--pairs", "10")

@@ -29,10 +29,11 @@ import (
 	"github.com/arbiter-chess/arbiter/client/jobreport"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/spec/spsaspec"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 func TestClusterTuneOfUploadedEngine(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data)
 	dev := filepath.Join(t.TempDir(), "dev-engine")
 	copyFile(t, bin, dev)

@@ -22,6 +22,7 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	"github.com/arbiter-chess/arbiter/local/localcluster"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
@@ -74,7 +75,7 @@ func moveToHarnessStore(t *testing.T, data string) string {
 func TestRelease1DataUpgrades(t *testing.T) {
 	data := release1Data(t)
 	moveToHarnessStore(t, data) // on PostgreSQL: upgraded, then copied
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	coordinator(t, addr, data)
 	conn := dial(t, addr, token)
 	want := map[string]struct{ state, nodes string }{
@@ -135,7 +136,7 @@ func TestForeignAndDamagedRefused(t *testing.T) {
 		{damaged, dpath, "database is damaged"},
 	} {
 		before, _ := os.ReadFile(c.file)
-		out, err := exec.Command(bin, "coordinator", "--listen", freeAddr(t), "--data", c.dir, "--token", token).CombinedOutput()
+		out, err := exec.Command(bin, "coordinator", "--listen", proctest.FreeAddr(t), "--data", c.dir, "--token", token).CombinedOutput()
 		ee, ok := err.(*exec.ExitError)
 		if !ok || ee.ExitCode() == 0 || !strings.Contains(string(out), c.want) {
 			t.Errorf("coordinator on %s: %v\n%s", c.dir, err, out)

@@ -22,6 +22,7 @@ import (
 	"github.com/arbiter-chess/arbiter/base/grpcerr"
 	"github.com/arbiter-chess/arbiter/match/builtin"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 	"github.com/arbiter-chess/arbiter/testing/tbtest"
 	"github.com/arbiter-chess/arbiter/worker/gamepairs"
 )
@@ -101,7 +102,7 @@ func lieAboutTablebase(r *arbiterv1.GamePairBatchResult) bool {
 func TestTablebaseAdjudicationOnCluster(t *testing.T) {
 	tbTables := tbtest.Dir(t)
 	tables := tbtest.Open(t)
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	// No replays: the hand-driven worker below leaves once it has lied and
 	// played honestly, and a batch of the real worker drawn for a replay
 	// while that identity still looked live would wait for it (replays
@@ -186,7 +187,7 @@ func TestTablebaseAdjudicationOnCluster(t *testing.T) {
 // shards, with tablebase ends, pass the coordinator's checks).
 func TestDatagenTablebaseOnFarm(t *testing.T) {
 	tbTables := tbtest.Dir(t)
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data)
 	conn := dial(t, addr, token)
 	id := submitDatagen(t, addr, "--positions", "40", "--each", "nodes=500", "--openings", "file="+tbBook,

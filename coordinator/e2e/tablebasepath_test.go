@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // TestClientCannotPointTheEmbeddedEngineAtTablebases: SyzygyPath names a
@@ -17,7 +19,7 @@ import (
 // on); the control, the same client's test with the other Syzygy
 // options, is accepted. A real coordinator and the real client command.
 func TestClientCannotPointTheEmbeddedEngineAtTablebases(t *testing.T) {
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	coordinator(t, addr, t.TempDir())
 	client := newCredential(t, addr, "client")
 	tables := t.TempDir()

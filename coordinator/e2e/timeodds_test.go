@@ -23,6 +23,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // pgnClock is a "tc=B+I" of a PGN's WhiteTimeControl or BlackTimeControl
@@ -69,7 +70,7 @@ func sideTimes(t *testing.T, game string, whiteFirst bool) (secs [2]float64, mov
 }
 
 func TestClusterTimeOdds(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data)
 	conn := dial(t, addr, token)
 	jobs := arbiterv1.NewJobServiceClient(conn)

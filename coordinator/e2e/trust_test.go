@@ -25,6 +25,7 @@ import (
 
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // fakeWorkerWith registers a test worker on a connection with the given
@@ -197,7 +198,7 @@ func rss(t *testing.T, pid int) int64 {
 // credential are refused from their headers; the coordinator never reads
 // their bodies, and its memory stays small.
 func TestAuthenticatedBeforeBody(t *testing.T) {
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	p := coordinator(t, addr, t.TempDir())
 	before := rss(t, p.cmd.Process.Pid)
 	conn, err := clusterclient.Dial(addr, clusterclient.Options{Token: "wrong"})
@@ -256,7 +257,7 @@ func TestAuthenticatedBeforeBody(t *testing.T) {
 // TestDeepSplitRefused: a split too large for the coordinator's memory is
 // refused at once with the numbers; the coordinator stays small.
 func TestDeepSplitRefused(t *testing.T) {
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	p := coordinator(t, addr, t.TempDir())
 	conn := dial(t, addr, token)
 	start := time.Now()

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // liarEnv is the variable the baseline engine script looks at: set on
@@ -61,7 +62,7 @@ type liarRun struct {
 
 func playLiarRun(t *testing.T, engine string, withLiar bool) liarRun {
 	t.Helper()
-	addr, httpAddr, data := freeAddr(t), freeAddr(t), filepath.Join(t.TempDir(), "data")
+	addr, httpAddr, data := proctest.FreeAddr(t), proctest.FreeAddr(t), filepath.Join(t.TempDir(), "data")
 	// Default settings: --replay-fraction as shipped.
 	coordinator(t, addr, data, "--http", httpAddr, "--lease-duration", "10s", "--replay-deterministic", engine)
 	const password = "a-long-enough-password-41"

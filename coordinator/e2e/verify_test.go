@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
@@ -111,7 +112,7 @@ func workersOf(t *testing.T, out string) map[string]int {
 // broken engine finds and explains every bug, and nothing in the control.
 func TestVerifyClusterUp(t *testing.T) {
 	bp := brokenPerft(t)
-	addr, httpAddr := freeAddr(t), freeAddr(t)
+	addr, httpAddr := proctest.FreeAddr(t), proctest.FreeAddr(t)
 	start(t, "up", "up", "--temp", "--workers", "2", "--listen", addr, "--http", httpAddr, "--token", token, "--verify-engine", "cmd="+bp)
 	coordinatorUp(t, addr)
 	waitWorkers(t, dial(t, addr, token), 2)
@@ -199,7 +200,7 @@ func coordinatorUp(t *testing.T, addr string) {
 // ran there.
 func TestVerifyClusterCapabilities(t *testing.T) {
 	bp := brokenPerft(t)
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	coordinator(t, addr, t.TempDir())
 	plain := startWorker(t, addr, "--log-level", "debug")
 
@@ -245,7 +246,7 @@ func TestVerifyClusterCapabilities(t *testing.T) {
 // its lease expires and the unit is re-issued to another worker.
 func TestVerifyClusterWorkerKilled(t *testing.T) {
 	bp := brokenPerft(t)
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	co := coordinator(t, addr, t.TempDir())
 	first := startWorker(t, addr, "--verify-engine", "cmd="+bp)
 
@@ -327,7 +328,7 @@ func (s *syncBuffer) String() string {
 // store; the client asks again under the same unit names and finishes.
 func TestVerifyClusterCoordinatorKilled(t *testing.T) {
 	bp := brokenPerft(t)
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := proctest.FreeAddr(t), t.TempDir()
 	co := coordinator(t, addr, data)
 	w := startWorker(t, addr, "--verify-engine", "cmd="+bp)
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // TestDoubledCountCaughtByDefault: a coordinator started with no
@@ -18,7 +19,7 @@ import (
 // by honest identities, and the total is exact. Without a default fraction
 // every doubled count would enter the total unchecked.
 func TestDoubledCountCaughtByDefault(t *testing.T) {
-	addr, data := freeAddr(t), filepath.Join(t.TempDir(), "data")
+	addr, data := proctest.FreeAddr(t), filepath.Join(t.TempDir(), "data")
 	coordinator(t, addr, data, "--lease-duration", "10s")
 	admin := dial(t, addr, token)
 	liar := newFakeWorker(t, dial(t, addr, workerToken(t, addr)), "liar")

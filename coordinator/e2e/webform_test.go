@@ -27,6 +27,7 @@ import (
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/testing/gittest"
 	headlesstest "github.com/arbiter-chess/arbiter/testing/headless"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // headless drives a real headless Chromium.
@@ -86,7 +87,7 @@ func TestWebFormBranchAgainstMain(t *testing.T) {
 	root, deep := gittest.TinyUCI(t, "testdata/tinyuci"), gittest.TinyUCIDeep
 	gitSrv, stopGit := gittest.ServeStoppable(t, root)
 	url := gitSrv + "/tinyuci"
-	addr, httpAddr, data := freeAddr(t), freeAddr(t), t.TempDir()
+	addr, httpAddr, data := proctest.FreeAddr(t), proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data, "--http", httpAddr, "--git-allow", "127.0.0.1")
 	conn := dial(t, addr, token)
 	base := "http://" + httpAddr
@@ -223,7 +224,7 @@ func TestWebFormUploadTarball(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr, httpAddr, data := freeAddr(t), freeAddr(t), t.TempDir()
+	addr, httpAddr, data := proctest.FreeAddr(t), proctest.FreeAddr(t), t.TempDir()
 	coordinator(t, addr, data, "--http", httpAddr)
 	conn := dial(t, addr, token)
 	base := "http://" + httpAddr

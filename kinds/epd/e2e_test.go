@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,18 +34,6 @@ func startFarmProcess(t *testing.T, bin string, args ...string) *proctest.Proces
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "ARBITER_TOKEN="+farmToken)
 	return proctest.Start(t, cmd, args[0])
-}
-
-// freeAddr is a loopback address with a port free now, for a coordinator
-// that is restarted on the same address.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 var listeningRE = regexp.MustCompile(`arbiter coordinator: listening on (\S+)`)
@@ -149,7 +136,7 @@ func TestFarmWACKilledWorker(t *testing.T) {
 	}
 	bin := buildArbiter(t)
 	suitePath := writeSuite(t, "wac.epd", lines)
-	addr, data := freeAddr(t), filepath.Join(t.TempDir(), "data")
+	addr, data := proctest.FreeAddr(t), filepath.Join(t.TempDir(), "data")
 	coord := startCoordinator(t, bin, addr, data)
 	w1 := startWorker(t, bin, addr, "w1")
 	w2 := startWorker(t, bin, addr, "w2")
@@ -251,7 +238,7 @@ func TestFarmRefusesBadSuites(t *testing.T) {
 		t.Skip("-short: starts a coordinator")
 	}
 	bin := buildArbiter(t)
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	startCoordinator(t, bin, addr, filepath.Join(t.TempDir(), "data"))
 	conn := []string{"--coordinator", addr, "--token", farmToken}
 
@@ -308,7 +295,7 @@ func TestSubmitWaitJSON(t *testing.T) {
 	}
 	bin := buildArbiter(t)
 	suitePath := writeSuite(t, "wac.epd", 6)
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	startCoordinator(t, bin, addr, filepath.Join(t.TempDir(), "data"))
 	startWorker(t, bin, addr, "w1")
 	conn := []string{"--coordinator", addr, "--token", farmToken}
@@ -356,7 +343,7 @@ func TestSubmitUploadedEngine(t *testing.T) {
 	needStockfish(t)
 	bin := buildArbiter(t)
 	suitePath := writeSuite(t, "wac.epd", 4)
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	startCoordinator(t, bin, addr, filepath.Join(t.TempDir(), "data"))
 	w := startFarmProcess(t, bin, "worker", "--coordinator", addr, "--token", farmToken, "--threads", "1", "--name", "w1",
 		"--allow-uploads", "--data", filepath.Join(t.TempDir(), "worker"))

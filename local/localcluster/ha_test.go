@@ -23,22 +23,13 @@ import (
 	"github.com/arbiter-chess/arbiter/coordinator/store"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/testing/pgtest"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	pgtest.Stop()
 	os.Exit(code)
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // Three coordinators on one PostgreSQL: one leads and serves gRPC and
@@ -51,7 +42,7 @@ func TestSeveralCoordinators(t *testing.T) {
 	var srvs []*Server
 	var addrs []string
 	for range 3 {
-		addr := freeAddr(t)
+		addr := proctest.FreeAddr(t)
 		addrs = append(addrs, addr)
 		srv, err := Serve(ServerConfig{Listen: addr, HTTP: "127.0.0.1:0", Data: data, Store: dsn, Token: "t",
 			LeaseDuration: time.Second, UnitDuration: 100 * time.Millisecond, LeaderTimeout: time.Second,

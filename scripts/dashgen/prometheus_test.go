@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -25,6 +24,7 @@ import (
 	"github.com/arbiter-chess/arbiter/client/clusterclient"
 	arbiterv1 "github.com/arbiter-chess/arbiter/proto/arbiter/v1"
 	"github.com/arbiter-chess/arbiter/testing/pgtest"
+	"github.com/arbiter-chess/arbiter/testing/proctest"
 )
 
 // TestPanelsAgainstPrometheus is the real check of every panel: it starts
@@ -45,7 +45,7 @@ func TestPanelsAgainstPrometheus(t *testing.T) {
 	}
 	bin := arbiterBinary(t)
 	dir := t.TempDir()
-	grpcAddr, httpAddr, workerAddr, promAddr := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
+	grpcAddr, httpAddr, workerAddr, promAddr := proctest.FreeAddr(t), proctest.FreeAddr(t), proctest.FreeAddr(t), proctest.FreeAddr(t)
 	const token = "panel-test-token"
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -120,8 +120,8 @@ func TestPanelsAgainstPrometheus(t *testing.T) {
 	coordTargets := []string{httpAddr}
 	pg, noPG := pgtest.StartOrWhy(t)
 	if pg != nil {
-		haHTTP := freeAddr(t)
-		start(t, dir, "coordinator-postgres", bin, "coordinator", "--listen", freeAddr(t), "--http", haHTTP,
+		haHTTP := proctest.FreeAddr(t)
+		start(t, dir, "coordinator-postgres", bin, "coordinator", "--listen", proctest.FreeAddr(t), "--http", haHTTP,
 			"--data", filepath.Join(dir, "data-pg"), "--token", token, "--store", pg.NewDatabase(t), "--leader-timeout", "2s",
 			"--log-level", "warn")
 		waitHTTP(t, ctx, "http://"+haHTTP+"/readyz")
@@ -331,16 +331,6 @@ func waitHTTP(t *testing.T, ctx context.Context, u string) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // start runs a process for the test's duration (stopped with SIGTERM,
