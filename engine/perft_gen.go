@@ -59,7 +59,10 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 	// reach a square next to the king (kingReach) are looked at, each once,
 	// with the king lifted. (In perft2 and gen, which visit each move, the
 	// squares are tested one by one: cheaper where the king is sheltered.)
-	danger := knightSpread(theirN & kingReachN[ksq])
+	var danger Bitboard
+	for x := theirN & kingReachN[ksq]; x != 0; {
+		danger |= knightAttacks[popFirst(&x)&63]
+	}
 	for x := theirBQ & kingReachDiag[ksq]; x != 0; {
 		danger |= BishopAttacks(popFirst(&x), kingOcc)
 	}
@@ -1085,7 +1088,10 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 	// reach a square next to the king (kingReach) are looked at, each once,
 	// with the king lifted. (In perft2 and gen, which visit each move, the
 	// squares are tested one by one: cheaper where the king is sheltered.)
-	danger := knightSpread(theirN & kingReachN[ksq])
+	var danger Bitboard
+	for x := theirN & kingReachN[ksq]; x != 0; {
+		danger |= knightAttacks[popFirst(&x)&63]
+	}
 	for x := theirBQ & kingReachDiag[ksq]; x != 0; {
 		danger |= BishopAttacks(popFirst(&x), kingOcc)
 	}
