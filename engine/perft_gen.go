@@ -40,13 +40,25 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
 	}
+	// As legality's loop, and a pinned slider that moves along its pin
+	// line is counted here: it goes to the squares between king and pinner
+	// or takes the pinner (used when not in check).
+	var pinnedMoves uint64
 	for snipers != 0 {
 		s := popFirst(&snipers) & 63
-		between := betweenBB[ksq][s] & occ
+		seg := betweenBB[ksq][s]
+		between := seg & occ
 		if between == 0 {
 			checkers |= s.Bit()
-		} else if between&(between-1) == 0 {
-			pinned |= between & ours
+		} else if between&(between-1) == 0 && between&ours != 0 {
+			pinned |= between
+			along := b.pieces[Queen] | b.pieces[Rook]
+			if bishopRays[ksq]&s.Bit() != 0 {
+				along = b.pieces[Queen] | b.pieces[Bishop]
+			}
+			if between&along != 0 {
+				pinnedMoves += popCount(seg)
+			}
 		}
 	}
 	// King moves: squares a pawn or the king of theirs attacks are removed
@@ -105,15 +117,9 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 	}
 	if pinned != 0 && checkers == 0 {
 		// A pinned piece moves only along its pin line, and never out of a
-		// check (the checker is not on that line).
-		for bb := diag & pinned; bb != 0; {
-			s := popFirst(&bb) & 63
-			n += popCount(BishopAttacks(s, occ) & targets & lineBB[ksq][s])
-		}
-		for bb := orth & pinned; bb != 0; {
-			s := popFirst(&bb) & 63
-			n += popCount(RookAttacks(s, occ) & targets & lineBB[ksq][s])
-		}
+		// check (the checker is not on that line): the sliders as counted
+		// with the pins, the pawns here.
+		n += pinnedMoves
 		for bb := pawns & pinned; bb != 0; {
 			s := popFirst(&bb) & 63
 			one := pawnPush(s.Bit(), us) & empty
@@ -1069,13 +1075,25 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
 	}
+	// As legality's loop, and a pinned slider that moves along its pin
+	// line is counted here: it goes to the squares between king and pinner
+	// or takes the pinner (used when not in check).
+	var pinnedMoves uint64
 	for snipers != 0 {
 		s := popFirst(&snipers) & 63
-		between := betweenBB[ksq][s] & occ
+		seg := betweenBB[ksq][s]
+		between := seg & occ
 		if between == 0 {
 			checkers |= s.Bit()
-		} else if between&(between-1) == 0 {
-			pinned |= between & ours
+		} else if between&(between-1) == 0 && between&ours != 0 {
+			pinned |= between
+			along := b.pieces[Queen] | b.pieces[Rook]
+			if bishopRays[ksq]&s.Bit() != 0 {
+				along = b.pieces[Queen] | b.pieces[Bishop]
+			}
+			if between&along != 0 {
+				pinnedMoves += popCount(seg)
+			}
 		}
 	}
 	// King moves: squares a pawn or the king of theirs attacks are removed
@@ -1134,15 +1152,9 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 	}
 	if pinned != 0 && checkers == 0 {
 		// A pinned piece moves only along its pin line, and never out of a
-		// check (the checker is not on that line).
-		for bb := diag & pinned; bb != 0; {
-			s := popFirst(&bb) & 63
-			n += popCount(BishopAttacks(s, occ) & targets & lineBB[ksq][s])
-		}
-		for bb := orth & pinned; bb != 0; {
-			s := popFirst(&bb) & 63
-			n += popCount(RookAttacks(s, occ) & targets & lineBB[ksq][s])
-		}
+		// check (the checker is not on that line): the sliders as counted
+		// with the pins, the pawns here.
+		n += pinnedMoves
 		for bb := pawns & pinned; bb != 0; {
 			s := popFirst(&bb) & 63
 			one := pawnPush(s.Bit(), us) & empty
