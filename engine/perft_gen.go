@@ -40,9 +40,9 @@ func (c *perftCore) countWhite(b *perftBoard) uint64 {
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
 	}
-	// As legality's loop, and a pinned slider that moves along its pin
-	// line is counted here: it goes to the squares between king and pinner
-	// or takes the pinner (used when not in check).
+	// A pinned slider that moves along its pin line is also
+	// counted here: it goes to the squares between king and pinner or takes
+	// the pinner (used when not in check).
 	var pinnedMoves uint64
 	for snipers != 0 {
 		s := popFirst(&snipers) & 63
@@ -1075,9 +1075,9 @@ func (c *perftCore) countBlack(b *perftBoard) uint64 {
 	if bishopRays[ksq]&theirBQ != 0 {
 		snipers |= BishopAttacks(ksq, theirs) & theirBQ
 	}
-	// As legality's loop, and a pinned slider that moves along its pin
-	// line is counted here: it goes to the squares between king and pinner
-	// or takes the pinner (used when not in check).
+	// A pinned slider that moves along its pin line is also
+	// counted here: it goes to the squares between king and pinner or takes
+	// the pinner (used when not in check).
 	var pinnedMoves uint64
 	for snipers != 0 {
 		s := popFirst(&snipers) & 63

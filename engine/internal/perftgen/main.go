@@ -24,6 +24,15 @@ var source string
 type side struct {
 	Us, Them string
 	OO, OOO  int
+	// PinMoves: the legality preamble also counts the moves of pinned
+	// sliders along their pin lines (pinnedMoves), as the leaf count wants.
+	PinMoves bool
+}
+
+// WithPinMoves is s for the leaf count's legality preamble.
+func (s side) WithPinMoves() side {
+	s.PinMoves = true
+	return s
 }
 
 // generate returns the formatted Go source.
@@ -33,7 +42,7 @@ func generate() ([]byte, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, []side{{"White", "Black", 0, 1}, {"Black", "White", 2, 3}}); err != nil {
+	if err := tmpl.Execute(&buf, []side{{Us: "White", Them: "Black", OO: 0, OOO: 1}, {Us: "Black", Them: "White", OO: 2, OOO: 3}}); err != nil {
 		return nil, err
 	}
 	out, err := format.Source(buf.Bytes())
