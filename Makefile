@@ -5,7 +5,7 @@ PKGS    ?= ./...
 # The x86-64 level of the machine that builds: v3 (AVX2, BMI1/2, LZCNT,
 # MOVBE, FMA, F16C: CPUs since 2013) where its /proc/cpuinfo lists them,
 # else v2 (POPCNT: any x86-64 CPU since 2009). Against v2, v3 made perft
-# 6-18 % faster on the CPW positions (TZCNT, BLSR, ANDN in the move loops;
+# 2-18 % faster on the CPW positions (TZCNT, BLSR, ANDN in the move loops;
 # make bench-perft, docs/perft-records.md); v2 against v1 saves a feature
 # test per popcount. A binary for older machines: make build GOAMD64=v2
 # (or v1, which runs anywhere); a v3 binary on a CPU without v3 stops at

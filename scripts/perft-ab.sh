@@ -41,8 +41,8 @@ for p in "${positions[@]}"; do
 			echo "$name: A counts $nodes_a, B counts $nodes_b" >&2
 			exit 1
 		fi
-		best_a=$(echo "if ($ta < $best_a) $ta else $best_a" | bc)
-		best_b=$(echo "if ($tb < $best_b) $tb else $best_b" | bc)
+		best_a=$(awk -v a="$ta" -v b="$best_a" 'BEGIN { print (a < b ? a : b) }')
+		best_b=$(awk -v a="$tb" -v b="$best_b" 'BEGIN { print (a < b ? a : b) }')
 	done
-	printf '%-12s %5s %10s %10s %8s\n' "$name" "$depth" "$best_a" "$best_b" "$(echo "scale=3; $best_a / $best_b" | bc)"
+	printf '%-12s %5s %10s %10s %8s\n' "$name" "$depth" "$best_a" "$best_b" "$(awk -v a="$best_a" -v b="$best_b" 'BEGIN { printf "%.3f", a / b }')"
 done
