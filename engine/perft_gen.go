@@ -327,11 +327,15 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			if pt == Queen {
 				lines |= hm.orthK
 			}
-			// Quiet moves and captures alike (captureDelta for these).
-			for cand := t &^ (hm.badTo | hm.rookHomes); cand != 0; {
+			// Quiet moves and captures alike (captureDelta for these),
+			// to squares from which it would not attack the zone.
+			reach := hm.reachDiag
+			if pt == Queen {
+				reach |= hm.reachOrth
+			}
+			for cand := t &^ (hm.badTo | hm.rookHomes | reach); cand != 0; {
 				s := popFirst(&cand) & 63
-				o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
-				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || RookAttacks(s, o)&hm.zone == 0) {
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) {
 					nh++
 					t ^= s.Bit()
 					if theirs&s.Bit() != 0 {
@@ -375,11 +379,15 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			if pt == Queen {
 				lines |= hm.diagK
 			}
-			// Quiet moves and captures alike (captureDelta for these).
-			for cand := t &^ (hm.badTo | hm.rookHomes); cand != 0; {
+			// Quiet moves and captures alike (captureDelta for these),
+			// to squares from which it would not attack the zone.
+			reach := hm.reachOrth
+			if pt == Queen {
+				reach |= hm.reachDiag
+			}
+			for cand := t &^ (hm.badTo | hm.rookHomes | reach); cand != 0; {
 				s := popFirst(&cand) & 63
-				o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
-				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && RookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) {
 					nh++
 					t ^= s.Bit()
 					if theirs&s.Bit() != 0 {
@@ -827,6 +835,17 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 			}
 		}
 	}
+	// The squares from which a slider of ours would attack the zone: a
+	// line is the same seen from either end. Our sliders free to move
+	// attack no zone square (badFrom), so leaving their square opens no
+	// line of their kind to it.
+	var reachDiag, reachOrth Bitboard
+	for z := zone; z != 0; {
+		s := popFirst(&z) & 63
+		reachDiag |= BishopAttacks(s, lifted)
+		reachOrth |= RookAttacks(s, lifted)
+	}
+	h.reachDiag, h.reachOrth = reachDiag, reachOrth
 	h.badFrom, h.badTo, h.zone, h.lift = badFrom, badTo, zone, occ^lifted
 	h.knightT, h.pawnT, h.kingT = knightT, pawnT, kingT
 	h.diagK, h.orthK = bishopRays[tk], rookRays[tk]
@@ -1362,11 +1381,15 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			if pt == Queen {
 				lines |= hm.orthK
 			}
-			// Quiet moves and captures alike (captureDelta for these).
-			for cand := t &^ (hm.badTo | hm.rookHomes); cand != 0; {
+			// Quiet moves and captures alike (captureDelta for these),
+			// to squares from which it would not attack the zone.
+			reach := hm.reachDiag
+			if pt == Queen {
+				reach |= hm.reachOrth
+			}
+			for cand := t &^ (hm.badTo | hm.rookHomes | reach); cand != 0; {
 				s := popFirst(&cand) & 63
-				o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
-				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && BishopAttacks(s, o)&hm.zone == 0 && (pt != Queen || RookAttacks(s, o)&hm.zone == 0) {
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) {
 					nh++
 					t ^= s.Bit()
 					if theirs&s.Bit() != 0 {
@@ -1410,11 +1433,15 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			if pt == Queen {
 				lines |= hm.diagK
 			}
-			// Quiet moves and captures alike (captureDelta for these).
-			for cand := t &^ (hm.badTo | hm.rookHomes); cand != 0; {
+			// Quiet moves and captures alike (captureDelta for these),
+			// to squares from which it would not attack the zone.
+			reach := hm.reachOrth
+			if pt == Queen {
+				reach |= hm.reachDiag
+			}
+			for cand := t &^ (hm.badTo | hm.rookHomes | reach); cand != 0; {
 				s := popFirst(&cand) & 63
-				o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
-				if hm.lineSafe(s, lines, occ^from.Bit(), ours) && RookAttacks(s, o)&hm.zone == 0 && (pt != Queen || BishopAttacks(s, o)&hm.zone == 0) {
+				if hm.lineSafe(s, lines, occ^from.Bit(), ours) {
 					nh++
 					t ^= s.Bit()
 					if theirs&s.Bit() != 0 {
@@ -1862,6 +1889,17 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 			}
 		}
 	}
+	// The squares from which a slider of ours would attack the zone: a
+	// line is the same seen from either end. Our sliders free to move
+	// attack no zone square (badFrom), so leaving their square opens no
+	// line of their kind to it.
+	var reachDiag, reachOrth Bitboard
+	for z := zone; z != 0; {
+		s := popFirst(&z) & 63
+		reachDiag |= BishopAttacks(s, lifted)
+		reachOrth |= RookAttacks(s, lifted)
+	}
+	h.reachDiag, h.reachOrth = reachDiag, reachOrth
 	h.badFrom, h.badTo, h.zone, h.lift = badFrom, badTo, zone, occ^lifted
 	h.knightT, h.pawnT, h.kingT = knightT, pawnT, kingT
 	h.diagK, h.orthK = bishopRays[tk], rookRays[tk]

@@ -318,8 +318,9 @@ func (l *perftMoveList) addPawn(from, to Square, promo Bitboard) {
 //     attacks none of them from where it lands (knightT, pawnT, kingT are
 //     the squares from which a knight, pawn or king would; neighbours of
 //     their king holding their own pieces are not in the zone, since
-//     whether we attack them changes none of their moves; a slider is
-//     tested exactly), did not attack them from where it stood (badFrom),
+//     whether we attack them changes none of their moves; reachDiag and
+//     reachOrth are those of a slider, each line seen from its zone end),
+//     did not attack them from where it stood (badFrom),
 //     and opens or closes no line of another slider of ours towards them
 //     (badFrom, badTo); lines are judged with their castling king and
 //     rooks lifted, as the castling test sees them;
@@ -351,6 +352,7 @@ type perftHarmless struct {
 	pawnAtt               Bitboard // their pawns' attacks
 	pinned                Bitboard // their pieces pinned by ours
 	rookHomes             Bitboard // their castling rooks: capturing one takes a right
+	reachDiag, reachOrth  Bitboard // where our sliders would attack the zone
 	pawnMoves             uint64   // their pawns' legal moves after a null move
 	tk                    Square   // their king
 	nSliders              int
