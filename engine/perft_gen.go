@@ -333,17 +333,23 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			if pt == Queen {
 				reach |= hm.reachOrth
 			}
-			for cand := t &^ (hm.badTo | hm.rookHomes | reach); cand != 0; {
-				s := popFirst(&cand) & 63
-				if hm.lineSafe(s, lines, occ^from.Bit(), ours) {
-					nh++
-					t ^= s.Bit()
-					if theirs&s.Bit() != 0 {
-						delta += c.captureDeltaWhite(b, hm, from.Bit(), s)
-					} else if (from.Bit()|s.Bit())&hm.sens != 0 {
-						delta += c.deltaWhite(b, hm, from.Bit(), s.Bit())
-					}
+			cand := t &^ (hm.badTo | hm.rookHomes | reach)
+			for on := cand & lines; on != 0; {
+				if s := popFirst(&on) & 63; !hm.lineSafe(s, lines, occ^from.Bit(), ours) {
+					cand ^= s.Bit()
 				}
+			}
+			nh += popCount(cand)
+			t ^= cand
+			for x := cand & theirs; x != 0; {
+				delta += c.captureDeltaWhite(b, hm, from.Bit(), popFirst(&x)&63)
+			}
+			quiet := cand &^ theirs
+			if from.Bit()&hm.sens == 0 {
+				quiet &= hm.sens
+			}
+			for quiet != 0 {
+				delta += c.deltaWhite(b, hm, from.Bit(), popFirst(&quiet).Bit())
 			}
 		}
 		for t != 0 {
@@ -385,17 +391,23 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			if pt == Queen {
 				reach |= hm.reachDiag
 			}
-			for cand := t &^ (hm.badTo | hm.rookHomes | reach); cand != 0; {
-				s := popFirst(&cand) & 63
-				if hm.lineSafe(s, lines, occ^from.Bit(), ours) {
-					nh++
-					t ^= s.Bit()
-					if theirs&s.Bit() != 0 {
-						delta += c.captureDeltaWhite(b, hm, from.Bit(), s)
-					} else if (from.Bit()|s.Bit())&hm.sens != 0 {
-						delta += c.deltaWhite(b, hm, from.Bit(), s.Bit())
-					}
+			cand := t &^ (hm.badTo | hm.rookHomes | reach)
+			for on := cand & lines; on != 0; {
+				if s := popFirst(&on) & 63; !hm.lineSafe(s, lines, occ^from.Bit(), ours) {
+					cand ^= s.Bit()
 				}
+			}
+			nh += popCount(cand)
+			t ^= cand
+			for x := cand & theirs; x != 0; {
+				delta += c.captureDeltaWhite(b, hm, from.Bit(), popFirst(&x)&63)
+			}
+			quiet := cand &^ theirs
+			if from.Bit()&hm.sens == 0 {
+				quiet &= hm.sens
+			}
+			for quiet != 0 {
+				delta += c.deltaWhite(b, hm, from.Bit(), popFirst(&quiet).Bit())
 			}
 		}
 		for t != 0 {
@@ -1387,17 +1399,23 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			if pt == Queen {
 				reach |= hm.reachOrth
 			}
-			for cand := t &^ (hm.badTo | hm.rookHomes | reach); cand != 0; {
-				s := popFirst(&cand) & 63
-				if hm.lineSafe(s, lines, occ^from.Bit(), ours) {
-					nh++
-					t ^= s.Bit()
-					if theirs&s.Bit() != 0 {
-						delta += c.captureDeltaBlack(b, hm, from.Bit(), s)
-					} else if (from.Bit()|s.Bit())&hm.sens != 0 {
-						delta += c.deltaBlack(b, hm, from.Bit(), s.Bit())
-					}
+			cand := t &^ (hm.badTo | hm.rookHomes | reach)
+			for on := cand & lines; on != 0; {
+				if s := popFirst(&on) & 63; !hm.lineSafe(s, lines, occ^from.Bit(), ours) {
+					cand ^= s.Bit()
 				}
+			}
+			nh += popCount(cand)
+			t ^= cand
+			for x := cand & theirs; x != 0; {
+				delta += c.captureDeltaBlack(b, hm, from.Bit(), popFirst(&x)&63)
+			}
+			quiet := cand &^ theirs
+			if from.Bit()&hm.sens == 0 {
+				quiet &= hm.sens
+			}
+			for quiet != 0 {
+				delta += c.deltaBlack(b, hm, from.Bit(), popFirst(&quiet).Bit())
 			}
 		}
 		for t != 0 {
@@ -1439,17 +1457,23 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			if pt == Queen {
 				reach |= hm.reachDiag
 			}
-			for cand := t &^ (hm.badTo | hm.rookHomes | reach); cand != 0; {
-				s := popFirst(&cand) & 63
-				if hm.lineSafe(s, lines, occ^from.Bit(), ours) {
-					nh++
-					t ^= s.Bit()
-					if theirs&s.Bit() != 0 {
-						delta += c.captureDeltaBlack(b, hm, from.Bit(), s)
-					} else if (from.Bit()|s.Bit())&hm.sens != 0 {
-						delta += c.deltaBlack(b, hm, from.Bit(), s.Bit())
-					}
+			cand := t &^ (hm.badTo | hm.rookHomes | reach)
+			for on := cand & lines; on != 0; {
+				if s := popFirst(&on) & 63; !hm.lineSafe(s, lines, occ^from.Bit(), ours) {
+					cand ^= s.Bit()
 				}
+			}
+			nh += popCount(cand)
+			t ^= cand
+			for x := cand & theirs; x != 0; {
+				delta += c.captureDeltaBlack(b, hm, from.Bit(), popFirst(&x)&63)
+			}
+			quiet := cand &^ theirs
+			if from.Bit()&hm.sens == 0 {
+				quiet &= hm.sens
+			}
+			for quiet != 0 {
+				delta += c.deltaBlack(b, hm, from.Bit(), popFirst(&quiet).Bit())
 			}
 		}
 		for t != 0 {
