@@ -852,10 +852,15 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	// attack no zone square (badFrom), so leaving their square opens no
 	// line of their kind to it.
 	var reachDiag, reachOrth Bitboard
-	for z := zone; z != 0; {
-		s := popFirst(&z) & 63
-		reachDiag |= BishopAttacks(s, lifted)
-		reachOrth |= RookAttacks(s, lifted)
+	if (b.pieces[Bishop]|b.pieces[Queen])&ours&^badFrom != 0 {
+		for z := zone; z != 0; {
+			reachDiag |= BishopAttacks(popFirst(&z), lifted)
+		}
+	}
+	if (b.pieces[Rook]|b.pieces[Queen])&ours&^badFrom != 0 {
+		for z := zone; z != 0; {
+			reachOrth |= RookAttacks(popFirst(&z), lifted)
+		}
 	}
 	h.reachDiag, h.reachOrth = reachDiag, reachOrth
 	h.badFrom, h.badTo, h.zone, h.lift = badFrom, badTo, zone, occ^lifted
@@ -1918,10 +1923,15 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	// attack no zone square (badFrom), so leaving their square opens no
 	// line of their kind to it.
 	var reachDiag, reachOrth Bitboard
-	for z := zone; z != 0; {
-		s := popFirst(&z) & 63
-		reachDiag |= BishopAttacks(s, lifted)
-		reachOrth |= RookAttacks(s, lifted)
+	if (b.pieces[Bishop]|b.pieces[Queen])&ours&^badFrom != 0 {
+		for z := zone; z != 0; {
+			reachDiag |= BishopAttacks(popFirst(&z), lifted)
+		}
+	}
+	if (b.pieces[Rook]|b.pieces[Queen])&ours&^badFrom != 0 {
+		for z := zone; z != 0; {
+			reachOrth |= RookAttacks(popFirst(&z), lifted)
+		}
 	}
 	h.reachDiag, h.reachOrth = reachDiag, reachOrth
 	h.badFrom, h.badTo, h.zone, h.lift = badFrom, badTo, zone, occ^lifted
