@@ -109,6 +109,10 @@ func (c *perftCore) expand(b *perftBoard, depth, ply int) uint64 {
 		return c.perft2White(b)
 	case depth == 2:
 		return c.perft2Black(b)
+	case depth == 3 && c.table == nil && b.side == White:
+		return c.perft3White(b)
+	case depth == 3 && c.table == nil:
+		return c.perft3Black(b)
 	}
 	ml := &c.lists[ply]
 	if b.side == White {

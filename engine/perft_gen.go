@@ -909,6 +909,316 @@ func (c *perftCore) promotionsWhite(b *perftBoard, from, s Square) uint64 {
 	return n
 }
 
+// perft3White returns perft 3 of b, White to move, without a table:
+// genWhite's moves, each made on a copy where it is found (no move list,
+// no make) and counted with perft2.
+func (c *perftCore) perft3White(b *perftBoard) uint64 {
+	const us, them = White, Black
+	ours, theirs := b.colors[us], b.colors[them]
+	occ := ours | theirs
+	king := b.pieces[King] & ours
+	ksq := king.First() & 63
+	theirRQ := (b.pieces[Rook] | b.pieces[Queen]) & theirs
+	theirBQ := (b.pieces[Bishop] | b.pieces[Queen]) & theirs
+	theirN := b.pieces[Knight] & theirs
+	checkers := (knightAttacks[ksq]&theirN | pawnAttacks[us][ksq]&b.pieces[Pawn]&theirs)
+	// Sliders that see the king through our pieces only: with nothing
+	// between they check, with one piece of ours between they pin it. The
+	// magic lookups are skipped when no slider stands on a line through the
+	// king at all.
+	var pinned, snipers Bitboard
+	if rookRays[ksq]&theirRQ != 0 {
+		snipers = RookAttacks(ksq, theirs) & theirRQ
+	}
+	if bishopRays[ksq]&theirBQ != 0 {
+		snipers |= BishopAttacks(ksq, theirs) & theirBQ
+	}
+	for snipers != 0 {
+		s := popFirst(&snipers) & 63
+		between := betweenBB[ksq][s] & occ
+		if between == 0 {
+			checkers |= s.Bit()
+		} else if between&(between-1) == 0 {
+			pinned |= between & ours
+		}
+	}
+	// King moves: squares a pawn or the king of theirs attacks are removed
+	// all at once; the rest are tested one by one with the king lifted, so
+	// that a slider sees through its square.
+	theirPawns := b.pieces[Pawn] & theirs
+	kingTargets := kingAttacks[ksq] &^ (ours | pawnWest(theirPawns, them) | pawnEast(theirPawns, them) | kingAttacks[(b.pieces[King]&theirs).First()&63])
+	kingOcc := occ ^ king
+	var n uint64
+	var child perftBoard
+	for t := kingTargets; t != 0; {
+		s := popFirst(&t) & 63
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
+			from := ksq
+			child = *b
+			child.capture(them, s.Bit())
+			child.pieces[King] ^= from.Bit() | s.Bit()
+			child.colors[us] ^= from.Bit() | s.Bit()
+			child.ep = 0
+			child.castling = b.castling
+			if b.castling != 0 {
+				child.castling &^= c.castle.loss[from] | c.castle.loss[s]
+			}
+			child.side = them
+			n += c.perft2Black(&child)
+		}
+	}
+	if checkers&(checkers-1) != 0 {
+		return n
+	}
+	// Out of a (single) check, a piece must capture the checker or block.
+	targets := ^ours
+	if checkers != 0 {
+		targets = betweenBB[ksq][checkers.First()&63] | checkers
+	}
+	free := ours &^ pinned
+	diag := (b.pieces[Bishop] | b.pieces[Queen]) & ours
+	orth := (b.pieces[Rook] | b.pieces[Queen]) & ours
+	for bb := b.pieces[Knight] & free; bb != 0; {
+		from := popFirst(&bb) & 63
+		for t := knightAttacks[from] & targets; t != 0; {
+			s := popFirst(&t) & 63
+			child = *b
+			child.capture(them, s.Bit())
+			child.pieces[Knight] ^= from.Bit() | s.Bit()
+			child.colors[us] ^= from.Bit() | s.Bit()
+			child.ep = 0
+			child.castling = b.castling
+			if b.castling != 0 {
+				child.castling &^= c.castle.loss[from] | c.castle.loss[s]
+			}
+			child.side = them
+			n += c.perft2Black(&child)
+		}
+	}
+	for bb := diag; bb != 0; {
+		from := popFirst(&bb) & 63
+		t := BishopAttacks(from, occ) & targets
+		if pinned&from.Bit() != 0 {
+			if checkers != 0 {
+				continue
+			}
+			t &= lineBB[ksq][from]
+		}
+		pt := Bishop
+		if b.pieces[Queen]&from.Bit() != 0 {
+			pt = Queen
+		}
+		for t != 0 {
+			s := popFirst(&t) & 63
+			child = *b
+			child.capture(them, s.Bit())
+			child.pieces[pt] ^= from.Bit() | s.Bit()
+			child.colors[us] ^= from.Bit() | s.Bit()
+			child.ep = 0
+			child.castling = b.castling
+			if b.castling != 0 {
+				child.castling &^= c.castle.loss[from] | c.castle.loss[s]
+			}
+			child.side = them
+			n += c.perft2Black(&child)
+		}
+	}
+	for bb := orth; bb != 0; {
+		from := popFirst(&bb) & 63
+		t := RookAttacks(from, occ) & targets
+		if pinned&from.Bit() != 0 {
+			if checkers != 0 {
+				continue
+			}
+			t &= lineBB[ksq][from]
+		}
+		pt := Rook
+		if b.pieces[Queen]&from.Bit() != 0 {
+			pt = Queen
+		}
+		for t != 0 {
+			s := popFirst(&t) & 63
+			child = *b
+			child.capture(them, s.Bit())
+			child.pieces[pt] ^= from.Bit() | s.Bit()
+			child.colors[us] ^= from.Bit() | s.Bit()
+			child.ep = 0
+			child.castling = b.castling
+			if b.castling != 0 {
+				child.castling &^= c.castle.loss[from] | c.castle.loss[s]
+			}
+			child.side = them
+			n += c.perft2Black(&child)
+		}
+	}
+	// Pawns not pinned, all at once (pinned ones follow their pin line).
+	pawns := b.pieces[Pawn] & ours
+	fp := pawns &^ pinned
+	empty := ^occ
+	push1 := pawnPush(fp, us) & empty
+	push2 := pawnPush(push1&relRank(2, us), us) & empty & targets
+	push1 &= targets
+	west := pawnWest(fp, us) & theirs & targets
+	east := pawnEast(fp, us) & theirs & targets
+	if pinned != 0 && checkers == 0 {
+		for bb := pawns & pinned; bb != 0; {
+			s := popFirst(&bb) & 63
+			one := pawnPush(s.Bit(), us) & empty
+			line := lineBB[ksq][s]
+			push1 |= one & line
+			push2 |= pawnPush(one&relRank(2, us), us) & empty & line
+			cap := pawnAttacks[us][s] & theirs & line
+			west |= pawnWest(s.Bit(), us) & cap
+			east |= pawnEast(s.Bit(), us) & cap
+		}
+	}
+	promo := relRank(7, us)
+	for t := push1 &^ promo; t != 0; {
+		s := popFirst(&t) & 63
+		from := pushFrom(s, us) & 63
+		child = *b
+		child.pieces[Pawn] ^= from.Bit() | s.Bit()
+		child.colors[us] ^= from.Bit() | s.Bit()
+		child.ep = 0
+		child.side = them
+		n += c.perft2Black(&child)
+	}
+	for t := push2; t != 0; {
+		s := popFirst(&t) & 63
+		from := pushFrom(pushFrom(s, us), us) & 63
+		child = *b
+		child.pieces[Pawn] ^= from.Bit() | s.Bit()
+		child.colors[us] ^= from.Bit() | s.Bit()
+		child.ep = 0
+		child.side = them
+		// The e.p. square is set only when a pawn of theirs attacks it.
+		if ep := pushFrom(s, us) & 63; pawnAttacks[us][ep]&b.pieces[Pawn]&theirs != 0 {
+			child.ep = ep.Bit()
+		}
+		n += c.perft2Black(&child)
+	}
+	for t := west &^ promo; t != 0; {
+		s := popFirst(&t) & 63
+		from := westFrom(s, us) & 63
+		child = *b
+		child.capture(them, s.Bit())
+		child.pieces[Pawn] ^= from.Bit() | s.Bit()
+		child.colors[us] ^= from.Bit() | s.Bit()
+		child.ep = 0
+		child.castling = b.castling
+		if b.castling != 0 {
+			child.castling &^= c.castle.loss[from] | c.castle.loss[s]
+		}
+		child.side = them
+		n += c.perft2Black(&child)
+	}
+	for t := east &^ promo; t != 0; {
+		s := popFirst(&t) & 63
+		from := eastFrom(s, us) & 63
+		child = *b
+		child.capture(them, s.Bit())
+		child.pieces[Pawn] ^= from.Bit() | s.Bit()
+		child.colors[us] ^= from.Bit() | s.Bit()
+		child.ep = 0
+		child.castling = b.castling
+		if b.castling != 0 {
+			child.castling &^= c.castle.loss[from] | c.castle.loss[s]
+		}
+		child.side = them
+		n += c.perft2Black(&child)
+	}
+	for t := (push1 | west | east) & promo; t != 0; {
+		s := popFirst(&t) & 63
+		var froms Bitboard
+		if push1&s.Bit() != 0 {
+			froms |= pawnBack(s.Bit(), us)
+		}
+		if west&s.Bit() != 0 {
+			froms |= westFrom(s, us).Bit()
+		}
+		if east&s.Bit() != 0 {
+			froms |= eastFrom(s, us).Bit()
+		}
+		for ; froms != 0; froms &= froms - 1 {
+			fb := froms & -froms
+			for pt := Queen; pt >= Knight; pt-- {
+				child = *b
+				child.capture(them, s.Bit())
+				child.pieces[Pawn] ^= fb
+				child.pieces[pt] ^= s.Bit()
+				child.colors[us] ^= fb | s.Bit()
+				child.ep = 0
+				child.castling = b.castling
+				if b.castling != 0 {
+					child.castling &^= c.castle.loss[s]
+				}
+				child.side = them
+				n += c.perft2Black(&child)
+			}
+		}
+	}
+	if b.ep != 0 {
+		// En passant: the capture must resolve a check (by taking the pawn
+		// that checks, or by landing between a slider and the king), and must
+		// not uncover the king: both pawns leave their squares at once, which
+		// no pin mask describes, so the sliders are tested on the new occupancy.
+		epCap := pawnPush(b.ep, them)
+		epFrom := pawnAttacks[them][b.ep.First()&63] & pawns
+		if (b.ep|epCap)&targets == 0 {
+			epFrom = 0
+		}
+		epOK := func(fb Bitboard) bool {
+			o := occ ^ fb ^ epCap ^ b.ep
+			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+		}
+		for bb := epFrom; bb != 0; bb &= bb - 1 {
+			if fb := bb & -bb; epOK(fb) {
+				child = *b
+				child.pieces[Pawn] ^= fb | b.ep | epCap
+				child.colors[us] ^= fb | b.ep
+				child.colors[them] ^= epCap
+				child.ep = 0
+				child.side = them
+				n += c.perft2Black(&child)
+			}
+		}
+	}
+	if checkers == 0 && b.castling&castleRightsOf(us) != 0 {
+		// Castling (not in check, a right held): the squares between king and
+		// rook must be empty and the king's path not attacked with king and
+		// rook lifted (see perftCastleRight); a slider is looked up only when
+		// one stands on a line through the path.
+		canOO, canOOO := false, false
+		if b.castling&(1<<0) != 0 {
+			r := &c.castle.right[0]
+			if occ&r.empty == 0 && (r.knights&theirN|r.pawns&theirPawns|r.kings&b.pieces[King]&theirs) == 0 {
+				canOO = theirBQ&r.diag|theirRQ&r.orth == 0 || castleClear(r, occ, theirBQ&r.diag, theirRQ&r.orth)
+			}
+		}
+		if b.castling&(1<<1) != 0 {
+			r := &c.castle.right[1]
+			if occ&r.empty == 0 && (r.knights&theirN|r.pawns&theirPawns|r.kings&b.pieces[King]&theirs) == 0 {
+				canOOO = theirBQ&r.diag|theirRQ&r.orth == 0 || castleClear(r, occ, theirBQ&r.diag, theirRQ&r.orth)
+			}
+		}
+		for i, ok := range [2]bool{canOO, canOOO} {
+			if !ok {
+				continue
+			}
+			r := &c.castle.right[0+i&3]
+			child = *b
+			child.pieces[King] ^= r.kingFT
+			child.pieces[Rook] ^= r.rookFT
+			child.colors[us] ^= r.kingFT ^ r.rookFT
+			child.ep = 0
+			child.castling = b.castling &^ castleRightsOf(us)
+			child.side = them
+			n += c.perft2Black(&child)
+		}
+	}
+	return n
+}
+
 // genWhite writes the legal moves of b, White to move, into ml.
 func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 	const us, them = White, Black
@@ -1976,6 +2286,316 @@ func (c *perftCore) promotionsBlack(b *perftBoard, from, s Square) uint64 {
 		child.pieces[pt] ^= tb
 		n += c.countWhite(&child)
 		child.pieces[pt] ^= tb
+	}
+	return n
+}
+
+// perft3Black returns perft 3 of b, Black to move, without a table:
+// genBlack's moves, each made on a copy where it is found (no move list,
+// no make) and counted with perft2.
+func (c *perftCore) perft3Black(b *perftBoard) uint64 {
+	const us, them = Black, White
+	ours, theirs := b.colors[us], b.colors[them]
+	occ := ours | theirs
+	king := b.pieces[King] & ours
+	ksq := king.First() & 63
+	theirRQ := (b.pieces[Rook] | b.pieces[Queen]) & theirs
+	theirBQ := (b.pieces[Bishop] | b.pieces[Queen]) & theirs
+	theirN := b.pieces[Knight] & theirs
+	checkers := (knightAttacks[ksq]&theirN | pawnAttacks[us][ksq]&b.pieces[Pawn]&theirs)
+	// Sliders that see the king through our pieces only: with nothing
+	// between they check, with one piece of ours between they pin it. The
+	// magic lookups are skipped when no slider stands on a line through the
+	// king at all.
+	var pinned, snipers Bitboard
+	if rookRays[ksq]&theirRQ != 0 {
+		snipers = RookAttacks(ksq, theirs) & theirRQ
+	}
+	if bishopRays[ksq]&theirBQ != 0 {
+		snipers |= BishopAttacks(ksq, theirs) & theirBQ
+	}
+	for snipers != 0 {
+		s := popFirst(&snipers) & 63
+		between := betweenBB[ksq][s] & occ
+		if between == 0 {
+			checkers |= s.Bit()
+		} else if between&(between-1) == 0 {
+			pinned |= between & ours
+		}
+	}
+	// King moves: squares a pawn or the king of theirs attacks are removed
+	// all at once; the rest are tested one by one with the king lifted, so
+	// that a slider sees through its square.
+	theirPawns := b.pieces[Pawn] & theirs
+	kingTargets := kingAttacks[ksq] &^ (ours | pawnWest(theirPawns, them) | pawnEast(theirPawns, them) | kingAttacks[(b.pieces[King]&theirs).First()&63])
+	kingOcc := occ ^ king
+	var n uint64
+	var child perftBoard
+	for t := kingTargets; t != 0; {
+		s := popFirst(&t) & 63
+		if knightAttacks[s]&theirN == 0 && (bishopRays[s]&theirBQ == 0 || BishopAttacks(s, kingOcc)&theirBQ == 0) && (rookRays[s]&theirRQ == 0 || RookAttacks(s, kingOcc)&theirRQ == 0) {
+			from := ksq
+			child = *b
+			child.capture(them, s.Bit())
+			child.pieces[King] ^= from.Bit() | s.Bit()
+			child.colors[us] ^= from.Bit() | s.Bit()
+			child.ep = 0
+			child.castling = b.castling
+			if b.castling != 0 {
+				child.castling &^= c.castle.loss[from] | c.castle.loss[s]
+			}
+			child.side = them
+			n += c.perft2White(&child)
+		}
+	}
+	if checkers&(checkers-1) != 0 {
+		return n
+	}
+	// Out of a (single) check, a piece must capture the checker or block.
+	targets := ^ours
+	if checkers != 0 {
+		targets = betweenBB[ksq][checkers.First()&63] | checkers
+	}
+	free := ours &^ pinned
+	diag := (b.pieces[Bishop] | b.pieces[Queen]) & ours
+	orth := (b.pieces[Rook] | b.pieces[Queen]) & ours
+	for bb := b.pieces[Knight] & free; bb != 0; {
+		from := popFirst(&bb) & 63
+		for t := knightAttacks[from] & targets; t != 0; {
+			s := popFirst(&t) & 63
+			child = *b
+			child.capture(them, s.Bit())
+			child.pieces[Knight] ^= from.Bit() | s.Bit()
+			child.colors[us] ^= from.Bit() | s.Bit()
+			child.ep = 0
+			child.castling = b.castling
+			if b.castling != 0 {
+				child.castling &^= c.castle.loss[from] | c.castle.loss[s]
+			}
+			child.side = them
+			n += c.perft2White(&child)
+		}
+	}
+	for bb := diag; bb != 0; {
+		from := popFirst(&bb) & 63
+		t := BishopAttacks(from, occ) & targets
+		if pinned&from.Bit() != 0 {
+			if checkers != 0 {
+				continue
+			}
+			t &= lineBB[ksq][from]
+		}
+		pt := Bishop
+		if b.pieces[Queen]&from.Bit() != 0 {
+			pt = Queen
+		}
+		for t != 0 {
+			s := popFirst(&t) & 63
+			child = *b
+			child.capture(them, s.Bit())
+			child.pieces[pt] ^= from.Bit() | s.Bit()
+			child.colors[us] ^= from.Bit() | s.Bit()
+			child.ep = 0
+			child.castling = b.castling
+			if b.castling != 0 {
+				child.castling &^= c.castle.loss[from] | c.castle.loss[s]
+			}
+			child.side = them
+			n += c.perft2White(&child)
+		}
+	}
+	for bb := orth; bb != 0; {
+		from := popFirst(&bb) & 63
+		t := RookAttacks(from, occ) & targets
+		if pinned&from.Bit() != 0 {
+			if checkers != 0 {
+				continue
+			}
+			t &= lineBB[ksq][from]
+		}
+		pt := Rook
+		if b.pieces[Queen]&from.Bit() != 0 {
+			pt = Queen
+		}
+		for t != 0 {
+			s := popFirst(&t) & 63
+			child = *b
+			child.capture(them, s.Bit())
+			child.pieces[pt] ^= from.Bit() | s.Bit()
+			child.colors[us] ^= from.Bit() | s.Bit()
+			child.ep = 0
+			child.castling = b.castling
+			if b.castling != 0 {
+				child.castling &^= c.castle.loss[from] | c.castle.loss[s]
+			}
+			child.side = them
+			n += c.perft2White(&child)
+		}
+	}
+	// Pawns not pinned, all at once (pinned ones follow their pin line).
+	pawns := b.pieces[Pawn] & ours
+	fp := pawns &^ pinned
+	empty := ^occ
+	push1 := pawnPush(fp, us) & empty
+	push2 := pawnPush(push1&relRank(2, us), us) & empty & targets
+	push1 &= targets
+	west := pawnWest(fp, us) & theirs & targets
+	east := pawnEast(fp, us) & theirs & targets
+	if pinned != 0 && checkers == 0 {
+		for bb := pawns & pinned; bb != 0; {
+			s := popFirst(&bb) & 63
+			one := pawnPush(s.Bit(), us) & empty
+			line := lineBB[ksq][s]
+			push1 |= one & line
+			push2 |= pawnPush(one&relRank(2, us), us) & empty & line
+			cap := pawnAttacks[us][s] & theirs & line
+			west |= pawnWest(s.Bit(), us) & cap
+			east |= pawnEast(s.Bit(), us) & cap
+		}
+	}
+	promo := relRank(7, us)
+	for t := push1 &^ promo; t != 0; {
+		s := popFirst(&t) & 63
+		from := pushFrom(s, us) & 63
+		child = *b
+		child.pieces[Pawn] ^= from.Bit() | s.Bit()
+		child.colors[us] ^= from.Bit() | s.Bit()
+		child.ep = 0
+		child.side = them
+		n += c.perft2White(&child)
+	}
+	for t := push2; t != 0; {
+		s := popFirst(&t) & 63
+		from := pushFrom(pushFrom(s, us), us) & 63
+		child = *b
+		child.pieces[Pawn] ^= from.Bit() | s.Bit()
+		child.colors[us] ^= from.Bit() | s.Bit()
+		child.ep = 0
+		child.side = them
+		// The e.p. square is set only when a pawn of theirs attacks it.
+		if ep := pushFrom(s, us) & 63; pawnAttacks[us][ep]&b.pieces[Pawn]&theirs != 0 {
+			child.ep = ep.Bit()
+		}
+		n += c.perft2White(&child)
+	}
+	for t := west &^ promo; t != 0; {
+		s := popFirst(&t) & 63
+		from := westFrom(s, us) & 63
+		child = *b
+		child.capture(them, s.Bit())
+		child.pieces[Pawn] ^= from.Bit() | s.Bit()
+		child.colors[us] ^= from.Bit() | s.Bit()
+		child.ep = 0
+		child.castling = b.castling
+		if b.castling != 0 {
+			child.castling &^= c.castle.loss[from] | c.castle.loss[s]
+		}
+		child.side = them
+		n += c.perft2White(&child)
+	}
+	for t := east &^ promo; t != 0; {
+		s := popFirst(&t) & 63
+		from := eastFrom(s, us) & 63
+		child = *b
+		child.capture(them, s.Bit())
+		child.pieces[Pawn] ^= from.Bit() | s.Bit()
+		child.colors[us] ^= from.Bit() | s.Bit()
+		child.ep = 0
+		child.castling = b.castling
+		if b.castling != 0 {
+			child.castling &^= c.castle.loss[from] | c.castle.loss[s]
+		}
+		child.side = them
+		n += c.perft2White(&child)
+	}
+	for t := (push1 | west | east) & promo; t != 0; {
+		s := popFirst(&t) & 63
+		var froms Bitboard
+		if push1&s.Bit() != 0 {
+			froms |= pawnBack(s.Bit(), us)
+		}
+		if west&s.Bit() != 0 {
+			froms |= westFrom(s, us).Bit()
+		}
+		if east&s.Bit() != 0 {
+			froms |= eastFrom(s, us).Bit()
+		}
+		for ; froms != 0; froms &= froms - 1 {
+			fb := froms & -froms
+			for pt := Queen; pt >= Knight; pt-- {
+				child = *b
+				child.capture(them, s.Bit())
+				child.pieces[Pawn] ^= fb
+				child.pieces[pt] ^= s.Bit()
+				child.colors[us] ^= fb | s.Bit()
+				child.ep = 0
+				child.castling = b.castling
+				if b.castling != 0 {
+					child.castling &^= c.castle.loss[s]
+				}
+				child.side = them
+				n += c.perft2White(&child)
+			}
+		}
+	}
+	if b.ep != 0 {
+		// En passant: the capture must resolve a check (by taking the pawn
+		// that checks, or by landing between a slider and the king), and must
+		// not uncover the king: both pawns leave their squares at once, which
+		// no pin mask describes, so the sliders are tested on the new occupancy.
+		epCap := pawnPush(b.ep, them)
+		epFrom := pawnAttacks[them][b.ep.First()&63] & pawns
+		if (b.ep|epCap)&targets == 0 {
+			epFrom = 0
+		}
+		epOK := func(fb Bitboard) bool {
+			o := occ ^ fb ^ epCap ^ b.ep
+			return RookAttacks(ksq, o)&theirRQ == 0 && BishopAttacks(ksq, o)&theirBQ == 0
+		}
+		for bb := epFrom; bb != 0; bb &= bb - 1 {
+			if fb := bb & -bb; epOK(fb) {
+				child = *b
+				child.pieces[Pawn] ^= fb | b.ep | epCap
+				child.colors[us] ^= fb | b.ep
+				child.colors[them] ^= epCap
+				child.ep = 0
+				child.side = them
+				n += c.perft2White(&child)
+			}
+		}
+	}
+	if checkers == 0 && b.castling&castleRightsOf(us) != 0 {
+		// Castling (not in check, a right held): the squares between king and
+		// rook must be empty and the king's path not attacked with king and
+		// rook lifted (see perftCastleRight); a slider is looked up only when
+		// one stands on a line through the path.
+		canOO, canOOO := false, false
+		if b.castling&(1<<2) != 0 {
+			r := &c.castle.right[2]
+			if occ&r.empty == 0 && (r.knights&theirN|r.pawns&theirPawns|r.kings&b.pieces[King]&theirs) == 0 {
+				canOO = theirBQ&r.diag|theirRQ&r.orth == 0 || castleClear(r, occ, theirBQ&r.diag, theirRQ&r.orth)
+			}
+		}
+		if b.castling&(1<<3) != 0 {
+			r := &c.castle.right[3]
+			if occ&r.empty == 0 && (r.knights&theirN|r.pawns&theirPawns|r.kings&b.pieces[King]&theirs) == 0 {
+				canOOO = theirBQ&r.diag|theirRQ&r.orth == 0 || castleClear(r, occ, theirBQ&r.diag, theirRQ&r.orth)
+			}
+		}
+		for i, ok := range [2]bool{canOO, canOOO} {
+			if !ok {
+				continue
+			}
+			r := &c.castle.right[2+i&3]
+			child = *b
+			child.pieces[King] ^= r.kingFT
+			child.pieces[Rook] ^= r.rookFT
+			child.colors[us] ^= r.kingFT ^ r.rookFT
+			child.ep = 0
+			child.castling = b.castling &^ castleRightsOf(us)
+			child.side = them
+			n += c.perft2White(&child)
+		}
 	}
 	return n
 }
