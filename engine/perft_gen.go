@@ -327,29 +327,36 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			if pt == Queen {
 				lines |= hm.orthK
 			}
-			// Quiet moves and captures alike (captureDelta for these),
-			// to squares from which it would not attack the zone.
-			reach := hm.reachDiag
-			if pt == Queen {
-				reach |= hm.reachOrth
-			}
-			cand := t &^ (hm.badTo | hm.rookHomes | reach)
-			for on := cand & lines; on != 0; {
-				if s := popFirst(&on) & 63; !hm.lineSafe(s, lines, occ^from.Bit(), ours) {
-					cand ^= s.Bit()
+			if from.Bit() == hm.pinner {
+				hn, hd, done := c.pinnerMovesWhite(b, hm, from, t, pt)
+				nh += hn
+				delta += hd
+				t ^= done
+			} else {
+				// Quiet moves and captures alike (captureDelta for these),
+				// to squares from which it would not attack the zone.
+				reach := hm.reachDiag
+				if pt == Queen {
+					reach |= hm.reachOrth
 				}
-			}
-			nh += popCount(cand)
-			t ^= cand
-			for x := cand & theirs; x != 0; {
-				delta += c.captureDeltaWhite(b, hm, from.Bit(), popFirst(&x)&63)
-			}
-			quiet := cand &^ theirs
-			if from.Bit()&hm.sens == 0 {
-				quiet &= hm.sens
-			}
-			for quiet != 0 {
-				delta += c.deltaWhite(b, hm, from.Bit(), popFirst(&quiet).Bit())
+				cand := t &^ (hm.badTo | hm.rookHomes | reach)
+				for on := cand & lines; on != 0; {
+					if s := popFirst(&on) & 63; !hm.lineSafe(s, lines, occ^from.Bit(), ours) {
+						cand ^= s.Bit()
+					}
+				}
+				nh += popCount(cand)
+				t ^= cand
+				for x := cand & theirs; x != 0; {
+					delta += c.captureDeltaWhite(b, hm, from.Bit(), popFirst(&x)&63)
+				}
+				quiet := cand &^ theirs
+				if from.Bit()&hm.sens == 0 {
+					quiet &= hm.sens
+				}
+				for quiet != 0 {
+					delta += c.deltaWhite(b, hm, from.Bit(), popFirst(&quiet).Bit())
+				}
 			}
 		}
 		for t != 0 {
@@ -385,29 +392,36 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			if pt == Queen {
 				lines |= hm.diagK
 			}
-			// Quiet moves and captures alike (captureDelta for these),
-			// to squares from which it would not attack the zone.
-			reach := hm.reachOrth
-			if pt == Queen {
-				reach |= hm.reachDiag
-			}
-			cand := t &^ (hm.badTo | hm.rookHomes | reach)
-			for on := cand & lines; on != 0; {
-				if s := popFirst(&on) & 63; !hm.lineSafe(s, lines, occ^from.Bit(), ours) {
-					cand ^= s.Bit()
+			if from.Bit() == hm.pinner {
+				hn, hd, done := c.pinnerMovesWhite(b, hm, from, t, pt)
+				nh += hn
+				delta += hd
+				t ^= done
+			} else {
+				// Quiet moves and captures alike (captureDelta for these),
+				// to squares from which it would not attack the zone.
+				reach := hm.reachOrth
+				if pt == Queen {
+					reach |= hm.reachDiag
 				}
-			}
-			nh += popCount(cand)
-			t ^= cand
-			for x := cand & theirs; x != 0; {
-				delta += c.captureDeltaWhite(b, hm, from.Bit(), popFirst(&x)&63)
-			}
-			quiet := cand &^ theirs
-			if from.Bit()&hm.sens == 0 {
-				quiet &= hm.sens
-			}
-			for quiet != 0 {
-				delta += c.deltaWhite(b, hm, from.Bit(), popFirst(&quiet).Bit())
+				cand := t &^ (hm.badTo | hm.rookHomes | reach)
+				for on := cand & lines; on != 0; {
+					if s := popFirst(&on) & 63; !hm.lineSafe(s, lines, occ^from.Bit(), ours) {
+						cand ^= s.Bit()
+					}
+				}
+				nh += popCount(cand)
+				t ^= cand
+				for x := cand & theirs; x != 0; {
+					delta += c.captureDeltaWhite(b, hm, from.Bit(), popFirst(&x)&63)
+				}
+				quiet := cand &^ theirs
+				if from.Bit()&hm.sens == 0 {
+					quiet &= hm.sens
+				}
+				for quiet != 0 {
+					delta += c.deltaWhite(b, hm, from.Bit(), popFirst(&quiet).Bit())
+				}
 			}
 		}
 		for t != 0 {
@@ -615,6 +629,33 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 	return n
 }
 
+// pinnerMovesWhite finds the harmless moves among t of our slider on
+// from, of type pt, that pins a piece of theirs (perftHarmless.pinner):
+// those along the pin line that do not take the pinned piece, land where
+// pinnerBadTo allows and attack no zone square. It returns their number,
+// their delta and their squares.
+func (c *perftCore) pinnerMovesWhite(b *perftBoard, hm *perftHarmless, from Square, t Bitboard, pt PieceType) (nh, delta uint64, done Bitboard) {
+	const us, them = White, Black
+	ours, theirs := b.colors[us], b.colors[them]
+	occ := ours | theirs
+	pinned := betweenBB[hm.tk][from] & occ
+	for cand := t & lineBB[hm.tk][from] &^ (hm.pinnerBadTo | hm.rookHomes | pinned); cand != 0; {
+		s := popFirst(&cand) & 63
+		o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
+		if pt != Rook && BishopAttacks(s, o)&hm.zone != 0 || pt != Bishop && RookAttacks(s, o)&hm.zone != 0 {
+			continue
+		}
+		nh++
+		done |= s.Bit()
+		if theirs&s.Bit() != 0 {
+			delta += c.captureDeltaWhite(b, hm, from.Bit(), s)
+		} else if (from.Bit()|s.Bit())&hm.sens != 0 {
+			delta += c.deltaWhite(b, hm, from.Bit(), s.Bit())
+		}
+	}
+	return nh, delta, done
+}
+
 // deltaWhite returns how many more legal moves (mod 2^64) they have
 // after our quiet move from fb to tb than after a null move, when only
 // the moves of their sliders and pawns can differ (see perftHarmless):
@@ -810,15 +851,21 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	// Our pieces that attack the zone or their king must stay.
 	badFrom := bad | (knightT&b.pieces[Knight]|pawnT&b.pieces[Pawn]|kingT&b.pieces[King])&ours
 	badTo := bad
+	var pinners, pinSegs Bitboard
 	// Our sliders: on a line with their king, no check may appear and no
 	// pin of theirs appear or go (kingLineBans); towards a zone square, an
 	// open line must stay open and a line closed by one piece must keep it.
 	for x := (b.pieces[Bishop] | b.pieces[Queen]) & ours; x != 0; {
 		s := popFirst(&x) & 63
 		if bishopRays[s]&tk.Bit() != 0 {
-			from, to := kingLineBans(s, tk, occ, ours)
-			badFrom |= from
-			badTo |= to
+			from, to, pin := kingLineBans(s, tk, occ, ours)
+			if pin {
+				pinners |= from
+				pinSegs |= to
+			} else {
+				badFrom |= from
+				badTo |= to
+			}
 		}
 		for z := bishopRays[s] & zone; z != 0; {
 			nk := popFirst(&z) & 63
@@ -833,9 +880,14 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	for x := (b.pieces[Rook] | b.pieces[Queen]) & ours; x != 0; {
 		s := popFirst(&x) & 63
 		if rookRays[s]&tk.Bit() != 0 {
-			from, to := kingLineBans(s, tk, occ, ours)
-			badFrom |= from
-			badTo |= to
+			from, to, pin := kingLineBans(s, tk, occ, ours)
+			if pin {
+				pinners |= from
+				pinSegs |= to
+			} else {
+				badFrom |= from
+				badTo |= to
+			}
 		}
 		for z := rookRays[s] & zone; z != 0; {
 			nk := popFirst(&z) & 63
@@ -847,17 +899,27 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 			}
 		}
 	}
+	// A slider of ours that pins a piece of theirs must stay, and no piece
+	// may land between; but when it is the only one, it may slide along
+	// its pin line (pinner, pinnerMoves).
+	h.pinner, h.pinnerBadTo = 0, badTo
+	if pinners&(pinners-1) == 0 {
+		h.pinner = pinners
+	} else {
+		badFrom |= pinners
+	}
+	badTo |= pinSegs
 	// The squares from which a slider of ours would attack the zone: a
 	// line is the same seen from either end. Our sliders free to move
 	// attack no zone square (badFrom), so leaving their square opens no
 	// line of their kind to it.
 	var reachDiag, reachOrth Bitboard
-	if (b.pieces[Bishop]|b.pieces[Queen])&ours&^badFrom != 0 {
+	if (b.pieces[Bishop]|b.pieces[Queen])&ours&^(badFrom|h.pinner) != 0 {
 		for z := zone; z != 0; {
 			reachDiag |= BishopAttacks(popFirst(&z), lifted)
 		}
 	}
-	if (b.pieces[Rook]|b.pieces[Queen])&ours&^badFrom != 0 {
+	if (b.pieces[Rook]|b.pieces[Queen])&ours&^(badFrom|h.pinner) != 0 {
 		for z := zone; z != 0; {
 			reachOrth |= RookAttacks(popFirst(&z), lifted)
 		}
@@ -1708,29 +1770,36 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			if pt == Queen {
 				lines |= hm.orthK
 			}
-			// Quiet moves and captures alike (captureDelta for these),
-			// to squares from which it would not attack the zone.
-			reach := hm.reachDiag
-			if pt == Queen {
-				reach |= hm.reachOrth
-			}
-			cand := t &^ (hm.badTo | hm.rookHomes | reach)
-			for on := cand & lines; on != 0; {
-				if s := popFirst(&on) & 63; !hm.lineSafe(s, lines, occ^from.Bit(), ours) {
-					cand ^= s.Bit()
+			if from.Bit() == hm.pinner {
+				hn, hd, done := c.pinnerMovesBlack(b, hm, from, t, pt)
+				nh += hn
+				delta += hd
+				t ^= done
+			} else {
+				// Quiet moves and captures alike (captureDelta for these),
+				// to squares from which it would not attack the zone.
+				reach := hm.reachDiag
+				if pt == Queen {
+					reach |= hm.reachOrth
 				}
-			}
-			nh += popCount(cand)
-			t ^= cand
-			for x := cand & theirs; x != 0; {
-				delta += c.captureDeltaBlack(b, hm, from.Bit(), popFirst(&x)&63)
-			}
-			quiet := cand &^ theirs
-			if from.Bit()&hm.sens == 0 {
-				quiet &= hm.sens
-			}
-			for quiet != 0 {
-				delta += c.deltaBlack(b, hm, from.Bit(), popFirst(&quiet).Bit())
+				cand := t &^ (hm.badTo | hm.rookHomes | reach)
+				for on := cand & lines; on != 0; {
+					if s := popFirst(&on) & 63; !hm.lineSafe(s, lines, occ^from.Bit(), ours) {
+						cand ^= s.Bit()
+					}
+				}
+				nh += popCount(cand)
+				t ^= cand
+				for x := cand & theirs; x != 0; {
+					delta += c.captureDeltaBlack(b, hm, from.Bit(), popFirst(&x)&63)
+				}
+				quiet := cand &^ theirs
+				if from.Bit()&hm.sens == 0 {
+					quiet &= hm.sens
+				}
+				for quiet != 0 {
+					delta += c.deltaBlack(b, hm, from.Bit(), popFirst(&quiet).Bit())
+				}
 			}
 		}
 		for t != 0 {
@@ -1766,29 +1835,36 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			if pt == Queen {
 				lines |= hm.diagK
 			}
-			// Quiet moves and captures alike (captureDelta for these),
-			// to squares from which it would not attack the zone.
-			reach := hm.reachOrth
-			if pt == Queen {
-				reach |= hm.reachDiag
-			}
-			cand := t &^ (hm.badTo | hm.rookHomes | reach)
-			for on := cand & lines; on != 0; {
-				if s := popFirst(&on) & 63; !hm.lineSafe(s, lines, occ^from.Bit(), ours) {
-					cand ^= s.Bit()
+			if from.Bit() == hm.pinner {
+				hn, hd, done := c.pinnerMovesBlack(b, hm, from, t, pt)
+				nh += hn
+				delta += hd
+				t ^= done
+			} else {
+				// Quiet moves and captures alike (captureDelta for these),
+				// to squares from which it would not attack the zone.
+				reach := hm.reachOrth
+				if pt == Queen {
+					reach |= hm.reachDiag
 				}
-			}
-			nh += popCount(cand)
-			t ^= cand
-			for x := cand & theirs; x != 0; {
-				delta += c.captureDeltaBlack(b, hm, from.Bit(), popFirst(&x)&63)
-			}
-			quiet := cand &^ theirs
-			if from.Bit()&hm.sens == 0 {
-				quiet &= hm.sens
-			}
-			for quiet != 0 {
-				delta += c.deltaBlack(b, hm, from.Bit(), popFirst(&quiet).Bit())
+				cand := t &^ (hm.badTo | hm.rookHomes | reach)
+				for on := cand & lines; on != 0; {
+					if s := popFirst(&on) & 63; !hm.lineSafe(s, lines, occ^from.Bit(), ours) {
+						cand ^= s.Bit()
+					}
+				}
+				nh += popCount(cand)
+				t ^= cand
+				for x := cand & theirs; x != 0; {
+					delta += c.captureDeltaBlack(b, hm, from.Bit(), popFirst(&x)&63)
+				}
+				quiet := cand &^ theirs
+				if from.Bit()&hm.sens == 0 {
+					quiet &= hm.sens
+				}
+				for quiet != 0 {
+					delta += c.deltaBlack(b, hm, from.Bit(), popFirst(&quiet).Bit())
+				}
 			}
 		}
 		for t != 0 {
@@ -1996,6 +2072,33 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 	return n
 }
 
+// pinnerMovesBlack finds the harmless moves among t of our slider on
+// from, of type pt, that pins a piece of theirs (perftHarmless.pinner):
+// those along the pin line that do not take the pinned piece, land where
+// pinnerBadTo allows and attack no zone square. It returns their number,
+// their delta and their squares.
+func (c *perftCore) pinnerMovesBlack(b *perftBoard, hm *perftHarmless, from Square, t Bitboard, pt PieceType) (nh, delta uint64, done Bitboard) {
+	const us, them = Black, White
+	ours, theirs := b.colors[us], b.colors[them]
+	occ := ours | theirs
+	pinned := betweenBB[hm.tk][from] & occ
+	for cand := t & lineBB[hm.tk][from] &^ (hm.pinnerBadTo | hm.rookHomes | pinned); cand != 0; {
+		s := popFirst(&cand) & 63
+		o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
+		if pt != Rook && BishopAttacks(s, o)&hm.zone != 0 || pt != Bishop && RookAttacks(s, o)&hm.zone != 0 {
+			continue
+		}
+		nh++
+		done |= s.Bit()
+		if theirs&s.Bit() != 0 {
+			delta += c.captureDeltaBlack(b, hm, from.Bit(), s)
+		} else if (from.Bit()|s.Bit())&hm.sens != 0 {
+			delta += c.deltaBlack(b, hm, from.Bit(), s.Bit())
+		}
+	}
+	return nh, delta, done
+}
+
 // deltaBlack returns how many more legal moves (mod 2^64) they have
 // after our quiet move from fb to tb than after a null move, when only
 // the moves of their sliders and pawns can differ (see perftHarmless):
@@ -2191,15 +2294,21 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	// Our pieces that attack the zone or their king must stay.
 	badFrom := bad | (knightT&b.pieces[Knight]|pawnT&b.pieces[Pawn]|kingT&b.pieces[King])&ours
 	badTo := bad
+	var pinners, pinSegs Bitboard
 	// Our sliders: on a line with their king, no check may appear and no
 	// pin of theirs appear or go (kingLineBans); towards a zone square, an
 	// open line must stay open and a line closed by one piece must keep it.
 	for x := (b.pieces[Bishop] | b.pieces[Queen]) & ours; x != 0; {
 		s := popFirst(&x) & 63
 		if bishopRays[s]&tk.Bit() != 0 {
-			from, to := kingLineBans(s, tk, occ, ours)
-			badFrom |= from
-			badTo |= to
+			from, to, pin := kingLineBans(s, tk, occ, ours)
+			if pin {
+				pinners |= from
+				pinSegs |= to
+			} else {
+				badFrom |= from
+				badTo |= to
+			}
 		}
 		for z := bishopRays[s] & zone; z != 0; {
 			nk := popFirst(&z) & 63
@@ -2214,9 +2323,14 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	for x := (b.pieces[Rook] | b.pieces[Queen]) & ours; x != 0; {
 		s := popFirst(&x) & 63
 		if rookRays[s]&tk.Bit() != 0 {
-			from, to := kingLineBans(s, tk, occ, ours)
-			badFrom |= from
-			badTo |= to
+			from, to, pin := kingLineBans(s, tk, occ, ours)
+			if pin {
+				pinners |= from
+				pinSegs |= to
+			} else {
+				badFrom |= from
+				badTo |= to
+			}
 		}
 		for z := rookRays[s] & zone; z != 0; {
 			nk := popFirst(&z) & 63
@@ -2228,17 +2342,27 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 			}
 		}
 	}
+	// A slider of ours that pins a piece of theirs must stay, and no piece
+	// may land between; but when it is the only one, it may slide along
+	// its pin line (pinner, pinnerMoves).
+	h.pinner, h.pinnerBadTo = 0, badTo
+	if pinners&(pinners-1) == 0 {
+		h.pinner = pinners
+	} else {
+		badFrom |= pinners
+	}
+	badTo |= pinSegs
 	// The squares from which a slider of ours would attack the zone: a
 	// line is the same seen from either end. Our sliders free to move
 	// attack no zone square (badFrom), so leaving their square opens no
 	// line of their kind to it.
 	var reachDiag, reachOrth Bitboard
-	if (b.pieces[Bishop]|b.pieces[Queen])&ours&^badFrom != 0 {
+	if (b.pieces[Bishop]|b.pieces[Queen])&ours&^(badFrom|h.pinner) != 0 {
 		for z := zone; z != 0; {
 			reachDiag |= BishopAttacks(popFirst(&z), lifted)
 		}
 	}
-	if (b.pieces[Rook]|b.pieces[Queen])&ours&^badFrom != 0 {
+	if (b.pieces[Rook]|b.pieces[Queen])&ours&^(badFrom|h.pinner) != 0 {
 		for z := zone; z != 0; {
 			reachOrth |= RookAttacks(popFirst(&z), lifted)
 		}

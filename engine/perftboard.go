@@ -353,6 +353,11 @@ type perftHarmless struct {
 	pinned                Bitboard // their pieces pinned by ours
 	rookHomes             Bitboard // their castling rooks: capturing one takes a right
 	reachDiag, reachOrth  Bitboard // where our sliders would attack the zone
+	// pinner is our one slider that pins a piece of theirs (if one does):
+	// along the pin line, short of the piece it pins, it may move where
+	// pinnerBadTo allows (badTo but for the squares of its own pin) and it
+	// attacks no zone square: the pin stays the same pin.
+	pinner, pinnerBadTo Bitboard
 	pawnMoves             uint64   // their pawns' legal moves after a null move
 	tk                    Square   // their king
 	nSliders              int
@@ -397,21 +402,24 @@ func (h *perftHarmless) lineSafe(s Square, lines, occ, ours Bitboard) bool {
 //   - one of ours and one of theirs: leaving ours would pin theirs;
 //   - two of ours, two of theirs, or three or more: nothing a quiet move
 //     does to one square changes that.
-func kingLineBans(s, tk Square, occ, ours Bitboard) (from, to Bitboard) {
+//
+// pin reports the first case (the slider pins the piece between): the
+// slider may then still move along the line, see perftHarmless.pinner.
+func kingLineBans(s, tk Square, occ, ours Bitboard) (from, to Bitboard, pin bool) {
 	seg := betweenBB[tk&63][s&63]
 	k := seg & occ
 	switch {
 	case k == 0: // a check with us to move: not a legal position
-		return seg | s.Bit(), seg
+		return seg | s.Bit(), seg, false
 	case k&(k-1) == 0 && k&ours == 0:
-		return s.Bit(), seg
+		return s.Bit(), seg, true
 	case k&(k-1) == 0:
-		return k, 0
+		return k, 0, false
 	}
 	if rest := k & (k - 1); rest&(rest-1) == 0 && k&ours != 0 && k&^ours != 0 {
-		return k & ours, 0
+		return k & ours, 0, false
 	}
-	return 0, 0
+	return 0, 0, false
 }
 
 // rayPast returns the squares on the line from s through to that lie past
