@@ -75,7 +75,7 @@ func PawnAttacks(c Color, s Square) Bitboard { return pawnAttacks[c][s] }
 
 var (
 	rookDirs   = [4][2]int{{1, 0}, {-1, 0}, {0, 1}, {0, -1}}
-	bishopDirs = [4][2]int{{1, 1}, {1, -1}, {-1, 1}, {-1, -1}}
+	bishopDirs = [4][2]int{{1, 1}, {-1, -1}, {1, -1}, {-1, 1}}
 )
 
 // dirRays[i][s] is the empty-board ray from s in direction i: rookDirs'
@@ -206,16 +206,15 @@ func init() {
 	}
 	fillMagics(&rookMagics, &rookTable, &rookDirs, &rookMagicNumbers)
 	fillMagics(&bishopMagics, &bishopTable, &bishopDirs, &bishopMagicNumbers)
+	// Directions i and i^1 are opposite (rookDirs and bishopDirs list them
+	// in pairs): a line is both rays and the square itself.
 	for a := Square(0); a < 64; a++ {
-		for b := Square(0); b < 64; b++ {
-			if a == b {
-				continue
-			}
-			for _, dirs := range []*[4][2]int{&bishopDirs, &rookDirs} {
-				if slidingAttacks(a, 0, dirs).Has(b) {
-					lineBB[a][b] = (slidingAttacks(a, 0, dirs) & slidingAttacks(b, 0, dirs)) | a.Bit() | b.Bit()
-					betweenBB[a][b] = slidingAttacks(a, b.Bit(), dirs) & slidingAttacks(b, a.Bit(), dirs)
-				}
+		for i := range 8 {
+			line := dirRays[i][a] | dirRays[i^1][a] | a.Bit()
+			for x := dirRays[i][a]; x != 0; {
+				b := popFirst(&x) & 63
+				lineBB[a][b] = line
+				betweenBB[a][b] = dirRays[i][a] &^ dirRays[i][b] &^ b.Bit()
 			}
 		}
 	}

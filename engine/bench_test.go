@@ -243,3 +243,21 @@ func BenchmarkPerftPos5_5(b *testing.B) {
 func BenchmarkPerftPos6_5(b *testing.B) {
 	benchPerft(b, "r4rk1/1pp1qppp/p1np1n2/2b1p1B1/2B1P1b1/P1NP1N2/1PP1QPPP/R4RK1 w - - 0 10", 5, 164075551)
 }
+
+// TestLines: lineBB and betweenBB as defined by ray walks.
+func TestLines(t *testing.T) {
+	for a := Square(0); a < 64; a++ {
+		for b := Square(0); b < 64; b++ {
+			var line, between Bitboard
+			for _, dirs := range []*[4][2]int{&bishopDirs, &rookDirs} {
+				if a != b && walkAttacks(a, 0, dirs).Has(b) {
+					line = walkAttacks(a, 0, dirs)&walkAttacks(b, 0, dirs) | a.Bit() | b.Bit()
+					between = walkAttacks(a, b.Bit(), dirs) & walkAttacks(b, a.Bit(), dirs)
+				}
+			}
+			if lineBB[a][b] != line || betweenBB[a][b] != between {
+				t.Fatalf("%v-%v: line %016x between %016x, want %016x %016x", a, b, uint64(lineBB[a][b]), uint64(betweenBB[a][b]), uint64(line), uint64(between))
+			}
+		}
+	}
+}

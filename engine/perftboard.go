@@ -358,11 +358,11 @@ type perftHarmless struct {
 	// pinnerBadTo allows (badTo but for the squares of its own pin) and it
 	// attacks no zone square: the pin stays the same pin.
 	pinner, pinnerBadTo Bitboard
-	pawnMoves             uint64   // their pawns' legal moves after a null move
-	tk                    Square   // their king
-	nSliders              int
-	attacks               [16]Bitboard // sliders[i].attacks, packed for delta's scan
-	sliders               [16]perftSlider
+	pawnMoves           uint64 // their pawns' legal moves after a null move
+	tk                  Square // their king
+	nSliders            int
+	attacks             [16]Bitboard // sliders[i].attacks, packed for delta's scan
+	sliders             [16]perftSlider
 }
 
 // perftSlider is one of their sliders in the null-move position.
