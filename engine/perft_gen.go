@@ -638,8 +638,8 @@ func (c *perftCore) pinnerMovesWhite(b *perftBoard, hm *perftHarmless, from Squa
 	const us, them = White, Black
 	ours, theirs := b.colors[us], b.colors[them]
 	occ := ours | theirs
-	pinned := betweenBB[hm.tk][from] & occ
-	for cand := t & lineBB[hm.tk][from] &^ (hm.pinnerBadTo | hm.rookHomes | pinned); cand != 0; {
+	pinned := betweenBB[hm.tk&63][from] & occ
+	for cand := t & lineBB[hm.tk&63][from] &^ (hm.pinnerBadTo | hm.rookHomes | pinned); cand != 0; {
 		s := popFirst(&cand) & 63
 		o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
 		if pt != Rook && BishopAttacks(s, o)&hm.zone != 0 || pt != Bishop && RookAttacks(s, o)&hm.zone != 0 {
@@ -732,7 +732,7 @@ func (c *perftCore) captureDeltaWhite(b *perftBoard, h *perftHarmless, fb Bitboa
 		d += popCount(a&^theirs&sl.line) - sl.moves
 	}
 	theirN := b.pieces[Knight] & b.colors[them]
-	d += popCount(knightAttacks[to] & theirN &^ h.pinned)
+	d += popCount(knightAttacks[to&63] & theirN &^ h.pinned)
 	if theirN&tb&^h.pinned != 0 {
 		d -= popCount(knightAttacks[to] &^ b.colors[them])
 	}
@@ -2081,8 +2081,8 @@ func (c *perftCore) pinnerMovesBlack(b *perftBoard, hm *perftHarmless, from Squa
 	const us, them = Black, White
 	ours, theirs := b.colors[us], b.colors[them]
 	occ := ours | theirs
-	pinned := betweenBB[hm.tk][from] & occ
-	for cand := t & lineBB[hm.tk][from] &^ (hm.pinnerBadTo | hm.rookHomes | pinned); cand != 0; {
+	pinned := betweenBB[hm.tk&63][from] & occ
+	for cand := t & lineBB[hm.tk&63][from] &^ (hm.pinnerBadTo | hm.rookHomes | pinned); cand != 0; {
 		s := popFirst(&cand) & 63
 		o := (occ ^ from.Bit() | s.Bit()) &^ hm.lift
 		if pt != Rook && BishopAttacks(s, o)&hm.zone != 0 || pt != Bishop && RookAttacks(s, o)&hm.zone != 0 {
@@ -2175,7 +2175,7 @@ func (c *perftCore) captureDeltaBlack(b *perftBoard, h *perftHarmless, fb Bitboa
 		d += popCount(a&^theirs&sl.line) - sl.moves
 	}
 	theirN := b.pieces[Knight] & b.colors[them]
-	d += popCount(knightAttacks[to] & theirN &^ h.pinned)
+	d += popCount(knightAttacks[to&63] & theirN &^ h.pinned)
 	if theirN&tb&^h.pinned != 0 {
 		d -= popCount(knightAttacks[to] &^ b.colors[them])
 	}

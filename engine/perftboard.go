@@ -385,7 +385,7 @@ func (h *perftHarmless) lineSafe(s Square, lines, occ, ours Bitboard) bool {
 	if lines&s.Bit() == 0 {
 		return true
 	}
-	between := betweenBB[h.tk][s&63] & occ
+	between := betweenBB[h.tk&63][s&63] & occ
 	if between&(between-1) != 0 {
 		return true
 	}
