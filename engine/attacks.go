@@ -24,8 +24,12 @@ var (
 
 	rookMagics   [64]magic
 	bishopMagics [64]magic
-	rookTable    []Bitboard
-	bishopTable  []Bitboard
+	// The attack tables, one slot per occupancy of each square's relevant
+	// squares (the sums of 2^relevant over the squares, fixed by the
+	// board): arrays rather than slices, so that start-up allocates none
+	// of their 840 KB on the heap (and runs no collection for them).
+	rookTable   [102400]Bitboard
+	bishopTable [5248]Bitboard
 )
 
 // magic is one square's lookup, 32 bytes so that a slider's 64 fit in 2 KB
@@ -142,12 +146,7 @@ func stepAttacks(s Square, steps [][2]int) Bitboard {
 // numbers (magic_numbers.go, found by TestGenerateMagics). A magic that maps
 // two occupancies with different attacks to one slot would be a wrong
 // table: that is checked here once, at start-up, and is a programming error.
-func fillMagics(magics *[64]magic, table *[]Bitboard, dirs *[4][2]int, numbers *[64]uint64) {
-	total := 0
-	for s := Square(0); s < 64; s++ {
-		total += 1 << relevantOccupancy(s, dirs).Count()
-	}
-	*table = make([]Bitboard, total)
+func fillMagics(magics *[64]magic, table []Bitboard, dirs *[4][2]int, numbers *[64]uint64) {
 	offset := 0
 	for s := Square(0); s < 64; s++ {
 		m := &magics[s]
@@ -155,7 +154,7 @@ func fillMagics(magics *[64]magic, table *[]Bitboard, dirs *[4][2]int, numbers *
 		m.magic = numbers[s]
 		m.shift = uint64(64 - m.mask.Count())
 		size := 1 << m.mask.Count()
-		attacks := (*table)[offset : offset+size]
+		attacks := table[offset : offset+size]
 		m.table = unsafe.Pointer(&attacks[0])
 		offset += size
 		// Enumerate all subsets of the mask (Carry-Rippler). The magic
@@ -204,8 +203,8 @@ func init() {
 		rookRays[s] = slidingAttacks(s, 0, &rookDirs)
 		bishopRays[s] = slidingAttacks(s, 0, &bishopDirs)
 	}
-	fillMagics(&rookMagics, &rookTable, &rookDirs, &rookMagicNumbers)
-	fillMagics(&bishopMagics, &bishopTable, &bishopDirs, &bishopMagicNumbers)
+	fillMagics(&rookMagics, rookTable[:], &rookDirs, &rookMagicNumbers)
+	fillMagics(&bishopMagics, bishopTable[:], &bishopDirs, &bishopMagicNumbers)
 	// Directions i and i^1 are opposite (rookDirs and bishopDirs list them
 	// in pairs): a line is both rays and the square itself.
 	for a := Square(0); a < 64; a++ {

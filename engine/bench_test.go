@@ -132,15 +132,16 @@ func BenchmarkPerftHashStart7(b *testing.B) {
 	b.ReportMetric(float64(nodes)/time.Since(start).Seconds()/1e6, "Mnps")
 }
 
-// BenchmarkInitAttacks: the magic-bitboard search and fill done at start-up
+// BenchmarkInitAttacks: the magic-bitboard table fill done at start-up
 // (rook and bishop tables).
 func BenchmarkInitAttacks(b *testing.B) {
 	b.ReportAllocs()
+	var rt [len(rookTable)]Bitboard
+	var bt [len(bishopTable)]Bitboard
 	for b.Loop() {
 		var rm, bm [64]magic
-		var rt, bt []Bitboard
-		fillMagics(&rm, &rt, &rookDirs, &rookMagicNumbers)
-		fillMagics(&bm, &bt, &bishopDirs, &bishopMagicNumbers)
+		fillMagics(&rm, rt[:], &rookDirs, &rookMagicNumbers)
+		fillMagics(&bm, bt[:], &bishopDirs, &bishopMagicNumbers)
 	}
 }
 
@@ -258,6 +259,23 @@ func TestLines(t *testing.T) {
 			if lineBB[a][b] != line || betweenBB[a][b] != between {
 				t.Fatalf("%v-%v: line %016x between %016x, want %016x %016x", a, b, uint64(lineBB[a][b]), uint64(betweenBB[a][b]), uint64(line), uint64(between))
 			}
+		}
+	}
+}
+
+// TestMagicTableSizes: the tables hold exactly one slot per occupancy of
+// each square's relevant squares.
+func TestMagicTableSizes(t *testing.T) {
+	for _, c := range []struct {
+		dirs *[4][2]int
+		size int
+	}{{&rookDirs, len(rookTable)}, {&bishopDirs, len(bishopTable)}} {
+		total := 0
+		for s := Square(0); s < 64; s++ {
+			total += 1 << relevantOccupancy(s, c.dirs).Count()
+		}
+		if total != c.size {
+			t.Errorf("table of %d slots, want %d", c.size, total)
 		}
 	}
 }
