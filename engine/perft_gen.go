@@ -913,14 +913,21 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	// line is the same seen from either end. Our sliders free to move
 	// attack no zone square (badFrom), so leaving their square opens no
 	// line of their kind to it.
+	// A zone square our pawns, knights or king attack stays attacked
+	// whatever a slider does: attacking it too changes nothing.
+	ourPawns := b.pieces[Pawn] & ours
+	guarded := pawnWest(ourPawns, us) | pawnEast(ourPawns, us) | kingAttacks[(b.pieces[King]&ours).First()&63]
+	for x := b.pieces[Knight] & ours; x != 0; {
+		guarded |= knightAttacks[popFirst(&x)&63]
+	}
 	var reachDiag, reachOrth Bitboard
 	if (b.pieces[Bishop]|b.pieces[Queen])&ours&^(badFrom|h.pinner) != 0 {
-		for z := zone; z != 0; {
+		for z := zone &^ guarded; z != 0; {
 			reachDiag |= BishopAttacks(popFirst(&z), lifted)
 		}
 	}
 	if (b.pieces[Rook]|b.pieces[Queen])&ours&^(badFrom|h.pinner) != 0 {
-		for z := zone; z != 0; {
+		for z := zone &^ guarded; z != 0; {
 			reachOrth |= RookAttacks(popFirst(&z), lifted)
 		}
 	}
@@ -2356,14 +2363,21 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	// line is the same seen from either end. Our sliders free to move
 	// attack no zone square (badFrom), so leaving their square opens no
 	// line of their kind to it.
+	// A zone square our pawns, knights or king attack stays attacked
+	// whatever a slider does: attacking it too changes nothing.
+	ourPawns := b.pieces[Pawn] & ours
+	guarded := pawnWest(ourPawns, us) | pawnEast(ourPawns, us) | kingAttacks[(b.pieces[King]&ours).First()&63]
+	for x := b.pieces[Knight] & ours; x != 0; {
+		guarded |= knightAttacks[popFirst(&x)&63]
+	}
 	var reachDiag, reachOrth Bitboard
 	if (b.pieces[Bishop]|b.pieces[Queen])&ours&^(badFrom|h.pinner) != 0 {
-		for z := zone; z != 0; {
+		for z := zone &^ guarded; z != 0; {
 			reachDiag |= BishopAttacks(popFirst(&z), lifted)
 		}
 	}
 	if (b.pieces[Rook]|b.pieces[Queen])&ours&^(badFrom|h.pinner) != 0 {
-		for z := zone; z != 0; {
+		for z := zone &^ guarded; z != 0; {
 			reachOrth |= RookAttacks(popFirst(&z), lifted)
 		}
 	}
