@@ -832,8 +832,6 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	// and in a crowded king's corner it was the usual reason a knight or
 	// pawn move could not be counted with the null-move count.
 	zone := kingAttacks[tk] &^ theirs
-	near := zone | tk.Bit()
-	knightT, pawnT, kingT := knightSpread(near), pawnWest(near, them)|pawnEast(near, them), kingSpread(near)
 	// Castling tests its path with king and rook lifted; lines towards the
 	// zone are judged so too (lifting only makes more lines count as open).
 	lifted := occ
@@ -844,10 +842,22 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 		rookHomes |= cr.lift &^ tk.Bit()
 		lifted &^= cr.lift
 		zone |= cr.path
-		knightT |= cr.knights
-		pawnT |= cr.pawns
-		kingT |= cr.kings
 	}
+	// A zone square that a piece of ours of another kind attacks stays
+	// attacked when a knight, pawn or king moves: attacking it, or no
+	// longer attacking it, changes nothing. (Pawns, knights and the king
+	// attack the same squares whatever the occupancy.)
+	ourPawns := b.pieces[Pawn] & ours
+	byPawns := pawnWest(ourPawns, us) | pawnEast(ourPawns, us)
+	byKing := kingAttacks[(b.pieces[King]&ours).First()&63]
+	var byKnights Bitboard
+	for x := b.pieces[Knight] & ours; x != 0; {
+		byKnights |= knightAttacks[popFirst(&x)&63]
+	}
+	near := zone | tk.Bit()
+	knightT := knightSpread(near &^ (byPawns | byKing))
+	pawnT := pawnWest(near&^(byKnights|byKing), them) | pawnEast(near&^(byKnights|byKing), them)
+	kingT := kingSpread(near &^ (byPawns | byKnights))
 	// Our pieces that attack the zone or their king must stay.
 	badFrom := bad | (knightT&b.pieces[Knight]|pawnT&b.pieces[Pawn]|kingT&b.pieces[King])&ours
 	badTo := bad
@@ -915,11 +925,7 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	// line of their kind to it.
 	// A zone square our pawns, knights or king attack stays attacked
 	// whatever a slider does: attacking it too changes nothing.
-	ourPawns := b.pieces[Pawn] & ours
-	guarded := pawnWest(ourPawns, us) | pawnEast(ourPawns, us) | kingAttacks[(b.pieces[King]&ours).First()&63]
-	for x := b.pieces[Knight] & ours; x != 0; {
-		guarded |= knightAttacks[popFirst(&x)&63]
-	}
+	guarded := byPawns | byKing | byKnights
 	var reachDiag, reachOrth Bitboard
 	if (b.pieces[Bishop]|b.pieces[Queen])&ours&^(badFrom|h.pinner) != 0 {
 		for z := zone &^ guarded; z != 0; {
@@ -2282,8 +2288,6 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	// and in a crowded king's corner it was the usual reason a knight or
 	// pawn move could not be counted with the null-move count.
 	zone := kingAttacks[tk] &^ theirs
-	near := zone | tk.Bit()
-	knightT, pawnT, kingT := knightSpread(near), pawnWest(near, them)|pawnEast(near, them), kingSpread(near)
 	// Castling tests its path with king and rook lifted; lines towards the
 	// zone are judged so too (lifting only makes more lines count as open).
 	lifted := occ
@@ -2294,10 +2298,22 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 		rookHomes |= cr.lift &^ tk.Bit()
 		lifted &^= cr.lift
 		zone |= cr.path
-		knightT |= cr.knights
-		pawnT |= cr.pawns
-		kingT |= cr.kings
 	}
+	// A zone square that a piece of ours of another kind attacks stays
+	// attacked when a knight, pawn or king moves: attacking it, or no
+	// longer attacking it, changes nothing. (Pawns, knights and the king
+	// attack the same squares whatever the occupancy.)
+	ourPawns := b.pieces[Pawn] & ours
+	byPawns := pawnWest(ourPawns, us) | pawnEast(ourPawns, us)
+	byKing := kingAttacks[(b.pieces[King]&ours).First()&63]
+	var byKnights Bitboard
+	for x := b.pieces[Knight] & ours; x != 0; {
+		byKnights |= knightAttacks[popFirst(&x)&63]
+	}
+	near := zone | tk.Bit()
+	knightT := knightSpread(near &^ (byPawns | byKing))
+	pawnT := pawnWest(near&^(byKnights|byKing), them) | pawnEast(near&^(byKnights|byKing), them)
+	kingT := kingSpread(near &^ (byPawns | byKnights))
 	// Our pieces that attack the zone or their king must stay.
 	badFrom := bad | (knightT&b.pieces[Knight]|pawnT&b.pieces[Pawn]|kingT&b.pieces[King])&ours
 	badTo := bad
@@ -2365,11 +2381,7 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	// line of their kind to it.
 	// A zone square our pawns, knights or king attack stays attacked
 	// whatever a slider does: attacking it too changes nothing.
-	ourPawns := b.pieces[Pawn] & ours
-	guarded := pawnWest(ourPawns, us) | pawnEast(ourPawns, us) | kingAttacks[(b.pieces[King]&ours).First()&63]
-	for x := b.pieces[Knight] & ours; x != 0; {
-		guarded |= knightAttacks[popFirst(&x)&63]
-	}
+	guarded := byPawns | byKing | byKnights
 	var reachDiag, reachOrth Bitboard
 	if (b.pieces[Bishop]|b.pieces[Queen])&ours&^(badFrom|h.pinner) != 0 {
 		for z := zone &^ guarded; z != 0; {
