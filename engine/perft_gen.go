@@ -858,6 +858,10 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	knightT := knightSpread(near &^ (byPawns | byKing))
 	pawnT := pawnWest(near&^(byKnights|byKing), them) | pawnEast(near&^(byKnights|byKing), them)
 	kingT := kingSpread(near &^ (byPawns | byKnights))
+	// Those squares stay attacked whatever a slider does (a pawn, knight
+	// or king that alone attacks one must stay, by the rules above): for
+	// the sliders' lines below and their reach, they are not in the zone.
+	guarded := byPawns | byKing | byKnights
 	// Our pieces that attack the zone or their king must stay.
 	badFrom := bad | (knightT&b.pieces[Knight]|pawnT&b.pieces[Pawn]|kingT&b.pieces[King])&ours
 	badTo := bad
@@ -877,7 +881,7 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 				badTo |= to
 			}
 		}
-		for z := bishopRays[s] & zone; z != 0; {
+		for z := bishopRays[s] & zone &^ guarded; z != 0; {
 			nk := popFirst(&z) & 63
 			if seg := betweenBB[nk][s] & lifted; seg == 0 {
 				badTo |= betweenBB[nk][s]
@@ -899,7 +903,7 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 				badTo |= to
 			}
 		}
-		for z := rookRays[s] & zone; z != 0; {
+		for z := rookRays[s] & zone &^ guarded; z != 0; {
 			nk := popFirst(&z) & 63
 			if seg := betweenBB[nk][s] & lifted; seg == 0 {
 				badTo |= betweenBB[nk][s]
@@ -923,9 +927,6 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	// line is the same seen from either end. Our sliders free to move
 	// attack no zone square (badFrom), so leaving their square opens no
 	// line of their kind to it.
-	// A zone square our pawns, knights or king attack stays attacked
-	// whatever a slider does: attacking it too changes nothing.
-	guarded := byPawns | byKing | byKnights
 	var reachDiag, reachOrth Bitboard
 	if (b.pieces[Bishop]|b.pieces[Queen])&ours&^(badFrom|h.pinner) != 0 {
 		for z := zone &^ guarded; z != 0; {
@@ -2314,6 +2315,10 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	knightT := knightSpread(near &^ (byPawns | byKing))
 	pawnT := pawnWest(near&^(byKnights|byKing), them) | pawnEast(near&^(byKnights|byKing), them)
 	kingT := kingSpread(near &^ (byPawns | byKnights))
+	// Those squares stay attacked whatever a slider does (a pawn, knight
+	// or king that alone attacks one must stay, by the rules above): for
+	// the sliders' lines below and their reach, they are not in the zone.
+	guarded := byPawns | byKing | byKnights
 	// Our pieces that attack the zone or their king must stay.
 	badFrom := bad | (knightT&b.pieces[Knight]|pawnT&b.pieces[Pawn]|kingT&b.pieces[King])&ours
 	badTo := bad
@@ -2333,7 +2338,7 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 				badTo |= to
 			}
 		}
-		for z := bishopRays[s] & zone; z != 0; {
+		for z := bishopRays[s] & zone &^ guarded; z != 0; {
 			nk := popFirst(&z) & 63
 			if seg := betweenBB[nk][s] & lifted; seg == 0 {
 				badTo |= betweenBB[nk][s]
@@ -2355,7 +2360,7 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 				badTo |= to
 			}
 		}
-		for z := rookRays[s] & zone; z != 0; {
+		for z := rookRays[s] & zone &^ guarded; z != 0; {
 			nk := popFirst(&z) & 63
 			if seg := betweenBB[nk][s] & lifted; seg == 0 {
 				badTo |= betweenBB[nk][s]
@@ -2379,9 +2384,6 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	// line is the same seen from either end. Our sliders free to move
 	// attack no zone square (badFrom), so leaving their square opens no
 	// line of their kind to it.
-	// A zone square our pawns, knights or king attack stays attacked
-	// whatever a slider does: attacking it too changes nothing.
-	guarded := byPawns | byKing | byKnights
 	var reachDiag, reachOrth Bitboard
 	if (b.pieces[Bishop]|b.pieces[Queen])&ours&^(badFrom|h.pinner) != 0 {
 		for z := zone &^ guarded; z != 0; {
