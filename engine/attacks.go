@@ -143,9 +143,10 @@ func stepAttacks(s Square, steps [][2]int) Bitboard {
 }
 
 // fillMagics builds the attack tables of one slider from its magic
-// numbers (magic_numbers.go, found by TestGenerateMagics). A magic that maps
-// two occupancies with different attacks to one slot would be a wrong
-// table: that is checked here once, at start-up, and is a programming error.
+// numbers (magic_numbers.go, found by TestGenerateMagics) into table, which
+// has exactly the slots needed (TestMagicTableSizes). A magic that mapped
+// two occupancies with different attacks to one slot would make a wrong
+// table: TestMagicTables checks every slot, so start-up does not.
 func fillMagics(magics *[64]magic, table []Bitboard, dirs *[4][2]int, numbers *[64]uint64) {
 	offset := 0
 	for s := Square(0); s < 64; s++ {

@@ -6,7 +6,7 @@ import "math/bits"
 
 // The perft core's move generation, once per side to move: the colours are
 // constants here, so the side-relative helpers (pawnPush, relRank, ...)
-// fold to one shift or one mask after inlining. Three functions per side
+// fold to one shift or one mask after inlining. Four functions per side
 // share the legality preamble (checkers, pins, king moves):
 //   - count: the number of legal moves (the leaves of perft);
 //   - perft2: perft 2, the ply above the leaves, where almost all the time
@@ -14,6 +14,8 @@ import "math/bits"
 //     the null-move count and a delta (harmless, delta, pawnMoves; see
 //     perftHarmless), the others are made on a copy and their replies
 //     counted;
+//   - perft3: perft 3 without a table, each child made where its move is
+//     found and counted with perft2;
 //   - gen: the legal moves as a list (the plies above).
 // The template is engine/internal/perftgen/perft.go.tmpl; perftboard.go
 // holds the board and the side-independent helpers.
