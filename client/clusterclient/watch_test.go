@@ -50,6 +50,7 @@ func TestWatchAcrossRestart(t *testing.T) {
 	cl := connectT(t, Options{Address: addr})
 
 	var seen []uint64
+	var received atomic.Int32 // snapshots the client has handed to the callback
 	retries := 0
 	p := Policy{Base: 50 * time.Millisecond, Cap: 200 * time.Millisecond}.WithOnRetry(func(int, error, time.Duration) { retries++ })
 	done := make(chan struct{})
@@ -57,12 +58,18 @@ func TestWatchAcrossRestart(t *testing.T) {
 	var err error
 	go func() {
 		defer close(done)
-		final, err = cl.WatchJob(context.Background(), "p1", p, func(j *arbiterv1.Job) { seen = append(seen, j.GetProgress().GetUnitsDone()) })
+		final, err = cl.WatchJob(context.Background(), "p1", p, func(j *arbiterv1.Job) {
+			seen = append(seen, j.GetProgress().GetUnitsDone())
+			received.Add(1)
+		})
 	}()
+	// Wait until the client has both snapshots, not until the server has
+	// sent them: a message sent but still in flight when the server stops
+	// is lost, as it would be in a real restart.
 	deadline := time.Now().Add(10 * time.Second)
-	for first.sent.Load() < 2 {
+	for received.Load() < 2 {
 		if time.Now().After(deadline) {
-			t.Fatal("the first server sent nothing")
+			t.Fatalf("the client received %d of the first server's 2 snapshots", received.Load())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
