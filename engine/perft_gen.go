@@ -449,6 +449,8 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 	push1 &= targets
 	west := pawnWest(fp, us) & theirs & targets
 	east := pawnEast(fp, us) & theirs & targets
+	// Pinned pawns move along their pin line only (not in check: in check
+	// a pinned piece has no move).
 	if pinned != 0 && checkers == 0 {
 		for bb := pawns & pinned; bb != 0; {
 			s := popFirst(&bb) & 63
@@ -1138,6 +1140,8 @@ func (c *perftCore) perft3White(b *perftBoard) uint64 {
 	push1 &= targets
 	west := pawnWest(fp, us) & theirs & targets
 	east := pawnEast(fp, us) & theirs & targets
+	// Pinned pawns move along their pin line only (not in check: in check
+	// a pinned piece has no move).
 	if pinned != 0 && checkers == 0 {
 		for bb := pawns & pinned; bb != 0; {
 			s := popFirst(&bb) & 63
@@ -1145,6 +1149,7 @@ func (c *perftCore) perft3White(b *perftBoard) uint64 {
 			line := lineBB[ksq][s]
 			push1 |= one & line
 			push2 |= pawnPush(one&relRank(2, us), us) & empty & line
+			// A pinned pawn captures only its pinner, towards one side.
 			cap := pawnAttacks[us][s] & theirs & line
 			west |= pawnWest(s.Bit(), us) & cap
 			east |= pawnEast(s.Bit(), us) & cap
@@ -1401,6 +1406,8 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 	push1 &= targets
 	west := pawnWest(fp, us) & theirs & targets
 	east := pawnEast(fp, us) & theirs & targets
+	// Pinned pawns move along their pin line only (not in check: in check
+	// a pinned piece has no move).
 	if pinned != 0 && checkers == 0 {
 		for bb := pawns & pinned; bb != 0; {
 			s := popFirst(&bb) & 63
@@ -1408,6 +1415,7 @@ func (c *perftCore) genWhite(b *perftBoard, ml *perftMoveList) {
 			line := lineBB[ksq][s]
 			push1 |= one & line
 			push2 |= pawnPush(one&relRank(2, us), us) & empty & line
+			// A pinned pawn captures only its pinner, towards one side.
 			cap := pawnAttacks[us][s] & theirs & line
 			west |= pawnWest(s.Bit(), us) & cap
 			east |= pawnEast(s.Bit(), us) & cap
@@ -1906,6 +1914,8 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 	push1 &= targets
 	west := pawnWest(fp, us) & theirs & targets
 	east := pawnEast(fp, us) & theirs & targets
+	// Pinned pawns move along their pin line only (not in check: in check
+	// a pinned piece has no move).
 	if pinned != 0 && checkers == 0 {
 		for bb := pawns & pinned; bb != 0; {
 			s := popFirst(&bb) & 63
@@ -2595,6 +2605,8 @@ func (c *perftCore) perft3Black(b *perftBoard) uint64 {
 	push1 &= targets
 	west := pawnWest(fp, us) & theirs & targets
 	east := pawnEast(fp, us) & theirs & targets
+	// Pinned pawns move along their pin line only (not in check: in check
+	// a pinned piece has no move).
 	if pinned != 0 && checkers == 0 {
 		for bb := pawns & pinned; bb != 0; {
 			s := popFirst(&bb) & 63
@@ -2602,6 +2614,7 @@ func (c *perftCore) perft3Black(b *perftBoard) uint64 {
 			line := lineBB[ksq][s]
 			push1 |= one & line
 			push2 |= pawnPush(one&relRank(2, us), us) & empty & line
+			// A pinned pawn captures only its pinner, towards one side.
 			cap := pawnAttacks[us][s] & theirs & line
 			west |= pawnWest(s.Bit(), us) & cap
 			east |= pawnEast(s.Bit(), us) & cap
@@ -2858,6 +2871,8 @@ func (c *perftCore) genBlack(b *perftBoard, ml *perftMoveList) {
 	push1 &= targets
 	west := pawnWest(fp, us) & theirs & targets
 	east := pawnEast(fp, us) & theirs & targets
+	// Pinned pawns move along their pin line only (not in check: in check
+	// a pinned piece has no move).
 	if pinned != 0 && checkers == 0 {
 		for bb := pawns & pinned; bb != 0; {
 			s := popFirst(&bb) & 63
@@ -2865,6 +2880,7 @@ func (c *perftCore) genBlack(b *perftBoard, ml *perftMoveList) {
 			line := lineBB[ksq][s]
 			push1 |= one & line
 			push2 |= pawnPush(one&relRank(2, us), us) & empty & line
+			// A pinned pawn captures only its pinner, towards one side.
 			cap := pawnAttacks[us][s] & theirs & line
 			west |= pawnWest(s.Bit(), us) & cap
 			east |= pawnEast(s.Bit(), us) & cap
