@@ -201,11 +201,14 @@ func (ws *Workers) AddPenta(id string, p [5]int64) {
 }
 
 // residualInput is the pentanomial counts of the workers still in the job,
-// with extra added to worker id (a batch about to be counted).
+// with extra added to worker id (a batch about to be counted). An
+// excluded worker stays out even when the batch is its own (a lease from
+// before its exclusion): back in the pooled rest, it would push the
+// honest workers' residuals up, and one of them out.
 func (ws *Workers) residualInput(id string, extra [5]int64) map[string][5]int64 {
 	in := make(map[string][5]int64, len(ws.byID))
 	for wid, w := range ws.byID {
-		if w.excluded && wid != id {
+		if w.excluded {
 			continue
 		}
 		p := w.penta

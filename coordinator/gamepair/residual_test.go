@@ -118,6 +118,34 @@ func TestJudgeResidualsFindsTheSkewedWorker(t *testing.T) {
 	}
 }
 
+// A batch that an excluded worker was leased before its exclusion still
+// arrives and is counted, but its worker stays out of the table: judged
+// against the pooled rest with the excluded one back in it, an honest
+// worker lies far off (the CI failure of TestSkewedWorkerExcludedByResidual:
+// honest-1 excluded at residual 7.7 on the skewed worker's late batch).
+func TestExcludedWorkerStaysOutOfTheTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	ws := NewWorkers(40, 0.2)
+	ws.SetResidualJudge(ResidualSettings{Limit: DefaultResidualLimit, MinPairs: 20})
+	for _, id := range []string{"honest-1", "honest-2", "honest-3"} {
+		ws.AddPenta(id, draw(r, 150, 0.3, 0.5))
+	}
+	ws.AddPenta("skewed", draw(r, 300, 0, 0.02))
+	w, why := ws.JudgeResiduals("honest-1", draw(r, 4, 0.3, 0.5))
+	if w != "skewed" {
+		t.Fatalf("judged %q (%s), want skewed", w, why)
+	}
+	ws.Exclude("skewed", why)
+	ws.Exclude("honest-3", "gone") // two contributors left: nobody is judged
+	if w, why := ws.JudgeResiduals("skewed", draw(r, 4, 0, 0.02)); w != "" {
+		t.Fatalf("the excluded worker's late batch excluded %s (%s)", w, why)
+	}
+	ws.AddPenta("skewed", draw(r, 4, 0, 0.02))
+	if res := ws.ResidualOf(); res["skewed"] != 0 || len(res) > 2 {
+		t.Fatalf("residuals with the excluded workers in the table: %v", res)
+	}
+}
+
 // Equal deterministic engines draw every pair on honest workers: no pair
 // is won anywhere, and the table is tested on the two columns it has (one
 // degree of freedom), so a worker that loses every pair still stands out.
