@@ -75,15 +75,22 @@ func TestResidualsCalibratedUnderHonestWorkers(t *testing.T) {
 	}
 }
 
+// threeHonest is a record judging residuals at the default limit with
+// three honest workers of pairs pairs each (30 % won, 50 % drawn).
+func threeHonest(r *rand.Rand, pairs int) *Workers {
+	ws := NewWorkers(40, 0.2)
+	ws.SetResidualJudge(ResidualSettings{Limit: DefaultResidualLimit, MinPairs: 20})
+	for _, id := range []string{"honest-1", "honest-2", "honest-3"} {
+		ws.AddPenta(id, draw(r, pairs, 0.3, 0.5))
+	}
+	return ws
+}
+
 // A worker whose engine plays far weaker there is found and excluded once
 // it has played enough pairs; before that, nobody is.
 func TestJudgeResidualsFindsTheSkewedWorker(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	ws := NewWorkers(40, 0.2)
-	ws.SetResidualJudge(ResidualSettings{Limit: DefaultResidualLimit, MinPairs: 20})
-	for _, id := range []string{"honest-1", "honest-2", "honest-3"} {
-		ws.AddPenta(id, draw(r, 100, 0.3, 0.5))
-	}
+	ws := threeHonest(r, 100)
 	// The skewed worker's first batches: too few pairs to judge.
 	ws.AddPenta("skewed", draw(r, 12, 0.02, 0.1))
 	if w, why := ws.JudgeResiduals("skewed", draw(r, 4, 0.02, 0.1)); w != "" {
@@ -125,11 +132,7 @@ func TestJudgeResidualsFindsTheSkewedWorker(t *testing.T) {
 // honest-1 excluded at residual 7.7 on the skewed worker's late batch).
 func TestExcludedWorkerStaysOutOfTheTable(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	ws := NewWorkers(40, 0.2)
-	ws.SetResidualJudge(ResidualSettings{Limit: DefaultResidualLimit, MinPairs: 20})
-	for _, id := range []string{"honest-1", "honest-2", "honest-3"} {
-		ws.AddPenta(id, draw(r, 150, 0.3, 0.5))
-	}
+	ws := threeHonest(r, 150)
 	ws.AddPenta("skewed", draw(r, 300, 0, 0.02))
 	w, why := ws.JudgeResiduals("honest-1", draw(r, 4, 0.3, 0.5))
 	if w != "skewed" {
