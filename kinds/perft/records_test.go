@@ -19,7 +19,8 @@ import (
 // `grep '^|' FILE | sha256sum` prints it), the total is the rows' sum, row
 // i is start position i in Scharnagl's numbering, row 518 is the
 // published perft of the standard start (depths 6, 7 and 8), and a few
-// rows of the depth-6 table equal a local count. A table edited by hand fails here.
+// rows of the depth-6 table equal a local count. A table edited by hand
+// fails here.
 func TestChess960Records(t *testing.T) {
 	standard := map[int]uint64{6: 119060324, 7: 3195901860, 8: 84998978956}
 	recount := map[int][]int{6: {0, 341, 959}}
