@@ -223,7 +223,7 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 	// difference (delta, mod 2^64); the count after a null move is added
 	// nh times at the end. See perftHarmless. In check there are none.
 	hm := &c.harm
-	hm.badFrom = ^Bitboard(0)
+	hm.badFrom, hm.zBadFrom = ^Bitboard(0), ^Bitboard(0)
 	if checkers == 0 {
 		c.harmlessWhite(b, hm)
 	}
@@ -283,8 +283,8 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			if from.Bit()&hm.sens == 0 {
 				h &= hm.sens
 			}
-			for h != 0 {
-				delta += c.deltaWhite(b, hm, from.Bit(), popFirst(&h).Bit())
+			if h != 0 {
+				delta += c.deltasWhite(b, hm, from.Bit(), h)
 			}
 			// Captures, the same squares but occupied by theirs.
 			hc := t & theirs &^ (hm.badTo | hm.knightT | hm.rookHomes)
@@ -292,6 +292,14 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			t ^= hc
 			for hc != 0 {
 				delta += c.captureDeltaWhite(b, hm, from.Bit(), popFirst(&hc)&63)
+			}
+		} else if hm.zBadFrom&from.Bit() == 0 && c.zoneReadyWhite(b, hm)&from.Bit() == 0 {
+			// It attacks the zone, but nothing else keeps it from being
+			// harmless: the moves that give no check are zone moves.
+			if z := t &^ (hm.zBadTo | knightAttacks[hm.tk&63]); z != 0 {
+				nh += popCount(z)
+				delta += c.zoneKnightWhite(b, hm, from, z)
+				t ^= z
 			}
 		}
 		for t != 0 {
@@ -356,8 +364,8 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 				if from.Bit()&hm.sens == 0 {
 					quiet &= hm.sens
 				}
-				for quiet != 0 {
-					delta += c.deltaWhite(b, hm, from.Bit(), popFirst(&quiet).Bit())
+				if quiet != 0 {
+					delta += c.deltasWhite(b, hm, from.Bit(), quiet)
 				}
 			}
 		}
@@ -421,8 +429,8 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 				if from.Bit()&hm.sens == 0 {
 					quiet &= hm.sens
 				}
-				for quiet != 0 {
-					delta += c.deltaWhite(b, hm, from.Bit(), popFirst(&quiet).Bit())
+				if quiet != 0 {
+					delta += c.deltasWhite(b, hm, from.Bit(), quiet)
 				}
 			}
 		}
@@ -633,6 +641,98 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 	return n
 }
 
+// zoneKnightWhite returns the delta (see deltaWhite) of the zone moves
+// of our knight on from to the squares z. A zone move is a harmless move
+// (see perftHarmless) but for our attacks on the zone: the piece that
+// moves attacks zone squares from where it stands or where it lands, but
+// gives no check, and nothing else qualifies it less. Then our other
+// pieces attack the zone as before (the piece opens and closes none of our
+// sliders' lines to it: zBadFrom, zBadTo), so their king's moves change
+// only by what the piece attacked and attacks now (zoneKingMoves), and
+// the rest of their moves by the delta of a harmless move.
+func (c *perftCore) zoneKnightWhite(b *perftBoard, hm *perftHarmless, from Square, z Bitboard) uint64 {
+	const us, them = White, Black
+	others := hm.byPawns | hm.byKing
+	for x := b.pieces[Knight] & b.colors[us] &^ from.Bit(); x != 0; {
+		others |= knightAttacks[popFirst(&x)&63]
+	}
+	d := -hm.zoneKingMoves(others, knightAttacks[from]) * uint64(popCount(z))
+	for x := z; x != 0; {
+		d += hm.zoneKingMoves(others, knightAttacks[popFirst(&x)&63])
+	}
+	theirs := b.colors[them]
+	for x := z & theirs; x != 0; {
+		d += c.captureDeltaWhite(b, hm, from.Bit(), popFirst(&x)&63)
+	}
+	quiet := z &^ theirs
+	if from.Bit()&hm.sens == 0 {
+		quiet &= hm.sens
+	}
+	if quiet != 0 {
+		d += c.deltasWhite(b, hm, from.Bit(), quiet)
+	}
+	return d
+}
+
+// zoneReadyWhite completes hm for zone moves, once per position, and
+// returns hm.zBadFrom: it adds our sliders' lines to guarded zone squares
+// (which pieces alone close one to zBadFrom, where a piece would close an
+// open one to zBadTo), the king's squares our sliders attack (sliderK) and
+// the castling paths (cpath).
+func (c *perftCore) zoneReadyWhite(b *perftBoard, hm *perftHarmless) Bitboard {
+	const us, them = White, Black
+	if hm.zoneReady {
+		return hm.zBadFrom
+	}
+	hm.zoneReady = true
+	ours, theirs := b.colors[us], b.colors[them]
+	occ := ours | theirs
+	lifted := occ &^ hm.lift
+	guarded := hm.byPawns | hm.byKing | hm.byKnights
+	var zBadFrom, zBadTo, sliderK Bitboard
+	ourBQ := (b.pieces[Bishop] | b.pieces[Queen]) & ours
+	ourRQ := (b.pieces[Rook] | b.pieces[Queen]) & ours
+	for x := ourBQ | ourRQ; x != 0; {
+		s := popFirst(&x) & 63
+		var rays Bitboard
+		if ourBQ&s.Bit() != 0 {
+			rays = bishopRays[s]
+		}
+		if ourRQ&s.Bit() != 0 {
+			rays |= rookRays[s]
+		}
+		for z := rays & hm.zone; z != 0; {
+			nk := popFirst(&z) & 63
+			line := betweenBB[nk][s]
+			if line&occ == 0 {
+				sliderK |= nk.Bit()
+			}
+			if guarded&nk.Bit() != 0 {
+				if seg := line & lifted; seg == 0 {
+					zBadTo |= line
+				} else if seg&(seg-1) == 0 {
+					zBadFrom |= seg
+				}
+			}
+		}
+	}
+	hm.zBadFrom |= zBadFrom
+	hm.zBadTo |= zBadTo
+	hm.sliderK = sliderK & hm.kingT0
+	// The castling paths of their rights that the null move leaves
+	// possible but for the attacks of our knights, pawns and king; all
+	// squares for the others, which no attack set leaves unattacked
+	// (zoneKingMoves).
+	hm.cpath = [2]Bitboard{^Bitboard(0), ^Bitboard(0)}
+	for i := range 2 {
+		cr := &c.castle.right[2+i&3]
+		if b.castling&(1<<(2+i)) != 0 && occ&cr.empty == 0 && castleClear(cr, occ, ourBQ&cr.diag, ourRQ&cr.orth) {
+			hm.cpath[i] = cr.path
+		}
+	}
+	return hm.zBadFrom
+}
+
 // pinnerMovesWhite finds the harmless moves among t of our slider on
 // from, of type pt, that pins a piece of theirs (perftHarmless.pinner):
 // those along the pin line that do not take the pinned piece, land where
@@ -694,6 +794,49 @@ func (c *perftCore) deltaWhite(b *perftBoard, h *perftHarmless, fb, tb Bitboard)
 	}
 	if ft&h.pawnSens != 0 {
 		d += pawnMovesBlack(b.pieces[Pawn]&theirs, h.pinned, h.tk, occ, ours) - h.pawnMoves
+	}
+	return d
+}
+
+// deltasWhite returns the sum of deltaWhite(b, h, fb, tb) over the
+// squares tb of q (quiet moves of one piece): a slider of theirs whose
+// attacks include fb is looked up once, with the piece lifted, and each
+// square of q on its new rays then cuts them (as in deltaWhite for a
+// slider whose rays only the square moved to is on).
+func (c *perftCore) deltasWhite(b *perftBoard, h *perftHarmless, fb, q Bitboard) uint64 {
+	const us, them = White, Black
+	ours, theirs := b.colors[us]^fb, b.colors[them]
+	occ := ours | theirs
+	var d uint64
+	for i := 0; i < h.nSliders; i++ {
+		att := h.attacks[i&15]
+		sl := &h.sliders[i&15]
+		if att&fb != 0 {
+			var a Bitboard
+			if sl.diag {
+				a = BishopAttacks(sl.sq, occ)
+			}
+			if sl.orth {
+				a |= RookAttacks(sl.sq, occ)
+			}
+			d += (popCount(a&^theirs&sl.line) - sl.moves) * popCount(q)
+			att = a
+		}
+		for x := att & q; x != 0; {
+			d -= popCount(att & rayPast(sl.sq, popFirst(&x)) &^ theirs & sl.line)
+		}
+	}
+	if (fb|q)&h.pawnSens != 0 {
+		theirPawns := b.pieces[Pawn] & theirs
+		x := q
+		if fb&h.pawnSens == 0 {
+			x &= h.pawnSens
+		}
+		for x != 0 {
+			tb := x & -x
+			x &= x - 1
+			d += pawnMovesBlack(theirPawns, h.pinned, h.tk, occ|tb, ours|tb) - h.pawnMoves
+		}
 	}
 	return d
 }
@@ -867,7 +1010,10 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	// the sliders' lines below and their reach, they are not in the zone.
 	guarded := byPawns | byKing | byKnights
 	// Our pieces that attack the zone or their king must stay.
-	badFrom := bad | (knightT&b.pieces[Knight]|pawnT&b.pieces[Pawn]|kingT&b.pieces[King])&ours
+	// badFrom is first built without the pieces that stand where they
+	// attack the zone (added below): without them, it is what zone moves
+	// need (see zoneKnight).
+	badFrom := bad
 	badTo := bad
 	var pinners, pinSegs Bitboard
 	// Our sliders: on a line with their king, no check may appear and no
@@ -927,6 +1073,8 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 		badFrom |= pinners
 	}
 	badTo |= pinSegs
+	h.zBadFrom = badFrom
+	badFrom |= (knightT&b.pieces[Knight] | pawnT&b.pieces[Pawn] | kingT&b.pieces[King]) & ours
 	// The squares from which a slider of ours would attack the zone: a
 	// line is the same seen from either end. Our sliders free to move
 	// attack no zone square (badFrom), so leaving their square opens no
@@ -949,6 +1097,10 @@ func (c *perftCore) harmlessWhite(b *perftBoard, h *perftHarmless) {
 	h.sens, h.pawnSens, h.pawnAtt = sens, pawnSens, pawnAtt
 	h.pinned, h.tk, h.nSliders = pinned, tk, n
 	h.rookHomes = rookHomes
+	h.zBadTo = badTo | rookHomes
+	h.kingT0 = kingAttacks[tk] &^ theirs
+	h.byPawns, h.byKing, h.byKnights = byPawns, byKing, byKnights
+	h.zoneReady = false
 	h.pawnMoves = pawnMovesBlack(theirPawns, pinned, tk, occ, ours)
 }
 
@@ -1688,7 +1840,7 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 	// difference (delta, mod 2^64); the count after a null move is added
 	// nh times at the end. See perftHarmless. In check there are none.
 	hm := &c.harm
-	hm.badFrom = ^Bitboard(0)
+	hm.badFrom, hm.zBadFrom = ^Bitboard(0), ^Bitboard(0)
 	if checkers == 0 {
 		c.harmlessBlack(b, hm)
 	}
@@ -1748,8 +1900,8 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			if from.Bit()&hm.sens == 0 {
 				h &= hm.sens
 			}
-			for h != 0 {
-				delta += c.deltaBlack(b, hm, from.Bit(), popFirst(&h).Bit())
+			if h != 0 {
+				delta += c.deltasBlack(b, hm, from.Bit(), h)
 			}
 			// Captures, the same squares but occupied by theirs.
 			hc := t & theirs &^ (hm.badTo | hm.knightT | hm.rookHomes)
@@ -1757,6 +1909,14 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			t ^= hc
 			for hc != 0 {
 				delta += c.captureDeltaBlack(b, hm, from.Bit(), popFirst(&hc)&63)
+			}
+		} else if hm.zBadFrom&from.Bit() == 0 && c.zoneReadyBlack(b, hm)&from.Bit() == 0 {
+			// It attacks the zone, but nothing else keeps it from being
+			// harmless: the moves that give no check are zone moves.
+			if z := t &^ (hm.zBadTo | knightAttacks[hm.tk&63]); z != 0 {
+				nh += popCount(z)
+				delta += c.zoneKnightBlack(b, hm, from, z)
+				t ^= z
 			}
 		}
 		for t != 0 {
@@ -1821,8 +1981,8 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 				if from.Bit()&hm.sens == 0 {
 					quiet &= hm.sens
 				}
-				for quiet != 0 {
-					delta += c.deltaBlack(b, hm, from.Bit(), popFirst(&quiet).Bit())
+				if quiet != 0 {
+					delta += c.deltasBlack(b, hm, from.Bit(), quiet)
 				}
 			}
 		}
@@ -1886,8 +2046,8 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 				if from.Bit()&hm.sens == 0 {
 					quiet &= hm.sens
 				}
-				for quiet != 0 {
-					delta += c.deltaBlack(b, hm, from.Bit(), popFirst(&quiet).Bit())
+				if quiet != 0 {
+					delta += c.deltasBlack(b, hm, from.Bit(), quiet)
 				}
 			}
 		}
@@ -2098,6 +2258,98 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 	return n
 }
 
+// zoneKnightBlack returns the delta (see deltaBlack) of the zone moves
+// of our knight on from to the squares z. A zone move is a harmless move
+// (see perftHarmless) but for our attacks on the zone: the piece that
+// moves attacks zone squares from where it stands or where it lands, but
+// gives no check, and nothing else qualifies it less. Then our other
+// pieces attack the zone as before (the piece opens and closes none of our
+// sliders' lines to it: zBadFrom, zBadTo), so their king's moves change
+// only by what the piece attacked and attacks now (zoneKingMoves), and
+// the rest of their moves by the delta of a harmless move.
+func (c *perftCore) zoneKnightBlack(b *perftBoard, hm *perftHarmless, from Square, z Bitboard) uint64 {
+	const us, them = Black, White
+	others := hm.byPawns | hm.byKing
+	for x := b.pieces[Knight] & b.colors[us] &^ from.Bit(); x != 0; {
+		others |= knightAttacks[popFirst(&x)&63]
+	}
+	d := -hm.zoneKingMoves(others, knightAttacks[from]) * uint64(popCount(z))
+	for x := z; x != 0; {
+		d += hm.zoneKingMoves(others, knightAttacks[popFirst(&x)&63])
+	}
+	theirs := b.colors[them]
+	for x := z & theirs; x != 0; {
+		d += c.captureDeltaBlack(b, hm, from.Bit(), popFirst(&x)&63)
+	}
+	quiet := z &^ theirs
+	if from.Bit()&hm.sens == 0 {
+		quiet &= hm.sens
+	}
+	if quiet != 0 {
+		d += c.deltasBlack(b, hm, from.Bit(), quiet)
+	}
+	return d
+}
+
+// zoneReadyBlack completes hm for zone moves, once per position, and
+// returns hm.zBadFrom: it adds our sliders' lines to guarded zone squares
+// (which pieces alone close one to zBadFrom, where a piece would close an
+// open one to zBadTo), the king's squares our sliders attack (sliderK) and
+// the castling paths (cpath).
+func (c *perftCore) zoneReadyBlack(b *perftBoard, hm *perftHarmless) Bitboard {
+	const us, them = Black, White
+	if hm.zoneReady {
+		return hm.zBadFrom
+	}
+	hm.zoneReady = true
+	ours, theirs := b.colors[us], b.colors[them]
+	occ := ours | theirs
+	lifted := occ &^ hm.lift
+	guarded := hm.byPawns | hm.byKing | hm.byKnights
+	var zBadFrom, zBadTo, sliderK Bitboard
+	ourBQ := (b.pieces[Bishop] | b.pieces[Queen]) & ours
+	ourRQ := (b.pieces[Rook] | b.pieces[Queen]) & ours
+	for x := ourBQ | ourRQ; x != 0; {
+		s := popFirst(&x) & 63
+		var rays Bitboard
+		if ourBQ&s.Bit() != 0 {
+			rays = bishopRays[s]
+		}
+		if ourRQ&s.Bit() != 0 {
+			rays |= rookRays[s]
+		}
+		for z := rays & hm.zone; z != 0; {
+			nk := popFirst(&z) & 63
+			line := betweenBB[nk][s]
+			if line&occ == 0 {
+				sliderK |= nk.Bit()
+			}
+			if guarded&nk.Bit() != 0 {
+				if seg := line & lifted; seg == 0 {
+					zBadTo |= line
+				} else if seg&(seg-1) == 0 {
+					zBadFrom |= seg
+				}
+			}
+		}
+	}
+	hm.zBadFrom |= zBadFrom
+	hm.zBadTo |= zBadTo
+	hm.sliderK = sliderK & hm.kingT0
+	// The castling paths of their rights that the null move leaves
+	// possible but for the attacks of our knights, pawns and king; all
+	// squares for the others, which no attack set leaves unattacked
+	// (zoneKingMoves).
+	hm.cpath = [2]Bitboard{^Bitboard(0), ^Bitboard(0)}
+	for i := range 2 {
+		cr := &c.castle.right[0+i&3]
+		if b.castling&(1<<(0+i)) != 0 && occ&cr.empty == 0 && castleClear(cr, occ, ourBQ&cr.diag, ourRQ&cr.orth) {
+			hm.cpath[i] = cr.path
+		}
+	}
+	return hm.zBadFrom
+}
+
 // pinnerMovesBlack finds the harmless moves among t of our slider on
 // from, of type pt, that pins a piece of theirs (perftHarmless.pinner):
 // those along the pin line that do not take the pinned piece, land where
@@ -2159,6 +2411,49 @@ func (c *perftCore) deltaBlack(b *perftBoard, h *perftHarmless, fb, tb Bitboard)
 	}
 	if ft&h.pawnSens != 0 {
 		d += pawnMovesWhite(b.pieces[Pawn]&theirs, h.pinned, h.tk, occ, ours) - h.pawnMoves
+	}
+	return d
+}
+
+// deltasBlack returns the sum of deltaBlack(b, h, fb, tb) over the
+// squares tb of q (quiet moves of one piece): a slider of theirs whose
+// attacks include fb is looked up once, with the piece lifted, and each
+// square of q on its new rays then cuts them (as in deltaBlack for a
+// slider whose rays only the square moved to is on).
+func (c *perftCore) deltasBlack(b *perftBoard, h *perftHarmless, fb, q Bitboard) uint64 {
+	const us, them = Black, White
+	ours, theirs := b.colors[us]^fb, b.colors[them]
+	occ := ours | theirs
+	var d uint64
+	for i := 0; i < h.nSliders; i++ {
+		att := h.attacks[i&15]
+		sl := &h.sliders[i&15]
+		if att&fb != 0 {
+			var a Bitboard
+			if sl.diag {
+				a = BishopAttacks(sl.sq, occ)
+			}
+			if sl.orth {
+				a |= RookAttacks(sl.sq, occ)
+			}
+			d += (popCount(a&^theirs&sl.line) - sl.moves) * popCount(q)
+			att = a
+		}
+		for x := att & q; x != 0; {
+			d -= popCount(att & rayPast(sl.sq, popFirst(&x)) &^ theirs & sl.line)
+		}
+	}
+	if (fb|q)&h.pawnSens != 0 {
+		theirPawns := b.pieces[Pawn] & theirs
+		x := q
+		if fb&h.pawnSens == 0 {
+			x &= h.pawnSens
+		}
+		for x != 0 {
+			tb := x & -x
+			x &= x - 1
+			d += pawnMovesWhite(theirPawns, h.pinned, h.tk, occ|tb, ours|tb) - h.pawnMoves
+		}
 	}
 	return d
 }
@@ -2332,7 +2627,10 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	// the sliders' lines below and their reach, they are not in the zone.
 	guarded := byPawns | byKing | byKnights
 	// Our pieces that attack the zone or their king must stay.
-	badFrom := bad | (knightT&b.pieces[Knight]|pawnT&b.pieces[Pawn]|kingT&b.pieces[King])&ours
+	// badFrom is first built without the pieces that stand where they
+	// attack the zone (added below): without them, it is what zone moves
+	// need (see zoneKnight).
+	badFrom := bad
 	badTo := bad
 	var pinners, pinSegs Bitboard
 	// Our sliders: on a line with their king, no check may appear and no
@@ -2392,6 +2690,8 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 		badFrom |= pinners
 	}
 	badTo |= pinSegs
+	h.zBadFrom = badFrom
+	badFrom |= (knightT&b.pieces[Knight] | pawnT&b.pieces[Pawn] | kingT&b.pieces[King]) & ours
 	// The squares from which a slider of ours would attack the zone: a
 	// line is the same seen from either end. Our sliders free to move
 	// attack no zone square (badFrom), so leaving their square opens no
@@ -2414,6 +2714,10 @@ func (c *perftCore) harmlessBlack(b *perftBoard, h *perftHarmless) {
 	h.sens, h.pawnSens, h.pawnAtt = sens, pawnSens, pawnAtt
 	h.pinned, h.tk, h.nSliders = pinned, tk, n
 	h.rookHomes = rookHomes
+	h.zBadTo = badTo | rookHomes
+	h.kingT0 = kingAttacks[tk] &^ theirs
+	h.byPawns, h.byKing, h.byKnights = byPawns, byKing, byKnights
+	h.zoneReady = false
 	h.pawnMoves = pawnMovesWhite(theirPawns, pinned, tk, occ, ours)
 }
 

@@ -358,7 +358,18 @@ type perftHarmless struct {
 	// pinnerBadTo allows (badTo but for the squares of its own pin) and it
 	// attacks no zone square: the pin stays the same pin.
 	pinner, pinnerBadTo Bitboard
-	pawnMoves           uint64 // their pawns' legal moves after a null move
+	// For zone moves (zoneKingMoves): zBadFrom is badFrom but for the
+	// pieces that stand where they attack the zone, with the lone pieces
+	// on our sliders' lines to guarded zone squares; zBadTo is badTo with
+	// the open such lines and rookHomes.
+	zBadFrom, zBadTo Bitboard
+	kingT0           Bitboard // their king's squares that hold none of theirs
+	sliderK          Bitboard // those our sliders attack
+	// What our pawns, king and knights attack (occupancy aside).
+	byPawns, byKing, byKnights Bitboard
+	cpath                      [2]Bitboard // see zoneReady
+	zoneReady                  bool        // the fields above are set
+	pawnMoves                  uint64      // their pawns' legal moves after a null move
 	tk                  Square // their king
 	nSliders            int
 	attacks             [16]Bitboard // sliders[i].attacks, packed for delta's scan
@@ -496,4 +507,21 @@ func (c *perftCore) inertPromotions(child *perftBoard, s Square, them Color) uin
 		inert |= 1 << Queen
 	}
 	return inert
+}
+
+// zoneKingMoves returns their king's moves, castling included, after a
+// zone move (see zoneKnightWhite) when the piece moved attacks a and our
+// other knights, pawns and king attack others. It holds for a null move
+// too, with a the piece's attacks from where it stands: a zone move's
+// difference is the difference of two calls.
+func (h *perftHarmless) zoneKingMoves(others, a Bitboard) uint64 {
+	att := others | a
+	n := popCount(h.kingT0 &^ (att | h.sliderK))
+	if h.cpath[0]&att == 0 {
+		n++
+	}
+	if h.cpath[1]&att == 0 {
+		n++
+	}
+	return n
 }

@@ -24,6 +24,8 @@ var source string
 type side struct {
 	Us, Them string
 	OO, OOO  int
+	// TheirOO is the other side's OO (their OOO follows it).
+	TheirOO int
 	// PinMoves: the legality preamble also counts the moves of pinned
 	// sliders along their pin lines (pinnedMoves), as the leaf count wants.
 	PinMoves bool
@@ -42,7 +44,7 @@ func generate() ([]byte, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, []side{{Us: "White", Them: "Black", OO: 0, OOO: 1}, {Us: "Black", Them: "White", OO: 2, OOO: 3}}); err != nil {
+	if err := tmpl.Execute(&buf, []side{{Us: "White", Them: "Black", OO: 0, OOO: 1, TheirOO: 2}, {Us: "Black", Them: "White", OO: 2, OOO: 3, TheirOO: 0}}); err != nil {
 		return nil, err
 	}
 	out, err := format.Source(buf.Bytes())
