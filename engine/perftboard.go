@@ -370,10 +370,10 @@ type perftHarmless struct {
 	cpath                      [2]Bitboard // see zoneReady
 	zoneReady                  bool        // the fields above are set
 	pawnMoves                  uint64      // their pawns' legal moves after a null move
-	tk                  Square // their king
-	nSliders            int
-	attacks             [16]Bitboard // sliders[i].attacks, packed for delta's scan
-	sliders             [16]perftSlider
+	tk                         Square      // their king
+	nSliders                   int
+	attacks                    [16]Bitboard // sliders[i].attacks, packed for delta's scan
+	sliders                    [16]perftSlider
 }
 
 // perftSlider is one of their sliders in the null-move position.
