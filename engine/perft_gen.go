@@ -283,15 +283,12 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			if from.Bit()&hm.sens == 0 {
 				h &= hm.sens
 			}
-			if h != 0 {
-				delta += c.deltasWhite(b, hm, from.Bit(), h)
-			}
 			// Captures, the same squares but occupied by theirs.
 			hc := t & theirs &^ (hm.badTo | hm.knightT | hm.rookHomes)
 			nh += popCount(hc)
 			t ^= hc
-			for hc != 0 {
-				delta += c.captureDeltaWhite(b, hm, from.Bit(), popFirst(&hc)&63)
+			if h|hc != 0 {
+				delta += c.moveDeltasWhite(b, hm, from.Bit(), h, hc)
 			}
 		} else if hm.zBadFrom&from.Bit() == 0 && c.zoneReadyWhite(b, hm)&from.Bit() == 0 {
 			// It attacks the zone, but nothing else keeps it from being
@@ -357,15 +354,12 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 				}
 				nh += popCount(cand)
 				t ^= cand
-				for x := cand & theirs; x != 0; {
-					delta += c.captureDeltaWhite(b, hm, from.Bit(), popFirst(&x)&63)
-				}
 				quiet := cand &^ theirs
 				if from.Bit()&hm.sens == 0 {
 					quiet &= hm.sens
 				}
-				if quiet != 0 {
-					delta += c.deltasWhite(b, hm, from.Bit(), quiet)
+				if quiet|cand&theirs != 0 {
+					delta += c.moveDeltasWhite(b, hm, from.Bit(), quiet, cand&theirs)
 				}
 			}
 		}
@@ -422,15 +416,12 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 				}
 				nh += popCount(cand)
 				t ^= cand
-				for x := cand & theirs; x != 0; {
-					delta += c.captureDeltaWhite(b, hm, from.Bit(), popFirst(&x)&63)
-				}
 				quiet := cand &^ theirs
 				if from.Bit()&hm.sens == 0 {
 					quiet &= hm.sens
 				}
-				if quiet != 0 {
-					delta += c.deltasWhite(b, hm, from.Bit(), quiet)
+				if quiet|cand&theirs != 0 {
+					delta += c.moveDeltasWhite(b, hm, from.Bit(), quiet, cand&theirs)
 				}
 			}
 		}
@@ -661,15 +652,12 @@ func (c *perftCore) zoneKnightWhite(b *perftBoard, hm *perftHarmless, from Squar
 		d += hm.zoneKingMoves(others, knightAttacks[popFirst(&x)&63])
 	}
 	theirs := b.colors[them]
-	for x := z & theirs; x != 0; {
-		d += c.captureDeltaWhite(b, hm, from.Bit(), popFirst(&x)&63)
-	}
 	quiet := z &^ theirs
 	if from.Bit()&hm.sens == 0 {
 		quiet &= hm.sens
 	}
-	if quiet != 0 {
-		d += c.deltasWhite(b, hm, from.Bit(), quiet)
+	if quiet|z&theirs != 0 {
+		d += c.moveDeltasWhite(b, hm, from.Bit(), quiet, z&theirs)
 	}
 	return d
 }
@@ -798,19 +786,27 @@ func (c *perftCore) deltaWhite(b *perftBoard, h *perftHarmless, fb, tb Bitboard)
 	return d
 }
 
-// deltasWhite returns the sum of deltaWhite(b, h, fb, tb) over the
-// squares tb of q (quiet moves of one piece): a slider of theirs whose
-// attacks include fb is looked up once, with the piece lifted, and each
-// square of q on its new rays then cuts them (as in deltaWhite for a
-// slider whose rays only the square moved to is on).
-func (c *perftCore) deltasWhite(b *perftBoard, h *perftHarmless, fb, q Bitboard) uint64 {
+// moveDeltasWhite returns the sum of the deltas of one piece's moves
+// from fb: deltaWhite for the quiet moves to the squares of q,
+// captureDeltaWhite for the captures on the squares of caps. A slider
+// of theirs whose attacks include fb is looked up once, with the piece
+// lifted; a square moved to then changes its rays as in deltaWhite and
+// captureDeltaWhite for a slider whose rays only that square is on.
+func (c *perftCore) moveDeltasWhite(b *perftBoard, h *perftHarmless, fb, q, caps Bitboard) uint64 {
 	const us, them = White, Black
 	ours, theirs := b.colors[us]^fb, b.colors[them]
-	occ := ours | theirs
+	occ := ours | theirs // the piece lifted; a capture leaves the square occupied
+	nq := popCount(q)
 	var d uint64
 	for i := 0; i < h.nSliders; i++ {
 		att := h.attacks[i&15]
 		sl := &h.sliders[i&15]
+		cq := caps
+		if cq&sl.sq.Bit() != 0 {
+			// Taken: its moves go (and it is nothing else to that capture).
+			d -= sl.moves
+			cq ^= sl.sq.Bit()
+		}
 		if att&fb != 0 {
 			var a Bitboard
 			if sl.diag {
@@ -819,15 +815,19 @@ func (c *perftCore) deltasWhite(b *perftBoard, h *perftHarmless, fb, q Bitboard)
 			if sl.orth {
 				a |= RookAttacks(sl.sq, occ)
 			}
-			d += (popCount(a&^theirs&sl.line) - sl.moves) * popCount(q)
+			per := popCount(a&^theirs&sl.line) - sl.moves
+			d += per*nq + per*popCount(cq)
 			att = a
 		}
+		// A capture's square is ours now: one more move where the rays
+		// reach it. A quiet move's square cuts the rays past it.
+		d += popCount(att & cq & sl.line)
 		for x := att & q; x != 0; {
 			d -= popCount(att & rayPast(sl.sq, popFirst(&x)) &^ theirs & sl.line)
 		}
 	}
+	theirPawns := b.pieces[Pawn] & theirs
 	if (fb|q)&h.pawnSens != 0 {
-		theirPawns := b.pieces[Pawn] & theirs
 		x := q
 		if fb&h.pawnSens == 0 {
 			x &= h.pawnSens
@@ -836,6 +836,27 @@ func (c *perftCore) deltasWhite(b *perftBoard, h *perftHarmless, fb, q Bitboard)
 			tb := x & -x
 			x &= x - 1
 			d += pawnMovesBlack(theirPawns, h.pinned, h.tk, occ|tb, ours|tb) - h.pawnMoves
+		}
+	}
+	if caps != 0 {
+		theirN := b.pieces[Knight] & theirs &^ h.pinned
+		x := caps
+		if fb&h.pawnSens == 0 {
+			x &= h.pawnSens | theirPawns
+		}
+		for cx := caps; cx != 0; {
+			to := popFirst(&cx) & 63
+			// Each knight of theirs that reached the square takes there now;
+			// a knight taken loses its moves.
+			d += popCount(knightAttacks[to] & theirN)
+			if theirN&to.Bit() != 0 {
+				d -= popCount(knightAttacks[to] &^ theirs)
+			}
+		}
+		for x != 0 {
+			tb := x & -x
+			x &= x - 1
+			d += pawnMovesBlack(theirPawns&^tb, h.pinned, h.tk, occ, ours|tb) - h.pawnMoves
 		}
 	}
 	return d
@@ -1900,15 +1921,12 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			if from.Bit()&hm.sens == 0 {
 				h &= hm.sens
 			}
-			if h != 0 {
-				delta += c.deltasBlack(b, hm, from.Bit(), h)
-			}
 			// Captures, the same squares but occupied by theirs.
 			hc := t & theirs &^ (hm.badTo | hm.knightT | hm.rookHomes)
 			nh += popCount(hc)
 			t ^= hc
-			for hc != 0 {
-				delta += c.captureDeltaBlack(b, hm, from.Bit(), popFirst(&hc)&63)
+			if h|hc != 0 {
+				delta += c.moveDeltasBlack(b, hm, from.Bit(), h, hc)
 			}
 		} else if hm.zBadFrom&from.Bit() == 0 && c.zoneReadyBlack(b, hm)&from.Bit() == 0 {
 			// It attacks the zone, but nothing else keeps it from being
@@ -1974,15 +1992,12 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 				}
 				nh += popCount(cand)
 				t ^= cand
-				for x := cand & theirs; x != 0; {
-					delta += c.captureDeltaBlack(b, hm, from.Bit(), popFirst(&x)&63)
-				}
 				quiet := cand &^ theirs
 				if from.Bit()&hm.sens == 0 {
 					quiet &= hm.sens
 				}
-				if quiet != 0 {
-					delta += c.deltasBlack(b, hm, from.Bit(), quiet)
+				if quiet|cand&theirs != 0 {
+					delta += c.moveDeltasBlack(b, hm, from.Bit(), quiet, cand&theirs)
 				}
 			}
 		}
@@ -2039,15 +2054,12 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 				}
 				nh += popCount(cand)
 				t ^= cand
-				for x := cand & theirs; x != 0; {
-					delta += c.captureDeltaBlack(b, hm, from.Bit(), popFirst(&x)&63)
-				}
 				quiet := cand &^ theirs
 				if from.Bit()&hm.sens == 0 {
 					quiet &= hm.sens
 				}
-				if quiet != 0 {
-					delta += c.deltasBlack(b, hm, from.Bit(), quiet)
+				if quiet|cand&theirs != 0 {
+					delta += c.moveDeltasBlack(b, hm, from.Bit(), quiet, cand&theirs)
 				}
 			}
 		}
@@ -2278,15 +2290,12 @@ func (c *perftCore) zoneKnightBlack(b *perftBoard, hm *perftHarmless, from Squar
 		d += hm.zoneKingMoves(others, knightAttacks[popFirst(&x)&63])
 	}
 	theirs := b.colors[them]
-	for x := z & theirs; x != 0; {
-		d += c.captureDeltaBlack(b, hm, from.Bit(), popFirst(&x)&63)
-	}
 	quiet := z &^ theirs
 	if from.Bit()&hm.sens == 0 {
 		quiet &= hm.sens
 	}
-	if quiet != 0 {
-		d += c.deltasBlack(b, hm, from.Bit(), quiet)
+	if quiet|z&theirs != 0 {
+		d += c.moveDeltasBlack(b, hm, from.Bit(), quiet, z&theirs)
 	}
 	return d
 }
@@ -2415,19 +2424,27 @@ func (c *perftCore) deltaBlack(b *perftBoard, h *perftHarmless, fb, tb Bitboard)
 	return d
 }
 
-// deltasBlack returns the sum of deltaBlack(b, h, fb, tb) over the
-// squares tb of q (quiet moves of one piece): a slider of theirs whose
-// attacks include fb is looked up once, with the piece lifted, and each
-// square of q on its new rays then cuts them (as in deltaBlack for a
-// slider whose rays only the square moved to is on).
-func (c *perftCore) deltasBlack(b *perftBoard, h *perftHarmless, fb, q Bitboard) uint64 {
+// moveDeltasBlack returns the sum of the deltas of one piece's moves
+// from fb: deltaBlack for the quiet moves to the squares of q,
+// captureDeltaBlack for the captures on the squares of caps. A slider
+// of theirs whose attacks include fb is looked up once, with the piece
+// lifted; a square moved to then changes its rays as in deltaBlack and
+// captureDeltaBlack for a slider whose rays only that square is on.
+func (c *perftCore) moveDeltasBlack(b *perftBoard, h *perftHarmless, fb, q, caps Bitboard) uint64 {
 	const us, them = Black, White
 	ours, theirs := b.colors[us]^fb, b.colors[them]
-	occ := ours | theirs
+	occ := ours | theirs // the piece lifted; a capture leaves the square occupied
+	nq := popCount(q)
 	var d uint64
 	for i := 0; i < h.nSliders; i++ {
 		att := h.attacks[i&15]
 		sl := &h.sliders[i&15]
+		cq := caps
+		if cq&sl.sq.Bit() != 0 {
+			// Taken: its moves go (and it is nothing else to that capture).
+			d -= sl.moves
+			cq ^= sl.sq.Bit()
+		}
 		if att&fb != 0 {
 			var a Bitboard
 			if sl.diag {
@@ -2436,15 +2453,19 @@ func (c *perftCore) deltasBlack(b *perftBoard, h *perftHarmless, fb, q Bitboard)
 			if sl.orth {
 				a |= RookAttacks(sl.sq, occ)
 			}
-			d += (popCount(a&^theirs&sl.line) - sl.moves) * popCount(q)
+			per := popCount(a&^theirs&sl.line) - sl.moves
+			d += per*nq + per*popCount(cq)
 			att = a
 		}
+		// A capture's square is ours now: one more move where the rays
+		// reach it. A quiet move's square cuts the rays past it.
+		d += popCount(att & cq & sl.line)
 		for x := att & q; x != 0; {
 			d -= popCount(att & rayPast(sl.sq, popFirst(&x)) &^ theirs & sl.line)
 		}
 	}
+	theirPawns := b.pieces[Pawn] & theirs
 	if (fb|q)&h.pawnSens != 0 {
-		theirPawns := b.pieces[Pawn] & theirs
 		x := q
 		if fb&h.pawnSens == 0 {
 			x &= h.pawnSens
@@ -2453,6 +2474,27 @@ func (c *perftCore) deltasBlack(b *perftBoard, h *perftHarmless, fb, q Bitboard)
 			tb := x & -x
 			x &= x - 1
 			d += pawnMovesWhite(theirPawns, h.pinned, h.tk, occ|tb, ours|tb) - h.pawnMoves
+		}
+	}
+	if caps != 0 {
+		theirN := b.pieces[Knight] & theirs &^ h.pinned
+		x := caps
+		if fb&h.pawnSens == 0 {
+			x &= h.pawnSens | theirPawns
+		}
+		for cx := caps; cx != 0; {
+			to := popFirst(&cx) & 63
+			// Each knight of theirs that reached the square takes there now;
+			// a knight taken loses its moves.
+			d += popCount(knightAttacks[to] & theirN)
+			if theirN&to.Bit() != 0 {
+				d -= popCount(knightAttacks[to] &^ theirs)
+			}
+		}
+		for x != 0 {
+			tb := x & -x
+			x &= x - 1
+			d += pawnMovesWhite(theirPawns&^tb, h.pinned, h.tk, occ, ours|tb) - h.pawnMoves
 		}
 	}
 	return d
