@@ -358,17 +358,19 @@ type perftHarmless struct {
 	// pinnerBadTo allows (badTo but for the squares of its own pin) and it
 	// attacks no zone square: the pin stays the same pin.
 	pinner, pinnerBadTo Bitboard
-	// For zone moves (zoneKingMoves): zBadFrom is badFrom but for the
-	// pieces that stand where they attack the zone, with the lone pieces
-	// on our sliders' lines to guarded zone squares; zBadTo is badTo with
-	// the open such lines and rookHomes.
+	// For zone moves (perftCore.zoneKnightWhite, zoneKingMoves): zBadFrom
+	// is badFrom but for the pieces that stand where they attack the zone,
+	// zBadTo is badTo with rookHomes; zoneReady adds the lines of our
+	// sliders to guarded zone squares (the lone pieces on them to zBadFrom,
+	// the open ones to zBadTo) and fills sliderK and cpath, on the first
+	// zone candidate of the position.
 	zBadFrom, zBadTo Bitboard
 	kingT0           Bitboard // their king's squares that hold none of theirs
 	sliderK          Bitboard // those our sliders attack
 	// What our pawns, king and knights attack (occupancy aside).
 	byPawns, byKing, byKnights Bitboard
 	cpath                      [2]Bitboard // see zoneReady
-	zoneReady                  bool        // the fields above are set
+	zoneReady                  bool        // zoneReady has completed the fields above
 	pawnMoves                  uint64      // their pawns' legal moves after a null move
 	tk                         Square      // their king
 	nSliders                   int
