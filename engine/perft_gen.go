@@ -290,9 +290,10 @@ func (c *perftCore) perft2White(b *perftBoard) uint64 {
 			if h|hc != 0 {
 				delta += c.moveDeltasWhite(b, hm, from.Bit(), h, hc)
 			}
-		} else if hm.zBadFrom&from.Bit() == 0 && c.zoneReadyWhite(b, hm)&from.Bit() == 0 {
+		} else if hm.zBadFrom&from.Bit() == 0 {
 			// It attacks the zone, but nothing else keeps it from being
 			// harmless: the moves that give no check are zone moves.
+			c.zoneReadyWhite(b, hm)
 			if z := t &^ (hm.zBadTo | knightAttacks[hm.tk&63]); z != 0 {
 				nh += popCount(z)
 				delta += c.zoneKnightWhite(b, hm, from, z)
@@ -662,22 +663,24 @@ func (c *perftCore) zoneKnightWhite(b *perftBoard, hm *perftHarmless, from Squar
 	return d
 }
 
-// zoneReadyWhite completes hm for zone moves, once per position, and
-// returns hm.zBadFrom: it adds our sliders' lines to guarded zone squares
-// (which pieces alone close one to zBadFrom, where a piece would close an
-// open one to zBadTo), the king's squares our sliders attack (sliderK) and
-// the castling paths (cpath).
-func (c *perftCore) zoneReadyWhite(b *perftBoard, hm *perftHarmless) Bitboard {
+// zoneReadyWhite completes hm for zone moves, once per position: it adds
+// to zBadTo the squares where a piece would close an open line of our
+// sliders to a guarded zone square, and fills sliderK (the king's squares
+// our sliders attack) and cpath (the castling paths). A knight that
+// alone closes such a line cannot matter: it does not attack the square
+// behind it (no knight's move runs along a line), so the square stays
+// guarded by another piece when the line opens.
+func (c *perftCore) zoneReadyWhite(b *perftBoard, hm *perftHarmless) {
 	const us, them = White, Black
 	if hm.zoneReady {
-		return hm.zBadFrom
+		return
 	}
 	hm.zoneReady = true
 	ours, theirs := b.colors[us], b.colors[them]
 	occ := ours | theirs
 	lifted := occ &^ hm.lift
 	guarded := hm.byPawns | hm.byKing | hm.byKnights
-	var zBadFrom, zBadTo, sliderK Bitboard
+	var zBadTo, sliderK Bitboard
 	ourBQ := (b.pieces[Bishop] | b.pieces[Queen]) & ours
 	ourRQ := (b.pieces[Rook] | b.pieces[Queen]) & ours
 	for x := ourBQ | ourRQ; x != 0; {
@@ -695,16 +698,11 @@ func (c *perftCore) zoneReadyWhite(b *perftBoard, hm *perftHarmless) Bitboard {
 			if line&occ == 0 {
 				sliderK |= nk.Bit()
 			}
-			if guarded&nk.Bit() != 0 {
-				if seg := line & lifted; seg == 0 {
-					zBadTo |= line
-				} else if seg&(seg-1) == 0 {
-					zBadFrom |= seg
-				}
+			if guarded&nk.Bit() != 0 && line&lifted == 0 {
+				zBadTo |= line
 			}
 		}
 	}
-	hm.zBadFrom |= zBadFrom
 	hm.zBadTo |= zBadTo
 	hm.sliderK = sliderK & hm.kingT0
 	// The castling paths of their rights that the null move leaves
@@ -718,7 +716,6 @@ func (c *perftCore) zoneReadyWhite(b *perftBoard, hm *perftHarmless) Bitboard {
 			hm.cpath[i] = cr.path
 		}
 	}
-	return hm.zBadFrom
 }
 
 // pinnerMovesWhite finds the harmless moves among t of our slider on
@@ -815,8 +812,7 @@ func (c *perftCore) moveDeltasWhite(b *perftBoard, h *perftHarmless, fb, q, caps
 			if sl.orth {
 				a |= RookAttacks(sl.sq, occ)
 			}
-			per := popCount(a&^theirs&sl.line) - sl.moves
-			d += per*nq + per*popCount(cq)
+			d += (popCount(a&^theirs&sl.line) - sl.moves) * (nq + popCount(cq))
 			att = a
 		}
 		// A capture's square is ours now: one more move where the rays
@@ -840,10 +836,6 @@ func (c *perftCore) moveDeltasWhite(b *perftBoard, h *perftHarmless, fb, q, caps
 	}
 	if caps != 0 {
 		theirN := b.pieces[Knight] & theirs &^ h.pinned
-		x := caps
-		if fb&h.pawnSens == 0 {
-			x &= h.pawnSens | theirPawns
-		}
 		for cx := caps; cx != 0; {
 			to := popFirst(&cx) & 63
 			// Each knight of theirs that reached the square takes there now;
@@ -852,6 +844,10 @@ func (c *perftCore) moveDeltasWhite(b *perftBoard, h *perftHarmless, fb, q, caps
 			if theirN&to.Bit() != 0 {
 				d -= popCount(knightAttacks[to] &^ theirs)
 			}
+		}
+		x := caps
+		if fb&h.pawnSens == 0 {
+			x &= h.pawnSens | theirPawns
 		}
 		for x != 0 {
 			tb := x & -x
@@ -1928,9 +1924,10 @@ func (c *perftCore) perft2Black(b *perftBoard) uint64 {
 			if h|hc != 0 {
 				delta += c.moveDeltasBlack(b, hm, from.Bit(), h, hc)
 			}
-		} else if hm.zBadFrom&from.Bit() == 0 && c.zoneReadyBlack(b, hm)&from.Bit() == 0 {
+		} else if hm.zBadFrom&from.Bit() == 0 {
 			// It attacks the zone, but nothing else keeps it from being
 			// harmless: the moves that give no check are zone moves.
+			c.zoneReadyBlack(b, hm)
 			if z := t &^ (hm.zBadTo | knightAttacks[hm.tk&63]); z != 0 {
 				nh += popCount(z)
 				delta += c.zoneKnightBlack(b, hm, from, z)
@@ -2300,22 +2297,24 @@ func (c *perftCore) zoneKnightBlack(b *perftBoard, hm *perftHarmless, from Squar
 	return d
 }
 
-// zoneReadyBlack completes hm for zone moves, once per position, and
-// returns hm.zBadFrom: it adds our sliders' lines to guarded zone squares
-// (which pieces alone close one to zBadFrom, where a piece would close an
-// open one to zBadTo), the king's squares our sliders attack (sliderK) and
-// the castling paths (cpath).
-func (c *perftCore) zoneReadyBlack(b *perftBoard, hm *perftHarmless) Bitboard {
+// zoneReadyBlack completes hm for zone moves, once per position: it adds
+// to zBadTo the squares where a piece would close an open line of our
+// sliders to a guarded zone square, and fills sliderK (the king's squares
+// our sliders attack) and cpath (the castling paths). A knight that
+// alone closes such a line cannot matter: it does not attack the square
+// behind it (no knight's move runs along a line), so the square stays
+// guarded by another piece when the line opens.
+func (c *perftCore) zoneReadyBlack(b *perftBoard, hm *perftHarmless) {
 	const us, them = Black, White
 	if hm.zoneReady {
-		return hm.zBadFrom
+		return
 	}
 	hm.zoneReady = true
 	ours, theirs := b.colors[us], b.colors[them]
 	occ := ours | theirs
 	lifted := occ &^ hm.lift
 	guarded := hm.byPawns | hm.byKing | hm.byKnights
-	var zBadFrom, zBadTo, sliderK Bitboard
+	var zBadTo, sliderK Bitboard
 	ourBQ := (b.pieces[Bishop] | b.pieces[Queen]) & ours
 	ourRQ := (b.pieces[Rook] | b.pieces[Queen]) & ours
 	for x := ourBQ | ourRQ; x != 0; {
@@ -2333,16 +2332,11 @@ func (c *perftCore) zoneReadyBlack(b *perftBoard, hm *perftHarmless) Bitboard {
 			if line&occ == 0 {
 				sliderK |= nk.Bit()
 			}
-			if guarded&nk.Bit() != 0 {
-				if seg := line & lifted; seg == 0 {
-					zBadTo |= line
-				} else if seg&(seg-1) == 0 {
-					zBadFrom |= seg
-				}
+			if guarded&nk.Bit() != 0 && line&lifted == 0 {
+				zBadTo |= line
 			}
 		}
 	}
-	hm.zBadFrom |= zBadFrom
 	hm.zBadTo |= zBadTo
 	hm.sliderK = sliderK & hm.kingT0
 	// The castling paths of their rights that the null move leaves
@@ -2356,7 +2350,6 @@ func (c *perftCore) zoneReadyBlack(b *perftBoard, hm *perftHarmless) Bitboard {
 			hm.cpath[i] = cr.path
 		}
 	}
-	return hm.zBadFrom
 }
 
 // pinnerMovesBlack finds the harmless moves among t of our slider on
@@ -2453,8 +2446,7 @@ func (c *perftCore) moveDeltasBlack(b *perftBoard, h *perftHarmless, fb, q, caps
 			if sl.orth {
 				a |= RookAttacks(sl.sq, occ)
 			}
-			per := popCount(a&^theirs&sl.line) - sl.moves
-			d += per*nq + per*popCount(cq)
+			d += (popCount(a&^theirs&sl.line) - sl.moves) * (nq + popCount(cq))
 			att = a
 		}
 		// A capture's square is ours now: one more move where the rays
@@ -2478,10 +2470,6 @@ func (c *perftCore) moveDeltasBlack(b *perftBoard, h *perftHarmless, fb, q, caps
 	}
 	if caps != 0 {
 		theirN := b.pieces[Knight] & theirs &^ h.pinned
-		x := caps
-		if fb&h.pawnSens == 0 {
-			x &= h.pawnSens | theirPawns
-		}
 		for cx := caps; cx != 0; {
 			to := popFirst(&cx) & 63
 			// Each knight of theirs that reached the square takes there now;
@@ -2490,6 +2478,10 @@ func (c *perftCore) moveDeltasBlack(b *perftBoard, h *perftHarmless, fb, q, caps
 			if theirN&to.Bit() != 0 {
 				d -= popCount(knightAttacks[to] &^ theirs)
 			}
+		}
+		x := caps
+		if fb&h.pawnSens == 0 {
+			x &= h.pawnSens | theirPawns
 		}
 		for x != 0 {
 			tb := x & -x

@@ -360,10 +360,9 @@ type perftHarmless struct {
 	pinner, pinnerBadTo Bitboard
 	// For zone moves (perftCore.zoneKnightWhite, zoneKingMoves): zBadFrom
 	// is badFrom but for the pieces that stand where they attack the zone,
-	// zBadTo is badTo with rookHomes; zoneReady adds the lines of our
-	// sliders to guarded zone squares (the lone pieces on them to zBadFrom,
-	// the open ones to zBadTo) and fills sliderK and cpath, on the first
-	// zone candidate of the position.
+	// zBadTo is badTo with rookHomes; zoneReady adds the open lines of our
+	// sliders to guarded zone squares to zBadTo and fills sliderK and
+	// cpath, on the first zone candidate of the position.
 	zBadFrom, zBadTo Bitboard
 	kingT0           Bitboard // their king's squares that hold none of theirs
 	sliderK          Bitboard // those our sliders attack
